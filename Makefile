@@ -1,0 +1,49 @@
+# nbsvm: `make imdb` and `make test` work on a fresh machine (they create .venv and install).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+NBSVM := $(VENV)/bin/nbsvm
+SHARED := ../shared/datasets
+IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
+IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
+IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
+
+.PHONY: all install test imdb data-imdb bench clean
+
+all: test
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+# The corpus: data/aclImdb if present, else the shared archive (sha256 checked), else the
+# official download. The unlabeled train/unsup part of the download is not extracted.
+data/aclImdb/train/pos:
+	@mkdir -p data
+	@if [ -f "$(IMDB_TAR)" ]; then \
+	  echo "unpacking $(IMDB_TAR)"; \
+	  echo "$(IMDB_SHA256)  $(IMDB_TAR)" | sha256sum --check --quiet || { echo "sha256 mismatch: $(IMDB_TAR)"; exit 1; }; \
+	  tar -xzf "$(IMDB_TAR)" -C data; \
+	else \
+	  echo "downloading $(IMDB_URL)"; \
+	  curl -fL --retry 3 -o data/aclImdb_v1.tar.gz "$(IMDB_URL)"; \
+	  tar -xzf data/aclImdb_v1.tar.gz -C data --exclude='aclImdb/train/unsup' --exclude='*.feat'; \
+	  rm -f data/aclImdb_v1.tar.gz; \
+	fi
+	@test -d $@
+
+data-imdb: data/aclImdb/train/pos
+
+imdb: install data-imdb
+	$(PY) pipelines/imdb.py
+
+test: install
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) models results/tmp .pytest_cache

@@ -1,0 +1,83 @@
+"""What the commands share: input options, error handling, progress bars."""
+from __future__ import annotations
+
+import sys
+import time
+from contextlib import contextmanager
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                           TimeRemainingColumn)
+
+from ..errors import NBSVMError
+from ..io.readers import FORMATS, read_inputs
+
+err_console = Console(stderr=True)
+
+INPUTS = typer.Argument(..., help="aclImdb-style split folders, label<TAB>text files or .csv files.",
+                        show_default=False)
+FORMAT = typer.Option("auto", "--format", help=f"Input format: {', '.join(FORMATS)}.")
+TEXT_COL = typer.Option("text", "--text-col", help="Text column of CSV/TSV input.")
+LABEL_COL = typer.Option("label", "--label-col", help="Label column of CSV/TSV input.")
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars.")
+
+
+def documents(inputs: List[str], fmt: str, text_col: str, label_col: Optional[str], labeled=True):
+    return read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col, label_col=label_col)
+
+
+@contextmanager
+def cli_errors():
+    """Turn the project's errors into one line on stderr and a non-zero exit, no traceback."""
+    try:
+        yield
+    except NBSVMError as e:
+        err_console.print(f"[bold red]error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
+        raise typer.Exit(2)
+    except KeyboardInterrupt:
+        err_console.print("[bold red]interrupted[/]: nothing was written over existing files")
+        raise typer.Exit(130)
+    except (OSError, MemoryError) as e:
+        err_console.print(f"[bold red]error:[/] {type(e).__name__}: {e}", highlight=False,
+                          soft_wrap=True)
+        raise typer.Exit(2)
+
+
+class ProgressReporter:
+    """Renders the library's progress events as rich bars (one per stage / epoch)."""
+
+    def __init__(self, quiet: bool = False):
+        self.quiet = quiet
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                                 TextColumn("{task.fields[extra]}"), TimeElapsedColumn(),
+                                 TimeRemainingColumn(), console=err_console, disable=quiet)
+        self.tasks = {}
+        self.started = {}
+
+    def __enter__(self):
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.progress.__exit__(*exc)
+
+    def __call__(self, event: dict):
+        stage = event["stage"]
+        key = (stage, event.get("epoch"))
+        if key not in self.tasks:
+            desc = f"epoch {event['epoch']}/{event['epochs']}" if stage == "epoch" else stage
+            self.tasks[key] = self.progress.add_task(desc, total=event.get("total"), rate="",
+                                                     extra="")
+            self.started[key] = time.perf_counter()
+        elapsed = max(time.perf_counter() - self.started[key], 1e-9)
+        extra = f"loss {event['loss']:.4f}" if "loss" in event else ""
+        self.progress.update(self.tasks[key], completed=event["docs"],
+                             rate=f"{event['docs'] / elapsed:,.0f} docs/s", extra=extra)
+
+
+def echo_kv(pairs: dict):
+    for k, v in pairs.items():
+        typer.echo(f"{k}: {v}")

@@ -1,0 +1,41 @@
+"""``nbsvm predict``: one CSV row per input document."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import typer
+
+from ..evaluate import predict_documents
+from ..nbsvm import NBSVMClassifier
+from ..persist import atomic_path
+from . import app
+from .common import FORMAT, INPUTS, TEXT_COL, cli_errors, documents
+
+
+@app.command("predict")
+def predict_command(
+    inputs: List[str] = INPUTS,
+    model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train`."),
+    output: Optional[str] = typer.Option(None, "--output", "-o",
+                                         help="CSV file to write (default: standard output)."),
+    fmt: str = FORMAT, text_col: str = TEXT_COL,
+    label_col: Optional[str] = typer.Option("label", "--label-col",
+                                            help="Label column of CSV/TSV input, copied to "
+                                                 "true_label when present."),
+):
+    """Predict labels as CSV: source, line, true_label (if known), label, score, probability."""
+    with cli_errors():
+        clf = NBSVMClassifier.load(model)
+        docs = documents(inputs, fmt, text_col, label_col, labeled=False)
+        if output is None:
+            import sys
+            for i, frame in enumerate(predict_documents(clf, docs)):
+                frame.to_csv(sys.stdout, index=False, header=(i == 0))
+            return
+        with atomic_path(output) as tmp:
+            with open(tmp, "w", newline="") as fh:
+                n = 0
+                for i, frame in enumerate(predict_documents(clf, docs)):
+                    frame.to_csv(fh, index=False, header=(i == 0))
+                    n += len(frame)
+        typer.echo(f"predictions: {n} written to {output}", err=True)

@@ -1,0 +1,76 @@
+"""``nbsvm train``: fit NBSVM (building the lexicon in the same pass if none is given)."""
+from __future__ import annotations
+
+import json
+import time
+from typing import List, Optional
+
+import typer
+
+from ..config import DEFAULTS
+from ..lexicon import NBLexicon
+from ..nbsvm import NBSVMClassifier
+from . import app
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter, cli_errors,
+                     documents, echo_kv)
+
+
+@app.command("train")
+def train_command(
+    inputs: List[str] = INPUTS,
+    output: str = typer.Option(..., "--output", "-o", help="Model file to write (.npz)."),
+    lexicon: Optional[str] = typer.Option(None, "--lexicon",
+                                          help="Lexicon from `nbsvm lexicon` (default: build it "
+                                               "from the training data in the same run)."),
+    ngrams: int = typer.Option(DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N "
+                                                                    "(ignored with --lexicon)."),
+    n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
+    char_ngrams: int = typer.Option(DEFAULTS["char_ngrams"], "--char-ngrams",
+                                    help="Character n-grams of this length (0: none)."),
+    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
+    alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
+    loss: str = typer.Option(DEFAULTS["loss"], "--loss",
+                             help="log, hinge, squared_hinge or modified_huber."),
+    optimizer: str = typer.Option(DEFAULTS["optimizer"], "--optimizer", help="sgd or adagrad."),
+    epochs: int = typer.Option(DEFAULTS["epochs"], "--epochs", help="Passes over the data."),
+    eta0: float = typer.Option(DEFAULTS["eta0"], "--eta0", help="Initial step size."),
+    l2: float = typer.Option(DEFAULTS["l2"], "--lambda", help="L2 regularization strength."),
+    beta: float = typer.Option(DEFAULTS["beta"], "--beta",
+                               help="Weight of the linear model against NB, in [0, 1]."),
+    interpolate: str = typer.Option(DEFAULTS["interpolate"], "--interpolate",
+                                    help="scores (NBSVM-XL) or weights (Wang & Manning)."),
+    seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seed of the epoch shuffles."),
+    cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
+                                            help="Folder for the temporary feature cache."),
+    fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
+):
+    """Train an NB-weighted linear model out of core and save it."""
+    with cli_errors():
+        lex = None
+        if lexicon is not None:
+            lex = NBLexicon.load(lexicon)
+            h = lex.hasher
+            ngrams, n_bits, char_ngrams, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
+        clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
+                              hash_seed=hash_seed, alpha=alpha, loss=loss, optimizer=optimizer,
+                              eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
+                              seed=seed, cache_dir=cache_dir)
+        clf._validate()
+        if not quiet:
+            typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
+                                                  if k != "cache_dir"}))
+        t0 = time.perf_counter()
+        with ProgressReporter(quiet) as progress:
+            clf.fit_documents(documents(inputs, fmt, text_col, label_col), lexicon=lex,
+                              callback=progress)
+        t1 = time.perf_counter()
+        clf.save(output)
+        t2 = time.perf_counter()
+        stats = {"documents": clf.n_docs_,
+                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))}
+        if "lexicon_s" in clf.timings_:
+            stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
+        stats.update({"training seconds": f"{clf.timings_['train_s']:.2f}",
+                      "total fit seconds": f"{t1 - t0:.2f}", "save seconds": f"{t2 - t1:.2f}",
+                      "saved": output})
+        echo_kv(stats)

@@ -1,0 +1,32 @@
+"""Dtypes, defaults and limits in one place."""
+import numpy as np
+
+BUCKET_DTYPE = np.int32       # bucket ids in [0, 2**n_bits), n_bits <= 31
+OFFSET_DTYPE = np.int64       # document offsets into the id array
+LABEL_DTYPE = np.int32        # class codes
+RATIO_DTYPE = np.float32      # NB log-count ratios
+WEIGHT_DTYPE = np.float64     # learned weights (float64 keeps the scaled vector exact)
+
+MIN_BITS, MAX_BITS = 1, 31
+
+# Defaults of the NBSVM pipeline, chosen on a 20k/5k validation split of IMDB train
+# (pipelines/tune_defaults.py), never on the test set.
+DEFAULTS = dict(
+    ngrams=3,
+    n_bits=24,
+    char_ngrams=0,
+    hash_seed=0,
+    alpha=1.0,
+    loss="log",
+    optimizer="sgd",
+    eta0=0.05,
+    l2=1e-6,
+    beta=1.0,
+    interpolate="scores",
+    epochs=10,
+    seed=0,
+)
+
+BATCH_DOCS = 2048             # documents per streaming batch
+
+FORMAT_VERSION = 1            # model and lexicon file format

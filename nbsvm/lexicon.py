@@ -1,0 +1,207 @@
+"""The hashed naive-Bayes lexicon: binarized per-class bucket counts and log-count ratios.
+
+Wang & Manning (2012), binarized: for each class c, ``p = alpha + sum of f^`` over documents
+of class c and ``q = alpha + sum of f^`` over the other documents, sums and L1 norms taken over
+the buckets seen in training (any class); ``r = log((p/||p||_1) / (q/||q||_1))``; unseen
+buckets get ``r = 0``. With two classes there is one ratio vector (for ``classes_[1]``
+against ``classes_[0]``); with more, one per class against the rest.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .config import BUCKET_DTYPE, RATIO_DTYPE
+from .errors import NBSVMError
+from .persist import load_npz, save_npz
+from .text.hashing import Hasher
+
+
+@njit(cache=True, nogil=True)
+def _count_buckets(counts, doc_counts, ids, offsets, codes):
+    """counts[codes[d], ids[offsets[d]:offsets[d+1]]] += 1 for every document d."""
+    for d in range(offsets.shape[0] - 1):
+        c = codes[d]
+        doc_counts[c] += 1
+        for j in range(offsets[d], offsets[d + 1]):
+            counts[c, ids[j]] += 1
+
+
+def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float) -> np.ndarray:
+    """Log-count ratio over the buckets seen in either count vector (float32, dense)."""
+    seen = (pos_counts > 0) | (neg_counts > 0)
+    p = pos_counts[seen].astype(np.float64) + alpha
+    q = neg_counts[seen].astype(np.float64) + alpha
+    r = np.zeros(pos_counts.shape[0], dtype=RATIO_DTYPE)
+    r[seen] = np.log((p / p.sum()) / (q / q.sum()))
+    return r
+
+
+class NBLexicon:
+    """Binarized per-class bucket counts of a hashed corpus.
+
+    Parameters
+    ----------
+    hasher : Hasher
+        How texts become bucket ids (its settings travel with the lexicon).
+    alpha : float
+        Additive smoothing of the ratios.
+
+    Examples
+    --------
+    >>> lex = NBLexicon(Hasher(ngrams=1, n_bits=8))
+    >>> lex = lex.fit(["good film", "bad film"], ["pos", "neg"])
+    >>> lex.classes_
+    ['neg', 'pos']
+    >>> float(lex.ratios()[0][lex.hasher.buckets("good")[0]]) > 0
+    True
+    """
+
+    def __init__(self, hasher: Hasher | None = None, alpha: float = 1.0):
+        self.hasher = hasher or Hasher()
+        self.alpha = alpha
+
+    # -- counting -------------------------------------------------------------------------
+    def _init_state(self):
+        if not hasattr(self, "_labels"):
+            if not (isinstance(self.alpha, (int, float)) and self.alpha > 0):
+                raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
+            self._labels: list[str] = []          # first-appearance order
+            self._counts = np.zeros((0, 1 << self.hasher.n_bits), dtype=np.int32)
+            self._docs = np.zeros(0, dtype=np.int64)
+
+    def code_of(self, label: str) -> int:
+        """Internal code of ``label``, adding the class if it is new."""
+        self._init_state()
+        try:
+            return self._labels.index(label)
+        except ValueError:
+            # a new class is rare: growing the (K, 2**n_bits) array by a row is fine
+            self._labels.append(label)
+            self._counts = np.vstack([self._counts, np.zeros((1, self._counts.shape[1]), np.int32)])
+            self._docs = np.append(self._docs, 0)
+            return len(self._labels) - 1
+
+    def add_batch(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
+        """Count a CSR batch of binarized documents whose labels are codes from :meth:`code_of`."""
+        self._init_state()
+        _count_buckets(self._counts, self._docs, ids, offsets, codes)
+
+    def partial_fit(self, texts, labels):
+        ids, offsets, codes = [], [0], []
+        for text, label in zip(texts, labels):
+            b = self.hasher.buckets(text)
+            ids.append(b)
+            offsets.append(offsets[-1] + len(b))
+            codes.append(self.code_of(str(label)))
+        if codes:
+            self.add_batch(np.concatenate(ids).astype(BUCKET_DTYPE),
+                           np.asarray(offsets, dtype=np.int64), np.asarray(codes, dtype=np.int32))
+        return self
+
+    def fit(self, texts, labels):
+        for attr in ("_labels", "_counts", "_docs"):
+            self.__dict__.pop(attr, None)
+        return self.partial_fit(texts, labels)
+
+    # -- results --------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not getattr(self, "_labels", None) or int(self._docs.sum()) == 0:
+            raise NBSVMError("the lexicon has seen no documents")
+
+    @property
+    def classes_(self) -> list[str]:
+        self._check_fitted()
+        return sorted(self._labels)
+
+    @property
+    def class_counts_(self) -> np.ndarray:
+        """Documents per class, in the order of ``classes_``."""
+        return self._docs[self._order()].copy()
+
+    def _order(self) -> list[int]:
+        return [self._labels.index(c) for c in self.classes_]
+
+    def counts(self) -> np.ndarray:
+        """Binarized bucket counts, shape ``(n_classes, 2**n_bits)``, rows in ``classes_`` order."""
+        self._check_fitted()
+        return self._counts[self._order()]
+
+    def ratios(self, alpha: float | None = None) -> np.ndarray:
+        """NB log-count ratios: shape ``(1, 2**n_bits)`` for two classes, else ``(K, 2**n_bits)``."""
+        alpha = self.alpha if alpha is None else alpha
+        self._check_fitted()
+        classes = self.classes_
+        if len(classes) < 2:
+            raise NBSVMError(f"need at least two classes, found only {classes}")
+        rows = [self._counts[i] for i in self._order()]
+        if len(classes) == 2:
+            return nb_ratios(rows[1], rows[0], alpha)[None, :]
+        total = np.sum(self._counts, axis=0, dtype=np.int64)
+        return np.stack([nb_ratios(row, total - row, alpha) for row in rows])
+
+    @property
+    def n_seen_(self) -> int:
+        """Buckets seen in training (any class)."""
+        self._check_fitted()
+        return int(np.count_nonzero(np.any(self._counts > 0, axis=0)))
+
+    # -- files ----------------------------------------------------------------------------
+    def header(self) -> dict:
+        return dict(hasher=self.hasher.settings(), alpha=self.alpha, classes=self.classes_,
+                    class_counts=self.class_counts_.tolist())
+
+    def save(self, path) -> None:
+        """Save sparsely (only seen buckets) with the settings, atomically."""
+        counts = self.counts()
+        seen = np.flatnonzero(np.any(counts > 0, axis=0)).astype(BUCKET_DTYPE)
+        save_npz(path, "lexicon", self.header(),
+                 {"buckets": seen, "counts": np.ascontiguousarray(counts[:, seen])})
+
+    @classmethod
+    def load(cls, path) -> "NBLexicon":
+        header, arrays = load_npz(path, "lexicon")
+        try:
+            hasher = Hasher(**header["hasher"])
+            classes = [str(c) for c in header["classes"]]
+            docs = [int(x) for x in header["class_counts"]]
+            buckets, counts = arrays["buckets"], arrays["counts"]
+            ok = (buckets.ndim == 1 and counts.shape == (len(classes), buckets.shape[0])
+                  and len(docs) == len(classes) and buckets.dtype == BUCKET_DTYPE
+                  and counts.dtype == np.int32
+                  and (buckets.size == 0 or (buckets.min() >= 0
+                                             and buckets.max() < (1 << hasher.n_bits))))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
+        if not ok:
+            raise NBSVMError("corrupted lexicon file: arrays do not match the header", path=str(path))
+        lex = cls(hasher, alpha=float(header["alpha"]))
+        lex._labels, lex._docs = classes, np.asarray(docs, dtype=np.int64)
+        lex._counts = np.zeros((len(classes), 1 << hasher.n_bits), dtype=np.int32)
+        lex._counts[:, buckets] = counts
+        return lex
+
+
+def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NBLexicon:
+    """One streaming pass over labeled documents; returns the fitted :class:`NBLexicon`.
+
+    ``callback`` receives ``{"stage": "lexicon", "docs": n}`` after each batch.
+    """
+    from .features import hash_batches
+
+    lexicon = NBLexicon(hasher, alpha=alpha)
+    lexicon._init_state()
+    n = 0
+    for batch in hash_batches(docs, hasher):
+        codes = []
+        for d in batch.docs:
+            if d.label is None:
+                raise NBSVMError("document has no label", path=d.source, line=d.line)
+            codes.append(lexicon.code_of(d.label))
+        lexicon.add_batch(batch.ids, batch.offsets, np.asarray(codes, dtype=np.int32))
+        n += len(batch)
+        if callback:
+            callback({"stage": "lexicon", "docs": n})
+    if n == 0:
+        raise NBSVMError("no labeled documents in the input")
+    return lexicon

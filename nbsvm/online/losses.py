@@ -1,0 +1,67 @@
+"""Losses of a margin ``z = y * p`` (classification, y in {-1, +1}).
+
+Each loss has a registry name, an integer code the numba kernels switch on, and plain-Python
+``loss(p, y)`` / ``dloss(p, y)`` (derivative with respect to ``p``) used by tests and docs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..errors import NBSVMError
+
+HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER = 0, 1, 2, 3
+
+
+def _log_loss(p, y):
+    z = y * p
+    if z > 18.0:
+        return math.exp(-z)
+    if z < -18.0:
+        return -z
+    return math.log1p(math.exp(-z))
+
+
+def _log_dloss(p, y):
+    z = y * p
+    if z > 18.0:
+        return -y * math.exp(-z)
+    if z < -18.0:
+        return -y
+    return -y / (1.0 + math.exp(z))
+
+
+def _mh_loss(p, y):
+    z = y * p
+    return -4.0 * z if z < -1.0 else max(0.0, 1.0 - z) ** 2
+
+
+def _mh_dloss(p, y):
+    z = y * p
+    return -4.0 * y if z < -1.0 else (-2.0 * y * (1.0 - z) if z < 1.0 else 0.0)
+
+
+@dataclass(frozen=True)
+class Loss:
+    name: str
+    code: int
+    loss: callable
+    dloss: callable
+    has_proba: bool
+
+
+LOSSES = {
+    "hinge": Loss("hinge", HINGE, lambda p, y: max(0.0, 1.0 - y * p),
+                  lambda p, y: -y if y * p < 1.0 else 0.0, False),
+    "log": Loss("log", LOG, _log_loss, _log_dloss, True),
+    "squared_hinge": Loss("squared_hinge", SQUARED_HINGE, lambda p, y: max(0.0, 1.0 - y * p) ** 2,
+                          lambda p, y: -2.0 * y * (1.0 - y * p) if y * p < 1.0 else 0.0, False),
+    "modified_huber": Loss("modified_huber", MODIFIED_HUBER, _mh_loss, _mh_dloss, True),
+}
+
+
+def resolve_loss(name: str) -> Loss:
+    try:
+        return LOSSES[name]
+    except (KeyError, TypeError):
+        raise NBSVMError(f"unknown loss {name!r}; allowed: {', '.join(LOSSES)}") from None

@@ -1,0 +1,108 @@
+"""Model and lexicon files: ``.npz`` arrays plus a JSON header; atomic writes; no pickle.
+
+The header is stored inside the archive as the uint8 array ``__header__`` and holds the
+format version, the kind of file, every setting needed to use it and a SHA-256 checksum over
+the arrays (names, dtypes, shapes and bytes). Loading refuses object arrays, checks the kind,
+version and checksum, and never unpickles.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from .config import FORMAT_VERSION
+from .errors import NBSVMError
+
+HEADER_KEY = "__header__"
+MAX_HEADER_BYTES = 1 << 20
+
+
+def checksum(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        h.update(memoryview(a).cast("B"))
+    return h.hexdigest()
+
+
+@contextmanager
+def atomic_path(path, suffix=""):
+    """Yield a temporary path in the folder of ``path``; rename it over ``path`` on success.
+
+    On any exception (KeyboardInterrupt included) the temporary file is removed and ``path``
+    is left as it was.
+    """
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".nbsvm-tmp" + suffix,
+                               dir=folder)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def save_npz(path, kind: str, header: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Write ``arrays`` and ``header`` to ``path`` atomically (uncompressed .npz)."""
+    for name, a in arrays.items():
+        if a.dtype == object:
+            raise TypeError(f"array {name!r} has dtype object; refusing to save it")
+    header = dict(header, kind=kind, format_version=FORMAT_VERSION, checksum=checksum(arrays))
+    blob = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **{HEADER_KEY: blob}, **arrays)
+
+
+def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read and verify a file written by :func:`save_npz`; return ``(header, arrays)``."""
+    path = Path(path)
+    if not path.is_file():
+        raise NBSVMError("no such file", path=str(path))
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            names = list(npz.files)
+            if HEADER_KEY not in names:
+                raise NBSVMError(f"not an nbsvm {kind} file (no header)", path=str(path))
+            raw = npz[HEADER_KEY]
+            if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_HEADER_BYTES:
+                raise NBSVMError(f"corrupted {kind} file: bad header", path=str(path))
+            header = json.loads(raw.tobytes().decode("utf-8"))
+            if not isinstance(header, dict):
+                raise NBSVMError(f"corrupted {kind} file: bad header", path=str(path))
+            arrays = {n: npz[n] for n in names if n != HEADER_KEY}
+    except NBSVMError:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError,
+            UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise NBSVMError(f"corrupted or truncated {kind} file ({type(e).__name__}: {e})",
+                         path=str(path)) from None
+    if header.get("kind") != kind:
+        raise NBSVMError(f"expected an nbsvm {kind} file, found kind {header.get('kind')!r}",
+                         path=str(path))
+    version = header.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise NBSVMError("corrupted header: bad format_version", path=str(path))
+    if version > FORMAT_VERSION:
+        raise NBSVMError(f"written by a newer nbsvm (format {version}, this one reads up to "
+                         f"{FORMAT_VERSION}); upgrade nbsvm", path=str(path))
+    if header.get("checksum") != checksum(arrays):
+        raise NBSVMError(f"checksum mismatch: the {kind} file is corrupted", path=str(path))
+    return header, arrays
