@@ -153,10 +153,11 @@ class NBLexicon:
 
     def save(self, path) -> None:
         """Save sparsely (only seen buckets) with the settings, atomically."""
-        counts = self.counts()
-        seen = np.flatnonzero(np.any(counts > 0, axis=0)).astype(BUCKET_DTYPE)
-        save_npz(path, "lexicon", self.header(),
-                 {"buckets": seen, "counts": np.ascontiguousarray(counts[:, seen])})
+        self._check_fitted()
+        seen = np.flatnonzero(np.any(self._counts > 0, axis=0)).astype(BUCKET_DTYPE)
+        rows = self._counts[:, seen][self._order()] if len(seen) else \
+            np.zeros((len(self._labels), 0), np.int32)
+        save_npz(path, "lexicon", self.header(), {"buckets": seen, "counts": rows})
 
     @classmethod
     def load(cls, path) -> "NBLexicon":

@@ -178,10 +178,12 @@ class NBSVMClassifier:
                     raise NBSVMError("no training documents")
                 timings["lexicon_s"] = time.perf_counter() - t0
                 self._set_lexicon(lexicon)
+                lexicon = None      # free the (classes x 2**n_bits) counts before training
                 learner, rng = self._new_learner(), np.random.default_rng(self.seed)
                 first_epoch = 1
             else:
                 self._set_lexicon(lexicon, alpha=self.alpha)
+                lexicon = None
                 learner, rng = self._new_learner(), np.random.default_rng(self.seed)
                 cache = self._stream_first_epoch(docs, writer, learner, notify)
                 first_epoch = 2
@@ -193,7 +195,7 @@ class NBSVMClassifier:
             del cache
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        self._finish(learner, lexicon)
+        self._finish(learner, hasher)
         self.timings_ = timings
         return self
 
@@ -263,14 +265,14 @@ class NBSVMClassifier:
                 notify({"stage": "epoch", "epoch": epoch, "epochs": self.epochs, "docs": n,
                         "total": cache.n_docs, "loss": loss_sum / n})
 
-    def _finish(self, learner: LinearSGD, lexicon: NBLexicon):
+    def _finish(self, learner: LinearSGD, hasher: Hasher):
         self.coef_ = learner.coef()
         self.intercept_ = learner.intercept()
         seen = self._seen
         self.mean_abs_coef_ = np.abs(self.coef_[:, seen]).mean(axis=1) if seen.any() else \
             np.zeros(self.coef_.shape[0])
         del self._seen
-        self.hasher_ = lexicon.hasher
+        self.hasher_ = hasher
 
     # -- prediction -----------------------------------------------------------------------
     def _check_fitted(self):

@@ -51,6 +51,8 @@ def train_command(
             lex = NBLexicon.load(lexicon)
             h = lex.hasher
             ngrams, n_bits, char_ngrams, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
+            if alpha == DEFAULTS["alpha"]:
+                alpha = lex.alpha
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
                               hash_seed=hash_seed, alpha=alpha, loss=loss, optimizer=optimizer,
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
@@ -61,8 +63,11 @@ def train_command(
                                                   if k != "cache_dir"}))
         t0 = time.perf_counter()
         with ProgressReporter(quiet) as progress:
-            clf.fit_documents(documents(inputs, fmt, text_col, label_col), lexicon=lex,
-                              callback=progress)
+            docs = documents(inputs, fmt, text_col, label_col)
+            # hand over the only reference so that fit can free the counts after use
+            holder = [lex]
+            del lex
+            clf.fit_documents(docs, lexicon=holder.pop(), callback=progress)
         t1 = time.perf_counter()
         clf.save(output)
         t2 = time.perf_counter()

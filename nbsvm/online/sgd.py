@@ -97,10 +97,17 @@ class LinearSGD:
         return total / max(1, len(order) * self.n_outputs)
 
     def coef(self) -> np.ndarray:
-        """The weights ``w`` (shape ``(n_outputs, n_features)``)."""
+        """The weights ``w`` (shape ``(n_outputs, n_features)``), a view of the state.
+
+        For SGD the L2 scale is folded into the stored vector first (``v /= s; s = 1``),
+        so no second ``2**n_bits`` array is allocated.
+        """
         if self.optimizer == "sgd":
-            return self.v_ / self.state_[:, 0:1]
-        return self.v_.copy()
+            for k in range(self.n_outputs):
+                if self.state_[k, 0] != 1.0:
+                    self.v_[k] /= self.state_[k, 0]
+                    self.state_[k, 0] = 1.0
+        return self.v_
 
     def intercept(self) -> np.ndarray:
         return self.state_[:, 1 if self.optimizer == "sgd" else 0].copy()

@@ -1,0 +1,228 @@
+"""Slow plain-Python reference implementations of nbsvm's kernels (DESIGN.md definitions).
+
+Everything here is written with Python loops, dicts and floats, straight from the formulas
+in ../shared/DESIGN.md, so that the fast numpy/numba code can be checked against it.
+"""
+from __future__ import annotations
+
+import math
+
+import mmh3
+
+# --------------------------------------------------------------------------------------
+# (a) text -> buckets, without nbsvm's tokenizer/hasher
+# --------------------------------------------------------------------------------------
+
+
+def naive_tokens(text: str) -> list[str]:
+    """DESIGN.md tokenizer, written character by character (no regex)."""
+    text = text.lower().replace("<br />", " ")
+    out, cur = [], []
+    for ch in text:
+        if ch in '.",()!?;:':
+            if cur:
+                out.append("".join(cur))
+                cur = []
+            out.append(ch)
+        elif ch.isspace():
+            if cur:
+                out.append("".join(cur))
+                cur = []
+        else:
+            cur.append(ch)
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def naive_word_keys(tokens: list[str], n: int) -> list[str]:
+    keys = []
+    for order in range(1, n + 1):
+        for i in range(len(tokens) - order + 1):
+            keys.append(" ".join(tokens[i:i + order]))
+    return keys
+
+
+def naive_char_keys(tokens: list[str], n: int) -> list[str]:
+    keys = []
+    for tok in tokens:
+        framed = "<" + tok + ">"
+        if len(framed) <= n:
+            keys.append(framed)
+        else:
+            for i in range(len(framed) - n + 1):
+                keys.append(framed[i:i + n])
+    return keys
+
+
+def naive_bucket(key: str, n_bits: int, seed: int) -> int:
+    return mmh3.hash(key.encode("utf-8"), seed, signed=False) & ((1 << n_bits) - 1)
+
+
+def naive_buckets(text: str, ngrams: int, n_bits: int, seed: int = 0,
+                  char_ngrams: int = 0) -> list[int]:
+    """Sorted distinct buckets: word n-gram keys hashed with ``seed``, char keys ``seed+1``."""
+    tokens = naive_tokens(text)
+    ids = set()
+    for key in naive_word_keys(tokens, ngrams):
+        ids.add(naive_bucket(key, n_bits, seed))
+    if char_ngrams:
+        for key in naive_char_keys(tokens, char_ngrams):
+            ids.add(naive_bucket(key, n_bits, (seed + 1) & 0xFFFFFFFF))
+    return sorted(ids)
+
+
+# --------------------------------------------------------------------------------------
+# (b) NB log-count ratios
+# --------------------------------------------------------------------------------------
+
+
+def naive_ratio_vector(pos_docs: list[list[int]], neg_docs: list[list[int]], n_buckets: int,
+                       alpha: float = 1.0) -> list[float]:
+    """r for 'pos' against 'neg' (binarized counts; L1 norms over buckets seen in either)."""
+    pos_count: dict[int, int] = {}
+    neg_count: dict[int, int] = {}
+    for doc in pos_docs:
+        for i in set(doc):
+            pos_count[i] = pos_count.get(i, 0) + 1
+    for doc in neg_docs:
+        for i in set(doc):
+            neg_count[i] = neg_count.get(i, 0) + 1
+    seen = sorted(set(pos_count) | set(neg_count))
+    p = {i: alpha + pos_count.get(i, 0) for i in seen}
+    q = {i: alpha + neg_count.get(i, 0) for i in seen}
+    p_norm = sum(p.values())
+    q_norm = sum(q.values())
+    r = [0.0] * n_buckets
+    for i in seen:
+        r[i] = math.log((p[i] / p_norm) / (q[i] / q_norm))
+    return r
+
+
+def naive_ratios(docs: list[list[int]], labels: list[str], n_buckets: int,
+                 alpha: float = 1.0) -> tuple[list[str], list[list[float]]]:
+    """(sorted classes, ratio rows): one row (classes[1] vs classes[0]) for two classes,
+    else one row per class against the rest."""
+    classes = sorted(set(labels))
+    if len(classes) == 2:
+        pos = [d for d, l in zip(docs, labels) if l == classes[1]]
+        neg = [d for d, l in zip(docs, labels) if l == classes[0]]
+        return classes, [naive_ratio_vector(pos, neg, n_buckets, alpha)]
+    rows = []
+    for c in classes:
+        pos = [d for d, l in zip(docs, labels) if l == c]
+        neg = [d for d, l in zip(docs, labels) if l != c]
+        rows.append(naive_ratio_vector(pos, neg, n_buckets, alpha))
+    return classes, rows
+
+
+# --------------------------------------------------------------------------------------
+# losses (written independently of nbsvm.online.losses)
+# --------------------------------------------------------------------------------------
+
+
+def naive_dloss(loss: str, p: float, y: float) -> float:
+    z = y * p
+    if loss == "hinge":
+        return -y if z < 1.0 else 0.0
+    if loss == "log":
+        # d/dp log(1 + exp(-y p)) = -y / (1 + exp(y p))
+        if z > 30:
+            return -y * math.exp(-z)
+        return -y / (1.0 + math.exp(z))
+    if loss == "squared_hinge":
+        return -2.0 * y * (1.0 - z) if z < 1.0 else 0.0
+    if loss == "modified_huber":
+        if z < -1.0:
+            return -4.0 * y
+        return -2.0 * y * (1.0 - z) if z < 1.0 else 0.0
+    raise ValueError(loss)
+
+
+def naive_loss(loss: str, p: float, y: float) -> float:
+    z = y * p
+    if loss == "hinge":
+        return max(0.0, 1.0 - z)
+    if loss == "log":
+        if z < -30:
+            return -z + math.log1p(math.exp(z))
+        return math.log1p(math.exp(-z))
+    if loss == "squared_hinge":
+        return max(0.0, 1.0 - z) ** 2
+    if loss == "modified_huber":
+        return -4.0 * z if z < -1.0 else max(0.0, 1.0 - z) ** 2
+    raise ValueError(loss)
+
+
+# --------------------------------------------------------------------------------------
+# (c) one plain SGD epoch (Bottou 2012) with an explicit, unscaled weight vector
+# --------------------------------------------------------------------------------------
+
+
+def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=0.01):
+    """Return ``(w, b, t, total_loss)`` after visiting ``order`` once.
+
+    ``docs[d]`` is a list of distinct bucket ids, ``x_i = table[i]``, ``ys[d]`` in {-1, +1}.
+    Per step: ``eta = eta0 / (1 + lam*eta0*t)``; ``w <- (1 - eta*lam) w - eta*g*x``;
+    ``b <- b - eta*bias_rate*g`` (bias not regularized); ``t += 1``.
+    """
+    w = [float(v) for v in w]
+    b = float(b)
+    total = 0.0
+    for d in order:
+        ids = list(docs[d])
+        y = float(ys[d])
+        p = b
+        for i in ids:
+            p += w[i] * float(table[i])
+        total += naive_loss(loss, p, y)
+        g = naive_dloss(loss, p, y)
+        eta = eta0 / (1.0 + lam * eta0 * t)
+        shrink = 1.0 - eta * lam
+        for i in range(len(w)):
+            w[i] *= shrink
+        for i in ids:
+            w[i] -= eta * g * float(table[i])
+        b -= eta * bias_rate * g
+        t += 1
+    return w, b, t, total
+
+
+# --------------------------------------------------------------------------------------
+# (d) one AdaGrad epoch as documented in nbsvm/online/_kernels.py
+# --------------------------------------------------------------------------------------
+
+
+def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bias_rate=1.0,
+                        eps=1e-8, round_G=None):
+    """Return ``(w, G, b, Gb, total_loss)``.
+
+    Per example: ``p = w.x + b``; ``g = dloss(p, y)``; for each touched bucket
+    ``gi = g*x_i + lam*w_i``; if ``gi != 0``: ``G_i += gi**2``, ``w_i -= eta0*gi/sqrt(G_i+eps)``.
+    Bias: if ``g != 0``: ``Gb += g**2``, ``b -= eta0*bias_rate*g/sqrt(Gb+eps)``.
+
+    ``round_G`` (e.g. ``numpy.float32``) rounds every stored ``G_i`` to the storage precision
+    of the implementation's accumulator; ``None`` keeps exact Python floats.
+    """
+    w = [float(v) for v in w]
+    G = [float(v) for v in G]
+    total = 0.0
+    for d in order:
+        ids = list(docs[d])
+        y = float(ys[d])
+        p = b
+        for i in ids:
+            p += w[i] * float(table[i])
+        total += naive_loss(loss, p, y)
+        g = naive_dloss(loss, p, y)
+        for i in ids:
+            gi = g * float(table[i]) + lam * w[i]
+            if gi != 0.0:
+                G[i] = G[i] + gi * gi
+                if round_G is not None:
+                    G[i] = float(round_G(G[i]))
+                w[i] -= eta0 * gi / math.sqrt(G[i] + eps)
+        if g != 0.0:
+            Gb += g * g
+            b -= eta0 * bias_rate * g / math.sqrt(Gb + eps)
+    return w, G, b, Gb, total

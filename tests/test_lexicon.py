@@ -1,0 +1,168 @@
+"""The NB lexicon against the dense, loop-based reference of DESIGN.md."""
+import math
+
+import numpy as np
+import pytest
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io.readers import Document
+from nbsvm.lexicon import NBLexicon, build_lexicon, nb_ratios
+from nbsvm.text.hashing import Hasher
+
+from naive import naive_buckets, naive_ratios
+
+BINARY = [
+    ("a great great film, loved it", "pos"),
+    ("great fun and a great cast", "pos"),
+    ("loved the music", "pos"),
+    ("an awful film", "neg"),
+    ("awful, dull and boring boring", "neg"),
+    ("the cast was dull", "neg"),
+    ("not great, not awful", "neg"),
+]
+
+THREE = [
+    ("great film loved it", "pos"),
+    ("great great fun", "pos"),
+    ("awful dull film", "neg"),
+    ("boring awful", "neg"),
+    ("the film was okay", "mid"),
+    ("okay, not great not awful", "mid"),
+    ("fine okay film", "mid"),
+    ("loved it, fun", "pos"),
+]
+
+
+def _naive(corpus, ngrams, n_bits, alpha):
+    docs = [naive_buckets(t, ngrams, n_bits) for t, _ in corpus]
+    return naive_ratios(docs, [l for _, l in corpus], 1 << n_bits, alpha)
+
+
+@pytest.mark.parametrize("n_bits", [4, 12])      # 4 bits: many collisions
+@pytest.mark.parametrize("alpha", [1.0, 0.5])
+@pytest.mark.parametrize("ngrams", [1, 2])
+def test_binary_ratios_equal_naive(n_bits, alpha, ngrams):
+    lex = NBLexicon(Hasher(ngrams=ngrams, n_bits=n_bits), alpha=alpha)
+    lex.fit([t for t, _ in BINARY], [l for _, l in BINARY])
+    classes, ref = _naive(BINARY, ngrams, n_bits, alpha)
+    assert lex.classes_ == classes == ["neg", "pos"]
+    r = lex.ratios()
+    assert r.shape == (1, 1 << n_bits)
+    assert r.dtype == np.float32
+    np.testing.assert_allclose(r[0], np.array(ref[0]), rtol=1e-6, atol=1e-6)
+    # unseen buckets are exactly zero
+    seen = np.zeros(1 << n_bits, bool)
+    for t, _ in BINARY:
+        seen[naive_buckets(t, ngrams, n_bits)] = True
+    assert np.all(r[0][~seen] == 0.0)
+    assert lex.n_seen_ == int(seen.sum())
+
+
+def test_binary_ratios_hand_computed():
+    # 1-grams, two distinct words in distinct buckets; compute the ratios by hand.
+    h = Hasher(ngrams=1, n_bits=10)
+    lex = NBLexicon(h).fit(["good good", "good", "bad"], ["pos", "pos", "neg"])
+    g, b = int(h.buckets("good")[0]), int(h.buckets("bad")[0])
+    assert g != b
+    # binarized: pos has good in 2 docs; neg has bad in 1 doc
+    # p = [good: 1+2, bad: 1+0] -> norm 4 ; q = [good: 1+0, bad: 1+1] -> norm 3
+    r = lex.ratios()[0]
+    assert r[g] == pytest.approx(math.log((3 / 4) / (1 / 3)), rel=1e-6)
+    assert r[b] == pytest.approx(math.log((1 / 4) / (2 / 3)), rel=1e-6)
+    assert np.count_nonzero(r) == 2
+    assert lex.counts().tolist()[0][b] == 1 and lex.counts().tolist()[1][g] == 2
+    assert lex.class_counts_.tolist() == [1, 2]
+
+
+def test_three_class_ratios_equal_naive_one_vs_rest():
+    n_bits = 8
+    lex = NBLexicon(Hasher(ngrams=2, n_bits=n_bits)).fit([t for t, _ in THREE],
+                                                         [l for _, l in THREE])
+    classes, ref = _naive(THREE, 2, n_bits, 1.0)
+    assert lex.classes_ == classes == ["mid", "neg", "pos"]
+    r = lex.ratios()
+    assert r.shape == (3, 1 << n_bits)
+    np.testing.assert_allclose(r, np.array(ref), rtol=1e-6, atol=1e-6)
+    assert lex.class_counts_.tolist() == [3, 2, 3]
+
+
+def test_ratio_alpha_override():
+    lex = NBLexicon(Hasher(ngrams=1, n_bits=10), alpha=1.0).fit(
+        [t for t, _ in BINARY], [l for _, l in BINARY])
+    _, ref = _naive(BINARY, 1, 10, 0.25)
+    np.testing.assert_allclose(lex.ratios(alpha=0.25)[0], ref[0], rtol=1e-6, atol=1e-6)
+
+
+def test_nb_ratios_function_direct():
+    pos = np.array([2, 0, 0, 1], np.int32)
+    neg = np.array([0, 0, 3, 1], np.int32)
+    r = nb_ratios(pos, neg, 1.0)
+    # seen: 0, 2, 3 ; p = [3, 1, 2] / 6 ; q = [1, 4, 2] / 7
+    exp = [math.log((3 / 6) / (1 / 7)), 0.0, math.log((1 / 6) / (4 / 7)),
+           math.log((2 / 6) / (2 / 7))]
+    np.testing.assert_allclose(r, exp, rtol=1e-6)
+    assert r[1] == 0.0
+
+
+def test_partial_fit_equals_fit():
+    texts, labels = [t for t, _ in BINARY], [l for _, l in BINARY]
+    a = NBLexicon(Hasher(ngrams=2, n_bits=10)).fit(texts, labels)
+    b = NBLexicon(Hasher(ngrams=2, n_bits=10))
+    b.partial_fit(texts[:3], labels[:3]).partial_fit(texts[3:], labels[3:])
+    assert np.array_equal(a.counts(), b.counts())
+    assert np.array_equal(a.ratios(), b.ratios())
+
+
+@pytest.mark.parametrize("corpus", [BINARY, THREE], ids=["binary", "three"])
+def test_save_load_round_trip(tmp_path, corpus):
+    lex = NBLexicon(Hasher(ngrams=2, n_bits=9, char_ngrams=3, seed=11), alpha=0.7)
+    lex.fit([t for t, _ in corpus], [l for _, l in corpus])
+    path = tmp_path / "lex.npz"
+    lex.save(path)
+    back = NBLexicon.load(path)
+    assert back.hasher == lex.hasher
+    assert back.alpha == 0.7
+    assert back.classes_ == lex.classes_
+    assert np.array_equal(back.class_counts_, lex.class_counts_)
+    assert np.array_equal(back.counts(), lex.counts())
+    assert np.array_equal(back.ratios(), lex.ratios())
+    assert back.n_seen_ == lex.n_seen_
+    assert [p.name for p in tmp_path.iterdir()] == ["lex.npz"]
+
+
+def test_load_model_kind_mismatch_and_garbage(tmp_path):
+    p = tmp_path / "x.npz"
+    p.write_bytes(b"this is not a zip file at all" * 10)
+    with pytest.raises(NBSVMError, match="x.npz"):
+        NBLexicon.load(p)
+    with pytest.raises(NBSVMError, match="no such file"):
+        NBLexicon.load(tmp_path / "missing.npz")
+
+
+def test_build_lexicon_on_documents_equals_fit():
+    docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(THREE)]
+    events = []
+    lex = build_lexicon(iter(docs), Hasher(ngrams=2, n_bits=8), alpha=1.0, callback=events.append)
+    classes, ref = _naive(THREE, 2, 8, 1.0)
+    assert lex.classes_ == classes
+    np.testing.assert_allclose(lex.ratios(), np.array(ref), rtol=1e-6, atol=1e-6)
+    assert events and events[-1] == {"stage": "lexicon", "docs": len(THREE)}
+
+
+def test_build_lexicon_errors():
+    with pytest.raises(NBSVMError, match="no labeled documents"):
+        build_lexicon(iter([]), Hasher(n_bits=8))
+    docs = [Document("pos", "a", "f.txt", 1), Document(None, "b", "f.txt", 2)]
+    with pytest.raises(NBSVMError, match=r"f\.txt:2"):
+        build_lexicon(iter(docs), Hasher(n_bits=8))
+
+
+def test_single_class_and_unfitted_errors():
+    lex = NBLexicon(Hasher(n_bits=6))
+    with pytest.raises(NBSVMError, match="no documents"):
+        lex.classes_
+    lex.fit(["a b", "c"], ["pos", "pos"])
+    with pytest.raises(NBSVMError, match="two classes"):
+        lex.ratios()
+    with pytest.raises(NBSVMError, match="alpha"):
+        NBLexicon(Hasher(n_bits=6), alpha=0).fit(["a"], ["x"])
