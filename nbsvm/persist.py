@@ -76,6 +76,9 @@ def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
     path = Path(path)
     if not path.is_file():
         raise NBSVMError("no such file", path=str(path))
+    with open(path, "rb") as fh:
+        if fh.read(4) != b"PK\x03\x04":
+            raise NBSVMError(f"not an nbsvm {kind} file (not an .npz archive)", path=str(path))
     try:
         with np.load(path, allow_pickle=False) as npz:
             names = list(npz.files)

@@ -168,20 +168,33 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
     for src in inputs:
         if not hasattr(src, "read") and not Path(src).exists():
             raise NBSVMError("no such file or folder", path=str(src))
-        kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
-        if kind == "auto":
-            kind = "lines"
-        if kind == "aclimdb":
-            yield from read_aclimdb(src)
-        elif kind == "lines":
-            yield from read_lines(src)
-        elif kind == "text":
-            yield from read_text_lines(src)
-        else:
-            sep = "," if kind == "csv" else "\t"
-            has_label = label_col if labeled else None
-            if not labeled and label_col:
-                # keep true labels when the column is there, for predict's output
+        n = 0
+        for doc in _read_one(src, fmt, labeled, text_col, label_col):
+            n += 1
+            yield doc
+        if n == 0:
+            raise NBSVMError("no documents found (empty input)",
+                             path=getattr(src, "name", "<stream>") if hasattr(src, "read") else str(src))
+
+
+def _read_one(src, fmt, labeled, text_col, label_col) -> Iterator[Document]:
+    kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
+    if kind == "auto":
+        kind = "lines"
+    if kind == "aclimdb":
+        yield from read_aclimdb(src)
+    elif kind == "lines":
+        yield from read_lines(src)
+    elif kind == "text":
+        yield from read_text_lines(src)
+    else:
+        sep = "," if kind == "csv" else "\t"
+        has_label = label_col if labeled else None
+        if not labeled and label_col:
+            # keep true labels when the column is there, for predict's output
+            try:
                 header = pd.read_csv(src, sep=sep, nrows=0, encoding_errors="replace").columns
-                has_label = label_col if label_col in header else None
-            yield from read_table(src, text_col=text_col, label_col=has_label, sep=sep)
+            except pd.errors.EmptyDataError:
+                raise NBSVMError("empty file (expected a header row)", path=str(src)) from None
+            has_label = label_col if label_col in header else None
+        yield from read_table(src, text_col=text_col, label_col=has_label, sep=sep)
