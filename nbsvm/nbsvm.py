@@ -143,6 +143,62 @@ class NBSVMClassifier:
                 for i, (text, label) in enumerate(zip(X, y)))
         return self.fit_documents(docs)
 
+    def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":
+        """One pass over a batch, continuing from the current state.
+
+        The first call on an unfitted model needs ``classes``. While a model grows by
+        ``partial_fit`` its lexicon counts grow too and the ratios are recomputed for each
+        batch (O(2**n_bits) per call: use large batches). After :meth:`fit` or :meth:`load`
+        the lexicon is frozen and only the linear model keeps learning.
+        """
+        hasher = self._validate()
+        if not hasattr(self, "coef_"):
+            if classes is None:
+                raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
+            classes = sorted({str(c) for c in classes})
+            if len(classes) < 2:
+                raise NBSVMError(f"need at least two classes, got {classes}")
+            self.lexicon_ = NBLexicon(hasher, alpha=self.alpha)
+            for c in classes:
+                self.lexicon_.code_of(c)
+            self.classes_, self.hasher_, self.n_docs_ = classes, hasher, 0
+            n_out = 1 if len(classes) == 2 else len(classes)
+            self.ratios_ = np.zeros((n_out, 1 << hasher.n_bits), dtype=RATIO_DTYPE)
+        texts, labels = list(X), [str(v) for v in y]
+        if len(texts) != len(labels):
+            raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
+        docs = [Document(l, t, "<partial_fit>", i + 1) for i, (t, l) in enumerate(zip(texts, labels))]
+        batch = hash_batch(docs, self.hasher_)
+        codes = self._codes_for(labels, docs)
+        if getattr(self, "lexicon_", None) is not None:
+            self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
+            if self.lexicon_._docs.min() > 0:
+                self._set_lexicon(self.lexicon_)
+            else:   # until every class has a document the ratios stay zero
+                self.class_counts_ = self.lexicon_._docs.copy()
+                self._seen = np.any(self.lexicon_._counts > 0, axis=0)
+        learner = self._get_learner()
+        if len(docs):
+            learner.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)), list(self.ratios_),
+                          self._positive_codes())
+        self.n_docs_ += len(docs)
+        if not hasattr(self, "_seen"):
+            self._seen = np.any(self.ratios_ != 0, axis=0)
+        self._finish(learner, self.hasher_)
+        return self
+
+    def _get_learner(self) -> LinearSGD:
+        learner = getattr(self, "_learner", None)
+        if learner is None:
+            learner = self._new_learner()
+            if hasattr(self, "coef_"):        # a loaded model: restore its state
+                learner.v_[:] = self.coef_
+                learner.state_[:] = self.learner_state_
+                if learner.optimizer == "adagrad":
+                    learner.sq_[:] = self.adagrad_sq_
+        self._learner = learner
+        return learner
+
     def fit_documents(self, docs: Iterable[Document], lexicon: NBLexicon | None = None,
                       callback: Callable[[dict], None] | None = None) -> "NBSVMClassifier":
         """Fit on a stream of :class:`~nbsvm.io.Document` (see the module docstring).
@@ -150,6 +206,8 @@ class NBSVMClassifier:
         ``callback`` receives progress events: ``{"stage": "hash"|"epoch", ...}``.
         """
         hasher = self._validate()
+        for attr in ("_learner", "lexicon_", "coef_"):
+            self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
         timings = {}
         if lexicon is not None and lexicon.hasher != hasher:
@@ -266,8 +324,12 @@ class NBSVMClassifier:
                         "total": cache.n_docs, "loss": loss_sum / n})
 
     def _finish(self, learner: LinearSGD, hasher: Hasher):
+        self._learner = learner                 # kept so that partial_fit can continue
         self.coef_ = learner.coef()
         self.intercept_ = learner.intercept()
+        self.learner_state_ = learner.state_
+        if learner.optimizer == "adagrad":
+            self.adagrad_sq_ = learner.sq_
         seen = self._seen
         self.mean_abs_coef_ = np.abs(self.coef_[:, seen]).mean(axis=1) if seen.any() else \
             np.zeros(self.coef_.shape[0])
@@ -365,7 +427,10 @@ class NBSVMClassifier:
         save_npz(path, "model", header, {
             "buckets": keep.astype(BUCKET_DTYPE),
             "ratios": np.ascontiguousarray(self.ratios_[:, keep]),
-            "coef": np.ascontiguousarray(self.coef_[:, keep])})
+            "coef": np.ascontiguousarray(self.coef_[:, keep]),
+            "learner_state": np.ascontiguousarray(self.learner_state_, dtype=np.float64),
+            **({"adagrad_sq": np.ascontiguousarray(self.adagrad_sq_[:, keep])}
+               if self.optimizer == "adagrad" else {})})
 
     @classmethod
     def load(cls, path) -> "NBSVMClassifier":
@@ -397,4 +462,14 @@ class NBSVMClassifier:
         clf.ratios_[:, buckets] = ratios
         clf.coef_ = np.zeros((n_out, d), dtype=WEIGHT_DTYPE)
         clf.coef_[:, buckets] = coef
+        state = arrays.get("learner_state")
+        if state is None or state.shape != (n_out, 3) or state.dtype != np.float64:
+            raise NBSVMError("corrupted model file: bad learner state", path=str(path))
+        clf.learner_state_ = state.copy()
+        if clf.optimizer == "adagrad":
+            sq = arrays.get("adagrad_sq")
+            if sq is None or sq.shape != (n_out, buckets.size) or sq.dtype != np.float32:
+                raise NBSVMError("corrupted model file: bad AdaGrad state", path=str(path))
+            clf.adagrad_sq_ = np.zeros((n_out, d), dtype=np.float32)
+            clf.adagrad_sq_[:, buckets] = sq
         return clf

@@ -111,24 +111,27 @@ def read_aclimdb(root, labeled: bool = True) -> Iterator[Document]:
 
 def read_table(path, text_col: str = "text", label_col: str | None = "label", sep: str = ",",
                chunksize: int = 10_000) -> Iterator[Document]:
-    """Read a CSV/TSV file with a header through pandas, ``chunksize`` rows at a time.
+    """Read a CSV/TSV file (path or open file) with a header through pandas in chunks.
 
     ``label_col=None`` reads unlabeled text. Row numbers in errors count the header as line 1
     (exact for files without quoted multi-line fields).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise NBSVMError("no such file", path=str(path))
+    if hasattr(path, "read"):
+        source, name = path, getattr(path, "name", "<stream>")
+    else:
+        source = name = str(path)
+        if not Path(path).is_file():
+            raise NBSVMError("no such file", path=name)
     usecols = [text_col] + ([label_col] if label_col else [])
     try:
-        chunks = pd.read_csv(path, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
+        chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
                              encoding="utf-8", encoding_errors="replace")
         row = 1
         for chunk in chunks:
             missing = [c for c in usecols if c not in chunk.columns]
             if missing:
                 raise NBSVMError(f"missing column(s) {missing}; the file has {list(chunk.columns)} "
-                                 "(choose with --text-col / --label-col)", path=str(path), line=1)
+                                 "(choose with --text-col / --label-col)", path=name, line=1)
             texts = chunk[text_col].tolist()
             labels = chunk[label_col].tolist() if label_col else [None] * len(texts)
             for text, label in zip(texts, labels):
@@ -136,14 +139,14 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
                 if label is not None:
                     label = label.strip()
                     if not label:
-                        raise NBSVMError(f"empty label in column {label_col!r}", path=str(path),
+                        raise NBSVMError(f"empty label in column {label_col!r}", path=name,
                                          line=row)
-                yield Document(label, text, str(path), row)
+                yield Document(label, text, name, row)
     except pd.errors.EmptyDataError:
-        raise NBSVMError("empty file (expected a header row)", path=str(path)) from None
+        raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
         raise NBSVMError(f"cannot parse as {'TSV' if sep == chr(9) else 'CSV'}: {e}",
-                         path=str(path)) from None
+                         path=name) from None
 
 
 def detect_format(path) -> str:
