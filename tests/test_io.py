@@ -207,3 +207,13 @@ def test_read_inputs_unlabeled_empty_csv_is_an_nbsvm_error(tmp_path):
     e.write_text("")
     with pytest.raises(NBSVMError, match="empty.csv"):
         list(read_inputs([str(e)], labeled=False))
+
+
+@pytest.mark.parametrize("name, content", [("e.txt", ""), ("blank.txt", "\n  \n\n"),
+                                           ("h.csv", "text,label\n")])
+def test_read_inputs_empty_input_names_the_file(tmp_path, name, content):
+    p = tmp_path / name
+    p.write_text(content)
+    with pytest.raises(NBSVMError, match="no documents") as ei:
+        list(read_inputs([str(p)]))
+    assert ei.value.path == str(p)

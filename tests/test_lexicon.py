@@ -130,7 +130,7 @@ def test_save_load_round_trip(tmp_path, corpus):
     assert [p.name for p in tmp_path.iterdir()] == ["lex.npz"]
 
 
-def test_load_model_kind_mismatch_and_garbage(tmp_path):
+def test_load_garbage_and_missing_file(tmp_path):
     p = tmp_path / "x.npz"
     p.write_bytes(b"this is not a zip file at all" * 10)
     with pytest.raises(NBSVMError, match="x.npz"):

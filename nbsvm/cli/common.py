@@ -8,6 +8,7 @@ from typing import List, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
@@ -34,13 +35,13 @@ def cli_errors():
     try:
         yield
     except NBSVMError as e:
-        err_console.print(f"[bold red]error:[/] {e}", highlight=False, markup=True, soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
     except KeyboardInterrupt:
         err_console.print("[bold red]interrupted[/]: nothing was written over existing files")
         raise typer.Exit(130)
     except (OSError, MemoryError) as e:
-        err_console.print(f"[bold red]error:[/] {type(e).__name__}: {e}", highlight=False,
+        err_console.print(f"[bold red]error:[/] {type(e).__name__}: {escape(str(e))}", highlight=False,
                           soft_wrap=True)
         raise typer.Exit(2)
 

@@ -76,10 +76,12 @@ def read_text_lines(path_or_file) -> Iterator[Document]:
 
 def _label_folders(root: Path) -> list[Path]:
     folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name != "unsup")
+    split = next((f for f in folders if f.name in ("train", "test")
+                  and any(p.is_dir() for p in f.iterdir())), None)
+    if split is not None:
+        raise NBSVMError(f"this is the aclImdb root; give a split folder such as {split}",
+                         path=str(root))
     if not folders:
-        if (root / "train").is_dir() or (root / "test").is_dir():
-            raise NBSVMError("this is the aclImdb root; give a split folder such as "
-                             f"{root / 'train'}", path=str(root))
         raise NBSVMError("expected one sub-folder per label (e.g. pos/ and neg/)", path=str(root))
     return folders
 

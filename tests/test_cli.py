@@ -1,0 +1,346 @@
+"""The typer CLI on small hand-made label<TAB>text files."""
+import json
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import nbsvm
+
+from nbsvm import NBLexicon, NBSVMClassifier
+from nbsvm.cli import app
+from nbsvm.text.hashing import Hasher
+
+TRAIN = [
+    ("pos", "a great film, loved it"), ("pos", "great fun and a great cast"),
+    ("pos", "loved the music!"), ("pos", "wonderful, moving and great"),
+    ("pos", "a fun, touching story"), ("pos", "superb acting, loved it"),
+    ("neg", "an awful film"), ("neg", "awful, dull and boring"), ("neg", "the cast was dull"),
+    ("neg", "boring; awful plot"), ("neg", "a dull, lifeless mess"),
+]
+TEST = [("pos", "great fun, loved it"), ("neg", "awful and dull"), ("pos", "a wonderful cast"),
+        ("neg", "boring mess"), ("neg", "great? no, awful")]
+
+SMALL = ["--n-bits", "12", "--ngrams", "2"]
+TRAIN_OPTS = SMALL + ["--epochs", "5", "--quiet"]
+
+runner = CliRunner()
+
+
+def write_lines(path, rows):
+    path.write_text("".join(f"{l}\t{t}\n" for l, t in rows), encoding="utf-8")
+    return path
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def stderr_of(result):
+    try:
+        return result.stderr
+    except (ValueError, AttributeError):       # older click: stderr mixed into output
+        return result.output
+
+
+def assert_ok(result):
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert result.exception is None
+
+
+def assert_clean_error(result, *needles):
+    """Non-zero exit, exactly one 'error: ...' line containing every needle, no traceback."""
+    out = result.output
+    assert result.exit_code != 0, out
+    # anything but a SystemExit means an exception escaped the command
+    assert result.exception is None or isinstance(result.exception, SystemExit), \
+        repr(result.exception)
+    assert "Traceback" not in out and "Traceback" not in stderr_of(result)
+    lines = [l for l in out.splitlines() if l.strip()]
+    errors = [l for l in lines if l.startswith("error: ")]
+    assert len(errors) == 1, out
+    for n in needles:
+        assert n in errors[0], (n, errors[0])
+    assert "error: " in stderr_of(result)
+    return errors[0]
+
+
+@pytest.fixture
+def files(tmp_path):
+    train = write_lines(tmp_path / "train.txt", TRAIN)
+    test = write_lines(tmp_path / "test.txt", TEST)
+    return tmp_path, train, test
+
+
+@pytest.fixture
+def model(files):
+    tmp, train, _ = files
+    path = tmp / "m.npz"
+    assert_ok(run("train", train, "-o", path, *TRAIN_OPTS))
+    return path
+
+
+# -- the happy paths --------------------------------------------------------------------------
+
+def test_version():
+    r = run("--version")
+    assert_ok(r)
+    assert r.output.strip() == f"nbsvm {nbsvm.__version__}"
+
+
+def test_lexicon_command(files):
+    tmp, train, _ = files
+    out = tmp / "lex.npz"
+    r = run("lexicon", train, "-o", out, *SMALL, "--alpha", "0.5", "--quiet")
+    assert_ok(r)
+    assert "documents: 11" in r.output
+    assert "classes: neg (5), pos (6)" in r.output
+    lex = NBLexicon.load(out)
+    ref = NBLexicon(Hasher(ngrams=2, n_bits=12), alpha=0.5).fit(
+        [t for _, t in TRAIN], [l for l, _ in TRAIN])
+    assert lex.hasher == ref.hasher and lex.alpha == 0.5
+    assert np.array_equal(lex.counts(), ref.counts())
+    assert np.array_equal(lex.ratios(), ref.ratios())
+    assert f"buckets seen: {ref.n_seen_:,} of 4,096" in r.output
+
+
+def test_train_without_lexicon_equals_library_fit(files):
+    tmp, train, _ = files
+    out = tmp / "m.npz"
+    r = run("train", train, "-o", out, *SMALL, "--epochs", "4", "--loss", "hinge",
+            "--optimizer", "sgd", "--eta0", "0.2", "--lambda", "0.001", "--seed", "3")
+    assert_ok(r)
+    assert "documents: 11" in r.output and f"saved: {out}" in r.output
+    settings = json.loads(re.search(r"^settings: (.*)$", r.output, re.M).group(1))
+    assert settings["loss"] == "hinge" and settings["n_bits"] == 12 and settings["seed"] == 3
+    clf = NBSVMClassifier.load(out)
+    ref = NBSVMClassifier(ngrams=2, n_bits=12, epochs=4, loss="hinge", optimizer="sgd", eta0=0.2,
+                          l2=0.001, seed=3).fit([t for _, t in TRAIN], [l for l, _ in TRAIN])
+    texts = [t for _, t in TEST + TRAIN]
+    assert np.array_equal(clf.decision_function(texts), ref.decision_function(texts))
+    assert [p.name for p in tmp.iterdir() if "nbsvm-tmp" in p.name] == []
+
+
+def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
+    tmp, train, _ = files
+    lex_path = tmp / "lex.npz"
+    assert_ok(run("lexicon", train, "-o", lex_path, "--n-bits", "11", "--ngrams", "1",
+                  "--alpha", "0.5", "-q"))
+    out = tmp / "m.npz"
+    # --n-bits / --ngrams given here are overridden by the lexicon's settings
+    r = run("train", train, "-o", out, "--lexicon", lex_path, *TRAIN_OPTS)
+    assert_ok(r)
+    clf = NBSVMClassifier.load(out)
+    lex = NBLexicon.load(lex_path)
+    assert clf.hasher_ == lex.hasher == Hasher(ngrams=1, n_bits=11)
+    assert clf.alpha == 0.5
+    assert np.array_equal(clf.ratios_, lex.ratios())
+    assert clf.predict([t for _, t in TRAIN]).tolist() == [l for l, _ in TRAIN]
+
+
+def test_eval_prints_accuracy(files, model):
+    _, _, test = files
+    r = run("eval", test, "-m", model, "-q")
+    assert_ok(r)
+    line = [l for l in r.output.splitlines() if l.startswith("accuracy: ")]
+    assert len(line) == 1
+    acc = float(re.match(r"accuracy: (\d+\.\d\d)%$", line[0]).group(1))
+    clf = NBSVMClassifier.load(model)
+    expected = 100 * clf.score([t for _, t in TEST], [l for l, _ in TEST])
+    assert acc == pytest.approx(expected, abs=0.005)
+    assert "log loss: " in r.output            # default loss is log
+
+
+def test_eval_json(files, model):
+    _, _, test = files
+    r = run("eval", test, "-m", model, "--json")
+    assert_ok(r)
+    rep = json.loads(r.stdout)
+    clf = NBSVMClassifier.load(model)
+    texts, labels = [t for _, t in TEST], [l for l, _ in TEST]
+    pred = clf.predict(texts)
+    assert rep["n_docs"] == 5 and rep["classes"] == ["neg", "pos"]
+    assert rep["accuracy"] == pytest.approx(np.mean(pred == np.array(labels, object)))
+    cm = [[sum(1 for p, t in zip(pred, labels) if t == a and p == b) for b in ("neg", "pos")]
+          for a in ("neg", "pos")]
+    assert rep["confusion_matrix"] == cm
+    proba = clf.predict_proba(texts)
+    ll = -np.mean(np.log([proba[i, ["neg", "pos"].index(l)] for i, l in enumerate(labels)]))
+    assert rep["log_loss"] == pytest.approx(ll, rel=1e-9)
+
+
+def test_eval_output_csv(files, model):
+    tmp, _, test = files
+    out = tmp / "report.csv"
+    r = run("eval", test, "-m", model, "-q", "--output", out)
+    assert_ok(r)
+    df = pd.read_csv(out, keep_default_na=False)
+    assert list(df.columns) == ["metric", "class", "value"]
+    acc = float(df.loc[df.metric == "accuracy", "value"].iloc[0])
+    printed = float(re.search(r"^accuracy: (\d+\.\d\d)%", r.output, re.M).group(1))
+    assert 100 * acc == pytest.approx(printed, abs=0.005)
+    assert int(float(df.loc[df.metric == "n_docs", "value"].iloc[0])) == 5
+
+
+def test_predict_output_csv(files, model):
+    tmp, _, test = files
+    out = tmp / "pred.csv"
+    r = run("predict", test, "-m", model, "--output", out)
+    assert_ok(r)
+    assert "predictions: 5 written" in r.output
+    df = pd.read_csv(out)
+    assert len(df) == 5
+    assert list(df.columns) == ["source", "line", "true_label", "label", "score", "probability"]
+    clf = NBSVMClassifier.load(model)
+    texts = [t for _, t in TEST]
+    assert df["label"].tolist() == clf.predict(texts).tolist()
+    np.testing.assert_allclose(df["score"], clf.decision_function(texts), rtol=1e-12)
+    np.testing.assert_allclose(df["probability"], clf.predict_proba(texts)[:, 1], rtol=1e-12)
+    assert df["line"].tolist() == [1, 2, 3, 4, 5]
+    assert df["true_label"].tolist() == [l for l, _ in TEST]
+
+
+def test_predict_to_stdout_plain_text(files, model):
+    tmp, _, _ = files
+    plain = tmp / "plain.txt"
+    plain.write_text("great fun\n\nawful, dull\nloved it\n", encoding="utf-8")
+    r = run("predict", plain, "-m", model, "--format", "text")
+    assert_ok(r)
+    rows = [l for l in r.stdout.splitlines() if l]
+    assert rows[0] == "source,line,label,score,probability"
+    assert len(rows) == 1 + 3
+    assert [row.split(",")[1] for row in rows[1:]] == ["1", "3", "4"]
+
+
+# -- errors: one clean line, non-zero exit, no traceback --------------------------------------
+
+def test_empty_file(files):
+    tmp, _, _ = files
+    empty = tmp / "empty.txt"
+    empty.write_text("")
+    assert_clean_error(run("train", empty, "-o", tmp / "x.npz", *TRAIN_OPTS), str(empty),
+                       "documents")
+    assert_clean_error(run("lexicon", empty, "-o", tmp / "x.npz", *SMALL, "-q"), str(empty),
+                       "documents")
+    assert not (tmp / "x.npz").exists()
+
+
+def test_empty_file_in_eval(files, model):
+    tmp, _, _ = files
+    empty = tmp / "empty.txt"
+    empty.write_text("\n\n")
+    assert_clean_error(run("eval", empty, "-m", model, "-q"), "no documents")
+
+
+def test_line_without_label(files):
+    tmp, _, _ = files
+    bad = write_lines(tmp / "bad.txt", TRAIN[:3])
+    with open(bad, "a") as fh:
+        fh.write("this line has no label\n")
+    for cmd in (["train", bad, "-o", tmp / "x.npz", *TRAIN_OPTS],
+                ["lexicon", bad, "-o", tmp / "x.npz", *SMALL, "-q"]):
+        assert_clean_error(run(*cmd), f"{bad}:4:", "TAB")
+    assert not (tmp / "x.npz").exists()
+
+
+def test_line_without_label_in_eval(files, model):
+    tmp, _, _ = files
+    bad = tmp / "bad.txt"
+    bad.write_text("pos\tgreat\n\nno label\n")
+    assert_clean_error(run("eval", bad, "-m", model, "-q"), f"{bad}:3:")
+
+
+def test_unknown_label_in_eval(files, model):
+    tmp, _, _ = files
+    unk = write_lines(tmp / "unk.txt", [("pos", "great"), ("meh", "so so")])
+    assert_clean_error(run("eval", unk, "-m", model, "-q"), f"{unk}:2:", "unknown label 'meh'",
+                       "neg", "pos")
+
+
+def test_missing_input_file(files, model):
+    tmp, _, _ = files
+    missing = tmp / "missing.txt"
+    assert_clean_error(run("train", missing, "-o", tmp / "x.npz", *TRAIN_OPTS), str(missing))
+    assert_clean_error(run("eval", missing, "-m", model, "-q"), str(missing))
+    assert_clean_error(run("predict", missing, "-m", model), str(missing))
+    assert_clean_error(run("lexicon", missing, "-o", tmp / "l.npz", "-q"), str(missing))
+
+
+def test_missing_model_file(files):
+    tmp, _, test = files
+    assert_clean_error(run("eval", test, "-m", tmp / "nope.npz", "-q"), "nope.npz")
+    assert_clean_error(run("train", test, "-o", tmp / "m.npz", "--lexicon", tmp / "nolex.npz",
+                           "-q"), "nolex.npz")
+
+
+def test_corrupted_model_file(files, model):
+    _, _, test = files
+    data = bytearray(model.read_bytes())
+    mid = len(data) // 2
+    data[mid:mid + 32] = bytes(b ^ 0xA5 for b in data[mid:mid + 32])
+    model.write_bytes(bytes(data))
+    assert_clean_error(run("eval", test, "-m", model, "-q"), str(model), "corrupted")
+    assert_clean_error(run("predict", test, "-m", model), str(model), "corrupted")
+
+
+def test_truncated_model_file(files, model):
+    _, _, test = files
+    data = model.read_bytes()
+    model.write_bytes(data[:len(data) // 2])
+    assert_clean_error(run("eval", test, "-m", model, "-q"), str(model))
+    assert_clean_error(run("predict", test, "-m", model), str(model))
+
+
+def test_lexicon_given_as_model(files):
+    tmp, train, test = files
+    lex = tmp / "lex.npz"
+    assert_ok(run("lexicon", train, "-o", lex, *SMALL, "-q"))
+    assert_clean_error(run("eval", test, "-m", lex, "-q"), str(lex), "kind 'lexicon'")
+
+
+@pytest.mark.parametrize("bits", ["0", "40", "32", "-3"])
+def test_bad_n_bits(files, bits):
+    tmp, train, _ = files
+    assert_clean_error(run("train", train, "-o", tmp / "x.npz", "--n-bits", bits, "-q"),
+                       "n_bits", bits)
+    assert_clean_error(run("lexicon", train, "-o", tmp / "x.npz", "--n-bits", bits, "-q"),
+                       "n_bits", bits)
+    assert not (tmp / "x.npz").exists()
+
+
+@pytest.mark.parametrize("opt, value, needle", [
+    ("--loss", "foo", "unknown loss 'foo'"),
+    ("--optimizer", "adam", "unknown optimizer 'adam'"),
+    ("--interpolate", "both", "unknown interpolation 'both'"),
+    ("--beta", "1.5", "beta"),
+    ("--epochs", "0", "epochs"),
+    ("--eta0", "-1", "eta0"),
+    ("--format", "xml", "unknown format 'xml'"),
+])
+def test_bad_train_options(files, opt, value, needle):
+    tmp, train, _ = files
+    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *SMALL, opt, value, "-q"),
+                       needle)
+    assert not (tmp / "x.npz").exists()
+
+
+def test_error_message_with_brackets_printed_verbatim(files, model):
+    # labels and paths are user data: an unknown label "[b]" must appear as such
+    tmp, _, _ = files
+    unk = write_lines(tmp / "unk.txt", [("[b]", "great")])
+    assert_clean_error(run("eval", unk, "-m", model, "-q"), "unknown label '[b]'")
+
+
+def test_missing_file_with_brackets_in_its_name(files):
+    tmp, _, _ = files
+    weird = tmp / "x[/]y.txt"
+    assert_clean_error(run("train", weird, "-o", tmp / "x.npz", *TRAIN_OPTS), str(weird))
+
+
+def test_predict_empty_csv(files, model):
+    tmp, _, _ = files
+    e = tmp / "empty.csv"
+    e.write_text("")
+    assert_clean_error(run("predict", e, "-m", model), str(e))

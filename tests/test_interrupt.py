@@ -1,0 +1,80 @@
+"""Ctrl-C during `nbsvm train` leaves an existing model file untouched and no temp files."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+
+
+def _synthetic(path: Path, n_docs=3000, words=300, seed=0):
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(5000)])
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n_docs):
+            ids = rng.integers(0, 5000, size=words)
+            if i % 2:
+                ids[:30] = rng.integers(0, 100, size=30)     # a weak "positive" signal
+            fh.write(("pos" if i % 2 else "neg") + "\t" + " ".join(vocab[ids]) + "\n")
+
+
+@pytest.mark.skipif(not NBSVM.exists(), reason=f"console script not found at {NBSVM}")
+@pytest.mark.parametrize("with_lexicon", [False, True], ids=["one-pass", "lexicon"])
+def test_sigint_during_training_keeps_previous_model(tmp_path, with_lexicon):
+    data = tmp_path / "big.txt"
+    _synthetic(data)
+    models = tmp_path / "models"
+    models.mkdir()
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    model = models / "model.npz"
+
+    # an earlier model at the same path
+    small = subprocess.run([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "16",
+                            "--epochs", "1", "-q"], capture_output=True, text=True, timeout=120)
+    assert small.returncode == 0, small.stderr
+    before = model.read_bytes()
+    old_scores = NBSVMClassifier.load(model).decision_function(["w1 w2 w3", "w4000 w17"])
+
+    extra = []
+    if with_lexicon:     # then the first epoch trains while streaming and writing the cache
+        lex = tmp_path / "lex.npz"
+        r = subprocess.run([str(NBSVM), "lexicon", str(data), "-o", str(lex), "--n-bits", "20",
+                            "-q"], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stderr
+        extra = ["--lexicon", str(lex)]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "20",
+                             "--epochs", "200", "--cache-dir", str(cache), *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        # the settings line is printed right before fitting starts
+        line = proc.stdout.readline()
+        assert line.startswith("settings: "), line
+        time.sleep(2.5)               # hashing (~1 s) done; well inside the ~10 s of epochs
+        assert proc.poll() is None, "training finished before it could be interrupted"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0
+    assert proc.returncode == 130, (proc.returncode, err)
+    assert "interrupted" in err
+    assert "Traceback" not in err and "Traceback" not in out
+    assert "saved:" not in out
+
+    assert model.read_bytes() == before
+    clf = NBSVMClassifier.load(model)
+    assert np.array_equal(clf.decision_function(["w1 w2 w3", "w4000 w17"]), old_scores)
+    assert sorted(p.name for p in models.iterdir()) == ["model.npz"]
+    assert not list(tmp_path.rglob("*.nbsvm-tmp*"))
+    assert list(cache.iterdir()) == []            # the feature cache was removed too
