@@ -4,7 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
-SHARED := ../shared/datasets
+# the shared corpora beside this checkout, or where CI's clone can reach them
+SHARED ?= $(firstword $(wildcard ../shared/datasets /work/shared/datasets) ../shared/datasets)
 IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
 IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
 IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz

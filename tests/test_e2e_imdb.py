@@ -8,8 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-ARCHIVE = (Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "imdb"
-           / "aclImdb_labeled.tar.gz").resolve()
+from conftest import shared_datasets
+
+ARCHIVE = shared_datasets() / "imdb" / "aclImdb_labeled.tar.gz"
 NBSVM = Path(sys.executable).parent / "nbsvm"
 PER_FOLDER = 1000
 
