@@ -195,7 +195,8 @@ class NBSVMClassifier:
                 learner.v_[:] = self.coef_
                 learner.state_[:] = self.learner_state_
                 if learner.optimizer == "adagrad":
-                    learner.sq_[:] = self.adagrad_sq_
+                    buckets, sq = self._sparse_sq
+                    learner.sq_[:, buckets] = sq
         self._learner = learner
         return learner
 
@@ -416,6 +417,14 @@ class NBSVMClassifier:
         """Write the model atomically: seen buckets only, as .npz with a JSON header."""
         self._check_fitted()
         keep = np.flatnonzero(np.any(self.ratios_ != 0, axis=0) | np.any(self.coef_ != 0, axis=0))
+        keep = keep.astype(BUCKET_DTYPE)
+        if self.optimizer == "adagrad":
+            if hasattr(self, "adagrad_sq_"):
+                sq = self.adagrad_sq_[:, keep]
+            else:   # loaded and never trained further: the stored sparse state
+                buckets, stored = self._sparse_sq
+                sq = np.zeros((stored.shape[0], keep.size), np.float32)
+                sq[:, np.searchsorted(keep, buckets)] = stored
         header = dict(
             package_version=__version__,
             params={p: getattr(self, p) for p in self._PARAMS if p != "cache_dir"},
@@ -425,12 +434,11 @@ class NBSVMClassifier:
             mean_abs_coef=[float(x) for x in self.mean_abs_coef_],
             intercept=[float(x) for x in self.intercept_])
         save_npz(path, "model", header, {
-            "buckets": keep.astype(BUCKET_DTYPE),
+            "buckets": keep,
             "ratios": np.ascontiguousarray(self.ratios_[:, keep]),
             "coef": np.ascontiguousarray(self.coef_[:, keep]),
             "learner_state": np.ascontiguousarray(self.learner_state_, dtype=np.float64),
-            **({"adagrad_sq": np.ascontiguousarray(self.adagrad_sq_[:, keep])}
-               if self.optimizer == "adagrad" else {})})
+            **({"adagrad_sq": np.ascontiguousarray(sq)} if self.optimizer == "adagrad" else {})})
 
     @classmethod
     def load(cls, path) -> "NBSVMClassifier":
@@ -470,6 +478,6 @@ class NBSVMClassifier:
             sq = arrays.get("adagrad_sq")
             if sq is None or sq.shape != (n_out, buckets.size) or sq.dtype != np.float32:
                 raise NBSVMError("corrupted model file: bad AdaGrad state", path=str(path))
-            clf.adagrad_sq_ = np.zeros((n_out, d), dtype=np.float32)
-            clf.adagrad_sq_[:, buckets] = sq
+            # kept sparse: only partial_fit needs it dense (predicting does not)
+            clf._sparse_sq = (buckets, sq)
         return clf

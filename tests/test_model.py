@@ -345,3 +345,21 @@ def test_hinge_has_no_probabilities():
     clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=2, loss="hinge").fit(TEXTS, LABELS)
     with pytest.raises(NBSVMError, match="no probabilities"):
         clf.predict_proba(["great"])
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_partial_fit_after_load_continues_exactly(tmp_path, optimizer):
+    """The learner state (SGD scale/bias/t, AdaGrad accumulators) travels with the model."""
+    X = ["a great film", "great fun", "an awful film", "awful, dull", "fine film", "dull mess"]
+    y = ["pos", "pos", "neg", "neg", "pos", "neg"]
+    live = NBSVMClassifier(ngrams=2, n_bits=12, optimizer=optimizer, epochs=3).fit(X, y)
+    live.save(tmp_path / "m.npz")
+    loaded = NBSVMClassifier.load(tmp_path / "m.npz")
+    loaded.save(tmp_path / "m2.npz")                  # re-saving a loaded model keeps its state
+    reloaded = NBSVMClassifier.load(tmp_path / "m2.npz")
+    for _ in range(2):
+        live.partial_fit(X, y)
+        reloaded.partial_fit(X, y)
+    assert np.array_equal(live.decision_function(X), reloaded.decision_function(X))
+    fresh = NBSVMClassifier(ngrams=2, n_bits=12, optimizer=optimizer, epochs=3).fit(X, y)
+    assert not np.array_equal(fresh.decision_function(X), reloaded.decision_function(X))
