@@ -27,8 +27,11 @@ DEFAULTS = dict(
     interpolate="scores",
     epochs=10,
     seed=0,
+    threads=1,
 )
 
-BATCH_DOCS = 2048             # documents per streaming batch
+SHUFFLE_BUFFER_BYTES = 16 << 20  # ids held in memory while replaying the cache
+SHUFFLE_BLOCK_BYTES = 256 << 10  # cache blocks shuffled as units beyond that budget
+BATCH_DOCS = 512              # documents per streaming batch (small: bounded buffers)
 
 FORMAT_VERSION = 1            # model and lexicon file format

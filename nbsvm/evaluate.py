@@ -1,59 +1,164 @@
-"""Streaming evaluation and prediction with a fitted model (bounded memory)."""
+"""Streaming evaluation and prediction with a fitted model (bounded memory), and training
+with the test set hashed on the other core at the same time."""
 from __future__ import annotations
 
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
-import pandas as pd
 
 from .errors import NBSVMError
-from .features import hash_batches
+from .features import Batch, CacheWriter, FeatureCache, hash_batches
 from .io.readers import Document
 from .metrics import confusion_matrix, report
 from .nbsvm import NBSVMClassifier
 from .online.losses import resolve_loss
 
 
+class _Scorer:
+    """Accumulates the confusion matrix and log loss batch by batch."""
+
+    def __init__(self, model: NBSVMClassifier):
+        self.model = model
+        k = len(model.classes_)
+        self.cm = np.zeros((k, k), dtype=np.int64)
+        self.has_proba = resolve_loss(model.loss).has_proba
+        self.ll_sum = 0.0
+        self.n = 0
+
+    def add(self, batch: Batch, truth: np.ndarray):
+        scores = self.model.decision_batch(batch)
+        pred = self.model._codes_for(list(self.model.labels_of(scores)))
+        self.cm += confusion_matrix(truth, pred, len(self.model.classes_))
+        if self.has_proba:
+            proba = self.model.proba_of(scores)
+            p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
+            self.ll_sum += float(-np.log(p_true).sum())
+        self.n += len(batch)
+
+    def report(self) -> dict:
+        if self.n == 0:
+            raise NBSVMError("no documents to evaluate")
+        return report(self.cm, self.model.classes_, self.ll_sum if self.has_proba else None)
+
+
 def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
                        callback: Callable[[dict], None] | None = None) -> dict:
     """Score labeled documents batch by batch; return :func:`nbsvm.metrics.report`."""
-    k = len(model.classes_)
-    cm = np.zeros((k, k), dtype=np.int64)
-    has_proba = resolve_loss(model.loss).has_proba
-    ll_sum, n = 0.0, 0
+    scorer = _Scorer(model)
     for batch in hash_batches(docs, model.hasher_):
-        for d in batch.docs:
-            if d.label is None:
-                raise NBSVMError("document has no label; eval needs labeled input",
-                                 path=d.source, line=d.line)
-        truth = model._codes_for([d.label for d in batch.docs], batch.docs)
-        scores = model.decision_batch(batch)
-        pred = model._codes_for(list(model.labels_of(scores)))
-        cm += confusion_matrix(truth, pred, k)
-        if has_proba:
-            proba = model.proba_of(scores)
-            ll_sum += float(-np.log(np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1)).sum())
-        n += len(batch)
+        scorer.add(batch, model._codes_for(batch.labels, batch))
         if callback:
-            callback({"stage": "eval", "docs": n})
-    if n == 0:
-        raise NBSVMError("no documents to evaluate")
-    return report(cm, model.classes_, ll_sum if has_proba else None)
+            callback({"stage": "eval", "docs": scorer.n})
+    return scorer.report()
 
 
-def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Iterator[pd.DataFrame]:
+def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
+                   callback: Callable[[dict], None] | None = None) -> dict:
+    """Score the documents of a feature cache (hashed with the model's settings)."""
+    if cache.hasher != model.hasher_:
+        raise NBSVMError("the cache was hashed with other settings than the model's",
+                         path=str(cache.folder))
+    model.check_labels(cache.labels, cache.first_seen)
+    to_class = np.array([model.classes_.index(label) for label in cache.labels] or [0],
+                        dtype=np.int32)
+    scorer = _Scorer(model)
+    for batch in cache.batches(2048):
+        scorer.add(batch, to_class[np.asarray(batch.labels, dtype=np.int64)])
+        if callback:
+            callback({"stage": "eval", "docs": scorer.n})
+    return scorer.report()
+
+
+class _BackgroundCache(threading.Thread):
+    """Hashes documents into a feature cache in a thread of its own."""
+
+    def __init__(self, docs, hasher, folder: Path, callback=None):
+        super().__init__(daemon=True, name="nbsvm-test-hasher")
+        self.docs, self.hasher, self.folder, self.callback = docs, hasher, folder, callback
+        self.cache: FeatureCache | None = None
+        self.error: BaseException | None = None
+        self.stop = threading.Event()
+
+    def run(self):
+        writer = CacheWriter(self.folder, self.hasher)
+        try:
+            n = 0
+            for batch in hash_batches(self.docs, self.hasher):
+                if self.stop.is_set():
+                    raise KeyboardInterrupt
+                writer.add(batch)
+                n += len(batch)
+                if self.callback:
+                    self.callback({"stage": "hash test", "docs": n})
+            self.cache = writer.close()
+        except BaseException as e:
+            writer.abort()
+            self.error = e
+
+
+def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
+                     test_docs: Iterable[Document], lexicon=None,
+                     callback: Callable[[dict], None] | None = None) -> dict:
+    """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run.
+
+    The test documents are read and hashed into a cache by a background thread while the
+    training epochs run (the compiled kernels release the GIL, so both cores work), then
+    scored from that cache. Returns the report, with ``timings`` added.
+    """
+    hasher = model._validate()
+    tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
+    worker = _BackgroundCache(test_docs, hasher, tmp / "test", callback)
+    def on_event(event):
+        # hash the test set once training epochs start: the lexicon pass already keeps
+        # both cores busy (reader thread + compiled hasher), an epoch keeps only one
+        if event["stage"] == "epoch" and not worker.is_alive() and worker.cache is None \
+                and worker.error is None:
+            worker.start()
+        if callback:
+            callback(event)
+
+    try:
+        t0 = time.perf_counter()
+        model.fit_documents(train_docs, lexicon=lexicon, callback=on_event)
+        if not worker.is_alive() and worker.cache is None and worker.error is None:
+            worker.start()
+        t1 = time.perf_counter()
+        worker.join()
+        if worker.error is not None:
+            raise worker.error
+        t2 = time.perf_counter()
+        rep = evaluate_cache(model, worker.cache, callback)
+        t3 = time.perf_counter()
+    finally:
+        worker.stop.set()
+        if worker.is_alive():
+            worker.join(timeout=10)
+        worker.cache = None
+        shutil.rmtree(tmp, ignore_errors=True)
+    rep["timings"] = dict(model.timings_, fit_s=t1 - t0, wait_test_hash_s=t2 - t1, eval_s=t3 - t2)
+    return rep
+
+
+def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Iterator["pd.DataFrame"]:
     """Yield one DataFrame per batch: ``source, line, [true_label,] label, score[, probability]``.
 
     For two classes ``score`` is the decision value for ``classes_[1]`` and ``probability``
     that class's probability; for more classes both are those of the predicted class.
     """
+    import pandas as pd
+
     has_proba = resolve_loss(model.loss).has_proba
     for batch in hash_batches(docs, model.hasher_):
         scores = model.decision_batch(batch)
         labels = model.labels_of(scores)
-        frame = {"source": [d.source for d in batch.docs], "line": [d.line for d in batch.docs]}
-        if any(d.label is not None for d in batch.docs):
-            frame["true_label"] = [d.label for d in batch.docs]
+        frame = {"source": batch.sources, "line": batch.lines}
+        if any(label is not None for label in batch.labels):
+            frame["true_label"] = batch.labels
         frame["label"] = labels
         if scores.shape[1] == 1:
             frame["score"] = scores[:, 0]

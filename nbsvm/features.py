@@ -1,24 +1,30 @@
-"""Documents -> CSR batches of bucket ids, and the binary feature cache.
+"""Documents -> CSR batches of bucket ids (a reader thread feeds the compiled hasher), and
+the binary feature cache.
 
-A batch is the sorted distinct bucket ids of each document concatenated (``ids``, int32)
-with ``offsets`` (int64, one more than documents). The cache is a folder of three raw
-arrays written while streaming (``ids.i32``, ``offsets.i64``, ``labels.i32``) plus
-``meta.json``; it is built under a temporary name and renamed when complete, so a partial
-cache is never mistaken for a finished one. Later epochs read it memory-mapped.
+A batch is the distinct bucket ids of each document concatenated (``ids``, int32) with
+``offsets`` (int64, one more than documents) and, per document, its label, source and line.
+The cache is a folder of three raw arrays written while streaming (``ids.i32``,
+``offsets.i64``, ``labels.i32``) plus ``meta.json``; it is built under a temporary name and
+renamed when complete, so a partial cache is never mistaken for a finished one. It is read
+in blocks into a buffer of fixed size (:meth:`FeatureCache.shuffled_groups`), so resident
+memory does not grow with the corpus.
 """
 from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import tempfile
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
 
-from .config import BATCH_DOCS, BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE
+from .config import (BATCH_DOCS, BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFLE_BLOCK_BYTES,
+                     SHUFFLE_BUFFER_BYTES)
 from .errors import NBSVMError
 from .io.readers import Document
 from .text.hashing import Hasher
@@ -26,43 +32,104 @@ from .text.hashing import Hasher
 
 @dataclass
 class Batch:
-    """CSR rows of binarized documents and the documents they came from."""
+    """CSR rows of binarized documents, with each document's label, source and line."""
 
-    ids: np.ndarray        # int32, concatenated sorted distinct buckets
-    offsets: np.ndarray    # int64, len(docs) + 1
-    docs: list[Document]
+    ids: np.ndarray        # int32, concatenated distinct buckets
+    offsets: np.ndarray    # int64, len(labels) + 1
+    labels: list = field(default_factory=list)
+    sources: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
 
     def __len__(self) -> int:
-        return len(self.docs)
+        return len(self.offsets) - 1
 
-
-def hash_batches(docs: Iterable[Document], hasher: Hasher,
-                 batch_docs: int = BATCH_DOCS) -> Iterator[Batch]:
-    """Group a document stream into hashed CSR batches of ``batch_docs`` documents."""
-    pending: list[Document] = []
-    for doc in docs:
-        pending.append(doc)
-        if len(pending) == batch_docs:
-            yield hash_batch(pending, hasher)
-            pending = []
-    if pending:
-        yield hash_batch(pending, hasher)
+    def where(self, i: int) -> dict:
+        return {"path": self.sources[i] if self.sources else None,
+                "line": self.lines[i] if self.lines else None}
 
 
 def hash_batch(docs: list[Document], hasher: Hasher) -> Batch:
-    """The single text -> bucket-ids entry point for a batch of documents."""
-    rows = [hasher.buckets(d.text) for d in docs]
-    offsets = np.zeros(len(rows) + 1, dtype=OFFSET_DTYPE)
-    np.cumsum([len(r) for r in rows], out=offsets[1:])
-    ids = np.concatenate(rows).astype(BUCKET_DTYPE, copy=False) if rows else \
-        np.zeros(0, BUCKET_DTYPE)
-    return Batch(ids, offsets, docs)
+    """Hash a list of documents in the calling thread."""
+    ids, offsets = hasher.batch([d.text for d in docs])
+    return Batch(ids, offsets, [d.label for d in docs], [d.source for d in docs],
+                 [d.line for d in docs])
+
+
+_DONE = object()
+
+
+class _Failure:
+    def __init__(self, exc):
+        self.exc = exc
+
+
+def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
+    """Thread body: read documents, group them, prepare the UTF-8 buffers."""
+    def put(item):
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    try:
+        def prepared(pending):     # the texts are dropped once encoded
+            return ([d.label for d in pending], [d.source for d in pending],
+                    [d.line for d in pending], hasher.prepare([d.text for d in pending]))
+
+        pending: list[Document] = []
+        for doc in docs:
+            pending.append(doc)
+            if len(pending) == batch_docs:
+                if not put(prepared(pending)):
+                    return
+                pending = []
+            if stop.is_set():
+                return
+        if pending and not put(prepared(pending)):
+            return
+        put(_DONE)
+    except BaseException as e:   # handed to the consumer, raised there
+        put(_Failure(e))
+
+
+def hash_batches(docs: Iterable[Document], hasher: Hasher, batch_docs: int = BATCH_DOCS,
+                 prefetch: int = 2) -> Iterator[Batch]:
+    """Hashed CSR batches of ``batch_docs`` documents, read ahead by a reader thread.
+
+    The reader thread iterates ``docs`` (file reading, decoding, lowercasing: Python work)
+    and keeps up to ``prefetch`` prepared batches in a bounded queue; the caller's thread
+    runs the compiled tokenizer/hasher, which releases the GIL, so reading and hashing
+    overlap. Errors raised while reading surface here, in the caller's thread.
+    """
+    out: queue.Queue = queue.Queue(maxsize=prefetch)
+    stop = threading.Event()
+    thread = threading.Thread(target=_reader, args=(iter(docs), hasher, batch_docs, out, stop),
+                              daemon=True, name="nbsvm-reader")
+    thread.start()
+    try:
+        while True:
+            item = out.get()
+            if item is _DONE:
+                return
+            if isinstance(item, _Failure):
+                raise item.exc
+            labels, sources, lines, (buf, starts) = item
+            ids, offsets = hasher.hash_prepared(buf, starts)
+            del buf
+            yield Batch(ids, offsets, labels, sources, lines)
+    finally:
+        stop.set()
+        thread.join(timeout=5)
 
 
 class CacheWriter:
     """Append hashed batches to a new cache folder; :meth:`close` publishes it atomically.
 
-    Labels are stored as codes in order of first appearance; ``meta.json`` maps them back.
+    Labels are stored as codes in order of first appearance; ``meta.json`` maps them back
+    and records where each label was first seen (for error messages later).
     """
 
     def __init__(self, folder, hasher: Hasher):
@@ -71,7 +138,9 @@ class CacheWriter:
         self.tmp = Path(tempfile.mkdtemp(prefix="." + self.folder.name + ".", suffix=".nbsvm-tmp",
                                          dir=self.folder.parent))
         self.hasher = hasher
-        self.labels: list[str] = []
+        self.labels: list = []
+        self.first_seen: list = []
+        self._index: dict = {}
         self._ids = open(self.tmp / "ids.i32", "wb")
         self._offsets = open(self.tmp / "offsets.i64", "wb")
         self._codes = open(self.tmp / "labels.i32", "wb")
@@ -79,19 +148,24 @@ class CacheWriter:
         self.n_docs = 0
         self.n_ids = 0
 
-    def code_of(self, label: str) -> int:
-        try:
-            return self.labels.index(label)
-        except ValueError:
+    def code_of(self, label, where=None) -> int:
+        code = self._index.get(label)
+        if code is None:
+            code = self._index[label] = len(self.labels)
             self.labels.append(label)
-            return len(self.labels) - 1
+            self.first_seen.append(where or {})
+        return code
 
     def add(self, batch: Batch) -> np.ndarray:
         """Append ``batch``; return its label codes."""
-        codes = np.asarray([self.code_of(d.label) for d in batch.docs], dtype=LABEL_DTYPE)
-        self._ids.write(batch.ids.tobytes())
-        self._offsets.write((batch.offsets[1:] + self.n_ids).astype(OFFSET_DTYPE).tobytes())
-        self._codes.write(codes.tobytes())
+        codes = np.empty(len(batch), dtype=LABEL_DTYPE)
+        index = self._index
+        for i, label in enumerate(batch.labels):
+            code = index.get(label)
+            codes[i] = self.code_of(label, batch.where(i)) if code is None else code
+        self._ids.write(memoryview(np.ascontiguousarray(batch.ids)))
+        self._offsets.write(memoryview((batch.offsets[1:] + self.n_ids).astype(OFFSET_DTYPE)))
+        self._codes.write(memoryview(codes))
         self.n_docs += len(batch)
         self.n_ids += int(batch.offsets[-1])
         return codes
@@ -102,7 +176,7 @@ class CacheWriter:
             os.fsync(fh.fileno())
             fh.close()
         meta = dict(n_docs=self.n_docs, n_ids=self.n_ids, labels=self.labels,
-                    hasher=self.hasher.settings())
+                    first_seen=self.first_seen, hasher=self.hasher.settings())
         (self.tmp / "meta.json").write_text(json.dumps(meta))
         if self.folder.exists():
             shutil.rmtree(self.folder)
@@ -116,14 +190,20 @@ class CacheWriter:
 
 
 class FeatureCache:
-    """A finished cache, memory-mapped read-only and checked against its metadata."""
+    """A finished cache, read with positioned reads into private buffers.
+
+    Not memory-mapped on purpose: the kernel maps whole neighbourhoods of a file on each
+    page fault, so random access through a map keeps most of the file resident. Reading
+    blocks into a buffer of fixed size keeps resident memory independent of the corpus.
+    """
 
     def __init__(self, folder):
         self.folder = Path(folder)
         try:
             meta = json.loads((self.folder / "meta.json").read_text())
             self.n_docs, self.n_ids = int(meta["n_docs"]), int(meta["n_ids"])
-            self.labels = [str(x) for x in meta["labels"]]
+            self.labels = list(meta["labels"])
+            self.first_seen = list(meta.get("first_seen") or [{}] * len(self.labels))
             self.hasher = Hasher(**meta["hasher"])
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise NBSVMError(f"unusable feature cache ({e})", path=str(self.folder)) from None
@@ -133,32 +213,87 @@ class FeatureCache:
             p = self.folder / name
             if not p.is_file() or p.stat().st_size != size:
                 raise NBSVMError(f"truncated feature cache ({name})", path=str(self.folder))
-        self.ids = self._map("ids.i32", BUCKET_DTYPE)
-        self.offsets = self._map("offsets.i64", OFFSET_DTYPE)
-        self.codes = self._map("labels.i32", LABEL_DTYPE)
+        self._files = {name: open(self.folder / name, "rb") for name in sizes}
+        ends = self.offsets_range(0, self.n_docs)
+        if ends[0] != 0 or ends[-1] != self.n_ids:
+            raise NBSVMError("corrupted feature cache (offsets)", path=str(self.folder))
 
-    def _map(self, name, dtype):
-        path = self.folder / name
-        if path.stat().st_size == 0:
-            return np.zeros(0, dtype=dtype)
-        return np.memmap(path, dtype=dtype, mode="r")
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()
 
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
 
-def epoch_order(n: int, rng: np.random.Generator, window: int = 1 << 22) -> np.ndarray:
-    """A shuffled visiting order of ``n`` documents.
+    def _read(self, name, dtype, start, stop, out=None) -> np.ndarray:
+        itemsize = np.dtype(dtype).itemsize
+        n = stop - start
+        out = np.empty(n, dtype=dtype) if out is None else out[:n]
+        if n:
+            got = os.preadv(self._files[name].fileno(), [memoryview(out).cast("B")],
+                            start * itemsize)
+            if got != n * itemsize:
+                raise NBSVMError(f"feature cache changed while in use ({name})",
+                                 path=str(self.folder))
+        return out
 
-    Up to ``window`` documents this is a full permutation. Beyond it, windows of consecutive
-    documents are visited in random order and each is permuted inside, so the order array
-    for one window is all that is materialized at a time (see :func:`iter_epoch_order`).
-    """
-    return np.concatenate(list(iter_epoch_order(n, rng, window))) if n else np.zeros(0, np.int64)
+    def offsets_range(self, start, stop) -> np.ndarray:
+        """``offsets[start:stop + 1]`` (absolute positions in the id file)."""
+        return self._read("offsets.i64", OFFSET_DTYPE, start, stop + 1)
 
+    def rows(self, start, stop, ids_out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Documents ``start..stop-1``: (ids, offsets from 0, label codes)."""
+        offsets = self.offsets_range(start, stop)
+        ids = self._read("ids.i32", BUCKET_DTYPE, int(offsets[0]), int(offsets[-1]), ids_out)
+        codes = self._read("labels.i32", LABEL_DTYPE, start, stop)
+        return ids, offsets - offsets[0], codes
 
-def iter_epoch_order(n: int, rng: np.random.Generator, window: int = 1 << 22) -> Iterator[np.ndarray]:
-    if n <= window:
-        yield rng.permutation(n).astype(np.int64)
-        return
-    starts = np.arange(0, n, window)
-    for start in rng.permutation(starts):
-        stop = min(int(start) + window, n)
-        yield int(start) + rng.permutation(stop - int(start)).astype(np.int64)
+    def batches(self, chunk: int = 8192) -> Iterator[Batch]:
+        """The cached documents in order, as batches (labels as stored codes)."""
+        for start in range(0, self.n_docs, chunk):
+            ids, offsets, codes = self.rows(start, min(start + chunk, self.n_docs))
+            yield Batch(ids, offsets, list(codes))
+
+    def shuffled_groups(self, rng: np.random.Generator, buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
+                        block_bytes: int = SHUFFLE_BLOCK_BYTES):
+        """One epoch in shuffled order, within a fixed memory budget.
+
+        Documents are cut into consecutive blocks of about ``block_bytes`` of ids; each
+        epoch visits the blocks in a random order, gathers as many as fit in
+        ``buffer_bytes`` into one group, and permutes the group's documents. When the whole
+        cache fits the buffer this is a full random permutation of the documents. Yields
+        ``(ids, offsets, codes, order)`` per group (the arrays are reused between groups).
+        """
+        if self.n_docs == 0:
+            return
+        per_doc = max(1.0, 4.0 * self.n_ids / self.n_docs)
+        block = max(1, int(block_bytes / per_doc))
+        if 4 * self.n_ids <= buffer_bytes:
+            block = self.n_docs                  # everything fits: one full permutation
+        starts = np.arange(0, self.n_docs, block, dtype=np.int64)
+        per_group = max(1, int(buffer_bytes // max(1.0, per_doc * block)))
+        buffer = np.empty(0, dtype=BUCKET_DTYPE)
+        order_of_blocks = rng.permutation(len(starts))
+        for g in range(0, len(order_of_blocks), per_group):
+            group = order_of_blocks[g:g + per_group]
+            bounds = [(int(starts[b]), min(int(starts[b]) + block, self.n_docs)) for b in group]
+            spans = [self.offsets_range(a, z) for a, z in bounds]
+            n_ids = sum(int(o[-1] - o[0]) for o in spans)
+            if buffer.shape[0] < n_ids:
+                buffer = np.empty(n_ids, dtype=BUCKET_DTYPE)
+            n_docs = sum(z - a for a, z in bounds)
+            offsets = np.empty(n_docs + 1, dtype=OFFSET_DTYPE)
+            codes = np.empty(n_docs, dtype=LABEL_DTYPE)
+            pos, d = 0, 0
+            offsets[0] = 0
+            for (a, z), o in zip(bounds, spans):
+                k = int(o[-1] - o[0])
+                self._read("ids.i32", BUCKET_DTYPE, int(o[0]), int(o[-1]), buffer[pos:pos + k])
+                self._read("labels.i32", LABEL_DTYPE, a, z, codes[d:d + z - a])
+                offsets[d + 1:d + 1 + z - a] = o[1:] - o[0] + pos
+                pos += k
+                d += z - a
+            yield buffer[:pos], offsets, codes, rng.permutation(n_docs).astype(np.int64)

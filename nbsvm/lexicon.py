@@ -8,6 +8,8 @@ against ``classes_[0]``); with more, one per class against the rest.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -27,14 +29,36 @@ def _count_buckets(counts, doc_counts, ids, offsets, codes):
             counts[c, ids[j]] += 1
 
 
-def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float) -> np.ndarray:
+@njit(cache=True, nogil=True)
+def _nb_ratios(pos, neg, alpha, out):
+    """out[i] = log((p_i/|p|) / (q_i/|q|)) over seen buckets (p = pos + alpha, ...), else 0.
+
+    Returns the number of seen buckets. ``out`` may share memory with neither input.
+    """
+    sp = 0.0
+    sq = 0.0
+    n_seen = 0
+    for i in range(pos.shape[0]):
+        if pos[i] > 0 or neg[i] > 0:
+            sp += pos[i] + alpha
+            sq += neg[i] + alpha
+            n_seen += 1
+    shift = math.log(sq) - math.log(sp) if sp > 0 else 0.0
+    for i in range(pos.shape[0]):
+        if pos[i] > 0 or neg[i] > 0:
+            out[i] = math.log(pos[i] + alpha) - math.log(neg[i] + alpha) + shift
+        else:
+            out[i] = 0.0
+    return n_seen
+
+
+def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float,
+              out: np.ndarray | None = None) -> np.ndarray:
     """Log-count ratio over the buckets seen in either count vector (float32, dense)."""
-    seen = (pos_counts > 0) | (neg_counts > 0)
-    p = pos_counts[seen].astype(np.float64) + alpha
-    q = neg_counts[seen].astype(np.float64) + alpha
-    r = np.zeros(pos_counts.shape[0], dtype=RATIO_DTYPE)
-    r[seen] = np.log((p / p.sum()) / (q / q.sum()))
-    return r
+    if out is None:
+        out = np.empty(pos_counts.shape[0], dtype=RATIO_DTYPE)
+    _nb_ratios(pos_counts, neg_counts, float(alpha), out)
+    return out
 
 
 class NBLexicon:
@@ -62,13 +86,17 @@ class NBLexicon:
         self.alpha = alpha
 
     # -- counting -------------------------------------------------------------------------
-    def _init_state(self):
+    def _init_state(self, store: np.ndarray | None = None):
+        """``store``: optional zeroed int32 array ``(2, 2**n_bits)`` (any strides) to count
+        the first two classes in, so that a trainer can lend memory it will reuse."""
         if not hasattr(self, "_labels"):
             if not (isinstance(self.alpha, (int, float)) and self.alpha > 0):
                 raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
             self._labels: list[str] = []          # first-appearance order
-            self._counts = np.zeros((0, 1 << self.hasher.n_bits), dtype=np.int32)
-            self._docs = np.zeros(0, dtype=np.int64)
+            # room for two classes; np.zeros costs nothing until pages are touched
+            self._store = store if store is not None else \
+                np.zeros((2, 1 << self.hasher.n_bits), dtype=np.int32)
+            self._docs_store = np.zeros(2, dtype=np.int64)
 
     def code_of(self, label: str) -> int:
         """Internal code of ``label``, adding the class if it is new."""
@@ -76,11 +104,23 @@ class NBLexicon:
         try:
             return self._labels.index(label)
         except ValueError:
-            # a new class is rare: growing the (K, 2**n_bits) array by a row is fine
+            k = len(self._labels)
+            if k == self._store.shape[0]:       # grow by doubling (new classes are rare)
+                store = np.zeros((2 * k, self._store.shape[1]), dtype=np.int32)
+                store[:k] = self._store
+                docs = np.zeros(2 * k, dtype=np.int64)
+                docs[:k] = self._docs_store
+                self._store, self._docs_store = store, docs
             self._labels.append(label)
-            self._counts = np.vstack([self._counts, np.zeros((1, self._counts.shape[1]), np.int32)])
-            self._docs = np.append(self._docs, 0)
-            return len(self._labels) - 1
+            return k
+
+    @property
+    def _counts(self) -> np.ndarray:
+        return self._store[:len(self._labels)]
+
+    @property
+    def _docs(self) -> np.ndarray:
+        return self._docs_store[:len(self._labels)]
 
     def add_batch(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
         """Count a CSR batch of binarized documents whose labels are codes from :meth:`code_of`."""
@@ -88,19 +128,17 @@ class NBLexicon:
         _count_buckets(self._counts, self._docs, ids, offsets, codes)
 
     def partial_fit(self, texts, labels):
-        ids, offsets, codes = [], [0], []
-        for text, label in zip(texts, labels):
-            b = self.hasher.buckets(text)
-            ids.append(b)
-            offsets.append(offsets[-1] + len(b))
-            codes.append(self.code_of(str(label)))
-        if codes:
-            self.add_batch(np.concatenate(ids).astype(BUCKET_DTYPE),
-                           np.asarray(offsets, dtype=np.int64), np.asarray(codes, dtype=np.int32))
+        texts = list(texts)
+        codes = np.asarray([self.code_of(str(label)) for label in labels], dtype=np.int32)
+        if len(codes) != len(texts):
+            raise NBSVMError(f"{len(texts)} texts but {len(codes)} labels")
+        if len(codes):
+            ids, offsets = self.hasher.batch(texts)
+            self.add_batch(ids, offsets, codes)
         return self
 
     def fit(self, texts, labels):
-        for attr in ("_labels", "_counts", "_docs"):
+        for attr in ("_labels", "_store", "_docs_store"):
             self.__dict__.pop(attr, None)
         return self.partial_fit(texts, labels)
 
@@ -177,9 +215,10 @@ class NBLexicon:
         if not ok:
             raise NBSVMError("corrupted lexicon file: arrays do not match the header", path=str(path))
         lex = cls(hasher, alpha=float(header["alpha"]))
-        lex._labels, lex._docs = classes, np.asarray(docs, dtype=np.int64)
-        lex._counts = np.zeros((len(classes), 1 << hasher.n_bits), dtype=np.int32)
-        lex._counts[:, buckets] = counts
+        lex._labels = classes
+        lex._docs_store = np.asarray(docs, dtype=np.int64)
+        lex._store = np.zeros((len(classes), 1 << hasher.n_bits), dtype=np.int32)
+        lex._store[:, buckets] = counts
         return lex
 
 
@@ -194,12 +233,12 @@ def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NB
     lexicon._init_state()
     n = 0
     for batch in hash_batches(docs, hasher):
-        codes = []
-        for d in batch.docs:
-            if d.label is None:
-                raise NBSVMError("document has no label", path=d.source, line=d.line)
-            codes.append(lexicon.code_of(d.label))
-        lexicon.add_batch(batch.ids, batch.offsets, np.asarray(codes, dtype=np.int32))
+        codes = np.empty(len(batch), dtype=np.int32)
+        for i, label in enumerate(batch.labels):
+            if label is None:
+                raise NBSVMError("document has no label", **batch.where(i))
+            codes[i] = lexicon.code_of(label)
+        lexicon.add_batch(batch.ids, batch.offsets, codes)
         n += len(batch)
         if callback:
             callback({"stage": "lexicon", "docs": n})

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
 
 def confusion_matrix(true_codes: np.ndarray, pred_codes: np.ndarray, n_classes: int) -> np.ndarray:
@@ -40,8 +39,10 @@ def report(cm: np.ndarray, classes: list[str], log_loss_sum: float | None = None
     return out
 
 
-def report_table(rep: dict) -> pd.DataFrame:
+def report_table(rep: dict) -> "pd.DataFrame":
     """A tidy table of a report: columns ``metric, class, value``."""
+    import pandas as pd
+
     rows = [("accuracy", "", rep["accuracy"])]
     if "log_loss" in rep:
         rows.append(("log_loss", "", rep["log_loss"]))

@@ -11,7 +11,12 @@ The flow of one :meth:`NBSVMClassifier.fit_documents` call:
 Interpolation with NB (``beta``):
 
 - ``scores`` (NBSVM-XL): ``f(x) = beta*(w.x + b) + (1-beta)*(log(N+/N-) + sum_i r_i)``;
-- ``weights`` (Wang & Manning 2012): ``w' = (1-beta)*mean|w| + beta*w``, mean over seen buckets.
+- ``weights`` (Wang & Manning 2012): ``w' = (1-beta)*mean|w| + beta*w``, the mean taken over
+  the buckets with a non-zero ratio (the buckets seen in training, up to exact ties).
+
+Memory: for two classes and AdaGrad the lexicon is counted straight into the learner's state
+array (its weight and accumulator slots, as int32), the ratios are computed in place and the
+slots zeroed, so the peak is the learner's ``2**n_bits * 12`` bytes and little more.
 """
 from __future__ import annotations
 
@@ -24,19 +29,18 @@ from typing import Callable, Iterable, Iterator
 import numpy as np
 
 from . import __version__
-from .config import BATCH_DOCS, BUCKET_DTYPE, DEFAULTS, RATIO_DTYPE, WEIGHT_DTYPE
+from .config import BUCKET_DTYPE, DEFAULTS
 from .errors import NBSVMError
-from .features import Batch, CacheWriter, FeatureCache, hash_batch, hash_batches, iter_epoch_order
+from .features import Batch, CacheWriter, FeatureCache, hash_batch, hash_batches
 from .io.readers import Document
-from .lexicon import NBLexicon
-from .online import _kernels
+from .lexicon import NBLexicon, _nb_ratios
 from .online.losses import resolve_loss
-from .online.sgd import LinearSGD, OPTIMIZERS
-from .persist import load_npz, save_npz
+from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
+from .persist import Chunked, load_npz, save_npz
 from .text.hashing import Hasher
 
 INTERPOLATIONS = ("scores", "weights")
-EPOCH_CHUNK = 4096          # documents between progress reports inside an epoch
+EPOCH_CHUNK = 4096          # documents between progress reports
 
 
 def _sigmoid(z):
@@ -70,6 +74,10 @@ class NBSVMClassifier:
     epochs : int
     seed : int
         Seeds the per-epoch shuffles.
+    threads : int
+        Hogwild! threads for AdaGrad epochs (1: single-threaded and bit-for-bit
+        reproducible for a given seed; more: faster on several cores, results vary in the
+        last digits from run to run).
     cache_dir : str, optional
         Where the temporary feature cache goes (default: the system's temp folder).
 
@@ -87,7 +95,7 @@ class NBSVMClassifier:
                  alpha=DEFAULTS["alpha"], loss=DEFAULTS["loss"], optimizer=DEFAULTS["optimizer"],
                  eta0=DEFAULTS["eta0"], l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=DEFAULTS["epochs"],
-                 seed=DEFAULTS["seed"], cache_dir=None):
+                 seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -101,11 +109,12 @@ class NBSVMClassifier:
         self.interpolate = interpolate
         self.epochs = epochs
         self.seed = seed
+        self.threads = threads
         self.cache_dir = cache_dir
 
     # -- parameters -----------------------------------------------------------------------
     _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "loss", "optimizer",
-               "eta0", "l2", "beta", "interpolate", "epochs", "seed", "cache_dir")
+               "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads", "cache_dir")
 
     def get_params(self, deep=True) -> dict:
         return {p: getattr(self, p) for p in self._PARAMS}
@@ -143,6 +152,59 @@ class NBSVMClassifier:
                 for i, (text, label) in enumerate(zip(X, y)))
         return self.fit_documents(docs)
 
+    def fit_documents(self, docs: Iterable[Document], lexicon: NBLexicon | None = None,
+                      callback: Callable[[dict], None] | None = None) -> "NBSVMClassifier":
+        """Fit on a stream of :class:`~nbsvm.io.Document` (see the module docstring).
+
+        ``callback`` receives progress events: ``{"stage": "hash"|"epoch", ...}``.
+        """
+        hasher = self._validate()
+        for attr in ("_learner", "lexicon_"):
+            self.__dict__.pop(attr, None)
+        notify = callback or (lambda event: None)
+        if lexicon is not None and lexicon.hasher != hasher:
+            raise NBSVMError(f"the lexicon was built with {lexicon.hasher.settings()} but the "
+                             f"model asks for {hasher.settings()}")
+        timings = {}
+        t0 = time.perf_counter()
+        tmp = Path(tempfile.mkdtemp(prefix="nbsvm-cache-", dir=self.cache_dir))
+        try:
+            writer = CacheWriter(tmp / "train", hasher)
+            if lexicon is None:
+                store, learner = None, None
+                if self.optimizer == "adagrad":      # count in the learner's own memory
+                    self.classes_ = ["", ""]
+                    learner = self._new_learner()
+                    store = learner.S_[0][:, 1:3].view(np.int32).T
+                lexicon, cache = self._lexicon_pass(docs, hasher, writer, notify, store)
+                if store is not None and lexicon._store is store:
+                    self._adopt_counts(lexicon, learner)
+                else:
+                    learner = None
+                    summary = self._summarize(lexicon)
+                    lexicon = None          # free the (classes x 2**n_bits) counts first
+                    self._allocate(summary)
+                timings["lexicon_s"] = time.perf_counter() - t0
+                first_epoch = 1
+            else:
+                summary = self._summarize(lexicon, alpha=self.alpha)
+                lexicon = None
+                self._allocate(summary)
+                cache = self._stream_first_epoch(docs, writer, notify)
+                first_epoch = 2
+            self.n_docs_ = cache.n_docs
+            positive = self._positive_in(cache)
+            rng = np.random.default_rng(self.seed)
+            for epoch in range(first_epoch, self.epochs + 1):
+                self._replay_epoch(cache, positive, rng, epoch, notify)
+            timings["train_s"] = time.perf_counter() - t0 - timings.get("lexicon_s", 0.0)
+            del cache
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self._finish()
+        self.timings_ = timings
+        return self
+
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":
         """One pass over a batch, continuing from the current state.
 
@@ -152,7 +214,7 @@ class NBSVMClassifier:
         the lexicon is frozen and only the linear model keeps learning.
         """
         hasher = self._validate()
-        if not hasattr(self, "coef_"):
+        if not hasattr(self, "_learner"):
             if classes is None:
                 raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
             classes = sorted({str(c) for c in classes})
@@ -162,144 +224,127 @@ class NBSVMClassifier:
             for c in classes:
                 self.lexicon_.code_of(c)
             self.classes_, self.hasher_, self.n_docs_ = classes, hasher, 0
-            n_out = 1 if len(classes) == 2 else len(classes)
-            self.ratios_ = np.zeros((n_out, 1 << hasher.n_bits), dtype=RATIO_DTYPE)
+            self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
+            self.n_seen_buckets_ = 0
+            self._learner = self._new_learner()
         texts, labels = list(X), [str(v) for v in y]
         if len(texts) != len(labels):
             raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
         docs = [Document(l, t, "<partial_fit>", i + 1) for i, (t, l) in enumerate(zip(texts, labels))]
         batch = hash_batch(docs, self.hasher_)
-        codes = self._codes_for(labels, docs)
+        codes = self._codes_for(labels, batch)
         if getattr(self, "lexicon_", None) is not None:
             self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
-            if self.lexicon_._docs.min() > 0:
-                self._set_lexicon(self.lexicon_)
-            else:   # until every class has a document the ratios stay zero
-                self.class_counts_ = self.lexicon_._docs.copy()
-                self._seen = np.any(self.lexicon_._counts > 0, axis=0)
-        learner = self._get_learner()
+            self.class_counts_ = self.lexicon_._docs.copy()
+            if self.lexicon_._docs.min() > 0:      # ratios need every class seen
+                summary = self._summarize(self.lexicon_)
+                self._learner.tables[:] = summary["ratios"]
+                self.n_seen_buckets_ = summary["n_seen"]
         if len(docs):
-            learner.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)), list(self.ratios_),
-                          self._positive_codes())
+            self._learner.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)),
+                                self._positive_codes())
         self.n_docs_ += len(docs)
-        if not hasattr(self, "_seen"):
-            self._seen = np.any(self.ratios_ != 0, axis=0)
-        self._finish(learner, self.hasher_)
+        self._finish()
         return self
 
-    def _get_learner(self) -> LinearSGD:
-        learner = getattr(self, "_learner", None)
-        if learner is None:
-            learner = self._new_learner()
-            if hasattr(self, "coef_"):        # a loaded model: restore its state
-                learner.v_[:] = self.coef_
-                learner.state_[:] = self.learner_state_
-                if learner.optimizer == "adagrad":
-                    buckets, sq = self._sparse_sq
-                    learner.sq_[:, buckets] = sq
-        self._learner = learner
-        return learner
-
-    def fit_documents(self, docs: Iterable[Document], lexicon: NBLexicon | None = None,
-                      callback: Callable[[dict], None] | None = None) -> "NBSVMClassifier":
-        """Fit on a stream of :class:`~nbsvm.io.Document` (see the module docstring).
-
-        ``callback`` receives progress events: ``{"stage": "hash"|"epoch", ...}``.
-        """
-        hasher = self._validate()
-        for attr in ("_learner", "lexicon_", "coef_"):
-            self.__dict__.pop(attr, None)
-        notify = callback or (lambda event: None)
-        timings = {}
-        if lexicon is not None and lexicon.hasher != hasher:
-            raise NBSVMError(f"the lexicon was built with {lexicon.hasher.settings()} but the "
-                             f"model asks for {hasher.settings()}")
-        tmp = Path(tempfile.mkdtemp(prefix="nbsvm-cache-", dir=self.cache_dir))
+    def _lexicon_pass(self, docs, hasher, writer, notify, store=None):
+        """Hash every document once: count the lexicon and write the cache in one pass."""
+        lexicon = NBLexicon(hasher, alpha=self.alpha)
+        lexicon._init_state(store)
         try:
-            writer = CacheWriter(tmp / "train", hasher)
-            t0 = time.perf_counter()
-            if lexicon is None:
-                lexicon = NBLexicon(hasher, alpha=self.alpha)
-                try:
-                    n = 0
-                    for batch in hash_batches(docs, hasher):
-                        codes = writer.add(batch)
-                        lex_codes = np.asarray([lexicon.code_of(l) for l in writer.labels],
-                                               dtype=np.int32)[codes]
-                        lexicon.add_batch(batch.ids, batch.offsets, lex_codes)
-                        n += len(batch)
-                        notify({"stage": "hash", "docs": n})
-                    cache = writer.close()
-                except BaseException:
-                    writer.abort()
-                    raise
-                if cache.n_docs == 0:
-                    raise NBSVMError("no training documents")
-                timings["lexicon_s"] = time.perf_counter() - t0
-                self._set_lexicon(lexicon)
-                lexicon = None      # free the (classes x 2**n_bits) counts before training
-                learner, rng = self._new_learner(), np.random.default_rng(self.seed)
-                first_epoch = 1
-            else:
-                self._set_lexicon(lexicon, alpha=self.alpha)
-                lexicon = None
-                learner, rng = self._new_learner(), np.random.default_rng(self.seed)
-                cache = self._stream_first_epoch(docs, writer, learner, notify)
-                first_epoch = 2
-            self.n_docs_ = cache.n_docs
-            codes = self._cache_codes(cache)
-            for epoch in range(first_epoch, self.epochs + 1):
-                self._replay_epoch(cache, codes, learner, rng, epoch, notify)
-            timings["train_s"] = time.perf_counter() - t0 - timings.get("lexicon_s", 0.0)
-            del cache
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        self._finish(learner, hasher)
-        self.timings_ = timings
-        return self
+            n = 0
+            for batch in hash_batches(docs, hasher):
+                codes = writer.add(batch)
+                for label in writer.labels[len(lexicon._labels):]:
+                    lexicon.code_of(label)          # same first-appearance order as the cache
+                lexicon.add_batch(batch.ids, batch.offsets, codes)
+                n += len(batch)
+                notify({"stage": "hash", "docs": n})
+            cache = writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+        if cache.n_docs == 0:
+            raise NBSVMError("no training documents")
+        return lexicon, cache
 
-    def _set_lexicon(self, lexicon: NBLexicon, alpha=None):
-        self.classes_ = lexicon.classes_
-        if len(self.classes_) < 2:
-            raise NBSVMError(f"need at least two classes to train, found {self.classes_}")
-        self.class_counts_ = lexicon.class_counts_
-        self.ratios_ = lexicon.ratios(alpha)
-        self.n_seen_buckets_ = lexicon.n_seen_
-        self._seen = np.any(lexicon._counts > 0, axis=0)
+    def _summarize(self, lexicon: NBLexicon, alpha=None) -> dict:
+        """What training needs from a lexicon (so that its counts can be freed)."""
+        classes = lexicon.classes_
+        if len(classes) < 2:
+            raise NBSVMError(f"need at least two classes to train, found {classes}")
+        return dict(classes=classes, class_counts=lexicon.class_counts_,
+                    ratios=lexicon.ratios(alpha), n_seen=lexicon.n_seen_)
+
+    def _allocate(self, summary: dict):
+        self.classes_ = summary["classes"]
+        self.class_counts_ = summary["class_counts"]
+        self.n_seen_buckets_ = summary["n_seen"]
+        self._learner = self._new_learner()
+        self._learner.tables[:] = summary.pop("ratios")
+        self.hasher_ = self._hasher()
+
+    def _adopt_counts(self, lexicon: NBLexicon, learner: LinearSGD):
+        """Binary counts sit in the learner's weight/accumulator slots: turn them into the
+        ratios (slot 0), then zero the slots for training."""
+        classes = lexicon.classes_
+        if len(classes) < 2:
+            raise NBSVMError(f"need at least two classes to train, found {classes}")
+        order = lexicon._order()
+        self.classes_, self.class_counts_ = classes, lexicon.class_counts_
+        S = learner.S_[0]
+        pos, neg = lexicon._store[order[1]], lexicon._store[order[0]]
+        self.n_seen_buckets_ = int(_nb_ratios(pos, neg, float(self.alpha), S[:, 0]))
+        S[:, 1:] = 0.0
+        self._learner = learner
+        self.hasher_ = self._hasher()
 
     def _positive_codes(self) -> list[int]:
         return [1] if len(self.classes_) == 2 else list(range(len(self.classes_)))
 
     def _new_learner(self) -> LinearSGD:
-        return LinearSGD(1 << self.n_bits, n_outputs=self.ratios_.shape[0], loss=self.loss,
-                         optimizer=self.optimizer, eta0=self.eta0, l2=self.l2)
+        n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
+        return LinearSGD(1 << self.n_bits, n_outputs=n_out, loss=self.loss,
+                         optimizer=self.optimizer, eta0=self.eta0, l2=self.l2,
+                         threads=self.threads)
 
-    def _codes_for(self, labels: list[str], docs=None) -> np.ndarray:
+    def _codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
         """Map label strings to class indices, naming the first document with an unknown one."""
         index = {c: i for i, c in enumerate(self.classes_)}
         out = np.empty(len(labels), dtype=np.int32)
         for i, label in enumerate(labels):
-            if label not in index:
-                src = docs[i] if docs is not None else None
+            code = index.get(label)
+            if code is None:
+                where = batch.where(i) if batch is not None else {}
+                if label is None:
+                    raise NBSVMError("document has no label", **where)
                 raise NBSVMError(f"unknown label {label!r}; the model knows {self.classes_}",
-                                 path=getattr(src, "source", None), line=getattr(src, "line", None))
-            out[i] = index[label]
+                                 **where)
+            out[i] = code
         return out
 
-    def _cache_codes(self, cache: FeatureCache) -> np.ndarray:
-        table = self._codes_for(cache.labels) if cache.labels else np.zeros(0, np.int32)
-        return table[np.asarray(cache.codes)] if cache.n_docs else np.zeros(0, np.int32)
+    def check_labels(self, labels: list, first_seen: list) -> None:
+        """Raise, naming where it was first seen, if a label is not one of ``classes_``."""
+        for label, where in zip(labels, first_seen):
+            if label not in self.classes_:
+                raise NBSVMError(f"unknown label {label!r}; the model knows {self.classes_}",
+                                 **(where or {}))
 
-    def _stream_first_epoch(self, docs, writer, learner, notify) -> FeatureCache:
+    def _positive_in(self, cache: FeatureCache) -> list[int]:
+        """Each output's positive class as a code of the cache (-1: absent from the data)."""
+        self.check_labels(cache.labels, cache.first_seen)
+        code = {label: i for i, label in enumerate(cache.labels)}
+        return [code.get(self.classes_[k], -1) for k in self._positive_codes()]
+
+    def _stream_first_epoch(self, docs, writer, notify) -> FeatureCache:
         try:
             n, loss_sum = 0, 0.0
-            tables = list(self.ratios_)
-            for batch in hash_batches(docs, self._hasher()):
-                codes = self._codes_for([d.label for d in batch.docs], batch.docs)
+            for batch in hash_batches(docs, self.hasher_):
+                codes = self._codes_for(batch.labels, batch)
                 writer.add(batch)
-                order = np.arange(len(batch), dtype=np.int64)
-                loss_sum += learner.epoch(batch.ids, batch.offsets, codes, order, tables,
-                                          self._positive_codes()) * len(batch)
+                loss_sum += self._learner.epoch(batch.ids, batch.offsets, codes,
+                                                np.arange(len(batch)),
+                                                self._positive_codes()) * len(batch)
                 n += len(batch)
                 notify({"stage": "epoch", "epoch": 1, "epochs": self.epochs, "docs": n,
                         "total": None, "loss": loss_sum / n})
@@ -311,56 +356,55 @@ class NBSVMClassifier:
             raise NBSVMError("no training documents")
         return cache
 
-    def _replay_epoch(self, cache, codes, learner, rng, epoch, notify):
+    def _replay_epoch(self, cache, positive, rng, epoch, notify):
         n, loss_sum = 0, 0.0
-        tables = list(self.ratios_)
-        ids, offsets = cache.ids, cache.offsets
-        for window in iter_epoch_order(cache.n_docs, rng):
-            for start in range(0, len(window), EPOCH_CHUNK):
-                order = window[start:start + EPOCH_CHUNK]
-                loss_sum += learner.epoch(ids, offsets, codes, order, tables,
-                                          self._positive_codes()) * len(order)
-                n += len(order)
+        for ids, offsets, codes, order in cache.shuffled_groups(rng):
+            for start in range(0, len(order), EPOCH_CHUNK):
+                part = order[start:start + EPOCH_CHUNK]
+                loss_sum += self._learner.epoch(ids, offsets, codes, part, positive) * len(part)
+                n += len(part)
                 notify({"stage": "epoch", "epoch": epoch, "epochs": self.epochs, "docs": n,
                         "total": cache.n_docs, "loss": loss_sum / n})
 
-    def _finish(self, learner: LinearSGD, hasher: Hasher):
-        self._learner = learner                 # kept so that partial_fit can continue
-        self.coef_ = learner.coef()
-        self.intercept_ = learner.intercept()
-        self.learner_state_ = learner.state_
-        if learner.optimizer == "adagrad":
-            self.adagrad_sq_ = learner.sq_
-        seen = self._seen
-        self.mean_abs_coef_ = np.abs(self.coef_[:, seen]).mean(axis=1) if seen.any() else \
-            np.zeros(self.coef_.shape[0])
-        del self._seen
-        self.hasher_ = hasher
+    def _finish(self):
+        self.mean_abs_coef_ = self._learner.mean_abs_coef()
+
+    # -- learned state (views of the learner's arrays) --------------------------------------
+    @property
+    def coef_(self) -> np.ndarray:
+        """Weights, shape ``(n_outputs, 2**n_bits)`` (one output for two classes)."""
+        self._check_fitted()
+        return self._learner.coef()
+
+    @property
+    def ratios_(self) -> np.ndarray:
+        """NB log-count ratios, shape ``(n_outputs, 2**n_bits)``."""
+        self._check_fitted()
+        return self._learner.tables
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        self._check_fitted()
+        return self._learner.intercept()
 
     # -- prediction -----------------------------------------------------------------------
     def _check_fitted(self):
-        if not hasattr(self, "coef_"):
+        if "_learner" not in self.__dict__:
             raise NBSVMError("this model is not fitted yet; call fit() or load a model file")
-
-    def _effective_coef(self) -> np.ndarray:
-        if self.interpolate == "weights" and self.beta != 1.0:
-            return (1.0 - self.beta) * self.mean_abs_coef_[:, None] + self.beta * self.coef_
-        return self.coef_
 
     def decision_batch(self, batch: Batch) -> np.ndarray:
         """Scores of a hashed batch, shape ``(n_docs, n_outputs)``."""
         self._check_fitted()
-        n = len(batch)
-        coef = self._effective_coef()
-        out = np.empty((n, coef.shape[0]))
-        tmp = np.empty(n)
-        for k in range(coef.shape[0]):
-            _kernels._scores(batch.ids, batch.offsets, self.ratios_[k], coef[k], tmp)
-            out[:, k] = tmp + self.intercept_[k]
-            if self.interpolate == "scores" and self.beta != 1.0:
-                _kernels._table_sums(batch.ids, batch.offsets, self.ratios_[k], tmp)
-                out[:, k] = self.beta * out[:, k] + (1.0 - self.beta) * (self._log_prior(k) + tmp)
-        return out
+        scores = self._learner.decision(batch.ids, batch.offsets)
+        if self.beta == 1.0:
+            return scores
+        nb = self._learner.table_sums(batch.ids, batch.offsets)
+        if self.interpolate == "scores":
+            prior = np.array([self._log_prior(k) for k in range(scores.shape[1])])
+            return self.beta * scores + (1.0 - self.beta) * (prior + nb)
+        # weights: sum_i r_i ((1-beta) mean|w| + beta w_i) + b
+        b = self._learner.intercept()
+        return self.beta * (scores - b) + (1.0 - self.beta) * self.mean_abs_coef_ * nb + b
 
     def _log_prior(self, k: int) -> float:
         counts = self.class_counts_.astype(np.float64)
@@ -369,14 +413,16 @@ class NBSVMClassifier:
         return float(np.log(counts[k] / (counts.sum() - counts[k])))
 
     def _batches(self, X) -> Iterator[Batch]:
-        docs = (Document(None, text, "<input>", i + 1) for i, text in enumerate(X))
-        return hash_batches(docs, self.hasher_)
+        docs = [Document(None, text, "<input>", i + 1) for i, text in enumerate(X)]
+        for start in range(0, len(docs), 4096):
+            yield hash_batch(docs[start:start + 4096], self.hasher_)
 
     def decision_function(self, X: Iterable[str]) -> np.ndarray:
         """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
         self._check_fitted()
         parts = [self.decision_batch(b) for b in self._batches(X)]
-        scores = np.concatenate(parts) if parts else np.zeros((0, self.coef_.shape[0]))
+        n_out = self._learner.n_outputs
+        scores = np.concatenate(parts) if parts else np.zeros((0, n_out))
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
@@ -416,29 +462,29 @@ class NBSVMClassifier:
     def save(self, path) -> None:
         """Write the model atomically: seen buckets only, as .npz with a JSON header."""
         self._check_fitted()
-        keep = np.flatnonzero(np.any(self.ratios_ != 0, axis=0) | np.any(self.coef_ != 0, axis=0))
-        keep = keep.astype(BUCKET_DTYPE)
-        if self.optimizer == "adagrad":
-            if hasattr(self, "adagrad_sq_"):
-                sq = self.adagrad_sq_[:, keep]
-            else:   # loaded and never trained further: the stored sparse state
-                buckets, stored = self._sparse_sq
-                sq = np.zeros((stored.shape[0], keep.size), np.float32)
-                sq[:, np.searchsorted(keep, buckets)] = stored
+        learner = self._learner
+        keep = learner.used_features()
+        n_out = learner.n_outputs
+
+        def column(c):          # S_[:, keep, c] row by row, in slices: no full copies
+            def pieces():
+                for k in range(n_out):
+                    for start in range(0, keep.size, 1 << 20):
+                        yield learner.S_[k, keep[start:start + (1 << 20)], c]
+            return Chunked(STATE_DTYPE, (n_out, keep.size), pieces)
+
+        arrays = {"buckets": keep, "ratios": column(0), "coef": column(1),
+                  "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
+        if learner.optimizer == "adagrad":
+            arrays["adagrad_sq"] = column(2)
         header = dict(
             package_version=__version__,
             params={p: getattr(self, p) for p in self._PARAMS if p != "cache_dir"},
             hasher=self.hasher_.settings(), classes=list(self.classes_),
             class_counts=[int(c) for c in self.class_counts_], n_docs=int(self.n_docs_),
             n_seen_buckets=int(self.n_seen_buckets_),
-            mean_abs_coef=[float(x) for x in self.mean_abs_coef_],
-            intercept=[float(x) for x in self.intercept_])
-        save_npz(path, "model", header, {
-            "buckets": keep,
-            "ratios": np.ascontiguousarray(self.ratios_[:, keep]),
-            "coef": np.ascontiguousarray(self.coef_[:, keep]),
-            "learner_state": np.ascontiguousarray(self.learner_state_, dtype=np.float64),
-            **({"adagrad_sq": np.ascontiguousarray(sq)} if self.optimizer == "adagrad" else {})})
+            mean_abs_coef=[float(x) for x in self.mean_abs_coef_])
+        save_npz(path, "model", header, arrays)
 
     @classmethod
     def load(cls, path) -> "NBSVMClassifier":
@@ -452,32 +498,30 @@ class NBSVMClassifier:
             clf.n_docs_ = int(header["n_docs"])
             clf.n_seen_buckets_ = int(header["n_seen_buckets"])
             clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
-            clf.intercept_ = np.asarray(header["intercept"], dtype=np.float64)
             buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
+            state = arrays["learner_state"]
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise NBSVMError(f"corrupted model file: {type(e).__name__}: {e}", path=str(path)) from None
         n_out = 1 if len(clf.classes_) == 2 else len(clf.classes_)
         d = 1 << clf.hasher_.n_bits
+        sq = arrays.get("adagrad_sq")
         ok = (len(clf.classes_) >= 2 and len(clf.class_counts_) == len(clf.classes_)
+              and clf.hasher_.n_bits == clf.n_bits
               and buckets.ndim == 1 and buckets.dtype == BUCKET_DTYPE
-              and ratios.shape == (n_out, buckets.size) and ratios.dtype == RATIO_DTYPE
-              and coef.shape == (n_out, buckets.size) and coef.dtype == WEIGHT_DTYPE
-              and clf.intercept_.shape == (n_out,) and clf.mean_abs_coef_.shape == (n_out,)
+              and ratios.shape == (n_out, buckets.size) and ratios.dtype == STATE_DTYPE
+              and coef.shape == (n_out, buckets.size) and coef.dtype == STATE_DTYPE
+              and state.shape == (n_out, 3) and state.dtype == np.float64
+              and clf.mean_abs_coef_.shape == (n_out,)
+              and (clf.optimizer != "adagrad"
+                   or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE))
               and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
         if not ok:
             raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
-        clf.ratios_ = np.zeros((n_out, d), dtype=RATIO_DTYPE)
-        clf.ratios_[:, buckets] = ratios
-        clf.coef_ = np.zeros((n_out, d), dtype=WEIGHT_DTYPE)
-        clf.coef_[:, buckets] = coef
-        state = arrays.get("learner_state")
-        if state is None or state.shape != (n_out, 3) or state.dtype != np.float64:
-            raise NBSVMError("corrupted model file: bad learner state", path=str(path))
-        clf.learner_state_ = state.copy()
-        if clf.optimizer == "adagrad":
-            sq = arrays.get("adagrad_sq")
-            if sq is None or sq.shape != (n_out, buckets.size) or sq.dtype != np.float32:
-                raise NBSVMError("corrupted model file: bad AdaGrad state", path=str(path))
-            # kept sparse: only partial_fit needs it dense (predicting does not)
-            clf._sparse_sq = (buckets, sq)
+        learner = clf._new_learner()
+        learner.S_[:, buckets, 0] = ratios
+        learner.S_[:, buckets, 1] = coef
+        if sq is not None and clf.optimizer == "adagrad":
+            learner.S_[:, buckets, 2] = sq
+        learner.state_[:] = state
+        clf._learner = learner
         return clf

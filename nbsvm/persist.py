@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import tempfile
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -58,16 +59,54 @@ def atomic_path(path, suffix=""):
         raise
 
 
-def save_npz(path, kind: str, header: dict, arrays: dict[str, np.ndarray]) -> None:
-    """Write ``arrays`` and ``header`` to ``path`` atomically (uncompressed .npz)."""
-    for name, a in arrays.items():
-        if a.dtype == object:
-            raise TypeError(f"array {name!r} has dtype object; refusing to save it")
-    header = dict(header, kind=kind, format_version=FORMAT_VERSION, checksum=checksum(arrays))
-    blob = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
+class Chunked:
+    """An array written piece by piece: ``pieces()`` yields its C-order data in parts.
+
+    Lets a model be saved from views of its state without materializing full copies.
+    """
+
+    def __init__(self, dtype, shape, pieces):
+        self.dtype, self.shape, self.pieces = np.dtype(dtype), tuple(shape), pieces
+
+
+def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
+    """Write ``arrays`` (ndarrays or :class:`Chunked`) and ``header`` to ``path`` atomically.
+
+    The result is a plain uncompressed ``.npz`` that ``np.load(allow_pickle=False)`` reads.
+    Arrays are streamed into the archive in name order while their checksum is computed.
+    """
+    digest = hashlib.sha256()
     with atomic_path(path) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **{HEADER_KEY: blob}, **arrays)
+        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name in sorted(arrays):
+                a = arrays[name]
+                if isinstance(a, np.ndarray):
+                    a = np.ascontiguousarray(a)
+                    spec = Chunked(a.dtype, a.shape, lambda a=a: iter([a]))
+                else:
+                    spec = a
+                if spec.dtype == object:
+                    raise TypeError(f"array {name!r} has dtype object; refusing to save it")
+                digest.update(f"{name}|{spec.dtype.str}|{spec.shape}|".encode())
+                with zf.open(name + ".npy", "w", force_zip64=True) as fh:
+                    np.lib.format.write_array_header_1_0(
+                        fh, {"descr": np.lib.format.dtype_to_descr(spec.dtype),
+                             "fortran_order": False, "shape": spec.shape})
+                    written = 0
+                    for piece in spec.pieces():
+                        piece = np.ascontiguousarray(piece, dtype=spec.dtype)
+                        view = memoryview(piece).cast("B")
+                        digest.update(view)
+                        fh.write(view)
+                        written += piece.size
+                    if written != int(np.prod(spec.shape, dtype=np.int64)):
+                        raise ValueError(f"array {name!r}: wrote {written} items, expected "
+                                         f"shape {spec.shape}")
+            full = dict(header, kind=kind, format_version=FORMAT_VERSION,
+                        checksum=digest.hexdigest())
+            blob = np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)
+            with zf.open(HEADER_KEY + ".npy", "w") as fh:
+                np.lib.format.write_array(fh, blob, allow_pickle=False)
 
 
 def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:

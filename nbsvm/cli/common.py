@@ -9,6 +9,7 @@ from typing import List, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
@@ -82,3 +83,25 @@ class ProgressReporter:
 def echo_kv(pairs: dict):
     for k, v in pairs.items():
         typer.echo(f"{k}: {v}")
+
+
+def print_report(rep: dict, seconds: float):
+    console = Console()
+    console.print(f"accuracy: {100 * rep['accuracy']:.2f}%", highlight=False)
+    if "log_loss" in rep:
+        console.print(f"log loss: {rep['log_loss']:.4f}", highlight=False)
+    console.print(f"documents: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
+    table = Table("class", "precision", "recall", "F1", "support")
+    for c, m in rep["per_class"].items():
+        table.add_row(c, f"{m['precision']:.4f}", f"{m['recall']:.4f}", f"{m['f1']:.4f}",
+                      str(m["support"]))
+    table.add_row("macro", f"{rep['macro_precision']:.4f}", f"{rep['macro_recall']:.4f}",
+                  f"{rep['macro_f1']:.4f}", str(rep["n_docs"]))
+    console.print(table)
+    cm = Table(title="confusion matrix (rows: true, columns: predicted)")
+    cm.add_column("")
+    for c in rep["classes"]:
+        cm.add_column(c)
+    for c, row in zip(rep["classes"], rep["confusion_matrix"]):
+        cm.add_row(c, *[str(x) for x in row])
+    console.print(cm)

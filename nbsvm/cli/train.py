@@ -8,11 +8,12 @@ from typing import List, Optional
 import typer
 
 from ..config import DEFAULTS
+from ..evaluate import fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
 from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter, cli_errors,
-                     documents, echo_kv)
+                     documents, echo_kv, print_report)
 
 
 @app.command("train")
@@ -40,8 +41,16 @@ def train_command(
     interpolate: str = typer.Option(DEFAULTS["interpolate"], "--interpolate",
                                     help="scores (NBSVM-XL) or weights (Wang & Manning)."),
     seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seed of the epoch shuffles."),
+    threads: int = typer.Option(DEFAULTS["threads"], "--threads",
+                                help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "
+                                     "for bit; 2+: faster, varies in the last digits)."),
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
                                             help="Folder for the temporary feature cache."),
+    test: Optional[List[str]] = typer.Option(None, "--test",
+                                             help="Also evaluate on this labeled input (repeat "
+                                                  "for several); it is hashed on the other core "
+                                                  "while the model trains."),
+    json_out: bool = typer.Option(False, "--json", help="With --test: print the report as JSON."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
 ):
     """Train an NB-weighted linear model out of core and save it."""
@@ -56,18 +65,23 @@ def train_command(
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
                               hash_seed=hash_seed, alpha=alpha, loss=loss, optimizer=optimizer,
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
-                              seed=seed, cache_dir=cache_dir)
+                              seed=seed, threads=threads, cache_dir=cache_dir)
         clf._validate()
-        if not quiet:
+        if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
         t0 = time.perf_counter()
-        with ProgressReporter(quiet) as progress:
+        rep = None
+        with ProgressReporter(quiet or json_out) as progress:
             docs = documents(inputs, fmt, text_col, label_col)
             # hand over the only reference so that fit can free the counts after use
             holder = [lex]
             del lex
-            clf.fit_documents(docs, lexicon=holder.pop(), callback=progress)
+            if test:
+                rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col),
+                                       lexicon=holder.pop(), callback=progress)
+            else:
+                clf.fit_documents(docs, lexicon=holder.pop(), callback=progress)
         t1 = time.perf_counter()
         clf.save(output)
         t2 = time.perf_counter()
@@ -75,7 +89,16 @@ def train_command(
                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))}
         if "lexicon_s" in clf.timings_:
             stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
-        stats.update({"training seconds": f"{clf.timings_['train_s']:.2f}",
-                      "total fit seconds": f"{t1 - t0:.2f}", "save seconds": f"{t2 - t1:.2f}",
+        stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
+        if rep is not None:
+            stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
+            stats["test eval seconds"] = f"{rep['timings']['eval_s']:.2f}"
+        stats.update({"total seconds": f"{t1 - t0:.2f}", "save seconds": f"{t2 - t1:.2f}",
                       "saved": output})
+        if rep is not None:
+            rep["timings"]["save_s"] = t2 - t1
+            if json_out:
+                typer.echo(json.dumps(rep, indent=2))
+                return
+            print_report(rep, rep["timings"]["eval_s"])
         echo_kv(stats)

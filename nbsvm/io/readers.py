@@ -9,8 +9,6 @@ import os
 from pathlib import Path
 from typing import IO, Iterable, Iterator, NamedTuple
 
-import pandas as pd
-
 from ..errors import NBSVMError
 
 FORMATS = ("auto", "aclimdb", "lines", "text", "csv", "tsv")
@@ -124,6 +122,8 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
         source = name = str(path)
         if not Path(path).is_file():
             raise NBSVMError("no such file", path=name)
+    import pandas as pd     # only CSV/TSV input needs pandas (it costs ~60 MB to import)
+
     usecols = [text_col] + ([label_col] if label_col else [])
     try:
         chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
@@ -196,6 +196,8 @@ def _read_one(src, fmt, labeled, text_col, label_col) -> Iterator[Document]:
         sep = "," if kind == "csv" else "\t"
         has_label = label_col if labeled else None
         if not labeled and label_col:
+            import pandas as pd
+
             # keep true labels when the column is there, for predict's output
             try:
                 header = pd.read_csv(src, sep=sep, nrows=0, encoding_errors="replace").columns

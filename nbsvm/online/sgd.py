@@ -4,18 +4,26 @@ This is the state and the epoch driver; the arithmetic lives in :mod:`._kernels`
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
-from ..config import WEIGHT_DTYPE
 from ..errors import NBSVMError
 from . import _kernels
 from .losses import resolve_loss
 
 OPTIMIZERS = ("sgd", "adagrad")
+STATE_DTYPE = np.float32
 
 
 class LinearSGD:
     """Binary (``n_outputs = 1``) or one-vs-rest (``n_outputs = K``) linear learner.
+
+    Feature values come from :attr:`tables` (``tables[k, i]`` is feature i's value for
+    output k when present in a row); set them before training. All per-feature state
+    is one float32 array ``S_`` of shape ``(n_outputs, n_features, W)``: value, weight
+    and (AdaGrad) squared-gradient sum side by side, so memory is
+    ``n_outputs * n_features * W * 4`` bytes (W = 2 for SGD, 3 for AdaGrad).
 
     Parameters
     ----------
@@ -33,20 +41,26 @@ class LinearSGD:
     bias_rate : float or None
         Bias step relative to the weights' (default 0.01 for SGD as in Bottou's svmsgd, 1 for
         AdaGrad, whose per-coordinate steps already adapt).
+    threads : int
+        AdaGrad only: split each call's examples over this many threads that update the
+        shared weights without locks (Hogwild!, Recht et al. 2011; sparse updates rarely
+        collide). Faster on several cores, but no longer bit-for-bit reproducible.
+        SGD's scaled weight vector cannot be shared this way, so SGD always uses one.
 
     Examples
     --------
     >>> import numpy as np
     >>> ids = np.array([0, 1, 1, 2], np.int32); offsets = np.array([0, 2, 4])
-    >>> codes = np.array([1, 0], np.int32); ones = np.ones(3, np.float32)
-    >>> m = LinearSGD(3, loss="hinge", eta0=0.5, l2=0.0)
-    >>> _ = m.epoch(ids, offsets, codes, np.array([0, 1]), [ones], positive=[1])
+    >>> codes = np.array([1, 0], np.int32)
+    >>> m = LinearSGD(3, loss="hinge", optimizer="sgd", eta0=0.5, l2=0.0)
+    >>> m.tables[:] = 1.0
+    >>> _ = m.epoch(ids, offsets, codes, np.array([0, 1]), positive=[1])
     >>> m.coef()[0].round(2).tolist()
     [0.5, 0.0, -0.5]
     """
 
     def __init__(self, n_features, n_outputs=1, loss="log", optimizer="sgd", eta0=0.05,
-                 l2=1e-6, bias_rate=None, eps=1e-8):
+                 l2=1e-6, bias_rate=None, eps=1e-8, threads=1):
         self.n_features = n_features
         self.n_outputs = n_outputs
         self.loss = loss
@@ -55,15 +69,13 @@ class LinearSGD:
         self.l2 = l2
         self.bias_rate = bias_rate
         self.eps = eps
+        self.threads = threads
         self._validate()
-        shape = (n_outputs, n_features)
-        self.v_ = np.zeros(shape, dtype=WEIGHT_DTYPE)
+        width = 2 if optimizer == "sgd" else 3
+        self.S_ = np.zeros((n_outputs, n_features, width), dtype=STATE_DTYPE)
+        self.state_ = np.zeros((n_outputs, 3))
         if optimizer == "sgd":
-            self.state_ = np.zeros((n_outputs, 3))
             self.state_[:, 0] = 1.0          # scale s
-        else:
-            self.sq_ = np.zeros(shape, dtype=np.float32)
-            self.state_ = np.zeros((n_outputs, 3))
 
     def _validate(self):
         self._loss = resolve_loss(self.loss)
@@ -73,41 +85,109 @@ class LinearSGD:
             raise NBSVMError(f"eta0 must be a positive number, got {self.eta0!r}")
         if not (np.isfinite(self.l2) and self.l2 >= 0):
             raise NBSVMError(f"lambda (l2) must be >= 0, got {self.l2!r}")
+        if not (isinstance(self.threads, (int, np.integer)) and 1 <= self.threads <= 64):
+            raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
         if self.optimizer == "sgd" and self.l2 * self.eta0 >= 1:
             raise NBSVMError(f"lambda * eta0 must be < 1 for SGD (got {self.l2 * self.eta0:g}): "
                              "the first L2 step would flip the weights' sign")
 
-    def epoch(self, ids, offsets, codes, order, tables, positive) -> float:
+    @property
+    def tables(self) -> np.ndarray:
+        """Feature values, shape ``(n_outputs, n_features)`` (a writable view of the state)."""
+        return self.S_[:, :, 0]
+
+    def epoch(self, ids, offsets, codes, order, positive) -> float:
         """Run the examples ``order`` once; return their mean loss (before each update)."""
         total = 0.0
         rate = self.bias_rate if self.bias_rate is not None else \
             (0.01 if self.optimizer == "sgd" else 1.0)
         order = np.ascontiguousarray(order, dtype=np.int64)
         for k in range(self.n_outputs):
-            table = tables[k]
             if self.optimizer == "sgd":
-                total += _kernels._sgd_epoch(ids, offsets, codes, int(positive[k]), order, table,
-                                             self.v_[k], self.state_[k], float(self.eta0),
+                total += _kernels._sgd_epoch(ids, offsets, codes, int(positive[k]), order,
+                                             self.S_[k], self.state_[k], float(self.eta0),
                                              float(self.l2), float(rate), self._loss.code)
+            elif self.threads > 1 and len(order) >= 64 * self.threads:
+                total += self._hogwild(ids, offsets, codes, int(positive[k]), order, k, rate)
             else:
                 total += _kernels._adagrad_epoch(ids, offsets, codes, int(positive[k]), order,
-                                                 table, self.v_[k], self.sq_[k], self.state_[k],
-                                                 float(self.eta0), float(self.l2), float(rate),
-                                                 self._loss.code, float(self.eps))
+                                                 self.S_[k], self.state_[k], float(self.eta0),
+                                                 float(self.l2), float(rate), self._loss.code,
+                                                 float(self.eps))
         return total / max(1, len(order) * self.n_outputs)
 
+    def _hogwild(self, ids, offsets, codes, positive, order, k, rate) -> float:
+        """AdaGrad over ``order`` split across threads sharing ``S_[k]`` without locks.
+
+        Each thread starts from the same scalar state (bias, t, bias accumulator); their
+        increments are summed afterwards, as if they had shared those scalars too.
+        """
+        start = self.state_[k].copy()
+        parts = np.array_split(order, self.threads)
+        states = [start.copy() for _ in parts]
+        losses = [0.0] * len(parts)
+
+        def work(i):
+            losses[i] = _kernels._adagrad_epoch(ids, offsets, codes, positive, parts[i],
+                                                self.S_[k], states[i], float(self.eta0),
+                                                float(self.l2), float(rate), self._loss.code,
+                                                float(self.eps))
+
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(1, len(parts))]
+        for w in workers:
+            w.start()
+        work(0)
+        for w in workers:
+            w.join()
+        self.state_[k] = start + sum(st - start for st in states)
+        return float(sum(losses))
+
+    def _scale(self, k) -> float:
+        return float(self.state_[k, 0]) if self.optimizer == "sgd" else 1.0
+
     def coef(self) -> np.ndarray:
-        """The weights ``w`` (shape ``(n_outputs, n_features)``), a view of the state.
+        """The weights ``w``, shape ``(n_outputs, n_features)``: a view of the state.
 
         For SGD the L2 scale is folded into the stored vector first (``v /= s; s = 1``),
-        so no second ``2**n_bits`` array is allocated.
+        so no second ``n_features`` array is allocated.
         """
         if self.optimizer == "sgd":
             for k in range(self.n_outputs):
                 if self.state_[k, 0] != 1.0:
-                    self.v_[k] /= self.state_[k, 0]
+                    self.S_[k, :, 1] /= self.state_[k, 0]
                     self.state_[k, 0] = 1.0
-        return self.v_
+        return self.S_[:, :, 1]
 
     def intercept(self) -> np.ndarray:
         return self.state_[:, 1 if self.optimizer == "sgd" else 0].copy()
+
+    def mean_abs_coef(self) -> np.ndarray:
+        """Per output, mean |w_i| over the features with a non-zero value (seen features)."""
+        self.coef()
+        return np.array([_kernels._mean_abs_weight(self.S_[k]) for k in range(self.n_outputs)])
+
+    def used_features(self) -> np.ndarray:
+        """Indices of features with a non-zero value or weight in any output (int32)."""
+        self.coef()
+        return _kernels._used_features(self.S_)
+
+    def decision(self, ids, offsets) -> np.ndarray:
+        """``w.x + b`` for CSR rows, shape ``(n_rows, n_outputs)``."""
+        n = len(offsets) - 1
+        out = np.empty((n, self.n_outputs))
+        tmp = np.empty(n)
+        b = self.intercept()
+        for k in range(self.n_outputs):
+            _kernels._scores(ids, offsets, self.S_[k], self._scale(k), tmp)
+            out[:, k] = tmp + b[k]
+        return out
+
+    def table_sums(self, ids, offsets) -> np.ndarray:
+        """``sum_i tables[k, i]`` over each row's ids, shape ``(n_rows, n_outputs)``."""
+        n = len(offsets) - 1
+        out = np.empty((n, self.n_outputs))
+        tmp = np.empty(n)
+        for k in range(self.n_outputs):
+            _kernels._table_sums(ids, offsets, self.S_[k], tmp)
+            out[:, k] = tmp
+        return out

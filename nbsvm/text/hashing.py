@@ -1,7 +1,8 @@
 """MurmurHash3 buckets of n-gram keys, and the one text -> bucket-ids function.
 
 A key is hashed as its UTF-8 bytes with ``mmh3.hash(key, seed, signed=False)`` (MurmurHash3
-x86 32-bit) and masked to ``n_bits``. Character n-grams use ``seed + 1`` so that they live
+x86 32-bit) and masked to ``n_bits``. :meth:`Hasher.reference_buckets` is that definition in
+plain Python; :meth:`Hasher.batch` (compiled, :mod:`._kernels`) must equal it bucket for bucket. Character n-grams use ``seed + 1`` so that they live
 in their own hash family and do not systematically coincide with word n-grams.
 """
 from __future__ import annotations
@@ -13,7 +14,14 @@ import numpy as np
 
 from ..config import BUCKET_DTYPE, MIN_BITS, MAX_BITS
 from ..errors import NBSVMError
+from . import _kernels
 from .tokenize import tokenize, word_ngrams, char_ngrams
+
+
+def _encode(text: str) -> bytes:
+    # UTF-8; lone surrogates (possible in Python strings, never in decoded files) are passed
+    # through rather than crashing or being dropped, identically on both paths
+    return text.encode("utf-8", "surrogatepass")
 
 
 def validate_n_bits(n_bits: int) -> int:
@@ -35,7 +43,7 @@ def bucket_of(key: str, n_bits: int, seed: int = 0) -> int:
 
 @dataclass(frozen=True)
 class Hasher:
-    """Turns a document's text into its sorted distinct bucket ids.
+    """Turns a document's text into its distinct bucket ids (first occurrences, in order).
 
     Parameters
     ----------
@@ -74,19 +82,52 @@ class Hasher:
         chars = char_ngrams(tokens, self.char_ngrams) if self.char_ngrams else []
         return word_ngrams(tokens, self.ngrams), chars
 
-    def buckets(self, text: str) -> np.ndarray:
-        """Sorted distinct bucket ids of ``text`` as int32 (the binarized document)."""
+    def reference_buckets(self, text: str) -> np.ndarray:
+        """The definition, in plain Python: ``mmh3`` on each n-gram key's UTF-8 bytes.
+
+        Slow; :meth:`buckets` and :meth:`batch` must return exactly the same ids.
+        """
         mask = (1 << self.n_bits) - 1
         words, chars = self.keys(text)
         h = mmh3.hash
         seed = self.seed
-        ids = {h(k, seed, signed=False) & mask for k in words}
+        enc = _encode
+        ids = [h(enc(k), seed, signed=False) & mask for k in words]
         if chars:
             seed2 = (seed + 1) & 0xFFFFFFFF
-            ids.update(h(k, seed2, signed=False) & mask for k in chars)
-        out = np.fromiter(ids, dtype=BUCKET_DTYPE, count=len(ids))
-        out.sort()
-        return out
+            ids.extend(h(enc(k), seed2, signed=False) & mask for k in chars)
+        distinct = dict.fromkeys(ids)           # first occurrences, in order
+        return np.fromiter(distinct, dtype=BUCKET_DTYPE, count=len(distinct))
+
+    def prepare(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The Python half of :meth:`batch`: normalized UTF-8 bytes and document starts.
+
+        Only C string methods run per document (``lower``, ``replace``, ``encode``); this is
+        the part a reader thread does while the compiled half runs without the GIL.
+        """
+        parts = [_encode(t.lower().replace("<br />", " ")) for t in texts]
+        starts = np.zeros(len(parts) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in parts], out=starts[1:])
+        buf = np.frombuffer(b"".join(parts), dtype=np.uint8) if starts[-1] else \
+            np.zeros(1, np.uint8)
+        return buf, starts
+
+    def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The compiled half of :meth:`batch` (releases the GIL)."""
+        return _kernels._hash_docs(buf, starts, self.ngrams, self.char_ngrams,
+                                   (1 << self.n_bits) - 1, self.seed, (self.seed + 1) & 0xFFFFFFFF)
+
+    def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Distinct bucket ids of many texts as CSR ``(ids int32, offsets int64)``.
+
+        Equal, document by document, to :meth:`reference_buckets`; tokenizing and hashing
+        run in one compiled call per batch.
+        """
+        return self.hash_prepared(*self.prepare(texts))
+
+    def buckets(self, text: str) -> np.ndarray:
+        """Distinct bucket ids of ``text`` as int32, in order of first occurrence."""
+        return self.batch([text])[0]
 
     def settings(self) -> dict:
         return asdict(self)

@@ -1,0 +1,259 @@
+"""Compiled tokenizer + MurmurHash3: UTF-8 bytes in, sorted distinct bucket ids out.
+
+The Python side lowercases, replaces ``<br />`` and encodes each text as UTF-8 (lone
+surrogates passed through), exactly as the reference path in :mod:`.hashing` does; these
+kernels then do what the reference does per token and per n-gram, without building strings:
+split on white space (every code point for which ``str.isspace`` is true), split off the
+punctuation ``. " , ( ) ! ? ; :`` as tokens of their own, write the tokens into a buffer with
+single spaces between them, and hash each n-gram as a contiguous span of that buffer.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+M32 = 0xFFFFFFFF
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rotl32(x, r):
+    return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF
+
+
+@njit(cache=True, nogil=True, inline="always")
+def murmur3_32(data, start, length, seed):
+    """MurmurHash3 x86 32-bit of ``data[start:start+length]`` (uint8), as in ``mmh3``.
+
+    Arithmetic is in int64 with explicit 32-bit masks: products wrap modulo 2**64, which
+    keeps their low 32 bits exact.
+    """
+    c1 = 0xCC9E2D51
+    c2 = 0x1B873593
+    h = seed & 0xFFFFFFFF
+    nblocks = length >> 2
+    for b in range(nblocks):
+        p = start + 4 * b
+        k = (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
+             | (np.int64(data[p + 3]) << 24))
+        k = (k * c1) & 0xFFFFFFFF
+        k = _rotl32(k, 15)
+        k = (k * c2) & 0xFFFFFFFF
+        h ^= k
+        h = _rotl32(h, 13)
+        h = (h * 5 + 0xE6546B64) & 0xFFFFFFFF
+    tail = start + 4 * nblocks
+    rem = length & 3
+    k = 0
+    if rem >= 3:
+        k ^= np.int64(data[tail + 2]) << 16
+    if rem >= 2:
+        k ^= np.int64(data[tail + 1]) << 8
+    if rem >= 1:
+        k ^= np.int64(data[tail])
+        k = (k * c1) & 0xFFFFFFFF
+        k = _rotl32(k, 15)
+        k = (k * c2) & 0xFFFFFFFF
+        h ^= k
+    h ^= length & 0xFFFFFFFF
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    h ^= h >> 16
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_space(cp):
+    # str.isspace() code points (checked against Python over all of Unicode in the tests)
+    if cp <= 0x20:
+        return cp == 0x20 or (0x09 <= cp <= 0x0D) or (0x1C <= cp <= 0x1F)
+    if cp < 0x85:
+        return False
+    return (cp == 0x85 or cp == 0xA0 or cp == 0x1680 or (0x2000 <= cp <= 0x200A)
+            or cp == 0x2028 or cp == 0x2029 or cp == 0x202F or cp == 0x205F or cp == 0x3000)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_punct(b):
+    # . " , ( ) ! ? ; :
+    return (b == 0x2E or b == 0x22 or b == 0x2C or b == 0x28 or b == 0x29 or b == 0x21
+            or b == 0x3F or b == 0x3B or b == 0x3A)
+
+
+@njit(cache=True, nogil=True)
+def _tokenize(buf, s, e, norm, tok_start, tok_end):
+    """Write the tokens of ``buf[s:e]`` into ``norm`` separated by single spaces.
+
+    Returns the number of tokens; token k is ``norm[tok_start[k]:tok_end[k]]``.
+    """
+    n = 0           # bytes written to norm
+    t = 0           # tokens
+    in_tok = False
+    i = s
+    while i < e:
+        b = buf[i]
+        if b < 0x80:
+            if (b <= 0x20 and (b == 0x20 or (0x09 <= b <= 0x0D) or (0x1C <= b <= 0x1F))):
+                if in_tok:
+                    tok_end[t] = n
+                    t += 1
+                    in_tok = False
+                i += 1
+                continue
+            if _is_punct(b):
+                if in_tok:
+                    tok_end[t] = n
+                    t += 1
+                    in_tok = False
+                if t > 0:
+                    norm[n] = 0x20
+                    n += 1
+                tok_start[t] = n
+                norm[n] = b
+                n += 1
+                tok_end[t] = n
+                t += 1
+                i += 1
+                continue
+            length = 1
+            cp = b
+        else:
+            # decode one UTF-8 sequence (surrogatepass bytes decode like any 3-byte form)
+            if b >= 0xF0:
+                length = 4
+                cp = b & 0x07
+            elif b >= 0xE0:
+                length = 3
+                cp = b & 0x0F
+            elif b >= 0xC0:
+                length = 2
+                cp = b & 0x1F
+            else:
+                length = 1
+                cp = b
+            if i + length > e:
+                length = e - i
+            for j in range(1, length):
+                cp = (cp << 6) | (buf[i + j] & 0x3F)
+            if length > 1 and _is_space(cp):
+                if in_tok:
+                    tok_end[t] = n
+                    t += 1
+                    in_tok = False
+                i += length
+                continue
+        if not in_tok:
+            if t > 0:
+                norm[n] = 0x20
+                n += 1
+            tok_start[t] = n
+            in_tok = True
+        for j in range(length):
+            norm[n] = buf[i + j]
+            n += 1
+        i += length
+    if in_tok:
+        tok_end[t] = n
+        t += 1
+    return t
+
+
+@njit(cache=True, nogil=True)
+def _char_ngram_ids(norm, tok_start, tok_end, n_tok, char_n, mask, seed, frame, starts, ids, m):
+    """Hash character n-grams of each ``<token>``; append to ``ids`` from ``m``; return new m."""
+    for k in range(n_tok):
+        a = tok_start[k]
+        z = tok_end[k]
+        frame[0] = 0x3C     # '<'
+        L = 1
+        for j in range(a, z):
+            frame[L] = norm[j]
+            L += 1
+        frame[L] = 0x3E     # '>'
+        L += 1
+        c = 0               # character starts within frame
+        for j in range(L):
+            if (frame[j] & 0xC0) != 0x80:
+                starts[c] = j
+                c += 1
+        starts[c] = L
+        if c <= char_n:
+            ids[m] = murmur3_32(frame, 0, L, seed) & mask
+            m += 1
+        else:
+            for q in range(c - char_n + 1):
+                p0 = starts[q]
+                ids[m] = murmur3_32(frame, p0, starts[q + char_n] - p0, seed) & mask
+                m += 1
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_distinct(h, keys, stamps, shift, doc, ids, m):
+    """Append ``h`` to ``ids[m]`` unless this document has it already; return the new m.
+
+    ``keys``/``stamps`` form an open-addressing set whose slots belong to the current
+    document when ``stamps[slot] == doc``, so it never needs clearing between documents.
+    """
+    size_mask = keys.shape[0] - 1
+    slot = ((h * 0x9E3779B1) & 0xFFFFFFFF) >> shift
+    while True:
+        if stamps[slot] != doc:
+            stamps[slot] = doc
+            keys[slot] = h
+            ids[m] = h
+            return m + 1
+        if keys[slot] == h:
+            return m
+        slot = (slot + 1) & size_mask
+
+
+@njit(cache=True, nogil=True)
+def _hash_docs(buf, doc_starts, ngrams, char_n, mask, seed, seed2):
+    """Bucket ids of every document ``buf[doc_starts[d]:doc_starts[d+1]]``.
+
+    Returns ``(ids, offsets)``: each document's distinct ids (int32) in order of first
+    occurrence (all unigrams, then bigrams, ..., then character n-grams), concatenated, and
+    offsets (int64, one more than documents).
+    """
+    n_docs = doc_starts.shape[0] - 1
+    longest = 0
+    for d in range(n_docs):
+        longest = max(longest, doc_starts[d + 1] - doc_starts[d])
+    norm = np.empty(2 * longest + 2, np.uint8)
+    tok_start = np.empty(longest + 1, np.int64)
+    tok_end = np.empty(longest + 1, np.int64)
+    per_doc = ngrams * (longest + 1) + (3 * longest + 3 if char_n > 0 else 0)
+    raw = np.empty(per_doc, np.int32)
+    frame = np.empty(longest + 2 if char_n > 0 else 1, np.uint8)
+    starts = np.empty(longest + 3 if char_n > 0 else 1, np.int64)
+    bits = 4
+    while (1 << bits) < 2 * per_doc:
+        bits += 1
+    keys = np.empty(1 << bits, np.int64)
+    stamps = np.full(1 << bits, -1, np.int64)
+    shift = 32 - bits
+    out_offsets = np.empty(n_docs + 1, np.int64)
+    out_ids = np.empty(max(1024, buf.shape[0] // 2), np.int32)
+    pos = 0
+    out_offsets[0] = 0
+    for d in range(n_docs):
+        t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok_start, tok_end)
+        m = 0
+        for order in range(1, ngrams + 1):
+            for k in range(t - order + 1):
+                a = tok_start[k]
+                raw[m] = murmur3_32(norm, a, tok_end[k + order - 1] - a, seed) & mask
+                m += 1
+        if char_n > 0:
+            m = _char_ngram_ids(norm, tok_start, tok_end, t, char_n, mask, seed2, frame, starts,
+                                raw, m)
+        if pos + m > out_ids.shape[0]:      # grow geometrically (rare)
+            bigger = np.empty(max(2 * out_ids.shape[0], pos + m), np.int32)
+            bigger[:pos] = out_ids[:pos]
+            out_ids = bigger
+        for j in range(m):
+            pos = _add_distinct(np.int64(raw[j]), keys, stamps, shift, d, out_ids, pos)
+        out_offsets[d + 1] = pos
+    return out_ids[:pos].copy(), out_offsets
