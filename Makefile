@@ -10,7 +10,7 @@ IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
 IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
 IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 
-.PHONY: all install test imdb data-imdb bench clean
+.PHONY: all install install-bench test imdb data-imdb bench clean
 
 all: test
 
@@ -21,6 +21,12 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 install: $(VENV)/.installed
+
+$(VENV)/.installed-bench: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,bench]'
+	touch $@
+
+install-bench: $(VENV)/.installed-bench
 
 # The corpus: data/aclImdb if present, else the shared archive (sha256 checked), else the
 # official download. The unlabeled train/unsup part of the download is not extracted.
@@ -42,6 +48,10 @@ data-imdb: data/aclImdb/train/pos
 
 imdb: install data-imdb
 	$(PY) pipelines/imdb.py
+
+# nbsvm beside Vowpal Wabbit and scikit-learn on the IMDB trigram job (results/bench.md)
+bench: install-bench data-imdb
+	$(PY) pipelines/bench.py
 
 test: install
 	$(PY) -m pytest -q

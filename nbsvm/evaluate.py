@@ -30,8 +30,8 @@ class _Scorer:
         self.ll_sum = 0.0
         self.n = 0
 
-    def add(self, batch: Batch, truth: np.ndarray):
-        scores = self.model.decision_batch(batch)
+    def add(self, batch: Batch, truth: np.ndarray, columns: bool = False):
+        scores = self.model.decision_batch(batch, columns=columns)
         pred = self.model._codes_for(list(self.model.labels_of(scores)))
         self.cm += confusion_matrix(truth, pred, len(self.model.classes_))
         if self.has_proba:
@@ -58,8 +58,11 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
 
 
 def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
-                   callback: Callable[[dict], None] | None = None) -> dict:
-    """Score the documents of a feature cache (hashed with the model's settings)."""
+                   callback: Callable[[dict], None] | None = None, columns: bool = False) -> dict:
+    """Score the documents of a feature cache (hashed with the model's settings).
+
+    ``columns``: the cache holds model columns already (translated when it was written).
+    """
     if cache.hasher != model.hasher_:
         raise NBSVMError("the cache was hashed with other settings than the model's",
                          path=str(cache.folder))
@@ -68,7 +71,7 @@ def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
                         dtype=np.int32)
     scorer = _Scorer(model)
     for batch in cache.batches(2048):
-        scorer.add(batch, to_class[np.asarray(batch.labels, dtype=np.int64)])
+        scorer.add(batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns)
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
     return scorer.report()
@@ -80,6 +83,7 @@ class _BackgroundCache(threading.Thread):
     def __init__(self, docs, hasher, folder: Path, callback=None):
         super().__init__(daemon=True, name="nbsvm-test-hasher")
         self.docs, self.hasher, self.folder, self.callback = docs, hasher, folder, callback
+        self.remap = None
         self.cache: FeatureCache | None = None
         self.error: BaseException | None = None
         self.stop = threading.Event()
@@ -88,7 +92,7 @@ class _BackgroundCache(threading.Thread):
         writer = CacheWriter(self.folder, self.hasher)
         try:
             n = 0
-            for batch in hash_batches(self.docs, self.hasher):
+            for batch in hash_batches(self.docs, self.hasher, remap=self.remap):
                 if self.stop.is_set():
                     raise KeyboardInterrupt
                 writer.add(batch)
@@ -114,12 +118,13 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
     worker = _BackgroundCache(test_docs, hasher, tmp / "test", callback)
     def on_event(event):
-        # hash the test set once training epochs start: the lexicon pass already keeps
-        # both cores busy (reader thread + compiled hasher), an epoch keeps only one
-        if event["stage"] == "epoch" and not worker.is_alive() and worker.cache is None \
-                and worker.error is None:
+        # hash the test set once the lexicon is done: the lexicon pass already keeps both
+        # cores busy (reader and hasher threads), an epoch keeps only one
+        if event["stage"] in ("lexicon done", "epoch") and not worker.is_alive() \
+                and worker.cache is None and worker.error is None:
+            worker.remap = model._remap          # store model columns, not buckets
             worker.start()
-        if callback:
+        if callback and event["stage"] != "lexicon done":
             callback(event)
 
     try:
@@ -132,7 +137,8 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
         if worker.error is not None:
             raise worker.error
         t2 = time.perf_counter()
-        rep = evaluate_cache(model, worker.cache, callback)
+        rep = evaluate_cache(model, worker.cache, callback,
+                             columns=worker.remap is not None or model._remap is None)
         t3 = time.perf_counter()
     finally:
         worker.stop.set()

@@ -12,6 +12,7 @@ memory does not grow with the corpus.
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import queue
 import shutil
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
+from numba import njit
 
 from .config import (BATCH_DOCS, BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFLE_BLOCK_BYTES,
                      SHUFFLE_BUFFER_BYTES)
@@ -66,13 +68,7 @@ class _Failure:
 def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
     """Thread body: read documents, group them, prepare the UTF-8 buffers."""
     def put(item):
-        while not stop.is_set():
-            try:
-                out.put(item, timeout=0.1)
-                return True
-            except queue.Full:
-                continue
-        return False
+        return _put(out, item, stop)
 
     try:
         def prepared(pending):     # the texts are dropped once encoded
@@ -95,34 +91,72 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
         put(_Failure(e))
 
 
-def hash_batches(docs: Iterable[Document], hasher: Hasher, batch_docs: int = BATCH_DOCS,
-                 prefetch: int = 2) -> Iterator[Batch]:
-    """Hashed CSR batches of ``batch_docs`` documents, read ahead by a reader thread.
+def _put(out: queue.Queue, item, stop: threading.Event) -> bool:
+    while not stop.is_set():
+        try:
+            out.put(item, timeout=0.1)
+            return True
+        except queue.Full:
+            continue
+    return False
 
-    The reader thread iterates ``docs`` (file reading, decoding, lowercasing: Python work)
-    and keeps up to ``prefetch`` prepared batches in a bounded queue; the caller's thread
-    runs the compiled tokenizer/hasher, which releases the GIL, so reading and hashing
-    overlap. Errors raised while reading surface here, in the caller's thread.
+
+def _hasher_stage(source: queue.Queue, out: queue.Queue, hasher: Hasher, remap,
+                  stop: threading.Event):
+    """Thread body: compiled hashing (GIL released) of the reader's prepared batches."""
+    while not stop.is_set():
+        try:
+            item = source.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if item is _DONE or isinstance(item, _Failure):
+            _put(out, item, stop)
+            return
+        try:
+            labels, sources, lines, (buf, starts) = item
+            ids, offsets = hasher.hash_prepared(buf, starts)
+            if remap is not None:
+                ids, offsets = _translate(ids, offsets, remap)
+            item = Batch(ids, offsets, labels, sources, lines)
+        except BaseException as e:
+            item = _Failure(e)
+        if not _put(out, item, stop):
+            return
+
+
+def hash_batches(docs: Iterable[Document], hasher: Hasher, batch_docs: int = BATCH_DOCS,
+                 prefetch: int = 2, remap=None) -> Iterator[Batch]:
+    """Hashed CSR batches of ``batch_docs`` documents, produced by a two-stage pipeline.
+
+    A reader thread iterates ``docs`` (file reading, decoding, lowercasing: Python work)
+    and a hasher thread runs the compiled tokenizer/hasher (which releases the GIL) on the
+    prepared batches, so reading, hashing and the caller's own work on earlier batches
+    overlap; bounded queues of ``prefetch`` batches keep memory flat. Batches come out in
+    input order. With ``remap``, bucket ids are translated to model columns (unknown
+    buckets dropped). Errors raised while reading surface here, in the caller's thread.
     """
-    out: queue.Queue = queue.Queue(maxsize=prefetch)
+    prepared: queue.Queue = queue.Queue(maxsize=prefetch)
+    hashed: queue.Queue = queue.Queue(maxsize=prefetch)
     stop = threading.Event()
-    thread = threading.Thread(target=_reader, args=(iter(docs), hasher, batch_docs, out, stop),
-                              daemon=True, name="nbsvm-reader")
-    thread.start()
+    threads = [threading.Thread(target=_reader, args=(iter(docs), hasher, batch_docs, prepared,
+                                                      stop), daemon=True, name="nbsvm-reader"),
+               threading.Thread(target=_hasher_stage, args=(prepared, hashed, hasher, remap,
+                                                            stop), daemon=True,
+                                name="nbsvm-hasher")]
+    for t in threads:
+        t.start()
     try:
         while True:
-            item = out.get()
+            item = hashed.get()
             if item is _DONE:
                 return
             if isinstance(item, _Failure):
                 raise item.exc
-            labels, sources, lines, (buf, starts) = item
-            ids, offsets = hasher.hash_prepared(buf, starts)
-            del buf
-            yield Batch(ids, offsets, labels, sources, lines)
+            yield item
     finally:
         stop.set()
-        thread.join(timeout=5)
+        for t in threads:
+            t.join(timeout=5)
 
 
 class CacheWriter:
@@ -240,6 +274,29 @@ class FeatureCache:
                                  path=str(self.folder))
         return out
 
+    def remap_ids(self, remap: np.ndarray, chunk: int = 4096) -> None:
+        """Rewrite the cached bucket ids as model columns (dropping unmapped buckets),
+        streaming ``chunk`` documents at a time into new files that replace the old."""
+        tmp_ids, tmp_off = self.folder / "ids.i32.new", self.folder / "offsets.i64.new"
+        n_ids = 0
+        with open(tmp_ids, "wb") as f_ids, open(tmp_off, "wb") as f_off:
+            f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
+            for start in range(0, self.n_docs, chunk):
+                ids, offsets, _ = self.rows(start, min(start + chunk, self.n_docs))
+                ids, offsets = _translate(ids, offsets, remap)
+                f_ids.write(memoryview(ids).cast("B"))
+                f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
+                n_ids += int(offsets[-1])
+        meta_path = self.folder / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta["n_ids"] = n_ids
+        meta["columns"] = True
+        self.close()
+        os.replace(tmp_ids, self.folder / "ids.i32")
+        os.replace(tmp_off, self.folder / "offsets.i64")
+        meta_path.write_text(json.dumps(meta))
+        self.__init__(self.folder)
+
     def offsets_range(self, start, stop) -> np.ndarray:
         """``offsets[start:stop + 1]`` (absolute positions in the id file)."""
         return self._read("offsets.i64", OFFSET_DTYPE, start, stop + 1)
@@ -297,3 +354,36 @@ class FeatureCache:
                 pos += k
                 d += z - a
             yield buffer[:pos], offsets, codes, rng.permutation(n_docs).astype(np.int64)
+
+
+@njit(cache=True, nogil=True)
+def _translate(ids, offsets, remap):
+    """Map bucket ids to columns through ``remap``, dropping buckets mapped to -1."""
+    out = np.empty(ids.shape[0], np.int32)
+    new_offsets = np.empty(offsets.shape[0], np.int64)
+    new_offsets[0] = 0
+    pos = 0
+    for d in range(offsets.shape[0] - 1):
+        for j in range(offsets[d], offsets[d + 1]):
+            c = remap[ids[j]]
+            if c >= 0:
+                out[pos] = c
+                pos += 1
+        new_offsets[d + 1] = pos
+    return out[:pos], new_offsets
+
+
+def translate(batch: Batch, remap) -> Batch:
+    """The batch with bucket ids replaced by model columns (unknown buckets dropped)."""
+    if remap is None:
+        return batch
+    ids, offsets = _translate(batch.ids, batch.offsets, remap)
+    return Batch(ids, offsets, batch.labels, batch.sources, batch.lines)
+
+
+def releasable_int32(shape) -> tuple[mmap.mmap, np.ndarray]:
+    """A zeroed int32 array in anonymous memory whose pages can be handed back to the OS
+    piece by piece (``mm.madvise(mmap.MADV_DONTNEED, start, length)``)."""
+    n = int(np.prod(shape)) * 4
+    mm = mmap.mmap(-1, max(n, 1))
+    return mm, np.frombuffer(mm, dtype=np.int32, count=n // 4).reshape(shape)

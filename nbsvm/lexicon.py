@@ -245,3 +245,66 @@ def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NB
     if n == 0:
         raise NBSVMError("no labeled documents in the input")
     return lexicon
+
+
+@njit(cache=True, nogil=True)
+def _seen_sums(counts, min_df):
+    """Buckets seen in any class, each class's count summed over them, and how many
+    buckets were seen in at least ``min_df`` documents (the ones a model keeps)."""
+    k_classes, d = counts.shape
+    sums = np.zeros(k_classes)
+    n_seen = 0
+    n_kept = 0
+    for i in range(d):
+        tot = 0
+        for k in range(k_classes):
+            tot += counts[k, i]
+        if tot > 0:
+            n_seen += 1
+            if tot >= min_df:
+                n_kept += 1
+            for k in range(k_classes):
+                sums[k] += counts[k, i]
+    return n_seen, sums, n_kept
+
+
+@njit(cache=True, nogil=True)
+def _compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap):
+    """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1).
+
+    Kept: seen in at least ``min_df`` documents; the ratios' norms still run over every
+    seen bucket, as in the lexicon's definition. Columns follow bucket order. ``rows[j]`` is the counts row of class j (classes sorted);
+    ``binary``: one output, ``classes[1]`` against ``classes[0]``; else one per class against
+    the rest. ``remap`` may share memory with a row of ``counts``: each bucket's counts are
+    read before its entry is written.
+    """
+    k_classes, d = counts.shape
+    total_sum = 0.0
+    for k in range(k_classes):
+        total_sum += sums[k]
+    shift = 0.0
+    if binary:
+        shift = (math.log(sums[rows[0]] + alpha * n_seen)
+                 - math.log(sums[rows[1]] + alpha * n_seen))
+    c = 0
+    for i in range(d):
+        tot = 0
+        for k in range(k_classes):
+            tot += counts[k, i]
+        if tot == 0 or tot < min_df:
+            remap[i] = -1
+            continue
+        if binary:
+            p = counts[rows[1], i] + alpha
+            q = counts[rows[0], i] + alpha
+            S[0, c, 0] = math.log(p / q) + shift
+        else:
+            for j in range(rows.shape[0]):
+                own = counts[rows[j], i]
+                p = own + alpha
+                q = (tot - own) + alpha
+                norm_p = sums[rows[j]] + alpha * n_seen
+                norm_q = (total_sum - sums[rows[j]]) + alpha * n_seen
+                S[j, c, 0] = math.log(p) - math.log(q) + math.log(norm_q) - math.log(norm_p)
+        remap[i] = c
+        c += 1

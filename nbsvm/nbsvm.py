@@ -20,6 +20,7 @@ slots zeroed, so the peak is the learner's ``2**n_bits * 12`` bytes and little m
 """
 from __future__ import annotations
 
+import mmap
 import shutil
 import tempfile
 import time
@@ -31,9 +32,10 @@ import numpy as np
 from . import __version__
 from .config import BUCKET_DTYPE, DEFAULTS
 from .errors import NBSVMError
-from .features import Batch, CacheWriter, FeatureCache, hash_batch, hash_batches
+from .features import (Batch, CacheWriter, FeatureCache, hash_batch, hash_batches,
+                       releasable_int32 as _releasable_int32, translate)
 from .io.readers import Document
-from .lexicon import NBLexicon, _nb_ratios
+from .lexicon import NBLexicon, _compact_ratios, _seen_sums
 from .online.losses import resolve_loss
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .persist import Chunked, load_npz, save_npz
@@ -62,6 +64,8 @@ class NBSVMClassifier:
         MurmurHash3 seed.
     alpha : float
         NB smoothing.
+    min_df : int
+        Keep only buckets seen in at least this many training documents (1: all).
     loss : {'log', 'hinge', 'squared_hinge', 'modified_huber'}
     optimizer : {'sgd', 'adagrad'}
     eta0 : float
@@ -92,7 +96,8 @@ class NBSVMClassifier:
 
     def __init__(self, ngrams=DEFAULTS["ngrams"], n_bits=DEFAULTS["n_bits"],
                  char_ngrams=DEFAULTS["char_ngrams"], hash_seed=DEFAULTS["hash_seed"],
-                 alpha=DEFAULTS["alpha"], loss=DEFAULTS["loss"], optimizer=DEFAULTS["optimizer"],
+                 alpha=DEFAULTS["alpha"], min_df=DEFAULTS["min_df"], loss=DEFAULTS["loss"],
+                 optimizer=DEFAULTS["optimizer"],
                  eta0=DEFAULTS["eta0"], l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=DEFAULTS["epochs"],
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None):
@@ -101,6 +106,7 @@ class NBSVMClassifier:
         self.char_ngrams = char_ngrams
         self.hash_seed = hash_seed
         self.alpha = alpha
+        self.min_df = min_df
         self.loss = loss
         self.optimizer = optimizer
         self.eta0 = eta0
@@ -113,7 +119,7 @@ class NBSVMClassifier:
         self.cache_dir = cache_dir
 
     # -- parameters -----------------------------------------------------------------------
-    _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "loss", "optimizer",
+    _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss", "optimizer",
                "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads", "cache_dir")
 
     def get_params(self, deep=True) -> dict:
@@ -141,6 +147,8 @@ class NBSVMClassifier:
             raise NBSVMError(f"beta must be in [0, 1], got {self.beta!r}")
         if not (isinstance(self.epochs, int) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
+        if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
+            raise NBSVMError(f"min_df must be an integer >= 1, got {self.min_df!r}")
         if not (isinstance(self.seed, int) and self.seed >= 0):
             raise NBSVMError(f"seed must be an integer >= 0, got {self.seed!r}")
         return self._hasher()
@@ -159,7 +167,7 @@ class NBSVMClassifier:
         ``callback`` receives progress events: ``{"stage": "hash"|"epoch", ...}``.
         """
         hasher = self._validate()
-        for attr in ("_learner", "lexicon_"):
+        for attr in ("_learner", "lexicon_", "_remap"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
         if lexicon is not None and lexicon.hasher != hasher:
@@ -171,25 +179,20 @@ class NBSVMClassifier:
         try:
             writer = CacheWriter(tmp / "train", hasher)
             if lexicon is None:
-                store, learner = None, None
-                if self.optimizer == "adagrad":      # count in the learner's own memory
-                    self.classes_ = ["", ""]
-                    learner = self._new_learner()
-                    store = learner.S_[0][:, 1:3].view(np.int32).T
+                # two classes are counted in releasable memory: one row becomes the
+                # bucket -> column map, the other goes back to the OS (see _adopt)
+                mm, store = _releasable_int32((2, 1 << hasher.n_bits))
                 lexicon, cache = self._lexicon_pass(docs, hasher, writer, notify, store)
-                if store is not None and lexicon._store is store:
-                    self._adopt_counts(lexicon, learner)
-                else:
-                    learner = None
-                    summary = self._summarize(lexicon)
-                    lexicon = None          # free the (classes x 2**n_bits) counts first
-                    self._allocate(summary)
+                self._adopt(lexicon, mm if lexicon._store is store else None)
+                lexicon = store = None
+                notify({"stage": "lexicon done", "docs": cache.n_docs})
+                cache.remap_ids(self._remap)
                 timings["lexicon_s"] = time.perf_counter() - t0
                 first_epoch = 1
             else:
-                summary = self._summarize(lexicon, alpha=self.alpha)
+                self._adopt(lexicon, None, alpha=self.alpha)
                 lexicon = None
-                self._allocate(summary)
+                notify({"stage": "lexicon done", "docs": 0})
                 cache = self._stream_first_epoch(docs, writer, notify)
                 first_epoch = 2
             self.n_docs_ = cache.n_docs
@@ -226,7 +229,8 @@ class NBSVMClassifier:
             self.classes_, self.hasher_, self.n_docs_ = classes, hasher, 0
             self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
             self.n_seen_buckets_ = 0
-            self._learner = self._new_learner()
+            self._remap = None                 # growing lexicon: columns are buckets
+            self._learner = self._new_learner(1 << hasher.n_bits)
         texts, labels = list(X), [str(v) for v in y]
         if len(texts) != len(labels):
             raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
@@ -237,9 +241,9 @@ class NBSVMClassifier:
             self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
             self.class_counts_ = self.lexicon_._docs.copy()
             if self.lexicon_._docs.min() > 0:      # ratios need every class seen
-                summary = self._summarize(self.lexicon_)
-                self._learner.tables[:] = summary["ratios"]
-                self.n_seen_buckets_ = summary["n_seen"]
+                self._learner.tables[:] = self.lexicon_.ratios()
+                self.n_seen_buckets_ = self.lexicon_.n_seen_
+        batch = translate(batch, self._remap)
         if len(docs):
             self._learner.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)),
                                 self._positive_codes())
@@ -268,43 +272,45 @@ class NBSVMClassifier:
             raise NBSVMError("no training documents")
         return lexicon, cache
 
-    def _summarize(self, lexicon: NBLexicon, alpha=None) -> dict:
-        """What training needs from a lexicon (so that its counts can be freed)."""
+    def _adopt(self, lexicon: NBLexicon, mm=None, alpha=None):
+        """Take classes, counts and ratios from a lexicon into a compact learner.
+
+        Only buckets seen in training get a column (``self._remap[bucket]``, -1 for the
+        others): every other bucket has ratio 0, so it could never carry a feature value.
+        With ``mm`` (the releasable memory the two classes were counted in), the positive
+        class's row is overwritten by the map and the other row is released.
+        """
         classes = lexicon.classes_
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
-        return dict(classes=classes, class_counts=lexicon.class_counts_,
-                    ratios=lexicon.ratios(alpha), n_seen=lexicon.n_seen_)
-
-    def _allocate(self, summary: dict):
-        self.classes_ = summary["classes"]
-        self.class_counts_ = summary["class_counts"]
-        self.n_seen_buckets_ = summary["n_seen"]
-        self._learner = self._new_learner()
-        self._learner.tables[:] = summary.pop("ratios")
-        self.hasher_ = self._hasher()
-
-    def _adopt_counts(self, lexicon: NBLexicon, learner: LinearSGD):
-        """Binary counts sit in the learner's weight/accumulator slots: turn them into the
-        ratios (slot 0), then zero the slots for training."""
-        classes = lexicon.classes_
-        if len(classes) < 2:
-            raise NBSVMError(f"need at least two classes to train, found {classes}")
-        order = lexicon._order()
+        alpha = float(self.alpha if alpha is None else alpha)
+        counts = lexicon._counts
+        rows = np.asarray(lexicon._order(), dtype=np.int64)
+        n_seen, sums, n_kept = _seen_sums(counts, int(self.min_df))
         self.classes_, self.class_counts_ = classes, lexicon.class_counts_
-        S = learner.S_[0]
-        pos, neg = lexicon._store[order[1]], lexicon._store[order[0]]
-        self.n_seen_buckets_ = int(_nb_ratios(pos, neg, float(self.alpha), S[:, 0]))
-        S[:, 1:] = 0.0
+        self.n_seen_buckets_ = int(n_seen)
+        self.hasher_ = lexicon.hasher
+        binary = len(classes) == 2
+        learner = self._new_learner(int(n_kept))
+        if mm is not None and binary:
+            remap = counts[rows[1]]                     # int32 row, rewritten in place
+        else:
+            remap = np.empty(counts.shape[1], dtype=np.int32)
+        _compact_ratios(counts, rows, binary, alpha, n_seen, sums, int(self.min_df),
+                        learner.S_, remap)
+        if mm is not None and binary:
+            row_bytes = counts.shape[1] * 4
+            if row_bytes % mmap.PAGESIZE == 0:
+                mm.madvise(mmap.MADV_DONTNEED, int(rows[0]) * row_bytes, row_bytes)
+        self._remap = remap
         self._learner = learner
-        self.hasher_ = self._hasher()
 
     def _positive_codes(self) -> list[int]:
         return [1] if len(self.classes_) == 2 else list(range(len(self.classes_)))
 
-    def _new_learner(self) -> LinearSGD:
+    def _new_learner(self, n_columns: int) -> LinearSGD:
         n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
-        return LinearSGD(1 << self.n_bits, n_outputs=n_out, loss=self.loss,
+        return LinearSGD(n_columns, n_outputs=n_out, loss=self.loss,
                          optimizer=self.optimizer, eta0=self.eta0, l2=self.l2,
                          threads=self.threads)
 
@@ -341,6 +347,7 @@ class NBSVMClassifier:
             n, loss_sum = 0, 0.0
             for batch in hash_batches(docs, self.hasher_):
                 codes = self._codes_for(batch.labels, batch)
+                batch = translate(batch, self._remap)     # buckets the lexicon never saw: r=0
                 writer.add(batch)
                 loss_sum += self._learner.epoch(batch.ids, batch.offsets, codes,
                                                 np.arange(len(batch)),
@@ -370,17 +377,29 @@ class NBSVMClassifier:
         self.mean_abs_coef_ = self._learner.mean_abs_coef()
 
     # -- learned state (views of the learner's arrays) --------------------------------------
+    def _buckets(self) -> np.ndarray:
+        """Bucket id of each learner column (sorted)."""
+        if self._remap is None:
+            return np.arange(self._learner.n_features, dtype=BUCKET_DTYPE)
+        return np.flatnonzero(self._remap >= 0).astype(BUCKET_DTYPE)
+
+    def _dense(self, field: int) -> np.ndarray:
+        out = np.zeros((self._learner.n_outputs, 1 << self.hasher_.n_bits), dtype=STATE_DTYPE)
+        out[:, self._buckets()] = self._learner.S_[:, :, field]
+        return out
+
     @property
     def coef_(self) -> np.ndarray:
-        """Weights, shape ``(n_outputs, 2**n_bits)`` (one output for two classes)."""
+        """Weights by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
         self._check_fitted()
-        return self._learner.coef()
+        self._learner.coef()
+        return self._dense(1)
 
     @property
     def ratios_(self) -> np.ndarray:
-        """NB log-count ratios, shape ``(n_outputs, 2**n_bits)``."""
+        """NB log-count ratios by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
         self._check_fitted()
-        return self._learner.tables
+        return self._dense(0)
 
     @property
     def intercept_(self) -> np.ndarray:
@@ -392,9 +411,14 @@ class NBSVMClassifier:
         if "_learner" not in self.__dict__:
             raise NBSVMError("this model is not fitted yet; call fit() or load a model file")
 
-    def decision_batch(self, batch: Batch) -> np.ndarray:
-        """Scores of a hashed batch, shape ``(n_docs, n_outputs)``."""
+    def decision_batch(self, batch: Batch, columns: bool = False) -> np.ndarray:
+        """Scores of a hashed batch, shape ``(n_docs, n_outputs)``.
+
+        ``columns``: the batch holds model columns already (not bucket ids).
+        """
         self._check_fitted()
+        if not columns:
+            batch = translate(batch, self._remap)
         scores = self._learner.decision(batch.ids, batch.offsets)
         if self.beta == 1.0:
             return scores
@@ -463,17 +487,25 @@ class NBSVMClassifier:
         """Write the model atomically: seen buckets only, as .npz with a JSON header."""
         self._check_fitted()
         learner = self._learner
-        keep = learner.used_features()
-        n_out = learner.n_outputs
+        learner.coef()                          # fold the SGD scale into the weights
+        if self._remap is None:                 # columns are buckets: keep the used ones
+            keep = learner.used_features()
+            buckets = keep
+        else:                                   # compact: every column is a seen bucket
+            keep = None
+            buckets = self._buckets()
+        n_out, n_cols = learner.n_outputs, buckets.size
 
         def column(c):          # S_[:, keep, c] row by row, in slices: no full copies
             def pieces():
                 for k in range(n_out):
-                    for start in range(0, keep.size, 1 << 20):
-                        yield learner.S_[k, keep[start:start + (1 << 20)], c]
-            return Chunked(STATE_DTYPE, (n_out, keep.size), pieces)
+                    for start in range(0, n_cols, 1 << 20):
+                        part = slice(start, start + (1 << 20))
+                        yield learner.S_[k, part, c] if keep is None else \
+                            learner.S_[k, keep[part], c]
+            return Chunked(STATE_DTYPE, (n_out, n_cols), pieces)
 
-        arrays = {"buckets": keep, "ratios": column(0), "coef": column(1),
+        arrays = {"buckets": buckets, "ratios": column(0), "coef": column(1),
                   "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
         if learner.optimizer == "adagrad":
             arrays["adagrad_sq"] = column(2)
@@ -517,11 +549,16 @@ class NBSVMClassifier:
               and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
         if not ok:
             raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
-        learner = clf._new_learner()
-        learner.S_[:, buckets, 0] = ratios
-        learner.S_[:, buckets, 1] = coef
+        if buckets.size > 1 and np.any(np.diff(buckets) <= 0):
+            raise NBSVMError("corrupted model file: buckets not strictly increasing",
+                             path=str(path))
+        learner = clf._new_learner(buckets.size)
+        learner.S_[:, :, 0] = ratios
+        learner.S_[:, :, 1] = coef
         if sq is not None and clf.optimizer == "adagrad":
-            learner.S_[:, buckets, 2] = sq
+            learner.S_[:, :, 2] = sq
         learner.state_[:] = state
+        clf._remap = np.full(d, -1, dtype=np.int32)
+        clf._remap[buckets] = np.arange(buckets.size, dtype=np.int32)
         clf._learner = learner
         return clf

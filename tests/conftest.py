@@ -1,6 +1,10 @@
-"""Shared test settings: where the real corpora live."""
+"""Shared test settings: where the real corpora live, and a small synthetic corpus."""
 import os
 from pathlib import Path
+
+import numpy as np
+
+from nbsvm.io.readers import Document
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -14,3 +18,19 @@ def shared_datasets() -> Path:
         if c and Path(c).is_dir():
             return Path(c).resolve()
     return (REPO.parent / "shared" / "datasets").resolve()
+
+
+def synthetic(n_docs, n_classes=2, seed=0, words=30, unique=False):
+    """Labeled documents with a learnable signal; labels in a scrambled first-seen order."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(800)] + ["great", "awful", "fine", "Café", "東京", "!", ","]
+    names = ["pos", "neg", "mid", "other"][:n_classes]
+    docs = []
+    for i in range(n_docs):
+        c = int(rng.integers(0, n_classes))
+        toks = list(rng.choice(vocab, size=words))
+        toks[:4] = rng.choice(vocab[c * 50:c * 50 + 60], size=4)     # class-dependent words
+        if unique:
+            toks.append(f"doc{i}")
+        docs.append(Document(names[c], " ".join(toks), "mem.txt", i + 1))
+    return docs

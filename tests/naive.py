@@ -6,6 +6,7 @@ in ../shared/DESIGN.md, so that the fast numpy/numba code can be checked against
 from __future__ import annotations
 
 import math
+import struct
 
 import mmh3
 
@@ -56,20 +57,28 @@ def naive_char_keys(tokens: list[str], n: int) -> list[str]:
 
 
 def naive_bucket(key: str, n_bits: int, seed: int) -> int:
-    return mmh3.hash(key.encode("utf-8"), seed, signed=False) & ((1 << n_bits) - 1)
+    # UTF-8 bytes; a lone surrogate (possible in a Python str) is passed through as its
+    # 3-byte form. Never hand mmh3 a str with a lone surrogate: that crashes the interpreter.
+    data = key.encode("utf-8", "surrogatepass")
+    return mmh3.hash(data, seed, signed=False) & ((1 << n_bits) - 1)
 
 
 def naive_buckets(text: str, ngrams: int, n_bits: int, seed: int = 0,
                   char_ngrams: int = 0) -> list[int]:
-    """Sorted distinct buckets: word n-gram keys hashed with ``seed``, char keys ``seed+1``."""
+    """Distinct buckets in order of first occurrence: the word n-gram keys (all unigrams,
+    then all bigrams, ...) hashed with ``seed``, then the character keys with ``seed + 1``."""
     tokens = naive_tokens(text)
-    ids = set()
-    for key in naive_word_keys(tokens, ngrams):
-        ids.add(naive_bucket(key, n_bits, seed))
+    ids: list[int] = []
+    seen: set[int] = set()
+    keys = [(k, seed) for k in naive_word_keys(tokens, ngrams)]
     if char_ngrams:
-        for key in naive_char_keys(tokens, char_ngrams):
-            ids.add(naive_bucket(key, n_bits, (seed + 1) & 0xFFFFFFFF))
-    return sorted(ids)
+        keys += [(k, (seed + 1) & 0xFFFFFFFF) for k in naive_char_keys(tokens, char_ngrams)]
+    for key, s in keys:
+        b = naive_bucket(key, n_bits, s)
+        if b not in seen:
+            seen.add(b)
+            ids.append(b)
+    return ids
 
 
 # --------------------------------------------------------------------------------------
@@ -159,12 +168,23 @@ def naive_loss(loss: str, p: float, y: float) -> float:
 # --------------------------------------------------------------------------------------
 
 
-def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=0.01):
+def _f32(x: float) -> float:
+    """Round a Python float to the nearest float32 (what storing it in float32 does)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=0.01,
+                    f32=False):
     """Return ``(w, b, t, total_loss)`` after visiting ``order`` once.
 
     ``docs[d]`` is a list of distinct bucket ids, ``x_i = table[i]``, ``ys[d]`` in {-1, +1}.
-    Per step: ``eta = eta0 / (1 + lam*eta0*t)``; ``w <- (1 - eta*lam) w - eta*g*x``;
-    ``b <- b - eta*bias_rate*g`` (bias not regularized); ``t += 1``.
+    Per step: ``p = sum_i w_i x_i + b``; ``eta = eta0 / (1 + lam*eta0*t)``;
+    ``w <- (1 - eta*lam) w - eta*g*x``; ``b <- b - eta*bias_rate*g`` (bias not regularized);
+    ``t += 1``.
+
+    ``f32=True`` stores like a float32 weight vector: every product ``w_i x_i`` and every
+    updated ``w_i`` is rounded to float32 (sums, steps, bias and ``t`` stay float64). With
+    ``lam = 0`` that is exactly the arithmetic of a float32 vector updated in place.
     """
     w = [float(v) for v in w]
     b = float(b)
@@ -172,17 +192,22 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
     for d in order:
         ids = list(docs[d])
         y = float(ys[d])
-        p = b
+        dot = 0.0
         for i in ids:
-            p += w[i] * float(table[i])
+            prod = w[i] * float(table[i])
+            dot += _f32(prod) if f32 else prod
+        p = dot + b
         total += naive_loss(loss, p, y)
         g = naive_dloss(loss, p, y)
         eta = eta0 / (1.0 + lam * eta0 * t)
-        shrink = 1.0 - eta * lam
-        for i in range(len(w)):
-            w[i] *= shrink
+        if lam:
+            shrink = 1.0 - eta * lam
+            for i in range(len(w)):
+                w[i] *= shrink
         for i in ids:
             w[i] -= eta * g * float(table[i])
+            if f32:
+                w[i] = _f32(w[i])
         b -= eta * bias_rate * g
         t += 1
     return w, b, t, total
@@ -194,35 +219,62 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
 
 
 def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bias_rate=1.0,
-                        eps=1e-8, round_G=None):
+                        eps=1e-8, f32=False):
     """Return ``(w, G, b, Gb, total_loss)``.
 
     Per example: ``p = w.x + b``; ``g = dloss(p, y)``; for each touched bucket
     ``gi = g*x_i + lam*w_i``; if ``gi != 0``: ``G_i += gi**2``, ``w_i -= eta0*gi/sqrt(G_i+eps)``.
     Bias: if ``g != 0``: ``Gb += g**2``, ``b -= eta0*bias_rate*g/sqrt(Gb+eps)``.
 
-    ``round_G`` (e.g. ``numpy.float32``) rounds every stored ``G_i`` to the storage precision
-    of the implementation's accumulator; ``None`` keeps exact Python floats.
+    ``f32=True`` follows the storage and per-feature arithmetic of a float32 state: ``g``,
+    ``lam``, ``eta0`` and ``eps`` enter the per-feature step as float32, and ``gi``, each
+    product ``w_i x_i``, and the stored ``G_i`` and ``w_i`` are rounded to float32 (the dot
+    sum, the bias and its accumulator stay float64). ``False`` is exact float64 arithmetic.
     """
+    r = _f32 if f32 else float
     w = [float(v) for v in w]
     G = [float(v) for v in G]
+    eta0_i, lam_i, eps_i = r(eta0), r(lam), r(eps)
     total = 0.0
     for d in order:
         ids = list(docs[d])
         y = float(ys[d])
-        p = b
+        dot = 0.0
         for i in ids:
-            p += w[i] * float(table[i])
+            dot += r(w[i] * float(table[i]))
+        p = dot + b
         total += naive_loss(loss, p, y)
         g = naive_dloss(loss, p, y)
+        g_i = r(g)
         for i in ids:
-            gi = g * float(table[i]) + lam * w[i]
+            gi = r(g_i * float(table[i]) + lam_i * w[i])
             if gi != 0.0:
-                G[i] = G[i] + gi * gi
-                if round_G is not None:
-                    G[i] = float(round_G(G[i]))
-                w[i] -= eta0 * gi / math.sqrt(G[i] + eps)
+                G[i] = r(G[i] + gi * gi)
+                w[i] = r(w[i] - eta0_i * gi / math.sqrt(G[i] + eps_i))
         if g != 0.0:
             Gb += g * g
             b -= eta0 * bias_rate * g / math.sqrt(Gb + eps)
     return w, G, b, Gb, total
+
+
+# --------------------------------------------------------------------------------------
+# comparing float32 state with the float64 references
+# --------------------------------------------------------------------------------------
+
+
+def rel_gap(a, b) -> float:
+    """max |a - b|, relative to max(1, max |b|): the error measure for float32 weights."""
+    import numpy as np
+
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.max(np.abs(a - b))) / max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
+
+
+def model_file_arrays(clf, path) -> dict:
+    """Save ``clf`` to ``path`` and read the arrays back with plain numpy (no nbsvm code):
+    ``buckets``, ``ratios``, ``coef``, ``learner_state`` and, for AdaGrad, ``adagrad_sq``."""
+    import numpy as np
+
+    clf.save(path)
+    with np.load(path, allow_pickle=False) as npz:
+        return {name: npz[name] for name in npz.files if name != "__header__"}

@@ -344,3 +344,56 @@ def test_predict_empty_csv(files, model):
     e = tmp / "empty.csv"
     e.write_text("")
     assert_clean_error(run("predict", e, "-m", model), str(e))
+
+
+# -- train --test: hash the test set while training, report like eval ---------------------------
+
+def test_train_with_test_set_reports_like_eval(files):
+    tmp, train, test = files
+    out = tmp / "m.npz"
+    r = run("train", train, "-o", out, *SMALL, "--epochs", "5", "--test", test, "--json")
+    assert_ok(r)
+    rep = json.loads(r.stdout)
+    assert {"fit_s", "wait_test_hash_s", "eval_s", "save_s"} <= set(rep.pop("timings"))
+    r2 = run("eval", test, "-m", out, "--json")
+    assert_ok(r2)
+    ref = json.loads(r2.stdout)
+    ref.pop("eval_seconds")
+    assert rep.pop("log_loss") == pytest.approx(ref.pop("log_loss"), rel=1e-13)
+    assert rep == ref
+    assert rep["n_docs"] == len(TEST)
+    # the model file is the same as without --test
+    plain = tmp / "plain.npz"
+    assert_ok(run("train", train, "-o", plain, *SMALL, "--epochs", "5", "-q"))
+    texts = [t for _, t in TEST + TRAIN]
+    assert np.array_equal(NBSVMClassifier.load(out).decision_function(texts),
+                          NBSVMClassifier.load(plain).decision_function(texts))
+
+
+def test_train_with_test_set_prints_accuracy(files):
+    tmp, train, test = files
+    r = run("train", train, "-o", tmp / "m.npz", *TRAIN_OPTS, "--test", test)
+    assert_ok(r)
+    assert re.search(r"^accuracy: \d+\.\d\d%$", r.output, re.M)
+    assert f"saved: {tmp / 'm.npz'}" in r.output
+
+
+def test_train_with_bad_test_file(files):
+    tmp, train, _ = files
+    bad = tmp / "badtest.txt"
+    bad.write_text("pos\tgreat\nno tab on this line\n")
+    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--test", bad),
+                       f"{bad}:2:", "TAB")
+    unk = write_lines(tmp / "unk.txt", [("pos", "great"), ("meh", "so so")])
+    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--test", unk),
+                       f"{unk}:2:", "unknown label 'meh'")
+    assert not (tmp / "x.npz").exists()
+    assert not list(tmp.rglob("*.nbsvm-tmp*"))
+
+
+@pytest.mark.parametrize("value", ["0", "65", "-2"])
+def test_bad_threads(files, value):
+    tmp, train, _ = files
+    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--threads", value),
+                       "threads")
+    assert not (tmp / "x.npz").exists()

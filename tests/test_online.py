@@ -10,7 +10,7 @@ from nbsvm.online import LOSSES, LinearSGD, resolve_loss
 from nbsvm.online import _kernels
 from nbsvm.online._kernels import SCALE_BOUND, _loss_dloss
 
-from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch
+from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch, rel_gap
 
 
 # -- a small random sparse problem --------------------------------------------------------
@@ -30,12 +30,6 @@ def make_problem(n_features=16, n_docs=14, seed=0, n_classes=2):
 
 def ys_of(codes, positive):
     return [1.0 if c == positive else -1.0 for c in codes]
-
-
-def assert_close(a, b, tol=1e-12):
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    scale = max(1.0, float(np.max(np.abs(b))) if b.size else 1.0)
-    assert np.max(np.abs(a - b)) <= tol * scale, (a, b)
 
 
 # -- losses ---------------------------------------------------------------------------------
@@ -100,36 +94,98 @@ def test_numba_loss_kernel_matches_python(name):
 
 
 # -- SGD ------------------------------------------------------------------------------------
+#
+# The state is float32 (the scaled vector v = w * s for SGD, w and G for AdaGrad), so the
+# learners are compared with the float64 definitions of naive.py to a float32-appropriate
+# tolerance, relative to the size of the weights. Over these few epochs the observed gap is
+# ~1e-7; TOL leaves a margin, and every comparison is paired with a control showing that a
+# slightly wrong step size or lambda lands far outside it.
+
+TOL = 1e-5
+
+
+def new_learner(n_features, tables, **kw):
+    m = LinearSGD(n_features, n_outputs=len(tables), **kw)
+    for k, t in enumerate(tables):
+        m.tables[k] = t
+    return m
+
+
+def test_state_layout_and_tables_view():
+    sgd = LinearSGD(5, n_outputs=2, optimizer="sgd")
+    ada = LinearSGD(5, n_outputs=3, optimizer="adagrad")
+    assert sgd.S_.shape == (2, 5, 2) and ada.S_.shape == (3, 5, 3)
+    assert sgd.S_.dtype == ada.S_.dtype == np.float32
+    assert sgd.state_.tolist() == [[1.0, 0.0, 0.0]] * 2      # scale s = 1, bias, t
+    assert ada.state_.tolist() == [[0.0, 0.0, 0.0]] * 3      # bias, t, G_bias
+    sgd.tables[1] = np.arange(5)
+    assert sgd.S_[1, :, 0].tolist() == [0, 1, 2, 3, 4]        # writes go into the state
+    assert np.shares_memory(sgd.tables, sgd.S_)
+    assert np.shares_memory(sgd.coef(), sgd.S_) and np.shares_memory(ada.coef(), ada.S_)
+
 
 @pytest.mark.parametrize("loss", ["hinge", "log", "squared_hinge", "modified_huber"])
 @pytest.mark.parametrize("lam, eta0", [(0.01, 0.1), (0.3, 0.5), (0.0, 0.2)])
 def test_sgd_epochs_equal_naive(loss, lam, eta0):
     docs, ids, offsets, codes, table, order = make_problem(seed=1)
-    m = LinearSGD(16, loss=loss, optimizer="sgd", eta0=eta0, l2=lam)
+    m = new_learner(16, [table], loss=loss, optimizer="sgd", eta0=eta0, l2=lam)
     w, b, t = [0.0] * 16, 0.0, 0
+    w32, b32 = [0.0] * 16, 0.0
+    wrong_eta = ([0.0] * 16, 0.0, 0)
+    wrong_lam = ([0.0] * 16, 0.0, 0)
     ys = ys_of(codes, 1)
     rng = np.random.default_rng(5)
     for epoch in range(3):
         o = order if epoch == 0 else rng.permutation(len(docs)).astype(np.int64)
-        mean = m.epoch(ids, offsets, codes, o, [table], positive=[1])
+        mean = m.epoch(ids, offsets, codes, o, positive=[1])
         w, b, t, total = naive_sgd_epoch(docs, ys, o, table, w, b, t, eta0, lam, loss)
-        assert mean == pytest.approx(total / len(o), rel=1e-12, abs=1e-15)
+        w32, b32, _, _ = naive_sgd_epoch(docs, ys, o, table, w32, b32, t - len(o), eta0, lam,
+                                         loss, f32=True)
+        wrong_eta = naive_sgd_epoch(docs, ys, o, table, *wrong_eta, eta0 * 1.05, lam, loss)[:3]
+        wrong_lam = naive_sgd_epoch(docs, ys, o, table, *wrong_lam, eta0, lam + 0.02, loss)[:3]
+        assert mean == pytest.approx(total / len(o), rel=TOL, abs=1e-9)
         assert m.state_[0, 2] == t                    # t counts updates over all epochs
-        assert_close(m.intercept()[0], b)
-        assert_close(m.coef()[0], w)                   # coef() folds the scale
+    coef = m.coef()[0]                                # folds the scale into the vector
+    assert m.state_[0, 0] == 1.0
+    assert rel_gap(coef, w) <= TOL and rel_gap(m.intercept()[0], b) <= TOL
     assert np.any(np.asarray(w) != 0)
+    if lam == 0.0:
+        # no L2: the scale stays 1 and the float32 vector is updated in place, exactly as
+        # the float32-storing reference does it
+        assert np.array_equal(coef, np.asarray(w32, np.float32))
+        assert m.intercept()[0] == b32
+    else:
+        assert rel_gap(coef, w32) <= TOL
+    # controls: a 5% larger step or a larger lambda is far outside the tolerance
+    assert rel_gap(coef, wrong_eta[0]) > 30 * TOL
+    assert rel_gap(coef, wrong_lam[0]) > 30 * TOL
 
 
 def test_sgd_hand_computed_docstring_example():
     ids = np.array([0, 1, 1, 2], np.int32)
     offsets = np.array([0, 2, 4])
     codes = np.array([1, 0], np.int32)
-    ones = np.ones(3, np.float32)
     m = LinearSGD(3, loss="hinge", eta0=0.5, l2=0.0)
-    m.epoch(ids, offsets, codes, np.array([0, 1]), [ones], positive=[1])
+    m.tables[:] = 1.0
+    m.epoch(ids, offsets, codes, np.array([0, 1]), positive=[1])
     # doc 0 (y=+1, p=0): w0=w1=+0.5, b=+0.005 ; doc 1 (y=-1, p=0.505): w1=w2 -= 0.5, b=0
     assert m.coef()[0].tolist() == [0.5, 0.0, -0.5]
     assert m.intercept()[0] == pytest.approx(0.0, abs=1e-15)
+
+
+def test_sgd_hand_computed_with_l2_scale():
+    # one feature, x = 2, y = +1, hinge, eta0 = 0.5, lam = 0.2, two identical steps:
+    # t=0: eta=0.5, p=0 -> w = (1-0.1)*0 + 0.5*2 = 1.0, b = 0.005
+    # t=1: eta=0.5/1.1, p = 2*1 + 0.005 = 2.005 >= 1 -> no loss step, w = (1 - 0.2*eta) * 1
+    m = LinearSGD(1, loss="hinge", eta0=0.5, l2=0.2)
+    m.tables[0] = 2.0
+    m.epoch(np.array([0], np.int32), np.array([0, 1]), np.array([1], np.int32),
+            np.array([0, 0]), positive=[1])
+    eta1 = 0.5 / 1.1
+    s = 1.0 / ((1 - 0.5 * 0.2) * (1 - eta1 * 0.2))
+    assert m.state_[0].tolist() == pytest.approx([s, 0.005, 2.0], rel=1e-15)
+    assert float(m.coef()[0, 0]) == pytest.approx(1.0 - eta1 * 0.2, rel=1e-7)
+    assert m.state_[0, 0] == 1.0                     # coef() folded the scale
 
 
 def test_sgd_bias_not_regularized_and_slow():
@@ -138,7 +194,8 @@ def test_sgd_bias_not_regularized_and_slow():
     offsets = np.array([0, 0, 0])
     codes = np.array([1, 1], np.int32)
     m = LinearSGD(4, loss="hinge", eta0=0.5, l2=0.1)
-    m.epoch(ids, offsets, codes, np.array([0, 1]), [np.ones(4, np.float32)], positive=[1])
+    m.tables[:] = 1.0
+    m.epoch(ids, offsets, codes, np.array([0, 1]), positive=[1])
     eta_0, eta_1 = 0.5, 0.5 / (1 + 0.1 * 0.5 * 1)
     assert m.intercept()[0] == pytest.approx(0.01 * (eta_0 + eta_1), rel=1e-14)
 
@@ -147,27 +204,31 @@ def test_sgd_multi_output_each_equals_naive():
     docs, ids, offsets, codes, table, order = make_problem(seed=2, n_classes=3)
     table2 = (np.asarray(table) * -0.5 + 0.25).astype(np.float32)
     tables = [table, table2, np.ones(16, np.float32)]
-    m = LinearSGD(16, n_outputs=3, loss="log", eta0=0.2, l2=0.05)
-    mean = m.epoch(ids, offsets, codes, order, tables, positive=[0, 1, 2])
+    m = new_learner(16, tables, loss="log", eta0=0.2, l2=0.05)
+    mean = m.epoch(ids, offsets, codes, order, positive=[0, 1, 2])
     total = 0.0
     for k in range(3):
         w, b, t, tot = naive_sgd_epoch(docs, ys_of(codes, k), order, tables[k], [0.0] * 16,
                                        0.0, 0, 0.2, 0.05, "log")
         total += tot
-        assert_close(m.coef()[k], w)
-        assert_close(m.intercept()[k], b)
-    assert mean == pytest.approx(total / (3 * len(order)), rel=1e-12)
+        assert rel_gap(m.coef()[k], w) <= TOL
+        assert rel_gap(m.intercept()[k], b) <= TOL
+        # output k learns against code k: a swapped positive class is far off
+        w_other = naive_sgd_epoch(docs, ys_of(codes, (k + 1) % 3), order, tables[k],
+                                  [0.0] * 16, 0.0, 0, 0.2, 0.05, "log")[0]
+        assert rel_gap(m.coef()[k], w_other) > 100 * TOL
+    assert mean == pytest.approx(total / (3 * len(order)), rel=TOL)
 
 
 @pytest.mark.parametrize("loss", ["hinge", "log"])
 def test_sgd_scale_renormalization_path(loss):
-    # lam*eta0 = 1 - 1e-5: after step 0 the scale is 1e5, and it keeps growing by
-    # (1 + c t) / (1 + c (t-1)); it crosses SCALE_BOUND = 1e6 after about 10 steps.
+    # lam*eta0 = 1 - 1e-5: after step 0 the scale is 1e5 > SCALE_BOUND, and it keeps
+    # growing by (1 + c t) / (1 + c (t-1)) afterwards, crossing the bound again and again.
     docs, ids, offsets, codes, table, _ = make_problem(seed=3, n_docs=12)
     order = np.concatenate([np.arange(12), np.arange(12)[::-1], np.arange(12)]).astype(np.int64)
     eta0, lam = 1.0, 1.0 - 1e-5
-    m = LinearSGD(16, loss=loss, eta0=eta0, l2=lam)
-    m.epoch(ids, offsets, codes, order, [table], positive=[1])
+    m = new_learner(16, [table], loss=loss, eta0=eta0, l2=lam)
+    m.epoch(ids, offsets, codes, order, positive=[1])
     s_unrenormalized, s_expected, resets = 1.0, 1.0, 0
     for t in range(len(order)):
         f = 1.0 - lam * eta0 / (1.0 + lam * eta0 * t)
@@ -175,72 +236,96 @@ def test_sgd_scale_renormalization_path(loss):
         s_expected /= f
         if s_expected > SCALE_BOUND:
             s_expected, resets = 1.0, resets + 1
+    assert SCALE_BOUND == 1e4
     assert s_unrenormalized > SCALE_BOUND and resets >= 1   # the path is exercised
     assert m.state_[0, 0] == pytest.approx(s_expected, rel=1e-9)
     w, b, t, _ = naive_sgd_epoch(docs, ys_of(codes, 1), order, table, [0.0] * 16, 0.0, 0,
                                  eta0, lam, loss)
-    assert_close(m.intercept()[0], b, tol=1e-10)
-    assert_close(m.coef()[0], w, tol=1e-10)
+    assert rel_gap(m.intercept()[0], b) <= TOL
+    assert rel_gap(m.coef()[0], w) <= TOL
+    assert np.max(np.abs(w)) > 0.1                          # not trivially all zero
 
 
 def test_sgd_kernel_direct_renormalizes_state():
     # call the kernel itself with a scale just under the bound: one step pushes it over
     docs, ids, offsets, codes, table, order = make_problem(seed=4, n_docs=3)
-    v = np.zeros(16)
-    v[docs[0]] = 1.0
+    S = np.zeros((16, 2), np.float32)
+    S[:, 0] = table
+    S[docs[0], 1] = 1.0
     s0 = SCALE_BOUND * 0.999
     state = np.array([s0, 0.0, 0.0])
     lam, eta0 = 0.01, 0.5
-    _kernels._sgd_epoch(ids, offsets, codes, 1, np.array([0], np.int64), table, v, state, eta0,
+    _kernels._sgd_epoch(ids, offsets, codes, 1, np.array([0], np.int64), S, state, eta0,
                         lam, 0.01, LOSSES["hinge"].code)
     assert state[0] == 1.0
     w0 = [1.0 / s0 if i in docs[0] else 0.0 for i in range(16)]
     w, b, t, _ = naive_sgd_epoch(docs, ys_of(codes, 1), [0], table, w0, 0.0, 0, eta0, lam,
                                  "hinge")
-    assert_close(v, w)
+    assert rel_gap(S[:, 1], w) <= TOL
+    assert np.max(np.abs(w)) > 0.1
+    assert S[:, 0].tolist() == table.tolist()              # the values are not touched
     assert state[1] == pytest.approx(b, abs=1e-15) and state[2] == 1.0
 
 
 # -- AdaGrad --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("loss", ["hinge", "log", "modified_huber"])
+@pytest.mark.parametrize("loss", ["hinge", "log", "modified_huber", "squared_hinge"])
 @pytest.mark.parametrize("lam", [0.0, 0.05])
 def test_adagrad_epochs_equal_naive(loss, lam):
     docs, ids, offsets, codes, table, order = make_problem(seed=6)
-    m = LinearSGD(16, loss=loss, optimizer="adagrad", eta0=0.3, l2=lam)
+    m = new_learner(16, [table], loss=loss, optimizer="adagrad", eta0=0.3, l2=lam)
     ys = ys_of(codes, 1)
-    w, G, b, Gb = [0.0] * 16, [0.0] * 16, 0.0, 0.0
-    w64, G64, b64, Gb64 = [0.0] * 16, [0.0] * 16, 0.0, 0.0
+    ref = ([0.0] * 16, [0.0] * 16, 0.0, 0.0)        # exact float64 definition
+    ref32 = ([0.0] * 16, [0.0] * 16, 0.0, 0.0)      # float32 storage and arithmetic
+    wrong_eta = ([0.0] * 16, [0.0] * 16, 0.0, 0.0)
+    wrong_lam = ([0.0] * 16, [0.0] * 16, 0.0, 0.0)
     rng = np.random.default_rng(0)
     for epoch in range(3):
         o = order if epoch == 0 else rng.permutation(len(docs)).astype(np.int64)
-        mean = m.epoch(ids, offsets, codes, o, [table], positive=[1])
-        # exact reference: G_i stored with the implementation's accumulator precision
-        w, G, b, Gb, total = naive_adagrad_epoch(docs, ys, o, table, w, G, b, Gb, 0.3, lam,
-                                                 loss, round_G=np.dtype(m.sq_.dtype).type)
-        # the definition in exact float64 arithmetic: same up to float32 rounding of G
-        w64, G64, b64, Gb64, _ = naive_adagrad_epoch(docs, ys, o, table, w64, G64, b64, Gb64,
-                                                     0.3, lam, loss)
-        assert mean == pytest.approx(total / len(o), rel=1e-12, abs=1e-15)
-        assert_close(m.coef()[0], w)
-        assert_close(m.sq_[0], G, tol=1e-7)     # stored as float32
-        assert_close(m.intercept()[0], b)
-        assert m.state_[0, 2] == pytest.approx(Gb, rel=1e-14)
+        mean = m.epoch(ids, offsets, codes, o, positive=[1])
+        *ref, total = naive_adagrad_epoch(docs, ys, o, table, *ref, 0.3, lam, loss)
+        ref32 = naive_adagrad_epoch(docs, ys, o, table, *ref32, 0.3, lam, loss, f32=True)[:4]
+        wrong_eta = naive_adagrad_epoch(docs, ys, o, table, *wrong_eta, 0.303, lam, loss)[:4]
+        wrong_lam = naive_adagrad_epoch(docs, ys, o, table, *wrong_lam, 0.3, lam + 0.03,
+                                        loss)[:4]
+        assert mean == pytest.approx(total / len(o), rel=TOL, abs=1e-9)
         assert m.state_[0, 1] == len(o) * (epoch + 1)
-        assert_close(m.coef()[0], w64, tol=1e-5)
-        assert_close(m.intercept()[0], b64, tol=1e-5)
+    w, G, b, Gb = ref
+    for rw, rG, rb, rGb in (ref, ref32):
+        assert rel_gap(m.coef()[0], rw) <= TOL
+        assert rel_gap(m.S_[0, :, 2], rG) <= TOL
+        assert rel_gap(m.intercept()[0], rb) <= TOL
+        assert m.state_[0, 2] == pytest.approx(rGb, rel=TOL)
+    assert np.all(m.S_[0, :, 0] == table)             # values untouched
+    assert np.max(np.abs(w)) > 0.05 and max(G) > 0
+    assert rel_gap(m.coef()[0], wrong_eta[0]) > 30 * TOL
+    assert rel_gap(m.coef()[0], wrong_lam[0]) > 30 * TOL
 
 
 def test_adagrad_hand_computed_step():
     # one example x = {0: 2.0}, y = +1, hinge, lam = 0: g = -1, g0 = -2, G0 = 4,
     # w0 = 0.1 * 2 / sqrt(4) = 0.1 ; bias: Gb = 1, b = 0.1 * 1 / 1 = 0.1
     m = LinearSGD(2, loss="hinge", optimizer="adagrad", eta0=0.1, l2=0.0, eps=0.0)
-    table = np.array([2.0, 5.0], np.float32)
+    m.tables[0] = [2.0, 5.0]
     m.epoch(np.array([0], np.int32), np.array([0, 1]), np.array([1], np.int32),
-            np.array([0]), [table], positive=[1])
-    assert m.coef()[0].tolist() == pytest.approx([0.1, 0.0], abs=1e-15)
+            np.array([0]), positive=[1])
+    # float32 with fastmath (the step may use an approximate 1/sqrt): within a few ulps
+    assert m.coef()[0].tolist() == [pytest.approx(0.1, rel=1e-6), 0.0]
     assert m.intercept()[0] == pytest.approx(0.1, abs=1e-15)
-    assert m.sq_[0].tolist() == [4.0, 0.0]
+    assert m.S_[0, :, 2].tolist() == [4.0, 0.0]
+    assert m.state_[0].tolist() == [pytest.approx(0.1, abs=1e-15), 1.0, 1.0]
+
+
+def test_adagrad_hand_computed_l2_step():
+    # second step on the same example with lam = 0.5: p = 2*0.1 + 0.1 = 0.3 < 1 so g = -1,
+    # g0 = -1*2 + 0.5*0.1 = -1.95, G0 = 4 + 3.8025, w0 = 0.1 + 0.1*1.95/sqrt(7.8025)
+    m = LinearSGD(1, loss="hinge", optimizer="adagrad", eta0=0.1, l2=0.5, eps=0.0)
+    m.tables[0] = 2.0
+    m.epoch(np.array([0], np.int32), np.array([0, 1]), np.array([1], np.int32),
+            np.array([0, 0]), positive=[1])
+    assert float(m.S_[0, 0, 2]) == pytest.approx(4.0 + 1.95 ** 2, rel=1e-6)
+    assert float(m.coef()[0, 0]) == pytest.approx(0.1 + 0.1 * 1.95 / math.sqrt(7.8025), rel=1e-6)
+    assert m.intercept()[0] == pytest.approx(0.1 + 0.1 / math.sqrt(2.0), rel=1e-12)
 
 
 # -- validation -----------------------------------------------------------------------------
@@ -256,3 +341,56 @@ def test_adagrad_hand_computed_step():
 def test_linear_sgd_validation(kw, msg):
     with pytest.raises(NBSVMError, match=msg):
         LinearSGD(8, **kw)
+
+
+# -- Hogwild! AdaGrad ----------------------------------------------------------------------------
+
+def _separable(n_docs=4000, n_features=64, seed=0):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 2, size=n_docs).astype(np.int32)
+    docs = []
+    for c in codes:
+        signal = rng.choice(np.arange(8) + 8 * c, size=2, replace=False)
+        noise = rng.choice(np.arange(16, n_features), size=6, replace=False)
+        docs.append(sorted(set(signal.tolist() + noise.tolist())))
+    ids = np.concatenate([np.asarray(d, np.int32) for d in docs])
+    offsets = np.zeros(n_docs + 1, np.int64)
+    offsets[1:] = np.cumsum([len(d) for d in docs])
+    return ids, offsets, codes
+
+
+def test_hogwild_threads_learn_the_same_problem():
+    ids, offsets, codes = _separable()
+    order = np.arange(len(codes))
+    one = LinearSGD(64, loss="log", optimizer="adagrad", eta0=0.1, l2=1e-4)
+    two = LinearSGD(64, loss="log", optimizer="adagrad", eta0=0.1, l2=1e-4, threads=2)
+    for m in (one, two):
+        m.tables[:] = 1.0
+        m.epoch(ids, offsets, codes, order, positive=[1])
+    assert two.state_[0, 1] == one.state_[0, 1] == len(order)       # every example counted
+    for m in (one, two):
+        pred = (m.decision(ids, offsets)[:, 0] > 0).astype(int)
+        assert np.mean(pred == codes) > 0.95
+    # the weights are the same problem's solution, not bit-identical (two threads ran)
+    assert not np.array_equal(two.S_, one.S_)
+    assert rel_gap(two.coef()[0], one.coef()[0]) < 0.2
+    assert np.all(np.sign(two.coef()[0, :16]) == np.sign(one.coef()[0, :16]))
+
+
+def test_hogwild_small_calls_and_sgd_stay_single_threaded():
+    # below 64 examples per thread, and for SGD always: bit-for-bit the single-threaded result
+    ids, offsets, codes = _separable(n_docs=200)
+    order = np.arange(200)
+    for optimizer in ("adagrad", "sgd"):
+        a = LinearSGD(64, optimizer=optimizer, eta0=0.1, l2=1e-4)
+        b = LinearSGD(64, optimizer=optimizer, eta0=0.1, l2=1e-4, threads=4)
+        for m in (a, b):
+            m.tables[:] = 1.0
+            m.epoch(ids, offsets, codes, order, positive=[1])
+        assert np.array_equal(a.S_, b.S_) and np.array_equal(a.state_, b.state_)
+
+
+@pytest.mark.parametrize("threads", [0, 65, 2.5, "2"])
+def test_threads_validated(threads):
+    with pytest.raises(NBSVMError, match="threads"):
+        LinearSGD(8, optimizer="adagrad", threads=threads)

@@ -77,8 +77,10 @@ def test_char_ngrams_hand_examples():
 # -- hashing ----------------------------------------------------------------------------
 
 def _mmh3_ref(keys, n_bits, seed):
+    """Distinct buckets of ``keys`` in order of first occurrence."""
     mask = (1 << n_bits) - 1
-    return {mmh3.hash(k, seed, signed=False) & mask for k in keys}
+    return list(dict.fromkeys(mmh3.hash(k.encode("utf-8"), seed, signed=False) & mask
+                              for k in keys))
 
 
 def test_bucket_of_matches_mmh3_and_docstring():
@@ -90,8 +92,9 @@ def test_bucket_of_matches_mmh3_and_docstring():
 def test_hasher_docstring_example():
     b = Hasher(ngrams=2, n_bits=4).buckets("good good film")
     assert b.dtype == np.int32
-    ref = _mmh3_ref(["good", "film", "good good", "good film"], 4, 0)
-    assert b.tolist() == sorted(ref)
+    # keys in order: good, good (repeat), film, good good, good film
+    ref = _mmh3_ref(["good", "good", "film", "good good", "good film"], 4, 0)
+    assert b.tolist() == ref == [1, 7, 3, 0]        # good, film, good good, good film
 
 
 TEXTS = [
@@ -112,10 +115,17 @@ def test_hasher_word_buckets_equal_mmh3_reference(n_bits, seed, ngrams):
     for text in TEXTS:
         got = h.buckets(text)
         assert got.dtype == np.int32
-        assert np.all(np.diff(got) > 0)                       # sorted and distinct
+        assert len(set(got.tolist())) == got.size               # distinct
         ref = naive_buckets(text, ngrams, n_bits, seed)
-        assert got.tolist() == ref, text
+        assert got.tolist() == ref, text                        # same ids, same order
+        assert np.array_equal(got, h.reference_buckets(text))
         assert got.size == 0 or (got.min() >= 0 and got.max() < 2**n_bits)
+    ids, offsets = h.batch(TEXTS)
+    assert ids.dtype == np.int32 and offsets.dtype == np.int64
+    assert offsets.tolist() == np.cumsum([0] + [len(naive_buckets(t, ngrams, n_bits, seed))
+                                                for t in TEXTS]).tolist()
+    for j, text in enumerate(TEXTS):
+        assert ids[offsets[j]:offsets[j + 1]].tolist() == naive_buckets(text, ngrams, n_bits, seed)
 
 
 @pytest.mark.parametrize("n_bits", [6, 16, 31])
@@ -126,17 +136,18 @@ def test_hasher_char_buckets_use_seed_plus_one(n_bits, seed, char_n):
     for text in TEXTS:
         ref = naive_buckets(text, 2, n_bits, seed, char_ngrams=char_n)
         assert h.buckets(text).tolist() == ref, text
+        assert h.reference_buckets(text).tolist() == ref, text
 
 
 def test_char_ngrams_hash_family_differs_from_word_family():
     # with only char n-grams of a one-char token "<a>" and the word "<a>" being different
     # keys hashed with different seeds, the char bucket is the seed+1 one.
     h = Hasher(ngrams=1, n_bits=31, char_ngrams=3, seed=5)
-    got = set(h.buckets("a").tolist())
+    got = h.buckets("a").tolist()
     word = mmh3.hash("a", 5, signed=False) & (2**31 - 1)
     char = mmh3.hash("<a>", 6, signed=False) & (2**31 - 1)
     char_wrong_seed = mmh3.hash("<a>", 5, signed=False) & (2**31 - 1)
-    assert got == {word, char}
+    assert got == [word, char]                      # words first, then character n-grams
     assert char_wrong_seed not in got
 
 
@@ -145,9 +156,9 @@ def test_hasher_non_ascii_exact_values():
     h = Hasher(ngrams=2, n_bits=20, char_ngrams=2, seed=3)
     keys_w = ["café", "東京", "café 東京"]
     keys_c = ["<c", "ca", "af", "fé", "é>", "<東", "東京", "京>"]
-    ref = {mmh3.hash(k.encode("utf-8"), 3, signed=False) & 0xFFFFF for k in keys_w}
-    ref |= {mmh3.hash(k.encode("utf-8"), 4, signed=False) & 0xFFFFF for k in keys_c}
-    assert h.buckets("Café 東京").tolist() == sorted(ref)
+    ref = [mmh3.hash(k.encode("utf-8"), 3, signed=False) & 0xFFFFF for k in keys_w]
+    ref += [mmh3.hash(k.encode("utf-8"), 4, signed=False) & 0xFFFFF for k in keys_c]
+    assert h.buckets("Café 東京").tolist() == list(dict.fromkeys(ref))
 
 
 @pytest.mark.parametrize("bad", [0, 32, 40, -1, 2.5, "8", None])

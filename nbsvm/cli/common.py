@@ -68,6 +68,8 @@ class ProgressReporter:
 
     def __call__(self, event: dict):
         stage = event["stage"]
+        if stage == "lexicon done":
+            return
         key = (stage, event.get("epoch"))
         if key not in self.tasks:
             desc = f"epoch {event['epoch']}/{event['epochs']}" if stage == "epoch" else stage

@@ -30,6 +30,8 @@ def train_command(
                                     help="Character n-grams of this length (0: none)."),
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
+    min_df: int = typer.Option(DEFAULTS["min_df"], "--min-df",
+                               help="Keep buckets seen in at least this many training documents."),
     loss: str = typer.Option(DEFAULTS["loss"], "--loss",
                              help="log, hinge, squared_hinge or modified_huber."),
     optimizer: str = typer.Option(DEFAULTS["optimizer"], "--optimizer", help="sgd or adagrad."),
@@ -63,7 +65,8 @@ def train_command(
             if alpha == DEFAULTS["alpha"]:
                 alpha = lex.alpha
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
-                              hash_seed=hash_seed, alpha=alpha, loss=loss, optimizer=optimizer,
+                              hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
+                              optimizer=optimizer,
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
                               seed=seed, threads=threads, cache_dir=cache_dir)
         clf._validate()

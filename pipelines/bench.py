@@ -1,0 +1,244 @@
+#!/usr/bin/env python
+"""Speed and memory of the whole IMDB trigram job, nbsvm beside its peers, in one run.
+
+Every system reads the 25k training reviews, learns on trigrams for 10 epochs, and scores
+the 25k test reviews, each run as its own process, timed from start to exit, with peak
+RSS from the operating system (``os.wait4``). One warm-up run, then ``--runs`` measured
+runs; the tables give medians and the spread (min-max). Results go to ``results/bench.md``
+and ``results/bench.csv``.
+
+Peers get the reviews already tokenized by nbsvm's tokenizer (lowercased, punctuation
+split): that work is not in their timings; nbsvm's timings include its own tokenizing.
+
+    python pipelines/bench.py                  # nbsvm, Vowpal Wabbit, scikit-learn 2^24/2^26
+    python pipelines/bench.py --mesnil         # also Mesnil-style NBSVM (exact vocabulary)
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from nbsvm.io.readers import read_aclimdb  # noqa: E402
+from nbsvm.text.tokenize import tokenize  # noqa: E402
+
+PY = sys.executable
+NBSVM = str(Path(sys.executable).parent / "nbsvm")
+
+
+def prepare(data: Path, out: Path) -> dict:
+    """label<TAB>text (raw, for nbsvm), label<TAB>tokens (sklearn) and VW files."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {}
+    for split in ("train", "test"):
+        raw, tok, vw = out / f"{split}.txt", out / f"{split}.tok", out / f"{split}.vw"
+        if not (raw.exists() and tok.exists() and vw.exists()):
+            with open(raw, "w") as f_raw, open(tok, "w") as f_tok, open(vw, "w") as f_vw:
+                for doc in read_aclimdb(data / split):
+                    text = doc.text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+                    tokens = " ".join(tokenize(text))
+                    f_raw.write(f"{doc.label}\t{text}\n")
+                    f_tok.write(f"{doc.label}\t{tokens}\n")
+                    clean = tokens.replace("|", "/").replace(":", ";")
+                    f_vw.write(f"{1 if doc.label == 'pos' else -1} | {clean}\n")
+        files[split] = dict(raw=raw, tok=tok, vw=vw)
+    return files
+
+
+def run_measured(cmds: list[list[str]], env=None) -> dict:
+    """Run commands one after the other; wall time summed, peak RSS the largest."""
+    total, peak, outputs = 0.0, 0.0, []
+    for cmd in cmds:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        total += time.perf_counter() - t0
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            sys.exit(f"failed ({code}): {shlex.join(cmd)}\n{out[-3000:]}")
+        peak = max(peak, usage.ru_maxrss / 1024)
+        outputs.append(out)
+    return dict(seconds=total, peak_mb=peak, output="\n".join(outputs))
+
+
+def vw_accuracy(pred_path: Path, test_vw: Path) -> float:
+    preds = [float(line.split()[0]) for line in open(pred_path)]
+    labels = [line.split(" ", 1)[0] == "1" for line in open(test_vw)]
+    return 100.0 * sum((p > 0) == y for p, y in zip(preds, labels)) / len(labels)
+
+
+def systems(files, work: Path, mesnil: bool) -> list[dict]:
+    tr, te = files["train"], files["test"]
+    model = str(work / "nbsvm.npz")
+    out = [
+        dict(name="nbsvm (threads 1, reproducible)", group="nbsvm",
+             cmds=[[NBSVM, "train", str(tr["raw"]), "--test", str(te["raw"]), "-o", model,
+                    "--n-bits", "24", "--threads", "1", "-q"]]),
+        dict(name="nbsvm (threads 2, Hogwild)", group="nbsvm",
+             cmds=[[NBSVM, "train", str(tr["raw"]), "--test", str(te["raw"]), "-o", model,
+                    "--n-bits", "24", "--threads", "2", "-q"]]),
+        dict(name="Vowpal Wabbit (--ngram 3 -b 26 logistic, 10 passes)", group="peer",
+             cmds=[[PY, "-m", "vowpalwabbit", "-d", str(tr["vw"]), "--ngram", "3", "-b", "26",
+                    "--loss_function", "logistic", "--passes", "10", "-c", "-k",
+                    "--holdout_off", "-f", str(work / "vw.model"), "--quiet"],
+                   [PY, "-m", "vowpalwabbit", "-d", str(te["vw"]), "-t", "-i",
+                    str(work / "vw.model"), "-p", str(work / "vw.pred"), "--quiet"]],
+             accuracy=lambda r: vw_accuracy(work / "vw.pred", te["vw"])),
+        dict(name="scikit-learn HashingVectorizer 2^24 + NB + SGD(log)", group="peer",
+             cmds=[[PY, str(ROOT / "pipelines/peers/sklearn_nbsvm.py"), str(tr["tok"]),
+                    str(te["tok"]), "--bits", "24"]]),
+        dict(name="scikit-learn HashingVectorizer 2^26 + NB + SGD(log)", group="peer",
+             cmds=[[PY, str(ROOT / "pipelines/peers/sklearn_nbsvm.py"), str(tr["tok"]),
+                    str(te["tok"]), "--bits", "26"]]),
+    ]
+    if mesnil:
+        out.append(dict(name="Mesnil-style NBSVM (exact vocabulary, liblinear)", group="peer",
+                        cmds=[[PY, str(ROOT / "pipelines/peers/sklearn_nbsvm.py"),
+                               str(tr["tok"]), str(te["tok"]), "--exact"]]))
+    return out
+
+
+def accuracy_of(system, result) -> float:
+    if "accuracy" in system:
+        return system["accuracy"](result)
+    return float(re.search(r"accuracy: ([0-9.]+)%", result["output"]).group(1))
+
+
+def stage(output: str, label: str):
+    m = re.search(re.escape(label) + r": ([0-9.]+)", output)
+    return float(m.group(1)) if m else None
+
+
+def spread(values, fmt="{:.2f}"):
+    return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--mesnil", action="store_true")
+    ap.add_argument("--no-scaling", action="store_true")
+    ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "bench"))
+    args = ap.parse_args(argv)
+    print("configuration:")
+    for k, v in vars(args).items():
+        print(f"  {k} = {v}")
+    print("reproduce with:\n  " + shlex.join([PY, "pipelines/bench.py"] + (argv or sys.argv[1:])))
+    import pandas as pd
+
+    work = Path(args.work)
+    files = prepare(Path(args.data), work)
+    rows = []
+    results = {}
+    for system in systems(files, work, args.mesnil):
+        print(f"\n== {system['name']}")
+        for cmd in system["cmds"]:
+            print("   $ " + shlex.join(cmd))
+        run_measured(system["cmds"])                      # warm-up
+        runs = []
+        for i in range(args.runs):
+            r = run_measured(system["cmds"])
+            r["accuracy"] = accuracy_of(system, r)
+            runs.append(r)
+            print(f"   run {i + 1}: {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB, "
+                  f"accuracy {r['accuracy']:.2f}%", flush=True)
+        results[system["name"]] = runs
+        row = dict(system=system["name"],
+                   accuracy=statistics.median(r["accuracy"] for r in runs),
+                   seconds_median=statistics.median(r["seconds"] for r in runs),
+                   seconds_min=min(r["seconds"] for r in runs),
+                   seconds_max=max(r["seconds"] for r in runs),
+                   peak_mb_median=statistics.median(r["peak_mb"] for r in runs),
+                   peak_mb_min=min(r["peak_mb"] for r in runs),
+                   peak_mb_max=max(r["peak_mb"] for r in runs))
+        for label in ("lexicon+cache seconds", "training seconds", "test eval seconds",
+                      "save seconds", "vectorize seconds", "eval seconds"):
+            vals = [stage(r["output"], label) for r in runs]
+            if all(v is not None for v in vals):
+                row[label.replace(" seconds", "_s")] = statistics.median(vals)
+        rows.append(row)
+
+    table = pd.DataFrame(rows)
+    vw = table[table.system.str.startswith("Vowpal")].iloc[0]
+    table["time_vs_vw"] = table.seconds_median / vw.seconds_median
+    table["rss_vs_vw"] = table.peak_mb_median / vw.peak_mb_median
+
+    # first run after installing (numba compiles the kernels) vs warm (loads them from disk)
+    cold = []
+    for i in range(args.runs):
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+            cold.append(run_measured(systems(files, work, False)[0]["cmds"], env=env))
+    warm = results["nbsvm (threads 1, reproducible)"]
+
+    scaling = []
+    if not args.no_scaling:
+        for factor in (1, 2, 4):
+            cmd = [NBSVM, "train"] + [str(files["train"]["raw"])] * factor + [
+                "--test", str(files["test"]["raw"]), "-o", str(work / "scale.npz"),
+                "--n-bits", "24", "--threads", "1", "-q"]
+            runs = [run_measured([cmd]) for _ in range(args.runs)]
+            scaling.append(dict(train_docs=25000 * factor,
+                                seconds=statistics.median(r["seconds"] for r in runs),
+                                seconds_spread=spread([r["seconds"] for r in runs]),
+                                peak_mb=statistics.median(r["peak_mb"] for r in runs),
+                                peak_mb_spread=spread([r["peak_mb"] for r in runs], "{:.0f}"),
+                                accuracy=float(re.search(r"accuracy: ([0-9.]+)%",
+                                                         runs[0]["output"]).group(1))))
+            print(f"scaling x{factor}: {scaling[-1]}", flush=True)
+
+    lines = ["# IMDB trigram benchmark: nbsvm and peers, measured in one run", "",
+             f"{args.runs} runs after one warm-up, medians with (min-max); wall seconds for the "
+             "whole job (read, tokenize, lexicon/vectorize, train 10 epochs, evaluate, save) "
+             "and peak RSS from `os.wait4` of each process.", "",
+             "| system | accuracy | total s | peak RSS MB | time / VW | RSS / VW |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for row, name in zip(rows, table.system):
+        runs = results[name]
+        r = table[table.system == name].iloc[0]
+        lines.append(f"| {name} | {r.accuracy:.2f}% | "
+                     f"{spread([x['seconds'] for x in runs])} | "
+                     f"{spread([x['peak_mb'] for x in runs], '{:.0f}')} | "
+                     f"{r.time_vs_vw:.2f} | {r.rss_vs_vw:.2f} |")
+    lines += ["", "nbsvm stages (median seconds): " + ", ".join(
+        f"{k} {table.iloc[0][k]:.2f}" for k in ("lexicon+cache_s", "training_s", "test eval_s",
+                                                 "save_s") if k in table.columns), "",
+              f"First run after install (numba compiles its kernels): "
+              f"{spread([r['seconds'] for r in cold])} s; warm runs (kernels loaded from the "
+              f"on-disk cache): {spread([r['seconds'] for r in warm])} s.", ""]
+    if scaling:
+        lines += ["## Scaling: IMDB train replicated (nbsvm, threads 1)", "",
+                  "| training documents | total s | peak RSS MB | accuracy |",
+                  "| --- | --- | --- | --- |"]
+        for s in scaling:
+            lines.append(f"| {s['train_docs']:,} | {s['seconds_spread']} | {s['peak_mb_spread']} "
+                         f"| {s['accuracy']:.2f}% |")
+        lines.append("")
+    lines += ["Commands:", "", "```"]
+    for system in systems(files, work, args.mesnil):
+        for cmd in system["cmds"]:
+            lines.append(shlex.join(cmd).replace(str(ROOT) + "/", ""))
+    lines += ["```", ""]
+    out = ROOT / "results"
+    out.mkdir(exist_ok=True)
+    (out / "bench.md").write_text("\n".join(lines))
+    table.to_csv(out / "bench.csv", index=False)
+    if scaling:
+        pd.DataFrame(scaling).to_csv(out / "bench_scaling.csv", index=False)
+    print("\n" + "\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

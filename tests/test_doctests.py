@@ -1,0 +1,17 @@
+"""The examples in the package's docstrings are part of its documentation: run them."""
+import doctest
+import importlib
+
+import pytest
+
+# modules whose docstrings hold examples (a module listed here must keep at least one)
+MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.text.tokenize", "nbsvm.text.hashing",
+           "nbsvm.lexicon", "nbsvm.online.sgd", "nbsvm.nbsvm"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
+    assert result.attempted > 0, f"{name} has no examples any more"
+    assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

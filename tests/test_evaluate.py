@@ -1,0 +1,144 @@
+"""Streaming evaluation: evaluate_documents, evaluate_cache and fit_and_evaluate."""
+import math
+import threading
+
+import numpy as np
+import pytest
+
+from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
+from nbsvm.evaluate import evaluate_cache, evaluate_documents, fit_and_evaluate
+from nbsvm.features import CacheWriter, hash_batches
+from nbsvm.io.readers import Document, read_lines
+
+from conftest import synthetic
+
+SETTINGS = dict(ngrams=2, n_bits=16, hash_seed=1, eta0=0.05, l2=1e-4, epochs=3, seed=2)
+
+
+def _hand_report(clf, docs):
+    """Accuracy, confusion matrix and mean log loss from predict/predict_proba."""
+    texts, labels = [d.text for d in docs], [d.label for d in docs]
+    pred = clf.predict(texts)
+    k = len(clf.classes_)
+    cm = np.zeros((k, k), dtype=int)
+    for t, p in zip(labels, pred):
+        cm[clf.classes_.index(t), clf.classes_.index(p)] += 1
+    out = dict(accuracy=float(np.mean(pred == np.array(labels, dtype=object))),
+               confusion_matrix=cm.tolist())
+    if clf.loss in ("log", "modified_huber"):
+        proba = clf.predict_proba(texts)
+        p_true = [min(1.0, max(1e-15, proba[i, clf.classes_.index(l)]))
+                  for i, l in enumerate(labels)]
+        out["log_loss"] = -sum(math.log(p) for p in p_true) / len(labels)
+    return out
+
+
+@pytest.mark.parametrize("kw, n_classes, with_lexicon", [
+    (dict(optimizer="adagrad", loss="log"), 2, False),
+    (dict(optimizer="sgd", loss="modified_huber", beta=0.5, interpolate="weights"), 3, True),
+    (dict(optimizer="adagrad", loss="hinge", beta=0.7, interpolate="scores"), 2, True),
+])
+def test_fit_and_evaluate_equals_fit_then_evaluate(tmp_path, kw, n_classes, with_lexicon):
+    train = synthetic(3000, n_classes=n_classes, seed=10)
+    test = synthetic(2600, n_classes=n_classes, seed=11)       # several scoring batches
+    lex = None
+    if with_lexicon:
+        lex = NBLexicon(NBSVMClassifier(**SETTINGS)._hasher()).fit(
+            [d.text for d in train], [d.label for d in train])
+    a = NBSVMClassifier(cache_dir=str(tmp_path), **SETTINGS, **kw)
+    rep_a = fit_and_evaluate(a, iter(train), iter(test), lexicon=lex)
+    b = NBSVMClassifier(**SETTINGS, **kw).fit_documents(iter(train), lexicon=lex)
+    rep_b = evaluate_documents(b, iter(test))
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)
+    timings = rep_a.pop("timings")
+    assert {"fit_s", "wait_test_hash_s", "eval_s"} <= set(timings)
+    ll_a, ll_b = rep_a.pop("log_loss", None), rep_b.pop("log_loss", None)
+    assert rep_a == rep_b                     # accuracy, confusion matrix, P/R/F1: identical
+    assert (ll_a is None) == (ll_b is None)
+    if ll_a is not None:          # (bit-for-bit equality: test_log_loss_independent_of_batching)
+        assert ll_a == pytest.approx(ll_b, rel=1e-13)
+        rep_a["log_loss"] = ll_a
+    assert rep_a["n_docs"] == 2600
+    assert ("log_loss" in rep_a) == (kw["loss"] != "hinge")
+    hand = _hand_report(b, test)
+    assert rep_a["accuracy"] == hand["accuracy"] > 0.8
+    assert rep_a["confusion_matrix"] == hand["confusion_matrix"]
+    if "log_loss" in hand:
+        assert rep_a["log_loss"] == pytest.approx(hand["log_loss"], rel=1e-12)
+    assert list(tmp_path.iterdir()) == []                          # temporary caches removed
+    assert not [t for t in threading.enumerate() if t.name.startswith("nbsvm-") and t.is_alive()]
+
+
+def test_log_loss_independent_of_batching(tmp_path):
+    """`nbsvm eval` (evaluate_documents) and `nbsvm train --test` (fit_and_evaluate, which
+    scores a cache with evaluate_cache) must print the same log loss for the same model and
+    test set. Today the per-batch partial sums differ (batches of BATCH_DOCS documents vs
+    cache.batches(2048)), so the float64 totals can differ in the last bits."""
+    train, test = synthetic(3000, seed=10), synthetic(2600, seed=11)
+    clf = NBSVMClassifier(optimizer="adagrad", loss="log", **SETTINGS).fit_documents(iter(train))
+    writer = CacheWriter(tmp_path / "test", clf.hasher_)
+    for batch in hash_batches(iter(test), clf.hasher_):
+        writer.add(batch)
+    from_cache = evaluate_cache(clf, writer.close())["log_loss"]
+    from_docs = evaluate_documents(clf, iter(test))["log_loss"]
+    assert from_cache == pytest.approx(from_docs, rel=1e-13)      # the same up to rounding
+    assert from_cache == from_docs                                # ... and bit for bit
+
+
+def test_evaluate_cache_equals_evaluate_documents(tmp_path):
+    train, test = synthetic(1500, n_classes=3, seed=1), synthetic(2100, n_classes=3, seed=2)
+    clf = NBSVMClassifier(**SETTINGS).fit_documents(iter(train))
+    writer = CacheWriter(tmp_path / "test", clf.hasher_)
+    for batch in hash_batches(iter(test), clf.hasher_):
+        writer.add(batch)
+    cache = writer.close()
+    rep_cache, rep_docs = evaluate_cache(clf, cache), evaluate_documents(clf, iter(test))
+    assert rep_cache.pop("log_loss") == pytest.approx(rep_docs.pop("log_loss"), rel=1e-13)
+    assert rep_cache == rep_docs
+    assert rep_cache["n_docs"] == 2100 and len(rep_cache["confusion_matrix"]) == 3
+
+
+def test_evaluate_cache_refuses_other_settings_and_unknown_labels(tmp_path):
+    train = synthetic(400, seed=1)
+    clf = NBSVMClassifier(**SETTINGS).fit_documents(iter(train))
+    other = NBSVMClassifier(**dict(SETTINGS, n_bits=15))._hasher()
+    writer = CacheWriter(tmp_path / "a", other)
+    writer.add(next(hash_batches(iter(train[:10]), other)))
+    with pytest.raises(NBSVMError, match="other settings"):
+        evaluate_cache(clf, writer.close())
+    p = tmp_path / "test.txt"
+    p.write_text("pos\tgreat\nneg\tawful\nmeh\tso so\n", encoding="utf-8")
+    writer = CacheWriter(tmp_path / "b", clf.hasher_)
+    for batch in hash_batches(read_lines(p), clf.hasher_):
+        writer.add(batch)
+    with pytest.raises(NBSVMError, match=r"test\.txt:3: unknown label 'meh'"):
+        evaluate_cache(clf, writer.close())
+
+
+def test_fit_and_evaluate_reports_test_file_errors_and_cleans_up(tmp_path):
+    train = synthetic(1200, seed=3)
+    bad = tmp_path / "test.txt"
+    bad.write_text("pos\tfine\n" * 700 + "no tab here\n", encoding="utf-8")
+    cache_dir = tmp_path / "caches"
+    cache_dir.mkdir()
+    clf = NBSVMClassifier(cache_dir=str(cache_dir), **SETTINGS)
+    with pytest.raises(NBSVMError) as ei:
+        fit_and_evaluate(clf, iter(train), read_lines(bad))
+    assert (ei.value.path, ei.value.line) == (str(bad), 701)
+    assert list(cache_dir.iterdir()) == []
+    # a label of the test set that training never saw
+    unk = tmp_path / "unk.txt"
+    unk.write_text("pos\tfine\nweird\tlabel\n", encoding="utf-8")
+    with pytest.raises(NBSVMError, match=r"unk\.txt:2: unknown label 'weird'"):
+        fit_and_evaluate(clf, iter(train), read_lines(unk))
+    assert list(cache_dir.iterdir()) == []
+    assert not [t for t in threading.enumerate() if t.name.startswith("nbsvm-") and t.is_alive()]
+
+
+def test_evaluate_documents_needs_documents():
+    clf = NBSVMClassifier(**SETTINGS).fit_documents(iter(synthetic(300)))
+    with pytest.raises(NBSVMError, match="no documents"):
+        evaluate_documents(clf, iter([]))
+    with pytest.raises(NBSVMError, match=r"f\.txt:2: document has no label"):
+        evaluate_documents(clf, iter([Document("pos", "a", "f.txt", 1),
+                                      Document(None, "b", "f.txt", 2)]))

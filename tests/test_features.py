@@ -1,0 +1,397 @@
+"""Streaming batches (reader thread), the binary feature cache, and training from the cache
+against training by hand from the same pieces."""
+import functools
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
+from nbsvm.features import CacheWriter, FeatureCache, hash_batch, hash_batches
+from nbsvm.io.readers import Document, read_lines
+from nbsvm.online import LinearSGD
+from nbsvm.text.hashing import Hasher
+
+from conftest import synthetic
+from naive import model_file_arrays, naive_buckets
+
+HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3)
+
+
+def reader_threads():
+    return [t for t in threading.enumerate() if t.name == "nbsvm-reader" and t.is_alive()]
+
+
+def wait_for_readers(timeout=2.0):
+    deadline = time.monotonic() + timeout
+    for t in reader_threads():
+        t.join(max(0.0, deadline - time.monotonic()))
+    return reader_threads()
+
+
+# -- hash_batches: the reader thread --------------------------------------------------------
+
+def test_hash_batches_equal_hashing_in_the_calling_thread():
+    docs = synthetic(1100, n_classes=3)
+    batches = list(hash_batches(iter(docs), HASHER, batch_docs=250))
+    assert [len(b) for b in batches] == [250] * 4 + [100]
+    assert [l for b in batches for l in b.labels] == [d.label for d in docs]
+    assert [l for b in batches for l in b.lines] == list(range(1, 1101))
+    assert all(s == "mem.txt" for b in batches for s in b.sources)
+    assert batches[2].where(7) == {"path": "mem.txt", "line": 508}
+    whole = hash_batch(docs, HASHER)
+    assert np.array_equal(np.concatenate([b.ids for b in batches]), whole.ids)
+    for b in batches:
+        assert b.offsets[0] == 0 and b.offsets.dtype == np.int64 and b.ids.dtype == np.int32
+    for j in (0, 333, 1099):
+        b, i = batches[j // 250], j % 250
+        assert b.ids[b.offsets[i]:b.offsets[i + 1]].tolist() == naive_buckets(docs[j].text, 2, 16, 3)
+    assert list(hash_batches(iter([]), HASHER)) == []
+    assert wait_for_readers() == []
+
+
+def test_hash_batches_reading_error_surfaces_in_the_consumer(tmp_path):
+    p = tmp_path / "big.txt"
+    lines = [f"{'pos' if i % 2 else 'neg'}\tdocument number {i} is fine" for i in range(1, 6001)]
+    lines[4999] = "line 5000 has no tab at all"
+    p.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = []
+    caller = threading.current_thread()
+    with pytest.raises(NBSVMError) as ei:
+        for batch in hash_batches(read_lines(p), HASHER, batch_docs=1000):
+            assert threading.current_thread() is caller
+            got.append(len(batch))
+    assert ei.value.path == str(p) and ei.value.line == 5000
+    assert str(ei.value).startswith(f"{p}:5000: ") and "TAB" in str(ei.value)
+    assert got == [1000] * 4                 # every complete batch before the bad line
+    assert wait_for_readers() == []
+
+
+def test_hash_batches_error_from_any_iterator_is_reraised_as_is():
+    class Boom(Exception):
+        pass
+
+    def docs():
+        for i in range(700):
+            yield Document("a", f"text {i}", "gen", i + 1)
+        raise Boom("from the reader thread")
+
+    n = 0
+    with pytest.raises(Boom, match="from the reader thread"):
+        for batch in hash_batches(docs(), HASHER, batch_docs=300):
+            n += len(batch)
+    assert n == 600
+    assert wait_for_readers() == []
+
+
+def _endless():
+    i = 0
+    while True:
+        i += 1
+        yield Document("pos" if i % 2 else "neg", f"endless document {i} with words", "inf", i)
+
+
+def test_closing_early_stops_the_reader_promptly():
+    gen = hash_batches(_endless(), HASHER, batch_docs=100)
+    first = next(gen)
+    assert len(first) == 100
+    t0 = time.monotonic()
+    gen.close()
+    assert time.monotonic() - t0 < 2.0
+    assert wait_for_readers(1.0) == []
+
+    for batch in hash_batches(_endless(), HASHER, batch_docs=100):    # break out of a loop
+        break
+    assert wait_for_readers(1.0) == []
+
+
+def test_error_in_the_consumer_stops_the_reader():
+    def consume():
+        for batch in hash_batches(_endless(), HASHER, batch_docs=50):
+            if batch.lines[0] > 200:
+                raise RuntimeError("consumer failed")
+
+    with pytest.raises(RuntimeError, match="consumer failed"):
+        consume()
+    assert wait_for_readers(2.0) == []
+
+
+def test_training_with_unknown_label_stops_cleanly(tmp_path):
+    # a label the lexicon does not know, deep into the stream: error names file:line,
+    # the reader thread ends and the cache folder is removed
+    docs = synthetic(3000)
+    lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
+    docs[2100] = Document("surprise", "some text", "mem.txt", 2101)
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, epochs=2, cache_dir=str(tmp_path))
+    with pytest.raises(NBSVMError, match=r"mem\.txt:2101: unknown label 'surprise'"):
+        clf.fit_documents(iter(docs), lexicon=lex)
+    assert wait_for_readers(2.0) == []
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- the feature cache ----------------------------------------------------------------------
+
+LABELED = [("neg", "an awful film"), ("neg", "dull"), ("pos", "a great film, loved it"),
+           ("neg", ""), ("mid", "okay I guess"), ("pos", "Café 東京!"), ("mid", "fine fine"),
+           ("pos", "great great great"), ("neg", "awful, awful <br /> dull"), ("mid", "meh."),
+           ("pos", "wonderful"), ("neg", "boring; plot")] * 3
+
+
+@pytest.fixture
+def labeled_file(tmp_path):
+    p = tmp_path / "data.txt"
+    p.write_text("".join(f"{l}\t{t}\n" for l, t in LABELED), encoding="utf-8")
+    return p
+
+
+def _write_cache(folder, path, hasher=HASHER, batch_docs=7):
+    writer = CacheWriter(folder, hasher)
+    codes = [writer.add(b) for b in hash_batches(read_lines(path), hasher, batch_docs=batch_docs)]
+    return writer, np.concatenate(codes)
+
+
+def test_cache_round_trip(tmp_path, labeled_file):
+    folder = tmp_path / "cache" / "train"
+    writer, codes = _write_cache(folder, labeled_file)
+    assert not folder.exists()                          # published only by close()
+    cache = writer.close()
+    assert cache.folder == folder and folder.is_dir()
+    refs = [naive_buckets(t, 2, 16, 3) for _, t in LABELED]
+    ids = np.concatenate([np.asarray(r, np.int32) for r in refs])
+    offsets = np.cumsum([0] + [len(r) for r in refs])
+    assert cache.n_docs == len(LABELED) and cache.n_ids == ids.size
+    assert cache.labels == ["neg", "pos", "mid"]         # order of first appearance
+    assert cache.first_seen == [{"path": str(labeled_file), "line": 1},
+                                {"path": str(labeled_file), "line": 3},
+                                {"path": str(labeled_file), "line": 5}]
+    assert cache.hasher == HASHER
+    want_codes = [cache.labels.index(l) for l, _ in LABELED]
+    assert codes.tolist() == want_codes
+    # the documented on-disk format: three raw little-endian arrays
+    assert np.array_equal(np.fromfile(folder / "ids.i32", dtype="<i4"), ids)
+    assert np.array_equal(np.fromfile(folder / "offsets.i64", dtype="<i8"), offsets)
+    assert np.fromfile(folder / "labels.i32", dtype="<i4").tolist() == want_codes
+    # read back: all rows, a range, and batches of any size
+    got_ids, got_offsets, got_codes = cache.rows(0, cache.n_docs)
+    assert np.array_equal(got_ids, ids) and np.array_equal(got_offsets, offsets)
+    assert got_codes.tolist() == want_codes
+    part_ids, part_offsets, part_codes = cache.rows(5, 9)
+    assert part_offsets.tolist() == (offsets[5:10] - offsets[5]).tolist()
+    assert np.array_equal(part_ids, ids[offsets[5]:offsets[9]])
+    assert part_codes.tolist() == want_codes[5:9]
+    for chunk in (1, 5, 8192):
+        batches = list(cache.batches(chunk))
+        assert [len(b) for b in batches] == \
+            [min(chunk, cache.n_docs - s) for s in range(0, cache.n_docs, chunk)]
+        assert np.array_equal(np.concatenate([b.ids for b in batches]), ids)
+        assert [int(c) for b in batches for c in b.labels] == want_codes
+        for b in batches:
+            assert b.offsets[0] == 0 and b.offsets[-1] == b.ids.size
+    # reopened from disk: the same
+    again = FeatureCache(folder)
+    assert (again.n_docs, again.n_ids, again.labels, again.first_seen, again.hasher) == \
+        (cache.n_docs, cache.n_ids, cache.labels, cache.first_seen, cache.hasher)
+    assert np.array_equal(again.rows(0, again.n_docs)[0], ids)
+    again.close()
+    cache.close()
+    assert not list(tmp_path.rglob("*.nbsvm-tmp*"))
+    assert sorted(p.name for p in folder.iterdir()) == \
+        ["ids.i32", "labels.i32", "meta.json", "offsets.i64"]
+
+
+def test_cache_close_replaces_an_older_cache(tmp_path, labeled_file):
+    folder = tmp_path / "c"
+    _write_cache(folder, labeled_file)[0].close().close()
+    writer = CacheWriter(folder, HASHER)
+    writer.add(hash_batch([Document("x", "only one", "m", 1)], HASHER))
+    cache = writer.close()
+    assert cache.n_docs == 1 and cache.labels == ["x"]
+    assert cache.rows(0, 1)[0].tolist() == naive_buckets("only one", 2, 16, 3)
+    assert not list(tmp_path.rglob("*.nbsvm-tmp*"))
+
+
+def test_empty_cache(tmp_path):
+    cache = CacheWriter(tmp_path / "e", HASHER).close()
+    assert cache.n_docs == 0 and cache.n_ids == 0 and cache.labels == []
+    assert list(cache.batches()) == []
+    assert list(cache.shuffled_groups(np.random.default_rng(0))) == []
+
+
+def test_cache_abort_leaves_nothing(tmp_path, labeled_file):
+    writer, _ = _write_cache(tmp_path / "c", labeled_file)
+    writer.abort()
+    assert list(tmp_path.iterdir()) == [labeled_file]
+
+
+@pytest.mark.parametrize("name, cut", [("ids.i32", 4), ("ids.i32", 1), ("offsets.i64", 8),
+                                       ("labels.i32", 4)])
+def test_truncated_cache_is_refused(tmp_path, labeled_file, name, cut):
+    folder = tmp_path / "c"
+    _write_cache(folder, labeled_file)[0].close().close()
+    p = folder / name
+    p.write_bytes(p.read_bytes()[:-cut])
+    with pytest.raises(NBSVMError, match=f"truncated feature cache \\({name}\\)") as ei:
+        FeatureCache(folder)
+    assert ei.value.path == str(folder)
+
+
+def test_damaged_cache_is_refused(tmp_path, labeled_file):
+    folder = tmp_path / "c"
+    _write_cache(folder, labeled_file)[0].close().close()
+    offsets = np.fromfile(folder / "offsets.i64", dtype="<i8")
+    offsets[0] = 3
+    offsets.tofile(folder / "offsets.i64")
+    with pytest.raises(NBSVMError, match="corrupted feature cache"):
+        FeatureCache(folder)
+    (folder / "meta.json").write_text("{not json")
+    with pytest.raises(NBSVMError, match="unusable feature cache"):
+        FeatureCache(folder)
+    (folder / "meta.json").unlink()
+    with pytest.raises(NBSVMError, match="unusable feature cache"):
+        FeatureCache(folder)
+
+
+@pytest.mark.parametrize("buffer_bytes, block_bytes", [(16 << 20, 256 << 10), (2000, 400),
+                                                       (1, 1)])
+def test_shuffled_groups_visit_every_document_once(tmp_path, buffer_bytes, block_bytes):
+    docs = synthetic(900, n_classes=3, seed=4, words=8, unique=True)
+    writer = CacheWriter(tmp_path / "c", HASHER)
+    for b in hash_batches(iter(docs), HASHER, batch_docs=128):
+        writer.add(b)
+    cache = writer.close()
+    all_ids, all_offsets, all_codes = cache.rows(0, cache.n_docs)
+    want = sorted((tuple(all_ids[all_offsets[d]:all_offsets[d + 1]]), int(all_codes[d]))
+                  for d in range(cache.n_docs))
+    orders = []
+    for epoch in range(2):
+        rng = np.random.default_rng(epoch)
+        seen, groups = [], 0
+        for ids, offsets, codes, order in cache.shuffled_groups(rng, buffer_bytes, block_bytes):
+            groups += 1
+            n = len(offsets) - 1
+            assert sorted(order.tolist()) == list(range(n)) and order.dtype == np.int64
+            assert len(codes) == n and offsets[0] == 0 and offsets[-1] == len(ids)
+            seen += [(tuple(ids[offsets[d]:offsets[d + 1]]), int(codes[d])) for d in order]
+            if buffer_bytes == 16 << 20:
+                assert n == cache.n_docs                  # it all fits: one permutation
+        assert sorted(seen) == want
+        assert groups == 1 if buffer_bytes == 16 << 20 else groups > 5
+        orders.append(seen)
+        # the same seed gives the same visiting order
+        again = [(tuple(ids[offsets[d]:offsets[d + 1]]), int(codes[d]))
+                 for ids, offsets, codes, order in
+                 cache.shuffled_groups(np.random.default_rng(epoch), buffer_bytes, block_bytes)
+                 for d in order]
+        assert again == seen
+    assert orders[0] != orders[1]                        # another seed, another order
+
+
+# -- training from the cache = training by hand from the same pieces ------------------------
+
+def _same_saved_state(clf, learner, path):
+    """The model file holds exactly the by-hand learner's state (scalars, AdaGrad sums)."""
+    saved = model_file_arrays(clf, path)
+    assert np.array_equal(saved["learner_state"], learner.state_)
+    if learner.optimizer == "adagrad":
+        assert np.array_equal(saved["adagrad_sq"], learner.S_[:, saved["buckets"], 2])
+        assert np.count_nonzero(saved["adagrad_sq"]) > 1000
+
+
+def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle_kw):
+    """Stream into a cache, epoch 1 in input order, then seeded shuffled replays."""
+    hasher = lex.hasher
+    writer = CacheWriter(tmp / "by-hand", hasher)
+    for batch in hash_batches(iter(docs), hasher):
+        writer.add(batch)
+    cache = writer.close()
+    classes = lex.classes_
+    n_out = 1 if len(classes) == 2 else len(classes)
+    m = LinearSGD(1 << hasher.n_bits, n_outputs=n_out, loss=loss, optimizer=optimizer,
+                  eta0=eta0, l2=l2)
+    m.tables[:] = lex.ratios()
+    code = {label: i for i, label in enumerate(cache.labels)}
+    positive = [code[classes[1]]] if n_out == 1 else [code[c] for c in classes]
+    ids, offsets, codes = cache.rows(0, cache.n_docs)
+    m.epoch(ids, offsets, codes, np.arange(cache.n_docs), positive)
+    rng = np.random.default_rng(seed)
+    for _ in range(2, epochs + 1):
+        for ids, offsets, codes, order in cache.shuffled_groups(rng, **shuffle_kw):
+            m.epoch(ids, offsets, codes, order, positive)
+    cache.close()
+    return m
+
+
+@pytest.mark.parametrize("optimizer, loss, n_classes", [("sgd", "hinge", 2), ("adagrad", "log", 2),
+                                                        ("sgd", "log", 3), ("adagrad", "modified_huber", 3)])
+@pytest.mark.parametrize("groups", ["one", "many"])
+def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, optimizer, loss,
+                                                     n_classes, groups):
+    docs = synthetic(5000, n_classes=n_classes, seed=n_classes)
+    lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
+    shuffle_kw = {} if groups == "one" else dict(buffer_bytes=60_000, block_bytes=9_000)
+    if shuffle_kw:
+        monkeypatch.setattr(FeatureCache, "shuffled_groups",
+                            functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
+    kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, l2=1e-4, epochs=4, seed=17)
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, cache_dir=str(tmp_path), **kw)
+    clf.fit_documents(iter(docs), lexicon=lex)
+    ref = _by_hand(docs, lex, tmp_path, shuffle_kw=shuffle_kw, **kw)
+    assert np.array_equal(clf.ratios_, ref.tables)
+    assert np.array_equal(clf.coef_, ref.coef())                 # bit for bit
+    assert np.array_equal(clf.intercept_, ref.intercept())
+    _same_saved_state(clf, ref, tmp_path / "model.npz")
+    assert np.count_nonzero(clf.coef_) > 1000
+    # and the seed matters: another seed for the replays gives other weights
+    other = _by_hand(docs, lex, tmp_path, shuffle_kw=shuffle_kw, **dict(kw, seed=18))
+    assert not np.array_equal(clf.coef_, other.coef())
+    assert clf.score([d.text for d in docs], [d.label for d in docs]) > 0.9
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["by-hand"]  # fit's cache gone
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_training_with_a_lexicon_of_other_documents(tmp_path, optimizer):
+    # the lexicon saw only part of the vocabulary: buckets it never saw have ratio 0 and can
+    # carry no weight, so the result is still that of the by-hand dense learner, bit for bit
+    docs = synthetic(3000, seed=21)
+    part = [d for d in docs[:1000] if "w1" not in d.text.split()]
+    lex = NBLexicon(HASHER).fit([d.text for d in part], [d.label for d in part])
+    assert lex.n_seen_ < NBLexicon(HASHER).fit([d.text for d in docs],
+                                               [d.label for d in docs]).n_seen_
+    kw = dict(optimizer=optimizer, loss="log", eta0=0.05, l2=1e-4, epochs=3, seed=4)
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, **kw).fit_documents(iter(docs),
+                                                                                 lexicon=lex)
+    ref = _by_hand(docs, lex, tmp_path, shuffle_kw={}, **kw)
+    assert np.array_equal(clf.ratios_, ref.tables)
+    assert np.array_equal(clf.coef_, ref.coef())
+    assert np.array_equal(clf.intercept_, ref.intercept())
+    unseen = lex.ratios()[0] == 0
+    assert np.all(clf.coef_[0, unseen] == 0)
+    w1 = HASHER.buckets("w1")[0]
+    assert unseen[w1] and clf.decision_function(["w1"])[0] == clf.intercept_[0]
+    _same_saved_state(clf, ref, tmp_path / "model.npz")
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, optimizer):
+    # without a lexicon the first pass only counts, and epochs 1..E are all shuffled replays
+    # (AdaGrad counts a binary lexicon inside its own state; the result must not show it)
+    docs = synthetic(1500, seed=9)
+    lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, optimizer=optimizer, loss="log",
+                          eta0=0.05, l2=1e-4, epochs=3, seed=5).fit_documents(iter(docs))
+    writer = CacheWriter(tmp_path / "c", HASHER)
+    for batch in hash_batches(iter(docs), HASHER):
+        writer.add(batch)
+    cache = writer.close()
+    m = LinearSGD(1 << 16, loss="log", optimizer=optimizer, eta0=0.05, l2=1e-4)
+    m.tables[:] = lex.ratios()
+    positive = [cache.labels.index(lex.classes_[1])]
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        for ids, offsets, codes, order in cache.shuffled_groups(rng):
+            m.epoch(ids, offsets, codes, order, positive)
+    assert np.array_equal(clf.ratios_, m.tables)
+    assert np.array_equal(clf.coef_, m.coef())
+    assert np.array_equal(clf.intercept_, m.intercept())
+    _same_saved_state(clf, m, tmp_path / "model.npz")
