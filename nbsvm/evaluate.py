@@ -2,6 +2,7 @@
 with the test set hashed on the other core at the same time."""
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 import threading
@@ -27,8 +28,22 @@ class _Scorer:
         k = len(model.classes_)
         self.cm = np.zeros((k, k), dtype=np.int64)
         self.has_proba = resolve_loss(model.loss).has_proba
-        self.ll_sum = 0.0
+        self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
         self.n = 0
+
+    def _add(self, x: float):
+        """Add ``x`` exactly, so the total does not depend on how documents were batched."""
+        i = 0
+        for y in self._partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                self._partials[i] = lo
+                i += 1
+            x = hi
+        self._partials[i:] = [x]
 
     def add(self, batch: Batch, truth: np.ndarray, columns: bool = False):
         scores = self.model.decision_batch(batch, columns=columns)
@@ -37,13 +52,15 @@ class _Scorer:
         if self.has_proba:
             proba = self.model.proba_of(scores)
             p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
-            self.ll_sum += float(-np.log(p_true).sum())
+            for term in (-np.log(p_true)).tolist():
+                self._add(term)
         self.n += len(batch)
 
     def report(self) -> dict:
         if self.n == 0:
             raise NBSVMError("no documents to evaluate")
-        return report(self.cm, self.model.classes_, self.ll_sum if self.has_proba else None)
+        ll_sum = math.fsum(self._partials)
+        return report(self.cm, self.model.classes_, ll_sum if self.has_proba else None)
 
 
 def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],

@@ -119,8 +119,9 @@ class NBSVMClassifier:
         self.cache_dir = cache_dir
 
     # -- parameters -----------------------------------------------------------------------
-    _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss", "optimizer",
-               "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads", "cache_dir")
+    _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss",
+               "optimizer", "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads",
+               "cache_dir")
 
     def get_params(self, deep=True) -> dict:
         return {p: getattr(self, p) for p in self._PARAMS}
@@ -241,7 +242,10 @@ class NBSVMClassifier:
             self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
             self.class_counts_ = self.lexicon_._docs.copy()
             if self.lexicon_._docs.min() > 0:      # ratios need every class seen
-                self._learner.tables[:] = self.lexicon_.ratios()
+                tables = self._learner.tables
+                tables[:] = self.lexicon_.ratios()
+                if self.min_df > 1:     # as in fit: buckets in fewer documents carry no value
+                    tables[:, self.lexicon_._counts.sum(axis=0) < self.min_df] = 0.0
                 self.n_seen_buckets_ = self.lexicon_.n_seen_
         batch = translate(batch, self._remap)
         if len(docs):

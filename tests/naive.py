@@ -87,8 +87,12 @@ def naive_buckets(text: str, ngrams: int, n_bits: int, seed: int = 0,
 
 
 def naive_ratio_vector(pos_docs: list[list[int]], neg_docs: list[list[int]], n_buckets: int,
-                       alpha: float = 1.0) -> list[float]:
-    """r for 'pos' against 'neg' (binarized counts; L1 norms over buckets seen in either)."""
+                       alpha: float = 1.0, min_df: int = 1) -> list[float]:
+    """r for 'pos' against 'neg' (binarized counts; L1 norms over buckets seen in either).
+
+    ``min_df``: buckets found in fewer documents (both sides together) get ``r = 0``; the
+    norms still run over every seen bucket.
+    """
     pos_count: dict[int, int] = {}
     neg_count: dict[int, int] = {}
     for doc in pos_docs:
@@ -104,25 +108,35 @@ def naive_ratio_vector(pos_docs: list[list[int]], neg_docs: list[list[int]], n_b
     q_norm = sum(q.values())
     r = [0.0] * n_buckets
     for i in seen:
-        r[i] = math.log((p[i] / p_norm) / (q[i] / q_norm))
+        if pos_count.get(i, 0) + neg_count.get(i, 0) >= min_df:
+            r[i] = math.log((p[i] / p_norm) / (q[i] / q_norm))
     return r
 
 
 def naive_ratios(docs: list[list[int]], labels: list[str], n_buckets: int,
-                 alpha: float = 1.0) -> tuple[list[str], list[list[float]]]:
+                 alpha: float = 1.0, min_df: int = 1) -> tuple[list[str], list[list[float]]]:
     """(sorted classes, ratio rows): one row (classes[1] vs classes[0]) for two classes,
     else one row per class against the rest."""
     classes = sorted(set(labels))
     if len(classes) == 2:
         pos = [d for d, l in zip(docs, labels) if l == classes[1]]
         neg = [d for d, l in zip(docs, labels) if l == classes[0]]
-        return classes, [naive_ratio_vector(pos, neg, n_buckets, alpha)]
+        return classes, [naive_ratio_vector(pos, neg, n_buckets, alpha, min_df)]
     rows = []
     for c in classes:
         pos = [d for d, l in zip(docs, labels) if l == c]
         neg = [d for d, l in zip(docs, labels) if l != c]
-        rows.append(naive_ratio_vector(pos, neg, n_buckets, alpha))
+        rows.append(naive_ratio_vector(pos, neg, n_buckets, alpha, min_df))
     return classes, rows
+
+
+def naive_doc_freq(docs: list[list[int]]) -> dict[int, int]:
+    """Documents each bucket occurs in."""
+    df: dict[int, int] = {}
+    for doc in docs:
+        for i in set(doc):
+            df[i] = df.get(i, 0) + 1
+    return df
 
 
 # --------------------------------------------------------------------------------------
@@ -182,9 +196,10 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
     ``w <- (1 - eta*lam) w - eta*g*x``; ``b <- b - eta*bias_rate*g`` (bias not regularized);
     ``t += 1``.
 
-    ``f32=True`` stores like a float32 weight vector: every product ``w_i x_i`` and every
-    updated ``w_i`` is rounded to float32 (sums, steps, bias and ``t`` stay float64). With
-    ``lam = 0`` that is exactly the arithmetic of a float32 vector updated in place.
+    ``f32=True`` stores like a float32 weight vector: every updated ``w_i`` is rounded to
+    float32; products ``w_i x_i`` of the stored values, sums, steps, bias and ``t`` stay
+    float64 (the kernels widen one operand, so the products are exact). With ``lam = 0``
+    that is exactly the arithmetic of a float32 vector updated in place.
     """
     w = [float(v) for v in w]
     b = float(b)
@@ -194,8 +209,7 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
         y = float(ys[d])
         dot = 0.0
         for i in ids:
-            prod = w[i] * float(table[i])
-            dot += _f32(prod) if f32 else prod
+            dot += w[i] * float(table[i])
         p = dot + b
         total += naive_loss(loss, p, y)
         g = naive_dloss(loss, p, y)
@@ -241,7 +255,7 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
         y = float(ys[d])
         dot = 0.0
         for i in ids:
-            dot += r(w[i] * float(table[i]))
+            dot += w[i] * float(table[i])     # exact float64 product of stored values
         p = dot + b
         total += naive_loss(loss, p, y)
         g = naive_dloss(loss, p, y)

@@ -135,8 +135,9 @@ def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
     clf = NBSVMClassifier.load(out)
     lex = NBLexicon.load(lex_path)
     assert clf.hasher_ == lex.hasher == Hasher(ngrams=1, n_bits=11)
-    assert clf.alpha == 0.5
-    assert np.array_equal(clf.ratios_, lex.ratios())
+    assert clf.alpha == 0.5 and clf.min_df == 2                     # the default --min-df
+    df = lex.counts().sum(axis=0)
+    assert np.array_equal(clf.ratios_, np.where(df >= 2, lex.ratios(), 0))
     assert clf.predict([t for _, t in TRAIN]).tolist() == [l for l, _ in TRAIN]
 
 
@@ -396,4 +397,17 @@ def test_bad_threads(files, value):
     tmp, train, _ = files
     assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--threads", value),
                        "threads")
+    assert not (tmp / "x.npz").exists()
+
+
+def test_train_min_df_option(files):
+    tmp, train, _ = files
+    out = tmp / "m.npz"
+    assert_ok(run("train", train, "-o", out, *TRAIN_OPTS, "--min-df", "1"))
+    clf = NBSVMClassifier.load(out)
+    assert clf.min_df == 1
+    lex = NBLexicon(Hasher(ngrams=2, n_bits=12)).fit([t for _, t in TRAIN], [l for l, _ in TRAIN])
+    assert np.array_equal(clf.ratios_, lex.ratios())
+    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--min-df", "0"),
+                       "min_df")
     assert not (tmp / "x.npz").exists()

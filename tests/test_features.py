@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.features import CacheWriter, FeatureCache, hash_batch, hash_batches
+from nbsvm.features import Batch, CacheWriter, FeatureCache, hash_batch, hash_batches
 from nbsvm.io.readers import Document, read_lines
 from nbsvm.online import LinearSGD
 from nbsvm.text.hashing import Hasher
@@ -20,7 +20,8 @@ HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3)
 
 
 def reader_threads():
-    return [t for t in threading.enumerate() if t.name == "nbsvm-reader" and t.is_alive()]
+    """The pipeline's threads still alive (reader, hasher: all named 'nbsvm-...')."""
+    return [t for t in threading.enumerate() if t.name.startswith("nbsvm-") and t.is_alive()]
 
 
 def wait_for_readers(timeout=2.0):
@@ -48,6 +49,26 @@ def test_hash_batches_equal_hashing_in_the_calling_thread():
         b, i = batches[j // 250], j % 250
         assert b.ids[b.offsets[i]:b.offsets[i + 1]].tolist() == naive_buckets(docs[j].text, 2, 16, 3)
     assert list(hash_batches(iter([]), HASHER)) == []
+    assert wait_for_readers() == []
+
+
+def test_hash_batches_translate_buckets_to_columns():
+    # with a bucket -> column map, ids become columns in the same order, unmapped dropped
+    docs = synthetic(700, seed=5)
+    rng = np.random.default_rng(0)
+    remap = np.full(1 << 16, -1, np.int32)
+    chosen = np.sort(rng.choice(1 << 16, size=20_000, replace=False))
+    remap[chosen] = np.arange(chosen.size, dtype=np.int32)
+    batches = list(hash_batches(iter(docs), HASHER, batch_docs=300, remap=remap))
+    assert [len(b) for b in batches] == [300, 300, 100]
+    n_dropped = 0
+    for j, doc in enumerate(docs):
+        b, i = batches[j // 300], j % 300
+        ref = naive_buckets(doc.text, 2, 16, 3)
+        want = [int(remap[x]) for x in ref if remap[x] >= 0]
+        n_dropped += len(ref) - len(want)
+        assert b.ids[b.offsets[i]:b.offsets[i + 1]].tolist() == want
+    assert n_dropped > 1000
     assert wait_for_readers() == []
 
 
@@ -298,18 +319,29 @@ def _same_saved_state(clf, learner, path):
         assert np.count_nonzero(saved["adagrad_sq"]) > 1000
 
 
-def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle_kw):
-    """Stream into a cache, epoch 1 in input order, then seeded shuffled replays."""
-    hasher = lex.hasher
-    writer = CacheWriter(tmp / "by-hand", hasher)
+def _kept_cache(docs, hasher, keep, folder):
+    """A cache of the documents' buckets, without the buckets ``keep`` rules out (a model
+    drops them: they have no ratio). Same rows, so the same blocks when replaying."""
+    writer = CacheWriter(folder, hasher)
     for batch in hash_batches(iter(docs), hasher):
-        writer.add(batch)
-    cache = writer.close()
+        mask = keep[batch.ids]
+        kept = np.concatenate([[0], np.cumsum(mask)])
+        writer.add(Batch(batch.ids[mask], kept[batch.offsets].astype(np.int64), batch.labels,
+                         batch.sources, batch.lines))
+    return writer.close()
+
+
+def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle_kw, min_df):
+    """Stream into a cache, epoch 1 in input order, then seeded shuffled replays; a dense
+    learner over all buckets whose values are the lexicon's ratios, 0 below min_df."""
+    hasher = lex.hasher
+    keep = lex.counts().sum(axis=0) >= min_df
+    cache = _kept_cache(docs, hasher, keep, tmp / "by-hand")
     classes = lex.classes_
     n_out = 1 if len(classes) == 2 else len(classes)
     m = LinearSGD(1 << hasher.n_bits, n_outputs=n_out, loss=loss, optimizer=optimizer,
                   eta0=eta0, l2=l2)
-    m.tables[:] = lex.ratios()
+    m.tables[:] = np.where(keep, lex.ratios(), 0)
     code = {label: i for i, label in enumerate(cache.labels)}
     positive = [code[classes[1]]] if n_out == 1 else [code[c] for c in classes]
     ids, offsets, codes = cache.rows(0, cache.n_docs)
@@ -322,18 +354,20 @@ def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle
     return m
 
 
-@pytest.mark.parametrize("optimizer, loss, n_classes", [("sgd", "hinge", 2), ("adagrad", "log", 2),
-                                                        ("sgd", "log", 3), ("adagrad", "modified_huber", 3)])
+@pytest.mark.parametrize("optimizer, loss, n_classes, min_df", [
+    ("sgd", "hinge", 2, 2), ("adagrad", "log", 2, 1), ("sgd", "log", 3, 1),
+    ("adagrad", "modified_huber", 3, 3)])
 @pytest.mark.parametrize("groups", ["one", "many"])
 def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, optimizer, loss,
-                                                     n_classes, groups):
+                                                     n_classes, min_df, groups):
     docs = synthetic(5000, n_classes=n_classes, seed=n_classes)
     lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
     shuffle_kw = {} if groups == "one" else dict(buffer_bytes=60_000, block_bytes=9_000)
     if shuffle_kw:
         monkeypatch.setattr(FeatureCache, "shuffled_groups",
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
-    kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, l2=1e-4, epochs=4, seed=17)
+    kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, l2=1e-4, epochs=4, seed=17,
+              min_df=min_df)
     clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, cache_dir=str(tmp_path), **kw)
     clf.fit_documents(iter(docs), lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw=shuffle_kw, **kw)
@@ -358,7 +392,7 @@ def test_training_with_a_lexicon_of_other_documents(tmp_path, optimizer):
     lex = NBLexicon(HASHER).fit([d.text for d in part], [d.label for d in part])
     assert lex.n_seen_ < NBLexicon(HASHER).fit([d.text for d in docs],
                                                [d.label for d in docs]).n_seen_
-    kw = dict(optimizer=optimizer, loss="log", eta0=0.05, l2=1e-4, epochs=3, seed=4)
+    kw = dict(optimizer=optimizer, loss="log", eta0=0.05, l2=1e-4, epochs=3, seed=4, min_df=1)
     clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, **kw).fit_documents(iter(docs),
                                                                                  lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw={}, **kw)
@@ -372,25 +406,34 @@ def test_training_with_a_lexicon_of_other_documents(tmp_path, optimizer):
     _same_saved_state(clf, ref, tmp_path / "model.npz")
 
 
-@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
-def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, optimizer):
+@pytest.mark.parametrize("optimizer, min_df, groups", [("sgd", 1, "one"), ("adagrad", 2, "one"),
+                                                       ("adagrad", 2, "many"), ("sgd", 3, "many")])
+def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkeypatch, optimizer,
+                                                                min_df, groups):
     # without a lexicon the first pass only counts, and epochs 1..E are all shuffled replays
     # (AdaGrad counts a binary lexicon inside its own state; the result must not show it)
     docs = synthetic(1500, seed=9)
     lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
+    shuffle_kw = {} if groups == "one" else dict(buffer_bytes=30_000, block_bytes=5_000)
+    if shuffle_kw:
+        monkeypatch.setattr(FeatureCache, "shuffled_groups",
+                            functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
     clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, optimizer=optimizer, loss="log",
-                          eta0=0.05, l2=1e-4, epochs=3, seed=5).fit_documents(iter(docs))
-    writer = CacheWriter(tmp_path / "c", HASHER)
-    for batch in hash_batches(iter(docs), HASHER):
-        writer.add(batch)
-    cache = writer.close()
+                          eta0=0.05, l2=1e-4, epochs=3, seed=5,
+                          min_df=min_df).fit_documents(iter(docs))
+    keep = lex.counts().sum(axis=0) >= min_df
+    cache = _kept_cache(docs, HASHER, keep, tmp_path / "c")
     m = LinearSGD(1 << 16, loss="log", optimizer=optimizer, eta0=0.05, l2=1e-4)
-    m.tables[:] = lex.ratios()
+    m.tables[:] = np.where(keep, lex.ratios(), 0)
+    assert np.count_nonzero(m.tables) < lex.n_seen_ or min_df == 1
     positive = [cache.labels.index(lex.classes_[1])]
     rng = np.random.default_rng(5)
     for _ in range(3):
+        n_groups = 0
         for ids, offsets, codes, order in cache.shuffled_groups(rng):
             m.epoch(ids, offsets, codes, order, positive)
+            n_groups += 1
+        assert (n_groups == 1) == (groups == "one")
     assert np.array_equal(clf.ratios_, m.tables)
     assert np.array_equal(clf.coef_, m.coef())
     assert np.array_equal(clf.intercept_, m.intercept())

@@ -9,8 +9,8 @@ from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.io.readers import Document
 from nbsvm.text.hashing import Hasher
 
-from naive import (model_file_arrays, naive_adagrad_epoch, naive_buckets, naive_ratios,
-                   naive_sgd_epoch, rel_gap)
+from naive import (model_file_arrays, naive_adagrad_epoch, naive_buckets, naive_doc_freq,
+                   naive_ratios, naive_sgd_epoch, rel_gap)
 
 TOL = 1e-5          # float32 state against the float64 references (see test_online.py)
 
@@ -71,9 +71,16 @@ def test_fit_predict_binary(binary_clf):
 
 
 def test_ratios_are_the_naive_nb_ratios(binary_clf):
+    # default min_df = 2: buckets of a single training document get ratio 0 (norms unchanged)
+    assert binary_clf.min_df == 2
     docs = [naive_buckets(t, 2, 10) for t in TEXTS]
-    classes, ref = naive_ratios(docs, LABELS, 1 << 10)
+    classes, ref = naive_ratios(docs, LABELS, 1 << 10, min_df=2)
     np.testing.assert_allclose(binary_clf.ratios_, np.array(ref), rtol=1e-6, atol=1e-6)
+    df = naive_doc_freq(docs)
+    assert binary_clf.n_seen_buckets_ == len(df)                  # every seen bucket counts
+    kept = sorted(i for i, n in df.items() if n >= 2)
+    assert np.flatnonzero(binary_clf.ratios_[0]).tolist() == kept
+    assert 0 < len(kept) < len(df)
 
 
 def test_decision_function_is_w_dot_r_plus_b(binary_clf):
@@ -148,7 +155,8 @@ def test_training_with_lexicon_streams_first_epoch_in_input_order():
     clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, l2=1e-2, loss="log", seed=3,
                           optimizer="sgd")
     clf.fit_documents(iter(docs_in), lexicon=lex)
-    np.testing.assert_array_equal(clf.ratios_, lex.ratios())
+    df = lex.counts().sum(axis=0)                              # min_df = 2 by default
+    np.testing.assert_array_equal(clf.ratios_, np.where(df >= 2, lex.ratios(), 0))
     docs = [naive_buckets(t, 1, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
     rng = np.random.default_rng(3)
@@ -193,8 +201,9 @@ def test_interpolate_weights_hand_formula():
     beta = 0.25
     clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=4, eta0=0.5, beta=beta,
                           interpolate="weights").fit(TEXTS, LABELS)
-    seen = sorted({i for t in TEXTS for i in naive_buckets(t, 2, 10)})
-    # the mean is over buckets with a non-zero ratio: here exactly the seen ones (no ties)
+    df = naive_doc_freq([naive_buckets(t, 2, 10) for t in TEXTS])
+    seen = sorted(i for i, n in df.items() if n >= clf.min_df)
+    # the mean is over the buckets the model keeps (here: exactly the non-zero ratios)
     assert np.flatnonzero(clf.ratios_[0]).tolist() == seen
     mean_abs = sum(abs(float(clf.coef_[0, i])) for i in seen) / len(seen)
     assert clf.mean_abs_coef_[0] == pytest.approx(mean_abs, rel=1e-12)
@@ -446,18 +455,53 @@ def test_learned_state_properties_are_read_only(optimizer):
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
 @pytest.mark.parametrize("corpus", ["binary", "three"])
-def test_ratios_equal_the_lexicon_for_both_optimizers(optimizer, corpus):
-    # AdaGrad counts a binary lexicon inside the learner's own state; the ratios must be
-    # those of NBLexicon all the same (and the naive ones up to float32)
+@pytest.mark.parametrize("min_df", [1, 2, 3])
+def test_ratios_equal_the_lexicon_for_both_optimizers(optimizer, corpus, min_df):
+    # the model's ratios are the lexicon's (counted in one streaming pass, whatever the
+    # optimizer), zeroed for buckets of fewer than min_df documents
     texts, labels = (TEXTS, LABELS) if corpus == "binary" else (THREE_TEXTS, THREE_LABELS)
-    clf = NBSVMClassifier(ngrams=2, n_bits=9, epochs=1, optimizer=optimizer,
-                          alpha=0.5).fit(texts, labels)
+    clf = NBSVMClassifier(ngrams=2, n_bits=9, epochs=1, optimizer=optimizer, alpha=0.5,
+                          min_df=min_df).fit(texts, labels)
     lex = NBLexicon(Hasher(ngrams=2, n_bits=9), alpha=0.5).fit(texts, labels)
-    assert np.array_equal(clf.ratios_, lex.ratios())
+    df = lex.counts().sum(axis=0)
+    assert np.array_equal(clf.ratios_, np.where(df >= min_df, lex.ratios(), 0))
     assert clf.n_seen_buckets_ == lex.n_seen_
     assert clf.class_counts_.tolist() == lex.class_counts_.tolist()
-    _, ref = naive_ratios([naive_buckets(t, 2, 9) for t in texts], labels, 1 << 9, 0.5)
+    _, ref = naive_ratios([naive_buckets(t, 2, 9) for t in texts], labels, 1 << 9, 0.5,
+                          min_df=min_df)
     np.testing.assert_allclose(clf.ratios_, np.array(ref), rtol=1e-6, atol=1e-6)
+    assert np.count_nonzero(clf.ratios_) > 5
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_min_df_drops_rare_buckets_from_the_model(tmp_path, optimizer):
+    texts = TEXTS + ["superb acting, a unique masterpiece"]
+    labels = LABELS + ["pos"]
+    kw = dict(ngrams=2, n_bits=12, epochs=4, eta0=0.3, optimizer=optimizer)
+    one = NBSVMClassifier(min_df=1, **kw).fit(texts, labels)
+    two = NBSVMClassifier(min_df=2, **kw).fit(texts, labels)
+    df = naive_doc_freq([naive_buckets(t, 2, 12) for t in texts])
+    (unique,) = _x("masterpiece", two)
+    assert df[unique] == 1
+    # min_df=1 keeps the word of one document, min_df=2 ignores it entirely
+    assert one.ratios_[0, unique] != 0 and one.coef_[0, unique] != 0
+    assert two.ratios_[0, unique] == 0 and two.coef_[0, unique] == 0
+    assert two.decision_function(["masterpiece"])[0] == two.intercept_[0]
+    assert one.decision_function(["masterpiece"])[0] != one.intercept_[0]
+    assert two.n_seen_buckets_ == one.n_seen_buckets_ == len(df)
+    # the model file keeps exactly the buckets of >= min_df documents
+    for clf, min_df in ((one, 1), (two, 2)):
+        buckets = model_file_arrays(clf, tmp_path / f"m{min_df}.npz")["buckets"]
+        assert buckets.tolist() == sorted(i for i, n in df.items() if n >= min_df)
+        back = NBSVMClassifier.load(tmp_path / f"m{min_df}.npz")
+        assert back.min_df == min_df
+        assert np.array_equal(back.decision_function(NEW + texts), clf.decision_function(NEW + texts))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, "2", None])
+def test_min_df_validated(bad):
+    with pytest.raises(NBSVMError, match="min_df"):
+        NBSVMClassifier(n_bits=8, min_df=bad).fit(["a", "b"], ["x", "y"])
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
@@ -516,3 +560,20 @@ def test_partial_fit_after_load_with_weight_interpolation(tmp_path, optimizer):
     assert not np.array_equal(before, loaded.mean_abs_coef_)
     assert np.array_equal(live.mean_abs_coef_, loaded.mean_abs_coef_)
     assert np.array_equal(live.decision_function(X + NEW), loaded.decision_function(X + NEW))
+
+
+def test_partial_fit_respects_min_df():
+    """min_df is documented as 'keep only buckets seen in at least this many training
+    documents'; a model grown by partial_fit should apply it too (to the counts so far),
+    as fit does. Today partial_fit uses the lexicon's ratios unmasked."""
+    X = TEXTS + ["a unique masterpiece"]
+    y = LABELS + ["pos"]
+    lex = NBLexicon(Hasher(ngrams=1, n_bits=12)).fit(X, y)
+    df = lex.counts().sum(axis=0)
+    fitted = NBSVMClassifier(ngrams=1, n_bits=12, min_df=2, epochs=1).fit(X, y)
+    assert np.array_equal(fitted.ratios_, np.where(df >= 2, lex.ratios(), 0))
+    grown = NBSVMClassifier(ngrams=1, n_bits=12, min_df=2).partial_fit(X, y, classes=["neg", "pos"])
+    (rare,) = _x("masterpiece", grown)
+    assert df[rare] == 1
+    assert grown.ratios_[0, rare] == 0
+    assert np.array_equal(grown.ratios_, np.where(df >= 2, lex.ratios(), 0))

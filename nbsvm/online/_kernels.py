@@ -69,7 +69,7 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
         dot = 0.0
         for j in range(lo, hi):
             i = ids[j]
-            dot += S[i, 1] * S[i, 0]
+            dot += np.float64(S[i, 1]) * S[i, 0]   # exact product in float64
         p = dot / s + b
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
@@ -119,7 +119,7 @@ def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bi
         dot = 0.0
         for j in range(lo, hi):
             i = ids[j]
-            dot += S[i, 1] * S[i, 0]
+            dot += np.float64(S[i, 1]) * S[i, 0]   # exact product in float64
         p = dot + b
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
@@ -149,7 +149,7 @@ def _scores(ids, offsets, S, scale, out):
         acc = 0.0
         for j in range(offsets[d], offsets[d + 1]):
             i = ids[j]
-            acc += S[i, 1] * S[i, 0]
+            acc += np.float64(S[i, 1]) * S[i, 0]
         out[d] = acc * inv
 
 

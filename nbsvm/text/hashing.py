@@ -59,7 +59,7 @@ class Hasher:
     Examples
     --------
     >>> Hasher(ngrams=2, n_bits=4).buckets("good good film")
-    array([0, 1, 3, 7], dtype=int32)
+    array([1, 7, 3, 0], dtype=int32)
     """
 
     ngrams: int = 3
