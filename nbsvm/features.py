@@ -274,22 +274,61 @@ class FeatureCache:
                                  path=str(self.folder))
         return out
 
-    def remap_ids(self, remap: np.ndarray, chunk: int = 4096) -> None:
-        """Rewrite the cached bucket ids as model columns (dropping unmapped buckets),
-        streaming ``chunk`` documents at a time into new files that replace the old."""
-        tmp_ids, tmp_off = self.folder / "ids.i32.new", self.folder / "offsets.i64.new"
-        n_ids = 0
-        with open(tmp_ids, "wb") as f_ids, open(tmp_off, "wb") as f_off:
-            f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
-            for start in range(0, self.n_docs, chunk):
-                ids, offsets, _ = self.rows(start, min(start + chunk, self.n_docs))
-                ids, offsets = _translate(ids, offsets, remap)
-                f_ids.write(memoryview(ids).cast("B"))
-                f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
-                n_ids += int(offsets[-1])
+    def remap_ids(self, remap: np.ndarray, chunk: int = 4096, threads: int = 2) -> None:
+        """Rewrite the cached bucket ids as model columns (dropping unmapped buckets).
+
+        The documents are split into ``threads`` ranges translated in parallel (the
+        compiled translation and the file I/O release the GIL), each streaming ``chunk``
+        documents at a time into files of its own; the parts are then joined into new
+        files that replace the old ones.
+        """
+        bounds = np.linspace(0, self.n_docs, threads + 1).astype(np.int64)
+        parts = [(int(a), int(z), self.folder / f"ids.part{k}", self.folder / f"off.part{k}")
+                 for k, (a, z) in enumerate(zip(bounds[:-1], bounds[1:]))]
+        sizes = [0] * len(parts)
+        errors: list = []
+
+        def work(k):
+            a, z, ids_path, off_path = parts[k]
+            n_ids = 0
+            try:
+                with open(ids_path, "wb") as f_ids, open(off_path, "wb") as f_off:
+                    for start in range(a, z, chunk):
+                        ids, offsets, _ = self.rows(start, min(start + chunk, z))
+                        ids, offsets = _translate(ids, offsets, remap)
+                        f_ids.write(memoryview(ids).cast("B"))
+                        f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
+                        n_ids += int(offsets[-1])
+                sizes[k] = n_ids
+            except BaseException as e:
+                errors.append(e)
+
+        workers = [threading.Thread(target=work, args=(k,)) for k in range(1, len(parts))]
+        for w in workers:
+            w.start()
+        work(0)
+        for w in workers:
+            w.join()
+        try:
+            if errors:
+                raise errors[0]
+            tmp_ids, tmp_off = self.folder / "ids.i32.new", self.folder / "offsets.i64.new"
+            with open(tmp_ids, "wb") as f_ids, open(tmp_off, "wb") as f_off:
+                f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
+                shift = 0
+                for (_, _, ids_path, off_path), n in zip(parts, sizes):
+                    with open(ids_path, "rb") as fh:
+                        shutil.copyfileobj(fh, f_ids, 1 << 22)
+                    offsets = np.fromfile(off_path, dtype=OFFSET_DTYPE) + shift
+                    f_off.write(memoryview(offsets).cast("B"))
+                    shift += n
+        finally:
+            for _, _, ids_path, off_path in parts:
+                for path in (ids_path, off_path):
+                    path.unlink(missing_ok=True)
         meta_path = self.folder / "meta.json"
         meta = json.loads(meta_path.read_text())
-        meta["n_ids"] = n_ids
+        meta["n_ids"] = shift
         meta["columns"] = True
         self.close()
         os.replace(tmp_ids, self.folder / "ids.i32")
@@ -359,6 +398,8 @@ class FeatureCache:
 @njit(cache=True, nogil=True)
 def _translate(ids, offsets, remap):
     """Map bucket ids to columns through ``remap``, dropping buckets mapped to -1."""
+    if offsets[0] < 0 or offsets[offsets.shape[0] - 1] > ids.shape[0]:
+        raise ValueError("offsets point outside the id array")
     out = np.empty(ids.shape[0], np.int32)
     new_offsets = np.empty(offsets.shape[0], np.int64)
     new_offsets[0] = 0
