@@ -67,8 +67,9 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
                        callback: Callable[[dict], None] | None = None) -> dict:
     """Score labeled documents batch by batch; return :func:`nbsvm.metrics.report`."""
     scorer = _Scorer(model)
-    for batch in hash_batches(docs, model.hasher_):
-        scorer.add(batch, model._codes_for(batch.labels, batch))
+    # the hasher thread also maps buckets to model columns
+    for batch in hash_batches(docs, model.hasher_, remap=model._remap):
+        scorer.add(batch, model._codes_for(batch.labels, batch), columns=True)
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
     return scorer.report()
@@ -176,8 +177,8 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Itera
     import pandas as pd
 
     has_proba = resolve_loss(model.loss).has_proba
-    for batch in hash_batches(docs, model.hasher_):
-        scores = model.decision_batch(batch)
+    for batch in hash_batches(docs, model.hasher_, remap=model._remap):
+        scores = model.decision_batch(batch, columns=True)
         labels = model.labels_of(scores)
         frame = {"source": batch.sources, "line": batch.lines}
         if any(label is not None for label in batch.labels):
