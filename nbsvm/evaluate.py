@@ -107,19 +107,18 @@ class _BackgroundCache(threading.Thread):
         self.stop = threading.Event()
 
     def run(self):
-        writer = CacheWriter(self.folder, self.hasher)
         try:
-            n = 0
-            for batch in hash_batches(self.docs, self.hasher, remap=self.remap):
-                if self.stop.is_set():
-                    raise KeyboardInterrupt
-                writer.add(batch)
-                n += len(batch)
-                if self.callback:
-                    self.callback({"stage": "hash test", "docs": n})
-            self.cache = writer.close()
-        except BaseException as e:
-            writer.abort()
+            with CacheWriter(self.folder, self.hasher) as writer:
+                n = 0
+                for batch in hash_batches(self.docs, self.hasher, remap=self.remap):
+                    if self.stop.is_set():
+                        raise KeyboardInterrupt
+                    writer.add(batch)
+                    n += len(batch)
+                    if self.callback:
+                        self.callback({"stage": "hash test", "docs": n})
+                self.cache = writer.close()
+        except BaseException as e:      # re-raised by fit_and_evaluate in the main thread
             self.error = e
 
 

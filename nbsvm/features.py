@@ -27,6 +27,7 @@ from numba import njit
 
 from .config import (BATCH_DOCS, BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFLE_BLOCK_BYTES,
                      SHUFFLE_BUFFER_BYTES)
+from ._parallel import run_parts
 from .errors import NBSVMError
 from .io.readers import Document
 from .text.hashing import Hasher
@@ -222,6 +223,14 @@ class CacheWriter:
             fh.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
+    def __enter__(self) -> "CacheWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:       # an error or Ctrl-C: leave no partial cache behind
+            self.abort()
+        return False
+
 
 class FeatureCache:
     """A finished cache, read with positioned reads into private buffers.
@@ -286,32 +295,21 @@ class FeatureCache:
         parts = [(int(a), int(z), self.folder / f"ids.part{k}", self.folder / f"off.part{k}")
                  for k, (a, z) in enumerate(zip(bounds[:-1], bounds[1:]))]
         sizes = [0] * len(parts)
-        errors: list = []
 
         def work(k):
             a, z, ids_path, off_path = parts[k]
             n_ids = 0
-            try:
-                with open(ids_path, "wb") as f_ids, open(off_path, "wb") as f_off:
-                    for start in range(a, z, chunk):
-                        ids, offsets, _ = self.rows(start, min(start + chunk, z))
-                        ids, offsets = _translate(ids, offsets, remap)
-                        f_ids.write(memoryview(ids).cast("B"))
-                        f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
-                        n_ids += int(offsets[-1])
-                sizes[k] = n_ids
-            except BaseException as e:
-                errors.append(e)
+            with open(ids_path, "wb") as f_ids, open(off_path, "wb") as f_off:
+                for start in range(a, z, chunk):
+                    ids, offsets, _ = self.rows(start, min(start + chunk, z))
+                    ids, offsets = _translate(ids, offsets, remap)
+                    f_ids.write(memoryview(ids).cast("B"))
+                    f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
+                    n_ids += int(offsets[-1])
+            sizes[k] = n_ids
 
-        workers = [threading.Thread(target=work, args=(k,)) for k in range(1, len(parts))]
-        for w in workers:
-            w.start()
-        work(0)
-        for w in workers:
-            w.join()
         try:
-            if errors:
-                raise errors[0]
+            run_parts(work, len(parts))
             tmp_ids, tmp_off = self.folder / "ids.i32.new", self.folder / "offsets.i64.new"
             with open(tmp_ids, "wb") as f_ids, open(tmp_off, "wb") as f_off:
                 f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())

@@ -45,6 +45,12 @@ INTERPOLATIONS = ("scores", "weights")
 EPOCH_CHUNK = 4096          # documents between progress reports
 
 
+def _nonempty(cache: FeatureCache) -> FeatureCache:
+    if cache.n_docs == 0:
+        raise NBSVMError("no training documents")
+    return cache
+
+
 def _sigmoid(z):
     return 0.5 * (1.0 + np.tanh(0.5 * z))   # overflow-free logistic
 
@@ -259,7 +265,7 @@ class NBSVMClassifier:
         """Hash every document once: count the lexicon and write the cache in one pass."""
         lexicon = NBLexicon(hasher, alpha=self.alpha)
         lexicon._init_state(store)
-        try:
+        with writer:
             n = 0
             for batch in hash_batches(docs, hasher):
                 codes = writer.add(batch)
@@ -269,12 +275,7 @@ class NBSVMClassifier:
                 n += len(batch)
                 notify({"stage": "hash", "docs": n})
             cache = writer.close()
-        except BaseException:
-            writer.abort()
-            raise
-        if cache.n_docs == 0:
-            raise NBSVMError("no training documents")
-        return lexicon, cache
+        return lexicon, _nonempty(cache)
 
     def _adopt(self, lexicon: NBLexicon, mm=None, alpha=None):
         """Take classes, counts and ratios from a lexicon into a compact learner.
@@ -347,7 +348,7 @@ class NBSVMClassifier:
         return [code.get(self.classes_[k], -1) for k in self._positive_codes()]
 
     def _stream_first_epoch(self, docs, writer, notify) -> FeatureCache:
-        try:
+        with writer:
             n, loss_sum = 0, 0.0
             for batch in hash_batches(docs, self.hasher_):
                 codes = self._codes_for(batch.labels, batch)
@@ -360,12 +361,7 @@ class NBSVMClassifier:
                 notify({"stage": "epoch", "epoch": 1, "epochs": self.epochs, "docs": n,
                         "total": None, "loss": loss_sum / n})
             cache = writer.close()
-        except BaseException:
-            writer.abort()
-            raise
-        if cache.n_docs == 0:
-            raise NBSVMError("no training documents")
-        return cache
+        return _nonempty(cache)
 
     def _replay_epoch(self, cache, positive, rng, epoch, notify):
         n, loss_sum = 0, 0.0

@@ -4,10 +4,9 @@ This is the state and the epoch driver; the arithmetic lives in :mod:`._kernels`
 """
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
+from .._parallel import run_parts
 from ..errors import NBSVMError
 from . import _kernels
 from .losses import resolve_loss
@@ -133,12 +132,7 @@ class LinearSGD:
                                                 float(self.l2), float(rate), self._loss.code,
                                                 float(self.eps))
 
-        workers = [threading.Thread(target=work, args=(i,)) for i in range(1, len(parts))]
-        for w in workers:
-            w.start()
-        work(0)
-        for w in workers:
-            w.join()
+        run_parts(work, len(parts))
         self.state_[k] = start + sum(st - start for st in states)
         return float(sum(losses))
 
