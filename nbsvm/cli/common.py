@@ -1,7 +1,9 @@
 """What the commands share: input options, error handling, progress bars."""
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from typing import List, Optional
@@ -30,9 +32,32 @@ def documents(inputs: List[str], fmt: str, text_col: str, label_col: Optional[st
     return read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col, label_col=label_col)
 
 
+_interrupted = threading.Event()
+
+
+def _on_sigint(signum, frame):
+    # Only note the first Ctrl-C: raising KeyboardInterrupt at an arbitrary point can land
+    # inside numba's dispatcher (while it loads or compiles a kernel), which then loses or
+    # garbles it. The progress callback raises it at the next safe point instead (every
+    # batch or chunk); a second Ctrl-C interrupts at once.
+    if _interrupted.is_set():
+        raise KeyboardInterrupt
+    _interrupted.set()
+
+
+def check_interrupt():
+    """Raise KeyboardInterrupt if Ctrl-C was pressed (call at safe points)."""
+    if _interrupted.is_set():
+        raise KeyboardInterrupt
+
+
 @contextmanager
 def cli_errors():
     """Turn the project's errors into one line on stderr and a non-zero exit, no traceback."""
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        _interrupted.clear()
+        previous = signal.signal(signal.SIGINT, _on_sigint)
     try:
         yield
     except NBSVMError as e:
@@ -45,6 +70,9 @@ def cli_errors():
         err_console.print(f"[bold red]error:[/] {type(e).__name__}: {escape(str(e))}", highlight=False,
                           soft_wrap=True)
         raise typer.Exit(2)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 class ProgressReporter:
@@ -67,6 +95,7 @@ class ProgressReporter:
         return self.progress.__exit__(*exc)
 
     def __call__(self, event: dict):
+        check_interrupt()
         stage = event["stage"]
         if stage == "lexicon done":
             return

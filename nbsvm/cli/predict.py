@@ -9,7 +9,7 @@ from ..evaluate import predict_documents
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import FORMAT, INPUTS, TEXT_COL, cli_errors, documents
+from .common import FORMAT, INPUTS, TEXT_COL, check_interrupt, cli_errors, documents
 
 
 @app.command("predict")
@@ -30,12 +30,14 @@ def predict_command(
         if output is None:
             import sys
             for i, frame in enumerate(predict_documents(clf, docs)):
+                check_interrupt()
                 frame.to_csv(sys.stdout, index=False, header=(i == 0))
             return
         with atomic_path(output) as tmp:
             with open(tmp, "w", newline="") as fh:
                 n = 0
                 for i, frame in enumerate(predict_documents(clf, docs)):
+                    check_interrupt()
                     frame.to_csv(fh, index=False, header=(i == 0))
                     n += len(frame)
         typer.echo(f"predictions: {n} written to {output}", err=True)
