@@ -27,6 +27,34 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def settle_shared_libraries() -> int:
+    """Drop the page-cache copies of the environment's shared libraries (every package's,
+    the peers' included). A library pip has just written sits in the page cache in large
+    folios, and mapping it then counts far more resident memory (about 60 MB more for
+    llvmlite's 178 MB library) than the same library read back from disk, as it is on any
+    machine where it was not installed a minute ago. Only clean cached pages are dropped."""
+    n = 0
+    for root, _, names in os.walk(sys.prefix):
+        for name in names:
+            if ".so" in name:
+                try:
+                    fd = os.open(os.path.join(root, name), os.O_RDONLY)
+                except OSError:
+                    continue
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                    n += 1
+                finally:
+                    os.close(fd)
+    return n
+
+
+# before this process maps any of them (importing nbsvm maps numba's llvmlite): the pages
+# of a library some process has mapped cannot be dropped
+SETTLED = settle_shared_libraries()
+
 sys.path.insert(0, str(ROOT))
 from nbsvm.io.readers import read_aclimdb  # noqa: E402
 from nbsvm.text.tokenize import tokenize  # noqa: E402
@@ -52,28 +80,6 @@ def prepare(data: Path, out: Path) -> dict:
                     f_vw.write(f"{1 if doc.label == 'pos' else -1} | {clean}\n")
         files[split] = dict(raw=raw, tok=tok, vw=vw)
     return files
-
-
-def settle_shared_libraries() -> int:
-    """Drop the page-cache copies of the environment's shared libraries (every package's,
-    the peers' included). A library pip has just written sits in the page cache in large
-    folios, and mapping it then counts far more resident memory (about 60 MB more for
-    llvmlite's 178 MB library) than the same library read back from disk, as it is on any
-    machine where it was not installed a minute ago. Only clean cached pages are dropped."""
-    n = 0
-    for root, _, names in os.walk(sys.prefix):
-        for name in names:
-            if ".so" in name:
-                try:
-                    fd = os.open(os.path.join(root, name), os.O_RDONLY)
-                except OSError:
-                    continue
-                try:
-                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                    n += 1
-                finally:
-                    os.close(fd)
-    return n
 
 
 def run_measured(cmds: list[list[str]], env=None) -> dict:
@@ -162,7 +168,7 @@ def main(argv=None):
 
     work = Path(args.work)
     files = prepare(Path(args.data), work)
-    print(f"dropped the page-cache copies of {settle_shared_libraries()} shared libraries "
+    print(f"dropped the page-cache copies of {SETTLED} shared libraries "
           "(see settle_shared_libraries)")
     rows = []
     results = {}
