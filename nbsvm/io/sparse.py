@@ -1,0 +1,205 @@
+"""Readers for sparse-feature formats: svmlight/libsvm, Blitzer ``processed_acl``, and
+``label name:value ...`` lines with string feature names (MIRA's format).
+
+Each reader is a generator over a path (plain or ``.gz``) or an open text file and yields
+:class:`SparseRow` records one line at a time. Malformed lines raise
+:class:`~nbsvm.errors.NBSVMError` naming the file and line.
+"""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import IO, Iterator, NamedTuple
+
+import numpy as np
+
+from ..errors import NBSVMError
+
+SPARSE_FORMATS = ("svmlight", "blitzer", "named")
+
+
+class SparseRow(NamedTuple):
+    """One example: its labels (several for multi-label, none if unlabeled), feature keys
+    (int64 column indices for svmlight, strings otherwise), float64 values, and origin."""
+
+    labels: tuple
+    keys: object
+    values: np.ndarray
+    source: str
+    line: int
+
+
+def _open(path_or_file) -> tuple[IO[str], str, bool]:
+    if hasattr(path_or_file, "read"):
+        return path_or_file, getattr(path_or_file, "name", "<stream>"), False
+    path = Path(path_or_file)
+    if not path.is_file():
+        raise NBSVMError("no such file", path=str(path))
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace"), str(path), True
+    return open(path, encoding="utf-8", errors="replace"), str(path), True
+
+
+def _lines(path_or_file) -> Iterator[tuple[str, str, int]]:
+    """(text without comment and line end, source name, 1-based line), blank lines skipped."""
+    fh, name, close = _open(path_or_file)
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            text = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+            if lineno == 1:
+                text = text.lstrip("\ufeff")
+            if text:
+                yield text, name, lineno
+    except (OSError, EOFError) as e:        # e.g. a truncated .gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+    finally:
+        if close:
+            fh.close()
+
+
+def _value(text: str, name: str, lineno: int, token: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise NBSVMError(f"bad feature value in {token!r}", path=name, line=lineno) from None
+    if not np.isfinite(v):
+        raise NBSVMError(f"feature value is not finite in {token!r}", path=name, line=lineno)
+    return v
+
+
+def _take_labels(tokens: list, name: str, lineno: int, multi: bool) -> tuple:
+    """Pop the leading label field (comma-separated labels when ``multi``)."""
+    first = tokens.pop(0)
+    if ":" in first:
+        raise NBSVMError(f"expected a label first, found feature {first!r}", path=name,
+                         line=lineno)
+    labels = tuple(label for label in first.split(",") if label) if multi else (first,)
+    if not labels:
+        raise NBSVMError("empty label", path=name, line=lineno)
+    return labels
+
+
+def detect_index_base(path) -> int:
+    """0 if any svmlight feature index is 0, else 1 (one streaming pass over the file)."""
+    for text, name, lineno in _lines(path):
+        for token in text.split()[1:]:
+            key = token.partition(":")[0]
+            if key == "0":
+                return 0
+    return 1
+
+
+def read_svmlight(path_or_file, index_base="auto", labeled: bool = True) -> Iterator[SparseRow]:
+    """Read svmlight/libsvm lines ``label[,label...] [qid:n] index:value ...``.
+
+    Labels are kept as strings (``1,3,7`` is a multi-label example); ``qid`` is ignored, as
+    are Vowpal Wabbit namespace markers (``|f``) so that VW files in svmlight layout read
+    too. Indices are returned 0-based: ``index_base`` is 0, 1 or ``"auto"`` (0 if any index
+    is 0; a file object is taken as 1-based unless told).
+
+    Examples
+    --------
+    >>> import io
+    >>> row = next(read_svmlight(io.StringIO("1,3 qid:7 1:0.5 4:2\\n"), index_base=1))
+    >>> row.labels, row.keys.tolist(), row.values.tolist()
+    (('1', '3'), [0, 3], [0.5, 2.0])
+    """
+    if index_base == "auto":
+        index_base = 1 if hasattr(path_or_file, "read") else detect_index_base(path_or_file)
+    if index_base not in (0, 1):
+        raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
+    for text, name, lineno in _lines(path_or_file):
+        tokens = text.split()
+        labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
+        keys, values = [], []
+        for token in tokens:
+            if token.startswith("|"):
+                continue
+            key, sep, val = token.partition(":")
+            if not sep:
+                raise NBSVMError(f"expected index:value, found {token!r}", path=name, line=lineno)
+            if key == "qid":
+                continue
+            try:
+                index = int(key)
+            except ValueError:
+                raise NBSVMError(f"feature index is not an integer in {token!r}", path=name,
+                                 line=lineno) from None
+            if index < index_base:
+                raise NBSVMError(f"feature index {index} below the {index_base}-based minimum",
+                                 path=name, line=lineno)
+            keys.append(index - index_base)
+            values.append(_value(val, name, lineno, token))
+        yield SparseRow(labels, np.asarray(keys, dtype=np.int64),
+                        np.asarray(values, dtype=np.float64), name, lineno)
+
+
+def _named_pairs(tokens, name, lineno):
+    keys, values = [], []
+    for token in tokens:
+        key, sep, val = token.rpartition(":")      # names may contain ':'; split on the last
+        if not sep or not key:
+            raise NBSVMError(f"expected name:value, found {token!r}", path=name, line=lineno)
+        keys.append(key)
+        values.append(_value(val, name, lineno, token))
+    return keys, np.asarray(values, dtype=np.float64)
+
+
+def read_blitzer(path_or_file) -> Iterator[SparseRow]:
+    """Read Blitzer et al.'s ``processed_acl`` lines: ``feature:count ... #label#:positive``.
+
+    Feature names (unigrams, ``a_b`` bigrams) are split from their count on the last
+    ``:``; the label is the value of the ``#label#`` pseudo-feature.
+
+    Examples
+    --------
+    >>> import io
+    >>> row = next(read_blitzer(io.StringIO("great:2 a_b:1 #label#:positive\\n")))
+    >>> row.labels, row.keys, row.values.tolist()
+    (('positive',), ['great', 'a_b'], [2.0, 1.0])
+    """
+    fh, name, close = _open(path_or_file)
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            tokens = raw.split()
+            if not tokens:
+                continue
+            label = None
+            features = []
+            for token in tokens:
+                if token.startswith("#label#:"):
+                    label = token[len("#label#:"):]
+                else:
+                    features.append(token)
+            if not label:
+                raise NBSVMError("no '#label#:<label>' on the line", path=name, line=lineno)
+            keys, values = _named_pairs(features, name, lineno)
+            yield SparseRow((label,), keys, values, name, lineno)
+    except (OSError, EOFError) as e:
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+    finally:
+        if close:
+            fh.close()
+
+
+def read_named(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
+    """Read ``label name:value name:value ...`` lines (MIRA's format; names are strings).
+
+    Examples
+    --------
+    >>> import io
+    >>> row = next(read_named(io.StringIO("sports goal:1 team:0.5\\n")))
+    >>> row.labels, row.keys
+    (('sports',), ['goal', 'team'])
+    """
+    for text, name, lineno in _lines(path_or_file):
+        tokens = text.split()
+        labels = _take_labels(tokens, name, lineno, multi=False) if labeled else ()
+        keys, values = _named_pairs(tokens, name, lineno)
+        yield SparseRow(labels, keys, values, name, lineno)
+
+
+def detect_sparse_format(path) -> str:
+    """``blitzer`` for ``*.review``, else ``svmlight`` (``.svm``, ``.libsvm``, ``.dat``...)."""
+    name = str(path).lower().removesuffix(".gz")
+    return "blitzer" if name.endswith(".review") else "svmlight"

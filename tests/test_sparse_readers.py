@@ -1,0 +1,119 @@
+"""svmlight / Blitzer / named-feature readers: hand-made lines, errors, real files."""
+import gzip
+import io
+import tarfile
+
+import numpy as np
+import pytest
+
+from conftest import shared_datasets
+from nbsvm import NBSVMError
+from nbsvm.io.sparse import (detect_index_base, detect_sparse_format, read_blitzer, read_named,
+                             read_svmlight)
+
+
+def test_svmlight_labels_qid_comments_and_one_based(tmp_path):
+    path = tmp_path / "a.svm"
+    path.write_text("# header comment\n1 qid:3 1:0.5 7:-2e-1 # trailing\n\n-1 2:1\n1,3,7 5:3\n")
+    rows = list(read_svmlight(path))
+    assert [r.labels for r in rows] == [("1",), ("-1",), ("1", "3", "7")]
+    assert rows[0].keys.tolist() == [0, 6] and rows[0].values.tolist() == [0.5, -0.2]
+    assert [r.line for r in rows] == [2, 4, 5]
+    assert rows[1].keys.dtype == np.int64 and rows[1].values.dtype == np.float64
+
+
+def test_svmlight_index_base_detection(tmp_path):
+    zero = tmp_path / "zero.svm"
+    zero.write_text("1 3:1\n-1 0:2 4:1\n")
+    one = tmp_path / "one.svm"
+    one.write_text("1 3:1\n-1 1:2 4:1\n")
+    assert detect_index_base(zero) == 0 and detect_index_base(one) == 1
+    assert next(read_svmlight(zero)).keys.tolist() == [3]
+    assert next(read_svmlight(one)).keys.tolist() == [2]
+    assert next(read_svmlight(one, index_base=0)).keys.tolist() == [3]
+    with pytest.raises(NBSVMError, match="index_base"):
+        next(read_svmlight(one, index_base=2))
+
+
+def test_svmlight_vw_namespace_and_gzip(tmp_path):
+    path = tmp_path / "v.dat.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("1 |f 10:0.25 20:0.5\n")
+    row = next(read_svmlight(path))
+    assert row.keys.tolist() == [9, 19] and row.values.tolist() == [0.25, 0.5]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("1 3:1 4\n", "expected index:value"),
+    ("1 x:1\n", "not an integer"),
+    ("1 3:abc\n", "bad feature value"),
+    ("1 3:nan\n", "not finite"),
+    ("3:1 4:1\n", "expected a label first"),
+    ("1 0:1\n", "below the 1-based minimum"),
+    (", 1:1\n", "empty label"),
+])
+def test_svmlight_malformed_lines_name_file_and_line(tmp_path, line, message):
+    path = tmp_path / "bad.svm"
+    path.write_text("1 1:1\n" + line)
+    with pytest.raises(NBSVMError, match=message) as err:
+        list(read_svmlight(path, index_base=1))
+    assert str(err.value).startswith(f"{path}:2: ")
+
+
+def test_blitzer_split_on_last_colon_and_label():
+    text = "great:2 a_b:1 odd:name:3 #label#:negative\n\nfun:1 #label#:positive\n"
+    rows = list(read_blitzer(io.StringIO(text)))
+    assert rows[0].labels == ("negative",) and rows[0].keys == ["great", "a_b", "odd:name"]
+    assert rows[0].values.tolist() == [2.0, 1.0, 3.0]
+    assert rows[1].labels == ("positive",) and rows[1].line == 3
+
+
+@pytest.mark.parametrize("line, message", [("great:2 fun:1\n", "no '#label#"),
+                                           ("great #label#:positive\n", "expected name:value"),
+                                           ("great:x #label#:positive\n", "bad feature value")])
+def test_blitzer_malformed(tmp_path, line, message):
+    path = tmp_path / "x.review"
+    path.write_text("ok:1 #label#:positive\n" + line)
+    with pytest.raises(NBSVMError, match=message) as err:
+        list(read_blitzer(path))
+    assert str(err.value).startswith(f"{path}:2: ")
+
+
+def test_named_features():
+    rows = list(read_named(io.StringIO("sports goal:1 team:0.5\npolitics vote:2\n")))
+    assert [r.labels for r in rows] == [("sports",), ("politics",)]
+    assert rows[0].keys == ["goal", "team"] and rows[0].values.tolist() == [1.0, 0.5]
+    with pytest.raises(NBSVMError, match=":1: expected a label first"):
+        list(read_named(io.StringIO("goal:1 team:2\n")))
+
+
+def test_detect_sparse_format():
+    assert detect_sparse_format("books/positive.review") == "blitzer"
+    assert detect_sparse_format("x.review.gz") == "blitzer"
+    assert detect_sparse_format("train.svm") == "svmlight"
+
+
+def test_real_rcv1_train2000():
+    path = shared_datasets() / "rcv1" / "train2000.dat.gz"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    rows = list(read_svmlight(path))
+    labels = [r.labels[0] for r in rows]
+    assert len(rows) == 2000 and labels.count("1") == 923 and labels.count("-1") == 1077
+    assert max(int(r.keys.max()) for r in rows) == 47138 - 1          # README: 1-based max
+    norms = np.array([np.linalg.norm(r.values) for r in rows])
+    assert np.allclose(norms, 1.0, atol=1e-5)                          # unit L2 vectors
+    assert abs(np.mean([len(r.keys) for r in rows]) - 77.5) < 0.1
+
+
+def test_real_blitzer_books():
+    archive = shared_datasets() / "blitzer_mds" / "processed_acl_labeled.tar.gz"
+    if not archive.is_file():
+        pytest.skip(f"{archive} not found")
+    with tarfile.open(archive) as tar:
+        member = tar.extractfile("processed_acl/books/positive.review")
+        text = io.StringIO(member.read().decode("utf-8"))
+    rows = list(read_blitzer(text))
+    assert len(rows) == 1000 and {r.labels for r in rows} == {("positive",)}
+    assert all(len(r.keys) == len(r.values) > 0 for r in rows)
+    assert all(v >= 1 and float(v).is_integer() for r in rows[:50] for v in r.values)
