@@ -292,3 +292,32 @@ def model_file_arrays(clf, path) -> dict:
     clf.save(path)
     with np.load(path, allow_pickle=False) as npz:
         return {name: npz[name] for name in npz.files if name != "__header__"}
+
+
+# --------------------------------------------------------------------------------------
+# (e) Pegasos, with an explicit (unscaled) weight vector
+# --------------------------------------------------------------------------------------
+
+
+def naive_pegasos(rows, ys, order, w, t, lam):
+    """``rows[d]`` is a dict {index: value}. Returns ``(w, t, total_hinge, mistakes)``.
+
+    Step t (from 1): if ``y w.x < 1``: ``w <- (1 - 1/t) w + y x / (lam t)``, else
+    ``w <- (1 - 1/t) w``; then project onto the ball of radius ``1/sqrt(lam)``.
+    """
+    w = [float(v) for v in w]
+    total, mistakes = 0.0, 0
+    for d in order:
+        x, y = rows[d], float(ys[d])
+        margin = y * sum(w[i] * v for i, v in x.items())
+        t += 1
+        w = [(1.0 - 1.0 / t) * v for v in w]
+        if margin < 1.0:
+            total += 1.0 - margin
+            mistakes += 1
+            for i, v in x.items():
+                w[i] += y * v / (lam * t)
+        norm = math.sqrt(sum(v * v for v in w))
+        if norm > 1.0 / math.sqrt(lam):
+            w = [v / (norm * math.sqrt(lam)) for v in w]
+    return w, t, total, mistakes
