@@ -353,3 +353,26 @@ def naive_mira(rows, ys, order, W, history, C=1.0, variant="mira"):
                 W[rival][i] = W[rival].get(i, 0.0) - tau * v
         history.append([dict(Wk) for Wk in W])
     return W, mistakes
+
+
+# --------------------------------------------------------------------------------------
+# (g) projected online gradient descent, square loss (Zinkevich 2003)
+# --------------------------------------------------------------------------------------
+
+
+def naive_ogd(rows, ys, order, w, t, eta, radius):
+    """Returns ``(w, t, before, after)``: ``w <- P(w - eta/sqrt(t) (w.x - y) x)``."""
+    w = [float(v) for v in w]
+    before, after = [], []
+    for d in order:
+        x, y = rows[d], float(ys[d])
+        p = sum(w[i] * v for i, v in x.items())
+        before.append(p)
+        t += 1
+        for i, v in x.items():
+            w[i] -= eta / math.sqrt(t) * (p - y) * v
+        norm = math.sqrt(sum(v * v for v in w))
+        if norm > radius:
+            w = [v * radius / norm for v in w]
+        after.append(sum(w[i] * v for i, v in x.items()))
+    return w, t, before, after

@@ -310,3 +310,48 @@ def _mira_epoch(indices, values, offsets, y, order, W, U, state, C, variant):
     state[1] += mistakes
     state[2] += updates
     return mistakes
+
+
+@njit(cache=True, nogil=True)
+def _ogd_epoch(indices, values, offsets, y, order, v, state, eta, radius, before, after):
+    """Online gradient descent (Zinkevich 2003) for the square loss, projected on a ball.
+
+    Step t (from 1): ``w <- P(w - eta/sqrt(t) * (w.x - y) x)``, ``P`` the projection onto
+    the L2 ball of radius ``radius``. ``w = s * v`` so that the projection only rescales
+    ``s``; ``state = [s, ||v||^2, t]``. ``before[k]`` / ``after[k]`` receive the prediction
+    for the k-th visited example just before / just after its update.
+    """
+    s = state[0]
+    sq = state[1]
+    t = state[2]
+    for k in range(order.shape[0]):
+        d = order[k]
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        dot = 0.0
+        for j in range(lo, hi):
+            dot += v[indices[j]] * values[j]
+        p = s * dot
+        before[k] = p
+        t += 1.0
+        c = -eta / math.sqrt(t) * (p - y[d]) / s
+        after_dot = 0.0
+        for j in range(lo, hi):
+            i = indices[j]
+            old = v[i]
+            v[i] = old + c * values[j]
+            sq += v[i] * v[i] - old * old
+        norm2 = s * s * sq
+        if norm2 > radius * radius:
+            s *= radius / math.sqrt(norm2)
+        for j in range(lo, hi):
+            after_dot += v[indices[j]] * values[j]
+        after[k] = s * after_dot
+        if s < 1e-6 or s > 1e6:
+            for i in range(v.shape[0]):
+                v[i] *= s
+            sq *= s * s
+            s = 1.0
+    state[0] = s
+    state[1] = sq
+    state[2] = t
