@@ -196,6 +196,36 @@ def _used_features(S):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _row_dot(indices, values, lo, hi, v):
+    acc = 0.0
+    for j in range(lo, hi):
+        acc += v[indices[j]] * values[j]
+    return acc
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_row(indices, values, lo, hi, v, c, sq):
+    """v += c * x over the row's entries; returns ``||v||^2`` updated from ``sq``."""
+    for j in range(lo, hi):
+        i = indices[j]
+        old = v[i]
+        v[i] = old + c * values[j]
+        sq += v[i] * v[i] - old * old
+    return sq
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fold_scale(v, s, sq):
+    """Fold ``w = s * v`` back into ``v`` when ``s`` drifts far from 1 (O(n_features), rare)."""
+    if s < 1e-6 or s > 1e6:
+        for i in range(v.shape[0]):
+            v[i] *= s
+        sq *= s * s
+        s = 1.0
+    return s, sq
+
+
 @njit(cache=True, nogil=True)
 def _pegasos_epoch(indices, values, offsets, y, order, v, state, lam):
     """Pegasos (Shalev-Shwartz, Singer & Srebro 2007), one example at a time.
@@ -216,10 +246,7 @@ def _pegasos_epoch(indices, values, offsets, y, order, v, state, lam):
         d = order[k]
         lo = offsets[d]
         hi = offsets[d + 1]
-        dot = 0.0
-        for j in range(lo, hi):
-            dot += v[indices[j]] * values[j]
-        margin = y[d] * dot * s
+        margin = y[d] * _row_dot(indices, values, lo, hi, v) * s
         t += 1.0
         if margin < 1.0:
             total += 1.0 - margin
@@ -232,20 +259,12 @@ def _pegasos_epoch(indices, values, offsets, y, order, v, state, lam):
         else:
             s *= 1.0 - 1.0 / t
         if margin < 1.0:
-            c = y[d] / (lam * t * s)      # adds y x / (lam t) to w = s v
-            for j in range(lo, hi):
-                i = indices[j]
-                old = v[i]
-                v[i] = old + c * values[j]
-                sq += v[i] * v[i] - old * old
+            # adds y x / (lam t) to w = s v
+            sq = _add_row(indices, values, lo, hi, v, y[d] / (lam * t * s), sq)
         norm2 = s * s * sq
         if norm2 > radius2:
             s *= math.sqrt(radius2 / norm2)
-        if s < 1e-6 or s > 1e6:           # fold the scale back into v (O(n_features), rare)
-            for i in range(v.shape[0]):
-                v[i] *= s
-            sq *= s * s
-            s = 1.0
+        s, sq = _fold_scale(v, s, sq)
     state[0] = s
     state[1] = sq
     state[2] = t
@@ -328,30 +347,15 @@ def _ogd_epoch(indices, values, offsets, y, order, v, state, eta, radius, before
         d = order[k]
         lo = offsets[d]
         hi = offsets[d + 1]
-        dot = 0.0
-        for j in range(lo, hi):
-            dot += v[indices[j]] * values[j]
-        p = s * dot
+        p = s * _row_dot(indices, values, lo, hi, v)
         before[k] = p
         t += 1.0
-        c = -eta / math.sqrt(t) * (p - y[d]) / s
-        after_dot = 0.0
-        for j in range(lo, hi):
-            i = indices[j]
-            old = v[i]
-            v[i] = old + c * values[j]
-            sq += v[i] * v[i] - old * old
+        sq = _add_row(indices, values, lo, hi, v, -eta / math.sqrt(t) * (p - y[d]) / s, sq)
         norm2 = s * s * sq
         if norm2 > radius * radius:
             s *= radius / math.sqrt(norm2)
-        for j in range(lo, hi):
-            after_dot += v[indices[j]] * values[j]
-        after[k] = s * after_dot
-        if s < 1e-6 or s > 1e6:
-            for i in range(v.shape[0]):
-                v[i] *= s
-            sq *= s * s
-            s = 1.0
+        after[k] = s * _row_dot(indices, values, lo, hi, v)
+        s, sq = _fold_scale(v, s, sq)
     state[0] = s
     state[1] = sq
     state[2] = t
