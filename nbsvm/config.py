@@ -5,7 +5,6 @@ BUCKET_DTYPE = np.int32       # bucket ids in [0, 2**n_bits), n_bits <= 31
 OFFSET_DTYPE = np.int64       # document offsets into the id array
 LABEL_DTYPE = np.int32        # class codes
 RATIO_DTYPE = np.float32      # NB log-count ratios
-WEIGHT_DTYPE = np.float64     # learned weights (float64 keeps the scaled vector exact)
 
 MIN_BITS, MAX_BITS = 1, 31
 

@@ -257,8 +257,9 @@ class FeatureCache:
             if not p.is_file() or p.stat().st_size != size:
                 raise NBSVMError(f"truncated feature cache ({name})", path=str(self.folder))
         self._files = {name: open(self.folder / name, "rb") for name in sizes}
-        ends = self.offsets_range(0, self.n_docs)
-        if ends[0] != 0 or ends[-1] != self.n_ids:
+        first = self._read("offsets.i64", OFFSET_DTYPE, 0, 1)[0]
+        last = self._read("offsets.i64", OFFSET_DTYPE, self.n_docs, self.n_docs + 1)[0]
+        if first != 0 or last != self.n_ids:       # O(1): never read the whole offsets file
             raise NBSVMError("corrupted feature cache (offsets)", path=str(self.folder))
 
     def close(self) -> None:

@@ -5,8 +5,12 @@ The flow of one :meth:`NBSVMClassifier.fit_documents` call:
 1. without a lexicon, one streaming pass hashes every document once, counts the lexicon and
    writes the binary feature cache; with a lexicon, the first epoch trains while streaming
    and writing the cache;
-2. every further epoch reads the cache memory-mapped in a fresh seeded permutation;
-3. the NB ratios are looked up at training time (the cache holds bucket ids only).
+2. the learner gets one column per bucket seen in at least ``min_df`` training documents
+   (``self._remap`` maps buckets to columns, -1 for the others); the cache is rewritten in
+   columns once;
+3. every further epoch replays the cache in a fresh seeded block shuffle
+   (:meth:`~nbsvm.features.FeatureCache.shuffled_groups`);
+4. the NB ratios sit beside the weights in the learner's state (the cache holds ids only).
 
 Interpolation with NB (``beta``):
 
@@ -14,9 +18,9 @@ Interpolation with NB (``beta``):
 - ``weights`` (Wang & Manning 2012): ``w' = (1-beta)*mean|w| + beta*w``, the mean taken over
   the buckets with a non-zero ratio (the buckets seen in training, up to exact ties).
 
-Memory: for two classes and AdaGrad the lexicon is counted straight into the learner's state
-array (its weight and accumulator slots, as int32), the ratios are computed in place and the
-slots zeroed, so the peak is the learner's ``2**n_bits * 12`` bytes and little more.
+Memory: two classes are counted in releasable memory; after the pass one row becomes the
+bucket-to-column map and the other is returned to the OS, so the peak is about
+``2**n_bits * 8`` bytes of counts plus ``12`` bytes per kept column.
 """
 from __future__ import annotations
 

@@ -34,3 +34,23 @@ def synthetic(n_docs, n_classes=2, seed=0, words=30, unique=False):
             toks.append(f"doc{i}")
         docs.append(Document(names[c], " ".join(toks), "mem.txt", i + 1))
     return docs
+
+
+def random_rows(rng, n: int, d: int, sizes=(1, 6), draw=None):
+    """``n`` random sparse rows over ``d`` features, as dicts and as CSR arrays.
+
+    Each row has ``rng.integers(*sizes)`` distinct sorted indices with values from
+    ``draw(size)`` (standard normal by default). Returns ``(rows, indices, values, offsets)``.
+    """
+    import numpy as np
+
+    draw = draw or (lambda size: rng.normal(size=size))
+    rows, indices, values, offsets = [], [], [], [0]
+    for _ in range(n):
+        idx = np.sort(rng.choice(d, size=rng.integers(*sizes), replace=False))
+        val = draw(len(idx))
+        rows.append(dict(zip(idx.tolist(), val.tolist())))
+        indices += idx.tolist()
+        values += val.tolist()
+        offsets.append(len(indices))
+    return rows, np.array(indices), np.array(values), np.array(offsets)

@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 # modules whose docstrings hold examples (a module listed here must keep at least one)
-MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.online.pegasos", "nbsvm.online.pa", "nbsvm.online.ogd", "nbsvm.text.tokenize", "nbsvm.text.hashing",
+MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.online.pegasos", "nbsvm.online.pa", "nbsvm.online.ogd", "nbsvm.online.rows", "nbsvm.text.tokenize", "nbsvm.text.hashing",
            "nbsvm.lexicon", "nbsvm.online.sgd", "nbsvm.nbsvm"]
 
 

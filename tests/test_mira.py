@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from conftest import random_rows
 from naive import naive_mira
 from nbsvm import NBSVMError
 from nbsvm.online.pa import MIRA
@@ -10,21 +11,16 @@ from nbsvm.online.pa import MIRA
 def _problem(seed=0, n=60, d=10, k=3, noise=0.0):
     rng = np.random.default_rng(seed)
     W_true = rng.normal(size=(k, d))
-    rows, indices, values, offsets, ys = [], [], [], [0], []
-    for _ in range(n):
-        idx = np.sort(rng.choice(d, size=rng.integers(2, 6), replace=False))
-        val = rng.normal(size=len(idx))
-        rows.append(dict(zip(idx.tolist(), val.tolist())))
-        indices += idx.tolist()
-        values += val.tolist()
-        offsets.append(len(indices))
+    rows, indices, values, offsets = random_rows(rng, n, d, sizes=(2, 6))
+    ys = []
+    for row in rows:
         x = np.zeros(d)
-        x[idx] = val
+        x[list(row)] = list(row.values())
         label = int(np.argmax(W_true @ x))
         if rng.random() < noise:
             label = int(rng.integers(k))
         ys.append(label)
-    return rows, np.array(indices), np.array(values), np.array(offsets), ys
+    return rows, indices, values, offsets, ys
 
 
 def _dense(W, d):

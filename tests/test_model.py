@@ -577,3 +577,34 @@ def test_partial_fit_respects_min_df():
     assert df[rare] == 1
     assert grown.ratios_[0, rare] == 0
     assert np.array_equal(grown.ratios_, np.where(df >= 2, lex.ratios(), 0))
+
+
+class _Payload:
+    """Unpickling this would create a file: proof that loading executed code."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (str(self.marker), "w"))
+
+
+@pytest.mark.parametrize("kind", ["model", "lexicon"])
+def test_loading_never_unpickles(tmp_path, kind):
+    """A model or lexicon file with a pickled object array is refused, and not run."""
+    import json
+    import zipfile
+
+    marker = tmp_path / "pwned"
+    path = tmp_path / f"evil.{kind}.npz"
+    header = np.frombuffer(json.dumps({"kind": kind, "format_version": 1}).encode(), np.uint8)
+    evil = np.empty(1, dtype=object)
+    evil[0] = _Payload(marker)
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, arr in (("__header__", header), ("coef", evil), ("counts", evil)):
+            with zf.open(name + ".npy", "w") as fh:
+                np.lib.format.write_array(fh, arr, allow_pickle=True)
+    loader = NBSVMClassifier.load if kind == "model" else NBLexicon.load
+    with pytest.raises(NBSVMError, match=str(path)):
+        loader(path)
+    assert not marker.exists()

@@ -4,7 +4,7 @@ import gzip
 import numpy as np
 import pytest
 
-from conftest import shared_datasets
+from conftest import random_rows, shared_datasets
 from naive import naive_ogd
 from nbsvm import NBSVMError
 from nbsvm.online.ogd import OGDRegressor
@@ -13,20 +13,13 @@ from nbsvm.online.ogd import OGDRegressor
 @pytest.mark.parametrize("eta, radius", [(0.3, 100.0), (2.0, 0.5)])
 def test_ogd_equals_naive(eta, radius):
     rng = np.random.default_rng(0)
-    rows, indices, values, offsets = [], [], [], [0]
-    for _ in range(30):
-        idx = np.sort(rng.choice(8, size=3, replace=False))
-        val = rng.random(3)
-        rows.append(dict(zip(idx.tolist(), val.tolist())))
-        indices += idx.tolist()
-        values += val.tolist()
-        offsets.append(len(indices))
+    rows, indices, values, offsets = random_rows(rng, 30, 8, sizes=(3, 4), draw=rng.random)
     y = rng.random(30)
     m = OGDRegressor(8, eta=eta, radius=radius)
     w, t = [0.0] * 8, 0
     for epoch in range(3):
         order = rng.permutation(30)
-        m.partial_fit(np.array(indices), np.array(values), np.array(offsets), y, order)
+        m.partial_fit(indices, values, offsets, y, order)
         w, t, before, after = naive_ogd(rows, y, order, w, t, eta, radius)
         np.testing.assert_allclose(m.before_, before, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(m.after_, after, rtol=1e-9, atol=1e-12)

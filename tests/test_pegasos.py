@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from conftest import shared_datasets
+from conftest import random_rows, shared_datasets
 from naive import naive_pegasos
 from nbsvm import NBSVMError
 from nbsvm.io.sparse import read_svmlight
@@ -11,17 +11,10 @@ from nbsvm.online.pegasos import Pegasos
 
 def _problem(seed=0, n=40, d=12):
     rng = np.random.default_rng(seed)
-    rows, indices, values, offsets = [], [], [], [0]
-    for _ in range(n):
-        idx = np.sort(rng.choice(d, size=rng.integers(1, 6), replace=False))
-        val = rng.normal(size=len(idx))
-        rows.append(dict(zip(idx.tolist(), val.tolist())))
-        indices += idx.tolist()
-        values += val.tolist()
-        offsets.append(len(indices))
+    rows, indices, values, offsets = random_rows(rng, n, d)
     w_true = rng.normal(size=d)
     ys = np.array([1.0 if sum(w_true[i] * v for i, v in r.items()) > 0 else -1.0 for r in rows])
-    return rows, np.array(indices), np.array(values), np.array(offsets), ys
+    return rows, indices, values, offsets, ys
 
 
 @pytest.mark.parametrize("lam", [0.5, 0.05, 1e-3])

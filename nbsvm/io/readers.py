@@ -5,6 +5,7 @@ Every reader is a generator over a path (or an open text file for line formats) 
 """
 from __future__ import annotations
 
+import gzip
 import os
 from pathlib import Path
 from typing import IO, Iterable, Iterator, NamedTuple
@@ -24,6 +25,7 @@ class Document(NamedTuple):
 
 
 def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
+    """(text file, its name, whether we opened it); ``.gz`` files are decompressed."""
     if hasattr(path_or_file, "read"):
         return path_or_file, getattr(path_or_file, "name", "<stream>"), False
     path = Path(path_or_file)
@@ -32,6 +34,8 @@ def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
     if path.is_dir():
         raise NBSVMError("is a folder, expected a file", path=str(path))
     # Universal newlines (\n, \r\n); invalid UTF-8 is replaced, not fatal.
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace"), str(path), True
     return open(path, encoding="utf-8", errors="replace", newline=None), str(path), True
 
 

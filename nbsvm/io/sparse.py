@@ -7,13 +7,12 @@ Each reader is a generator over a path (plain or ``.gz``) or an open text file a
 """
 from __future__ import annotations
 
-import gzip
-from pathlib import Path
-from typing import IO, Iterator, NamedTuple
+from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from ..errors import NBSVMError
+from .readers import _open_text
 
 SPARSE_FORMATS = ("svmlight", "blitzer", "named")
 
@@ -29,20 +28,9 @@ class SparseRow(NamedTuple):
     line: int
 
 
-def _open(path_or_file) -> tuple[IO[str], str, bool]:
-    if hasattr(path_or_file, "read"):
-        return path_or_file, getattr(path_or_file, "name", "<stream>"), False
-    path = Path(path_or_file)
-    if not path.is_file():
-        raise NBSVMError("no such file", path=str(path))
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace"), str(path), True
-    return open(path, encoding="utf-8", errors="replace"), str(path), True
-
-
 def _lines(path_or_file) -> Iterator[tuple[str, str, int]]:
     """(text without comment and line end, source name, 1-based line), blank lines skipped."""
-    fh, name, close = _open(path_or_file)
+    fh, name, close = _open_text(path_or_file)
     try:
         for lineno, raw in enumerate(fh, 1):
             text = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
@@ -158,7 +146,7 @@ def read_blitzer(path_or_file) -> Iterator[SparseRow]:
     >>> row.labels, row.keys, row.values.tolist()
     (('positive',), ['great', 'a_b'], [2.0, 1.0])
     """
-    fh, name, close = _open(path_or_file)
+    fh, name, close = _open_text(path_or_file)
     try:
         for lineno, raw in enumerate(fh, 1):
             tokens = raw.split()

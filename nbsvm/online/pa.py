@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import NBSVMError
 from . import _kernels
+from .rows import csr_dot
 
 VARIANTS = {"mira": 0, "pa-i": 1, "pa-ii": 2}
 
@@ -84,10 +85,8 @@ class MIRA:
         return self.W_ - self.U_ / self.state_[0] if self.average else self.W_
 
     def decision_function(self, indices, values, offsets) -> np.ndarray:
-        n = len(offsets) - 1
-        rows = np.repeat(np.arange(n), np.diff(offsets))
         coef = self.coef_
-        return np.stack([np.bincount(rows, weights=coef[k][indices] * values, minlength=n)
+        return np.stack([csr_dot(coef[k], indices, values, offsets)
                          for k in range(coef.shape[0])], axis=1)
 
     def predict(self, indices, values, offsets) -> np.ndarray:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import NBSVMError
 from . import _kernels
+from .rows import csr_dot
 
 
 class Pegasos:
@@ -77,9 +78,7 @@ class Pegasos:
         return self.v_ * self.state_[0]
 
     def decision_function(self, indices, values, offsets) -> np.ndarray:
-        n = len(offsets) - 1
-        rows = np.repeat(np.arange(n), np.diff(offsets))
-        return np.bincount(rows, weights=self.coef_[indices] * values, minlength=n)
+        return csr_dot(self.coef_, indices, values, offsets)
 
     def predict(self, indices, values, offsets) -> np.ndarray:
         return np.where(self.decision_function(indices, values, offsets) >= 0, 1.0, -1.0)
