@@ -1,0 +1,263 @@
+"""What every backend learner shares: sparse-row input, label encoding, the epoch loop,
+and saving to ``.npz`` + JSON.
+
+A learner subclasses :class:`OnlineLearner` and provides four things:
+
+- ``task``: ``"binary"``, ``"multiclass"``, ``"multilabel"`` or ``"regression"``;
+- ``_init_state(n_features, n_outputs)``: allocate the learned arrays (names ending in ``_``);
+- ``_pass(rows, y, order) -> dict``: one pass over ``order`` (numba kernels do the work);
+  returns statistics for the progress line (``loss``, ``mistakes``, ... as floats);
+- ``_scores(rows) -> ndarray``: ``(n_rows,)`` for binary and regression, else
+  ``(n_rows, n_outputs)``.
+
+``y`` reaching ``_pass`` is already encoded: float64 ``+-1`` (binary), int64 class codes
+(multiclass), an int8 ``(n, n_labels)`` matrix of ``+-1`` (multilabel) or float64 targets
+(regression). Classes are strings, sorted; for two classes the second is the positive one
+(``1`` over ``-1``, ``pos`` over ``neg``), as in the NBSVM model.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import NBSVMError
+
+TASKS = ("binary", "multiclass", "multilabel", "regression")
+
+
+@dataclass
+class SparseRows:
+    """CSR rows with explicit values: row ``d`` is ``indices[offsets[d]:offsets[d+1]]`` with
+    ``values`` at the same positions. ``n_features`` bounds the indices.
+
+    Examples
+    --------
+    >>> X = as_rows(np.array([[0.0, 2.0], [1.0, 0.0]]))
+    >>> X.indices.tolist(), X.values.tolist(), X.offsets.tolist(), len(X)
+    ([1, 0], [2.0, 1.0], [0, 1, 2], 2)
+    """
+
+    indices: np.ndarray     # int64
+    values: np.ndarray      # float64
+    offsets: np.ndarray     # int64, length n_rows + 1
+    n_features: int
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def take(self, rows) -> "SparseRows":
+        """The rows ``rows`` (an index array) as a new CSR block."""
+        rows = np.asarray(rows, dtype=np.int64)
+        lengths = self.offsets[rows + 1] - self.offsets[rows]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        pos = np.repeat(self.offsets[rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
+        return SparseRows(self.indices[pos], self.values[pos], offsets, self.n_features)
+
+    def sq_norms(self) -> np.ndarray:
+        """``||x_d||^2`` of every row."""
+        rows = np.repeat(np.arange(len(self)), np.diff(self.offsets))
+        return np.bincount(rows, weights=self.values * self.values, minlength=len(self))
+
+
+def as_rows(X, n_features: int | None = None) -> SparseRows:
+    """Accept :class:`SparseRows`, a scipy-style CSR matrix (``indptr``, ``indices``,
+    ``data``, ``shape``), a dense 2-D array or an ``(indices, values, offsets)`` tuple.
+
+    Indices must lie in ``[0, n_features)``; ``n_features`` defaults to the input's own
+    width (or the largest index + 1 for a tuple).
+    """
+    if isinstance(X, SparseRows):
+        rows = X
+    elif hasattr(X, "indptr") and hasattr(X, "indices") and hasattr(X, "data"):
+        X = X.tocsr() if hasattr(X, "tocsr") else X
+        rows = SparseRows(np.asarray(X.indices), np.asarray(X.data), np.asarray(X.indptr),
+                          int(X.shape[1]))
+    elif isinstance(X, tuple) and len(X) == 3:
+        indices, values, offsets = (np.asarray(a) for a in X)
+        width = int(indices.max()) + 1 if indices.size else 0
+        rows = SparseRows(indices, values, offsets, width)
+    else:
+        A = np.asarray(X, dtype=np.float64)
+        if A.ndim != 2:
+            raise NBSVMError(f"expected a 2-D array or sparse rows, got shape {A.shape}")
+        r, c = np.nonzero(A)
+        offsets = np.zeros(A.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(r, minlength=A.shape[0]), out=offsets[1:])
+        rows = SparseRows(c, A[r, c], offsets, A.shape[1])
+    width = rows.n_features if n_features is None else int(n_features)
+    out = SparseRows(np.ascontiguousarray(rows.indices, dtype=np.int64),
+                     np.ascontiguousarray(rows.values, dtype=np.float64),
+                     np.ascontiguousarray(rows.offsets, dtype=np.int64), width)
+    if out.offsets.ndim != 1 or len(out.offsets) < 1 or out.offsets[0] != 0 \
+            or out.offsets[-1] != len(out.indices) or len(out.values) != len(out.indices):
+        raise NBSVMError("malformed sparse rows: offsets must start at 0 and end at nnz")
+    if out.indices.size and (out.indices.min() < 0 or out.indices.max() >= width):
+        raise NBSVMError(f"feature index {int(out.indices.max())} out of range: this model has "
+                         f"{width} features (indices 0..{width - 1})")
+    if not np.all(np.isfinite(out.values)):
+        raise NBSVMError("feature values must be finite")
+    return out
+
+
+class OnlineLearner:
+    """Base class of the backend learners (scikit-learn conventions: ``__init__`` only
+    stores parameters; learned state ends in ``_``)."""
+
+    task = "binary"
+
+    # ---- parameters ------------------------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self, deep=True) -> dict:
+        return {p: getattr(self, p) for p in self._param_names()}
+
+    def set_params(self, **params) -> "OnlineLearner":
+        for k, v in params.items():
+            if k not in self._param_names():
+                raise NBSVMError(f"unknown parameter {k!r} for {type(self).__name__}; allowed: "
+                                 f"{', '.join(self._param_names())}")
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # ---- labels ----------------------------------------------------------------------
+    def _set_classes(self, y, classes=None):
+        if self.task == "regression":
+            self.classes_ = []
+            return
+        if self.task == "multilabel":
+            seen = set(classes) if classes is not None else {str(l) for ys in y for l in ys}
+        else:
+            seen = {str(l) for l in (classes if classes is not None else y)}
+        self.classes_ = sorted(seen)
+        if self.task == "binary" and len(self.classes_) != 2:
+            raise NBSVMError(f"{type(self).__name__} is binary: needs exactly two classes, got "
+                             f"{len(self.classes_)} ({', '.join(self.classes_[:5])})")
+        if self.task == "multiclass" and len(self.classes_) < 2:
+            raise NBSVMError(f"need at least two classes, got {self.classes_}")
+
+    def _encode(self, y) -> np.ndarray:
+        if self.task == "regression":
+            y = np.asarray(y, dtype=np.float64)
+            if not np.all(np.isfinite(y)):
+                raise NBSVMError("regression targets must be finite numbers")
+            return y
+        index = {c: i for i, c in enumerate(self.classes_)}
+        try:
+            if self.task == "multilabel":
+                Y = -np.ones((len(y), len(self.classes_)), dtype=np.int8)
+                for d, ys in enumerate(y):
+                    for l in ys:
+                        Y[d, index[str(l)]] = 1
+                return Y
+            codes = np.array([index[str(l)] for l in y], dtype=np.int64)
+        except KeyError as e:
+            raise NBSVMError(f"unknown label {e.args[0]!r}; this model knows: "
+                             f"{', '.join(self.classes_)}") from None
+        if self.task == "binary":
+            return np.where(codes == 1, 1.0, -1.0)
+        return codes
+
+    @property
+    def n_outputs_(self) -> int:
+        if self.task in ("binary", "regression"):
+            return 1
+        return len(self.classes_)
+
+    # ---- training --------------------------------------------------------------------
+    def _ensure_started(self, rows: SparseRows, y, classes):
+        if not hasattr(self, "n_features_in_"):
+            self._set_classes(y, classes)
+            self.n_features_in_ = rows.n_features
+            self.t_ = 0
+            self._init_state(rows.n_features, self.n_outputs_)
+
+    def partial_fit(self, X, y, classes=None, order=None) -> "OnlineLearner":
+        """One pass over the given rows (in ``order``, default as given), continuing from the
+        current state. ``classes`` lists every label up front when a first batch may not
+        show them all."""
+        rows = as_rows(X, getattr(self, "n_features_in_", None))
+        if len(y) != len(rows):
+            raise NBSVMError(f"{len(rows)} rows but {len(y)} labels")
+        self._ensure_started(rows, y, classes)
+        codes = self._encode(y)
+        order = np.arange(len(rows)) if order is None else np.asarray(order, dtype=np.int64)
+        self.last_stats_ = self._pass(rows, codes, order)
+        self.t_ += len(order)
+        return self
+
+    def fit(self, X, y, callback=None) -> "OnlineLearner":
+        """Start afresh and run ``self.epochs`` passes, each a new seeded permutation.
+
+        ``callback(epoch, stats)`` is called after every pass (progress lines)."""
+        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, name)
+        rows = as_rows(X)
+        rng = np.random.default_rng(getattr(self, "seed", 0))
+        self.history_ = []
+        for epoch in range(int(getattr(self, "epochs", 1))):
+            self.partial_fit(rows, y, order=rng.permutation(len(rows)))
+            self.history_.append(dict(self.last_stats_))
+            if callback is not None:
+                callback(epoch + 1, self.last_stats_)
+            if self._converged():
+                break
+        return self
+
+    def _converged(self) -> bool:
+        """Stop early (e.g. MIRA after a pass without mistakes)."""
+        return False
+
+    # ---- prediction ------------------------------------------------------------------
+    def decision_function(self, X) -> np.ndarray:
+        if not hasattr(self, "n_features_in_"):
+            raise NBSVMError(f"this {type(self).__name__} is not fitted yet")
+        return self._scores(as_rows(X, self.n_features_in_))
+
+    def predict(self, X) -> np.ndarray:
+        s = self.decision_function(X)
+        if self.task == "regression":
+            return s
+        classes = np.asarray(self.classes_, dtype=object)
+        if self.task == "binary":
+            return classes[(s > 0).astype(np.int64)]
+        if self.task == "multiclass":
+            return classes[np.argmax(s, axis=1)]
+        return [tuple(classes[np.flatnonzero(r > 0)]) for r in s]     # multilabel
+
+    # ---- persistence (``.npz`` arrays + JSON; never pickle) ----------------------------
+    def state_arrays(self) -> dict:
+        return {k: v for k, v in vars(self).items()
+                if k.endswith("_") and isinstance(v, np.ndarray) and v.dtype != object}
+
+    def save(self, path) -> None:
+        from ..persist import save_npz
+        from .. import __version__
+        scalars = {k: v for k, v in vars(self).items()
+                   if k.endswith("_") and isinstance(v, (int, float, str, list, dict))
+                   and k not in ("history_", "last_stats_")}
+        header = dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
+                      state=scalars, package_version=__version__)
+        save_npz(path, "learner", header, self.state_arrays())
+
+    @staticmethod
+    def load(path) -> "OnlineLearner":
+        from ..persist import load_npz
+        from .registry import learner_class
+        header, arrays = load_npz(path, "learner")
+        cls = learner_class(header.get("learner"), path=str(path))
+        obj = cls(**header.get("params", {}))
+        for k, v in header.get("state", {}).items():
+            setattr(obj, k, v)
+        for k, v in arrays.items():
+            setattr(obj, k, v)
+        return obj

@@ -1,0 +1,85 @@
+"""One registry for every string option of the backend: algorithms, losses, schedules,
+penalties. The CLI and the Python API resolve names here, so an unknown name always gets
+the same error listing what is allowed.
+
+Learner classes are imported lazily (``module:Class``) so that importing the registry stays
+cheap.
+"""
+from __future__ import annotations
+
+import importlib
+
+from ..errors import NBSVMError
+
+# --algorithm name -> (module, class, fixed parameters)
+ALGORITHMS = {
+    "sgd": ("nbsvm.online.linear", "SGDClassifier", {}),
+    "sgd-regressor": ("nbsvm.online.linear", "SGDRegressor", {}),
+    "adagrad": ("nbsvm.online.linear", "SGDClassifier", {"schedule": "adagrad"}),
+    "pegasos": ("nbsvm.online.pegasos", "Pegasos", {}),
+    "pa": ("nbsvm.online.pa", "PassiveAggressive", {}),
+    "mira": ("nbsvm.online.pa", "MIRA", {}),
+    "multiclass-hinge": ("nbsvm.online.multiclass", "MulticlassHinge", {}),
+    "ovr": ("nbsvm.online.multiclass", "OneVsRest", {}),
+    "multilabel": ("nbsvm.online.multilabel", "MultilabelHinge", {}),
+    "ogd": ("nbsvm.online.ogd", "OGDRegressor", {}),
+}
+
+# Class names that may appear in a saved learner file, and where they live.
+LEARNER_MODULES = {cls: module for module, cls, _ in ALGORITHMS.values()}
+
+
+def learner_class(name, path=None):
+    """The learner class called ``name`` (as written in a model file's header)."""
+    module = LEARNER_MODULES.get(name)
+    if module is None:
+        raise NBSVMError(f"unknown learner {name!r} in the model file; known: "
+                         f"{', '.join(sorted(LEARNER_MODULES))}", path=path)
+    return getattr(importlib.import_module(module), name)
+
+
+def make_learner(algorithm: str, **params):
+    """A learner for ``--algorithm NAME`` with ``params`` (the class's own parameter names)."""
+    try:
+        module, cls_name, fixed = ALGORITHMS[algorithm]
+    except (KeyError, TypeError):
+        raise NBSVMError(f"unknown algorithm {algorithm!r}; allowed: "
+                         f"{', '.join(ALGORITHMS)}") from None
+    cls = getattr(importlib.import_module(module), cls_name)
+    allowed = cls._param_names()
+    unknown = [k for k in params if k not in allowed]
+    if unknown:
+        raise NBSVMError(f"--algorithm {algorithm} does not take {', '.join(unknown)}; it "
+                         f"takes: {', '.join(allowed)}")
+    return cls(**{**params, **fixed})
+
+
+def _table(kind: str) -> dict:
+    if kind == "loss":
+        from .losses import LOSSES
+        return LOSSES
+    if kind == "schedule":
+        from .schedules import SCHEDULES
+        return SCHEDULES
+    if kind == "penalty":
+        from .regularizers import PENALTIES
+        return PENALTIES
+    if kind == "algorithm":
+        return ALGORITHMS
+    raise ValueError(kind)
+
+
+def resolve(kind: str, name):
+    """The registered object for ``name`` among ``kind`` ('loss', 'schedule', 'penalty',
+    'algorithm'); an :class:`NBSVMError` listing the allowed names otherwise."""
+    table = _table(kind)
+    if not isinstance(name, str) and name in table.values():
+        return name                                  # already an object
+    try:
+        return table[name]
+    except (KeyError, TypeError):
+        raise NBSVMError(f"unknown {kind} {name!r}; allowed: {', '.join(table)}") from None
+
+
+def names(kind: str) -> list[str]:
+    return list(_table(kind))
