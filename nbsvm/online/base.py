@@ -6,7 +6,9 @@ A learner subclasses :class:`OnlineLearner` and provides four things:
 - ``task``: ``"binary"``, ``"multiclass"``, ``"multilabel"`` or ``"regression"``;
 - ``_init_state(n_features, n_outputs)``: allocate the learned arrays (names ending in ``_``);
 - ``_pass(rows, y, order) -> dict``: one pass over ``order`` (numba kernels do the work);
-  returns statistics for the progress line (``loss``, ``mistakes``, ... as floats);
+  returns *sums* for the progress line, so that passes over blocks add up:
+  ``{"n": examples, "loss": summed loss before each update, "mistakes": count}``
+  (``loss`` and ``mistakes`` where they mean something for the learner);
 - ``_scores(rows) -> ndarray``: ``(n_rows,)`` for binary and regression, else
   ``(n_rows, n_outputs)``.
 
