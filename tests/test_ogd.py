@@ -1,4 +1,5 @@
-"""OGD regression against the reference, and the iris experiment of the OGD note."""
+"""OGD regression (an OnlineLearner) against the reference, and the iris experiment of the
+OGD note."""
 import gzip
 
 import numpy as np
@@ -7,48 +8,88 @@ import pytest
 from conftest import random_rows, shared_datasets
 from naive import naive_ogd
 from nbsvm import NBSVMError
+from nbsvm.online.base import OnlineLearner, SparseRows
 from nbsvm.online.ogd import OGDRegressor
+from nbsvm.online.registry import make_learner
 
 
 @pytest.mark.parametrize("eta, radius", [(0.3, 100.0), (2.0, 0.5)])
 def test_ogd_equals_naive(eta, radius):
     rng = np.random.default_rng(0)
     rows, indices, values, offsets = random_rows(rng, 30, 8, sizes=(3, 4), draw=rng.random)
+    X = SparseRows(indices, values, offsets, 8)
     y = rng.random(30)
-    m = OGDRegressor(8, eta=eta, radius=radius)
+    m = OGDRegressor(eta=eta, radius=radius)
     w, t = [0.0] * 8, 0
     for epoch in range(3):
         order = rng.permutation(30)
-        m.partial_fit(indices, values, offsets, y, order)
+        m.partial_fit(X, y, order=order)
         w, t, before, after = naive_ogd(rows, y, order, w, t, eta, radius)
         np.testing.assert_allclose(m.before_, before, rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(m.after_, after, rtol=1e-9, atol=1e-12)
+        assert m.last_stats_["n"] == 30
+        assert m.last_stats_["loss"] == pytest.approx(np.sum((np.array(before) - y[order]) ** 2))
+    assert m.t_ == 90
     np.testing.assert_allclose(m.coef_, w, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(m.predict(X), [sum(w[i] * v for i, v in r.items()) for r in rows],
+                               rtol=1e-9, atol=1e-12)
     assert np.linalg.norm(m.coef_) <= radius + 1e-9
-    with pytest.raises(NBSVMError, match="eta"):
-        OGDRegressor(8, eta=0).partial_fit(np.array(indices), np.array(values),
-                                          np.array(offsets), y)
 
 
-def test_ogd_iris_follows_the_note():
+def test_ogd_fit_is_seeded_and_stops_on_bad_params():
+    rng = np.random.default_rng(1)
+    X, y = rng.random((40, 5)), rng.random(40)
+    a = OGDRegressor(eta=0.5, epochs=3, seed=4).fit(X, y)
+    b = OGDRegressor(eta=0.5, epochs=3, seed=4).fit(X, y)
+    c = OGDRegressor(eta=0.5, epochs=3, seed=5).fit(X, y)
+    assert np.array_equal(a.coef_, b.coef_) and not np.array_equal(a.coef_, c.coef_)
+    assert len(a.history_) == 3 and a.t_ == 120
+    for bad in (dict(eta=0), dict(eta=float("nan")), dict(radius=-1.0), dict(eta="x")):
+        with pytest.raises(NBSVMError, match=next(iter(bad))):
+            OGDRegressor(**bad).fit(X, y)
+    with pytest.raises(NBSVMError, match="finite"):
+        OGDRegressor().fit(X, np.r_[y[:-1], np.inf])
+    assert OGDRegressor().get_params() == dict(eta=1.0, radius=1.0, epochs=1, seed=0)
+
+
+def test_ogd_from_registry_saves_and_loads(tmp_path):
+    rng = np.random.default_rng(2)
+    X, y = rng.random((25, 4)), rng.random(25)
+    m = make_learner("ogd", eta=0.7, radius=2.0)
+    assert isinstance(m, OGDRegressor) and m.task == "regression"
+    m.fit(X, y)
+    m.n_bits_ = 0                          # extra scalar state travels in the header
+    m.save(tmp_path / "ogd.npz")
+    back = OnlineLearner.load(tmp_path / "ogd.npz")
+    assert isinstance(back, OGDRegressor) and back.get_params() == m.get_params()
+    assert back.n_bits_ == 0 and back.t_ == 25 and back.n_features_in_ == 4
+    assert np.array_equal(back.predict(X), m.predict(X))
+    assert not hasattr(back, "before_")    # last-pass diagnostics are not saved
+    with np.load(tmp_path / "ogd.npz") as npz:
+        assert sorted(npz.files) == ["__header__", "state_", "v_"]
+
+
+def iris_scaled():
     path = shared_datasets() / "iris" / "iris.data.gz"
     if not path.is_file():
         pytest.skip(f"{path} not found")
     rows = [line.split(",") for line in gzip.open(path, "rt").read().splitlines() if line.strip()]
     A = np.array([[float(v) for v in r[:4]] for r in rows])
     A = (A - A.min(0)) / (A.max(0) - A.min(0))           # every column scaled to [0, 1]
-    X, y = A[:, :3], A[:, 3]
+    return A[:, :3], A[:, 3]
+
+
+def test_ogd_iris_follows_the_note():
+    X, y = iris_scaled()
     w, *_ = np.linalg.lstsq(X, y, rcond=None)            # no intercept, as in the note
     best = np.mean((X @ w - y) ** 2)
     assert best == pytest.approx(0.0070, abs=2e-4)
-    indices, values, offsets = np.tile(np.arange(3), 150), X.ravel(), np.arange(0, 451, 3)
 
     def median_final(eta, radius, which="after_"):
         finals = []
         for seed in range(20):
             order = np.random.default_rng(seed).permutation(150)
-            m = OGDRegressor(3, eta=eta, radius=radius).partial_fit(indices, values, offsets, y,
-                                                                   order)
+            m = OGDRegressor(eta=eta, radius=radius).partial_fit(X, y, order=order)
             finals.append(np.mean((getattr(m, which) - y[order]) ** 2))
         return float(np.median(finals))
 
