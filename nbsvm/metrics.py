@@ -43,6 +43,8 @@ def report_table(rep: dict) -> "pd.DataFrame":
     """A tidy table of a report: columns ``metric, class, value``."""
     import pandas as pd
 
+    if rep.get("task") in ("multilabel", "regression"):
+        return _task_table(rep, pd)
     rows = [("accuracy", "", rep["accuracy"])]
     if "log_loss" in rep:
         rows.append(("log_loss", "", rep["log_loss"]))
@@ -56,3 +58,137 @@ def report_table(rep: dict) -> "pd.DataFrame":
             rows.append((f"confusion[true={c},pred={c2}]", c, rep["confusion_matrix"][i][j]))
     rows.append(("n_docs", "", rep["n_docs"]))
     return pd.DataFrame(rows, columns=["metric", "class", "value"])
+
+
+# ---- multi-label and regression (the backend learners' tasks) ---------------------------
+# Both come as sums that add up over batches (``*_counts`` / ``regression_sums``, merged with
+# :func:`add_sums`), and a report computed from the sums, so streaming evaluation needs no
+# more memory than one batch.
+
+def _task_table(rep: dict, pd) -> "pd.DataFrame":
+    """:func:`report_table` for multi-label and regression reports."""
+    if rep["task"] == "regression":
+        rows = [(m, "", rep[m]) for m in ("mse", "mae", "r2")]
+    else:
+        rows = [(m, "", rep[m]) for m in ("hamming_loss", "subset_accuracy", "micro_precision",
+                                          "micro_recall", "micro_f1", "macro_precision",
+                                          "macro_recall", "macro_f1")]
+        for c, vals in rep["per_class"].items():
+            rows += [(m, c, v) for m, v in vals.items()]
+    rows.append(("n_docs", "", rep["n_docs"]))
+    return pd.DataFrame(rows, columns=["metric", "class", "value"])
+
+
+def add_sums(total: dict | None, part: dict) -> dict:
+    """``total + part`` key by key (numbers and arrays); ``total`` may be ``None``."""
+    if total is None:
+        return {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in part.items()}
+    return {k: total[k] + part[k] for k in total}
+
+
+def multilabel_counts(Y_true, Y_pred) -> dict:
+    """Sums for :func:`multilabel_report` from two ``(n_docs, n_labels)`` indicator matrices
+    (true / non-zero = label present)."""
+    T = np.asarray(Y_true) > 0
+    P = np.asarray(Y_pred) > 0
+    if T.shape != P.shape or T.ndim != 2:
+        raise ValueError(f"indicator matrices of different shapes: {T.shape} and {P.shape}")
+    return dict(n_docs=int(T.shape[0]), tp=(T & P).sum(axis=0).astype(np.int64),
+                fp=(~T & P).sum(axis=0).astype(np.int64),
+                fn=(T & ~P).sum(axis=0).astype(np.int64),
+                wrong=int((T != P).sum()), exact=int((T == P).all(axis=1).sum()))
+
+
+def _f1(tp, fp, fn):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        precision = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 0.0)
+        recall = np.where(tp + fn > 0, tp / np.maximum(tp + fn, 1), 0.0)
+        f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
+    return precision, recall, f1
+
+
+def multilabel_report(counts: dict, classes: list[str]) -> dict:
+    """Hamming loss, subset accuracy, micro and macro precision / recall / F1, per label.
+
+    A label never true nor predicted has F1 0 in the macro mean (scikit-learn's default).
+
+    Examples
+    --------
+    >>> c = multilabel_counts([[1, 0, 1], [0, 1, 0]], [[1, 0, 0], [0, 1, 0]])
+    >>> r = multilabel_report(c, ["a", "b", "c"])
+    >>> r["hamming_loss"], r["subset_accuracy"], round(r["micro_f1"], 4), round(r["macro_f1"], 4)
+    (0.16666666666666666, 0.5, 0.8, 0.6667)
+    """
+    n, k = counts["n_docs"], len(classes)
+    tp, fp, fn = (np.asarray(counts[key], dtype=np.float64) for key in ("tp", "fp", "fn"))
+    precision, recall, f1 = _f1(tp, fp, fn)
+    micro_p, micro_r, micro_f1 = _f1(tp.sum(), fp.sum(), fn.sum())
+    per_label = {c: dict(precision=float(precision[i]), recall=float(recall[i]),
+                         f1=float(f1[i]), support=int(tp[i] + fn[i]))
+                 for i, c in enumerate(classes)}
+    return dict(task="multilabel", n_docs=n,
+                hamming_loss=float(counts["wrong"] / (n * k)) if n and k else 0.0,
+                subset_accuracy=float(counts["exact"] / n) if n else 0.0,
+                micro_precision=float(micro_p), micro_recall=float(micro_r),
+                micro_f1=float(micro_f1), macro_precision=float(precision.mean()) if k else 0.0,
+                macro_recall=float(recall.mean()) if k else 0.0,
+                macro_f1=float(f1.mean()) if k else 0.0, per_class=per_label,
+                classes=list(classes))
+
+
+def hamming_loss(Y_true, Y_pred) -> float:
+    """Share of (document, label) decisions that are wrong."""
+    c = multilabel_counts(Y_true, Y_pred)
+    n, k = c["n_docs"], c["tp"].size
+    return c["wrong"] / (n * k) if n and k else 0.0
+
+
+def subset_accuracy(Y_true, Y_pred) -> float:
+    """Share of documents whose whole label set is right."""
+    c = multilabel_counts(Y_true, Y_pred)
+    return c["exact"] / c["n_docs"] if c["n_docs"] else 0.0
+
+
+def multilabel_f1(Y_true, Y_pred) -> tuple[float, float]:
+    """``(micro F1, macro F1)`` of two indicator matrices."""
+    r = multilabel_report(multilabel_counts(Y_true, Y_pred), [str(i) for i in
+                                                              range(np.shape(Y_true)[1])])
+    return r["micro_f1"], r["macro_f1"]
+
+
+def regression_sums(y_true, y_pred) -> dict:
+    """Sums for :func:`regression_report` (they add up over batches)."""
+    y = np.asarray(y_true, dtype=np.float64)
+    e = np.asarray(y_pred, dtype=np.float64) - y
+    return dict(n_docs=int(y.size), sse=float(e @ e), sae=float(np.abs(e).sum()),
+                sum_y=float(y.sum()), sum_y2=float(y @ y))
+
+
+def regression_report(sums: dict) -> dict:
+    """MSE, MAE and R^2 (``1 - SSE / total sum of squares``; ``nan`` for constant targets).
+
+    Examples
+    --------
+    >>> r = regression_report(regression_sums([1.0, 2.0, 3.0], [1.5, 2.0, 2.0]))
+    >>> r["mse"], r["mae"], r["r2"]
+    (0.4166666666666667, 0.5, 0.375)
+    """
+    n = sums["n_docs"]
+    if not n:
+        return dict(task="regression", n_docs=0, mse=0.0, mae=0.0, r2=float("nan"))
+    sst = sums["sum_y2"] - sums["sum_y"] ** 2 / n
+    return dict(task="regression", n_docs=n, mse=sums["sse"] / n, mae=sums["sae"] / n,
+                r2=1.0 - sums["sse"] / sst if sst > 1e-12 * max(1.0, sums["sum_y2"])
+                else float("nan"))
+
+
+def mean_squared_error(y_true, y_pred) -> float:
+    return regression_report(regression_sums(y_true, y_pred))["mse"]
+
+
+def mean_absolute_error(y_true, y_pred) -> float:
+    return regression_report(regression_sums(y_true, y_pred))["mae"]
+
+
+def r2_score(y_true, y_pred) -> float:
+    return regression_report(regression_sums(y_true, y_pred))["r2"]

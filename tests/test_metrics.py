@@ -35,3 +35,59 @@ def test_report_class_never_predicted():
     assert r["per_class"]["pos"] == dict(precision=0.0, recall=0.0, f1=0.0, support=3)
     assert r["accuracy"] == pytest.approx(0.4)
     assert "log_loss" not in r
+
+
+# -- multi-label and regression ---------------------------------------------------------------
+
+from nbsvm.metrics import (add_sums, hamming_loss, mean_absolute_error,  # noqa: E402
+                           mean_squared_error, multilabel_counts, multilabel_f1,
+                           multilabel_report, r2_score, regression_report, regression_sums,
+                           subset_accuracy)
+
+# 4 documents x 3 labels; rows true / predicted
+Y_TRUE = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 0]])
+Y_PRED = np.array([[1, 0, 0], [0, 1, 1], [1, 1, 0], [0, 0, 0]])
+
+
+def test_multilabel_hand_values():
+    # wrong decisions: doc0 label2 (missed), doc1 label2 (spurious) -> 2 of 12
+    assert hamming_loss(Y_TRUE, Y_PRED) == pytest.approx(2 / 12)
+    assert subset_accuracy(Y_TRUE, Y_PRED) == pytest.approx(2 / 4)
+    # label a: tp 2; b: tp 2; c: tp 0, fp 1, fn 1 -> micro P = R = 4/5
+    micro, macro = multilabel_f1(Y_TRUE, Y_PRED)
+    assert micro == pytest.approx(0.8)
+    assert macro == pytest.approx((1 + 1 + 0) / 3)
+    r = multilabel_report(multilabel_counts(Y_TRUE, Y_PRED), ["a", "b", "c"])
+    assert r["per_class"]["c"] == dict(precision=0.0, recall=0.0, f1=0.0, support=1)
+    assert r["per_class"]["a"]["support"] == 2 and r["micro_precision"] == pytest.approx(0.8)
+    t = report_table(r)
+    assert t.loc[t.metric == "hamming_loss", "value"].item() == pytest.approx(2 / 12)
+    assert t.loc[(t.metric == "f1") & (t["class"] == "a"), "value"].item() == 1.0
+
+
+def test_multilabel_sums_add_over_batches_and_match_sklearn():
+    from sklearn import metrics as sk
+    rng = np.random.default_rng(0)
+    T, P = rng.random((60, 5)) < 0.3, rng.random((60, 5)) < 0.3
+    total = None
+    for a in range(0, 60, 17):
+        total = add_sums(total, multilabel_counts(T[a:a + 17], P[a:a + 17]))
+    r = multilabel_report(total, list("abcde"))
+    assert r["hamming_loss"] == pytest.approx(sk.hamming_loss(T, P))
+    assert r["subset_accuracy"] == pytest.approx(sk.accuracy_score(T, P))
+    assert r["micro_f1"] == pytest.approx(sk.f1_score(T, P, average="micro"))
+    assert r["macro_f1"] == pytest.approx(sk.f1_score(T, P, average="macro", zero_division=0))
+
+
+def test_regression_hand_values():
+    y, p = [1.0, 2.0, 4.0], [2.0, 2.0, 2.0]
+    # errors 1, 0, -2: SSE 5, SAE 3; mean 7/3, SST = 1 + 4 + 16 - 49/3 = 14/3
+    assert mean_squared_error(y, p) == pytest.approx(5 / 3)
+    assert mean_absolute_error(y, p) == pytest.approx(1.0)
+    assert r2_score(y, p) == pytest.approx(1 - 5 / (14 / 3))
+    total = add_sums(regression_sums(y[:1], p[:1]), regression_sums(y[1:], p[1:]))
+    r = regression_report(total)
+    assert r["n_docs"] == 3 and r["mse"] == pytest.approx(5 / 3) and r["task"] == "regression"
+    assert np.isnan(r2_score([2.0, 2.0], [1.0, 3.0]))              # constant target
+    t = report_table(r)
+    assert t.loc[t.metric == "mae", "value"].item() == pytest.approx(1.0)
