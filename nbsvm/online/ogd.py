@@ -71,7 +71,7 @@ class OGDRegressor(OnlineLearner):
                             np.ascontiguousarray(order, dtype=np.int64), self.v_, self.state_,
                             float(self.eta), float(self.radius), self.before_, self.after_)
         err = self.before_ - y[order]
-        return {"n": len(order), "loss": float(err @ err), "mistakes": 0}
+        return {"n": len(order), "loss": float(err @ err)}
 
     def _scores(self, rows: SparseRows) -> np.ndarray:
         return csr_dot(self.coef_, rows.indices, rows.values, rows.offsets)

@@ -1,0 +1,169 @@
+#!/usr/bin/env python
+"""The OGD acceptance experiment of issue 4 (V. Reis, "Online Convex Optimization with
+Haskell", ../shared/references/online-convex-optimization-haskell.md).
+
+Iris: predict petal width from sepal length, sepal width and petal length, every column
+scaled to [0, 1], no intercept; one shuffled pass of projected OGD (steps eta / sqrt(t), L2
+ball of radius lambda). The curve is the cumulative mean of the squared error of the
+prediction made right after each update (the note's C_t / t), with the progressive one
+(prediction before the update) beside it, against the batch least-squares optimum on the
+same data; median over shuffles, pointwise. Writes a self-contained SVG and the final values
+as CSV.
+
+    python pipelines/iris_ogd.py [--seed 0] [--shuffles 20] [--out results]
+"""
+import argparse
+import csv
+import gzip
+import math
+import shlex
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from nbsvm.online.ogd import OGDRegressor  # noqa: E402
+
+T = 150
+# the note's bound-optimal step for T = 150, lambda = 1, ||x|| = ||y|| = 1 (eq. 8 minimized)
+BOUND_ETA = 2 * math.sqrt(math.sqrt(T) / (2 * math.sqrt(T) - 1)) / (1 * (1 + 1))
+SETTINGS = [  # label, eta, radius (the note's lambda)
+    ("eta 2.5, radius 1", 2.5, 1.0),
+    ("eta 0.722 (bound-optimal), radius 1", 0.722, 1.0),
+    ("eta 2.5, radius 100", 2.5, 100.0),
+]
+COLORS = ["#1f77b4", "#2ca02c", "#9467bd"]
+
+
+def default_data() -> Path:
+    for root in (ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets")):
+        if (root / "iris" / "iris.data.gz").is_file():
+            return root / "iris" / "iris.data.gz"
+    return ROOT.parent / "shared" / "datasets" / "iris" / "iris.data.gz"
+
+
+def load_iris(path: Path):
+    rows = [line.split(",") for line in gzip.open(path, "rt").read().splitlines() if line.strip()]
+    A = np.array([[float(v) for v in r[:4]] for r in rows])
+    A = (A - A.min(0)) / (A.max(0) - A.min(0))          # every column scaled to [0, 1]
+    return A[:, :3], A[:, 3]
+
+
+def curves(X, y, eta, radius, seeds):
+    """Cumulative mean squared error after / before each update, one row per shuffle."""
+    after, before = [], []
+    steps = np.arange(1, len(y) + 1)
+    for seed in seeds:
+        order = np.random.default_rng(seed).permutation(len(y))
+        m = OGDRegressor(eta=eta, radius=radius).partial_fit(X, y, order=order)
+        after.append(np.cumsum((m.after_ - y[order]) ** 2) / steps)
+        before.append(np.cumsum((m.before_ - y[order]) ** 2) / steps)
+    return np.median(after, axis=0), np.median(before, axis=0)
+
+
+def svg_plot(series, best, y_max=0.05, width=920, height=460) -> str:
+    """Polylines of the median curves, clipped to [0, y_max] as in the note's plots."""
+    left, right, top, bottom = 70, 330, 40, 50
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(t):
+        return left + t / T * pw
+
+    def py(v):
+        return top + ph - min(max(v, 0.0), y_max) / y_max * ph
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left}" y="22" font-size="14">Projected OGD on iris: cumulative mean '
+           f'squared error (median of shuffles)</text>',
+           f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="black"/>']
+    for t in range(0, T + 1, 25):
+        x = px(t)
+        out += [f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" '
+                f'stroke="black"/>',
+                f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">{t}</text>']
+    for k in range(6):
+        v = y_max * k / 5
+        out += [f'<line x1="{left - 5}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" '
+                f'stroke="#ddd"/>',
+                f'<text x="{left - 8}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>']
+    out += [f'<text x="{left + pw / 2}" y="{height - 12}" text-anchor="middle">t (examples '
+            f'seen)</text>',
+            f'<text x="18" y="{top + ph / 2}" text-anchor="middle" '
+            f'transform="rotate(-90 18 {top + ph / 2})">C_t / t</text>',
+            f'<line x1="{left}" y1="{py(best):.1f}" x2="{left + pw}" y2="{py(best):.1f}" '
+            f'stroke="red" stroke-dasharray="6,4"/>']
+    legend = [("batch least squares", "red", "6,4")]
+    for (label, after, before), color in zip(series, COLORS):
+        for values, dash, name in ((after, "", "after update"), (before, "3,3", "before update")):
+            pts = " ".join(f"{px(t):.1f},{py(v):.1f}" for t, v in enumerate(values, 1))
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
+                       + (f'stroke-dasharray="{dash}" ' if dash else "") + f'points="{pts}"/>')
+            legend.append((f"{label}, {name}", color, dash))
+    lx, ly = left + pw + 15, top + 10
+    for i, (text, color, dash) in enumerate(legend):
+        y0 = ly + 20 * i
+        out += [f'<line x1="{lx}" y1="{y0}" x2="{lx + 25}" y2="{y0}" stroke="{color}" '
+                f'stroke-width="1.5"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>",
+                f'<text x="{lx + 30}" y="{y0 + 4}" font-size="10">{text}</text>']
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", type=Path, default=default_data(), help="iris.data(.gz)")
+    ap.add_argument("--seed", type=int, default=0, help="first shuffle seed")
+    ap.add_argument("--shuffles", type=int, default=20, help="shuffles to take the median of")
+    ap.add_argument("--out", type=Path, default=ROOT / "results", help="output folder")
+    args = ap.parse_args(argv)
+    seeds = list(range(args.seed, args.seed + args.shuffles))
+    print("configuration:")
+    print(f"  data: {args.data} (petal width from sepal length, sepal width, petal length; "
+          f"all scaled to [0, 1]; no intercept)")
+    print(f"  one pass of OGD, step eta / sqrt(t), projection on the L2 ball of the radius; "
+          f"shuffles: numpy default_rng(seed).permutation for seeds {seeds[0]}..{seeds[-1]}, "
+          f"median over them, pointwise")
+    print(f"  settings (eta, radius): "
+          + "; ".join(f"({eta}, {radius:g})" for _, eta, radius in SETTINGS)
+          + f"; the bound-optimal eta of the note's eq. 8 is {BOUND_ETA:.6f}")
+    print(f"  outputs: {args.out / 'iris_ogd.svg'}, {args.out / 'iris_ogd.csv'}")
+    def shown(p: Path) -> str:               # relative to the repository root when inside it
+        p = p.resolve()
+        return shlex.quote(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p))
+
+    print(f"reproduce (from the repository root): .venv/bin/python pipelines/iris_ogd.py "
+          f"--data {shown(args.data)} --seed {args.seed} --shuffles {args.shuffles} "
+          f"--out {shown(args.out)}")
+
+    X, y = load_iris(args.data)
+    w, *_ = np.linalg.lstsq(X, y, rcond=None)
+    best = float(np.mean((X @ w - y) ** 2))
+    print(f"batch least-squares optimum (no intercept): mean squared error {best:.6f}")
+
+    series, rows = [], []
+    for label, eta, radius in SETTINGS:
+        after, before = curves(X, y, eta, radius, seeds)
+        series.append((label, after, before))
+        for which, values in (("after update", after), ("before update", before)):
+            rows.append(dict(setting=label, eta=eta, radius=radius, prediction=which,
+                             final_mean_squared_error=float(values[-1]), optimum=best,
+                             ratio_to_optimum=float(values[-1]) / best))
+            print(f"{label:38s} {which:14s} C_T/T {values[-1]:.6f}  "
+                  f"{values[-1] / best:.2f}x the optimum")
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "iris_ogd.svg").write_text(svg_plot(series, best))
+    with open(args.out / "iris_ogd.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"wrote {args.out / 'iris_ogd.svg'} and {args.out / 'iris_ogd.csv'}")
+
+
+if __name__ == "__main__":
+    main()
