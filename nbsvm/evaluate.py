@@ -135,9 +135,10 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
     worker = _BackgroundCache(test_docs, hasher, tmp / "test", callback)
     def on_event(event):
-        # hash the test set once the epochs start: the lexicon pass and the cache rewrite
-        # keep both cores busy, an epoch keeps only one
-        if event["stage"] == "epoch" and not worker.is_alive() \
+        # hash the test set from the second epoch on: the lexicon pass and the first epoch
+        # (which translates the cache to columns in a thread) keep both cores busy, a later
+        # epoch keeps only one
+        if event["stage"] == "epoch" and event["epoch"] >= 2 and not worker.is_alive() \
                 and worker.cache is None and worker.error is None:
             worker.remap = model._remap          # store model columns, not buckets
             worker.start()

@@ -284,56 +284,67 @@ class FeatureCache:
                                  path=str(self.folder))
         return out
 
-    def remap_ids(self, remap: np.ndarray, chunk: int = 4096, threads: int = 2) -> None:
-        """Rewrite the cached bucket ids as model columns (dropping unmapped buckets).
+    def translated_groups(self, remap: np.ndarray, rng: np.random.Generator, **shuffle_kw):
+        """One epoch as :meth:`shuffled_groups` (``shuffle_kw`` are its buffer and block
+        sizes), with bucket ids mapped to model columns
+        through ``remap`` (unmapped buckets dropped), rewriting the cache on the way.
 
-        The documents are split into ``threads`` ranges translated in parallel (the
-        compiled translation and the file I/O release the GIL), each streaming ``chunk``
-        documents at a time into files of its own; the parts are then joined into new
-        files that replace the old ones.
+        A thread reads, translates and writes each group while the caller trains on the
+        previous one (both the translation and the training release the GIL). The
+        translated cache is written in the order the groups were visited, to new files that
+        replace the old ones once the epoch is complete; until then the cache is unchanged.
         """
-        bounds = np.linspace(0, self.n_docs, threads + 1).astype(np.int64)
-        parts = [(int(a), int(z), self.folder / f"ids.part{k}", self.folder / f"off.part{k}")
-                 for k, (a, z) in enumerate(zip(bounds[:-1], bounds[1:]))]
-        sizes = [0] * len(parts)
+        names = ("ids.i32", "offsets.i64", "labels.i32")
+        new = {name: self.folder / (name + ".new") for name in names}
+        out: queue.Queue = queue.Queue(maxsize=1)
+        stop = threading.Event()
+        written = []
 
-        def work(k):
-            a, z, ids_path, off_path = parts[k]
-            n_ids = 0
-            with open(ids_path, "wb") as f_ids, open(off_path, "wb") as f_off:
-                for start in range(a, z, chunk):
-                    ids, offsets, _ = self.rows(start, min(start + chunk, z))
-                    ids, offsets = _translate(ids, offsets, remap)
-                    f_ids.write(memoryview(ids).cast("B"))
-                    f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
-                    n_ids += int(offsets[-1])
-            sizes[k] = n_ids
+        def produce():
+            try:
+                with open(new["ids.i32"], "wb") as f_ids, \
+                        open(new["offsets.i64"], "wb") as f_off, \
+                        open(new["labels.i32"], "wb") as f_lab:
+                    f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
+                    n_ids = 0
+                    for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
+                        ids, offsets = _translate(ids, offsets, remap)   # new arrays
+                        f_ids.write(memoryview(ids).cast("B"))
+                        f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
+                        f_lab.write(memoryview(codes).cast("B"))
+                        n_ids += int(offsets[-1])
+                        if not _put(out, (ids, offsets, codes, order), stop):
+                            return
+                written.append(n_ids)
+                _put(out, _DONE, stop)
+            except BaseException as e:      # handed to the consumer, raised there
+                _put(out, _Failure(e), stop)
 
+        worker = threading.Thread(target=produce, daemon=True, name="nbsvm-translate")
+        worker.start()
         try:
-            run_parts(work, len(parts))
-            tmp_ids, tmp_off = self.folder / "ids.i32.new", self.folder / "offsets.i64.new"
-            with open(tmp_ids, "wb") as f_ids, open(tmp_off, "wb") as f_off:
-                f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
-                shift = 0
-                for (_, _, ids_path, off_path), n in zip(parts, sizes):
-                    with open(ids_path, "rb") as fh:
-                        shutil.copyfileobj(fh, f_ids, 1 << 22)
-                    offsets = np.fromfile(off_path, dtype=OFFSET_DTYPE) + shift
-                    f_off.write(memoryview(offsets).cast("B"))
-                    shift += n
+            while True:
+                item = out.get()
+                if item is _DONE:
+                    break
+                if isinstance(item, _Failure):
+                    raise item.exc
+                yield item
+            worker.join()
+            meta_path = self.folder / "meta.json"
+            meta = json.loads(meta_path.read_text())
+            meta["n_ids"] = written[0]
+            meta["columns"] = True
+            self.close()
+            for name in names:
+                os.replace(new[name], self.folder / name)
+            meta_path.write_text(json.dumps(meta))
+            self.__init__(self.folder)
         finally:
-            for _, _, ids_path, off_path in parts:
-                for path in (ids_path, off_path):
-                    path.unlink(missing_ok=True)
-        meta_path = self.folder / "meta.json"
-        meta = json.loads(meta_path.read_text())
-        meta["n_ids"] = shift
-        meta["columns"] = True
-        self.close()
-        os.replace(tmp_ids, self.folder / "ids.i32")
-        os.replace(tmp_off, self.folder / "offsets.i64")
-        meta_path.write_text(json.dumps(meta))
-        self.__init__(self.folder)
+            stop.set()
+            worker.join(timeout=10)
+            for path in new.values():
+                path.unlink(missing_ok=True)
 
     def offsets_range(self, start, stop) -> np.ndarray:
         """``offsets[start:stop + 1]`` (absolute positions in the id file)."""

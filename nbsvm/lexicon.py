@@ -248,14 +248,15 @@ def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NB
 
 
 @njit(cache=True, nogil=True)
-def _seen_sums(counts, min_df):
-    """Buckets seen in any class, each class's count summed over them, and how many
-    buckets were seen in at least ``min_df`` documents (the ones a model keeps)."""
-    k_classes, d = counts.shape
+def _seen_sums(counts, min_df, lo, hi):
+    """Over buckets ``lo..hi-1``: how many were seen in any class, each class's count
+    summed over them, and how many were seen in at least ``min_df`` documents (the ones a
+    model keeps)."""
+    k_classes = counts.shape[0]
     sums = np.zeros(k_classes)
     n_seen = 0
     n_kept = 0
-    for i in range(d):
+    for i in range(lo, hi):
         tot = 0
         for k in range(k_classes):
             tot += counts[k, i]
@@ -269,8 +270,10 @@ def _seen_sums(counts, min_df):
 
 
 @njit(cache=True, nogil=True)
-def _compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap):
-    """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1).
+def _compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, lo, hi, c0):
+    """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1),
+    for buckets ``lo..hi-1`` whose first kept one gets column ``c0`` (ranges can run in
+    parallel threads when each knows how many columns the ranges before it keep).
 
     Kept: seen in at least ``min_df`` documents; the ratios' norms still run over every
     seen bucket, as in the lexicon's definition. Columns follow bucket order. ``rows[j]`` is the counts row of class j (classes sorted);
@@ -286,8 +289,8 @@ def _compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap)
     if binary:
         shift = (math.log(sums[rows[0]] + alpha * n_seen)
                  - math.log(sums[rows[1]] + alpha * n_seen))
-    c = 0
-    for i in range(d):
+    c = c0
+    for i in range(lo, hi):
         tot = 0
         for k in range(k_classes):
             tot += counts[k, i]

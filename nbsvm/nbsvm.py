@@ -6,8 +6,10 @@ The flow of one :meth:`NBSVMClassifier.fit_documents` call:
    writes the binary feature cache; with a lexicon, the first epoch trains while streaming
    and writing the cache;
 2. the learner gets one column per bucket seen in at least ``min_df`` training documents
-   (``self._remap`` maps buckets to columns, -1 for the others); the cache is rewritten in
-   columns once;
+   (``self._remap`` maps buckets to columns, -1 for the others); without a lexicon the
+   first epoch reads the cache of buckets, and a thread translates it to columns group by
+   group while the previous group trains, writing the translated cache for the later
+   epochs (:meth:`~nbsvm.features.FeatureCache.translated_groups`);
 3. every further epoch replays the cache in a fresh seeded block shuffle
    (:meth:`~nbsvm.features.FeatureCache.shuffled_groups`);
 4. the NB ratios sit beside the weights in the learner's state (the cache holds ids only).
@@ -20,7 +22,7 @@ Interpolation with NB (``beta``):
 
 Memory: two classes are counted in releasable memory; after the pass one row becomes the
 bucket-to-column map and the other is returned to the OS, so the peak is about
-``2**n_bits * 8`` bytes of counts plus ``12`` bytes per kept column.
+``2**n_bits * 8`` bytes of counts plus ``16`` bytes per kept column (AdaGrad).
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from .errors import NBSVMError
 from .features import (Batch, CacheWriter, FeatureCache, hash_batch, hash_batches,
                        releasable_int32 as _releasable_int32, translate)
 from .io.readers import Document
+from ._parallel import run_parts
 from .lexicon import NBLexicon, _compact_ratios, _seen_sums
 from .online.losses import resolve_loss
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
@@ -197,20 +200,23 @@ class NBSVMClassifier:
                 self._adopt(lexicon, mm if lexicon._store is store else None)
                 lexicon = store = None
                 notify({"stage": "lexicon done", "docs": cache.n_docs})
-                cache.remap_ids(self._remap)
                 timings["lexicon_s"] = time.perf_counter() - t0
                 first_epoch = 1
+                translate = True      # epoch 1 maps the cache's buckets to columns
             else:
                 self._adopt(lexicon, None, alpha=self.alpha)
                 lexicon = None
                 notify({"stage": "lexicon done", "docs": 0})
                 cache = self._stream_first_epoch(docs, writer, notify)
                 first_epoch = 2
+                translate = False     # written as columns already
             self.n_docs_ = cache.n_docs
             positive = self._positive_in(cache)
             rng = np.random.default_rng(self.seed)
             for epoch in range(first_epoch, self.epochs + 1):
-                self._replay_epoch(cache, positive, rng, epoch, notify)
+                groups = cache.translated_groups(self._remap, rng) \
+                    if translate and epoch == first_epoch else None
+                self._replay_epoch(cache, positive, rng, epoch, notify, groups)
             timings["train_s"] = time.perf_counter() - t0 - timings.get("lexicon_s", 0.0)
             del cache
         finally:
@@ -295,7 +301,18 @@ class NBSVMClassifier:
         alpha = float(self.alpha if alpha is None else alpha)
         counts = lexicon._counts
         rows = np.asarray(lexicon._order(), dtype=np.int64)
-        n_seen, sums, n_kept = _seen_sums(counts, int(self.min_df))
+        # two passes over 2**n_bits buckets, each split over two threads (the kernels
+        # release the GIL): first counts per range, then columns from each range's start
+        bounds = np.linspace(0, counts.shape[1], 3).astype(np.int64)
+        parts = [None, None]
+
+        def count(k):
+            parts[k] = _seen_sums(counts, int(self.min_df), int(bounds[k]), int(bounds[k + 1]))
+
+        run_parts(count, 2)
+        n_seen = parts[0][0] + parts[1][0]
+        sums = parts[0][1] + parts[1][1]
+        n_kept = parts[0][2] + parts[1][2]
         self.classes_, self.class_counts_ = classes, lexicon.class_counts_
         self.n_seen_buckets_ = int(n_seen)
         self.hasher_ = lexicon.hasher
@@ -305,8 +322,13 @@ class NBSVMClassifier:
             remap = counts[rows[1]]                     # int32 row, rewritten in place
         else:
             remap = np.empty(counts.shape[1], dtype=np.int32)
-        _compact_ratios(counts, rows, binary, alpha, n_seen, sums, int(self.min_df),
-                        learner.S_, remap)
+
+        def fill(k):
+            _compact_ratios(counts, rows, binary, alpha, n_seen, sums, int(self.min_df),
+                            learner.S_, remap, int(bounds[k]), int(bounds[k + 1]),
+                            0 if k == 0 else int(parts[0][2]))
+
+        run_parts(fill, 2)
         if mm is not None and binary:
             row_bytes = counts.shape[1] * 4
             if row_bytes % mmap.PAGESIZE == 0:
@@ -367,9 +389,9 @@ class NBSVMClassifier:
             cache = writer.close()
         return _nonempty(cache)
 
-    def _replay_epoch(self, cache, positive, rng, epoch, notify):
+    def _replay_epoch(self, cache, positive, rng, epoch, notify, groups=None):
         n, loss_sum = 0, 0.0
-        for ids, offsets, codes, order in cache.shuffled_groups(rng):
+        for ids, offsets, codes, order in groups or cache.shuffled_groups(rng):
             for start in range(0, len(order), EPOCH_CHUNK):
                 part = order[start:start + EPOCH_CHUNK]
                 loss_sum += self._learner.epoch(ids, offsets, codes, part, positive) * len(part)

@@ -411,7 +411,9 @@ def test_training_with_a_lexicon_of_other_documents(tmp_path, optimizer):
 def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkeypatch, optimizer,
                                                                 min_df, groups):
     # without a lexicon the first pass only counts, and epochs 1..E are all shuffled replays
-    # (AdaGrad counts a binary lexicon inside its own state; the result must not show it)
+    # (AdaGrad counts a binary lexicon inside its own state; the result must not show it).
+    # Epoch 1 visits the groups of the cache of buckets, dropping the buckets the model does
+    # not keep, and the kept cache is rewritten in that visiting order for epochs 2..E.
     docs = synthetic(1500, seed=9)
     lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
     shuffle_kw = {} if groups == "one" else dict(buffer_bytes=30_000, block_bytes=5_000)
@@ -421,19 +423,31 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
     clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, optimizer=optimizer, loss="log",
                           eta0=0.05, l2=1e-4, epochs=3, seed=5,
                           min_df=min_df).fit_documents(iter(docs))
-    keep = lex.counts().sum(axis=0) >= min_df
-    cache = _kept_cache(docs, HASHER, keep, tmp_path / "c")
+    seen = lex.counts().sum(axis=0)
+    keep = seen >= min_df
+    buckets = _kept_cache(docs, HASHER, seen >= 1, tmp_path / "buckets")
     m = LinearSGD(1 << 16, loss="log", optimizer=optimizer, eta0=0.05, l2=1e-4)
     m.tables[:] = np.where(keep, lex.ratios(), 0)
     assert np.count_nonzero(m.tables) < lex.n_seen_ or min_df == 1
-    positive = [cache.labels.index(lex.classes_[1])]
+    positive = [buckets.labels.index(lex.classes_[1])]
     rng = np.random.default_rng(5)
-    for _ in range(3):
-        n_groups = 0
+    writer = CacheWriter(tmp_path / "kept", HASHER)
+    for label in buckets.labels:                         # keep the label codes as they are
+        writer.code_of(label)
+    n_groups = 0
+    for ids, offsets, codes, order in buckets.shuffled_groups(rng):
+        mask = keep[ids]
+        kept = np.concatenate([[0], np.cumsum(mask)]).astype(np.int64)
+        ids, offsets = ids[mask], kept[offsets]
+        m.epoch(ids, offsets, codes, order, positive)
+        writer.add(Batch(ids, offsets, [buckets.labels[c] for c in codes]))
+        n_groups += 1
+    assert (n_groups == 1) == (groups == "one")
+    cache = writer.close()
+    assert cache.labels == buckets.labels                # so the codes mean the same
+    for _ in range(2):
         for ids, offsets, codes, order in cache.shuffled_groups(rng):
             m.epoch(ids, offsets, codes, order, positive)
-            n_groups += 1
-        assert (n_groups == 1) == (groups == "one")
     assert np.array_equal(clf.ratios_, m.tables)
     assert np.array_equal(clf.coef_, m.coef())
     assert np.array_equal(clf.intercept_, m.intercept())

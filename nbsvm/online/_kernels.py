@@ -15,10 +15,25 @@ import math
 import numpy as np
 from numba import njit
 
-from .losses import HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER
+from .._prefetch import prefetch_row
+from .losses import HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER, SQUARED
 
 # When the L2 scale grows past this, fold it into the weights (O(n_features), rare).
 SCALE_BOUND = 1e4
+# Rows are prefetched this many non-zeros ahead (pipelines/bench_kernels.py: 24-48 are
+# equally good on IMDB; 8 is too short to hide an L3 miss).
+PREFETCH_AHEAD = 32
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_doc_start(ids, offsets, order, k, S):
+    """Prefetch the first rows of example ``order[k]`` (if any) while this one updates."""
+    if k < order.shape[0]:
+        d = order[k]
+        lo = offsets[d]
+        hi = min(offsets[d + 1], lo + PREFETCH_AHEAD)
+        for j in range(lo, hi):
+            prefetch_row(S, ids[j])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -39,6 +54,9 @@ def _loss_dloss(kind, p, y):
         if z < 1.0:
             return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
         return 0.0, 0.0
+    if kind == SQUARED:                   # regression: y is the target, not a sign
+        r = p - y
+        return 0.5 * r * r, r
     # MODIFIED_HUBER
     if z < -1.0:
         return -4.0 * z, -4.0 * y
@@ -68,11 +86,14 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
         y = 1.0 if codes[d] == positive else -1.0
         dot = 0.0
         for j in range(lo, hi):
+            if j + PREFETCH_AHEAD < hi:
+                prefetch_row(S, ids[j + PREFETCH_AHEAD])
             i = ids[j]
             dot += np.float64(S[i, 1]) * S[i, 0]   # exact product in float64
         p = dot / s + b
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
+        _prefetch_doc_start(ids, offsets, order, k + 1, S)
         eta = eta0 / (1.0 + lam * eta0 * t)
         if lam > 0.0:
             s = s / (1.0 - eta * lam)
@@ -118,11 +139,14 @@ def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bi
         y = 1.0 if codes[d] == positive else -1.0
         dot = 0.0
         for j in range(lo, hi):
+            if j + PREFETCH_AHEAD < hi:
+                prefetch_row(S, ids[j + PREFETCH_AHEAD])
             i = ids[j]
             dot += np.float64(S[i, 1]) * S[i, 0]   # exact product in float64
         p = dot + b
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
+        _prefetch_doc_start(ids, offsets, order, k + 1, S)
         gf = np.float32(g)
         for j in range(lo, hi):
             i = ids[j]

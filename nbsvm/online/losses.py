@@ -1,4 +1,5 @@
-"""Losses of a margin ``z = y * p`` (classification, y in {-1, +1}).
+"""Losses of a prediction ``p`` for a target ``y``: functions of the margin ``z = y * p``
+for classification (y in {-1, +1}), of the residual ``p - y`` for regression (``squared``).
 
 Each loss has a registry name, an integer code the numba kernels switch on, and plain-Python
 ``loss(p, y)`` / ``dloss(p, y)`` (derivative with respect to ``p``) used by tests and docs.
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from ..errors import NBSVMError
 
 HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER = 0, 1, 2, 3
+SQUARED = 4            # regression: (p - y)^2 / 2
 
 
 def _log_loss(p, y):
@@ -57,7 +59,14 @@ LOSSES = {
     "squared_hinge": Loss("squared_hinge", SQUARED_HINGE, lambda p, y: max(0.0, 1.0 - y * p) ** 2,
                           lambda p, y: -2.0 * y * (1.0 - y * p) if y * p < 1.0 else 0.0, False),
     "modified_huber": Loss("modified_huber", MODIFIED_HUBER, _mh_loss, _mh_dloss, True),
+    # half the square, as in scikit-learn's SquaredLoss, so that the gradient is p - y
+    "squared": Loss("squared", SQUARED, lambda p, y: 0.5 * (p - y) ** 2, lambda p, y: p - y,
+                    False),
 }
+
+# Losses for margins (binary labels) and for real targets (regression).
+CLASSIFICATION_LOSSES = ("hinge", "log", "squared_hinge", "modified_huber")
+REGRESSION_LOSSES = ("squared",)
 
 
 def resolve_loss(name: str) -> Loss:
