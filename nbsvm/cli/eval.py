@@ -6,31 +6,68 @@ import time
 from typing import List, Optional
 
 import typer
+from rich.console import Console
+from rich.table import Table
+
 from ..evaluate import evaluate_documents
+from ..learn import evaluate_sparse, load_learner, model_file_kind
 from ..metrics import report_table
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter, cli_errors,
-                     documents, print_report)
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter, check_interrupt,
+                     cli_errors, documents, print_report)
+
+
+def print_learner_report(rep: dict, seconds: float):
+    """A backend learner's report: as NBSVM's for classification; Hamming loss and micro /
+    macro F1 for multi-label; MSE / MAE / R^2 for regression."""
+    task = rep.get("task")
+    if task not in ("multilabel", "regression"):
+        print_report(rep, seconds)
+        return
+    console = Console()
+    if task == "regression":
+        console.print(f"MSE: {rep['mse']:.6g}\nMAE: {rep['mae']:.6g}\nR^2: {rep['r2']:.4f}",
+                      highlight=False)
+        console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
+        return
+    console.print(f"Hamming loss: {rep['hamming_loss']:.4f}\n"
+                  f"micro F1: {rep['micro_f1']:.4f}\nmacro F1: {rep['macro_f1']:.4f}\n"
+                  f"subset accuracy: {100 * rep['subset_accuracy']:.2f}%", highlight=False)
+    console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
+    table = Table("label", "precision", "recall", "F1", "support")
+    for c, m in rep["per_class"].items():
+        table.add_row(c, f"{m['precision']:.4f}", f"{m['recall']:.4f}", f"{m['f1']:.4f}",
+                      str(m["support"]))
+    console.print(table)
 
 
 @app.command("eval")
 def eval_command(
     inputs: List[str] = INPUTS,
-    model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train`."),
+    model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train` or "
+                                                          "`nbsvm learn`."),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
     output: Optional[str] = typer.Option(None, "--output", "-o",
                                          help="Also write the report as a tidy CSV table."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
 ):
-    """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix."""
+    """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
+    `nbsvm learn` models: the metrics of their task)."""
     with cli_errors():
-        clf = NBSVMClassifier.load(model)
+        learner = model_file_kind(model) == "learner"
         t0 = time.perf_counter()
-        with ProgressReporter(quiet or json_out) as progress:
-            rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col),
-                                     callback=progress)
+        if learner:
+            # sparse-feature files, read as the model was trained (--format auto)
+            rep = evaluate_sparse(load_learner(model), inputs, fmt=fmt,
+                                  callback=lambda e: check_interrupt())
+        else:
+            clf = NBSVMClassifier.load(model)
+            t0 = time.perf_counter()
+            with ProgressReporter(quiet or json_out) as progress:
+                rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col),
+                                         callback=progress)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
         if output:
@@ -38,5 +75,7 @@ def eval_command(
                 report_table(rep).to_csv(tmp, index=False)
         if json_out:
             typer.echo(json.dumps(rep, indent=2))
+        elif learner:
+            print_learner_report(rep, seconds)
         else:
             print_report(rep, seconds)

@@ -1,0 +1,110 @@
+"""``nbsvm learn``: train any backend learner on svmlight / Blitzer / named-feature files."""
+from __future__ import annotations
+
+import json
+import time
+from typing import List, Optional
+
+import typer
+
+from ..learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
+from ..online.registry import names
+from . import app
+from .common import QUIET, check_interrupt, cli_errors, echo_kv
+from .eval import print_learner_report
+
+SPARSE_FORMAT = typer.Option("auto", "--format",
+                             help="svmlight, blitzer or named (auto: blitzer for *.review, "
+                                  "else svmlight).")
+
+
+def _index_base(value: str):
+    if value == "auto":
+        return "auto"
+    if value in ("0", "1"):
+        return int(value)
+    from ..errors import NBSVMError
+    raise NBSVMError(f"--index-base must be 0, 1 or auto, got {value!r}")
+
+
+@app.command("learn")
+def learn_command(
+    inputs: List[str] = typer.Argument(..., help="Training files (svmlight/libsvm, Blitzer "
+                                                 ".review, or 'label name:value' lines).",
+                                       show_default=False),
+    output: str = typer.Option(..., "--output", "-o", help="Model file to write (.npz)."),
+    algorithm: str = typer.Option("sgd", "--algorithm", "-a",
+                                  help=f"One of: {', '.join(names('algorithm'))}."),
+    loss: Optional[str] = typer.Option(None, "--loss", help="Loss (learners that take one)."),
+    schedule: Optional[str] = typer.Option(None, "--schedule", help="Step-size schedule."),
+    penalty: Optional[str] = typer.Option(None, "--penalty", help="Regularizer."),
+    l1: Optional[float] = typer.Option(None, "--l1", help="L1 strength / mix."),
+    lam: Optional[float] = typer.Option(None, "--lambda", help="Regularization strength."),
+    eta0: Optional[float] = typer.Option(None, "--eta0", help="Step size (OGD: eta)."),
+    C: Optional[float] = typer.Option(None, "--C", help="Aggressiveness of PA-I / PA-II."),
+    radius: Optional[float] = typer.Option(None, "--radius", help="L2 ball radius (OGD)."),
+    average: Optional[bool] = typer.Option(None, "--average/--no-average",
+                                           help="Predict with averaged weights."),
+    epochs: Optional[int] = typer.Option(None, "--epochs",
+                                         help="Passes over the data (default: the "
+                                              "learner's own)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the epoch shuffles."),
+    n_bits: int = typer.Option(DEFAULT_N_BITS, "--n-bits",
+                               help="2**N hashed columns for named features (1..31)."),
+    hash_seed: int = typer.Option(0, "--hash-seed", help="MurmurHash3 seed of named features."),
+    fmt: str = SPARSE_FORMAT,
+    index_base: str = typer.Option("auto", "--index-base",
+                                   help="svmlight indices start at 0 or 1 (auto: 0 if any "
+                                        "index is 0)."),
+    test: Optional[List[str]] = typer.Option(None, "--test", help="Also evaluate on this "
+                                                                  "labeled file (repeatable)."),
+    cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
+                                            help="Folder for the temporary training cache."),
+    json_out: bool = typer.Option(False, "--json", help="With --test: print the report as JSON."),
+    quiet: bool = QUIET,
+):
+    """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
+    with cli_errors():
+        learner = make_learner_from_options(algorithm, {
+            "--loss": loss, "--schedule": schedule, "--penalty": penalty, "--l1": l1,
+            "--lambda": lam, "--eta0": eta0, "--C": C, "--radius": radius,
+            "--average": average, "--epochs": epochs, "--seed": seed})
+        base = _index_base(index_base)
+        talk = not (quiet or json_out)
+        if talk:
+            typer.echo(f"learner: {learner!r}")
+
+        def progress(event):
+            check_interrupt()
+            if event["stage"] != "epoch" or not talk:
+                return
+            parts = [f"epoch {event['epoch']}/{event['epochs']}",
+                     f"examples {event['examples']:,}"]
+            if "loss" in event:
+                parts.append(f"mean loss {event['loss']:.6f}")
+            if "mistakes" in event:
+                parts.append(f"mistakes {event['mistakes']:,}")
+            parts.append(f"{event['seconds']:.2f}s")
+            typer.echo("  ".join(parts))
+
+        t0 = time.perf_counter()
+        learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
+                     index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
+                     callback=progress)
+        t1 = time.perf_counter()
+        learner.save(output)
+        stats = {"examples": learner.n_train_, "task": learner.task}
+        if learner.classes_:
+            stats["classes"] = ", ".join(learner.classes_[:20]) + \
+                (" ..." if len(learner.classes_) > 20 else "")
+        stats.update({"features": f"{learner.n_features_in_:,}",
+                      "training seconds": f"{t1 - t0:.2f}", "saved": output})
+        if test:
+            t2 = time.perf_counter()
+            rep = evaluate_sparse(learner, test, fmt=fmt, callback=lambda e: check_interrupt())
+            rep["eval_seconds"] = time.perf_counter() - t2
+            if json_out:
+                typer.echo(json.dumps(rep, indent=2))
+                return
+            print_learner_report(rep, rep["eval_seconds"])
+        echo_kv(stats)

@@ -1,0 +1,384 @@
+"""``nbsvm learn`` / ``eval`` / ``predict`` with the backend learners, on the real RCV1 and
+Blitzer files and on small hand-made svmlight, multi-label, named-feature and regression
+files; the library behind them (``nbsvm.learn``)."""
+import gzip
+import io
+import json
+import re
+import tarfile
+
+import mmh3
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from conftest import shared_datasets
+from nbsvm import NBSVMError
+from nbsvm.cli import app
+from nbsvm.io.sparse import read_named, read_svmlight
+from nbsvm.learn import (RowCache, RowEncoder, evaluate_sparse, learn_sparse,
+                         learner_class_for, load_learner, make_learner_from_options,
+                         model_file_kind, predict_sparse)
+from nbsvm.online.base import OnlineLearner, SparseRows
+from test_cli import assert_clean_error, assert_ok
+
+runner = CliRunner()
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def need(algorithm):
+    """Skip when the learner behind ``--algorithm`` is not in this build yet."""
+    try:
+        learner_class_for(algorithm)
+    except NBSVMError as e:
+        pytest.skip(str(e))
+
+
+def printed(output, name):
+    """The number after ``name: `` on its own line (``%`` dropped)."""
+    m = re.search(rf"^{re.escape(name)}: ([-+\d.e]+)%?$", output, re.M)
+    assert m, (name, output)
+    return float(m.group(1))
+
+
+# ---- data -----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def rcv1(tmp_path_factory):
+    root = shared_datasets() / "rcv1"
+    train, vw = root / "train2000.dat.gz", root / "vw_rcv1_small.tar.gz"
+    if not (train.is_file() and vw.is_file()):
+        pytest.skip(f"RCV1 files not found in {root}")
+    tmp = tmp_path_factory.mktemp("rcv1")
+    with tarfile.open(vw) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith("rcv1_small_test.data"))
+        (tmp / "rcv1_small_test.data").write_bytes(tar.extractfile(member).read())
+    return train, tmp / "rcv1_small_test.data"
+
+
+@pytest.fixture(scope="module")
+def blitzer(tmp_path_factory):
+    """Books: the first 300 reviews of each polarity to train, the next 100 to test."""
+    archive = shared_datasets() / "blitzer_mds" / "processed_acl_labeled.tar.gz"
+    if not archive.is_file():
+        pytest.skip(f"{archive} not found")
+    tmp = tmp_path_factory.mktemp("blitzer")
+    train, test = [], []
+    with tarfile.open(archive) as tar:
+        for polarity in ("positive", "negative"):
+            data = tar.extractfile(f"processed_acl/books/{polarity}.review").read()
+            lines = data.decode("latin-1").splitlines(keepends=True)
+            (tmp / f"train_{polarity}.review").write_text("".join(lines[:300]), "latin-1")
+            (tmp / f"test_{polarity}.review").write_text("".join(lines[300:400]), "latin-1")
+            train.append(tmp / f"train_{polarity}.review")
+            test.append(tmp / f"test_{polarity}.review")
+    return train, test
+
+
+def write_multilabel(path, n, seed):
+    """Labels a, b, c; label j is present when feature block j carries signal."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        labels = [c for c in "abc" if rng.random() < 0.4] or ["a"]
+        feats = {}
+        for j, c in enumerate("abc"):
+            if c in labels:
+                for i in rng.choice(5, size=2, replace=False):
+                    feats[1 + 5 * j + int(i)] = 1.0
+        for i in rng.choice(range(16, 30), size=3, replace=False):     # noise
+            feats[int(i)] = round(float(rng.random()), 3)
+        lines.append(",".join(labels) + " " + " ".join(f"{i}:{v}" for i, v in sorted(feats.items())))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def write_named(path, n, seed):
+    """Three topics with words of their own plus shared noise words (``label name:value``)."""
+    rng = np.random.default_rng(seed)
+    vocab = {"sports": ["goal", "team", "match", "coach", "league"],
+             "politics": ["vote", "senate", "law", "party", "policy"],
+             "science": ["atom", "cell", "gene", "physics", "lab"]}
+    noise = [f"w{i}" for i in range(40)] + ["naïve", "a:b"]
+    lines = []
+    for _ in range(n):
+        topic = list(vocab)[int(rng.integers(3))]
+        words = list(rng.choice(vocab[topic], size=2, replace=False)) + \
+            list(rng.choice(noise, size=4, replace=False))
+        lines.append(topic + " " + " ".join(f"{w}:{int(rng.integers(1, 4))}" for w in words))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_regression(path, n, seed, w=(0.5, -0.25, 0.75, 0.2)):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        x = rng.random(len(w))
+        lines.append(f"{float(np.dot(w, x)) + 0.01 * rng.normal():.6f} " +
+                     " ".join(f"{i + 1}:{v:.5f}" for i, v in enumerate(x)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def regression_files(tmp_path):
+    return write_regression(tmp_path / "reg_train.svm", 400, 0), \
+        write_regression(tmp_path / "reg_test.svm", 100, 1)
+
+
+# ---- the real corpora -----------------------------------------------------------------------
+
+def test_rcv1_pegasos_learn_eval_predict(rcv1, tmp_path):
+    need("pegasos")
+    train, test = rcv1
+    model = tmp_path / "m.npz"
+    r = run("learn", train, "--algorithm", "pegasos", "--lambda", "1e-4", "--epochs", "10",
+            "--output", model)
+    assert_ok(r)
+    epochs = re.findall(r"^epoch (\d+)/10  examples 2,000 .*\d+\.\d\ds$", r.output, re.M)
+    assert epochs == [str(e) for e in range(1, 11)], r.output
+    assert "examples: 2000" in r.output and "features: 47,138" in r.output
+    r = run("eval", test, "--model", model)
+    assert_ok(r)
+    accuracy = printed(r.output, "accuracy")
+    print(f"RCV1 (train2000 -> VW test 500) Pegasos accuracy: {accuracy:.2f}%")
+    # LinearSVC (no intercept) on the same split: 89.0% at C = 1 / (lambda n) = 5, 90.2% at C = 1
+    assert accuracy >= 88.0
+    m = load_learner(model)
+    assert (m.format_, m.index_base_, m.n_bits_, m.n_train_) == ("svmlight", 1, 0, 2000)
+    assert m.classes_ == ["-1", "1"]
+    rep = json.loads(run("eval", test, "--model", model, "--json").stdout)
+    assert rep["n_docs"] == 500 and 100 * rep["accuracy"] == pytest.approx(accuracy, abs=0.005)
+    out = tmp_path / "p.csv"
+    assert_ok(run("predict", test, "--model", model, "--output", out))
+    df = pd.read_csv(out, dtype={"true_label": str, "label": str})
+    assert list(df.columns) == ["source", "line", "true_label", "label", "score"]
+    assert len(df) == 500 and (df["label"] == df["true_label"]).mean() == pytest.approx(
+        rep["accuracy"])
+    assert ((df["score"] > 0) == (df["label"] == "1")).all()
+
+
+def test_blitzer_books_slice(blitzer, tmp_path):
+    need("sgd")
+    train, test = blitzer
+    model = tmp_path / "books.npz"
+    r = run("learn", *train, "--algorithm", "sgd", "--loss", "hinge", "--lambda", "1e-4",
+            "--epochs", "5", "--n-bits", "18", "--test", test[0], "--test", test[1],
+            "--output", model)
+    assert_ok(r)
+    accuracy = printed(r.output, "accuracy")
+    print(f"Blitzer books (600 train, 200 test) SGD hinge accuracy: {accuracy:.2f}%")
+    assert accuracy >= 65.0
+    assert "classes: negative, positive" in r.output
+    m = load_learner(model)
+    assert (m.format_, m.n_bits_, m.hash_seed_, m.n_features_in_) == ("blitzer", 18, 0, 1 << 18)
+    r = run("eval", *test, "--model", model, "-q")
+    assert_ok(r)
+    assert printed(r.output, "accuracy") == accuracy
+
+
+# ---- hand-made files --------------------------------------------------------------------------
+
+def test_multilabel_svmlight(tmp_path):
+    need("multilabel")
+    train = write_multilabel(tmp_path / "ml_train.svm", 600, 0)
+    test = write_multilabel(tmp_path / "ml_test.svm", 200, 1)
+    model = tmp_path / "ml.npz"
+    assert_ok(run("learn", train, "--algorithm", "multilabel", "--epochs", "10", "-o", model))
+    r = run("eval", test, "--model", model)
+    assert_ok(r)
+    hamming = printed(r.output, "Hamming loss")
+    micro, macro = printed(r.output, "micro F1"), printed(r.output, "macro F1")
+    print(f"multi-label Hamming loss {hamming:.4f}, micro F1 {micro:.4f}, macro F1 {macro:.4f}")
+    assert hamming <= 0.15 and micro >= 0.8 and macro >= 0.8
+    m = load_learner(model)
+    assert m.task == "multilabel" and m.classes_ == ["a", "b", "c"]
+    rep = json.loads(run("eval", test, "--model", model, "--json").stdout)
+    assert rep["hamming_loss"] == pytest.approx(hamming, abs=5e-5)
+    out = tmp_path / "ml.csv"
+    assert_ok(run("predict", test, "--model", model, "-o", out))
+    df = pd.read_csv(out, keep_default_na=False)
+    assert list(df.columns) == ["source", "line", "true_label", "label"] and len(df) == 200
+    wrong = sum(len(set(t.split(",")) ^ set(p.split(",") if p else []))
+                for t, p in zip(df.true_label, df.label))
+    assert wrong / (200 * 3) == pytest.approx(rep["hamming_loss"])
+
+
+@pytest.mark.parametrize("algorithm", ["multiclass-hinge", "mira"])
+def test_named_features_multiclass(tmp_path, algorithm):
+    need(algorithm)
+    train = write_named(tmp_path / "topics_train.txt", 300, 0)
+    test = write_named(tmp_path / "topics_test.txt", 100, 1)
+    model = tmp_path / "topics.npz"
+    assert_ok(run("learn", train, "--algorithm", algorithm, "--format", "named", "--n-bits",
+                  "12", "--epochs", "5", "-o", model, "-q"))
+    r = run("eval", test, "--model", model)           # the model knows its format
+    assert_ok(r)
+    assert printed(r.output, "accuracy") >= 95.0
+    m = load_learner(model)
+    assert m.format_ == "named" and m.classes_ == ["politics", "science", "sports"]
+    out = tmp_path / "topics.csv"
+    assert_ok(run("predict", test, "--model", model, "-o", out))
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["source", "line", "true_label", "label", "score"]
+    rows = list(read_named(test))
+    X = RowEncoder("named", 12).encode(rows)
+    assert df["label"].tolist() == list(m.predict(SparseRows(*X, 1 << 12)))
+
+
+@pytest.mark.parametrize("algorithm, options", [
+    ("ogd", ["--eta0", "1.0", "--radius", "10"]),
+    ("sgd-regressor", ["--eta0", "0.5", "--lambda", "1e-6"]),
+])
+def test_regression(regression_files, tmp_path, algorithm, options):
+    need(algorithm)
+    train, test = regression_files
+    model = tmp_path / "reg.npz"
+    r = run("learn", train, "--algorithm", algorithm, *options, "--epochs", "20", "-o", model)
+    assert_ok(r)
+    losses = [float(x) for x in re.findall(r"mean loss (\S+)", r.output)]
+    assert len(losses) == 20 and losses[-1] < losses[0]
+    r = run("eval", test, "--model", model)
+    assert_ok(r)
+    mse, mae = printed(r.output, "MSE"), printed(r.output, "MAE")
+    print(f"{algorithm} regression: MSE {mse:.3g}, MAE {mae:.3g}")
+    assert mse < 0.01 and mae < 0.08
+    out = tmp_path / "reg.csv"
+    assert_ok(run("predict", test, "--model", model, "-o", out))
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["source", "line", "true_label", "prediction"]
+    assert np.mean((df.prediction - df.true_label) ** 2) == pytest.approx(mse, rel=1e-3)
+
+
+# ---- errors -------------------------------------------------------------------------------------
+
+def test_unknown_algorithm(regression_files, tmp_path):
+    r = run("learn", regression_files[0], "--algorithm", "svm9000", "-o", tmp_path / "m.npz")
+    assert r.exit_code == 2
+    assert_clean_error(r, "unknown algorithm 'svm9000'", "allowed:", "ogd")
+
+
+def test_option_the_algorithm_does_not_take(regression_files, tmp_path):
+    r = run("learn", regression_files[0], "--algorithm", "ogd", "--lambda", "0.1", "--C", "2",
+            "-o", tmp_path / "m.npz")
+    assert r.exit_code == 2
+    assert_clean_error(r, "--algorithm ogd does not take --lambda, --C",
+                       "it takes: --eta0, --radius, --epochs, --seed")
+    assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("line, needle", [
+    ("0.5 1:0.3 2:abc", "bad feature value in '2:abc'"),
+    ("0.5 1:0.3 x:1", "feature index is not an integer"),
+    ("0.5 1:0.3 7", "expected index:value"),
+    ("soon 1:0.3", "regression target is not a finite number: 'soon'"),
+])
+def test_malformed_line(tmp_path, line, needle):
+    path = tmp_path / "bad.svm"
+    path.write_text("0.1 1:0.5 2:0.25\n0.2 2:1\n" + line + "\n")
+    r = run("learn", path, "--algorithm", "ogd", "-o", tmp_path / "m.npz")
+    assert r.exit_code == 2
+    assert_clean_error(r, f"{path}:3:", needle)
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_eval_errors_name_the_file_and_line(regression_files, tmp_path):
+    model = tmp_path / "m.npz"
+    assert_ok(run("learn", regression_files[0], "--algorithm", "ogd", "-o", model, "-q"))
+    bad = tmp_path / "bad_test.svm"
+    bad.write_text("0.3 1:0.5\n0.1 0:0.5\n")          # index 0 in a 1-based model
+    r = run("eval", bad, "--model", model)
+    assert r.exit_code == 2
+    assert_clean_error(r, f"{bad}:2:", "below the 1-based minimum")
+    named = tmp_path / "x.review"
+    named.write_text("great:1 #label#:positive\n")
+    assert_clean_error(run("eval", named, "--model", model), "trained on svmlight files")
+
+
+# ---- the library: cache, shuffle, hashing, model files ----------------------------------------
+
+def test_hashing_sums_colliding_keys_like_mmh3():
+    rows = list(read_named(io.StringIO("x good:1 bad:2 good:0.5 ugly:4\ny naïve:1\n")))
+    for n_bits in (1, 3, 20):
+        indices, values, offsets = RowEncoder("named", n_bits, hash_seed=7).encode(rows)
+        for d, row in enumerate(rows):
+            expected = {}
+            for k, v in zip(row.keys, row.values):
+                b = mmh3.hash(k, 7, signed=False) & ((1 << n_bits) - 1)
+                expected[b] = expected.get(b, 0.0) + v
+            got = dict(zip(indices[offsets[d]:offsets[d + 1]].tolist(),
+                           values[offsets[d]:offsets[d + 1]].tolist()))
+            assert got == pytest.approx(expected)
+            assert sorted(got) == indices[offsets[d]:offsets[d + 1]].tolist()
+
+
+def test_epochs_over_a_small_buffer_see_every_example_once(tmp_path):
+    path = write_regression(tmp_path / "r.svm", 300, 2)
+    events = []
+    kw = dict(epochs=3, seed=5, buffer_bytes=2000, block_bytes=500)
+    a = learn_sparse(make_learner_from_options("ogd", {}), path, callback=events.append, **kw)
+    b = learn_sparse(make_learner_from_options("ogd", {}), path, **kw)
+    c = learn_sparse(make_learner_from_options("ogd", {}), path, **{**kw, "seed": 6})
+    epochs = [e for e in events if e["stage"] == "epoch"]
+    assert [e["examples"] for e in epochs] == [300] * 3 and a.t_ == 900
+    assert a.state_[2] == 900                         # the kernel's own step count
+    assert np.array_equal(a.coef_, b.coef_) and not np.array_equal(a.coef_, c.coef_)
+    assert [e["epoch"] for e in a.history_] == [1, 2, 3]
+    # the groups stay within the buffer (plus at most one block) and cover the data once
+    cache = RowCache(tmp_path, "regression")
+    with cache:
+        cache.add(list(read_svmlight(path, 1)), RowEncoder("svmlight"))
+    seen = []
+    for rows, y, order in cache.shuffled_blocks(np.random.default_rng(0), 4, 0, 2000, 500):
+        assert rows.indices.nbytes + rows.values.nbytes <= 2000 + 500
+        assert sorted(order.tolist()) == list(range(len(rows)))
+        seen += y.tolist()
+    truth = [float(line.split()[0]) for line in path.read_text().splitlines()]
+    assert sorted(seen) == sorted(truth) and seen != truth
+
+
+def test_index_base_and_unseen_indices(tmp_path):
+    train = tmp_path / "zero.svm"
+    train.write_text("1.0 0:1 2:1\n0.5 1:1\n")
+    m = learn_sparse(make_learner_from_options("ogd", {"--eta0": 0.5}), train, epochs=30)
+    assert m.index_base_ == 0 and m.n_features_in_ == 3
+    test = tmp_path / "wide.svm"
+    test.write_text("1.0 0:1 2:1 9:5\n")               # index 9 was never seen: weight 0
+    frame = next(predict_sparse(m, test))
+    assert frame.prediction[0] == pytest.approx(m.coef_[0] + m.coef_[2])
+    with pytest.raises(NBSVMError, match="index base"):
+        learn_sparse(make_learner_from_options("ogd", {}), train, index_base=2)
+    (tmp_path / "one.svm").write_text("1.0 1:1 9:5\n")
+    m1 = learn_sparse(make_learner_from_options("ogd", {}), tmp_path / "one.svm", index_base=1)
+    assert m1.index_base_ == 1 and m1.n_features_in_ == 9      # indices 1..9 -> 0..8
+
+
+def test_model_file_round_trip(regression_files, tmp_path):
+    model = tmp_path / "m.npz"
+    m = learn_sparse(make_learner_from_options("ogd", {"--eta0": 0.8, "--radius": 5.0}),
+                     regression_files[0], epochs=2, seed=3)
+    m.save(model)
+    assert model_file_kind(model) == "learner"
+    back = OnlineLearner.load(model)
+    for name in ("format_", "n_bits_", "hash_seed_", "index_base_", "n_train_", "t_",
+                 "n_features_in_", "classes_"):
+        assert getattr(back, name) == getattr(m, name), name
+    assert back.get_params() == m.get_params() == dict(eta=0.8, radius=5.0, epochs=2, seed=3)
+    assert evaluate_sparse(back, regression_files[1]) == evaluate_sparse(m, regression_files[1])
+    assert model_file_kind(tmp_path / "missing.npz") is None
+    (tmp_path / "junk.npz").write_text("not a zip")
+    assert model_file_kind(tmp_path / "junk.npz") is None
+    assert_clean_error(run("eval", regression_files[1], "--model", tmp_path / "junk.npz"),
+                       "junk.npz")
+
+
+def test_unavailable_learner_is_a_clear_error(monkeypatch):
+    from nbsvm.online import registry
+    monkeypatch.setitem(registry.ALGORITHMS, "ogd2", ("nbsvm.online.nothing", "X", {}))
+    with pytest.raises(NBSVMError, match="not available in this build"):
+        make_learner_from_options("ogd2", {})
