@@ -376,3 +376,167 @@ def naive_ogd(rows, ys, order, w, t, eta, radius):
             w = [v * radius / norm for v in w]
         after.append(sum(w[i] * v for i, v in x.items()))
     return w, t, before, after
+
+
+# --------------------------------------------------------------------------------------
+# (h) linear SGD / AdaGrad with penalties, projection and averaging, and mini-batch
+#     Pegasos: explicit (unscaled) weights, every weight shrunk and averaged each step
+# --------------------------------------------------------------------------------------
+
+_naive_margin_loss, _naive_margin_dloss = naive_loss, naive_dloss
+
+
+def naive_loss(loss: str, p: float, y: float) -> float:           # noqa: F811
+    """The losses above, plus ``squared``: ``(p - y)^2 / 2`` (regression)."""
+    if loss == "squared":
+        return 0.5 * (p - y) ** 2
+    return _naive_margin_loss(loss, p, y)
+
+
+def naive_dloss(loss: str, p: float, y: float) -> float:          # noqa: F811
+    if loss == "squared":
+        return p - y
+    return _naive_margin_dloss(loss, p, y)
+
+
+def naive_rate(schedule: str, t: int, eta0: float, lam: float) -> float:
+    """Step of update ``t`` (from 0)."""
+    return {"constant": lambda: eta0,
+            "optimal": lambda: eta0 / (1.0 + lam * eta0 * t),
+            "invsqrt": lambda: eta0 / math.sqrt(t + 1.0),
+            "pegasos": lambda: 1.0 / (lam * (t + 1.0))}[schedule]()
+
+
+def _soft(z: float, threshold: float) -> float:
+    return math.copysign(max(0.0, abs(z) - threshold), z) if z else 0.0
+
+
+def _naive_average(st, avg_start):
+    """Running mean of the iterates from update ``avg_start`` (1-based) on."""
+    if avg_start and st["t"] >= avg_start:
+        st["n_avg"] += 1
+        n = st["n_avg"]
+        st["avg"] = [a + (v - a) / n for a, v in zip(st["avg"], st["w"])]
+        st["avg_b"] += (st["b"] - st["avg_b"]) / n
+
+
+def naive_linear_state(d: int) -> dict:
+    return dict(w=[0.0] * d, b=0.0, t=0, u=0.0, q=[0.0] * d, G=[0.0] * d, Gb=0.0,
+                avg=[0.0] * d, avg_b=0.0, n_avg=0)
+
+
+def naive_linear_sgd(rows, ys, order, st, loss, schedule, eta0, lam, lam1=0.0, lam2=0.0,
+                     l1_method="cumulative", bias_rate=1.0, radius=None, avg_start=0):
+    """One pass of SGD as defined in nbsvm/online/regularizers.py; ``st`` from
+    :func:`naive_linear_state` is updated in place. Returns ``(total_loss, mistakes)``.
+
+    Step t: [truncated L1: catch-up ``w_i <- soft(w_i, u - q_i)``, ``q_i = u`` on x's
+    features]; ``p = w.x + b``; ``eta = rate(t)``; ``w <- (1 - eta lam2) w`` (0 if that
+    factor is <= 0); ``w -= eta g x``, ``b -= eta bias_rate g``; ``u += eta lam1`` and the
+    L1 rule on x's features; projection of w on the ball; t += 1; running average.
+    """
+    total, mistakes = 0.0, 0
+    w, q = st["w"], st["q"]
+    for d in order:
+        x, y = rows[d], float(ys[d])
+        if lam1 and l1_method == "truncated":
+            for i in x:
+                w[i] = _soft(w[i], st["u"] - q[i])
+                q[i] = st["u"]
+        p = sum(w[i] * v for i, v in x.items()) + st["b"]
+        total += naive_loss(loss, p, y)
+        mistakes += y * p <= 0
+        g = naive_dloss(loss, p, y)
+        eta = naive_rate(schedule, st["t"], eta0, lam)
+        if lam2:
+            f = max(0.0, 1.0 - eta * lam2)
+            w[:] = [f * wi for wi in w]
+        for i, v in x.items():
+            w[i] -= eta * g * v
+        st["b"] -= eta * bias_rate * g
+        if lam1:
+            st["u"] += eta * lam1
+            u = st["u"]
+            for i in x:
+                z = w[i]
+                if l1_method == "truncated":
+                    w[i] = _soft(z, u - q[i])
+                    q[i] = u
+                else:                                   # Tsuruoka et al. 2009
+                    if z > 0:
+                        w[i] = max(0.0, z - (u + q[i]))
+                    elif z < 0:
+                        w[i] = min(0.0, z + (u - q[i]))
+                    q[i] += w[i] - z
+        if radius:
+            norm = math.sqrt(sum(wi * wi for wi in w))
+            if norm > radius:
+                w[:] = [wi * radius / norm for wi in w]
+        st["t"] += 1
+        _naive_average(st, avg_start)
+    return total, mistakes
+
+
+def naive_linear_adagrad(rows, ys, order, st, loss, eta0, lam1=0.0, lam2=0.0, bias_rate=1.0,
+                         eps=1e-8, avg_start=0):
+    """One AdaGrad pass (Duchi et al. 2011) in float64; ``st`` updated in place.
+
+    Per touched feature: ``gi = g x_i + lam2 w_i``; if ``gi``: ``G_i += gi^2``,
+    ``w_i -= eta0 gi / sqrt(G_i + eps)``; if ``lam1`` and ``G_i > 0``: soft threshold
+    ``eta0 lam1 / sqrt(G_i + eps)``. Bias: if ``g``: ``Gb += g^2``,
+    ``b -= eta0 bias_rate g / sqrt(Gb + eps)``.
+    """
+    total, mistakes = 0.0, 0
+    w, G = st["w"], st["G"]
+    for d in order:
+        x, y = rows[d], float(ys[d])
+        p = sum(w[i] * v for i, v in x.items()) + st["b"]
+        total += naive_loss(loss, p, y)
+        mistakes += y * p <= 0
+        g = naive_dloss(loss, p, y)
+        for i, v in x.items():
+            gi = g * v + lam2 * w[i]
+            if gi:
+                G[i] += gi * gi
+                w[i] -= eta0 * gi / math.sqrt(G[i] + eps)
+            if lam1 and G[i] > 0:
+                w[i] = _soft(w[i], eta0 * lam1 / math.sqrt(G[i] + eps))
+        if g:
+            st["Gb"] += g * g
+            st["b"] -= eta0 * bias_rate * g / math.sqrt(st["Gb"] + eps)
+        st["t"] += 1
+        _naive_average(st, avg_start)
+    return total, mistakes
+
+
+def naive_pegasos_batch(rows, ys, order, w, b, t, lam, k):
+    """Mini-batch Pegasos (Shalev-Shwartz et al. 2007, Fig. 2) over consecutive batches of
+    ``k`` (the last may be shorter; ``m`` its size). ``b`` is None (no bias) or the weight
+    of a constant feature 1, regularized and projected with ``w``. Returns
+    ``(w, b, t, total_hinge, violations)``.
+    """
+    w = [float(v) for v in w]
+    total, violations = 0.0, 0
+    for start in range(0, len(order), k):
+        batch = list(order[start:start + k])
+        m = len(batch)
+        margins = [float(ys[d]) * (sum(w[i] * v for i, v in rows[d].items()) + (b or 0.0))
+                   for d in batch]
+        t += 1
+        w = [(1.0 - 1.0 / t) * v for v in w]
+        if b is not None:
+            b *= 1.0 - 1.0 / t
+        for d, margin in zip(batch, margins):
+            if margin < 1.0:
+                total += 1.0 - margin
+                violations += 1
+                for i, v in rows[d].items():
+                    w[i] += float(ys[d]) * v / (lam * t * m)
+                if b is not None:
+                    b += float(ys[d]) / (lam * t * m)
+        norm = math.sqrt(sum(v * v for v in w) + (b or 0.0) ** 2)
+        if norm > 1.0 / math.sqrt(lam):
+            f = 1.0 / (norm * math.sqrt(lam))
+            w = [v * f for v in w]
+            b = None if b is None else b * f
+    return w, b, t, total, violations

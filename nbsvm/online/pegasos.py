@@ -1,90 +1,115 @@
 """Pegasos: primal estimated sub-gradient solver for the linear SVM.
 
-Shalev-Shwartz, Singer & Srebro (ICML 2007); see
-``../shared/references/pegasos-online-learning-clojure.md``. Minimizes
-``lam/2 ||w||^2 + mean(max(0, 1 - y w.x))`` with steps ``1/(lam t)`` and projection onto the
-ball of radius ``1/sqrt(lam)``. No bias term (as in the paper); append a constant feature
-for one.
+Shalev-Shwartz, Singer & Srebro, "Pegasos: Primal Estimated sub-GrAdient SOlver for SVM"
+(ICML 2007); see ``../shared/references/pegasos-online-learning-clojure.md``. Minimizes
+``lam/2 ||w||^2 + mean(max(0, 1 - y w.x))`` with steps ``1/(lam t)`` and projection onto
+the ball of radius ``1/sqrt(lam)``, one example (``k = 1``) or a mini-batch of ``k`` at a
+time. The kernels are ``_kernels._pegasos_epoch`` (``k = 1``, no bias) and
+``_linear_kernels._pegasos_batch_pass``.
 """
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
 from ..errors import NBSVMError
-from . import _kernels
+from . import _kernels, _linear_kernels
+from .base import OnlineLearner
 from .rows import csr_dot
 
 
-class Pegasos:
-    """Binary linear SVM trained by Pegasos on CSR rows with explicit values.
+class Pegasos(OnlineLearner):
+    """Binary linear SVM trained by Pegasos (labels: any two strings; the second in
+    sorted order is the positive class).
 
     Parameters
     ----------
-    n_features : int
     lam : float
-        Regularization strength (lambda > 0).
+        Regularization strength lambda (> 0); steps are ``1/(lam t)``.
     epochs : int
+        Passes made by :meth:`fit`, each over a new seeded permutation.
+    k : int
+        Mini-batch size (the paper's ``k``): each iteration takes ``k`` consecutive
+        examples of the pass, checks all their margins against the same ``w`` and adds
+        ``1/(lam t k) sum y x`` over the violators. ``t`` counts iterations, not examples.
+    fit_intercept : bool
+        Learn a bias the paper's way: as the weight of a constant feature of value 1, so it
+        is regularized and projected like the other weights and the guarantees hold (the
+        objective gains ``lam/2 b^2``). False (default) is the paper's unbiased model.
     seed : int
-        Seeds the per-epoch shuffles.
+        Seeds the per-epoch shuffles of :meth:`fit`.
 
     Examples
     --------
     >>> import numpy as np
-    >>> indices = np.array([0, 1], np.int64); values = np.array([1.0, 1.0])
-    >>> offsets = np.array([0, 1, 2]); y = np.array([1.0, -1.0])
-    >>> m = Pegasos(2, lam=0.5, epochs=1).fit(indices, values, offsets, y)
-    >>> m.predict(indices, values, offsets).tolist()
-    [1.0, -1.0]
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> m = Pegasos(lam=0.5, epochs=1).fit(X, ["spam", "ham"])
+    >>> m.predict(X).tolist()
+    ['spam', 'ham']
+    >>> round(m.objective(X, ["spam", "ham"]), 3)
+    0.521
     """
 
-    def __init__(self, n_features, lam=1e-4, epochs=10, seed=0):
-        self.n_features = n_features
+    task = "binary"
+
+    def __init__(self, lam=1e-4, epochs=10, k=1, fit_intercept=False, seed=0):
         self.lam = lam
         self.epochs = epochs
+        self.k = k
+        self.fit_intercept = fit_intercept
         self.seed = seed
 
-    def _start(self):
-        if not (np.isfinite(self.lam) and self.lam > 0):
+    def _check(self):
+        if not (isinstance(self.lam, numbers.Real) and np.isfinite(self.lam) and self.lam > 0):
             raise NBSVMError(f"lambda must be > 0 for Pegasos, got {self.lam!r}")
-        self.v_ = np.zeros(self.n_features)
-        self.state_ = np.array([1.0, 0.0, 0.0, 0.0])
-        self.rng_ = np.random.default_rng(self.seed)
+        if not (isinstance(self.k, numbers.Integral) and self.k >= 1):
+            raise NBSVMError(f"the mini-batch size k must be an integer >= 1, got {self.k!r}")
+        if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
+            raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
 
-    def partial_fit(self, indices, values, offsets, y, order=None) -> "Pegasos":
-        """One pass over the rows (in ``order``, default as given)."""
-        if not hasattr(self, "v_"):
-            self._start()
-        indices = np.ascontiguousarray(indices, dtype=np.int64)
-        if indices.size and (indices.min() < 0 or indices.max() >= self.n_features):
-            raise NBSVMError(f"feature indices must be in [0, {self.n_features})")
-        y = np.ascontiguousarray(y, dtype=np.float64)
-        if not np.all(np.isin(y, (-1.0, 1.0))):
-            raise NBSVMError("Pegasos labels must be -1 or +1")
-        order = np.arange(len(y)) if order is None else np.asarray(order, dtype=np.int64)
-        self.last_loss_ = _kernels._pegasos_epoch(
-            indices, np.ascontiguousarray(values, dtype=np.float64),
-            np.ascontiguousarray(offsets, dtype=np.int64), y, order, self.v_, self.state_,
-            float(self.lam)) / max(1, len(order))
-        return self
+    def fit(self, X, y, callback=None) -> "Pegasos":
+        self._check()
+        return super().fit(X, y, callback)
 
-    def fit(self, indices, values, offsets, y) -> "Pegasos":
-        self._start()
-        for _ in range(self.epochs):
-            self.partial_fit(indices, values, offsets, y, self.rng_.permutation(len(y)))
-        return self
+    def _init_state(self, n_features, n_outputs):
+        self._check()
+        # w = s * v; v[n_features] is the bias weight when fit_intercept
+        self.v_ = np.zeros(n_features + (1 if self.fit_intercept else 0))
+        self.state_ = np.array([1.0, 0.0, 0.0, 0.0])       # s, ||v||^2, t, violations
+
+    def _pass(self, rows, y, order):
+        self._check()
+        with_bias = self.v_.shape[0] > self.n_features_in_
+        before = self.state_[3]
+        if self.k == 1 and not with_bias:
+            total = _kernels._pegasos_epoch(rows.indices, rows.values, rows.offsets, y, order,
+                                            self.v_, self.state_, float(self.lam))
+        else:
+            total = _linear_kernels._pegasos_batch_pass(
+                rows.indices, rows.values, rows.offsets, y, order, self.v_, self.state_,
+                float(self.lam), int(self.k), self.n_features_in_ if with_bias else -1)
+        # "violations": margins below 1 (the examples that moved w), not sign mistakes
+        return {"n": len(order), "loss": float(total),
+                "violations": int(self.state_[3] - before)}
 
     @property
     def coef_(self) -> np.ndarray:
-        return self.v_ * self.state_[0]
+        return self.state_[0] * self.v_[:self.n_features_in_]
 
-    def decision_function(self, indices, values, offsets) -> np.ndarray:
-        return csr_dot(self.coef_, indices, values, offsets)
+    @property
+    def intercept_(self) -> float:
+        if self.v_.shape[0] > self.n_features_in_:
+            return float(self.state_[0] * self.v_[self.n_features_in_])
+        return 0.0
 
-    def predict(self, indices, values, offsets) -> np.ndarray:
-        return np.where(self.decision_function(indices, values, offsets) >= 0, 1.0, -1.0)
+    def _scores(self, rows) -> np.ndarray:
+        return csr_dot(self.coef_, rows.indices, rows.values, rows.offsets) + self.intercept_
 
-    def objective(self, indices, values, offsets, y) -> float:
-        """The primal SVM objective ``lam/2 ||w||^2 + mean hinge``."""
-        margins = y * self.decision_function(indices, values, offsets)
-        w = self.coef_
-        return 0.5 * self.lam * float(w @ w) + float(np.maximum(0.0, 1.0 - margins).mean())
+    def objective(self, X, y) -> float:
+        """The primal SVM objective ``lam/2 (||w||^2 + b^2) + mean hinge`` on ``(X, y)``
+        (``b = 0`` without intercept)."""
+        margins = self._encode(y) * self.decision_function(X)
+        w, b = self.coef_, self.intercept_
+        return 0.5 * self.lam * (float(w @ w) + b * b) + \
+            float(np.maximum(0.0, 1.0 - margins).mean())

@@ -1,0 +1,316 @@
+"""Numba kernels of the linear learners in :mod:`.linear` and :mod:`.pegasos`.
+
+Rows are CSR with explicit values (``indices``, ``values``, ``offsets``); each kernel runs
+the examples ``order`` once and updates its arrays in place. The tricks (weight scaling,
+lazy L1, ball projection, averaging) are described in :mod:`.regularizers`.
+
+Scalar state of :func:`_sgd_pass` / :func:`_adagrad_pass` is one float64 array indexed by
+the constants below; the weights are ``w = state[SCALE] * v`` and, once averaging has
+started (``state[AVG_N] > 0``), their average is ``state[AVG_A] * u + state[AVG_B] * v``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from ._kernels import _loss_dloss
+from .schedules import CONSTANT, OPTIMAL, INVSQRT
+
+# indices into the scalar state
+SCALE, T, BIAS, L1_U, AVG_A, AVG_B, AVG_BIAS, AVG_N, BIAS_G = range(9)
+STATE_SIZE = 9
+
+TRUNCATED = 1          # regularizers.L1_METHODS["truncated"]; 0 is cumulative
+FOLD_LOW, FOLD_HIGH = 1e-6, 1e6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rate(schedule, t, eta0, lam):
+    """The step of update ``t`` (from 0); see :mod:`.schedules`."""
+    if schedule == CONSTANT:
+        return eta0
+    if schedule == OPTIMAL:
+        return eta0 / (1.0 + lam * eta0 * t)
+    if schedule == INVSQRT:
+        return eta0 / math.sqrt(1.0 + t)
+    return 1.0 / (lam * (1.0 + t))          # PEGASOS
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _soft(z, threshold):
+    if z > threshold:
+        return z - threshold
+    if z < -threshold:
+        return z + threshold
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _set(v, i, new, sq, avg_u, ratio):
+    """``v[i] <- new``, keeping ``||v||^2`` (returned) and the average (``u -= ratio
+    * change``, ``ratio = B / A``; 0 before averaging starts) up to date."""
+    old = v[i]
+    v[i] = new
+    if ratio != 0.0:
+        avg_u[i] -= ratio * (new - old)
+    return sq + new * new - old * old
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _l1_new(v, i, s, u, q, method):
+    """The L1-penalized value of ``v[i]`` (``w_i = s v_i``) given the total penalty ``u``;
+    updates ``q[i]``."""
+    z = v[i]
+    if method == TRUNCATED:                  # shrink |w_i| by the penalty not yet applied
+        new = _soft(s * z, u - q[i]) / s
+        q[i] = u
+        return new
+    # cumulative penalty (Tsuruoka et al. 2009), written as in scikit-learn's l1penalty
+    new = z
+    if s * z > 0.0:
+        new = max(0.0, z - (u + q[i]) / s)
+    elif s * z < 0.0:
+        new = min(0.0, z + (u - q[i]) / s)
+    q[i] += s * (new - z)
+    return new
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _materialize_average(state, avg_u, v):
+    """``u <- A u + B v``, ``A = 1``, ``B = 0`` (O(n_features), rare): the average itself
+    is stored again, before ``A u`` and ``B v`` grow large and cancel (Bottou's
+    ``svmasgd`` renormalizes the same way)."""
+    if state[AVG_N] > 0.0:
+        a = state[AVG_A]
+        bb = state[AVG_B]
+        for i in range(avg_u.shape[0]):
+            avg_u[i] = a * avg_u[i] + bb * v[i]
+        state[AVG_A] = 1.0
+        state[AVG_B] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _average(state, avg_u, v, s, b, avg_start):
+    """Fold iterate number ``state[T]`` (just finished) into the average once averaging
+    has started (from update ``avg_start``, 1-based; 0 = never)."""
+    if avg_start <= 0 or state[T] < avg_start:
+        return
+    n = state[AVG_N] + 1.0
+    state[AVG_N] = n
+    if n == 1.0:                             # the average restarts at the current iterate
+        for i in range(avg_u.shape[0]):
+            avg_u[i] = 0.0
+        state[AVG_A] = 1.0
+        state[AVG_B] = s
+        state[AVG_BIAS] = b
+        return
+    mu = 1.0 / n
+    state[AVG_A] *= 1.0 - mu
+    state[AVG_B] = (1.0 - mu) * state[AVG_B] + mu * s
+    state[AVG_BIAS] += mu * (b - state[AVG_BIAS])
+    if state[AVG_A] < FOLD_LOW:
+        _materialize_average(state, avg_u, v)
+
+
+@njit(cache=True, nogil=True)
+def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code, schedule,
+              eta0, lam, lam1, lam2, l1_method, bias_rate, radius, avg_start):
+    """SGD with a global schedule over ``order``; returns ``(summed loss, mistakes)``
+    (loss before each update; a mistake is ``y p <= 0``).
+
+    Step t: ``p = s v.x + b``; ``g = dloss(p, y)``; ``eta = rate(t)``; L2:
+    ``s *= 1 - eta lam2`` (weights zeroed if that is <= 0); gradient:
+    ``v -= eta g x / s``, ``b -= eta bias_rate g``; L1 (``lam1 > 0``) on the touched
+    features with ``u += eta lam1``; projection on ``||w|| <= radius`` (``radius > 0``);
+    averaging. ``q`` (L1) and ``avg_u`` (averaging) may be empty when unused.
+    """
+    s = state[SCALE]
+    t = state[T]
+    b = state[BIAS]
+    u = state[L1_U]
+    sq = 0.0
+    for i in range(v.shape[0]):
+        sq += v[i] * v[i]
+    total = 0.0
+    mistakes = 0.0
+    for k in range(order.shape[0]):
+        d = order[k]
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
+        if lam1 > 0.0 and l1_method == TRUNCATED:    # catch up on the missed shrinkage
+            for j in range(lo, hi):
+                i = indices[j]
+                sq = _set(v, i, _l1_new(v, i, s, u, q, l1_method), sq, avg_u, ratio)
+        dot = 0.0
+        for j in range(lo, hi):
+            dot += v[indices[j]] * values[j]
+        p = s * dot + b
+        loss, g = _loss_dloss(loss_code, p, y[d])
+        total += loss
+        if y[d] * p <= 0.0:
+            mistakes += 1.0
+        eta = _rate(schedule, t, eta0, lam)
+        if lam2 > 0.0:
+            shrink = 1.0 - eta * lam2
+            if shrink > 0.0:
+                s *= shrink
+            else:                                     # w = 0, as scikit-learn does
+                for i in range(v.shape[0]):
+                    sq = _set(v, i, 0.0, sq, avg_u, ratio)
+                s = 1.0
+                sq = 0.0
+        if g != 0.0:
+            c = -eta * g / s
+            for j in range(lo, hi):
+                i = indices[j]
+                sq = _set(v, i, v[i] + c * values[j], sq, avg_u, ratio)
+            b -= eta * bias_rate * g
+        if lam1 > 0.0:
+            u += eta * lam1
+            for j in range(lo, hi):
+                i = indices[j]
+                sq = _set(v, i, _l1_new(v, i, s, u, q, l1_method), sq, avg_u, ratio)
+        if radius > 0.0:
+            norm2 = s * s * sq
+            if norm2 > radius * radius:
+                s *= radius / math.sqrt(norm2)
+        t += 1.0
+        state[T] = t
+        _average(state, avg_u, v, s, b, avg_start)
+        if s < FOLD_LOW or s > FOLD_HIGH:             # w = s v = 1 (s v)
+            _materialize_average(state, avg_u, v)
+            for i in range(v.shape[0]):
+                v[i] *= s
+            sq *= s * s
+            s = 1.0
+    state[SCALE] = s
+    state[BIAS] = b
+    state[L1_U] = u
+    return total, mistakes
+
+
+@njit(cache=True, nogil=True)
+def _adagrad_pass(indices, values, offsets, y, order, w, G, avg_u, state, loss_code, eta0,
+                  lam1, lam2, bias_rate, eps, avg_start):
+    """AdaGrad (Duchi, Hazan & Singer 2011) over ``order``; returns ``(summed loss,
+    mistakes)``.
+
+    For each touched coordinate: ``g_i = g x_i + lam2 w_i``; if ``g_i != 0``:
+    ``G_i += g_i^2``, ``w_i -= eta_i g_i`` with ``eta_i = eta0 / sqrt(G_i + eps)``; then,
+    if ``lam1 > 0`` and ``G_i > 0``, ``w_i <- soft(w_i, eta_i lam1)``. Bias: if ``g != 0``,
+    ``G_b += g^2``, ``b -= eta0 bias_rate g / sqrt(G_b + eps)``. Weights are not scaled
+    (``state[SCALE]`` stays 1).
+    """
+    t = state[T]
+    b = state[BIAS]
+    gb = state[BIAS_G]
+    total = 0.0
+    mistakes = 0.0
+    for k in range(order.shape[0]):
+        d = order[k]
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
+        dot = 0.0
+        for j in range(lo, hi):
+            dot += w[indices[j]] * values[j]
+        p = dot + b
+        loss, g = _loss_dloss(loss_code, p, y[d])
+        total += loss
+        if y[d] * p <= 0.0:
+            mistakes += 1.0
+        for j in range(lo, hi):
+            i = indices[j]
+            new = w[i]
+            gi = g * values[j] + lam2 * new
+            if gi != 0.0:
+                G[i] += gi * gi
+                new -= eta0 * gi / math.sqrt(G[i] + eps)
+            if lam1 > 0.0 and G[i] > 0.0:
+                new = _soft(new, eta0 * lam1 / math.sqrt(G[i] + eps))
+            _set(w, i, new, 0.0, avg_u, ratio)
+        if g != 0.0:
+            gb += g * g
+            b -= eta0 * bias_rate * g / math.sqrt(gb + eps)
+        t += 1.0
+        state[T] = t
+        _average(state, avg_u, w, 1.0, b, avg_start)
+    state[BIAS] = b
+    state[BIAS_G] = gb
+    return total, mistakes
+
+
+@njit(cache=True, nogil=True)
+def _pegasos_batch_pass(indices, values, offsets, y, order, v, state, lam, k, bias_index):
+    """Mini-batch Pegasos (Shalev-Shwartz, Singer & Srebro 2007, Fig. 2) over ``order`` cut
+    into consecutive batches of ``k`` (the last may be smaller; its size ``m`` divides).
+
+    Iteration t (from 1, ``state = [s, ||v||^2, t, violations]``, ``w = s v``): with all
+    margins of the batch taken at ``w_t``, ``w <- (1 - 1/t) w + 1/(lam t m) sum y x`` over
+    the violators (``y w.x < 1``), then projection onto ``||w|| <= 1/sqrt(lam)``. With
+    ``bias_index >= 0``, ``v[bias_index]`` is the weight of a constant feature of value 1
+    (the paper's bias convention: regularized and projected like the other weights).
+    Returns the summed hinge loss of the examples at the ``w`` they were checked against.
+    """
+    s = state[0]
+    sq = state[1]
+    t = state[2]
+    violations = state[3]
+    radius2 = 1.0 / lam
+    total = 0.0
+    n = order.shape[0]
+    margins = np.empty(k)
+    for start in range(0, n, k):
+        stop = min(n, start + k)
+        m = stop - start
+        for kk in range(start, stop):
+            d = order[kk]
+            dot = v[bias_index] if bias_index >= 0 else 0.0
+            for j in range(offsets[d], offsets[d + 1]):
+                dot += v[indices[j]] * values[j]
+            margins[kk - start] = y[d] * dot * s
+        t += 1.0
+        if t == 1.0:                          # (1 - 1/t) = 0: w restarts from 0
+            for i in range(v.shape[0]):
+                v[i] = 0.0
+            s = 1.0
+            sq = 0.0
+        else:
+            s *= 1.0 - 1.0 / t
+        for kk in range(start, stop):
+            margin = margins[kk - start]
+            if margin < 1.0:
+                d = order[kk]
+                total += 1.0 - margin
+                violations += 1.0
+                c = y[d] / (lam * t * m * s)
+                for j in range(offsets[d], offsets[d + 1]):
+                    i = indices[j]
+                    sq = _set(v, i, v[i] + c * values[j], sq, v[:0], 0.0)
+                if bias_index >= 0:
+                    sq = _set(v, bias_index, v[bias_index] + c, sq, v[:0], 0.0)
+        norm2 = s * s * sq
+        if norm2 > radius2:
+            s *= math.sqrt(radius2 / norm2)
+        if s < FOLD_LOW or s > FOLD_HIGH:
+            for i in range(v.shape[0]):
+                v[i] *= s
+            sq *= s * s
+            s = 1.0
+    state[0] = s
+    state[1] = sq
+    state[2] = t
+    state[3] = violations
+    return total
+
+
+@njit(cache=True, nogil=True)
+def _mean_loss(p, y, loss_code):
+    """Mean of ``loss(p[d], y[d])`` (0 for no rows)."""
+    total = 0.0
+    for d in range(p.shape[0]):
+        total += _loss_dloss(loss_code, p[d], y[d])[0]
+    return total / max(1, p.shape[0])

@@ -1,0 +1,348 @@
+"""SGDClassifier / SGDRegressor and their parts (losses, schedules, penalties, averaging)
+against the plain-Python references in naive.py."""
+import doctest
+import importlib
+
+import numpy as np
+import pytest
+from numba import njit
+
+from conftest import random_rows
+from naive import (naive_adagrad_epoch, naive_linear_adagrad, naive_linear_sgd,
+                   naive_linear_state, naive_loss, naive_dloss, naive_rate)
+from nbsvm import NBSVMError
+from nbsvm.online import _linear_kernels as K
+from nbsvm.online._kernels import _loss_dloss
+from nbsvm.online.base import OnlineLearner
+from nbsvm.online.linear import SGDClassifier, SGDRegressor
+from nbsvm.online.losses import LOSSES
+from nbsvm.online.pegasos import Pegasos
+from nbsvm.online.registry import make_learner, resolve
+from nbsvm.online.regularizers import PENALTIES
+from nbsvm.online.schedules import SCHEDULES
+
+D = 15
+
+
+def _problem(seed=0, n=50, regression=False):
+    rng = np.random.default_rng(seed)
+    rows, indices, values, offsets = random_rows(rng, n, D)
+    w_true = rng.normal(size=D)
+    scores = np.array([sum(w_true[i] * v for i, v in r.items()) for r in rows])
+    if regression:
+        return rows, (indices, values, offsets), scores + 0.5 + 0.1 * rng.normal(size=n)
+    ys = np.where(scores + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return rows, (indices, values, offsets), ys
+
+
+def _labels(ys):
+    return np.where(ys > 0, "pos", "neg")
+
+
+def _close(ours, ref, tol=1e-10):
+    ref = np.asarray(ref, dtype=np.float64)
+    scale = max(1.0, float(np.max(np.abs(ref)))) if ref.size else 1.0
+    np.testing.assert_allclose(ours, ref, rtol=0, atol=tol * scale)
+
+
+# -- losses -------------------------------------------------------------------------------
+
+@njit
+def _kernel_loss(kind, p, y):
+    return _loss_dloss(kind, p, y)
+
+
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_loss_derivatives_by_finite_differences_python_and_kernel(name):
+    loss = LOSSES[name]
+    h = 1e-6
+    targets = (1.0, -1.0) if name != "squared" else (1.0, -2.5, 0.3)
+    for y in targets:
+        for p in (-25.0, -3.3, -0.7, 0.0, 0.4, 2.5, 25.0):       # no kinks at these margins
+            fd = (loss.loss(p + h, y) - loss.loss(p - h, y)) / (2 * h)
+            assert loss.dloss(p, y) == pytest.approx(fd, rel=1e-6, abs=1e-6), (name, p, y)
+            lk, dk = _kernel_loss(loss.code, p, y)
+            assert lk == pytest.approx(loss.loss(p, y), rel=1e-13, abs=1e-300)
+            assert dk == pytest.approx(loss.dloss(p, y), rel=1e-13, abs=1e-300)
+            assert lk == pytest.approx(naive_loss(name, p, y), rel=1e-9, abs=1e-12)
+            assert dk == pytest.approx(naive_dloss(name, p, y), rel=1e-9, abs=1e-12)
+
+
+def test_squared_loss_values():
+    assert LOSSES["squared"].loss(3.0, 1.0) == 2.0 and LOSSES["squared"].dloss(3.0, 1.0) == 2.0
+
+
+# -- schedules and penalties ----------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["constant", "optimal", "invsqrt", "pegasos"])
+def test_schedule_rates_match_reference_and_kernel(name):
+    s = SCHEDULES[name]
+    for t in (0, 1, 7, 1000):
+        ref = naive_rate(name, t, 0.3, 0.01)
+        assert s.rate(t, 0.3, 0.01) == pytest.approx(ref, rel=1e-15)
+        assert K._rate(s.code, float(t), 0.3, 0.01) == pytest.approx(ref, rel=1e-15)
+    assert SCHEDULES["adagrad"].rate(5, 0.3, 0.01, G=4.0, eps=0.0) == pytest.approx(0.15)
+
+
+def test_registry_tables_and_names():
+    assert resolve("schedule", "adagrad") is SCHEDULES["adagrad"]
+    assert resolve("penalty", "elasticnet") is PENALTIES["elasticnet"]
+    assert resolve("loss", "squared") is LOSSES["squared"]
+    assert PENALTIES["none"].split(1.0, 0.5) == (0.0, 0.0)
+    assert PENALTIES["l1"].split(0.2, 0.5) == (0.2, 0.0)
+    assert make_learner("adagrad", lam=0.0).schedule == "adagrad"
+    assert isinstance(make_learner("sgd-regressor"), SGDRegressor)
+    assert isinstance(make_learner("pegasos", k=4), Pegasos)
+
+
+@pytest.mark.parametrize("module", ["nbsvm.online.linear", "nbsvm.online.schedules",
+                                    "nbsvm.online.regularizers", "nbsvm.online.pegasos"])
+def test_docstring_examples(module):
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
+
+
+# -- SGD kernel against the unscaled reference ------------------------------------------------
+
+SGD_CONFIGS = {
+    "hinge-optimal-l2": dict(loss="hinge", schedule="optimal", lam=0.05, eta0=0.3),
+    "log-constant-l2-avg": dict(loss="log", schedule="constant", lam=0.1, eta0=0.2,
+                                average=True, bias_rate=0.5),
+    "sqhinge-invsqrt-enet-cumulative": dict(loss="squared_hinge", schedule="invsqrt",
+                                            penalty="elasticnet", lam=0.05, l1_ratio=0.5,
+                                            eta0=0.2),
+    "mhuber-pegasos-radius": dict(loss="modified_huber", schedule="pegasos", lam=0.1,
+                                  radius=2.0),
+    "log-optimal-l1-truncated-avg7": dict(loss="log", schedule="optimal", penalty="l1",
+                                          lam=0.02, eta0=0.5, l1_method="truncated",
+                                          average=7),
+    "hinge-constant-enet-truncated-radius-avg": dict(
+        loss="hinge", schedule="constant", penalty="elasticnet", lam=0.1, l1_ratio=0.3,
+        eta0=0.3, l1_method="truncated", radius=1.5, average=True, fit_intercept=False),
+    # s halves every step: the scale is folded into v every ~20 steps, with averaging on
+    "hinge-constant-halving-scale": dict(loss="hinge", schedule="constant", lam=1.0,
+                                         eta0=0.5, average=True),
+    "log-no-penalty": dict(loss="log", schedule="invsqrt", penalty="none", eta0=0.5),
+}
+
+
+def _run_both(cls, params, rows, X, ys, y_in, epochs=4, adagrad=False):
+    m = cls(**params)
+    p = m.get_params()
+    lam1, lam2 = PENALTIES[p["penalty"]].split(p["lam"], p["l1_ratio"])
+    bias_rate = p["bias_rate"] if p["fit_intercept"] else 0.0
+    st = naive_linear_state(D)
+    rng = np.random.default_rng(5)
+    for epoch in range(epochs):
+        order = rng.permutation(len(ys))
+        m.partial_fit(X, y_in, order=order)
+        if adagrad:
+            total, mistakes = naive_linear_adagrad(rows, ys, order, st, p["loss"], p["eta0"],
+                                                   lam1, lam2, bias_rate, p["eps"],
+                                                   int(p["average"]))
+        else:
+            total, mistakes = naive_linear_sgd(rows, ys, order, st, p["loss"], p["schedule"],
+                                               p["eta0"], p["lam"], lam1, lam2,
+                                               p["l1_method"], bias_rate, p["radius"],
+                                               int(p["average"]))
+        assert m.last_stats_["loss"] == pytest.approx(total, rel=1e-10, abs=1e-12)
+        if m.task != "regression":
+            assert m.last_stats_["mistakes"] == mistakes
+    return m, st
+
+
+def _check_state(m, st):
+    _close(m.state_[K.SCALE] * m.v_, st["w"])                  # last iterate
+    assert m.state_[K.BIAS] == pytest.approx(st["b"], rel=1e-10, abs=1e-12)
+    assert m.state_[K.T] == st["t"]
+    if m.l1_q_.size:
+        _close(m.l1_q_, st["q"])
+    if m.average:
+        assert m.state_[K.AVG_N] == st["n_avg"] > 0
+        _close(m.coef_, st["avg"])
+        assert m.intercept_ == pytest.approx(st["avg_b"], rel=1e-10, abs=1e-12)
+    else:
+        _close(m.coef_, st["w"])
+
+
+@pytest.mark.parametrize("name", sorted(SGD_CONFIGS))
+def test_sgd_kernel_equals_unscaled_reference(name):
+    rows, X, ys = _problem()
+    m, st = _run_both(SGDClassifier, SGD_CONFIGS[name], rows, X, ys, _labels(ys))
+    _check_state(m, st)
+    assert np.max(np.abs(m.coef_)) > 0.05                     # something was learned
+    if "l1" in name or "enet" in name:                      # L1 zeroes some weights exactly
+        assert np.sum(m.state_[K.SCALE] * m.v_ == 0.0) == sum(w == 0.0 for w in st["w"])
+
+
+def test_sgd_regressor_equals_reference():
+    rows, X, y = _problem(regression=True)
+    params = dict(schedule="invsqrt", eta0=0.2, lam=0.01, average=3, penalty="elasticnet",
+                  l1_ratio=0.2)
+    m, st = _run_both(SGDRegressor, params, rows, X, y, y)
+    _check_state(m, st)
+    assert "mistakes" not in m.last_stats_
+    fitted = SGDRegressor(schedule="constant", eta0=0.1, lam=0.0, epochs=60).fit(X, y)
+    assert np.mean((fitted.predict(X) - y) ** 2) < 0.1 * np.var(y)
+
+
+def test_scale_is_folded_and_weights_stay_exact():
+    rows, X, ys = _problem()
+    m, st = _run_both(SGDClassifier, SGD_CONFIGS["hinge-constant-halving-scale"], rows, X, ys,
+                      _labels(ys), epochs=2)
+    # 100 steps of s *= 0.5 would leave s = 2**-100 without folding
+    assert 1e-6 <= m.state_[K.SCALE] <= 1.0
+    _check_state(m, st)
+
+
+def test_average_survives_folding_its_accumulator():
+    """Put the averaging scalar A near its fold bound (same average), continue, compare."""
+    rows, X, ys = _problem()
+    params = dict(loss="log", schedule="constant", lam=0.1, eta0=0.2, average=True)
+    m, st = _run_both(SGDClassifier, params, rows, X, ys, _labels(ys), epochs=1)
+    a = m.coef_.copy()
+    A_new = 1.05e-6                                          # below 1e-6 within 3 steps
+    m.avg_u_[:] = (a - m.state_[K.AVG_B] * m.v_) / A_new
+    m.state_[K.AVG_A] = A_new
+    _close(m.coef_, a, 1e-9)
+    order = np.arange(len(ys))
+    m.partial_fit(X, _labels(ys), order=order)
+    naive_linear_sgd(rows, ys, order, st, "log", "constant", 0.2, 0.1, 0.0, 0.1, "cumulative",
+                     0.01, None, 1)
+    assert m.state_[K.AVG_A] > 0.1                           # materialized on the way
+    _close(m.coef_, st["avg"], 1e-9)
+
+
+def test_sgd_with_pegasos_schedule_and_ball_is_pegasos():
+    rows, X, ys = _problem()
+    lam = 0.05
+    sgd = SGDClassifier(loss="hinge", schedule="pegasos", lam=lam, radius=1 / np.sqrt(lam),
+                        fit_intercept=False)
+    peg = Pegasos(lam=lam)
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        order = rng.permutation(len(ys))
+        sgd.partial_fit(X, _labels(ys), order=order)
+        peg.partial_fit(X, _labels(ys), order=order)
+    _close(sgd.coef_, peg.coef_)
+
+
+# -- AdaGrad -----------------------------------------------------------------------------------
+
+ADAGRAD_CONFIGS = {
+    "hinge-l2": dict(loss="hinge", lam=0.05, eta0=0.5),
+    "log-enet-avg": dict(loss="log", penalty="elasticnet", lam=0.05, l1_ratio=0.5, eta0=0.5,
+                         average=True, bias_rate=0.3),
+    "mhuber-l1": dict(loss="modified_huber", penalty="l1", lam=0.05, eta0=0.3,
+                      fit_intercept=False),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADAGRAD_CONFIGS))
+def test_adagrad_kernel_equals_reference(name):
+    rows, X, ys = _problem(seed=2)
+    m, st = _run_both(SGDClassifier, dict(ADAGRAD_CONFIGS[name], schedule="adagrad"), rows, X,
+                      ys, _labels(ys), adagrad=True)
+    _check_state(m, st)
+    _close(m.G_, st["G"])
+
+
+def test_adagrad_matches_the_nbsvm_adagrad_reference():
+    """With one value per feature, the learner's AdaGrad is the NBSVM one (float64)."""
+    rng = np.random.default_rng(4)
+    table = rng.uniform(0.5, 2.0, size=D)
+    rows, indices, values, offsets = random_rows(rng, 40, D)
+    values = table[indices]                     # feature i always has the value table[i]
+    docs = [sorted(r) for r in rows]
+    ys = np.where(rng.random(40) > 0.5, 1.0, -1.0)
+    m = SGDClassifier(loss="log", schedule="adagrad", lam=0.01, eta0=0.4, bias_rate=1.0)
+    w, G, b, Gb = [0.0] * D, [0.0] * D, 0.0, 0.0
+    for epoch in range(3):
+        order = np.random.default_rng(epoch).permutation(40)
+        m.partial_fit((indices, values, offsets), _labels(ys), order=order)
+        w, G, b, Gb, _ = naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, 0.4, 0.01,
+                                             "log", bias_rate=1.0)
+    _close(m.coef_[:len(w)], w)
+    assert m.intercept_ == pytest.approx(b, rel=1e-10)
+
+
+# -- learner API: probabilities, persistence, validation -----------------------------------
+
+def test_predict_proba():
+    rows, X, ys = _problem()
+    for loss in ("log", "modified_huber"):
+        m = SGDClassifier(loss=loss, eta0=0.3, epochs=3).fit(X, _labels(ys))
+        P = m.predict_proba(X)
+        s = m.decision_function(X)
+        assert P.shape == (len(ys), 2) and np.allclose(P.sum(axis=1), 1.0)
+        expected = 1 / (1 + np.exp(-s)) if loss == "log" else (np.clip(s, -1, 1) + 1) / 2
+        np.testing.assert_allclose(P[:, 1], expected, rtol=1e-12)
+        assert list(m.predict(X)) == list(np.where(P[:, 1] > 0.5, "pos", "neg")) or \
+            np.any(np.abs(s) < 1e-12)
+    with pytest.raises(NBSVMError, match="predict_proba needs loss"):
+        SGDClassifier(loss="hinge").fit(X, _labels(ys)).predict_proba(X)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: SGDClassifier(loss="log", penalty="elasticnet", l1_ratio=0.4, lam=0.01,
+                          average=5, eta0=0.3, epochs=3),
+    lambda: SGDClassifier(schedule="adagrad", penalty="l1", lam=0.01, eta0=0.3, epochs=3,
+                          average=True),
+    lambda: SGDRegressor(eta0=0.2, epochs=3, radius=3.0),
+    lambda: Pegasos(lam=0.01, k=3, fit_intercept=True, epochs=3),
+])
+def test_save_load_round_trip(make, tmp_path):
+    rows, X, ys = _problem(seed=3)
+    regression = isinstance(make(), SGDRegressor)
+    y = np.asarray([r and sum(r.values()) for r in rows]) if regression else _labels(ys)
+    m = make().fit(X, y)
+    m.save(tmp_path / "m.npz")
+    back = OnlineLearner.load(tmp_path / "m.npz")
+    assert type(back) is type(m) and back.get_params() == m.get_params()
+    np.testing.assert_array_equal(back.decision_function(X), m.decision_function(X))
+    assert list(back.predict(X)) == list(m.predict(X))
+    # training goes on from the saved state exactly as from the original
+    order = np.arange(len(ys))[::-1]
+    m.partial_fit(X, y, order=order)
+    back.partial_fit(X, y, order=order)
+    np.testing.assert_array_equal(back.decision_function(X), m.decision_function(X))
+
+
+def test_objective():
+    rows, X, ys = _problem()
+    m = SGDClassifier(loss="hinge", penalty="elasticnet", l1_ratio=0.5, lam=0.02,
+                      eta0=0.2).fit(X, _labels(ys))
+    w, s = m.coef_, m.decision_function(X)
+    ref = 0.01 / 2 * w @ w + 0.01 * np.abs(w).sum() + np.maximum(0, 1 - ys * s).mean()
+    assert m.objective(X, _labels(ys)) == pytest.approx(ref, rel=1e-12)
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(loss="squared"), "takes loss in hinge"),
+    (dict(loss="nope"), "takes loss in"),
+    (dict(schedule="fast"), "unknown schedule 'fast'; allowed: constant"),
+    (dict(penalty="l3"), "unknown penalty 'l3'; allowed: l2, l1"),
+    (dict(lam=-1.0), "lam must be a non-negative number"),
+    (dict(l1_ratio=1.5), r"l1_ratio must be in \[0, 1\]"),
+    (dict(l1_method="lazy"), "unknown l1_method 'lazy'; allowed: cumulative, truncated"),
+    (dict(eta0=0.0), "eta0 must be a positive number"),
+    (dict(epochs=0), "epochs must be an integer >= 1"),
+    (dict(average=-2), "average must be True, False"),
+    (dict(radius=-1.0), "radius must be a positive number"),
+    (dict(schedule="adagrad", radius=1.0), "radius .* needs a global step size"),
+    (dict(schedule="pegasos", lam=0.0), "needs lam > 0"),
+    (dict(schedule="constant", eta0=2.0, lam=0.5), "eta0 \\* lam2 must be < 1"),
+    (dict(bias_rate=-0.1), "bias_rate must be a non-negative number"),
+])
+def test_invalid_settings_raise(params, match):
+    rows, X, ys = _problem()
+    with pytest.raises(NBSVMError, match=match):
+        SGDClassifier(**params).fit(X, _labels(ys))
+
+
+def test_regressor_rejects_classification_loss_and_classifier_needs_two_classes():
+    rows, X, y = _problem(regression=True)
+    with pytest.raises(NBSVMError, match="takes loss in squared"):
+        SGDRegressor(loss="hinge").fit(X, y)
+    with pytest.raises(NBSVMError, match="exactly two classes"):
+        SGDClassifier().fit(X, ["a"] * len(y))
