@@ -53,6 +53,7 @@ OPTION_PARAMS = {
     "--C": ("C",),
     "--radius": ("radius",),
     "--average": ("average",),
+    "--estimator": ("estimator",),
 }
 # run by the epoch loop here; passed on too when the learner has them (for the record)
 LOOP_PARAMS = {"--epochs": "epochs", "--seed": "seed"}
@@ -75,11 +76,28 @@ def learner_class_for(algorithm: str):
     return cls, fixed
 
 
+def _option_map(cls, fixed: dict, loop: bool = True) -> dict:
+    """CLI option -> the parameter of ``cls`` it sets (options ``cls`` does not take left out)."""
+    takes = cls._param_names()
+    options = list(OPTION_PARAMS.items())
+    if loop:
+        options += [(o, (p,)) for o, p in LOOP_PARAMS.items()]
+    found = {}
+    for option, candidates in options:
+        for p in candidates:
+            if p in takes and p not in fixed:
+                found[option] = p
+                break
+    return found
+
+
 def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
     """A learner for ``--algorithm`` from the options the user gave (``None``: not given).
 
     ``options`` maps CLI option names (``"--lambda"``...) to values. An option the algorithm
-    does not take is an error that lists the options it does take.
+    does not take is an error that lists the options it does take. A wrapper with
+    ``estimator_params`` (one-vs-rest) passes the options it does not take itself on to its
+    binary learner (``--estimator``, by default its own default).
 
     Examples
     --------
@@ -90,23 +108,28 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
     ...
     nbsvm.errors.NBSVMError: --algorithm ogd does not take --lambda; it takes: --eta0, --radius, --epochs, --seed
     """
+    import inspect
+
     from .online.registry import make_learner
     cls, fixed = learner_class_for(algorithm)
-    takes = cls._param_names()
-    option_of = {}
-    for option, candidates in list(OPTION_PARAMS.items()) + [(o, (p,)) for o, p in
-                                                              LOOP_PARAMS.items()]:
-        for p in candidates:
-            if p in takes and p not in fixed:
-                option_of.setdefault(option, p)
-                break
+    option_of = _option_map(cls, fixed)
     given = {o: v for o, v in options.items() if v is not None}
-    refused = [o for o in given if o not in option_of and o not in LOOP_PARAMS]
+    params = {option_of[o]: v for o, v in given.items() if o in option_of}
+    inner = {}
+    if "estimator_params" in cls._param_names():
+        estimator = params.get("estimator")
+        if estimator is None:
+            estimator = inspect.signature(cls.__init__).parameters["estimator"].default
+        inner = _option_map(learner_class_for(estimator)[0], {}, loop=False)
+        inner = {o: p for o, p in inner.items() if o not in option_of}
+        passed = {inner[o]: v for o, v in given.items() if o in inner}
+        if passed:
+            params["estimator_params"] = passed
+    refused = [o for o in given if o not in option_of and o not in inner and o not in LOOP_PARAMS]
     if refused:
-        allowed = [o for o in option_of] or ["(no options)"]
+        allowed = list(option_of) + list(inner) or ["(no options)"]
         raise NBSVMError(f"--algorithm {algorithm} does not take {', '.join(refused)}; it "
                          f"takes: {', '.join(allowed)}")
-    params = {option_of[o]: v for o, v in given.items() if o in option_of}
     return make_learner(algorithm, **params)
 
 

@@ -540,3 +540,18 @@ def naive_pegasos_batch(rows, ys, order, w, b, t, lam, k):
             w = [v * f for v in w]
             b = None if b is None else b * f
     return w, b, t, total, violations
+
+
+# --------------------------------------------------------------------------------------
+# (learn) named features of sparse files hashed for the backend learners (nbsvm.learn)
+# --------------------------------------------------------------------------------------
+
+
+def naive_hashed_row(keys, values, n_bits: int, seed: int) -> dict[int, float]:
+    """``{bucket: value}`` of one example: ``mmh3`` of each name's UTF-8 bytes, masked to
+    ``n_bits``; the values of names that land in the same bucket are summed."""
+    row: dict[int, float] = {}
+    for key, value in zip(keys, values):
+        bucket = mmh3.hash(key, seed, signed=False) & ((1 << n_bits) - 1)
+        row[bucket] = row.get(bucket, 0.0) + float(value)
+    return row

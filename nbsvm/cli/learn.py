@@ -45,6 +45,9 @@ def learn_command(
     radius: Optional[float] = typer.Option(None, "--radius", help="L2 ball radius (OGD)."),
     average: Optional[bool] = typer.Option(None, "--average/--no-average",
                                            help="Predict with averaged weights."),
+    estimator: Optional[str] = typer.Option(None, "--estimator",
+                                            help="Binary learner of --algorithm ovr (the "
+                                                 "other options go to it)."),
     epochs: Optional[int] = typer.Option(None, "--epochs",
                                          help="Passes over the data (default: the "
                                               "learner's own)."),
@@ -68,7 +71,8 @@ def learn_command(
         learner = make_learner_from_options(algorithm, {
             "--loss": loss, "--schedule": schedule, "--penalty": penalty, "--l1": l1,
             "--lambda": lam, "--eta0": eta0, "--C": C, "--radius": radius,
-            "--average": average, "--epochs": epochs, "--seed": seed})
+            "--average": average, "--estimator": estimator, "--epochs": epochs,
+            "--seed": seed})
         base = _index_base(index_base)
         talk = not (quiet or json_out)
         if talk:
