@@ -152,9 +152,10 @@ def file_format(path, fmt: str = "auto", default: str | None = None) -> str:
 
 
 def _has_labels(path, fmt) -> bool:
-    """Whether the file's first line starts with a label (a token without ``:``)."""
+    """Whether to read the file as labeled: its first line starts with a label (a token
+    without ``:``)."""
     if fmt == "blitzer":
-        return True                     # the label is a #label# pseudo-feature, if present
+        return False                    # #label# is optional then, and kept when present
     from .io.sparse import _lines
     for text, _, _ in _lines(path):
         return ":" not in text.split()[0]
@@ -165,7 +166,7 @@ def read_rows(path, fmt: str, labeled: bool = True, index_base=0):
     if fmt == "svmlight":
         return read_svmlight(path, index_base=index_base, labeled=labeled)
     if fmt == "blitzer":
-        return read_blitzer(path)
+        return read_blitzer(path, labeled=labeled)
     return read_named(path, labeled=labeled)
 
 
@@ -230,7 +231,7 @@ def _batches(records: Iterable, size: int = BATCH_ROWS) -> Iterator[list]:
 
 # ---- labels ---------------------------------------------------------------------------------
 
-def _one_label(record, task) -> str:
+def _one_label(record) -> str:
     if len(record.labels) != 1:
         raise NBSVMError(f"expected one label, found {len(record.labels)} "
                          f"({','.join(record.labels)}); multi-label examples need "
@@ -239,7 +240,7 @@ def _one_label(record, task) -> str:
 
 
 def _target(record) -> float:
-    label = _one_label(record, "regression")
+    label = _one_label(record)
     try:
         y = float(label)
     except ValueError:
@@ -320,7 +321,7 @@ class RowCache:
             self._write("label_offsets", np.cumsum(counts) + self.n_labels)
             self.n_labels += len(codes)
         else:
-            self._write("codes", np.array([self.code_of(_one_label(r, self.task))
+            self._write("codes", np.array([self.code_of(_one_label(r))
                                            for r in records], np.int32))
         self.n_rows += len(records)
         self.nnz += int(offsets[-1])
@@ -568,7 +569,7 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
                     truth[d, code(r, label)] = True
             sums = add_sums(sums, multilabel_counts(truth, model.decision_function(rows) > 0))
         else:
-            truth = np.array([code(r, _one_label(r, task)) for r in records], np.int64)
+            truth = np.array([code(r, _one_label(r)) for r in records], np.int64)
             pred = np.array([index[str(p)] for p in model.predict(rows)], np.int64)
             cm += confusion_matrix(truth, pred, len(classes))
         n += len(records)
@@ -588,12 +589,16 @@ def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
     """One table per batch: ``source, line, [true_label,] label, score`` (classification;
     several labels joined by ``,``; ``score`` is the decision value of the predicted class,
     the only one for binary models, none for multi-label), or ``prediction`` for regression.
-    Input labels, when the file has them, are copied to ``true_label``."""
+    Input labels, when the first batch has them, are copied to ``true_label`` (empty for
+    examples without one)."""
     import pandas as pd
     classes = np.asarray(getattr(model, "classes_", []), dtype=object)
+    with_truth = None               # decided on the first batch: every table has one header
     for records, rows in _stream(model, inputs, fmt, None, batch_rows):
         frame = {"source": [r.source for r in records], "line": [r.line for r in records]}
-        if any(r.labels for r in records):
+        if with_truth is None:
+            with_truth = any(r.labels for r in records)
+        if with_truth:
             frame["true_label"] = [",".join(r.labels) for r in records]
         scores = model.decision_function(rows)
         if model.task == "regression":

@@ -180,6 +180,15 @@ def test_blitzer_books_slice(blitzer, tmp_path):
     r = run("eval", *test, "--model", model, "-q")
     assert_ok(r)
     assert printed(r.output, "accuracy") == accuracy
+    # predict reads reviews without their #label# too
+    bare = tmp_path / "bare.review"
+    bare.write_text("".join(re.sub(r" #label#:\S+", "", line) + "\n"
+                            for line in test[0].read_text("latin-1").splitlines()[:5]))
+    out = tmp_path / "p.csv"
+    assert_ok(run("predict", bare, "--model", model, "-o", out))
+    df = pd.read_csv(out)
+    assert list(df.columns) == ["source", "line", "label", "score"] and len(df) == 5
+    assert_clean_error(run("eval", bare, "--model", model), f"{bare}:1:", "no '#label#")
 
 
 # ---- hand-made files --------------------------------------------------------------------------
@@ -337,6 +346,16 @@ def test_epochs_over_a_small_buffer_see_every_example_once(tmp_path):
         seen += y.tolist()
     truth = [float(line.split()[0]) for line in path.read_text().splitlines()]
     assert sorted(seen) == sorted(truth) and seen != truth
+
+
+def test_predict_unlabeled_svmlight(regression_files, tmp_path):
+    m = learn_sparse(make_learner_from_options("ogd", {}), regression_files[0])
+    bare = tmp_path / "bare.svm"
+    bare.write_text("1:0.5 3:1\n2:0.25\n")
+    frame = pd.concat(predict_sparse(m, bare))
+    assert list(frame.columns) == ["source", "line", "prediction"]
+    np.testing.assert_allclose(frame.prediction, [0.5 * m.coef_[0] + m.coef_[2],
+                                                  0.25 * m.coef_[1]])
 
 
 def test_index_base_and_unseen_indices(tmp_path):

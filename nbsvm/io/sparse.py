@@ -133,11 +133,12 @@ def _named_pairs(tokens, name, lineno):
     return keys, np.asarray(values, dtype=np.float64)
 
 
-def read_blitzer(path_or_file) -> Iterator[SparseRow]:
+def read_blitzer(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
     """Read Blitzer et al.'s ``processed_acl`` lines: ``feature:count ... #label#:positive``.
 
     Feature names (unigrams, ``a_b`` bigrams) are split from their count on the last
-    ``:``; the label is the value of the ``#label#`` pseudo-feature.
+    ``:``; the label is the value of the ``#label#`` pseudo-feature (optional when not
+    ``labeled``: lines without it get no label).
 
     Examples
     --------
@@ -159,10 +160,10 @@ def read_blitzer(path_or_file) -> Iterator[SparseRow]:
                     label = token[len("#label#:"):]
                 else:
                     features.append(token)
-            if not label:
+            if not label and labeled:
                 raise NBSVMError("no '#label#:<label>' on the line", path=name, line=lineno)
             keys, values = _named_pairs(features, name, lineno)
-            yield SparseRow((label,), keys, values, name, lineno)
+            yield SparseRow((label,) if label else (), keys, values, name, lineno)
     except (OSError, EOFError) as e:
         raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
