@@ -28,6 +28,7 @@ from numba import njit
 from .config import (BATCH_DOCS, BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFLE_BLOCK_BYTES,
                      SHUFFLE_BUFFER_BYTES)
 from ._parallel import run_parts
+from ._prefetch import prefetch_row
 from .errors import NBSVMError
 from .io.readers import Document
 from .text.hashing import Hasher
@@ -415,7 +416,11 @@ def _translate(ids, offsets, remap):
     new_offsets[0] = 0
     pos = 0
     for d in range(offsets.shape[0] - 1):
-        for j in range(offsets[d], offsets[d + 1]):
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        for j in range(lo, hi):
+            if j + 32 < hi:                 # the map is larger than the caches
+                prefetch_row(remap, ids[j + 32])
             c = remap[ids[j]]
             if c >= 0:
                 out[pos] = c

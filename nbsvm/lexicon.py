@@ -13,6 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
+from ._prefetch import prefetch_row
 from .config import BUCKET_DTYPE, RATIO_DTYPE
 from .errors import NBSVMError
 from .persist import load_npz, save_npz
@@ -21,12 +22,21 @@ from .text.hashing import Hasher
 
 @njit(cache=True, nogil=True)
 def _count_buckets(counts, doc_counts, ids, offsets, codes):
-    """counts[codes[d], ids[offsets[d]:offsets[d+1]]] += 1 for every document d."""
+    """counts[codes[d], ids[offsets[d]:offsets[d+1]]] += 1 for every document d.
+
+    The counters are prefetched a few ids ahead: 2**n_bits of them are far larger than
+    the caches, so every increment would otherwise wait for memory on its own.
+    """
     for d in range(offsets.shape[0] - 1):
         c = codes[d]
+        row = counts[c]
         doc_counts[c] += 1
-        for j in range(offsets[d], offsets[d + 1]):
-            counts[c, ids[j]] += 1
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        for j in range(lo, hi):
+            if j + 32 < hi:
+                prefetch_row(row, ids[j + 32])
+            row[ids[j]] += 1
 
 
 @njit(cache=True, nogil=True)

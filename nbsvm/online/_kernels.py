@@ -171,7 +171,11 @@ def _scores(ids, offsets, S, scale, out):
     inv = 1.0 / scale
     for d in range(offsets.shape[0] - 1):
         acc = 0.0
-        for j in range(offsets[d], offsets[d + 1]):
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        for j in range(lo, hi):
+            if j + PREFETCH_AHEAD < hi:
+                prefetch_row(S, ids[j + PREFETCH_AHEAD])
             i = ids[j]
             acc += np.float64(S[i, 1]) * S[i, 0]
         out[d] = acc * inv

@@ -64,6 +64,76 @@ def murmur3_32(data, start, length, seed):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _murmur_block(h, data, p):
+    """One 4-byte block of MurmurHash3 x86 32 (the body of :func:`murmur3_32`'s loop)."""
+    k = (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
+         | (np.int64(data[p + 3]) << 24))
+    k = (k * 0xCC9E2D51) & 0xFFFFFFFF
+    k = _rotl32(k, 15)
+    k = (k * 0x1B873593) & 0xFFFFFFFF
+    h ^= k
+    h = _rotl32(h, 13)
+    return (h * 5 + 0xE6546B64) & 0xFFFFFFFF
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _murmur_finish(h, data, tail, length):
+    """The tail bytes ``data[tail:...]`` (``length & 3`` of them) and the final mix."""
+    rem = length & 3
+    k = 0
+    if rem >= 3:
+        k ^= np.int64(data[tail + 2]) << 16
+    if rem >= 2:
+        k ^= np.int64(data[tail + 1]) << 8
+    if rem >= 1:
+        k ^= np.int64(data[tail])
+        k = (k * 0xCC9E2D51) & 0xFFFFFFFF
+        k = _rotl32(k, 15)
+        k = (k * 0x1B873593) & 0xFFFFFFFF
+        h ^= k
+    h ^= length & 0xFFFFFFFF
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    h ^= h >> 16
+    return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word_ngram_ids(norm, tok_start, tok_end, t, ngrams, mask, seed, raw):
+    """Buckets of every word n-gram (orders 1..ngrams) into ``raw``: all unigrams in token
+    order, then all bigrams, and so on; returns how many.
+
+    The n-grams starting at one token share their first bytes, and MurmurHash3 reads a key
+    in 4-byte blocks from its start, so the blocks are mixed once per start token: each
+    longer n-gram continues the state of the shorter one and only its tail and final mix
+    are its own. Equal to :func:`murmur3_32` on each n-gram's span.
+    """
+    base = 0
+    for k in range(t):
+        a = tok_start[k]
+        h = seed & 0xFFFFFFFF
+        done = 0                              # bytes mixed in as blocks
+        base = 0                              # where order o's n-grams start in raw
+        for o in range(1, ngrams + 1):
+            if k + o > t:
+                break
+            length = tok_end[k + o - 1] - a
+            full = length & ~3
+            while done < full:
+                h = _murmur_block(h, norm, a + done)
+                done += 4
+            raw[base + k] = _murmur_finish(h, norm, a + full, length) & mask
+            base += t - o + 1
+    m = 0
+    for o in range(1, ngrams + 1):
+        if t - o + 1 > 0:
+            m += t - o + 1
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _is_space(cp):
     # str.isspace() code points (checked against Python over all of Unicode in the tests)
     if cp <= 0x20:
@@ -240,12 +310,7 @@ def _hash_docs(buf, doc_starts, ngrams, char_n, mask, seed, seed2):
     out_offsets[0] = 0
     for d in range(n_docs):
         t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok_start, tok_end)
-        m = 0
-        for order in range(1, ngrams + 1):
-            for k in range(t - order + 1):
-                a = tok_start[k]
-                raw[m] = murmur3_32(norm, a, tok_end[k + order - 1] - a, seed) & mask
-                m += 1
+        m = _word_ngram_ids(norm, tok_start, tok_end, t, ngrams, mask, seed, raw)
         if char_n > 0:
             m = _char_ngram_ids(norm, tok_start, tok_end, t, char_n, mask, seed2, frame, starts,
                                 raw, m)
