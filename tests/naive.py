@@ -408,7 +408,9 @@ class NaiveLinear:
             self.b[k] += step
 
     def shrink(self, factor):
+        """L2 step: the bias (weight of a constant input 1) shrinks with the weights."""
         self.W = [[max(factor, 0.0) * v for v in row] for row in self.W]
+        self.b = [max(factor, 0.0) * v for v in self.b]
 
     def end_step(self):
         for k, row in enumerate(self.W):
@@ -422,8 +424,13 @@ class NaiveLinear:
 
 
 def naive_eta(schedule, eta0, lam, t):
-    return {"constant": eta0, "sqrt": eta0 / math.sqrt(t), "pegasos": 1.0 / (lam * t),
-            "inverse": eta0 / (1.0 + lam * eta0 * t)}[schedule]
+    if schedule == "constant":
+        return eta0
+    if schedule == "sqrt":
+        return eta0 / math.sqrt(t)
+    if schedule == "pegasos":
+        return 1.0 / (lam * t)
+    return eta0 / (1.0 + lam * eta0 * t)      # "inverse"
 
 
 def naive_pa_tau(variant, loss, norm2, C):
