@@ -411,3 +411,30 @@ def test_train_min_df_option(files):
     assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--min-df", "0"),
                        "min_df")
     assert not (tmp / "x.npz").exists()
+
+
+def test_cli_skips_numbas_blas_probe_and_scipy_still_imports():
+    # the CLI keeps numba from importing scipy.linalg at its first kernel (0.15 s per run);
+    # the block must not outlive numba's module load
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from nbsvm.cli import _skip_numba_blas_probe\n"
+            "_skip_numba_blas_probe()\n"
+            "assert 'scipy.linalg' not in sys.modules\n"
+            "from nbsvm.text.hashing import Hasher\n"
+            "assert Hasher(ngrams=2, n_bits=8).buckets('a b').tolist()\n"
+            "assert 'scipy.linalg' not in sys.modules\n"
+            "assert 'scipy.linalg.cython_blas' not in sys.modules\n"
+            "try:\n"
+            "    import scipy.linalg\n"
+            "except ImportError:\n"
+            "    print('no scipy')\n"
+            "else:\n"
+            "    assert scipy.linalg.cython_blas is not None\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("ok")

@@ -1,6 +1,8 @@
 """The ``nbsvm`` command line: one thin typer command per module."""
 from __future__ import annotations
 
+import sys
+
 import typer
 
 from .. import __version__
@@ -40,6 +42,36 @@ def _return_freed_memory():
         pass
 
 
+def _skip_numba_blas_probe():
+    """Keep numba from importing SciPy's linear algebra (about 0.15 s) in the CLI process.
+
+    The first time numba loads any kernel it probes for BLAS by importing
+    ``scipy.linalg.cython_blas`` when SciPy is installed. nbsvm's kernels use no BLAS, so
+    the CLI lets that probe fail (numba then only disables ``np.dot`` and friends in
+    kernels, which nbsvm does not use). The block lasts only while numba's module loads:
+    SciPy imports normally afterwards. Not done on ``import nbsvm``, where other code in the
+    same process may want numba's BLAS.
+    """
+    if "numba.np.arraymath" in sys.modules:
+        return
+    blocked = "scipy.linalg.cython_blas"
+    before = sys.modules.get(blocked, _MISSING)
+    sys.modules[blocked] = None          # makes `import scipy.linalg.cython_blas` fail
+    try:
+        import numba.np.arraymath  # noqa: F401
+    except Exception:                    # never let a speed trick stop the CLI
+        pass
+    finally:
+        if before is _MISSING:
+            sys.modules.pop(blocked, None)
+        else:
+            sys.modules[blocked] = before
+
+
+_MISSING = object()
+
+
 def main():
     _return_freed_memory()
+    _skip_numba_blas_probe()
     app()
