@@ -426,11 +426,11 @@ class NaiveLinear:
 def naive_eta(schedule, eta0, lam, t):
     if schedule == "constant":
         return eta0
-    if schedule == "sqrt":
+    if schedule == "invsqrt":
         return eta0 / math.sqrt(t)
     if schedule == "pegasos":
         return 1.0 / (lam * t)
-    return eta0 / (1.0 + lam * eta0 * t)      # "inverse"
+    return eta0 / (1.0 + lam * eta0 * (t - 1))      # "optimal"
 
 
 def naive_pa_tau(variant, loss, norm2, C):

@@ -18,8 +18,8 @@ from test_mira import _check_against, _problem, _run_naive
 @pytest.mark.parametrize("lam, schedule, eta0, bias, average", [
     (0.05, "pegasos", 1.0, True, True),      # first step scales by 0: weights restart at 0
     (0.3, "constant", 0.5, True, True),      # scale halves each step: folded every ~20 steps
-    (0.0, "sqrt", 0.7, False, True),
-    (0.01, "inverse", 2.0, True, False)])
+    (0.0, "invsqrt", 0.7, False, True),
+    (0.01, "optimal", 2.0, True, False)])
 def test_crammer_singer_kernel_equals_naive(lam, schedule, eta0, bias, average):
     rows, X, ys = _problem(noise=0.2)
     labels = [f"c{y}" for y in ys]
@@ -38,14 +38,17 @@ def test_crammer_singer_kernel_equals_naive(lam, schedule, eta0, bias, average):
 
 def test_crammer_singer_rejects_bad_settings():
     _, X, ys = _problem()
-    with pytest.raises(NBSVMError, match="unknown schedule 'optimal'; allowed: pegasos, sqrt"):
-        MulticlassHinge(schedule="optimal").fit(X, ys)
+    with pytest.raises(NBSVMError, match="unknown schedule 'best'; allowed: constant"):
+        MulticlassHinge(schedule="best").fit(X, ys)
+    with pytest.raises(NBSVMError, match="unknown schedule for this learner 'adagrad'; "
+                                         "allowed: pegasos, invsqrt, optimal, constant"):
+        MulticlassHinge(schedule="adagrad").fit(X, ys)
     with pytest.raises(NBSVMError, match="'pegasos'.*needs lam > 0"):
         MulticlassHinge(lam=0.0).fit(X, ys)
     with pytest.raises(NBSVMError, match="lam must be a finite number >= 0"):
         MulticlassHinge(lam=-1.0).fit(X, ys)
     with pytest.raises(NBSVMError, match="eta0 must be a finite number > 0"):
-        MulticlassHinge(schedule="sqrt", eta0=0).fit(X, ys)
+        MulticlassHinge(schedule="invsqrt", eta0=0).fit(X, ys)
 
 
 def test_one_vs_rest_is_k_independent_binary_learners():

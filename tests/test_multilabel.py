@@ -34,8 +34,8 @@ def _label_sets(on):
 
 
 @pytest.mark.parametrize("lam, schedule, eta0, bias", [
-    (0.05, "pegasos", 1.0, True), (0.4, "constant", 0.5, True), (0.0, "sqrt", 0.3, False),
-    (0.01, "inverse", 1.0, True)])
+    (0.05, "pegasos", 1.0, True), (0.4, "constant", 0.5, True), (0.0, "invsqrt", 0.3, False),
+    (0.01, "optimal", 1.0, True)])
 def test_multilabel_kernel_equals_naive(lam, schedule, eta0, bias):
     rows, X, on = _planted(0, 50)
     m = MultilabelHinge(lam=lam, schedule=schedule, eta0=eta0, fit_intercept=bias, epochs=3,
@@ -51,7 +51,7 @@ def test_multilabel_recovers_a_planted_rule_over_150_labels():
     _, X, on = _planted(1, 4000, d=300, n_labels=150, sizes=(10, 30), rate=0.2)
     train, test = np.arange(3000), np.arange(3000, 4000)
     labels = _label_sets(on)
-    m = MultilabelHinge(lam=1e-5, schedule="inverse", eta0=0.1, epochs=10)
+    m = MultilabelHinge(lam=1e-5, schedule="optimal", eta0=0.1, epochs=10)
     m.fit(X.take(train), [labels[i] for i in train])
     predicted = m.predict(X.take(test))
     classes = [f"L{l:03d}" for l in range(150)]

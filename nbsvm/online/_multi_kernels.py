@@ -30,7 +30,8 @@ SCALE_MAX = 1e6
 # per-label step rules of _per_label_epoch (the PA ones also serve MIRA)
 RULE_PA, RULE_PA1, RULE_PA2, RULE_SGD = 0, 1, 2, 3
 # step-size schedules of the SGD kernels (t counts steps from 1)
-SCHED_CONSTANT, SCHED_SQRT, SCHED_PEGASOS, SCHED_INVERSE = 0, 1, 2, 3
+# (the names and formulas of nbsvm.online.schedules)
+SCHED_CONSTANT, SCHED_INVSQRT, SCHED_PEGASOS, SCHED_OPTIMAL = 0, 1, 2, 3
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -106,11 +107,11 @@ def _end_step(state):
 def _eta(schedule, eta0, lam, t):
     if schedule == SCHED_CONSTANT:
         return eta0
-    if schedule == SCHED_SQRT:
+    if schedule == SCHED_INVSQRT:
         return eta0 / math.sqrt(t)
     if schedule == SCHED_PEGASOS:
         return 1.0 / (lam * t)
-    return eta0 / (1.0 + lam * eta0 * t)      # SCHED_INVERSE
+    return eta0 / (1.0 + lam * eta0 * (t - 1.0))      # SCHED_OPTIMAL
 
 
 @njit(cache=True, nogil=True, inline="always")

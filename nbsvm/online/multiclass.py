@@ -24,12 +24,13 @@ import numpy as np
 from ..errors import NBSVMError
 from . import _multi_kernels as K
 from .base import OnlineLearner
+from .registry import resolve
 
-# step-size schedules of the SGD learners; t counts steps from 1
+# the schedules of nbsvm.online.schedules these kernels implement (t counts steps from 1)
 SCHEDULES = {
     "pegasos": K.SCHED_PEGASOS,      # 1 / (lam t) (Shalev-Shwartz et al. 2007); needs lam > 0
-    "sqrt": K.SCHED_SQRT,            # eta0 / sqrt(t)
-    "inverse": K.SCHED_INVERSE,      # eta0 / (1 + lam eta0 t) (Bottou 2012)
+    "invsqrt": K.SCHED_INVSQRT,      # eta0 / sqrt(t)
+    "optimal": K.SCHED_OPTIMAL,      # eta0 / (1 + lam eta0 (t - 1)) (Bottou 2012)
     "constant": K.SCHED_CONSTANT,    # eta0
 }
 
@@ -112,7 +113,8 @@ class LinearOutputs(OnlineLearner):
     def _sgd_settings(self):
         """``(lam, schedule code, eta0)`` after checking them."""
         lam = check_positive("lam", self.lam, allow_zero=True)
-        schedule = choose("schedule", self.schedule, SCHEDULES)
+        name = resolve("schedule", self.schedule).name      # the shared names, or an error
+        schedule = choose("schedule for this learner", name, SCHEDULES)
         eta0 = check_positive("eta0", self.eta0)
         if schedule == K.SCHED_PEGASOS and lam == 0:
             raise NBSVMError("schedule 'pegasos' (1 / (lam t)) needs lam > 0")
@@ -132,9 +134,9 @@ class MulticlassHinge(LinearOutputs):
     ----------
     lam : float
         L2 strength.
-    schedule : {'pegasos', 'sqrt', 'inverse', 'constant'}
-        Step size at step t: ``1/(lam t)``, ``eta0/sqrt(t)``, ``eta0/(1 + lam eta0 t)`` or
-        ``eta0``.
+    schedule : {'pegasos', 'invsqrt', 'optimal', 'constant'}
+        Step size at step t (from 1): ``1/(lam t)``, ``eta0/sqrt(t)``,
+        ``eta0/(1 + lam eta0 (t - 1))`` or ``eta0`` (see :mod:`.schedules`).
     eta0 : float
         Base step of the schedules other than 'pegasos'.
     fit_intercept : bool

@@ -27,9 +27,9 @@ class MultilabelHinge(LinearOutputs):
     ----------
     lam : float
         L2 strength (the bias, weight of a constant input 1, included).
-    schedule : {'pegasos', 'sqrt', 'inverse', 'constant'}
-        Step size at step t: ``1/(lam t)``, ``eta0/sqrt(t)``, ``eta0/(1 + lam eta0 t)`` or
-        ``eta0``.
+    schedule : {'pegasos', 'invsqrt', 'optimal', 'constant'}
+        Step size at step t (from 1): ``1/(lam t)``, ``eta0/sqrt(t)``,
+        ``eta0/(1 + lam eta0 (t - 1))`` or ``eta0`` (see :mod:`.schedules`).
     eta0 : float
     fit_intercept : bool
         Learn a bias per label.

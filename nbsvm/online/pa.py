@@ -183,7 +183,8 @@ def cost_matrix(label_loss, classes) -> np.ndarray:
         index = {c: i for i, c in enumerate(classes)}
         pairs = [(t, p, v) for t, row in label_loss.items() for p, v in row.items()] \
             if all(isinstance(v, dict) for v in label_loss.values()) \
-            else [(*key, v) for key, v in label_loss.items()]
+            else [(*key, v) for key, v in label_loss.items()
+                  if isinstance(key, tuple) and len(key) == 2 or _bad_key(key)]
         for true, predicted, value in pairs:
             if str(true) not in index or str(predicted) not in index:
                 raise NBSVMError(f"label_loss names unknown class pair ({true!r}, "
@@ -197,3 +198,8 @@ def cost_matrix(label_loss, classes) -> np.ndarray:
     if not np.all(np.isfinite(cost)) or np.any(cost < 0):
         raise NBSVMError("label_loss costs must be finite and >= 0")
     return np.ascontiguousarray(cost)
+
+
+def _bad_key(key):
+    raise NBSVMError(f"label_loss keys must be (true, predicted) pairs or class names mapping "
+                     f"to {{predicted: cost}} dicts; got {key!r}")
