@@ -20,8 +20,8 @@ from .losses import HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER, SQUARED
 
 # When the L2 scale grows past this, fold it into the weights (O(n_features), rare).
 SCALE_BOUND = 1e4
-# Rows are prefetched this many non-zeros ahead (pipelines/bench_kernels.py: 24-48 are
-# equally good on IMDB; 8 is too short to hide an L3 miss).
+# Rows are prefetched this many non-zeros ahead: on the IMDB epoch 24-48 were equally good
+# and 8 too short to hide a cache miss (pipelines/bench_kernels.py measures the gain).
 PREFETCH_AHEAD = 32
 
 
