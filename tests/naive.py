@@ -324,38 +324,6 @@ def naive_pegasos(rows, ys, order, w, t, lam):
 
 
 # --------------------------------------------------------------------------------------
-# (f) multi-class MIRA / passive-aggressive with averaging
-# --------------------------------------------------------------------------------------
-
-
-def naive_mira(rows, ys, order, W, history, C=1.0, variant="mira"):
-    """``rows[d]``: {index: value}; ``W``: list of per-class dicts. Appends each iterate
-    (after each step) to ``history`` and returns ``(W, mistakes)``. The rival is the
-    best-scoring wrong class (lowest index on ties)."""
-    mistakes = 0
-    for d in order:
-        x, label = rows[d], ys[d]
-        scores = [sum(Wk.get(i, 0.0) * v for i, v in x.items()) for Wk in W]
-        rival = max((m for m in range(len(W)) if m != label), key=lambda m: (scores[m], -m))
-        margin = scores[label] - scores[rival]
-        if margin <= 0:
-            mistakes += 1
-        norm2 = sum(v * v for v in x.values())
-        if margin < 1 and norm2 > 0:
-            if variant == "pa-ii":
-                tau = (1 - margin) / (2 * norm2 + 1 / (2 * C))
-            else:
-                tau = (1 - margin) / (2 * norm2)
-                if variant == "pa-i":
-                    tau = min(C, tau)
-            for i, v in x.items():
-                W[label][i] = W[label].get(i, 0.0) + tau * v
-                W[rival][i] = W[rival].get(i, 0.0) - tau * v
-        history.append([dict(Wk) for Wk in W])
-    return W, mistakes
-
-
-# --------------------------------------------------------------------------------------
 # (g) projected online gradient descent, square loss (Zinkevich 2003)
 # --------------------------------------------------------------------------------------
 

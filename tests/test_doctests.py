@@ -5,8 +5,12 @@ import importlib
 import pytest
 
 # modules whose docstrings hold examples (a module listed here must keep at least one)
-MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.online.pegasos", "nbsvm.online.pa", "nbsvm.online.ogd", "nbsvm.online.rows", "nbsvm.text.tokenize", "nbsvm.text.hashing",
-           "nbsvm.lexicon", "nbsvm.online.sgd", "nbsvm.nbsvm"]
+MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.text.tokenize",
+           "nbsvm.text.hashing", "nbsvm.lexicon", "nbsvm.nbsvm", "nbsvm.learn",
+           "nbsvm.online.base", "nbsvm.online.rows", "nbsvm.online.sgd", "nbsvm.online.linear",
+           "nbsvm.online.schedules", "nbsvm.online.regularizers", "nbsvm.online.pegasos",
+           "nbsvm.online.pa", "nbsvm.online.multiclass", "nbsvm.online.multilabel",
+           "nbsvm.online.ogd"]
 
 
 @pytest.mark.parametrize("name", MODULES)

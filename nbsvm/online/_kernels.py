@@ -301,65 +301,6 @@ def _pegasos_epoch(indices, values, offsets, y, order, v, state, lam):
 
 
 @njit(cache=True, nogil=True)
-def _mira_epoch(indices, values, offsets, y, order, W, U, state, C, variant):
-    """Multi-class passive-aggressive / MIRA (Crammer et al. 2006), closed form for k = 1.
-
-    Per example, with ``r`` the best-scoring wrong class: if ``W[y].x - W[r].x < 1``,
-    ``tau = (1 - (W[y].x - W[r].x)) / (2 ||x||^2)`` (``variant`` 0), ``min(C, tau)``
-    (1: PA-I) or ``(1 - margin) / (2 ||x||^2 + 1 / (2 C))`` (2: PA-II), then
-    ``W[y] += tau x`` and ``W[r] -= tau x``. ``U`` accumulates ``c * update`` so that the
-    averaged weights are ``W - U / c`` (Daume's trick). ``state = [c, mistakes, updates]``;
-    a mistake is a top score that is not ``y`` (ties count as mistakes).
-    """
-    n_classes = W.shape[0]
-    c = state[0]
-    mistakes = 0.0
-    updates = 0.0
-    scores = np.empty(n_classes)
-    for k in range(order.shape[0]):
-        d = order[k]
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        label = y[d]
-        norm2 = 0.0
-        for j in range(lo, hi):
-            norm2 += values[j] * values[j]
-        for m in range(n_classes):
-            acc = 0.0
-            for j in range(lo, hi):
-                acc += W[m, indices[j]] * values[j]
-            scores[m] = acc
-        rival = -1
-        for m in range(n_classes):
-            if m != label and (rival < 0 or scores[m] > scores[rival]):
-                rival = m
-        if rival >= 0:
-            margin = scores[label] - scores[rival]
-            if margin <= 0.0:
-                mistakes += 1.0
-            if margin < 1.0 and norm2 > 0.0:
-                if variant == 2:
-                    tau = (1.0 - margin) / (2.0 * norm2 + 1.0 / (2.0 * C))
-                else:
-                    tau = (1.0 - margin) / (2.0 * norm2)
-                    if variant == 1 and tau > C:
-                        tau = C
-                for j in range(lo, hi):
-                    i = indices[j]
-                    step = tau * values[j]
-                    W[label, i] += step
-                    W[rival, i] -= step
-                    U[label, i] += c * step
-                    U[rival, i] -= c * step
-                updates += 1.0
-        c += 1.0
-    state[0] = c
-    state[1] += mistakes
-    state[2] += updates
-    return mistakes
-
-
-@njit(cache=True, nogil=True)
 def _ogd_epoch(indices, values, offsets, y, order, v, state, eta, radius, before, after):
     """Online gradient descent (Zinkevich 2003) for the square loss, projected on a ball.
 

@@ -237,16 +237,29 @@ class OnlineLearner:
         return [tuple(classes[np.flatnonzero(r > 0)]) for r in s]     # multilabel
 
     # ---- persistence (``.npz`` arrays + JSON; never pickle) ----------------------------
+    # learned attributes that describe the last pass only and are not saved
+    _transient = ("history_", "last_stats_")
+
     def state_arrays(self) -> dict:
         return {k: v for k, v in vars(self).items()
-                if k.endswith("_") and isinstance(v, np.ndarray) and v.dtype != object}
+                if k.endswith("_") and k not in self._transient and isinstance(v, np.ndarray)
+                and v.dtype != object}
 
     def save(self, path) -> None:
+        """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
         from ..persist import save_npz
         from .. import __version__
-        scalars = {k: v for k, v in vars(self).items()
-                   if k.endswith("_") and isinstance(v, (int, float, str, list, dict))
-                   and k not in ("history_", "last_stats_")}
+        scalars = {}
+        for k, v in vars(self).items():
+            if not k.endswith("_") or k in self._transient:
+                continue
+            if isinstance(v, np.generic):          # numpy scalars: as Python numbers
+                v = v.item()
+            if isinstance(v, (bool, int, float, str, list, dict)):
+                scalars[k] = v
+            elif not isinstance(v, np.ndarray):
+                raise NBSVMError(f"cannot save {type(self).__name__}.{k} of type "
+                                 f"{type(v).__name__} (only arrays and JSON values)")
         header = dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
                       state=scalars, package_version=__version__)
         save_npz(path, "learner", header, self.state_arrays())

@@ -42,6 +42,8 @@ class OGDRegressor(OnlineLearner):
     """
 
     task = "regression"
+    # the last pass's predictions are diagnostics, not part of the model
+    _transient = OnlineLearner._transient + ("before_", "after_")
 
     def __init__(self, eta=1.0, radius=1.0, epochs=1, seed=0):
         self.eta = eta
@@ -80,6 +82,3 @@ class OGDRegressor(OnlineLearner):
     def coef_(self) -> np.ndarray:
         return self.v_ * self.state_[0]
 
-    def state_arrays(self) -> dict:
-        # the last pass's predictions are diagnostics, not part of the model
-        return {k: v for k, v in super().state_arrays().items() if k not in ("before_", "after_")}

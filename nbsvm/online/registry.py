@@ -51,6 +51,11 @@ def make_learner(algorithm: str, **params):
     if unknown:
         raise NBSVMError(f"--algorithm {algorithm} does not take {', '.join(unknown)}; it "
                          f"takes: {', '.join(allowed)}")
+    clash = [k for k, v in fixed.items() if k in params and params[k] != v]
+    if clash:
+        raise NBSVMError(f"--algorithm {algorithm} fixes "
+                         + ", ".join(f"{k} = {fixed[k]!r}" for k in clash)
+                         + "; another value needs another algorithm (e.g. sgd --schedule ...)")
     return cls(**{**params, **fixed})
 
 

@@ -1,0 +1,54 @@
+"""The learner contract: input conversion, label encoding, saving, the registry's errors."""
+import numpy as np
+import pytest
+
+from nbsvm.errors import NBSVMError
+from nbsvm.online.base import OnlineLearner, as_rows
+from nbsvm.online.registry import make_learner, resolve
+from nbsvm.persist import load_npz, save_npz
+
+
+def test_as_rows_accepts_dense_tuple_and_scipy_alike():
+    dense = np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 3.0]])
+    a = as_rows(dense)
+    b = as_rows((np.array([1, 0, 2]), np.array([2.0, 1.0, 3.0]), np.array([0, 1, 3])), 3)
+
+    class CSR:            # the attributes as_rows reads from a scipy.sparse matrix
+        indptr, indices, data, shape = a.offsets, a.indices, a.values, (2, 3)
+
+    c = as_rows(CSR())
+    for rows in (a, b, c):
+        assert rows.indices.tolist() == [1, 0, 2] and rows.values.tolist() == [2.0, 1.0, 3.0]
+        assert rows.offsets.tolist() == [0, 1, 3] and rows.n_features == 3
+    assert a.take([1]).indices.tolist() == [0, 2] and a.sq_norms().tolist() == [4.0, 10.0]
+    with pytest.raises(NBSVMError, match="out of range"):
+        as_rows(dense, n_features=2)
+    with pytest.raises(NBSVMError, match="finite"):
+        as_rows(np.array([[np.nan]]))
+
+
+def test_empty_arrays_and_numpy_scalars_are_saved(tmp_path):
+    save_npz(tmp_path / "e.npz", "learner", {}, {"empty": np.zeros(0), "x": np.ones(2)})
+    _, arrays = load_npz(tmp_path / "e.npz", "learner")
+    assert arrays["empty"].shape == (0,) and arrays["x"].tolist() == [1.0, 1.0]
+    m = make_learner("pa", epochs=1).fit(np.eye(3), ["a", "b", "a"])
+    m.extra_count_ = np.int64(7)                       # a numpy scalar: saved as a number
+    m.save(tmp_path / "m.npz")
+    back = OnlineLearner.load(tmp_path / "m.npz")
+    assert back.extra_count_ == 7 and type(back.extra_count_) is int
+    assert back.predict(np.eye(3)).tolist() == m.predict(np.eye(3)).tolist()
+    m.bad_ = object()
+    with pytest.raises(NBSVMError, match="cannot save"):
+        m.save(tmp_path / "bad.npz")
+
+
+def test_registry_errors_name_what_is_allowed():
+    with pytest.raises(NBSVMError, match="allowed: sgd, sgd-regressor, adagrad"):
+        make_learner("svm")
+    with pytest.raises(NBSVMError, match="does not take radius; it takes"):
+        make_learner("mira", radius=1.0)
+    with pytest.raises(NBSVMError, match="fixes schedule = 'adagrad'"):
+        make_learner("adagrad", schedule="optimal")
+    assert make_learner("adagrad", schedule="adagrad").schedule == "adagrad"
+    with pytest.raises(NBSVMError, match="unknown schedule 'fast'; allowed: constant"):
+        resolve("schedule", "fast")
