@@ -11,6 +11,7 @@ memory does not grow with the corpus.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import mmap
 import os
@@ -285,15 +286,20 @@ class FeatureCache:
                                  path=str(self.folder))
         return out
 
-    def translated_groups(self, remap: np.ndarray, rng: np.random.Generator, **shuffle_kw):
+    def translated_groups(self, remap: np.ndarray, rng: np.random.Generator,
+                          rewrite: bool = True, **shuffle_kw):
         """One epoch as :meth:`shuffled_groups` (``shuffle_kw`` are its buffer and block
-        sizes), with bucket ids mapped to model columns
-        through ``remap`` (unmapped buckets dropped), rewriting the cache on the way.
+        sizes), with bucket ids mapped to model columns through ``remap`` (unmapped buckets
+        dropped), rewriting the cache as columns on the way (unless ``rewrite`` is false:
+        no later epoch needs it).
 
         A thread reads, translates and writes each group while the caller trains on the
         previous one (both the translation and the training release the GIL). The
         translated cache is written in the order the groups were visited, to new files that
         replace the old ones once the epoch is complete; until then the cache is unchanged.
+        Up to four groups are in memory at once during this epoch (the read buffer, the
+        group being translated, one waiting, one training): 64 MB with the default buffer.
+        Close the generator (``contextlib.closing``) to stop the thread early.
         """
         names = ("ids.i32", "offsets.i64", "labels.i32")
         new = {name: self.folder / (name + ".new") for name in names}
@@ -303,16 +309,20 @@ class FeatureCache:
 
         def produce():
             try:
-                with open(new["ids.i32"], "wb") as f_ids, \
-                        open(new["offsets.i64"], "wb") as f_off, \
-                        open(new["labels.i32"], "wb") as f_lab:
-                    f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
+                with contextlib.ExitStack() as files:
+                    if rewrite:
+                        f_ids, f_off, f_lab = (files.enter_context(open(new[name], "wb"))
+                                               for name in names)
+                        f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
                     n_ids = 0
                     for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
+                        if stop.is_set():
+                            return
                         ids, offsets = _translate(ids, offsets, remap)   # new arrays
-                        f_ids.write(memoryview(ids).cast("B"))
-                        f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
-                        f_lab.write(memoryview(codes).cast("B"))
+                        if rewrite:
+                            f_ids.write(memoryview(ids).cast("B"))
+                            f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
+                            f_lab.write(memoryview(codes).cast("B"))
                         n_ids += int(offsets[-1])
                         if not _put(out, (ids, offsets, codes, order), stop):
                             return
@@ -325,22 +335,29 @@ class FeatureCache:
         worker.start()
         try:
             while True:
-                item = out.get()
+                try:
+                    item = out.get(timeout=0.1)
+                except queue.Empty:
+                    if not worker.is_alive() and out.empty():
+                        raise NBSVMError("the cache translation thread stopped unexpectedly",
+                                         path=str(self.folder)) from None
+                    continue
                 if item is _DONE:
                     break
                 if isinstance(item, _Failure):
                     raise item.exc
                 yield item
             worker.join()
-            meta_path = self.folder / "meta.json"
-            meta = json.loads(meta_path.read_text())
-            meta["n_ids"] = written[0]
-            meta["columns"] = True
-            self.close()
-            for name in names:
-                os.replace(new[name], self.folder / name)
-            meta_path.write_text(json.dumps(meta))
-            self.__init__(self.folder)
+            if rewrite:
+                meta_path = self.folder / "meta.json"
+                meta = json.loads(meta_path.read_text())
+                meta["n_ids"] = written[0]
+                meta["columns"] = True
+                self.close()
+                for name in names:
+                    os.replace(new[name], self.folder / name)
+                meta_path.write_text(json.dumps(meta))
+                self.__init__(self.folder)
         finally:
             stop.set()
             worker.join(timeout=10)

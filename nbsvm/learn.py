@@ -120,7 +120,8 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
         estimator = params.get("estimator")
         if estimator is None:
             estimator = inspect.signature(cls.__init__).parameters["estimator"].default
-        inner = _option_map(learner_class_for(estimator)[0], {}, loop=False)
+        # the binary learner's fixed settings (adagrad's schedule) cannot be set either
+        inner = _option_map(*learner_class_for(estimator), loop=False)
         inner = {o: p for o, p in inner.items() if o not in option_of}
         passed = {inner[o]: v for o, v in given.items() if o in inner}
         if passed:

@@ -26,6 +26,7 @@ bucket-to-column map and the other is returned to the OS, so the peak is about
 """
 from __future__ import annotations
 
+import contextlib
 import mmap
 import shutil
 import tempfile
@@ -214,7 +215,8 @@ class NBSVMClassifier:
             positive = self._positive_in(cache)
             rng = np.random.default_rng(self.seed)
             for epoch in range(first_epoch, self.epochs + 1):
-                groups = cache.translated_groups(self._remap, rng) \
+                groups = cache.translated_groups(self._remap, rng,
+                                                 rewrite=epoch < self.epochs) \
                     if translate and epoch == first_epoch else None
                 self._replay_epoch(cache, positive, rng, epoch, notify, groups)
             timings["train_s"] = time.perf_counter() - t0 - timings.get("lexicon_s", 0.0)
@@ -391,13 +393,18 @@ class NBSVMClassifier:
 
     def _replay_epoch(self, cache, positive, rng, epoch, notify, groups=None):
         n, loss_sum = 0, 0.0
-        for ids, offsets, codes, order in groups or cache.shuffled_groups(rng):
-            for start in range(0, len(order), EPOCH_CHUNK):
-                part = order[start:start + EPOCH_CHUNK]
-                loss_sum += self._learner.epoch(ids, offsets, codes, part, positive) * len(part)
-                n += len(part)
-                notify({"stage": "epoch", "epoch": epoch, "epochs": self.epochs, "docs": n,
-                        "total": cache.n_docs, "loss": loss_sum / n})
+        groups = groups or cache.shuffled_groups(rng)
+        # closed on any exit, so that an error or Ctrl-C stops the epoch's threads before the
+        # caller removes the cache folder
+        with contextlib.closing(groups):
+            for ids, offsets, codes, order in groups:
+                for start in range(0, len(order), EPOCH_CHUNK):
+                    part = order[start:start + EPOCH_CHUNK]
+                    loss_sum += self._learner.epoch(ids, offsets, codes, part,
+                                                    positive) * len(part)
+                    n += len(part)
+                    notify({"stage": "epoch", "epoch": epoch, "epochs": self.epochs, "docs": n,
+                            "total": cache.n_docs, "loss": loss_sum / n})
 
     def _finish(self):
         self.mean_abs_coef_ = self._learner.mean_abs_coef()

@@ -438,3 +438,31 @@ def test_cli_skips_numbas_blas_probe_and_scipy_still_imports():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("ok")
+
+
+def test_cli_reports_output_it_could_not_write(tmp_path):
+    # the CLI skips interpreter teardown (os._exit) but still flushes stdout first: a
+    # failed flush (here a full disk, /dev/full) is an error with a non-zero exit status
+    import os
+    import subprocess
+    import sys
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    # output still in the buffer when the command returns, as after print() (buffered
+    # standard streams, whatever this environment says)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    code = ("import sys\nfrom nbsvm.cli import _exit_now\n"
+            "sys.stdout.write('accuracy: 92.20%\\n')\n_exit_now(0)\n")
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([sys.executable, "-c", code], stdout=full, stderr=subprocess.PIPE,
+                             text=True, timeout=120, env=env)
+    assert out.returncode == 120
+    assert "could not write the output" in out.stderr
+    ok = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0 and ok.stdout == "accuracy: 92.20%\n"
+    # an error's exit status is kept
+    failed = subprocess.run([sys.executable, "-c", code.replace("_exit_now(0)", "_exit_now(2)")],
+                            capture_output=True, text=True, timeout=120)
+    assert failed.returncode == 2

@@ -452,3 +452,43 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
     assert np.array_equal(clf.coef_, m.coef())
     assert np.array_equal(clf.intercept_, m.intercept())
     _same_saved_state(clf, m, tmp_path / "model.npz")
+
+
+def test_an_error_in_the_first_epoch_stops_the_translation_thread(tmp_path, monkeypatch):
+    # epoch 1 translates the cache in a thread; an error while training (here from the
+    # progress callback) must stop that thread and leave no cache files behind
+    monkeypatch.setattr(FeatureCache, "shuffled_groups",
+                        functools.partialmethod(FeatureCache.shuffled_groups,
+                                                buffer_bytes=30_000, block_bytes=5_000))
+    docs = synthetic(1500, seed=9)
+    seen = []
+
+    def callback(event):
+        if event["stage"] == "epoch":
+            seen.append(event["docs"])
+            if len(seen) == 2:
+                raise RuntimeError("stop here")
+
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, epochs=3, min_df=1, cache_dir=str(tmp_path))
+    with pytest.raises(RuntimeError, match="stop here"):
+        clf.fit_documents(iter(docs), callback=callback)
+    assert not [t for t in threading.enumerate() if t.name == "nbsvm-translate"]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_one_epoch_does_not_rewrite_the_cache(tmp_path, monkeypatch):
+    # with a single epoch nothing replays the translated cache, so it is not written
+    writes = []
+    original = FeatureCache.translated_groups
+
+    def spy(self, remap, rng, rewrite=True, **kw):
+        writes.append(rewrite)
+        return original(self, remap, rng, rewrite=rewrite, **kw)
+
+    monkeypatch.setattr(FeatureCache, "translated_groups", spy)
+    docs = synthetic(600, seed=2)
+    one = NBSVMClassifier(ngrams=2, n_bits=16, epochs=1, min_df=1).fit_documents(iter(docs))
+    two = NBSVMClassifier(ngrams=2, n_bits=16, epochs=2, min_df=1).fit_documents(iter(docs))
+    assert writes == [False, True]
+    assert one.score([d.text for d in docs], [d.label for d in docs]) > 0.8
+    assert two.score([d.text for d in docs], [d.label for d in docs]) > 0.8

@@ -439,3 +439,14 @@ def test_every_algorithm_round_trips(tmp_path, algorithm):
     assert evaluate_sparse(m, train) == evaluate_sparse(ref, train)
     frames = pd.concat(predict_sparse(m, train))
     assert len(frames) == len(records)
+
+
+def test_one_vs_rest_refuses_what_its_binary_learner_fixes():
+    # adagrad fixes its schedule: asking ovr's adagrad learners for another one is refused
+    # up front (before any data is read), naming the options that are taken
+    from nbsvm.learn import make_learner_from_options
+
+    with pytest.raises(NBSVMError, match="does not take --schedule"):
+        make_learner_from_options("ovr", {"--estimator": "adagrad", "--schedule": "optimal"})
+    m = make_learner_from_options("ovr", {"--estimator": "adagrad", "--eta0": 0.5})
+    assert m.estimator_params == {"eta0": 0.5}

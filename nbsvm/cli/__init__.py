@@ -86,8 +86,15 @@ def _exit_now(code) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except Exception:                    # a closed pipe: nothing more to deliver
+        except BrokenPipeError:              # the reader went away: nothing to deliver
             pass
+        except (OSError, ValueError) as e:   # e.g. a full disk under `> out.csv`: say so
+            try:
+                os.write(2, f"error: could not write the output: {e}\n".encode())
+            except OSError:
+                pass
+            if code == 0:
+                code = 120                   # what CPython exits with in this case
     os._exit(code)
 
 

@@ -247,22 +247,41 @@ class OnlineLearner:
 
     def save(self, path) -> None:
         """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
+        import json
+
         from ..persist import save_npz
         from .. import __version__
+        header = dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
+                      state=self.state_scalars(), package_version=__version__)
+        try:
+            json.dumps(header)
+        except (TypeError, ValueError) as e:
+            raise NBSVMError(f"cannot save {type(self).__name__}: a parameter or learned value "
+                             f"is not JSON ({e})") from None
+        save_npz(path, "learner", header, self.state_arrays())
+
+    def state_scalars(self) -> dict:
+        """Learned values that are not arrays (numbers, strings, lists, dicts), for the
+        file's JSON header; numpy scalars become Python numbers."""
+        def plain(v):
+            if isinstance(v, np.generic):
+                return v.item()
+            if isinstance(v, (list, tuple)):
+                return [plain(x) for x in v]
+            if isinstance(v, dict):
+                return {k: plain(x) for k, x in v.items()}
+            return v
+
         scalars = {}
         for k, v in vars(self).items():
             if not k.endswith("_") or k in self._transient:
                 continue
-            if isinstance(v, np.generic):          # numpy scalars: as Python numbers
-                v = v.item()
-            if isinstance(v, (bool, int, float, str, list, dict)):
-                scalars[k] = v
+            if isinstance(v, (np.generic, bool, int, float, str, list, dict)):
+                scalars[k] = plain(v)
             elif not isinstance(v, np.ndarray):
                 raise NBSVMError(f"cannot save {type(self).__name__}.{k} of type "
                                  f"{type(v).__name__} (only arrays and JSON values)")
-        header = dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
-                      state=scalars, package_version=__version__)
-        save_npz(path, "learner", header, self.state_arrays())
+        return scalars
 
     @staticmethod
     def load(path) -> "OnlineLearner":

@@ -267,8 +267,5 @@ class OneVsRest(OnlineLearner):
         for k, learner in enumerate(self._learners()):
             for name, value in learner.state_arrays().items():
                 setattr(self, f"est{k}_{name}", value)
-            self.estimator_state_.append(
-                {n: v for n, v in vars(learner).items() if n.endswith("_")
-                 and isinstance(v, (int, float, str, list, dict))
-                 and n not in ("history_", "last_stats_")})
+            self.estimator_state_.append(learner.state_scalars())
         super().save(path)
