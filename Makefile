@@ -10,7 +10,7 @@ IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
 IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
 IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 
-.PHONY: all install install-bench test imdb data-imdb bench clean
+.PHONY: all install install-bench install-plot test imdb imdb-table blitzer rcv1 iris reproduce data-imdb bench clean
 
 all: test
 
@@ -27,6 +27,13 @@ $(VENV)/.installed-bench: $(VENV)/.installed
 	touch $@
 
 install-bench: $(VENV)/.installed-bench
+
+# matplotlib for the PNG plots of the reproductions (never a runtime dependency)
+$(VENV)/.installed-plot: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,plot]'
+	touch $@
+
+install-plot: $(VENV)/.installed-plot
 
 # The corpus: data/aclImdb if present, else the shared archive (sha256 checked), else the
 # official download. The unlabeled train/unsup part of the download is not extracted.
@@ -48,6 +55,23 @@ data-imdb: data/aclImdb/train/pos
 
 imdb: install data-imdb
 	$(PY) pipelines/imdb.py
+
+# Reproductions of published tables (results/<name>.md and .csv; README "Reproductions")
+imdb-table: install data-imdb
+	$(PY) pipelines/imdb_table.py
+
+blitzer: install
+	$(PY) pipelines/blitzer.py
+
+rcv1: install
+	$(PY) pipelines/rcv1.py
+
+iris: install-plot
+	$(PY) pipelines/iris_ogd.py
+
+# all of the above, each timed (results/reproduce.md)
+reproduce: install-plot data-imdb
+	$(PY) pipelines/reproduce.py
 
 # nbsvm beside Vowpal Wabbit and scikit-learn on the IMDB trigram job (results/bench.md)
 bench: install-bench data-imdb

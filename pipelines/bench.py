@@ -172,19 +172,26 @@ def main(argv=None):
           "(see settle_shared_libraries)")
     rows = []
     results = {}
-    for system in systems(files, work, args.mesnil):
+    todo = systems(files, work, args.mesnil)
+    for system in todo:
         print(f"\n== {system['name']}")
         for cmd in system["cmds"]:
             print("   $ " + shlex.join(cmd))
         run_measured(system["cmds"])                      # warm-up
-        runs = []
-        for i in range(args.runs):
+        print("   warm-up done", flush=True)
+        results[system["name"]] = []
+    # measured runs in rounds, every system once per round: a change in the machine's load
+    # (a shared virtual machine drifts) then touches every system alike, not one block
+    for i in range(args.runs):
+        print(f"\n== round {i + 1} of {args.runs}")
+        for system in todo:
             r = run_measured(system["cmds"])
             r["accuracy"] = accuracy_of(system, r)
-            runs.append(r)
-            print(f"   run {i + 1}: {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB, "
+            results[system["name"]].append(r)
+            print(f"   {system['name']}: {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB, "
                   f"accuracy {r['accuracy']:.2f}%", flush=True)
-        results[system["name"]] = runs
+    for system in todo:
+        runs = results[system["name"]]
         row = dict(system=system["name"],
                    accuracy=statistics.median(r["accuracy"] for r in runs),
                    seconds_median=statistics.median(r["seconds"] for r in runs),
@@ -230,7 +237,8 @@ def main(argv=None):
             print(f"scaling x{factor}: {scaling[-1]}", flush=True)
 
     lines = ["# IMDB trigram benchmark: nbsvm and peers, measured in one run", "",
-             f"{args.runs} runs after one warm-up, medians with (min-max); wall seconds for the "
+             f"{args.runs} runs after one warm-up, in rounds (each system once per round), medians "
+             "with (min-max); wall seconds for the "
              "whole job (read, tokenize, lexicon/vectorize, train 10 epochs, evaluate, save) "
              "and peak RSS from `os.wait4` of each process. Before measuring, the page-cache "
              "copies of all installed shared libraries are dropped (`settle_shared_libraries`: "
@@ -245,6 +253,12 @@ def main(argv=None):
                      f"{spread([x['seconds'] for x in runs])} | "
                      f"{spread([x['peak_mb'] for x in runs], '{:.0f}')} | "
                      f"{r.time_vs_vw:.2f} | {r.rss_vs_vw:.2f} |")
+    vw_name = next(n for n in results if n.startswith("Vowpal"))
+    paired = [a["seconds"] / b["seconds"] for a, b in
+              zip(results["nbsvm (threads 1, reproducible)"], results[vw_name])]
+    lines += ["", "Paired by round (the runs alternate between systems), nbsvm (threads 1) / "
+              "VW time: " + ", ".join(f"{x:.2f}" for x in paired)
+              + f" (median {statistics.median(paired):.2f})."]
     lines += ["", "nbsvm stages (median seconds): " + ", ".join(
         f"{k} {table.iloc[0][k]:.2f}" for k in ("lexicon+cache_s", "training_s", "test eval_s",
                                                  "save_s") if k in table.columns), "",
