@@ -52,3 +52,13 @@ def test_registry_errors_name_what_is_allowed():
     assert make_learner("adagrad", schedule="adagrad").schedule == "adagrad"
     with pytest.raises(NBSVMError, match="unknown schedule 'fast'; allowed: constant"):
         resolve("schedule", "fast")
+
+
+def test_learners_import_from_the_package():
+    import nbsvm.online as online
+    from nbsvm.online.pa import MIRA
+
+    assert online.MIRA is MIRA and online.make_learner is make_learner
+    assert set(online.__all__) >= {"SGDClassifier", "Pegasos", "MulticlassHinge", "OGDRegressor"}
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        online.Nope
