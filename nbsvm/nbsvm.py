@@ -20,6 +20,10 @@ Interpolation with NB (``beta``):
 - ``weights`` (Wang & Manning 2012): ``w' = (1-beta)*mean|w| + beta*w``, the mean taken over
   the buckets with a non-zero ratio (the buckets seen in training, up to exact ties).
 
+Feature values (``weighting``): ``nb`` gives every kept bucket its ratio ``r``; ``binary``
+gives it 1 (plain binarized n-grams, the same learner without NB weighting: Wang & Manning's
+SVM baseline), which leaves no NB part to interpolate with, so ``beta`` must then be 1.
+
 Memory: two classes are counted in releasable memory; after the pass one row becomes the
 bucket-to-column map and the other is returned to the OS, so the peak is about
 ``2**n_bits * 8`` bytes of counts plus ``16`` bytes per kept column (AdaGrad).
@@ -50,6 +54,7 @@ from .persist import Chunked, load_npz, save_npz
 from .text.hashing import Hasher
 
 INTERPOLATIONS = ("scores", "weights")
+WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
 EPOCH_CHUNK = 4096          # documents between progress reports
 
 
@@ -89,6 +94,9 @@ class NBSVMClassifier:
     beta : float
         Interpolation weight of the linear model against NB, in [0, 1].
     interpolate : {'scores', 'weights'}
+    weighting : {'nb', 'binary'}
+        Feature value of a kept bucket: its NB ratio (NBSVM), or 1 (plain binarized
+        features, no NB weighting; needs ``beta=1``).
     epochs : int
     seed : int
         Seeds the per-epoch shuffles.
@@ -114,7 +122,8 @@ class NBSVMClassifier:
                  optimizer=DEFAULTS["optimizer"],
                  eta0=DEFAULTS["eta0"], l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=DEFAULTS["epochs"],
-                 seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None):
+                 seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
+                 weighting="nb"):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -131,11 +140,12 @@ class NBSVMClassifier:
         self.seed = seed
         self.threads = threads
         self.cache_dir = cache_dir
+        self.weighting = weighting
 
     # -- parameters -----------------------------------------------------------------------
     _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss",
                "optimizer", "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads",
-               "cache_dir")
+               "cache_dir", "weighting")
 
     def get_params(self, deep=True) -> dict:
         return {p: getattr(self, p) for p in self._PARAMS}
@@ -160,6 +170,12 @@ class NBSVMClassifier:
                              f"{', '.join(INTERPOLATIONS)}")
         if not (isinstance(self.beta, (int, float)) and 0.0 <= self.beta <= 1.0):
             raise NBSVMError(f"beta must be in [0, 1], got {self.beta!r}")
+        if self.weighting not in WEIGHTINGS:
+            raise NBSVMError(f"unknown weighting {self.weighting!r}; allowed: "
+                             f"{', '.join(WEIGHTINGS)}")
+        if self.weighting == "binary" and self.beta != 1.0:
+            raise NBSVMError(f"weighting='binary' has no NB part to interpolate with: beta "
+                             f"must be 1, got {self.beta!r}")
         if not (isinstance(self.epochs, int) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
@@ -264,6 +280,8 @@ class NBSVMClassifier:
                 tables[:] = self.lexicon_.ratios()
                 if self.min_df > 1:     # as in fit: buckets in fewer documents carry no value
                     tables[:, self.lexicon_._counts.sum(axis=0) < self.min_df] = 0.0
+                if self.weighting == "binary":
+                    tables[:] = self.lexicon_._counts.sum(axis=0) >= max(self.min_df, 1)
                 self.n_seen_buckets_ = self.lexicon_.n_seen_
         batch = translate(batch, self._remap)
         if len(docs):
@@ -331,6 +349,8 @@ class NBSVMClassifier:
                             0 if k == 0 else int(parts[0][2]))
 
         run_parts(fill, 2)
+        if self.weighting == "binary":      # every kept column: value 1 instead of r
+            learner.S_[:, :, 0] = 1.0
         if mm is not None and binary:
             row_bytes = counts.shape[1] * 4
             if row_bytes % mmap.PAGESIZE == 0:
@@ -430,7 +450,10 @@ class NBSVMClassifier:
 
     @property
     def ratios_(self) -> np.ndarray:
-        """NB log-count ratios by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
+        """NB log-count ratios by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy).
+
+        These are the feature values: with ``weighting='binary'``, 1 on every kept bucket.
+        """
         self._check_fitted()
         return self._dense(0)
 
