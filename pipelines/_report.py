@@ -47,15 +47,17 @@ def reproduce_command(argv: list[str] | None = None) -> str:
     return shlex.join([".venv/bin/python", str(script), *argv[1:]])
 
 
-def start(name: str, config: dict) -> dict:
-    """Print the full configuration and the reproduce command; return the config with the
-    start time (for :func:`write_results`)."""
+def start(name: str, config: dict, argv: list[str] | None = None) -> dict:
+    """Print the full configuration and the reproduce command (of ``argv``, default
+    ``sys.argv``: a script's ``main(argv)`` should pass ``[__file__, *argv]``); return the
+    config with the start time and the command (for :func:`write_results`)."""
     shown = {k: (str(v) if isinstance(v, Path) else v) for k, v in config.items()}
+    command = reproduce_command(argv)
     print(f"== {name}: configuration", flush=True)
     for k, v in shown.items():
         print(f"  {k}: {v}")
-    print(f"  reproduce: {reproduce_command()}", flush=True)
-    return dict(shown, _started=time.perf_counter())
+    print(f"  reproduce: {command}", flush=True)
+    return dict(shown, _started=time.perf_counter(), _command=command)
 
 
 def markdown_table(frame) -> str:
@@ -98,7 +100,8 @@ def write_results(name: str, frame, title: str, notes: list[str] | None = None,
                   ""]
         if seconds is not None:
             parts += [f"Wall time: {seconds:.1f} s.", ""]
-    parts += ["Reproduce (from the repository root):", "", "```", reproduce_command(), "```", ""]
+    command = (config or {}).get("_command") or reproduce_command()
+    parts += ["Reproduce (from the repository root):", "", "```", command, "```", ""]
     tmp = md_path.with_suffix(".md.tmp")
     tmp.write_text("\n".join(parts))
     os.replace(tmp, md_path)
