@@ -4,7 +4,9 @@ from .readers import (Document, FORMATS, read_aclimdb, read_lines, read_text_lin
 
 from .sparse import (SPARSE_FORMATS, SparseRow, detect_index_base, detect_sparse_format,
                      read_blitzer, read_named, read_svmlight)
+from .blitzer import parse_reviews, read_reviews, review_members
 
 __all__ = ["SparseRow", "SPARSE_FORMATS", "read_svmlight", "read_blitzer", "read_named",
            "detect_index_base", "detect_sparse_format", "Document", "FORMATS", "read_aclimdb", "read_lines", "read_text_lines", "read_table",
-           "read_inputs", "detect_format"]
+           "read_inputs", "detect_format",
+           "parse_reviews", "read_reviews", "review_members"]

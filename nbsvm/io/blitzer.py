@@ -1,0 +1,291 @@
+"""Reader of the raw review text of Blitzer et al.'s (2007) Multi-Domain Sentiment Dataset
+(``sorted_data_acl/<domain>/{positive,negative}.review``).
+
+A ``.review`` file is pseudo-XML: a sequence of ``<review> ... </review>`` records, no root
+element, every field tag on a line of its own, the field's text on the lines between::
+
+    <review>
+    <rating>
+    5.0
+    </rating>
+    <title>
+    One of the best Crichton novels
+    </title>
+    <review_text>
+    Sphere by Michael Crichton is an excellant novel. ...
+    </review_text>
+    </review>
+
+An XML parser rejects it (``&`` and ``<`` appear unescaped in the text), so records are
+parsed line by line. Quirks handled: HTML entities (``&quot;``, ``&#8217;``) are decoded;
+bytes that are not UTF-8 are replaced rather than fatal; wrapper lines some copies add
+around the records (``<data>``, ``<reviews>``) are skipped; fields may be missing (read as
+empty, except ``review_text``). Anything else malformed raises
+:class:`~nbsvm.errors.NBSVMError` naming the file and line.
+
+Like the other readers this one streams: it holds one record at a time.
+"""
+from __future__ import annotations
+
+import html
+import re
+import tarfile
+from pathlib import Path
+from typing import IO, Iterable, Iterator
+
+from ..errors import NBSVMError
+from .readers import Document, _open_text
+
+#: The fields of a record, in file order.
+REVIEW_FIELDS = ("unique_id", "asin", "product_name", "product_type", "helpful", "rating",
+                 "title", "date", "reviewer", "reviewer_location", "review_text")
+#: Lines that some copies wrap the records in (skipped between records).
+WRAPPER_TAGS = ("<data>", "</data>", "<reviews>", "</reviews>")
+#: The text Blitzer et al.'s ``processed_acl`` features were built from (title and body).
+TEXT_FIELDS = ("title", "review_text")
+LABELS = ("positive", "negative")
+
+_TAG = re.compile(r"<(/?)([a-z_]+)>")
+
+
+def _text_lines(fh) -> Iterator[str]:
+    """Lines without their ends; bytes are decoded as UTF-8 with bad bytes replaced."""
+    for raw in fh:
+        if isinstance(raw, bytes):
+            raw = raw.decode("utf-8", errors="replace")
+        yield raw.rstrip("\r\n")
+
+
+def _tag(line: str) -> tuple[bool, str] | None:
+    """``(closing, name)`` when the line is exactly one tag, else None."""
+    m = _TAG.fullmatch(line.strip())
+    return (m.group(1) == "/", m.group(2)) if m else None
+
+
+class _RecordParser:
+    """The line-by-line state of :func:`parse_reviews`: between records, inside a record,
+    or inside one of its fields."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.start = None            # line of the open <review>; None between records
+        self.field = None            # the open field, its first line and its lines so far
+        self.field_line = 0
+        self.body: list[str] = []
+        self.record: dict[str, str] = {}
+
+    def error(self, message: str, line: int) -> NBSVMError:
+        return NBSVMError(message, path=self.source, line=line)
+
+    def feed(self, lineno: int, line: str):
+        """Take one line; return ``(start line, record)`` when it closes a record."""
+        tag = _tag(line)
+        if self.field is not None:
+            self._in_field(lineno, line, tag)
+        elif self.start is None:
+            self._between(lineno, line, tag)
+        else:
+            return self._in_record(lineno, line, tag)
+        return None
+
+    def _in_field(self, lineno, line, tag):
+        """Text until the field's end tag; a <review> tag means the field was never closed."""
+        if tag == (True, self.field):
+            self.record[self.field] = html.unescape("\n".join(self.body).strip())
+            self.field, self.body = None, []
+        elif tag is not None and tag[1] == "review":
+            raise self.error(f"<{self.field}> (opened on line {self.field_line}) is not "
+                             f"closed before {line.strip()}", lineno)
+        else:
+            self.body.append(line)
+
+    def _between(self, lineno, line, tag):
+        """Only <review>, blank lines and wrapper tags may come between records."""
+        if tag == (False, "review"):
+            self.start, self.record = lineno, {}
+        elif line.strip() and line.strip() not in WRAPPER_TAGS:
+            raise self.error(f"expected <review>, found {line.strip()[:40]!r}", lineno)
+
+    def _in_record(self, lineno, line, tag):
+        """Field tags open fields; </review> ends the record; anything else is an error."""
+        if tag == (True, "review"):
+            done, self.start = (self.start, self.record), None
+            return done
+        if tag is not None and not tag[0] and tag[1] != "review":
+            if tag[1] in self.record:
+                raise self.error(f"field <{tag[1]}> appears twice in the review opened on "
+                                 f"line {self.start}", lineno)
+            self.field, self.field_line = tag[1], lineno
+        elif line.strip():
+            what = f"unexpected {line.strip()}" if tag else \
+                f"text outside a field: {line.strip()[:40]!r}"
+            raise self.error(f"{what} (in the review opened on line {self.start})", lineno)
+        return None
+
+    def finish(self, lineno: int) -> None:
+        """At the end of the file no record or field may be open."""
+        if self.field is not None:
+            raise self.error(f"end of file inside <{self.field}> opened on line "
+                             f"{self.field_line}", lineno)
+        if self.start is not None:
+            raise self.error(f"end of file inside <review> opened on line {self.start}", lineno)
+
+
+def parse_reviews(lines: Iterable[str], source: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """The records of a ``.review`` file: ``(line of its <review> tag, {field: text})``.
+
+    Field text is the lines between the field's tags joined by newlines, stripped, with
+    HTML entities decoded.
+
+    Examples
+    --------
+    >>> lines = ["<review>", "<title>", "Tom &amp; Jerry", "</title>", "</review>"]
+    >>> list(parse_reviews(lines, "x.review"))
+    [(1, {'title': 'Tom & Jerry'})]
+    """
+    parser = _RecordParser(source)
+    lineno = 0
+    for lineno, line in enumerate(lines, 1):
+        done = parser.feed(lineno, line)
+        if done is not None:
+            yield done
+    parser.finish(lineno)
+
+
+def label_of_rating(rating: str, source: str, line: int) -> str:
+    """``positive`` for 4 or 5 stars, ``negative`` for 1 or 2 (the dataset's rule)."""
+    try:
+        stars = float(rating)
+    except ValueError:
+        raise NBSVMError(f"rating is not a number: {rating!r}", path=source, line=line) from None
+    if stars >= 4:
+        return "positive"
+    if stars <= 2:
+        return "negative"
+    raise NBSVMError(f"rating {rating} is neither positive (4-5) nor negative (1-2)",
+                     path=source, line=line)
+
+
+def _label_rule(label: str | None, source: str):
+    """A function ``(record, line) -> label`` for the ``label`` argument of :func:`read_reviews`."""
+    if label == "auto":
+        stem = Path(source).stem          # also for "<archive>:<member>" names
+        label = stem if stem in LABELS else "rating"
+    if label == "rating":
+        def from_rating(record, line):
+            if "rating" not in record:
+                raise NBSVMError("review has no <rating> to take its label from", path=source,
+                                 line=line)
+            return label_of_rating(record["rating"], source, line)
+        return from_rating
+    return lambda record, line: label
+
+
+def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
+                 source: str | None = None) -> Iterator[Document]:
+    """Read a raw ``.review`` file one record at a time as :class:`Document` records.
+
+    Parameters
+    ----------
+    path_or_file : str, Path or file object
+        A ``.review`` file (plain or ``.gz``) or an open text or binary file (e.g. a member
+        of a tar archive); bytes that are not UTF-8 are replaced.
+    label : str or None
+        ``"auto"``: the file's name when it is ``positive.review`` or ``negative.review``,
+        else from the rating; ``"rating"``: 4-5 stars ``positive``, 1-2 ``negative``; any
+        other string: that label for every review; None: unlabeled.
+    fields : sequence of str
+        Fields joined (by a blank line) into the document's text; missing ones are skipped.
+        The default, title and body, is the text Blitzer et al.'s features were built from.
+    source : str, optional
+        The name used in documents and errors (default: the path or the file's name).
+
+    Yields
+    ------
+    Document
+        ``(label, text, source, line of the record's <review> tag)``.
+
+    Raises
+    ------
+    NBSVMError
+        On a malformed record or a review without ``<review_text>``, naming file and line.
+
+    Examples
+    --------
+    >>> import io
+    >>> raw = io.StringIO("<review>\\n<rating>\\n5.0\\n</rating>\\n<title>\\nFun\\n</title>\\n"
+    ...                   "<review_text>\\nA &quot;great&quot; read &amp; a gift.\\n"
+    ...                   "</review_text>\\n</review>\\n")
+    >>> doc = next(read_reviews(raw, source="books/positive.review"))
+    >>> doc.label, doc.text, doc.line
+    ('positive', 'Fun\\n\\nA "great" read & a gift.', 1)
+    """
+    unknown = [f for f in fields if f not in REVIEW_FIELDS]
+    if unknown or not fields:
+        raise NBSVMError(f"unknown review field(s) {unknown}; allowed: {', '.join(REVIEW_FIELDS)}")
+    if hasattr(path_or_file, "read"):
+        fh, name, close = path_or_file, getattr(path_or_file, "name", "<stream>"), False
+    else:
+        fh, name, close = _open_text(path_or_file)
+    name = source or str(name)
+    labeler = _label_rule(label, name) if label is not None else (lambda record, line: None)
+    try:
+        for line, record in parse_reviews(_text_lines(fh), name):
+            if "review_text" not in record:
+                raise NBSVMError("review has no <review_text>", path=name, line=line)
+            text = "\n\n".join(record[f] for f in fields if record.get(f))
+            yield Document(labeler(record, line), text, name, line)
+    except (OSError, EOFError, tarfile.TarError) as e:     # e.g. a truncated .gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+    finally:
+        if close:
+            fh.close()
+
+
+class ArchiveMember:
+    """A member of a tar archive read as text lines: UTF-8 with bad bytes replaced, named
+    ``<archive>:<member>`` for errors. Iterating yields lines with their ends, as a text
+    file does (what :func:`read_reviews` and :func:`~nbsvm.io.read_blitzer` need)."""
+
+    def __init__(self, raw: IO[bytes], name: str):
+        self.raw = raw
+        self.name = name
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.raw:
+            yield line.decode("utf-8", errors="replace")
+
+    def read(self) -> str:
+        return self.raw.read().decode("utf-8", errors="replace")
+
+
+def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, ArchiveMember]]:
+    """Stream the members of a tar (``.tar.gz``) archive whose names end with ``suffix``, in
+    archive order, as ``(member name, text file)``. Nothing is extracted to disk; each file
+    is valid until the next member is taken.
+
+    Examples
+    --------
+    >>> import io, tarfile
+    >>> data, buf = b"<review>\\n<review_text>\\nok\\n</review_text>\\n</review>\\n", io.BytesIO()
+    >>> with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+    ...     info = tarfile.TarInfo("d/books/positive.review"); info.size = len(data)
+    ...     tar.addfile(info, io.BytesIO(data))
+    >>> _ = buf.seek(0)
+    >>> [(name, next(read_reviews(fh)).label) for name, fh in review_members(buf)]
+    [('d/books/positive.review', 'positive')]
+    """
+    is_file = hasattr(archive, "read")
+    name = getattr(archive, "name", "<archive>") if is_file else str(archive)
+    if not is_file and not Path(archive).is_file():
+        raise NBSVMError("no such archive", path=name)
+    try:
+        opened = tarfile.open(fileobj=archive, mode="r|*") if is_file \
+            else tarfile.open(archive, mode="r|*")
+        with opened as tar:
+            for member in tar:
+                if member.isfile() and member.name.endswith(suffix):
+                    yield member.name, ArchiveMember(tar.extractfile(member),
+                                                     f"{name}:{member.name}")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raise NBSVMError(f"cannot read the archive: {e}", path=name) from None
