@@ -626,10 +626,11 @@ def configuration(args, archives: dict) -> dict:
     )
 
 
-def run(args) -> None:
+def run(args, argv: list | None = None) -> None:
+    """The whole benchmark; ``argv`` (script first) is what the reproduce command shows."""
     archives = {r: locate_archive(r, getattr(args, f"{r}_archive"), shared_datasets())
                 for r in args.routes}
-    config = start(NAME, configuration(args, archives))
+    config = start(NAME, configuration(args, archives), argv)
     ours = methods(args.routes)
     rows, validation, chosen = [], [], {}
     split = None
@@ -721,7 +722,7 @@ def data_notes(args) -> list[str]:
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        run(args)
+        run(args, None if argv is None else [__file__, *argv])
     except NBSVMError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

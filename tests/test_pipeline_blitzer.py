@@ -263,6 +263,7 @@ def test_tables_and_results_files_on_tiny_archives(tmp_path, capsys):
     assert code == 0
     assert printed.startswith("== blitzer: configuration") and "epoch 2/2:" in printed
     assert "NBSVM beats plain hinge SGD in" in printed
+    assert "reproduce: .venv/bin/python pipelines/blitzer.py --raw-archive" in printed
     import pandas as pd
     frame = pd.read_csv(tmp_path / "out" / "blitzer.csv")
     assert list(frame.columns) == ["method", "route", "train_domain", "test_domain", "split",
