@@ -5,7 +5,7 @@ import importlib
 import pytest
 
 # modules whose docstrings hold examples (a module listed here must keep at least one)
-MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.text.tokenize",
+MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.io.blitzer", "nbsvm.text.tokenize",
            "nbsvm.text.hashing", "nbsvm.lexicon", "nbsvm.nbsvm", "nbsvm.learn",
            "nbsvm.online.base", "nbsvm.online.rows", "nbsvm.online.sgd", "nbsvm.online.linear",
            "nbsvm.online.schedules", "nbsvm.online.regularizers", "nbsvm.online.pegasos",
