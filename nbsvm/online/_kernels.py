@@ -27,8 +27,17 @@ PREFETCH_AHEAD = 32
 
 @njit(cache=True, nogil=True, inline="always")
 def _prefetch_doc_start(ids, offsets, order, k, S):
-    """Prefetch the first rows of example ``order[k]`` (if any) while this one updates."""
-    if k < order.shape[0]:
+    """While example ``order[k - 1]`` updates: prefetch the state rows of the first ids of
+    example ``order[k]``, the ids of ``order[k + 1]`` and the offset of ``order[k + 4]``
+    (examples come in random order, so each of these is a cache miss away)."""
+    n = order.shape[0]
+    if k + 4 < n:
+        prefetch_row(offsets, order[k + 4])
+    if k + 1 < n:
+        d = order[k + 1]
+        for j in range(offsets[d], min(offsets[d + 1], offsets[d] + 2 * PREFETCH_AHEAD), 16):
+            prefetch_row(ids, j)                  # 16 int32 ids per cache line
+    if k < n:
         d = order[k]
         lo = offsets[d]
         hi = min(offsets[d + 1], lo + PREFETCH_AHEAD)

@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .._prefetch import prefetch_row
 from ._kernels import _loss_dloss
 from .schedules import CONSTANT, OPTIMAL, INVSQRT
 
@@ -24,6 +25,29 @@ STATE_SIZE = 9
 
 TRUNCATED = 1          # regularizers.L1_METHODS["truncated"]; 0 is cumulative
 FOLD_LOW, FOLD_HIGH = 1e-6, 1e6
+
+
+# Examples are visited in a random order, so each one's row, offset and label are a
+# cache miss away; the kernels ask for them ahead (``_prefetch_example``): the offset and
+# label a few examples ahead, the row of the next example (whose offset has arrived by then).
+# On an RCV1-shaped corpus this makes an epoch about 3x faster (pipelines/rcv1.py).
+OFFSETS_AHEAD = 6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_example(indices, values, offsets, y, order, k):
+    """Prefetch what step ``k + 1`` (row) and step ``k + OFFSETS_AHEAD`` (offset, label)
+    will read; a hint only, results do not change."""
+    n = order.shape[0]
+    if k + OFFSETS_AHEAD < n:
+        ahead = order[k + OFFSETS_AHEAD]
+        prefetch_row(offsets, ahead)
+        prefetch_row(y, ahead)
+    if k + 1 < n:
+        d = order[k + 1]
+        for j in range(offsets[d], offsets[d + 1], 8):     # 8 entries per cache line
+            prefetch_row(indices, j)
+            prefetch_row(values, j)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -131,14 +155,16 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
     b = state[BIAS]
     u = state[L1_U]
     sq = 0.0
-    for i in range(v.shape[0]):
-        sq += v[i] * v[i]
+    if radius > 0.0:                          # ||v||^2 is only needed for the projection
+        for i in range(v.shape[0]):
+            sq += v[i] * v[i]
     total = 0.0
     mistakes = 0.0
     for k in range(order.shape[0]):
         d = order[k]
         lo = offsets[d]
         hi = offsets[d + 1]
+        _prefetch_example(indices, values, offsets, y, order, k)
         ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
         if lam1 > 0.0 and l1_method == TRUNCATED:    # catch up on the missed shrinkage
             for j in range(lo, hi):
@@ -164,9 +190,13 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
                 sq = 0.0
         if g != 0.0:
             c = -eta * g / s
-            for j in range(lo, hi):
-                i = indices[j]
-                sq = _set(v, i, v[i] + c * values[j], sq, avg_u, ratio)
+            if radius > 0.0 or ratio != 0.0:
+                for j in range(lo, hi):
+                    i = indices[j]
+                    sq = _set(v, i, v[i] + c * values[j], sq, avg_u, ratio)
+            else:                             # no norm or average to keep: the plain step
+                for j in range(lo, hi):
+                    v[indices[j]] += c * values[j]
             b -= eta * bias_rate * g
         if lam1 > 0.0:
             u += eta * lam1
@@ -213,6 +243,7 @@ def _adagrad_pass(indices, values, offsets, y, order, w, G, avg_u, state, loss_c
         d = order[k]
         lo = offsets[d]
         hi = offsets[d + 1]
+        _prefetch_example(indices, values, offsets, y, order, k)
         ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
         dot = 0.0
         for j in range(lo, hi):
