@@ -62,3 +62,17 @@ def test_learners_import_from_the_package():
     assert set(online.__all__) >= {"SGDClassifier", "Pegasos", "MulticlassHinge", "OGDRegressor"}
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         online.Nope
+
+
+def test_labels_are_encoded_as_strings_and_unknown_ones_refused():
+    m = make_learner("pa", epochs=1).fit(np.eye(4), [1, -1, 1, -1])
+    assert m.classes_ == ["-1", "1"]
+    assert m._encode(np.array([1, -1])).tolist() == [1.0, -1.0]            # ints as "1"
+    assert m._encode(["1", "-1"]).tolist() == [1.0, -1.0]
+    assert m._encode(np.array(["1", 1], dtype=object)).tolist() == [1.0, 1.0]
+    with pytest.raises(NBSVMError, match="unknown label '2'; this model knows: -1, 1"):
+        m.partial_fit(np.eye(4)[:2], [1, 2])
+    mc = make_learner("mira", epochs=1).fit(np.eye(3), ["b", "c", "a"])
+    assert mc._encode(["c", "a", "b"]).tolist() == [2, 0, 1]
+    with pytest.raises(NBSVMError, match="unknown label 'zz'"):
+        mc._encode(["a", "zz"])

@@ -23,6 +23,7 @@ import inspect
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from ..errors import NBSVMError
 
@@ -96,12 +97,27 @@ def as_rows(X, n_features: int | None = None) -> SparseRows:
     if out.offsets.ndim != 1 or len(out.offsets) < 1 or out.offsets[0] != 0 \
             or out.offsets[-1] != len(out.indices) or len(out.values) != len(out.indices):
         raise NBSVMError("malformed sparse rows: offsets must start at 0 and end at nnz")
-    if out.indices.size and (out.indices.min() < 0 or out.indices.max() >= width):
-        raise NBSVMError(f"feature index {int(out.indices.max())} out of range: this model has "
-                         f"{width} features (indices 0..{width - 1})")
-    if not np.all(np.isfinite(out.values)):
+    bad_index, finite = _check_rows(out.indices, out.values, width)
+    if bad_index >= 0:
+        raise NBSVMError(f"feature index {int(out.indices[bad_index])} out of range: this model "
+                         f"has {width} features (indices 0..{width - 1})")
+    if not finite:
         raise NBSVMError("feature values must be finite")
     return out
+
+
+@njit(cache=True, nogil=True)
+def _check_rows(indices, values, width):
+    """One pass over the non-zeros: the position of the first index outside
+    ``[0, width)`` (-1 if none) and whether every value is finite. The kernels do not check
+    bounds, so every input is checked here once per call."""
+    for j in range(indices.shape[0]):
+        if indices[j] < 0 or indices[j] >= width:
+            return j, True
+    for j in range(values.shape[0]):
+        if not np.isfinite(values[j]):
+            return -1, False
+    return -1, True
 
 
 class OnlineLearner:
@@ -153,18 +169,28 @@ class OnlineLearner:
             if not np.all(np.isfinite(y)):
                 raise NBSVMError("regression targets must be finite numbers")
             return y
-        index = {c: i for i, c in enumerate(self.classes_)}
-        try:
-            if self.task == "multilabel":
-                Y = -np.ones((len(y), len(self.classes_)), dtype=np.int8)
+        if self.task == "multilabel":
+            index = {c: i for i, c in enumerate(self.classes_)}
+            Y = -np.ones((len(y), len(self.classes_)), dtype=np.int8)
+            try:
                 for d, ys in enumerate(y):
                     for l in ys:
                         Y[d, index[str(l)]] = 1
-                return Y
-            codes = np.array([index[str(l)] for l in y], dtype=np.int64)
-        except KeyError as e:
-            raise NBSVMError(f"unknown label {e.args[0]!r}; this model knows: "
-                             f"{', '.join(self.classes_)}") from None
+            except KeyError as e:
+                raise NBSVMError(f"unknown label {e.args[0]!r}; this model knows: "
+                                 f"{', '.join(self.classes_)}") from None
+            return Y
+        # vectorized: classes_ are sorted strings, so a label's code is its sorted position
+        labels = np.asarray(y)
+        if labels.dtype.kind != "U":
+            labels = np.array([str(l) for l in labels.ravel()]) if labels.dtype == object \
+                else labels.astype(str)
+        classes = np.asarray(self.classes_)
+        codes = np.minimum(np.searchsorted(classes, labels), len(classes) - 1).astype(np.int64)
+        unknown = classes[codes] != labels
+        if unknown.any():
+            raise NBSVMError(f"unknown label {str(labels[np.argmax(unknown)])!r}; this model "
+                             f"knows: {', '.join(self.classes_)}")
         if self.task == "binary":
             return np.where(codes == 1, 1.0, -1.0)
         return codes
