@@ -84,9 +84,6 @@ def write_results(name: str, frame, title: str, notes: list[str] | None = None,
     out = Path(out or RESULTS)
     out.mkdir(parents=True, exist_ok=True)
     csv_path, md_path = out / f"{name}.csv", out / f"{name}.md"
-    tmp = csv_path.with_suffix(".csv.tmp")
-    frame.to_csv(tmp, index=False)
-    os.replace(tmp, csv_path)
     parts = [f"# {title}", ""]
     for note in notes or []:
         parts += [note, ""]
@@ -102,9 +99,12 @@ def write_results(name: str, frame, title: str, notes: list[str] | None = None,
             parts += [f"Wall time: {seconds:.1f} s.", ""]
     command = (config or {}).get("_command") or reproduce_command()
     parts += ["Reproduce (from the repository root):", "", "```", command, "```", ""]
-    tmp = md_path.with_suffix(".md.tmp")
-    tmp.write_text("\n".join(parts))
-    os.replace(tmp, md_path)
+    # both files are complete under temporary names before either replaces the old one
+    csv_tmp, md_tmp = csv_path.with_suffix(".csv.tmp"), md_path.with_suffix(".md.tmp")
+    frame.to_csv(csv_tmp, index=False)
+    md_tmp.write_text("\n".join(parts))
+    os.replace(csv_tmp, csv_path)
+    os.replace(md_tmp, md_path)
     print(f"wrote {csv_path.relative_to(ROOT) if csv_path.is_relative_to(ROOT) else csv_path} "
           f"and {md_path.name}", flush=True)
     return csv_path, md_path

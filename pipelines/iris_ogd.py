@@ -45,9 +45,37 @@ def default_data() -> Path:
 
 
 def load_iris(path: Path):
-    rows = [line.split(",") for line in gzip.open(path, "rt").read().splitlines() if line.strip()]
-    A = np.array([[float(v) for v in r[:4]] for r in rows])
-    A = (A - A.min(0)) / (A.max(0) - A.min(0))          # every column scaled to [0, 1]
+    """The four measures of the UCI ``iris.data`` (plain or ``.gz``), each scaled to [0, 1]:
+    ``(X, y)`` with y the petal width. A bad line is an error naming the file and line."""
+    from nbsvm.errors import NBSVMError
+
+    path = Path(path)
+    if not path.is_file():
+        raise NBSVMError("no such file (the iris data: ../shared/datasets/iris/iris.data.gz)",
+                         path=str(path))
+    opener = gzip.open if path.suffix == ".gz" else open
+    rows = []
+    try:
+        with opener(path, "rt") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                fields = line.strip().split(",")
+                try:
+                    values = [float(v) for v in fields[:4]]
+                except ValueError:
+                    values = []
+                if len(values) != 4 or not all(map(math.isfinite, values)):
+                    raise NBSVMError("expected four numbers and a species, separated by commas",
+                                     path=str(path), line=lineno)
+                rows.append(values)
+    except (OSError, EOFError) as e:
+        raise NBSVMError(f"cannot read: {e}", path=str(path)) from None
+    if len(rows) < 2:
+        raise NBSVMError("fewer than two examples", path=str(path))
+    A = np.array(rows)
+    span = A.max(0) - A.min(0)
+    A = (A - A.min(0)) / np.where(span > 0, span, 1.0)   # every column scaled to [0, 1]
     return A[:, :3], A[:, 3]
 
 
@@ -140,7 +168,11 @@ def main(argv=None):
           f"--data {shown(args.data)} --seed {args.seed} --shuffles {args.shuffles} "
           f"--out {shown(args.out)}")
 
-    X, y = load_iris(args.data)
+    from nbsvm.errors import NBSVMError
+    try:
+        X, y = load_iris(args.data)
+    except NBSVMError as e:
+        sys.exit(f"error: {e}")
     w, *_ = np.linalg.lstsq(X, y, rcond=None)
     best = float(np.mean((X @ w - y) ** 2))
     print(f"batch least-squares optimum (no intercept): mean squared error {best:.6f}")
@@ -157,7 +189,9 @@ def main(argv=None):
                   f"{values[-1] / best:.2f}x the optimum")
 
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "iris_ogd.svg").write_text(svg_plot(series, best))
+    svg_tmp = args.out / "iris_ogd.svg.tmp"
+    svg_tmp.write_text(svg_plot(series, best))
+    svg_tmp.replace(args.out / "iris_ogd.svg")
     png = png_plot(series, best, args.out / "iris_ogd.png")
     import pandas as pd
     from _report import write_results

@@ -30,6 +30,7 @@ import resource
 import sys
 import tarfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -110,13 +111,19 @@ def read_tar_member(tar_path: Path, member_name: str) -> tuple[SparseRows, np.nd
     (``read_svmlight`` skips the ``|f`` namespace marker)."""
     if not Path(tar_path).is_file():
         raise NBSVMError("file not found", path=str(tar_path))
-    with tarfile.open(tar_path) as tar:
-        member = next((m for m in tar.getmembers() if m.name.endswith(member_name)), None)
-        if member is None:
-            raise NBSVMError(f"no member {member_name!r} in the archive", path=str(tar_path))
-        text = NamedText(tar.extractfile(member).read().decode("utf-8", errors="replace"))
-        text.name = f"{tar_path}:{member.name}"          # error messages name the member
-        return rows_from_records(read_svmlight(text, index_base=1))
+    try:
+        with tarfile.open(tar_path) as tar:
+            member = next((m for m in tar.getmembers() if m.name.endswith(member_name)), None)
+            if member is None:
+                raise NBSVMError(f"no member {member_name!r} in the archive",
+                                 path=str(tar_path))
+            raw = tar.extractfile(member).read()
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as e:
+        raise NBSVMError(f"cannot read the archive ({type(e).__name__}: {e})",
+                         path=str(tar_path)) from None
+    text = NamedText(raw.decode("utf-8", errors="replace"))
+    text.name = f"{tar_path}:{member.name}"              # error messages name the member
+    return rows_from_records(read_svmlight(text, index_base=1))
 
 
 def concat_rows(parts: list[SparseRows]) -> SparseRows:
@@ -598,6 +605,8 @@ def parse_args(argv=None):
                  "scale_epochs"):
         if getattr(args, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.epochs < 12:        # the table reports each learner at Bottou's epoch count too
+        ap.error("--epochs must be >= 12 (Bottou's epoch count for SGD log)")
     return args
 
 
@@ -606,6 +615,11 @@ def main(argv=None) -> int:
     full = os.environ.get("RCV1_FULL") == "1"
     config = start("rcv1", dict(vars(args), RCV1_FULL=full, hinge_lambda=HINGE_LAM,
                                 log_lambda=LOG_LAM, n_features=N_FEATURES))
+    if full:                    # the command that reproduces this run sets the variables too
+        env = " ".join(f"{k}={os.environ[k]}" for k in ("RCV1_FULL", "RCV1_SOURCE")
+                       if os.environ.get(k))
+        config["_command"] = f"{env} {config['_command']}"
+        print(f"  (with {env})", flush=True)
     import pandas as pd
     data = load_small(args.data)
     ov = data["overlap"]
@@ -632,7 +646,9 @@ def main(argv=None) -> int:
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(frame.drop(columns=["source"]).to_string(index=False), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    replay.to_csv(args.out / "rcv1_pegasos_replay.csv", index=False)
+    replay_tmp = args.out / "rcv1_pegasos_replay.csv.tmp"
+    replay.to_csv(replay_tmp, index=False)
+    replay_tmp.replace(args.out / "rcv1_pegasos_replay.csv")
     write_results("rcv1", frame, title="RCV1 CCAT: Bottou's SGD benchmark, Pegasos progress, "
                   "scale", notes=report_notes(ov, scale, full),
                   extra_tables={"Pegasos progress on train2000.dat (also "

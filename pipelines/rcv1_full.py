@@ -169,10 +169,10 @@ def read_ccat(path: Path) -> tuple[np.ndarray, np.ndarray]:
             if len(fields) != 3 or not fields[1].isdigit():
                 raise NBSVMError("expected '<topic> <docid> 1'", path=str(path), line=lineno)
             doc = int(fields[1])
-            if doc >= len(known):
-                positive = np.resize(positive, 2 * doc)       # np.resize repeats: clear
-                known = np.resize(known, 2 * doc)
-                positive[len(positive) // 2:] = known[len(known) // 2:] = False
+            if doc >= len(known):                           # grow, new entries False
+                size = 2 * doc
+                positive = np.concatenate([positive, np.zeros(size - len(positive), bool)])
+                known = np.concatenate([known, np.zeros(size - len(known), bool)])
             known[doc] = True
             positive[doc] |= fields[0] == "CCAT"
     return positive, known

@@ -99,3 +99,26 @@ def test_ogd_iris_follows_the_note():
     assert bound_optimal >= 1.6 * best                    # "about twice": 2.02x
     assert wide > tuned                                   # radius 100 is worse than 1
     assert median_final(2.5, 1.0, "before_") > tuned      # progressive loss is higher
+
+
+def test_iris_loader_scales_and_names_bad_lines(tmp_path):
+    import sys
+
+    from conftest import REPO
+    sys.path.insert(0, str(REPO / "pipelines"))
+    import iris_ogd
+
+    good = tmp_path / "iris.data"
+    good.write_text("5.1,3.5,1.4,0.2,Iris-setosa\n\n7.0,3.2,4.7,1.4,Iris-versicolor\n"
+                    "6.3,3.3,6.0,2.5,Iris-virginica\n")
+    X, y = iris_ogd.load_iris(good)
+    assert X.shape == (3, 3) and X.min() == 0.0 and X.max() == 1.0
+    assert y.tolist() == [0.0, (1.4 - 0.2) / 2.3, 1.0]
+    bad = tmp_path / "bad.data"
+    bad.write_text("5.1,3.5,1.4,0.2,Iris-setosa\n5.1,x,1.4,0.2,Iris-setosa\n")
+    with pytest.raises(NBSVMError, match=r"bad.data:2: expected four numbers"):
+        iris_ogd.load_iris(bad)
+    with pytest.raises(NBSVMError, match="no such file"):
+        iris_ogd.load_iris(tmp_path / "missing.gz")
+    with pytest.raises(SystemExit, match="error: .*missing.gz: no such file"):
+        iris_ogd.main(["--data", str(tmp_path / "missing.gz"), "--out", str(tmp_path)])

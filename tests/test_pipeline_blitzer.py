@@ -274,3 +274,23 @@ def test_tables_and_results_files_on_tiny_archives(tmp_path, capsys):
     assert set(frame.split) >= {"2-fold mean", "2-fold std"}
     md = (tmp_path / "out" / "blitzer.md").read_text()
     assert "Blitzer et al. 2007 (1600/400)" in md and "train \\ test" in md
+
+
+def test_a_truncated_processed_archive_is_a_clear_error(tmp_path):
+    # reading a member of a damaged archive must name the archive, not end in a traceback
+    from nbsvm.io import read_blitzer
+
+    lines = "".join(f"w{i}:1 x{i}_y:2 #label#:positive\n" for i in range(20000))
+    data = lines.encode()
+    path = tmp_path / "processed.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        info = tarfile.TarInfo("processed_acl/books/positive.review")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    whole = path.read_bytes()
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(NBSVMError, match="cut.tar.gz"):
+        for _, member in review_members(cut):
+            for _ in read_blitzer(member):
+                pass

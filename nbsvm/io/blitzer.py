@@ -30,6 +30,7 @@ from __future__ import annotations
 import html
 import re
 import tarfile
+import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
@@ -252,11 +253,15 @@ class ArchiveMember:
         self.name = name
 
     def __iter__(self) -> Iterator[str]:
-        for line in self.raw:
-            yield line.decode("utf-8", errors="replace")
+        try:
+            for line in self.raw:
+                yield line.decode("utf-8", errors="replace")
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as e:   # a damaged archive
+            raise NBSVMError(f"cannot read the archive member ({type(e).__name__}: {e})",
+                             path=self.name) from None
 
     def read(self) -> str:
-        return self.raw.read().decode("utf-8", errors="replace")
+        return "".join(self)
 
 
 def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, ArchiveMember]]:

@@ -7,6 +7,7 @@ Each reader is a generator over a path (plain or ``.gz``) or an open text file a
 """
 from __future__ import annotations
 
+import zlib
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -38,7 +39,7 @@ def _lines(path_or_file) -> Iterator[tuple[str, str, int]]:
                 text = text.lstrip("\ufeff")
             if text:
                 yield text, name, lineno
-    except (OSError, EOFError) as e:        # e.g. a truncated .gz
+    except (OSError, EOFError, zlib.error) as e:   # e.g. a truncated or corrupt .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
         if close:
@@ -164,7 +165,7 @@ def read_blitzer(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
                 raise NBSVMError("no '#label#:<label>' on the line", path=name, line=lineno)
             keys, values = _named_pairs(features, name, lineno)
             yield SparseRow((label,) if label else (), keys, values, name, lineno)
-    except (OSError, EOFError) as e:
+    except (OSError, EOFError, zlib.error) as e:
         raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
         if close:
