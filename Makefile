@@ -10,7 +10,7 @@ IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
 IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
 IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 
-.PHONY: all install install-bench install-plot test imdb imdb-table blitzer rcv1 iris reproduce data-imdb bench clean
+.PHONY: all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer rcv1 iris reproduce data-imdb bench clean
 
 all: test
 
@@ -34,6 +34,17 @@ $(VENV)/.installed-plot: $(VENV)/.installed
 	touch $@
 
 install-plot: $(VENV)/.installed-plot
+
+$(VENV)/.installed-fuzz: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,fuzz]'
+	touch $@
+
+install-fuzz: $(VENV)/.installed-fuzz
+
+# coverage-guided fuzzing of every reader and loader (atheris); FUZZ_SECONDS per target
+FUZZ_SECONDS ?= 60
+fuzz: install-fuzz
+	$(PY) tests/reliability/fuzz.py --seconds $(FUZZ_SECONDS)
 
 # The corpus: data/aclImdb if present, else the shared archive (sha256 checked), else the
 # official download. The unlabeled train/unsup part of the download is not extracted.
