@@ -236,7 +236,7 @@ def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
                 raise NBSVMError("review has no <review_text>", path=name, line=line)
             text = "\n\n".join(record[f] for f in fields if record.get(f))
             yield Document(labeler(record, line), text, name, line)
-    except (OSError, EOFError, tarfile.TarError) as e:     # e.g. a truncated .gz
+    except (OSError, EOFError, zlib.error, tarfile.TarError) as e:     # e.g. a truncated .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
         if close:
@@ -292,5 +292,5 @@ def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, Arch
                 if member.isfile() and member.name.endswith(suffix):
                     yield member.name, ArchiveMember(tar.extractfile(member),
                                                      f"{name}:{member.name}")
-    except (tarfile.TarError, OSError, EOFError) as e:
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
         raise NBSVMError(f"cannot read the archive: {e}", path=name) from None

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
+import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, NamedTuple
 
 from ..errors import NBSVMError
+
+#: What reading a damaged file raises below the readers (a corrupt or truncated ``.gz``, an
+#: unreadable file or folder); the readers turn these into :class:`NBSVMError`.
+READ_ERRORS = (OSError, EOFError, zlib.error)
 
 FORMATS = ("auto", "aclimdb", "lines", "text", "csv", "tsv")
 
@@ -66,6 +72,8 @@ def read_lines(path_or_file, labeled: bool = True) -> Iterator[Document]:
             if not label:
                 raise NBSVMError("empty label before the TAB", path=name, line=lineno)
             yield Document(label, text, name, lineno)
+    except READ_ERRORS as e:          # e.g. a truncated or corrupt .gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
         if close:
             fh.close()
@@ -98,18 +106,24 @@ def read_aclimdb(root, labeled: bool = True) -> Iterator[Document]:
     root = Path(root)
     if not root.is_dir():
         raise NBSVMError("no such folder", path=str(root))
-    folders = _label_folders(root)
-    listings = []
-    for folder in folders:
-        names = sorted(n for n in os.listdir(folder) if n.endswith(".txt"))
-        listings.append((folder.name, folder, names))
+    try:
+        folders = _label_folders(root)
+        listings = []
+        for folder in folders:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".txt"))
+            listings.append((folder.name, folder, names))
+    except OSError as e:               # e.g. a folder that cannot be listed
+        raise NBSVMError(f"cannot read: {e.strerror or e}", path=e.filename or str(root)) from None
     longest = max(len(names) for _, _, names in listings)
     for i in range(longest):
         for label, folder, names in listings:
             if i < len(names):
                 path = folder / names[i]
-                with open(path, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read().lstrip("\ufeff").rstrip("\r\n")
+                try:
+                    with open(path, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read().lstrip("\ufeff").rstrip("\r\n")
+                except OSError as e:    # e.g. a folder named like a review, no permission
+                    raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
                 yield Document(label if labeled else None, text, str(path), 1)
 
 
@@ -152,7 +166,15 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
         raise NBSVMError(f"cannot parse as {'TSV' if sep == chr(9) else 'CSV'}: {e}",
-                         path=name) from None
+                         path=name, line=_parser_line(e)) from None
+    except READ_ERRORS as e:          # e.g. a truncated or corrupt .csv.gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _parser_line(error) -> int | None:
+    """The line pandas names in a parser error (``... in line 3, saw 4``), if any."""
+    m = re.search(r"\bline (\d+)", str(error))
+    return int(m.group(1)) if m else None
 
 
 def detect_format(path) -> str:
@@ -207,5 +229,10 @@ def _read_one(src, fmt, labeled, text_col, label_col) -> Iterator[Document]:
                 header = pd.read_csv(src, sep=sep, nrows=0, encoding_errors="replace").columns
             except pd.errors.EmptyDataError:
                 raise NBSVMError("empty file (expected a header row)", path=str(src)) from None
+            except pd.errors.ParserError as e:
+                raise NBSVMError(f"cannot parse the header: {e}", path=str(src),
+                                 line=_parser_line(e)) from None
+            except READ_ERRORS as e:
+                raise NBSVMError(f"cannot read: {e}", path=str(src)) from None
             has_label = label_col if label_col in header else None
         yield from read_table(src, text_col=text_col, label_col=has_label, sep=sep)

@@ -16,6 +16,8 @@ from ..errors import NBSVMError
 from .readers import _open_text
 
 SPARSE_FORMATS = ("svmlight", "blitzer", "named")
+#: The largest 0-based feature index (indices are returned as int64).
+MAX_INDEX = np.iinfo(np.int64).max
 
 
 class SparseRow(NamedTuple):
@@ -117,6 +119,9 @@ def read_svmlight(path_or_file, index_base="auto", labeled: bool = True) -> Iter
             if index < index_base:
                 raise NBSVMError(f"feature index {index} below the {index_base}-based minimum",
                                  path=name, line=lineno)
+            if index - index_base > MAX_INDEX:
+                raise NBSVMError(f"feature index too large in {token[:40]!r} (at most "
+                                 f"{MAX_INDEX + index_base})", path=name, line=lineno)
             keys.append(index - index_base)
             values.append(_value(val, name, lineno, token))
         yield SparseRow(labels, np.asarray(keys, dtype=np.int64),
@@ -151,7 +156,7 @@ def read_blitzer(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
     fh, name, close = _open_text(path_or_file)
     try:
         for lineno, raw in enumerate(fh, 1):
-            tokens = raw.split()
+            tokens = (raw.lstrip("\ufeff") if lineno == 1 else raw).split()
             if not tokens:
                 continue
             label = None
