@@ -184,6 +184,7 @@ class CacheWriter:
         self._offsets.write(np.zeros(1, OFFSET_DTYPE).tobytes())
         self.n_docs = 0
         self.n_ids = 0
+        self.max_id = -1        # ids are checked against max_id + 1 when read back
 
     def code_of(self, label, where=None) -> int:
         code = self._index.get(label)
@@ -200,6 +201,8 @@ class CacheWriter:
         for i, label in enumerate(batch.labels):
             code = index.get(label)
             codes[i] = self.code_of(label, batch.where(i)) if code is None else code
+        if len(batch.ids):
+            self.max_id = max(self.max_id, int(batch.ids.max()))
         self._ids.write(memoryview(np.ascontiguousarray(batch.ids)))
         self._offsets.write(memoryview((batch.offsets[1:] + self.n_ids).astype(OFFSET_DTYPE)))
         self._codes.write(memoryview(codes))
@@ -213,7 +216,8 @@ class CacheWriter:
             os.fsync(fh.fileno())
             fh.close()
         meta = dict(n_docs=self.n_docs, n_ids=self.n_ids, labels=self.labels,
-                    first_seen=self.first_seen, hasher=self.hasher.settings())
+                    first_seen=self.first_seen, hasher=self.hasher.settings(),
+                    id_limit=self.max_id + 1)
         (self.tmp / "meta.json").write_text(json.dumps(meta))
         if self.folder.exists():
             shutil.rmtree(self.folder)
@@ -247,11 +251,19 @@ class FeatureCache:
         try:
             meta = json.loads((self.folder / "meta.json").read_text())
             self.n_docs, self.n_ids = int(meta["n_docs"]), int(meta["n_ids"])
+            if not isinstance(meta["labels"], list):
+                raise TypeError("labels must be a list")
             self.labels = list(meta["labels"])
             self.first_seen = list(meta.get("first_seen") or [{}] * len(self.labels))
             self.hasher = Hasher(**meta["hasher"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
+            # ids are below id_limit (the writer's largest id + 1; 2**n_bits if unknown)
+            self.id_limit = int(meta.get("id_limit", 1 << self.hasher.n_bits))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, NBSVMError) as e:
             raise NBSVMError(f"unusable feature cache ({e})", path=str(self.folder)) from None
+        if self.n_docs < 0 or self.n_ids < 0 or \
+                not 0 <= self.id_limit <= (1 << self.hasher.n_bits):
+            raise NBSVMError("corrupted feature cache (meta.json)", path=str(self.folder))
+        self._checked: set = set()      # blocks (doc ranges) whose ids and codes were checked
         sizes = {"ids.i32": 4 * self.n_ids, "offsets.i64": 8 * (self.n_docs + 1),
                  "labels.i32": 4 * self.n_docs}
         for name, size in sizes.items():
@@ -302,6 +314,10 @@ class FeatureCache:
         Close the generator (``contextlib.closing``) to stop the thread early.
         """
         names = ("ids.i32", "offsets.i64", "labels.i32")
+        if self.id_limit > remap.shape[0]:
+            raise NBSVMError(f"the cache holds ids up to {self.id_limit - 1}, beyond the "
+                             f"{remap.shape[0]} buckets of the map", path=str(self.folder))
+        n_columns = int(remap.max()) + 1 if remap.shape[0] else 0
         new = {name: self.folder / (name + ".new") for name in names}
         out: queue.Queue = queue.Queue(maxsize=1)
         stop = threading.Event()
@@ -318,7 +334,11 @@ class FeatureCache:
                     for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
                         if stop.is_set():
                             return
-                        ids, offsets = _translate(ids, offsets, remap)   # new arrays
+                        try:
+                            ids, offsets = _translate(ids, offsets, remap)   # new arrays
+                        except ValueError as e:
+                            raise NBSVMError(f"corrupted feature cache: {e}",
+                                             path=str(self.folder)) from None
                         if rewrite:
                             f_ids.write(memoryview(ids).cast("B"))
                             f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
@@ -353,6 +373,7 @@ class FeatureCache:
                 meta = json.loads(meta_path.read_text())
                 meta["n_ids"] = written[0]
                 meta["columns"] = True
+                meta["id_limit"] = n_columns
                 self.close()
                 for name in names:
                     os.replace(new[name], self.folder / name)
@@ -365,14 +386,38 @@ class FeatureCache:
                 path.unlink(missing_ok=True)
 
     def offsets_range(self, start, stop) -> np.ndarray:
-        """``offsets[start:stop + 1]`` (absolute positions in the id file)."""
-        return self._read("offsets.i64", OFFSET_DTYPE, start, stop + 1)
+        """``offsets[start:stop + 1]`` (absolute positions in the id file), checked to be
+        non-decreasing within the id file (one comparison per document, every read: the
+        kernels loop over ``ids[offsets[d]:offsets[d + 1]]`` without bounds checks)."""
+        o = self._read("offsets.i64", OFFSET_DTYPE, start, stop + 1)
+        if o.shape[0] and (o[0] < 0 or o[-1] > self.n_ids or np.any(o[1:] < o[:-1])):
+            raise NBSVMError(f"corrupted feature cache: offsets of documents {start}..{stop} "
+                             f"go backwards or beyond the id file", path=str(self.folder))
+        return o
+
+    def _check_block(self, start, stop, ids, codes) -> None:
+        """Ids in ``[0, id_limit)`` and label codes in ``[0, len(labels))`` for documents
+        ``start..stop-1``; each block is checked once per cache (one compiled pass over its
+        ids), not on every epoch."""
+        if (start, stop) in self._checked:
+            return
+        bad = check_ids(ids, self.id_limit)
+        if bad >= 0:
+            raise NBSVMError(f"corrupted feature cache: id {int(ids[bad])} outside "
+                             f"[0, {self.id_limit}) in documents {start}..{stop - 1}",
+                             path=str(self.folder))
+        if check_ids(codes, len(self.labels)) >= 0:
+            raise NBSVMError(f"corrupted feature cache: label code outside the "
+                             f"{len(self.labels)} labels in documents {start}..{stop - 1}",
+                             path=str(self.folder))
+        self._checked.add((start, stop))
 
     def rows(self, start, stop, ids_out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Documents ``start..stop-1``: (ids, offsets from 0, label codes)."""
         offsets = self.offsets_range(start, stop)
         ids = self._read("ids.i32", BUCKET_DTYPE, int(offsets[0]), int(offsets[-1]), ids_out)
         codes = self._read("labels.i32", LABEL_DTYPE, start, stop)
+        self._check_block(start, stop, ids, codes)
         return ids, offsets - offsets[0], codes
 
     def batches(self, chunk: int = 8192) -> Iterator[Batch]:
@@ -417,6 +462,7 @@ class FeatureCache:
                 k = int(o[-1] - o[0])
                 self._read("ids.i32", BUCKET_DTYPE, int(o[0]), int(o[-1]), buffer[pos:pos + k])
                 self._read("labels.i32", LABEL_DTYPE, a, z, codes[d:d + z - a])
+                self._check_block(a, z, buffer[pos:pos + k], codes[d:d + z - a])
                 offsets[d + 1:d + 1 + z - a] = o[1:] - o[0] + pos
                 pos += k
                 d += z - a
@@ -425,7 +471,10 @@ class FeatureCache:
 
 @njit(cache=True, nogil=True)
 def _translate(ids, offsets, remap):
-    """Map bucket ids to columns through ``remap``, dropping buckets mapped to -1."""
+    """Map bucket ids to columns through ``remap``, dropping buckets mapped to -1.
+
+    The ids must be in ``[0, len(remap))``: not checked here (the hasher makes them so;
+    :func:`translate` and the cache readers check other sources)."""
     if offsets[0] < 0 or offsets[offsets.shape[0] - 1] > ids.shape[0]:
         raise ValueError("offsets point outside the id array")
     out = np.empty(ids.shape[0], np.int32)
@@ -435,6 +484,8 @@ def _translate(ids, offsets, remap):
     for d in range(offsets.shape[0] - 1):
         lo = offsets[d]
         hi = offsets[d + 1]
+        if hi < lo or hi > ids.shape[0]:
+            raise ValueError("offsets go backwards or point outside the id array")
         for j in range(lo, hi):
             if j + 32 < hi:                 # the map is larger than the caches
                 prefetch_row(remap, ids[j + 32])
@@ -450,8 +501,24 @@ def translate(batch: Batch, remap) -> Batch:
     """The batch with bucket ids replaced by model columns (unknown buckets dropped)."""
     if remap is None:
         return batch
-    ids, offsets = _translate(batch.ids, batch.offsets, remap)
+    bad = check_ids(batch.ids, remap.shape[0])
+    if bad >= 0:
+        raise NBSVMError(f"bad batch: bucket id {int(batch.ids[bad])} outside "
+                         f"[0, {remap.shape[0]})")
+    try:
+        ids, offsets = _translate(batch.ids, batch.offsets, remap)
+    except ValueError as e:
+        raise NBSVMError(f"bad batch: {e}") from None
     return Batch(ids, offsets, batch.labels, batch.sources, batch.lines)
+
+
+@njit(cache=True, nogil=True)
+def check_ids(ids, limit):
+    """Position of the first id outside ``[0, limit)``, or -1 (one pass)."""
+    for i in range(ids.shape[0]):
+        if ids[i] < 0 or ids[i] >= limit:
+            return i
+    return -1
 
 
 def releasable_int32(shape) -> tuple[mmap.mmap, np.ndarray]:

@@ -34,6 +34,7 @@ import numpy as np
 
 from .config import MAX_BITS, MIN_BITS, SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
 from .errors import NBSVMError
+from .features import check_ids
 from .io.sparse import SPARSE_FORMATS, detect_sparse_format, read_blitzer, read_named, read_svmlight
 from .metrics import (add_sums, confusion_matrix, multilabel_counts, multilabel_report,
                       regression_report, regression_sums, report)
@@ -275,6 +276,7 @@ class RowCache:
         self.n_rows = self.nnz = self.n_labels = 0
         self.min_index, self.max_index = None, -1
         self._files = {}
+        self._checked: set = set()      # blocks whose indices were checked (see _block)
 
     # writing
     def __enter__(self):
@@ -339,17 +341,52 @@ class RowCache:
                                  path=str(self.folder))
         return out
 
+    def _corrupted(self, what):
+        return NBSVMError(f"corrupted training cache: {what}", path=str(self.folder))
+
+    def _check_offsets(self, off, total, name):
+        """``off`` (read from the file) non-decreasing within ``[0, total]``."""
+        if off.size and (off[0] < 0 or off[-1] > total or np.any(off[1:] < off[:-1])):
+            raise self._corrupted(f"{name} out of order or beyond the data")
+
+    def _check_codes(self, codes, name):
+        if codes.size and (codes.min() < 0 or codes.max() >= len(self.names)):
+            raise self._corrupted(f"{name} outside the {len(self.names)} labels")
+
     def labels(self, start, stop):
-        """Labels of examples ``start..stop-1`` as the learner takes them."""
+        """Labels of examples ``start..stop-1`` as the learner takes them (checked: one
+        code per example, cheap next to the rows)."""
         if self.task == "regression":
             return self._read("targets", start, stop)
         names = np.asarray(self.names, dtype=object)
         if self.task == "multilabel":
             lo = self._read("label_offsets", start, stop + 1)
+            self._check_offsets(lo, self.n_labels, "label offsets")
             codes = self._read("label_codes", int(lo[0]), int(lo[-1]))
+            self._check_codes(codes, "label codes")
             lo = lo - lo[0]
             return [tuple(names[codes[a:z]]) for a, z in zip(lo[:-1], lo[1:])]
-        return names[self._read("codes", start, stop)]
+        codes = self._read("codes", start, stop)
+        self._check_codes(codes, "label codes")
+        return names[codes]
+
+    def _block(self, a, z, n_features, shift):
+        """Rows ``a..z-1``: ``(indices - shift, values, offsets from 0, labels)``. The
+        offsets are checked on every read (one per row), the indices once per block and
+        cache (one pass): they index the learner's weights in compiled code."""
+        off = self._read("offsets", a, z + 1)
+        self._check_offsets(off, self.nnz, "row offsets")
+        indices = self._read("indices", int(off[0]), int(off[-1]))
+        if shift:
+            indices -= shift
+        key = (a, z, n_features, shift)
+        if key not in self._checked:
+            if check_ids(indices, n_features) >= 0:
+                raise self._corrupted(f"feature index outside [0, {n_features}) in rows "
+                                      f"{a}..{z - 1}")
+            self._checked.add(key)
+        return (indices, self._read("values", int(off[0]), int(off[-1])), off - off[0],
+                self.labels(a, z))
 
     def shuffled_blocks(self, rng: np.random.Generator, n_features: int, shift: int = 0,
                         buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
@@ -370,10 +407,7 @@ class RowCache:
             parts = []
             for b in blocks[g:g + per_group]:
                 a, z = int(starts[b]), min(int(starts[b]) + block, self.n_rows)
-                off = self._read("offsets", a, z + 1)
-                parts.append((self._read("indices", int(off[0]), int(off[-1])) - shift,
-                              self._read("values", int(off[0]), int(off[-1])), off - off[0],
-                              self.labels(a, z)))
+                parts.append(self._block(a, z, n_features, shift))
             lengths = np.concatenate([np.diff(p[2]) for p in parts])
             offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
             np.cumsum(lengths, out=offsets[1:])
@@ -511,6 +545,18 @@ def load_learner(path) -> OnlineLearner:
     model = OnlineLearner.load(path)
     if not hasattr(model, "n_features_in_"):
         raise NBSVMError("the learner in this file was never trained", path=str(path))
+    fmt, n_bits = getattr(model, "format_", "svmlight"), getattr(model, "n_bits_", 0)
+    base, seed = getattr(model, "index_base_", 0), getattr(model, "hash_seed_", 0)
+    hashed = is_hashed(fmt) if isinstance(fmt, str) and fmt in SPARSE_FORMATS else None
+    if hashed is None or any(isinstance(v, bool) or not isinstance(v, int)
+                             for v in (n_bits, base, seed)) or base not in (0, 1) \
+            or not 0 <= seed < 2**32 \
+            or (hashed and not (MIN_BITS <= (n_bits or DEFAULT_N_BITS) <= MAX_BITS
+                                and 1 << (n_bits or DEFAULT_N_BITS) <= model.n_features_in_)):
+        # hashed indices are < 2**n_bits_ and index the weights: they must fit
+        raise NBSVMError(f"corrupted learner file: format_={fmt!r}, n_bits_={n_bits!r}, "
+                         f"index_base_={base!r}, hash_seed_={seed!r} do not fit "
+                         f"{model.n_features_in_} features", path=str(path))
     return model
 
 

@@ -220,11 +220,26 @@ class NBLexicon:
                   and counts.dtype == np.int32
                   and (buckets.size == 0 or (buckets.min() >= 0
                                              and buckets.max() < (1 << hasher.n_bits))))
-        except (KeyError, TypeError, AttributeError) as e:
+        except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
             raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
+        except NBSVMError as e:
+            raise NBSVMError(f"corrupted lexicon file: {e.message}", path=str(path)) from None
         if not ok:
             raise NBSVMError("corrupted lexicon file: arrays do not match the header", path=str(path))
-        lex = cls(hasher, alpha=float(header["alpha"]))
+        alpha = header.get("alpha")
+        problem = (
+            "buckets not strictly increasing (unsorted or repeated)"
+            if buckets.size > 1 and np.any(np.diff(buckets) <= 0) else
+            "negative counts" if (counts.size and counts.min() < 0) or min(docs, default=0) < 0
+            else f"repeated class names {classes}" if len(set(classes)) != len(classes)
+            else "classes must be a list of strings"
+            if not all(isinstance(c, str) for c in header["classes"])
+            else f"bad alpha {alpha!r}"
+            if isinstance(alpha, bool) or not isinstance(alpha, (int, float))
+            or not np.isfinite(alpha) or alpha <= 0 else None)
+        if problem:
+            raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
+        lex = cls(hasher, alpha=float(alpha))
         lex._labels = classes
         lex._docs_store = np.asarray(docs, dtype=np.int64)
         lex._store = np.zeros((len(classes), 1 << hasher.n_bits), dtype=np.int32)

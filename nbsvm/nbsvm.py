@@ -43,7 +43,7 @@ import numpy as np
 from . import __version__
 from .config import BUCKET_DTYPE, DEFAULTS
 from .errors import NBSVMError
-from .features import (Batch, CacheWriter, FeatureCache, hash_batch, hash_batches,
+from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch, hash_batches,
                        releasable_int32 as _releasable_int32, translate)
 from .io.readers import Document
 from ._parallel import run_parts
@@ -66,6 +66,37 @@ def _nonempty(cache: FeatureCache) -> FeatureCache:
 
 def _sigmoid(z):
     return 0.5 * (1.0 + np.tanh(0.5 * z))   # overflow-free logistic
+
+
+def _check_columns(batch: Batch, n_columns: int) -> None:
+    """Offsets non-decreasing within the ids and every id a column (one compiled pass)."""
+    o = batch.offsets
+    if o.shape[0] == 0 or o[0] != 0 or o[-1] > batch.ids.shape[0] or np.any(o[1:] < o[:-1]):
+        raise NBSVMError("bad batch: offsets go backwards or beyond the ids")
+    bad = check_ids(batch.ids, n_columns)
+    if bad >= 0:
+        raise NBSVMError(f"bad batch: column {int(batch.ids[bad])} outside [0, {n_columns})")
+
+
+def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
+    """Value checks of a loaded model's arrays (their dtypes and shapes are checked already):
+    what the compiled kernels index with must be in range, what they add must be finite."""
+    def bad(what):
+        raise NBSVMError(f"corrupted model file: {what}", path=str(path))
+
+    if buckets.size > 1 and np.any(np.diff(buckets) <= 0):
+        bad("buckets not strictly increasing (unsorted or repeated)")
+    if len(set(clf.classes_)) != len(clf.classes_):
+        bad(f"repeated class names {clf.classes_}")
+    if clf.n_docs_ < 0 or np.any(clf.class_counts_ < 0) or \
+            not 0 <= clf.n_seen_buckets_ <= (1 << clf.hasher_.n_bits):
+        bad("negative or impossible counts")
+    for name, a in (("ratios", ratios), ("coef", coef), ("learner_state", state),
+                    ("mean_abs_coef", clf.mean_abs_coef_), ("adagrad_sq", sq)):
+        if a is not None and not np.isfinite(a).all():
+            bad(f"non-finite values in {name}")
+    if sq is not None and np.any(sq < 0):
+        bad("negative values in adagrad_sq")
 
 
 class NBSVMClassifier:
@@ -413,6 +444,8 @@ class NBSVMClassifier:
 
     def _replay_epoch(self, cache, positive, rng, epoch, notify, groups=None):
         n, loss_sum = 0, 0.0
+        if groups is None:
+            self._check_cache_fits(cache)
         groups = groups or cache.shuffled_groups(rng)
         # closed on any exit, so that an error or Ctrl-C stops the epoch's threads before the
         # caller removes the cache folder
@@ -425,6 +458,14 @@ class NBSVMClassifier:
                     n += len(part)
                     notify({"stage": "epoch", "epoch": epoch, "epochs": self.epochs, "docs": n,
                             "total": cache.n_docs, "loss": loss_sum / n})
+
+    def _check_cache_fits(self, cache: FeatureCache) -> None:
+        """The cache's ids (checked below ``cache.id_limit`` as its blocks are read) must be
+        columns of the learner: the epoch kernels index the state with them unchecked."""
+        if cache.id_limit > self._learner.n_features:
+            raise NBSVMError(f"corrupted feature cache: ids up to {cache.id_limit - 1} for a "
+                             f"model of {self._learner.n_features} columns",
+                             path=str(cache.folder))
 
     def _finish(self):
         self.mean_abs_coef_ = self._learner.mean_abs_coef()
@@ -475,6 +516,8 @@ class NBSVMClassifier:
         self._check_fitted()
         if not columns:
             batch = translate(batch, self._remap)
+        else:               # columns from elsewhere: the kernels index the weights with them
+            _check_columns(batch, self._learner.n_features)
         scores = self._learner.decision(batch.ids, batch.offsets)
         if self.beta == 1.0:
             return scores
@@ -578,18 +621,29 @@ class NBSVMClassifier:
     def load(cls, path) -> "NBSVMClassifier":
         header, arrays = load_npz(path, "model")
         try:
+            if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
+                raise TypeError("params and hasher must be objects")
             clf = cls(**header["params"])
-            clf._validate()
+            if clf._validate() != Hasher(**header["hasher"]):
+                raise NBSVMError("corrupted model file: the hasher settings do not match "
+                                 "the parameters", path=str(path))
             clf.hasher_ = Hasher(**header["hasher"])
-            clf.classes_ = [str(c) for c in header["classes"]]
-            clf.class_counts_ = np.asarray(header["class_counts"], dtype=np.int64)
+            if not isinstance(header["classes"], list) \
+                    or not all(isinstance(c, str) for c in header["classes"]):
+                raise TypeError("classes must be a list of strings")
+            clf.classes_ = list(header["classes"])
+            clf.class_counts_ = np.asarray(header["class_counts"], dtype=np.int64).reshape(-1)
             clf.n_docs_ = int(header["n_docs"])
             clf.n_seen_buckets_ = int(header["n_seen_buckets"])
             clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
             buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
             state = arrays["learner_state"]
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
             raise NBSVMError(f"corrupted model file: {type(e).__name__}: {e}", path=str(path)) from None
+        except NBSVMError as e:
+            if e.path is not None:
+                raise
+            raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
         n_out = 1 if len(clf.classes_) == 2 else len(clf.classes_)
         d = 1 << clf.hasher_.n_bits
         sq = arrays.get("adagrad_sq")
@@ -605,9 +659,7 @@ class NBSVMClassifier:
               and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
         if not ok:
             raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
-        if buckets.size > 1 and np.any(np.diff(buckets) <= 0):
-            raise NBSVMError("corrupted model file: buckets not strictly increasing",
-                             path=str(path))
+        _check_model_values(clf, buckets, ratios, coef, state, sq, path)
         learner = clf._new_learner(buckets.size)
         learner.S_[:, :, 0] = ratios
         learner.S_[:, :, 1] = coef

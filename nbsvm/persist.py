@@ -112,8 +112,55 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
                 np.lib.format.write_array(fh, blob, allow_pickle=False)
 
 
+ALLOWED_KINDS = "biuf"           # bool, integers, floats: nothing else is ever saved
+MAX_NPY_HEADER = 10000          # numpy's own cap on an .npy member's header
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) -> np.ndarray:
+    """One ``.npy`` member, its header checked before any data is allocated or read."""
+    name = info.filename[:-4]
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"unsupported .npy version {version}")
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(fh, max_header_size=MAX_NPY_HEADER)
+        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None \
+                or dtype.kind not in ALLOWED_KINDS:
+            raise NBSVMError(f"refusing array {name!r} of dtype {dtype} in the {kind} file "
+                             f"(object or structured data; nbsvm never unpickles)",
+                             path=str(path))
+        if fortran:
+            raise NBSVMError(f"corrupted {kind} file: array {name!r} is not in C order",
+                             path=str(path))
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        nbytes = count * dtype.itemsize
+        if count < 0 or nbytes != info.file_size - fh.tell():
+            raise NBSVMError(f"corrupted or truncated {kind} file: array {name!r} has "
+                             f"{info.file_size - fh.tell()} bytes of data, its shape {shape} "
+                             f"needs {nbytes}", path=str(path))
+        if name == HEADER_KEY and nbytes > MAX_HEADER_BYTES:
+            raise NBSVMError(f"corrupted {kind} file: header of {nbytes} bytes is over the "
+                             f"{MAX_HEADER_BYTES}-byte limit", path=str(path))
+        out = np.empty(shape, dtype=dtype)
+        got = fh.readinto(memoryview(out.reshape(-1)).cast("B")) if nbytes else 0
+        if got != nbytes:
+            raise NBSVMError(f"corrupted or truncated {kind} file: array {name!r} is short",
+                             path=str(path))
+        return out
+
+
 def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read and verify a file written by :func:`save_npz`; return ``(header, arrays)``."""
+    """Read and verify a file written by :func:`save_npz`; return ``(header, arrays)``.
+
+    Never unpickles: each member's ``.npy`` header is parsed first and any object,
+    structured or non-numeric dtype is refused, as is a shape that does not match the
+    member's size (so a crafted shape cannot make it allocate), a header over
+    ``MAX_HEADER_BYTES``, another kind of file, a newer format version (asks for an
+    upgrade) and a checksum that does not match the arrays. The caller still checks the
+    arrays against the header (shapes, value ranges) before using them.
+    """
     path = Path(path)
     if not path.is_file():
         raise NBSVMError("no such file", path=str(path))
@@ -121,31 +168,36 @@ def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
         if fh.read(4) != b"PK\x03\x04":
             raise NBSVMError(f"not an nbsvm {kind} file (not an .npz archive)", path=str(path))
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            names = list(npz.files)
-            if HEADER_KEY not in names:
+        with zipfile.ZipFile(path) as zf:
+            infos = {i.filename: i for i in zf.infolist()}
+            if HEADER_KEY + ".npy" not in infos:
                 raise NBSVMError(f"not an nbsvm {kind} file (no header)", path=str(path))
-            raw = npz[HEADER_KEY]
-            if raw.dtype != np.uint8 or raw.ndim != 1 or raw.size > MAX_HEADER_BYTES:
+            if len(infos) > 64 or any(not n.endswith(".npy") for n in infos):
+                raise NBSVMError(f"corrupted {kind} file: unexpected members", path=str(path))
+            raw = _read_member(zf, infos[HEADER_KEY + ".npy"], kind, path)
+            if raw.dtype != np.uint8 or raw.ndim != 1:
                 raise NBSVMError(f"corrupted {kind} file: bad header", path=str(path))
             header = json.loads(raw.tobytes().decode("utf-8"))
             if not isinstance(header, dict):
                 raise NBSVMError(f"corrupted {kind} file: bad header", path=str(path))
-            arrays = {n: npz[n] for n in names if n != HEADER_KEY}
+            if header.get("kind") != kind:
+                raise NBSVMError(f"expected an nbsvm {kind} file, found kind "
+                                 f"{header.get('kind')!r}", path=str(path))
+            version = header.get("format_version")
+            if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+                raise NBSVMError("corrupted header: bad format_version", path=str(path))
+            if version > FORMAT_VERSION:
+                raise NBSVMError(f"written by a newer nbsvm (format {version}, this one reads "
+                                 f"up to {FORMAT_VERSION}); upgrade nbsvm to load it",
+                                 path=str(path))
+            arrays = {n[:-4]: _read_member(zf, i, kind, path)
+                      for n, i in infos.items() if n != HEADER_KEY + ".npy"}
     except NBSVMError:
         raise
-    except Exception as e:   # zipfile/numpy raise many types on damaged archives
+    except Exception as e:   # zipfile/numpy/json raise many types on damaged archives
         raise NBSVMError(f"corrupted or truncated {kind} file ({type(e).__name__}: {e})",
                          path=str(path)) from None
-    if header.get("kind") != kind:
-        raise NBSVMError(f"expected an nbsvm {kind} file, found kind {header.get('kind')!r}",
-                         path=str(path))
-    version = header.get("format_version")
-    if not isinstance(version, int) or version < 1:
-        raise NBSVMError("corrupted header: bad format_version", path=str(path))
-    if version > FORMAT_VERSION:
-        raise NBSVMError(f"written by a newer nbsvm (format {version}, this one reads up to "
-                         f"{FORMAT_VERSION}); upgrade nbsvm", path=str(path))
     if header.get("checksum") != checksum(arrays):
-        raise NBSVMError(f"checksum mismatch: the {kind} file is corrupted", path=str(path))
+        raise NBSVMError(f"checksum mismatch: the {kind} file is corrupted or was edited",
+                         path=str(path))
     return header, arrays

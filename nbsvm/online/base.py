@@ -315,9 +315,101 @@ class OnlineLearner:
         from .registry import learner_class
         header, arrays = load_npz(path, "learner")
         cls = learner_class(header.get("learner"), path=str(path))
-        obj = cls(**header.get("params", {}))
-        for k, v in header.get("state", {}).items():
-            setattr(obj, k, v)
-        for k, v in arrays.items():
-            setattr(obj, k, v)
+        params, state = header.get("params", {}), header.get("state", {})
+        try:
+            if not isinstance(params, dict) or not isinstance(state, dict):
+                raise NBSVMError("params and state must be objects")
+            obj = cls(**params)
+            _check_state(obj, state, arrays)
+            for k, v in state.items():
+                setattr(obj, k, v)
+            for k, v in arrays.items():
+                setattr(obj, k, v)
+        except NBSVMError as e:
+            raise NBSVMError(f"corrupted learner file: {e.message}", path=str(path)) from None
+        except (TypeError, ValueError, AttributeError, OverflowError) as e:
+            raise NBSVMError(f"corrupted learner file: {type(e).__name__}: {e}",
+                             path=str(path)) from None
         return obj
+
+
+MAX_FEATURES = 1 << 40          # a loaded n_features_in_ above this is taken as corruption
+
+
+def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = "") -> None:
+    """Check a loaded learner's JSON state and arrays before they are set on ``obj``.
+
+    A fresh learner with the same parameters is given the loaded ``classes_`` and
+    ``n_features_in_`` and runs its own ``_init_state``: every array the fresh one has must
+    be loaded with its dtype and shape (lazily sized ones, allocated empty, may also have
+    the length of the weight vector ``v_``), no other array may be present, floats must be
+    finite. The kernels index these arrays by feature and class without bounds checks.
+    """
+    cls = type(obj)
+    for k in state:
+        if not (isinstance(k, str) and k.endswith("_") and not k.startswith("_")) \
+                or isinstance(getattr(cls, k, None), (property, type(cls.load))) \
+                or callable(getattr(cls, k, None)):
+            raise NBSVMError(f"unexpected state entry {prefix}{k!r}")
+    classes = state.get("classes_")
+    if classes is not None:
+        if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+            raise NBSVMError("classes_ must be a list of strings")
+        if classes != sorted(set(classes)):
+            raise NBSVMError("classes_ must be sorted and distinct")
+        n = len(classes)
+        if (obj.task == "binary" and n != 2) or (obj.task == "multiclass" and n < 2) \
+                or (obj.task == "regression" and n != 0):
+            raise NBSVMError(f"{n} classes for a {obj.task} learner")
+    t = state.get("t_", 0)
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        raise NBSVMError(f"bad t_ {t!r}")
+    n_features = state.get("n_features_in_")
+    if n_features is None:                       # never trained: no learned arrays
+        if arrays:
+            raise NBSVMError(f"arrays {sorted(arrays)} in a learner that was never trained")
+        return
+    if isinstance(n_features, bool) or not isinstance(n_features, int) \
+            or not 0 <= n_features <= MAX_FEATURES or classes is None:
+        raise NBSVMError(f"bad n_features_in_ {n_features!r} (or no classes_)")
+    fresh = cls(**obj.get_params())
+    fresh.classes_ = classes
+    fresh.n_features_in_ = n_features
+    fresh._init_state(n_features, fresh.n_outputs_)
+    expected = fresh.state_arrays()
+    for name, a in arrays.items():
+        if not name.endswith("_") or name.startswith("_") or hasattr(cls, name):
+            raise NBSVMError(f"unexpected array {prefix}{name!r}")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise NBSVMError(f"non-finite values in {prefix}{name}")
+    sub = {}
+    if hasattr(obj, "_make_binary"):             # OneVsRest: the binary learners' state
+        per = state.get("estimator_state_")
+        if not isinstance(per, list) or len(per) != fresh.n_outputs_ \
+                or not all(isinstance(d, dict) for d in per):
+            raise NBSVMError("estimator_state_ must be one object per class")
+        for k, scalars in enumerate(per):
+            mine = {n[len(f"est{k}_"):]: a for n, a in arrays.items()
+                    if n.startswith(f"est{k}_")}
+            sub.update({f"est{k}_{n}": a for n, a in mine.items()})
+            if scalars.get("n_features_in_") != n_features \
+                    or scalars.get("classes_") != ["0", "1"]:
+                raise NBSVMError(f"estimator {k} does not match the learner")
+            _check_state(fresh._make_binary(), scalars, mine, prefix=f"est{k}_")
+    for name, a in arrays.items():
+        if name in sub:
+            continue
+        want = expected.get(name)
+        if want is None:
+            raise NBSVMError(f"unexpected array {prefix}{name!r} for "
+                             f"{cls.__name__}")
+        shapes = {want.shape}
+        if want.size == 0 and getattr(fresh, "v_", None) is not None:
+            shapes.add(fresh.v_.shape)           # sized when first needed (linear.py)
+        if a.dtype != want.dtype or a.shape not in shapes:
+            raise NBSVMError(f"array {prefix}{name} is {a.dtype} {a.shape}, expected "
+                             f"{want.dtype} {want.shape} for {n_features} features and "
+                             f"{len(classes)} classes")
+    missing = sorted(set(expected) - set(arrays))
+    if missing:
+        raise NBSVMError(f"missing arrays {[prefix + m for m in missing]}")
