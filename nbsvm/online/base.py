@@ -314,7 +314,11 @@ class OnlineLearner:
         from ..persist import load_npz
         from .registry import learner_class
         header, arrays = load_npz(path, "learner")
-        cls = learner_class(header.get("learner"), path=str(path))
+        name = header.get("learner")
+        if not isinstance(name, str):
+            raise NBSVMError(f"corrupted learner file: bad learner name {name!r}",
+                             path=str(path))
+        cls = learner_class(name, path=str(path))
         params, state = header.get("params", {}), header.get("state", {})
         try:
             if not isinstance(params, dict) or not isinstance(state, dict):
