@@ -292,5 +292,7 @@ def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, Arch
                 if member.isfile() and member.name.endswith(suffix):
                     yield member.name, ArchiveMember(tar.extractfile(member),
                                                      f"{name}:{member.name}")
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-        raise NBSVMError(f"cannot read the archive: {e}", path=name) from None
+    except (tarfile.TarError, OSError, EOFError, zlib.error, TypeError) as e:
+        # TypeError: tarfile's stream mode calls ord() on a gzip header cut short
+        raise NBSVMError(f"cannot read the archive: {type(e).__name__}: {e}",
+                         path=name) from None

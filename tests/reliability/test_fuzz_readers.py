@@ -253,6 +253,15 @@ def test_review_members_garbage_is_an_error(tmp_path):
             list(read_reviews(fh))
 
 
+def test_review_members_gzip_header_cut_short_is_an_error(tmp_path):
+    """Was TypeError (ord() of an empty read in tarfile's stream mode); found by make fuzz."""
+    p = _one(tmp_path, "x.tar.gz", b"\x1f\x8b\x08\x1f")     # the input make fuzz found
+    with pytest.raises(NBSVMError, match="cannot read the archive") as e:
+        for _, fh in review_members(p):
+            list(read_reviews(fh))
+    assert e.value.path == str(p)
+
+
 def test_valid_inputs_unchanged(tmp_path):
     """The fixes keep what valid files read as."""
     p = _one(tmp_path, "a.svm", b"1,3 qid:7 1:0.5 4:2\n")
