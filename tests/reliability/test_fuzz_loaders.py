@@ -5,7 +5,7 @@ feature cache), then mutated: bytes flipped, files cut, the JSON header rewritte
 checksum made right, so the contents reach the checks behind it), arrays given other
 dtypes, shapes and values. Loading must work or raise ``NBSVMError`` naming the file; a
 loaded object is used a little (predict / ratios / reading the cache). Findings in the
-loaders (owned by the loader-hardening work) are kept below as ``xfail`` regressions.
+loaders were fixed by the loader hardening; they are kept below as regression tests.
 """
 import json
 import subprocess
@@ -93,11 +93,9 @@ def test_npz_arrays(kind):
     run()
 
 
-# The learner and the cache have findings (below); their properties are kept as xfail so
-# that they run (and report) without failing the suite until the loaders are hardened.
+# The learner and the cache had findings (below, fixed by the loader checks); their
+# properties run here like the others.
 
-@pytest.mark.xfail(strict=False, reason="OnlineLearner.load sets any header value and array "
-                   "as attributes without checks: see the regressions below")
 def test_learner_header_and_arrays():
     header, _ = fuzz.npz_parts(fuzz.valid_files()["learner"])
 
@@ -110,8 +108,6 @@ def test_learner_header_and_arrays():
     run()
 
 
-@pytest.mark.xfail(strict=False, reason="loader finding: see "
-                   "test_cache_meta_bad_hasher_names_the_cache")
 @settings(FAST, max_examples=20)
 @given(st.one_of(header_edits(json.loads(fuzz.seeds("cache_meta")[0])),
                  st.binary(max_size=40)))
@@ -119,12 +115,8 @@ def test_cache_meta(data):
     fuzz.t_cache_meta(data)
 
 
-# ------------------------------------------------------------------ findings (xfail)
+# ------------------------------------------------------------ findings (fixed)
 
-@pytest.mark.xfail(strict=False, reason="loader finding: OnlineLearner.load takes arrays "
-                   "of any dtype, shape or presence and any header state; predict then raises "
-                   "ValueError (unpacking a shape, arrays that do not broadcast) or "
-                   "AttributeError (a missing array)")
 @pytest.mark.parametrize("data", [b"\x00\xc7J\xf2", b"_\xd1w\x9d\xa4", b"\xb0?",
                                   b"\x00\xa5\xadG\xa7"])
 def test_learner_crafted_arrays(data):
@@ -132,8 +124,6 @@ def test_learner_crafted_arrays(data):
     fuzz.t_npz_arrays("learner")(data)
 
 
-@pytest.mark.xfail(strict=False, reason="loader finding: FeatureCache re-raises the Hasher's "
-                   "NBSVMError for bad hasher settings in meta.json without the cache's path")
 def test_cache_meta_bad_hasher_names_the_cache():
     meta = json.loads(fuzz.seeds("cache_meta")[0])
     meta["hasher"]["char_ngrams"] = None
@@ -149,9 +139,6 @@ print("survived")
 """
 
 
-@pytest.mark.xfail(strict=False, reason="loader finding: FeatureCache accepts ids outside "
-                   "[0, 2**n_bits) (the size checks pass); translated_groups then reads past "
-                   "the remap in a numba kernel: the interpreter crashes (SIGSEGV)")
 def test_cache_ids_out_of_range_does_not_crash():
     # found by the driver: ids 1 and 0x67000002 with n_bits=8, one document, label code 0
     data = bytes.fromhex("0100000002000067" "7c7c7c" "0000000000000000" "0200000000000000"
