@@ -1,0 +1,130 @@
+"""SIGKILL at several points of `nbsvm train` (issue 6, item 4): the earlier model at the
+same path stays intact and loadable, and whatever the killed run left behind (a temporary
+model file, a half-written cache folder) is never taken for a finished file by the next run.
+
+SIGKILL cannot be caught, so a killed run cannot clean up: leftovers carry temporary names
+(``.<name>.*.nbsvm-tmp``, ``nbsvm-cache-*``) that no command reads as a model or a cache,
+and every run builds its cache in a fresh folder of its own.
+"""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+PROBE = ["w1 w2 w3", "w4000 w17"]
+pytestmark = pytest.mark.skipif(not NBSVM.exists(), reason=f"no console script at {NBSVM}")
+
+
+def _corpus(path: Path, n_docs=3000, words=300, seed=0):
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(5000)])
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n_docs):
+            ids = rng.integers(0, 5000, size=words)
+            if i % 2:
+                ids[:30] = rng.integers(0, 100, size=30)
+            fh.write(("pos" if i % 2 else "neg") + "\t" + " ".join(vocab[ids]) + "\n")
+
+
+@pytest.fixture
+def setup(tmp_path):
+    data = tmp_path / "train.txt"
+    _corpus(data)
+    model = tmp_path / "models" / "model.npz"
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    r = subprocess.run([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "16",
+                        "--epochs", "1", "-q"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return data, model, cache, model.read_bytes(), NBSVMClassifier.load(model).decision_function(PROBE)
+
+
+def _intact(model, before, scores):
+    assert model.read_bytes() == before
+    assert np.array_equal(NBSVMClassifier.load(model).decision_function(PROBE), scores)
+
+
+def _next_run_works(data, model, cache):
+    """The next run at the same paths succeeds, whatever the killed one left behind."""
+    r = subprocess.run([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "16",
+                        "--epochs", "2", "--cache-dir", str(cache), "-q"],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert NBSVMClassifier.load(model).score(["w1 w2"], ["neg"]) in (0.0, 1.0)
+
+
+@pytest.mark.parametrize("when, delay", [("lexicon pass", 0.2), ("mid-epoch", 2.5)])
+def test_sigkill_during_training(setup, when, delay):
+    data, model, cache, before, scores = setup
+    proc = subprocess.Popen([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "20",
+                             "--epochs", "200", "--cache-dir", str(cache)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=dict(os.environ, PYTHONUNBUFFERED="1"))
+    try:
+        assert proc.stdout.readline().startswith("settings: ")   # fitting starts now
+        time.sleep(delay)
+        assert proc.poll() is None, f"training ended before the kill ({when})"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    _intact(model, before, scores)
+    leftovers = [p.name for p in cache.iterdir()]
+    assert all(name.startswith("nbsvm-") for name in leftovers), leftovers
+    _next_run_works(data, model, cache)
+    # the killed run's half-written cache folders were neither read nor replaced
+    assert set(leftovers) <= {p.name for p in cache.iterdir()}
+
+
+def test_sigkill_while_saving(setup, tmp_path):
+    # a child trains, then writes the model slowly (each array piece waits), and is killed
+    # half way through the write
+    data, model, cache, before, scores = setup
+    child = textwrap.dedent(f"""
+        import sys, time
+        import nbsvm.persist as persist
+        from nbsvm import NBSVMClassifier
+        from nbsvm.io import read_inputs
+        clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(read_inputs([{str(data)!r}]))
+        real = persist.np.ascontiguousarray
+        def slow(a, *args, **kw):
+            print("writing", flush=True)
+            time.sleep(0.5)
+            return real(a, *args, **kw)
+        persist.np.ascontiguousarray = slow
+        clf.save({str(model)!r})
+        print("saved", flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "writing"
+        deadline = time.time() + 30           # kill once the temporary file is being written
+        while not list(model.parent.glob(".model.npz.*.nbsvm-tmp")) and time.time() < deadline:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    _intact(model, before, scores)
+    temps = list(model.parent.glob(".model.npz.*.nbsvm-tmp"))
+    assert len(temps) == 1                      # the half-written file, under its own name
+    with pytest.raises(Exception):
+        NBSVMClassifier.load(temps[0])          # and it is not a loadable model
+    _next_run_works(data, model, cache)
