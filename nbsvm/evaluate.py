@@ -124,7 +124,8 @@ class _BackgroundCache(threading.Thread):
 
 def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
                      test_docs: Iterable[Document], lexicon=None,
-                     callback: Callable[[dict], None] | None = None) -> dict:
+                     callback: Callable[[dict], None] | None = None,
+                     max_memory=None) -> dict:
     """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run.
 
     The test documents are read and hashed into a cache by a background thread while the
@@ -147,7 +148,8 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
 
     try:
         t0 = time.perf_counter()
-        model.fit_documents(train_docs, lexicon=lexicon, callback=on_event)
+        model.fit_documents(train_docs, lexicon=lexicon, callback=on_event,
+                            max_memory=max_memory)
         if not worker.is_alive() and worker.cache is None and worker.error is None:
             worker.start()
         t1 = time.perf_counter()

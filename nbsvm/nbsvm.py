@@ -48,6 +48,7 @@ from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch, 
 from .io.readers import Document
 from ._parallel import run_parts
 from .lexicon import NBLexicon, _compact_ratios, _seen_sums
+from .memory import check_fit_memory, fit_bytes
 from .online.losses import resolve_loss
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .persist import Chunked, load_npz, save_npz
@@ -223,12 +224,18 @@ class NBSVMClassifier:
         return self.fit_documents(docs)
 
     def fit_documents(self, docs: Iterable[Document], lexicon: NBLexicon | None = None,
-                      callback: Callable[[dict], None] | None = None) -> "NBSVMClassifier":
+                      callback: Callable[[dict], None] | None = None,
+                      max_memory=None) -> "NBSVMClassifier":
         """Fit on a stream of :class:`~nbsvm.io.Document` (see the module docstring).
 
         ``callback`` receives progress events: ``{"stage": "hash"|"epoch", ...}``.
+        Before allocating, the memory training needs is estimated from ``n_bits``
+        (:mod:`nbsvm.memory`) and checked against ``max_memory`` (bytes or ``"2G"``) and
+        the memory available; again, exactly, once the kept buckets are known.
         """
         hasher = self._validate()
+        self._max_memory = max_memory
+        check_fit_memory(fit_bytes(hasher.n_bits, 1, self.optimizer), max_memory)
         for attr in ("_learner", "lexicon_", "_remap"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
@@ -368,6 +375,10 @@ class NBSVMClassifier:
         self.n_seen_buckets_ = int(n_seen)
         self.hasher_ = lexicon.hasher
         binary = len(classes) == 2
+        n_out = 1 if binary else len(classes)
+        check_fit_memory(fit_bytes(self.hasher_.n_bits, n_out, self.optimizer,
+                                   n_columns=int(n_kept), n_classes=len(classes)),
+                         getattr(self, "_max_memory", None))
         learner = self._new_learner(int(n_kept))
         if mm is not None and binary:
             remap = counts[rows[1]]                     # int32 row, rewritten in place

@@ -6,7 +6,7 @@ import pytest
 
 # modules whose docstrings hold examples (a module listed here must keep at least one)
 MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.io.blitzer", "nbsvm.text.tokenize",
-           "nbsvm.text.hashing", "nbsvm.lexicon", "nbsvm.nbsvm", "nbsvm.learn",
+           "nbsvm.text.hashing", "nbsvm.lexicon", "nbsvm.nbsvm", "nbsvm.learn", "nbsvm.memory",
            "nbsvm.online.base", "nbsvm.online.rows", "nbsvm.online.sgd", "nbsvm.online.linear",
            "nbsvm.online.schedules", "nbsvm.online.regularizers", "nbsvm.online.pegasos",
            "nbsvm.online.pa", "nbsvm.online.multiclass", "nbsvm.online.multilabel",

@@ -53,6 +53,10 @@ def train_command(
                                                   "for several); it is hashed on the other core "
                                                   "while the model trains."),
     json_out: bool = typer.Option(False, "--json", help="With --test: print the report as JSON."),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory",
+                                             help="Refuse to start when training would need "
+                                                  "more (e.g. 2G); always refused beyond the "
+                                                  "memory available."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
 ):
     """Train an NB-weighted linear model out of core and save it."""
@@ -82,9 +86,11 @@ def train_command(
             del lex
             if test:
                 rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col),
-                                       lexicon=holder.pop(), callback=progress)
+                                       lexicon=holder.pop(), callback=progress,
+                                       max_memory=max_memory)
             else:
-                clf.fit_documents(docs, lexicon=holder.pop(), callback=progress)
+                clf.fit_documents(docs, lexicon=holder.pop(), callback=progress,
+                                  max_memory=max_memory)
         t1 = time.perf_counter()
         clf.save(output)
         t2 = time.perf_counter()

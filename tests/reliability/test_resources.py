@@ -1,0 +1,81 @@
+"""Resource limits (issue 6, item 6): n_bits in [1, 31], and training refuses to start when
+the memory it needs (estimated from the settings before allocating) is over --max-memory
+or over what the machine has available."""
+import pytest
+from typer.testing import CliRunner
+
+import nbsvm.memory as memory
+from conftest import synthetic
+from nbsvm import NBSVMClassifier, NBSVMError
+from nbsvm.cli import app
+
+runner = CliRunner()
+
+
+def test_parse_size():
+    assert memory.parse_size("2G") == 2 << 30
+    assert memory.parse_size("512mb") == 512 << 20
+    assert memory.parse_size("1.5K") == 1536
+    assert memory.parse_size(1000) == 1000
+    for bad in ("", "two gigs", "-1G", "0", "1X"):
+        with pytest.raises(NBSVMError, match="bad memory size"):
+            memory.parse_size(bad)
+
+
+def test_fit_bytes_by_hand():
+    b = 1 << 10
+    # lexicon pass: 2 int32 count rows; epochs: int32 map + one 16-byte AdaGrad row a bucket
+    assert memory.fit_bytes(10) == memory.FIXED_BYTES + max(2 * b * 4, b * 4 + b * 16)
+    assert memory.fit_bytes(10, optimizer="sgd") == memory.FIXED_BYTES + max(8 * b, 4 * b + 8 * b)
+    assert memory.fit_bytes(10, 5, n_columns=100, n_classes=5) == \
+        memory.FIXED_BYTES + max(5 * b * 4, b * 4 + 5 * 100 * 16)
+    assert memory.fit_bytes(31) > 32 << 30          # 2**31 buckets: tens of GB
+
+
+@pytest.fixture
+def train_file(tmp_path):
+    path = tmp_path / "train.txt"
+    path.write_text("".join(f"{d.label}\t{d.text}\n" for d in synthetic(300, seed=1)))
+    return path
+
+
+def test_max_memory_refuses_before_reading(train_file, tmp_path):
+    r = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
+                            "--n-bits", "24", "--max-memory", "100M", "-q"])
+    assert r.exit_code == 2
+    assert "needs about 520.0 MB, over --max-memory 100.0 MB: lower --n-bits" in r.output
+    assert "Traceback" not in r.output and not (tmp_path / "m.npz").exists()
+    ok = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
+                             "--n-bits", "16", "--max-memory", "1G", "-q"])
+    assert ok.exit_code == 0, ok.output
+
+
+def test_refused_beyond_the_memory_available(train_file, tmp_path, monkeypatch):
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 30)      # a 1 GB machine
+    r = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
+                            "--n-bits", "28", "-q"])
+    assert r.exit_code == 2
+    assert "but only 1.0 GB is available: lower --n-bits" in r.output
+
+
+def test_exact_check_once_the_kept_buckets_are_known():
+    # the upfront estimate counts two classes; with 8 classes the lexicon pass finds more
+    # count rows than that, and the check after it (classes and columns known) refuses
+    from nbsvm.io.readers import Document
+
+    docs = [Document(f"c{i % 8}", d.text, d.source, d.line)
+            for i, d in enumerate(synthetic(400, seed=2))]
+    upfront = memory.fit_bytes(16, 1, "adagrad")
+    assert memory.fit_bytes(16, 8, "adagrad", n_columns=10, n_classes=8) > upfront
+    with pytest.raises(NBSVMError, match="over --max-memory"):
+        NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs), max_memory=upfront)
+    clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs),
+                                                             max_memory=2 * upfront)
+    assert len(clf.classes_) == 8
+
+
+def test_n_bits_outside_the_range_is_refused(train_file, tmp_path):
+    for bits in ("0", "32"):
+        r = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
+                                "--n-bits", bits, "-q"])
+        assert r.exit_code == 2 and "n_bits must be an integer in [1, 31]" in r.output
