@@ -34,6 +34,7 @@ import numpy as np
 
 from .config import MAX_BITS, MIN_BITS, SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
 from .errors import NBSVMError
+from .memory import FIXED_BYTES, check_fit_memory
 from .features import check_ids
 from .io.sparse import SPARSE_FORMATS, detect_sparse_format, read_blitzer, read_named, read_svmlight
 from .metrics import (add_sums, confusion_matrix, multilabel_counts, multilabel_report,
@@ -427,9 +428,13 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
                  n_features: int | None = None, cache_dir=None,
                  callback: Callable[[dict], None] | None = None,
                  buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
-                 block_bytes: int = SHUFFLE_BLOCK_BYTES) -> OnlineLearner:
+                 block_bytes: int = SHUFFLE_BLOCK_BYTES, max_memory=None) -> OnlineLearner:
     """Train ``learner`` afresh on sparse files for ``epochs`` passes (default: the
     learner's own ``epochs``, else 1).
+
+    Once the input has been read (the number of features and classes is then known), the
+    learner's dense weights (``n_outputs x n_features`` float64, twice with averaging) are
+    checked against ``max_memory`` and the memory available before they are allocated.
 
     ``callback`` receives ``{"stage": "cache", "examples": n}`` while the inputs are read and
     ``{"stage": "epoch", "epoch", "epochs", "examples", "loss", "mistakes", "seconds"}``
@@ -482,6 +487,11 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
         else:
             width = encoder.n_features
         classes = None if learner.task == "regression" else sorted(cache.names)
+        n_outputs = 1 if learner.task in ("binary", "regression") else len(classes)
+        copies = 2 if getattr(learner, "average", False) else 1
+        check_fit_memory(FIXED_BYTES + n_outputs * (width + 1) * 8 * copies, max_memory,
+                         what=f"{type(learner).__name__} with {n_outputs} output(s) x {width:,} "
+                              "features")
         for name in [k for k in vars(learner) if k.endswith("_") and not k.startswith("__")]:
             delattr(learner, name)                              # start afresh, as fit does
         rng = np.random.default_rng(seed)

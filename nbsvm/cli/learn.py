@@ -64,6 +64,10 @@ def learn_command(
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
                                             help="Folder for the temporary training cache."),
     json_out: bool = typer.Option(False, "--json", help="With --test: print the report as JSON."),
+    max_memory: Optional[str] = typer.Option(None, "--max-memory",
+                                             help="Refuse to train when the weights would need "
+                                                  "more (e.g. 2G); always refused beyond the "
+                                                  "memory available."),
     quiet: bool = QUIET,
 ):
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
@@ -94,7 +98,7 @@ def learn_command(
         t0 = time.perf_counter()
         learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
                      index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
-                     callback=progress)
+                     callback=progress, max_memory=max_memory)
         t1 = time.perf_counter()
         learner.save(output)
         stats = {"examples": learner.n_train_, "task": learner.task}
