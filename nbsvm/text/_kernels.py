@@ -21,51 +21,8 @@ def _rotl32(x, r):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def murmur3_32(data, start, length, seed):
-    """MurmurHash3 x86 32-bit of ``data[start:start+length]`` (uint8), as in ``mmh3``.
-
-    Arithmetic is in int64 with explicit 32-bit masks: products wrap modulo 2**64, which
-    keeps their low 32 bits exact.
-    """
-    c1 = 0xCC9E2D51
-    c2 = 0x1B873593
-    h = seed & 0xFFFFFFFF
-    nblocks = length >> 2
-    for b in range(nblocks):
-        p = start + 4 * b
-        k = (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
-             | (np.int64(data[p + 3]) << 24))
-        k = (k * c1) & 0xFFFFFFFF
-        k = _rotl32(k, 15)
-        k = (k * c2) & 0xFFFFFFFF
-        h ^= k
-        h = _rotl32(h, 13)
-        h = (h * 5 + 0xE6546B64) & 0xFFFFFFFF
-    tail = start + 4 * nblocks
-    rem = length & 3
-    k = 0
-    if rem >= 3:
-        k ^= np.int64(data[tail + 2]) << 16
-    if rem >= 2:
-        k ^= np.int64(data[tail + 1]) << 8
-    if rem >= 1:
-        k ^= np.int64(data[tail])
-        k = (k * c1) & 0xFFFFFFFF
-        k = _rotl32(k, 15)
-        k = (k * c2) & 0xFFFFFFFF
-        h ^= k
-    h ^= length & 0xFFFFFFFF
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
-    h ^= h >> 16
-    return h
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _murmur_block(h, data, p):
-    """One 4-byte block of MurmurHash3 x86 32 (the body of :func:`murmur3_32`'s loop)."""
+    """One 4-byte block of MurmurHash3 x86 32 (``h`` mixed with ``data[p:p+4]``)."""
     k = (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
          | (np.int64(data[p + 3]) << 24))
     k = (k * 0xCC9E2D51) & 0xFFFFFFFF
@@ -98,6 +55,20 @@ def _murmur_finish(h, data, tail, length):
     h = (h * 0xC2B2AE35) & 0xFFFFFFFF
     h ^= h >> 16
     return h
+
+
+@njit(cache=True, nogil=True, inline="always")
+def murmur3_32(data, start, length, seed):
+    """MurmurHash3 x86 32-bit of ``data[start:start+length]`` (uint8), as in ``mmh3``.
+
+    Arithmetic is in int64 with explicit 32-bit masks: products wrap modulo 2**64, which
+    keeps their low 32 bits exact.
+    """
+    h = seed & 0xFFFFFFFF
+    full = length & ~3
+    for p in range(start, start + full, 4):
+        h = _murmur_block(h, data, p)
+    return _murmur_finish(h, data, start + full, length)
 
 
 @njit(cache=True, nogil=True, inline="always")
