@@ -264,52 +264,6 @@ def _fold_scale(v, s, sq):
 
 
 @njit(cache=True, nogil=True)
-def _pegasos_epoch(indices, values, offsets, y, order, v, state, lam):
-    """Pegasos (Shalev-Shwartz, Singer & Srebro 2007), one example at a time.
-
-    Rows are CSR with explicit values; ``y`` in {-1, +1}. With ``w = s * v``,
-    ``state = [s, ||v||^2, t, mistakes]`` (t counts steps over all epochs, from 1). Step t:
-    if ``y w.x < 1``: ``w <- (1 - 1/t) w + y x / (lam t)``, else ``w <- (1 - 1/t) w``; then
-    ``w`` is projected onto the ball of radius ``1/sqrt(lam)``. Scaling ``w`` only changes
-    ``s``, so a step costs O(non-zeros of x). Returns the summed hinge loss before each step.
-    """
-    s = state[0]
-    sq = state[1]
-    t = state[2]
-    mistakes = state[3]
-    radius2 = 1.0 / lam
-    total = 0.0
-    for k in range(order.shape[0]):
-        d = order[k]
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        margin = y[d] * _row_dot(indices, values, lo, hi, v) * s
-        t += 1.0
-        if margin < 1.0:
-            total += 1.0 - margin
-            mistakes += 1.0
-        if t == 1.0:                      # (1 - 1/t) = 0: w restarts from 0
-            for i in range(v.shape[0]):
-                v[i] = 0.0
-            s = 1.0
-            sq = 0.0
-        else:
-            s *= 1.0 - 1.0 / t
-        if margin < 1.0:
-            # adds y x / (lam t) to w = s v
-            sq = _add_row(indices, values, lo, hi, v, y[d] / (lam * t * s), sq)
-        norm2 = s * s * sq
-        if norm2 > radius2:
-            s *= math.sqrt(radius2 / norm2)
-        s, sq = _fold_scale(v, s, sq)
-    state[0] = s
-    state[1] = sq
-    state[2] = t
-    state[3] = mistakes
-    return total
-
-
-@njit(cache=True, nogil=True)
 def _ogd_epoch(indices, values, offsets, y, order, v, state, eta, radius, before, after):
     """Online gradient descent (Zinkevich 2003) for the square loss, projected on a ball.
 
