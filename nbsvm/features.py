@@ -169,12 +169,16 @@ class CacheWriter:
     and records where each label was first seen (for error messages later).
     """
 
-    def __init__(self, folder, hasher: Hasher):
+    def __init__(self, folder, hasher: Hasher, extra_meta: dict | None = None):
         self.folder = Path(folder)
         self.folder.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix="." + self.folder.name + ".", suffix=".nbsvm-tmp",
-                                         dir=self.folder.parent))
+        # the pid in the name lets a later run tell a dead writer's leftovers from a live one
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.{os.getpid()}.",
+                                         suffix=".nbsvm-tmp", dir=self.folder.parent))
         self.hasher = hasher
+        self.extra_meta = dict(extra_meta or {})
+        self.before_publish = None      # called before the cache is renamed into place
+        self.keep_existing = False      # a cache already published there wins (kept caches)
         self.labels: list = []
         self.first_seen: list = []
         self._index: dict = {}
@@ -215,13 +219,26 @@ class CacheWriter:
             fh.flush()
             os.fsync(fh.fileno())
             fh.close()
-        meta = dict(n_docs=self.n_docs, n_ids=self.n_ids, labels=self.labels,
+        if self.before_publish is not None:
+            self.before_publish()
+        meta = dict(self.extra_meta, n_docs=self.n_docs, n_ids=self.n_ids, labels=self.labels,
                     first_seen=self.first_seen, hasher=self.hasher.settings(),
                     id_limit=self.max_id + 1)
-        (self.tmp / "meta.json").write_text(json.dumps(meta))
-        if self.folder.exists():
+        with open(self.tmp / "meta.json", "w") as fh:
+            fh.write(json.dumps(meta))
+            fh.flush()
+            os.fsync(fh.fileno())
+        if self.folder.exists() and not self.keep_existing:
             shutil.rmtree(self.folder)
-        os.replace(self.tmp, self.folder)
+        try:
+            os.replace(self.tmp, self.folder)
+        except OSError:
+            if not (self.keep_existing and self.folder.exists()):
+                raise
+            # another run published the same content first: use theirs
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return FeatureCache(self.folder)
+        _fsync_folder(self.folder.parent)       # the rename itself survives a power cut
         return FeatureCache(self.folder)
 
     def abort(self) -> None:
@@ -236,6 +253,14 @@ class CacheWriter:
         if exc_type is not None:       # an error or Ctrl-C: leave no partial cache behind
             self.abort()
         return False
+
+
+def _fsync_folder(folder) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 class FeatureCache:
@@ -254,6 +279,7 @@ class FeatureCache:
             if not isinstance(meta["labels"], list):
                 raise TypeError("labels must be a list")
             self.labels = list(meta["labels"])
+            self.meta = meta
             self.first_seen = list(meta.get("first_seen") or [{}] * len(self.labels))
             self.hasher = Hasher(**meta["hasher"])
             # ids are below id_limit (the writer's largest id + 1; 2**n_bits if unknown)
@@ -298,12 +324,14 @@ class FeatureCache:
                                  path=str(self.folder))
         return out
 
-    def translated_groups(self, remap: np.ndarray, rng: np.random.Generator,
-                          rewrite: bool = True, **shuffle_kw):
+    def translated_groups(self, remap: np.ndarray, rng: np.random.Generator | None,
+                          rewrite: bool = True, into=None, **shuffle_kw):
         """One epoch as :meth:`shuffled_groups` (``shuffle_kw`` are its buffer and block
-        sizes), with bucket ids mapped to model columns through ``remap`` (unmapped buckets
-        dropped), rewriting the cache as columns on the way (unless ``rewrite`` is false:
-        no later epoch needs it).
+        sizes; ``rng=None``: in stored order), with bucket ids mapped to model columns
+        through ``remap`` (unmapped buckets dropped), rewriting the cache as columns on the
+        way (unless ``rewrite`` is false: no later epoch needs it). With ``into`` (a new
+        folder), the translated cache is written there and this object reads it afterwards,
+        leaving the bucket cache as it was (a kept cache, reused by later runs).
 
         A thread reads, translates and writes each group while the caller trains on the
         previous one (both the translation and the training release the GIL). The
@@ -318,7 +346,10 @@ class FeatureCache:
             raise NBSVMError(f"the cache holds ids up to {self.id_limit - 1}, beyond the "
                              f"{remap.shape[0]} buckets of the map", path=str(self.folder))
         n_columns = int(remap.max()) + 1 if remap.shape[0] else 0
-        new = {name: self.folder / (name + ".new") for name in names}
+        target = self.folder if into is None else Path(into)
+        if rewrite and into is not None:
+            target.mkdir(parents=True, exist_ok=False)
+        new = {name: target / (name + ".new") for name in names}
         out: queue.Queue = queue.Queue(maxsize=1)
         stop = threading.Event()
         written = []
@@ -376,9 +407,9 @@ class FeatureCache:
                 meta["id_limit"] = n_columns
                 self.close()
                 for name in names:
-                    os.replace(new[name], self.folder / name)
-                meta_path.write_text(json.dumps(meta))
-                self.__init__(self.folder)
+                    os.replace(new[name], target / name)
+                (target / "meta.json").write_text(json.dumps(meta))
+                self.__init__(target)
         finally:
             stop.set()
             worker.join(timeout=10)
@@ -435,6 +466,7 @@ class FeatureCache:
         ``buffer_bytes`` into one group, and permutes the group's documents. When the whole
         cache fits the buffer this is a full random permutation of the documents. Yields
         ``(ids, offsets, codes, order)`` per group (the arrays are reused between groups).
+        ``rng=None`` visits everything in stored order (the order it was written in).
         """
         if self.n_docs == 0:
             return
@@ -445,7 +477,7 @@ class FeatureCache:
         starts = np.arange(0, self.n_docs, block, dtype=np.int64)
         per_group = max(1, int(buffer_bytes // max(1.0, per_doc * block)))
         buffer = np.empty(0, dtype=BUCKET_DTYPE)
-        order_of_blocks = rng.permutation(len(starts))
+        order_of_blocks = np.arange(len(starts)) if rng is None else rng.permutation(len(starts))
         for g in range(0, len(order_of_blocks), per_group):
             group = order_of_blocks[g:g + per_group]
             bounds = [(int(starts[b]), min(int(starts[b]) + block, self.n_docs)) for b in group]
@@ -466,7 +498,8 @@ class FeatureCache:
                 offsets[d + 1:d + 1 + z - a] = o[1:] - o[0] + pos
                 pos += k
                 d += z - a
-            yield buffer[:pos], offsets, codes, rng.permutation(n_docs).astype(np.int64)
+            yield buffer[:pos], offsets, codes, (np.arange(n_docs, dtype=np.int64) if rng is None
+                                                 else rng.permutation(n_docs).astype(np.int64))
 
 
 @njit(cache=True, nogil=True)

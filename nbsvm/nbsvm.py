@@ -36,7 +36,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -53,6 +53,10 @@ from .online.losses import resolve_loss
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .persist import Chunked, load_npz, save_npz
 from .text.hashing import Hasher
+
+if TYPE_CHECKING:
+    from .cachestore import KeptCache
+    from .checkpoint import Checkpoint
 
 INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
@@ -225,13 +229,18 @@ class NBSVMClassifier:
 
     def fit_documents(self, docs: Iterable[Document], lexicon: NBLexicon | None = None,
                       callback: Callable[[dict], None] | None = None,
-                      max_memory=None) -> "NBSVMClassifier":
+                      max_memory=None, kept: "KeptCache | None" = None,
+                      checkpoint: "Checkpoint | None" = None) -> "NBSVMClassifier":
         """Fit on a stream of :class:`~nbsvm.io.Document` (see the module docstring).
 
-        ``callback`` receives progress events: ``{"stage": "hash"|"epoch", ...}``.
-        Before allocating, the memory training needs is estimated from ``n_bits``
-        (:mod:`nbsvm.memory`) and checked against ``max_memory`` (bytes or ``"2G"``) and
-        the memory available; again, exactly, once the kept buckets are known.
+        ``callback`` receives progress events: ``{"stage": "hash"|"count"|"epoch"|
+        "checkpoint"|"cache", ...}``. Before allocating, the memory training needs is
+        estimated from ``n_bits`` (:mod:`nbsvm.memory`) and checked against ``max_memory``
+        (bytes or ``"2G"``) and the memory available; again, exactly, once the kept buckets
+        are known. ``kept`` (:class:`~nbsvm.cachestore.KeptCache`) reads the hashed data from
+        an earlier run, or keeps it for later ones; then ``docs`` is only read when there is
+        no usable kept cache. ``checkpoint`` (:class:`~nbsvm.checkpoint.Checkpoint`) saves
+        the state every few epochs and resumes from it.
         """
         hasher = self._validate()
         self._max_memory = max_memory
@@ -242,39 +251,88 @@ class NBSVMClassifier:
         if lexicon is not None and lexicon.hasher != hasher:
             raise NBSVMError(f"the lexicon was built with {lexicon.hasher.settings()} but the "
                              f"model asks for {hasher.settings()}")
+        if kept is not None and kept.hasher != hasher:
+            raise NBSVMError(f"the kept cache is keyed on {kept.hasher.settings()} but the "
+                             f"model asks for {hasher.settings()}")
+        saved = checkpoint.load(self) if checkpoint is not None else None   # refuse early
         timings = {}
         t0 = time.perf_counter()
+        if self.cache_dir is not None:
+            Path(self.cache_dir).mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="nbsvm-cache-", dir=self.cache_dir))
         try:
-            writer = CacheWriter(tmp / "train", hasher)
+            cache = kept.open() if kept is not None else None
+            if kept is not None:
+                notify({"stage": "cache", "reused": cache is not None,
+                        "folder": str(kept.folder), "discarded": kept.discarded,
+                        "docs": cache.n_docs if cache is not None else 0})
+            writer = None
+            if cache is None:
+                writer = kept.writer() if kept is not None else CacheWriter(tmp / "train", hasher)
+            ordered = False       # epoch 1 in stored order (as if streamed) instead of shuffled
             if lexicon is None:
                 # two classes are counted in releasable memory: one row becomes the
                 # bucket -> column map, the other goes back to the OS (see _adopt)
                 mm, store = _releasable_int32((2, 1 << hasher.n_bits))
-                lexicon, cache = self._lexicon_pass(docs, hasher, writer, notify, store)
+                if cache is None:
+                    lexicon, cache = self._lexicon_pass(docs, hasher, writer, notify, store)
+                else:
+                    lexicon = self._lexicon_from_cache(cache, hasher, notify, store)
                 self._adopt(lexicon, mm if lexicon._store is store else None)
                 lexicon = store = None
-                notify({"stage": "lexicon done", "docs": cache.n_docs})
-                timings["lexicon_s"] = time.perf_counter() - t0
                 first_epoch = 1
                 translate = True      # epoch 1 maps the cache's buckets to columns
             else:
                 self._adopt(lexicon, None, alpha=self.alpha)
                 lexicon = None
-                notify({"stage": "lexicon done", "docs": 0})
-                cache = self._stream_first_epoch(docs, writer, notify)
-                first_epoch = 2
-                translate = False     # written as columns already
+                if cache is None and kept is None and saved is None:
+                    notify({"stage": "lexicon done", "docs": 0})
+                    cache = self._stream_first_epoch(docs, writer, notify)
+                    first_epoch = 2
+                    translate = False     # written as columns already
+                else:
+                    # a bucket cache (kept, or needed to rebuild epoch 1's columns on resume)
+                    # replayed in stored order trains exactly as streaming would
+                    if cache is None:
+                        cache = self._hash_pass(docs, writer, notify)
+                    first_epoch, translate, ordered = 1, True, True
+            if first_epoch == 1:
+                notify({"stage": "lexicon done", "docs": cache.n_docs})
+                timings["lexicon_s"] = time.perf_counter() - t0
             self.n_docs_ = cache.n_docs
             positive = self._positive_in(cache)
             rng = np.random.default_rng(self.seed)
+            into = tmp / "columns" if kept is not None else None     # the kept cache stays
+            if saved is not None:
+                # rebuild epoch 1's column cache (and the generator's draws) without training
+                if translate and first_epoch == 1:
+                    groups = cache.translated_groups(self._remap, None if ordered else rng,
+                                                     into=into)
+                    with contextlib.closing(groups):
+                        for _ in groups:
+                            notify({"stage": "resume", "docs": 0})
+                first_epoch = checkpoint.restore(self, saved, rng) + 1
+                translate = False
+                notify({"stage": "resumed", "epoch": first_epoch - 1})
             for epoch in range(first_epoch, self.epochs + 1):
-                groups = cache.translated_groups(self._remap, rng,
-                                                 rewrite=epoch < self.epochs) \
-                    if translate and epoch == first_epoch else None
+                groups = None
+                if translate and epoch == first_epoch:
+                    groups = cache.translated_groups(self._remap, None if ordered else rng,
+                                                     rewrite=epoch < self.epochs, into=into)
                 self._replay_epoch(cache, positive, rng, epoch, notify, groups)
+                if checkpoint is not None and checkpoint.due(epoch, self.epochs):
+                    checkpoint.save(self, epoch, rng)
+                    notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
+                            "path": str(checkpoint.path)})
             timings["train_s"] = time.perf_counter() - t0 - timings.get("lexicon_s", 0.0)
+            cache.close()
             del cache
+        except NBSVMError as e:
+            if kept is not None and kept.owns(e):       # never trip over it again
+                kept.discard(str(e))
+                raise NBSVMError(f"{e.message} (the kept cache was removed; the next run "
+                                 f"hashes the inputs again)", path=e.path) from None
+            raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         self._finish()
@@ -344,6 +402,33 @@ class NBSVMClassifier:
                 notify({"stage": "hash", "docs": n})
             cache = writer.close()
         return lexicon, _nonempty(cache)
+
+    def _lexicon_from_cache(self, cache: FeatureCache, hasher, notify, store=None) -> NBLexicon:
+        """Count the lexicon from a kept cache (its ids are each document's distinct buckets,
+        exactly what the lexicon pass counted), in the cache's label order."""
+        lexicon = NBLexicon(hasher, alpha=self.alpha)
+        lexicon._init_state(store)
+        for label in cache.labels:
+            lexicon.code_of(label)
+        n = 0
+        for batch in cache.batches(1 << 16):
+            lexicon.add_batch(batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32))
+            n += len(batch)
+            notify({"stage": "count", "docs": n, "total": cache.n_docs})
+        if n == 0:
+            raise NBSVMError("no training documents", path=str(cache.folder))
+        return lexicon
+
+    def _hash_pass(self, docs, writer, notify) -> FeatureCache:
+        """Hash every document into a bucket cache, without counting or training."""
+        with writer:
+            n = 0
+            for batch in hash_batches(docs, self.hasher_):
+                writer.add(batch)
+                n += len(batch)
+                notify({"stage": "hash", "docs": n})
+            cache = writer.close()
+        return _nonempty(cache)
 
     def _adopt(self, lexicon: NBLexicon, mm=None, alpha=None):
         """Take classes, counts and ratios from a lexicon into a compact learner.

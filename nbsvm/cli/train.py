@@ -6,14 +6,17 @@ import time
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 
+from ..cachestore import KeptCache, default_root, input_identity
+from ..checkpoint import Checkpoint, checkpoint_path
 from ..config import DEFAULTS
 from ..evaluate import fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter, cli_errors,
-                     documents, echo_kv, print_report)
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter,
+                     check_interrupt, cli_errors, documents, echo_kv, err_console, print_report)
 
 
 @app.command("train")
@@ -47,7 +50,20 @@ def train_command(
                                 help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "
                                      "for bit; 2+: faster, varies in the last digits)."),
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
-                                            help="Folder for the temporary feature cache."),
+                                            help="Folder for the feature cache (default: the "
+                                                 "temp folder; with --keep-cache: "
+                                                 "$NBSVM_CACHE_DIR or ~/.cache/nbsvm)."),
+    keep_cache: bool = typer.Option(False, "--keep-cache",
+                                    help="Keep the hashed training data for later runs, keyed "
+                                         "by the inputs' paths, sizes and modification times "
+                                         "and the hashing settings; a run with the same key "
+                                         "skips reading and hashing."),
+    checkpoint_every: int = typer.Option(0, "--checkpoint-every", min=0,
+                                         help="Save the training state every N epochs next to "
+                                              "the model (MODEL.checkpoint.npz; 0: never)."),
+    resume: bool = typer.Option(False, "--resume",
+                                help="Continue from MODEL.checkpoint.npz if it exists (same "
+                                     "data and settings; --epochs may grow)."),
     test: Optional[List[str]] = typer.Option(None, "--test",
                                              help="Also evaluate on this labeled input (repeat "
                                                   "for several); it is hashed on the other core "
@@ -73,10 +89,19 @@ def train_command(
                               optimizer=optimizer,
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
                               seed=seed, threads=threads, cache_dir=cache_dir)
-        clf._validate()
+        hasher = clf._validate()
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
+        reader = {"format": fmt, "text_col": text_col, "label_col": label_col}
+        kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) \
+            if keep_cache else None
+        checkpoint = None
+        if checkpoint_every or resume:
+            identity = {"inputs": [input_identity(p) for p in inputs], "reader": reader,
+                        "lexicon": input_identity(lexicon) if lexicon else None}
+            checkpoint = Checkpoint(checkpoint_path(output), every=checkpoint_every,
+                                    resume=resume, identity=identity)
         t0 = time.perf_counter()
         rep = None
         with ProgressReporter(quiet or json_out) as progress:
@@ -84,18 +109,48 @@ def train_command(
             # hand over the only reference so that fit can free the counts after use
             holder = [lex]
             del lex
+            seen = {}
+
+            def on_event(event):
+                stage = event["stage"]
+                if stage == "count":
+                    return progress(dict(event, stage="lexicon from kept cache"))
+                if stage not in ("cache", "checkpoint", "resume", "resumed"):
+                    return progress(event)
+                check_interrupt()
+                seen[stage] = event
+                if quiet or json_out:
+                    return
+                if stage == "cache" and event["discarded"]:
+                    err_console.print(f"feature cache: removed an unusable one "
+                                      f"({escape(event['discarded'])})", highlight=False)
+                elif stage == "checkpoint":
+                    err_console.print(f"checkpoint after epoch {event['epoch']}: "
+                                      f"{escape(event['path'])}", highlight=False)
+                elif stage == "resumed":
+                    err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
+
+            fit_kw = dict(lexicon=holder.pop(), callback=on_event, max_memory=max_memory)
+            fit_kw.update({k: v for k, v in (("kept", kept), ("checkpoint", checkpoint))
+                           if v is not None})
             if test:
                 rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col),
-                                       lexicon=holder.pop(), callback=progress,
-                                       max_memory=max_memory)
+                                       **fit_kw)
             else:
-                clf.fit_documents(docs, lexicon=holder.pop(), callback=progress,
-                                  max_memory=max_memory)
+                clf.fit_documents(docs, **fit_kw)
         t1 = time.perf_counter()
         clf.save(output)
         t2 = time.perf_counter()
-        stats = {"documents": clf.n_docs_,
-                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))}
+        if checkpoint is not None:
+            checkpoint.remove()         # the model is safely written: nothing to resume
+        stats = {}
+        if kept is not None:
+            stats["feature cache"] = ("reused " if seen["cache"]["reused"] else "kept in ") + \
+                str(kept.folder)
+        if checkpoint is not None and checkpoint.resumed_from is not None:
+            stats["resumed after epoch"] = checkpoint.resumed_from
+        stats.update({"documents": clf.n_docs_,
+                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))})
         if "lexicon_s" in clf.timings_:
             stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
         stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
