@@ -69,7 +69,8 @@ def input_identity(path) -> dict:
         return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
     digest, n_files, size = hashlib.sha256(), 0, 0
     try:
-        for sub in sorted(e for e in os.scandir(p) if e.is_dir() and e.name not in SKIPPED_FOLDERS):
+        subs = [e for e in os.scandir(p) if e.is_dir() and e.name not in SKIPPED_FOLDERS]
+        for sub in sorted(subs, key=lambda e: e.name):
             for entry in sorted(os.scandir(sub.path), key=lambda e: e.name):
                 if entry.name.endswith(".txt"):
                     s = entry.stat()

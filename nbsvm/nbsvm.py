@@ -411,7 +411,7 @@ class NBSVMClassifier:
         for label in cache.labels:
             lexicon.code_of(label)
         n = 0
-        for batch in cache.batches(1 << 16):
+        for batch in cache.batches(8192):
             lexicon.add_batch(batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32))
             n += len(batch)
             notify({"stage": "count", "docs": n, "total": cache.n_docs})

@@ -119,12 +119,13 @@ def train_command(
                     return progress(event)
                 check_interrupt()
                 seen[stage] = event
+                if stage == "cache" and event["discarded"]:      # a warning: even with -q
+                    err_console.print(f"feature cache: removed an unusable one "
+                                      f"({escape(event['discarded'])})", highlight=False,
+                                      soft_wrap=True)
                 if quiet or json_out:
                     return
-                if stage == "cache" and event["discarded"]:
-                    err_console.print(f"feature cache: removed an unusable one "
-                                      f"({escape(event['discarded'])})", highlight=False)
-                elif stage == "checkpoint":
+                if stage == "checkpoint":
                     err_console.print(f"checkpoint after epoch {event['epoch']}: "
                                       f"{escape(event['path'])}", highlight=False)
                 elif stage == "resumed":
