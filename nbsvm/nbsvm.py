@@ -104,6 +104,45 @@ def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
         bad("negative values in adagrad_sq")
 
 
+def _texts_and_labels(X, y, text_col, label_col):
+    """(texts, labels) from sequences, arrays, Series or a DataFrame with named columns.
+
+    ``y`` may be a sequence of labels or, with a DataFrame ``X``, a column name."""
+    if hasattr(X, "columns") and hasattr(X, "iloc"):           # a pandas DataFrame
+        if isinstance(y, str):
+            label_col, y = y, None
+        if y is None and label_col is not None:
+            if label_col not in X.columns:
+                raise NBSVMError(f"no label column {label_col!r} in the DataFrame; it has "
+                                 f"{list(X.columns)} (pass y, or label_col=...)")
+            y = X[label_col]
+        if text_col in X.columns:
+            X = X[text_col]
+        elif X.shape[1] == 1:
+            X = X.iloc[:, 0]
+        else:
+            raise NBSVMError(f"no text column {text_col!r} in the DataFrame; it has "
+                             f"{list(X.columns)} (pass text_col=...)")
+    elif isinstance(X, str):
+        raise NBSVMError("X must be a sequence of texts, not a single string")
+    else:
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2:
+            if shape[1] != 1:
+                raise NBSVMError(f"X must hold one text per row; got shape {shape}")
+            X = np.asarray(X)[:, 0]
+    texts = X.tolist() if hasattr(X, "tolist") else list(X)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise NBSVMError(f"X[{i}] is {type(t).__name__}, not a text")
+    if y is None:
+        return texts, None
+    labels = y.tolist() if hasattr(y, "tolist") else list(y)
+    if len(labels) != len(texts):
+        raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
+    return texts, labels
+
+
 class NBSVMClassifier:
     """NBSVM (Wang & Manning 2012) scaled out as in NBSVM-XL, in scikit-learn's style.
 
@@ -193,6 +232,17 @@ class NBSVMClassifier:
             setattr(self, k, v)
         return self
 
+    # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
+                    classifier_tags=ClassifierTags(),
+                    input_tags=InputTags(one_d_array=True, two_d_array=False, string=True))
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return hasattr(self, "_learner")
+
     def _hasher(self) -> Hasher:
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
                       seed=self.hash_seed)
@@ -221,11 +271,31 @@ class NBSVMClassifier:
         return self._hasher()
 
     # -- training -------------------------------------------------------------------------
-    def fit(self, X: Iterable[str], y: Iterable) -> "NBSVMClassifier":
-        """Fit on texts ``X`` and labels ``y`` (any hashable labels; kept as strings)."""
+    def fit(self, X, y=None, *, text_col: str = "text",
+            label_col: str = "label") -> "NBSVMClassifier":
+        """Fit on texts ``X`` and labels ``y``.
+
+        ``X`` is any sequence of strings (list, numpy array, pandas Series, a one-column
+        2-D array or DataFrame) or a DataFrame with columns ``text_col`` and, when ``y`` is
+        None, ``label_col``. Labels may be any values: the model's ``classes_`` are their
+        strings and :meth:`predict` returns the original values (ints stay ints).
+        """
+        texts, labels = _texts_and_labels(X, y, text_col, label_col)
+        if labels is None:
+            raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")
         docs = (Document(str(label), text, "<fit>", i + 1)
-                for i, (text, label) in enumerate(zip(X, y)))
-        return self.fit_documents(docs)
+                for i, (text, label) in enumerate(zip(texts, labels)))
+        self.fit_documents(docs)
+        self._remember_label_values(labels)
+        return self
+
+    def _remember_label_values(self, labels, update=False) -> None:
+        """Keep the original label values (ints, bools, ...) for :meth:`predict`."""
+        values = {} if not update else dict(getattr(self, "_label_values", None) or {})
+        for v in labels:
+            if not isinstance(v, str):
+                values.setdefault(str(v), v.item() if isinstance(v, np.generic) else v)
+        self._label_values = values or None
 
     def fit_documents(self, docs: Iterable[Document], lexicon: NBLexicon | None = None,
                       callback: Callable[[dict], None] | None = None,
@@ -245,7 +315,7 @@ class NBSVMClassifier:
         hasher = self._validate()
         self._max_memory = max_memory
         check_fit_memory(fit_bytes(hasher.n_bits, 1, self.optimizer), max_memory)
-        for attr in ("_learner", "lexicon_", "_remap"):
+        for attr in ("_learner", "lexicon_", "_remap", "_label_values"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
         if lexicon is not None and lexicon.hasher != hasher:
@@ -351,6 +421,7 @@ class NBSVMClassifier:
         if not hasattr(self, "_learner"):
             if classes is None:
                 raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
+            self._remember_label_values(list(classes))
             classes = sorted({str(c) for c in classes})
             if len(classes) < 2:
                 raise NBSVMError(f"need at least two classes, got {classes}")
@@ -362,9 +433,11 @@ class NBSVMClassifier:
             self.n_seen_buckets_ = 0
             self._remap = None                 # growing lexicon: columns are buckets
             self._learner = self._new_learner(1 << hasher.n_bits)
-        texts, labels = list(X), [str(v) for v in y]
-        if len(texts) != len(labels):
-            raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
+        texts, values = _texts_and_labels(X, y, "text", "label")
+        if values is None:
+            raise NBSVMError("partial_fit needs labels y")
+        self._remember_label_values(values, update=True)
+        labels = [str(v) for v in values]
         docs = [Document(l, t, "<partial_fit>", i + 1) for i, (t, l) in enumerate(zip(texts, labels))]
         batch = hash_batch(docs, self.hasher_)
         codes = self._codes_for(labels, batch)
@@ -636,10 +709,11 @@ class NBSVMClassifier:
         for start in range(0, len(docs), 4096):
             yield hash_batch(docs[start:start + 4096], self.hasher_)
 
-    def decision_function(self, X: Iterable[str]) -> np.ndarray:
+    def decision_function(self, X, *, text_col: str = "text") -> np.ndarray:
         """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
         self._check_fitted()
-        parts = [self.decision_batch(b) for b in self._batches(X)]
+        texts, _ = _texts_and_labels(X, None, text_col, None)
+        parts = [self.decision_batch(b) for b in self._batches(texts)]
         n_out = self._learner.n_outputs
         scores = np.concatenate(parts) if parts else np.zeros((0, n_out))
         return scores[:, 0] if scores.shape[1] == 1 else scores
@@ -668,14 +742,24 @@ class NBSVMClassifier:
         total = p.sum(axis=1, keepdims=True)
         return np.where(total > 0, p / np.where(total > 0, total, 1), 1.0 / p.shape[1])
 
-    def predict(self, X: Iterable[str]) -> np.ndarray:
-        return self.labels_of(self.decision_function(X))
+    def predict(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Predicted labels: the values given to :meth:`fit` (strings after :meth:`load`)."""
+        labels = self.labels_of(self.decision_function(X, text_col=text_col))
+        values = getattr(self, "_label_values", None)
+        if values:
+            out = [values.get(v, v) for v in labels]
+            kinds = {type(v) for v in out}
+            return np.asarray(out, dtype=object if len(kinds) > 1 else None)
+        return labels
 
-    def predict_proba(self, X: Iterable[str]) -> np.ndarray:
-        return self.proba_of(self.decision_function(X))
+    def predict_proba(self, X, *, text_col: str = "text") -> np.ndarray:
+        return self.proba_of(self.decision_function(X, text_col=text_col))
 
-    def score(self, X, y) -> float:
-        return float(np.mean(self.predict(X) == np.asarray([str(v) for v in y], dtype=object)))
+    def score(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> float:
+        """Accuracy on ``X``, ``y`` (labels compared as strings)."""
+        texts, labels = _texts_and_labels(X, y, text_col, label_col)
+        predicted = self.labels_of(self.decision_function(texts))
+        return float(np.mean(predicted == np.asarray([str(v) for v in labels], dtype=object)))
 
     # -- files ----------------------------------------------------------------------------
     def save(self, path) -> None:

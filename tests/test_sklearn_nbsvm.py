@@ -1,0 +1,117 @@
+"""NBSVMClassifier and NBFeatures inside scikit-learn (issue 7, item 1), and pandas input.
+
+scikit-learn is a test-only dependency: nbsvm never imports it unless scikit-learn itself
+asks for tags, which is checked in a fresh interpreter.
+"""
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import synthetic
+from nbsvm import NBSVMClassifier, NBSVMError
+from nbsvm.transform import NBFeatures
+
+sklearn = pytest.importorskip("sklearn")
+from sklearn.base import clone                               # noqa: E402
+from sklearn.linear_model import LogisticRegression          # noqa: E402
+from sklearn.model_selection import GridSearchCV             # noqa: E402
+from sklearn.pipeline import Pipeline, make_pipeline         # noqa: E402
+from sklearn.preprocessing import FunctionTransformer        # noqa: E402
+
+DOCS = synthetic(900, seed=1)
+TEXTS = [d.text for d in DOCS]
+LABELS = [d.label for d in DOCS]
+
+
+def _lower(texts):
+    return [t.lower() for t in texts]
+
+
+@pytest.mark.parametrize("est", [NBSVMClassifier(n_bits=14, epochs=2, beta=0.5),
+                                 NBFeatures(ngrams=2, n_bits=12, min_df=2)],
+                         ids=["NBSVMClassifier", "NBFeatures"])
+def test_clone_and_params_round_trip(est):
+    params = est.get_params()
+    twin = clone(est)
+    assert twin is not est and twin.get_params() == params
+    assert type(est)().set_params(**params).get_params() == params
+    with pytest.raises(NBSVMError, match="unknown parameter 'bogus'; allowed: "):
+        est.set_params(bogus=1)
+
+
+def test_grid_search_over_a_pipeline_keeps_integer_labels():
+    y = np.array([1 if label == "pos" else 0 for label in LABELS])
+    pipe = Pipeline([("lower", FunctionTransformer(_lower)),
+                     ("nbsvm", NBSVMClassifier(n_bits=14, epochs=2))])
+    grid = {"nbsvm__ngrams": [1, 2], "nbsvm__beta": [0.5, 1.0]}
+    search = GridSearchCV(pipe, grid, cv=3, scoring="accuracy", error_score="raise")
+    search.fit(TEXTS[:600], y[:600])
+    scores = search.cv_results_["mean_test_score"]
+    assert len(scores) == 4 and np.isfinite(scores).all() and scores.max() > 0.75
+    assert search.best_params_ in [dict(nbsvm__ngrams=n, nbsvm__beta=b)
+                                   for n in (1, 2) for b in (0.5, 1.0)]
+    predicted = search.predict(TEXTS[600:])
+    assert predicted.dtype.kind == "i" and set(predicted) <= {0, 1}    # ints in, ints out
+    assert search.score(TEXTS[600:], y[600:]) > 0.75
+
+
+def test_dataframe_series_and_column_names():
+    df = pd.DataFrame({"review": TEXTS, "sentiment": LABELS})
+    a = NBSVMClassifier(n_bits=14, epochs=2).fit(df, "sentiment", text_col="review")
+    b = NBSVMClassifier(n_bits=14, epochs=2).fit(df["review"], df["sentiment"])
+    c = NBSVMClassifier(n_bits=14, epochs=2).fit(df[["review"]], df["sentiment"].to_numpy())
+    for m in (b, c):
+        assert np.array_equal(a.coef_, m.coef_)
+    assert a.score(df, text_col="review", label_col="sentiment") == \
+        b.score(TEXTS, LABELS)
+    assert list(a.predict(df, text_col="review")) == list(b.predict(TEXTS))
+    with pytest.raises(NBSVMError, match=r"no text column 'text' in the DataFrame; it has "
+                                         r"\['review', 'sentiment'\]"):
+        NBSVMClassifier(n_bits=14).fit(df, "sentiment")
+    with pytest.raises(NBSVMError, match="no label column 'label'"):
+        NBSVMClassifier(n_bits=14).fit(df, text_col="review")
+    with pytest.raises(NBSVMError, match="X has 900 documents but y has 3 labels"):
+        NBSVMClassifier(n_bits=14).fit(TEXTS, LABELS[:3])
+
+
+def test_nbfeatures_values_are_the_nb_ratios_of_each_present_bucket():
+    nb = NBFeatures(ngrams=2, n_bits=16, min_df=1)
+    F = nb.fit_transform(TEXTS, LABELS)
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, min_df=1, epochs=1).fit(TEXTS, LABELS)
+    assert np.array_equal(nb.ratios_[0], clf.ratios_[0, nb.buckets_].astype(np.float64))
+    for i in range(0, 900, 97):                     # against the reference hasher
+        cols = nb._remap[nb.hasher_.reference_buckets(TEXTS[i])]
+        cols = cols[cols >= 0]
+        expected = np.zeros(F.shape[1])
+        expected[cols] = nb.ratios_[0, cols]
+        assert np.array_equal(F[i].toarray()[0], expected)
+    # min_df drops rare buckets, binary_values gives 1s
+    nb2 = NBFeatures(ngrams=2, n_bits=16, min_df=3, binary_values=True).fit(TEXTS, LABELS)
+    assert nb2.buckets_.size < nb.buckets_.size
+    assert set(np.unique(nb2.transform(TEXTS[:50]).data)) == {1.0}
+    assert len(nb.get_feature_names_out()) == F.shape[1]
+
+
+def test_nbfeatures_with_a_scikit_learn_classifier_and_several_classes():
+    pipe = make_pipeline(NBFeatures(ngrams=2, n_bits=16), LogisticRegression(max_iter=1000))
+    pipe.fit(TEXTS[:700], LABELS[:700])
+    assert pipe.score(TEXTS[700:], LABELS[700:]) > 0.85
+    docs = synthetic(600, n_classes=3, seed=2)
+    nb = NBFeatures(ngrams=1, n_bits=12).fit([d.text for d in docs], [d.label for d in docs])
+    F = nb.transform([d.text for d in docs])
+    assert F.shape == (600, 3 * nb.buckets_.size)       # one block of ratios per class
+    names = nb.get_feature_names_out()
+    assert names[0].startswith(f"{nb.classes_[0]}:bucket_")
+    with pytest.raises(NBSVMError, match="not fitted"):
+        NBFeatures().transform(["x"])
+
+
+def test_importing_and_fitting_does_not_import_sklearn():
+    code = ("import sys\nfrom nbsvm import NBSVMClassifier\nfrom nbsvm.transform import NBFeatures\n"
+            "NBSVMClassifier(n_bits=10, epochs=1).fit(['good', 'bad'], ['p', 'n'])\n"
+            "NBFeatures(n_bits=10).fit(['good', 'bad'], ['p', 'n'])\n"
+            "assert 'sklearn' not in sys.modules, 'sklearn was imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
