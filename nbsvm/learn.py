@@ -159,18 +159,25 @@ def _has_labels(path, fmt) -> bool:
     without ``:``)."""
     if fmt == "blitzer":
         return False                    # #label# is optional then, and kept when present
+    if path == "-":
+        raise NBSVMError("cannot tell from standard input whether its lines start with a "
+                         "label (it cannot be read twice); give a file", path="<stdin>")
     from .io.sparse import _lines
     for text, _, _ in _lines(path):
         return ":" not in text.split()[0]
     return False
 
 
-def read_rows(path, fmt: str, labeled: bool = True, index_base=0):
+def read_rows(path, fmt: str, labeled: bool = True, index_base=0, strict: bool = False,
+              stats=None):
+    """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid UTF-8, ``stats`` (a
+    :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced."""
     if fmt == "svmlight":
-        return read_svmlight(path, index_base=index_base, labeled=labeled)
+        return read_svmlight(path, index_base=index_base, labeled=labeled, strict=strict,
+                             stats=stats)
     if fmt == "blitzer":
-        return read_blitzer(path, labeled=labeled)
-    return read_named(path, labeled=labeled)
+        return read_blitzer(path, labeled=labeled, strict=strict, stats=stats)
+    return read_named(path, labeled=labeled, strict=strict, stats=stats)
 
 
 class RowEncoder:
@@ -428,7 +435,8 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
                  n_features: int | None = None, cache_dir=None,
                  callback: Callable[[dict], None] | None = None,
                  buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
-                 block_bytes: int = SHUFFLE_BLOCK_BYTES, max_memory=None) -> OnlineLearner:
+                 block_bytes: int = SHUFFLE_BLOCK_BYTES, max_memory=None,
+                 strict: bool = False, stats=None) -> OnlineLearner:
     """Train ``learner`` afresh on sparse files for ``epochs`` passes (default: the
     learner's own ``epochs``, else 1).
 
@@ -440,6 +448,8 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     ``{"stage": "epoch", "epoch", "epochs", "examples", "loss", "mistakes", "seconds"}``
     after every epoch (``loss``: mean training loss before each update; ``mistakes``: count;
     either missing when the learner does not report it). ``learner.history_`` keeps them.
+    Invalid UTF-8 in the inputs is replaced and counted in ``stats`` (a
+    :class:`~nbsvm.io.readers.ReadStats`), or refused with ``strict``.
     """
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     if not inputs:
@@ -465,7 +475,8 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
             for path, f in zip(inputs, formats):
                 # auto index base: read as 0-based, shift later if no index 0 was seen
                 reader = read_rows(path, f, labeled=True,
-                                   index_base=0 if index_base == "auto" else index_base)
+                                   index_base=0 if index_base == "auto" else index_base,
+                                   strict=strict, stats=stats)
                 for batch in _batches(reader):
                     cache.add(batch, encoder)
                     if callback:
@@ -581,14 +592,15 @@ def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncode
                          getattr(model, "hash_seed_", 0), n_features=model.n_features_in_)
 
 
-def _stream(model, inputs, fmt, labeled, batch_rows):
+def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None):
     """``(records, SparseRows)`` batches of every input, read with the model's settings."""
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     for path in inputs:
         f, encoder = _model_encoder(model, path, fmt)
         has_labels = labeled if labeled is not None else _has_labels(path, f)
         reader = read_rows(path, f, labeled=has_labels,
-                           index_base=getattr(model, "index_base_", 0))
+                           index_base=getattr(model, "index_base_", 0), strict=strict,
+                           stats=stats)
         for records in _batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
             yield records, SparseRows(indices, values, offsets, model.n_features_in_)
@@ -596,7 +608,8 @@ def _stream(model, inputs, fmt, labeled, batch_rows):
 
 def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
                     batch_rows: int = BATCH_ROWS,
-                    callback: Callable[[dict], None] | None = None) -> dict:
+                    callback: Callable[[dict], None] | None = None, strict: bool = False,
+                    stats=None) -> dict:
     """Metrics of ``model`` on labeled sparse files, streaming in batches.
 
     Classification: :func:`nbsvm.metrics.report` (accuracy, per-class P/R/F1, confusion);
@@ -615,7 +628,7 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
                              f"({', '.join(classes[:10])})", path=record.source,
                              line=record.line) from None
 
-    for records, rows in _stream(model, inputs, fmt, True, batch_rows):
+    for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats):
         if task == "regression":
             sums = add_sums(sums, regression_sums([_target(r) for r in records],
                                                   model.predict(rows)))
@@ -642,7 +655,8 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
 
 
 def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
-                   batch_rows: int = BATCH_ROWS) -> Iterator["pd.DataFrame"]:
+                   batch_rows: int = BATCH_ROWS, strict: bool = False,
+                   stats=None) -> Iterator["pd.DataFrame"]:
     """One table per batch: ``source, line, [true_label,] label, score`` (classification;
     several labels joined by ``,``; ``score`` is the decision value of the predicted class,
     the only one for binary models, none for multi-label), or ``prediction`` for regression.
@@ -651,7 +665,7 @@ def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
     import pandas as pd
     classes = np.asarray(getattr(model, "classes_", []), dtype=object)
     with_truth = None               # decided on the first batch: every table has one header
-    for records, rows in _stream(model, inputs, fmt, None, batch_rows):
+    for records, rows in _stream(model, inputs, fmt, None, batch_rows, strict, stats):
         frame = {"source": [r.source for r in records], "line": [r.line for r in records]}
         if with_truth is None:
             with_truth = any(r.labels for r in records)

@@ -18,7 +18,8 @@ element, every field tag on a line of its own, the field's text on the lines bet
 
 An XML parser rejects it (``&`` and ``<`` appear unescaped in the text), so records are
 parsed line by line. Quirks handled: HTML entities (``&quot;``, ``&#8217;``) are decoded;
-bytes that are not UTF-8 are replaced rather than fatal; wrapper lines some copies add
+bytes that are not UTF-8 are replaced and counted (or refused with ``strict``, naming the
+line and byte), a BOM is dropped; wrapper lines some copies add
 around the records (``<data>``, ``<reviews>``) are skipped; fields may be missing (read as
 empty, except ``review_text``). Anything else malformed raises
 :class:`~nbsvm.errors.NBSVMError` naming the file and line.
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from ..errors import NBSVMError
-from .readers import Document, _open_text
+from .readers import Document, ReadStats, _name, iter_lines
 
 #: The fields of a record, in file order.
 REVIEW_FIELDS = ("unique_id", "asin", "product_name", "product_type", "helpful", "rating",
@@ -47,14 +48,6 @@ TEXT_FIELDS = ("title", "review_text")
 LABELS = ("positive", "negative")
 
 _TAG = re.compile(r"<(/?)([a-z_]+)>")
-
-
-def _text_lines(fh) -> Iterator[str]:
-    """Lines without their ends; bytes are decoded as UTF-8 with bad bytes replaced."""
-    for raw in fh:
-        if isinstance(raw, bytes):
-            raw = raw.decode("utf-8", errors="replace")
-        yield raw.rstrip("\r\n")
 
 
 def _tag(line: str) -> tuple[bool, str] | None:
@@ -183,7 +176,8 @@ def _label_rule(label: str | None, source: str):
 
 
 def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
-                 source: str | None = None) -> Iterator[Document]:
+                 source: str | None = None, strict: bool = False,
+                 stats: ReadStats | None = None) -> Iterator[Document]:
     """Read a raw ``.review`` file one record at a time as :class:`Document` records.
 
     Parameters
@@ -200,6 +194,10 @@ def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
         The default, title and body, is the text Blitzer et al.'s features were built from.
     source : str, optional
         The name used in documents and errors (default: the path or the file's name).
+    strict : bool
+        Refuse invalid UTF-8 (an error naming the line and byte) instead of replacing it.
+    stats : ReadStats, optional
+        Counts the invalid bytes replaced and the reviews that had some.
 
     Yields
     ------
@@ -224,23 +222,26 @@ def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
     unknown = [f for f in fields if f not in REVIEW_FIELDS]
     if unknown or not fields:
         raise NBSVMError(f"unknown review field(s) {unknown}; allowed: {', '.join(REVIEW_FIELDS)}")
-    if hasattr(path_or_file, "read"):
-        fh, name, close = path_or_file, getattr(path_or_file, "name", "<stream>"), False
-    else:
-        fh, name, close = _open_text(path_or_file)
-    name = source or str(name)
+    name = source or _name(path_or_file)
     labeler = _label_rule(label, name) if label is not None else (lambda record, line: None)
+    seen = ReadStats()        # bad bytes are counted per line; a review counts once
+    counted = 0
+    lines = (line for line, _, _ in iter_lines(path_or_file, strict, seen, lone_cr="newline"))
     try:
-        for line, record in parse_reviews(_text_lines(fh), name):
+        for line, record in parse_reviews(lines, name):
             if "review_text" not in record:
                 raise NBSVMError("review has no <review_text>", path=name, line=line)
             text = "\n\n".join(record[f] for f in fields if record.get(f))
+            if seen.replaced_bytes > counted and stats is not None:
+                stats.add(seen.replaced_bytes - counted)
+                counted = seen.replaced_bytes
             yield Document(labeler(record, line), text, name, line)
     except (OSError, EOFError, zlib.error, tarfile.TarError) as e:     # e.g. a truncated .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
-    finally:
-        if close:
-            fh.close()
+    except NBSVMError as e:          # raised reading lines: name the file as told
+        if source is None or e.path == name:
+            raise
+        raise NBSVMError(e.message, path=name, line=e.line) from None
 
 
 class ArchiveMember:
@@ -253,9 +254,13 @@ class ArchiveMember:
         self.name = name
 
     def __iter__(self) -> Iterator[str]:
+        for line in self.byte_lines():
+            yield line.decode("utf-8", errors="replace")
+
+    def byte_lines(self) -> Iterator[bytes]:
+        """The member's lines as bytes (what the readers decode, counting bad bytes)."""
         try:
-            for line in self.raw:
-                yield line.decode("utf-8", errors="replace")
+            yield from self.raw
         except (tarfile.TarError, EOFError, OSError, zlib.error) as e:   # a damaged archive
             raise NBSVMError(f"cannot read the archive member ({type(e).__name__}: {e})",
                              path=self.name) from None

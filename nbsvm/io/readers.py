@@ -1,13 +1,31 @@
 """Readers for labeled text: aclImdb folders, ``label<TAB>text`` lines, CSV/TSV tables.
 
-Every reader is a generator over a path (or an open text file for line formats) and yields
-:class:`Document` records one at a time, so memory does not depend on the corpus size.
+Every reader is a generator over a path (or an open file for line formats; ``"-"`` is
+standard input) and yields :class:`Document` records one at a time, so memory does not
+depend on the corpus size.
+
+Text is UTF-8. Invalid bytes are replaced by U+FFFD (one per invalid sequence, as Python's
+``errors="replace"``) and counted in a :class:`ReadStats`; with ``strict=True`` the first
+one raises :class:`~nbsvm.errors.NBSVMError` naming the file, the line and the byte in the
+line. Files are read as bytes and split on ``\n`` only: a line's ``\r\n`` or ``\n`` end is
+removed, a UTF-8 BOM on the first line is dropped, and a lone ``\r`` inside a line is white
+space in the text (a space), not a line end, so it never splits a document in two.
+
+Labels: surrounding white space is removed (``" pos "`` is ``pos``) and case is kept, but
+:func:`read_inputs` refuses a label that differs only in case from one seen before
+(``POS`` after ``pos`` would silently become a class of its own), naming the file, the
+line and both spellings.
 """
 from __future__ import annotations
 
+import codecs
 import gzip
+import io
+import itertools
 import os
 import re
+import sys
+import threading
 import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, NamedTuple
@@ -30,8 +48,101 @@ class Document(NamedTuple):
     line: int
 
 
+#: The name that means standard input where a file name is expected.
+STDIN = "-"
+#: Bytes buffered when reading line files.
+READ_BUFFER = 1 << 20
+
+
+class ReadStats:
+    """What reading replaced, filled in while documents are read (read it afterwards).
+
+    ``replaced_bytes``: invalid UTF-8 bytes replaced by U+FFFD; ``replaced_docs``: the
+    documents (lines of line formats, rows of tables, files of aclImdb) that had any.
+    """
+
+    __slots__ = ("replaced_bytes", "replaced_docs")
+
+    def __init__(self):
+        self.replaced_bytes = 0
+        self.replaced_docs = 0
+
+    def add(self, n_bytes: int, n_docs: int = 1):
+        if n_bytes:
+            self.replaced_bytes += n_bytes
+            self.replaced_docs += n_docs
+
+    def __repr__(self) -> str:
+        return f"ReadStats(replaced_bytes={self.replaced_bytes}, replaced_docs={self.replaced_docs})"
+
+
+# Invalid bytes are counted by a codecs error handler: the decoder only calls it on bad
+# bytes, so valid text decodes at full speed. The count is per thread (readers run in a
+# reader thread of their own) and only grows; callers take differences.
+_replaced = threading.local()
+
+
+def _count_and_replace(exc):
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    _replaced.n = getattr(_replaced, "n", 0) + (exc.end - exc.start)
+    return "\ufffd", exc.end
+
+
+#: ``errors=`` name of the counting handler (also accepted by pandas' ``encoding_errors``).
+COUNT_ERRORS = "nbsvm-count-replaced"
+codecs.register_error(COUNT_ERRORS, _count_and_replace)
+
+
+def _replaced_so_far() -> int:
+    return getattr(_replaced, "n", 0)
+
+
+def decode_counting(raw: bytes) -> tuple[str, int]:
+    r"""``raw`` decoded as UTF-8 with invalid bytes replaced, and how many were replaced.
+
+    >>> decode_counting(b"caf\xe9 \xf0\x9f")
+    ('caf\ufffd \ufffd', 3)
+    """
+    before = _replaced_so_far()
+    text = raw.decode("utf-8", COUNT_ERRORS)
+    return text, _replaced_so_far() - before
+
+
+def invalid_utf8_error(raw: bytes, exc: UnicodeDecodeError, name: str, line: int | None,
+                       line_start: int = 0) -> NBSVMError:
+    """The strict-mode error for ``exc`` raised decoding ``raw`` (a line, or a whole file
+    when ``line_start`` is where the line begins in it)."""
+    bad = raw[exc.start:exc.end]
+    return NBSVMError(f"invalid UTF-8 at byte {exc.start - line_start + 1} of the line "
+                      f"(0x{bad.hex()}); without --strict invalid bytes are replaced by "
+                      "U+FFFD and counted", path=name, line=line)
+
+
+def _open_binary(path_or_file) -> tuple[IO, str, bool]:
+    """(file, its name, whether we opened it): ``"-"`` is standard input, ``.gz`` files are
+    decompressed; an open file (text or binary) is used as it is."""
+    if hasattr(path_or_file, "read"):
+        return path_or_file, str(getattr(path_or_file, "name", "<stream>")), False
+    if isinstance(path_or_file, str) and path_or_file == STDIN:
+        return sys.stdin.buffer, "<stdin>", False
+    path = Path(path_or_file)
+    if not path.exists():
+        raise NBSVMError("no such file", path=str(path))
+    if path.is_dir():
+        raise NBSVMError("is a folder, expected a file", path=str(path))
+    try:
+        # lines are read from a 1 MB buffer: twice as fast as the default 8 KB on reviews
+        if path.suffix == ".gz":
+            return io.BufferedReader(gzip.open(path, "rb"), READ_BUFFER), str(path), True
+        return open(path, "rb", buffering=READ_BUFFER), str(path), True
+    except OSError as e:
+        raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
+
+
 def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
-    """(text file, its name, whether we opened it); ``.gz`` files are decompressed."""
+    """(text file, its name, whether we opened it); ``.gz`` files are decompressed and
+    invalid UTF-8 is replaced (uncounted: the readers use :func:`iter_lines`)."""
     if hasattr(path_or_file, "read"):
         return path_or_file, getattr(path_or_file, "name", "<stream>"), False
     path = Path(path_or_file)
@@ -39,25 +150,100 @@ def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
         raise NBSVMError("no such file", path=str(path))
     if path.is_dir():
         raise NBSVMError("is a folder, expected a file", path=str(path))
-    # Universal newlines (\n, \r\n); invalid UTF-8 is replaced, not fatal.
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8", errors="replace"), str(path), True
     return open(path, encoding="utf-8", errors="replace", newline=None), str(path), True
 
 
-def read_lines(path_or_file, labeled: bool = True) -> Iterator[Document]:
+def _byte_lines(fh) -> Iterator[bytes]:
+    """The lines of ``fh`` as bytes (an open text file's lines are encoded back)."""
+    if isinstance(fh, (io.BufferedIOBase, io.RawIOBase)):
+        return fh
+    byte_lines = getattr(fh, "byte_lines", None)     # a tar member (nbsvm.io.blitzer)
+    if byte_lines is not None:
+        return byte_lines()
+    it = iter(fh)
+    for first in it:
+        if isinstance(first, bytes):
+            return itertools.chain((first,), it)
+        return (s.encode("utf-8", "surrogatepass") for s in itertools.chain((first,), it))
+    return iter(())
+
+
+def _decode_invalid(raw: bytes, exc: UnicodeDecodeError, strict: bool, stats: ReadStats | None,
+                    name: str, lineno: int) -> str:
+    """A line that is not valid UTF-8: refused (``strict``) or replaced and counted."""
+    if strict:
+        raise invalid_utf8_error(raw, exc, name, lineno)
+    text, n_bad = decode_counting(raw)
+    if stats is not None:
+        stats.add(n_bad)
+    return text
+
+
+def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
+               lone_cr: str = "space") -> Iterator[tuple[str, str, int]]:
+    """``(line without its end, source name, 1-based line number)`` of a text file.
+
+    Bytes are split on ``\\n``; the line end (``\\n``, ``\\r\\n``) is removed and a BOM on the
+    first line dropped. A lone ``\\r`` left inside a line becomes a space (``lone_cr="space"``:
+    it never splits a document) or, with ``lone_cr="newline"``, ends a line as in Python's
+    universal newlines (the numeric formats, one example per line). Invalid UTF-8 is
+    replaced and counted in ``stats`` (one document per line that had some), or with
+    ``strict`` raises :class:`NBSVMError` naming file, line and byte. An open text file
+    (e.g. ``io.StringIO``) is read too.
+    """
+    fh, name, close = _open_binary(path_or_file)
+    lineno = 0
+    try:
+        for raw in _byte_lines(fh):
+            lineno += 1
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                line = _decode_invalid(raw, e, strict, stats, name, lineno).rstrip("\r\n")
+            if lineno == 1:
+                line = line.lstrip("\ufeff")
+            if "\r" in line:
+                if lone_cr == "space":
+                    line = line.replace("\r", " ")
+                else:
+                    pieces = line.split("\r")
+                    for piece in pieces[:-1]:
+                        yield piece, name, lineno
+                        lineno += 1
+                    line = pieces[-1]
+            yield line, name, lineno
+    except READ_ERRORS as e:          # e.g. a truncated or corrupt .gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+    finally:
+        if close:
+            fh.close()
+
+
+def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
+               stats: ReadStats | None = None) -> Iterator[Document]:
     """Read ``label<TAB>text`` lines (NBSVM-XL's format); blank lines are skipped.
+
+    The label is stripped of surrounding white space; the text is kept as it is, but for
+    a lone ``\\r`` in it, which becomes a space. Line ends, the BOM and invalid UTF-8
+    (``strict``, ``stats``) as in :func:`iter_lines` (the same loop, inlined for speed).
 
     Examples
     --------
     >>> import io
-    >>> [d.label for d in read_lines(io.StringIO("pos\\tgreat\\nneg\\tawful\\n"))]
+    >>> [d.label for d in read_lines(io.StringIO("pos\\tgreat\\n neg \\tawful\\n"))]
     ['pos', 'neg']
     """
-    fh, name, close = _open_text(path_or_file)
+    fh, name, close = _open_binary(path_or_file)
     try:
-        for lineno, raw in enumerate(fh, 1):
-            line = raw.rstrip("\r\n")
+        for lineno, raw in enumerate(_byte_lines(fh), 1):
+            try:
+                line = raw.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                line = _decode_invalid(raw, e, strict, stats, name, lineno).rstrip("\r\n")
+            if "\r" in line:
+                line = line.replace("\r", " ")
             if lineno == 1:
                 line = line.lstrip("\ufeff")
             if not line.strip():
@@ -67,7 +253,8 @@ def read_lines(path_or_file, labeled: bool = True) -> Iterator[Document]:
                 continue
             label, sep, text = line.partition("\t")
             if not sep:
-                raise NBSVMError("expected 'label<TAB>text', found no TAB", path=name, line=lineno)
+                raise NBSVMError("expected 'label<TAB>text', found no TAB", path=name,
+                                 line=lineno)
             label = label.strip()
             if not label:
                 raise NBSVMError("empty label before the TAB", path=name, line=lineno)
@@ -79,9 +266,10 @@ def read_lines(path_or_file, labeled: bool = True) -> Iterator[Document]:
             fh.close()
 
 
-def read_text_lines(path_or_file) -> Iterator[Document]:
+def read_text_lines(path_or_file, strict: bool = False,
+                    stats: ReadStats | None = None) -> Iterator[Document]:
     """Read one unlabeled document per line (for ``predict``)."""
-    return read_lines(path_or_file, labeled=False)
+    return read_lines(path_or_file, labeled=False, strict=strict, stats=stats)
 
 
 def _label_folders(root: Path) -> list[Path]:
@@ -96,12 +284,15 @@ def _label_folders(root: Path) -> list[Path]:
     return folders
 
 
-def read_aclimdb(root, labeled: bool = True) -> Iterator[Document]:
+def read_aclimdb(root, labeled: bool = True, strict: bool = False,
+                 stats: ReadStats | None = None) -> Iterator[Document]:
     """Read an aclImdb-style split folder: one sub-folder per label, one ``.txt`` per review.
 
     Files are read in name order and the label folders are interleaved round-robin, so a
     single streaming pass sees the classes mixed (the official layout is sorted by label).
-    The unlabeled ``unsup`` folder is skipped.
+    The unlabeled ``unsup`` folder is skipped. A review's line ends become ``\\n``, a BOM
+    is dropped; invalid UTF-8 is replaced and counted in ``stats`` or, with ``strict``,
+    raises :class:`NBSVMError` naming the file, the line in it and the byte.
     """
     root = Path(root)
     if not root.is_dir():
@@ -120,40 +311,70 @@ def read_aclimdb(root, labeled: bool = True) -> Iterator[Document]:
             if i < len(names):
                 path = folder / names[i]
                 try:
-                    with open(path, encoding="utf-8", errors="replace") as fh:
-                        text = fh.read().lstrip("\ufeff").rstrip("\r\n")
+                    with open(path, "rb") as fh:
+                        raw = fh.read()
                 except OSError as e:    # e.g. a folder named like a review, no permission
                     raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    if strict:
+                        start = raw.rfind(b"\n", 0, e.start) + 1
+                        raise invalid_utf8_error(raw, e, str(path), raw.count(b"\n", 0, start) + 1,
+                                                 start) from None
+                    text, n_bad = decode_counting(raw)
+                    if stats is not None:
+                        stats.add(n_bad)
+                if "\r" in text:       # universal newlines, as reading in text mode did
+                    text = text.replace("\r\n", "\n").replace("\r", "\n")
+                text = text.lstrip("\ufeff").rstrip("\n")
                 yield Document(label if labeled else None, text, str(path), 1)
 
 
 def read_table(path, text_col: str = "text", label_col: str | None = "label", sep: str = ",",
-               chunksize: int = 10_000) -> Iterator[Document]:
-    """Read a CSV/TSV file (path or open file) with a header through pandas in chunks.
+               chunksize: int = 10_000, strict: bool = False, stats: ReadStats | None = None,
+               label_optional: bool = False) -> Iterator[Document]:
+    """Read a CSV/TSV file (path, open file or ``"-"``) with a header through pandas in chunks.
 
-    ``label_col=None`` reads unlabeled text. Row numbers in errors count the header as line 1
-    (exact for files without quoted multi-line fields).
+    ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
+    reads as unlabeled too (``predict`` keeps true labels when there are some). Labels are
+    stripped of surrounding white space. Row numbers in errors count the header as line 1
+    (exact for files without quoted multi-line fields). Invalid UTF-8 is replaced and
+    counted in ``stats`` (the rows whose text or label then holds U+FFFD are the documents
+    counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
     """
     if hasattr(path, "read"):
-        source, name = path, getattr(path, "name", "<stream>")
+        source, name = path, str(getattr(path, "name", "<stream>"))
+    elif isinstance(path, str) and path == STDIN:
+        source, name = sys.stdin.buffer, "<stdin>"
     else:
         source = name = str(path)
         if not Path(path).is_file():
             raise NBSVMError("no such file", path=name)
     import pandas as pd     # only CSV/TSV input needs pandas (it costs ~60 MB to import)
 
-    usecols = [text_col] + ([label_col] if label_col else [])
+    kind = "TSV" if sep == "\t" else "CSV"
     try:
+        before = _replaced_so_far()
         chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
-                             encoding="utf-8", encoding_errors="replace")
+                             encoding="utf-8", encoding_errors="strict" if strict else COUNT_ERRORS)
         row = 1
         for chunk in chunks:
+            if row == 1 and label_optional and label_col and label_col not in chunk.columns:
+                label_col = None
+            usecols = [text_col] + ([label_col] if label_col else [])
             missing = [c for c in usecols if c not in chunk.columns]
             if missing:
                 raise NBSVMError(f"missing column(s) {missing}; the file has {list(chunk.columns)} "
                                  "(choose with --text-col / --label-col)", path=name, line=1)
             texts = chunk[text_col].tolist()
             labels = chunk[label_col].tolist() if label_col else [None] * len(texts)
+            n_bad = _replaced_so_far() - before
+            if n_bad:
+                before += n_bad
+                if stats is not None:
+                    stats.add(n_bad, sum(1 for t, lab in zip(texts, labels)
+                                         if "\ufffd" in t or (lab is not None and "\ufffd" in lab)))
             for text, label in zip(texts, labels):
                 row += 1
                 if label is not None:
@@ -165,10 +386,31 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
-        raise NBSVMError(f"cannot parse as {'TSV' if sep == chr(9) else 'CSV'}: {e}",
-                         path=name, line=_parser_line(e)) from None
+        raise NBSVMError(f"cannot parse as {kind}: {e}", path=name, line=_parser_line(e)) from None
+    except UnicodeDecodeError as e:   # strict: find the line again (only files can be re-read)
+        where = None if source is not name else _first_invalid_utf8(name)
+        if where is None:
+            raise NBSVMError(f"invalid UTF-8 (0x{e.object[e.start:e.end].hex()}); without "
+                             "--strict invalid bytes are replaced by U+FFFD and counted",
+                             path=name) from None
+        raise where from None
     except READ_ERRORS as e:          # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _first_invalid_utf8(path: str) -> NBSVMError | None:
+    """The strict-mode error for the first invalid UTF-8 in a file (None if there is none)."""
+    fh, name, close = _open_binary(path)
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                return invalid_utf8_error(raw, e, name, lineno)
+    finally:
+        if close:
+            fh.close()
+    return None
 
 
 def _parser_line(error) -> int | None:
@@ -178,7 +420,10 @@ def _parser_line(error) -> int | None:
 
 
 def detect_format(path) -> str:
-    """``aclimdb`` for a folder, ``csv`` for ``.csv``, else ``lines`` (label<TAB>text)."""
+    """``aclimdb`` for a folder, ``csv`` for ``.csv``, else ``lines`` (label<TAB>text;
+    also for ``"-"``, standard input)."""
+    if isinstance(path, str) and path == STDIN:
+        return "lines"
     p = Path(path)
     if p.is_dir():
         return "aclimdb"
@@ -187,52 +432,79 @@ def detect_format(path) -> str:
     return "lines"
 
 
+def _name(src) -> str:
+    if hasattr(src, "read"):
+        return str(getattr(src, "name", "<stream>"))
+    return "<stdin>" if isinstance(src, str) and src == STDIN else str(src)
+
+
 def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_col: str = "text",
-                label_col: str | None = "label") -> Iterator[Document]:
+                label_col: str | None = "label", strict: bool = False,
+                stats: ReadStats | None = None) -> Iterator[Document]:
     """Chain the documents of several inputs, choosing each reader by ``fmt``.
 
     With ``labeled=False`` labels are not required (``lines`` still strips a leading label
-    field; use ``text`` for plain one-document-per-line files).
+    field; use ``text`` for plain one-document-per-line files). ``"-"`` reads standard
+    input. Invalid UTF-8 is replaced and counted in ``stats``, or refused with ``strict``.
+    Labels are stripped of surrounding white space and kept in their case; with ``labeled``
+    a label that differs only in case from one seen earlier is an error (it would be a
+    class of its own), naming the file, the line and both spellings.
+
+    Examples
+    --------
+    >>> import io
+    >>> docs = read_inputs([io.StringIO("pos\\tgreat\\nneg\\tawful\\nPos\\tfine\\n")])
+    >>> [d.label for d in docs]
+    Traceback (most recent call last):
+    ...
+    nbsvm.errors.NBSVMError: <stream>:3: label 'Pos' differs only in case from 'pos' ...
     """
     if fmt not in FORMATS:
         raise NBSVMError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
+    known: set = set()
+    folded: dict = {}
     for src in inputs:
-        if not hasattr(src, "read") and not Path(src).exists():
+        if not hasattr(src, "read") and not (isinstance(src, str) and src == STDIN) \
+                and not Path(src).exists():
             raise NBSVMError("no such file or folder", path=str(src))
         n = 0
-        for doc in _read_one(src, fmt, labeled, text_col, label_col):
+        for doc in _read_one(src, fmt, labeled, text_col, label_col, strict, stats):
             n += 1
+            if labeled and doc[0] not in known:
+                _check_case(doc, known, folded)
             yield doc
         if n == 0:
-            raise NBSVMError("no documents found (empty input)",
-                             path=getattr(src, "name", "<stream>") if hasattr(src, "read") else str(src))
+            raise NBSVMError("no documents found (empty input)", path=_name(src))
 
 
-def _read_one(src, fmt, labeled, text_col, label_col) -> Iterator[Document]:
+def _check_case(doc: Document, known: set, folded: dict):
+    """A new label: refuse it when another label differs from it only in case."""
+    known.add(doc.label)
+    if doc.label is None:
+        return
+    key = doc.label.casefold()
+    first = folded.get(key)
+    if first is not None:
+        label, source, line = first
+        raise NBSVMError(f"label {doc.label!r} differs only in case from {label!r} (first seen "
+                         f"at {source}:{line}); labels are case-sensitive, so it would be a "
+                         "class of its own: spell it the same way everywhere",
+                         path=doc.source, line=doc.line)
+    folded[key] = (doc.label, doc.source, doc.line)
+
+
+def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None) -> Iterator[Document]:
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
         kind = "lines"
     if kind == "aclimdb":
-        yield from read_aclimdb(src)
+        yield from read_aclimdb(src, strict=strict, stats=stats)
     elif kind == "lines":
-        yield from read_lines(src)
+        yield from read_lines(src, strict=strict, stats=stats)
     elif kind == "text":
-        yield from read_text_lines(src)
+        yield from read_text_lines(src, strict=strict, stats=stats)
     else:
-        sep = "," if kind == "csv" else "\t"
-        has_label = label_col if labeled else None
-        if not labeled and label_col:
-            import pandas as pd
-
-            # keep true labels when the column is there, for predict's output
-            try:
-                header = pd.read_csv(src, sep=sep, nrows=0, encoding_errors="replace").columns
-            except pd.errors.EmptyDataError:
-                raise NBSVMError("empty file (expected a header row)", path=str(src)) from None
-            except pd.errors.ParserError as e:
-                raise NBSVMError(f"cannot parse the header: {e}", path=str(src),
-                                 line=_parser_line(e)) from None
-            except READ_ERRORS as e:
-                raise NBSVMError(f"cannot read: {e}", path=str(src)) from None
-            has_label = label_col if label_col in header else None
-        yield from read_table(src, text_col=text_col, label_col=has_label, sep=sep)
+        # unlabeled: keep true labels when the column is there, for predict's output
+        yield from read_table(src, text_col=text_col, label_col=label_col,
+                              sep="," if kind == "csv" else "\t", strict=strict, stats=stats,
+                              label_optional=not labeled)

@@ -1,19 +1,21 @@
 """Readers for sparse-feature formats: svmlight/libsvm, Blitzer ``processed_acl``, and
 ``label name:value ...`` lines with string feature names (MIRA's format).
 
-Each reader is a generator over a path (plain or ``.gz``) or an open text file and yields
-:class:`SparseRow` records one line at a time. Malformed lines raise
-:class:`~nbsvm.errors.NBSVMError` naming the file and line.
+Each reader is a generator over a path (plain or ``.gz``; ``"-"`` is standard input) or an
+open file and yields :class:`SparseRow` records one line at a time. Malformed lines raise
+:class:`~nbsvm.errors.NBSVMError` naming the file and line. Lines are read as in
+:func:`nbsvm.io.readers.iter_lines` (a lone ``\\r`` ends a line here, as ``\\n`` does):
+invalid UTF-8 (in labels or feature names) is replaced and counted in a
+:class:`~nbsvm.io.readers.ReadStats` (``stats``) or, with ``strict``, refused.
 """
 from __future__ import annotations
 
-import zlib
 from typing import Iterator, NamedTuple
 
 import numpy as np
 
 from ..errors import NBSVMError
-from .readers import _open_text
+from .readers import ReadStats, iter_lines
 
 SPARSE_FORMATS = ("svmlight", "blitzer", "named")
 #: The largest 0-based feature index (indices are returned as int64).
@@ -31,21 +33,13 @@ class SparseRow(NamedTuple):
     line: int
 
 
-def _lines(path_or_file) -> Iterator[tuple[str, str, int]]:
+def _lines(path_or_file, strict: bool = False,
+           stats: ReadStats | None = None) -> Iterator[tuple[str, str, int]]:
     """(text without comment and line end, source name, 1-based line), blank lines skipped."""
-    fh, name, close = _open_text(path_or_file)
-    try:
-        for lineno, raw in enumerate(fh, 1):
-            text = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
-            if lineno == 1:
-                text = text.lstrip("\ufeff")
-            if text:
-                yield text, name, lineno
-    except (OSError, EOFError, zlib.error) as e:   # e.g. a truncated or corrupt .gz
-        raise NBSVMError(f"cannot read: {e}", path=name) from None
-    finally:
-        if close:
-            fh.close()
+    for raw, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline"):
+        text = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        if text:
+            yield text, name, lineno
 
 
 def _value(text: str, name: str, lineno: int, token: str) -> float:
@@ -80,7 +74,8 @@ def detect_index_base(path) -> int:
     return 1
 
 
-def read_svmlight(path_or_file, index_base="auto", labeled: bool = True) -> Iterator[SparseRow]:
+def read_svmlight(path_or_file, index_base="auto", labeled: bool = True, strict: bool = False,
+                  stats: ReadStats | None = None) -> Iterator[SparseRow]:
     """Read svmlight/libsvm lines ``label[,label...] [qid:n] index:value ...``.
 
     Labels are kept as strings (``1,3,7`` is a multi-label example); ``qid`` is ignored, as
@@ -96,10 +91,11 @@ def read_svmlight(path_or_file, index_base="auto", labeled: bool = True) -> Iter
     (('1', '3'), [0, 3], [0.5, 2.0])
     """
     if index_base == "auto":
-        index_base = 1 if hasattr(path_or_file, "read") else detect_index_base(path_or_file)
+        index_base = 1 if hasattr(path_or_file, "read") or path_or_file == "-" \
+            else detect_index_base(path_or_file)
     if index_base not in (0, 1):
         raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
-    for text, name, lineno in _lines(path_or_file):
+    for text, name, lineno in _lines(path_or_file, strict, stats):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
         keys, values = [], []
@@ -139,7 +135,8 @@ def _named_pairs(tokens, name, lineno):
     return keys, np.asarray(values, dtype=np.float64)
 
 
-def read_blitzer(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
+def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
+                 stats: ReadStats | None = None) -> Iterator[SparseRow]:
     """Read Blitzer et al.'s ``processed_acl`` lines: ``feature:count ... #label#:positive``.
 
     Feature names (unigrams, ``a_b`` bigrams) are split from their count on the last
@@ -153,31 +150,25 @@ def read_blitzer(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
     >>> row.labels, row.keys, row.values.tolist()
     (('positive',), ['great', 'a_b'], [2.0, 1.0])
     """
-    fh, name, close = _open_text(path_or_file)
-    try:
-        for lineno, raw in enumerate(fh, 1):
-            tokens = (raw.lstrip("\ufeff") if lineno == 1 else raw).split()
-            if not tokens:
-                continue
-            label = None
-            features = []
-            for token in tokens:
-                if token.startswith("#label#:"):
-                    label = token[len("#label#:"):]
-                else:
-                    features.append(token)
-            if not label and labeled:
-                raise NBSVMError("no '#label#:<label>' on the line", path=name, line=lineno)
-            keys, values = _named_pairs(features, name, lineno)
-            yield SparseRow((label,) if label else (), keys, values, name, lineno)
-    except (OSError, EOFError, zlib.error) as e:
-        raise NBSVMError(f"cannot read: {e}", path=name) from None
-    finally:
-        if close:
-            fh.close()
+    for line, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline"):
+        tokens = line.split()
+        if not tokens:
+            continue
+        label = None
+        features = []
+        for token in tokens:
+            if token.startswith("#label#:"):
+                label = token[len("#label#:"):]
+            else:
+                features.append(token)
+        if not label and labeled:
+            raise NBSVMError("no '#label#:<label>' on the line", path=name, line=lineno)
+        keys, values = _named_pairs(features, name, lineno)
+        yield SparseRow((label,) if label else (), keys, values, name, lineno)
 
 
-def read_named(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
+def read_named(path_or_file, labeled: bool = True, strict: bool = False,
+               stats: ReadStats | None = None) -> Iterator[SparseRow]:
     """Read ``label name:value name:value ...`` lines (MIRA's format; names are strings).
 
     Examples
@@ -187,7 +178,7 @@ def read_named(path_or_file, labeled: bool = True) -> Iterator[SparseRow]:
     >>> row.labels, row.keys
     (('sports',), ['goal', 'team'])
     """
-    for text, name, lineno in _lines(path_or_file):
+    for text, name, lineno in _lines(path_or_file, strict, stats):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=False) if labeled else ()
         keys, values = _named_pairs(tokens, name, lineno)
