@@ -16,20 +16,68 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 
 from ..errors import NBSVMError
-from ..io.readers import FORMATS, read_inputs
+from ..io.readers import FORMATS, ReadStats, read_inputs
 
 err_console = Console(stderr=True)
 
-INPUTS = typer.Argument(..., help="aclImdb-style split folders, label<TAB>text files or .csv files.",
+INPUTS = typer.Argument(..., help="aclImdb-style split folders, label<TAB>text files or .csv files "
+                                  "('-': standard input). Labels are stripped of surrounding "
+                                  "spaces; two labels differing only in case are an error.",
                         show_default=False)
 FORMAT = typer.Option("auto", "--format", help=f"Input format: {', '.join(FORMATS)}.")
 TEXT_COL = typer.Option("text", "--text-col", help="Text column of CSV/TSV input.")
 LABEL_COL = typer.Option("label", "--label-col", help="Label column of CSV/TSV input.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars.")
+STRICT = typer.Option(False, "--strict",
+                      help="Refuse invalid UTF-8 (default: replace it and report how many bytes).")
 
 
-def documents(inputs: List[str], fmt: str, text_col: str, label_col: Optional[str], labeled=True):
-    return read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col, label_col=label_col)
+class DocumentStream:
+    """The documents of some inputs (iterate once) and, once read, what reading replaced
+    (``stats``: a :class:`~nbsvm.io.readers.ReadStats`)."""
+
+    def __init__(self, docs, stats: ReadStats):
+        self._docs = docs
+        self.stats = stats
+
+    def __iter__(self):
+        return iter(self._docs)
+
+
+# The ReadStats of the running command; cli_errors() reports them when the command ends.
+_command_stats: List[ReadStats] = []
+
+
+def read_stats() -> ReadStats:
+    """A fresh ReadStats, reported by :func:`cli_errors` when the command ends well."""
+    stats = ReadStats()
+    _command_stats.append(stats)
+    return stats
+
+
+def documents(inputs: List[str], fmt: str, text_col: str, label_col: Optional[str], labeled=True,
+              strict: bool = False) -> DocumentStream:
+    """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
+    counted, the count printed when the command ends (see :func:`report_replaced`)."""
+    stats = read_stats()
+    return DocumentStream(read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col,
+                                      label_col=label_col, strict=strict, stats=stats), stats)
+
+
+def report_replaced(*sources) -> None:
+    """Print one line to stderr when invalid UTF-8 was replaced: ``replaced N invalid UTF-8
+    bytes in M documents (--strict refuses them)``.
+
+    ``sources``: ReadStats or DocumentStreams; none: every one made for the running command
+    (what :func:`cli_errors` prints when a command ends without an error).
+    """
+    stats = [getattr(s, "stats", s) for s in sources] if sources else _command_stats
+    n_bytes = sum(s.replaced_bytes for s in stats)
+    if n_bytes:
+        n_docs = sum(s.replaced_docs for s in stats)
+        err_console.print(f"replaced {n_bytes} invalid UTF-8 byte{'s' * (n_bytes != 1)} in "
+                          f"{n_docs} document{'s' * (n_docs != 1)} (--strict refuses them)",
+                          highlight=False, soft_wrap=True)
 
 
 _interrupted = threading.Event()
@@ -53,13 +101,19 @@ def check_interrupt():
 
 @contextmanager
 def cli_errors():
-    """Turn the project's errors into one line on stderr and a non-zero exit, no traceback."""
+    """Turn the project's errors into one line on stderr and a non-zero exit, no traceback.
+
+    When the command ends without an error, says how many invalid UTF-8 bytes the inputs it
+    read through :func:`documents` (or :func:`read_stats`) had replaced, if any.
+    """
     previous = None
     if threading.current_thread() is threading.main_thread():
         _interrupted.clear()
         previous = signal.signal(signal.SIGINT, _on_sigint)
+    _command_stats.clear()
     try:
         yield
+        report_replaced()
     except NBSVMError as e:
         err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)

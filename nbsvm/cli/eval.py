@@ -15,8 +15,8 @@ from ..metrics import report_table
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter, check_interrupt,
-                     cli_errors, documents, print_report)
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
+                     check_interrupt, cli_errors, documents, print_report, read_stats)
 
 
 def print_learner_report(rep: dict, seconds: float):
@@ -52,6 +52,7 @@ def eval_command(
     output: Optional[str] = typer.Option(None, "--output", "-o",
                                          help="Also write the report as a tidy CSV table."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
+    strict: bool = STRICT,
 ):
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
     `nbsvm learn` models: the metrics of their task)."""
@@ -61,13 +62,14 @@ def eval_command(
         if learner:
             # sparse-feature files, read as the model was trained (--format auto)
             rep = evaluate_sparse(load_learner(model), inputs, fmt=fmt,
-                                  callback=lambda e: check_interrupt())
+                                  callback=lambda e: check_interrupt(), strict=strict,
+                                  stats=read_stats())
         else:
             clf = NBSVMClassifier.load(model)
             t0 = time.perf_counter()
             with ProgressReporter(quiet or json_out) as progress:
-                rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col),
-                                         callback=progress)
+                rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col,
+                                                        strict=strict), callback=progress)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
         if output:

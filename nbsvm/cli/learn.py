@@ -10,7 +10,7 @@ import typer
 from ..learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
 from ..online.registry import names
 from . import app
-from .common import QUIET, check_interrupt, cli_errors, echo_kv
+from .common import QUIET, STRICT, check_interrupt, cli_errors, echo_kv, read_stats
 from .eval import print_learner_report
 
 SPARSE_FORMAT = typer.Option("auto", "--format",
@@ -69,6 +69,7 @@ def learn_command(
                                                   "more (e.g. 2G); always refused beyond the "
                                                   "memory available."),
     quiet: bool = QUIET,
+    strict: bool = STRICT,
 ):
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
     with cli_errors():
@@ -98,7 +99,8 @@ def learn_command(
         t0 = time.perf_counter()
         learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
                      index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
-                     callback=progress, max_memory=max_memory)
+                     callback=progress, max_memory=max_memory, strict=strict,
+                     stats=read_stats())
         t1 = time.perf_counter()
         learner.save(output)
         stats = {"examples": learner.n_train_, "task": learner.task}
@@ -109,7 +111,8 @@ def learn_command(
                       "training seconds": f"{t1 - t0:.2f}", "saved": output})
         if test:
             t2 = time.perf_counter()
-            rep = evaluate_sparse(learner, test, fmt=fmt, callback=lambda e: check_interrupt())
+            rep = evaluate_sparse(learner, test, fmt=fmt, callback=lambda e: check_interrupt(),
+                                  strict=strict, stats=read_stats())
             rep["eval_seconds"] = time.perf_counter() - t2
             if json_out:
                 typer.echo(json.dumps(rep, indent=2))

@@ -10,8 +10,8 @@ from ..config import DEFAULTS
 from ..lexicon import build_lexicon
 from ..text.hashing import Hasher
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter, cli_errors,
-                     documents, echo_kv)
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
+                     cli_errors, documents, echo_kv)
 
 
 @app.command("lexicon")
@@ -25,13 +25,15 @@ def lexicon_command(
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
+    strict: bool = STRICT,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     with cli_errors():
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed)
         t0 = time.perf_counter()
         with ProgressReporter(quiet) as progress:
-            lex = build_lexicon(documents(inputs, fmt, text_col, label_col), hasher, alpha,
+            lex = build_lexicon(documents(inputs, fmt, text_col, label_col, strict=strict),
+                                hasher, alpha,
                                 callback=progress)
         elapsed = time.perf_counter() - t0
         lex.save(output)

@@ -10,7 +10,8 @@ from ..learn import load_learner, model_file_kind, predict_sparse
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import FORMAT, INPUTS, TEXT_COL, check_interrupt, cli_errors, documents
+from .common import (FORMAT, INPUTS, STRICT, TEXT_COL, check_interrupt, cli_errors, documents,
+                     read_stats)
 
 
 @app.command("predict")
@@ -24,16 +25,18 @@ def predict_command(
     label_col: Optional[str] = typer.Option("label", "--label-col",
                                             help="Label column of CSV/TSV input, copied to "
                                                  "true_label when present."),
+    strict: bool = STRICT,
 ):
     """Predict labels as CSV: source, line, true_label (if known), label, score, probability
     (`nbsvm learn` models: label and score, or prediction for regression)."""
     with cli_errors():
         if model_file_kind(model) == "learner":
-            frames = predict_sparse(load_learner(model), inputs, fmt=fmt)
+            frames = predict_sparse(load_learner(model), inputs, fmt=fmt, strict=strict,
+                                    stats=read_stats())
         else:
             clf = NBSVMClassifier.load(model)
             frames = predict_documents(clf, documents(inputs, fmt, text_col, label_col,
-                                                      labeled=False))
+                                                      labeled=False, strict=strict))
         if output is None:
             import sys
             for i, frame in enumerate(frames):
