@@ -1,6 +1,6 @@
 """Bad text (issue 6, item 5): empty documents, punctuation only, NUL bytes, CRLF line ends, a
-UTF-8 BOM, invalid UTF-8 and a very long single-line review all train and predict through
-the real CLI; the compiled hasher's scratch memory follows what a document produces (tokens
+UTF-8 BOM, invalid UTF-8 (replaced, and the count of bytes reported) and a very long
+single-line review all train and predict through the real CLI; the compiled hasher's scratch memory follows what a document produces (tokens
 and n-grams), not its byte length times the n-gram order.
 
 By hand (not in the suite, too slow for it): the same file with a 20 MB single-line review
@@ -56,6 +56,10 @@ def bad_file(path, long_bytes: int = 2 * 2**20):
     return len(rows)
 
 
+#: What the CLI says about bad_file's invalid UTF-8: 2 + 1 + 3 + 1 + 2 bytes, all in one line.
+REPLACED = "replaced 9 invalid UTF-8 bytes in 1 document (--strict refuses them)"
+
+
 @pytest.mark.parametrize("opts", [["--ngrams", "3"], ["--ngrams", "2", "--char-ngrams", "4"]],
                          ids=["trigrams", "chars"])
 def test_bad_text_trains_and_predicts(tmp_path, opts):
@@ -65,14 +69,19 @@ def test_bad_text_trains_and_predicts(tmp_path, opts):
     r = runner.invoke(app, ["train", str(data), "-o", str(model), "--n-bits", "16",
                             "--epochs", "2", "--min-df", "1", "--quiet", *opts])
     assert r.exit_code == 0, r.output
+    assert REPLACED in r.stderr
     r = runner.invoke(app, ["predict", str(data), "-m", str(model), "-o", str(pred)])
     assert r.exit_code == 0, r.output
+    assert REPLACED in r.stderr
     df = pd.read_csv(pred)
     assert len(df) == n                                  # a row per input line
     assert df["line"].tolist() == list(range(1, n + 1))
     assert df["true_label"].tolist() == ["pos", "neg"] * (n // 2)  # the BOM is not in a label
     assert set(df["label"]) <= {"pos", "neg"}
     assert np.isfinite(df["score"]).all()
+    r = runner.invoke(app, ["predict", str(data), "-m", str(model), "--strict"])
+    assert r.exit_code == 2
+    assert f"{data}:6: invalid UTF-8 at byte 10 of the line (0xff)" in r.stderr, r.stderr
 
 
 def test_long_and_odd_documents_hash_like_the_reference():
