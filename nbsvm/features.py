@@ -179,6 +179,7 @@ class CacheWriter:
         self.extra_meta = dict(extra_meta or {})
         self.before_publish = None      # called before the cache is renamed into place
         self.keep_existing = False      # a cache already published there wins (kept caches)
+        self.attachments: dict = {}     # file name -> callable giving its bytes at close
         self.labels: list = []
         self.first_seen: list = []
         self._index: dict = {}
@@ -221,6 +222,11 @@ class CacheWriter:
             fh.close()
         if self.before_publish is not None:
             self.before_publish()
+        for name, make in self.attachments.items():
+            with open(self.tmp / name, "wb") as fh:
+                fh.write(make())
+                fh.flush()
+                os.fsync(fh.fileno())
         meta = dict(self.extra_meta, n_docs=self.n_docs, n_ids=self.n_ids, labels=self.labels,
                     first_seen=self.first_seen, hasher=self.hasher.settings(),
                     id_limit=self.max_id + 1)

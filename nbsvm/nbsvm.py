@@ -30,7 +30,9 @@ bucket-to-column map and the other is returned to the OS, so the peak is about
 """
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import json
 import mmap
 import shutil
 import tempfile
@@ -43,6 +45,8 @@ import numpy as np
 from . import __version__
 from .config import BUCKET_DTYPE, DEFAULTS
 from .errors import NBSVMError
+from .explain import (TextSample, contributions, decode_map, encode_map, ngram_map,
+                      ngram_map_of)
 from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch, hash_batches,
                        releasable_int32 as _releasable_int32, translate)
 from .io.readers import Document
@@ -50,6 +54,7 @@ from ._parallel import run_parts
 from .lexicon import NBLexicon, _compact_ratios, _seen_sums
 from .memory import check_fit_memory, fit_bytes
 from .online.losses import resolve_loss
+from .online._kernels import _mean_abs_weight
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .persist import Chunked, load_npz, save_npz
 from .text.hashing import Hasher
@@ -61,6 +66,16 @@ if TYPE_CHECKING:
 INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
 EPOCH_CHUNK = 4096          # documents between progress reports
+
+
+def _read_sample(cache: FeatureCache) -> list[str]:
+    """The text sample kept with a cache (empty if missing or unreadable: it only names
+    buckets in explanations)."""
+    try:
+        texts = json.loads((cache.folder / "sample.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [t for t in texts if isinstance(t, str)] if isinstance(texts, list) else []
 
 
 def _nonempty(cache: FeatureCache) -> FeatureCache:
@@ -337,8 +352,13 @@ class NBSVMClassifier:
                         "folder": str(kept.folder), "discarded": kept.discarded,
                         "docs": cache.n_docs if cache is not None else 0})
             writer = None
+            sample = TextSample(seed=self.seed)       # names the buckets for explanations
             if cache is None:
                 writer = kept.writer() if kept is not None else CacheWriter(tmp / "train", hasher)
+                writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
+                docs = sample.wrap(docs)
+            else:
+                sample.texts = _read_sample(cache)
             ordered = False       # epoch 1 in stored order (as if streamed) instead of shuffled
             if lexicon is None:
                 # two classes are counted in releasable memory: one row becomes the
@@ -384,7 +404,10 @@ class NBSVMClassifier:
                 first_epoch = checkpoint.restore(self, saved, rng) + 1
                 translate = False
                 notify({"stage": "resumed", "epoch": first_epoch - 1})
+            mapper = None
             for epoch in range(first_epoch, self.epochs + 1):
+                if epoch == self.epochs and epoch > first_epoch and sample.texts:
+                    mapper = self._start_mapper(sample.texts)     # beside the last epoch
                 groups = None
                 if translate and epoch == first_epoch:
                     groups = cache.translated_groups(self._remap, None if ordered else rng,
@@ -397,6 +420,13 @@ class NBSVMClassifier:
             timings["train_s"] = time.perf_counter() - t0 - timings.get("lexicon_s", 0.0)
             cache.close()
             del cache
+            t1 = time.perf_counter()
+            self._finish()
+            if mapper is not None:
+                self.ngram_map_ = mapper.result()
+            else:
+                self.ngram_map_ = ngram_map(self, sample.texts) if sample.texts else {}
+            timings["ngram_map_wait_s"] = time.perf_counter() - t1
         except NBSVMError as e:
             if kept is not None and kept.owns(e):       # never trip over it again
                 kept.discard(str(e))
@@ -405,7 +435,6 @@ class NBSVMClassifier:
             raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        self._finish()
         self.timings_ = timings
         return self
 
@@ -475,6 +504,22 @@ class NBSVMClassifier:
                 notify({"stage": "hash", "docs": n})
             cache = writer.close()
         return lexicon, _nonempty(cache)
+
+    def _start_mapper(self, texts) -> "concurrent.futures.Future":
+        """Name the strongest buckets (:func:`~nbsvm.explain.ngram_map`) in a thread while
+        the last epoch trains, ranking them by the weights before it (a snapshot: the result
+        does not depend on timing). The compiled tokenizer releases the GIL."""
+        learner = self._learner         # read only: folding the SGD scale would change training
+        mean_abs = None
+        if self.beta != 1.0 and self.interpolate == "weights":
+            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) / learner._scale(k)
+                                 for k in range(learner.n_outputs)])
+        C, _ = contributions(self, np.float32, mean_abs)
+        buckets, hasher = self._buckets(), self.hasher_
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
+        future = pool.submit(ngram_map_of, C, buckets, hasher, texts)
+        pool.shutdown(wait=False)
+        return future
 
     def _lexicon_from_cache(self, cache: FeatureCache, hasher, notify, store=None) -> NBLexicon:
         """Count the lexicon from a kept cache (its ids are each document's distinct buckets,
@@ -788,6 +833,7 @@ class NBSVMClassifier:
                   "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
         if learner.optimizer == "adagrad":
             arrays["adagrad_sq"] = column(2)
+        arrays.update(encode_map(getattr(self, "ngram_map_", None) or {}))
         header = dict(
             package_version=__version__,
             params={p: getattr(self, p) for p in self._PARAMS if p != "cache_dir"},
@@ -840,6 +886,8 @@ class NBSVMClassifier:
         if not ok:
             raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
         _check_model_values(clf, buckets, ratios, coef, state, sq, path)
+        clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) \
+            if "map_buckets" in arrays else {}
         learner = clf._new_learner(buckets.size)
         learner.S_[:, :, 0] = ratios
         learner.S_[:, :, 1] = coef

@@ -77,3 +77,16 @@ def test_imdb_predict_writes_one_row_per_review(imdb_slice, imdb_model, tmp_path
     assert df["source"].nunique() == 2000
     # the true labels come from the folder names; predictions agree with eval's accuracy
     assert (df["label"] == df["true_label"]).mean() > 0.80
+
+
+def test_explain_names_sentiment_ngrams(imdb_model):
+    """The strongest n-grams of a model trained on 2,000 IMDB reviews are sentiment words."""
+    r = _run("explain", "-m", imdb_model, "--top", "30", "--json")
+    import json
+    rows = json.loads(r.stdout)
+    pos = " ".join(x["ngrams"] for x in rows if x["direction"] == "positive")
+    neg = " ".join(x["ngrams"] for x in rows if x["direction"] == "negative")
+    assert sum(w in pos for w in ("great", "excellent", "best", "wonderful", "perfect",
+                                  "love", "beautiful", "10/10", "8/10", "7/10", "enjoy")) >= 3, pos
+    assert sum(w in neg for w in ("worst", "bad", "awful", "waste", "boring", "terrible",
+                                  "poor", "stupid", "avoid", "1/10", "3/10", "4/10")) >= 3, neg

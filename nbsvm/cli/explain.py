@@ -1,0 +1,99 @@
+"""``nbsvm explain``: the strongest n-grams of a model, or what each n-gram of a text adds."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ..errors import NBSVMError
+from ..explain import explain_text, to_html, top_features
+from ..nbsvm import NBSVMClassifier
+from ..persist import atomic_path
+from . import app
+from .common import cli_errors
+
+
+@app.command("explain")
+def explain_command(
+    model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train`."),
+    top: int = typer.Option(30, "--top", min=1, help="How many n-grams of each sign to list."),
+    text: Optional[str] = typer.Option(None, "--text",
+                                       help="Explain this document's score n-gram by n-gram."),
+    cls: Optional[str] = typer.Option(None, "--class",
+                                      help="Class to explain (default: the positive class, or "
+                                           "the predicted class with --text)."),
+    html: Optional[str] = typer.Option(None, "--html", help="With --text: also write an HTML "
+                                                           "page with each word shaded."),
+    json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+):
+    """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
+    split one text's score into its n-grams' contributions."""
+    with cli_errors():
+        clf = NBSVMClassifier.load(model)
+        console = Console()
+        if text is None:
+            if html:
+                raise NBSVMError("--html needs --text (it shades the words of a document)")
+            frame = top_features(clf, top, cls)
+            if json_out:
+                typer.echo(frame.to_json(orient="records", indent=2))
+                return
+            positive = cls or clf.classes_[-1]
+            if not clf.ngram_map_:
+                console.print("[yellow]this model keeps no n-gram names (trained without a "
+                              "text sample): buckets are shown by number[/]")
+            for direction in ("positive", "negative"):
+                part = frame[frame.direction == direction]
+                toward = positive if direction == "positive" else \
+                    (clf.classes_[0] if len(clf.classes_) == 2 and positive == clf.classes_[-1]
+                     else f"not {positive}")
+                table = Table(title=f"strongest n-grams toward {toward}", title_justify="left")
+                for col in ("rank", "n-grams (collisions: a | b)", "bucket", "NB ratio",
+                            "weight", "contribution"):
+                    table.add_column(col, justify="left" if col.startswith("n-") else "right")
+                for row in part.itertuples():
+                    table.add_row(str(row.rank), escape(row.ngrams), str(row.bucket),
+                                  f"{row.ratio:+.3f}", f"{row.weight:+.4f}",
+                                  f"{row.contribution:+.4f}")
+                console.print(table)
+            return
+        result = explain_text(clf, text, cls)
+        if html:
+            with atomic_path(html) as tmp:
+                Path(tmp).write_text(to_html(result), encoding="utf-8")
+        if json_out:
+            typer.echo(json.dumps(result, indent=2))
+            return
+        console.print(f"class [bold]{escape(result['class'])}[/]: score "
+                      f"{result['score']:+.4f} = constant {result['constant']:+.4f} + the "
+                      f"n-grams below", highlight=False)
+        words = [r for r in result["ngrams"] if r["kind"] == "word" and " " not in r["ngram"]]
+        scale = max([abs(r["contribution"]) for r in result["ngrams"]] + [1e-12])
+        line = Text()
+        for r in words:
+            v = r["contribution"]
+            strength = min(1.0, abs(v) / scale)
+            style = "" if strength < 0.05 else \
+                ("bold green" if v > 0 else "bold red") if strength > 0.5 else \
+                ("green" if v > 0 else "red")
+            line.append(r["ngram"], style=style)
+            line.append(" ")
+        console.print(line)
+        table = Table(title="n-grams by |contribution|", title_justify="left")
+        for col in ("n-gram", "kind", "bucket", "contribution", "note"):
+            table.add_column(col, justify="right" if col in ("bucket", "contribution") else "left")
+        ranked = sorted(result["ngrams"], key=lambda r: -abs(r["contribution"]))
+        for r in ranked[:top]:
+            color = "green" if r["contribution"] > 0 else "red" if r["contribution"] < 0 else ""
+            table.add_row(escape(r["ngram"]), r["kind"], str(r["bucket"]),
+                          f"[{color}]{r['contribution']:+.4f}[/]" if color else "0",
+                          escape(r["note"]))
+        console.print(table)
+        if html:
+            console.print(f"written: {escape(html)}", highlight=False)

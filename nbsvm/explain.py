@@ -1,0 +1,278 @@
+"""Explanations of a hashed model: which n-grams move a score, and by how much.
+
+A hashed model only knows buckets. To name them, training keeps a bounded sample of its
+documents (:class:`TextSample`: a seeded reservoir of at most ``SAMPLE_DOCS`` documents, each
+cut to ``SAMPLE_CHARS`` characters, taken while the documents stream past for the lexicon
+pass), and after the last epoch the compiled tokenizer finds the n-grams of that sample that
+fall in the model's ``MAP_TOP`` strongest buckets of each sign (:func:`ngram_map`). The
+model file keeps up to ``PER_BUCKET`` strings per bucket with their counts, so collisions
+show: a bucket shared by ``great`` and ``zyx`` is listed as ``great | zyx``.
+
+Every kept bucket ``i`` adds a fixed amount to output ``k``'s score when present in a
+document (features are binarized): ``c_ki = r_ki w_ki`` for ``beta = 1``; with
+``interpolate='scores'``, ``beta r w + (1 - beta) r``; with ``'weights'``,
+``beta r w + (1 - beta) mean|w| r``. The score is ``const_k + sum of c_ki`` over the buckets
+present (:func:`contributions`), which :func:`explain_text` splits n-gram by n-gram.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import numpy as np
+
+from .errors import NBSVMError
+from .text import _kernels
+from .text.hashing import bucket_of
+
+SAMPLE_DOCS = 4096          # documents kept to name buckets with (about 5 MB of IMDB)
+SAMPLE_CHARS = 2048         # characters kept of each
+MAP_TOP = 2000              # strongest buckets of each sign (per output) that get names
+PER_BUCKET = 4              # strings kept per bucket (the most frequent in the sample)
+
+
+class TextSample:
+    """A seeded reservoir sample of document texts (Vitter's algorithm R), bounded in size.
+
+    Examples
+    --------
+    >>> s = TextSample(k=2, seed=0)
+    >>> docs = list(s.wrap(iter(["a", "b", "c", "d"])))     # passes items through
+    >>> docs, len(s.texts), s.seen
+    (['a', 'b', 'c', 'd'], 2, 4)
+    """
+
+    def __init__(self, k: int = SAMPLE_DOCS, seed: int = 0, max_chars: int = SAMPLE_CHARS):
+        self.k, self.max_chars = k, max_chars
+        self.texts: list[str] = []
+        self.seen = 0
+        self._rng = random.Random(seed)
+
+    def add(self, text: str) -> None:
+        self.seen += 1
+        if len(self.texts) < self.k:
+            self.texts.append(text[:self.max_chars])
+        else:
+            j = self._rng.randrange(self.seen)
+            if j < self.k:
+                self.texts[j] = text[:self.max_chars]
+
+    def wrap(self, docs):
+        """Yield ``docs`` unchanged, sampling each one's text (documents or plain strings)."""
+        for d in docs:
+            self.add(d if isinstance(d, str) else d.text)
+            yield d
+
+
+def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(C, const)``: ``C[k, column]`` is what a present bucket adds to output ``k``'s
+    score, ``const[k]`` the score of an empty document (``dtype=np.float32``: faster, for
+    ranking; ``mean_abs``: mean |w| per output for ``interpolate='weights'``, default the
+    model's ``mean_abs_coef_``). Reads the learner's state without changing it."""
+    clf._check_fitted()
+    learner = clf._learner
+    r = learner.S_[:, :, 0].astype(dtype)
+    w = np.stack([learner.S_[k, :, 1].astype(dtype) / dtype(learner._scale(k))
+                  for k in range(learner.n_outputs)])
+    b = learner.intercept()
+    beta = clf.beta
+    if beta == 1.0:
+        return r * w, b
+    if clf.interpolate == "scores":
+        prior = np.array([clf._log_prior(k) for k in range(learner.n_outputs)])
+        return beta * r * w + (1 - beta) * r, beta * b + (1 - beta) * prior
+    mean_abs = clf.mean_abs_coef_ if mean_abs is None else mean_abs
+    return beta * r * w + (1 - beta) * np.asarray(mean_abs)[:, None] * r, b
+
+
+def _strongest(C: np.ndarray, top: int) -> np.ndarray:
+    """Columns among the ``top`` largest and ``top`` smallest of each row of ``C``."""
+    cols = []
+    for row in C:
+        n = min(top, row.size)
+        if n:
+            cols.append(np.argpartition(row, -n)[-n:])
+            cols.append(np.argpartition(row, n - 1)[:n])
+    return np.unique(np.concatenate(cols)) if cols else np.zeros(0, dtype=np.int64)
+
+
+def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
+              per_bucket: int = PER_BUCKET) -> dict[int, list[tuple[str, int]]]:
+    """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
+    ``top`` strongest buckets of each sign (word n-grams only)."""
+    C, _ = contributions(clf, np.float32)
+    return ngram_map_of(C, clf._buckets(), clf.hasher_, texts, top, per_bucket)
+
+
+def ngram_map_of(C, buckets, hasher, texts, top=MAP_TOP, per_bucket=PER_BUCKET):
+    """:func:`ngram_map` from the contributions ``C`` of the columns whose buckets are
+    ``buckets`` (runs without the model: in a thread, while the last epoch trains)."""
+    wanted = np.zeros(max(1, (1 << hasher.n_bits) >> 6), dtype=np.uint64)    # a bitmap
+    chosen = buckets[_strongest(C, top)].astype(np.uint64)
+    np.bitwise_or.at(wanted, (chosen >> np.uint64(6)).astype(np.int64),
+                     np.left_shift(np.uint64(1), chosen & np.uint64(63)))
+    found: dict[int, Counter] = {}        # bucket -> Counter of n-gram bytes
+    for start in range(0, len(texts), 2048):
+        buf, starts = hasher.prepare(texts[start:start + 2048])
+        hit, keys, offsets, raw = _kernels._ngram_hits(
+            buf, starts, hasher.ngrams, (1 << hasher.n_bits) - 1, hasher.seed, wanted)
+        if not hit.size:
+            continue
+        # count equal n-grams by (bucket, second hash) in numpy; decode one string of each
+        pair = (hit.astype(np.uint64) << np.uint64(32)) | keys.astype(np.uint64)
+        uniq, first, count = np.unique(pair, return_index=True, return_counts=True)
+        data = raw.tobytes()
+        for u, j, n in zip((uniq >> np.uint64(32)).tolist(), first.tolist(), count.tolist()):
+            found.setdefault(u, Counter())[data[offsets[j]:offsets[j + 1]]] += n
+    return {b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
+            for b, c in found.items()}
+
+
+def encode_map(mapping: dict) -> dict[str, np.ndarray]:
+    """The map as flat numeric arrays for a model file (no pickle, no object arrays)."""
+    buckets, counts, texts = [], [], []
+    for b in sorted(mapping):
+        for s, n in mapping[b]:
+            buckets.append(b)
+            counts.append(n)
+            texts.append(s.encode("utf-8"))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    return {"map_buckets": np.asarray(buckets, dtype=np.int32),
+            "map_counts": np.asarray(counts, dtype=np.int64), "map_offsets": offsets,
+            "map_text": np.frombuffer(b"".join(texts), dtype=np.uint8).copy()}
+
+
+def decode_map(arrays: dict, n_bits: int, path=None) -> dict[int, list[tuple[str, int]]]:
+    """Inverse of :func:`encode_map`, checking every array (the file may be crafted)."""
+    names = ("map_buckets", "map_counts", "map_offsets", "map_text")
+    if not all(k in arrays for k in names):
+        raise NBSVMError("corrupted model file: part of the n-gram map is missing",
+                         path=None if path is None else str(path))
+    b, n, o, t = (arrays[k] for k in names)
+    ok = (b.ndim == n.ndim == o.ndim == t.ndim == 1 and b.dtype == np.int32
+          and n.dtype == np.int64 and o.dtype == np.int64 and t.dtype == np.uint8
+          and n.size == b.size and o.size == b.size + 1 and o[0] == 0 and o[-1] == t.size
+          and bool(np.all(np.diff(o) >= 0)) and (b.size == 0 or (b.min() >= 0 and
+                                                                b.max() < (1 << n_bits))))
+    if not ok:
+        raise NBSVMError("corrupted model file: the n-gram map arrays do not fit together",
+                         path=None if path is None else str(path))
+    data = t.tobytes()
+    out: dict[int, list[tuple[str, int]]] = {}
+    for j, bucket in enumerate(b.tolist()):
+        out.setdefault(bucket, []).append(
+            (data[o[j]:o[j + 1]].decode("utf-8", "replace"), int(n[j])))
+    return out
+
+
+def _output_of(clf, cls) -> int:
+    """The output index for class ``cls`` (binary models have one output: the positive
+    class ``classes_[1]``; asking for ``classes_[0]`` flips the sign)."""
+    if cls is None:
+        return 0
+    if str(cls) not in clf.classes_:
+        raise NBSVMError(f"unknown class {cls!r}; the model has {clf.classes_}")
+    k = clf.classes_.index(str(cls))
+    return 0 if len(clf.classes_) == 2 else k
+
+
+def _names(mapping: dict, bucket: int) -> str:
+    found = mapping.get(bucket)
+    if not found:
+        return f"<bucket {bucket}>"
+    return " | ".join(s for s, _ in found)
+
+
+def top_features(clf, top: int = 30, cls=None):
+    """The ``top`` strongest buckets of each sign for class ``cls`` as a DataFrame:
+    ``direction, rank, ngrams, bucket, ratio, weight, contribution``."""
+    import pandas as pd
+
+    if not (isinstance(top, int) and top >= 1):
+        raise NBSVMError(f"top must be an integer >= 1, got {top!r}")
+    k = _output_of(clf, cls)
+    sign = -1.0 if (len(clf.classes_) == 2 and cls is not None
+                    and str(cls) == clf.classes_[0]) else 1.0
+    C, _ = contributions(clf)
+    row = sign * C[k]
+    learner = clf._learner
+    buckets = clf._buckets()
+    mapping = getattr(clf, "ngram_map_", None) or {}
+    rows = []
+    order = np.argsort(row, kind="stable")
+    for direction, cols in (("positive", order[::-1][:top]), ("negative", order[:top])):
+        for rank, c in enumerate(cols, 1):
+            if (row[c] > 0) != (direction == "positive"):
+                break                   # no more features of this sign
+            b = int(buckets[c])
+            rows.append({"direction": direction, "rank": rank, "ngrams": _names(mapping, b),
+                         "bucket": b, "ratio": float(learner.S_[k, c, 0]),
+                         "weight": float(learner.S_[k, c, 1] / learner._scale(k)),
+                         "contribution": float(row[c])})
+    return pd.DataFrame(rows, columns=["direction", "rank", "ngrams", "bucket", "ratio",
+                                       "weight", "contribution"])
+
+
+def explain_text(clf, text: str, cls=None) -> dict:
+    """Split ``text``'s score for class ``cls`` (default: the predicted class) n-gram by
+    n-gram: ``{"class", "score", "constant", "ngrams": [{"ngram", "kind", "bucket",
+    "contribution", "note"}]}``. Each bucket counts once (features are binarized): its
+    first n-gram carries the contribution, repeats and other n-grams in the same bucket add
+    0 (``note`` says which); ``constant + sum(contribution) == score``."""
+    clf._check_fitted()
+    scores = np.atleast_1d(clf.decision_function([text])[0])
+    if cls is None:
+        cls = clf.labels_of(clf.decision_function([text]))[0]
+    k = _output_of(clf, cls)
+    sign = -1.0 if len(clf.classes_) == 2 and str(cls) == clf.classes_[0] else 1.0
+    C, const = contributions(clf)
+    hasher = clf.hasher_
+    words, chars = hasher.keys(text)
+    seed2 = (hasher.seed + 1) & 0xFFFFFFFF
+    keyed = [(w, "word", bucket_of(w, hasher.n_bits, hasher.seed)) for w in words] + \
+            [(c, "char", bucket_of(c, hasher.n_bits, seed2)) for c in chars]
+    first: dict[int, str] = {}
+    rows = []
+    for key, kind, b in keyed:
+        col = int(clf._remap[b]) if clf._remap is not None else b
+        if col < 0:
+            rows.append(dict(ngram=key, kind=kind, bucket=b, contribution=0.0,
+                             note="not in the model"))
+        elif b in first:
+            note = "repeat" if first[b] == key else f"shares its bucket with {first[b]!r}"
+            rows.append(dict(ngram=key, kind=kind, bucket=b, contribution=0.0, note=note))
+        else:
+            first[b] = key
+            rows.append(dict(ngram=key, kind=kind, bucket=b,
+                             contribution=float(sign * C[k, col]), note=""))
+    return {"class": str(cls), "score": float(sign * scores[k]),
+            "constant": float(sign * const[k]), "ngrams": rows}
+
+
+def to_html(explanation: dict) -> str:
+    """The unigrams of an explanation as HTML, each word shaded by its contribution (green
+    raises the score, red lowers it), with a table of the strongest n-grams below."""
+    import html
+
+    rows = explanation["ngrams"]
+    words = [r for r in rows if r["kind"] == "word" and " " not in r["ngram"]]
+    scale = max([abs(r["contribution"]) for r in rows] + [1e-12])
+
+    def shade(v):
+        a = min(1.0, abs(v) / scale)
+        color = (0, 160, 0) if v > 0 else (200, 0, 0)
+        return f"rgba({color[0]},{color[1]},{color[2]},{a:.2f})"
+
+    spans = " ".join(f'<span title="{r["contribution"]:+.4f}" style="background:'
+                     f'{shade(r["contribution"])}">{html.escape(r["ngram"])}</span>'
+                     for r in words)
+    strongest = sorted((r for r in rows if r["contribution"]), key=lambda r: -abs(r["contribution"]))
+    table = "".join(f"<tr><td>{html.escape(r['ngram'])}</td><td>{r['contribution']:+.4f}</td></tr>"
+                    for r in strongest[:30])
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title>"
+            f"</head><body><p>class <b>{html.escape(explanation['class'])}</b>: score "
+            f"{explanation['score']:+.4f} = {explanation['constant']:+.4f} (constant) + "
+            f"the n-grams' contributions</p><p style='line-height:1.8'>{spans}</p>"
+            f"<table><tr><th>n-gram</th><th>contribution</th></tr>{table}</table>"
+            f"</body></html>")

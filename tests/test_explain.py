@@ -1,0 +1,137 @@
+"""Explanations of a hashed model (issue 7, item 3): contributions that add up to the score,
+n-gram names that hash to their buckets with counts that match a plain-Python count, and
+the `nbsvm explain` command."""
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import synthetic
+from nbsvm import NBSVMClassifier, NBSVMError
+from nbsvm.cli import app
+from nbsvm.explain import (TextSample, contributions, decode_map, encode_map, explain_text,
+                           ngram_map, top_features)
+from nbsvm.text.hashing import bucket_of
+
+runner = CliRunner()
+DOCS = synthetic(800, seed=4)
+TEXTS = [d.text for d in DOCS]
+LABELS = [d.label for d in DOCS]
+PROBES = ["w1 w2 w3 w1 w2", "", "!!!", "w7 w8 w9 w10 w11 w12 w13 w14 great", TEXTS[0], TEXTS[5]]
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(beta=0.6), dict(beta=0.6, interpolate="weights"),
+                                dict(optimizer="sgd", loss="hinge"), dict(char_ngrams=3)],
+                         ids=["beta1", "scores", "weights", "sgd", "chars"])
+def test_contributions_add_up_to_the_score(kw):
+    clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=3, **kw).fit(TEXTS, LABELS)
+    scores = clf.decision_function(PROBES)
+    for text, score in zip(PROBES, scores):
+        for cls in clf.classes_:
+            e = explain_text(clf, text, cls)
+            total = e["constant"] + sum(r["contribution"] for r in e["ngrams"])
+            sign = 1 if cls == clf.classes_[1] else -1
+            assert total == pytest.approx(sign * score, rel=1e-6, abs=1e-6)
+            assert e["score"] == pytest.approx(sign * score, rel=1e-9, abs=1e-12)
+    # each bucket counts once: repeats and collisions add nothing and say so
+    e = explain_text(clf, "w1 w2 w3 w1 w2")
+    notes = [r["note"] for r in e["ngrams"] if r["ngram"] == "w1"]
+    assert notes == ["", "repeat"]
+
+
+def test_contributions_of_several_classes():
+    docs = synthetic(900, n_classes=3, seed=2)
+    clf = NBSVMClassifier(ngrams=1, n_bits=12, epochs=3).fit([d.text for d in docs],
+                                                             [d.label for d in docs])
+    scores = clf.decision_function(PROBES)
+    for text, row in zip(PROBES, scores):
+        for k, cls in enumerate(clf.classes_):
+            e = explain_text(clf, text, cls)
+            assert e["constant"] + sum(r["contribution"] for r in e["ngrams"]) == \
+                pytest.approx(row[k], rel=1e-6, abs=1e-6)
+    assert explain_text(clf, PROBES[3])["class"] == clf.predict([PROBES[3]])[0]
+    with pytest.raises(NBSVMError, match="unknown class 'nope'"):
+        explain_text(clf, "x", "nope")
+
+
+def test_the_map_names_buckets_with_their_ngrams_and_counts():
+    """Small n_bits: many collisions. Every name hashes to its bucket; the counts equal a
+    plain-Python count of the sample's n-grams; the most frequent come first."""
+    clf = NBSVMClassifier(ngrams=2, n_bits=9, epochs=2, min_df=1).fit(TEXTS, LABELS)
+    mapping = ngram_map(clf, TEXTS, top=40, per_bucket=3)
+    h = clf.hasher_
+    naive = {}
+    for t in TEXTS:
+        for key in h.keys(t)[0]:
+            naive.setdefault(bucket_of(key, h.n_bits, h.seed), Counter())[key] += 1
+    assert mapping and any(len(v) > 1 for v in mapping.values())      # collisions shown
+    C, _ = contributions(clf)
+    buckets = clf._buckets()
+    strongest = set(buckets[np.argsort(C[0])[-40:]]) | set(buckets[np.argsort(C[0])[:40]])
+    assert set(mapping) == strongest & set(naive)
+    for b, names in mapping.items():
+        assert [n for _, n in names] == sorted((n for _, n in names), reverse=True)
+        for s, n in names:
+            assert bucket_of(s, h.n_bits, h.seed) == b and naive[b][s] == n
+        assert names[0][1] == max(naive[b].values())
+    assert decode_map(encode_map(mapping), h.n_bits) == mapping
+
+
+def test_training_keeps_a_bounded_sample_and_saves_the_map(tmp_path):
+    clf = NBSVMClassifier(ngrams=2, n_bits=14, epochs=3).fit(TEXTS, LABELS)
+    assert clf.ngram_map_                                   # built beside the last epoch
+    one = NBSVMClassifier(ngrams=2, n_bits=14, epochs=1).fit(TEXTS, LABELS)
+    assert one.ngram_map_                                   # built after it
+    clf.save(tmp_path / "m.npz")
+    again = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert again.ngram_map_ == clf.ngram_map_
+    frame = top_features(again, 5)
+    assert list(frame.direction.unique()) == ["positive", "negative"]
+    assert not frame.ngrams.str.startswith("<bucket").any()
+    s = TextSample(k=10, seed=1, max_chars=3)
+    list(s.wrap(iter(["abcdef"] * 1000)))
+    assert len(s.texts) == 10 and s.seen == 1000 and set(s.texts) == {"abc"}
+
+
+def test_a_crafted_map_is_refused(tmp_path):
+    clf = NBSVMClassifier(ngrams=1, n_bits=10, epochs=1).fit(TEXTS, LABELS)
+    arrays = encode_map(clf.ngram_map_)
+    arrays["map_offsets"] = arrays["map_offsets"][::-1].copy()
+    with pytest.raises(NBSVMError, match="n-gram map"):
+        decode_map(arrays, 10)
+    arrays = encode_map(clf.ngram_map_)
+    arrays["map_buckets"][0] = 1 << 10
+    with pytest.raises(NBSVMError, match="n-gram map"):
+        decode_map(arrays, 10)
+    with pytest.raises(NBSVMError, match="missing"):
+        decode_map({"map_buckets": arrays["map_buckets"]}, 10)
+
+
+def test_explain_command(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{l}\t{t}\n" for t, l in zip(TEXTS, LABELS)))
+    model = tmp_path / "m.npz"
+    assert runner.invoke(app, ["train", str(train), "-o", str(model), "--n-bits", "14",
+                               "--ngrams", "2", "-q"]).exit_code == 0
+    r = runner.invoke(app, ["explain", "-m", str(model), "--top", "5"])
+    assert r.exit_code == 0, r.output
+    assert "strongest n-grams toward pos" in r.output and "toward neg" in r.output
+    r = runner.invoke(app, ["explain", "-m", str(model), "--top", "5", "--json"])
+    rows = json.loads(r.output)
+    assert len(rows) == 10 and {"ngrams", "ratio", "weight", "contribution"} <= set(rows[0])
+    html = tmp_path / "e.html"
+    r = runner.invoke(app, ["explain", "-m", str(model), "--text", TEXTS[3], "--json",
+                            "--html", str(html)])
+    e = json.loads(r.output)
+    clf = NBSVMClassifier.load(model)
+    score = clf.decision_function([TEXTS[3]])[0] * (1 if e["class"] == "pos" else -1)
+    assert e["constant"] + sum(x["contribution"] for x in e["ngrams"]) == \
+        pytest.approx(score, rel=1e-6, abs=1e-6)
+    page = html.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count("<span") >= 10
+    r = runner.invoke(app, ["explain", "-m", str(model), "--class", "nope"])
+    assert r.exit_code == 2 and "unknown class 'nope'" in r.output
+    r = runner.invoke(app, ["explain", "-m", str(model), "--html", str(html)])
+    assert r.exit_code == 2 and "--html needs --text" in r.output
