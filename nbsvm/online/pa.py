@@ -180,7 +180,7 @@ def cost_matrix(label_loss, classes) -> np.ndarray:
         cost = np.array([[label_loss(t, p) for p in classes] for t in classes], dtype=float)
     elif isinstance(label_loss, dict):
         cost = 1.0 - np.eye(n)
-        index = {c: i for i, c in enumerate(classes)}
+        index = {str(c): i for i, c in enumerate(classes)}    # classes match by name
         pairs = [(t, p, v) for t, row in label_loss.items() for p, v in row.items()] \
             if all(isinstance(v, dict) for v in label_loss.values()) \
             else [(*key, v) for key, v in label_loss.items()
@@ -188,13 +188,13 @@ def cost_matrix(label_loss, classes) -> np.ndarray:
         for true, predicted, value in pairs:
             if str(true) not in index or str(predicted) not in index:
                 raise NBSVMError(f"label_loss names unknown class pair ({true!r}, "
-                                 f"{predicted!r}); classes: {', '.join(classes)}")
+                                 f"{predicted!r}); classes: {', '.join(map(str, classes))}")
             cost[index[str(true)], index[str(predicted)]] = value
     else:
         cost = np.array(label_loss, dtype=float)
         if cost.shape != (n, n):
             raise NBSVMError(f"label_loss must be a {n}x{n} cost matrix for classes "
-                             f"{', '.join(classes)}; got shape {cost.shape}")
+                             f"{', '.join(map(str, classes))}; got shape {cost.shape}")
     if not np.all(np.isfinite(cost)) or np.any(cost < 0):
         raise NBSVMError("label_loss costs must be finite and >= 0")
     return np.ascontiguousarray(cost)
