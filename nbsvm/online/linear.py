@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import NBSVMError
 from . import _linear_kernels as K
-from .base import OnlineLearner
+from .base import OnlineLearner, UnavailableMethod, available_if
 from .losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 from .regularizers import L1_METHODS
 from .registry import resolve
@@ -80,6 +80,13 @@ class _LinearSGD(OnlineLearner):
     def fit(self, X, y, callback=None) -> "_LinearSGD":
         self._check()
         return super().fit(X, y, callback)
+
+    def __getstate__(self):
+        # the resolved loss and schedule hold lambdas; _check() sets them again before use
+        state = self.__dict__.copy()
+        state.pop("_loss", None)
+        state.pop("_schedule", None)
+        return state
 
     # ---- state -------------------------------------------------------------------------
     def _init_state(self, n_features, n_outputs):
@@ -239,17 +246,21 @@ class SGDClassifier(_LinearSGD):
         self.eps = eps
         self.seed = seed
 
+    def _has_proba(self):
+        if self.loss not in ("log", "modified_huber"):
+            raise UnavailableMethod(f"predict_proba needs loss 'log' or 'modified_huber', "
+                                    f"not {self.loss!r}")
+
+    @available_if(_has_proba)
     def predict_proba(self, X) -> np.ndarray:
         """``(n, 2)`` class probabilities (columns in ``classes_`` order): the sigmoid of
         the score for 'log', ``(clip(score, -1, 1) + 1) / 2`` for 'modified_huber'
-        (Zhang 2004)."""
+        (Zhang 2004). Only with these losses: with another, ``hasattr(model,
+        'predict_proba')`` is False."""
         if self.loss == "log":
             p1 = 1.0 / (1.0 + np.exp(-np.clip(self.decision_function(X), -500, 500)))
-        elif self.loss == "modified_huber":
-            p1 = (np.clip(self.decision_function(X), -1.0, 1.0) + 1.0) / 2.0
         else:
-            raise NBSVMError(f"predict_proba needs loss 'log' or 'modified_huber', not "
-                             f"{self.loss!r}")
+            p1 = (np.clip(self.decision_function(X), -1.0, 1.0) + 1.0) / 2.0
         return np.column_stack([1.0 - p1, p1])
 
 
