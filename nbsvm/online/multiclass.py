@@ -188,9 +188,10 @@ class OneVsRest(OnlineLearner):
     estimator : str
         Registry name of the binary learner, e.g. ``'pa'`` or ``'pegasos'``.
     estimator_params : dict, optional
-        Parameters of every binary learner; further keyword arguments are added to them.
-        Not ``epochs`` or ``seed``: the passes are this learner's (every binary learner
-        sees the same shuffled order).
+        Parameters of every binary learner; further keyword arguments are added to them
+        (then a new merged dict is stored; without them the dict is stored as given, as
+        scikit-learn's ``clone`` requires). Not ``epochs`` or ``seed``: the passes are this
+        learner's (every binary learner sees the same shuffled order).
     epochs, seed : int
 
     Examples
@@ -206,7 +207,9 @@ class OneVsRest(OnlineLearner):
 
     def __init__(self, estimator="pa", estimator_params=None, epochs=5, seed=0, **params):
         self.estimator = estimator
-        self.estimator_params = {**(estimator_params or {}), **params}
+        if params and (estimator_params is None or isinstance(estimator_params, dict)):
+            estimator_params = {**(estimator_params or {}), **params}
+        self.estimator_params = estimator_params     # anything else is refused by fit
         self.epochs = epochs
         self.seed = seed
 
@@ -216,11 +219,15 @@ class OneVsRest(OnlineLearner):
 
     def _make_binary(self):
         from .registry import make_learner
+        params = {} if self.estimator_params is None else self.estimator_params
+        if not isinstance(params, dict):
+            raise NBSVMError(f"estimator_params must be a dict of the binary learner's "
+                             f"parameters, got {params!r}")
         for name in ("epochs", "seed"):
-            if name in self.estimator_params:
+            if name in params:
                 raise NBSVMError(f"set {name} on OneVsRest, not in estimator_params: the "
                                  "binary learners share its passes")
-        learner = make_learner(self.estimator, **self.estimator_params)
+        learner = make_learner(self.estimator, **params)
         if learner.task != "binary":
             raise NBSVMError(f"OneVsRest needs a binary estimator; {self.estimator!r} is "
                              f"{learner.task}")
