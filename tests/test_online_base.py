@@ -64,9 +64,10 @@ def test_learners_import_from_the_package():
         online.Nope
 
 
-def test_labels_are_encoded_as_strings_and_unknown_ones_refused():
+def test_labels_keep_their_values_and_unknown_ones_refused():
     m = make_learner("pa", epochs=1).fit(np.eye(4), [1, -1, 1, -1])
-    assert m.classes_ == ["-1", "1"]
+    assert list(m.classes_) == [-1, 1]                  # as scikit-learn: np.unique(y)
+    assert m.predict(np.eye(4)).dtype.kind == "i"          # predictions are the label values
     assert m._encode(np.array([1, -1])).tolist() == [1.0, -1.0]            # ints as "1"
     assert m._encode(["1", "-1"]).tolist() == [1.0, -1.0]
     assert m._encode(np.array(["1", 1], dtype=object)).tolist() == [1.0, 1.0]
