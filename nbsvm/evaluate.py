@@ -125,14 +125,17 @@ class _BackgroundCache(threading.Thread):
 def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
                      test_docs: Iterable[Document], lexicon=None,
                      callback: Callable[[dict], None] | None = None,
-                     max_memory=None) -> dict:
-    """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run.
+                     max_memory=None, **fit_kw) -> dict:
+    """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run (``fit_kw``: more
+    arguments of :meth:`~nbsvm.NBSVMClassifier.fit_documents`, e.g. ``kept``).
 
     The test documents are read and hashed into a cache by a background thread while the
     training epochs run (the compiled kernels release the GIL, so both cores work), then
     scored from that cache. Returns the report, with ``timings`` added.
     """
     hasher = model._validate()
+    if model.cache_dir is not None:
+        Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
     worker = _BackgroundCache(test_docs, hasher, tmp / "test", callback)
     def on_event(event):
@@ -149,7 +152,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     try:
         t0 = time.perf_counter()
         model.fit_documents(train_docs, lexicon=lexicon, callback=on_event,
-                            max_memory=max_memory)
+                            max_memory=max_memory, **fit_kw)
         if not worker.is_alive() and worker.cache is None and worker.error is None:
             worker.start()
         t1 = time.perf_counter()

@@ -15,7 +15,7 @@ from ..evaluate import fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, TEXT_COL, ProgressReporter,
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
                      check_interrupt, cli_errors, documents, echo_kv, err_console, print_report)
 
 
@@ -74,6 +74,7 @@ def train_command(
                                                   "more (e.g. 2G); always refused beyond the "
                                                   "memory available."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
+    strict: bool = STRICT,
 ):
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
@@ -93,7 +94,7 @@ def train_command(
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
-        reader = {"format": fmt, "text_col": text_col, "label_col": label_col}
+        reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
         kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) \
             if keep_cache else None
         checkpoint = None
@@ -105,7 +106,7 @@ def train_command(
         t0 = time.perf_counter()
         rep = None
         with ProgressReporter(quiet or json_out) as progress:
-            docs = documents(inputs, fmt, text_col, label_col)
+            docs = documents(inputs, fmt, text_col, label_col, strict=strict)
             # hand over the only reference so that fit can free the counts after use
             holder = [lex]
             del lex
@@ -131,12 +132,11 @@ def train_command(
                 elif stage == "resumed":
                     err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
 
-            fit_kw = dict(lexicon=holder.pop(), callback=on_event, max_memory=max_memory)
-            fit_kw.update({k: v for k, v in (("kept", kept), ("checkpoint", checkpoint))
-                           if v is not None})
+            fit_kw = dict(lexicon=holder.pop(), callback=on_event, max_memory=max_memory,
+                          kept=kept, checkpoint=checkpoint)
             if test:
-                rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col),
-                                       **fit_kw)
+                rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col,
+                                                            strict=strict), **fit_kw)
             else:
                 clf.fit_documents(docs, **fit_kw)
         t1 = time.perf_counter()

@@ -130,7 +130,7 @@ def test_a_half_written_cache_is_never_used(tmp_path):
     _run("train", train, "-o", tmp_path / "plain.npz", *SMALL)
     hasher = NBSVMClassifier(n_bits=16)._hasher()
     kept = KeptCache(caches, [train], {"format": "auto", "text_col": "text",
-                                       "label_col": "label"}, hasher)
+                                       "label_col": "label", "strict": False}, hasher)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = caches / f".{kept.folder.name}.{dead.pid}.x1.nbsvm-tmp"
@@ -294,7 +294,8 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path):
     # make a checkpoint: stop after it is written (epoch 2 of 4)
     kw = dict(n_bits=16, seed=2, epochs=4)
     identity = {"inputs": [input_identity(train)],
-                "reader": {"format": "auto", "text_col": "text", "label_col": "label"},
+                "reader": {"format": "auto", "text_col": "text", "label_col": "label",
+                           "strict": False},
                 "lexicon": None}
     with pytest.raises(_Stop):
         NBSVMClassifier(**kw).fit_documents(read_inputs([train]), callback=_stop_at(3),
@@ -325,7 +326,8 @@ def test_resume_without_a_checkpoint_starts_over_and_more_epochs_continue(tmp_pa
     kw = dict(n_bits=16, seed=2)
     ck = checkpoint_path(tmp_path / "g.npz")
     identity = {"inputs": [input_identity(train)],
-                "reader": {"format": "auto", "text_col": "text", "label_col": "label"},
+                "reader": {"format": "auto", "text_col": "text", "label_col": "label",
+                           "strict": False},
                 "lexicon": None}
     with pytest.raises(_Stop):
         NBSVMClassifier(epochs=3, **kw).fit_documents(
@@ -335,3 +337,18 @@ def test_resume_without_a_checkpoint_starts_over_and_more_epochs_continue(tmp_pa
                *common[:-1])
     assert "resumed after epoch: 2" in out.output
     assert filecmp.cmp(tmp_path / "plain.npz", tmp_path / "g.npz", shallow=False)
+
+
+def test_train_with_a_test_set_keeps_the_cache_too(tmp_path):
+    train, caches = _corpus(tmp_path / "train.txt"), tmp_path / "caches"
+    test = _corpus(tmp_path / "test.txt", n=200, seed=9)
+    args = ["train", train, "--test", test, "--keep-cache", "--cache-dir", caches, *SMALL]
+    first = _run(*args, "-o", tmp_path / "a.npz")
+    second = _run(*args, "-o", tmp_path / "b.npz")
+    assert "accuracy:" in first.output and "feature cache: reused" in second.output
+    assert first.output.split("accuracy:")[1].split()[0] == \
+        second.output.split("accuracy:")[1].split()[0]
+    assert filecmp.cmp(tmp_path / "a.npz", tmp_path / "b.npz", shallow=False)
+    # --strict is part of the key: a strict run never reuses a cache of replaced bytes
+    third = _run(*args, "--strict", "-o", tmp_path / "c.npz")
+    assert "feature cache: kept in" in third.output and len(_kept(caches)) == 2
