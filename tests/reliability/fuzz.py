@@ -234,8 +234,12 @@ def valid_files() -> dict[str, Path]:
     writer = CacheWriter(folder / "cache", hasher)
     writer.add(hash_batch(docs, hasher))
     writer.close().close()
+    from nbsvm.checkpoint import Checkpoint
+    NBSVMClassifier(ngrams=2, n_bits=8, epochs=2, seed=0).fit_documents(
+        iter(docs), checkpoint=Checkpoint(folder / "checkpoint.npz", every=1))
     _VALID.update(model=folder / "model.npz", lexicon=folder / "lexicon.npz",
-                  learner=folder / "learner.npz", cache=folder / "cache")
+                  learner=folder / "learner.npz", cache=folder / "cache",
+                  checkpoint=folder / "checkpoint.npz")
     return _VALID
 
 
@@ -292,6 +296,12 @@ def load_kind(kind: str, path: Path):
         from nbsvm.online.base import OnlineLearner
         obj = expect(lambda: OnlineLearner.load(path), path)
         use = lambda: obj.predict(np.eye(3))                           # noqa: E731
+    elif kind == "checkpoint":
+        from nbsvm.checkpoint import Checkpoint
+        clf = _checkpoint_base()
+        ck = Checkpoint(path, every=1, resume=True)
+        obj = expect(lambda: ck.load(clf), path)
+        use = lambda: ck.restore(clf, obj, np.random.default_rng(0))   # noqa: E731
     else:
         raise ValueError(kind)
     if obj is not None:
@@ -300,6 +310,25 @@ def load_kind(kind: str, path: Path):
         except NBSVMError:
             pass
     return obj
+
+
+_CHECKPOINT_BASE: list = []
+
+
+def _checkpoint_base():
+    """A model of the checkpoint's settings at the point of resuming (its learner state
+    fresh for every input: restoring overwrites it)."""
+    import numpy as np
+    from nbsvm import NBSVMClassifier
+    if not _CHECKPOINT_BASE:
+        docs = tiny_docs()
+        clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=2, seed=0)
+        clf.fit([t for _, t in docs], [label for label, _ in docs])
+        _CHECKPOINT_BASE.append((clf, clf._learner.S_.copy(), clf._learner.state_.copy()))
+    clf, S, state = _CHECKPOINT_BASE[0]
+    clf._learner.S_[...] = S
+    clf._learner.state_[...] = state
+    return clf
 
 
 def t_npz_bytes(kind):
@@ -428,7 +457,7 @@ TARGETS = {
     "svmlight": t_svmlight, "svmlight_unlabeled": t_svmlight_unlabeled,
     "blitzer": t_blitzer, "named": t_named, "reviews": t_reviews,
     "review_archive": t_review_archive,
-    **{f"{k}_{how}": maker(k) for k in ("model", "lexicon", "learner")
+    **{f"{k}_{how}": maker(k) for k in ("model", "lexicon", "learner", "checkpoint")
        for how, maker in (("bytes", t_npz_bytes), ("header", t_npz_header),
                           ("arrays", t_npz_arrays))},
     "cache_meta": t_cache_meta, "cache_arrays": t_cache_arrays,

@@ -19,7 +19,7 @@ import fuzz
 
 FAST = settings(max_examples=25, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-KINDS = ["model", "lexicon", "learner"]
+KINDS = ["model", "lexicon", "learner", "checkpoint"]
 
 
 @st.composite
@@ -73,7 +73,7 @@ def header_edits(draw, header: dict):
     return json.dumps(h).encode()
 
 
-@pytest.mark.parametrize("kind", ["model", "lexicon"])
+@pytest.mark.parametrize("kind", ["model", "lexicon", "checkpoint"])
 def test_npz_header(kind):
     header, _ = fuzz.npz_parts(fuzz.valid_files()[kind])
 
@@ -84,7 +84,7 @@ def test_npz_header(kind):
     run()
 
 
-@pytest.mark.parametrize("kind", ["model", "lexicon"])
+@pytest.mark.parametrize("kind", ["model", "lexicon", "checkpoint"])
 def test_npz_arrays(kind):
     @FAST
     @given(st.binary(max_size=120))
