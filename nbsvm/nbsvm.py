@@ -47,8 +47,8 @@ from .config import BUCKET_DTYPE, DEFAULTS
 from .errors import NBSVMError
 from .explain import (TextSample, contributions, decode_map, encode_map, ngram_map,
                       ngram_map_of)
-from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch, hash_batches,
-                       releasable_int32 as _releasable_int32, translate)
+from .features import (Batch, CacheWriter, FeatureCache, _translate, check_ids, hash_batch,
+                       hash_batches, releasable_int32 as _releasable_int32, translate)
 from .io.readers import Document
 from ._parallel import run_parts
 from .lexicon import NBLexicon, _compact_ratios, _seen_sums
@@ -66,6 +66,7 @@ if TYPE_CHECKING:
 INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
 EPOCH_CHUNK = 4096          # documents between progress reports
+ETA0_SAMPLE = 1000          # documents --eta0 auto calibrates on (as Bottou's svmsgd)
 
 
 def _read_sample(cache: FeatureCache) -> list[str]:
@@ -277,6 +278,16 @@ class NBSVMClassifier:
         if self.weighting == "binary" and self.beta != 1.0:
             raise NBSVMError(f"weighting='binary' has no NB part to interpolate with: beta "
                              f"must be 1, got {self.beta!r}")
+        for name in ("l2", "alpha"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                    and (v > 0 if name == "alpha" else v >= 0)):
+                raise NBSVMError(f"{'lambda (l2)' if name == 'l2' else name} must be a "
+                                 f"{'positive' if name == 'alpha' else 'non-negative'} number, "
+                                 f"got {v!r}")
+        if not (self.eta0 == "auto" or (isinstance(self.eta0, (int, float))
+                                        and not isinstance(self.eta0, bool) and self.eta0 > 0)):
+            raise NBSVMError(f"eta0 must be a positive number or 'auto', got {self.eta0!r}")
         if not (isinstance(self.epochs, int) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
@@ -391,6 +402,10 @@ class NBSVMClassifier:
                 timings["lexicon_s"] = time.perf_counter() - t0
             self.n_docs_ = cache.n_docs
             positive = self._positive_in(cache)
+            if self.eta0 == "auto":
+                self.eta0_ = self._calibrate_eta0(cache, positive, translate)
+                self._learner.eta0 = self.eta0_
+                notify({"stage": "eta0", "eta0": self.eta0_, "docs": 0})
             rng = np.random.default_rng(self.seed)
             into = tmp / "columns" if kept is not None else None     # the kept cache stays
             if saved is not None:
@@ -505,6 +520,62 @@ class NBSVMClassifier:
             cache = writer.close()
         return lexicon, _nonempty(cache)
 
+    def _calibrate_eta0(self, cache: FeatureCache, positive, buckets: bool,
+                        n_sample: int = ETA0_SAMPLE) -> float:
+        """Bottou's eta0 calibration (svmsgd's ``determineEta0``): one pass over a seeded
+        sample of ``n_sample`` cached documents from zero weights for eta0 = 1, then halving
+        or doubling while the regularized objective on the sample (after the pass) falls;
+        the eta0 with the lowest objective wins (a power of two)."""
+        sample = self._calibration_sample(cache, positive, buckets, n_sample)
+        factor = 2.0
+        lo_eta, hi_eta = 1.0, factor
+        lo_cost, hi_cost = self._eta0_cost(sample, lo_eta), self._eta0_cost(sample, hi_eta)
+        if lo_cost < hi_cost:
+            while lo_cost < hi_cost and lo_eta > 1e-8:
+                hi_eta, hi_cost = lo_eta, lo_cost
+                lo_eta = hi_eta / factor
+                lo_cost = self._eta0_cost(sample, lo_eta)
+        elif hi_cost < lo_cost:
+            while hi_cost < lo_cost and hi_eta < 1e8:
+                lo_eta, lo_cost = hi_eta, hi_cost
+                hi_eta = lo_eta * factor
+                hi_cost = self._eta0_cost(sample, hi_eta)
+        return lo_eta
+
+    def _calibration_sample(self, cache: FeatureCache, positive, buckets: bool,
+                            n_sample: int = ETA0_SAMPLE) -> tuple:
+        """``n_sample`` documents of the cache picked with a generator of their own (seed +
+        1: the epochs' shuffles are untouched), as columns: (ids, offsets, codes, positive)."""
+        rng = np.random.default_rng(self.seed + 1)
+        picks = np.sort(rng.choice(cache.n_docs, size=min(n_sample, cache.n_docs),
+                                   replace=False))
+        parts = [cache.rows(int(i), int(i) + 1) for i in picks]
+        ids = np.concatenate([p[0] for p in parts])
+        offsets = np.concatenate([[0], np.cumsum([p[1][-1] for p in parts])]).astype(np.int64)
+        codes = np.concatenate([p[2] for p in parts]).astype(np.int32)
+        if buckets:                 # a bucket cache: the learner indexes columns
+            ids, offsets = _translate(ids, offsets, self._remap)
+        return ids, offsets, codes, positive
+
+    def _eta0_cost(self, sample: tuple, eta0: float) -> float:
+        """The regularized objective on ``sample`` after one pass from zero with ``eta0``:
+        mean loss + lambda/2 |w|^2 summed over the outputs (inf if it diverged)."""
+        ids, offsets, codes, positive = sample
+        trial = LinearSGD(self._learner.n_features, n_outputs=self._learner.n_outputs,
+                          loss=self.loss, optimizer=self.optimizer, eta0=eta0, l2=self.l2,
+                          threads=1)
+        trial.S_[:, :, 0] = self._learner.S_[:, :, 0]
+        trial.epoch(ids, offsets, codes, np.arange(len(codes), dtype=np.int64), positive)
+        scores = trial.decision(ids, offsets)
+        loss = resolve_loss(self.loss).loss
+        total = 0.0
+        for k, pos in enumerate(positive):
+            y = np.where(codes == pos, 1.0, -1.0)
+            w = trial.S_[k, :, 1].astype(np.float64) / trial._scale(k)
+            total += float(np.mean([loss(p, t) for p, t in zip(scores[:, k], y)])) + \
+                0.5 * self.l2 * float(np.dot(w, w))
+        return total if np.isfinite(total) else np.inf
+
     def _start_mapper(self, texts) -> "concurrent.futures.Future":
         """Name the strongest buckets (:func:`~nbsvm.explain.ngram_map`) in a thread while
         the last epoch trains, ranking them by the weights before it (a snapshot: the result
@@ -608,8 +679,9 @@ class NBSVMClassifier:
 
     def _new_learner(self, n_columns: int) -> LinearSGD:
         n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
+        eta0 = getattr(self, "eta0_", None) if self.eta0 == "auto" else self.eta0
         return LinearSGD(n_columns, n_outputs=n_out, loss=self.loss,
-                         optimizer=self.optimizer, eta0=self.eta0, l2=self.l2,
+                         optimizer=self.optimizer, eta0=eta0 or 1.0, l2=self.l2,
                          threads=self.threads)
 
     def _codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
@@ -841,6 +913,8 @@ class NBSVMClassifier:
             class_counts=[int(c) for c in self.class_counts_], n_docs=int(self.n_docs_),
             n_seen_buckets=int(self.n_seen_buckets_),
             mean_abs_coef=[float(x) for x in self.mean_abs_coef_])
+        if self.eta0 == "auto":
+            header["eta0_"] = float(self._learner.eta0)     # what the calibration chose
         save_npz(path, "model", header, arrays)
 
     @classmethod
@@ -870,6 +944,13 @@ class NBSVMClassifier:
             if e.path is not None:
                 raise
             raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
+        if clf.eta0 == "auto":
+            eta0_ = header.get("eta0_")
+            if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)
+                    and 0 < eta0_ < float("inf")):
+                raise NBSVMError("corrupted model file: eta0 'auto' without a valid eta0_",
+                                 path=str(path))
+            clf.eta0_ = float(eta0_)
         n_out = 1 if len(clf.classes_) == 2 else len(clf.classes_)
         d = 1 << clf.hasher_.n_bits
         sq = arrays.get("adagrad_sq")

@@ -10,7 +10,7 @@ MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.io.bli
            "nbsvm.online.base", "nbsvm.online.rows", "nbsvm.online.sgd", "nbsvm.online.linear",
            "nbsvm.online.schedules", "nbsvm.online.regularizers", "nbsvm.online.pegasos",
            "nbsvm.online.pa", "nbsvm.online.multiclass", "nbsvm.online.multilabel",
-           "nbsvm.online.ogd", "nbsvm.transform", "nbsvm.cachestore"]
+           "nbsvm.online.ogd", "nbsvm.transform", "nbsvm.cachestore", "nbsvm.tune", "nbsvm.explain"]
 
 
 @pytest.mark.parametrize("name", MODULES)

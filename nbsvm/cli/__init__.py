@@ -24,7 +24,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Hashed NBSVM and online linear learners for text classification."""
 
 
-from . import lexicon, train, eval, predict, learn, explain  # noqa: E402,F401  (registers the commands)
+from . import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401  (registers the commands)
 
 
 def _return_freed_memory():

@@ -1,0 +1,137 @@
+"""``nbsvm tune``: grid search on a validation split or k folds of the training data."""
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from ..config import DEFAULTS
+from ..errors import NBSVMError
+from ..persist import atomic_path
+from ..tune import DEFAULT_GRID, TUNABLE, tune
+from . import app
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
+                     cli_errors, documents)
+
+#: grid names as on the command line (``lambda``) -> parameter names (``l2``)
+ALIASES = {"lambda": "l2"}
+FLAGS = {"l2": "--lambda", "min_df": "--min-df"}
+
+
+HEADERS = {"l2": "lambda", "accuracy": "accuracy %", "accuracy_std": "+-", "log_loss": "log loss",
+           "train_seconds": "train s", "eta0_chosen": "eta0 chosen"}
+
+
+def _cell(col: str, v) -> str:
+    if col in ("accuracy", "accuracy_std") and isinstance(v, float):
+        return f"{100 * v:.2f}"
+    if isinstance(v, float):
+        return "" if v != v else f"{v:.3g}"
+    return escape(str(v))
+
+
+def _value(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_grid(specs: List[str]) -> dict:
+    """``["lambda=1e-4,1e-5", "beta=1,0.9"]`` -> ``{"l2": [1e-4, 1e-5], "beta": [1, 0.9]}``."""
+    grid = {}
+    for spec in specs:
+        name, sep, values = spec.partition("=")
+        name = ALIASES.get(name.strip().replace("-", "_"), name.strip().replace("-", "_"))
+        if not sep or not values.strip():
+            raise NBSVMError(f"bad --grid {spec!r}: expected NAME=V1,V2,... (e.g. lambda=1e-4,1e-5)")
+        if name not in TUNABLE:
+            raise NBSVMError(f"cannot tune {name!r}; tunable: "
+                             f"{', '.join('lambda' if t == 'l2' else t for t in TUNABLE)}")
+        grid[name] = [_value(v.strip()) for v in values.split(",") if v.strip()]
+    return grid
+
+
+def command_line(inputs, params: dict) -> str:
+    """The ``nbsvm train`` command that trains the chosen settings on all the data."""
+    parts = ["nbsvm", "train", *inputs]
+    for k, v in params.items():
+        parts += [FLAGS.get(k, "--" + k.replace("_", "-")), str(v)]
+    return shlex.join(parts + ["-o", "model.npz"])
+
+
+@app.command("tune")
+def tune_command(
+    inputs: List[str] = INPUTS,
+    grid: Optional[List[str]] = typer.Option(
+        None, "--grid", help="NAME=V1,V2,... to search (repeat; names: ngrams, loss, optimizer, "
+                             "lambda, eta0 (numbers or auto), alpha, min_df, epochs, beta, "
+                             "interpolate). Default: " + "; ".join(
+                                 f"{'lambda' if k == 'l2' else k}={','.join(map(str, v))}"
+                                 for k, v in DEFAULT_GRID.items()) + "."),
+    valid: float = typer.Option(0.2, "--valid", help="Fraction of the documents held out for "
+                                                     "validation (seeded)."),
+    folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
+    n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
+    char_ngrams: int = typer.Option(DEFAULTS["char_ngrams"], "--char-ngrams"),
+    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed"),
+    epochs: int = typer.Option(DEFAULTS["epochs"], "--epochs"),
+    seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seeds the split and the epochs."),
+    cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
+                                            help="Folder for the temporary caches."),
+    output: Optional[str] = typer.Option(None, "--output", "-o",
+                                         help="Write the ranked table as CSV."),
+    top: int = typer.Option(10, "--top", min=1, help="Rows of the table to print."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
+    strict: bool = STRICT,
+):
+    """Search settings on held-out parts of the training data, hashing it once for all
+    candidates; print a ranked table and the `nbsvm train` command of the best."""
+    with cli_errors():
+        search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
+        base = dict(n_bits=n_bits, char_ngrams=char_ngrams, hash_seed=hash_seed, epochs=epochs,
+                    seed=seed)
+        if not (quiet or json_out):
+            typer.echo("settings: " + json.dumps(dict(base, grid=search, valid=None if folds
+                                                      else valid, folds=folds or None)))
+        t0 = time.perf_counter()
+        with ProgressReporter(quiet or json_out) as progress:
+            result = tune(documents(inputs, fmt, text_col, label_col, strict=strict), search,
+                          base, valid_fraction=valid, folds=folds, seed=seed,
+                          workdir=cache_dir, callback=progress)
+        table = result.table
+        if output:
+            with atomic_path(output) as tmp:
+                table.to_csv(tmp, index=False)
+        best = dict(result.best)
+        fixed = {k: v for k, v in base.items() if k != "seed" and v != DEFAULTS.get(k)}
+        cmd = command_line(inputs, dict(fixed, **best, seed=seed))
+        if json_out:
+            typer.echo(json.dumps({"best": best, "command": cmd, "seconds": result.seconds,
+                                   "trainings": result.n_trainings, "split": result.split,
+                                   "table": json.loads(table.to_json(orient="records"))},
+                                  indent=2))
+            return
+        console = Console()
+        shown = Table(title=f"{len(table)} candidates, {result.split}, ranked by validation "
+                            f"accuracy", title_justify="left")
+        cols = [c for c in table.columns if not (c == "accuracy_std" and not folds)
+                and not table[c].isna().all()]
+        for col in cols:
+            shown.add_column(HEADERS.get(col, col), justify="right")
+        for _, row in table.head(top).iterrows():
+            shown.add_row(*[_cell(col, row[col]) for col in cols])
+        console.print(shown)
+        typer.echo(f"trainings: {result.n_trainings} for {len(table)} candidates "
+                   f"(prediction-only settings share a model; data hashed once)")
+        typer.echo(f"seconds: {time.perf_counter() - t0:.2f}")
+        typer.echo(f"best: {cmd}")

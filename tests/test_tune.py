@@ -1,0 +1,125 @@
+"""`nbsvm tune` and `--eta0 auto` (issue 7, item 4).
+
+The search must score each candidate exactly as training on the training part and
+evaluating on the held-out part would (checked against plain fits on the same split), train
+once per distinct training setting (beta and interpolation are scored on one model), never
+look at anything but the training data, and refuse impossible grids before reading.
+"""
+import json
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import synthetic
+from nbsvm import NBSVMClassifier, NBSVMError
+from nbsvm.cli import app
+from nbsvm.features import CacheWriter, hash_batch
+from nbsvm.tune import tune
+
+runner = CliRunner()
+DOCS = synthetic(1500, seed=7)
+BASE = {"n_bits": 14, "epochs": 3, "seed": 2}
+
+
+def _naive(params, train, valid):
+    clf = NBSVMClassifier(**dict(BASE, **params)).fit([d.text for d in train],
+                                                      [d.label for d in train])
+    return clf.score([d.text for d in valid], [d.label for d in valid])
+
+
+def test_validation_split_scores_equal_plain_fits():
+    grid = {"ngrams": [1, 2], "l2": [1e-4, 1e-6], "beta": [1.0, 0.7]}
+    result = tune(DOCS, grid, BASE, valid_fraction=0.25, seed=3)
+    assert len(result.table) == 8 and result.n_trainings == 4       # beta needs no training
+    held_out = np.random.default_rng(3).random(len(DOCS)) < 0.25    # the seeded split
+    train = [d for d, h in zip(DOCS, held_out) if not h]
+    valid = [d for d, h in zip(DOCS, held_out) if h]
+    for row in result.table.itertuples():
+        params = {"ngrams": row.ngrams, "l2": row.l2, "beta": row.beta}
+        assert row.accuracy == pytest.approx(_naive(params, train, valid), abs=1e-12), params
+    ranked = result.table.accuracy.to_numpy()
+    assert np.all(np.diff(ranked) <= 0) and result.table["rank"].tolist() == list(range(1, 9))
+    assert result.best == {k: result.table.loc[0, k].item() if hasattr(result.table.loc[0, k], "item")
+                           else result.table.loc[0, k] for k in grid}
+
+
+def test_k_folds_score_the_mean_of_plain_fits():
+    result = tune(DOCS, {"l2": [1e-4]}, BASE, folds=3, seed=5)
+    fold = np.random.default_rng(5).integers(0, 3, size=len(DOCS))
+    accs = [_naive({"l2": 1e-4}, [d for d, f in zip(DOCS, fold) if f != k],
+                   [d for d, f in zip(DOCS, fold) if f == k]) for k in range(3)]
+    assert result.n_trainings == 3 and result.split == "3-fold"
+    assert result.table.accuracy[0] == pytest.approx(np.mean(accs), abs=1e-12)
+    assert result.table.accuracy_std[0] == pytest.approx(np.std(accs, ddof=1), abs=1e-12)
+
+
+@pytest.mark.parametrize("grid, kw, message", [
+    ({"gamma": [1]}, {}, "cannot tune 'gamma'"),
+    ({"beta": []}, {}, "non-empty list"),
+    ({"beta": [2.0]}, {}, "beta must be in"),
+    ({"l2": [-1.0]}, {}, "non-negative"),
+    ({"l2": [1e-4]}, {"folds": 1}, "at least 2"),
+    ({"l2": [1e-4]}, {"valid_fraction": 1.0}, "in \\(0, 1\\)"),
+])
+def test_impossible_grids_are_refused_before_reading(grid, kw, message):
+    def untouchable():
+        raise AssertionError("read the documents")
+        yield
+    with pytest.raises(NBSVMError, match=message):
+        tune(untouchable(), grid, BASE, **kw)
+
+
+def test_tune_command(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{d.label}\t{d.text}\n" for d in DOCS))
+    args = ["tune", str(train), "--n-bits", "14", "--epochs", "2", "--grid", "lambda=1e-4,1e-6",
+            "--grid", "beta=1,0.8", "-q"]
+    r = runner.invoke(app, args + ["-o", str(tmp_path / "t.csv")])
+    assert r.exit_code == 0, r.output
+    assert "4 candidates, validation 20%" in r.output and "trainings: 2 for 4" in r.output
+    best = r.output.split("best: ")[1].strip()
+    assert best.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --lambda ")
+    assert (tmp_path / "t.csv").read_text().startswith("rank,l2,beta,accuracy")
+    r = runner.invoke(app, args + ["--json"])
+    out = json.loads(r.output)
+    assert set(out["best"]) == {"l2", "beta"} and len(out["table"]) == 4
+    r = runner.invoke(app, ["tune", str(train), "--grid", "lambda"])
+    assert r.exit_code == 2 and "expected NAME=V1,V2" in r.output
+
+
+def test_eta0_auto_is_bottous_calibration():
+    texts, labels = [d.text for d in DOCS], [d.label for d in DOCS]
+    for optimizer, loss in (("sgd", "hinge"), ("adagrad", "log")):
+        auto = NBSVMClassifier(**BASE, eta0="auto", optimizer=optimizer, loss=loss).fit(texts, labels)
+        chosen = auto.eta0_
+        assert np.log2(chosen) == int(np.log2(chosen))            # a power of two
+        fixed = NBSVMClassifier(**BASE, eta0=chosen, optimizer=optimizer, loss=loss).fit(texts, labels)
+        assert np.array_equal(auto.coef_, fixed.coef_)            # then trains as usual
+        # the chosen eta0 beats its neighbours on the calibration sample
+        from nbsvm.features import FeatureCache
+        import tempfile
+        from pathlib import Path
+        folder = Path(tempfile.mkdtemp()) / "c"
+        w = CacheWriter(folder, auto.hasher_)
+        from nbsvm.io.readers import Document
+        w.add(hash_batch([Document(d.label, d.text, "x", i) for i, d in enumerate(DOCS)],
+                         auto.hasher_))
+        cache = w.close()
+        positive = auto._positive_in(cache)
+        sample = auto._calibration_sample(cache, positive, True)
+        cost = {e: auto._eta0_cost(sample, e) for e in 2.0 ** np.arange(-12, 6)}
+        # svmsgd's determineEta0, literally: from 1, halve or double while the cost falls,
+        # keep the smaller of the last two
+        lo, hi = 1.0, 2.0
+        if cost[lo] < cost[hi]:
+            while cost[lo] < cost[hi]:
+                hi, lo = lo, lo / 2
+        elif cost[hi] < cost[lo]:
+            while cost[hi] < cost[lo]:
+                lo, hi = hi, hi * 2
+        assert chosen == lo
+        best = min(cost, key=cost.get)          # and it lands next to the best power of two
+        assert best / 2 <= chosen <= best * 2, (chosen, best)
+    with pytest.raises(NBSVMError, match="eta0 must be a positive number or 'auto'"):
+        NBSVMClassifier(eta0="fast").fit(texts, labels)
