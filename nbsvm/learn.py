@@ -676,7 +676,7 @@ def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
             frame["prediction"] = scores
         elif model.task == "multilabel":
             frame["label"] = [",".join(classes[np.flatnonzero(s > 0)]) for s in scores]
-        elif model.task == "binary":
+        elif model.task == "binary" or scores.ndim == 1:    # two classes: one score
             frame["label"] = classes[(scores > 0).astype(np.int64)]
             frame["score"] = scores
         else:

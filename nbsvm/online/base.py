@@ -568,11 +568,18 @@ class OnlineLearner:
 
     # ---- prediction ------------------------------------------------------------------
     def decision_function(self, X) -> np.ndarray:
+        """Scores: ``(n,)`` for binary tasks and for multi-class learners fitted on two
+        classes (``score[classes_[1]] - score[classes_[0]]``, as scikit-learn expects),
+        ``(n, K)`` for more classes or labels."""
         self._check_fitted()
-        return self._scores(self._rows(X, reset=False))
+        s = self._scores(self._rows(X, reset=False))
+        if self.task == "multiclass" and s.ndim == 2 and s.shape[1] == 2:
+            return s[:, 1] - s[:, 0]
+        return s
 
     def predict(self, X):
-        s = self.decision_function(X)
+        self._check_fitted()
+        s = self._scores(self._rows(X, reset=False))
         if self.task == "regression":
             return s
         classes = self._class_values()
