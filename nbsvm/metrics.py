@@ -192,3 +192,87 @@ def mean_absolute_error(y_true, y_pred) -> float:
 
 def r2_score(y_true, y_pred) -> float:
     return regression_report(regression_sums(y_true, y_pred))["r2"]
+
+
+# ---- ranking metrics from scores (ROC, precision-recall; numpy only) --------------------
+# Same conventions as scikit-learn's roc_curve(drop_intermediate=False), roc_auc_score,
+# precision_recall_curve and average_precision_score for a binary target: a threshold at
+# every distinct score, ties counted together (a diagonal step on the ROC curve). Labels
+# above zero are the positive class (1 / True against 0, -1 / False).
+
+def _binary_counts(y_true, scores):
+    """False and true positives at each distinct score, highest first, and those scores."""
+    y = _positive(y_true).ravel()
+    s = np.asarray(scores, dtype=np.float64).ravel()
+    if y.shape != s.shape:
+        raise ValueError(f"{y.size} labels but {s.size} scores")
+    if not np.isfinite(s).all():
+        raise ValueError("scores must be finite")
+    order = np.argsort(-s, kind="mergesort")
+    s, y = s[order], y[order]
+    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]     # last index of each score
+    tps = np.cumsum(y, dtype=np.int64)[last]
+    fps = last + 1 - tps
+    return fps, tps, s[last]
+
+
+def _positive(y_true) -> np.ndarray:
+    """Labels above zero are positive: 1 / True against 0, -1 or False."""
+    return np.asarray(y_true) > 0
+
+
+def _need_both(y_true, what: str):
+    y = _positive(y_true)
+    if y.size == 0 or y.all() or not y.any():
+        raise ValueError(f"{what} needs both positive and negative examples")
+
+
+def roc_curve(y_true, scores):
+    """``(fpr, tpr, thresholds)`` of a binary target (labels above 0 are positive: 1 or
+    True, against 0, -1 or False), a point per distinct score from ``(0, 0)`` (threshold
+    ``inf``) to ``(1, 1)``.
+
+    Examples
+    --------
+    >>> fpr, tpr, _ = roc_curve([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> fpr.tolist(), tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    """
+    _need_both(y_true, "a ROC curve")
+    fps, tps, thresholds = _binary_counts(y_true, scores)
+    return (np.r_[0, fps] / fps[-1], np.r_[0, tps] / tps[-1], np.r_[np.inf, thresholds])
+
+
+def roc_auc(y_true, scores) -> float:
+    """Area under the ROC curve (trapezoids; the probability that a random positive scores
+    above a random negative, ties counting one half).
+
+    Examples
+    --------
+    >>> roc_auc([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    0.75
+    """
+    fpr, tpr, _ = roc_curve(y_true, scores)
+    return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2)
+
+
+def precision_recall_curve(y_true, scores):
+    """``(precision, recall, thresholds)``, a point per distinct score from the highest
+    threshold down, after a first point ``(1, 0)`` (threshold ``inf``)."""
+    _need_both(y_true, "a precision-recall curve")
+    fps, tps, thresholds = _binary_counts(y_true, scores)
+    precision = tps / (tps + fps)
+    recall = tps / tps[-1]
+    return np.r_[1.0, precision], np.r_[0.0, recall], np.r_[np.inf, thresholds]
+
+
+def average_precision(y_true, scores) -> float:
+    """``sum_n (R_n - R_{n-1}) P_n`` over the thresholds (no interpolation).
+
+    Examples
+    --------
+    >>> round(average_precision([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]), 4)
+    0.8333
+    """
+    precision, recall, _ = precision_recall_curve(y_true, scores)
+    return float(np.sum(np.diff(recall) * precision[1:]))
