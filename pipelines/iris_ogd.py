@@ -24,6 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from nbsvm import plot  # noqa: E402
 from nbsvm.online.ogd import OGDRegressor  # noqa: E402
 
 T = 150
@@ -34,7 +35,6 @@ SETTINGS = [  # label, eta, radius (the note's lambda)
     ("eta 0.722 (bound-optimal), radius 1", 0.722, 1.0),
     ("eta 2.5, radius 100", 2.5, 100.0),
 ]
-COLORS = ["#1f77b4", "#2ca02c", "#9467bd"]
 
 
 def default_data() -> Path:
@@ -91,57 +91,6 @@ def curves(X, y, eta, radius, seeds):
     return np.median(after, axis=0), np.median(before, axis=0)
 
 
-def svg_plot(series, best, y_max=0.05, width=920, height=460) -> str:
-    """Polylines of the median curves, clipped to [0, y_max] as in the note's plots."""
-    left, right, top, bottom = 70, 330, 40, 50
-    pw, ph = width - left - right, height - top - bottom
-
-    def px(t):
-        return left + t / T * pw
-
-    def py(v):
-        return top + ph - min(max(v, 0.0), y_max) / y_max * ph
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left}" y="22" font-size="14">Projected OGD on iris: cumulative mean '
-           f'squared error (median of shuffles)</text>',
-           f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>',
-           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="black"/>']
-    for t in range(0, T + 1, 25):
-        x = px(t)
-        out += [f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" '
-                f'stroke="black"/>',
-                f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">{t}</text>']
-    for k in range(6):
-        v = y_max * k / 5
-        out += [f'<line x1="{left - 5}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" '
-                f'stroke="#ddd"/>',
-                f'<text x="{left - 8}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>']
-    out += [f'<text x="{left + pw / 2}" y="{height - 12}" text-anchor="middle">t (examples '
-            f'seen)</text>',
-            f'<text x="18" y="{top + ph / 2}" text-anchor="middle" '
-            f'transform="rotate(-90 18 {top + ph / 2})">C_t / t</text>',
-            f'<line x1="{left}" y1="{py(best):.1f}" x2="{left + pw}" y2="{py(best):.1f}" '
-            f'stroke="red" stroke-dasharray="6,4"/>']
-    legend = [("batch least squares", "red", "6,4")]
-    for (label, after, before), color in zip(series, COLORS):
-        for values, dash, name in ((after, "", "after update"), (before, "3,3", "before update")):
-            pts = " ".join(f"{px(t):.1f},{py(v):.1f}" for t, v in enumerate(values, 1))
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
-                       + (f'stroke-dasharray="{dash}" ' if dash else "") + f'points="{pts}"/>')
-            legend.append((f"{label}, {name}", color, dash))
-    lx, ly = left + pw + 15, top + 10
-    for i, (text, color, dash) in enumerate(legend):
-        y0 = ly + 20 * i
-        out += [f'<line x1="{lx}" y1="{y0}" x2="{lx + 25}" y2="{y0}" stroke="{color}" '
-                f'stroke-width="1.5"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>",
-                f'<text x="{lx + 30}" y="{y0 + 4}" font-size="10">{text}</text>']
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=default_data(), help="iris.data(.gz)")
@@ -190,9 +139,10 @@ def main(argv=None):
 
     args.out.mkdir(parents=True, exist_ok=True)
     svg_tmp = args.out / "iris_ogd.svg.tmp"
-    svg_tmp.write_text(svg_plot(series, best))
+    svg_tmp.write_text(plot.ogd_curves_svg(series, best))
     svg_tmp.replace(args.out / "iris_ogd.svg")
-    png = png_plot(series, best, args.out / "iris_ogd.png")
+    # the same curves as a PNG with matplotlib (the optional ``plot`` extra), if installed
+    png = plot.ogd_curves(series, best, args.out / "iris_ogd.png") if plot.available() else None
     import pandas as pd
     from _report import write_results
     write_results("iris_ogd", pd.DataFrame(rows),
@@ -208,34 +158,6 @@ def main(argv=None):
                   out=args.out)
     print(f"wrote {args.out / 'iris_ogd.svg'}" + (f" and {png}" if png else
           " (no PNG: matplotlib is not installed; `make iris` installs it)"))
-
-
-def png_plot(series, best, path: Path, y_max=0.05):
-    """The same curves as a PNG with matplotlib (the optional ``plot`` extra); None
-    without it."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return None
-    fig, ax = plt.subplots(figsize=(9, 4.6), dpi=100)
-    ax.axhline(best, color="red", linestyle="--", label="batch least squares")
-    for (label, after, before), color in zip(series, COLORS):
-        t = np.arange(1, len(after) + 1)
-        ax.plot(t, after, color=color, label=f"{label}, after update")
-        ax.plot(t, before, color=color, linestyle=":", label=f"{label}, before update")
-    ax.set_ylim(0, y_max)
-    ax.set_xlabel("t (examples seen)")
-    ax.set_ylabel("C_t / t")
-    ax.set_title("Projected OGD on iris: cumulative mean squared error (median of shuffles)")
-    ax.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
 
 
 if __name__ == "__main__":
