@@ -23,8 +23,9 @@ from .online.losses import resolve_loss
 class _Scorer:
     """Accumulates the confusion matrix and log loss batch by batch."""
 
-    def __init__(self, model: NBSVMClassifier):
+    def __init__(self, model: NBSVMClassifier, scores_out: list | None = None):
         self.model = model
+        self.scores_out = scores_out        # (true codes, scores) per batch, if a list
         k = len(model.classes_)
         self.cm = np.zeros((k, k), dtype=np.int64)
         self.has_proba = resolve_loss(model.loss).has_proba
@@ -49,6 +50,8 @@ class _Scorer:
         scores = self.model.decision_batch(batch, columns=columns)
         pred = self.model._codes_for(list(self.model.labels_of(scores)))
         self.cm += confusion_matrix(truth, pred, len(self.model.classes_))
+        if self.scores_out is not None:
+            self.scores_out.append((np.asarray(truth, dtype=np.int32), scores))
         if self.has_proba:
             proba = self.model.proba_of(scores)
             p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
@@ -64,9 +67,14 @@ class _Scorer:
 
 
 def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
-                       callback: Callable[[dict], None] | None = None) -> dict:
-    """Score labeled documents batch by batch; return :func:`nbsvm.metrics.report`."""
-    scorer = _Scorer(model)
+                       callback: Callable[[dict], None] | None = None,
+                       scores_out: list | None = None) -> dict:
+    """Score labeled documents batch by batch; return :func:`nbsvm.metrics.report`.
+
+    ``scores_out``: a list that receives ``(true class indices, decision scores)`` per batch
+    (for ROC and precision-recall curves: 8 bytes per document and output are kept).
+    """
+    scorer = _Scorer(model, scores_out)
     # the hasher thread also maps buckets to model columns
     for batch in hash_batches(docs, model.hasher_, remap=model._remap):
         scorer.add(batch, model._codes_for(batch.labels, batch), columns=True)
@@ -76,10 +84,12 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
 
 
 def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
-                   callback: Callable[[dict], None] | None = None, columns: bool = False) -> dict:
+                   callback: Callable[[dict], None] | None = None, columns: bool = False,
+                   scores_out: list | None = None) -> dict:
     """Score the documents of a feature cache (hashed with the model's settings).
 
     ``columns``: the cache holds model columns already (translated when it was written).
+    ``scores_out``: as in :func:`evaluate_documents`.
     """
     if cache.hasher != model.hasher_:
         raise NBSVMError("the cache was hashed with other settings than the model's",
@@ -87,7 +97,7 @@ def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
     model.check_labels(cache.labels, cache.first_seen)
     to_class = np.array([model.classes_.index(label) for label in cache.labels] or [0],
                         dtype=np.int32)
-    scorer = _Scorer(model)
+    scorer = _Scorer(model, scores_out)
     for batch in cache.batches(2048):
         scorer.add(batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns)
         if callback:
@@ -122,31 +132,137 @@ class _BackgroundCache(threading.Thread):
             self.error = e
 
 
+class EpochHistory:
+    """Mean training loss and held-out accuracy per epoch (for
+    :func:`nbsvm.plot.training_curve`).
+
+    :meth:`observe` takes training progress events: the last ``"epoch"`` event of an epoch
+    carries the epoch's mean loss. :func:`fit_and_evaluate` fills ``test_accuracy``.
+    """
+
+    def __init__(self):
+        self.loss: dict[int, float] = {}
+        self.test_accuracy: dict[int, float] = {}
+
+    def observe(self, event: dict) -> None:
+        if event.get("stage") == "epoch":
+            self.loss[event["epoch"]] = float(event["loss"])
+
+    def as_dict(self) -> dict:
+        """``{"epoch": [...], "loss": [...]}``, with ``"test_accuracy"`` (``None`` for an
+        epoch without one) when there is a test set."""
+        epochs = sorted(self.loss)
+        out = {"epoch": epochs, "loss": [self.loss[e] for e in epochs]}
+        if self.test_accuracy:
+            out["test_accuracy"] = [self.test_accuracy.get(e) for e in epochs]
+        return out
+
+
+class _Counted:
+    """Iterates ``docs`` one document ahead, so that ``total`` (their number) is known
+    before the last one is handed on: a streamed epoch's last progress event is then the
+    one with ``docs == total``."""
+
+    def __init__(self, docs: Iterable[Document]):
+        self.docs = docs
+        self.total: int | None = None
+
+    def __iter__(self):
+        it = iter(self.docs)
+        n = 0
+        for prev in it:
+            for doc in it:
+                n += 1
+                yield prev
+                prev = doc
+            self.total = n + 1
+            yield prev
+            return
+        self.total = 0
+
+
+def _accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> float:
+    """Accuracy on ``cache`` of a model between two epochs, leaving its state as it is (the
+    learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would)."""
+    from .online import _kernels
+
+    before = model.__dict__.get("mean_abs_coef_")
+    if model.interpolate == "weights" and model.beta != 1.0:
+        learner = model._learner
+        model.mean_abs_coef_ = np.array([_kernels._mean_abs_weight(learner.S_[k])
+                                         / learner._scale(k)
+                                         for k in range(learner.n_outputs)])
+    try:
+        return evaluate_cache(model, cache, columns=columns)["accuracy"]
+    finally:
+        if before is None:
+            model.__dict__.pop("mean_abs_coef_", None)
+        else:
+            model.mean_abs_coef_ = before
+
+
 def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
                      test_docs: Iterable[Document], lexicon=None,
                      callback: Callable[[dict], None] | None = None,
-                     max_memory=None, **fit_kw) -> dict:
+                     max_memory=None, history: EpochHistory | None = None, **fit_kw) -> dict:
     """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run (``fit_kw``: more
     arguments of :meth:`~nbsvm.NBSVMClassifier.fit_documents`, e.g. ``kept``).
 
     The test documents are read and hashed into a cache by a background thread while the
     training epochs run (the compiled kernels release the GIL, so both cores work), then
     scored from that cache. Returns the report, with ``timings`` added.
+
+    ``history``: also record each epoch's mean training loss and the accuracy on the test
+    set after each epoch. The test set is then hashed from the start and scored after every
+    epoch but the last, whose value is the report's accuracy. Training is unchanged (the
+    model is only read between epochs); the scoring adds to the training time.
     """
     hasher = model._validate()
     if model.cache_dir is not None:
         Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
     worker = _BackgroundCache(test_docs, hasher, tmp / "test", callback)
-    def on_event(event):
-        # hash the test set from the second epoch on: the lexicon pass and the first epoch
-        # (which translates the cache to columns in a thread) keep both cores busy, a later
-        # epoch keeps only one
-        if event["stage"] == "epoch" and event["epoch"] >= 2 and not worker.is_alive() \
-                and worker.cache is None and worker.error is None:
+    if history is not None:
+        train_docs = counted = _Counted(train_docs)
+    scored, eval_time = set(), [0.0]
+
+    def start_worker():
+        if not worker.is_alive() and worker.cache is None and worker.error is None:
             worker.remap = model._remap          # store model columns, not buckets
             worker.start()
-        if callback and event["stage"] != "lexicon done":
+
+    def epoch_done(epoch: int, epochs: int):
+        if epoch in scored or epoch >= epochs:  # the last one: the report, after fit
+            return
+        scored.add(epoch)
+        t = time.perf_counter()
+        start_worker()
+        worker.join()
+        if worker.error is not None:
+            raise worker.error
+        history.test_accuracy[epoch] = _accuracy_now(
+            model, worker.cache, columns=worker.remap is not None or model._remap is None)
+        eval_time[0] += time.perf_counter() - t
+
+    def on_event(event):
+        stage = event["stage"]
+        if history is None:
+            # hash the test set from the second epoch on: the lexicon pass and the first
+            # epoch (which translates the cache to columns in a thread) keep both cores
+            # busy, a later epoch keeps only one
+            if stage == "epoch" and event["epoch"] >= 2:
+                start_worker()
+        elif stage in ("lexicon done", "epoch"):
+            # scored after every epoch: hash it from the start (the columns are known)
+            start_worker()
+            if stage == "epoch":
+                history.observe(event)
+                total = event["total"] if event["total"] is not None else counted.total
+                if total is not None and event["docs"] >= total:
+                    epoch_done(event["epoch"], event["epochs"])
+        elif stage == "epoch done":          # should the library ever say so itself
+            epoch_done(event["epoch"], event.get("epochs", model.epochs))
+        if callback and stage != "lexicon done":
             callback(event)
 
     try:
@@ -170,6 +286,9 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
         worker.cache = None
         shutil.rmtree(tmp, ignore_errors=True)
     rep["timings"] = dict(model.timings_, fit_s=t1 - t0, wait_test_hash_s=t2 - t1, eval_s=t3 - t2)
+    if history is not None:
+        history.test_accuracy[model.epochs] = rep["accuracy"]
+        rep["timings"]["epoch_eval_s"] = eval_time[0]
     return rep
 
 

@@ -5,10 +5,13 @@ import json
 import time
 from typing import List, Optional
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from .. import plot
+from ..errors import NBSVMError
 from ..evaluate import evaluate_documents
 from ..learn import evaluate_sparse, load_learner, model_file_kind
 from ..metrics import report_table
@@ -51,13 +54,25 @@ def eval_command(
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON only."),
     output: Optional[str] = typer.Option(None, "--output", "-o",
                                          help="Also write the report as a tidy CSV table."),
+    plot_path: Optional[str] = typer.Option(None, "--plot",
+                                            help="Write ROC, precision-recall (two classes) "
+                                                 "and confusion-matrix plots (.png, .svg or "
+                                                 ".pdf; needs matplotlib: pip install "
+                                                 "'nbsvm[plot]'). Keeps 8 bytes per document "
+                                                 "and class in memory."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     strict: bool = STRICT,
 ):
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
     `nbsvm learn` models: the metrics of their task)."""
     with cli_errors():
+        if plot_path is not None:
+            plot.check(plot_path)       # no matplotlib or a bad suffix: say so before reading
         learner = model_file_kind(model) == "learner"
+        if plot_path is not None and learner:
+            raise NBSVMError("--plot draws the ROC and precision-recall curves of models from "
+                             "`nbsvm train`; this is an `nbsvm learn` model", path=model)
+        scores = [] if plot_path is not None else None
         t0 = time.perf_counter()
         if learner:
             # sparse-feature files, read as the model was trained (--format auto)
@@ -69,9 +84,15 @@ def eval_command(
             t0 = time.perf_counter()
             with ProgressReporter(quiet or json_out) as progress:
                 rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col,
-                                                        strict=strict), callback=progress)
+                                                        strict=strict), callback=progress,
+                                         scores_out=scores)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
+        if plot_path is not None:
+            truth = np.concatenate([t for t, _ in scores])
+            plot.roc_pr_confusion(truth, np.concatenate([s for _, s in scores]), clf.classes_,
+                                  plot_path, confusion=rep["confusion_matrix"],
+                                  title=f"nbsvm eval --model {model}")
         if output:
             with atomic_path(output) as tmp:
                 report_table(rep).to_csv(tmp, index=False)
@@ -81,3 +102,5 @@ def eval_command(
             print_learner_report(rep, seconds)
         else:
             print_report(rep, seconds)
+            if plot_path is not None:
+                typer.echo(f"plot: {plot_path}")

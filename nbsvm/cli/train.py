@@ -8,10 +8,11 @@ from typing import List, Optional
 import typer
 from rich.markup import escape
 
+from .. import plot
 from ..cachestore import KeptCache, default_root, input_identity
 from ..checkpoint import Checkpoint, checkpoint_path
 from ..config import DEFAULTS
-from ..evaluate import fit_and_evaluate
+from ..evaluate import EpochHistory, fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
@@ -69,6 +70,12 @@ def train_command(
                                                   "for several); it is hashed on the other core "
                                                   "while the model trains."),
     json_out: bool = typer.Option(False, "--json", help="With --test: print the report as JSON."),
+    plot_path: Optional[str] = typer.Option(None, "--plot",
+                                            help="Write the training curve (.png, .svg or "
+                                                 ".pdf): mean training loss per epoch and, "
+                                                 "with --test, the test accuracy after each "
+                                                 "epoch (needs matplotlib: pip install "
+                                                 "'nbsvm[plot]')."),
     max_memory: Optional[str] = typer.Option(None, "--max-memory",
                                              help="Refuse to start when training would need "
                                                   "more (e.g. 2G); always refused beyond the "
@@ -78,6 +85,9 @@ def train_command(
 ):
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
+        if plot_path is not None:
+            plot.check(plot_path)       # no matplotlib or a bad suffix: say so before training
+        history = EpochHistory() if plot_path is not None else None
         lex = None
         if lexicon is not None:
             lex = NBLexicon.load(lexicon)
@@ -132,11 +142,18 @@ def train_command(
                 elif stage == "resumed":
                     err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
 
-            fit_kw = dict(lexicon=holder.pop(), callback=on_event, max_memory=max_memory,
+            callback = on_event
+            if history is not None and not test:   # with --test, fit_and_evaluate records
+                def callback(event):
+                    history.observe(event)
+                    return on_event(event)
+
+            fit_kw = dict(lexicon=holder.pop(), callback=callback, max_memory=max_memory,
                           kept=kept, checkpoint=checkpoint)
             if test:
                 rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col,
-                                                            strict=strict), **fit_kw)
+                                                            strict=strict),
+                                       history=history, **fit_kw)
             else:
                 clf.fit_documents(docs, **fit_kw)
         t1 = time.perf_counter()
@@ -144,6 +161,10 @@ def train_command(
         t2 = time.perf_counter()
         if checkpoint is not None:
             checkpoint.remove()         # the model is safely written: nothing to resume
+        if plot_path is not None:
+            plot.training_curve(history.as_dict(), plot_path,
+                                title=f"nbsvm train: {clf.loss} loss, {clf.optimizer}, eta0 "
+                                      f"{clf.eta0}, lambda {clf.l2}, {clf.n_docs_:,} documents")
         stats = {}
         if kept is not None:
             stats["feature cache"] = ("reused " if seen["cache"]["reused"] else "kept in ") + \
@@ -158,10 +179,17 @@ def train_command(
         if rep is not None:
             stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
             stats["test eval seconds"] = f"{rep['timings']['eval_s']:.2f}"
+            if "epoch_eval_s" in rep["timings"]:
+                stats["test eval after each epoch seconds (in training)"] = \
+                    f"{rep['timings']['epoch_eval_s']:.2f}"
         stats.update({"total seconds": f"{t1 - t0:.2f}", "save seconds": f"{t2 - t1:.2f}",
                       "saved": output})
+        if plot_path is not None:
+            stats["plot"] = plot_path
         if rep is not None:
             rep["timings"]["save_s"] = t2 - t1
+            if history is not None:
+                rep["history"] = history.as_dict()
             if json_out:
                 typer.echo(json.dumps(rep, indent=2))
                 return
