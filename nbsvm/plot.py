@@ -109,8 +109,12 @@ def training_curve(history: dict, path, title: str | None = None) -> Path:
                           label=f"held-out accuracy (last {100 * last:.2f}%)")
         ax2.set_ylabel("held-out accuracy (%)", color=COLORS[1])
         ax2.yaxis.set_major_formatter(FormatStrFormatter("%.2f"))
+        lo, hi = np.nanmin(100 * acc), np.nanmax(100 * acc)
+        if hi - lo < 1.0:       # at least one point: noise in the last digits looks flat
+            ax2.set_ylim((lo + hi) / 2 - 0.6, (lo + hi) / 2 + 0.6)
         ax2.tick_params(axis="y", labelcolor=COLORS[1])
-    ax.legend(lines, [line.get_label() for line in lines], loc="center right", fontsize=9)
+    ax.legend(lines, [line.get_label() for line in lines], loc="upper center", fontsize=9,
+              bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
     ax.set_title(title or "Training curve", fontsize=11)
     fig.tight_layout()
     return _save(fig, path)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import List, Optional
 
 import numpy as np
@@ -44,6 +45,11 @@ def print_learner_report(rep: dict, seconds: float):
         table.add_row(c, f"{m['precision']:.4f}", f"{m['recall']:.4f}", f"{m['f1']:.4f}",
                       str(m["support"]))
     console.print(table)
+
+
+def _plot_title(inputs: List[str], model: str) -> str:
+    shown = " ".join(inputs) if len(inputs) <= 2 else f"{inputs[0]} and {len(inputs) - 1} more"
+    return f"{Path(model).name} on {shown}"
 
 
 @app.command("eval")
@@ -92,7 +98,7 @@ def eval_command(
             truth = np.concatenate([t for t, _ in scores])
             plot.roc_pr_confusion(truth, np.concatenate([s for _, s in scores]), clf.classes_,
                                   plot_path, confusion=rep["confusion_matrix"],
-                                  title=f"nbsvm eval --model {model}")
+                                  title=_plot_title(inputs, model))
         if output:
             with atomic_path(output) as tmp:
                 report_table(rep).to_csv(tmp, index=False)
