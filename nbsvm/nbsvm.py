@@ -292,6 +292,9 @@ class NBSVMClassifier:
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
             raise NBSVMError(f"min_df must be an integer >= 1, got {self.min_df!r}")
+        if not (isinstance(self.threads, int) and not isinstance(self.threads, bool)
+                and 1 <= self.threads <= 64):
+            raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
         if not (isinstance(self.seed, int) and self.seed >= 0):
             raise NBSVMError(f"seed must be an integer >= 0, got {self.seed!r}")
         return self._hasher()
@@ -969,7 +972,10 @@ class NBSVMClassifier:
         _check_model_values(clf, buckets, ratios, coef, state, sq, path)
         clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) \
             if "map_buckets" in arrays else {}
-        learner = clf._new_learner(buckets.size)
+        try:
+            learner = clf._new_learner(buckets.size)
+        except NBSVMError as e:         # settings the learner refuses: a crafted header
+            raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
         learner.S_[:, :, 0] = ratios
         learner.S_[:, :, 1] = coef
         if sq is not None and clf.optimizer == "adagrad":

@@ -154,3 +154,13 @@ def test_cache_arrays_in_range_ids():
     ids = (3).to_bytes(4, "little") + (7).to_bytes(4, "little")
     offsets = (0).to_bytes(8, "little") + (2).to_bytes(8, "little")
     fuzz.t_cache_arrays(ids + b"|||" + offsets + b"|||" + (0).to_bytes(4, "little"))
+
+
+@pytest.mark.parametrize("field, value", [("threads", 0), ("threads", True), ("l2", "x"),
+                                          ("alpha", -1.0), ("eta0", "fast")])
+def test_model_header_settings_the_learner_refuses(field, value):
+    """Found by `make fuzz` (model_header): a header with "threads": 0 loaded its arrays and
+    then failed building the learner with an error that did not name the file."""
+    header, _ = fuzz.npz_parts(fuzz.valid_files()["model"])
+    header["params"][field] = value
+    fuzz.t_npz_header("model")(json.dumps(header).encode())
