@@ -12,12 +12,23 @@ from .. import plot
 from ..cachestore import KeptCache, default_root, input_identity
 from ..checkpoint import Checkpoint, checkpoint_path
 from ..config import DEFAULTS
+from ..errors import NBSVMError
 from ..evaluate import EpochHistory, fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
 from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
                      check_interrupt, cli_errors, documents, echo_kv, err_console, print_report)
+
+
+def parse_eta0(text: str):
+    """``--eta0``: a positive number or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
 @app.command("train")
@@ -40,7 +51,9 @@ def train_command(
                              help="log, hinge, squared_hinge or modified_huber."),
     optimizer: str = typer.Option(DEFAULTS["optimizer"], "--optimizer", help="sgd or adagrad."),
     epochs: int = typer.Option(DEFAULTS["epochs"], "--epochs", help="Passes over the data."),
-    eta0: float = typer.Option(DEFAULTS["eta0"], "--eta0", help="Initial step size."),
+    eta0: str = typer.Option(str(DEFAULTS["eta0"]), "--eta0",
+                             help="Initial step size, or auto (Bottou's calibration on a "
+                                  "1,000-document sample)."),
     l2: float = typer.Option(DEFAULTS["l2"], "--lambda", help="L2 regularization strength."),
     beta: float = typer.Option(DEFAULTS["beta"], "--beta",
                                help="Weight of the linear model against NB, in [0, 1]."),
@@ -95,6 +108,7 @@ def train_command(
             ngrams, n_bits, char_ngrams, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
             if alpha == DEFAULTS["alpha"]:
                 alpha = lex.alpha
+        eta0 = parse_eta0(eta0)
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
                               hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
                               optimizer=optimizer,
@@ -175,6 +189,8 @@ def train_command(
                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))})
         if "lexicon_s" in clf.timings_:
             stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
+        if clf.eta0 == "auto":
+            stats["eta0 (auto)"] = clf.eta0_
         stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
         if rep is not None:
             stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
