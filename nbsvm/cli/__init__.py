@@ -25,6 +25,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 from . import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401  (registers the commands)
+from . import info  # noqa: E402,F401  (registers nbsvm info)
 
 
 def _return_freed_memory():

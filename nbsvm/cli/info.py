@@ -1,0 +1,287 @@
+"""``nbsvm info``: what an nbsvm file is and holds, from its header (arrays are not read).
+
+Every nbsvm file (model, lexicon, online learner, checkpoint) is an uncompressed ``.npz``
+whose ``__header__.npy`` member is a JSON header (:mod:`nbsvm.persist`). :func:`read_header`
+reads that member, and only the ``.npy`` headers (dtype, shape) of the other members, with
+the checks :func:`nbsvm.persist.load_npz` makes before reading any data: the zip magic, at
+most 64 members all ``.npy``, numeric C-order arrays whose shape matches their size, a
+header under 1 MiB that is a JSON object. So a crafted file is refused the same way, and a
+2 GB model is described in milliseconds. ``--verify`` also loads the arrays with
+:func:`~nbsvm.persist.load_npz` and checks the checksum.
+"""
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import typer
+
+from .. import __version__
+from ..config import FORMAT_VERSION
+from ..errors import NBSVMError
+from ..memory import human
+from ..persist import (ALLOWED_KINDS, HEADER_KEY, MAX_NPY_HEADER, _read_member, load_npz)
+from . import app
+from .common import cli_errors
+
+KINDS = {"model": "NBSVM model", "lexicon": "NB lexicon", "learner": "online learner",
+         "checkpoint": "training checkpoint"}
+MAX_MEMBERS = 64                # as load_npz
+
+
+def _array_spec(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path) -> dict:
+    """An array's dtype and shape from its ``.npy`` header, checked as
+    :func:`nbsvm.persist._read_member` checks it, without reading its data."""
+    name = info.filename[:-4]
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"unsupported .npy version {version}")
+        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                       else np.lib.format.read_array_header_2_0)
+        shape, fortran, dtype = read_header(fh, max_header_size=MAX_NPY_HEADER)
+        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None \
+                or dtype.kind not in ALLOWED_KINDS:
+            raise NBSVMError(f"refusing array {name!r} of dtype {dtype} (object or structured "
+                             f"data; nbsvm never unpickles)", path=str(path))
+        if fortran:
+            raise NBSVMError(f"corrupted file: array {name!r} is not in C order", path=str(path))
+        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        nbytes = count * dtype.itemsize
+        if count < 0 or nbytes != info.file_size - fh.tell():
+            raise NBSVMError(f"corrupted or truncated file: array {name!r} has "
+                             f"{info.file_size - fh.tell()} bytes of data, its shape {shape} "
+                             f"needs {nbytes}", path=str(path))
+    return {"dtype": dtype.str, "shape": list(shape), "bytes": nbytes}
+
+
+def read_header(path) -> tuple[dict, dict]:
+    """``(header, arrays)`` of an nbsvm file: its JSON header and, for each array, its
+    ``{"dtype", "shape", "bytes"}``; no array data is read. Raises
+    :class:`~nbsvm.errors.NBSVMError` for anything that is not an nbsvm file."""
+    path = Path(path)
+    if not path.is_file():
+        raise NBSVMError("no such file" if not path.exists() else "is a folder, expected a file",
+                         path=str(path))
+    with open(path, "rb") as fh:
+        if fh.read(4) != b"PK\x03\x04":
+            raise NBSVMError("not an nbsvm file (not an .npz archive)", path=str(path))
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = {i.filename: i for i in zf.infolist()}
+            if HEADER_KEY + ".npy" not in infos:
+                raise NBSVMError("not an nbsvm file (an .npz archive without nbsvm's header)",
+                                 path=str(path))
+            if len(infos) > MAX_MEMBERS or any(not n.endswith(".npy") for n in infos):
+                raise NBSVMError("corrupted file: unexpected members", path=str(path))
+            raw = _read_member(zf, infos[HEADER_KEY + ".npy"], "nbsvm", path)
+            if raw.dtype != np.uint8 or raw.ndim != 1:
+                raise NBSVMError("corrupted file: bad header", path=str(path))
+            header = json.loads(raw.tobytes().decode("utf-8"))
+            if not isinstance(header, dict) or not isinstance(header.get("kind"), str):
+                raise NBSVMError("corrupted file: bad header", path=str(path))
+            arrays = {n[:-4]: _array_spec(zf, i, path)
+                      for n, i in sorted(infos.items()) if n != HEADER_KEY + ".npy"}
+    except NBSVMError:
+        raise
+    except Exception as e:      # zipfile/numpy/json raise many types on damaged archives
+        raise NBSVMError(f"corrupted or truncated file ({type(e).__name__}: {e})",
+                         path=str(path)) from None
+    return header, arrays
+
+
+def _shape(arrays: dict, name: str, axis: int = -1):
+    spec = arrays.get(name)
+    if spec is None or not spec["shape"]:
+        return None
+    return spec["shape"][axis]
+
+
+def _int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def describe(path, verify: bool = False) -> dict:
+    """Everything ``nbsvm info`` shows, as plain JSON values."""
+    path = Path(path)
+    header, arrays = read_header(path)
+    kind = header["kind"]
+    version = header.get("format_version")
+    array_bytes = sum(a["bytes"] for a in arrays.values())
+    info = {"path": str(path), "kind": kind,
+            "description": KINDS.get(kind, f"unknown kind {kind!r} (not one this nbsvm "
+                                           f"{__version__} writes)"),
+            "format_version": version,
+            "readable": isinstance(version, int) and 1 <= version <= FORMAT_VERSION,
+            "package_version": header.get("package_version"),
+            "checksum": header.get("checksum"), "verified": False,
+            "file_bytes": path.stat().st_size, "array_bytes": array_bytes,
+            "settings": {}, "hasher": None, "classes": [], "training": {}, "sizes": {},
+            "ngram_map": None, "arrays": arrays}
+    hasher = header.get("hasher") if isinstance(header.get("hasher"), dict) else {}
+    n_bits = _int(hasher.get("n_bits"))
+    counts = header.get("class_counts")
+    classes = header.get("classes")
+    if isinstance(classes, list):
+        info["classes"] = [{"name": str(c),
+                            "count": counts[i] if isinstance(counts, list) and i < len(counts)
+                            else None} for i, c in enumerate(classes)]
+    sizes = info["sizes"]
+    if hasher:
+        info["hasher"] = hasher
+    if n_bits is not None:
+        sizes["n_bits"] = n_bits
+        sizes["buckets"] = 1 << n_bits
+    if kind == "model":
+        params = header.get("params") if isinstance(header.get("params"), dict) else {}
+        info["settings"] = dict(params)
+        if "eta0_" in header:
+            info["settings"]["eta0_chosen"] = header["eta0_"]
+        stored = _shape(arrays, "buckets", 0)
+        n_out = _shape(arrays, "coef", 0)
+        sizes["stored_buckets"] = stored
+        info["training"] = {"n_docs": header.get("n_docs"),
+                            "seen_buckets": header.get("n_seen_buckets")}
+        # load reads the arrays, then keeps a learner (W float32 per column and output: 4
+        # with AdaGrad, 2 with SGD) and a bucket -> column map of 2**n_bits int32
+        width = 16 if params.get("optimizer") == "adagrad" else 8
+        if stored is not None and n_out is not None and n_bits is not None:
+            sizes["memory_to_load"] = array_bytes + n_out * stored * width + 4 * (1 << n_bits)
+        n_map = _shape(arrays, "map_buckets", 0)
+        info["ngram_map"] = {"present": n_map is not None and n_map > 0,
+                             "ngrams": n_map or 0,
+                             "text_bytes": _shape(arrays, "map_text", 0) or 0}
+    elif kind == "lexicon":
+        info["settings"] = {"alpha": header.get("alpha")}
+        stored = _shape(arrays, "buckets", 0)
+        sizes["stored_buckets"] = stored
+        total = sum(c for c in counts if _int(c) is not None) if isinstance(counts, list) else None
+        info["training"] = {"n_docs": total, "seen_buckets": stored}
+        if n_bits is not None and isinstance(classes, list):
+            # load spreads the counts over a dense (classes, 2**n_bits) int32 table
+            sizes["memory_to_load"] = array_bytes + 4 * len(classes) * (1 << n_bits)
+    elif kind == "learner":
+        params = header.get("params") if isinstance(header.get("params"), dict) else {}
+        state = header.get("state") if isinstance(header.get("state"), dict) else {}
+        info["settings"] = {"learner": header.get("learner"), "task": header.get("task"),
+                            "params": params,
+                            "input": {k.rstrip("_"): state[k] for k in
+                                      ("format_", "n_bits_", "hash_seed_", "index_base_")
+                                      if k in state}}
+        learner_classes = state.get("classes_")
+        if isinstance(learner_classes, list):
+            info["classes"] = [{"name": str(c), "count": None} for c in learner_classes]
+        info["training"] = {"n_examples": state.get("n_train_"),
+                            "n_features": state.get("n_features_in_")}
+        if _int(state.get("n_bits_")):
+            sizes["n_bits"] = state["n_bits_"]
+            sizes["buckets"] = 1 << state["n_bits_"]
+        sizes["features"] = state.get("n_features_in_")
+        sizes["memory_to_load"] = array_bytes
+    elif kind == "checkpoint":
+        fingerprint = header.get("fingerprint") if isinstance(header.get("fingerprint"),
+                                                               dict) else {}
+        params = fingerprint.get("params") if isinstance(fingerprint.get("params"), dict) else {}
+        info["settings"] = dict(params)
+        info["training"] = {"n_docs": header.get("n_docs"), "after_epoch": header.get("epoch"),
+                            "data": fingerprint.get("data")}
+        sizes["columns"] = _shape(arrays, "S", 1)
+        sizes["memory_to_load"] = array_bytes
+    if verify:
+        if not info["readable"]:
+            raise NBSVMError(f"cannot verify: format {version!r}, this nbsvm reads 1 to "
+                             f"{FORMAT_VERSION}", path=str(path))
+        load_npz(path, kind)                 # reads every array and checks the checksum
+        info["verified"] = True
+    return info
+
+
+def _size(n) -> str:
+    return "?" if n is None else f"{human(n)} ({n:,} bytes)" if n >= 1024 else f"{n} bytes"
+
+
+def _num(n) -> str:
+    return f"{n:,}" if _int(n) is not None else "?" if n is None else str(n)
+
+
+def _flat(d: dict, prefix: str = "") -> list[str]:
+    out = []
+    for k in sorted(d):
+        v = d[k]
+        if isinstance(v, dict):
+            out += _flat(v, f"{prefix}{k}.")
+        else:
+            out.append(f"{prefix}{k}={json.dumps(v) if isinstance(v, (list, str)) else v}")
+    return out
+
+
+LABELS = {"n_docs": "documents", "seen_buckets": "buckets seen in training",
+          "n_examples": "examples", "n_features": "features", "after_epoch": "after epoch",
+          "data": "data", "stored_buckets": "buckets stored", "features": "features",
+          "columns": "columns"}
+
+
+def print_info(info: dict) -> None:
+    """``key: value`` lines, aligned."""
+    lines = [("file", info["path"]), ("kind", f"{info['description']} ({info['kind']})")]
+    version = info["format_version"]
+    lines.append(("format", f"{version}" + ("" if info["readable"] else
+                                            f" (this nbsvm reads up to {FORMAT_VERSION}: "
+                                            "upgrade nbsvm to load it)")))
+    lines.append(("written by", f"nbsvm {info['package_version']}" if info["package_version"]
+                  else "(not recorded in this kind of file)"))
+    if info["settings"]:
+        lines.append(("settings", " ".join(_flat(info["settings"]))))
+    if info["hasher"]:
+        lines.append(("hashing", " ".join(_flat(info["hasher"]))))
+    if info["classes"]:
+        lines.append(("classes", ", ".join(
+            c["name"] if c["count"] is None else f"{c['name']} ({_num(c['count'])})"
+            for c in info["classes"])))
+    for k, v in info["training"].items():
+        if v is not None:
+            lines.append((LABELS.get(k, k), json.dumps(v) if isinstance(v, (dict, list))
+                          else _num(v)))
+    sizes = info["sizes"]
+    if sizes.get("n_bits") is not None:
+        lines.append(("hash buckets", f"2**{sizes['n_bits']} = {sizes['buckets']:,}"))
+    for k in ("stored_buckets", "features", "columns"):
+        if sizes.get(k) is not None:
+            lines.append((LABELS[k], _num(sizes[k])))
+    lines.append(("file size", _size(info["file_bytes"])))
+    lines.append(("arrays", ", ".join(f"{n} {a['dtype']} {tuple(a['shape'])}"
+                                      for n, a in info["arrays"].items()) or "none"))
+    if sizes.get("memory_to_load") is not None:
+        lines.append(("memory to load", f"about {human(sizes['memory_to_load'])}"))
+    if info["ngram_map"] is not None:
+        m = info["ngram_map"]
+        lines.append(("n-gram map", f"yes, {m['ngrams']:,} n-grams name the strongest buckets "
+                                    "for nbsvm explain" if m["present"] else
+                      "no (nbsvm explain shows bucket numbers)"))
+    lines.append(("checksum", (info["checksum"] or "?") +
+                  (" (verified)" if info["verified"] else " (not verified; --verify checks it)")))
+    width = max(len(k) for k, _ in lines)
+    for k, v in lines:
+        typer.echo(f"{k + ':':<{width + 1}} {v}")
+
+
+@app.command("info")
+def info_command(
+    path: str = typer.Argument(..., help="A model, lexicon, learner or checkpoint file "
+                                         "(.npz).", show_default=False),
+    json_out: bool = typer.Option(False, "--json", help="Print the description as JSON."),
+    verify: bool = typer.Option(False, "--verify",
+                                help="Also read every array and check the file's checksum "
+                                     "(default: read the header only)."),
+):
+    """Describe an nbsvm file: its kind, settings, classes with their training counts,
+    sizes, training data, format and nbsvm version, and whether it names n-grams for
+    `nbsvm explain`."""
+    with cli_errors():
+        info = describe(path, verify=verify)
+        if json_out:
+            typer.echo(json.dumps(info, indent=2))
+        else:
+            print_info(info)
