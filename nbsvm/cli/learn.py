@@ -10,7 +10,7 @@ import typer
 from ..learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
 from ..online.registry import names
 from . import app
-from .common import QUIET, STRICT, check_interrupt, cli_errors, echo_kv, read_stats
+from .common import QUIET, STRICT, ProgressReporter, cli_errors, echo_kv, read_stats
 from .eval import print_learner_report
 
 SPARSE_FORMAT = typer.Option("auto", "--format",
@@ -63,7 +63,9 @@ def learn_command(
                                                                   "labeled file (repeatable)."),
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
                                             help="Folder for the temporary training cache."),
-    json_out: bool = typer.Option(False, "--json", help="With --test: print the report as JSON."),
+    json_out: bool = typer.Option(False, "--json",
+                                  help="Print the training summary as JSON only (with --test: "
+                                       "the test report, the summary under 'training')."),
     max_memory: Optional[str] = typer.Option(None, "--max-memory",
                                              help="Refuse to train when the weights would need "
                                                   "more (e.g. 2G); always refused beyond the "
@@ -83,26 +85,39 @@ def learn_command(
         if talk:
             typer.echo(f"learner: {learner!r}")
 
-        def progress(event):
-            check_interrupt()
-            if event["stage"] != "epoch" or not talk:
-                return
-            parts = [f"epoch {event['epoch']}/{event['epochs']}",
-                     f"examples {event['examples']:,}"]
-            if "loss" in event:
-                parts.append(f"mean loss {event['loss']:.6f}")
-            if "mistakes" in event:
-                parts.append(f"mistakes {event['mistakes']:,}")
-            parts.append(f"{event['seconds']:.2f}s")
-            typer.echo("  ".join(parts))
+        with ProgressReporter(not talk) as bars:
+            def progress(event):
+                if event["stage"] == "cache":            # reading the inputs
+                    return bars({"stage": "read", "docs": event["examples"],
+                                 "unit": "examples"})
+                if event["stage"] != "epoch":
+                    return bars(event)
+                parts = [f"epoch {event['epoch']}/{event['epochs']}",
+                         f"examples {event['examples']:,}"]
+                if "loss" in event:
+                    parts.append(f"mean loss {event['loss']:.6f}")
+                if "mistakes" in event:
+                    parts.append(f"mistakes {event['mistakes']:,}")
+                parts.append(f"{event['seconds']:.2f}s")
+                # one bar over the epochs (the learners report at the end of each)
+                bars({"stage": "epochs", "docs": event["epoch"], "total": event["epochs"],
+                      "unit": "epochs", "extra": f"{event['examples'] / event['seconds']:,.0f} "
+                                                 "examples/s" if event["seconds"] > 0 else ""})
+                if talk:
+                    typer.echo("  ".join(parts))
 
-        t0 = time.perf_counter()
-        learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
-                     index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
-                     callback=progress, max_memory=max_memory, strict=strict,
-                     stats=read_stats())
+            t0 = time.perf_counter()
+            learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
+                         index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
+                         callback=progress, max_memory=max_memory, strict=strict,
+                         stats=read_stats())
         t1 = time.perf_counter()
         learner.save(output)
+        summary = {"learner": type(learner).__name__, "task": learner.task,
+                   "examples": int(learner.n_train_),
+                   "classes": [str(c) for c in learner.classes_] if learner.classes_ else None,
+                   "features": int(learner.n_features_in_), "epochs": len(learner.history_),
+                   "history": learner.history_, "training_seconds": t1 - t0, "saved": output}
         stats = {"examples": learner.n_train_, "task": learner.task}
         if learner.classes_:
             stats["classes"] = ", ".join(learner.classes_[:20]) + \
@@ -111,11 +126,15 @@ def learn_command(
                       "training seconds": f"{t1 - t0:.2f}", "saved": output})
         if test:
             t2 = time.perf_counter()
-            rep = evaluate_sparse(learner, test, fmt=fmt, callback=lambda e: check_interrupt(),
-                                  strict=strict, stats=read_stats())
+            with ProgressReporter(not talk) as bars:
+                rep = evaluate_sparse(learner, test, fmt=fmt, callback=bars, strict=strict,
+                                      stats=read_stats())
             rep["eval_seconds"] = time.perf_counter() - t2
             if json_out:
-                typer.echo(json.dumps(rep, indent=2))
+                typer.echo(json.dumps(dict(rep, training=summary), indent=2))
                 return
             print_learner_report(rep, rep["eval_seconds"])
+        if json_out:
+            typer.echo(json.dumps(summary, indent=2))
+            return
         echo_kv(stats)

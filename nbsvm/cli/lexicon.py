@@ -1,6 +1,7 @@
 """``nbsvm lexicon``: one streaming pass that builds and saves the NB lexicon."""
 from __future__ import annotations
 
+import json
 import time
 from typing import List
 
@@ -10,7 +11,7 @@ from ..config import DEFAULTS
 from ..lexicon import build_lexicon
 from ..text.hashing import Hasher
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
+from .common import (FORMAT, INPUTS, JSON, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
                      cli_errors, documents, echo_kv)
 
 
@@ -25,18 +26,25 @@ def lexicon_command(
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    strict: bool = STRICT,
+    json_out: bool = JSON, strict: bool = STRICT,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     with cli_errors():
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed)
         t0 = time.perf_counter()
-        with ProgressReporter(quiet) as progress:
-            lex = build_lexicon(documents(inputs, fmt, text_col, label_col, strict=strict),
-                                hasher, alpha,
-                                callback=progress)
+        docs = documents(inputs, fmt, text_col, label_col, strict=strict)
+        with ProgressReporter(quiet or json_out) as progress:
+            lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0
         lex.save(output)
+        if json_out:
+            typer.echo(json.dumps({
+                "documents": int(lex.class_counts_.sum()),
+                "classes": {c: int(n) for c, n in zip(lex.classes_, lex.class_counts_)},
+                "buckets_seen": lex.n_seen_, "n_buckets": 1 << n_bits,
+                "hasher": hasher.settings(), "alpha": alpha, "text_bytes": docs.bytes_read,
+                "seconds": elapsed, "saved": output}, indent=2))
+            return
         echo_kv({"documents": int(lex.class_counts_.sum()),
                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(lex.classes_, lex.class_counts_)),
                  "buckets seen": f"{lex.n_seen_:,} of {1 << n_bits:,}",

@@ -1,6 +1,7 @@
 """``nbsvm predict``: one CSV row per input document."""
 from __future__ import annotations
 
+import sys
 from typing import List, Optional
 
 import typer
@@ -10,8 +11,8 @@ from ..learn import load_learner, model_file_kind, predict_sparse
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (FORMAT, INPUTS, STRICT, TEXT_COL, check_interrupt, cli_errors, documents,
-                     read_stats)
+from .common import (FORMAT, INPUTS, STRICT, TEXT_COL, ProgressReporter, _isatty, cli_errors,
+                     documents, err_console, read_stats)
 
 
 @app.command("predict")
@@ -25,6 +26,8 @@ def predict_command(
     label_col: Optional[str] = typer.Option("label", "--label-col",
                                             help="Label column of CSV/TSV input, copied to "
                                                  "true_label when present."),
+    quiet: bool = typer.Option(False, "--quiet", "-q",
+                               help="No progress bar and no summary line on stderr."),
     strict: bool = STRICT,
 ):
     """Predict labels as CSV: source, line, true_label (if known), label, score, probability
@@ -37,17 +40,22 @@ def predict_command(
             clf = NBSVMClassifier.load(model)
             frames = predict_documents(clf, documents(inputs, fmt, text_col, label_col,
                                                       labeled=False, strict=strict))
-        if output is None:
-            import sys
-            for i, frame in enumerate(frames):
-                check_interrupt()
-                frame.to_csv(sys.stdout, index=False, header=(i == 0))
-            return
-        with atomic_path(output) as tmp:
-            with open(tmp, "w", newline="") as fh:
-                n = 0
-                for i, frame in enumerate(frames):
-                    check_interrupt()
-                    frame.to_csv(fh, index=False, header=(i == 0))
+        # rows on a terminal show their own progress; a bar would only garble them
+        show = not quiet and not (output is None and _isatty(sys.stdout))
+        n = 0
+        with ProgressReporter(not show, redirect_stdout=False) as progress:
+            if output is None:
+                for frame in frames:
+                    frame.to_csv(sys.stdout, index=False, header=(n == 0))
                     n += len(frame)
-        typer.echo(f"predictions: {n} written to {output}", err=True)
+                    progress({"stage": "predict", "docs": n})
+                return
+            with atomic_path(output) as tmp:
+                with open(tmp, "w", newline="") as fh:
+                    for frame in frames:
+                        frame.to_csv(fh, index=False, header=(n == 0))
+                        n += len(frame)
+                        progress({"stage": "predict", "docs": n})
+        if not quiet:
+            err_console.print(f"predictions: {n} written to {output}", highlight=False,
+                              soft_wrap=True, markup=False)
