@@ -160,7 +160,7 @@ def test_streaming_first_epoch_reads_the_input():
 
 
 def test_events_may_carry_bytes_and_units():
-    with ProgressReporter() as rep:
+    with ProgressReporter(streams=[]) as rep:
         rep({"stage": "read", "docs": 100, "unit": "examples", "bytes": 1000,
              "total_bytes": 4000})
         time.sleep(0.01)
@@ -195,6 +195,19 @@ def test_documents_registers_its_stream_for_the_bars(tmp_path):
         assert common._command_streams == [s]
         assert s.total_bytes() == path.stat().st_size
         assert [d.text for d in s] == ["good", "bad"] and s.bytes_read == 7
+    assert common._command_streams == []     # the next command in this process starts afresh
+
+
+def test_a_command_leaves_no_stream_behind(tmp_path):
+    """A reporter made outside a command (or by the next one) never takes the streams of a
+    command that ran before it in the same process."""
+    path = tmp_path / "t.txt"
+    path.write_text("".join(f"{l}\t{t}\n" for l, t in TRAIN), encoding="utf-8")
+    ok(run("lexicon", path, "-o", tmp_path / "l.npz", "--n-bits", "10", "-q"))
+    assert common._command_streams == []
+    with ProgressReporter() as rep:
+        rep({"stage": "read", "docs": 5})
+        assert rep.bars[("read", None)].stream is None
 
 
 # -- the commands -------------------------------------------------------------------------

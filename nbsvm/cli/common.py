@@ -189,6 +189,7 @@ def cli_errors():
                           soft_wrap=True)
         raise typer.Exit(2)
     finally:
+        _command_streams.clear()     # a later command in this process must not see them
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
 
