@@ -1,11 +1,16 @@
-"""``nbsvm predict``: one CSV row per input document."""
+"""``nbsvm predict``: one row per input document, as CSV, JSON lines or Parquet."""
 from __future__ import annotations
 
+import json
 import sys
+from json.encoder import encode_basestring
+from pathlib import Path
 from typing import List, Optional
 
+import numpy as np
 import typer
 
+from ..errors import NBSVMError
 from ..evaluate import predict_documents
 from ..learn import load_learner, model_file_kind, predict_sparse
 from ..nbsvm import NBSVMClassifier
@@ -14,6 +19,139 @@ from . import app
 from .common import (FORMAT, INPUTS, STRICT, TEXT_COL, ProgressReporter, _isatty, cli_errors,
                      documents, err_console, read_stats)
 
+#: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
+OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
+SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl"}
+#: rows per Parquet row group: predictions come in batches of 512, far too small a group
+ROW_GROUP_ROWS = 65536
+
+
+def choose_output_format(requested: Optional[str], output: Optional[str]) -> str:
+    """The output format: ``requested``, or from the suffix of ``output`` (``.parquet``,
+    ``.jsonl``; anything else, and standard output, is CSV)."""
+    if requested is not None:
+        fmt = requested.strip().lower()
+        if fmt not in OUTPUT_FORMATS:
+            raise NBSVMError(f"unknown output format {requested!r}; allowed: "
+                             f"{', '.join(OUTPUT_FORMATS)}")
+        return fmt
+    if output is None:
+        return "csv"
+    return SUFFIXES.get(Path(output).suffix.lower(), "csv")
+
+
+def _pyarrow():
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise NBSVMError("Parquet output needs pyarrow: pip install 'nbsvm[parquet]'") from None
+    return pyarrow
+
+
+class _Sink:
+    """Writes prediction tables one after another under the columns of the first: a later
+    table lacking one of them gets it empty, columns only a later table has are dropped
+    (the first batch decides, e.g. whether there is a ``true_label``)."""
+
+    columns: Optional[list] = None
+
+    def write(self, frame):
+        if self.columns is None:
+            self.columns = list(frame.columns)
+        elif list(frame.columns) != self.columns:
+            frame = frame.reindex(columns=self.columns)
+        self._write(frame)
+
+    def close(self):
+        pass
+
+
+class _CsvSink(_Sink):
+    def __init__(self, fh):
+        self.fh = fh
+        self.header = True
+
+    def _write(self, frame):
+        frame.to_csv(self.fh, index=False, header=self.header)
+        self.header = False
+
+
+def _json_values(column) -> list:
+    """A column's values as JSON text: numbers exactly (``repr`` of a double reads back
+    bit for bit), NaN and None as ``null``, anything else as a JSON string."""
+    kind = column.dtype.kind
+    values = column.tolist()
+    if kind == "f":
+        out = [repr(v) for v in values]
+        finite = np.isfinite(column.to_numpy(dtype=np.float64))
+        if not finite.all():
+            for i in np.flatnonzero(~finite):
+                out[i] = "null"
+        return out
+    if kind in "iu":
+        return [str(v) for v in values]
+    if kind == "b":
+        return ["true" if v else "false" for v in values]
+    return ["null" if v is None or v != v else encode_basestring(str(v)) for v in values]
+
+
+class _JsonlSink(_Sink):
+    """One JSON object per line. Built column by column (about 2 microseconds a row):
+    pandas' ``to_json`` rounds doubles to 15 decimals (a probability of 1e-17 becomes 0)."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.template = None
+
+    def _write(self, frame):
+        if self.template is None:
+            self.template = "{" + ",".join(json.dumps(c) + ":%s" for c in self.columns) + "}\n"
+        if len(frame):
+            columns = [_json_values(frame[c]) for c in self.columns]
+            self.fh.write("".join([self.template % row for row in zip(*columns)]))
+
+
+class _ParquetSink(_Sink):
+    """Row groups of :data:`ROW_GROUP_ROWS` rows, written as they fill: memory holds at most
+    one group, whatever the size of the input."""
+
+    def __init__(self, path):
+        self.pa = _pyarrow()
+        self.path = path
+        self.writer = None
+        self.pending, self.n_pending = [], 0
+
+    def _write(self, frame):
+        self.pending.append(frame)
+        self.n_pending += len(frame)
+        if self.n_pending >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def _flush(self):
+        import pandas as pd
+        if not self.pending:
+            return
+        frame = pd.concat(self.pending, ignore_index=True) if len(self.pending) > 1 \
+            else self.pending[0]
+        self.pending, self.n_pending = [], 0
+        if self.writer is None:
+            table = self.pa.Table.from_pandas(frame, preserve_index=False)
+            self.writer = self.pa.parquet.ParquetWriter(str(self.path), table.schema)
+        else:
+            table = self.pa.Table.from_pandas(frame, schema=self.writer.schema,
+                                              preserve_index=False, safe=False)
+        self.writer.write_table(table, row_group_size=len(table))   # one group
+
+    def close(self):
+        self._flush()
+        if self.writer is None:          # no rows at all: still a valid, empty file
+            import pandas as pd
+            table = self.pa.Table.from_pandas(pd.DataFrame(columns=self.columns or []),
+                                              preserve_index=False)
+            self.writer = self.pa.parquet.ParquetWriter(str(self.path), table.schema)
+        self.writer.close()
+
 
 @app.command("predict")
 def predict_command(
@@ -21,7 +159,14 @@ def predict_command(
     model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train` or "
                                                           "`nbsvm learn`."),
     output: Optional[str] = typer.Option(None, "--output", "-o",
-                                         help="CSV file to write (default: standard output)."),
+                                         help="File to write (default: CSV on standard "
+                                              "output), written to a temporary name and "
+                                              "renamed when complete."),
+    output_format: Optional[str] = typer.Option(
+        None, "--output-format",
+        help=f"One of {', '.join(OUTPUT_FORMATS)} (default: from the --output suffix: "
+             ".parquet, .jsonl, else csv). Parquet needs pyarrow "
+             "(pip install 'nbsvm[parquet]')."),
     fmt: str = FORMAT, text_col: str = TEXT_COL,
     label_col: Optional[str] = typer.Option("label", "--label-col",
                                             help="Label column of CSV/TSV input, copied to "
@@ -30,9 +175,16 @@ def predict_command(
                                help="No progress bar and no summary line on stderr."),
     strict: bool = STRICT,
 ):
-    """Predict labels as CSV: source, line, true_label (if known), label, score, probability
-    (`nbsvm learn` models: label and score, or prediction for regression)."""
+    """Predict labels: one row per document with source, line, true_label (if known), label,
+    score, probability (`nbsvm learn` models: label and score, or prediction for
+    regression), as CSV, JSON lines or Parquet."""
     with cli_errors():
+        out_fmt = choose_output_format(output_format, output)
+        if out_fmt == "parquet":
+            _pyarrow()                   # before any work: say what to install
+            if output is None:
+                raise NBSVMError("Parquet output needs --output FILE (it is not written to "
+                                 "standard output)")
         if model_file_kind(model) == "learner":
             frames = predict_sparse(load_learner(model), inputs, fmt=fmt, strict=strict,
                                     stats=read_stats())
@@ -45,17 +197,30 @@ def predict_command(
         n = 0
         with ProgressReporter(not show, redirect_stdout=False) as progress:
             if output is None:
+                sink = (_JsonlSink if out_fmt == "jsonl" else _CsvSink)(sys.stdout)
                 for frame in frames:
-                    frame.to_csv(sys.stdout, index=False, header=(n == 0))
+                    sink.write(frame)
                     n += len(frame)
                     progress({"stage": "predict", "docs": n})
+                sink.close()
                 return
             with atomic_path(output) as tmp:
-                with open(tmp, "w", newline="") as fh:
+                if out_fmt == "parquet":
+                    sink = _ParquetSink(tmp)
+                    fh = None
+                else:
+                    fh = open(tmp, "w", newline="", encoding="utf-8")
+                    sink = (_JsonlSink if out_fmt == "jsonl" else _CsvSink)(fh)
+                try:
                     for frame in frames:
-                        frame.to_csv(fh, index=False, header=(n == 0))
+                        sink.write(frame)
                         n += len(frame)
                         progress({"stage": "predict", "docs": n})
+                    sink.close()
+                finally:
+                    if fh is not None:
+                        fh.close()
         if not quiet:
-            err_console.print(f"predictions: {n} written to {output}", highlight=False,
-                              soft_wrap=True, markup=False)
+            err_console.print(f"predictions: {n} written to {output} ({out_fmt})",
+                              highlight=False, soft_wrap=True, markup=False)
+
