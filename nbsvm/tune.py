@@ -16,6 +16,8 @@ Examples
 (4, 2)
 >>> sorted(result.best)
 ['beta', 'l2']
+>>> result.chosen == result.best or result.chosen == {"l2": 1e-4, "beta": 1.0}
+True
 """
 from __future__ import annotations
 
@@ -49,10 +51,19 @@ CHUNK = 512
 @dataclass
 class TuneResult:
     table: "pd.DataFrame"       # one row per candidate, best first
-    best: dict                  # the best candidate's grid values
+    best: dict                  # the best candidate's grid values (highest accuracy)
     seconds: float
     n_trainings: int            # models trained (candidates x folds, prediction-only merged)
     split: str                  # "validation 20%" or "5-fold"
+    chosen: dict | None = None  # what to use: ``best``, or the reference within one SE
+    reason: str = ""            # why ``chosen``
+    standard_error: float = 0.0     # of the best candidate's accuracy
+
+
+def reference_of(grid: dict, base: dict) -> dict | None:
+    """The candidate with the default settings (``base``, else DEFAULTS) if the grid has it."""
+    ref = {k: base.get(k, DEFAULTS.get(k)) for k in grid}
+    return ref if all(ref[k] in grid[k] for k in grid) else None
 
 
 class _Ready:
@@ -145,18 +156,26 @@ def _rows(batch: Batch, mask: np.ndarray) -> Batch:
 
 def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None = None, *,
          valid_fraction: float = 0.2, folds: int = 0, seed: int = 0, workdir=None,
-         callback: Callable[[dict], None] | None = None) -> TuneResult:
+         select: str = "1se", callback: Callable[[dict], None] | None = None) -> TuneResult:
     """Search ``grid`` (``{"l2": [...], "beta": [...]}``; :data:`TUNABLE` names) around the
     fixed settings ``base`` (any :class:`~nbsvm.NBSVMClassifier` parameter) on a seeded
     validation split of ``docs`` (``valid_fraction``) or on ``folds`` folds.
 
     ``docs`` may be :class:`~nbsvm.io.Document` records or ``(text, label)`` pairs.
+
+    ``select``: ``"best"`` chooses the highest validation accuracy; ``"1se"`` (the
+    one-standard-error rule) keeps the default settings when the grid holds them and they
+    score within one standard error of the best, so that noise does not move a user off
+    good defaults (``result.reason`` says which applied).
     """
+    if select not in ("1se", "best"):
+        raise NBSVMError(f"unknown selection {select!r}; allowed: 1se, best")
     import pandas as pd
 
     t0 = time.perf_counter()
     notify = callback or (lambda event: None)
     grid = dict(DEFAULT_GRID if grid is None else grid)
+    reference = reference_of(grid, base or {})      # the settings used without tuning
     base = {k: v for k, v in (base or {}).items() if k not in grid}
     if folds == 1 or folds < 0:
         raise NBSVMError(f"folds must be 0 (a validation split) or at least 2, got {folds}")
@@ -194,15 +213,17 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
                     clf._validate()
                     rep = evaluate_cache(clf, valid)
                     scores[id(c)].append((rep["accuracy"], rep.get("log_loss", np.nan),
-                                          train_s, getattr(clf, "eta0_", None)))
+                                          train_s, getattr(clf, "eta0_", None), rep["n_docs"]))
                 notify({"stage": "tune", "docs": n_trainings,
                         "total": len(trained) * len(caches[n])})
             for c in group:
                 acc = np.array([x[0] for x in scores[id(c)]])
+                n_valid = sum(x[4] for x in scores[id(c)])
                 row = dict(c, accuracy=float(acc.mean()),
                            accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
                            log_loss=float(np.mean([x[1] for x in scores[id(c)]])),
-                           train_seconds=float(np.mean([x[2] for x in scores[id(c)]])))
+                           train_seconds=float(np.mean([x[2] for x in scores[id(c)]])),
+                           _n_valid=n_valid)
                 if c.get("eta0", base.get("eta0")) == "auto":
                     row["eta0_chosen"] = float(np.median([x[3] for x in scores[id(c)]]))
                 rows.append(row)
@@ -214,10 +235,29 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
         table = table.drop(columns="_order").reset_index(drop=True)
         table.insert(0, "rank", np.arange(1, len(table) + 1))
         best = {k: _plain(table.loc[0, k]) for k in grid}
+        # one standard error of the best accuracy: binomial over the held-out documents (all
+        # folds together: each document is held out once)
+        a, n_valid = float(table.loc[0, "accuracy"]), int(table.loc[0, "_n_valid"])
+        se = float(np.sqrt(a * (1 - a) / max(n_valid, 1)))
+        table = table.drop(columns="_n_valid")
+        chosen, reason = best, "the best validation accuracy"
+        ref = reference if select == "1se" else None
+        if ref is not None and ref != best:
+            mask = np.logical_and.reduce([table[k] == v for k, v in ref.items()])
+            ref_acc = float(table.loc[mask, "accuracy"].iloc[0])
+            if ref_acc >= a - se:
+                chosen = ref
+                reason = (f"the defaults score {100 * ref_acc:.2f}% against the best "
+                          f"{100 * a:.2f}%, within one standard error ({100 * se:.2f} points): "
+                          f"no candidate is better than noise, so the defaults stay")
+            else:
+                reason = (f"the best beats the defaults ({100 * ref_acc:.2f}%) by more than "
+                          f"one standard error ({100 * se:.2f} points)")
     finally:
         shutil.rmtree(root, ignore_errors=True)
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
-    return TuneResult(table, best, time.perf_counter() - t0, n_trainings, split)
+    return TuneResult(table, best, time.perf_counter() - t0, n_trainings, split, chosen,
+                      reason, se)
 
 
 def _plain(v):

@@ -78,12 +78,13 @@ def test_tune_command(tmp_path):
     r = runner.invoke(app, args + ["-o", str(tmp_path / "t.csv")])
     assert r.exit_code == 0, r.output
     assert "4 candidates, validation 20%" in r.output and "trainings: 2 for 4" in r.output
-    best = r.output.split("best: ")[1].strip()
-    assert best.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --lambda ")
+    cmd = r.output.split("command: ")[1].strip()
+    assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --lambda ")
+    assert "best on validation: {" in r.output and "chosen: {" in r.output
     assert (tmp_path / "t.csv").read_text().startswith("rank,l2,beta,accuracy")
     r = runner.invoke(app, args + ["--json"])
     out = json.loads(r.output)
-    assert set(out["best"]) == {"l2", "beta"} and len(out["table"]) == 4
+    assert set(out["best"]) == set(out["chosen"]) == {"l2", "beta"} and len(out["table"]) == 4
     r = runner.invoke(app, ["tune", str(train), "--grid", "lambda"])
     assert r.exit_code == 2 and "expected NAME=V1,V2" in r.output
 
@@ -123,3 +124,20 @@ def test_eta0_auto_is_bottous_calibration():
         assert best / 2 <= chosen <= best * 2, (chosen, best)
     with pytest.raises(NBSVMError, match="eta0 must be a positive number or 'auto'"):
         NBSVMClassifier(eta0="fast").fit(texts, labels)
+
+
+def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():
+    # l2 barely matters here: the defaults (1e-4) are within one SE of the best and stay
+    r = tune(DOCS, {"l2": [1e-6, 1e-4, 1e-5]}, BASE, seed=3)
+    top, ref = r.table.accuracy[0], r.table.loc[r.table.l2 == 1e-4, "accuracy"].iloc[0]
+    assert r.standard_error == pytest.approx(np.sqrt(top * (1 - top) / np.sum(
+        np.random.default_rng(3).random(len(DOCS)) < 0.2)))
+    assert top - ref <= r.standard_error and r.chosen == {"l2": 1e-4}
+    assert "within one standard error" in r.reason or r.chosen == r.best
+    assert tune(DOCS, {"l2": [1e-6, 1e-4, 1e-5]}, BASE, seed=3, select="best").chosen == r.best
+    # a default far worse than the best (beta 0.3 as the base) is left for the best
+    r = tune(DOCS, {"beta": [0.3, 1.0]}, dict(BASE, beta=0.3), seed=3)
+    assert r.best == r.chosen == {"beta": 1.0} and "more than one standard error" in r.reason
+    # no defaults in the grid: the best
+    r = tune(DOCS, {"l2": [1e-6, 1e-7]}, BASE, seed=3)
+    assert r.chosen == r.best and r.reason == "the best validation accuracy"

@@ -90,6 +90,10 @@ def tune_command(
     output: Optional[str] = typer.Option(None, "--output", "-o",
                                          help="Write the ranked table as CSV."),
     top: int = typer.Option(10, "--top", min=1, help="Rows of the table to print."),
+    select: str = typer.Option("1se", "--select",
+                               help="1se: keep the defaults when they score within one "
+                                    "standard error of the best (if the grid holds them); "
+                                    "best: the highest validation accuracy."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     strict: bool = STRICT,
@@ -107,16 +111,18 @@ def tune_command(
         with ProgressReporter(quiet or json_out) as progress:
             result = tune(documents(inputs, fmt, text_col, label_col, strict=strict), search,
                           base, valid_fraction=valid, folds=folds, seed=seed,
-                          workdir=cache_dir, callback=progress)
+                          workdir=cache_dir, select=select, callback=progress)
         table = result.table
         if output:
             with atomic_path(output) as tmp:
                 table.to_csv(tmp, index=False)
-        best = dict(result.best)
+        best, chosen = dict(result.best), dict(result.chosen)
         fixed = {k: v for k, v in base.items() if k != "seed" and v != DEFAULTS.get(k)}
-        cmd = command_line(inputs, dict(fixed, **best, seed=seed))
+        cmd = command_line(inputs, dict(fixed, **chosen, seed=seed))
         if json_out:
-            typer.echo(json.dumps({"best": best, "command": cmd, "seconds": result.seconds,
+            typer.echo(json.dumps({"best": best, "chosen": chosen, "reason": result.reason,
+                                   "standard_error": result.standard_error,
+                                   "command": cmd, "seconds": result.seconds,
                                    "trainings": result.n_trainings, "split": result.split,
                                    "table": json.loads(table.to_json(orient="records"))},
                                   indent=2))
@@ -134,4 +140,6 @@ def tune_command(
         typer.echo(f"trainings: {result.n_trainings} for {len(table)} candidates "
                    f"(prediction-only settings share a model; data hashed once)")
         typer.echo(f"seconds: {time.perf_counter() - t0:.2f}")
-        typer.echo(f"best: {cmd}")
+        typer.echo(f"best on validation: {json.dumps(best)}")
+        typer.echo(f"chosen: {json.dumps(chosen)} ({result.reason})")
+        typer.echo(f"command: {cmd}")
