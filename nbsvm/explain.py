@@ -20,6 +20,7 @@ import random
 from collections import Counter
 
 import numpy as np
+from numba import njit
 
 from .errors import NBSVMError
 from .text import _kernels
@@ -71,29 +72,53 @@ def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.
     model's ``mean_abs_coef_``). Reads the learner's state without changing it."""
     clf._check_fitted()
     learner = clf._learner
-    r = learner.S_[:, :, 0].astype(dtype)
-    w = np.stack([learner.S_[k, :, 1].astype(dtype) / dtype(learner._scale(k))
-                  for k in range(learner.n_outputs)])
+    n_out, n_cols = learner.n_outputs, learner.n_features
+    # one (n_outputs, n_columns) array, computed in place: r * w / scale, then the NB terms
+    C = np.empty((n_out, n_cols), dtype=dtype)
+    for k in range(n_out):
+        np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=C[k], dtype=dtype,
+                    casting="unsafe")
+        C[k] /= dtype(learner._scale(k))
     b = learner.intercept()
     beta = clf.beta
     if beta == 1.0:
-        return r * w, b
+        return C, b
     if clf.interpolate == "scores":
-        prior = np.array([clf._log_prior(k) for k in range(learner.n_outputs)])
-        return beta * r * w + (1 - beta) * r, beta * b + (1 - beta) * prior
+        prior = np.array([clf._log_prior(k) for k in range(n_out)])
+        for k in range(n_out):
+            C[k] *= dtype(beta)
+            C[k] += dtype(1 - beta) * learner.S_[k, :, 0].astype(dtype)
+        return C, beta * b + (1 - beta) * prior
     mean_abs = clf.mean_abs_coef_ if mean_abs is None else mean_abs
-    return beta * r * w + (1 - beta) * np.asarray(mean_abs)[:, None] * r, b
+    for k in range(n_out):
+        C[k] *= dtype(beta)
+        C[k] += dtype((1 - beta) * float(np.asarray(mean_abs)[k])) * \
+            learner.S_[k, :, 0].astype(dtype)
+    return C, b
 
 
 def _strongest(C: np.ndarray, top: int) -> np.ndarray:
-    """Columns among the ``top`` largest and ``top`` smallest of each row of ``C``."""
-    cols = []
+    """Bool mask of the columns among the ``top`` largest positive and ``top`` smallest
+    negative entries of each row of ``C`` (ties at the threshold included), using one copy of
+    a row at a time."""
+    chosen = np.zeros(C.shape[1], dtype=bool)
     for row in C:
         n = min(top, row.size)
         if n:
-            cols.append(np.argpartition(row, -n)[-n:])
-            cols.append(np.argpartition(row, n - 1)[:n])
-    return np.unique(np.concatenate(cols)) if cols else np.zeros(0, dtype=np.int64)
+            part = np.partition(row, (n - 1, row.size - n))
+            # only buckets that move the score: zeros (unseen, or no weight) are never named
+            chosen |= ((row <= part[n - 1]) & (row < 0)) | ((row >= part[row.size - n]) & (row > 0))
+    return chosen
+
+
+@njit(cache=True, nogil=True)
+def _bitmap_of_columns(remap, chosen, bitmap):
+    """Set bit ``b`` of ``bitmap`` for every bucket ``b`` whose column ``remap[b]`` is
+    chosen (one pass over the map, no temporaries of its size)."""
+    for b in range(remap.shape[0]):
+        c = remap[b]
+        if c >= 0 and chosen[c]:
+            bitmap[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
 
 
 def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
@@ -101,16 +126,19 @@ def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
     """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
     ``top`` strongest buckets of each sign (word n-grams only)."""
     C, _ = contributions(clf, np.float32)
-    return ngram_map_of(C, clf._buckets(), clf.hasher_, texts, top, per_bucket)
+    return ngram_map_of(C, clf._remap, clf.hasher_, texts, top, per_bucket)
 
 
-def ngram_map_of(C, buckets, hasher, texts, top=MAP_TOP, per_bucket=PER_BUCKET):
-    """:func:`ngram_map` from the contributions ``C`` of the columns whose buckets are
-    ``buckets`` (runs without the model: in a thread, while the last epoch trains)."""
+def ngram_map_of(C, remap, hasher, texts, top=MAP_TOP, per_bucket=PER_BUCKET):
+    """:func:`ngram_map` from the contributions ``C`` of the model's columns and its
+    bucket -> column ``remap`` (None: columns are buckets); runs without the model: in a
+    thread, while the last epoch trains."""
     wanted = np.zeros(max(1, (1 << hasher.n_bits) >> 6), dtype=np.uint64)    # a bitmap
-    chosen = buckets[_strongest(C, top)].astype(np.uint64)
-    np.bitwise_or.at(wanted, (chosen >> np.uint64(6)).astype(np.int64),
-                     np.left_shift(np.uint64(1), chosen & np.uint64(63)))
+    chosen = _strongest(C, top)
+    if remap is None:
+        remap = np.arange(C.shape[1], dtype=np.int32)
+    _bitmap_of_columns(remap, chosen, wanted)
+    del C, chosen
     found: dict[int, Counter] = {}        # bucket -> Counter of n-gram bytes
     for start in range(0, len(texts), 2048):
         buf, starts = hasher.prepare(texts[start:start + 2048])

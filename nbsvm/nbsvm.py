@@ -369,7 +369,8 @@ class NBSVMClassifier:
             sample = TextSample(seed=self.seed)       # names the buckets for explanations
             if cache is None:
                 writer = kept.writer() if kept is not None else CacheWriter(tmp / "train", hasher)
-                writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
+                if kept is not None:        # a later run reusing the cache names buckets too
+                    writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
                 docs = sample.wrap(docs)
             else:
                 sample.texts = _read_sample(cache)
@@ -589,9 +590,9 @@ class NBSVMClassifier:
             mean_abs = np.array([_mean_abs_weight(learner.S_[k]) / learner._scale(k)
                                  for k in range(learner.n_outputs)])
         C, _ = contributions(self, np.float32, mean_abs)
-        buckets, hasher = self._buckets(), self.hasher_
+        remap, hasher = self._remap, self.hasher_
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
-        future = pool.submit(ngram_map_of, C, buckets, hasher, texts)
+        future = pool.submit(ngram_map_of, C, remap, hasher, texts)
         pool.shutdown(wait=False)
         return future
 

@@ -466,3 +466,15 @@ def test_cli_reports_output_it_could_not_write(tmp_path):
     failed = subprocess.run([sys.executable, "-c", code.replace("_exit_now(0)", "_exit_now(2)")],
                             capture_output=True, text=True, timeout=120)
     assert failed.returncode == 2
+
+
+def test_train_json_without_a_test_set(tmp_path):
+    import json
+    train = tmp_path / "train.txt"
+    train.write_text("pos\tgreat fun\nneg\tdull plot\npos\tgreat cast\nneg\tawful, dull\n")
+    r = runner.invoke(app, ["train", str(train), "-o", str(tmp_path / "m.npz"), "--n-bits", "10",
+                            "--min-df", "1", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["documents"] == 4 and out["classes"] == ["neg", "pos"]
+    assert out["class_counts"] == [2, 2] and out["timings"]["train_s"] >= 0

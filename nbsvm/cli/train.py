@@ -82,7 +82,8 @@ def train_command(
                                              help="Also evaluate on this labeled input (repeat "
                                                   "for several); it is hashed on the other core "
                                                   "while the model trains."),
-    json_out: bool = typer.Option(False, "--json", help="With --test: print the report as JSON."),
+    json_out: bool = typer.Option(False, "--json", help="Print the report (with --test) or the "
+                                                       "training summary as JSON."),
     plot_path: Optional[str] = typer.Option(None, "--plot",
                                             help="Write the training curve (.png, .svg or "
                                                  ".pdf): mean training loss per epoch and, "
@@ -210,4 +211,18 @@ def train_command(
                 typer.echo(json.dumps(rep, indent=2))
                 return
             print_report(rep, rep["timings"]["eval_s"])
+        elif json_out:                  # no test set: the training summary as JSON
+            out = {"documents": int(clf.n_docs_), "classes": list(clf.classes_),
+                   "class_counts": [int(n) for n in clf.class_counts_],
+                   "timings": dict(clf.timings_, total_s=t1 - t0, save_s=t2 - t1),
+                   "saved": output}
+            if clf.eta0 == "auto":
+                out["eta0"] = clf.eta0_
+            if kept is not None:
+                out["feature_cache"] = {"folder": str(kept.folder),
+                                        "reused": bool(seen["cache"]["reused"])}
+            if checkpoint is not None and checkpoint.resumed_from is not None:
+                out["resumed_after_epoch"] = checkpoint.resumed_from
+            typer.echo(json.dumps(out, indent=2))
+            return
         echo_kv(stats)
