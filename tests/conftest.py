@@ -2,7 +2,11 @@
 import os
 from pathlib import Path
 
+import re
+import tarfile
+
 import numpy as np
+import pytest
 
 from nbsvm.io.readers import Document
 
@@ -54,3 +58,31 @@ def random_rows(rng, n: int, d: int, sizes=(1, 6), draw=None):
         values += val.tolist()
         offsets.append(len(indices))
     return rows, np.array(indices), np.array(values), np.array(offsets)
+
+
+IMDB_ARCHIVE = shared_datasets() / "imdb" / "aclImdb_labeled.tar.gz"
+PER_FOLDER = 1000
+
+
+@pytest.fixture(scope="session")
+def imdb_slice(tmp_path_factory):
+    """aclImdb-style folder with the first 1000 reviews of train/{pos,neg} and test/{pos,neg}."""
+    if not IMDB_ARCHIVE.is_file():
+        pytest.skip(f"IMDB archive not found at {IMDB_ARCHIVE}")
+    root = tmp_path_factory.mktemp("imdb") / "aclImdb"
+    wanted = {f"{s}/{l}": 0 for s in ("train", "test") for l in ("pos", "neg")}
+    for key in wanted:
+        (root / key).mkdir(parents=True)
+    pattern = re.compile(r"^aclImdb/((?:train|test)/(?:pos|neg))/([^/]+\.txt)$")
+    with tarfile.open(IMDB_ARCHIVE, "r|gz") as tar:
+        for member in tar:
+            m = pattern.match(member.name)
+            if not m or not member.isfile() or wanted[m.group(1)] >= PER_FOLDER:
+                continue
+            data = tar.extractfile(member).read()
+            (root / m.group(1) / m.group(2)).write_bytes(data)
+            wanted[m.group(1)] += 1
+            if all(n >= PER_FOLDER for n in wanted.values()):
+                break
+    assert all(n == PER_FOLDER for n in wanted.values()), wanted
+    return root

@@ -2,43 +2,15 @@
 import re
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import shared_datasets
 
-ARCHIVE = shared_datasets() / "imdb" / "aclImdb_labeled.tar.gz"
 NBSVM = Path(sys.executable).parent / "nbsvm"
-PER_FOLDER = 1000
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="session")
-def imdb_slice(tmp_path_factory):
-    """aclImdb-style folder with the first 1000 reviews of train/{pos,neg} and test/{pos,neg}."""
-    if not ARCHIVE.is_file():
-        pytest.skip(f"IMDB archive not found at {ARCHIVE}")
-    root = tmp_path_factory.mktemp("imdb") / "aclImdb"
-    wanted = {f"{s}/{l}": 0 for s in ("train", "test") for l in ("pos", "neg")}
-    for key in wanted:
-        (root / key).mkdir(parents=True)
-    pattern = re.compile(r"^aclImdb/((?:train|test)/(?:pos|neg))/([^/]+\.txt)$")
-    with tarfile.open(ARCHIVE, "r|gz") as tar:
-        for member in tar:
-            m = pattern.match(member.name)
-            if not m or not member.isfile() or wanted[m.group(1)] >= PER_FOLDER:
-                continue
-            data = tar.extractfile(member).read()
-            (root / m.group(1) / m.group(2)).write_bytes(data)
-            wanted[m.group(1)] += 1
-            if all(n >= PER_FOLDER for n in wanted.values()):
-                break
-    assert all(n == PER_FOLDER for n in wanted.values()), wanted
-    return root
 
 
 def _run(*args, timeout=600):

@@ -28,6 +28,12 @@ INPUTS = typer.Argument(..., help="aclImdb-style split folders, label<TAB>text f
 FORMAT = typer.Option("auto", "--format", help=f"Input format: {', '.join(FORMATS)}.")
 TEXT_COL = typer.Option("text", "--text-col", help="Text column of CSV/TSV input.")
 LABEL_COL = typer.Option("label", "--label-col", help="Label column of CSV/TSV input.")
+SCHEDULER = typer.Option(None, "--scheduler",
+                         help="Run on the Dask cluster at this address (tcp://host:8786); "
+                              "inputs are shards (files or globs) each worker reads itself. "
+                              "Needs pip install 'nbsvm[dask]'.")
+DASK_LOCAL = typer.Option(None, "--dask-local", min=1,
+                          help="Run on a local Dask cluster of N worker processes.")
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON only (no progress bars).")
 STRICT = typer.Option(False, "--strict",

@@ -19,8 +19,9 @@ from ..metrics import report_table
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
-                     check_interrupt, cli_errors, documents, print_report, read_stats)
+from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, STRICT, TEXT_COL,
+                     ProgressReporter, check_interrupt, cli_errors, documents, print_report,
+                     read_stats)
 
 
 def print_learner_report(rep: dict, seconds: float):
@@ -68,10 +69,15 @@ def eval_command(
                                                  "and class in memory."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     strict: bool = STRICT,
+    scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
     `nbsvm learn` models: the metrics of their task)."""
     with cli_errors():
+        if (scheduler or dask_local) and (plot_path is not None
+                                          or model_file_kind(model) == "learner"):
+            raise NBSVMError("--scheduler / --dask-local evaluate models from `nbsvm train`, "
+                             "without --plot")
         if plot_path is not None:
             plot.check(plot_path)       # no matplotlib or a bad suffix: say so before reading
         learner = model_file_kind(model) == "learner"
@@ -85,6 +91,13 @@ def eval_command(
             rep = evaluate_sparse(load_learner(model), inputs, fmt=fmt,
                                   callback=lambda e: check_interrupt(), strict=strict,
                                   stats=read_stats())
+        elif scheduler or dask_local:
+            from .. import distributed
+            NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
+            reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
+                      "strict": strict}
+            with distributed.client_for(scheduler, dask_local) as client:
+                rep = distributed.evaluate(client, distributed.shards_of(inputs), model, reader)
         else:
             clf = NBSVMClassifier.load(model)
             t0 = time.perf_counter()

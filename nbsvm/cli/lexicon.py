@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import List
+from typing import List, Optional
 
 import typer
 
@@ -11,8 +11,8 @@ from ..config import DEFAULTS
 from ..lexicon import build_lexicon
 from ..text.hashing import Hasher
 from . import app
-from .common import (FORMAT, INPUTS, JSON, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
-                     cli_errors, documents, echo_kv)
+from .common import (DASK_LOCAL, FORMAT, INPUTS, JSON, LABEL_COL, QUIET, SCHEDULER, STRICT,
+                     TEXT_COL, ProgressReporter, cli_errors, documents, echo_kv)
 
 
 @app.command("lexicon")
@@ -27,14 +27,24 @@ def lexicon_command(
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     json_out: bool = JSON, strict: bool = STRICT,
+    scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     with cli_errors():
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed)
         t0 = time.perf_counter()
-        docs = documents(inputs, fmt, text_col, label_col, strict=strict)
-        with ProgressReporter(quiet or json_out) as progress:
-            lex = build_lexicon(docs, hasher, alpha, callback=progress)
+        if scheduler or dask_local:
+            from .. import distributed
+            reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
+                      "strict": strict}
+            with distributed.client_for(scheduler, dask_local) as client:
+                lex = distributed.lexicon(client, distributed.shards_of(inputs), hasher, alpha,
+                                          reader)
+            docs = None
+        else:
+            docs = documents(inputs, fmt, text_col, label_col, strict=strict)
+            with ProgressReporter(quiet or json_out) as progress:
+                lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0
         lex.save(output)
         if json_out:
@@ -42,7 +52,7 @@ def lexicon_command(
                 "documents": int(lex.class_counts_.sum()),
                 "classes": {c: int(n) for c, n in zip(lex.classes_, lex.class_counts_)},
                 "buckets_seen": lex.n_seen_, "n_buckets": 1 << n_bits,
-                "hasher": hasher.settings(), "alpha": alpha, "text_bytes": docs.bytes_read,
+                "hasher": hasher.settings(), "alpha": alpha, "text_bytes": docs.bytes_read if docs is not None else None,
                 "seconds": elapsed, "saved": output}, indent=2))
             return
         echo_kv({"documents": int(lex.class_counts_.sum()),

@@ -16,8 +16,8 @@ from ..learn import load_learner, model_file_kind, predict_sparse
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (FORMAT, INPUTS, STRICT, TEXT_COL, ProgressReporter, _isatty, cli_errors,
-                     documents, err_console, read_stats)
+from .common import (DASK_LOCAL, FORMAT, INPUTS, SCHEDULER, STRICT, TEXT_COL, ProgressReporter,
+                     _isatty, cli_errors, documents, err_console, read_stats)
 
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
 OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
@@ -174,6 +174,7 @@ def predict_command(
     quiet: bool = typer.Option(False, "--quiet", "-q",
                                help="No progress bar and no summary line on stderr."),
     strict: bool = STRICT,
+    scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Predict labels: one row per document with source, line, true_label (if known), label,
     score, probability (`nbsvm learn` models: label and score, or prediction for
@@ -185,7 +186,19 @@ def predict_command(
             if output is None:
                 raise NBSVMError("Parquet output needs --output FILE (it is not written to "
                                  "standard output)")
-        if model_file_kind(model) == "learner":
+        if scheduler or dask_local:
+            if model_file_kind(model) == "learner":
+                raise NBSVMError("--scheduler / --dask-local predict with models from "
+                                 "`nbsvm train`")
+            from .. import distributed
+            NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
+            reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
+                      "strict": strict}
+            # one table per shard, gathered in shard order and written as one file
+            with distributed.client_for(scheduler, dask_local) as client:
+                frames = iter(distributed.predict(client, distributed.shards_of(inputs), model,
+                                                  reader))
+        elif model_file_kind(model) == "learner":
             frames = predict_sparse(load_learner(model), inputs, fmt=fmt, strict=strict,
                                     stats=read_stats())
         else:

@@ -17,8 +17,9 @@ from ..evaluate import EpochHistory, fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
-                     check_interrupt, cli_errors, documents, echo_kv, err_console, print_report)
+from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, STRICT, TEXT_COL,
+                     ProgressReporter, check_interrupt, cli_errors, documents, echo_kv,
+                     err_console, print_report)
 
 
 def parse_eta0(text: str):
@@ -29,6 +30,47 @@ def parse_eta0(text: str):
         return float(text)
     except ValueError:
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
+
+
+def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local, quiet,
+                   json_out, single_machine_only: dict) -> None:
+    """``nbsvm train --scheduler/--dask-local``: lexicon and parameter mixing on Dask."""
+    from .. import distributed
+
+    flags = {"keep_cache": "--keep-cache", "checkpoint_every": "--checkpoint-every",
+             "resume": "--resume", "plot": "--plot", "max_memory": "--max-memory"}
+    for key, on in single_machine_only.items():
+        if on:
+            raise NBSVMError(f"{flags[key]} is not available with --scheduler / --dask-local")
+    t0 = time.perf_counter()
+    with distributed.client_for(scheduler, dask_local) as client:
+        n_workers = len(client.scheduler_info()["workers"])
+        with ProgressReporter(quiet or json_out) as progress:
+            distributed.fit(client, distributed.shards_of(inputs), clf, reader, lexicon_=lex,
+                            callback=progress)
+        t1 = time.perf_counter()
+        clf.save(output)
+        t2 = time.perf_counter()
+        rep = distributed.evaluate(client, distributed.shards_of(test), output, reader) \
+            if test else None
+        t3 = time.perf_counter()
+    summary = {"workers": n_workers, "documents": int(clf.n_docs_),
+               "classes": list(clf.classes_), "lexicon_s": clf.timings_["lexicon_s"],
+               "train_s": clf.timings_["train_s"], "total_s": t1 - t0, "save_s": t2 - t1,
+               "saved": output}
+    if rep is not None:
+        rep["timings"] = dict(summary, eval_s=t3 - t2)
+    if json_out:
+        typer.echo(json.dumps(rep if rep is not None else summary, indent=2))
+        return
+    if rep is not None:
+        print_report(rep, t3 - t2)
+    echo_kv({"workers": n_workers, "documents": clf.n_docs_,
+             "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_)),
+             "lexicon seconds": f"{clf.timings_['lexicon_s']:.2f}",
+             "training seconds (parameter mixing)": f"{clf.timings_['train_s']:.2f}",
+             "total seconds": f"{t1 - t0:.2f}", "save seconds": f"{t2 - t1:.2f}",
+             "saved": output})
 
 
 @app.command("train")
@@ -96,6 +138,7 @@ def train_command(
                                                   "memory available."),
     fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     strict: bool = STRICT,
+    scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
@@ -120,6 +163,13 @@ def train_command(
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
         reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
+        if scheduler or dask_local:
+            _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local,
+                           quiet, json_out, dict(keep_cache=keep_cache,
+                                                 checkpoint_every=checkpoint_every,
+                                                 resume=resume, plot=plot_path,
+                                                 max_memory=max_memory))
+            return
         kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) \
             if keep_cache else None
         checkpoint = None

@@ -1,0 +1,357 @@
+"""Scale-out on Dask: distributed lexicon, iterative parameter mixing, distributed predict.
+
+Inputs are shards (files, globs or any fsspec URL the workers can read); each worker streams
+its own shards. Dask is the optional ``dask`` extra (``pip install 'nbsvm[dask]'``); without
+it a single machine works as before.
+
+- **Lexicon** (:func:`lexicon`): each shard's binarized bucket counts per class are counted
+  on a worker and returned sparse (buckets seen, counts); the counts are summed in a tree
+  reduction on the workers and the ratios computed once on the driver. The counts equal the
+  single-machine lexicon's exactly, whatever the partitioning. Counting a shard also writes
+  its hashed cache on that worker (keyed like ``--keep-cache``), so training never hashes
+  again where it can avoid it.
+- **Training** (:func:`fit`): iterative parameter mixing (McDonald, Hall & Mann 2010), as
+  Vowpal Wabbit averages on clusters: the driver broadcasts the weights, each worker runs
+  one epoch of the same SGD/AdaGrad learner over its shard (a seeded shuffle of its cache),
+  and the weights, AdaGrad sums and learner state come back and are averaged, weighted by
+  shard size. A shard whose worker dies is recomputed by Dask on another worker (from the
+  shard file); the average is formed only once every shard of the epoch has returned, so a
+  half-averaged model is never kept, and an epoch that cannot finish fails the run with the
+  shard named.
+- **Predict / eval** (:func:`predict`, :func:`evaluate`): map over shards; predictions come
+  back as one pandas DataFrame per shard, metrics are summed.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import glob
+import os
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from .errors import NBSVMError
+
+EPOCH_ATTEMPTS = 3          # an epoch broken by a lost worker is started again this often
+
+
+def _dask():
+    try:
+        import distributed
+    except ImportError:
+        raise NBSVMError("distributed runs need Dask: pip install 'nbsvm[dask]'") from None
+    return distributed
+
+
+@contextlib.contextmanager
+def client_for(scheduler: str | None = None, local_workers: int | None = None):
+    """A ``distributed.Client``: of the scheduler at ``scheduler``, or of a ``LocalCluster``
+    of ``local_workers`` worker processes (one thread each), closed afterwards."""
+    distributed = _dask()
+    if scheduler and local_workers:
+        raise NBSVMError("give either --scheduler or --dask-local, not both")
+    if scheduler:
+        with distributed.Client(scheduler, timeout="30s") as client:
+            yield client
+        return
+    if not (isinstance(local_workers, int) and local_workers >= 1):
+        raise NBSVMError(f"--dask-local needs a number of workers >= 1, got {local_workers!r}")
+    with distributed.LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def shards_of(inputs: Iterable[str]) -> list[str]:
+    """Expand globs (local paths; URLs with a scheme are passed on for the workers' fsspec)."""
+    out = []
+    for pattern in inputs:
+        if "://" in pattern:
+            out.append(pattern)
+            continue
+        found = sorted(glob.glob(pattern)) if any(c in pattern for c in "*?[") else [pattern]
+        if not found:
+            raise NBSVMError("no input matches", path=pattern)
+        out.extend(found)
+    for p in out:
+        if "://" not in p and not Path(p).exists():
+            raise NBSVMError("no such file or folder", path=p)
+    return out
+
+
+# ---------------------------------------------------------------------------- on workers
+
+def _reader_docs(shard: str, reader: dict):
+    from .io.readers import read_inputs
+    return read_inputs([shard], fmt=reader.get("format", "auto"), text_col=reader.get("text_col", "text"),
+                       label_col=reader.get("label_col", "label"), strict=reader.get("strict", False))
+
+
+def _shard_cache(shard: str, reader: dict, hasher):
+    """The shard's hashed cache on this worker: kept in the worker's local folder, keyed by
+    the shard's identity and the settings; built from the shard when missing."""
+    from distributed import get_worker
+
+    from .cachestore import KeptCache
+    from .features import hash_batches
+
+    root = Path(get_worker().local_directory) / "nbsvm-shards"
+    kept = KeptCache(root, [shard], reader, hasher)
+    cache = kept.open()
+    if cache is None:
+        writer = kept.writer()
+        with writer:
+            for batch in hash_batches(_reader_docs(shard, reader), hasher):
+                writer.add(batch)
+            cache = writer.close()
+    return cache
+
+
+def _count_shard(shard: str, reader: dict, hasher_settings: dict) -> dict:
+    """Binarized bucket counts of one shard: ``{label: (docs, buckets, counts)}``."""
+    from .text.hashing import Hasher
+
+    hasher = Hasher(**hasher_settings)
+    cache = _shard_cache(shard, reader, hasher)
+    counts = np.zeros((len(cache.labels), 1 << hasher.n_bits), dtype=np.int32)
+    docs = np.zeros(len(cache.labels), dtype=np.int64)
+    from .lexicon import _count_buckets
+    for batch in cache.batches(8192):
+        _count_buckets(counts, docs, batch.ids, batch.offsets,
+                       np.asarray(batch.labels, dtype=np.int32))
+    out = {}
+    for k, label in enumerate(cache.labels):
+        idx = np.flatnonzero(counts[k]).astype(np.int32)
+        out[label] = (int(docs[k]), idx, counts[k, idx].astype(np.int64))
+    return out
+
+
+def _merge_counts(a: dict, b: dict) -> dict:
+    """Sum two sparse count dicts (a node of the tree reduction)."""
+    out = dict(a)
+    for label, (n, idx, cnt) in b.items():
+        if label not in out:
+            out[label] = (n, idx, cnt)
+            continue
+        n0, idx0, cnt0 = out[label]
+        both = np.concatenate([idx0, idx])
+        keys, inverse = np.unique(both, return_inverse=True)
+        total = np.bincount(inverse, weights=np.concatenate([cnt0, cnt])).astype(np.int64)
+        out[label] = (n0 + n, keys.astype(np.int32), total)
+    return out
+
+
+def _epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
+                    learner_kw: dict, classes: list, remap, S, state, seed: int, epoch: int):
+    """One epoch of the learner over one shard, from the broadcast weights."""
+    from .features import _translate
+    from .online.sgd import LinearSGD
+    from .text.hashing import Hasher
+
+    cache = _shard_cache(shard, reader, Hasher(**hasher_settings))
+    learner = LinearSGD(S.shape[1], n_outputs=S.shape[0], threads=1, **learner_kw)
+    learner.S_[...] = S
+    learner.state_[...] = state
+    code = {label: i for i, label in enumerate(cache.labels)}
+    unknown = [label for label in cache.labels if label not in classes]
+    if unknown:
+        raise NBSVMError(f"label {unknown[0]!r} is not among the lexicon's classes {classes}",
+                         path=shard)
+    positive = [code.get(classes[k], -1) for k in
+                ([1] if len(classes) == 2 else range(len(classes)))]
+    rng = np.random.default_rng([seed, epoch, index])
+    loss_sum = 0.0
+    for ids, offsets, codes, order in cache.shuffled_groups(rng):
+        cols, col_offsets = _translate(ids, offsets, remap)
+        loss_sum += learner.epoch(cols, col_offsets, codes, order, positive) * len(order)
+    learner.coef()                      # fold the SGD scale: averaging needs plain weights
+    return learner.S_, learner.state_, cache.n_docs, loss_sum
+
+
+def _predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
+    from .evaluate import evaluate_documents, predict_documents
+    from .io.readers import read_inputs
+    from .nbsvm import NBSVMClassifier
+
+    clf = _cached_model(model_path)
+    if labeled:
+        return evaluate_documents(clf, _reader_docs(shard, reader))
+    import pandas as pd
+    docs = read_inputs([shard], fmt=reader.get("format", "auto"), labeled=False,
+                       text_col=reader.get("text_col", "text"),
+                       label_col=reader.get("label_col", "label"),
+                       strict=reader.get("strict", False))
+    frames = list(predict_documents(clf, docs))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+_MODELS: dict = {}
+
+
+def _cached_model(path: str):
+    """A worker loads each model file once (keyed by path, size and mtime)."""
+    from .nbsvm import NBSVMClassifier
+
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if key not in _MODELS:
+        _MODELS.clear()
+        _MODELS[key] = NBSVMClassifier.load(path)
+    return _MODELS[key]
+
+
+# ----------------------------------------------------------------------------- on the driver
+
+def _gather(client, futures, what: str):
+    """Results of ``futures``; a failure names the shard and says nothing was kept."""
+    from distributed import wait
+
+    wait(futures)
+    for f in futures:
+        if f.status == "error":
+            exc = f.exception()
+            shard = getattr(f, "_nbsvm_shard", "?")
+            if isinstance(exc, NBSVMError):
+                raise exc
+            raise NBSVMError(f"{what} failed on shard {shard}: {type(exc).__name__}: {exc} "
+                             f"(nothing of this step was kept)") from None
+    return client.gather(futures)
+
+
+def _tree_reduce(client, futures, merge):
+    while len(futures) > 1:
+        nxt = [client.submit(merge, futures[i], futures[i + 1], pure=False)
+               for i in range(0, len(futures) - 1, 2)]
+        if len(futures) % 2:
+            nxt.append(futures[-1])
+        futures = nxt
+    return futures[0]
+
+
+def lexicon(client, shards: list[str], hasher, alpha: float = 1.0, reader: dict | None = None):
+    """The NB lexicon of ``shards``, counted on the workers (see the module docstring)."""
+    from .lexicon import NBLexicon
+
+    reader = dict(reader or {})
+    futures = []
+    for shard in shards:
+        f = client.submit(_count_shard, shard, reader, hasher.settings(), pure=False)
+        f._nbsvm_shard = shard
+        futures.append(f)
+    _gather(client, futures, "counting")
+    merged = _tree_reduce(client, futures, _merge_counts).result()
+    lex = NBLexicon(hasher, alpha=alpha)
+    lex._init_state()
+    for label in sorted(merged):
+        k = lex.code_of(label)
+        n, idx, cnt = merged[label]
+        lex._counts[k, idx] = cnt
+        lex._docs[k] = n
+    return lex
+
+
+def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=None,
+        callback: Callable[[dict], None] | None = None):
+    """Train ``clf`` (an unfitted :class:`~nbsvm.NBSVMClassifier`) on ``shards`` by iterative
+    parameter mixing; returns ``clf`` fitted (no n-gram map for explanations)."""
+    notify = callback or (lambda event: None)
+    reader = dict(reader or {})
+    hasher = clf._validate()
+    if clf.eta0 == "auto":
+        raise NBSVMError("--eta0 auto is not available for distributed training yet; give a number")
+    t0 = time.perf_counter()
+    lex = lexicon_ if lexicon_ is not None else lexicon(client, shards, hasher, clf.alpha, reader)
+    if lex.hasher != hasher:
+        raise NBSVMError(f"the lexicon was built with {lex.hasher.settings()} but the model "
+                         f"asks for {hasher.settings()}")
+    for attr in ("_learner", "lexicon_", "_remap", "_label_values"):
+        clf.__dict__.pop(attr, None)
+    clf._max_memory = None
+    clf._adopt(lex, None, alpha=clf.alpha)
+    notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
+    timings = {"lexicon_s": time.perf_counter() - t0}
+    learner = clf._learner
+    learner_kw = dict(loss=clf.loss, optimizer=clf.optimizer, eta0=clf.eta0, l2=clf.l2)
+    remap = None
+    for epoch in range(1, clf.epochs + 1):
+        for attempt in range(1, EPOCH_ATTEMPTS + 1):
+            try:
+                if remap is None:
+                    remap = client.scatter(clf._remap, hash=False)
+                S = client.scatter(learner.S_, hash=False)
+                state = client.scatter(learner.state_, hash=False)
+                futures = []
+                for i, shard in enumerate(shards):
+                    f = client.submit(_epoch_on_shard, shard, i, reader, hasher.settings(),
+                                      learner_kw, list(clf.classes_), remap, S, state, clf.seed,
+                                      epoch, pure=False)
+                    f._nbsvm_shard = shard
+                    futures.append(f)
+                results = _gather(client, futures, f"epoch {epoch}")
+                break
+            except NBSVMError:
+                raise
+            except Exception as e:       # a worker lost while broadcasting or gathering
+                if attempt == EPOCH_ATTEMPTS:
+                    raise NBSVMError(f"epoch {epoch} failed {attempt} times "
+                                     f"({type(e).__name__}: {e}); nothing of it was kept and "
+                                     f"no model was written") from None
+                notify({"stage": "retry", "epoch": epoch, "docs": 0, "error": str(e)})
+                remap = None             # its copies may have gone with the worker
+                client.wait_for_workers(1, timeout=60)
+        n = np.array([r[2] for r in results], dtype=np.float64)
+        _mix(learner, results, n / n.sum())
+        loss = sum(r[3] for r in results) / n.sum()
+        notify({"stage": "epoch", "epoch": epoch, "epochs": clf.epochs, "docs": int(n.sum()),
+                "total": int(n.sum()), "loss": loss})
+    clf.n_docs_ = int(lex.class_counts_.sum())
+    clf._finish()
+    clf.ngram_map_ = {}
+    timings["train_s"] = time.perf_counter() - t0 - timings["lexicon_s"]
+    clf.timings_ = timings
+    return clf
+
+
+def _mix(learner, results, w) -> None:
+    """Average the shards' learners into ``learner`` (in place): weights, AdaGrad sums and
+    learner state, weighted by shard size ``w`` (every shard's SGD scale is folded to 1).
+
+    Tried and not kept: averaging each weight by how much each shard moved it (the growth of
+    its AdaGrad sum, as Vowpal Wabbit's adaptive allreduce does) followed serial training
+    more closely on a 2,000-review slice but was 1 point less accurate than plain averaging.
+    """
+    mixed = sum(wi * r[0][:, :, 1:].astype(np.float64) for wi, r in zip(w, results))
+    learner.S_[:, :, 1:] = mixed.astype(learner.S_.dtype)
+    learner.state_[...] = sum(wi * r[1] for wi, r in zip(w, results))
+
+
+def predict(client, shards: list[str], model_path: str, reader: dict | None = None):
+    """One DataFrame of predictions per shard, in shard order."""
+    futures = []
+    for shard in shards:
+        f = client.submit(_predict_shard, shard, dict(reader or {}), str(model_path), False,
+                          pure=False)
+        f._nbsvm_shard = shard
+        futures.append(f)
+    return _gather(client, futures, "predicting")
+
+
+def evaluate(client, shards: list[str], model_path: str, reader: dict | None = None) -> dict:
+    """Metrics over all shards (confusion matrices summed, log loss averaged by documents)."""
+    from .metrics import report
+
+    futures = []
+    for shard in shards:
+        f = client.submit(_predict_shard, shard, dict(reader or {}), str(model_path), True,
+                          pure=False)
+        f._nbsvm_shard = shard
+        futures.append(f)
+    reps = _gather(client, futures, "evaluating")
+    cm = sum(np.asarray(r["confusion_matrix"], dtype=np.int64) for r in reps)
+    log_loss_sum = None
+    if all("log_loss" in r for r in reps):
+        log_loss_sum = sum(r["log_loss"] * r["n_docs"] for r in reps)
+    return report(cm, reps[0]["classes"], log_loss_sum)
