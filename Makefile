@@ -87,6 +87,7 @@ reproduce: install-plot data-imdb
 # nbsvm beside Vowpal Wabbit and scikit-learn on the IMDB trigram job (results/bench.md)
 bench: install-bench data-imdb
 	$(PY) pipelines/bench.py
+	$(PY) pipelines/bench_dask.py
 
 test: install
 	$(PY) -m pytest -q
