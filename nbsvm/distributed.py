@@ -84,8 +84,34 @@ def shards_of(inputs: Iterable[str]) -> list[str]:
 
 # ---------------------------------------------------------------------------- on workers
 
+def _local_copy(shard: str) -> str:
+    """A URL shard (``s3://``, ``gs://``, ``file://``, anything fsspec opens) copied once to
+    this worker's local folder, named by the URL and the remote size and modification time
+    (so a changed object is fetched again); local paths are returned as they are."""
+    if "://" not in shard:
+        return shard
+    import hashlib
+
+    import fsspec
+    from distributed import get_worker
+
+    fs, path = fsspec.core.url_to_fs(shard)
+    info = fs.info(path)
+    stamp = f"{shard}|{info.get('size')}|{info.get('mtime') or info.get('LastModified') or info.get('ETag')}"
+    folder = Path(get_worker().local_directory) / "nbsvm-downloads"
+    folder.mkdir(parents=True, exist_ok=True)
+    local = folder / (hashlib.sha256(stamp.encode()).hexdigest()[:24] + "-" +
+                      os.path.basename(path.rstrip("/")))
+    if not local.exists():
+        tmp = local.with_name(local.name + f".{os.getpid()}.part")
+        fs.get(path, str(tmp))
+        os.replace(tmp, local)
+    return str(local)
+
+
 def _reader_docs(shard: str, reader: dict):
     from .io.readers import read_inputs
+    shard = _local_copy(shard)
     return read_inputs([shard], fmt=reader.get("format", "auto"), text_col=reader.get("text_col", "text"),
                        label_col=reader.get("label_col", "label"), strict=reader.get("strict", False))
 
@@ -99,7 +125,7 @@ def _shard_cache(shard: str, reader: dict, hasher):
     from .features import hash_batches
 
     root = Path(get_worker().local_directory) / "nbsvm-shards"
-    kept = KeptCache(root, [shard], reader, hasher)
+    kept = KeptCache(root, [_local_copy(shard)], reader, hasher)
     cache = kept.open()
     if cache is None:
         writer = kept.writer()
@@ -180,7 +206,7 @@ def _predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
     if labeled:
         return evaluate_documents(clf, _reader_docs(shard, reader))
     import pandas as pd
-    docs = read_inputs([shard], fmt=reader.get("format", "auto"), labeled=False,
+    docs = read_inputs([_local_copy(shard)], fmt=reader.get("format", "auto"), labeled=False,
                        text_col=reader.get("text_col", "text"),
                        label_col=reader.get("label_col", "label"),
                        strict=reader.get("strict", False))

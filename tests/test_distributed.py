@@ -155,3 +155,14 @@ def test_cli_on_a_local_cluster(shards, tmp_path):
     r = runner.invoke(app, ["train", str(tmp_path / "nothing*.txt"), "--dask-local", "2",
                             "-o", str(model)])
     assert r.exit_code == 2 and "no input matches" in r.output
+
+
+def test_url_shards_are_fetched_by_the_workers(client, shards, tmp_path):
+    """fsspec URLs (file:// here; s3://, gs://, ... with their fsspec packages): each worker
+    copies its shard once into its local folder; the lexicon equals the local one."""
+    parts, everything, _ = shards
+    hasher = NBSVMClassifier(**SETTINGS)._validate()
+    urls = ["file://" + os.path.abspath(p) for p in parts]
+    lex = D.lexicon(client, D.shards_of(urls), hasher)
+    local = build_lexicon(read_inputs([everything]), hasher)
+    assert np.array_equal(lex.counts(), local.counts())
