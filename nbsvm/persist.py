@@ -116,30 +116,39 @@ ALLOWED_KINDS = "biuf"           # bool, integers, floats: nothing else is ever 
 MAX_NPY_HEADER = 10000          # numpy's own cap on an .npy member's header
 
 
+def member_spec(fh, info: zipfile.ZipInfo, kind: str, path) -> tuple[tuple, np.dtype, int]:
+    """Read and check an ``.npy`` member's header from the open member ``fh``: numeric
+    C-order data whose shape matches the member's size; returns ``(shape, dtype, nbytes)``
+    and leaves ``fh`` at the start of the data (nothing is allocated)."""
+    name = info.filename[:-4]
+    version = np.lib.format.read_magic(fh)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"unsupported .npy version {version}")
+    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                   else np.lib.format.read_array_header_2_0)
+    shape, fortran, dtype = read_header(fh, max_header_size=MAX_NPY_HEADER)
+    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None \
+            or dtype.kind not in ALLOWED_KINDS:
+        raise NBSVMError(f"refusing array {name!r} of dtype {dtype} in the {kind} file "
+                         f"(object or structured data; nbsvm never unpickles)",
+                         path=str(path))
+    if fortran:
+        raise NBSVMError(f"corrupted {kind} file: array {name!r} is not in C order",
+                         path=str(path))
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    nbytes = count * dtype.itemsize
+    if count < 0 or nbytes != info.file_size - fh.tell():
+        raise NBSVMError(f"corrupted or truncated {kind} file: array {name!r} has "
+                         f"{info.file_size - fh.tell()} bytes of data, its shape {shape} "
+                         f"needs {nbytes}", path=str(path))
+    return shape, dtype, nbytes
+
+
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) -> np.ndarray:
     """One ``.npy`` member, its header checked before any data is allocated or read."""
     name = info.filename[:-4]
     with zf.open(info) as fh:
-        version = np.lib.format.read_magic(fh)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"unsupported .npy version {version}")
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, fortran, dtype = read_header(fh, max_header_size=MAX_NPY_HEADER)
-        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None \
-                or dtype.kind not in ALLOWED_KINDS:
-            raise NBSVMError(f"refusing array {name!r} of dtype {dtype} in the {kind} file "
-                             f"(object or structured data; nbsvm never unpickles)",
-                             path=str(path))
-        if fortran:
-            raise NBSVMError(f"corrupted {kind} file: array {name!r} is not in C order",
-                             path=str(path))
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        nbytes = count * dtype.itemsize
-        if count < 0 or nbytes != info.file_size - fh.tell():
-            raise NBSVMError(f"corrupted or truncated {kind} file: array {name!r} has "
-                             f"{info.file_size - fh.tell()} bytes of data, its shape {shape} "
-                             f"needs {nbytes}", path=str(path))
+        shape, dtype, nbytes = member_spec(fh, info, kind, path)
         if name == HEADER_KEY and nbytes > MAX_HEADER_BYTES:
             raise NBSVMError(f"corrupted {kind} file: header of {nbytes} bytes is over the "
                              f"{MAX_HEADER_BYTES}-byte limit", path=str(path))

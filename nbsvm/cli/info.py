@@ -22,7 +22,7 @@ from .. import __version__
 from ..config import FORMAT_VERSION
 from ..errors import NBSVMError
 from ..memory import human
-from ..persist import (ALLOWED_KINDS, HEADER_KEY, MAX_NPY_HEADER, _read_member, load_npz)
+from ..persist import HEADER_KEY, _read_member, load_npz, member_spec
 from . import app
 from .common import cli_errors
 
@@ -33,27 +33,9 @@ MAX_MEMBERS = 64                # as load_npz
 
 def _array_spec(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path) -> dict:
     """An array's dtype and shape from its ``.npy`` header, checked as
-    :func:`nbsvm.persist._read_member` checks it, without reading its data."""
-    name = info.filename[:-4]
+    :func:`nbsvm.persist.load_npz` checks it, without reading its data."""
     with zf.open(info) as fh:
-        version = np.lib.format.read_magic(fh)
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"unsupported .npy version {version}")
-        read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                       else np.lib.format.read_array_header_2_0)
-        shape, fortran, dtype = read_header(fh, max_header_size=MAX_NPY_HEADER)
-        if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None \
-                or dtype.kind not in ALLOWED_KINDS:
-            raise NBSVMError(f"refusing array {name!r} of dtype {dtype} (object or structured "
-                             f"data; nbsvm never unpickles)", path=str(path))
-        if fortran:
-            raise NBSVMError(f"corrupted file: array {name!r} is not in C order", path=str(path))
-        count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        nbytes = count * dtype.itemsize
-        if count < 0 or nbytes != info.file_size - fh.tell():
-            raise NBSVMError(f"corrupted or truncated file: array {name!r} has "
-                             f"{info.file_size - fh.tell()} bytes of data, its shape {shape} "
-                             f"needs {nbytes}", path=str(path))
+        shape, dtype, nbytes = member_spec(fh, info, "nbsvm", path)
     return {"dtype": dtype.str, "shape": list(shape), "bytes": nbytes}
 
 
