@@ -354,28 +354,28 @@ def _mix(learner, results, w) -> None:
     learner.state_[...] = sum(wi * r[1] for wi, r in zip(w, results))
 
 
-def predict(client, shards: list[str], model_path: str, reader: dict | None = None):
-    """One DataFrame of predictions per shard, in shard order."""
+def _map_shards(client, fn, shards: list[str], *args, what: str):
+    """``fn(shard, *args)`` for every shard on the workers; results in shard order."""
     futures = []
     for shard in shards:
-        f = client.submit(_predict_shard, shard, dict(reader or {}), str(model_path), False,
-                          pure=False)
+        f = client.submit(fn, shard, *args, pure=False)
         f._nbsvm_shard = shard
         futures.append(f)
-    return _gather(client, futures, "predicting")
+    return _gather(client, futures, what)
+
+
+def predict(client, shards: list[str], model_path: str, reader: dict | None = None):
+    """One DataFrame of predictions per shard, in shard order."""
+    return _map_shards(client, _predict_shard, shards, dict(reader or {}), str(model_path),
+                       False, what="predicting")
 
 
 def evaluate(client, shards: list[str], model_path: str, reader: dict | None = None) -> dict:
     """Metrics over all shards (confusion matrices summed, log loss averaged by documents)."""
     from .metrics import report
 
-    futures = []
-    for shard in shards:
-        f = client.submit(_predict_shard, shard, dict(reader or {}), str(model_path), True,
-                          pure=False)
-        f._nbsvm_shard = shard
-        futures.append(f)
-    reps = _gather(client, futures, "evaluating")
+    reps = _map_shards(client, _predict_shard, shards, dict(reader or {}), str(model_path),
+                       True, what="evaluating")
     cm = sum(np.asarray(r["confusion_matrix"], dtype=np.int64) for r in reps)
     log_loss_sum = None
     if all("log_loss" in r for r in reps):
