@@ -44,6 +44,7 @@ import numpy as np
 
 from . import __version__
 from .config import BUCKET_DTYPE, DEFAULTS
+from ._params import Params
 from .errors import NBSVMError
 from .explain import (TextSample, contributions, decode_map, encode_map, ngram_map,
                       ngram_map_of)
@@ -159,7 +160,7 @@ def _texts_and_labels(X, y, text_col, label_col):
     return texts, labels
 
 
-class NBSVMClassifier:
+class NBSVMClassifier(Params):
     """NBSVM (Wang & Manning 2012) scaled out as in NBSVM-XL, in scikit-learn's style.
 
     Parameters
@@ -237,16 +238,6 @@ class NBSVMClassifier:
     _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss",
                "optimizer", "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads",
                "cache_dir", "weighting")
-
-    def get_params(self, deep=True) -> dict:
-        return {p: getattr(self, p) for p in self._PARAMS}
-
-    def set_params(self, **params):
-        for k, v in params.items():
-            if k not in self._PARAMS:
-                raise NBSVMError(f"unknown parameter {k!r}; allowed: {', '.join(self._PARAMS)}")
-            setattr(self, k, v)
-        return self
 
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
     def __sklearn_tags__(self):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .config import DEFAULTS
+from ._params import Params
 from .errors import NBSVMError
 from .lexicon import NBLexicon
 from .nbsvm import _texts_and_labels
@@ -29,7 +30,7 @@ from .text.hashing import Hasher
 CHUNK = 4096          # texts hashed per compiled call
 
 
-class NBFeatures:
+class NBFeatures(Params):
     """Hashed n-grams weighted by their naive-Bayes log-count ratios, as CSR features.
 
     Parameters
@@ -52,16 +53,6 @@ class NBFeatures:
         self.binary_values = binary_values
 
     _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "binary_values")
-
-    def get_params(self, deep=True) -> dict:
-        return {p: getattr(self, p) for p in self._PARAMS}
-
-    def set_params(self, **params):
-        for k, v in params.items():
-            if k not in self._PARAMS:
-                raise NBSVMError(f"unknown parameter {k!r}; allowed: {', '.join(self._PARAMS)}")
-            setattr(self, k, v)
-        return self
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
