@@ -175,9 +175,9 @@ def train_command(
         checkpoint = None
         if checkpoint_every or resume:
             # the kept cache stats every input already (an aclImdb folder: 25k files)
-            stats = kept.identity["inputs"] if kept is not None else \
+            identities = kept.identity["inputs"] if kept is not None else \
                 [input_identity(p) for p in inputs]
-            identity = {"inputs": stats, "reader": reader,
+            identity = {"inputs": identities, "reader": reader,
                         "lexicon": input_identity(lexicon) if lexicon else None}
             checkpoint = Checkpoint(checkpoint_path(output), every=checkpoint_every,
                                     resume=resume, identity=identity)
