@@ -209,7 +209,7 @@ def _predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
     docs = read_inputs([_local_copy(shard)], fmt=reader.get("format", "auto"), labeled=False,
                        text_col=reader.get("text_col", "text"),
                        label_col=reader.get("label_col", "label"),
-                       strict=reader.get("strict", False))
+                       strict=reader.get("strict", False), known_labels=clf.classes_)
     frames = list(predict_documents(clf, docs))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

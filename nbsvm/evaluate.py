@@ -21,16 +21,24 @@ from .online.losses import resolve_loss
 
 
 class _Scorer:
-    """Accumulates the confusion matrix and log loss batch by batch."""
+    """Accumulates the confusion matrix and log loss batch by batch.
+
+    True labels the model does not know (``unseen``) are errors whatever is predicted:
+    each gets a row of the confusion matrix and a class of the report (recall 0), and the
+    log loss is the mean over the documents of known labels (it has no value for others).
+    """
 
     def __init__(self, model: NBSVMClassifier, scores_out: list | None = None):
         self.model = model
         self.scores_out = scores_out        # (true codes, scores) per batch, if a list
         k = len(model.classes_)
+        self.index = {c: i for i, c in enumerate(model.classes_)}
         self.cm = np.zeros((k, k), dtype=np.int64)
+        self.unseen: dict = {}               # label -> predictions per model class
         self.has_proba = resolve_loss(model.loss).has_proba
         self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
         self.n = 0
+        self.n_known = 0
 
     def _add(self, x: float):
         """Add ``x`` exactly, so the total does not depend on how documents were batched."""
@@ -46,24 +54,60 @@ class _Scorer:
             x = hi
         self._partials[i:] = [x]
 
-    def add(self, batch: Batch, truth: np.ndarray, columns: bool = False):
+    def codes(self, batch: Batch) -> np.ndarray:
+        """The batch's true class indices; -1 for a label the model does not know (a
+        document without a label is an error naming it)."""
+        out = np.empty(len(batch), dtype=np.int32)
+        for i, label in enumerate(batch.labels):
+            code = self.index.get(label)
+            if code is None:
+                if label is None:
+                    raise NBSVMError("document has no label", **batch.where(i))
+                code = -1
+            out[i] = code
+        return out
+
+    def add(self, batch: Batch, truth: np.ndarray, columns: bool = False, names=None):
+        """Score ``batch`` against ``truth`` (class indices, -1: a label the model does not
+        know); ``names``: the label of each of ``batch.labels`` when they are codes."""
         scores = self.model.decision_batch(batch, columns=columns)
         pred = self.model._codes_for(list(self.model.labels_of(scores)))
+        known = truth >= 0
+        if not known.all():
+            k = len(self.model.classes_)
+            for i in np.flatnonzero(~known):
+                label = batch.labels[i] if names is None else names[batch.labels[i]]
+                row = self.unseen.setdefault(label, np.zeros(k, dtype=np.int64))
+                row[pred[i]] += 1
+            truth, pred, scores = truth[known], pred[known], scores[known]
         self.cm += confusion_matrix(truth, pred, len(self.model.classes_))
         if self.scores_out is not None:
             self.scores_out.append((np.asarray(truth, dtype=np.int32), scores))
-        if self.has_proba:
+        if self.has_proba and len(truth):
             proba = self.model.proba_of(scores)
             p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
             for term in (-np.log(p_true)).tolist():
                 self._add(term)
         self.n += len(batch)
+        self.n_known += len(truth)
 
     def report(self) -> dict:
         if self.n == 0:
             raise NBSVMError("no documents to evaluate")
-        ll_sum = math.fsum(self._partials)
-        return report(self.cm, self.model.classes_, ll_sum if self.has_proba else None)
+        classes, cm = list(self.model.classes_), self.cm
+        if self.unseen:
+            k, u = len(classes), len(self.unseen)
+            cm = np.zeros((k + u, k + u), dtype=np.int64)
+            cm[:k, :k] = self.cm
+            for j, row in enumerate(self.unseen.values()):
+                cm[k + j, :k] = row
+            classes += list(self.unseen)
+        rep = report(cm, classes)
+        if self.has_proba and self.n_known:
+            rep["log_loss"] = float(math.fsum(self._partials) / self.n_known)
+        if self.unseen:
+            rep["unseen_labels"] = {label: int(row.sum()) for label, row in self.unseen.items()}
+        return rep
 
 
 def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
@@ -71,13 +115,16 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
                        scores_out: list | None = None) -> dict:
     """Score labeled documents batch by batch; return :func:`nbsvm.metrics.report`.
 
+    A document whose label the model does not know counts as an error; such labels get a
+    class of the report and are listed in ``unseen_labels`` (label -> documents).
     ``scores_out``: a list that receives ``(true class indices, decision scores)`` per batch
-    (for ROC and precision-recall curves: 8 bytes per document and output are kept).
+    for the documents of known labels (for ROC and precision-recall curves: 8 bytes per
+    document and output are kept).
     """
     scorer = _Scorer(model, scores_out)
     # the hasher thread also maps buckets to model columns
     for batch in hash_batches(docs, model.hasher_, remap=model._remap):
-        scorer.add(batch, model._codes_for(batch.labels, batch), columns=True)
+        scorer.add(batch, scorer.codes(batch), columns=True)
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
     return scorer.report()
@@ -94,12 +141,13 @@ def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
     if cache.hasher != model.hasher_:
         raise NBSVMError("the cache was hashed with other settings than the model's",
                          path=str(cache.folder))
-    model.check_labels(cache.labels, cache.first_seen)
-    to_class = np.array([model.classes_.index(label) for label in cache.labels] or [0],
-                        dtype=np.int32)
+    # a label the model does not know is an error of every document that has it
+    to_class = np.array([model.classes_.index(label) if label in model.classes_ else -1
+                         for label in cache.labels] or [0], dtype=np.int32)
     scorer = _Scorer(model, scores_out)
     for batch in cache.batches(2048):
-        scorer.add(batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns)
+        scorer.add(batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns,
+                   names=cache.labels)
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
     return scorer.report()

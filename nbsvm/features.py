@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import mmap
 import os
 import queue
 import shutil
@@ -31,6 +30,7 @@ from .config import (BATCH_DOCS, BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFL
 from ._parallel import run_parts
 from ._prefetch import prefetch_row
 from .errors import NBSVMError
+from .memory import releasable_int32  # noqa: F401  (re-exported for the trainer)
 from .io.readers import Document
 from .text.hashing import Hasher
 
@@ -558,11 +558,3 @@ def check_ids(ids, limit):
         if ids[i] < 0 or ids[i] >= limit:
             return i
     return -1
-
-
-def releasable_int32(shape) -> tuple[mmap.mmap, np.ndarray]:
-    """A zeroed int32 array in anonymous memory whose pages can be handed back to the OS
-    piece by piece (``mm.madvise(mmap.MADV_DONTNEED, start, length)``)."""
-    n = int(np.prod(shape)) * 4
-    mm = mmap.mmap(-1, max(n, 1))
-    return mm, np.frombuffer(mm, dtype=np.int32, count=n // 4).reshape(shape)

@@ -9,6 +9,7 @@ against ``classes_[0]``); with more, one per class against the rest.
 from __future__ import annotations
 
 import math
+import mmap
 
 import numpy as np
 from numba import njit
@@ -16,6 +17,7 @@ from numba import njit
 from ._prefetch import prefetch_row
 from .config import BUCKET_DTYPE, RATIO_DTYPE
 from .errors import NBSVMError
+from .memory import check_fit_memory, lexicon_bytes, releasable_int32
 from .persist import load_npz, save_npz
 from .text.hashing import Hasher
 
@@ -96,17 +98,24 @@ class NBLexicon:
         self.alpha = alpha
 
     # -- counting -------------------------------------------------------------------------
-    def _init_state(self, store: np.ndarray | None = None):
+    def _init_state(self, store: np.ndarray | None = None, mm: mmap.mmap | None = None):
         """``store``: optional zeroed int32 array ``(2, 2**n_bits)`` (any strides) to count
-        the first two classes in, so that a trainer can lend memory it will reuse."""
+        the first two classes in, so that a trainer can lend memory it will reuse; ``mm``:
+        the anonymous mapping it lives in, whose pages are handed back when the counts
+        move to a larger store."""
         if not hasattr(self, "_labels"):
             if not (isinstance(self.alpha, (int, float)) and self.alpha > 0):
                 raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
             self._labels: list[str] = []          # first-appearance order
-            # room for two classes; np.zeros costs nothing until pages are touched
-            self._store = store if store is not None else \
-                np.zeros((2, 1 << self.hasher.n_bits), dtype=np.int32)
+            # room for two classes; untouched pages cost nothing
+            if store is None:
+                mm, store = releasable_int32((2, 1 << self.hasher.n_bits))
+            self._mm, self._store = mm, store
             self._docs_store = np.zeros(2, dtype=np.int64)
+
+    #: Checked before a class gets its count row: ``max_memory`` as ``--max-memory`` takes
+    #: it (None: only the memory available). Set by a trainer, not a learned value.
+    max_memory = None
 
     def code_of(self, label: str) -> int:
         """Internal code of ``label``, adding the class if it is new."""
@@ -115,14 +124,30 @@ class NBLexicon:
             return self._labels.index(label)
         except ValueError:
             k = len(self._labels)
+            if k >= 2:                           # the first two rows exist from the start
+                check_fit_memory(lexicon_bytes(self.hasher.n_bits, k + 1), self.max_memory,
+                                 what=f"counting {k + 1} classes", more=self._store.shape[1] * 4)
             if k == self._store.shape[0]:       # grow by doubling (new classes are rare)
-                store = np.zeros((2 * k, self._store.shape[1]), dtype=np.int32)
-                store[:k] = self._store
-                docs = np.zeros(2 * k, dtype=np.int64)
-                docs[:k] = self._docs_store
-                self._store, self._docs_store = store, docs
+                self._grow(2 * k)
             self._labels.append(label)
             return k
+
+    def _grow(self, rows: int) -> None:
+        """Move the counts to a store of ``rows`` rows, one row at a time, handing each old
+        row's pages back once copied: the peak is the counts plus one row, not twice the
+        counts (20 classes at 2**24 buckets: 1.3 GB, not 2.1 GB)."""
+        k, width = self._store.shape
+        mm, store = releasable_int32((rows, width))
+        row_bytes = width * 4
+        release = self._mm is not None and row_bytes % mmap.PAGESIZE == 0 \
+            and self._store.base is not None and self._store.flags.c_contiguous
+        for i in range(k):
+            store[i] = self._store[i]
+            if release:
+                self._mm.madvise(mmap.MADV_DONTNEED, i * row_bytes, row_bytes)
+        docs = np.zeros(rows, dtype=np.int64)
+        docs[:k] = self._docs_store
+        self._mm, self._store, self._docs_store = mm, store, docs
 
     @property
     def _counts(self) -> np.ndarray:
@@ -242,6 +267,7 @@ class NBLexicon:
         lex = cls(hasher, alpha=float(alpha))
         lex._labels = classes
         lex._docs_store = np.asarray(docs, dtype=np.int64)
+        lex._mm = None
         lex._store = np.zeros((len(classes), 1 << hasher.n_bits), dtype=np.int32)
         lex._store[:, buckets] = counts
         return lex

@@ -50,10 +50,10 @@ from .explain import (TextSample, contributions, decode_map, encode_map, ngram_m
                       ngram_map_of)
 from .features import (Batch, CacheWriter, FeatureCache, _translate, check_ids, hash_batch,
                        hash_batches, releasable_int32 as _releasable_int32, translate)
-from .io.readers import Document
+from .io.readers import COLUMN_SEPARATOR, Document
 from ._parallel import run_parts
 from .lexicon import NBLexicon, _compact_ratios, _seen_sums
-from .memory import check_fit_memory, fit_bytes
+from .memory import check_fit_memory, fit_bytes, lexicon_bytes
 from .online.losses import resolve_loss
 from .online._kernels import _mean_abs_weight
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
@@ -133,8 +133,16 @@ def _texts_and_labels(X, y, text_col, label_col):
                 raise NBSVMError(f"no label column {label_col!r} in the DataFrame; it has "
                                  f"{list(X.columns)} (pass y, or label_col=...)")
             y = X[label_col]
-        if text_col in X.columns:
-            X = X[text_col]
+        cols = [text_col] if isinstance(text_col, str) else list(text_col)
+        if len(cols) > 1:
+            # several text columns (a title and a body): joined as the readers join them
+            missing = [c for c in cols if c not in X.columns]
+            if missing:
+                raise NBSVMError(f"no text column(s) {missing} in the DataFrame; it has "
+                                 f"{list(X.columns)} (pass text_col=...)")
+            X = X[cols].astype(str).agg(COLUMN_SEPARATOR.join, axis=1)
+        elif cols[0] in X.columns:
+            X = X[cols[0]]
         elif X.shape[1] == 1:
             X = X.iloc[:, 0]
         else:
@@ -334,7 +342,9 @@ class NBSVMClassifier(Params):
         """
         hasher = self._validate()
         self._max_memory = max_memory
-        check_fit_memory(fit_bytes(hasher.n_bits, 1, self.optimizer), max_memory)
+        if lexicon is None:             # the lexicon pass, room for two classes to start
+            check_fit_memory(lexicon_bytes(hasher.n_bits, 2), max_memory,
+                             what="the lexicon pass")
         for attr in ("_learner", "lexicon_", "_remap", "_label_values"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
@@ -371,9 +381,9 @@ class NBSVMClassifier(Params):
                 # bucket -> column map, the other goes back to the OS (see _adopt)
                 mm, store = _releasable_int32((2, 1 << hasher.n_bits))
                 if cache is None:
-                    lexicon, cache = self._lexicon_pass(docs, hasher, writer, notify, store)
+                    lexicon, cache = self._lexicon_pass(docs, hasher, writer, notify, store, mm)
                 else:
-                    lexicon = self._lexicon_from_cache(cache, hasher, notify, store)
+                    lexicon = self._lexicon_from_cache(cache, hasher, notify, store, mm)
                 self._adopt(lexicon, mm if lexicon._store is store else None)
                 lexicon = store = None
                 first_epoch = 1
@@ -499,10 +509,17 @@ class NBSVMClassifier(Params):
         self._finish()
         return self
 
-    def _lexicon_pass(self, docs, hasher, writer, notify, store=None):
-        """Hash every document once: count the lexicon and write the cache in one pass."""
+    def _new_lexicon(self, hasher, store=None, mm=None) -> NBLexicon:
+        """An empty lexicon counting in ``store`` (lent), checking ``max_memory`` as
+        classes come."""
         lexicon = NBLexicon(hasher, alpha=self.alpha)
-        lexicon._init_state(store)
+        lexicon.max_memory = getattr(self, "_max_memory", None)
+        lexicon._init_state(store, mm)
+        return lexicon
+
+    def _lexicon_pass(self, docs, hasher, writer, notify, store=None, mm=None):
+        """Hash every document once: count the lexicon and write the cache in one pass."""
+        lexicon = self._new_lexicon(hasher, store, mm)
         with writer:
             n = 0
             for batch in hash_batches(docs, hasher):
@@ -587,11 +604,11 @@ class NBSVMClassifier(Params):
         pool.shutdown(wait=False)
         return future
 
-    def _lexicon_from_cache(self, cache: FeatureCache, hasher, notify, store=None) -> NBLexicon:
+    def _lexicon_from_cache(self, cache: FeatureCache, hasher, notify, store=None,
+                            mm=None) -> NBLexicon:
         """Count the lexicon from a kept cache (its ids are each document's distinct buckets,
         exactly what the lexicon pass counted), in the cache's label order."""
-        lexicon = NBLexicon(hasher, alpha=self.alpha)
-        lexicon._init_state(store)
+        lexicon = self._new_lexicon(hasher, store, mm)
         for label in cache.labels:
             lexicon.code_of(label)
         n = 0

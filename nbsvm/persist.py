@@ -10,15 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
+import stat
 import zipfile
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from .config import FORMAT_VERSION
 from .errors import NBSVMError
+from .outputs import atomic_path  # noqa: F401  (re-exported: models and reports are written with it)
 
 HEADER_KEY = "__header__"
 MAX_HEADER_BYTES = 1 << 20
@@ -34,32 +34,6 @@ def checksum(arrays: dict[str, np.ndarray]) -> str:
     return h.hexdigest()
 
 
-@contextmanager
-def atomic_path(path, suffix=""):
-    """Yield a temporary path in the folder of ``path``; rename it over ``path`` on success.
-
-    On any exception (KeyboardInterrupt included) the temporary file is removed and ``path``
-    is left as it was.
-    """
-    path = Path(path)
-    folder = path.parent if str(path.parent) else Path(".")
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + path.name + ".", suffix=".nbsvm-tmp" + suffix,
-                               dir=folder)
-    os.close(fd)
-    try:
-        yield Path(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 class Chunked:
     """An array written piece by piece: ``pieces()`` yields its C-order data in parts.
 
@@ -70,6 +44,15 @@ class Chunked:
         self.dtype, self.shape, self.pieces = np.dtype(dtype), tuple(shape), pieces
 
 
+class _Stream:
+    """A file seen as a stream: writes only. A device or FIFO written through is given to
+    zipfile this way, which then counts offsets itself and writes data descriptors
+    (``/dev/null`` would report position 0 after every write)."""
+
+    def __init__(self, fh):
+        self.write, self.flush = fh.write, fh.flush
+
+
 def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
     """Write ``arrays`` (ndarrays or :class:`Chunked`) and ``header`` to ``path`` atomically.
 
@@ -77,39 +60,42 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
     Arrays are streamed into the archive in name order while their checksum is computed.
     """
     digest = hashlib.sha256()
-    with atomic_path(path) as tmp:
-        with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for name in sorted(arrays):
-                a = arrays[name]
-                if isinstance(a, np.ndarray):
-                    a = np.ascontiguousarray(a)
-                    spec = Chunked(a.dtype, a.shape, lambda a=a: iter([a]))
-                else:
-                    spec = a
-                if spec.dtype == object:
-                    raise TypeError(f"array {name!r} has dtype object; refusing to save it")
-                digest.update(f"{name}|{spec.dtype.str}|{spec.shape}|".encode())
-                with zf.open(name + ".npy", "w", force_zip64=True) as fh:
-                    np.lib.format.write_array_header_1_0(
-                        fh, {"descr": np.lib.format.dtype_to_descr(spec.dtype),
-                             "fortran_order": False, "shape": spec.shape})
-                    written = 0
-                    for piece in spec.pieces():
-                        piece = np.ascontiguousarray(piece, dtype=spec.dtype)
-                        if piece.size == 0:
-                            continue
-                        view = memoryview(piece).cast("B")
-                        digest.update(view)
-                        fh.write(view)
-                        written += piece.size
-                    if written != int(np.prod(spec.shape, dtype=np.int64)):
-                        raise ValueError(f"array {name!r}: wrote {written} items, expected "
-                                         f"shape {spec.shape}")
-            full = dict(header, kind=kind, format_version=FORMAT_VERSION,
-                        checksum=digest.hexdigest())
-            blob = np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)
-            with zf.open(HEADER_KEY + ".npy", "w") as fh:
-                np.lib.format.write_array(fh, blob, allow_pickle=False)
+    # the file is opened here, not by zipfile (which opens "w+b"): a FIFO or a device is
+    # then written through as a stream
+    with atomic_path(path) as tmp, open(tmp, "wb") as out, \
+            zipfile.ZipFile(out if stat.S_ISREG(os.fstat(out.fileno()).st_mode) else _Stream(out),
+                            "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name in sorted(arrays):
+            a = arrays[name]
+            if isinstance(a, np.ndarray):
+                a = np.ascontiguousarray(a)
+                spec = Chunked(a.dtype, a.shape, lambda a=a: iter([a]))
+            else:
+                spec = a
+            if spec.dtype == object:
+                raise TypeError(f"array {name!r} has dtype object; refusing to save it")
+            digest.update(f"{name}|{spec.dtype.str}|{spec.shape}|".encode())
+            with zf.open(name + ".npy", "w", force_zip64=True) as fh:
+                np.lib.format.write_array_header_1_0(
+                    fh, {"descr": np.lib.format.dtype_to_descr(spec.dtype),
+                         "fortran_order": False, "shape": spec.shape})
+                written = 0
+                for piece in spec.pieces():
+                    piece = np.ascontiguousarray(piece, dtype=spec.dtype)
+                    if piece.size == 0:
+                        continue
+                    view = memoryview(piece).cast("B")
+                    digest.update(view)
+                    fh.write(view)
+                    written += piece.size
+                if written != int(np.prod(spec.shape, dtype=np.int64)):
+                    raise ValueError(f"array {name!r}: wrote {written} items, expected "
+                                     f"shape {spec.shape}")
+        full = dict(header, kind=kind, format_version=FORMAT_VERSION,
+                    checksum=digest.hexdigest())
+        blob = np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)
+        with zf.open(HEADER_KEY + ".npy", "w") as fh:
+            np.lib.format.write_array(fh, blob, allow_pickle=False)
 
 
 ALLOWED_KINDS = "biuf"           # bool, integers, floats: nothing else is ever saved

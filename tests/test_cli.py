@@ -256,8 +256,15 @@ def test_line_without_label_in_eval(files, model):
 def test_unknown_label_in_eval(files, model):
     tmp, _, _ = files
     unk = write_lines(tmp / "unk.txt", [("pos", "great"), ("meh", "so so")])
-    assert_clean_error(run("eval", unk, "-m", model, "-q"), f"{unk}:2:", "unknown label 'meh'",
-                       "neg", "pos")
+    r = run("eval", unk, "-m", model, "-q", "--json")
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["unseen_labels"] == {"meh": 1} and rep["per_class"]["meh"]["support"] == 1
+    assert rep["accuracy"] <= 0.5                      # "meh" is wrong whatever is predicted
+    # a document without a label is still an error naming it
+    none = tmp / "none.csv"
+    none.write_text("text,label\ngreat,pos\n")
+    assert run("eval", none, "-m", model, "-q").exit_code == 0
 
 
 def test_missing_input_file(files, model):
@@ -328,10 +335,15 @@ def test_bad_train_options(files, opt, value, needle):
 
 
 def test_error_message_with_brackets_printed_verbatim(files, model):
-    # labels and paths are user data: an unknown label "[b]" must appear as such
+    # labels and paths are user data: a label "[b]" must appear as such, in an error and in
+    # eval's tables (where a label the model does not know is a row of its own)
     tmp, _, _ = files
     unk = write_lines(tmp / "unk.txt", [("[b]", "great")])
-    assert_clean_error(run("eval", unk, "-m", model, "-q"), "unknown label '[b]'")
+    r = run("eval", unk, "-m", model, "-q")
+    assert r.exit_code == 0, r.output
+    assert "counted as errors: [b] (1)" in r.stdout and "│ [b]" in r.stdout
+    assert_clean_error(run("predict", unk, "-m", model, "-o", tmp / "[b]" / "p.csv"),
+                       f"the folder '{tmp / '[b]'}' does not exist")
 
 
 def test_missing_file_with_brackets_in_its_name(files):
@@ -385,11 +397,13 @@ def test_train_with_bad_test_file(files):
     bad.write_text("pos\tgreat\nno tab on this line\n")
     assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--test", bad),
                        f"{bad}:2:", "TAB")
-    unk = write_lines(tmp / "unk.txt", [("pos", "great"), ("meh", "so so")])
-    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--test", unk),
-                       f"{unk}:2:", "unknown label 'meh'")
     assert not (tmp / "x.npz").exists()
     assert not list(tmp.rglob("*.nbsvm-tmp*"))
+    # a label of the test set that training never saw counts as an error, and is named
+    unk = write_lines(tmp / "unk.txt", [("pos", "great"), ("meh", "so so")])
+    r = run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--test", unk)
+    assert r.exit_code == 0, r.output
+    assert "labels the model does not know, counted as errors: meh (1)" in r.stdout
 
 
 @pytest.mark.parametrize("value", ["0", "65", "-2"])

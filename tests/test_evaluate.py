@@ -117,8 +117,11 @@ def test_evaluate_cache_refuses_other_settings_and_unknown_labels(tmp_path):
     writer = CacheWriter(tmp_path / "b", clf.hasher_)
     for batch in hash_batches(read_lines(p), clf.hasher_):
         writer.add(batch)
-    with pytest.raises(NBSVMError, match=r"test\.txt:3: unknown label 'meh'"):
-        evaluate_cache(clf, writer.close())
+    # a label the model does not know: every document with it is an error, and it is named
+    rep = evaluate_cache(clf, writer.close())
+    assert rep["unseen_labels"] == {"meh": 1} and rep["n_docs"] == 3
+    assert rep["classes"] == clf.classes_ + ["meh"]
+    assert rep["confusion_matrix"][-1][-1] == 0 and sum(rep["confusion_matrix"][-1]) == 1
 
 
 def test_fit_and_evaluate_reports_test_file_errors_and_cleans_up(tmp_path):
@@ -135,8 +138,8 @@ def test_fit_and_evaluate_reports_test_file_errors_and_cleans_up(tmp_path):
     # a label of the test set that training never saw
     unk = tmp_path / "unk.txt"
     unk.write_text("pos\tfine\nweird\tlabel\n", encoding="utf-8")
-    with pytest.raises(NBSVMError, match=r"unk\.txt:2: unknown label 'weird'"):
-        fit_and_evaluate(clf, iter(train), read_lines(unk))
+    rep = fit_and_evaluate(clf, iter(train), read_lines(unk))
+    assert rep["unseen_labels"] == {"weird": 1} and rep["n_docs"] == 2
     assert list(cache_dir.iterdir()) == []
     assert not [t for t in threading.enumerate() if t.name.startswith("nbsvm-") and t.is_alive()]
 

@@ -170,9 +170,9 @@ def test_read_table_empty_label_and_empty_file(tmp_path):
 def test_detect_format(tmp_path):
     (tmp_path / "x.CSV").write_text("text,label\n")
     (tmp_path / "y.tsv").write_text("")
-    assert detect_format(tmp_path) == "aclimdb"
+    assert detect_format(tmp_path) == "folders"
     assert detect_format(tmp_path / "x.CSV") == "csv"
-    assert detect_format(tmp_path / "y.tsv") == "lines"
+    assert detect_format(tmp_path / "y.tsv") == "labeled-lines"
 
 
 def test_read_inputs_dispatch_and_chaining(tmp_path):

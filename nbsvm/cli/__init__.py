@@ -106,4 +106,7 @@ def main():
         app()
     except SystemExit as e:                  # typer ends every command with SystemExit
         _exit_now(e.code)
+    except BrokenPipeError:                  # a report printed after the reader left
+        from .common import end_on_closed_pipe
+        end_on_closed_pipe()
     _exit_now(0)

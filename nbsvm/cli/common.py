@@ -17,7 +17,8 @@ from rich.table import Table
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ..errors import NBSVMError
-from ..io.readers import FORMATS, STDIN, ReadStats, read_inputs
+from ..io.readers import COLUMN_SEPARATOR, FORMAT_HELP, STDIN, ReadStats, read_inputs
+from ..outputs import check_output
 
 err_console = Console(stderr=True)
 
@@ -25,8 +26,14 @@ INPUTS = typer.Argument(..., help="aclImdb-style split folders, label<TAB>text f
                                   "('-': standard input). Labels are stripped of surrounding "
                                   "spaces; two labels differing only in case are an error.",
                         show_default=False)
-FORMAT = typer.Option("auto", "--format", help=f"Input format: {', '.join(FORMATS)}.")
-TEXT_COL = typer.Option("text", "--text-col", help="Text column of CSV/TSV input.")
+FORMAT = typer.Option("auto", "--format", help=f"Input format: {FORMAT_HELP}.")
+TEXT_COL = typer.Option(["text"], "--text-col",
+                        help="Text column of CSV/TSV input; repeat it to join several columns "
+                             f"(e.g. title and body, joined with {COLUMN_SEPARATOR.strip()!r}).")
+SKIP_BAD = typer.Option(False, "--skip-bad-lines",
+                        help="Skip malformed lines (no TAB, empty label, a row with too many "
+                             "fields) and report how many, naming the first few; default: "
+                             "stop at the first, naming file and line.")
 LABEL_COL = typer.Option("label", "--label-col", help="Label column of CSV/TSV input.")
 SCHEDULER = typer.Option(None, "--scheduler",
                          help="Run on the Dask cluster at this address (tcp://host:8786); "
@@ -114,28 +121,33 @@ _command_stats: List[ReadStats] = []
 _command_streams: List[DocumentStream] = []
 
 
-def read_stats() -> ReadStats:
+def read_stats(skip_bad: bool = False) -> ReadStats:
     """A fresh ReadStats, reported by :func:`cli_errors` when the command ends well."""
-    stats = ReadStats()
+    stats = ReadStats(skip_bad=skip_bad)
     _command_stats.append(stats)
     return stats
 
 
-def documents(inputs: List[str], fmt: str, text_col: str, label_col: Optional[str], labeled=True,
-              strict: bool = False) -> DocumentStream:
+def documents(inputs: List[str], fmt: str, text_col, label_col: Optional[str], labeled=True,
+              strict: bool = False, skip_bad: bool = False,
+              known_labels=None) -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
-    counted, the count printed when the command ends (see :func:`report_replaced`)."""
-    stats = read_stats()
+    counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
+    readers noted printed when the command ends (see :func:`report_reading`)."""
+    stats = read_stats(skip_bad)
     stream = DocumentStream(read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col,
-                                        label_col=label_col, strict=strict, stats=stats),
+                                        label_col=label_col, strict=strict, stats=stats,
+                                        known_labels=known_labels),
                             stats, inputs)
     _command_streams.append(stream)
     return stream
 
 
-def report_replaced(*sources) -> None:
-    """Print one line to stderr when invalid UTF-8 was replaced: ``replaced N invalid UTF-8
-    bytes in M documents (--strict refuses them)``.
+def report_reading(*sources) -> None:
+    """Print to stderr what reading changed or decided: ``replaced N invalid UTF-8 bytes in
+    M documents (--strict refuses them)``, ``skipped N malformed lines`` with the first few
+    named, and the readers' notes (a header line skipped, lines read whole). Printed even
+    with ``--quiet``: each says the data was not read as it stands.
 
     ``sources``: ReadStats or DocumentStreams; none: every one made for the running command
     (what :func:`cli_errors` prints when a command ends without an error).
@@ -144,9 +156,34 @@ def report_replaced(*sources) -> None:
     n_bytes = sum(s.replaced_bytes for s in stats)
     if n_bytes:
         n_docs = sum(s.replaced_docs for s in stats)
-        err_console.print(f"replaced {n_bytes} invalid UTF-8 byte{'s' * (n_bytes != 1)} in "
-                          f"{n_docs} document{'s' * (n_docs != 1)} (--strict refuses them)",
-                          highlight=False, soft_wrap=True)
+        _say(f"replaced {n_bytes} invalid UTF-8 byte{'s' * (n_bytes != 1)} in "
+             f"{n_docs} document{'s' * (n_docs != 1)} (--strict refuses them)")
+    n_bad = sum(s.bad_lines for s in stats)
+    if n_bad:
+        examples = [e for s in stats for e in s.bad_examples]
+        _say(f"skipped {n_bad} malformed line{'s' * (n_bad != 1)} (--skip-bad-lines)"
+             + "".join(f"\n  {e}" for e in examples)
+             + ("\n  ..." if n_bad > len(examples) else ""))
+    for note in dict.fromkeys(n for s in stats for n in s.notes):
+        _say(f"note: {note}")
+
+
+def _say(text: str) -> None:
+    err_console.print(text, highlight=False, soft_wrap=True, markup=False)
+
+
+def text_columns(columns: List[str]):
+    """``--text-col`` as the readers take it: one name, or a list of several (one name
+    stays a string, so cache keys and checkpoints of one column are as before)."""
+    return columns[0] if len(columns) == 1 else list(columns)
+
+
+def check_outputs(**paths) -> None:
+    """Check every output a command will write (``option name -> path``, None: not
+    written) before it reads anything: see :func:`nbsvm.outputs.check_output`."""
+    for option, path in paths.items():
+        if path is not None:
+            check_output(path, "--" + option.replace("_", "-"))
 
 
 _interrupted = threading.Event()
@@ -160,6 +197,25 @@ def _on_sigint(signum, frame):
     if _interrupted.is_set():
         raise KeyboardInterrupt
     _interrupted.set()
+
+
+def end_on_closed_pipe():
+    """The reader of standard output went away (``nbsvm predict ... | head -1``): a normal
+    end for a filter. End as ``cat`` does: no message, killed by SIGPIPE (exit status 141
+    in a shell). Standard output is pointed at /dev/null first, so that nothing flushed on
+    the way out raises again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGPIPE)
+    raise typer.Exit(141)           # not reached where SIGPIPE exists
 
 
 def check_interrupt():
@@ -183,7 +239,9 @@ def cli_errors():
     _command_streams.clear()
     try:
         yield
-        report_replaced()
+        report_reading()
+    except BrokenPipeError:
+        end_on_closed_pipe()
     except NBSVMError as e:
         err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
@@ -388,17 +446,21 @@ def print_report(rep: dict, seconds: float):
     if "log_loss" in rep:
         console.print(f"log loss: {rep['log_loss']:.4f}", highlight=False)
     console.print(f"documents: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
+    if rep.get("unseen_labels"):
+        shown = ", ".join(f"{label} ({n})" for label, n in rep["unseen_labels"].items())
+        console.print(f"labels the model does not know, counted as errors: {shown}",
+                      highlight=False, markup=False)
     table = Table("class", "precision", "recall", "F1", "support")
-    for c, m in rep["per_class"].items():
-        table.add_row(c, f"{m['precision']:.4f}", f"{m['recall']:.4f}", f"{m['f1']:.4f}",
-                      str(m["support"]))
+    for c, m in rep["per_class"].items():       # class names are user data, not markup
+        table.add_row(escape(c), f"{m['precision']:.4f}", f"{m['recall']:.4f}",
+                      f"{m['f1']:.4f}", str(m["support"]))
     table.add_row("macro", f"{rep['macro_precision']:.4f}", f"{rep['macro_recall']:.4f}",
                   f"{rep['macro_f1']:.4f}", str(rep["n_docs"]))
     console.print(table)
     cm = Table(title="confusion matrix (rows: true, columns: predicted)")
     cm.add_column("")
     for c in rep["classes"]:
-        cm.add_column(c)
+        cm.add_column(escape(c))
     for c, row in zip(rep["classes"], rep["confusion_matrix"]):
-        cm.add_row(c, *[str(x) for x in row])
+        cm.add_row(escape(c), *[str(x) for x in row])
     console.print(cm)

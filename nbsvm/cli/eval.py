@@ -19,9 +19,9 @@ from ..metrics import report_table
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, STRICT, TEXT_COL,
-                     ProgressReporter, check_interrupt, cli_errors, documents, print_report,
-                     read_stats)
+from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT,
+                     TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
+                     print_report, ProgressReporter, read_stats, text_columns)
 
 
 def print_learner_report(rep: dict, seconds: float):
@@ -67,13 +67,19 @@ def eval_command(
                                                  ".pdf; needs matplotlib: pip install "
                                                  "'nbsvm[plot]'). Keeps 8 bytes per document "
                                                  "and class in memory."),
-    fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    strict: bool = STRICT,
+    fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL,
+    quiet: bool = QUIET, strict: bool = STRICT, skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
-    `nbsvm learn` models: the metrics of their task)."""
+    `nbsvm learn` models: the metrics of their task). A document whose label the model
+    does not know counts as an error; the report lists such labels."""
+    text_col = text_columns(text_col)
     with cli_errors():
+        check_outputs(output=output, plot=plot_path)
+        if skip_bad and (scheduler or dask_local or model_file_kind(model) == "learner"):
+            raise NBSVMError("--skip-bad-lines reads text for models of `nbsvm train`, "
+                             "without --scheduler / --dask-local")
         if (scheduler or dask_local) and (plot_path is not None
                                           or model_file_kind(model) == "learner"):
             raise NBSVMError("--scheduler / --dask-local evaluate models from `nbsvm train`, "
@@ -103,14 +109,16 @@ def eval_command(
             t0 = time.perf_counter()
             with ProgressReporter(quiet or json_out) as progress:
                 rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col,
-                                                        strict=strict), callback=progress,
+                                                        strict=strict, skip_bad=skip_bad),
+                                         callback=progress,
                                          scores_out=scores)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
         if plot_path is not None:
             truth = np.concatenate([t for t, _ in scores])
             plot.roc_pr_confusion(truth, np.concatenate([s for _, s in scores]), clf.classes_,
-                                  plot_path, confusion=rep["confusion_matrix"],
+                                  plot_path, confusion=np.asarray(rep["confusion_matrix"])
+                                  [:len(clf.classes_), :len(clf.classes_)],
                                   title=_plot_title(inputs, model))
         if output:
             with atomic_path(output) as tmp:

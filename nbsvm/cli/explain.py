@@ -16,7 +16,7 @@ from ..explain import explain_text, to_html, top_features
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import cli_errors
+from .common import check_outputs, cli_errors
 
 
 @app.command("explain")
@@ -35,6 +35,7 @@ def explain_command(
     """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
     split one text's score into its n-grams' contributions."""
     with cli_errors():
+        check_outputs(html=html)
         clf = NBSVMClassifier.load(model)
         console = Console()
         if text is None:

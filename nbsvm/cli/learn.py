@@ -10,7 +10,7 @@ import typer
 from ..learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
 from ..online.registry import names
 from . import app
-from .common import QUIET, STRICT, ProgressReporter, cli_errors, echo_kv, read_stats
+from .common import QUIET, STRICT, ProgressReporter, check_outputs, cli_errors, echo_kv, read_stats
 from .eval import print_learner_report
 
 SPARSE_FORMAT = typer.Option("auto", "--format",
@@ -75,6 +75,7 @@ def learn_command(
 ):
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
     with cli_errors():
+        check_outputs(output=output)
         learner = make_learner_from_options(algorithm, {
             "--loss": loss, "--schedule": schedule, "--penalty": penalty, "--l1": l1,
             "--lambda": lam, "--eta0": eta0, "--C": C, "--radius": radius,

@@ -12,7 +12,8 @@ from ..lexicon import build_lexicon
 from ..text.hashing import Hasher
 from . import app
 from .common import (DASK_LOCAL, FORMAT, INPUTS, JSON, LABEL_COL, QUIET, SCHEDULER, STRICT,
-                     TEXT_COL, ProgressReporter, cli_errors, documents, echo_kv)
+                     TEXT_COL, check_outputs, cli_errors, documents, echo_kv, ProgressReporter,
+                     text_columns)
 
 
 @app.command("lexicon")
@@ -25,12 +26,14 @@ def lexicon_command(
                                     help="Character n-grams of this length (0: none)."),
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
-    fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
+    fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     json_out: bool = JSON, strict: bool = STRICT,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
+    text_col = text_columns(text_col)
     with cli_errors():
+        check_outputs(output=output)
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed)
         t0 = time.perf_counter()
         if scheduler or dask_local:

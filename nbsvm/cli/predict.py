@@ -16,8 +16,9 @@ from ..learn import load_learner, model_file_kind, predict_sparse
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (DASK_LOCAL, FORMAT, INPUTS, SCHEDULER, STRICT, TEXT_COL, ProgressReporter,
-                     _isatty, cli_errors, documents, err_console, read_stats)
+from .common import (DASK_LOCAL, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL, _isatty,
+                     check_outputs, cli_errors, documents, err_console, ProgressReporter,
+                     read_stats, text_columns)
 
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
 OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
@@ -159,27 +160,35 @@ def predict_command(
     model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train` or "
                                                           "`nbsvm learn`."),
     output: Optional[str] = typer.Option(None, "--output", "-o",
-                                         help="File to write (default: CSV on standard "
-                                              "output), written to a temporary name and "
-                                              "renamed when complete."),
+                                         help="File to write (default or '-': standard "
+                                              "output). A file is written to a temporary "
+                                              "name and renamed when complete; a device or "
+                                              "FIFO is written through."),
     output_format: Optional[str] = typer.Option(
         None, "--output-format",
         help=f"One of {', '.join(OUTPUT_FORMATS)} (default: from the --output suffix: "
              ".parquet, .jsonl, else csv). Parquet needs pyarrow "
              "(pip install 'nbsvm[parquet]')."),
-    fmt: str = FORMAT, text_col: str = TEXT_COL,
+    fmt: str = FORMAT, text_col: List[str] = TEXT_COL,
     label_col: Optional[str] = typer.Option("label", "--label-col",
                                             help="Label column of CSV/TSV input, copied to "
                                                  "true_label when present."),
     quiet: bool = typer.Option(False, "--quiet", "-q",
                                help="No progress bar and no summary line on stderr."),
-    strict: bool = STRICT,
+    strict: bool = STRICT, skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Predict labels: one row per document with source, line, true_label (if known), label,
     score, probability (`nbsvm learn` models: label and score, or prediction for
-    regression), as CSV, JSON lines or Parquet."""
+    regression), as CSV, JSON lines or Parquet.
+
+    Line files (--format auto): a line `label<TAB>text` whose label is one of the model's
+    classes keeps it as true_label; any other line is one document, TABs and all."""
+    text_col = text_columns(text_col)
     with cli_errors():
+        if output == "-":
+            output = None
+        check_outputs(output=output)
         out_fmt = choose_output_format(output_format, output)
         if out_fmt == "parquet":
             _pyarrow()                   # before any work: say what to install
@@ -187,6 +196,9 @@ def predict_command(
                 raise NBSVMError("Parquet output needs --output FILE (it is not written to "
                                  "standard output)")
         if scheduler or dask_local:
+            if skip_bad:
+                raise NBSVMError("--skip-bad-lines is not available with --scheduler / "
+                                 "--dask-local")
             if model_file_kind(model) == "learner":
                 raise NBSVMError("--scheduler / --dask-local predict with models from "
                                  "`nbsvm train`")
@@ -199,12 +211,17 @@ def predict_command(
                 frames = iter(distributed.predict(client, distributed.shards_of(inputs), model,
                                                   reader))
         elif model_file_kind(model) == "learner":
+            if skip_bad:
+                raise NBSVMError("--skip-bad-lines reads text for models of `nbsvm train`; "
+                                 "this is an `nbsvm learn` model", path=model)
             frames = predict_sparse(load_learner(model), inputs, fmt=fmt, strict=strict,
-                                    stats=read_stats())
+                                    stats=read_stats(skip_bad))
         else:
             clf = NBSVMClassifier.load(model)
             frames = predict_documents(clf, documents(inputs, fmt, text_col, label_col,
-                                                      labeled=False, strict=strict))
+                                                      labeled=False, strict=strict,
+                                                      skip_bad=skip_bad,
+                                                      known_labels=clf.classes_))
         # rows on a terminal show their own progress; a bar would only garble them
         show = not quiet and not (output is None and _isatty(sys.stdout))
         n = 0

@@ -17,9 +17,9 @@ from ..evaluate import EpochHistory, fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
-from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, STRICT, TEXT_COL,
-                     ProgressReporter, check_interrupt, cli_errors, documents, echo_kv,
-                     err_console, print_report)
+from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT,
+                     TEXT_COL, check_interrupt, check_outputs, cli_errors, documents, echo_kv,
+                     err_console, print_report, ProgressReporter, text_columns)
 
 
 def parse_eta0(text: str):
@@ -38,7 +38,8 @@ def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local
     from .. import distributed
 
     flags = {"keep_cache": "--keep-cache", "checkpoint_every": "--checkpoint-every",
-             "resume": "--resume", "plot": "--plot", "max_memory": "--max-memory"}
+             "resume": "--resume", "plot": "--plot", "max_memory": "--max-memory",
+             "skip_bad": "--skip-bad-lines"}
     for key, on in single_machine_only.items():
         if on:
             raise NBSVMError(f"{flags[key]} is not available with --scheduler / --dask-local")
@@ -136,12 +137,17 @@ def train_command(
                                              help="Refuse to start when training would need "
                                                   "more (e.g. 2G); always refused beyond the "
                                                   "memory available."),
-    fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    strict: bool = STRICT,
+    fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL,
+    quiet: bool = QUIET, strict: bool = STRICT, skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Train an NB-weighted linear model out of core and save it."""
+    text_col = text_columns(text_col)
     with cli_errors():
+        # every file this run writes, checked before anything is read
+        check_outputs(output=output, plot=plot_path,
+                      checkpoint_every=checkpoint_path(output)
+                      if checkpoint_every or resume else None)
         if plot_path is not None:
             plot.check(plot_path)       # no matplotlib or a bad suffix: say so before training
         history = EpochHistory() if plot_path is not None else None
@@ -163,12 +169,14 @@ def train_command(
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
         reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
+        if skip_bad:
+            reader["skip_bad"] = True
         if scheduler or dask_local:
             _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local,
                            quiet, json_out, dict(keep_cache=keep_cache,
                                                  checkpoint_every=checkpoint_every,
                                                  resume=resume, plot=plot_path,
-                                                 max_memory=max_memory))
+                                                 max_memory=max_memory, skip_bad=skip_bad))
             return
         kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) \
             if keep_cache else None
@@ -184,7 +192,7 @@ def train_command(
         t0 = time.perf_counter()
         rep = None
         with ProgressReporter(quiet or json_out) as progress:
-            docs = documents(inputs, fmt, text_col, label_col, strict=strict)
+            docs = documents(inputs, fmt, text_col, label_col, strict=strict, skip_bad=skip_bad)
             # hand over the only reference so that fit can free the counts after use
             holder = [lex]
             del lex
@@ -220,7 +228,7 @@ def train_command(
                           kept=kept, checkpoint=checkpoint)
             if test:
                 rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col,
-                                                            strict=strict),
+                                                            strict=strict, skip_bad=skip_bad),
                                        history=history, **fit_kw)
             else:
                 clf.fit_documents(docs, **fit_kw)

@@ -16,8 +16,8 @@ from ..errors import NBSVMError
 from ..persist import atomic_path
 from ..tune import DEFAULT_GRID, TUNABLE, tune
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, ProgressReporter,
-                     cli_errors, documents)
+from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, check_outputs,
+                     cli_errors, documents, ProgressReporter, text_columns)
 
 #: grid names as on the command line (``lambda``) -> parameter names (``l2``)
 ALIASES = {"lambda": "l2"}
@@ -95,12 +95,14 @@ def tune_command(
                                     "standard error of the best (if the grid holds them); "
                                     "best: the highest validation accuracy."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    fmt: str = FORMAT, text_col: str = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
+    fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     strict: bool = STRICT,
 ):
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
+    text_col = text_columns(text_col)
     with cli_errors():
+        check_outputs(output=output)
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         base = dict(n_bits=n_bits, char_ngrams=char_ngrams, hash_seed=hash_seed, epochs=epochs,
                     seed=seed)

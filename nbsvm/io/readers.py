@@ -36,7 +36,41 @@ from ..errors import NBSVMError
 #: unreadable file or folder); the readers turn these into :class:`NBSVMError`.
 READ_ERRORS = (OSError, EOFError, zlib.error)
 
-FORMATS = ("auto", "aclimdb", "lines", "text", "csv", "tsv")
+#: Input formats of text documents. ``labeled-lines``: ``label<TAB>text`` per line;
+#: ``plain-lines``: one unlabeled document per line; ``csv`` / ``tsv``: a table whose first
+#: row names the columns; ``folders``: one sub-folder per class, one file per document.
+FORMATS = ("auto", "folders", "labeled-lines", "plain-lines", "csv", "tsv")
+#: The older names, still accepted.
+FORMAT_ALIASES = {"aclimdb": "folders", "lines": "labeled-lines", "text": "plain-lines"}
+#: What the formats are, for help texts and errors.
+FORMAT_HELP = ("auto (a folder: folders; .csv: csv; else labeled-lines, whose header line "
+               "label<TAB>text is skipped), "
+               "folders (one sub-folder per class), labeled-lines (label<TAB>text per line), "
+               "plain-lines (one unlabeled document per line), csv / tsv (a table with a "
+               "header row); old names: aclimdb, lines, text")
+#: Several ``--text-col`` columns are joined with this: the tokenizer sees ``|`` as a token
+#: of its own, so no n-gram runs from the end of one column into the next.
+COLUMN_SEPARATOR = " | "
+#: Names a first line is read as column names by (with the --label-col / --text-col ones):
+#: ``label<TAB>text`` on line 1 of a labeled-lines file is a header, not a document.
+LABEL_HEADERS = frozenset({"label", "labels", "class", "category", "categories", "target", "y",
+                           "sentiment", "polarity", "tag", "tags", "topic", "intent"})
+TEXT_HEADERS = frozenset({"text", "texts", "document", "doc", "review", "sentence", "body",
+                          "content", "message", "comment", "tweet", "x"})
+#: Malformed lines named in the report of a run with ``--skip-bad-lines``.
+BAD_EXAMPLES = 5
+
+
+def normalize_format(fmt: str) -> str:
+    """The format's current name (old names are aliases); unknown names are refused.
+
+    >>> normalize_format("lines"), normalize_format("plain-lines")
+    ('labeled-lines', 'plain-lines')
+    """
+    name = FORMAT_ALIASES.get(fmt, fmt)
+    if name not in FORMATS:
+        raise NBSVMError(f"unknown format {fmt!r}; allowed: {FORMAT_HELP}")
+    return name
 
 
 class Document(NamedTuple):
@@ -55,17 +89,39 @@ READ_BUFFER = 1 << 20
 
 
 class ReadStats:
-    """What reading replaced, filled in while documents are read (read it afterwards).
+    """What reading replaced, skipped and noticed, filled in while documents are read.
 
     ``replaced_bytes``: invalid UTF-8 bytes replaced by U+FFFD; ``replaced_docs``: the
     documents (lines of line formats, rows of tables, files of aclImdb) that had any.
+    ``skip_bad``: skip malformed lines (counted in ``bad_lines``, the first
+    :data:`BAD_EXAMPLES` described in ``bad_examples``) instead of stopping at the first.
+    ``notes``: what a reader decided on the user's behalf (a header line skipped, lines
+    read as whole documents), one sentence each.
     """
 
-    __slots__ = ("replaced_bytes", "replaced_docs")
+    __slots__ = ("replaced_bytes", "replaced_docs", "skip_bad", "bad_lines", "bad_examples",
+                 "notes")
 
-    def __init__(self):
+    def __init__(self, skip_bad: bool = False):
         self.replaced_bytes = 0
         self.replaced_docs = 0
+        self.skip_bad = skip_bad
+        self.bad_lines = 0
+        self.bad_examples: list[str] = []
+        self.notes: list[str] = []
+
+    def bad(self, message: str, path: str, line: int | None = None) -> None:
+        """A malformed line: raise (naming file and line) unless bad lines are skipped."""
+        if not self.skip_bad:
+            raise NBSVMError(message + " (--skip-bad-lines skips such lines and counts them)",
+                             path=path, line=line)
+        self.bad_lines += 1
+        if len(self.bad_examples) < BAD_EXAMPLES:
+            self.bad_examples.append(str(NBSVMError(message, path=path, line=line)))
+
+    def note(self, sentence: str) -> None:
+        if sentence not in self.notes:
+            self.notes.append(sentence)
 
     def add(self, n_bytes: int, n_docs: int = 1):
         if n_bytes:
@@ -73,7 +129,8 @@ class ReadStats:
             self.replaced_docs += n_docs
 
     def __repr__(self) -> str:
-        return f"ReadStats(replaced_bytes={self.replaced_bytes}, replaced_docs={self.replaced_docs})"
+        return (f"ReadStats(replaced_bytes={self.replaced_bytes}, replaced_docs="
+                f"{self.replaced_docs}, bad_lines={self.bad_lines})")
 
 
 # Invalid bytes are counted by a codecs error handler: the decoder only calls it on bad
@@ -221,13 +278,62 @@ def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = Non
             fh.close()
 
 
+def header_columns(line: str, label_col: str | None = "label",
+                   text_col=("text",)) -> list[str] | None:
+    """The column names if ``line`` (a first line) is a header row of TAB-separated names,
+    one naming labels and one naming texts (:data:`LABEL_HEADERS`, :data:`TEXT_HEADERS`,
+    ``label_col``, ``text_col``); else None.
+
+    >>> header_columns("label\\ttext"), header_columns("pos\\tgreat text")
+    (['label', 'text'], None)
+    """
+    fields = [f.strip() for f in line.split("\t")]
+    if len(fields) < 2 or len(fields) > 64 or any(not f or len(f) > 64 for f in fields):
+        return None
+    names = {f.casefold() for f in fields}
+    labels = LABEL_HEADERS | ({label_col.casefold()} if label_col else set())
+    texts = TEXT_HEADERS | {c.casefold() for c in _columns(text_col)}
+    return fields if names & labels and names & texts else None
+
+
+def _columns(text_col) -> list[str]:
+    """``--text-col`` as a list (one name or several)."""
+    return [text_col] if isinstance(text_col, str) else list(text_col)
+
+
+def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) -> bool:
+    """Whether the first line ``line`` is a header to skip; a header of other columns than
+    ``label<TAB>text`` is an error saying how to read the file as a table."""
+    fields = header_columns(line, label_col, text_col)
+    if fields is None:
+        return False
+    labels = LABEL_HEADERS | ({label_col.casefold()} if label_col else set())
+    if len(fields) == 2 and fields[0].casefold() in labels:
+        stats.note(f"{name}:1: skipped a header line ({' / '.join(fields)}: column names, "
+                   "not a document)")
+        return True
+    raise NBSVMError(f"the first line looks like a header row (columns: {', '.join(fields)}); "
+                     "read the file as a table with --format tsv (--label-col and --text-col "
+                     "choose the columns)", path=name, line=1)
+
+
 def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
-               stats: ReadStats | None = None) -> Iterator[Document]:
+               stats: ReadStats | None = None, known_labels=None, label_col: str | None = "label",
+               text_col=("text",)) -> Iterator[Document]:
     """Read ``label<TAB>text`` lines (NBSVM-XL's format); blank lines are skipped.
 
     The label is stripped of surrounding white space; the text is kept as it is, but for
     a lone ``\\r`` in it, which becomes a space. Line ends, the BOM and invalid UTF-8
     (``strict``, ``stats``) as in :func:`iter_lines` (the same loop, inlined for speed).
+    A first line of column names (``label<TAB>text``, see :func:`header_columns`) is
+    skipped and noted in ``stats``. A line without a TAB or with an empty label is
+    malformed: an error naming file and line, or skipped and counted when
+    ``stats.skip_bad``.
+
+    ``labeled=False``: every line is one unlabeled document, unless ``known_labels`` (a
+    model's classes) is given: then a line ``label<TAB>text`` whose label is one of them
+    keeps it as its true label, and any other line, TABs and all, is one unlabeled document
+    (how many had a TAB is noted in ``stats``).
 
     Examples
     --------
@@ -235,6 +341,12 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     >>> [d.label for d in read_lines(io.StringIO("pos\\tgreat\\n neg \\tawful\\n"))]
     ['pos', 'neg']
     """
+    if stats is None:
+        stats = ReadStats()
+    split = labeled or known_labels is not None
+    known = frozenset(known_labels) if known_labels is not None else None
+    tab_unknown = 0
+    first = True
     fh, name, close = _open_binary(path_or_file)
     try:
         for lineno, raw in enumerate(_byte_lines(fh), 1):
@@ -248,22 +360,43 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                 line = line.lstrip("\ufeff")
             if not line.strip():
                 continue
-            if not labeled:
+            if first:
+                first = False
+                if split and lineno == 1 and "\t" in line \
+                        and _skip_header(line, name, label_col, text_col, stats):
+                    continue
+            if not split:
                 yield Document(None, line, name, lineno)
                 continue
             label, sep, text = line.partition("\t")
-            if not sep:
-                raise NBSVMError("expected 'label<TAB>text', found no TAB", path=name,
-                                 line=lineno)
             label = label.strip()
+            if known is not None:
+                if sep and label in known:
+                    yield Document(label, text, name, lineno)
+                else:
+                    tab_unknown += bool(sep)
+                    yield Document(None, line, name, lineno)
+                continue
+            if not sep:
+                stats.bad("expected 'label<TAB>text', found no TAB (a file of unlabeled "
+                          "documents, one per line, is read with --format plain-lines)",
+                          name, lineno)
+                continue
             if not label:
-                raise NBSVMError("empty label before the TAB", path=name, line=lineno)
+                stats.bad("empty label before the TAB", name, lineno)
+                continue
             yield Document(label, text, name, lineno)
     except READ_ERRORS as e:          # e.g. a truncated or corrupt .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
         if close:
             fh.close()
+    if tab_unknown:
+        shown = ", ".join(sorted(map(str, known))[:10])
+        stats.note(f"{name}: {tab_unknown} line{'s' * (tab_unknown != 1)} with a TAB whose "
+                   f"first field is not one of the model's classes ({shown}) read whole, as "
+                   "unlabeled documents (--format labeled-lines reads every line as "
+                   "label<TAB>text)")
 
 
 def read_text_lines(path_or_file, strict: bool = False,
@@ -331,7 +464,7 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
                 yield Document(label if labeled else None, text, str(path), 1)
 
 
-def read_table(path, text_col: str = "text", label_col: str | None = "label", sep: str = ",",
+def read_table(path, text_col="text", label_col: str | None = "label", sep: str = ",",
                chunksize: int = 10_000, strict: bool = False, stats: ReadStats | None = None,
                label_optional: bool = False) -> Iterator[Document]:
     """Read a CSV/TSV file (path, open file or ``"-"``) with a header through pandas in chunks.
@@ -342,7 +475,17 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
     (exact for files without quoted multi-line fields). Invalid UTF-8 is replaced and
     counted in ``stats`` (the rows whose text or label then holds U+FFFD are the documents
     counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
+
+    ``text_col``: a column name, or several whose texts are joined with
+    :data:`COLUMN_SEPARATOR` (a title and a body). A row with an empty label, or (when
+    ``stats.skip_bad``) with more fields than the header, is malformed: an error naming
+    the line, or skipped and counted.
     """
+    if stats is None:
+        stats = ReadStats()
+    text_cols = _columns(text_col)
+    if not text_cols or len(set(text_cols)) != len(text_cols):
+        raise NBSVMError(f"--text-col names each column once; got {text_cols}")
     if hasattr(path, "read"):
         source, name = path, str(getattr(path, "name", "<stream>"))
     elif isinstance(path, str) and path == STDIN:
@@ -357,17 +500,21 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
     try:
         before = _replaced_so_far()
         chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
-                             encoding="utf-8", encoding_errors="strict" if strict else COUNT_ERRORS)
+                             encoding="utf-8", encoding_errors="strict" if strict else COUNT_ERRORS,
+                             on_bad_lines="warn" if stats.skip_bad else "error")
         row = 1
-        for chunk in chunks:
+        skipped: set[int] = set()       # lines pandas dropped: the row count steps over them
+        for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
             if row == 1 and label_optional and label_col and label_col not in chunk.columns:
                 label_col = None
-            usecols = [text_col] + ([label_col] if label_col else [])
+            usecols = text_cols + ([label_col] if label_col else [])
             missing = [c for c in usecols if c not in chunk.columns]
             if missing:
                 raise NBSVMError(f"missing column(s) {missing}; the file has {list(chunk.columns)} "
                                  "(choose with --text-col / --label-col)", path=name, line=1)
-            texts = chunk[text_col].tolist()
+            texts = chunk[text_cols[0]].tolist()
+            for col in text_cols[1:]:
+                texts = [a + COLUMN_SEPARATOR + b for a, b in zip(texts, chunk[col].tolist())]
             labels = chunk[label_col].tolist() if label_col else [None] * len(texts)
             n_bad = _replaced_so_far() - before
             if n_bad:
@@ -377,11 +524,13 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
                                          if "\ufffd" in t or (lab is not None and "\ufffd" in lab)))
             for text, label in zip(texts, labels):
                 row += 1
+                while row in skipped:
+                    row += 1
                 if label is not None:
                     label = label.strip()
                     if not label:
-                        raise NBSVMError(f"empty label in column {label_col!r}", path=name,
-                                         line=row)
+                        stats.bad(f"empty label in column {label_col!r}", name, row)
+                        continue
                 yield Document(label, text, name, row)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
@@ -396,6 +545,32 @@ def read_table(path, text_col: str = "text", label_col: str | None = "label", se
         raise where from None
     except READ_ERRORS as e:          # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _chunks_noting_bad_rows(chunks, stats: ReadStats, name: str, pd, skipped: set) -> Iterator:
+    """The chunks of a pandas reader; with ``stats.skip_bad`` the rows pandas skipped (its
+    ``on_bad_lines="warn"`` warnings: ``Skipping line N: expected 2 fields, saw 3``) are
+    counted and named in ``stats`` and their line numbers added to ``skipped``. Warnings
+    are caught only while a chunk is parsed."""
+    import warnings
+
+    it = iter(chunks)
+    while True:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            try:
+                chunk = next(it)
+            except StopIteration:
+                return
+        for w in caught:
+            text = str(w.message)
+            found = re.findall(r"Skipping line (\d+): ([^\n]*)", text)
+            if not found:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            for line, why in found:
+                skipped.add(int(line))
+                stats.bad(f"malformed row ({why})", name, int(line))
+        yield chunk
 
 
 def _first_invalid_utf8(path: str) -> NBSVMError | None:
@@ -420,16 +595,16 @@ def _parser_line(error) -> int | None:
 
 
 def detect_format(path) -> str:
-    """``aclimdb`` for a folder, ``csv`` for ``.csv``, else ``lines`` (label<TAB>text;
-    also for ``"-"``, standard input)."""
+    """``folders`` for a folder, ``csv`` for ``.csv``, else ``labeled-lines``
+    (label<TAB>text; also for ``"-"``, standard input)."""
     if isinstance(path, str) and path == STDIN:
-        return "lines"
+        return "labeled-lines"
     p = Path(path)
     if p.is_dir():
-        return "aclimdb"
+        return "folders"
     if p.suffix.lower() == ".csv":
         return "csv"
-    return "lines"
+    return "labeled-lines"
 
 
 def _name(src) -> str:
@@ -438,13 +613,16 @@ def _name(src) -> str:
     return "<stdin>" if isinstance(src, str) and src == STDIN else str(src)
 
 
-def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_col: str = "text",
+def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_col="text",
                 label_col: str | None = "label", strict: bool = False,
-                stats: ReadStats | None = None) -> Iterator[Document]:
-    """Chain the documents of several inputs, choosing each reader by ``fmt``.
+                stats: ReadStats | None = None, known_labels=None) -> Iterator[Document]:
+    """Chain the documents of several inputs, choosing each reader by ``fmt`` (a name of
+    :data:`FORMATS` or an old alias).
 
-    With ``labeled=False`` labels are not required (``lines`` still strips a leading label
-    field; use ``text`` for plain one-document-per-line files). ``"-"`` reads standard
+    With ``labeled=False`` labels are not required: ``auto`` line files keep a leading
+    ``label<TAB>`` as the true label only when it is one of ``known_labels`` (a model's
+    classes; without them, every line needs one), ``labeled-lines`` requires it, and
+    ``plain-lines`` reads every line whole. ``"-"`` reads standard
     input. Invalid UTF-8 is replaced and counted in ``stats``, or refused with ``strict``.
     Labels are stripped of surrounding white space and kept in their case; with ``labeled``
     a label that differs only in case from one seen earlier is an error (it would be a
@@ -459,8 +637,9 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
     ...
     nbsvm.errors.NBSVMError: <stream>:3: label 'Pos' differs only in case from 'pos' ...
     """
-    if fmt not in FORMATS:
-        raise NBSVMError(f"unknown format {fmt!r}; allowed: {', '.join(FORMATS)}")
+    fmt = normalize_format(fmt)
+    if stats is None:
+        stats = ReadStats()
     known: set = set()
     folded: dict = {}
     for src in inputs:
@@ -468,13 +647,18 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
                 and not Path(src).exists():
             raise NBSVMError("no such file or folder", path=str(src))
         n = 0
-        for doc in _read_one(src, fmt, labeled, text_col, label_col, strict, stats):
+        bad_before = stats.bad_lines
+        for doc in _read_one(src, fmt, labeled, text_col, label_col, strict, stats,
+                             known_labels):
             n += 1
             if labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
             yield doc
         if n == 0:
-            raise NBSVMError("no documents found (empty input)", path=_name(src))
+            skipped = stats.bad_lines - bad_before
+            raise NBSVMError("no documents found " + (f"(all {skipped} lines were malformed)"
+                                                      if skipped else "(empty input)"),
+                             path=_name(src))
 
 
 def _check_case(doc: Document, known: set, folded: dict):
@@ -493,15 +677,20 @@ def _check_case(doc: Document, known: set, folded: dict):
     folded[key] = (doc.label, doc.source, doc.line)
 
 
-def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None) -> Iterator[Document]:
+def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
+              known_labels=None) -> Iterator[Document]:
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
-        kind = "lines"
-    if kind == "aclimdb":
+        kind = "labeled-lines"
+    if kind == "folders":
         yield from read_aclimdb(src, strict=strict, stats=stats)
-    elif kind == "lines":
-        yield from read_lines(src, strict=strict, stats=stats)
-    elif kind == "text":
+    elif kind == "labeled-lines":
+        # predict's auto format: a leading label only when it is one of the model's
+        unlabeled = not labeled and fmt == "auto" and known_labels is not None
+        yield from read_lines(src, labeled=not unlabeled, strict=strict, stats=stats,
+                              known_labels=known_labels if unlabeled else None,
+                              label_col=label_col, text_col=text_col)
+    elif kind == "plain-lines":
         yield from read_text_lines(src, strict=strict, stats=stats)
     else:
         # unlabeled: keep true labels when the column is there, for predict's output

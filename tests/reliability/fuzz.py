@@ -90,6 +90,59 @@ def t_lines(data: bytes):
     return docs
 
 
+def _nonblank_lines(data: bytes) -> list[tuple[int, str]]:
+    """(line number, text) of the lines the line readers see as non-blank."""
+    out = []
+    for i, raw in enumerate(data.split(b"\n"), 1):
+        text = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", " ")
+        if i == 1:
+            text = text.lstrip("\ufeff")
+        if text.strip():
+            out.append((i, text))
+    return out
+
+
+def t_header_lines(data: bytes):
+    """Header detection: a first line of column names is skipped (noted) or refused, and
+    never becomes a document; every other line is a document or a counted bad line."""
+    from nbsvm.io.readers import ReadStats, header_columns, read_lines
+    p = write("in.tsv", data)
+    stats = ReadStats(skip_bad=True)
+    docs = expect(lambda: list(read_lines(p, stats=stats)), p)
+    if docs is None:
+        return None
+    lines = _nonblank_lines(data)
+    header = bool(lines) and lines[0][0] == 1 and header_columns(lines[0][1]) is not None
+    assert not header or all(d.line != 1 for d in docs), docs[:1]
+    assert len(docs) + stats.bad_lines == len(lines) - header, (len(docs), stats.bad_lines)
+    return docs
+
+
+def t_predict_lines(data: bytes):
+    """predict's reading of line files: a leading label only when it is a known class;
+    any other line is one document, whole."""
+    from nbsvm.io.readers import ReadStats, read_lines
+    p = write("in.txt", data)
+    known = {"pos", "neg"}
+    docs = expect(lambda: list(read_lines(p, labeled=False, known_labels=known,
+                                          stats=ReadStats())), p)
+    for d in docs or ():
+        assert d.label is None or d.label in known, d
+        if d.label is None:
+            assert d.text.strip(), d
+    return docs
+
+
+def t_csv_skip_bad(data: bytes):
+    """Tables with --skip-bad-lines and two text columns: rows parse, or are counted."""
+    from nbsvm.io.readers import ReadStats, read_table
+    p = write("in.csv", data)
+    stats = ReadStats(skip_bad=True)
+    docs = expect(lambda: list(read_table(p, text_col=["title", "body"], stats=stats)), p)
+    assert len(stats.bad_examples) <= min(stats.bad_lines, 5)
+    return docs
+
+
 def t_text_lines(data: bytes):
     from nbsvm.io import read_text_lines
     p = write("in.txt", data)
@@ -453,6 +506,8 @@ def t_cache_arrays(data: bytes):
 
 TARGETS = {
     "lines": t_lines, "text_lines": t_text_lines, "lines_gz": t_lines_gz, "csv": t_csv,
+    "header_lines": t_header_lines, "predict_lines": t_predict_lines,
+    "csv_skip_bad": t_csv_skip_bad,
     "tsv_inputs": t_tsv_inputs, "inputs_auto": t_inputs_auto, "aclimdb": t_aclimdb,
     "svmlight": t_svmlight, "svmlight_unlabeled": t_svmlight_unlabeled,
     "blitzer": t_blitzer, "named": t_named, "reviews": t_reviews,
@@ -486,6 +541,10 @@ def seeds(target: str) -> list[bytes]:
     text = {
         "lines": [b"pos\tgreat film\nneg\tawful\r\n", b"\xef\xbb\xbfpos\tok\n\nneg\t\n"],
         "text_lines": [b"one doc\ntwo\r\n"],
+        "header_lines": [b"label\ttext\npos\tgood\nneg\tbad\n", b"id\tlabel\ttext\n1\tpos\tx\n",
+                         b"Class\tReview\r\npos\t\nno tab\n"],
+        "predict_lines": [b"pos\tgreat\nplain text\nother\twith a tab\n"],
+        "csv_skip_bad": [b"label,title,body\npos,Great,fun film\nneg,a,b,c\n,x,y\n"],
         "lines_gz": [gzip.compress(b"pos\tgreat\nneg\tbad\n")],
         "csv": [b"text,label\ngreat film,pos\n\"a, b\",neg\n", b"label,text\r\npos,\"x\"\"y\"\n"],
         "tsv_inputs": [b"text\tlabel\ngreat\tpos\n", b"text\nonly text\n"],

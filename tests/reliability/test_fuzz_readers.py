@@ -103,7 +103,30 @@ def test_lines_gz(data):
     fuzz.t_lines_gz(data)
 
 
+tsv_header = st.sampled_from(["label\ttext", "Class\tReview", "text\tlabel", "id\tlabel\ttext",
+                              "label\t", "label\ttext\t", "y\tx", "pos\tgood"])
+
+
+@FAST
+@given(inputs(tab_line, tsv_header))
+def test_header_lines(data):
+    fuzz.t_header_lines(data)
+
+
+@FAST
+@given(inputs(tab_line, tsv_header))
+def test_predict_lines(data):
+    fuzz.t_predict_lines(data)
+
+
 csv_header = st.sampled_from(["text,label", "label,text", "text", "a,b", "text,label,text", ""])
+
+
+@settings(FAST, max_examples=30)
+@given(inputs(csv_line, st.sampled_from(["label,title,body", "title,body", "body,title,label",
+                                          "label,title"])))
+def test_csv_skip_bad(data):
+    fuzz.t_csv_skip_bad(data)
 
 
 @settings(FAST, max_examples=30)

@@ -40,6 +40,7 @@ def setup(tmp_path):
     data = tmp_path / "train.txt"
     _corpus(data)
     model = tmp_path / "models" / "model.npz"
+    model.parent.mkdir()
     cache = tmp_path / "cache"
     cache.mkdir()
     r = subprocess.run([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "16",

@@ -24,11 +24,15 @@ def test_parse_size():
 
 def test_fit_bytes_by_hand():
     b = 1 << 10
-    # lexicon pass: 2 int32 count rows; epochs: int32 map + one 16-byte AdaGrad row a bucket
-    assert memory.fit_bytes(10) == memory.FIXED_BYTES + max(2 * b * 4, b * 4 + b * 16)
-    assert memory.fit_bytes(10, optimizer="sgd") == memory.FIXED_BYTES + max(8 * b, 4 * b + 8 * b)
+    # the lexicon pass: one int32 count row a class, room for two from the start
+    assert memory.lexicon_bytes(10) == memory.FIXED_BYTES + 2 * b * 4
+    assert memory.lexicon_bytes(10, 5) == memory.FIXED_BYTES + 5 * b * 4
+    # after it: the count rows are held while the learner (one 16-byte AdaGrad row a kept
+    # bucket and output, 8 for SGD) and, beyond two classes, the int32 map are filled
+    assert memory.fit_bytes(10) == memory.FIXED_BYTES + 2 * b * 4 + b * 16
+    assert memory.fit_bytes(10, optimizer="sgd") == memory.FIXED_BYTES + 2 * b * 4 + b * 8
     assert memory.fit_bytes(10, 5, n_columns=100, n_classes=5) == \
-        memory.FIXED_BYTES + max(5 * b * 4, b * 4 + 5 * 100 * 16)
+        memory.FIXED_BYTES + 5 * b * 4 + b * 4 + 5 * 100 * 16
     assert memory.fit_bytes(31) > 32 << 30          # 2**31 buckets: tens of GB
 
 
@@ -43,7 +47,8 @@ def test_max_memory_refuses_before_reading(train_file, tmp_path):
     r = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
                             "--n-bits", "24", "--max-memory", "100M", "-q"])
     assert r.exit_code == 2
-    assert "needs about 520.0 MB, over --max-memory 100.0 MB: lower --n-bits" in r.output
+    assert "the lexicon pass needs about 328.0 MB, over --max-memory 100.0 MB: lower --n-bits" \
+        in r.output
     assert "Traceback" not in r.output and not (tmp_path / "m.npz").exists()
     ok = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
                              "--n-bits", "16", "--max-memory", "1G", "-q"])
@@ -58,20 +63,40 @@ def test_refused_beyond_the_memory_available(train_file, tmp_path, monkeypatch):
     assert "but only 1.0 GB is available: lower --n-bits" in r.output
 
 
-def test_exact_check_once_the_kept_buckets_are_known():
-    # the upfront estimate counts two classes; with 8 classes the lexicon pass finds more
-    # count rows than that, and the check after it (classes and columns known) refuses
+def test_each_new_class_and_the_learner_are_checked():
+    # the upfront check counts two classes; each new class is checked before its count row
+    # is allocated, and the learner once the classes and kept buckets are known
     from nbsvm.io.readers import Document
 
     docs = [Document(f"c{i % 8}", d.text, d.source, d.line)
             for i, d in enumerate(synthetic(400, seed=2))]
-    upfront = memory.fit_bytes(16, 1, "adagrad")
-    assert memory.fit_bytes(16, 8, "adagrad", n_columns=10, n_classes=8) > upfront
-    with pytest.raises(NBSVMError, match="over --max-memory"):
+    upfront = memory.lexicon_bytes(16, 2)
+    with pytest.raises(NBSVMError, match="counting 3 classes needs about .* over --max-memory"):
         NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs), max_memory=upfront)
-    clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs),
-                                                             max_memory=2 * upfront)
+    counting = memory.lexicon_bytes(16, 8)
+    with pytest.raises(NBSVMError, match="^training needs about .* over --max-memory"):
+        NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs), max_memory=counting)
+    enough = memory.fit_bytes(16, 8, "adagrad", n_columns=1 << 16, n_classes=8)
+    clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs), max_memory=enough)
     assert len(clf.classes_) == 8
+
+
+def test_growing_the_counts_keeps_them():
+    # classes come one by one: the counts move to larger stores row by row, unchanged
+    import numpy as np
+    from nbsvm.lexicon import NBLexicon
+    from nbsvm.text.hashing import Hasher
+
+    texts = [f"w{i} w{i + 1} shared" for i in range(12)]
+    labels = [f"c{i % 6}" for i in range(12)]
+    lex = NBLexicon(Hasher(ngrams=1, n_bits=10)).fit(texts, labels)
+    h = lex.hasher
+    for c in lex.classes_:
+        expected = np.zeros(1 << 10, dtype=np.int64)
+        for t, lab in zip(texts, labels):
+            if lab == c:
+                expected[np.unique(h.buckets(t))] += 1
+        assert np.array_equal(lex.counts()[lex.classes_.index(c)], expected), c
 
 
 def test_n_bits_outside_the_range_is_refused(train_file, tmp_path):

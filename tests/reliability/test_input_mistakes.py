@@ -1,0 +1,205 @@
+"""Inputs that used to be misread without a word (issue 17, items 5-7 and 9), through the
+real CLI: a header row, repeated --text-col, unlabeled lines and TABs in predict, the format
+names, malformed lines (--skip-bad-lines) and labels a model does not know in eval."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.io.readers import COLUMN_SEPARATOR
+from nbsvm.text.tokenize import tokenize
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+GOOD = ["great fun film", "loved every minute", "a wonderful cast", "great acting"]
+BAD = ["awful dull film", "hated every minute", "a terrible cast", "awful acting"]
+
+
+def run(*args, timeout=120):
+    return subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def labeled_lines(n=40) -> str:
+    return "".join(f"pos\t{GOOD[i % 4]} {i}\nneg\t{BAD[i % 4]} {i}\n" for i in range(n))
+
+
+@pytest.fixture
+def model(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text(labeled_lines())
+    r = run("train", train, "-o", tmp_path / "m.npz", "--n-bits", "12", "--epochs", "2", "-q")
+    assert r.returncode == 0, r.stderr
+    return tmp_path / "m.npz"
+
+
+def predictions(stdout: str) -> pd.DataFrame:
+    from io import StringIO
+    return pd.read_csv(StringIO(stdout), keep_default_na=False, dtype={"true_label": str})
+
+
+# ---- item 5: a header row --------------------------------------------------------------
+
+def test_header_row_is_skipped_and_said(tmp_path):
+    data = tmp_path / "h.tsv"
+    data.write_text("label\ttext\n1\tgood\n0\tbad\n")
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
+    assert r.returncode == 0, r.stderr
+    assert f"note: {data}:1: skipped a header line (label / text" in r.stderr
+    clf = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert clf.classes_ == ["0", "1"] and list(clf.class_counts_) == [1, 1]
+    # the same data without the header gives the same model, byte for byte
+    plain = tmp_path / "plain.tsv"
+    plain.write_text("1\tgood\n0\tbad\n")
+    assert run("train", plain, "-o", tmp_path / "p.npz", "--n-bits", "10", "-q").returncode == 0
+    assert (tmp_path / "p.npz").read_bytes() == (tmp_path / "m.npz").read_bytes()
+
+
+def test_header_of_other_columns_is_refused_with_the_way_to_read_it(tmp_path):
+    data = tmp_path / "h3.tsv"
+    data.write_text("id\tlabel\ttext\n1\tpos\tgood\n2\tneg\tbad\n")
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
+    assert r.returncode == 2
+    assert (f"{data}:1: the first line looks like a header row (columns: id, label, text); "
+            "read the file as a table with --format tsv") in r.stderr
+    ok = run("train", data, "--format", "tsv", "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
+    assert ok.returncode == 0, ok.stderr
+    assert NBSVMClassifier.load(tmp_path / "m.npz").classes_ == ["neg", "pos"]
+
+
+# ---- item 6: repeated --text-col ---------------------------------------------------------
+
+def test_repeated_text_col_joins_the_columns(tmp_path):
+    rows = [("pos", f"Title {GOOD[i % 4]}", f"body {i} {GOOD[(i + 1) % 4]}") for i in range(20)]
+    rows += [("neg", f"Title {BAD[i % 4]}", f"body {i} {BAD[(i + 1) % 4]}") for i in range(20)]
+    csv = tmp_path / "t.csv"
+    pd.DataFrame(rows, columns=["label", "title", "body"]).to_csv(csv, index=False)
+    both, body = tmp_path / "both.npz", tmp_path / "body.npz"
+    common = ["--n-bits", "12", "--epochs", "2", "-q"]
+    assert run("train", csv, "--text-col", "title", "--text-col", "body", "-o", both,
+               *common).returncode == 0
+    assert run("train", csv, "--text-col", "body", "-o", body, *common).returncode == 0
+    assert both.read_bytes() != body.read_bytes()
+    # equal to training on the joined text: "title | body"
+    joined = tmp_path / "joined.txt"
+    joined.write_text("".join(f"{lab}\t{t}{COLUMN_SEPARATOR}{b}\n" for lab, t, b in rows))
+    assert run("train", joined, "-o", tmp_path / "j.npz", *common).returncode == 0
+    texts = ["Title great fun | body 3", "awful acting"]
+    assert np.array_equal(NBSVMClassifier.load(both).decision_function(texts),
+                          NBSVMClassifier.load(tmp_path / "j.npz").decision_function(texts))
+    # the separator is a token of its own, so no bigram joins the end of the title to
+    # the start of the body
+    assert tokenize("fun" + COLUMN_SEPARATOR + "body") == ["fun", "|", "body"]
+    dup = run("train", csv, "--text-col", "body", "--text-col", "body", "-o", both, *common)
+    assert dup.returncode == 2 and "--text-col names each column once" in dup.stderr
+
+
+# ---- item 7: unlabeled lines, TABs in documents, format names --------------------------
+
+def test_predict_reads_unlabeled_lines(tmp_path, model):
+    texts = tmp_path / "unlabeled.txt"
+    texts.write_text("a great film\nhated every minute\nneg\tawful acting\n"
+                     "my\tdocument\twith tabs\n")
+    r = run("predict", texts, "-m", model, "-q")
+    assert r.returncode == 0, r.stderr
+    got = predictions(r.stdout)
+    assert list(got["line"]) == [1, 2, 3, 4]
+    assert list(got["true_label"]) == ["", "", "neg", ""]
+    assert "1 line with a TAB whose first field is not one of the model's classes" in r.stderr
+    # the line with TABs is one document, whole: the same score as read by plain-lines
+    plain = run("predict", texts, "-m", model, "--format", "plain-lines", "-q")
+    whole = predictions(plain.stdout)
+    assert got["score"][3] == whole["score"][3]
+    assert got["score"][0] == whole["score"][0]
+    assert "true_label" not in whole.columns
+
+
+def test_labeled_format_on_unlabeled_text_names_plain_lines(tmp_path, model):
+    texts = tmp_path / "unlabeled.txt"
+    texts.write_text("a great film\n")
+    for cmd in (["predict", texts, "-m", model, "--format", "labeled-lines"],
+                ["train", texts, "-o", tmp_path / "x.npz"]):
+        r = run(*cmd, "-q")
+        assert r.returncode == 2
+        assert f"{texts}:1: expected 'label<TAB>text', found no TAB" in r.stderr
+        assert "--format plain-lines" in r.stderr
+
+
+def test_old_format_names_are_aliases(tmp_path, model):
+    texts = tmp_path / "t.txt"
+    texts.write_text("pos\tgreat fun\nneg\tawful dull\n")
+    new = run("predict", texts, "-m", model, "--format", "labeled-lines", "-q").stdout
+    assert run("predict", texts, "-m", model, "--format", "lines", "-q").stdout == new
+    assert run("predict", texts, "-m", model, "--format", "text", "-q").stdout == \
+        run("predict", texts, "-m", model, "--format", "plain-lines", "-q").stdout
+    r = run("predict", texts, "-m", model, "--format", "nonsense", "-q")
+    assert r.returncode == 2
+    assert "unknown format 'nonsense'; allowed: auto" in r.stderr and "plain-lines" in r.stderr
+
+
+# ---- item 9: malformed lines and labels the model does not know -----------------------
+
+def test_skip_bad_lines_counts_and_names_them(tmp_path):
+    data = tmp_path / "train.txt"
+    lines = labeled_lines(20).splitlines()
+    lines[3] = "no tab on this line"
+    lines[10] = "\tempty label"
+    lines[25] = "another line without a tab"
+    data.write_text("\n".join(lines) + "\n")
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
+    assert r.returncode == 2
+    assert f"{data}:4: expected 'label<TAB>text', found no TAB" in r.stderr
+    assert "--skip-bad-lines skips such lines" in r.stderr
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q", "--skip-bad-lines")
+    assert r.returncode == 0, r.stderr
+    assert "skipped 3 malformed lines (--skip-bad-lines)" in r.stderr
+    for where in (f"{data}:4: expected", f"{data}:11: empty label", f"{data}:26: expected"):
+        assert where in r.stderr
+    assert NBSVMClassifier.load(tmp_path / "m.npz").n_docs_ == 37
+    for cmd in ("eval", "predict"):
+        r = run(cmd, data, "-m", tmp_path / "m.npz", "-q", "--skip-bad-lines",
+                *(["--format", "labeled-lines"] if cmd == "predict" else []))
+        assert r.returncode == 0, r.stderr
+        assert "skipped 3 malformed lines" in r.stderr
+
+
+def test_skip_bad_rows_of_a_csv(tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_text("label,text\npos,great fun\nneg,awful,extra field\n,no label\n"
+                    "neg,awful dull\n")
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
+    assert r.returncode == 2 and f"{data}:3" in r.stderr
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q", "--skip-bad-lines")
+    assert r.returncode == 0, r.stderr
+    assert "skipped 2 malformed lines" in r.stderr
+    assert f"{data}:3: malformed row (expected 2 fields, saw 3)" in r.stderr
+    assert f"{data}:4: empty label in column 'label'" in r.stderr
+
+
+def test_eval_counts_unknown_labels_as_errors(tmp_path, model):
+    data = tmp_path / "test.txt"
+    docs = [("pos", "great fun film"), ("neg", "awful dull film"), ("meh", "great but dull"),
+            ("pos", "awful acting"), ("meh", "a film")]
+    data.write_text("".join(f"{lab}\t{text}\n" for lab, text in docs))
+    r = run("eval", data, "-m", model, "--json")
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(r.stdout)
+    clf = NBSVMClassifier.load(model)
+    predicted = clf.predict([t for _, t in docs])
+    correct = sum(p == lab for p, (lab, _) in zip(predicted, docs))
+    assert rep["n_docs"] == 5 and rep["accuracy"] == correct / 5
+    assert rep["unseen_labels"] == {"meh": 2}
+    assert rep["per_class"]["meh"] == {"precision": 0.0, "recall": 0.0, "f1": 0.0, "support": 2}
+    assert rep["classes"] == ["neg", "pos", "meh"]
+    # log loss over the documents of known labels only
+    known = [(lab, t) for lab, t in docs if lab != "meh"]
+    proba = clf.predict_proba([t for _, t in known])
+    expected = -np.mean([np.log(proba[i, clf.classes_.index(lab)])
+                         for i, (lab, _) in enumerate(known)])
+    assert rep["log_loss"] == pytest.approx(expected, rel=1e-6)
+    text = run("eval", data, "-m", model)
+    assert "labels the model does not know, counted as errors: meh (2)" in text.stdout

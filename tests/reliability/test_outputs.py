@@ -1,0 +1,216 @@
+"""Where results go (issue 17, items 1-4), through the real CLI on real special files:
+devices and FIFOs are written through and never replaced, a write error fails the command,
+links keep being links, modes follow the umask or the replaced file, every output path is
+checked before any input is read, and a closed pipe ends a filter quietly."""
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from nbsvm import NBSVMClassifier
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+TRAIN = "".join(f"{'pos' if i % 2 else 'neg'}\t{'great fun' if i % 2 else 'awful dull'} "
+                f"film number {i}\n" for i in range(40))
+TEXTS = "a great film\nawful and dull\nneither here nor there\n"
+
+
+def run(*args, umask=None, timeout=120, **kw):
+    pre = (lambda: os.umask(umask)) if umask is not None else None
+    return subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, preexec_fn=pre, **kw)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("outputs")
+    (d / "train.txt").write_text(TRAIN)
+    (d / "texts.txt").write_text(TEXTS)
+    r = run("train", d / "train.txt", "-o", d / "m.npz", "--n-bits", "12", "--epochs", "2",
+            "-q")
+    assert r.returncode == 0, r.stderr
+    expected = run("predict", d / "texts.txt", "-m", d / "m.npz", "-q")
+    assert expected.returncode == 0, expected.stderr
+    return d, expected.stdout
+
+
+def _char_device(path: Path) -> bool:
+    return stat.S_ISCHR(os.stat(path).st_mode)
+
+
+# ---- item 1: devices, FIFOs and links are written through, never replaced --------------
+
+def test_dev_full_fails_and_stays_a_device(files):
+    d, _ = files
+    for args in (["predict", d / "texts.txt", "-m", d / "m.npz", "-o", "/dev/full"],
+                 ["train", d / "train.txt", "-o", "/dev/full", "--n-bits", "12"],
+                 ["eval", d / "train.txt", "-m", d / "m.npz", "-o", "/dev/full"]):
+        r = run(*args, "-q")
+        assert r.returncode == 2, (args, r.stderr)
+        assert "/dev/full: cannot write: No space left on device" in r.stderr
+        assert "nbsvm-tmp" not in r.stderr and "Traceback" not in r.stderr
+        assert _char_device("/dev/full")
+
+
+def test_a_device_made_with_mknod_is_written_through(files):
+    d, _ = files
+    node = d / "null-device"
+    try:
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))      # /dev/null's numbers
+    except PermissionError:
+        pytest.skip("mknod needs root")
+    r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", node)
+    assert r.returncode == 0, r.stderr
+    assert _char_device(node) and os.stat(node).st_rdev == os.makedev(1, 3)
+    r = run("train", d / "train.txt", "-o", node, "--n-bits", "12", "-q")
+    assert r.returncode == 0, r.stderr
+    assert _char_device(node)
+
+
+def _read_fifo(path: Path, into: list):
+    with open(path, "rb") as fh:
+        into.append(fh.read())
+
+
+def test_fifo_with_a_reader_gets_the_output(files):
+    d, expected = files
+    fifo = d / "predictions.fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=_read_fifo, args=(fifo, got))
+    reader.start()
+    r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", fifo, "-q")
+    reader.join(timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert got and got[0].decode() == expected
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+    # a model through a FIFO: a complete .npz that loads and predicts as the file does
+    got.clear()
+    reader = threading.Thread(target=_read_fifo, args=(fifo, got))
+    reader.start()
+    r = run("train", d / "train.txt", "-o", fifo, "--n-bits", "12", "--epochs", "2", "-q")
+    reader.join(timeout=60)
+    assert r.returncode == 0, r.stderr
+    copy = d / "from-fifo.npz"
+    copy.write_bytes(got[0])
+    texts = TEXTS.splitlines()
+    assert (NBSVMClassifier.load(copy).decision_function(texts)
+            == NBSVMClassifier.load(d / "m.npz").decision_function(texts)).all()
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_symlink_to_a_file_stays_a_link(files):
+    d, expected = files
+    target = d / "real.csv"
+    target.write_text("old\n")
+    os.chmod(target, 0o640)
+    link = d / "link.csv"
+    link.symlink_to(target.name)
+    r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", link, "-q")
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == target.name
+    assert target.read_text() == expected
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
+
+
+def test_symlink_to_stdout_and_dev_stdout_write_to_stdout(files):
+    d, expected = files
+    link = d / "out-link"
+    link.symlink_to("/proc/self/fd/1")
+    for out in (link, "/dev/stdout", "-"):
+        r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", out, "-q")
+        assert r.returncode == 0, r.stderr
+        assert r.stdout == expected, out
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+
+
+# ---- item 2: modes --------------------------------------------------------------------
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_new_outputs_follow_the_umask(files, tmp_path, umask, mode):
+    d, _ = files
+    outs = {"model": tmp_path / "m.npz", "csv": tmp_path / "p.csv",
+            "report": tmp_path / "r.csv", "html": tmp_path / "e.html",
+            "plot": tmp_path / "curve.png"}
+    runs = [("train", d / "train.txt", "-o", outs["model"], "--n-bits", "12", "--epochs", "2",
+             "--plot", outs["plot"]),
+            ("predict", d / "texts.txt", "-m", d / "m.npz", "-o", outs["csv"]),
+            ("eval", d / "train.txt", "-m", d / "m.npz", "-o", outs["report"]),
+            ("explain", "-m", d / "m.npz", "--text", "a great film", "--html", outs["html"])]
+    for args in runs:
+        r = run(*args, "-q" if args[0] != "explain" else "--json", umask=umask)
+        assert r.returncode == 0, (args, r.stderr)
+    for name, path in outs.items():
+        assert stat.S_IMODE(os.stat(path).st_mode) == mode, (name, oct(os.stat(path).st_mode))
+
+
+def test_a_replaced_file_keeps_its_mode(files, tmp_path):
+    d, _ = files
+    model = tmp_path / "m.npz"
+    model.write_bytes(b"old")
+    os.chmod(model, 0o604)
+    r = run("train", d / "train.txt", "-o", model, "--n-bits", "12", "-q", umask=0o077)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(os.stat(model).st_mode) == 0o604
+    assert NBSVMClassifier.load(model).classes_ == ["neg", "pos"]
+
+
+# ---- item 3: every output checked before any input is read ------------------------------
+
+@pytest.fixture
+def unreadable_input(tmp_path):
+    """A FIFO nobody writes to: a command that opened it would wait forever."""
+    fifo = tmp_path / "never.fifo"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.parametrize("case", ["proc", "folder", "missing folder", "plot", "checkpoint",
+                                  "predict", "eval report", "eval plot", "lexicon"])
+def test_outputs_are_checked_before_reading(files, tmp_path, unreadable_input, case):
+    d, _ = files
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    missing = tmp_path / "nonexistent" / "dir"
+    src = unreadable_input
+    cases = {
+        "proc": (["train", src, "-o", "/proc/m.npz"], "/proc/m.npz: cannot write (--output)"),
+        "folder": (["train", src, "-o", folder], f"{folder}: is a folder; give --output"),
+        "missing folder": (["train", src, "-o", missing / "m.npz"],
+                           f"the folder '{missing}' does not exist"),
+        "plot": (["train", src, "-o", tmp_path / "m.npz", "--plot", missing / "x.png"],
+                 "cannot write (--plot)"),
+        "checkpoint": (["train", src, "-o", "/proc/m.npz", "--checkpoint-every", "1"],
+                       "cannot write"),
+        "predict": (["predict", src, "-m", d / "m.npz", "-o", missing / "p.csv"],
+                    "cannot write (--output)"),
+        "eval report": (["eval", src, "-m", d / "m.npz", "-o", folder], "is a folder"),
+        "eval plot": (["eval", src, "-m", d / "m.npz", "--plot", missing / "x.png"],
+                      "cannot write (--plot)"),
+        "lexicon": (["lexicon", src, "-o", missing / "lex.npz"], "cannot write (--output)"),
+    }
+    args, message = cases[case]
+    r = run(*args, "-q", timeout=30)         # reading the FIFO would hang past the timeout
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr           # one line
+    assert "nbsvm-tmp" not in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "nonexistent").exists()        # no folder was created
+
+
+# ---- item 4: a closed pipe is a normal end ----------------------------------------------
+
+def test_predict_into_head_ends_quietly(files, tmp_path):
+    d, expected = files
+    many = tmp_path / "many.txt"
+    many.write_text(TEXTS * 20000)                         # far more than a pipe buffer
+    r = subprocess.run(f"'{NBSVM}' predict '{many}' -m '{d / 'm.npz'}' | head -1; "
+                       "echo \"status ${PIPESTATUS[0]}\"", shell=True, executable="/bin/bash",
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.splitlines() == [expected.splitlines()[0], "status 141"]
+    assert "error" not in r.stderr.lower() and "BrokenPipe" not in r.stderr
