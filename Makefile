@@ -10,7 +10,7 @@ IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
 IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
 IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 
-.PHONY: all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer rcv1 iris reproduce data-imdb bench clean
+.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer rcv1 iris reproduce data-imdb bench clean
 
 all: test
 
@@ -91,6 +91,10 @@ bench: install-bench data-imdb
 
 test: install
 	$(PY) -m pytest -q
+
+# the long streaming runs left out of make test (tests marked soak: 2 GB through predict)
+soak: install
+	$(PY) -m pytest -q -m soak
 
 clean:
 	rm -rf $(VENV) models results/tmp .pytest_cache

@@ -1,27 +1,35 @@
 """Inputs that used to be misread without a word (issue 17, items 5-7 and 9), through the
 real CLI: a header row, repeated --text-col, unlabeled lines and TABs in predict, the format
-names, malformed lines (--skip-bad-lines) and labels a model does not know in eval."""
+names, malformed lines (--skip-bad-lines) and labels a model does not know in eval. The
+typer app runs in this process (tests/reliability/test_outputs.py starts the installed
+command, where the process itself matters)."""
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from typer.testing import CliRunner
+
 from nbsvm import NBSVMClassifier
+from nbsvm.cli import app
 from nbsvm.io.readers import COLUMN_SEPARATOR
 from nbsvm.text.tokenize import tokenize
 
-NBSVM = Path(sys.executable).parent / "nbsvm"
+runner = CliRunner()
 GOOD = ["great fun film", "loved every minute", "a wonderful cast", "great acting"]
 BAD = ["awful dull film", "hated every minute", "a terrible cast", "awful acting"]
 
 
-def run(*args, timeout=120):
-    return subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
+class _Ran:
+    def __init__(self, result):
+        self.returncode, self.stdout, self.stderr = \
+            result.exit_code, result.stdout, result.stderr
+
+
+def run(*args):
+    """The real CLI, in this process (the typer app ``nbsvm`` runs; no interpreter start)."""
+    return _Ran(runner.invoke(app, [str(a) for a in args]))
 
 
 def labeled_lines(n=40) -> str:

@@ -131,22 +131,28 @@ def test_symlink_to_stdout_and_dev_stdout_write_to_stdout(files):
 
 # ---- item 2: modes --------------------------------------------------------------------
 
-@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
-def test_new_outputs_follow_the_umask(files, tmp_path, umask, mode):
+def test_new_outputs_follow_the_umask(files, tmp_path):
     d, _ = files
     outs = {"model": tmp_path / "m.npz", "csv": tmp_path / "p.csv",
             "report": tmp_path / "r.csv", "html": tmp_path / "e.html",
             "plot": tmp_path / "curve.png"}
     runs = [("train", d / "train.txt", "-o", outs["model"], "--n-bits", "12", "--epochs", "2",
-             "--plot", outs["plot"]),
-            ("predict", d / "texts.txt", "-m", d / "m.npz", "-o", outs["csv"]),
-            ("eval", d / "train.txt", "-m", d / "m.npz", "-o", outs["report"]),
-            ("explain", "-m", d / "m.npz", "--text", "a great film", "--html", outs["html"])]
+             "--plot", outs["plot"], "-q"),
+            ("predict", d / "texts.txt", "-m", d / "m.npz", "-o", outs["csv"], "-q"),
+            ("eval", d / "train.txt", "-m", d / "m.npz", "-o", outs["report"], "-q"),
+            ("explain", "-m", d / "m.npz", "--text", "a great film", "--html", outs["html"],
+             "--json")]
     for args in runs:
-        r = run(*args, "-q" if args[0] != "explain" else "--json", umask=umask)
+        r = run(*args, umask=0o022)
         assert r.returncode == 0, (args, r.stderr)
     for name, path in outs.items():
-        assert stat.S_IMODE(os.stat(path).st_mode) == mode, (name, oct(os.stat(path).st_mode))
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o644, (name, oct(os.stat(path).st_mode))
+    # another umask, another mode
+    for umask, mode in ((0o077, 0o600), (0o002, 0o664)):
+        out = tmp_path / f"p{umask:o}.csv"
+        r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", out, "-q", umask=umask)
+        assert r.returncode == 0, r.stderr
+        assert stat.S_IMODE(os.stat(out).st_mode) == mode, oct(os.stat(out).st_mode)
 
 
 def test_a_replaced_file_keeps_its_mode(files, tmp_path):

@@ -33,7 +33,8 @@ from pathlib import Path
 import pytest
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
-pytestmark = pytest.mark.skipif(not NBSVM.exists(), reason=f"no console script at {NBSVM}")
+pytestmark = [pytest.mark.skipif(not NBSVM.exists(), reason=f"no console script at {NBSVM}"),
+              pytest.mark.soak]            # about 2 minutes on a 2-core machine: make soak
 
 MB = 1 << 20
 WORDS = ["great", "awful", "film", "plot", "dull", "loved", "boring", "fun", "cast", "story",
