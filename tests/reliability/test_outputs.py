@@ -191,8 +191,8 @@ def test_outputs_are_checked_before_reading(files, tmp_path, unreadable_input, c
                            f"the folder '{missing}' does not exist"),
         "plot": (["train", src, "-o", tmp_path / "m.npz", "--plot", missing / "x.png"],
                  "cannot write (--plot)"),
-        "checkpoint": (["train", src, "-o", "/proc/m.npz", "--checkpoint-every", "1"],
-                       "cannot write"),
+        "checkpoint": (["train", src, "-o", tmp_path / "m.npz", "--checkpoint-every", "1"],
+                       f"{tmp_path / 'm.checkpoint.npz'}: is a folder"),
         "predict": (["predict", src, "-m", d / "m.npz", "-o", missing / "p.csv"],
                     "cannot write (--output)"),
         "eval report": (["eval", src, "-m", d / "m.npz", "-o", folder], "is a folder"),
@@ -200,6 +200,7 @@ def test_outputs_are_checked_before_reading(files, tmp_path, unreadable_input, c
                       "cannot write (--plot)"),
         "lexicon": (["lexicon", src, "-o", missing / "lex.npz"], "cannot write (--output)"),
     }
+    (tmp_path / "m.checkpoint.npz").mkdir()     # where the checkpoints would go
     args, message = cases[case]
     r = run(*args, "-q", timeout=30)         # reading the FIFO would hang past the timeout
     assert r.returncode == 2, r.stderr
