@@ -113,7 +113,8 @@ def _reader_docs(shard: str, reader: dict):
     from .io.readers import read_inputs
     shard = _local_copy(shard)
     return read_inputs([shard], fmt=reader.get("format", "auto"), text_col=reader.get("text_col", "text"),
-                       label_col=reader.get("label_col", "label"), strict=reader.get("strict", False))
+                       label_col=reader.get("label_col", "label"), strict=reader.get("strict", False),
+                       encoding=reader.get("encoding", "utf-8"))
 
 
 def _shard_cache(shard: str, reader: dict, hasher):
@@ -209,7 +210,8 @@ def _predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
     docs = read_inputs([_local_copy(shard)], fmt=reader.get("format", "auto"), labeled=False,
                        text_col=reader.get("text_col", "text"),
                        label_col=reader.get("label_col", "label"),
-                       strict=reader.get("strict", False), known_labels=clf.classes_)
+                       strict=reader.get("strict", False), known_labels=clf.classes_,
+                       encoding=reader.get("encoding", "utf-8"))
     frames = list(predict_documents(clf, docs))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

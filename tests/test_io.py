@@ -85,7 +85,8 @@ def _acl(tmp_path):
         (split / label).mkdir(parents=True)
         for n in names:
             (split / label / n).write_text(f"{label} review {n}<br />\n", encoding="utf-8")
-    (split / "pos" / "notes.md").write_text("ignored")
+    (split / "pos" / ".DS_Store").write_bytes(b"\x00hidden")   # hidden: not a document
+    (split / "pos" / "sub").mkdir()                             # a folder: not a document
     (split / "urls_pos.txt").write_text("http://x")          # a file, not a label folder
     (split / "neg" / "3_1.txt").write_bytes("\ufeffbom review\r\n".encode("utf-8"))
     return root, split

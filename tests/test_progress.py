@@ -76,10 +76,11 @@ def test_input_bytes_of_files_and_aclimdb_folders(tmp_path):
         (split / label).mkdir(parents=True)
         for i, text in enumerate(reviews):
             (split / label / f"{i}_7.txt").write_bytes(text)
-    (split / "pos" / "urls.lst").write_bytes(b"not a review")
+    (split / "pos" / ".hidden").write_bytes(b"not a document")
+    (split / "pos" / "53803").write_bytes(b"no suffix")      # a document, as the reader has it
     (split / "imdbEr.txt").write_bytes(b"a file beside the label folders")
-    assert input_bytes([split]) == len(b"great") + len(b"loved it") + len(b"awful")
-    assert input_bytes([split, a]) == 18 + 90
+    assert input_bytes([split]) == len(b"great") + len(b"loved it") + len(b"awful") + 9
+    assert input_bytes([split, a]) == 27 + 90
 
 
 def test_input_bytes_unknown(tmp_path):

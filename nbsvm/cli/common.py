@@ -17,7 +17,8 @@ from rich.table import Table
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ..errors import NBSVMError
-from ..io.readers import COLUMN_SEPARATOR, FORMAT_HELP, STDIN, ReadStats, read_inputs
+from ..io.readers import (COLUMN_SEPARATOR, FORMAT_HELP, STDIN, ReadStats, is_document,
+                          read_inputs)
 from ..outputs import check_output
 
 err_console = Console(stderr=True)
@@ -30,6 +31,10 @@ FORMAT = typer.Option("auto", "--format", help=f"Input format: {FORMAT_HELP}.")
 TEXT_COL = typer.Option(["text"], "--text-col",
                         help="Text column of CSV/TSV input; repeat it to join several columns "
                              f"(e.g. title and body, joined with {COLUMN_SEPARATOR.strip()!r}).")
+ENCODING = typer.Option("utf-8", "--encoding",
+                        help="Text encoding of the inputs: utf-8 (invalid bytes replaced and "
+                             "counted, or refused with --strict), latin-1 for old corpora such "
+                             "as 20 Newsgroups, or any other ASCII-compatible codec.")
 SKIP_BAD = typer.Option(False, "--skip-bad-lines",
                         help="Skip malformed lines (no TAB, empty label, a row with too many "
                              "fields) and report how many, naming the first few; default: "
@@ -101,11 +106,11 @@ def input_bytes(inputs) -> Optional[int]:
         try:
             if path.is_dir():
                 for folder in os.scandir(path):
-                    if folder.name == "unsup" or not folder.is_dir():
+                    if folder.name == "unsup" or folder.name.startswith(".") \
+                            or not folder.is_dir():
                         continue
                     with os.scandir(folder.path) as entries:
-                        total += sum(e.stat().st_size for e in entries
-                                     if e.name.endswith(".txt") and e.is_file())
+                        total += sum(e.stat().st_size for e in entries if is_document(e))
             elif path.suffix == ".gz" or not path.is_file():
                 return None
             else:
@@ -129,15 +134,15 @@ def read_stats(skip_bad: bool = False) -> ReadStats:
 
 
 def documents(inputs: List[str], fmt: str, text_col, label_col: Optional[str], labeled=True,
-              strict: bool = False, skip_bad: bool = False,
-              known_labels=None) -> DocumentStream:
+              strict: bool = False, skip_bad: bool = False, known_labels=None,
+              encoding: str = "utf-8") -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
     readers noted printed when the command ends (see :func:`report_reading`)."""
     stats = read_stats(skip_bad)
     stream = DocumentStream(read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col,
                                         label_col=label_col, strict=strict, stats=stats,
-                                        known_labels=known_labels),
+                                        known_labels=known_labels, encoding=encoding),
                             stats, inputs)
     _command_streams.append(stream)
     return stream

@@ -13,14 +13,15 @@ from rich.table import Table
 
 from .. import plot
 from ..errors import NBSVMError
+from ..io.readers import check_encoding
 from ..evaluate import evaluate_documents
 from ..learn import evaluate_sparse, load_learner, model_file_kind
 from ..metrics import report_table
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT,
-                     TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
+from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
+                     STRICT, TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
                      print_report, ProgressReporter, read_stats, text_columns)
 
 
@@ -68,7 +69,7 @@ def eval_command(
                                                  "'nbsvm[plot]'). Keeps 8 bytes per document "
                                                  "and class in memory."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL,
-    quiet: bool = QUIET, strict: bool = STRICT, skip_bad: bool = SKIP_BAD,
+    quiet: bool = QUIET, strict: bool = STRICT, encoding: str = ENCODING, skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
@@ -102,6 +103,8 @@ def eval_command(
             NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}
+            if check_encoding(encoding) != "utf-8":
+                reader["encoding"] = encoding
             with distributed.client_for(scheduler, dask_local) as client:
                 rep = distributed.evaluate(client, distributed.shards_of(inputs), model, reader)
         else:
@@ -109,9 +112,9 @@ def eval_command(
             t0 = time.perf_counter()
             with ProgressReporter(quiet or json_out) as progress:
                 rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col,
-                                                        strict=strict, skip_bad=skip_bad),
-                                         callback=progress,
-                                         scores_out=scores)
+                                                        strict=strict, skip_bad=skip_bad,
+                                                        encoding=encoding),
+                                         callback=progress, scores_out=scores)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
         if plot_path is not None:

@@ -11,9 +11,9 @@ from ..config import DEFAULTS
 from ..lexicon import build_lexicon
 from ..text.hashing import Hasher
 from . import app
-from .common import (DASK_LOCAL, FORMAT, INPUTS, JSON, LABEL_COL, QUIET, SCHEDULER, STRICT,
-                     TEXT_COL, check_outputs, cli_errors, documents, echo_kv, ProgressReporter,
-                     text_columns)
+from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET, SCHEDULER,
+                     STRICT, TEXT_COL, check_outputs, cli_errors, documents, echo_kv,
+                     ProgressReporter, text_columns)
 
 
 @app.command("lexicon")
@@ -27,7 +27,7 @@ def lexicon_command(
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    json_out: bool = JSON, strict: bool = STRICT,
+    json_out: bool = JSON, strict: bool = STRICT, encoding: str = ENCODING,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
@@ -40,12 +40,14 @@ def lexicon_command(
             from .. import distributed
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}
+            if check_encoding(encoding) != "utf-8":
+                reader["encoding"] = encoding
             with distributed.client_for(scheduler, dask_local) as client:
                 lex = distributed.lexicon(client, distributed.shards_of(inputs), hasher, alpha,
                                           reader)
             docs = None
         else:
-            docs = documents(inputs, fmt, text_col, label_col, strict=strict)
+            docs = documents(inputs, fmt, text_col, label_col, strict=strict, encoding=encoding)
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0

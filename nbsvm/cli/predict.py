@@ -11,13 +11,14 @@ import numpy as np
 import typer
 
 from ..errors import NBSVMError
+from ..io.readers import check_encoding
 from ..evaluate import predict_documents
 from ..learn import load_learner, model_file_kind, predict_sparse
 from ..nbsvm import NBSVMClassifier
 from ..persist import atomic_path
 from . import app
-from .common import (DASK_LOCAL, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL, _isatty,
-                     check_outputs, cli_errors, documents, err_console, ProgressReporter,
+from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL,
+                     check_outputs, cli_errors, documents, err_console, _isatty, ProgressReporter,
                      read_stats, text_columns)
 
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
@@ -175,7 +176,7 @@ def predict_command(
                                                  "true_label when present."),
     quiet: bool = typer.Option(False, "--quiet", "-q",
                                help="No progress bar and no summary line on stderr."),
-    strict: bool = STRICT, skip_bad: bool = SKIP_BAD,
+    strict: bool = STRICT, encoding: str = ENCODING, skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Predict labels: one row per document with source, line, true_label (if known), label,
@@ -206,6 +207,8 @@ def predict_command(
             NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}
+            if check_encoding(encoding) != "utf-8":
+                reader["encoding"] = encoding
             # one table per shard, gathered in shard order and written as one file
             with distributed.client_for(scheduler, dask_local) as client:
                 frames = iter(distributed.predict(client, distributed.shards_of(inputs), model,
@@ -221,7 +224,7 @@ def predict_command(
             frames = predict_documents(clf, documents(inputs, fmt, text_col, label_col,
                                                       labeled=False, strict=strict,
                                                       skip_bad=skip_bad,
-                                                      known_labels=clf.classes_))
+                                                      known_labels=clf.classes_, encoding=encoding))
         # rows on a terminal show their own progress; a bar would only garble them
         show = not quiet and not (output is None and _isatty(sys.stdout))
         n = 0

@@ -13,13 +13,14 @@ from ..cachestore import KeptCache, default_root, input_identity
 from ..checkpoint import Checkpoint, checkpoint_path
 from ..config import DEFAULTS
 from ..errors import NBSVMError
+from ..io.readers import check_encoding
 from ..evaluate import EpochHistory, fit_and_evaluate
 from ..lexicon import NBLexicon
 from ..nbsvm import NBSVMClassifier
 from . import app
-from .common import (DASK_LOCAL, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT,
-                     TEXT_COL, check_interrupt, check_outputs, cli_errors, documents, echo_kv,
-                     err_console, print_report, ProgressReporter, text_columns)
+from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
+                     STRICT, TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
+                     echo_kv, err_console, print_report, ProgressReporter, text_columns)
 
 
 def parse_eta0(text: str):
@@ -138,7 +139,8 @@ def train_command(
                                                   "more (e.g. 2G); always refused beyond the "
                                                   "memory available."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL,
-    quiet: bool = QUIET, strict: bool = STRICT, skip_bad: bool = SKIP_BAD,
+    quiet: bool = QUIET, strict: bool = STRICT, encoding: str = ENCODING,
+    skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Train an NB-weighted linear model out of core and save it."""
@@ -169,6 +171,8 @@ def train_command(
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
         reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
+        if check_encoding(encoding) != "utf-8":
+            reader["encoding"] = encoding
         if skip_bad:
             reader["skip_bad"] = True
         if scheduler or dask_local:
@@ -192,7 +196,8 @@ def train_command(
         t0 = time.perf_counter()
         rep = None
         with ProgressReporter(quiet or json_out) as progress:
-            docs = documents(inputs, fmt, text_col, label_col, strict=strict, skip_bad=skip_bad)
+            docs = documents(inputs, fmt, text_col, label_col, strict=strict, skip_bad=skip_bad,
+                             encoding=encoding)
             # hand over the only reference so that fit can free the counts after use
             holder = [lex]
             del lex
@@ -228,7 +233,8 @@ def train_command(
                           kept=kept, checkpoint=checkpoint)
             if test:
                 rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col,
-                                                            strict=strict, skip_bad=skip_bad),
+                                                            strict=strict, skip_bad=skip_bad,
+                                                            encoding=encoding),
                                        history=history, **fit_kw)
             else:
                 clf.fit_documents(docs, **fit_kw)

@@ -16,7 +16,7 @@ from ..errors import NBSVMError
 from ..persist import atomic_path
 from ..tune import DEFAULT_GRID, TUNABLE, tune
 from . import app
-from .common import (FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, check_outputs,
+from .common import (ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, check_outputs,
                      cli_errors, documents, ProgressReporter, text_columns)
 
 #: grid names as on the command line (``lambda``) -> parameter names (``l2``)
@@ -96,7 +96,7 @@ def tune_command(
                                     "best: the highest validation accuracy."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    strict: bool = STRICT,
+    strict: bool = STRICT, encoding: str = ENCODING,
 ):
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
@@ -111,9 +111,10 @@ def tune_command(
                                                       else valid, folds=folds or None)))
         t0 = time.perf_counter()
         with ProgressReporter(quiet or json_out) as progress:
-            result = tune(documents(inputs, fmt, text_col, label_col, strict=strict), search,
-                          base, valid_fraction=valid, folds=folds, seed=seed,
-                          workdir=cache_dir, select=select, callback=progress)
+            result = tune(documents(inputs, fmt, text_col, label_col, strict=strict,
+                                    encoding=encoding), search, base, valid_fraction=valid,
+                          folds=folds, seed=seed, workdir=cache_dir, select=select,
+                          callback=progress)
         table = result.table
         if output:
             with atomic_path(output) as tmp:

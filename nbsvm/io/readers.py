@@ -155,23 +155,44 @@ def _replaced_so_far() -> int:
     return getattr(_replaced, "n", 0)
 
 
-def decode_counting(raw: bytes) -> tuple[str, int]:
-    r"""``raw`` decoded as UTF-8 with invalid bytes replaced, and how many were replaced.
+def decode_counting(raw: bytes, encoding: str = "utf-8") -> tuple[str, int]:
+    r"""``raw`` decoded with invalid bytes replaced, and how many were replaced.
 
     >>> decode_counting(b"caf\xe9 \xf0\x9f")
     ('caf\ufffd \ufffd', 3)
+    >>> decode_counting(b"caf\xe9", "latin-1")
+    ('café', 0)
     """
     before = _replaced_so_far()
-    text = raw.decode("utf-8", COUNT_ERRORS)
+    text = raw.decode(encoding, COUNT_ERRORS)
     return text, _replaced_so_far() - before
 
 
+def check_encoding(encoding: str) -> str:
+    """The codec's canonical name; refused unless it is known and ASCII-compatible (files
+    are split on the byte ``\\n``, so UTF-16 and the like cannot be read line by line).
+
+    >>> check_encoding("Latin-1"), check_encoding("utf8")
+    ('iso8859-1', 'utf-8')
+    """
+    try:
+        name = codecs.lookup(encoding).name
+        ok = "\n\t a,".encode(name) == b"\n\t a,"
+    except (LookupError, TypeError, UnicodeError):
+        ok = False
+    if not ok:
+        raise NBSVMError(f"unknown or unusable --encoding {encoding!r}: give an ASCII-compatible "
+                         "one such as utf-8 (the default), latin-1 or cp1252")
+    return name
+
+
 def invalid_utf8_error(raw: bytes, exc: UnicodeDecodeError, name: str, line: int | None,
-                       line_start: int = 0) -> NBSVMError:
+                       line_start: int = 0, encoding: str = "utf-8") -> NBSVMError:
     """The strict-mode error for ``exc`` raised decoding ``raw`` (a line, or a whole file
     when ``line_start`` is where the line begins in it)."""
     bad = raw[exc.start:exc.end]
-    return NBSVMError(f"invalid UTF-8 at byte {exc.start - line_start + 1} of the line "
+    what = "UTF-8" if encoding == "utf-8" else encoding
+    return NBSVMError(f"invalid {what} at byte {exc.start - line_start + 1} of the line "
                       f"(0x{bad.hex()}); without --strict invalid bytes are replaced by "
                       "U+FFFD and counted", path=name, line=line)
 
@@ -228,11 +249,12 @@ def _byte_lines(fh) -> Iterator[bytes]:
 
 
 def _decode_invalid(raw: bytes, exc: UnicodeDecodeError, strict: bool, stats: ReadStats | None,
-                    name: str, lineno: int) -> str:
-    """A line that is not valid UTF-8: refused (``strict``) or replaced and counted."""
+                    name: str, lineno: int, encoding: str = "utf-8") -> str:
+    """A line that is not valid in ``encoding``: refused (``strict``) or replaced and
+    counted."""
     if strict:
-        raise invalid_utf8_error(raw, exc, name, lineno)
-    text, n_bad = decode_counting(raw)
+        raise invalid_utf8_error(raw, exc, name, lineno, encoding=encoding)
+    text, n_bad = decode_counting(raw, encoding)
     if stats is not None:
         stats.add(n_bad)
     return text
@@ -319,7 +341,7 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
 
 def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                stats: ReadStats | None = None, known_labels=None, label_col: str | None = "label",
-               text_col=("text",)) -> Iterator[Document]:
+               text_col=("text",), encoding: str = "utf-8") -> Iterator[Document]:
     """Read ``label<TAB>text`` lines (NBSVM-XL's format); blank lines are skipped.
 
     The label is stripped of surrounding white space; the text is kept as it is, but for
@@ -333,7 +355,8 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     ``labeled=False``: every line is one unlabeled document, unless ``known_labels`` (a
     model's classes) is given: then a line ``label<TAB>text`` whose label is one of them
     keeps it as its true label, and any other line, TABs and all, is one unlabeled document
-    (how many had a TAB is noted in ``stats``).
+    (how many had a TAB is noted in ``stats``). ``encoding``: an ASCII-compatible codec
+    (:func:`check_encoding`; invalid bytes as for UTF-8).
 
     Examples
     --------
@@ -343,6 +366,7 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     """
     if stats is None:
         stats = ReadStats()
+    encoding = check_encoding(encoding)
     split = labeled or known_labels is not None
     known = frozenset(known_labels) if known_labels is not None else None
     tab_unknown = 0
@@ -351,9 +375,10 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     try:
         for lineno, raw in enumerate(_byte_lines(fh), 1):
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
+                line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
-                line = _decode_invalid(raw, e, strict, stats, name, lineno).rstrip("\r\n")
+                line = _decode_invalid(raw, e, strict, stats, name, lineno,
+                                       encoding).rstrip("\r\n")
             if "\r" in line:
                 line = line.replace("\r", " ")
             if lineno == 1:
@@ -399,14 +424,31 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                    "label<TAB>text)")
 
 
-def read_text_lines(path_or_file, strict: bool = False,
-                    stats: ReadStats | None = None) -> Iterator[Document]:
+def read_text_lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
+                    encoding: str = "utf-8") -> Iterator[Document]:
     """Read one unlabeled document per line (for ``predict``)."""
-    return read_lines(path_or_file, labeled=False, strict=strict, stats=stats)
+    return read_lines(path_or_file, labeled=False, strict=strict, stats=stats,
+                      encoding=encoding)
 
 
-def _label_folders(root: Path) -> list[Path]:
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name != "unsup")
+def is_document(entry: os.DirEntry) -> bool:
+    """Whether an entry of a class folder is a document: a regular file (links followed)
+    whose name does not start with a dot (``.DS_Store`` is not a review). Any suffix, as
+    scikit-learn's ``load_files``: 20 Newsgroups' messages have none."""
+    return not entry.name.startswith(".") and entry.is_file()
+
+
+def document_names(folder) -> list[str]:
+    """The documents of a class folder (:func:`is_document`), in name order."""
+    with os.scandir(folder) as entries:
+        return sorted(e.name for e in entries if is_document(e))
+
+
+def label_folders(root: Path) -> list[Path]:
+    """The class folders of a ``folders`` input: every sub-folder but ``unsup`` (aclImdb's
+    unlabeled reviews) and hidden ones, in name order."""
+    folders = sorted(p for p in root.iterdir()
+                     if p.is_dir() and p.name != "unsup" and not p.name.startswith("."))
     split = next((f for f in folders if f.name in ("train", "test")
                   and any(p.is_dir() for p in f.iterdir())), None)
     if split is not None:
@@ -418,24 +460,27 @@ def _label_folders(root: Path) -> list[Path]:
 
 
 def read_aclimdb(root, labeled: bool = True, strict: bool = False,
-                 stats: ReadStats | None = None) -> Iterator[Document]:
-    """Read an aclImdb-style split folder: one sub-folder per label, one ``.txt`` per review.
+                 stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[Document]:
+    """Read a folder of class folders (aclImdb's ``train/``, 20 Newsgroups' bydate
+    folders): one sub-folder per label, one file per document (:func:`is_document`: any
+    regular file but hidden ones; sub-folders inside a class folder are not read).
 
     Files are read in name order and the label folders are interleaved round-robin, so a
     single streaming pass sees the classes mixed (the official layout is sorted by label).
-    The unlabeled ``unsup`` folder is skipped. A review's line ends become ``\\n``, a BOM
-    is dropped; invalid UTF-8 is replaced and counted in ``stats`` or, with ``strict``,
-    raises :class:`NBSVMError` naming the file, the line in it and the byte.
+    The unlabeled ``unsup`` folder is skipped. A document's line ends become ``\\n``, a BOM
+    is dropped; text is decoded with ``encoding`` (``latin-1`` for 20 Newsgroups), invalid
+    bytes replaced and counted in ``stats`` or, with ``strict``, an error naming the file,
+    the line in it and the byte.
     """
     root = Path(root)
     if not root.is_dir():
         raise NBSVMError("no such folder", path=str(root))
+    encoding = check_encoding(encoding)
     try:
-        folders = _label_folders(root)
+        folders = label_folders(root)
         listings = []
         for folder in folders:
-            names = sorted(n for n in os.listdir(folder) if n.endswith(".txt"))
-            listings.append((folder.name, folder, names))
+            listings.append((folder.name, folder, document_names(folder)))
     except OSError as e:               # e.g. a folder that cannot be listed
         raise NBSVMError(f"cannot read: {e.strerror or e}", path=e.filename or str(root)) from None
     longest = max(len(names) for _, _, names in listings)
@@ -449,13 +494,13 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
                 except OSError as e:    # e.g. a folder named like a review, no permission
                     raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
                 try:
-                    text = raw.decode("utf-8")
+                    text = raw.decode(encoding)
                 except UnicodeDecodeError as e:
                     if strict:
                         start = raw.rfind(b"\n", 0, e.start) + 1
                         raise invalid_utf8_error(raw, e, str(path), raw.count(b"\n", 0, start) + 1,
-                                                 start) from None
-                    text, n_bad = decode_counting(raw)
+                                                 start, encoding) from None
+                    text, n_bad = decode_counting(raw, encoding)
                     if stats is not None:
                         stats.add(n_bad)
                 if "\r" in text:       # universal newlines, as reading in text mode did
@@ -466,7 +511,7 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
 
 def read_table(path, text_col="text", label_col: str | None = "label", sep: str = ",",
                chunksize: int = 10_000, strict: bool = False, stats: ReadStats | None = None,
-               label_optional: bool = False) -> Iterator[Document]:
+               label_optional: bool = False, encoding: str = "utf-8") -> Iterator[Document]:
     """Read a CSV/TSV file (path, open file or ``"-"``) with a header through pandas in chunks.
 
     ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
@@ -484,6 +529,7 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
     if stats is None:
         stats = ReadStats()
     text_cols = _columns(text_col)
+    encoding = check_encoding(encoding)
     if not text_cols or len(set(text_cols)) != len(text_cols):
         raise NBSVMError(f"--text-col names each column once; got {text_cols}")
     if hasattr(path, "read"):
@@ -500,7 +546,7 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
     try:
         before = _replaced_so_far()
         chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
-                             encoding="utf-8", encoding_errors="strict" if strict else COUNT_ERRORS,
+                             encoding=encoding, encoding_errors="strict" if strict else COUNT_ERRORS,
                              on_bad_lines="warn" if stats.skip_bad else "error")
         row = 1
         skipped: set[int] = set()       # lines pandas dropped: the row count steps over them
@@ -615,7 +661,8 @@ def _name(src) -> str:
 
 def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_col="text",
                 label_col: str | None = "label", strict: bool = False,
-                stats: ReadStats | None = None, known_labels=None) -> Iterator[Document]:
+                stats: ReadStats | None = None, known_labels=None,
+                encoding: str = "utf-8") -> Iterator[Document]:
     """Chain the documents of several inputs, choosing each reader by ``fmt`` (a name of
     :data:`FORMATS` or an old alias).
 
@@ -638,6 +685,7 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
     nbsvm.errors.NBSVMError: <stream>:3: label 'Pos' differs only in case from 'pos' ...
     """
     fmt = normalize_format(fmt)
+    encoding = check_encoding(encoding)
     if stats is None:
         stats = ReadStats()
     known: set = set()
@@ -649,7 +697,7 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
         n = 0
         bad_before = stats.bad_lines
         for doc in _read_one(src, fmt, labeled, text_col, label_col, strict, stats,
-                             known_labels):
+                             known_labels, encoding):
             n += 1
             if labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
@@ -678,22 +726,22 @@ def _check_case(doc: Document, known: set, folded: dict):
 
 
 def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
-              known_labels=None) -> Iterator[Document]:
+              known_labels=None, encoding="utf-8") -> Iterator[Document]:
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
         kind = "labeled-lines"
     if kind == "folders":
-        yield from read_aclimdb(src, strict=strict, stats=stats)
+        yield from read_aclimdb(src, strict=strict, stats=stats, encoding=encoding)
     elif kind == "labeled-lines":
         # predict's auto format: a leading label only when it is one of the model's
         unlabeled = not labeled and fmt == "auto" and known_labels is not None
         yield from read_lines(src, labeled=not unlabeled, strict=strict, stats=stats,
                               known_labels=known_labels if unlabeled else None,
-                              label_col=label_col, text_col=text_col)
+                              label_col=label_col, text_col=text_col, encoding=encoding)
     elif kind == "plain-lines":
-        yield from read_text_lines(src, strict=strict, stats=stats)
+        yield from read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
     else:
         # unlabeled: keep true labels when the column is there, for predict's output
         yield from read_table(src, text_col=text_col, label_col=label_col,
                               sep="," if kind == "csv" else "\t", strict=strict, stats=stats,
-                              label_optional=not labeled)
+                              label_optional=not labeled, encoding=encoding)

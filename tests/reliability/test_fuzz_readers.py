@@ -243,14 +243,16 @@ def test_table_parser_error_names_the_line(tmp_path):
     assert (e.value.path, e.value.line) == (str(p), 3)
 
 
-def test_aclimdb_folder_named_like_a_review_is_an_error(tmp_path):
-    """Was IsADirectoryError."""
+def test_aclimdb_folder_named_like_a_review_is_not_a_document(tmp_path):
+    """Was IsADirectoryError; a class folder's documents are its regular files, so a
+    folder inside it (named like a review or not) and hidden files are not read."""
     (tmp_path / "pos" / "1_10.txt").mkdir(parents=True)
+    (tmp_path / "pos" / ".DS_Store").write_bytes(b"\x00\x01")
+    (tmp_path / "pos" / "53803").write_text("good, no suffix")
     (tmp_path / "neg").mkdir()
     (tmp_path / "neg" / "2_1.txt").write_text("bad")
-    with pytest.raises(NBSVMError, match="cannot read") as e:
-        list(read_aclimdb(tmp_path))
-    assert e.value.path == str(tmp_path / "pos" / "1_10.txt")
+    docs = list(read_aclimdb(tmp_path))
+    assert [(d.label, d.text) for d in docs] == [("neg", "bad"), ("pos", "good, no suffix")]
 
 
 def test_blitzer_bom_on_the_first_line_is_not_a_feature(tmp_path):
