@@ -362,3 +362,68 @@ def _compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap,
                 S[j, c, 0] = math.log(p) - math.log(q) + math.log(norm_q) - math.log(norm_p)
         remap[i] = c
         c += 1
+
+
+# ---- counts by kept column (the trainer's path: memory by kept buckets x classes) --------
+# The trainer counts, while it hashes, only how many documents contain each bucket (one
+# int32 row of 2**n_bits). The buckets kept (seen in at least min_df documents) then get
+# columns, and one pass over the feature cache counts each class's documents per kept
+# column, and each class's total of distinct buckets per document (the sum of its counts
+# over every seen bucket, which the ratios' norms need). The ratios are those of the dense
+# per-class counts, bit for bit: every sum is of integers (exact in float64).
+
+@njit(cache=True, nogil=True)
+def _count_df(df, ids):
+    """df[b] += 1 for every id (each document's ids are distinct: df counts documents)."""
+    n = ids.shape[0]
+    for j in range(n):
+        if j + 32 < n:
+            prefetch_row(df, ids[j + 32])
+        df[ids[j]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _df_stats(df, min_df, lo, hi):
+    """Over buckets ``lo..hi-1``: how many were seen, and how many are kept (seen in at
+    least ``min_df`` documents)."""
+    n_seen = 0
+    n_kept = 0
+    for i in range(lo, hi):
+        if df[i] > 0:
+            n_seen += 1
+            if df[i] >= min_df:
+                n_kept += 1
+    return n_seen, n_kept
+
+
+@njit(cache=True, nogil=True)
+def _df_to_columns(df, min_df, lo, hi, c0):
+    """Turn ``df`` into the bucket -> column map in place over ``lo..hi-1``: kept buckets
+    get columns from ``c0`` in bucket order, the others -1."""
+    c = c0
+    for i in range(lo, hi):
+        if df[i] > 0 and df[i] >= min_df:
+            df[i] = c
+            c += 1
+        else:
+            df[i] = -1
+
+
+@njit(cache=True, nogil=True)
+def _count_columns(counts, docs, id_totals, ids, offsets, codes, remap):
+    """For every document d of class ``codes[d]``: its kept columns counted in
+    ``counts[code]``, the document in ``docs[code]`` and its number of distinct buckets in
+    ``id_totals[code]``."""
+    for d in range(offsets.shape[0] - 1):
+        c = codes[d]
+        row = counts[c]
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        docs[c] += 1
+        id_totals[c] += hi - lo
+        for j in range(lo, hi):
+            if j + 32 < hi:
+                prefetch_row(remap, ids[j + 32])
+            col = remap[ids[j]]
+            if col >= 0:
+                row[col] += 1

@@ -1,17 +1,17 @@
 """How much memory training will take, checked before each large allocation.
 
-State is sized by ``2**n_bits`` and the classes, never by the corpus, so each stage's need
-is known before it allocates, and each is checked then, with what is known by then:
+State is sized by ``2**n_bits``, the kept buckets and the classes, never by the corpus, so
+each stage's need is known before it allocates, and each is checked then:
 
-1. before reading: the lexicon pass counts documents per class and bucket in int32 rows,
-   room for two classes (:func:`lexicon_bytes` with 2 classes);
-2. during the pass, before each new class gets its count row (:func:`lexicon_bytes`, and
-   the one row against the memory available); so a run with 20 classes stops at the class
-   that would cross ``--max-memory``, not after the pass;
-3. after the pass, with the classes and the kept buckets known exactly, before the learner
-   is allocated (:func:`fit_bytes`): the count rows are still held while the learner's
-   rows (``W`` = 16 bytes per kept bucket and output for AdaGrad, 8 for SGD) and the int32
-   bucket-to-column map are filled; the counts are freed before the epochs.
+1. before reading: the trainer's hashing pass counts two classes in two int32 rows of
+   ``2**n_bits``; from a third class on, each bucket's documents in the first row only
+   (:func:`hashing_bytes`);
+2. after it, with the classes and kept buckets known exactly, before anything else is
+   allocated (:func:`fit_bytes`): the bucket -> column map (that row, rewritten), each
+   class's int32 counts by kept column, and the learner (``W`` = 16 bytes per kept bucket
+   and output for AdaGrad, 8 for SGD);
+3. :class:`~nbsvm.lexicon.NBLexicon` (``nbsvm lexicon``, ``--lexicon``) keeps a dense count
+   row per class: it checks :func:`lexicon_bytes` before each new class gets its row.
 
 Every figure includes :data:`FIXED_BYTES` for the interpreter, numba's kernels and the
 buffers in flight.
@@ -25,8 +25,9 @@ import numpy as np
 
 from .errors import NBSVMError
 
-# interpreter, numba and its kernels, batch buffers and the 16 MB shuffle groups in flight
-FIXED_BYTES = 200 << 20
+# interpreter, numba and its kernels, pandas, the reader and hasher threads' batches, the
+# 16 MB shuffle groups and a test set hashed alongside: measured 210-230 MB on IMDB
+FIXED_BYTES = 240 << 20
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -71,31 +72,46 @@ def lexicon_bytes(n_bits: int, n_classes: int = 2) -> int:
     (room for two from the start), plus :data:`FIXED_BYTES`.
 
     >>> human(lexicon_bytes(24)), human(lexicon_bytes(24, 20))
-    ('328.0 MB', '1.4 GB')
+    ('368.0 MB', '1.5 GB')
     """
     return FIXED_BYTES + max(2, int(n_classes)) * (1 << int(n_bits)) * 4
 
 
+def hashing_bytes(n_bits: int) -> int:
+    """Peak bytes of the trainer's hashing pass: two int32 rows of ``2**n_bits`` (the
+    counts of two classes; from a third class on, the first row counts each bucket's
+    documents and the second is released), plus :data:`FIXED_BYTES`.
+
+    >>> human(hashing_bytes(24))
+    '368.0 MB'
+    """
+    return FIXED_BYTES + 2 * (1 << int(n_bits)) * 4
+
+
 def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
-              n_columns: int | None = None, n_classes: int = 2) -> int:
-    """Peak bytes of training once the lexicon pass is done: the count rows of
-    ``n_classes`` (still held while the learner is filled), the int32 bucket-to-column map
-    (with two classes it overwrites a count row), and ``n_outputs`` learner rows per kept
-    column (``n_columns``; every bucket when not known), plus :data:`FIXED_BYTES`.
+              n_columns: int | None = None, n_classes: int = 2, cache_bytes: int = 0) -> int:
+    """Peak bytes of training once the hashing pass is done, plus :data:`FIXED_BYTES`:
+    the int32 bucket -> column map and ``n_outputs`` learner rows per kept column
+    (``n_columns``; every bucket when not known) throughout; the feature cache's pages as
+    the epochs map them (``cache_bytes``); and the larger of each class's int32 counts by
+    kept column (held while the ratios are filled in) and the float32 contributions that
+    name the strongest n-grams for explanations (beside the last epoch; twice, for the
+    partition that finds them).
 
     Examples
     --------
-    >>> human(fit_bytes(24, n_columns=1_100_000))  # IMDB trigrams
-    '344.8 MB'
-    >>> human(fit_bytes(24, 20, n_columns=1_082_931, n_classes=20))   # 20 Newsgroups
-    '1.8 GB'
+    >>> human(fit_bytes(24, n_columns=1_100_000))  # IMDB trigrams (measured: 297 MB)
+    '329.2 MB'
+    >>> human(fit_bytes(24, 20, n_columns=1_082_931, n_classes=20))   # 20 Newsgroups (713 MB)
+    '799.7 MB'
     """
     buckets = 1 << int(n_bits)
     width = 16 if optimizer == "adagrad" else 8
     columns = buckets if n_columns is None else int(n_columns)
-    counting = max(2, int(n_classes)) * buckets * 4
-    column_map = 0 if n_classes <= 2 else buckets * 4
-    return FIXED_BYTES + counting + column_map + int(n_outputs) * columns * width
+    counts = max(2, int(n_classes)) * columns * 4
+    contributions = 2 * int(n_outputs) * columns * 4
+    return (FIXED_BYTES + buckets * 4 + int(n_outputs) * columns * width + int(cache_bytes)
+            + max(counts, contributions))
 
 
 def check_fit_memory(needed: int, max_memory=None, what: str = "training",

@@ -52,8 +52,9 @@ from .features import (Batch, CacheWriter, FeatureCache, _translate, check_ids, 
                        hash_batches, releasable_int32 as _releasable_int32, translate)
 from .io.readers import COLUMN_SEPARATOR, Document
 from ._parallel import run_parts
-from .lexicon import NBLexicon, _compact_ratios, _seen_sums
-from .memory import check_fit_memory, fit_bytes, lexicon_bytes
+from .lexicon import (NBLexicon, _compact_ratios, _count_columns, _count_df, _df_stats,
+                      _df_to_columns, _seen_sums)
+from .memory import check_fit_memory, fit_bytes, hashing_bytes
 from .online.losses import resolve_loss
 from .online._kernels import _mean_abs_weight
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
@@ -342,9 +343,8 @@ class NBSVMClassifier(Params):
         """
         hasher = self._validate()
         self._max_memory = max_memory
-        if lexicon is None:             # the lexicon pass, room for two classes to start
-            check_fit_memory(lexicon_bytes(hasher.n_bits, 2), max_memory,
-                             what="the lexicon pass")
+        if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
+            check_fit_memory(hashing_bytes(hasher.n_bits), max_memory, what="the hashing pass")
         for attr in ("_learner", "lexicon_", "_remap", "_label_values"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
@@ -377,15 +377,21 @@ class NBSVMClassifier(Params):
                 sample.texts = _read_sample(cache)
             ordered = False       # epoch 1 in stored order (as if streamed) instead of shuffled
             if lexicon is None:
-                # two classes are counted in releasable memory: one row becomes the
-                # bucket -> column map, the other goes back to the OS (see _adopt)
+                # two classes are counted in two int32 rows of releasable memory (one row
+                # becomes the bucket -> column map, the other goes back to the OS; see
+                # _adopt); from a third class on, one row counts each bucket's documents
+                # and the classes are counted by kept column after the pass (_adopt_columns)
                 mm, store = _releasable_int32((2, 1 << hasher.n_bits))
                 if cache is None:
-                    lexicon, cache = self._lexicon_pass(docs, hasher, writer, notify, store, mm)
+                    lexicon, cache, df = self._hashing_pass(docs, hasher, writer, notify,
+                                                            store, mm)
                 else:
-                    lexicon = self._lexicon_from_cache(cache, hasher, notify, store, mm)
-                self._adopt(lexicon, mm if lexicon._store is store else None)
-                lexicon = store = None
+                    lexicon, df = self._count_cache(cache, hasher, notify, store, mm)
+                if lexicon is not None:
+                    self._adopt(lexicon, mm if lexicon._store is store else None)
+                else:
+                    self._adopt_columns(cache, hasher, df, notify)
+                lexicon = store = df = None
                 first_epoch = 1
                 translate = True      # epoch 1 maps the cache's buckets to columns
             else:
@@ -509,28 +515,132 @@ class NBSVMClassifier(Params):
         self._finish()
         return self
 
-    def _new_lexicon(self, hasher, store=None, mm=None) -> NBLexicon:
-        """An empty lexicon counting in ``store`` (lent), checking ``max_memory`` as
-        classes come."""
+    def _new_lexicon(self, hasher, store, mm) -> NBLexicon:
+        """An empty lexicon counting two classes in ``store`` (lent)."""
         lexicon = NBLexicon(hasher, alpha=self.alpha)
         lexicon.max_memory = getattr(self, "_max_memory", None)
         lexicon._init_state(store, mm)
         return lexicon
 
-    def _lexicon_pass(self, docs, hasher, writer, notify, store=None, mm=None):
-        """Hash every document once: count the lexicon and write the cache in one pass."""
-        lexicon = self._new_lexicon(hasher, store, mm)
+    @staticmethod
+    def _to_df(store, mm) -> np.ndarray:
+        """The two classes' count rows summed into the first (documents per bucket); the
+        second row's pages go back to the OS."""
+        df = store[0]
+        np.add(df, store[1], out=df)
+        row_bytes = store.shape[1] * 4
+        if row_bytes % mmap.PAGESIZE == 0:
+            mm.madvise(mmap.MADV_DONTNEED, row_bytes, row_bytes)
+        return df
+
+    def _hashing_pass(self, docs, hasher, writer, notify, store, mm):
+        """Hash every document once, writing the cache and counting: per class while there
+        are two (the lexicon), then per bucket only (``df``). Returns ``(lexicon or None,
+        cache, df or None)``."""
+        lexicon, df = self._new_lexicon(hasher, store, mm), None
         with writer:
             n = 0
             for batch in hash_batches(docs, hasher):
                 codes = writer.add(batch)
-                for label in writer.labels[len(lexicon._labels):]:
-                    lexicon.code_of(label)          # same first-appearance order as the cache
-                lexicon.add_batch(batch.ids, batch.offsets, codes)
+                if df is None and len(writer.labels) > 2:
+                    df, lexicon = self._to_df(store, mm), None
+                if df is None:
+                    for label in writer.labels[len(lexicon._labels):]:
+                        lexicon.code_of(label)      # same first-appearance order as the cache
+                    lexicon.add_batch(batch.ids, batch.offsets, codes)
+                else:
+                    _count_df(df, batch.ids)
                 n += len(batch)
                 notify({"stage": "hash", "docs": n})
             cache = writer.close()
-        return lexicon, _nonempty(cache)
+        return lexicon, _nonempty(cache), df
+
+    def _count_cache(self, cache: FeatureCache, hasher, notify, store, mm):
+        """What :meth:`_hashing_pass` counts, from a kept cache (its ids are each document's
+        distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
+        two = len(cache.labels) <= 2
+        lexicon = self._new_lexicon(hasher, store, mm) if two else None
+        df = None if two else store[0]
+        if two:
+            for label in cache.labels:
+                lexicon.code_of(label)
+        n = 0
+        for batch in cache.batches(8192):
+            if two:
+                lexicon.add_batch(batch.ids, batch.offsets,
+                                  np.asarray(batch.labels, dtype=np.int32))
+            else:
+                _count_df(df, batch.ids)
+            n += len(batch)
+            notify({"stage": "count", "docs": n, "total": cache.n_docs})
+        if n == 0:
+            raise NBSVMError("no training documents", path=str(cache.folder))
+        return lexicon, df
+
+    def _adopt_columns(self, cache: FeatureCache, hasher, df, notify) -> None:
+        """Classes, kept columns, NB ratios and a compact learner from the hashed data.
+
+        ``df`` (documents per bucket) becomes the bucket -> column map in place: only
+        buckets seen in at least ``min_df`` documents get a column (every other bucket has
+        ratio 0 or is dropped, so it could never carry a feature value). One pass over the
+        cache then counts each class's documents per kept column: memory follows the kept
+        buckets times the classes, never 2**n_bits times the classes. The ratios equal
+        those of the dense per-class counts bit for bit (see :mod:`nbsvm.lexicon`).
+        """
+        labels = list(cache.labels)              # the cache's codes: first-appearance order
+        classes = sorted(labels)
+        if len(classes) < 2:
+            raise NBSVMError(f"need at least two classes to train, found {classes}")
+        min_df = max(int(self.min_df), 1)
+        # 2**n_bits buckets in two ranges, one per thread (the kernels release the GIL)
+        bounds = np.linspace(0, df.shape[0], 3).astype(np.int64)
+        parts = [None, None]
+
+        def stats(k):
+            parts[k] = _df_stats(df, min_df, int(bounds[k]), int(bounds[k + 1]))
+
+        run_parts(stats, 2)
+        n_seen = int(parts[0][0] + parts[1][0])
+        n_kept = int(parts[0][1] + parts[1][1])
+        binary = len(classes) == 2
+        n_out = 1 if binary else len(classes)
+        check_fit_memory(fit_bytes(hasher.n_bits, n_out, self.optimizer, n_columns=n_kept,
+                                   n_classes=len(classes)),
+                         getattr(self, "_max_memory", None))
+
+        def columns(k):
+            _df_to_columns(df, min_df, int(bounds[k]), int(bounds[k + 1]),
+                           0 if k == 0 else int(parts[0][1]))
+
+        run_parts(columns, 2)
+        counts = np.zeros((len(labels), n_kept), dtype=np.int32)
+        docs = np.zeros(len(labels), dtype=np.int64)
+        id_totals = np.zeros(len(labels), dtype=np.int64)
+        n = 0
+        for batch in cache.batches(8192):
+            _count_columns(counts, docs, id_totals, batch.ids, batch.offsets,
+                           np.asarray(batch.labels, dtype=np.int32), df)
+            n += len(batch)
+            notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
+        rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
+        self.classes_, self.class_counts_ = classes, docs[rows]
+        self.n_seen_buckets_ = n_seen
+        self.hasher_ = hasher
+        learner = self._new_learner(n_kept)
+        # the ratio kernel over columns: every column is kept, its own map is the identity
+        identity = np.empty(n_kept, dtype=np.int32)
+        cuts = np.linspace(0, n_kept, 3).astype(np.int64)
+        sums = id_totals.astype(np.float64)         # each class's counts over seen buckets
+
+        def fill(k):
+            _compact_ratios(counts, rows, binary, float(self.alpha), n_seen, sums, 1,
+                            learner.S_, identity, int(cuts[k]), int(cuts[k + 1]), int(cuts[k]))
+
+        run_parts(fill, 2)
+        if self.weighting == "binary":      # every kept column: value 1 instead of r
+            learner.S_[:, :, 0] = 1.0
+        self._remap = df
+        self._learner = learner
 
     def _calibrate_eta0(self, cache: FeatureCache, positive, buckets: bool,
                         n_sample: int = ETA0_SAMPLE) -> float:
@@ -604,22 +714,6 @@ class NBSVMClassifier(Params):
         pool.shutdown(wait=False)
         return future
 
-    def _lexicon_from_cache(self, cache: FeatureCache, hasher, notify, store=None,
-                            mm=None) -> NBLexicon:
-        """Count the lexicon from a kept cache (its ids are each document's distinct buckets,
-        exactly what the lexicon pass counted), in the cache's label order."""
-        lexicon = self._new_lexicon(hasher, store, mm)
-        for label in cache.labels:
-            lexicon.code_of(label)
-        n = 0
-        for batch in cache.batches(8192):
-            lexicon.add_batch(batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32))
-            n += len(batch)
-            notify({"stage": "count", "docs": n, "total": cache.n_docs})
-        if n == 0:
-            raise NBSVMError("no training documents", path=str(cache.folder))
-        return lexicon
-
     def _hash_pass(self, docs, writer, notify) -> FeatureCache:
         """Hash every document into a bucket cache, without counting or training."""
         with writer:
@@ -662,8 +756,12 @@ class NBSVMClassifier(Params):
         self.hasher_ = lexicon.hasher
         binary = len(classes) == 2
         n_out = 1 if binary else len(classes)
+        # the lexicon's dense count rows are held while the learner is filled (with two
+        # classes counted in lent memory, the map overwrites one of them)
+        held = len(classes) - 1 if mm is not None and binary else len(classes)
         check_fit_memory(fit_bytes(self.hasher_.n_bits, n_out, self.optimizer,
-                                   n_columns=int(n_kept), n_classes=len(classes)),
+                                   n_columns=int(n_kept), n_classes=len(classes))
+                         + held * counts.shape[1] * 4,
                          getattr(self, "_max_memory", None))
         learner = self._new_learner(int(n_kept))
         if mm is not None and binary:

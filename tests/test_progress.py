@@ -49,19 +49,32 @@ def test_the_stream_counts_utf8_bytes_of_the_text():
     assert s.bytes_read == sum(len(t.encode("utf-8")) for t in texts)
 
 
-def test_counting_costs_well_under_a_microsecond_per_document():
-    texts = ["a short review of a film, " * 40] * 100_000
-    t0 = time.perf_counter()
-    for _ in texts:
-        pass
-    bare = time.perf_counter() - t0
+def test_counting_costs_little_beside_hashing():
+    # measured against the work the stream feeds, in the same run (a ratio, not a time, so
+    # that a loaded machine does not fail it): counting the bytes of a document costs under
+    # a tenth of hashing it (about 0.3 against 30 microseconds here)
+    from nbsvm.text.hashing import Hasher
+
+    texts = ["a short review of a film, " * 40] * 20_000
+    hasher = Hasher()
+    hasher.batch(texts[:10])                        # compiled before timing
+
+    def best_of(run, k=3):
+        times = []
+        for _ in range(k):
+            t0 = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    bare = best_of(lambda: [None for _ in texts])
+    counting = best_of(lambda: [None for _ in stream_of(texts)]) - bare
+    hashing = best_of(lambda: hasher.batch(texts))
     s = stream_of(texts)
-    t0 = time.perf_counter()
     for _ in s:
         pass
-    per_doc = (time.perf_counter() - t0 - bare) / len(texts)
     assert s.bytes_read == len(texts[0]) * len(texts)
-    assert per_doc < 2e-6, f"{per_doc * 1e6:.2f} microseconds per document"
+    assert counting < 0.1 * hashing, (counting, hashing)
 
 
 def test_input_bytes_of_files_and_aclimdb_folders(tmp_path):

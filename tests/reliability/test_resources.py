@@ -24,15 +24,19 @@ def test_parse_size():
 
 def test_fit_bytes_by_hand():
     b = 1 << 10
-    # the lexicon pass: one int32 count row a class, room for two from the start
-    assert memory.lexicon_bytes(10) == memory.FIXED_BYTES + 2 * b * 4
-    assert memory.lexicon_bytes(10, 5) == memory.FIXED_BYTES + 5 * b * 4
-    # after it: the count rows are held while the learner (one 16-byte AdaGrad row a kept
-    # bucket and output, 8 for SGD) and, beyond two classes, the int32 map are filled
-    assert memory.fit_bytes(10) == memory.FIXED_BYTES + 2 * b * 4 + b * 16
-    assert memory.fit_bytes(10, optimizer="sgd") == memory.FIXED_BYTES + 2 * b * 4 + b * 8
+    F = memory.FIXED_BYTES
+    # the trainer's hashing pass: two int32 rows (two classes; from a third, documents per bucket)
+    assert memory.hashing_bytes(10) == F + 2 * b * 4
+    # a dense NBLexicon: one int32 count row a class, room for two from the start
+    assert memory.lexicon_bytes(10) == F + 2 * b * 4
+    assert memory.lexicon_bytes(10, 5) == F + 5 * b * 4
+    # after the pass: the map, the learner (16 bytes a kept column and output for AdaGrad,
+    # 8 for SGD), and the larger of the class counts by kept column and the explanations'
+    # contributions (twice one float32 a column and output)
+    assert memory.fit_bytes(10) == F + b * 4 + b * 16 + max(2 * b * 4, 2 * b * 4)
+    assert memory.fit_bytes(10, optimizer="sgd") == F + b * 4 + b * 8 + 2 * b * 4
     assert memory.fit_bytes(10, 5, n_columns=100, n_classes=5) == \
-        memory.FIXED_BYTES + 5 * b * 4 + b * 4 + 5 * 100 * 16
+        F + b * 4 + 5 * 100 * 16 + max(5 * 100 * 4, 2 * 5 * 100 * 4)
     assert memory.fit_bytes(31) > 32 << 30          # 2**31 buckets: tens of GB
 
 
@@ -47,7 +51,7 @@ def test_max_memory_refuses_before_reading(train_file, tmp_path):
     r = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
                             "--n-bits", "24", "--max-memory", "100M", "-q"])
     assert r.exit_code == 2
-    assert "the lexicon pass needs about 328.0 MB, over --max-memory 100.0 MB: lower --n-bits" \
+    assert "the hashing pass needs about 368.0 MB, over --max-memory 100.0 MB: lower --n-bits" \
         in r.output
     assert "Traceback" not in r.output and not (tmp_path / "m.npz").exists()
     ok = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
@@ -63,22 +67,41 @@ def test_refused_beyond_the_memory_available(train_file, tmp_path, monkeypatch):
     assert "but only 1.0 GB is available: lower --n-bits" in r.output
 
 
-def test_each_new_class_and_the_learner_are_checked():
-    # the upfront check counts two classes; each new class is checked before its count row
-    # is allocated, and the learner once the classes and kept buckets are known
+def test_the_pass_and_the_learner_are_checked():
+    # the hashing pass before reading; the counts by kept column and the learner once the
+    # classes and the kept buckets are known, before any of them is allocated: exactly
+    # fit_bytes of the kept columns, a byte less is refused
     from nbsvm.io.readers import Document
 
     docs = [Document(f"c{i % 8}", d.text, d.source, d.line)
             for i, d in enumerate(synthetic(400, seed=2))]
-    upfront = memory.lexicon_bytes(16, 2)
-    with pytest.raises(NBSVMError, match="counting 3 classes needs about .* over --max-memory"):
-        NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs), max_memory=upfront)
-    counting = memory.lexicon_bytes(16, 8)
+    with pytest.raises(NBSVMError, match="^the hashing pass needs about .* over --max-memory"):
+        NBSVMClassifier(n_bits=16, epochs=1).fit_documents(
+            iter(docs), max_memory=memory.hashing_bytes(16) - 1)
+    import numpy as np
+    h = NBSVMClassifier(n_bits=16)._hasher()
+    df = np.zeros(1 << 16, dtype=np.int64)
+    for d in docs:
+        df[np.unique(h.buckets(d.text))] += 1
+    n_kept = int(np.count_nonzero(df >= 2))             # the default min_df
+    needed = memory.fit_bytes(16, 8, "adagrad", n_columns=n_kept, n_classes=8)
     with pytest.raises(NBSVMError, match="^training needs about .* over --max-memory"):
-        NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs), max_memory=counting)
-    enough = memory.fit_bytes(16, 8, "adagrad", n_columns=1 << 16, n_classes=8)
-    clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(iter(docs), max_memory=enough)
-    assert len(clf.classes_) == 8
+        NBSVMClassifier(n_bits=16, epochs=1).fit_documents(
+            iter(docs), max_memory=max(needed - 1, memory.hashing_bytes(16)))
+    ok = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(
+        iter(docs), max_memory=max(needed, memory.hashing_bytes(16)))
+    assert len(ok.classes_) == 8
+
+
+def test_a_dense_lexicon_checks_each_new_class():
+    from nbsvm.lexicon import NBLexicon
+    from nbsvm.text.hashing import Hasher
+
+    lex = NBLexicon(Hasher(ngrams=1, n_bits=16))
+    lex.max_memory = memory.lexicon_bytes(16, 3)
+    lex.fit(["a", "b", "c"], ["x", "y", "z"])          # three classes fit
+    with pytest.raises(NBSVMError, match="counting 4 classes needs about .* over --max-memory"):
+        lex.partial_fit(["d"], ["w"])
 
 
 def test_growing_the_counts_keeps_them():
