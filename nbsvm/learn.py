@@ -671,7 +671,8 @@ def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
             with_truth = any(r.labels for r in records)
         if with_truth:
             frame["true_label"] = [",".join(r.labels) for r in records]
-        scores = model.decision_function(rows)
+        scores = model.predict(rows) if model.task == "regression" else \
+            model.decision_function(rows)
         if model.task == "regression":
             frame["prediction"] = scores
         elif model.task == "multilabel":

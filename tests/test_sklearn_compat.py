@@ -54,10 +54,6 @@ _MULTICLASS = ("MIRA", "MulticlassHinge", "OneVsRest")
 # skips itself unless SCIPY_ARRAY_API=1 was set before scipy was imported: it is run in a
 # fresh interpreter by test_array_api_check_in_a_scipy_array_api_interpreter.)
 NOT_APPLICABLE = {
-    "check_regressors_no_decision_function": (
-        ("SGDRegressor", "OGDRegressor"),
-        "regressors keep decision_function (equal to predict): nbsvm.learn.predict_sparse "
-        "and the CLI score every learner through it"),
     "check_do_not_raise_errors_in_init_or_set_params": (
         ("OneVsRest",),
         "OneVsRest(**params) passes extra keywords on to its binary learners, so the check "
@@ -114,11 +110,23 @@ def test_multiclass_learners_train_like_check_classifiers_train(make):
 
 
 @pytest.mark.parametrize("make", [SGDRegressor, OGDRegressor])
-def test_regressor_decision_function_is_predict(make):
+def test_regressors_have_no_decision_function(make):
+    # scikit-learn's convention: a regressor's scores are predict (hasattr is False, before
+    # and after fitting), and the objective still scores with the weights
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
-    m = make().fit(X, X @ [1.0, -2.0, 0.5])
-    np.testing.assert_array_equal(m.decision_function(X), m.predict(X))
+    m = make()
+    assert not hasattr(m, "decision_function")
+    m.fit(X, X @ [1.0, -2.0, 0.5])
+    assert not hasattr(m, "decision_function")
+    with pytest.raises(AttributeError, match="is a regressor and has no decision_function"):
+        m.decision_function(X)
+    assert m.predict(X).shape == (40,)
+
+
+def scores(m, X):
+    """A learner's scores: decision_function, or predict for a regressor (which has none)."""
+    return m.predict(X) if m.task == "regression" else m.decision_function(X)
 
 
 # ---- parameters ---------------------------------------------------------------------------
@@ -196,12 +204,12 @@ def test_dense_and_sparse_input_give_identical_models(learner):
     X[:, -1] = np.where(X[:, -1] == 0, 1.0, X[:, -1])     # the tuple form needs the last column
     target = Y if learner.task == "multilabel" else _target(learner, y)
     reference = clone(learner).fit(X, target)
-    expected = reference.decision_function(X)
+    expected = scores(reference, X)
     for name, form in _inputs(X).items():
         m = clone(learner).fit(form, target)
         assert m.n_features_in_ == X.shape[1], name
-        np.testing.assert_array_equal(m.decision_function(form), expected, err_msg=name)
-        np.testing.assert_array_equal(reference.decision_function(form), expected, err_msg=name)
+        np.testing.assert_array_equal(scores(m, form), expected, err_msg=name)
+        np.testing.assert_array_equal(scores(reference, form), expected, err_msg=name)
         got, want = m.predict(form), reference.predict(X)
         assert (list(got) == list(want)) if learner.task == "multilabel" else \
             np.array_equal(got, want), name

@@ -567,10 +567,18 @@ class OnlineLearner:
         return False
 
     # ---- prediction ------------------------------------------------------------------
-    def decision_function(self, X) -> np.ndarray:
-        """Scores: ``(n,)`` for binary tasks and for multi-class learners fitted on two
-        classes (``score[classes_[1]] - score[classes_[0]]``, as scikit-learn expects),
-        ``(n, K)`` for more classes or labels."""
+    @property
+    def decision_function(self):
+        """Scores of a classifier: ``(n,)`` for binary tasks and for multi-class learners
+        fitted on two classes (``score[classes_[1]] - score[classes_[0]]``, as scikit-learn
+        expects), ``(n, K)`` for more classes or labels. A regressor has none (scikit-learn's
+        convention; ``hasattr`` is False): its scores are :meth:`predict`."""
+        if self.task == "regression":
+            raise AttributeError(f"{type(self).__name__} is a regressor and has no "
+                                 "decision_function: use predict")
+        return self._decision
+
+    def _decision(self, X) -> np.ndarray:
         self._check_fitted()
         s = self._scores(self._rows(X, reset=False))
         if self.task == "multiclass" and s.ndim == 2 and s.shape[1] == 2:

@@ -161,7 +161,7 @@ class _LinearSGD(OnlineLearner):
         """``lam2/2 ||w||^2 + lam1 ||w||_1 + mean loss`` of the prediction weights on
         ``(X, y)``."""
         self._check()
-        p = self.decision_function(X)
+        p = self._decision(X)
         codes = np.ascontiguousarray(self._encode(y), dtype=np.float64)
         w = self.coef_
         return 0.5 * self._lam2 * float(w @ w) + self._lam1 * float(np.abs(w).sum()) + \
