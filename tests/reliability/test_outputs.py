@@ -176,14 +176,31 @@ def unreadable_input(tmp_path):
     return fifo
 
 
+def test_a_bad_output_fails_before_the_input_is_opened(unreadable_input):
+    # the installed command, on an input that would hang it if it were opened
+    r = run("train", unreadable_input, "-o", "/proc/m.npz", "-q", timeout=30)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == ("error: /proc/m.npz: cannot write (--output): no file can be created "
+                        "in '/proc' (No such file or directory)\n")
+
+
 @pytest.mark.parametrize("case", ["proc", "folder", "missing folder", "plot", "checkpoint",
                                   "predict", "eval report", "eval plot", "lexicon"])
-def test_outputs_are_checked_before_reading(files, tmp_path, unreadable_input, case):
+def test_outputs_are_checked_before_reading(files, tmp_path, monkeypatch, case):
+    # the typer app in this process, with every reader replaced by one that fails the test
+    import nbsvm.cli.common as common
+    from typer.testing import CliRunner
+    from nbsvm.cli import app
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("an input was read before the outputs were checked")
+
+    monkeypatch.setattr(common, "read_inputs", no_reading)
     d, _ = files
     folder = tmp_path / "a_folder"
     folder.mkdir()
     missing = tmp_path / "nonexistent" / "dir"
-    src = unreadable_input
+    src = d / "train.txt"
     cases = {
         "proc": (["train", src, "-o", "/proc/m.npz"], "/proc/m.npz: cannot write (--output)"),
         "folder": (["train", src, "-o", folder], f"{folder}: is a folder; give --output"),
@@ -202,8 +219,8 @@ def test_outputs_are_checked_before_reading(files, tmp_path, unreadable_input, c
     }
     (tmp_path / "m.checkpoint.npz").mkdir()     # where the checkpoints would go
     args, message = cases[case]
-    r = run(*args, "-q", timeout=30)         # reading the FIFO would hang past the timeout
-    assert r.returncode == 2, r.stderr
+    r = CliRunner().invoke(app, [str(a) for a in args] + ["-q"])
+    assert r.exit_code == 2, (r.stdout, r.stderr)
     assert message in r.stderr
     assert r.stderr.count("\n") == 1, r.stderr           # one line
     assert "nbsvm-tmp" not in r.stderr and "Traceback" not in r.stderr
