@@ -88,19 +88,27 @@ def check_output(path, option: str = "--output") -> None:
         if not os.access(path, os.W_OK):
             raise NBSVMError(f"cannot write ({option}): permission denied", path=str(path))
         return
-    target = _file_to_replace(path)
-    folder = target.parent
-    if not folder.is_dir():
-        raise NBSVMError(f"cannot write ({option}): the folder {str(folder)!r} does not exist "
-                         "(nbsvm creates no folders)", path=str(path))
-    try:
-        fd, probe = tempfile.mkstemp(prefix="." + target.name + ".", suffix=".nbsvm-probe",
-                                     dir=folder)
-    except OSError as e:
-        raise NBSVMError(f"cannot write ({option}): no file can be created in "
-                         f"{str(folder)!r} ({e.strerror or e})", path=str(path)) from None
+    fd, probe, _ = _temporary_beside(path, ".nbsvm-probe", option)
     os.close(fd)
     os.unlink(probe)
+
+
+def _temporary_beside(path: Path, suffix: str, option: str | None = None):
+    """``(fd, name, target)``: a new temporary file in the folder of the regular file that
+    a write to ``path`` replaces (``target``: ``path``, or what a link points to); an
+    error naming ``path`` when the folder is missing or takes no new file."""
+    target = _file_to_replace(path)
+    folder = target.parent
+    what = f"cannot write ({option})" if option else "cannot write"
+    if not folder.is_dir():
+        raise NBSVMError(f"{what}: the folder {str(folder)!r} does not exist (nbsvm creates "
+                         "no folders)", path=str(path))
+    try:
+        fd, name = tempfile.mkstemp(prefix="." + target.name + ".", suffix=suffix, dir=folder)
+    except OSError as e:
+        raise NBSVMError(f"{what}: no file can be created in {str(folder)!r} "
+                         f"({e.strerror or e})", path=str(path)) from None
+    return fd, name, target
 
 
 def _write_error(e: OSError, path: Path, tmp=None) -> NBSVMError | None:
@@ -138,18 +146,8 @@ def atomic_path(path, suffix: str = ""):
                 raise
             raise err from None
         return
-    target = _file_to_replace(path)
     mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~current_umask()
-    folder = target.parent
-    if not folder.is_dir():
-        raise NBSVMError(f"cannot write: the folder {str(folder)!r} does not exist",
-                         path=str(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix="." + target.name + ".",
-                                   suffix=".nbsvm-tmp" + suffix, dir=folder)
-    except OSError as e:
-        raise NBSVMError(f"cannot write: no file can be created in {str(folder)!r} "
-                         f"({e.strerror or e})", path=str(path)) from None
+    fd, tmp, target = _temporary_beside(path, ".nbsvm-tmp" + suffix)
     os.close(fd)
     try:
         yield Path(tmp)
