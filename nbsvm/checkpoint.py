@@ -92,17 +92,22 @@ class Checkpoint:
         epoch = header.get("epoch")
         if not isinstance(epoch, int) or epoch < 1 or set(arrays) != {"S", "state"}:
             raise NBSVMError("corrupted checkpoint", path=str(self.path))
-        if epoch >= clf.epochs:
-            raise NBSVMError(f"the checkpoint is after epoch {epoch}, which leaves nothing to do "
-                             f"for --epochs {clf.epochs}", path=str(self.path))
+        if clf.epochs is not None:          # else known with the classes (restore)
+            self._check_epochs(epoch, clf.epochs)
         return {"epoch": epoch, "rng": header.get("rng"), "classes": header.get("classes"),
                 **arrays}
+
+    def _check_epochs(self, epoch: int, epochs: int) -> None:
+        if epoch >= epochs:
+            raise NBSVMError(f"the checkpoint is after epoch {epoch}, which leaves nothing to do "
+                             f"for --epochs {epochs}", path=str(self.path))
 
     def restore(self, clf, saved: dict, rng: np.random.Generator) -> int:
         """Put ``saved`` into ``clf``'s learner and ``rng``; return the epoch to start after.
 
         The NB ratios (column 0 of ``S``) were computed from the data again: they must equal
         the checkpoint's exactly, or the data is not what it was trained on."""
+        self._check_epochs(saved["epoch"], clf.setting("epochs"))
         learner = clf._learner
         S, state = saved["S"], saved["state"]
         if saved["classes"] != list(clf.classes_) or S.shape != learner.S_.shape \

@@ -288,8 +288,6 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     notify = callback or (lambda event: None)
     reader = dict(reader or {})
     hasher = clf._validate()
-    if clf.eta0 == "auto":
-        raise NBSVMError("--eta0 auto is not available for distributed training yet; give a number")
     t0 = time.perf_counter()
     lex = lexicon_ if lexicon_ is not None else lexicon(client, shards, hasher, clf.alpha, reader)
     if lex.hasher != hasher:
@@ -301,10 +299,14 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     clf._adopt(lex, None, alpha=clf.alpha)
     notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
     timings = {"lexicon_s": time.perf_counter() - t0}
+    if clf.setting("eta0") == "auto":
+        raise NBSVMError("eta0 'auto' is not available for distributed training yet (it is "
+                         "the default with more than two classes); give a number with --eta0")
     learner = clf._learner
-    learner_kw = dict(loss=clf.loss, optimizer=clf.optimizer, eta0=clf.eta0, l2=clf.l2)
+    learner_kw = dict(loss=clf.setting("loss"), optimizer=clf.setting("optimizer"),
+                      eta0=clf.setting("eta0"), l2=clf.l2, unit=clf.unit_rows())
     remap = None
-    for epoch in range(1, clf.epochs + 1):
+    for epoch in range(1, clf.setting("epochs") + 1):
         for attempt in range(1, EPOCH_ATTEMPTS + 1):
             try:
                 if remap is None:
@@ -333,7 +335,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
         n = np.array([r[2] for r in results], dtype=np.float64)
         _mix(learner, results, n / n.sum())
         loss = sum(r[3] for r in results) / n.sum()
-        notify({"stage": "epoch", "epoch": epoch, "epochs": clf.epochs, "docs": int(n.sum()),
+        notify({"stage": "epoch", "epoch": epoch, "epochs": clf.setting("epochs"), "docs": int(n.sum()),
                 "total": int(n.sum()), "loss": loss})
     clf.n_docs_ = int(lex.class_counts_.sum())
     clf._finish()

@@ -35,7 +35,7 @@ class _Scorer:
         self.index = {c: i for i, c in enumerate(model.classes_)}
         self.cm = np.zeros((k, k), dtype=np.int64)
         self.unseen: dict = {}               # label -> predictions per model class
-        self.has_proba = resolve_loss(model.loss).has_proba
+        self.has_proba = resolve_loss(model.setting("loss")).has_proba
         self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
         self.n = 0
         self.n_known = 0
@@ -311,7 +311,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
                 if total is not None and event["docs"] >= total:
                     epoch_done(event["epoch"], event["epochs"])
         elif stage == "epoch done":          # should the library ever say so itself
-            epoch_done(event["epoch"], event.get("epochs", model.epochs))
+            epoch_done(event["epoch"], event.get("epochs", model.setting("epochs")))
         if callback and stage != "lexicon done":
             callback(event)
 
@@ -339,7 +339,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     rep["timings"] = dict(model.timings_, fit_s=t1 - t0, wait_test_hash_s=t2 - t1 + waited[0],
                           eval_s=t3 - t2)
     if history is not None:
-        history.test_accuracy[model.epochs] = rep["accuracy"]
+        history.test_accuracy[model.setting("epochs")] = rep["accuracy"]
         rep["timings"]["epoch_eval_s"] = eval_time[0]
     return rep
 
@@ -352,7 +352,7 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Itera
     """
     import pandas as pd
 
-    has_proba = resolve_loss(model.loss).has_proba
+    has_proba = resolve_loss(model.setting("loss")).has_proba
     for batch in hash_batches(docs, model.hasher_, remap=model._remap):
         scores = model.decision_batch(batch, columns=True)
         labels = model.labels_of(scores)

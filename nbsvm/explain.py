@@ -65,6 +65,27 @@ class TextSample:
             yield d
 
 
+def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
+    """Row ``k`` of :func:`contributions` into ``out`` (its dtype); returns ``const[k]``."""
+    learner = clf._learner
+    dtype = out.dtype.type
+    np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=out, dtype=out.dtype,
+                casting="unsafe")
+    out /= dtype(learner._scale(k))
+    b = float(learner.intercept()[k])
+    beta = clf.beta
+    if beta == 1.0:
+        return b
+    out *= dtype(beta)
+    if clf.interpolate == "scores":
+        out += dtype(1 - beta) * learner.S_[k, :, 0].astype(out.dtype)
+        return beta * b + (1 - beta) * clf._log_prior(k)
+    mean_abs = clf.mean_abs_coef_ if mean_abs is None else mean_abs
+    out += dtype((1 - beta) * float(np.asarray(mean_abs)[k])) * \
+        learner.S_[k, :, 0].astype(out.dtype)
+    return b
+
+
 def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.ndarray]:
     """``(C, const)``: ``C[k, column]`` is what a present bucket adds to output ``k``'s
     score, ``const[k]`` the score of an empty document (``dtype=np.float32``: faster, for
@@ -72,29 +93,18 @@ def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.
     model's ``mean_abs_coef_``). Reads the learner's state without changing it."""
     clf._check_fitted()
     learner = clf._learner
-    n_out, n_cols = learner.n_outputs, learner.n_features
-    # one (n_outputs, n_columns) array, computed in place: r * w / scale, then the NB terms
-    C = np.empty((n_out, n_cols), dtype=dtype)
-    for k in range(n_out):
-        np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=C[k], dtype=dtype,
-                    casting="unsafe")
-        C[k] /= dtype(learner._scale(k))
-    b = learner.intercept()
-    beta = clf.beta
-    if beta == 1.0:
-        return C, b
-    if clf.interpolate == "scores":
-        prior = np.array([clf._log_prior(k) for k in range(n_out)])
-        for k in range(n_out):
-            C[k] *= dtype(beta)
-            C[k] += dtype(1 - beta) * learner.S_[k, :, 0].astype(dtype)
-        return C, beta * b + (1 - beta) * prior
-    mean_abs = clf.mean_abs_coef_ if mean_abs is None else mean_abs
-    for k in range(n_out):
-        C[k] *= dtype(beta)
-        C[k] += dtype((1 - beta) * float(np.asarray(mean_abs)[k])) * \
-            learner.S_[k, :, 0].astype(dtype)
-    return C, b
+    C = np.empty((learner.n_outputs, learner.n_features), dtype=dtype)
+    const = np.array([_contribution_row(clf, k, C[k], mean_abs)
+                      for k in range(learner.n_outputs)])
+    return C, const
+
+
+def _strongest_in(row: np.ndarray, top: int, chosen: np.ndarray) -> None:
+    n = min(top, row.size)
+    if n:
+        part = np.partition(row, (n - 1, row.size - n))
+        # only buckets that move the score: zeros (unseen, or no weight) are never named
+        chosen |= ((row <= part[n - 1]) & (row < 0)) | ((row >= part[row.size - n]) & (row > 0))
 
 
 def _strongest(C: np.ndarray, top: int) -> np.ndarray:
@@ -103,11 +113,19 @@ def _strongest(C: np.ndarray, top: int) -> np.ndarray:
     a row at a time."""
     chosen = np.zeros(C.shape[1], dtype=bool)
     for row in C:
-        n = min(top, row.size)
-        if n:
-            part = np.partition(row, (n - 1, row.size - n))
-            # only buckets that move the score: zeros (unseen, or no weight) are never named
-            chosen |= ((row <= part[n - 1]) & (row < 0)) | ((row >= part[row.size - n]) & (row > 0))
+        _strongest_in(row, top, chosen)
+    return chosen
+
+
+def strongest_columns(clf, top: int = MAP_TOP, mean_abs=None) -> np.ndarray:
+    """:func:`_strongest` of the model's float32 contributions, computed one output at a
+    time (memory: two rows, not the ``n_outputs x n_columns`` matrix)."""
+    learner = clf._learner
+    chosen = np.zeros(learner.n_features, dtype=bool)
+    row = np.empty(learner.n_features, dtype=np.float32)
+    for k in range(learner.n_outputs):
+        _contribution_row(clf, k, row, mean_abs)
+        _strongest_in(row, top, chosen)
     return chosen
 
 
@@ -125,20 +143,19 @@ def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
               per_bucket: int = PER_BUCKET) -> dict[int, list[tuple[str, int]]]:
     """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
     ``top`` strongest buckets of each sign (word n-grams only)."""
-    C, _ = contributions(clf, np.float32)
-    return ngram_map_of(C, clf._remap, clf.hasher_, texts, top, per_bucket)
+    return ngram_map_of(strongest_columns(clf, top), clf._remap, clf.hasher_, texts,
+                        per_bucket)
 
 
-def ngram_map_of(C, remap, hasher, texts, top=MAP_TOP, per_bucket=PER_BUCKET):
-    """:func:`ngram_map` from the contributions ``C`` of the model's columns and its
-    bucket -> column ``remap`` (None: columns are buckets); runs without the model: in a
-    thread, while the last epoch trains."""
+def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
+    """:func:`ngram_map` from the mask of chosen model columns (:func:`strongest_columns`)
+    and the bucket -> column ``remap`` (None: columns are buckets); runs without the model:
+    in a thread, while the last epoch trains."""
     wanted = np.zeros(max(1, (1 << hasher.n_bits) >> 6), dtype=np.uint64)    # a bitmap
-    chosen = _strongest(C, top)
     if remap is None:
-        remap = np.arange(C.shape[1], dtype=np.int32)
+        remap = np.arange(chosen.shape[0], dtype=np.int32)
     _bitmap_of_columns(remap, chosen, wanted)
-    del C, chosen
+    del chosen
     found: dict[int, Counter] = {}        # bucket -> Counter of n-gram bytes
     for start in range(0, len(texts), 2048):
         buf, starts = hasher.prepare(texts[start:start + 2048])
@@ -242,6 +259,26 @@ def top_features(clf, top: int = 30, cls=None):
                                        "weight", "contribution"])
 
 
+def _unit_row(clf, k: int, buckets: list[int]) -> np.ndarray:
+    """Output ``k``'s contributions for one document whose rows are scaled to unit norm:
+    the linear part (and with ``interpolate='weights'`` the NB part) divided by the norm of
+    the ratios of the document's distinct kept columns."""
+    learner = clf._learner
+    cols = np.array(sorted({int(clf._remap[b]) if clf._remap is not None else b
+                            for b in buckets}), dtype=np.int64)
+    cols = cols[cols >= 0]
+    r = learner.S_[k, :, 0].astype(np.float64)
+    norm = float(np.sqrt(np.sum(r[cols] ** 2))) if cols.size else 0.0
+    inv = 1.0 / norm if norm > 0 else 0.0
+    linear = r * learner.S_[k, :, 1].astype(np.float64) / learner._scale(k)
+    beta = clf.beta
+    if beta == 1.0:
+        return linear * inv
+    if clf.interpolate == "scores":
+        return beta * linear * inv + (1 - beta) * r
+    return (beta * linear + (1 - beta) * float(clf.mean_abs_coef_[k]) * r) * inv
+
+
 def explain_text(clf, text: str, cls=None) -> dict:
     """Split ``text``'s score for class ``cls`` (default: the predicted class) n-gram by
     n-gram: ``{"class", "score", "constant", "ngrams": [{"ngram", "kind", "bucket",
@@ -260,6 +297,9 @@ def explain_text(clf, text: str, cls=None) -> dict:
     seed2 = (hasher.seed + 1) & 0xFFFFFFFF
     keyed = [(w, "word", bucket_of(w, hasher.n_bits, hasher.seed)) for w in words] + \
             [(c, "char", bucket_of(c, hasher.n_bits, seed2)) for c in chars]
+    row = C[k]
+    if clf.unit_rows():
+        row = _unit_row(clf, k, [b for _, _, b in keyed])
     first: dict[int, str] = {}
     rows = []
     for key, kind, b in keyed:
@@ -273,7 +313,7 @@ def explain_text(clf, text: str, cls=None) -> dict:
         else:
             first[b] = key
             rows.append(dict(ngram=key, kind=kind, bucket=b,
-                             contribution=float(sign * C[k, col]), note=""))
+                             contribution=float(sign * row[col]), note=""))
     return {"class": str(cls), "score": float(sign * scores[k]),
             "constant": float(sign * const[k]), "ngrams": rows}
 

@@ -200,8 +200,12 @@ class NBLexicon:
         self._check_fitted()
         return self._counts[self._order()]
 
-    def ratios(self, alpha: float | None = None) -> np.ndarray:
-        """NB log-count ratios: shape ``(1, 2**n_bits)`` for two classes, else ``(K, 2**n_bits)``."""
+    def ratios(self, alpha: float | None = None, min_df: int = 1) -> np.ndarray:
+        """NB log-count ratios: shape ``(1, 2**n_bits)`` for two classes, else ``(K, 2**n_bits)``.
+
+        With more than two classes (one-vs-rest), only buckets seen in at least ``min_df``
+        documents count, as the model's kept columns do: the others get 0 and stay out of
+        the norms. Two classes keep their norms over every seen bucket."""
         alpha = self.alpha if alpha is None else alpha
         self._check_fitted()
         classes = self.classes_
@@ -211,6 +215,10 @@ class NBLexicon:
         if len(classes) == 2:
             return nb_ratios(rows[1], rows[0], alpha)[None, :]
         total = np.sum(self._counts, axis=0, dtype=np.int64)
+        if min_df > 1:
+            kept = total >= min_df
+            rows = [np.where(kept, row, 0) for row in rows]
+            total = np.where(kept, total, 0)
         return np.stack([nb_ratios(row, total - row, alpha) for row in rows])
 
     @property
@@ -301,10 +309,11 @@ def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NB
 @njit(cache=True, nogil=True)
 def _seen_sums(counts, min_df, lo, hi):
     """Over buckets ``lo..hi-1``: how many were seen in any class, each class's count
-    summed over them, and how many were seen in at least ``min_df`` documents (the ones a
-    model keeps)."""
+    summed over them, how many were seen in at least ``min_df`` documents (the ones a
+    model keeps), and each class's count summed over those."""
     k_classes = counts.shape[0]
     sums = np.zeros(k_classes)
+    kept_sums = np.zeros(k_classes)
     n_seen = 0
     n_kept = 0
     for i in range(lo, hi):
@@ -313,11 +322,13 @@ def _seen_sums(counts, min_df, lo, hi):
             tot += counts[k, i]
         if tot > 0:
             n_seen += 1
-            if tot >= min_df:
-                n_kept += 1
             for k in range(k_classes):
                 sums[k] += counts[k, i]
-    return n_seen, sums, n_kept
+            if tot >= min_df:
+                n_kept += 1
+                for k in range(k_classes):
+                    kept_sums[k] += counts[k, i]
+    return n_seen, sums, n_kept, kept_sums
 
 
 @njit(cache=True, nogil=True)

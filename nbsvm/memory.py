@@ -93,23 +93,24 @@ def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
     """Peak bytes of training once the hashing pass is done, plus :data:`FIXED_BYTES`:
     the int32 bucket -> column map and ``n_outputs`` learner rows per kept column
     (``n_columns``; every bucket when not known) throughout; the feature cache's pages as
-    the epochs map them (``cache_bytes``); and the larger of each class's int32 counts by
-    kept column (held while the ratios are filled in) and the float32 contributions that
-    name the strongest n-grams for explanations (beside the last epoch; twice, for the
-    partition that finds them).
+    the epochs map them (``cache_bytes``); and the larger of the two classes' int32 counts
+    by kept column (held while the ratios are filled in; with more classes they are
+    counted in the learner's weight field) and the float32 contribution row, its
+    partitioned copy and the mask that name the strongest n-grams for explanations
+    (beside the last epoch).
 
     Examples
     --------
     >>> human(fit_bytes(24, n_columns=1_100_000))  # IMDB trigrams (measured: 297 MB)
     '329.2 MB'
-    >>> human(fit_bytes(24, 20, n_columns=1_082_931, n_classes=20))   # 20 Newsgroups (713 MB)
-    '799.7 MB'
+    >>> human(fit_bytes(24, 20, "sgd", n_columns=1_082_931, n_classes=20))  # 20NG (499 MB)
+    '477.5 MB'
     """
     buckets = 1 << int(n_bits)
     width = 16 if optimizer == "adagrad" else 8
     columns = buckets if n_columns is None else int(n_columns)
-    counts = max(2, int(n_classes)) * columns * 4
-    contributions = 2 * int(n_outputs) * columns * 4
+    counts = 2 * columns * 4 if int(n_classes) <= 2 else 0
+    contributions = 2 * columns * 4
     return (FIXED_BYTES + buckets * 4 + int(n_outputs) * columns * width + int(cache_bytes)
             + max(counts, contributions))
 

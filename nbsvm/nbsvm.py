@@ -43,11 +43,11 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 import numpy as np
 
 from . import __version__
-from .config import BUCKET_DTYPE, DEFAULTS
+from .config import BUCKET_DTYPE, DEFAULTS, MULTICLASS_DEFAULTS, TASK_PARAMS
 from ._params import Params
 from .errors import NBSVMError
-from .explain import (TextSample, contributions, decode_map, encode_map, ngram_map,
-                      ngram_map_of)
+from .explain import (TextSample, decode_map, encode_map, ngram_map, ngram_map_of,
+                      strongest_columns)
 from .features import (Batch, CacheWriter, FeatureCache, _translate, check_ids, hash_batch,
                        hash_batches, releasable_int32 as _releasable_int32, translate)
 from .io.readers import COLUMN_SEPARATOR, Document
@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 
 INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
+NORMS = ("l2", "none")           # row scaling
 EPOCH_CHUNK = 4096          # documents between progress reports
 ETA0_SAMPLE = 1000          # documents --eta0 auto calibrates on (as Bottou's svmsgd)
 
@@ -186,8 +187,8 @@ class NBSVMClassifier(Params):
         NB smoothing.
     min_df : int
         Keep only buckets seen in at least this many training documents (1: all).
-    loss : {'log', 'hinge', 'squared_hinge', 'modified_huber'}
-    optimizer : {'sgd', 'adagrad'}
+    loss : {'log', 'hinge', 'squared_hinge', 'modified_huber'} or None
+    optimizer : {'sgd', 'adagrad'} or None
     eta0 : float
         Initial step size.
     l2 : float
@@ -198,6 +199,17 @@ class NBSVMClassifier(Params):
     weighting : {'nb', 'binary'}
         Feature value of a kept bucket: its NB ratio (NBSVM), or 1 (plain binarized
         features, no NB weighting; needs ``beta=1``).
+    norm : {'l2', 'none'}
+        Scale each document's feature values to unit L2 norm (per output: each class has
+        its own ratios) in training and prediction, as TF-IDF does; for corpora whose
+        documents run from two lines to thousands (20 Newsgroups). Models saved before this
+        option had ``none``.
+
+    ``loss``, ``optimizer``, ``eta0``, ``epochs`` and ``norm`` left at None take the
+    default for the number of classes (:meth:`setting`): with two, ``log``, ``adagrad``,
+    0.02, 10 and ``none`` (chosen on IMDB); with more, ``modified_huber``, ``sgd``,
+    ``auto``, 5 and ``l2`` (one-vs-rest on 20 Newsgroups: 86.7% instead of 80.4%, in half
+    the time and memory; :data:`nbsvm.config.MULTICLASS_DEFAULTS`).
     epochs : int
     seed : int
         Seeds the per-epoch shuffles.
@@ -219,12 +231,11 @@ class NBSVMClassifier(Params):
 
     def __init__(self, ngrams=DEFAULTS["ngrams"], n_bits=DEFAULTS["n_bits"],
                  char_ngrams=DEFAULTS["char_ngrams"], hash_seed=DEFAULTS["hash_seed"],
-                 alpha=DEFAULTS["alpha"], min_df=DEFAULTS["min_df"], loss=DEFAULTS["loss"],
-                 optimizer=DEFAULTS["optimizer"],
-                 eta0=DEFAULTS["eta0"], l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
-                 interpolate=DEFAULTS["interpolate"], epochs=DEFAULTS["epochs"],
+                 alpha=DEFAULTS["alpha"], min_df=DEFAULTS["min_df"], loss=None,
+                 optimizer=None, eta0=None, l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
+                 interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
-                 weighting="nb"):
+                 weighting="nb", norm=None):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -242,11 +253,12 @@ class NBSVMClassifier(Params):
         self.threads = threads
         self.cache_dir = cache_dir
         self.weighting = weighting
+        self.norm = norm
 
     # -- parameters -----------------------------------------------------------------------
     _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss",
                "optimizer", "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads",
-               "cache_dir", "weighting")
+               "cache_dir", "weighting", "norm")
 
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
     def __sklearn_tags__(self):
@@ -263,9 +275,22 @@ class NBSVMClassifier(Params):
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
                       seed=self.hash_seed)
 
+    def setting(self, name: str):
+        """The value of parameter ``name`` this model trains with: the parameter, or when it
+        is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
+        classes (known once fitted, or after the training data is counted)."""
+        value = getattr(self, name)
+        if value is not None or name not in TASK_PARAMS:
+            return value
+        if "classes_" not in self.__dict__:
+            raise NBSVMError(f"{name} follows the number of classes, which is not known "
+                             "before fitting")
+        return (DEFAULTS if len(self.classes_) <= 2 else MULTICLASS_DEFAULTS)[name]
+
     def _validate(self):
-        resolve_loss(self.loss)
-        if self.optimizer not in OPTIMIZERS:
+        if self.loss is not None:
+            resolve_loss(self.loss)
+        if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
             raise NBSVMError(f"unknown optimizer {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
         if self.interpolate not in INTERPOLATIONS:
             raise NBSVMError(f"unknown interpolation {self.interpolate!r}; allowed: "
@@ -275,6 +300,8 @@ class NBSVMClassifier(Params):
         if self.weighting not in WEIGHTINGS:
             raise NBSVMError(f"unknown weighting {self.weighting!r}; allowed: "
                              f"{', '.join(WEIGHTINGS)}")
+        if self.norm is not None and self.norm not in NORMS:
+            raise NBSVMError(f"unknown norm {self.norm!r}; allowed: {', '.join(NORMS)}")
         if self.weighting == "binary" and self.beta != 1.0:
             raise NBSVMError(f"weighting='binary' has no NB part to interpolate with: beta "
                              f"must be 1, got {self.beta!r}")
@@ -285,10 +312,12 @@ class NBSVMClassifier(Params):
                 raise NBSVMError(f"{'lambda (l2)' if name == 'l2' else name} must be a "
                                  f"{'positive' if name == 'alpha' else 'non-negative'} number, "
                                  f"got {v!r}")
-        if not (self.eta0 == "auto" or (isinstance(self.eta0, (int, float))
+        if not (self.eta0 in (None, "auto") or (isinstance(self.eta0, (int, float))
                                         and not isinstance(self.eta0, bool) and self.eta0 > 0)):
             raise NBSVMError(f"eta0 must be a positive number or 'auto', got {self.eta0!r}")
-        if not (isinstance(self.epochs, int) and self.epochs >= 1):
+        if not (self.epochs is None or (isinstance(self.epochs, int)
+                                        and not isinstance(self.epochs, bool)
+                                        and self.epochs >= 1)):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
             raise NBSVMError(f"min_df must be an integer >= 1, got {self.min_df!r}")
@@ -345,7 +374,7 @@ class NBSVMClassifier(Params):
         self._max_memory = max_memory
         if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
             check_fit_memory(hashing_bytes(hasher.n_bits), max_memory, what="the hashing pass")
-        for attr in ("_learner", "lexicon_", "_remap", "_label_values"):
+        for attr in ("_learner", "lexicon_", "_remap", "_label_values", "classes_"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
         if lexicon is not None and lexicon.hasher != hasher:
@@ -413,7 +442,7 @@ class NBSVMClassifier(Params):
                 timings["lexicon_s"] = time.perf_counter() - t0
             self.n_docs_ = cache.n_docs
             positive = self._positive_in(cache)
-            if self.eta0 == "auto":
+            if self.setting("eta0") == "auto":
                 self.eta0_ = self._calibrate_eta0(cache, positive, translate)
                 self._learner.eta0 = self.eta0_
                 notify({"stage": "eta0", "eta0": self.eta0_, "docs": 0})
@@ -431,15 +460,16 @@ class NBSVMClassifier(Params):
                 translate = False
                 notify({"stage": "resumed", "epoch": first_epoch - 1})
             mapper = None
-            for epoch in range(first_epoch, self.epochs + 1):
-                if epoch == self.epochs and epoch > first_epoch and sample.texts:
+            epochs = self.setting("epochs")
+            for epoch in range(first_epoch, epochs + 1):
+                if epoch == epochs and epoch > first_epoch and sample.texts:
                     mapper = self._start_mapper(sample.texts)     # beside the last epoch
                 groups = None
                 if translate and epoch == first_epoch:
                     groups = cache.translated_groups(self._remap, None if ordered else rng,
-                                                     rewrite=epoch < self.epochs, into=into)
+                                                     rewrite=epoch < epochs, into=into)
                 self._replay_epoch(cache, positive, rng, epoch, notify, groups)
-                if checkpoint is not None and checkpoint.due(epoch, self.epochs):
+                if checkpoint is not None and checkpoint.due(epoch, epochs):
                     checkpoint.save(self, epoch, rng)
                     notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
                             "path": str(checkpoint.path)})
@@ -604,7 +634,9 @@ class NBSVMClassifier(Params):
         n_kept = int(parts[0][1] + parts[1][1])
         binary = len(classes) == 2
         n_out = 1 if binary else len(classes)
-        check_fit_memory(fit_bytes(hasher.n_bits, n_out, self.optimizer, n_columns=n_kept,
+        self.classes_ = classes
+        check_fit_memory(fit_bytes(hasher.n_bits, n_out, self.setting("optimizer"),
+                                   n_columns=n_kept,
                                    n_classes=len(classes)),
                          getattr(self, "_max_memory", None))
 
@@ -613,7 +645,14 @@ class NBSVMClassifier(Params):
                            0 if k == 0 else int(parts[0][1]))
 
         run_parts(columns, 2)
-        counts = np.zeros((len(labels), n_kept), dtype=np.int32)
+        learner = self._new_learner(n_kept)
+        if cache.n_docs < 1 << 24 and len(labels) == learner.n_outputs:
+            # counted in the weights' field, as float32 (exact below 2**24 documents) and
+            # in the order of the cache's codes; zeroed once the ratios are computed: the
+            # counts need no memory of their own
+            counts = learner.S_[:, :, 1]
+        else:
+            counts = np.zeros((len(labels), n_kept), dtype=np.int32)
         docs = np.zeros(len(labels), dtype=np.int64)
         id_totals = np.zeros(len(labels), dtype=np.int64)
         n = 0
@@ -626,17 +665,25 @@ class NBSVMClassifier(Params):
         self.classes_, self.class_counts_ = classes, docs[rows]
         self.n_seen_buckets_ = n_seen
         self.hasher_ = hasher
-        learner = self._new_learner(n_kept)
         # the ratio kernel over columns: every column is kept, its own map is the identity
         identity = np.empty(n_kept, dtype=np.int32)
         cuts = np.linspace(0, n_kept, 3).astype(np.int64)
         sums = id_totals.astype(np.float64)         # each class's counts over seen buckets
+        if not binary:
+            # One-vs-rest ratios take their norms over the kept buckets (the vocabulary
+            # min_df leaves): over every seen bucket, the rare ones the rest holds shift
+            # each class's ratios by a constant that, once documents are scaled to unit
+            # norm, costs 1.7 points on 20 Newsgroups (85.6% -> 87.3% with the same SGD).
+            sums = counts.sum(axis=1, dtype=np.float64)     # integers: exact
+            n_seen = n_kept
 
         def fill(k):
             _compact_ratios(counts, rows, binary, float(self.alpha), n_seen, sums, 1,
                             learner.S_, identity, int(cuts[k]), int(cuts[k + 1]), int(cuts[k]))
 
         run_parts(fill, 2)
+        if counts.base is learner.S_:
+            learner.S_[:, :, 1] = 0.0
         if self.weighting == "binary":      # every kept column: value 1 instead of r
             learner.S_[:, :, 0] = 1.0
         self._remap = df
@@ -667,7 +714,8 @@ class NBSVMClassifier(Params):
     def _calibration_sample(self, cache: FeatureCache, positive, buckets: bool,
                             n_sample: int = ETA0_SAMPLE) -> tuple:
         """``n_sample`` documents of the cache picked with a generator of their own (seed +
-        1: the epochs' shuffles are untouched), as columns: (ids, offsets, codes, positive)."""
+        1: the epochs' shuffles are untouched), as columns: (ids, offsets, codes, positive,
+        columns); the ids index ``columns``, the model columns the sample holds."""
         rng = np.random.default_rng(self.seed + 1)
         picks = np.sort(rng.choice(cache.n_docs, size=min(n_sample, cache.n_docs),
                                    replace=False))
@@ -677,19 +725,23 @@ class NBSVMClassifier(Params):
         codes = np.concatenate([p[2] for p in parts]).astype(np.int32)
         if buckets:                 # a bucket cache: the learner indexes columns
             ids, offsets = _translate(ids, offsets, self._remap)
-        return ids, offsets, codes, positive
+        # the trials learn on the sample's own columns only (a few per cent of the model's
+        # state; untouched columns keep weight 0, so the costs are the same)
+        columns, ids = np.unique(ids, return_inverse=True)
+        return ids.astype(np.int32), offsets, codes, positive, columns
 
     def _eta0_cost(self, sample: tuple, eta0: float) -> float:
         """The regularized objective on ``sample`` after one pass from zero with ``eta0``:
         mean loss + lambda/2 |w|^2 summed over the outputs (inf if it diverged)."""
-        ids, offsets, codes, positive = sample
-        trial = LinearSGD(self._learner.n_features, n_outputs=self._learner.n_outputs,
-                          loss=self.loss, optimizer=self.optimizer, eta0=eta0, l2=self.l2,
-                          threads=1)
-        trial.S_[:, :, 0] = self._learner.S_[:, :, 0]
+        ids, offsets, codes, positive, columns = sample
+        trial = LinearSGD(len(columns), n_outputs=self._learner.n_outputs,
+                          loss=self.setting("loss"), optimizer=self.setting("optimizer"),
+                          eta0=eta0, l2=self.l2,
+                          threads=1, unit=self.unit_rows())
+        trial.S_[:, :, 0] = self._learner.S_[:, columns, 0]
         trial.epoch(ids, offsets, codes, np.arange(len(codes), dtype=np.int64), positive)
         scores = trial.decision(ids, offsets)
-        loss = resolve_loss(self.loss).loss
+        loss = resolve_loss(self.setting("loss")).loss
         total = 0.0
         for k, pos in enumerate(positive):
             y = np.where(codes == pos, 1.0, -1.0)
@@ -707,10 +759,10 @@ class NBSVMClassifier(Params):
         if self.beta != 1.0 and self.interpolate == "weights":
             mean_abs = np.array([_mean_abs_weight(learner.S_[k]) / learner._scale(k)
                                  for k in range(learner.n_outputs)])
-        C, _ = contributions(self, np.float32, mean_abs)
+        chosen = strongest_columns(self, mean_abs=mean_abs)     # the snapshot, row by row
         remap, hasher = self._remap, self.hasher_
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
-        future = pool.submit(ngram_map_of, C, remap, hasher, texts)
+        future = pool.submit(ngram_map_of, chosen, remap, hasher, texts)
         pool.shutdown(wait=False)
         return future
 
@@ -755,11 +807,13 @@ class NBSVMClassifier(Params):
         self.n_seen_buckets_ = int(n_seen)
         self.hasher_ = lexicon.hasher
         binary = len(classes) == 2
+        if not binary:          # one-vs-rest ratios: norms over the kept buckets
+            n_seen, sums = n_kept, parts[0][3] + parts[1][3]
         n_out = 1 if binary else len(classes)
         # the lexicon's dense count rows are held while the learner is filled (with two
         # classes counted in lent memory, the map overwrites one of them)
         held = len(classes) - 1 if mm is not None and binary else len(classes)
-        check_fit_memory(fit_bytes(self.hasher_.n_bits, n_out, self.optimizer,
+        check_fit_memory(fit_bytes(self.hasher_.n_bits, n_out, self.setting("optimizer"),
                                    n_columns=int(n_kept), n_classes=len(classes))
                          + held * counts.shape[1] * 4,
                          getattr(self, "_max_memory", None))
@@ -787,12 +841,17 @@ class NBSVMClassifier(Params):
     def _positive_codes(self) -> list[int]:
         return [1] if len(self.classes_) == 2 else list(range(len(self.classes_)))
 
+    def unit_rows(self) -> bool:
+        """Whether documents are scaled to unit norm (``norm``, resolved for the classes)."""
+        return self.setting("norm") == "l2"
+
     def _new_learner(self, n_columns: int) -> LinearSGD:
         n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
-        eta0 = getattr(self, "eta0_", None) if self.eta0 == "auto" else self.eta0
-        return LinearSGD(n_columns, n_outputs=n_out, loss=self.loss,
-                         optimizer=self.optimizer, eta0=eta0 or 1.0, l2=self.l2,
-                         threads=self.threads)
+        eta0 = self.setting("eta0")
+        eta0 = getattr(self, "eta0_", None) if eta0 == "auto" else eta0
+        return LinearSGD(n_columns, n_outputs=n_out, loss=self.setting("loss"),
+                         optimizer=self.setting("optimizer"), eta0=eta0 or 1.0, l2=self.l2,
+                         threads=self.threads, unit=self.unit_rows())
 
     def _codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
         """Map label strings to class indices, naming the first document with an unknown one."""
@@ -833,7 +892,7 @@ class NBSVMClassifier(Params):
                                                 np.arange(len(batch)),
                                                 self._positive_codes()) * len(batch)
                 n += len(batch)
-                notify({"stage": "epoch", "epoch": 1, "epochs": self.epochs, "docs": n,
+                notify({"stage": "epoch", "epoch": 1, "epochs": self.setting("epochs"), "docs": n,
                         "total": None, "loss": loss_sum / n})
             cache = writer.close()
         return _nonempty(cache)
@@ -852,7 +911,7 @@ class NBSVMClassifier(Params):
                     loss_sum += self._learner.epoch(ids, offsets, codes, part,
                                                     positive) * len(part)
                     n += len(part)
-                    notify({"stage": "epoch", "epoch": epoch, "epochs": self.epochs, "docs": n,
+                    notify({"stage": "epoch", "epoch": epoch, "epochs": self.setting("epochs"), "docs": n,
                             "total": cache.n_docs, "loss": loss_sum / n})
 
     def _check_cache_fits(self, cache: FeatureCache) -> None:
@@ -917,7 +976,8 @@ class NBSVMClassifier(Params):
         scores = self._learner.decision(batch.ids, batch.offsets)
         if self.beta == 1.0:
             return scores
-        nb = self._learner.table_sums(batch.ids, batch.offsets)
+        nb = self._learner.table_sums(batch.ids, batch.offsets,
+                                      unit=self.interpolate == "weights" and self.unit_rows())
         if self.interpolate == "scores":
             prior = np.array([self._log_prior(k) for k in range(scores.shape[1])])
             return self.beta * scores + (1.0 - self.beta) * (prior + nb)
@@ -955,12 +1015,13 @@ class NBSVMClassifier(Params):
 
     def proba_of(self, scores: np.ndarray) -> np.ndarray:
         """Class probabilities from scores, shape ``(n, K)`` (log and modified Huber losses)."""
-        if not resolve_loss(self.loss).has_proba:
-            raise NBSVMError(f"loss {self.loss!r} gives no probabilities; use 'log' or "
+        loss = self.setting("loss")
+        if not resolve_loss(loss).has_proba:
+            raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log' or "
                              "'modified_huber'")
         if scores.ndim == 2 and scores.shape[1] == 1:
             scores = scores[:, 0]
-        if self.loss == "modified_huber":
+        if loss == "modified_huber":
             p = (np.clip(scores, -1, 1) + 1) / 2
         else:
             p = _sigmoid(scores)
@@ -1023,7 +1084,7 @@ class NBSVMClassifier(Params):
             class_counts=[int(c) for c in self.class_counts_], n_docs=int(self.n_docs_),
             n_seen_buckets=int(self.n_seen_buckets_),
             mean_abs_coef=[float(x) for x in self.mean_abs_coef_])
-        if self.eta0 == "auto":
+        if self.setting("eta0") == "auto":
             header["eta0_"] = float(self._learner.eta0)     # what the calibration chose
         save_npz(path, "model", header, arrays)
 
@@ -1033,7 +1094,8 @@ class NBSVMClassifier(Params):
         try:
             if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
                 raise TypeError("params and hasher must be objects")
-            clf = cls(**header["params"])
+            # files from before the norm option were trained without it
+            clf = cls(**{"norm": "none", **header["params"]})
             if clf._validate() != Hasher(**header["hasher"]):
                 raise NBSVMError("corrupted model file: the hasher settings do not match "
                                  "the parameters", path=str(path))
@@ -1054,7 +1116,7 @@ class NBSVMClassifier(Params):
             if e.path is not None:
                 raise
             raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-        if clf.eta0 == "auto":
+        if clf.setting("eta0") == "auto":
             eta0_ = header.get("eta0_")
             if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)
                     and 0 < eta0_ < float("inf")):
@@ -1071,7 +1133,7 @@ class NBSVMClassifier(Params):
               and coef.shape == (n_out, buckets.size) and coef.dtype == STATE_DTYPE
               and state.shape == (n_out, 3) and state.dtype == np.float64
               and clf.mean_abs_coef_.shape == (n_out,)
-              and (clf.optimizer != "adagrad"
+              and (clf.setting("optimizer") != "adagrad"
                    or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE))
               and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
         if not ok:
@@ -1085,7 +1147,7 @@ class NBSVMClassifier(Params):
             raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
         learner.S_[:, :, 0] = ratios
         learner.S_[:, :, 1] = coef
-        if sq is not None and clf.optimizer == "adagrad":
+        if sq is not None and clf.setting("optimizer") == "adagrad":
             learner.S_[:, :, 2] = sq
         learner.state_[:] = state
         clf._remap = np.full(d, -1, dtype=np.int32)

@@ -87,11 +87,11 @@ def naive_buckets(text: str, ngrams: int, n_bits: int, seed: int = 0,
 
 
 def naive_ratio_vector(pos_docs: list[list[int]], neg_docs: list[list[int]], n_buckets: int,
-                       alpha: float = 1.0, min_df: int = 1) -> list[float]:
+                       alpha: float = 1.0, min_df: int = 1, kept_norms: bool = False) -> list[float]:
     """r for 'pos' against 'neg' (binarized counts; L1 norms over buckets seen in either).
 
     ``min_df``: buckets found in fewer documents (both sides together) get ``r = 0``; the
-    norms still run over every seen bucket.
+    norms still run over every seen bucket, or with ``kept_norms`` over the others only.
     """
     pos_count: dict[int, int] = {}
     neg_count: dict[int, int] = {}
@@ -102,6 +102,8 @@ def naive_ratio_vector(pos_docs: list[list[int]], neg_docs: list[list[int]], n_b
         for i in set(doc):
             neg_count[i] = neg_count.get(i, 0) + 1
     seen = sorted(set(pos_count) | set(neg_count))
+    if kept_norms:
+        seen = [i for i in seen if pos_count.get(i, 0) + neg_count.get(i, 0) >= min_df]
     p = {i: alpha + pos_count.get(i, 0) for i in seen}
     q = {i: alpha + neg_count.get(i, 0) for i in seen}
     p_norm = sum(p.values())
@@ -116,7 +118,8 @@ def naive_ratio_vector(pos_docs: list[list[int]], neg_docs: list[list[int]], n_b
 def naive_ratios(docs: list[list[int]], labels: list[str], n_buckets: int,
                  alpha: float = 1.0, min_df: int = 1) -> tuple[list[str], list[list[float]]]:
     """(sorted classes, ratio rows): one row (classes[1] vs classes[0]) for two classes,
-    else one row per class against the rest."""
+    else one row per class against the rest, whose norms run over the buckets kept by
+    ``min_df``."""
     classes = sorted(set(labels))
     if len(classes) == 2:
         pos = [d for d, l in zip(docs, labels) if l == classes[1]]
@@ -126,7 +129,7 @@ def naive_ratios(docs: list[list[int]], labels: list[str], n_buckets: int,
     for c in classes:
         pos = [d for d, l in zip(docs, labels) if l == c]
         neg = [d for d, l in zip(docs, labels) if l != c]
-        rows.append(naive_ratio_vector(pos, neg, n_buckets, alpha, min_df))
+        rows.append(naive_ratio_vector(pos, neg, n_buckets, alpha, min_df, kept_norms=True))
     return classes, rows
 
 
@@ -187,14 +190,22 @@ def _f32(x: float) -> float:
     return struct.unpack("f", struct.pack("f", x))[0]
 
 
+def _row_scale(ids, table, unit: bool) -> float:
+    """1 / ||(table[i] for i in ids)|| with ``unit`` (0 for an all-zero row), else 1."""
+    if not unit:
+        return 1.0
+    norm = math.sqrt(sum(float(table[i]) ** 2 for i in ids))
+    return 1.0 / norm if norm > 0 else 0.0
+
+
 def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=0.01,
-                    f32=False):
+                    f32=False, unit=False):
     """Return ``(w, b, t, total_loss)`` after visiting ``order`` once.
 
     ``docs[d]`` is a list of distinct bucket ids, ``x_i = table[i]``, ``ys[d]`` in {-1, +1}.
     Per step: ``p = sum_i w_i x_i + b``; ``eta = eta0 / (1 + lam*eta0*t)``;
     ``w <- (1 - eta*lam) w - eta*g*x``; ``b <- b - eta*bias_rate*g`` (bias not regularized);
-    ``t += 1``.
+    ``t += 1``. ``unit``: ``x`` is the row divided by its L2 norm.
 
     ``f32=True`` stores like a float32 weight vector: every updated ``w_i`` is rounded to
     float32; products ``w_i x_i`` of the stored values, sums, steps, bias and ``t`` stay
@@ -207,10 +218,11 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
     for d in order:
         ids = list(docs[d])
         y = float(ys[d])
+        scale = _row_scale(ids, table, unit)
         dot = 0.0
         for i in ids:
             dot += w[i] * float(table[i])
-        p = dot + b
+        p = dot * scale + b
         total += naive_loss(loss, p, y)
         g = naive_dloss(loss, p, y)
         eta = eta0 / (1.0 + lam * eta0 * t)
@@ -219,7 +231,7 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
             for i in range(len(w)):
                 w[i] *= shrink
         for i in ids:
-            w[i] -= eta * g * float(table[i])
+            w[i] -= eta * g * float(table[i]) * scale
             if f32:
                 w[i] = _f32(w[i])
         b -= eta * bias_rate * g
@@ -233,7 +245,7 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
 
 
 def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bias_rate=1.0,
-                        eps=1e-8, f32=False):
+                        eps=1e-8, f32=False, unit=False):
     """Return ``(w, G, b, Gb, total_loss)``.
 
     Per example: ``p = w.x + b``; ``g = dloss(p, y)``; for each touched bucket
@@ -244,6 +256,7 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
     ``lam``, ``eta0`` and ``eps`` enter the per-feature step as float32, and ``gi``, each
     product ``w_i x_i``, and the stored ``G_i`` and ``w_i`` are rounded to float32 (the dot
     sum, the bias and its accumulator stay float64). ``False`` is exact float64 arithmetic.
+    ``unit``: ``x`` is the row divided by its L2 norm.
     """
     r = _f32 if f32 else float
     w = [float(v) for v in w]
@@ -253,13 +266,14 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
     for d in order:
         ids = list(docs[d])
         y = float(ys[d])
+        scale = _row_scale(ids, table, unit)
         dot = 0.0
         for i in ids:
             dot += w[i] * float(table[i])     # exact float64 product of stored values
-        p = dot + b
+        p = dot * scale + b
         total += naive_loss(loss, p, y)
         g = naive_dloss(loss, p, y)
-        g_i = r(g)
+        g_i = r(g * scale)
         for i in ids:
             gi = r(g_i * float(table[i]) + lam_i * w[i])
             if gi != 0.0:

@@ -331,17 +331,19 @@ def _kept_cache(docs, hasher, keep, folder):
     return writer.close()
 
 
-def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle_kw, min_df):
+def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle_kw, min_df,
+             norm=None):
     """Stream into a cache, epoch 1 in input order, then seeded shuffled replays; a dense
-    learner over all buckets whose values are the lexicon's ratios, 0 below min_df."""
+    learner over all buckets whose values are the lexicon's ratios, 0 below min_df (rows
+    scaled to unit norm with ``norm='l2'``, or by default with more than two classes)."""
     hasher = lex.hasher
     keep = lex.counts().sum(axis=0) >= min_df
     cache = _kept_cache(docs, hasher, keep, tmp / "by-hand")
     classes = lex.classes_
     n_out = 1 if len(classes) == 2 else len(classes)
     m = LinearSGD(1 << hasher.n_bits, n_outputs=n_out, loss=loss, optimizer=optimizer,
-                  eta0=eta0, l2=l2)
-    m.tables[:] = np.where(keep, lex.ratios(), 0)
+                  eta0=eta0, l2=l2, unit=norm == "l2" or (norm is None and n_out > 1))
+    m.tables[:] = np.where(keep, lex.ratios(min_df=min_df), 0)
     code = {label: i for i, label in enumerate(cache.labels)}
     positive = [code[classes[1]]] if n_out == 1 else [code[c] for c in classes]
     ids, offsets, codes = cache.rows(0, cache.n_docs)

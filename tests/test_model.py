@@ -37,9 +37,14 @@ def _x(text, clf):
 
 
 def _linear(clf, text, k=0):
+    """w.x + b, x the document's ratios (divided by their L2 norm when the model scales
+    rows to unit norm: by default with more than two classes)."""
     ids = _x(text, clf)
-    return sum(float(clf.coef_[k, i]) * float(clf.ratios_[k, i]) for i in ids) + \
-        float(clf.intercept_[k])
+    dot = sum(float(clf.coef_[k, i]) * float(clf.ratios_[k, i]) for i in ids)
+    if clf.unit_rows():
+        norm = math.sqrt(sum(float(clf.ratios_[k, i]) ** 2 for i in ids))
+        dot = dot / norm if norm else 0.0
+    return dot + float(clf.intercept_[k])
 
 
 def _dot_tol(clf, text, k=0):
@@ -56,7 +61,7 @@ def binary_clf():
 
 @pytest.fixture(scope="module")
 def three_clf():
-    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, l2=1e-4).fit(
+    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, l2=1e-4, loss="log").fit(
         THREE_TEXTS, THREE_LABELS)
 
 
@@ -156,7 +161,7 @@ def test_training_with_lexicon_streams_first_epoch_in_input_order():
                           optimizer="sgd")
     clf.fit_documents(iter(docs_in), lexicon=lex)
     df = lex.counts().sum(axis=0)                              # min_df = 2 by default
-    np.testing.assert_array_equal(clf.ratios_, np.where(df >= 2, lex.ratios(), 0))
+    np.testing.assert_array_equal(clf.ratios_, np.where(df >= 2, lex.ratios(min_df=2), 0))
     docs = [naive_buckets(t, 1, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
     rng = np.random.default_rng(3)
@@ -478,7 +483,7 @@ def test_ratios_equal_the_lexicon_for_both_optimizers(optimizer, corpus, min_df)
                           min_df=min_df).fit(texts, labels)
     lex = NBLexicon(Hasher(ngrams=2, n_bits=9), alpha=0.5).fit(texts, labels)
     df = lex.counts().sum(axis=0)
-    assert np.array_equal(clf.ratios_, np.where(df >= min_df, lex.ratios(), 0))
+    assert np.array_equal(clf.ratios_, np.where(df >= min_df, lex.ratios(min_df=min_df), 0))
     assert clf.n_seen_buckets_ == lex.n_seen_
     assert clf.class_counts_.tolist() == lex.class_counts_.tolist()
     _, ref = naive_ratios([naive_buckets(t, 2, 9) for t in texts], labels, 1 << 9, 0.5,
@@ -585,12 +590,12 @@ def test_partial_fit_respects_min_df():
     lex = NBLexicon(Hasher(ngrams=1, n_bits=12)).fit(X, y)
     df = lex.counts().sum(axis=0)
     fitted = NBSVMClassifier(ngrams=1, n_bits=12, min_df=2, epochs=1).fit(X, y)
-    assert np.array_equal(fitted.ratios_, np.where(df >= 2, lex.ratios(), 0))
+    assert np.array_equal(fitted.ratios_, np.where(df >= 2, lex.ratios(min_df=2), 0))
     grown = NBSVMClassifier(ngrams=1, n_bits=12, min_df=2).partial_fit(X, y, classes=["neg", "pos"])
     (rare,) = _x("masterpiece", grown)
     assert df[rare] == 1
     assert grown.ratios_[0, rare] == 0
-    assert np.array_equal(grown.ratios_, np.where(df >= 2, lex.ratios(), 0))
+    assert np.array_equal(grown.ratios_, np.where(df >= 2, lex.ratios(min_df=2), 0))
 
 
 class _Payload:
@@ -622,3 +627,38 @@ def test_loading_never_unpickles(tmp_path, kind):
     with pytest.raises(NBSVMError, match=str(path)):
         loader(path)
     assert not marker.exists()
+
+
+# -- settings that follow the number of classes ------------------------------------------------
+
+def test_unset_settings_follow_the_number_of_classes():
+    two = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2).fit(TEXTS, LABELS)
+    three = NBSVMClassifier(ngrams=1, n_bits=10).fit(THREE_TEXTS, THREE_LABELS)
+    names = ("loss", "optimizer", "eta0", "epochs", "norm")
+    assert [two.setting(n) for n in names] == ["log", "adagrad", 0.02, 2, "none"]
+    assert [three.setting(n) for n in names] == ["modified_huber", "sgd", "auto", 5, "l2"]
+    assert three.unit_rows() and not two.unit_rows()
+    assert three._learner.S_.shape[2] == 2 and three.eta0_ > 0       # SGD state, calibrated
+    assert three.get_params()["loss"] is None                        # the parameter stays unset
+    # a setting given is kept whatever the classes
+    pinned = NBSVMClassifier(ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
+                             epochs=3, norm="none").fit(THREE_TEXTS, THREE_LABELS)
+    assert [pinned.setting(n) for n in names] == ["log", "adagrad", 0.1, 3, "none"]
+    with pytest.raises(NBSVMError, match="follows the number of classes"):
+        NBSVMClassifier().setting("loss")
+    with pytest.raises(NBSVMError, match="unknown norm 'l1'; allowed: l2, none"):
+        NBSVMClassifier(norm="l1").fit(TEXTS, LABELS)
+
+
+def test_models_saved_before_the_norm_option_load_without_it(tmp_path):
+    from nbsvm.persist import load_npz, save_npz
+
+    clf = NBSVMClassifier(ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
+                          epochs=3, norm="none").fit(THREE_TEXTS, THREE_LABELS)
+    clf.save(tmp_path / "new.npz")
+    header, arrays = load_npz(tmp_path / "new.npz", "model")
+    del header["params"]["norm"]                     # as written by earlier versions
+    save_npz(tmp_path / "old.npz", "model", header, arrays)
+    old = NBSVMClassifier.load(tmp_path / "old.npz")
+    assert old.norm == "none" and not old.unit_rows()
+    assert np.array_equal(old.decision_function(NEW), clf.decision_function(NEW))

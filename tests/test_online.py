@@ -256,7 +256,7 @@ def test_sgd_kernel_direct_renormalizes_state():
     state = np.array([s0, 0.0, 0.0])
     lam, eta0 = 0.01, 0.5
     _kernels._sgd_epoch(ids, offsets, codes, 1, np.array([0], np.int64), S, state, eta0,
-                        lam, 0.01, LOSSES["hinge"].code)
+                        lam, 0.01, LOSSES["hinge"].code, False)
     assert state[0] == 1.0
     w0 = [1.0 / s0 if i in docs[0] else 0.0 for i in range(16)]
     w, b, t, _ = naive_sgd_epoch(docs, ys_of(codes, 1), [0], table, w0, 0.0, 0, eta0, lam,
@@ -394,3 +394,52 @@ def test_hogwild_small_calls_and_sgd_stay_single_threaded():
 def test_threads_validated(threads):
     with pytest.raises(NBSVMError, match="threads"):
         LinearSGD(8, optimizer="adagrad", threads=threads)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+@pytest.mark.parametrize("loss", ["hinge", "modified_huber", "log"])
+def test_unit_rows_equal_naive(optimizer, loss):
+    """unit=True: every row scaled to unit L2 norm, in training and in scoring (the naive
+    references divide x by its norm); unit=False stays the unscaled learner."""
+    docs, ids, offsets, codes, table, order = make_problem(seed=4)
+    ys = ys_of(codes, 1)
+    m = new_learner(16, [table], loss=loss, optimizer=optimizer, eta0=0.3, l2=0.01, unit=True)
+    plain = new_learner(16, [table], loss=loss, optimizer=optimizer, eta0=0.3, l2=0.01)
+    rng = np.random.default_rng(2)
+    if optimizer == "sgd":
+        w, b, t = [0.0] * 16, 0.0, 0
+    else:
+        w, G, b, Gb = [0.0] * 16, [0.0] * 16, 0.0, 0.0
+    for epoch in range(3):
+        o = order if epoch == 0 else rng.permutation(len(docs)).astype(np.int64)
+        mean = m.epoch(ids, offsets, codes, o, positive=[1])
+        plain.epoch(ids, offsets, codes, o, positive=[1])
+        if optimizer == "sgd":
+            w, b, t, total = naive_sgd_epoch(docs, ys, o, table, w, b, t, 0.3, 0.01, loss,
+                                             unit=True)
+        else:
+            w, G, b, Gb, total = naive_adagrad_epoch(docs, ys, o, table, w, G, b, Gb, 0.3,
+                                                     0.01, loss, unit=True)
+        assert mean == pytest.approx(total / len(o), rel=TOL, abs=1e-9)
+    assert rel_gap(m.coef()[0], w) <= TOL and rel_gap(m.intercept()[0], b) <= TOL
+    assert rel_gap(plain.coef()[0], w) > 30 * TOL          # the scaling changes the model
+    norms = np.array([np.sqrt(sum(float(table[i]) ** 2 for i in d)) for d in docs])
+    expected = np.array([sum(w[i] * float(table[i]) for i in d) for d in docs]) / norms + b
+    assert rel_gap(m.decision(ids, offsets)[:, 0], expected) <= TOL
+    sums = m.table_sums(ids, offsets, unit=True)[:, 0]
+    assert rel_gap(sums, [sum(float(table[i]) for i in d) / n for d, n in zip(docs, norms)]) \
+        <= TOL
+
+
+def test_outputs_in_parallel_equal_one_at_a_time(monkeypatch):
+    """Outputs train side by side on the cores: bit for bit the model of one thread."""
+    docs, ids, offsets, codes, table, order = make_problem(seed=6, n_classes=5)
+    tables = [np.roll(table, k) for k in range(5)]
+    models = []
+    for cpus in (1, 2):
+        monkeypatch.setattr("nbsvm.online.sgd.os.cpu_count", lambda: cpus)
+        m = new_learner(16, tables, loss="modified_huber", optimizer="sgd", eta0=0.3, l2=0.01)
+        means = [m.epoch(ids, offsets, codes, order, positive=list(range(5))) for _ in range(3)]
+        models.append((m.S_.copy(), m.state_.copy(), means))
+    assert np.array_equal(models[0][0], models[1][0])
+    assert np.array_equal(models[0][1], models[1][1]) and models[0][2] == models[1][2]

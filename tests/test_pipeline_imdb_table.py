@@ -67,8 +67,13 @@ def test_each_method_is_the_package_defaults_with_its_changes():
     sgd = imdb_table.classifier("sgd", 2, n_bits=12, seed=3, epochs=10)
     mnb = imdb_table.classifier("mnb", 3, n_bits=12, seed=3, epochs=10)
     assert (nbsvm.weighting, nbsvm.beta, nbsvm.epochs, nbsvm.seed) == ("nb", 1.0, 10, 3)
+    # left unset: the two-class defaults (IMDB has two classes)
     assert (nbsvm.optimizer, nbsvm.loss, nbsvm.eta0, nbsvm.l2, nbsvm.min_df) == \
-        ("adagrad", "log", 0.02, 1e-4, 2)
+        (None, None, None, 1e-4, 2)
+    nbsvm.classes_ = ["neg", "pos"]
+    assert tuple(nbsvm.setting(p) for p in ("optimizer", "loss", "eta0", "norm")) == \
+        ("adagrad", "log", 0.02, "none")
+    del nbsvm.classes_
     assert dict(sgd.get_params(), weighting="nb") == nbsvm.get_params()
     assert (mnb.beta, mnb.interpolate, mnb.epochs, mnb.ngrams) == (0.0, "scores", 1, 3)
 

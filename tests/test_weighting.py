@@ -13,7 +13,7 @@ from nbsvm.text.hashing import Hasher
 from conftest import synthetic
 
 HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3)
-SETTINGS = dict(loss="log", eta0=0.05, l2=1e-4, epochs=3, seed=5)
+SETTINGS = dict(loss="log", eta0=0.05, l2=1e-4, epochs=3, seed=5, norm="none")
 
 
 def _kept_cache(docs, keep, folder):

@@ -11,7 +11,7 @@ from rich.markup import escape
 from .. import plot
 from ..cachestore import KeptCache, default_root, input_identity
 from ..checkpoint import Checkpoint, checkpoint_path
-from ..config import DEFAULTS
+from ..config import DEFAULTS, MULTICLASS_DEFAULTS
 from ..errors import NBSVMError
 from ..io.readers import check_encoding
 from ..evaluate import EpochHistory, fit_and_evaluate
@@ -23,8 +23,10 @@ from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCH
                      echo_kv, err_console, print_report, ProgressReporter, text_columns)
 
 
-def parse_eta0(text: str):
-    """``--eta0``: a positive number or ``auto``."""
+def parse_eta0(text: str | None):
+    """``--eta0``: a positive number or ``auto`` (None: the default for the classes)."""
+    if text is None:
+        return None
     if text.strip().lower() == "auto":
         return "auto"
     try:
@@ -91,18 +93,34 @@ def train_command(
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     min_df: int = typer.Option(DEFAULTS["min_df"], "--min-df",
                                help="Keep buckets seen in at least this many training documents."),
-    loss: str = typer.Option(DEFAULTS["loss"], "--loss",
-                             help="log, hinge, squared_hinge or modified_huber."),
-    optimizer: str = typer.Option(DEFAULTS["optimizer"], "--optimizer", help="sgd or adagrad."),
-    epochs: int = typer.Option(DEFAULTS["epochs"], "--epochs", help="Passes over the data."),
-    eta0: str = typer.Option(str(DEFAULTS["eta0"]), "--eta0",
-                             help="Initial step size, or auto (Bottou's calibration on a "
-                                  "1,000-document sample)."),
+    loss: Optional[str] = typer.Option(None, "--loss",
+                                       help="log, hinge, squared_hinge or modified_huber "
+                                            f"(default: {DEFAULTS['loss']} with two classes, "
+                                            f"{MULTICLASS_DEFAULTS['loss']} with more)"),
+    optimizer: Optional[str] = typer.Option(None, "--optimizer",
+                                            help="sgd or adagrad (default: "
+                                                 f"{DEFAULTS['optimizer']} with two classes, "
+                                                 f"{MULTICLASS_DEFAULTS['optimizer']} with "
+                                                 "more)"),
+    epochs: Optional[int] = typer.Option(None, "--epochs",
+                                         help="Passes over the data (default: "
+                                              f"{DEFAULTS['epochs']} with two classes, "
+                                              f"{MULTICLASS_DEFAULTS['epochs']} with more)"),
+    eta0: Optional[str] = typer.Option(None, "--eta0",
+                                       help="Initial step size, or auto (Bottou's calibration "
+                                            "on a 1,000-document sample) (default: "
+                                            f"{DEFAULTS['eta0']} with two classes, "
+                                            f"{MULTICLASS_DEFAULTS['eta0']} with more)"),
     l2: float = typer.Option(DEFAULTS["l2"], "--lambda", help="L2 regularization strength."),
     beta: float = typer.Option(DEFAULTS["beta"], "--beta",
                                help="Weight of the linear model against NB, in [0, 1]."),
     interpolate: str = typer.Option(DEFAULTS["interpolate"], "--interpolate",
                                     help="scores (NBSVM-XL) or weights (Wang & Manning)."),
+    norm: Optional[str] = typer.Option(None, "--norm",
+                                       help="Scale each document to unit L2 norm (l2) or not "
+                                            f"(none) (default: {DEFAULTS['norm']} with two "
+                                            f"classes, {MULTICLASS_DEFAULTS['norm']} with "
+                                            "more)"),
     seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seed of the epoch shuffles."),
     threads: int = typer.Option(DEFAULTS["threads"], "--threads",
                                 help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "
@@ -165,7 +183,7 @@ def train_command(
                               hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
                               optimizer=optimizer,
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
-                              seed=seed, threads=threads, cache_dir=cache_dir)
+                              seed=seed, threads=threads, cache_dir=cache_dir, norm=norm)
         hasher = clf._validate()
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
@@ -245,8 +263,9 @@ def train_command(
             checkpoint.remove()         # the model is safely written: nothing to resume
         if plot_path is not None:
             plot.training_curve(history.as_dict(), plot_path,
-                                title=f"nbsvm train: {clf.loss} loss, {clf.optimizer}, eta0 "
-                                      f"{clf.eta0}, lambda {clf.l2}, {clf.n_docs_:,} documents")
+                                title=f"nbsvm train: {clf.setting('loss')} loss, "
+                                      f"{clf.setting('optimizer')}, eta0 "
+                                      f"{clf.setting('eta0')}, lambda {clf.l2}, {clf.n_docs_:,} documents")
         stats = {}
         if kept is not None:
             stats["feature cache"] = ("reused " if seen["cache"]["reused"] else "kept in ") + \
@@ -257,7 +276,7 @@ def train_command(
                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))})
         if "lexicon_s" in clf.timings_:
             stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
-        if clf.eta0 == "auto":
+        if clf.setting("eta0") == "auto":
             stats["eta0 (auto)"] = clf.eta0_
         stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
         if rep is not None:
@@ -283,7 +302,7 @@ def train_command(
                    "class_counts": [int(n) for n in clf.class_counts_],
                    "timings": dict(clf.timings_, total_s=t1 - t0, save_s=t2 - t1),
                    "saved": output}
-            if clf.eta0 == "auto":
+            if clf.setting("eta0") == "auto":
                 out["eta0"] = clf.eta0_
             if kept is not None:
                 out["feature_cache"] = {"folder": str(kept.folder),

@@ -74,15 +74,39 @@ def _loss_dloss(kind, p, y):
     return 0.0, 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _unit_dot(ids, lo, hi, S, unit):
+    """``(sum_j w_i v_i, inv)`` over a row's ids ``i = ids[j]`` (``v = S[:, 0]``,
+    ``w = S[:, 1]``): ``inv = 1 / ||v_row||`` when ``unit`` (0 for an all-zero row), else 1.
+    Scaling a row to unit length keeps long documents from outweighing short ones (as
+    TF-IDF's L2 norm does); with ``unit`` False the products are the unscaled ones, bit for
+    bit."""
+    dot = 0.0
+    sq = 0.0
+    for j in range(lo, hi):
+        if j + PREFETCH_AHEAD < hi:
+            prefetch_row(S, ids[j + PREFETCH_AHEAD])
+        i = ids[j]
+        v = S[i, 0]
+        dot += np.float64(S[i, 1]) * v   # exact product in float64
+        if unit:
+            sq += np.float64(v) * v
+    inv = 1.0
+    if unit:
+        inv = 1.0 / math.sqrt(sq) if sq > 0.0 else 0.0
+    return dot, inv
+
+
 @njit(cache=True, nogil=True)
-def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_rate, loss_kind):
+def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_rate, loss_kind,
+               unit):
     """Plain SGD (Bottou 2012) over ``order``; returns the summed loss before each update.
 
     ``w = v / s`` with ``v = S[:, 1]``: L2 shrinks ``w`` by raising ``s``
     (``s /= 1 - eta*lam``), so each step touches only the example's non-zeros.
     ``state = [s, bias, t]``; ``t`` counts all updates so far and sets
     ``eta_t = eta0 / (1 + lam*eta0*t)``. The bias moves with ``eta_t * bias_rate`` and is
-    not regularized.
+    not regularized. ``unit``: each row is scaled to unit L2 norm (:func:`_unit_dot`).
     """
     s = state[0]
     b = state[1]
@@ -93,13 +117,8 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
         lo = offsets[d]
         hi = offsets[d + 1]
         y = 1.0 if codes[d] == positive else -1.0
-        dot = 0.0
-        for j in range(lo, hi):
-            if j + PREFETCH_AHEAD < hi:
-                prefetch_row(S, ids[j + PREFETCH_AHEAD])
-            i = ids[j]
-            dot += np.float64(S[i, 1]) * S[i, 0]   # exact product in float64
-        p = dot / s + b
+        dot, inv = _unit_dot(ids, lo, hi, S, unit)
+        p = dot * inv / s + b
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
         _prefetch_doc_start(ids, offsets, order, k + 1, S)
@@ -107,7 +126,7 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
         if lam > 0.0:
             s = s / (1.0 - eta * lam)
         if g != 0.0:
-            c = -eta * g * s
+            c = -eta * g * inv * s
             for j in range(lo, hi):
                 i = ids[j]
                 S[i, 1] += c * S[i, 0]
@@ -126,13 +145,13 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
 
 @njit(cache=True, nogil=True, fastmath=True)
 def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_rate,
-                   loss_kind, eps):
+                   loss_kind, eps, unit):
     """AdaGrad (Duchi et al. 2011): per-feature steps ``eta0 / sqrt(G_i + eps)``.
 
     ``S[:, 1]`` holds w, ``S[:, 2]`` holds G. L2 enters each touched feature's gradient as
     ``lam * w_i`` (lazily: features not in the example are not shrunk). The per-feature
     arithmetic is float32, like the state. ``state = [bias, t, G_bias]``. Returns the
-    summed loss.
+    summed loss. ``unit``: each row is scaled to unit L2 norm (:func:`_unit_dot`).
     """
     b = state[0]
     t = state[1]
@@ -146,17 +165,12 @@ def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bi
         lo = offsets[d]
         hi = offsets[d + 1]
         y = 1.0 if codes[d] == positive else -1.0
-        dot = 0.0
-        for j in range(lo, hi):
-            if j + PREFETCH_AHEAD < hi:
-                prefetch_row(S, ids[j + PREFETCH_AHEAD])
-            i = ids[j]
-            dot += np.float64(S[i, 1]) * S[i, 0]   # exact product in float64
-        p = dot + b
+        dot, inv = _unit_dot(ids, lo, hi, S, unit)
+        p = dot * inv + b
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
         _prefetch_doc_start(ids, offsets, order, k + 1, S)
-        gf = np.float32(g)
+        gf = np.float32(g * inv)
         for j in range(lo, hi):
             i = ids[j]
             gi = gf * S[i, 0] + lamf * S[i, 1]
@@ -175,28 +189,27 @@ def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bi
 
 
 @njit(cache=True, nogil=True)
-def _scores(ids, offsets, S, scale, out):
-    """out[d] = sum_j S[i, 0] * S[i, 1] / scale over document d's ids i = ids[j]."""
-    inv = 1.0 / scale
+def _scores(ids, offsets, S, scale, out, unit):
+    """out[d] = sum_j S[i, 0] * S[i, 1] / scale over document d's ids i = ids[j] (divided by
+    the row's norm when ``unit``)."""
     for d in range(offsets.shape[0] - 1):
-        acc = 0.0
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        for j in range(lo, hi):
-            if j + PREFETCH_AHEAD < hi:
-                prefetch_row(S, ids[j + PREFETCH_AHEAD])
-            i = ids[j]
-            acc += np.float64(S[i, 1]) * S[i, 0]
-        out[d] = acc * inv
+        acc, inv = _unit_dot(ids, offsets[d], offsets[d + 1], S, unit)
+        out[d] = acc * inv / scale
 
 
 @njit(cache=True, nogil=True)
-def _table_sums(ids, offsets, S, out):
-    """out[d] = sum_j S[ids[j], 0] (for NBSVM: the NB log-likelihood ratio of document d)."""
+def _table_sums(ids, offsets, S, out, unit):
+    """out[d] = sum_j S[ids[j], 0] (for NBSVM: the NB log-likelihood ratio of document d),
+    divided by the row's norm when ``unit``."""
     for d in range(offsets.shape[0] - 1):
         acc = 0.0
+        sq = 0.0
         for j in range(offsets[d], offsets[d + 1]):
-            acc += S[ids[j], 0]
+            v = S[ids[j], 0]
+            acc += v
+            sq += np.float64(v) * v
+        if unit:
+            acc = acc / math.sqrt(sq) if sq > 0.0 else 0.0
         out[d] = acc
 
 

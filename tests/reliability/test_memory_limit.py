@@ -63,20 +63,20 @@ def test_refused_before_reading(newsgroups_train, tmp_path):
 
 
 def test_refused_after_the_pass_under_the_limit(newsgroups_train, tmp_path):
-    # 20 classes x 1.08M kept columns: the learner, the counts and the explanations do
-    # not fit in 700 MB; refused before any of them is allocated
+    # 20 classes x 1.08M kept columns: the map and the learner (counts in its weights) do
+    # not fit in 420 MB; refused before either is allocated
     code, err, peak = peak_run(["train", newsgroups_train, "-o", tmp_path / "m.npz", "-q",
-                                "--max-memory", "700M"], tmp_path)
+                                "--max-memory", "420M"], tmp_path)
     assert code == 2, err
-    assert "training needs about 799.7 MB, over --max-memory 700.0 MB" in err, err
-    assert peak <= 700 << 20, peak
+    assert "training needs about 477.5 MB, over --max-memory 420.0 MB" in err, err
+    assert peak <= 420 << 20, peak
 
 
 def test_a_run_within_the_limit_stays_under_it(newsgroups_train, tmp_path):
     # the default trigrams, 20 classes: counted by kept column, not by 2**24 buckets
-    limit = 900 << 20
+    limit = 560 << 20
     code, err, peak = peak_run(["train", newsgroups_train, "-o", tmp_path / "m.npz", "-q",
-                                "--epochs", "1", "--max-memory", "900M"], tmp_path)
+                                "--epochs", "1", "--max-memory", "560M"], tmp_path)
     assert code == 0, err
     assert peak <= limit, peak
     # and the estimate is not far above what was used (the bound is useful, not lavish)

@@ -31,12 +31,13 @@ def test_fit_bytes_by_hand():
     assert memory.lexicon_bytes(10) == F + 2 * b * 4
     assert memory.lexicon_bytes(10, 5) == F + 5 * b * 4
     # after the pass: the map, the learner (16 bytes a kept column and output for AdaGrad,
-    # 8 for SGD), and the larger of the class counts by kept column and the explanations'
-    # contributions (twice one float32 a column and output)
+    # 8 for SGD), and the larger of the two classes' counts by kept column and the
+    # explanations' contribution row and its partitioned copy (one float32 a column each);
+    # with more classes the counts live in the learner's weight field
     assert memory.fit_bytes(10) == F + b * 4 + b * 16 + max(2 * b * 4, 2 * b * 4)
     assert memory.fit_bytes(10, optimizer="sgd") == F + b * 4 + b * 8 + 2 * b * 4
     assert memory.fit_bytes(10, 5, n_columns=100, n_classes=5) == \
-        F + b * 4 + 5 * 100 * 16 + max(5 * 100 * 4, 2 * 5 * 100 * 4)
+        F + b * 4 + 5 * 100 * 16 + 2 * 100 * 4
     assert memory.fit_bytes(31) > 32 << 30          # 2**31 buckets: tens of GB
 
 
@@ -84,7 +85,7 @@ def test_the_pass_and_the_learner_are_checked():
     for d in docs:
         df[np.unique(h.buckets(d.text))] += 1
     n_kept = int(np.count_nonzero(df >= 2))             # the default min_df
-    needed = memory.fit_bytes(16, 8, "adagrad", n_columns=n_kept, n_classes=8)
+    needed = memory.fit_bytes(16, 8, "sgd", n_columns=n_kept, n_classes=8)    # 8 classes: SGD
     with pytest.raises(NBSVMError, match="^training needs about .* over --max-memory"):
         NBSVMClassifier(n_bits=16, epochs=1).fit_documents(
             iter(docs), max_memory=max(needed - 1, memory.hashing_bytes(16)))
