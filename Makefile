@@ -88,6 +88,7 @@ reproduce: install-plot data-imdb
 bench: install-bench data-imdb
 	$(PY) pipelines/bench.py
 	$(PY) pipelines/bench_dask.py
+	$(PY) pipelines/bench_20ng.py
 
 test: install
 	$(PY) -m pytest -q
