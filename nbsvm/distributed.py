@@ -288,6 +288,9 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     notify = callback or (lambda event: None)
     reader = dict(reader or {})
     hasher = clf._validate()
+    if clf.learner is not None:
+        raise NBSVMError(f"--learner {clf.learner} is not available for distributed training "
+                         "yet (parameter mixing averages the built-in learner's weights)")
     t0 = time.perf_counter()
     lex = lexicon_ if lexicon_ is not None else lexicon(client, shards, hasher, clf.alpha, reader)
     if lex.hasher != hasher:

@@ -35,7 +35,7 @@ class _Scorer:
         self.index = {c: i for i, c in enumerate(model.classes_)}
         self.cm = np.zeros((k, k), dtype=np.int64)
         self.unseen: dict = {}               # label -> predictions per model class
-        self.has_proba = resolve_loss(model.setting("loss")).has_proba
+        self.has_proba = model.has_proba()
         self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
         self.n = 0
         self.n_known = 0
@@ -352,7 +352,7 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Itera
     """
     import pandas as pd
 
-    has_proba = resolve_loss(model.setting("loss")).has_proba
+    has_proba = model.has_proba()
     for batch in hash_batches(docs, model.hasher_, remap=model._remap):
         scores = model.decision_batch(batch, columns=True)
         labels = model.labels_of(scores)

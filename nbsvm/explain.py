@@ -65,8 +65,15 @@ class TextSample:
             yield d
 
 
+def _check_explainable(clf) -> None:
+    if getattr(clf, "learner", None) is not None:
+        raise NBSVMError(f"explanations read the built-in learner's weights; a model "
+                         f"trained with --learner {clf.learner} cannot be explained yet")
+
+
 def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
     """Row ``k`` of :func:`contributions` into ``out`` (its dtype); returns ``const[k]``."""
+    _check_explainable(clf)
     learner = clf._learner
     dtype = out.dtype.type
     np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=out, dtype=out.dtype,
@@ -92,6 +99,7 @@ def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.
     ranking; ``mean_abs``: mean |w| per output for ``interpolate='weights'``, default the
     model's ``mean_abs_coef_``). Reads the learner's state without changing it."""
     clf._check_fitted()
+    _check_explainable(clf)
     learner = clf._learner
     C = np.empty((learner.n_outputs, learner.n_features), dtype=dtype)
     const = np.array([_contribution_row(clf, k, C[k], mean_abs)

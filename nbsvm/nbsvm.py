@@ -51,6 +51,7 @@ from .explain import (TextSample, decode_map, encode_map, ngram_map, ngram_map_o
 from .features import (Batch, CacheWriter, FeatureCache, _translate, check_ids, hash_batch,
                        hash_batches, releasable_int32 as _releasable_int32, translate)
 from .io.readers import COLUMN_SEPARATOR, Document
+from .reduction import NBReduction, check_learner
 from ._parallel import run_parts
 from .lexicon import (NBLexicon, _compact_ratios, _count_columns, _count_df, _df_stats,
                       _df_to_columns, _seen_sums)
@@ -205,6 +206,11 @@ class NBSVMClassifier(Params):
         documents run from two lines to thousands (20 Newsgroups). Models saved before this
         option had ``none``.
 
+    learner : {None, 'pa', 'pegasos', 'mira', 'multiclass-hinge'}
+        None: the built-in SGD / AdaGrad learner (``optimizer``, ``loss``). A name: that
+        learner of the shared backend trained on the same NB-weighted rows
+        (:mod:`nbsvm.reduction`; ``l2`` is Pegasos' and the multi-class hinge's lambda).
+
     ``loss``, ``optimizer``, ``eta0``, ``epochs`` and ``norm`` left at None take the
     default for the number of classes (:meth:`setting`): with two, ``log``, ``adagrad``,
     0.02, 10 and ``none`` (chosen on IMDB); with more, ``modified_huber``, ``sgd``,
@@ -235,7 +241,7 @@ class NBSVMClassifier(Params):
                  optimizer=None, eta0=None, l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
-                 weighting="nb", norm=None):
+                 weighting="nb", norm=None, learner=None):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -254,11 +260,12 @@ class NBSVMClassifier(Params):
         self.cache_dir = cache_dir
         self.weighting = weighting
         self.norm = norm
+        self.learner = learner
 
     # -- parameters -----------------------------------------------------------------------
     _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss",
                "optimizer", "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads",
-               "cache_dir", "weighting", "norm")
+               "cache_dir", "weighting", "norm", "learner")
 
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
     def __sklearn_tags__(self):
@@ -300,6 +307,10 @@ class NBSVMClassifier(Params):
         if self.weighting not in WEIGHTINGS:
             raise NBSVMError(f"unknown weighting {self.weighting!r}; allowed: "
                              f"{', '.join(WEIGHTINGS)}")
+        check_learner(self.learner)
+        if self.learner is not None and self.interpolate == "weights" and self.beta != 1.0:
+            raise NBSVMError(f"interpolate='weights' needs the built-in learner's weights; "
+                             f"with learner {self.learner!r} use interpolate='scores'")
         if self.norm is not None and self.norm not in NORMS:
             raise NBSVMError(f"unknown norm {self.norm!r}; allowed: {', '.join(NORMS)}")
         if self.weighting == "binary" and self.beta != 1.0:
@@ -374,7 +385,10 @@ class NBSVMClassifier(Params):
         self._max_memory = max_memory
         if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
             check_fit_memory(hashing_bytes(hasher.n_bits), max_memory, what="the hashing pass")
-        for attr in ("_learner", "lexicon_", "_remap", "_label_values", "classes_"):
+        if self.learner is not None and checkpoint is not None:
+            raise NBSVMError(f"checkpoints hold the built-in learner's state; learner "
+                             f"{self.learner!r} cannot resume yet")
+        for attr in ("_learner", "lexicon_", "_remap", "_label_values", "classes_", "backend_"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
         if lexicon is not None and lexicon.hasher != hasher:
@@ -426,7 +440,7 @@ class NBSVMClassifier(Params):
             else:
                 self._adopt(lexicon, None, alpha=self.alpha)
                 lexicon = None
-                if cache is None and kept is None and saved is None:
+                if cache is None and kept is None and saved is None and self.learner is None:
                     notify({"stage": "lexicon done", "docs": 0})
                     cache = self._stream_first_epoch(docs, writer, notify)
                     first_epoch = 2
@@ -442,7 +456,10 @@ class NBSVMClassifier(Params):
                 timings["lexicon_s"] = time.perf_counter() - t0
             self.n_docs_ = cache.n_docs
             positive = self._positive_in(cache)
-            if self.setting("eta0") == "auto":
+            if self.learner is not None:
+                self.backend_ = NBReduction(self.learner, self._learner.n_outputs,
+                                            self._learner.n_features, self.l2, self.seed)
+            elif self.setting("eta0") == "auto":
                 self.eta0_ = self._calibrate_eta0(cache, positive, translate)
                 self._learner.eta0 = self.eta0_
                 notify({"stage": "eta0", "eta0": self.eta0_, "docs": 0})
@@ -462,7 +479,8 @@ class NBSVMClassifier(Params):
             mapper = None
             epochs = self.setting("epochs")
             for epoch in range(first_epoch, epochs + 1):
-                if epoch == epochs and epoch > first_epoch and sample.texts:
+                if epoch == epochs and epoch > first_epoch and sample.texts \
+                        and self.learner is None:
                     mapper = self._start_mapper(sample.texts)     # beside the last epoch
                 groups = None
                 if translate and epoch == first_epoch:
@@ -481,7 +499,8 @@ class NBSVMClassifier(Params):
             if mapper is not None:
                 self.ngram_map_ = mapper.result()
             else:
-                self.ngram_map_ = ngram_map(self, sample.texts) if sample.texts else {}
+                self.ngram_map_ = ngram_map(self, sample.texts) \
+                    if sample.texts and self.learner is None else {}
             timings["ngram_map_wait_s"] = time.perf_counter() - t1
         except NBSVMError as e:
             if kept is not None and kept.owns(e):       # never trip over it again
@@ -503,6 +522,9 @@ class NBSVMClassifier(Params):
         the lexicon is frozen and only the linear model keeps learning.
         """
         hasher = self._validate()
+        if self.learner is not None:
+            raise NBSVMError(f"partial_fit trains the built-in learner; learner "
+                             f"{self.learner!r} is trained by fit")
         if not hasattr(self, "_learner"):
             if classes is None:
                 raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
@@ -906,6 +928,12 @@ class NBSVMClassifier(Params):
         # caller removes the cache folder
         with contextlib.closing(groups):
             for ids, offsets, codes, order in groups:
+                if self.learner is not None:        # a backend learner: one call a group
+                    loss_sum += self._backend_pass(ids, offsets, codes, order, positive)
+                    n += len(order)
+                    notify({"stage": "epoch", "epoch": epoch, "epochs": self.setting("epochs"),
+                            "docs": n, "total": cache.n_docs, "loss": loss_sum / n})
+                    continue
                 for start in range(0, len(order), EPOCH_CHUNK):
                     part = order[start:start + EPOCH_CHUNK]
                     loss_sum += self._learner.epoch(ids, offsets, codes, part,
@@ -913,6 +941,16 @@ class NBSVMClassifier(Params):
                     n += len(part)
                     notify({"stage": "epoch", "epoch": epoch, "epochs": self.setting("epochs"), "docs": n,
                             "total": cache.n_docs, "loss": loss_sum / n})
+
+    def _backend_pass(self, ids, offsets, codes, order, positive) -> float:
+        """One pass of the backend learner(s) over a group; their summed loss (nan when
+        the learner reports none)."""
+        self.backend_.partial_fit(self._learner.S_[:, :, 0], ids, offsets, codes, order,
+                                  positive, self.unit_rows())
+        losses = [learner.last_stats_.get("loss") for learner in self.backend_.learners]
+        if any(v is None for v in losses):
+            return float("nan")
+        return float(sum(losses)) / len(losses)
 
     def _check_cache_fits(self, cache: FeatureCache) -> None:
         """The cache's ids (checked below ``cache.id_limit`` as its blocks are read) must be
@@ -973,7 +1011,11 @@ class NBSVMClassifier(Params):
             batch = translate(batch, self._remap)
         else:               # columns from elsewhere: the kernels index the weights with them
             _check_columns(batch, self._learner.n_features)
-        scores = self._learner.decision(batch.ids, batch.offsets)
+        if self.learner is not None:
+            scores = self.backend_.decision(self._learner.S_[:, :, 0], batch.ids,
+                                            batch.offsets, self.unit_rows())
+        else:
+            scores = self._learner.decision(batch.ids, batch.offsets)
         if self.beta == 1.0:
             return scores
         nb = self._learner.table_sums(batch.ids, batch.offsets,
@@ -1013,9 +1055,16 @@ class NBSVMClassifier(Params):
             return classes[(scores > 0).astype(int)]
         return classes[np.argmax(scores, axis=1)]
 
+    def has_proba(self) -> bool:
+        """Whether the scores are probabilities' logits or margins (the built-in learner with
+        the log or modified Huber loss; the backend learners' margins are not)."""
+        return self.learner is None and resolve_loss(self.setting("loss")).has_proba
+
     def proba_of(self, scores: np.ndarray) -> np.ndarray:
         """Class probabilities from scores, shape ``(n, K)`` (log and modified Huber losses)."""
         loss = self.setting("loss")
+        if self.learner is not None:
+            raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
         if not resolve_loss(loss).has_proba:
             raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log' or "
                              "'modified_huber'")
@@ -1077,6 +1126,10 @@ class NBSVMClassifier(Params):
         if learner.optimizer == "adagrad":
             arrays["adagrad_sq"] = column(2)
         arrays.update(encode_map(getattr(self, "ngram_map_", None) or {}))
+        backend = None
+        if self.learner is not None:
+            backend, own = self.backend_.parts()
+            arrays.update(own)
         header = dict(
             package_version=__version__,
             params={p: getattr(self, p) for p in self._PARAMS if p != "cache_dir"},
@@ -1084,7 +1137,9 @@ class NBSVMClassifier(Params):
             class_counts=[int(c) for c in self.class_counts_], n_docs=int(self.n_docs_),
             n_seen_buckets=int(self.n_seen_buckets_),
             mean_abs_coef=[float(x) for x in self.mean_abs_coef_])
-        if self.setting("eta0") == "auto":
+        if backend is not None:
+            header["backend"] = backend
+        if self.setting("eta0") == "auto" and self.learner is None:
             header["eta0_"] = float(self._learner.eta0)     # what the calibration chose
         save_npz(path, "model", header, arrays)
 
@@ -1116,7 +1171,7 @@ class NBSVMClassifier(Params):
             if e.path is not None:
                 raise
             raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-        if clf.setting("eta0") == "auto":
+        if clf.setting("eta0") == "auto" and clf.learner is None:
             eta0_ = header.get("eta0_")
             if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)
                     and 0 < eta0_ < float("inf")):
@@ -1153,4 +1208,9 @@ class NBSVMClassifier(Params):
         clf._remap = np.full(d, -1, dtype=np.int32)
         clf._remap[buckets] = np.arange(buckets.size, dtype=np.int32)
         clf._learner = learner
+        if clf.learner is not None:
+            clf.backend_ = NBReduction.from_parts(
+                header.get("backend"), {k: v for k, v in arrays.items()
+                                        if k.startswith("backend")},
+                learner.n_outputs, buckets.size, str(path))
         return clf

@@ -21,6 +21,7 @@ from .errors import NBSVMError
 from .outputs import atomic_path  # noqa: F401  (re-exported: models and reports are written with it)
 
 HEADER_KEY = "__header__"
+MAX_MEMBERS = 4096
 MAX_HEADER_BYTES = 1 << 20
 
 
@@ -167,7 +168,8 @@ def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
             infos = {i.filename: i for i in zf.infolist()}
             if HEADER_KEY + ".npy" not in infos:
                 raise NBSVMError(f"not an nbsvm {kind} file (no header)", path=str(path))
-            if len(infos) > 64 or any(not n.endswith(".npy") for n in infos):
+            # a model with one backend learner per class holds a few arrays per class
+            if len(infos) > MAX_MEMBERS or any(not n.endswith(".npy") for n in infos):
                 raise NBSVMError(f"corrupted {kind} file: unexpected members", path=str(path))
             raw = _read_member(zf, infos[HEADER_KEY + ".npy"], kind, path)
             if raw.dtype != np.uint8 or raw.ndim != 1:

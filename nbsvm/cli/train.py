@@ -116,6 +116,11 @@ def train_command(
                                help="Weight of the linear model against NB, in [0, 1]."),
     interpolate: str = typer.Option(DEFAULTS["interpolate"], "--interpolate",
                                     help="scores (NBSVM-XL) or weights (Wang & Manning)."),
+    learner: Optional[str] = typer.Option(None, "--learner",
+                                          help="A learner of the shared backend on the same "
+                                               "NB features: pa, pegasos, mira or "
+                                               "multiclass-hinge (default: the built-in "
+                                               "--optimizer)."),
     norm: Optional[str] = typer.Option(None, "--norm",
                                        help="Scale each document to unit L2 norm (l2) or not "
                                             f"(none) (default: {DEFAULTS['norm']} with two "
@@ -183,7 +188,8 @@ def train_command(
                               hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
                               optimizer=optimizer,
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
-                              seed=seed, threads=threads, cache_dir=cache_dir, norm=norm)
+                              seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
+                              learner=learner)
         hasher = clf._validate()
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
@@ -276,7 +282,7 @@ def train_command(
                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))})
         if "lexicon_s" in clf.timings_:
             stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
-        if clf.setting("eta0") == "auto":
+        if hasattr(clf, "eta0_"):
             stats["eta0 (auto)"] = clf.eta0_
         stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
         if rep is not None:
@@ -302,7 +308,7 @@ def train_command(
                    "class_counts": [int(n) for n in clf.class_counts_],
                    "timings": dict(clf.timings_, total_s=t1 - t0, save_s=t2 - t1),
                    "saved": output}
-            if clf.setting("eta0") == "auto":
+            if hasattr(clf, "eta0_"):
                 out["eta0"] = clf.eta0_
             if kept is not None:
                 out["feature_cache"] = {"folder": str(kept.folder),

@@ -632,14 +632,14 @@ class OnlineLearner:
 
         from ..persist import save_npz
         from .. import __version__
-        header = dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
-                      state=self.state_scalars(), package_version=__version__)
+        header, arrays = self.saved_parts()
+        header["package_version"] = __version__
         try:
             json.dumps(header)
         except (TypeError, ValueError) as e:
             raise NBSVMError(f"cannot save {type(self).__name__}: a parameter or learned value "
                              f"is not JSON ({e})") from None
-        save_npz(path, "learner", header, self.state_arrays())
+        save_npz(path, "learner", header, arrays)
 
     def state_scalars(self) -> dict:
         """Learned values that are not arrays (numbers, strings, lists, dicts), for the
@@ -671,16 +671,23 @@ class OnlineLearner:
             scalars["label_type_"] = kind
         return scalars
 
+    def saved_parts(self) -> tuple[dict, dict]:
+        """``(header, arrays)`` of a saved learner: the JSON part (its class, task,
+        parameters and scalar state) and the learned arrays; :meth:`from_parts` inverts it
+        (a model file that holds learners inside it uses the pair)."""
+        return (dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
+                     state=self.state_scalars()), self.state_arrays())
+
     @staticmethod
-    def load(path) -> "OnlineLearner":
-        from ..persist import load_npz
+    def from_parts(header: dict, arrays: dict, path=None) -> "OnlineLearner":
+        """The learner :meth:`saved_parts` described, every part checked (a file may be
+        crafted): an :class:`NBSVMError` saying ``corrupted learner file`` otherwise."""
         from .registry import learner_class
-        header, arrays = load_npz(path, "learner")
-        name = header.get("learner")
+        name = header.get("learner") if isinstance(header, dict) else None
         if not isinstance(name, str):
             raise NBSVMError(f"corrupted learner file: bad learner name {name!r}",
-                             path=str(path))
-        cls = learner_class(name, path=str(path))
+                             path=None if path is None else str(path))
+        cls = learner_class(name, path=None if path is None else str(path))
         params, state = header.get("params", {}), header.get("state", {})
         try:
             if not isinstance(params, dict) or not isinstance(state, dict):
@@ -695,11 +702,18 @@ class OnlineLearner:
             for k, v in arrays.items():
                 setattr(obj, k, v)
         except NBSVMError as e:
-            raise NBSVMError(f"corrupted learner file: {e.message}", path=str(path)) from None
+            raise NBSVMError(f"corrupted learner file: {e.message}",
+                             path=None if path is None else str(path)) from None
         except (TypeError, ValueError, AttributeError, OverflowError) as e:
             raise NBSVMError(f"corrupted learner file: {type(e).__name__}: {e}",
-                             path=str(path)) from None
+                             path=None if path is None else str(path)) from None
         return obj
+
+    @staticmethod
+    def load(path) -> "OnlineLearner":
+        from ..persist import load_npz
+        header, arrays = load_npz(path, "learner")
+        return OnlineLearner.from_parts(header, arrays, path)
 
 
 MAX_FEATURES = 1 << 40          # a loaded n_features_in_ above this is taken as corruption
