@@ -136,7 +136,7 @@ def _mira_epoch(indices, values, offsets, y, order, cost, W, A, state, rule, C, 
     ``score[r] + cost[y, r]`` (lowest index on ties), the rival is ``r = worst`` (the
     max-loss update; with the zero-one cost ``worst == top``), or with ``on_error_only``
     ``r = top`` and only when ``score[top] >= score[y]`` (the prediction update of the k = 1
-    MIRA of DESIGN.md). With ``margin = score[y] - score[r]`` and
+    MIRA of docs/design.md). With ``margin = score[y] - score[r]`` and
     ``loss = cost[y, r] - margin > 0``:
     ``tau = _pa_tau(rule, loss, 2 (||x||^2 + use_bias))``, ``w_y += tau x``, ``w_r -= tau x``
     (and the biases by ``+-tau``). No shrinkage: ``state[0]`` stays 1. Returns

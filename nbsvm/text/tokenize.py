@@ -1,4 +1,4 @@
-"""The default tokenizer of DESIGN.md and the n-grams built from its tokens.
+"""The default tokenizer of docs/design.md and the n-grams built from its tokens.
 
 Lowercase; replace ``<br />`` with a space; split the punctuation ``. " , ( ) ! ? ; :``
 into tokens of their own; split on white space (Python's ``str.split``).
