@@ -54,7 +54,8 @@ def test_crammer_singer_rejects_bad_settings():
 def test_one_vs_rest_is_k_independent_binary_learners():
     _, X, ys = _problem(noise=0.1)
     labels = np.array([f"c{y}" for y in ys])
-    ovr = OneVsRest("pa", variant="pa-ii", C=0.5, epochs=3, seed=2).fit(X, labels)
+    ovr = OneVsRest("pa", estimator_params={"variant": "pa-ii", "C": 0.5}, epochs=3,
+                    seed=2).fit(X, labels)
     assert ovr.estimator_params == {"variant": "pa-ii", "C": 0.5}
     rng = np.random.default_rng(2)
     orders = [rng.permutation(len(ys)) for _ in range(3)]

@@ -188,34 +188,27 @@ class OneVsRest(OnlineLearner):
     estimator : str
         Registry name of the binary learner, e.g. ``'pa'`` or ``'pegasos'``.
     estimator_params : dict, optional
-        Parameters of every binary learner; further keyword arguments are added to them
-        (then a new merged dict is stored; without them the dict is stored as given, as
-        scikit-learn's ``clone`` requires). Not ``epochs`` or ``seed``: the passes are this
-        learner's (every binary learner sees the same shuffled order).
+        Parameters of every binary learner, stored as given (as scikit-learn's ``clone``
+        requires). Not ``epochs`` or ``seed``: the passes are this learner's (every binary
+        learner sees the same shuffled order).
     epochs, seed : int
 
     Examples
     --------
     >>> import numpy as np
     >>> X = np.eye(3)
-    >>> m = OneVsRest("pa", C=1.0, epochs=3).fit(X, ["a", "b", "c"])
+    >>> m = OneVsRest("pa", estimator_params={"C": 1.0}, epochs=3).fit(X, ["a", "b", "c"])
     >>> m.predict(X).tolist(), m.decision_function(X).shape
     (['a', 'b', 'c'], (3, 3))
     """
 
     task = "multiclass"
 
-    def __init__(self, estimator="pa", estimator_params=None, epochs=5, seed=0, **params):
+    def __init__(self, estimator="pa", estimator_params=None, epochs=5, seed=0):
         self.estimator = estimator
-        if params and (estimator_params is None or isinstance(estimator_params, dict)):
-            estimator_params = {**(estimator_params or {}), **params}
-        self.estimator_params = estimator_params     # anything else is refused by fit
+        self.estimator_params = estimator_params     # anything but a dict is refused by fit
         self.epochs = epochs
         self.seed = seed
-
-    @classmethod
-    def _param_names(cls):
-        return ["estimator", "estimator_params", "epochs", "seed"]
 
     def _make_binary(self):
         from .registry import make_learner
