@@ -668,21 +668,7 @@ class NBSVMClassifier(Params):
 
         run_parts(columns, 2)
         learner = self._new_learner(n_kept)
-        if cache.n_docs < 1 << 24 and len(labels) == learner.n_outputs:
-            # counted in the weights' field, as float32 (exact below 2**24 documents) and
-            # in the order of the cache's codes; zeroed once the ratios are computed: the
-            # counts need no memory of their own
-            counts = learner.S_[:, :, 1]
-        else:
-            counts = np.zeros((len(labels), n_kept), dtype=np.int32)
-        docs = np.zeros(len(labels), dtype=np.int64)
-        id_totals = np.zeros(len(labels), dtype=np.int64)
-        n = 0
-        for batch in cache.batches(8192):
-            _count_columns(counts, docs, id_totals, batch.ids, batch.offsets,
-                           np.asarray(batch.labels, dtype=np.int32), df)
-            n += len(batch)
-            notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
+        counts, docs, id_totals = self._count_kept_columns(cache, learner, df, notify)
         rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
         self.classes_, self.class_counts_ = classes, docs[rows]
         self.n_seen_buckets_ = n_seen
@@ -710,6 +696,27 @@ class NBSVMClassifier(Params):
             learner.S_[:, :, 0] = 1.0
         self._remap = df
         self._learner = learner
+
+    @staticmethod
+    def _count_kept_columns(cache: FeatureCache, learner: LinearSGD, remap, notify):
+        """One pass over the cache: each class's documents per kept column (rows in the
+        cache's code order), its documents, and its total of distinct buckets."""
+        n_labels, n_kept = len(cache.labels), learner.n_features
+        if cache.n_docs < 1 << 24 and n_labels == learner.n_outputs:
+            # counted in the weights' field, as float32 (exact below 2**24 documents); the
+            # caller zeroes it once the ratios are computed: no memory of their own
+            counts = learner.S_[:, :, 1]
+        else:
+            counts = np.zeros((n_labels, n_kept), dtype=np.int32)
+        docs = np.zeros(n_labels, dtype=np.int64)
+        id_totals = np.zeros(n_labels, dtype=np.int64)
+        n = 0
+        for batch in cache.batches(8192):
+            _count_columns(counts, docs, id_totals, batch.ids, batch.offsets,
+                           np.asarray(batch.labels, dtype=np.int32), remap)
+            n += len(batch)
+            notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
+        return counts, docs, id_totals
 
     def _calibrate_eta0(self, cache: FeatureCache, positive, buckets: bool,
                         n_sample: int = ETA0_SAMPLE) -> float:

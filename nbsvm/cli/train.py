@@ -23,6 +23,12 @@ from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCH
                      echo_kv, err_console, print_report, ProgressReporter, text_columns)
 
 
+def by_classes(name: str) -> str:
+    """The help's note on a setting whose default follows the number of classes."""
+    return (f"(default: {DEFAULTS[name]} with two classes, {MULTICLASS_DEFAULTS[name]} "
+            "with more)")
+
+
 def parse_eta0(text: str | None):
     """``--eta0``: a positive number or ``auto`` (None: the default for the classes)."""
     if text is None:
@@ -95,22 +101,15 @@ def train_command(
                                help="Keep buckets seen in at least this many training documents."),
     loss: Optional[str] = typer.Option(None, "--loss",
                                        help="log, hinge, squared_hinge or modified_huber "
-                                            f"(default: {DEFAULTS['loss']} with two classes, "
-                                            f"{MULTICLASS_DEFAULTS['loss']} with more)"),
+                                            + by_classes("loss")),
     optimizer: Optional[str] = typer.Option(None, "--optimizer",
-                                            help="sgd or adagrad (default: "
-                                                 f"{DEFAULTS['optimizer']} with two classes, "
-                                                 f"{MULTICLASS_DEFAULTS['optimizer']} with "
-                                                 "more)"),
+                                            help="sgd or adagrad " + by_classes("optimizer")),
     epochs: Optional[int] = typer.Option(None, "--epochs",
-                                         help="Passes over the data (default: "
-                                              f"{DEFAULTS['epochs']} with two classes, "
-                                              f"{MULTICLASS_DEFAULTS['epochs']} with more)"),
+                                         help="Passes over the data " + by_classes("epochs")),
     eta0: Optional[str] = typer.Option(None, "--eta0",
                                        help="Initial step size, or auto (Bottou's calibration "
-                                            "on a 1,000-document sample) (default: "
-                                            f"{DEFAULTS['eta0']} with two classes, "
-                                            f"{MULTICLASS_DEFAULTS['eta0']} with more)"),
+                                            "on a 1,000-document sample) "
+                                            + by_classes("eta0")),
     l2: float = typer.Option(DEFAULTS["l2"], "--lambda", help="L2 regularization strength."),
     beta: float = typer.Option(DEFAULTS["beta"], "--beta",
                                help="Weight of the linear model against NB, in [0, 1]."),
@@ -123,9 +122,7 @@ def train_command(
                                                "--optimizer)."),
     norm: Optional[str] = typer.Option(None, "--norm",
                                        help="Scale each document to unit L2 norm (l2) or not "
-                                            f"(none) (default: {DEFAULTS['norm']} with two "
-                                            f"classes, {MULTICLASS_DEFAULTS['norm']} with "
-                                            "more)"),
+                                            "(none) " + by_classes("norm")),
     seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seed of the epoch shuffles."),
     threads: int = typer.Option(DEFAULTS["threads"], "--threads",
                                 help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "

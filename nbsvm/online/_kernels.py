@@ -207,7 +207,8 @@ def _table_sums(ids, offsets, S, out, unit):
         for j in range(offsets[d], offsets[d + 1]):
             v = S[ids[j], 0]
             acc += v
-            sq += np.float64(v) * v
+            if unit:
+                sq += np.float64(v) * v
         if unit:
             acc = acc / math.sqrt(sq) if sq > 0.0 else 0.0
         out[d] = acc
