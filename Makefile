@@ -89,6 +89,7 @@ bench: install-bench data-imdb
 	$(PY) pipelines/bench.py
 	$(PY) pipelines/bench_dask.py
 	$(PY) pipelines/bench_20ng.py
+	$(PY) pipelines/bench_multilabel.py
 
 test: install
 	$(PY) -m pytest -q

@@ -48,6 +48,20 @@ MULTICLASS_DEFAULTS = dict(
     epochs=5,
     norm="l2",
 )
+# Multi-label models (one output per label, each label decided on its own at score 0)
+# need well-placed biases, which AdaGrad's per-coordinate steps learn and SGD's slow bias
+# rate does not. Chosen on a seeded 80/20 split of the 20 Newsgroups bydate training set
+# labelled top-level,group (27 labels; never the test set): micro-F1 0.9185 for AdaGrad
+# modified Huber eta0 0.5 against 0.9161 (hinge), 0.9175 (squared hinge), 0.9151 / 0.9161
+# (eta0 0.2 / 1.0), 0.9001 without the norm, 0.9207 at 10 epochs in 1.8x the time; the
+# calibrated SGD of MULTICLASS_DEFAULTS 0.8896.
+MULTILABEL_DEFAULTS = dict(
+    loss="modified_huber",
+    optimizer="adagrad",
+    eta0=0.5,
+    epochs=5,
+    norm="l2",
+)
 TASK_PARAMS = tuple(MULTICLASS_DEFAULTS)    # None: the default for the number of classes
 
 SHUFFLE_BUFFER_BYTES = 16 << 20  # ids held in memory while replaying the cache

@@ -291,6 +291,10 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     if clf.learner is not None:
         raise NBSVMError(f"--learner {clf.learner} is not available for distributed training "
                          "yet (parameter mixing averages the built-in learner's weights)")
+    if clf.multilabel:
+        raise NBSVMError("--multilabel is not available for distributed training yet (the "
+                         "shards' lexicons count one label per document); train on one "
+                         "machine")
     t0 = time.perf_counter()
     lex = lexicon_ if lexicon_ is not None else lexicon(client, shards, hasher, clf.alpha, reader)
     if lex.hasher != hasher:

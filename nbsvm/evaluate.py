@@ -15,9 +15,10 @@ import numpy as np
 from .errors import NBSVMError
 from .features import Batch, CacheWriter, FeatureCache, hash_batches
 from .io.readers import Document
-from .metrics import confusion_matrix, report
+from .labels import label_set
+from .metrics import add_sums, confusion_matrix, multilabel_counts, multilabel_report, report
 from .nbsvm import NBSVMClassifier
-from .online.losses import resolve_loss
+
 
 
 class _Scorer:
@@ -110,6 +111,63 @@ class _Scorer:
         return rep
 
 
+class _LabelSetScorer:
+    """A multi-label model's :class:`_Scorer`: sums for
+    :func:`~nbsvm.metrics.multilabel_report` batch by batch.
+
+    A true label the model does not know is a label of the report never predicted (each
+    document holding it has a false negative, and its set cannot be exactly right).
+    """
+
+    def __init__(self, model: NBSVMClassifier):
+        self.model = model
+        self.index = {c: i for i, c in enumerate(model.classes_)}
+        self.sums: dict | None = None
+        self.unseen: dict = {}              # label -> documents holding it
+        self.n = 0
+
+    def add(self, batch: Batch, keys: list, columns: bool = False):
+        """Score ``batch`` against ``keys``, each document's label field (``"a,b"``)."""
+        scores = self.model.decision_batch(batch, columns=columns)
+        truth = np.zeros(scores.shape, dtype=bool)
+        missing = np.zeros(len(keys), dtype=np.int64)   # unknown true labels per document
+        for i, key in enumerate(keys):
+            if key is None:
+                raise NBSVMError("document has no label", **batch.where(i))
+            for label in label_set(key):
+                k = self.index.get(label)
+                if k is None:
+                    self.unseen[label] = self.unseen.get(label, 0) + 1
+                    missing[i] += 1
+                else:
+                    truth[i, k] = True
+        part = multilabel_counts(truth, scores > 0)
+        part["wrong"] += int(missing.sum())
+        part["exact"] -= int(((truth == (scores > 0)).all(axis=1) & (missing > 0)).sum())
+        self.sums = add_sums(self.sums, part)
+        self.n += len(batch)
+
+    def report(self) -> dict:
+        if self.n == 0:
+            raise NBSVMError("no documents to evaluate")
+        sums, classes = dict(self.sums), list(self.model.classes_)
+        if self.unseen:
+            u = len(self.unseen)
+            sums["tp"] = np.concatenate([sums["tp"], np.zeros(u, dtype=np.int64)])
+            sums["fp"] = np.concatenate([sums["fp"], np.zeros(u, dtype=np.int64)])
+            sums["fn"] = np.concatenate([sums["fn"], list(self.unseen.values())])
+            classes += list(self.unseen)
+        rep = multilabel_report(sums, classes)
+        if self.unseen:
+            rep["unseen_labels"] = dict(self.unseen)
+        return rep
+
+
+def headline(rep: dict) -> float:
+    """A report's one figure: accuracy (multi-label: subset accuracy)."""
+    return rep["accuracy"] if "accuracy" in rep else rep["subset_accuracy"]
+
+
 def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
                        callback: Callable[[dict], None] | None = None,
                        scores_out: list | None = None) -> dict:
@@ -121,6 +179,16 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
     for the documents of known labels (for ROC and precision-recall curves: 8 bytes per
     document and output are kept).
     """
+    if model.multilabel:
+        if scores_out is not None:
+            raise NBSVMError("ROC and precision-recall plots are drawn for single-label "
+                             "models")
+        scorer = _LabelSetScorer(model)
+        for batch in hash_batches(docs, model.hasher_, remap=model._remap):
+            scorer.add(batch, batch.labels, columns=True)
+            if callback:
+                callback({"stage": "eval", "docs": scorer.n})
+        return scorer.report()
     scorer = _Scorer(model, scores_out)
     # the hasher thread also maps buckets to model columns
     for batch in hash_batches(docs, model.hasher_, remap=model._remap):
@@ -141,6 +209,13 @@ def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
     if cache.hasher != model.hasher_:
         raise NBSVMError("the cache was hashed with other settings than the model's",
                          path=str(cache.folder))
+    if model.multilabel:
+        scorer = _LabelSetScorer(model)
+        for batch in cache.batches(2048):
+            scorer.add(batch, [cache.labels[c] for c in batch.labels], columns)
+            if callback:
+                callback({"stage": "eval", "docs": scorer.n})
+        return scorer.report()
     # a label the model does not know is an error of every document that has it
     to_class = np.array([model.classes_.index(label) if label in model.classes_ else -1
                          for label in cache.labels] or [0], dtype=np.int32)
@@ -241,7 +316,7 @@ def _accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) ->
                                          / learner._scale(k)
                                          for k in range(learner.n_outputs)])
     try:
-        return evaluate_cache(model, cache, columns=columns)["accuracy"]
+        return headline(evaluate_cache(model, cache, columns=columns))
     finally:
         if before is None:
             model.__dict__.pop("mean_abs_coef_", None)
@@ -339,7 +414,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     rep["timings"] = dict(model.timings_, fit_s=t1 - t0, wait_test_hash_s=t2 - t1 + waited[0],
                           eval_s=t3 - t2)
     if history is not None:
-        history.test_accuracy[model.setting("epochs")] = rep["accuracy"]
+        history.test_accuracy[model.setting("epochs")] = headline(rep)
         rep["timings"]["epoch_eval_s"] = eval_time[0]
     return rep
 
@@ -349,6 +424,8 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Itera
 
     For two classes ``score`` is the decision value for ``classes_[1]`` and ``probability``
     that class's probability; for more classes both are those of the predicted class.
+    Multi-label: ``label`` is the predicted set (``"a,b"``), then ``probability_<label>``
+    (or ``score_<label>`` for losses without probabilities) for every label.
     """
     import pandas as pd
 
@@ -360,7 +437,11 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Itera
         if any(label is not None for label in batch.labels):
             frame["true_label"] = batch.labels
         frame["label"] = labels
-        if scores.shape[1] == 1:
+        if model.multilabel:            # every label's own score or probability
+            values = model.proba_of(scores) if has_proba else scores
+            for k, c in enumerate(model.classes_):
+                frame[f"{'probability' if has_proba else 'score'}_{c}"] = values[:, k]
+        elif scores.shape[1] == 1:
             frame["score"] = scores[:, 0]
             if has_proba:
                 frame["probability"] = model.proba_of(scores)[:, 1]

@@ -227,7 +227,7 @@ def _output_of(clf, cls) -> int:
     if str(cls) not in clf.classes_:
         raise NBSVMError(f"unknown class {cls!r}; the model has {clf.classes_}")
     k = clf.classes_.index(str(cls))
-    return 0 if len(clf.classes_) == 2 else k
+    return 0 if clf.n_outputs() == 1 else k
 
 
 def _names(mapping: dict, bucket: int) -> str:
@@ -245,7 +245,7 @@ def top_features(clf, top: int = 30, cls=None):
     if not (isinstance(top, int) and top >= 1):
         raise NBSVMError(f"top must be an integer >= 1, got {top!r}")
     k = _output_of(clf, cls)
-    sign = -1.0 if (len(clf.classes_) == 2 and cls is not None
+    sign = -1.0 if (clf.n_outputs() == 1 and cls is not None
                     and str(cls) == clf.classes_[0]) else 1.0
     C, _ = contributions(clf)
     row = sign * C[k]
@@ -295,10 +295,12 @@ def explain_text(clf, text: str, cls=None) -> dict:
     0 (``note`` says which); ``constant + sum(contribution) == score``."""
     clf._check_fitted()
     scores = np.atleast_1d(clf.decision_function([text])[0])
-    if cls is None:
+    if cls is None and clf.multilabel:          # the label with the highest score
+        cls = clf.classes_[int(np.argmax(scores))]
+    elif cls is None:
         cls = clf.labels_of(clf.decision_function([text]))[0]
     k = _output_of(clf, cls)
-    sign = -1.0 if len(clf.classes_) == 2 and str(cls) == clf.classes_[0] else 1.0
+    sign = -1.0 if clf.n_outputs() == 1 and str(cls) == clf.classes_[0] else 1.0
     C, const = contributions(clf)
     hasher = clf.hasher_
     words, chars = hasher.keys(text)

@@ -421,20 +421,47 @@ def _df_to_columns(df, min_df, lo, hi, c0):
 
 
 @njit(cache=True, nogil=True)
-def _count_columns(counts, docs, id_totals, ids, offsets, codes, remap):
-    """For every document d of class ``codes[d]``: its kept columns counted in
-    ``counts[code]``, the document in ``docs[code]`` and its number of distinct buckets in
-    ``id_totals[code]``."""
+def _count_columns(counts, docs, id_totals, kept_df, ids, offsets, codes, set_ptr, set_rows,
+                   remap):
+    """For every document d, each row ``r`` its code lists (``set_rows[set_ptr[c]:
+    set_ptr[c + 1]]`` for ``c = codes[d]``: the class's own row for one label per document,
+    every label of the set for multi-label): its kept columns counted in ``counts[r]``,
+    the document in ``docs[r]`` and its number of distinct buckets in ``id_totals[r]``.
+    A non-empty ``kept_df`` counts every document's kept columns (multi-label ratios need
+    it: a document may count in several rows, or none)."""
+    with_df = kept_df.shape[0] > 0
     for d in range(offsets.shape[0] - 1):
         c = codes[d]
-        row = counts[c]
+        r0 = set_ptr[c]
+        r1 = set_ptr[c + 1]
         lo = offsets[d]
         hi = offsets[d + 1]
-        docs[c] += 1
-        id_totals[c] += hi - lo
+        for r in range(r0, r1):
+            docs[set_rows[r]] += 1
+            id_totals[set_rows[r]] += hi - lo
         for j in range(lo, hi):
             if j + 32 < hi:
                 prefetch_row(remap, ids[j + 32])
             col = remap[ids[j]]
             if col >= 0:
-                row[col] += 1
+                for r in range(r0, r1):
+                    counts[set_rows[r], col] += 1
+                if with_df:
+                    kept_df[col] += 1
+
+
+@njit(cache=True, nogil=True)
+def _label_ratios(counts, kept_df, alpha, n_kept, sums, total, S, lo, hi):
+    """Multi-label NB ratios of columns ``lo..hi-1`` into ``S[k, c, 0]``: label ``k``'s
+    documents against the documents without it (``kept_df[c] - counts[k, c]``), norms over
+    the kept columns as for one-vs-rest (``sums[k]``: label k's counts over them;
+    ``total``: every document's)."""
+    for c in range(lo, hi):
+        tot = kept_df[c]
+        for k in range(counts.shape[0]):
+            own = counts[k, c]
+            p = own + alpha
+            q = (tot - own) + alpha
+            norm_p = sums[k] + alpha * n_kept
+            norm_q = (total - sums[k]) + alpha * n_kept
+            S[k, c, 0] = math.log(p) - math.log(q) + math.log(norm_q) - math.log(norm_p)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 import numpy as np
 
 from . import __version__
-from .config import BUCKET_DTYPE, DEFAULTS, MULTICLASS_DEFAULTS, TASK_PARAMS
+from .config import BUCKET_DTYPE, DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS
 from ._params import Params
 from .errors import NBSVMError
 from .explain import (TextSample, decode_map, encode_map, ngram_map, ngram_map_of,
@@ -51,12 +51,14 @@ from .explain import (TextSample, decode_map, encode_map, ngram_map, ngram_map_o
 from .features import (Batch, CacheWriter, FeatureCache, _translate, check_ids, hash_batch,
                        hash_batches, releasable_int32 as _releasable_int32, translate)
 from .io.readers import COLUMN_SEPARATOR, Document
-from .reduction import NBReduction, check_learner
+from .reduction import SHARED, NBReduction, check_learner
 from ._parallel import run_parts
+from .labels import (SEPARATOR, classes_of, key_of, label_lists, label_set, membership,
+                     output_targets)
 from .lexicon import (NBLexicon, _compact_ratios, _count_columns, _count_df, _df_stats,
-                      _df_to_columns, _seen_sums)
+                      _df_to_columns, _label_ratios, _seen_sums)
 from .memory import check_fit_memory, fit_bytes, hashing_bytes
-from .online.losses import resolve_loss
+from .online.losses import MULTICLASS_LOSSES, check_loss, multiclass_loss, resolve_loss
 from .online._kernels import _mean_abs_weight
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .persist import Chunked, load_npz, save_npz
@@ -211,6 +213,13 @@ class NBSVMClassifier(Params):
         learner of the shared backend trained on the same NB-weighted rows
         (:mod:`nbsvm.reduction`; ``l2`` is Pegasos' and the multi-class hinge's lambda).
 
+    multilabel : bool
+        Each document has a set of labels (``fit``'s ``y``: lists of labels or ``"a,b"``
+        strings; files: ``a,b<TAB>text``). One output per label, trained on that label's
+        NB ratios (its documents against the documents without it); a label is predicted
+        when its score is above 0. :meth:`predict` gives an indicator matrix,
+        :meth:`predict_label_sets` the label tuples, :meth:`score` the subset accuracy.
+
     ``loss``, ``optimizer``, ``eta0``, ``epochs`` and ``norm`` left at None take the
     default for the number of classes (:meth:`setting`): with two, ``log``, ``adagrad``,
     0.02, 10 and ``none`` (chosen on IMDB); with more, ``modified_huber``, ``sgd``,
@@ -241,7 +250,7 @@ class NBSVMClassifier(Params):
                  optimizer=None, eta0=None, l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
-                 weighting="nb", norm=None, learner=None):
+                 weighting="nb", norm=None, learner=None, multilabel=False):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -261,11 +270,12 @@ class NBSVMClassifier(Params):
         self.weighting = weighting
         self.norm = norm
         self.learner = learner
+        self.multilabel = multilabel
 
     # -- parameters -----------------------------------------------------------------------
     _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss",
                "optimizer", "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads",
-               "cache_dir", "weighting", "norm", "learner")
+               "cache_dir", "weighting", "norm", "learner", "multilabel")
 
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
     def __sklearn_tags__(self):
@@ -285,18 +295,30 @@ class NBSVMClassifier(Params):
     def setting(self, name: str):
         """The value of parameter ``name`` this model trains with: the parameter, or when it
         is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
-        classes (known once fitted, or after the training data is counted)."""
+        classes (known once fitted, or after the training data is counted), or for
+        multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`."""
         value = getattr(self, name)
+        if name == "loss" and value in MULTICLASS_LOSSES and "classes_" in self.__dict__ \
+                and self.n_outputs() == 1:
+            # two classes have one output: the multi-class loss is its binary form
+            return {"softmax": "log", "multiclass_hinge": "hinge"}[value]
         if value is not None or name not in TASK_PARAMS:
             return value
+        if self.multilabel:
+            return MULTILABEL_DEFAULTS[name]
         if "classes_" not in self.__dict__:
             raise NBSVMError(f"{name} follows the number of classes, which is not known "
                              "before fitting")
-        return (DEFAULTS if len(self.classes_) <= 2 else MULTICLASS_DEFAULTS)[name]
+        return (MULTICLASS_DEFAULTS if self.n_outputs() > 1 else DEFAULTS)[name]
+
+    def n_outputs(self) -> int:
+        """Weight vectors: one for two classes, else one per class (per label when
+        ``multilabel``)."""
+        return len(self.classes_) if self.multilabel or len(self.classes_) > 2 else 1
 
     def _validate(self):
         if self.loss is not None:
-            resolve_loss(self.loss)
+            check_loss(self.loss)
         if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
             raise NBSVMError(f"unknown optimizer {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
         if self.interpolate not in INTERPOLATIONS:
@@ -337,6 +359,16 @@ class NBSVMClassifier(Params):
             raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
         if not (isinstance(self.seed, int) and self.seed >= 0):
             raise NBSVMError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if not isinstance(self.multilabel, (bool, np.bool_)):
+            raise NBSVMError(f"multilabel must be True or False, got {self.multilabel!r}")
+        if self.multilabel and self.loss in MULTICLASS_LOSSES:
+            raise NBSVMError(f"loss {self.loss!r} picks one class per document; multi-label "
+                             f"models take a margin loss (log, hinge, squared_hinge, "
+                             f"modified_huber)")
+        if self.multilabel and self.learner in SHARED:
+            raise NBSVMError(f"learner {self.learner!r} picks one class per document; "
+                             f"multi-label models use one binary learner per label (the "
+                             f"built-in one, 'pa' or 'pegasos')")
         return self._hasher()
 
     # -- training -------------------------------------------------------------------------
@@ -352,6 +384,12 @@ class NBSVMClassifier(Params):
         texts, labels = _texts_and_labels(X, y, text_col, label_col)
         if labels is None:
             raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")
+        if self.multilabel:       # label sets: lists of labels, or 'a,b' strings
+            docs = (Document(key_of(label), text, "<fit>", i + 1)
+                    for i, (text, label) in enumerate(zip(texts, labels)))
+            self.fit_documents(docs)
+            self._label_values = None
+            return self
         docs = (Document(str(label), text, "<fit>", i + 1)
                 for i, (text, label) in enumerate(zip(texts, labels)))
         self.fit_documents(docs)
@@ -385,6 +423,9 @@ class NBSVMClassifier(Params):
         self._max_memory = max_memory
         if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
             check_fit_memory(hashing_bytes(hasher.n_bits), max_memory, what="the hashing pass")
+        if self.multilabel and lexicon is not None:
+            raise NBSVMError("a prebuilt lexicon counts one label per document; a "
+                             "multi-label model counts its own labels (no --lexicon)")
         if self.learner is not None and checkpoint is not None:
             raise NBSVMError(f"checkpoints hold the built-in learner's state; learner "
                              f"{self.learner!r} cannot resume yet")
@@ -525,6 +566,9 @@ class NBSVMClassifier(Params):
         if self.learner is not None:
             raise NBSVMError(f"partial_fit trains the built-in learner; learner "
                              f"{self.learner!r} is trained by fit")
+        if self.multilabel:
+            raise NBSVMError("partial_fit trains single-label models; a multi-label model "
+                             "is trained by fit")
         if not hasattr(self, "_learner"):
             if classes is None:
                 raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
@@ -594,7 +638,7 @@ class NBSVMClassifier(Params):
             n = 0
             for batch in hash_batches(docs, hasher):
                 codes = writer.add(batch)
-                if df is None and len(writer.labels) > 2:
+                if df is None and (len(writer.labels) > 2 or self.multilabel):
                     df, lexicon = self._to_df(store, mm), None
                 if df is None:
                     for label in writer.labels[len(lexicon._labels):]:
@@ -610,7 +654,7 @@ class NBSVMClassifier(Params):
     def _count_cache(self, cache: FeatureCache, hasher, notify, store, mm):
         """What :meth:`_hashing_pass` counts, from a kept cache (its ids are each document's
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
-        two = len(cache.labels) <= 2
+        two = len(cache.labels) <= 2 and not self.multilabel
         lexicon = self._new_lexicon(hasher, store, mm) if two else None
         df = None if two else store[0]
         if two:
@@ -640,9 +684,18 @@ class NBSVMClassifier(Params):
         those of the dense per-class counts bit for bit (see :mod:`nbsvm.lexicon`).
         """
         labels = list(cache.labels)              # the cache's codes: first-appearance order
-        classes = sorted(labels)
-        if len(classes) < 2:
-            raise NBSVMError(f"need at least two classes to train, found {classes}")
+        if self.multilabel:                     # codes are label sets: one output per label
+            classes = classes_of(labels)
+            if not classes:
+                raise NBSVMError("no labels to train on: multi-label fields are 'a,b' lists "
+                                 "and every document's was empty", path=str(cache.folder))
+            set_ptr, set_rows = label_lists(classes, labels)
+        else:
+            classes = sorted(labels)
+            if len(classes) < 2:
+                raise NBSVMError(f"need at least two classes to train, found {classes}")
+            set_ptr = np.arange(len(labels) + 1, dtype=np.int64)
+            set_rows = np.arange(len(labels), dtype=np.int32)
         min_df = max(int(self.min_df), 1)
         # 2**n_bits buckets in two ranges, one per thread (the kernels release the GIL)
         bounds = np.linspace(0, df.shape[0], 3).astype(np.int64)
@@ -654,12 +707,12 @@ class NBSVMClassifier(Params):
         run_parts(stats, 2)
         n_seen = int(parts[0][0] + parts[1][0])
         n_kept = int(parts[0][1] + parts[1][1])
-        binary = len(classes) == 2
-        n_out = 1 if binary else len(classes)
         self.classes_ = classes
+        n_out = self.n_outputs()
+        binary = n_out == 1
         check_fit_memory(fit_bytes(hasher.n_bits, n_out, self.setting("optimizer"),
-                                   n_columns=n_kept,
-                                   n_classes=len(classes)),
+                                   n_columns=n_kept, n_classes=len(classes))
+                         + (4 * n_kept if self.multilabel else 0),
                          getattr(self, "_max_memory", None))
 
         def columns(k):
@@ -668,11 +721,21 @@ class NBSVMClassifier(Params):
 
         run_parts(columns, 2)
         learner = self._new_learner(n_kept)
-        counts, docs, id_totals = self._count_kept_columns(cache, learner, df, notify)
-        rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
-        self.classes_, self.class_counts_ = classes, docs[rows]
+        kept_df = np.zeros(n_kept if self.multilabel else 0, dtype=np.int32)
+        counts, docs, id_totals = self._count_kept_columns(cache, learner, df, notify,
+                                                           set_ptr, set_rows, len(classes)
+                                                           if self.multilabel else len(labels),
+                                                           kept_df)
         self.n_seen_buckets_ = n_seen
         self.hasher_ = hasher
+        self._remap = df
+        self._learner = learner
+        if self.multilabel:
+            self.class_counts_ = docs        # documents per label, in class order
+            self._fill_label_ratios(counts, kept_df)
+            return
+        rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
+        self.class_counts_ = docs[rows]
         # the ratio kernel over columns: every column is kept, its own map is the identity
         identity = np.empty(n_kept, dtype=np.int32)
         cuts = np.linspace(0, n_kept, 3).astype(np.int64)
@@ -694,14 +757,33 @@ class NBSVMClassifier(Params):
             learner.S_[:, :, 1] = 0.0
         if self.weighting == "binary":      # every kept column: value 1 instead of r
             learner.S_[:, :, 0] = 1.0
-        self._remap = df
-        self._learner = learner
+
+    def _fill_label_ratios(self, counts, kept_df) -> None:
+        """Multi-label NB ratios (each label against the documents without it) from the
+        counts by kept column, into the learner's value field."""
+        learner = self._learner
+        n_kept = learner.n_features
+        sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
+        total = float(kept_df.sum(dtype=np.int64))
+        cuts = np.linspace(0, n_kept, 3).astype(np.int64)
+
+        def fill(k):
+            _label_ratios(counts, kept_df, float(self.alpha), n_kept, sums, total,
+                          learner.S_, int(cuts[k]), int(cuts[k + 1]))
+
+        run_parts(fill, 2)
+        if counts.base is learner.S_:
+            learner.S_[:, :, 1] = 0.0
+        if self.weighting == "binary":
+            learner.S_[:, :, 0] = 1.0
 
     @staticmethod
-    def _count_kept_columns(cache: FeatureCache, learner: LinearSGD, remap, notify):
-        """One pass over the cache: each class's documents per kept column (rows in the
-        cache's code order), its documents, and its total of distinct buckets."""
-        n_labels, n_kept = len(cache.labels), learner.n_features
+    def _count_kept_columns(cache: FeatureCache, learner: LinearSGD, remap, notify,
+                            set_ptr, set_rows, n_rows, kept_df):
+        """One pass over the cache: each row's documents per kept column, its documents,
+        and its total of distinct buckets (rows: the cache's codes in their order, or the
+        labels with ``set_rows``; see :func:`~nbsvm.lexicon._count_columns`)."""
+        n_labels, n_kept = n_rows, learner.n_features
         if cache.n_docs < 1 << 24 and n_labels == learner.n_outputs:
             # counted in the weights' field, as float32 (exact below 2**24 documents); the
             # caller zeroes it once the ratios are computed: no memory of their own
@@ -712,8 +794,8 @@ class NBSVMClassifier(Params):
         id_totals = np.zeros(n_labels, dtype=np.int64)
         n = 0
         for batch in cache.batches(8192):
-            _count_columns(counts, docs, id_totals, batch.ids, batch.offsets,
-                           np.asarray(batch.labels, dtype=np.int32), remap)
+            _count_columns(counts, docs, id_totals, kept_df, batch.ids, batch.offsets,
+                           np.asarray(batch.labels, dtype=np.int32), set_ptr, set_rows, remap)
             n += len(batch)
             notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
         return counts, docs, id_totals
@@ -770,10 +852,21 @@ class NBSVMClassifier(Params):
         trial.S_[:, :, 0] = self._learner.S_[:, columns, 0]
         trial.epoch(ids, offsets, codes, np.arange(len(codes), dtype=np.int64), positive)
         scores = trial.decision(ids, offsets)
-        loss = resolve_loss(self.setting("loss")).loss
         total = 0.0
-        for k, pos in enumerate(positive):
-            y = np.where(codes == pos, 1.0, -1.0)
+        if trial.multiclass:                # one loss of all scores
+            target = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+            target[np.asarray(positive)] = np.arange(len(positive))
+            rows = target[codes] >= 0
+            total = float(np.mean(multiclass_loss(self.setting("loss"), scores[rows],
+                                                  target[codes][rows])))
+            for k in range(trial.n_outputs):
+                w = trial.S_[k, :, 1].astype(np.float64) / trial._scale(k)
+                total += 0.5 * self.l2 * float(np.dot(w, w))
+            return total if np.isfinite(total) else np.inf
+        loss = resolve_loss(self.setting("loss")).loss
+        for k in range(trial.n_outputs):
+            own, pos = output_targets(codes, positive, k)
+            y = np.where(own == pos, 1.0, -1.0)
             w = trial.S_[k, :, 1].astype(np.float64) / trial._scale(k)
             total += float(np.mean([loss(p, t) for p, t in zip(scores[:, k], y)])) + \
                 0.5 * self.l2 * float(np.dot(w, w))
@@ -868,14 +961,14 @@ class NBSVMClassifier(Params):
         self._learner = learner
 
     def _positive_codes(self) -> list[int]:
-        return [1] if len(self.classes_) == 2 else list(range(len(self.classes_)))
+        return [1] if self.n_outputs() == 1 else list(range(len(self.classes_)))
 
     def unit_rows(self) -> bool:
         """Whether documents are scaled to unit norm (``norm``, resolved for the classes)."""
         return self.setting("norm") == "l2"
 
     def _new_learner(self, n_columns: int) -> LinearSGD:
-        n_out = 1 if len(self.classes_) == 2 else len(self.classes_)
+        n_out = self.n_outputs()
         eta0 = self.setting("eta0")
         eta0 = getattr(self, "eta0_", None) if eta0 == "auto" else eta0
         return LinearSGD(n_columns, n_outputs=n_out, loss=self.setting("loss"),
@@ -906,6 +999,10 @@ class NBSVMClassifier(Params):
 
     def _positive_in(self, cache: FeatureCache) -> list[int]:
         """Each output's positive class as a code of the cache (-1: absent from the data)."""
+        if self.multilabel:         # codes are label sets: a membership matrix
+            for key, where in zip(cache.labels, cache.first_seen):
+                self.check_labels(list(label_set(key)), [where] * len(label_set(key)))
+            return membership(self.classes_, list(cache.labels))
         self.check_labels(cache.labels, cache.first_seen)
         code = {label: i for i, label in enumerate(cache.labels)}
         return [code.get(self.classes_[k], -1) for k in self._positive_codes()]
@@ -1036,9 +1133,10 @@ class NBSVMClassifier(Params):
 
     def _log_prior(self, k: int) -> float:
         counts = self.class_counts_.astype(np.float64)
-        if len(counts) == 2:
+        if self.n_outputs() == 1:
             return float(np.log(counts[1] / counts[0]))
-        return float(np.log(counts[k] / (counts.sum() - counts[k])))
+        rest = (self.n_docs_ if self.multilabel else counts.sum()) - counts[k]
+        return float(np.log(max(counts[k], 0.5) / max(rest, 0.5)))
 
     def _batches(self, X) -> Iterator[Batch]:
         docs = [Document(None, text, "<input>", i + 1) for i, text in enumerate(X)]
@@ -1055,7 +1153,12 @@ class NBSVMClassifier(Params):
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
+        """The predicted label of each row of scores (multi-label: the key ``"a,b"`` of the
+        labels whose score is above 0, ``""`` for none)."""
         classes = np.asarray(self.classes_, dtype=object)
+        if self.multilabel:
+            return np.asarray([SEPARATOR.join(classes[row > 0]) for row in
+                               np.asarray(scores).reshape(len(scores), -1)], dtype=object)
         if scores.ndim == 2 and scores.shape[1] == 1:
             scores = scores[:, 0]
         if scores.ndim == 1:
@@ -1065,29 +1168,43 @@ class NBSVMClassifier(Params):
     def has_proba(self) -> bool:
         """Whether the scores are probabilities' logits or margins (the built-in learner with
         the log or modified Huber loss; the backend learners' margins are not)."""
-        return self.learner is None and resolve_loss(self.setting("loss")).has_proba
+        loss = self.setting("loss")
+        return self.learner is None and (loss == "softmax" or (
+            loss not in MULTICLASS_LOSSES and resolve_loss(loss).has_proba))
 
     def proba_of(self, scores: np.ndarray) -> np.ndarray:
-        """Class probabilities from scores, shape ``(n, K)`` (log and modified Huber losses)."""
+        """Class probabilities from scores, shape ``(n, K)`` (log, modified Huber and
+        softmax losses)."""
         loss = self.setting("loss")
         if self.learner is not None:
             raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
-        if not resolve_loss(loss).has_proba:
-            raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log' or "
-                             "'modified_huber'")
-        if scores.ndim == 2 and scores.shape[1] == 1:
+        if not self.has_proba():
+            raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log', "
+                             "'modified_huber' or 'softmax'")
+        if loss == "softmax":
+            z = np.exp(scores - scores.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        if scores.ndim == 2 and scores.shape[1] == 1 and not self.multilabel:
             scores = scores[:, 0]
         if loss == "modified_huber":
             p = (np.clip(scores, -1, 1) + 1) / 2
         else:
             p = _sigmoid(scores)
+        if self.multilabel:             # each label on its own: no normalization
+            return p.reshape(len(p), -1)
         if p.ndim == 1:
             return np.column_stack([1 - p, p])
         total = p.sum(axis=1, keepdims=True)
         return np.where(total > 0, p / np.where(total > 0, total, 1), 1.0 / p.shape[1])
 
     def predict(self, X, *, text_col: str = "text") -> np.ndarray:
-        """Predicted labels: the values given to :meth:`fit` (strings after :meth:`load`)."""
+        """Predicted labels: the values given to :meth:`fit` (strings after :meth:`load`).
+
+        Multi-label: an indicator matrix ``(n, len(classes_))`` of 0 / 1 (scikit-learn's
+        form; :meth:`predict_label_sets` gives the label tuples)."""
+        if self.multilabel:
+            scores = self.decision_function(X, text_col=text_col).reshape(-1, self.n_outputs())
+            return (scores > 0).astype(np.int64)
         labels = self.labels_of(self.decision_function(X, text_col=text_col))
         values = getattr(self, "_label_values", None)
         if values:
@@ -1096,12 +1213,25 @@ class NBSVMClassifier(Params):
             return np.asarray(out, dtype=object if len(kinds) > 1 else None)
         return labels
 
+    def predict_label_sets(self, X, *, text_col: str = "text") -> list[tuple[str, ...]]:
+        """Multi-label: each document's predicted labels, as a sorted tuple."""
+        if not self.multilabel:
+            raise NBSVMError("predict_label_sets is for multi-label models; use predict")
+        return [label_set(key) for key in
+                self.labels_of(self.decision_function(X, text_col=text_col))]
+
     def predict_proba(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Class probabilities, shape ``(n, len(classes_))`` (multi-label: each label's
+        own probability; the rows do not sum to 1)."""
         return self.proba_of(self.decision_function(X, text_col=text_col))
 
     def score(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> float:
-        """Accuracy on ``X``, ``y`` (labels compared as strings)."""
+        """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
+        of documents whose whole label set is right, scikit-learn's subset accuracy)."""
         texts, labels = _texts_and_labels(X, y, text_col, label_col)
+        if self.multilabel:
+            predicted = self.labels_of(self.decision_function(texts))
+            return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
         predicted = self.labels_of(self.decision_function(texts))
         return float(np.mean(predicted == np.asarray([str(v) for v in labels], dtype=object)))
 
@@ -1185,10 +1315,11 @@ class NBSVMClassifier(Params):
                 raise NBSVMError("corrupted model file: eta0 'auto' without a valid eta0_",
                                  path=str(path))
             clf.eta0_ = float(eta0_)
-        n_out = 1 if len(clf.classes_) == 2 else len(clf.classes_)
+        n_out = clf.n_outputs()
         d = 1 << clf.hasher_.n_bits
         sq = arrays.get("adagrad_sq")
-        ok = (len(clf.classes_) >= 2 and len(clf.class_counts_) == len(clf.classes_)
+        ok = (len(clf.classes_) >= (1 if clf.multilabel else 2)
+              and len(clf.class_counts_) == len(clf.classes_)
               and clf.hasher_.n_bits == clf.n_bits
               and buckets.ndim == 1 and buckets.dtype == BUCKET_DTYPE
               and ratios.shape == (n_out, buckets.size) and ratios.dtype == STATE_DTYPE

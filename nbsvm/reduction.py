@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import NBSVMError
+from .labels import output_targets
 from .online.base import OnlineLearner, SparseRows
 from .online.registry import make_learner
 
@@ -69,12 +70,14 @@ class NBReduction:
 
     def partial_fit(self, tables, ids, offsets, codes, order, positive, unit) -> None:
         """One pass over a group's documents in ``order``; ``positive[k]`` is output
-        ``k``'s class as a code of ``codes``."""
+        ``k``'s class as a code of ``codes`` (or a multi-label membership matrix:
+        :func:`nbsvm.labels.output_targets`)."""
         order = np.asarray(order, dtype=np.int64)
         if self.shared:
             rows = self._rows(tables, ids, offsets, unit, 0)
             if self.n_outputs == 1:
-                y, classes = (codes == positive[0]).astype(np.int64), [0, 1]
+                own, pos = output_targets(codes, positive, 0)
+                y, classes = (own == pos).astype(np.int64), [0, 1]
             else:
                 output_of = np.full(max(int(codes.max(initial=0)), max(positive)) + 1, -1,
                                     dtype=np.int64)
@@ -84,7 +87,8 @@ class NBReduction:
             return
         for k, learner in enumerate(self.learners):
             rows = self._rows(tables, ids, offsets, unit, k)
-            y = np.where(codes == positive[k], 1, -1)
+            own, pos = output_targets(codes, positive, k)
+            y = np.where(own == pos, 1, -1)
             learner.partial_fit(rows, y, classes=[-1, 1], order=order)
 
     def decision(self, tables, ids, offsets, unit) -> np.ndarray:

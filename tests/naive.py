@@ -285,6 +285,74 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
     return w, G, b, Gb, total
 
 
+def naive_multiclass_grad(kind: str, p: list[float], y: int) -> tuple[float, list[float]]:
+    """Loss and gradient of K scores for true class y: softmax (multinomial log loss) or
+    the Crammer-Singer hinge against the best-scoring wrong class (the first on ties)."""
+    K = len(p)
+    if kind == "softmax":
+        m = max(p)
+        e = [math.exp(v - m) for v in p]
+        z = sum(e)
+        g = [v / z for v in e]
+        g[y] -= 1.0
+        return math.log(z) + m - p[y], g
+    j = max((o for o in range(K) if o != y), key=lambda o: (p[o], -o))
+    margin = 1.0 + p[j] - p[y]
+    g = [0.0] * K
+    if margin <= 0:
+        return 0.0, g
+    g[j], g[y] = 1.0, -1.0
+    return margin, g
+
+
+def naive_multiclass_epoch(docs, targets, order, tables, W, B, eta0, lam, kind, optimizer,
+                           t=0.0, G=None, Gb=None, bias_rate=None, eps=1e-8, unit=False):
+    """K outputs trained together, in float64: output o's row values are
+    ``tables[o][i]`` (divided by their norm with ``unit``), ``p_o = w_o.x_o + b_o``, one
+    multi-class loss of all K scores (:func:`naive_multiclass_grad`), and each output takes
+    the binary step with its own gradient: SGD ``w <- (1 - eta lam) w - eta g_o x_o`` with
+    ``eta = eta0 / (1 + lam eta0 t)`` and bias step ``eta * 0.01 * g_o``, or AdaGrad on the
+    touched features (``gi = g_o x_i + lam w_i``) and the bias (rate 1). Returns
+    ``(W, B, G, Gb, t, total)``."""
+    K = len(tables)
+    W = [[float(v) for v in w] for w in W]
+    B = [float(v) for v in B]
+    G = [[0.0] * len(W[0]) for _ in range(K)] if G is None else [list(g) for g in G]
+    Gb = [0.0] * K if Gb is None else list(Gb)
+    rate = (0.01 if optimizer == "sgd" else 1.0) if bias_rate is None else bias_rate
+    total = 0.0
+    for d in order:
+        y = int(targets[d])
+        if y < 0:
+            continue
+        ids = list(docs[d])
+        scales = [_row_scale(ids, tables[o], unit) for o in range(K)]
+        p = [sum(W[o][i] * float(tables[o][i]) for i in ids) * scales[o] + B[o]
+             for o in range(K)]
+        loss, g = naive_multiclass_grad(kind, p, y)
+        total += loss
+        if optimizer == "sgd":
+            eta = eta0 / (1.0 + lam * eta0 * t)
+            for o in range(K):
+                if lam:
+                    W[o] = [v * (1.0 - eta * lam) for v in W[o]]
+                for i in ids:
+                    W[o][i] -= eta * g[o] * float(tables[o][i]) * scales[o]
+                B[o] -= eta * rate * g[o]
+        else:
+            for o in range(K):
+                for i in ids:
+                    gi = g[o] * scales[o] * float(tables[o][i]) + lam * W[o][i]
+                    if gi != 0.0:
+                        G[o][i] += gi * gi
+                        W[o][i] -= eta0 * gi / math.sqrt(G[o][i] + eps)
+                if g[o] != 0.0:
+                    Gb[o] += g[o] * g[o]
+                    B[o] -= eta0 * rate * g[o] / math.sqrt(Gb[o] + eps)
+        t += 1.0
+    return W, B, G, Gb, t, total
+
+
 # --------------------------------------------------------------------------------------
 # comparing float32 state with the float64 references
 # --------------------------------------------------------------------------------------

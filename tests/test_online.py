@@ -443,3 +443,48 @@ def test_outputs_in_parallel_equal_one_at_a_time(monkeypatch):
         models.append((m.S_.copy(), m.state_.copy(), means))
     assert np.array_equal(models[0][0], models[1][0])
     assert np.array_equal(models[0][1], models[1][1]) and models[0][2] == models[1][2]
+
+
+@pytest.mark.parametrize("kind", ["softmax", "multiclass_hinge"])
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+@pytest.mark.parametrize("unit", [False, True])
+def test_multiclass_losses_train_the_outputs_together_as_the_reference(kind, optimizer, unit):
+    from naive import naive_multiclass_epoch
+    rng = np.random.default_rng(7)
+    n, d, K = 60, 30, 3
+    docs = [sorted(rng.choice(d, size=int(rng.integers(1, 8)), replace=False).tolist())
+            for _ in range(n)]
+    offsets = np.concatenate([[0], np.cumsum([len(x) for x in docs])]).astype(np.int64)
+    ids = np.concatenate(docs).astype(np.int32)
+    codes = rng.integers(0, K + 1, n).astype(np.int32)      # code 3: no output (skipped)
+    positive = [2, 0, 1]                                    # output k's class code
+    target = np.array([positive.index(c) if c in positive else -1 for c in codes])
+    order = rng.permutation(n)
+    lam = 1e-3
+    m = LinearSGD(d, n_outputs=K, loss=kind, optimizer=optimizer, eta0=0.1, l2=lam, unit=unit)
+    m.tables[:] = rng.uniform(-2, 2, size=(K, d)).astype(np.float32)
+    tables = m.tables.astype(np.float64).tolist()
+    W, B, G, Gb, t, total = naive_multiclass_epoch(docs, target, order, tables,
+                                                   [[0.0] * d] * K, [0.0] * K, 0.1, lam,
+                                                   kind, optimizer, unit=unit)
+    mean = m.epoch(ids, offsets, codes, order, positive)
+    assert mean == pytest.approx(total / n, rel=1e-5)
+    np.testing.assert_allclose(m.coef(), np.array(W), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(m.intercept(), B, rtol=1e-4, atol=1e-7)
+    assert m.state_[:, 2 if optimizer == "sgd" else 1].tolist() == [float(np.sum(target >= 0))] * K
+    # a second epoch continues from the state (the schedule's t and the scale carry on)
+    W, B, *_ = naive_multiclass_epoch(docs, target, order[::-1], tables, W, B, 0.1, lam,
+                                      kind, optimizer, t=t, G=G, Gb=Gb, unit=unit)
+    m.epoch(ids, offsets, codes, order[::-1], positive)
+    np.testing.assert_allclose(m.coef(), np.array(W), rtol=1e-4, atol=1e-6)
+
+
+def test_multiclass_losses_refuse_one_output_and_label_sets():
+    with pytest.raises(NBSVMError, match="two or more outputs"):
+        LinearSGD(5, n_outputs=1, loss="softmax")
+    with pytest.raises(NBSVMError, match="unknown loss 'soft'.*softmax, multiclass_hinge"):
+        LinearSGD(5, n_outputs=2, loss="soft")
+    m = LinearSGD(5, n_outputs=2, loss="softmax")
+    with pytest.raises(NBSVMError, match="margin loss"):
+        m.epoch(np.zeros(1, np.int32), np.array([0, 1]), np.zeros(1, np.int32),
+                np.array([0]), np.ones((2, 1), dtype=bool))

@@ -25,30 +25,6 @@ from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCH
                      print_report, ProgressReporter, read_stats, text_columns)
 
 
-def print_learner_report(rep: dict, seconds: float):
-    """A backend learner's report: as NBSVM's for classification; Hamming loss and micro /
-    macro F1 for multi-label; MSE / MAE / R^2 for regression."""
-    task = rep.get("task")
-    if task not in ("multilabel", "regression"):
-        print_report(rep, seconds)
-        return
-    console = Console()
-    if task == "regression":
-        console.print(f"MSE: {rep['mse']:.6g}\nMAE: {rep['mae']:.6g}\nR^2: {rep['r2']:.4f}",
-                      highlight=False)
-        console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
-        return
-    console.print(f"Hamming loss: {rep['hamming_loss']:.4f}\n"
-                  f"micro F1: {rep['micro_f1']:.4f}\nmacro F1: {rep['macro_f1']:.4f}\n"
-                  f"subset accuracy: {100 * rep['subset_accuracy']:.2f}%", highlight=False)
-    console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
-    table = Table("label", "precision", "recall", "F1", "support")
-    for c, m in rep["per_class"].items():
-        table.add_row(c, f"{m['precision']:.4f}", f"{m['recall']:.4f}", f"{m['f1']:.4f}",
-                      str(m["support"]))
-    console.print(table)
-
-
 def _plot_title(inputs: List[str], model: str) -> str:
     shown = " ".join(inputs) if len(inputs) <= 2 else f"{inputs[0]} and {len(inputs) - 1} more"
     return f"{Path(model).name} on {shown}"
@@ -128,8 +104,6 @@ def eval_command(
                 report_table(rep).to_csv(tmp, index=False)
         if json_out:
             typer.echo(json.dumps(rep, indent=2))
-        elif learner:
-            print_learner_report(rep, seconds)
         else:
             print_report(rep, seconds)
             if plot_path is not None:

@@ -27,7 +27,8 @@ def explain_command(
                                        help="Explain this document's score n-gram by n-gram."),
     cls: Optional[str] = typer.Option(None, "--class",
                                       help="Class to explain (default: the positive class, or "
-                                           "the predicted class with --text)."),
+                                           "the predicted class with --text; multi-label: "
+                                           "the label with the highest score)."),
     html: Optional[str] = typer.Option(None, "--html", help="With --text: also write an HTML "
                                                            "page with each word shaded."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
@@ -52,7 +53,7 @@ def explain_command(
             for direction in ("positive", "negative"):
                 part = frame[frame.direction == direction]
                 toward = positive if direction == "positive" else \
-                    (clf.classes_[0] if len(clf.classes_) == 2 and positive == clf.classes_[-1]
+                    (clf.classes_[0] if clf.n_outputs() == 1 and positive == clf.classes_[-1]
                      else f"not {positive}")
                 table = Table(title=f"strongest n-grams toward {toward}", title_justify="left")
                 for col in ("rank", "n-grams (collisions: a | b)", "bucket", "NB ratio",

@@ -10,8 +10,9 @@ import typer
 from ..learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
 from ..online.registry import names
 from . import app
-from .common import QUIET, STRICT, ProgressReporter, check_outputs, cli_errors, echo_kv, read_stats
-from .eval import print_learner_report
+from .common import (QUIET, STRICT, ProgressReporter, check_outputs, cli_errors, echo_kv,
+                     print_report, read_stats)
+
 
 SPARSE_FORMAT = typer.Option("auto", "--format",
                              help="svmlight, blitzer or named (auto: blitzer for *.review, "
@@ -134,7 +135,7 @@ def learn_command(
             if json_out:
                 typer.echo(json.dumps(dict(rep, training=summary), indent=2))
                 return
-            print_learner_report(rep, rep["eval_seconds"])
+            print_report(rep, rep["eval_seconds"])
         if json_out:
             typer.echo(json.dumps(summary, indent=2))
             return

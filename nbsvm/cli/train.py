@@ -11,7 +11,7 @@ from rich.markup import escape
 from .. import plot
 from ..cachestore import KeptCache, default_root, input_identity
 from ..checkpoint import Checkpoint, checkpoint_path
-from ..config import DEFAULTS, MULTICLASS_DEFAULTS
+from ..config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from ..errors import NBSVMError
 from ..io.readers import check_encoding
 from ..evaluate import EpochHistory, fit_and_evaluate
@@ -26,7 +26,7 @@ from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCH
 def by_classes(name: str) -> str:
     """The help's note on a setting whose default follows the number of classes."""
     return (f"(default: {DEFAULTS[name]} with two classes, {MULTICLASS_DEFAULTS[name]} "
-            "with more)")
+            f"with more, {MULTILABEL_DEFAULTS[name]} multi-label)")
 
 
 def parse_eta0(text: str | None):
@@ -101,7 +101,10 @@ def train_command(
                                help="Keep buckets seen in at least this many training documents."),
     loss: Optional[str] = typer.Option(None, "--loss",
                                        help="log, hinge, squared_hinge or modified_huber "
-                                            + by_classes("loss")),
+                                            "(one output per class against the rest), or "
+                                            "softmax or multiclass_hinge (all classes "
+                                            "trained together on the per-class NB "
+                                            "features) " + by_classes("loss")),
     optimizer: Optional[str] = typer.Option(None, "--optimizer",
                                             help="sgd or adagrad " + by_classes("optimizer")),
     epochs: Optional[int] = typer.Option(None, "--epochs",
@@ -120,6 +123,12 @@ def train_command(
                                                "NB features: pa, pegasos, mira or "
                                                "multiclass-hinge (default: the built-in "
                                                "--optimizer)."),
+    multilabel: bool = typer.Option(False, "--multilabel",
+                                    help="Each document has a set of labels, written a,b "
+                                         "(label<TAB>text lines, or the label column): one "
+                                         "NB ratio vector and one binary model per label; "
+                                         "eval prints Hamming loss, subset accuracy and "
+                                         "micro / macro F1, predict the label sets."),
     norm: Optional[str] = typer.Option(None, "--norm",
                                        help="Scale each document to unit L2 norm (l2) or not "
                                             "(none) " + by_classes("norm")),
@@ -186,7 +195,7 @@ def train_command(
                               optimizer=optimizer,
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
                               seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
-                              learner=learner)
+                              learner=learner, multilabel=multilabel)
         hasher = clf._validate()
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()

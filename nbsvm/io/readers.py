@@ -368,7 +368,8 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
         stats = ReadStats()
     encoding = check_encoding(encoding)
     split = labeled or known_labels is not None
-    known = frozenset(known_labels) if known_labels is not None else None
+    known = known_labels if isinstance(known_labels, frozenset) or known_labels is None \
+        else frozenset(known_labels)
     tab_unknown = 0
     first = True
     fh, name, close = _open_binary(path_or_file)

@@ -16,7 +16,8 @@ import numpy as np
 from numba import njit
 
 from .._prefetch import prefetch_row
-from .losses import HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER, SQUARED
+from .losses import (HINGE, LOG, MODIFIED_HUBER, MULTICLASS_HINGE, SOFTMAX, SQUARED,
+                     SQUARED_HINGE)
 
 # When the L2 scale grows past this, fold it into the weights (O(n_features), rare).
 SCALE_BOUND = 1e4
@@ -143,6 +144,19 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
     return total
 
 
+@njit(cache=True, nogil=True, fastmath=True, inline="always")
+def _adagrad_rows(ids, lo, hi, S, gf, lamf, eta0f, epsf):
+    """AdaGrad's step on a row's features (float32): ``gi = gf v_i + lam w_i``; where it is
+    not 0, ``G_i += gi^2`` and ``w_i -= eta0 gi / sqrt(G_i + eps)``."""
+    for j in range(lo, hi):
+        i = ids[j]
+        gi = gf * S[i, 0] + lamf * S[i, 1]
+        if gi != 0.0:
+            G = S[i, 2] + gi * gi
+            S[i, 2] = G
+            S[i, 1] -= eta0f * gi / np.sqrt(G + epsf)
+
+
 @njit(cache=True, nogil=True, fastmath=True)
 def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_rate,
                    loss_kind, eps, unit):
@@ -170,14 +184,7 @@ def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bi
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
         _prefetch_doc_start(ids, offsets, order, k + 1, S)
-        gf = np.float32(g * inv)
-        for j in range(lo, hi):
-            i = ids[j]
-            gi = gf * S[i, 0] + lamf * S[i, 1]
-            if gi != 0.0:
-                G = S[i, 2] + gi * gi
-                S[i, 2] = G
-                S[i, 1] -= eta0f * gi / np.sqrt(G + epsf)
+        _adagrad_rows(ids, lo, hi, S, np.float32(g * inv), lamf, eta0f, epsf)
         if g != 0.0:
             gb += g * g
             b -= eta0 * bias_rate * g / math.sqrt(gb + eps)
@@ -185,6 +192,101 @@ def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bi
     state[0] = b
     state[1] = t
     state[2] = gb
+    return total
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _multiclass_grad(kind, p, y, g):
+    """Loss of the K scores ``p`` for true output ``y``, and its gradient in ``g``."""
+    K = p.shape[0]
+    if kind == SOFTMAX:
+        m = p[0]
+        for o in range(1, K):
+            m = max(m, p[o])
+        z = 0.0
+        for o in range(K):
+            g[o] = math.exp(p[o] - m)
+            z += g[o]
+        for o in range(K):
+            g[o] /= z
+        g[y] -= 1.0
+        return math.log(z) + m - p[y]
+    # MULTICLASS_HINGE: the best-scoring wrong output against the true one
+    j = 0 if y != 0 else 1
+    for o in range(K):
+        g[o] = 0.0
+        if o != y and p[o] > p[j]:
+            j = o
+    margin = 1.0 + p[j] - p[y]
+    if margin <= 0.0:
+        return 0.0
+    g[j] = 1.0
+    g[y] = -1.0
+    return margin
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rate, kind,
+                      adagrad, eps, unit):
+    """All K outputs trained together on one loss of their K scores (softmax or the
+    multiclass hinge, :func:`_multiclass_grad`); output ``o``'s rows take their values
+    from ``S[o, :, 0]`` as in the one-vs-rest kernels, and each output's step is the
+    binary kernels' step with that output's gradient: AdaGrad (``state[o] = [bias, t,
+    G_bias]``) or SGD (``state[o] = [s, bias, t]``; every output shrinks by the same
+    factor at every step, so they share one scale ``s``). ``target[d]``: the output of
+    document d's class (-1: none; skipped). Returns the summed loss."""
+    K = S.shape[0]
+    p = np.empty(K)
+    g = np.empty(K)
+    inv = np.empty(K)
+    s = 1.0 if adagrad else state[0, 0]
+    t = state[0, 1] if adagrad else state[0, 2]
+    eta0f = np.float32(eta0)
+    lamf = np.float32(lam)
+    epsf = np.float32(eps)
+    total = 0.0
+    for k in range(order.shape[0]):
+        d = order[k]
+        y = target[d]
+        if y < 0:
+            continue
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        for o in range(K):
+            dot, inv[o] = _unit_dot(ids, lo, hi, S[o], unit)
+            p[o] = dot * inv[o] / s + (state[o, 0] if adagrad else state[o, 1])
+        total += _multiclass_grad(kind, p, y, g)
+        if adagrad:
+            for o in range(K):
+                _adagrad_rows(ids, lo, hi, S[o], np.float32(g[o] * inv[o]), lamf, eta0f, epsf)
+                if g[o] != 0.0:
+                    state[o, 2] += g[o] * g[o]
+                    state[o, 0] -= eta0 * bias_rate * g[o] / math.sqrt(state[o, 2] + eps)
+            t += 1.0
+            continue
+        eta = eta0 / (1.0 + lam * eta0 * t)
+        if lam > 0.0:
+            s = s / (1.0 - eta * lam)
+        for o in range(K):
+            if g[o] != 0.0:
+                c = -eta * g[o] * inv[o] * s
+                So = S[o]
+                for j in range(lo, hi):
+                    i = ids[j]
+                    So[i, 1] += c * So[i, 0]
+                state[o, 1] -= eta * bias_rate * g[o]
+        t += 1.0
+        if s > SCALE_BOUND:
+            for o in range(K):
+                for i in range(S.shape[1]):
+                    S[o, i, 1] /= s
+            s = 1.0
+    for o in range(K):
+        if adagrad:
+            state[o, 1] = t
+        else:
+            state[o, 0] = s
+            state[o, 2] = t
     return total
 
 

@@ -13,6 +13,7 @@ from ..errors import NBSVMError
 
 HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER = 0, 1, 2, 3
 SQUARED = 4            # regression: (p - y)^2 / 2
+SOFTMAX, MULTICLASS_HINGE = 5, 6       # of all K scores at once (multiclass_loss)
 
 
 def _log_loss(p, y):
@@ -74,3 +75,35 @@ def resolve_loss(name: str) -> Loss:
         return LOSSES[name]
     except (KeyError, TypeError):
         raise NBSVMError(f"unknown loss {name!r}; allowed: {', '.join(LOSSES)}") from None
+
+
+# Losses of K scores at once (one per class) and the true class: the outputs are trained
+# together, not one against the rest. Softmax: the multinomial log loss
+# ``log sum_j exp(p_j) - p_y``; multiclass hinge (Crammer & Singer 2001):
+# ``max(0, 1 + max_{j != y} p_j - p_y)``.
+MULTICLASS_LOSSES = {"softmax": SOFTMAX, "multiclass_hinge": MULTICLASS_HINGE}
+
+
+def multiclass_loss(name: str, scores, target):
+    """Per-row loss of ``scores`` (n, K) for true output indices ``target`` (n,)."""
+    import numpy as np
+
+    scores = np.asarray(scores, dtype=np.float64)
+    rows = np.arange(len(scores))
+    own = scores[rows, target]
+    if name == "softmax":
+        m = scores.max(axis=1)
+        return np.log(np.exp(scores - m[:, None]).sum(axis=1)) + m - own
+    other = scores.copy()
+    other[rows, target] = -np.inf
+    return np.maximum(0.0, 1.0 + other.max(axis=1) - own)
+
+
+def check_loss(name) -> None:
+    """Raise unless ``name`` is a margin loss or a multi-class loss."""
+    if name not in MULTICLASS_LOSSES:
+        try:
+            resolve_loss(name)
+        except NBSVMError:
+            raise NBSVMError(f"unknown loss {name!r}; allowed: "
+                             f"{', '.join([*LOSSES, *MULTICLASS_LOSSES])}") from None

@@ -10,8 +10,9 @@ import os
 
 from .._parallel import run_parts
 from ..errors import NBSVMError
+from ..labels import output_targets
 from . import _kernels
-from .losses import resolve_loss
+from .losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 
 OPTIMIZERS = ("sgd", "adagrad")
 STATE_DTYPE = np.float32
@@ -34,7 +35,10 @@ class LinearSGD:
     n_outputs : int
         Weight vectors; output ``k`` treats label code ``positive[k]`` as +1.
     loss : str
-        A name from :data:`nbsvm.online.LOSSES`.
+        A name from :data:`nbsvm.online.LOSSES` (each output on its own, one against the
+        rest), or from :data:`~nbsvm.online.losses.MULTICLASS_LOSSES` (``softmax``,
+        ``multiclass_hinge``: the outputs trained together on one loss of their scores;
+        ``positive`` then lists each output's class).
     optimizer : {'sgd', 'adagrad'}
         SGD with Bottou's schedule ``eta0 / (1 + l2*eta0*t)`` and the scaled weight vector,
         or AdaGrad with per-coordinate steps.
@@ -89,7 +93,14 @@ class LinearSGD:
             self.state_[:, 0] = 1.0          # scale s
 
     def _validate(self):
-        self._loss = resolve_loss(self.loss)
+        self.multiclass = self.loss in MULTICLASS_LOSSES
+        if self.multiclass:
+            if self.n_outputs < 2:
+                raise NBSVMError(f"loss {self.loss!r} trains two or more outputs together; "
+                                 f"got {self.n_outputs}")
+        else:
+            check_loss(self.loss)
+            self._loss = resolve_loss(self.loss)
         if self.optimizer not in OPTIMIZERS:
             raise NBSVMError(f"unknown optimizer {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
         if not (np.isfinite(self.eta0) and self.eta0 > 0):
@@ -108,18 +119,25 @@ class LinearSGD:
         return self.S_[:, :, 0]
 
     def epoch(self, ids, offsets, codes, order, positive) -> float:
-        """Run the examples ``order`` once; return their mean loss (before each update)."""
+        """Run the examples ``order`` once; return their mean loss (before each update).
+
+        ``positive``: each output's positive class code, or a label-set membership matrix
+        (:func:`nbsvm.labels.output_targets`)."""
         order = np.ascontiguousarray(order, dtype=np.int64)
+        if self.multiclass:
+            return self._multiclass_epoch(ids, offsets, codes, order, positive)
         losses = np.zeros(self.n_outputs)
         if self.optimizer == "adagrad" and self.threads > 1 and len(order) >= 64 * self.threads:
             for k in range(self.n_outputs):
-                losses[k] = self._hogwild(ids, offsets, codes, int(positive[k]), order, k)
+                losses[k] = self._hogwild(ids, offsets, *output_targets(codes, positive, k),
+                                          order, k)
         else:
             workers = min(self.n_outputs, os.cpu_count() or 1)
 
             def work(part):
                 for k in range(part, self.n_outputs, workers):
-                    losses[k] = self._output_epoch(ids, offsets, codes, int(positive[k]),
+                    losses[k] = self._output_epoch(ids, offsets,
+                                                   *output_targets(codes, positive, k),
                                                    order, k)
 
             run_parts(work, workers)
@@ -127,6 +145,25 @@ class LinearSGD:
         for loss in losses:             # summed in output order, as one thread would
             total += loss
         return total / max(1, len(order) * self.n_outputs)
+
+    def _multiclass_epoch(self, ids, offsets, codes, order, positive) -> float:
+        """All outputs at once on a multi-class loss; ``positive[k]`` is output k's class
+        code. Returns the mean loss per example."""
+        if isinstance(positive, np.ndarray) and positive.ndim == 2:
+            raise NBSVMError(f"loss {self.loss!r} picks one class per document; multi-label "
+                             "targets need a margin loss")
+        positive = np.asarray(positive, dtype=np.int64)
+        top = max(int(codes.max(initial=0)), int(positive.max(initial=0))) + 1
+        output_of = np.full(top, -1, dtype=np.int32)
+        output_of[positive[positive >= 0]] = np.flatnonzero(positive >= 0)
+        target = output_of[codes]
+        total = _kernels._multiclass_epoch(ids, offsets, target, order, self.S_, self.state_,
+                                           float(self.eta0), float(self.l2),
+                                           float(self._bias_rate()),
+                                           MULTICLASS_LOSSES[self.loss],
+                                           self.optimizer == "adagrad", float(self.eps),
+                                           bool(self.unit))
+        return total / max(1, len(order))
 
     def _bias_rate(self) -> float:
         if self.bias_rate is not None:
