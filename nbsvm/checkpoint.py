@@ -66,7 +66,7 @@ class Checkpoint:
         return self.every > 0 and epoch % self.every == 0 and epoch < epochs
 
     def save(self, clf, epoch: int, rng: np.random.Generator) -> None:
-        learner = clf._learner
+        learner = clf.linear_
         header = {"fingerprint": self.fingerprint(clf), "epoch": int(epoch),
                   "rng": rng.bit_generator.state, "classes": list(clf.classes_),
                   "n_docs": int(clf.n_docs_)}
@@ -108,7 +108,7 @@ class Checkpoint:
         The NB ratios (column 0 of ``S``) were computed from the data again: they must equal
         the checkpoint's exactly, or the data is not what it was trained on."""
         self._check_epochs(saved["epoch"], clf.setting("epochs"))
-        learner = clf._learner
+        learner = clf.linear_
         S, state = saved["S"], saved["state"]
         if saved["classes"] != list(clf.classes_) or S.shape != learner.S_.shape \
                 or S.dtype != learner.S_.dtype or state.shape != learner.state_.shape:

@@ -300,7 +300,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     if lex.hasher != hasher:
         raise NBSVMError(f"the lexicon was built with {lex.hasher.settings()} but the model "
                          f"asks for {hasher.settings()}")
-    for attr in ("_learner", "lexicon_", "_remap", "_label_values"):
+    for attr in ("linear_", "lexicon_", "column_of_", "_label_values"):
         clf.__dict__.pop(attr, None)
     clf._max_memory = None
     clf._adopt(lex, None, alpha=clf.alpha)
@@ -309,7 +309,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     if clf.setting("eta0") == "auto":
         raise NBSVMError("eta0 'auto' is not available for distributed training yet (it is "
                          "the default with more than two classes); give a number with --eta0")
-    learner = clf._learner
+    learner = clf.linear_
     learner_kw = dict(loss=clf.setting("loss"), optimizer=clf.setting("optimizer"),
                       eta0=clf.setting("eta0"), l2=clf.l2, unit=clf.unit_rows())
     remap = None
@@ -317,7 +317,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
         for attempt in range(1, EPOCH_ATTEMPTS + 1):
             try:
                 if remap is None:
-                    remap = client.scatter(clf._remap, hash=False)
+                    remap = client.scatter(clf.column_of_, hash=False)
                 S = client.scatter(learner.S_, hash=False)
                 state = client.scatter(learner.state_, hash=False)
                 futures = []

@@ -184,14 +184,14 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
             raise NBSVMError("ROC and precision-recall plots are drawn for single-label "
                              "models")
         scorer = _LabelSetScorer(model)
-        for batch in hash_batches(docs, model.hasher_, remap=model._remap):
+        for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
             scorer.add(batch, batch.labels, columns=True)
             if callback:
                 callback({"stage": "eval", "docs": scorer.n})
         return scorer.report()
     scorer = _Scorer(model, scores_out)
     # the hasher thread also maps buckets to model columns
-    for batch in hash_batches(docs, model.hasher_, remap=model._remap):
+    for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
         scorer.add(batch, scorer.codes(batch), columns=True)
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
@@ -311,9 +311,9 @@ def _accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) ->
 
     before = model.__dict__.get("mean_abs_coef_")
     if model.interpolate == "weights" and model.beta != 1.0:
-        learner = model._learner
+        learner = model.linear_
         model.mean_abs_coef_ = np.array([_kernels._mean_abs_weight(learner.S_[k])
-                                         / learner._scale(k)
+                                         / learner.scale_of(k)
                                          for k in range(learner.n_outputs)])
     try:
         return headline(evaluate_cache(model, cache, columns=columns))
@@ -351,7 +351,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
 
     def start_worker():
         if not worker.is_alive() and worker.cache is None and worker.error is None:
-            worker.remap = model._remap          # store model columns, not buckets
+            worker.remap = model.column_of_          # store model columns, not buckets
             worker.start()
 
     def epoch_done(epoch: int, epochs: int):
@@ -366,7 +366,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
             raise worker.error
         t = time.perf_counter()
         history.test_accuracy[epoch] = _accuracy_now(
-            model, worker.cache, columns=worker.remap is not None or model._remap is None)
+            model, worker.cache, columns=worker.remap is not None or model.column_of_ is None)
         eval_time[0] += time.perf_counter() - t
 
     def on_event(event):
@@ -402,7 +402,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
             raise worker.error
         t2 = time.perf_counter()
         rep = evaluate_cache(model, worker.cache, callback,
-                             columns=worker.remap is not None or model._remap is None)
+                             columns=worker.remap is not None or model.column_of_ is None)
         t3 = time.perf_counter()
     finally:
         worker.stop.set()
@@ -430,7 +430,7 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Itera
     import pandas as pd
 
     has_proba = model.has_proba()
-    for batch in hash_batches(docs, model.hasher_, remap=model._remap):
+    for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
         scores = model.decision_batch(batch, columns=True)
         labels = model.labels_of(scores)
         frame = {"source": batch.sources, "line": batch.lines}

@@ -74,11 +74,11 @@ def _check_explainable(clf) -> None:
 def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
     """Row ``k`` of :func:`contributions` into ``out`` (its dtype); returns ``const[k]``."""
     _check_explainable(clf)
-    learner = clf._learner
+    learner = clf.linear_
     dtype = out.dtype.type
     np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=out, dtype=out.dtype,
                 casting="unsafe")
-    out /= dtype(learner._scale(k))
+    out /= dtype(learner.scale_of(k))
     b = float(learner.intercept()[k])
     beta = clf.beta
     if beta == 1.0:
@@ -100,7 +100,7 @@ def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.
     model's ``mean_abs_coef_``). Reads the learner's state without changing it."""
     clf._check_fitted()
     _check_explainable(clf)
-    learner = clf._learner
+    learner = clf.linear_
     C = np.empty((learner.n_outputs, learner.n_features), dtype=dtype)
     const = np.array([_contribution_row(clf, k, C[k], mean_abs)
                       for k in range(learner.n_outputs)])
@@ -128,7 +128,7 @@ def _strongest(C: np.ndarray, top: int) -> np.ndarray:
 def strongest_columns(clf, top: int = MAP_TOP, mean_abs=None) -> np.ndarray:
     """:func:`_strongest` of the model's float32 contributions, computed one output at a
     time (memory: two rows, not the ``n_outputs x n_columns`` matrix)."""
-    learner = clf._learner
+    learner = clf.linear_
     chosen = np.zeros(learner.n_features, dtype=bool)
     row = np.empty(learner.n_features, dtype=np.float32)
     for k in range(learner.n_outputs):
@@ -151,7 +151,7 @@ def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
               per_bucket: int = PER_BUCKET) -> dict[int, list[tuple[str, int]]]:
     """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
     ``top`` strongest buckets of each sign (word n-grams only)."""
-    return ngram_map_of(strongest_columns(clf, top), clf._remap, clf.hasher_, texts,
+    return ngram_map_of(strongest_columns(clf, top), clf.column_of_, clf.hasher_, texts,
                         per_bucket)
 
 
@@ -249,7 +249,7 @@ def top_features(clf, top: int = 30, cls=None):
                     and str(cls) == clf.classes_[0]) else 1.0
     C, _ = contributions(clf)
     row = sign * C[k]
-    learner = clf._learner
+    learner = clf.linear_
     buckets = clf._buckets()
     mapping = getattr(clf, "ngram_map_", None) or {}
     rows = []
@@ -261,7 +261,7 @@ def top_features(clf, top: int = 30, cls=None):
             b = int(buckets[c])
             rows.append({"direction": direction, "rank": rank, "ngrams": _names(mapping, b),
                          "bucket": b, "ratio": float(learner.S_[k, c, 0]),
-                         "weight": float(learner.S_[k, c, 1] / learner._scale(k)),
+                         "weight": float(learner.S_[k, c, 1] / learner.scale_of(k)),
                          "contribution": float(row[c])})
     return pd.DataFrame(rows, columns=["direction", "rank", "ngrams", "bucket", "ratio",
                                        "weight", "contribution"])
@@ -271,14 +271,14 @@ def _unit_row(clf, k: int, buckets: list[int]) -> np.ndarray:
     """Output ``k``'s contributions for one document whose rows are scaled to unit norm:
     the linear part (and with ``interpolate='weights'`` the NB part) divided by the norm of
     the ratios of the document's distinct kept columns."""
-    learner = clf._learner
-    cols = np.array(sorted({int(clf._remap[b]) if clf._remap is not None else b
+    learner = clf.linear_
+    cols = np.array(sorted({int(clf.column_of_[b]) if clf.column_of_ is not None else b
                             for b in buckets}), dtype=np.int64)
     cols = cols[cols >= 0]
     r = learner.S_[k, :, 0].astype(np.float64)
     norm = float(np.sqrt(np.sum(r[cols] ** 2))) if cols.size else 0.0
     inv = 1.0 / norm if norm > 0 else 0.0
-    linear = r * learner.S_[k, :, 1].astype(np.float64) / learner._scale(k)
+    linear = r * learner.S_[k, :, 1].astype(np.float64) / learner.scale_of(k)
     beta = clf.beta
     if beta == 1.0:
         return linear * inv
@@ -313,7 +313,7 @@ def explain_text(clf, text: str, cls=None) -> dict:
     first: dict[int, str] = {}
     rows = []
     for key, kind, b in keyed:
-        col = int(clf._remap[b]) if clf._remap is not None else b
+        col = int(clf.column_of_[b]) if clf.column_of_ is not None else b
         if col < 0:
             rows.append(dict(ngram=key, kind=kind, bucket=b, contribution=0.0,
                              note="not in the model"))

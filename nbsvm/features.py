@@ -540,15 +540,20 @@ def translate(batch: Batch, remap) -> Batch:
     """The batch with bucket ids replaced by model columns (unknown buckets dropped)."""
     if remap is None:
         return batch
-    bad = check_ids(batch.ids, remap.shape[0])
+    ids, offsets = translate_rows(batch.ids, batch.offsets, remap)
+    return Batch(ids, offsets, batch.labels, batch.sources, batch.lines)
+
+
+def translate_rows(ids, offsets, remap) -> tuple[np.ndarray, np.ndarray]:
+    """CSR rows of bucket ids as rows of model columns (unknown buckets dropped)."""
+    bad = check_ids(ids, remap.shape[0])
     if bad >= 0:
-        raise NBSVMError(f"bad batch: bucket id {int(batch.ids[bad])} outside "
+        raise NBSVMError(f"bad batch: bucket id {int(ids[bad])} outside "
                          f"[0, {remap.shape[0]})")
     try:
-        ids, offsets = _translate(batch.ids, batch.offsets, remap)
+        return _translate(ids, offsets, remap)
     except ValueError as e:
         raise NBSVMError(f"bad batch: {e}") from None
-    return Batch(ids, offsets, batch.labels, batch.sources, batch.lines)
 
 
 @njit(cache=True, nogil=True)

@@ -6,7 +6,7 @@ The flow of one :meth:`NBSVMClassifier.fit_documents` call:
    writes the binary feature cache; with a lexicon, the first epoch trains while streaming
    and writing the cache;
 2. the learner gets one column per bucket seen in at least ``min_df`` training documents
-   (``self._remap`` maps buckets to columns, -1 for the others); without a lexicon the
+   (``self.column_of_`` maps buckets to columns, -1 for the others); without a lexicon the
    first epoch reads the cache of buckets, and a thread translates it to columns group by
    group while the previous group trains, writing the translated cache for the later
    epochs (:meth:`~nbsvm.features.FeatureCache.translated_groups`);
@@ -48,17 +48,17 @@ from ._params import Params
 from .errors import NBSVMError
 from .explain import (TextSample, decode_map, encode_map, ngram_map, ngram_map_of,
                       strongest_columns)
-from .features import (Batch, CacheWriter, FeatureCache, _translate, check_ids, hash_batch,
+from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch,
                        hash_batches, releasable_int32 as _releasable_int32, translate)
 from .io.readers import COLUMN_SEPARATOR, Document
 from .reduction import SHARED, NBReduction, check_learner
 from ._parallel import run_parts
-from .labels import (SEPARATOR, classes_of, key_of, label_lists, label_set, membership,
-                     output_targets)
+from .labels import SEPARATOR, classes_of, key_of, label_lists, label_set, membership
+from .calibration import calibrate_eta0, calibration_sample
 from .lexicon import (NBLexicon, _compact_ratios, _count_columns, _count_df, _df_stats,
                       _df_to_columns, _label_ratios, _seen_sums)
 from .memory import check_fit_memory, fit_bytes, hashing_bytes
-from .online.losses import MULTICLASS_LOSSES, check_loss, multiclass_loss, resolve_loss
+from .online.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 from .online._kernels import _mean_abs_weight
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .persist import Chunked, load_npz, save_npz
@@ -72,7 +72,6 @@ INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
 NORMS = ("l2", "none")           # row scaling
 EPOCH_CHUNK = 4096          # documents between progress reports
-ETA0_SAMPLE = 1000          # documents --eta0 auto calibrates on (as Bottou's svmsgd)
 
 
 def _read_sample(cache: FeatureCache) -> list[str]:
@@ -235,6 +234,21 @@ class NBSVMClassifier(Params):
     cache_dir : str, optional
         Where the temporary feature cache goes (default: the system's temp folder).
 
+    Attributes
+    ----------
+    classes_ : list of str
+    class_counts_ : int array
+        Training documents per class (per label).
+    hasher_ : Hasher
+    linear_ : LinearSGD
+        The built-in learner: per output and kept column the NB value, the weight (and
+        AdaGrad's sum); the backend learner's feature values with ``learner``.
+    column_of_ : int32 array or None
+        Bucket -> column of ``linear_`` (-1: the bucket has no column); None while a model
+        grows by :meth:`partial_fit` (columns are buckets).
+    backend_ : NBReduction
+        With ``learner``: the backend learner(s).
+
     Examples
     --------
     >>> clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=5)
@@ -286,7 +300,7 @@ class NBSVMClassifier(Params):
                     input_tags=InputTags(one_d_array=True, two_d_array=False, string=True))
 
     def __sklearn_is_fitted__(self) -> bool:
-        return hasattr(self, "_learner")
+        return hasattr(self, "linear_")
 
     def _hasher(self) -> Hasher:
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
@@ -429,7 +443,7 @@ class NBSVMClassifier(Params):
         if self.learner is not None and checkpoint is not None:
             raise NBSVMError(f"checkpoints hold the built-in learner's state; learner "
                              f"{self.learner!r} cannot resume yet")
-        for attr in ("_learner", "lexicon_", "_remap", "_label_values", "classes_", "backend_"):
+        for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_", "backend_"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)
         if lexicon is not None and lexicon.hasher != hasher:
@@ -498,18 +512,19 @@ class NBSVMClassifier(Params):
             self.n_docs_ = cache.n_docs
             positive = self._positive_in(cache)
             if self.learner is not None:
-                self.backend_ = NBReduction(self.learner, self._learner.n_outputs,
-                                            self._learner.n_features, self.l2, self.seed)
+                self.backend_ = NBReduction(self.learner, self.linear_.n_outputs,
+                                            self.linear_.n_features, self.l2, self.seed)
             elif self.setting("eta0") == "auto":
-                self.eta0_ = self._calibrate_eta0(cache, positive, translate)
-                self._learner.eta0 = self.eta0_
+                self.eta0_ = calibrate_eta0(self.linear_, calibration_sample(
+                    cache, positive, self.column_of_ if translate else None, self.seed))
+                self.linear_.eta0 = self.eta0_
                 notify({"stage": "eta0", "eta0": self.eta0_, "docs": 0})
             rng = np.random.default_rng(self.seed)
             into = tmp / "columns" if kept is not None else None     # the kept cache stays
             if saved is not None:
                 # rebuild epoch 1's column cache (and the generator's draws) without training
                 if translate and first_epoch == 1:
-                    groups = cache.translated_groups(self._remap, None if ordered else rng,
+                    groups = cache.translated_groups(self.column_of_, None if ordered else rng,
                                                      into=into)
                     with contextlib.closing(groups):
                         for _ in groups:
@@ -525,7 +540,7 @@ class NBSVMClassifier(Params):
                     mapper = self._start_mapper(sample.texts)     # beside the last epoch
                 groups = None
                 if translate and epoch == first_epoch:
-                    groups = cache.translated_groups(self._remap, None if ordered else rng,
+                    groups = cache.translated_groups(self.column_of_, None if ordered else rng,
                                                      rewrite=epoch < epochs, into=into)
                 self._replay_epoch(cache, positive, rng, epoch, notify, groups)
                 if checkpoint is not None and checkpoint.due(epoch, epochs):
@@ -569,7 +584,7 @@ class NBSVMClassifier(Params):
         if self.multilabel:
             raise NBSVMError("partial_fit trains single-label models; a multi-label model "
                              "is trained by fit")
-        if not hasattr(self, "_learner"):
+        if not hasattr(self, "linear_"):
             if classes is None:
                 raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
             self._remember_label_values(list(classes))
@@ -582,8 +597,8 @@ class NBSVMClassifier(Params):
             self.classes_, self.hasher_, self.n_docs_ = classes, hasher, 0
             self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
             self.n_seen_buckets_ = 0
-            self._remap = None                 # growing lexicon: columns are buckets
-            self._learner = self._new_learner(1 << hasher.n_bits)
+            self.column_of_ = None                 # growing lexicon: columns are buckets
+            self.linear_ = self._new_learner(1 << hasher.n_bits)
         texts, values = _texts_and_labels(X, y, "text", "label")
         if values is None:
             raise NBSVMError("partial_fit needs labels y")
@@ -596,16 +611,16 @@ class NBSVMClassifier(Params):
             self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
             self.class_counts_ = self.lexicon_._docs.copy()
             if self.lexicon_._docs.min() > 0:      # ratios need every class seen
-                tables = self._learner.tables
+                tables = self.linear_.tables
                 tables[:] = self.lexicon_.ratios()
                 if self.min_df > 1:     # as in fit: buckets in fewer documents carry no value
                     tables[:, self.lexicon_._counts.sum(axis=0) < self.min_df] = 0.0
                 if self.weighting == "binary":
                     tables[:] = self.lexicon_._counts.sum(axis=0) >= max(self.min_df, 1)
                 self.n_seen_buckets_ = self.lexicon_.n_seen_
-        batch = translate(batch, self._remap)
+        batch = translate(batch, self.column_of_)
         if len(docs):
-            self._learner.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)),
+            self.linear_.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)),
                                 self._positive_codes())
         self.n_docs_ += len(docs)
         self._finish()
@@ -728,8 +743,8 @@ class NBSVMClassifier(Params):
                                                            kept_df)
         self.n_seen_buckets_ = n_seen
         self.hasher_ = hasher
-        self._remap = df
-        self._learner = learner
+        self.column_of_ = df
+        self.linear_ = learner
         if self.multilabel:
             self.class_counts_ = docs        # documents per label, in class order
             self._fill_label_ratios(counts, kept_df)
@@ -761,7 +776,7 @@ class NBSVMClassifier(Params):
     def _fill_label_ratios(self, counts, kept_df) -> None:
         """Multi-label NB ratios (each label against the documents without it) from the
         counts by kept column, into the learner's value field."""
-        learner = self._learner
+        learner = self.linear_
         n_kept = learner.n_features
         sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
         total = float(kept_df.sum(dtype=np.int64))
@@ -800,89 +815,17 @@ class NBSVMClassifier(Params):
             notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
         return counts, docs, id_totals
 
-    def _calibrate_eta0(self, cache: FeatureCache, positive, buckets: bool,
-                        n_sample: int = ETA0_SAMPLE) -> float:
-        """Bottou's eta0 calibration (svmsgd's ``determineEta0``): one pass over a seeded
-        sample of ``n_sample`` cached documents from zero weights for eta0 = 1, then halving
-        or doubling while the regularized objective on the sample (after the pass) falls;
-        the eta0 with the lowest objective wins (a power of two)."""
-        sample = self._calibration_sample(cache, positive, buckets, n_sample)
-        factor = 2.0
-        lo_eta, hi_eta = 1.0, factor
-        lo_cost, hi_cost = self._eta0_cost(sample, lo_eta), self._eta0_cost(sample, hi_eta)
-        if lo_cost < hi_cost:
-            while lo_cost < hi_cost and lo_eta > 1e-8:
-                hi_eta, hi_cost = lo_eta, lo_cost
-                lo_eta = hi_eta / factor
-                lo_cost = self._eta0_cost(sample, lo_eta)
-        elif hi_cost < lo_cost:
-            while hi_cost < lo_cost and hi_eta < 1e8:
-                lo_eta, lo_cost = hi_eta, hi_cost
-                hi_eta = lo_eta * factor
-                hi_cost = self._eta0_cost(sample, hi_eta)
-        return lo_eta
-
-    def _calibration_sample(self, cache: FeatureCache, positive, buckets: bool,
-                            n_sample: int = ETA0_SAMPLE) -> tuple:
-        """``n_sample`` documents of the cache picked with a generator of their own (seed +
-        1: the epochs' shuffles are untouched), as columns: (ids, offsets, codes, positive,
-        columns); the ids index ``columns``, the model columns the sample holds."""
-        rng = np.random.default_rng(self.seed + 1)
-        picks = np.sort(rng.choice(cache.n_docs, size=min(n_sample, cache.n_docs),
-                                   replace=False))
-        parts = [cache.rows(int(i), int(i) + 1) for i in picks]
-        ids = np.concatenate([p[0] for p in parts])
-        offsets = np.concatenate([[0], np.cumsum([p[1][-1] for p in parts])]).astype(np.int64)
-        codes = np.concatenate([p[2] for p in parts]).astype(np.int32)
-        if buckets:                 # a bucket cache: the learner indexes columns
-            ids, offsets = _translate(ids, offsets, self._remap)
-        # the trials learn on the sample's own columns only (a few per cent of the model's
-        # state; untouched columns keep weight 0, so the costs are the same)
-        columns, ids = np.unique(ids, return_inverse=True)
-        return ids.astype(np.int32), offsets, codes, positive, columns
-
-    def _eta0_cost(self, sample: tuple, eta0: float) -> float:
-        """The regularized objective on ``sample`` after one pass from zero with ``eta0``:
-        mean loss + lambda/2 |w|^2 summed over the outputs (inf if it diverged)."""
-        ids, offsets, codes, positive, columns = sample
-        trial = LinearSGD(len(columns), n_outputs=self._learner.n_outputs,
-                          loss=self.setting("loss"), optimizer=self.setting("optimizer"),
-                          eta0=eta0, l2=self.l2,
-                          threads=1, unit=self.unit_rows())
-        trial.S_[:, :, 0] = self._learner.S_[:, columns, 0]
-        trial.epoch(ids, offsets, codes, np.arange(len(codes), dtype=np.int64), positive)
-        scores = trial.decision(ids, offsets)
-        total = 0.0
-        if trial.multiclass:                # one loss of all scores
-            target = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
-            target[np.asarray(positive)] = np.arange(len(positive))
-            rows = target[codes] >= 0
-            total = float(np.mean(multiclass_loss(self.setting("loss"), scores[rows],
-                                                  target[codes][rows])))
-            for k in range(trial.n_outputs):
-                w = trial.S_[k, :, 1].astype(np.float64) / trial._scale(k)
-                total += 0.5 * self.l2 * float(np.dot(w, w))
-            return total if np.isfinite(total) else np.inf
-        loss = resolve_loss(self.setting("loss")).loss
-        for k in range(trial.n_outputs):
-            own, pos = output_targets(codes, positive, k)
-            y = np.where(own == pos, 1.0, -1.0)
-            w = trial.S_[k, :, 1].astype(np.float64) / trial._scale(k)
-            total += float(np.mean([loss(p, t) for p, t in zip(scores[:, k], y)])) + \
-                0.5 * self.l2 * float(np.dot(w, w))
-        return total if np.isfinite(total) else np.inf
-
     def _start_mapper(self, texts) -> "concurrent.futures.Future":
         """Name the strongest buckets (:func:`~nbsvm.explain.ngram_map`) in a thread while
         the last epoch trains, ranking them by the weights before it (a snapshot: the result
         does not depend on timing). The compiled tokenizer releases the GIL."""
-        learner = self._learner         # read only: folding the SGD scale would change training
+        learner = self.linear_         # read only: folding the SGD scale would change training
         mean_abs = None
         if self.beta != 1.0 and self.interpolate == "weights":
-            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) / learner._scale(k)
+            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) / learner.scale_of(k)
                                  for k in range(learner.n_outputs)])
         chosen = strongest_columns(self, mean_abs=mean_abs)     # the snapshot, row by row
-        remap, hasher = self._remap, self.hasher_
+        remap, hasher = self.column_of_, self.hasher_
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
         future = pool.submit(ngram_map_of, chosen, remap, hasher, texts)
         pool.shutdown(wait=False)
@@ -902,7 +845,7 @@ class NBSVMClassifier(Params):
     def _adopt(self, lexicon: NBLexicon, mm=None, alpha=None):
         """Take classes, counts and ratios from a lexicon into a compact learner.
 
-        Only buckets seen in training get a column (``self._remap[bucket]``, -1 for the
+        Only buckets seen in training get a column (``self.column_of_[bucket]``, -1 for the
         others): every other bucket has ratio 0, so it could never carry a feature value.
         With ``mm`` (the releasable memory the two classes were counted in), the positive
         class's row is overwritten by the map and the other row is released.
@@ -957,8 +900,8 @@ class NBSVMClassifier(Params):
             row_bytes = counts.shape[1] * 4
             if row_bytes % mmap.PAGESIZE == 0:
                 mm.madvise(mmap.MADV_DONTNEED, int(rows[0]) * row_bytes, row_bytes)
-        self._remap = remap
-        self._learner = learner
+        self.column_of_ = remap
+        self.linear_ = learner
 
     def _positive_codes(self) -> list[int]:
         return [1] if self.n_outputs() == 1 else list(range(len(self.classes_)))
@@ -1012,9 +955,9 @@ class NBSVMClassifier(Params):
             n, loss_sum = 0, 0.0
             for batch in hash_batches(docs, self.hasher_):
                 codes = self._codes_for(batch.labels, batch)
-                batch = translate(batch, self._remap)     # buckets the lexicon never saw: r=0
+                batch = translate(batch, self.column_of_)     # buckets the lexicon never saw: r=0
                 writer.add(batch)
-                loss_sum += self._learner.epoch(batch.ids, batch.offsets, codes,
+                loss_sum += self.linear_.epoch(batch.ids, batch.offsets, codes,
                                                 np.arange(len(batch)),
                                                 self._positive_codes()) * len(batch)
                 n += len(batch)
@@ -1040,7 +983,7 @@ class NBSVMClassifier(Params):
                     continue
                 for start in range(0, len(order), EPOCH_CHUNK):
                     part = order[start:start + EPOCH_CHUNK]
-                    loss_sum += self._learner.epoch(ids, offsets, codes, part,
+                    loss_sum += self.linear_.epoch(ids, offsets, codes, part,
                                                     positive) * len(part)
                     n += len(part)
                     notify({"stage": "epoch", "epoch": epoch, "epochs": self.setting("epochs"), "docs": n,
@@ -1049,7 +992,7 @@ class NBSVMClassifier(Params):
     def _backend_pass(self, ids, offsets, codes, order, positive) -> float:
         """One pass of the backend learner(s) over a group; their summed loss (nan when
         the learner reports none)."""
-        self.backend_.partial_fit(self._learner.S_[:, :, 0], ids, offsets, codes, order,
+        self.backend_.partial_fit(self.linear_.S_[:, :, 0], ids, offsets, codes, order,
                                   positive, self.unit_rows())
         losses = [learner.last_stats_.get("loss") for learner in self.backend_.learners]
         if any(v is None for v in losses):
@@ -1059,31 +1002,31 @@ class NBSVMClassifier(Params):
     def _check_cache_fits(self, cache: FeatureCache) -> None:
         """The cache's ids (checked below ``cache.id_limit`` as its blocks are read) must be
         columns of the learner: the epoch kernels index the state with them unchecked."""
-        if cache.id_limit > self._learner.n_features:
+        if cache.id_limit > self.linear_.n_features:
             raise NBSVMError(f"corrupted feature cache: ids up to {cache.id_limit - 1} for a "
-                             f"model of {self._learner.n_features} columns",
+                             f"model of {self.linear_.n_features} columns",
                              path=str(cache.folder))
 
     def _finish(self):
-        self.mean_abs_coef_ = self._learner.mean_abs_coef()
+        self.mean_abs_coef_ = self.linear_.mean_abs_coef()
 
     # -- learned state (views of the learner's arrays) --------------------------------------
     def _buckets(self) -> np.ndarray:
         """Bucket id of each learner column (sorted)."""
-        if self._remap is None:
-            return np.arange(self._learner.n_features, dtype=BUCKET_DTYPE)
-        return np.flatnonzero(self._remap >= 0).astype(BUCKET_DTYPE)
+        if self.column_of_ is None:
+            return np.arange(self.linear_.n_features, dtype=BUCKET_DTYPE)
+        return np.flatnonzero(self.column_of_ >= 0).astype(BUCKET_DTYPE)
 
     def _dense(self, field: int) -> np.ndarray:
-        out = np.zeros((self._learner.n_outputs, 1 << self.hasher_.n_bits), dtype=STATE_DTYPE)
-        out[:, self._buckets()] = self._learner.S_[:, :, field]
+        out = np.zeros((self.linear_.n_outputs, 1 << self.hasher_.n_bits), dtype=STATE_DTYPE)
+        out[:, self._buckets()] = self.linear_.S_[:, :, field]
         return out
 
     @property
     def coef_(self) -> np.ndarray:
         """Weights by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
         self._check_fitted()
-        self._learner.coef()
+        self.linear_.coef()
         return self._dense(1)
 
     @property
@@ -1098,11 +1041,11 @@ class NBSVMClassifier(Params):
     @property
     def intercept_(self) -> np.ndarray:
         self._check_fitted()
-        return self._learner.intercept()
+        return self.linear_.intercept()
 
     # -- prediction -----------------------------------------------------------------------
     def _check_fitted(self):
-        if "_learner" not in self.__dict__:
+        if "linear_" not in self.__dict__:
             raise NBSVMError("this model is not fitted yet; call fit() or load a model file")
 
     def decision_batch(self, batch: Batch, columns: bool = False) -> np.ndarray:
@@ -1112,23 +1055,23 @@ class NBSVMClassifier(Params):
         """
         self._check_fitted()
         if not columns:
-            batch = translate(batch, self._remap)
+            batch = translate(batch, self.column_of_)
         else:               # columns from elsewhere: the kernels index the weights with them
-            _check_columns(batch, self._learner.n_features)
+            _check_columns(batch, self.linear_.n_features)
         if self.learner is not None:
-            scores = self.backend_.decision(self._learner.S_[:, :, 0], batch.ids,
+            scores = self.backend_.decision(self.linear_.S_[:, :, 0], batch.ids,
                                             batch.offsets, self.unit_rows())
         else:
-            scores = self._learner.decision(batch.ids, batch.offsets)
+            scores = self.linear_.decision(batch.ids, batch.offsets)
         if self.beta == 1.0:
             return scores
-        nb = self._learner.table_sums(batch.ids, batch.offsets,
+        nb = self.linear_.table_sums(batch.ids, batch.offsets,
                                       unit=self.interpolate == "weights" and self.unit_rows())
         if self.interpolate == "scores":
             prior = np.array([self._log_prior(k) for k in range(scores.shape[1])])
             return self.beta * scores + (1.0 - self.beta) * (prior + nb)
         # weights: sum_i r_i ((1-beta) mean|w| + beta w_i) + b
-        b = self._learner.intercept()
+        b = self.linear_.intercept()
         return self.beta * (scores - b) + (1.0 - self.beta) * self.mean_abs_coef_ * nb + b
 
     def _log_prior(self, k: int) -> float:
@@ -1148,7 +1091,7 @@ class NBSVMClassifier(Params):
         self._check_fitted()
         texts, _ = _texts_and_labels(X, None, text_col, None)
         parts = [self.decision_batch(b) for b in self._batches(texts)]
-        n_out = self._learner.n_outputs
+        n_out = self.linear_.n_outputs
         scores = np.concatenate(parts) if parts else np.zeros((0, n_out))
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
@@ -1239,9 +1182,9 @@ class NBSVMClassifier(Params):
     def save(self, path) -> None:
         """Write the model atomically: seen buckets only, as .npz with a JSON header."""
         self._check_fitted()
-        learner = self._learner
+        learner = self.linear_
         learner.coef()                          # fold the SGD scale into the weights
-        if self._remap is None:                 # columns are buckets: keep the used ones
+        if self.column_of_ is None:                 # columns are buckets: keep the used ones
             keep = learner.used_features()
             buckets = keep
         else:                                   # compact: every column is a seen bucket
@@ -1277,7 +1220,7 @@ class NBSVMClassifier(Params):
         if backend is not None:
             header["backend"] = backend
         if self.setting("eta0") == "auto" and self.learner is None:
-            header["eta0_"] = float(self._learner.eta0)     # what the calibration chose
+            header["eta0_"] = float(self.linear_.eta0)     # what the calibration chose
         save_npz(path, "model", header, arrays)
 
     @classmethod
@@ -1343,9 +1286,9 @@ class NBSVMClassifier(Params):
         if sq is not None and clf.setting("optimizer") == "adagrad":
             learner.S_[:, :, 2] = sq
         learner.state_[:] = state
-        clf._remap = np.full(d, -1, dtype=np.int32)
-        clf._remap[buckets] = np.arange(buckets.size, dtype=np.int32)
-        clf._learner = learner
+        clf.column_of_ = np.full(d, -1, dtype=np.int32)
+        clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
+        clf.linear_ = learner
         if clf.learner is not None:
             clf.backend_ = NBReduction.from_parts(
                 header.get("backend"), {k: v for k, v in arrays.items()

@@ -86,8 +86,8 @@ class NBFeatures(Params):
         self.ratios_ = ratios[:, self.buckets_].astype(np.float64)
         self.classes_ = np.asarray(lexicon.classes_, dtype=object)
         self.hasher_ = hasher
-        self._remap = np.full(1 << hasher.n_bits, -1, dtype=np.int32)
-        self._remap[self.buckets_] = np.arange(self.buckets_.size, dtype=np.int32)
+        self.column_of_ = np.full(1 << hasher.n_bits, -1, dtype=np.int32)
+        self.column_of_[self.buckets_] = np.arange(self.buckets_.size, dtype=np.int32)
         self.n_features_out_ = self.ratios_.shape[0] * self.buckets_.size
         return self
 
@@ -107,7 +107,7 @@ class NBFeatures(Params):
         for start in range(0, len(texts), CHUNK):
             ids, offsets = self.hasher_.batch(texts[start:start + CHUNK])
             n = len(offsets) - 1
-            cols = self._remap[ids]                 # the hasher's ids are below 2**n_bits
+            cols = self.column_of_[ids]                 # the hasher's ids are below 2**n_bits
             keep = cols >= 0
             rows = np.repeat(np.arange(n), np.diff(offsets))[keep]
             cols = cols[keep]

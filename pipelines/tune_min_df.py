@@ -29,7 +29,7 @@ def main():
             secs = time.perf_counter() - t0
             rep = evaluate_documents(clf, iter(held))
             print(f"ngrams {ngrams} min_df {min_df}: validation accuracy {100 * rep['accuracy']:.2f}%"
-                  f"  columns {clf._learner.n_features:,}  fit {secs:.1f}s", flush=True)
+                  f"  columns {clf.linear_.n_features:,}  fit {secs:.1f}s", flush=True)
 
 
 if __name__ == "__main__":

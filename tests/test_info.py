@@ -83,7 +83,7 @@ def test_model(files):
     sizes = info["sizes"]
     assert sizes["n_bits"] == 12 and sizes["buckets"] == 4096
     clf = NBSVMClassifier.load(files["model"])
-    assert sizes["stored_buckets"] == clf._learner.n_features
+    assert sizes["stored_buckets"] == clf.linear_.n_features
     assert info["arrays"]["buckets"]["shape"] == [sizes["stored_buckets"]]
     assert info["file_bytes"] == files["model"].stat().st_size
     assert sizes["memory_to_load"] > info["array_bytes"]

@@ -23,7 +23,7 @@ NBSVM = Path(sys.executable).parent / "nbsvm"
 def _bucket_rows(clf, texts, table_of, unit):
     """Each text's kept buckets (first occurrences, as the cache keeps them) as rows over
     all 2**n_bits buckets, valued by ``table_of`` (a dense vector by bucket, or None: 1)."""
-    kept = clf._remap >= 0
+    kept = clf.column_of_ >= 0
     ids, offsets = [], [0]
     for t in texts:
         b = clf.hasher_.buckets(t)

@@ -638,7 +638,7 @@ def test_unset_settings_follow_the_number_of_classes():
     assert [two.setting(n) for n in names] == ["log", "adagrad", 0.02, 2, "none"]
     assert [three.setting(n) for n in names] == ["modified_huber", "sgd", "auto", 5, "l2"]
     assert three.unit_rows() and not two.unit_rows()
-    assert three._learner.S_.shape[2] == 2 and three.eta0_ > 0       # SGD state, calibrated
+    assert three.linear_.S_.shape[2] == 2 and three.eta0_ > 0       # SGD state, calibrated
     assert three.get_params()["loss"] is None                        # the parameter stays unset
     # a setting given is kept whatever the classes
     pinned = NBSVMClassifier(ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,

@@ -83,7 +83,7 @@ def test_nbfeatures_values_are_the_nb_ratios_of_each_present_bucket():
     clf = NBSVMClassifier(ngrams=2, n_bits=16, min_df=1, epochs=1).fit(TEXTS, LABELS)
     assert np.array_equal(nb.ratios_[0], clf.ratios_[0, nb.buckets_].astype(np.float64))
     for i in range(0, 900, 97):                     # against the reference hasher
-        cols = nb._remap[nb.hasher_.reference_buckets(TEXTS[i])]
+        cols = nb.column_of_[nb.hasher_.reference_buckets(TEXTS[i])]
         cols = cols[cols >= 0]
         expected = np.zeros(F.shape[1])
         expected[cols] = nb.ratios_[0, cols]

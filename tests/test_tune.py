@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
+from nbsvm.calibration import calibration_sample, eta0_cost
 from nbsvm.cli import app
 from nbsvm.features import CacheWriter, hash_batch
 from nbsvm.tune import tune
@@ -108,8 +109,8 @@ def test_eta0_auto_is_bottous_calibration():
                          auto.hasher_))
         cache = w.close()
         positive = auto._positive_in(cache)
-        sample = auto._calibration_sample(cache, positive, True)
-        cost = {e: auto._eta0_cost(sample, e) for e in 2.0 ** np.arange(-12, 6)}
+        sample = calibration_sample(cache, positive, auto.column_of_, auto.seed)
+        cost = {e: eta0_cost(auto.linear_, sample, e) for e in 2.0 ** np.arange(-12, 6)}
         # svmsgd's determineEta0, literally: from 1, halve or double while the cost falls,
         # keep the smaller of the last two
         lo, hi = 1.0, 2.0

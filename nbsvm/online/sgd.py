@@ -202,7 +202,10 @@ class LinearSGD:
         self.state_[k] = start + sum(st - start for st in states)
         return float(sum(losses))
 
-    def _scale(self, k) -> float:
+    def scale_of(self, k) -> float:
+        """Output ``k``'s L2 scale ``s`` (``w = S_[k, :, 1] / s``; 1 for AdaGrad). Reading
+        the weights through it leaves the state, and so training, as it is; :meth:`coef`
+        folds it in."""
         return float(self.state_[k, 0]) if self.optimizer == "sgd" else 1.0
 
     def coef(self) -> np.ndarray:
@@ -238,7 +241,7 @@ class LinearSGD:
         tmp = np.empty(n)
         b = self.intercept()
         for k in range(self.n_outputs):
-            _kernels._scores(ids, offsets, self.S_[k], self._scale(k), tmp, bool(self.unit))
+            _kernels._scores(ids, offsets, self.S_[k], self.scale_of(k), tmp, bool(self.unit))
             out[:, k] = tmp + b[k]
         return out
 

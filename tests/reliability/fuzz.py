@@ -377,10 +377,10 @@ def _checkpoint_base():
         docs = tiny_docs()
         clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=2, seed=0)
         clf.fit([t for _, t in docs], [label for label, _ in docs])
-        _CHECKPOINT_BASE.append((clf, clf._learner.S_.copy(), clf._learner.state_.copy()))
+        _CHECKPOINT_BASE.append((clf, clf.linear_.S_.copy(), clf.linear_.state_.copy()))
     clf, S, state = _CHECKPOINT_BASE[0]
-    clf._learner.S_[...] = S
-    clf._learner.state_[...] = state
+    clf.linear_.S_[...] = S
+    clf.linear_.state_[...] = state
     return clf
 
 

@@ -436,7 +436,7 @@ def test_cache_ids_beyond_the_model_columns(tmp_path):
     texts, labels = [t for _, t in TRAIN], [l for l, _ in TRAIN]
     clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=1).fit(texts, labels)
     cache = FeatureCache(folder)
-    assert cache.id_limit > clf._learner.n_features
+    assert cache.id_limit > clf.linear_.n_features
     with pytest.raises(NBSVMError, match="columns"):
         clf._check_cache_fits(cache)
     with pytest.raises(NBSVMError, match="outside"):           # the cache holds buckets
@@ -470,7 +470,7 @@ def test_translate_refuses_foreign_batches():
 
 def test_decision_batch_refuses_bad_columns(model_file):
     clf = NBSVMClassifier.load(model_file)
-    n = clf._learner.n_features
+    n = clf.linear_.n_features
     with pytest.raises(NBSVMError, match="outside"):
         clf.decision_batch(Batch(np.array([n], np.int32), np.array([0, 1])), columns=True)
     with pytest.raises(NBSVMError, match="offsets"):
