@@ -302,8 +302,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
                          f"asks for {hasher.settings()}")
     for attr in ("linear_", "lexicon_", "column_of_", "_label_values"):
         clf.__dict__.pop(attr, None)
-    clf._max_memory = None
-    clf._adopt(lex, None, alpha=clf.alpha)
+    clf.start_from_lexicon(lex)
     notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
     timings = {"lexicon_s": time.perf_counter() - t0}
     if clf.setting("eta0") == "auto":

@@ -113,6 +113,30 @@ class NBLexicon:
             self._mm, self._store = mm, store
             self._docs_store = np.zeros(2, dtype=np.int64)
 
+    @classmethod
+    def counting_in(cls, hasher: Hasher, alpha: float, store: np.ndarray, mm, max_memory=None):
+        """An empty lexicon that counts its first two classes in ``store`` (lent by a
+        trainer that reuses the memory; see :meth:`_init_state`)."""
+        lexicon = cls(hasher, alpha=alpha)
+        lexicon.max_memory = max_memory
+        lexicon._init_state(store, mm)
+        return lexicon
+
+    def counts_in(self, store: np.ndarray) -> bool:
+        """Whether the counts still live in ``store`` (the lent memory)."""
+        return getattr(self, "_store", None) is store
+
+    @property
+    def n_labels(self) -> int:
+        """Classes counted so far (0 before any)."""
+        return len(getattr(self, "_labels", ()))
+
+    def code_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(counts, rows)``: the count rows in code order (a view, no copy) and, for each
+        class of ``classes_``, its row."""
+        self._check_fitted()
+        return self._counts, np.asarray(self._order(), dtype=np.int64)
+
     #: Checked before a class gets its count row: ``max_memory`` as ``--max-memory`` takes
     #: it (None: only the memory available). Set by a trainer, not a learned value.
     max_memory = None

@@ -33,7 +33,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
-import mmap
 import shutil
 import tempfile
 import time
@@ -52,12 +51,11 @@ from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch,
                        hash_batches, releasable_int32 as _releasable_int32, translate)
 from .io.readers import COLUMN_SEPARATOR, Document
 from .reduction import SHARED, NBReduction, check_learner
-from ._parallel import run_parts
-from .labels import SEPARATOR, classes_of, key_of, label_lists, label_set, membership
+from .labels import SEPARATOR, key_of, label_set, membership
 from .calibration import calibrate_eta0, calibration_sample
-from .lexicon import (NBLexicon, _compact_ratios, _count_columns, _count_df, _df_stats,
-                      _df_to_columns, _label_ratios, _seen_sums)
-from .memory import check_fit_memory, fit_bytes, hashing_bytes
+from .columns import ColumnBuilder, Columns, _nonempty
+from .lexicon import NBLexicon
+from .memory import check_fit_memory, hashing_bytes
 from .online.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 from .online._kernels import _mean_abs_weight
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
@@ -83,11 +81,6 @@ def _read_sample(cache: FeatureCache) -> list[str]:
         return []
     return [t for t in texts if isinstance(t, str)] if isinstance(texts, list) else []
 
-
-def _nonempty(cache: FeatureCache) -> FeatureCache:
-    if cache.n_docs == 0:
-        raise NBSVMError("no training documents")
-    return cache
 
 
 def _sigmoid(z):
@@ -306,29 +299,33 @@ class NBSVMClassifier(Params):
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
                       seed=self.hash_seed)
 
-    def setting(self, name: str):
+    def setting(self, name: str, classes: list | None = None):
         """The value of parameter ``name`` this model trains with: the parameter, or when it
         is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
         classes (known once fitted, or after the training data is counted), or for
-        multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`."""
+        multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`. ``classes``: for
+        these classes instead of the fitted ones."""
         value = getattr(self, name)
-        if name == "loss" and value in MULTICLASS_LOSSES and "classes_" in self.__dict__ \
-                and self.n_outputs() == 1:
+        if classes is None:
+            classes = self.__dict__.get("classes_")
+        if name == "loss" and value in MULTICLASS_LOSSES and classes is not None \
+                and self.n_outputs(classes) == 1:
             # two classes have one output: the multi-class loss is its binary form
             return {"softmax": "log", "multiclass_hinge": "hinge"}[value]
         if value is not None or name not in TASK_PARAMS:
             return value
         if self.multilabel:
             return MULTILABEL_DEFAULTS[name]
-        if "classes_" not in self.__dict__:
+        if classes is None:
             raise NBSVMError(f"{name} follows the number of classes, which is not known "
                              "before fitting")
-        return (MULTICLASS_DEFAULTS if self.n_outputs() > 1 else DEFAULTS)[name]
+        return (MULTICLASS_DEFAULTS if self.n_outputs(classes) > 1 else DEFAULTS)[name]
 
-    def n_outputs(self) -> int:
+    def n_outputs(self, classes: list | None = None) -> int:
         """Weight vectors: one for two classes, else one per class (per label when
-        ``multilabel``)."""
-        return len(self.classes_) if self.multilabel or len(self.classes_) > 2 else 1
+        ``multilabel``); for ``classes``, or the fitted ones."""
+        k = len(self.classes_ if classes is None else classes)
+        return k if self.multilabel or k > 2 else 1
 
     def _validate(self):
         if self.loss is not None:
@@ -434,7 +431,6 @@ class NBSVMClassifier(Params):
         the state every few epochs and resumes from it.
         """
         hasher = self._validate()
-        self._max_memory = max_memory
         if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
             check_fit_memory(hashing_bytes(hasher.n_bits), max_memory, what="the hashing pass")
         if self.multilabel and lexicon is not None:
@@ -453,6 +449,7 @@ class NBSVMClassifier(Params):
             raise NBSVMError(f"the kept cache is keyed on {kept.hasher.settings()} but the "
                              f"model asks for {hasher.settings()}")
         saved = checkpoint.load(self) if checkpoint is not None else None   # refuse early
+        builder = ColumnBuilder(self, hasher, max_memory, notify)
         timings = {}
         t0 = time.perf_counter()
         if self.cache_dir is not None:
@@ -475,25 +472,23 @@ class NBSVMClassifier(Params):
                 sample.texts = _read_sample(cache)
             ordered = False       # epoch 1 in stored order (as if streamed) instead of shuffled
             if lexicon is None:
-                # two classes are counted in two int32 rows of releasable memory (one row
-                # becomes the bucket -> column map, the other goes back to the OS; see
-                # _adopt); from a third class on, one row counts each bucket's documents
-                # and the classes are counted by kept column after the pass (_adopt_columns)
+                # two int32 rows of 2**n_bits in releasable memory: two classes are
+                # counted in them, from a third on the documents per bucket (nbsvm.columns)
                 mm, store = _releasable_int32((2, 1 << hasher.n_bits))
                 if cache is None:
-                    lexicon, cache, df = self._hashing_pass(docs, hasher, writer, notify,
-                                                            store, mm)
+                    lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
                 else:
-                    lexicon, df = self._count_cache(cache, hasher, notify, store, mm)
+                    lexicon, df = builder.count_cache(cache, store, mm)
                 if lexicon is not None:
-                    self._adopt(lexicon, mm if lexicon._store is store else None)
+                    self._take(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store)
+                                                    else None))
                 else:
-                    self._adopt_columns(cache, hasher, df, notify)
+                    self._take(builder.from_df(cache, df))
                 lexicon = store = df = None
                 first_epoch = 1
                 translate = True      # epoch 1 maps the cache's buckets to columns
             else:
-                self._adopt(lexicon, None, alpha=self.alpha)
+                self._take(builder.from_lexicon(lexicon, None, alpha=self.alpha))
                 lexicon = None
                 if cache is None and kept is None and saved is None and self.learner is None:
                     notify({"stage": "lexicon done", "docs": 0})
@@ -598,7 +593,7 @@ class NBSVMClassifier(Params):
             self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
             self.n_seen_buckets_ = 0
             self.column_of_ = None                 # growing lexicon: columns are buckets
-            self.linear_ = self._new_learner(1 << hasher.n_bits)
+            self.linear_ = self.new_linear(self.classes_, 1 << hasher.n_bits)
         texts, values = _texts_and_labels(X, y, "text", "label")
         if values is None:
             raise NBSVMError("partial_fit needs labels y")
@@ -625,195 +620,6 @@ class NBSVMClassifier(Params):
         self.n_docs_ += len(docs)
         self._finish()
         return self
-
-    def _new_lexicon(self, hasher, store, mm) -> NBLexicon:
-        """An empty lexicon counting two classes in ``store`` (lent)."""
-        lexicon = NBLexicon(hasher, alpha=self.alpha)
-        lexicon.max_memory = getattr(self, "_max_memory", None)
-        lexicon._init_state(store, mm)
-        return lexicon
-
-    @staticmethod
-    def _to_df(store, mm) -> np.ndarray:
-        """The two classes' count rows summed into the first (documents per bucket); the
-        second row's pages go back to the OS."""
-        df = store[0]
-        np.add(df, store[1], out=df)
-        row_bytes = store.shape[1] * 4
-        if row_bytes % mmap.PAGESIZE == 0:
-            mm.madvise(mmap.MADV_DONTNEED, row_bytes, row_bytes)
-        return df
-
-    def _hashing_pass(self, docs, hasher, writer, notify, store, mm):
-        """Hash every document once, writing the cache and counting: per class while there
-        are two (the lexicon), then per bucket only (``df``). Returns ``(lexicon or None,
-        cache, df or None)``."""
-        lexicon, df = self._new_lexicon(hasher, store, mm), None
-        with writer:
-            n = 0
-            for batch in hash_batches(docs, hasher):
-                codes = writer.add(batch)
-                if df is None and (len(writer.labels) > 2 or self.multilabel):
-                    df, lexicon = self._to_df(store, mm), None
-                if df is None:
-                    for label in writer.labels[len(lexicon._labels):]:
-                        lexicon.code_of(label)      # same first-appearance order as the cache
-                    lexicon.add_batch(batch.ids, batch.offsets, codes)
-                else:
-                    _count_df(df, batch.ids)
-                n += len(batch)
-                notify({"stage": "hash", "docs": n})
-            cache = writer.close()
-        return lexicon, _nonempty(cache), df
-
-    def _count_cache(self, cache: FeatureCache, hasher, notify, store, mm):
-        """What :meth:`_hashing_pass` counts, from a kept cache (its ids are each document's
-        distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
-        two = len(cache.labels) <= 2 and not self.multilabel
-        lexicon = self._new_lexicon(hasher, store, mm) if two else None
-        df = None if two else store[0]
-        if two:
-            for label in cache.labels:
-                lexicon.code_of(label)
-        n = 0
-        for batch in cache.batches(8192):
-            if two:
-                lexicon.add_batch(batch.ids, batch.offsets,
-                                  np.asarray(batch.labels, dtype=np.int32))
-            else:
-                _count_df(df, batch.ids)
-            n += len(batch)
-            notify({"stage": "count", "docs": n, "total": cache.n_docs})
-        if n == 0:
-            raise NBSVMError("no training documents", path=str(cache.folder))
-        return lexicon, df
-
-    def _adopt_columns(self, cache: FeatureCache, hasher, df, notify) -> None:
-        """Classes, kept columns, NB ratios and a compact learner from the hashed data.
-
-        ``df`` (documents per bucket) becomes the bucket -> column map in place: only
-        buckets seen in at least ``min_df`` documents get a column (every other bucket has
-        ratio 0 or is dropped, so it could never carry a feature value). One pass over the
-        cache then counts each class's documents per kept column: memory follows the kept
-        buckets times the classes, never 2**n_bits times the classes. The ratios equal
-        those of the dense per-class counts bit for bit (see :mod:`nbsvm.lexicon`).
-        """
-        labels = list(cache.labels)              # the cache's codes: first-appearance order
-        if self.multilabel:                     # codes are label sets: one output per label
-            classes = classes_of(labels)
-            if not classes:
-                raise NBSVMError("no labels to train on: multi-label fields are 'a,b' lists "
-                                 "and every document's was empty", path=str(cache.folder))
-            set_ptr, set_rows = label_lists(classes, labels)
-        else:
-            classes = sorted(labels)
-            if len(classes) < 2:
-                raise NBSVMError(f"need at least two classes to train, found {classes}")
-            set_ptr = np.arange(len(labels) + 1, dtype=np.int64)
-            set_rows = np.arange(len(labels), dtype=np.int32)
-        min_df = max(int(self.min_df), 1)
-        # 2**n_bits buckets in two ranges, one per thread (the kernels release the GIL)
-        bounds = np.linspace(0, df.shape[0], 3).astype(np.int64)
-        parts = [None, None]
-
-        def stats(k):
-            parts[k] = _df_stats(df, min_df, int(bounds[k]), int(bounds[k + 1]))
-
-        run_parts(stats, 2)
-        n_seen = int(parts[0][0] + parts[1][0])
-        n_kept = int(parts[0][1] + parts[1][1])
-        self.classes_ = classes
-        n_out = self.n_outputs()
-        binary = n_out == 1
-        check_fit_memory(fit_bytes(hasher.n_bits, n_out, self.setting("optimizer"),
-                                   n_columns=n_kept, n_classes=len(classes))
-                         + (4 * n_kept if self.multilabel else 0),
-                         getattr(self, "_max_memory", None))
-
-        def columns(k):
-            _df_to_columns(df, min_df, int(bounds[k]), int(bounds[k + 1]),
-                           0 if k == 0 else int(parts[0][1]))
-
-        run_parts(columns, 2)
-        learner = self._new_learner(n_kept)
-        kept_df = np.zeros(n_kept if self.multilabel else 0, dtype=np.int32)
-        counts, docs, id_totals = self._count_kept_columns(cache, learner, df, notify,
-                                                           set_ptr, set_rows, len(classes)
-                                                           if self.multilabel else len(labels),
-                                                           kept_df)
-        self.n_seen_buckets_ = n_seen
-        self.hasher_ = hasher
-        self.column_of_ = df
-        self.linear_ = learner
-        if self.multilabel:
-            self.class_counts_ = docs        # documents per label, in class order
-            self._fill_label_ratios(counts, kept_df)
-            return
-        rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
-        self.class_counts_ = docs[rows]
-        # the ratio kernel over columns: every column is kept, its own map is the identity
-        identity = np.empty(n_kept, dtype=np.int32)
-        cuts = np.linspace(0, n_kept, 3).astype(np.int64)
-        sums = id_totals.astype(np.float64)         # each class's counts over seen buckets
-        if not binary:
-            # One-vs-rest ratios take their norms over the kept buckets (the vocabulary
-            # min_df leaves): over every seen bucket, the rare ones the rest holds shift
-            # each class's ratios by a constant that, once documents are scaled to unit
-            # norm, costs 1.7 points on 20 Newsgroups (85.6% -> 87.3% with the same SGD).
-            sums = counts.sum(axis=1, dtype=np.float64)     # integers: exact
-            n_seen = n_kept
-
-        def fill(k):
-            _compact_ratios(counts, rows, binary, float(self.alpha), n_seen, sums, 1,
-                            learner.S_, identity, int(cuts[k]), int(cuts[k + 1]), int(cuts[k]))
-
-        run_parts(fill, 2)
-        if counts.base is learner.S_:
-            learner.S_[:, :, 1] = 0.0
-        if self.weighting == "binary":      # every kept column: value 1 instead of r
-            learner.S_[:, :, 0] = 1.0
-
-    def _fill_label_ratios(self, counts, kept_df) -> None:
-        """Multi-label NB ratios (each label against the documents without it) from the
-        counts by kept column, into the learner's value field."""
-        learner = self.linear_
-        n_kept = learner.n_features
-        sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
-        total = float(kept_df.sum(dtype=np.int64))
-        cuts = np.linspace(0, n_kept, 3).astype(np.int64)
-
-        def fill(k):
-            _label_ratios(counts, kept_df, float(self.alpha), n_kept, sums, total,
-                          learner.S_, int(cuts[k]), int(cuts[k + 1]))
-
-        run_parts(fill, 2)
-        if counts.base is learner.S_:
-            learner.S_[:, :, 1] = 0.0
-        if self.weighting == "binary":
-            learner.S_[:, :, 0] = 1.0
-
-    @staticmethod
-    def _count_kept_columns(cache: FeatureCache, learner: LinearSGD, remap, notify,
-                            set_ptr, set_rows, n_rows, kept_df):
-        """One pass over the cache: each row's documents per kept column, its documents,
-        and its total of distinct buckets (rows: the cache's codes in their order, or the
-        labels with ``set_rows``; see :func:`~nbsvm.lexicon._count_columns`)."""
-        n_labels, n_kept = n_rows, learner.n_features
-        if cache.n_docs < 1 << 24 and n_labels == learner.n_outputs:
-            # counted in the weights' field, as float32 (exact below 2**24 documents); the
-            # caller zeroes it once the ratios are computed: no memory of their own
-            counts = learner.S_[:, :, 1]
-        else:
-            counts = np.zeros((n_labels, n_kept), dtype=np.int32)
-        docs = np.zeros(n_labels, dtype=np.int64)
-        id_totals = np.zeros(n_labels, dtype=np.int64)
-        n = 0
-        for batch in cache.batches(8192):
-            _count_columns(counts, docs, id_totals, kept_df, batch.ids, batch.offsets,
-                           np.asarray(batch.labels, dtype=np.int32), set_ptr, set_rows, remap)
-            n += len(batch)
-            notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
-        return counts, docs, id_totals
 
     def _start_mapper(self, texts) -> "concurrent.futures.Future":
         """Name the strongest buckets (:func:`~nbsvm.explain.ngram_map`) in a thread while
@@ -842,66 +648,18 @@ class NBSVMClassifier(Params):
             cache = writer.close()
         return _nonempty(cache)
 
-    def _adopt(self, lexicon: NBLexicon, mm=None, alpha=None):
-        """Take classes, counts and ratios from a lexicon into a compact learner.
+    def start_from_lexicon(self, lexicon: NBLexicon) -> None:
+        """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit
+        given that lexicon starts (Dask's trainer builds it across workers)."""
+        self._take(ColumnBuilder(self, lexicon.hasher).from_lexicon(lexicon, None,
+                                                                    alpha=self.alpha))
 
-        Only buckets seen in training get a column (``self.column_of_[bucket]``, -1 for the
-        others): every other bucket has ratio 0, so it could never carry a feature value.
-        With ``mm`` (the releasable memory the two classes were counted in), the positive
-        class's row is overwritten by the map and the other row is released.
-        """
-        classes = lexicon.classes_
-        if len(classes) < 2:
-            raise NBSVMError(f"need at least two classes to train, found {classes}")
-        alpha = float(self.alpha if alpha is None else alpha)
-        counts = lexicon._counts
-        rows = np.asarray(lexicon._order(), dtype=np.int64)
-        # two passes over 2**n_bits buckets, each split over two threads (the kernels
-        # release the GIL): first counts per range, then columns from each range's start
-        bounds = np.linspace(0, counts.shape[1], 3).astype(np.int64)
-        parts = [None, None]
-
-        def count(k):
-            parts[k] = _seen_sums(counts, int(self.min_df), int(bounds[k]), int(bounds[k + 1]))
-
-        run_parts(count, 2)
-        n_seen = parts[0][0] + parts[1][0]
-        sums = parts[0][1] + parts[1][1]
-        n_kept = parts[0][2] + parts[1][2]
-        self.classes_, self.class_counts_ = classes, lexicon.class_counts_
-        self.n_seen_buckets_ = int(n_seen)
-        self.hasher_ = lexicon.hasher
-        binary = len(classes) == 2
-        if not binary:          # one-vs-rest ratios: norms over the kept buckets
-            n_seen, sums = n_kept, parts[0][3] + parts[1][3]
-        n_out = 1 if binary else len(classes)
-        # the lexicon's dense count rows are held while the learner is filled (with two
-        # classes counted in lent memory, the map overwrites one of them)
-        held = len(classes) - 1 if mm is not None and binary else len(classes)
-        check_fit_memory(fit_bytes(self.hasher_.n_bits, n_out, self.setting("optimizer"),
-                                   n_columns=int(n_kept), n_classes=len(classes))
-                         + held * counts.shape[1] * 4,
-                         getattr(self, "_max_memory", None))
-        learner = self._new_learner(int(n_kept))
-        if mm is not None and binary:
-            remap = counts[rows[1]]                     # int32 row, rewritten in place
-        else:
-            remap = np.empty(counts.shape[1], dtype=np.int32)
-
-        def fill(k):
-            _compact_ratios(counts, rows, binary, alpha, n_seen, sums, int(self.min_df),
-                            learner.S_, remap, int(bounds[k]), int(bounds[k + 1]),
-                            0 if k == 0 else int(parts[0][2]))
-
-        run_parts(fill, 2)
-        if self.weighting == "binary":      # every kept column: value 1 instead of r
-            learner.S_[:, :, 0] = 1.0
-        if mm is not None and binary:
-            row_bytes = counts.shape[1] * 4
-            if row_bytes % mmap.PAGESIZE == 0:
-                mm.madvise(mmap.MADV_DONTNEED, int(rows[0]) * row_bytes, row_bytes)
-        self.column_of_ = remap
-        self.linear_ = learner
+    def _take(self, columns: Columns) -> None:
+        """Adopt what counting built (:mod:`nbsvm.columns`) as the learned state."""
+        self.classes_, self.class_counts_ = columns.classes, columns.class_counts
+        self.n_seen_buckets_ = columns.n_seen_buckets
+        self.column_of_, self.linear_ = columns.column_of, columns.linear
+        self.hasher_ = self._hasher()
 
     def _positive_codes(self) -> list[int]:
         return [1] if self.n_outputs() == 1 else list(range(len(self.classes_)))
@@ -910,13 +668,16 @@ class NBSVMClassifier(Params):
         """Whether documents are scaled to unit norm (``norm``, resolved for the classes)."""
         return self.setting("norm") == "l2"
 
-    def _new_learner(self, n_columns: int) -> LinearSGD:
-        n_out = self.n_outputs()
-        eta0 = self.setting("eta0")
+    def new_linear(self, classes: list, n_columns: int) -> LinearSGD:
+        """The built-in learner these settings train for ``classes`` over ``n_columns``
+        (feature values and weights zero)."""
+        eta0 = self.setting("eta0", classes)
         eta0 = getattr(self, "eta0_", None) if eta0 == "auto" else eta0
-        return LinearSGD(n_columns, n_outputs=n_out, loss=self.setting("loss"),
-                         optimizer=self.setting("optimizer"), eta0=eta0 or 1.0, l2=self.l2,
-                         threads=self.threads, unit=self.unit_rows())
+        return LinearSGD(n_columns, n_outputs=self.n_outputs(classes),
+                         loss=self.setting("loss", classes),
+                         optimizer=self.setting("optimizer", classes), eta0=eta0 or 1.0,
+                         l2=self.l2, threads=self.threads,
+                         unit=self.setting("norm", classes) == "l2")
 
     def _codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
         """Map label strings to class indices, naming the first document with an unknown one."""
@@ -1278,7 +1039,7 @@ class NBSVMClassifier(Params):
         clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) \
             if "map_buckets" in arrays else {}
         try:
-            learner = clf._new_learner(buckets.size)
+            learner = clf.new_linear(clf.classes_, buckets.size)
         except NBSVMError as e:         # settings the learner refuses: a crafted header
             raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
         learner.S_[:, :, 0] = ratios
