@@ -287,7 +287,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     parameter mixing; returns ``clf`` fitted (no n-gram map for explanations)."""
     notify = callback or (lambda event: None)
     reader = dict(reader or {})
-    hasher = clf._validate()
+    hasher = clf.validate()
     if clf.learner is not None:
         raise NBSVMError(f"--learner {clf.learner} is not available for distributed training "
                          "yet (parameter mixing averages the built-in learner's weights)")

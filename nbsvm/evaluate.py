@@ -340,7 +340,7 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     epoch but the last, whose value is the report's accuracy. Training is unchanged (the
     model is only read between epochs); the scoring adds to the training time.
     """
-    hasher = model._validate()
+    hasher = model.validate()
     if model.cache_dir is not None:
         Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))

@@ -98,7 +98,7 @@ def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.
     score, ``const[k]`` the score of an empty document (``dtype=np.float32``: faster, for
     ranking; ``mean_abs``: mean |w| per output for ``interpolate='weights'``, default the
     model's ``mean_abs_coef_``). Reads the learner's state without changing it."""
-    clf._check_fitted()
+    clf.check_fitted()
     _check_explainable(clf)
     learner = clf.linear_
     C = np.empty((learner.n_outputs, learner.n_features), dtype=dtype)
@@ -250,7 +250,7 @@ def top_features(clf, top: int = 30, cls=None):
     C, _ = contributions(clf)
     row = sign * C[k]
     learner = clf.linear_
-    buckets = clf._buckets()
+    buckets = clf.column_buckets()
     mapping = getattr(clf, "ngram_map_", None) or {}
     rows = []
     order = np.argsort(row, kind="stable")
@@ -293,7 +293,7 @@ def explain_text(clf, text: str, cls=None) -> dict:
     "contribution", "note"}]}``. Each bucket counts once (features are binarized): its
     first n-gram carries the contribution, repeats and other n-grams in the same bucket add
     0 (``note`` says which); ``constant + sum(contribution) == score``."""
-    clf._check_fitted()
+    clf.check_fitted()
     scores = np.atleast_1d(clf.decision_function([text])[0])
     if cls is None and clf.multilabel:          # the label with the highest score
         cls = clf.classes_[int(np.argmax(scores))]

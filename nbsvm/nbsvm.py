@@ -41,25 +41,25 @@ from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 
-from . import __version__
 from .config import BUCKET_DTYPE, DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS
 from ._params import Params
 from .errors import NBSVMError
-from .explain import (TextSample, decode_map, encode_map, ngram_map, ngram_map_of,
-                      strongest_columns)
+from .explain import TextSample, ngram_map, ngram_map_of, strongest_columns
 from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch,
                        hash_batches, releasable_int32 as _releasable_int32, translate)
-from .io.readers import COLUMN_SEPARATOR, Document
+from .io.frames import texts_and_labels
+from .io.readers import Document
 from .reduction import SHARED, NBReduction, check_learner
 from .labels import SEPARATOR, key_of, label_set, membership
 from .calibration import calibrate_eta0, calibration_sample
 from .columns import ColumnBuilder, Columns, _nonempty
+from .epochs import Epochs
 from .lexicon import NBLexicon
 from .memory import check_fit_memory, hashing_bytes
 from .online.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 from .online._kernels import _mean_abs_weight
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
-from .persist import Chunked, load_npz, save_npz
+from .modelfile import load_model, save_model
 from .text.hashing import Hasher
 
 if TYPE_CHECKING:
@@ -69,7 +69,6 @@ if TYPE_CHECKING:
 INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
 NORMS = ("l2", "none")           # row scaling
-EPOCH_CHUNK = 4096          # documents between progress reports
 
 
 def _read_sample(cache: FeatureCache) -> list[str]:
@@ -95,74 +94,6 @@ def _check_columns(batch: Batch, n_columns: int) -> None:
     bad = check_ids(batch.ids, n_columns)
     if bad >= 0:
         raise NBSVMError(f"bad batch: column {int(batch.ids[bad])} outside [0, {n_columns})")
-
-
-def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
-    """Value checks of a loaded model's arrays (their dtypes and shapes are checked already):
-    what the compiled kernels index with must be in range, what they add must be finite."""
-    def bad(what):
-        raise NBSVMError(f"corrupted model file: {what}", path=str(path))
-
-    if buckets.size > 1 and np.any(np.diff(buckets) <= 0):
-        bad("buckets not strictly increasing (unsorted or repeated)")
-    if len(set(clf.classes_)) != len(clf.classes_):
-        bad(f"repeated class names {clf.classes_}")
-    if clf.n_docs_ < 0 or np.any(clf.class_counts_ < 0) or \
-            not 0 <= clf.n_seen_buckets_ <= (1 << clf.hasher_.n_bits):
-        bad("negative or impossible counts")
-    for name, a in (("ratios", ratios), ("coef", coef), ("learner_state", state),
-                    ("mean_abs_coef", clf.mean_abs_coef_), ("adagrad_sq", sq)):
-        if a is not None and not np.isfinite(a).all():
-            bad(f"non-finite values in {name}")
-    if sq is not None and np.any(sq < 0):
-        bad("negative values in adagrad_sq")
-
-
-def _texts_and_labels(X, y, text_col, label_col):
-    """(texts, labels) from sequences, arrays, Series or a DataFrame with named columns.
-
-    ``y`` may be a sequence of labels or, with a DataFrame ``X``, a column name."""
-    if hasattr(X, "columns") and hasattr(X, "iloc"):           # a pandas DataFrame
-        if isinstance(y, str):
-            label_col, y = y, None
-        if y is None and label_col is not None:
-            if label_col not in X.columns:
-                raise NBSVMError(f"no label column {label_col!r} in the DataFrame; it has "
-                                 f"{list(X.columns)} (pass y, or label_col=...)")
-            y = X[label_col]
-        cols = [text_col] if isinstance(text_col, str) else list(text_col)
-        if len(cols) > 1:
-            # several text columns (a title and a body): joined as the readers join them
-            missing = [c for c in cols if c not in X.columns]
-            if missing:
-                raise NBSVMError(f"no text column(s) {missing} in the DataFrame; it has "
-                                 f"{list(X.columns)} (pass text_col=...)")
-            X = X[cols].astype(str).agg(COLUMN_SEPARATOR.join, axis=1)
-        elif cols[0] in X.columns:
-            X = X[cols[0]]
-        elif X.shape[1] == 1:
-            X = X.iloc[:, 0]
-        else:
-            raise NBSVMError(f"no text column {text_col!r} in the DataFrame; it has "
-                             f"{list(X.columns)} (pass text_col=...)")
-    elif isinstance(X, str):
-        raise NBSVMError("X must be a sequence of texts, not a single string")
-    else:
-        shape = getattr(X, "shape", None)
-        if shape is not None and len(shape) == 2:
-            if shape[1] != 1:
-                raise NBSVMError(f"X must hold one text per row; got shape {shape}")
-            X = np.asarray(X)[:, 0]
-    texts = X.tolist() if hasattr(X, "tolist") else list(X)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise NBSVMError(f"X[{i}] is {type(t).__name__}, not a text")
-    if y is None:
-        return texts, None
-    labels = y.tolist() if hasattr(y, "tolist") else list(y)
-    if len(labels) != len(texts):
-        raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
-    return texts, labels
 
 
 class NBSVMClassifier(Params):
@@ -327,7 +258,9 @@ class NBSVMClassifier(Params):
         k = len(self.classes_ if classes is None else classes)
         return k if self.multilabel or k > 2 else 1
 
-    def _validate(self):
+    def validate(self) -> Hasher:
+        """Check every parameter (an error says what is allowed); return the hasher they
+        make."""
         if self.loss is not None:
             check_loss(self.loss)
         if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
@@ -392,7 +325,7 @@ class NBSVMClassifier(Params):
         None, ``label_col``. Labels may be any values: the model's ``classes_`` are their
         strings and :meth:`predict` returns the original values (ints stay ints).
         """
-        texts, labels = _texts_and_labels(X, y, text_col, label_col)
+        texts, labels = texts_and_labels(X, y, text_col, label_col)
         if labels is None:
             raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")
         if self.multilabel:       # label sets: lists of labels, or 'a,b' strings
@@ -430,7 +363,7 @@ class NBSVMClassifier(Params):
         no usable kept cache. ``checkpoint`` (:class:`~nbsvm.checkpoint.Checkpoint`) saves
         the state every few epochs and resumes from it.
         """
-        hasher = self._validate()
+        hasher = self.validate()
         if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
             check_fit_memory(hashing_bytes(hasher.n_bits), max_memory, what="the hashing pass")
         if self.multilabel and lexicon is not None:
@@ -492,7 +425,10 @@ class NBSVMClassifier(Params):
                 lexicon = None
                 if cache is None and kept is None and saved is None and self.learner is None:
                     notify({"stage": "lexicon done", "docs": 0})
-                    cache = self._stream_first_epoch(docs, writer, notify)
+                    cache = self._epochs(notify).stream_first(
+                        hash_batches(docs, self.hasher_), writer, self.column_of_,
+                        lambda batch: self._codes_for(batch.labels, batch),
+                        self._positive_codes())
                     first_epoch = 2
                     translate = False     # written as columns already
                 else:
@@ -529,6 +465,7 @@ class NBSVMClassifier(Params):
                 notify({"stage": "resumed", "epoch": first_epoch - 1})
             mapper = None
             epochs = self.setting("epochs")
+            epochs_run = self._epochs(notify)
             for epoch in range(first_epoch, epochs + 1):
                 if epoch == epochs and epoch > first_epoch and sample.texts \
                         and self.learner is None:
@@ -537,7 +474,7 @@ class NBSVMClassifier(Params):
                 if translate and epoch == first_epoch:
                     groups = cache.translated_groups(self.column_of_, None if ordered else rng,
                                                      rewrite=epoch < epochs, into=into)
-                self._replay_epoch(cache, positive, rng, epoch, notify, groups)
+                epochs_run.replay(cache, positive, rng, epoch, groups)
                 if checkpoint is not None and checkpoint.due(epoch, epochs):
                     checkpoint.save(self, epoch, rng)
                     notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
@@ -572,7 +509,7 @@ class NBSVMClassifier(Params):
         batch (O(2**n_bits) per call: use large batches). After :meth:`fit` or :meth:`load`
         the lexicon is frozen and only the linear model keeps learning.
         """
-        hasher = self._validate()
+        hasher = self.validate()
         if self.learner is not None:
             raise NBSVMError(f"partial_fit trains the built-in learner; learner "
                              f"{self.learner!r} is trained by fit")
@@ -594,7 +531,7 @@ class NBSVMClassifier(Params):
             self.n_seen_buckets_ = 0
             self.column_of_ = None                 # growing lexicon: columns are buckets
             self.linear_ = self.new_linear(self.classes_, 1 << hasher.n_bits)
-        texts, values = _texts_and_labels(X, y, "text", "label")
+        texts, values = texts_and_labels(X, y, "text", "label")
         if values is None:
             raise NBSVMError("partial_fit needs labels y")
         self._remember_label_values(values, update=True)
@@ -711,68 +648,15 @@ class NBSVMClassifier(Params):
         code = {label: i for i, label in enumerate(cache.labels)}
         return [code.get(self.classes_[k], -1) for k in self._positive_codes()]
 
-    def _stream_first_epoch(self, docs, writer, notify) -> FeatureCache:
-        with writer:
-            n, loss_sum = 0, 0.0
-            for batch in hash_batches(docs, self.hasher_):
-                codes = self._codes_for(batch.labels, batch)
-                batch = translate(batch, self.column_of_)     # buckets the lexicon never saw: r=0
-                writer.add(batch)
-                loss_sum += self.linear_.epoch(batch.ids, batch.offsets, codes,
-                                                np.arange(len(batch)),
-                                                self._positive_codes()) * len(batch)
-                n += len(batch)
-                notify({"stage": "epoch", "epoch": 1, "epochs": self.setting("epochs"), "docs": n,
-                        "total": None, "loss": loss_sum / n})
-            cache = writer.close()
-        return _nonempty(cache)
-
-    def _replay_epoch(self, cache, positive, rng, epoch, notify, groups=None):
-        n, loss_sum = 0, 0.0
-        if groups is None:
-            self._check_cache_fits(cache)
-        groups = groups or cache.shuffled_groups(rng)
-        # closed on any exit, so that an error or Ctrl-C stops the epoch's threads before the
-        # caller removes the cache folder
-        with contextlib.closing(groups):
-            for ids, offsets, codes, order in groups:
-                if self.learner is not None:        # a backend learner: one call a group
-                    loss_sum += self._backend_pass(ids, offsets, codes, order, positive)
-                    n += len(order)
-                    notify({"stage": "epoch", "epoch": epoch, "epochs": self.setting("epochs"),
-                            "docs": n, "total": cache.n_docs, "loss": loss_sum / n})
-                    continue
-                for start in range(0, len(order), EPOCH_CHUNK):
-                    part = order[start:start + EPOCH_CHUNK]
-                    loss_sum += self.linear_.epoch(ids, offsets, codes, part,
-                                                    positive) * len(part)
-                    n += len(part)
-                    notify({"stage": "epoch", "epoch": epoch, "epochs": self.setting("epochs"), "docs": n,
-                            "total": cache.n_docs, "loss": loss_sum / n})
-
-    def _backend_pass(self, ids, offsets, codes, order, positive) -> float:
-        """One pass of the backend learner(s) over a group; their summed loss (nan when
-        the learner reports none)."""
-        self.backend_.partial_fit(self.linear_.S_[:, :, 0], ids, offsets, codes, order,
-                                  positive, self.unit_rows())
-        losses = [learner.last_stats_.get("loss") for learner in self.backend_.learners]
-        if any(v is None for v in losses):
-            return float("nan")
-        return float(sum(losses)) / len(losses)
-
-    def _check_cache_fits(self, cache: FeatureCache) -> None:
-        """The cache's ids (checked below ``cache.id_limit`` as its blocks are read) must be
-        columns of the learner: the epoch kernels index the state with them unchecked."""
-        if cache.id_limit > self.linear_.n_features:
-            raise NBSVMError(f"corrupted feature cache: ids up to {cache.id_limit - 1} for a "
-                             f"model of {self.linear_.n_features} columns",
-                             path=str(cache.folder))
+    def _epochs(self, notify) -> Epochs:
+        return Epochs(self.linear_, getattr(self, "backend_", None) if self.learner else None,
+                      self.setting("epochs"), notify)
 
     def _finish(self):
         self.mean_abs_coef_ = self.linear_.mean_abs_coef()
 
     # -- learned state (views of the learner's arrays) --------------------------------------
-    def _buckets(self) -> np.ndarray:
+    def column_buckets(self) -> np.ndarray:
         """Bucket id of each learner column (sorted)."""
         if self.column_of_ is None:
             return np.arange(self.linear_.n_features, dtype=BUCKET_DTYPE)
@@ -780,13 +664,13 @@ class NBSVMClassifier(Params):
 
     def _dense(self, field: int) -> np.ndarray:
         out = np.zeros((self.linear_.n_outputs, 1 << self.hasher_.n_bits), dtype=STATE_DTYPE)
-        out[:, self._buckets()] = self.linear_.S_[:, :, field]
+        out[:, self.column_buckets()] = self.linear_.S_[:, :, field]
         return out
 
     @property
     def coef_(self) -> np.ndarray:
         """Weights by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
-        self._check_fitted()
+        self.check_fitted()
         self.linear_.coef()
         return self._dense(1)
 
@@ -796,16 +680,16 @@ class NBSVMClassifier(Params):
 
         These are the feature values: with ``weighting='binary'``, 1 on every kept bucket.
         """
-        self._check_fitted()
+        self.check_fitted()
         return self._dense(0)
 
     @property
     def intercept_(self) -> np.ndarray:
-        self._check_fitted()
+        self.check_fitted()
         return self.linear_.intercept()
 
     # -- prediction -----------------------------------------------------------------------
-    def _check_fitted(self):
+    def check_fitted(self):
         if "linear_" not in self.__dict__:
             raise NBSVMError("this model is not fitted yet; call fit() or load a model file")
 
@@ -814,7 +698,7 @@ class NBSVMClassifier(Params):
 
         ``columns``: the batch holds model columns already (not bucket ids).
         """
-        self._check_fitted()
+        self.check_fitted()
         if not columns:
             batch = translate(batch, self.column_of_)
         else:               # columns from elsewhere: the kernels index the weights with them
@@ -849,8 +733,8 @@ class NBSVMClassifier(Params):
 
     def decision_function(self, X, *, text_col: str = "text") -> np.ndarray:
         """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
-        self._check_fitted()
-        texts, _ = _texts_and_labels(X, None, text_col, None)
+        self.check_fitted()
+        texts, _ = texts_and_labels(X, None, text_col, None)
         parts = [self.decision_batch(b) for b in self._batches(texts)]
         n_out = self.linear_.n_outputs
         scores = np.concatenate(parts) if parts else np.zeros((0, n_out))
@@ -932,7 +816,7 @@ class NBSVMClassifier(Params):
     def score(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> float:
         """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
         of documents whose whole label set is right, scikit-learn's subset accuracy)."""
-        texts, labels = _texts_and_labels(X, y, text_col, label_col)
+        texts, labels = texts_and_labels(X, y, text_col, label_col)
         if self.multilabel:
             predicted = self.labels_of(self.decision_function(texts))
             return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
@@ -941,118 +825,11 @@ class NBSVMClassifier(Params):
 
     # -- files ----------------------------------------------------------------------------
     def save(self, path) -> None:
-        """Write the model atomically: seen buckets only, as .npz with a JSON header."""
-        self._check_fitted()
-        learner = self.linear_
-        learner.coef()                          # fold the SGD scale into the weights
-        if self.column_of_ is None:                 # columns are buckets: keep the used ones
-            keep = learner.used_features()
-            buckets = keep
-        else:                                   # compact: every column is a seen bucket
-            keep = None
-            buckets = self._buckets()
-        n_out, n_cols = learner.n_outputs, buckets.size
-
-        def column(c):          # S_[:, keep, c] row by row, in slices: no full copies
-            def pieces():
-                for k in range(n_out):
-                    for start in range(0, n_cols, 1 << 20):
-                        part = slice(start, start + (1 << 20))
-                        yield learner.S_[k, part, c] if keep is None else \
-                            learner.S_[k, keep[part], c]
-            return Chunked(STATE_DTYPE, (n_out, n_cols), pieces)
-
-        arrays = {"buckets": buckets, "ratios": column(0), "coef": column(1),
-                  "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
-        if learner.optimizer == "adagrad":
-            arrays["adagrad_sq"] = column(2)
-        arrays.update(encode_map(getattr(self, "ngram_map_", None) or {}))
-        backend = None
-        if self.learner is not None:
-            backend, own = self.backend_.parts()
-            arrays.update(own)
-        header = dict(
-            package_version=__version__,
-            params={p: getattr(self, p) for p in self._PARAMS if p != "cache_dir"},
-            hasher=self.hasher_.settings(), classes=list(self.classes_),
-            class_counts=[int(c) for c in self.class_counts_], n_docs=int(self.n_docs_),
-            n_seen_buckets=int(self.n_seen_buckets_),
-            mean_abs_coef=[float(x) for x in self.mean_abs_coef_])
-        if backend is not None:
-            header["backend"] = backend
-        if self.setting("eta0") == "auto" and self.learner is None:
-            header["eta0_"] = float(self.linear_.eta0)     # what the calibration chose
-        save_npz(path, "model", header, arrays)
+        """Write the model atomically: seen buckets only, as .npz with a JSON header
+        (:mod:`nbsvm.modelfile`)."""
+        save_model(self, path)
 
     @classmethod
     def load(cls, path) -> "NBSVMClassifier":
-        header, arrays = load_npz(path, "model")
-        try:
-            if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
-                raise TypeError("params and hasher must be objects")
-            # files from before the norm option were trained without it
-            clf = cls(**{"norm": "none", **header["params"]})
-            if clf._validate() != Hasher(**header["hasher"]):
-                raise NBSVMError("corrupted model file: the hasher settings do not match "
-                                 "the parameters", path=str(path))
-            clf.hasher_ = Hasher(**header["hasher"])
-            if not isinstance(header["classes"], list) \
-                    or not all(isinstance(c, str) for c in header["classes"]):
-                raise TypeError("classes must be a list of strings")
-            clf.classes_ = list(header["classes"])
-            clf.class_counts_ = np.asarray(header["class_counts"], dtype=np.int64).reshape(-1)
-            clf.n_docs_ = int(header["n_docs"])
-            clf.n_seen_buckets_ = int(header["n_seen_buckets"])
-            clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
-            buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
-            state = arrays["learner_state"]
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
-            raise NBSVMError(f"corrupted model file: {type(e).__name__}: {e}", path=str(path)) from None
-        except NBSVMError as e:
-            if e.path is not None:
-                raise
-            raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-        if clf.setting("eta0") == "auto" and clf.learner is None:
-            eta0_ = header.get("eta0_")
-            if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)
-                    and 0 < eta0_ < float("inf")):
-                raise NBSVMError("corrupted model file: eta0 'auto' without a valid eta0_",
-                                 path=str(path))
-            clf.eta0_ = float(eta0_)
-        n_out = clf.n_outputs()
-        d = 1 << clf.hasher_.n_bits
-        sq = arrays.get("adagrad_sq")
-        ok = (len(clf.classes_) >= (1 if clf.multilabel else 2)
-              and len(clf.class_counts_) == len(clf.classes_)
-              and clf.hasher_.n_bits == clf.n_bits
-              and buckets.ndim == 1 and buckets.dtype == BUCKET_DTYPE
-              and ratios.shape == (n_out, buckets.size) and ratios.dtype == STATE_DTYPE
-              and coef.shape == (n_out, buckets.size) and coef.dtype == STATE_DTYPE
-              and state.shape == (n_out, 3) and state.dtype == np.float64
-              and clf.mean_abs_coef_.shape == (n_out,)
-              and (clf.setting("optimizer") != "adagrad"
-                   or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE))
-              and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
-        if not ok:
-            raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
-        _check_model_values(clf, buckets, ratios, coef, state, sq, path)
-        clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) \
-            if "map_buckets" in arrays else {}
-        try:
-            learner = clf.new_linear(clf.classes_, buckets.size)
-        except NBSVMError as e:         # settings the learner refuses: a crafted header
-            raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-        learner.S_[:, :, 0] = ratios
-        learner.S_[:, :, 1] = coef
-        if sq is not None and clf.setting("optimizer") == "adagrad":
-            learner.S_[:, :, 2] = sq
-        learner.state_[:] = state
-        clf.column_of_ = np.full(d, -1, dtype=np.int32)
-        clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
-        clf.linear_ = learner
-        if clf.learner is not None:
-            clf.backend_ = NBReduction.from_parts(
-                header.get("backend"), {k: v for k, v in arrays.items()
-                                        if k.startswith("backend")},
-                learner.n_outputs, buckets.size, str(path))
-        return clf
+        """Read a model file written by :meth:`save`, checking every array."""
+        return load_model(cls, path)

@@ -24,7 +24,7 @@ from .config import DEFAULTS
 from ._params import Params
 from .errors import NBSVMError
 from .lexicon import NBLexicon
-from .nbsvm import _texts_and_labels
+from .io.frames import texts_and_labels
 from .text.hashing import Hasher
 
 CHUNK = 4096          # texts hashed per compiled call
@@ -66,7 +66,7 @@ class NBFeatures(Params):
 
     # -- fitting --------------------------------------------------------------------------
     def fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> "NBFeatures":
-        texts, labels = _texts_and_labels(X, y, text_col, label_col)
+        texts, labels = texts_and_labels(X, y, text_col, label_col)
         if labels is None:
             raise NBSVMError("NBFeatures.fit needs labels y (the ratios are per class)")
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
@@ -100,7 +100,7 @@ class NBFeatures(Params):
         except ImportError:
             raise NBSVMError("NBFeatures.transform returns scipy.sparse matrices: "
                              "pip install scipy") from None
-        texts, _ = _texts_and_labels(X, None, text_col, None)
+        texts, _ = texts_and_labels(X, None, text_col, None)
         n_out, n_cols = self.ratios_.shape
         values = np.ones_like(self.ratios_) if self.binary_values else self.ratios_
         parts = []

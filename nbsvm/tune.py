@@ -94,7 +94,7 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
                     valid_fraction: float, seed: int, root: Path, notify) -> dict:
     """One pass: part of each document (fold), hashed once per n-gram order into caches
     ``root/<order>/<split>/{train,valid}``. Returns ``{order: [(train, valid), ...]}``."""
-    hashers = {n: NBSVMClassifier(**dict(base, ngrams=n))._validate() for n in orders}
+    hashers = {n: NBSVMClassifier(**dict(base, ngrams=n)).validate() for n in orders}
     n_splits = max(folds, 1)
     writers = {n: [(CacheWriter(root / str(n) / str(s) / "train", h),
                     CacheWriter(root / str(n) / str(s) / "valid", h)) for s in range(n_splits)]
@@ -183,7 +183,7 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
         raise NBSVMError(f"the validation fraction must be in (0, 1), got {valid_fraction}")
     cands = candidates(grid)
     for c in cands:                     # refuse impossible settings before reading anything
-        NBSVMClassifier(**dict(base, **c))._validate()
+        NBSVMClassifier(**dict(base, **c)).validate()
     orders = sorted({c.get("ngrams", base.get("ngrams", DEFAULTS["ngrams"])) for c in cands})
     docs = (d if isinstance(d, Document) else Document(str(d[1]), d[0], "<tune>", i + 1)
             for i, d in enumerate(docs))
@@ -210,7 +210,7 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
                     clf.beta = c.get("beta", base.get("beta", DEFAULTS["beta"]))
                     clf.interpolate = c.get("interpolate",
                                             base.get("interpolate", DEFAULTS["interpolate"]))
-                    clf._validate()
+                    clf.validate()
                     rep = evaluate_cache(clf, valid)
                     scores[id(c)].append((rep["accuracy"], rep.get("log_loss", np.nan),
                                           train_s, getattr(clf, "eta0_", None), rep["n_docs"]))

@@ -60,7 +60,7 @@ def client():
 
 def test_distributed_lexicon_equals_the_local_one(client, shards):
     parts, everything, _ = shards
-    hasher = NBSVMClassifier(**SETTINGS)._validate()
+    hasher = NBSVMClassifier(**SETTINGS).validate()
     local = build_lexicon(read_inputs([everything]), hasher)
     for partition in (parts, [everything], parts[::-1]):
         lex = D.lexicon(client, partition, hasher)
@@ -161,7 +161,7 @@ def test_url_shards_are_fetched_by_the_workers(client, shards, tmp_path):
     """fsspec URLs (file:// here; s3://, gs://, ... with their fsspec packages): each worker
     copies its shard once into its local folder; the lexicon equals the local one."""
     parts, everything, _ = shards
-    hasher = NBSVMClassifier(**SETTINGS)._validate()
+    hasher = NBSVMClassifier(**SETTINGS).validate()
     urls = ["file://" + os.path.abspath(p) for p in parts]
     lex = D.lexicon(client, D.shards_of(urls), hasher)
     local = build_lexicon(read_inputs([everything]), hasher)

@@ -68,7 +68,7 @@ def test_the_map_names_buckets_with_their_ngrams_and_counts():
             naive.setdefault(bucket_of(key, h.n_bits, h.seed), Counter())[key] += 1
     assert mapping and any(len(v) > 1 for v in mapping.values())      # collisions shown
     C, _ = contributions(clf, np.float32)
-    buckets = clf._buckets()
+    buckets = clf.column_buckets()
     order = np.sort(C[0])
     strongest = set(buckets[(C[0] >= order[-40]) & (C[0] > 0)]) | \
         set(buckets[(C[0] <= order[39]) & (C[0] < 0)])

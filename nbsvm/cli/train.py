@@ -196,7 +196,7 @@ def train_command(
                               eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
                               seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
                               learner=learner, multilabel=multilabel)
-        hasher = clf._validate()
+        hasher = clf.validate()
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from nbsvm import NBLexicon, NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.config import FORMAT_VERSION
+from nbsvm.epochs import check_cache_fits
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluate import evaluate_cache
 from nbsvm.features import Batch, CacheWriter, FeatureCache, translate
@@ -438,7 +439,7 @@ def test_cache_ids_beyond_the_model_columns(tmp_path):
     cache = FeatureCache(folder)
     assert cache.id_limit > clf.linear_.n_features
     with pytest.raises(NBSVMError, match="columns"):
-        clf._check_cache_fits(cache)
+        check_cache_fits(cache, clf.linear_.n_features)
     with pytest.raises(NBSVMError, match="outside"):           # the cache holds buckets
         evaluate_cache(clf, cache, columns=True)
     assert "accuracy" in evaluate_cache(clf, cache)            # as buckets it is fine
