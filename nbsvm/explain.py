@@ -65,15 +65,24 @@ class TextSample:
             yield d
 
 
-def _check_explainable(clf) -> None:
-    if getattr(clf, "learner", None) is not None:
-        raise NBSVMError(f"explanations read the built-in learner's weights; a model "
-                         f"trained with --learner {clf.learner} cannot be explained yet")
+def _backend_row(clf, k: int, out: np.ndarray) -> float:
+    """:func:`_contribution_row` of a model trained with ``learner`` (the backend's weights
+    over the same columns; NB interpolation by scores only)."""
+    learner = clf.linear_
+    values, w, b = clf.backend_.output_weights(k, learner.tables)
+    out[:] = w if values is None else values.astype(np.float64) * w
+    beta = clf.beta
+    if beta == 1.0:
+        return b
+    out *= out.dtype.type(beta)
+    out += out.dtype.type(1 - beta) * learner.tables[k].astype(out.dtype)
+    return beta * b + (1 - beta) * clf._log_prior(k)
 
 
 def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
     """Row ``k`` of :func:`contributions` into ``out`` (its dtype); returns ``const[k]``."""
-    _check_explainable(clf)
+    if clf.learner is not None:
+        return _backend_row(clf, k, out)
     learner = clf.linear_
     dtype = out.dtype.type
     np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=out, dtype=out.dtype,
@@ -99,7 +108,6 @@ def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.
     ranking; ``mean_abs``: mean |w| per output for ``interpolate='weights'``, default the
     model's ``mean_abs_coef_``). Reads the learner's state without changing it."""
     clf.check_fitted()
-    _check_explainable(clf)
     learner = clf.linear_
     C = np.empty((learner.n_outputs, learner.n_features), dtype=dtype)
     const = np.array([_contribution_row(clf, k, C[k], mean_abs)
@@ -250,6 +258,8 @@ def top_features(clf, top: int = 30, cls=None):
     C, _ = contributions(clf)
     row = sign * C[k]
     learner = clf.linear_
+    backend_w = clf.backend_.output_weights(k, learner.tables)[1] \
+        if clf.learner is not None else None
     buckets = clf.column_buckets()
     mapping = getattr(clf, "ngram_map_", None) or {}
     rows = []
@@ -261,7 +271,8 @@ def top_features(clf, top: int = 30, cls=None):
             b = int(buckets[c])
             rows.append({"direction": direction, "rank": rank, "ngrams": _names(mapping, b),
                          "bucket": b, "ratio": float(learner.S_[k, c, 0]),
-                         "weight": float(learner.S_[k, c, 1] / learner.scale_of(k)),
+                         "weight": float(learner.S_[k, c, 1] / learner.scale_of(k)
+                                         if backend_w is None else backend_w[c]),
                          "contribution": float(row[c])})
     return pd.DataFrame(rows, columns=["direction", "rank", "ngrams", "bucket", "ratio",
                                        "weight", "contribution"])
@@ -276,9 +287,15 @@ def _unit_row(clf, k: int, buckets: list[int]) -> np.ndarray:
                             for b in buckets}), dtype=np.int64)
     cols = cols[cols >= 0]
     r = learner.S_[k, :, 0].astype(np.float64)
-    norm = float(np.sqrt(np.sum(r[cols] ** 2))) if cols.size else 0.0
+    if clf.learner is not None:         # the backend's row values: ratios, or 1 (shared)
+        values, w, _ = clf.backend_.output_weights(k, learner.tables)
+        x = np.ones_like(r) if values is None else r
+        linear = x * w
+    else:
+        x = r
+        linear = r * learner.S_[k, :, 1].astype(np.float64) / learner.scale_of(k)
+    norm = float(np.sqrt(np.sum(x[cols] ** 2))) if cols.size else 0.0
     inv = 1.0 / norm if norm > 0 else 0.0
-    linear = r * learner.S_[k, :, 1].astype(np.float64) / learner.scale_of(k)
     beta = clf.beta
     if beta == 1.0:
         return linear * inv

@@ -488,7 +488,7 @@ class NBSVMClassifier(Params):
                 self.ngram_map_ = mapper.result()
             else:
                 self.ngram_map_ = ngram_map(self, sample.texts) \
-                    if sample.texts and self.learner is None else {}
+                    if sample.texts else {}
             timings["ngram_map_wait_s"] = time.perf_counter() - t1
         except NBSVMError as e:
             if kept is not None and kept.owns(e):       # never trip over it again

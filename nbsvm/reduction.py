@@ -100,6 +100,22 @@ class NBReduction:
                                                                      unit, k))
                                 for k, learner in enumerate(self.learners)])
 
+    def output_weights(self, k: int, tables) -> tuple[np.ndarray | None, np.ndarray, float]:
+        """Output ``k``'s linear model over the columns: ``(values, w, b)``, its score being
+        ``sum_i x_i w_i + b`` with ``x_i`` the document's row values (``values[i]``, or 1
+        for the shared binarized rows when ``values`` is None; divided by the row's norm
+        with ``unit``)."""
+        if self.shared and self.n_outputs > 1:
+            w, b = self.learners[0].output_weights(k)
+            return None, w, b
+        learner = self.learners[0 if self.shared else k]
+        if hasattr(learner, "output_weights") and learner.task == "multiclass":
+            # a multi-class learner on two classes scores classes_[1] - classes_[0]
+            (w0, b0), (w1, b1) = learner.output_weights(0), learner.output_weights(1)
+            return tables[k], w1 - w0, b1 - b0
+        w = np.asarray(learner.coef_, dtype=np.float64).reshape(-1)
+        return tables[k], w, float(np.asarray(learner.intercept_).reshape(-1)[0])
+
     # -- model files: every learner's parts under its own prefix ---------------------------
     def parts(self) -> tuple[dict, dict]:
         headers, arrays = [], {}

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import shared_datasets
+from conftest import shared_datasets, synthetic
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
 from nbsvm.explain import explain_text
@@ -90,8 +90,9 @@ def test_saved_backend_models_load_and_predict_the_same(tmp_path, name):
         assert not back.has_proba()
         with pytest.raises(NBSVMError, match="gives margins, not probabilities"):
             back.predict_proba(NEW)
-        with pytest.raises(NBSVMError, match="cannot be explained yet"):
-            explain_text(back, NEW[0])
+        # a loaded model explains itself as the trained one does
+        assert explain_text(back, NEW[0]) == explain_text(clf, NEW[0])
+        assert back.ngram_map_ == clf.ngram_map_
 
 
 def test_backend_learner_mistakes_are_refused():
@@ -137,3 +138,22 @@ def test_cli_learners_on_imdb_and_20ng_folders(tmp_path, imdb_slice, newsgroups_
         assert out.returncode == 0, out.stderr
         accuracy = float(out.stdout.split("accuracy: ")[1].split("%")[0])
         assert accuracy > 75.0, (name, train, accuracy)
+
+
+@pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge"])
+@pytest.mark.parametrize("n_classes, norm", [(2, None), (3, None), (3, "l2"), (2, "l2")])
+def test_explanations_of_backend_learners_add_up_to_their_scores(name, n_classes, norm):
+    from nbsvm.explain import top_features
+    docs = synthetic(300, n_classes=n_classes, seed=4)
+    clf = NBSVMClassifier(ngrams=2, n_bits=12, learner=name, epochs=2, norm=norm,
+                          beta=0.8).fit_documents(iter(docs))
+    assert clf.ngram_map_               # named buckets, as for the built-in learner
+    for d in docs[:5]:
+        scores = np.atleast_1d(clf.decision_function([d.text])[0])
+        for cls in clf.classes_[1:] if n_classes == 2 else clf.classes_:
+            r = explain_text(clf, d.text, cls)
+            k = 0 if n_classes == 2 else clf.classes_.index(cls)
+            total = r["constant"] + sum(g["contribution"] for g in r["ngrams"])
+            assert total == pytest.approx(scores[k], rel=1e-6, abs=1e-9)
+    frame = top_features(clf, 5, clf.classes_[-1])
+    assert len(frame) and (frame.weight != 0).all()

@@ -80,16 +80,22 @@ class LinearOutputs(OnlineLearner):
             self.accum_ = np.zeros((n_outputs, n_features + 1))
         self.state_ = np.array([1.0, 1.0, 1.0])     # w_0 = 0 is the first averaged iterate
 
-    def _predicting_weights(self) -> np.ndarray:
-        """``(K, n_features + 1)``: the average of all iterates (``average=True``) or the
-        last one, bias last."""
+    def _predicting_weights(self, rows=slice(None)) -> np.ndarray:
+        """``(K, n_features + 1)`` (or the ``rows`` asked for): the average of all iterates
+        (``average=True``) or the last one, bias last."""
         scale, scale_sum, n_iterates = self.state_
         if not self.average:
-            return scale * self.weights_
+            return scale * self.weights_[rows]
         if not hasattr(self, "accum_"):
             raise NBSVMError("this model was trained with average=False: it has no averaged "
                              "weights")
-        return (scale_sum * self.weights_ - self.accum_) / n_iterates
+        return (scale_sum * self.weights_[rows] - self.accum_[rows]) / n_iterates
+
+    def output_weights(self, k: int) -> tuple[np.ndarray, float]:
+        """Row ``k`` of ``coef_`` and of ``intercept_``, computed alone (no ``(K, n)``
+        copy)."""
+        row = self._predicting_weights(k)
+        return row[:-1], float(row[-1])
 
     @property
     def coef_(self) -> np.ndarray:
