@@ -1,7 +1,7 @@
 """Training checkpoints: the learner's state after whole epochs, to resume an interrupted fit.
 
 A checkpoint holds the learner's raw arrays (weights, NB ratios, AdaGrad sums, the SGD scale
-and step count), the epoch it completed and the state of the shuffling generator, plus a
+and step count; with ``learner``, every backend learner's state too), the epoch it completed and the state of the shuffling generator, plus a
 fingerprint of everything that decides the result: the model's settings (all but ``epochs``,
 ``threads`` and ``cache_dir``) and the identity of the training inputs (and lexicon). It is an
 ``.npz`` with a JSON header written by :func:`~nbsvm.persist.save_npz` (atomic, checksummed,
@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import NBSVMError
 from .persist import load_npz, save_npz
+from .reduction import NBReduction
 
 KIND = "checkpoint"
 UNFINGERPRINTED = ("epochs", "threads", "cache_dir")   # may change between run and resume
@@ -70,7 +71,11 @@ class Checkpoint:
         header = {"fingerprint": self.fingerprint(clf), "epoch": int(epoch),
                   "rng": rng.bit_generator.state, "classes": list(clf.classes_),
                   "n_docs": int(clf.n_docs_)}
-        save_npz(self.path, KIND, header, {"S": learner.S_, "state": learner.state_})
+        arrays = {"S": learner.S_, "state": learner.state_}
+        if clf.learner is not None:         # the backend learners' whole state as well
+            header["backend"], own = clf.backend_.parts()
+            arrays.update(own)
+        save_npz(self.path, KIND, header, arrays)
 
     def load(self, clf) -> dict | None:
         """The saved state if resuming and a checkpoint exists; refuses another run's."""
@@ -90,12 +95,16 @@ class Checkpoint:
                              "paths, sizes or modification times differ); remove it to start "
                              "over", path=str(self.path))
         epoch = header.get("epoch")
-        if not isinstance(epoch, int) or epoch < 1 or set(arrays) != {"S", "state"}:
+        backend = {k: a for k, a in arrays.items() if k.startswith("backend")}
+        if not isinstance(epoch, int) or epoch < 1 \
+                or set(arrays) - set(backend) != {"S", "state"} \
+                or (clf.learner is not None) != ("backend" in header):
             raise NBSVMError("corrupted checkpoint", path=str(self.path))
         if clf.epochs is not None:          # else known with the classes (restore)
             self._check_epochs(epoch, clf.epochs)
         return {"epoch": epoch, "rng": header.get("rng"), "classes": header.get("classes"),
-                **arrays}
+                "S": arrays["S"], "state": arrays["state"],
+                "backend": (header.get("backend"), backend)}
 
     def _check_epochs(self, epoch: int, epochs: int) -> None:
         if epoch >= epochs:
@@ -128,6 +137,10 @@ class Checkpoint:
                              path=str(self.path)) from None
         learner.S_[...] = S
         learner.state_[...] = state
+        if clf.learner is not None:
+            header, arrays = saved["backend"]
+            clf.backend_ = NBReduction.from_parts(header, arrays, learner.n_outputs,
+                                                  learner.n_features, str(self.path))
         self.resumed_from = saved["epoch"]
         return saved["epoch"]
 

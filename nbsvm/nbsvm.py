@@ -369,9 +369,6 @@ class NBSVMClassifier(Params):
         if self.multilabel and lexicon is not None:
             raise NBSVMError("a prebuilt lexicon counts one label per document; a "
                              "multi-label model counts its own labels (no --lexicon)")
-        if self.learner is not None and checkpoint is not None:
-            raise NBSVMError(f"checkpoints hold the built-in learner's state; learner "
-                             f"{self.learner!r} cannot resume yet")
         for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_", "backend_"):
             self.__dict__.pop(attr, None)
         notify = callback or (lambda event: None)

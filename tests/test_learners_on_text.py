@@ -157,3 +157,33 @@ def test_explanations_of_backend_learners_add_up_to_their_scores(name, n_classes
             assert total == pytest.approx(scores[k], rel=1e-6, abs=1e-9)
     frame = top_features(clf, 5, clf.classes_[-1])
     assert len(frame) and (frame.weight != 0).all()
+
+
+@pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge"])
+def test_backend_learners_resume_from_a_checkpoint_bit_for_bit(tmp_path, name):
+    from nbsvm.checkpoint import Checkpoint
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_epoch_4(event):
+        if event["stage"] == "epoch" and event["epoch"] == 4:
+            raise Stop
+
+    docs = synthetic(400, n_classes=3, seed=6)
+    kw = dict(ngrams=2, n_bits=12, learner=name, epochs=5, seed=2)
+    full = NBSVMClassifier(**kw).fit_documents(iter(docs))
+    ck = Checkpoint(tmp_path / "ck.npz", every=2, identity={"data": 1})
+    with pytest.raises(Stop):           # stopped in epoch 4: the last save was after 2
+        NBSVMClassifier(**kw).fit_documents(iter(docs), callback=stop_at_epoch_4,
+                                            checkpoint=ck)
+    resumed = Checkpoint(tmp_path / "ck.npz", every=2, resume=True, identity={"data": 1})
+    clf = NBSVMClassifier(**kw).fit_documents(iter(docs), checkpoint=resumed)
+    assert resumed.resumed_from == 2
+    texts = [d.text for d in docs[:50]]
+    assert np.array_equal(clf.decision_function(texts), full.decision_function(texts))
+    clf.save(tmp_path / "resumed.npz")
+    full.save(tmp_path / "full.npz")
+    a, b = np.load(tmp_path / "resumed.npz"), np.load(tmp_path / "full.npz")
+    assert sorted(a.files) == sorted(b.files)
+    assert all(np.array_equal(a[k], b[k]) for k in a.files if k.startswith("backend"))
