@@ -344,7 +344,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
         notify({"stage": "epoch", "epoch": epoch, "epochs": clf.setting("epochs"), "docs": int(n.sum()),
                 "total": int(n.sum()), "loss": loss})
     clf.n_docs_ = int(lex.class_counts_.sum())
-    clf._finish()
+    clf.mean_abs_coef_ = clf.linear_.mean_abs_coef()
     clf.ngram_map_ = {}
     timings["train_s"] = time.perf_counter() - t0 - timings["lexicon_s"]
     clf.timings_ = timings

@@ -72,7 +72,7 @@ class _Scorer:
         """Score ``batch`` against ``truth`` (class indices, -1: a label the model does not
         know); ``names``: the label of each of ``batch.labels`` when they are codes."""
         scores = self.model.decision_batch(batch, columns=columns)
-        pred = self.model._codes_for(list(self.model.labels_of(scores)))
+        pred = self.model.codes_for(list(self.model.labels_of(scores)))
         known = truth >= 0
         if not known.all():
             k = len(self.model.classes_)

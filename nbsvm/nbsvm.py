@@ -30,36 +30,25 @@ bucket-to-column map and the other is returned to the OS, so the peak is about
 """
 from __future__ import annotations
 
-import concurrent.futures
-import contextlib
-import json
-import shutil
-import tempfile
-import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator
 
 import numpy as np
 
-from .config import BUCKET_DTYPE, DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS
 from ._params import Params
+from .columns import ColumnBuilder, Columns
+from .config import BUCKET_DTYPE, DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS
+from .epochs import Epochs
 from .errors import NBSVMError
-from .explain import TextSample, ngram_map, ngram_map_of, strongest_columns
-from .features import (Batch, CacheWriter, FeatureCache, check_ids, hash_batch,
-                       hash_batches, releasable_int32 as _releasable_int32, translate)
+from .features import Batch, FeatureCache, check_ids, hash_batch, translate
+from .fitting import Fit
 from .io.frames import texts_and_labels
 from .io.readers import Document
-from .reduction import SHARED, NBReduction, check_learner
 from .labels import SEPARATOR, key_of, label_set, membership
-from .calibration import calibrate_eta0, calibration_sample
-from .columns import ColumnBuilder, Columns, _nonempty
-from .epochs import Epochs
 from .lexicon import NBLexicon
-from .memory import check_fit_memory, hashing_bytes
-from .online.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
-from .online._kernels import _mean_abs_weight
-from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .modelfile import load_model, save_model
+from .online.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
+from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
+from .reduction import SHARED, NBReduction, check_learner
 from .text.hashing import Hasher
 
 if TYPE_CHECKING:
@@ -69,16 +58,6 @@ if TYPE_CHECKING:
 INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
 NORMS = ("l2", "none")           # row scaling
-
-
-def _read_sample(cache: FeatureCache) -> list[str]:
-    """The text sample kept with a cache (empty if missing or unreadable: it only names
-    buckets in explanations)."""
-    try:
-        texts = json.loads((cache.folder / "sample.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return []
-    return [t for t in texts if isinstance(t, str)] if isinstance(texts, list) else []
 
 
 
@@ -363,140 +342,16 @@ class NBSVMClassifier(Params):
         no usable kept cache. ``checkpoint`` (:class:`~nbsvm.checkpoint.Checkpoint`) saves
         the state every few epochs and resumes from it.
         """
-        hasher = self.validate()
-        if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
-            check_fit_memory(hashing_bytes(hasher.n_bits), max_memory, what="the hashing pass")
-        if self.multilabel and lexicon is not None:
-            raise NBSVMError("a prebuilt lexicon counts one label per document; a "
-                             "multi-label model counts its own labels (no --lexicon)")
-        for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_", "backend_"):
-            self.__dict__.pop(attr, None)
-        notify = callback or (lambda event: None)
-        if lexicon is not None and lexicon.hasher != hasher:
-            raise NBSVMError(f"the lexicon was built with {lexicon.hasher.settings()} but the "
-                             f"model asks for {hasher.settings()}")
-        if kept is not None and kept.hasher != hasher:
-            raise NBSVMError(f"the kept cache is keyed on {kept.hasher.settings()} but the "
-                             f"model asks for {hasher.settings()}")
-        saved = checkpoint.load(self) if checkpoint is not None else None   # refuse early
-        builder = ColumnBuilder(self, hasher, max_memory, notify)
-        timings = {}
-        t0 = time.perf_counter()
-        if self.cache_dir is not None:
-            Path(self.cache_dir).mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="nbsvm-cache-", dir=self.cache_dir))
-        try:
-            cache = kept.open() if kept is not None else None
-            if kept is not None:
-                notify({"stage": "cache", "reused": cache is not None,
-                        "folder": str(kept.folder), "discarded": kept.discarded,
-                        "docs": cache.n_docs if cache is not None else 0})
-            writer = None
-            sample = TextSample(seed=self.seed)       # names the buckets for explanations
-            if cache is None:
-                writer = kept.writer() if kept is not None else CacheWriter(tmp / "train", hasher)
-                if kept is not None:        # a later run reusing the cache names buckets too
-                    writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
-                docs = sample.wrap(docs)
-            else:
-                sample.texts = _read_sample(cache)
-            ordered = False       # epoch 1 in stored order (as if streamed) instead of shuffled
-            if lexicon is None:
-                # two int32 rows of 2**n_bits in releasable memory: two classes are
-                # counted in them, from a third on the documents per bucket (nbsvm.columns)
-                mm, store = _releasable_int32((2, 1 << hasher.n_bits))
-                if cache is None:
-                    lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
-                else:
-                    lexicon, df = builder.count_cache(cache, store, mm)
-                if lexicon is not None:
-                    self._take(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store)
-                                                    else None))
-                else:
-                    self._take(builder.from_df(cache, df))
-                lexicon = store = df = None
-                first_epoch = 1
-                translate = True      # epoch 1 maps the cache's buckets to columns
-            else:
-                self._take(builder.from_lexicon(lexicon, None, alpha=self.alpha))
-                lexicon = None
-                if cache is None and kept is None and saved is None and self.learner is None:
-                    notify({"stage": "lexicon done", "docs": 0})
-                    cache = self._epochs(notify).stream_first(
-                        hash_batches(docs, self.hasher_), writer, self.column_of_,
-                        lambda batch: self._codes_for(batch.labels, batch),
-                        self._positive_codes())
-                    first_epoch = 2
-                    translate = False     # written as columns already
-                else:
-                    # a bucket cache (kept, or needed to rebuild epoch 1's columns on resume)
-                    # replayed in stored order trains exactly as streaming would
-                    if cache is None:
-                        cache = self._hash_pass(docs, writer, notify)
-                    first_epoch, translate, ordered = 1, True, True
-            if first_epoch == 1:
-                notify({"stage": "lexicon done", "docs": cache.n_docs})
-                timings["lexicon_s"] = time.perf_counter() - t0
-            self.n_docs_ = cache.n_docs
-            positive = self._positive_in(cache)
-            if self.learner is not None:
-                self.backend_ = NBReduction(self.learner, self.linear_.n_outputs,
-                                            self.linear_.n_features, self.l2, self.seed)
-            elif self.setting("eta0") == "auto":
-                self.eta0_ = calibrate_eta0(self.linear_, calibration_sample(
-                    cache, positive, self.column_of_ if translate else None, self.seed))
-                self.linear_.eta0 = self.eta0_
-                notify({"stage": "eta0", "eta0": self.eta0_, "docs": 0})
-            rng = np.random.default_rng(self.seed)
-            into = tmp / "columns" if kept is not None else None     # the kept cache stays
-            if saved is not None:
-                # rebuild epoch 1's column cache (and the generator's draws) without training
-                if translate and first_epoch == 1:
-                    groups = cache.translated_groups(self.column_of_, None if ordered else rng,
-                                                     into=into)
-                    with contextlib.closing(groups):
-                        for _ in groups:
-                            notify({"stage": "resume", "docs": 0})
-                first_epoch = checkpoint.restore(self, saved, rng) + 1
-                translate = False
-                notify({"stage": "resumed", "epoch": first_epoch - 1})
-            mapper = None
-            epochs = self.setting("epochs")
-            epochs_run = self._epochs(notify)
-            for epoch in range(first_epoch, epochs + 1):
-                if epoch == epochs and epoch > first_epoch and sample.texts \
-                        and self.learner is None:
-                    mapper = self._start_mapper(sample.texts)     # beside the last epoch
-                groups = None
-                if translate and epoch == first_epoch:
-                    groups = cache.translated_groups(self.column_of_, None if ordered else rng,
-                                                     rewrite=epoch < epochs, into=into)
-                epochs_run.replay(cache, positive, rng, epoch, groups)
-                if checkpoint is not None and checkpoint.due(epoch, epochs):
-                    checkpoint.save(self, epoch, rng)
-                    notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
-                            "path": str(checkpoint.path)})
-            timings["train_s"] = time.perf_counter() - t0 - timings.get("lexicon_s", 0.0)
-            cache.close()
-            del cache
-            t1 = time.perf_counter()
-            self._finish()
-            if mapper is not None:
-                self.ngram_map_ = mapper.result()
-            else:
-                self.ngram_map_ = ngram_map(self, sample.texts) \
-                    if sample.texts else {}
-            timings["ngram_map_wait_s"] = time.perf_counter() - t1
-        except NBSVMError as e:
-            if kept is not None and kept.owns(e):       # never trip over it again
-                kept.discard(str(e))
-                raise NBSVMError(f"{e.message} (the kept cache was removed; the next run "
-                                 f"hashes the inputs again)", path=e.path) from None
-            raise
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        self.timings_ = timings
+        fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
+        del lexicon             # the run holds the only reference: freed once adopted
+        fit.run(docs)
         return self
+
+    def forget(self) -> None:
+        """Drop every learned attribute (a new fit starts from nothing)."""
+        for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_",
+                     "backend_"):
+            self.__dict__.pop(attr, None)
 
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":
         """One pass over a batch, continuing from the current state.
@@ -535,7 +390,7 @@ class NBSVMClassifier(Params):
         labels = [str(v) for v in values]
         docs = [Document(l, t, "<partial_fit>", i + 1) for i, (t, l) in enumerate(zip(texts, labels))]
         batch = hash_batch(docs, self.hasher_)
-        codes = self._codes_for(labels, batch)
+        codes = self.codes_for(labels, batch)
         if getattr(self, "lexicon_", None) is not None:
             self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
             self.class_counts_ = self.lexicon_._docs.copy()
@@ -550,52 +405,25 @@ class NBSVMClassifier(Params):
         batch = translate(batch, self.column_of_)
         if len(docs):
             self.linear_.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)),
-                                self._positive_codes())
+                                self.positive_codes())
         self.n_docs_ += len(docs)
-        self._finish()
+        self.mean_abs_coef_ = self.linear_.mean_abs_coef()
         return self
-
-    def _start_mapper(self, texts) -> "concurrent.futures.Future":
-        """Name the strongest buckets (:func:`~nbsvm.explain.ngram_map`) in a thread while
-        the last epoch trains, ranking them by the weights before it (a snapshot: the result
-        does not depend on timing). The compiled tokenizer releases the GIL."""
-        learner = self.linear_         # read only: folding the SGD scale would change training
-        mean_abs = None
-        if self.beta != 1.0 and self.interpolate == "weights":
-            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) / learner.scale_of(k)
-                                 for k in range(learner.n_outputs)])
-        chosen = strongest_columns(self, mean_abs=mean_abs)     # the snapshot, row by row
-        remap, hasher = self.column_of_, self.hasher_
-        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
-        future = pool.submit(ngram_map_of, chosen, remap, hasher, texts)
-        pool.shutdown(wait=False)
-        return future
-
-    def _hash_pass(self, docs, writer, notify) -> FeatureCache:
-        """Hash every document into a bucket cache, without counting or training."""
-        with writer:
-            n = 0
-            for batch in hash_batches(docs, self.hasher_):
-                writer.add(batch)
-                n += len(batch)
-                notify({"stage": "hash", "docs": n})
-            cache = writer.close()
-        return _nonempty(cache)
 
     def start_from_lexicon(self, lexicon: NBLexicon) -> None:
         """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit
         given that lexicon starts (Dask's trainer builds it across workers)."""
-        self._take(ColumnBuilder(self, lexicon.hasher).from_lexicon(lexicon, None,
+        self.adopt(ColumnBuilder(self, lexicon.hasher).from_lexicon(lexicon, None,
                                                                     alpha=self.alpha))
 
-    def _take(self, columns: Columns) -> None:
+    def adopt(self, columns: Columns) -> None:
         """Adopt what counting built (:mod:`nbsvm.columns`) as the learned state."""
         self.classes_, self.class_counts_ = columns.classes, columns.class_counts
         self.n_seen_buckets_ = columns.n_seen_buckets
         self.column_of_, self.linear_ = columns.column_of, columns.linear
         self.hasher_ = self._hasher()
 
-    def _positive_codes(self) -> list[int]:
+    def positive_codes(self) -> list[int]:
         return [1] if self.n_outputs() == 1 else list(range(len(self.classes_)))
 
     def unit_rows(self) -> bool:
@@ -613,7 +441,7 @@ class NBSVMClassifier(Params):
                          l2=self.l2, threads=self.threads,
                          unit=self.setting("norm", classes) == "l2")
 
-    def _codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
+    def codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
         """Map label strings to class indices, naming the first document with an unknown one."""
         index = {c: i for i, c in enumerate(self.classes_)}
         out = np.empty(len(labels), dtype=np.int32)
@@ -635,7 +463,7 @@ class NBSVMClassifier(Params):
                 raise NBSVMError(f"unknown label {label!r}; the model knows {self.classes_}",
                                  **(where or {}))
 
-    def _positive_in(self, cache: FeatureCache) -> list[int]:
+    def targets_in(self, cache: FeatureCache):
         """Each output's positive class as a code of the cache (-1: absent from the data)."""
         if self.multilabel:         # codes are label sets: a membership matrix
             for key, where in zip(cache.labels, cache.first_seen):
@@ -643,14 +471,12 @@ class NBSVMClassifier(Params):
             return membership(self.classes_, list(cache.labels))
         self.check_labels(cache.labels, cache.first_seen)
         code = {label: i for i, label in enumerate(cache.labels)}
-        return [code.get(self.classes_[k], -1) for k in self._positive_codes()]
+        return [code.get(self.classes_[k], -1) for k in self.positive_codes()]
 
-    def _epochs(self, notify) -> Epochs:
+    def epochs_for(self, notify) -> Epochs:
+        """The epoch driver of this model's learner (the built-in one, or the backend's)."""
         return Epochs(self.linear_, getattr(self, "backend_", None) if self.learner else None,
                       self.setting("epochs"), notify)
-
-    def _finish(self):
-        self.mean_abs_coef_ = self.linear_.mean_abs_coef()
 
     # -- learned state (views of the learner's arrays) --------------------------------------
     def column_buckets(self) -> np.ndarray:

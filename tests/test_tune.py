@@ -108,7 +108,7 @@ def test_eta0_auto_is_bottous_calibration():
         w.add(hash_batch([Document(d.label, d.text, "x", i) for i, d in enumerate(DOCS)],
                          auto.hasher_))
         cache = w.close()
-        positive = auto._positive_in(cache)
+        positive = auto.targets_in(cache)
         sample = calibration_sample(cache, positive, auto.column_of_, auto.seed)
         cost = {e: eta0_cost(auto.linear_, sample, e) for e in 2.0 ** np.arange(-12, 6)}
         # svmsgd's determineEta0, literally: from 1, halve or double while the cost falls,
