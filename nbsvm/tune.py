@@ -31,11 +31,12 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .config import DEFAULTS
+from .config import DEFAULTS, TASK_PARAMS
 from .errors import NBSVMError
 from .evaluate import evaluate_cache
 from .features import Batch, CacheWriter, FeatureCache, hash_batch
 from .io.readers import Document
+from .labels import classes_of
 from .nbsvm import NBSVMClassifier
 
 #: what a grid may vary; the last two only act at prediction time (no retraining)
@@ -60,9 +61,14 @@ class TuneResult:
     standard_error: float = 0.0     # of the best candidate's accuracy
 
 
-def reference_of(grid: dict, base: dict) -> dict | None:
-    """The candidate with the default settings (``base``, else DEFAULTS) if the grid has it."""
-    ref = {k: base.get(k, DEFAULTS.get(k)) for k in grid}
+def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | None:
+    """The candidate with the default settings (``base``, else the defaults, which for
+    :data:`~nbsvm.config.TASK_PARAMS` follow ``classes``: two, more, or label sets with
+    ``base["multilabel"]``) if the grid has it."""
+    model = NBSVMClassifier(**{k: v for k, v in base.items() if k in NBSVMClassifier._PARAMS})
+    ref = {k: base[k] if base.get(k) is not None else
+           (model.setting(k, classes) if k in TASK_PARAMS and classes is not None
+            else DEFAULTS.get(k)) for k in grid}
     return ref if all(ref[k] in grid[k] for k in grid) else None
 
 
@@ -175,8 +181,8 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
     t0 = time.perf_counter()
     notify = callback or (lambda event: None)
     grid = dict(DEFAULT_GRID if grid is None else grid)
-    reference = reference_of(grid, base or {})      # the settings used without tuning
-    base = {k: v for k, v in (base or {}).items() if k not in grid}
+    given = dict(base or {})
+    base = {k: v for k, v in given.items() if k not in grid}
     if folds == 1 or folds < 0:
         raise NBSVMError(f"folds must be 0 (a validation split) or at least 2, got {folds}")
     if not folds and not 0 < valid_fraction < 1:
@@ -190,6 +196,9 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
     root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
+        labels = caches[orders[0]][0][0].labels
+        classes = classes_of(labels) if given.get("multilabel") else sorted(labels)
+        reference = reference_of(grid, given, classes)     # the settings used without tuning
         # candidates that differ only in prediction-time settings share one trained model
         trained: dict = {}
         for c in cands:

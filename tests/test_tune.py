@@ -142,3 +142,19 @@ def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():
     # no defaults in the grid: the best
     r = tune(DOCS, {"l2": [1e-6, 1e-7]}, BASE, seed=3)
     assert r.chosen == r.best and r.reason == "the best validation accuracy"
+
+
+def test_the_reference_follows_the_number_of_classes():
+    from nbsvm.tune import reference_of
+    grid = {"loss": ["log", "modified_huber"], "epochs": [5, 10], "l2": [1e-4, 1e-5]}
+    assert reference_of(grid, {}, ["neg", "pos"]) == {"loss": "log", "epochs": 10, "l2": 1e-4}
+    assert reference_of(grid, {}, ["a", "b", "c"]) == \
+        {"loss": "modified_huber", "epochs": 5, "l2": 1e-4}
+    assert reference_of(grid, {"epochs": 10}, ["a", "b", "c"])["epochs"] == 10
+    assert reference_of({"optimizer": ["sgd", "adagrad"]}, {"multilabel": True}, ["a"]) == \
+        {"optimizer": "adagrad"}
+    # three classes: the one-standard-error rule compares against the multi-class defaults
+    docs = synthetic(900, n_classes=3, seed=8)
+    result = tune(docs, {"epochs": [5, 2]}, {"n_bits": 12, "ngrams": 1}, select="1se")
+    assert set(result.table.epochs) == {5, 2}
+    assert result.chosen == {"epochs": 5} or "beats the defaults" in result.reason

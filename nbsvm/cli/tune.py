@@ -83,7 +83,9 @@ def tune_command(
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
     char_ngrams: int = typer.Option(DEFAULTS["char_ngrams"], "--char-ngrams"),
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed"),
-    epochs: int = typer.Option(DEFAULTS["epochs"], "--epochs"),
+    epochs: Optional[int] = typer.Option(None, "--epochs",
+                                         help="Passes over the data (default: 10 with two "
+                                              "classes, 5 with more)."),
     seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seeds the split and the epochs."),
     cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
                                             help="Folder for the temporary caches."),
@@ -120,7 +122,8 @@ def tune_command(
             with atomic_path(output) as tmp:
                 table.to_csv(tmp, index=False)
         best, chosen = dict(result.best), dict(result.chosen)
-        fixed = {k: v for k, v in base.items() if k != "seed" and v != DEFAULTS.get(k)}
+        fixed = {k: v for k, v in base.items()
+                 if k != "seed" and v is not None and v != DEFAULTS.get(k)}
         cmd = command_line(inputs, dict(fixed, **chosen, seed=seed))
         if json_out:
             typer.echo(json.dumps({"best": best, "chosen": chosen, "reason": result.reason,
