@@ -242,3 +242,29 @@ def test_read_inputs_keeps_a_label_set_field_for_predict(tmp_path):
     docs = list(read_inputs([str(path)], labeled=False, known_labels=KnownLabelSets(["a", "b"])))
     assert [d.label for d in docs] == ["a,b", None, "b"]
     assert docs[1].text == "c\tsecond\tdoc"
+
+
+def test_documents_without_labels_are_negatives_of_every_label(tmp_path):
+    train, test = _tagged(400, seed=1), _tagged(100, seed=2)
+    for name, docs in (("train", train), ("test", test)):
+        # every fifth document has no label at all: an empty field before the TAB
+        (tmp_path / f"{name}.tsv").write_text("".join(
+            f"{'' if i % 5 == 0 else d.label}\t{d.text}\n" for i, d in enumerate(docs)),
+            encoding="utf-8")
+    model = tmp_path / "m.npz"
+    r = subprocess.run([str(NBSVM), "train", str(tmp_path / "train.tsv"), "--multilabel",
+                        "--n-bits", "14", "--test", str(tmp_path / "test.tsv"), "-o", str(model),
+                        "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["n_docs"] == 100
+    clf = NBSVMClassifier.load(model)
+    assert clf.n_docs_ == 400
+    assert clf.class_counts_.sum() < sum(len(label_set(d.label)) for d in train)
+    r = subprocess.run([str(NBSVM), "eval", str(tmp_path / "test.tsv"), "-m", str(model),
+                        "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    # without --multilabel an empty label is still a malformed line
+    r = subprocess.run([str(NBSVM), "train", str(tmp_path / "train.tsv"), "--n-bits", "14",
+                        "-o", str(tmp_path / "s.npz")], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode != 0 and "empty label" in r.stderr

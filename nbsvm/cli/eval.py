@@ -89,7 +89,8 @@ def eval_command(
             with ProgressReporter(quiet or json_out) as progress:
                 rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col,
                                                         strict=strict, skip_bad=skip_bad,
-                                                        encoding=encoding),
+                                                        encoding=encoding,
+                                                        empty_label=clf.multilabel),
                                          callback=progress, scores_out=scores)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds

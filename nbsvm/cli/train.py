@@ -227,7 +227,7 @@ def train_command(
         rep = None
         with ProgressReporter(quiet or json_out) as progress:
             docs = documents(inputs, fmt, text_col, label_col, strict=strict, skip_bad=skip_bad,
-                             encoding=encoding)
+                             encoding=encoding, empty_label=multilabel)
             # hand over the only reference so that fit can free the counts after use
             holder = [lex]
             del lex
@@ -264,7 +264,8 @@ def train_command(
             if test:
                 rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col,
                                                             strict=strict, skip_bad=skip_bad,
-                                                            encoding=encoding),
+                                                            encoding=encoding,
+                                                            empty_label=multilabel),
                                        history=history, **fit_kw)
             else:
                 clf.fit_documents(docs, **fit_kw)

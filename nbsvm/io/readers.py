@@ -341,7 +341,8 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
 
 def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                stats: ReadStats | None = None, known_labels=None, label_col: str | None = "label",
-               text_col=("text",), encoding: str = "utf-8") -> Iterator[Document]:
+               text_col=("text",), encoding: str = "utf-8",
+               empty_label: bool = False) -> Iterator[Document]:
     """Read ``label<TAB>text`` lines (NBSVM-XL's format); blank lines are skipped.
 
     The label is stripped of surrounding white space; the text is kept as it is, but for
@@ -356,7 +357,8 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     model's classes) is given: then a line ``label<TAB>text`` whose label is one of them
     keeps it as its true label, and any other line, TABs and all, is one unlabeled document
     (how many had a TAB is noted in ``stats``). ``encoding``: an ASCII-compatible codec
-    (:func:`check_encoding`; invalid bytes as for UTF-8).
+    (:func:`check_encoding`; invalid bytes as for UTF-8). ``empty_label``: an empty label
+    is a document's (an empty label set, ``--multilabel``), not a malformed line.
 
     Examples
     --------
@@ -408,7 +410,7 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                           "documents, one per line, is read with --format plain-lines)",
                           name, lineno)
                 continue
-            if not label:
+            if not label and not empty_label:
                 stats.bad("empty label before the TAB", name, lineno)
                 continue
             yield Document(label, text, name, lineno)
@@ -512,7 +514,8 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
 
 def read_table(path, text_col="text", label_col: str | None = "label", sep: str = ",",
                chunksize: int = 10_000, strict: bool = False, stats: ReadStats | None = None,
-               label_optional: bool = False, encoding: str = "utf-8") -> Iterator[Document]:
+               label_optional: bool = False, encoding: str = "utf-8",
+               empty_label: bool = False) -> Iterator[Document]:
     """Read a CSV/TSV file (path, open file or ``"-"``) with a header through pandas in chunks.
 
     ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
@@ -575,7 +578,7 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
                     row += 1
                 if label is not None:
                     label = label.strip()
-                    if not label:
+                    if not label and not empty_label:
                         stats.bad(f"empty label in column {label_col!r}", name, row)
                         continue
                 yield Document(label, text, name, row)
@@ -663,7 +666,7 @@ def _name(src) -> str:
 def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_col="text",
                 label_col: str | None = "label", strict: bool = False,
                 stats: ReadStats | None = None, known_labels=None,
-                encoding: str = "utf-8") -> Iterator[Document]:
+                encoding: str = "utf-8", empty_label: bool = False) -> Iterator[Document]:
     """Chain the documents of several inputs, choosing each reader by ``fmt`` (a name of
     :data:`FORMATS` or an old alias).
 
@@ -698,7 +701,7 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
         n = 0
         bad_before = stats.bad_lines
         for doc in _read_one(src, fmt, labeled, text_col, label_col, strict, stats,
-                             known_labels, encoding):
+                             known_labels, encoding, empty_label):
             n += 1
             if labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
@@ -727,7 +730,7 @@ def _check_case(doc: Document, known: set, folded: dict):
 
 
 def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
-              known_labels=None, encoding="utf-8") -> Iterator[Document]:
+              known_labels=None, encoding="utf-8", empty_label=False) -> Iterator[Document]:
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
         kind = "labeled-lines"
@@ -738,11 +741,13 @@ def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
         unlabeled = not labeled and fmt == "auto" and known_labels is not None
         yield from read_lines(src, labeled=not unlabeled, strict=strict, stats=stats,
                               known_labels=known_labels if unlabeled else None,
-                              label_col=label_col, text_col=text_col, encoding=encoding)
+                              label_col=label_col, text_col=text_col, encoding=encoding,
+                              empty_label=empty_label)
     elif kind == "plain-lines":
         yield from read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
     else:
         # unlabeled: keep true labels when the column is there, for predict's output
         yield from read_table(src, text_col=text_col, label_col=label_col,
                               sep="," if kind == "csv" else "\t", strict=strict, stats=stats,
-                              label_optional=not labeled, encoding=encoding)
+                              label_optional=not labeled, encoding=encoding,
+                              empty_label=empty_label)
