@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .cachestore import input_identity
 from .errors import NBSVMError
 from .persist import load_npz, save_npz
 from .reduction import NBReduction
@@ -58,6 +59,19 @@ class Checkpoint:
         self.resume = resume
         self.identity = identity or {}
         self.resumed_from: int | None = None        # the epoch a resumed fit started after
+
+    @classmethod
+    def for_run(cls, output, every: int, resume: bool, inputs, reader: dict, lexicon=None,
+                kept=None) -> "Checkpoint":
+        """The checkpoint of a training run writing ``output``, identified by its inputs
+        (paths, sizes, mtimes), the reader settings and the lexicon file, if any. ``kept``:
+        the run's :class:`~nbsvm.cachestore.KeptCache`, which has stat'ed every input already
+        (an aclImdb folder: 25k files)."""
+        identities = kept.identity["inputs"] if kept is not None else \
+            [input_identity(p) for p in inputs]
+        identity = {"inputs": identities, "reader": reader,
+                    "lexicon": input_identity(lexicon) if lexicon else None}
+        return cls(checkpoint_path(output), every=every, resume=resume, identity=identity)
 
     def fingerprint(self, clf) -> dict:
         params = {k: v for k, v in clf.get_params().items() if k not in UNFINGERPRINTED}

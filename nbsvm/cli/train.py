@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from .. import plot
-from ..cachestore import KeptCache, default_root, input_identity
+from ..cachestore import KeptCache, default_root
 from ..checkpoint import Checkpoint, checkpoint_path
 from ..config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from ..errors import NBSVMError
@@ -214,15 +214,9 @@ def train_command(
             return
         kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) \
             if keep_cache else None
-        checkpoint = None
-        if checkpoint_every or resume:
-            # the kept cache stats every input already (an aclImdb folder: 25k files)
-            identities = kept.identity["inputs"] if kept is not None else \
-                [input_identity(p) for p in inputs]
-            identity = {"inputs": identities, "reader": reader,
-                        "lexicon": input_identity(lexicon) if lexicon else None}
-            checkpoint = Checkpoint(checkpoint_path(output), every=checkpoint_every,
-                                    resume=resume, identity=identity)
+        checkpoint = Checkpoint.for_run(output, checkpoint_every, resume, inputs, reader,
+                                        lexicon, kept) \
+            if checkpoint_every or resume else None
         t0 = time.perf_counter()
         rep = None
         with ProgressReporter(quiet or json_out) as progress:
