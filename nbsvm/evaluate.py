@@ -124,7 +124,19 @@ class _LabelSetScorer:
         self.index = {c: i for i, c in enumerate(model.classes_)}
         self.sums: dict | None = None
         self.unseen: dict = {}              # label -> documents holding it
+        self.parsed: dict = {}              # key -> (known label indices, unknown labels)
         self.n = 0
+
+    def _parse(self, key: str) -> tuple[list, list]:
+        """A label field's known outputs and unknown labels, parsed once per distinct key
+        (a corpus has few label sets and many documents)."""
+        found = self.parsed.get(key)
+        if found is None:
+            labels = label_set(key)
+            found = ([self.index[v] for v in labels if v in self.index],
+                     [v for v in labels if v not in self.index])
+            self.parsed[key] = found
+        return found
 
     def add(self, batch: Batch, keys: list, columns: bool = False):
         """Score ``batch`` against ``keys``, each document's label field (``"a,b"``)."""
@@ -134,13 +146,11 @@ class _LabelSetScorer:
         for i, key in enumerate(keys):
             if key is None:
                 raise NBSVMError("document has no label", **batch.where(i))
-            for label in label_set(key):
-                k = self.index.get(label)
-                if k is None:
-                    self.unseen[label] = self.unseen.get(label, 0) + 1
-                    missing[i] += 1
-                else:
-                    truth[i, k] = True
+            known, unknown = self._parse(key)
+            truth[i, known] = True
+            missing[i] = len(unknown)
+            for label in unknown:
+                self.unseen[label] = self.unseen.get(label, 0) + 1
         part = multilabel_counts(truth, scores > 0)
         part["wrong"] += int(missing.sum())
         part["exact"] -= int(((truth == (scores > 0)).all(axis=1) & (missing > 0)).sum())
