@@ -3,8 +3,8 @@ which buckets get a column, and their NB ratios in the learner's value field.
 
 Two routes, both ending in :class:`Columns`:
 
-- Two classes (and a prebuilt lexicon) are counted per class and bucket in dense int32 rows
-  (:meth:`ColumnBuilder.from_lexicon`). Counted in memory the trainer lends, one row then
+- Two classes are counted per class and bucket in dense int32 rows, a prebuilt lexicon of
+  more classes per (bucket, class) pair seen (:meth:`ColumnBuilder.from_lexicon`). Counted in memory the trainer lends, one row then
   becomes the bucket -> column map and the other goes back to the OS.
 - From a third class on (and for label sets), the hashing pass counts only each bucket's
   documents (one int32 row, ``df``); the kept buckets get columns and one pass over the
@@ -75,8 +75,7 @@ class ColumnBuilder:
         """Hash every document once, writing the cache and counting: per class while there
         are two (a lexicon counting in ``store``, lent), then per bucket only (``df``).
         Returns ``(lexicon or None, cache, df or None)``."""
-        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm,
-                                        self.max_memory)
+        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm)
         df = None
         with writer:
             n = 0
@@ -99,8 +98,8 @@ class ColumnBuilder:
         """What :meth:`hashing_pass` counts, from a kept cache (its ids are each document's
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
         two = self._per_class(len(cache.labels))
-        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm,
-                                        self.max_memory) if two else None
+        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store,
+                                        mm) if two else None
         df = None if two else store[0]
         if two:
             for label in cache.labels:
@@ -118,18 +117,24 @@ class ColumnBuilder:
             raise NBSVMError("no training documents", path=str(cache.folder))
         return lexicon, df
 
-    # -- per class, dense ------------------------------------------------------------------
+    # -- per class, from a lexicon ------------------------------------------------------------
     def from_lexicon(self, lexicon: NBLexicon, mm=None, alpha=None) -> Columns:
-        """Columns from a lexicon's dense per-class counts. With ``mm`` (the releasable
-        memory two classes were counted in), the positive class's row is overwritten by the
-        map and the other row is released."""
+        """Columns from a lexicon's per-class counts: its dense rows (two classes), or its
+        counts over the buckets seen (sparse, more classes). With ``mm`` (the releasable
+        memory two classes were counted in), the positive class's row is overwritten by
+        the map and the other row is released."""
         model = self.model
         classes = lexicon.classes_
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
         alpha = float(model.alpha if alpha is None else alpha)
-        counts, rows = lexicon.code_counts()
-        # two passes over 2**n_bits buckets, each split over two threads: first counts per
+        if lexicon.dense:
+            counts, rows = lexicon.code_counts()
+            buckets = None
+        else:                      # columns over the seen buckets, then mapped to buckets
+            buckets, counts = lexicon.compact()
+            rows = np.arange(len(classes), dtype=np.int64)
+        # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
         bounds = _two_ranges(counts.shape[1])
         parts = [None, None]
@@ -145,15 +150,16 @@ class ColumnBuilder:
         binary = len(classes) == 2
         if not binary:          # one-vs-rest ratios: norms over the kept buckets
             n_seen, sums = n_kept, parts[0][3] + parts[1][3]
-        # the lexicon's dense count rows are held while the learner is filled (with two
-        # classes counted in lent memory, the map overwrites one of them)
-        held = len(classes) - 1 if mm is not None and binary else len(classes)
+        # the lexicon's count rows are held while the learner is filled (with two classes
+        # counted in lent memory, the map overwrites one of them)
+        in_place = mm is not None and binary and buckets is None
+        held = len(classes) - 1 if in_place else len(classes)
         check_fit_memory(fit_bytes(lexicon.hasher.n_bits, model.n_outputs(classes),
                                    model.setting("optimizer", classes),
                                    n_columns=int(n_kept), n_classes=len(classes))
                          + held * counts.shape[1] * 4, self.max_memory)
         learner = model.new_linear(classes, int(n_kept))
-        if mm is not None and binary:
+        if in_place:
             column_of = counts[rows[1]]                 # int32 row, rewritten in place
         else:
             column_of = np.empty(counts.shape[1], dtype=np.int32)
@@ -165,10 +171,14 @@ class ColumnBuilder:
 
         run_parts(fill, 2)
         self._binary_values(learner)
-        if mm is not None and binary:
+        if in_place:
             row_bytes = counts.shape[1] * 4
             if row_bytes % mmap.PAGESIZE == 0:
                 mm.madvise(mmap.MADV_DONTNEED, int(rows[0]) * row_bytes, row_bytes)
+        if buckets is not None:
+            by_bucket = np.full(1 << lexicon.hasher.n_bits, -1, dtype=np.int32)
+            by_bucket[buckets] = column_of
+            column_of = by_bucket
         return Columns(classes, lexicon.class_counts_, n_seen_buckets, column_of, learner)
 
     # -- by kept column ----------------------------------------------------------------------

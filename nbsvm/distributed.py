@@ -139,21 +139,17 @@ def _shard_cache(shard: str, reader: dict, hasher):
 
 def _count_shard(shard: str, reader: dict, hasher_settings: dict) -> dict:
     """Binarized bucket counts of one shard: ``{label: (docs, buckets, counts)}``."""
+    from .lexicon import NBLexicon
     from .text.hashing import Hasher
 
     hasher = Hasher(**hasher_settings)
     cache = _shard_cache(shard, reader, hasher)
-    counts = np.zeros((len(cache.labels), 1 << hasher.n_bits), dtype=np.int32)
-    docs = np.zeros(len(cache.labels), dtype=np.int64)
-    from .lexicon import _count_buckets
+    lex = NBLexicon(hasher)
+    for label in cache.labels:          # codes as the cache's (first appearance)
+        lex.code_of(label)
     for batch in cache.batches(8192):
-        _count_buckets(counts, docs, batch.ids, batch.offsets,
-                       np.asarray(batch.labels, dtype=np.int32))
-    out = {}
-    for k, label in enumerate(cache.labels):
-        idx = np.flatnonzero(counts[k]).astype(np.int32)
-        out[label] = (int(docs[k]), idx, counts[k, idx].astype(np.int64))
-    return out
+        lex.add_batch(batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32))
+    return lex.label_counts() if cache.n_docs else {}
 
 
 def _merge_counts(a: dict, b: dict) -> dict:
@@ -271,14 +267,7 @@ def lexicon(client, shards: list[str], hasher, alpha: float = 1.0, reader: dict 
         futures.append(f)
     _gather(client, futures, "counting")
     merged = _tree_reduce(client, futures, _merge_counts).result()
-    lex = NBLexicon(hasher, alpha=alpha)
-    lex._init_state()
-    for label in sorted(merged):
-        k = lex.code_of(label)
-        n, idx, cnt = merged[label]
-        lex._counts[k, idx] = cnt
-        lex._docs[k] = n
-    return lex
+    return NBLexicon.from_label_counts(hasher, alpha, merged)
 
 
 def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=None,

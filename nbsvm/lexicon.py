@@ -17,7 +17,7 @@ from numba import njit
 from ._prefetch import prefetch_row
 from .config import BUCKET_DTYPE, RATIO_DTYPE
 from .errors import NBSVMError
-from .memory import check_fit_memory, lexicon_bytes, releasable_int32
+from .paircounts import PairCounts
 from .persist import load_npz, save_npz
 from .text.hashing import Hasher
 
@@ -76,6 +76,12 @@ def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float,
 class NBLexicon:
     """Binarized per-class bucket counts of a hashed corpus.
 
+    The counts are sparse, one per (bucket, class) pair seen
+    (:class:`~nbsvm.paircounts.PairCounts`): memory grows with what the corpus holds, not
+    with classes x buckets. The trainer lends two dense int32 rows of ``2**n_bits``
+    instead (:meth:`counting_in`: an increment is one memory access, and one row becomes
+    its bucket -> column map); a third class moves them to pairs.
+
     Parameters
     ----------
     hasher : Hasher
@@ -101,25 +107,34 @@ class NBLexicon:
     def _init_state(self, store: np.ndarray | None = None, mm: mmap.mmap | None = None):
         """``store``: optional zeroed int32 array ``(2, 2**n_bits)`` (any strides) to count
         the first two classes in, so that a trainer can lend memory it will reuse; ``mm``:
-        the anonymous mapping it lives in, whose pages are handed back when the counts
-        move to a larger store."""
+        the anonymous mapping it lives in. Without it, counts are sparse pairs."""
         if not hasattr(self, "_labels"):
             if not (isinstance(self.alpha, (int, float)) and self.alpha > 0):
                 raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
             self._labels: list[str] = []          # first-appearance order
-            # room for two classes; untouched pages cost nothing
-            if store is None:
-                mm, store = releasable_int32((2, 1 << self.hasher.n_bits))
             self._mm, self._store = mm, store
+            self._pairs: PairCounts | None = PairCounts() if store is None else None
             self._docs_store = np.zeros(2, dtype=np.int64)
 
     @classmethod
-    def counting_in(cls, hasher: Hasher, alpha: float, store: np.ndarray, mm, max_memory=None):
+    def counting_in(cls, hasher: Hasher, alpha: float, store: np.ndarray, mm):
         """An empty lexicon that counts its first two classes in ``store`` (lent by a
         trainer that reuses the memory; see :meth:`_init_state`)."""
         lexicon = cls(hasher, alpha=alpha)
-        lexicon.max_memory = max_memory
         lexicon._init_state(store, mm)
+        return lexicon
+
+    @classmethod
+    def from_label_counts(cls, hasher: Hasher, alpha: float, by_label: dict) -> "NBLexicon":
+        """A lexicon from ``{label: (documents, buckets, counts)}`` (as :meth:`label_counts`
+        returns; buckets sorted and distinct)."""
+        lexicon = cls(hasher, alpha=alpha)
+        lexicon._init_state()
+        for label in sorted(by_label):
+            k = lexicon.code_of(label)
+            n, idx, cnt = by_label[label]
+            lexicon._pairs.add_counts(idx, k, cnt)
+            lexicon._docs_store[k] = n
         return lexicon
 
     def counts_in(self, store: np.ndarray) -> bool:
@@ -131,15 +146,19 @@ class NBLexicon:
         """Classes counted so far (0 before any)."""
         return len(getattr(self, "_labels", ()))
 
-    def code_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(counts, rows)``: the count rows in code order (a view, no copy) and, for each
-        class of ``classes_``, its row."""
-        self._check_fitted()
-        return self._counts, np.asarray(self._order(), dtype=np.int64)
+    @property
+    def dense(self) -> bool:
+        """Whether the counts are dense rows of ``2**n_bits`` (at most two classes)."""
+        self._init_state()
+        return self._pairs is None
 
-    #: Checked before a class gets its count row: ``max_memory`` as ``--max-memory`` takes
-    #: it (None: only the memory available). Set by a trainer, not a learned value.
-    max_memory = None
+    def code_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dense counts only (:meth:`counting_in`): ``(counts, rows)``, the count rows in
+        code order (a view, no copy) and, for each class of ``classes_``, its row."""
+        self._check_fitted()
+        if not self.dense:
+            raise NBSVMError("the lexicon's counts are sparse; use compact()")
+        return self._counts, np.asarray(self._order(), dtype=np.int64)
 
     def code_of(self, label: str) -> int:
         """Internal code of ``label``, adding the class if it is new."""
@@ -148,30 +167,20 @@ class NBLexicon:
             return self._labels.index(label)
         except ValueError:
             k = len(self._labels)
-            if k >= 2:                           # the first two rows exist from the start
-                check_fit_memory(lexicon_bytes(self.hasher.n_bits, k + 1), self.max_memory,
-                                 what=f"counting {k + 1} classes", more=self._store.shape[1] * 4)
-            if k == self._store.shape[0]:       # grow by doubling (new classes are rare)
-                self._grow(2 * k)
+            if k == 2 and self._pairs is None:
+                self._to_pairs()
+            if k == len(self._docs_store):       # grow by doubling (new classes are rare)
+                docs = np.zeros(2 * k, dtype=np.int64)
+                docs[:k] = self._docs_store
+                self._docs_store = docs
             self._labels.append(label)
             return k
 
-    def _grow(self, rows: int) -> None:
-        """Move the counts to a store of ``rows`` rows, one row at a time, handing each old
-        row's pages back once copied: the peak is the counts plus one row, not twice the
-        counts (20 classes at 2**24 buckets: 1.3 GB, not 2.1 GB)."""
-        k, width = self._store.shape
-        mm, store = releasable_int32((rows, width))
-        row_bytes = width * 4
-        release = self._mm is not None and row_bytes % mmap.PAGESIZE == 0 \
-            and self._store.base is not None and self._store.flags.c_contiguous
-        for i in range(k):
-            store[i] = self._store[i]
-            if release:
-                self._mm.madvise(mmap.MADV_DONTNEED, i * row_bytes, row_bytes)
-        docs = np.zeros(rows, dtype=np.int64)
-        docs[:k] = self._docs_store
-        self._mm, self._store, self._docs_store = mm, store, docs
+    def _to_pairs(self) -> None:
+        """Move the dense counts to sparse (bucket, class) pairs; the rows go back to their
+        lender."""
+        self._pairs = PairCounts.from_dense(self._counts)
+        self._mm, self._store = None, None
 
     @property
     def _counts(self) -> np.ndarray:
@@ -184,7 +193,11 @@ class NBLexicon:
     def add_batch(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
         """Count a CSR batch of binarized documents whose labels are codes from :meth:`code_of`."""
         self._init_state()
-        _count_buckets(self._counts, self._docs, ids, offsets, codes)
+        if self._pairs is None:
+            _count_buckets(self._counts, self._docs, ids, offsets, codes)
+        else:
+            self._pairs.add(ids, offsets, codes)
+            np.add.at(self._docs_store, codes, 1)
 
     def partial_fit(self, texts, labels):
         texts = list(texts)
@@ -197,7 +210,7 @@ class NBLexicon:
         return self
 
     def fit(self, texts, labels):
-        for attr in ("_labels", "_store", "_docs_store"):
+        for attr in ("_labels", "_store", "_mm", "_pairs", "_docs_store"):
             self.__dict__.pop(attr, None)
         return self.partial_fit(texts, labels)
 
@@ -219,37 +232,78 @@ class NBLexicon:
     def _order(self) -> list[int]:
         return [self._labels.index(c) for c in self.classes_]
 
+    def compact(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(buckets, counts)``: the buckets seen in training (sorted, int32) and the
+        binarized counts over them, shape ``(n_classes, len(buckets))``, rows in
+        ``classes_`` order. Memory: classes x buckets seen."""
+        self._check_fitted()
+        pairs = self._pairs if self._pairs is not None else PairCounts.from_dense(self._counts)
+        return pairs.rows(np.asarray(self._order()))
+
+    def label_counts(self) -> dict:
+        """``{label: (documents, buckets, counts)}``, each label's non-zero counts."""
+        buckets, counts = self.compact()
+        out = {}
+        for label, n, row in zip(self.classes_, self.class_counts_, counts):
+            nz = np.flatnonzero(row)
+            out[label] = (int(n), buckets[nz], row[nz].astype(np.int64))
+        return out
+
     def counts(self) -> np.ndarray:
-        """Binarized bucket counts, shape ``(n_classes, 2**n_bits)``, rows in ``classes_`` order."""
-        self._check_fitted()
-        return self._counts[self._order()]
+        """Binarized bucket counts, dense, shape ``(n_classes, 2**n_bits)``, rows in
+        ``classes_`` order (classes x 2**n_bits of memory: :meth:`compact` is sparse)."""
+        buckets, counts = self.compact()
+        out = np.zeros((counts.shape[0], 1 << self.hasher.n_bits), dtype=np.int32)
+        out[:, buckets] = counts
+        return out
 
-    def ratios(self, alpha: float | None = None, min_df: int = 1) -> np.ndarray:
-        """NB log-count ratios: shape ``(1, 2**n_bits)`` for two classes, else ``(K, 2**n_bits)``.
+    def document_frequency(self) -> np.ndarray:
+        """Documents holding each bucket, dense int64 of ``2**n_bits``."""
+        buckets, counts = self.compact()
+        df = np.zeros(1 << self.hasher.n_bits, dtype=np.int64)
+        df[buckets] = counts.sum(axis=0, dtype=np.int64)
+        return df
 
-        With more than two classes (one-vs-rest), only buckets seen in at least ``min_df``
-        documents count, as the model's kept columns do: the others get 0 and stay out of
-        the norms. Two classes keep their norms over every seen bucket."""
+    def kept_ratios(self, alpha: float | None = None,
+                    min_df: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """``(buckets, ratios)``: the buckets seen in at least ``min_df`` documents and
+        their NB log-count ratios, shape ``(1, n)`` for two classes (``classes_[1]``
+        against ``classes_[0]``, norms over every seen bucket), else ``(K, n)`` (each class
+        against the rest, norms over the kept buckets, as the model's columns)."""
         alpha = self.alpha if alpha is None else alpha
-        self._check_fitted()
         classes = self.classes_
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes, found only {classes}")
-        rows = [self._counts[i] for i in self._order()]
+        buckets, counts = self.compact()
+        total = counts.sum(axis=0, dtype=np.int64)
+        kept = total >= max(int(min_df), 1)
         if len(classes) == 2:
-            return nb_ratios(rows[1], rows[0], alpha)[None, :]
-        total = np.sum(self._counts, axis=0, dtype=np.int64)
-        if min_df > 1:
-            kept = total >= min_df
-            rows = [np.where(kept, row, 0) for row in rows]
+            ratios = nb_ratios(counts[1], counts[0], alpha)[None, :]
+        else:
+            counts = np.where(kept, counts, 0)
             total = np.where(kept, total, 0)
-        return np.stack([nb_ratios(row, total - row, alpha) for row in rows])
+            ratios = np.stack([nb_ratios(row, total - row, alpha) for row in counts])
+        return buckets[kept], ratios[:, kept]
+
+    def ratios(self, alpha: float | None = None, min_df: int = 1) -> np.ndarray:
+        """NB log-count ratios, dense: shape ``(1, 2**n_bits)`` for two classes, else
+        ``(K, 2**n_bits)`` (:meth:`kept_ratios` keeps only the buckets kept).
+
+        With more than two classes (one-vs-rest), only buckets seen in at least ``min_df``
+        documents count, as the model's kept columns do: the others get 0 and stay out of
+        the norms. Two classes keep their norms over every seen bucket and every seen
+        bucket's ratio."""
+        if len(self.classes_) == 2:
+            min_df = 1
+        buckets, kept = self.kept_ratios(alpha, min_df)
+        out = np.zeros((kept.shape[0], 1 << self.hasher.n_bits), dtype=RATIO_DTYPE)
+        out[:, buckets] = kept
+        return out
 
     @property
     def n_seen_(self) -> int:
         """Buckets seen in training (any class)."""
-        self._check_fitted()
-        return int(np.count_nonzero(np.any(self._counts > 0, axis=0)))
+        return int(len(self.compact()[0]))
 
     # -- files ----------------------------------------------------------------------------
     def header(self) -> dict:
@@ -258,10 +312,7 @@ class NBLexicon:
 
     def save(self, path) -> None:
         """Save sparsely (only seen buckets) with the settings, atomically."""
-        self._check_fitted()
-        seen = np.flatnonzero(np.any(self._counts > 0, axis=0)).astype(BUCKET_DTYPE)
-        rows = self._counts[:, seen][self._order()] if len(seen) else \
-            np.zeros((len(self._labels), 0), np.int32)
+        seen, rows = self.compact()
         save_npz(path, "lexicon", self.header(), {"buckets": seen, "counts": rows})
 
     @classmethod
@@ -296,13 +347,8 @@ class NBLexicon:
             or not np.isfinite(alpha) or alpha <= 0 else None)
         if problem:
             raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
-        lex = cls(hasher, alpha=float(alpha))
-        lex._labels = classes
-        lex._docs_store = np.asarray(docs, dtype=np.int64)
-        lex._mm = None
-        lex._store = np.zeros((len(classes), 1 << hasher.n_bits), dtype=np.int32)
-        lex._store[:, buckets] = counts
-        return lex
+        by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
+        return cls.from_label_counts(hasher, float(alpha), by_label)
 
 
 def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NBLexicon:

@@ -10,8 +10,9 @@ each stage's need is known before it allocates, and each is checked then:
    allocated (:func:`fit_bytes`): the bucket -> column map (that row, rewritten), each
    class's int32 counts by kept column, and the learner (``W`` = 16 bytes per kept bucket
    and output for AdaGrad, 8 for SGD);
-3. :class:`~nbsvm.lexicon.NBLexicon` (``nbsvm lexicon``, ``--lexicon``) keeps a dense count
-   row per class: it checks :func:`lexicon_bytes` before each new class gets its row.
+3. :class:`~nbsvm.lexicon.NBLexicon` (``nbsvm lexicon``, ``--lexicon``) counts sparse
+   (bucket, class) pairs: its memory follows the pairs the corpus holds, 12 bytes each
+   (:mod:`nbsvm.paircounts`), never classes x ``2**n_bits``.
 
 Every figure includes :data:`FIXED_BYTES` for the interpreter, numba's kernels and the
 buffers in flight.
@@ -65,16 +66,6 @@ def available_bytes() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
-
-
-def lexicon_bytes(n_bits: int, n_classes: int = 2) -> int:
-    """Peak bytes of the lexicon pass: one int32 count row of ``2**n_bits`` per class
-    (room for two from the start), plus :data:`FIXED_BYTES`.
-
-    >>> human(lexicon_bytes(24)), human(lexicon_bytes(24, 20))
-    ('368.0 MB', '1.5 GB')
-    """
-    return FIXED_BYTES + max(2, int(n_classes)) * (1 << int(n_bits)) * 4
 
 
 def hashing_bytes(n_bits: int) -> int:

@@ -393,14 +393,13 @@ class NBSVMClassifier(Params):
         codes = self.codes_for(labels, batch)
         if getattr(self, "lexicon_", None) is not None:
             self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
-            self.class_counts_ = self.lexicon_._docs.copy()
-            if self.lexicon_._docs.min() > 0:      # ratios need every class seen
+            self.class_counts_ = self.lexicon_.class_counts_   # classes_ order == codes
+            if self.class_counts_.min() > 0:      # ratios need every class seen
                 tables = self.linear_.tables
-                tables[:] = self.lexicon_.ratios()
-                if self.min_df > 1:     # as in fit: buckets in fewer documents carry no value
-                    tables[:, self.lexicon_._counts.sum(axis=0) < self.min_df] = 0.0
-                if self.weighting == "binary":
-                    tables[:] = self.lexicon_._counts.sum(axis=0) >= max(self.min_df, 1)
+                # as in fit: buckets in fewer than min_df documents carry no value
+                buckets, ratios = self.lexicon_.kept_ratios(min_df=self.min_df)
+                tables[:] = 0.0
+                tables[:, buckets] = 1.0 if self.weighting == "binary" else ratios
                 self.n_seen_buckets_ = self.lexicon_.n_seen_
         batch = translate(batch, self.column_of_)
         if len(docs):

@@ -80,10 +80,9 @@ class NBFeatures(Params):
                                dtype=np.int32)
             ids, offsets = hasher.batch(part)
             lexicon.add_batch(ids, offsets, codes)
-        ratios = lexicon.ratios()                                  # (n_out, 2**n_bits)
-        df = lexicon._counts.sum(axis=0)
-        self.buckets_ = np.flatnonzero(df >= self.min_df).astype(np.int32)
-        self.ratios_ = ratios[:, self.buckets_].astype(np.float64)
+        # two classes: norms over every seen bucket; more: over the kept ones, as the model
+        self.buckets_, ratios = lexicon.kept_ratios(min_df=self.min_df)
+        self.ratios_ = ratios.astype(np.float64)                  # (n_out, len(buckets_))
         self.classes_ = np.asarray(lexicon.classes_, dtype=object)
         self.hasher_ = hasher
         self.column_of_ = np.full(1 << hasher.n_bits, -1, dtype=np.int32)

@@ -27,9 +27,6 @@ def test_fit_bytes_by_hand():
     F = memory.FIXED_BYTES
     # the trainer's hashing pass: two int32 rows (two classes; from a third, documents per bucket)
     assert memory.hashing_bytes(10) == F + 2 * b * 4
-    # a dense NBLexicon: one int32 count row a class, room for two from the start
-    assert memory.lexicon_bytes(10) == F + 2 * b * 4
-    assert memory.lexicon_bytes(10, 5) == F + 5 * b * 4
     # after the pass: the map, the learner (16 bytes a kept column and output for AdaGrad,
     # 8 for SGD), and the larger of the two classes' counts by kept column and the
     # explanations' contribution row and its partitioned copy (one float32 a column each);
@@ -94,19 +91,8 @@ def test_the_pass_and_the_learner_are_checked():
     assert len(ok.classes_) == 8
 
 
-def test_a_dense_lexicon_checks_each_new_class():
-    from nbsvm.lexicon import NBLexicon
-    from nbsvm.text.hashing import Hasher
-
-    lex = NBLexicon(Hasher(ngrams=1, n_bits=16))
-    lex.max_memory = memory.lexicon_bytes(16, 3)
-    lex.fit(["a", "b", "c"], ["x", "y", "z"])          # three classes fit
-    with pytest.raises(NBSVMError, match="counting 4 classes needs about .* over --max-memory"):
-        lex.partial_fit(["d"], ["w"])
-
-
 def test_growing_the_counts_keeps_them():
-    # classes come one by one: the counts move to larger stores row by row, unchanged
+    # classes come one by one: every count is kept as the sparse pairs grow
     import numpy as np
     from nbsvm.lexicon import NBLexicon
     from nbsvm.text.hashing import Hasher

@@ -1,0 +1,183 @@
+"""Sparse per-class bucket counts: one count per (bucket, class) pair seen.
+
+A lexicon over many classes cannot keep a dense ``2**n_bits`` row per class (20 classes at
+``2**24`` buckets: 1.3 GB, almost all zeros). :class:`PairCounts` keeps one sorted array of
+``bucket << 32 | code`` keys with their counts, sized by the pairs seen. Batches are
+appended to a buffer of keys that is sorted, run-length counted and merged into the
+sorted arrays when it holds as many keys as they do (or 4M), so each key is sorted
+O(log n) times in all and the buffer never exceeds the counts' own size by more than 4M keys.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+FLUSH_KEYS = 1 << 22
+
+
+@njit(cache=True, nogil=True)
+def _batch_keys(ids, offsets, codes, out):
+    """``out[j] = ids[j] << 32 | codes[d]`` for every id ``j`` of document ``d``."""
+    for d in range(offsets.shape[0] - 1):
+        c = np.int64(codes[d])
+        for j in range(offsets[d], offsets[d + 1]):
+            out[j] = (np.int64(ids[j]) << 32) | c
+
+
+@njit(cache=True, nogil=True)
+def _runs(keys):
+    """Distinct keys of the sorted ``keys`` and how often each occurs (int32)."""
+    n = keys.shape[0]
+    uniq = np.empty(n, dtype=np.int64)
+    counts = np.empty(n, dtype=np.int32)
+    m = 0
+    for j in range(n):
+        if m > 0 and uniq[m - 1] == keys[j]:
+            counts[m - 1] += 1
+        else:
+            uniq[m] = keys[j]
+            counts[m] = 1
+            m += 1
+    return uniq[:m].copy(), counts[:m].copy()
+
+
+@njit(cache=True, nogil=True)
+def _merge(ka, ca, kb, cb):
+    """Union of two sorted key arrays with their counts, equal keys' counts summed."""
+    out_k = np.empty(ka.shape[0] + kb.shape[0], dtype=np.int64)
+    out_c = np.empty(ka.shape[0] + kb.shape[0], dtype=np.int32)
+    i = 0
+    j = 0
+    m = 0
+    while i < ka.shape[0] or j < kb.shape[0]:
+        if j >= kb.shape[0] or (i < ka.shape[0] and ka[i] < kb[j]):
+            out_k[m] = ka[i]
+            out_c[m] = ca[i]
+            i += 1
+        elif i >= ka.shape[0] or kb[j] < ka[i]:
+            out_k[m] = kb[j]
+            out_c[m] = cb[j]
+            j += 1
+        else:
+            out_k[m] = ka[i]
+            out_c[m] = ca[i] + cb[j]
+            i += 1
+            j += 1
+        m += 1
+    return out_k[:m].copy(), out_c[:m].copy()
+
+
+@njit(cache=True, nogil=True)
+def _to_rows(keys, counts, row_of_code, n_rows):
+    """Buckets seen (sorted) and the count matrix ``(n_rows, n_buckets)``: code ``c``'s
+    counts in row ``row_of_code[c]``."""
+    n_buckets = 0
+    last = -1
+    for j in range(keys.shape[0]):
+        b = keys[j] >> 32
+        if b != last:
+            n_buckets += 1
+            last = b
+    buckets = np.empty(n_buckets, dtype=np.int32)
+    out = np.zeros((n_rows, n_buckets), dtype=np.int32)
+    col = -1
+    last = -1
+    for j in range(keys.shape[0]):
+        b = keys[j] >> 32
+        if b != last:
+            col += 1
+            buckets[col] = b
+            last = b
+        code = keys[j] & 0xFFFFFFFF
+        r = row_of_code[code] if code < row_of_code.shape[0] else -1
+        if r >= 0:
+            out[r, col] = counts[j]
+    return buckets, out
+
+
+@njit(cache=True, nogil=True)
+def _nonzero_keys(rows):
+    """Keys and counts of the non-zero entries of dense rows (row ``c`` is code ``c``),
+    sorted, without a temporary the size of the rows."""
+    n = 0
+    for i in range(rows.shape[1]):
+        for c in range(rows.shape[0]):
+            if rows[c, i] != 0:
+                n += 1
+    keys = np.empty(n, dtype=np.int64)
+    counts = np.empty(n, dtype=np.int32)
+    m = 0
+    for i in range(rows.shape[1]):
+        for c in range(rows.shape[0]):
+            if rows[c, i] != 0:
+                keys[m] = (np.int64(i) << 32) | c
+                counts[m] = rows[c, i]
+                m += 1
+    return keys, counts
+
+
+class PairCounts:
+    """Counts of (bucket, code) pairs, sparse.
+
+    Examples
+    --------
+    >>> pc = PairCounts()
+    >>> pc.add(np.array([5, 7, 5], np.int32), np.array([0, 2, 3]), np.array([0, 2], np.int32))
+    >>> buckets, rows = pc.rows(np.arange(3))
+    >>> buckets.tolist(), rows.tolist()
+    ([5, 7], [[1, 1], [0, 0], [1, 0]])
+    """
+
+    def __init__(self):
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.counts = np.zeros(0, dtype=np.int32)
+        self._pending: list[np.ndarray] = []
+        self._n_pending = 0
+
+    @classmethod
+    def from_dense(cls, rows: np.ndarray) -> "PairCounts":
+        """From dense count rows over every bucket (row ``c`` is code ``c``'s)."""
+        out = cls()
+        out.keys, out.counts = _nonzero_keys(rows)
+        return out
+
+    def add(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
+        """Count every id of every document under its document's code."""
+        keys = np.empty(len(ids), dtype=np.int64)
+        _batch_keys(ids, offsets, codes, keys)
+        self._pending.append(keys)
+        self._n_pending += len(keys)
+        if self._n_pending >= max(FLUSH_KEYS, len(self.keys)):
+            self.flush()
+
+    def add_counts(self, buckets: np.ndarray, code: int, counts: np.ndarray) -> None:
+        """Add ``counts`` (aligned with the sorted, distinct ``buckets``) to one code's."""
+        nz = np.flatnonzero(counts)
+        keys = (np.asarray(buckets, dtype=np.int64)[nz] << 32) | int(code)
+        self.keys, self.counts = _merge(self.keys, self.counts, keys,
+                                        np.asarray(counts, dtype=np.int32)[nz])
+
+    def flush(self) -> None:
+        """Merge the buffered keys into the sorted counts."""
+        if not self._pending:
+            return
+        keys = np.concatenate(self._pending)
+        self._pending, self._n_pending = [], 0
+        keys.sort()
+        uniq, counts = _runs(keys)
+        del keys
+        self.keys, self.counts = _merge(self.keys, self.counts, uniq, counts)
+
+    def rows(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(buckets, counts)``: the buckets seen (sorted, int32; by any code) and one
+        int32 row per entry of ``codes`` (code ``codes[r]``'s counts in row ``r``; codes
+        not listed are left out of the rows)."""
+        self.flush()
+        codes = np.asarray(codes, dtype=np.int64)
+        row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+        row_of_code[codes] = np.arange(len(codes))
+        return _to_rows(self.keys, self.counts, row_of_code, len(codes))
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.counts.nbytes + 8 * self._n_pending)
