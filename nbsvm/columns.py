@@ -25,7 +25,7 @@ import numpy as np
 from ._parallel import run_parts
 from .errors import NBSVMError
 from .features import FeatureCache, hash_batches
-from .labels import classes_of, label_lists
+from .labels import classes_of, label_lists, membership
 from .lexicon import (NBLexicon, _compact_ratios, _count_columns, _count_df, _df_stats,
                       _df_to_columns, _label_ratios, _seen_sums)
 from .memory import check_fit_memory, fit_bytes
@@ -124,6 +124,8 @@ class ColumnBuilder:
         memory two classes were counted in), the positive class's row is overwritten by
         the map and the other row is released."""
         model = self.model
+        if model.multilabel:
+            return self._from_label_sets(lexicon)
         classes = lexicon.classes_
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
@@ -180,6 +182,27 @@ class ColumnBuilder:
             by_bucket[buckets] = column_of
             column_of = by_bucket
         return Columns(classes, lexicon.class_counts_, n_seen_buckets, column_of, learner)
+
+    def _from_label_sets(self, lexicon: NBLexicon) -> Columns:
+        """Multi-label columns from a lexicon whose classes are label-set keys (``a,b``;
+        see :func:`label_set_counts`): the ratios equal :meth:`from_df`'s bit for bit."""
+        model = self.model
+        classes = classes_of(lexicon.classes_)
+        if not classes:
+            raise NBSVMError("no labels to train on: multi-label fields are 'a,b' lists and "
+                             "every document's was empty")
+        n_seen = lexicon.n_seen_
+        n_kept = int(np.count_nonzero(lexicon.document_frequency() >= max(int(model.min_df), 1)))
+        check_fit_memory(fit_bytes(self.hasher.n_bits, model.n_outputs(classes),
+                                   model.setting("optimizer", classes), n_columns=n_kept,
+                                   n_classes=len(classes))
+                         + 8 * n_kept * (len(classes) + 1), self.max_memory)
+        buckets, counts, kept_df, docs = label_set_counts(lexicon, classes, model.min_df)
+        learner = model.new_linear(classes, len(buckets))
+        self._label_ratios(learner, counts, kept_df)
+        column_of = np.full(1 << self.hasher.n_bits, -1, dtype=np.int32)
+        column_of[buckets] = np.arange(len(buckets), dtype=np.int32)
+        return Columns(classes, docs, n_seen, column_of, learner)
 
     # -- by kept column ----------------------------------------------------------------------
     def from_df(self, cache: FeatureCache, df: np.ndarray) -> Columns:
@@ -255,18 +278,9 @@ class ColumnBuilder:
         return Columns(classes, docs[rows], n_seen, df, learner)
 
     def _label_ratios(self, learner: LinearSGD, counts, kept_df) -> None:
-        """Multi-label NB ratios (each label against the documents without it) from the
-        counts by kept column, into the learner's value field."""
-        n_kept = learner.n_features
-        sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
-        total = float(kept_df.sum(dtype=np.int64))
-        cuts = _two_ranges(n_kept)
-
-        def fill(k):
-            _label_ratios(counts, kept_df, float(self.model.alpha), n_kept, sums, total,
-                          learner.S_, int(cuts[k]), int(cuts[k + 1]))
-
-        run_parts(fill, 2)
+        """Multi-label NB ratios from the counts by kept column into the learner's value
+        field (:func:`fill_label_ratios`)."""
+        fill_label_ratios(learner.S_, counts, kept_df, float(self.model.alpha))
         if counts.base is learner.S_:
             learner.S_[:, :, 1] = 0.0
         self._binary_values(learner)
@@ -308,3 +322,33 @@ def _to_df(store, mm) -> np.ndarray:
     if row_bytes % mmap.PAGESIZE == 0:
         mm.madvise(mmap.MADV_DONTNEED, row_bytes, row_bytes)
     return df
+
+
+def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
+    """Multi-label NB ratios into ``S[k, c, 0]``: label ``k``'s documents holding column
+    ``c`` (``counts[k, c]``) against the others holding it (``kept_df[c] - counts[k, c]``),
+    norms over the kept columns, as for one-vs-rest."""
+    n_kept = S.shape[1]
+    sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
+    total = float(kept_df.sum(dtype=np.int64))
+    cuts = _two_ranges(n_kept)
+
+    def fill(k):
+        _label_ratios(counts, kept_df, float(alpha), n_kept, sums, total, S,
+                      int(cuts[k]), int(cuts[k + 1]))
+
+    run_parts(fill, 2)
+
+
+def label_set_counts(lexicon: NBLexicon, classes: list, min_df: int):
+    """A lexicon of label-set keys (``a,b``) as per-label counts: ``(buckets, counts,
+    kept_df, docs)``: the buckets seen in at least ``min_df`` documents, each label's
+    documents holding them (the sum over the keys that hold the label), each bucket's
+    documents, and each label's documents. Integer sums: exact."""
+    keys = lexicon.classes_
+    buckets, key_counts = lexicon.compact()
+    df = key_counts.sum(axis=0, dtype=np.int64)
+    kept = np.flatnonzero(df >= max(int(min_df), 1))
+    member = membership(classes, keys).astype(np.int64)
+    return (buckets[kept], member @ key_counts[:, kept], df[kept],
+            member @ lexicon.class_counts_)

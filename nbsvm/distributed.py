@@ -34,6 +34,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from .errors import NBSVMError
+from .reduction import NBReduction
 
 EPOCH_ATTEMPTS = 3          # an epoch broken by a lost worker is started again this often
 
@@ -114,7 +115,8 @@ def _reader_docs(shard: str, reader: dict):
     shard = _local_copy(shard)
     return read_inputs([shard], fmt=reader.get("format", "auto"), text_col=reader.get("text_col", "text"),
                        label_col=reader.get("label_col", "label"), strict=reader.get("strict", False),
-                       encoding=reader.get("encoding", "utf-8"))
+                       encoding=reader.get("encoding", "utf-8"),
+                       empty_label=reader.get("empty_label", False))
 
 
 def _shard_cache(shard: str, reader: dict, hasher):
@@ -167,46 +169,80 @@ def _merge_counts(a: dict, b: dict) -> dict:
     return out
 
 
-def _epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
-                    learner_kw: dict, classes: list, remap, S, state, seed: int, epoch: int):
-    """One epoch of the learner over one shard, from the broadcast weights."""
-    from .features import _translate
-    from .online.sgd import LinearSGD
-    from .text.hashing import Hasher
+def _shard_targets(cache, classes: list, multilabel: bool, shard: str):
+    """Each output's positive class as a code of the shard's cache (a membership matrix
+    of its label-set keys for multi-label models)."""
+    from .labels import membership
 
-    cache = _shard_cache(shard, reader, Hasher(**hasher_settings))
-    learner = LinearSGD(S.shape[1], n_outputs=S.shape[0], threads=1, **learner_kw)
-    learner.S_[...] = S
-    learner.state_[...] = state
-    code = {label: i for i, label in enumerate(cache.labels)}
+    if multilabel:              # every label of the keys is in the lexicon's classes
+        return membership(classes, list(cache.labels))
     unknown = [label for label in cache.labels if label not in classes]
     if unknown:
         raise NBSVMError(f"label {unknown[0]!r} is not among the lexicon's classes {classes}",
                          path=shard)
-    positive = [code.get(classes[k], -1) for k in
-                ([1] if len(classes) == 2 else range(len(classes)))]
+    code = {label: i for i, label in enumerate(cache.labels)}
+    return [code.get(classes[k], -1) for k in
+            ([1] if len(classes) == 2 else range(len(classes)))]
+
+
+def _epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
+                    classes: list, multilabel: bool, remap, linear, backend, seed: int,
+                    epoch: int):
+    """One epoch over one shard, by the trainer's own epoch driver
+    (:class:`~nbsvm.epochs.Epochs`), from the broadcast learner (its values and weights;
+    ``backend``: the backend learners passed from the shard before). Returns the learner
+    (the built-in one's arrays, its SGD scale folded; or the backend), the shard's
+    documents and its loss sum."""
+    import copy
+
+    from .epochs import Epochs
+    from .text.hashing import Hasher
+
+    cache = _shard_cache(shard, reader, Hasher(**hasher_settings))
+    positive = _shard_targets(cache, classes, multilabel, shard)
+    # a worker shares broadcast objects between its tasks: train a copy
+    linear = copy.deepcopy(linear) if backend is None else linear
+    backend = copy.deepcopy(backend)
+    events = [{"loss": 0.0, "docs": 0}]
+    run = Epochs(linear, backend, epoch, lambda event: events.append(event))
     rng = np.random.default_rng([seed, epoch, index])
-    loss_sum = 0.0
-    for ids, offsets, codes, order in cache.shuffled_groups(rng):
-        cols, col_offsets = _translate(ids, offsets, remap)
-        loss_sum += learner.epoch(cols, col_offsets, codes, order, positive) * len(order)
-    learner.coef()                      # fold the SGD scale: averaging needs plain weights
-    return learner.S_, learner.state_, cache.n_docs, loss_sum
+    run.replay(cache, positive, rng, epoch,
+               cache.translated_groups(remap, rng, rewrite=False))
+    loss_sum = events[-1]["loss"] * events[-1]["docs"]
+    if backend is not None:
+        return backend, cache.n_docs, loss_sum
+    linear.coef()                       # fold the SGD scale: averaging needs plain weights
+    return (linear.S_, linear.state_), cache.n_docs, loss_sum
+
+
+def _calibrate_on_shard(shard: str, reader: dict, hasher_settings: dict, classes: list,
+                        multilabel: bool, remap, linear, seed: int) -> float:
+    """Bottou's eta0 for ``linear`` on a seeded sample of one shard
+    (:mod:`nbsvm.calibration`, as a single machine calibrates on its whole cache)."""
+    from .calibration import calibrate_eta0, calibration_sample
+    from .text.hashing import Hasher
+
+    cache = _shard_cache(shard, reader, Hasher(**hasher_settings))
+    positive = _shard_targets(cache, classes, multilabel, shard)
+    return calibrate_eta0(linear, calibration_sample(cache, positive, remap, seed))
 
 
 def _predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
-    from .evaluate import evaluate_documents, predict_documents
+    from .evaluate import evaluate_documents, label_set_parts, predict_documents
     from .io.readers import read_inputs
-    from .nbsvm import NBSVMClassifier
+    from .labels import known_labels
 
     clf = _cached_model(model_path)
+    if labeled and clf.multilabel:      # sums, merged on the driver
+        return label_set_parts(clf, _reader_docs(shard, dict(reader, empty_label=True)))
     if labeled:
         return evaluate_documents(clf, _reader_docs(shard, reader))
     import pandas as pd
     docs = read_inputs([_local_copy(shard)], fmt=reader.get("format", "auto"), labeled=False,
                        text_col=reader.get("text_col", "text"),
                        label_col=reader.get("label_col", "label"),
-                       strict=reader.get("strict", False), known_labels=clf.classes_,
+                       strict=reader.get("strict", False),
+                       known_labels=known_labels(clf.classes_, clf.multilabel),
                        encoding=reader.get("encoding", "utf-8"))
     frames = list(predict_documents(clf, docs))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -272,50 +308,48 @@ def lexicon(client, shards: list[str], hasher, alpha: float = 1.0, reader: dict 
 
 def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=None,
         callback: Callable[[dict], None] | None = None):
-    """Train ``clf`` (an unfitted :class:`~nbsvm.NBSVMClassifier`) on ``shards`` by iterative
-    parameter mixing; returns ``clf`` fitted (no n-gram map for explanations)."""
+    """Train ``clf`` (an unfitted :class:`~nbsvm.NBSVMClassifier`) on ``shards``; returns
+    ``clf`` fitted (no n-gram map for explanations).
+
+    The built-in learner trains by iterative parameter mixing (every shard's epoch in
+    parallel, then averaged). A backend learner (``clf.learner``) is passed from shard to
+    shard instead, each epoch visiting the shards in order on their workers: exact
+    sequential training over the shards (its parts cannot be averaged: Pegasos keeps a
+    scaled vector, PA and MIRA running averages), with the hashing and the caches still
+    spread over the workers."""
     notify = callback or (lambda event: None)
     reader = dict(reader or {})
     hasher = clf.validate()
-    if clf.learner is not None:
-        raise NBSVMError(f"--learner {clf.learner} is not available for distributed training "
-                         "yet (parameter mixing averages the built-in learner's weights)")
-    if clf.multilabel:
-        raise NBSVMError("--multilabel is not available for distributed training yet (the "
-                         "shards' lexicons count one label per document); train on one "
-                         "machine")
+    if clf.multilabel:          # the shards' lexicons count label sets; an empty one is none
+        reader["empty_label"] = True
     t0 = time.perf_counter()
     lex = lexicon_ if lexicon_ is not None else lexicon(client, shards, hasher, clf.alpha, reader)
     if lex.hasher != hasher:
         raise NBSVMError(f"the lexicon was built with {lex.hasher.settings()} but the model "
                          f"asks for {hasher.settings()}")
-    for attr in ("linear_", "lexicon_", "column_of_", "_label_values"):
-        clf.__dict__.pop(attr, None)
+    clf.forget()
     clf.start_from_lexicon(lex)
     notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
     timings = {"lexicon_s": time.perf_counter() - t0}
-    if clf.setting("eta0") == "auto":
-        raise NBSVMError("eta0 'auto' is not available for distributed training yet (it is "
-                         "the default with more than two classes); give a number with --eta0")
-    learner = clf.linear_
-    learner_kw = dict(loss=clf.setting("loss"), optimizer=clf.setting("optimizer"),
-                      eta0=clf.setting("eta0"), l2=clf.l2, unit=clf.unit_rows())
-    remap = None
-    for epoch in range(1, clf.setting("epochs") + 1):
+    if clf.learner is not None:
+        clf.backend_ = NBReduction(clf.learner, clf.linear_.n_outputs, clf.linear_.n_features,
+                                   clf.l2, clf.seed)
+    elif clf.setting("eta0") == "auto":     # Bottou's calibration on the first shard
+        clf.eta0_ = clf.linear_.eta0 = client.submit(
+            _calibrate_on_shard, shards[0], reader, hasher.settings(), list(clf.classes_),
+            clf.multilabel, clf.column_of_, clf.linear_, clf.seed, pure=False).result()
+        notify({"stage": "eta0", "eta0": clf.eta0_, "docs": 0})
+    shared = {"remap": None}
+    epochs = clf.setting("epochs")
+    for epoch in range(1, epochs + 1):
         for attempt in range(1, EPOCH_ATTEMPTS + 1):
             try:
-                if remap is None:
-                    remap = client.scatter(clf.column_of_, hash=False)
-                S = client.scatter(learner.S_, hash=False)
-                state = client.scatter(learner.state_, hash=False)
-                futures = []
-                for i, shard in enumerate(shards):
-                    f = client.submit(_epoch_on_shard, shard, i, reader, hasher.settings(),
-                                      learner_kw, list(clf.classes_), remap, S, state, clf.seed,
-                                      epoch, pure=False)
-                    f._nbsvm_shard = shard
-                    futures.append(f)
-                results = _gather(client, futures, f"epoch {epoch}")
+                if shared["remap"] is None:
+                    shared["remap"] = client.scatter(clf.column_of_, hash=False)
+                args = (reader, hasher.settings(), list(clf.classes_), clf.multilabel,
+                        shared["remap"])
+                n, loss_sum = (_passing_epoch if clf.learner else _mixing_epoch)(
+                    client, shards, clf, args, epoch)
                 break
             except NBSVMError:
                 raise
@@ -325,13 +359,10 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
                                      f"({type(e).__name__}: {e}); nothing of it was kept and "
                                      f"no model was written") from None
                 notify({"stage": "retry", "epoch": epoch, "docs": 0, "error": str(e)})
-                remap = None             # its copies may have gone with the worker
+                shared["remap"] = None   # its copies may have gone with the worker
                 client.wait_for_workers(1, timeout=60)
-        n = np.array([r[2] for r in results], dtype=np.float64)
-        _mix(learner, results, n / n.sum())
-        loss = sum(r[3] for r in results) / n.sum()
-        notify({"stage": "epoch", "epoch": epoch, "epochs": clf.setting("epochs"), "docs": int(n.sum()),
-                "total": int(n.sum()), "loss": loss})
+        notify({"stage": "epoch", "epoch": epoch, "epochs": epochs, "docs": n, "total": n,
+                "loss": loss_sum / n})
     clf.n_docs_ = int(lex.class_counts_.sum())
     clf.mean_abs_coef_ = clf.linear_.mean_abs_coef()
     clf.ngram_map_ = {}
@@ -340,17 +371,47 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     return clf
 
 
+def _mixing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:
+    """Every shard's epoch in parallel from the same weights, then their average."""
+    linear = client.scatter(clf.linear_, hash=False)
+    futures = []
+    for i, shard in enumerate(shards):
+        f = client.submit(_epoch_on_shard, shard, i, *args, linear, None, clf.seed, epoch,
+                          pure=False)
+        f._nbsvm_shard = shard
+        futures.append(f)
+    results = _gather(client, futures, f"epoch {epoch}")
+    n = np.array([r[1] for r in results], dtype=np.float64)
+    _mix(clf.linear_, [r[0] for r in results], n / n.sum())
+    return int(n.sum()), sum(r[2] for r in results)
+
+
+def _passing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:
+    """The backend learner passed from shard to shard; kept only once every shard is done."""
+    linear = client.scatter(clf.linear_, hash=False)     # the values; not trained
+    backend, n, loss_sum = clf.backend_, 0, 0.0
+    for i, shard in enumerate(shards):
+        f = client.submit(_epoch_on_shard, shard, i, *args, linear, backend, clf.seed, epoch,
+                          pure=False)
+        f._nbsvm_shard = shard
+        backend, docs, loss = _gather(client, [f], f"epoch {epoch}")[0]
+        n, loss_sum = n + docs, loss_sum + loss
+    clf.backend_ = backend
+    return n, loss_sum
+
+
 def _mix(learner, results, w) -> None:
-    """Average the shards' learners into ``learner`` (in place): weights, AdaGrad sums and
-    learner state, weighted by shard size ``w`` (every shard's SGD scale is folded to 1).
+    """Average the shards' learners (``(S, state)`` each) into ``learner`` (in place):
+    weights, AdaGrad sums and learner state, weighted by shard size ``w`` (every shard's SGD
+    scale is folded to 1).
 
     Tried and not kept: averaging each weight by how much each shard moved it (the growth of
     its AdaGrad sum, as Vowpal Wabbit's adaptive allreduce does) followed serial training
     more closely on a 2,000-review slice but was 1 point less accurate than plain averaging.
     """
-    mixed = sum(wi * r[0][:, :, 1:].astype(np.float64) for wi, r in zip(w, results))
+    mixed = sum(wi * S[:, :, 1:].astype(np.float64) for wi, (S, _) in zip(w, results))
     learner.S_[:, :, 1:] = mixed.astype(learner.S_.dtype)
-    learner.state_[...] = sum(wi * r[1] for wi, r in zip(w, results))
+    learner.state_[...] = sum(wi * state for wi, (_, state) in zip(w, results))
 
 
 def _map_shards(client, fn, shards: list[str], *args, what: str):
@@ -371,10 +432,13 @@ def predict(client, shards: list[str], model_path: str, reader: dict | None = No
 
 def evaluate(client, shards: list[str], model_path: str, reader: dict | None = None) -> dict:
     """Metrics over all shards (confusion matrices summed, log loss averaged by documents)."""
+    from .evaluate import label_set_report
     from .metrics import report
 
     reps = _map_shards(client, _predict_shard, shards, dict(reader or {}), str(model_path),
                        True, what="evaluating")
+    if "sums" in reps[0]:                       # a multi-label model's sums
+        return label_set_report(_cached_model(str(model_path)), reps)
     cm = sum(np.asarray(r["confusion_matrix"], dtype=np.int64) for r in reps)
     log_loss_sum = None
     if all("log_loss" in r for r in reps):

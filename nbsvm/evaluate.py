@@ -157,6 +157,17 @@ class _LabelSetScorer:
         self.sums = add_sums(self.sums, part)
         self.n += len(batch)
 
+    def parts(self) -> dict:
+        """What the report is made of, to be summed with other shards' (:meth:`merge`)."""
+        return {"sums": self.sums, "unseen": dict(self.unseen), "n": self.n}
+
+    def merge(self, parts: dict) -> None:
+        if parts["n"]:
+            self.sums = add_sums(self.sums, parts["sums"])
+        for label, n in parts["unseen"].items():
+            self.unseen[label] = self.unseen.get(label, 0) + n
+        self.n += parts["n"]
+
     def report(self) -> dict:
         if self.n == 0:
             raise NBSVMError("no documents to evaluate")
@@ -176,6 +187,23 @@ class _LabelSetScorer:
 def headline(rep: dict) -> float:
     """A report's one figure: accuracy (multi-label: subset accuracy)."""
     return rep["accuracy"] if "accuracy" in rep else rep["subset_accuracy"]
+
+
+def label_set_parts(model: NBSVMClassifier, docs: Iterable[Document]) -> dict:
+    """A multi-label model's evaluation sums over ``docs``, to be merged with others'
+    (:func:`label_set_report`): how Dask evaluates shards."""
+    scorer = _LabelSetScorer(model)
+    for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
+        scorer.add(batch, batch.labels, columns=True)
+    return scorer.parts()
+
+
+def label_set_report(model: NBSVMClassifier, parts: list) -> dict:
+    """The report of :func:`evaluate_documents` from :func:`label_set_parts` of shards."""
+    scorer = _LabelSetScorer(model)
+    for part in parts:
+        scorer.merge(part)
+    return scorer.report()
 
 
 def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],

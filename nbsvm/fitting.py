@@ -69,9 +69,6 @@ class Fit:
         if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
             check_fit_memory(hashing_bytes(hasher.n_bits), self.max_memory,
                              what="the hashing pass")
-        if model.multilabel and lexicon is not None:
-            raise NBSVMError("a prebuilt lexicon counts one label per document; a "
-                             "multi-label model counts its own labels (no --lexicon)")
         if lexicon is not None and lexicon.hasher != hasher:
             raise NBSVMError(f"the lexicon was built with {lexicon.hasher.settings()} but the "
                              f"model asks for {hasher.settings()}")
@@ -158,7 +155,8 @@ class Fit:
             return cache, sample, 1, True, False
         model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
         del lexicon
-        if cache is None and kept is None and self.saved is None and model.learner is None:
+        if cache is None and kept is None and self.saved is None and model.learner is None \
+                and not model.multilabel:
             notify({"stage": "lexicon done", "docs": 0})
             cache = model.epochs_for(notify).stream_first(
                 hash_batches(docs, model.hasher_), writer, model.column_of_,

@@ -92,6 +92,12 @@ class KnownLabelSets(frozenset):
         return bool(labels) and all(frozenset.__contains__(self, v) for v in labels)
 
 
+def known_labels(classes: list[str], multilabel: bool):
+    """What a leading label field of a line may hold: one of the classes, or for a
+    multi-label model a set of them (``a,b``)."""
+    return KnownLabelSets(classes) if multilabel else classes
+
+
 def output_targets(codes: np.ndarray, positive, k: int) -> tuple[np.ndarray, int]:
     """Output ``k``'s view of the label codes: ``(codes, positive code)`` for the kernels,
     which read a document as +1 when its code equals the positive one.

@@ -141,6 +141,10 @@ class NBLexicon:
         """Whether the counts still live in ``store`` (the lent memory)."""
         return getattr(self, "_store", None) is store
 
+    def code_labels(self) -> list[str]:
+        """The labels counted so far, in code order (:meth:`code_of`: first appearance)."""
+        return list(getattr(self, "_labels", ()))
+
     @property
     def n_labels(self) -> int:
         """Classes counted so far (0 before any)."""

@@ -46,6 +46,7 @@ from .io.readers import Document
 from .labels import SEPARATOR, key_of, label_set, membership
 from .lexicon import NBLexicon
 from .modelfile import load_model, save_model
+from .partial import partial_fit
 from .online.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 from .online.sgd import LinearSGD, OPTIMIZERS, STATE_DTYPE
 from .reduction import SHARED, NBReduction, check_learner
@@ -356,58 +357,14 @@ class NBSVMClassifier(Params):
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":
         """One pass over a batch, continuing from the current state.
 
-        The first call on an unfitted model needs ``classes``. While a model grows by
-        ``partial_fit`` its lexicon counts grow too and the ratios are recomputed for each
-        batch (O(2**n_bits) per call: use large batches). After :meth:`fit` or :meth:`load`
-        the lexicon is frozen and only the linear model keeps learning.
+        The first call on an unfitted model needs ``classes`` (every label). While a model
+        grows by ``partial_fit`` its lexicon counts grow too and the ratios are recomputed
+        for each batch (O(2**n_bits) per call: use large batches). After :meth:`fit` or
+        :meth:`load` the lexicon is frozen and only the learner keeps learning. Every task
+        (``multilabel``: ``y`` holds label sets) and every ``learner``; see
+        :mod:`nbsvm.partial`.
         """
-        hasher = self.validate()
-        if self.learner is not None:
-            raise NBSVMError(f"partial_fit trains the built-in learner; learner "
-                             f"{self.learner!r} is trained by fit")
-        if self.multilabel:
-            raise NBSVMError("partial_fit trains single-label models; a multi-label model "
-                             "is trained by fit")
-        if not hasattr(self, "linear_"):
-            if classes is None:
-                raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
-            self._remember_label_values(list(classes))
-            classes = sorted({str(c) for c in classes})
-            if len(classes) < 2:
-                raise NBSVMError(f"need at least two classes, got {classes}")
-            self.lexicon_ = NBLexicon(hasher, alpha=self.alpha)
-            for c in classes:
-                self.lexicon_.code_of(c)
-            self.classes_, self.hasher_, self.n_docs_ = classes, hasher, 0
-            self.class_counts_ = np.zeros(len(classes), dtype=np.int64)
-            self.n_seen_buckets_ = 0
-            self.column_of_ = None                 # growing lexicon: columns are buckets
-            self.linear_ = self.new_linear(self.classes_, 1 << hasher.n_bits)
-        texts, values = texts_and_labels(X, y, "text", "label")
-        if values is None:
-            raise NBSVMError("partial_fit needs labels y")
-        self._remember_label_values(values, update=True)
-        labels = [str(v) for v in values]
-        docs = [Document(l, t, "<partial_fit>", i + 1) for i, (t, l) in enumerate(zip(texts, labels))]
-        batch = hash_batch(docs, self.hasher_)
-        codes = self.codes_for(labels, batch)
-        if getattr(self, "lexicon_", None) is not None:
-            self.lexicon_.add_batch(batch.ids, batch.offsets, codes)   # codes == lexicon codes
-            self.class_counts_ = self.lexicon_.class_counts_   # classes_ order == codes
-            if self.class_counts_.min() > 0:      # ratios need every class seen
-                tables = self.linear_.tables
-                # as in fit: buckets in fewer than min_df documents carry no value
-                buckets, ratios = self.lexicon_.kept_ratios(min_df=self.min_df)
-                tables[:] = 0.0
-                tables[:, buckets] = 1.0 if self.weighting == "binary" else ratios
-                self.n_seen_buckets_ = self.lexicon_.n_seen_
-        batch = translate(batch, self.column_of_)
-        if len(docs):
-            self.linear_.epoch(batch.ids, batch.offsets, codes, np.arange(len(docs)),
-                                self.positive_codes())
-        self.n_docs_ += len(docs)
-        self.mean_abs_coef_ = self.linear_.mean_abs_coef()
-        return self
+        return partial_fit(self, X, y, classes)
 
     def start_from_lexicon(self, lexicon: NBLexicon) -> None:
         """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit

@@ -100,6 +100,87 @@ def test_distributed_eval_and_predict_equal_local(client, shards, tmp_path):
     assert np.array_equal(got["score"].to_numpy(), want["score"].to_numpy())
 
 
+def _label_sets(path, out):
+    """IMDB lines relabelled with sets: the polarity, plus 'long' for reviews over 230
+    words; a review of 'neg' under 60 words gets no label at all (an empty field)."""
+    with open(path, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+        for line in src:
+            label, text = line.rstrip("\n").split("\t", 1)
+            n = len(text.split())
+            key = "" if label == "neg" and n < 60 else label + (",long" if n > 230 else "")
+            dst.write(f"{key}\t{text}\n")
+    return str(out)
+
+
+def test_multilabel_on_dask_counts_label_sets_and_mixes(client, shards, tmp_path):
+    """--multilabel on Dask: the shards count label-set keys, the driver sums them into
+    per-label counts (the ratios equal local training's bit for bit); parameter mixing
+    reaches local training's micro-F1, and Dask's eval equals the local one."""
+    parts, everything, test = shards
+    parts = [_label_sets(p, tmp_path / f"ml{k}.txt") for k, p in enumerate(parts)]
+    everything = _label_sets(everything, tmp_path / "all.txt")
+    test = _label_sets(test, tmp_path / "test.txt")
+    kw = dict(SETTINGS, multilabel=True)
+    dist = D.fit(client, parts, NBSVMClassifier(**kw))
+    local = NBSVMClassifier(**kw).fit_documents(read_inputs([everything], empty_label=True))
+    assert dist.classes_ == local.classes_ == ["long", "neg", "pos"]
+    assert np.array_equal(dist.column_of_, local.column_of_)
+    assert np.array_equal(dist.ratios_, local.ratios_)
+    f_dist = evaluate_documents(dist, read_inputs([test], empty_label=True))["micro_f1"]
+    f_local = evaluate_documents(local, read_inputs([test], empty_label=True))["micro_f1"]
+    print(f"\ndistributed micro-F1 {f_dist:.4f} local {f_local:.4f}")
+    assert f_dist >= f_local - 0.01
+    dist.save(tmp_path / "m.npz")
+    rep = D.evaluate(client, [test], str(tmp_path / "m.npz"))
+    assert rep == evaluate_documents(dist, read_inputs([test], empty_label=True))
+
+
+def test_backend_learners_on_dask_are_passed_from_shard_to_shard(client, shards, tmp_path):
+    """--learner on Dask: the backend learner visits the shards in order on their workers
+    (exact sequential training; its parts cannot be averaged). It learns as local training
+    does, and saves and loads as any backend model."""
+    parts, everything, test = shards
+    kw = dict(SETTINGS, epochs=2, learner="pa")
+    dist = D.fit(client, parts, NBSVMClassifier(**kw))
+    local = NBSVMClassifier(**kw).fit_documents(read_inputs([everything]))
+    a_dist = evaluate_documents(dist, read_inputs([test]))["accuracy"]
+    a_local = evaluate_documents(local, read_inputs([test]))["accuracy"]
+    print(f"\npa: distributed {100 * a_dist:.2f}% local {100 * a_local:.2f}%")
+    assert a_dist >= a_local - 0.01 and a_dist > 0.8
+    assert np.array_equal(dist.ratios_, local.ratios_)
+    assert dist.backend_.learners[0].t_ == local.backend_.learners[0].t_   # as many updates
+    dist.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    texts = [d.text for d in read_inputs([test])][:50]
+    assert np.array_equal(back.decision_function(texts), dist.decision_function(texts))
+
+
+def test_default_multiclass_settings_calibrate_eta0_on_dask(client, shards, tmp_path):
+    """With more than two classes eta0 defaults to 'auto': Bottou's calibration runs on a
+    sample of the first shard, as a single machine runs it on its cache."""
+    parts, everything, test = shards
+
+    def three(path, out):
+        with open(path, encoding="utf-8") as src, open(out, "w", encoding="utf-8") as dst:
+            for line in src:
+                label, text = line.rstrip("\n").split("\t", 1)
+                dst.write(f"{'long' if len(text.split()) > 230 else label}\t{text}\n")
+        return str(out)
+
+    parts = [three(p, tmp_path / f"p{k}.txt") for k, p in enumerate(parts)]
+    dist = D.fit(client, parts, NBSVMClassifier(n_bits=18, seed=1))
+    local = NBSVMClassifier(n_bits=18, seed=1).fit_documents(
+        read_inputs([three(everything, tmp_path / "all.txt")]))
+    assert dist.classes_ == local.classes_ == ["long", "neg", "pos"]
+    assert dist.eta0_ > 0 and np.log2(dist.eta0_) == int(np.log2(dist.eta0_))
+    test = three(test, tmp_path / "test.txt")
+    a_dist = evaluate_documents(dist, read_inputs([test]))["accuracy"]
+    a_local = evaluate_documents(local, read_inputs([test]))["accuracy"]
+    print(f"\n3 classes: eta0 {dist.eta0_} / {local.eta0_}, distributed {100 * a_dist:.2f}% "
+          f"local {100 * a_local:.2f}%")
+    assert a_dist >= a_local - 0.01
+
+
 def test_a_worker_killed_mid_epoch_never_leaves_a_half_averaged_model(client, shards):
     parts, everything, test = shards
     pids = list(client.run(os.getpid).values())

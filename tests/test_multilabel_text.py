@@ -156,14 +156,53 @@ def test_python_api_predicts_label_sets_and_round_trips(tmp_path):
     assert again.multilabel and np.array_equal(again.predict([d.text for d in test]), Y)
 
 
+@pytest.mark.parametrize("min_df", [1, 2])
+def test_partial_fit_grows_a_multilabel_model(min_df):
+    """partial_fit on label sets: after a batch, the values of the kept buckets are the
+    ratios fit gives on the same documents (bit for bit), and the built-in learner made
+    one pass over the batch in order with the membership targets."""
+    docs = _tagged(300, seed=3)
+    texts, sets = [d.text for d in docs], [d.label.split(",") for d in docs]
+    kw = dict(ngrams=2, n_bits=10, multilabel=True, min_df=min_df, alpha=0.5)
+    grown = NBSVMClassifier(**kw).partial_fit(texts, sets, classes=["mid", "neg", "pos", "x"])
+    fitted = NBSVMClassifier(epochs=1, **kw).fit(texts, sets)
+    assert grown.classes_ == fitted.classes_
+    assert grown.class_counts_.tolist() == fitted.class_counts_.tolist()
+    assert grown.column_of_ is None and grown.linear_.n_features == 1 << 10
+    tables = grown.linear_.tables
+    kept = fitted.column_buckets()
+    assert np.array_equal(tables[:, kept], fitted.ratios_)
+    assert not np.any(np.delete(tables, kept, axis=1))
+    # the learner: LinearSGD over the batch in order, on bucket ids, membership targets
+    ref = grown.new_linear(grown.classes_, 1 << 10)
+    ref.tables[:] = tables
+    batch = [np.unique(grown.hasher_.buckets(t)) for t in texts]
+    ids = np.concatenate(batch).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in batch])]).astype(np.int64)
+    keys = sorted(set(d.label for d in docs), key=[d.label for d in docs].index)
+    codes = np.array([keys.index(d.label) for d in docs], dtype=np.int32)
+    ref.epoch(ids, offsets, codes, np.arange(len(docs)), membership(grown.classes_, keys))
+    assert np.array_equal(ref.S_, grown.linear_.S_)
+    # later batches continue it; the model predicts label sets
+    for start in range(0, 300, 100):
+        grown.partial_fit(texts[start:start + 100], sets[start:start + 100])
+    assert grown.n_docs_ == 600
+    truth = membership(grown.classes_, [d.label for d in docs]).T
+    rep = multilabel_report(multilabel_counts(truth, grown.predict(texts)), grown.classes_)
+    assert rep["micro_f1"] > 0.7, rep
+
+
 def test_refusals_name_what_is_allowed():
     docs = _tagged(60, seed=1)
     with pytest.raises(NBSVMError, match="one binary learner per label"):
         NBSVMClassifier(multilabel=True, learner="mira").fit_documents(iter(docs))
     with pytest.raises(NBSVMError, match="multilabel must be True or False"):
         NBSVMClassifier(multilabel="yes").fit_documents(iter(docs))
-    with pytest.raises(NBSVMError, match="trained by fit"):
-        NBSVMClassifier(multilabel=True).partial_fit(["a"], ["x"], classes=["x"])
+    with pytest.raises(NBSVMError, match="needs classes"):
+        NBSVMClassifier(multilabel=True).partial_fit(["a"], [["x"]])
+    with pytest.raises(NBSVMError, match="unknown label 'z'"):
+        NBSVMClassifier(multilabel=True, n_bits=8).partial_fit(["a"], [["x", "z"]],
+                                                               classes=["x", "y"])
     with pytest.raises(NBSVMError, match="no labels to train on"):
         NBSVMClassifier(multilabel=True, n_bits=8).fit(["a b", "c d"], [[], []])
 

@@ -12,7 +12,7 @@ import typer
 
 from ..errors import NBSVMError
 from ..io.readers import check_encoding
-from ..labels import KnownLabelSets
+from ..labels import known_labels
 from ..evaluate import predict_documents
 from ..learn import load_learner, model_file_kind, predict_sparse
 from ..nbsvm import NBSVMClassifier
@@ -156,12 +156,6 @@ class _ParquetSink(_Sink):
         self.writer.close()
 
 
-def known_labels_of(clf: NBSVMClassifier):
-    """What a leading label field of a line may hold: one of the classes, or for a
-    multi-label model a set of them (``a,b``)."""
-    return KnownLabelSets(clf.classes_) if clf.multilabel else clf.classes_
-
-
 @app.command("predict")
 def predict_command(
     inputs: List[str] = INPUTS,
@@ -231,7 +225,7 @@ def predict_command(
             frames = predict_documents(clf, documents(inputs, fmt, text_col, label_col,
                                                       labeled=False, strict=strict,
                                                       skip_bad=skip_bad,
-                                                      known_labels=known_labels_of(clf),
+                                                      known_labels=known_labels(clf.classes_, clf.multilabel),
                                                       encoding=encoding))
         # rows on a terminal show their own progress; a bar would only garble them
         show = not quiet and not (output is None and _isatty(sys.stdout))
