@@ -30,6 +30,7 @@ from .config import (BATCH_DOCS, BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFL
 from ._parallel import run_parts
 from ._prefetch import prefetch_row
 from .errors import NBSVMError
+from .shuffle import block_groups, group_order
 from .memory import releasable_int32  # noqa: F401  (re-exported for the trainer)
 from .io.readers import Document
 from .text.hashing import Hasher
@@ -474,19 +475,8 @@ class FeatureCache:
         ``(ids, offsets, codes, order)`` per group (the arrays are reused between groups).
         ``rng=None`` visits everything in stored order (the order it was written in).
         """
-        if self.n_docs == 0:
-            return
-        per_doc = max(1.0, 4.0 * self.n_ids / self.n_docs)
-        block = max(1, int(block_bytes / per_doc))
-        if 4 * self.n_ids <= buffer_bytes:
-            block = self.n_docs                  # everything fits: one full permutation
-        starts = np.arange(0, self.n_docs, block, dtype=np.int64)
-        per_group = max(1, int(buffer_bytes // max(1.0, per_doc * block)))
         buffer = np.empty(0, dtype=BUCKET_DTYPE)
-        order_of_blocks = np.arange(len(starts)) if rng is None else rng.permutation(len(starts))
-        for g in range(0, len(order_of_blocks), per_group):
-            group = order_of_blocks[g:g + per_group]
-            bounds = [(int(starts[b]), min(int(starts[b]) + block, self.n_docs)) for b in group]
+        for bounds in block_groups(self.n_docs, 4 * self.n_ids, rng, buffer_bytes, block_bytes):
             spans = [self.offsets_range(a, z) for a, z in bounds]
             n_ids = sum(int(o[-1] - o[0]) for o in spans)
             if buffer.shape[0] < n_ids:
@@ -504,8 +494,7 @@ class FeatureCache:
                 offsets[d + 1:d + 1 + z - a] = o[1:] - o[0] + pos
                 pos += k
                 d += z - a
-            yield buffer[:pos], offsets, codes, (np.arange(n_docs, dtype=np.int64) if rng is None
-                                                 else rng.permutation(n_docs).astype(np.int64))
+            yield buffer[:pos], offsets, codes, group_order(rng, n_docs)
 
 
 @njit(cache=True, nogil=True)

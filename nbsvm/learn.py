@@ -36,6 +36,7 @@ from .config import MAX_BITS, MIN_BITS, SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTE
 from .errors import NBSVMError
 from .memory import FIXED_BYTES, check_fit_memory
 from .features import check_ids
+from .shuffle import block_groups, group_order
 from .io.sparse import SPARSE_FORMATS, detect_sparse_format, read_blitzer, read_named, read_svmlight
 from .metrics import (add_sums, confusion_matrix, multilabel_counts, multilabel_report,
                       regression_report, regression_sums, report)
@@ -405,17 +406,9 @@ class RowCache:
         a random order, as many as fit the buffer are read together and their examples
         permuted. ``shift`` is subtracted from the stored indices (1-based files).
         """
-        per_row = max(1.0, (16.0 * self.nnz + 8.0 * self.n_rows) / max(1, self.n_rows))
-        block = self.n_rows if per_row * self.n_rows <= buffer_bytes else \
-            max(1, int(block_bytes // per_row))
-        starts = np.arange(0, self.n_rows, block, dtype=np.int64)
-        per_group = max(1, int(buffer_bytes // (per_row * block)))
-        blocks = rng.permutation(len(starts))
-        for g in range(0, len(blocks), per_group):
-            parts = []
-            for b in blocks[g:g + per_group]:
-                a, z = int(starts[b]), min(int(starts[b]) + block, self.n_rows)
-                parts.append(self._block(a, z, n_features, shift))
+        for bounds in block_groups(self.n_rows, 16 * self.nnz + 8 * self.n_rows, rng,
+                                   buffer_bytes, block_bytes):
+            parts = [self._block(a, z, n_features, shift) for a, z in bounds]
             lengths = np.concatenate([np.diff(p[2]) for p in parts])
             offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
             np.cumsum(lengths, out=offsets[1:])
@@ -425,7 +418,7 @@ class RowCache:
                 labels = [y for p in parts for y in p[3]]
             else:
                 labels = np.concatenate([p[3] for p in parts])
-            yield rows, labels, rng.permutation(len(rows)).astype(np.int64)
+            yield rows, labels, group_order(rng, len(rows))
 
 
 # ---- training -------------------------------------------------------------------------------
