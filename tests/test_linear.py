@@ -19,7 +19,8 @@ from nbsvm.online.losses import LOSSES
 from nbsvm.online.pegasos import Pegasos
 from nbsvm.online.registry import make_learner, resolve
 from nbsvm.online.regularizers import PENALTIES
-from nbsvm.online.schedules import SCHEDULES
+from nbsvm.online import _multi_kernels as MK
+from nbsvm.online.schedules import SCHEDULES, rate
 
 D = 15
 
@@ -80,7 +81,9 @@ def test_schedule_rates_match_reference_and_kernel(name):
     for t in (0, 1, 7, 1000):
         ref = naive_rate(name, t, 0.3, 0.01)
         assert s.rate(t, 0.3, 0.01) == pytest.approx(ref, rel=1e-15)
-        assert K._rate(s.code, float(t), 0.3, 0.01) == pytest.approx(ref, rel=1e-15)
+        assert rate(s.code, float(t), 0.3, 0.01) == pytest.approx(ref, rel=1e-15)
+        # the multi-output kernels count t from 1; the table is the same
+        assert MK._eta(s.code, 0.3, 0.01, float(t + 1)) == rate(s.code, float(t), 0.3, 0.01)
     assert SCHEDULES["adagrad"].rate(5, 0.3, 0.01, G=4.0, eps=0.0) == pytest.approx(0.15)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from .._prefetch import prefetch_row
+from .schedules import OPTIMAL, rate
 from .losses import (HINGE, LOG, MODIFIED_HUBER, MULTICLASS_HINGE, SOFTMAX, SQUARED,
                      SQUARED_HINGE)
 
@@ -123,7 +124,7 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
         _prefetch_doc_start(ids, offsets, order, k + 1, S)
-        eta = eta0 / (1.0 + lam * eta0 * t)
+        eta = rate(OPTIMAL, t, eta0, lam)
         if lam > 0.0:
             s = s / (1.0 - eta * lam)
         if g != 0.0:
@@ -264,7 +265,7 @@ def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rat
                     state[o, 0] -= eta0 * bias_rate * g[o] / math.sqrt(state[o, 2] + eps)
             t += 1.0
             continue
-        eta = eta0 / (1.0 + lam * eta0 * t)
+        eta = rate(OPTIMAL, t, eta0, lam)
         if lam > 0.0:
             s = s / (1.0 - eta * lam)
         for o in range(K):

@@ -17,7 +17,7 @@ from numba import njit
 
 from .._prefetch import prefetch_row
 from ._kernels import _loss_dloss
-from .schedules import CONSTANT, OPTIMAL, INVSQRT
+from .schedules import rate
 
 # indices into the scalar state
 SCALE, T, BIAS, L1_U, AVG_A, AVG_B, AVG_BIAS, AVG_N, BIAS_G = range(9)
@@ -48,18 +48,6 @@ def _prefetch_example(indices, values, offsets, y, order, k):
         for j in range(offsets[d], offsets[d + 1], 8):     # 8 entries per cache line
             prefetch_row(indices, j)
             prefetch_row(values, j)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _rate(schedule, t, eta0, lam):
-    """The step of update ``t`` (from 0); see :mod:`.schedules`."""
-    if schedule == CONSTANT:
-        return eta0
-    if schedule == OPTIMAL:
-        return eta0 / (1.0 + lam * eta0 * t)
-    if schedule == INVSQRT:
-        return eta0 / math.sqrt(1.0 + t)
-    return 1.0 / (lam * (1.0 + t))          # PEGASOS
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -178,7 +166,7 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
         total += loss
         if y[d] * p <= 0.0:
             mistakes += 1.0
-        eta = _rate(schedule, t, eta0, lam)
+        eta = rate(schedule, t, eta0, lam)
         if lam2 > 0.0:
             shrink = 1.0 - eta * lam2
             if shrink > 0.0:

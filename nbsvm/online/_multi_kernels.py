@@ -23,6 +23,8 @@ import math
 import numpy as np
 from numba import njit
 
+from .schedules import CONSTANT, INVSQRT, OPTIMAL, PEGASOS, rate
+
 # when ``scale`` leaves [SCALE_MIN, SCALE_MAX], fold it into ``W`` (O(K n_features), rare)
 SCALE_MIN = 1e-6
 SCALE_MAX = 1e6
@@ -31,7 +33,7 @@ SCALE_MAX = 1e6
 RULE_PA, RULE_PA1, RULE_PA2, RULE_SGD = 0, 1, 2, 3
 # step-size schedules of the SGD kernels (t counts steps from 1)
 # (the names and formulas of nbsvm.online.schedules)
-SCHED_CONSTANT, SCHED_INVSQRT, SCHED_PEGASOS, SCHED_OPTIMAL = 0, 1, 2, 3
+SCHED_CONSTANT, SCHED_INVSQRT, SCHED_PEGASOS, SCHED_OPTIMAL = CONSTANT, INVSQRT, PEGASOS, OPTIMAL
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -105,13 +107,8 @@ def _end_step(state):
 
 @njit(cache=True, nogil=True, inline="always")
 def _eta(schedule, eta0, lam, t):
-    if schedule == SCHED_CONSTANT:
-        return eta0
-    if schedule == SCHED_INVSQRT:
-        return eta0 / math.sqrt(t)
-    if schedule == SCHED_PEGASOS:
-        return 1.0 / (lam * t)
-    return eta0 / (1.0 + lam * eta0 * (t - 1.0))      # SCHED_OPTIMAL
+    """The step of update ``t`` (counted from 1 here) from the one schedule table."""
+    return rate(schedule, t - 1.0, eta0, lam)
 
 
 @njit(cache=True, nogil=True, inline="always")

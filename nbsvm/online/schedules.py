@@ -30,7 +30,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from numba import njit
+
 CONSTANT, OPTIMAL, INVSQRT, PEGASOS, ADAGRAD = 0, 1, 2, 3, 4
+
+
+@njit(cache=True, nogil=True, inline="always")
+def rate(code, t, eta0, lam):
+    """The step of update ``t`` (from 0) of a global schedule: the one table every
+    kernel reads (AdaGrad's per-coordinate step is computed where ``G_i`` is)."""
+    if code == CONSTANT:
+        return eta0
+    if code == OPTIMAL:
+        return eta0 / (1.0 + lam * eta0 * t)
+    if code == INVSQRT:
+        return eta0 / math.sqrt(1.0 + t)
+    return 1.0 / (lam * (1.0 + t))          # PEGASOS
 
 
 @dataclass(frozen=True)
@@ -45,15 +60,9 @@ class Schedule:
     def rate(self, t: float, eta0: float, lam: float, G: float = 0.0, eps: float = 1e-8) -> float:
         """The step for update number ``t`` (from 0); ``G`` is AdaGrad's squared-gradient
         sum of the coordinate."""
-        if self.code == CONSTANT:
-            return eta0
-        if self.code == OPTIMAL:
-            return eta0 / (1.0 + lam * eta0 * t)
-        if self.code == INVSQRT:
-            return eta0 / math.sqrt(1.0 + t)
-        if self.code == PEGASOS:
-            return 1.0 / (lam * (1.0 + t))
-        return eta0 / math.sqrt(G + eps)
+        if self.code == ADAGRAD:
+            return eta0 / math.sqrt(G + eps)
+        return rate(self.code, t, eta0, lam)
 
 
 SCHEDULES = {
