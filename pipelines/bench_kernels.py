@@ -3,9 +3,9 @@
 
 Builds an epoch shaped like IMDB trigrams after the lexicon (25,000 documents, about 525
 distinct columns each, drawn with a Zipf-like law from 1.4 M columns) and times one epoch
-of the production kernel (``nbsvm.online._kernels._adagrad_epoch``: prefetch 32 non-zeros
-ahead, 16-byte rows) against the same arithmetic without prefetch on 12-byte rows (the
-kernel before the change). Median of ``--runs`` epochs each, after a warm-up.
+of the production kernel (``nbsvm.online._kernels._adagrad_epoch``, the one AdaGrad
+implementation on table rows: prefetch 32 non-zeros ahead, 16-byte rows) against the same
+arithmetic without prefetch on 12-byte rows (the kernel before the change). Median of ``--runs`` epochs each, after a warm-up.
 
     python pipelines/bench_kernels.py [--runs 5] [--seed 0]
 """
@@ -21,12 +21,13 @@ import time
 import numpy as np
 from numba import njit
 
-from nbsvm.online._kernels import _adagrad_epoch, _loss_dloss
+from nbsvm.online._kernels import _adagrad_epoch
+from nbsvm.online.losses import loss_dloss as _loss_dloss
 
 
-@njit(cache=True, nogil=True, fastmath=True)
-def _adagrad_epoch_plain(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_rate,
-                         loss_kind, eps):
+@njit(cache=True, nogil=True)
+def _adagrad_epoch_plain(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind,
+                         eps, unit):
     """The AdaGrad epoch without prefetching (reference for the timing only)."""
     b = state[0]
     gb = state[2]
@@ -38,12 +39,11 @@ def _adagrad_epoch_plain(ids, offsets, codes, positive, order, S, state, eta0, l
         d = order[k]
         lo = offsets[d]
         hi = offsets[d + 1]
-        y = 1.0 if codes[d] == positive else -1.0
         dot = 0.0
         for j in range(lo, hi):
             i = ids[j]
             dot += np.float64(S[i, 1]) * S[i, 0]
-        loss, g = _loss_dloss(loss_kind, dot + b, y)
+        loss, g = _loss_dloss(loss_kind, dot + b, y[d])
         total += loss
         gf = np.float32(g)
         for j in range(lo, hi):
@@ -79,13 +79,13 @@ def imdb_like(rng, n_docs=25_000, n_columns=1_400_000, per_doc=525):
 
 
 def time_epochs(kernel, ids, offsets, codes, S, order, runs):
-    args = (ids, offsets, codes, 1, order)
-    kernel(*args, S.copy(), np.zeros(3), 0.02, 1e-4, 1.0, 1, 1e-8)       # warm-up / JIT
+    args = (ids, offsets, np.where(codes == 1, 1.0, -1.0), order)
+    kernel(*args, S.copy(), np.zeros(3), 0.02, 1e-4, 1.0, 1, 1e-8, False)   # warm-up / JIT
     times = []
     for _ in range(runs):
         state = S.copy()
         t0 = time.perf_counter()
-        kernel(*args, state, np.zeros(3), 0.02, 1e-4, 1.0, 1, 1e-8)
+        kernel(*args, state, np.zeros(3), 0.02, 1e-4, 1.0, 1, 1e-8, False)
         times.append(time.perf_counter() - t0)
     return times
 

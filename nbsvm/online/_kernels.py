@@ -6,7 +6,12 @@ the learner's per-feature state live side by side in one float32 array ``S`` of 
 (the NB ratio for NBSVM, 1 for plain binary features), ``S[i, 1]`` its weight and, for
 AdaGrad, ``S[i, 2]`` its sum of squared gradients. One update then touches one cache line
 instead of three, which is what bounds the speed of sparse SGD on large hashed spaces.
-Each example's label is ``+1`` if ``codes[d] == positive`` else ``-1``.
+Each example's label is ``+1`` if ``codes[d] == positive`` else ``-1`` (AdaGrad: ``y[d]``).
+
+AdaGrad has one implementation for these rows and for explicit-valued ones
+(:func:`nbsvm.online._linear_kernels._adagrad_steps`); :func:`_adagrad_epoch` is its entry
+for table rows. The loss table is :func:`nbsvm.online.losses.loss_dloss`, the schedule table
+:func:`nbsvm.online.schedules.rate`.
 """
 from __future__ import annotations
 
@@ -17,63 +22,16 @@ from numba import njit
 
 from .._prefetch import prefetch_row
 from .schedules import OPTIMAL, rate
-from .losses import (HINGE, LOG, MODIFIED_HUBER, MULTICLASS_HINGE, SOFTMAX, SQUARED,
-                     SQUARED_HINGE)
+from .losses import MULTICLASS_HINGE, SOFTMAX
+from .losses import loss_dloss as _loss_dloss
+from ._linear_kernels import (STATE_SIZE, TABLE_PREFETCH, _adagrad_row, _adagrad_steps,
+                              _prefetch_next_rows)
 
 # When the L2 scale grows past this, fold it into the weights (O(n_features), rare).
 SCALE_BOUND = 1e4
 # Rows are prefetched this many non-zeros ahead: on the IMDB epoch 24-48 were equally good
 # and 8 too short to hide a cache miss (pipelines/bench_kernels.py measures the gain).
-PREFETCH_AHEAD = 32
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _prefetch_doc_start(ids, offsets, order, k, S):
-    """While example ``order[k - 1]`` updates: prefetch the state rows of the first ids of
-    example ``order[k]``, the ids of ``order[k + 1]`` and the offset of ``order[k + 4]``
-    (examples come in random order, so each of these is a cache miss away)."""
-    n = order.shape[0]
-    if k + 4 < n:
-        prefetch_row(offsets, order[k + 4])
-    if k + 1 < n:
-        d = order[k + 1]
-        for j in range(offsets[d], min(offsets[d + 1], offsets[d] + 2 * PREFETCH_AHEAD), 16):
-            prefetch_row(ids, j)                  # 16 int32 ids per cache line
-    if k < n:
-        d = order[k]
-        lo = offsets[d]
-        hi = min(offsets[d + 1], lo + PREFETCH_AHEAD)
-        for j in range(lo, hi):
-            prefetch_row(S, ids[j])
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _loss_dloss(kind, p, y):
-    z = y * p
-    if kind == HINGE:
-        if z < 1.0:
-            return 1.0 - z, -y
-        return 0.0, 0.0
-    if kind == LOG:
-        if z > 18.0:
-            e = math.exp(-z)
-            return e, -y * e
-        if z < -18.0:
-            return -z, -y
-        return math.log1p(math.exp(-z)), -y / (1.0 + math.exp(z))
-    if kind == SQUARED_HINGE:
-        if z < 1.0:
-            return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
-        return 0.0, 0.0
-    if kind == SQUARED:                   # regression: y is the target, not a sign
-        r = p - y
-        return 0.5 * r * r, r
-    # MODIFIED_HUBER
-    if z < -1.0:
-        return -4.0 * z, -4.0 * y
-    if z < 1.0:
-        return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
-    return 0.0, 0.0
+PREFETCH_AHEAD = TABLE_PREFETCH
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -123,7 +81,7 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
         p = dot * inv / s + b
         loss, g = _loss_dloss(loss_kind, p, y)
         total += loss
-        _prefetch_doc_start(ids, offsets, order, k + 1, S)
+        _prefetch_next_rows(ids, offsets, order, k + 1, S)
         eta = rate(OPTIMAL, t, eta0, lam)
         if lam > 0.0:
             s = s / (1.0 - eta * lam)
@@ -145,51 +103,24 @@ def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_r
     return total
 
 
-@njit(cache=True, nogil=True, fastmath=True, inline="always")
-def _adagrad_rows(ids, lo, hi, S, gf, lamf, eta0f, epsf):
-    """AdaGrad's step on a row's features (float32): ``gi = gf v_i + lam w_i``; where it is
-    not 0, ``G_i += gi^2`` and ``w_i -= eta0 gi / sqrt(G_i + eps)``."""
-    for j in range(lo, hi):
-        i = ids[j]
-        gi = gf * S[i, 0] + lamf * S[i, 1]
-        if gi != 0.0:
-            G = S[i, 2] + gi * gi
-            S[i, 2] = G
-            S[i, 1] -= eta0f * gi / np.sqrt(G + epsf)
-
-
-@njit(cache=True, nogil=True, fastmath=True)
-def _adagrad_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_rate,
-                   loss_kind, eps, unit):
-    """AdaGrad (Duchi et al. 2011): per-feature steps ``eta0 / sqrt(G_i + eps)``.
-
-    ``S[:, 1]`` holds w, ``S[:, 2]`` holds G. L2 enters each touched feature's gradient as
-    ``lam * w_i`` (lazily: features not in the example are not shrunk). The per-feature
-    arithmetic is float32, like the state. ``state = [bias, t, G_bias]``. Returns the
-    summed loss. ``unit``: each row is scaled to unit L2 norm (:func:`_unit_dot`).
-    """
-    b = state[0]
-    t = state[1]
-    gb = state[2]
-    eta0f = np.float32(eta0)
-    lamf = np.float32(lam)
-    epsf = np.float32(eps)
-    total = 0.0
-    for k in range(order.shape[0]):
-        d = order[k]
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        y = 1.0 if codes[d] == positive else -1.0
-        dot, inv = _unit_dot(ids, lo, hi, S, unit)
-        p = dot * inv + b
-        loss, g = _loss_dloss(loss_kind, p, y)
-        total += loss
-        _prefetch_doc_start(ids, offsets, order, k + 1, S)
-        _adagrad_rows(ids, lo, hi, S, np.float32(g * inv), lamf, eta0f, epsf)
-        if g != 0.0:
-            gb += g * g
-            b -= eta0 * bias_rate * g / math.sqrt(gb + eps)
-        t += 1.0
+@njit(cache=True, nogil=True)
+def _adagrad_epoch(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind, eps,
+                   unit):
+    """AdaGrad on table rows: :func:`~nbsvm.online._linear_kernels._adagrad_steps`, the one
+    implementation, with ``S[:, 0]`` the values, ``S[:, 1]`` the weights and ``S[:, 2]`` the
+    squared-gradient sums, in float32. Plain IEEE arithmetic (no fastmath): the epoch is
+    bound by memory, not arithmetic (IMDB: the same seconds), and the results do not
+    depend on how the compiler arranges the code or on the CPU.
+    ``y``: each document's target (+1 / -1); ``state = [bias, t, G_bias]``. Returns the
+    summed loss."""
+    typed = np.empty(4, dtype=S.dtype)
+    typed[0] = eta0
+    typed[1] = lam
+    typed[2] = eps
+    total, _, b, t, gb = _adagrad_steps(
+        True, ids, np.zeros(1), offsets, y, order, S, S, 1, S, 2, typed, np.zeros(1),
+        np.zeros(STATE_SIZE), state[0], state[1], state[2], loss_kind, eta0, 0.0, bias_rate,
+        eps, unit, 0)
     state[0] = b
     state[1] = t
     state[2] = gb
@@ -226,7 +157,7 @@ def _multiclass_grad(kind, p, y, g):
     return margin
 
 
-@njit(cache=True, nogil=True, fastmath=True)
+@njit(cache=True, nogil=True)
 def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rate, kind,
                       adagrad, eps, unit):
     """All K outputs trained together on one loss of their K scores (softmax or the
@@ -245,6 +176,7 @@ def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rat
     eta0f = np.float32(eta0)
     lamf = np.float32(lam)
     epsf = np.float32(eps)
+    no_average = np.zeros(1, dtype=np.float32)
     total = 0.0
     for k in range(order.shape[0]):
         d = order[k]
@@ -259,7 +191,9 @@ def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rat
         total += _multiclass_grad(kind, p, y, g)
         if adagrad:
             for o in range(K):
-                _adagrad_rows(ids, lo, hi, S[o], np.float32(g[o] * inv[o]), lamf, eta0f, epsf)
+                _adagrad_row(True, ids, lo, hi, S[o], S[o], 1, S[o], 2,
+                             np.float32(g[o] * inv[o]), lamf, eta0f, epsf, 0.0, eta0, eps,
+                             no_average, 0.0)
                 if g[o] != 0.0:
                     state[o, 2] += g[o] * g[o]
                     state[o, 0] -= eta0 * bias_rate * g[o] / math.sqrt(state[o, 2] + eps)

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .._prefetch import prefetch_row
-from ._kernels import _loss_dloss
+from .losses import loss_dloss as _loss_dloss
 from .schedules import rate
 
 # indices into the scalar state
@@ -210,53 +210,128 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
     return total, mistakes
 
 
-@njit(cache=True, nogil=True)
-def _adagrad_pass(indices, values, offsets, y, order, w, G, avg_u, state, loss_code, eta0,
-                  lam1, lam2, bias_rate, eps, avg_start):
-    """AdaGrad (Duchi, Hazan & Singer 2011) over ``order``; returns ``(summed loss,
-    mistakes)``.
+# ---- AdaGrad: one implementation for both row types ------------------------------------------
+# Explicit rows carry their values (``values[j]`` for the row's j-th non-zero); table rows
+# (NBSVM's) take feature i's value from the state itself, ``W[i, 0]``, beside its weight
+# ``W[i, wf]`` and squared-gradient sum ``G[i, gf]`` (one cache line per update). The
+# arithmetic runs in the state's dtype (float32 for NBSVM's table, float64 otherwise):
+# ``typed`` holds eta0, lam2 and eps in it, and a slot that casts each step's gradient.
+TABLE_PREFETCH = 32          # table rows: state rows prefetched this many non-zeros ahead
 
-    For each touched coordinate: ``g_i = g x_i + lam2 w_i``; if ``g_i != 0``:
-    ``G_i += g_i^2``, ``w_i -= eta_i g_i`` with ``eta_i = eta0 / sqrt(G_i + eps)``; then,
-    if ``lam1 > 0`` and ``G_i > 0``, ``w_i <- soft(w_i, eta_i lam1)``. Bias: if ``g != 0``,
-    ``G_b += g^2``, ``b -= eta0 bias_rate g / sqrt(G_b + eps)``. Weights are not scaled
-    (``state[SCALE]`` stays 1).
+
+@njit(cache=True, nogil=True, inline="always")
+def _adagrad_steps(table, indices, values, offsets, y, order, X, W, wf, G, gf, typed, avg_u,
+                   state, b, t, gb, loss_code, eta0, lam1, bias_rate, eps, unit, avg_start):
+    """AdaGrad (Duchi, Hazan & Singer 2011) over ``order``; returns ``(summed loss,
+    mistakes, b, t, gb)`` (loss before each update; a mistake is ``y p <= 0``).
+
+    Step: ``p = w.x / ||x|| + b`` (``/ ||x||`` with ``unit`` only; x's values are
+    ``X[i, 0]`` for table rows, ``X[j, 0]`` otherwise); ``g = dloss(p, y)``; for each
+    touched coordinate ``g_i = g x_i + lam2 w_i``; if ``g_i != 0``: ``G_i += g_i^2``,
+    ``w_i -= eta0 g_i / sqrt(G_i + eps)``; then, if ``lam1 > 0`` and ``G_i > 0``, ``w_i
+    <- soft(w_i, eta0 lam1 / sqrt(G_i + eps))`` (lazily: untouched features are not
+    shrunk). Bias: if ``g != 0``, ``G_b += g^2``, ``b -= eta0 bias_rate g / sqrt(G_b +
+    eps)``. Averaging from update ``avg_start`` (0: never) in ``avg_u`` and ``state``.
     """
-    t = state[T]
-    b = state[BIAS]
-    gb = state[BIAS_G]
+    eta0s = typed[0]
+    lams = typed[1]
+    epss = typed[2]
+    wv = W[:, wf]
     total = 0.0
     mistakes = 0.0
-    for k in range(order.shape[0]):
+    n = order.shape[0]
+    for k in range(n):
         d = order[k]
         lo = offsets[d]
         hi = offsets[d + 1]
-        _prefetch_example(indices, values, offsets, y, order, k)
+        if not table:
+            _prefetch_example(indices, values, offsets, y, order, k)
         ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
         dot = 0.0
+        sq = 0.0
         for j in range(lo, hi):
-            dot += w[indices[j]] * values[j]
-        p = dot + b
+            if table and j + TABLE_PREFETCH < hi:
+                prefetch_row(W, indices[j + TABLE_PREFETCH])
+            i = indices[j]
+            x = X[i if table else j, 0]
+            dot += np.float64(W[i, wf]) * x
+            if unit:
+                sq += np.float64(x) * x
+        inv = 1.0
+        if unit:
+            inv = 1.0 / math.sqrt(sq) if sq > 0.0 else 0.0
+        p = dot * inv + b
         loss, g = _loss_dloss(loss_code, p, y[d])
         total += loss
         if y[d] * p <= 0.0:
             mistakes += 1.0
-        for j in range(lo, hi):
-            i = indices[j]
-            new = w[i]
-            gi = g * values[j] + lam2 * new
-            if gi != 0.0:
-                G[i] += gi * gi
-                new -= eta0 * gi / math.sqrt(G[i] + eps)
-            if lam1 > 0.0 and G[i] > 0.0:
-                new = _soft(new, eta0 * lam1 / math.sqrt(G[i] + eps))
-            _set(w, i, new, 0.0, avg_u, ratio)
+        if table:
+            _prefetch_next_rows(indices, offsets, order, k + 1, W)
+        typed[3] = g * inv
+        _adagrad_row(table, indices, lo, hi, X, W, wf, G, gf, typed[3], lams, eta0s, epss,
+                     lam1, eta0, eps, avg_u, ratio)
         if g != 0.0:
             gb += g * g
             b -= eta0 * bias_rate * g / math.sqrt(gb + eps)
         t += 1.0
         state[T] = t
-        _average(state, avg_u, w, 1.0, b, avg_start)
+        _average(state, avg_u, wv, 1.0, b, avg_start)
+    return total, mistakes, b, t, gb
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _adagrad_row(table, indices, lo, hi, X, W, wf, G, gf, gs, lams, eta0s, epss, lam1, eta0,
+                 eps, avg_u, ratio):
+    """AdaGrad's step on one row's features, ``gs`` the loss gradient (times the row's
+    norm factor) in the state's dtype: ``g_i = gs x_i + lam2 w_i``; where it is not 0,
+    ``G_i += g_i^2`` and ``w_i -= eta0 g_i / sqrt(G_i + eps)``; then L1 and the average
+    (``ratio``) as :func:`_adagrad_steps` says."""
+    for j in range(lo, hi):
+        i = indices[j]
+        old = W[i, wf]
+        new = old
+        gi = gs * X[i if table else j, 0] + lams * new
+        if gi != 0.0:
+            Gi = G[i, gf] + gi * gi
+            G[i, gf] = Gi
+            new = new - eta0s * gi / np.sqrt(Gi + epss)
+        if lam1 > 0.0 and G[i, gf] > 0.0:
+            new = _soft(new, eta0 * lam1 / math.sqrt(G[i, gf] + eps))
+        W[i, wf] = new
+        if ratio != 0.0:
+            avg_u[i] -= ratio * (new - old)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_next_rows(ids, offsets, order, k, S):
+    """Table rows, while example ``order[k - 1]`` updates: prefetch the state rows of the
+    first ids of example ``order[k]``, the ids of ``order[k + 1]`` and the offset of
+    ``order[k + 4]`` (examples come in random order, so each is a cache miss away)."""
+    n = order.shape[0]
+    if k + 4 < n:
+        prefetch_row(offsets, order[k + 4])
+    if k + 1 < n:
+        d = order[k + 1]
+        for j in range(offsets[d], min(offsets[d + 1], offsets[d] + 2 * TABLE_PREFETCH), 16):
+            prefetch_row(ids, j)                  # 16 int32 ids per cache line
+    if k < n:
+        d = order[k]
+        lo = offsets[d]
+        hi = min(offsets[d + 1], lo + TABLE_PREFETCH)
+        for j in range(lo, hi):
+            prefetch_row(S, ids[j])
+
+
+@njit(cache=True, nogil=True)
+def _adagrad_pass(indices, values, offsets, y, order, w, G, avg_u, state, loss_code, eta0,
+                  lam1, lam2, bias_rate, eps, avg_start):
+    """:func:`_adagrad_steps` on explicit rows (float64 ``w`` and ``G``); returns ``(summed
+    loss, mistakes)``. Weights are not scaled (``state[SCALE]`` stays 1)."""
+    typed = np.array([eta0, lam2, eps, 0.0])
+    total, mistakes, b, t, gb = _adagrad_steps(
+        False, indices, values, offsets, y, order, values.reshape(-1, 1), w.reshape(-1, 1), 0,
+        G.reshape(-1, 1), 0, typed, avg_u, state, state[BIAS], state[T], state[BIAS_G],
+        loss_code, eta0, lam1, bias_rate, eps, False, avg_start)
     state[BIAS] = b
     state[BIAS_G] = gb
     return total, mistakes

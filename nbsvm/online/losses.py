@@ -9,11 +9,44 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from numba import njit
+
 from ..errors import NBSVMError
 
 HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER = 0, 1, 2, 3
 SQUARED = 4            # regression: (p - y)^2 / 2
 SOFTMAX, MULTICLASS_HINGE = 5, 6       # of all K scores at once (multiclass_loss)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def loss_dloss(kind, p, y):
+    """``(loss, dloss/dp)`` of a binary or regression loss by its code: the one table the
+    numba kernels read (the plain functions below are its references)."""
+    z = y * p
+    if kind == HINGE:
+        if z < 1.0:
+            return 1.0 - z, -y
+        return 0.0, 0.0
+    if kind == LOG:
+        if z > 18.0:
+            e = math.exp(-z)
+            return e, -y * e
+        if z < -18.0:
+            return -z, -y
+        return math.log1p(math.exp(-z)), -y / (1.0 + math.exp(z))
+    if kind == SQUARED_HINGE:
+        if z < 1.0:
+            return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
+        return 0.0, 0.0
+    if kind == SQUARED:                   # regression: y is the target, not a sign
+        r = p - y
+        return 0.5 * r * r, r
+    # MODIFIED_HUBER
+    if z < -1.0:
+        return -4.0 * z, -4.0 * y
+    if z < 1.0:
+        return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
+    return 0.0, 0.0
 
 
 def _log_loss(p, y):

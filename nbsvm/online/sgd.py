@@ -178,7 +178,8 @@ class LinearSGD:
                                        float(self.eta0), float(self.l2),
                                        float(self._bias_rate()), self._loss.code,
                                        bool(self.unit))
-        return _kernels._adagrad_epoch(ids, offsets, codes, positive, order, self.S_[k], state,
+        y = np.where(codes == positive, 1.0, -1.0)
+        return _kernels._adagrad_epoch(ids, offsets, y, order, self.S_[k], state,
                                        float(self.eta0), float(self.l2),
                                        float(self._bias_rate()), self._loss.code,
                                        float(self.eps), bool(self.unit))
