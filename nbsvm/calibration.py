@@ -58,7 +58,7 @@ def eta0_cost(learner: LinearSGD, sample: tuple, eta0: float) -> float:
         total = 0.0
         loss = resolve_loss(learner.loss).loss
     for k in range(trial.n_outputs):
-        w = trial.S_[k, :, 1].astype(np.float64) / trial.scale_of(k)
+        w = trial.S_[k, :, 1].astype(np.float64) * trial.scale_of(k)
         penalty = 0.5 * learner.l2 * float(np.dot(w, w))
         if trial.multiclass:
             total += penalty

@@ -351,7 +351,7 @@ def _accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) ->
     if model.interpolate == "weights" and model.beta != 1.0:
         learner = model.linear_
         model.mean_abs_coef_ = np.array([_kernels._mean_abs_weight(learner.S_[k])
-                                         / learner.scale_of(k)
+                                         * learner.scale_of(k)
                                          for k in range(learner.n_outputs)])
     try:
         return headline(evaluate_cache(model, cache, columns=columns))

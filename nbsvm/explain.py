@@ -87,7 +87,7 @@ def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
     dtype = out.dtype.type
     np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=out, dtype=out.dtype,
                 casting="unsafe")
-    out /= dtype(learner.scale_of(k))
+    out *= dtype(learner.scale_of(k))
     b = float(learner.intercept()[k])
     beta = clf.beta
     if beta == 1.0:
@@ -271,7 +271,7 @@ def top_features(clf, top: int = 30, cls=None):
             b = int(buckets[c])
             rows.append({"direction": direction, "rank": rank, "ngrams": _names(mapping, b),
                          "bucket": b, "ratio": float(learner.S_[k, c, 0]),
-                         "weight": float(learner.S_[k, c, 1] / learner.scale_of(k)
+                         "weight": float(learner.S_[k, c, 1] * learner.scale_of(k)
                                          if backend_w is None else backend_w[c]),
                          "contribution": float(row[c])})
     return pd.DataFrame(rows, columns=["direction", "rank", "ngrams", "bucket", "ratio",
@@ -293,7 +293,7 @@ def _unit_row(clf, k: int, buckets: list[int]) -> np.ndarray:
         linear = x * w
     else:
         x = r
-        linear = r * learner.S_[k, :, 1].astype(np.float64) / learner.scale_of(k)
+        linear = r * learner.S_[k, :, 1].astype(np.float64) * learner.scale_of(k)
     norm = float(np.sqrt(np.sum(x[cols] ** 2))) if cols.size else 0.0
     inv = 1.0 / norm if norm > 0 else 0.0
     beta = clf.beta

@@ -233,7 +233,7 @@ class Fit:
         learner = model.linear_        # read only: folding the SGD scale would change training
         mean_abs = None
         if model.beta != 1.0 and model.interpolate == "weights":
-            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) / learner.scale_of(k)
+            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
                                  for k in range(learner.n_outputs)])
         chosen = strongest_columns(model, mean_abs=mean_abs)     # the snapshot, row by row
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")

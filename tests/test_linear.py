@@ -12,7 +12,7 @@ from naive import (naive_adagrad_epoch, naive_linear_adagrad, naive_linear_sgd,
                    naive_linear_state, naive_loss, naive_dloss, naive_rate)
 from nbsvm import NBSVMError
 from nbsvm.online import _linear_kernels as K
-from nbsvm.online._kernels import _loss_dloss
+from nbsvm.online.losses import loss_dloss as _loss_dloss
 from nbsvm.online.base import OnlineLearner
 from nbsvm.online.linear import SGDClassifier, SGDRegressor
 from nbsvm.online.losses import LOSSES

@@ -8,7 +8,8 @@ from numba import njit
 from nbsvm.errors import NBSVMError
 from nbsvm.online import LOSSES, LinearSGD, resolve_loss
 from nbsvm.online import _kernels
-from nbsvm.online._kernels import SCALE_BOUND, _loss_dloss
+from nbsvm.online._linear_kernels import FOLD_HIGH, FOLD_LOW
+from nbsvm.online.losses import loss_dloss as _loss_dloss
 
 from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch, rel_gap
 
@@ -182,7 +183,7 @@ def test_sgd_hand_computed_with_l2_scale():
     m.epoch(np.array([0], np.int32), np.array([0, 1]), np.array([1], np.int32),
             np.array([0, 0]), positive=[1])
     eta1 = 0.5 / 1.1
-    s = 1.0 / ((1 - 0.5 * 0.2) * (1 - eta1 * 0.2))
+    s = (1 - 0.5 * 0.2) * (1 - eta1 * 0.2)            # w = s v
     assert m.state_[0].tolist() == pytest.approx([s, 0.005, 2.0], rel=1e-15)
     assert float(m.coef()[0, 0]) == pytest.approx(1.0 - eta1 * 0.2, rel=1e-7)
     assert m.state_[0, 0] == 1.0                     # coef() folded the scale
@@ -222,8 +223,9 @@ def test_sgd_multi_output_each_equals_naive():
 
 @pytest.mark.parametrize("loss", ["hinge", "log"])
 def test_sgd_scale_renormalization_path(loss):
-    # lam*eta0 = 1 - 1e-5: after step 0 the scale is 1e5 > SCALE_BOUND, and it keeps
-    # growing by (1 + c t) / (1 + c (t-1)) afterwards, crossing the bound again and again.
+    # lam*eta0 = 1 - 1e-5: step 0 shrinks the scale (w = s v) to 1e-5 and step 1 below
+    # FOLD_LOW, and it keeps shrinking by 1 - lam eta0 / (1 + lam eta0 t) afterwards,
+    # crossing the bound again and again.
     docs, ids, offsets, codes, table, _ = make_problem(seed=3, n_docs=12)
     order = np.concatenate([np.arange(12), np.arange(12)[::-1], np.arange(12)]).astype(np.int64)
     eta0, lam = 1.0, 1.0 - 1e-5
@@ -232,12 +234,12 @@ def test_sgd_scale_renormalization_path(loss):
     s_unrenormalized, s_expected, resets = 1.0, 1.0, 0
     for t in range(len(order)):
         f = 1.0 - lam * eta0 / (1.0 + lam * eta0 * t)
-        s_unrenormalized /= f
-        s_expected /= f
-        if s_expected > SCALE_BOUND:
+        s_unrenormalized *= f
+        s_expected *= f
+        if s_expected < FOLD_LOW or s_expected > FOLD_HIGH:
             s_expected, resets = 1.0, resets + 1
-    assert SCALE_BOUND == 1e4
-    assert s_unrenormalized > SCALE_BOUND and resets >= 1   # the path is exercised
+    assert (FOLD_LOW, FOLD_HIGH) == (1e-6, 1e6)
+    assert s_unrenormalized < FOLD_LOW and resets >= 1     # the path is exercised
     assert m.state_[0, 0] == pytest.approx(s_expected, rel=1e-9)
     w, b, t, _ = naive_sgd_epoch(docs, ys_of(codes, 1), order, table, [0.0] * 16, 0.0, 0,
                                  eta0, lam, loss)
@@ -247,18 +249,19 @@ def test_sgd_scale_renormalization_path(loss):
 
 
 def test_sgd_kernel_direct_renormalizes_state():
-    # call the kernel itself with a scale just under the bound: one step pushes it over
+    # call the kernel itself with a scale just over the lower bound: one step pushes it under
     docs, ids, offsets, codes, table, order = make_problem(seed=4, n_docs=3)
     S = np.zeros((16, 2), np.float32)
     S[:, 0] = table
     S[docs[0], 1] = 1.0
-    s0 = SCALE_BOUND * 0.999
+    s0 = FOLD_LOW * 1.001
     state = np.array([s0, 0.0, 0.0])
     lam, eta0 = 0.01, 0.5
-    _kernels._sgd_epoch(ids, offsets, codes, 1, np.array([0], np.int64), S, state, eta0,
+    y = np.where(codes == 1, 1.0, -1.0)
+    _kernels._sgd_epoch(ids, offsets, y, np.array([0], np.int64), S, state, eta0,
                         lam, 0.01, LOSSES["hinge"].code, False)
     assert state[0] == 1.0
-    w0 = [1.0 / s0 if i in docs[0] else 0.0 for i in range(16)]
+    w0 = [s0 if i in docs[0] else 0.0 for i in range(16)]
     w, b, t, _ = naive_sgd_epoch(docs, ys_of(codes, 1), [0], table, w0, 0.0, 0, eta0, lam,
                                  "hinge")
     assert rel_gap(S[:, 1], w) <= TOL

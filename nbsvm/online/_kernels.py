@@ -24,11 +24,9 @@ from .._prefetch import prefetch_row
 from .schedules import OPTIMAL, rate
 from .losses import MULTICLASS_HINGE, SOFTMAX
 from .losses import loss_dloss as _loss_dloss
-from ._linear_kernels import (STATE_SIZE, TABLE_PREFETCH, _adagrad_row, _adagrad_steps,
-                              _prefetch_next_rows)
+from ._linear_kernels import (BIAS, FOLD_HIGH, FOLD_LOW, SCALE, STATE_SIZE, T, TABLE_PREFETCH,
+                              _adagrad_row, _adagrad_steps, _prefetch_next_rows, _sgd_steps)
 
-# When the L2 scale grows past this, fold it into the weights (O(n_features), rare).
-SCALE_BOUND = 1e4
 # Rows are prefetched this many non-zeros ahead: on the IMDB epoch 24-48 were equally good
 # and 8 too short to hide a cache miss (pipelines/bench_kernels.py measures the gain).
 PREFETCH_AHEAD = TABLE_PREFETCH
@@ -58,59 +56,34 @@ def _unit_dot(ids, lo, hi, S, unit):
 
 
 @njit(cache=True, nogil=True)
-def _sgd_epoch(ids, offsets, codes, positive, order, S, state, eta0, lam, bias_rate, loss_kind,
-               unit):
-    """Plain SGD (Bottou 2012) over ``order``; returns the summed loss before each update.
-
-    ``w = v / s`` with ``v = S[:, 1]``: L2 shrinks ``w`` by raising ``s``
-    (``s /= 1 - eta*lam``), so each step touches only the example's non-zeros.
-    ``state = [s, bias, t]``; ``t`` counts all updates so far and sets
-    ``eta_t = eta0 / (1 + lam*eta0*t)``. The bias moves with ``eta_t * bias_rate`` and is
-    not regularized. ``unit``: each row is scaled to unit L2 norm (:func:`_unit_dot`).
-    """
-    s = state[0]
-    b = state[1]
-    t = state[2]
-    total = 0.0
-    for k in range(order.shape[0]):
-        d = order[k]
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        y = 1.0 if codes[d] == positive else -1.0
-        dot, inv = _unit_dot(ids, lo, hi, S, unit)
-        p = dot * inv / s + b
-        loss, g = _loss_dloss(loss_kind, p, y)
-        total += loss
-        _prefetch_next_rows(ids, offsets, order, k + 1, S)
-        eta = rate(OPTIMAL, t, eta0, lam)
-        if lam > 0.0:
-            s = s / (1.0 - eta * lam)
-        if g != 0.0:
-            c = -eta * g * inv * s
-            for j in range(lo, hi):
-                i = ids[j]
-                S[i, 1] += c * S[i, 0]
-            b -= eta * bias_rate * g
-        t += 1.0
-        if s > SCALE_BOUND:
-            inv = 1.0 / s
-            for i in range(S.shape[0]):
-                S[i, 1] *= inv
-            s = 1.0
-    state[0] = s
-    state[1] = b
-    state[2] = t
+def _sgd_epoch(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind, unit):
+    """Plain SGD (Bottou 2012) on table rows: :func:`~nbsvm.online._linear_kernels.
+    _sgd_steps`, the one implementation, with Bottou's schedule ``eta_t = eta0 / (1 +
+    lam eta0 t)`` and L2 by the scale ``w = s v`` (``v = S[:, 1]``; each step touches only
+    the example's non-zeros). ``y``: each document's target (+1 / -1); ``state = [s, bias,
+    t]``. The bias moves with ``eta_t * bias_rate`` and is not regularized. Returns the
+    summed loss before each update."""
+    full = np.zeros(STATE_SIZE)
+    full[SCALE] = state[0]
+    full[BIAS] = state[1]
+    full[T] = state[2]
+    total, _ = _sgd_steps(True, ids, np.zeros(1), offsets, y, order, S, 1, np.zeros(1),
+                          np.zeros(1), full, loss_kind, OPTIMAL, eta0, lam, 0.0, lam, 0,
+                          bias_rate, 0.0, 0, unit)
+    state[0] = full[SCALE]
+    state[1] = full[BIAS]
+    state[2] = full[T]
     return total
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=True)
 def _adagrad_epoch(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind, eps,
                    unit):
     """AdaGrad on table rows: :func:`~nbsvm.online._linear_kernels._adagrad_steps`, the one
     implementation, with ``S[:, 0]`` the values, ``S[:, 1]`` the weights and ``S[:, 2]`` the
-    squared-gradient sums, in float32. Plain IEEE arithmetic (no fastmath): the epoch is
-    bound by memory, not arithmetic (IMDB: the same seconds), and the results do not
-    depend on how the compiler arranges the code or on the CPU.
+    squared-gradient sums, in float32 (fastmath: the order of float32 sums is free; the
+    plain step compiles alone, so the arithmetic is that of the kernel before the
+    implementations were merged, bit for bit on IMDB).
     ``y``: each document's target (+1 / -1); ``state = [bias, t, G_bias]``. Returns the
     summed loss."""
     typed = np.empty(4, dtype=S.dtype)
@@ -157,7 +130,7 @@ def _multiclass_grad(kind, p, y, g):
     return margin
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=True)
 def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rate, kind,
                       adagrad, eps, unit):
     """All K outputs trained together on one loss of their K scores (softmax or the
@@ -187,7 +160,7 @@ def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rat
         hi = offsets[d + 1]
         for o in range(K):
             dot, inv[o] = _unit_dot(ids, lo, hi, S[o], unit)
-            p[o] = dot * inv[o] / s + (state[o, 0] if adagrad else state[o, 1])
+            p[o] = dot * inv[o] * s + (state[o, 0] if adagrad else state[o, 1])
         total += _multiclass_grad(kind, p, y, g)
         if adagrad:
             for o in range(K):
@@ -201,20 +174,20 @@ def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rat
             continue
         eta = rate(OPTIMAL, t, eta0, lam)
         if lam > 0.0:
-            s = s / (1.0 - eta * lam)
+            s *= 1.0 - eta * lam
         for o in range(K):
             if g[o] != 0.0:
-                c = -eta * g[o] * inv[o] * s
+                c = -eta * g[o] * inv[o] / s
                 So = S[o]
                 for j in range(lo, hi):
                     i = ids[j]
                     So[i, 1] += c * So[i, 0]
                 state[o, 1] -= eta * bias_rate * g[o]
         t += 1.0
-        if s > SCALE_BOUND:
+        if s < FOLD_LOW or s > FOLD_HIGH:          # w = s v = 1 (s v)
             for o in range(K):
                 for i in range(S.shape[1]):
-                    S[o, i, 1] /= s
+                    S[o, i, 1] *= s
             s = 1.0
     for o in range(K):
         if adagrad:
@@ -227,11 +200,11 @@ def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rat
 
 @njit(cache=True, nogil=True)
 def _scores(ids, offsets, S, scale, out, unit):
-    """out[d] = sum_j S[i, 0] * S[i, 1] / scale over document d's ids i = ids[j] (divided by
-    the row's norm when ``unit``)."""
+    """out[d] = scale * sum_j S[i, 0] * S[i, 1] over document d's ids i = ids[j] (divided by
+    the row's norm when ``unit``): the weights are ``w = scale * S[:, 1]``."""
     for d in range(offsets.shape[0] - 1):
         acc, inv = _unit_dot(ids, offsets[d], offsets[d + 1], S, unit)
-        out[d] = acc * inv / scale
+        out[d] = scale * acc * inv
 
 
 @njit(cache=True, nogil=True)

@@ -1,8 +1,13 @@
-"""Numba kernels of the linear learners in :mod:`.linear` and :mod:`.pegasos`.
+"""Numba kernels of the linear learners in :mod:`.linear` and :mod:`.pegasos`, and the one
+SGD and the one AdaGrad implementation every linear learner runs.
 
-Rows are CSR with explicit values (``indices``, ``values``, ``offsets``); each kernel runs
-the examples ``order`` once and updates its arrays in place. The tricks (weight scaling,
-lazy L1, ball projection, averaging) are described in :mod:`.regularizers`.
+Rows are CSR with explicit values (``indices``, ``values``, ``offsets``), or NBSVM's table
+rows whose values sit in the learner's own float32 state beside each weight (``W[i, 0]``;
+:mod:`.sgd`): :func:`_sgd_steps` and :func:`_adagrad_steps` take either (``table``), and
+:func:`_sgd_pass` / :func:`_adagrad_pass` here and ``_sgd_epoch`` / ``_adagrad_epoch`` in
+:mod:`._kernels` are their entries. Each kernel runs the examples ``order`` once and
+updates its arrays in place. The tricks (weight scaling, lazy L1, ball projection,
+averaging) are described in :mod:`.regularizers`.
 
 Scalar state of :func:`_sgd_pass` / :func:`_adagrad_pass` is one float64 array indexed by
 the constants below; the weights are ``w = state[SCALE] * v`` and, once averaging has
@@ -126,18 +131,22 @@ def _average(state, avg_u, v, s, b, avg_start):
         _materialize_average(state, avg_u, v)
 
 
-@njit(cache=True, nogil=True)
-def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code, schedule,
-              eta0, lam, lam1, lam2, l1_method, bias_rate, radius, avg_start):
-    """SGD with a global schedule over ``order``; returns ``(summed loss, mistakes)``
-    (loss before each update; a mistake is ``y p <= 0``).
+# ---- SGD with a global schedule: one implementation for both row types -------------------------
+@njit(cache=True, nogil=True, inline="always")
+def _sgd_steps(table, indices, values, offsets, y, order, W, wf, q, avg_u, state, loss_code,
+               schedule, eta0, lam, lam1, lam2, l1_method, bias_rate, radius, avg_start, unit):
+    """SGD over ``order``; returns ``(summed loss, mistakes)`` (loss before each update; a
+    mistake is ``y p <= 0``). Explicit rows take x's values from ``values[j]``, table rows
+    from ``W[i, 0]``; the stored vector is ``v = W[:, wf]``.
 
-    Step t: ``p = s v.x + b``; ``g = dloss(p, y)``; ``eta = rate(t)``; L2:
-    ``s *= 1 - eta lam2`` (weights zeroed if that is <= 0); gradient:
-    ``v -= eta g x / s``, ``b -= eta bias_rate g``; L1 (``lam1 > 0``) on the touched
-    features with ``u += eta lam1``; projection on ``||w|| <= radius`` (``radius > 0``);
-    averaging. ``q`` (L1) and ``avg_u`` (averaging) may be empty when unused.
+    Step t: ``p = s v.x / ||x|| + b`` (``/ ||x||`` with ``unit`` only); ``g = dloss(p,
+    y)``; ``eta = rate(t)``; L2: ``s *= 1 - eta lam2`` (weights zeroed if that is <= 0);
+    gradient: ``v -= eta g x / (||x|| s)``, ``b -= eta bias_rate g``; L1 (``lam1 > 0``) on
+    the touched features with ``u += eta lam1``; projection on ``||w|| <= radius``
+    (``radius > 0``); averaging. ``q`` (L1) and ``avg_u`` (averaging) may be empty when
+    unused. ``w = s v`` throughout; ``s`` is folded into ``v`` when it leaves [1e-6, 1e6].
     """
+    v = W[:, wf]
     s = state[SCALE]
     t = state[T]
     b = state[BIAS]
@@ -152,20 +161,34 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
         d = order[k]
         lo = offsets[d]
         hi = offsets[d + 1]
-        _prefetch_example(indices, values, offsets, y, order, k)
+        if not table:
+            _prefetch_example(indices, values, offsets, y, order, k)
         ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
         if lam1 > 0.0 and l1_method == TRUNCATED:    # catch up on the missed shrinkage
             for j in range(lo, hi):
                 i = indices[j]
                 sq = _set(v, i, _l1_new(v, i, s, u, q, l1_method), sq, avg_u, ratio)
         dot = 0.0
+        norm2 = 0.0
         for j in range(lo, hi):
-            dot += v[indices[j]] * values[j]
-        p = s * dot + b
+            if table and j + TABLE_PREFETCH < hi:
+                prefetch_row(W, indices[j + TABLE_PREFETCH])
+            i = indices[j]
+            # float64 (a float32 table's value converts exactly): exact products
+            x = np.float64(W[i, 0]) if table else values[j]
+            dot += v[i] * x
+            if unit:
+                norm2 += x * x
+        inv = 1.0
+        if unit:
+            inv = 1.0 / math.sqrt(norm2) if norm2 > 0.0 else 0.0
+        p = s * dot * inv + b
         loss, g = _loss_dloss(loss_code, p, y[d])
         total += loss
         if y[d] * p <= 0.0:
             mistakes += 1.0
+        if table:
+            _prefetch_next_rows(indices, offsets, order, k + 1, W)
         eta = rate(schedule, t, eta0, lam)
         if lam2 > 0.0:
             shrink = 1.0 - eta * lam2
@@ -177,14 +200,16 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
                 s = 1.0
                 sq = 0.0
         if g != 0.0:
-            c = -eta * g / s
+            c = -eta * g * inv / s
             if radius > 0.0 or ratio != 0.0:
                 for j in range(lo, hi):
                     i = indices[j]
-                    sq = _set(v, i, v[i] + c * values[j], sq, avg_u, ratio)
+                    x = np.float64(W[i, 0]) if table else values[j]
+                    sq = _set(v, i, v[i] + c * x, sq, avg_u, ratio)
             else:                             # no norm or average to keep: the plain step
                 for j in range(lo, hi):
-                    v[indices[j]] += c * values[j]
+                    i = indices[j]
+                    v[i] += c * (np.float64(W[i, 0]) if table else values[j])
             b -= eta * bias_rate * g
         if lam1 > 0.0:
             u += eta * lam1
@@ -192,9 +217,9 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
                 i = indices[j]
                 sq = _set(v, i, _l1_new(v, i, s, u, q, l1_method), sq, avg_u, ratio)
         if radius > 0.0:
-            norm2 = s * s * sq
-            if norm2 > radius * radius:
-                s *= radius / math.sqrt(norm2)
+            n2 = s * s * sq
+            if n2 > radius * radius:
+                s *= radius / math.sqrt(n2)
         t += 1.0
         state[T] = t
         _average(state, avg_u, v, s, b, avg_start)
@@ -208,6 +233,15 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
     state[BIAS] = b
     state[L1_U] = u
     return total, mistakes
+
+
+@njit(cache=True, nogil=True)
+def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code, schedule,
+              eta0, lam, lam1, lam2, l1_method, bias_rate, radius, avg_start):
+    """:func:`_sgd_steps` on explicit rows (float64 ``v``)."""
+    return _sgd_steps(False, indices, values, offsets, y, order, v.reshape(-1, 1), 0, q, avg_u,
+                      state, loss_code, schedule, eta0, lam, lam1, lam2, l1_method, bias_rate,
+                      radius, avg_start, False)
 
 
 # ---- AdaGrad: one implementation for both row types ------------------------------------------
@@ -246,7 +280,10 @@ def _adagrad_steps(table, indices, values, offsets, y, order, X, W, wf, G, gf, t
         hi = offsets[d + 1]
         if not table:
             _prefetch_example(indices, values, offsets, y, order, k)
-        ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
+        # (table rows never average: 0 without reading the state, so that the compiler
+        # keeps only the plain step of _adagrad_row)
+        ratio = state[AVG_B] / state[AVG_A] \
+            if (avg_start > 0 or not table) and state[AVG_N] > 0.0 else 0.0
         dot = 0.0
         sq = 0.0
         for j in range(lo, hi):
@@ -286,8 +323,16 @@ def _adagrad_row(table, indices, lo, hi, X, W, wf, G, gf, gs, lams, eta0s, epss,
     norm factor) in the state's dtype: ``g_i = gs x_i + lam2 w_i``; where it is not 0,
     ``G_i += g_i^2`` and ``w_i -= eta0 g_i / sqrt(G_i + eps)``; then L1 and the average
     (``ratio``) as :func:`_adagrad_steps` says."""
+    plain = lam1 == 0.0 and ratio == 0.0     # no L1 or average to keep: the plain step
     for j in range(lo, hi):
         i = indices[j]
+        if plain:
+            gi = gs * X[i if table else j, 0] + lams * W[i, wf]
+            if gi != 0.0:
+                Gi = G[i, gf] + gi * gi
+                G[i, gf] = Gi
+                W[i, wf] -= eta0s * gi / np.sqrt(Gi + epss)
+            continue
         old = W[i, wf]
         new = old
         gi = gs * X[i if table else j, 0] + lams * new

@@ -173,12 +173,12 @@ class LinearSGD:
     def _output_epoch(self, ids, offsets, codes, positive, order, k, state=None) -> float:
         """One pass of output ``k`` over ``order`` (its scalars in ``state``, default its own)."""
         state = self.state_[k] if state is None else state
+        y = np.where(codes == positive, 1.0, -1.0)
         if self.optimizer == "sgd":
-            return _kernels._sgd_epoch(ids, offsets, codes, positive, order, self.S_[k], state,
+            return _kernels._sgd_epoch(ids, offsets, y, order, self.S_[k], state,
                                        float(self.eta0), float(self.l2),
                                        float(self._bias_rate()), self._loss.code,
                                        bool(self.unit))
-        y = np.where(codes == positive, 1.0, -1.0)
         return _kernels._adagrad_epoch(ids, offsets, y, order, self.S_[k], state,
                                        float(self.eta0), float(self.l2),
                                        float(self._bias_rate()), self._loss.code,
@@ -204,7 +204,7 @@ class LinearSGD:
         return float(sum(losses))
 
     def scale_of(self, k) -> float:
-        """Output ``k``'s L2 scale ``s`` (``w = S_[k, :, 1] / s``; 1 for AdaGrad). Reading
+        """Output ``k``'s L2 scale ``s`` (``w = s * S_[k, :, 1]``; 1 for AdaGrad). Reading
         the weights through it leaves the state, and so training, as it is; :meth:`coef`
         folds it in."""
         return float(self.state_[k, 0]) if self.optimizer == "sgd" else 1.0
@@ -212,13 +212,13 @@ class LinearSGD:
     def coef(self) -> np.ndarray:
         """The weights ``w``, shape ``(n_outputs, n_features)``: a view of the state.
 
-        For SGD the L2 scale is folded into the stored vector first (``v /= s; s = 1``),
+        For SGD the L2 scale is folded into the stored vector first (``v *= s; s = 1``),
         so no second ``n_features`` array is allocated.
         """
         if self.optimizer == "sgd":
             for k in range(self.n_outputs):
                 if self.state_[k, 0] != 1.0:
-                    self.S_[k, :, 1] /= self.state_[k, 0]
+                    self.S_[k, :, 1] *= self.state_[k, 0]
                     self.state_[k, 0] = 1.0
         return self.S_[:, :, 1]
 
