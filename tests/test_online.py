@@ -491,3 +491,30 @@ def test_multiclass_losses_refuse_one_output_and_label_sets():
     with pytest.raises(NBSVMError, match="margin loss"):
         m.epoch(np.zeros(1, np.int32), np.array([0, 1]), np.zeros(1, np.int32),
                 np.array([0]), np.ones((2, 1), dtype=bool))
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+@pytest.mark.parametrize("loss", ["log", "hinge"])
+def test_table_rows_and_explicit_rows_run_one_implementation(optimizer, loss):
+    """NBSVM's learner (values in its float32 state) and the backend's SGDClassifier
+    (explicit float64 values) are the two entries of one SGD / AdaGrad implementation:
+    given the same values, rows, order and settings, they learn the same weights up to
+    float32 storage, over several epochs."""
+    from nbsvm.online.base import SparseRows
+    from nbsvm.online.linear import SGDClassifier
+    docs, ids, offsets, codes, table, order = make_problem(seed=8, n_docs=40)
+    bias_rate = 0.01 if optimizer == "sgd" else 1.0
+    m = LinearSGD(16, loss=loss, optimizer=optimizer, eta0=0.2, l2=0.01)
+    m.tables[0] = table
+    ref = SGDClassifier(loss=loss, schedule="optimal" if optimizer == "sgd" else "adagrad",
+                        lam=0.01, eta0=0.2, bias_rate=bias_rate)
+    rows = SparseRows(ids.astype(np.int64), table[ids].astype(np.float64), offsets, 16)
+    y = np.where(codes == 1, 1, -1)
+    rng = np.random.default_rng(2)
+    for epoch in range(4):
+        o = order if epoch == 0 else rng.permutation(len(codes)).astype(np.int64)
+        m.epoch(ids, offsets, codes, o, positive=[1])
+        ref.partial_fit(rows, y, classes=[-1, 1], order=o)
+    assert np.max(np.abs(ref.coef_)) > 0.05
+    np.testing.assert_allclose(m.coef()[0], ref.coef_, rtol=1e-5, atol=1e-6)
+    assert m.intercept()[0] == pytest.approx(ref.intercept_, rel=1e-5, abs=1e-7)
