@@ -1,5 +1,7 @@
-"""The project's own error type: every user-facing failure says what and where."""
+"""The project's own error types: every user-facing failure says what and where."""
 from __future__ import annotations
+
+import sys
 
 
 class NBSVMError(Exception):
@@ -27,3 +29,43 @@ class NBSVMError(Exception):
             where = self.path if self.line is None else f"{self.path}:{self.line}"
             where += ": "
         return where + self.message
+
+
+class NotFittedError(NBSVMError, ValueError, AttributeError):
+    """A model or learner used before it was fitted: the one not-fitted error of every
+    estimator. Like ``sklearn.exceptions.NotFittedError`` it is a ``ValueError`` and an
+    ``AttributeError``; when scikit-learn is loaded, the error raised is also an instance
+    of scikit-learn's class (see :func:`interop`)."""
+
+
+_INTEROP: dict = {}
+
+
+def interop(cls):
+    """``cls``, or, if ``sklearn.exceptions`` is already imported, a subclass of both
+    ``cls`` and scikit-learn's class of the same name, so that ``except NotFittedError``
+    and warning filters written against scikit-learn see ours. scikit-learn is never
+    imported here: without it loaded, nobody can be waiting for its classes."""
+    sk = sys.modules.get("sklearn.exceptions")
+    base = getattr(sk, cls.__name__, None) if sk is not None else None
+    if not isinstance(base, type) or issubclass(cls, base):
+        return cls
+    key = (cls, base)
+    if key not in _INTEROP:
+        _INTEROP[key] = type(cls.__name__, (cls, base),
+                             {"__module__": cls.__module__, "__doc__": cls.__doc__,
+                              "__qualname__": cls.__qualname__,
+                              # pickled (e.g. from a worker process) by its plain class
+                              "__reduce__": lambda self: (_rebuild, (cls, self.args))})
+    return _INTEROP[key]
+
+
+def _rebuild(cls, args):
+    return interop(cls)(*args)
+
+
+def not_fitted(obj) -> NotFittedError:
+    """The error for ``obj`` used before fitting (raise it)."""
+    return interop(NotFittedError)(
+        f"This {type(obj).__name__} instance is not fitted yet: call 'fit' (or load a "
+        f"saved model) before using it")

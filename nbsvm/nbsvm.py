@@ -38,7 +38,7 @@ from ._params import Params
 from .columns import ColumnBuilder, Columns
 from .config import BUCKET_DTYPE, DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS
 from .epochs import Epochs
-from .errors import NBSVMError
+from .errors import NBSVMError, not_fitted
 from .features import Batch, FeatureCache, check_ids, hash_batch, translate
 from .fitting import Fit
 from .io.frames import texts_and_labels
@@ -191,10 +191,6 @@ class NBSVMClassifier(Params):
         self.multilabel = multilabel
 
     # -- parameters -----------------------------------------------------------------------
-    _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "loss",
-               "optimizer", "eta0", "l2", "beta", "interpolate", "epochs", "seed", "threads",
-               "cache_dir", "weighting", "norm", "learner", "multilabel")
-
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
@@ -470,7 +466,7 @@ class NBSVMClassifier(Params):
     # -- prediction -----------------------------------------------------------------------
     def check_fitted(self):
         if "linear_" not in self.__dict__:
-            raise NBSVMError("this model is not fitted yet; call fit() or load a model file")
+            raise not_fitted(self)
 
     def decision_batch(self, batch: Batch, columns: bool = False) -> np.ndarray:
         """Scores of a hashed batch, shape ``(n_docs, n_outputs)``.

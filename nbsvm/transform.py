@@ -22,7 +22,7 @@ import numpy as np
 
 from .config import DEFAULTS
 from ._params import Params
-from .errors import NBSVMError
+from .errors import NBSVMError, not_fitted
 from .lexicon import NBLexicon
 from .io.frames import texts_and_labels
 from .text.hashing import Hasher
@@ -52,7 +52,6 @@ class NBFeatures(Params):
         self.min_df = min_df
         self.binary_values = binary_values
 
-    _PARAMS = ("ngrams", "n_bits", "char_ngrams", "hash_seed", "alpha", "min_df", "binary_values")
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
@@ -93,7 +92,7 @@ class NBFeatures(Params):
     def transform(self, X, *, text_col: str = "text"):
         """CSR matrix ``(n_docs, n_blocks * len(buckets_))`` of NB-weighted features."""
         if not hasattr(self, "ratios_"):
-            raise NBSVMError("this NBFeatures is not fitted yet; call fit first")
+            raise not_fitted(self)
         try:
             from scipy import sparse
         except ImportError:
@@ -129,7 +128,7 @@ class NBFeatures(Params):
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """``bucket_<id>`` per column (``<class>:bucket_<id>`` with several blocks)."""
         if not hasattr(self, "ratios_"):
-            raise NBSVMError("this NBFeatures is not fitted yet; call fit first")
+            raise not_fitted(self)
         names = [f"bucket_{b}" for b in self.buckets_]
         if self.ratios_.shape[0] == 1:
             return np.asarray(names, dtype=object)

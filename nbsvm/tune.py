@@ -65,7 +65,7 @@ def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | 
     """The candidate with the default settings (``base``, else the defaults, which for
     :data:`~nbsvm.config.TASK_PARAMS` follow ``classes``: two, more, or label sets with
     ``base["multilabel"]``) if the grid has it."""
-    model = NBSVMClassifier(**{k: v for k, v in base.items() if k in NBSVMClassifier._PARAMS})
+    model = NBSVMClassifier(**{k: v for k, v in base.items() if k in NBSVMClassifier._param_names()})
     ref = {k: base[k] if base.get(k) is not None else
            (model.setting(k, classes) if k in TASK_PARAMS and classes is not None
             else DEFAULTS.get(k)) for k in grid}

@@ -115,3 +115,24 @@ def test_importing_and_fitting_does_not_import_sklearn():
             "NBFeatures(n_bits=10).fit(['good', 'bad'], ['p', 'n'])\n"
             "assert 'sklearn' not in sys.modules, 'sklearn was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+def test_one_parameter_protocol_and_one_not_fitted_error():
+    """Every estimator's parameters are the arguments of its __init__ (read from the
+    signature, no list kept beside it), and every one raises the same not-fitted error:
+    an NBSVMError that scikit-learn's check_is_fitted users catch as theirs."""
+    import inspect
+    from sklearn.exceptions import NotFittedError as SkNotFittedError
+    from nbsvm.errors import NotFittedError
+    from nbsvm.online.registry import make_learner
+    for est in (NBSVMClassifier(), NBFeatures(), make_learner("pa")):
+        names = [p for p in inspect.signature(type(est).__init__).parameters if p != "self"]
+        assert list(est.get_params()) == names, type(est).__name__
+        with pytest.raises(NBSVMError, match="unknown parameter 'bogus'; allowed: "):
+            est.set_params(bogus=1)
+    for call in (lambda: NBSVMClassifier().predict(["x"]),
+                 lambda: NBFeatures().transform(["x"]),
+                 lambda: make_learner("pa").predict(np.eye(2))):
+        with pytest.raises(NotFittedError, match="is not fitted yet") as e:
+            call()
+        assert isinstance(e.value, SkNotFittedError) and isinstance(e.value, NBSVMError)

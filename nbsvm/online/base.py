@@ -37,7 +37,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..errors import NBSVMError
+from .._params import Params
+from ..errors import NBSVMError, NotFittedError, interop as _interop  # noqa: F401
 
 TASKS = ("binary", "multiclass", "multilabel", "regression")
 
@@ -47,12 +48,6 @@ TASKS = ("binary", "multiclass", "multilabel", "regression")
 class InputError(NBSVMError, ValueError):
     """Bad data given to a learner (``X`` or ``y``): an :class:`NBSVMError` that is also a
     ``ValueError``, the type scikit-learn's input validation raises."""
-
-
-class NotFittedError(NBSVMError, ValueError, AttributeError):
-    """A learner used before it was fitted. Like ``sklearn.exceptions.NotFittedError`` it
-    is a ``ValueError`` and an ``AttributeError``; when scikit-learn is loaded, the error
-    raised is also an instance of scikit-learn's class (see :func:`_interop`)."""
 
 
 class DataConversionWarning(UserWarning):
@@ -84,32 +79,6 @@ class available_if:
             return self.fn
         self.check(obj)
         return self.fn.__get__(obj, owner)
-
-
-_INTEROP: dict = {}
-
-
-def _interop(cls):
-    """``cls``, or, if ``sklearn.exceptions`` is already imported, a subclass of both
-    ``cls`` and scikit-learn's class of the same name, so that ``except NotFittedError``
-    and warning filters written against scikit-learn see ours. scikit-learn is never
-    imported here: without it loaded, nobody can be waiting for its classes."""
-    sk = sys.modules.get("sklearn.exceptions")
-    base = getattr(sk, cls.__name__, None) if sk is not None else None
-    if not isinstance(base, type) or issubclass(cls, base):
-        return cls
-    key = (cls, base)
-    if key not in _INTEROP:
-        _INTEROP[key] = type(cls.__name__, (cls, base),
-                             {"__module__": cls.__module__, "__doc__": cls.__doc__,
-                              "__qualname__": cls.__qualname__,
-                              # pickled (e.g. from a worker process) by its plain class
-                              "__reduce__": lambda self: (_rebuild, (cls, self.args))})
-    return _INTEROP[key]
-
-
-def _rebuild(cls, args):
-    return _interop(cls)(*args)
 
 
 # ---- input -----------------------------------------------------------------------------
@@ -313,34 +282,13 @@ def unique_labels(values) -> Labels:
 
 # ---- the learner ------------------------------------------------------------------------
 
-class OnlineLearner:
+class OnlineLearner(Params):
     """Base class of the backend learners, following scikit-learn's estimator conventions:
-    ``__init__`` only stores parameters; learned state ends in ``_`` and exists after
-    ``fit``; ``get_params``/``set_params``/``score``; scikit-learn's tags on request."""
+    ``__init__`` only stores parameters (read back from its signature, :class:`~nbsvm.
+    _params.Params`); learned state ends in ``_`` and exists after ``fit``;
+    ``get_params``/``set_params``/``score``; scikit-learn's tags on request."""
 
     task = "binary"
-
-    # ---- parameters ------------------------------------------------------------------
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
-
-    def get_params(self, deep=True) -> dict:
-        return {p: getattr(self, p) for p in self._param_names()}
-
-    def set_params(self, **params) -> "OnlineLearner":
-        for k, v in params.items():
-            if k not in self._param_names():
-                raise NBSVMError(f"unknown parameter {k!r} for {type(self).__name__}; allowed: "
-                                 f"{', '.join(self._param_names())}")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
     # ---- scikit-learn protocol (scikit-learn is imported only when it asks) -----------
     @property
