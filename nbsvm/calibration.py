@@ -1,5 +1,6 @@
-"""Bottou's eta0 calibration (svmsgd's ``determineEta0``) for the built-in learner
-(``eta0='auto'``).
+"""Bottou's eta0 calibration (svmsgd's ``determineEta0``), ``eta0='auto'``, for every
+learner with a step size: NBSVM's built-in learner and the backend's SGD learners share
+the search (:func:`bottou_search`), each with its own cost.
 
 One pass over a seeded sample of cached documents from zero weights for eta0 = 1, then
 halving or doubling while the regularized objective on the sample (after the pass) falls;
@@ -69,19 +70,54 @@ def eta0_cost(learner: LinearSGD, sample: tuple, eta0: float) -> float:
     return total if np.isfinite(total) else np.inf
 
 
-def calibrate_eta0(learner: LinearSGD, sample: tuple) -> float:
-    """The eta0 (a power of two) svmsgd's search picks on ``sample`` (see the module)."""
+def bottou_search(cost) -> float:
+    """svmsgd's search: ``cost(eta0)`` at 1 and 2, then halving or doubling while it falls;
+    the eta0 (a power of two) with the lowest cost. Every learner's calibration is this
+    search over its own cost."""
     factor = 2.0
     lo_eta, hi_eta = 1.0, factor
-    lo_cost, hi_cost = eta0_cost(learner, sample, lo_eta), eta0_cost(learner, sample, hi_eta)
+    lo_cost, hi_cost = cost(lo_eta), cost(hi_eta)
     if lo_cost < hi_cost:
         while lo_cost < hi_cost and lo_eta > 1e-8:
             hi_eta, hi_cost = lo_eta, lo_cost
             lo_eta = hi_eta / factor
-            lo_cost = eta0_cost(learner, sample, lo_eta)
+            lo_cost = cost(lo_eta)
     elif hi_cost < lo_cost:
         while hi_cost < lo_cost and hi_eta < 1e8:
             lo_eta, lo_cost = hi_eta, hi_cost
             hi_eta = lo_eta * factor
-            hi_cost = eta0_cost(learner, sample, hi_eta)
+            hi_cost = cost(hi_eta)
     return lo_eta
+
+
+def calibrate_eta0(learner: LinearSGD, sample: tuple) -> float:
+    """The eta0 (a power of two) svmsgd's search picks on ``sample`` (see the module)."""
+    return bottou_search(lambda eta0: eta0_cost(learner, sample, eta0))
+
+
+def calibrate_learner_eta0(learner, rows, y, seed: int = 0, n_sample: int = ETA0_SAMPLE,
+                           classes=None) -> float:
+    """Bottou's eta0 for a backend learner with an ``eta0`` parameter and an ``objective``
+    (:class:`~nbsvm.online.linear.SGDClassifier`, :class:`~nbsvm.online.linear.
+    SGDRegressor`): per trial, a copy makes one pass from scratch over a seeded sample of
+    ``rows`` (``n_sample`` of them, as svmsgd), and the cost is its objective on the
+    sample; a trial the learner refuses (e.g. ``eta0 * lam >= 1``) or that diverges costs
+    infinity."""
+    from .errors import NBSVMError
+
+    rng = np.random.default_rng(seed + 1)          # the epochs' shuffles are untouched
+    picks = np.sort(rng.choice(len(rows), size=min(n_sample, len(rows)), replace=False))
+    part = rows.take(picks)
+    targets = [y[i] for i in picks] if isinstance(y, list) else np.asarray(y)[picks]
+
+    def cost(eta0):
+        trial = type(learner)(**dict(learner.get_params(), eta0=eta0))
+        try:
+            with np.errstate(all="ignore"):
+                trial.partial_fit(part, targets, classes=classes)
+                value = trial.objective(part, targets)
+        except NBSVMError:
+            return np.inf
+        return value if np.isfinite(value) else np.inf
+
+    return bottou_search(cost)

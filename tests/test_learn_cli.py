@@ -4,6 +4,7 @@ files; the library behind them (``nbsvm.learn``)."""
 import gzip
 import io
 import json
+import math
 import re
 import tarfile
 
@@ -161,6 +162,27 @@ def test_rcv1_pegasos_learn_eval_predict(rcv1, tmp_path):
     assert len(df) == 500 and (df["label"] == df["true_label"]).mean() == pytest.approx(
         rep["accuracy"])
     assert ((df["score"] > 0) == (df["label"] == "1")).all()
+
+
+def test_rcv1_sgd_with_bottous_eta0_calibration(rcv1, tmp_path):
+    """`nbsvm learn --eta0 auto`: the backend's SGD runs the search NBSVM's own learner
+    runs (nbsvm/calibration.py), on a seeded sample of its first data (the choice itself
+    is checked in tests/test_linear.py)."""
+    train, test = rcv1
+    model = tmp_path / "m.npz"
+    r = run("learn", train, "--algorithm", "sgd", "--loss", "log", "--lambda", "1e-4",
+            "--eta0", "auto", "--epochs", "5", "--output", model, "--json")
+    assert_ok(r)
+    chosen = json.loads(r.stdout)["eta0_chosen"]
+    assert chosen > 0 and math.log2(chosen) == int(math.log2(chosen))
+    m = load_learner(model)
+    assert m.eta0 == "auto" and m.eta0_ == chosen
+    rep = json.loads(run("eval", test, "--model", model, "--json").stdout)
+    print(f"RCV1 SGD log, eta0 auto = {chosen}: accuracy {100 * rep['accuracy']:.2f}%")
+    assert rep["accuracy"] >= 0.88
+    r = run("learn", train, "--algorithm", "sgd", "--eta0", "fast", "--output",
+            tmp_path / "x.npz")
+    assert r.exit_code != 0 and "--eta0 must be a positive number or auto" in r.output
 
 
 def test_blitzer_books_slice(blitzer, tmp_path):

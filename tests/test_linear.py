@@ -351,3 +351,59 @@ def test_regressor_rejects_classification_loss_and_classifier_needs_two_classes(
         SGDRegressor(loss="hinge").fit(X, y)
     with pytest.raises(NBSVMError, match="exactly two classes"):
         SGDClassifier().fit(X, ["a"] * len(y))
+
+
+def test_bottou_search_by_hand():
+    from nbsvm.calibration import bottou_search
+    tried = []
+
+    def cost(e):
+        tried.append(e)
+        return (np.log2(e) - 3.0) ** 2          # lowest at eta0 = 8
+    assert bottou_search(cost) == 8.0 and tried == [1.0, 2.0, 4.0, 8.0, 16.0]
+    # halving stops at the first eta0 not better than twice it, and keeps it (svmsgd's
+    # determineEta0 returns loEta): the minimum is at 0.25, the choice one step below
+    assert bottou_search(lambda e: (np.log2(e) + 2.0) ** 2) == 0.125
+    assert bottou_search(lambda e: -e if e <= 4.0 else np.inf) == 4.0     # 8 diverges
+
+
+def _svmsgd_determine_eta0(cost):
+    """Bottou's svmsgd ``determineEta0``, transcribed from the C++ (the reference)."""
+    lo_eta, factor = 1.0, 2.0
+    lo_cost = cost(lo_eta)
+    hi_eta = lo_eta * factor
+    hi_cost = cost(hi_eta)
+    if lo_cost < hi_cost:
+        while lo_cost < hi_cost:
+            hi_eta, hi_cost = lo_eta, lo_cost
+            lo_eta = hi_eta / factor
+            lo_cost = cost(lo_eta)
+    elif hi_cost < lo_cost:
+        while hi_cost < lo_cost:
+            lo_eta, lo_cost = hi_eta, hi_cost
+            hi_eta = lo_eta * factor
+            hi_cost = cost(hi_eta)
+    return lo_eta
+
+
+def test_sgd_eta0_auto_is_svmsgds_choice():
+    """SGDClassifier(eta0='auto'): the eta0 is svmsgd's determineEta0 over the objective
+    after one pass on the seeded sample (the costs computed here again)."""
+    from nbsvm.online.base import as_rows
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 30))
+    y = np.where(X @ rng.normal(size=30) + 0.3 * rng.normal(size=3000) > 0, "a", "b")
+    m = SGDClassifier(loss="log", eta0="auto", lam=1e-3, epochs=2, seed=5).fit(X, y)
+    eta = m.eta0_
+    picks = np.sort(np.random.default_rng(6).choice(3000, 1000, replace=False))
+    rows = as_rows(X).take(picks)
+
+    def cost(e):
+        trial = SGDClassifier(loss="log", eta0=e, lam=1e-3, epochs=2, seed=5)
+        trial.partial_fit(rows, y[picks])
+        return trial.objective(rows, y[picks])
+    assert eta == _svmsgd_determine_eta0(cost)
+    assert m.get_params()["eta0"] == "auto"          # the parameter is kept as given
+    assert (m.predict(X) == y).mean() > 0.9
+    with pytest.raises(NBSVMError, match="schedule 'pegasos' takes none"):
+        SGDClassifier(eta0="auto", schedule="pegasos").fit(X, y)

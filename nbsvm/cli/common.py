@@ -497,3 +497,15 @@ def _per_class_table(console, rep: dict, what: str, counted_as: str) -> Table:
         table.add_row(escape(c), f"{m['precision']:.4f}", f"{m['recall']:.4f}",
                       f"{m['f1']:.4f}", str(m["support"]))
     return table
+
+
+def parse_eta0(text: str | None):
+    """``--eta0``: a positive number or ``auto`` (None: the default for the classes)."""
+    if text is None:
+        return None
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return float(text)
+    except ValueError:
+        raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None

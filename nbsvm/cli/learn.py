@@ -11,7 +11,7 @@ from ..learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_
 from ..online.registry import names
 from . import app
 from .common import (QUIET, STRICT, ProgressReporter, check_outputs, cli_errors, echo_kv,
-                     print_report, read_stats)
+                     parse_eta0, print_report, read_stats)
 
 
 SPARSE_FORMAT = typer.Option("auto", "--format",
@@ -41,7 +41,9 @@ def learn_command(
     penalty: Optional[str] = typer.Option(None, "--penalty", help="Regularizer."),
     l1: Optional[float] = typer.Option(None, "--l1", help="L1 strength / mix."),
     lam: Optional[float] = typer.Option(None, "--lambda", help="Regularization strength."),
-    eta0: Optional[float] = typer.Option(None, "--eta0", help="Step size (OGD: eta)."),
+    eta0: Optional[str] = typer.Option(None, "--eta0",
+                                       help="Step size (OGD: eta), or auto (SGD learners: "
+                                            "Bottou's calibration on a sample)."),
     C: Optional[float] = typer.Option(None, "--C", help="Aggressiveness of PA-I / PA-II."),
     radius: Optional[float] = typer.Option(None, "--radius", help="L2 ball radius (OGD)."),
     average: Optional[bool] = typer.Option(None, "--average/--no-average",
@@ -79,7 +81,7 @@ def learn_command(
         check_outputs(output=output)
         learner = make_learner_from_options(algorithm, {
             "--loss": loss, "--schedule": schedule, "--penalty": penalty, "--l1": l1,
-            "--lambda": lam, "--eta0": eta0, "--C": C, "--radius": radius,
+            "--lambda": lam, "--eta0": parse_eta0(eta0), "--C": C, "--radius": radius,
             "--average": average, "--estimator": estimator, "--epochs": epochs,
             "--seed": seed})
         base = _index_base(index_base)
@@ -124,6 +126,8 @@ def learn_command(
         if learner.classes_:
             stats["classes"] = ", ".join(learner.classes_[:20]) + \
                 (" ..." if len(learner.classes_) > 20 else "")
+        if hasattr(learner, "eta0_"):
+            summary["eta0_chosen"] = stats["eta0 (auto)"] = learner.eta0_
         stats.update({"features": f"{learner.n_features_in_:,}",
                       "training seconds": f"{t1 - t0:.2f}", "saved": output})
         if test:

@@ -20,25 +20,14 @@ from ..nbsvm import NBSVMClassifier
 from . import app
 from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
                      STRICT, TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
-                     echo_kv, err_console, print_report, ProgressReporter, text_columns)
+                     echo_kv, err_console, parse_eta0, print_report, ProgressReporter,
+                     text_columns)
 
 
 def by_classes(name: str) -> str:
     """The help's note on a setting whose default follows the number of classes."""
     return (f"(default: {DEFAULTS[name]} with two classes, {MULTICLASS_DEFAULTS[name]} "
             f"with more, {MULTILABEL_DEFAULTS[name]} multi-label)")
-
-
-def parse_eta0(text: str | None):
-    """``--eta0``: a positive number or ``auto`` (None: the default for the classes)."""
-    if text is None:
-        return None
-    if text.strip().lower() == "auto":
-        return "auto"
-    try:
-        return float(text)
-    except ValueError:
-        raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
 def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local, quiet,

@@ -56,7 +56,11 @@ class _LinearSGD(OnlineLearner):
         if self.l1_method not in L1_METHODS:
             raise NBSVMError(f"unknown l1_method {self.l1_method!r}; allowed: "
                              f"{', '.join(L1_METHODS)}")
-        _positive("eta0", self.eta0)
+        if self.eta0 != "auto":
+            _positive("eta0", self.eta0)
+        if self.eta0 == "auto" and not self._schedule.uses_eta0:
+            raise NBSVMError(f"eta0 'auto' calibrates a step size; schedule "
+                             f"{self.schedule!r} takes none")
         _positive("eps", self.eps)
         _positive("bias_rate", self.bias_rate, allow_zero=True)
         if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
@@ -73,13 +77,27 @@ class _LinearSGD(OnlineLearner):
         if self.schedule == "pegasos" and not self.lam > 0:
             raise NBSVMError("schedule 'pegasos' (1/(lam t)) needs lam > 0")
         if not self._schedule.per_coordinate and self.schedule != "pegasos" \
-                and self.eta0 * self._lam2 >= 1.0:
-            raise NBSVMError(f"eta0 * lam2 must be < 1 (got {self.eta0 * self._lam2:g}): the "
+                and self._eta0() * self._lam2 >= 1.0:
+            raise NBSVMError(f"eta0 * lam2 must be < 1 (got {self._eta0() * self._lam2:g}): the "
                              "first L2 step would set the weights to zero")
+
+    def _eta0(self) -> float:
+        """The step size trained with: ``eta0``, or once calibrated ``eta0_`` (``'auto'``;
+        1 until then, for the checks)."""
+        if self.eta0 == "auto":
+            return float(getattr(self, "eta0_", 1.0))
+        return float(self.eta0)
 
     def fit(self, X, y, callback=None) -> "_LinearSGD":
         self._check()
         return super().fit(X, y, callback)
+
+    def _start(self, rows, y, classes):
+        super()._start(rows, y, classes)
+        if self.eta0 == "auto":         # Bottou's calibration on a sample of the first data
+            from ..calibration import calibrate_learner_eta0
+            self.eta0_ = calibrate_learner_eta0(self, rows, y, seed=int(self.seed),
+                                                classes=classes)
 
     def __getstate__(self):
         # the resolved loss and schedule hold lambdas; _check() sets them again before use
@@ -117,12 +135,12 @@ class _LinearSGD(OnlineLearner):
             total, mistakes = K._adagrad_pass(
                 rows.indices, rows.values, rows.offsets, y, order, self.v_,
                 self._sized("G_", True), avg_u, self.state_, self._loss.code,
-                float(self.eta0), self._lam1, self._lam2, bias_rate, float(self.eps),
+                self._eta0(), self._lam1, self._lam2, bias_rate, float(self.eps),
                 int(self.average))
         else:
             total, mistakes = K._sgd_pass(
                 rows.indices, rows.values, rows.offsets, y, order, self.v_, q, avg_u,
-                self.state_, self._loss.code, self._schedule.code, float(self.eta0),
+                self.state_, self._loss.code, self._schedule.code, self._eta0(),
                 float(self.lam), self._lam1, self._lam2, L1_METHODS[self.l1_method], bias_rate,
                 float(self.radius or 0.0), int(self.average))
         stats = {"n": len(order), "loss": float(total)}
@@ -184,9 +202,10 @@ _PARAMS_DOC = """
     l1_method : {{'cumulative', 'truncated'}}
         How L1 is applied lazily: Tsuruoka et al.'s cumulative penalty (as scikit-learn) or
         Langford et al.'s truncated gradient.
-    eta0 : float
+    eta0 : float or 'auto'
         Initial (or constant) step size, > 0; not used by 'pegasos'. With a global
-        schedule ``eta0 * lam2 < 1`` is required.
+        schedule ``eta0 * lam2 < 1`` is required. ``'auto'``: Bottou's calibration
+        (:mod:`nbsvm.calibration`) on a seeded sample of the first data, kept in ``eta0_``.
     epochs : int
         Passes made by :meth:`fit`, each over a new seeded permutation.
     average : bool or int
