@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from _report import RESULTS, shared_datasets, start, write_results
+from nbsvm.calibration import bottou_search
 from nbsvm.errors import NBSVMError
 from nbsvm.io.sparse import read_svmlight
 from nbsvm.online.base import SparseRows
@@ -221,31 +222,21 @@ def batch_optimum(X, y, Xt, yt, lam: float, loss: str, bias: bool) -> dict:
 
 # ---- online learners -------------------------------------------------------------------------
 
-def calibrate_eta0(X: SparseRows, y, loss: str, lam: float, seed: int, sample: int = 1000,
-                   factor: float = 2.0) -> float:
-    """Bottou's ``determineEta0``: from eta 1, move by ``factor`` towards the constant step
-    whose one pass over a sample of ``sample`` examples gives the lowest cost on that
-    sample; return the lower end of the final bracket."""
+def calibrate_eta0(X: SparseRows, y, loss: str, lam: float, seed: int,
+                   sample: int = 1000) -> float:
+    """Bottou's ``determineEta0`` (nbsvm.calibration.bottou_search): from eta 1, move by 2
+    towards the constant step whose one pass over a sample of ``sample`` examples gives
+    the lowest cost on that sample; return the lower end of the final bracket."""
     order = np.random.default_rng(seed).permutation(len(y))[:sample]
     Xs, ys = X.take(order), y[order]
 
     def cost(eta):
+        if eta * lam >= 1.0:                # the learner refuses such a step
+            return np.inf
         m = SGDClassifier(loss=loss, schedule="constant", eta0=eta, lam=lam, epochs=1)
         return m.partial_fit(Xs, ys).objective(Xs, ys)
 
-    lo, hi = 1.0, factor
-    lo_cost, hi_cost = cost(lo), cost(hi)
-    if lo_cost < hi_cost:
-        while lo_cost < hi_cost:
-            hi, hi_cost = lo, lo_cost
-            lo = hi / factor
-            lo_cost = cost(lo)
-    elif hi_cost < lo_cost:
-        while hi_cost < lo_cost and hi * factor * lam < 1.0:
-            lo, lo_cost = hi, hi_cost
-            hi = lo * factor
-            hi_cost = cost(hi)
-    return lo
+    return bottou_search(cost)
 
 
 def online_learners(X, y, seed: int) -> list[dict]:
