@@ -1,6 +1,8 @@
-"""The epoch driver of NBSVM training: one pass of the learner over the cached documents,
-group by group in the cache's shuffled order, with progress events; or the first pass over
-documents as they are hashed (a prebuilt lexicon knows the columns before any document).
+"""The epoch driver: :func:`run_epoch`, the one loop every trainer runs over a shuffled
+cache (``nbsvm train``, Dask's workers, ``nbsvm learn``), and :class:`Epochs`, NBSVM
+training's use of it: one pass of the learner over the cached documents, group by group in
+the cache's shuffled order, with progress events; or the first pass over documents as they
+are hashed (a prebuilt lexicon knows the columns before any document).
 
 The learner is the built-in one (:class:`~nbsvm.online.sgd.LinearSGD`, called on chunks
 of a group so that progress is reported every :data:`EPOCH_CHUNK` documents) or a backend
@@ -28,6 +30,25 @@ def check_cache_fits(cache: FeatureCache, n_columns: int) -> None:
                          f"model of {n_columns} columns", path=str(cache.folder))
 
 
+def run_epoch(groups, step, report=None) -> dict:
+    """The one epoch loop of every trainer (``nbsvm train``, Dask's workers, ``nbsvm
+    learn``): each group of a shuffled epoch goes through ``step(*group)``, which yields
+    the stats of what it learned (``{"n": examples, "loss": summed loss, ...}``, one dict
+    per part, so that a long group reports as it goes); they are summed, and
+    ``report(sums)`` is called after each part. Returns the sums. ``groups`` is closed on
+    any exit, so that an error or Ctrl-C stops a reading thread before the caller removes
+    the cache folder."""
+    sums: dict = {}
+    with contextlib.closing(groups):
+        for group in groups:
+            for stats in step(*group):
+                for key, value in stats.items():
+                    sums[key] = sums.get(key, 0) + value
+                if report is not None:
+                    report(sums)
+    return sums
+
+
 class Epochs:
     """Runs ``linear`` (or ``backend`` over ``linear``'s feature values) for ``epochs``
     epochs in all, reporting ``{"stage": "epoch", "epoch", "epochs", "docs", "total",
@@ -46,24 +67,24 @@ class Epochs:
     def replay(self, cache: FeatureCache, positive, rng, epoch: int, groups=None) -> None:
         """One epoch over ``cache`` in shuffled groups (``groups``: another source of
         ``(ids, offsets, codes, order)``, e.g. the first epoch's translation of buckets)."""
-        n, loss_sum = 0, 0.0
         if groups is None:
             check_cache_fits(cache, self.linear.n_features)
-        groups = groups or cache.shuffled_groups(rng)
-        # closed on any exit, so that an error or Ctrl-C stops the epoch's threads before the
-        # caller removes the cache folder
-        with contextlib.closing(groups):
-            for ids, offsets, codes, order in groups:
-                if self.backend is not None:        # a backend learner: one call a group
-                    loss_sum += self._backend_pass(ids, offsets, codes, order, positive)
-                    n += len(order)
-                    self._report(epoch, n, cache.n_docs, loss_sum)
-                    continue
-                for start in range(0, len(order), EPOCH_CHUNK):
-                    part = order[start:start + EPOCH_CHUNK]
-                    loss_sum += self.linear.epoch(ids, offsets, codes, part, positive) * len(part)
-                    n += len(part)
-                    self._report(epoch, n, cache.n_docs, loss_sum)
+        run_epoch(groups or cache.shuffled_groups(rng),
+                  lambda ids, offsets, codes, order: self._steps(ids, offsets, codes, order,
+                                                                 positive),
+                  lambda sums: self._report(epoch, sums["n"], cache.n_docs, sums["loss"]))
+
+    def _steps(self, ids, offsets, codes, order, positive):
+        """The learner over one group: the backend in one call, the built-in learner in
+        chunks of :data:`EPOCH_CHUNK` documents (progress as it goes)."""
+        if self.backend is not None:
+            yield {"n": len(order), "loss": self._backend_pass(ids, offsets, codes, order,
+                                                               positive)}
+            return
+        for start in range(0, len(order), EPOCH_CHUNK):
+            part = order[start:start + EPOCH_CHUNK]
+            yield {"n": len(part),
+                   "loss": self.linear.epoch(ids, offsets, codes, part, positive) * len(part)}
 
     def stream_first(self, batches, writer, column_of, codes_for, positive) -> FeatureCache:
         """Epoch 1 over hashed ``batches`` as they come, each written to ``writer`` as model

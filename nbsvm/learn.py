@@ -36,6 +36,7 @@ from .config import MAX_BITS, MIN_BITS, SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTE
 from .errors import NBSVMError
 from .memory import FIXED_BYTES, check_fit_memory
 from .features import check_ids
+from .epochs import run_epoch
 from .shuffle import block_groups, group_order
 from .io.sparse import SPARSE_FORMATS, detect_sparse_format, read_blitzer, read_named, read_svmlight
 from .metrics import (add_sums, confusion_matrix, multilabel_counts, multilabel_report,
@@ -502,17 +503,18 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
         history = []
         for epoch in range(1, int(epochs) + 1):
             t0 = time.perf_counter()
-            sums: dict = {}
-            for rows, labels, order in cache.shuffled_blocks(rng, width, shift, buffer_bytes,
-                                                             block_bytes):
+
+            def step(rows, labels, order):
                 try:
                     learner.partial_fit(rows, labels, classes=classes, order=order)
                 except NBSVMError as e:
                     if e.path is None:
                         raise NBSVMError(e.message, path=str(inputs[0])) from None
                     raise
-                for k, v in learner.last_stats_.items():
-                    sums[k] = sums.get(k, 0) + v
+                yield learner.last_stats_
+
+            sums = run_epoch(cache.shuffled_blocks(rng, width, shift, buffer_bytes,
+                                                   block_bytes), step)
             stats = {"stage": "epoch", "epoch": epoch, "epochs": int(epochs),
                      "examples": int(sums.get("n", cache.n_rows)),
                      "seconds": time.perf_counter() - t0}
