@@ -7,8 +7,9 @@ values are the NB ratios of the document's kept columns (scaled to unit norm wit
 ``norm='l2'``), and the backend learner makes one ``partial_fit`` pass over them in the
 epoch's shuffled order.
 
-- Binary learners (``pa``, ``pegasos``): one learner for two classes; with more, one per
-  class against the rest, each on its own class's ratios (one-vs-rest).
+- Binary learners (``pa``, ``pegasos``): one learner for two classes; with more, the
+  backend's one-vs-rest reduction (:class:`~nbsvm.online.multiclass.OneVsRest`,
+  ``fit_outputs``), each class's learner on rows of its own class's ratios.
 - Native multi-class learners (``mira``, ``multiclass-hinge``): one learner whose classes
   share one feature vector per document. With two classes it is the NB-weighted vector;
   with more, where each class has ratios of its own, the shared vector is the binarized
@@ -21,6 +22,7 @@ import numpy as np
 from .errors import NBSVMError
 from .labels import output_targets
 from .online.base import OnlineLearner, SparseRows
+from .online.multiclass import OneVsRest
 from .online.registry import make_learner
 
 # --learner name -> the backend parameter that takes NBSVM's lambda (l2), if any
@@ -60,8 +62,13 @@ class NBReduction:
         if LEARNERS[name] is not None:
             params[LEARNERS[name]] = l2
         self.shared = name in SHARED or n_outputs == 1
-        self.learners = [make_learner(name, **params)
-                         for _ in range(1 if self.shared else n_outputs)]
+        if self.shared:
+            self.learners = [make_learner(name, **params)]
+        else:           # one-vs-rest: the backend's reduction, each class on its own rows
+            seed = params.pop("seed")
+            self.ovr = OneVsRest(name, estimator_params=params, seed=seed)
+            self.ovr.start_outputs(n_outputs)
+            self.learners = self.ovr.estimators_
 
     def _rows(self, tables, ids, offsets, unit, k) -> SparseRows:
         multi_shared = self.shared and self.n_outputs > 1
@@ -85,20 +92,19 @@ class NBReduction:
                 y, classes = output_of[codes], list(range(self.n_outputs))
             self.learners[0].partial_fit(rows, y, classes=classes, order=order)
             return
-        for k, learner in enumerate(self.learners):
-            rows = self._rows(tables, ids, offsets, unit, k)
+        targets = np.empty((len(codes), self.n_outputs), dtype=bool)
+        for k in range(self.n_outputs):
             own, pos = output_targets(codes, positive, k)
-            y = np.where(own == pos, 1, -1)
-            learner.partial_fit(rows, y, classes=[-1, 1], order=order)
+            targets[:, k] = own == pos
+        self.ovr.fit_outputs(lambda k: self._rows(tables, ids, offsets, unit, k), targets,
+                             order)
 
     def decision(self, tables, ids, offsets, unit) -> np.ndarray:
         """Scores, shape ``(n_rows, n_outputs)``."""
         if self.shared:
             s = self.learners[0].decision_function(self._rows(tables, ids, offsets, unit, 0))
             return s.reshape(-1, 1) if s.ndim == 1 else s
-        return np.column_stack([learner.decision_function(self._rows(tables, ids, offsets,
-                                                                     unit, k))
-                                for k, learner in enumerate(self.learners)])
+        return self.ovr.output_scores(lambda k: self._rows(tables, ids, offsets, unit, k))
 
     def output_weights(self, k: int, tables) -> tuple[np.ndarray | None, np.ndarray, float]:
         """Output ``k``'s linear model over the columns: ``(values, w, b)``, its score being
@@ -145,4 +151,7 @@ class NBReduction:
                 raise NBSVMError("corrupted model file: a backend learner of another width",
                                  path=path)
             obj.learners.append(learner)
+        if not obj.shared:
+            obj.ovr = OneVsRest(obj.name)
+            obj.ovr.start_outputs(n_outputs, obj.learners)
         return obj

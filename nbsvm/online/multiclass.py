@@ -251,13 +251,38 @@ class OneVsRest(OnlineLearner):
         return self._binary
 
     def _pass(self, rows, y, order):
+        return self.fit_outputs(lambda k: rows, y[:, None] == np.arange(self.n_outputs_),
+                                order)
+
+    def fit_outputs(self, rows_of, targets, order) -> dict:
+        """One pass of every output's binary learner in ``order``: learner ``k`` on its own
+        rows ``rows_of(k)`` (the same rows for plain one-vs-rest; NBSVM gives each class
+        its own NB-valued rows) with ``targets[:, k]`` (bool) as its positives; returns the
+        summed stats. Learners are made for ``targets``' columns on the first call."""
+        if getattr(self, "_binary", None) is None and "estimator_state_" not in vars(self):
+            self.start_outputs(targets.shape[1])
         stats = {"n": len(order), "loss": 0.0, "mistakes": 0}
         for k, learner in enumerate(self._learners()):
-            learner.partial_fit(rows, np.where(y == k, "1", "0"), classes=["0", "1"],
-                                order=order)
+            learner.partial_fit(rows_of(k), np.where(targets[:, k], "1", "0"),
+                                classes=["0", "1"], order=order)
             for key in ("loss", "mistakes"):
                 stats[key] += learner.last_stats_.get(key, 0)
         return stats
+
+    def start_outputs(self, n_outputs: int, learners: list | None = None) -> None:
+        """Make the ``n_outputs`` binary learners (or adopt ``learners``, e.g. loaded)."""
+        self._binary = list(learners) if learners is not None else \
+            [self._make_binary() for _ in range(n_outputs)]
+
+    def output_scores(self, rows_of) -> np.ndarray:
+        """Each output's score on its own rows ``rows_of(k)``, shape ``(n, n_outputs)``."""
+        return np.stack([learner.decision_function(rows_of(k))
+                         for k, learner in enumerate(self._learners())], axis=1)
+
+    @property
+    def estimators_(self) -> list:
+        """The binary learners, one per output."""
+        return self._learners()
 
     def _converged(self):
         return all(learner._converged() for learner in self._learners())
