@@ -191,13 +191,12 @@ class ColumnBuilder:
         if not classes:
             raise NBSVMError("no labels to train on: multi-label fields are 'a,b' lists and "
                              "every document's was empty")
-        n_seen = lexicon.n_seen_
-        n_kept = int(np.count_nonzero(lexicon.document_frequency() >= max(int(model.min_df), 1)))
+        buckets, counts, kept_df, docs, n_seen = label_set_counts(lexicon, classes,
+                                                                  model.min_df)
         check_fit_memory(fit_bytes(self.hasher.n_bits, model.n_outputs(classes),
-                                   model.setting("optimizer", classes), n_columns=n_kept,
-                                   n_classes=len(classes))
-                         + 8 * n_kept * (len(classes) + 1), self.max_memory)
-        buckets, counts, kept_df, docs = label_set_counts(lexicon, classes, model.min_df)
+                                   model.setting("optimizer", classes),
+                                   n_columns=len(buckets), n_classes=len(classes)),
+                         self.max_memory)
         learner = model.new_linear(classes, len(buckets))
         self._label_ratios(learner, counts, kept_df)
         column_of = np.full(1 << self.hasher.n_bits, -1, dtype=np.int32)
@@ -342,13 +341,14 @@ def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
 
 def label_set_counts(lexicon: NBLexicon, classes: list, min_df: int):
     """A lexicon of label-set keys (``a,b``) as per-label counts: ``(buckets, counts,
-    kept_df, docs)``: the buckets seen in at least ``min_df`` documents, each label's
-    documents holding them (the sum over the keys that hold the label), each bucket's
-    documents, and each label's documents. Integer sums: exact."""
+    kept_df, docs, n_seen)``: the buckets seen in at least ``min_df`` documents, each
+    label's documents holding them (the sum over the keys that hold the label), each
+    bucket's documents, each label's documents, and how many buckets were seen at all.
+    Integer sums: exact."""
     keys = lexicon.classes_
     buckets, key_counts = lexicon.compact()
     df = key_counts.sum(axis=0, dtype=np.int64)
     kept = np.flatnonzero(df >= max(int(min_df), 1))
     member = membership(classes, keys).astype(np.int64)
     return (buckets[kept], member @ key_counts[:, kept], df[kept],
-            member @ lexicon.class_counts_)
+            member @ lexicon.class_counts_, len(buckets))

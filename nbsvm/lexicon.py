@@ -307,7 +307,9 @@ class NBLexicon:
     @property
     def n_seen_(self) -> int:
         """Buckets seen in training (any class)."""
-        return int(len(self.compact()[0]))
+        self._check_fitted()
+        pairs = self._pairs if self._pairs is not None else PairCounts.from_dense(self._counts)
+        return pairs.n_buckets()
 
     # -- files ----------------------------------------------------------------------------
     def header(self) -> dict:

@@ -178,6 +178,13 @@ class PairCounts:
         row_of_code[codes] = np.arange(len(codes))
         return _to_rows(self.keys, self.counts, row_of_code, len(codes))
 
+    def n_buckets(self) -> int:
+        """Distinct buckets seen (by any code), without building the rows."""
+        self.flush()
+        if not len(self.keys):
+            return 0
+        return int(np.count_nonzero(np.diff(self.keys >> 32))) + 1
+
     @property
     def nbytes(self) -> int:
         return int(self.keys.nbytes + self.counts.nbytes + 8 * self._n_pending)

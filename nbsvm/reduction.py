@@ -63,12 +63,17 @@ class NBReduction:
             params[LEARNERS[name]] = l2
         self.shared = name in SHARED or n_outputs == 1
         if self.shared:
-            self.learners = [make_learner(name, **params)]
+            self._shared = [make_learner(name, **params)]
         else:           # one-vs-rest: the backend's reduction, each class on its own rows
             seed = params.pop("seed")
             self.ovr = OneVsRest(name, estimator_params=params, seed=seed)
             self.ovr.start_outputs(n_outputs)
-            self.learners = self.ovr.estimators_
+
+    @property
+    def learners(self) -> list:
+        """The backend learners: the shared one, or the one-vs-rest reduction's, one per
+        output."""
+        return self._shared if self.shared else self.ovr.estimators_
 
     def _rows(self, tables, ids, offsets, unit, k) -> SparseRows:
         multi_shared = self.shared and self.n_outputs > 1
@@ -142,7 +147,7 @@ class NBReduction:
         if len(header["learners"]) != (1 if obj.shared else n_outputs):
             raise NBSVMError("corrupted model file: wrong number of backend learners",
                              path=path)
-        obj.learners = []
+        loaded = []
         for j, h in enumerate(header["learners"]):
             prefix = f"backend{j}."
             own = {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}
@@ -150,8 +155,10 @@ class NBReduction:
             if getattr(learner, "n_features_in_", None) != n_features:
                 raise NBSVMError("corrupted model file: a backend learner of another width",
                                  path=path)
-            obj.learners.append(learner)
-        if not obj.shared:
+            loaded.append(learner)
+        if obj.shared:
+            obj._shared = loaded
+        else:
             obj.ovr = OneVsRest(obj.name)
-            obj.ovr.start_outputs(n_outputs, obj.learners)
+            obj.ovr.start_outputs(n_outputs, loaded)
         return obj

@@ -131,6 +131,29 @@ def _average(state, avg_u, v, s, b, avg_start):
         _materialize_average(state, avg_u, v)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _shrink(v, s, sq, shrink, avg_u, ratio):
+    """L2's step on ``w = s v``: ``s *= shrink``; if that is <= 0, ``w = 0`` (as
+    scikit-learn does). Returns ``(s, ||v||^2)``."""
+    if shrink > 0.0:
+        return s * shrink, sq
+    for i in range(v.shape[0]):
+        sq = _set(v, i, 0.0, sq, avg_u, ratio)
+    return 1.0, 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _renormalize(state, avg_u, v, s, sq):
+    """Fold the scale into ``v`` (``w = s v = 1 (s v)``, O(n_features), rare) when it
+    leaves [FOLD_LOW, FOLD_HIGH]; returns the new ``(s, ||v||^2)``."""
+    if not (s < FOLD_LOW or s > FOLD_HIGH):
+        return s, sq
+    _materialize_average(state, avg_u, v)
+    for i in range(v.shape[0]):
+        v[i] *= s
+    return 1.0, sq * (s * s)
+
+
 # ---- SGD with a global schedule: one implementation for both row types -------------------------
 @njit(cache=True, nogil=True, inline="always")
 def _sgd_steps(table, indices, values, offsets, y, order, W, wf, q, avg_u, state, loss_code,
@@ -191,14 +214,7 @@ def _sgd_steps(table, indices, values, offsets, y, order, W, wf, q, avg_u, state
             _prefetch_next_rows(indices, offsets, order, k + 1, W)
         eta = rate(schedule, t, eta0, lam)
         if lam2 > 0.0:
-            shrink = 1.0 - eta * lam2
-            if shrink > 0.0:
-                s *= shrink
-            else:                                     # w = 0, as scikit-learn does
-                for i in range(v.shape[0]):
-                    sq = _set(v, i, 0.0, sq, avg_u, ratio)
-                s = 1.0
-                sq = 0.0
+            s, sq = _shrink(v, s, sq, 1.0 - eta * lam2, avg_u, ratio)
         if g != 0.0:
             c = -eta * g * inv / s
             if radius > 0.0 or ratio != 0.0:
@@ -223,12 +239,7 @@ def _sgd_steps(table, indices, values, offsets, y, order, W, wf, q, avg_u, state
         t += 1.0
         state[T] = t
         _average(state, avg_u, v, s, b, avg_start)
-        if s < FOLD_LOW or s > FOLD_HIGH:             # w = s v = 1 (s v)
-            _materialize_average(state, avg_u, v)
-            for i in range(v.shape[0]):
-                v[i] *= s
-            sq *= s * s
-            s = 1.0
+        s, sq = _renormalize(state, avg_u, v, s, sq)
     state[SCALE] = s
     state[BIAS] = b
     state[L1_U] = u
