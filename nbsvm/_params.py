@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from .errors import NBSVMError
+from nbsvm.errors import NBSVMError
 
 
 class Params:

@@ -10,9 +10,9 @@ each stage's need is known before it allocates, and each is checked then:
    allocated (:func:`fit_bytes`): the bucket -> column map (that row, rewritten), each
    class's int32 counts by kept column, and the learner (``W`` = 16 bytes per kept bucket
    and output for AdaGrad, 8 for SGD);
-3. :class:`~nbsvm.lexicon.NBLexicon` (``nbsvm lexicon``, ``--lexicon``) counts sparse
+3. :class:`~nbsvm.lexicon.nblexicon.NBLexicon` (``nbsvm lexicon``, ``--lexicon``) counts sparse
    (bucket, class) pairs: its memory follows the pairs the corpus holds, 12 bytes each
-   (:mod:`nbsvm.paircounts`), never classes x ``2**n_bits``.
+   (:mod:`nbsvm.lexicon.paircounts`), never classes x ``2**n_bits``.
 
 Every figure includes :data:`FIXED_BYTES` for the interpreter, numba's kernels and the
 buffers in flight.
@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from .errors import NBSVMError
+from nbsvm.errors import NBSVMError
 
 # interpreter, numba and its kernels, pandas, the reader and hasher threads' batches, the
 # 16 MB shuffle groups and a test set hashed alongside: measured 210-230 MB on IMDB

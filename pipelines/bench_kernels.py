@@ -3,7 +3,7 @@
 
 Builds an epoch shaped like IMDB trigrams after the lexicon (25,000 documents, about 525
 distinct columns each, drawn with a Zipf-like law from 1.4 M columns) and times one epoch
-of the production kernel (``nbsvm.online._kernels._adagrad_epoch``, the one AdaGrad
+of the production kernel (``nbsvm.learners._kernels._adagrad_epoch``, the one AdaGrad
 implementation on table rows: prefetch 32 non-zeros ahead, 16-byte rows) against the same
 arithmetic without prefetch on 12-byte rows (the kernel before the change). Median of ``--runs`` epochs each, after a warm-up.
 
@@ -21,8 +21,8 @@ import time
 import numpy as np
 from numba import njit
 
-from nbsvm.online._kernels import _adagrad_epoch
-from nbsvm.online.losses import loss_dloss as _loss_dloss
+from nbsvm.learners._kernels import _adagrad_epoch
+from nbsvm.learners.losses import loss_dloss as _loss_dloss
 
 
 @njit(cache=True, nogil=True)

@@ -46,10 +46,10 @@ from nbsvm import NBSVMClassifier  # noqa: E402
 from nbsvm.config import DEFAULTS  # noqa: E402
 from nbsvm.errors import NBSVMError  # noqa: E402
 from nbsvm.io import Document, read_blitzer, read_reviews, review_members  # noqa: E402
-from nbsvm.learn import RowEncoder  # noqa: E402
-from nbsvm.lexicon import nb_ratios  # noqa: E402
-from nbsvm.online.base import SparseRows  # noqa: E402
-from nbsvm.online.linear import SGDClassifier  # noqa: E402
+from nbsvm.training.learn import RowEncoder  # noqa: E402
+from nbsvm.lexicon.nblexicon import nb_ratios  # noqa: E402
+from nbsvm.learners.base import SparseRows  # noqa: E402
+from nbsvm.learners.linear import SGDClassifier  # noqa: E402
 from nbsvm.text.hashing import Hasher  # noqa: E402
 
 NAME = "blitzer"
@@ -706,7 +706,7 @@ def data_notes(args) -> list[str]:
         f"{args.seed}; {args.epochs} epochs for every learner.",
         "Methods: NBSVM on the raw route is `NBSVMClassifier` (log loss, AdaGrad, beta 1, "
         "other defaults). NBSVM on the processed route is the same recipe assembled from the "
-        "library's pieces: NB log-count ratios (`nbsvm.lexicon.nb_ratios`, alpha 1) of "
+        "library's pieces: NB log-count ratios (`nbsvm.lexicon.nblexicon.nb_ratios`, alpha 1) of "
         "binarized hashed per-class counts as the feature values, then "
         "`SGDClassifier(loss='log', schedule='adagrad')` with NBSVM's default step and L2. "
         "Plain hinge SGD is `SGDClassifier(loss='hinge')` (Bottou's 'optimal' steps, L2) on "

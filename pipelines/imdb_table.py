@@ -10,7 +10,7 @@ with word n-grams of orders 1, 2 and 3, beside the published figures.
   ``log(N+/N-) + sum_i r_i``). The linear part is then unused, so one epoch is trained
   (``fit_documents`` needs at least one) instead of ten.
 
-Each configuration is fitted and evaluated with :func:`nbsvm.evaluate.fit_and_evaluate`
+Each configuration is fitted and evaluated with :func:`nbsvm.evaluation.evaluate.fit_and_evaluate`
 (the test set is hashed on the other core while the epochs run) and timed; a line is
 printed at the end of every epoch. Writes ``results/imdb_table.csv`` and ``.md``.
 
@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, RESULTS, markdown_table, start, write_results  # noqa: E402
 from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.config import DEFAULTS  # noqa: E402
-from nbsvm.evaluate import fit_and_evaluate  # noqa: E402
+from nbsvm.evaluation.evaluate import fit_and_evaluate  # noqa: E402
 from nbsvm.io.readers import read_inputs  # noqa: E402
 
 NAME = "imdb_table"

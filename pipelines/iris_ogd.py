@@ -24,8 +24,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from nbsvm import plot  # noqa: E402
-from nbsvm.online.ogd import OGDRegressor  # noqa: E402
+from nbsvm.evaluation import plot  # noqa: E402
+from nbsvm.learners.ogd import OGDRegressor  # noqa: E402
 
 T = 150
 # the note's bound-optimal step for T = 150, lambda = 1, ||x|| = ||y|| = 1 (eq. 8 minimized)

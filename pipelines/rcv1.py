@@ -36,12 +36,12 @@ from pathlib import Path
 import numpy as np
 
 from _report import RESULTS, shared_datasets, start, write_results
-from nbsvm.calibration import bottou_search
+from nbsvm.learners.calibration import bottou_search
 from nbsvm.errors import NBSVMError
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.online.base import SparseRows
-from nbsvm.online.linear import SGDClassifier
-from nbsvm.online.pegasos import Pegasos
+from nbsvm.learners.base import SparseRows
+from nbsvm.learners.linear import SGDClassifier
+from nbsvm.learners.pegasos import Pegasos
 
 N_FEATURES = 47236           # the LYRL2004 stem dictionary; the files are 1-based
 HINGE_LAM, LOG_LAM = 1e-4, 5e-7
@@ -224,7 +224,7 @@ def batch_optimum(X, y, Xt, yt, lam: float, loss: str, bias: bool) -> dict:
 
 def calibrate_eta0(X: SparseRows, y, loss: str, lam: float, seed: int,
                    sample: int = 1000) -> float:
-    """Bottou's ``determineEta0`` (nbsvm.calibration.bottou_search): from eta 1, move by 2
+    """Bottou's ``determineEta0`` (nbsvm.learners.calibration.bottou_search): from eta 1, move by 2
     towards the constant step whose one pass over a sample of ``sample`` examples gives
     the lowest cost on that sample; return the lower end of the final bracket."""
     order = np.random.default_rng(seed).permutation(len(y))[:sample]

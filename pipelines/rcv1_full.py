@@ -382,8 +382,8 @@ def full_learners(train: Path, n_features: int, seed: int) -> list[dict]:
     """The learners of the small-data table with Bottou's epoch counts, eta0 calibrated on
     1,000 training rows as his programs do."""
     from rcv1 import HINGE_LAM, LOG_LAM, calibrate_eta0
-    from nbsvm.online.linear import SGDClassifier
-    from nbsvm.online.pegasos import Pegasos
+    from nbsvm.learners.linear import SGDClassifier
+    from nbsvm.learners.pegasos import Pegasos
     X, y = first_rows(train, 1000, n_features)
     eta_h = calibrate_eta0(X, y, "hinge", HINGE_LAM, seed)
     eta_l = calibrate_eta0(X, y, "log", LOG_LAM, seed)
@@ -404,9 +404,9 @@ def full_learners(train: Path, n_features: int, seed: int) -> list[dict]:
 
 
 def train_full(spec: dict, train: Path, test: Path, n_features: int, seed: int) -> dict:
-    """One learner through ``nbsvm.learn.learn_sparse`` (streamed into a binary cache,
+    """One learner through ``nbsvm.training.learn.learn_sparse`` (streamed into a binary cache,
     epochs replayed in a bounded buffer), then its objective and test error, streamed."""
-    from nbsvm.learn import evaluate_sparse, learn_sparse
+    from nbsvm.training.learn import evaluate_sparse, learn_sparse
 
     def progress(e):
         if e.get("stage") == "epoch":

@@ -22,7 +22,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from nbsvm import NBSVMClassifier  # noqa: E402
-from nbsvm.evaluate import evaluate_documents  # noqa: E402
+from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.io.readers import read_aclimdb  # noqa: E402
 
 

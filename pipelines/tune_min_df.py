@@ -12,7 +12,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from nbsvm import NBSVMClassifier  # noqa: E402
-from nbsvm.evaluate import evaluate_documents  # noqa: E402
+from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.io import read_aclimdb  # noqa: E402
 
 

@@ -143,7 +143,7 @@ def naive_doc_freq(docs: list[list[int]]) -> dict[int, int]:
 
 
 # --------------------------------------------------------------------------------------
-# losses (written independently of nbsvm.online.losses)
+# losses (written independently of nbsvm.learners.losses)
 # --------------------------------------------------------------------------------------
 
 
@@ -240,7 +240,7 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
 
 
 # --------------------------------------------------------------------------------------
-# (d) one AdaGrad epoch as documented in nbsvm/online/_kernels.py
+# (d) one AdaGrad epoch as documented in nbsvm/learners/_kernels.py
 # --------------------------------------------------------------------------------------
 
 
@@ -657,7 +657,7 @@ def naive_linear_state(d: int) -> dict:
 
 def naive_linear_sgd(rows, ys, order, st, loss, schedule, eta0, lam, lam1=0.0, lam2=0.0,
                      l1_method="cumulative", bias_rate=1.0, radius=None, avg_start=0):
-    """One pass of SGD as defined in nbsvm/online/regularizers.py; ``st`` from
+    """One pass of SGD as defined in nbsvm/learners/regularizers.py; ``st`` from
     :func:`naive_linear_state` is updated in place. Returns ``(total_loss, mistakes)``.
 
     Step t: [truncated L1: catch-up ``w_i <- soft(w_i, u - q_i)``, ``q_i = u`` on x's
@@ -773,7 +773,7 @@ def naive_pegasos_batch(rows, ys, order, w, b, t, lam, k):
 
 
 # --------------------------------------------------------------------------------------
-# (learn) named features of sparse files hashed for the backend learners (nbsvm.learn)
+# (learn) named features of sparse files hashed for the backend learners (nbsvm.training.learn)
 # --------------------------------------------------------------------------------------
 
 

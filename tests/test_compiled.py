@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from nbsvm.features import hash_batches
+from nbsvm.data.features import hash_batches
 from nbsvm.io.readers import Document, read_lines
 from nbsvm.text._kernels import _is_space, murmur3_32
 from nbsvm.text.hashing import Hasher

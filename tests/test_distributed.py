@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 distributed = pytest.importorskip("distributed")
 
 from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
-from nbsvm import distributed as D  # noqa: E402
+from nbsvm.training import distributed as D  # noqa: E402
 from nbsvm.cli import app  # noqa: E402
-from nbsvm.evaluate import evaluate_documents, predict_documents  # noqa: E402
+from nbsvm.evaluation.evaluate import evaluate_documents, predict_documents  # noqa: E402
 from nbsvm.io.readers import read_aclimdb, read_inputs  # noqa: E402
-from nbsvm.lexicon import build_lexicon  # noqa: E402
+from nbsvm.lexicon.nblexicon import build_lexicon  # noqa: E402
 
 runner = CliRunner()
 SETTINGS = dict(n_bits=18, epochs=5, seed=1)
@@ -78,7 +78,7 @@ def test_parameter_mixing_matches_local_training(client, shards):
     a_local = evaluate_documents(local, read_inputs([test]))["accuracy"]
     print(f"\ndistributed {100 * a_dist:.2f}% local {100 * a_local:.2f}%")
     # reaches the local accuracy within 0.5 point (on this slice it is about 1 point above:
-    # averaging three shards' models each epoch regularizes, see nbsvm/distributed.py)
+    # averaging three shards' models each epoch regularizes, see nbsvm/training/distributed.py)
     assert a_dist >= a_local - 0.005
     assert dist.n_docs_ == local.n_docs_ == 2000
     assert np.array_equal(dist.ratios_, local.ratios_)        # the same lexicon and columns

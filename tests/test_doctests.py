@@ -5,12 +5,12 @@ import importlib
 import pytest
 
 # modules whose docstrings hold examples (a module listed here must keep at least one)
-MODULES = ["nbsvm.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.io.blitzer", "nbsvm.text.tokenize",
-           "nbsvm.text.hashing", "nbsvm.lexicon", "nbsvm.nbsvm", "nbsvm.learn", "nbsvm.memory",
-           "nbsvm.online.base", "nbsvm.online.rows", "nbsvm.online.sgd", "nbsvm.online.linear",
-           "nbsvm.online.schedules", "nbsvm.online.regularizers", "nbsvm.online.pegasos",
-           "nbsvm.online.pa", "nbsvm.online.multiclass", "nbsvm.online.multilabel",
-           "nbsvm.online.ogd", "nbsvm.transform", "nbsvm.cachestore", "nbsvm.tune", "nbsvm.explain"]
+MODULES = ["nbsvm.evaluation.metrics", "nbsvm.io.readers", "nbsvm.io.sparse", "nbsvm.io.blitzer", "nbsvm.text.tokenize",
+           "nbsvm.text.hashing", "nbsvm.lexicon.nblexicon", "nbsvm.models.nbsvm", "nbsvm.training.learn", "nbsvm.memory",
+           "nbsvm.learners.base", "nbsvm.learners.rows", "nbsvm.learners.sgd", "nbsvm.learners.linear",
+           "nbsvm.learners.schedules", "nbsvm.learners.regularizers", "nbsvm.learners.pegasos",
+           "nbsvm.learners.pa", "nbsvm.learners.multiclass", "nbsvm.learners.multilabel",
+           "nbsvm.learners.ogd", "nbsvm.models.transform", "nbsvm.data.cachestore", "nbsvm.training.tune", "nbsvm.evaluation.explain"]
 
 
 @pytest.mark.parametrize("name", MODULES)

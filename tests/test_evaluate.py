@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.evaluate import evaluate_cache, evaluate_documents, fit_and_evaluate
-from nbsvm.features import CacheWriter, hash_batches
+from nbsvm.evaluation.evaluate import evaluate_cache, evaluate_documents, fit_and_evaluate
+from nbsvm.data.features import CacheWriter, hash_batches
 from nbsvm.io.readers import Document, read_lines
 
 from conftest import synthetic

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
-from nbsvm.explain import (TextSample, contributions, decode_map, encode_map, explain_text,
+from nbsvm.evaluation.explain import (TextSample, contributions, decode_map, encode_map, explain_text,
                            ngram_map, top_features)
 from nbsvm.text.hashing import bucket_of
 

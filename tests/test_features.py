@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.features import Batch, CacheWriter, FeatureCache, hash_batch, hash_batches
+from nbsvm.data.features import Batch, CacheWriter, FeatureCache, hash_batch, hash_batches
 from nbsvm.io.readers import Document, read_lines
-from nbsvm.online import LinearSGD
+from nbsvm.learners import LinearSGD
 from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic

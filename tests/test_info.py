@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 import nbsvm
 from nbsvm import NBSVMClassifier
-from nbsvm.checkpoint import Checkpoint
+from nbsvm.training.checkpoint import Checkpoint
 from nbsvm.cli import app
 from nbsvm.cli import info as info_cli
 

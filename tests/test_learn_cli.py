@@ -1,6 +1,6 @@
 """``nbsvm learn`` / ``eval`` / ``predict`` with the backend learners, on the real RCV1 and
 Blitzer files and on small hand-made svmlight, multi-label, named-feature and regression
-files; the library behind them (``nbsvm.learn``)."""
+files; the library behind them (``nbsvm.training.learn``)."""
 import gzip
 import io
 import json
@@ -18,10 +18,10 @@ from naive import naive_hashed_row
 from nbsvm import NBSVMError
 from nbsvm.cli import app
 from nbsvm.io.sparse import read_named, read_svmlight
-from nbsvm.learn import (RowCache, RowEncoder, evaluate_sparse, learn_sparse,
+from nbsvm.training.learn import (RowCache, RowEncoder, evaluate_sparse, learn_sparse,
                          learner_class_for, load_learner, make_learner_from_options,
                          model_file_kind, predict_sparse)
-from nbsvm.online.base import OnlineLearner, SparseRows
+from nbsvm.learners.base import OnlineLearner, SparseRows
 from test_cli import assert_clean_error, assert_ok
 
 runner = CliRunner()
@@ -166,7 +166,7 @@ def test_rcv1_pegasos_learn_eval_predict(rcv1, tmp_path):
 
 def test_rcv1_sgd_with_bottous_eta0_calibration(rcv1, tmp_path):
     """`nbsvm learn --eta0 auto`: the backend's SGD runs the search NBSVM's own learner
-    runs (nbsvm/calibration.py), on a seeded sample of its first data (the choice itself
+    runs (nbsvm/learners/calibration.py), on a seeded sample of its first data (the choice itself
     is checked in tests/test_linear.py)."""
     train, test = rcv1
     model = tmp_path / "m.npz"
@@ -416,8 +416,8 @@ def test_model_file_round_trip(regression_files, tmp_path):
 
 
 def test_unavailable_learner_is_a_clear_error(monkeypatch):
-    from nbsvm.online import registry
-    monkeypatch.setitem(registry.ALGORITHMS, "ogd2", ("nbsvm.online.nothing", "X", {}))
+    from nbsvm.learners import registry
+    monkeypatch.setitem(registry.ALGORITHMS, "ogd2", ("nbsvm.learners.nothing", "X", {}))
     with pytest.raises(NBSVMError, match="not available in this build"):
         make_learner_from_options("ogd2", {})
 
@@ -467,7 +467,7 @@ def test_every_algorithm_round_trips(tmp_path, algorithm):
 def test_one_vs_rest_refuses_what_its_binary_learner_fixes():
     # adagrad fixes its schedule: asking ovr's adagrad learners for another one is refused
     # up front (before any data is read), naming the options that are taken
-    from nbsvm.learn import make_learner_from_options
+    from nbsvm.training.learn import make_learner_from_options
 
     with pytest.raises(NBSVMError, match="does not take --schedule"):
         make_learner_from_options("ovr", {"--estimator": "adagrad", "--schedule": "optimal"})

@@ -1,5 +1,5 @@
 """``nbsvm train --learner NAME``: the shared backend's learners on NBSVM's text features
-(nbsvm/reduction.py). Each is checked against the same backend learner trained by hand on
+(nbsvm/learners/reduction.py). Each is checked against the same backend learner trained by hand on
 explicit NB-valued rows, and through the real CLI on IMDB and 20 Newsgroups folders."""
 import subprocess
 import sys
@@ -12,9 +12,9 @@ import pytest
 from conftest import shared_datasets, synthetic
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
-from nbsvm.explain import explain_text
-from nbsvm.online.registry import make_learner
-from nbsvm.reduction import nb_rows
+from nbsvm.evaluation.explain import explain_text
+from nbsvm.learners.registry import make_learner
+from nbsvm.learners.reduction import nb_rows
 from test_model import LABELS, NEW, TEXTS, THREE_LABELS, THREE_TEXTS
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -85,7 +85,7 @@ def test_a_backend_learner_on_nb_rows_equals_it_trained_by_hand(name, texts, lab
 def test_partial_fit_trains_a_backend_learner_on_the_growing_lexicon(name, texts, labels):
     """partial_fit with learner=NAME: the batch's NB rows over every bucket (the growing
     lexicon's columns), valued by the lexicon's ratios so far, one pass in batch order."""
-    from nbsvm.lexicon import NBLexicon
+    from nbsvm.lexicon.nblexicon import NBLexicon
     clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, seed=4, learner=name, norm="l2",
                           l2=1e-3)
     clf.partial_fit(texts, labels, classes=sorted(set(labels)))
@@ -188,7 +188,7 @@ def test_cli_learners_on_imdb_and_20ng_folders(tmp_path, imdb_slice, newsgroups_
 @pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge"])
 @pytest.mark.parametrize("n_classes, norm", [(2, None), (3, None), (3, "l2"), (2, "l2")])
 def test_explanations_of_backend_learners_add_up_to_their_scores(name, n_classes, norm):
-    from nbsvm.explain import top_features
+    from nbsvm.evaluation.explain import top_features
     docs = synthetic(300, n_classes=n_classes, seed=4)
     clf = NBSVMClassifier(ngrams=2, n_bits=12, learner=name, epochs=2, norm=norm,
                           beta=0.8).fit_documents(iter(docs))
@@ -206,7 +206,7 @@ def test_explanations_of_backend_learners_add_up_to_their_scores(name, n_classes
 
 @pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge"])
 def test_backend_learners_resume_from_a_checkpoint_bit_for_bit(tmp_path, name):
-    from nbsvm.checkpoint import Checkpoint
+    from nbsvm.training.checkpoint import Checkpoint
 
     class Stop(Exception):
         pass

@@ -6,7 +6,7 @@ import pytest
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.readers import Document
-from nbsvm.lexicon import NBLexicon, build_lexicon, nb_ratios
+from nbsvm.lexicon.nblexicon import NBLexicon, build_lexicon, nb_ratios
 from nbsvm.text.hashing import Hasher
 
 from naive import naive_buckets, naive_ratios

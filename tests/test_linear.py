@@ -11,16 +11,16 @@ from conftest import random_rows
 from naive import (naive_adagrad_epoch, naive_linear_adagrad, naive_linear_sgd,
                    naive_linear_state, naive_loss, naive_dloss, naive_rate)
 from nbsvm import NBSVMError
-from nbsvm.online import _linear_kernels as K
-from nbsvm.online.losses import loss_dloss as _loss_dloss
-from nbsvm.online.base import OnlineLearner
-from nbsvm.online.linear import SGDClassifier, SGDRegressor
-from nbsvm.online.losses import LOSSES
-from nbsvm.online.pegasos import Pegasos
-from nbsvm.online.registry import make_learner, resolve
-from nbsvm.online.regularizers import PENALTIES
-from nbsvm.online import _multi_kernels as MK
-from nbsvm.online.schedules import SCHEDULES, rate
+from nbsvm.learners import _linear_kernels as K
+from nbsvm.learners.losses import loss_dloss as _loss_dloss
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.linear import SGDClassifier, SGDRegressor
+from nbsvm.learners.losses import LOSSES
+from nbsvm.learners.pegasos import Pegasos
+from nbsvm.learners.registry import make_learner, resolve
+from nbsvm.learners.regularizers import PENALTIES
+from nbsvm.learners import _multi_kernels as MK
+from nbsvm.learners.schedules import SCHEDULES, rate
 
 D = 15
 
@@ -98,8 +98,8 @@ def test_registry_tables_and_names():
     assert isinstance(make_learner("pegasos", k=4), Pegasos)
 
 
-@pytest.mark.parametrize("module", ["nbsvm.online.linear", "nbsvm.online.schedules",
-                                    "nbsvm.online.regularizers", "nbsvm.online.pegasos"])
+@pytest.mark.parametrize("module", ["nbsvm.learners.linear", "nbsvm.learners.schedules",
+                                    "nbsvm.learners.regularizers", "nbsvm.learners.pegasos"])
 def test_docstring_examples(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
@@ -354,7 +354,7 @@ def test_regressor_rejects_classification_loss_and_classifier_needs_two_classes(
 
 
 def test_bottou_search_by_hand():
-    from nbsvm.calibration import bottou_search
+    from nbsvm.learners.calibration import bottou_search
     tried = []
 
     def cost(e):
@@ -389,7 +389,7 @@ def _svmsgd_determine_eta0(cost):
 def test_sgd_eta0_auto_is_svmsgds_choice():
     """SGDClassifier(eta0='auto'): the eta0 is svmsgd's determineEta0 over the objective
     after one pass on the seeded sample (the costs computed here again)."""
-    from nbsvm.online.base import as_rows
+    from nbsvm.learners.base import as_rows
     rng = np.random.default_rng(4)
     X = rng.normal(size=(3000, 30))
     y = np.where(X @ rng.normal(size=30) + 0.3 * rng.normal(size=3000) > 0, "a", "b")

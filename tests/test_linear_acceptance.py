@@ -15,9 +15,9 @@ import pytest
 
 from conftest import shared_datasets
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.online.base import SparseRows
-from nbsvm.online.linear import SGDClassifier
-from nbsvm.online.pegasos import Pegasos
+from nbsvm.learners.base import SparseRows
+from nbsvm.learners.linear import SGDClassifier
+from nbsvm.learners.pegasos import Pegasos
 
 N_FEATURES = 47236          # RCV1 (LYRL2004 stems), 1-based in the files
 LAM = 1e-4

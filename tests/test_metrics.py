@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from nbsvm.metrics import confusion_matrix, report, report_table
+from nbsvm.evaluation.metrics import confusion_matrix, report, report_table
 
 
 def test_confusion_matrix_counts():
@@ -39,7 +39,7 @@ def test_report_class_never_predicted():
 
 # -- multi-label and regression ---------------------------------------------------------------
 
-from nbsvm.metrics import (add_sums, hamming_loss, mean_absolute_error,  # noqa: E402
+from nbsvm.evaluation.metrics import (add_sums, hamming_loss, mean_absolute_error,  # noqa: E402
                            mean_squared_error, multilabel_counts, multilabel_f1,
                            multilabel_report, r2_score, regression_report, regression_sums,
                            subset_accuracy)

@@ -6,8 +6,8 @@ import pytest
 from conftest import random_rows
 from naive import NaiveLinear, hashed_blitzer, naive_mira_pass
 from nbsvm import NBSVMError
-from nbsvm.online.base import OnlineLearner, SparseRows
-from nbsvm.online.pa import MIRA
+from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.learners.pa import MIRA
 
 
 def _problem(seed=0, n=60, d=10, k=3, noise=0.0):

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-import nbsvm.persist as persist
+import nbsvm.models.persist as persist
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.io.readers import Document
 from nbsvm.text.hashing import Hasher
@@ -651,7 +651,7 @@ def test_unset_settings_follow_the_number_of_classes():
 
 
 def test_models_saved_before_the_norm_option_load_without_it(tmp_path):
-    from nbsvm.persist import load_npz, save_npz
+    from nbsvm.models.persist import load_npz, save_npz
 
     clf = NBSVMClassifier(ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
                           epochs=3, norm="none").fit(THREE_TEXTS, THREE_LABELS)

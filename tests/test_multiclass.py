@@ -5,13 +5,13 @@ import doctest
 import numpy as np
 import pytest
 
-import nbsvm.online.multiclass as multiclass_module
+import nbsvm.learners.multiclass as multiclass_module
 from naive import NaiveLinear, hashed_blitzer, naive_crammer_singer_pass
 from nbsvm import NBSVMError
-from nbsvm.online.base import OnlineLearner, SparseRows
-from nbsvm.online.multiclass import MulticlassHinge, OneVsRest
-from nbsvm.online.pa import MIRA, PassiveAggressive
-from nbsvm.online.registry import learner_class, make_learner
+from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.learners.multiclass import MulticlassHinge, OneVsRest
+from nbsvm.learners.pa import MIRA, PassiveAggressive
+from nbsvm.learners.registry import learner_class, make_learner
 from test_mira import _check_against, _problem, _run_naive
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
-from nbsvm.evaluate import evaluate_documents
+from nbsvm.evaluation.evaluate import evaluate_documents
 from test_multilabel_text import newsgroups_multilabel  # noqa: F401 (the 20NG fixture)
 
 NBSVM = Path(sys.executable).parent / "nbsvm"

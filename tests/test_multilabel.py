@@ -5,13 +5,13 @@ import doctest
 import numpy as np
 import pytest
 
-import nbsvm.online.multilabel as multilabel_module
+import nbsvm.learners.multilabel as multilabel_module
 from conftest import random_rows
 from naive import NaiveLinear, naive_per_label_pass
 from nbsvm import NBSVMError
-from nbsvm.online.base import OnlineLearner, SparseRows
-from nbsvm.online.multilabel import MultilabelHinge
-from nbsvm.online.registry import make_learner
+from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.learners.multilabel import MultilabelHinge
+from nbsvm.learners.registry import make_learner
 from test_mira import _check_against, _run_naive
 
 

@@ -13,13 +13,13 @@ from conftest import shared_datasets, synthetic
 from naive import naive_buckets, naive_ratio_vector
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.config import MULTICLASS_DEFAULTS
-from nbsvm.evaluate import evaluate_documents
+from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.io.readers import Document, read_inputs
-from nbsvm.labels import (KnownLabelSets, classes_of, key_of, label_lists, label_set,
+from nbsvm.io.labels import (KnownLabelSets, classes_of, key_of, label_lists, label_set,
                           membership, output_targets)
-from nbsvm.lexicon import _count_columns
-from nbsvm.metrics import multilabel_counts, multilabel_report
-from nbsvm.online.sgd import LinearSGD
+from nbsvm.lexicon.nblexicon import _count_columns
+from nbsvm.evaluation.metrics import multilabel_counts, multilabel_report
+from nbsvm.learners.sgd import LinearSGD
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 ARCHIVE = shared_datasets() / "20newsgroups" / "20news-bydate.tar.gz"

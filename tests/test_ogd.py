@@ -8,9 +8,9 @@ import pytest
 from conftest import random_rows, shared_datasets
 from naive import naive_ogd
 from nbsvm import NBSVMError
-from nbsvm.online.base import OnlineLearner, SparseRows
-from nbsvm.online.ogd import OGDRegressor
-from nbsvm.online.registry import make_learner
+from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.learners.ogd import OGDRegressor
+from nbsvm.learners.registry import make_learner
 
 
 @pytest.mark.parametrize("eta, radius", [(0.3, 100.0), (2.0, 0.5)])

@@ -6,10 +6,10 @@ import pytest
 from numba import njit
 
 from nbsvm.errors import NBSVMError
-from nbsvm.online import LOSSES, LinearSGD, resolve_loss
-from nbsvm.online import _kernels
-from nbsvm.online._linear_kernels import FOLD_HIGH, FOLD_LOW
-from nbsvm.online.losses import loss_dloss as _loss_dloss
+from nbsvm.learners import LOSSES, LinearSGD, resolve_loss
+from nbsvm.learners import _kernels
+from nbsvm.learners._linear_kernels import FOLD_HIGH, FOLD_LOW
+from nbsvm.learners.losses import loss_dloss as _loss_dloss
 
 from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch, rel_gap
 
@@ -440,7 +440,7 @@ def test_outputs_in_parallel_equal_one_at_a_time(monkeypatch):
     tables = [np.roll(table, k) for k in range(5)]
     models = []
     for cpus in (1, 2):
-        monkeypatch.setattr("nbsvm.online.sgd.os.cpu_count", lambda: cpus)
+        monkeypatch.setattr("nbsvm.learners.sgd.os.cpu_count", lambda: cpus)
         m = new_learner(16, tables, loss="modified_huber", optimizer="sgd", eta0=0.3, l2=0.01)
         means = [m.epoch(ids, offsets, codes, order, positive=list(range(5))) for _ in range(3)]
         models.append((m.S_.copy(), m.state_.copy(), means))
@@ -500,8 +500,8 @@ def test_table_rows_and_explicit_rows_run_one_implementation(optimizer, loss):
     (explicit float64 values) are the two entries of one SGD / AdaGrad implementation:
     given the same values, rows, order and settings, they learn the same weights up to
     float32 storage, over several epochs."""
-    from nbsvm.online.base import SparseRows
-    from nbsvm.online.linear import SGDClassifier
+    from nbsvm.learners.base import SparseRows
+    from nbsvm.learners.linear import SGDClassifier
     docs, ids, offsets, codes, table, order = make_problem(seed=8, n_docs=40)
     bias_rate = 0.01 if optimizer == "sgd" else 1.0
     m = LinearSGD(16, loss=loss, optimizer=optimizer, eta0=0.2, l2=0.01)

@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 from nbsvm.errors import NBSVMError
-from nbsvm.online.base import OnlineLearner, as_rows
-from nbsvm.online.registry import make_learner, resolve
-from nbsvm.persist import load_npz, save_npz
+from nbsvm.learners.base import OnlineLearner, as_rows
+from nbsvm.learners.registry import make_learner, resolve
+from nbsvm.models.persist import load_npz, save_npz
 
 
 def test_as_rows_accepts_dense_tuple_and_scipy_alike():
@@ -55,8 +55,8 @@ def test_registry_errors_name_what_is_allowed():
 
 
 def test_learners_import_from_the_package():
-    import nbsvm.online as online
-    from nbsvm.online.pa import MIRA
+    import nbsvm.learners as online
+    from nbsvm.learners.pa import MIRA
 
     assert online.MIRA is MIRA and online.make_learner is make_learner
     assert set(online.__all__) >= {"SGDClassifier", "Pegasos", "MulticlassHinge", "OGDRegressor"}

@@ -6,9 +6,9 @@ import pytest
 from conftest import random_rows
 from naive import NaiveLinear, naive_per_label_pass
 from nbsvm import NBSVMError
-from nbsvm.online.base import OnlineLearner, SparseRows
-from nbsvm.online.pa import PassiveAggressive
-from nbsvm.online.registry import make_learner
+from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.learners.pa import PassiveAggressive
+from nbsvm.learners.registry import make_learner
 from test_mira import _check_against, _run_naive, average_vs_last
 
 

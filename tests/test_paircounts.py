@@ -3,9 +3,9 @@ many classes."""
 import numpy as np
 import pytest
 
-from nbsvm import paircounts
-from nbsvm.lexicon import NBLexicon
-from nbsvm.paircounts import PairCounts
+from nbsvm.lexicon import paircounts
+from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.lexicon.paircounts import PairCounts
 from nbsvm.text.hashing import Hasher
 
 from naive import naive_ratios

@@ -6,9 +6,9 @@ from conftest import random_rows, shared_datasets
 from naive import naive_pegasos, naive_pegasos_batch
 from nbsvm import NBSVMError
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.online._linear_kernels import _pegasos_batch_pass
-from nbsvm.online.base import SparseRows
-from nbsvm.online.pegasos import Pegasos
+from nbsvm.learners._linear_kernels import _pegasos_batch_pass
+from nbsvm.learners.base import SparseRows
+from nbsvm.learners.pegasos import Pegasos
 
 D = 12
 

@@ -1,5 +1,5 @@
-"""Plots (nbsvm/plot.py, `train --plot`, `eval --plot`) and the ROC / precision-recall metrics
-they draw (nbsvm/metrics.py, checked against scikit-learn)."""
+"""Plots (nbsvm/evaluation/plot.py, `train --plot`, `eval --plot`) and the ROC / precision-recall metrics
+they draw (nbsvm/evaluation/metrics.py, checked against scikit-learn)."""
 import json
 import subprocess
 import sys
@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REPO, shared_datasets, synthetic
-from nbsvm import metrics, plot
+from nbsvm.evaluation import metrics, plot
 from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
 
@@ -250,7 +250,7 @@ def test_iris_pipeline_plots_as_before(tmp_path):
     import iris_ogd
 
     iris_ogd.main(["--data", str(data), "--out", str(tmp_path)])
-    # the committed figure came from the same code before it moved into nbsvm/plot.py
+    # the committed figure came from the same code before it moved into nbsvm/evaluation/plot.py
     assert (tmp_path / "iris_ogd.svg").read_bytes() == \
         (REPO / "results" / "iris_ogd.svg").read_bytes()
     assert_png(tmp_path / "iris_ogd.png")

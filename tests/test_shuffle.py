@@ -1,8 +1,8 @@
-"""The block shuffle both caches share (nbsvm/shuffle.py): hand-computed groups, every row
+"""The block shuffle both caches share (nbsvm/data/shuffle.py): hand-computed groups, every row
 once per epoch, and the same draws for the text cache and the sparse-row cache."""
 import numpy as np
 
-from nbsvm.shuffle import block_groups, group_order
+from nbsvm.data.shuffle import block_groups, group_order
 
 
 def test_groups_by_hand():
@@ -34,9 +34,9 @@ def test_every_row_once_and_the_draws_of_a_seeded_generator():
 
 def test_both_caches_visit_rows_as_block_groups_says(tmp_path):
     """The text cache and `nbsvm learn`'s row cache read the groups block_groups gives."""
-    from nbsvm.features import CacheWriter, hash_batches
+    from nbsvm.data.features import CacheWriter, hash_batches
     from nbsvm.io.readers import Document
-    from nbsvm.learn import RowCache, RowEncoder, read_rows
+    from nbsvm.training.learn import RowCache, RowEncoder, read_rows
     from nbsvm.text.hashing import Hasher
 
     h = Hasher(ngrams=1, n_bits=10)

@@ -23,14 +23,14 @@ from sklearn.preprocessing import StandardScaler                   # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from nbsvm.errors import NBSVMError                                # noqa: E402
-from nbsvm.online.base import (DataConversionWarning, InputError, NotFittedError,  # noqa: E402
+from nbsvm.learners.base import (DataConversionWarning, InputError, NotFittedError,  # noqa: E402
                                OnlineLearner, SparseRows, as_rows)
-from nbsvm.online.linear import SGDClassifier, SGDRegressor        # noqa: E402
-from nbsvm.online.multiclass import MulticlassHinge, OneVsRest     # noqa: E402
-from nbsvm.online.multilabel import MultilabelHinge                # noqa: E402
-from nbsvm.online.ogd import OGDRegressor                          # noqa: E402
-from nbsvm.online.pa import MIRA, PassiveAggressive                # noqa: E402
-from nbsvm.online.pegasos import Pegasos                           # noqa: E402
+from nbsvm.learners.linear import SGDClassifier, SGDRegressor        # noqa: E402
+from nbsvm.learners.multiclass import MulticlassHinge, OneVsRest     # noqa: E402
+from nbsvm.learners.multilabel import MultilabelHinge                # noqa: E402
+from nbsvm.learners.ogd import OGDRegressor                          # noqa: E402
+from nbsvm.learners.pa import MIRA, PassiveAggressive                # noqa: E402
+from nbsvm.learners.pegasos import Pegasos                           # noqa: E402
 
 # Every public backend learner that follows the estimator API, with its default settings
 # (they are fast on the checks' small data sets): SGD with the hinge and the log loss
@@ -350,9 +350,9 @@ def test_nbsvm_never_imports_sklearn():
 import sys, warnings
 import numpy as np, scipy.sparse as sp
 import nbsvm
-from nbsvm.online import (SGDClassifier, SGDRegressor, Pegasos, PassiveAggressive, MIRA,
+from nbsvm.learners import (SGDClassifier, SGDRegressor, Pegasos, PassiveAggressive, MIRA,
                           MulticlassHinge, OneVsRest, MultilabelHinge, OGDRegressor)
-from nbsvm.online.base import NotFittedError, DataConversionWarning
+from nbsvm.learners.base import NotFittedError, DataConversionWarning
 rng = np.random.default_rng(0)
 X = rng.normal(size=(30, 4)); y = (X[:, 0] > 0).astype(int); y3 = y + (X[:, 1] > 1)
 for m, t in [(SGDClassifier(loss="log"), y), (SGDClassifier(schedule="adagrad"), y),
@@ -385,11 +385,11 @@ def test_array_api_check_in_a_scipy_array_api_interpreter():
 import warnings
 warnings.simplefilter("ignore")
 from sklearn.utils.estimator_checks import check_array_api_input
-from nbsvm.online.linear import SGDClassifier, SGDRegressor
-from nbsvm.online.multiclass import MulticlassHinge, OneVsRest
-from nbsvm.online.ogd import OGDRegressor
-from nbsvm.online.pa import MIRA, PassiveAggressive
-from nbsvm.online.pegasos import Pegasos
+from nbsvm.learners.linear import SGDClassifier, SGDRegressor
+from nbsvm.learners.multiclass import MulticlassHinge, OneVsRest
+from nbsvm.learners.ogd import OGDRegressor
+from nbsvm.learners.pa import MIRA, PassiveAggressive
+from nbsvm.learners.pegasos import Pegasos
 for est in [{", ".join(map(repr, ESTIMATORS))}]:
     check_array_api_input(type(est).__name__, est, array_namespace="numpy",
                           expect_only_array_outputs=False)
@@ -418,7 +418,7 @@ def test_errors_and_warnings_pickle_across_processes():
     (lambda st: (st.pop("classes_"), st.pop("n_features_in_")), "label_type_ without classes_"),
 ])
 def test_saved_label_types_are_checked_on_load(tmp_path, edit, needle):
-    from nbsvm.persist import load_npz, save_npz
+    from nbsvm.models.persist import load_npz, save_npz
     X, y, _ = _data()
     PassiveAggressive().fit(X, np.where(y == 2, 1, y)).save(tmp_path / "m.npz")
     header, arrays = load_npz(tmp_path / "m.npz", "learner")

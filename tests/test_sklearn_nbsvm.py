@@ -12,7 +12,7 @@ import pytest
 
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
-from nbsvm.transform import NBFeatures
+from nbsvm.models.transform import NBFeatures
 
 sklearn = pytest.importorskip("sklearn")
 from sklearn.base import clone                               # noqa: E402
@@ -110,7 +110,7 @@ def test_nbfeatures_with_a_scikit_learn_classifier_and_several_classes():
 
 
 def test_importing_and_fitting_does_not_import_sklearn():
-    code = ("import sys\nfrom nbsvm import NBSVMClassifier\nfrom nbsvm.transform import NBFeatures\n"
+    code = ("import sys\nfrom nbsvm import NBSVMClassifier\nfrom nbsvm.models.transform import NBFeatures\n"
             "NBSVMClassifier(n_bits=10, epochs=1).fit(['good', 'bad'], ['p', 'n'])\n"
             "NBFeatures(n_bits=10).fit(['good', 'bad'], ['p', 'n'])\n"
             "assert 'sklearn' not in sys.modules, 'sklearn was imported'\n")
@@ -124,7 +124,7 @@ def test_one_parameter_protocol_and_one_not_fitted_error():
     import inspect
     from sklearn.exceptions import NotFittedError as SkNotFittedError
     from nbsvm.errors import NotFittedError
-    from nbsvm.online.registry import make_learner
+    from nbsvm.learners.registry import make_learner
     for est in (NBSVMClassifier(), NBFeatures(), make_learner("pa")):
         names = [p for p in inspect.signature(type(est).__init__).parameters if p != "self"]
         assert list(est.get_params()) == names, type(est).__name__

@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
-from nbsvm.calibration import calibration_sample, eta0_cost
+from nbsvm.learners.calibration import calibration_sample, eta0_cost
 from nbsvm.cli import app
-from nbsvm.features import CacheWriter, hash_batch
-from nbsvm.tune import tune
+from nbsvm.data.features import CacheWriter, hash_batch
+from nbsvm.training.tune import tune
 
 runner = CliRunner()
 DOCS = synthetic(1500, seed=7)
@@ -99,7 +99,7 @@ def test_eta0_auto_is_bottous_calibration():
         fixed = NBSVMClassifier(**BASE, eta0=chosen, optimizer=optimizer, loss=loss).fit(texts, labels)
         assert np.array_equal(auto.coef_, fixed.coef_)            # then trains as usual
         # the chosen eta0 beats its neighbours on the calibration sample
-        from nbsvm.features import FeatureCache
+        from nbsvm.data.features import FeatureCache
         import tempfile
         from pathlib import Path
         folder = Path(tempfile.mkdtemp()) / "c"
@@ -145,7 +145,7 @@ def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():
 
 
 def test_the_reference_follows_the_number_of_classes():
-    from nbsvm.tune import reference_of
+    from nbsvm.training.tune import reference_of
     grid = {"loss": ["log", "modified_huber"], "epochs": [5, 10], "l2": [1e-4, 1e-5]}
     assert reference_of(grid, {}, ["neg", "pos"]) == {"loss": "log", "epochs": 10, "l2": 1e-4}
     assert reference_of(grid, {}, ["a", "b", "c"]) == \

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.features import Batch, CacheWriter, hash_batches
-from nbsvm.online import LinearSGD
-from nbsvm.persist import load_npz
+from nbsvm.data.features import Batch, CacheWriter, hash_batches
+from nbsvm.learners import LinearSGD
+from nbsvm.models.persist import load_npz
 from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from .. import __version__
+from nbsvm import __version__
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Hashed NBSVM and online linear learners for text classification.")
@@ -24,8 +24,8 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Hashed NBSVM and online linear learners for text classification."""
 
 
-from . import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401  (registers the commands)
-from . import info  # noqa: E402,F401  (registers nbsvm info)
+from nbsvm.cli import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401  (registers the commands)
+from nbsvm.cli import info  # noqa: E402,F401  (registers nbsvm info)
 
 
 def _return_freed_memory():
@@ -107,6 +107,6 @@ def main():
     except SystemExit as e:                  # typer ends every command with SystemExit
         _exit_now(e.code)
     except BrokenPipeError:                  # a report printed after the reader left
-        from .common import end_on_closed_pipe
+        from nbsvm.cli.common import end_on_closed_pipe
         end_on_closed_pipe()
     _exit_now(0)

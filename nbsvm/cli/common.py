@@ -16,10 +16,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ..errors import NBSVMError
-from ..io.readers import (COLUMN_SEPARATOR, FORMAT_HELP, STDIN, ReadStats, is_document,
+from nbsvm.errors import NBSVMError
+from nbsvm.io.readers import (COLUMN_SEPARATOR, FORMAT_HELP, STDIN, ReadStats, is_document,
                           read_inputs)
-from ..outputs import check_output
+from nbsvm.io.outputs import check_output
 
 err_console = Console(stderr=True)
 
@@ -186,7 +186,7 @@ def text_columns(columns: List[str]):
 
 def check_outputs(**paths) -> None:
     """Check every output a command will write (``option name -> path``, None: not
-    written) before it reads anything: see :func:`nbsvm.outputs.check_output`."""
+    written) before it reads anything: see :func:`nbsvm.io.outputs.check_output`."""
     for option, path in paths.items():
         if path is not None:
             check_output(path, "--" + option.replace("_", "-"))

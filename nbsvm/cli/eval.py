@@ -11,16 +11,16 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from .. import plot
-from ..errors import NBSVMError
-from ..io.readers import check_encoding
-from ..evaluate import evaluate_documents
-from ..learn import evaluate_sparse, load_learner, model_file_kind
-from ..metrics import report_table
-from ..nbsvm import NBSVMClassifier
-from ..persist import atomic_path
-from . import app
-from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
+from nbsvm.evaluation import plot
+from nbsvm.errors import NBSVMError
+from nbsvm.io.readers import check_encoding
+from nbsvm.evaluation.evaluate import evaluate_documents
+from nbsvm.training.learn import evaluate_sparse, load_learner, model_file_kind
+from nbsvm.evaluation.metrics import report_table
+from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.models.persist import atomic_path
+from nbsvm.cli import app
+from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
                      STRICT, TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
                      print_report, ProgressReporter, read_stats, text_columns)
 
@@ -75,7 +75,7 @@ def eval_command(
                                   callback=lambda e: check_interrupt(), strict=strict,
                                   stats=read_stats())
         elif scheduler or dask_local:
-            from .. import distributed
+            from nbsvm.training import distributed
             NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}

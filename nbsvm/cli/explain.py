@@ -11,12 +11,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import NBSVMError
-from ..explain import explain_text, to_html, top_features
-from ..nbsvm import NBSVMClassifier
-from ..persist import atomic_path
-from . import app
-from .common import check_outputs, cli_errors
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.explain import explain_text, to_html, top_features
+from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.models.persist import atomic_path
+from nbsvm.cli import app
+from nbsvm.cli.common import check_outputs, cli_errors
 
 
 @app.command("explain")

@@ -1,13 +1,13 @@
 """``nbsvm info``: what an nbsvm file is and holds, from its header (arrays are not read).
 
 Every nbsvm file (model, lexicon, online learner, checkpoint) is an uncompressed ``.npz``
-whose ``__header__.npy`` member is a JSON header (:mod:`nbsvm.persist`). :func:`read_header`
+whose ``__header__.npy`` member is a JSON header (:mod:`nbsvm.models.persist`). :func:`read_header`
 reads that member, and only the ``.npy`` headers (dtype, shape) of the other members, with
-the checks :func:`nbsvm.persist.load_npz` makes before reading any data: the zip magic, at
+the checks :func:`nbsvm.models.persist.load_npz` makes before reading any data: the zip magic, at
 most 64 members all ``.npy``, numeric C-order arrays whose shape matches their size, a
 header under 1 MiB that is a JSON object. So a crafted file is refused the same way, and a
 2 GB model is described in milliseconds. ``--verify`` also loads the arrays with
-:func:`~nbsvm.persist.load_npz` and checks the checksum.
+:func:`~nbsvm.models.persist.load_npz` and checks the checksum.
 """
 from __future__ import annotations
 
@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 import typer
 
-from .. import __version__
-from ..config import FORMAT_VERSION
-from ..errors import NBSVMError
-from ..memory import human
-from ..persist import HEADER_KEY, _read_member, load_npz, member_spec
-from . import app
-from .common import cli_errors
+from nbsvm import __version__
+from nbsvm.config import FORMAT_VERSION
+from nbsvm.errors import NBSVMError
+from nbsvm.memory import human
+from nbsvm.models.persist import HEADER_KEY, _read_member, load_npz, member_spec
+from nbsvm.cli import app
+from nbsvm.cli.common import cli_errors
 
 KINDS = {"model": "NBSVM model", "lexicon": "NB lexicon", "learner": "online learner",
          "checkpoint": "training checkpoint"}
@@ -33,7 +33,7 @@ MAX_MEMBERS = 64                # as load_npz
 
 def _array_spec(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path) -> dict:
     """An array's dtype and shape from its ``.npy`` header, checked as
-    :func:`nbsvm.persist.load_npz` checks it, without reading its data."""
+    :func:`nbsvm.models.persist.load_npz` checks it, without reading its data."""
     with zf.open(info) as fh:
         shape, dtype, nbytes = member_spec(fh, info, "nbsvm", path)
     return {"dtype": dtype.str, "shape": list(shape), "bytes": nbytes}

@@ -7,10 +7,10 @@ from typing import List, Optional
 
 import typer
 
-from ..learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
-from ..online.registry import names
-from . import app
-from .common import (QUIET, STRICT, ProgressReporter, check_outputs, cli_errors, echo_kv,
+from nbsvm.training.learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
+from nbsvm.learners.registry import names
+from nbsvm.cli import app
+from nbsvm.cli.common import (QUIET, STRICT, ProgressReporter, check_outputs, cli_errors, echo_kv,
                      parse_eta0, print_report, read_stats)
 
 
@@ -24,7 +24,7 @@ def _index_base(value: str):
         return "auto"
     if value in ("0", "1"):
         return int(value)
-    from ..errors import NBSVMError
+    from nbsvm.errors import NBSVMError
     raise NBSVMError(f"--index-base must be 0, 1 or auto, got {value!r}")
 
 

@@ -7,11 +7,11 @@ from typing import List, Optional
 
 import typer
 
-from ..config import DEFAULTS
-from ..lexicon import build_lexicon
-from ..text.hashing import Hasher
-from . import app
-from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET, SCHEDULER,
+from nbsvm.config import DEFAULTS
+from nbsvm.lexicon.nblexicon import build_lexicon
+from nbsvm.text.hashing import Hasher
+from nbsvm.cli import app
+from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET, SCHEDULER,
                      STRICT, TEXT_COL, check_outputs, cli_errors, documents, echo_kv,
                      ProgressReporter, text_columns)
 
@@ -37,7 +37,7 @@ def lexicon_command(
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed)
         t0 = time.perf_counter()
         if scheduler or dask_local:
-            from .. import distributed
+            from nbsvm.training import distributed
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}
             if check_encoding(encoding) != "utf-8":

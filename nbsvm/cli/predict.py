@@ -10,15 +10,15 @@ from typing import List, Optional
 import numpy as np
 import typer
 
-from ..errors import NBSVMError
-from ..io.readers import check_encoding
-from ..labels import known_labels
-from ..evaluate import predict_documents
-from ..learn import load_learner, model_file_kind, predict_sparse
-from ..nbsvm import NBSVMClassifier
-from ..persist import atomic_path
-from . import app
-from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL,
+from nbsvm.errors import NBSVMError
+from nbsvm.io.readers import check_encoding
+from nbsvm.io.labels import known_labels
+from nbsvm.evaluation.evaluate import predict_documents
+from nbsvm.training.learn import load_learner, model_file_kind, predict_sparse
+from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.models.persist import atomic_path
+from nbsvm.cli import app
+from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL,
                      check_outputs, cli_errors, documents, err_console, _isatty, ProgressReporter,
                      read_stats, text_columns)
 
@@ -204,7 +204,7 @@ def predict_command(
             if model_file_kind(model) == "learner":
                 raise NBSVMError("--scheduler / --dask-local predict with models from "
                                  "`nbsvm train`")
-            from .. import distributed
+            from nbsvm.training import distributed
             NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}

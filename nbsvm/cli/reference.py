@@ -134,7 +134,7 @@ def _params_table(command, types: dict) -> list[str]:
 def render(app: typer.Typer | None = None) -> str:
     """The Markdown reference of every command of ``app`` (default: nbsvm's)."""
     if app is None:
-        from . import app
+        from nbsvm.cli import app
     group = typer.main.get_command(app)
     types = _annotations(app)
     lines = ["# Command-line reference", "",

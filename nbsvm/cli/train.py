@@ -8,17 +8,17 @@ from typing import List, Optional
 import typer
 from rich.markup import escape
 
-from .. import plot
-from ..cachestore import KeptCache, default_root
-from ..checkpoint import Checkpoint, checkpoint_path
-from ..config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
-from ..errors import NBSVMError
-from ..io.readers import check_encoding
-from ..evaluate import EpochHistory, fit_and_evaluate
-from ..lexicon import NBLexicon
-from ..nbsvm import NBSVMClassifier
-from . import app
-from .common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
+from nbsvm.evaluation import plot
+from nbsvm.data.cachestore import KeptCache, default_root
+from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
+from nbsvm.errors import NBSVMError
+from nbsvm.io.readers import check_encoding
+from nbsvm.evaluation.evaluate import EpochHistory, fit_and_evaluate
+from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.cli import app
+from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
                      STRICT, TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
                      echo_kv, err_console, parse_eta0, print_report, ProgressReporter,
                      text_columns)
@@ -33,8 +33,7 @@ def by_classes(name: str) -> str:
 def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local, quiet,
                    json_out, single_machine_only: dict) -> None:
     """``nbsvm train --scheduler/--dask-local``: lexicon and parameter mixing on Dask."""
-    from .. import distributed
-
+    from nbsvm.training import distributed
     flags = {"keep_cache": "--keep-cache", "checkpoint_every": "--checkpoint-every",
              "resume": "--resume", "plot": "--plot", "max_memory": "--max-memory",
              "skip_bad": "--skip-bad-lines"}

@@ -11,12 +11,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..config import DEFAULTS
-from ..errors import NBSVMError
-from ..persist import atomic_path
-from ..tune import DEFAULT_GRID, TUNABLE, tune
-from . import app
-from .common import (ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, check_outputs,
+from nbsvm.config import DEFAULTS
+from nbsvm.errors import NBSVMError
+from nbsvm.models.persist import atomic_path
+from nbsvm.training.tune import DEFAULT_GRID, TUNABLE, tune
+from nbsvm.cli import app
+from nbsvm.cli.common import (ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, check_outputs,
                      cli_errors, documents, ProgressReporter, text_columns)
 
 #: grid names as on the command line (``lambda``) -> parameter names (``l2``)

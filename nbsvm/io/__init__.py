@@ -1,10 +1,10 @@
 """Streaming readers: each yields :class:`Document` records and never loads a corpus."""
-from .readers import (Document, FORMATS, read_aclimdb, read_lines, read_text_lines, read_table,
+from nbsvm.io.readers import (Document, FORMATS, read_aclimdb, read_lines, read_text_lines, read_table,
                       read_inputs, detect_format)
 
-from .sparse import (SPARSE_FORMATS, SparseRow, detect_index_base, detect_sparse_format,
+from nbsvm.io.sparse import (SPARSE_FORMATS, SparseRow, detect_index_base, detect_sparse_format,
                      read_blitzer, read_named, read_svmlight)
-from .blitzer import parse_reviews, read_reviews, review_members
+from nbsvm.io.blitzer import parse_reviews, read_reviews, review_members
 
 __all__ = ["SparseRow", "SPARSE_FORMATS", "read_svmlight", "read_blitzer", "read_named",
            "detect_index_base", "detect_sparse_format", "Document", "FORMATS", "read_aclimdb", "read_lines", "read_text_lines", "read_table",

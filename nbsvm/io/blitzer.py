@@ -35,8 +35,8 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
-from ..errors import NBSVMError
-from .readers import Document, ReadStats, _name, iter_lines
+from nbsvm.errors import NBSVMError
+from nbsvm.io.readers import Document, ReadStats, _name, iter_lines
 
 #: The fields of a record, in file order.
 REVIEW_FIELDS = ("unique_id", "asin", "product_name", "product_type", "helpful", "rating",

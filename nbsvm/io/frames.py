@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NBSVMError
-from .readers import COLUMN_SEPARATOR
+from nbsvm.errors import NBSVMError
+from nbsvm.io.readers import COLUMN_SEPARATOR
 
 
 def texts_and_labels(X, y, text_col, label_col):

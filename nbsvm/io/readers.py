@@ -30,7 +30,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterable, Iterator, NamedTuple
 
-from ..errors import NBSVMError
+from nbsvm.errors import NBSVMError
 
 #: What reading a damaged file raises below the readers (a corrupt or truncated ``.gz``, an
 #: unreadable file or folder); the readers turn these into :class:`NBSVMError`.

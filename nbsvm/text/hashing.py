@@ -12,10 +12,10 @@ from dataclasses import dataclass, asdict
 import mmh3
 import numpy as np
 
-from ..config import BUCKET_DTYPE, MIN_BITS, MAX_BITS
-from ..errors import NBSVMError
-from . import _kernels
-from .tokenize import tokenize, word_ngrams, char_ngrams
+from nbsvm.config import BUCKET_DTYPE, MIN_BITS, MAX_BITS
+from nbsvm.errors import NBSVMError
+from nbsvm.text import _kernels
+from nbsvm.text.tokenize import tokenize, word_ngrams, char_ngrams
 
 
 def _encode(text: str) -> bytes:

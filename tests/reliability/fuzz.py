@@ -270,10 +270,10 @@ def valid_files() -> dict[str, Path]:
         return _VALID
     import numpy as np
     from nbsvm import NBSVMClassifier
-    from nbsvm.features import CacheWriter, hash_batch
+    from nbsvm.data.features import CacheWriter, hash_batch
     from nbsvm.io import Document
-    from nbsvm.lexicon import build_lexicon
-    from nbsvm.online.registry import make_learner
+    from nbsvm.lexicon.nblexicon import build_lexicon
+    from nbsvm.learners.registry import make_learner
     from nbsvm.text.hashing import Hasher
 
     folder = Path(tempfile.mkdtemp(prefix="nbsvm-fuzz-valid-"))
@@ -287,7 +287,7 @@ def valid_files() -> dict[str, Path]:
     writer = CacheWriter(folder / "cache", hasher)
     writer.add(hash_batch(docs, hasher))
     writer.close().close()
-    from nbsvm.checkpoint import Checkpoint
+    from nbsvm.training.checkpoint import Checkpoint
     NBSVMClassifier(ngrams=2, n_bits=8, epochs=2, seed=0).fit_documents(
         iter(docs), checkpoint=Checkpoint(folder / "checkpoint.npz", every=1))
     _VALID.update(model=folder / "model.npz", lexicon=folder / "lexicon.npz",
@@ -321,7 +321,7 @@ def write_npz(path: Path, header_bytes: bytes, arrays: dict) -> Path:
 def with_checksum(header_bytes: bytes, arrays: dict) -> bytes:
     """The header with its checksum made right for ``arrays`` (when it is a JSON object),
     so that crafted contents reach the checks after the checksum."""
-    from nbsvm.persist import checksum
+    from nbsvm.models.persist import checksum
     try:
         header = json.loads(header_bytes)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -342,15 +342,15 @@ def load_kind(kind: str, path: Path):
         obj = expect(lambda: NBSVMClassifier.load(path), path)
         use = lambda: obj.predict(["great film", "awful plot", ""])   # noqa: E731
     elif kind == "lexicon":
-        from nbsvm.lexicon import NBLexicon
+        from nbsvm.lexicon.nblexicon import NBLexicon
         obj = expect(lambda: NBLexicon.load(path), path)
         use = lambda: obj.ratios()                                     # noqa: E731
     elif kind == "learner":
-        from nbsvm.online.base import OnlineLearner
+        from nbsvm.learners.base import OnlineLearner
         obj = expect(lambda: OnlineLearner.load(path), path)
         use = lambda: obj.predict(np.eye(3))                           # noqa: E731
     elif kind == "checkpoint":
-        from nbsvm.checkpoint import Checkpoint
+        from nbsvm.training.checkpoint import Checkpoint
         clf = _checkpoint_base()
         ck = Checkpoint(path, every=1, resume=True)
         obj = expect(lambda: ck.load(clf), path)
@@ -458,7 +458,7 @@ CACHE_FILES = ("ids.i32", "offsets.i64", "labels.i32")
 def use_cache(folder: Path):
     """Open a feature cache and read all of it, in order and shuffled through a remap."""
     import numpy as np
-    from nbsvm.features import FeatureCache
+    from nbsvm.data.features import FeatureCache
     from nbsvm.errors import NBSVMError
     cache = expect(lambda: FeatureCache(folder), folder)
     if cache is None:
@@ -584,10 +584,10 @@ def child(target: str, libfuzzer_args: list[str]) -> None:
     # Only pure-Python functions are instrumented: atheris rewrites bytecode, which numba's
     # compiler cannot read, so the readers' and loaders' functions are instrumented one by one.
     import inspect
-    import nbsvm.features, nbsvm.lexicon, nbsvm.nbsvm, nbsvm.online.base  # noqa: E401,F401
-    import nbsvm.io.blitzer, nbsvm.io.readers, nbsvm.io.sparse, nbsvm.persist  # noqa: E401
-    import nbsvm.online.registry  # noqa: F401
-    for module in (nbsvm.io.readers, nbsvm.io.sparse, nbsvm.io.blitzer, nbsvm.persist):
+    import nbsvm.data.features, nbsvm.lexicon.nblexicon, nbsvm.models.nbsvm, nbsvm.learners.base  # noqa: E401,F401
+    import nbsvm.io.blitzer, nbsvm.io.readers, nbsvm.io.sparse, nbsvm.models.persist  # noqa: E401
+    import nbsvm.learners.registry  # noqa: F401
+    for module in (nbsvm.io.readers, nbsvm.io.sparse, nbsvm.io.blitzer, nbsvm.models.persist):
         for obj in vars(module).values():
             funcs = [obj] if inspect.isfunction(obj) else \
                 [f for f in vars(obj).values() if inspect.isfunction(f)] \

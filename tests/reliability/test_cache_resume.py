@@ -24,11 +24,11 @@ from typer.testing import CliRunner
 
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
-from nbsvm.cachestore import KeptCache, input_identity
-from nbsvm.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.data.cachestore import KeptCache, input_identity
+from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
 from nbsvm.cli import app
 from nbsvm.io.readers import Document, read_inputs
-from nbsvm.lexicon import NBLexicon
+from nbsvm.lexicon.nblexicon import NBLexicon
 
 runner = CliRunner()
 NBSVM = Path(sys.executable).parent / "nbsvm"

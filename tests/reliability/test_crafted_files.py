@@ -1,7 +1,7 @@
 """Crafted and corrupted files never reach a compiled kernel (issue 6, items 2 and 3).
 
 numba does not bounds-check, so every model, lexicon, learner and cache array is checked at
-the boundary (nbsvm.persist.load_npz, the ``load`` methods, FeatureCache / RowCache reads).
+the boundary (nbsvm.models.persist.load_npz, the ``load`` methods, FeatureCache / RowCache reads).
 Each case below writes a file that would otherwise feed a kernel bad data and expects one
 clear NBSVMError naming the file (exit status 2 through the CLI, no traceback).
 """
@@ -16,14 +16,14 @@ from typer.testing import CliRunner
 from nbsvm import NBLexicon, NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.config import FORMAT_VERSION
-from nbsvm.epochs import check_cache_fits
+from nbsvm.training.epochs import check_cache_fits
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluate import evaluate_cache
-from nbsvm.features import Batch, CacheWriter, FeatureCache, translate
-from nbsvm.learn import RowCache, RowEncoder, learn_sparse, load_learner
-from nbsvm.online.base import OnlineLearner
-from nbsvm.online.registry import make_learner
-from nbsvm.persist import HEADER_KEY, MAX_HEADER_BYTES, checksum, load_npz, save_npz
+from nbsvm.evaluation.evaluate import evaluate_cache
+from nbsvm.data.features import Batch, CacheWriter, FeatureCache, translate
+from nbsvm.training.learn import RowCache, RowEncoder, learn_sparse, load_learner
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.registry import make_learner
+from nbsvm.models.persist import HEADER_KEY, MAX_HEADER_BYTES, checksum, load_npz, save_npz
 from nbsvm.text.hashing import Hasher
 
 TRAIN = [("pos", "a great film, loved it"), ("pos", "great fun and a great cast"),
@@ -240,7 +240,7 @@ def test_unexpected_member(tmp_path, model_file):
 @pytest.fixture
 def lexicon_parts(tmp_path):
     from nbsvm.io.readers import Document
-    from nbsvm.lexicon import build_lexicon
+    from nbsvm.lexicon.nblexicon import build_lexicon
     docs = [Document(l, t, "x", i + 1) for i, (l, t) in enumerate(TRAIN)]
     path = tmp_path / "lex.npz"
     build_lexicon(docs, Hasher(ngrams=2, n_bits=10)).save(path)
@@ -446,7 +446,7 @@ def test_cache_ids_beyond_the_model_columns(tmp_path):
 
 
 def test_checked_once_per_block(tmp_path, monkeypatch):
-    import nbsvm.features as features
+    import nbsvm.data.features as features
     folder = _cache(tmp_path)
     calls = []
     real = features.check_ids

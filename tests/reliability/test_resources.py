@@ -94,7 +94,7 @@ def test_the_pass_and_the_learner_are_checked():
 def test_growing_the_counts_keeps_them():
     # classes come one by one: every count is kept as the sparse pairs grow
     import numpy as np
-    from nbsvm.lexicon import NBLexicon
+    from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.text.hashing import Hasher
 
     texts = [f"w{i} w{i + 1} shared" for i in range(12)]

@@ -1,0 +1,2 @@
+"""Step 7 of the data flow: streaming evaluation and prediction, metrics, explanations and
+figures."""

@@ -1,0 +1,322 @@
+"""Figures: training curves, ROC / precision-recall / confusion matrix, and the OGD curves of
+``pipelines/iris_ogd.py``.
+
+matplotlib is the optional ``plot`` extra (``pip install 'nbsvm[plot]'``), imported only
+inside these functions; without it they raise :class:`~nbsvm.errors.NBSVMError`. Figures are
+drawn on ``matplotlib.figure.Figure`` objects rendered by the Agg canvas, never through
+``pyplot``: no screen is needed and a caller's interactive backend is left alone. The format
+follows the file's suffix (``.png``, ``.svg`` or ``.pdf``); the file is written to a
+temporary name and renamed, so an interrupted run leaves no partial figure.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.metrics import average_precision, confusion_matrix, precision_recall_curve, roc_curve
+
+MISSING = "plots need matplotlib: pip install 'nbsvm[plot]'"
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+          "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def available() -> bool:
+    """Whether matplotlib can be imported."""
+    try:
+        _figure_class()
+    except NBSVMError:
+        return False
+    return True
+
+
+def check(path) -> str:
+    """Raise :class:`NBSVMError` now (before a long run) if ``path`` cannot be written as a
+    figure: an unknown suffix, or no matplotlib. Returns the format."""
+    fmt = _format(path)
+    _figure_class()
+    return fmt
+
+
+def _format(path) -> str:
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise NBSVMError(f"a plot file must end in {', '.join(FORMATS)}", path=str(path))
+    return fmt
+
+
+def _figure_class():
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise NBSVMError(MISSING) from None
+    return Figure
+
+
+def _new_figure(**kw):
+    return _figure_class()(**kw)
+
+
+def _save(fig, path) -> Path:
+    """Write ``fig`` atomically in the format of ``path``'s suffix."""
+    from nbsvm.models.persist import atomic_path
+
+    fmt = _format(path)
+    # SVG and PDF embed the date unless told not to: keep reruns byte-identical
+    metadata = {"Date": None} if fmt == "svg" else {"CreationDate": None} if fmt == "pdf" \
+        else None
+    with atomic_path(path, suffix="." + fmt) as tmp:
+        fig.savefig(tmp, format=fmt, metadata=metadata)
+    return Path(path)
+
+
+# ---- training ----------------------------------------------------------------------------
+
+def training_curve(history: dict, path, title: str | None = None) -> Path:
+    """Mean training loss per epoch and, when ``history`` has it, held-out accuracy per
+    epoch on a second axis.
+
+    ``history``: ``{"epoch": [1, 2, ...], "loss": [...], "test_accuracy": [...]}`` (the
+    last optional; ``None`` / NaN where an epoch has no value), as
+    :meth:`nbsvm.evaluation.evaluate.EpochHistory.as_dict` gives.
+    """
+    _format(path)
+    epochs = np.asarray(history.get("epoch", []), dtype=np.int64)
+    loss = np.array([np.nan if v is None else v for v in history.get("loss", [])], dtype=float)
+    if epochs.size == 0 or epochs.size != loss.size:
+        raise NBSVMError("no training history to plot (one loss per epoch is needed)",
+                         path=str(path))
+    acc = history.get("test_accuracy")
+    acc = None if acc is None else np.array([np.nan if v is None else v for v in acc],
+                                            dtype=float)
+    fig = _new_figure(figsize=(7.5, 4.5), dpi=110)     # raises first without matplotlib
+    from matplotlib.ticker import FormatStrFormatter
+
+    ax = fig.subplots()
+    lines = ax.plot(epochs, loss, marker="o", color=COLORS[0], label="mean training loss")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("mean training loss over the epoch", color=COLORS[0])
+    ax.tick_params(axis="y", labelcolor=COLORS[0])
+    ax.set_xticks(epochs if epochs.size <= 20 else
+                  np.unique(np.linspace(epochs[0], epochs[-1], 11).round().astype(int)))
+    ax.grid(alpha=0.3)
+    if acc is not None and acc.size == epochs.size and np.isfinite(acc).any():
+        ax2 = ax.twinx()
+        last = acc[np.isfinite(acc)][-1]
+        lines += ax2.plot(epochs, 100 * acc, marker="s", color=COLORS[1],
+                          label=f"held-out accuracy (last {100 * last:.2f}%)")
+        ax2.set_ylabel("held-out accuracy (%)", color=COLORS[1])
+        ax2.yaxis.set_major_formatter(FormatStrFormatter("%.2f"))
+        lo, hi = np.nanmin(100 * acc), np.nanmax(100 * acc)
+        if hi - lo < 1.0:       # at least one point: noise in the last digits looks flat
+            ax2.set_ylim((lo + hi) / 2 - 0.6, (lo + hi) / 2 + 0.6)
+        ax2.tick_params(axis="y", labelcolor=COLORS[1])
+    ax.legend(lines, [line.get_label() for line in lines], loc="upper center", fontsize=9,
+              bbox_to_anchor=(0.5, -0.13), ncol=2, frameon=False)
+    ax.set_title(title or "Training curve", fontsize=11)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+# ---- evaluation --------------------------------------------------------------------------
+
+def roc_pr_confusion(y_true, scores, classes, path, confusion=None, threshold: float = 0.0,
+                     title: str | None = None) -> Path:
+    """ROC, precision-recall and confusion matrix of a classifier's scores.
+
+    ``y_true``: class indices into ``classes``; ``scores``: shape ``(n,)`` or ``(n, 1)``
+    (two classes: the score of ``classes[1]``) or ``(n, K)`` (one-vs-rest, a column per
+    class). Two classes: ROC with its AUC, precision-recall with its average precision
+    (the positive class is ``classes[1]``) and the confusion matrix, side by side; more:
+    one ROC curve per class (one against the rest) and the confusion matrix.
+    ``confusion``: the matrix to show (default: predictions ``score > threshold`` for two
+    classes, the highest score for more).
+    """
+    _format(path)
+    classes = [str(c) for c in classes]
+    k = len(classes)
+    y = np.asarray(y_true, dtype=np.int64).ravel()
+    s = np.asarray(scores, dtype=np.float64)
+    if s.ndim == 1:
+        s = s[:, None]
+    if k < 2 or s.shape[0] != y.size or s.shape[1] not in ((1,) if k == 2 else (k,)):
+        raise NBSVMError(f"scores of shape {s.shape} do not fit {y.size} labels of {k} classes",
+                         path=str(path))
+    if y.size == 0:
+        raise NBSVMError("no documents to plot", path=str(path))
+    if confusion is None:
+        pred = (s[:, 0] > threshold).astype(np.int64) if k == 2 else np.argmax(s, axis=1)
+        confusion = confusion_matrix(y, pred, k)
+    cm = np.asarray(confusion, dtype=np.int64)
+    binary = k == 2
+    fig = _new_figure(figsize=(15, 4.8) if binary else (12, 5.2), dpi=100)
+    axes = fig.subplots(1, 3 if binary else 2,
+                        gridspec_kw={"width_ratios": [1, 1, 1] if binary else [1.1, 1]})
+    if binary:
+        pos = y == 1
+        _roc_panel(axes[0], [(f"{classes[1]} against {classes[0]}", pos, s[:, 0])])
+        _pr_panel(axes[1], pos, s[:, 0], classes[1])
+    else:
+        _roc_panel(axes[0], [(c, y == i, s[:, i]) for i, c in enumerate(classes)],
+                   one_vs_rest=True)
+    _confusion_panel(axes[-1], cm, classes)
+    accuracy = np.trace(cm) / max(cm.sum(), 1)
+    head = f"{title}: " if title else ""
+    fig.suptitle(f"{head}accuracy {100 * accuracy:.2f}% on {int(cm.sum()):,} documents",
+                 fontsize=12)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _roc_panel(ax, curves, one_vs_rest=False):
+    from nbsvm.evaluation.metrics import roc_auc
+
+    aucs = []
+    for i, (name, truth, score) in enumerate(curves):
+        color = COLORS[i % len(COLORS)]
+        if truth.all() or not truth.any():
+            ax.plot([], [], color=color, label=f"{name}: no ROC (one class only)")
+            continue
+        fpr, tpr, _ = roc_curve(truth, score)
+        auc = roc_auc(truth, score)
+        aucs.append(auc)
+        ax.plot(fpr, tpr, color=color, lw=1.6, label=f"{name} (AUC {auc:.4f})")
+    ax.plot([0, 1], [0, 1], color="grey", lw=1, linestyle="--", label="chance (AUC 0.5)")
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_aspect("equal")
+    ax.set_xlabel("false positive rate")
+    ax.set_ylabel("true positive rate")
+    if one_vs_rest and aucs:
+        ax.set_title(f"ROC, each class against the rest (macro AUC {np.mean(aucs):.4f})",
+                     fontsize=10)
+    else:
+        ax.set_title("ROC" + (f" (AUC {aucs[0]:.4f})" if aucs else ""), fontsize=10)
+    ax.legend(loc="lower right", fontsize=8 if len(curves) <= 6 else 6)
+    ax.grid(alpha=0.3)
+
+
+def _pr_panel(ax, truth, score, positive: str):
+    if truth.all() or not truth.any():
+        ax.text(0.5, 0.5, "no precision-recall curve:\none class only", ha="center",
+                va="center", transform=ax.transAxes)
+    else:
+        precision, recall, _ = precision_recall_curve(truth, score)
+        ap = average_precision(truth, score)
+        # a step drawn as the average precision sums it (precision held until the next point)
+        ax.step(recall, precision, where="pre", color=COLORS[0], lw=1.6,
+                label=f"{positive} (average precision {ap:.4f})")
+        rate = truth.mean()
+        ax.axhline(rate, color="grey", lw=1, linestyle="--",
+                   label=f"chance (positive rate {rate:.3f})")
+        ax.set_title(f"Precision-recall of '{positive}' (AP {ap:.4f})", fontsize=10)
+        ax.legend(loc="lower left", fontsize=8)
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_aspect("equal")
+    ax.set_xlabel("recall")
+    ax.set_ylabel("precision")
+    ax.grid(alpha=0.3)
+
+
+def _confusion_panel(ax, cm, classes):
+    k = len(classes)
+    rows = cm.sum(axis=1, keepdims=True)
+    share = np.divide(cm, rows, out=np.zeros(cm.shape), where=rows > 0)
+    im = ax.imshow(share, cmap="Blues", vmin=0, vmax=1)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="share of the true class")
+    ax.set_xticks(range(k))
+    ax.set_yticks(range(k))
+    size = 9 if k <= 6 else 7 if k <= 12 else 5
+    ax.set_xticklabels(classes, rotation=45 if k > 4 else 0, ha="right" if k > 4 else "center",
+                       fontsize=size)
+    ax.set_yticklabels(classes, fontsize=size)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("true")
+    ax.set_title("Confusion matrix (counts, share of row)", fontsize=10)
+    if k <= 15:
+        for i in range(k):
+            for j in range(k):
+                ax.text(j, i, f"{cm[i, j]:,}\n{100 * share[i, j]:.1f}%", ha="center",
+                        va="center", fontsize=size,
+                        color="white" if share[i, j] > 0.5 else "black")
+
+
+# ---- pipelines/iris_ogd.py ---------------------------------------------------------------
+
+def ogd_curves(series, best: float, path, y_max: float = 0.05, colors=None) -> Path:
+    """The iris OGD experiment's median curves (``series``: ``(label, after, before)`` per
+    setting; cumulative mean squared error after / before each update) against the batch
+    least-squares optimum ``best``, clipped to ``[0, y_max]``."""
+    _format(path)
+    colors = colors or [COLORS[0], COLORS[2], COLORS[4]]
+    fig = _new_figure(figsize=(9, 4.6), dpi=100)
+    ax = fig.subplots()
+    ax.axhline(best, color="red", linestyle="--", label="batch least squares")
+    for (label, after, before), color in zip(series, colors):
+        t = np.arange(1, len(after) + 1)
+        ax.plot(t, after, color=color, label=f"{label}, after update")
+        ax.plot(t, before, color=color, linestyle=":", label=f"{label}, before update")
+    ax.set_ylim(0, y_max)
+    ax.set_xlabel("t (examples seen)")
+    ax.set_ylabel("C_t / t")
+    ax.set_title("Projected OGD on iris: cumulative mean squared error (median of shuffles)")
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def ogd_curves_svg(series, best: float, y_max: float = 0.05, width: int = 920,
+                   height: int = 460, colors=None) -> str:
+    """:func:`ogd_curves` as a self-contained SVG document (a string; no matplotlib)."""
+    colors = colors or [COLORS[0], COLORS[2], COLORS[4]]
+    T = max(len(after) for _, after, _ in series)
+    left, right, top, bottom = 70, 330, 40, 50
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(t):
+        return left + t / T * pw
+
+    def py(v):
+        return top + ph - min(max(v, 0.0), y_max) / y_max * ph
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{left}" y="22" font-size="14">Projected OGD on iris: cumulative mean '
+           f'squared error (median of shuffles)</text>',
+           f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>',
+           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="black"/>']
+    for t in range(0, T + 1, 25):
+        x = px(t)
+        out += [f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" '
+                f'stroke="black"/>',
+                f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">{t}</text>']
+    for k in range(6):
+        v = y_max * k / 5
+        out += [f'<line x1="{left - 5}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" '
+                f'stroke="#ddd"/>',
+                f'<text x="{left - 8}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>']
+    out += [f'<text x="{left + pw / 2}" y="{height - 12}" text-anchor="middle">t (examples '
+            f'seen)</text>',
+            f'<text x="18" y="{top + ph / 2}" text-anchor="middle" '
+            f'transform="rotate(-90 18 {top + ph / 2})">C_t / t</text>',
+            f'<line x1="{left}" y1="{py(best):.1f}" x2="{left + pw}" y2="{py(best):.1f}" '
+            f'stroke="red" stroke-dasharray="6,4"/>']
+    legend = [("batch least squares", "red", "6,4")]
+    for (label, after, before), color in zip(series, colors):
+        for values, dash, name in ((after, "", "after update"), (before, "3,3", "before update")):
+            pts = " ".join(f"{px(t):.1f},{py(v):.1f}" for t, v in enumerate(values, 1))
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
+                       + (f'stroke-dasharray="{dash}" ' if dash else "") + f'points="{pts}"/>')
+            legend.append((f"{label}, {name}", color, dash))
+    lx, ly = left + pw + 15, top + 10
+    for i, (text, color, dash) in enumerate(legend):
+        y0 = ly + 20 * i
+        out += [f'<line x1="{lx}" y1="{y0}" x2="{lx + 25}" y2="{y0}" stroke="{color}" '
+                f'stroke-width="1.5"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>",
+                f'<text x="{lx + 30}" y="{y0 + 4}" font-size="10">{text}</text>']
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

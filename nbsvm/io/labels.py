@@ -1,0 +1,110 @@
+"""Multi-label targets: a document's label set written as one key (``"books,pos"``), and
+which outputs (one per label) each key belongs to.
+
+The feature cache stores one code per distinct label field as read; a multi-label model
+has one output per label, and output ``k`` counts a document as positive when its key
+holds label ``k`` (:func:`membership`). Keys are parsed wherever they are used, so a cache
+written from ``"pos,books"`` and one from ``"books,pos"`` train the same model.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+
+#: Separates the labels of a multi-label field (``a,b<TAB>text``).
+SEPARATOR = ","
+
+
+def label_set(key: str | None) -> tuple[str, ...]:
+    """The labels of a key: split on commas, stripped, unique, sorted; ``""`` is no label.
+
+    >>> label_set(" pos, books,pos")
+    ('books', 'pos')
+    >>> label_set("")
+    ()
+    """
+    if key is None:
+        raise NBSVMError("document has no label field")
+    return tuple(sorted({part.strip() for part in key.split(SEPARATOR)} - {""}))
+
+
+def key_of(labels) -> str:
+    """The canonical key of a label set given as a key string or an iterable of labels.
+
+    >>> key_of(["pos", "books"]), key_of("pos,books")
+    ('books,pos', 'books,pos')
+    """
+    if isinstance(labels, str):
+        return SEPARATOR.join(label_set(labels))
+    try:
+        parts = [str(v.item() if isinstance(v, np.generic) else v) for v in labels]
+    except TypeError:
+        raise NBSVMError(f"a multi-label target must be a list of labels or an 'a,b' string, "
+                         f"got {labels!r}") from None
+    bad = [p for p in parts if SEPARATOR in p]
+    if bad:
+        raise NBSVMError(f"labels of a multi-label target cannot contain "
+                         f"{SEPARATOR!r}: {bad[0]!r}")
+    return SEPARATOR.join(sorted(set(parts) - {""}))
+
+
+def classes_of(keys: Iterable[str]) -> list[str]:
+    """Every label the keys hold, sorted (the model's ``classes_``)."""
+    out: set[str] = set()
+    for key in keys:
+        out.update(label_set(key))
+    return sorted(out)
+
+
+def membership(classes: list[str], keys: list[str]) -> np.ndarray:
+    """``M[k, c]``: whether key ``c`` holds label ``classes[k]``, shape
+    ``(len(classes), len(keys))`` (bool)."""
+    index = {c: k for k, c in enumerate(classes)}
+    out = np.zeros((len(classes), len(keys)), dtype=bool)
+    for c, key in enumerate(keys):
+        for label in label_set(key):
+            k = index.get(label)
+            if k is not None:
+                out[k, c] = True
+    return out
+
+
+def label_lists(classes: list[str], keys: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`membership` as CSR: key ``c``'s label indices are
+    ``labels[ptr[c]:ptr[c + 1]]`` (the counting kernels' form)."""
+    M = membership(classes, keys)
+    ptr = np.zeros(len(keys) + 1, dtype=np.int64)
+    ptr[1:] = np.cumsum(M.sum(axis=0))
+    labels = np.concatenate([np.flatnonzero(M[:, c]) for c in range(len(keys))]
+                            or [np.zeros(0, dtype=np.int64)]).astype(np.int32)
+    return ptr, labels
+
+
+class KnownLabelSets(frozenset):
+    """A multi-label model's labels, holding a field ``"a,b"`` when every label in it is
+    one of them (how ``predict`` tells a leading label field from text)."""
+
+    def __contains__(self, key) -> bool:
+        labels = label_set(key) if isinstance(key, str) else ()
+        return bool(labels) and all(frozenset.__contains__(self, v) for v in labels)
+
+
+def known_labels(classes: list[str], multilabel: bool):
+    """What a leading label field of a line may hold: one of the classes, or for a
+    multi-label model a set of them (``a,b``)."""
+    return KnownLabelSets(classes) if multilabel else classes
+
+
+def output_targets(codes: np.ndarray, positive, k: int) -> tuple[np.ndarray, int]:
+    """Output ``k``'s view of the label codes: ``(codes, positive code)`` for the kernels,
+    which read a document as +1 when its code equals the positive one.
+
+    ``positive`` lists one class code per output (one-vs-rest, binary), or is a
+    :func:`membership` matrix (multi-label: codes are label-set keys, recoded 1 / 0).
+    """
+    if isinstance(positive, np.ndarray) and positive.ndim == 2:
+        return positive[k].astype(np.int32)[codes], 1
+    return codes, int(positive[k])

@@ -1,0 +1,167 @@
+"""Where results go: every output path checked before any input is read, regular files
+replaced atomically, devices and pipes written through.
+
+A model, a prediction table, a report or a plot is written to a temporary name in the
+folder of the file and renamed over it when complete, so a failed or interrupted run never
+leaves half a file. That protects *files* only: a character device (``/dev/null``,
+``/dev/full``), a FIFO with a reader, or ``/dev/stdout`` (a link to ``/proc/self/fd/1``) is
+opened and written through, never replaced, and a write error there (``ENOSPC`` on
+``/dev/full``) fails the command. A symbolic link to a regular file keeps being a link: the
+file it points to is the one replaced.
+
+New files get the mode the umask gives (``0o666 & ~umask``, as ``open`` would); a replaced
+file keeps its mode. No folder is ever created: a missing one is the user's typo.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+from nbsvm.errors import NBSVMError
+
+#: The errors of writing that are the output's fault (a full disk, a read-only file
+#: system, a device that refuses): reported as ``cannot write PATH: reason``.
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS, errno.EACCES,
+                errno.EPERM, errno.ENXIO, errno.ENOENT, errno.ENOTDIR, errno.EISDIR,
+                errno.EINVAL, errno.ETXTBSY}
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux says it (``/proc``)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)          # elsewhere: set and restore (not thread-safe, but brief)
+    os.umask(mask)
+    return mask
+
+
+def _stat(path: Path):
+    """``os.stat`` following links, or None when nothing (or a dangling link) is there."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        raise NBSVMError("cannot write: a part of the path is a file, not a folder",
+                         path=str(path)) from None
+    except OSError as e:
+        raise NBSVMError(f"cannot write: {e.strerror or e}", path=str(path)) from None
+
+
+def _is_special(st) -> bool:
+    """A device, FIFO or socket: written through, never replaced."""
+    return st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
+
+
+def _file_to_replace(path: Path) -> Path:
+    """The regular file a write to ``path`` replaces: ``path``, or what a link points to."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def check_output(path, option: str = "--output") -> None:
+    """Raise :class:`NBSVMError` naming ``path`` unless it can be written: call it before
+    reading any input, so that a typo costs nothing.
+
+    Refused: an empty name, a folder, a file in a folder that does not exist (folders are
+    never created), a folder where no file can be created (``/proc``, a read-only file
+    system, no permission; tested by creating and removing a temporary file there), a
+    device or FIFO that is not writable.
+    """
+    if path is None:
+        return
+    if str(path) == "":
+        raise NBSVMError(f"{option} needs a file name")
+    path = Path(path)
+    st = _stat(path)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise NBSVMError(f"is a folder; give {option} a file name inside it", path=str(path))
+    if _is_special(st):
+        if not os.access(path, os.W_OK):
+            raise NBSVMError(f"cannot write ({option}): permission denied", path=str(path))
+        return
+    fd, probe, _ = _temporary_beside(path, ".nbsvm-probe", option)
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _temporary_beside(path: Path, suffix: str, option: str | None = None):
+    """``(fd, name, target)``: a new temporary file in the folder of the regular file that
+    a write to ``path`` replaces (``target``: ``path``, or what a link points to); an
+    error naming ``path`` when the folder is missing or takes no new file."""
+    target = _file_to_replace(path)
+    folder = target.parent
+    what = f"cannot write ({option})" if option else "cannot write"
+    if not folder.is_dir():
+        raise NBSVMError(f"{what}: the folder {str(folder)!r} does not exist (nbsvm creates "
+                         "no folders)", path=str(path))
+    try:
+        fd, name = tempfile.mkstemp(prefix="." + target.name + ".", suffix=suffix, dir=folder)
+    except OSError as e:
+        raise NBSVMError(f"{what}: no file can be created in {str(folder)!r} "
+                         f"({e.strerror or e})", path=str(path)) from None
+    return fd, name, target
+
+
+def _write_error(e: OSError, path: Path, tmp=None) -> NBSVMError | None:
+    """The user-facing error for an OSError raised while writing ``path`` (None: not one
+    of writing's errors, an error about another file, or a closed pipe, which the CLI
+    ends on quietly)."""
+    if isinstance(e, BrokenPipeError) or e.errno not in WRITE_ERRNOS:
+        return None
+    if e.filename is not None and str(e.filename) not in (str(path), str(tmp)):
+        return None                 # e.g. an input that could not be read
+    return NBSVMError(f"cannot write: {e.strerror or e}", path=str(path))
+
+
+@contextmanager
+def atomic_path(path, suffix: str = ""):
+    """Yield the path to write the output ``path`` to.
+
+    A regular file (or a new one): a temporary name in the same folder, synced, given the
+    mode of the file it replaces (new: the umask's) and renamed over it on success; on any
+    exception (KeyboardInterrupt included) the temporary file is removed and ``path`` is
+    left as it was. A device, FIFO or socket (also through a link, e.g. ``/dev/stdout``):
+    ``path`` itself, written through. Errors of writing raise :class:`NBSVMError` naming
+    ``path`` (never the temporary name).
+    """
+    path = Path(path)
+    st = _stat(path)
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise NBSVMError("is a folder; give a file name inside it", path=str(path))
+    if _is_special(st):
+        try:
+            yield path
+        except OSError as e:
+            err = _write_error(e, path)
+            if err is None:
+                raise
+            raise err from None
+        return
+    mode = stat.S_IMODE(st.st_mode) if st is not None else 0o666 & ~current_umask()
+    fd, tmp, target = _temporary_beside(path, ".nbsvm-tmp" + suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(e, OSError):
+            err = _write_error(e, path, tmp)
+            if err is not None:
+                raise err from None
+        raise

@@ -1,0 +1,302 @@
+"""Multi-class linear learners, and the state every multi-output linear learner shares.
+
+- :class:`LinearOutputs`: one weight row and one bias per class (or label), the last
+  iterate and optionally the running average of all iterates (used by PA, MIRA, the
+  multi-class and the multi-label hinge);
+- :class:`MulticlassHinge`: SGD on the Crammer-Singer multi-class hinge, as in the Sol
+  toolkit (Fendrich 2012; Crammer & Singer, JMLR 2001);
+- :class:`OneVsRest`: K independent binary learners from the registry, argmax of their
+  decision functions.
+
+Memory grows linearly with the number of classes: the weights are a dense
+``(n_classes, n_features)`` float64 array (8 bytes per class and feature), twice that with
+averaging (the accumulator of the average has the same shape). With a hashed feature space
+``n_features = 2**n_bits`` whatever the vocabulary, e.g. 4 classes over 2**18 buckets take
+8 MiB, 16 MiB averaged. One-vs-rest holds K binary learners, so the same, plus what each
+learner keeps besides its weights.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.learners import _multi_kernels as K
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.registry import resolve
+
+# the schedules of nbsvm.learners.schedules these kernels implement (t counts steps from 1)
+SCHEDULES = {
+    "pegasos": K.SCHED_PEGASOS,      # 1 / (lam t) (Shalev-Shwartz et al. 2007); needs lam > 0
+    "invsqrt": K.SCHED_INVSQRT,      # eta0 / sqrt(t)
+    "optimal": K.SCHED_OPTIMAL,      # eta0 / (1 + lam eta0 (t - 1)) (Bottou 2012)
+    "constant": K.SCHED_CONSTANT,    # eta0
+}
+
+
+def choose(name: str, value, table: dict):
+    """``table[value]``, or an :class:`NBSVMError` naming the allowed values."""
+    try:
+        return table[value]
+    except (KeyError, TypeError):
+        raise NBSVMError(f"unknown {name} {value!r}; allowed: {', '.join(table)}") from None
+
+
+def check_positive(name: str, value, allow_zero: bool = False) -> float:
+    """``value`` as a float, if it is a finite number > 0 (or >= 0)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+        raise NBSVMError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, "
+                         f"got {value!r}")
+    return v
+
+
+# the kernels' accumulator when not averaging (not an attribute: the model file format
+# cannot hold empty arrays)
+NO_AVERAGE = np.zeros((0, 0))
+
+
+class LinearOutputs(OnlineLearner):
+    """Base of the linear learners with one weight row per class or label.
+
+    Learned state: ``weights_`` ``(K, n_features + 1)``, whose last column is the bias (the
+    weight of a constant input 1); the last iterate is ``state_[0] * weights_``. For the
+    average, ``accum_`` (same shape; absent with ``average=False``);
+    ``state_ = [scale, scale_sum, n_iterates]`` (see :mod:`._multi_kernels`). Subclasses
+    need the parameters ``average`` and ``fit_intercept``.
+    """
+
+    def _validate(self) -> None:
+        """Check the parameters (called before every pass)."""
+
+    def _init_state(self, n_features, n_outputs):
+        self._validate()
+        self.weights_ = np.zeros((n_outputs, n_features + 1))
+        if self.average:
+            self.accum_ = np.zeros((n_outputs, n_features + 1))
+        self.state_ = np.array([1.0, 1.0, 1.0])     # w_0 = 0 is the first averaged iterate
+
+    def _predicting_weights(self, rows=slice(None)) -> np.ndarray:
+        """``(K, n_features + 1)`` (or the ``rows`` asked for): the average of all iterates
+        (``average=True``) or the last one, bias last."""
+        scale, scale_sum, n_iterates = self.state_
+        if not self.average:
+            return scale * self.weights_[rows]
+        if not hasattr(self, "accum_"):
+            raise NBSVMError("this model was trained with average=False: it has no averaged "
+                             "weights")
+        return (scale_sum * self.weights_[rows] - self.accum_[rows]) / n_iterates
+
+    def output_weights(self, k: int) -> tuple[np.ndarray, float]:
+        """Row ``k`` of ``coef_`` and of ``intercept_``, computed alone (no ``(K, n)``
+        copy)."""
+        row = self._predicting_weights(k)
+        return row[:-1], float(row[-1])
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """``(K, n_features)`` weights used to predict (averaged or last, see ``average``)."""
+        return self._predicting_weights()[:, :-1]
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        return self._predicting_weights()[:, -1].copy()
+
+    def _scores(self, rows):
+        out = np.empty((len(rows), self.weights_.shape[0]))
+        K._linear_scores(rows.indices, rows.values, rows.offsets, self._predicting_weights(),
+                         out)
+        return out[:, 0] if self.task == "binary" else out
+
+    def _arrays(self):
+        """The in-place state the kernels take after the rows and labels."""
+        return self.weights_, getattr(self, "accum_", NO_AVERAGE), self.state_
+
+    def _sgd_settings(self):
+        """``(lam, schedule code, eta0)`` after checking them."""
+        lam = check_positive("lam", self.lam, allow_zero=True)
+        name = resolve("schedule", self.schedule).name      # the shared names, or an error
+        schedule = choose("schedule for this learner", name, SCHEDULES)
+        eta0 = check_positive("eta0", self.eta0)
+        if schedule == K.SCHED_PEGASOS and lam == 0:
+            raise NBSVMError("schedule 'pegasos' (1 / (lam t)) needs lam > 0")
+        return lam, schedule, eta0
+
+
+class MulticlassHinge(LinearOutputs):
+    """Multi-class linear SVM by SGD on the Crammer-Singer hinge, as in Sol.
+
+    Minimizes ``lam/2 sum_k ||w_k||^2 + mean max(0, 1 + max_{r != y} s_r - s_y)`` with
+    ``s_k = w_k.x + b_k`` (Crammer & Singer, JMLR 2001; Fendrich, *Sol*, 2012, eq. 10-11):
+    each step moves the true class towards ``x`` and the most violating class away from it.
+    The bias is the weight of a constant input 1, regularized like the others (an
+    unregularized bias with Pegasos' steps ``1/(lam t)`` swamps the weights).
+
+    Parameters
+    ----------
+    lam : float
+        L2 strength.
+    schedule : {'pegasos', 'invsqrt', 'optimal', 'constant'}
+        Step size at step t (from 1): ``1/(lam t)``, ``eta0/sqrt(t)``,
+        ``eta0/(1 + lam eta0 (t - 1))`` or ``eta0`` (see :mod:`.schedules`).
+    eta0 : float
+        Base step of the schedules other than 'pegasos'.
+    fit_intercept : bool
+        Learn a bias per class.
+    average : bool
+        Predict with the average of all iterates (default) or the last one.
+    epochs, seed : int
+        Passes over the data and the seed of their shuffles.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.eye(3)
+    >>> m = MulticlassHinge(lam=0.01, epochs=20).fit(X, ["a", "b", "c"])
+    >>> m.predict(X).tolist()
+    ['a', 'b', 'c']
+    """
+
+    task = "multiclass"
+
+    def __init__(self, lam=1e-4, schedule="pegasos", eta0=1.0, fit_intercept=True,
+                 average=True, epochs=5, seed=0):
+        self.lam = lam
+        self.schedule = schedule
+        self.eta0 = eta0
+        self.fit_intercept = fit_intercept
+        self.average = average
+        self.epochs = epochs
+        self.seed = seed
+
+    def _validate(self):
+        self._sgd_settings()
+
+    def _pass(self, rows, y, order):
+        lam, schedule, eta0 = self._sgd_settings()
+        loss, mistakes = K._crammer_singer_epoch(
+            rows.indices, rows.values, rows.offsets, y, order, *self._arrays(), lam,
+            schedule, eta0, bool(self.fit_intercept))
+        return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
+
+
+class OneVsRest(OnlineLearner):
+    """One binary learner per class (``estimator``, any binary algorithm of
+    :data:`nbsvm.learners.registry.ALGORITHMS`), trained independently on "this class or
+    not"; predicts the class whose learner scores highest.
+
+    Parameters
+    ----------
+    estimator : str
+        Registry name of the binary learner, e.g. ``'pa'`` or ``'pegasos'``.
+    estimator_params : dict, optional
+        Parameters of every binary learner, stored as given (as scikit-learn's ``clone``
+        requires). Not ``epochs`` or ``seed``: the passes are this learner's (every binary
+        learner sees the same shuffled order).
+    epochs, seed : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.eye(3)
+    >>> m = OneVsRest("pa", estimator_params={"C": 1.0}, epochs=3).fit(X, ["a", "b", "c"])
+    >>> m.predict(X).tolist(), m.decision_function(X).shape
+    (['a', 'b', 'c'], (3, 3))
+    """
+
+    task = "multiclass"
+
+    def __init__(self, estimator="pa", estimator_params=None, epochs=5, seed=0):
+        self.estimator = estimator
+        self.estimator_params = estimator_params     # anything but a dict is refused by fit
+        self.epochs = epochs
+        self.seed = seed
+
+    def _make_binary(self):
+        from nbsvm.learners.registry import make_learner
+        params = {} if self.estimator_params is None else self.estimator_params
+        if not isinstance(params, dict):
+            raise NBSVMError(f"estimator_params must be a dict of the binary learner's "
+                             f"parameters, got {params!r}")
+        for name in ("epochs", "seed"):
+            if name in params:
+                raise NBSVMError(f"set {name} on OneVsRest, not in estimator_params: the "
+                                 "binary learners share its passes")
+        learner = make_learner(self.estimator, **params)
+        if learner.task != "binary":
+            raise NBSVMError(f"OneVsRest needs a binary estimator; {self.estimator!r} is "
+                             f"{learner.task}")
+        return learner
+
+    def _init_state(self, n_features, n_outputs):
+        self._binary = [self._make_binary() for _ in range(n_outputs)]
+
+    def _learners(self) -> list:
+        """The binary learners, rebuilt from the saved state after :meth:`load`."""
+        if getattr(self, "_binary", None) is None:
+            self._binary = []
+            for k, scalars in enumerate(self.estimator_state_):
+                learner = self._make_binary()
+                for name, value in scalars.items():
+                    setattr(learner, name, value)
+                prefix = f"est{k}_"
+                for name, value in vars(self).items():
+                    if name.startswith(prefix) and isinstance(value, np.ndarray):
+                        setattr(learner, name[len(prefix):], value)
+                self._binary.append(learner)
+        return self._binary
+
+    def _pass(self, rows, y, order):
+        return self.fit_outputs(lambda k: rows, y[:, None] == np.arange(self.n_outputs_),
+                                order)
+
+    def fit_outputs(self, rows_of, targets, order) -> dict:
+        """One pass of every output's binary learner in ``order``: learner ``k`` on its own
+        rows ``rows_of(k)`` (the same rows for plain one-vs-rest; NBSVM gives each class
+        its own NB-valued rows) with ``targets[:, k]`` (bool) as its positives; returns the
+        summed stats. Learners are made for ``targets``' columns on the first call."""
+        if getattr(self, "_binary", None) is None and "estimator_state_" not in vars(self):
+            self.start_outputs(targets.shape[1])
+        stats = {"n": len(order), "loss": 0.0, "mistakes": 0}
+        for k, learner in enumerate(self._learners()):
+            learner.partial_fit(rows_of(k), np.where(targets[:, k], "1", "0"),
+                                classes=["0", "1"], order=order)
+            for key in ("loss", "mistakes"):
+                stats[key] += learner.last_stats_.get(key, 0)
+        return stats
+
+    def start_outputs(self, n_outputs: int, learners: list | None = None) -> None:
+        """Make the ``n_outputs`` binary learners (or adopt ``learners``, e.g. loaded)."""
+        self._binary = list(learners) if learners is not None else \
+            [self._make_binary() for _ in range(n_outputs)]
+
+    def output_scores(self, rows_of) -> np.ndarray:
+        """Each output's score on its own rows ``rows_of(k)``, shape ``(n, n_outputs)``."""
+        return np.stack([learner.decision_function(rows_of(k))
+                         for k, learner in enumerate(self._learners())], axis=1)
+
+    @property
+    def estimators_(self) -> list:
+        """The binary learners, one per output."""
+        return self._learners()
+
+    def _converged(self):
+        return all(learner._converged() for learner in self._learners())
+
+    def _scores(self, rows):
+        return np.stack([learner.decision_function(rows) for learner in self._learners()],
+                        axis=1)
+
+    def save(self, path):
+        # the binary learners' state becomes this learner's: arrays est<k>_<name>, scalars
+        # in estimator_state_ (the base class saves attributes ending in "_")
+        self.estimator_state_ = []
+        for k, learner in enumerate(self._learners()):
+            for name, value in learner.state_arrays().items():
+                setattr(self, f"est{k}_{name}", value)
+            self.estimator_state_.append(learner.state_scalars())
+        super().save(path)

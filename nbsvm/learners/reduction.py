@@ -1,0 +1,164 @@
+"""The shared backend's learners on NBSVM's text features (``nbsvm train --learner NAME``).
+
+A reduction in Vowpal Wabbit's sense: the learners of :mod:`nbsvm.learners` are wrapped, not
+re-implemented. The NBSVM trainer hashes, counts and caches as always; each cached group
+of documents becomes explicit-valued rows (:class:`~nbsvm.learners.base.SparseRows`) whose
+values are the NB ratios of the document's kept columns (scaled to unit norm with
+``norm='l2'``), and the backend learner makes one ``partial_fit`` pass over them in the
+epoch's shuffled order.
+
+- Binary learners (``pa``, ``pegasos``): one learner for two classes; with more, the
+  backend's one-vs-rest reduction (:class:`~nbsvm.learners.multiclass.OneVsRest`,
+  ``fit_outputs``), each class's learner on rows of its own class's ratios.
+- Native multi-class learners (``mira``, ``multiclass-hinge``): one learner whose classes
+  share one feature vector per document. With two classes it is the NB-weighted vector;
+  with more, where each class has ratios of its own, the shared vector is the binarized
+  n-grams (value 1, scaled to unit norm with ``norm='l2'``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io.labels import output_targets
+from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.learners.multiclass import OneVsRest
+from nbsvm.learners.registry import make_learner
+
+# --learner name -> the backend parameter that takes NBSVM's lambda (l2), if any
+LEARNERS = {"pa": None, "pegasos": "lam", "mira": None, "multiclass-hinge": "lam"}
+SHARED = ("mira", "multiclass-hinge")          # one feature vector for all classes
+
+
+def check_learner(name) -> None:
+    if name is not None and name not in LEARNERS:
+        raise NBSVMError(f"unknown learner {name!r}; allowed: adagrad or sgd (the built-in "
+                         f"NBSVM learner, --optimizer) or one of {', '.join(LEARNERS)}")
+
+
+def nb_rows(ids: np.ndarray, offsets: np.ndarray, table: np.ndarray | None, unit: bool,
+            n_features: int) -> SparseRows:
+    """CSR rows of model columns ``ids`` with values ``table[ids]`` (1 when ``table`` is
+    None), each row divided by its L2 norm when ``unit`` (an all-zero row stays zero)."""
+    indices = ids.astype(np.int64)
+    values = np.ones(ids.shape[0]) if table is None else table[ids].astype(np.float64)
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if unit and values.size:
+        row = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        norms = np.sqrt(np.bincount(row, weights=values * values,
+                                    minlength=offsets.shape[0] - 1))
+        values /= np.where(norms > 0, norms, 1.0)[row]
+    return SparseRows(indices, values, offsets, int(n_features))
+
+
+class NBReduction:
+    """Backend learner(s) for an NBSVM model with ``n_outputs`` outputs (1 for two classes,
+    else one per class) over ``n_features`` model columns."""
+
+    def __init__(self, name: str, n_outputs: int, n_features: int, l2: float, seed: int):
+        check_learner(name)
+        self.name, self.n_outputs, self.n_features = name, n_outputs, n_features
+        params = {"seed": seed}
+        if LEARNERS[name] is not None:
+            params[LEARNERS[name]] = l2
+        self.shared = name in SHARED or n_outputs == 1
+        if self.shared:
+            self._shared = [make_learner(name, **params)]
+        else:           # one-vs-rest: the backend's reduction, each class on its own rows
+            seed = params.pop("seed")
+            self.ovr = OneVsRest(name, estimator_params=params, seed=seed)
+            self.ovr.start_outputs(n_outputs)
+
+    @property
+    def learners(self) -> list:
+        """The backend learners: the shared one, or the one-vs-rest reduction's, one per
+        output."""
+        return self._shared if self.shared else self.ovr.estimators_
+
+    def _rows(self, tables, ids, offsets, unit, k) -> SparseRows:
+        multi_shared = self.shared and self.n_outputs > 1
+        return nb_rows(ids, offsets, None if multi_shared else tables[k], unit,
+                       self.n_features)
+
+    def partial_fit(self, tables, ids, offsets, codes, order, positive, unit) -> None:
+        """One pass over a group's documents in ``order``; ``positive[k]`` is output
+        ``k``'s class as a code of ``codes`` (or a multi-label membership matrix:
+        :func:`nbsvm.io.labels.output_targets`)."""
+        order = np.asarray(order, dtype=np.int64)
+        if self.shared:
+            rows = self._rows(tables, ids, offsets, unit, 0)
+            if self.n_outputs == 1:
+                own, pos = output_targets(codes, positive, 0)
+                y, classes = (own == pos).astype(np.int64), [0, 1]
+            else:
+                output_of = np.full(max(int(codes.max(initial=0)), max(positive)) + 1, -1,
+                                    dtype=np.int64)
+                output_of[np.asarray(positive)] = np.arange(self.n_outputs)
+                y, classes = output_of[codes], list(range(self.n_outputs))
+            self.learners[0].partial_fit(rows, y, classes=classes, order=order)
+            return
+        targets = np.empty((len(codes), self.n_outputs), dtype=bool)
+        for k in range(self.n_outputs):
+            own, pos = output_targets(codes, positive, k)
+            targets[:, k] = own == pos
+        self.ovr.fit_outputs(lambda k: self._rows(tables, ids, offsets, unit, k), targets,
+                             order)
+
+    def decision(self, tables, ids, offsets, unit) -> np.ndarray:
+        """Scores, shape ``(n_rows, n_outputs)``."""
+        if self.shared:
+            s = self.learners[0].decision_function(self._rows(tables, ids, offsets, unit, 0))
+            return s.reshape(-1, 1) if s.ndim == 1 else s
+        return self.ovr.output_scores(lambda k: self._rows(tables, ids, offsets, unit, k))
+
+    def output_weights(self, k: int, tables) -> tuple[np.ndarray | None, np.ndarray, float]:
+        """Output ``k``'s linear model over the columns: ``(values, w, b)``, its score being
+        ``sum_i x_i w_i + b`` with ``x_i`` the document's row values (``values[i]``, or 1
+        for the shared binarized rows when ``values`` is None; divided by the row's norm
+        with ``unit``)."""
+        if self.shared and self.n_outputs > 1:
+            w, b = self.learners[0].output_weights(k)
+            return None, w, b
+        learner = self.learners[0 if self.shared else k]
+        if hasattr(learner, "output_weights") and learner.task == "multiclass":
+            # a multi-class learner on two classes scores classes_[1] - classes_[0]
+            (w0, b0), (w1, b1) = learner.output_weights(0), learner.output_weights(1)
+            return tables[k], w1 - w0, b1 - b0
+        w = np.asarray(learner.coef_, dtype=np.float64).reshape(-1)
+        return tables[k], w, float(np.asarray(learner.intercept_).reshape(-1)[0])
+
+    # -- model files: every learner's parts under its own prefix ---------------------------
+    def parts(self) -> tuple[dict, dict]:
+        headers, arrays = [], {}
+        for j, learner in enumerate(self.learners):
+            header, own = learner.saved_parts()
+            headers.append(header)
+            arrays.update({f"backend{j}.{name}": a for name, a in own.items()})
+        return {"name": self.name, "learners": headers}, arrays
+
+    @classmethod
+    def from_parts(cls, header, arrays: dict, n_outputs: int, n_features: int, path=None):
+        if not (isinstance(header, dict) and isinstance(header.get("learners"), list)):
+            raise NBSVMError("corrupted model file: bad backend learner header", path=path)
+        check_learner(header.get("name"))
+        obj = cls.__new__(cls)
+        obj.name, obj.n_outputs, obj.n_features = header["name"], n_outputs, n_features
+        obj.shared = obj.name in SHARED or n_outputs == 1
+        if len(header["learners"]) != (1 if obj.shared else n_outputs):
+            raise NBSVMError("corrupted model file: wrong number of backend learners",
+                             path=path)
+        loaded = []
+        for j, h in enumerate(header["learners"]):
+            prefix = f"backend{j}."
+            own = {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}
+            learner = OnlineLearner.from_parts(h, own, path)
+            if getattr(learner, "n_features_in_", None) != n_features:
+                raise NBSVMError("corrupted model file: a backend learner of another width",
+                                 path=path)
+            loaded.append(learner)
+        if obj.shared:
+            obj._shared = loaded
+        else:
+            obj.ovr = OneVsRest(obj.name)
+            obj.ovr.start_outputs(n_outputs, loaded)
+        return obj

@@ -1,0 +1,543 @@
+"""The hashed naive-Bayes lexicon: binarized per-class bucket counts and log-count ratios.
+
+Wang & Manning (2012), binarized: for each class c, ``p = alpha + sum of f^`` over documents
+of class c and ``q = alpha + sum of f^`` over the other documents, sums and L1 norms taken over
+the buckets seen in training (any class); ``r = log((p/||p||_1) / (q/||q||_1))``; unseen
+buckets get ``r = 0``. With two classes there is one ratio vector (for ``classes_[1]``
+against ``classes_[0]``); with more, one per class against the rest.
+"""
+from __future__ import annotations
+
+import math
+import mmap
+
+import numpy as np
+from numba import njit
+
+from nbsvm._prefetch import prefetch_row
+from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE
+from nbsvm.errors import NBSVMError
+from nbsvm.lexicon.paircounts import PairCounts
+from nbsvm.models.persist import load_npz, save_npz
+from nbsvm.text.hashing import Hasher
+
+
+@njit(cache=True, nogil=True)
+def _count_buckets(counts, doc_counts, ids, offsets, codes):
+    """counts[codes[d], ids[offsets[d]:offsets[d+1]]] += 1 for every document d.
+
+    The counters are prefetched a few ids ahead: 2**n_bits of them are far larger than
+    the caches, so every increment would otherwise wait for memory on its own.
+    """
+    for d in range(offsets.shape[0] - 1):
+        c = codes[d]
+        row = counts[c]
+        doc_counts[c] += 1
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        for j in range(lo, hi):
+            if j + 32 < hi:
+                prefetch_row(row, ids[j + 32])
+            row[ids[j]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _nb_ratios(pos, neg, alpha, out):
+    """out[i] = log((p_i/|p|) / (q_i/|q|)) over seen buckets (p = pos + alpha, ...), else 0.
+
+    Returns the number of seen buckets. ``out`` may share memory with neither input.
+    """
+    sp = 0.0
+    sq = 0.0
+    n_seen = 0
+    for i in range(pos.shape[0]):
+        if pos[i] > 0 or neg[i] > 0:
+            sp += pos[i] + alpha
+            sq += neg[i] + alpha
+            n_seen += 1
+    shift = math.log(sq) - math.log(sp) if sp > 0 else 0.0
+    for i in range(pos.shape[0]):
+        if pos[i] > 0 or neg[i] > 0:
+            out[i] = math.log(pos[i] + alpha) - math.log(neg[i] + alpha) + shift
+        else:
+            out[i] = 0.0
+    return n_seen
+
+
+def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float,
+              out: np.ndarray | None = None) -> np.ndarray:
+    """Log-count ratio over the buckets seen in either count vector (float32, dense)."""
+    if out is None:
+        out = np.empty(pos_counts.shape[0], dtype=RATIO_DTYPE)
+    _nb_ratios(pos_counts, neg_counts, float(alpha), out)
+    return out
+
+
+class NBLexicon:
+    """Binarized per-class bucket counts of a hashed corpus.
+
+    The counts are sparse, one per (bucket, class) pair seen
+    (:class:`~nbsvm.lexicon.paircounts.PairCounts`): memory grows with what the corpus holds, not
+    with classes x buckets. The trainer lends two dense int32 rows of ``2**n_bits``
+    instead (:meth:`counting_in`: an increment is one memory access, and one row becomes
+    its bucket -> column map); a third class moves them to pairs.
+
+    Parameters
+    ----------
+    hasher : Hasher
+        How texts become bucket ids (its settings travel with the lexicon).
+    alpha : float
+        Additive smoothing of the ratios.
+
+    Examples
+    --------
+    >>> lex = NBLexicon(Hasher(ngrams=1, n_bits=8))
+    >>> lex = lex.fit(["good film", "bad film"], ["pos", "neg"])
+    >>> lex.classes_
+    ['neg', 'pos']
+    >>> float(lex.ratios()[0][lex.hasher.buckets("good")[0]]) > 0
+    True
+    """
+
+    def __init__(self, hasher: Hasher | None = None, alpha: float = 1.0):
+        self.hasher = hasher or Hasher()
+        self.alpha = alpha
+
+    # -- counting -------------------------------------------------------------------------
+    def _init_state(self, store: np.ndarray | None = None, mm: mmap.mmap | None = None):
+        """``store``: optional zeroed int32 array ``(2, 2**n_bits)`` (any strides) to count
+        the first two classes in, so that a trainer can lend memory it will reuse; ``mm``:
+        the anonymous mapping it lives in. Without it, counts are sparse pairs."""
+        if not hasattr(self, "_labels"):
+            if not (isinstance(self.alpha, (int, float)) and self.alpha > 0):
+                raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
+            self._labels: list[str] = []          # first-appearance order
+            self._mm, self._store = mm, store
+            self._pairs: PairCounts | None = PairCounts() if store is None else None
+            self._docs_store = np.zeros(2, dtype=np.int64)
+
+    @classmethod
+    def counting_in(cls, hasher: Hasher, alpha: float, store: np.ndarray, mm):
+        """An empty lexicon that counts its first two classes in ``store`` (lent by a
+        trainer that reuses the memory; see :meth:`_init_state`)."""
+        lexicon = cls(hasher, alpha=alpha)
+        lexicon._init_state(store, mm)
+        return lexicon
+
+    @classmethod
+    def from_label_counts(cls, hasher: Hasher, alpha: float, by_label: dict) -> "NBLexicon":
+        """A lexicon from ``{label: (documents, buckets, counts)}`` (as :meth:`label_counts`
+        returns; buckets sorted and distinct)."""
+        lexicon = cls(hasher, alpha=alpha)
+        lexicon._init_state()
+        for label in sorted(by_label):
+            k = lexicon.code_of(label)
+            n, idx, cnt = by_label[label]
+            lexicon._pairs.add_counts(idx, k, cnt)
+            lexicon._docs_store[k] = n
+        return lexicon
+
+    def counts_in(self, store: np.ndarray) -> bool:
+        """Whether the counts still live in ``store`` (the lent memory)."""
+        return getattr(self, "_store", None) is store
+
+    def code_labels(self) -> list[str]:
+        """The labels counted so far, in code order (:meth:`code_of`: first appearance)."""
+        return list(getattr(self, "_labels", ()))
+
+    @property
+    def n_labels(self) -> int:
+        """Classes counted so far (0 before any)."""
+        return len(getattr(self, "_labels", ()))
+
+    @property
+    def dense(self) -> bool:
+        """Whether the counts are dense rows of ``2**n_bits`` (at most two classes)."""
+        self._init_state()
+        return self._pairs is None
+
+    def code_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Dense counts only (:meth:`counting_in`): ``(counts, rows)``, the count rows in
+        code order (a view, no copy) and, for each class of ``classes_``, its row."""
+        self._check_fitted()
+        if not self.dense:
+            raise NBSVMError("the lexicon's counts are sparse; use compact()")
+        return self._counts, np.asarray(self._order(), dtype=np.int64)
+
+    def code_of(self, label: str) -> int:
+        """Internal code of ``label``, adding the class if it is new."""
+        self._init_state()
+        try:
+            return self._labels.index(label)
+        except ValueError:
+            k = len(self._labels)
+            if k == 2 and self._pairs is None:
+                self._to_pairs()
+            if k == len(self._docs_store):       # grow by doubling (new classes are rare)
+                docs = np.zeros(2 * k, dtype=np.int64)
+                docs[:k] = self._docs_store
+                self._docs_store = docs
+            self._labels.append(label)
+            return k
+
+    def _to_pairs(self) -> None:
+        """Move the dense counts to sparse (bucket, class) pairs; the rows go back to their
+        lender."""
+        self._pairs = PairCounts.from_dense(self._counts)
+        self._mm, self._store = None, None
+
+    @property
+    def _counts(self) -> np.ndarray:
+        return self._store[:len(self._labels)]
+
+    @property
+    def _docs(self) -> np.ndarray:
+        return self._docs_store[:len(self._labels)]
+
+    def add_batch(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
+        """Count a CSR batch of binarized documents whose labels are codes from :meth:`code_of`."""
+        self._init_state()
+        if self._pairs is None:
+            _count_buckets(self._counts, self._docs, ids, offsets, codes)
+        else:
+            self._pairs.add(ids, offsets, codes)
+            np.add.at(self._docs_store, codes, 1)
+
+    def partial_fit(self, texts, labels):
+        texts = list(texts)
+        codes = np.asarray([self.code_of(str(label)) for label in labels], dtype=np.int32)
+        if len(codes) != len(texts):
+            raise NBSVMError(f"{len(texts)} texts but {len(codes)} labels")
+        if len(codes):
+            ids, offsets = self.hasher.batch(texts)
+            self.add_batch(ids, offsets, codes)
+        return self
+
+    def fit(self, texts, labels):
+        for attr in ("_labels", "_store", "_mm", "_pairs", "_docs_store"):
+            self.__dict__.pop(attr, None)
+        return self.partial_fit(texts, labels)
+
+    # -- results --------------------------------------------------------------------------
+    def _check_fitted(self):
+        if not getattr(self, "_labels", None) or int(self._docs.sum()) == 0:
+            raise NBSVMError("the lexicon has seen no documents")
+
+    @property
+    def classes_(self) -> list[str]:
+        self._check_fitted()
+        return sorted(self._labels)
+
+    @property
+    def class_counts_(self) -> np.ndarray:
+        """Documents per class, in the order of ``classes_``."""
+        return self._docs[self._order()].copy()
+
+    def _order(self) -> list[int]:
+        return [self._labels.index(c) for c in self.classes_]
+
+    def compact(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(buckets, counts)``: the buckets seen in training (sorted, int32) and the
+        binarized counts over them, shape ``(n_classes, len(buckets))``, rows in
+        ``classes_`` order. Memory: classes x buckets seen."""
+        self._check_fitted()
+        pairs = self._pairs if self._pairs is not None else PairCounts.from_dense(self._counts)
+        return pairs.rows(np.asarray(self._order()))
+
+    def label_counts(self) -> dict:
+        """``{label: (documents, buckets, counts)}``, each label's non-zero counts."""
+        buckets, counts = self.compact()
+        out = {}
+        for label, n, row in zip(self.classes_, self.class_counts_, counts):
+            nz = np.flatnonzero(row)
+            out[label] = (int(n), buckets[nz], row[nz].astype(np.int64))
+        return out
+
+    def counts(self) -> np.ndarray:
+        """Binarized bucket counts, dense, shape ``(n_classes, 2**n_bits)``, rows in
+        ``classes_`` order (classes x 2**n_bits of memory: :meth:`compact` is sparse)."""
+        buckets, counts = self.compact()
+        out = np.zeros((counts.shape[0], 1 << self.hasher.n_bits), dtype=np.int32)
+        out[:, buckets] = counts
+        return out
+
+    def document_frequency(self) -> np.ndarray:
+        """Documents holding each bucket, dense int64 of ``2**n_bits``."""
+        buckets, counts = self.compact()
+        df = np.zeros(1 << self.hasher.n_bits, dtype=np.int64)
+        df[buckets] = counts.sum(axis=0, dtype=np.int64)
+        return df
+
+    def kept_ratios(self, alpha: float | None = None,
+                    min_df: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """``(buckets, ratios)``: the buckets seen in at least ``min_df`` documents and
+        their NB log-count ratios, shape ``(1, n)`` for two classes (``classes_[1]``
+        against ``classes_[0]``, norms over every seen bucket), else ``(K, n)`` (each class
+        against the rest, norms over the kept buckets, as the model's columns)."""
+        alpha = self.alpha if alpha is None else alpha
+        classes = self.classes_
+        if len(classes) < 2:
+            raise NBSVMError(f"need at least two classes, found only {classes}")
+        buckets, counts = self.compact()
+        total = counts.sum(axis=0, dtype=np.int64)
+        kept = total >= max(int(min_df), 1)
+        if len(classes) == 2:
+            ratios = nb_ratios(counts[1], counts[0], alpha)[None, :]
+        else:
+            counts = np.where(kept, counts, 0)
+            total = np.where(kept, total, 0)
+            ratios = np.stack([nb_ratios(row, total - row, alpha) for row in counts])
+        return buckets[kept], ratios[:, kept]
+
+    def ratios(self, alpha: float | None = None, min_df: int = 1) -> np.ndarray:
+        """NB log-count ratios, dense: shape ``(1, 2**n_bits)`` for two classes, else
+        ``(K, 2**n_bits)`` (:meth:`kept_ratios` keeps only the buckets kept).
+
+        With more than two classes (one-vs-rest), only buckets seen in at least ``min_df``
+        documents count, as the model's kept columns do: the others get 0 and stay out of
+        the norms. Two classes keep their norms over every seen bucket and every seen
+        bucket's ratio."""
+        if len(self.classes_) == 2:
+            min_df = 1
+        buckets, kept = self.kept_ratios(alpha, min_df)
+        out = np.zeros((kept.shape[0], 1 << self.hasher.n_bits), dtype=RATIO_DTYPE)
+        out[:, buckets] = kept
+        return out
+
+    @property
+    def n_seen_(self) -> int:
+        """Buckets seen in training (any class)."""
+        self._check_fitted()
+        pairs = self._pairs if self._pairs is not None else PairCounts.from_dense(self._counts)
+        return pairs.n_buckets()
+
+    # -- files ----------------------------------------------------------------------------
+    def header(self) -> dict:
+        return dict(hasher=self.hasher.settings(), alpha=self.alpha, classes=self.classes_,
+                    class_counts=self.class_counts_.tolist())
+
+    def save(self, path) -> None:
+        """Save sparsely (only seen buckets) with the settings, atomically."""
+        seen, rows = self.compact()
+        save_npz(path, "lexicon", self.header(), {"buckets": seen, "counts": rows})
+
+    @classmethod
+    def load(cls, path) -> "NBLexicon":
+        header, arrays = load_npz(path, "lexicon")
+        try:
+            hasher = Hasher(**header["hasher"])
+            classes = [str(c) for c in header["classes"]]
+            docs = [int(x) for x in header["class_counts"]]
+            buckets, counts = arrays["buckets"], arrays["counts"]
+            ok = (buckets.ndim == 1 and counts.shape == (len(classes), buckets.shape[0])
+                  and len(docs) == len(classes) and buckets.dtype == BUCKET_DTYPE
+                  and counts.dtype == np.int32
+                  and (buckets.size == 0 or (buckets.min() >= 0
+                                             and buckets.max() < (1 << hasher.n_bits))))
+        except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
+            raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
+        except NBSVMError as e:
+            raise NBSVMError(f"corrupted lexicon file: {e.message}", path=str(path)) from None
+        if not ok:
+            raise NBSVMError("corrupted lexicon file: arrays do not match the header", path=str(path))
+        alpha = header.get("alpha")
+        problem = (
+            "buckets not strictly increasing (unsorted or repeated)"
+            if buckets.size > 1 and np.any(np.diff(buckets) <= 0) else
+            "negative counts" if (counts.size and counts.min() < 0) or min(docs, default=0) < 0
+            else f"repeated class names {classes}" if len(set(classes)) != len(classes)
+            else "classes must be a list of strings"
+            if not all(isinstance(c, str) for c in header["classes"])
+            else f"bad alpha {alpha!r}"
+            if isinstance(alpha, bool) or not isinstance(alpha, (int, float))
+            or not np.isfinite(alpha) or alpha <= 0 else None)
+        if problem:
+            raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
+        by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
+        return cls.from_label_counts(hasher, float(alpha), by_label)
+
+
+def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NBLexicon:
+    """One streaming pass over labeled documents; returns the fitted :class:`NBLexicon`.
+
+    ``callback`` receives ``{"stage": "lexicon", "docs": n}`` after each batch.
+    """
+    from nbsvm.data.features import hash_batches
+
+    lexicon = NBLexicon(hasher, alpha=alpha)
+    lexicon._init_state()
+    n = 0
+    for batch in hash_batches(docs, hasher):
+        codes = np.empty(len(batch), dtype=np.int32)
+        for i, label in enumerate(batch.labels):
+            if label is None:
+                raise NBSVMError("document has no label", **batch.where(i))
+            codes[i] = lexicon.code_of(label)
+        lexicon.add_batch(batch.ids, batch.offsets, codes)
+        n += len(batch)
+        if callback:
+            callback({"stage": "lexicon", "docs": n})
+    if n == 0:
+        raise NBSVMError("no labeled documents in the input")
+    return lexicon
+
+
+@njit(cache=True, nogil=True)
+def _seen_sums(counts, min_df, lo, hi):
+    """Over buckets ``lo..hi-1``: how many were seen in any class, each class's count
+    summed over them, how many were seen in at least ``min_df`` documents (the ones a
+    model keeps), and each class's count summed over those."""
+    k_classes = counts.shape[0]
+    sums = np.zeros(k_classes)
+    kept_sums = np.zeros(k_classes)
+    n_seen = 0
+    n_kept = 0
+    for i in range(lo, hi):
+        tot = 0
+        for k in range(k_classes):
+            tot += counts[k, i]
+        if tot > 0:
+            n_seen += 1
+            for k in range(k_classes):
+                sums[k] += counts[k, i]
+            if tot >= min_df:
+                n_kept += 1
+                for k in range(k_classes):
+                    kept_sums[k] += counts[k, i]
+    return n_seen, sums, n_kept, kept_sums
+
+
+@njit(cache=True, nogil=True)
+def _compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, lo, hi, c0):
+    """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1),
+    for buckets ``lo..hi-1`` whose first kept one gets column ``c0`` (ranges can run in
+    parallel threads when each knows how many columns the ranges before it keep).
+
+    Kept: seen in at least ``min_df`` documents; the ratios' norms still run over every
+    seen bucket, as in the lexicon's definition. Columns follow bucket order. ``rows[j]`` is the counts row of class j (classes sorted);
+    ``binary``: one output, ``classes[1]`` against ``classes[0]``; else one per class against
+    the rest. ``remap`` may share memory with a row of ``counts``: each bucket's counts are
+    read before its entry is written.
+    """
+    k_classes, d = counts.shape
+    total_sum = 0.0
+    for k in range(k_classes):
+        total_sum += sums[k]
+    shift = 0.0
+    if binary:
+        shift = (math.log(sums[rows[0]] + alpha * n_seen)
+                 - math.log(sums[rows[1]] + alpha * n_seen))
+    c = c0
+    for i in range(lo, hi):
+        tot = 0
+        for k in range(k_classes):
+            tot += counts[k, i]
+        if tot == 0 or tot < min_df:
+            remap[i] = -1
+            continue
+        if binary:
+            p = counts[rows[1], i] + alpha
+            q = counts[rows[0], i] + alpha
+            S[0, c, 0] = math.log(p / q) + shift
+        else:
+            for j in range(rows.shape[0]):
+                own = counts[rows[j], i]
+                p = own + alpha
+                q = (tot - own) + alpha
+                norm_p = sums[rows[j]] + alpha * n_seen
+                norm_q = (total_sum - sums[rows[j]]) + alpha * n_seen
+                S[j, c, 0] = math.log(p) - math.log(q) + math.log(norm_q) - math.log(norm_p)
+        remap[i] = c
+        c += 1
+
+
+# ---- counts by kept column (the trainer's path: memory by kept buckets x classes) --------
+# The trainer counts, while it hashes, only how many documents contain each bucket (one
+# int32 row of 2**n_bits). The buckets kept (seen in at least min_df documents) then get
+# columns, and one pass over the feature cache counts each class's documents per kept
+# column, and each class's total of distinct buckets per document (the sum of its counts
+# over every seen bucket, which the ratios' norms need). The ratios are those of the dense
+# per-class counts, bit for bit: every sum is of integers (exact in float64).
+
+@njit(cache=True, nogil=True)
+def _count_df(df, ids):
+    """df[b] += 1 for every id (each document's ids are distinct: df counts documents)."""
+    n = ids.shape[0]
+    for j in range(n):
+        if j + 32 < n:
+            prefetch_row(df, ids[j + 32])
+        df[ids[j]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _df_stats(df, min_df, lo, hi):
+    """Over buckets ``lo..hi-1``: how many were seen, and how many are kept (seen in at
+    least ``min_df`` documents)."""
+    n_seen = 0
+    n_kept = 0
+    for i in range(lo, hi):
+        if df[i] > 0:
+            n_seen += 1
+            if df[i] >= min_df:
+                n_kept += 1
+    return n_seen, n_kept
+
+
+@njit(cache=True, nogil=True)
+def _df_to_columns(df, min_df, lo, hi, c0):
+    """Turn ``df`` into the bucket -> column map in place over ``lo..hi-1``: kept buckets
+    get columns from ``c0`` in bucket order, the others -1."""
+    c = c0
+    for i in range(lo, hi):
+        if df[i] > 0 and df[i] >= min_df:
+            df[i] = c
+            c += 1
+        else:
+            df[i] = -1
+
+
+@njit(cache=True, nogil=True)
+def _count_columns(counts, docs, id_totals, kept_df, ids, offsets, codes, set_ptr, set_rows,
+                   remap):
+    """For every document d, each row ``r`` its code lists (``set_rows[set_ptr[c]:
+    set_ptr[c + 1]]`` for ``c = codes[d]``: the class's own row for one label per document,
+    every label of the set for multi-label): its kept columns counted in ``counts[r]``,
+    the document in ``docs[r]`` and its number of distinct buckets in ``id_totals[r]``.
+    A non-empty ``kept_df`` counts every document's kept columns (multi-label ratios need
+    it: a document may count in several rows, or none)."""
+    with_df = kept_df.shape[0] > 0
+    for d in range(offsets.shape[0] - 1):
+        c = codes[d]
+        r0 = set_ptr[c]
+        r1 = set_ptr[c + 1]
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        for r in range(r0, r1):
+            docs[set_rows[r]] += 1
+            id_totals[set_rows[r]] += hi - lo
+        for j in range(lo, hi):
+            if j + 32 < hi:
+                prefetch_row(remap, ids[j + 32])
+            col = remap[ids[j]]
+            if col >= 0:
+                for r in range(r0, r1):
+                    counts[set_rows[r], col] += 1
+                if with_df:
+                    kept_df[col] += 1
+
+
+@njit(cache=True, nogil=True)
+def _label_ratios(counts, kept_df, alpha, n_kept, sums, total, S, lo, hi):
+    """Multi-label NB ratios of columns ``lo..hi-1`` into ``S[k, c, 0]``: label ``k``'s
+    documents against the documents without it (``kept_df[c] - counts[k, c]``), norms over
+    the kept columns as for one-vs-rest (``sums[k]``: label k's counts over them;
+    ``total``: every document's)."""
+    for c in range(lo, hi):
+        tot = kept_df[c]
+        for k in range(counts.shape[0]):
+            own = counts[k, c]
+            p = own + alpha
+            q = (tot - own) + alpha
+            norm_p = sums[k] + alpha * n_kept
+            norm_q = (total - sums[k]) + alpha * n_kept
+            S[k, c, 0] = math.log(p) - math.log(q) + math.log(norm_q) - math.log(norm_p)

@@ -1,0 +1,163 @@
+"""Model files: an NBSVM model as ``.npz`` arrays (no object arrays, never pickled) with a
+JSON header, written to a temporary name and renamed (:mod:`nbsvm.models.persist`).
+
+Arrays: ``buckets`` (the kept buckets, sorted), ``ratios`` and ``coef`` (one row per
+output over those buckets), ``learner_state``, AdaGrad's ``adagrad_sq``, the n-gram map for
+explanations, and a backend learner's parts. The header holds every parameter, the
+hasher, classes and counts. Loading checks every shape, dtype and value the kernels rely
+on.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nbsvm import __version__
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.explain import decode_map, encode_map
+from nbsvm.learners.sgd import STATE_DTYPE
+from nbsvm.models.persist import Chunked, load_npz, save_npz
+from nbsvm.config import BUCKET_DTYPE
+from nbsvm.learners.reduction import NBReduction
+from nbsvm.text.hashing import Hasher
+
+
+def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
+    """Value checks of a loaded model's arrays (their dtypes and shapes are checked already):
+    what the compiled kernels index with must be in range, what they add must be finite."""
+    def bad(what):
+        raise NBSVMError(f"corrupted model file: {what}", path=str(path))
+
+    if buckets.size > 1 and np.any(np.diff(buckets) <= 0):
+        bad("buckets not strictly increasing (unsorted or repeated)")
+    if len(set(clf.classes_)) != len(clf.classes_):
+        bad(f"repeated class names {clf.classes_}")
+    if clf.n_docs_ < 0 or np.any(clf.class_counts_ < 0) or \
+            not 0 <= clf.n_seen_buckets_ <= (1 << clf.hasher_.n_bits):
+        bad("negative or impossible counts")
+    for name, a in (("ratios", ratios), ("coef", coef), ("learner_state", state),
+                    ("mean_abs_coef", clf.mean_abs_coef_), ("adagrad_sq", sq)):
+        if a is not None and not np.isfinite(a).all():
+            bad(f"non-finite values in {name}")
+    if sq is not None and np.any(sq < 0):
+        bad("negative values in adagrad_sq")
+
+
+def save_model(clf, path) -> None:
+    """Write ``clf`` (a fitted :class:`~nbsvm.NBSVMClassifier`) to ``path`` atomically: seen
+    buckets only, as .npz with a JSON header."""
+    clf.check_fitted()
+    learner = clf.linear_
+    learner.coef()                          # fold the SGD scale into the weights
+    if clf.column_of_ is None:                 # columns are buckets: keep the used ones
+        keep = learner.used_features()
+        buckets = keep
+    else:                                   # compact: every column is a seen bucket
+        keep = None
+        buckets = clf.column_buckets()
+    n_out, n_cols = learner.n_outputs, buckets.size
+
+    def column(c):          # S_[:, keep, c] row by row, in slices: no full copies
+        def pieces():
+            for k in range(n_out):
+                for start in range(0, n_cols, 1 << 20):
+                    part = slice(start, start + (1 << 20))
+                    yield learner.S_[k, part, c] if keep is None else \
+                        learner.S_[k, keep[part], c]
+        return Chunked(STATE_DTYPE, (n_out, n_cols), pieces)
+
+    arrays = {"buckets": buckets, "ratios": column(0), "coef": column(1),
+              "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
+    if learner.optimizer == "adagrad":
+        arrays["adagrad_sq"] = column(2)
+    arrays.update(encode_map(getattr(clf, "ngram_map_", None) or {}))
+    backend = None
+    if clf.learner is not None:
+        backend, own = clf.backend_.parts()
+        arrays.update(own)
+    header = dict(
+        package_version=__version__,
+        params={p: v for p, v in clf.get_params().items() if p != "cache_dir"},
+        hasher=clf.hasher_.settings(), classes=list(clf.classes_),
+        class_counts=[int(c) for c in clf.class_counts_], n_docs=int(clf.n_docs_),
+        n_seen_buckets=int(clf.n_seen_buckets_),
+        mean_abs_coef=[float(x) for x in clf.mean_abs_coef_])
+    if backend is not None:
+        header["backend"] = backend
+    if clf.setting("eta0") == "auto" and clf.learner is None:
+        header["eta0_"] = float(clf.linear_.eta0)     # what the calibration chose
+    save_npz(path, "model", header, arrays)
+
+
+def load_model(cls, path):
+    """A model of class ``cls`` read from ``path``, every array checked against the header
+    (a corrupted or crafted file is an error naming it, never a crash in a kernel)."""
+    header, arrays = load_npz(path, "model")
+    try:
+        if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
+            raise TypeError("params and hasher must be objects")
+        # files from before the norm option were trained without it
+        clf = cls(**{"norm": "none", **header["params"]})
+        if clf.validate() != Hasher(**header["hasher"]):
+            raise NBSVMError("corrupted model file: the hasher settings do not match "
+                             "the parameters", path=str(path))
+        clf.hasher_ = Hasher(**header["hasher"])
+        if not isinstance(header["classes"], list) \
+                or not all(isinstance(c, str) for c in header["classes"]):
+            raise TypeError("classes must be a list of strings")
+        clf.classes_ = list(header["classes"])
+        clf.class_counts_ = np.asarray(header["class_counts"], dtype=np.int64).reshape(-1)
+        clf.n_docs_ = int(header["n_docs"])
+        clf.n_seen_buckets_ = int(header["n_seen_buckets"])
+        clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
+        buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
+        state = arrays["learner_state"]
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
+        raise NBSVMError(f"corrupted model file: {type(e).__name__}: {e}", path=str(path)) from None
+    except NBSVMError as e:
+        if e.path is not None:
+            raise
+        raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
+    if clf.setting("eta0") == "auto" and clf.learner is None:
+        eta0_ = header.get("eta0_")
+        if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)
+                and 0 < eta0_ < float("inf")):
+            raise NBSVMError("corrupted model file: eta0 'auto' without a valid eta0_",
+                             path=str(path))
+        clf.eta0_ = float(eta0_)
+    n_out = clf.n_outputs()
+    d = 1 << clf.hasher_.n_bits
+    sq = arrays.get("adagrad_sq")
+    ok = (len(clf.classes_) >= (1 if clf.multilabel else 2)
+          and len(clf.class_counts_) == len(clf.classes_)
+          and clf.hasher_.n_bits == clf.n_bits
+          and buckets.ndim == 1 and buckets.dtype == BUCKET_DTYPE
+          and ratios.shape == (n_out, buckets.size) and ratios.dtype == STATE_DTYPE
+          and coef.shape == (n_out, buckets.size) and coef.dtype == STATE_DTYPE
+          and state.shape == (n_out, 3) and state.dtype == np.float64
+          and clf.mean_abs_coef_.shape == (n_out,)
+          and (clf.setting("optimizer") != "adagrad"
+               or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE))
+          and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
+    if not ok:
+        raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
+    _check_model_values(clf, buckets, ratios, coef, state, sq, path)
+    clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) \
+        if "map_buckets" in arrays else {}
+    try:
+        learner = clf.new_linear(clf.classes_, buckets.size)
+    except NBSVMError as e:         # settings the learner refuses: a crafted header
+        raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
+    learner.S_[:, :, 0] = ratios
+    learner.S_[:, :, 1] = coef
+    if sq is not None and clf.setting("optimizer") == "adagrad":
+        learner.S_[:, :, 2] = sq
+    learner.state_[:] = state
+    clf.column_of_ = np.full(d, -1, dtype=np.int32)
+    clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
+    clf.linear_ = learner
+    if clf.learner is not None:
+        clf.backend_ = NBReduction.from_parts(
+            header.get("backend"), {k: v for k, v in arrays.items()
+                                    if k.startswith("backend")},
+            learner.n_outputs, buckets.size, str(path))
+    return clf

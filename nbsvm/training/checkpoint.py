@@ -1,0 +1,162 @@
+"""Training checkpoints: the learner's state after whole epochs, to resume an interrupted fit.
+
+A checkpoint holds the learner's raw arrays (weights, NB ratios, AdaGrad sums, the SGD scale
+and step count; with ``learner``, every backend learner's state too), the epoch it completed and the state of the shuffling generator, plus a
+fingerprint of everything that decides the result: the model's settings (all but ``epochs``,
+``threads`` and ``cache_dir``) and the identity of the training inputs (and lexicon). It is an
+``.npz`` with a JSON header written by :func:`~nbsvm.models.persist.save_npz` (atomic, checksummed,
+never pickled).
+
+Resuming rebuilds the lexicon and the epoch-1 column cache exactly as the first run did (from
+the kept cache when there is one, else by hashing the inputs again) without training on
+them, checks that the NB ratios equal the checkpoint's bit for bit (the same data), puts the
+arrays and the generator back and trains the remaining epochs. With ``threads=1`` the final
+model is bit-identical to an uninterrupted run (tested).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from nbsvm.data.cachestore import input_identity
+from nbsvm.errors import NBSVMError
+from nbsvm.models.persist import load_npz, save_npz
+from nbsvm.learners.reduction import NBReduction
+
+KIND = "checkpoint"
+UNFINGERPRINTED = ("epochs", "threads", "cache_dir")   # may change between run and resume
+
+
+def checkpoint_path(output) -> Path:
+    """Where the checkpoints of a model written to ``output`` go: ``model.checkpoint.npz``."""
+    out = Path(output)
+    stem = out.name[:-4] if out.name.endswith(".npz") else out.name
+    return out.with_name(stem + ".checkpoint.npz")
+
+
+class Checkpoint:
+    """Save the training state every ``every`` epochs to ``path``; with ``resume``, start
+    from the state found there (if any).
+
+    Parameters
+    ----------
+    path : str or Path
+    every : int
+        Save after every ``every``-th epoch (0: never save; ``resume`` still reads).
+    resume : bool
+        Continue from the checkpoint at ``path`` when it exists.
+    identity : dict
+        What identifies the training data (input paths, sizes, mtimes, reader settings);
+        a checkpoint of other data is refused.
+    """
+
+    def __init__(self, path, every: int = 0, resume: bool = False, identity: dict | None = None):
+        if not (isinstance(every, int) and every >= 0):
+            raise NBSVMError(f"checkpoint interval must be an integer >= 0 epochs, got {every!r}")
+        self.path = Path(path)
+        self.every = every
+        self.resume = resume
+        self.identity = identity or {}
+        self.resumed_from: int | None = None        # the epoch a resumed fit started after
+
+    @classmethod
+    def for_run(cls, output, every: int, resume: bool, inputs, reader: dict, lexicon=None,
+                kept=None) -> "Checkpoint":
+        """The checkpoint of a training run writing ``output``, identified by its inputs
+        (paths, sizes, mtimes), the reader settings and the lexicon file, if any. ``kept``:
+        the run's :class:`~nbsvm.data.cachestore.KeptCache`, which has stat'ed every input already
+        (an aclImdb folder: 25k files)."""
+        identities = kept.identity["inputs"] if kept is not None else \
+            [input_identity(p) for p in inputs]
+        identity = {"inputs": identities, "reader": reader,
+                    "lexicon": input_identity(lexicon) if lexicon else None}
+        return cls(checkpoint_path(output), every=every, resume=resume, identity=identity)
+
+    def fingerprint(self, clf) -> dict:
+        params = {k: v for k, v in clf.get_params().items() if k not in UNFINGERPRINTED}
+        return {"params": params, "data": self.identity}
+
+    def due(self, epoch: int, epochs: int) -> bool:
+        return self.every > 0 and epoch % self.every == 0 and epoch < epochs
+
+    def save(self, clf, epoch: int, rng: np.random.Generator) -> None:
+        learner = clf.linear_
+        header = {"fingerprint": self.fingerprint(clf), "epoch": int(epoch),
+                  "rng": rng.bit_generator.state, "classes": list(clf.classes_),
+                  "n_docs": int(clf.n_docs_)}
+        arrays = {"S": learner.S_, "state": learner.state_}
+        if clf.learner is not None:         # the backend learners' whole state as well
+            header["backend"], own = clf.backend_.parts()
+            arrays.update(own)
+        save_npz(self.path, KIND, header, arrays)
+
+    def load(self, clf) -> dict | None:
+        """The saved state if resuming and a checkpoint exists; refuses another run's."""
+        if not (self.resume and self.path.exists()):
+            return None
+        header, arrays = load_npz(self.path, KIND)
+        mine, theirs = self.fingerprint(clf), header.get("fingerprint")
+        if not isinstance(theirs, dict) or theirs.get("params") != mine["params"]:
+            saved = theirs.get("params", {}) if isinstance(theirs, dict) else {}
+            diff = sorted(k for k in set(saved) | set(mine["params"])
+                          if saved.get(k) != mine["params"].get(k))
+            raise NBSVMError(f"the checkpoint was written with other settings ({', '.join(diff)} "
+                             f"differ); use the same settings or remove it to start over",
+                             path=str(self.path))
+        if theirs.get("data") != mine["data"]:
+            raise NBSVMError("the checkpoint was written for other training data (the inputs' "
+                             "paths, sizes or modification times differ); remove it to start "
+                             "over", path=str(self.path))
+        epoch = header.get("epoch")
+        backend = {k: a for k, a in arrays.items() if k.startswith("backend")}
+        if not isinstance(epoch, int) or epoch < 1 \
+                or set(arrays) - set(backend) != {"S", "state"} \
+                or (clf.learner is not None) != ("backend" in header):
+            raise NBSVMError("corrupted checkpoint", path=str(self.path))
+        if clf.epochs is not None:          # else known with the classes (restore)
+            self._check_epochs(epoch, clf.epochs)
+        return {"epoch": epoch, "rng": header.get("rng"), "classes": header.get("classes"),
+                "S": arrays["S"], "state": arrays["state"],
+                "backend": (header.get("backend"), backend)}
+
+    def _check_epochs(self, epoch: int, epochs: int) -> None:
+        if epoch >= epochs:
+            raise NBSVMError(f"the checkpoint is after epoch {epoch}, which leaves nothing to do "
+                             f"for --epochs {epochs}", path=str(self.path))
+
+    def restore(self, clf, saved: dict, rng: np.random.Generator) -> int:
+        """Put ``saved`` into ``clf``'s learner and ``rng``; return the epoch to start after.
+
+        The NB ratios (column 0 of ``S``) were computed from the data again: they must equal
+        the checkpoint's exactly, or the data is not what it was trained on."""
+        self._check_epochs(saved["epoch"], clf.setting("epochs"))
+        learner = clf.linear_
+        S, state = saved["S"], saved["state"]
+        if saved["classes"] != list(clf.classes_) or S.shape != learner.S_.shape \
+                or S.dtype != learner.S_.dtype or state.shape != learner.state_.shape:
+            raise NBSVMError(f"the checkpoint does not fit this data (classes "
+                             f"{saved['classes']} vs {clf.classes_}, state {S.shape} vs "
+                             f"{learner.S_.shape})", path=str(self.path))
+        if not np.array_equal(S[:, :, 0], learner.S_[:, :, 0]):
+            raise NBSVMError("the data gives other NB ratios than the checkpoint's: the "
+                             "training data changed; remove the checkpoint to start over",
+                             path=str(self.path))
+        if not (np.isfinite(S).all() and np.isfinite(state).all()):
+            raise NBSVMError("corrupted checkpoint: non-finite values", path=str(self.path))
+        try:
+            rng.bit_generator.state = saved["rng"]
+        except (TypeError, ValueError, KeyError) as e:
+            raise NBSVMError(f"corrupted checkpoint: generator state ({e})",
+                             path=str(self.path)) from None
+        learner.S_[...] = S
+        learner.state_[...] = state
+        if clf.learner is not None:
+            header, arrays = saved["backend"]
+            clf.backend_ = NBReduction.from_parts(header, arrays, learner.n_outputs,
+                                                  learner.n_features, str(self.path))
+        self.resumed_from = saved["epoch"]
+        return saved["epoch"]
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)

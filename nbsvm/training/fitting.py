@@ -1,0 +1,242 @@
+"""Fitting an NBSVM model on a stream of documents (``NBSVMClassifier.fit_documents``).
+
+The steps, in order: one hashing pass writes the feature cache and counts (or a kept cache
+is counted, or a prebuilt lexicon is taken as it is); the counts become the model's columns,
+NB ratios and an empty learner (:mod:`nbsvm.lexicon.columns`); Bottou's calibration picks eta0 when
+asked (:mod:`nbsvm.learners.calibration`); the epochs replay the cache in shuffled groups
+(:mod:`nbsvm.training.epochs`), the first translating buckets to columns as it goes, with
+checkpoints (:mod:`nbsvm.training.checkpoint`); the n-gram names of the strongest buckets are found
+beside the last epoch (:mod:`nbsvm.evaluation.explain`). Everything it sets on the model is the
+model's public learned state.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+import numpy as np
+
+from nbsvm.learners.calibration import calibrate_eta0, calibration_sample
+from nbsvm.lexicon.columns import ColumnBuilder, _nonempty
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.explain import TextSample, ngram_map, ngram_map_of, strongest_columns
+from nbsvm.data.features import CacheWriter, FeatureCache, hash_batches, releasable_int32
+from nbsvm.io.readers import Document
+from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.memory import check_fit_memory, hashing_bytes
+from nbsvm.learners._kernels import _mean_abs_weight
+from nbsvm.learners.reduction import NBReduction
+
+if TYPE_CHECKING:
+    from nbsvm.data.cachestore import KeptCache
+    from nbsvm.training.checkpoint import Checkpoint
+
+
+def read_sample(cache: FeatureCache) -> list[str]:
+    """The text sample kept with a cache (empty if missing or unreadable: it only names
+    buckets in explanations)."""
+    try:
+        texts = json.loads((cache.folder / "sample.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [t for t in texts if isinstance(t, str)] if isinstance(texts, list) else []
+
+
+class Fit:
+    """One ``fit_documents`` run of ``model`` (see its docstring for the arguments)."""
+
+    def __init__(self, model, lexicon: NBLexicon | None = None,
+                 callback: Callable[[dict], None] | None = None, max_memory=None,
+                 kept: "KeptCache | None" = None, checkpoint: "Checkpoint | None" = None):
+        self.model = model
+        self.lexicon = lexicon
+        self.notify = callback or (lambda event: None)
+        self.max_memory = max_memory
+        self.kept = kept
+        self.checkpoint = checkpoint
+        self.timings: dict = {}
+
+    def _check(self):
+        """Refuse what cannot work before anything is read; return the hasher."""
+        model, lexicon, kept = self.model, self.lexicon, self.kept
+        hasher = model.validate()
+        if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
+            check_fit_memory(hashing_bytes(hasher.n_bits), self.max_memory,
+                             what="the hashing pass")
+        if lexicon is not None and lexicon.hasher != hasher:
+            raise NBSVMError(f"the lexicon was built with {lexicon.hasher.settings()} but the "
+                             f"model asks for {hasher.settings()}")
+        if kept is not None and kept.hasher != hasher:
+            raise NBSVMError(f"the kept cache is keyed on {kept.hasher.settings()} but the "
+                             f"model asks for {hasher.settings()}")
+        return hasher
+
+    def run(self, docs: Iterable[Document]) -> None:
+        model, kept, notify = self.model, self.kept, self.notify
+        hasher = self._check()
+        model.forget()
+        self.saved = self.checkpoint.load(model) if self.checkpoint is not None else None
+        self.builder = ColumnBuilder(model, hasher, self.max_memory, notify)
+        self.t0 = time.perf_counter()
+        if model.cache_dir is not None:
+            Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix="nbsvm-cache-", dir=model.cache_dir))
+        try:
+            cache, sample, first_epoch, translate, ordered = self._columns(docs, hasher, tmp)
+            if first_epoch == 1:
+                notify({"stage": "lexicon done", "docs": cache.n_docs})
+                self.timings["lexicon_s"] = time.perf_counter() - self.t0
+            model.n_docs_ = cache.n_docs
+            positive = model.targets_in(cache)
+            self._prepare_learner(cache, positive, translate)
+            into = tmp / "columns" if kept is not None else None     # the kept cache stays
+            mapper = self._train(cache, positive, sample, first_epoch, translate, ordered,
+                                 into)
+            self.timings["train_s"] = time.perf_counter() - self.t0 - \
+                self.timings.get("lexicon_s", 0.0)
+            cache.close()
+            del cache
+            t1 = time.perf_counter()
+            model.mean_abs_coef_ = model.linear_.mean_abs_coef()
+            if mapper is not None:
+                model.ngram_map_ = mapper.result()
+            else:
+                model.ngram_map_ = ngram_map(model, sample.texts) if sample.texts else {}
+            self.timings["ngram_map_wait_s"] = time.perf_counter() - t1
+        except NBSVMError as e:
+            if kept is not None and kept.owns(e):       # never trip over it again
+                kept.discard(str(e))
+                raise NBSVMError(f"{e.message} (the kept cache was removed; the next run "
+                                 f"hashes the inputs again)", path=e.path) from None
+            raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        model.timings_ = self.timings
+
+    def _columns(self, docs, hasher, tmp: Path):
+        """The feature cache and the model's columns: ``(cache, sample, first_epoch,
+        translate, ordered)`` (``translate``: epoch 1 maps the cache's buckets to columns;
+        ``ordered``: in stored order, as if streamed, instead of shuffled)."""
+        model, kept, builder, notify = self.model, self.kept, self.builder, self.notify
+        lexicon, self.lexicon = self.lexicon, None      # the only reference: freed after use
+        cache = kept.open() if kept is not None else None
+        if kept is not None:
+            notify({"stage": "cache", "reused": cache is not None, "folder": str(kept.folder),
+                    "discarded": kept.discarded,
+                    "docs": cache.n_docs if cache is not None else 0})
+        writer = None
+        sample = TextSample(seed=model.seed)       # names the buckets for explanations
+        if cache is None:
+            writer = kept.writer() if kept is not None else CacheWriter(tmp / "train", hasher)
+            if kept is not None:        # a later run reusing the cache names buckets too
+                writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
+            docs = sample.wrap(docs)
+        else:
+            sample.texts = read_sample(cache)
+        if lexicon is None:
+            # two int32 rows of 2**n_bits in releasable memory: two classes are counted in
+            # them, from a third on the documents per bucket (nbsvm.lexicon.columns)
+            mm, store = releasable_int32((2, 1 << hasher.n_bits))
+            if cache is None:
+                lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
+            else:
+                lexicon, df = builder.count_cache(cache, store, mm)
+            if lexicon is not None:
+                model.adopt(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store)
+                                                 else None))
+            else:
+                model.adopt(builder.from_df(cache, df))
+            return cache, sample, 1, True, False
+        model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
+        del lexicon
+        if cache is None and kept is None and self.saved is None and model.learner is None \
+                and not model.multilabel:
+            notify({"stage": "lexicon done", "docs": 0})
+            cache = model.epochs_for(notify).stream_first(
+                hash_batches(docs, model.hasher_), writer, model.column_of_,
+                lambda batch: model.codes_for(batch.labels, batch), model.positive_codes())
+            return cache, sample, 2, False, False       # written as columns already
+        # a bucket cache (kept, or needed to rebuild epoch 1's columns on resume) replayed
+        # in stored order trains exactly as streaming would
+        if cache is None:
+            cache = self._hash_pass(docs, writer)
+        return cache, sample, 1, True, True
+
+    def _hash_pass(self, docs, writer) -> FeatureCache:
+        """Hash every document into a bucket cache, without counting or training."""
+        with writer:
+            n = 0
+            for batch in hash_batches(docs, self.model.hasher_):
+                writer.add(batch)
+                n += len(batch)
+                self.notify({"stage": "hash", "docs": n})
+            cache = writer.close()
+        return _nonempty(cache)
+
+    def _prepare_learner(self, cache: FeatureCache, positive, translate: bool) -> None:
+        """The backend learners (``learner``), or Bottou's eta0 for ``eta0='auto'``."""
+        model = self.model
+        if model.learner is not None:
+            model.backend_ = NBReduction(model.learner, model.linear_.n_outputs,
+                                         model.linear_.n_features, model.l2, model.seed)
+        elif model.setting("eta0") == "auto":
+            model.eta0_ = calibrate_eta0(model.linear_, calibration_sample(
+                cache, positive, model.column_of_ if translate else None, model.seed))
+            model.linear_.eta0 = model.eta0_
+            self.notify({"stage": "eta0", "eta0": model.eta0_, "docs": 0})
+
+    def _train(self, cache, positive, sample, first_epoch, translate, ordered, into):
+        """The epochs (after a checkpoint's, when resuming); returns the n-gram mapper
+        started beside the last epoch, if any."""
+        model, checkpoint, notify = self.model, self.checkpoint, self.notify
+        rng = np.random.default_rng(model.seed)
+        if self.saved is not None:
+            # rebuild epoch 1's column cache (and the generator's draws) without training
+            if translate and first_epoch == 1:
+                groups = cache.translated_groups(model.column_of_, None if ordered else rng,
+                                                 into=into)
+                with contextlib.closing(groups):
+                    for _ in groups:
+                        notify({"stage": "resume", "docs": 0})
+            first_epoch = checkpoint.restore(model, self.saved, rng) + 1
+            translate = False
+            notify({"stage": "resumed", "epoch": first_epoch - 1})
+        mapper = None
+        epochs = model.setting("epochs")
+        run = model.epochs_for(notify)
+        for epoch in range(first_epoch, epochs + 1):
+            if epoch == epochs and epoch > first_epoch and sample.texts \
+                    and model.learner is None:
+                mapper = self._start_mapper(sample.texts)     # beside the last epoch
+            groups = None
+            if translate and epoch == first_epoch:
+                groups = cache.translated_groups(model.column_of_, None if ordered else rng,
+                                                 rewrite=epoch < epochs, into=into)
+            run.replay(cache, positive, rng, epoch, groups)
+            if checkpoint is not None and checkpoint.due(epoch, epochs):
+                checkpoint.save(model, epoch, rng)
+                notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
+                        "path": str(checkpoint.path)})
+        return mapper
+
+    def _start_mapper(self, texts) -> "concurrent.futures.Future":
+        """Name the strongest buckets (:func:`~nbsvm.evaluation.explain.ngram_map`) in a thread while
+        the last epoch trains, ranking them by the weights before it (a snapshot: the result
+        does not depend on timing). The compiled tokenizer releases the GIL."""
+        model = self.model
+        learner = model.linear_        # read only: folding the SGD scale would change training
+        mean_abs = None
+        if model.beta != 1.0 and model.interpolate == "weights":
+            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
+                                 for k in range(learner.n_outputs)])
+        chosen = strongest_columns(model, mean_abs=mean_abs)     # the snapshot, row by row
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
+        future = pool.submit(ngram_map_of, chosen, model.column_of_, model.hasher_, texts)
+        pool.shutdown(wait=False)
+        return future

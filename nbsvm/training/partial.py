@@ -1,0 +1,126 @@
+"""``NBSVMClassifier.partial_fit``: training batch by batch, for every task and learner.
+
+A model started by ``partial_fit`` has a growing lexicon: its columns are the ``2**n_bits``
+buckets themselves (state: outputs x ``2**n_bits``; choose ``n_bits`` for it), the lexicon's
+counts grow with each batch and the ratios are recomputed from them before the batch is
+learned (O(``2**n_bits``) per call: use large batches). After ``fit`` or ``load`` the
+lexicon is frozen and only the learner keeps learning, on the model's kept columns.
+
+Single-label models count each class; multi-label ones count each label-set key and take
+each label's counts as the sum over the keys holding it (:func:`~nbsvm.lexicon.columns.
+label_set_counts`), as ``fit`` from a lexicon does. The learner is the built-in one or the
+backend's (``learner``), each making one pass over the batch in its order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nbsvm.lexicon.columns import fill_label_ratios, label_set_counts
+from nbsvm.errors import NBSVMError
+from nbsvm.data.features import hash_batch, translate
+from nbsvm.io.frames import texts_and_labels
+from nbsvm.io.readers import Document
+from nbsvm.io.labels import classes_of, key_of, label_set, membership
+from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.learners.reduction import NBReduction
+
+
+def partial_fit(model, X, y, classes=None):
+    """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring)."""
+    hasher = model.validate()
+    if not hasattr(model, "linear_"):
+        _start(model, hasher, classes)
+    texts, values = texts_and_labels(X, y, "text", "label")
+    if values is None:
+        raise NBSVMError("partial_fit needs labels y")
+    if model.multilabel:
+        labels = [key_of(v) for v in values]
+    else:
+        model._remember_label_values(values, update=True)
+        labels = [str(v) for v in values]
+    docs = [Document(l, t, "<partial_fit>", i + 1)
+            for i, (t, l) in enumerate(zip(texts, labels))]
+    batch = hash_batch(docs, model.hasher_)
+    lexicon = getattr(model, "lexicon_", None)
+    codes, positive = _targets(model, labels, batch, lexicon)
+    if lexicon is not None:
+        lexicon.add_batch(batch.ids, batch.offsets, codes)
+        _refresh_values(model, lexicon)
+    batch = translate(batch, model.column_of_)
+    if len(docs):
+        order = np.arange(len(docs))
+        if model.learner is not None:
+            model.backend_.partial_fit(model.linear_.tables, batch.ids, batch.offsets, codes,
+                                       order, positive, model.unit_rows())
+        else:
+            model.linear_.epoch(batch.ids, batch.offsets, codes, order, positive)
+    model.n_docs_ += len(docs)
+    model.mean_abs_coef_ = model.linear_.mean_abs_coef()
+    return model
+
+
+def _start(model, hasher, classes) -> None:
+    """The first call: the classes (labels), an empty growing lexicon, and the learner
+    over every bucket."""
+    if classes is None:
+        raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
+    if model.multilabel:
+        classes = classes_of(key_of([c]) for c in classes)
+        if not classes:
+            raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
+    else:
+        model._remember_label_values(list(classes))
+        classes = sorted({str(c) for c in classes})
+        if len(classes) < 2:
+            raise NBSVMError(f"need at least two classes, got {classes}")
+    model.lexicon_ = NBLexicon(hasher, alpha=model.alpha)
+    if not model.multilabel:
+        for c in classes:               # codes in classes_ order
+            model.lexicon_.code_of(c)
+    model.classes_, model.hasher_, model.n_docs_ = classes, hasher, 0
+    model.class_counts_ = np.zeros(len(classes), dtype=np.int64)
+    model.n_seen_buckets_ = 0
+    model.column_of_ = None                 # growing lexicon: columns are buckets
+    model.linear_ = model.new_linear(classes, 1 << hasher.n_bits)
+    if model.learner is not None:
+        model.backend_ = NBReduction(model.learner, model.linear_.n_outputs,
+                                     model.linear_.n_features, model.l2, model.seed)
+
+
+def _targets(model, labels, batch, lexicon):
+    """``(codes, positive)`` of the batch for the learners: class indices and each
+    output's class, or label-set key codes and their membership matrix."""
+    if not model.multilabel:
+        return model.codes_for(labels, batch), model.positive_codes()
+    for i, key in enumerate(labels):
+        model.check_labels(list(label_set(key)), [batch.where(i)] * len(label_set(key)))
+    if lexicon is not None:                 # the lexicon's codes: every key seen so far
+        codes = np.asarray([lexicon.code_of(key) for key in labels], dtype=np.int32)
+        keys = lexicon.code_labels()
+    else:
+        keys = sorted(set(labels))
+        index = {key: c for c, key in enumerate(keys)}
+        codes = np.asarray([index[key] for key in labels], dtype=np.int32)
+    return codes, membership(model.classes_, keys)
+
+
+def _refresh_values(model, lexicon) -> None:
+    """Every column's value from the lexicon's counts so far (as fit computes them:
+    buckets in fewer than ``min_df`` documents carry none)."""
+    tables = model.linear_.tables
+    if model.multilabel:
+        buckets, counts, kept_df, docs, n_seen = label_set_counts(lexicon, model.classes_,
+                                                                  model.min_df)
+        ratios = np.zeros((len(model.classes_), len(buckets), 1), dtype=tables.dtype)
+        fill_label_ratios(ratios, counts, kept_df, float(model.alpha))
+        ratios = ratios[:, :, 0]
+        model.class_counts_ = docs
+        model.n_seen_buckets_ = n_seen
+    else:
+        model.class_counts_ = lexicon.class_counts_     # classes_ order == codes
+        if model.class_counts_.min() == 0:              # ratios need every class seen
+            return
+        buckets, ratios = lexicon.kept_ratios(min_df=model.min_df)
+        model.n_seen_buckets_ = lexicon.n_seen_
+    tables[:] = 0.0
+    tables[:, buckets] = 1.0 if model.weighting == "binary" else ratios

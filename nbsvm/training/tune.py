@@ -1,0 +1,274 @@
+"""Hyper-parameter search for NBSVM on held-out parts of the training data (never a test set).
+
+One reading pass splits the documents (a seeded validation split, or ``k`` folds) and hashes
+each part once per n-gram order in the grid into feature caches. Every candidate then trains
+from those caches exactly as ``nbsvm train --keep-cache`` would (no reading, tokenizing or
+hashing again), and the settings that only act at prediction time (``beta``,
+``interpolate``) are scored on the same trained model, so a grid of ``N`` candidates costs
+far less than ``N`` runs. The result is a ranked table (mean validation accuracy over the
+folds, its spread, log loss when the loss gives probabilities) and the best settings.
+
+Examples
+--------
+>>> docs = [("a great film", "pos"), ("dull and awful", "neg")] * 50
+>>> result = tune(docs, {"l2": [1e-4, 1e-6], "beta": [1.0, 0.5]}, {"n_bits": 12, "epochs": 2})
+>>> len(result.table), result.n_trainings
+(4, 2)
+>>> sorted(result.best)
+['beta', 'l2']
+>>> result.chosen == result.best or result.chosen == {"l2": 1e-4, "beta": 1.0}
+True
+"""
+from __future__ import annotations
+
+import itertools
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from nbsvm.config import DEFAULTS, TASK_PARAMS
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.evaluate import evaluate_cache
+from nbsvm.data.features import Batch, CacheWriter, FeatureCache, hash_batch
+from nbsvm.io.readers import Document
+from nbsvm.io.labels import classes_of
+from nbsvm.models.nbsvm import NBSVMClassifier
+
+#: what a grid may vary; the last two only act at prediction time (no retraining)
+TUNABLE = ("ngrams", "loss", "optimizer", "l2", "eta0", "alpha", "min_df", "epochs",
+           "beta", "interpolate")
+PREDICTION_ONLY = ("beta", "interpolate")
+#: the grid `nbsvm tune` searches when none is given: 32 candidates, 16 trainings
+DEFAULT_GRID = {"ngrams": [2, 3], "loss": ["log", "hinge"], "l2": [1e-4, 1e-5],
+                "eta0": [0.02, 0.05], "beta": [1.0, 0.95]}
+CHUNK = 512
+
+
+@dataclass
+class TuneResult:
+    table: "pd.DataFrame"       # one row per candidate, best first
+    best: dict                  # the best candidate's grid values (highest accuracy)
+    seconds: float
+    n_trainings: int            # models trained (candidates x folds, prediction-only merged)
+    split: str                  # "validation 20%" or "5-fold"
+    chosen: dict | None = None  # what to use: ``best``, or the reference within one SE
+    reason: str = ""            # why ``chosen``
+    standard_error: float = 0.0     # of the best candidate's accuracy
+
+
+def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | None:
+    """The candidate with the default settings (``base``, else the defaults, which for
+    :data:`~nbsvm.config.TASK_PARAMS` follow ``classes``: two, more, or label sets with
+    ``base["multilabel"]``) if the grid has it."""
+    model = NBSVMClassifier(**{k: v for k, v in base.items() if k in NBSVMClassifier._param_names()})
+    ref = {k: base[k] if base.get(k) is not None else
+           (model.setting(k, classes) if k in TASK_PARAMS and classes is not None
+            else DEFAULTS.get(k)) for k in grid}
+    return ref if all(ref[k] in grid[k] for k in grid) else None
+
+
+class _Ready:
+    """A finished cache handed to ``fit_documents(kept=...)``: read, never rebuilt."""
+
+    def __init__(self, folder: Path, hasher):
+        self.folder, self.hasher, self.discarded = folder, hasher, None
+
+    def open(self) -> FeatureCache:
+        return FeatureCache(self.folder)
+
+    def owns(self, error) -> bool:
+        return False
+
+
+def candidates(grid: dict) -> list[dict]:
+    """Every combination of the grid's values, in the grid's order."""
+    for key in grid:
+        if key not in TUNABLE:
+            raise NBSVMError(f"cannot tune {key!r}; tunable: {', '.join(TUNABLE)}")
+        if not isinstance(grid[key], (list, tuple)) or not grid[key]:
+            raise NBSVMError(f"grid values of {key!r} must be a non-empty list")
+    keys = list(grid)
+    return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
+
+
+def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, folds: int,
+                    valid_fraction: float, seed: int, root: Path, notify) -> dict:
+    """One pass: part of each document (fold), hashed once per n-gram order into caches
+    ``root/<order>/<split>/{train,valid}``. Returns ``{order: [(train, valid), ...]}``."""
+    hashers = {n: NBSVMClassifier(**dict(base, ngrams=n)).validate() for n in orders}
+    n_splits = max(folds, 1)
+    writers = {n: [(CacheWriter(root / str(n) / str(s) / "train", h),
+                    CacheWriter(root / str(n) / str(s) / "valid", h)) for s in range(n_splits)]
+               for n, h in hashers.items()}
+    rng = np.random.default_rng(seed)
+    seen = 0
+    try:
+        chunk: list[Document] = []
+        for doc in itertools.chain(docs, [None]):
+            if doc is not None:
+                chunk.append(doc)
+                if len(chunk) < CHUNK:
+                    continue
+            if not chunk:
+                break
+            if folds:
+                part = rng.integers(0, folds, size=len(chunk))
+            else:
+                part = (rng.random(len(chunk)) < valid_fraction).astype(np.int64)
+            for n, h in hashers.items():
+                batch = hash_batch(chunk, h)            # once; parts keep the reading order
+                for s in range(n_splits):
+                    held = part == (s if folds else 1)  # fold s validates split s
+                    for which, mask in ((0, ~held), (1, held)):
+                        if mask.any():
+                            writers[n][s][which].add(_rows(batch, mask))
+            seen += len(chunk)
+            notify({"stage": "hash", "docs": seen})
+            chunk = []
+        out = {}
+        for n in orders:
+            out[n] = []
+            for train, valid in writers[n]:
+                if train.n_docs == 0 or valid.n_docs == 0:
+                    raise NBSVMError(f"the split left no {'training' if train.n_docs == 0 else 'validation'} "
+                                     f"documents ({seen} documents in all): use more data, "
+                                     f"another --valid fraction or fewer folds")
+                out[n].append((train.close(), valid.close()))
+        return out
+    except BaseException:
+        for pair in writers.values():
+            for train, valid in pair:
+                for w in (train, valid):
+                    if not w._ids.closed:
+                        w.abort()
+        raise
+
+
+def _rows(batch: Batch, mask: np.ndarray) -> Batch:
+    """The documents of ``batch`` where ``mask`` is true, in order."""
+    lengths = np.diff(batch.offsets)
+    offsets = np.zeros(int(mask.sum()) + 1, dtype=batch.offsets.dtype)
+    np.cumsum(lengths[mask], out=offsets[1:])
+    keep = np.flatnonzero(mask)
+    return Batch(batch.ids[np.repeat(mask, lengths)], offsets,
+                 [batch.labels[i] for i in keep], [batch.sources[i] for i in keep],
+                 [batch.lines[i] for i in keep])
+
+
+def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None = None, *,
+         valid_fraction: float = 0.2, folds: int = 0, seed: int = 0, workdir=None,
+         select: str = "1se", callback: Callable[[dict], None] | None = None) -> TuneResult:
+    """Search ``grid`` (``{"l2": [...], "beta": [...]}``; :data:`TUNABLE` names) around the
+    fixed settings ``base`` (any :class:`~nbsvm.NBSVMClassifier` parameter) on a seeded
+    validation split of ``docs`` (``valid_fraction``) or on ``folds`` folds.
+
+    ``docs`` may be :class:`~nbsvm.io.Document` records or ``(text, label)`` pairs.
+
+    ``select``: ``"best"`` chooses the highest validation accuracy; ``"1se"`` (the
+    one-standard-error rule) keeps the default settings when the grid holds them and they
+    score within one standard error of the best, so that noise does not move a user off
+    good defaults (``result.reason`` says which applied).
+    """
+    if select not in ("1se", "best"):
+        raise NBSVMError(f"unknown selection {select!r}; allowed: 1se, best")
+    import pandas as pd
+
+    t0 = time.perf_counter()
+    notify = callback or (lambda event: None)
+    grid = dict(DEFAULT_GRID if grid is None else grid)
+    given = dict(base or {})
+    base = {k: v for k, v in given.items() if k not in grid}
+    if folds == 1 or folds < 0:
+        raise NBSVMError(f"folds must be 0 (a validation split) or at least 2, got {folds}")
+    if not folds and not 0 < valid_fraction < 1:
+        raise NBSVMError(f"the validation fraction must be in (0, 1), got {valid_fraction}")
+    cands = candidates(grid)
+    for c in cands:                     # refuse impossible settings before reading anything
+        NBSVMClassifier(**dict(base, **c)).validate()
+    orders = sorted({c.get("ngrams", base.get("ngrams", DEFAULTS["ngrams"])) for c in cands})
+    docs = (d if isinstance(d, Document) else Document(str(d[1]), d[0], "<tune>", i + 1)
+            for i, d in enumerate(docs))
+    root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
+    try:
+        caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
+        labels = caches[orders[0]][0][0].labels
+        classes = classes_of(labels) if given.get("multilabel") else sorted(labels)
+        reference = reference_of(grid, given, classes)     # the settings used without tuning
+        # candidates that differ only in prediction-time settings share one trained model
+        trained: dict = {}
+        for c in cands:
+            key = tuple(sorted((k, v) for k, v in c.items() if k not in PREDICTION_ONLY))
+            trained.setdefault(key, []).append(c)
+        rows, n_trainings = [], 0
+        for key, group in trained.items():
+            params = dict(base, **dict(key))
+            n = params.get("ngrams", DEFAULTS["ngrams"])
+            scores = {id(c): [] for c in group}
+            for s, (train, valid) in enumerate(caches[n]):
+                t1 = time.perf_counter()
+                clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
+                clf.fit_documents(iter(()), kept=_Ready(train.folder, train.hasher))
+                n_trainings += 1
+                train_s = time.perf_counter() - t1
+                for c in group:
+                    clf.beta = c.get("beta", base.get("beta", DEFAULTS["beta"]))
+                    clf.interpolate = c.get("interpolate",
+                                            base.get("interpolate", DEFAULTS["interpolate"]))
+                    clf.validate()
+                    rep = evaluate_cache(clf, valid)
+                    scores[id(c)].append((rep["accuracy"], rep.get("log_loss", np.nan),
+                                          train_s, getattr(clf, "eta0_", None), rep["n_docs"]))
+                notify({"stage": "tune", "docs": n_trainings,
+                        "total": len(trained) * len(caches[n])})
+            for c in group:
+                acc = np.array([x[0] for x in scores[id(c)]])
+                n_valid = sum(x[4] for x in scores[id(c)])
+                row = dict(c, accuracy=float(acc.mean()),
+                           accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
+                           log_loss=float(np.mean([x[1] for x in scores[id(c)]])),
+                           train_seconds=float(np.mean([x[2] for x in scores[id(c)]])),
+                           _n_valid=n_valid)
+                if c.get("eta0", base.get("eta0")) == "auto":
+                    row["eta0_chosen"] = float(np.median([x[3] for x in scores[id(c)]]))
+                rows.append(row)
+        table = pd.DataFrame(rows)
+        # best: highest accuracy, then lowest log loss, then the earlier candidate
+        table["_order"] = np.arange(len(table))
+        table = table.sort_values(["accuracy", "log_loss", "_order"],
+                                  ascending=[False, True, True], na_position="last")
+        table = table.drop(columns="_order").reset_index(drop=True)
+        table.insert(0, "rank", np.arange(1, len(table) + 1))
+        best = {k: _plain(table.loc[0, k]) for k in grid}
+        # one standard error of the best accuracy: binomial over the held-out documents (all
+        # folds together: each document is held out once)
+        a, n_valid = float(table.loc[0, "accuracy"]), int(table.loc[0, "_n_valid"])
+        se = float(np.sqrt(a * (1 - a) / max(n_valid, 1)))
+        table = table.drop(columns="_n_valid")
+        chosen, reason = best, "the best validation accuracy"
+        ref = reference if select == "1se" else None
+        if ref is not None and ref != best:
+            mask = np.logical_and.reduce([table[k] == v for k, v in ref.items()])
+            ref_acc = float(table.loc[mask, "accuracy"].iloc[0])
+            if ref_acc >= a - se:
+                chosen = ref
+                reason = (f"the defaults score {100 * ref_acc:.2f}% against the best "
+                          f"{100 * a:.2f}%, within one standard error ({100 * se:.2f} points): "
+                          f"no candidate is better than noise, so the defaults stay")
+            else:
+                reason = (f"the best beats the defaults ({100 * ref_acc:.2f}%) by more than "
+                          f"one standard error ({100 * se:.2f} points)")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
+    return TuneResult(table, best, time.perf_counter() - t0, n_trainings, split, chosen,
+                      reason, se)
+
+
+def _plain(v):
+    """numpy scalars from the table as plain Python values (for JSON and command lines)."""
+    return v.item() if isinstance(v, np.generic) else v
