@@ -374,7 +374,7 @@ def train_nb_features(train: Examples, setting: dict, cfg, progress: Progress) -
     with log loss and NBSVM's default step and L2 (beta 1: no interpolation)."""
     ratios = class_ratios(train.rows, train.labels, setting["min_df"])
     clf = SGDClassifier(loss="log", schedule="adagrad", eta0=DEFAULTS["eta0"],
-                        lam=DEFAULTS["l2"], epochs=cfg.epochs, seed=cfg.seed)
+                        lam=DEFAULTS["lam"], epochs=cfg.epochs, seed=cfg.seed)
     clf.fit(nb_weighted(train.rows, ratios), train.labels, callback=progress.epoch)
     return lambda test: clf.predict(nb_weighted(test.rows, ratios))
 
@@ -612,7 +612,7 @@ def configuration(args, archives: dict) -> dict:
                     "part (mean over the domains), never on a test part"),
         nbsvm_raw=(f"NBSVMClassifier(ngrams={args.ngrams}, n_bits={args.n_bits}, "
                    f"epochs={args.epochs}, seed), other defaults ({DEFAULTS['loss']} loss, "
-                   f"{DEFAULTS['optimizer']}, eta0 {DEFAULTS['eta0']}, l2 {DEFAULTS['l2']}, "
+                   f"{DEFAULTS['optimizer']}, eta0 {DEFAULTS['eta0']}, lambda {DEFAULTS['lam']}, "
                    f"beta {DEFAULTS['beta']}); min_df chosen from 1, 2; text = title + body"),
         sgd=("SGDClassifier(loss='hinge', schedule='optimal', eta0=0.1, penalty='l2', "
              f"epochs={args.epochs}, seed) on binary hashed features (raw: unigram+bigram "
@@ -620,7 +620,7 @@ def configuration(args, archives: dict) -> dict:
              "(decades)"),
         nbsvm_processed=("NB log-count ratios (alpha 1) of binarized hashed processed_acl "
                          "counts as feature values, SGDClassifier(loss='log', "
-                         f"schedule='adagrad', eta0={DEFAULTS['eta0']}, lam={DEFAULTS['l2']}, "
+                         f"schedule='adagrad', eta0={DEFAULTS['eta0']}, lam={DEFAULTS['lam']}, "
                          f"epochs={args.epochs}); min_df chosen from 1, 2"),
         cross_validation=f"{args.folds} seeded stratified folds over each domain's reviews",
     )

@@ -44,8 +44,8 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "models"))
     for key in ("ngrams", "n_bits", "epochs", "seed"):
         ap.add_argument("--" + key.replace("_", "-"), type=int, default=DEFAULTS[key])
-    for key in ("eta0", "l2", "beta", "alpha"):
-        ap.add_argument("--" + ("lambda" if key == "l2" else key), dest=key, type=float,
+    for key in ("eta0", "lam", "beta", "alpha"):
+        ap.add_argument("--" + ("lambda" if key == "lam" else key), dest=key, type=float,
                         default=DEFAULTS[key])
     ap.add_argument("--loss", default=DEFAULTS["loss"])
     ap.add_argument("--optimizer", default=DEFAULTS["optimizer"])
@@ -70,7 +70,7 @@ def main(argv=None):
                               "--output", str(lex), "--quiet"]),
         run_stage("train", [nbsvm, "train", str(train), "--lexicon", str(lex), "--loss", args.loss,
                             "--optimizer", args.optimizer, "--epochs", str(args.epochs),
-                            "--eta0", str(args.eta0), "--lambda", str(args.l2),
+                            "--eta0", str(args.eta0), "--lambda", str(args.lam),
                             "--beta", str(args.beta), "--interpolate", args.interpolate,
                             "--seed", str(args.seed), "--output", str(model), "--quiet"]),
         run_stage("eval", [nbsvm, "eval", str(test), "--model", str(model), "--quiet"]),

@@ -51,20 +51,20 @@ def main(argv=None):
     held = [d for i, d in enumerate(docs) if i in val]
     grid = dict(loss=args.losses.split(","), optimizer=args.optimizers.split(","),
                 eta0=[float(x) for x in args.eta0s.split(",")],
-                l2=[float(x) for x in args.lambdas.split(",")])
+                lam=[float(x) for x in args.lambdas.split(",")])
     rows = []
     for loss, opt, eta0, l2 in itertools.product(*grid.values()):
         if opt == "sgd" and l2 * eta0 >= 1:
             continue
         clf = NBSVMClassifier(ngrams=args.ngrams, n_bits=args.n_bits, min_df=args.min_df,
-                              loss=loss, optimizer=opt, eta0=eta0, l2=l2, epochs=args.epochs,
+                              loss=loss, optimizer=opt, eta0=eta0, lam=l2, epochs=args.epochs,
                               seed=args.seed)
         t0 = time.perf_counter()
         clf.fit_documents(iter(fit))
         secs = time.perf_counter() - t0
         for beta in (float(b) for b in args.betas.split(",")):
             acc = evaluate_documents(clf.set_params(beta=beta), iter(held))["accuracy"]
-            rows.append(dict(loss=loss, optimizer=opt, eta0=eta0, l2=l2, beta=beta,
+            rows.append(dict(loss=loss, optimizer=opt, eta0=eta0, lam=l2, beta=beta,
                              val_accuracy=acc, fit_s=secs))
         best = max(rows[-len(args.betas.split(",")):], key=lambda x: x["val_accuracy"])
         print(f"{loss:6s} {opt:8s} eta0={eta0:<5} lambda={l2:<6g} best beta={best['beta']:<4} "

@@ -117,7 +117,7 @@ def test_train_without_lexicon_equals_library_fit(files):
     assert settings["loss"] == "hinge" and settings["n_bits"] == 12 and settings["seed"] == 3
     clf = NBSVMClassifier.load(out)
     ref = NBSVMClassifier(ngrams=2, n_bits=12, epochs=4, loss="hinge", optimizer="sgd", eta0=0.2,
-                          l2=0.001, seed=3).fit([t for _, t in TRAIN], [l for l, _ in TRAIN])
+                          lam=0.001, seed=3).fit([t for _, t in TRAIN], [l for l, _ in TRAIN])
     texts = [t for _, t in TEST + TRAIN]
     assert np.array_equal(clf.decision_function(texts), ref.decision_function(texts))
     assert [p.name for p in tmp.iterdir() if "nbsvm-tmp" in p.name] == []

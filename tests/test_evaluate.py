@@ -12,7 +12,7 @@ from nbsvm.io.readers import Document, read_lines
 
 from conftest import synthetic
 
-SETTINGS = dict(ngrams=2, n_bits=16, hash_seed=1, eta0=0.05, l2=1e-4, epochs=3, seed=2)
+SETTINGS = dict(ngrams=2, n_bits=16, hash_seed=1, eta0=0.05, lam=1e-4, epochs=3, seed=2)
 
 
 def _hand_report(clf, docs):

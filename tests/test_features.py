@@ -331,7 +331,7 @@ def _kept_cache(docs, hasher, keep, folder):
     return writer.close()
 
 
-def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle_kw, min_df,
+def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, lam, epochs, seed, shuffle_kw, min_df,
              norm=None):
     """Stream into a cache, epoch 1 in input order, then seeded shuffled replays; a dense
     learner over all buckets whose values are the lexicon's ratios, 0 below min_df (rows
@@ -342,7 +342,7 @@ def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, l2, epochs, seed, shuffle
     classes = lex.classes_
     n_out = 1 if len(classes) == 2 else len(classes)
     m = LinearSGD(1 << hasher.n_bits, n_outputs=n_out, loss=loss, optimizer=optimizer,
-                  eta0=eta0, l2=l2, unit=norm == "l2" or (norm is None and n_out > 1))
+                  eta0=eta0, lam=lam, unit=norm == "l2" or (norm is None and n_out > 1))
     m.tables[:] = np.where(keep, lex.ratios(min_df=min_df), 0)
     code = {label: i for i, label in enumerate(cache.labels)}
     positive = [code[classes[1]]] if n_out == 1 else [code[c] for c in classes]
@@ -368,7 +368,7 @@ def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, opti
     if shuffle_kw:
         monkeypatch.setattr(FeatureCache, "shuffled_groups",
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
-    kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, l2=1e-4, epochs=4, seed=17,
+    kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, lam=1e-4, epochs=4, seed=17,
               min_df=min_df)
     clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, cache_dir=str(tmp_path), **kw)
     clf.fit_documents(iter(docs), lexicon=lex)
@@ -394,7 +394,7 @@ def test_training_with_a_lexicon_of_other_documents(tmp_path, optimizer):
     lex = NBLexicon(HASHER).fit([d.text for d in part], [d.label for d in part])
     assert lex.n_seen_ < NBLexicon(HASHER).fit([d.text for d in docs],
                                                [d.label for d in docs]).n_seen_
-    kw = dict(optimizer=optimizer, loss="log", eta0=0.05, l2=1e-4, epochs=3, seed=4, min_df=1)
+    kw = dict(optimizer=optimizer, loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=4, min_df=1)
     clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, **kw).fit_documents(iter(docs),
                                                                                  lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw={}, **kw)
@@ -423,12 +423,12 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
         monkeypatch.setattr(FeatureCache, "shuffled_groups",
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
     clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, optimizer=optimizer, loss="log",
-                          eta0=0.05, l2=1e-4, epochs=3, seed=5,
+                          eta0=0.05, lam=1e-4, epochs=3, seed=5,
                           min_df=min_df).fit_documents(iter(docs))
     seen = lex.counts().sum(axis=0)
     keep = seen >= min_df
     buckets = _kept_cache(docs, HASHER, seen >= 1, tmp_path / "buckets")
-    m = LinearSGD(1 << 16, loss="log", optimizer=optimizer, eta0=0.05, l2=1e-4)
+    m = LinearSGD(1 << 16, loss="log", optimizer=optimizer, eta0=0.05, lam=1e-4)
     m.tables[:] = np.where(keep, lex.ratios(), 0)
     assert np.count_nonzero(m.tables) < lex.n_seen_ or min_df == 1
     positive = [buckets.labels.index(lex.classes_[1])]

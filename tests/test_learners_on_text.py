@@ -46,7 +46,7 @@ def _first_epoch_order(seed, n):
     ("multiclass-hinge", THREE_TEXTS, THREE_LABELS, "none"), ("mira", TEXTS, LABELS, "none")])
 def test_a_backend_learner_on_nb_rows_equals_it_trained_by_hand(name, texts, labels, norm):
     clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, epochs=1, seed=4, learner=name,
-                          norm=norm, l2=1e-3).fit(texts, labels)
+                          norm=norm, lam=1e-3).fit(texts, labels)
     unit = norm == "l2"
     order = _first_epoch_order(4, len(texts))
     classes = clf.classes_
@@ -87,7 +87,7 @@ def test_partial_fit_trains_a_backend_learner_on_the_growing_lexicon(name, texts
     lexicon's columns), valued by the lexicon's ratios so far, one pass in batch order."""
     from nbsvm.lexicon.nblexicon import NBLexicon
     clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, seed=4, learner=name, norm="l2",
-                          l2=1e-3)
+                          lam=1e-3)
     clf.partial_fit(texts, labels, classes=sorted(set(labels)))
     ratios = NBLexicon(clf.hasher_).fit(texts, labels).ratios().astype(np.float64)
     n = 1 << 10

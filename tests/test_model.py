@@ -56,12 +56,12 @@ def _dot_tol(clf, text, k=0):
 
 @pytest.fixture(scope="module")
 def binary_clf():
-    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, l2=1e-4).fit(TEXTS, LABELS)
+    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, lam=1e-4).fit(TEXTS, LABELS)
 
 
 @pytest.fixture(scope="module")
 def three_clf():
-    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, l2=1e-4, loss="log").fit(
+    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, lam=1e-4, loss="log").fit(
         THREE_TEXTS, THREE_LABELS)
 
 
@@ -109,7 +109,7 @@ def test_predict_proba_is_sigmoid_of_scores(binary_clf):
 
 def test_training_equals_naive_sgd_over_seeded_shuffles():
     """Without a lexicon every epoch visits a fresh rng.permutation(n) from default_rng(seed)."""
-    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, l2=1e-2, loss="hinge",
+    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="hinge",
                           optimizer="sgd", seed=7).fit(TEXTS, LABELS)
     docs = [naive_buckets(t, 1, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
@@ -129,7 +129,7 @@ def test_training_equals_naive_sgd_over_seeded_shuffles():
 
 
 def test_adagrad_training_equals_naive_adagrad_over_seeded_shuffles(tmp_path):
-    clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=3, eta0=0.1, l2=1e-3, loss="log",
+    clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=3, eta0=0.1, lam=1e-3, loss="log",
                           optimizer="adagrad", seed=11).fit(TEXTS, LABELS)
     docs = [naive_buckets(t, 2, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
@@ -157,7 +157,7 @@ def test_adagrad_training_equals_naive_adagrad_over_seeded_shuffles(tmp_path):
 def test_training_with_lexicon_streams_first_epoch_in_input_order():
     lex = NBLexicon(Hasher(ngrams=1, n_bits=8)).fit(TEXTS, LABELS)
     docs_in = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(zip(TEXTS, LABELS))]
-    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, l2=1e-2, loss="log", seed=3,
+    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="log", seed=3,
                           optimizer="sgd")
     clf.fit_documents(iter(docs_in), lexicon=lex)
     df = lex.counts().sum(axis=0)                              # min_df = 2 by default
@@ -275,6 +275,20 @@ def test_save_load_three_classes(tmp_path, three_clf):
     back = NBSVMClassifier.load(path)
     assert np.array_equal(back.decision_function(NEW), three_clf.decision_function(NEW))
     assert back.predict(NEW).tolist() == three_clf.predict(NEW).tolist()
+
+
+def test_model_files_that_name_the_l2_strength_l2_still_load(tmp_path):
+    """Files written before the L2 strength took the backend's name (``lam``) said ``l2``."""
+    clf = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2, lam=3e-3).fit(TEXTS, LABELS)
+    clf.save(tmp_path / "new.npz")
+    header, arrays = persist.load_npz(tmp_path / "new.npz", "model")
+    header["params"]["l2"] = header["params"].pop("lam")
+    for key in ("kind", "format_version", "checksum"):
+        header.pop(key, None)
+    persist.save_npz(tmp_path / "old.npz", "model", header, arrays)
+    back = NBSVMClassifier.load(tmp_path / "old.npz")
+    assert back.lam == 3e-3
+    assert np.array_equal(back.decision_function(NEW), clf.decision_function(NEW))
 
 
 def test_save_is_atomic_when_interrupted(tmp_path, binary_clf, monkeypatch):
@@ -526,7 +540,7 @@ def test_min_df_validated(bad):
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
 def test_model_file_arrays_and_dtypes(tmp_path, optimizer):
     clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=3, optimizer=optimizer,
-                          l2=1e-3).fit(THREE_TEXTS, THREE_LABELS)
+                          lam=1e-3).fit(THREE_TEXTS, THREE_LABELS)
     arrays = model_file_arrays(clf, tmp_path / "m.npz")
     buckets = arrays["buckets"]
     used = np.flatnonzero(np.any(clf.ratios_ != 0, axis=0) | np.any(clf.coef_ != 0, axis=0))

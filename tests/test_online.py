@@ -129,7 +129,7 @@ def test_state_layout_and_tables_view():
 @pytest.mark.parametrize("lam, eta0", [(0.01, 0.1), (0.3, 0.5), (0.0, 0.2)])
 def test_sgd_epochs_equal_naive(loss, lam, eta0):
     docs, ids, offsets, codes, table, order = make_problem(seed=1)
-    m = new_learner(16, [table], loss=loss, optimizer="sgd", eta0=eta0, l2=lam)
+    m = new_learner(16, [table], loss=loss, optimizer="sgd", eta0=eta0, lam=lam)
     w, b, t = [0.0] * 16, 0.0, 0
     w32, b32 = [0.0] * 16, 0.0
     wrong_eta = ([0.0] * 16, 0.0, 0)
@@ -166,7 +166,7 @@ def test_sgd_hand_computed_docstring_example():
     ids = np.array([0, 1, 1, 2], np.int32)
     offsets = np.array([0, 2, 4])
     codes = np.array([1, 0], np.int32)
-    m = LinearSGD(3, loss="hinge", eta0=0.5, l2=0.0)
+    m = LinearSGD(3, loss="hinge", eta0=0.5, lam=0.0)
     m.tables[:] = 1.0
     m.epoch(ids, offsets, codes, np.array([0, 1]), positive=[1])
     # doc 0 (y=+1, p=0): w0=w1=+0.5, b=+0.005 ; doc 1 (y=-1, p=0.505): w1=w2 -= 0.5, b=0
@@ -178,7 +178,7 @@ def test_sgd_hand_computed_with_l2_scale():
     # one feature, x = 2, y = +1, hinge, eta0 = 0.5, lam = 0.2, two identical steps:
     # t=0: eta=0.5, p=0 -> w = (1-0.1)*0 + 0.5*2 = 1.0, b = 0.005
     # t=1: eta=0.5/1.1, p = 2*1 + 0.005 = 2.005 >= 1 -> no loss step, w = (1 - 0.2*eta) * 1
-    m = LinearSGD(1, loss="hinge", eta0=0.5, l2=0.2)
+    m = LinearSGD(1, loss="hinge", eta0=0.5, lam=0.2)
     m.tables[0] = 2.0
     m.epoch(np.array([0], np.int32), np.array([0, 1]), np.array([1], np.int32),
             np.array([0, 0]), positive=[1])
@@ -194,7 +194,7 @@ def test_sgd_bias_not_regularized_and_slow():
     ids = np.zeros(0, np.int32)
     offsets = np.array([0, 0, 0])
     codes = np.array([1, 1], np.int32)
-    m = LinearSGD(4, loss="hinge", eta0=0.5, l2=0.1)
+    m = LinearSGD(4, loss="hinge", eta0=0.5, lam=0.1)
     m.tables[:] = 1.0
     m.epoch(ids, offsets, codes, np.array([0, 1]), positive=[1])
     eta_0, eta_1 = 0.5, 0.5 / (1 + 0.1 * 0.5 * 1)
@@ -205,7 +205,7 @@ def test_sgd_multi_output_each_equals_naive():
     docs, ids, offsets, codes, table, order = make_problem(seed=2, n_classes=3)
     table2 = (np.asarray(table) * -0.5 + 0.25).astype(np.float32)
     tables = [table, table2, np.ones(16, np.float32)]
-    m = new_learner(16, tables, loss="log", eta0=0.2, l2=0.05)
+    m = new_learner(16, tables, loss="log", eta0=0.2, lam=0.05)
     mean = m.epoch(ids, offsets, codes, order, positive=[0, 1, 2])
     total = 0.0
     for k in range(3):
@@ -229,7 +229,7 @@ def test_sgd_scale_renormalization_path(loss):
     docs, ids, offsets, codes, table, _ = make_problem(seed=3, n_docs=12)
     order = np.concatenate([np.arange(12), np.arange(12)[::-1], np.arange(12)]).astype(np.int64)
     eta0, lam = 1.0, 1.0 - 1e-5
-    m = new_learner(16, [table], loss=loss, eta0=eta0, l2=lam)
+    m = new_learner(16, [table], loss=loss, eta0=eta0, lam=lam)
     m.epoch(ids, offsets, codes, order, positive=[1])
     s_unrenormalized, s_expected, resets = 1.0, 1.0, 0
     for t in range(len(order)):
@@ -276,7 +276,7 @@ def test_sgd_kernel_direct_renormalizes_state():
 @pytest.mark.parametrize("lam", [0.0, 0.05])
 def test_adagrad_epochs_equal_naive(loss, lam):
     docs, ids, offsets, codes, table, order = make_problem(seed=6)
-    m = new_learner(16, [table], loss=loss, optimizer="adagrad", eta0=0.3, l2=lam)
+    m = new_learner(16, [table], loss=loss, optimizer="adagrad", eta0=0.3, lam=lam)
     ys = ys_of(codes, 1)
     ref = ([0.0] * 16, [0.0] * 16, 0.0, 0.0)        # exact float64 definition
     ref32 = ([0.0] * 16, [0.0] * 16, 0.0, 0.0)      # float32 storage and arithmetic
@@ -308,7 +308,7 @@ def test_adagrad_epochs_equal_naive(loss, lam):
 def test_adagrad_hand_computed_step():
     # one example x = {0: 2.0}, y = +1, hinge, lam = 0: g = -1, g0 = -2, G0 = 4,
     # w0 = 0.1 * 2 / sqrt(4) = 0.1 ; bias: Gb = 1, b = 0.1 * 1 / 1 = 0.1
-    m = LinearSGD(2, loss="hinge", optimizer="adagrad", eta0=0.1, l2=0.0, eps=0.0)
+    m = LinearSGD(2, loss="hinge", optimizer="adagrad", eta0=0.1, lam=0.0, eps=0.0)
     m.tables[0] = [2.0, 5.0]
     m.epoch(np.array([0], np.int32), np.array([0, 1]), np.array([1], np.int32),
             np.array([0]), positive=[1])
@@ -322,7 +322,7 @@ def test_adagrad_hand_computed_step():
 def test_adagrad_hand_computed_l2_step():
     # second step on the same example with lam = 0.5: p = 2*0.1 + 0.1 = 0.3 < 1 so g = -1,
     # g0 = -1*2 + 0.5*0.1 = -1.95, G0 = 4 + 3.8025, w0 = 0.1 + 0.1*1.95/sqrt(7.8025)
-    m = LinearSGD(1, loss="hinge", optimizer="adagrad", eta0=0.1, l2=0.5, eps=0.0)
+    m = LinearSGD(1, loss="hinge", optimizer="adagrad", eta0=0.1, lam=0.5, eps=0.0)
     m.tables[0] = 2.0
     m.epoch(np.array([0], np.int32), np.array([0, 1]), np.array([1], np.int32),
             np.array([0, 0]), positive=[1])
@@ -338,8 +338,8 @@ def test_adagrad_hand_computed_l2_step():
     (dict(optimizer="adam"), "unknown optimizer"),
     (dict(eta0=0.0), "eta0"),
     (dict(eta0=float("nan")), "eta0"),
-    (dict(l2=-1e-3), "lambda"),
-    (dict(eta0=1.0, l2=1.0), "lambda \\* eta0"),
+    (dict(lam=-1e-3), "lambda"),
+    (dict(eta0=1.0, lam=1.0), "lambda \\* eta0"),
 ])
 def test_linear_sgd_validation(kw, msg):
     with pytest.raises(NBSVMError, match=msg):
@@ -365,8 +365,8 @@ def _separable(n_docs=4000, n_features=64, seed=0):
 def test_hogwild_threads_learn_the_same_problem():
     ids, offsets, codes = _separable()
     order = np.arange(len(codes))
-    one = LinearSGD(64, loss="log", optimizer="adagrad", eta0=0.1, l2=1e-4)
-    two = LinearSGD(64, loss="log", optimizer="adagrad", eta0=0.1, l2=1e-4, threads=2)
+    one = LinearSGD(64, loss="log", optimizer="adagrad", eta0=0.1, lam=1e-4)
+    two = LinearSGD(64, loss="log", optimizer="adagrad", eta0=0.1, lam=1e-4, threads=2)
     for m in (one, two):
         m.tables[:] = 1.0
         m.epoch(ids, offsets, codes, order, positive=[1])
@@ -385,8 +385,8 @@ def test_hogwild_small_calls_and_sgd_stay_single_threaded():
     ids, offsets, codes = _separable(n_docs=200)
     order = np.arange(200)
     for optimizer in ("adagrad", "sgd"):
-        a = LinearSGD(64, optimizer=optimizer, eta0=0.1, l2=1e-4)
-        b = LinearSGD(64, optimizer=optimizer, eta0=0.1, l2=1e-4, threads=4)
+        a = LinearSGD(64, optimizer=optimizer, eta0=0.1, lam=1e-4)
+        b = LinearSGD(64, optimizer=optimizer, eta0=0.1, lam=1e-4, threads=4)
         for m in (a, b):
             m.tables[:] = 1.0
             m.epoch(ids, offsets, codes, order, positive=[1])
@@ -406,8 +406,8 @@ def test_unit_rows_equal_naive(optimizer, loss):
     references divide x by its norm); unit=False stays the unscaled learner."""
     docs, ids, offsets, codes, table, order = make_problem(seed=4)
     ys = ys_of(codes, 1)
-    m = new_learner(16, [table], loss=loss, optimizer=optimizer, eta0=0.3, l2=0.01, unit=True)
-    plain = new_learner(16, [table], loss=loss, optimizer=optimizer, eta0=0.3, l2=0.01)
+    m = new_learner(16, [table], loss=loss, optimizer=optimizer, eta0=0.3, lam=0.01, unit=True)
+    plain = new_learner(16, [table], loss=loss, optimizer=optimizer, eta0=0.3, lam=0.01)
     rng = np.random.default_rng(2)
     if optimizer == "sgd":
         w, b, t = [0.0] * 16, 0.0, 0
@@ -441,7 +441,7 @@ def test_outputs_in_parallel_equal_one_at_a_time(monkeypatch):
     models = []
     for cpus in (1, 2):
         monkeypatch.setattr("nbsvm.learners.sgd.os.cpu_count", lambda: cpus)
-        m = new_learner(16, tables, loss="modified_huber", optimizer="sgd", eta0=0.3, l2=0.01)
+        m = new_learner(16, tables, loss="modified_huber", optimizer="sgd", eta0=0.3, lam=0.01)
         means = [m.epoch(ids, offsets, codes, order, positive=list(range(5))) for _ in range(3)]
         models.append((m.S_.copy(), m.state_.copy(), means))
     assert np.array_equal(models[0][0], models[1][0])
@@ -464,7 +464,7 @@ def test_multiclass_losses_train_the_outputs_together_as_the_reference(kind, opt
     target = np.array([positive.index(c) if c in positive else -1 for c in codes])
     order = rng.permutation(n)
     lam = 1e-3
-    m = LinearSGD(d, n_outputs=K, loss=kind, optimizer=optimizer, eta0=0.1, l2=lam, unit=unit)
+    m = LinearSGD(d, n_outputs=K, loss=kind, optimizer=optimizer, eta0=0.1, lam=lam, unit=unit)
     m.tables[:] = rng.uniform(-2, 2, size=(K, d)).astype(np.float32)
     tables = m.tables.astype(np.float64).tolist()
     W, B, G, Gb, t, total = naive_multiclass_epoch(docs, target, order, tables,
@@ -504,7 +504,7 @@ def test_table_rows_and_explicit_rows_run_one_implementation(optimizer, loss):
     from nbsvm.learners.linear import SGDClassifier
     docs, ids, offsets, codes, table, order = make_problem(seed=8, n_docs=40)
     bias_rate = 0.01 if optimizer == "sgd" else 1.0
-    m = LinearSGD(16, loss=loss, optimizer=optimizer, eta0=0.2, l2=0.01)
+    m = LinearSGD(16, loss=loss, optimizer=optimizer, eta0=0.2, lam=0.01)
     m.tables[0] = table
     ref = SGDClassifier(loss=loss, schedule="optimal" if optimizer == "sgd" else "adagrad",
                         lam=0.01, eta0=0.2, bias_rate=bias_rate)

@@ -68,7 +68,7 @@ def test_each_method_is_the_package_defaults_with_its_changes():
     mnb = imdb_table.classifier("mnb", 3, n_bits=12, seed=3, epochs=10)
     assert (nbsvm.weighting, nbsvm.beta, nbsvm.epochs, nbsvm.seed) == ("nb", 1.0, 10, 3)
     # left unset: the two-class defaults (IMDB has two classes)
-    assert (nbsvm.optimizer, nbsvm.loss, nbsvm.eta0, nbsvm.l2, nbsvm.min_df) == \
+    assert (nbsvm.optimizer, nbsvm.loss, nbsvm.eta0, nbsvm.lam, nbsvm.min_df) == \
         (None, None, None, 1e-4, 2)
     nbsvm.classes_ = ["neg", "pos"]
     assert tuple(nbsvm.setting(p) for p in ("optimizer", "loss", "eta0", "norm")) == \

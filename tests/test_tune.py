@@ -30,14 +30,14 @@ def _naive(params, train, valid):
 
 
 def test_validation_split_scores_equal_plain_fits():
-    grid = {"ngrams": [1, 2], "l2": [1e-4, 1e-6], "beta": [1.0, 0.7]}
+    grid = {"ngrams": [1, 2], "lam": [1e-4, 1e-6], "beta": [1.0, 0.7]}
     result = tune(DOCS, grid, BASE, valid_fraction=0.25, seed=3)
     assert len(result.table) == 8 and result.n_trainings == 4       # beta needs no training
     held_out = np.random.default_rng(3).random(len(DOCS)) < 0.25    # the seeded split
     train = [d for d, h in zip(DOCS, held_out) if not h]
     valid = [d for d, h in zip(DOCS, held_out) if h]
     for row in result.table.itertuples():
-        params = {"ngrams": row.ngrams, "l2": row.l2, "beta": row.beta}
+        params = {"ngrams": row.ngrams, "lam": row.lam, "beta": row.beta}
         assert row.accuracy == pytest.approx(_naive(params, train, valid), abs=1e-12), params
     ranked = result.table.accuracy.to_numpy()
     assert np.all(np.diff(ranked) <= 0) and result.table["rank"].tolist() == list(range(1, 9))
@@ -46,9 +46,9 @@ def test_validation_split_scores_equal_plain_fits():
 
 
 def test_k_folds_score_the_mean_of_plain_fits():
-    result = tune(DOCS, {"l2": [1e-4]}, BASE, folds=3, seed=5)
+    result = tune(DOCS, {"lam": [1e-4]}, BASE, folds=3, seed=5)
     fold = np.random.default_rng(5).integers(0, 3, size=len(DOCS))
-    accs = [_naive({"l2": 1e-4}, [d for d, f in zip(DOCS, fold) if f != k],
+    accs = [_naive({"lam": 1e-4}, [d for d, f in zip(DOCS, fold) if f != k],
                    [d for d, f in zip(DOCS, fold) if f == k]) for k in range(3)]
     assert result.n_trainings == 3 and result.split == "3-fold"
     assert result.table.accuracy[0] == pytest.approx(np.mean(accs), abs=1e-12)
@@ -59,9 +59,9 @@ def test_k_folds_score_the_mean_of_plain_fits():
     ({"gamma": [1]}, {}, "cannot tune 'gamma'"),
     ({"beta": []}, {}, "non-empty list"),
     ({"beta": [2.0]}, {}, "beta must be in"),
-    ({"l2": [-1.0]}, {}, "non-negative"),
-    ({"l2": [1e-4]}, {"folds": 1}, "at least 2"),
-    ({"l2": [1e-4]}, {"valid_fraction": 1.0}, "in \\(0, 1\\)"),
+    ({"lam": [-1.0]}, {}, "non-negative"),
+    ({"lam": [1e-4]}, {"folds": 1}, "at least 2"),
+    ({"lam": [1e-4]}, {"valid_fraction": 1.0}, "in \\(0, 1\\)"),
 ])
 def test_impossible_grids_are_refused_before_reading(grid, kw, message):
     def untouchable():
@@ -82,10 +82,10 @@ def test_tune_command(tmp_path):
     cmd = r.output.split("command: ")[1].strip()
     assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --lambda ")
     assert "best on validation: {" in r.output and "chosen: {" in r.output
-    assert (tmp_path / "t.csv").read_text().startswith("rank,l2,beta,accuracy")
+    assert (tmp_path / "t.csv").read_text().startswith("rank,lam,beta,accuracy")
     r = runner.invoke(app, args + ["--json"])
     out = json.loads(r.output)
-    assert set(out["best"]) == set(out["chosen"]) == {"l2", "beta"} and len(out["table"]) == 4
+    assert set(out["best"]) == set(out["chosen"]) == {"lam", "beta"} and len(out["table"]) == 4
     r = runner.invoke(app, ["tune", str(train), "--grid", "lambda"])
     assert r.exit_code == 2 and "expected NAME=V1,V2" in r.output
 
@@ -128,28 +128,28 @@ def test_eta0_auto_is_bottous_calibration():
 
 
 def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():
-    # l2 barely matters here: the defaults (1e-4) are within one SE of the best and stay
-    r = tune(DOCS, {"l2": [1e-6, 1e-4, 1e-5]}, BASE, seed=3)
-    top, ref = r.table.accuracy[0], r.table.loc[r.table.l2 == 1e-4, "accuracy"].iloc[0]
+    # lambda barely matters here: the defaults (1e-4) are within one SE of the best and stay
+    r = tune(DOCS, {"lam": [1e-6, 1e-4, 1e-5]}, BASE, seed=3)
+    top, ref = r.table.accuracy[0], r.table.loc[r.table.lam == 1e-4, "accuracy"].iloc[0]
     assert r.standard_error == pytest.approx(np.sqrt(top * (1 - top) / np.sum(
         np.random.default_rng(3).random(len(DOCS)) < 0.2)))
-    assert top - ref <= r.standard_error and r.chosen == {"l2": 1e-4}
+    assert top - ref <= r.standard_error and r.chosen == {"lam": 1e-4}
     assert "within one standard error" in r.reason or r.chosen == r.best
-    assert tune(DOCS, {"l2": [1e-6, 1e-4, 1e-5]}, BASE, seed=3, select="best").chosen == r.best
+    assert tune(DOCS, {"lam": [1e-6, 1e-4, 1e-5]}, BASE, seed=3, select="best").chosen == r.best
     # a default far worse than the best (beta 0.3 as the base) is left for the best
     r = tune(DOCS, {"beta": [0.3, 1.0]}, dict(BASE, beta=0.3), seed=3)
     assert r.best == r.chosen == {"beta": 1.0} and "more than one standard error" in r.reason
     # no defaults in the grid: the best
-    r = tune(DOCS, {"l2": [1e-6, 1e-7]}, BASE, seed=3)
+    r = tune(DOCS, {"lam": [1e-6, 1e-7]}, BASE, seed=3)
     assert r.chosen == r.best and r.reason == "the best validation accuracy"
 
 
 def test_the_reference_follows_the_number_of_classes():
     from nbsvm.training.tune import reference_of
-    grid = {"loss": ["log", "modified_huber"], "epochs": [5, 10], "l2": [1e-4, 1e-5]}
-    assert reference_of(grid, {}, ["neg", "pos"]) == {"loss": "log", "epochs": 10, "l2": 1e-4}
+    grid = {"loss": ["log", "modified_huber"], "epochs": [5, 10], "lam": [1e-4, 1e-5]}
+    assert reference_of(grid, {}, ["neg", "pos"]) == {"loss": "log", "epochs": 10, "lam": 1e-4}
     assert reference_of(grid, {}, ["a", "b", "c"]) == \
-        {"loss": "modified_huber", "epochs": 5, "l2": 1e-4}
+        {"loss": "modified_huber", "epochs": 5, "lam": 1e-4}
     assert reference_of(grid, {"epochs": 10}, ["a", "b", "c"])["epochs"] == 10
     assert reference_of({"optimizer": ["sgd", "adagrad"]}, {"multilabel": True}, ["a"]) == \
         {"optimizer": "adagrad"}

@@ -13,7 +13,7 @@ from nbsvm.text.hashing import Hasher
 from conftest import synthetic
 
 HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3)
-SETTINGS = dict(loss="log", eta0=0.05, l2=1e-4, epochs=3, seed=5, norm="none")
+SETTINGS = dict(loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=5, norm="none")
 
 
 def _kept_cache(docs, keep, folder):
@@ -31,7 +31,7 @@ def _ones_learner(lex, keep, optimizer):
     """A dense learner over all buckets whose table is 1 on the kept buckets, else 0."""
     n_out = 1 if len(lex.classes_) == 2 else len(lex.classes_)
     m = LinearSGD(1 << HASHER.n_bits, n_outputs=n_out, optimizer=optimizer, loss="log",
-                  eta0=SETTINGS["eta0"], l2=SETTINGS["l2"])
+                  eta0=SETTINGS["eta0"], lam=SETTINGS["lam"])
     m.tables[:] = keep
     return m
 

@@ -101,7 +101,7 @@ def train_command(
                                        help="Initial step size, or auto (Bottou's calibration "
                                             "on a 1,000-document sample) "
                                             + by_classes("eta0")),
-    l2: float = typer.Option(DEFAULTS["l2"], "--lambda", help="L2 regularization strength."),
+    lam: float = typer.Option(DEFAULTS["lam"], "--lambda", help="L2 regularization strength."),
     beta: float = typer.Option(DEFAULTS["beta"], "--beta",
                                help="Weight of the linear model against NB, in [0, 1]."),
     interpolate: str = typer.Option(DEFAULTS["interpolate"], "--interpolate",
@@ -181,7 +181,7 @@ def train_command(
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
                               hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
                               optimizer=optimizer,
-                              eta0=eta0, l2=l2, beta=beta, interpolate=interpolate, epochs=epochs,
+                              eta0=eta0, lam=lam, beta=beta, interpolate=interpolate, epochs=epochs,
                               seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
                               learner=learner, multilabel=multilabel)
         hasher = clf.validate()
@@ -260,7 +260,7 @@ def train_command(
             plot.training_curve(history.as_dict(), plot_path,
                                 title=f"nbsvm train: {clf.setting('loss')} loss, "
                                       f"{clf.setting('optimizer')}, eta0 "
-                                      f"{clf.setting('eta0')}, lambda {clf.l2}, {clf.n_docs_:,} documents")
+                                      f"{clf.setting('eta0')}, lambda {clf.lam}, {clf.n_docs_:,} documents")
         stats = {}
         if kept is not None:
             stats["feature cache"] = ("reused " if seen["cache"]["reused"] else "kept in ") + \

@@ -19,12 +19,12 @@ from nbsvm.cli import app
 from nbsvm.cli.common import (ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, check_outputs,
                      cli_errors, documents, ProgressReporter, text_columns)
 
-#: grid names as on the command line (``lambda``) -> parameter names (``l2``)
-ALIASES = {"lambda": "l2"}
-FLAGS = {"l2": "--lambda", "min_df": "--min-df"}
+#: grid names as on the command line (``lambda``) -> parameter names (``lam``)
+ALIASES = {"lambda": "lam"}
+FLAGS = {"lam": "--lambda", "min_df": "--min-df"}
 
 
-HEADERS = {"l2": "lambda", "accuracy": "accuracy %", "accuracy_std": "+-", "log_loss": "log loss",
+HEADERS = {"lam": "lambda", "accuracy": "accuracy %", "accuracy_std": "+-", "log_loss": "log loss",
            "train_seconds": "train s", "eta0_chosen": "eta0 chosen"}
 
 
@@ -46,7 +46,7 @@ def _value(text: str):
 
 
 def parse_grid(specs: List[str]) -> dict:
-    """``["lambda=1e-4,1e-5", "beta=1,0.9"]`` -> ``{"l2": [1e-4, 1e-5], "beta": [1, 0.9]}``."""
+    """``["lambda=1e-4,1e-5", "beta=1,0.9"]`` -> ``{"lam": [1e-4, 1e-5], "beta": [1, 0.9]}``."""
     grid = {}
     for spec in specs:
         name, sep, values = spec.partition("=")
@@ -55,7 +55,7 @@ def parse_grid(specs: List[str]) -> dict:
             raise NBSVMError(f"bad --grid {spec!r}: expected NAME=V1,V2,... (e.g. lambda=1e-4,1e-5)")
         if name not in TUNABLE:
             raise NBSVMError(f"cannot tune {name!r}; tunable: "
-                             f"{', '.join('lambda' if t == 'l2' else t for t in TUNABLE)}")
+                             f"{', '.join('lambda' if t == 'lam' else t for t in TUNABLE)}")
         grid[name] = [_value(v.strip()) for v in values.split(",") if v.strip()]
     return grid
 
@@ -75,7 +75,7 @@ def tune_command(
         None, "--grid", help="NAME=V1,V2,... to search (repeat; names: ngrams, loss, optimizer, "
                              "lambda, eta0 (numbers or auto), alpha, min_df, epochs, beta, "
                              "interpolate). Default: " + "; ".join(
-                                 f"{'lambda' if k == 'l2' else k}={','.join(map(str, v))}"
+                                 f"{'lambda' if k == 'lam' else k}={','.join(map(str, v))}"
                                  for k, v in DEFAULT_GRID.items()) + "."),
     valid: float = typer.Option(0.2, "--valid", help="Fraction of the documents held out for "
                                                      "validation (seeded)."),

@@ -45,7 +45,7 @@ def eta0_cost(learner: LinearSGD, sample: tuple, eta0: float) -> float:
     the outputs (inf if it diverged)."""
     ids, offsets, codes, positive, columns = sample
     trial = LinearSGD(len(columns), n_outputs=learner.n_outputs, loss=learner.loss,
-                      optimizer=learner.optimizer, eta0=eta0, l2=learner.l2, threads=1,
+                      optimizer=learner.optimizer, eta0=eta0, lam=learner.lam, threads=1,
                       unit=learner.unit)
     trial.tables[:] = learner.tables[:, columns]
     trial.epoch(ids, offsets, codes, np.arange(len(codes), dtype=np.int64), positive)
@@ -60,7 +60,7 @@ def eta0_cost(learner: LinearSGD, sample: tuple, eta0: float) -> float:
         loss = resolve_loss(learner.loss).loss
     for k in range(trial.n_outputs):
         w = trial.S_[k, :, 1].astype(np.float64) * trial.scale_of(k)
-        penalty = 0.5 * learner.l2 * float(np.dot(w, w))
+        penalty = 0.5 * learner.lam * float(np.dot(w, w))
         if trial.multiclass:
             total += penalty
             continue

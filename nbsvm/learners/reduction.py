@@ -25,7 +25,7 @@ from nbsvm.learners.base import OnlineLearner, SparseRows
 from nbsvm.learners.multiclass import OneVsRest
 from nbsvm.learners.registry import make_learner
 
-# --learner name -> the backend parameter that takes NBSVM's lambda (l2), if any
+# --learner name -> the backend parameter that takes NBSVM's lambda (lam), if any
 LEARNERS = {"pa": None, "pegasos": "lam", "mira": None, "multiclass-hinge": "lam"}
 SHARED = ("mira", "multiclass-hinge")          # one feature vector for all classes
 
@@ -55,12 +55,12 @@ class NBReduction:
     """Backend learner(s) for an NBSVM model with ``n_outputs`` outputs (1 for two classes,
     else one per class) over ``n_features`` model columns."""
 
-    def __init__(self, name: str, n_outputs: int, n_features: int, l2: float, seed: int):
+    def __init__(self, name: str, n_outputs: int, n_features: int, lam: float, seed: int):
         check_learner(name)
         self.name, self.n_outputs, self.n_features = name, n_outputs, n_features
         params = {"seed": seed}
         if LEARNERS[name] is not None:
-            params[LEARNERS[name]] = l2
+            params[LEARNERS[name]] = lam
         self.shared = name in SHARED or n_outputs == 1
         if self.shared:
             self._shared = [make_learner(name, **params)]

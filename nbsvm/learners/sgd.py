@@ -40,9 +40,9 @@ class LinearSGD:
         ``multiclass_hinge``: the outputs trained together on one loss of their scores;
         ``positive`` then lists each output's class).
     optimizer : {'sgd', 'adagrad'}
-        SGD with Bottou's schedule ``eta0 / (1 + l2*eta0*t)`` and the scaled weight vector,
+        SGD with Bottou's schedule ``eta0 / (1 + lam*eta0*t)`` and the scaled weight vector,
         or AdaGrad with per-coordinate steps.
-    eta0, l2 : float
+    eta0, lam : float
         Initial step size and L2 strength (lambda).
     bias_rate : float or None
         Bias step relative to the weights' (default 0.01 for SGD as in Bottou's svmsgd, 1 for
@@ -64,7 +64,7 @@ class LinearSGD:
     >>> import numpy as np
     >>> ids = np.array([0, 1, 1, 2], np.int32); offsets = np.array([0, 2, 4])
     >>> codes = np.array([1, 0], np.int32)
-    >>> m = LinearSGD(3, loss="hinge", optimizer="sgd", eta0=0.5, l2=0.0)
+    >>> m = LinearSGD(3, loss="hinge", optimizer="sgd", eta0=0.5, lam=0.0)
     >>> m.tables[:] = 1.0
     >>> _ = m.epoch(ids, offsets, codes, np.array([0, 1]), positive=[1])
     >>> m.coef()[0].round(2).tolist()
@@ -72,13 +72,13 @@ class LinearSGD:
     """
 
     def __init__(self, n_features, n_outputs=1, loss="log", optimizer="sgd", eta0=0.05,
-                 l2=1e-6, bias_rate=None, eps=1e-8, threads=1, unit=False):
+                 lam=1e-6, bias_rate=None, eps=1e-8, threads=1, unit=False):
         self.n_features = n_features
         self.n_outputs = n_outputs
         self.loss = loss
         self.optimizer = optimizer
         self.eta0 = eta0
-        self.l2 = l2
+        self.lam = lam
         self.bias_rate = bias_rate
         self.eps = eps
         self.threads = threads
@@ -105,12 +105,12 @@ class LinearSGD:
             raise NBSVMError(f"unknown optimizer {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
         if not (np.isfinite(self.eta0) and self.eta0 > 0):
             raise NBSVMError(f"eta0 must be a positive number, got {self.eta0!r}")
-        if not (np.isfinite(self.l2) and self.l2 >= 0):
-            raise NBSVMError(f"lambda (l2) must be >= 0, got {self.l2!r}")
+        if not (np.isfinite(self.lam) and self.lam >= 0):
+            raise NBSVMError(f"lambda (lam) must be >= 0, got {self.lam!r}")
         if not (isinstance(self.threads, (int, np.integer)) and 1 <= self.threads <= 64):
             raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
-        if self.optimizer == "sgd" and self.l2 * self.eta0 >= 1:
-            raise NBSVMError(f"lambda * eta0 must be < 1 for SGD (got {self.l2 * self.eta0:g}): "
+        if self.optimizer == "sgd" and self.lam * self.eta0 >= 1:
+            raise NBSVMError(f"lambda * eta0 must be < 1 for SGD (got {self.lam * self.eta0:g}): "
                              "the first L2 step would flip the weights' sign")
 
     @property
@@ -158,7 +158,7 @@ class LinearSGD:
         output_of[positive[positive >= 0]] = np.flatnonzero(positive >= 0)
         target = output_of[codes]
         total = _kernels._multiclass_epoch(ids, offsets, target, order, self.S_, self.state_,
-                                           float(self.eta0), float(self.l2),
+                                           float(self.eta0), float(self.lam),
                                            float(self._bias_rate()),
                                            MULTICLASS_LOSSES[self.loss],
                                            self.optimizer == "adagrad", float(self.eps),
@@ -176,11 +176,11 @@ class LinearSGD:
         y = np.where(codes == positive, 1.0, -1.0)
         if self.optimizer == "sgd":
             return _kernels._sgd_epoch(ids, offsets, y, order, self.S_[k], state,
-                                       float(self.eta0), float(self.l2),
+                                       float(self.eta0), float(self.lam),
                                        float(self._bias_rate()), self._loss.code,
                                        bool(self.unit))
         return _kernels._adagrad_epoch(ids, offsets, y, order, self.S_[k], state,
-                                       float(self.eta0), float(self.l2),
+                                       float(self.eta0), float(self.lam),
                                        float(self._bias_rate()), self._loss.code,
                                        float(self.eps), bool(self.unit))
 

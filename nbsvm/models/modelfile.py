@@ -20,6 +20,9 @@ from nbsvm.config import BUCKET_DTYPE
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.text.hashing import Hasher
 
+#: parameters saved under an older name -> their name now
+RENAMED = {"l2": "lam"}
+
 
 def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
     """Value checks of a loaded model's arrays (their dtypes and shapes are checked already):
@@ -95,8 +98,10 @@ def load_model(cls, path):
     try:
         if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
             raise TypeError("params and hasher must be objects")
-        # files from before the norm option were trained without it
-        clf = cls(**{"norm": "none", **header["params"]})
+        # files from before the norm option were trained without it; before the L2 strength
+        # took the backend's name (lam) it was l2
+        params = {RENAMED.get(k, k): v for k, v in header["params"].items()}
+        clf = cls(**{"norm": "none", **params})
         if clf.validate() != Hasher(**header["hasher"]):
             raise NBSVMError("corrupted model file: the hasher settings do not match "
                              "the parameters", path=str(path))

@@ -97,7 +97,7 @@ class NBSVMClassifier(Params):
     optimizer : {'sgd', 'adagrad'} or None
     eta0 : float
         Initial step size.
-    l2 : float
+    lam : float
         L2 strength (``--lambda`` on the command line).
     beta : float
         Interpolation weight of the linear model against NB, in [0, 1].
@@ -114,7 +114,7 @@ class NBSVMClassifier(Params):
     learner : {None, 'pa', 'pegasos', 'mira', 'multiclass-hinge'}
         None: the built-in SGD / AdaGrad learner (``optimizer``, ``loss``). A name: that
         learner of the shared backend trained on the same NB-weighted rows
-        (:mod:`nbsvm.learners.reduction`; ``l2`` is Pegasos' and the multi-class hinge's lambda).
+        (:mod:`nbsvm.learners.reduction`; ``lam`` is Pegasos' and the multi-class hinge's lambda).
 
     multilabel : bool
         Each document has a set of labels (``fit``'s ``y``: lists of labels or ``"a,b"``
@@ -126,7 +126,7 @@ class NBSVMClassifier(Params):
     ``loss``, ``optimizer``, ``eta0``, ``epochs`` and ``norm`` left at None take the
     default for the number of classes (:meth:`setting`): with two, ``log``, ``adagrad``,
     0.02, 10 and ``none`` (chosen on IMDB); with more, ``modified_huber``, ``sgd``,
-    ``auto``, 5 and ``l2`` (one-vs-rest on 20 Newsgroups: 86.7% instead of 80.4%, in half
+    ``auto``, 5 and ``lam`` (one-vs-rest on 20 Newsgroups: 86.7% instead of 80.4%, in half
     the time and memory; :data:`nbsvm.config.MULTICLASS_DEFAULTS`).
     epochs : int
     seed : int
@@ -165,7 +165,7 @@ class NBSVMClassifier(Params):
     def __init__(self, ngrams=DEFAULTS["ngrams"], n_bits=DEFAULTS["n_bits"],
                  char_ngrams=DEFAULTS["char_ngrams"], hash_seed=DEFAULTS["hash_seed"],
                  alpha=DEFAULTS["alpha"], min_df=DEFAULTS["min_df"], loss=None,
-                 optimizer=None, eta0=None, l2=DEFAULTS["l2"], beta=DEFAULTS["beta"],
+                 optimizer=None, eta0=None, lam=DEFAULTS["lam"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
                  weighting="nb", norm=None, learner=None, multilabel=False):
@@ -178,7 +178,7 @@ class NBSVMClassifier(Params):
         self.loss = loss
         self.optimizer = optimizer
         self.eta0 = eta0
-        self.l2 = l2
+        self.lam = lam
         self.beta = beta
         self.interpolate = interpolate
         self.epochs = epochs
@@ -258,11 +258,11 @@ class NBSVMClassifier(Params):
         if self.weighting == "binary" and self.beta != 1.0:
             raise NBSVMError(f"weighting='binary' has no NB part to interpolate with: beta "
                              f"must be 1, got {self.beta!r}")
-        for name in ("l2", "alpha"):
+        for name in ("lam", "alpha"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
                     and (v > 0 if name == "alpha" else v >= 0)):
-                raise NBSVMError(f"{'lambda (l2)' if name == 'l2' else name} must be a "
+                raise NBSVMError(f"{'lambda' if name == 'lam' else name} must be a "
                                  f"{'positive' if name == 'alpha' else 'non-negative'} number, "
                                  f"got {v!r}")
         if not (self.eta0 in (None, "auto") or (isinstance(self.eta0, (int, float))
@@ -390,7 +390,7 @@ class NBSVMClassifier(Params):
         return LinearSGD(n_columns, n_outputs=self.n_outputs(classes),
                          loss=self.setting("loss", classes),
                          optimizer=self.setting("optimizer", classes), eta0=eta0 or 1.0,
-                         l2=self.l2, threads=self.threads,
+                         lam=self.lam, threads=self.threads,
                          unit=self.setting("norm", classes) == "l2")
 
     def codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:

@@ -333,7 +333,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     timings = {"lexicon_s": time.perf_counter() - t0}
     if clf.learner is not None:
         clf.backend_ = NBReduction(clf.learner, clf.linear_.n_outputs, clf.linear_.n_features,
-                                   clf.l2, clf.seed)
+                                   clf.lam, clf.seed)
     elif clf.setting("eta0") == "auto":     # Bottou's calibration on the first shard
         clf.eta0_ = clf.linear_.eta0 = client.submit(
             _calibrate_on_shard, shards[0], reader, hasher.settings(), list(clf.classes_),

@@ -184,7 +184,7 @@ class Fit:
         model = self.model
         if model.learner is not None:
             model.backend_ = NBReduction(model.learner, model.linear_.n_outputs,
-                                         model.linear_.n_features, model.l2, model.seed)
+                                         model.linear_.n_features, model.lam, model.seed)
         elif model.setting("eta0") == "auto":
             model.eta0_ = calibrate_eta0(model.linear_, calibration_sample(
                 cache, positive, model.column_of_ if translate else None, model.seed))

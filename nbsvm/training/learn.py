@@ -52,7 +52,7 @@ OPTION_PARAMS = {
     "--schedule": ("schedule",),
     "--penalty": ("penalty",),
     "--l1": ("l1", "l1_ratio"),
-    "--lambda": ("lam", "lambda_", "alpha", "l2"),
+    "--lambda": ("lam",),
     "--eta0": ("eta0", "eta"),
     "--C": ("C",),
     "--radius": ("radius",),

@@ -84,7 +84,7 @@ def _start(model, hasher, classes) -> None:
     model.linear_ = model.new_linear(classes, 1 << hasher.n_bits)
     if model.learner is not None:
         model.backend_ = NBReduction(model.learner, model.linear_.n_outputs,
-                                     model.linear_.n_features, model.l2, model.seed)
+                                     model.linear_.n_features, model.lam, model.seed)
 
 
 def _targets(model, labels, batch, lexicon):

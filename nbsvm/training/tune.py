@@ -11,12 +11,12 @@ folds, its spread, log loss when the loss gives probabilities) and the best sett
 Examples
 --------
 >>> docs = [("a great film", "pos"), ("dull and awful", "neg")] * 50
->>> result = tune(docs, {"l2": [1e-4, 1e-6], "beta": [1.0, 0.5]}, {"n_bits": 12, "epochs": 2})
+>>> result = tune(docs, {"lam": [1e-4, 1e-6], "beta": [1.0, 0.5]}, {"n_bits": 12, "epochs": 2})
 >>> len(result.table), result.n_trainings
 (4, 2)
 >>> sorted(result.best)
-['beta', 'l2']
->>> result.chosen == result.best or result.chosen == {"l2": 1e-4, "beta": 1.0}
+['beta', 'lam']
+>>> result.chosen == result.best or result.chosen == {"lam": 1e-4, "beta": 1.0}
 True
 """
 from __future__ import annotations
@@ -40,11 +40,11 @@ from nbsvm.io.labels import classes_of
 from nbsvm.models.nbsvm import NBSVMClassifier
 
 #: what a grid may vary; the last two only act at prediction time (no retraining)
-TUNABLE = ("ngrams", "loss", "optimizer", "l2", "eta0", "alpha", "min_df", "epochs",
+TUNABLE = ("ngrams", "loss", "optimizer", "lam", "eta0", "alpha", "min_df", "epochs",
            "beta", "interpolate")
 PREDICTION_ONLY = ("beta", "interpolate")
 #: the grid `nbsvm tune` searches when none is given: 32 candidates, 16 trainings
-DEFAULT_GRID = {"ngrams": [2, 3], "loss": ["log", "hinge"], "l2": [1e-4, 1e-5],
+DEFAULT_GRID = {"ngrams": [2, 3], "loss": ["log", "hinge"], "lam": [1e-4, 1e-5],
                 "eta0": [0.02, 0.05], "beta": [1.0, 0.95]}
 CHUNK = 512
 
@@ -163,7 +163,7 @@ def _rows(batch: Batch, mask: np.ndarray) -> Batch:
 def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None = None, *,
          valid_fraction: float = 0.2, folds: int = 0, seed: int = 0, workdir=None,
          select: str = "1se", callback: Callable[[dict], None] | None = None) -> TuneResult:
-    """Search ``grid`` (``{"l2": [...], "beta": [...]}``; :data:`TUNABLE` names) around the
+    """Search ``grid`` (``{"lam": [...], "beta": [...]}``; :data:`TUNABLE` names) around the
     fixed settings ``base`` (any :class:`~nbsvm.NBSVMClassifier` parameter) on a seeded
     validation split of ``docs`` (``valid_fraction``) or on ``folds`` folds.
 

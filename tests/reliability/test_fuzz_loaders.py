@@ -156,7 +156,7 @@ def test_cache_arrays_in_range_ids():
     fuzz.t_cache_arrays(ids + b"|||" + offsets + b"|||" + (0).to_bytes(4, "little"))
 
 
-@pytest.mark.parametrize("field, value", [("threads", 0), ("threads", True), ("l2", "x"),
+@pytest.mark.parametrize("field, value", [("threads", 0), ("threads", True), ("lam", "x"),
                                           ("alpha", -1.0), ("eta0", "fast")])
 def test_model_header_settings_the_learner_refuses(field, value):
     """Found by `make fuzz` (model_header): a header with "threads": 0 loaded its arrays and
