@@ -4,12 +4,14 @@ import doctest
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import nbsvm.learners.multilabel as multilabel_module
 from conftest import random_rows
 from naive import NaiveLinear, naive_per_label_pass
 from nbsvm import NBSVMError
-from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.rows import SparseRows
 from nbsvm.learners.multilabel import MultilabelHinge
 from nbsvm.learners.registry import make_learner
 from test_mira import _check_against, _run_naive
@@ -83,3 +85,76 @@ def test_module_examples():
     # (this module is not in tests/test_doctests.py's list)
     result = doctest.testmod(multilabel_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+# ---- the three forms of y: label sets, a 0/1 indicator matrix, one label per example ------
+
+def _fit(y, X, **params):
+    return MultilabelHinge(lam=0.01, epochs=3, seed=4, **params).fit(X, y)
+
+
+def test_indicator_matrix_gives_the_label_set_scores():
+    _, X, on = _planted(3, 120)
+    sets = _fit(_label_sets(on), X)
+    expected = sets.decision_function(X)
+    for Y in (on.astype(np.int64), on, on.astype(float).tolist(), sp.csr_matrix(on * 1)):
+        m = _fit(Y, X)
+        assert m.classes_ == [0, 1, 2, 3] and m.y_form_ == "indicator"
+        np.testing.assert_array_equal(m.decision_function(X), expected)
+        np.testing.assert_array_equal(m.weights_, sets.weights_)
+        predicted = m.predict(X)
+        assert predicted.dtype == np.int64 and predicted.shape == on.shape
+        np.testing.assert_array_equal(
+            predicted, [[f"L{l:03d}" in p for l in range(4)] for p in sets.predict(X)])
+        assert m.score(X, on * 1) == sets.score(X, _label_sets(on))
+    assert not hasattr(sets, "y_form_")          # label sets: the model file is unchanged
+
+
+def test_one_label_per_example_gives_the_singleton_set_scores():
+    _, X, on = _planted(4, 120)
+    labels = np.array(["b", "a", "c"])[np.argmax(on[:, :3], axis=1)]
+    sets = _fit([(label,) for label in labels], X)
+    for y in (labels, labels.tolist(), labels.astype(object), pd_series(labels)):
+        m = _fit(y, X)
+        assert m.classes_ == ["a", "b", "c"] and m.y_form_ == "labels"
+        np.testing.assert_array_equal(m.decision_function(X), sets.decision_function(X))
+        predicted = m.predict(X)
+        scores = sets.decision_function(X)
+        np.testing.assert_array_equal(predicted, np.array(["a", "b", "c"])[scores.argmax(1)])
+        assert m.score(X, labels) == np.mean(predicted == labels)
+    # two classes: one score, the second class's minus the first's (scikit-learn's form)
+    two = np.where(on[:, 0], 7, 3)
+    sets = _fit([(int(v),) for v in two], X)
+    m = _fit(two, X)
+    assert m.classes_ == [3, 7] and m.predict(X).dtype.kind == "i"
+    s = sets.decision_function(X)
+    np.testing.assert_array_equal(m.decision_function(X), s[:, 1] - s[:, 0])
+    np.testing.assert_array_equal(m.predict(X), np.where(s[:, 1] > s[:, 0], 7, 3))
+
+
+def pd_series(values):
+    pd = pytest.importorskip("pandas")
+    return pd.Series(values)
+
+
+def test_forms_save_load_and_do_not_mix(tmp_path):
+    _, X, on = _planted(5, 60)
+    for y in (on * 1, np.where(on[:, 0], 2, 5)):
+        m = _fit(y, X)
+        m.save(tmp_path / "m.npz")
+        back = OnlineLearner.load(tmp_path / "m.npz")
+        assert back.y_form_ == m.y_form_ and back.classes_ == m.classes_
+        assert [type(c) for c in back.classes_] == [int] * len(m.classes_)
+        np.testing.assert_array_equal(back.predict(X), m.predict(X))
+    m = _fit(on * 1, X)
+    with pytest.raises(ValueError, match="given as sets but MultilabelHinge was fitted on "
+                                         "indicator"):
+        m.partial_fit(X, _label_sets(on))
+    with pytest.raises(ValueError, match="y has 2 labels"):
+        m.partial_fit(X, (on * 1)[:, :2])
+    with pytest.raises(ValueError, match="0/1 indicator matrix"):
+        _fit(np.where(on, 2, 0), X)
+    m = _fit(np.where(on[:, 0], "x", "y"), X)
+    m.partial_fit(X, np.where(on[:, 1], "x", "y"))
+    with pytest.raises(ValueError, match="unknown label 'z'"):
+        m.partial_fit(X, np.full(len(on), "z"))

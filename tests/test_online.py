@@ -8,7 +8,7 @@ from numba import njit
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import LOSSES, LinearSGD, resolve_loss
 from nbsvm.learners import _kernels
-from nbsvm.learners._linear_kernels import FOLD_HIGH, FOLD_LOW
+from nbsvm.learners._weight_tricks import FOLD_HIGH, FOLD_LOW
 from nbsvm.learners.losses import loss_dloss as _loss_dloss
 
 from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch, rel_gap
@@ -500,7 +500,7 @@ def test_table_rows_and_explicit_rows_run_one_implementation(optimizer, loss):
     (explicit float64 values) are the two entries of one SGD / AdaGrad implementation:
     given the same values, rows, order and settings, they learn the same weights up to
     float32 storage, over several epochs."""
-    from nbsvm.learners.base import SparseRows
+    from nbsvm.learners.rows import SparseRows
     from nbsvm.learners.linear import SGDClassifier
     docs, ids, offsets, codes, table, order = make_problem(seed=8, n_docs=40)
     bias_rate = 0.01 if optimizer == "sgd" else 1.0

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import OnlineLearner, as_rows
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.rows import as_rows
 from nbsvm.learners.registry import make_learner, resolve
 from nbsvm.models.persist import load_npz, save_npz
 

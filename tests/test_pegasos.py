@@ -6,8 +6,8 @@ from conftest import random_rows, shared_datasets
 from naive import naive_pegasos, naive_pegasos_batch
 from nbsvm import NBSVMError
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.learners._linear_kernels import _pegasos_batch_pass
-from nbsvm.learners.base import SparseRows
+from nbsvm.learners._projected_kernels import _pegasos_batch_pass
+from nbsvm.learners.rows import SparseRows
 from nbsvm.learners.pegasos import Pegasos
 
 D = 12

@@ -23,8 +23,9 @@ from sklearn.preprocessing import StandardScaler                   # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from nbsvm.errors import NBSVMError                                # noqa: E402
-from nbsvm.learners.base import (DataConversionWarning, InputError, NotFittedError,  # noqa: E402
-                               OnlineLearner, SparseRows, as_rows)
+from nbsvm.learners.base import OnlineLearner                        # noqa: E402
+from nbsvm.learners.compat import DataConversionWarning, InputError, NotFittedError  # noqa: E402
+from nbsvm.learners.rows import SparseRows, as_rows                  # noqa: E402
 from nbsvm.learners.linear import SGDClassifier, SGDRegressor        # noqa: E402
 from nbsvm.learners.multiclass import MulticlassHinge, OneVsRest     # noqa: E402
 from nbsvm.learners.multilabel import MultilabelHinge                # noqa: E402
@@ -35,17 +36,15 @@ from nbsvm.learners.pegasos import Pegasos                           # noqa: E40
 # Every public backend learner that follows the estimator API, with its default settings
 # (they are fast on the checks' small data sets): SGD with the hinge and the log loss
 # (predict_proba), AdaGrad (the 'adagrad' algorithm), the regressors, Pegasos, PA, MIRA,
-# the multi-class hinge and one-vs-rest over two binary learners.
+# the multi-class hinge, one-vs-rest over two binary learners and the multi-label hinge
+# (checked with scikit-learn's indicator matrices and 1-d labels; the tests below give it
+# label sets, the command line's form).
 ESTIMATORS = [
     SGDClassifier(), SGDClassifier(loss="log"), SGDClassifier(schedule="adagrad"),
     SGDRegressor(), Pegasos(), PassiveAggressive(), MIRA(), MulticlassHinge(),
-    OneVsRest("pa"), OneVsRest("sgd"), OGDRegressor(),
+    OneVsRest("pa"), OneVsRest("sgd"), OGDRegressor(), MultilabelHinge(),
 ]
-# MultilabelHinge is not run through check_estimator: its y is a list of label sets and
-# predict returns label tuples (the CLI's multi-label contract), not scikit-learn's
-# indicator matrices, so the classifier checks do not apply to it. It is in the other
-# tests below.
-ALL_LEARNERS = ESTIMATORS + [MultilabelHinge()]
+ALL_LEARNERS = ESTIMATORS
 
 _MULTICLASS = ("MIRA", "MulticlassHinge", "OneVsRest")
 
@@ -352,7 +351,7 @@ import numpy as np, scipy.sparse as sp
 import nbsvm
 from nbsvm.learners import (SGDClassifier, SGDRegressor, Pegasos, PassiveAggressive, MIRA,
                           MulticlassHinge, OneVsRest, MultilabelHinge, OGDRegressor)
-from nbsvm.learners.base import NotFittedError, DataConversionWarning
+from nbsvm.learners.compat import NotFittedError, DataConversionWarning
 rng = np.random.default_rng(0)
 X = rng.normal(size=(30, 4)); y = (X[:, 0] > 0).astype(int); y3 = y + (X[:, 1] > 1)
 for m, t in [(SGDClassifier(loss="log"), y), (SGDClassifier(schedule="adagrad"), y),
@@ -387,6 +386,7 @@ warnings.simplefilter("ignore")
 from sklearn.utils.estimator_checks import check_array_api_input
 from nbsvm.learners.linear import SGDClassifier, SGDRegressor
 from nbsvm.learners.multiclass import MulticlassHinge, OneVsRest
+from nbsvm.learners.multilabel import MultilabelHinge
 from nbsvm.learners.ogd import OGDRegressor
 from nbsvm.learners.pa import MIRA, PassiveAggressive
 from nbsvm.learners.pegasos import Pegasos

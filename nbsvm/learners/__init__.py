@@ -8,7 +8,7 @@ from nbsvm.learners.losses import LOSSES, resolve_loss
 from nbsvm.learners.sgd import LinearSGD, OPTIMIZERS
 
 _LAZY = {
-    "OnlineLearner": "base", "SparseRows": "base", "as_rows": "base",
+    "OnlineLearner": "base", "SparseRows": "rows", "as_rows": "rows",
     "SGDClassifier": "linear", "SGDRegressor": "linear", "Pegasos": "pegasos",
     "PassiveAggressive": "pa", "MIRA": "pa", "MulticlassHinge": "multiclass",
     "OneVsRest": "multiclass", "MultilabelHinge": "multilabel", "OGDRegressor": "ogd",

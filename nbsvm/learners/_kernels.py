@@ -1,4 +1,5 @@
-"""All numba code of the linear learners: numpy arrays and scalars in, updates in place.
+"""Numba kernels of NBSVM's table rows (:mod:`.sgd`): the SGD and AdaGrad entries, the
+multi-class losses and scoring; numpy arrays and scalars in, updates in place.
 
 Rows are CSR (``ids``, ``offsets``) whose values come from a lookup table. The table and
 the learner's per-feature state live side by side in one float32 array ``S`` of shape
@@ -11,7 +12,8 @@ Each example's label is ``+1`` if ``codes[d] == positive`` else ``-1`` (AdaGrad:
 AdaGrad has one implementation for these rows and for explicit-valued ones
 (:func:`nbsvm.learners._linear_kernels._adagrad_steps`); :func:`_adagrad_epoch` is its entry
 for table rows. The loss table is :func:`nbsvm.learners.losses.loss_dloss`, the schedule table
-:func:`nbsvm.learners.schedules.rate`.
+:func:`nbsvm.learners.schedules.rate`. OGD's kernel (explicit rows) is in
+:mod:`._projected_kernels`.
 """
 from __future__ import annotations
 
@@ -21,11 +23,11 @@ import numpy as np
 from numba import njit
 
 from nbsvm._prefetch import prefetch_row
+from nbsvm.learners._linear_kernels import _adagrad_row, _adagrad_steps, _sgd_steps
+from nbsvm.learners._row_prefetch import TABLE_PREFETCH
+from nbsvm.learners._weight_tricks import BIAS, FOLD_HIGH, FOLD_LOW, SCALE, STATE_SIZE, T
+from nbsvm.learners.losses import SOFTMAX
 from nbsvm.learners.schedules import OPTIMAL, rate
-from nbsvm.learners.losses import MULTICLASS_HINGE, SOFTMAX
-from nbsvm.learners.losses import loss_dloss as _loss_dloss
-from nbsvm.learners._linear_kernels import (BIAS, FOLD_HIGH, FOLD_LOW, SCALE, STATE_SIZE, T, TABLE_PREFETCH,
-                              _adagrad_row, _adagrad_steps, _prefetch_next_rows, _sgd_steps)
 
 # Rows are prefetched this many non-zeros ahead: on the IMDB epoch 24-48 were equally good
 # and 8 too short to hide a cache miss (pipelines/bench_kernels.py measures the gain).
@@ -255,63 +257,3 @@ def _used_features(S):
                 j += 1
                 break
     return out
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _row_dot(indices, values, lo, hi, v):
-    acc = 0.0
-    for j in range(lo, hi):
-        acc += v[indices[j]] * values[j]
-    return acc
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _add_row(indices, values, lo, hi, v, c, sq):
-    """v += c * x over the row's entries; returns ``||v||^2`` updated from ``sq``."""
-    for j in range(lo, hi):
-        i = indices[j]
-        old = v[i]
-        v[i] = old + c * values[j]
-        sq += v[i] * v[i] - old * old
-    return sq
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fold_scale(v, s, sq):
-    """Fold ``w = s * v`` back into ``v`` when ``s`` drifts far from 1 (O(n_features), rare)."""
-    if s < 1e-6 or s > 1e6:
-        for i in range(v.shape[0]):
-            v[i] *= s
-        sq *= s * s
-        s = 1.0
-    return s, sq
-
-
-@njit(cache=True, nogil=True)
-def _ogd_epoch(indices, values, offsets, y, order, v, state, eta, radius, before, after):
-    """Online gradient descent (Zinkevich 2003) for the square loss, projected on a ball.
-
-    Step t (from 1): ``w <- P(w - eta/sqrt(t) * (w.x - y) x)``, ``P`` the projection onto
-    the L2 ball of radius ``radius``. ``w = s * v`` so that the projection only rescales
-    ``s``; ``state = [s, ||v||^2, t]``. ``before[k]`` / ``after[k]`` receive the prediction
-    for the k-th visited example just before / just after its update.
-    """
-    s = state[0]
-    sq = state[1]
-    t = state[2]
-    for k in range(order.shape[0]):
-        d = order[k]
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        p = s * _row_dot(indices, values, lo, hi, v)
-        before[k] = p
-        t += 1.0
-        sq = _add_row(indices, values, lo, hi, v, -eta / math.sqrt(t) * (p - y[d]) / s, sq)
-        norm2 = s * s * sq
-        if norm2 > radius * radius:
-            s *= radius / math.sqrt(norm2)
-        after[k] = s * _row_dot(indices, values, lo, hi, v)
-        s, sq = _fold_scale(v, s, sq)
-    state[0] = s
-    state[1] = sq
-    state[2] = t

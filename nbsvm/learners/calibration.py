@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbsvm.data.features import FeatureCache, translate_rows
+from nbsvm.data.cache import FeatureCache
+from nbsvm.data.translate import translate_rows
 from nbsvm.io.labels import output_targets
 from nbsvm.learners.losses import multiclass_loss, resolve_loss
 from nbsvm.learners.sgd import LinearSGD

@@ -49,6 +49,15 @@ def loss_dloss(kind, p, y):
     return 0.0, 0.0
 
 
+@njit(cache=True, nogil=True)
+def _mean_loss(p, y, loss_code):
+    """Mean of ``loss(p[d], y[d])`` (0 for no rows)."""
+    total = 0.0
+    for d in range(p.shape[0]):
+        total += loss_dloss(loss_code, p[d], y[d])[0]
+    return total / max(1, p.shape[0])
+
+
 def _log_loss(p, y):
     z = y * p
     if z > 18.0:

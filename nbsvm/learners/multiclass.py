@@ -291,12 +291,13 @@ class OneVsRest(OnlineLearner):
         return np.stack([learner.decision_function(rows) for learner in self._learners()],
                         axis=1)
 
-    def save(self, path):
+    def saved_parts(self):
         # the binary learners' state becomes this learner's: arrays est<k>_<name>, scalars
-        # in estimator_state_ (the base class saves attributes ending in "_")
+        # in estimator_state_ (the base class saves attributes ending in "_"); so files and
+        # checkpoints hold them
         self.estimator_state_ = []
         for k, learner in enumerate(self._learners()):
             for name, value in learner.state_arrays().items():
                 setattr(self, f"est{k}_{name}", value)
             self.estimator_state_.append(learner.state_scalars())
-        super().save(path)
+        return super().saved_parts()

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.learners import _kernels
-from nbsvm.learners.base import OnlineLearner, SparseRows
-from nbsvm.learners.rows import csr_dot
+from nbsvm.learners import _projected_kernels
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.rows import SparseRows, csr_dot
 
 
 class OGDRegressor(OnlineLearner):
@@ -69,7 +69,7 @@ class OGDRegressor(OnlineLearner):
         self._check_params()
         self.before_ = np.empty(len(order))
         self.after_ = np.empty(len(order))
-        _kernels._ogd_epoch(rows.indices, rows.values, rows.offsets, y,
+        _projected_kernels._ogd_epoch(rows.indices, rows.values, rows.offsets, y,
                             np.ascontiguousarray(order, dtype=np.int64), self.v_, self.state_,
                             float(self.eta), float(self.radius), self.before_, self.after_)
         err = self.before_ - y[order]

@@ -1,0 +1,177 @@
+"""What :class:`~nbsvm.learners.linear.SGDClassifier` and
+:class:`~nbsvm.learners.linear.SGDRegressor` share (:class:`_LinearSGD`): checking the
+parameters and resolving their names to parts, the learned state, the calls of the one SGD
+and the one AdaGrad kernel (:mod:`._linear_kernels`) and the weights they predict with.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.learners import _linear_kernels as K
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.losses import _mean_loss
+from nbsvm.learners.regularizers import L1_METHODS
+from nbsvm.learners.registry import resolve
+from nbsvm.learners.rows import csr_dot
+
+
+def _positive(name, value, allow_zero=False):
+    ok = isinstance(value, numbers.Real) and np.isfinite(value) and \
+        (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        raise NBSVMError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} "
+                         f"number, got {value!r}")
+
+
+class _LinearSGD(OnlineLearner):
+    """What :class:`SGDClassifier` and :class:`SGDRegressor` share: validation, state,
+    the kernel calls and the learned weights."""
+
+    _losses: tuple = ()
+
+    # ---- settings ----------------------------------------------------------------------
+    def _check(self):
+        """Validate the parameters; set the resolved parts and ``(lam1, lam2)``."""
+        if self.loss not in self._losses:
+            raise NBSVMError(f"{type(self).__name__} takes loss in {', '.join(self._losses)}; "
+                             f"got {self.loss!r}")
+        self._loss = resolve("loss", self.loss)
+        self._schedule = resolve("schedule", self.schedule)
+        penalty = resolve("penalty", self.penalty)
+        _positive("lam", self.lam, allow_zero=True)
+        if not (isinstance(self.l1_ratio, numbers.Real) and 0.0 <= self.l1_ratio <= 1.0):
+            raise NBSVMError(f"l1_ratio must be in [0, 1], got {self.l1_ratio!r}")
+        if self.l1_method not in L1_METHODS:
+            raise NBSVMError(f"unknown l1_method {self.l1_method!r}; allowed: "
+                             f"{', '.join(L1_METHODS)}")
+        if self.eta0 != "auto":
+            _positive("eta0", self.eta0)
+        if self.eta0 == "auto" and not self._schedule.uses_eta0:
+            raise NBSVMError(f"eta0 'auto' calibrates a step size; schedule "
+                             f"{self.schedule!r} takes none")
+        _positive("eps", self.eps)
+        _positive("bias_rate", self.bias_rate, allow_zero=True)
+        if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
+            raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
+        if not (isinstance(self.average, numbers.Integral) and self.average >= 0):
+            raise NBSVMError(f"average must be True, False or the update (>= 1) from which to "
+                             f"average, got {self.average!r}")
+        if self.radius is not None:
+            _positive("radius", self.radius)
+            if self._schedule.per_coordinate:
+                raise NBSVMError("radius (ball projection) needs a global step size: use "
+                                 "schedule constant, optimal, invsqrt or pegasos, not adagrad")
+        self._lam1, self._lam2 = penalty.split(float(self.lam), float(self.l1_ratio))
+        if self.schedule == "pegasos" and not self.lam > 0:
+            raise NBSVMError("schedule 'pegasos' (1/(lam t)) needs lam > 0")
+        if not self._schedule.per_coordinate and self.schedule != "pegasos" \
+                and self._eta0() * self._lam2 >= 1.0:
+            raise NBSVMError(f"eta0 * lam2 must be < 1 (got {self._eta0() * self._lam2:g}): the "
+                             "first L2 step would set the weights to zero")
+
+    def _eta0(self) -> float:
+        """The step size trained with: ``eta0``, or once calibrated ``eta0_`` (``'auto'``;
+        1 until then, for the checks)."""
+        if self.eta0 == "auto":
+            return float(getattr(self, "eta0_", 1.0))
+        return float(self.eta0)
+
+    def fit(self, X, y, callback=None) -> "_LinearSGD":
+        self._check()
+        return super().fit(X, y, callback)
+
+    def _start(self, rows, y, classes):
+        super()._start(rows, y, classes)
+        if self.eta0 == "auto":         # Bottou's calibration on a sample of the first data
+            from nbsvm.learners.calibration import calibrate_learner_eta0
+            self.eta0_ = calibrate_learner_eta0(self, rows, y, seed=int(self.seed),
+                                                classes=classes)
+
+    def __getstate__(self):
+        # the resolved loss and schedule hold lambdas; _check() sets them again before use
+        state = self.__dict__.copy()
+        state.pop("_loss", None)
+        state.pop("_schedule", None)
+        return state
+
+    # ---- state -------------------------------------------------------------------------
+    def _init_state(self, n_features, n_outputs):
+        self._check()
+        self.v_ = np.zeros(n_features)
+        self.state_ = np.zeros(K.STATE_SIZE)
+        self.state_[K.SCALE] = 1.0
+        self.l1_q_ = np.zeros(0)
+        self.avg_u_ = np.zeros(0)
+        self.G_ = np.zeros(0)
+
+    def _sized(self, name, needed):
+        """The state array ``name``, allocated (zeros) when first needed."""
+        a = getattr(self, name)
+        if needed and a.shape[0] != self.v_.shape[0]:
+            a = np.zeros(self.v_.shape[0])
+            setattr(self, name, a)
+        return a
+
+    def _pass(self, rows, y, order):
+        self._check()
+        q = self._sized("l1_q_", self._lam1 > 0)
+        avg_u = self._sized("avg_u_", bool(self.average))
+        y = np.ascontiguousarray(y, dtype=np.float64)
+        bias_rate = float(self.bias_rate) if self.fit_intercept else 0.0
+        if self._schedule.per_coordinate:
+            self._fold_scale()
+            total, mistakes = K._adagrad_pass(
+                rows.indices, rows.values, rows.offsets, y, order, self.v_,
+                self._sized("G_", True), avg_u, self.state_, self._loss.code,
+                self._eta0(), self._lam1, self._lam2, bias_rate, float(self.eps),
+                int(self.average))
+        else:
+            total, mistakes = K._sgd_pass(
+                rows.indices, rows.values, rows.offsets, y, order, self.v_, q, avg_u,
+                self.state_, self._loss.code, self._schedule.code, self._eta0(),
+                float(self.lam), self._lam1, self._lam2, L1_METHODS[self.l1_method], bias_rate,
+                float(self.radius or 0.0), int(self.average))
+        stats = {"n": len(order), "loss": float(total)}
+        if self.task != "regression":
+            stats["mistakes"] = int(mistakes)
+        return stats
+
+    def _fold_scale(self):
+        """Make ``w = v`` (AdaGrad works on unscaled weights)."""
+        s = self.state_[K.SCALE]
+        if s != 1.0:
+            self.v_ *= s
+            if self.state_[K.AVG_N] > 0:
+                self.state_[K.AVG_B] /= s
+            self.state_[K.SCALE] = 1.0
+
+    # ---- learned model -----------------------------------------------------------------
+    @property
+    def coef_(self) -> np.ndarray:
+        """The weights used for prediction: the average of the iterates once averaging has
+        started, else the last iterate."""
+        st = self.state_
+        if st[K.AVG_N] > 0:
+            return st[K.AVG_A] * self.avg_u_ + st[K.AVG_B] * self.v_
+        return st[K.SCALE] * self.v_
+
+    @property
+    def intercept_(self) -> float:
+        st = self.state_
+        return float(st[K.AVG_BIAS] if st[K.AVG_N] > 0 else st[K.BIAS])
+
+    def _scores(self, rows) -> np.ndarray:
+        return csr_dot(self.coef_, rows.indices, rows.values, rows.offsets) + self.intercept_
+
+    def objective(self, X, y) -> float:
+        """``lam2/2 ||w||^2 + lam1 ||w||_1 + mean loss`` of the prediction weights on
+        ``(X, y)``."""
+        self._check()
+        p = self._decision(X)
+        codes = np.ascontiguousarray(self._encode(y), dtype=np.float64)
+        w = self.coef_
+        return 0.5 * self._lam2 * float(w @ w) + self._lam1 * float(np.abs(w).sum()) + \
+            _mean_loss(p, codes, self._loss.code)

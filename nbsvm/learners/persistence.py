@@ -1,0 +1,225 @@
+"""Saving and loading a learner: its parameters and scalar state as JSON, its learned
+arrays as ``.npz`` (never pickle), and every part of a loaded file checked against a fresh
+learner with the same parameters before it is used (the kernels index the arrays without
+bounds checks). :class:`PersistenceMixin` gives :class:`~nbsvm.learners.base.OnlineLearner`
+``save``, ``load`` and the ``(header, arrays)`` pair a model file holding learners uses.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.learners.targets import Labels
+
+if TYPE_CHECKING:
+    from nbsvm.learners.base import OnlineLearner
+
+
+class PersistenceMixin:
+    """``.npz`` arrays + JSON for an :class:`~nbsvm.learners.base.OnlineLearner`: the
+    learned attributes (names ending in ``_``) are saved, arrays apart from the rest."""
+
+    # learned attributes that describe the last pass only and are not saved
+    _transient = ("history_", "last_stats_")
+
+    def state_arrays(self) -> dict:
+        return {k: v for k, v in vars(self).items()
+                if k.endswith("_") and k not in self._transient and isinstance(v, np.ndarray)
+                and v.dtype != object}
+
+    def save(self, path) -> None:
+        """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
+        import json
+
+        from nbsvm.models.persist import save_npz
+        from nbsvm import __version__
+        header, arrays = self.saved_parts()
+        header["package_version"] = __version__
+        try:
+            json.dumps(header)
+        except (TypeError, ValueError) as e:
+            raise NBSVMError(f"cannot save {type(self).__name__}: a parameter or learned value "
+                             f"is not JSON ({e})") from None
+        save_npz(path, "learner", header, arrays)
+
+    def state_scalars(self) -> dict:
+        """Learned values that are not arrays (numbers, strings, lists, dicts), for the
+        file's JSON header; numpy scalars become Python numbers."""
+        def plain(v):
+            if isinstance(v, np.generic):
+                return v.item()
+            if isinstance(v, (list, tuple)):
+                return [plain(x) for x in v]
+            if isinstance(v, dict):
+                return {k: plain(x) for k, x in v.items()}
+            return v
+
+        scalars = {}
+        for k, v in vars(self).items():
+            if not k.endswith("_") or k in self._transient:
+                continue
+            if isinstance(v, (np.generic, bool, int, float, str, list, dict)):
+                scalars[k] = plain(v)
+            elif not isinstance(v, np.ndarray):
+                raise NBSVMError(f"cannot save {type(self).__name__}.{k} of type "
+                                 f"{type(v).__name__} (only arrays and JSON values)")
+        classes = scalars.get("classes_")
+        if classes and not all(isinstance(c, str) for c in classes):
+            # the file keeps class names (strings); label_type_ says how to read them back
+            kind = "bool" if all(isinstance(c, bool) for c in classes) else \
+                "int" if all(isinstance(c, int) for c in classes) else "float"
+            scalars["classes_"] = [str(_LABEL_TYPES[kind](c)) for c in classes]
+            scalars["label_type_"] = kind
+        return scalars
+
+    def saved_parts(self) -> tuple[dict, dict]:
+        """``(header, arrays)`` of a saved learner: the JSON part (its class, task,
+        parameters and scalar state) and the learned arrays; :meth:`from_parts` inverts it
+        (a model file that holds learners inside it uses the pair)."""
+        return (dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
+                     state=self.state_scalars()), self.state_arrays())
+
+    @staticmethod
+    def from_parts(header: dict, arrays: dict, path=None) -> "OnlineLearner":
+        """The learner :meth:`saved_parts` described, every part checked (a file may be
+        crafted): an :class:`NBSVMError` saying ``corrupted learner file`` otherwise."""
+        from nbsvm.learners.registry import learner_class
+        name = header.get("learner") if isinstance(header, dict) else None
+        if not isinstance(name, str):
+            raise NBSVMError(f"corrupted learner file: bad learner name {name!r}",
+                             path=None if path is None else str(path))
+        cls = learner_class(name, path=None if path is None else str(path))
+        params, state = header.get("params", {}), header.get("state", {})
+        try:
+            if not isinstance(params, dict) or not isinstance(state, dict):
+                raise NBSVMError("params and state must be objects")
+            obj = cls(**params)
+            _check_state(obj, state, arrays)
+            for k, v in state.items():
+                if k == "classes_":
+                    v = Labels(_typed_classes(state))
+                if k != "label_type_":
+                    setattr(obj, k, v)
+            for k, v in arrays.items():
+                setattr(obj, k, v)
+        except NBSVMError as e:
+            raise NBSVMError(f"corrupted learner file: {e.message}",
+                             path=None if path is None else str(path)) from None
+        except (TypeError, ValueError, AttributeError, OverflowError) as e:
+            raise NBSVMError(f"corrupted learner file: {type(e).__name__}: {e}",
+                             path=None if path is None else str(path)) from None
+        return obj
+
+    @staticmethod
+    def load(path) -> "OnlineLearner":
+        from nbsvm.models.persist import load_npz
+        header, arrays = load_npz(path, "learner")
+        return PersistenceMixin.from_parts(header, arrays, path)
+
+
+MAX_FEATURES = 1 << 40          # a loaded n_features_in_ above this is taken as corruption
+
+# how class names are written for labels that were not strings, and read back
+_LABEL_TYPES = {"int": int, "float": float, "bool": bool}
+_READ_LABEL = {"int": int, "float": float, "bool": {"True": True, "False": False}.__getitem__}
+
+
+def _typed_classes(state: dict) -> list:
+    """The saved class names as the label values given to fit (``label_type_``:
+    ``"int"``, ``"float"`` or ``"bool"``; strings when absent)."""
+    names, kind = state["classes_"], state.get("label_type_")
+    if kind is None:
+        return list(names)
+    if not isinstance(kind, str) or kind not in _READ_LABEL:
+        raise NBSVMError(f"bad label_type_ {kind!r}; known: {', '.join(_READ_LABEL)}")
+    try:
+        values = [_READ_LABEL[kind](name) for name in names]
+    except (KeyError, ValueError):
+        raise NBSVMError(f"classes_ {names[:5]} are not {kind} labels") from None
+    if kind == "float" and not np.all(np.isfinite(values)):
+        raise NBSVMError("float class labels must be finite")
+    return values
+
+
+def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = "") -> None:
+    """Check a loaded learner's JSON state and arrays before they are set on ``obj``.
+
+    A fresh learner with the same parameters is given the loaded ``classes_`` and
+    ``n_features_in_`` and runs its own ``_init_state``: every array the fresh one has must
+    be loaded with its dtype and shape (lazily sized ones, allocated empty, may also have
+    the length of the weight vector ``v_``), no other array may be present, floats must be
+    finite. The kernels index these arrays by feature and class without bounds checks.
+    """
+    cls = type(obj)
+    for k in state:
+        if not (isinstance(k, str) and k.endswith("_") and not k.startswith("_")) \
+                or isinstance(getattr(cls, k, None), (property, type(cls.load))) \
+                or callable(getattr(cls, k, None)):
+            raise NBSVMError(f"unexpected state entry {prefix}{k!r}")
+    classes = state.get("classes_")
+    if classes is not None:
+        if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+            raise NBSVMError("classes_ must be a list of strings")
+        classes = _typed_classes(state)
+        if classes != sorted(set(classes)) or len(set(classes)) != len(classes):
+            raise NBSVMError("classes_ must be sorted and distinct")
+        n = len(classes)
+        if (obj.task == "binary" and n != 2) or (obj.task == "multiclass" and n < 2) \
+                or (obj.task == "regression" and n != 0):
+            raise NBSVMError(f"{n} classes for a {obj.task} learner")
+    elif "label_type_" in state:
+        raise NBSVMError("label_type_ without classes_")
+    t = state.get("t_", 0)
+    if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+        raise NBSVMError(f"bad t_ {t!r}")
+    n_features = state.get("n_features_in_")
+    if n_features is None:                       # never trained: no learned arrays
+        if arrays:
+            raise NBSVMError(f"arrays {sorted(arrays)} in a learner that was never trained")
+        return
+    if isinstance(n_features, bool) or not isinstance(n_features, int) \
+            or not 0 <= n_features <= MAX_FEATURES or classes is None:
+        raise NBSVMError(f"bad n_features_in_ {n_features!r} (or no classes_)")
+    fresh = cls(**obj.get_params())
+    fresh.classes_ = classes
+    fresh.n_features_in_ = n_features
+    fresh._init_state(n_features, fresh.n_outputs_)
+    expected = fresh.state_arrays()
+    for name, a in arrays.items():
+        if not name.endswith("_") or name.startswith("_") or hasattr(cls, name):
+            raise NBSVMError(f"unexpected array {prefix}{name!r}")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            raise NBSVMError(f"non-finite values in {prefix}{name}")
+    sub = {}
+    if hasattr(obj, "_make_binary"):             # OneVsRest: the binary learners' state
+        per = state.get("estimator_state_")
+        if not isinstance(per, list) or len(per) != fresh.n_outputs_ \
+                or not all(isinstance(d, dict) for d in per):
+            raise NBSVMError("estimator_state_ must be one object per class")
+        for k, scalars in enumerate(per):
+            mine = {n[len(f"est{k}_"):]: a for n, a in arrays.items()
+                    if n.startswith(f"est{k}_")}
+            sub.update({f"est{k}_{n}": a for n, a in mine.items()})
+            if scalars.get("n_features_in_") != n_features \
+                    or scalars.get("classes_") != ["0", "1"]:
+                raise NBSVMError(f"estimator {k} does not match the learner")
+            _check_state(fresh._make_binary(), scalars, mine, prefix=f"est{k}_")
+    for name, a in arrays.items():
+        if name in sub:
+            continue
+        want = expected.get(name)
+        if want is None:
+            raise NBSVMError(f"unexpected array {prefix}{name!r} for "
+                             f"{cls.__name__}")
+        shapes = {want.shape}
+        if want.size == 0 and getattr(fresh, "v_", None) is not None:
+            shapes.add(fresh.v_.shape)           # sized when first needed (linear.py)
+        if a.dtype != want.dtype or a.shape not in shapes:
+            raise NBSVMError(f"array {prefix}{name} is {a.dtype} {a.shape}, expected "
+                             f"{want.dtype} {want.shape} for {n_features} features and "
+                             f"{len(classes)} classes")
+    missing = sorted(set(expected) - set(arrays))
+    if missing:
+        raise NBSVMError(f"missing arrays {[prefix + m for m in missing]}")
