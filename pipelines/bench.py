@@ -56,7 +56,7 @@ def settle_shared_libraries() -> int:
 SETTLED = settle_shared_libraries()
 
 sys.path.insert(0, str(ROOT))
-from nbsvm.io.readers import read_aclimdb  # noqa: E402
+from nbsvm.io.folders import read_aclimdb  # noqa: E402
 from nbsvm.text.tokenize import tokenize  # noqa: E402
 
 PY = sys.executable

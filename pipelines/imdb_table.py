@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, RESULTS, markdown_table, start, write_results  # noqa: E402
 from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.config import DEFAULTS  # noqa: E402
-from nbsvm.evaluation.evaluate import fit_and_evaluate  # noqa: E402
+from nbsvm.evaluation.heldout import fit_and_evaluate  # noqa: E402
 from nbsvm.io.readers import read_inputs  # noqa: E402
 
 NAME = "imdb_table"

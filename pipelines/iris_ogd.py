@@ -25,6 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from nbsvm.evaluation import plot  # noqa: E402
+from nbsvm.evaluation.ogd_plot import ogd_curves, ogd_curves_svg  # noqa: E402
 from nbsvm.learners.ogd import OGDRegressor  # noqa: E402
 
 T = 150
@@ -139,10 +140,10 @@ def main(argv=None):
 
     args.out.mkdir(parents=True, exist_ok=True)
     svg_tmp = args.out / "iris_ogd.svg.tmp"
-    svg_tmp.write_text(plot.ogd_curves_svg(series, best))
+    svg_tmp.write_text(ogd_curves_svg(series, best))
     svg_tmp.replace(args.out / "iris_ogd.svg")
     # the same curves as a PNG with matplotlib (the optional ``plot`` extra), if installed
-    png = plot.ogd_curves(series, best, args.out / "iris_ogd.png") if plot.available() else None
+    png = ogd_curves(series, best, args.out / "iris_ogd.png") if plot.available() else None
     import pandas as pd
     from _report import write_results
     write_results("iris_ogd", pd.DataFrame(rows),

@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from pipelines._report import ROOT, start, write_results  # noqa: E402
 from nbsvm import NBSVMClassifier  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
-from nbsvm.io.readers import read_aclimdb, read_lines  # noqa: E402
+from nbsvm.io.folders import read_aclimdb  # noqa: E402
+from nbsvm.io.labeled_lines import read_lines  # noqa: E402
 from nbsvm.training.tune import DEFAULT_GRID, candidates, reference_of, tune  # noqa: E402
 
 

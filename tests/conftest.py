@@ -8,7 +8,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from nbsvm.io.readers import Document
+from nbsvm.io.document import Document
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 from numba import njit
 
-from nbsvm.data.features import hash_batches
-from nbsvm.io.readers import Document, read_lines
-from nbsvm.text._kernels import _is_space, murmur3_32
+from nbsvm.data.batches import hash_batches
+from nbsvm.io.document import Document
+from nbsvm.io.labeled_lines import read_lines
+from nbsvm.text._murmur import murmur3_32
+from nbsvm.text._tokenizer import _is_space
 from nbsvm.text.hashing import Hasher
 
 from conftest import shared_datasets

@@ -6,9 +6,12 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.evaluation.evaluate import evaluate_cache, evaluate_documents, fit_and_evaluate
-from nbsvm.data.features import CacheWriter, hash_batches
-from nbsvm.io.readers import Document, read_lines
+from nbsvm.evaluation.evaluate import evaluate_cache, evaluate_documents
+from nbsvm.evaluation.heldout import fit_and_evaluate
+from nbsvm.data.cache import CacheWriter
+from nbsvm.data.batches import hash_batches
+from nbsvm.io.document import Document
+from nbsvm.io.labeled_lines import read_lines
 
 from conftest import synthetic
 

@@ -11,8 +11,9 @@ from typer.testing import CliRunner
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
-from nbsvm.evaluation.explain import (TextSample, contributions, decode_map, encode_map, explain_text,
-                           ngram_map, top_features)
+from nbsvm.evaluation.bucket_names import TextSample, decode_map, encode_map, ngram_map
+from nbsvm.evaluation.contributions import contributions
+from nbsvm.evaluation.explain import explain_text, top_features
 from nbsvm.text.hashing import bucket_of
 
 runner = CliRunner()

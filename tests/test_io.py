@@ -4,8 +4,11 @@ import io
 import pytest
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import (Document, detect_format, read_aclimdb, read_inputs, read_lines,
-                              read_table, read_text_lines)
+from nbsvm.io.document import Document
+from nbsvm.io.folders import read_aclimdb
+from nbsvm.io.labeled_lines import read_lines, read_text_lines
+from nbsvm.io.readers import detect_format, read_inputs
+from nbsvm.io.tables import read_table
 
 
 # -- label<TAB>text lines ----------------------------------------------------------------

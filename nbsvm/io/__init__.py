@@ -1,6 +1,9 @@
 """Streaming readers: each yields :class:`Document` records and never loads a corpus."""
-from nbsvm.io.readers import (Document, FORMATS, read_aclimdb, read_lines, read_text_lines, read_table,
-                      read_inputs, detect_format)
+from nbsvm.io.document import Document
+from nbsvm.io.folders import read_aclimdb
+from nbsvm.io.labeled_lines import read_lines, read_text_lines
+from nbsvm.io.readers import FORMATS, read_inputs, detect_format
+from nbsvm.io.tables import read_table
 
 from nbsvm.io.sparse import (SPARSE_FORMATS, SparseRow, detect_index_base, detect_sparse_format,
                      read_blitzer, read_named, read_svmlight)

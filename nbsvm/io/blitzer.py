@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import IO, Iterable, Iterator
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import Document, ReadStats, _name, iter_lines
+from nbsvm.io.decoding import ReadStats, iter_lines
+from nbsvm.io.document import Document, _name
 
 #: The fields of a record, in file order.
 REVIEW_FIELDS = ("unique_id", "asin", "product_name", "product_type", "helpful", "rating",

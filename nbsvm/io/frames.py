@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import COLUMN_SEPARATOR
+from nbsvm.io.tables import COLUMN_SEPARATOR
 
 
 def texts_and_labels(X, y, text_col, label_col):

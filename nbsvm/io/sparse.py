@@ -15,7 +15,7 @@ from typing import Iterator, NamedTuple
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import ReadStats, iter_lines
+from nbsvm.io.decoding import ReadStats, iter_lines
 
 SPARSE_FORMATS = ("svmlight", "blitzer", "named")
 #: The largest 0-based feature index (indices are returned as int64).

@@ -14,7 +14,7 @@ import numpy as np
 
 from nbsvm.config import BUCKET_DTYPE, MIN_BITS, MAX_BITS
 from nbsvm.errors import NBSVMError
-from nbsvm.text import _kernels
+from nbsvm.text._ngram_ids import _hash_docs
 from nbsvm.text.tokenize import tokenize, word_ngrams, char_ngrams
 
 
@@ -114,8 +114,8 @@ class Hasher:
 
     def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The compiled half of :meth:`batch` (releases the GIL)."""
-        return _kernels._hash_docs(buf, starts, self.ngrams, self.char_ngrams,
-                                   (1 << self.n_bits) - 1, self.seed, (self.seed + 1) & 0xFFFFFFFF)
+        return _hash_docs(buf, starts, self.ngrams, self.char_ngrams,
+                          (1 << self.n_bits) - 1, self.seed, (self.seed + 1) & 0xFFFFFFFF)
 
     def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Distinct bucket ids of many texts as CSR ``(ids int32, offsets int64)``.

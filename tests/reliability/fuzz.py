@@ -105,7 +105,8 @@ def _nonblank_lines(data: bytes) -> list[tuple[int, str]]:
 def t_header_lines(data: bytes):
     """Header detection: a first line of column names is skipped (noted) or refused, and
     never becomes a document; every other line is a document or a counted bad line."""
-    from nbsvm.io.readers import ReadStats, header_columns, read_lines
+    from nbsvm.io.decoding import ReadStats
+    from nbsvm.io.labeled_lines import header_columns, read_lines
     p = write("in.tsv", data)
     stats = ReadStats(skip_bad=True)
     docs = expect(lambda: list(read_lines(p, stats=stats)), p)
@@ -121,7 +122,8 @@ def t_header_lines(data: bytes):
 def t_predict_lines(data: bytes):
     """predict's reading of line files: a leading label only when it is a known class;
     any other line is one document, whole."""
-    from nbsvm.io.readers import ReadStats, read_lines
+    from nbsvm.io.decoding import ReadStats
+    from nbsvm.io.labeled_lines import read_lines
     p = write("in.txt", data)
     known = {"pos", "neg"}
     docs = expect(lambda: list(read_lines(p, labeled=False, known_labels=known,
@@ -135,7 +137,8 @@ def t_predict_lines(data: bytes):
 
 def t_csv_skip_bad(data: bytes):
     """Tables with --skip-bad-lines and two text columns: rows parse, or are counted."""
-    from nbsvm.io.readers import ReadStats, read_table
+    from nbsvm.io.decoding import ReadStats
+    from nbsvm.io.tables import read_table
     p = write("in.csv", data)
     stats = ReadStats(skip_bad=True)
     docs = expect(lambda: list(read_table(p, text_col=["title", "body"], stats=stats)), p)
@@ -270,7 +273,8 @@ def valid_files() -> dict[str, Path]:
         return _VALID
     import numpy as np
     from nbsvm import NBSVMClassifier
-    from nbsvm.data.features import CacheWriter, hash_batch
+    from nbsvm.data.cache import CacheWriter
+    from nbsvm.data.batches import hash_batch
     from nbsvm.io import Document
     from nbsvm.lexicon.nblexicon import build_lexicon
     from nbsvm.learners.registry import make_learner
@@ -458,7 +462,7 @@ CACHE_FILES = ("ids.i32", "offsets.i64", "labels.i32")
 def use_cache(folder: Path):
     """Open a feature cache and read all of it, in order and shuffled through a remap."""
     import numpy as np
-    from nbsvm.data.features import FeatureCache
+    from nbsvm.data.cache import FeatureCache
     from nbsvm.errors import NBSVMError
     cache = expect(lambda: FeatureCache(folder), folder)
     if cache is None:
@@ -584,10 +588,13 @@ def child(target: str, libfuzzer_args: list[str]) -> None:
     # Only pure-Python functions are instrumented: atheris rewrites bytecode, which numba's
     # compiler cannot read, so the readers' and loaders' functions are instrumented one by one.
     import inspect
-    import nbsvm.data.features, nbsvm.lexicon.nblexicon, nbsvm.models.nbsvm, nbsvm.learners.base  # noqa: E401,F401
+    import nbsvm.data.cache, nbsvm.lexicon.nblexicon, nbsvm.models.nbsvm, nbsvm.learners.base  # noqa: E401,F401
     import nbsvm.io.blitzer, nbsvm.io.readers, nbsvm.io.sparse, nbsvm.models.persist  # noqa: E401
+    import nbsvm.io.decoding, nbsvm.io.document, nbsvm.io.folders, nbsvm.io.labeled_lines, nbsvm.io.tables  # noqa: E401
     import nbsvm.learners.registry  # noqa: F401
-    for module in (nbsvm.io.readers, nbsvm.io.sparse, nbsvm.io.blitzer, nbsvm.models.persist):
+    for module in (nbsvm.io.readers, nbsvm.io.decoding, nbsvm.io.document, nbsvm.io.labeled_lines,
+                   nbsvm.io.folders, nbsvm.io.tables, nbsvm.io.sparse, nbsvm.io.blitzer,
+                   nbsvm.models.persist):
         for obj in vars(module).values():
             funcs = [obj] if inspect.isfunction(obj) else \
                 [f for f in vars(obj).values() if inspect.isfunction(f)] \

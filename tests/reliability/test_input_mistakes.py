@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.io.readers import COLUMN_SEPARATOR
+from nbsvm.io.tables import COLUMN_SEPARATOR
 from nbsvm.text.tokenize import tokenize
 
 runner = CliRunner()

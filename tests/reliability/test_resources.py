@@ -69,7 +69,7 @@ def test_the_pass_and_the_learner_are_checked():
     # the hashing pass before reading; the counts by kept column and the learner once the
     # classes and the kept buckets are known, before any of them is allocated: exactly
     # fit_bytes of the kept columns, a byte less is refused
-    from nbsvm.io.readers import Document
+    from nbsvm.io.document import Document
 
     docs = [Document(f"c{i % 8}", d.text, d.source, d.line)
             for i, d in enumerate(synthetic(400, seed=2))]

@@ -18,7 +18,8 @@ from typer.testing import CliRunner
 
 from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import ReadStats, read_inputs
+from nbsvm.io.decoding import ReadStats
+from nbsvm.io.readers import read_inputs
 
 runner = CliRunner()
 REPLACED = re.compile(r"replaced (\d+) invalid UTF-8 bytes? in (\d+) documents? "

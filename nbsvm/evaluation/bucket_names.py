@@ -1,0 +1,172 @@
+"""Names of a hashed model's buckets: the n-grams of a sample of its training text.
+
+A hashed model only knows buckets. To name them, training keeps a bounded sample of its
+documents (:class:`TextSample`: a seeded reservoir of at most ``SAMPLE_DOCS`` documents, each
+cut to ``SAMPLE_CHARS`` characters, taken while the documents stream past for the lexicon
+pass), and after the last epoch the compiled tokenizer finds the n-grams of that sample that
+fall in the model's ``MAP_TOP`` strongest buckets of each sign (:func:`ngram_map`). The
+model file keeps up to ``PER_BUCKET`` strings per bucket with their counts
+(:func:`encode_map`, :func:`decode_map`), so collisions show: a bucket shared by ``great``
+and ``zyx`` is listed as ``great | zyx``.
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import numpy as np
+from numba import njit
+
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.contributions import _contribution_row
+from nbsvm.text._ngram_hits import _ngram_hits
+
+SAMPLE_DOCS = 4096          # documents kept to name buckets with (about 5 MB of IMDB)
+SAMPLE_CHARS = 2048         # characters kept of each
+MAP_TOP = 2000              # strongest buckets of each sign (per output) that get names
+PER_BUCKET = 4              # strings kept per bucket (the most frequent in the sample)
+
+
+class TextSample:
+    """A seeded reservoir sample of document texts (Vitter's algorithm R), bounded in size.
+
+    Examples
+    --------
+    >>> s = TextSample(k=2, seed=0)
+    >>> docs = list(s.wrap(iter(["a", "b", "c", "d"])))     # passes items through
+    >>> docs, len(s.texts), s.seen
+    (['a', 'b', 'c', 'd'], 2, 4)
+    """
+
+    def __init__(self, k: int = SAMPLE_DOCS, seed: int = 0, max_chars: int = SAMPLE_CHARS):
+        self.k, self.max_chars = k, max_chars
+        self.texts: list[str] = []
+        self.seen = 0
+        self._rng = random.Random(seed)
+
+    def add(self, text: str) -> None:
+        self.seen += 1
+        if len(self.texts) < self.k:
+            self.texts.append(text[:self.max_chars])
+        else:
+            j = self._rng.randrange(self.seen)
+            if j < self.k:
+                self.texts[j] = text[:self.max_chars]
+
+    def wrap(self, docs):
+        """Yield ``docs`` unchanged, sampling each one's text (documents or plain strings)."""
+        for d in docs:
+            self.add(d if isinstance(d, str) else d.text)
+            yield d
+
+
+def _strongest_in(row: np.ndarray, top: int, chosen: np.ndarray) -> None:
+    n = min(top, row.size)
+    if n:
+        part = np.partition(row, (n - 1, row.size - n))
+        # only buckets that move the score: zeros (unseen, or no weight) are never named
+        chosen |= ((row <= part[n - 1]) & (row < 0)) | ((row >= part[row.size - n]) & (row > 0))
+
+
+def _strongest(C: np.ndarray, top: int) -> np.ndarray:
+    """Bool mask of the columns among the ``top`` largest positive and ``top`` smallest
+    negative entries of each row of ``C`` (ties at the threshold included), using one copy of
+    a row at a time."""
+    chosen = np.zeros(C.shape[1], dtype=bool)
+    for row in C:
+        _strongest_in(row, top, chosen)
+    return chosen
+
+
+def strongest_columns(clf, top: int = MAP_TOP, mean_abs=None) -> np.ndarray:
+    """:func:`_strongest` of the model's float32 contributions, computed one output at a
+    time (memory: two rows, not the ``n_outputs x n_columns`` matrix)."""
+    learner = clf.linear_
+    chosen = np.zeros(learner.n_features, dtype=bool)
+    row = np.empty(learner.n_features, dtype=np.float32)
+    for k in range(learner.n_outputs):
+        _contribution_row(clf, k, row, mean_abs)
+        _strongest_in(row, top, chosen)
+    return chosen
+
+
+@njit(cache=True, nogil=True)
+def _bitmap_of_columns(remap, chosen, bitmap):
+    """Set bit ``b`` of ``bitmap`` for every bucket ``b`` whose column ``remap[b]`` is
+    chosen (one pass over the map, no temporaries of its size)."""
+    for b in range(remap.shape[0]):
+        c = remap[b]
+        if c >= 0 and chosen[c]:
+            bitmap[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+
+
+def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
+              per_bucket: int = PER_BUCKET) -> dict[int, list[tuple[str, int]]]:
+    """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
+    ``top`` strongest buckets of each sign (word n-grams only)."""
+    return ngram_map_of(strongest_columns(clf, top), clf.column_of_, clf.hasher_, texts,
+                        per_bucket)
+
+
+def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
+    """:func:`ngram_map` from the mask of chosen model columns (:func:`strongest_columns`)
+    and the bucket -> column ``remap`` (None: columns are buckets); runs without the model:
+    in a thread, while the last epoch trains."""
+    wanted = np.zeros(max(1, (1 << hasher.n_bits) >> 6), dtype=np.uint64)    # a bitmap
+    if remap is None:
+        remap = np.arange(chosen.shape[0], dtype=np.int32)
+    _bitmap_of_columns(remap, chosen, wanted)
+    del chosen
+    found: dict[int, Counter] = {}        # bucket -> Counter of n-gram bytes
+    for start in range(0, len(texts), 2048):
+        buf, starts = hasher.prepare(texts[start:start + 2048])
+        hit, keys, offsets, raw = _ngram_hits(
+            buf, starts, hasher.ngrams, (1 << hasher.n_bits) - 1, hasher.seed, wanted)
+        if not hit.size:
+            continue
+        # count equal n-grams by (bucket, second hash) in numpy; decode one string of each
+        pair = (hit.astype(np.uint64) << np.uint64(32)) | keys.astype(np.uint64)
+        uniq, first, count = np.unique(pair, return_index=True, return_counts=True)
+        data = raw.tobytes()
+        for u, j, n in zip((uniq >> np.uint64(32)).tolist(), first.tolist(), count.tolist()):
+            found.setdefault(u, Counter())[data[offsets[j]:offsets[j + 1]]] += n
+    return {b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
+            for b, c in found.items()}
+
+
+def encode_map(mapping: dict) -> dict[str, np.ndarray]:
+    """The map as flat numeric arrays for a model file (no pickle, no object arrays)."""
+    buckets, counts, texts = [], [], []
+    for b in sorted(mapping):
+        for s, n in mapping[b]:
+            buckets.append(b)
+            counts.append(n)
+            texts.append(s.encode("utf-8"))
+    offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+    np.cumsum([len(t) for t in texts], out=offsets[1:])
+    return {"map_buckets": np.asarray(buckets, dtype=np.int32),
+            "map_counts": np.asarray(counts, dtype=np.int64), "map_offsets": offsets,
+            "map_text": np.frombuffer(b"".join(texts), dtype=np.uint8).copy()}
+
+
+def decode_map(arrays: dict, n_bits: int, path=None) -> dict[int, list[tuple[str, int]]]:
+    """Inverse of :func:`encode_map`, checking every array (the file may be crafted)."""
+    names = ("map_buckets", "map_counts", "map_offsets", "map_text")
+    if not all(k in arrays for k in names):
+        raise NBSVMError("corrupted model file: part of the n-gram map is missing",
+                         path=None if path is None else str(path))
+    b, n, o, t = (arrays[k] for k in names)
+    ok = (b.ndim == n.ndim == o.ndim == t.ndim == 1 and b.dtype == np.int32
+          and n.dtype == np.int64 and o.dtype == np.int64 and t.dtype == np.uint8
+          and n.size == b.size and o.size == b.size + 1 and o[0] == 0 and o[-1] == t.size
+          and bool(np.all(np.diff(o) >= 0)) and (b.size == 0 or (b.min() >= 0 and
+                                                                b.max() < (1 << n_bits))))
+    if not ok:
+        raise NBSVMError("corrupted model file: the n-gram map arrays do not fit together",
+                         path=None if path is None else str(path))
+    data = t.tobytes()
+    out: dict[int, list[tuple[str, int]]] = {}
+    for j, bucket in enumerate(b.tolist()):
+        out.setdefault(bucket, []).append(
+            (data[o[j]:o[j + 1]].decode("utf-8", "replace"), int(n[j])))
+    return out

@@ -1,0 +1,253 @@
+"""Training with a held-out test set hashed on the other core at the same time
+(:func:`fit_and_evaluate`), and the training curve it can record (:class:`EpochHistory`:
+mean training loss and held-out accuracy per epoch).
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.batches import hash_batches
+from nbsvm.io.document import Document
+from nbsvm.evaluation.evaluate import evaluate_cache
+from nbsvm.evaluation.scoring import headline
+from nbsvm.models.nbsvm import NBSVMClassifier
+
+
+class _BackgroundCache(threading.Thread):
+    """Hashes documents into a feature cache in a thread of its own."""
+
+    def __init__(self, docs, hasher, folder: Path, callback=None):
+        super().__init__(daemon=True, name="nbsvm-test-hasher")
+        self.docs, self.hasher, self.folder, self.callback = docs, hasher, folder, callback
+        self.remap = None
+        self.cache: FeatureCache | None = None
+        self.error: BaseException | None = None
+        self.stop = threading.Event()
+
+    def run(self):
+        try:
+            with CacheWriter(self.folder, self.hasher) as writer:
+                n = 0
+                for batch in hash_batches(self.docs, self.hasher, remap=self.remap):
+                    if self.stop.is_set():
+                        raise KeyboardInterrupt
+                    writer.add(batch)
+                    n += len(batch)
+                    if self.callback:
+                        self.callback({"stage": "hash test", "docs": n})
+                self.cache = writer.close()
+        except BaseException as e:      # re-raised by fit_and_evaluate in the main thread
+            self.error = e
+
+
+class EpochHistory:
+    """Mean training loss and held-out accuracy per epoch (for
+    :func:`nbsvm.evaluation.plot.training_curve`).
+
+    :meth:`observe` takes training progress events: the last ``"epoch"`` event of an epoch
+    carries the epoch's mean loss. :func:`fit_and_evaluate` fills ``test_accuracy``.
+    """
+
+    def __init__(self):
+        self.loss: dict[int, float] = {}
+        self.test_accuracy: dict[int, float] = {}
+
+    def observe(self, event: dict) -> None:
+        if event.get("stage") == "epoch":
+            self.loss[event["epoch"]] = float(event["loss"])
+
+    def as_dict(self) -> dict:
+        """``{"epoch": [...], "loss": [...]}``, with ``"test_accuracy"`` (``None`` for an
+        epoch without one) when there is a test set."""
+        epochs = sorted(self.loss)
+        out = {"epoch": epochs, "loss": [self.loss[e] for e in epochs]}
+        if self.test_accuracy:
+            out["test_accuracy"] = [self.test_accuracy.get(e) for e in epochs]
+        return out
+
+
+class _Counted:
+    """Iterates ``docs`` one document ahead, so that ``total`` (their number) is known
+    before the last one is handed on: a streamed epoch's last progress event is then the
+    one with ``docs == total``."""
+
+    def __init__(self, docs: Iterable[Document]):
+        self.docs = docs
+        self.total: int | None = None
+
+    def __iter__(self):
+        it = iter(self.docs)
+        n = 0
+        for prev in it:
+            for doc in it:
+                n += 1
+                yield prev
+                prev = doc
+            self.total = n + 1
+            yield prev
+            return
+        self.total = 0
+
+
+def _accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> float:
+    """Accuracy on ``cache`` of a model between two epochs, leaving its state as it is (the
+    learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would)."""
+    from nbsvm.learners import _kernels
+
+    before = model.__dict__.get("mean_abs_coef_")
+    if model.interpolate == "weights" and model.beta != 1.0:
+        learner = model.linear_
+        model.mean_abs_coef_ = np.array([_kernels._mean_abs_weight(learner.S_[k])
+                                         * learner.scale_of(k)
+                                         for k in range(learner.n_outputs)])
+    try:
+        return headline(evaluate_cache(model, cache, columns=columns))
+    finally:
+        if before is None:
+            model.__dict__.pop("mean_abs_coef_", None)
+        else:
+            model.mean_abs_coef_ = before
+
+
+class _HeldOutSet:
+    """The test set hashed alongside training (:func:`fit_and_evaluate`): when its hashing
+    thread starts, the held-out accuracy after each epoch (with a history), and the time
+    spent waiting for it and scoring between epochs.
+
+    :meth:`on_event` takes the training progress events (and hands them on to
+    ``callback``).
+    """
+
+    def __init__(self, model: NBSVMClassifier, worker: _BackgroundCache,
+                 history: EpochHistory | None, counted: _Counted | None,
+                 callback: Callable[[dict], None] | None):
+        self.model, self.worker, self.history = model, worker, history
+        self.counted, self.callback = counted, callback
+        self.scored: set = set()
+        self.waited = 0.0              # waiting for the test hashing between epochs
+        self.eval_time = 0.0           # scoring the test set between epochs
+
+    def idle(self) -> bool:
+        """Whether the hashing thread has not started yet."""
+        worker = self.worker
+        return not worker.is_alive() and worker.cache is None and worker.error is None
+
+    def start(self, columns: bool = True) -> None:
+        """Start hashing the test set unless it has started: into model columns (known once
+        the lexicon pass is done), or with ``columns=False`` into buckets."""
+        if self.idle():
+            if columns:
+                self.worker.remap = self.model.column_of_      # store model columns, not buckets
+            self.worker.start()
+
+    def wait(self) -> FeatureCache:
+        """The test set's cache, once hashed (what the thread raised is raised here)."""
+        self.worker.join()
+        if self.worker.error is not None:
+            raise self.worker.error
+        return self.worker.cache
+
+    def columns(self) -> bool:
+        """Whether the cache holds model columns (else buckets, mapped when scored)."""
+        return self.worker.remap is not None or self.model.column_of_ is None
+
+    def score_epoch(self, epoch: int, epochs: int) -> None:
+        """Record the held-out accuracy after ``epoch`` (not the last one: the report, after
+        fit, gives it)."""
+        if epoch in self.scored or epoch >= epochs:
+            return
+        self.scored.add(epoch)
+        t = time.perf_counter()
+        self.start()
+        self.worker.join()
+        self.waited += time.perf_counter() - t
+        if self.worker.error is not None:
+            raise self.worker.error
+        t = time.perf_counter()
+        self.history.test_accuracy[epoch] = _accuracy_now(self.model, self.worker.cache,
+                                                          columns=self.columns())
+        self.eval_time += time.perf_counter() - t
+
+    def on_event(self, event: dict) -> None:
+        stage = event["stage"]
+        history = self.history
+        if history is None:
+            # hash the test set from the second epoch on: the lexicon pass and the first
+            # epoch (which translates the cache to columns in a thread) keep both cores
+            # busy, a later epoch keeps only one
+            if stage == "epoch" and event["epoch"] >= 2:
+                self.start()
+        elif stage in ("lexicon done", "epoch"):
+            # scored after every epoch: hash it from the start (the columns are known)
+            self.start()
+            if stage == "epoch":
+                history.observe(event)
+                total = event["total"] if event["total"] is not None else self.counted.total
+                if total is not None and event["docs"] >= total:
+                    self.score_epoch(event["epoch"], event["epochs"])
+        elif stage == "epoch done":          # should the library ever say so itself
+            self.score_epoch(event["epoch"], event.get("epochs", self.model.setting("epochs")))
+        if self.callback and stage != "lexicon done":
+            self.callback(event)
+
+    def close(self) -> None:
+        """Stop the hashing thread (if it still runs) and drop the cache."""
+        self.worker.stop.set()
+        if self.worker.is_alive():
+            self.worker.join(timeout=10)
+        self.worker.cache = None
+
+
+def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
+                     test_docs: Iterable[Document], lexicon=None,
+                     callback: Callable[[dict], None] | None = None,
+                     max_memory=None, history: EpochHistory | None = None, **fit_kw) -> dict:
+    """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run (``fit_kw``: more
+    arguments of :meth:`~nbsvm.NBSVMClassifier.fit_documents`, e.g. ``kept``).
+
+    The test documents are read and hashed into a cache by a background thread while the
+    training epochs run (the compiled kernels release the GIL, so both cores work), then
+    scored from that cache. Returns the report, with ``timings`` added.
+
+    ``history``: also record each epoch's mean training loss and the accuracy on the test
+    set after each epoch. The test set is then hashed from the start and scored after every
+    epoch but the last, whose value is the report's accuracy. Training is unchanged (the
+    model is only read between epochs); the scoring adds to the training time.
+    """
+    hasher = model.validate()
+    if model.cache_dir is not None:
+        Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
+    counted = None
+    if history is not None:
+        train_docs = counted = _Counted(train_docs)
+    test = _HeldOutSet(model, _BackgroundCache(test_docs, hasher, tmp / "test", callback),
+                       history, counted, callback)
+    try:
+        t0 = time.perf_counter()
+        model.fit_documents(train_docs, lexicon=lexicon, callback=test.on_event,
+                            max_memory=max_memory, **fit_kw)
+        test.start(columns=False)
+        t1 = time.perf_counter()
+        cache = test.wait()
+        t2 = time.perf_counter()
+        rep = evaluate_cache(model, cache, callback, columns=test.columns())
+        t3 = time.perf_counter()
+    finally:
+        test.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+    # waiting for the test hashing: after training, and between epochs with ``history``
+    rep["timings"] = dict(model.timings_, fit_s=t1 - t0, wait_test_hash_s=t2 - t1 + test.waited,
+                          eval_s=t3 - t2)
+    if history is not None:
+        history.test_accuracy[model.setting("epochs")] = headline(rep)
+        rep["timings"]["epoch_eval_s"] = test.eval_time
+    return rep

@@ -1,0 +1,187 @@
+"""Scorers: the report of an evaluation summed batch by batch, in bounded memory.
+
+:class:`_Scorer` accumulates a single-label model's confusion matrix and log loss (exactly,
+whatever the batching); :class:`_LabelSetScorer` a multi-label model's sums for
+:func:`~nbsvm.evaluation.metrics.multilabel_report`, mergeable across shards. True labels
+the model does not know count as errors. :func:`headline` is a report's one figure.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.data.batches import Batch
+from nbsvm.io.labels import label_set
+from nbsvm.evaluation.metrics import (add_sums, confusion_matrix, multilabel_counts,
+                                      multilabel_report, report)
+from nbsvm.models.nbsvm import NBSVMClassifier
+
+
+class _Scorer:
+    """Accumulates the confusion matrix and log loss batch by batch.
+
+    True labels the model does not know (``unseen``) are errors whatever is predicted:
+    each gets a row of the confusion matrix and a class of the report (recall 0), and the
+    log loss is the mean over the documents of known labels (it has no value for others).
+    """
+
+    def __init__(self, model: NBSVMClassifier, scores_out: list | None = None):
+        self.model = model
+        self.scores_out = scores_out        # (true codes, scores) per batch, if a list
+        k = len(model.classes_)
+        self.index = {c: i for i, c in enumerate(model.classes_)}
+        self.cm = np.zeros((k, k), dtype=np.int64)
+        self.unseen: dict = {}               # label -> predictions per model class
+        self.has_proba = model.has_proba()
+        self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
+        self.n = 0
+        self.n_known = 0
+
+    def _add(self, x: float):
+        """Add ``x`` exactly, so the total does not depend on how documents were batched."""
+        i = 0
+        for y in self._partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            hi = x + y
+            lo = y - (hi - x)
+            if lo:
+                self._partials[i] = lo
+                i += 1
+            x = hi
+        self._partials[i:] = [x]
+
+    def codes(self, batch: Batch) -> np.ndarray:
+        """The batch's true class indices; -1 for a label the model does not know (a
+        document without a label is an error naming it)."""
+        out = np.empty(len(batch), dtype=np.int32)
+        for i, label in enumerate(batch.labels):
+            code = self.index.get(label)
+            if code is None:
+                if label is None:
+                    raise NBSVMError("document has no label", **batch.where(i))
+                code = -1
+            out[i] = code
+        return out
+
+    def add(self, batch: Batch, truth: np.ndarray, columns: bool = False, names=None):
+        """Score ``batch`` against ``truth`` (class indices, -1: a label the model does not
+        know); ``names``: the label of each of ``batch.labels`` when they are codes."""
+        scores = self.model.decision_batch(batch, columns=columns)
+        pred = self.model.codes_for(list(self.model.labels_of(scores)))
+        known = truth >= 0
+        if not known.all():
+            k = len(self.model.classes_)
+            for i in np.flatnonzero(~known):
+                label = batch.labels[i] if names is None else names[batch.labels[i]]
+                row = self.unseen.setdefault(label, np.zeros(k, dtype=np.int64))
+                row[pred[i]] += 1
+            truth, pred, scores = truth[known], pred[known], scores[known]
+        self.cm += confusion_matrix(truth, pred, len(self.model.classes_))
+        if self.scores_out is not None:
+            self.scores_out.append((np.asarray(truth, dtype=np.int32), scores))
+        if self.has_proba and len(truth):
+            proba = self.model.proba_of(scores)
+            p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
+            for term in (-np.log(p_true)).tolist():
+                self._add(term)
+        self.n += len(batch)
+        self.n_known += len(truth)
+
+    def report(self) -> dict:
+        if self.n == 0:
+            raise NBSVMError("no documents to evaluate")
+        classes, cm = list(self.model.classes_), self.cm
+        if self.unseen:
+            k, u = len(classes), len(self.unseen)
+            cm = np.zeros((k + u, k + u), dtype=np.int64)
+            cm[:k, :k] = self.cm
+            for j, row in enumerate(self.unseen.values()):
+                cm[k + j, :k] = row
+            classes += list(self.unseen)
+        rep = report(cm, classes)
+        if self.has_proba and self.n_known:
+            rep["log_loss"] = float(math.fsum(self._partials) / self.n_known)
+        if self.unseen:
+            rep["unseen_labels"] = {label: int(row.sum()) for label, row in self.unseen.items()}
+        return rep
+
+
+class _LabelSetScorer:
+    """A multi-label model's :class:`_Scorer`: sums for
+    :func:`~nbsvm.evaluation.metrics.multilabel_report` batch by batch.
+
+    A true label the model does not know is a label of the report never predicted (each
+    document holding it has a false negative, and its set cannot be exactly right).
+    """
+
+    def __init__(self, model: NBSVMClassifier):
+        self.model = model
+        self.index = {c: i for i, c in enumerate(model.classes_)}
+        self.sums: dict | None = None
+        self.unseen: dict = {}              # label -> documents holding it
+        self.parsed: dict = {}              # key -> (known label indices, unknown labels)
+        self.n = 0
+
+    def _parse(self, key: str) -> tuple[list, list]:
+        """A label field's known outputs and unknown labels, parsed once per distinct key
+        (a corpus has few label sets and many documents)."""
+        found = self.parsed.get(key)
+        if found is None:
+            labels = label_set(key)
+            found = ([self.index[v] for v in labels if v in self.index],
+                     [v for v in labels if v not in self.index])
+            self.parsed[key] = found
+        return found
+
+    def add(self, batch: Batch, keys: list, columns: bool = False):
+        """Score ``batch`` against ``keys``, each document's label field (``"a,b"``)."""
+        scores = self.model.decision_batch(batch, columns=columns)
+        truth = np.zeros(scores.shape, dtype=bool)
+        missing = np.zeros(len(keys), dtype=np.int64)   # unknown true labels per document
+        for i, key in enumerate(keys):
+            if key is None:
+                raise NBSVMError("document has no label", **batch.where(i))
+            known, unknown = self._parse(key)
+            truth[i, known] = True
+            missing[i] = len(unknown)
+            for label in unknown:
+                self.unseen[label] = self.unseen.get(label, 0) + 1
+        part = multilabel_counts(truth, scores > 0)
+        part["wrong"] += int(missing.sum())
+        part["exact"] -= int(((truth == (scores > 0)).all(axis=1) & (missing > 0)).sum())
+        self.sums = add_sums(self.sums, part)
+        self.n += len(batch)
+
+    def parts(self) -> dict:
+        """What the report is made of, to be summed with other shards' (:meth:`merge`)."""
+        return {"sums": self.sums, "unseen": dict(self.unseen), "n": self.n}
+
+    def merge(self, parts: dict) -> None:
+        if parts["n"]:
+            self.sums = add_sums(self.sums, parts["sums"])
+        for label, n in parts["unseen"].items():
+            self.unseen[label] = self.unseen.get(label, 0) + n
+        self.n += parts["n"]
+
+    def report(self) -> dict:
+        if self.n == 0:
+            raise NBSVMError("no documents to evaluate")
+        sums, classes = dict(self.sums), list(self.model.classes_)
+        if self.unseen:
+            u = len(self.unseen)
+            sums["tp"] = np.concatenate([sums["tp"], np.zeros(u, dtype=np.int64)])
+            sums["fp"] = np.concatenate([sums["fp"], np.zeros(u, dtype=np.int64)])
+            sums["fn"] = np.concatenate([sums["fn"], list(self.unseen.values())])
+            classes += list(self.unseen)
+        rep = multilabel_report(sums, classes)
+        if self.unseen:
+            rep["unseen_labels"] = dict(self.unseen)
+        return rep
+
+
+def headline(rep: dict) -> float:
+    """A report's one figure: accuracy (multi-label: subset accuracy)."""
+    return rep["accuracy"] if "accuracy" in rep else rep["subset_accuracy"]

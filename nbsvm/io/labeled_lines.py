@@ -1,0 +1,156 @@
+"""``label<TAB>text`` lines (NBSVM-XL's format) and plain lines, one document per line.
+
+:func:`read_lines` reads ``label<TAB>text`` lines, or with ``labeled=False`` whole lines as
+unlabeled documents (:func:`read_text_lines`); a first line of column names such as
+``label<TAB>text`` is recognized by :func:`header_columns` and skipped. Line ends, the BOM
+and invalid bytes are handled as in :func:`nbsvm.io.decoding.iter_lines`.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io.decoding import (READ_ERRORS, ReadStats, _byte_lines, _decode_invalid, _open_binary,
+                               check_encoding)
+from nbsvm.io.document import Document
+
+#: Names a first line is read as column names by (with the --label-col / --text-col ones):
+#: ``label<TAB>text`` on line 1 of a labeled-lines file is a header, not a document.
+LABEL_HEADERS = frozenset({"label", "labels", "class", "category", "categories", "target", "y",
+                           "sentiment", "polarity", "tag", "tags", "topic", "intent"})
+TEXT_HEADERS = frozenset({"text", "texts", "document", "doc", "review", "sentence", "body",
+                          "content", "message", "comment", "tweet", "x"})
+
+
+def header_columns(line: str, label_col: str | None = "label",
+                   text_col=("text",)) -> list[str] | None:
+    """The column names if ``line`` (a first line) is a header row of TAB-separated names,
+    one naming labels and one naming texts (:data:`LABEL_HEADERS`, :data:`TEXT_HEADERS`,
+    ``label_col``, ``text_col``); else None.
+
+    >>> header_columns("label\\ttext"), header_columns("pos\\tgreat text")
+    (['label', 'text'], None)
+    """
+    fields = [f.strip() for f in line.split("\t")]
+    if len(fields) < 2 or len(fields) > 64 or any(not f or len(f) > 64 for f in fields):
+        return None
+    names = {f.casefold() for f in fields}
+    labels = LABEL_HEADERS | ({label_col.casefold()} if label_col else set())
+    texts = TEXT_HEADERS | {c.casefold() for c in _columns(text_col)}
+    return fields if names & labels and names & texts else None
+
+
+def _columns(text_col) -> list[str]:
+    """``--text-col`` as a list (one name or several)."""
+    return [text_col] if isinstance(text_col, str) else list(text_col)
+
+
+def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) -> bool:
+    """Whether the first line ``line`` is a header to skip; a header of other columns than
+    ``label<TAB>text`` is an error saying how to read the file as a table."""
+    fields = header_columns(line, label_col, text_col)
+    if fields is None:
+        return False
+    labels = LABEL_HEADERS | ({label_col.casefold()} if label_col else set())
+    if len(fields) == 2 and fields[0].casefold() in labels:
+        stats.note(f"{name}:1: skipped a header line ({' / '.join(fields)}: column names, "
+                   "not a document)")
+        return True
+    raise NBSVMError(f"the first line looks like a header row (columns: {', '.join(fields)}); "
+                     "read the file as a table with --format tsv (--label-col and --text-col "
+                     "choose the columns)", path=name, line=1)
+
+
+def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
+               stats: ReadStats | None = None, known_labels=None, label_col: str | None = "label",
+               text_col=("text",), encoding: str = "utf-8",
+               empty_label: bool = False) -> Iterator[Document]:
+    """Read ``label<TAB>text`` lines (NBSVM-XL's format); blank lines are skipped.
+
+    The label is stripped of surrounding white space; the text is kept as it is, but for
+    a lone ``\\r`` in it, which becomes a space. Line ends, the BOM and invalid UTF-8
+    (``strict``, ``stats``) as in :func:`iter_lines` (the same loop, inlined for speed).
+    A first line of column names (``label<TAB>text``, see :func:`header_columns`) is
+    skipped and noted in ``stats``. A line without a TAB or with an empty label is
+    malformed: an error naming file and line, or skipped and counted when
+    ``stats.skip_bad``.
+
+    ``labeled=False``: every line is one unlabeled document, unless ``known_labels`` (a
+    model's classes) is given: then a line ``label<TAB>text`` whose label is one of them
+    keeps it as its true label, and any other line, TABs and all, is one unlabeled document
+    (how many had a TAB is noted in ``stats``). ``encoding``: an ASCII-compatible codec
+    (:func:`check_encoding`; invalid bytes as for UTF-8). ``empty_label``: an empty label
+    is a document's (an empty label set, ``--multilabel``), not a malformed line.
+
+    Examples
+    --------
+    >>> import io
+    >>> [d.label for d in read_lines(io.StringIO("pos\\tgreat\\n neg \\tawful\\n"))]
+    ['pos', 'neg']
+    """
+    if stats is None:
+        stats = ReadStats()
+    encoding = check_encoding(encoding)
+    split = labeled or known_labels is not None
+    known = known_labels if isinstance(known_labels, frozenset) or known_labels is None \
+        else frozenset(known_labels)
+    tab_unknown = 0
+    first = True
+    fh, name, close = _open_binary(path_or_file)
+    try:
+        for lineno, raw in enumerate(_byte_lines(fh), 1):
+            try:
+                line = raw.decode(encoding).rstrip("\r\n")
+            except UnicodeDecodeError as e:
+                line = _decode_invalid(raw, e, strict, stats, name, lineno,
+                                       encoding).rstrip("\r\n")
+            if "\r" in line:
+                line = line.replace("\r", " ")
+            if lineno == 1:
+                line = line.lstrip("\ufeff")
+            if not line.strip():
+                continue
+            if first:
+                first = False
+                if split and lineno == 1 and "\t" in line \
+                        and _skip_header(line, name, label_col, text_col, stats):
+                    continue
+            if not split:
+                yield Document(None, line, name, lineno)
+                continue
+            label, sep, text = line.partition("\t")
+            label = label.strip()
+            if known is not None:
+                if sep and label in known:
+                    yield Document(label, text, name, lineno)
+                else:
+                    tab_unknown += bool(sep)
+                    yield Document(None, line, name, lineno)
+                continue
+            if not sep:
+                stats.bad("expected 'label<TAB>text', found no TAB (a file of unlabeled "
+                          "documents, one per line, is read with --format plain-lines)",
+                          name, lineno)
+                continue
+            if not label and not empty_label:
+                stats.bad("empty label before the TAB", name, lineno)
+                continue
+            yield Document(label, text, name, lineno)
+    except READ_ERRORS as e:          # e.g. a truncated or corrupt .gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+    finally:
+        if close:
+            fh.close()
+    if tab_unknown:
+        shown = ", ".join(sorted(map(str, known))[:10])
+        stats.note(f"{name}: {tab_unknown} line{'s' * (tab_unknown != 1)} with a TAB whose "
+                   f"first field is not one of the model's classes ({shown}) read whole, as "
+                   "unlabeled documents (--format labeled-lines reads every line as "
+                   "label<TAB>text)")
+
+
+def read_text_lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
+                    encoding: str = "utf-8") -> Iterator[Document]:
+    """Read one unlabeled document per line (for ``predict``)."""
+    return read_lines(path_or_file, labeled=False, strict=strict, stats=stats,
+                      encoding=encoding)

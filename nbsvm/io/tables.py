@@ -1,0 +1,155 @@
+"""CSV/TSV tables with a header row, read through pandas in chunks.
+
+:func:`read_table` picks the text column(s) (several joined with :data:`COLUMN_SEPARATOR`)
+and the label column of each row; pandas' parser errors and skipped rows are turned into
+:class:`~nbsvm.errors.NBSVMError` naming the file and line, or counted in
+:class:`~nbsvm.io.decoding.ReadStats` with ``--skip-bad-lines``.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Iterator
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io.decoding import (COUNT_ERRORS, READ_ERRORS, ReadStats, _open_binary, _replaced_so_far,
+                               check_encoding, invalid_utf8_error)
+from nbsvm.io.document import STDIN, Document
+from nbsvm.io.labeled_lines import _columns
+
+#: Several ``--text-col`` columns are joined with this: the tokenizer sees ``|`` as a token
+#: of its own, so no n-gram runs from the end of one column into the next.
+COLUMN_SEPARATOR = " | "
+
+
+def read_table(path, text_col="text", label_col: str | None = "label", sep: str = ",",
+               chunksize: int = 10_000, strict: bool = False, stats: ReadStats | None = None,
+               label_optional: bool = False, encoding: str = "utf-8",
+               empty_label: bool = False) -> Iterator[Document]:
+    """Read a CSV/TSV file (path, open file or ``"-"``) with a header through pandas in chunks.
+
+    ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
+    reads as unlabeled too (``predict`` keeps true labels when there are some). Labels are
+    stripped of surrounding white space. Row numbers in errors count the header as line 1
+    (exact for files without quoted multi-line fields). Invalid UTF-8 is replaced and
+    counted in ``stats`` (the rows whose text or label then holds U+FFFD are the documents
+    counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
+
+    ``text_col``: a column name, or several whose texts are joined with
+    :data:`COLUMN_SEPARATOR` (a title and a body). A row with an empty label, or (when
+    ``stats.skip_bad``) with more fields than the header, is malformed: an error naming
+    the line, or skipped and counted.
+    """
+    if stats is None:
+        stats = ReadStats()
+    text_cols = _columns(text_col)
+    encoding = check_encoding(encoding)
+    if not text_cols or len(set(text_cols)) != len(text_cols):
+        raise NBSVMError(f"--text-col names each column once; got {text_cols}")
+    if hasattr(path, "read"):
+        source, name = path, str(getattr(path, "name", "<stream>"))
+    elif isinstance(path, str) and path == STDIN:
+        source, name = sys.stdin.buffer, "<stdin>"
+    else:
+        source = name = str(path)
+        if not Path(path).is_file():
+            raise NBSVMError("no such file", path=name)
+    import pandas as pd     # only CSV/TSV input needs pandas (it costs ~60 MB to import)
+
+    kind = "TSV" if sep == "\t" else "CSV"
+    try:
+        before = _replaced_so_far()
+        chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
+                             encoding=encoding, encoding_errors="strict" if strict else COUNT_ERRORS,
+                             on_bad_lines="warn" if stats.skip_bad else "error")
+        row = 1
+        skipped: set[int] = set()       # lines pandas dropped: the row count steps over them
+        for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
+            if row == 1 and label_optional and label_col and label_col not in chunk.columns:
+                label_col = None
+            usecols = text_cols + ([label_col] if label_col else [])
+            missing = [c for c in usecols if c not in chunk.columns]
+            if missing:
+                raise NBSVMError(f"missing column(s) {missing}; the file has {list(chunk.columns)} "
+                                 "(choose with --text-col / --label-col)", path=name, line=1)
+            texts = chunk[text_cols[0]].tolist()
+            for col in text_cols[1:]:
+                texts = [a + COLUMN_SEPARATOR + b for a, b in zip(texts, chunk[col].tolist())]
+            labels = chunk[label_col].tolist() if label_col else [None] * len(texts)
+            n_bad = _replaced_so_far() - before
+            if n_bad:
+                before += n_bad
+                if stats is not None:
+                    stats.add(n_bad, sum(1 for t, lab in zip(texts, labels)
+                                         if "\ufffd" in t or (lab is not None and "\ufffd" in lab)))
+            for text, label in zip(texts, labels):
+                row += 1
+                while row in skipped:
+                    row += 1
+                if label is not None:
+                    label = label.strip()
+                    if not label and not empty_label:
+                        stats.bad(f"empty label in column {label_col!r}", name, row)
+                        continue
+                yield Document(label, text, name, row)
+    except pd.errors.EmptyDataError:
+        raise NBSVMError("empty file (expected a header row)", path=name) from None
+    except pd.errors.ParserError as e:
+        raise NBSVMError(f"cannot parse as {kind}: {e}", path=name, line=_parser_line(e)) from None
+    except UnicodeDecodeError as e:   # strict: find the line again (only files can be re-read)
+        where = None if source is not name else _first_invalid_utf8(name)
+        if where is None:
+            raise NBSVMError(f"invalid UTF-8 (0x{e.object[e.start:e.end].hex()}); without "
+                             "--strict invalid bytes are replaced by U+FFFD and counted",
+                             path=name) from None
+        raise where from None
+    except READ_ERRORS as e:          # e.g. a truncated or corrupt .csv.gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _chunks_noting_bad_rows(chunks, stats: ReadStats, name: str, pd, skipped: set) -> Iterator:
+    """The chunks of a pandas reader; with ``stats.skip_bad`` the rows pandas skipped (its
+    ``on_bad_lines="warn"`` warnings: ``Skipping line N: expected 2 fields, saw 3``) are
+    counted and named in ``stats`` and their line numbers added to ``skipped``. Warnings
+    are caught only while a chunk is parsed."""
+    import warnings
+
+    it = iter(chunks)
+    while True:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", pd.errors.ParserWarning)
+            try:
+                chunk = next(it)
+            except StopIteration:
+                return
+        for w in caught:
+            text = str(w.message)
+            found = re.findall(r"Skipping line (\d+): ([^\n]*)", text)
+            if not found:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+            for line, why in found:
+                skipped.add(int(line))
+                stats.bad(f"malformed row ({why})", name, int(line))
+        yield chunk
+
+
+def _first_invalid_utf8(path: str) -> NBSVMError | None:
+    """The strict-mode error for the first invalid UTF-8 in a file (None if there is none)."""
+    fh, name, close = _open_binary(path)
+    try:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                return invalid_utf8_error(raw, e, name, lineno)
+    finally:
+        if close:
+            fh.close()
+    return None
+
+
+def _parser_line(error) -> int | None:
+    """The line pandas names in a parser error (``... in line 3, saw 4``), if any."""
+    m = re.search(r"\bline (\d+)", str(error))
+    return int(m.group(1)) if m else None
