@@ -39,7 +39,7 @@ from _report import RESULTS, shared_datasets, start, write_results
 from nbsvm.learners.calibration import bottou_search
 from nbsvm.errors import NBSVMError
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.learners.base import SparseRows
+from nbsvm.learners.rows import SparseRows
 from nbsvm.learners.linear import SGDClassifier
 from nbsvm.learners.pegasos import Pegasos
 

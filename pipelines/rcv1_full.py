@@ -406,7 +406,8 @@ def full_learners(train: Path, n_features: int, seed: int) -> list[dict]:
 def train_full(spec: dict, train: Path, test: Path, n_features: int, seed: int) -> dict:
     """One learner through ``nbsvm.training.learn.learn_sparse`` (streamed into a binary cache,
     epochs replayed in a bounded buffer), then its objective and test error, streamed."""
-    from nbsvm.training.learn import evaluate_sparse, learn_sparse
+    from nbsvm.evaluation.sparse import evaluate_sparse
+    from nbsvm.training.learn import learn_sparse
 
     def progress(e):
         if e.get("stage") == "epoch":

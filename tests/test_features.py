@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.data.features import Batch, CacheWriter, FeatureCache, hash_batch, hash_batches
-from nbsvm.io.readers import Document, read_lines
+from nbsvm.data.batches import Batch, hash_batch, hash_batches
+from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.io.document import Document
+from nbsvm.io.labeled_lines import read_lines
 from nbsvm.learners import LinearSGD
 from nbsvm.text.hashing import Hasher
 

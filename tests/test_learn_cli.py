@@ -18,10 +18,13 @@ from naive import naive_hashed_row
 from nbsvm import NBSVMError
 from nbsvm.cli import app
 from nbsvm.io.sparse import read_named, read_svmlight
-from nbsvm.training.learn import (RowCache, RowEncoder, evaluate_sparse, learn_sparse,
-                         learner_class_for, load_learner, make_learner_from_options,
-                         model_file_kind, predict_sparse)
-from nbsvm.learners.base import OnlineLearner, SparseRows
+from nbsvm.data.rowcache import RowWriter
+from nbsvm.data.rowencoder import RowEncoder
+from nbsvm.evaluation.sparse import evaluate_sparse, load_learner, model_file_kind, predict_sparse
+from nbsvm.training.learn import learn_sparse
+from nbsvm.learners.options import learner_class_for, make_learner_from_options
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.rows import SparseRows
 from test_cli import assert_clean_error, assert_ok
 
 runner = CliRunner()
@@ -358,9 +361,10 @@ def test_epochs_over_a_small_buffer_see_every_example_once(tmp_path):
     assert np.array_equal(a.coef_, b.coef_) and not np.array_equal(a.coef_, c.coef_)
     assert [e["epoch"] for e in a.history_] == [1, 2, 3]
     # the groups stay within the buffer (plus at most one block) and cover the data once
-    cache = RowCache(tmp_path, "regression")
-    with cache:
-        cache.add(list(read_svmlight(path, 1)), RowEncoder("svmlight"))
+    records = list(read_svmlight(path, 1))
+    with RowWriter(tmp_path / "rows", "regression") as writer:
+        writer.add(records, *RowEncoder("svmlight").encode(records))
+    cache = writer.close()
     seen = []
     for rows, y, order in cache.shuffled_blocks(np.random.default_rng(0), 4, 0, 2000, 500):
         assert rows.indices.nbytes + rows.values.nbytes <= 2000 + 500
@@ -467,7 +471,7 @@ def test_every_algorithm_round_trips(tmp_path, algorithm):
 def test_one_vs_rest_refuses_what_its_binary_learner_fixes():
     # adagrad fixes its schedule: asking ovr's adagrad learners for another one is refused
     # up front (before any data is read), naming the options that are taken
-    from nbsvm.training.learn import make_learner_from_options
+    from nbsvm.learners.options import make_learner_from_options
 
     with pytest.raises(NBSVMError, match="does not take --schedule"):
         make_learner_from_options("ovr", {"--estimator": "adagrad", "--schedule": "optimal"})

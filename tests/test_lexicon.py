@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import Document
+from nbsvm.io.document import Document
 from nbsvm.lexicon.nblexicon import NBLexicon, build_lexicon, nb_ratios
 from nbsvm.text.hashing import Hasher
 

@@ -106,7 +106,7 @@ def test_training_from_a_many_class_lexicon_equals_training_without(min_df):
     bit for bit (every sum is of integers). (The epochs differ by design: with a lexicon
     the first one streams in input order.)"""
     from nbsvm import NBSVMClassifier
-    from nbsvm.io.readers import Document
+    from nbsvm.io.document import Document
     corpus = [(f"w{i % 7} w{i % 11} common t{i % 13} x{i % 5}", f"c{i % 4}") for i in range(120)]
     docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(corpus)]
     kw = dict(ngrams=2, n_bits=10, min_df=min_df, epochs=3, seed=1)
@@ -125,7 +125,7 @@ def test_a_label_set_lexicon_gives_the_multilabel_columns_bit_for_bit(min_df):
     count them) gives a multi-label model the ratios its own counting by kept column
     gives: label k's counts are the sums over the keys that hold k."""
     from nbsvm import NBSVMClassifier
-    from nbsvm.io.readers import Document
+    from nbsvm.io.document import Document
     keys = ["a", "a,b", "b", "b,c", "", "c,a", "c"]
     corpus = [(f"w{i % 7} w{i % 11} common t{i % 13} x{i % 5}", keys[i % 7]) for i in range(140)]
     docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(corpus)]

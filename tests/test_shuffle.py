@@ -34,9 +34,11 @@ def test_every_row_once_and_the_draws_of_a_seeded_generator():
 
 def test_both_caches_visit_rows_as_block_groups_says(tmp_path):
     """The text cache and `nbsvm learn`'s row cache read the groups block_groups gives."""
-    from nbsvm.data.features import CacheWriter, hash_batches
-    from nbsvm.io.readers import Document
-    from nbsvm.training.learn import RowCache, RowEncoder, read_rows
+    from nbsvm.data.cache import CacheWriter
+    from nbsvm.data.batches import hash_batches
+    from nbsvm.io.document import Document
+    from nbsvm.data.rowcache import RowWriter
+    from nbsvm.data.rowencoder import RowEncoder, read_rows
     from nbsvm.text.hashing import Hasher
 
     h = Hasher(ngrams=1, n_bits=10)
@@ -56,9 +58,10 @@ def test_both_caches_visit_rows_as_block_groups_says(tmp_path):
     path = tmp_path / "rows.svm"
     path.write_text("".join(f"{i % 2} " + " ".join(f"{j}:1" for j in range(i % 4 + 1)) + "\n"
                             for i in range(300)))
-    rc = RowCache(tmp_path, "binary")
-    with rc:
-        rc.add(list(read_rows(path, "svmlight")), RowEncoder("svmlight"))
+    records = list(read_rows(path, "svmlight"))
+    with RowWriter(tmp_path / "rows", "binary") as writer:
+        writer.add(records, *RowEncoder("svmlight").encode(records))
+    rc = writer.close()
     got = [len(rows) for rows, _, _ in
            rc.shuffled_blocks(np.random.default_rng(3), 8, buffer_bytes=2000, block_bytes=400)]
     want = [sum(z - a for a, z in g) for g in

@@ -15,7 +15,8 @@ from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.learners.calibration import calibration_sample, eta0_cost
 from nbsvm.cli import app
-from nbsvm.data.features import CacheWriter, hash_batch
+from nbsvm.data.cache import CacheWriter
+from nbsvm.data.batches import hash_batch
 from nbsvm.training.tune import tune
 
 runner = CliRunner()
@@ -99,12 +100,12 @@ def test_eta0_auto_is_bottous_calibration():
         fixed = NBSVMClassifier(**BASE, eta0=chosen, optimizer=optimizer, loss=loss).fit(texts, labels)
         assert np.array_equal(auto.coef_, fixed.coef_)            # then trains as usual
         # the chosen eta0 beats its neighbours on the calibration sample
-        from nbsvm.data.features import FeatureCache
+        from nbsvm.data.cache import FeatureCache
         import tempfile
         from pathlib import Path
         folder = Path(tempfile.mkdtemp()) / "c"
         w = CacheWriter(folder, auto.hasher_)
-        from nbsvm.io.readers import Document
+        from nbsvm.io.document import Document
         w.add(hash_batch([Document(d.label, d.text, "x", i) for i, d in enumerate(DOCS)],
                          auto.hasher_))
         cache = w.close()

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.data.features import Batch, CacheWriter, hash_batches
+from nbsvm.data.batches import Batch, hash_batches
+from nbsvm.data.cache import CacheWriter
 from nbsvm.learners import LinearSGD
 from nbsvm.models.persist import load_npz
 from nbsvm.text.hashing import Hasher

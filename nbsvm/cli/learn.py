@@ -6,12 +6,20 @@ import time
 from typing import List, Optional
 
 import typer
+from rich.markup import escape
 
-from nbsvm.training.learn import DEFAULT_N_BITS, evaluate_sparse, learn_sparse, make_learner_from_options
-from nbsvm.learners.registry import names
 from nbsvm.cli import app
-from nbsvm.cli.common import (QUIET, STRICT, ProgressReporter, check_outputs, cli_errors, echo_kv,
-                     parse_eta0, print_report, read_stats)
+from nbsvm.learners.registry import names
+from nbsvm.data.rowencoder import DEFAULT_N_BITS
+from nbsvm.evaluation.sparse import evaluate_sparse
+from nbsvm.training.learn import learn_sparse
+from nbsvm.learners.options import make_learner_from_options
+from nbsvm.cli.options import CHECKPOINT_EVERY, QUIET, RESUME, STRICT
+from nbsvm.cli.progress import ProgressReporter
+from nbsvm.cli.common import (check_interrupt, check_outputs, cli_errors, err_console, parse_eta0,
+                              read_stats)
+from nbsvm.cli.reports import echo_kv, print_report
+from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
 
 
 SPARSE_FORMAT = typer.Option("auto", "--format",
@@ -73,12 +81,15 @@ def learn_command(
                                              help="Refuse to train when the weights would need "
                                                   "more (e.g. 2G); always refused beyond the "
                                                   "memory available."),
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
     quiet: bool = QUIET,
     strict: bool = STRICT,
 ):
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
     with cli_errors():
-        check_outputs(output=output)
+        check_outputs(output=output, checkpoint_every=checkpoint_path(output)
+                      if checkpoint_every or resume else None)
         learner = make_learner_from_options(algorithm, {
             "--loss": loss, "--schedule": schedule, "--penalty": penalty, "--l1": l1,
             "--lambda": lam, "--eta0": parse_eta0(eta0), "--C": C, "--radius": radius,
@@ -86,6 +97,9 @@ def learn_command(
             "--seed": seed})
         base = _index_base(index_base)
         talk = not (quiet or json_out)
+        checkpoint = Checkpoint.for_run(output, checkpoint_every, resume, inputs,
+                                        {"format": fmt, "strict": strict}) \
+            if checkpoint_every or resume else None
         if talk:
             typer.echo(f"learner: {learner!r}")
 
@@ -94,6 +108,17 @@ def learn_command(
                 if event["stage"] == "cache":            # reading the inputs
                     return bars({"stage": "read", "docs": event["examples"],
                                  "unit": "examples"})
+                if event["stage"] == "checkpoint":
+                    check_interrupt()
+                    if talk:
+                        err_console.print(f"checkpoint after epoch {event['epoch']}: "
+                                          f"{escape(event['path'])}", highlight=False)
+                    return
+                if event["stage"] == "resumed":
+                    if talk:
+                        err_console.print(f"resuming after epoch {event['epoch']}",
+                                          highlight=False)
+                    return
                 if event["stage"] != "epoch":
                     return bars(event)
                 parts = [f"epoch {event['epoch']}/{event['epochs']}",
@@ -114,15 +139,20 @@ def learn_command(
             learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
                          index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
                          callback=progress, max_memory=max_memory, strict=strict,
-                         stats=read_stats())
+                         stats=read_stats(), checkpoint=checkpoint)
         t1 = time.perf_counter()
         learner.save(output)
+        if checkpoint is not None:
+            checkpoint.remove()         # the model is safely written: nothing to resume
         summary = {"learner": type(learner).__name__, "task": learner.task,
                    "examples": int(learner.n_train_),
                    "classes": [str(c) for c in learner.classes_] if learner.classes_ else None,
                    "features": int(learner.n_features_in_), "epochs": len(learner.history_),
                    "history": learner.history_, "training_seconds": t1 - t0, "saved": output}
         stats = {"examples": learner.n_train_, "task": learner.task}
+        if checkpoint is not None and checkpoint.resumed_from is not None:
+            summary["resumed_after_epoch"] = stats["resumed after epoch"] = \
+                checkpoint.resumed_from
         if learner.classes_:
             stats["classes"] = ", ".join(learner.classes_[:20]) + \
                 (" ..." if len(learner.classes_) > 20 else "")

@@ -12,7 +12,7 @@ settings reads it instead of tokenizing and hashing again. Its folder name is a 
 
 Change any of them and the digest changes, so an edited input is hashed again and never
 served from a stale cache. A cache is published by renaming its complete folder
-(:class:`~nbsvm.data.features.CacheWriter`), so an interrupted run leaves only a hidden
+(:class:`~nbsvm.data.cache.CacheWriter`), so an interrupted run leaves only a hidden
 ``.*.nbsvm-tmp`` folder, which no run reads and the next run removes once the process that
 wrote it is gone.
 
@@ -38,8 +38,8 @@ from pathlib import Path
 
 from nbsvm import __version__
 from nbsvm.errors import NBSVMError
-from nbsvm.data.features import CacheWriter, FeatureCache
-from nbsvm.io.readers import is_document
+from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.io.folders import is_document
 from nbsvm.text.hashing import Hasher
 
 CACHE_FORMAT = 1

@@ -1,13 +1,17 @@
-"""Training checkpoints: the learner's state after whole epochs, to resume an interrupted fit.
+"""Training checkpoints: the learner's state after whole epochs, to resume an interrupted fit
+(``nbsvm train`` and ``nbsvm learn``: ``--checkpoint-every N`` and ``--resume``).
 
-A checkpoint holds the learner's raw arrays (weights, NB ratios, AdaGrad sums, the SGD scale
-and step count; with ``learner``, every backend learner's state too), the epoch it completed and the state of the shuffling generator, plus a
-fingerprint of everything that decides the result: the model's settings (all but ``epochs``,
-``threads`` and ``cache_dir``) and the identity of the training inputs (and lexicon). It is an
-``.npz`` with a JSON header written by :func:`~nbsvm.models.persist.save_npz` (atomic, checksummed,
-never pickled).
+A checkpoint holds the learner's state (NBSVM: the raw arrays (weights, NB ratios, AdaGrad
+sums, the SGD scale and step count) and, with ``learner``, every backend learner's state too;
+``nbsvm learn``: the backend learner's saved parts and the epoch history), the epoch it
+completed and the state of the shuffling generator, plus a fingerprint of everything that
+decides the result: the settings (all but ``epochs``, ``threads`` and ``cache_dir``) and the
+identity of the training inputs (and lexicon). It is an ``.npz`` with a JSON header written
+by :func:`~nbsvm.models.persist.save_npz` (atomic, checksummed, never pickled).
 
-Resuming rebuilds the lexicon and the epoch-1 column cache exactly as the first run did (from
+``nbsvm learn`` reads its inputs into a new row cache again, puts the learner and the
+generator back and trains the remaining epochs: the model equals an uninterrupted run's bit
+for bit (tested). NBSVM resuming rebuilds the lexicon and the epoch-1 column cache exactly as the first run did (from
 the kept cache when there is one, else by hashing the inputs again) without training on
 them, checks that the NB ratios equal the checkpoint's bit for bit (the same data), puts the
 arrays and the generator back and trains the remaining epochs. With ``threads=1`` the final
@@ -73,30 +77,30 @@ class Checkpoint:
                     "lexicon": input_identity(lexicon) if lexicon else None}
         return cls(checkpoint_path(output), every=every, resume=resume, identity=identity)
 
-    def fingerprint(self, clf) -> dict:
-        params = {k: v for k, v in clf.get_params().items() if k not in UNFINGERPRINTED}
-        return {"params": params, "data": self.identity}
+    def fingerprint(self, params: dict) -> dict:
+        """What must match to resume: the settings (``params``, all but ``epochs``,
+        ``threads`` and ``cache_dir``) and the identity of the training data."""
+        return {"params": {k: v for k, v in params.items() if k not in UNFINGERPRINTED},
+                "data": self.identity}
 
     def due(self, epoch: int, epochs: int) -> bool:
         return self.every > 0 and epoch % self.every == 0 and epoch < epochs
 
-    def save(self, clf, epoch: int, rng: np.random.Generator) -> None:
-        learner = clf.linear_
-        header = {"fingerprint": self.fingerprint(clf), "epoch": int(epoch),
-                  "rng": rng.bit_generator.state, "classes": list(clf.classes_),
-                  "n_docs": int(clf.n_docs_)}
-        arrays = {"S": learner.S_, "state": learner.state_}
-        if clf.learner is not None:         # the backend learners' whole state as well
-            header["backend"], own = clf.backend_.parts()
-            arrays.update(own)
-        save_npz(self.path, KIND, header, arrays)
+    # ---- any trainer: the fingerprint, the epoch, the generator, the trainer's arrays ----
 
-    def load(self, clf) -> dict | None:
-        """The saved state if resuming and a checkpoint exists; refuses another run's."""
+    def write(self, params: dict, epoch: int, rng: np.random.Generator, header: dict,
+              arrays: dict) -> None:
+        """Save a trainer's ``header`` and ``arrays`` after ``epoch`` (atomically)."""
+        save_npz(self.path, KIND, dict(header, fingerprint=self.fingerprint(params),
+                                       epoch=int(epoch), rng=rng.bit_generator.state), arrays)
+
+    def read(self, params: dict, epochs: int | None) -> tuple[dict, dict] | None:
+        """``(header, arrays)`` if resuming and a checkpoint exists; refuses another run's
+        (other settings or data) and one that leaves no epoch of ``epochs`` to do."""
         if not (self.resume and self.path.exists()):
             return None
         header, arrays = load_npz(self.path, KIND)
-        mine, theirs = self.fingerprint(clf), header.get("fingerprint")
+        mine, theirs = self.fingerprint(params), header.get("fingerprint")
         if not isinstance(theirs, dict) or theirs.get("params") != mine["params"]:
             saved = theirs.get("params", {}) if isinstance(theirs, dict) else {}
             diff = sorted(k for k in set(saved) | set(mine["params"])
@@ -109,15 +113,62 @@ class Checkpoint:
                              "paths, sizes or modification times differ); remove it to start "
                              "over", path=str(self.path))
         epoch = header.get("epoch")
+        if not isinstance(epoch, int) or epoch < 1:
+            raise NBSVMError("corrupted checkpoint", path=str(self.path))
+        if epochs is not None:
+            self._check_epochs(epoch, epochs)
+        return header, arrays
+
+    def restore_rng(self, header: dict, rng: np.random.Generator) -> None:
+        try:
+            rng.bit_generator.state = header.get("rng")
+        except (TypeError, ValueError, KeyError) as e:
+            raise NBSVMError(f"corrupted checkpoint: generator state ({e})",
+                             path=str(self.path)) from None
+
+    # ---- a backend learner trained by nbsvm learn ----
+
+    def save_learner(self, learner, settings: dict, epoch: int, rng: np.random.Generator,
+                     history: list) -> None:
+        header, arrays = learner.saved_parts()
+        self.write(settings, epoch, rng, {"learner": header, "history": history}, arrays)
+
+    def load_learner(self, settings: dict, epochs: int):
+        """``(learner, epoch, header)`` from the checkpoint, or None (see :meth:`read`)."""
+        from nbsvm.learners.base import OnlineLearner
+        found = self.read(settings, epochs)
+        if found is None:
+            return None
+        header, arrays = found
+        if not isinstance(header.get("learner"), dict) or not isinstance(header.get("history"),
+                                                                         list):
+            raise NBSVMError("corrupted checkpoint (not a learner's)", path=str(self.path))
+        learner = OnlineLearner.from_parts(header["learner"], arrays, path=str(self.path))
+        return learner, header["epoch"], header
+
+    # ---- NBSVM: the built-in learner's arrays (and a backend learner's state) ----
+
+    def save(self, clf, epoch: int, rng: np.random.Generator) -> None:
+        learner = clf.linear_
+        header = {"classes": list(clf.classes_), "n_docs": int(clf.n_docs_)}
+        arrays = {"S": learner.S_, "state": learner.state_}
+        if clf.learner is not None:         # the backend learners' whole state as well
+            header["backend"], own = clf.backend_.parts()
+            arrays.update(own)
+        self.write(clf.get_params(), epoch, rng, header, arrays)
+
+    def load(self, clf) -> dict | None:
+        """The saved state if resuming and a checkpoint exists; refuses another run's."""
+        found = self.read(clf.get_params(), clf.epochs)   # epochs None: known with the classes
+        if found is None:
+            return None
+        header, arrays = found
         backend = {k: a for k, a in arrays.items() if k.startswith("backend")}
-        if not isinstance(epoch, int) or epoch < 1 \
-                or set(arrays) - set(backend) != {"S", "state"} \
+        if set(arrays) - set(backend) != {"S", "state"} \
                 or (clf.learner is not None) != ("backend" in header):
             raise NBSVMError("corrupted checkpoint", path=str(self.path))
-        if clf.epochs is not None:          # else known with the classes (restore)
-            self._check_epochs(epoch, clf.epochs)
-        return {"epoch": epoch, "rng": header.get("rng"), "classes": header.get("classes"),
-                "S": arrays["S"], "state": arrays["state"],
+        return {"epoch": header["epoch"], "rng": header.get("rng"),
+                "classes": header.get("classes"), "S": arrays["S"], "state": arrays["state"],
                 "backend": (header.get("backend"), backend)}
 
     def _check_epochs(self, epoch: int, epochs: int) -> None:
@@ -144,11 +195,7 @@ class Checkpoint:
                              path=str(self.path))
         if not (np.isfinite(S).all() and np.isfinite(state).all()):
             raise NBSVMError("corrupted checkpoint: non-finite values", path=str(self.path))
-        try:
-            rng.bit_generator.state = saved["rng"]
-        except (TypeError, ValueError, KeyError) as e:
-            raise NBSVMError(f"corrupted checkpoint: generator state ({e})",
-                             path=str(self.path)) from None
+        self.restore_rng(saved, rng)
         learner.S_[...] = S
         learner.state_[...] = state
         if clf.learner is not None:

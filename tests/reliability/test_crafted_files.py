@@ -19,8 +19,13 @@ from nbsvm.config import FORMAT_VERSION
 from nbsvm.training.epochs import check_cache_fits
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
-from nbsvm.data.features import Batch, CacheWriter, FeatureCache, translate
-from nbsvm.training.learn import RowCache, RowEncoder, learn_sparse, load_learner
+from nbsvm.data.batches import Batch
+from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.translate import translate
+from nbsvm.data.rowcache import RowWriter
+from nbsvm.data.rowencoder import RowEncoder
+from nbsvm.training.learn import learn_sparse
+from nbsvm.evaluation.sparse import load_learner
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.registry import make_learner
 from nbsvm.models.persist import HEADER_KEY, MAX_HEADER_BYTES, checksum, load_npz, save_npz
@@ -239,7 +244,7 @@ def test_unexpected_member(tmp_path, model_file):
 
 @pytest.fixture
 def lexicon_parts(tmp_path):
-    from nbsvm.io.readers import Document
+    from nbsvm.io.document import Document
     from nbsvm.lexicon.nblexicon import build_lexicon
     docs = [Document(l, t, "x", i + 1) for i, (l, t) in enumerate(TRAIN)]
     path = tmp_path / "lex.npz"
@@ -446,7 +451,7 @@ def test_cache_ids_beyond_the_model_columns(tmp_path):
 
 
 def test_checked_once_per_block(tmp_path, monkeypatch):
-    import nbsvm.data.features as features
+    import nbsvm.data.cache as features
     folder = _cache(tmp_path)
     calls = []
     real = features.check_ids
@@ -485,19 +490,18 @@ def _row_cache(tmp_path, task="binary"):
     f = tmp_path / "rows.svm"
     f.write_text("".join(f"{'+1' if i % 2 else '-1'} {i % 5 + 1}:1 {i % 3 + 6}:0.5\n"
                          for i in range(30)))
-    cache = RowCache(tmp_path, task)
-    with cache:
-        records = list(read_svmlight(f, labeled=True, index_base=0))
-        cache.add(records, RowEncoder("svmlight"))
-    return cache
+    records = list(read_svmlight(f, labeled=True, index_base=0))
+    with RowWriter(tmp_path / "rows", task) as writer:
+        writer.add(records, *RowEncoder("svmlight").encode(records))
+    return writer.close()
 
 
 ROW_CASES = {
-    "index_too_large": ("indices", np.int64, 3, 50, "feature index"),
-    "index_negative": ("indices", np.int64, 0, -3, "feature index"),
-    "offsets_backwards": ("offsets", np.int64, 5, 0, "row offsets"),
-    "offset_beyond": ("offsets", np.int64, 5, 10**6, "row offsets"),
-    "label_code": ("codes", np.int32, 4, 7, "label codes"),
+    "index_too_large": ("indices.i64", np.int64, 3, 50, "feature index"),
+    "index_negative": ("indices.i64", np.int64, 0, -3, "feature index"),
+    "offsets_backwards": ("offsets.i64", np.int64, 5, 0, "offsets of examples"),
+    "offset_beyond": ("offsets.i64", np.int64, 5, 10**6, "offsets of examples"),
+    "label_code": ("codes.i32", np.int32, 4, 7, "label codes"),
 }
 
 
@@ -505,7 +509,7 @@ ROW_CASES = {
 def test_crafted_row_cache(tmp_path, case):
     name, dtype, index, value, needle = ROW_CASES[case]
     cache = _row_cache(tmp_path)
-    _poke(tmp_path, f"{name}.bin", dtype, index, value)
+    _poke(tmp_path / "rows", name, dtype, index, value)
     rng = np.random.default_rng(0)
     for kw in (dict(), dict(buffer_bytes=64, block_bytes=32)):
         with pytest.raises(NBSVMError, match=needle) as e:

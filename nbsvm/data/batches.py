@@ -1,0 +1,148 @@
+"""Documents -> CSR batches of bucket ids: a reader thread feeds the compiled hasher.
+
+A batch is the distinct bucket ids of each document concatenated (``ids``, int32) with
+``offsets`` (int64, one more than documents) and, per document, its label, source and line.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+import numpy as np
+
+from nbsvm.config import BATCH_DOCS
+from nbsvm.data.translate import translate_in_range
+from nbsvm.io.document import Document
+from nbsvm.text.hashing import Hasher
+
+
+@dataclass
+class Batch:
+    """CSR rows of binarized documents, with each document's label, source and line."""
+
+    ids: np.ndarray        # int32, concatenated distinct buckets
+    offsets: np.ndarray    # int64, len(labels) + 1
+    labels: list = field(default_factory=list)
+    sources: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def where(self, i: int) -> dict:
+        return {"path": self.sources[i] if self.sources else None,
+                "line": self.lines[i] if self.lines else None}
+
+
+def hash_batch(docs: list[Document], hasher: Hasher) -> Batch:
+    """Hash a list of documents in the calling thread."""
+    ids, offsets = hasher.batch([d.text for d in docs])
+    return Batch(ids, offsets, [d.label for d in docs], [d.source for d in docs],
+                 [d.line for d in docs])
+
+
+DONE = object()
+
+
+class Failure:
+    """An exception of a producer thread, handed to the consumer and raised there."""
+
+    def __init__(self, exc):
+        self.exc = exc
+
+
+def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
+    """Thread body: read documents, group them, prepare the UTF-8 buffers."""
+    def put(item):
+        return put_until_stopped(out, item, stop)
+
+    try:
+        def prepared(pending):     # the texts are dropped once encoded
+            return ([d.label for d in pending], [d.source for d in pending],
+                    [d.line for d in pending], hasher.prepare([d.text for d in pending]))
+
+        pending: list[Document] = []
+        for doc in docs:
+            pending.append(doc)
+            if len(pending) == batch_docs:
+                if not put(prepared(pending)):
+                    return
+                pending = []
+            if stop.is_set():
+                return
+        if pending and not put(prepared(pending)):
+            return
+        put(DONE)
+    except BaseException as e:   # handed to the consumer, raised there
+        put(Failure(e))
+
+
+def put_until_stopped(out: queue.Queue, item, stop: threading.Event) -> bool:
+    """Put ``item`` unless ``stop`` is set first (False then)."""
+    while not stop.is_set():
+        try:
+            out.put(item, timeout=0.1)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+def _hasher_stage(source: queue.Queue, out: queue.Queue, hasher: Hasher, remap,
+                  stop: threading.Event):
+    """Thread body: compiled hashing (GIL released) of the reader's prepared batches."""
+    while not stop.is_set():
+        try:
+            item = source.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if item is DONE or isinstance(item, Failure):
+            put_until_stopped(out, item, stop)
+            return
+        try:
+            labels, sources, lines, (buf, starts) = item
+            ids, offsets = hasher.hash_prepared(buf, starts)
+            if remap is not None:
+                ids, offsets = translate_in_range(ids, offsets, remap)
+            item = Batch(ids, offsets, labels, sources, lines)
+        except BaseException as e:
+            item = Failure(e)
+        if not put_until_stopped(out, item, stop):
+            return
+
+
+def hash_batches(docs: Iterable[Document], hasher: Hasher, batch_docs: int = BATCH_DOCS,
+                 prefetch: int = 2, remap=None) -> Iterator[Batch]:
+    """Hashed CSR batches of ``batch_docs`` documents, produced by a two-stage pipeline.
+
+    A reader thread iterates ``docs`` (file reading, decoding, lowercasing: Python work)
+    and a hasher thread runs the compiled tokenizer/hasher (which releases the GIL) on the
+    prepared batches, so reading, hashing and the caller's own work on earlier batches
+    overlap; bounded queues of ``prefetch`` batches keep memory flat. Batches come out in
+    input order. With ``remap``, bucket ids are translated to model columns (unknown
+    buckets dropped). Errors raised while reading surface here, in the caller's thread.
+    """
+    prepared: queue.Queue = queue.Queue(maxsize=prefetch)
+    hashed: queue.Queue = queue.Queue(maxsize=prefetch)
+    stop = threading.Event()
+    threads = [threading.Thread(target=_reader, args=(iter(docs), hasher, batch_docs, prepared,
+                                                      stop), daemon=True, name="nbsvm-reader"),
+               threading.Thread(target=_hasher_stage, args=(prepared, hashed, hasher, remap,
+                                                            stop), daemon=True,
+                                name="nbsvm-hasher")]
+    for t in threads:
+        t.start()
+    try:
+        while True:
+            item = hashed.get()
+            if item is DONE:
+                return
+            if isinstance(item, Failure):
+                raise item.exc
+            yield item
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(timeout=5)

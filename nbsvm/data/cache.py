@@ -1,0 +1,310 @@
+"""The text training cache: hashed documents as CSR rows of bucket ids (later model
+columns) with class codes, on disk (:mod:`nbsvm.data.store`), replayed in block-shuffled
+groups (:mod:`nbsvm.data.shuffle`).
+
+The folder holds ``ids.i32``, ``offsets.i64`` and ``labels.i32`` (codes in order of first
+appearance) plus ``meta.json``, which maps the codes back to labels and records where each
+was first seen (for error messages later). Epoch 1 translates buckets to columns on a thread
+and rewrites the cache as columns (:meth:`FeatureCache.translated_groups`).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import threading
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from nbsvm.config import (BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFLE_BLOCK_BYTES,
+                          SHUFFLE_BUFFER_BYTES)
+from nbsvm.data.batches import DONE, Batch, Failure, put_until_stopped
+from nbsvm.data.shuffle import block_groups, group_order
+from nbsvm.data.store import ArrayReader, ArrayWriter
+from nbsvm.data.translate import check_ids, translate_in_range
+from nbsvm.errors import NBSVMError
+from nbsvm.text.hashing import Hasher
+
+FILES = {"ids.i32": BUCKET_DTYPE, "offsets.i64": OFFSET_DTYPE, "labels.i32": LABEL_DTYPE}
+
+
+class CacheWriter:
+    """Append hashed batches to a new cache folder; :meth:`close` publishes it atomically.
+
+    ``before_publish`` (called once the rows are synced) and ``attachments`` (file name ->
+    callable giving its bytes) let the kept-cache store check its inputs and add files;
+    ``keep_existing``: a cache already published there wins (two runs filling one kept cache).
+    """
+
+    def __init__(self, folder, hasher: Hasher, extra_meta: dict | None = None):
+        self._out = ArrayWriter(folder, FILES)
+        self.folder = self._out.folder
+        self.hasher = hasher
+        self.extra_meta = dict(extra_meta or {})
+        self.before_publish = None
+        self.attachments: dict = {}
+        self.labels: list = []
+        self.first_seen: list = []
+        self._index: dict = {}
+        self._out.write("offsets.i64", np.zeros(1, OFFSET_DTYPE))
+        self.n_docs = 0
+        self.n_ids = 0
+        self.max_id = -1        # ids are checked against max_id + 1 when read back
+
+    @property
+    def keep_existing(self) -> bool:
+        return self._out.keep_existing
+
+    @keep_existing.setter
+    def keep_existing(self, value: bool) -> None:
+        self._out.keep_existing = value
+
+    def code_of(self, label, where=None) -> int:
+        code = self._index.get(label)
+        if code is None:
+            code = self._index[label] = len(self.labels)
+            self.labels.append(label)
+            self.first_seen.append(where or {})
+        return code
+
+    def add(self, batch: Batch) -> np.ndarray:
+        """Append ``batch``; return its label codes."""
+        codes = np.empty(len(batch), dtype=LABEL_DTYPE)
+        index = self._index
+        for i, label in enumerate(batch.labels):
+            code = index.get(label)
+            codes[i] = self.code_of(label, batch.where(i)) if code is None else code
+        if len(batch.ids):
+            self.max_id = max(self.max_id, int(batch.ids.max()))
+        self._out.write("ids.i32", batch.ids)
+        self._out.write("offsets.i64", batch.offsets[1:] + self.n_ids)
+        self._out.write("labels.i32", codes)
+        self.n_docs += len(batch)
+        self.n_ids += int(batch.offsets[-1])
+        return codes
+
+    def close(self) -> "FeatureCache":
+        self._out.close_files()
+        if self.before_publish is not None:
+            self.before_publish()
+        for name, make in self.attachments.items():
+            self._out.attach(name, make())
+        meta = dict(self.extra_meta, n_docs=self.n_docs, n_ids=self.n_ids, labels=self.labels,
+                    first_seen=self.first_seen, hasher=self.hasher.settings(),
+                    id_limit=self.max_id + 1)
+        self._out.publish(meta)         # False: another run's identical cache is used
+        return FeatureCache(self.folder)
+
+    def abort(self) -> None:
+        self._out.abort()
+
+    def __enter__(self) -> "CacheWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:       # an error or Ctrl-C: leave no partial cache behind
+            self.abort()
+        return False
+
+
+class FeatureCache:
+    """A finished cache, read with positioned reads into private buffers."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        try:
+            meta = json.loads((self.folder / "meta.json").read_text())
+            self.n_docs, self.n_ids = int(meta["n_docs"]), int(meta["n_ids"])
+            if not isinstance(meta["labels"], list):
+                raise TypeError("labels must be a list")
+            self.labels = list(meta["labels"])
+            self.meta = meta
+            self.first_seen = list(meta.get("first_seen") or [{}] * len(self.labels))
+            self.hasher = Hasher(**meta["hasher"])
+            # ids are below id_limit (the writer's largest id + 1; 2**n_bits if unknown)
+            self.id_limit = int(meta.get("id_limit", 1 << self.hasher.n_bits))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, NBSVMError) as e:
+            raise NBSVMError(f"unusable feature cache ({e})", path=str(self.folder)) from None
+        if self.n_docs < 0 or self.n_ids < 0 or \
+                not 0 <= self.id_limit <= (1 << self.hasher.n_bits):
+            raise NBSVMError("corrupted feature cache (meta.json)", path=str(self.folder))
+        self._checked: set = set()      # blocks (doc ranges) whose ids and codes were checked
+        self._files = ArrayReader(self.folder, {
+            "ids.i32": (BUCKET_DTYPE, self.n_ids), "offsets.i64": (OFFSET_DTYPE, self.n_docs + 1),
+            "labels.i32": (LABEL_DTYPE, self.n_docs)}, "feature cache")
+        first = self._read("offsets.i64", 0, 1)[0]
+        last = self._read("offsets.i64", self.n_docs, self.n_docs + 1)[0]
+        if first != 0 or last != self.n_ids:       # O(1): never read the whole offsets file
+            raise NBSVMError("corrupted feature cache (offsets)", path=str(self.folder))
+
+    def close(self) -> None:
+        self._files.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _read(self, name, start, stop, out=None) -> np.ndarray:
+        return self._files.read(name, start, stop, out)
+
+    def translated_groups(self, remap: np.ndarray, rng: np.random.Generator | None,
+                          rewrite: bool = True, into=None, **shuffle_kw):
+        """One epoch as :meth:`shuffled_groups` (``shuffle_kw`` are its buffer and block
+        sizes; ``rng=None``: in stored order), with bucket ids mapped to model columns
+        through ``remap`` (unmapped buckets dropped), rewriting the cache as columns on the
+        way (unless ``rewrite`` is false: no later epoch needs it). With ``into`` (a new
+        folder), the translated cache is written there and this object reads it afterwards,
+        leaving the bucket cache as it was (a kept cache, reused by later runs).
+
+        A thread reads, translates and writes each group while the caller trains on the
+        previous one (both the translation and the training release the GIL). The
+        translated cache is written in the order the groups were visited, to new files that
+        replace the old ones once the epoch is complete; until then the cache is unchanged.
+        Up to four groups are in memory at once during this epoch (the read buffer, the
+        group being translated, one waiting, one training): 64 MB with the default buffer.
+        Close the generator (``contextlib.closing``) to stop the thread early.
+        """
+        names = ("ids.i32", "offsets.i64", "labels.i32")
+        if self.id_limit > remap.shape[0]:
+            raise NBSVMError(f"the cache holds ids up to {self.id_limit - 1}, beyond the "
+                             f"{remap.shape[0]} buckets of the map", path=str(self.folder))
+        n_columns = int(remap.max()) + 1 if remap.shape[0] else 0
+        target = self.folder if into is None else Path(into)
+        if rewrite and into is not None:
+            target.mkdir(parents=True, exist_ok=False)
+        new = {name: target / (name + ".new") for name in names}
+        out: queue.Queue = queue.Queue(maxsize=1)
+        stop = threading.Event()
+        written = []
+
+        def produce():
+            try:
+                with contextlib.ExitStack() as files:
+                    if rewrite:
+                        f_ids, f_off, f_lab = (files.enter_context(open(new[name], "wb"))
+                                               for name in names)
+                        f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
+                    n_ids = 0
+                    for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
+                        if stop.is_set():
+                            return
+                        try:
+                            ids, offsets = translate_in_range(ids, offsets, remap)   # new
+                        except ValueError as e:
+                            raise NBSVMError(f"corrupted feature cache: {e}",
+                                             path=str(self.folder)) from None
+                        if rewrite:
+                            f_ids.write(memoryview(ids).cast("B"))
+                            f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
+                            f_lab.write(memoryview(codes).cast("B"))
+                        n_ids += int(offsets[-1])
+                        if not put_until_stopped(out, (ids, offsets, codes, order), stop):
+                            return
+                written.append(n_ids)
+                put_until_stopped(out, DONE, stop)
+            except BaseException as e:      # handed to the consumer, raised there
+                put_until_stopped(out, Failure(e), stop)
+
+        worker = threading.Thread(target=produce, daemon=True, name="nbsvm-translate")
+        worker.start()
+        try:
+            while True:
+                try:
+                    item = out.get(timeout=0.1)
+                except queue.Empty:
+                    if not worker.is_alive() and out.empty():
+                        raise NBSVMError("the cache translation thread stopped unexpectedly",
+                                         path=str(self.folder)) from None
+                    continue
+                if item is DONE:
+                    break
+                if isinstance(item, Failure):
+                    raise item.exc
+                yield item
+            worker.join()
+            if rewrite:
+                meta_path = self.folder / "meta.json"
+                meta = json.loads(meta_path.read_text())
+                meta["n_ids"] = written[0]
+                meta["columns"] = True
+                meta["id_limit"] = n_columns
+                self.close()
+                for name in names:
+                    os.replace(new[name], target / name)
+                (target / "meta.json").write_text(json.dumps(meta))
+                self.__init__(target)
+        finally:
+            stop.set()
+            worker.join(timeout=10)
+            for path in new.values():
+                path.unlink(missing_ok=True)
+
+    def offsets_range(self, start, stop) -> np.ndarray:
+        """``offsets[start:stop + 1]`` (absolute positions in the id file), checked."""
+        return self._files.offsets("offsets.i64", start, stop, self.n_ids, "documents")
+
+    def _check_block(self, start, stop, ids, codes) -> None:
+        """Ids in ``[0, id_limit)`` and label codes in ``[0, len(labels))`` for documents
+        ``start..stop-1``; each block is checked once per cache (one compiled pass over its
+        ids), not on every epoch."""
+        if (start, stop) in self._checked:
+            return
+        bad = check_ids(ids, self.id_limit)
+        if bad >= 0:
+            raise self._files.corrupted(f"id {int(ids[bad])} outside [0, {self.id_limit}) in "
+                                        f"documents {start}..{stop - 1}")
+        if check_ids(codes, len(self.labels)) >= 0:
+            raise self._files.corrupted(f"label code outside the {len(self.labels)} labels in "
+                                        f"documents {start}..{stop - 1}")
+        self._checked.add((start, stop))
+
+    def rows(self, start, stop, ids_out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Documents ``start..stop-1``: (ids, offsets from 0, label codes)."""
+        offsets = self.offsets_range(start, stop)
+        ids = self._read("ids.i32", int(offsets[0]), int(offsets[-1]), ids_out)
+        codes = self._read("labels.i32", start, stop)
+        self._check_block(start, stop, ids, codes)
+        return ids, offsets - offsets[0], codes
+
+    def batches(self, chunk: int = 8192) -> Iterator[Batch]:
+        """The cached documents in order, as batches (labels as stored codes)."""
+        for start in range(0, self.n_docs, chunk):
+            ids, offsets, codes = self.rows(start, min(start + chunk, self.n_docs))
+            yield Batch(ids, offsets, list(codes))
+
+    def shuffled_groups(self, rng: np.random.Generator, buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
+                        block_bytes: int = SHUFFLE_BLOCK_BYTES):
+        """One epoch in shuffled order, within a fixed memory budget.
+
+        Documents are cut into consecutive blocks of about ``block_bytes`` of ids; each
+        epoch visits the blocks in a random order, gathers as many as fit in
+        ``buffer_bytes`` into one group, and permutes the group's documents. When the whole
+        cache fits the buffer this is a full random permutation of the documents. Yields
+        ``(ids, offsets, codes, order)`` per group (the arrays are reused between groups).
+        ``rng=None`` visits everything in stored order (the order it was written in).
+        """
+        buffer = np.empty(0, dtype=BUCKET_DTYPE)
+        for bounds in block_groups(self.n_docs, 4 * self.n_ids, rng, buffer_bytes, block_bytes):
+            spans = [self.offsets_range(a, z) for a, z in bounds]
+            n_ids = sum(int(o[-1] - o[0]) for o in spans)
+            if buffer.shape[0] < n_ids:
+                buffer = np.empty(n_ids, dtype=BUCKET_DTYPE)
+            n_docs = sum(z - a for a, z in bounds)
+            offsets = np.empty(n_docs + 1, dtype=OFFSET_DTYPE)
+            codes = np.empty(n_docs, dtype=LABEL_DTYPE)
+            pos, d = 0, 0
+            offsets[0] = 0
+            for (a, z), o in zip(bounds, spans):
+                k = int(o[-1] - o[0])
+                self._read("ids.i32", int(o[0]), int(o[-1]), buffer[pos:pos + k])
+                self._read("labels.i32", a, z, codes[d:d + z - a])
+                self._check_block(a, z, buffer[pos:pos + k], codes[d:d + z - a])
+                offsets[d + 1:d + 1 + z - a] = o[1:] - o[0] + pos
+                pos += k
+                d += z - a
+            yield buffer[:pos], offsets, codes, group_order(rng, n_docs)

@@ -1,0 +1,149 @@
+"""The storage both training caches share: a folder of raw arrays appended while streaming,
+published by one atomic rename, and read back in blocks with positioned reads.
+
+Writing happens in a hidden temporary folder beside the target (its name carries the pid,
+so a later run can tell a dead writer's leftovers from a live one); :meth:`ArrayWriter.publish`
+syncs every file and ``meta.json``, renames the folder into place and syncs the parent, so a
+partial cache is never mistaken for a finished one, even after a power cut.
+
+Reading is not memory-mapped on purpose: the kernel maps whole neighbourhoods of a file on
+each page fault, so random access through a map keeps most of the file resident. Reading
+blocks into buffers of fixed size keeps resident memory independent of the corpus.
+
+The text cache (:mod:`nbsvm.data.cache`: bucket ids and class codes) and ``nbsvm learn``'s
+(:mod:`nbsvm.data.rowcache`: indices, explicit values and targets) are two row types over
+this storage; both are replayed through :mod:`nbsvm.data.shuffle`.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+
+META = "meta.json"
+
+
+def fsync_folder(folder) -> None:
+    """Make a rename inside ``folder`` durable."""
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_close(fh) -> None:
+    fh.flush()
+    os.fsync(fh.fileno())
+    fh.close()
+
+
+class ArrayWriter:
+    """Append named arrays (``{file name: dtype}``) to a new cache folder.
+
+    ``keep_existing``: a folder already published at the target wins over this one (two
+    runs filling the same kept cache); otherwise it is replaced.
+    """
+
+    def __init__(self, folder, dtypes: dict):
+        self.folder = Path(folder)
+        self.folder.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.{os.getpid()}.",
+                                         suffix=".nbsvm-tmp", dir=self.folder.parent))
+        self.dtypes = {name: np.dtype(d) for name, d in dtypes.items()}
+        self.keep_existing = False
+        self._files = {name: open(self.tmp / name, "wb") for name in self.dtypes}
+
+    def write(self, name: str, array) -> None:
+        a = np.ascontiguousarray(array, dtype=self.dtypes[name])
+        self._files[name].write(memoryview(a).cast("B"))
+
+    def close_files(self) -> None:
+        """Sync and close the appended files (done by :meth:`publish` if not before)."""
+        for fh in self._files.values():
+            if not fh.closed:
+                _sync_close(fh)
+
+    def attach(self, name: str, data: bytes) -> None:
+        """A whole extra file of the cache, written before it is published."""
+        with open(self.tmp / name, "wb") as fh:
+            fh.write(data)
+            _sync_close(fh)
+
+    def publish(self, meta: dict) -> bool:
+        """Write ``meta.json`` and rename the folder into place. False when another run
+        published the same cache first and ``keep_existing`` lets theirs win."""
+        self.close_files()
+        with open(self.tmp / META, "w") as fh:
+            fh.write(json.dumps(meta))
+            _sync_close(fh)
+        if self.folder.exists() and not self.keep_existing:
+            shutil.rmtree(self.folder)
+        try:
+            os.replace(self.tmp, self.folder)
+        except OSError:
+            if not (self.keep_existing and self.folder.exists()):
+                raise
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return False
+        fsync_folder(self.folder.parent)        # the rename itself survives a power cut
+        return True
+
+    def abort(self) -> None:
+        """Drop everything written (an error or Ctrl-C leaves no partial cache behind)."""
+        for fh in self._files.values():
+            fh.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class ArrayReader:
+    """Positioned reads of a published folder's arrays, each file's size checked first.
+
+    ``sizes``: ``{file name: (dtype, number of items)}`` as the metadata says; ``what``
+    names the cache in errors ("feature cache", "training cache").
+    """
+
+    def __init__(self, folder, sizes: dict, what: str):
+        self.folder, self.what = Path(folder), what
+        self.dtypes = {name: np.dtype(d) for name, (d, _) in sizes.items()}
+        for name, (d, n) in sizes.items():
+            p = self.folder / name
+            if not p.is_file() or p.stat().st_size != np.dtype(d).itemsize * n:
+                raise NBSVMError(f"truncated {what} ({name})", path=str(self.folder))
+        self._files = {name: open(self.folder / name, "rb") for name in sizes}
+
+    def read(self, name: str, start: int, stop: int, out=None) -> np.ndarray:
+        """Items ``start..stop-1`` of file ``name`` (into ``out`` when given)."""
+        dtype = self.dtypes[name]
+        n = stop - start
+        out = np.empty(n, dtype=dtype) if out is None else out[:n]
+        if n:
+            got = os.preadv(self._files[name].fileno(), [memoryview(out).cast("B")],
+                            start * dtype.itemsize)
+            if got != n * dtype.itemsize:
+                raise NBSVMError(f"{self.what} changed while in use ({name})",
+                                 path=str(self.folder))
+        return out
+
+    def offsets(self, name: str, start: int, stop: int, total: int, rows: str) -> np.ndarray:
+        """``offsets[start:stop + 1]`` of file ``name``, checked to be non-decreasing within
+        ``[0, total]`` on every read (one comparison per row: the kernels loop over
+        ``ids[offsets[d]:offsets[d + 1]]`` without bounds checks)."""
+        o = self.read(name, start, stop + 1)
+        if o.shape[0] and (o[0] < 0 or o[-1] > total or np.any(o[1:] < o[:-1])):
+            raise self.corrupted(f"offsets of {rows} {start}..{stop} go backwards or beyond "
+                                 f"the data")
+        return o
+
+    def corrupted(self, what: str) -> NBSVMError:
+        return NBSVMError(f"corrupted {self.what}: {what}", path=str(self.folder))
+
+    def close(self) -> None:
+        for fh in self._files.values():
+            fh.close()

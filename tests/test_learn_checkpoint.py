@@ -1,0 +1,120 @@
+"""``nbsvm learn --checkpoint-every / --resume``: an interrupted run, resumed, gives the model
+an uninterrupted run gives, bit for bit, for every backend learner; other settings or data
+are refused."""
+import tarfile
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import shared_datasets
+from nbsvm.cli import app
+from nbsvm.data.cachestore import input_identity
+from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.training.learn import learn_sparse
+from nbsvm.evaluation.sparse import load_learner
+from nbsvm.learners.options import make_learner_from_options
+from test_cli import assert_clean_error, assert_ok
+
+runner = CliRunner()
+SHUFFLE = dict(buffer_bytes=4000, block_bytes=500)      # several groups per epoch
+
+
+class _Stop(Exception):
+    pass
+
+
+def _stop_at(epoch):
+    """A callback that interrupts training when ``epoch`` is done (after its checkpoint)."""
+    def callback(event):
+        if event["stage"] == "epoch" and event["epoch"] == epoch:
+            raise _Stop
+    return callback
+
+
+def _write(path, kind, n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        idx = sorted(rng.choice(40, 6, replace=False))
+        x = rng.normal(size=6)
+        y = {"binary": "+1" if x[0] + x[1] > 0 else "-1",
+             "multi": str(int(abs(2 * x[0])) % 3),
+             "reg": f"{2 * x[0] + x[1]:.4f}",
+             "ml": ",".join(sorted({str(int(abs(2 * x[0])) % 3),
+                                    str(int(abs(2 * x[1])) % 3)}))}[kind]
+        if kind == "multi" and rng.random() < 0.2:      # noise: no learner converges early
+            y = str(rng.integers(3))
+        lines.append(y + " " + " ".join(f"{j}:{v:.3f}" for j, v in zip(idx, x)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+KIND = {"sgd": "binary", "adagrad": "binary", "pegasos": "binary", "pa": "binary",
+        "ovr": "multi", "mira": "multi", "multiclass-hinge": "multi", "multilabel": "ml",
+        "sgd-regressor": "reg", "ogd": "reg"}
+
+
+@pytest.mark.parametrize("algorithm", sorted(KIND))
+def test_resumed_learner_equals_the_uninterrupted_one(tmp_path, algorithm):
+    data = _write(tmp_path / "train.svm", KIND[algorithm])
+    full = learn_sparse(make_learner_from_options(algorithm, {"--epochs": 5}), data, seed=3,
+                        **SHUFFLE)
+    ck = tmp_path / "m.checkpoint.npz"
+    with pytest.raises(_Stop):          # killed during epoch 3: the checkpoint is epoch 2's
+        learn_sparse(make_learner_from_options(algorithm, {"--epochs": 5}), data, seed=3,
+                     checkpoint=Checkpoint(ck, every=2, identity={"data": 1}),
+                     callback=_stop_at(3), **SHUFFLE)
+    resumed = Checkpoint(ck, every=2, resume=True, identity={"data": 1})
+    events = []
+    back = learn_sparse(make_learner_from_options(algorithm, {"--epochs": 5}), data, seed=3,
+                        checkpoint=resumed, callback=events.append, **SHUFFLE)
+    assert resumed.resumed_from == 2 and {"stage": "resumed", "epoch": 2} in events
+    assert [e["epoch"] for e in events if e["stage"] == "epoch"] == [3, 4, 5]
+    assert [e["epoch"] for e in back.history_] == [1, 2, 3, 4, 5]
+    header_a, a = full.saved_parts()
+    header_b, b = back.saved_parts()
+    assert header_a == header_b
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory):
+    """Blitzer's processed books reviews (real data): 400 of each polarity."""
+    archive = shared_datasets() / "blitzer_mds" / "processed_acl_labeled.tar.gz"
+    if not archive.is_file():
+        pytest.skip(f"{archive} not found")
+    tmp = tmp_path_factory.mktemp("books")
+    paths = []
+    with tarfile.open(archive) as tar:
+        for polarity in ("positive", "negative"):
+            lines = tar.extractfile(f"processed_acl/books/{polarity}.review").read() \
+                .decode("latin-1").splitlines(keepends=True)
+            (tmp / f"{polarity}.review").write_text("".join(lines[:400]), "latin-1")
+            paths.append(tmp / f"{polarity}.review")
+    return paths
+
+
+def test_cli_resumes_a_killed_run_and_refuses_other_settings(tmp_path, books):
+    args = ["learn", *map(str, books), "-a", "pa", "--epochs", "4", "--seed", "2", "-q"]
+    assert_ok(runner.invoke(app, args + ["-o", str(tmp_path / "full.npz")]))
+    model = tmp_path / "m.npz"
+    ck = checkpoint_path(model)
+    # the run the CLI would make, interrupted after its epoch-2 checkpoint
+    identity = {"inputs": [input_identity(p) for p in map(str, books)],
+                "reader": {"format": "auto", "strict": False}, "lexicon": None}
+    with pytest.raises(_Stop):
+        learn_sparse(make_learner_from_options("pa", {"--epochs": 4, "--seed": 2}),
+                     list(map(str, books)), seed=2, callback=_stop_at(3),
+                     checkpoint=Checkpoint(ck, every=2, identity=identity))
+    saved = ck.read_bytes()
+    out = runner.invoke(app, args + ["-o", str(model), "--resume", "--C", "0.5"])
+    assert_clean_error(out, "other settings", "C")
+    assert ck.read_bytes() == saved             # a refused resume leaves it alone
+    out = runner.invoke(app, args[:-1] + ["-o", str(model), "--resume"])
+    assert_ok(out)
+    assert "resumed after epoch: 2" in out.output
+    a, b = load_learner(tmp_path / "full.npz"), load_learner(model)
+    assert all(np.array_equal(x, y) for x, y in zip(a.saved_parts()[1].values(),
+                                                    b.saved_parts()[1].values()))
+    assert not ck.exists()                      # removed once the model is written
