@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from nbsvm import NBSVMClassifier  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
-from nbsvm.io.readers import read_aclimdb  # noqa: E402
+from nbsvm.io.folders import read_aclimdb  # noqa: E402
 
 
 def main(argv=None):

@@ -23,9 +23,12 @@ distributed = pytest.importorskip("distributed")
 from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.training import distributed as D  # noqa: E402
 from nbsvm.cli import app  # noqa: E402
-from nbsvm.evaluation.evaluate import evaluate_documents, predict_documents  # noqa: E402
-from nbsvm.io.readers import read_aclimdb, read_inputs  # noqa: E402
-from nbsvm.lexicon.nblexicon import build_lexicon  # noqa: E402
+from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
+from nbsvm.evaluation.predict import predict_documents  # noqa: E402
+from nbsvm.io.folders import read_aclimdb  # noqa: E402
+from nbsvm.io.readers import read_inputs  # noqa: E402
+from nbsvm.lexicon.nblexicon import NBLexicon, build_lexicon  # noqa: E402
+from nbsvm.text.hashing import Hasher  # noqa: E402
 
 runner = CliRunner()
 SETTINGS = dict(n_bits=18, epochs=5, seed=1)
@@ -230,6 +233,12 @@ def test_cli_on_a_local_cluster(shards, tmp_path):
                             "-o", str(tmp_path / "p.csv"), "-q"])
     assert r.exit_code == 0, r.output
     assert len(pd.read_csv(tmp_path / "p.csv")) == 2000
+    # the lexicon on the cluster, read as latin-1 (the encoding goes to the workers)
+    r = runner.invoke(app, ["lexicon", glob_, "--dask-local", "2", "--encoding", "latin-1",
+                            "--n-bits", "18", "-o", str(tmp_path / "lex.npz")])
+    assert r.exit_code == 0, r.output
+    local = build_lexicon(read_inputs(parts, encoding="latin-1"), Hasher(ngrams=3, n_bits=18))
+    assert np.array_equal(NBLexicon.load(tmp_path / "lex.npz").counts(), local.counts())
     r = runner.invoke(app, ["train", glob_, "--dask-local", "2", "--keep-cache", "-o",
                             str(model)])
     assert r.exit_code == 2 and "--keep-cache is not available with --scheduler" in r.output

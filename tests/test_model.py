@@ -6,7 +6,7 @@ import pytest
 
 import nbsvm.models.persist as persist
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.io.readers import Document
+from nbsvm.io.document import Document
 from nbsvm.text.hashing import Hasher
 
 from naive import (model_file_arrays, naive_adagrad_epoch, naive_buckets, naive_doc_freq,

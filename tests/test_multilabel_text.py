@@ -14,10 +14,11 @@ from naive import naive_buckets, naive_ratio_vector
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.config import MULTICLASS_DEFAULTS
 from nbsvm.evaluation.evaluate import evaluate_documents
-from nbsvm.io.readers import Document, read_inputs
+from nbsvm.io.document import Document
+from nbsvm.io.readers import read_inputs
 from nbsvm.io.labels import (KnownLabelSets, classes_of, key_of, label_lists, label_set,
                           membership, output_targets)
-from nbsvm.lexicon.nblexicon import _count_columns
+from nbsvm.lexicon._column_kernels import count_columns
 from nbsvm.evaluation.metrics import multilabel_counts, multilabel_report
 from nbsvm.learners.sgd import LinearSGD
 
@@ -81,7 +82,7 @@ def test_count_kernel_counts_every_label_of_a_set():
     ptr, rows = label_lists(["a", "b"], ["a,b", "b", ""])
     counts = np.zeros((2, 5), dtype=np.int32)
     docs, totals, df = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(5, np.int32)
-    _count_columns(counts, docs, totals, df, ids, offsets, codes, ptr, rows, remap)
+    count_columns(counts, docs, totals, df, ids, offsets, codes, ptr, rows, remap)
     assert counts.tolist() == [[1, 1, 1, 0, 0], [1, 2, 1, 1, 0]]
     assert docs.tolist() == [1, 2] and totals.tolist() == [3, 5]
     assert df.tolist() == [2, 2, 1, 1, 1]

@@ -10,8 +10,10 @@ from typer.testing import CliRunner
 
 from nbsvm.cli import app
 from nbsvm.cli import common
-from nbsvm.cli.common import DocumentStream, ProgressReporter, input_bytes
-from nbsvm.io.readers import Document, ReadStats
+from nbsvm.cli.common import DocumentStream, input_bytes
+from nbsvm.cli.progress import ProgressReporter
+from nbsvm.io.decoding import ReadStats
+from nbsvm.io.document import Document
 
 runner = CliRunner()
 
@@ -206,10 +208,10 @@ def test_documents_registers_its_stream_for_the_bars(tmp_path):
     path.write_text("pos\tgood\nneg\tbad\n")
     with common.cli_errors():
         s = common.documents([str(path)], "auto", "text", "label")
-        assert common._command_streams == [s]
+        assert common.command_streams == [s]
         assert s.total_bytes() == path.stat().st_size
         assert [d.text for d in s] == ["good", "bad"] and s.bytes_read == 7
-    assert common._command_streams == []     # the next command in this process starts afresh
+    assert common.command_streams == []     # the next command in this process starts afresh
 
 
 def test_a_command_leaves_no_stream_behind(tmp_path):
@@ -218,7 +220,7 @@ def test_a_command_leaves_no_stream_behind(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text("".join(f"{l}\t{t}\n" for l, t in TRAIN), encoding="utf-8")
     ok(run("lexicon", path, "-o", tmp_path / "l.npz", "--n-bits", "10", "-q"))
-    assert common._command_streams == []
+    assert common.command_streams == []
     with ProgressReporter() as rep:
         rep({"stage": "read", "docs": 5})
         assert rep.bars[("read", None)].stream is None

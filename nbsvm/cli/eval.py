@@ -8,21 +8,22 @@ from typing import List, Optional
 
 import numpy as np
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from nbsvm.evaluation import plot
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import check_encoding
+from nbsvm.io.decoding import check_encoding
 from nbsvm.evaluation.evaluate import evaluate_documents
-from nbsvm.training.learn import evaluate_sparse, load_learner, model_file_kind
+from nbsvm.evaluation.sparse import evaluate_sparse, load_learner, model_file_kind
 from nbsvm.evaluation.metrics import report_table
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.persist import atomic_path
 from nbsvm.cli import app
-from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
-                     STRICT, TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
-                     print_report, ProgressReporter, read_stats, text_columns)
+from nbsvm.cli.options import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER,
+                               SKIP_BAD, STRICT, TEXT_COL)
+from nbsvm.cli.common import (check_interrupt, check_outputs, cli_errors, documents, read_stats,
+                              text_columns)
+from nbsvm.cli.reports import print_report
+from nbsvm.cli.progress import ProgressReporter
 
 
 def _plot_title(inputs: List[str], model: str) -> str:

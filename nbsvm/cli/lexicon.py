@@ -11,9 +11,12 @@ from nbsvm.config import DEFAULTS
 from nbsvm.lexicon.nblexicon import build_lexicon
 from nbsvm.text.hashing import Hasher
 from nbsvm.cli import app
-from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET, SCHEDULER,
-                     STRICT, TEXT_COL, check_outputs, cli_errors, documents, echo_kv,
-                     ProgressReporter, text_columns)
+from nbsvm.cli.options import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET,
+                               SCHEDULER, STRICT, TEXT_COL)
+from nbsvm.cli.common import check_outputs, cli_errors, documents, text_columns
+from nbsvm.io.decoding import check_encoding
+from nbsvm.cli.reports import echo_kv
+from nbsvm.cli.progress import ProgressReporter
 
 
 @app.command("lexicon")

@@ -11,16 +11,18 @@ import numpy as np
 import typer
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import check_encoding
+from nbsvm.io.decoding import check_encoding
 from nbsvm.io.labels import known_labels
-from nbsvm.evaluation.evaluate import predict_documents
-from nbsvm.training.learn import load_learner, model_file_kind, predict_sparse
+from nbsvm.evaluation.predict import predict_documents
+from nbsvm.evaluation.sparse import load_learner, model_file_kind, predict_sparse
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.persist import atomic_path
 from nbsvm.cli import app
-from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL,
-                     check_outputs, cli_errors, documents, err_console, _isatty, ProgressReporter,
-                     read_stats, text_columns)
+from nbsvm.cli.options import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT,
+                               TEXT_COL)
+from nbsvm.cli.common import (check_outputs, cli_errors, documents, err_console, read_stats,
+                              text_columns)
+from nbsvm.cli.progress import isatty, ProgressReporter
 
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
 OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
@@ -228,7 +230,7 @@ def predict_command(
                                                       known_labels=known_labels(clf.classes_, clf.multilabel),
                                                       encoding=encoding))
         # rows on a terminal show their own progress; a bar would only garble them
-        show = not quiet and not (output is None and _isatty(sys.stdout))
+        show = not quiet and not (output is None and isatty(sys.stdout))
         n = 0
         with ProgressReporter(not show, redirect_stdout=False) as progress:
             if output is None:

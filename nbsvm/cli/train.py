@@ -9,19 +9,21 @@ import typer
 from rich.markup import escape
 
 from nbsvm.evaluation import plot
-from nbsvm.data.cachestore import KeptCache, default_root
-from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.training.checkpoint import checkpoint_path
+from nbsvm.training.job import train_job
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from nbsvm.errors import NBSVMError
-from nbsvm.io.readers import check_encoding
-from nbsvm.evaluation.evaluate import EpochHistory, fit_and_evaluate
+from nbsvm.io.decoding import check_encoding
+from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.cli.common import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER, SKIP_BAD,
-                     STRICT, TEXT_COL, check_interrupt, check_outputs, cli_errors, documents,
-                     echo_kv, err_console, parse_eta0, print_report, ProgressReporter,
-                     text_columns)
+from nbsvm.cli.options import (CHECKPOINT_EVERY, RESUME, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
+                               LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL)
+from nbsvm.cli.common import (check_interrupt, check_outputs, cli_errors, documents, err_console,
+                              parse_eta0, text_columns)
+from nbsvm.cli.reports import echo_kv, print_report
+from nbsvm.cli.progress import ProgressReporter
 
 
 def by_classes(name: str) -> str:
@@ -133,12 +135,8 @@ def train_command(
                                          "by the inputs' paths, sizes and modification times "
                                          "and the hashing settings; a run with the same key "
                                          "skips reading and hashing."),
-    checkpoint_every: int = typer.Option(0, "--checkpoint-every", min=0,
-                                         help="Save the training state every N epochs next to "
-                                              "the model (MODEL.checkpoint.npz; 0: never)."),
-    resume: bool = typer.Option(False, "--resume",
-                                help="Continue from MODEL.checkpoint.npz if it exists (same "
-                                     "data and settings; --epochs may grow)."),
+    checkpoint_every: int = CHECKPOINT_EVERY,
+    resume: bool = RESUME,
     test: Optional[List[str]] = typer.Option(None, "--test",
                                              help="Also evaluate on this labeled input (repeat "
                                                   "for several); it is hashed on the other core "
@@ -184,7 +182,7 @@ def train_command(
                               eta0=eta0, lam=lam, beta=beta, interpolate=interpolate, epochs=epochs,
                               seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
                               learner=learner, multilabel=multilabel)
-        hasher = clf.validate()
+        clf.validate()
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
@@ -200,21 +198,7 @@ def train_command(
                                                  resume=resume, plot=plot_path,
                                                  max_memory=max_memory, skip_bad=skip_bad))
             return
-        kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) \
-            if keep_cache else None
-        checkpoint = Checkpoint.for_run(output, checkpoint_every, resume, inputs, reader,
-                                        lexicon, kept) \
-            if checkpoint_every or resume else None
-        t0 = time.perf_counter()
-        rep = None
         with ProgressReporter(quiet or json_out) as progress:
-            docs = documents(inputs, fmt, text_col, label_col, strict=strict, skip_bad=skip_bad,
-                             encoding=encoding, empty_label=multilabel)
-            # hand over the only reference so that fit can free the counts after use
-            holder = [lex]
-            del lex
-            seen = {}
-
             def on_event(event):
                 stage = event["stage"]
                 if stage == "count":
@@ -222,7 +206,6 @@ def train_command(
                 if stage not in ("cache", "checkpoint", "resume", "resumed"):
                     return progress(event)
                 check_interrupt()
-                seen[stage] = event
                 if stage == "cache" and event["discarded"]:      # a warning: even with -q
                     err_console.print(f"feature cache: removed an unusable one "
                                       f"({escape(event['discarded'])})", highlight=False,
@@ -235,38 +218,31 @@ def train_command(
                 elif stage == "resumed":
                     err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
 
-            callback = on_event
-            if history is not None and not test:   # with --test, fit_and_evaluate records
-                def callback(event):
-                    history.observe(event)
-                    return on_event(event)
+            def docs(paths):
+                return documents(paths, fmt, text_col, label_col, strict=strict,
+                                 skip_bad=skip_bad, encoding=encoding, empty_label=multilabel)
 
-            fit_kw = dict(lexicon=holder.pop(), callback=callback, max_memory=max_memory,
-                          kept=kept, checkpoint=checkpoint)
-            if test:
-                rep = fit_and_evaluate(clf, docs, documents(test, fmt, text_col, label_col,
-                                                            strict=strict, skip_bad=skip_bad,
-                                                            encoding=encoding,
-                                                            empty_label=multilabel),
-                                       history=history, **fit_kw)
-            else:
-                clf.fit_documents(docs, **fit_kw)
-        t1 = time.perf_counter()
-        clf.save(output)
-        t2 = time.perf_counter()
-        if checkpoint is not None:
-            checkpoint.remove()         # the model is safely written: nothing to resume
+            # hand over the only reference, so that fit can free the counts once used
+            holder = [lex]
+            del lex
+            job = train_job(clf, inputs, docs(inputs), output, reader,
+                            test_docs=docs(test) if test else None, lexicon=holder.pop(),
+                            lexicon_path=lexicon, keep_cache=keep_cache, cache_dir=cache_dir,
+                            checkpoint_every=checkpoint_every, resume=resume,
+                            max_memory=max_memory, callback=on_event, history=history)
+        rep = job["report"]
         if plot_path is not None:
             plot.training_curve(history.as_dict(), plot_path,
                                 title=f"nbsvm train: {clf.setting('loss')} loss, "
                                       f"{clf.setting('optimizer')}, eta0 "
                                       f"{clf.setting('eta0')}, lambda {clf.lam}, {clf.n_docs_:,} documents")
         stats = {}
-        if kept is not None:
-            stats["feature cache"] = ("reused " if seen["cache"]["reused"] else "kept in ") + \
-                str(kept.folder)
-        if checkpoint is not None and checkpoint.resumed_from is not None:
-            stats["resumed after epoch"] = checkpoint.resumed_from
+        cached, resumed = job["feature_cache"], job["resumed_after_epoch"]
+        if cached is not None:
+            stats["feature cache"] = ("reused " if cached["reused"] else "kept in ") + \
+                cached["folder"]
+        if resumed is not None:
+            stats["resumed after epoch"] = resumed
         stats.update({"documents": clf.n_docs_,
                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))})
         if "lexicon_s" in clf.timings_:
@@ -280,12 +256,12 @@ def train_command(
             if "epoch_eval_s" in rep["timings"]:
                 stats["test eval after each epoch seconds (in training)"] = \
                     f"{rep['timings']['epoch_eval_s']:.2f}"
-        stats.update({"total seconds": f"{t1 - t0:.2f}", "save seconds": f"{t2 - t1:.2f}",
-                      "saved": output})
+        stats.update({"total seconds": f"{job['total_s']:.2f}",
+                      "save seconds": f"{job['save_s']:.2f}", "saved": output})
         if plot_path is not None:
             stats["plot"] = plot_path
         if rep is not None:
-            rep["timings"]["save_s"] = t2 - t1
+            rep["timings"]["save_s"] = job["save_s"]
             if history is not None:
                 rep["history"] = history.as_dict()
             if json_out:
@@ -295,15 +271,14 @@ def train_command(
         elif json_out:                  # no test set: the training summary as JSON
             out = {"documents": int(clf.n_docs_), "classes": list(clf.classes_),
                    "class_counts": [int(n) for n in clf.class_counts_],
-                   "timings": dict(clf.timings_, total_s=t1 - t0, save_s=t2 - t1),
+                   "timings": dict(clf.timings_, total_s=job["total_s"], save_s=job["save_s"]),
                    "saved": output}
             if hasattr(clf, "eta0_"):
                 out["eta0"] = clf.eta0_
-            if kept is not None:
-                out["feature_cache"] = {"folder": str(kept.folder),
-                                        "reused": bool(seen["cache"]["reused"])}
-            if checkpoint is not None and checkpoint.resumed_from is not None:
-                out["resumed_after_epoch"] = checkpoint.resumed_from
+            if cached is not None:
+                out["feature_cache"] = cached
+            if resumed is not None:
+                out["resumed_after_epoch"] = resumed
             typer.echo(json.dumps(out, indent=2))
             return
         echo_kv(stats)

@@ -16,8 +16,9 @@ from nbsvm.errors import NBSVMError
 from nbsvm.models.persist import atomic_path
 from nbsvm.training.tune import DEFAULT_GRID, TUNABLE, tune
 from nbsvm.cli import app
-from nbsvm.cli.common import (ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL, check_outputs,
-                     cli_errors, documents, ProgressReporter, text_columns)
+from nbsvm.cli.options import ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL
+from nbsvm.cli.common import check_outputs, cli_errors, documents, text_columns
+from nbsvm.cli.progress import ProgressReporter
 
 #: grid names as on the command line (``lambda``) -> parameter names (``lam``)
 ALIASES = {"lambda": "lam"}

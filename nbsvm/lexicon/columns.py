@@ -24,10 +24,11 @@ import numpy as np
 
 from nbsvm._parallel import run_parts
 from nbsvm.errors import NBSVMError
-from nbsvm.data.features import FeatureCache, hash_batches
+from nbsvm.data.cache import FeatureCache
+from nbsvm.data.batches import hash_batches
 from nbsvm.io.labels import classes_of, label_lists, membership
-from nbsvm.lexicon.nblexicon import (NBLexicon, _compact_ratios, _count_columns, _count_df, _df_stats,
-                      _df_to_columns, _label_ratios, _seen_sums)
+from nbsvm.lexicon import _column_kernels as kernels
+from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, fit_bytes
 from nbsvm.learners.sgd import LinearSGD
 
@@ -88,7 +89,7 @@ class ColumnBuilder:
                         lexicon.code_of(label)      # same first-appearance order as the cache
                     lexicon.add_batch(batch.ids, batch.offsets, codes)
                 else:
-                    _count_df(df, batch.ids)
+                    kernels.count_df(df, batch.ids)
                 n += len(batch)
                 self.notify({"stage": "hash", "docs": n})
             cache = writer.close()
@@ -110,7 +111,7 @@ class ColumnBuilder:
                 lexicon.add_batch(batch.ids, batch.offsets,
                                   np.asarray(batch.labels, dtype=np.int32))
             else:
-                _count_df(df, batch.ids)
+                kernels.count_df(df, batch.ids)
             n += len(batch)
             self.notify({"stage": "count", "docs": n, "total": cache.n_docs})
         if n == 0:
@@ -142,7 +143,8 @@ class ColumnBuilder:
         parts = [None, None]
 
         def count(k):
-            parts[k] = _seen_sums(counts, int(model.min_df), int(bounds[k]), int(bounds[k + 1]))
+            parts[k] = kernels.seen_sums(counts, int(model.min_df), int(bounds[k]),
+                                         int(bounds[k + 1]))
 
         run_parts(count, 2)
         n_seen = parts[0][0] + parts[1][0]
@@ -167,7 +169,7 @@ class ColumnBuilder:
             column_of = np.empty(counts.shape[1], dtype=np.int32)
 
         def fill(k):
-            _compact_ratios(counts, rows, binary, alpha, n_seen, sums, int(model.min_df),
+            kernels.compact_ratios(counts, rows, binary, alpha, n_seen, sums, int(model.min_df),
                             learner.S_, column_of, int(bounds[k]), int(bounds[k + 1]),
                             0 if k == 0 else int(parts[0][2]))
 
@@ -227,7 +229,7 @@ class ColumnBuilder:
         parts = [None, None]
 
         def stats(k):
-            parts[k] = _df_stats(df, min_df, int(bounds[k]), int(bounds[k + 1]))
+            parts[k] = kernels.df_stats(df, min_df, int(bounds[k]), int(bounds[k + 1]))
 
         run_parts(stats, 2)
         n_seen = int(parts[0][0] + parts[1][0])
@@ -239,7 +241,7 @@ class ColumnBuilder:
                          + (4 * n_kept if model.multilabel else 0), self.max_memory)
 
         def columns(k):
-            _df_to_columns(df, min_df, int(bounds[k]), int(bounds[k + 1]),
+            kernels.df_to_columns(df, min_df, int(bounds[k]), int(bounds[k + 1]),
                            0 if k == 0 else int(parts[0][1]))
 
         run_parts(columns, 2)
@@ -267,7 +269,7 @@ class ColumnBuilder:
             n_norm = n_kept
 
         def fill(k):
-            _compact_ratios(counts, rows, binary, float(model.alpha), n_norm, sums, 1,
+            kernels.compact_ratios(counts, rows, binary, float(model.alpha), n_norm, sums, 1,
                             learner.S_, identity, int(cuts[k]), int(cuts[k + 1]), int(cuts[k]))
 
         run_parts(fill, 2)
@@ -292,7 +294,7 @@ class ColumnBuilder:
                             set_ptr, set_rows, n_rows, kept_df):
         """One pass over the cache: each row's documents per kept column, its documents,
         and its total of distinct buckets (rows: the cache's codes in their order, or the
-        labels with ``set_rows``; see :func:`~nbsvm.lexicon.nblexicon._count_columns`)."""
+        labels with ``set_rows``; see :func:`~nbsvm.lexicon._column_kernels.count_columns`)."""
         n_kept = learner.n_features
         if cache.n_docs < 1 << 24 and n_rows == learner.n_outputs:
             # counted in the weights' field, as float32 (exact below 2**24 documents); the
@@ -304,7 +306,7 @@ class ColumnBuilder:
         id_totals = np.zeros(n_rows, dtype=np.int64)
         n = 0
         for batch in cache.batches(8192):
-            _count_columns(counts, docs, id_totals, kept_df, batch.ids, batch.offsets,
+            kernels.count_columns(counts, docs, id_totals, kept_df, batch.ids, batch.offsets,
                            np.asarray(batch.labels, dtype=np.int32), set_ptr, set_rows,
                            column_of)
             n += len(batch)
@@ -333,7 +335,7 @@ def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
     cuts = _two_ranges(n_kept)
 
     def fill(k):
-        _label_ratios(counts, kept_df, float(alpha), n_kept, sums, total, S,
+        kernels.label_ratios(counts, kept_df, float(alpha), n_kept, sums, total, S,
                       int(cuts[k]), int(cuts[k + 1]))
 
     run_parts(fill, 2)

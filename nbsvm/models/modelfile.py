@@ -13,7 +13,7 @@ import numpy as np
 
 from nbsvm import __version__
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.explain import decode_map, encode_map
+from nbsvm.evaluation.bucket_names import decode_map, encode_map
 from nbsvm.learners.sgd import STATE_DTYPE
 from nbsvm.models.persist import Chunked, load_npz, save_npz
 from nbsvm.config import BUCKET_DTYPE

@@ -16,7 +16,8 @@ from typing import Callable
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.data.features import FeatureCache, translate
+from nbsvm.data.cache import FeatureCache
+from nbsvm.data.translate import translate
 
 #: Documents between progress reports.
 EPOCH_CHUNK = 4096

@@ -25,9 +25,11 @@ import numpy as np
 from nbsvm.learners.calibration import calibrate_eta0, calibration_sample
 from nbsvm.lexicon.columns import ColumnBuilder, _nonempty
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.explain import TextSample, ngram_map, ngram_map_of, strongest_columns
-from nbsvm.data.features import CacheWriter, FeatureCache, hash_batches, releasable_int32
-from nbsvm.io.readers import Document
+from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
+from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.batches import hash_batches
+from nbsvm.memory import releasable_int32
+from nbsvm.io.document import Document
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, hashing_bytes
 from nbsvm.learners._kernels import _mean_abs_weight

@@ -17,9 +17,10 @@ import numpy as np
 
 from nbsvm.lexicon.columns import fill_label_ratios, label_set_counts
 from nbsvm.errors import NBSVMError
-from nbsvm.data.features import hash_batch, translate
+from nbsvm.data.batches import hash_batch
+from nbsvm.data.translate import translate
 from nbsvm.io.frames import texts_and_labels
-from nbsvm.io.readers import Document
+from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of, key_of, label_set, membership
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.learners.reduction import NBReduction

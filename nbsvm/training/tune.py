@@ -34,8 +34,9 @@ import numpy as np
 from nbsvm.config import DEFAULTS, TASK_PARAMS
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
-from nbsvm.data.features import Batch, CacheWriter, FeatureCache, hash_batch
-from nbsvm.io.readers import Document
+from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.models.nbsvm import NBSVMClassifier
 

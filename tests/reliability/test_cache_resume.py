@@ -27,7 +27,8 @@ from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.data.cachestore import KeptCache, input_identity
 from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
 from nbsvm.cli import app
-from nbsvm.io.readers import Document, read_inputs
+from nbsvm.io.document import Document
+from nbsvm.io.readers import read_inputs
 from nbsvm.lexicon.nblexicon import NBLexicon
 
 runner = CliRunner()

@@ -1,0 +1,42 @@
+"""The command-line options several commands share (inputs, reading, Dask, output,
+checkpoints), defined once so that their names and help read the same everywhere."""
+import typer
+
+from nbsvm.io.readers import FORMAT_HELP
+from nbsvm.io.tables import COLUMN_SEPARATOR
+
+INPUTS = typer.Argument(..., help="aclImdb-style split folders, label<TAB>text files or .csv files "
+                                  "('-': standard input). Labels are stripped of surrounding "
+                                  "spaces; two labels differing only in case are an error.",
+                        show_default=False)
+FORMAT = typer.Option("auto", "--format", help=f"Input format: {FORMAT_HELP}.")
+TEXT_COL = typer.Option(["text"], "--text-col",
+                        help="Text column of CSV/TSV input; repeat it to join several columns "
+                             f"(e.g. title and body, joined with {COLUMN_SEPARATOR.strip()!r}).")
+ENCODING = typer.Option("utf-8", "--encoding",
+                        help="Text encoding of the inputs: utf-8 (invalid bytes replaced and "
+                             "counted, or refused with --strict), latin-1 for old corpora such "
+                             "as 20 Newsgroups, or any other ASCII-compatible codec.")
+SKIP_BAD = typer.Option(False, "--skip-bad-lines",
+                        help="Skip malformed lines (no TAB, empty label, a row with too many "
+                             "fields) and report how many, naming the first few; default: "
+                             "stop at the first, naming file and line.")
+LABEL_COL = typer.Option("label", "--label-col", help="Label column of CSV/TSV input.")
+SCHEDULER = typer.Option(None, "--scheduler",
+                         help="Run on the Dask cluster at this address (tcp://host:8786); "
+                              "inputs are shards (files or globs) each worker reads itself. "
+                              "Needs pip install 'nbsvm[dask]'.")
+DASK_LOCAL = typer.Option(None, "--dask-local", min=1,
+                          help="Run on a local Dask cluster of N worker processes.")
+QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars.")
+JSON = typer.Option(False, "--json", help="Print the report as JSON only (no progress bars).")
+STRICT = typer.Option(False, "--strict",
+                      help="Refuse invalid UTF-8 (default: replace it and report how many bytes).")
+
+
+CHECKPOINT_EVERY = typer.Option(0, "--checkpoint-every", min=0,
+                                help="Save the training state every N epochs next to the model "
+                                     "(MODEL.checkpoint.npz; 0: never).")
+RESUME = typer.Option(False, "--resume",
+                      help="Continue from MODEL.checkpoint.npz if it exists (same data and "
+                           "settings; --epochs may grow).")

@@ -1,0 +1,67 @@
+"""Printing results: ``key: value`` lines and the evaluation report as rich tables
+(accuracy or the multi-label and regression metrics, per-class precision / recall / F1, the
+confusion matrix)."""
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+def echo_kv(pairs: dict):
+    for k, v in pairs.items():
+        typer.echo(f"{k}: {v}")
+
+
+def print_report(rep: dict, seconds: float):
+    """A model's report: accuracy, per-class table and confusion matrix; for multi-label,
+    regression (``rep["task"]``) the metrics of that task."""
+    if rep.get("task") in ("multilabel", "regression"):
+        _print_task_report(rep, seconds)
+        return
+    console = Console()
+    console.print(f"accuracy: {100 * rep['accuracy']:.2f}%", highlight=False)
+    if "log_loss" in rep:
+        console.print(f"log loss: {rep['log_loss']:.4f}", highlight=False)
+    console.print(f"documents: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
+    table = _per_class_table(console, rep, "class", "errors")
+    table.add_row("macro", f"{rep['macro_precision']:.4f}", f"{rep['macro_recall']:.4f}",
+                  f"{rep['macro_f1']:.4f}", str(rep["n_docs"]))
+    console.print(table)
+    cm = Table(title="confusion matrix (rows: true, columns: predicted)")
+    cm.add_column("")
+    for c in rep["classes"]:
+        cm.add_column(escape(c))
+    for c, row in zip(rep["classes"], rep["confusion_matrix"]):
+        cm.add_row(escape(c), *[str(x) for x in row])
+    console.print(cm)
+
+
+def _print_task_report(rep: dict, seconds: float):
+    """Hamming loss, micro / macro F1 and a per-label table (multi-label), or MSE / MAE /
+    R^2 (regression)."""
+    console = Console()
+    if rep["task"] == "regression":
+        console.print(f"MSE: {rep['mse']:.6g}\nMAE: {rep['mae']:.6g}\nR^2: {rep['r2']:.4f}",
+                      highlight=False)
+        console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
+        return
+    console.print(f"Hamming loss: {rep['hamming_loss']:.4f}\n"
+                  f"micro F1: {rep['micro_f1']:.4f}\nmacro F1: {rep['macro_f1']:.4f}\n"
+                  f"subset accuracy: {100 * rep['subset_accuracy']:.2f}%", highlight=False)
+    console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
+    console.print(_per_class_table(console, rep, "label", "missed"))
+
+
+def _per_class_table(console, rep: dict, what: str, counted_as: str) -> Table:
+    """Print the labels the model does not know; return the per-class P/R/F1 table."""
+    if rep.get("unseen_labels"):
+        shown = ", ".join(f"{label} ({n})" for label, n in rep["unseen_labels"].items())
+        console.print(f"labels the model does not know, counted as {counted_as}: {shown}",
+                      highlight=False, markup=False)
+    table = Table(what, "precision", "recall", "F1", "support")
+    for c, m in rep["per_class"].items():       # class names are user data, not markup
+        table.add_row(escape(c), f"{m['precision']:.4f}", f"{m['recall']:.4f}",
+                      f"{m['f1']:.4f}", str(m["support"]))
+    return table

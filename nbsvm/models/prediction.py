@@ -1,0 +1,206 @@
+"""An NBSVM model's learned state as arrays by bucket, and prediction: scores of hashed
+batches (NB interpolation included), labels, label sets and probabilities, streamed in
+batches so that memory does not grow with the input."""
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from nbsvm.config import BUCKET_DTYPE
+from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.translate import check_ids, translate
+from nbsvm.errors import NBSVMError, not_fitted
+from nbsvm.io.document import Document
+from nbsvm.io.frames import texts_and_labels
+from nbsvm.io.labels import SEPARATOR, key_of, label_set
+from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
+from nbsvm.learners.sgd import STATE_DTYPE
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))   # overflow-free logistic
+
+
+def _check_columns(batch: Batch, n_columns: int) -> None:
+    """Offsets non-decreasing within the ids and every id a column (one compiled pass)."""
+    o = batch.offsets
+    if o.shape[0] == 0 or o[0] != 0 or o[-1] > batch.ids.shape[0] or np.any(o[1:] < o[:-1]):
+        raise NBSVMError("bad batch: offsets go backwards or beyond the ids")
+    bad = check_ids(batch.ids, n_columns)
+    if bad >= 0:
+        raise NBSVMError(f"bad batch: column {int(batch.ids[bad])} outside [0, {n_columns})")
+
+
+class PredictionMixin:
+    """Learned arrays and prediction of :class:`~nbsvm.NBSVMClassifier`."""
+
+    # -- learned state (views of the learner's arrays) --------------------------------------
+    def column_buckets(self) -> np.ndarray:
+        """Bucket id of each learner column (sorted)."""
+        if self.column_of_ is None:
+            return np.arange(self.linear_.n_features, dtype=BUCKET_DTYPE)
+        return np.flatnonzero(self.column_of_ >= 0).astype(BUCKET_DTYPE)
+
+    def _dense(self, field: int) -> np.ndarray:
+        out = np.zeros((self.linear_.n_outputs, 1 << self.hasher_.n_bits), dtype=STATE_DTYPE)
+        out[:, self.column_buckets()] = self.linear_.S_[:, :, field]
+        return out
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Weights by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
+        self.check_fitted()
+        self.linear_.coef()
+        return self._dense(1)
+
+    @property
+    def ratios_(self) -> np.ndarray:
+        """NB log-count ratios by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy).
+
+        These are the feature values: with ``weighting='binary'``, 1 on every kept bucket.
+        """
+        self.check_fitted()
+        return self._dense(0)
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        self.check_fitted()
+        return self.linear_.intercept()
+
+    # -- prediction -----------------------------------------------------------------------
+    def check_fitted(self):
+        if "linear_" not in self.__dict__:
+            raise not_fitted(self)
+
+    def decision_batch(self, batch: Batch, columns: bool = False) -> np.ndarray:
+        """Scores of a hashed batch, shape ``(n_docs, n_outputs)``.
+
+        ``columns``: the batch holds model columns already (not bucket ids).
+        """
+        self.check_fitted()
+        if not columns:
+            batch = translate(batch, self.column_of_)
+        else:               # columns from elsewhere: the kernels index the weights with them
+            _check_columns(batch, self.linear_.n_features)
+        if self.learner is not None:
+            scores = self.backend_.decision(self.linear_.S_[:, :, 0], batch.ids,
+                                            batch.offsets, self.unit_rows())
+        else:
+            scores = self.linear_.decision(batch.ids, batch.offsets)
+        if self.beta == 1.0:
+            return scores
+        nb = self.linear_.table_sums(batch.ids, batch.offsets,
+                                      unit=self.interpolate == "weights" and self.unit_rows())
+        if self.interpolate == "scores":
+            prior = np.array([self._log_prior(k) for k in range(scores.shape[1])])
+            return self.beta * scores + (1.0 - self.beta) * (prior + nb)
+        # weights: sum_i r_i ((1-beta) mean|w| + beta w_i) + b
+        b = self.linear_.intercept()
+        return self.beta * (scores - b) + (1.0 - self.beta) * self.mean_abs_coef_ * nb + b
+
+    def _log_prior(self, k: int) -> float:
+        counts = self.class_counts_.astype(np.float64)
+        if self.n_outputs() == 1:
+            return float(np.log(counts[1] / counts[0]))
+        rest = (self.n_docs_ if self.multilabel else counts.sum()) - counts[k]
+        return float(np.log(max(counts[k], 0.5) / max(rest, 0.5)))
+
+    def _batches(self, X) -> Iterator[Batch]:
+        docs = [Document(None, text, "<input>", i + 1) for i, text in enumerate(X)]
+        for start in range(0, len(docs), 4096):
+            yield hash_batch(docs[start:start + 4096], self.hasher_)
+
+    def decision_function(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
+        self.check_fitted()
+        texts, _ = texts_and_labels(X, None, text_col, None)
+        parts = [self.decision_batch(b) for b in self._batches(texts)]
+        n_out = self.linear_.n_outputs
+        scores = np.concatenate(parts) if parts else np.zeros((0, n_out))
+        return scores[:, 0] if scores.shape[1] == 1 else scores
+
+    def labels_of(self, scores: np.ndarray) -> np.ndarray:
+        """The predicted label of each row of scores (multi-label: the key ``"a,b"`` of the
+        labels whose score is above 0, ``""`` for none)."""
+        classes = np.asarray(self.classes_, dtype=object)
+        if self.multilabel:
+            return np.asarray([SEPARATOR.join(classes[row > 0]) for row in
+                               np.asarray(scores).reshape(len(scores), -1)], dtype=object)
+        if scores.ndim == 2 and scores.shape[1] == 1:
+            scores = scores[:, 0]
+        if scores.ndim == 1:
+            return classes[(scores > 0).astype(int)]
+        return classes[np.argmax(scores, axis=1)]
+
+    def has_proba(self) -> bool:
+        """Whether the scores are probabilities' logits or margins (the built-in learner with
+        the log or modified Huber loss; the backend learners' margins are not)."""
+        loss = self.setting("loss")
+        return self.learner is None and (loss == "softmax" or (
+            loss not in MULTICLASS_LOSSES and resolve_loss(loss).has_proba))
+
+    def proba_of(self, scores: np.ndarray) -> np.ndarray:
+        """Class probabilities from scores, shape ``(n, K)`` (log, modified Huber and
+        softmax losses)."""
+        loss = self.setting("loss")
+        if self.learner is not None:
+            raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
+        if not self.has_proba():
+            raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log', "
+                             "'modified_huber' or 'softmax'")
+        if loss == "softmax":
+            z = np.exp(scores - scores.max(axis=1, keepdims=True))
+            return z / z.sum(axis=1, keepdims=True)
+        if scores.ndim == 2 and scores.shape[1] == 1 and not self.multilabel:
+            scores = scores[:, 0]
+        if loss == "modified_huber":
+            p = (np.clip(scores, -1, 1) + 1) / 2
+        else:
+            p = _sigmoid(scores)
+        if self.multilabel:             # each label on its own: no normalization
+            return p.reshape(len(p), -1)
+        if p.ndim == 1:
+            return np.column_stack([1 - p, p])
+        total = p.sum(axis=1, keepdims=True)
+        return np.where(total > 0, p / np.where(total > 0, total, 1), 1.0 / p.shape[1])
+
+    def predict(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Predicted labels: the values given to :meth:`fit` (strings after :meth:`load`).
+
+        Multi-label: an indicator matrix ``(n, len(classes_))`` of 0 / 1 (scikit-learn's
+        form; :meth:`predict_label_sets` gives the label tuples)."""
+        if self.multilabel:
+            scores = self.decision_function(X, text_col=text_col).reshape(-1, self.n_outputs())
+            return (scores > 0).astype(np.int64)
+        labels = self.labels_of(self.decision_function(X, text_col=text_col))
+        values = getattr(self, "_label_values", None)
+        if values:
+            out = [values.get(v, v) for v in labels]
+            kinds = {type(v) for v in out}
+            return np.asarray(out, dtype=object if len(kinds) > 1 else None)
+        return labels
+
+    def predict_label_sets(self, X, *, text_col: str = "text") -> list[tuple[str, ...]]:
+        """Multi-label: each document's predicted labels, as a sorted tuple."""
+        if not self.multilabel:
+            raise NBSVMError("predict_label_sets is for multi-label models; use predict")
+        return [label_set(key) for key in
+                self.labels_of(self.decision_function(X, text_col=text_col))]
+
+    def predict_proba(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Class probabilities, shape ``(n, len(classes_))`` (multi-label: each label's
+        own probability; the rows do not sum to 1)."""
+        return self.proba_of(self.decision_function(X, text_col=text_col))
+
+    def score(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> float:
+        """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
+        of documents whose whole label set is right, scikit-learn's subset accuracy)."""
+        texts, labels = texts_and_labels(X, y, text_col, label_col)
+        if self.multilabel:
+            predicted = self.labels_of(self.decision_function(texts))
+            return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
+        predicted = self.labels_of(self.decision_function(texts))
+        return float(np.mean(predicted == np.asarray([str(v) for v in labels], dtype=object)))
+
+    # -- files ----------------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""What an NBSVM model's parameters resolve to and whether they are allowed: the hasher
+they make, each task-dependent setting for the number of classes (two, more, multi-label),
+and the checks that say which values are allowed."""
+from __future__ import annotations
+
+import numpy as np
+
+from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS
+from nbsvm.errors import NBSVMError
+from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
+from nbsvm.learners.reduction import SHARED, check_learner
+from nbsvm.learners.sgd import OPTIMIZERS
+from nbsvm.text.hashing import Hasher
+
+INTERPOLATIONS = ("scores", "weights")
+WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio, or 1
+NORMS = ("l2", "none")           # row scaling
+
+
+class SettingsMixin:
+    """Resolved settings and parameter checks of :class:`~nbsvm.NBSVMClassifier`."""
+
+    def _hasher(self) -> Hasher:
+        return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
+                      seed=self.hash_seed)
+
+    def setting(self, name: str, classes: list | None = None):
+        """The value of parameter ``name`` this model trains with: the parameter, or when it
+        is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
+        classes (known once fitted, or after the training data is counted), or for
+        multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`. ``classes``: for
+        these classes instead of the fitted ones."""
+        value = getattr(self, name)
+        if classes is None:
+            classes = self.__dict__.get("classes_")
+        if name == "loss" and value in MULTICLASS_LOSSES and classes is not None \
+                and self.n_outputs(classes) == 1:
+            # two classes have one output: the multi-class loss is its binary form
+            return {"softmax": "log", "multiclass_hinge": "hinge"}[value]
+        if value is not None or name not in TASK_PARAMS:
+            return value
+        if self.multilabel:
+            return MULTILABEL_DEFAULTS[name]
+        if classes is None:
+            raise NBSVMError(f"{name} follows the number of classes, which is not known "
+                             "before fitting")
+        return (MULTICLASS_DEFAULTS if self.n_outputs(classes) > 1 else DEFAULTS)[name]
+
+    def n_outputs(self, classes: list | None = None) -> int:
+        """Weight vectors: one for two classes, else one per class (per label when
+        ``multilabel``); for ``classes``, or the fitted ones."""
+        k = len(self.classes_ if classes is None else classes)
+        return k if self.multilabel or k > 2 else 1
+
+    def validate(self) -> Hasher:
+        """Check every parameter (an error says what is allowed); return the hasher they
+        make."""
+        if self.loss is not None:
+            check_loss(self.loss)
+        if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
+            raise NBSVMError(f"unknown optimizer {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
+        if self.interpolate not in INTERPOLATIONS:
+            raise NBSVMError(f"unknown interpolation {self.interpolate!r}; allowed: "
+                             f"{', '.join(INTERPOLATIONS)}")
+        if not (isinstance(self.beta, (int, float)) and 0.0 <= self.beta <= 1.0):
+            raise NBSVMError(f"beta must be in [0, 1], got {self.beta!r}")
+        if self.weighting not in WEIGHTINGS:
+            raise NBSVMError(f"unknown weighting {self.weighting!r}; allowed: "
+                             f"{', '.join(WEIGHTINGS)}")
+        check_learner(self.learner)
+        if self.learner is not None and self.interpolate == "weights" and self.beta != 1.0:
+            raise NBSVMError(f"interpolate='weights' needs the built-in learner's weights; "
+                             f"with learner {self.learner!r} use interpolate='scores'")
+        if self.norm is not None and self.norm not in NORMS:
+            raise NBSVMError(f"unknown norm {self.norm!r}; allowed: {', '.join(NORMS)}")
+        if self.weighting == "binary" and self.beta != 1.0:
+            raise NBSVMError(f"weighting='binary' has no NB part to interpolate with: beta "
+                             f"must be 1, got {self.beta!r}")
+        for name in ("lam", "alpha"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                    and (v > 0 if name == "alpha" else v >= 0)):
+                raise NBSVMError(f"{'lambda' if name == 'lam' else name} must be a "
+                                 f"{'positive' if name == 'alpha' else 'non-negative'} number, "
+                                 f"got {v!r}")
+        if not (self.eta0 in (None, "auto") or (isinstance(self.eta0, (int, float))
+                                        and not isinstance(self.eta0, bool) and self.eta0 > 0)):
+            raise NBSVMError(f"eta0 must be a positive number or 'auto', got {self.eta0!r}")
+        if not (self.epochs is None or (isinstance(self.epochs, int)
+                                        and not isinstance(self.epochs, bool)
+                                        and self.epochs >= 1)):
+            raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
+        if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
+            raise NBSVMError(f"min_df must be an integer >= 1, got {self.min_df!r}")
+        if not (isinstance(self.threads, int) and not isinstance(self.threads, bool)
+                and 1 <= self.threads <= 64):
+            raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
+        if not (isinstance(self.seed, int) and self.seed >= 0):
+            raise NBSVMError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if not isinstance(self.multilabel, (bool, np.bool_)):
+            raise NBSVMError(f"multilabel must be True or False, got {self.multilabel!r}")
+        if self.multilabel and self.loss in MULTICLASS_LOSSES:
+            raise NBSVMError(f"loss {self.loss!r} picks one class per document; multi-label "
+                             f"models take a margin loss (log, hinge, squared_hinge, "
+                             f"modified_huber)")
+        if self.multilabel and self.learner in SHARED:
+            raise NBSVMError(f"learner {self.learner!r} picks one class per document; "
+                             f"multi-label models use one binary learner per label (the "
+                             f"built-in one, 'pa' or 'pegasos')")
+        return self._hasher()

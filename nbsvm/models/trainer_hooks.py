@@ -1,0 +1,87 @@
+"""What the trainers ask of an NBSVM model being fitted (:mod:`nbsvm.training.fitting`,
+``partial_fit``, Dask): adopting counted columns, the built-in learner these settings make,
+label codes and each output's positive class in a cache, and the epoch driver."""
+from __future__ import annotations
+
+import numpy as np
+
+from nbsvm.data.batches import Batch
+from nbsvm.data.cache import FeatureCache
+from nbsvm.errors import NBSVMError
+from nbsvm.io.labels import label_set, membership
+from nbsvm.learners.sgd import LinearSGD
+from nbsvm.lexicon.columns import ColumnBuilder, Columns
+from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.training.epochs import Epochs
+
+
+class TrainerHooksMixin:
+    """The model's side of training (:class:`~nbsvm.NBSVMClassifier`)."""
+
+    def start_from_lexicon(self, lexicon: NBLexicon) -> None:
+        """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit
+        given that lexicon starts (Dask's trainer builds it across workers)."""
+        self.adopt(ColumnBuilder(self, lexicon.hasher).from_lexicon(lexicon, None,
+                                                                    alpha=self.alpha))
+
+    def adopt(self, columns: Columns) -> None:
+        """Adopt what counting built (:mod:`nbsvm.lexicon.columns`) as the learned state."""
+        self.classes_, self.class_counts_ = columns.classes, columns.class_counts
+        self.n_seen_buckets_ = columns.n_seen_buckets
+        self.column_of_, self.linear_ = columns.column_of, columns.linear
+        self.hasher_ = self._hasher()
+
+    def positive_codes(self) -> list[int]:
+        return [1] if self.n_outputs() == 1 else list(range(len(self.classes_)))
+
+    def unit_rows(self) -> bool:
+        """Whether documents are scaled to unit norm (``norm``, resolved for the classes)."""
+        return self.setting("norm") == "l2"
+
+    def new_linear(self, classes: list, n_columns: int) -> LinearSGD:
+        """The built-in learner these settings train for ``classes`` over ``n_columns``
+        (feature values and weights zero)."""
+        eta0 = self.setting("eta0", classes)
+        eta0 = getattr(self, "eta0_", None) if eta0 == "auto" else eta0
+        return LinearSGD(n_columns, n_outputs=self.n_outputs(classes),
+                         loss=self.setting("loss", classes),
+                         optimizer=self.setting("optimizer", classes), eta0=eta0 or 1.0,
+                         lam=self.lam, threads=self.threads,
+                         unit=self.setting("norm", classes) == "l2")
+
+    def codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
+        """Map label strings to class indices, naming the first document with an unknown one."""
+        index = {c: i for i, c in enumerate(self.classes_)}
+        out = np.empty(len(labels), dtype=np.int32)
+        for i, label in enumerate(labels):
+            code = index.get(label)
+            if code is None:
+                where = batch.where(i) if batch is not None else {}
+                if label is None:
+                    raise NBSVMError("document has no label", **where)
+                raise NBSVMError(f"unknown label {label!r}; the model knows {self.classes_}",
+                                 **where)
+            out[i] = code
+        return out
+
+    def check_labels(self, labels: list, first_seen: list) -> None:
+        """Raise, naming where it was first seen, if a label is not one of ``classes_``."""
+        for label, where in zip(labels, first_seen):
+            if label not in self.classes_:
+                raise NBSVMError(f"unknown label {label!r}; the model knows {self.classes_}",
+                                 **(where or {}))
+
+    def targets_in(self, cache: FeatureCache):
+        """Each output's positive class as a code of the cache (-1: absent from the data)."""
+        if self.multilabel:         # codes are label sets: a membership matrix
+            for key, where in zip(cache.labels, cache.first_seen):
+                self.check_labels(list(label_set(key)), [where] * len(label_set(key)))
+            return membership(self.classes_, list(cache.labels))
+        self.check_labels(cache.labels, cache.first_seen)
+        code = {label: i for i, label in enumerate(cache.labels)}
+        return [code.get(self.classes_[k], -1) for k in self.positive_codes()]
+
+    def epochs_for(self, notify) -> Epochs:
+        """The epoch driver of this model's learner (the built-in one, or the backend's)."""
+        return Epochs(self.linear_, getattr(self, "backend_", None) if self.learner else None,
+                      self.setting("epochs"), notify)

@@ -1,0 +1,191 @@
+"""What Dask's workers run for :mod:`nbsvm.training.distributed`: a shard copied locally and
+read, its hashed cache kept in the worker's folder, its counts, one epoch of the learner over
+it, its eta0 calibration, and prediction with a model file loaded once per worker. Each
+function takes and returns plain data, so the driver submits it by name."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+
+
+def local_copy(shard: str) -> str:
+    """A URL shard (``s3://``, ``gs://``, ``file://``, anything fsspec opens) copied once to
+    this worker's local folder, named by the URL and the remote size and modification time
+    (so a changed object is fetched again); local paths are returned as they are."""
+    if "://" not in shard:
+        return shard
+    import hashlib
+
+    import fsspec
+    from distributed import get_worker
+
+    fs, path = fsspec.core.url_to_fs(shard)
+    info = fs.info(path)
+    stamp = f"{shard}|{info.get('size')}|{info.get('mtime') or info.get('LastModified') or info.get('ETag')}"
+    folder = Path(get_worker().local_directory) / "nbsvm-downloads"
+    folder.mkdir(parents=True, exist_ok=True)
+    local = folder / (hashlib.sha256(stamp.encode()).hexdigest()[:24] + "-" +
+                      os.path.basename(path.rstrip("/")))
+    if not local.exists():
+        tmp = local.with_name(local.name + f".{os.getpid()}.part")
+        fs.get(path, str(tmp))
+        os.replace(tmp, local)
+    return str(local)
+
+
+def reader_docs(shard: str, reader: dict):
+    from nbsvm.io.readers import read_inputs
+    shard = local_copy(shard)
+    return read_inputs([shard], fmt=reader.get("format", "auto"), text_col=reader.get("text_col", "text"),
+                       label_col=reader.get("label_col", "label"), strict=reader.get("strict", False),
+                       encoding=reader.get("encoding", "utf-8"),
+                       empty_label=reader.get("empty_label", False))
+
+
+def shard_cache(shard: str, reader: dict, hasher):
+    """The shard's hashed cache on this worker: kept in the worker's local folder, keyed by
+    the shard's identity and the settings; built from the shard when missing."""
+    from distributed import get_worker
+
+    from nbsvm.data.cachestore import KeptCache
+    from nbsvm.data.batches import hash_batches
+
+    root = Path(get_worker().local_directory) / "nbsvm-shards"
+    kept = KeptCache(root, [local_copy(shard)], reader, hasher)
+    cache = kept.open()
+    if cache is None:
+        writer = kept.writer()
+        with writer:
+            for batch in hash_batches(reader_docs(shard, reader), hasher):
+                writer.add(batch)
+            cache = writer.close()
+    return cache
+
+
+def count_shard(shard: str, reader: dict, hasher_settings: dict) -> dict:
+    """Binarized bucket counts of one shard: ``{label: (docs, buckets, counts)}``."""
+    from nbsvm.lexicon.nblexicon import NBLexicon
+    from nbsvm.text.hashing import Hasher
+
+    hasher = Hasher(**hasher_settings)
+    cache = shard_cache(shard, reader, hasher)
+    lex = NBLexicon(hasher)
+    for label in cache.labels:          # codes as the cache's (first appearance)
+        lex.code_of(label)
+    for batch in cache.batches(8192):
+        lex.add_batch(batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32))
+    return lex.label_counts() if cache.n_docs else {}
+
+
+def merge_counts(a: dict, b: dict) -> dict:
+    """Sum two sparse count dicts (a node of the tree reduction)."""
+    out = dict(a)
+    for label, (n, idx, cnt) in b.items():
+        if label not in out:
+            out[label] = (n, idx, cnt)
+            continue
+        n0, idx0, cnt0 = out[label]
+        both = np.concatenate([idx0, idx])
+        keys, inverse = np.unique(both, return_inverse=True)
+        total = np.bincount(inverse, weights=np.concatenate([cnt0, cnt])).astype(np.int64)
+        out[label] = (n0 + n, keys.astype(np.int32), total)
+    return out
+
+
+def shard_targets(cache, classes: list, multilabel: bool, shard: str):
+    """Each output's positive class as a code of the shard's cache (a membership matrix
+    of its label-set keys for multi-label models)."""
+    from nbsvm.io.labels import membership
+
+    if multilabel:              # every label of the keys is in the lexicon's classes
+        return membership(classes, list(cache.labels))
+    unknown = [label for label in cache.labels if label not in classes]
+    if unknown:
+        raise NBSVMError(f"label {unknown[0]!r} is not among the lexicon's classes {classes}",
+                         path=shard)
+    code = {label: i for i, label in enumerate(cache.labels)}
+    return [code.get(classes[k], -1) for k in
+            ([1] if len(classes) == 2 else range(len(classes)))]
+
+
+def epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
+                    classes: list, multilabel: bool, remap, linear, backend, seed: int,
+                    epoch: int):
+    """One epoch over one shard, by the trainer's own epoch driver
+    (:class:`~nbsvm.training.epochs.Epochs`), from the broadcast learner (its values and weights;
+    ``backend``: the backend learners passed from the shard before). Returns the learner
+    (the built-in one's arrays, its SGD scale folded; or the backend), the shard's
+    documents and its loss sum."""
+    import copy
+
+    from nbsvm.training.epochs import Epochs
+    from nbsvm.text.hashing import Hasher
+
+    cache = shard_cache(shard, reader, Hasher(**hasher_settings))
+    positive = shard_targets(cache, classes, multilabel, shard)
+    # a worker shares broadcast objects between its tasks: train a copy
+    linear = copy.deepcopy(linear) if backend is None else linear
+    backend = copy.deepcopy(backend)
+    events = [{"loss": 0.0, "docs": 0}]
+    run = Epochs(linear, backend, epoch, lambda event: events.append(event))
+    rng = np.random.default_rng([seed, epoch, index])
+    run.replay(cache, positive, rng, epoch,
+               cache.translated_groups(remap, rng, rewrite=False))
+    loss_sum = events[-1]["loss"] * events[-1]["docs"]
+    if backend is not None:
+        return backend, cache.n_docs, loss_sum
+    linear.coef()                       # fold the SGD scale: averaging needs plain weights
+    return (linear.S_, linear.state_), cache.n_docs, loss_sum
+
+
+def calibrate_on_shard(shard: str, reader: dict, hasher_settings: dict, classes: list,
+                        multilabel: bool, remap, linear, seed: int) -> float:
+    """Bottou's eta0 for ``linear`` on a seeded sample of one shard
+    (:mod:`nbsvm.learners.calibration`, as a single machine calibrates on its whole cache)."""
+    from nbsvm.learners.calibration import calibrate_eta0, calibration_sample
+    from nbsvm.text.hashing import Hasher
+
+    cache = shard_cache(shard, reader, Hasher(**hasher_settings))
+    positive = shard_targets(cache, classes, multilabel, shard)
+    return calibrate_eta0(linear, calibration_sample(cache, positive, remap, seed))
+
+
+def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
+    from nbsvm.evaluation.evaluate import evaluate_documents, label_set_parts
+    from nbsvm.evaluation.predict import predict_documents
+    from nbsvm.io.readers import read_inputs
+    from nbsvm.io.labels import known_labels
+
+    clf = cached_model(model_path)
+    if labeled and clf.multilabel:      # sums, merged on the driver
+        return label_set_parts(clf, reader_docs(shard, dict(reader, empty_label=True)))
+    if labeled:
+        return evaluate_documents(clf, reader_docs(shard, reader))
+    import pandas as pd
+    docs = read_inputs([local_copy(shard)], fmt=reader.get("format", "auto"), labeled=False,
+                       text_col=reader.get("text_col", "text"),
+                       label_col=reader.get("label_col", "label"),
+                       strict=reader.get("strict", False),
+                       known_labels=known_labels(clf.classes_, clf.multilabel),
+                       encoding=reader.get("encoding", "utf-8"))
+    frames = list(predict_documents(clf, docs))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+MODELS: dict = {}
+
+
+def cached_model(path: str):
+    """A worker loads each model file once (keyed by path, size and mtime)."""
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
+    st = os.stat(path)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if key not in MODELS:
+        MODELS.clear()
+        MODELS[key] = NBSVMClassifier.load(path)
+    return MODELS[key]

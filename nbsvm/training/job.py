@@ -1,0 +1,71 @@
+"""``nbsvm train`` on one machine as one library call: the kept cache and the checkpoint of
+the run (keyed by its inputs and settings), the fit (with the test set hashed alongside when
+there is one), the model written, the checkpoint removed. Returns data; printing is the
+CLI's."""
+from __future__ import annotations
+
+import time
+from typing import Callable, Iterable
+
+from nbsvm.data.cachestore import KeptCache, default_root
+from nbsvm.evaluation.heldout import EpochHistory, fit_and_evaluate
+from nbsvm.io.document import Document
+from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.training.checkpoint import Checkpoint
+
+
+def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], output, reader: dict,
+              test_docs: Iterable[Document] | None = None, lexicon=None, lexicon_path=None,
+              keep_cache: bool = False, cache_dir=None, checkpoint_every: int = 0,
+              resume: bool = False, max_memory=None,
+              callback: Callable[[dict], None] | None = None,
+              history: EpochHistory | None = None) -> dict:
+    """Fit ``clf`` on ``docs`` (read from ``inputs`` with the ``reader`` settings, which
+    with the hashing settings key the kept cache and the checkpoint) and save it to
+    ``output``; with ``test_docs``, evaluate it too.
+
+    Returns ``{"report": the test report or None, "total_s", "save_s", "feature_cache":
+    {"folder", "reused"} or None, "resumed_after_epoch": int or None}``. ``callback`` gets
+    every training event (:meth:`NBSVMClassifier.fit_documents`); ``history`` records each
+    epoch's loss (and, with a test set, its accuracy after each epoch).
+    """
+    hasher = clf.validate()
+    kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) if keep_cache else None
+    checkpoint = Checkpoint.for_run(output, checkpoint_every, resume, inputs, reader,
+                                    lexicon_path, kept) \
+        if checkpoint_every or resume else None
+    cache_event = {}
+
+    def on_event(event):
+        if event["stage"] == "cache":
+            cache_event.update(event)
+        if callback is not None:
+            return callback(event)
+
+    if history is not None and test_docs is None:   # with a test set fit_and_evaluate records
+        def events(event):
+            history.observe(event)
+            return on_event(event)
+    else:
+        events = on_event
+    # hand over the only reference, so that fit can free the counts once used
+    holder = [lexicon]
+    del lexicon
+    t0 = time.perf_counter()
+    if test_docs is not None:
+        report = fit_and_evaluate(clf, docs, test_docs, lexicon=holder.pop(), callback=events,
+                                  max_memory=max_memory, kept=kept, checkpoint=checkpoint,
+                                  history=history)
+    else:
+        report = None
+        clf.fit_documents(docs, lexicon=holder.pop(), callback=events, max_memory=max_memory,
+                          kept=kept, checkpoint=checkpoint)
+    t1 = time.perf_counter()
+    clf.save(output)
+    t2 = time.perf_counter()
+    if checkpoint is not None:
+        checkpoint.remove()         # the model is safely written: nothing to resume
+    return {"report": report, "total_s": t1 - t0, "save_s": t2 - t1,
+            "feature_cache": None if kept is None else
+            {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
+            "resumed_after_epoch": None if checkpoint is None else checkpoint.resumed_from}
