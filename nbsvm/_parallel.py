@@ -24,3 +24,9 @@ def run_parts(work: Callable[[int], None], n_parts: int) -> None:
         w.join()
     if errors:
         raise errors[0]
+
+
+def two_ranges(n: int):
+    """Bounds splitting ``0..n`` in two, one range per thread (the kernels release the GIL)."""
+    import numpy as np
+    return np.linspace(0, n, 3).astype(np.int64)

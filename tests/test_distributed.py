@@ -27,7 +27,8 @@ from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.evaluation.predict import predict_documents  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
 from nbsvm.io.readers import read_inputs  # noqa: E402
-from nbsvm.lexicon.nblexicon import NBLexicon, build_lexicon  # noqa: E402
+from nbsvm.lexicon.build import build_lexicon  # noqa: E402
+from nbsvm.lexicon.nblexicon import NBLexicon  # noqa: E402
 from nbsvm.text.hashing import Hasher  # noqa: E402
 
 runner = CliRunner()

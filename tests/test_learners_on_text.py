@@ -143,10 +143,50 @@ def test_saved_backend_models_load_and_predict_the_same(tmp_path, name):
 
 
 def test_backend_learner_mistakes_are_refused():
-    with pytest.raises(NBSVMError, match="unknown learner 'svm'; allowed: adagrad or sgd"):
+    with pytest.raises(NBSVMError, match="unknown learner 'svm'; allowed: adagrad, sgd, ovr "
+                                         "\\(the built-in NBSVM learner\\) or pa, pegasos"):
         NBSVMClassifier(learner="svm").fit(TEXTS, LABELS)
     with pytest.raises(NBSVMError, match="interpolate='weights' needs the built-in"):
         NBSVMClassifier(learner="pa", beta=0.5, interpolate="weights").fit(TEXTS, LABELS)
+    with pytest.raises(NBSVMError, match="optimizer 'sgd', not 'adagrad'"):
+        NBSVMClassifier(learner="sgd", optimizer="adagrad").fit(TEXTS, LABELS)
+    with pytest.raises(NBSVMError, match="'ovr' trains one output per class"):
+        NBSVMClassifier(learner="ovr", loss="softmax").fit(THREE_TEXTS, THREE_LABELS)
+    with pytest.raises(NBSVMError, match="needs multi-label data"):
+        NBSVMClassifier(learner="multilabel").fit(THREE_TEXTS, THREE_LABELS)
+
+
+@pytest.mark.parametrize("name, same_as", [("sgd", dict(optimizer="sgd")),
+                                           ("adagrad", dict(optimizer="adagrad")),
+                                           ("ovr", dict())])
+def test_built_in_learner_names_train_the_built_in_learner(name, same_as):
+    """--learner sgd|adagrad is the built-in learner with that optimizer, --learner ovr its
+    default one-vs-rest shape: the same model bit for bit."""
+    for texts, labels in ((TEXTS, LABELS), (THREE_TEXTS, THREE_LABELS)):
+        kw = dict(ngrams=2, n_bits=10, epochs=3, seed=2)
+        a = NBSVMClassifier(learner=name, **kw).fit(texts, labels)
+        b = NBSVMClassifier(**same_as, **kw).fit(texts, labels)
+        assert a.backend_learner is None and not hasattr(a, "backend_")
+        assert np.array_equal(a.decision_function(NEW), b.decision_function(NEW))
+
+
+def test_multilabel_hinge_on_nb_rows_equals_it_trained_by_hand():
+    """--multilabel --learner multilabel: the backend's multi-label hinge on one binarized
+    row per document, its targets the label sets as an indicator matrix of the labels."""
+    texts = TEXTS + THREE_TEXTS
+    sets = [[v] for v in LABELS] + [[v, "pos"] if v != "pos" else [v] for v in THREE_LABELS]
+    clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, epochs=1, seed=4, norm="l2",
+                          multilabel=True, learner="multilabel", lam=1e-3).fit(texts, sets)
+    labels = clf.classes_
+    Y = np.array([[int(c in s) for c in labels] for s in sets])
+    ref = make_learner("multilabel", lam=1e-3, seed=4)
+    ref.partial_fit(_bucket_rows(clf, texts, None, True), Y, classes=list(range(len(labels))),
+                    order=_first_epoch_order(4, len(texts)))
+    expected = ref.decision_function(_bucket_rows(clf, NEW, None, True))
+    assert np.allclose(clf.decision_function(NEW), expected, rtol=1e-9, atol=1e-12)
+    scores = clf.decision_function(NEW)
+    assert [set(p) for p in clf.predict_label_sets(NEW)] == \
+        [{c for c, v in zip(labels, row) if v > 0} for row in scores]
 
 
 GROUPS = ("comp.graphics", "rec.autos", "sci.med", "sci.space", "talk.politics.guns")

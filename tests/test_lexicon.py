@@ -6,7 +6,8 @@ import pytest
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
-from nbsvm.lexicon.nblexicon import NBLexicon, build_lexicon, nb_ratios
+from nbsvm.lexicon.build import build_lexicon
+from nbsvm.lexicon.nblexicon import NBLexicon, nb_ratios
 from nbsvm.text.hashing import Hasher
 
 from naive import naive_buckets, naive_ratios

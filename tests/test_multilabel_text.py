@@ -18,7 +18,7 @@ from nbsvm.io.document import Document
 from nbsvm.io.readers import read_inputs
 from nbsvm.io.labels import (KnownLabelSets, classes_of, key_of, label_lists, label_set,
                           membership, output_targets)
-from nbsvm.lexicon._column_kernels import count_columns
+from nbsvm.lexicon._kernels import count_columns
 from nbsvm.evaluation.metrics import multilabel_counts, multilabel_report
 from nbsvm.learners.sgd import LinearSGD
 

@@ -8,7 +8,7 @@ from typing import List, Optional
 import typer
 
 from nbsvm.config import DEFAULTS
-from nbsvm.lexicon.nblexicon import build_lexicon
+from nbsvm.lexicon.build import build_lexicon
 from nbsvm.text.hashing import Hasher
 from nbsvm.cli import app
 from nbsvm.cli.options import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET,

@@ -109,10 +109,13 @@ def train_command(
     interpolate: str = typer.Option(DEFAULTS["interpolate"], "--interpolate",
                                     help="scores (NBSVM-XL) or weights (Wang & Manning)."),
     learner: Optional[str] = typer.Option(None, "--learner",
-                                          help="A learner of the shared backend on the same "
-                                               "NB features: pa, pegasos, mira or "
-                                               "multiclass-hinge (default: the built-in "
-                                               "--optimizer)."),
+                                          help="adagrad, sgd or ovr: the built-in learner "
+                                               "(its optimizer; ovr: one output per class "
+                                               "against the rest, its default shape); pa, "
+                                               "pegasos, mira, multiclass-hinge or multilabel "
+                                               "(with --multilabel): a learner of the shared "
+                                               "backend on the same NB features (default: "
+                                               "the built-in --optimizer)."),
     multilabel: bool = typer.Option(False, "--multilabel",
                                     help="Each document has a set of labels, written a,b "
                                          "(label<TAB>text lines, or the label column): one "

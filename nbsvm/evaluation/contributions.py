@@ -28,7 +28,7 @@ def _backend_row(clf, k: int, out: np.ndarray) -> float:
 
 def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
     """Row ``k`` of :func:`contributions` into ``out`` (its dtype); returns ``const[k]``."""
-    if clf.learner is not None:
+    if clf.backend_learner is not None:
         return _backend_row(clf, k, out)
     learner = clf.linear_
     dtype = out.dtype.type
@@ -71,7 +71,7 @@ def _unit_row(clf, k: int, buckets: list[int]) -> np.ndarray:
                             for b in buckets}), dtype=np.int64)
     cols = cols[cols >= 0]
     r = learner.S_[k, :, 0].astype(np.float64)
-    if clf.learner is not None:         # the backend's row values: ratios, or 1 (shared)
+    if clf.backend_learner is not None:         # the backend's row values: ratios, or 1 (shared)
         values, w, _ = clf.backend_.output_weights(k, learner.tables)
         x = np.ones_like(r) if values is None else r
         linear = x * w

@@ -46,7 +46,7 @@ def top_features(clf, top: int = 30, cls=None):
     row = sign * C[k]
     learner = clf.linear_
     backend_w = clf.backend_.output_weights(k, learner.tables)[1] \
-        if clf.learner is not None else None
+        if clf.backend_learner is not None else None
     buckets = clf.column_buckets()
     mapping = getattr(clf, "ngram_map_", None) or {}
     rows = []

@@ -27,14 +27,23 @@ from nbsvm.learners.registry import make_learner
 from nbsvm.learners.rows import SparseRows
 
 # --learner name -> the backend parameter that takes NBSVM's lambda (lam), if any
-LEARNERS = {"pa": None, "pegasos": "lam", "mira": None, "multiclass-hinge": "lam"}
-SHARED = ("mira", "multiclass-hinge")          # one feature vector for all classes
+LEARNERS = {"pa": None, "pegasos": "lam", "mira": None, "multiclass-hinge": "lam",
+            "multilabel": "lam"}
+SHARED = ("mira", "multiclass-hinge", "multilabel")   # one feature vector for all outputs
+ONE_CLASS = ("mira", "multiclass-hinge")             # they pick one class per document
+# names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
+BUILT_IN = ("adagrad", "sgd", "ovr")
 
 
 def check_learner(name) -> None:
-    if name is not None and name not in LEARNERS:
-        raise NBSVMError(f"unknown learner {name!r}; allowed: adagrad or sgd (the built-in "
-                         f"NBSVM learner, --optimizer) or one of {', '.join(LEARNERS)}")
+    if name is not None and name not in LEARNERS and name not in BUILT_IN:
+        raise NBSVMError(f"unknown learner {name!r}; allowed: {', '.join(BUILT_IN)} (the "
+                         f"built-in NBSVM learner) or {', '.join(LEARNERS)} (the backend's)")
+
+
+def backend_name(name) -> str | None:
+    """The backend learner a ``--learner`` name stands for (None: the built-in one)."""
+    return name if name in LEARNERS else None
 
 
 def nb_rows(ids: np.ndarray, offsets: np.ndarray, table: np.ndarray | None, unit: bool,
@@ -57,7 +66,8 @@ class NBReduction:
     else one per class) over ``n_features`` model columns."""
 
     def __init__(self, name: str, n_outputs: int, n_features: int, lam: float, seed: int):
-        check_learner(name)
+        if name not in LEARNERS:
+            raise NBSVMError(f"unknown backend learner {name!r}; allowed: {', '.join(LEARNERS)}")
         self.name, self.n_outputs, self.n_features = name, n_outputs, n_features
         params = {"seed": seed}
         if LEARNERS[name] is not None:
@@ -77,7 +87,7 @@ class NBReduction:
         return self._shared if self.shared else self.ovr.estimators_
 
     def _rows(self, tables, ids, offsets, unit, k) -> SparseRows:
-        multi_shared = self.shared and self.n_outputs > 1
+        multi_shared = self.shared and (self.n_outputs > 1 or self.name == "multilabel")
         return nb_rows(ids, offsets, None if multi_shared else tables[k], unit,
                        self.n_features)
 
@@ -88,7 +98,13 @@ class NBReduction:
         order = np.asarray(order, dtype=np.int64)
         if self.shared:
             rows = self._rows(tables, ids, offsets, unit, 0)
-            if self.n_outputs == 1:
+            if self.name == "multilabel":       # an indicator matrix of the outputs
+                y = np.empty((len(codes), self.n_outputs), dtype=np.int64)
+                for k in range(self.n_outputs):
+                    own, pos = output_targets(codes, positive, k)
+                    y[:, k] = own == pos
+                classes = list(range(self.n_outputs))
+            elif self.n_outputs == 1:
                 own, pos = output_targets(codes, positive, 0)
                 y, classes = (own == pos).astype(np.int64), [0, 1]
             else:
@@ -117,7 +133,7 @@ class NBReduction:
         ``sum_i x_i w_i + b`` with ``x_i`` the document's row values (``values[i]``, or 1
         for the shared binarized rows when ``values`` is None; divided by the row's norm
         with ``unit``)."""
-        if self.shared and self.n_outputs > 1:
+        if self.shared and (self.n_outputs > 1 or self.name == "multilabel"):
             w, b = self.learners[0].output_weights(k)
             return None, w, b
         learner = self.learners[0 if self.shared else k]
@@ -141,7 +157,9 @@ class NBReduction:
     def from_parts(cls, header, arrays: dict, n_outputs: int, n_features: int, path=None):
         if not (isinstance(header, dict) and isinstance(header.get("learners"), list)):
             raise NBSVMError("corrupted model file: bad backend learner header", path=path)
-        check_learner(header.get("name"))
+        if header.get("name") not in LEARNERS:
+            raise NBSVMError(f"corrupted model file: unknown backend learner "
+                             f"{header.get('name')!r}", path=path)
         obj = cls.__new__(cls)
         obj.name, obj.n_outputs, obj.n_features = header["name"], n_outputs, n_features
         obj.shared = obj.name in SHARED or n_outputs == 1

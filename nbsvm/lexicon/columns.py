@@ -22,12 +22,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nbsvm._parallel import run_parts
+from nbsvm._parallel import run_parts, two_ranges
 from nbsvm.errors import NBSVMError
 from nbsvm.data.cache import FeatureCache
 from nbsvm.data.batches import hash_batches
-from nbsvm.io.labels import classes_of, label_lists, membership
-from nbsvm.lexicon import _column_kernels as kernels
+from nbsvm.io.labels import classes_of, label_lists
+from nbsvm.lexicon import _kernels as kernels
+from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, fit_bytes
 from nbsvm.learners.sgd import LinearSGD
@@ -50,11 +51,6 @@ def _nonempty(cache: FeatureCache) -> FeatureCache:
     if cache.n_docs == 0:
         raise NBSVMError("no training documents", path=str(cache.folder))
     return cache
-
-
-def _two_ranges(n: int) -> np.ndarray:
-    """Bounds splitting ``0..n`` in two, one range per thread (the kernels release the GIL)."""
-    return np.linspace(0, n, 3).astype(np.int64)
 
 
 class ColumnBuilder:
@@ -139,7 +135,7 @@ class ColumnBuilder:
             rows = np.arange(len(classes), dtype=np.int64)
         # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
-        bounds = _two_ranges(counts.shape[1])
+        bounds = two_ranges(counts.shape[1])
         parts = [None, None]
 
         def count(k):
@@ -225,7 +221,7 @@ class ColumnBuilder:
             set_ptr = np.arange(len(labels) + 1, dtype=np.int64)
             set_rows = np.arange(len(labels), dtype=np.int32)
         min_df = max(int(model.min_df), 1)
-        bounds = _two_ranges(df.shape[0])
+        bounds = two_ranges(df.shape[0])
         parts = [None, None]
 
         def stats(k):
@@ -256,7 +252,7 @@ class ColumnBuilder:
         rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
         # the ratio kernel over columns: every column is kept, its own map is the identity
         identity = np.empty(n_kept, dtype=np.int32)
-        cuts = _two_ranges(n_kept)
+        cuts = two_ranges(n_kept)
         sums = id_totals.astype(np.float64)         # each class's counts over seen buckets
         binary = n_out == 1
         n_norm = n_seen
@@ -294,7 +290,7 @@ class ColumnBuilder:
                             set_ptr, set_rows, n_rows, kept_df):
         """One pass over the cache: each row's documents per kept column, its documents,
         and its total of distinct buckets (rows: the cache's codes in their order, or the
-        labels with ``set_rows``; see :func:`~nbsvm.lexicon._column_kernels.count_columns`)."""
+        labels with ``set_rows``; see :func:`~nbsvm.lexicon._kernels.count_columns`)."""
         n_kept = learner.n_features
         if cache.n_docs < 1 << 24 and n_rows == learner.n_outputs:
             # counted in the weights' field, as float32 (exact below 2**24 documents); the
@@ -323,34 +319,3 @@ def _to_df(store, mm) -> np.ndarray:
     if row_bytes % mmap.PAGESIZE == 0:
         mm.madvise(mmap.MADV_DONTNEED, row_bytes, row_bytes)
     return df
-
-
-def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
-    """Multi-label NB ratios into ``S[k, c, 0]``: label ``k``'s documents holding column
-    ``c`` (``counts[k, c]``) against the others holding it (``kept_df[c] - counts[k, c]``),
-    norms over the kept columns, as for one-vs-rest."""
-    n_kept = S.shape[1]
-    sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
-    total = float(kept_df.sum(dtype=np.int64))
-    cuts = _two_ranges(n_kept)
-
-    def fill(k):
-        kernels.label_ratios(counts, kept_df, float(alpha), n_kept, sums, total, S,
-                      int(cuts[k]), int(cuts[k + 1]))
-
-    run_parts(fill, 2)
-
-
-def label_set_counts(lexicon: NBLexicon, classes: list, min_df: int):
-    """A lexicon of label-set keys (``a,b``) as per-label counts: ``(buckets, counts,
-    kept_df, docs, n_seen)``: the buckets seen in at least ``min_df`` documents, each
-    label's documents holding them (the sum over the keys that hold the label), each
-    bucket's documents, each label's documents, and how many buckets were seen at all.
-    Integer sums: exact."""
-    keys = lexicon.classes_
-    buckets, key_counts = lexicon.compact()
-    df = key_counts.sum(axis=0, dtype=np.int64)
-    kept = np.flatnonzero(df >= max(int(min_df), 1))
-    member = membership(classes, keys).astype(np.int64)
-    return (buckets[kept], member @ key_counts[:, kept], df[kept],
-            member @ lexicon.class_counts_, len(buckets))

@@ -8,60 +8,16 @@ against ``classes_[0]``); with more, one per class against the rest.
 """
 from __future__ import annotations
 
-import math
 import mmap
 
 import numpy as np
-from numba import njit
 
-from nbsvm._prefetch import prefetch_row
 from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE
 from nbsvm.errors import NBSVMError
+from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.paircounts import PairCounts
 from nbsvm.models.persist import load_npz, save_npz
 from nbsvm.text.hashing import Hasher
-
-
-@njit(cache=True, nogil=True)
-def _count_buckets(counts, doc_counts, ids, offsets, codes):
-    """counts[codes[d], ids[offsets[d]:offsets[d+1]]] += 1 for every document d.
-
-    The counters are prefetched a few ids ahead: 2**n_bits of them are far larger than
-    the caches, so every increment would otherwise wait for memory on its own.
-    """
-    for d in range(offsets.shape[0] - 1):
-        c = codes[d]
-        row = counts[c]
-        doc_counts[c] += 1
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        for j in range(lo, hi):
-            if j + 32 < hi:
-                prefetch_row(row, ids[j + 32])
-            row[ids[j]] += 1
-
-
-@njit(cache=True, nogil=True)
-def _nb_ratios(pos, neg, alpha, out):
-    """out[i] = log((p_i/|p|) / (q_i/|q|)) over seen buckets (p = pos + alpha, ...), else 0.
-
-    Returns the number of seen buckets. ``out`` may share memory with neither input.
-    """
-    sp = 0.0
-    sq = 0.0
-    n_seen = 0
-    for i in range(pos.shape[0]):
-        if pos[i] > 0 or neg[i] > 0:
-            sp += pos[i] + alpha
-            sq += neg[i] + alpha
-            n_seen += 1
-    shift = math.log(sq) - math.log(sp) if sp > 0 else 0.0
-    for i in range(pos.shape[0]):
-        if pos[i] > 0 or neg[i] > 0:
-            out[i] = math.log(pos[i] + alpha) - math.log(neg[i] + alpha) + shift
-        else:
-            out[i] = 0.0
-    return n_seen
 
 
 def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float,
@@ -69,7 +25,7 @@ def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float,
     """Log-count ratio over the buckets seen in either count vector (float32, dense)."""
     if out is None:
         out = np.empty(pos_counts.shape[0], dtype=RATIO_DTYPE)
-    _nb_ratios(pos_counts, neg_counts, float(alpha), out)
+    kernels.two_class_ratios(pos_counts, neg_counts, float(alpha), out)
     return out
 
 
@@ -198,7 +154,7 @@ class NBLexicon:
         """Count a CSR batch of binarized documents whose labels are codes from :meth:`code_of`."""
         self._init_state()
         if self._pairs is None:
-            _count_buckets(self._counts, self._docs, ids, offsets, codes)
+            kernels.count_buckets(self._counts, self._docs, ids, offsets, codes)
         else:
             self._pairs.add(ids, offsets, codes)
             np.add.at(self._docs_store, codes, 1)
@@ -355,28 +311,3 @@ class NBLexicon:
             raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
         by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
         return cls.from_label_counts(hasher, float(alpha), by_label)
-
-
-def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NBLexicon:
-    """One streaming pass over labeled documents; returns the fitted :class:`NBLexicon`.
-
-    ``callback`` receives ``{"stage": "lexicon", "docs": n}`` after each batch.
-    """
-    from nbsvm.data.batches import hash_batches
-
-    lexicon = NBLexicon(hasher, alpha=alpha)
-    lexicon._init_state()
-    n = 0
-    for batch in hash_batches(docs, hasher):
-        codes = np.empty(len(batch), dtype=np.int32)
-        for i, label in enumerate(batch.labels):
-            if label is None:
-                raise NBSVMError("document has no label", **batch.where(i))
-            codes[i] = lexicon.code_of(label)
-        lexicon.add_batch(batch.ids, batch.offsets, codes)
-        n += len(batch)
-        if callback:
-            callback({"stage": "lexicon", "docs": n})
-    if n == 0:
-        raise NBSVMError("no labeled documents in the input")
-    return lexicon

@@ -74,7 +74,7 @@ def save_model(clf, path) -> None:
         arrays["adagrad_sq"] = column(2)
     arrays.update(encode_map(getattr(clf, "ngram_map_", None) or {}))
     backend = None
-    if clf.learner is not None:
+    if clf.backend_learner is not None:
         backend, own = clf.backend_.parts()
         arrays.update(own)
     header = dict(
@@ -86,7 +86,7 @@ def save_model(clf, path) -> None:
         mean_abs_coef=[float(x) for x in clf.mean_abs_coef_])
     if backend is not None:
         header["backend"] = backend
-    if clf.setting("eta0") == "auto" and clf.learner is None:
+    if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         header["eta0_"] = float(clf.linear_.eta0)     # what the calibration chose
     save_npz(path, "model", header, arrays)
 
@@ -122,7 +122,7 @@ def load_model(cls, path):
         if e.path is not None:
             raise
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-    if clf.setting("eta0") == "auto" and clf.learner is None:
+    if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         eta0_ = header.get("eta0_")
         if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)
                 and 0 < eta0_ < float("inf")):
@@ -160,7 +160,7 @@ def load_model(cls, path):
     clf.column_of_ = np.full(d, -1, dtype=np.int32)
     clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
     clf.linear_ = learner
-    if clf.learner is not None:
+    if clf.backend_learner is not None:
         clf.backend_ = NBReduction.from_parts(
             header.get("backend"), {k: v for k, v in arrays.items()
                                     if k.startswith("backend")},

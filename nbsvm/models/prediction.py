@@ -83,7 +83,7 @@ class PredictionMixin:
             batch = translate(batch, self.column_of_)
         else:               # columns from elsewhere: the kernels index the weights with them
             _check_columns(batch, self.linear_.n_features)
-        if self.learner is not None:
+        if self.backend_learner is not None:
             scores = self.backend_.decision(self.linear_.S_[:, :, 0], batch.ids,
                                             batch.offsets, self.unit_rows())
         else:
@@ -137,14 +137,14 @@ class PredictionMixin:
         """Whether the scores are probabilities' logits or margins (the built-in learner with
         the log or modified Huber loss; the backend learners' margins are not)."""
         loss = self.setting("loss")
-        return self.learner is None and (loss == "softmax" or (
+        return self.backend_learner is None and (loss == "softmax" or (
             loss not in MULTICLASS_LOSSES and resolve_loss(loss).has_proba))
 
     def proba_of(self, scores: np.ndarray) -> np.ndarray:
         """Class probabilities from scores, shape ``(n, K)`` (log, modified Huber and
         softmax losses)."""
         loss = self.setting("loss")
-        if self.learner is not None:
+        if self.backend_learner is not None:
             raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
         if not self.has_proba():
             raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log', "

@@ -8,7 +8,7 @@ import numpy as np
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
-from nbsvm.learners.reduction import SHARED, check_learner
+from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_learner
 from nbsvm.learners.sgd import OPTIMIZERS
 from nbsvm.text.hashing import Hasher
 
@@ -24,6 +24,12 @@ class SettingsMixin:
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
                       seed=self.hash_seed)
 
+    @property
+    def backend_learner(self) -> str | None:
+        """The backend learner ``learner`` names (None: the built-in one, for ``None``,
+        ``'sgd'``, ``'adagrad'`` or ``'ovr'``)."""
+        return backend_name(self.learner)
+
     def setting(self, name: str, classes: list | None = None):
         """The value of parameter ``name`` this model trains with: the parameter, or when it
         is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
@@ -31,6 +37,8 @@ class SettingsMixin:
         multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`. ``classes``: for
         these classes instead of the fitted ones."""
         value = getattr(self, name)
+        if name == "optimizer" and value is None and self.learner in OPTIMIZERS:
+            return self.learner         # --learner sgd|adagrad names the optimizer
         if classes is None:
             classes = self.__dict__.get("classes_")
         if name == "loss" and value in MULTICLASS_LOSSES and classes is not None \
@@ -68,7 +76,16 @@ class SettingsMixin:
             raise NBSVMError(f"unknown weighting {self.weighting!r}; allowed: "
                              f"{', '.join(WEIGHTINGS)}")
         check_learner(self.learner)
-        if self.learner is not None and self.interpolate == "weights" and self.beta != 1.0:
+        if self.learner in OPTIMIZERS and self.optimizer not in (None, self.learner):
+            raise NBSVMError(f"learner {self.learner!r} is the built-in learner with optimizer "
+                             f"{self.learner!r}, not {self.optimizer!r}")
+        if self.learner == "ovr" and self.loss in MULTICLASS_LOSSES:
+            raise NBSVMError(f"learner 'ovr' trains one output per class against the rest; "
+                             f"loss {self.loss!r} trains the classes together")
+        if self.learner == "multilabel" and not self.multilabel:
+            raise NBSVMError("learner 'multilabel' needs multi-label data (--multilabel)")
+        if self.backend_learner is not None and self.interpolate == "weights" \
+                and self.beta != 1.0:
             raise NBSVMError(f"interpolate='weights' needs the built-in learner's weights; "
                              f"with learner {self.learner!r} use interpolate='scores'")
         if self.norm is not None and self.norm not in NORMS:
@@ -103,8 +120,9 @@ class SettingsMixin:
             raise NBSVMError(f"loss {self.loss!r} picks one class per document; multi-label "
                              f"models take a margin loss (log, hinge, squared_hinge, "
                              f"modified_huber)")
-        if self.multilabel and self.learner in SHARED:
+        if self.multilabel and self.learner in ONE_CLASS:
             raise NBSVMError(f"learner {self.learner!r} picks one class per document; "
                              f"multi-label models use one binary learner per label (the "
-                             f"built-in one, 'pa' or 'pegasos')")
+                             f"built-in one, 'pa' or 'pegasos') or the multi-label hinge "
+                             f"('multilabel')")
         return self._hasher()

@@ -83,5 +83,5 @@ class TrainerHooksMixin:
 
     def epochs_for(self, notify) -> Epochs:
         """The epoch driver of this model's learner (the built-in one, or the backend's)."""
-        return Epochs(self.linear_, getattr(self, "backend_", None) if self.learner else None,
+        return Epochs(self.linear_, getattr(self, "backend_", None) if self.backend_learner else None,
                       self.setting("epochs"), notify)

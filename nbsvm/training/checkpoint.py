@@ -152,7 +152,7 @@ class Checkpoint:
         learner = clf.linear_
         header = {"classes": list(clf.classes_), "n_docs": int(clf.n_docs_)}
         arrays = {"S": learner.S_, "state": learner.state_}
-        if clf.learner is not None:         # the backend learners' whole state as well
+        if clf.backend_learner is not None:         # the backend learners' whole state as well
             header["backend"], own = clf.backend_.parts()
             arrays.update(own)
         self.write(clf.get_params(), epoch, rng, header, arrays)
@@ -165,7 +165,7 @@ class Checkpoint:
         header, arrays = found
         backend = {k: a for k, a in arrays.items() if k.startswith("backend")}
         if set(arrays) - set(backend) != {"S", "state"} \
-                or (clf.learner is not None) != ("backend" in header):
+                or (clf.backend_learner is not None) != ("backend" in header):
             raise NBSVMError("corrupted checkpoint", path=str(self.path))
         return {"epoch": header["epoch"], "rng": header.get("rng"),
                 "classes": header.get("classes"), "S": arrays["S"], "state": arrays["state"],
@@ -198,7 +198,7 @@ class Checkpoint:
         self.restore_rng(saved, rng)
         learner.S_[...] = S
         learner.state_[...] = state
-        if clf.learner is not None:
+        if clf.backend_learner is not None:
             header, arrays = saved["backend"]
             clf.backend_ = NBReduction.from_parts(header, arrays, learner.n_outputs,
                                                   learner.n_features, str(self.path))

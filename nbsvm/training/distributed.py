@@ -132,7 +132,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     ``clf`` fitted (no n-gram map for explanations).
 
     The built-in learner trains by iterative parameter mixing (every shard's epoch in
-    parallel, then averaged). A backend learner (``clf.learner``) is passed from shard to
+    parallel, then averaged). A backend learner (``clf.backend_learner``) is passed from shard to
     shard instead, each epoch visiting the shards in order on their workers: exact
     sequential training over the shards (its parts cannot be averaged: Pegasos keeps a
     scaled vector, PA and MIRA running averages), with the hashing and the caches still
@@ -151,8 +151,8 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     clf.start_from_lexicon(lex)
     notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
     timings = {"lexicon_s": time.perf_counter() - t0}
-    if clf.learner is not None:
-        clf.backend_ = NBReduction(clf.learner, clf.linear_.n_outputs, clf.linear_.n_features,
+    if clf.backend_learner is not None:
+        clf.backend_ = NBReduction(clf.backend_learner, clf.linear_.n_outputs, clf.linear_.n_features,
                                    clf.lam, clf.seed)
     elif clf.setting("eta0") == "auto":     # Bottou's calibration on the first shard
         clf.eta0_ = clf.linear_.eta0 = client.submit(
@@ -168,7 +168,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
                     shared["remap"] = client.scatter(clf.column_of_, hash=False)
                 args = (reader, hasher.settings(), list(clf.classes_), clf.multilabel,
                         shared["remap"])
-                n, loss_sum = (_passing_epoch if clf.learner else _mixing_epoch)(
+                n, loss_sum = (_passing_epoch if clf.backend_learner else _mixing_epoch)(
                     client, shards, clf, args, epoch)
                 break
             except NBSVMError:

@@ -157,7 +157,7 @@ class Fit:
             return cache, sample, 1, True, False
         model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
         del lexicon
-        if cache is None and kept is None and self.saved is None and model.learner is None \
+        if cache is None and kept is None and self.saved is None and model.backend_learner is None \
                 and not model.multilabel:
             notify({"stage": "lexicon done", "docs": 0})
             cache = model.epochs_for(notify).stream_first(
@@ -184,8 +184,8 @@ class Fit:
     def _prepare_learner(self, cache: FeatureCache, positive, translate: bool) -> None:
         """The backend learners (``learner``), or Bottou's eta0 for ``eta0='auto'``."""
         model = self.model
-        if model.learner is not None:
-            model.backend_ = NBReduction(model.learner, model.linear_.n_outputs,
+        if model.backend_learner is not None:
+            model.backend_ = NBReduction(model.backend_learner, model.linear_.n_outputs,
                                          model.linear_.n_features, model.lam, model.seed)
         elif model.setting("eta0") == "auto":
             model.eta0_ = calibrate_eta0(model.linear_, calibration_sample(
@@ -214,7 +214,7 @@ class Fit:
         run = model.epochs_for(notify)
         for epoch in range(first_epoch, epochs + 1):
             if epoch == epochs and epoch > first_epoch and sample.texts \
-                    and model.learner is None:
+                    and model.backend_learner is None:
                 mapper = self._start_mapper(sample.texts)     # beside the last epoch
             groups = None
             if translate and epoch == first_epoch:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbsvm.lexicon.columns import fill_label_ratios, label_set_counts
+from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.errors import NBSVMError
 from nbsvm.data.batches import hash_batch
 from nbsvm.data.translate import translate
@@ -50,7 +50,7 @@ def partial_fit(model, X, y, classes=None):
     batch = translate(batch, model.column_of_)
     if len(docs):
         order = np.arange(len(docs))
-        if model.learner is not None:
+        if model.backend_learner is not None:
             model.backend_.partial_fit(model.linear_.tables, batch.ids, batch.offsets, codes,
                                        order, positive, model.unit_rows())
         else:
@@ -83,8 +83,8 @@ def _start(model, hasher, classes) -> None:
     model.n_seen_buckets_ = 0
     model.column_of_ = None                 # growing lexicon: columns are buckets
     model.linear_ = model.new_linear(classes, 1 << hasher.n_bits)
-    if model.learner is not None:
-        model.backend_ = NBReduction(model.learner, model.linear_.n_outputs,
+    if model.backend_learner is not None:
+        model.backend_ = NBReduction(model.backend_learner, model.linear_.n_outputs,
                                      model.linear_.n_features, model.lam, model.seed)
 
 

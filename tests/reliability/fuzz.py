@@ -276,7 +276,7 @@ def valid_files() -> dict[str, Path]:
     from nbsvm.data.cache import CacheWriter
     from nbsvm.data.batches import hash_batch
     from nbsvm.io import Document
-    from nbsvm.lexicon.nblexicon import build_lexicon
+    from nbsvm.lexicon.build import build_lexicon
     from nbsvm.learners.registry import make_learner
     from nbsvm.text.hashing import Hasher
 

@@ -245,7 +245,7 @@ def test_unexpected_member(tmp_path, model_file):
 @pytest.fixture
 def lexicon_parts(tmp_path):
     from nbsvm.io.document import Document
-    from nbsvm.lexicon.nblexicon import build_lexicon
+    from nbsvm.lexicon.build import build_lexicon
     docs = [Document(l, t, "x", i + 1) for i, (l, t) in enumerate(TRAIN)]
     path = tmp_path / "lex.npz"
     build_lexicon(docs, Hasher(ngrams=2, n_bits=10)).save(path)

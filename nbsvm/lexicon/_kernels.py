@@ -1,5 +1,6 @@
-"""Compiled kernels of column building (:mod:`nbsvm.lexicon.columns`): arrays in, results
-in place. Which buckets are kept (document frequency >= ``min_df``), their column numbers,
+"""Compiled kernels of the lexicon: arrays in, results in place. Per-class bucket counts and
+the two-class ratios (:mod:`nbsvm.lexicon.nblexicon`); for column building
+(:mod:`nbsvm.lexicon.columns`), which buckets are kept (document frequency >= ``min_df``), their column numbers,
 the class counts by kept column, and the NB ratios written into the learner's value field
 (binary, one-vs-rest, and per label against the documents without it)."""
 import math
@@ -8,6 +9,49 @@ import numpy as np
 from numba import njit
 
 from nbsvm._prefetch import prefetch_row
+
+
+@njit(cache=True, nogil=True)
+def count_buckets(counts, doc_counts, ids, offsets, codes):
+    """counts[codes[d], ids[offsets[d]:offsets[d+1]]] += 1 for every document d.
+
+    The counters are prefetched a few ids ahead: 2**n_bits of them are far larger than
+    the caches, so every increment would otherwise wait for memory on its own.
+    """
+    for d in range(offsets.shape[0] - 1):
+        c = codes[d]
+        row = counts[c]
+        doc_counts[c] += 1
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        for j in range(lo, hi):
+            if j + 32 < hi:
+                prefetch_row(row, ids[j + 32])
+            row[ids[j]] += 1
+
+
+@njit(cache=True, nogil=True)
+def two_class_ratios(pos, neg, alpha, out):
+    """out[i] = log((p_i/|p|) / (q_i/|q|)) over seen buckets (p = pos + alpha, ...), else 0.
+
+    Returns the number of seen buckets. ``out`` may share memory with neither input.
+    """
+    sp = 0.0
+    sq = 0.0
+    n_seen = 0
+    for i in range(pos.shape[0]):
+        if pos[i] > 0 or neg[i] > 0:
+            sp += pos[i] + alpha
+            sq += neg[i] + alpha
+            n_seen += 1
+    shift = math.log(sq) - math.log(sp) if sp > 0 else 0.0
+    for i in range(pos.shape[0]):
+        if pos[i] > 0 or neg[i] > 0:
+            out[i] = math.log(pos[i] + alpha) - math.log(neg[i] + alpha) + shift
+        else:
+            out[i] = 0.0
+    return n_seen
+
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,41 @@
+"""Multi-label NB ratios: a label's documents against the documents without it, from counts
+by kept column, and a lexicon of label-set keys (``a,b``) read as per-label counts."""
+from __future__ import annotations
+
+import numpy as np
+
+from nbsvm._parallel import run_parts, two_ranges
+from nbsvm.io.labels import membership
+from nbsvm.lexicon import _kernels as kernels
+from nbsvm.lexicon.nblexicon import NBLexicon
+
+
+def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
+    """Multi-label NB ratios into ``S[k, c, 0]``: label ``k``'s documents holding column
+    ``c`` (``counts[k, c]``) against the others holding it (``kept_df[c] - counts[k, c]``),
+    norms over the kept columns, as for one-vs-rest."""
+    n_kept = S.shape[1]
+    sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
+    total = float(kept_df.sum(dtype=np.int64))
+    cuts = two_ranges(n_kept)
+
+    def fill(k):
+        kernels.label_ratios(counts, kept_df, float(alpha), n_kept, sums, total, S,
+                      int(cuts[k]), int(cuts[k + 1]))
+
+    run_parts(fill, 2)
+
+
+def label_set_counts(lexicon: NBLexicon, classes: list, min_df: int):
+    """A lexicon of label-set keys (``a,b``) as per-label counts: ``(buckets, counts,
+    kept_df, docs, n_seen)``: the buckets seen in at least ``min_df`` documents, each
+    label's documents holding them (the sum over the keys that hold the label), each
+    bucket's documents, each label's documents, and how many buckets were seen at all.
+    Integer sums: exact."""
+    keys = lexicon.classes_
+    buckets, key_counts = lexicon.compact()
+    df = key_counts.sum(axis=0, dtype=np.int64)
+    kept = np.flatnonzero(df >= max(int(min_df), 1))
+    member = membership(classes, keys).astype(np.int64)
+    return (buckets[kept], member @ key_counts[:, kept], df[kept],
+            member @ lexicon.class_counts_, len(buckets))
