@@ -64,6 +64,34 @@ MULTILABEL_DEFAULTS = dict(
 )
 TASK_PARAMS = tuple(MULTICLASS_DEFAULTS)    # None: the default for the number of classes
 
+# Data-dependent defaults (min_df and the two-class AdaGrad eta0 left at None), decided from
+# the training cache after the first pass (nbsvm.data.cache.corpus_stats) and printed.
+# Measured with pipelines/wang_manning.py's corpora (3 folds each, trigrams, AdaGrad log):
+# - min_df 1 below SMALL_CORPUS_NGRAMS n-gram occurrences in all (memory is small either
+#   way, and in a small corpus the singletons carry the label: MPQA at eta0 0.5 84.13% with
+#   min_df 2, 86.11% with 1; Subj +0.1); from there on 2 (RT-2k, 3.1M occurrences: 88.95%
+#   with 2, 88.65% with 1 over 10 folds; IMDB: within 0.1 point of keeping every bucket, in
+#   less memory; pipelines/tune_min_df.py). With a backend --learner, always 2 (Pegasos on
+#   2,000 IMDB reviews: 71.95% with 1, over 75% with 2).
+# - AdaGrad's eta0 grows as documents get shorter: each bucket is seen in few updates.
+#   eta0 = 0.02 (400 / median buckets per document) ** 0.7, within [0.02, 0.5]: IMDB (median
+#   487) and longer keep 0.02; Subj (64) 0.072 (0.02: 92.75%, 0.1: 93.01%); MPQA (3) 0.5
+#   (0.02: 77.03%, 0.5: 86.11%).
+SMALL_CORPUS_NGRAMS = 2_000_000
+ETA0_REFERENCE_NGRAMS, ETA0_POWER, ETA0_RANGE = 400, 0.7, (0.02, 0.5)
+
+
+def data_default(name: str, corpus: dict):
+    """The data-dependent default of ``min_df`` or the two-class AdaGrad ``eta0`` for a
+    training set described by ``corpus`` (``documents``, ``ngrams``, ``median_ngrams``)."""
+    if name == "min_df":
+        return 1 if corpus["ngrams"] < SMALL_CORPUS_NGRAMS else DEFAULTS["min_df"]
+    if name == "eta0":
+        low, high = ETA0_RANGE
+        ratio = ETA0_REFERENCE_NGRAMS / max(1, corpus["median_ngrams"])
+        return float(min(high, max(low, low * ratio ** ETA0_POWER)))
+    raise ValueError(f"no data-dependent default for {name!r}")
+
 SHUFFLE_BUFFER_BYTES = 16 << 20  # ids held in memory while replaying the cache
 SHUFFLE_BLOCK_BYTES = 256 << 10  # cache blocks shuffled as units beyond that budget
 BATCH_DOCS = 512              # documents per streaming batch (small: bounded buffers)

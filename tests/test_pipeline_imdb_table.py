@@ -69,7 +69,7 @@ def test_each_method_is_the_package_defaults_with_its_changes():
     assert (nbsvm.weighting, nbsvm.beta, nbsvm.epochs, nbsvm.seed) == ("nb", 1.0, 10, 3)
     # left unset: the two-class defaults (IMDB has two classes)
     assert (nbsvm.optimizer, nbsvm.loss, nbsvm.eta0, nbsvm.lam, nbsvm.min_df) == \
-        (None, None, None, 1e-4, 2)
+        (None, None, None, 1e-4, None)
     nbsvm.classes_ = ["neg", "pos"]
     assert tuple(nbsvm.setting(p) for p in ("optimizer", "loss", "eta0", "norm")) == \
         ("adagrad", "log", 0.02, "none")

@@ -110,7 +110,8 @@ def test_binary_weighting_equals_a_learner_over_ones(tmp_path, with_lexicon, opt
 def test_binary_weighting_learns_other_weights_than_nb():
     docs = synthetic(800, seed=2)
     texts, labels = [d.text for d in docs], [d.label for d in docs]
-    nb = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, **SETTINGS).fit(texts, labels)
+    nb = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, min_df=2, **SETTINGS).fit(texts,
+                                                                                   labels)
     binary = _binary_model().fit(texts, labels)
     assert nb.weighting == "nb" and NBSVMClassifier().weighting == "nb"    # the default
     assert not np.array_equal(nb.coef_, binary.coef_)

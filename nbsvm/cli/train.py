@@ -26,6 +26,16 @@ from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.cli.progress import ProgressReporter
 
 
+def data_defaults_line(event: dict) -> str:
+    """``data-dependent defaults: min_df 1, eta0 0.072 (9,013 documents, median 64 n-grams
+    each, 612,480 in all)``."""
+    corpus = event["corpus"]
+    chosen = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                       for k, v in event["chosen"].items())
+    return (f"data-dependent defaults: {chosen} ({corpus['documents']:,} documents, median "
+            f"{corpus['median_ngrams']:,} n-grams each, {corpus['ngrams']:,} in all)")
+
+
 def by_classes(name: str) -> str:
     """The help's note on a setting whose default follows the number of classes."""
     return (f"(default: {DEFAULTS[name]} with two classes, {MULTICLASS_DEFAULTS[name]} "
@@ -87,8 +97,12 @@ def train_command(
                                     help="Character n-grams of this length (0: none)."),
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
-    min_df: int = typer.Option(DEFAULTS["min_df"], "--min-df",
-                               help="Keep buckets seen in at least this many training documents."),
+    min_df: Optional[int] = typer.Option(None, "--min-df",
+                                         help="Keep buckets seen in at least this many "
+                                              "training documents (default: 1 when the "
+                                              "training set holds under 2 million n-gram "
+                                              "occurrences, else 2; printed after the first "
+                                              "pass)."),
     loss: Optional[str] = typer.Option(None, "--loss",
                                        help="log, hinge, squared_hinge or modified_huber "
                                             "(one output per class against the rest), or "
@@ -206,6 +220,10 @@ def train_command(
                 stage = event["stage"]
                 if stage == "count":
                     return progress(dict(event, stage="lexicon from kept cache"))
+                if stage == "data defaults":
+                    if event["chosen"] and not (quiet or json_out):
+                        err_console.print(data_defaults_line(event), highlight=False)
+                    return
                 if stage not in ("cache", "checkpoint", "resume", "resumed"):
                     return progress(event)
                 check_interrupt()
@@ -252,6 +270,8 @@ def train_command(
             stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
         if hasattr(clf, "eta0_"):
             stats["eta0 (auto)"] = clf.eta0_
+        for name in clf.data_defaulted():
+            stats[f"{name} (from the data)"] = clf.setting(name)
         stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
         if rep is not None:
             stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
@@ -278,6 +298,8 @@ def train_command(
                    "saved": output}
             if hasattr(clf, "eta0_"):
                 out["eta0"] = clf.eta0_
+            if clf.data_defaulted():
+                out["data_defaults"] = {k: clf.setting(k) for k in clf.data_defaulted()}
             if cached is not None:
                 out["feature_cache"] = cached
             if resumed is not None:

@@ -308,3 +308,18 @@ class FeatureCache:
                 pos += k
                 d += z - a
             yield buffer[:pos], offsets, codes, group_order(rng, n_docs)
+
+
+def corpus_stats(cache: FeatureCache, chunk: int = 1 << 20) -> dict:
+    """What the data-dependent defaults look at (:func:`nbsvm.config.data_defaults`): the
+    documents, the distinct n-gram buckets they hold in all, and the median per document.
+    One pass over the offsets in chunks; a histogram of lengths (capped at 65,535) keeps
+    memory flat."""
+    counts = np.zeros(1 << 16, dtype=np.int64)
+    for start in range(0, cache.n_docs, chunk):
+        lengths = np.diff(cache.offsets_range(start, min(start + chunk, cache.n_docs)))
+        counts += np.bincount(np.minimum(lengths, (1 << 16) - 1), minlength=1 << 16)
+    median = int(np.searchsorted(np.cumsum(counts), (cache.n_docs + 1) // 2)) \
+        if cache.n_docs else 0
+    return {"documents": int(cache.n_docs), "ngrams": int(cache.n_ids),
+            "median_ngrams": median}

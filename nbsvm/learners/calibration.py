@@ -29,7 +29,9 @@ def calibration_sample(cache: FeatureCache, positive, column_of, seed: int,
     columns)``: the ids index ``columns``, the model columns the sample holds.
     ``column_of``: the bucket -> column map of a cache of buckets (None: it holds columns)."""
     rng = np.random.default_rng(seed + 1)
-    picks = np.sort(rng.choice(cache.n_docs, size=min(n_sample, cache.n_docs), replace=False))
+    # in the drawn order, not the stored one: a trial pass over a corpus stored class by
+    # class would otherwise see the classes in blocks and pick another eta0
+    picks = rng.choice(cache.n_docs, size=min(n_sample, cache.n_docs), replace=False)
     parts = [cache.rows(int(i), int(i) + 1) for i in picks]
     ids = np.concatenate([p[0] for p in parts])
     offsets = np.concatenate([[0], np.cumsum([p[1][-1] for p in parts])]).astype(np.int64)

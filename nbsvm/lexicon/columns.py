@@ -139,7 +139,8 @@ class ColumnBuilder:
         parts = [None, None]
 
         def count(k):
-            parts[k] = kernels.seen_sums(counts, int(model.min_df), int(bounds[k]),
+            parts[k] = kernels.seen_sums(counts, int(model.setting("min_df")),
+                                         int(bounds[k]),
                                          int(bounds[k + 1]))
 
         run_parts(count, 2)
@@ -165,7 +166,8 @@ class ColumnBuilder:
             column_of = np.empty(counts.shape[1], dtype=np.int32)
 
         def fill(k):
-            kernels.compact_ratios(counts, rows, binary, alpha, n_seen, sums, int(model.min_df),
+            kernels.compact_ratios(counts, rows, binary, alpha, n_seen, sums,
+                                   int(model.setting("min_df")),
                             learner.S_, column_of, int(bounds[k]), int(bounds[k + 1]),
                             0 if k == 0 else int(parts[0][2]))
 
@@ -190,7 +192,7 @@ class ColumnBuilder:
             raise NBSVMError("no labels to train on: multi-label fields are 'a,b' lists and "
                              "every document's was empty")
         buckets, counts, kept_df, docs, n_seen = label_set_counts(lexicon, classes,
-                                                                  model.min_df)
+                                                                  model.setting("min_df"))
         check_fit_memory(fit_bytes(self.hasher.n_bits, model.n_outputs(classes),
                                    model.setting("optimizer", classes),
                                    n_columns=len(buckets), n_classes=len(classes)),
@@ -220,7 +222,7 @@ class ColumnBuilder:
                 raise NBSVMError(f"need at least two classes to train, found {classes}")
             set_ptr = np.arange(len(labels) + 1, dtype=np.int64)
             set_rows = np.arange(len(labels), dtype=np.int32)
-        min_df = max(int(model.min_df), 1)
+        min_df = max(int(model.setting("min_df")), 1)
         bounds = two_ranges(df.shape[0])
         parts = [None, None]
 

@@ -86,6 +86,8 @@ def save_model(clf, path) -> None:
         mean_abs_coef=[float(x) for x in clf.mean_abs_coef_])
     if backend is not None:
         header["backend"] = backend
+    if "corpus_" in clf.__dict__:           # what the data-dependent defaults were read from
+        header["corpus"] = clf.corpus_
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         header["eta0_"] = float(clf.linear_.eta0)     # what the calibration chose
     save_npz(path, "model", header, arrays)
@@ -114,6 +116,13 @@ def load_model(cls, path):
         clf.n_docs_ = int(header["n_docs"])
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
+        if "corpus" in header:
+            corpus = header["corpus"]
+            if not (isinstance(corpus, dict) and all(
+                    isinstance(corpus.get(k), int) and not isinstance(corpus.get(k), bool)
+                    and corpus[k] >= 0 for k in ("documents", "ngrams", "median_ngrams"))):
+                raise TypeError("corpus must hold three counts")
+            clf.corpus_ = {k: corpus[k] for k in ("documents", "ngrams", "median_ngrams")}
         buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
         state = arrays["learner_state"]
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:

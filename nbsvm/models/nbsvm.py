@@ -68,12 +68,19 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         MurmurHash3 seed.
     alpha : float
         NB smoothing.
-    min_df : int
-        Keep only buckets seen in at least this many training documents (1: all).
+    min_df : int or None
+        Keep only buckets seen in at least this many training documents (1: all). None
+        (default): from the data after the first pass, 1 for a small training set (under
+        2 million n-gram occurrences in all), else 2 (:func:`nbsvm.config.data_default`;
+        2 when the training data is not hashed by the fit: a given lexicon, partial_fit,
+        Dask).
     loss : {'log', 'hinge', 'squared_hinge', 'modified_huber'} or None
     optimizer : {'sgd', 'adagrad'} or None
-    eta0 : float
-        Initial step size.
+    eta0 : float, 'auto' or None
+        Initial step size; 'auto': Bottou's calibration on a sample. None: by the task;
+        for two classes with AdaGrad, from the data: ``0.02 (400 / m) ** 0.7`` within
+        [0.02, 0.5], ``m`` the median distinct n-grams per training document (longer
+        documents keep 0.02, IMDB's choice; short sentences get larger steps).
     lam : float
         L2 strength (``--lambda`` on the command line).
     beta : float
@@ -88,9 +95,11 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         documents run from two lines to thousands (20 Newsgroups). Models saved before this
         option had ``none``.
 
-    learner : {None, 'pa', 'pegasos', 'mira', 'multiclass-hinge'}
-        None: the built-in SGD / AdaGrad learner (``optimizer``, ``loss``). A name: that
-        learner of the shared backend trained on the same NB-weighted rows
+    learner : {None, 'adagrad', 'sgd', 'ovr', 'pa', 'pegasos', 'mira', 'multiclass-hinge', \
+'multilabel'}
+        None, 'adagrad', 'sgd', 'ovr': the built-in SGD / AdaGrad learner (``optimizer``,
+        ``loss``). Another name: that learner of the shared backend trained on the same
+        NB-weighted rows
         (:mod:`nbsvm.learners.reduction`; ``lam`` is Pegasos' and the multi-class hinge's lambda).
 
     multilabel : bool
@@ -141,7 +150,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
 
     def __init__(self, ngrams=DEFAULTS["ngrams"], n_bits=DEFAULTS["n_bits"],
                  char_ngrams=DEFAULTS["char_ngrams"], hash_seed=DEFAULTS["hash_seed"],
-                 alpha=DEFAULTS["alpha"], min_df=DEFAULTS["min_df"], loss=None,
+                 alpha=DEFAULTS["alpha"], min_df=None, loss=None,
                  optimizer=None, eta0=None, lam=DEFAULTS["lam"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
@@ -235,7 +244,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     def forget(self) -> None:
         """Drop every learned attribute (a new fit starts from nothing)."""
         for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_",
-                     "backend_"):
+                     "backend_", "corpus_"):
             self.__dict__.pop(attr, None)
 
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":

@@ -26,7 +26,7 @@ from nbsvm.learners.calibration import calibrate_eta0, calibration_sample
 from nbsvm.lexicon.columns import ColumnBuilder, _nonempty
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
-from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.batches import hash_batches
 from nbsvm.memory import releasable_int32
 from nbsvm.io.document import Document
@@ -149,11 +149,14 @@ class Fit:
                 lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
             else:
                 lexicon, df = builder.count_cache(cache, store, mm)
+            model.corpus_ = corpus_stats(cache)     # for the data-dependent defaults
             if lexicon is not None:
                 model.adopt(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store)
                                                  else None))
             else:
                 model.adopt(builder.from_df(cache, df))
+            notify({"stage": "data defaults", "docs": 0, "corpus": dict(model.corpus_),
+                    "chosen": {k: model.setting(k) for k in model.data_defaulted()}})
             return cache, sample, 1, True, False
         model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
         del lexicon

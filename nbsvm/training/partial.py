@@ -111,7 +111,7 @@ def _refresh_values(model, lexicon) -> None:
     tables = model.linear_.tables
     if model.multilabel:
         buckets, counts, kept_df, docs, n_seen = label_set_counts(lexicon, model.classes_,
-                                                                  model.min_df)
+                                                                  model.setting("min_df"))
         ratios = np.zeros((len(model.classes_), len(buckets), 1), dtype=tables.dtype)
         fill_label_ratios(ratios, counts, kept_df, float(model.alpha))
         ratios = ratios[:, :, 0]
@@ -121,7 +121,7 @@ def _refresh_values(model, lexicon) -> None:
         model.class_counts_ = lexicon.class_counts_     # classes_ order == codes
         if model.class_counts_.min() == 0:              # ratios need every class seen
             return
-        buckets, ratios = lexicon.kept_ratios(min_df=model.min_df)
+        buckets, ratios = lexicon.kept_ratios(min_df=model.setting("min_df"))
         model.n_seen_buckets_ = lexicon.n_seen_
     tables[:] = 0.0
     tables[:, buckets] = 1.0 if model.weighting == "binary" else ratios
