@@ -4,6 +4,8 @@ from __future__ import annotations
 import threading
 from typing import Callable
 
+import numpy as np
+
 
 def run_parts(work: Callable[[int], None], n_parts: int) -> None:
     """Call ``work(0) .. work(n_parts - 1)``: part 0 in the calling thread, the others in
@@ -28,5 +30,4 @@ def run_parts(work: Callable[[int], None], n_parts: int) -> None:
 
 def two_ranges(n: int):
     """Bounds splitting ``0..n`` in two, one range per thread (the kernels release the GIL)."""
-    import numpy as np
     return np.linspace(0, n, 3).astype(np.int64)

@@ -250,3 +250,20 @@ def parse_eta0(text: str | None):
     except ValueError:
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
+
+
+def checkpoint_note(event: dict, silent: bool) -> bool:
+    """Print the one-line note of a ``checkpoint`` or ``resumed`` training event (nbsvm
+    train and learn); True if ``event`` was one."""
+    stage = event["stage"]
+    if stage not in ("checkpoint", "resumed"):
+        return False
+    check_interrupt()
+    if silent:
+        return True
+    if stage == "checkpoint":
+        err_console.print(f"checkpoint after epoch {event['epoch']}: {escape(event['path'])}",
+                          highlight=False)
+    else:
+        err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
+    return True

@@ -6,7 +6,6 @@ import time
 from typing import List, Optional
 
 import typer
-from rich.markup import escape
 
 from nbsvm.cli import app
 from nbsvm.learners.registry import names
@@ -16,8 +15,7 @@ from nbsvm.training.learn import learn_sparse
 from nbsvm.learners.options import make_learner_from_options
 from nbsvm.cli.options import CHECKPOINT_EVERY, QUIET, RESUME, STRICT
 from nbsvm.cli.progress import ProgressReporter
-from nbsvm.cli.common import (check_interrupt, check_outputs, cli_errors, err_console, parse_eta0,
-                              read_stats)
+from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
 
@@ -104,37 +102,7 @@ def learn_command(
             typer.echo(f"learner: {learner!r}")
 
         with ProgressReporter(not talk) as bars:
-            def progress(event):
-                if event["stage"] == "cache":            # reading the inputs
-                    return bars({"stage": "read", "docs": event["examples"],
-                                 "unit": "examples"})
-                if event["stage"] == "checkpoint":
-                    check_interrupt()
-                    if talk:
-                        err_console.print(f"checkpoint after epoch {event['epoch']}: "
-                                          f"{escape(event['path'])}", highlight=False)
-                    return
-                if event["stage"] == "resumed":
-                    if talk:
-                        err_console.print(f"resuming after epoch {event['epoch']}",
-                                          highlight=False)
-                    return
-                if event["stage"] != "epoch":
-                    return bars(event)
-                parts = [f"epoch {event['epoch']}/{event['epochs']}",
-                         f"examples {event['examples']:,}"]
-                if "loss" in event:
-                    parts.append(f"mean loss {event['loss']:.6f}")
-                if "mistakes" in event:
-                    parts.append(f"mistakes {event['mistakes']:,}")
-                parts.append(f"{event['seconds']:.2f}s")
-                # one bar over the epochs (the learners report at the end of each)
-                bars({"stage": "epochs", "docs": event["epoch"], "total": event["epochs"],
-                      "unit": "epochs", "extra": f"{event['examples'] / event['seconds']:,.0f} "
-                                                 "examples/s" if event["seconds"] > 0 else ""})
-                if talk:
-                    typer.echo("  ".join(parts))
-
+            progress = _learning_events(bars, talk)
             t0 = time.perf_counter()
             learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
                          index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
@@ -174,3 +142,28 @@ def learn_command(
             typer.echo(json.dumps(summary, indent=2))
             return
         echo_kv(stats)
+
+
+def _learning_events(bars, talk: bool):
+    """The callback of ``learn_sparse``: a bar while the inputs are read, one over the
+    epochs, a line per epoch and the checkpoint notes (``talk``: not quiet)."""
+    def progress(event):
+        if event["stage"] == "cache":            # reading the inputs
+            return bars({"stage": "read", "docs": event["examples"], "unit": "examples"})
+        if checkpoint_note(event, not talk):
+            return
+        if event["stage"] != "epoch":
+            return bars(event)
+        parts = [f"epoch {event['epoch']}/{event['epochs']}", f"examples {event['examples']:,}"]
+        if "loss" in event:
+            parts.append(f"mean loss {event['loss']:.6f}")
+        if "mistakes" in event:
+            parts.append(f"mistakes {event['mistakes']:,}")
+        parts.append(f"{event['seconds']:.2f}s")
+        # one bar over the epochs (the learners report at the end of each)
+        bars({"stage": "epochs", "docs": event["epoch"], "total": event["epochs"],
+              "unit": "epochs", "extra": f"{event['examples'] / event['seconds']:,.0f} "
+                                         "examples/s" if event["seconds"] > 0 else ""})
+        if talk:
+            typer.echo("  ".join(parts))
+    return progress

@@ -15,6 +15,8 @@ from nbsvm.cli.common import DocumentStream, check_interrupt, command_streams, e
 #: bytes from a document stream of the command (an epoch reads them when it has no total:
 #: the first epoch with ``--lexicon`` trains while streaming).
 READING_STAGES = {"hash", "lexicon", "eval", "hash test", "predict", "read"}
+#: Events that say something once instead of counting (the commands print them or not).
+NOT_PROGRESS = {"lexicon done", "data defaults"}
 #: What the ``docs`` of a stage count, when not documents.
 STAGE_UNITS = {"tune": "trainings"}
 
@@ -133,7 +135,7 @@ class ProgressReporter:
         if self.quiet:
             return
         stage = event["stage"]
-        if stage == "lexicon done":
+        if stage in NOT_PROGRESS:
             return
         key = (stage, event.get("epoch"))
         bar = self.bars.get(key)

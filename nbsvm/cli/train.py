@@ -20,8 +20,8 @@ from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.cli.options import (CHECKPOINT_EVERY, RESUME, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
                                LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL)
-from nbsvm.cli.common import (check_interrupt, check_outputs, cli_errors, documents, err_console,
-                              parse_eta0, text_columns)
+from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
+                              documents, err_console, parse_eta0, text_columns)
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.cli.progress import ProgressReporter
 
@@ -216,28 +216,7 @@ def train_command(
                                                  max_memory=max_memory, skip_bad=skip_bad))
             return
         with ProgressReporter(quiet or json_out) as progress:
-            def on_event(event):
-                stage = event["stage"]
-                if stage == "count":
-                    return progress(dict(event, stage="lexicon from kept cache"))
-                if stage == "data defaults":
-                    if event["chosen"] and not (quiet or json_out):
-                        err_console.print(data_defaults_line(event), highlight=False)
-                    return
-                if stage not in ("cache", "checkpoint", "resume", "resumed"):
-                    return progress(event)
-                check_interrupt()
-                if stage == "cache" and event["discarded"]:      # a warning: even with -q
-                    err_console.print(f"feature cache: removed an unusable one "
-                                      f"({escape(event['discarded'])})", highlight=False,
-                                      soft_wrap=True)
-                if quiet or json_out:
-                    return
-                if stage == "checkpoint":
-                    err_console.print(f"checkpoint after epoch {event['epoch']}: "
-                                      f"{escape(event['path'])}", highlight=False)
-                elif stage == "resumed":
-                    err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
+            on_event = _training_events(progress, quiet or json_out)
 
             def docs(paths):
                 return documents(paths, fmt, text_col, label_col, strict=strict,
@@ -256,33 +235,8 @@ def train_command(
             plot.training_curve(history.as_dict(), plot_path,
                                 title=f"nbsvm train: {clf.setting('loss')} loss, "
                                       f"{clf.setting('optimizer')}, eta0 "
-                                      f"{clf.setting('eta0')}, lambda {clf.lam}, {clf.n_docs_:,} documents")
-        stats = {}
-        cached, resumed = job["feature_cache"], job["resumed_after_epoch"]
-        if cached is not None:
-            stats["feature cache"] = ("reused " if cached["reused"] else "kept in ") + \
-                cached["folder"]
-        if resumed is not None:
-            stats["resumed after epoch"] = resumed
-        stats.update({"documents": clf.n_docs_,
-                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_))})
-        if "lexicon_s" in clf.timings_:
-            stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
-        if hasattr(clf, "eta0_"):
-            stats["eta0 (auto)"] = clf.eta0_
-        for name in clf.data_defaulted():
-            stats[f"{name} (from the data)"] = clf.setting(name)
-        stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
-        if rep is not None:
-            stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
-            stats["test eval seconds"] = f"{rep['timings']['eval_s']:.2f}"
-            if "epoch_eval_s" in rep["timings"]:
-                stats["test eval after each epoch seconds (in training)"] = \
-                    f"{rep['timings']['epoch_eval_s']:.2f}"
-        stats.update({"total seconds": f"{job['total_s']:.2f}",
-                      "save seconds": f"{job['save_s']:.2f}", "saved": output})
-        if plot_path is not None:
-            stats["plot"] = plot_path
+                                      f"{clf.setting('eta0')}, lambda {clf.lam}, "
+                                      f"{clf.n_docs_:,} documents")
         if rep is not None:
             rep["timings"]["save_s"] = job["save_s"]
             if history is not None:
@@ -292,18 +246,78 @@ def train_command(
                 return
             print_report(rep, rep["timings"]["eval_s"])
         elif json_out:                  # no test set: the training summary as JSON
-            out = {"documents": int(clf.n_docs_), "classes": list(clf.classes_),
-                   "class_counts": [int(n) for n in clf.class_counts_],
-                   "timings": dict(clf.timings_, total_s=job["total_s"], save_s=job["save_s"]),
-                   "saved": output}
-            if hasattr(clf, "eta0_"):
-                out["eta0"] = clf.eta0_
-            if clf.data_defaulted():
-                out["data_defaults"] = {k: clf.setting(k) for k in clf.data_defaulted()}
-            if cached is not None:
-                out["feature_cache"] = cached
-            if resumed is not None:
-                out["resumed_after_epoch"] = resumed
-            typer.echo(json.dumps(out, indent=2))
+            typer.echo(json.dumps(_json_summary(clf, job, output), indent=2))
             return
-        echo_kv(stats)
+        echo_kv(_summary(clf, job, output, plot_path))
+
+
+def _training_events(progress, silent: bool):
+    """The callback of a single-machine fit: progress bars, and the one-line notes (kept
+    cache, checkpoints, resuming, the defaults read from the data) on stderr."""
+    def on_event(event):
+        stage = event["stage"]
+        if stage == "count":
+            return progress(dict(event, stage="lexicon from kept cache"))
+        if stage == "data defaults":
+            if event["chosen"] and not silent:
+                err_console.print(data_defaults_line(event), highlight=False)
+            return
+        if checkpoint_note(event, silent):
+            return
+        if stage not in ("cache", "resume"):
+            return progress(event)
+        check_interrupt()
+        if stage == "cache" and event["discarded"]:      # a warning: even with -q
+            err_console.print(f"feature cache: removed an unusable one "
+                              f"({escape(event['discarded'])})", highlight=False,
+                              soft_wrap=True)
+    return on_event
+
+
+def _summary(clf, job: dict, output: str, plot_path) -> dict:
+    """The ``key: value`` lines after training."""
+    stats = {}
+    cached, resumed, rep = job["feature_cache"], job["resumed_after_epoch"], job["report"]
+    if cached is not None:
+        stats["feature cache"] = ("reused " if cached["reused"] else "kept in ") + \
+            cached["folder"]
+    if resumed is not None:
+        stats["resumed after epoch"] = resumed
+    stats.update({"documents": clf.n_docs_,
+                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_,
+                                                                    clf.class_counts_))})
+    if "lexicon_s" in clf.timings_:
+        stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
+    if hasattr(clf, "eta0_"):
+        stats["eta0 (auto)"] = clf.eta0_
+    for name in clf.data_defaulted():
+        stats[f"{name} (from the data)"] = clf.setting(name)
+    stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
+    if rep is not None:
+        stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
+        stats["test eval seconds"] = f"{rep['timings']['eval_s']:.2f}"
+        if "epoch_eval_s" in rep["timings"]:
+            stats["test eval after each epoch seconds (in training)"] = \
+                f"{rep['timings']['epoch_eval_s']:.2f}"
+    stats.update({"total seconds": f"{job['total_s']:.2f}",
+                  "save seconds": f"{job['save_s']:.2f}", "saved": output})
+    if plot_path is not None:
+        stats["plot"] = plot_path
+    return stats
+
+
+def _json_summary(clf, job: dict, output: str) -> dict:
+    """``--json`` without a test set: the training summary."""
+    out = {"documents": int(clf.n_docs_), "classes": list(clf.classes_),
+           "class_counts": [int(n) for n in clf.class_counts_],
+           "timings": dict(clf.timings_, total_s=job["total_s"], save_s=job["save_s"]),
+           "saved": output}
+    if hasattr(clf, "eta0_"):
+        out["eta0"] = clf.eta0_
+    if clf.data_defaulted():
+        out["data_defaults"] = {k: clf.setting(k) for k in clf.data_defaulted()}
+    if job["feature_cache"] is not None:
+        out["feature_cache"] = job["feature_cache"]
+    if job["resumed_after_epoch"] is not None:
+        out["resumed_after_epoch"] = job["resumed_after_epoch"]
+    return out

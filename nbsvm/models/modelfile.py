@@ -93,6 +93,18 @@ def save_model(clf, path) -> None:
     save_npz(path, "model", header, arrays)
 
 
+CORPUS_KEYS = ("documents", "ngrams", "median_ngrams")
+
+
+def _corpus(corpus) -> dict:
+    """The header's ``corpus`` (what the data-dependent defaults were read from), checked."""
+    if not (isinstance(corpus, dict) and all(
+            isinstance(corpus.get(k), int) and not isinstance(corpus.get(k), bool)
+            and corpus[k] >= 0 for k in CORPUS_KEYS)):
+        raise TypeError("corpus must hold three counts")
+    return {k: corpus[k] for k in CORPUS_KEYS}
+
+
 def load_model(cls, path):
     """A model of class ``cls`` read from ``path``, every array checked against the header
     (a corrupted or crafted file is an error naming it, never a crash in a kernel)."""
@@ -117,12 +129,7 @@ def load_model(cls, path):
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
         if "corpus" in header:
-            corpus = header["corpus"]
-            if not (isinstance(corpus, dict) and all(
-                    isinstance(corpus.get(k), int) and not isinstance(corpus.get(k), bool)
-                    and corpus[k] >= 0 for k in ("documents", "ngrams", "median_ngrams"))):
-                raise TypeError("corpus must hold three counts")
-            clf.corpus_ = {k: corpus[k] for k in ("documents", "ngrams", "median_ngrams")}
+            clf.corpus_ = _corpus(header["corpus"])
         buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
         state = arrays["learner_state"]
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
