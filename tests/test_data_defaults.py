@@ -44,32 +44,38 @@ def test_the_rules_by_hand():
     assert data_default("eta0", {"median_ngrams": 64}) == pytest.approx(0.02 * 6.25 ** 0.7)
     assert data_default("eta0", {"median_ngrams": 3}) == 0.5         # capped
     assert data_default("eta0", {"median_ngrams": 0}) == 0.5
+    assert data_default("norm", {"median_ngrams": 3}) == "l2"         # MPQA's phrases
+    assert data_default("norm", {"median_ngrams": 15}) == "l2"
+    assert data_default("norm", {"median_ngrams": 16}) == "none"
+    assert data_default("norm", {"median_ngrams": 64}) == "none"      # Subj's sentences
     with pytest.raises(ValueError):
         data_default("epochs", {})
 
 
 def test_a_fit_takes_them_from_its_data_and_equals_the_same_values_given():
     clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=3, seed=1).fit(TEXTS, LABELS)
-    assert clf.data_defaulted() == ["min_df", "eta0"]
+    assert clf.data_defaulted() == ["min_df", "eta0", "norm"]
     corpus = clf.corpus_
     assert corpus["documents"] == len(TEXTS)
-    min_df, eta0 = clf.setting("min_df"), clf.setting("eta0")
-    assert (min_df, eta0) == (1, data_default("eta0", corpus))
+    min_df, eta0, norm = clf.setting("min_df"), clf.setting("eta0"), clf.setting("norm")
+    assert (min_df, eta0, norm) == (1, data_default("eta0", corpus),
+                                    data_default("norm", corpus))
     given = NBSVMClassifier(ngrams=2, n_bits=12, epochs=3, seed=1, min_df=min_df,
-                            eta0=eta0).fit(TEXTS, LABELS)
+                            eta0=eta0, norm=norm).fit(TEXTS, LABELS)
     assert given.data_defaulted() == []
     assert np.array_equal(clf.decision_function(NEW), given.decision_function(NEW))
 
 
 def test_given_values_and_other_tasks_are_not_overridden():
-    clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2, min_df=2, eta0=0.05).fit(TEXTS, LABELS)
+    clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2, min_df=2, eta0=0.05,
+                          norm="none").fit(TEXTS, LABELS)
     assert clf.data_defaulted() == [] and clf.setting("min_df") == 2
     assert clf.setting("eta0") == 0.05
     three = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2).fit(THREE_TEXTS, THREE_LABELS)
-    assert three.data_defaulted() == ["min_df"]            # eta0: the multi-class 'auto'
-    assert three.setting("eta0") == "auto"
+    assert three.data_defaulted() == ["min_df"]     # eta0 'auto' and norm l2: multi-class
+    assert three.setting("eta0") == "auto" and three.setting("norm") == "l2"
     sgd = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2, optimizer="sgd").fit(TEXTS, LABELS)
-    assert sgd.data_defaulted() == ["min_df"] and sgd.setting("eta0") == 0.02
+    assert sgd.data_defaulted() == ["min_df", "norm"] and sgd.setting("eta0") == 0.02
 
 
 def test_without_a_first_pass_the_fixed_defaults_apply():
@@ -77,6 +83,7 @@ def test_without_a_first_pass_the_fixed_defaults_apply():
     clf.partial_fit(TEXTS, LABELS, classes=sorted(set(LABELS)))
     assert "corpus_" not in vars(clf) and clf.data_defaulted() == []
     assert clf.setting("min_df") == 2 and clf.setting("eta0") == 0.02
+    assert clf.setting("norm") == "none"
 
 
 def test_saved_models_keep_what_the_defaults_were_read_from(tmp_path):
@@ -84,8 +91,8 @@ def test_saved_models_keep_what_the_defaults_were_read_from(tmp_path):
     clf.save(tmp_path / "m.npz")
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     assert back.corpus_ == clf.corpus_
-    assert (back.setting("min_df"), back.setting("eta0")) == \
-        (clf.setting("min_df"), clf.setting("eta0"))
+    assert [back.setting(k) for k in ("min_df", "eta0", "norm")] == \
+        [clf.setting(k) for k in ("min_df", "eta0", "norm")]
     assert np.array_equal(back.decision_function(NEW), clf.decision_function(NEW))
 
 
@@ -111,7 +118,7 @@ def test_cli_prints_and_reports_the_data_defaults(tmp_path, subj_tsv):
     assert "data-dependent defaults: min_df 1, eta0 0.07" in out.output
     assert "eta0 (from the data): 0.07" in out.output
     out = runner.invoke(app, ["train", str(subj_tsv), "-o", str(tmp_path / "m.npz"),
-                              "--min-df", "2", "--eta0", "0.02", "--json"])
+                              "--min-df", "2", "--eta0", "0.02", "--norm", "none", "--json"])
     assert out.exit_code == 0 and "data_defaults" not in out.output
 
 

@@ -113,7 +113,7 @@ def test_predict_proba_is_sigmoid_of_scores(binary_clf):
 def test_training_equals_naive_sgd_over_seeded_shuffles():
     """Without a lexicon every epoch visits a fresh rng.permutation(n) from default_rng(seed)."""
     clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="hinge",
-                          optimizer="sgd", seed=7).fit(TEXTS, LABELS)
+                          optimizer="sgd", seed=7, norm="none").fit(TEXTS, LABELS)
     docs = [naive_buckets(t, 1, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
     rng = np.random.default_rng(7)
@@ -133,7 +133,7 @@ def test_training_equals_naive_sgd_over_seeded_shuffles():
 
 def test_adagrad_training_equals_naive_adagrad_over_seeded_shuffles(tmp_path):
     clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=3, eta0=0.1, lam=1e-3, loss="log",
-                          optimizer="adagrad", seed=11).fit(TEXTS, LABELS)
+                          optimizer="adagrad", seed=11, norm="none").fit(TEXTS, LABELS)
     docs = [naive_buckets(t, 2, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
     rng = np.random.default_rng(11)
@@ -208,7 +208,7 @@ def test_interpolate_scores_hand_formula():
 def test_interpolate_weights_hand_formula():
     beta = 0.25
     clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=4, eta0=0.5, beta=beta,
-                          interpolate="weights").fit(TEXTS, LABELS)
+                          interpolate="weights", norm="none").fit(TEXTS, LABELS)
     df = naive_doc_freq([naive_buckets(t, 2, 10) for t in TEXTS])
     seen = sorted(i for i, n in df.items() if n >= clf.setting("min_df"))
     # the mean is over the buckets the model keeps (here: exactly the non-zero ratios)
@@ -473,7 +473,8 @@ def test_partial_fit_after_load_continues_exactly(tmp_path, optimizer):
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
 def test_learned_state_properties_are_read_only(optimizer):
-    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=2, optimizer=optimizer).fit(TEXTS, LABELS)
+    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=2, optimizer=optimizer,
+                          norm="none").fit(TEXTS, LABELS)
     for name in ("coef_", "ratios_", "intercept_"):
         with pytest.raises(AttributeError):
             setattr(clf, name, np.zeros(3))
@@ -652,11 +653,16 @@ def test_unset_settings_follow_the_number_of_classes():
     two = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2).fit(TEXTS, LABELS)
     three = NBSVMClassifier(ngrams=1, n_bits=10).fit(THREE_TEXTS, THREE_LABELS)
     names = ("loss", "optimizer", "eta0", "epochs", "norm")
-    # two classes with AdaGrad: eta0 from the data (short texts here: larger steps)
+    # two classes with AdaGrad: eta0 and norm from the data (short texts here: larger steps,
+    # unit rows)
     assert [two.setting(n) for n in names] == ["log", "adagrad",
-                                               data_default("eta0", two.corpus_), 2, "none"]
+                                               data_default("eta0", two.corpus_), 2, "l2"]
     assert [three.setting(n) for n in names] == ["modified_huber", "sgd", "auto", 5, "l2"]
-    assert three.unit_rows() and not two.unit_rows()
+    assert three.unit_rows() and two.unit_rows()
+    longer = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2).fit(
+        [t + " " + " ".join(f"w{i}x{j}" for j in range(20)) for i, t in enumerate(TEXTS)],
+        LABELS)
+    assert longer.setting("norm") == "none" and not longer.unit_rows()
     assert three.linear_.S_.shape[2] == 2 and three.eta0_ > 0       # SGD state, calibrated
     assert three.get_params()["loss"] is None                        # the parameter stays unset
     # a setting given is kept whatever the classes

@@ -138,7 +138,9 @@ def train_command(
                                          "micro / macro F1, predict the label sets."),
     norm: Optional[str] = typer.Option(None, "--norm",
                                        help="Scale each document to unit L2 norm (l2) or not "
-                                            "(none) " + by_classes("norm")),
+                                            "(none) " + by_classes("norm") + "; with two "
+                                            "classes l2 for phrases (median under 16 "
+                                            "n-grams)."),
     seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seed of the epoch shuffles."),
     threads: int = typer.Option(DEFAULTS["threads"], "--threads",
                                 help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "

@@ -92,8 +92,10 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     norm : {'l2', 'none'}
         Scale each document's feature values to unit L2 norm (per output: each class has
         its own ratios) in training and prediction, as TF-IDF does; for corpora whose
-        documents run from two lines to thousands (20 Newsgroups). Models saved before this
-        option had ``none``.
+        documents run from two lines to thousands (20 Newsgroups), and for phrases. None:
+        ``l2`` with more classes; with two, from the data: ``l2`` when the median training
+        document holds fewer than 16 distinct n-grams (MPQA), else ``none``. Models saved
+        before this option had ``none``.
 
     learner : {None, 'adagrad', 'sgd', 'ovr', 'pa', 'pegasos', 'mira', 'multiclass-hinge', \
 'multilabel'}
@@ -111,7 +113,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
 
     ``loss``, ``optimizer``, ``eta0``, ``epochs`` and ``norm`` left at None take the
     default for the number of classes (:meth:`setting`): with two, ``log``, ``adagrad``,
-    0.02, 10 and ``none`` (chosen on IMDB); with more, ``modified_huber``, ``sgd``,
+    0.02, 10 and ``none`` (chosen on IMDB; eta0 and norm then follow the data); with more, ``modified_huber``, ``sgd``,
     ``auto``, 5 and ``lam`` (one-vs-rest on 20 Newsgroups: 86.7% instead of 80.4%, in half
     the time and memory; :data:`nbsvm.config.MULTICLASS_DEFAULTS`).
     epochs : int

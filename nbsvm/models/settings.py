@@ -63,18 +63,22 @@ class SettingsMixin:
             return MULTICLASS_DEFAULTS[name]
         if name == "eta0" and corpus and self.setting("optimizer", classes) == "adagrad":
             return data_default("eta0", corpus)   # shorter documents, larger steps
+        if name == "norm" and corpus:
+            return data_default("norm", corpus)   # unit rows for phrases
         return DEFAULTS[name]
 
     def data_defaulted(self) -> list[str]:
         """The settings this model took from its training data (``corpus_``, after the
-        first pass): ``min_df`` and, for two classes with AdaGrad, ``eta0``, when left at
-        None (:func:`nbsvm.config.data_default`)."""
+        first pass): ``min_df``, for two classes ``norm`` and, with AdaGrad, ``eta0``, when
+        left at None (:func:`nbsvm.config.data_default`)."""
         if "corpus_" not in self.__dict__:
             return []
         names = ["min_df"] if self.min_df is None and self.backend_learner is None else []
         if self.eta0 is None and self.n_outputs() == 1 and not self.multilabel \
                 and self.setting("optimizer") == "adagrad":
             names.append("eta0")
+        if self.norm is None and self.n_outputs() == 1 and not self.multilabel:
+            names.append("norm")
         return names
 
     def n_outputs(self, classes: list | None = None) -> int:
