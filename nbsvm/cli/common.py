@@ -251,6 +251,21 @@ def parse_eta0(text: str | None):
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
+def parse_seconds(text: str) -> float:
+    """``--time-budget``: ``90``, ``90s``, ``1.5m`` or ``1h`` as seconds (positive)."""
+    units = {"s": 1.0, "m": 60.0, "h": 3600.0}
+    t = text.strip().lower()
+    scale = units.get(t[-1:], None)
+    try:
+        value = float(t[:-1] if scale else t) * (scale or 1.0)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise NBSVMError(f"--time-budget must be a positive duration such as 60, 60s, 2m "
+                         f"or 1h, got {text!r}")
+    return value
+
+
 
 def checkpoint_note(event: dict, silent: bool) -> bool:
     """Print the one-line note of a ``checkpoint`` or ``resumed`` training event (nbsvm

@@ -21,7 +21,7 @@ from nbsvm.cli import app
 from nbsvm.cli.options import (CHECKPOINT_EVERY, RESUME, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
                                LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
-                              documents, err_console, parse_eta0, text_columns)
+                              documents, err_console, parse_eta0, parse_seconds, text_columns)
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.cli.progress import ProgressReporter
 
@@ -34,6 +34,26 @@ def data_defaults_line(event: dict) -> str:
                        for k, v in event["chosen"].items())
     return (f"data-dependent defaults: {chosen} ({corpus['documents']:,} documents, median "
             f"{corpus['median_ngrams']:,} n-grams each, {corpus['ngrams']:,} in all)")
+
+
+def auto_line(event: dict) -> str:
+    """One line of the --auto search: its plan, each trial, a note, the choice."""
+    from nbsvm.training.auto import describe
+    stage = event["stage"]
+    if stage == "auto plan":
+        space = "; ".join(f"{'lambda' if k == 'lam' else k} {'/'.join(map(str, v))}"
+                          for k, v in event["space"].items())
+        return (f"auto: {event['docs']:,} documents read and hashed in {event['pass_s']:.1f} s; "
+                f"{event['candidates']} candidates, {event['split']}, budget "
+                f"{event['budget']:g} s; searching {space}")
+    if stage == "auto trial":
+        return (f"auto: rung {event['rung']} ({event['documents']:,} documents x "
+                f"{event['folds']}): {describe(event['changed'])}: {event['metric']} "
+                f"{100 * event['score']:.2f}% ({event['seconds']:.1f} s)")
+    if stage == "auto note":
+        return f"auto: {event['note']}"
+    return (f"auto: chose {describe(event['changed'])}: {event['reason']}; search "
+            f"{event['seconds']:.1f} s of the {event['budget']:g} s budget")
 
 
 def by_classes(name: str) -> str:
@@ -130,6 +150,20 @@ def train_command(
                                                "(with --multilabel): a learner of the shared "
                                                "backend on the same NB features (default: "
                                                "the built-in --optimizer)."),
+    weighting: str = typer.Option("nb", "--weighting",
+                                  help="Feature value of a kept n-gram: its NB ratio (nb) or "
+                                       "1 (binary: plain binarized features, needs --beta 1)."),
+    auto: bool = typer.Option(False, "--auto",
+                              help="Choose the settings on held-out parts of the training "
+                                   "data within --time-budget (n-gram order, character "
+                                   "n-grams for short texts, alpha, lambda, loss, norm, "
+                                   "min_df, weighting, beta; successive halving, the "
+                                   "one-standard-error rule), print what was tried and "
+                                   "chosen, then train on all of it. Options given with "
+                                   "other values than their defaults are kept."),
+    time_budget: str = typer.Option("60s", "--time-budget",
+                                    help="Seconds the --auto search may take (60, 90s, 2m), "
+                                         "its reading pass included."),
     multilabel: bool = typer.Option(False, "--multilabel",
                                     help="Each document has a set of labels, written a,b "
                                          "(label<TAB>text lines, or the label column): one "
@@ -200,8 +234,15 @@ def train_command(
                               optimizer=optimizer,
                               eta0=eta0, lam=lam, beta=beta, interpolate=interpolate, epochs=epochs,
                               seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
-                              learner=learner, multilabel=multilabel)
+                              learner=learner, multilabel=multilabel, auto=auto,
+                              weighting=weighting,
+                              time_budget=parse_seconds(time_budget))
         clf.validate()
+        if auto and (lexicon or scheduler or dask_local or keep_cache or checkpoint_every
+                     or resume):
+            raise NBSVMError("--auto chooses the hashing settings itself: it cannot be used "
+                             "with --lexicon, --keep-cache, --checkpoint-every, --resume or "
+                             "Dask")
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
@@ -227,7 +268,8 @@ def train_command(
             # hand over the only reference, so that fit can free the counts once used
             holder = [lex]
             del lex
-            job = train_job(clf, inputs, docs(inputs), output, reader,
+            job = train_job(clf, inputs, (lambda: docs(inputs)) if auto else docs(inputs),
+                            output, reader,
                             test_docs=docs(test) if test else None, lexicon=holder.pop(),
                             lexicon_path=lexicon, keep_cache=keep_cache, cache_dir=cache_dir,
                             checkpoint_every=checkpoint_every, resume=resume,
@@ -264,6 +306,11 @@ def _training_events(progress, silent: bool):
             if event["chosen"] and not silent:
                 err_console.print(data_defaults_line(event), highlight=False)
             return
+        if stage.startswith("auto"):
+            if not silent:
+                err_console.print(auto_line(event), highlight=False, markup=False,
+                                  soft_wrap=True)
+            return
         if checkpoint_note(event, silent):
             return
         if stage not in ("cache", "resume"):
@@ -294,6 +341,12 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
         stats["eta0 (auto)"] = clf.eta0_
     for name in clf.data_defaulted():
         stats[f"{name} (from the data)"] = clf.setting(name)
+    if "auto_" in clf.__dict__:
+        from nbsvm.training.auto import describe
+        stats["auto"] = (f"{describe(clf.auto_['changed'])} ({clf.auto_['split']}, "
+                         f"{clf.auto_['trainings']} trainings, search "
+                         f"{clf.auto_['seconds']:.1f} s of {clf.auto_['budget']:g} s)")
+        stats["reproduce"] = reproduce_command(clf)
     stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
     if rep is not None:
         stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
@@ -318,8 +371,23 @@ def _json_summary(clf, job: dict, output: str) -> dict:
         out["eta0"] = clf.eta0_
     if clf.data_defaulted():
         out["data_defaults"] = {k: clf.setting(k) for k in clf.data_defaulted()}
+    if "auto_" in clf.__dict__:
+        out["auto"] = clf.auto_
     if job["feature_cache"] is not None:
         out["feature_cache"] = job["feature_cache"]
     if job["resumed_after_epoch"] is not None:
         out["resumed_after_epoch"] = job["resumed_after_epoch"]
     return out
+
+
+def reproduce_command(clf) -> str:
+    """The ``nbsvm train`` options that train this --auto model without the search."""
+    flags = {"lam": "--lambda", "min_df": "--min-df", "char_ngrams": "--char-ngrams"}
+    plain = type(clf)()
+    parts = []
+    for k, v in clf.get_params().items():
+        if k in ("auto", "time_budget", "cache_dir") or v == getattr(plain, k):
+            continue
+        flag = flags.get(k, "--" + k.replace("_", "-"))
+        parts.append(flag if v is True else f"{flag} {v:g}" if isinstance(v, float) else f"{flag} {v}")
+    return "nbsvm train ... " + " ".join(parts)

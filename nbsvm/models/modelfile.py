@@ -88,6 +88,8 @@ def save_model(clf, path) -> None:
         header["backend"] = backend
     if "corpus_" in clf.__dict__:           # what the data-dependent defaults were read from
         header["corpus"] = clf.corpus_
+    if "auto_" in clf.__dict__:             # what --auto changed, why, and in what time
+        header["auto"] = clf.auto_
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         header["eta0_"] = float(clf.linear_.eta0)     # what the calibration chose
     save_npz(path, "model", header, arrays)
@@ -130,6 +132,10 @@ def load_model(cls, path):
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
         if "corpus" in header:
             clf.corpus_ = _corpus(header["corpus"])
+        if "auto" in header:
+            if not isinstance(header["auto"], dict):
+                raise TypeError("auto must be an object")
+            clf.auto_ = header["auto"]
         buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
         state = arrays["learner_state"]
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:

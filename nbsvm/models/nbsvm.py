@@ -110,6 +110,16 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         NB ratios (its documents against the documents without it); a label is predicted
         when its score is above 0. :meth:`predict` gives an indicator matrix,
         :meth:`predict_label_sets` the label tuples, :meth:`score` the subset accuracy.
+    auto : bool
+        Search the settings on held-out parts of the training data within ``time_budget``
+        seconds (:mod:`nbsvm.training.auto`: successive halving, the one-standard-error
+        rule), set the chosen ones on this estimator and train on all the data with them.
+        ``auto_`` records what changed and why (saved in the model file). Parameters set
+        to other values than their defaults stay as given. Needs data that can be read
+        twice (``fit``'s lists, a list or a callable for ``fit_documents``).
+    time_budget : float
+        Seconds the ``auto`` search may take (its reading pass included; the final
+        training comes after).
 
     ``loss``, ``optimizer``, ``eta0``, ``epochs`` and ``norm`` left at None take the
     default for the number of classes (:meth:`setting`): with two, ``log``, ``adagrad``,
@@ -156,7 +166,8 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  optimizer=None, eta0=None, lam=DEFAULTS["lam"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
-                 weighting="nb", norm=None, learner=None, multilabel=False):
+                 weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
+                 time_budget=60.0):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -177,6 +188,8 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.norm = norm
         self.learner = learner
         self.multilabel = multilabel
+        self.auto = auto
+        self.time_budget = time_budget
 
     # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
@@ -204,14 +217,12 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         if labels is None:
             raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")
         if self.multilabel:       # label sets: lists of labels, or 'a,b' strings
-            docs = (Document(key_of(label), text, "<fit>", i + 1)
-                    for i, (text, label) in enumerate(zip(texts, labels)))
-            self.fit_documents(docs)
+            self.fit_documents(lambda: (Document(key_of(label), text, "<fit>", i + 1)
+                                        for i, (text, label) in enumerate(zip(texts, labels))))
             self._label_values = None
             return self
-        docs = (Document(str(label), text, "<fit>", i + 1)
-                for i, (text, label) in enumerate(zip(texts, labels)))
-        self.fit_documents(docs)
+        self.fit_documents(lambda: (Document(str(label), text, "<fit>", i + 1)
+                                    for i, (text, label) in enumerate(zip(texts, labels))))
         self._remember_label_values(labels)
         return self
 
@@ -236,8 +247,18 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         are known. ``kept`` (:class:`~nbsvm.data.cachestore.KeptCache`) reads the hashed data from
         an earlier run, or keeps it for later ones; then ``docs`` is only read when there is
         no usable kept cache. ``checkpoint`` (:class:`~nbsvm.training.checkpoint.Checkpoint`) saves
-        the state every few epochs and resumes from it.
+        the state every few epochs and resumes from it. ``docs`` may also be a callable
+        returning the stream (``auto`` reads it twice).
         """
+        if self.auto:
+            if lexicon is not None or kept is not None or checkpoint is not None:
+                raise NBSVMError("auto chooses the hashing settings: it cannot start from a "
+                                 "lexicon, a kept cache or a checkpoint")
+            from nbsvm.training.auto import auto_fit
+            auto_fit(self, docs, callback, max_memory)
+            return self
+        if callable(docs):
+            docs = docs()
         fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
         del lexicon             # the run holds the only reference: freed once adopted
         fit.run(docs)
@@ -246,7 +267,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     def forget(self) -> None:
         """Drop every learned attribute (a new fit starts from nothing)."""
         for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_",
-                     "backend_", "corpus_"):
+                     "backend_", "corpus_", "auto_", "auto_table_"):
             self.__dict__.pop(attr, None)
 
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":

@@ -144,6 +144,12 @@ class SettingsMixin:
             raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
         if not (isinstance(self.seed, int) and self.seed >= 0):
             raise NBSVMError(f"seed must be an integer >= 0, got {self.seed!r}")
+        if not isinstance(self.auto, (bool, np.bool_)):
+            raise NBSVMError(f"auto must be True or False, got {self.auto!r}")
+        if not (isinstance(self.time_budget, (int, float)) and not isinstance(self.time_budget, bool)
+                and 0 < self.time_budget < float("inf")):
+            raise NBSVMError(f"time_budget must be a positive number of seconds, got "
+                             f"{self.time_budget!r}")
         if not isinstance(self.multilabel, (bool, np.bool_)):
             raise NBSVMError(f"multilabel must be True or False, got {self.multilabel!r}")
         if self.multilabel and self.loss in MULTICLASS_LOSSES:

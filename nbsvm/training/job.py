@@ -8,6 +8,7 @@ import time
 from typing import Callable, Iterable
 
 from nbsvm.data.cachestore import KeptCache, default_root
+from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.evaluation.heldout import EpochHistory, fit_and_evaluate
 from nbsvm.io.document import Document
 from nbsvm.models.nbsvm import NBSVMClassifier
@@ -52,7 +53,16 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
     holder = [lexicon]
     del lexicon
     t0 = time.perf_counter()
-    if test_docs is not None:
+    if clf.auto:
+        # the search picks the hashing settings: the test set is read only afterwards
+        clf.fit_documents(docs, callback=events, max_memory=max_memory)
+        report = None
+        if test_docs is not None:
+            t1 = time.perf_counter()
+            report = evaluate_documents(clf, test_docs, callback)
+            report["timings"] = dict(clf.timings_, fit_s=t1 - t0, wait_test_hash_s=0.0,
+                                     eval_s=time.perf_counter() - t1)
+    elif test_docs is not None:
         report = fit_and_evaluate(clf, docs, test_docs, lexicon=holder.pop(), callback=events,
                                   max_memory=max_memory, kept=kept, checkpoint=checkpoint,
                                   history=history)

@@ -73,7 +73,7 @@ def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | 
     return ref if all(ref[k] in grid[k] for k in grid) else None
 
 
-class _Ready:
+class ReadyCache:
     """A finished cache handed to ``fit_documents(kept=...)``: read, never rebuilt."""
 
     def __init__(self, folder: Path, hasher):
@@ -127,7 +127,7 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
                     held = part == (s if folds else 1)  # fold s validates split s
                     for which, mask in ((0, ~held), (1, held)):
                         if mask.any():
-                            writers[n][s][which].add(_rows(batch, mask))
+                            writers[n][s][which].add(rows_of(batch, mask))
             seen += len(chunk)
             notify({"stage": "hash", "docs": seen})
             chunk = []
@@ -144,13 +144,12 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
     except BaseException:
         for pair in writers.values():
             for train, valid in pair:
-                for w in (train, valid):
-                    if not w._ids.closed:
-                        w.abort()
+                train.abort()       # a published cache is left alone; the rest is dropped
+                valid.abort()
         raise
 
 
-def _rows(batch: Batch, mask: np.ndarray) -> Batch:
+def rows_of(batch: Batch, mask: np.ndarray) -> Batch:
     """The documents of ``batch`` where ``mask`` is true, in order."""
     lengths = np.diff(batch.offsets)
     offsets = np.zeros(int(mask.sum()) + 1, dtype=batch.offsets.dtype)
@@ -213,7 +212,7 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
             for s, (train, valid) in enumerate(caches[n]):
                 t1 = time.perf_counter()
                 clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
-                clf.fit_documents(iter(()), kept=_Ready(train.folder, train.hasher))
+                clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
                 n_trainings += 1
                 train_s = time.perf_counter() - t1
                 for c in group:

@@ -1,0 +1,433 @@
+"""Budgeted automatic settings: ``nbsvm train --auto``, ``NBSVMClassifier(auto=True)``.
+
+One reading pass hashes every training document once per feature setting the search may
+try (word n-grams of orders 1-3; with short documents, character 4-grams beside them)
+into ten seeded parts on disk. Validation never leaves the training data: a small corpus
+gets 5 folds of two parts (every document held out once), a large one a 20% hold-out.
+
+Successive halving (Jamieson & Talwalkar 2016, the inner loop of Hyperband) spends the
+budget: rung 0 trains the candidates (the defaults first, then a seeded sample of
+:func:`search_space`) on a ninth of each fold's training documents, the best third go on to
+a third of them, and the best third of those to all of them. ``beta`` only acts at
+prediction time: each trained model is scored at every ``beta`` for free. Trials are timed;
+when the first one says the plan cannot fit in the budget, fewer candidates start, and the
+search stops when the budget is spent (then it chooses among the last rung's scores). With
+a budget that does not bind, the search is deterministic for a seed.
+
+The one-standard-error rule then prefers simple settings: of the scores in the last rung
+within one standard error of the best (binomial over the held-out documents), it takes the
+one that changes fewest of the defaults, then the best. The caller trains the final model
+on all the data with the choice (:func:`auto_fit`): the model equals ``nbsvm train`` with the
+settings printed.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, data_default
+from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.evaluate import evaluate_cache
+from nbsvm.io.document import Document
+from nbsvm.io.labels import classes_of
+from nbsvm.training.tune import CHUNK, ReadyCache, rows_of
+
+N_PARTS = 10                    # seeded parts; a fold validates two of them
+FOLDS_BELOW_NGRAMS = 5_000_000  # smaller corpora are cross-validated (5 folds)
+RUNG_FRACTIONS = (1 / 9, 1 / 3, 1.0)
+KEEP = 3                        # each rung keeps the best third
+N_CANDIDATES = 27               # rung 0's candidates when the budget allows
+MIN_RUNG_DOCS = 200             # a rung sample never smaller than this (or all)
+SHORT_DOCUMENTS = 100           # median n-grams below which character n-grams are tried
+CHAR_NGRAMS = 4
+BETAS = (1.0, 0.5)              # two classes: scored on each trained model
+SAFETY = 0.85                   # share of the remaining budget the plan may fill
+
+
+def search_space(multi: bool, multilabel: bool, short: bool) -> dict:
+    """What the search varies, each list starting with the value the defaults use (None:
+    the data-dependent default). Chosen on the Wang & Manning corpora (the README's table):
+    the n-gram order, NB smoothing (``alpha`` 0.1: 20NG +1 point, MPQA +0.5), L2 strength,
+    the loss, unit rows, ``min_df``, plain binarized features (two classes) and
+    ``beta``."""
+    space = {"ngrams": [3, 2, 1], "alpha": [1.0, 0.1], "lam": [1e-4, 1e-5],
+             "norm": [None, "flip"], "min_df": [None, "flip"]}
+    if multi or multilabel:
+        space["loss"] = [None, "hinge"]
+        space["epochs"] = [None, 10]
+    else:
+        space["loss"] = [None, "modified_huber"]
+        space["weighting"] = ["nb", "binary"]
+    if short:
+        space["char_ngrams"] = [0, CHAR_NGRAMS]
+    return space
+
+
+@dataclass
+class AutoResult:
+    chosen: dict                # the settings to train with (parameter -> value)
+    changed: dict               # those of them that differ from the defaults
+    reason: str
+    table: "pd.DataFrame"       # every trial: rung, documents, settings changed, score
+    seconds: float              # the search's wall time, reading pass included
+    budget: float
+    split: str                  # "5-fold" or "hold-out 20%"
+    metric: str
+    stopped_by_budget: bool = False
+    n_trainings: int = 0
+    notes: list = field(default_factory=list)
+
+    def header(self) -> dict:
+        """What a model file keeps of the search (JSON)."""
+        return {"changed": self.changed, "reason": self.reason, "seconds": round(self.seconds, 3),
+                "budget": self.budget, "split": self.split, "metric": self.metric,
+                "trainings": self.n_trainings, "stopped_by_budget": self.stopped_by_budget}
+
+
+def _resolve(space: dict, defaults: dict) -> dict:
+    """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two."""
+    other = {"norm": {"l2": "none", "none": "l2"}, "min_df": {1: 2, 2: 1}}
+    out = {}
+    for name, values in space.items():
+        vals = []
+        for v in values:
+            v = defaults[name] if v is None else other[name][defaults[name]] if v == "flip" else v
+            if v not in vals:
+                vals.append(v)
+        out[name] = vals
+    return out
+
+
+def _defaults(base: dict, classes: list, corpus: dict, multilabel: bool) -> dict:
+    """What ``base`` resolves to on this data (the task's defaults, the data's defaults)."""
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    model = NBSVMClassifier(**base)
+    model.corpus_ = corpus
+    model.classes_ = classes
+    out = {name: model.setting(name) for name in
+           ("loss", "optimizer", "eta0", "epochs", "norm", "min_df")}
+    out.update({k: getattr(model, k) for k in
+                ("ngrams", "alpha", "lam", "beta", "weighting", "char_ngrams")})
+    return out
+
+
+def _candidates(space: dict, defaults: dict, fixed: set, n: int, seed: int) -> list[dict]:
+    """The defaults, then a seeded sample of the other combinations (``fixed`` names stay
+    at their default)."""
+    keys = [k for k in space if k not in fixed]
+    combos = [dict(zip(keys, vals)) for vals in itertools.product(*(space[k] for k in keys))]
+    default = {k: defaults[k] for k in keys}
+    combos = [c for c in combos if c != default and not
+              (c.get("weighting") == "binary" and c.get("alpha", defaults["alpha"]) != defaults["alpha"])]
+    order = np.random.default_rng(seed).permutation(len(combos))
+    return [default] + [combos[i] for i in order[:max(0, n - 1)]]
+
+
+def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, notify):
+    """One pass: each document to a seeded part, hashed once per hasher. Returns
+    ``{key: [FeatureCache per part]}`` and the first part's labels."""
+    writers = {key: [CacheWriter(root / f"{key}" / f"part{p}", h) for p in range(N_PARTS)]
+               for key, h in hashers.items()}
+    rng = np.random.default_rng(seed)
+    seen = 0
+    try:
+        chunk: list[Document] = []
+        for doc in itertools.chain(docs, [None]):
+            if doc is not None:
+                chunk.append(doc)
+                if len(chunk) < CHUNK:
+                    continue
+            if not chunk:
+                break
+            part = rng.integers(0, N_PARTS, size=len(chunk))
+            for key, h in hashers.items():
+                batch = hash_batch(chunk, h)
+                for p in range(N_PARTS):
+                    mask = part == p
+                    if mask.any():
+                        writers[key][p].add(rows_of(batch, mask))
+            seen += len(chunk)
+            notify({"stage": "hash", "docs": seen})
+            chunk = []
+        if seen < 2 * N_PARTS:
+            raise NBSVMError(f"--auto needs at least {2 * N_PARTS} training documents, got "
+                             f"{seen}")
+        return {key: [w.close() for w in ws] for key, ws in writers.items()}
+    except BaseException:
+        for ws in writers.values():
+            for w in ws:
+                w.abort()           # a published part is left alone; the rest is dropped
+        raise
+
+
+def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = None) -> FeatureCache:
+    """The documents of ``parts`` one after the other (the first ``limit`` of them) as one
+    cache: a random sample when the parts are."""
+    writer = CacheWriter(folder, parts[0].hasher)
+    left = sum(p.n_docs for p in parts) if limit is None else limit
+    with writer:
+        for part in parts:
+            for batch in part.batches():
+                if left <= 0:
+                    break
+                n = min(len(batch), left)       # the first n documents of the batch
+                writer.add(Batch(batch.ids[:batch.offsets[n]], batch.offsets[:n + 1],
+                                 [part.labels[c] for c in batch.labels[:n]]))
+                left -= n
+        return writer.close()
+
+
+def rung_docs(n: int, rung: int) -> int:
+    """Training documents of a rung's sample, of ``n`` in the fold."""
+    if rung == len(RUNG_FRACTIONS) - 1:
+        return n
+    return min(n, max(MIN_RUNG_DOCS, math.ceil(RUNG_FRACTIONS[rung] * n)))
+
+
+def one_se_choice(scores: list[dict], n_valid: int, defaults: dict) -> tuple[int, str, float]:
+    """The one-standard-error rule over ``scores`` (dicts with ``settings`` and ``score``):
+    the index of the one that changes fewest defaults among those within one standard
+    error of the best (then the best score, then the earlier), why, and the error."""
+    best = max(range(len(scores)), key=lambda i: (scores[i]["score"], -i))
+    a = scores[best]["score"]
+    se = math.sqrt(max(a * (1 - a), 0.0) / max(n_valid, 1))
+
+    def changes(i):
+        return sum(1 for k, v in scores[i]["settings"].items() if defaults.get(k) != v)
+
+    near = [i for i in range(len(scores)) if scores[i]["score"] >= a - se]
+    pick = min(near, key=lambda i: (changes(i), -scores[i]["score"], i))
+    if pick == best:
+        why = (f"the best score ({100 * a:.2f}%), and nothing simpler within one standard "
+               f"error ({100 * se:.2f} points)")
+    else:
+        why = (f"within one standard error ({100 * se:.2f} points) of the best "
+               f"({100 * a:.2f}%) with {changes(pick)} setting(s) changed instead of "
+               f"{changes(best)}")
+    return pick, why, se
+
+
+def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budget: float = 60.0,
+                seed: int = 0, workdir=None,
+                callback: Callable[[dict], None] | None = None) -> AutoResult:
+    """Search settings for ``docs`` (training data only) around the fixed parameters
+    ``base`` within ``time_budget`` seconds (see the module docstring). Parameters in
+    ``base`` that differ from the defaults are kept as given, not searched."""
+    import pandas as pd
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
+    t0 = time.perf_counter()
+    notify = callback or (lambda event: None)
+    if not (isinstance(time_budget, (int, float)) and time_budget > 0):
+        raise NBSVMError(f"the time budget must be a positive number of seconds, got {time_budget!r}")
+    base = {k: v for k, v in (base or {}).items() if k not in ("auto", "time_budget")}
+    plain = NBSVMClassifier()
+    fixed = {k for k, v in base.items() if v != getattr(plain, k)}
+    multilabel = bool(base.get("multilabel"))
+    model = NBSVMClassifier(**base)
+    model.validate()
+    if model.backend_learner is not None:
+        fixed |= {"loss", "weighting", "epochs"}
+    root = Path(tempfile.mkdtemp(prefix="nbsvm-auto-", dir=workdir))
+    try:
+        # peek at the first documents: short ones also get character n-grams
+        docs = iter(docs)
+        head = list(itertools.islice(docs, CHUNK))
+        probe = hash_batch(head, model.validate()) if head else None
+        median = float(np.median(np.diff(probe.offsets))) if probe is not None and len(head) else 0
+        short = median < SHORT_DOCUMENTS and "char_ngrams" not in fixed
+        orders = [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1]
+        chars = [base.get("char_ngrams", 0)] + ([CHAR_NGRAMS] if short else [])
+        hashers = {(n, c): NBSVMClassifier(**dict(base, ngrams=n, char_ngrams=c)).validate()
+                   for n in orders for c in chars}
+        parts = _hash_parts(itertools.chain(head, docs), hashers, root, seed, notify)
+        key0 = (orders[0], chars[0])
+        labels = parts[key0][0].labels
+        all_labels = sorted({l for p in parts[key0] for l in p.labels})
+        classes = classes_of(all_labels) if multilabel else all_labels
+        if not multilabel and len(classes) < 2:
+            raise NBSVMError(f"--auto needs at least two classes, got {classes}")
+        full = join_caches(parts[key0], root / "stats")
+        corpus = corpus_stats(full)
+        full.close()
+        shutil.rmtree(root / "stats", ignore_errors=True)
+        multi = multilabel or len(classes) > 2
+        defaults = _defaults(base, classes, corpus, multilabel)
+        space = _resolve(search_space(multi, multilabel, short), defaults)
+        metric = "micro_f1" if multilabel else "accuracy"
+        betas = [defaults["beta"]] if multi or "beta" in fixed else \
+            [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
+        folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
+        split = "5-fold" if folds == 5 else "hold-out 20%"
+        # fold k validates parts 2k, 2k+1 (the hold-out: parts 0 and 1)
+        cands = _candidates(space, defaults, fixed, N_CANDIDATES, seed)
+        # pinned for every trial: what the defaults resolve to on all the data
+        pinned = {k: defaults[k] for k in ("min_df", "eta0", "norm") if k not in fixed}
+        pinned = {k: v for k, v in pinned.items() if v != "auto"}
+        notify({"stage": "auto plan", "docs": corpus["documents"], "candidates": len(cands),
+                "split": split, "space": {k: v for k, v in space.items() if k not in fixed},
+                "pass_s": time.perf_counter() - t0, "budget": time_budget})
+        trials, n_trainings, stopped = [], 0, False
+        rung_of = {}            # candidate index -> [(score, n_valid) per beta] at last rung
+        alive = list(range(len(cands)))
+        samples: dict = {}
+
+        def sample(key, fold, rung) -> tuple[FeatureCache, FeatureCache]:
+            if (key, fold, rung) not in samples:
+                held = {2 * fold, 2 * fold + 1}
+                train = [p for i, p in enumerate(parts[key]) if i not in held]
+                limit = rung_docs(sum(p.n_docs for p in train), rung)
+                folder = root / "samples" / f"{key}-{fold}-{rung}"
+                valid_folder = root / "samples" / f"{key}-{fold}-valid"
+                if not valid_folder.exists():
+                    join_caches([parts[key][i] for i in sorted(held)], valid_folder)
+                samples[(key, fold, rung)] = (join_caches(train, folder, limit),
+                                              FeatureCache(valid_folder))
+            return samples[(key, fold, rung)]
+
+        last_rung_scores: dict = {}
+        pace = None             # seconds of one training: fixed + per document
+        n_train = sum(p.n_docs for p in parts[key0][2:])      # a fold's training documents
+        for rung in range(len(RUNG_FRACTIONS)):
+            rung_scores = {}
+            for i in list(alive):
+                if rung == 0 and i not in alive:       # the budget cut the candidates
+                    break
+                c = cands[i]
+                params = {**base, **pinned, **c}
+                key = (params["ngrams"], params["char_ngrams"])
+                elapsed = time.perf_counter() - t0
+                if pace is not None and elapsed + folds * (
+                        pace[0] + pace[1] * rung_docs(n_train, rung)) > time_budget:
+                    stopped = True
+                    break
+                sums = np.zeros(len(betas))
+                n_valid, train_s = 0, 0.0
+                t1 = time.perf_counter()
+                for fold in range(folds):
+                    train, valid = sample(key, fold, rung)
+                    clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
+                    clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
+                    train_s += clf.timings_["train_s"]
+                    n_trainings += 1
+                    use = betas if clf.weighting == "nb" else betas[:1]
+                    for j, b in enumerate(use):
+                        clf.beta = b
+                        rep = evaluate_cache(clf, valid)
+                        sums[j] += rep[metric] * rep["n_docs"]
+                    n_valid += rep["n_docs"]
+                    if clf.weighting != "nb":
+                        sums[1:] = -np.inf
+                took = time.perf_counter() - t1
+                if pace is None:
+                    # the epochs grow with the documents; counting 2**n_bits buckets,
+                    # scoring and the rest do not
+                    d0 = rung_docs(n_train, 0)
+                    pace = (max(0.0, took - train_s) / folds, train_s / folds / d0)
+                    per_cand = folds * sum((pace[0] + pace[1] * rung_docs(n_train, r)) / KEEP ** r
+                                           for r in range(len(RUNG_FRACTIONS)))
+                    room = SAFETY * (time_budget - (time.perf_counter() - t0))
+                    fits = max(1, int(room / per_cand))
+                    if fits < len(alive):
+                        alive = alive[:fits]
+                        notify({"stage": "auto note", "docs": 0,
+                                "note": f"the budget allows {fits} candidate(s) of "
+                                        f"{len(cands)}"})
+                scores = sums / max(n_valid, 1)
+                rung_scores[i] = (scores, n_valid)
+                train_docs = samples[(key, 0, rung)][0].n_docs
+                for j, b in enumerate(use):
+                    settings = dict(c, beta=b)
+                    trials.append(dict(rung=rung, documents=train_docs, candidate=i,
+                                       changed=_changed(settings, defaults),
+                                       score=float(scores[j]), seconds=took))
+                notify({"stage": "auto trial", "docs": 0, "rung": rung, "candidate": i,
+                        "changed": _changed(dict(c, beta=use[int(np.argmax(scores[:len(use)]))]),
+                                            defaults),
+                        "score": float(scores[:len(use)].max()), "metric": metric,
+                        "documents": train_docs, "folds": folds, "seconds": took})
+            complete = len(rung_scores) == len(alive)
+            if rung_scores and (complete or rung == 0 or not last_rung_scores):
+                last_rung_scores = rung_scores
+            for key in [k for k in samples if k[2] == rung]:       # free the rung's samples
+                samples[key][0].close()
+                shutil.rmtree(samples.pop(key)[0].folder, ignore_errors=True)
+            if stopped or rung == len(RUNG_FRACTIONS) - 1:
+                break
+            ranked = sorted(rung_scores, key=lambda i: (-rung_scores[i][0].max(), i))
+            alive = sorted(ranked[:max(1, math.ceil(len(ranked) / KEEP))])
+        # the one-standard-error rule over the last rung's (candidate, beta) scores
+        pool = []
+        for i, (scores, n_valid) in sorted(last_rung_scores.items()):
+            for j, b in enumerate(betas):
+                if np.isfinite(scores[j]):
+                    pool.append({"settings": dict(cands[i], beta=b), "score": float(scores[j]),
+                                 "n_valid": n_valid})
+        n_valid = min(p["n_valid"] for p in pool)
+        pick, why, se = one_se_choice(pool, n_valid, defaults)
+        chosen_settings = pool[pick]["settings"]
+        chosen = {**base, **pinned, **chosen_settings}
+        changed = _changed(chosen_settings, defaults)
+        reason = f"{metric} {100 * pool[pick]['score']:.2f}% on {split}: {why}"
+        if stopped:
+            reason += " (the budget ran out: chosen among the last complete rung)"
+        table = pd.DataFrame(trials)
+        return AutoResult(chosen, changed, reason, table, time.perf_counter() - t0,
+                          float(time_budget), split, metric, stopped, n_trainings)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _changed(settings: dict, defaults: dict) -> dict:
+    return {k: v for k, v in settings.items() if defaults.get(k) != v}
+
+
+def describe(changed: dict) -> str:
+    """``ngrams 2, alpha 0.1`` (or ``the defaults``)."""
+    return ", ".join(f"{'lambda' if k == 'lam' else k} {v:g}" if isinstance(v, float)
+                     else f"{'lambda' if k == 'lam' else k} {v}"
+                     for k, v in changed.items()) or "the defaults"
+
+
+def _rereadable(docs) -> Callable[[], Iterable[Document]]:
+    """A callable giving the documents afresh each time (``auto`` reads them twice)."""
+    if callable(docs):
+        return docs
+    if iter(docs) is docs:
+        raise NBSVMError("auto reads the training data twice (the search, then the final "
+                         "training): pass a list or a callable returning the documents, not "
+                         "a one-shot iterator")
+    return lambda: iter(docs)
+
+
+def auto_fit(model, docs, callback=None, max_memory=None) -> AutoResult:
+    """``model.fit_documents(docs)`` with ``auto``: search (:func:`auto_search`), set the
+    chosen parameters on ``model``, train it on all the documents (read again), and record
+    the search in ``model.auto_`` (its table in ``model.auto_table_``)."""
+    from nbsvm.training.fitting import Fit
+    notify = callback or (lambda event: None)
+    reread = _rereadable(docs)
+    names = set(model.get_params())
+    base = {k: v for k, v in model.get_params().items()
+            if k not in ("auto", "time_budget", "cache_dir")}
+    result = auto_search(reread(), base, time_budget=model.time_budget, seed=model.seed,
+                         workdir=model.cache_dir, callback=callback)
+    model.set_params(**{k: v for k, v in result.chosen.items() if k in names})
+    notify({"stage": "auto chosen", "docs": 0, "changed": result.changed,
+            "reason": result.reason, "seconds": result.seconds, "budget": result.budget,
+            "params": {k: v for k, v in model.get_params().items() if k != "cache_dir"}})
+    t0 = time.perf_counter()
+    Fit(model, None, callback, max_memory).run(reread())
+    model.auto_ = dict(result.header(), final_training_s=round(time.perf_counter() - t0, 3))
+    model.auto_table_ = result.table
+    return result
