@@ -42,8 +42,21 @@ def test_sentence_corpora_have_ten_seeded_folds(name, n, counts):
     assert [t[1][0][:3] for t in other] != [t[1][0][:3] for t in folds]
 
 
-def test_newsgroup_pairs_keep_the_bydate_split():
+def test_newsgroup_pairs_follow_the_authors_halves_without_headers():
+    """sidaw/nbsvm master.m: the pair's messages, headers stripped, two random halves."""
     _need("20newsgroups", "20news-bydate.tar.gz")
-    [(train, test)] = W.splits("AthR", shared_datasets(), 0)
+    halves = W.splits("AthR", shared_datasets(), 0)
+    assert len(halves) == 2
+    (train, test), (train2, test2) = halves
     assert set(train[1]) == set(test[1]) == {"alt.atheism", "talk.religion.misc"}
-    assert (len(train[0]), len(test[0])) == (857, 570)
+    # 1,427 messages as in Wang & Manning's Table 1, each tested once
+    assert len(test[0]) + len(test2[0]) == 1427 and abs(len(test[0]) - len(test2[0])) <= 1
+    assert sorted(test[0] + test2[0]) == sorted(train[0] + train2[0])
+    raw_train, raw_test = W.newsgroups(shared_datasets(), W.PAIRS["AthR"])
+    raw = raw_train[0] + raw_test[0]
+    assert all(r.split("\n\n")[0].count(": ") >= 2 for r in raw)     # a header block each
+    assert sorted(test[0] + test2[0]) == sorted(W.strip_headers(r) for r in raw)
+    assert W.strip_headers("From: a\nSubject: b\n\nbody\n\nmore") == "body\n\nmore"
+    # all 20 groups keep the bydate split and the headers
+    [(train, test)] = W.splits("20NG", shared_datasets(), 0)
+    assert (len(train[0]), len(test[0])) == (11314, 7532)

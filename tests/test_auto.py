@@ -1,0 +1,205 @@
+"""``--auto`` (issue 14): the budgeted search on held-out parts of the training data, the
+one-standard-error rule, determinism for a seed, the budget, and that no test data is read
+before the choice is made."""
+import math
+import tarfile
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import shared_datasets
+from nbsvm import NBSVMClassifier
+from nbsvm.cli import app
+from nbsvm.errors import NBSVMError
+from nbsvm.io.document import Document
+from nbsvm.training.auto import auto_search, one_se_choice, rung_docs
+from nbsvm.training.job import train_job
+
+runner = CliRunner()
+
+
+def order_task(n=600, seed=0):
+    """Only the order of two words carries the label: every document holds 'alpha' and
+    'omega' once among random filler words, 'alpha omega' when positive and 'omega alpha'
+    when negative. Unigrams see the same words in both classes (chance); bigrams see it."""
+    rng = np.random.default_rng(seed)
+    vocab = [f"w{i}" for i in range(300)]
+    docs = []
+    for i in range(n):
+        label = "pos" if i % 2 == 0 else "neg"
+        words = list(rng.choice(vocab, 12))
+        pair = ["alpha", "omega"] if label == "pos" else ["omega", "alpha"]
+        at = int(rng.integers(0, len(words)))
+        words[at:at] = pair
+        docs.append(Document(label, " ".join(words), "<order>", i + 1))
+    return docs
+
+
+BASE = {"n_bits": 16}       # small tables: quick trials (fixed: not searched)
+
+
+@pytest.fixture(scope="module")
+def order_result():
+    return auto_search(order_task(), BASE, time_budget=120, seed=3)
+
+
+def test_only_bigrams_carry_the_label_so_unigrams_are_not_chosen(order_result):
+    r = order_result
+    assert r.chosen["ngrams"] >= 2 and r.chosen["n_bits"] == 16
+    table = r.table
+    uni = table[table["changed"].map(lambda c: c.get("ngrams") == 1)]
+    multi = table[(table["changed"].map(lambda c: c.get("ngrams", 3) >= 2)) &
+                  (table["rung"] == 0)]
+    # unigrams sit at chance, n-grams of order 2 and more see the order
+    assert len(uni) and uni["score"].max() < 0.65
+    assert multi["score"].max() > 0.9
+    assert r.split == "5-fold" and not r.stopped_by_budget
+    # the final model trained with the choice separates new documents
+    clf = NBSVMClassifier(auto=True, time_budget=120, seed=3, n_bits=16)
+    clf.fit_documents(order_task())
+    test = order_task(200, seed=9)
+    assert np.mean(clf.predict([d.text for d in test]) == np.array([d.label for d in test])) > 0.9
+    assert clf.ngrams >= 2 and clf.auto_["changed"] == r.changed
+
+
+def test_the_search_is_deterministic_for_a_seed(order_result):
+    again = auto_search(order_task(), BASE, time_budget=120, seed=3)
+    assert again.chosen == order_result.chosen
+    cols = ["rung", "documents", "candidate", "score"]
+    assert again.table[cols].equals(order_result.table[cols])
+    assert list(again.table["changed"]) == list(order_result.table["changed"])
+
+
+def test_successive_halving_keeps_a_third_on_growing_samples(order_result):
+    t = order_result.table
+    per_rung = t.groupby("rung")["candidate"].nunique().tolist()
+    assert per_rung[0] >= 9
+    for a, b in zip(per_rung, per_rung[1:]):
+        assert b == math.ceil(a / 3)
+    docs = t.groupby("rung")["documents"].first().tolist()
+    assert docs == sorted(docs) and 420 < docs[-1] < 540    # 8 of 10 seeded parts of 600
+    # the survivors of a rung are its best (by their best beta)
+    best0 = t[t.rung == 0].groupby("candidate")["score"].max()
+    ranked = sorted(best0.index, key=lambda i: (-best0[i], i))     # ties: the earlier
+    assert set(t[t.rung == 1]["candidate"]) == set(ranked[:per_rung[1]])
+
+
+def test_rung_samples():
+    assert rung_docs(9000, 0) == 1000 and rung_docs(9000, 1) == 3000
+    assert rung_docs(9000, 2) == 9000
+    assert rung_docs(900, 0) == 200         # never below 200 documents (or all of them)
+    assert rung_docs(150, 0) == 150
+
+
+def test_one_standard_error_rule_by_hand():
+    defaults = {"ngrams": 3, "alpha": 1.0, "beta": 1.0}
+    scores = [{"settings": {"ngrams": 3, "alpha": 1.0, "beta": 1.0}, "score": 0.902},
+              {"settings": {"ngrams": 2, "alpha": 0.1, "beta": 1.0}, "score": 0.910},
+              {"settings": {"ngrams": 2, "alpha": 1.0, "beta": 1.0}, "score": 0.908}]
+    # se of the best = sqrt(0.91 * 0.09 / 1000) = 0.00905: the defaults (0.902 >= 0.90095)
+    # are within
+    pick, why, se = one_se_choice(scores, 1000, defaults)
+    assert se == pytest.approx(math.sqrt(0.91 * 0.09 / 1000))
+    assert pick == 0 and "within one standard error" in why
+    # with 10,000 held-out documents se = 0.00286 (from 0.90714): the one-change candidate
+    pick, why, se = one_se_choice(scores, 10_000, defaults)
+    assert pick == 2
+    # with 100,000 (se 0.000905, from 0.9091) nothing but the best
+    pick, why, _ = one_se_choice(scores, 100_000, defaults)
+    assert pick == 1 and "the best score" in why
+
+
+def test_the_budget_stops_the_search():
+    # 2**24 buckets: each training counts and scans 16M buckets (about 0.2 s), 5 folds
+    docs = order_task(2000)
+    r = auto_search(docs, {}, time_budget=3, seed=0)
+    assert r.stopped_by_budget or r.table["candidate"].nunique() < 27
+    longest = r.table["seconds"].max()
+    assert r.seconds <= 3 + longest + 0.5
+    assert r.chosen["ngrams"] in (1, 2, 3)
+
+
+def test_no_test_document_is_read_before_the_choice(tmp_path):
+    events, reads = [], []
+
+    def test_docs():
+        reads.append(len(events))
+        for d in order_task(100, seed=5):
+            yield d
+
+    def on_event(event):
+        events.append(event["stage"])
+
+    clf = NBSVMClassifier(auto=True, time_budget=60, n_bits=16)
+    job = train_job(clf, ["<order>"], lambda: iter(order_task()), str(tmp_path / "m.npz"),
+                    {}, test_docs=test_docs(), callback=on_event)
+    chosen_at = events.index("auto chosen")
+    assert reads and reads[0] > chosen_at
+    assert job["report"]["accuracy"] > 0.9
+
+
+def test_saved_model_keeps_the_choice_and_why(tmp_path):
+    clf = NBSVMClassifier(auto=True, time_budget=60, n_bits=16).fit(
+        [d.text for d in order_task()], [d.label for d in order_task()])
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert back.auto_ == clf.auto_ and back.ngrams == clf.ngrams
+    assert set(back.auto_) >= {"changed", "reason", "seconds", "budget", "split", "trainings"}
+    assert back.auto_["seconds"] <= back.auto_["budget"]
+    texts = [d.text for d in order_task(50, seed=4)]
+    assert np.array_equal(back.decision_function(texts), clf.decision_function(texts))
+
+
+def test_refusals():
+    with pytest.raises(NBSVMError, match="one-shot iterator"):
+        NBSVMClassifier(auto=True, n_bits=16).fit_documents(iter(order_task()))
+    with pytest.raises(NBSVMError, match="time_budget"):
+        NBSVMClassifier(auto=True, time_budget=0).validate()
+    with pytest.raises(NBSVMError, match="at least two classes"):
+        auto_search([Document("a", f"text {i}", "<x>", i) for i in range(40)], BASE)
+
+
+@pytest.fixture(scope="module")
+def subj_files(tmp_path_factory):
+    """Pang & Lee's subjectivity sentences (real data): 1,500 of each class to train on,
+    500 of each to test."""
+    archive = shared_datasets() / "subj" / "subj.tar.gz"
+    if not archive.is_file():
+        pytest.skip(f"{archive} not found")
+    train, test = [], []
+    with tarfile.open(archive) as tar:
+        for member, label in (("subj.objective", "obj"), ("subj.subjective", "subj")):
+            data = tar.extractfile(member).read().decode("latin-1").splitlines()
+            train += [f"{label}\t{t.strip()}" for t in data[:1500]]
+            test += [f"{label}\t{t.strip()}" for t in data[1500:2000]]
+    folder = tmp_path_factory.mktemp("subj")
+    (folder / "train.tsv").write_text("\n".join(train) + "\n")
+    (folder / "test.tsv").write_text("\n".join(test) + "\n")
+    return folder
+
+
+def test_cli_auto_on_real_sentences(tmp_path, subj_files):
+    out = runner.invoke(app, ["train", str(subj_files / "train.tsv"), "--test",
+                              str(subj_files / "test.tsv"), "--auto", "--time-budget", "20s",
+                              "-o", str(tmp_path / "m.npz")])
+    assert out.exit_code == 0, out.output
+    text = out.output
+    assert "auto: 3,000 documents read and hashed" in text and "5-fold" in text
+    assert "auto: rung 0 (" in text and "auto: chose " in text
+    assert "of the 20 s budget" in text
+    assert "reproduce: nbsvm train ... " in text
+    acc = float(text.split("accuracy: ")[1].split("%")[0])
+    assert acc > 85.0
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert back.auto_["seconds"] <= 20 + 5
+    assert back.auto_["budget"] == 20
+
+
+def test_cli_refuses_auto_with_a_lexicon_or_a_bad_budget(tmp_path, subj_files):
+    out = runner.invoke(app, ["train", str(subj_files / "train.tsv"), "--auto",
+                              "--time-budget", "soon", "-o", str(tmp_path / "m.npz")])
+    assert out.exit_code != 0 and "--time-budget must be a positive duration" in out.output
+    out = runner.invoke(app, ["train", str(subj_files / "train.tsv"), "--auto",
+                              "--keep-cache", "-o", str(tmp_path / "m.npz")])
+    assert out.exit_code != 0 and "--auto chooses the hashing settings" in out.output
