@@ -8,7 +8,8 @@ gets 5 folds of two parts (every document held out once), a large one a 20% hold
 Successive halving (Jamieson & Talwalkar 2016, the inner loop of Hyperband) spends the
 budget: rung 0 trains the candidates (the defaults first, then a seeded sample of
 :func:`search_space`) on a ninth of each fold's training documents, the best third go on to
-a third of them, and the best third of those to all of them. ``beta`` only acts at
+a third of them, and the best third of those to all of them; the defaults go on to every
+rung, so that every change is weighed against them on all the data. ``beta`` only acts at
 prediction time: each trained model is scored at every ``beta`` for free. Trials are timed;
 when the first one says the plan cannot fit in the budget, fewer candidates start, and the
 search stops when the budget is spent (then it chooses among the last rung's scores). With
@@ -40,6 +41,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
+from nbsvm.text.hashing import Hasher
 from nbsvm.training.tune import CHUNK, ReadyCache, rows_of
 
 N_PARTS = 10                    # seeded parts; a fold validates two of them
@@ -170,10 +172,16 @@ def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, 
         raise
 
 
-def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = None) -> FeatureCache:
+def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = None,
+                n_bits: int | None = None) -> FeatureCache:
     """The documents of ``parts`` one after the other (the first ``limit`` of them) as one
-    cache: a random sample when the parts are."""
-    writer = CacheWriter(folder, parts[0].hasher)
+    cache: a random sample when the parts are. ``n_bits`` (fewer than the parts'): the
+    buckets folded to that many bits, which is exactly what hashing with ``n_bits`` gives
+    (a bucket is the hash's low bits), as a set per document."""
+    hasher = parts[0].hasher
+    if n_bits is not None and n_bits < hasher.n_bits:
+        hasher = Hasher(**dict(hasher.settings(), n_bits=n_bits))
+    writer = CacheWriter(folder, hasher)
     left = sum(p.n_docs for p in parts) if limit is None else limit
     with writer:
         for part in parts:
@@ -181,10 +189,28 @@ def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = Non
                 if left <= 0:
                     break
                 n = min(len(batch), left)       # the first n documents of the batch
-                writer.add(Batch(batch.ids[:batch.offsets[n]], batch.offsets[:n + 1],
-                                 [part.labels[c] for c in batch.labels[:n]]))
+                ids, offsets = batch.ids[:batch.offsets[n]], batch.offsets[:n + 1]
+                if hasher is not part.hasher:
+                    ids, offsets = fold_buckets(ids, offsets, hasher.n_bits)
+                writer.add(Batch(ids, offsets, [part.labels[c] for c in batch.labels[:n]]))
                 left -= n
         return writer.close()
+
+
+def fold_buckets(ids: np.ndarray, offsets: np.ndarray, n_bits: int):
+    """CSR rows of buckets kept to their low ``n_bits`` bits, each row's set sorted."""
+    n = len(offsets) - 1
+    doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
+    keys = np.unique((doc << n_bits) | (ids.astype(np.int64) & ((1 << n_bits) - 1)))
+    new_offsets = np.searchsorted(keys >> n_bits, np.arange(n + 1)).astype(offsets.dtype)
+    return (keys & ((1 << n_bits) - 1)).astype(ids.dtype), new_offsets
+
+
+def search_bits(n_ids: int, n_bits: int) -> int:
+    """Buckets for the search's trials: at least 8 per n-gram occurrence (so at least 8
+    per distinct n-gram: few collisions), at most the model's. Each training scans every
+    bucket twice; on small corpora that, not the epochs, was most of a trial's time."""
+    return int(min(n_bits, max(16, math.ceil(math.log2(max(n_ids, 1))) + 3)))
 
 
 def rung_docs(n: int, rung: int) -> int:
@@ -257,6 +283,8 @@ def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budg
         classes = classes_of(all_labels) if multilabel else all_labels
         if not multilabel and len(classes) < 2:
             raise NBSVMError(f"--auto needs at least two classes, got {classes}")
+        bits = {key: search_bits(sum(p.n_ids for p in ps), hashers[key].n_bits)
+                for key, ps in parts.items()}
         full = join_caches(parts[key0], root / "stats")
         corpus = corpus_stats(full)
         full.close()
@@ -290,8 +318,9 @@ def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budg
                 folder = root / "samples" / f"{key}-{fold}-{rung}"
                 valid_folder = root / "samples" / f"{key}-{fold}-valid"
                 if not valid_folder.exists():
-                    join_caches([parts[key][i] for i in sorted(held)], valid_folder)
-                samples[(key, fold, rung)] = (join_caches(train, folder, limit),
+                    join_caches([parts[key][i] for i in sorted(held)], valid_folder, None,
+                                bits[key])
+                samples[(key, fold, rung)] = (join_caches(train, folder, limit, bits[key]),
                                               FeatureCache(valid_folder))
             return samples[(key, fold, rung)]
 
@@ -316,7 +345,8 @@ def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budg
                 t1 = time.perf_counter()
                 for fold in range(folds):
                     train, valid = sample(key, fold, rung)
-                    clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
+                    clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root),
+                                                 n_bits=train.hasher.n_bits))
                     clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
                     train_s += clf.timings_["train_s"]
                     n_trainings += 1
@@ -365,7 +395,9 @@ def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budg
             if stopped or rung == len(RUNG_FRACTIONS) - 1:
                 break
             ranked = sorted(rung_scores, key=lambda i: (-rung_scores[i][0].max(), i))
-            alive = sorted(ranked[:max(1, math.ceil(len(ranked) / KEEP))])
+            # the defaults go on too: the one-standard-error rule weighs every change
+            # against them on all the data (a small sample favours other settings)
+            alive = sorted(set(ranked[:max(1, math.ceil(len(ranked) / KEEP))]) | {0})
         # the one-standard-error rule over the last rung's (candidate, beta) scores
         pool = []
         for i, (scores, n_valid) in sorted(last_rung_scores.items()):
