@@ -195,6 +195,9 @@ def test_cli_auto_on_real_sentences(tmp_path, subj_files):
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     assert back.auto_["seconds"] <= 20 + 5
     assert back.auto_["budget"] == 20
+    info = runner.invoke(app, ["info", str(tmp_path / "m.npz")])
+    assert info.exit_code == 0 and "auto:" in info.output and "5-fold" in info.output
+    assert "read from the data:" in info.output
 
 
 def test_cli_refuses_auto_with_a_lexicon_or_a_bad_budget(tmp_path, subj_files):

@@ -121,6 +121,10 @@ def describe(path, verify: bool = False) -> dict:
         info["settings"] = dict(params)
         if "eta0_" in header:
             info["settings"]["eta0_chosen"] = header["eta0_"]
+        if isinstance(header.get("auto"), dict):      # what --auto changed and why
+            info["auto"] = header["auto"]
+        if isinstance(header.get("corpus"), dict):    # what the data-dependent defaults read
+            info["corpus"] = header["corpus"]
         stored = _shape(arrays, "buckets", 0)
         n_out = _shape(arrays, "coef", 0)
         sizes["stored_buckets"] = stored
@@ -216,6 +220,16 @@ def print_info(info: dict) -> None:
                   else "(not recorded in this kind of file)"))
     if info["settings"]:
         lines.append(("settings", " ".join(_flat(info["settings"]))))
+    if info.get("corpus"):
+        c = info["corpus"]
+        lines.append(("read from the data", f"{_num(c['documents'])} documents, median "
+                      f"{_num(c['median_ngrams'])} n-grams each, {_num(c['ngrams'])} in all"))
+    if info.get("auto"):
+        from nbsvm.training.auto import describe
+        a = info["auto"]
+        lines.append(("auto", f"{describe(a.get('changed') or {})}: {a.get('reason')} "
+                      f"({a.get('split')}, {a.get('trainings')} trainings, search "
+                      f"{a.get('seconds')} s of {a.get('budget')} s)"))
     if info["hasher"]:
         lines.append(("hashing", " ".join(_flat(info["hasher"]))))
     if info["classes"]:

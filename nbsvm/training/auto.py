@@ -28,7 +28,7 @@ import math
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -87,7 +87,6 @@ class AutoResult:
     metric: str
     stopped_by_budget: bool = False
     n_trainings: int = 0
-    notes: list = field(default_factory=list)
 
     def header(self) -> dict:
         """What a model file keeps of the search (JSON)."""
@@ -249,175 +248,221 @@ def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budg
     """Search settings for ``docs`` (training data only) around the fixed parameters
     ``base`` within ``time_budget`` seconds (see the module docstring). Parameters in
     ``base`` that differ from the defaults are kept as given, not searched."""
-    import pandas as pd
-    from nbsvm.models.nbsvm import NBSVMClassifier
-
-    t0 = time.perf_counter()
-    notify = callback or (lambda event: None)
     if not (isinstance(time_budget, (int, float)) and time_budget > 0):
         raise NBSVMError(f"the time budget must be a positive number of seconds, got {time_budget!r}")
-    base = {k: v for k, v in (base or {}).items() if k not in ("auto", "time_budget")}
-    plain = NBSVMClassifier()
-    fixed = {k for k, v in base.items() if v != getattr(plain, k)}
-    multilabel = bool(base.get("multilabel"))
-    model = NBSVMClassifier(**base)
-    model.validate()
-    if model.backend_learner is not None:
-        fixed |= {"loss", "weighting", "epochs"}
+    search = _Search(base or {}, float(time_budget), seed, callback)
     root = Path(tempfile.mkdtemp(prefix="nbsvm-auto-", dir=workdir))
     try:
+        search.read(docs, root)
+        search.halve()
+        return search.choose()
+    finally:
+        search.close()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class _Search:
+    """One ``auto_search``: :meth:`read` (the pass and the plan), :meth:`halve` (the
+    rungs), :meth:`choose` (the one-standard-error rule)."""
+
+    def __init__(self, base: dict, budget: float, seed: int, callback):
+        from nbsvm.models.nbsvm import NBSVMClassifier
+        self.t0 = time.perf_counter()
+        self.notify = callback or (lambda event: None)
+        self.budget, self.seed = budget, seed
+        self.base = {k: v for k, v in base.items() if k not in ("auto", "time_budget")}
+        plain = NBSVMClassifier()
+        self.fixed = {k for k, v in self.base.items() if v != getattr(plain, k)}
+        self.model = NBSVMClassifier(**self.base)
+        self.model.validate()
+        if self.model.backend_learner is not None:
+            self.fixed |= {"loss", "weighting", "epochs"}
+        self.samples: dict = {}
+        self.trials: list = []
+        self.n_trainings, self.stopped = 0, False
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def read(self, docs, root: Path) -> None:
+        """The pass (every document hashed once per feature setting, into parts), the
+        corpus statistics, the defaults they give, the space and the candidates."""
+        from nbsvm.models.nbsvm import NBSVMClassifier
+        base, fixed = self.base, self.fixed
+        self.root = root
         # peek at the first documents: short ones also get character n-grams
         docs = iter(docs)
         head = list(itertools.islice(docs, CHUNK))
-        probe = hash_batch(head, model.validate()) if head else None
-        median = float(np.median(np.diff(probe.offsets))) if probe is not None and len(head) else 0
+        probe = hash_batch(head, self.model.validate()) if head else None
+        median = float(np.median(np.diff(probe.offsets))) if head else 0.0
         short = median < SHORT_DOCUMENTS and "char_ngrams" not in fixed
         orders = [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1]
         chars = [base.get("char_ngrams", 0)] + ([CHAR_NGRAMS] if short else [])
         hashers = {(n, c): NBSVMClassifier(**dict(base, ngrams=n, char_ngrams=c)).validate()
                    for n in orders for c in chars}
-        parts = _hash_parts(itertools.chain(head, docs), hashers, root, seed, notify)
-        key0 = (orders[0], chars[0])
-        labels = parts[key0][0].labels
-        all_labels = sorted({l for p in parts[key0] for l in p.labels})
-        classes = classes_of(all_labels) if multilabel else all_labels
+        self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed,
+                                 self.notify)
+        self.key0 = key0 = (orders[0], chars[0])
+        multilabel = bool(base.get("multilabel"))
+        labels = sorted({label for p in self.parts[key0] for label in p.labels})
+        classes = classes_of(labels) if multilabel else labels
         if not multilabel and len(classes) < 2:
             raise NBSVMError(f"--auto needs at least two classes, got {classes}")
-        bits = {key: search_bits(sum(p.n_ids for p in ps), hashers[key].n_bits)
-                for key, ps in parts.items()}
-        full = join_caches(parts[key0], root / "stats")
+        self.bits = {key: search_bits(sum(p.n_ids for p in ps), hashers[key].n_bits)
+                     for key, ps in self.parts.items()}
+        full = join_caches(self.parts[key0], root / "stats")
         corpus = corpus_stats(full)
         full.close()
         shutil.rmtree(root / "stats", ignore_errors=True)
         multi = multilabel or len(classes) > 2
-        defaults = _defaults(base, classes, corpus, multilabel)
-        space = _resolve(search_space(multi, multilabel, short), defaults)
-        metric = "micro_f1" if multilabel else "accuracy"
-        betas = [defaults["beta"]] if multi or "beta" in fixed else \
+        self.defaults = defaults = _defaults(base, classes, corpus, multilabel)
+        self.space = _resolve(search_space(multi, multilabel, short), defaults)
+        self.metric = "micro_f1" if multilabel else "accuracy"
+        self.betas = [defaults["beta"]] if multi or "beta" in fixed else \
             [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
-        folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
-        split = "5-fold" if folds == 5 else "hold-out 20%"
-        # fold k validates parts 2k, 2k+1 (the hold-out: parts 0 and 1)
-        cands = _candidates(space, defaults, fixed, N_CANDIDATES, seed)
-        # pinned for every trial: what the defaults resolve to on all the data
-        pinned = {k: defaults[k] for k in ("min_df", "eta0", "norm") if k not in fixed}
-        pinned = {k: v for k, v in pinned.items() if v != "auto"}
-        notify({"stage": "auto plan", "docs": corpus["documents"], "candidates": len(cands),
-                "split": split, "space": {k: v for k, v in space.items() if k not in fixed},
-                "pass_s": time.perf_counter() - t0, "budget": time_budget})
-        trials, n_trainings, stopped = [], 0, False
-        rung_of = {}            # candidate index -> [(score, n_valid) per beta] at last rung
-        alive = list(range(len(cands)))
-        samples: dict = {}
+        # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)
+        self.folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
+        self.split = "5-fold" if self.folds == 5 else "hold-out 20%"
+        self.cands = _candidates(self.space, defaults, fixed, N_CANDIDATES, self.seed)
+        # pinned in every trial: what the defaults resolve to on all the data
+        self.pinned = {k: defaults[k] for k in ("min_df", "eta0", "norm")
+                       if k not in fixed and defaults[k] != "auto"}
+        self.n_train = sum(p.n_docs for p in self.parts[key0][2:])   # a fold's training docs
+        self.notify({"stage": "auto plan", "docs": corpus["documents"],
+                     "candidates": len(self.cands), "split": self.split,
+                     "space": {k: v for k, v in self.space.items() if k not in fixed},
+                     "pass_s": self.elapsed(), "budget": self.budget})
 
-        def sample(key, fold, rung) -> tuple[FeatureCache, FeatureCache]:
-            if (key, fold, rung) not in samples:
-                held = {2 * fold, 2 * fold + 1}
-                train = [p for i, p in enumerate(parts[key]) if i not in held]
-                limit = rung_docs(sum(p.n_docs for p in train), rung)
-                folder = root / "samples" / f"{key}-{fold}-{rung}"
-                valid_folder = root / "samples" / f"{key}-{fold}-valid"
-                if not valid_folder.exists():
-                    join_caches([parts[key][i] for i in sorted(held)], valid_folder, None,
-                                bits[key])
-                samples[(key, fold, rung)] = (join_caches(train, folder, limit, bits[key]),
-                                              FeatureCache(valid_folder))
-            return samples[(key, fold, rung)]
+    def sample(self, key, fold: int, rung: int) -> tuple[FeatureCache, FeatureCache]:
+        """Fold ``fold``'s training sample for ``rung`` and its held-out parts."""
+        if (key, fold, rung) not in self.samples:
+            held = {2 * fold, 2 * fold + 1}
+            train = [p for i, p in enumerate(self.parts[key]) if i not in held]
+            limit = rung_docs(sum(p.n_docs for p in train), rung)
+            folder = self.root / "samples" / f"{key}-{fold}-{rung}"
+            valid_folder = self.root / "samples" / f"{key}-{fold}-valid"
+            if not valid_folder.exists():
+                join_caches([self.parts[key][i] for i in sorted(held)], valid_folder, None,
+                            self.bits[key]).close()
+            self.samples[(key, fold, rung)] = (
+                join_caches(train, folder, limit, self.bits[key]), FeatureCache(valid_folder))
+        return self.samples[(key, fold, rung)]
 
-        last_rung_scores: dict = {}
-        pace = None             # seconds of one training: fixed + per document
-        n_train = sum(p.n_docs for p in parts[key0][2:])      # a fold's training documents
+    def trial(self, i: int, rung: int) -> tuple[np.ndarray, int, float, float]:
+        """Candidate ``i`` trained on each fold's sample for ``rung``: its score at each
+        beta (-inf where beta does not apply), the held-out documents, the seconds, the
+        seconds of the epochs."""
+        from nbsvm.models.nbsvm import NBSVMClassifier
+        params = {**self.base, **self.pinned, **self.cands[i]}
+        key = (params["ngrams"], params["char_ngrams"])
+        sums = np.zeros(len(self.betas))
+        n_valid, train_s, t1 = 0, 0.0, time.perf_counter()
+        for fold in range(self.folds):
+            train, valid = self.sample(key, fold, rung)
+            clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(self.root),
+                                         n_bits=train.hasher.n_bits))
+            clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
+            train_s += clf.timings_["train_s"]
+            self.n_trainings += 1
+            for j, b in enumerate(self.betas if clf.weighting == "nb" else self.betas[:1]):
+                clf.beta = b
+                rep = evaluate_cache(clf, valid)
+                sums[j] += rep[self.metric] * rep["n_docs"]
+            n_valid += rep["n_docs"]
+            if clf.weighting != "nb":
+                sums[1:] = -np.inf
+        return sums / max(n_valid, 1), n_valid, time.perf_counter() - t1, train_s
+
+    def predicted(self, rung: int) -> float:
+        """Seconds one candidate takes at ``rung`` at the pace measured."""
+        fixed, per_doc = self.pace
+        return self.folds * (fixed + per_doc * rung_docs(self.n_train, rung))
+
+    def fit_plan(self, alive: list, took: float, train_s: float) -> list:
+        """After the first trial: the candidates whose rungs fit in what is left."""
+        # the epochs grow with the documents; counting buckets, scoring and the rest do not
+        d0 = rung_docs(self.n_train, 0)
+        self.pace = (max(0.0, took - train_s) / self.folds, train_s / self.folds / d0)
+        per_cand = sum(self.predicted(r) / KEEP ** r for r in range(len(RUNG_FRACTIONS)))
+        fits = max(1, int(SAFETY * (self.budget - self.elapsed()) / per_cand))
+        if fits < len(alive):
+            self.notify({"stage": "auto note", "docs": 0,
+                         "note": f"the budget allows {fits} candidate(s) of {len(self.cands)}"})
+            return alive[:fits]
+        return alive
+
+    def halve(self) -> None:
+        """The rungs: each trains its candidates on a larger sample and keeps a third
+        (and the defaults); sets ``last_scores`` to the last complete rung's."""
+        alive = list(range(len(self.cands)))
+        self.last_scores: dict = {}
+        self.pace = None
         for rung in range(len(RUNG_FRACTIONS)):
-            rung_scores = {}
+            scores = {}
             for i in list(alive):
-                if rung == 0 and i not in alive:       # the budget cut the candidates
+                if i not in alive:              # the budget cut the candidates
                     break
-                c = cands[i]
-                params = {**base, **pinned, **c}
-                key = (params["ngrams"], params["char_ngrams"])
-                elapsed = time.perf_counter() - t0
-                if pace is not None and elapsed + folds * (
-                        pace[0] + pace[1] * rung_docs(n_train, rung)) > time_budget:
-                    stopped = True
+                if self.pace is not None and self.elapsed() + self.predicted(rung) > self.budget:
+                    self.stopped = True
                     break
-                sums = np.zeros(len(betas))
-                n_valid, train_s = 0, 0.0
-                t1 = time.perf_counter()
-                for fold in range(folds):
-                    train, valid = sample(key, fold, rung)
-                    clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root),
-                                                 n_bits=train.hasher.n_bits))
-                    clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
-                    train_s += clf.timings_["train_s"]
-                    n_trainings += 1
-                    use = betas if clf.weighting == "nb" else betas[:1]
-                    for j, b in enumerate(use):
-                        clf.beta = b
-                        rep = evaluate_cache(clf, valid)
-                        sums[j] += rep[metric] * rep["n_docs"]
-                    n_valid += rep["n_docs"]
-                    if clf.weighting != "nb":
-                        sums[1:] = -np.inf
-                took = time.perf_counter() - t1
-                if pace is None:
-                    # the epochs grow with the documents; counting 2**n_bits buckets,
-                    # scoring and the rest do not
-                    d0 = rung_docs(n_train, 0)
-                    pace = (max(0.0, took - train_s) / folds, train_s / folds / d0)
-                    per_cand = folds * sum((pace[0] + pace[1] * rung_docs(n_train, r)) / KEEP ** r
-                                           for r in range(len(RUNG_FRACTIONS)))
-                    room = SAFETY * (time_budget - (time.perf_counter() - t0))
-                    fits = max(1, int(room / per_cand))
-                    if fits < len(alive):
-                        alive = alive[:fits]
-                        notify({"stage": "auto note", "docs": 0,
-                                "note": f"the budget allows {fits} candidate(s) of "
-                                        f"{len(cands)}"})
-                scores = sums / max(n_valid, 1)
-                rung_scores[i] = (scores, n_valid)
-                train_docs = samples[(key, 0, rung)][0].n_docs
-                for j, b in enumerate(use):
-                    settings = dict(c, beta=b)
-                    trials.append(dict(rung=rung, documents=train_docs, candidate=i,
-                                       changed=_changed(settings, defaults),
-                                       score=float(scores[j]), seconds=took))
-                notify({"stage": "auto trial", "docs": 0, "rung": rung, "candidate": i,
-                        "changed": _changed(dict(c, beta=use[int(np.argmax(scores[:len(use)]))]),
-                                            defaults),
-                        "score": float(scores[:len(use)].max()), "metric": metric,
-                        "documents": train_docs, "folds": folds, "seconds": took})
-            complete = len(rung_scores) == len(alive)
-            if rung_scores and (complete or rung == 0 or not last_rung_scores):
-                last_rung_scores = rung_scores
-            for key in [k for k in samples if k[2] == rung]:       # free the rung's samples
-                samples[key][0].close()
-                shutil.rmtree(samples.pop(key)[0].folder, ignore_errors=True)
-            if stopped or rung == len(RUNG_FRACTIONS) - 1:
+                per_beta, n_valid, took, train_s = self.trial(i, rung)
+                if self.pace is None:
+                    alive = self.fit_plan(alive, took, train_s)
+                scores[i] = (per_beta, n_valid)
+                self.record(i, rung, per_beta, took)
+            if scores and (len(scores) == len(alive) or not self.last_scores):
+                self.last_scores = scores
+            for key in [k for k in self.samples if k[2] == rung]:     # free the rung's samples
+                train, valid = self.samples.pop(key)
+                train.close()
+                valid.close()
+                shutil.rmtree(train.folder, ignore_errors=True)
+            if self.stopped or rung == len(RUNG_FRACTIONS) - 1:
                 break
-            ranked = sorted(rung_scores, key=lambda i: (-rung_scores[i][0].max(), i))
+            ranked = sorted(scores, key=lambda i: (-scores[i][0].max(), i))
             # the defaults go on too: the one-standard-error rule weighs every change
             # against them on all the data (a small sample favours other settings)
             alive = sorted(set(ranked[:max(1, math.ceil(len(ranked) / KEEP))]) | {0})
-        # the one-standard-error rule over the last rung's (candidate, beta) scores
-        pool = []
-        for i, (scores, n_valid) in sorted(last_rung_scores.items()):
-            for j, b in enumerate(betas):
-                if np.isfinite(scores[j]):
-                    pool.append({"settings": dict(cands[i], beta=b), "score": float(scores[j]),
-                                 "n_valid": n_valid})
-        n_valid = min(p["n_valid"] for p in pool)
-        pick, why, se = one_se_choice(pool, n_valid, defaults)
-        chosen_settings = pool[pick]["settings"]
-        chosen = {**base, **pinned, **chosen_settings}
-        changed = _changed(chosen_settings, defaults)
-        reason = f"{metric} {100 * pool[pick]['score']:.2f}% on {split}: {why}"
-        if stopped:
+
+    def record(self, i: int, rung: int, per_beta: np.ndarray, took: float) -> None:
+        """A trial in the table, and its event."""
+        c = self.cands[i]
+        used = [b for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
+        docs = rung_docs(self.n_train, rung)
+        for j, b in enumerate(used):
+            self.trials.append(dict(rung=rung, documents=docs, candidate=i,
+                                    changed=_changed(dict(c, beta=b), self.defaults),
+                                    score=float(per_beta[j]), seconds=took))
+        best = int(np.argmax(per_beta))
+        self.notify({"stage": "auto trial", "docs": 0, "rung": rung, "candidate": i,
+                     "changed": _changed(dict(c, beta=self.betas[best]), self.defaults),
+                     "score": float(per_beta[best]), "metric": self.metric,
+                     "documents": docs, "folds": self.folds, "seconds": took})
+
+    def choose(self) -> AutoResult:
+        """The one-standard-error rule over the last rung's (candidate, beta) scores."""
+        import pandas as pd
+        pool = [{"settings": dict(self.cands[i], beta=b), "score": float(per_beta[j])}
+                for i, (per_beta, _) in sorted(self.last_scores.items())
+                for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
+        n_valid = min(n for _, n in self.last_scores.values())
+        pick, why, _ = one_se_choice(pool, n_valid, self.defaults)
+        settings = pool[pick]["settings"]
+        reason = f"{self.metric} {100 * pool[pick]['score']:.2f}% on {self.split}: {why}"
+        if self.stopped:
             reason += " (the budget ran out: chosen among the last complete rung)"
-        table = pd.DataFrame(trials)
-        return AutoResult(chosen, changed, reason, table, time.perf_counter() - t0,
-                          float(time_budget), split, metric, stopped, n_trainings)
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+        return AutoResult({**self.base, **self.pinned, **settings},
+                          _changed(settings, self.defaults), reason, pd.DataFrame(self.trials),
+                          self.elapsed(), self.budget, self.split, self.metric, self.stopped,
+                          self.n_trainings)
+
+    def close(self) -> None:
+        for train, valid in self.samples.values():
+            train.close()
+            valid.close()
+        for caches in getattr(self, "parts", {}).values():
+            for cache in caches:
+                cache.close()
 
 
 def _changed(settings: dict, defaults: dict) -> dict:
