@@ -13,7 +13,7 @@ from nbsvm import NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
-from nbsvm.training.auto import auto_search, one_se_choice, rung_docs
+from nbsvm.training.auto import auto_search, one_se_choice, rung_sizes
 from nbsvm.training.job import train_job
 
 runner = CliRunner()
@@ -41,7 +41,7 @@ BASE = {"n_bits": 16}       # small tables: quick trials (fixed: not searched)
 
 @pytest.fixture(scope="module")
 def order_result():
-    return auto_search(order_task(), BASE, time_budget=120, seed=3)
+    return auto_search(order_task(3000), BASE, time_budget=120, seed=3)
 
 
 def test_only_bigrams_carry_the_label_so_unigrams_are_not_chosen(order_result):
@@ -64,7 +64,7 @@ def test_only_bigrams_carry_the_label_so_unigrams_are_not_chosen(order_result):
 
 
 def test_the_search_is_deterministic_for_a_seed(order_result):
-    again = auto_search(order_task(), BASE, time_budget=120, seed=3)
+    again = auto_search(order_task(3000), BASE, time_budget=120, seed=3)
     assert again.chosen == order_result.chosen
     cols = ["rung", "documents", "candidate", "score"]
     assert again.table[cols].equals(order_result.table[cols])
@@ -79,7 +79,8 @@ def test_successive_halving_keeps_a_third_on_growing_samples(order_result):
         assert b in (math.ceil(a / 3), math.ceil(a / 3) + 1)      # + the defaults
     assert set(t.candidate[t.rung == 2]) >= {0}                     # always weighed
     docs = t.groupby("rung")["documents"].first().tolist()
-    assert docs == sorted(docs) and 420 < docs[-1] < 540    # 8 of 10 seeded parts of 600
+    # a ninth (at least 500) and a third of fold 0's training documents (8 of 10 parts)
+    assert docs == rung_sizes(docs[-1]) and docs[0] == 500 and 2300 < docs[-1] < 2500
     # the survivors of a rung are its best (by their best beta)
     best0 = t[t.rung == 0].groupby("candidate")["score"].max()
     ranked = sorted(best0.index, key=lambda i: (-best0[i], i))     # ties: the earlier
@@ -87,10 +88,10 @@ def test_successive_halving_keeps_a_third_on_growing_samples(order_result):
 
 
 def test_rung_samples():
-    assert rung_docs(9000, 0) == 1000 and rung_docs(9000, 1) == 3000
-    assert rung_docs(9000, 2) == 9000
-    assert rung_docs(900, 0) == 200         # never below 200 documents (or all of them)
-    assert rung_docs(150, 0) == 150
+    assert rung_sizes(9000) == [1000, 3000, 9000]
+    assert rung_sizes(2700) == [500, 900, 2700]       # never below 500 documents
+    assert rung_sizes(1440) == [500, 1440]            # a ninth and a third both 500: merged
+    assert rung_sizes(450) == [450]                   # all of it: one rung
 
 
 def test_one_standard_error_rule_by_hand():

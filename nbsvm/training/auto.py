@@ -8,7 +8,8 @@ gets 5 folds of two parts (every document held out once), a large one a 20% hold
 Successive halving (Jamieson & Talwalkar 2016, the inner loop of Hyperband) spends the
 budget: rung 0 trains the candidates (the defaults first, then a seeded sample of
 :func:`search_space`) on a ninth of each fold's training documents, the best third go on to
-a third of them, and the best third of those to all of them; the defaults go on to every
+a third of them, and the best third of those to all of them (no sample under 500
+documents: a small corpus has fewer rungs); the defaults go on to every
 rung, so that every change is weighed against them on all the data. ``beta`` only acts at
 prediction time: each trained model is scored at every ``beta`` for free. Trials are timed;
 when the first one says the plan cannot fit in the budget, fewer candidates start, and the
@@ -49,11 +50,12 @@ FOLDS_BELOW_NGRAMS = 5_000_000  # smaller corpora are cross-validated (5 folds)
 RUNG_FRACTIONS = (1 / 9, 1 / 3, 1.0)
 KEEP = 3                        # each rung keeps the best third
 N_CANDIDATES = 27               # rung 0's candidates when the budget allows
-MIN_RUNG_DOCS = 200             # a rung sample never smaller than this (or all)
+MIN_RUNG_DOCS = 500             # a rung sample never smaller than this (or all)
 SHORT_DOCUMENTS = 100           # median n-grams below which character n-grams are tried
 CHAR_NGRAMS = 4
 BETAS = (1.0, 0.5)              # two classes: scored on each trained model
 SAFETY = 0.85                   # share of the remaining budget the plan may fill
+MARGIN = 1.25                   # a trial starts only if 1.25x its predicted time fits
 
 
 def search_space(multi: bool, multilabel: bool, short: bool) -> dict:
@@ -212,11 +214,12 @@ def search_bits(n_ids: int, n_bits: int) -> int:
     return int(min(n_bits, max(16, math.ceil(math.log2(max(n_ids, 1))) + 3)))
 
 
-def rung_docs(n: int, rung: int) -> int:
-    """Training documents of a rung's sample, of ``n`` in the fold."""
-    if rung == len(RUNG_FRACTIONS) - 1:
-        return n
-    return min(n, max(MIN_RUNG_DOCS, math.ceil(RUNG_FRACTIONS[rung] * n)))
+def rung_sizes(n: int) -> list[int]:
+    """Training documents of each rung's sample, of ``n`` in a fold: a ninth, a third, all,
+    none under :data:`MIN_RUNG_DOCS` (rungs that would be as large merge: a small corpus
+    has fewer rungs)."""
+    sizes = [min(n, max(MIN_RUNG_DOCS, math.ceil(f * n))) for f in RUNG_FRACTIONS[:-1]]
+    return sorted(set(sizes) - {n}) + [n]
 
 
 def one_se_choice(scores: list[dict], n_valid: int, defaults: dict) -> tuple[int, str, float]:
@@ -280,6 +283,7 @@ class _Search:
         self.samples: dict = {}
         self.trials: list = []
         self.n_trainings, self.stopped = 0, False
+        self.join_rate = 0.0        # seconds per document of joining parts into a sample
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -327,7 +331,7 @@ class _Search:
         # pinned in every trial: what the defaults resolve to on all the data
         self.pinned = {k: defaults[k] for k in ("min_df", "eta0", "norm")
                        if k not in fixed and defaults[k] != "auto"}
-        self.n_train = sum(p.n_docs for p in self.parts[key0][2:])   # a fold's training docs
+        self.sizes = rung_sizes(sum(p.n_docs for p in self.parts[key0][2:]))  # fold 0's
         self.notify({"stage": "auto plan", "docs": corpus["documents"],
                      "candidates": len(self.cands), "split": self.split,
                      "space": {k: v for k, v in self.space.items() if k not in fixed},
@@ -338,7 +342,8 @@ class _Search:
         if (key, fold, rung) not in self.samples:
             held = {2 * fold, 2 * fold + 1}
             train = [p for i, p in enumerate(self.parts[key]) if i not in held]
-            limit = rung_docs(sum(p.n_docs for p in train), rung)
+            total = sum(p.n_docs for p in train)
+            limit = total if rung == len(self.sizes) - 1 else min(total, self.sizes[rung])
             folder = self.root / "samples" / f"{key}-{fold}-{rung}"
             valid_folder = self.root / "samples" / f"{key}-{fold}-valid"
             if not valid_folder.exists():
@@ -350,13 +355,18 @@ class _Search:
 
     def trial(self, i: int, rung: int) -> tuple[np.ndarray, int, float, float]:
         """Candidate ``i`` trained on each fold's sample for ``rung``: its score at each
-        beta (-inf where beta does not apply), the held-out documents, the seconds, the
-        seconds of the epochs."""
+        beta (-inf where beta does not apply), the held-out documents, the seconds (beyond
+        joining the samples, done once per rung), the seconds of the epochs."""
         from nbsvm.models.nbsvm import NBSVMClassifier
         params = {**self.base, **self.pinned, **self.cands[i]}
         key = (params["ngrams"], params["char_ngrams"])
         sums = np.zeros(len(self.betas))
         n_valid, train_s, t1 = 0, 0.0, time.perf_counter()
+        for fold in range(self.folds):          # the samples first: joined once per rung
+            self.sample(key, fold, rung)
+        joined = time.perf_counter() - t1
+        if joined > 0.01:
+            self.join_rate = max(self.join_rate, joined / self.folds / self.sizes[rung])
         for fold in range(self.folds):
             train, valid = self.sample(key, fold, rung)
             clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(self.root),
@@ -371,20 +381,38 @@ class _Search:
             n_valid += rep["n_docs"]
             if clf.weighting != "nb":
                 sums[1:] = -np.inf
-        return sums / max(n_valid, 1), n_valid, time.perf_counter() - t1, train_s
+        return sums / max(n_valid, 1), n_valid, time.perf_counter() - t1 - joined, train_s
 
-    def predicted(self, rung: int) -> float:
-        """Seconds one candidate takes at ``rung`` at the pace measured."""
+    def predicted(self, rung: int, key=None) -> float:
+        """Seconds one candidate takes at ``rung`` at the pace measured (with ``key``:
+        joining its samples too when they are not there yet)."""
         fixed, per_doc = self.pace
-        return self.folds * (fixed + per_doc * rung_docs(self.n_train, rung))
+        join = self.join_rate * self.sizes[rung] if key is not None and \
+            (key, 0, rung) not in self.samples else 0.0
+        return self.folds * (fixed + per_doc * self.sizes[rung] + join)
 
-    def fit_plan(self, alive: list, took: float, train_s: float) -> list:
+    def measure(self, rung: int, took: float, train_s: float) -> None:
+        """The pace: the epochs grow with the documents; counting buckets, scoring and
+        the rest do not. The slowest per-document pace seen so far predicts the rest."""
+        fixed = max(0.0, took - train_s) / self.folds
+        per_doc = train_s / self.folds / self.sizes[rung]
+        if self.pace is not None:
+            fixed = min(fixed, self.pace[0])
+            per_doc = max(per_doc, (took / self.folds - fixed) / self.sizes[rung],
+                          self.pace[1])
+        self.pace = (fixed, per_doc)
+
+    def fit_plan(self, alive: list) -> list:
         """After the first trial: the candidates whose rungs fit in what is left."""
-        # the epochs grow with the documents; counting buckets, scoring and the rest do not
-        d0 = rung_docs(self.n_train, 0)
-        self.pace = (max(0.0, took - train_s) / self.folds, train_s / self.folds / d0)
-        per_cand = sum(self.predicted(r) / KEEP ** r for r in range(len(RUNG_FRACTIONS)))
-        fits = max(1, int(SAFETY * (self.budget - self.elapsed()) / per_cand))
+        rungs = range(len(self.sizes))
+        per_cand = sum(self.predicted(r) / KEEP ** r for r in rungs)
+        # later rungs also join their samples (once per feature setting) and carry the
+        # defaults: reserved before the candidates are counted
+        n_keys = len(self.parts)
+        reserved = sum(self.predicted(r) + n_keys * self.folds * self.join_rate * self.sizes[r]
+                       for r in rungs[1:])
+        room = SAFETY * (self.budget - self.elapsed()) - reserved
+        fits = max(1, int(room / per_cand))
         if fits < len(alive):
             self.notify({"stage": "auto note", "docs": 0,
                          "note": f"the budget allows {fits} candidate(s) of {len(self.cands)}"})
@@ -397,27 +425,34 @@ class _Search:
         alive = list(range(len(self.cands)))
         self.last_scores: dict = {}
         self.pace = None
-        for rung in range(len(RUNG_FRACTIONS)):
+        for rung in range(len(self.sizes)):
             scores = {}
             for i in list(alive):
                 if i not in alive:              # the budget cut the candidates
                     break
-                if self.pace is not None and self.elapsed() + self.predicted(rung) > self.budget:
+                key = (self.cands[i].get("ngrams", self.key0[0]),
+                       self.cands[i].get("char_ngrams", self.key0[1]))
+                if self.pace is not None and \
+                        self.elapsed() + MARGIN * self.predicted(rung, key) > self.budget:
                     self.stopped = True
                     break
+                first = self.pace is None
                 per_beta, n_valid, took, train_s = self.trial(i, rung)
-                if self.pace is None:
-                    alive = self.fit_plan(alive, took, train_s)
+                self.measure(rung, took, train_s)
+                if first:
+                    alive = self.fit_plan(alive)
                 scores[i] = (per_beta, n_valid)
                 self.record(i, rung, per_beta, took)
-            if scores and (len(scores) == len(alive) or not self.last_scores):
+            # the highest rung reached: the defaults go first in each, so even a rung the
+            # budget cut short weighs what it trained against them on the same sample
+            if scores:
                 self.last_scores = scores
             for key in [k for k in self.samples if k[2] == rung]:     # free the rung's samples
                 train, valid = self.samples.pop(key)
                 train.close()
                 valid.close()
                 shutil.rmtree(train.folder, ignore_errors=True)
-            if self.stopped or rung == len(RUNG_FRACTIONS) - 1:
+            if self.stopped or rung == len(self.sizes) - 1:
                 break
             ranked = sorted(scores, key=lambda i: (-scores[i][0].max(), i))
             # the defaults go on too: the one-standard-error rule weighs every change
@@ -428,7 +463,7 @@ class _Search:
         """A trial in the table, and its event."""
         c = self.cands[i]
         used = [b for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
-        docs = rung_docs(self.n_train, rung)
+        docs = self.sizes[rung]
         for j, b in enumerate(used):
             self.trials.append(dict(rung=rung, documents=docs, candidate=i,
                                     changed=_changed(dict(c, beta=b), self.defaults),
@@ -450,7 +485,8 @@ class _Search:
         settings = pool[pick]["settings"]
         reason = f"{self.metric} {100 * pool[pick]['score']:.2f}% on {self.split}: {why}"
         if self.stopped:
-            reason += " (the budget ran out: chosen among the last complete rung)"
+            reason += (" (the budget ran out: chosen among the candidates of the last rung "
+                       "reached, the defaults among them)")
         return AutoResult({**self.base, **self.pinned, **settings},
                           _changed(settings, self.defaults), reason, pd.DataFrame(self.trials),
                           self.elapsed(), self.budget, self.split, self.metric, self.stopped,
