@@ -191,7 +191,7 @@ def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = Non
                     break
                 n = min(len(batch), left)       # the first n documents of the batch
                 ids, offsets = batch.ids[:batch.offsets[n]], batch.offsets[:n + 1]
-                if hasher is not part.hasher:
+                if hasher.n_bits < part.hasher.n_bits:
                     ids, offsets = fold_buckets(ids, offsets, hasher.n_bits)
                 writer.add(Batch(ids, offsets, [part.labels[c] for c in batch.labels[:n]]))
                 left -= n
@@ -202,7 +202,8 @@ def fold_buckets(ids: np.ndarray, offsets: np.ndarray, n_bits: int):
     """CSR rows of buckets kept to their low ``n_bits`` bits, each row's set sorted."""
     n = len(offsets) - 1
     doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-    keys = np.unique((doc << n_bits) | (ids.astype(np.int64) & ((1 << n_bits) - 1)))
+    keys = np.sort((doc << n_bits) | (ids.astype(np.int64) & ((1 << n_bits) - 1)))
+    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
     new_offsets = np.searchsorted(keys >> n_bits, np.arange(n + 1)).astype(offsets.dtype)
     return (keys & ((1 << n_bits) - 1)).astype(ids.dtype), new_offsets
 
@@ -284,6 +285,7 @@ class _Search:
         self.trials: list = []
         self.n_trainings, self.stopped = 0, False
         self.join_rate = 0.0        # seconds per document of joining parts into a sample
+        self.joined_docs = 0
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -349,8 +351,10 @@ class _Search:
             if not valid_folder.exists():
                 join_caches([self.parts[key][i] for i in sorted(held)], valid_folder, None,
                             self.bits[key]).close()
+                self.joined_docs += sum(self.parts[key][i].n_docs for i in held)
             self.samples[(key, fold, rung)] = (
                 join_caches(train, folder, limit, self.bits[key]), FeatureCache(valid_folder))
+            self.joined_docs += limit
         return self.samples[(key, fold, rung)]
 
     def trial(self, i: int, rung: int) -> tuple[np.ndarray, int, float, float]:
@@ -365,8 +369,9 @@ class _Search:
         for fold in range(self.folds):          # the samples first: joined once per rung
             self.sample(key, fold, rung)
         joined = time.perf_counter() - t1
-        if joined > 0.01:
-            self.join_rate = max(self.join_rate, joined / self.folds / self.sizes[rung])
+        if self.joined_docs:            # this trial joined samples: the rate per document
+            self.join_rate = max(self.join_rate, joined / self.joined_docs)
+            self.joined_docs = 0
         for fold in range(self.folds):
             train, valid = self.sample(key, fold, rung)
             clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(self.root),
