@@ -238,11 +238,9 @@ def train_command(
                               weighting=weighting,
                               time_budget=parse_seconds(time_budget))
         clf.validate()
-        if auto and (lexicon or scheduler or dask_local or keep_cache or checkpoint_every
-                     or resume):
-            raise NBSVMError("--auto chooses the hashing settings itself: it cannot be used "
-                             "with --lexicon, --keep-cache, --checkpoint-every, --resume or "
-                             "Dask")
+        if auto:
+            _refuse_with_auto(lexicon, scheduler or dask_local, keep_cache,
+                              checkpoint_every or resume)
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
@@ -293,6 +291,14 @@ def train_command(
             typer.echo(json.dumps(_json_summary(clf, job, output), indent=2))
             return
         echo_kv(_summary(clf, job, output, plot_path))
+
+
+def _refuse_with_auto(*options) -> None:
+    """--auto picks the hashing settings: nothing hashed or counted before it can serve."""
+    if any(options):
+        raise NBSVMError("--auto chooses the hashing settings itself: it cannot be used "
+                         "with --lexicon, --keep-cache, --checkpoint-every, --resume or "
+                         "Dask")
 
 
 def _training_events(progress, silent: bool):

@@ -36,7 +36,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, data_default
-from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.batches import Batch, doc_chunks, hash_batch
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
@@ -138,20 +138,13 @@ def _candidates(space: dict, defaults: dict, fixed: set, n: int, seed: int) -> l
 
 def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, notify):
     """One pass: each document to a seeded part, hashed once per hasher. Returns
-    ``{key: [FeatureCache per part]}`` and the first part's labels."""
+    ``{key: [FeatureCache per part]}``."""
     writers = {key: [CacheWriter(root / f"{key}" / f"part{p}", h) for p in range(N_PARTS)]
                for key, h in hashers.items()}
     rng = np.random.default_rng(seed)
     seen = 0
     try:
-        chunk: list[Document] = []
-        for doc in itertools.chain(docs, [None]):
-            if doc is not None:
-                chunk.append(doc)
-                if len(chunk) < CHUNK:
-                    continue
-            if not chunk:
-                break
+        for chunk in doc_chunks(docs, CHUNK):
             part = rng.integers(0, N_PARTS, size=len(chunk))
             for key, h in hashers.items():
                 batch = hash_batch(chunk, h)
@@ -161,7 +154,6 @@ def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, 
                         writers[key][p].add(rows_of(batch, mask))
             seen += len(chunk)
             notify({"stage": "hash", "docs": seen})
-            chunk = []
         if seen < 2 * N_PARTS:
             raise NBSVMError(f"--auto needs at least {2 * N_PARTS} training documents, got "
                              f"{seen}")

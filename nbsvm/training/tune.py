@@ -34,7 +34,7 @@ import numpy as np
 from nbsvm.config import DEFAULTS, TASK_PARAMS
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
-from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.batches import Batch, doc_chunks, hash_batch
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
@@ -109,14 +109,7 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
     rng = np.random.default_rng(seed)
     seen = 0
     try:
-        chunk: list[Document] = []
-        for doc in itertools.chain(docs, [None]):
-            if doc is not None:
-                chunk.append(doc)
-                if len(chunk) < CHUNK:
-                    continue
-            if not chunk:
-                break
+        for chunk in doc_chunks(docs, CHUNK):
             if folds:
                 part = rng.integers(0, folds, size=len(chunk))
             else:
@@ -130,7 +123,6 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
                             writers[n][s][which].add(rows_of(batch, mask))
             seen += len(chunk)
             notify({"stage": "hash", "docs": seen})
-            chunk = []
         out = {}
         for n in orders:
             out[n] = []
