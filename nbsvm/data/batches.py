@@ -36,18 +36,6 @@ class Batch:
                 "line": self.lines[i] if self.lines else None}
 
 
-def doc_chunks(docs: Iterable[Document], size: int) -> Iterator[list[Document]]:
-    """``docs`` in lists of ``size`` (the last may be shorter; none empty)."""
-    chunk: list[Document] = []
-    for doc in docs:
-        chunk.append(doc)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 def hash_batch(docs: list[Document], hasher: Hasher) -> Batch:
     """Hash a list of documents in the calling thread."""
     ids, offsets = hasher.batch([d.text for d in docs])

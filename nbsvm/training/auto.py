@@ -36,7 +36,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, data_default
-from nbsvm.data.batches import Batch, doc_chunks, hash_batch
+from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache

@@ -34,7 +34,8 @@ import numpy as np
 from nbsvm.config import DEFAULTS, TASK_PARAMS
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
-from nbsvm.data.batches import Batch, doc_chunks, hash_batch
+from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
