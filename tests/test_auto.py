@@ -112,6 +112,27 @@ def test_one_standard_error_rule_by_hand():
     assert pick == 1 and "the best score" in why
 
 
+def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeypatch):
+    import nbsvm.training.auto as auto
+    rng = np.random.default_rng(0)
+    # 60 documents of 60 distinct-ish words: about 177 n-grams each (orders 1-3)
+    docs = [Document("pos" if i % 2 else "neg", " ".join(rng.choice([f"w{j}" for j in range(500)], 60)),
+                     "<long>", i + 1) for i in range(60)]
+
+    def space(docs):
+        plans = []
+        auto_search(docs, BASE, time_budget=1, seed=0,
+                    callback=lambda e: plans.append(e) if e["stage"] == "auto plan" else None)
+        return plans[0]["space"]
+
+    assert "char_ngrams" in space(docs)                     # small: the whole corpus peeked
+    monkeypatch.setattr(auto, "SMALL_CORPUS_NGRAMS", 10_000)
+    monkeypatch.setattr(auto, "CHUNK", 16)
+    assert "char_ngrams" not in space(docs)                 # long and not small
+    assert "char_ngrams" in space(docs[:4] + [Document("pos", "x y", "<short>", i)
+                                              for i in range(200)])   # short: median 3
+
+
 def test_the_budget_stops_the_search():
     # 2**24 buckets: each training counts and scans 16M buckets (about 0.2 s), 5 folds
     docs = order_task(2000)

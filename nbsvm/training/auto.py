@@ -1,7 +1,8 @@
 """Budgeted automatic settings: ``nbsvm train --auto``, ``NBSVMClassifier(auto=True)``.
 
 One reading pass hashes every training document once per feature setting the search may
-try (word n-grams of orders 1-3; with short documents, character 4-grams beside them)
+try (word n-grams of orders 1-3; with short documents or a small corpus, character
+4-grams beside them)
 into ten seeded parts on disk. Validation never leaves the training data: a small corpus
 gets 5 folds of two parts (every document held out once), a large one a 20% hold-out.
 
@@ -53,13 +54,14 @@ KEEP = 3                        # each rung keeps the best third
 N_CANDIDATES = 27               # rung 0's candidates when the budget allows
 MIN_RUNG_DOCS = 500             # a rung sample never smaller than this (or all)
 SHORT_DOCUMENTS = 100           # median n-grams below which character n-grams are tried
+SMALL_CORPUS_NGRAMS = 2_000_000  # ... and word n-grams below which they are tried anyway
 CHAR_NGRAMS = 4
 BETAS = (1.0, 0.5)              # two classes: scored on each trained model
 SAFETY = 0.85                   # share of the remaining budget the plan may fill
 MARGIN = 1.25                   # a trial starts only if 1.25x its predicted time fits
 
 
-def search_space(multi: bool, multilabel: bool, short: bool) -> dict:
+def search_space(multi: bool, multilabel: bool, chars: bool) -> dict:
     """What the search varies, each list starting with the value the defaults use (None:
     the data-dependent default). Chosen on the Wang & Manning corpora (the README's table):
     the n-gram order, NB smoothing (``alpha`` 0.1: 20NG +1 point, MPQA +0.5), L2 strength,
@@ -73,7 +75,7 @@ def search_space(multi: bool, multilabel: bool, short: bool) -> dict:
     else:
         space["loss"] = [None, "modified_huber"]
         space["weighting"] = ["nb", "binary"]
-    if short:
+    if chars:
         space["char_ngrams"] = [0, CHAR_NGRAMS]
     return space
 
@@ -289,14 +291,22 @@ class _Search:
         from nbsvm.models.nbsvm import NBSVMClassifier
         base, fixed = self.base, self.fixed
         self.root = root
-        # peek at the first documents: short ones also get character n-grams
+        # peek at the first documents: short ones, or a small corpus (read whole before
+        # SMALL_CORPUS_NGRAMS), also get character n-grams (XGraph +1 point, long posts)
         docs = iter(docs)
-        head = list(itertools.islice(docs, CHUNK))
-        probe = hash_batch(head, self.model.validate()) if head else None
-        median = float(np.median(np.diff(probe.offsets))) if head else 0.0
-        short = median < SHORT_DOCUMENTS and "char_ngrams" not in fixed
+        head, n_grams, median, ended = [], 0, 0.0, False
+        while n_grams < SMALL_CORPUS_NGRAMS:
+            chunk = list(itertools.islice(docs, CHUNK))
+            if not chunk:
+                ended = True
+                break
+            lengths = np.diff(hash_batch(chunk, self.model.validate()).offsets)
+            median = median if head else float(np.median(lengths))
+            head += chunk
+            n_grams += int(lengths.sum())
+        try_chars = (median < SHORT_DOCUMENTS or ended) and "char_ngrams" not in fixed
         orders = [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1]
-        chars = [base.get("char_ngrams", 0)] + ([CHAR_NGRAMS] if short else [])
+        chars = [base.get("char_ngrams", 0)] + ([CHAR_NGRAMS] if try_chars else [])
         hashers = {(n, c): NBSVMClassifier(**dict(base, ngrams=n, char_ngrams=c)).validate()
                    for n in orders for c in chars}
         self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed,
@@ -315,7 +325,7 @@ class _Search:
         shutil.rmtree(root / "stats", ignore_errors=True)
         multi = multilabel or len(classes) > 2
         self.defaults = defaults = _defaults(base, classes, corpus, multilabel)
-        self.space = _resolve(search_space(multi, multilabel, short), defaults)
+        self.space = _resolve(search_space(multi, multilabel, try_chars), defaults)
         self.metric = "micro_f1" if multilabel else "accuracy"
         self.betas = [defaults["beta"]] if multi or "beta" in fixed else \
             [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
@@ -356,7 +366,7 @@ class _Search:
         joining the samples, done once per rung), the seconds of the epochs."""
         from nbsvm.models.nbsvm import NBSVMClassifier
         params = {**self.base, **self.pinned, **self.cands[i]}
-        key = (params["ngrams"], params["char_ngrams"])
+        key = (params.get("ngrams", self.key0[0]), params.get("char_ngrams", self.key0[1]))
         sums = np.zeros(len(self.betas))
         n_valid, train_s, t1 = 0, 0.0, time.perf_counter()
         for fold in range(self.folds):          # the samples first: joined once per rung
