@@ -1,0 +1,107 @@
+"""The scale corpus generator (issue 15, ``pipelines/make_corpus.py``): seeded, its
+vocabulary follows the Heaps curve fitted on IMDB, its labels can be learned."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import shared_datasets
+from nbsvm import NBSVMClassifier
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
+import make_corpus as M  # noqa: E402
+
+IMDB = shared_datasets() / "imdb" / "aclImdb_labeled.tar.gz"
+pytestmark = pytest.mark.skipif(not IMDB.exists(), reason=f"no IMDB at {IMDB}")
+
+
+@pytest.fixture(scope="module")
+def imdb_docs():
+    docs = M.imdb_train(shared_datasets())
+    # a seeded fifth of IMDB train, both classes: the fit takes seconds
+    keep = np.random.default_rng(0).permutation(len(docs))[:5000]
+    return [docs[i] for i in keep]
+
+
+@pytest.fixture(scope="module")
+def model(imdb_docs):
+    return M.fit(imdb_docs, seed=0)
+
+
+def lines(gen, n):
+    return b"".join(gen.chunks(n)).decode("utf-8").splitlines()
+
+
+def test_heaps_fit_by_hand():
+    # every document: 10 words never seen before and 30 times "the", in any order V(n) = n/4
+    # (+1 for "the"): beta 1, K 1/4
+    docs = [([f"w{i}_{j}" for j in range(10)] + ["the"] * 30, "pos") for i in range(1000)]
+    k, beta, points = M.heaps_fit(docs, seed=0)
+    assert abs(beta - 1.0) < 0.01 and abs(k - 0.25) < 0.01
+    assert points[-1].tolist() == [40_000, 10_001]
+
+
+def test_the_model_counts_the_bigrams_of_each_class():
+    docs = [("a b a".split(), "pos"), ("b b".split(), "neg"), ("a a c".split(), "pos")]
+    m = M.fit(docs, seed=0)
+    # seen twice or more: a (4), b (3); c once: the RARE slot (id 2), start id 3
+    assert m.words[:2] == ["a", "b"] and m.words[2:] == ["c"] and m.n_common == 2
+    rows = m.n_rows
+
+    def bigrams(cls, prev):
+        r = cls * rows + prev
+        lo, hi = m.row_ptr[r], m.row_ptr[r + 1]
+        counts = np.diff(np.concatenate([[0], m.next_cum[lo:hi]]))
+        return dict(zip(m.next_ids[lo:hi].tolist(), counts.tolist()))
+
+    pos, neg = M.CLASSES.index("pos"), M.CLASSES.index("neg")
+    assert bigrams(pos, 3) == {0: 2}            # both pos documents start with a
+    assert bigrams(pos, 0) == {0: 1, 1: 1, 2: 1}   # a a, a b, a c
+    assert bigrams(pos, 1) == {0: 1}            # b a
+    assert bigrams(neg, 3) == {1: 1} and bigrams(neg, 1) == {1: 1}
+    assert m.uni_cum[pos].tolist() == [4, 5, 6] and m.uni_cum[neg].tolist() == [0, 2, 2]
+    assert sorted(m.lengths.tolist()) == [2, 3, 3]
+
+
+def test_generation_is_seeded(model):
+    a = lines(M.Generator(model, seed=1), 300)
+    b = lines(M.Generator(model, seed=1), 300)
+    c = lines(M.Generator(model, seed=2), 300)
+    assert a == b and a != c and len(a) == 300
+    for line in a:
+        label, text = line.split("\t")
+        assert label in ("pos", "neg") and text and "\t" not in text
+    # every token is a word of the tokenizer: reading it again changes nothing
+    assert all(M.tokenize(line.split("\t")[1]) == line.split("\t")[1].split(" ") for line in a)
+
+
+def test_vocabulary_follows_the_fitted_heaps_curve(model):
+    gen = M.Generator(model, seed=0)
+    checks = []
+    for _ in range(8):                      # 40,000 documents, about 9M tokens
+        for _ in gen.chunks(5000):
+            pass
+        checks.append((gen.tokens, gen.distinct_words))
+    assert checks[-1][0] > 4 * model.lengths.sum()      # well beyond the fitted corpus
+    for n, v in checks:
+        curve = model.heaps_k * n ** model.heaps_beta
+        assert abs(v - curve) / curve < 0.10, (n, v, curve)
+    # and the words counted are the words written
+    gen = M.Generator(model, seed=0)
+    text = lines(gen, 2000)
+    words = {w for line in text for w in line.split("\t")[1].split(" ")}
+    assert len(words) == gen.distinct_words
+
+
+def test_the_label_is_learnable(model):
+    gen = M.Generator(model, seed=0)
+    train = [line.split("\t") for line in lines(gen, 4000)]
+    test = [line.split("\t") for line in lines(gen, 2000)]
+    clf = NBSVMClassifier(n_bits=20).fit([t for _, t in train], [y for y, _ in train])
+    acc = np.mean(clf.predict([t for _, t in test]) == np.array([y for y, _ in test]))
+    assert 0.45 < np.mean([y == "pos" for y, _ in train]) < 0.55
+    assert acc > 0.75            # 4,000 reviews; 25,000 put a plain NB near IMDB's 87%
+    stats = M.corpus_stats([(t.split(" "), y) for y, t in train],
+                           [(t.split(" "), y) for y, t in test], n_bits=20)
+    assert stats["mnb_bi_accuracy"] > 70 and stats["documents"] == 4000
