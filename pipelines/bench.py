@@ -1,6 +1,9 @@
 #!/usr/bin/env python
 """Speed and memory of the whole IMDB trigram job, nbsvm beside its peers, in one run.
 
+Peers: Vowpal Wabbit, fastText (settings chosen on IMDB's training split by
+``pipelines/tune_fasttext.py``), scikit-learn.
+
 Every system reads the 25k training reviews, learns on trigrams for 10 epochs, and scores
 the 25k test reviews, each run as its own process, timed from start to exit, with peak
 RSS from the operating system (``os.wait4``). One warm-up run, then ``--runs`` measured
@@ -69,8 +72,10 @@ def prepare(data: Path, out: Path) -> dict:
     files = {}
     for split in ("train", "test"):
         raw, tok, vw = out / f"{split}.txt", out / f"{split}.tok", out / f"{split}.vw"
-        if not (raw.exists() and tok.exists() and vw.exists()):
-            with open(raw, "w") as f_raw, open(tok, "w") as f_tok, open(vw, "w") as f_vw:
+        ft = out / f"{split}.ft"
+        if not (raw.exists() and tok.exists() and vw.exists() and ft.exists()):
+            with open(raw, "w") as f_raw, open(tok, "w") as f_tok, open(vw, "w") as f_vw, \
+                    open(ft, "w") as f_ft:
                 for doc in read_aclimdb(data / split):
                     text = doc.text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
                     tokens = " ".join(tokenize(text))
@@ -78,7 +83,8 @@ def prepare(data: Path, out: Path) -> dict:
                     f_tok.write(f"{doc.label}\t{tokens}\n")
                     clean = tokens.replace("|", "/").replace(":", ";")
                     f_vw.write(f"{1 if doc.label == 'pos' else -1} | {clean}\n")
-        files[split] = dict(raw=raw, tok=tok, vw=vw)
+                    f_ft.write(f"__label__{doc.label} {tokens}\n")
+        files[split] = dict(raw=raw, tok=tok, vw=vw, ft=ft)
     return files
 
 
@@ -123,6 +129,9 @@ def systems(files, work: Path, mesnil: bool) -> list[dict]:
                    [PY, "-m", "vowpalwabbit", "-d", str(te["vw"]), "-t", "-i",
                     str(work / "vw.model"), "-p", str(work / "vw.pred"), "--quiet"]],
              accuracy=lambda r: vw_accuracy(work / "vw.pred", te["vw"])),
+        dict(name="fastText (wordNgrams 2, dim 10, epoch 10, lr 0.5, 2 threads)", group="peer",
+             cmds=[[PY, str(ROOT / "pipelines/peers/fasttext_text.py"), str(tr["ft"]),
+                    str(te["ft"]), "--thread", "2"]]),
         dict(name="scikit-learn HashingVectorizer 2^24 + NB + SGD(log)", group="peer",
              cmds=[[PY, str(ROOT / "pipelines/peers/sklearn_nbsvm.py"), str(tr["tok"]),
                     str(te["tok"]), "--bits", "24"]]),

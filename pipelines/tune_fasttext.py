@@ -50,9 +50,13 @@ def main(argv=None):
         for values in itertools.product(*GRID.values()):
             params = dict(zip(GRID, values))
             t0 = time.perf_counter()
-            model = fasttext.train_supervised(input=str(train), dim=10, thread=2,
-                                              seed=args.seed, verbose=0, **params)
-            _, precision, _ = model.test(str(valid))
+            try:
+                model = fasttext.train_supervised(input=str(train), dim=10, thread=2,
+                                                  seed=args.seed, verbose=0, **params)
+                _, precision, _ = model.test(str(valid))
+            except RuntimeError as e:           # "Encountered NaN": the rate diverges
+                print(f"{params}: {e}", flush=True)
+                precision = float("nan")
             rows.append({**params, "validation_accuracy": 100.0 * precision,
                          "seconds": time.perf_counter() - t0})
             print(f"{params}: {100 * precision:.2f}% ({rows[-1]['seconds']:.1f} s)", flush=True)

@@ -95,6 +95,7 @@ class Fit:
                 notify({"stage": "lexicon done", "docs": cache.n_docs})
                 self.timings["lexicon_s"] = time.perf_counter() - self.t0
             model.n_docs_ = cache.n_docs
+            self.timings["cache_ngrams"] = int(cache.n_ids)     # hashed n-grams kept on disk
             positive = model.targets_in(cache)
             self._prepare_learner(cache, positive, translate)
             into = tmp / "columns" if kept is not None else None     # the kept cache stays
