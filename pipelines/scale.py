@@ -277,7 +277,7 @@ def run_all(args, sizes, data, work, config) -> None:
     lines = [f"Corpus: {json.dumps({k: data['stats'][k] for k in ('train_docs', 'train_tokens', 'train_distinct_words', 'heaps_curve_at_train_tokens', 'generate_seconds')})}",
              f"Plain read of the largest training file: " +
              ", ".join(f"{k} {v:,.0f}" for k, v in limits.items())]
-    write_results("scale", frame, title="A million reviews and more: nbsvm, Vowpal Wabbit "
+    write_results(args.name, frame, title="A million reviews and more: nbsvm, Vowpal Wabbit "
                   "and fastText on generated corpora", config=config, notes=lines)
 
 
@@ -296,6 +296,8 @@ def main(argv=None):
                     help="run the peers only at sizes up to this (0: at every size)")
     ap.add_argument("--cap-only", action="store_true",
                     help="only the memory-capped run (results/scale_cap.md)")
+    ap.add_argument("--name", default="scale",
+                    help="results/NAME.md (another name keeps an earlier run's table)")
     ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "scale"))
     args = ap.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -313,7 +315,7 @@ def main(argv=None):
         print("   " + json.dumps(shown), flush=True)
         if cap.get("exit"):
             print(cap["output"], flush=True)
-        write_results("scale_cap", pd.DataFrame([shown]), title="nbsvm in a memory cgroup "
+        write_results(f"{args.name}_cap", pd.DataFrame([shown]), title="nbsvm in a memory cgroup "
                       "smaller than its feature cache", config=config,
                       notes=[f"{label_of(sizes[0])} generated documents, nbsvm train --threads "
                              f"1 without a limit, then in a cgroup v1 memory controller "
