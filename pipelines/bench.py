@@ -66,6 +66,16 @@ PY = sys.executable
 NBSVM = str(Path(sys.executable).parent / "nbsvm")
 
 
+def vw_line(label: str, tokens: str) -> str:
+    """A two-class VW example (``:`` and ``|`` are VW's syntax: they become ``;`` and ``/``)."""
+    clean = tokens.replace("|", "/").replace(":", ";")
+    return f"{1 if label == 'pos' else -1} | {clean}\n"
+
+
+def fasttext_line(label: str, tokens: str) -> str:
+    return f"__label__{label} {tokens}\n"
+
+
 def prepare(data: Path, out: Path) -> dict:
     """label<TAB>text (raw, for nbsvm), label<TAB>tokens (sklearn) and VW files."""
     out.mkdir(parents=True, exist_ok=True)
@@ -81,9 +91,8 @@ def prepare(data: Path, out: Path) -> dict:
                     tokens = " ".join(tokenize(text))
                     f_raw.write(f"{doc.label}\t{text}\n")
                     f_tok.write(f"{doc.label}\t{tokens}\n")
-                    clean = tokens.replace("|", "/").replace(":", ";")
-                    f_vw.write(f"{1 if doc.label == 'pos' else -1} | {clean}\n")
-                    f_ft.write(f"__label__{doc.label} {tokens}\n")
+                    f_vw.write(vw_line(doc.label, tokens))
+                    f_ft.write(fasttext_line(doc.label, tokens))
         files[split] = dict(raw=raw, tok=tok, vw=vw, ft=ft)
     return files
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shlex
 import subprocess
 import sys
@@ -49,7 +48,8 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench import NBSVM, PY, ROOT, run_measured, vw_accuracy  # noqa: E402  (settles libraries)
+from bench import (NBSVM, PY, ROOT, accuracy_of, fasttext_line, run_measured, stage,  # noqa: E402
+                   vw_accuracy, vw_line)  # (importing bench settles the shared libraries)
 from _report import start, write_results  # noqa: E402
 import make_corpus  # noqa: E402
 
@@ -99,9 +99,8 @@ def peer_files(path: Path, write: bool = True) -> dict:
                 open(ft.with_suffix(".ft.part"), "w") as f_ft:
             for line in src:
                 label, _, text = line.rstrip("\n").partition("\t")
-                clean = text.replace("|", "/").replace(":", ";")
-                f_vw.write(f"{1 if label == 'pos' else -1} | {clean}\n")
-                f_ft.write(f"__label__{label} {text}\n")
+                f_vw.write(vw_line(label, text))
+                f_ft.write(fasttext_line(label, text))
         os.replace(vw.with_suffix(".vw.part"), vw)
         os.replace(ft.with_suffix(".ft.part"), ft)
     return dict(vw=vw, ft=ft)
@@ -123,7 +122,7 @@ def systems(train: Path, test: Path, work: Path, threads: int) -> list[dict]:
                     str(vw_model), "--quiet"],
                    [PY, "-m", "vowpalwabbit", "-d", str(te["vw"]), "-t", "-i", str(vw_model),
                     "-p", str(vw_pred), "--quiet"]],
-             accuracy=lambda: vw_accuracy(vw_pred, te["vw"]), prepare=convert,
+             accuracy=lambda r: vw_accuracy(vw_pred, te["vw"]), prepare=convert,
              cleanup=[work / "vw.cache", vw_model, vw_pred]),
         dict(name="fastText (wordNgrams 2, dim 10, epoch 10, lr 0.5, 2 threads)",
              cmds=[[PY, str(FASTTEXT), str(tr["ft"]), str(te["ft"]), "--thread", "2"]],
@@ -131,17 +130,11 @@ def systems(train: Path, test: Path, work: Path, threads: int) -> list[dict]:
     ]
 
 
-def stage(output: str, label: str):
-    m = re.search(re.escape(label) + r": ([0-9.]+)", output)
-    return float(m.group(1)) if m else None
-
-
 def run_system(system: dict) -> dict:
     if "prepare" in system:             # the peer's input format, not timed
         system["prepare"]()
     r = run_measured(system["cmds"])
-    r["accuracy"] = system["accuracy"]() if "accuracy" in system else \
-        float(re.search(r"accuracy: ([0-9.]+)%", r["output"]).group(1))
+    r["accuracy"] = accuracy_of(system, r)
     for path in system.get("cleanup", []):
         Path(path).unlink(missing_ok=True)
     return r

@@ -345,7 +345,7 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
         stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
     if "cache_ngrams" in clf.timings_:      # the size of what the epochs stream from disk
         stats["feature cache n-grams"] = clf.timings_["cache_ngrams"]
-        stats["feature cache MB"] = f"{(4 * clf.timings_['cache_ngrams'] + 8 * clf.n_docs_) / 2**20:.1f}"
+        stats["feature cache MB"] = f"{clf.timings_['cache_bytes'] / 2**20:.1f}"
     if hasattr(clf, "eta0_"):
         stats["eta0 (auto)"] = clf.eta0_
     for name in clf.data_defaulted():

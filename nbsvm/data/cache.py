@@ -140,6 +140,13 @@ class FeatureCache:
         if first != 0 or last != self.n_ids:       # O(1): never read the whole offsets file
             raise NBSVMError("corrupted feature cache (offsets)", path=str(self.folder))
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its arrays on disk (ids, offsets, labels)."""
+        return self.n_ids * np.dtype(BUCKET_DTYPE).itemsize + \
+            (self.n_docs + 1) * np.dtype(OFFSET_DTYPE).itemsize + \
+            self.n_docs * np.dtype(LABEL_DTYPE).itemsize
+
     def close(self) -> None:
         self._files.close()
 

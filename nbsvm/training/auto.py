@@ -295,12 +295,13 @@ class _Search:
         # SMALL_CORPUS_NGRAMS), also get character n-grams (XGraph +1 point, long posts)
         docs = iter(docs)
         head, n_grams, median, ended = [], 0, 0.0, False
+        probe = self.model.validate()
         while n_grams < SMALL_CORPUS_NGRAMS:
             chunk = list(itertools.islice(docs, CHUNK))
             if not chunk:
                 ended = True
                 break
-            lengths = np.diff(hash_batch(chunk, self.model.validate()).offsets)
+            lengths = np.diff(hash_batch(chunk, probe).offsets)
             median = median if head else float(np.median(lengths))
             head += chunk
             n_grams += int(lengths.sum())

@@ -95,7 +95,8 @@ class Fit:
                 notify({"stage": "lexicon done", "docs": cache.n_docs})
                 self.timings["lexicon_s"] = time.perf_counter() - self.t0
             model.n_docs_ = cache.n_docs
-            self.timings["cache_ngrams"] = int(cache.n_ids)     # hashed n-grams kept on disk
+            self.timings["cache_ngrams"] = int(cache.n_ids)     # what the epochs stream
+            self.timings["cache_bytes"] = cache.nbytes
             positive = model.targets_in(cache)
             self._prepare_learner(cache, positive, translate)
             into = tmp / "columns" if kept is not None else None     # the kept cache stays

@@ -12,13 +12,6 @@ import time
 DEFAULTS = dict(wordNgrams=2, dim=10, epoch=10, lr=0.5)     # results/tune_fasttext.md
 
 
-def to_fasttext(lines, out) -> None:
-    """``label<TAB>tokens`` lines to fastText lines."""
-    for line in lines:
-        label, _, text = line.rstrip("\n").partition("\t")
-        out.write(f"__label__{label} {text}\n")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("train")
