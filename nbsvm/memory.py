@@ -8,7 +8,7 @@ each stage's need is known before it allocates, and each is checked then:
    (:func:`hashing_bytes`);
 2. after it, with the classes and kept buckets known exactly, before anything else is
    allocated (:func:`fit_bytes`): the bucket -> column map (that row, rewritten), each
-   class's int32 counts by kept column, and the learner (``W`` = 16 bytes per kept bucket
+   class's int32 counts by kept column, and the learner (``W`` = 12 bytes per kept bucket
    and output for AdaGrad, 8 for SGD);
 3. :class:`~nbsvm.lexicon.nblexicon.NBLexicon` (``nbsvm lexicon``, ``--lexicon``) counts sparse
    (bucket, class) pairs: its memory follows the pairs the corpus holds, 12 bytes each
@@ -29,6 +29,9 @@ from nbsvm.errors import NBSVMError
 # interpreter, numba and its kernels, pandas, the reader and hasher threads' batches, the
 # 16 MB shuffle groups and a test set hashed alongside: measured 210-230 MB on IMDB
 FIXED_BYTES = 240 << 20
+
+# columns whose contributions are ranked at a time (nbsvm.evaluation.bucket_names)
+STRONGEST_PART = 1 << 18
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -79,30 +82,41 @@ def hashing_bytes(n_bits: int) -> int:
     return FIXED_BYTES + 2 * (1 << int(n_bits)) * 4
 
 
+def row_width(optimizer: str) -> int:
+    """Bytes of learner state per column and output: value, weight and (AdaGrad) the
+    squared-gradient sum, float32 each."""
+    return 12 if optimizer == "adagrad" else 8
+
+
 def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
-              n_columns: int | None = None, n_classes: int = 2, cache_bytes: int = 0) -> int:
+              n_columns: int | None = None, n_classes: int = 2, cache_bytes: int = 0,
+              column_map: bool = True, by_column: bool = True) -> int:
     """Peak bytes of training once the hashing pass is done, plus :data:`FIXED_BYTES`:
-    the int32 bucket -> column map and ``n_outputs`` learner rows per kept column
-    (``n_columns``; every bucket when not known) throughout; the feature cache's pages as
-    the epochs map them (``cache_bytes``); and the larger of the two classes' int32 counts
-    by kept column (held while the ratios are filled in; with more classes they are
-    counted in the learner's weight field) and the float32 contribution row, its
-    partitioned copy and the mask that name the strongest n-grams for explanations
-    (beside the last epoch).
+    the int32 bucket -> column map (``column_map``; none when every bucket is its own
+    column) and ``n_outputs`` learner rows per column (``n_columns``; every bucket when not
+    known) throughout; the feature cache's pages as the epochs map them (``cache_bytes``);
+    and the larger of the two classes' int32 counts by kept column (``by_column``: counted
+    from a cache and held while the ratios are filled in; with more classes they are
+    counted in the learner's weight field; counts by bucket are the caller's to add) and
+    the mask and float32 parts that name the strongest n-grams for explanations (beside
+    the last epoch).
 
     Examples
     --------
-    >>> human(fit_bytes(24, n_columns=1_100_000))  # IMDB trigrams (measured: 297 MB)
-    '329.2 MB'
+    >>> human(fit_bytes(24, n_columns=1_100_000))  # IMDB trigrams (measured: 300-307 MB)
+    '325.0 MB'
+    >>> human(fit_bytes(24, n_columns=1 << 24, column_map=False, by_column=False))  # 1M (402)
+    '450.0 MB'
     >>> human(fit_bytes(24, 20, "sgd", n_columns=1_082_931, n_classes=20))  # 20NG (499 MB)
-    '477.5 MB'
+    '472.3 MB'
     """
     buckets = 1 << int(n_bits)
-    width = 16 if optimizer == "adagrad" else 8
+    width = row_width(optimizer)
     columns = buckets if n_columns is None else int(n_columns)
-    counts = 2 * columns * 4 if int(n_classes) <= 2 else 0
-    contributions = 2 * columns * 4
-    return (FIXED_BYTES + buckets * 4 + int(n_outputs) * columns * width + int(cache_bytes)
+    counts = 2 * columns * 4 if int(n_classes) <= 2 and by_column else 0
+    contributions = columns + 2 * 4 * min(columns, STRONGEST_PART)
+    return (FIXED_BYTES + buckets * 4 * bool(column_map) + int(n_outputs) * columns * width
+            + int(cache_bytes)
             + max(counts, contributions))
 
 
@@ -128,7 +142,9 @@ def check_fit_memory(needed: int, max_memory=None, what: str = "training",
 
 def releasable_int32(shape) -> tuple[mmap.mmap, np.ndarray]:
     """A zeroed int32 array in anonymous memory whose pages can be handed back to the OS
-    piece by piece (``mm.madvise(mmap.MADV_DONTNEED, start, length)``)."""
+    piece by piece (``mm.madvise(mmap.MADV_DONTNEED, start, length)``; they read as zeros
+    afterwards). Private: a shared mapping (mmap's default) would only unmap such pages
+    from the process, their memory still held."""
     n = int(np.prod(shape)) * 4
-    mm = mmap.mmap(-1, max(n, 1))
+    mm = mmap.mmap(-1, max(n, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return mm, np.frombuffer(mm, dtype=np.int32, count=n // 4).reshape(shape)

@@ -115,7 +115,7 @@ def new_learner(n_features, tables, **kw):
 def test_state_layout_and_tables_view():
     sgd = LinearSGD(5, n_outputs=2, optimizer="sgd")
     ada = LinearSGD(5, n_outputs=3, optimizer="adagrad")
-    assert sgd.S_.shape == (2, 5, 2) and ada.S_.shape == (3, 5, 4)   # AdaGrad rows padded
+    assert sgd.S_.shape == (2, 5, 2) and ada.S_.shape == (3, 5, 3)   # value, weight, (G)
     assert sgd.S_.dtype == ada.S_.dtype == np.float32
     assert sgd.state_.tolist() == [[1.0, 0.0, 0.0]] * 2      # scale s = 1, bias, t
     assert ada.state_.tolist() == [[0.0, 0.0, 0.0]] * 3      # bias, t, G_bias

@@ -21,7 +21,7 @@ import typer
 from nbsvm import __version__
 from nbsvm.config import FORMAT_VERSION
 from nbsvm.errors import NBSVMError
-from nbsvm.memory import human
+from nbsvm.memory import human, row_width
 from nbsvm.models.persist import HEADER_KEY, _read_member, load_npz, member_spec
 from nbsvm.cli import app
 from nbsvm.cli.common import cli_errors
@@ -130,9 +130,9 @@ def describe(path, verify: bool = False) -> dict:
         sizes["stored_buckets"] = stored
         info["training"] = {"n_docs": header.get("n_docs"),
                             "seen_buckets": header.get("n_seen_buckets")}
-        # load reads the arrays, then keeps a learner (W float32 per column and output: 4
+        # load reads the arrays, then keeps a learner (W float32 per column and output: 3
         # with AdaGrad, 2 with SGD) and a bucket -> column map of 2**n_bits int32
-        width = 16 if params.get("optimizer") == "adagrad" else 8
+        width = row_width("adagrad" if _shape(arrays, "adagrad_sq", 0) is not None else "sgd")
         if stored is not None and n_out is not None and n_bits is not None:
             sizes["memory_to_load"] = array_bytes + n_out * stored * width + 4 * (1 << n_bits)
         n_map = _shape(arrays, "map_buckets", 0)

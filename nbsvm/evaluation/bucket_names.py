@@ -17,12 +17,14 @@ from collections import Counter
 import numpy as np
 from numba import njit
 
+from nbsvm import memory
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _contribution_row
 from nbsvm.text._ngram_hits import _ngram_hits
 
 SAMPLE_DOCS = 4096          # documents kept to name buckets with (about 5 MB of IMDB)
 SAMPLE_CHARS = 2048         # characters kept of each
+MAP_BATCH = 512             # texts hashed at a time to name buckets (about 11 MB of hits)
 MAP_TOP = 2000              # strongest buckets of each sign (per output) that get names
 PER_BUCKET = 4              # strings kept per bucket (the most frequent in the sample)
 
@@ -60,12 +62,16 @@ class TextSample:
             yield d
 
 
-def _strongest_in(row: np.ndarray, top: int, chosen: np.ndarray) -> None:
-    n = min(top, row.size)
-    if n:
-        part = np.partition(row, (n - 1, row.size - n))
-        # only buckets that move the score: zeros (unseen, or no weight) are never named
-        chosen |= ((row <= part[n - 1]) & (row < 0)) | ((row >= part[row.size - n]) & (row > 0))
+def _extremes(row: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``n`` smallest and the ``n`` largest entries of ``row`` (fewer if it is shorter)."""
+    m = min(n, row.size)
+    part = np.partition(row, (m - 1, row.size - m))
+    return part[:m].copy(), part[row.size - m:].copy()     # copies: the part is freed
+
+
+def _mark(row: np.ndarray, low, high, chosen: np.ndarray) -> None:
+    # only buckets that move the score: zeros (unseen, or no weight) are never named
+    chosen |= ((row <= low) & (row < 0)) | ((row >= high) & (row > 0))
 
 
 def _strongest(C: np.ndarray, top: int) -> np.ndarray:
@@ -74,19 +80,41 @@ def _strongest(C: np.ndarray, top: int) -> np.ndarray:
     a row at a time."""
     chosen = np.zeros(C.shape[1], dtype=bool)
     for row in C:
-        _strongest_in(row, top, chosen)
+        if min(top, row.size):
+            lows, highs = _extremes(row, top)
+            _mark(row, lows.max(), highs.min(), chosen)
     return chosen
 
 
+#: Columns whose contributions :func:`strongest_columns` computes at a time.
+STRONGEST_PART = memory.STRONGEST_PART
+
+
 def strongest_columns(clf, top: int = MAP_TOP, mean_abs=None) -> np.ndarray:
-    """:func:`_strongest` of the model's float32 contributions, computed one output at a
-    time (memory: two rows, not the ``n_outputs x n_columns`` matrix)."""
+    """:func:`_strongest` of the model's float32 contributions, one output and
+    :data:`STRONGEST_PART` columns at a time: the thresholds are the ``top``-th smallest
+    and largest of every part's ``top`` extremes (the row's own), then a second pass marks.
+    Memory: the mask and one part, never a row of every column (the mapper runs beside
+    the last epoch, whose model may have 2**24 columns)."""
     learner = clf.linear_
-    chosen = np.zeros(learner.n_features, dtype=bool)
-    row = np.empty(learner.n_features, dtype=np.float32)
-    for k in range(learner.n_outputs):
-        _contribution_row(clf, k, row, mean_abs)
-        _strongest_in(row, top, chosen)
+    n_cols = learner.n_features
+    chosen = np.zeros(n_cols, dtype=bool)
+    step = n_cols if clf.backend_learner is not None else STRONGEST_PART
+    n = min(top, n_cols)
+
+    def parts(k):
+        for lo in range(0, n_cols, step):
+            row = np.empty(min(step, n_cols - lo), dtype=np.float32)
+            _contribution_row(clf, k, row, mean_abs, lo)
+            yield lo, row
+
+    for k in range(learner.n_outputs if n else 0):
+        extremes = [_extremes(row, n) for _, row in parts(k)]
+        low = np.partition(np.concatenate([e[0] for e in extremes]), n - 1)[n - 1]
+        highs = np.concatenate([e[1] for e in extremes])
+        high = np.partition(highs, highs.size - n)[highs.size - n]
+        for lo, row in parts(k):
+            _mark(row, low, high, chosen[lo:lo + row.size])
     return chosen
 
 
@@ -97,6 +125,14 @@ def _bitmap_of_columns(remap, chosen, bitmap):
     for b in range(remap.shape[0]):
         c = remap[b]
         if c >= 0 and chosen[c]:
+            bitmap[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+
+
+@njit(cache=True, nogil=True)
+def _bitmap_of_buckets(chosen, bitmap):
+    """Set bit ``b`` of ``bitmap`` for every chosen column ``b`` (columns are buckets)."""
+    for b in range(chosen.shape[0]):
+        if chosen[b]:
             bitmap[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
 
 
@@ -114,12 +150,13 @@ def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
     in a thread, while the last epoch trains."""
     wanted = np.zeros(max(1, (1 << hasher.n_bits) >> 6), dtype=np.uint64)    # a bitmap
     if remap is None:
-        remap = np.arange(chosen.shape[0], dtype=np.int32)
-    _bitmap_of_columns(remap, chosen, wanted)
+        _bitmap_of_buckets(chosen, wanted)
+    else:
+        _bitmap_of_columns(remap, chosen, wanted)
     del chosen
     found: dict[int, Counter] = {}        # bucket -> Counter of n-gram bytes
-    for start in range(0, len(texts), 2048):
-        buf, starts = hasher.prepare(texts[start:start + 2048])
+    for start in range(0, len(texts), MAP_BATCH):
+        buf, starts = hasher.prepare(texts[start:start + MAP_BATCH])
         hit, keys, offsets, raw = _ngram_hits(
             buf, starts, hasher.ngrams, (1 << hasher.n_bits) - 1, hasher.seed, wanted)
         if not hit.size:

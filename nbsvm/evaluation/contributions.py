@@ -26,14 +26,15 @@ def _backend_row(clf, k: int, out: np.ndarray) -> float:
     return beta * b + (1 - beta) * clf._log_prior(k)
 
 
-def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
-    """Row ``k`` of :func:`contributions` into ``out`` (its dtype); returns ``const[k]``."""
+def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None, lo: int = 0) -> float:
+    """Row ``k`` of :func:`contributions` into ``out`` (its dtype; with ``lo``, columns
+    ``lo..lo+len(out)-1`` only, as a built-in learner allows); returns ``const[k]``."""
     if clf.backend_learner is not None:
         return _backend_row(clf, k, out)
     learner = clf.linear_
     dtype = out.dtype.type
-    np.multiply(learner.S_[k, :, 0], learner.S_[k, :, 1], out=out, dtype=out.dtype,
-                casting="unsafe")
+    S = learner.S_[k, lo:lo + out.shape[0]]
+    np.multiply(S[:, 0], S[:, 1], out=out, dtype=out.dtype, casting="unsafe")
     out *= dtype(learner.scale_of(k))
     b = float(learner.intercept()[k])
     beta = clf.beta
@@ -41,11 +42,10 @@ def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None) -> float:
         return b
     out *= dtype(beta)
     if clf.interpolate == "scores":
-        out += dtype(1 - beta) * learner.S_[k, :, 0].astype(out.dtype)
+        out += dtype(1 - beta) * S[:, 0].astype(out.dtype)
         return beta * b + (1 - beta) * clf._log_prior(k)
     mean_abs = clf.mean_abs_coef_ if mean_abs is None else mean_abs
-    out += dtype((1 - beta) * float(np.asarray(mean_abs)[k])) * \
-        learner.S_[k, :, 0].astype(out.dtype)
+    out += dtype((1 - beta) * float(np.asarray(mean_abs)[k])) * S[:, 0].astype(out.dtype)
     return b
 
 

@@ -80,10 +80,13 @@ def seen_sums(counts, min_df, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, lo, hi, c0):
+def compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, lo, hi, c0,
+                   dense=False):
     """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1),
     for buckets ``lo..hi-1`` whose first kept one gets column ``c0`` (ranges can run in
     parallel threads when each knows how many columns the ranges before it keep).
+    ``dense``: every bucket is its own column (``c = bucket``, ``remap`` untouched; the
+    others keep ratio 0). Returns the column the next kept bucket would get.
 
     Kept: seen in at least ``min_df`` documents; the ratios' norms still run over every
     seen bucket, as in the lexicon's definition. Columns follow bucket order. ``rows[j]`` is the counts row of class j (classes sorted);
@@ -101,11 +104,14 @@ def compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, 
                  - math.log(sums[rows[1]] + alpha * n_seen))
     c = c0
     for i in range(lo, hi):
+        if dense:
+            c = i
         tot = 0
         for k in range(k_classes):
             tot += counts[k, i]
         if tot == 0 or tot < min_df:
-            remap[i] = -1
+            if not dense:
+                remap[i] = -1
             continue
         if binary:
             p = counts[rows[1], i] + alpha
@@ -119,8 +125,10 @@ def compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, 
                 norm_p = sums[rows[j]] + alpha * n_seen
                 norm_q = (total_sum - sums[rows[j]]) + alpha * n_seen
                 S[j, c, 0] = math.log(p) - math.log(q) + math.log(norm_q) - math.log(norm_p)
-        remap[i] = c
-        c += 1
+        if not dense:
+            remap[i] = c
+            c += 1
+    return c
 
 
 # ---- counts by kept column (the trainer's path: memory by kept buckets x classes) --------

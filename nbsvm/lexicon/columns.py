@@ -30,21 +30,51 @@ from nbsvm.io.labels import classes_of, label_lists
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.lexicon.nblexicon import NBLexicon
-from nbsvm.memory import check_fit_memory, fit_bytes
+from nbsvm.memory import check_fit_memory, fit_bytes, row_width
 from nbsvm.learners.sgd import LinearSGD
 
 
 @dataclass
 class Columns:
     """What counting gives a model: its classes (labels), their document counts, how many
-    buckets training saw, the bucket -> column map (-1: no column) and a learner whose
-    value field holds the kept columns' NB ratios (weights zero)."""
+    buckets training saw, the bucket -> column map (-1: no column; None: every bucket is
+    its own column, see :func:`dense_columns`) and a learner whose value field holds the
+    kept columns' NB ratios (weights zero)."""
 
     classes: list
     class_counts: np.ndarray
     n_seen_buckets: int
-    column_of: np.ndarray
+    column_of: np.ndarray | None
     linear: LinearSGD
+
+
+#: Buckets filled between two releases of the counts' pages (4 MB of each int32 row).
+FILL_CHUNK = 1 << 20
+
+
+def dense_columns(n_buckets: int, n_kept: int, n_outputs: int, optimizer: str) -> bool:
+    """Whether every bucket should be its own column: when so many buckets are kept that
+    the rows of the few dropped ones cost less than the int32 bucket -> column map (a
+    million reviews keep 99% of 2**24 trigram buckets; IMDB keeps 7%). The dropped
+    buckets' rows hold ratio 0 and stay 0, so the model scores the same either way.
+
+    >>> dense_columns(1 << 24, 16_500_000, 1, "adagrad"), dense_columns(1 << 24, 1_100_000, 1, "adagrad")
+    (True, False)
+    """
+    row_bytes = row_width(optimizer) * n_outputs
+    return (n_buckets - n_kept) * row_bytes <= 4 * n_buckets
+
+
+def _release(mm, row_len: int, row: int, start: int, end: int) -> None:
+    """Hand back to the OS the whole pages of int32 row ``row`` (of ``row_len``, in ``mm``)
+    between entries ``start`` and ``end``."""
+    page = mmap.PAGESIZE
+    lo = row * row_len * 4 + start * 4
+    hi = row * row_len * 4 + end * 4
+    lo = -(-lo // page) * page
+    hi = hi // page * page
+    if hi > lo:
+        mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
 def _nonempty(cache: FeatureCache) -> FeatureCache:
@@ -151,32 +181,42 @@ class ColumnBuilder:
         binary = len(classes) == 2
         if not binary:          # one-vs-rest ratios: norms over the kept buckets
             n_seen, sums = n_kept, parts[0][3] + parts[1][3]
-        # the lexicon's count rows are held while the learner is filled (with two classes
-        # counted in lent memory, the map overwrites one of them)
+        # with two classes counted in lent memory, the learner is filled range by range and
+        # each range's count pages go back to the OS as soon as it is done (the map, when
+        # there is one, overwrites one row): the counts and the learner never add up
         in_place = mm is not None and binary and buckets is None
-        held = len(classes) - 1 if in_place else len(classes)
-        check_fit_memory(fit_bytes(lexicon.hasher.n_bits, model.n_outputs(classes),
-                                   model.setting("optimizer", classes),
-                                   n_columns=int(n_kept), n_classes=len(classes))
+        n_out = model.n_outputs(classes)
+        optimizer = model.setting("optimizer", classes)
+        dense = in_place and dense_columns(counts.shape[1], int(n_kept), n_out, optimizer)
+        n_columns = counts.shape[1] if dense else int(n_kept)
+        held = 0 if in_place else len(classes)
+        check_fit_memory(fit_bytes(lexicon.hasher.n_bits, n_out, optimizer,
+                                   n_columns=n_columns, n_classes=len(classes),
+                                   column_map=not dense, by_column=False)
                          + held * counts.shape[1] * 4, self.max_memory)
-        learner = model.new_linear(classes, int(n_kept))
-        if in_place:
+        learner = model.new_linear(classes, n_columns)
+        if dense:
+            column_of = None                            # columns are buckets
+        elif in_place:
             column_of = counts[rows[1]]                 # int32 row, rewritten in place
         else:
             column_of = np.empty(counts.shape[1], dtype=np.int32)
+        spent = (rows if dense else rows[:1]) if in_place else rows[:0]
 
         def fill(k):
-            kernels.compact_ratios(counts, rows, binary, alpha, n_seen, sums,
-                                   int(model.setting("min_df")),
-                            learner.S_, column_of, int(bounds[k]), int(bounds[k + 1]),
-                            0 if k == 0 else int(parts[0][2]))
+            lo, hi = int(bounds[k]), int(bounds[k + 1])
+            c0 = 0 if k == 0 else int(parts[0][2])
+            for start in range(lo, hi, FILL_CHUNK):
+                end = min(start + FILL_CHUNK, hi)
+                c0 = kernels.compact_ratios(counts, rows, binary, alpha, n_seen, sums,
+                                            int(model.setting("min_df")), learner.S_,
+                                            column_of if column_of is not None else counts[0],
+                                            start, end, c0, dense)
+                for row in spent:
+                    _release(mm, counts.shape[1], int(row), start, end)
 
         run_parts(fill, 2)
         self._binary_values(learner)
-        if in_place:
-            row_bytes = counts.shape[1] * 4
-            if row_bytes % mmap.PAGESIZE == 0:
-                mm.madvise(mmap.MADV_DONTNEED, int(rows[0]) * row_bytes, row_bytes)
         if buckets is not None:
             by_bucket = np.full(1 << lexicon.hasher.n_bits, -1, dtype=np.int32)
             by_bucket[buckets] = column_of

@@ -45,29 +45,47 @@ def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
         bad("negative values in adagrad_sq")
 
 
+#: Buckets looked at per part when saving (the parts' arrays are what a save holds).
+SAVE_PART = 1 << 20
+
+
+def _stored_parts(clf):
+    """The buckets a model file stores, in parts of :data:`SAVE_PART` buckets: ``(buckets,
+    columns)`` pairs, int32 and in bucket order. With a map every mapped bucket (each is a
+    seen one); columns that are buckets store the used ones (a value or weight not 0)."""
+    learner = clf.linear_
+    if clf.column_of_ is None:
+        for lo in range(0, learner.n_features, SAVE_PART):
+            used = learner.used_features(lo, min(lo + SAVE_PART, learner.n_features))
+            yield used, used
+        return
+    column_of = clf.column_of_
+    for lo in range(0, column_of.size, SAVE_PART):
+        part = column_of[lo:lo + SAVE_PART]
+        at = np.flatnonzero(part >= 0)
+        yield (at + lo).astype(BUCKET_DTYPE), part[at]
+
+
 def save_model(clf, path) -> None:
     """Write ``clf`` (a fitted :class:`~nbsvm.NBSVMClassifier`) to ``path`` atomically: seen
     buckets only, as .npz with a JSON header."""
     clf.check_fitted()
     learner = clf.linear_
     learner.coef()                          # fold the SGD scale into the weights
-    if clf.column_of_ is None:                 # columns are buckets: keep the used ones
-        keep = learner.used_features()
-        buckets = keep
-    else:                                   # compact: every column is a seen bucket
-        keep = None
-        buckets = clf.column_buckets()
-    n_out, n_cols = learner.n_outputs, buckets.size
+    # every array is written part by part, the parts found again for each: a save holds
+    # one part's ids, never a copy of the state or a list of 2**n_bits buckets
+    n_out = learner.n_outputs
+    n_cols = learner.n_features if clf.column_of_ is not None else \
+        sum(len(b) for b, _ in _stored_parts(clf))
 
-    def column(c):          # S_[:, keep, c] row by row, in slices: no full copies
+    def column(c):          # S_[:, columns, c] row by row
         def pieces():
             for k in range(n_out):
-                for start in range(0, n_cols, 1 << 20):
-                    part = slice(start, start + (1 << 20))
-                    yield learner.S_[k, part, c] if keep is None else \
-                        learner.S_[k, keep[part], c]
+                for _, cols in _stored_parts(clf):
+                    yield learner.S_[k, cols, c]
         return Chunked(STATE_DTYPE, (n_out, n_cols), pieces)
 
+    buckets = Chunked(BUCKET_DTYPE, (n_cols,), lambda: (b for b, _ in _stored_parts(clf)))
     arrays = {"buckets": buckets, "ratios": column(0), "coef": column(1),
               "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
     if learner.optimizer == "adagrad":

@@ -159,7 +159,8 @@ class Fit:
                 model.adopt(builder.from_df(cache, df))
             notify({"stage": "data defaults", "docs": 0, "corpus": dict(model.corpus_),
                     "chosen": {k: model.setting(k) for k in model.data_defaulted()}})
-            return cache, sample, 1, True, False
+            # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
+            return cache, sample, 1, model.column_of_ is not None, False
         model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
         del lexicon
         if cache is None and kept is None and self.saved is None and model.backend_learner is None \

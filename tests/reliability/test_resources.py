@@ -27,14 +27,19 @@ def test_fit_bytes_by_hand():
     F = memory.FIXED_BYTES
     # the trainer's hashing pass: two int32 rows (two classes; from a third, documents per bucket)
     assert memory.hashing_bytes(10) == F + 2 * b * 4
-    # after the pass: the map, the learner (16 bytes a kept column and output for AdaGrad,
+    # after the pass: the map, the learner (12 bytes a kept column and output for AdaGrad,
     # 8 for SGD), and the larger of the two classes' counts by kept column and the
-    # explanations' contribution row and its partitioned copy (one float32 a column each);
+    # explanations' mask (a byte a column) with two float32 parts of at most 2**18 columns;
     # with more classes the counts live in the learner's weight field
-    assert memory.fit_bytes(10) == F + b * 4 + b * 16 + max(2 * b * 4, 2 * b * 4)
-    assert memory.fit_bytes(10, optimizer="sgd") == F + b * 4 + b * 8 + 2 * b * 4
+    named = lambda cols: cols + 2 * 4 * min(cols, 1 << 18)
+    assert memory.fit_bytes(10) == F + b * 4 + b * 12 + max(2 * b * 4, named(b))
+    assert memory.fit_bytes(10, optimizer="sgd") == F + b * 4 + b * 8 + named(b)
     assert memory.fit_bytes(10, 5, n_columns=100, n_classes=5) == \
-        F + b * 4 + 5 * 100 * 16 + 2 * 100 * 4
+        F + b * 4 + 5 * 100 * 12 + named(100)
+    # counts by bucket (the trainer's lent rows) are not by column; every bucket a column:
+    # no map
+    assert memory.fit_bytes(20, n_columns=1 << 20, column_map=False, by_column=False) == \
+        F + (1 << 20) * 12 + named(1 << 20)
     assert memory.fit_bytes(31) > 32 << 30          # 2**31 buckets: tens of GB
 
 

@@ -1,0 +1,120 @@
+"""The learner's columns when nearly every bucket is kept (issue 15: memory flat at a million
+documents): every bucket is its own column, with no bucket -> column map, the counts' pages
+go back to the OS as the ratios are filled, and saving and naming the strongest buckets work
+part by part. Each is checked against the compact layout or a whole-array reference."""
+import mmap
+
+import numpy as np
+import pytest
+
+import nbsvm.evaluation.bucket_names as bucket_names
+import nbsvm.lexicon.columns as columns
+import nbsvm.models.modelfile as modelfile
+from conftest import synthetic
+from nbsvm import NBSVMClassifier
+from nbsvm.evaluation.bucket_names import _strongest, ngram_map_of, strongest_columns
+from nbsvm.evaluation.contributions import contributions
+from nbsvm.lexicon.columns import _release, dense_columns
+from nbsvm.memory import releasable_int32
+
+DOCS = synthetic(600, seed=7)
+TEXTS = [d.text for d in DOCS]
+LABELS = [d.label for d in DOCS]
+PROBES = TEXTS[:50] + ["", "w1 w2 w3", "nothing seen here"]
+
+
+def _fit(monkeypatch, dense, **kw):
+    """The same fit with the layout forced (the rule itself is tested below)."""
+    monkeypatch.setattr(columns, "dense_columns", lambda *a: dense)
+    return NBSVMClassifier(ngrams=2, n_bits=14, epochs=3, min_df=3, **kw).fit(TEXTS, LABELS)
+
+
+def test_the_rule_picks_the_smaller_layout():
+    # AdaGrad rows are 12 bytes: no map pays when fewer than a third of the buckets drop
+    n = 1 << 24
+    assert dense_columns(n, n - n // 3, 1, "adagrad") and not dense_columns(n, n // 2, 1, "adagrad")
+    # SGD's 8-byte rows: up to half may drop
+    assert dense_columns(n, n // 2, 1, "sgd") and not dense_columns(n, n // 2 - 1, 1, "sgd")
+    # every dropped bucket costs a row per output
+    assert not dense_columns(n, n - n // 3, 3, "adagrad")
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(optimizer="sgd", loss="hinge"), dict(norm="l2")],
+                         ids=["adagrad", "sgd", "l2"])
+def test_buckets_as_columns_train_the_same_model(monkeypatch, kw):
+    compact = _fit(monkeypatch, False, **kw)
+    dense = _fit(monkeypatch, True, **kw)
+    assert dense.column_of_ is None and compact.column_of_ is not None
+    kept = np.flatnonzero(compact.column_of_ >= 0)
+    assert 0 < kept.size < dense.n_seen_buckets_       # min_df drops some seen buckets
+    S, T = dense.linear_.S_, compact.linear_.S_
+    # the same ratios, bit for bit; the dropped buckets' rows stay zero
+    np.testing.assert_array_equal(S[0, kept, 0], T[0, :, 0])
+    dropped = np.setdiff1d(np.arange(1 << 14), kept)
+    assert not S[0, dropped].any()
+    # the dropped buckets add zeros to each dot product: weights agree to rounding
+    np.testing.assert_allclose(S[0, kept, 1], T[0, :, 1], rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(dense.decision_function(PROBES),
+                               compact.decision_function(PROBES), rtol=1e-5, atol=1e-6)
+    assert list(dense.predict(PROBES)) == list(compact.predict(PROBES))
+
+
+def test_a_dense_model_saves_its_used_buckets_and_loads_the_same(monkeypatch, tmp_path):
+    dense = _fit(monkeypatch, True)
+    monkeypatch.setattr(modelfile, "SAVE_PART", 100)      # many parts, one not full
+    dense.save(tmp_path / "m.npz")
+    z = np.load(tmp_path / "m.npz")
+    used = np.flatnonzero((dense.linear_.S_[0, :, 0] != 0) | (dense.linear_.S_[0, :, 1] != 0))
+    np.testing.assert_array_equal(z["buckets"], used)
+    np.testing.assert_array_equal(z["coef"][0], dense.linear_.S_[0, used, 1])
+    np.testing.assert_array_equal(z["adagrad_sq"][0], dense.linear_.S_[0, used, 2])
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.decision_function(PROBES), dense.decision_function(PROBES))
+
+
+def test_a_compact_model_saved_in_parts_stores_every_mapped_bucket(monkeypatch, tmp_path):
+    compact = _fit(monkeypatch, False)
+    monkeypatch.setattr(modelfile, "SAVE_PART", 64)
+    compact.save(tmp_path / "m.npz")
+    z = np.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(z["buckets"], np.flatnonzero(compact.column_of_ >= 0))
+    np.testing.assert_array_equal(z["ratios"][0], compact.linear_.S_[0, :, 0])
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.decision_function(PROBES),
+                                  compact.decision_function(PROBES))
+
+
+@pytest.mark.parametrize("labels", ["binary", "three"])
+def test_strongest_columns_in_parts_equal_the_whole_row(monkeypatch, labels):
+    ys = LABELS if labels == "binary" else [str(i % 3) for i in range(len(TEXTS))]
+    clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2).fit(TEXTS, ys)
+    C, _ = contributions(clf, np.float32)
+    want = _strongest(C, 25)
+    monkeypatch.setattr(bucket_names, "STRONGEST_PART", 37)
+    got = strongest_columns(clf, 25)
+    np.testing.assert_array_equal(got, want)
+    assert 25 <= got.sum() <= 2 * 25 * C.shape[0] + 10
+
+
+def test_names_of_columns_that_are_buckets_need_no_map():
+    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=2).fit(TEXTS, LABELS)
+    chosen = np.zeros(1 << 10, dtype=bool)
+    chosen[[3, 64, 65, 700, 1023]] = True
+    identity = np.arange(1 << 10, dtype=np.int32)
+    assert ngram_map_of(chosen, None, clf.hasher_, TEXTS) == \
+        ngram_map_of(chosen, identity, clf.hasher_, TEXTS)
+
+
+def test_release_hands_back_only_whole_pages_inside_the_range():
+    page = mmap.PAGESIZE
+    row_len = 4 * page // 4                     # int32 entries: each row 4 pages
+    mm, a = releasable_int32((2, row_len))
+    a[:] = 7
+    per_page = page // 4
+    # entries 10 .. 2 pages + 5 of row 1: only its second page lies wholly inside
+    _release(mm, row_len, 1, 10, 2 * per_page + 5)
+    zero = np.flatnonzero(a[1] == 0)
+    np.testing.assert_array_equal(zero, np.arange(per_page, 2 * per_page))
+    assert (a[0] == 7).all()
+    _release(mm, row_len, 0, 0, row_len)        # a whole row
+    assert not a[0].any() and (a[1][:per_page] == 7).all()
