@@ -98,7 +98,7 @@ def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
     and the larger of the two classes' int32 counts by kept column (``by_column``: counted
     from a cache and held while the ratios are filled in; with more classes they are
     counted in the learner's weight field; counts by bucket are the caller's to add) and
-    the mask and float32 parts that name the strongest n-grams for explanations (beside
+    the bitmap and float32 parts that name the strongest n-grams for explanations (beside
     the last epoch).
 
     Examples
@@ -106,15 +106,15 @@ def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
     >>> human(fit_bytes(24, n_columns=1_100_000))  # IMDB trigrams (measured: 300-307 MB)
     '325.0 MB'
     >>> human(fit_bytes(24, n_columns=1 << 24, column_map=False, by_column=False))  # 1M (402)
-    '450.0 MB'
+    '436.0 MB'
     >>> human(fit_bytes(24, 20, "sgd", n_columns=1_082_931, n_classes=20))  # 20NG (499 MB)
-    '472.3 MB'
+    '471.4 MB'
     """
     buckets = 1 << int(n_bits)
     width = row_width(optimizer)
     columns = buckets if n_columns is None else int(n_columns)
     counts = 2 * columns * 4 if int(n_classes) <= 2 and by_column else 0
-    contributions = columns + 2 * 4 * min(columns, STRONGEST_PART)
+    contributions = columns // 8 + 2 * 4 * min(columns, STRONGEST_PART)
     return (FIXED_BYTES + buckets * 4 * bool(column_map) + int(n_outputs) * columns * width
             + int(cache_bytes)
             + max(counts, contributions))

@@ -91,15 +91,19 @@ def test_strongest_columns_in_parts_equal_the_whole_row(monkeypatch, labels):
     C, _ = contributions(clf, np.float32)
     want = _strongest(C, 25)
     monkeypatch.setattr(bucket_names, "STRONGEST_PART", 37)
-    got = strongest_columns(clf, 25)
+    bits = strongest_columns(clf, 25)
+    got = np.unpackbits(bits.view(np.uint8), bitorder="little")[:C.shape[1]].astype(bool)
     np.testing.assert_array_equal(got, want)
     assert 25 <= got.sum() <= 2 * 25 * C.shape[0] + 10
+    assert not np.unpackbits(bits.view(np.uint8), bitorder="little")[C.shape[1]:].any()
 
 
 def test_names_of_columns_that_are_buckets_need_no_map():
+    """The bitmap of chosen columns is the bitmap of buckets when columns are buckets."""
     clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=2).fit(TEXTS, LABELS)
-    chosen = np.zeros(1 << 10, dtype=bool)
-    chosen[[3, 64, 65, 700, 1023]] = True
+    mask = np.zeros(1 << 10, dtype=bool)
+    mask[[3, 64, 65, 700, 1023]] = True
+    chosen = np.packbits(mask, bitorder="little").view(np.uint64)
     identity = np.arange(1 << 10, dtype=np.int32)
     assert ngram_map_of(chosen, None, clf.hasher_, TEXTS) == \
         ngram_map_of(chosen, identity, clf.hasher_, TEXTS)

@@ -69,11 +69,6 @@ def _extremes(row: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return part[:m].copy(), part[row.size - m:].copy()     # copies: the part is freed
 
 
-def _mark(row: np.ndarray, low, high, chosen: np.ndarray) -> None:
-    # only buckets that move the score: zeros (unseen, or no weight) are never named
-    chosen |= ((row <= low) & (row < 0)) | ((row >= high) & (row > 0))
-
-
 def _strongest(C: np.ndarray, top: int) -> np.ndarray:
     """Bool mask of the columns among the ``top`` largest positive and ``top`` smallest
     negative entries of each row of ``C`` (ties at the threshold included), using one copy of
@@ -82,7 +77,8 @@ def _strongest(C: np.ndarray, top: int) -> np.ndarray:
     for row in C:
         if min(top, row.size):
             lows, highs = _extremes(row, top)
-            _mark(row, lows.max(), highs.min(), chosen)
+            # only buckets that move the score: zeros (unseen, no weight) are never named
+            chosen |= ((row <= lows.max()) & (row < 0)) | ((row >= highs.min()) & (row > 0))
     return chosen
 
 
@@ -91,14 +87,14 @@ STRONGEST_PART = memory.STRONGEST_PART
 
 
 def strongest_columns(clf, top: int = MAP_TOP, mean_abs=None) -> np.ndarray:
-    """:func:`_strongest` of the model's float32 contributions, one output and
-    :data:`STRONGEST_PART` columns at a time: the thresholds are the ``top``-th smallest
-    and largest of every part's ``top`` extremes (the row's own), then a second pass marks.
-    Memory: the mask and one part, never a row of every column (the mapper runs beside
-    the last epoch, whose model may have 2**24 columns)."""
+    """:func:`_strongest` of the model's float32 contributions as a bitmap of columns (bit
+    ``c & 63`` of word ``c >> 6``), one output and :data:`STRONGEST_PART` columns at a
+    time: the thresholds are the ``top``-th smallest and largest of every part's ``top``
+    extremes (the row's own), then a second pass marks. Memory: a bit a column and one
+    part (the mapper runs beside the last epoch, whose model may have 2**24 columns)."""
     learner = clf.linear_
     n_cols = learner.n_features
-    chosen = np.zeros(n_cols, dtype=bool)
+    chosen = np.zeros(max(1, -(-n_cols // 64)), dtype=np.uint64)
     step = n_cols if clf.backend_learner is not None else STRONGEST_PART
     n = min(top, n_cols)
 
@@ -114,25 +110,28 @@ def strongest_columns(clf, top: int = MAP_TOP, mean_abs=None) -> np.ndarray:
         highs = np.concatenate([e[1] for e in extremes])
         high = np.partition(highs, highs.size - n)[highs.size - n]
         for lo, row in parts(k):
-            _mark(row, low, high, chosen[lo:lo + row.size])
+            _mark_bits(row, float(low), float(high), lo, chosen)
     return chosen
 
 
 @njit(cache=True, nogil=True)
-def _bitmap_of_columns(remap, chosen, bitmap):
-    """Set bit ``b`` of ``bitmap`` for every bucket ``b`` whose column ``remap[b]`` is
-    chosen (one pass over the map, no temporaries of its size)."""
-    for b in range(remap.shape[0]):
-        c = remap[b]
-        if c >= 0 and chosen[c]:
-            bitmap[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+def _mark_bits(row, low, high, lo, bits):
+    """Set the bit of column ``lo + i`` for every ``row[i]`` at or below ``low`` and
+    negative, or at or above ``high`` and positive (zeros never move the score)."""
+    for i in range(row.shape[0]):
+        v = row[i]
+        if (v <= low and v < 0.0) or (v >= high and v > 0.0):
+            c = lo + i
+            bits[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
 
 
 @njit(cache=True, nogil=True)
-def _bitmap_of_buckets(chosen, bitmap):
-    """Set bit ``b`` of ``bitmap`` for every chosen column ``b`` (columns are buckets)."""
-    for b in range(chosen.shape[0]):
-        if chosen[b]:
+def _bitmap_of_columns(remap, chosen, bitmap):
+    """Set bit ``b`` of ``bitmap`` for every bucket ``b`` whose column ``remap[b]`` has its
+    bit set in ``chosen`` (one pass over the map, no temporaries of its size)."""
+    for b in range(remap.shape[0]):
+        c = remap[b]
+        if c >= 0 and (chosen[c >> 6] >> np.uint64(c & 63)) & np.uint64(1):
             bitmap[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
 
 
@@ -145,15 +144,16 @@ def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
 
 
 def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
-    """:func:`ngram_map` from the mask of chosen model columns (:func:`strongest_columns`)
+    """:func:`ngram_map` from the bitmap of chosen model columns (:func:`strongest_columns`)
     and the bucket -> column ``remap`` (None: columns are buckets); runs without the model:
     in a thread, while the last epoch trains."""
-    wanted = np.zeros(max(1, (1 << hasher.n_bits) >> 6), dtype=np.uint64)    # a bitmap
-    if remap is None:
-        _bitmap_of_buckets(chosen, wanted)
+    words = max(1, (1 << hasher.n_bits) >> 6)
+    if remap is None:                       # columns are buckets: the same bitmap
+        wanted = np.zeros(words, dtype=np.uint64)
+        wanted[:min(words, chosen.size)] = chosen[:words]
     else:
+        wanted = np.zeros(words, dtype=np.uint64)
         _bitmap_of_columns(remap, chosen, wanted)
-    del chosen
     found: dict[int, Counter] = {}        # bucket -> Counter of n-gram bytes
     for start in range(0, len(texts), MAP_BATCH):
         buf, starts = hasher.prepare(texts[start:start + MAP_BATCH])

@@ -29,9 +29,9 @@ def test_fit_bytes_by_hand():
     assert memory.hashing_bytes(10) == F + 2 * b * 4
     # after the pass: the map, the learner (12 bytes a kept column and output for AdaGrad,
     # 8 for SGD), and the larger of the two classes' counts by kept column and the
-    # explanations' mask (a byte a column) with two float32 parts of at most 2**18 columns;
+    # explanations' bitmap (a bit a column) with two float32 parts of at most 2**18 columns;
     # with more classes the counts live in the learner's weight field
-    named = lambda cols: cols + 2 * 4 * min(cols, 1 << 18)
+    named = lambda cols: cols // 8 + 2 * 4 * min(cols, 1 << 18)
     assert memory.fit_bytes(10) == F + b * 4 + b * 12 + max(2 * b * 4, named(b))
     assert memory.fit_bytes(10, optimizer="sgd") == F + b * 4 + b * 8 + named(b)
     assert memory.fit_bytes(10, 5, n_columns=100, n_classes=5) == \
