@@ -300,7 +300,10 @@ class FeatureCache:
             spans = [self.offsets_range(a, z) for a, z in bounds]
             n_ids = sum(int(o[-1] - o[0]) for o in spans)
             if buffer.shape[0] < n_ids:
-                buffer = np.empty(n_ids, dtype=BUCKET_DTYPE)
+                # with room to spare: a group larger than all before would otherwise take
+                # a second buffer while the caller still holds the last one (pages never
+                # written are not resident)
+                buffer = np.empty(max(n_ids + n_ids // 2, buffer_bytes // 2), dtype=BUCKET_DTYPE)
             n_docs = sum(z - a for a, z in bounds)
             offsets = np.empty(n_docs + 1, dtype=OFFSET_DTYPE)
             codes = np.empty(n_docs, dtype=LABEL_DTYPE)

@@ -179,7 +179,15 @@ class _HeldOutSet:
     def on_event(self, event: dict) -> None:
         stage = event["stage"]
         history = self.history
-        if history is None:
+        if stage == "columns" and event.get("dense"):
+            # every bucket a column: the learner about to be filled is most of the memory,
+            # and the test set's hashing beside an epoch would add its buffers to it. Hash
+            # it now, while only the count rows are held (its buckets are the columns).
+            t = time.perf_counter()
+            self.start(columns=False)
+            self.worker.join()
+            self.waited += time.perf_counter() - t
+        elif history is None:
             # hash the test set from the second epoch on: the lexicon pass and the first
             # epoch (which translates the cache to columns in a thread) keep both cores
             # busy, a later epoch keeps only one

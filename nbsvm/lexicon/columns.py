@@ -189,6 +189,8 @@ class ColumnBuilder:
         optimizer = model.setting("optimizer", classes)
         dense = in_place and dense_columns(counts.shape[1], int(n_kept), n_out, optimizer)
         n_columns = counts.shape[1] if dense else int(n_kept)
+        # before the learner takes its memory: a test set hashed alongside can be hashed now
+        self.notify({"stage": "columns", "docs": 0, "columns": n_columns, "dense": dense})
         held = 0 if in_place else len(classes)
         check_fit_memory(fit_bytes(lexicon.hasher.n_bits, n_out, optimizer,
                                    n_columns=n_columns, n_classes=len(classes),
