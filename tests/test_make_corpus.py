@@ -105,3 +105,57 @@ def test_the_label_is_learnable(model):
     stats = M.corpus_stats([(t.split(" "), y) for y, t in train],
                            [(t.split(" "), y) for y, t in test], n_bits=20)
     assert stats["mnb_bi_accuracy"] > 70 and stats["documents"] == 4000
+
+
+BLITZER = shared_datasets() / "blitzer_mds" / "sorted_data_acl_labeled.tar.gz"
+
+
+@pytest.fixture(scope="module")
+def blitzer_models():
+    if not BLITZER.exists():
+        pytest.skip(f"no Blitzer at {BLITZER}")
+    by_domain = M.blitzer_train(shared_datasets())
+    return by_domain, {d: M.fit(docs, seed=0) for d, docs in by_domain.items()}
+
+
+def test_the_multi_domain_variant_is_fitted_per_domain(blitzer_models):
+    by_domain, models = blitzer_models
+    assert sorted(by_domain) == ["books", "dvd", "electronics", "kitchen"]
+    for docs in by_domain.values():            # 1,000 positive and 1,000 negative each
+        assert len(docs) == 2000 and sum(y == "pos" for _, y in docs) == 1000
+    # each domain's own lengths and vocabulary: books' reviews are longer than kitchen's
+    assert np.median(models["books"].lengths) > np.median(models["kitchen"].lengths)
+    assert "book" in models["books"].words[:200] and "book" not in models["kitchen"].words[:200]
+
+
+@pytest.mark.parametrize("labels", M.MixedGenerator.LABELS)
+def test_multi_domain_generation_is_seeded_and_labelled(blitzer_models, labels):
+    _, models = blitzer_models
+    a = lines(M.MixedGenerator(models, seed=3, labels=labels), 5000)
+    assert a == lines(M.MixedGenerator(models, seed=3, labels=labels), 5000)
+    assert a != lines(M.MixedGenerator(models, seed=4, labels=labels), 5000)
+    assert len(a) == 5000 and all(line.count("\t") == 1 for line in a)
+    got = {}
+    for line in a:
+        label = line.split("\t")[0]
+        got[label] = got.get(label, 0) + 1
+    want = {"sentiment": ["neg", "pos"], "domain": ["books", "dvd", "electronics", "kitchen"],
+            "domain-sentiment": [f"{d}_{s}" for d in ("books", "dvd", "electronics", "kitchen")
+                                 for s in ("neg", "pos")]}[labels]
+    assert sorted(got) == want
+    for n in got.values():                     # drawn uniformly: within 5 standard errors
+        p = 1 / len(want)
+        assert abs(n / 5000 - p) < 5 * (p * (1 - p) / 5000) ** 0.5
+    with pytest.raises(ValueError, match="labels must be one of"):
+        M.MixedGenerator(models, labels="stars")
+
+
+def test_the_domain_is_learnable(blitzer_models):
+    """Each document speaks its domain's words: nbsvm tells the four domains apart."""
+    _, models = blitzer_models
+    gen = M.MixedGenerator(models, seed=0, labels="domain")
+    train = [line.split("\t") for line in lines(gen, 3000)]
+    test = [line.split("\t") for line in lines(gen, 1000)]
+    clf = NBSVMClassifier(n_bits=20).fit([t for _, t in train], [y for y, _ in train])
+    acc = np.mean(clf.predict([t for _, t in test]) == np.array([y for y, _ in test]))
+    assert acc > 0.80, acc
