@@ -26,7 +26,8 @@ its feature cache. The two models are compared array by array, bit for bit, with
 Finally it measures **the machine's limits** beside the stages nbsvm reports:
 
 - a plain read of the largest training file, cold (its pages dropped first) and warm;
-- the nnz/s of nbsvm's epochs.
+- a bare AdaGrad epoch of nbsvm's kernel over 2**24 columns in memory
+  (``bench_kernels.py``'s 1M-reviews shape), beside the n-grams/s of nbsvm's epochs.
 
 Results go to ``results/scale.md`` and ``results/scale.csv``.
 
@@ -232,6 +233,29 @@ def plain_read(path: Path) -> dict:
     return out
 
 
+def bare_epoch(runs: int = 5, seed: int = 0) -> dict:
+    """Non-zeros per second of one AdaGrad epoch of the production kernel over 2**24
+    columns in memory, nothing else (no cache reads, no translation, one thread): the
+    ceiling of nbsvm's epochs on this machine. Median of ``runs``."""
+    import statistics
+
+    import numpy as np
+    from bench_kernels import imdb_like, time_epochs
+
+    from nbsvm.learners._kernels import _adagrad_epoch
+
+    rng = np.random.default_rng(seed)
+    ids, offsets, codes, n_columns = imdb_like(rng, n_docs=10_000, n_columns=1 << 24,
+                                               per_doc=680)
+    state = np.zeros((n_columns, 3), np.float32)
+    state[:, 0] = rng.normal(0, 1, n_columns)
+    order = rng.permutation(len(codes)).astype(np.int64)
+    seconds = statistics.median(time_epochs(_adagrad_epoch, ids, offsets, codes, state,
+                                            order, runs))
+    return {"bare_epoch_ns_per_nnz": 1e9 * seconds / len(ids),
+            "bare_epoch_nnz_per_s": len(ids) / seconds}
+
+
 def run_all(args, sizes, data, work, config) -> None:
     """Every system at every size, the plain read; ``results/scale.md``."""
     wanted = {"nbsvm": "nbsvm", "vw": "Vowpal", "fasttext": "fastText"}
@@ -264,15 +288,18 @@ def run_all(args, sizes, data, work, config) -> None:
                 row["epoch_ngrams_per_s"] = 10 * row["feature_cache_n-grams"] / row["training_s"]
                 row["hashing_docs_per_s"] = n / row["lexicon+cache_s"]
             rows.append(row)
+            # kept as it goes: an interrupted run (hours at 4M) keeps the rows it finished
+            pd.DataFrame(rows).to_csv(work / f"{args.name}_rows.csv", index=False)
             print(f"   {r['seconds']:.1f} s, {n / r['seconds']:,.0f} documents/s, "
                   f"{r['peak_mb']:.0f} MB, accuracy {r['accuracy']:.2f}%", flush=True)
     frame = pd.DataFrame(rows)
     limits = plain_read(data["train"][max(sizes)])
+    limits.update(bare_epoch())
     print(f"plain read of {data['train'][max(sizes)].name}: " +
-          ", ".join(f"{k} {v:,.0f}" for k, v in limits.items()), flush=True)
+          ", ".join(f"{k} {v:,.1f}" for k, v in limits.items()), flush=True)
     lines = [f"Corpus: {json.dumps({k: data['stats'][k] for k in ('train_docs', 'train_tokens', 'train_distinct_words', 'heaps_curve_at_train_tokens', 'generate_seconds')})}",
-             f"Plain read of the largest training file: " +
-             ", ".join(f"{k} {v:,.0f}" for k, v in limits.items())]
+             f"Plain read of the largest training file, and a bare epoch over 2**24 columns: " +
+             ", ".join(f"{k} {v:,.1f}" for k, v in limits.items())]
     write_results(args.name, frame, title="A million reviews and more: nbsvm, Vowpal Wabbit "
                   "and fastText on generated corpora", config=config, notes=lines)
 
@@ -284,9 +311,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=2,
                     help="nbsvm's threads (fastText's: 2; the capped run: 1)")
-    ap.add_argument("--cap-mb", type=int, default=800,
-                    help="memory limit of the capped run at the smallest size (0: skip it; "
-                         "512 is below what 2**24 filled buckets need: the kernel kills it)")
+    ap.add_argument("--cap-mb", type=int, default=512,
+                    help="memory limit of the capped run at the smallest size (0: skip it); "
+                         "1M documents fill a 2.6 GB feature cache")
     ap.add_argument("--systems", default="nbsvm,vw,fasttext")
     ap.add_argument("--peers-max-docs", type=int, default=0,
                     help="run the peers only at sizes up to this (0: at every size)")
