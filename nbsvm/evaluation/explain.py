@@ -106,9 +106,10 @@ def explain_text(clf, text: str, cls=None) -> dict:
             "constant": float(sign * const[k]), "ngrams": rows}
 
 
-def to_html(explanation: dict) -> str:
-    """The unigrams of an explanation as HTML, each word shaded by its contribution (green
-    raises the score, red lowers it), with a table of the strongest n-grams below."""
+def shaded_html(explanation: dict) -> str:
+    """The body of :func:`to_html`: the score, the unigrams each shaded by its contribution
+    (green raises the score, red lowers it) and a table of the strongest n-grams (an HTML
+    fragment; every text escaped)."""
     import html
 
     rows = explanation["ngrams"]
@@ -126,9 +127,13 @@ def to_html(explanation: dict) -> str:
     strongest = sorted((r for r in rows if r["contribution"]), key=lambda r: -abs(r["contribution"]))
     table = "".join(f"<tr><td>{html.escape(r['ngram'])}</td><td>{r['contribution']:+.4f}</td></tr>"
                     for r in strongest[:30])
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title>"
-            f"</head><body><p>class <b>{html.escape(explanation['class'])}</b>: score "
+    return (f"<p>class <b>{html.escape(explanation['class'])}</b>: score "
             f"{explanation['score']:+.4f} = {explanation['constant']:+.4f} (constant) + "
-            f"the n-grams' contributions</p><p style='line-height:1.8'>{spans}</p>"
-            f"<table><tr><th>n-gram</th><th>contribution</th></tr>{table}</table>"
-            f"</body></html>")
+            f"the n-grams' contributions</p><p class='shaded' style='line-height:1.8'>{spans}</p>"
+            f"<table><tr><th>n-gram</th><th>contribution</th></tr>{table}</table>")
+
+
+def to_html(explanation: dict) -> str:
+    """An explanation as a standalone HTML page (:func:`shaded_html`)."""
+    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title>"
+            f"</head><body>{shaded_html(explanation)}</body></html>")

@@ -1,0 +1,247 @@
+"""The HTTP application of ``nbsvm serve``: JSON in and out, an OpenAPI schema at
+``/openapi.json``, a page at ``/``.
+
+FastAPI (on Starlette, served by uvicorn) validates requests against typed schemas, answers
+malformed JSON and wrong types with 422 and a message, writes the OpenAPI schema from the
+same types, and runs plain ``def`` endpoints in a thread pool: scoring never blocks the
+event loop, and the numba kernels release the GIL. What FastAPI does not bound is bounded
+here: body size (:class:`~nbsvm.serve.limits.BodyLimit`), batch size and text length (413).
+A user's mistake is a 4xx; a 500 would be a bug of ours.
+"""
+from __future__ import annotations
+
+import math
+import time
+from importlib import resources
+from typing import Optional
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from nbsvm import __version__
+from nbsvm.errors import NBSVMError
+from nbsvm.serve.limits import BODY_KEY, BodyLimit, JSONBody, Metrics, MetricsMiddleware, json_error
+from nbsvm.serve.registry import ModelRegistry
+from nbsvm.serve.scoring import describe, explanation, predictions
+
+MAX_BODY_BYTES = 8 << 20        # a batch of 1,000 long reviews fits
+MAX_BATCH = 1000
+MAX_TEXT_CHARS = 100_000        # about 40 IMDB reviews' worth in one text
+INLINE_CHARS = 20_000           # requests with fewer characters are scored on the event loop
+
+
+def _valid_unicode(text: str) -> str:
+    """JSON may spell lone surrogates (``"\\ud800"``) that no UTF-8 text holds: they become
+    U+FFFD, as undecodable bytes do where the CLI reads files."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+class PredictRequest(BaseModel):
+    """One ``text`` or a batch of ``texts``."""
+    model_config = ConfigDict(extra="forbid")
+    text: Optional[str] = None
+    texts: Optional[list[str]] = None
+    model: Optional[str] = Field(None, description="A served model's name (default: the first)")
+    top_k: Optional[int] = Field(None, ge=1, le=10_000,
+                                 description="Also list the k best classes with their probabilities")
+    threshold: Optional[float] = Field(None, description="Also list the classes whose probability "
+                                       "(score, without probabilities) is at least this; for a "
+                                       "multi-label model it also decides the labels")
+
+    @model_validator(mode="after")
+    def _one_of(self):
+        if (self.text is None) == (self.texts is None):
+            raise ValueError("give either 'text' (one document) or 'texts' (a batch)")
+        if self.threshold is not None and not math.isfinite(self.threshold):
+            raise ValueError("threshold must be a finite number")
+        self.text = None if self.text is None else _valid_unicode(self.text)
+        self.texts = None if self.texts is None else [_valid_unicode(t) for t in self.texts]
+        return self
+
+
+class ExplainRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    text: str
+    model: Optional[str] = None
+    class_: Optional[str] = Field(None, alias="class",
+                                  description="The class to explain (default: the predicted one)")
+
+    @model_validator(mode="after")
+    def _unicode(self):
+        self.text = _valid_unicode(self.text)
+        self.class_ = None if self.class_ is None else _valid_unicode(self.class_)
+        return self
+
+
+class Prediction(BaseModel):
+    label: str | list[str]
+    score: float
+    probability: Optional[float] = None
+    probabilities: Optional[dict[str, float]] = None
+    scores: Optional[dict[str, float]] = None
+    top: Optional[list[dict[str, str | float]]] = None
+
+
+class PredictResponse(BaseModel):
+    model: str
+    version: int
+    predictions: list[Prediction]
+
+
+async def _off_the_loop_if_large(chars: int, fn, *args):
+    """``fn(*args)``: in the thread pool when the texts are long enough that scoring them
+    would hold the event loop (the kernels release the GIL), inline otherwise: a review
+    scores in about 0.05 ms, less than the hop to a thread and back costs under load."""
+    if chars > INLINE_CHARS:
+        return await run_in_threadpool(fn, *args)
+    return fn(*args)
+
+
+def _check_texts(texts: list[str], max_batch: int, max_chars: int) -> None:
+    if len(texts) > max_batch:
+        raise HTTPException(413, f"{len(texts):,} texts in one request; at most {max_batch:,}")
+    for i, t in enumerate(texts):
+        if len(t) > max_chars:
+            raise HTTPException(413, f"text {i} has {len(t):,} characters; at most {max_chars:,}")
+
+
+def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
+               max_body_bytes: int = MAX_BODY_BYTES, max_batch: int = MAX_BATCH,
+               max_text_chars: int = MAX_TEXT_CHARS):
+    """The ASGI application serving ``models`` (``{name: path}``, loaded and checked now);
+    ``app.state.registry`` holds them, ``app.state.metrics`` counts requests."""
+    registry = models if isinstance(models, ModelRegistry) else ModelRegistry(models, watch=watch)
+    app = FastAPI(title="nbsvm", version=__version__, docs_url=None, redoc_url=None,
+                  description="Hashed NBSVM text classification: predict, explain, reload.")
+    app.state.registry = registry
+    metrics = app.state.metrics = Metrics([])
+    page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
+
+    def served(name: str | None):
+        try:
+            return registry.get(name)
+        except KeyError:
+            raise HTTPException(404, f"no model named {name!r}; served: {registry.names}")
+
+    @app.exception_handler(NBSVMError)
+    async def _user_error(request: Request, exc: NBSVMError):
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        # FastAPI answers a body json.loads rejects (bad UTF-8, nesting too deep) with a bare
+        # 400; it is malformed JSON like any other: 422, saying what is wrong
+        if exc.status_code == 400 and BODY_KEY in request.scope:
+            return JSONResponse({"detail": json_error(request.scope[BODY_KEY])}, status_code=422)
+        return await http_exception_handler(request, exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        # FastAPI's own answer echoes the input, which may hold what JSON cannot say back
+        # (NaN, lone surrogates): where and what only
+        errors = [{"loc": [_valid_unicode(str(part)) for part in e.get("loc", ())],
+                   "msg": _valid_unicode(str(e.get("msg", ""))), "type": str(e.get("type", ""))}
+                  for e in exc.errors()]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def index():
+        return HTMLResponse(page)
+
+    @app.get("/health")
+    async def health():
+        """Liveness: the models served and their versions."""
+        return {"status": "ok", "models": {s.name: s.version for s in registry.all()}}
+
+    @app.get("/models")
+    async def list_models():
+        """Every served model: classes, settings, version, file."""
+        return [describe(s) for s in registry.all()]
+
+    @app.get("/models/{name}")
+    async def model_info(name: str):
+        """One model, with each class's strongest n-grams."""
+        s = served(name)
+        return dict(describe(s), strongest=s.strongest)
+
+    async def predict_with(name, req: PredictRequest):
+        s = served(name if name is not None else req.model)
+        texts = [req.text] if req.text is not None else req.texts
+        _check_texts(texts, max_batch, max_text_chars)
+        rows = await _off_the_loop_if_large(sum(map(len, texts)), predictions, s.model,
+                                            texts, req.top_k, req.threshold)
+        metrics.documents.labels(s.name).inc(len(texts))
+        # plain dicts of str and float, already the schema's shape: no second validation
+        return JSONResponse({"model": s.name, "version": s.version, "predictions": rows})
+
+    @app.post("/predict", response_model=PredictResponse, response_model_exclude_none=True)
+    async def predict(req: PredictRequest):
+        """Label, score and probabilities of one text or a batch."""
+        return await predict_with(None, req)
+
+    @app.post("/models/{name}/predict", response_model=PredictResponse,
+              response_model_exclude_none=True)
+    async def predict_model(name: str, req: PredictRequest):
+        """:func:`predict` with the model named in the path."""
+        return await predict_with(name, req)
+
+    def explain_with(name, req: ExplainRequest):
+        s = served(name if name is not None else req.model)
+        _check_texts([req.text], max_batch, max_text_chars)
+        found = explanation(s.model, req.text, req.class_)
+        metrics.documents.labels(s.name).inc()
+        return dict(found, model=s.name, version=s.version)
+
+    @app.post("/explain")
+    def explain(req: ExplainRequest):
+        """Each n-gram's contribution to a text's score (``constant + sum == score``, as
+        ``nbsvm explain --text``), the prediction, and the text shaded as HTML."""
+        return explain_with(None, req)
+
+    @app.post("/models/{name}/explain")
+    def explain_model(name: str, req: ExplainRequest):
+        return explain_with(name, req)
+
+    @app.post("/models/{name}/reload")
+    def reload(name: str):
+        """Read the model's file again and swap it in atomically: requests in flight
+        finish on the old model. A file that does not load leaves the old one serving (422)."""
+        served(name)
+        start = time.perf_counter()
+        try:
+            s = registry.reload(name)
+        except OSError as e:                # the file is missing or unreadable
+            raise HTTPException(422, f"{registry.paths[name]}: {e.strerror or e}") from None
+        return {"model": s.name, "version": s.version,
+                "seconds": round(time.perf_counter() - start, 4)}
+
+    @app.get("/metrics", include_in_schema=True)
+    async def metrics_text():
+        """Requests, latency histogram and documents scored (Prometheus text format)."""
+        body, kind = metrics.render()
+        return Response(body, media_type=kind)
+
+    metrics.routes[:] = [r.path for r in app.routes if hasattr(r, "methods")]
+    app.add_middleware(JSONBody)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)     # outermost: sees every answer
+    return app
+
+
+def app_from_environment():
+    """The application a uvicorn worker process builds (``--workers`` > 1): its settings
+    come from ``NBSVM_SERVE`` (JSON written by ``nbsvm serve``)."""
+    import json
+    import os
+
+    config = json.loads(os.environ["NBSVM_SERVE"])
+    return create_app(config.pop("models"), **config)

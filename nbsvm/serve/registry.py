@@ -1,0 +1,133 @@
+"""The models a server holds, by name, swapped atomically on reload.
+
+A request takes one :class:`Served` (``registry.get(name)``) and uses it to the end: a
+reload builds the new model completely (the checked loader of every command:
+:meth:`NBSVMClassifier.load`), then replaces the reference under a lock. Requests in flight
+finish on the model they started with; none sees half of each. A model file that fails to
+load leaves the served model as it was.
+
+With ``watch``, :meth:`ModelRegistry.get` also reloads a model whose file changed on disk
+(checked at most once a second per model): with several worker processes, each worker
+picks up a new file by itself.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nbsvm.errors import NBSVMError
+
+WATCH_INTERVAL = 1.0            # seconds between two looks at a model file's mtime
+
+
+@dataclass(frozen=True)
+class Served:
+    """One loaded model: what requests score with (never changed once built)."""
+    name: str
+    path: str
+    model: object               # a fitted NBSVMClassifier
+    version: int                # 1, then +1 at every reload
+    loaded_at: float            # time.time()
+    stamp: tuple                # the file's (mtime_ns, size) when it was read
+    strongest: dict = field(default_factory=dict)   # class -> [(n-gram, contribution)]
+
+
+def model_name(path: str) -> str:
+    """``NAME=PATH`` -> NAME; a bare path -> its file name without ``.npz``."""
+    return Path(path).name.removesuffix(".npz")
+
+
+def parse_models(specs: list[str]) -> dict[str, str]:
+    """``["imdb=models/imdb.npz", "other.npz"]`` -> ``{name: path}``; names must be unique
+    and URL-safe (letters, digits, ``-``, ``_``, ``.``)."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            name, path = model_name(spec), spec
+        if not name or not all(c.isalnum() or c in "-_." for c in name):
+            raise NBSVMError(f"model name {name!r} (from {spec!r}): use letters, digits, "
+                             "'-', '_' or '.'; give NAME=PATH to choose one")
+        if name in out:
+            raise NBSVMError(f"two models named {name!r}: give NAME=PATH to tell them apart")
+        out[name] = path
+    if not out:
+        raise NBSVMError("no model to serve: give at least one model file")
+    return out
+
+
+def _stamp(path: str) -> tuple:
+    st = os.stat(path)
+    return (st.st_mtime_ns, st.st_size)
+
+
+def load_served(name: str, path: str, version: int, top: int) -> Served:
+    """Load and check ``path`` and precompute what the page shows (the strongest n-grams
+    of each class), so that requests only read."""
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.serve.scoring import strongest_ngrams
+
+    stamp = _stamp(path) if os.path.exists(path) else (0, 0)
+    model = NBSVMClassifier.load(path)
+    return Served(name, str(path), model, version, time.time(), stamp,
+                  strongest_ngrams(model, top))
+
+
+class ModelRegistry:
+    """Models by name; :meth:`get` for requests, :meth:`reload` to swap one in."""
+
+    def __init__(self, models: dict[str, str], watch: bool = False, top: int = 10):
+        self.paths = dict(models)
+        self.watch = watch
+        self.top = top
+        self._lock = threading.Lock()
+        self._served = {name: load_served(name, path, 1, top) for name, path in models.items()}
+        self._looked = {name: time.monotonic() for name in models}
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.paths)
+
+    @property
+    def default(self) -> str:
+        return next(iter(self.paths))
+
+    def get(self, name: str | None = None) -> Served:
+        """The model serving ``name`` now (``None``: the first one given)."""
+        name = self.default if name is None else name
+        served = self._served.get(name)
+        if served is None:
+            raise KeyError(name)
+        if self.watch and time.monotonic() - self._looked[name] >= WATCH_INTERVAL:
+            self._looked[name] = time.monotonic()
+            try:
+                changed = _stamp(served.path) != served.stamp
+            except OSError:         # the file is being replaced: keep serving
+                changed = False
+            if changed:
+                try:
+                    return self.reload(name)
+                except (NBSVMError, OSError):   # a half-written or bad file: keep the old
+                    pass
+        return served
+
+    def reload(self, name: str) -> Served:
+        """Load ``name``'s file again and swap it in; raises (the old model stays) if the
+        file does not load."""
+        if name not in self.paths:
+            raise KeyError(name)
+        old = self._served[name]
+        new = load_served(name, self.paths[name], old.version + 1, self.top)
+        with self._lock:                    # one swap at a time; versions stay ordered
+            current = self._served[name]
+            new = Served(new.name, new.path, new.model, current.version + 1, new.loaded_at,
+                         new.stamp, new.strongest)
+            self._served[name] = new
+        return new
+
+    def all(self) -> list[Served]:
+        """Every model serving now (with ``watch``, changed files reloaded first)."""
+        return [self.get(name) for name in self.paths]

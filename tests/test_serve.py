@@ -1,0 +1,409 @@
+"""``nbsvm serve``: the answers against the model's own API, then the real server over HTTP
+on a loopback port (the console script in a subprocess, not an in-process client): every
+endpoint, the 4xx answers to bad input, and reload under concurrent requests."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from nbsvm import NBSVMClassifier  # noqa: E402
+from nbsvm.errors import NBSVMError  # noqa: E402
+from nbsvm.evaluation.explain import explain_text  # noqa: E402
+from nbsvm.serve.registry import parse_models  # noqa: E402
+from nbsvm.serve.scoring import predictions  # noqa: E402
+
+from conftest import synthetic  # noqa: E402
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+
+
+def _texts_labels(docs):
+    return [d.text for d in docs], [d.label for d in docs]
+
+
+@pytest.fixture(scope="module")
+def three_class():
+    X, y = _texts_labels(synthetic(600, n_classes=3, seed=1))
+    return NBSVMClassifier(n_bits=16, seed=0).fit(X, y), X[:40]
+
+
+@pytest.fixture(scope="module")
+def two_class():
+    X, y = _texts_labels(synthetic(400, n_classes=2, seed=2))
+    return NBSVMClassifier(n_bits=16, seed=0).fit(X, y), X[:40]
+
+
+# ---- the answers, in process ----------------------------------------------------------------
+
+def test_predictions_match_the_model(three_class):
+    clf, X = three_class
+    rows = predictions(clf, X)
+    assert [r["label"] for r in rows] == list(clf.predict(X))
+    P = clf.predict_proba(X)
+    for r, p in zip(rows, P):
+        assert r["probability"] == pytest.approx(p.max())
+        assert [r["probabilities"][c] for c in clf.classes_] == pytest.approx(list(p))
+
+
+def test_top_k_is_the_k_most_probable_classes(three_class):
+    clf, X = three_class
+    P = clf.predict_proba(X)
+    for k in (1, 2, 3, 10):
+        for r, p in zip(predictions(clf, X, top_k=k), P):
+            order = np.argsort(-p, kind="stable")[:k]
+            assert [t["label"] for t in r["top"]] == [clf.classes_[i] for i in order]
+            assert [t["probability"] for t in r["top"]] == pytest.approx(list(p[order]))
+
+
+def test_threshold_keeps_classes_at_or_above_it(three_class):
+    clf, X = three_class
+    P = clf.predict_proba(X)
+    for r, p in zip(predictions(clf, X, threshold=0.2), P):
+        assert {t["label"] for t in r["top"]} == {c for c, q in zip(clf.classes_, p) if q >= 0.2}
+    with pytest.raises(NBSVMError, match="between 0 and 1"):
+        predictions(clf, X, threshold=1.5)
+
+
+def test_binary_score_is_signed_toward_the_predicted_label(two_class):
+    clf, X = two_class
+    s = clf.decision_function(X)
+    for r, v, p in zip(predictions(clf, X), s, clf.predict_proba(X)):
+        assert r["label"] == clf.classes_[int(v > 0)]
+        assert r["score"] == pytest.approx(abs(v))
+        assert r["probabilities"][clf.classes_[1]] == pytest.approx(p[1])
+
+
+def test_parse_models_names():
+    assert parse_models(["a/imdb.npz", "x=b/other.npz"]) == {"imdb": "a/imdb.npz", "x": "b/other.npz"}
+    with pytest.raises(NBSVMError, match="two models named"):
+        parse_models(["a/m.npz", "b/m.npz"])
+    with pytest.raises(NBSVMError, match="model name"):
+        parse_models(["bad name=m.npz"])
+
+
+# ---- the real server ------------------------------------------------------------------------
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``nbsvm serve`` in a subprocess on a free loopback port, ready when /health answers."""
+
+    def __init__(self, *args, log: Path):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        with open(log, "w") as err:     # a file, not a pipe nobody reads
+            self.proc = subprocess.Popen([str(NBSVM), "serve", *map(str, args), "--port",
+                                          str(self.port)], stdout=err, stderr=err)
+        deadline = time.monotonic() + 60
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(log.read_text())
+            try:
+                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+        return self.log.read_text()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, three_class, two_class):
+    folder = tmp_path_factory.mktemp("serve")
+    three, two = folder / "topics.npz", folder / "polarity.npz"
+    three_class[0].save(three)
+    two_class[0].save(two)
+    # what the server loads: the expected answers come from the same files
+    loaded = {"topics": (NBSVMClassifier.load(three), three_class[1]),
+              "pol": (NBSVMClassifier.load(two), two_class[1])}
+    server = Server(three, f"pol={two}", "--max-body-mb", "0.5", log=folder / "server.log")
+    yield server, loaded, folder
+    err = server.stop()
+    assert "Traceback" not in err, err
+
+
+def test_predict_one_and_batch_over_http(served):
+    server, models, _ = served
+    clf, X = models["topics"]
+    r = httpx.post(server.url + "/predict", json={"texts": X, "top_k": 2})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["model"] == "topics" and body["version"] == 1
+    assert body["predictions"] == json.loads(json.dumps(predictions(clf, X, top_k=2)))
+    # curl -d sends application/x-www-form-urlencoded: the body is read as JSON all the same
+    form = httpx.post(server.url + "/predict", content=json.dumps({"texts": X[:2], "top_k": 2}),
+                      headers={"content-type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 200 and form.json()["predictions"] == body["predictions"][:2]
+    one = httpx.post(server.url + "/models/pol/predict", json={"text": models["pol"][1][0]}).json()
+    assert one["model"] == "pol"
+    assert one["predictions"][0]["label"] == models["pol"][0].predict([models["pol"][1][0]])[0]
+
+
+def test_explain_over_http_sums_to_the_score(served):
+    server, models, _ = served
+    clf, X = models["pol"]
+    r = httpx.post(server.url + "/explain", json={"text": X[3], "model": "pol"})
+    assert r.status_code == 200, r.text
+    e = r.json()
+    local = explain_text(clf, X[3])
+    assert e["class"] == local["class"] and e["score"] == pytest.approx(local["score"])
+    assert e["constant"] + sum(g["contribution"] for g in e["ngrams"]) == pytest.approx(e["score"])
+    assert "<span" in e["html"] and e["prediction"]["label"] == local["class"]
+
+
+def test_models_health_metrics_schema_and_page(served):
+    server, models, _ = served
+    listed = httpx.get(server.url + "/models").json()
+    assert [m["name"] for m in listed] == ["topics", "pol"]
+    assert listed[0]["classes"] == models["topics"][0].classes_
+    info = httpx.get(server.url + "/models/pol").json()
+    assert set(info["strongest"]) == set(models["pol"][0].classes_)
+    assert httpx.get(server.url + "/health").json()["status"] == "ok"
+    schema = httpx.get(server.url + "/openapi.json").json()
+    assert {"/predict", "/explain", "/models", "/health", "/metrics",
+            "/models/{name}/reload"} <= set(schema["paths"])
+    page = httpx.get(server.url + "/")
+    assert page.status_code == 200 and "<textarea" in page.text
+    assert "http" not in page.text.replace("http-equiv", "")     # no external resources
+    X = models["topics"][1][:3]
+    assert httpx.post(server.url + "/predict", json={"texts": X}).status_code == 200
+    metrics = httpx.get(server.url + "/metrics").text
+    assert 'nbsvm_requests_total{method="POST",path="/predict",status="200"}' in metrics
+    assert "nbsvm_request_seconds_bucket" in metrics
+    assert 'nbsvm_documents_scored_total{model="topics"}' in metrics
+
+
+@pytest.mark.parametrize("request_args, status, says", [
+    (dict(content=b"{not json"), 422, "JSON"),
+    (dict(json={"texts": ["a"], "text": "b"}), 422, "either 'text'"),
+    (dict(json={"texts": "not a list"}), 422, "list"),
+    (dict(json={"texts": [1, 2]}), 422, "string"),
+    (dict(json={"text": "x", "top_k": 0}), 422, "greater than or equal to 1"),
+    (dict(json={"text": "x", "surprise": 1}), 422, "Extra inputs"),
+    (dict(json={"text": "x", "model": "nope"}), 404, "no model named 'nope'"),
+    (dict(json={"texts": ["x"] * 1001}), 413, "at most 1,000"),
+    (dict(json={"text": "x" * 100_001}), 413, "at most 100,000"),
+    (dict(content=b"x" * 600_000), 413, "request body over"),
+    (dict(content=iter([b"x" * 300_000] * 2)), 413, "request body over"),      # chunked
+    (dict(json={"text": "x", "threshold": 7}), 422, "between 0 and 1"),
+    # what the fuzz run found: inputs FastAPI's own 422 could not echo back (500 before)
+    (dict(content=b'{"texts": [NaN, "x"]}'), 422, "valid string"),
+    (dict(content=b'{"text": "x", "threshold": NaN}'), 422, "finite"),
+    (dict(content=b'{"texts": ["\\ud800", 5]}'), 422, "valid string"),
+    (dict(content=b'{"text": "x", "top_k": Infinity}'), 422, "top_k"),
+    (dict(content=b'{"text": "\xff\xfe\xc3"}'), 422, "not UTF-8 text"),
+    (dict(content=b"[" * 3000), 422, "nested too deeply"),
+])
+def test_bad_requests_get_a_4xx_with_a_message(served, request_args, status, says):
+    server, _, _ = served
+    r = httpx.post(server.url + "/predict", headers={"content-type": "application/json"},
+                   **request_args)
+    assert r.status_code == status, r.text
+    assert says in r.text
+
+
+def test_odd_but_valid_input_is_scored(served):
+    """A lone surrogate (valid JSON, not valid UTF-8) scores as U+FFFD; an empty batch gives
+    no predictions; explain handles both too."""
+    server, models, _ = served
+    clf, X = models["topics"]
+    r = httpx.post(server.url + "/predict", content=b'{"texts": ["a \\ud800 b", "a \\ufffd b"]}')
+    assert r.status_code == 200, r.text
+    one, two = r.json()["predictions"]
+    assert one == two
+    r = httpx.post(server.url + "/predict", json={"texts": []})
+    assert r.status_code == 200 and r.json()["predictions"] == []
+    r = httpx.post(server.url + "/explain", content=b'{"text": "\\ud800 x"}')
+    assert r.status_code == 200 and "\ufffd" in r.json()["html"]
+
+
+def test_unknown_paths_models_and_classes(served):
+    server, _, _ = served
+    assert httpx.get(server.url + "/nowhere").status_code == 404
+    assert httpx.post(server.url + "/models/nope/reload").status_code == 404
+    r = httpx.post(server.url + "/explain", json={"text": "x", "class": "nope"})
+    assert r.status_code == 422 and "unknown class" in r.text
+    assert httpx.get(server.url + "/predict").status_code == 405
+
+
+def test_reload_under_concurrent_requests(served, tmp_path):
+    """Clients score the same texts while the file is replaced (write, rename) and reloaded,
+    alternating two different models: every answer is complete, and equals what the model of
+    its version gives (none mixes the two)."""
+    server, models, folder = served
+    X = models["topics"][1][:16]
+    other_clf = NBSVMClassifier(n_bits=16, seed=0, ngrams=1).fit(
+        *_texts_labels(synthetic(600, n_classes=3, seed=9)))
+    files = {"a": folder / "topics_a.npz", "b": folder / "topics_b.npz"}
+    models["topics"][0].save(files["a"])
+    other_clf.save(files["b"])
+    expected = {k: predictions(NBSVMClassifier.load(f), X) for k, f in files.items()}
+    assert expected["a"] != expected["b"]
+    target = folder / "topics.npz"
+    by_version = {1: "a"}
+    answers, failures, stop = [], [], threading.Event()
+
+    def client():
+        with httpx.Client(base_url=server.url, timeout=30) as c:
+            while not stop.is_set():
+                r = c.post("/predict", json={"texts": X})
+                if r.status_code != 200:
+                    failures.append(r.text)
+                else:
+                    answers.append(r.json())
+
+    threads = [threading.Thread(target=client) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(8):
+            which = "b" if i % 2 == 0 else "a"
+            tmp = folder / "topics.npz.tmp"
+            tmp.write_bytes(files[which].read_bytes())
+            os.replace(tmp, target)
+            r = httpx.post(server.url + "/models/topics/reload", timeout=60)
+            assert r.status_code == 200, r.text
+            by_version[r.json()["version"]] = which
+            time.sleep(0.2)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:3]
+    assert len(answers) > 20
+    seen = set()
+    for a in answers:
+        which = by_version[a["version"]]
+        seen.add(which)
+        assert a["predictions"] == json.loads(json.dumps(expected[which]))
+    assert seen == {"a", "b"}
+    tmp = folder / "topics.npz.tmp"         # leave the module's model as it was
+    tmp.write_bytes(files["a"].read_bytes())
+    os.replace(tmp, target)
+    assert httpx.post(server.url + "/models/topics/reload", timeout=60).status_code == 200
+
+
+def test_a_bad_file_on_reload_keeps_the_old_model(served, tmp_path):
+    server, models, folder = served
+    path = folder / "polarity.npz"
+    good = path.read_bytes()
+    before = httpx.get(server.url + "/health").json()["models"]["pol"]
+    try:
+        path.write_bytes(b"PK\x03\x04 not a model")
+        r = httpx.post(server.url + "/models/pol/reload")
+        assert r.status_code == 422, r.text
+        assert httpx.get(server.url + "/health").json()["models"]["pol"] == before
+        X = models["pol"][1][:3]
+        r = httpx.post(server.url + "/predict", json={"texts": X, "model": "pol"})
+        assert [p["label"] for p in r.json()["predictions"]] == list(models["pol"][0].predict(X))
+    finally:
+        path.write_bytes(good)
+
+
+def test_workers_watch_the_file_and_each_reloads_it(tmp_path, three_class):
+    """``--workers 2`` watches the files: a model replaced on disk (write, rename) is served
+    by every worker within a few seconds, with the new model's answers."""
+    clf, X = three_class
+    other = NBSVMClassifier(n_bits=16, seed=0, ngrams=1).fit(
+        *_texts_labels(synthetic(600, n_classes=3, seed=9)))
+    path = tmp_path / "m.npz"
+    clf.save(path)
+    other.save(tmp_path / "other.npz")
+    expected = predictions(NBSVMClassifier.load(tmp_path / "other.npz"), X[:8])
+    server = Server(f"m={path}", "--workers", "2", log=tmp_path / "server.log")
+    try:
+        assert httpx.get(server.url + "/health").json()["models"]["m"] == 1
+        os.replace(tmp_path / "other.npz", path)
+        deadline, got = time.monotonic() + 30, []
+        while time.monotonic() < deadline:
+            got = [httpx.post(server.url + "/predict", json={"texts": X[:8]}).json()
+                   for _ in range(8)]           # new connections: both workers answer
+            if all(g["version"] == 2 for g in got):
+                break
+            time.sleep(0.3)
+        assert all(g["version"] == 2 for g in got), [g["version"] for g in got]
+        assert all(g["predictions"] == json.loads(json.dumps(expected)) for g in got)
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log, log
+
+
+def test_serve_refuses_a_bad_model_file_before_listening(tmp_path):
+    bad = tmp_path / "bad.npz"
+    bad.write_bytes(b"not a model")
+    r = subprocess.run([str(NBSVM), "serve", str(bad), "--port", str(_free_port())],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "not an nbsvm model file" in r.stderr and "Traceback" not in r.stderr
+
+
+# ---- real data: the IMDB slice, the page in a browser -----------------------------------------
+
+@pytest.fixture(scope="module")
+def imdb_served(imdb_slice, tmp_path_factory):
+    model = tmp_path_factory.mktemp("serve_imdb") / "imdb.npz"
+    r = subprocess.run([str(NBSVM), "train", str(imdb_slice / "train"), "-o", str(model),
+                        "--n-bits", "20", "-q"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    server = Server(model, log=model.parent / "server.log")
+    yield server, model
+    server.stop()
+
+
+def test_imdb_served_answers_equal_nbsvm_predict(imdb_served, imdb_slice, tmp_path):
+    server, model = imdb_served
+    files = sorted((imdb_slice / "test" / "pos").iterdir())[:100] + \
+        sorted((imdb_slice / "test" / "neg").iterdir())[:100]
+    texts = [" ".join(f.read_text(encoding="utf-8").split()) for f in files]
+    lines = tmp_path / "texts.txt"
+    lines.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
+    out = tmp_path / "pred.csv"
+    r = subprocess.run([str(NBSVM), "predict", str(lines), "-m", str(model), "--format",
+                        "plain-lines", "-o", str(out), "-q"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import pandas as pd
+    expected = pd.read_csv(out)
+    got = httpx.post(server.url + "/predict", json={"texts": texts}, timeout=60).json()
+    assert [p["label"] for p in got["predictions"]] == list(expected["label"])
+    P1 = [p["probabilities"]["pos"] for p in got["predictions"]]
+    assert P1 == pytest.approx(list(expected["probability"]), abs=1e-6)
+    right = sum(p["label"] == ("pos" if i < 100 else "neg") for i, p in enumerate(got["predictions"]))
+    assert right >= 160            # 80%+ on 200 test reviews: a working model
+
+
+def test_page_in_a_headless_browser(imdb_served, tmp_path):
+    """Debian's Chromium driven by Playwright: type a review, see the label and the shading."""
+    pytest.importorskip("playwright")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
+    import serve_page
+    if not Path(serve_page.CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {serve_page.CHROMIUM} (apt-get install chromium)")
+    server, _ = imdb_served
+    shot = tmp_path / "page.png"
+    seen = serve_page.browse(server.url + "/", serve_page.REVIEW, shot)
+    assert seen["label"] == "pos" and seen["probability"].startswith("probability ")
+    words = [w for w, _ in seen["shaded"]]
+    assert "superb" in words and "wonderful" in words
+    shade = dict(seen["shaded"])
+    assert "0, 160, 0" in shade["superb"].replace("rgba(", "").replace("rgb(", "")
+    assert seen["classes"] == ["neg", "pos"] or set(seen["classes"]) == {"neg", "pos"}
+    assert shot.stat().st_size > 10_000 and shot.read_bytes()[:4] == b"\x89PNG"
