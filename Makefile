@@ -10,7 +10,7 @@ IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
 IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
 IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 
-.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning scale rcv1 iris reproduce data-imdb bench clean
+.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning scale serve-bench rcv1 iris reproduce data-imdb bench clean
 
 all: test
 
@@ -82,6 +82,16 @@ wang-manning: install-bench
 # run (results/scale.md; about 40 GB of disk under results/tmp/scale while it runs)
 scale: install-bench
 	$(PY) pipelines/scale.py
+
+# nbsvm serve under load on the IMDB model (results/serve_bench.md; the load from wrk): 1/8/64 clients, single
+# texts and batches of 64, beside nbsvm predict; then 10,000 malformed requests
+serve-bench: install data-imdb
+	command -v wrk >/dev/null && command -v chromium >/dev/null || \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk chromium) || \
+	    (echo "make serve-bench needs wrk (the load) and chromium (the page): apt-get install wrk chromium"; exit 1)
+	[ -f models/imdb-3gram-24b.npz ] || $(PY) pipelines/imdb.py
+	$(PY) pipelines/serve_bench.py
+	$(PY) pipelines/serve_page.py
 
 rcv1: install
 	$(PY) pipelines/rcv1.py
