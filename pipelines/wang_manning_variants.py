@@ -1,0 +1,86 @@
+#!/usr/bin/env python
+"""Fixed settings on Wang & Manning's small corpora, beside the defaults: would a setting
+make a better default for small corpora? (``results/wang_manning_variants.md``)
+
+Each variant is ``NBSVMClassifier(**variant)`` trained and scored with the protocols of
+``pipelines/wang_manning.py`` (the same folds and seed), reporting the mean accuracy, its
+standard error (over folds for the 10-fold corpora, binomial for the 2-fold pairs) and the
+errors per fold. It scores test folds, so it can only reject a candidate default, never
+choose one: a change is worth making only if it holds on every corpus.
+
+    python pipelines/wang_manning_variants.py [--datasets AthR,XGraph,BbCrypt,Subj,MPQA]
+        [--variants '{}' '{"alpha": 0.1, "beta": 0.5}'] [--seed 0]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from _report import shared_datasets, start, write_results
+from wang_manning import DATASETS, splits
+
+from nbsvm import NBSVMClassifier
+
+SMALL = "AthR,XGraph,BbCrypt,Subj,MPQA"     # under SMALL_CORPUS_NGRAMS n-grams per fold
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--datasets", default=SMALL)
+    ap.add_argument("--variants", nargs="+",
+                    default=["{}", '{"alpha": 0.1}', '{"beta": 0.5}',
+                             '{"alpha": 0.1, "beta": 0.5}'],
+                    help="JSON objects of NBSVMClassifier parameters ({}: the defaults)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    names = [d for d in args.datasets.split(",") if d]
+    unknown = sorted(set(names) - set(DATASETS))
+    if unknown:
+        ap.error(f"unknown datasets {unknown}; allowed: {', '.join(DATASETS)}")
+    try:
+        variants = [json.loads(v) for v in args.variants]
+    except json.JSONDecodeError as e:
+        ap.error(f"a variant is not JSON: {e}")
+    root = shared_datasets()
+    config = start("wang_manning_variants", {"datasets": names, "variants": variants,
+                                             "seed": args.seed, "data": root},
+                   [__file__, *(argv if argv is not None else sys.argv[1:])])
+    rows = []
+    for name in names:
+        folds = splits(name, root, args.seed)
+        n_test = sum(len(test[1]) for _, test in folds)
+        for variant in variants:
+            t0 = time.perf_counter()
+            accs, errors = [], []
+            for train, test in folds:
+                clf = NBSVMClassifier(seed=args.seed, **variant).fit(train[0], train[1])
+                right = clf.predict(test[0]) == np.asarray(test[1])
+                accs.append(100.0 * right.mean())
+                errors.append(int((~right).sum()))
+            acc = float(np.mean(accs))
+            se = float(np.std(accs, ddof=1) / np.sqrt(len(accs))) if len(accs) > 2 \
+                else float(np.sqrt(acc * (100 - acc) / n_test))
+            label = json.dumps(variant) if variant else "defaults"
+            rows.append({"dataset": name, "settings": label, "accuracy": acc, "std_error": se,
+                         "errors_per_fold": " ".join(map(str, errors)),
+                         "seconds": time.perf_counter() - t0})
+            print(f"{name:8s} {label:34s} {acc:6.2f} +- {se:.2f}  errors {errors}", flush=True)
+    frame = pd.DataFrame(rows)
+    base = frame[frame.settings == "defaults"].set_index("dataset").accuracy
+    if len(base):
+        frame["vs_defaults"] = frame.accuracy - frame.dataset.map(base)
+        wide = frame.pivot(index="settings", columns="dataset", values="vs_defaults")[names]
+        print("\naccuracy minus the defaults' (points)\n" + wide.round(2).to_string())
+    write_results("wang_manning_variants", frame, title="Fixed settings on Wang & Manning's "
+                  "small corpora, beside the defaults", config=config,
+                  notes=["Scored on the test folds of pipelines/wang_manning.py's protocols: "
+                         "a variant can be rejected as a default here, never chosen."])
+
+
+if __name__ == "__main__":
+    main()
