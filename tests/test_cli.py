@@ -194,12 +194,13 @@ def test_predict_output_csv(files, model):
     assert "predictions: 5 written" in r.output
     df = pd.read_csv(out)
     assert len(df) == 5
-    assert list(df.columns) == ["source", "line", "true_label", "label", "score", "probability"]
+    assert list(df.columns) == ["source", "line", "true_label", "label", "score_pos",
+                          "probability_pos"]
     clf = NBSVMClassifier.load(model)
     texts = [t for _, t in TEST]
     assert df["label"].tolist() == clf.predict(texts).tolist()
-    np.testing.assert_allclose(df["score"], clf.decision_function(texts), rtol=1e-12)
-    np.testing.assert_allclose(df["probability"], clf.predict_proba(texts)[:, 1], rtol=1e-12)
+    np.testing.assert_allclose(df["score_pos"], clf.decision_function(texts), rtol=1e-12)
+    np.testing.assert_allclose(df["probability_pos"], clf.predict_proba(texts)[:, 1], rtol=1e-12)
     assert df["line"].tolist() == [1, 2, 3, 4, 5]
     assert df["true_label"].tolist() == [l for l, _ in TEST]
 
@@ -211,7 +212,7 @@ def test_predict_to_stdout_plain_text(files, model):
     r = run("predict", plain, "-m", model, "--format", "text")
     assert_ok(r)
     rows = [l for l in r.stdout.splitlines() if l]
-    assert rows[0] == "source,line,label,score,probability"
+    assert rows[0] == "source,line,label,score_pos,probability_pos"
     assert len(rows) == 1 + 3
     assert [row.split(",")[1] for row in rows[1:]] == ["1", "3", "4"]
 

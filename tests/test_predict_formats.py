@@ -71,7 +71,7 @@ def test_csv_jsonl_parquet_hold_the_same_rows(model, texts, tmp_path):
         # written under a temporary name and renamed: nothing else is left in the folder
         assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
     csv = frames["csv"]
-    assert list(csv.columns) == ["source", "line", "label", "score", "probability"]
+    assert list(csv.columns) == ["source", "line", "label", "score_pos", "probability_pos"]
     assert len(csv) == 1300 and csv["line"].tolist() == list(range(1, 1301))
     assert csv["source"].iloc[0] == str(texts)
     for fmt in ("jsonl", "parquet"):
@@ -80,7 +80,7 @@ def test_csv_jsonl_parquet_hold_the_same_rows(model, texts, tmp_path):
         for col in ("source", "label"):
             assert other[col].astype(str).tolist() == csv[col].astype(str).tolist(), (fmt, col)
         assert other["line"].astype(np.int64).tolist() == csv["line"].tolist()
-        for col in ("score", "probability"):      # the same doubles, bit for bit
+        for col in ("score_pos", "probability_pos"):      # the same doubles, bit for bit
             np.testing.assert_array_equal(other[col].to_numpy(float), csv[col].to_numpy(float),
                                           err_msg=f"{fmt} {col}")
     assert frames["parquet"]["line"].dtype == np.int64
@@ -94,12 +94,12 @@ def test_jsonl_lines_are_plain_json_objects(model, texts, tmp_path):
     first = json.loads(lines[0])
     assert first["source"] == str(texts) and first["line"] == 1     # "/" not written as "\/"
     assert "\\/" not in lines[0]
-    assert set(first) == {"source", "line", "label", "score", "probability"}
+    assert set(first) == {"source", "line", "label", "score_pos", "probability_pos"}
 
 
 def test_standard_output_as_csv_and_jsonl(model, texts):
     r = ok(run("predict", texts, "-m", model, "--format", "text", "-q"))
-    assert r.stdout.splitlines()[0] == "source,line,label,score,probability"
+    assert r.stdout.splitlines()[0] == "source,line,label,score_pos,probability_pos"
     assert len(r.stdout.splitlines()) == 1301
     r = ok(run("predict", texts, "-m", model, "--format", "text", "-q",
                "--output-format", "jsonl"))
@@ -173,8 +173,8 @@ def test_a_later_batch_without_true_labels_keeps_the_columns(model, tmp_path):
         out = tmp_path / f"mixed.{fmt}"
         ok(run("predict", labeled, plain, "-m", model, "-o", out))
         back = read_back(out, fmt)
-        assert list(back.columns) == ["source", "line", "true_label", "label", "score",
-                                      "probability"], fmt
+        assert list(back.columns) == ["source", "line", "true_label", "label",
+                                      "score_pos", "probability_pos"], fmt
         assert len(back) == 514
         assert back["true_label"].tolist()[:2] == ["pos", "neg"]
         tail = back.iloc[512:]

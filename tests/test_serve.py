@@ -385,7 +385,7 @@ def test_imdb_served_answers_equal_nbsvm_predict(imdb_served, imdb_slice, tmp_pa
     got = httpx.post(server.url + "/predict", json={"texts": texts}, timeout=60).json()
     assert [p["label"] for p in got["predictions"]] == list(expected["label"])
     P1 = [p["probabilities"]["pos"] for p in got["predictions"]]
-    assert P1 == pytest.approx(list(expected["probability"]), abs=1e-6)
+    assert P1 == pytest.approx(list(expected["probability_pos"]), abs=1e-6)
     right = sum(p["label"] == ("pos" if i < 100 else "neg") for i, p in enumerate(got["predictions"]))
     assert right >= 160            # 80%+ on 200 test reviews: a working model
 

@@ -179,12 +179,23 @@ def predict_command(
                                                  "true_label when present."),
     quiet: bool = typer.Option(False, "--quiet", "-q",
                                help="No progress bar and no summary line on stderr."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", min=1, metavar="K",
+                                        help="Also write the K best classes of each document "
+                                             "with their probabilities (scores for losses "
+                                             "without them): top1_label, top1_probability, "
+                                             "..."),
+    threshold: Optional[float] = typer.Option(None, "--threshold", metavar="T",
+                                              help="With --top-k, leave out classes whose "
+                                                   "probability (score) is below T; alone, "
+                                                   "list every class at or above T."),
     strict: bool = STRICT, encoding: str = ENCODING, skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Predict labels: one row per document with source, line, true_label (if known), label,
-    score, probability (`nbsvm learn` models: label and score, or prediction for
-    regression), as CSV, JSON lines or Parquet.
+    then for two classes score_POS and probability_POS (of the positive class, named after
+    it), for more the score and probability of the predicted class, for multi-label every
+    label's probability_LABEL (`nbsvm learn` models: label and score, or prediction for
+    regression), as CSV, JSON lines or Parquet; --top-k K adds the K best classes.
 
     Line files (--format auto): a line `label<TAB>text` whose label is one of the model's
     classes keeps it as true_label; any other line is one document, TABs and all."""
@@ -207,9 +218,11 @@ def predict_command(
                 raise NBSVMError("--scheduler / --dask-local predict with models from "
                                  "`nbsvm train`")
             from nbsvm.training import distributed
-            NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
+            clf = NBSVMClassifier.load(model)    # a bad model file: say so before starting workers
+            if top_k is not None or threshold is not None:      # and a bad threshold
+                clf.top_k_of(np.zeros((0, clf.n_outputs())), top_k, threshold)
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
-                      "strict": strict}
+                      "strict": strict, "top_k": top_k, "threshold": threshold}
             if check_encoding(encoding) != "utf-8":
                 reader["encoding"] = encoding
             # one table per shard, gathered in shard order and written as one file
@@ -220,6 +233,9 @@ def predict_command(
             if skip_bad:
                 raise NBSVMError("--skip-bad-lines reads text for models of `nbsvm train`; "
                                  "this is an `nbsvm learn` model", path=model)
+            if top_k is not None or threshold is not None:
+                raise NBSVMError("--top-k / --threshold rank the classes of models from "
+                                 "`nbsvm train`; this is an `nbsvm learn` model", path=model)
             frames = predict_sparse(load_learner(model), inputs, fmt=fmt, strict=strict,
                                     stats=read_stats(skip_bad))
         else:
@@ -228,7 +244,7 @@ def predict_command(
                                                       labeled=False, strict=strict,
                                                       skip_bad=skip_bad,
                                                       known_labels=known_labels(clf.classes_, clf.multilabel),
-                                                      encoding=encoding))
+                                                      encoding=encoding), top_k, threshold)
         # rows on a terminal show their own progress; a bar would only garble them
         show = not quiet and not (output is None and isatty(sys.stdout))
         n = 0

@@ -12,17 +12,29 @@ from nbsvm.io.document import Document
 from nbsvm.models.nbsvm import NBSVMClassifier
 
 
-def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Iterator["pd.DataFrame"]:
-    """Yield one DataFrame per batch: ``source, line, [true_label,] label, score[, probability]``.
+def predict_documents(model: NBSVMClassifier, docs: Iterable[Document], top_k: int | None = None,
+                      threshold: float | None = None) -> Iterator["pd.DataFrame"]:
+    """Yield one DataFrame per batch: ``source, line, [true_label,] label``, then scores.
 
-    For two classes ``score`` is the decision value for ``classes_[1]`` and ``probability``
-    that class's probability; for more classes both are those of the predicted class.
-    Multi-label: ``label`` is the predicted set (``"a,b"``), then ``probability_<label>``
-    (or ``score_<label>`` for losses without probabilities) for every label.
+    - Two classes: ``score_<c>`` and ``probability_<c>``, named after the positive class
+      ``c = classes_[1]`` (the decision value and probability of that class, whatever the
+      predicted label).
+    - More classes: ``score`` and ``probability`` of the predicted class.
+    - Multi-label: ``label`` is the predicted set (``"a,b"``), then ``probability_<label>``
+      (or ``score_<label>`` for losses without probabilities) for every label.
+
+    With ``top_k`` or ``threshold``: also ``top1_label, top1_probability, ..., topK_label,
+    topK_probability`` (``topI_score`` without probabilities), the best classes first; a
+    class below ``threshold`` is left empty (``top_k`` None: every class, by threshold).
+    Probabilities are written only where the loss gives them.
     """
     import pandas as pd
 
     has_proba = model.has_proba()
+    classes = np.asarray(model.classes_, dtype=object)
+    ranked = top_k is not None or threshold is not None
+    if ranked:                       # a bad k or threshold: an error before any row
+        model.top_k_of(np.zeros((0, model.n_outputs())), top_k, threshold)
     for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
         scores = model.decision_batch(batch, columns=True)
         labels = model.labels_of(scores)
@@ -35,12 +47,20 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document]) -> Itera
             for k, c in enumerate(model.classes_):
                 frame[f"{'probability' if has_proba else 'score'}_{c}"] = values[:, k]
         elif scores.shape[1] == 1:
-            frame["score"] = scores[:, 0]
+            positive = model.classes_[1]
+            frame[f"score_{positive}"] = scores[:, 0]
             if has_proba:
-                frame["probability"] = model.proba_of(scores)[:, 1]
+                frame[f"probability_{positive}"] = model.proba_of(scores)[:, 1]
         else:
             best = np.argmax(scores, axis=1)
             frame["score"] = scores[np.arange(len(best)), best]
             if has_proba:
                 frame["probability"] = model.proba_of(scores)[np.arange(len(best)), best]
+        if ranked:
+            positions, values, kind = model.top_k_of(scores, top_k, threshold)
+            for i in range(positions.shape[1]):
+                frame[f"top{i + 1}_label"] = np.where(positions[:, i] >= 0,
+                                                      classes[np.maximum(positions[:, i], 0)],
+                                                      None)
+                frame[f"top{i + 1}_{kind}"] = values[:, i]
         yield pd.DataFrame(frame)

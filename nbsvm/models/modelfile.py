@@ -19,6 +19,7 @@ from nbsvm.models.persist import Chunked, load_npz, save_npz
 from nbsvm.config import BUCKET_DTYPE
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.text.hashing import Hasher
+from nbsvm.learners.targets import Labels
 
 #: parameters saved under an older name -> their name now
 RENAMED = {"l2": "lam"}
@@ -143,7 +144,7 @@ def load_model(cls, path):
         if not isinstance(header["classes"], list) \
                 or not all(isinstance(c, str) for c in header["classes"]):
             raise TypeError("classes must be a list of strings")
-        clf.classes_ = list(header["classes"])
+        clf.classes_ = Labels(header["classes"])
         clf.class_counts_ = np.asarray(header["class_counts"], dtype=np.int64).reshape(-1)
         clf.n_docs_ = int(header["n_docs"])
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])

@@ -165,6 +165,54 @@ class PredictionMixin:
         total = p.sum(axis=1, keepdims=True)
         return np.where(total > 0, p / np.where(total > 0, total, 1), 1.0 / p.shape[1])
 
+    def class_values(self, scores: np.ndarray) -> tuple[np.ndarray, str]:
+        """One column per class, ``(n, K)``, of what ranks the classes, and its name:
+        ``"probability"`` when the loss gives probabilities, else ``"score"`` (two classes:
+        ``-s, s``)."""
+        if self.has_proba():
+            return self.proba_of(scores), "probability"
+        scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
+        if scores.shape[1] == 1 and not self.multilabel:
+            scores = np.column_stack([-scores[:, 0], scores[:, 0]])
+        return scores, "score"
+
+    def top_k_of(self, scores: np.ndarray, k: int | None = None,
+                 threshold: float | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+        """The ``k`` best classes of each row of scores (all of them for None), best first:
+        ``(positions, values, kind)``, positions ``(n, k)`` into ``classes_`` and their
+        probabilities (``kind`` ``"probability"``) or scores. With ``threshold``, a class
+        whose value is below it has position -1 and value NaN."""
+        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer))
+                              or k < 1):
+            raise NBSVMError(f"k must be a positive whole number, got {k!r}")
+        values, kind = self.class_values(scores)
+        if threshold is not None:
+            if not np.isfinite(threshold) or (kind == "probability"
+                                              and not 0.0 <= threshold <= 1.0):
+                raise NBSVMError(f"threshold is a {kind} for this model"
+                                 + (": between 0 and 1" if kind == "probability" else
+                                    ": a finite number") + f", got {threshold!r}")
+        k = values.shape[1] if k is None else min(int(k), values.shape[1])
+        positions = np.argsort(-values, axis=1, kind="stable")[:, :k]
+        best = np.take_along_axis(values, positions, axis=1)
+        if threshold is not None:
+            below = best < threshold
+            positions = np.where(below, -1, positions)
+            best = np.where(below, np.nan, best)
+        return positions, best, kind
+
+    def predict_top_k(self, X, k: int = 1, threshold: float | None = None, *,
+                      text_col: str = "text") -> list[list[tuple[str, float]]]:
+        """Each document's ``k`` best classes, best first, with their probabilities (scores
+        for losses without probabilities), as fastText's ``predict(text, k, threshold)``:
+        ``[[(label, probability), ...], ...]``; with ``threshold``, only the classes at or
+        above it."""
+        positions, values, _ = self.top_k_of(self.decision_function(X, text_col=text_col),
+                                             k, threshold)
+        classes = self.classes_
+        return [[(classes[j], float(v)) for j, v in zip(row, vals) if j >= 0]
+                for row, vals in zip(positions, values)]
+
     def predict(self, X, *, text_col: str = "text") -> np.ndarray:
         """Predicted labels: the values given to :meth:`fit` (strings after :meth:`load`).
 

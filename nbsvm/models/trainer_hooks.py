@@ -13,6 +13,7 @@ from nbsvm.learners.sgd import LinearSGD
 from nbsvm.lexicon.columns import ColumnBuilder, Columns
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.training.epochs import Epochs
+from nbsvm.learners.targets import Labels
 
 
 class TrainerHooksMixin:
@@ -26,7 +27,7 @@ class TrainerHooksMixin:
 
     def adopt(self, columns: Columns) -> None:
         """Adopt what counting built (:mod:`nbsvm.lexicon.columns`) as the learned state."""
-        self.classes_, self.class_counts_ = columns.classes, columns.class_counts
+        self.classes_, self.class_counts_ = Labels(columns.classes), columns.class_counts
         self.n_seen_buckets_ = columns.n_seen_buckets
         self.column_of_, self.linear_ = columns.column_of, columns.linear
         self.hasher_ = self._hasher()

@@ -11,15 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbsvm.errors import NBSVMError
-
-
-def _per_class_scores(model, scores: np.ndarray) -> np.ndarray:
-    """``(n, K)`` scores, one column per class (two classes: ``-s, s``)."""
-    scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
-    if scores.shape[1] == 1 and not model.multilabel:
-        return np.column_stack([-scores[:, 0], scores[:, 0]])
-    return scores
 
 
 def predictions(model, texts: list[str], top_k: int | None = None,
@@ -27,46 +18,45 @@ def predictions(model, texts: list[str], top_k: int | None = None,
     """One dict per text (see the module's docstring). ``top_k``: the k best classes (at
     most all of them); ``threshold``: only classes whose probability (score, for losses
     without probabilities) is at least this, which for a multi-label model also decides
-    ``label`` (default: probability 0.5, i.e. score 0)."""
-    if top_k is not None and top_k < 1:
-        raise NBSVMError(f"top_k must be >= 1, got {top_k}")
-    has_proba = model.has_proba()
-    if threshold is not None and has_proba and not 0.0 <= threshold <= 1.0:
-        raise NBSVMError(f"threshold is a probability for this model: between 0 and 1, "
-                         f"got {threshold}")
+    ``label`` (default: score 0, probability 0.5)."""
     if not texts:
+        model.top_k_of(np.zeros((0, model.n_outputs())), top_k, threshold)    # checks both
         return []
     classes = list(model.classes_)
-    raw = model.decision_function(texts)
-    scores = _per_class_scores(model, raw)
-    proba = model.proba_of(np.asarray(raw)) if has_proba else None
-    value = proba if proba is not None else scores      # what ranks and thresholds use
+    raw = np.asarray(model.decision_function(texts)).reshape(len(texts), -1)
+    values, kind = model.class_values(raw)      # probabilities, or one score per class
+    scores = _scores_per_class(model, raw)
+    ranked = None
+    if top_k is not None or threshold is not None:
+        ranked = model.top_k_of(raw, top_k, threshold)
     out = []
     for i in range(len(texts)):
         if model.multilabel:
-            cut = threshold if threshold is not None else (0.5 if proba is not None else 0.0)
-            chosen = [k for k in range(len(classes)) if value[i, k] >= cut] \
+            chosen = [k for k in range(len(classes)) if values[i, k] >= threshold] \
                 if threshold is not None else [k for k in range(len(classes)) if scores[i, k] > 0]
             row = {"label": [classes[k] for k in chosen]}
-            best = int(np.argmax(scores[i]))
         else:
-            best = int(np.argmax(scores[i]))
-            row = {"label": classes[best]}
+            row = {"label": classes[int(np.argmax(scores[i]))]}
+        best = int(np.argmax(scores[i]))
         row["score"] = float(scores[i, best])
-        if proba is not None:
-            row["probability"] = float(proba[i, best])
-            row["probabilities"] = {c: float(proba[i, k]) for k, c in enumerate(classes)}
+        if kind == "probability":
+            row["probability"] = float(values[i, best])
+            row["probabilities"] = {c: float(values[i, k]) for k, c in enumerate(classes)}
         else:
             row["scores"] = {c: float(scores[i, k]) for k, c in enumerate(classes)}
-        if top_k is not None or threshold is not None:
-            order = np.argsort(-value[i], kind="stable")
-            if threshold is not None:
-                order = [k for k in order if value[i, k] >= threshold]
-            key = "probability" if proba is not None else "score"
-            row["top"] = [{"label": classes[k], key: float(value[i, k])}
-                          for k in list(order)[:top_k or len(classes)]]
+        if ranked is not None:
+            positions, best_values, _ = ranked
+            row["top"] = [{"label": classes[j], kind: float(v)}
+                          for j, v in zip(positions[i], best_values[i]) if j >= 0]
         out.append(row)
     return out
+
+
+def _scores_per_class(model, raw: np.ndarray) -> np.ndarray:
+    """``(n, K)`` scores, one column per class (two classes: ``-s, s``)."""
+    if raw.shape[1] == 1 and not model.multilabel:
+        return np.column_stack([-raw[:, 0], raw[:, 0]])
+    return raw
 
 
 def explanation(model, text: str, cls: str | None = None) -> dict:

@@ -46,6 +46,7 @@ from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.text.hashing import Hasher
 from nbsvm.training.tune import CHUNK, ReadyCache, rows_of
+from nbsvm.learners.targets import Labels
 
 N_PARTS = 10                    # seeded parts; a fold validates two of them
 FOLDS_BELOW_NGRAMS = 5_000_000  # smaller corpora are cross-validated (5 folds)
@@ -119,7 +120,7 @@ def _defaults(base: dict, classes: list, corpus: dict, multilabel: bool) -> dict
     from nbsvm.models.nbsvm import NBSVMClassifier
     model = NBSVMClassifier(**base)
     model.corpus_ = corpus
-    model.classes_ = classes
+    model.classes_ = Labels(classes)
     out = {name: model.setting(name) for name in
            ("loss", "optimizer", "eta0", "epochs", "norm", "min_df")}
     out.update({k: getattr(model, k) for k in

@@ -172,7 +172,7 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
                        strict=reader.get("strict", False),
                        known_labels=known_labels(clf.classes_, clf.multilabel),
                        encoding=reader.get("encoding", "utf-8"))
-    frames = list(predict_documents(clf, docs))
+    frames = list(predict_documents(clf, docs, reader.get("top_k"), reader.get("threshold")))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 

@@ -24,6 +24,7 @@ from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of, key_of, label_set, membership
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.learners.reduction import NBReduction
+from nbsvm.learners.targets import Labels
 
 
 def partial_fit(model, X, y, classes=None):
@@ -78,7 +79,7 @@ def _start(model, hasher, classes) -> None:
     if not model.multilabel:
         for c in classes:               # codes in classes_ order
             model.lexicon_.code_of(c)
-    model.classes_, model.hasher_, model.n_docs_ = classes, hasher, 0
+    model.classes_, model.hasher_, model.n_docs_ = Labels(classes), hasher, 0
     model.class_counts_ = np.zeros(len(classes), dtype=np.int64)
     model.n_seen_buckets_ = 0
     model.column_of_ = None                 # growing lexicon: columns are buckets

@@ -78,7 +78,7 @@ def test_bad_text_trains_and_predicts(tmp_path, opts):
     assert df["line"].tolist() == list(range(1, n + 1))
     assert df["true_label"].tolist() == ["pos", "neg"] * (n // 2)  # the BOM is not in a label
     assert set(df["label"]) <= {"pos", "neg"}
-    assert np.isfinite(df["score"]).all()
+    assert np.isfinite(df["score_pos"]).all()
     r = runner.invoke(app, ["predict", str(data), "-m", str(model), "--strict"])
     assert r.exit_code == 2
     assert f"{data}:6: invalid UTF-8 at byte 10 of the line (0xff)" in r.stderr, r.stderr

@@ -121,8 +121,8 @@ def test_predict_reads_unlabeled_lines(tmp_path, model):
     # the line with TABs is one document, whole: the same score as read by plain-lines
     plain = run("predict", texts, "-m", model, "--format", "plain-lines", "-q")
     whole = predictions(plain.stdout)
-    assert got["score"][3] == whole["score"][3]
-    assert got["score"][0] == whole["score"][0]
+    assert got["score_pos"][3] == whole["score_pos"][3]
+    assert got["score_pos"][0] == whole["score_pos"][0]
     assert "true_label" not in whole.columns
 
 
