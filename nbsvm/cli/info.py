@@ -265,7 +265,7 @@ def print_info(info: dict) -> None:
 
 @app.command("info")
 def info_command(
-    path: str = typer.Argument(..., help="A model, lexicon, learner or checkpoint file "
+    path: str = typer.Argument(..., metavar="FILE", help="A model, lexicon, learner or checkpoint file "
                                          "(.npz).", show_default=False),
     json_out: bool = typer.Option(False, "--json", help="Print the description as JSON."),
     verify: bool = typer.Option(False, "--verify",

@@ -36,7 +36,7 @@ def _index_base(value: str):
 
 @app.command("learn")
 def learn_command(
-    inputs: List[str] = typer.Argument(..., help="Training files (svmlight/libsvm, Blitzer "
+    inputs: List[str] = typer.Argument(..., metavar="FILE", help="Training files (svmlight/libsvm, Blitzer "
                                                  ".review, or 'label name:value' lines).",
                                        show_default=False),
     output: str = typer.Option(..., "--output", "-o", help="Model file to write (.npz)."),

@@ -5,7 +5,7 @@ import typer
 from nbsvm.io.readers import FORMAT_HELP
 from nbsvm.io.tables import COLUMN_SEPARATOR
 
-INPUTS = typer.Argument(..., help="aclImdb-style split folders, label<TAB>text files or .csv files "
+INPUTS = typer.Argument(..., metavar="INPUT", help="aclImdb-style split folders, label<TAB>text files or .csv files "
                                   "('-': standard input). Labels are stripped of surrounding "
                                   "spaces; two labels differing only in case are an error.",
                         show_default=False)

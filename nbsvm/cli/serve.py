@@ -14,7 +14,7 @@ from nbsvm.cli.common import cli_errors, err_console
 
 @app.command("serve")
 def serve_command(
-    models: List[str] = typer.Argument(..., metavar="MODEL...",
+    models: List[str] = typer.Argument(..., metavar="MODEL",
                                        help="Model files from `nbsvm train`, as PATH (named "
                                             "after the file) or NAME=PATH."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: "

@@ -82,8 +82,11 @@ def tune_command(
                                                      "validation (seeded)."),
     folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: int = typer.Option(DEFAULTS["char_ngrams"], "--char-ngrams"),
-    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed"),
+    char_ngrams: int = typer.Option(DEFAULTS["char_ngrams"], "--char-ngrams",
+                                    help="Character n-grams of this length (0: none), unless "
+                                         "the grid varies them."),
+    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed",
+                                  help="MurmurHash3 seed."),
     epochs: Optional[int] = typer.Option(None, "--epochs",
                                          help="Passes over the data (default: 10 with two "
                                               "classes, 5 with more)."),

@@ -1,0 +1,63 @@
+"""Help as a new user reads it (issue 18, item 10): ``-h`` works, the extras keep their
+brackets, values read as words, every option says what it does, and a value that help
+does not list is refused."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+
+from nbsvm.cli import app
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+COMMANDS = sorted(typer.main.get_command(app).commands)
+
+
+def _help(*args):
+    r = subprocess.run([str(NBSVM), *args], capture_output=True, text=True, timeout=120,
+                       env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_top_level_help_lists_the_extras_with_their_brackets():
+    out = _help("-h")
+    assert out == _help("--help")
+    for extra in ("plot", "parquet", "dask", "serve"):
+        assert f"'nbsvm[{extra}]'" in out
+    assert set(COMMANDS) <= set(out.split())
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_command_reads_as_words(command):
+    out = _help(command, "-h")
+    assert out.startswith(f"Usage: nbsvm {command} ")
+    for typed in ("<str>", "<int>", "<float>", "<bool>", "<list[", "range>"):
+        assert typed not in out, (command, typed)
+    assert max(map(len, out.splitlines())) <= 80          # wrapped at the terminal's width
+    if command in ("train", "eval"):
+        assert "'nbsvm[plot]'" in out                     # not eaten as markup
+
+
+def test_every_option_has_help():
+    missing = [f"nbsvm {name} {p.opts[0] if p.opts else p.name}"
+               for name, cmd in typer.main.get_command(app).commands.items()
+               for p in cmd.params if not (getattr(p, "help", None) or "").strip()]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--loss", "squared"], "unknown loss 'squared'; allowed: hinge, log, squared_hinge, "
+                            "modified_huber, softmax, multiclass_hinge"),
+    (["--optimizer", "adam"], "unknown optimizer 'adam'"),
+    (["--weighting", "tfidf"], "unknown weighting 'tfidf'"),
+    (["--interpolate", "both"], "unknown interpolation 'both'"),
+])
+def test_values_help_does_not_list_are_refused(tmp_path, args, says):
+    data = tmp_path / "d.txt"
+    data.write_text("pos\tgood fun\nneg\tdull\npos\tgreat\nneg\tawful\n", encoding="utf-8")
+    r = subprocess.run([str(NBSVM), "train", str(data), "-o", str(tmp_path / "m.npz"), *args],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert not (tmp_path / "m.npz").exists()
