@@ -24,6 +24,12 @@ def print_report(rep: dict, seconds: float):
     console.print(f"accuracy: {100 * rep['accuracy']:.2f}%", highlight=False)
     if "log_loss" in rep:
         console.print(f"log loss: {rep['log_loss']:.4f}", highlight=False)
+    if "roc_auc" in rep:
+        console.print(f"ROC AUC: {rep['roc_auc']:.4f}", highlight=False)
+    if "macro_roc_auc" in rep:
+        console.print(f"macro ROC AUC (each class against the rest): "
+                      f"{rep['macro_roc_auc']:.4f}", highlight=False)
+    console.print(f"macro F1: {rep['macro_f1']:.4f}", highlight=False)
     console.print(f"documents: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
     table = _per_class_table(console, rep, "class", "errors")
     table.add_row("macro", f"{rep['macro_precision']:.4f}", f"{rep['macro_recall']:.4f}",

@@ -14,8 +14,8 @@ import numpy as np
 from nbsvm.errors import NBSVMError
 from nbsvm.data.batches import Batch
 from nbsvm.io.labels import label_set
-from nbsvm.evaluation.metrics import (add_sums, confusion_matrix, multilabel_counts,
-                                      multilabel_report, report)
+from nbsvm.evaluation.metrics import (AUCHistogram, add_sums, confusion_matrix,
+                                      multilabel_counts, multilabel_report, report)
 from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -35,6 +35,7 @@ class _Scorer:
         self.cm = np.zeros((k, k), dtype=np.int64)
         self.unseen: dict = {}               # label -> predictions per model class
         self.has_proba = model.has_proba()
+        self.auc = AUCHistogram(model.n_outputs())    # ROC AUC, in bounded memory
         self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
         self.n = 0
         self.n_known = 0
@@ -80,6 +81,7 @@ class _Scorer:
                 row[pred[i]] += 1
             truth, pred, scores = truth[known], pred[known], scores[known]
         self.cm += confusion_matrix(truth, pred, len(self.model.classes_))
+        self.auc.add(scores, truth, binary=self.model.n_outputs() == 1)
         if self.scores_out is not None:
             self.scores_out.append((np.asarray(truth, dtype=np.int32), scores))
         if self.has_proba and len(truth):
@@ -104,6 +106,17 @@ class _Scorer:
         rep = report(cm, classes)
         if self.has_proba and self.n_known:
             rep["log_loss"] = float(math.fsum(self._partials) / self.n_known)
+        areas = self.auc.auc()
+        if len(areas) == 1:
+            if areas[0] is not None:
+                rep["roc_auc"] = areas[0]
+        else:                   # one against the rest, for each class that has both sides
+            for c, a in zip(self.model.classes_, areas):
+                if a is not None:
+                    rep["per_class"][c]["roc_auc"] = a
+            known = [a for a in areas if a is not None]
+            if known:
+                rep["macro_roc_auc"] = float(np.mean(known))
         if self.unseen:
             rep["unseen_labels"] = {label: int(row.sum()) for label, row in self.unseen.items()}
         return rep
