@@ -28,5 +28,23 @@ class Params:
         return self
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        """As scikit-learn prints estimators: the parameters that differ from their
+        defaults (``NBSVMClassifier(ngrams=2)``; ``NBSVMClassifier()`` for the defaults)."""
+        defaults = {p.name: p.default for p in
+                    inspect.signature(type(self).__init__).parameters.values()}
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
+                         if not _same(v, defaults.get(k, inspect.Parameter.empty)))
         return f"{type(self).__name__}({args})"
+
+
+def _same(value, default) -> bool:
+    """Whether a parameter holds its default: equal values (``1`` as ``1.0``, numpy
+    scalars as Python numbers), but ``True`` is not ``1``; an array is never a default."""
+    if value is default:
+        return True
+    if isinstance(value, bool) or isinstance(default, bool):
+        return False
+    try:
+        return bool(value == default)
+    except Exception:               # arrays and the like: shown
+        return False

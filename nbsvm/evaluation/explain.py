@@ -12,6 +12,7 @@ import numpy as np
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _unit_row, contributions
 from nbsvm.text.hashing import bucket_of
+from nbsvm.evaluation.results import Explanation
 
 
 def _output_of(clf, cls) -> int:
@@ -65,7 +66,7 @@ def top_features(clf, top: int = 30, cls=None):
                                        "weight", "contribution"])
 
 
-def explain_text(clf, text: str, cls=None) -> dict:
+def explain_text(clf, text: str, cls=None) -> Explanation:
     """Split ``text``'s score for class ``cls`` (default: the predicted class) n-gram by
     n-gram: ``{"class", "score", "constant", "ngrams": [{"ngram", "kind", "bucket",
     "contribution", "note"}]}``. Each bucket counts once (features are binarized): its
@@ -102,8 +103,8 @@ def explain_text(clf, text: str, cls=None) -> dict:
             first[b] = key
             rows.append(dict(ngram=key, kind=kind, bucket=b,
                              contribution=float(sign * row[col]), note=""))
-    return {"class": str(cls), "score": float(sign * scores[k]),
-            "constant": float(sign * const[k]), "ngrams": rows}
+    return Explanation({"class": str(cls), "score": float(sign * scores[k]),
+                        "constant": float(sign * const[k]), "ngrams": rows})
 
 
 def shaded_html(explanation: dict) -> str:

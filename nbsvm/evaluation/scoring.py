@@ -17,6 +17,7 @@ from nbsvm.io.labels import label_set
 from nbsvm.evaluation.metrics import (AUCHistogram, add_sums, confusion_matrix,
                                       multilabel_counts, multilabel_report, report)
 from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.evaluation.results import Report
 
 
 class _Scorer:
@@ -119,7 +120,7 @@ class _Scorer:
                 rep["macro_roc_auc"] = float(np.mean(known))
         if self.unseen:
             rep["unseen_labels"] = {label: int(row.sum()) for label, row in self.unseen.items()}
-        return rep
+        return Report(rep)
 
 
 class _LabelSetScorer:
@@ -192,7 +193,7 @@ class _LabelSetScorer:
         rep = multilabel_report(sums, classes)
         if self.unseen:
             rep["unseen_labels"] = dict(self.unseen)
-        return rep
+        return Report(rep)
 
 
 def headline(rep: dict) -> float:

@@ -21,6 +21,7 @@ from nbsvm.evaluation.metrics import (add_sums, confusion_matrix, multilabel_cou
                                       report)
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.rows import SparseRows
+from nbsvm.evaluation.results import Report
 
 
 def model_file_kind(path) -> str | None:
@@ -125,10 +126,10 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
     if n == 0:
         raise NBSVMError("no examples to evaluate")
     if task == "regression":
-        return regression_report(sums)
+        return Report(regression_report(sums))
     if task == "multilabel":
-        return multilabel_report(sums, classes)
-    return dict(report(cm, classes), task=task)
+        return Report(multilabel_report(sums, classes))
+    return Report(report(cm, classes), task=task)
 
 
 def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",

@@ -66,7 +66,7 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
     Examples
     --------
     >>> make_learner_from_options("ogd", {"--eta0": 2.5, "--radius": 1.0, "--C": None})
-    OGDRegressor(eta=2.5, radius=1.0, epochs=1, seed=0)
+    OGDRegressor(eta=2.5)
     >>> make_learner_from_options("ogd", {"--lambda": 1e-4})
     Traceback (most recent call last):
     ...

@@ -251,4 +251,20 @@ class PredictionMixin:
         predicted = self.labels_of(self.decision_function(texts))
         return float(np.mean(predicted == np.asarray([str(v) for v in labels], dtype=object)))
 
+    def evaluate(self, X, y=None, *, text_col: str = "text", label_col: str = "label"):
+        """The report of ``nbsvm eval`` on ``X``, ``y`` (sequences, or a DataFrame and its
+        column names): accuracy, log loss, ROC AUC, macro F1, per-class figures and the
+        confusion matrix, as a :class:`~nbsvm.evaluation.results.Report` (a dict that shows
+        itself in Jupyter; ``.frame()``, ``.per_class()``, ``.confusion()`` are DataFrames).
+        Labels the model does not know count as errors."""
+        from nbsvm.evaluation.evaluate import evaluate_documents
+        from nbsvm.io.labels import key_of
+
+        texts, labels = texts_and_labels(X, y, text_col, label_col)
+        if self.multilabel:
+            labels = [key_of(v) if not isinstance(v, str) else v for v in labels]
+        docs = (Document(str(label), text, "<input>", i + 1)
+                for i, (text, label) in enumerate(zip(texts, labels)))
+        return evaluate_documents(self, docs)
+
     # -- files ----------------------------------------------------------------------------
