@@ -29,14 +29,16 @@ from typing import Iterable, Iterator
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, check_encoding
 from nbsvm.io.document import STDIN, Document, _name
+from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.folders import read_aclimdb
 from nbsvm.io.labeled_lines import read_lines, read_text_lines
 from nbsvm.io.tables import read_table
 
 #: Input formats of text documents. ``labeled-lines``: ``label<TAB>text`` per line;
 #: ``plain-lines``: one unlabeled document per line; ``csv`` / ``tsv``: a table whose first
-#: row names the columns; ``folders``: one sub-folder per class, one file per document.
-FORMATS = ("auto", "folders", "labeled-lines", "plain-lines", "csv", "tsv")
+#: row names the columns; ``folders``: one sub-folder per class, one file per document;
+#: ``fasttext``: ``__label__NAME text`` per line (:mod:`nbsvm.io.fasttext`).
+FORMATS = ("auto", "folders", "labeled-lines", "plain-lines", "csv", "tsv", "fasttext")
 #: The older names, still accepted.
 FORMAT_ALIASES = {"aclimdb": "folders", "lines": "labeled-lines", "text": "plain-lines"}
 #: What the formats are, for help texts and errors.
@@ -44,7 +46,8 @@ FORMAT_HELP = ("auto (a folder: folders; .csv: csv; else labeled-lines, whose he
                "label<TAB>text is skipped), "
                "folders (one sub-folder per class), labeled-lines (label<TAB>text per line), "
                "plain-lines (one unlabeled document per line), csv / tsv (a table with a "
-               "header row); old names: aclimdb, lines, text")
+               "header row), fasttext (__label__NAME text per line; several labels: a "
+               "multi-label document); old names: aclimdb, lines, text")
 
 
 def normalize_format(fmt: str) -> str:
@@ -154,6 +157,9 @@ def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
                               empty_label=empty_label)
     elif kind == "plain-lines":
         yield from read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
+    elif kind == "fasttext":
+        yield from read_fasttext(src, labeled=labeled, strict=strict, stats=stats,
+                                 encoding=encoding)
     else:
         # unlabeled: keep true labels when the column is there, for predict's output
         yield from read_table(src, text_col=text_col, label_col=label_col,

@@ -1,0 +1,54 @@
+"""fastText's supervised format: ``__label__pos __label__books a great read`` per line.
+
+The labels are the leading words that start with ``__label__``; the rest of the line is the
+text. One label is the document's class; several make a multi-label document (the label
+set ``books,pos``, for ``--multilabel``). Lines as in
+:func:`~nbsvm.io.labeled_lines.read_lines` (UTF-8 or ``encoding``, invalid bytes replaced
+and counted, blank lines skipped, malformed lines an error naming file and line or skipped
+with ``--skip-bad-lines``).
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from nbsvm.io.decoding import ReadStats
+from nbsvm.io.document import Document
+from nbsvm.io.labeled_lines import read_text_lines
+from nbsvm.io.labels import key_of
+
+PREFIX = "__label__"
+
+
+def read_fasttext(path_or_file, labeled: bool = True, strict: bool = False,
+                  stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[Document]:
+    """Documents of a fastText file. ``labeled=False`` (predict): a line without a label is
+    an unlabeled document, and a labelled one keeps its label as the true label.
+
+    Examples
+    --------
+    >>> import io
+    >>> docs = read_fasttext(io.StringIO("__label__pos great fun\\n__label__b __label__a x y\\n"))
+    >>> [(d.label, d.text) for d in docs]
+    [('pos', 'great fun'), ('a,b', 'x y')]
+    """
+    if stats is None:
+        stats = ReadStats()
+    for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
+        words = doc.text.split()
+        n = 0
+        while n < len(words) and words[n].startswith(PREFIX):
+            n += 1
+        labels = [w[len(PREFIX):] for w in words[:n]]
+        if any(not label for label in labels):
+            stats.bad(f"an empty label: '{PREFIX}' with no name", doc.source, doc.line)
+            continue
+        if not labels:
+            if labeled:
+                stats.bad(f"expected '{PREFIX}NAME text', found no {PREFIX} at the start of "
+                          "the line (--format plain-lines reads unlabeled lines)",
+                          doc.source, doc.line)
+                continue
+            yield doc
+            continue
+        label = labels[0] if len(labels) == 1 else key_of(labels)
+        yield Document(label, " ".join(words[n:]), doc.source, doc.line)

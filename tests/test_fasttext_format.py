@@ -1,0 +1,70 @@
+"""fastText's ``__label__NAME text`` lines as an input format (issue 18, item 8): parsed as
+fastText reads them, and a corpus in that format trains the same model as the same corpus
+in ``label<TAB>text`` lines."""
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.io import read_inputs
+from nbsvm.io.decoding import ReadStats
+from nbsvm.io.fasttext import read_fasttext
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+
+
+def test_labels_are_the_leading_label_words():
+    text = ("__label__pos a great film\n\n"
+            "__label__sports __label__news  the match, today  \n"
+            "__label__x   __label__x\tdup\n")
+    docs = list(read_fasttext(io.StringIO(text)))
+    assert [(d.label, d.text, d.line) for d in docs] == [
+        ("pos", "a great film", 1), ("news,sports", "the match, today", 3), ("x", "dup", 4)]
+
+
+@pytest.mark.parametrize("line, says", [
+    ("no label here", "found no __label__ at the start of the line"),
+    ("__label__ empty", "an empty label"),
+])
+def test_malformed_lines_name_file_and_line(line, says):
+    src = io.StringIO("__label__a fine\n" + line + "\n")
+    with pytest.raises(NBSVMError, match=says) as e:
+        list(read_fasttext(src))
+    assert ":2:" in str(e.value)
+    stats = ReadStats(skip_bad=True)
+    assert [d.label for d in read_fasttext(io.StringIO("__label__a fine\n" + line + "\n"),
+                                           stats=stats)] == ["a"]
+    assert stats.bad_lines == 1
+
+
+def test_unlabeled_lines_are_documents_when_predicting():
+    docs = list(read_inputs([io.StringIO("__label__a one\ntwo three\n")], fmt="fasttext",
+                            labeled=False))
+    assert [(d.label, d.text) for d in docs] == [("a", "one"), (None, "two three")]
+
+
+def test_the_cli_trains_the_same_model_from_fasttext_lines(imdb_slice, tmp_path):
+    """The IMDB slice written both ways: the two models score the test reviews the same."""
+    tab, ft = tmp_path / "train.tsv", tmp_path / "train.ft"
+    docs = list(read_inputs([str(imdb_slice / "train")]))
+    with open(tab, "w", encoding="utf-8") as a, open(ft, "w", encoding="utf-8") as b:
+        for d in docs:
+            text = " ".join(d.text.split())
+            a.write(f"{d.label}\t{text}\n")
+            b.write(f"__label__{d.label} {text}\n")
+    models = {}
+    for name, path, fmt in (("tab", tab, "labeled-lines"), ("ft", ft, "fasttext")):
+        models[name] = tmp_path / f"{name}.npz"
+        r = subprocess.run([str(NBSVM), "train", str(path), "--format", fmt, "--n-bits", "18",
+                            "-o", str(models[name]), "-q"], capture_output=True, text=True,
+                           timeout=600)
+        assert r.returncode == 0, r.stderr
+    test = [d.text for d in read_inputs([str(imdb_slice / "test")])][:300]
+    a, b = (NBSVMClassifier.load(models[k]) for k in ("tab", "ft"))
+    np.testing.assert_array_equal(a.decision_function(test), b.decision_function(test))
+    assert a.score(test, [d.label for d in read_inputs([str(imdb_slice / "test")])][:300]) > 0.8
