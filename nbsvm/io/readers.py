@@ -30,6 +30,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, check_encoding
 from nbsvm.io.document import STDIN, Document, _name
 from nbsvm.io.fasttext import read_fasttext
+from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.folders import read_aclimdb
 from nbsvm.io.labeled_lines import read_lines, read_text_lines
 from nbsvm.io.tables import read_table
@@ -38,7 +39,8 @@ from nbsvm.io.tables import read_table
 #: ``plain-lines``: one unlabeled document per line; ``csv`` / ``tsv``: a table whose first
 #: row names the columns; ``folders``: one sub-folder per class, one file per document;
 #: ``fasttext``: ``__label__NAME text`` per line (:mod:`nbsvm.io.fasttext`).
-FORMATS = ("auto", "folders", "labeled-lines", "plain-lines", "csv", "tsv", "fasttext")
+FORMATS = ("auto", "folders", "labeled-lines", "plain-lines", "csv", "tsv", "fasttext", "jsonl",
+           "parquet")
 #: The older names, still accepted.
 FORMAT_ALIASES = {"aclimdb": "folders", "lines": "labeled-lines", "text": "plain-lines"}
 #: What the formats are, for help texts and errors.
@@ -47,7 +49,9 @@ FORMAT_HELP = ("auto (a folder: folders; .csv: csv; else labeled-lines, whose he
                "folders (one sub-folder per class), labeled-lines (label<TAB>text per line), "
                "plain-lines (one unlabeled document per line), csv / tsv (a table with a "
                "header row), fasttext (__label__NAME text per line; several labels: a "
-               "multi-label document); old names: aclimdb, lines, text")
+               "multi-label document), jsonl (a JSON object per line; .jsonl, .ndjson), "
+               "parquet (.parquet; needs pyarrow), both with --text-col and --label-col; "
+               "old names: aclimdb, lines, text")
 
 
 def normalize_format(fmt: str) -> str:
@@ -63,15 +67,21 @@ def normalize_format(fmt: str) -> str:
 
 
 def detect_format(path) -> str:
-    """``folders`` for a folder, ``csv`` for ``.csv``, else ``labeled-lines``
+    """``folders`` for a folder, ``csv`` for ``.csv``, ``jsonl`` for ``.jsonl`` and
+    ``.ndjson``, ``parquet`` for ``.parquet``, else ``labeled-lines``
     (label<TAB>text; also for ``"-"``, standard input)."""
     if isinstance(path, str) and path == STDIN:
         return "labeled-lines"
     p = Path(path)
     if p.is_dir():
         return "folders"
-    if p.suffix.lower() == ".csv":
+    suffix = p.suffix.lower()
+    if suffix == ".csv":
         return "csv"
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    if suffix == ".parquet":
+        return "parquet"
     return "labeled-lines"
 
 
@@ -160,6 +170,14 @@ def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
     elif kind == "fasttext":
         yield from read_fasttext(src, labeled=labeled, strict=strict, stats=stats,
                                  encoding=encoding)
+    elif kind == "jsonl":
+        yield from read_jsonl(src, text_col=text_col, label_col=label_col, labeled=labeled,
+                              label_optional=not labeled, strict=strict, stats=stats,
+                              encoding=encoding, empty_label=empty_label)
+    elif kind == "parquet":
+        yield from read_parquet(src, text_col=text_col, label_col=label_col, labeled=labeled,
+                                label_optional=not labeled, stats=stats,
+                                empty_label=empty_label)
     else:
         # unlabeled: keep true labels when the column is there, for predict's output
         yield from read_table(src, text_col=text_col, label_col=label_col,

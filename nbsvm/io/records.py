@@ -1,0 +1,131 @@
+"""Records with named fields: JSON lines (one object per line) and Parquet files.
+
+Both pick the text field(s) (``--text-col``; several are joined with
+:data:`~nbsvm.io.tables.COLUMN_SEPARATOR`) and the label field (``--label-col``) of each
+record, as :func:`~nbsvm.io.tables.read_table` does for CSV, and stream: JSON lines one line
+at a time, Parquet one record batch at a time. A label that is a list is a multi-label
+document's label set. A record without its text, or without a label where one is needed,
+is malformed: an error naming the file and the line (row), or skipped and counted with
+``--skip-bad-lines``.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io.decoding import ReadStats
+from nbsvm.io.document import Document
+from nbsvm.io.labeled_lines import _columns, read_text_lines
+from nbsvm.io.labels import key_of
+from nbsvm.io.tables import COLUMN_SEPARATOR
+
+PARQUET_BATCH_ROWS = 8192
+
+
+def _label_of(value, empty_label: bool):
+    """A field's label: a string stripped, a number as text, a list as a label set's key;
+    None when absent or empty (unless ``empty_label``: an empty set is a label)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return key_of([str(v).strip() for v in value]) if value or empty_label else None
+    label = str(value).strip()
+    return label if label or empty_label else None
+
+
+def _document(record: dict, text_cols, label_col, labeled, label_optional, empty_label,
+              stats, name, line):
+    """The Document of one record, or None (malformed and skipped)."""
+    parts = []
+    for col in text_cols:
+        value = record.get(col)
+        if value is None:
+            fields = ", ".join(map(repr, list(record)[:10])) or "none"
+            stats.bad(f"no text in field {col!r} (fields: {fields}; --text-col names it)",
+                      name, line)
+            return None
+        parts.append(value if isinstance(value, str) else str(value))
+    text = COLUMN_SEPARATOR.join(parts)
+    label = _label_of(record.get(label_col), empty_label) if label_col else None
+    if label is None and labeled and not label_optional:
+        stats.bad(f"no label in field {label_col!r} (--label-col names it)", name, line)
+        return None
+    return Document(label, text, name, line)
+
+
+def read_jsonl(path_or_file, text_col="text", label_col: str | None = "label",
+               labeled: bool = True, label_optional: bool = False, strict: bool = False,
+               stats: ReadStats | None = None, encoding: str = "utf-8",
+               empty_label: bool = False) -> Iterator[Document]:
+    """Documents of a JSON lines file: one object per line, blank lines skipped.
+
+    Examples
+    --------
+    >>> import io
+    >>> src = io.StringIO('{"text": "great", "label": "pos"}\\n{"text": "x", "label": ["b", "a"]}\\n')
+    >>> [(d.label, d.text) for d in read_jsonl(src)]
+    [('pos', 'great'), ('a,b', 'x')]
+    """
+    if stats is None:
+        stats = ReadStats()
+    text_cols = _columns(text_col)
+    for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
+        try:
+            record = json.loads(doc.text)
+        except ValueError as e:
+            stats.bad(f"not JSON: {e}", doc.source, doc.line)
+            continue
+        if not isinstance(record, dict):
+            stats.bad(f"expected a JSON object per line, found {type(record).__name__}",
+                      doc.source, doc.line)
+            continue
+        found = _document(record, text_cols, label_col, labeled, label_optional, empty_label,
+                          stats, doc.source, doc.line)
+        if found is not None:
+            yield found
+
+
+def read_parquet(path, text_col="text", label_col: str | None = "label", labeled: bool = True,
+                 label_optional: bool = False, stats: ReadStats | None = None,
+                 empty_label: bool = False) -> Iterator[Document]:
+    """Documents of a Parquet file, one record batch at a time (``line``: the row, from 1).
+    Needs pyarrow (``pip install 'nbsvm[parquet]'``)."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise NBSVMError("Parquet input needs pyarrow: pip install 'nbsvm[parquet]'") from None
+    if stats is None:
+        stats = ReadStats()
+    name = str(path)
+    if not Path(name).is_file():
+        raise NBSVMError("no such file", path=name)
+    try:
+        pf = pq.ParquetFile(name)
+    except Exception as e:                  # pyarrow's errors: not a Parquet file, truncated
+        raise NBSVMError(f"cannot read as Parquet: {e}", path=name) from None
+    text_cols = _columns(text_col)
+    present = set(pf.schema_arrow.names)
+    missing = [c for c in text_cols if c not in present]
+    if missing:
+        raise NBSVMError(f"no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)} "
+                         "(--text-col names the text)", path=name)
+    wanted = list(text_cols)
+    if label_col and label_col in present:
+        wanted.append(label_col)
+    elif label_col and labeled and not label_optional:
+        raise NBSVMError(f"no label column {label_col!r}; columns: "
+                         f"{', '.join(pf.schema_arrow.names)} (--label-col names it)", path=name)
+    row = 0
+    try:
+        for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
+            columns = {c: batch.column(c).to_pylist() for c in wanted}
+            for i in range(batch.num_rows):
+                row += 1
+                found = _document({c: columns[c][i] for c in wanted}, text_cols, label_col,
+                                  labeled, label_optional, empty_label, stats, name, row)
+                if found is not None:
+                    yield found
+    except OSError as e:
+        raise NBSVMError(f"cannot read as Parquet: {e}", path=name) from None
