@@ -11,8 +11,10 @@ INPUTS = typer.Argument(..., metavar="INPUT", help="aclImdb-style split folders,
                         show_default=False)
 FORMAT = typer.Option("auto", "--format", help=f"Input format: {FORMAT_HELP}.")
 TEXT_COL = typer.Option(["text"], "--text-col",
-                        help="Text column of CSV/TSV input; repeat it to join several columns "
-                             f"(e.g. title and body, joined with {COLUMN_SEPARATOR.strip()!r}).")
+                        help="Text column (field) of CSV/TSV, JSON lines or Parquet input; "
+                             "repeat it to join several (e.g. title and body, joined with "
+                             f"{COLUMN_SEPARATOR.strip()!r}). Numbers (from 1) read a CSV "
+                             "without a header row: --text-col 2 --text-col 3 --label-col 1.")
 ENCODING = typer.Option("utf-8", "--encoding",
                         help="Text encoding of the inputs: utf-8 (invalid bytes replaced and "
                              "counted, or refused with --strict), latin-1 for old corpora such "
@@ -21,7 +23,7 @@ SKIP_BAD = typer.Option(False, "--skip-bad-lines",
                         help="Skip malformed lines (no TAB, empty label, a row with too many "
                              "fields) and report how many, naming the first few; default: "
                              "stop at the first, naming file and line.")
-LABEL_COL = typer.Option("label", "--label-col", help="Label column of CSV/TSV input.")
+LABEL_COL = typer.Option("label", "--label-col", help="Label column (field) of CSV/TSV, JSON lines or Parquet input, or its number (from 1) in a CSV without a header row.")
 SCHEDULER = typer.Option(None, "--scheduler",
                          help="Run on the Dask cluster at this address (tcp://host:8786); "
                               "inputs are shards (files or globs) each worker reads itself. "

@@ -37,7 +37,8 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
     counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
 
     ``text_col``: a column name, or several whose texts are joined with
-    :data:`COLUMN_SEPARATOR` (a title and a body). A row with an empty label, or (when
+    :data:`COLUMN_SEPARATOR` (a title and a body). Columns given by number (``"3"``,
+    counting from 1, the label's too) read a file without a header row. A row with an empty label, or (when
     ``stats.skip_bad``) with more fields than the header, is malformed: an error naming
     the line, or skipped and counted.
     """
@@ -58,25 +59,45 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
     import pandas as pd     # only CSV/TSV input needs pandas (it costs ~60 MB to import)
 
     kind = "TSV" if sep == "\t" else "CSV"
+    # columns given by number (--text-col 3 --label-col 1): a file without a header row, as
+    # AG News' class,title,description; numbers count from 1, as cut and awk do
+    positional = all(_is_number(c) for c in text_cols)
+    if positional and label_col is not None and not _is_number(label_col):
+        if not label_optional:
+            raise NBSVMError(f"--text-col {' '.join(map(str, text_cols))} numbers the columns "
+                             "of a file without a header row: number the label's column too "
+                             "(--label-col 1)", path=name)
+        label_col = None            # predict: unlabeled rows
+    if positional:
+        text_cols = [int(c) - 1 for c in text_cols]
+        label_col = None if label_col is None else int(label_col) - 1
+        if min(text_cols + ([label_col] if label_col is not None else [])) < 0:
+            raise NBSVMError("column numbers count from 1", path=name)
     try:
         before = _replaced_so_far()
         chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
                              encoding=encoding, encoding_errors="strict" if strict else COUNT_ERRORS,
-                             on_bad_lines="warn" if stats.skip_bad else "error")
-        row = 1
+                             on_bad_lines="warn" if stats.skip_bad else "error",
+                             header=None if positional else "infer")
+        row = 0 if positional else 1
         skipped: set[int] = set()       # lines pandas dropped: the row count steps over them
         for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
-            if row == 1 and label_optional and label_col and label_col not in chunk.columns:
+            if row <= 1 and label_optional and label_col is not None \
+                    and label_col not in chunk.columns:
                 label_col = None
-            usecols = text_cols + ([label_col] if label_col else [])
+            usecols = text_cols + ([label_col] if label_col is not None else [])
             missing = [c for c in usecols if c not in chunk.columns]
+            if missing and positional:
+                raise NBSVMError(f"no column {missing[0] + 1}: the rows have {len(chunk.columns)} "
+                                 "fields (--text-col / --label-col count from 1)",
+                                 path=name, line=1)
             if missing:
                 raise NBSVMError(f"missing column(s) {missing}; the file has {list(chunk.columns)} "
                                  "(choose with --text-col / --label-col)", path=name, line=1)
             texts = chunk[text_cols[0]].tolist()
             for col in text_cols[1:]:
                 texts = [a + COLUMN_SEPARATOR + b for a, b in zip(texts, chunk[col].tolist())]
-            labels = chunk[label_col].tolist() if label_col else [None] * len(texts)
+            labels = chunk[label_col].tolist() if label_col is not None else [None] * len(texts)
             n_bad = _replaced_so_far() - before
             if n_bad:
                 before += n_bad
@@ -90,7 +111,8 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
                 if label is not None:
                     label = label.strip()
                     if not label and not empty_label:
-                        stats.bad(f"empty label in column {label_col!r}", name, row)
+                        stats.bad(f"empty label in column "
+                                  f"{label_col + 1 if positional else repr(label_col)}", name, row)
                         continue
                 yield Document(label, text, name, row)
     except pd.errors.EmptyDataError:
@@ -106,6 +128,10 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
         raise where from None
     except READ_ERRORS as e:          # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _is_number(column) -> bool:
+    return isinstance(column, int) or (isinstance(column, str) and column.isdigit())
 
 
 def _chunks_noting_bad_rows(chunks, stats: ReadStats, name: str, pd, skipped: set) -> Iterator:

@@ -1,0 +1,53 @@
+"""Headerless CSV read by column number (issue 18, items 6 and 8), as AG News ships it
+(``class,title,description``): ``--text-col 2 --text-col 3 --label-col 1``."""
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.io import read_inputs
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+
+
+def test_columns_by_number_read_rows_without_a_header(tmp_path):
+    path = tmp_path / "ag.csv"
+    path.write_text('3,"Wall St. Bears","Short-sellers, again."\n4,"Mars","NASA lands"\n',
+                    encoding="utf-8")
+    docs = list(read_inputs([str(path)], text_col=["2", "3"], label_col="1"))
+    assert [(d.label, d.text, d.line) for d in docs] == [
+        ("3", "Wall St. Bears | Short-sellers, again.", 1), ("4", "Mars | NASA lands", 2)]
+    assert [d.label for d in read_inputs([str(path)], text_col="3", labeled=False)] == [None] * 2
+    with pytest.raises(NBSVMError, match="no column 5: the rows have 3 fields"):
+        list(read_inputs([str(path)], text_col="5", label_col="1"))
+    with pytest.raises(NBSVMError, match="number the label's column too"):
+        list(read_inputs([str(path)], text_col="3"))
+    with pytest.raises(NBSVMError, match="count from 1"):
+        list(read_inputs([str(path)], text_col="0", label_col="1"))
+
+
+def test_the_cli_trains_the_same_model_with_or_without_a_header(imdb_slice, tmp_path):
+    docs = list(read_inputs([str(imdb_slice / "train")]))
+    rows = [(d.label, d.text.split(".")[0][:60], d.text) for d in docs]
+    plain, named = tmp_path / "ag_like.csv", tmp_path / "named.csv"
+    with open(plain, "w", newline="", encoding="utf-8") as a, \
+            open(named, "w", newline="", encoding="utf-8") as b:
+        csv.writer(a).writerows(rows)
+        w = csv.writer(b)
+        w.writerow(["label", "title", "body"])
+        w.writerows(rows)
+    runs = {"plain": (plain, ["--text-col", "2", "--text-col", "3", "--label-col", "1"]),
+            "named": (named, ["--text-col", "title", "--text-col", "body"])}
+    for name, (path, cols) in runs.items():
+        r = subprocess.run([str(NBSVM), "train", str(path), *cols, "--n-bits", "18", "-o",
+                            str(tmp_path / f"{name}.npz"), "-q"], capture_output=True,
+                           text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+    test = [d.text for d in read_inputs([str(imdb_slice / "test")])][:300]
+    a, b = (NBSVMClassifier.load(tmp_path / f"{k}.npz") for k in runs)
+    np.testing.assert_array_equal(a.decision_function(test), b.decision_function(test))
