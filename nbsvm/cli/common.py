@@ -110,7 +110,8 @@ def read_stats(skip_bad: bool = False) -> ReadStats:
 
 def documents(inputs: List[str], fmt: str, text_col, label_col: Optional[str], labeled=True,
               strict: bool = False, skip_bad: bool = False, known_labels=None,
-              encoding: str = "utf-8", empty_label: bool = False) -> DocumentStream:
+              encoding: str = "utf-8", empty_label: bool = False,
+              label_sep: str = "\t") -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
     readers noted printed when the command ends (see :func:`report_reading`)."""
@@ -118,7 +119,7 @@ def documents(inputs: List[str], fmt: str, text_col, label_col: Optional[str], l
     stream = DocumentStream(read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col,
                                         label_col=label_col, strict=strict, stats=stats,
                                         known_labels=known_labels, encoding=encoding,
-                                        empty_label=empty_label),
+                                        empty_label=empty_label, label_sep=label_sep),
                             stats, inputs)
     command_streams.append(stream)
     return stream

@@ -18,7 +18,7 @@ from nbsvm.evaluation.metrics import report_table
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.persist import atomic_path
 from nbsvm.cli import app
-from nbsvm.cli.options import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER,
+from nbsvm.cli.options import (LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER,
                                SKIP_BAD, STRICT, TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, cli_errors, documents, read_stats,
                               text_columns)
@@ -47,6 +47,7 @@ def eval_command(
                                                  "and class in memory."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL,
     quiet: bool = QUIET, strict: bool = STRICT, encoding: str = ENCODING, skip_bad: bool = SKIP_BAD,
+    label_sep: str = LABEL_SEP,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
@@ -82,6 +83,8 @@ def eval_command(
                       "strict": strict}
             if check_encoding(encoding) != "utf-8":
                 reader["encoding"] = encoding
+            if label_sep != "\t":
+                reader["label_sep"] = label_sep
             with distributed.client_for(scheduler, dask_local) as client:
                 rep = distributed.evaluate(client, distributed.shards_of(inputs), model, reader)
         else:
@@ -91,7 +94,8 @@ def eval_command(
                 rep = evaluate_documents(clf, documents(inputs, fmt, text_col, label_col,
                                                         strict=strict, skip_bad=skip_bad,
                                                         encoding=encoding,
-                                                        empty_label=clf.multilabel),
+                                                        empty_label=clf.multilabel,
+                                                        label_sep=label_sep),
                                          callback=progress, scores_out=scores)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds

@@ -11,7 +11,7 @@ from nbsvm.config import DEFAULTS
 from nbsvm.lexicon.build import build_lexicon
 from nbsvm.text.hashing import Hasher
 from nbsvm.cli import app
-from nbsvm.cli.options import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET,
+from nbsvm.cli.options import (LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET,
                                SCHEDULER, STRICT, TEXT_COL)
 from nbsvm.cli.common import check_outputs, cli_errors, documents, text_columns
 from nbsvm.io.decoding import check_encoding
@@ -30,7 +30,7 @@ def lexicon_command(
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    json_out: bool = JSON, strict: bool = STRICT, encoding: str = ENCODING,
+    json_out: bool = JSON, strict: bool = STRICT, encoding: str = ENCODING, label_sep: str = LABEL_SEP,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
@@ -45,12 +45,15 @@ def lexicon_command(
                       "strict": strict}
             if check_encoding(encoding) != "utf-8":
                 reader["encoding"] = encoding
+            if label_sep != "\t":
+                reader["label_sep"] = label_sep
             with distributed.client_for(scheduler, dask_local) as client:
                 lex = distributed.lexicon(client, distributed.shards_of(inputs), hasher, alpha,
                                           reader)
             docs = None
         else:
-            docs = documents(inputs, fmt, text_col, label_col, strict=strict, encoding=encoding)
+            docs = documents(inputs, fmt, text_col, label_col, strict=strict, encoding=encoding,
+                             label_sep=label_sep)
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0

@@ -15,6 +15,10 @@ TEXT_COL = typer.Option(["text"], "--text-col",
                              "repeat it to join several (e.g. title and body, joined with "
                              f"{COLUMN_SEPARATOR.strip()!r}). Numbers (from 1) read a CSV "
                              "without a header row: --text-col 2 --text-col 3 --label-col 1.")
+LABEL_SEP = typer.Option("\t", "--label-sep", metavar="SEP", show_default=False,
+                         help="What ends the label of a line file's line (default: TAB). "
+                              "--label-sep ' ' reads 'label text' lines (SST, TREC's "
+                              "COARSE:fine).")
 ENCODING = typer.Option("utf-8", "--encoding",
                         help="Text encoding of the inputs: utf-8 (invalid bytes replaced and "
                              "counted, or refused with --strict), latin-1 for old corpora such "

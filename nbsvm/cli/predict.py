@@ -18,7 +18,7 @@ from nbsvm.evaluation.sparse import load_learner, model_file_kind, predict_spars
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.persist import atomic_path
 from nbsvm.cli import app
-from nbsvm.cli.options import (DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT,
+from nbsvm.cli.options import (LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT,
                                TEXT_COL)
 from nbsvm.cli.common import (check_outputs, cli_errors, documents, err_console, read_stats,
                               text_columns)
@@ -189,6 +189,7 @@ def predict_command(
                                                    "probability (score) is below T; alone, "
                                                    "list every class at or above T."),
     strict: bool = STRICT, encoding: str = ENCODING, skip_bad: bool = SKIP_BAD,
+    label_sep: str = LABEL_SEP,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Predict labels: one row per document with source, line, true_label (if known), label,
@@ -225,6 +226,8 @@ def predict_command(
                       "strict": strict, "top_k": top_k, "threshold": threshold}
             if check_encoding(encoding) != "utf-8":
                 reader["encoding"] = encoding
+            if label_sep != "\t":
+                reader["label_sep"] = label_sep
             # one table per shard, gathered in shard order and written as one file
             with distributed.client_for(scheduler, dask_local) as client:
                 frames = iter(distributed.predict(client, distributed.shards_of(inputs), model,
@@ -244,7 +247,8 @@ def predict_command(
                                                       labeled=False, strict=strict,
                                                       skip_bad=skip_bad,
                                                       known_labels=known_labels(clf.classes_, clf.multilabel),
-                                                      encoding=encoding), top_k, threshold)
+                                                      encoding=encoding, label_sep=label_sep),
+                                       top_k, threshold)
         # rows on a terminal show their own progress; a bar would only garble them
         show = not quiet and not (output is None and isatty(sys.stdout))
         n = 0

@@ -18,7 +18,7 @@ from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.cli.options import (CHECKPOINT_EVERY, RESUME, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
+from nbsvm.cli.options import (LABEL_SEP, CHECKPOINT_EVERY, RESUME, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
                                LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
                               documents, err_console, parse_eta0, parse_seconds, text_columns)
@@ -207,7 +207,7 @@ def train_command(
                                                   "more (e.g. 2G); always refused beyond the "
                                                   "memory available."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL,
-    quiet: bool = QUIET, strict: bool = STRICT, encoding: str = ENCODING,
+    quiet: bool = QUIET, strict: bool = STRICT, encoding: str = ENCODING, label_sep: str = LABEL_SEP,
     skip_bad: bool = SKIP_BAD,
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
@@ -247,6 +247,8 @@ def train_command(
         reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
         if check_encoding(encoding) != "utf-8":
             reader["encoding"] = encoding
+        if label_sep != "\t":
+            reader["label_sep"] = label_sep
         if skip_bad:
             reader["skip_bad"] = True
         if scheduler or dask_local:
@@ -261,7 +263,8 @@ def train_command(
 
             def docs(paths):
                 return documents(paths, fmt, text_col, label_col, strict=strict,
-                                 skip_bad=skip_bad, encoding=encoding, empty_label=multilabel)
+                                 skip_bad=skip_bad, encoding=encoding, empty_label=multilabel,
+                                 label_sep=label_sep)
 
             # hand over the only reference, so that fit can free the counts once used
             holder = [lex]

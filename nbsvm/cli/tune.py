@@ -16,7 +16,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.models.persist import atomic_path
 from nbsvm.training.tune import DEFAULT_GRID, TUNABLE, tune
 from nbsvm.cli import app
-from nbsvm.cli.options import ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL
+from nbsvm.cli.options import LABEL_SEP, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL
 from nbsvm.cli.common import check_outputs, cli_errors, documents, text_columns
 from nbsvm.cli.progress import ProgressReporter
 
@@ -102,7 +102,7 @@ def tune_command(
                                     "best: the highest validation accuracy."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    strict: bool = STRICT, encoding: str = ENCODING,
+    strict: bool = STRICT, encoding: str = ENCODING, label_sep: str = LABEL_SEP,
 ):
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
@@ -118,7 +118,8 @@ def tune_command(
         t0 = time.perf_counter()
         with ProgressReporter(quiet or json_out) as progress:
             result = tune(documents(inputs, fmt, text_col, label_col, strict=strict,
-                                    encoding=encoding), search, base, valid_fraction=valid,
+                                    encoding=encoding, label_sep=label_sep), search, base,
+                          valid_fraction=valid,
                           folds=folds, seed=seed, workdir=cache_dir, select=select,
                           callback=progress)
         table = result.table

@@ -64,7 +64,7 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
 def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                stats: ReadStats | None = None, known_labels=None, label_col: str | None = "label",
                text_col=("text",), encoding: str = "utf-8",
-               empty_label: bool = False) -> Iterator[Document]:
+               empty_label: bool = False, label_sep: str = "\t") -> Iterator[Document]:
     """Read ``label<TAB>text`` lines (NBSVM-XL's format); blank lines are skipped.
 
     The label is stripped of surrounding white space; the text is kept as it is, but for
@@ -81,6 +81,8 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     (how many had a TAB is noted in ``stats``). ``encoding``: an ASCII-compatible codec
     (:func:`check_encoding`; invalid bytes as for UTF-8). ``empty_label``: an empty label
     is a document's (an empty label set, ``--multilabel``), not a malformed line.
+    ``label_sep``: what ends the label (``" "`` for ``label text`` lines, as SST's and
+    TREC's); the text keeps later separators.
 
     Examples
     --------
@@ -91,6 +93,9 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     if stats is None:
         stats = ReadStats()
     encoding = check_encoding(encoding)
+    if not label_sep:
+        raise NBSVMError("--label-sep must be at least one character")
+    sep_name = {"\t": "TAB", " ": "space"}.get(label_sep, repr(label_sep))
     split = labeled or known_labels is not None
     known = known_labels if isinstance(known_labels, frozenset) or known_labels is None \
         else frozenset(known_labels)
@@ -112,13 +117,13 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                 continue
             if first:
                 first = False
-                if split and lineno == 1 and "\t" in line \
+                if split and lineno == 1 and label_sep == "\t" and "\t" in line \
                         and _skip_header(line, name, label_col, text_col, stats):
                     continue
             if not split:
                 yield Document(None, line, name, lineno)
                 continue
-            label, sep, text = line.partition("\t")
+            label, sep, text = line.partition(label_sep)
             label = label.strip()
             if known is not None:
                 if sep and label in known:
@@ -128,12 +133,12 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                     yield Document(None, line, name, lineno)
                 continue
             if not sep:
-                stats.bad("expected 'label<TAB>text', found no TAB (a file of unlabeled "
-                          "documents, one per line, is read with --format plain-lines)",
-                          name, lineno)
+                stats.bad(f"expected 'label<{sep_name}>text', found no {sep_name} (a file of "
+                          "unlabeled documents, one per line, is read with --format "
+                          "plain-lines)", name, lineno)
                 continue
             if not label and not empty_label:
-                stats.bad("empty label before the TAB", name, lineno)
+                stats.bad(f"empty label before the {sep_name}", name, lineno)
                 continue
             yield Document(label, text, name, lineno)
     except READ_ERRORS as e:          # e.g. a truncated or corrupt .gz

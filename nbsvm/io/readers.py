@@ -88,7 +88,8 @@ def detect_format(path) -> str:
 def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_col="text",
                 label_col: str | None = "label", strict: bool = False,
                 stats: ReadStats | None = None, known_labels=None,
-                encoding: str = "utf-8", empty_label: bool = False) -> Iterator[Document]:
+                encoding: str = "utf-8", empty_label: bool = False,
+                label_sep: str = "\t") -> Iterator[Document]:
     """Chain the documents of several inputs, choosing each reader by ``fmt`` (a name of
     :data:`FORMATS` or an old alias).
 
@@ -99,7 +100,8 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
     input. Invalid UTF-8 is replaced and counted in ``stats``, or refused with ``strict``.
     Labels are stripped of surrounding white space and kept in their case; with ``labeled``
     a label that differs only in case from one seen earlier is an error (it would be a
-    class of its own), naming the file, the line and both spellings.
+    class of its own), naming the file, the line and both spellings. ``label_sep``: what
+    ends a line's label in line files (TAB; ``" "`` for ``label text`` lines).
 
     Examples
     --------
@@ -123,7 +125,7 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
         n = 0
         bad_before = stats.bad_lines
         for doc in _read_one(src, fmt, labeled, text_col, label_col, strict, stats,
-                             known_labels, encoding, empty_label):
+                             known_labels, encoding, empty_label, label_sep):
             n += 1
             if labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
@@ -152,7 +154,8 @@ def _check_case(doc: Document, known: set, folded: dict):
 
 
 def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
-              known_labels=None, encoding="utf-8", empty_label=False) -> Iterator[Document]:
+              known_labels=None, encoding="utf-8", empty_label=False,
+              label_sep="\t") -> Iterator[Document]:
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
         kind = "labeled-lines"
@@ -164,7 +167,7 @@ def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
         yield from read_lines(src, labeled=not unlabeled, strict=strict, stats=stats,
                               known_labels=known_labels if unlabeled else None,
                               label_col=label_col, text_col=text_col, encoding=encoding,
-                              empty_label=empty_label)
+                              empty_label=empty_label, label_sep=label_sep)
     elif kind == "plain-lines":
         yield from read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
     elif kind == "fasttext":

@@ -43,7 +43,8 @@ def reader_docs(shard: str, reader: dict):
     return read_inputs([shard], fmt=reader.get("format", "auto"), text_col=reader.get("text_col", "text"),
                        label_col=reader.get("label_col", "label"), strict=reader.get("strict", False),
                        encoding=reader.get("encoding", "utf-8"),
-                       empty_label=reader.get("empty_label", False))
+                       empty_label=reader.get("empty_label", False),
+                       label_sep=reader.get("label_sep", "\t"))
 
 
 def shard_cache(shard: str, reader: dict, hasher):
@@ -171,7 +172,8 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
                        label_col=reader.get("label_col", "label"),
                        strict=reader.get("strict", False),
                        known_labels=known_labels(clf.classes_, clf.multilabel),
-                       encoding=reader.get("encoding", "utf-8"))
+                       encoding=reader.get("encoding", "utf-8"),
+                       label_sep=reader.get("label_sep", "\t"))
     frames = list(predict_documents(clf, docs, reader.get("top_k"), reader.get("threshold")))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
