@@ -40,7 +40,8 @@ def eval_command(
     output: Optional[str] = typer.Option(None, "--output", "-o",
                                          help="Also write the report as a tidy CSV table."),
     plot_path: Optional[str] = typer.Option(None, "--plot",
-                                            help="Write ROC, precision-recall (two classes) "
+                                            help="Write ROC, precision-recall (two classes), "
+                                                 "reliability (models with probabilities) "
                                                  "and confusion-matrix plots (.png, .svg or "
                                                  ".pdf; needs matplotlib: pip install "
                                                  "'nbsvm[plot]'). Keeps 8 bytes per document "
@@ -104,7 +105,9 @@ def eval_command(
             plot.roc_pr_confusion(truth, np.concatenate([s for _, s in scores]), clf.classes_,
                                   plot_path, confusion=np.asarray(rep["confusion_matrix"])
                                   [:len(clf.classes_), :len(clf.classes_)],
-                                  title=_plot_title(inputs, model))
+                                  title=_plot_title(inputs, model),
+                                  reliability=dict(rep["reliability"], ece=rep["ece"])
+                                  if "reliability" in rep else None)
         if output:
             with atomic_path(output) as tmp:
                 report_table(rep).to_csv(tmp, index=False)

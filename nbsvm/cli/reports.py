@@ -24,6 +24,9 @@ def print_report(rep: dict, seconds: float):
     console.print(f"accuracy: {100 * rep['accuracy']:.2f}%", highlight=False)
     if "log_loss" in rep:
         console.print(f"log loss: {rep['log_loss']:.4f}", highlight=False)
+    if "ece" in rep:
+        console.print(f"expected calibration error (15 bins of top-class probability): "
+                      f"{rep['ece']:.4f}", highlight=False)
     if "roc_auc" in rep:
         console.print(f"ROC AUC: {rep['roc_auc']:.4f}", highlight=False)
     if "macro_roc_auc" in rep:

@@ -46,7 +46,7 @@ def report_table(rep: dict) -> "pd.DataFrame":
     if rep.get("task") in ("multilabel", "regression"):
         return _task_table(rep, pd)
     rows = [("accuracy", "", rep["accuracy"])]
-    for name in ("log_loss", "roc_auc", "macro_roc_auc"):
+    for name in ("log_loss", "ece", "roc_auc", "macro_roc_auc"):
         if name in rep:
             rows.append((name, "", rep[name]))
     for m in ("precision", "recall", "f1"):

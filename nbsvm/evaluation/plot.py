@@ -124,7 +124,7 @@ def training_curve(history: dict, path, title: str | None = None) -> Path:
 # ---- evaluation --------------------------------------------------------------------------
 
 def roc_pr_confusion(y_true, scores, classes, path, confusion=None, threshold: float = 0.0,
-                     title: str | None = None) -> Path:
+                     title: str | None = None, reliability: dict | None = None) -> Path:
     """ROC, precision-recall and confusion matrix of a classifier's scores.
 
     ``y_true``: class indices into ``classes``; ``scores``: shape ``(n,)`` or ``(n, 1)``
@@ -133,7 +133,8 @@ def roc_pr_confusion(y_true, scores, classes, path, confusion=None, threshold: f
     (the positive class is ``classes[1]``) and the confusion matrix, side by side; more:
     one ROC curve per class (one against the rest) and the confusion matrix.
     ``confusion``: the matrix to show (default: predictions ``score > threshold`` for two
-    classes, the highest score for more).
+    classes, the highest score for more). ``reliability``: a reliability diagram beside them,
+    from :meth:`~nbsvm.models.calibrator.ReliabilityHistogram.table` (with its ``ece``).
     """
     _format(path)
     classes = [str(c) for c in classes]
@@ -152,9 +153,13 @@ def roc_pr_confusion(y_true, scores, classes, path, confusion=None, threshold: f
         confusion = confusion_matrix(y, pred, k)
     cm = np.asarray(confusion, dtype=np.int64)
     binary = k == 2
-    fig = _new_figure(figsize=(15, 4.8) if binary else (12, 5.2), dpi=100)
-    axes = fig.subplots(1, 3 if binary else 2,
-                        gridspec_kw={"width_ratios": [1, 1, 1] if binary else [1.1, 1]})
+    ratios = [1, 1, 1] if binary else [1.1, 1]
+    if reliability is not None:
+        ratios = ratios[:-1] + [1] + ratios[-1:]
+    fig = _new_figure(figsize=(5 * len(ratios), 4.8 if binary else 5.2), dpi=100)
+    axes = fig.subplots(1, len(ratios), gridspec_kw={"width_ratios": ratios})
+    if reliability is not None:
+        _reliability_panel(axes[-2], reliability)
     if binary:
         pos = y == 1
         _roc_panel(axes[0], [(f"{classes[1]} against {classes[0]}", pos, s[:, 0])])
@@ -243,3 +248,27 @@ def _confusion_panel(ax, cm, classes):
                 ax.text(j, i, f"{cm[i, j]:,}\n{100 * share[i, j]:.1f}%", ha="center",
                         va="center", fontsize=size,
                         color="white" if share[i, j] > 0.5 else "black")
+
+
+def _reliability_panel(ax, table: dict):
+    """Mean confidence against the share right, per bin of confidence (a calibrated model
+    lies on the diagonal); the bars below show how many documents each bin holds."""
+    conf = np.asarray(table["confidence"])
+    acc = np.asarray(table["accuracy"])
+    count = np.asarray(table["count"], dtype=float)
+    ece = table.get("ece")
+    ax.plot([0, 1], [0, 1], color="grey", lw=1, linestyle="--", label="perfectly calibrated")
+    ax.plot(conf, acc, marker="o", color=COLORS[1], lw=1.6,
+            label="model" + (f" (ECE {ece:.4f})" if ece is not None else ""))
+    if count.size:
+        lower, upper = np.asarray(table["lower"]), np.asarray(table["upper"])
+        ax.bar(lower, 0.25 * count / count.max(), width=upper - lower, align="edge",
+               color=COLORS[0], alpha=0.25, label="documents per bin (scaled)")
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_aspect("equal")
+    ax.set_xlabel("predicted probability of the top class")
+    ax.set_ylabel("share of documents right")
+    ax.set_title("Reliability" + (f" (ECE {ece:.4f})" if ece is not None else ""), fontsize=10)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.grid(alpha=0.3)

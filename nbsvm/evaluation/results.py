@@ -48,7 +48,7 @@ class Report(dict):
 
     def headline(self) -> list[tuple[str, float]]:
         """The report's single figures, in the order the CLI prints them."""
-        names = ("accuracy", "log_loss", "roc_auc", "macro_roc_auc", "macro_f1",
+        names = ("accuracy", "log_loss", "ece", "roc_auc", "macro_roc_auc", "macro_f1",
                  "hamming_loss", "micro_f1", "subset_accuracy", "mse", "mae", "r2")
         return [(n, self[n]) for n in names if isinstance(self.get(n), (int, float))]
 

@@ -1,7 +1,7 @@
 """Scorers: the report of an evaluation summed batch by batch, in bounded memory.
 
-:class:`_Scorer` accumulates a single-label model's confusion matrix and log loss (exactly,
-whatever the batching); :class:`_LabelSetScorer` a multi-label model's sums for
+:class:`_Scorer` accumulates a single-label model's confusion matrix, log loss (exactly,
+whatever the batching), ROC AUC and expected calibration error; :class:`_LabelSetScorer` a multi-label model's sums for
 :func:`~nbsvm.evaluation.metrics.multilabel_report`, mergeable across shards. True labels
 the model does not know count as errors. :func:`headline` is a report's one figure.
 """
@@ -16,6 +16,7 @@ from nbsvm.data.batches import Batch
 from nbsvm.io.labels import label_set
 from nbsvm.evaluation.metrics import (AUCHistogram, add_sums, confusion_matrix,
                                       multilabel_counts, multilabel_report, report)
+from nbsvm.models.calibrator import ReliabilityHistogram
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.evaluation.results import Report
 
@@ -37,6 +38,7 @@ class _Scorer:
         self.unseen: dict = {}               # label -> predictions per model class
         self.has_proba = model.has_proba()
         self.auc = AUCHistogram(model.n_outputs())    # ROC AUC, in bounded memory
+        self.reliability = ReliabilityHistogram()       # expected calibration error
         self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
         self.n = 0
         self.n_known = 0
@@ -87,6 +89,7 @@ class _Scorer:
             self.scores_out.append((np.asarray(truth, dtype=np.int32), scores))
         if self.has_proba and len(truth):
             proba = self.model.proba_of(scores)
+            self.reliability.add_proba(proba, truth, multilabel=False)
             p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
             for term in (-np.log(p_true)).tolist():
                 self._add(term)
@@ -107,6 +110,8 @@ class _Scorer:
         rep = report(cm, classes)
         if self.has_proba and self.n_known:
             rep["log_loss"] = float(math.fsum(self._partials) / self.n_known)
+            rep["ece"] = self.reliability.ece()
+            rep["reliability"] = self.reliability.table()
         areas = self.auc.auc()
         if len(areas) == 1:
             if areas[0] is not None:
@@ -163,9 +168,10 @@ class _LabelSetScorer:
             missing[i] = len(unknown)
             for label in unknown:
                 self.unseen[label] = self.unseen.get(label, 0) + 1
-        part = multilabel_counts(truth, scores > 0)
+        predicted = self.model.label_mask(scores)
+        part = multilabel_counts(truth, predicted)
         part["wrong"] += int(missing.sum())
-        part["exact"] -= int(((truth == (scores > 0)).all(axis=1) & (missing > 0)).sum())
+        part["exact"] -= int(((truth == predicted).all(axis=1) & (missing > 0)).sum())
         self.sums = add_sums(self.sums, part)
         self.n += len(batch)
 

@@ -15,6 +15,7 @@ from nbsvm import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import decode_map, encode_map
 from nbsvm.learners.sgd import STATE_DTYPE
+from nbsvm.models.calibrator import Calibrator
 from nbsvm.models.persist import Chunked, load_npz, save_npz
 from nbsvm.config import BUCKET_DTYPE
 from nbsvm.learners.reduction import NBReduction
@@ -111,6 +112,10 @@ def save_model(clf, path) -> None:
         header["auto"] = clf.auto_
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         header["eta0_"] = float(clf.linear_.eta0)     # what the calibration chose
+    if clf.calibrator_ is not None:         # scores -> probabilities, fitted held out
+        header["calibration"], own = clf.calibrator_.arrays()
+        header["calibration"]["report"] = getattr(clf, "calibration_report_", None)
+        arrays.update(own)
     save_npz(path, "model", header, arrays)
 
 
@@ -201,6 +206,15 @@ def load_model(cls, path):
     clf.column_of_ = np.full(d, -1, dtype=np.int32)
     clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
     clf.linear_ = learner
+    if "calibration" in header or "calibration" in arrays:
+        if "calibration" not in header or "calibration" not in arrays:
+            raise NBSVMError("corrupted model file: calibration header or arrays missing",
+                             path=str(path))
+        clf.calibrator_ = Calibrator.from_arrays(header["calibration"], arrays["calibration"],
+                                                 n_out, clf.multilabel, str(path))
+        report = header["calibration"].get("report")
+        if isinstance(report, dict):
+            clf.calibration_report_ = report
     if clf.backend_learner is not None:
         clf.backend_ = NBReduction.from_parts(
             header.get("backend"), {k: v for k, v in arrays.items()

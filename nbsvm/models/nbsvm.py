@@ -120,6 +120,14 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     time_budget : float
         Seconds the ``auto`` search may take (its reading pass included; the final
         training comes after).
+    calibrate : {None, 'sigmoid', 'isotonic', 'temperature'}
+        Fit a probability calibration (:mod:`nbsvm.training.calibrate`): train without a
+        tenth of the documents, fit Platt scaling (``sigmoid``), isotonic regression (for a
+        thousand held-out documents or more) or one temperature for all classes (keeps the
+        labels; best with many classes) on that tenth's scores, then train on all; ``calibrator_`` maps scores to probabilities (every loss and learner then has
+        :meth:`predict_proba`, and labels are the most probable classes) and
+        ``calibration_report_`` holds the held-out expected calibration error before and
+        after. Needs data that can be read again, as ``auto``.
 
     ``loss``, ``optimizer``, ``eta0``, ``epochs`` and ``norm`` left at None take the
     default for the number of classes (:meth:`setting`): with two, ``log``, ``adagrad``,
@@ -167,7 +175,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
                  weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
-                 time_budget=60.0):
+                 time_budget=60.0, calibrate=None):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -190,6 +198,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.multilabel = multilabel
         self.auto = auto
         self.time_budget = time_budget
+        self.calibrate = calibrate
 
     # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
@@ -250,6 +259,14 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         the state every few epochs and resumes from it. ``docs`` may also be a callable
         returning the stream (``auto`` reads it twice).
         """
+        if self.calibrate is not None:
+            self.validate()
+            if lexicon is not None or kept is not None or checkpoint is not None:
+                raise NBSVMError("calibrate trains twice on parts of the data it chooses: it "
+                                 "cannot start from a lexicon, a kept cache or a checkpoint")
+            from nbsvm.training.calibrate import calibrated_fit
+            calibrated_fit(self, docs, callback, max_memory)
+            return self
         if self.auto:
             if lexicon is not None or kept is not None or checkpoint is not None:
                 raise NBSVMError("auto chooses the hashing settings: it cannot start from a "
@@ -267,7 +284,8 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     def forget(self) -> None:
         """Drop every learned attribute (a new fit starts from nothing)."""
         for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_",
-                     "backend_", "corpus_", "auto_", "auto_table_"):
+                     "backend_", "corpus_", "auto_", "auto_table_", "_calibrator",
+                     "calibration_report_"):
             self.__dict__.pop(attr, None)
 
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":

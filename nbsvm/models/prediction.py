@@ -120,29 +120,53 @@ class PredictionMixin:
         scores = np.concatenate(parts) if parts else np.zeros((0, n_out))
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
+    @property
+    def calibrator_(self):
+        """The :class:`~nbsvm.models.calibrator.Calibrator` fitted with ``calibrate``, or
+        None."""
+        return self.__dict__.get("_calibrator")
+
+    @calibrator_.setter
+    def calibrator_(self, value):
+        self.__dict__["_calibrator"] = value
+
+    def label_mask(self, scores: np.ndarray) -> np.ndarray:
+        """Multi-label: which labels each row of scores predicts, ``(n, K)`` bool (score
+        above 0; calibrated probability above 0.5)."""
+        if self.calibrator_ is not None:
+            return self.proba_of(scores) > 0.5
+        return np.asarray(scores).reshape(len(scores), -1) > 0
+
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
         """The predicted label of each row of scores (multi-label: the key ``"a,b"`` of the
         labels whose score is above 0, ``""`` for none)."""
         classes = np.asarray(self.classes_, dtype=object)
         if self.multilabel:
-            return np.asarray([SEPARATOR.join(classes[row > 0]) for row in
-                               np.asarray(scores).reshape(len(scores), -1)], dtype=object)
+            return np.asarray([SEPARATOR.join(classes[row]) for row in
+                               self.label_mask(scores)], dtype=object)
+        if self.calibrator_ is not None:    # the class of the highest calibrated probability
+            return classes[np.argmax(self.proba_of(scores), axis=1)]
         if scores.ndim == 2 and scores.shape[1] == 1:
             scores = scores[:, 0]
         if scores.ndim == 1:
             return classes[(scores > 0).astype(int)]
         return classes[np.argmax(scores, axis=1)]
 
-    def has_proba(self) -> bool:
-        """Whether the scores are probabilities' logits or margins (the built-in learner with
-        the log or modified Huber loss; the backend learners' margins are not)."""
+    def has_proba(self, own: bool = False) -> bool:
+        """Whether the model gives probabilities: calibrated ones, or the scores are
+        probabilities' logits (the built-in learner with the log, modified Huber or softmax
+        loss; the backend learners' margins are not). ``own``: leave the calibration out."""
+        if self.calibrator_ is not None and not own:
+            return True
         loss = self.setting("loss")
         return self.backend_learner is None and (loss == "softmax" or (
             loss not in MULTICLASS_LOSSES and resolve_loss(loss).has_proba))
 
-    def proba_of(self, scores: np.ndarray) -> np.ndarray:
-        """Class probabilities from scores, shape ``(n, K)`` (log, modified Huber and
-        softmax losses)."""
+    def proba_of(self, scores: np.ndarray, own: bool = False) -> np.ndarray:
+        """Class probabilities from scores, shape ``(n, K)``: calibrated ones, or the log,
+        modified Huber and softmax losses' own (``own``: leave the calibration out)."""
+        if self.calibrator_ is not None and not own:
+            return self.calibrator_.probabilities(scores)
         loss = self.setting("loss")
         if self.backend_learner is not None:
             raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
@@ -220,7 +244,7 @@ class PredictionMixin:
         form; :meth:`predict_label_sets` gives the label tuples)."""
         if self.multilabel:
             scores = self.decision_function(X, text_col=text_col).reshape(-1, self.n_outputs())
-            return (scores > 0).astype(np.int64)
+            return self.label_mask(scores).astype(np.int64)
         labels = self.labels_of(self.decision_function(X, text_col=text_col))
         values = getattr(self, "_label_values", None)
         if values:

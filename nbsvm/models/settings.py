@@ -150,6 +150,9 @@ class SettingsMixin:
                 and 0 < self.time_budget < float("inf")):
             raise NBSVMError(f"time_budget must be a positive number of seconds, got "
                              f"{self.time_budget!r}")
+        if self.calibrate not in (None, "sigmoid", "isotonic", "temperature"):
+            raise NBSVMError(f"calibrate must be None, 'sigmoid', 'isotonic' or "
+                             f"'temperature', got {self.calibrate!r}")
         if not isinstance(self.multilabel, (bool, np.bool_)):
             raise NBSVMError(f"multilabel must be True or False, got {self.multilabel!r}")
         if self.multilabel and self.loss in MULTICLASS_LOSSES:

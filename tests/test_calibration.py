@@ -1,0 +1,224 @@
+"""Probability calibration (issue 18, item 2): Platt scaling and isotonic regression against
+scikit-learn's, the expected calibration error against a plain recomputation, and
+``train --calibrate`` / ``eval`` on real IMDB reviews."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.models import persist
+from nbsvm.models.calibrator import (Calibrator, ReliabilityHistogram, fit_isotonic,
+                                     fit_sigmoid)
+from nbsvm.training.calibrate import _split
+
+sklearn = pytest.importorskip("sklearn")
+
+
+def _scores(n, seed=0, slope=0.7, shift=-0.4):
+    rng = np.random.default_rng(seed)
+    s = rng.normal(size=n) * 3
+    y = rng.random(n) < 1 / (1 + np.exp(-(slope * s + shift)))
+    return s, y
+
+
+def test_sigmoid_matches_scikit_learn():
+    from sklearn.calibration import _SigmoidCalibration
+    for seed in range(3):
+        s, y = _scores(1500, seed)
+        a, b = fit_sigmoid(s, y)
+        ref = _SigmoidCalibration().fit(s, y.astype(int))
+        t = np.linspace(-10, 10, 101)
+        assert np.abs(1 / (1 + np.exp(-(a * t + b))) - ref.predict(t)).max() < 1e-6
+        assert a == pytest.approx(-ref.a_, rel=1e-5)
+
+
+def test_sigmoid_separable_set_stays_finite():
+    """Platt's smoothed targets keep a perfectly separated set from an infinite slope."""
+    a, b = fit_sigmoid([-2.0, -1.0, 1.0, 2.0], [0, 0, 1, 1])
+    assert np.isfinite(a) and 0 < a < 50 and abs(b) < 1e-6
+
+
+@pytest.mark.parametrize("rounding", [None, 1])
+def test_isotonic_matches_scikit_learn(rounding):
+    from sklearn.isotonic import IsotonicRegression
+    s, y = _scores(3000, 5)
+    if rounding is not None:            # many tied scores
+        s = np.round(s, rounding)
+    x, p = fit_isotonic(s, y)
+    assert np.all(np.diff(x) >= 0) and np.all(np.diff(p) >= 0)
+    ref = IsotonicRegression(out_of_bounds="clip").fit(s, y.astype(float))
+    t = np.random.default_rng(1).normal(size=5000) * 4
+    assert np.abs(np.interp(t, x, p) - ref.predict(t)).max() < 1e-12
+
+
+@pytest.mark.parametrize("method", ["sigmoid", "isotonic"])
+def test_calibrator_matches_calibrated_classifier_cv(method):
+    """One against the rest: each class calibrated on its own, rows normalized, as
+    CalibratedClassifierCV on a frozen LinearSVC; two classes: the positive column only."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import make_classification
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.svm import LinearSVC
+    for k in (2, 4):
+        X, y = make_classification(3000, 20, n_informative=8, n_classes=k, random_state=k)
+        svc = LinearSVC(C=0.5).fit(X[:1000], y[:1000])
+        ref = CalibratedClassifierCV(FrozenEstimator(svc), method=method).fit(X[1000:2000],
+                                                                              y[1000:2000])
+        scores = svc.decision_function(X[1000:2000]).reshape(1000, -1)
+        truth = (y[1000:2000, None] == np.arange(k)) if k > 2 else y[1000:2000, None] == 1
+        ours = Calibrator(method).fit(scores, truth)
+        test = svc.decision_function(X[2000:]).reshape(1000, -1)
+        tol = 1e-5 if method == "sigmoid" else 1e-12
+        assert np.abs(ours.probabilities(test) - ref.predict_proba(X[2000:])).max() < tol
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_temperature_matches_calibrated_classifier_cv(k):
+    """One inverse temperature: softmax(beta s) (two classes: sigmoid, scikit-learn's
+    logits (-s, s) at half the beta); the ranking of the classes is kept."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.datasets import make_classification
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.svm import LinearSVC
+    X, y = make_classification(3000, 20, n_informative=8, n_classes=k, random_state=k)
+    svc = LinearSVC(C=0.5).fit(X[:1000], y[:1000])
+    ref = CalibratedClassifierCV(FrozenEstimator(svc), method="temperature").fit(
+        X[1000:2000], y[1000:2000])
+    scores = svc.decision_function(X[1000:2000]).reshape(1000, -1)
+    truth = (y[1000:2000, None] == np.arange(k)) if k > 2 else y[1000:2000, None] == 1
+    ours = Calibrator("temperature").fit(scores, truth)
+    test = svc.decision_function(X[2000:]).reshape(1000, -1)
+    p = ours.probabilities(test)
+    assert np.abs(p - ref.predict_proba(X[2000:])).max() < 1e-6
+    assert np.array_equal(p.argmax(axis=1), svc.predict(X[2000:]))
+
+
+def test_expected_calibration_error_against_plain_recomputation():
+    rng = np.random.default_rng(3)
+    proba = rng.dirichlet(np.ones(4), size=2000)
+    truth = rng.integers(0, 4, size=2000)
+    h = ReliabilityHistogram(15)
+    for part in np.array_split(np.arange(2000), 7):         # batches add up
+        h.add_proba(proba[part], truth[part], multilabel=False)
+    conf = proba.max(axis=1)
+    right = proba.argmax(axis=1) == truth
+    ece = 0.0
+    for b in range(15):
+        lo, hi = b / 15, (b + 1) / 15
+        inside = (conf >= lo) & ((conf < hi) if b < 14 else (conf <= hi))
+        if inside.any():
+            ece += inside.sum() / 2000 * abs(right[inside].mean() - conf[inside].mean())
+    assert h.ece() == pytest.approx(ece, abs=1e-12)
+    assert sum(h.table()["count"]) == 2000
+
+
+def test_held_out_split_is_seeded_and_mixes_interleaved_classes():
+    docs = [("pos" if i % 2 else "neg", i) for i in range(2000)]
+    held = list(_split(docs, 7, held=True))
+    rest = list(_split(docs, 7, held=False))
+    assert sorted(held + rest) == sorted(docs) and held == list(_split(docs, 7, held=True))
+    assert 150 < len(held) < 250 and 0.4 < np.mean([d[0] == "pos" for d in held]) < 0.6
+    assert held != list(_split(docs, 8, held=True))
+
+
+@pytest.fixture(scope="module")
+def reviews(imdb_slice):
+    def read(split):
+        out = []
+        for label in ("pos", "neg"):
+            for f in sorted((imdb_slice / split / label).glob("*.txt"))[:600]:
+                out.append((f.read_text(encoding="utf-8"), label))
+        return [t for t, _ in out], [lab for _, lab in out]
+    return read("train"), read("test")
+
+
+def test_calibrated_hinge_model_gives_trusted_probabilities(reviews, tmp_path):
+    (X, y), (Xt, yt) = reviews
+    plain = NBSVMClassifier(ngrams=2, n_bits=18, loss="hinge").fit(X, y)
+    assert not plain.has_proba()
+    clf = NBSVMClassifier(ngrams=2, n_bits=18, loss="hinge", calibrate="sigmoid").fit(X, y)
+    rep = clf.calibration_report_
+    assert 100 < rep["held_out"] < 140 and rep["ece_after"] < rep["ece_before"]
+    p = clf.predict_proba(Xt)
+    assert p.shape == (len(Xt), 2) and np.allclose(p.sum(axis=1), 1)
+    # labels are the most probable classes
+    assert list(clf.predict(Xt)) == list(np.asarray(clf.classes_)[p.argmax(axis=1)])
+    ev = clf.evaluate(Xt, yt)
+    assert ev["accuracy"] > 0.78 and ev["ece"] < 0.1 and ev["log_loss"] < 0.5
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert np.array_equal(back.predict_proba(Xt), p)
+    assert back.calibration_report_ == rep and back.calibrate == "sigmoid"
+    # a refit without calibrate forgets the calibrator
+    back.set_params(calibrate=None).fit(X[::4], y[::4])
+    assert back.calibrator_ is None and not back.has_proba()
+
+
+def test_corrupted_calibration_names_the_file(reviews, tmp_path):
+    (X, y), _ = reviews
+    clf = NBSVMClassifier(ngrams=1, n_bits=16, loss="hinge", calibrate="isotonic").fit(X, y)
+    path = tmp_path / "m.npz"
+    clf.save(path)
+    header, arrays = persist.load_npz(path, "model")
+    for key in ("kind", "format_version", "checksum"):
+        header.pop(key, None)
+    for edit, message in (("reverse", "not increasing"), ("drop", "header or arrays missing"),
+                          ("sizes", "sizes do not match")):
+        h, a = json.loads(json.dumps(header)), dict(arrays)
+        if edit == "reverse":
+            a["calibration"] = a["calibration"][:, ::-1].copy()     # knots decreasing
+        elif edit == "drop":
+            del a["calibration"]
+        else:
+            h["calibration"]["sizes"] = [1, 1]
+        persist.save_npz(tmp_path / "bad.npz", "model", h, a)
+        with pytest.raises(NBSVMError, match=f"bad.npz.*calibration.*{message}"):
+            NBSVMClassifier.load(tmp_path / "bad.npz")
+
+
+def test_calibrate_is_checked():
+    with pytest.raises(NBSVMError, match="calibrate must be"):
+        NBSVMClassifier(calibrate="platt").fit(["a b", "c d"], ["x", "y"])
+
+
+def test_calibrated_multilabel_and_multiclass_models(tmp_path):
+    """Labels predicted where the calibrated probability is above 0.5; temperature keeps a
+    multi-class model's labels."""
+    from conftest import synthetic
+    docs = synthetic(600, n_classes=4, seed=3)
+    texts, labels = [d.text for d in docs], [d.label for d in docs]
+    plain = NBSVMClassifier(ngrams=1, n_bits=14, loss="hinge", epochs=3).fit(texts, labels)
+    clf = NBSVMClassifier(ngrams=1, n_bits=14, loss="hinge", epochs=3,
+                          calibrate="temperature").fit(texts, labels)
+    assert np.array_equal(clf.predict(texts), plain.predict(texts))
+    assert np.allclose(clf.predict_proba(texts).sum(axis=1), 1)
+    sets = [[a, b] if a != b else [a] for a, b in zip(labels, labels[1:] + labels[:1])]
+    ml = NBSVMClassifier(ngrams=1, n_bits=14, multilabel=True, loss="hinge",
+                         calibrate="sigmoid").fit(texts, sets)
+    p = ml.predict_proba(texts)
+    assert np.array_equal(ml.predict(texts), (p > 0.5).astype(int))
+    ml.save(tmp_path / "ml.npz")
+    assert np.array_equal(NBSVMClassifier.load(tmp_path / "ml.npz").predict_proba(texts), p)
+
+
+def test_cli_train_calibrate_and_eval_report_ece(imdb_slice, tmp_path):
+    model = tmp_path / "m.npz"
+    out = subprocess.run([sys.executable, "-m", "nbsvm", "train", str(imdb_slice / "train"),
+                          "-o", str(model), "--loss", "hinge", "--calibrate", "isotonic",
+                          "--n-bits", "18", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    cal = json.loads(out)["calibration"]
+    assert cal["method"] == "isotonic" and cal["held_out"] > 150
+    assert cal["ece_after"] < cal["ece_before"]
+    rep = json.loads(subprocess.run([sys.executable, "-m", "nbsvm", "eval", "-m", str(model),
+                                     str(imdb_slice / "test"), "--json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert rep["accuracy"] > 0.8 and rep["ece"] < 0.08 and "reliability" in rep
+    bad = subprocess.run([sys.executable, "-m", "nbsvm", "train", str(imdb_slice / "train"),
+                          "-o", str(model), "--calibrate", "platt"], capture_output=True,
+                         text=True)
+    assert bad.returncode != 0 and "calibrate must be" in bad.stderr
