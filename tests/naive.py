@@ -199,13 +199,14 @@ def _row_scale(ids, table, unit: bool) -> float:
 
 
 def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=0.01,
-                    f32=False, unit=False):
+                    f32=False, unit=False, weights=None):
     """Return ``(w, b, t, total_loss)`` after visiting ``order`` once.
 
     ``docs[d]`` is a list of distinct bucket ids, ``x_i = table[i]``, ``ys[d]`` in {-1, +1}.
     Per step: ``p = sum_i w_i x_i + b``; ``eta = eta0 / (1 + lam*eta0*t)``;
     ``w <- (1 - eta*lam) w - eta*g*x``; ``b <- b - eta*bias_rate*g`` (bias not regularized);
-    ``t += 1``. ``unit``: ``x`` is the row divided by its L2 norm.
+    ``t += 1``. ``unit``: ``x`` is the row divided by its L2 norm. ``weights[d]``: the
+    example's weight, multiplying its loss and ``g`` (class weights).
 
     ``f32=True`` stores like a float32 weight vector: every updated ``w_i`` is rounded to
     float32; products ``w_i x_i`` of the stored values, sums, steps, bias and ``t`` stay
@@ -223,8 +224,9 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
         for i in ids:
             dot += w[i] * float(table[i])
         p = dot * scale + b
-        total += naive_loss(loss, p, y)
-        g = naive_dloss(loss, p, y)
+        weight = 1.0 if weights is None else float(weights[d])
+        total += weight * naive_loss(loss, p, y)
+        g = weight * naive_dloss(loss, p, y)
         eta = eta0 / (1.0 + lam * eta0 * t)
         if lam:
             shrink = 1.0 - eta * lam
@@ -245,7 +247,7 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
 
 
 def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bias_rate=1.0,
-                        eps=1e-8, f32=False, unit=False):
+                        eps=1e-8, f32=False, unit=False, weights=None):
     """Return ``(w, G, b, Gb, total_loss)``.
 
     Per example: ``p = w.x + b``; ``g = dloss(p, y)``; for each touched bucket
@@ -256,7 +258,8 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
     ``lam``, ``eta0`` and ``eps`` enter the per-feature step as float32, and ``gi``, each
     product ``w_i x_i``, and the stored ``G_i`` and ``w_i`` are rounded to float32 (the dot
     sum, the bias and its accumulator stay float64). ``False`` is exact float64 arithmetic.
-    ``unit``: ``x`` is the row divided by its L2 norm.
+    ``unit``: ``x`` is the row divided by its L2 norm. ``weights[d]``: the example's weight,
+    multiplying its loss and ``g``.
     """
     r = _f32 if f32 else float
     w = [float(v) for v in w]
@@ -271,8 +274,9 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
         for i in ids:
             dot += w[i] * float(table[i])     # exact float64 product of stored values
         p = dot * scale + b
-        total += naive_loss(loss, p, y)
-        g = naive_dloss(loss, p, y)
+        weight = 1.0 if weights is None else float(weights[d])
+        total += weight * naive_loss(loss, p, y)
+        g = weight * naive_dloss(loss, p, y)
         g_i = r(g * scale)
         for i in ids:
             gi = r(g_i * float(table[i]) + lam_i * w[i])
@@ -306,14 +310,16 @@ def naive_multiclass_grad(kind: str, p: list[float], y: int) -> tuple[float, lis
 
 
 def naive_multiclass_epoch(docs, targets, order, tables, W, B, eta0, lam, kind, optimizer,
-                           t=0.0, G=None, Gb=None, bias_rate=None, eps=1e-8, unit=False):
+                           t=0.0, G=None, Gb=None, bias_rate=None, eps=1e-8, unit=False,
+                           weights=None):
     """K outputs trained together, in float64: output o's row values are
     ``tables[o][i]`` (divided by their norm with ``unit``), ``p_o = w_o.x_o + b_o``, one
     multi-class loss of all K scores (:func:`naive_multiclass_grad`), and each output takes
     the binary step with its own gradient: SGD ``w <- (1 - eta lam) w - eta g_o x_o`` with
     ``eta = eta0 / (1 + lam eta0 t)`` and bias step ``eta * 0.01 * g_o``, or AdaGrad on the
-    touched features (``gi = g_o x_i + lam w_i``) and the bias (rate 1). Returns
-    ``(W, B, G, Gb, t, total)``."""
+    touched features (``gi = g_o x_i + lam w_i``) and the bias (rate 1). ``weights[y]``:
+    class y's weight on its documents' loss and gradient. Returns ``(W, B, G, Gb, t,
+    total)``."""
     K = len(tables)
     W = [[float(v) for v in w] for w in W]
     B = [float(v) for v in B]
@@ -330,6 +336,8 @@ def naive_multiclass_epoch(docs, targets, order, tables, W, B, eta0, lam, kind, 
         p = [sum(W[o][i] * float(tables[o][i]) for i in ids) * scales[o] + B[o]
              for o in range(K)]
         loss, g = naive_multiclass_grad(kind, p, y)
+        if weights is not None:         # class weights: the true class's, on loss and g
+            loss, g = loss * weights[y], [v * weights[y] for v in g]
         total += loss
         if optimizer == "sgd":
             eta = eta0 / (1.0 + lam * eta0 * t)

@@ -252,6 +252,26 @@ def parse_eta0(text: str | None):
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
+def parse_class_weight(text: str | None):
+    """``--class-weight``: ``balanced`` or ``name=w,name=w`` (a dict), None when absent."""
+    if text is None:
+        return None
+    if text.strip() == "balanced":
+        return "balanced"
+    out = {}
+    for part in text.split(","):
+        name, eq, value = part.rpartition("=")
+        try:
+            w = float(value) if eq and name.strip() else float("nan")
+        except ValueError:
+            w = float("nan")
+        if not 0 < w < float("inf"):
+            raise NBSVMError(f"--class-weight must be 'balanced' or name=weight pairs such as "
+                             f"pos=5,neg=1 (positive weights), got {text!r}")
+        out[name.strip()] = w
+    return out
+
+
 def parse_seconds(text: str) -> float:
     """``--time-budget``: ``90``, ``90s``, ``1.5m`` or ``1h`` as seconds (positive)."""
     units = {"s": 1.0, "m": 60.0, "h": 3600.0}

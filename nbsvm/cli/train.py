@@ -18,10 +18,12 @@ from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.cli.options import (LABEL_SEP, CHECKPOINT_EVERY, RESUME, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
-                               LABEL_COL, QUIET, SCHEDULER, SKIP_BAD, STRICT, TEXT_COL)
+from nbsvm.cli.options import (CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
+                               LABEL_COL, LABEL_SEP, QUIET, RESUME, SCHEDULER, SKIP_BAD, STRICT,
+                               TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
-                              documents, err_console, parse_eta0, parse_seconds, text_columns)
+                              documents, err_console, parse_class_weight, parse_eta0,
+                              parse_seconds, text_columns)
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.cli.progress import ProgressReporter
 
@@ -164,6 +166,13 @@ def train_command(
     time_budget: str = typer.Option("60s", "--time-budget",
                                     help="Seconds the --auto search may take (60, 90s, 2m), "
                                          "its reading pass included."),
+    class_weight: Optional[str] = typer.Option(None, "--class-weight", metavar="WEIGHTS",
+                                               help="Weigh each document's learning step by "
+                                                    "its class: balanced (n / (classes x "
+                                                    "n_class), as scikit-learn) or name=w "
+                                                    "pairs such as pos=5 (others weigh 1). "
+                                                    "For imbalanced data; the NB lexicon is "
+                                                    "unaffected."),
     calibrate: Optional[str] = typer.Option(None, "--calibrate", metavar="METHOD",
                                             help="Calibrate the probabilities: train without "
                                                  "a tenth of the data (at most 50,000 "
@@ -248,6 +257,7 @@ def train_command(
                               seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
                               learner=learner, multilabel=multilabel, auto=auto,
                               weighting=weighting, calibrate=calibrate,
+                              class_weight=parse_class_weight(class_weight),
                               time_budget=parse_seconds(time_budget))
         clf.validate()
         if auto or calibrate:

@@ -58,18 +58,19 @@ def _unit_dot(ids, lo, hi, S, unit):
 
 
 @njit(cache=True, nogil=True)
-def _sgd_epoch(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind, unit):
+def _sgd_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind,
+               unit):
     """Plain SGD (Bottou 2012) on table rows: :func:`~nbsvm.learners._linear_kernels.
     _sgd_steps`, the one implementation, with Bottou's schedule ``eta_t = eta0 / (1 +
     lam eta0 t)`` and L2 by the scale ``w = s v`` (``v = S[:, 1]``; each step touches only
-    the example's non-zeros). ``y``: each document's target (+1 / -1); ``state = [s, bias,
-    t]``. The bias moves with ``eta_t * bias_rate`` and is not regularized. Returns the
+    the example's non-zeros). ``y``: each document's target (+1 / -1); ``weight``: its
+    weight (empty: 1); ``state = [s, bias, t]``. The bias moves with ``eta_t * bias_rate`` and is not regularized. Returns the
     summed loss before each update."""
     full = np.zeros(STATE_SIZE)
     full[SCALE] = state[0]
     full[BIAS] = state[1]
     full[T] = state[2]
-    total, _ = _sgd_steps(True, ids, np.zeros(1), offsets, y, order, S, 1, np.zeros(1),
+    total, _ = _sgd_steps(True, ids, np.zeros(1), offsets, y, weight, order, S, 1, np.zeros(1),
                           np.zeros(1), full, loss_kind, OPTIMAL, eta0, lam, 0.0, lam, 0,
                           bias_rate, 0.0, 0, unit)
     state[0] = full[SCALE]
@@ -79,21 +80,21 @@ def _sgd_epoch(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _adagrad_epoch(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind, eps,
-                   unit):
+def _adagrad_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind,
+                   eps, unit):
     """AdaGrad on table rows: :func:`~nbsvm.learners._linear_kernels._adagrad_steps`, the one
     implementation, with ``S[:, 0]`` the values, ``S[:, 1]`` the weights and ``S[:, 2]`` the
     squared-gradient sums, in float32 (fastmath: the order of float32 sums is free; the
     plain step compiles alone, so the arithmetic is that of the kernel before the
     implementations were merged, bit for bit on IMDB).
-    ``y``: each document's target (+1 / -1); ``state = [bias, t, G_bias]``. Returns the
-    summed loss."""
+    ``y``: each document's target (+1 / -1); ``weight``: its weight (empty: 1); ``state =
+    [bias, t, G_bias]``. Returns the summed loss."""
     typed = np.empty(4, dtype=S.dtype)
     typed[0] = eta0
     typed[1] = lam
     typed[2] = eps
     total, _, b, t, gb = _adagrad_steps(
-        True, ids, np.zeros(1), offsets, y, order, S, S, 1, S, 2, typed, np.zeros(1),
+        True, ids, np.zeros(1), offsets, y, weight, order, S, S, 1, S, 2, typed, np.zeros(1),
         np.zeros(STATE_SIZE), state[0], state[1], state[2], loss_kind, eta0, 0.0, bias_rate,
         eps, unit, 0)
     state[0] = b
@@ -133,15 +134,16 @@ def _multiclass_grad(kind, p, y, g):
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rate, kind,
-                      adagrad, eps, unit):
+def _multiclass_epoch(ids, offsets, target, weight, order, S, state, eta0, lam, bias_rate,
+                      kind, adagrad, eps, unit):
     """All K outputs trained together on one loss of their K scores (softmax or the
     multiclass hinge, :func:`_multiclass_grad`); output ``o``'s rows take their values
     from ``S[o, :, 0]`` as in the one-vs-rest kernels, and each output's step is the
     binary kernels' step with that output's gradient: AdaGrad (``state[o] = [bias, t,
     G_bias]``) or SGD (``state[o] = [s, bias, t]``; every output shrinks by the same
     factor at every step, so they share one scale ``s``). ``target[d]``: the output of
-    document d's class (-1: none; skipped). Returns the summed loss."""
+    document d's class (-1: none; skipped); ``weight[o]``: the weight of output o's
+    documents (class weights; empty: 1). Returns the summed loss."""
     K = S.shape[0]
     p = np.empty(K)
     g = np.empty(K)
@@ -163,7 +165,12 @@ def _multiclass_epoch(ids, offsets, target, order, S, state, eta0, lam, bias_rat
         for o in range(K):
             dot, inv[o] = _unit_dot(ids, lo, hi, S[o], unit)
             p[o] = dot * inv[o] * s + (state[o, 0] if adagrad else state[o, 1])
-        total += _multiclass_grad(kind, p, y, g)
+        loss = _multiclass_grad(kind, p, y, g)
+        if weight.shape[0] > 0:
+            loss *= weight[y]
+            for o in range(K):
+                g[o] *= weight[y]
+        total += loss
         if adagrad:
             for o in range(K):
                 _adagrad_row(True, ids, lo, hi, S[o], S[o], 1, S[o], 2,

@@ -29,14 +29,16 @@ from nbsvm.learners.schedules import rate
 
 # ---- SGD with a global schedule: one implementation for both row types -------------------------
 @njit(cache=True, nogil=True, inline="always")
-def _sgd_steps(table, indices, values, offsets, y, order, W, wf, q, avg_u, state, loss_code,
-               schedule, eta0, lam, lam1, lam2, l1_method, bias_rate, radius, avg_start, unit):
+def _sgd_steps(table, indices, values, offsets, y, weight, order, W, wf, q, avg_u, state,
+               loss_code, schedule, eta0, lam, lam1, lam2, l1_method, bias_rate, radius,
+               avg_start, unit):
     """SGD over ``order``; returns ``(summed loss, mistakes)`` (loss before each update; a
     mistake is ``y p <= 0``). Explicit rows take x's values from ``values[j]``, table rows
-    from ``W[i, 0]``; the stored vector is ``v = W[:, wf]``.
+    from ``W[i, 0]``; the stored vector is ``v = W[:, wf]``. ``weight``: each example's
+    weight (class weights), or empty for 1.
 
-    Step t: ``p = s v.x / ||x|| + b`` (``/ ||x||`` with ``unit`` only); ``g = dloss(p,
-    y)``; ``eta = rate(t)``; L2: ``s *= 1 - eta lam2`` (weights zeroed if that is <= 0);
+    Step t: ``p = s v.x / ||x|| + b`` (``/ ||x||`` with ``unit`` only); ``g = weight
+    dloss(p, y)``; ``eta = rate(t)``; L2: ``s *= 1 - eta lam2`` (weights zeroed if that is <= 0);
     gradient: ``v -= eta g x / (||x|| s)``, ``b -= eta bias_rate g``; L1 (``lam1 > 0``) on
     the touched features with ``u += eta lam1``; projection on ``||w|| <= radius``
     (``radius > 0``); averaging. ``q`` (L1) and ``avg_u`` (averaging) may be empty when
@@ -80,6 +82,9 @@ def _sgd_steps(table, indices, values, offsets, y, order, W, wf, q, avg_u, state
             inv = 1.0 / math.sqrt(norm2) if norm2 > 0.0 else 0.0
         p = s * dot * inv + b
         loss, g = _loss_dloss(loss_code, p, y[d])
+        if weight.shape[0] > 0:
+            loss *= weight[d]
+            g *= weight[d]
         total += loss
         if y[d] * p <= 0.0:
             mistakes += 1.0
@@ -123,7 +128,8 @@ def _sgd_steps(table, indices, values, offsets, y, order, W, wf, q, avg_u, state
 def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code, schedule,
               eta0, lam, lam1, lam2, l1_method, bias_rate, radius, avg_start):
     """:func:`_sgd_steps` on explicit rows (float64 ``v``)."""
-    return _sgd_steps(False, indices, values, offsets, y, order, v.reshape(-1, 1), 0, q, avg_u,
+    return _sgd_steps(False, indices, values, offsets, y, np.zeros(0), order, v.reshape(-1, 1),
+                      0, q, avg_u,
                       state, loss_code, schedule, eta0, lam, lam1, lam2, l1_method, bias_rate,
                       radius, avg_start, False)
 
@@ -135,10 +141,13 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
 # arithmetic runs in the state's dtype (float32 for NBSVM's table, float64 otherwise):
 # ``typed`` holds eta0, lam2 and eps in it, and a slot that casts each step's gradient.
 @njit(cache=True, nogil=True, inline="always")
-def _adagrad_steps(table, indices, values, offsets, y, order, X, W, wf, G, gf, typed, avg_u,
-                   state, b, t, gb, loss_code, eta0, lam1, bias_rate, eps, unit, avg_start):
+def _adagrad_steps(table, indices, values, offsets, y, weight, order, X, W, wf, G, gf, typed,
+                   avg_u, state, b, t, gb, loss_code, eta0, lam1, bias_rate, eps, unit,
+                   avg_start):
     """AdaGrad (Duchi, Hazan & Singer 2011) over ``order``; returns ``(summed loss,
     mistakes, b, t, gb)`` (loss before each update; a mistake is ``y p <= 0``).
+    ``weight``: each example's weight (class weights; its loss and gradient are scaled),
+    or empty for 1.
 
     Step: ``p = w.x / ||x|| + b`` (``/ ||x||`` with ``unit`` only; x's values are
     ``X[i, 0]`` for table rows, ``X[j, 0]`` otherwise); ``g = dloss(p, y)``; for each
@@ -180,6 +189,9 @@ def _adagrad_steps(table, indices, values, offsets, y, order, X, W, wf, G, gf, t
             inv = 1.0 / math.sqrt(sq) if sq > 0.0 else 0.0
         p = dot * inv + b
         loss, g = _loss_dloss(loss_code, p, y[d])
+        if weight.shape[0] > 0:
+            loss *= weight[d]
+            g *= weight[d]
         total += loss
         if y[d] * p <= 0.0:
             mistakes += 1.0
@@ -235,7 +247,8 @@ def _adagrad_pass(indices, values, offsets, y, order, w, G, avg_u, state, loss_c
     loss, mistakes)``. Weights are not scaled (``state[SCALE]`` stays 1)."""
     typed = np.array([eta0, lam2, eps, 0.0])
     total, mistakes, b, t, gb = _adagrad_steps(
-        False, indices, values, offsets, y, order, values.reshape(-1, 1), w.reshape(-1, 1), 0,
+        False, indices, values, offsets, y, np.zeros(0), order, values.reshape(-1, 1),
+        w.reshape(-1, 1), 0,
         G.reshape(-1, 1), 0, typed, avg_u, state, state[BIAS], state[T], state[BIAS_G],
         loss_code, eta0, lam1, bias_rate, eps, False, avg_start)
     state[BIAS] = b

@@ -54,6 +54,11 @@ class LinearSGD:
         Outputs are independent, so with ``threads=1`` several outputs train side by side
         on the machine's cores (each output's arithmetic is unchanged: bit for bit the same
         model).
+    class_weight : array ``(n_outputs, 2)`` or None
+        Output k's weights of its positive and its negative documents (their loss and
+        gradient are multiplied by it; scikit-learn's ``class_weight`` acting on the
+        steps). With a multi-class loss, ``class_weight[o, 0]`` weighs the documents of
+        output o's class.
     unit : bool
         Scale every row to unit L2 norm (of its looked-up values, per output) in training
         and scoring.
@@ -71,7 +76,7 @@ class LinearSGD:
     """
 
     def __init__(self, n_features, n_outputs=1, loss="log", optimizer="sgd", eta0=0.05,
-                 lam=1e-6, bias_rate=None, eps=1e-8, threads=1, unit=False):
+                 lam=1e-6, bias_rate=None, eps=1e-8, threads=1, unit=False, class_weight=None):
         self.n_features = n_features
         self.n_outputs = n_outputs
         self.loss = loss
@@ -82,6 +87,7 @@ class LinearSGD:
         self.eps = eps
         self.threads = threads
         self.unit = unit
+        self.class_weight = class_weight
         self._validate()
         # AdaGrad's three fields are not padded to four: with both ends of a row prefetched
         # (nbsvm._prefetch) 12-byte rows are as fast as 16-byte ones, for 25% less state
@@ -106,11 +112,23 @@ class LinearSGD:
             raise NBSVMError(f"eta0 must be a positive number, got {self.eta0!r}")
         if not (np.isfinite(self.lam) and self.lam >= 0):
             raise NBSVMError(f"lambda (lam) must be >= 0, got {self.lam!r}")
+        if self.class_weight is not None:
+            cw = np.asarray(self.class_weight, dtype=np.float64)
+            if cw.shape != (self.n_outputs, 2) or not (np.isfinite(cw).all() and (cw > 0).all()):
+                raise NBSVMError("class_weight must hold a positive (positive, negative) "
+                                 f"weight pair per output, shape ({self.n_outputs}, 2)")
+            self.class_weight = cw
         if not (isinstance(self.threads, (int, np.integer)) and 1 <= self.threads <= 64):
             raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
         if self.optimizer == "sgd" and self.lam * self.eta0 >= 1:
             raise NBSVMError(f"lambda * eta0 must be < 1 for SGD (got {self.lam * self.eta0:g}): "
                              "the first L2 step would flip the weights' sign")
+
+    def set_class_weight(self, class_weight) -> None:
+        """Weigh the documents' steps from now on (``class_weight`` as the parameter; None:
+        all 1)."""
+        self.class_weight = class_weight
+        self._validate()
 
     @property
     def tables(self) -> np.ndarray:
@@ -156,7 +174,10 @@ class LinearSGD:
         output_of = np.full(top, -1, dtype=np.int32)
         output_of[positive[positive >= 0]] = np.flatnonzero(positive >= 0)
         target = output_of[codes]
-        total = _kernels._multiclass_epoch(ids, offsets, target, order, self.S_, self.state_,
+        weight = np.zeros(0) if self.class_weight is None else \
+            np.ascontiguousarray(self.class_weight[:, 0], dtype=np.float64)
+        total = _kernels._multiclass_epoch(ids, offsets, target, weight, order, self.S_,
+                                           self.state_,
                                            float(self.eta0), float(self.lam),
                                            float(self._bias_rate()),
                                            MULTICLASS_LOSSES[self.loss],
@@ -173,12 +194,14 @@ class LinearSGD:
         """One pass of output ``k`` over ``order`` (its scalars in ``state``, default its own)."""
         state = self.state_[k] if state is None else state
         y = np.where(codes == positive, 1.0, -1.0)
+        weight = np.zeros(0) if self.class_weight is None else \
+            np.where(codes == positive, *self.class_weight[k])
         if self.optimizer == "sgd":
-            return _kernels._sgd_epoch(ids, offsets, y, order, self.S_[k], state,
+            return _kernels._sgd_epoch(ids, offsets, y, weight, order, self.S_[k], state,
                                        float(self.eta0), float(self.lam),
                                        float(self._bias_rate()), self._loss.code,
                                        bool(self.unit))
-        return _kernels._adagrad_epoch(ids, offsets, y, order, self.S_[k], state,
+        return _kernels._adagrad_epoch(ids, offsets, y, weight, order, self.S_[k], state,
                                        float(self.eta0), float(self.lam),
                                        float(self._bias_rate()), self._loss.code,
                                        float(self.eps), bool(self.unit))

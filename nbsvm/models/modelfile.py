@@ -203,6 +203,10 @@ def load_model(cls, path):
     if sq is not None and clf.setting("optimizer") == "adagrad":
         learner.S_[:, :, 2] = sq
     learner.state_[:] = state
+    try:                        # partial_fit on the loaded model keeps weighing the steps
+        learner.set_class_weight(clf.output_weights())
+    except NBSVMError as e:
+        raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
     clf.column_of_ = np.full(d, -1, dtype=np.int32)
     clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
     clf.linear_ = learner

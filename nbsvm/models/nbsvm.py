@@ -120,6 +120,13 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     time_budget : float
         Seconds the ``auto`` search may take (its reading pass included; the final
         training comes after).
+    class_weight : None, 'balanced' or dict
+        Weigh each document's loss and step by its class's weight (scikit-learn's
+        ``class_weight``): ``{"pos": 5}`` (classes not named weigh 1), or ``balanced``,
+        ``n / (n_classes * n_c)`` from the training counts. The NB lexicon is unaffected.
+        Two classes weigh positives and negatives by their classes; one against the rest
+        (and multi-label) weighs output k's positives by class k's weight and its negatives
+        by 1, as scikit-learn's SGDClassifier and liblinear do. Built-in learner only.
     calibrate : {None, 'sigmoid', 'isotonic', 'temperature'}
         Fit a probability calibration (:mod:`nbsvm.training.calibrate`): train without a
         tenth of the documents, fit Platt scaling (``sigmoid``), isotonic regression (for a
@@ -175,7 +182,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
                  weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
-                 time_budget=60.0, calibrate=None):
+                 time_budget=60.0, calibrate=None, class_weight=None):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -199,6 +206,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.auto = auto
         self.time_budget = time_budget
         self.calibrate = calibrate
+        self.class_weight = class_weight
 
     # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------

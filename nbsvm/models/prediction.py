@@ -100,7 +100,12 @@ class PredictionMixin:
         return self.beta * (scores - b) + (1.0 - self.beta) * self.mean_abs_coef_ * nb + b
 
     def _log_prior(self, k: int) -> float:
+        """The NB part's log prior odds of output ``k``, from the training counts (weighed
+        by ``class_weight``, which reweighs the data the learner sees)."""
         counts = self.class_counts_.astype(np.float64)
+        weights = self.class_weights() if not self.multilabel else None
+        if weights is not None:
+            counts = counts * weights
         if self.n_outputs() == 1:
             return float(np.log(counts[1] / counts[0]))
         rest = (self.n_docs_ if self.multilabel else counts.sum()) - counts[k]

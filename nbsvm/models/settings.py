@@ -18,6 +18,17 @@ WEIGHTINGS = ("nb", "binary")    # feature value of a kept bucket: its NB ratio,
 NORMS = ("l2", "none")           # row scaling
 
 
+def check_class_weight(cw) -> None:
+    """``class_weight`` is None, ``'balanced'`` or a dict of positive finite weights."""
+    if cw is None or cw == "balanced":
+        return
+    if not isinstance(cw, dict) or not cw or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v > 0
+            for v in cw.values()):
+        raise NBSVMError(f"class_weight must be None, 'balanced' or a dict of positive "
+                         f"weights by class name, got {cw!r}")
+
+
 class SettingsMixin:
     """Resolved settings and parameter checks of :class:`~nbsvm.NBSVMClassifier`."""
 
@@ -150,6 +161,13 @@ class SettingsMixin:
                 and 0 < self.time_budget < float("inf")):
             raise NBSVMError(f"time_budget must be a positive number of seconds, got "
                              f"{self.time_budget!r}")
+        check_class_weight(self.class_weight)
+        if self.class_weight is not None and self.backend_learner is not None:
+            raise NBSVMError(f"class_weight weighs the built-in learner's steps; learner "
+                             f"{self.learner!r} does not take it")
+        if self.class_weight == "balanced" and self.multilabel:
+            raise NBSVMError("class_weight='balanced' is for one class per document; give a "
+                             "multi-label model its labels' weights by name")
         if self.calibrate not in (None, "sigmoid", "isotonic", "temperature"):
             raise NBSVMError(f"calibrate must be None, 'sigmoid', 'isotonic' or "
                              f"'temperature', got {self.calibrate!r}")

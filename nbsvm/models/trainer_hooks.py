@@ -31,6 +31,36 @@ class TrainerHooksMixin:
         self.n_seen_buckets_ = columns.n_seen_buckets
         self.column_of_, self.linear_ = columns.column_of, columns.linear
         self.hasher_ = self._hasher()
+        self.linear_.set_class_weight(self.output_weights())
+
+    def class_weights(self) -> np.ndarray | None:
+        """Each class's weight (``class_weight``; ``balanced``: ``n / (K n_c)`` from the
+        training counts, scikit-learn's formula), or None."""
+        cw = self.class_weight
+        if cw is None:
+            return None
+        classes = list(self.classes_)
+        if isinstance(cw, str):                  # "balanced" (validate allows nothing else)
+            counts = np.asarray(self.class_counts_, dtype=np.float64)
+            return counts.sum() / (len(classes) * np.maximum(counts, 1.0))
+        unknown = sorted(set(map(str, cw)) - set(classes))
+        if unknown:
+            raise NBSVMError(f"class_weight names {', '.join(map(repr, unknown))}, not a class "
+                             f"of the training data; the classes are {', '.join(classes)}")
+        named = {str(k): float(v) for k, v in cw.items()}
+        return np.array([named.get(c, 1.0) for c in classes])
+
+    def output_weights(self) -> np.ndarray | None:
+        """The learner's ``(positive, negative)`` weights per output: two classes, those of
+        ``classes_[1]`` and ``classes_[0]``; one against the rest and multi-label, the
+        class's own and 1 for the rest (as scikit-learn's SGDClassifier and liblinear
+        weigh one-vs-rest); a multi-class loss, the class's own."""
+        w = self.class_weights()
+        if w is None:
+            return None
+        if self.n_outputs() == 1:
+            return np.array([[w[1], w[0]]])
+        return np.column_stack([w, np.ones_like(w)])
 
     def positive_codes(self) -> list[int]:
         return [1] if self.n_outputs() == 1 else list(range(len(self.classes_)))

@@ -84,6 +84,10 @@ def _start(model, hasher, classes) -> None:
     model.n_seen_buckets_ = 0
     model.column_of_ = None                 # growing lexicon: columns are buckets
     model.linear_ = model.new_linear(classes, 1 << hasher.n_bits)
+    if isinstance(model.class_weight, str):
+        raise NBSVMError("class_weight='balanced' needs the class counts of all the data, "
+                         "which partial_fit does not see; give the weights by name")
+    model.linear_.set_class_weight(model.output_weights())
     if model.backend_learner is not None:
         model.backend_ = NBReduction(model.backend_learner, model.linear_.n_outputs,
                                      model.linear_.n_features, model.lam, model.seed)
