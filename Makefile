@@ -10,7 +10,7 @@ IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
 IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
 IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 
-.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning imbalanced scale serve-bench rcv1 iris reproduce data-imdb bench clean
+.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning imbalanced quantize scale serve-bench rcv1 iris reproduce data-imdb bench clean
 
 all: test
 
@@ -73,6 +73,10 @@ imdb-table: install data-imdb
 
 blitzer: install
 	$(PY) pipelines/blitzer.py
+
+# Size, load time and accuracy of quantized IMDB and 20NG models (results/quantize.md)
+quantize: install-bench data-imdb
+	$(PY) pipelines/quantize.py
 
 # Class weights on IMDB with one positive for nine negatives (results/imbalanced.md)
 imbalanced: install-bench data-imdb

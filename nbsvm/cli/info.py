@@ -125,6 +125,11 @@ def describe(path, verify: bool = False) -> dict:
             info["auto"] = header["auto"]
         if isinstance(header.get("corpus"), dict):    # what the data-dependent defaults read
             info["corpus"] = header["corpus"]
+        if isinstance(header.get("quantized"), dict):  # nbsvm quantize
+            info["quantized"] = header["quantized"]
+        if isinstance(header.get("calibration"), dict):     # train --calibrate
+            info["calibration"] = {k: v for k, v in header["calibration"].items()
+                                   if k in ("method", "report")}
         stored = _shape(arrays, "buckets", 0)
         n_out = _shape(arrays, "coef", 0)
         sizes["stored_buckets"] = stored
@@ -230,6 +235,17 @@ def print_info(info: dict) -> None:
         lines.append(("auto", f"{describe(a.get('changed') or {})}: {a.get('reason')} "
                       f"({a.get('split')}, {a.get('trainings')} trainings, search "
                       f"{a.get('seconds')} s of {a.get('budget')} s)"))
+    if info.get("quantized"):
+        q = info["quantized"]
+        lines.append(("quantized", f"{q.get('dtype')}, {_num(q.get('buckets_kept'))} buckets "
+                      f"kept, {_num(q.get('buckets_dropped'))} dropped"))
+    if info.get("calibration"):
+        c = info["calibration"]
+        rep = c.get("report") or {}
+        lines.append(("calibration", f"{c.get('method')}" + (
+            f", held-out ECE {rep['ece_before']:.4f} before, {rep['ece_after']:.4f} after"
+            if isinstance(rep.get("ece_before"), float) and isinstance(rep.get("ece_after"),
+                                                                        float) else "")))
     if info["hasher"]:
         lines.append(("hashing", " ".join(_flat(info["hasher"]))))
     if info["classes"]:

@@ -15,6 +15,7 @@ from nbsvm import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import decode_map, encode_map
 from nbsvm.learners.sgd import STATE_DTYPE
+from nbsvm.models import quantize
 from nbsvm.models.calibrator import Calibrator
 from nbsvm.models.persist import Chunked, load_npz, save_npz
 from nbsvm.config import BUCKET_DTYPE
@@ -77,21 +78,31 @@ def save_model(clf, path) -> None:
     # every array is written part by part, the parts found again for each: a save holds
     # one part's ids, never a copy of the state or a list of 2**n_bits buckets
     n_out = learner.n_outputs
-    n_cols = learner.n_features if clf.column_of_ is not None else \
+    quantized = getattr(clf, "quantized_", None)     # (nbsvm.models.quantize)
+    n_cols = int(np.count_nonzero(clf.column_of_ >= 0)) if clf.column_of_ is not None else \
         sum(len(b) for b, _ in _stored_parts(clf))
+    scale = {c: quantize.scales(clf, c) for c in (0, 1)} \
+        if quantized and quantized["dtype"] == "int8" else None
 
     def column(c):          # S_[:, columns, c] row by row
         def pieces():
             for k in range(n_out):
                 for _, cols in _stored_parts(clf):
-                    yield learner.S_[k, cols, c]
-        return Chunked(STATE_DTYPE, (n_out, n_cols), pieces)
+                    if quantized and c < 2:
+                        yield quantize.encode(learner.S_[k, cols, c], quantized["dtype"],
+                                              scale[c][k] if scale else 1.0)
+                    else:
+                        yield learner.S_[k, cols, c]
+        dtype = quantize.DTYPES[quantized["dtype"]] if quantized and c < 2 else STATE_DTYPE
+        return Chunked(np.dtype(dtype), (n_out, n_cols), pieces)
 
     buckets = Chunked(BUCKET_DTYPE, (n_cols,), lambda: (b for b, _ in _stored_parts(clf)))
     arrays = {"buckets": buckets, "ratios": column(0), "coef": column(1),
               "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
-    if learner.optimizer == "adagrad":
+    if learner.optimizer == "adagrad" and not quantized:
         arrays["adagrad_sq"] = column(2)
+    if scale is not None:
+        arrays["ratios_scale"], arrays["coef_scale"] = scale[0], scale[1]
     arrays.update(encode_map(getattr(clf, "ngram_map_", None) or {}))
     backend = None
     if clf.backend_learner is not None:
@@ -106,6 +117,8 @@ def save_model(clf, path) -> None:
         mean_abs_coef=[float(x) for x in clf.mean_abs_coef_])
     if backend is not None:
         header["backend"] = backend
+    if quantized:
+        header["quantized"] = quantized
     if "corpus_" in clf.__dict__:           # what the data-dependent defaults were read from
         header["corpus"] = clf.corpus_
     if "auto_" in clf.__dict__:             # what --auto changed, why, and in what time
@@ -162,6 +175,11 @@ def load_model(cls, path):
             clf.auto_ = header["auto"]
         buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
         state = arrays["learner_state"]
+        if "quantized" in header:       # float16 / int8 with scales: the float32 state
+            q = header["quantized"]
+            ratios = quantize.decode(ratios, q, arrays.get("ratios_scale"), path)
+            coef = quantize.decode(coef, q, arrays.get("coef_scale"), path)
+            clf.quantized_ = q
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise NBSVMError(f"corrupted model file: {type(e).__name__}: {e}", path=str(path)) from None
     except NBSVMError as e:
@@ -186,7 +204,7 @@ def load_model(cls, path):
           and coef.shape == (n_out, buckets.size) and coef.dtype == STATE_DTYPE
           and state.shape == (n_out, 3) and state.dtype == np.float64
           and clf.mean_abs_coef_.shape == (n_out,)
-          and (clf.setting("optimizer") != "adagrad"
+          and (clf.setting("optimizer") != "adagrad" or "quantized" in header
                or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE))
           and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
     if not ok:

@@ -30,6 +30,9 @@ from nbsvm.learners.targets import Labels
 def partial_fit(model, X, y, classes=None):
     """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring)."""
     hasher = model.validate()
+    if getattr(model, "quantized_", None):
+        raise NBSVMError("a quantized model does not train further (its AdaGrad sums and "
+                         "small weights are gone): continue from the original model file")
     if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
     texts, values = texts_and_labels(X, y, "text", "label")

@@ -1,0 +1,115 @@
+"""Smaller model files (fastText's ``quantize`` / ``.ftz``): drop the buckets that add least
+to any score, and store the NB ratios and weights as float16, or as int8 with one scale per
+output and array.
+
+A bucket's weight in a score is its *contribution* ``c = r (beta w + (1 - beta) m)`` (``r``
+its ratio, ``w`` its weight; ``m`` is 1 with ``interpolate='scores'``, the mean absolute
+weight with ``'weights'``), as the model scores documents. :func:`quantize` marks a model
+quantized in memory: the dropped buckets leave its column map, and :func:`encode` is what
+:func:`~nbsvm.models.modelfile.save_model` applies to the ratios and weights it writes.
+:func:`decode` turns them back into float32 on load. AdaGrad's sums are not written: a
+quantized model predicts, explains and serves, but does not train further.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.learners.sgd import STATE_DTYPE
+
+DTYPES = {"float16": np.float16, "int8": np.int8, "float32": np.float32}
+
+
+def contributions(clf) -> np.ndarray:
+    """``(n_outputs, n_columns)``: each column's largest ``|c|`` is what :func:`quantize`
+    ranks by (see the module docstring)."""
+    learner = clf.linear_
+    w = learner.coef()
+    r = learner.S_[:, :, 0]
+    if clf.beta == 1.0:
+        return np.abs(r * w)
+    rest = np.ones(learner.n_outputs) if clf.interpolate == "scores" else clf.mean_abs_coef_
+    return np.abs(r * (clf.beta * w + (1.0 - clf.beta) * rest[:, None]))
+
+
+def quantize(clf, dtype: str = "int8", cutoff: float = 0.0, keep: float | None = None) -> dict:
+    """Mark ``clf`` (fitted, with a column map) to be saved quantized: buckets whose largest
+    contribution is below ``cutoff``, or outside the ``keep`` share of the largest ones,
+    leave the model; ratios and weights are written as ``dtype``. Returns what it did."""
+    if dtype not in DTYPES:
+        raise NBSVMError(f"dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if not (np.isfinite(cutoff) and cutoff >= 0):
+        raise NBSVMError(f"cutoff must be a number >= 0, got {cutoff!r}")
+    if keep is not None and not 0.0 < keep <= 1.0:
+        raise NBSVMError(f"keep must be a share in (0, 1], got {keep!r}")
+    clf.check_fitted()
+    if clf.backend_learner is not None:
+        raise NBSVMError(f"quantize stores the built-in learner's weights; learner "
+                         f"{clf.learner!r} keeps its own")
+    if clf.column_of_ is None:
+        raise NBSVMError("quantize needs a saved model (load it from its file)")
+    buckets = np.flatnonzero(clf.column_of_ >= 0)
+    columns = clf.column_of_[buckets]
+    size = contributions(clf)[:, columns].max(axis=0) if columns.size else np.zeros(0)
+    dropped = size < cutoff
+    if keep is not None and columns.size:
+        n_keep = int(np.ceil(keep * columns.size))
+        order = np.argsort(-size, kind="stable")
+        outside = np.ones(columns.size, dtype=bool)
+        outside[order[:n_keep]] = False
+        dropped |= outside
+    clf.column_of_[buckets[dropped]] = -1
+    clf.quantized_ = {"dtype": dtype, "cutoff": float(cutoff),
+                      "keep": None if keep is None else float(keep),
+                      "buckets_kept": int(columns.size - dropped.sum()),
+                      "buckets_dropped": int(dropped.sum())}
+    return dict(clf.quantized_)
+
+
+def scales(clf, field: int) -> np.ndarray:
+    """Per output, int8's step for field ``field`` (0: ratios, 1: weights) of the kept
+    columns: the largest ``|x|`` maps to 127."""
+    learner = clf.linear_
+    columns = clf.column_of_[clf.column_of_ >= 0]
+    if columns.size == 0:
+        return np.ones(learner.n_outputs)
+    top = np.abs(learner.S_[:, columns, field]).max(axis=1).astype(np.float64)
+    return np.where(top > 0, top / 127.0, 1.0)
+
+
+def encode(piece: np.ndarray, dtype: str, scale: float) -> np.ndarray:
+    """A part of one output's ratios or weights as stored."""
+    if dtype == "int8":
+        return np.clip(np.rint(piece / scale), -127, 127).astype(np.int8)
+    return piece.astype(DTYPES[dtype])
+
+
+def decode(stored: np.ndarray, header: dict, scale, path) -> np.ndarray:
+    """Stored ratios or weights, ``(n_outputs, n)``, as the float32 state (checked)."""
+    dtype = header.get("dtype") if isinstance(header, dict) else None
+    if dtype not in DTYPES or stored.dtype != DTYPES[dtype]:
+        raise NBSVMError("corrupted model file: quantized arrays do not match the header",
+                         path=str(path))
+    if dtype != "int8":
+        return stored.astype(STATE_DTYPE)
+    scale = np.asarray(scale, dtype=np.float64)
+    if scale.shape != (stored.shape[0],) or not (np.isfinite(scale).all() and (scale > 0).all()):
+        raise NBSVMError("corrupted model file: bad int8 scales", path=str(path))
+    return (stored.astype(np.float64) * scale[:, None]).astype(STATE_DTYPE)
+
+
+def quantize_file(src, dst, dtype: str = "int8", cutoff: float = 0.0,
+                  keep: float | None = None) -> dict:
+    """Read the model file ``src``, quantize it (:func:`quantize`) and write ``dst``
+    (atomically); returns what was done with both files' sizes in bytes."""
+    import os
+
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
+    clf = NBSVMClassifier.load(src)
+    if getattr(clf, "quantized_", None):
+        raise NBSVMError("the model is quantized already: quantize the original model file",
+                         path=str(src))
+    done = quantize(clf, dtype, cutoff, keep)
+    clf.save(dst)
+    return dict(done, bytes_before=os.path.getsize(src), bytes_after=os.path.getsize(dst))

@@ -1,0 +1,131 @@
+"""Quantized models (issue 18, item 5): pruning by contribution and int8 / float16 storage
+against plain recomputations, and ``nbsvm quantize`` files used by every command on real
+IMDB reviews."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.models import persist
+from nbsvm.models.quantize import quantize
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+
+
+@pytest.fixture(scope="module")
+def reviews(imdb_slice):
+    def read(split, n):
+        out = []
+        for label in ("pos", "neg"):
+            for f in sorted((imdb_slice / split / label).glob("*.txt"))[:n]:
+                out.append((f.read_text(encoding="utf-8"), label))
+        return [t for t, _ in out], [lab for _, lab in out]
+    return read("train", 500), read("test", 300)
+
+
+@pytest.fixture(scope="module")
+def saved(reviews, tmp_path_factory):
+    (X, y), _ = reviews
+    path = tmp_path_factory.mktemp("q") / "m.npz"
+    NBSVMClassifier(ngrams=2, n_bits=18, epochs=3).fit(X, y).save(path)
+    return path
+
+
+def test_float32_quantize_keeps_every_score_bit_for_bit(saved, reviews, tmp_path):
+    _, (Xt, _) = reviews
+    clf = NBSVMClassifier.load(saved)
+    quantize(clf, "float32")
+    clf.save(tmp_path / "q.npz")
+    back = NBSVMClassifier.load(tmp_path / "q.npz")
+    assert np.array_equal(back.decision_function(Xt), NBSVMClassifier.load(saved)
+                          .decision_function(Xt))
+    _, arrays = persist.load_npz(tmp_path / "q.npz", "model")
+    assert "adagrad_sq" not in arrays
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16"])
+def test_stored_values_are_the_rounded_ones(saved, tmp_path, dtype):
+    original = NBSVMClassifier.load(saved)
+    clf = NBSVMClassifier.load(saved)
+    quantize(clf, dtype)
+    clf.save(tmp_path / "q.npz")
+    back = NBSVMClassifier.load(tmp_path / "q.npz")
+    for name in ("ratios_", "coef_"):
+        a = getattr(original, name).astype(np.float64)
+        b = getattr(back, name).astype(np.float64)
+        if dtype == "int8":          # one step per output: the largest |x| is 127 steps
+            step = np.abs(a).max(axis=1, keepdims=True) / 127
+            assert np.all(np.abs(a - b) <= step / 2 + 1e-6 * step)
+            assert np.array_equal(b / step, np.rint(b / step).astype(np.float64)
+                                  .clip(-127, 127)) or np.allclose(b / step, np.rint(b / step))
+        else:
+            assert np.array_equal(b, a.astype(np.float16).astype(np.float64))
+
+
+def test_keep_drops_the_smallest_contributions(saved, reviews):
+    _, (Xt, yt) = reviews
+    original = NBSVMClassifier.load(saved)
+    clf = NBSVMClassifier.load(saved)
+    done = quantize(clf, "float32", keep=0.3)
+    contribution = np.abs(original.ratios_ * original.coef_).max(axis=0)   # beta 1: r w
+    seen = np.flatnonzero(original.column_of_ >= 0)
+    kept = np.flatnonzero(clf.column_of_ >= 0)
+    assert done["buckets_kept"] == len(kept) == int(np.ceil(0.3 * len(seen)))
+    assert contribution[kept].min() >= np.sort(contribution[seen])[::-1][len(kept) - 1]
+    cut = NBSVMClassifier.load(saved)
+    quantize(cut, "float32", cutoff=float(np.median(contribution[seen])))
+    assert np.all(contribution[np.flatnonzero(cut.column_of_ >= 0)]
+                  >= np.median(contribution[seen]))
+    assert clf.score(Xt, yt) > original.score(Xt, yt) - 0.05
+
+
+def test_quantized_models_do_not_train_or_quantize_again(saved, reviews, tmp_path):
+    (X, y), _ = reviews
+    clf = NBSVMClassifier.load(saved)
+    quantize(clf, "int8")
+    clf.save(tmp_path / "q.npz")
+    back = NBSVMClassifier.load(tmp_path / "q.npz")
+    with pytest.raises(NBSVMError, match="does not train further"):
+        back.partial_fit(X[:10], y[:10])
+    with pytest.raises(NBSVMError, match="quantized already"):
+        from nbsvm.models.quantize import quantize_file
+        quantize_file(tmp_path / "q.npz", tmp_path / "qq.npz")
+    with pytest.raises(NBSVMError, match="dtype must be"):
+        quantize(NBSVMClassifier.load(saved), "int4")
+    header, arrays = persist.load_npz(tmp_path / "q.npz", "model")
+    for key in ("kind", "format_version", "checksum"):
+        header.pop(key, None)
+    arrays["coef_scale"] = -arrays["coef_scale"]
+    persist.save_npz(tmp_path / "bad.npz", "model", header, arrays)
+    with pytest.raises(NBSVMError, match="bad.npz.*int8 scales"):
+        NBSVMClassifier.load(tmp_path / "bad.npz")
+
+
+def test_cli_quantize_then_every_command(imdb_slice, tmp_path):
+    model, small = tmp_path / "m.npz", tmp_path / "m.q.npz"
+    subprocess.run([str(NBSVM), "train", str(imdb_slice / "train"), "-o", str(model), "-q",
+                    "--n-bits", "20"], check=True, capture_output=True)
+    out = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(small), "--keep",
+                          "0.5"], check=True, capture_output=True, text=True).stdout
+    assert "stored as: int8" in out and small.stat().st_size < model.stat().st_size / 4
+    accuracy = [json.loads(subprocess.run([str(NBSVM), "eval", "-m", str(m),
+                                           str(imdb_slice / "test"), "--json"], check=True,
+                                          capture_output=True, text=True).stdout)["accuracy"]
+                for m in (model, small)]
+    assert accuracy[1] > accuracy[0] - 0.01
+    subprocess.run([str(NBSVM), "predict", str(imdb_slice / "test"), "-m", str(small), "-o",
+                    str(tmp_path / "p.csv")], check=True, capture_output=True)
+    explained = subprocess.run([str(NBSVM), "explain", "-m", str(small), "--text",
+                                "a great film"], check=True, capture_output=True, text=True)
+    assert explained.stdout
+    info = subprocess.run([str(NBSVM), "info", str(small)], check=True, capture_output=True,
+                          text=True).stdout
+    assert "int8" in info
+    bad = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "x.npz"),
+                          "--keep", "2"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "keep must be a share" in bad.stderr
