@@ -166,6 +166,17 @@ def train_command(
     time_budget: str = typer.Option("60s", "--time-budget",
                                     help="Seconds the --auto search may take (60, 90s, 2m), "
                                          "its reading pass included."),
+    init: Optional[str] = typer.Option(None, "--init", metavar="MODEL",
+                                       help="Continue training this saved model (trained with "
+                                            "--keep-counts) on the new inputs: their counts "
+                                            "join its lexicon's, and its weights, AdaGrad "
+                                            "sums and step counters carry on (VW's "
+                                            "--save_resume). The settings are the model's."),
+    keep_counts: bool = typer.Option(False, "--keep-counts",
+                                     help="Keep the lexicon's counts in the model file (4 "
+                                          "bytes per class and bucket seen) so that a later "
+                                          "train --init can add new documents to them; reads "
+                                          "the inputs twice."),
     class_weight: Optional[str] = typer.Option(None, "--class-weight", metavar="WEIGHTS",
                                                help="Weigh each document's learning step by "
                                                     "its class: balanced (n / (classes x "
@@ -258,11 +269,17 @@ def train_command(
                               learner=learner, multilabel=multilabel, auto=auto,
                               weighting=weighting, calibrate=calibrate,
                               class_weight=parse_class_weight(class_weight),
+                              keep_counts=keep_counts,
                               time_budget=parse_seconds(time_budget))
         clf.validate()
-        if auto or calibrate:
-            _refuse_with_auto("--auto" if auto else "--calibrate", lexicon,
-                              scheduler or dask_local, keep_cache, checkpoint_every or resume)
+        if auto or calibrate or keep_counts or init:
+            flag = "--init" if init else "--auto" if auto else \
+                "--calibrate" if calibrate else "--keep-counts"
+            _refuse_with_auto(flag, lexicon, scheduler or dask_local, keep_cache,
+                              checkpoint_every or resume,
+                              init and (auto or calibrate or keep_counts))
+        if init:
+            clf = NBSVMClassifier.load(init)    # its settings; the counts it kept
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))
@@ -292,12 +309,14 @@ def train_command(
             holder = [lex]
             del lex
             job = train_job(clf, inputs,
-                            (lambda: docs(inputs)) if auto or calibrate else docs(inputs),
+                            (lambda: docs(inputs)) if auto or calibrate or keep_counts or init
+                            else docs(inputs),
                             output, reader,
                             test_docs=docs(test) if test else None, lexicon=holder.pop(),
                             lexicon_path=lexicon, keep_cache=keep_cache, cache_dir=cache_dir,
                             checkpoint_every=checkpoint_every, resume=resume,
-                            max_memory=max_memory, callback=on_event, history=history)
+                            max_memory=max_memory, callback=on_event, history=history,
+                            init=bool(init))
         rep = job["report"]
         if plot_path is not None:
             plot.training_curve(history.as_dict(), plot_path,
@@ -323,10 +342,14 @@ def _refuse_with_auto(flag: str, *options) -> None:
     """--auto picks the hashing settings and --calibrate the documents each training reads:
     nothing hashed or counted before can serve."""
     if any(options):
-        what = "chooses the hashing settings itself" if flag == "--auto" else \
-            "trains twice, on parts of the data it chooses"
+        what = {"--auto": "chooses the hashing settings itself",
+                "--calibrate": "trains twice, on parts of the data it chooses",
+                "--keep-counts": "counts the lexicon in a pass of its own",
+                "--init": "continues a saved model with its own settings"}[flag]
         raise NBSVMError(f"{flag} {what}: it cannot be used with --lexicon, --keep-cache, "
-                         "--checkpoint-every, --resume or Dask")
+                         "--checkpoint-every, --resume or Dask"
+                         + (", or --init with --auto, --calibrate or --keep-counts"
+                            if flag == "--init" else ""))
 
 
 def _training_events(progress, silent: bool):
@@ -344,6 +367,11 @@ def _training_events(progress, silent: bool):
             if not silent:
                 err_console.print(auto_line(event), highlight=False, markup=False,
                                   soft_wrap=True)
+            return
+        if stage == "init":
+            if not silent:
+                err_console.print(f"continuing the saved model: {event['buckets']:,} of its "
+                                  f"buckets carry their weights", highlight=False)
             return
         if stage == "calibrated":
             if not silent:

@@ -8,17 +8,27 @@ from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.text.hashing import Hasher
 
 
-def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NBLexicon:
+def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None,
+                  lexicon: NBLexicon | None = None, corpus: dict | None = None) -> NBLexicon:
     """One streaming pass over labeled documents; returns the fitted :class:`NBLexicon`.
 
     ``callback`` receives ``{"stage": "lexicon", "docs": n}`` after each batch.
+    ``lexicon``: add to this one's counts (more data for a lexicon counted before).
+    ``corpus``: a dict that receives what the data-dependent defaults read (as
+    :func:`nbsvm.data.cache.corpus_stats`: documents, n-grams, median n-grams per document).
     """
     from nbsvm.data.batches import hash_batches
 
-    lexicon = NBLexicon(hasher, alpha=alpha)
+    if lexicon is None:
+        lexicon = NBLexicon(hasher, alpha=alpha)
     lexicon._init_state()
     n = 0
+    lengths = np.zeros(1 << 16, dtype=np.int64)     # capped histogram: memory stays flat
+    n_ids = 0
     for batch in hash_batches(docs, hasher):
+        n_ids += int(batch.offsets[-1] - batch.offsets[0])
+        lengths += np.bincount(np.minimum(np.diff(batch.offsets), (1 << 16) - 1),
+                               minlength=1 << 16)
         codes = np.empty(len(batch), dtype=np.int32)
         for i, label in enumerate(batch.labels):
             if label is None:
@@ -30,4 +40,7 @@ def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None) -> NB
             callback({"stage": "lexicon", "docs": n})
     if n == 0:
         raise NBSVMError("no labeled documents in the input")
+    if corpus is not None:
+        corpus.update(documents=n, ngrams=n_ids,
+                      median_ngrams=int(np.searchsorted(np.cumsum(lengths), (n + 1) // 2)))
     return lexicon

@@ -280,11 +280,18 @@ class NBLexicon:
     @classmethod
     def load(cls, path) -> "NBLexicon":
         header, arrays = load_npz(path, "lexicon")
+        return cls.from_parts(header, arrays.get("buckets"), arrays.get("counts"), path)
+
+    @classmethod
+    def from_parts(cls, header, buckets, counts, path) -> "NBLexicon":
+        """A lexicon from what :meth:`save` writes (a lexicon file, or the part of a model
+        file that keeps its counts), every value checked."""
         try:
             hasher = Hasher(**header["hasher"])
             classes = [str(c) for c in header["classes"]]
             docs = [int(x) for x in header["class_counts"]]
-            buckets, counts = arrays["buckets"], arrays["counts"]
+            if buckets is None or counts is None:
+                raise KeyError("buckets or counts")
             ok = (buckets.ndim == 1 and counts.shape == (len(classes), buckets.shape[0])
                   and len(docs) == len(classes) and buckets.dtype == BUCKET_DTYPE
                   and counts.dtype == np.int32

@@ -15,6 +15,7 @@ from nbsvm import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import decode_map, encode_map
 from nbsvm.learners.sgd import STATE_DTYPE
+from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import quantize
 from nbsvm.models.calibrator import Calibrator
 from nbsvm.models.persist import Chunked, load_npz, save_npz
@@ -119,6 +120,10 @@ def save_model(clf, path) -> None:
         header["backend"] = backend
     if quantized:
         header["quantized"] = quantized
+    lexicon = clf.__dict__.get("lexicon_") if clf.keep_counts else None
+    if lexicon is not None:                 # keep_counts: for train --init
+        header["lexicon"] = lexicon.header()
+        arrays["lexicon_buckets"], arrays["lexicon_counts"] = lexicon.compact()
     if "corpus_" in clf.__dict__:           # what the data-dependent defaults were read from
         header["corpus"] = clf.corpus_
     if "auto_" in clf.__dict__:             # what --auto changed, why, and in what time
@@ -228,6 +233,12 @@ def load_model(cls, path):
     clf.column_of_ = np.full(d, -1, dtype=np.int32)
     clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
     clf.linear_ = learner
+    if "lexicon" in header or "lexicon_counts" in arrays:
+        clf.lexicon_ = NBLexicon.from_parts(header.get("lexicon"), arrays.get("lexicon_buckets"),
+                                            arrays.get("lexicon_counts"), path)
+        if clf.lexicon_.hasher != clf.hasher_:
+            raise NBSVMError("corrupted model file: the lexicon's hashing differs from the "
+                             "model's", path=str(path))
     if "calibration" in header or "calibration" in arrays:
         if "calibration" not in header or "calibration" not in arrays:
             raise NBSVMError("corrupted model file: calibration header or arrays missing",

@@ -127,6 +127,12 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         Two classes weigh positives and negatives by their classes; one against the rest
         (and multi-label) weighs output k's positives by class k's weight and its negatives
         by 1, as scikit-learn's SGDClassifier and liblinear do. Built-in learner only.
+    keep_counts : bool
+        Keep the NB lexicon's counts (per class, every bucket seen) in ``lexicon_`` and in
+        the model file, so that :meth:`continue_fit` (``train --init``) and
+        :meth:`partial_fit` after :meth:`load` add new documents' counts to them
+        (:mod:`nbsvm.training.warm`). The documents are read twice (a counting pass first);
+        the file grows by about 4 bytes per class and bucket seen, plus 4 per bucket.
     calibrate : {None, 'sigmoid', 'isotonic', 'temperature'}
         Fit a probability calibration (:mod:`nbsvm.training.calibrate`): train without a
         tenth of the documents, fit Platt scaling (``sigmoid``), isotonic regression (for a
@@ -182,7 +188,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
                  weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
-                 time_budget=60.0, calibrate=None, class_weight=None):
+                 time_budget=60.0, calibrate=None, class_weight=None, keep_counts=False):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -207,6 +213,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.time_budget = time_budget
         self.calibrate = calibrate
         self.class_weight = class_weight
+        self.keep_counts = keep_counts
 
     # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
@@ -275,7 +282,17 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
             from nbsvm.training.calibrate import calibrated_fit
             calibrated_fit(self, docs, callback, max_memory)
             return self
+        if self.keep_counts and lexicon is None and not self.auto:
+            if kept is not None or checkpoint is not None:
+                raise NBSVMError("keep_counts counts the lexicon in a pass of its own: it "
+                                 "cannot start from a kept cache or a checkpoint")
+            from nbsvm.training.warm import fit_keeping_counts
+            fit_keeping_counts(self, docs, callback, max_memory)
+            return self
         if self.auto:
+            if self.keep_counts:
+                raise NBSVMError("keep_counts is not available with auto: train with the "
+                                 "settings auto chose and keep_counts=True")
             if lexicon is not None or kept is not None or checkpoint is not None:
                 raise NBSVMError("auto chooses the hashing settings: it cannot start from a "
                                  "lexicon, a kept cache or a checkpoint")
@@ -287,6 +304,30 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
         del lexicon             # the run holds the only reference: freed once adopted
         fit.run(docs)
+        return self
+
+    def continue_fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label",
+                     callback=None) -> "NBSVMClassifier":
+        """Train further on new documents ``X``, ``y`` (as :meth:`fit` takes them): their
+        counts join the lexicon's, and the weights, AdaGrad's sums and the step counters
+        continue from this model's (``train --init``; :mod:`nbsvm.training.warm` says what
+        equals one training on all the data). The model must have been fitted with
+        ``keep_counts``."""
+        texts, labels = texts_and_labels(X, y, text_col, label_col)
+        if labels is None:
+            raise NBSVMError("continue_fit needs labels: y, or a DataFrame with a label column")
+        keys = [key_of(v) for v in labels] if self.multilabel else [str(v) for v in labels]
+        return self.continue_documents(
+            lambda: (Document(k, t, "<fit>", i + 1) for i, (t, k) in enumerate(zip(texts, keys))),
+            callback=callback)
+
+    def continue_documents(self, docs, callback=None, max_memory=None) -> "NBSVMClassifier":
+        """:meth:`continue_fit` on a stream of documents (a callable or a list: it is read
+        twice)."""
+        from nbsvm.training.warm import continue_training
+        new = continue_training(self, docs, callback, max_memory)
+        self.forget()
+        self.__dict__.update(new.__dict__)
         return self
 
     def forget(self) -> None:

@@ -55,9 +55,14 @@ class Fit:
 
     def __init__(self, model, lexicon: NBLexicon | None = None,
                  callback: Callable[[dict], None] | None = None, max_memory=None,
-                 kept: "KeptCache | None" = None, checkpoint: "Checkpoint | None" = None):
+                 kept: "KeptCache | None" = None, checkpoint: "Checkpoint | None" = None,
+                 warm: dict | None = None):
         self.model = model
         self.lexicon = lexicon
+        # (nbsvm.training.warm) "corpus": the data defaults' statistics, read by the pass
+        # that counted the lexicon; "keep": the model keeps the lexicon; "source": a saved
+        # model whose weights the common buckets start from
+        self.warm = warm or {}
         self.notify = callback or (lambda event: None)
         self.max_memory = max_memory
         self.kept = kept
@@ -161,7 +166,15 @@ class Fit:
                     "chosen": {k: model.setting(k) for k in model.data_defaulted()}})
             # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
             return cache, sample, 1, model.column_of_ is not None, False
+        if "corpus" in self.warm:
+            model.corpus_ = self.warm["corpus"]
         model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
+        if self.warm.get("keep"):
+            model.lexicon_ = lexicon        # counts for a later train --init (left intact)
+        if "source" in self.warm:
+            from nbsvm.training.warm import transfer_state
+            notify({"stage": "init", "docs": 0,
+                    "buckets": transfer_state(self.warm["source"], model)})
         del lexicon
         if cache is None and kept is None and self.saved is None and model.backend_learner is None \
                 and not model.multilabel:

@@ -20,7 +20,7 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
               keep_cache: bool = False, cache_dir=None, checkpoint_every: int = 0,
               resume: bool = False, max_memory=None,
               callback: Callable[[dict], None] | None = None,
-              history: EpochHistory | None = None) -> dict:
+              history: EpochHistory | None = None, init: bool = False) -> dict:
     """Fit ``clf`` on ``docs`` (read from ``inputs`` with the ``reader`` settings, which
     with the hashing settings key the kept cache and the checkpoint) and save it to
     ``output``; with ``test_docs``, evaluate it too.
@@ -28,7 +28,9 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
     Returns ``{"report": the test report or None, "total_s", "save_s", "feature_cache":
     {"folder", "reused"} or None, "resumed_after_epoch": int or None}``. ``callback`` gets
     every training event (:meth:`NBSVMClassifier.fit_documents`); ``history`` records each
-    epoch's loss (and, with a test set, its accuracy after each epoch).
+    epoch's loss (and, with a test set, its accuracy after each epoch). ``init``: ``clf`` is
+    a saved model (with ``keep_counts``) that ``docs`` train further
+    (:meth:`~nbsvm.NBSVMClassifier.continue_documents`).
     """
     hasher = clf.validate()
     kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) if keep_cache else None
@@ -53,9 +55,13 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
     holder = [lexicon]
     del lexicon
     t0 = time.perf_counter()
-    if clf.auto:
-        # the search picks the hashing settings: the test set is read only afterwards
-        clf.fit_documents(docs, callback=events, max_memory=max_memory)
+    if clf.auto or init:
+        # the search picks the hashing settings (or a saved model continues): the test set
+        # is read only afterwards
+        if init:
+            clf.continue_documents(docs, callback=events, max_memory=max_memory)
+        else:
+            clf.fit_documents(docs, callback=events, max_memory=max_memory)
         report = None
         if test_docs is not None:
             t1 = time.perf_counter()

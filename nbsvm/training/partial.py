@@ -4,7 +4,9 @@ A model started by ``partial_fit`` has a growing lexicon: its columns are the ``
 buckets themselves (state: outputs x ``2**n_bits``; choose ``n_bits`` for it), the lexicon's
 counts grow with each batch and the ratios are recomputed from them before the batch is
 learned (O(``2**n_bits``) per call: use large batches). After ``fit`` or ``load`` the
-lexicon is frozen and only the learner keeps learning, on the model's kept columns.
+lexicon is frozen and only the learner keeps learning, on the model's kept columns; unless
+the model kept its counts (``keep_counts``): then the first call gives it a column per
+bucket again (:func:`~nbsvm.training.warm.to_bucket_columns`) and its counts grow as above.
 
 Single-label models count each class; multi-label ones count each label-set key and take
 each label's counts as the sum over the keys holding it (:func:`~nbsvm.lexicon.columns.
@@ -47,6 +49,9 @@ def partial_fit(model, X, y, classes=None):
             for i, (t, l) in enumerate(zip(texts, labels))]
     batch = hash_batch(docs, model.hasher_)
     lexicon = getattr(model, "lexicon_", None)
+    if lexicon is not None and model.column_of_ is not None:     # loaded with keep_counts
+        from nbsvm.training.warm import to_bucket_columns
+        to_bucket_columns(model)
     codes, positive = _targets(model, labels, batch, lexicon)
     if lexicon is not None:
         lexicon.add_batch(batch.ids, batch.offsets, codes)

@@ -1,0 +1,139 @@
+"""Continuing training from a saved model with new documents (``train --init``, VW's
+``--save_resume``), and models that keep their lexicon's counts for it (``keep_counts``).
+
+A model trained with ``keep_counts`` holds its NB lexicon (:class:`~nbsvm.lexicon.nblexicon.
+NBLexicon`: binarized counts per class of every bucket seen) in ``lexicon_`` and in its
+file. :func:`fit_keeping_counts` counts the lexicon in a first pass (the documents are read
+twice) and trains with it. :func:`continue_training` adds the new documents' counts to a
+copy of that lexicon, builds the columns of the combined counts (``min_df`` over all the
+documents), starts every bucket both models have from the saved weight, AdaGrad sum, bias
+and step counter (:func:`transfer_state`), and trains its epochs over the new documents.
+
+What equals one run over all the documents: the counts, document frequencies, NB ratios and
+kept buckets, exactly. The weights can only equal one run's where the features do not
+depend on the counts and the order is the same: ``weighting='binary'``, ``min_df=1``, one
+epoch (the first epoch reads the documents in order), one thread; with NB features the
+first model's weights were learned on the first documents' ratios, and with more epochs one
+run shuffles all the documents together, so the weights differ (the test suite checks
+both).
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io.labels import label_set
+from nbsvm.lexicon.build import build_lexicon
+from nbsvm.lexicon.nblexicon import NBLexicon
+
+#: settings a continued model takes from the saved one, resolved (data defaults included)
+RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm")
+
+
+def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:
+    """An independent copy (sparse pairs) of a fitted lexicon's counts."""
+    return NBLexicon.from_label_counts(lexicon.hasher, lexicon.alpha, lexicon.label_counts())
+
+
+def fit_keeping_counts(model, docs, callback: Callable[[dict], None] | None = None,
+                       max_memory=None) -> None:
+    """``model.fit_documents(docs)`` with ``keep_counts``: count the lexicon in a first
+    pass, then train with it; the model keeps it in ``lexicon_``."""
+    from nbsvm.training.auto import _rereadable
+    from nbsvm.training.fitting import Fit
+
+    reread = _rereadable(docs)
+    corpus: dict = {}
+    lexicon = build_lexicon(reread(), model.validate(), model.alpha, callback, corpus=corpus)
+    Fit(model, lexicon, callback, max_memory, warm={"corpus": corpus, "keep": True}).run(reread())
+
+
+def transfer_state(source, model) -> int:
+    """Start ``model``'s columns from ``source``'s (a fitted model with a column map) for the
+    buckets both have: weight, AdaGrad sum; and the scalars (bias, step counter, bias sum).
+    Returns how many buckets were carried over."""
+    src, dst = source.linear_, model.linear_
+    if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
+        raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")
+    src.coef()                          # SGD: the scale folded in, so state_ holds s = 1
+    d = 1 << model.hasher_.n_bits
+    src_of = source.column_of_ if source.column_of_ is not None else np.arange(d, dtype=np.int32)
+    dst_of = model.column_of_ if model.column_of_ is not None else np.arange(d, dtype=np.int32)
+    both = np.flatnonzero((src_of >= 0) & (dst_of >= 0))
+    fields = [1, 2] if dst.optimizer == "adagrad" else [1]
+    for f in fields:
+        dst.S_[:, dst_of[both], f] = src.S_[:, src_of[both], f]
+    dst.state_[:] = src.state_
+    return int(both.size)
+
+
+def resolved_params(source) -> dict:
+    """``source``'s parameters with the data- and task-dependent defaults it trained with
+    written out, so that the continued model trains with the same settings."""
+    params = source.get_params()
+    for name in RESOLVED:
+        params[name] = source.setting(name)
+    if params["eta0"] == "auto":
+        params["eta0"] = float(source.eta0_)
+    params.update(keep_counts=True, auto=False, calibrate=None)
+    return params
+
+
+def continue_training(source, docs, callback: Callable[[dict], None] | None = None,
+                      max_memory=None):
+    """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
+    the module docstring says. ``source`` is left as it is."""
+    from nbsvm.training.auto import _rereadable
+    from nbsvm.training.fitting import Fit
+
+    source.check_fitted()
+    if getattr(source, "quantized_", None):
+        raise NBSVMError("a quantized model does not train further: continue from the "
+                         "original model file")
+    if "lexicon_" not in source.__dict__:
+        raise NBSVMError("the model holds no lexicon counts to add the new documents to: "
+                         "train it with --keep-counts (keep_counts=True) to continue it later")
+    if source.backend_learner is not None:
+        raise NBSVMError(f"learner {source.learner!r} keeps its own state: continuing "
+                         "training is for the built-in learner")
+    reread = _rereadable(docs)
+    lexicon = copy_lexicon(source.lexicon_)
+    known = set(lexicon.classes_)
+    corpus: dict = {}
+    build_lexicon(reread(), source.hasher_, source.alpha, callback, lexicon=lexicon,
+                  corpus=corpus)
+    if source.multilabel:               # the lexicon's classes are label sets: "a,b"
+        new = sorted({v for key in lexicon.classes_ for v in label_set(key)}
+                     - set(source.classes_))
+    else:
+        new = sorted(set(lexicon.classes_) - known)
+    if new:
+        raise NBSVMError(f"the new documents have classes the model does not know: "
+                         f"{', '.join(new)} (the model's are "
+                         f"{', '.join(source.classes_)}); train a new model")
+    model = type(source)(**resolved_params(source))
+    Fit(model, lexicon, callback, max_memory,
+        warm={"source": source, "keep": True}).run(reread())
+    model.n_docs_ = int(source.n_docs_) + int(corpus["documents"])
+    label_values = getattr(source, "_label_values", None)
+    if label_values:
+        model._label_values = dict(label_values)
+    return model
+
+
+def to_bucket_columns(model) -> None:
+    """Give a loaded model one learner column per bucket (``column_of_`` None), as a model
+    growing by ``partial_fit`` has, so that every bucket's ratio can follow its counts:
+    ``2**n_bits`` columns per output."""
+    if model.column_of_ is None:
+        return
+    old = model.linear_
+    old.coef()
+    new = model.new_linear(model.classes_, 1 << model.hasher_.n_bits)
+    buckets = np.flatnonzero(model.column_of_ >= 0)
+    new.S_[:, buckets, :] = old.S_[:, model.column_of_[buckets], :]
+    new.state_[:] = old.state_
+    new.set_class_weight(model.output_weights())
+    model.linear_, model.column_of_ = new, None

@@ -1,0 +1,125 @@
+"""Continuing training from a saved model (issue 18, item 4): ``keep_counts``,
+``continue_fit`` / ``train --init`` and ``partial_fit`` after ``load``, against one training
+on all the documents (nbsvm/training/warm.py says what can be equal and what cannot)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.lexicon.nblexicon import NBLexicon
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+
+
+@pytest.fixture(scope="module")
+def parts(imdb_slice):
+    """Two halves of IMDB slice reviews, classes interleaved, and a test part."""
+    def read(split, lo, hi):
+        texts, labels = [], []
+        files = {lab: sorted((imdb_slice / split / lab).glob("*.txt")) for lab in ("pos", "neg")}
+        for i in range(lo, hi):
+            for lab in ("pos", "neg"):
+                texts.append(files[lab][i].read_text(encoding="utf-8"))
+                labels.append(lab)
+        return texts, labels
+    return read("train", 0, 250), read("train", 250, 500), read("test", 0, 300)
+
+
+def test_counts_and_ratios_equal_one_training_on_all(parts, tmp_path):
+    (XA, yA), (XB, yB), (Xt, yt) = parts
+    kw = dict(ngrams=2, n_bits=18, min_df=2, epochs=3)
+    a = NBSVMClassifier(keep_counts=True, **kw).fit(XA, yA)
+    a.save(tmp_path / "a.npz")
+    b = NBSVMClassifier.load(tmp_path / "a.npz").continue_fit(XB, yB)
+    one = NBSVMClassifier(keep_counts=True, **kw).fit(XA + XB, yA + yB)
+    ref = NBLexicon(one.hasher_, alpha=1.0).fit(XA + XB, yA + yB)    # plain recount
+    assert np.array_equal(b.lexicon_.counts(), ref.counts())
+    assert b.class_counts_.tolist() == [500, 500] and b.n_docs_ == 1000
+    assert np.array_equal(b.ratios_, one.ratios_)                  # same kept buckets, ratios
+    assert np.array_equal(b.column_buckets(), one.column_buckets())
+    # NB features: A's weights were learned on A's ratios, so the weights differ from one
+    # run's; the model is as good
+    assert not np.array_equal(b.coef_, one.coef_)
+    assert b.score(Xt, yt) > one.score(Xt, yt) - 0.03
+    assert b.score(Xt, yt) > a.score(Xt, yt) - 0.01
+
+
+@pytest.mark.parametrize("optimizer", ["adagrad", "sgd"])
+def test_binary_features_one_ordered_epoch_equal_one_training(parts, optimizer):
+    """Features that do not depend on the counts, the first epoch in order, one thread:
+    A then B trains the very weights of one run over A then B (AdaGrad bit for bit; SGD
+    up to the float32 rounding of folding its scale into the weights when A is saved)."""
+    (XA, yA), (XB, yB), _ = parts
+    kw = dict(ngrams=2, n_bits=18, min_df=1, weighting="binary", epochs=1, threads=1,
+              eta0=0.1, norm="none", optimizer=optimizer)
+    a = NBSVMClassifier(keep_counts=True, **kw).fit(XA, yA).continue_fit(XB, yB)
+    one = NBSVMClassifier(keep_counts=True, **kw).fit(XA + XB, yA + yB)
+    if optimizer == "adagrad":
+        assert np.array_equal(a.coef_, one.coef_)
+        assert np.array_equal(a.linear_.state_, one.linear_.state_)      # bias, t, G_bias
+        assert np.array_equal(a.linear_.S_[0, :, 2], one.linear_.S_[0, :, 2])   # sums
+    else:
+        assert np.abs(a.coef_ - one.coef_).max() < 1e-5 * np.abs(one.coef_).max()
+        assert a.linear_.state_[0, 2] == one.linear_.state_[0, 2]      # the step counter
+
+
+def test_partial_fit_after_load_updates_the_counts(parts, tmp_path):
+    (XA, yA), (XB, yB), (Xt, yt) = parts
+    a = NBSVMClassifier(ngrams=1, n_bits=16, min_df=1, keep_counts=True).fit(XA, yA)
+    a.save(tmp_path / "a.npz")
+    b = NBSVMClassifier.load(tmp_path / "a.npz")
+    b.partial_fit(XB, yB)
+    ref = NBLexicon(b.hasher_, alpha=1.0).fit(XA + XB, yA + yB)
+    assert b.class_counts_.tolist() == [500, 500]
+    assert np.array_equal(b.ratios_[0], ref.ratios()[0] if ref.ratios().ndim == 2
+                          else ref.ratios())
+    assert b.score(Xt, yt) > 0.7
+    plain = NBSVMClassifier.load(tmp_path / "a.npz")
+    plain.__dict__.pop("lexicon_")          # a model without counts: the lexicon stays
+    before = plain.ratios_.copy()
+    plain.partial_fit(XB, yB)
+    assert np.array_equal(plain.ratios_, before)
+
+
+def test_continuing_says_what_it_needs(parts, tmp_path):
+    (XA, yA), (XB, yB), _ = parts
+    plain = NBSVMClassifier(ngrams=1, n_bits=14).fit(XA, yA)
+    with pytest.raises(NBSVMError, match="--keep-counts"):
+        plain.continue_fit(XB, yB)
+    kept = NBSVMClassifier(ngrams=1, n_bits=14, keep_counts=True).fit(XA, yA)
+    with pytest.raises(NBSVMError, match="classes the model does not know: meh"):
+        kept.continue_fit(XB[:3], ["pos", "neg", "meh"])
+    with pytest.raises(NBSVMError, match="not available with auto"):
+        NBSVMClassifier(keep_counts=True, auto=True).fit(XA, yA)
+
+
+def test_cli_init_continues_a_saved_model(imdb_slice, tmp_path):
+    def lines(name, lo, hi):
+        path = tmp_path / name
+        with open(path, "w", encoding="utf-8") as f:
+            for lab in ("pos", "neg"):
+                for p in sorted((imdb_slice / "train" / lab).glob("*.txt"))[lo:hi]:
+                    text = p.read_text(encoding="utf-8").replace("\t", " ").replace("\n", " ")
+                    f.write(f"{lab}\t{text}\n")
+        return path
+    a_txt, b_txt = lines("a.txt", 0, 500), lines("b.txt", 500, 1000)
+    a, ab = tmp_path / "a.npz", tmp_path / "ab.npz"
+    subprocess.run([str(NBSVM), "train", str(a_txt), "-o", str(a), "--keep-counts", "-q",
+                    "--n-bits", "20"], check=True, capture_output=True)
+    run = subprocess.run([str(NBSVM), "train", str(b_txt), "--init", str(a), "-o", str(ab)],
+                         check=True, capture_output=True, text=True)
+    assert "continuing the saved model" in run.stderr and "documents: 2000" in run.stdout
+
+    def accuracy(model):
+        return json.loads(subprocess.run([str(NBSVM), "eval", "-m", str(model),
+                                          str(imdb_slice / "test"), "--json"], check=True,
+                                         capture_output=True, text=True).stdout)["accuracy"]
+    assert accuracy(ab) > accuracy(a)
+    bad = subprocess.run([str(NBSVM), "train", str(b_txt), "--init", str(a), "-o",
+                          str(tmp_path / "x.npz"), "--auto"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--init" in bad.stderr
