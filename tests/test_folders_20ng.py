@@ -2,6 +2,7 @@
 sub-folder per group and one message per file with no suffix, read directly by the real CLI,
 with ``--encoding latin-1`` or the default UTF-8 (invalid bytes replaced and counted)."""
 import json
+import os
 import subprocess
 import sys
 import tarfile
@@ -63,6 +64,34 @@ def test_bydate_folders_train_and_eval_directly(bydate, tmp_path):
     assert r.returncode == 0, r.stderr
     rep = json.loads(r.stdout)
     assert rep["n_docs"] == 7532 and rep["accuracy"] > 0.80, rep["accuracy"]
+    # at 80 columns a 20-class confusion matrix is listed, not cut (issue 18, item 7)
+    r = subprocess.run([str(NBSVM), "eval", str(test), "-m", str(model), "--encoding",
+                        "latin-1", "-q"], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, COLUMNS="80"))
+    assert "20 classes do not fit in 80 columns" in r.stdout
+    largest = max((n, t, p) for t, row in zip(rep["classes"], rep["confusion_matrix"])
+                  for p, n in zip(rep["classes"], row) if t != p)
+    assert f"{largest[0]:>6,}  {largest[1]} -> {largest[2]}" in r.stdout
+    assert all(len(line) <= 80 for line in r.stdout.splitlines()[:40])
+    # explain: every class of the multi-class model, each row naming its class
+    rows = json.loads(subprocess.run([str(NBSVM), "explain", "-m", str(model), "--top", "3",
+                                      "--json"], capture_output=True, text=True,
+                                     check=True).stdout)
+    assert sorted({r["class"] for r in rows}) == sorted(TRAIN_COUNTS)
+    assert all(r["direction"] == "positive" for r in rows) and len(rows) == 60
+    one = json.loads(subprocess.run([str(NBSVM), "explain", "-m", str(model), "--top", "3",
+                                     "--json", "--class", "sci.space"], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert {r["class"] for r in one} == {"sci.space"}
+    # many texts from standard input: one JSON line each, with the predicted class
+    texts = ["the hockey playoffs and the goalie", "my windows driver crashed again"]
+    out = subprocess.run([str(NBSVM), "explain", "-m", str(model), "--text", "-", "--json"],
+                         input="\n".join(texts) + "\n", capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    clf = NBSVMClassifier.load(model)
+    predicted = clf.predict(texts)
+    assert [json.loads(x)["class"] for x in out] == list(predicted)
+    assert [json.loads(x)["line"] for x in out] == [1, 2]
 
 
 def test_default_utf8_counts_what_it_replaces(bydate, tmp_path):

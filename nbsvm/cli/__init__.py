@@ -138,9 +138,40 @@ def _exit_now(code) -> None:
     os._exit(code)
 
 
+#: commands that run the compiled kernels
+KERNEL_COMMANDS = {"train", "eval", "predict", "lexicon", "tune", "learn", "explain", "serve"}
+
+
+def kernels_cached() -> bool:
+    """Whether numba has this machine's compiled kernels on disk (the training kernel's
+    index in ``$NUMBA_CACHE_DIR`` or beside the package's sources)."""
+    from pathlib import Path
+
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    pattern = "_kernels._adagrad_epoch-*.nbi"
+    if root:
+        return any(Path(root).glob("*/" + pattern)) or any(Path(root).glob(pattern))
+    return any((Path(__file__).resolve().parents[1] / "learners" / "__pycache__").glob(pattern))
+
+
+def _note_first_compile(argv) -> None:
+    """On the first run the kernels compile for this machine (about 10 s): say so, so that
+    the wait does not look like a hang (not with -q or --json)."""
+    if len(argv) < 2 or argv[1] not in KERNEL_COMMANDS or \
+            {"-q", "--quiet", "--json", "-h", "--help"} & set(argv):
+        return
+    try:
+        if not kernels_cached():
+            sys.stderr.write("compiling nbsvm's kernels for this machine: the first run "
+                             "only (about 10 s; later runs load them from numba's cache)\n")
+    except OSError:
+        pass
+
+
 def main():
     _return_freed_memory()
     _skip_numba_blas_probe()
+    _note_first_compile(sys.argv)
     try:
         app()
     except SystemExit as e:                  # typer ends every command with SystemExit

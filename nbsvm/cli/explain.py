@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -12,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.explain import explain_text, to_html, top_features
+from nbsvm.evaluation.explain import explain_text, to_html, top_features, top_features_by_class
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.persist import atomic_path
 from nbsvm.cli import app
@@ -24,11 +25,14 @@ def explain_command(
     model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train`."),
     top: int = typer.Option(30, "--top", min=1, help="How many n-grams of each sign to list."),
     text: Optional[str] = typer.Option(None, "--text",
-                                       help="Explain this document's score n-gram by n-gram."),
+                                       help="Explain this document's score n-gram by n-gram; "
+                                            "- reads one document per line from standard "
+                                            "input (--json: one JSON object per line)."),
     cls: Optional[str] = typer.Option(None, "--class",
-                                      help="Class to explain (default: the positive class, or "
-                                           "the predicted class with --text; multi-label: "
-                                           "the label with the highest score)."),
+                                      help="Class to explain (default: the positive class; "
+                                           "every class of a multi-class or multi-label "
+                                           "model; with --text the predicted class, "
+                                           "multi-label: the label with the highest score)."),
     html: Optional[str] = typer.Option(None, "--html", help="With --text: also write an HTML "
                                                            "page with each word shaded."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
@@ -42,60 +46,83 @@ def explain_command(
         if text is None:
             if html:
                 raise NBSVMError("--html needs --text (it shades the words of a document)")
-            frame = top_features(clf, top, cls)
+            every = cls is None and clf.n_outputs() > 1
+            frame = top_features_by_class(clf, top) if every else top_features(clf, top, cls)
             if json_out:
                 typer.echo(frame.to_json(orient="records", indent=2))
                 return
-            positive = cls or clf.classes_[-1]
             if not clf.ngram_map_:
                 console.print("[yellow]this model keeps no n-gram names (trained without a "
                               "text sample): buckets are shown by number[/]")
+            if every:                       # one table per class: what points to it
+                for c in clf.classes_:
+                    _top_table(console, frame[frame["class"] == c], c)
+                return
+            positive = cls or clf.classes_[-1]
             for direction in ("positive", "negative"):
                 part = frame[frame.direction == direction]
                 toward = positive if direction == "positive" else \
                     (clf.classes_[0] if clf.n_outputs() == 1 and positive == clf.classes_[-1]
                      else f"not {positive}")
-                table = Table(title=f"strongest n-grams toward {toward}", title_justify="left")
-                for col in ("rank", "n-grams (collisions: a | b)", "bucket", "NB ratio",
-                            "weight", "contribution"):
-                    table.add_column(col, justify="left" if col.startswith("n-") else "right")
-                for row in part.itertuples():
-                    table.add_row(str(row.rank), escape(row.ngrams), str(row.bucket),
-                                  f"{row.ratio:+.3f}", f"{row.weight:+.4f}",
-                                  f"{row.contribution:+.4f}")
-                console.print(table)
+                _top_table(console, part, toward)
             return
-        result = explain_text(clf, text, cls)
+        texts = [text] if text != "-" else \
+            [line.rstrip("\r\n") for line in sys.stdin if line.strip()]
+        results = [explain_text(clf, t, cls) for t in texts]
         if html:
             with atomic_path(html) as tmp:
-                Path(tmp).write_text(to_html(result), encoding="utf-8")
+                Path(tmp).write_text(to_html(results if text == "-" else results[0]),
+                                     encoding="utf-8")
         if json_out:
-            typer.echo(json.dumps(result, indent=2))
+            if text == "-":                 # JSON lines: one explanation per input line
+                for i, result in enumerate(results, 1):
+                    typer.echo(json.dumps(dict(result, line=i)))
+            else:
+                typer.echo(json.dumps(results[0], indent=2))
             return
-        console.print(f"class [bold]{escape(result['class'])}[/]: score "
-                      f"{result['score']:+.4f} = constant {result['constant']:+.4f} + the "
-                      f"n-grams below", highlight=False)
-        words = [r for r in result["ngrams"] if r["kind"] == "word" and " " not in r["ngram"]]
-        scale = max([abs(r["contribution"]) for r in result["ngrams"]] + [1e-12])
-        line = Text()
-        for r in words:
-            v = r["contribution"]
-            strength = min(1.0, abs(v) / scale)
-            style = "" if strength < 0.05 else \
-                ("bold green" if v > 0 else "bold red") if strength > 0.5 else \
-                ("green" if v > 0 else "red")
-            line.append(r["ngram"], style=style)
-            line.append(" ")
-        console.print(line)
-        table = Table(title="n-grams by |contribution|", title_justify="left")
-        for col in ("n-gram", "kind", "bucket", "contribution", "note"):
-            table.add_column(col, justify="right" if col in ("bucket", "contribution") else "left")
-        ranked = sorted(result["ngrams"], key=lambda r: -abs(r["contribution"]))
-        for r in ranked[:top]:
-            color = "green" if r["contribution"] > 0 else "red" if r["contribution"] < 0 else ""
-            table.add_row(escape(r["ngram"]), r["kind"], str(r["bucket"]),
-                          f"[{color}]{r['contribution']:+.4f}[/]" if color else "0",
-                          escape(r["note"]))
-        console.print(table)
+        for i, result in enumerate(results, 1):
+            if text == "-":
+                console.rule(f"line {i}")
+            _print_explanation(console, result, top)
         if html:
             console.print(f"written: {escape(html)}", highlight=False)
+
+
+def _top_table(console, part, toward: str) -> None:
+    table = Table(title=f"strongest n-grams toward {toward}", title_justify="left")
+    for col in ("rank", "n-grams (collisions: a | b)", "bucket", "NB ratio", "weight",
+                "contribution"):
+        table.add_column(col, justify="left" if col.startswith("n-") else "right")
+    for row in part.itertuples():
+        table.add_row(str(row.rank), escape(row.ngrams), str(row.bucket), f"{row.ratio:+.3f}",
+                      f"{row.weight:+.4f}", f"{row.contribution:+.4f}")
+    console.print(table)
+
+
+def _print_explanation(console, result, top: int) -> None:
+    """One text's explanation: the score, the words shaded, the strongest n-grams."""
+    console.print(f"class [bold]{escape(result['class'])}[/]: score "
+                  f"{result['score']:+.4f} = constant {result['constant']:+.4f} + the "
+                  f"n-grams below", highlight=False)
+    words = [r for r in result["ngrams"] if r["kind"] == "word" and " " not in r["ngram"]]
+    scale = max([abs(r["contribution"]) for r in result["ngrams"]] + [1e-12])
+    line = Text()
+    for r in words:
+        v = r["contribution"]
+        strength = min(1.0, abs(v) / scale)
+        style = "" if strength < 0.05 else \
+            ("bold green" if v > 0 else "bold red") if strength > 0.5 else \
+            ("green" if v > 0 else "red")
+        line.append(r["ngram"], style=style)
+        line.append(" ")
+    console.print(line)
+    table = Table(title="n-grams by |contribution|", title_justify="left")
+    for col in ("n-gram", "kind", "bucket", "contribution", "note"):
+        table.add_column(col, justify="right" if col in ("bucket", "contribution") else "left")
+    ranked = sorted(result["ngrams"], key=lambda r: -abs(r["contribution"]))
+    for r in ranked[:top]:
+        color = "green" if r["contribution"] > 0 else "red" if r["contribution"] < 0 else ""
+        table.add_row(escape(r["ngram"]), r["kind"], str(r["bucket"]),
+                      f"[{color}]{r['contribution']:+.4f}[/]" if color else "0",
+                      escape(r["note"]))
+    console.print(table)

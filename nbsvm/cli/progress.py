@@ -80,11 +80,21 @@ class ProgressReporter:
             # lines printed while the bars show go above them when stdout is the terminal
             # too; never take over a redirected stdout (it would end up on stderr)
             redirect_stdout = isatty(sys.stdout)
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 TextColumn("{task.fields[count]}"),
-                                 TextColumn("{task.fields[rate]}"),
-                                 TextColumn("{task.fields[extra]}"), TimeElapsedColumn(),
-                                 TimeRemainingColumn(), console=err_console, disable=quiet,
+        # at 80 columns a 40-wide bar and the elapsed time would push the rate and the ETA
+        # off the line: a short bar, and the ETA alone
+        # off the line: a short bar, the figures in one column (each column is as wide as
+        # its widest row), and the ETA alone
+        narrow = err_console.width < 120
+        if narrow:
+            columns = [TextColumn("{task.description}"), BarColumn(bar_width=6),
+                       TextColumn("{task.fields[count]} {task.fields[rate]} "
+                                  "{task.fields[extra]}"), TimeRemainingColumn()]
+        else:
+            columns = [TextColumn("{task.description}"), BarColumn(),
+                       TextColumn("{task.fields[count]}"), TextColumn("{task.fields[rate]}"),
+                       TextColumn("{task.fields[extra]}"), TimeElapsedColumn(),
+                       TimeRemainingColumn()]
+        self.progress = Progress(*columns, console=err_console, disable=quiet,
                                  redirect_stdout=redirect_stdout)
         self.streams = streams
         self.bars = {}

@@ -38,13 +38,30 @@ def print_report(rep: dict, seconds: float):
     table.add_row("macro", f"{rep['macro_precision']:.4f}", f"{rep['macro_recall']:.4f}",
                   f"{rep['macro_f1']:.4f}", str(rep["n_docs"]))
     console.print(table)
-    cm = Table(title="confusion matrix (rows: true, columns: predicted)")
-    cm.add_column("")
-    for c in rep["classes"]:
-        cm.add_column(escape(c))
-    for c, row in zip(rep["classes"], rep["confusion_matrix"]):
-        cm.add_row(escape(c), *[str(x) for x in row])
-    console.print(cm)
+    print_confusion(console, rep["classes"], rep["confusion_matrix"])
+
+
+def print_confusion(console, classes, matrix, top: int = 12):
+    """The confusion matrix as a table when it fits the terminal; else (20 classes at 80
+    columns) the largest confusions, one per line, so that no count is cut."""
+    width = max(len(c) for c in classes) + 4 + sum(
+        max(len(c), len(str(max(row[j] for row in matrix)))) + 3 for j, c in enumerate(classes))
+    if width <= console.width:
+        cm = Table(title="confusion matrix (rows: true, columns: predicted)")
+        cm.add_column("")
+        for c in classes:
+            cm.add_column(escape(c))
+        for c, row in zip(classes, matrix):
+            cm.add_row(escape(c), *[str(x) for x in row])
+        console.print(cm)
+        return
+    pairs = sorted(((int(row[j]), t, p) for i, (t, row) in enumerate(zip(classes, matrix))
+                    for j, p in enumerate(classes) if i != j and row[j]), reverse=True)
+    console.print(f"confusion matrix: {len(classes)} classes do not fit in {console.width} "
+                  f"columns (--json or --output FILE.csv give all of it); the largest "
+                  f"confusions, true -> predicted:", highlight=False)
+    for n, t, p in pairs[:top]:
+        console.print(f"  {n:>6,}  {escape(t)} -> {escape(p)}", highlight=False)
 
 
 def _print_task_report(rep: dict, seconds: float):

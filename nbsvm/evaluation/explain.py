@@ -33,9 +33,20 @@ def _names(mapping: dict, bucket: int) -> str:
     return " | ".join(s for s, _ in found)
 
 
+def top_features_by_class(clf, top: int = 30):
+    """Every class's ``top`` strongest buckets toward it (one output per class: a
+    multi-class or multi-label model), as :func:`top_features` rows of direction
+    ``positive``, class by class."""
+    import pandas as pd
+    frames = [top_features(clf, top, c) for c in clf.classes_]
+    frames = [f[f.direction == "positive"] for f in frames]
+    return pd.concat(frames, ignore_index=True)
+
+
 def top_features(clf, top: int = 30, cls=None):
     """The ``top`` strongest buckets of each sign for class ``cls`` as a DataFrame:
-    ``direction, rank, ngrams, bucket, ratio, weight, contribution``."""
+    ``class, direction, rank, ngrams, bucket, ratio, weight, contribution`` (``class``: the
+    class a positive contribution points to)."""
     import pandas as pd
 
     if not (isinstance(top, int) and top >= 1):
@@ -45,6 +56,7 @@ def top_features(clf, top: int = 30, cls=None):
                     and str(cls) == clf.classes_[0]) else 1.0
     C, _ = contributions(clf)
     row = sign * C[k]
+    toward = str(cls) if cls is not None else clf.classes_[-1 if clf.n_outputs() == 1 else 0]
     learner = clf.linear_
     backend_w = clf.backend_.output_weights(k, learner.tables)[1] \
         if clf.backend_learner is not None else None
@@ -57,13 +69,14 @@ def top_features(clf, top: int = 30, cls=None):
             if (row[c] > 0) != (direction == "positive"):
                 break                   # no more features of this sign
             b = int(buckets[c])
-            rows.append({"direction": direction, "rank": rank, "ngrams": _names(mapping, b),
+            rows.append({"class": toward, "direction": direction, "rank": rank,
+                         "ngrams": _names(mapping, b),
                          "bucket": b, "ratio": float(learner.S_[k, c, 0]),
                          "weight": float(learner.S_[k, c, 1] * learner.scale_of(k)
                                          if backend_w is None else backend_w[c]),
                          "contribution": float(row[c])})
-    return pd.DataFrame(rows, columns=["direction", "rank", "ngrams", "bucket", "ratio",
-                                       "weight", "contribution"])
+    return pd.DataFrame(rows, columns=["class", "direction", "rank", "ngrams", "bucket",
+                                       "ratio", "weight", "contribution"])
 
 
 def explain_text(clf, text: str, cls=None) -> Explanation:
@@ -134,7 +147,12 @@ def shaded_html(explanation: dict) -> str:
             f"<table><tr><th>n-gram</th><th>contribution</th></tr>{table}</table>")
 
 
-def to_html(explanation: dict) -> str:
-    """An explanation as a standalone HTML page (:func:`shaded_html`)."""
+def to_html(explanation) -> str:
+    """An explanation (or a list of them, one section each) as a standalone HTML page
+    (:func:`shaded_html`)."""
+    if isinstance(explanation, list):
+        body = "<hr>".join(shaded_html(e) for e in explanation)
+        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain"
+                f"</title></head><body>{body}</body></html>")
     return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title>"
             f"</head><body>{shaded_html(explanation)}</body></html>")
