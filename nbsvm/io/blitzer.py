@@ -177,7 +177,7 @@ def _label_rule(label: str | None, source: str):
 
 
 def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
-                 source: str | None = None, strict: bool = False,
+                 source: str | None = None, strict: bool = False, encoding: str = "utf-8",
                  stats: ReadStats | None = None) -> Iterator[Document]:
     """Read a raw ``.review`` file one record at a time as :class:`Document` records.
 
@@ -227,7 +227,8 @@ def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
     labeler = _label_rule(label, name) if label is not None else (lambda record, line: None)
     seen = ReadStats()        # bad bytes are counted per line; a review counts once
     counted = 0
-    lines = (line for line, _, _ in iter_lines(path_or_file, strict, seen, lone_cr="newline"))
+    lines = (line for line, _, _ in iter_lines(path_or_file, strict, seen, lone_cr="newline",
+                                                encoding=encoding))
     try:
         for line, record in parse_reviews(lines, name):
             if "review_text" not in record:
@@ -302,3 +303,50 @@ def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, Arch
         # TypeError: tarfile's stream mode calls ord() on a gzip header cut short
         raise NBSVMError(f"cannot read the archive: {type(e).__name__}: {e}",
                          path=name) from None
+
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+
+
+def has_reviews(path) -> bool:
+    """Whether ``path`` is a ``.review`` file, or a folder with ``.review`` files in it or
+    in its sub-folders (a domain of ``sorted_data_acl``, or all of them)."""
+    p = Path(path)
+    if p.is_dir():
+        return any(p.glob("*.review")) or any(p.glob("*/*.review"))
+    return p.suffix == ".review"
+
+
+def read_review_inputs(path, labeled: bool = True, strict: bool = False,
+                       stats: ReadStats | None = None,
+                       encoding: str = "utf-8") -> Iterator[Document]:
+    """The reviews of the raw dataset as it is unpacked or downloaded: a ``.review`` file, a
+    domain folder (its ``positive.review`` and ``negative.review``), the ``sorted_data_acl``
+    folder (every domain, in name order) or the ``.tar.gz`` archive of it (read without
+    unpacking). Labels come from the file names; ``unlabeled.review`` is read only when
+    labels are not needed (its documents then have none)."""
+    def wanted(stem):
+        return stem in LABELS or (not labeled and stem == "unlabeled")
+
+    def one(source, fh_or_path, stem):
+        yield from read_reviews(fh_or_path, label=stem if stem in LABELS else None,
+                                source=source, strict=strict, stats=stats, encoding=encoding)
+
+    p = Path(path)
+    if p.is_dir():
+        files = sorted(p.glob("*.review")) + sorted(p.glob("*/*.review"))
+        files = [f for f in files if wanted(f.stem)]
+        if not files:
+            raise NBSVMError("no positive.review or negative.review in the folder or its "
+                             "sub-folders", path=str(path))
+        for f in files:
+            yield from one(str(f), f, f.stem)
+    elif str(path).endswith(ARCHIVE_SUFFIXES):
+        for member, fh in review_members(path):
+            stem = Path(member).stem
+            if wanted(stem):
+                yield from one(f"{path}:{member}", fh, stem)
+    else:
+        stem = p.stem
+        yield from read_reviews(path, label="auto" if labeled or stem in LABELS else None,
+                                strict=strict, stats=stats, encoding=encoding)

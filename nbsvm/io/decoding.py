@@ -206,7 +206,7 @@ def _decode_invalid(raw: bytes, exc: UnicodeDecodeError, strict: bool, stats: Re
 
 
 def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
-               lone_cr: str = "space") -> Iterator[tuple[str, str, int]]:
+               lone_cr: str = "space", encoding: str = "utf-8") -> Iterator[tuple[str, str, int]]:
     """``(line without its end, source name, 1-based line number)`` of a text file.
 
     Bytes are split on ``\\n``; the line end (``\\n``, ``\\r\\n``) is removed and a BOM on the
@@ -215,7 +215,8 @@ def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = Non
     universal newlines (the numeric formats, one example per line). Invalid UTF-8 is
     replaced and counted in ``stats`` (one document per line that had some), or with
     ``strict`` raises :class:`NBSVMError` naming file, line and byte. An open text file
-    (e.g. ``io.StringIO``) is read too.
+    (e.g. ``io.StringIO``) is read too. ``encoding``: an ASCII-compatible codec
+    (:func:`check_encoding`), its invalid bytes treated as UTF-8's.
     """
     fh, name, close = _open_binary(path_or_file)
     lineno = 0
@@ -223,9 +224,10 @@ def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = Non
         for raw in _byte_lines(fh):
             lineno += 1
             try:
-                line = raw.decode("utf-8").rstrip("\r\n")
+                line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
-                line = _decode_invalid(raw, e, strict, stats, name, lineno).rstrip("\r\n")
+                line = _decode_invalid(raw, e, strict, stats, name, lineno,
+                                       encoding).rstrip("\r\n")
             if lineno == 1:
                 line = line.lstrip("\ufeff")
             if "\r" in line:

@@ -29,6 +29,7 @@ from typing import Iterable, Iterator
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, check_encoding
 from nbsvm.io.document import STDIN, Document, _name
+from nbsvm.io.blitzer import has_reviews, read_review_inputs
 from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.folders import read_aclimdb
@@ -40,7 +41,7 @@ from nbsvm.io.tables import read_table
 #: row names the columns; ``folders``: one sub-folder per class, one file per document;
 #: ``fasttext``: ``__label__NAME text`` per line (:mod:`nbsvm.io.fasttext`).
 FORMATS = ("auto", "folders", "labeled-lines", "plain-lines", "csv", "tsv", "fasttext", "jsonl",
-           "parquet")
+           "parquet", "blitzer")
 #: The older names, still accepted.
 FORMAT_ALIASES = {"aclimdb": "folders", "lines": "labeled-lines", "text": "plain-lines"}
 #: What the formats are, for help texts and errors.
@@ -51,6 +52,8 @@ FORMAT_HELP = ("auto (a folder: folders; .csv: csv; else labeled-lines, whose he
                "header row), fasttext (__label__NAME text per line; several labels: a "
                "multi-label document), jsonl (a JSON object per line; .jsonl, .ndjson), "
                "parquet (.parquet; needs pyarrow), both with --text-col and --label-col; "
+               "blitzer (Blitzer et al.'s raw .review files: a file, a domain folder, the "
+               "sorted_data_acl folder or its .tar.gz); "
                "old names: aclimdb, lines, text")
 
 
@@ -67,15 +70,18 @@ def normalize_format(fmt: str) -> str:
 
 
 def detect_format(path) -> str:
-    """``folders`` for a folder, ``csv`` for ``.csv``, ``jsonl`` for ``.jsonl`` and
+    """``blitzer`` for ``.review`` files and folders holding them, ``folders`` for another
+    folder, ``csv`` for ``.csv``, ``jsonl`` for ``.jsonl`` and
     ``.ndjson``, ``parquet`` for ``.parquet``, else ``labeled-lines``
     (label<TAB>text; also for ``"-"``, standard input)."""
     if isinstance(path, str) and path == STDIN:
         return "labeled-lines"
     p = Path(path)
     if p.is_dir():
-        return "folders"
+        return "blitzer" if has_reviews(p) else "folders"
     suffix = p.suffix.lower()
+    if suffix == ".review":
+        return "blitzer"
     if suffix == ".csv":
         return "csv"
     if suffix in (".jsonl", ".ndjson"):
@@ -168,6 +174,9 @@ def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
                               known_labels=known_labels if unlabeled else None,
                               label_col=label_col, text_col=text_col, encoding=encoding,
                               empty_label=empty_label, label_sep=label_sep)
+    elif kind == "blitzer":
+        yield from read_review_inputs(src, labeled=labeled, strict=strict, stats=stats,
+                                      encoding=encoding)
     elif kind == "plain-lines":
         yield from read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
     elif kind == "fasttext":
