@@ -13,7 +13,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.models import persist
 from nbsvm.models.calibrator import (Calibrator, ReliabilityHistogram, fit_isotonic,
                                      fit_sigmoid)
-from nbsvm.training.calibrate import _split
+from nbsvm.training.calibrate import split as _split
 
 sklearn = pytest.importorskip("sklearn")
 

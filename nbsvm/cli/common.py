@@ -252,6 +252,26 @@ def parse_eta0(text: str | None):
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
+def parse_char_ngrams(text) -> tuple[int, int]:
+    """``--char-ngrams``: ``N`` or ``LO-HI`` as ``(char_min, char_ngrams)`` (``char_min`` 0:
+    one length)."""
+    t = str(text).strip()
+    lo, dash, hi = t.partition("-")
+    try:
+        if dash:
+            first, last = int(lo), int(hi)
+            if not 1 <= first <= last <= 32:
+                raise ValueError
+            return (first if first < last else 0), last
+        n = int(t)
+        if not 0 <= n <= 32:
+            raise ValueError
+        return 0, n
+    except ValueError:
+        raise NBSVMError(f"--char-ngrams must be a length N (0: none) or a range LO-HI such "
+                         f"as 2-5, within 1..32, got {text!r}") from None
+
+
 def parse_class_weight(text: str | None):
     """``--class-weight``: ``balanced`` or ``name=w,name=w`` (a dict), None when absent."""
     if text is None:

@@ -46,3 +46,10 @@ CHECKPOINT_EVERY = typer.Option(0, "--checkpoint-every", min=0,
 RESUME = typer.Option(False, "--resume",
                       help="Continue from MODEL.checkpoint.npz if it exists (same data and "
                            "settings; --epochs may grow).")
+CHAR_NGRAMS = typer.Option("0", "--char-ngrams", metavar="N|LO-HI",
+                           help="Character n-grams of each word framed as <word>: of length N, "
+                                "or of every length LO..HI (2-5, as fastText's -minn 2 -maxn "
+                                "5); 0: none.")
+KEEP_CASE = typer.Option(False, "--keep-case",
+                         help="Keep the text's case (Good and good are different words); the "
+                              "default lowercases.")

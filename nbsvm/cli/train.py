@@ -18,12 +18,12 @@ from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.cli.options import (CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
+from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
                                LABEL_COL, LABEL_SEP, QUIET, RESUME, SCHEDULER, SKIP_BAD, STRICT,
                                TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
-                              documents, err_console, parse_class_weight, parse_eta0,
-                              parse_seconds, text_columns)
+                              documents, err_console, parse_char_ngrams, parse_class_weight,
+                              parse_eta0, parse_seconds, text_columns)
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.cli.progress import ProgressReporter
 
@@ -115,8 +115,7 @@ def train_command(
     ngrams: int = typer.Option(DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N "
                                                                     "(ignored with --lexicon)."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: int = typer.Option(DEFAULTS["char_ngrams"], "--char-ngrams",
-                                    help="Character n-grams of this length (0: none)."),
+    char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     min_df: Optional[int] = typer.Option(None, "--min-df",
@@ -166,6 +165,15 @@ def train_command(
     time_budget: str = typer.Option("60s", "--time-budget",
                                     help="Seconds the --auto search may take (60, 90s, 2m), "
                                          "its reading pass included."),
+    valid: Optional[float] = typer.Option(None, "--valid", metavar="SHARE",
+                                          help="Hold out this share of the training data "
+                                               "(0.1: a seeded tenth), print the accuracy on "
+                                               "it after every epoch, stop when it has not "
+                                               "improved for --patience epochs and keep the "
+                                               "best epoch's weights."),
+    patience: int = typer.Option(2, "--patience", min=1,
+                                 help="With --valid: epochs without improvement before "
+                                      "stopping."),
     init: Optional[str] = typer.Option(None, "--init", metavar="MODEL",
                                        help="Continue training this saved model (trained with "
                                             "--keep-counts) on the new inputs: their counts "
@@ -254,14 +262,18 @@ def train_command(
             plot.check(plot_path)       # no matplotlib or a bad suffix: say so before training
         history = EpochHistory() if plot_path is not None else None
         lex = None
+        char_min, char_ngrams = parse_char_ngrams(char_ngrams)
+        lowercase = not keep_case
         if lexicon is not None:
             lex = NBLexicon.load(lexicon)
             h = lex.hasher
             ngrams, n_bits, char_ngrams, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
+            char_min, lowercase = h.char_min, h.lowercase
             if alpha == DEFAULTS["alpha"]:
                 alpha = lex.alpha
         eta0 = parse_eta0(eta0)
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
+                              char_min=char_min, lowercase=lowercase,
                               hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
                               optimizer=optimizer,
                               eta0=eta0, lam=lam, beta=beta, interpolate=interpolate, epochs=epochs,
@@ -269,12 +281,14 @@ def train_command(
                               learner=learner, multilabel=multilabel, auto=auto,
                               weighting=weighting, calibrate=calibrate,
                               class_weight=parse_class_weight(class_weight),
-                              keep_counts=keep_counts,
+                              keep_counts=keep_counts, early_stopping=valid is not None,
+                              validation_fraction=0.1 if valid is None else valid,
+                              n_iter_no_change=patience,
                               time_budget=parse_seconds(time_budget))
         clf.validate()
-        if auto or calibrate or keep_counts or init:
+        if auto or calibrate or keep_counts or init or valid is not None:
             flag = "--init" if init else "--auto" if auto else \
-                "--calibrate" if calibrate else "--keep-counts"
+                "--calibrate" if calibrate else "--keep-counts" if keep_counts else "--valid"
             _refuse_with_auto(flag, lexicon, scheduler or dask_local, keep_cache,
                               checkpoint_every or resume,
                               init and (auto or calibrate or keep_counts))
@@ -309,7 +323,8 @@ def train_command(
             holder = [lex]
             del lex
             job = train_job(clf, inputs,
-                            (lambda: docs(inputs)) if auto or calibrate or keep_counts or init
+                            (lambda: docs(inputs))
+                            if auto or calibrate or keep_counts or init or valid is not None
                             else docs(inputs),
                             output, reader,
                             test_docs=docs(test) if test else None, lexicon=holder.pop(),
@@ -345,7 +360,8 @@ def _refuse_with_auto(flag: str, *options) -> None:
         what = {"--auto": "chooses the hashing settings itself",
                 "--calibrate": "trains twice, on parts of the data it chooses",
                 "--keep-counts": "counts the lexicon in a pass of its own",
-                "--init": "continues a saved model with its own settings"}[flag]
+                "--init": "continues a saved model with its own settings",
+                "--valid": "holds out part of the data it reads"}[flag]
         raise NBSVMError(f"{flag} {what}: it cannot be used with --lexicon, --keep-cache, "
                          "--checkpoint-every, --resume or Dask"
                          + (", or --init with --auto, --calibrate or --keep-counts"
@@ -367,6 +383,13 @@ def _training_events(progress, silent: bool):
             if not silent:
                 err_console.print(auto_line(event), highlight=False, markup=False,
                                   soft_wrap=True)
+            return
+        if stage == "validation":
+            if not silent:
+                err_console.print(f"epoch {event['epoch']}: validation accuracy "
+                                  f"{100 * event['accuracy']:.2f}% (best: epoch "
+                                  f"{event['best_epoch']})"
+                                  + (": stopping" if event["stop"] else ""), highlight=False)
             return
         if stage == "init":
             if not silent:
@@ -416,6 +439,11 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
                          f"{clf.auto_['trainings']} trainings, search "
                          f"{clf.auto_['seconds']:.1f} s of {clf.auto_['budget']:g} s)")
         stats["reproduce"] = reproduce_command(clf)
+    if "validation_" in clf.__dict__:
+        v = clf.validation_
+        stats["early stopping"] = (f"kept epoch {v['best_epoch']} of {v['epochs_run']} run, "
+                                   f"validation accuracy {100 * v['accuracy']:.2f}% on "
+                                   f"{v['held_out']:,} held-out documents")
     if "calibration_report_" in clf.__dict__:
         stats["calibration"] = calibration_line(dict(clf.calibration_report_,
                                                      method=clf.calibrate))
@@ -450,6 +478,8 @@ def _json_summary(clf, job: dict, output: str) -> dict:
         out["eta0"] = clf.eta0_
     if "calibration_report_" in clf.__dict__:
         out["calibration"] = dict(clf.calibration_report_, method=clf.calibrate)
+    if "validation_" in clf.__dict__:
+        out["validation"] = clf.validation_
     if clf.data_defaulted():
         out["data_defaults"] = {k: clf.setting(k) for k in clf.data_defaulted()}
     if "auto_" in clf.__dict__:
@@ -467,7 +497,13 @@ def reproduce_command(clf) -> str:
     plain = type(clf)()
     parts = []
     for k, v in clf.get_params().items():
-        if k in ("auto", "time_budget", "cache_dir") or v == getattr(plain, k):
+        if k in ("auto", "time_budget", "cache_dir", "char_min") or v == getattr(plain, k):
+            continue
+        if k == "lowercase":
+            parts.append("--keep-case")
+            continue
+        if k == "char_ngrams" and clf.char_min:
+            parts.append(f"--char-ngrams {clf.char_min}-{v}")
             continue
         flag = flags.get(k, "--" + k.replace("_", "-"))
         parts.append(flag if v is True else f"{flag} {v:g}" if isinstance(v, float) else f"{flag} {v}")

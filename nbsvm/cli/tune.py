@@ -16,8 +16,10 @@ from nbsvm.errors import NBSVMError
 from nbsvm.models.persist import atomic_path
 from nbsvm.training.tune import DEFAULT_GRID, TUNABLE, tune
 from nbsvm.cli import app
-from nbsvm.cli.options import LABEL_SEP, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, STRICT, TEXT_COL
-from nbsvm.cli.common import check_outputs, cli_errors, documents, text_columns
+from nbsvm.cli.options import (CHAR_NGRAMS, ENCODING, FORMAT, INPUTS, KEEP_CASE, LABEL_COL,
+                               LABEL_SEP, QUIET, STRICT, TEXT_COL)
+from nbsvm.cli.common import (check_outputs, cli_errors, documents, parse_char_ngrams,
+                              text_columns)
 from nbsvm.cli.progress import ProgressReporter
 
 #: grid names as on the command line (``lambda``) -> parameter names (``lam``)
@@ -65,7 +67,14 @@ def command_line(inputs, params: dict) -> str:
     """The ``nbsvm train`` command that trains the chosen settings on all the data."""
     parts = ["nbsvm", "train", *inputs]
     for k, v in params.items():
-        parts += [FLAGS.get(k, "--" + k.replace("_", "-")), str(v)]
+        if k == "char_min" or (k == "lowercase" and v):
+            continue
+        if k == "lowercase":
+            parts.append("--keep-case")
+        elif k == "char_ngrams" and params.get("char_min"):
+            parts += ["--char-ngrams", f"{params['char_min']}-{v}"]
+        else:
+            parts += [FLAGS.get(k, "--" + k.replace("_", "-")), str(v)]
     return shlex.join(parts + ["-o", "model.npz"])
 
 
@@ -82,9 +91,7 @@ def tune_command(
                                                      "validation (seeded)."),
     folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: int = typer.Option(DEFAULTS["char_ngrams"], "--char-ngrams",
-                                    help="Character n-grams of this length (0: none), unless "
-                                         "the grid varies them."),
+    char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed",
                                   help="MurmurHash3 seed."),
     epochs: Optional[int] = typer.Option(None, "--epochs",
@@ -110,7 +117,9 @@ def tune_command(
     with cli_errors():
         check_outputs(output=output)
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
-        base = dict(n_bits=n_bits, char_ngrams=char_ngrams, hash_seed=hash_seed, epochs=epochs,
+        char_min, char_ngrams = parse_char_ngrams(char_ngrams)
+        base = dict(n_bits=n_bits, char_ngrams=char_ngrams, char_min=char_min,
+                    lowercase=not keep_case, hash_seed=hash_seed, epochs=epochs,
                     seed=seed)
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps(dict(base, grid=search, valid=None if folds

@@ -97,7 +97,7 @@ class _Counted:
         self.total = 0
 
 
-def _accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> float:
+def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> float:
     """Accuracy on ``cache`` of a model between two epochs, leaving its state as it is (the
     learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would)."""
     from nbsvm.learners import _kernels
@@ -172,7 +172,7 @@ class _HeldOutSet:
         if self.worker.error is not None:
             raise self.worker.error
         t = time.perf_counter()
-        self.history.test_accuracy[epoch] = _accuracy_now(self.model, self.worker.cache,
+        self.history.test_accuracy[epoch] = accuracy_now(self.model, self.worker.cache,
                                                           columns=self.columns())
         self.eval_time += time.perf_counter() - t
 

@@ -120,6 +120,8 @@ def save_model(clf, path) -> None:
         header["backend"] = backend
     if quantized:
         header["quantized"] = quantized
+    if isinstance(clf.__dict__.get("validation_"), dict):    # early stopping's run
+        header["validation"] = clf.validation_
     lexicon = clf.__dict__.get("lexicon_") if clf.keep_counts else None
     if lexicon is not None:                 # keep_counts: for train --init
         header["lexicon"] = lexicon.header()
@@ -174,6 +176,8 @@ def load_model(cls, path):
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
         if "corpus" in header:
             clf.corpus_ = _corpus(header["corpus"])
+        if isinstance(header.get("validation"), dict):
+            clf.validation_ = header["validation"]
         if "auto" in header:
             if not isinstance(header["auto"], dict):
                 raise TypeError("auto must be an object")

@@ -127,6 +127,18 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         Two classes weigh positives and negatives by their classes; one against the rest
         (and multi-label) weighs output k's positives by class k's weight and its negatives
         by 1, as scikit-learn's SGDClassifier and liblinear do. Built-in learner only.
+    char_min : int
+        With ``char_ngrams``: character n-grams of every length ``char_min..char_ngrams``
+        (0: only ``char_ngrams``), as fastText's ``-minn``/``-maxn``.
+    lowercase : bool
+        Lowercase the text before tokenizing (False: keep case).
+    early_stopping : bool
+        Hold out ``validation_fraction`` of the training documents, report the accuracy on
+        them after every epoch, stop when it has not improved for ``n_iter_no_change``
+        epochs and keep the best epoch's weights (scikit-learn's names;
+        :mod:`nbsvm.training.early_stopping`). ``validation_`` records the run.
+    validation_fraction : float
+    n_iter_no_change : int
     keep_counts : bool
         Keep the NB lexicon's counts (per class, every bucket seen) in ``lexicon_`` and in
         the model file, so that :meth:`continue_fit` (``train --init``) and
@@ -188,7 +200,9 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
                  weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
-                 time_budget=60.0, calibrate=None, class_weight=None, keep_counts=False):
+                 time_budget=60.0, calibrate=None, class_weight=None, keep_counts=False,
+                 char_min=0, lowercase=True, early_stopping=False, validation_fraction=0.1,
+                 n_iter_no_change=2):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -214,6 +228,11 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.calibrate = calibrate
         self.class_weight = class_weight
         self.keep_counts = keep_counts
+        self.char_min = char_min
+        self.lowercase = lowercase
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
 
     # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
@@ -282,6 +301,16 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
             from nbsvm.training.calibrate import calibrated_fit
             calibrated_fit(self, docs, callback, max_memory)
             return self
+        if self.early_stopping:
+            self.validate()
+            if lexicon is not None or kept is not None or checkpoint is not None or \
+                    self.auto or self.keep_counts:
+                raise NBSVMError("early_stopping holds out part of the data it reads: it "
+                                 "cannot start from a lexicon, a kept cache or a checkpoint, "
+                                 "nor go with auto or keep_counts")
+            from nbsvm.training.early_stopping import fit_early_stopping
+            fit_early_stopping(self, docs, callback, max_memory)
+            return self
         if self.keep_counts and lexicon is None and not self.auto:
             if kept is not None or checkpoint is not None:
                 raise NBSVMError("keep_counts counts the lexicon in a pass of its own: it "
@@ -334,7 +363,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         """Drop every learned attribute (a new fit starts from nothing)."""
         for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_",
                      "backend_", "corpus_", "auto_", "auto_table_", "_calibrator",
-                     "calibration_report_", "quantized_"):
+                     "calibration_report_", "quantized_", "validation_"):
             self.__dict__.pop(attr, None)
 
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":

@@ -34,7 +34,7 @@ class SettingsMixin:
 
     def _hasher(self) -> Hasher:
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
-                      seed=self.hash_seed)
+                      seed=self.hash_seed, char_min=self.char_min, lowercase=self.lowercase)
 
     @property
     def backend_learner(self) -> str | None:
@@ -162,6 +162,18 @@ class SettingsMixin:
             raise NBSVMError(f"time_budget must be a positive number of seconds, got "
                              f"{self.time_budget!r}")
         check_class_weight(self.class_weight)
+        if not isinstance(self.early_stopping, (bool, np.bool_)):
+            raise NBSVMError(f"early_stopping must be True or False, got {self.early_stopping!r}")
+        if not (isinstance(self.validation_fraction, (int, float))
+                and not isinstance(self.validation_fraction, bool)
+                and 0.0 < self.validation_fraction < 1.0):
+            raise NBSVMError(f"validation_fraction must be between 0 and 1, got "
+                             f"{self.validation_fraction!r}")
+        if not (isinstance(self.n_iter_no_change, int) and not isinstance(self.n_iter_no_change,
+                                                                          bool)
+                and self.n_iter_no_change >= 1):
+            raise NBSVMError(f"n_iter_no_change must be an integer >= 1, got "
+                             f"{self.n_iter_no_change!r}")
         if self.class_weight is not None and self.backend_learner is not None:
             raise NBSVMError(f"class_weight weighs the built-in learner's steps; learner "
                              f"{self.learner!r} does not take it")

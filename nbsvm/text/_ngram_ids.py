@@ -106,12 +106,13 @@ def _add_distinct(h, keys, stamps, size_mask, shift, stamp, ids, m):
 
 
 @njit(cache=True, nogil=True)
-def _hash_docs(buf, doc_starts, ngrams, char_n, mask, seed, seed2):
+def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2):
     """Bucket ids of every document ``buf[doc_starts[d]:doc_starts[d+1]]``.
 
     Returns ``(ids, offsets)``: each document's distinct ids (int32) in order of first
-    occurrence (all unigrams, then bigrams, ..., then character n-grams), concatenated, and
-    offsets (int64, one more than documents).
+    occurrence (all unigrams, then bigrams, ..., then character n-grams of lengths
+    ``char_lo..char_n``, shortest first), concatenated, and offsets (int64, one more than
+    documents).
 
     Scratch memory follows what a document produces, not its bytes times the n-gram order:
     token starts grow to the most tokens of a document, the n-gram buffer to the most
@@ -149,7 +150,7 @@ def _hash_docs(buf, doc_starts, ngrams, char_n, mask, seed, seed2):
         need = _n_word_ngrams(t, ngrams)
         if char_n > 0 and t > 0:
             # a token of c code points gives max(c + 2 - char_n + 1, 1) <= bytes + 2 n-grams
-            need += tok[t] - 1 - (t - 1) + 2 * t
+            need += (char_n - char_lo + 1) * (tok[t] - 1 - (t - 1) + 2 * t)
             widest = 0
             for k in range(t):
                 widest = max(widest, tok[k + 1] - 1 - tok[k])
@@ -160,7 +161,8 @@ def _hash_docs(buf, doc_starts, ngrams, char_n, mask, seed, seed2):
             raw = np.empty(max(need, 2 * raw.shape[0]), np.int32)
         m = _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw)
         if char_n > 0:
-            m = _char_ngram_ids(norm, tok, t, char_n, mask, seed2, frame, starts, raw, m)
+            for n in range(char_lo, char_n + 1):
+                m = _char_ngram_ids(norm, tok, t, n, mask, seed2, frame, starts, raw, m)
         if pos + m > out_ids.shape[0]:      # grow geometrically (rare)
             bigger = np.empty(max(2 * out_ids.shape[0], pos + m), np.int32)
             bigger[:pos] = out_ids[:pos]

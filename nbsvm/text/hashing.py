@@ -52,9 +52,14 @@ class Hasher:
     n_bits : int
         Buckets are ``[0, 2**n_bits)``.
     char_ngrams : int
-        Character n-grams of this length (0: none).
+        Character n-grams of this length (0: none), or the longest with ``char_min``.
     seed : int
         MurmurHash3 seed.
+    char_min : int
+        The shortest character n-grams: lengths ``char_min..char_ngrams`` (0: only
+        ``char_ngrams``; fastText's ``minn``/``maxn``).
+    lowercase : bool
+        Lowercase the text first (False: keep case, ``Good`` and ``good`` differ).
 
     Examples
     --------
@@ -66,6 +71,8 @@ class Hasher:
     n_bits: int = 24
     char_ngrams: int = 0
     seed: int = 0
+    char_min: int = 0
+    lowercase: bool = True
 
     def __post_init__(self):
         validate_n_bits(self.n_bits)
@@ -75,11 +82,24 @@ class Hasher:
             raise NBSVMError(f"char_ngrams must be an integer in [0, 32], got {self.char_ngrams!r}")
         if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2**32:
             raise NBSVMError(f"hash seed must be an integer in [0, 2**32), got {self.seed!r}")
+        if not isinstance(self.char_min, (int, np.integer)) or isinstance(self.char_min, bool) \
+                or not (self.char_min == 0 or 1 <= self.char_min <= self.char_ngrams):
+            raise NBSVMError(f"the shortest character n-grams must be between 1 and the "
+                             f"longest ({self.char_ngrams}), got {self.char_min!r}")
+        if not isinstance(self.lowercase, (bool, np.bool_)):
+            raise NBSVMError(f"lowercase must be True or False, got {self.lowercase!r}")
+
+    @property
+    def char_lengths(self) -> range:
+        """The character n-gram lengths, shortest first (empty without them)."""
+        if not self.char_ngrams:
+            return range(0)
+        return range(self.char_min or self.char_ngrams, self.char_ngrams + 1)
 
     def keys(self, text: str) -> tuple[list[str], list[str]]:
         """The word and character n-gram keys of ``text`` (with repeats)."""
-        tokens = tokenize(text)
-        chars = char_ngrams(tokens, self.char_ngrams) if self.char_ngrams else []
+        tokens = tokenize(text, self.lowercase)
+        chars = [key for n in self.char_lengths for key in char_ngrams(tokens, n)]
         return word_ngrams(tokens, self.ngrams), chars
 
     def reference_buckets(self, text: str) -> np.ndarray:
@@ -105,7 +125,10 @@ class Hasher:
         Only C string methods run per document (``lower``, ``replace``, ``encode``); this is
         the part a reader thread does while the compiled half runs without the GIL.
         """
-        parts = [_encode(t.lower().replace("<br />", " ")) for t in texts]
+        if self.lowercase:
+            parts = [_encode(t.lower().replace("<br />", " ")) for t in texts]
+        else:
+            parts = [_encode(t.replace("<br />", " ")) for t in texts]
         starts = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=starts[1:])
         buf = np.frombuffer(b"".join(parts), dtype=np.uint8) if starts[-1] else \
@@ -114,8 +137,9 @@ class Hasher:
 
     def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The compiled half of :meth:`batch` (releases the GIL)."""
-        return _hash_docs(buf, starts, self.ngrams, self.char_ngrams,
-                          (1 << self.n_bits) - 1, self.seed, (self.seed + 1) & 0xFFFFFFFF)
+        return _hash_docs(buf, starts, self.ngrams, self.char_min or self.char_ngrams,
+                          self.char_ngrams, (1 << self.n_bits) - 1, self.seed,
+                          (self.seed + 1) & 0xFFFFFFFF)
 
     def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Distinct bucket ids of many texts as CSR ``(ids int32, offsets int64)``.

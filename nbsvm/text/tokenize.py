@@ -11,15 +11,15 @@ PUNCTUATION = '.",()!?;:'
 _PUNCT_RE = re.compile(r'([.",()!?;:])')
 
 
-def tokenize(text: str) -> list[str]:
-    """Split a document into normalized tokens.
+def tokenize(text: str, lowercase: bool = True) -> list[str]:
+    """Split a document into normalized tokens (``lowercase`` False: case kept).
 
     Examples
     --------
     >>> tokenize("Great film!<br />Loved it, really.")
     ['great', 'film', '!', 'loved', 'it', ',', 'really', '.']
     """
-    text = text.lower().replace("<br />", " ")
+    text = (text.lower() if lowercase else text).replace("<br />", " ")
     return _PUNCT_RE.sub(r" \1 ", text).split()
 
 

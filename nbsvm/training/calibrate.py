@@ -25,11 +25,13 @@ HELD_OUT_EVERY = 10
 MAX_HELD_OUT = 50_000
 
 
-def _split(docs: Iterable[Document], seed: int, held: bool) -> Iterator[Document]:
-    """The held-out documents (``held``) or the others, the same ones on every read."""
+def split(docs: Iterable[Document], seed: int, held: bool, fraction: float = 0.1,
+          limit: int = MAX_HELD_OUT) -> Iterator[Document]:
+    """The held-out documents (``held``: a seeded random ``fraction`` of them, at most
+    ``limit``) or the others, the same ones on every read of the same stream."""
     draw, n_held = random.Random(seed).random, 0     # not i % 10: readers interleave classes
     for doc in docs:
-        chosen = draw() < 1.0 / HELD_OUT_EVERY and n_held < MAX_HELD_OUT
+        chosen = draw() < fraction and n_held < limit
         n_held += chosen
         if chosen == held:
             yield doc
@@ -106,9 +108,9 @@ def calibrated_fit(model, docs, callback: Callable[[dict], None] | None = None,
     model.set_params(calibrate=None)
     t0 = time.perf_counter()
     try:
-        model.fit_documents(lambda: _split(reread(), seed, held=False), callback=callback,
+        model.fit_documents(lambda: split(reread(), seed, held=False), callback=callback,
                             max_memory=max_memory)
-        scores, truth = held_out_scores(model, _split(reread(), seed, held=True))
+        scores, truth = held_out_scores(model, split(reread(), seed, held=True))
         calibrator = Calibrator(method, model.multilabel).fit(scores, truth)
         rep = reliability(model, calibrator, scores, truth)
         rep["seconds"] = round(time.perf_counter() - t0, 3)    # the extra training and fit

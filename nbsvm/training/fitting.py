@@ -61,7 +61,8 @@ class Fit:
         self.lexicon = lexicon
         # (nbsvm.training.warm) "corpus": the data defaults' statistics, read by the pass
         # that counted the lexicon; "keep": the model keeps the lexicon; "source": a saved
-        # model whose weights the common buckets start from
+        # model whose weights the common buckets start from; "after_epoch": an
+        # EarlyStopping (nbsvm.training.early_stopping) told of every epoch
         self.warm = warm or {}
         self.notify = callback or (lambda event: None)
         self.max_memory = max_memory
@@ -244,6 +245,9 @@ class Fit:
                 checkpoint.save(model, epoch, rng)
                 notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
                         "path": str(checkpoint.path)})
+            stopper = self.warm.get("after_epoch")      # early stopping on a held-out part
+            if stopper is not None and stopper.after_epoch(epoch, epochs):
+                break
         return mapper
 
     def _start_mapper(self, texts) -> "concurrent.futures.Future":

@@ -1,0 +1,103 @@
+"""Training with a validation part and early stopping (``early_stopping``, ``train --valid``),
+as scikit-learn's SGDClassifier spells it: a seeded random ``validation_fraction`` of the
+training documents (at most :data:`~nbsvm.training.calibrate.MAX_HELD_OUT`) is held out, the
+model trains on the rest, and after each epoch its accuracy on the held-out part is measured;
+training stops when it has not improved for ``n_iter_no_change`` epochs, and the weights of
+the best epoch are kept (a copy of the learner's state: memory as the model's).
+
+The held-out documents are hashed into the model's columns once, into a feature cache on
+disk, when the columns are known; nothing else is kept. The NB lexicon is counted on the
+training part only, so no held-out document shapes the features it is scored with.
+"""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from nbsvm.data.batches import hash_batches
+from nbsvm.data.cache import CacheWriter
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.heldout import accuracy_now
+from nbsvm.training.calibrate import split
+
+
+class EarlyStopping:
+    """Called after every epoch (:meth:`after_epoch`): scores the held-out part, keeps the
+    best state, says when to stop; :meth:`finish` restores the best state."""
+
+    def __init__(self, model, held_docs: Callable, patience: int, notify):
+        self.model, self.held_docs, self.patience = model, held_docs, patience
+        self.notify = notify
+        self.folder = Path(tempfile.mkdtemp(prefix="nbsvm-valid-", dir=model.cache_dir))
+        self.cache = None
+        self.best, self.best_epoch, self.saved = -1.0, 0, None
+        self.history: dict[int, float] = {}
+        self.seconds = 0.0
+
+    def _hash(self):
+        model = self.model
+        with CacheWriter(self.folder / "valid", model.hasher_) as writer:
+            for batch in hash_batches(self.held_docs(), model.hasher_, remap=model.column_of_):
+                writer.add(batch)
+            self.cache = writer.close()
+        if self.cache.n_docs == 0:
+            raise NBSVMError("early stopping held out no documents: the training data is too "
+                             "small for the validation fraction")
+
+    def after_epoch(self, epoch: int, epochs: int) -> bool:
+        """Score epoch ``epoch``; True to stop training now."""
+        t0 = time.perf_counter()
+        if self.cache is None:
+            self._hash()
+        accuracy = accuracy_now(self.model, self.cache, columns=True)
+        self.history[epoch] = accuracy
+        improved = accuracy > self.best
+        if improved:
+            learner = self.model.linear_
+            self.best, self.best_epoch = accuracy, epoch
+            self.saved = (learner.S_[:, :, 1:].copy(), learner.state_.copy())
+        stop = epoch - self.best_epoch >= self.patience and epoch < epochs
+        self.seconds += time.perf_counter() - t0
+        self.notify({"stage": "validation", "docs": 0, "epoch": epoch, "epochs": epochs,
+                     "accuracy": accuracy, "best_epoch": self.best_epoch, "stop": stop})
+        return stop
+
+    def finish(self) -> dict:
+        """Put the best epoch's weights back; what happened, for ``model.validation_``."""
+        if self.saved is not None:
+            learner = self.model.linear_
+            learner.S_[:, :, 1:] = self.saved[0]
+            learner.state_[:] = self.saved[1]
+        return {"best_epoch": self.best_epoch, "accuracy": self.best,
+                "epochs_run": max(self.history, default=0),
+                "history": {str(k): v for k, v in self.history.items()},
+                "held_out": int(self.cache.n_docs) if self.cache is not None else 0,
+                "seconds": round(self.seconds, 3)}
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def fit_early_stopping(model, docs, callback=None, max_memory=None) -> dict:
+    """``model.fit_documents(docs)`` with ``early_stopping`` (see the module docstring);
+    returns what :meth:`EarlyStopping.finish` says (also ``model.validation_``)."""
+    from nbsvm.training.auto import _rereadable
+    from nbsvm.training.fitting import Fit
+
+    reread = _rereadable(docs)
+    fraction, seed = float(model.validation_fraction), model.seed
+    stopper = EarlyStopping(model, lambda: split(reread(), seed, True, fraction),
+                            int(model.n_iter_no_change), callback or (lambda event: None))
+    try:
+        Fit(model, None, callback, max_memory, warm={"after_epoch": stopper}).run(
+            split(reread(), seed, False, fraction))
+        model.validation_ = stopper.finish()
+    finally:
+        stopper.close()
+    model.mean_abs_coef_ = model.linear_.mean_abs_coef()    # of the weights kept
+    return model.validation_

@@ -1,0 +1,105 @@
+"""Train-time hygiene (issue 18, item 9): early stopping on a held-out part (``--valid``),
+case kept (``--keep-case``) and ranges of character n-gram lengths (``--char-ngrams 2-5``),
+the compiled hashing against the mmh3 reference, and the CLI on real IMDB reviews."""
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.text.hashing import Hasher
+from nbsvm.training.calibrate import split
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+WORDS = ["Good", "good", "FILM", "ça", "東京", "a", "Ünïcode", "x" * 40, "!", "i", "<br />"]
+
+
+@pytest.mark.parametrize("kw", [dict(char_ngrams=5, char_min=2),
+                                dict(char_ngrams=3, lowercase=False),
+                                dict(ngrams=2, char_ngrams=4, char_min=1, lowercase=False),
+                                dict(ngrams=3, lowercase=False)])
+def test_compiled_hashing_equals_the_mmh3_reference(kw):
+    rng = random.Random(1)
+    h = Hasher(n_bits=18, **kw)
+    texts = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 30))) for _ in range(300)]
+    ids, offsets = h.batch(texts)
+    for i, text in enumerate(texts):
+        assert np.array_equal(ids[offsets[i]:offsets[i + 1]], h.reference_buckets(text))
+
+
+def test_ranges_and_case_by_hand():
+    # <ab>: lengths 2..3, shortest first: <a ab b> then <ab ab>
+    assert Hasher(char_ngrams=3, char_min=2).keys("Ab")[1] == ["<a", "ab", "b>", "<ab", "ab>"]
+    assert Hasher(lowercase=False).keys("Good good")[0] == ["Good", "good", "Good good"]
+    assert Hasher().keys("Good good")[0] == ["good", "good", "good good"]
+    with pytest.raises(NBSVMError, match="between 1 and the longest"):
+        Hasher(char_ngrams=3, char_min=4)
+
+
+@pytest.fixture(scope="module")
+def reviews(imdb_slice):
+    def read(split_name, n):
+        texts, labels = [], []
+        for label in ("pos", "neg"):
+            for f in sorted((imdb_slice / split_name / label).glob("*.txt"))[:n]:
+                texts.append(f.read_text(encoding="utf-8"))
+                labels.append(label)
+        return texts, labels
+    return read("train", 1000), read("test", 500)
+
+
+def test_early_stopping_keeps_the_best_epoch(reviews):
+    (X, y), (Xt, yt) = reviews
+    kw = dict(ngrams=2, n_bits=18, epochs=12, loss="hinge", optimizer="sgd",
+              early_stopping=True, validation_fraction=0.2, n_iter_no_change=2)
+    clf = NBSVMClassifier(**kw).fit(X, y)
+    v = clf.validation_
+    history = {int(k): a for k, a in v["history"].items()}
+    best = max(history.values())
+    assert v["accuracy"] == best and history[v["best_epoch"]] == best
+    assert min(e for e, a in history.items() if a == best) == v["best_epoch"]
+    # stopped n_iter_no_change epochs after the best one, or ran every epoch
+    assert v["epochs_run"] in (v["best_epoch"] + 2, 12)
+    assert all(a < best for e, a in history.items() if e > v["best_epoch"])
+    # the held-out part was not trained on, and the kept weights score the best accuracy
+    held = list(split([(t, lab) for t, lab in zip(X, y)], clf.seed, True, 0.2))
+    assert v["held_out"] == len(held) and clf.n_docs_ == len(X) - len(held)
+    assert sum(clf.class_counts_) == len(X) - len(held)
+    texts, labels = [t for t, _ in held], [lab for _, lab in held]
+    assert clf.score(texts, labels) == pytest.approx(best)
+    again = NBSVMClassifier(**kw).fit(X, y)                    # deterministic for a seed
+    assert again.validation_["history"] == v["history"]
+    assert np.array_equal(again.coef_, clf.coef_)
+
+
+def test_early_stopping_is_checked():
+    with pytest.raises(NBSVMError, match="validation_fraction must be between 0 and 1"):
+        NBSVMClassifier(early_stopping=True, validation_fraction=1.5).fit(["a b", "c d"],
+                                                                         ["x", "y"])
+
+
+def test_cli_valid_keep_case_and_char_ranges(imdb_slice, tmp_path):
+    model = tmp_path / "m.npz"
+    run = subprocess.run([str(NBSVM), "train", str(imdb_slice / "train"), "-o", str(model),
+                          "--valid", "0.1", "--epochs", "10", "--n-bits", "20", "--keep-case",
+                          "--char-ngrams", "2-4", "--ngrams", "1"],
+                         capture_output=True, text=True, check=True)
+    assert "epoch 1: validation accuracy" in run.stderr
+    assert "early stopping: kept epoch" in run.stdout
+    clf = NBSVMClassifier.load(model)
+    assert (clf.hasher_.char_min, clf.hasher_.char_ngrams, clf.hasher_.lowercase) == \
+        (2, 4, False)
+    assert clf.validation_["held_out"] > 100
+    rep = json.loads(subprocess.run([str(NBSVM), "eval", "-m", str(model),
+                                     str(imdb_slice / "test"), "--json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert rep["accuracy"] > 0.78
+    bad = subprocess.run([str(NBSVM), "train", str(imdb_slice / "train"), "-o",
+                          str(tmp_path / "x.npz"), "--char-ngrams", "5-2"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "range LO-HI such as 2-5" in bad.stderr
