@@ -76,7 +76,7 @@ def eval_command(
             # sparse-feature files, read as the model was trained (--format auto)
             rep = evaluate_sparse(load_learner(model), inputs, fmt=fmt,
                                   callback=lambda e: check_interrupt(), strict=strict,
-                                  stats=read_stats())
+                                  stats=read_stats(), encoding=check_encoding(encoding))
         elif scheduler or dask_local:
             from nbsvm.training import distributed
             NBSVMClassifier.load(model)      # a bad model file: say so before starting workers

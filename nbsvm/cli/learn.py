@@ -13,7 +13,8 @@ from nbsvm.data.rowencoder import DEFAULT_N_BITS
 from nbsvm.evaluation.sparse import evaluate_sparse
 from nbsvm.training.learn import learn_sparse
 from nbsvm.learners.options import make_learner_from_options
-from nbsvm.cli.options import CHECKPOINT_EVERY, QUIET, RESUME, STRICT
+from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, QUIET, RESUME, STRICT
+from nbsvm.io.decoding import check_encoding
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
 from nbsvm.cli.reports import echo_kv, print_report
@@ -83,6 +84,7 @@ def learn_command(
     resume: bool = RESUME,
     quiet: bool = QUIET,
     strict: bool = STRICT,
+    encoding: str = ENCODING,
 ):
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
     with cli_errors():
@@ -107,7 +109,8 @@ def learn_command(
             learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
                          index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
                          callback=progress, max_memory=max_memory, strict=strict,
-                         stats=read_stats(), checkpoint=checkpoint)
+                         stats=read_stats(), checkpoint=checkpoint,
+                         encoding=check_encoding(encoding))
         t1 = time.perf_counter()
         learner.save(output)
         if checkpoint is not None:
@@ -132,7 +135,7 @@ def learn_command(
             t2 = time.perf_counter()
             with ProgressReporter(not talk) as bars:
                 rep = evaluate_sparse(learner, test, fmt=fmt, callback=bars, strict=strict,
-                                      stats=read_stats())
+                                      stats=read_stats(), encoding=check_encoding(encoding))
             rep["eval_seconds"] = time.perf_counter() - t2
             if json_out:
                 typer.echo(json.dumps(dict(rep, training=summary), indent=2))

@@ -240,7 +240,8 @@ def predict_command(
                 raise NBSVMError("--top-k / --threshold rank the classes of models from "
                                  "`nbsvm train`; this is an `nbsvm learn` model", path=model)
             frames = predict_sparse(load_learner(model), inputs, fmt=fmt, strict=strict,
-                                    stats=read_stats(skip_bad))
+                                    stats=read_stats(skip_bad),
+                                    encoding=check_encoding(encoding))
         else:
             clf = NBSVMClassifier.load(model)
             frames = predict_documents(clf, documents(inputs, fmt, text_col, label_col,

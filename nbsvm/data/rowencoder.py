@@ -48,15 +48,17 @@ def has_labels(path, fmt) -> bool:
 
 
 def read_rows(path, fmt: str, labeled: bool = True, index_base=0, strict: bool = False,
-              stats=None):
-    """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid UTF-8, ``stats`` (a
-    :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced."""
+              stats=None, encoding: str = "utf-8"):
+    """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid bytes, ``stats`` (a
+    :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced; ``encoding``: an
+    ASCII-compatible codec for the feature names."""
     if fmt == "svmlight":
         return read_svmlight(path, index_base=index_base, labeled=labeled, strict=strict,
-                             stats=stats)
+                             stats=stats, encoding=encoding)
     if fmt == "blitzer":
-        return read_blitzer(path, labeled=labeled, strict=strict, stats=stats)
-    return read_named(path, labeled=labeled, strict=strict, stats=stats)
+        return read_blitzer(path, labeled=labeled, strict=strict, stats=stats,
+                            encoding=encoding)
+    return read_named(path, labeled=labeled, strict=strict, stats=stats, encoding=encoding)
 
 
 class RowEncoder:

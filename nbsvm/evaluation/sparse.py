@@ -70,7 +70,8 @@ def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncode
                          getattr(model, "hash_seed_", 0), n_features=model.n_features_in_)
 
 
-def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None):
+def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None,
+            encoding="utf-8"):
     """``(records, SparseRows)`` batches of every input, read with the model's settings."""
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     for path in inputs:
@@ -78,7 +79,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None):
         with_labels = labeled if labeled is not None else has_labels(path, f)
         reader = read_rows(path, f, labeled=with_labels,
                            index_base=getattr(model, "index_base_", 0), strict=strict,
-                           stats=stats)
+                           stats=stats, encoding=encoding)
         for records in batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
             yield records, SparseRows(indices, values, offsets, model.n_features_in_)
@@ -87,7 +88,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None):
 def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
                     batch_rows: int = BATCH_ROWS,
                     callback: Callable[[dict], None] | None = None, strict: bool = False,
-                    stats=None) -> dict:
+                    stats=None, encoding: str = "utf-8") -> dict:
     """Metrics of ``model`` on labeled sparse files, streaming in batches.
 
     Classification: :func:`nbsvm.evaluation.metrics.report` (accuracy, per-class P/R/F1, confusion);
@@ -106,7 +107,8 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
                              f"({', '.join(classes[:10])})", path=record.source,
                              line=record.line) from None
 
-    for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats):
+    for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats,
+                                 encoding):
         if task == "regression":
             sums = add_sums(sums, regression_sums([regression_target(r) for r in records],
                                                   model.predict(rows)))
@@ -134,7 +136,7 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
 
 def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
                    batch_rows: int = BATCH_ROWS, strict: bool = False,
-                   stats=None) -> Iterator["pd.DataFrame"]:
+                   stats=None, encoding: str = "utf-8") -> Iterator["pd.DataFrame"]:
     """One table per batch: ``source, line, [true_label,] label, score`` (classification;
     several labels joined by ``,``; ``score`` is the decision value of the predicted class,
     the only one for binary models, none for multi-label), or ``prediction`` for regression.
@@ -143,7 +145,8 @@ def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
     import pandas as pd
     classes = np.asarray(getattr(model, "classes_", []), dtype=object)
     with_truth = None               # decided on the first batch: every table has one header
-    for records, rows in _stream(model, inputs, fmt, None, batch_rows, strict, stats):
+    for records, rows in _stream(model, inputs, fmt, None, batch_rows, strict, stats,
+                                 encoding):
         frame = {"source": [r.source for r in records], "line": [r.line for r in records]}
         if with_truth is None:
             with_truth = any(r.labels for r in records)

@@ -33,10 +33,11 @@ class SparseRow(NamedTuple):
     line: int
 
 
-def _lines(path_or_file, strict: bool = False,
-           stats: ReadStats | None = None) -> Iterator[tuple[str, str, int]]:
+def _lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
+           encoding: str = "utf-8") -> Iterator[tuple[str, str, int]]:
     """(text without comment and line end, source name, 1-based line), blank lines skipped."""
-    for raw, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline"):
+    for raw, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline",
+                                        encoding=encoding):
         text = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
         if text:
             yield text, name, lineno
@@ -75,7 +76,7 @@ def detect_index_base(path) -> int:
 
 
 def read_svmlight(path_or_file, index_base="auto", labeled: bool = True, strict: bool = False,
-                  stats: ReadStats | None = None) -> Iterator[SparseRow]:
+                  stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[SparseRow]:
     """Read svmlight/libsvm lines ``label[,label...] [qid:n] index:value ...``.
 
     Labels are kept as strings (``1,3,7`` is a multi-label example); ``qid`` is ignored, as
@@ -95,7 +96,7 @@ def read_svmlight(path_or_file, index_base="auto", labeled: bool = True, strict:
             else detect_index_base(path_or_file)
     if index_base not in (0, 1):
         raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
-    for text, name, lineno in _lines(path_or_file, strict, stats):
+    for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
         keys, values = [], []
@@ -136,7 +137,7 @@ def _named_pairs(tokens, name, lineno):
 
 
 def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
-                 stats: ReadStats | None = None) -> Iterator[SparseRow]:
+                 stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[SparseRow]:
     """Read Blitzer et al.'s ``processed_acl`` lines: ``feature:count ... #label#:positive``.
 
     Feature names (unigrams, ``a_b`` bigrams) are split from their count on the last
@@ -150,7 +151,8 @@ def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
     >>> row.labels, row.keys, row.values.tolist()
     (('positive',), ['great', 'a_b'], [2.0, 1.0])
     """
-    for line, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline"):
+    for line, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline",
+                                         encoding=encoding):
         tokens = line.split()
         if not tokens:
             continue
@@ -168,7 +170,7 @@ def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
 
 
 def read_named(path_or_file, labeled: bool = True, strict: bool = False,
-               stats: ReadStats | None = None) -> Iterator[SparseRow]:
+               stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[SparseRow]:
     """Read ``label name:value name:value ...`` lines (MIRA's format; names are strings).
 
     Examples
@@ -178,7 +180,7 @@ def read_named(path_or_file, labeled: bool = True, strict: bool = False,
     >>> row.labels, row.keys
     (('sports',), ['goal', 'team'])
     """
-    for text, name, lineno in _lines(path_or_file, strict, stats):
+    for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=False) if labeled else ()
         keys, values = _named_pairs(tokens, name, lineno)

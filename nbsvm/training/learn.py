@@ -49,7 +49,8 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
                  buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
                  block_bytes: int = SHUFFLE_BLOCK_BYTES, max_memory=None,
                  strict: bool = False, stats=None,
-                 checkpoint: "Checkpoint | None" = None) -> OnlineLearner:
+                 checkpoint: "Checkpoint | None" = None,
+                 encoding: str = "utf-8") -> OnlineLearner:
     """Train ``learner`` afresh on sparse files for ``epochs`` passes (default: the
     learner's own ``epochs``, else 1).
 
@@ -62,7 +63,8 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     after every epoch (``loss``: mean training loss before each update; ``mistakes``: count;
     either missing when the learner does not report it). ``learner.history_`` keeps them.
     Invalid UTF-8 in the inputs is replaced and counted in ``stats`` (a
-    :class:`~nbsvm.io.readers.ReadStats`), or refused with ``strict``.
+    :class:`~nbsvm.io.readers.ReadStats`), or refused with ``strict``; ``encoding``: an
+    ASCII-compatible codec of the feature names.
 
     ``checkpoint`` (:class:`~nbsvm.training.checkpoint.Checkpoint`): the learner and the
     shuffling generator are saved after every ``checkpoint.every`` epochs (event
@@ -81,7 +83,7 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     cache = None
     try:
         cache = _read_into_cache(folder / "rows", learner.task, inputs, formats, encoder,
-                                 index_base, strict, stats, callback)
+                                 index_base, strict, stats, callback, encoding)
         base, shift, width = _feature_width(cache, encoder, index_base, n_features, inputs)
         classes = None if learner.task == "regression" else sorted(cache.names)
         n_outputs = 1 if learner.task in ("binary", "regression") else len(classes)
@@ -144,14 +146,14 @@ def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[lis
 
 
 def _read_into_cache(folder, task, inputs, formats, encoder, index_base, strict, stats,
-                     callback) -> RowCache:
+                     callback, encoding="utf-8") -> RowCache:
     """Every input, encoded, into a new row cache (one pass, batch by batch)."""
     with RowWriter(folder, task) as writer:
         for path, f in zip(inputs, formats):
             # auto index base: read as 0-based, shift later if no index 0 was seen
             reader = read_rows(path, f, labeled=True,
                                index_base=0 if index_base == "auto" else index_base,
-                               strict=strict, stats=stats)
+                               strict=strict, stats=stats, encoding=encoding)
             for batch in batches(reader):
                 writer.add(batch, *encoder.encode(batch))
                 if callback:

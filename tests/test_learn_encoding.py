@@ -1,0 +1,37 @@
+"""``nbsvm learn --encoding`` (issue 18, item 6): feature names in another codec read as the
+same features as their UTF-8 spelling."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from nbsvm.evaluation.sparse import load_learner
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+LINES = ["1 café:1 good:2 naïve:1", "-1 bad:1 café:1 dull:1", "1 good:1 fine:1",
+         "-1 bad:2 naïve:1"] * 10
+
+
+def test_latin1_feature_names_are_their_utf8_selves(tmp_path):
+    utf8, latin1 = tmp_path / "u.txt", tmp_path / "l.txt"
+    utf8.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    latin1.write_text("\n".join(LINES) + "\n", encoding="latin-1")
+    models = []
+    for path, extra in ((utf8, []), (latin1, ["--encoding", "latin-1"])):
+        out = tmp_path / f"{path.stem}.npz"
+        run = subprocess.run([str(NBSVM), "learn", str(path), "--format", "named", "-o", str(out),
+                              "--epochs", "3", "--n-bits", "12", *extra],
+                             capture_output=True, text=True, check=True)
+        assert "replaced" not in run.stderr
+        models.append(load_learner(out))
+    assert np.array_equal(models[0].coef_, models[1].coef_)
+    # without --encoding the latin-1 bytes are invalid UTF-8: replaced and said so
+    run = subprocess.run([str(NBSVM), "learn", str(latin1), "--format", "named", "-o",
+                          str(tmp_path / "x.npz"), "--n-bits", "12"], capture_output=True,
+                         text=True, check=True)
+    assert "replaced" in run.stderr
+    rep = subprocess.run([str(NBSVM), "eval", "-m", str(tmp_path / "l.npz"), str(latin1),
+                          "--format", "named", "--encoding", "latin-1", "--json"],
+                         capture_output=True, text=True, check=True)
+    assert '"accuracy": 1.0' in rep.stdout
