@@ -4,13 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
-# the shared corpora beside this checkout, or where CI's clone can reach them
-SHARED ?= $(firstword $(wildcard ../shared/datasets /work/shared/datasets) ../shared/datasets)
-IMDB_TAR := $(SHARED)/imdb/aclImdb_labeled.tar.gz
-IMDB_SHA256 := 3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a
-IMDB_URL := https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz
 
-.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning imbalanced quantize scale serve-bench rcv1 iris reproduce data-imdb bench clean
+.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning imbalanced quantize scale serve-bench rcv1 iris reproduce data bench clean
 
 all: test
 
@@ -46,23 +41,15 @@ FUZZ_SECONDS ?= 60
 fuzz: install-fuzz
 	$(PY) tests/reliability/fuzz.py --seconds $(FUZZ_SECONDS)
 
-# The corpus: data/aclImdb if present, else the shared archive (sha256 checked), else the
-# official download. The unlabeled train/unsup part of the download is not extracted.
-data/aclImdb/train/pos:
-	@mkdir -p data
-	@if [ -f "$(IMDB_TAR)" ]; then \
-	  echo "unpacking $(IMDB_TAR)"; \
-	  echo "$(IMDB_SHA256)  $(IMDB_TAR)" | sha256sum --check --quiet || { echo "sha256 mismatch: $(IMDB_TAR)"; exit 1; }; \
-	  tar -xzf "$(IMDB_TAR)" -C data; \
-	else \
-	  echo "downloading $(IMDB_URL)"; \
-	  curl -fL --retry 3 -o data/aclImdb_v1.tar.gz "$(IMDB_URL)"; \
-	  tar -xzf data/aclImdb_v1.tar.gz -C data --exclude='aclImdb/train/unsup' --exclude='*.feat'; \
-	  rm -f data/aclImdb_v1.tar.gz; \
-	fi
-	@test -d $@
+# The corpora (nbsvm.datasets knows them all): `make data` unpacks every one into data/,
+# `make data-NAME` one (imdb, 20newsgroups, blitzer, rcv1, iris, subj, mpqa,
+# rt_polarity_2k), from the shared datasets folder with each archive's sha256 checked, or
+# IMDB from its official download. A corpus unpacked before is left as it is.
+data: install
+	$(PY) -m nbsvm datasets get all
 
-data-imdb: data/aclImdb/train/pos
+data-%: install
+	$(PY) -m nbsvm datasets get $*
 
 imdb: install data-imdb
 	$(PY) pipelines/imdb.py

@@ -26,13 +26,10 @@ if str(ROOT) not in sys.path:
 
 
 def shared_datasets() -> Path:
-    """``$NBSVM_SHARED_DATASETS``, else ``../shared/datasets`` beside the checkout, else
-    ``/work/shared/datasets`` (a clone elsewhere, as in CI)."""
-    for c in (os.environ.get("NBSVM_SHARED_DATASETS"), ROOT.parent / "shared" / "datasets",
-              Path("/work/shared/datasets")):
-        if c and Path(c).is_dir():
-            return Path(c).resolve()
-    return (ROOT.parent / "shared" / "datasets").resolve()
+    """Where the shared corpora are: :func:`nbsvm.datasets.shared_root` decides it, for the
+    Makefile, the pipelines and the tests alike."""
+    from nbsvm.datasets import shared_root
+    return shared_root()
 
 
 def reproduce_command(argv: list[str] | None = None) -> str:

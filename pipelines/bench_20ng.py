@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pipelines"))
 from bench import NBSVM, PY, accuracy_of, run_measured, spread  # noqa: E402
 
-SHARED = next((p for p in (ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets"))
-               if p.exists()), ROOT.parent / "shared" / "datasets")
+from nbsvm.datasets import shared_root  # noqa: E402
+
+SHARED = shared_root()          # nbsvm.datasets decides where the corpora are
 
 
 def folders(archive: Path, work: Path) -> tuple[Path, Path]:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from _report import ROOT, shared_datasets, start, write_results
+from _report import ROOT, start, write_results
 from bench_20ng import folders
 
-from nbsvm import NBSVMClassifier
+from nbsvm import NBSVMClassifier, datasets
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 SETTINGS = [("original (float32, AdaGrad sums)", None),
@@ -51,7 +51,7 @@ def main(argv=None):
     imdb = ROOT / "data" / "aclImdb"
     if not (imdb / "train" / "pos").is_dir():
         sys.exit(f"IMDB not found at {imdb}: run make data-imdb")
-    archive = shared_datasets() / "20newsgroups" / "20news-bydate.tar.gz"
+    archive = datasets.archive("20newsgroups")         # sha256 checked
     config = start("quantize", {"imdb": imdb, "20newsgroups": archive, "seed": args.seed,
                                 "settings": [name for name, _ in SETTINGS]},
                    [__file__, *(argv if argv is not None else sys.argv[1:])])

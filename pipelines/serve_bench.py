@@ -32,7 +32,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _report import ROOT, shared_datasets, start, write_results
+from _report import ROOT, start, write_results
+
+from nbsvm import datasets
 from nbsvm.serve.registry import model_name
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -51,7 +53,7 @@ def imdb_test_texts(n: int) -> list[str]:
         files = [f for pair in zip(pos, neg) for f in pair][:n]
         return [f.read_text(encoding="utf-8", errors="replace") for f in files]
     texts = []
-    with tarfile.open(shared_datasets() / "imdb" / "aclImdb_labeled.tar.gz", "r|gz") as tar:
+    with tarfile.open(datasets.archive("imdb"), "r|gz") as tar:     # sha256 checked
         for member in tar:
             if member.isfile() and member.name.startswith("aclImdb/test/") and \
                     member.name.endswith(".txt"):

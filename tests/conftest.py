@@ -8,20 +8,16 @@ import tarfile
 import numpy as np
 import pytest
 
+from nbsvm import datasets
 from nbsvm.io.document import Document
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def shared_datasets() -> Path:
-    """``$NBSVM_SHARED_DATASETS``, else ``../shared/datasets`` beside the checkout, else
-    ``/work/shared/datasets`` (CI clones the repository elsewhere)."""
-    candidates = [os.environ.get("NBSVM_SHARED_DATASETS"), REPO.parent / "shared" / "datasets",
-                  "/work/shared/datasets"]
-    for c in candidates:
-        if c and Path(c).is_dir():
-            return Path(c).resolve()
-    return (REPO.parent / "shared" / "datasets").resolve()
+    """Where the shared corpora are: :func:`nbsvm.datasets.shared_root` decides it, for the
+    Makefile, the pipelines and the tests alike."""
+    return datasets.shared_root()
 
 
 def synthetic(n_docs, n_classes=2, seed=0, words=30, unique=False):
@@ -60,7 +56,7 @@ def random_rows(rng, n: int, d: int, sizes=(1, 6), draw=None):
     return rows, np.array(indices), np.array(values), np.array(offsets)
 
 
-IMDB_ARCHIVE = shared_datasets() / "imdb" / "aclImdb_labeled.tar.gz"
+IMDB_ARCHIVE = shared_datasets() / datasets.CORPORA["imdb"].folder / "aclImdb_labeled.tar.gz"
 PER_FOLDER = 1000
 
 

@@ -64,7 +64,7 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 from nbsvm.cli import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401  (registers the commands)
-from nbsvm.cli import info, quantize, serve  # noqa: E402,F401  (registers nbsvm info, quantize, serve)
+from nbsvm.cli import datasets, info, quantize, serve  # noqa: E402,F401  (registers them)
 
 
 def _return_freed_memory():

@@ -1,0 +1,126 @@
+"""The one module that knows every corpus (issue 19): its figures against each corpus's
+README and file, unpacking, the document loaders, the fixtures in data/, and
+``nbsvm datasets`` on real data."""
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from nbsvm import datasets
+from nbsvm.errors import NBSVMError
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*([\d,]+)\s*\|\s*`([0-9a-f]{64})`\s*\|")
+
+
+def readme_figures(folder: Path) -> dict:
+    """``{file: (bytes, sha256)}`` from a README's table rows ``| `file` | bytes | `sha` |``."""
+    out = {}
+    for line in (folder / "README.md").read_text(encoding="utf-8").splitlines():
+        m = ROW.match(line)
+        if m:
+            out[m.group(1)] = (int(m.group(2).replace(",", "")), m.group(3))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(datasets.CORPORA))
+def test_the_module_agrees_with_each_readme_and_file(name):
+    corpus = datasets.CORPORA[name]
+    folder = datasets.shared_root() / corpus.folder
+    if not folder.is_dir():
+        pytest.skip(f"no shared folder {folder}")
+    figures = readme_figures(folder)
+    for file, (size, sha) in corpus.files.items():
+        assert figures[file] == (size, sha), (name, file)      # the README's own figures
+        path = datasets.archive(name, file)                     # and the file matches them
+        assert path.stat().st_size == size and datasets.sha256_of(path) == sha
+
+
+def test_a_damaged_archive_is_refused_naming_it(tmp_path, monkeypatch):
+    if not datasets.available("iris"):
+        pytest.skip("no shared iris")
+    (tmp_path / "iris").mkdir()
+    good = datasets.archive("iris").read_bytes()
+    (tmp_path / "iris" / "iris.data.gz").write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    monkeypatch.setenv("NBSVM_SHARED_DATASETS", str(tmp_path))
+    with pytest.raises(NBSVMError, match="iris.data.gz.*sha256 mismatch"):
+        datasets.archive("iris")
+    with pytest.raises(datasets.MissingCorpus, match="mpqa.tar.gz not found"):
+        datasets.archive("mpqa")
+    with pytest.raises(NBSVMError, match="unknown corpus 'imbd'"):
+        datasets.corpus("imbd")
+
+
+def test_prepare_unpacks_once(tmp_path):
+    if not datasets.available("mpqa"):
+        pytest.skip("no shared mpqa")
+    root = datasets.prepare("mpqa", tmp_path)
+    assert sorted(p.name for p in root.iterdir()) == [".nbsvm-prepared", "mpqa.neg", "mpqa.pos"]
+    assert sum(1 for _ in open(root / "mpqa.pos", "rb")) == 3312
+    before = (root / "mpqa.pos").stat().st_mtime_ns
+    assert datasets.prepare("mpqa", tmp_path) == root
+    assert (root / "mpqa.pos").stat().st_mtime_ns == before          # not unpacked again
+
+
+@pytest.mark.parametrize("name, part, n, classes", [
+    ("subj", None, 10000, {"objective": 5000, "subjective": 5000}),
+    ("rt_polarity_2k", None, 2000, {"pos": 1000, "neg": 1000}),
+    ("blitzer", "kitchen_&_housewares", 2000, {"positive": 1000, "negative": 1000}),
+    ("20newsgroups", "test", 7532, None),
+])
+def test_documents_from_the_archives(name, part, n, classes):
+    if not datasets.available(name):
+        pytest.skip(f"no shared {name}")
+    docs = list(datasets.documents(name, part, encoding="latin-1"))
+    counts = Counter(d.label for d in docs)
+    assert len(docs) == n and (classes is None or dict(counts) == classes)
+    if name == "20newsgroups":
+        assert len(counts) == 20
+    assert all(d.text and d.source for d in docs[:50])
+
+
+def test_fixtures_are_tracked_and_no_corpus_is():
+    tracked = subprocess.run(["git", "ls-files", "data"], cwd=REPO, capture_output=True,
+                             text=True)
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    assert sorted(tracked.stdout.split()) == ["data/README.md", "data/reviews.txt",
+                                              "data/tags.txt", "data/tiny.svm",
+                                              "data/topics.txt"]
+    for name in ("reviews.txt", "topics.txt", "tags.txt", "tiny.svm"):
+        assert datasets.fixture(name).stat().st_size < 4096
+
+
+def test_cli_on_the_fixtures_and_the_list(tmp_path):
+    """The quickstart of data/README.md: every fixture trains."""
+    runs = [["train", str(datasets.fixture("reviews.txt")), "--ngrams", "2", "-o",
+             str(tmp_path / "r.npz"), "--n-bits", "16", "-q"],
+            ["train", str(datasets.fixture("topics.txt")), "-o", str(tmp_path / "t.npz"),
+             "--n-bits", "16", "-q"],
+            ["train", str(datasets.fixture("tags.txt")), "--multilabel", "-o",
+             str(tmp_path / "g.npz"), "--n-bits", "16", "-q"],
+            ["learn", str(datasets.fixture("tiny.svm")), "--algorithm", "pegasos", "-o",
+             str(tmp_path / "s.npz"), "-q"]]
+    for args in runs:
+        subprocess.run([str(NBSVM), *args], check=True, capture_output=True)
+    rep = json.loads(subprocess.run([str(NBSVM), "eval", "-m", str(tmp_path / "r.npz"),
+                                     str(datasets.fixture("reviews.txt")), "--json"],
+                                    check=True, capture_output=True, text=True).stdout)
+    assert rep["accuracy"] == 1.0                    # it fits its own 40 reviews
+    rows = json.loads(subprocess.run([str(NBSVM), "datasets", "list", "--json"], check=True,
+                                     capture_output=True, text=True).stdout)
+    assert sorted(r["name"] for r in rows) == sorted(datasets.CORPORA)
+    assert all(r["citation"] and r["licence"] for r in rows)
+    if datasets.available("iris"):
+        out = subprocess.run([str(NBSVM), "datasets", "get", "iris", "--data", str(tmp_path)],
+                             check=True, capture_output=True, text=True).stdout
+        assert "sha256 checked" in out and "cite: R. A. Fisher" in out
+        assert (tmp_path / "iris" / "iris.data").stat().st_size == 4551
+    bad = subprocess.run([str(NBSVM), "datasets", "get", "imbd"], capture_output=True,
+                         text=True)
+    assert bad.returncode == 2 and "unknown corpus 'imbd'" in bad.stderr
