@@ -314,8 +314,15 @@ def fixture(name: str) -> Path:
     """The path of a small hand-made file in the repository's ``data/`` folder
     (``reviews.txt``, ``topics.txt``, ``tags.txt``, ``tiny.svm``; data/README.md).
 
-    >>> fixture("reviews.txt").name
-    'reviews.txt'
+    >>> from nbsvm import NBSVMClassifier
+    >>> from nbsvm.io.readers import read_inputs
+    >>> docs = list(read_inputs([fixture("reviews.txt")]))
+    >>> len(docs), docs[0].label
+    (40, 'pos')
+    >>> clf = NBSVMClassifier(ngrams=2, n_bits=14, epochs=5).fit(
+    ...     [d.text for d in docs], [d.label for d in docs])
+    >>> clf.predict(["a wonderful, funny film", "a dull and awful mess"]).tolist()
+    ['pos', 'neg']
     """
     path = FIXTURES / name
     if not path.is_file():

@@ -10,7 +10,8 @@ MODULES = ["nbsvm.evaluation.metrics", "nbsvm.io.readers", "nbsvm.io.decoding", 
            "nbsvm.learners.base", "nbsvm.learners.rows", "nbsvm.learners.targets", "nbsvm.learners.sgd", "nbsvm.learners.linear",
            "nbsvm.learners.schedules", "nbsvm.learners.regularizers", "nbsvm.learners.pegasos",
            "nbsvm.learners.pa", "nbsvm.learners.multiclass", "nbsvm.learners.multilabel",
-           "nbsvm.learners.ogd", "nbsvm.models.transform", "nbsvm.data.cachestore", "nbsvm.training.tune", "nbsvm.evaluation.bucket_names"]
+           "nbsvm.learners.ogd", "nbsvm.models.transform", "nbsvm.data.cachestore", "nbsvm.training.tune", "nbsvm.evaluation.bucket_names",
+           "nbsvm.datasets", "nbsvm.models.calibrator"]
 
 
 @pytest.mark.parametrize("name", MODULES)
