@@ -241,8 +241,8 @@ class ReliabilityHistogram:
 
     >>> h = ReliabilityHistogram(10)
     >>> h.add(np.array([0.95, 0.95, 0.55, 0.55]), np.array([1, 1, 1, 0]))
-    >>> round(h.ece(), 3)
-    0.025
+    >>> round(h.ece(), 3)      # (|2 - 1.9| + |1 - 1.1|) / 4
+    0.05
     """
 
     #: confidences are summed as integers in units of 2**-32 (exact, so the figures do not
