@@ -486,11 +486,11 @@ def test_cli_reports_output_it_could_not_write(tmp_path):
 
 def test_train_json_without_a_test_set(tmp_path):
     import json
-    train = tmp_path / "train.txt"
-    train.write_text("pos\tgreat fun\nneg\tdull plot\npos\tgreat cast\nneg\tawful, dull\n")
+    from nbsvm.datasets import fixture
+    train = fixture("reviews.txt")          # 20 + 20 hand-made reviews (data/README.md)
     r = runner.invoke(app, ["train", str(train), "-o", str(tmp_path / "m.npz"), "--n-bits", "10",
                             "--min-df", "1", "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert out["documents"] == 4 and out["classes"] == ["neg", "pos"]
-    assert out["class_counts"] == [2, 2] and out["timings"]["train_s"] >= 0
+    assert out["documents"] == 40 and out["classes"] == ["neg", "pos"]
+    assert out["class_counts"] == [20, 20] and out["timings"]["train_s"] >= 0

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import typer.main
 
+from nbsvm.datasets import fixture
 from nbsvm.cli import app
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -55,8 +56,7 @@ def test_every_option_has_help():
     (["--interpolate", "both"], "unknown interpolation 'both'"),
 ])
 def test_values_help_does_not_list_are_refused(tmp_path, args, says):
-    data = tmp_path / "d.txt"
-    data.write_text("pos\tgood fun\nneg\tdull\npos\tgreat\nneg\tawful\n", encoding="utf-8")
+    data = fixture("reviews.txt")           # data/README.md
     r = subprocess.run([str(NBSVM), "train", str(data), "-o", str(tmp_path / "m.npz"), *args],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and says in r.stderr, r.stderr
