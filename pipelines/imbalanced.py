@@ -27,7 +27,9 @@ from _report import ROOT, start, write_results
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 VARIANTS = [[], ["--class-weight", "pos=3"], ["--class-weight", "balanced"],
-            ["--class-weight", "balanced", "--loss", "hinge"]]
+            ["--class-weight", "balanced", "--loss", "hinge"],
+            ["--class-weight", "balanced", "--norm", "l2"],
+            ["--class-weight", "balanced", "--auto"]]
 
 
 def write_split(imdb: Path, split: str, out: Path, ratio: int, seed: int) -> int:
