@@ -222,3 +222,59 @@ def test_cli_train_calibrate_and_eval_report_ece(imdb_slice, tmp_path):
                           "-o", str(model), "--calibrate", "platt"], capture_output=True,
                          text=True)
     assert bad.returncode != 0 and "calibrate must be" in bad.stderr
+
+
+def test_a_class_held_out_whole_or_too_few_documents_are_said():
+    texts = ["only c here"] + [f"alpha {i} a" if i % 2 else f"beta {i} b" for i in range(300)]
+    labels = ["c"] + ["a" if i % 2 else "b" for i in range(300)]
+    held = list(_split(list(zip(texts, labels)), 31, True))
+    assert ("only c here", "c") in held            # seed 31 holds the one "c" document out
+    with pytest.raises(NBSVMError, match="every document of class 'c' fell in the held-out"):
+        NBSVMClassifier(n_bits=14, calibrate="sigmoid", seed=31, epochs=3).fit(texts, labels)
+    few = ["good fun", "bad dull"] * 4
+    for seed in range(12):
+        try:
+            clf = NBSVMClassifier(n_bits=12, calibrate="sigmoid", seed=seed,
+                                  epochs=2).fit(few, ["pos", "neg"] * 4)
+        except NBSVMError as e:
+            assert "at least 2 are needed" in e.message or "two classes" in e.message
+        else:
+            rep = clf.calibration_report_
+            assert rep["held_out"] >= 2 and (rep["ece_after"] is None) == (rep["held_out"] < 4)
+
+
+def test_every_output_follows_the_calibrated_labels(reviews, tmp_path):
+    """serve and predict name the calibrated label, with that label's probability."""
+    from nbsvm.evaluation.predict import predict_documents
+    from nbsvm.io.document import Document
+    from nbsvm.serve.scoring import predictions
+    (X, y), (Xt, yt) = reviews
+    X, y = X[:400] + X[-80:], y[:400] + y[-80:]         # 400 pos, 80 neg: skewed scores
+    clf = NBSVMClassifier(ngrams=2, n_bits=18, loss="hinge", calibrate="isotonic").fit(X, y)
+    labels = list(clf.predict(Xt))
+    served = predictions(clf, Xt)
+    assert [r["label"] for r in served] == labels
+    proba = clf.predict_proba(Xt)
+    index = {c: k for k, c in enumerate(clf.classes_)}
+    assert all(r["probability"] == pytest.approx(proba[i, index[r["label"]]])
+               for i, r in enumerate(served))
+    frame = next(predict_documents(clf, [Document(None, t, "<t>", i) for i, t in enumerate(Xt)]))
+    assert list(frame["label"]) == labels[:len(frame)]
+    clf.set_params(keep_counts=True)
+    with pytest.raises(NBSVMError, match="calibrated model cannot be continued"):
+        clf.lexicon_ = object()
+        clf.continue_fit(X[:10], y[:10])
+
+
+def test_multiclass_predict_gives_the_predicted_labels_probability():
+    from conftest import synthetic
+    from nbsvm.evaluation.predict import predict_documents
+    docs = synthetic(800, n_classes=4, seed=9)
+    clf = NBSVMClassifier(ngrams=1, n_bits=14, epochs=3, calibrate="sigmoid").fit(
+        [d.text for d in docs], [d.label for d in docs])
+    frame = next(predict_documents(clf, docs[:300]))
+    proba = clf.predict_proba([d.text for d in docs[:len(frame)]])
+    index = {c: k for k, c in enumerate(clf.classes_)}
+    expected = [proba[i, index[label]] for i, label in enumerate(frame["label"])]
+    assert np.allclose(frame["probability"], expected)
+    assert np.allclose(frame["probability"], proba.max(axis=1))

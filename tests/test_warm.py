@@ -123,3 +123,22 @@ def test_cli_init_continues_a_saved_model(imdb_slice, tmp_path):
     bad = subprocess.run([str(NBSVM), "train", str(b_txt), "--init", str(a), "-o",
                           str(tmp_path / "x.npz"), "--auto"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--init" in bad.stderr
+
+
+def test_keep_counts_refuses_a_lexicon_argument(parts):
+    (XA, yA), _, _ = parts
+    from nbsvm.io.document import Document
+    from nbsvm.lexicon.build import build_lexicon
+    clf = NBSVMClassifier(ngrams=1, n_bits=14, keep_counts=True)
+    docs = [Document(lab, t, "<t>", i) for i, (t, lab) in enumerate(zip(XA, yA))]
+    with pytest.raises(NBSVMError, match="give the documents, not a lexicon"):
+        clf.fit_documents(docs, lexicon=build_lexicon(docs, clf.validate()))
+
+
+def test_a_backend_learner_with_every_bucket_a_column_reloads(parts, tmp_path):
+    (XA, yA), _, (Xt, _) = parts
+    clf = NBSVMClassifier(n_bits=12, learner="pa").fit(XA, yA)
+    assert clf.column_of_ is None                 # columns are buckets (most are kept)
+    clf.save(tmp_path / "pa.npz")
+    back = NBSVMClassifier.load(tmp_path / "pa.npz")
+    assert np.array_equal(back.decision_function(Xt[:40]), clf.decision_function(Xt[:40]))

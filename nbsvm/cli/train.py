@@ -463,9 +463,11 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
 
 def calibration_line(event: dict) -> str:
     """What a calibration measured, in one line."""
+    after = "too few documents to measure after" if event["ece_after"] is None else \
+        f"{event['ece_after']:.4f} after (two-fold)"
     return (f"{event['method']} calibration on {event['held_out']:,} held-out documents: "
-            f"expected calibration error {event['ece_before']:.4f} before, "
-            f"{event['ece_after']:.4f} after (two-fold), {event['seconds']:.2f} s")
+            f"expected calibration error {event['ece_before']:.4f} before, {after}, "
+            f"{event['seconds']:.2f} s")
 
 
 def _json_summary(clf, job: dict, output: str) -> dict:

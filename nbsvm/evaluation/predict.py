@@ -51,8 +51,10 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document], top_k: i
             frame[f"score_{positive}"] = scores[:, 0]
             if has_proba:
                 frame[f"probability_{positive}"] = model.proba_of(scores)[:, 1]
-        else:
-            best = np.argmax(scores, axis=1)
+        else:               # the predicted label's own score and probability
+            index = {c: k for k, c in enumerate(model.classes_)}
+            best = np.fromiter((index[label] for label in labels), dtype=np.int64,
+                               count=len(labels))
             frame["score"] = scores[np.arange(len(best)), best]
             if has_proba:
                 frame["probability"] = model.proba_of(scores)[np.arange(len(best)), best]

@@ -172,6 +172,9 @@ class Calibrator:
         """Calibrated probabilities ``(n, K)``: two classes ``[1 - p, p]``; one against the
         rest normalized to sum 1; multi-label each label's own."""
         scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
+        if scores.shape[1] != len(self.knots_):
+            raise NBSVMError(f"the calibration maps {len(self.knots_)} outputs, the scores "
+                             f"have {scores.shape[1]}")
         if self.method == "temperature" and scores.shape[1] > 1 and not self.multilabel:
             return _softmax(self.knots_[0][0] * scores)
         p = np.empty_like(scores)

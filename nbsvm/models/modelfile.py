@@ -60,7 +60,11 @@ def _stored_parts(clf):
     learner = clf.linear_
     if clf.column_of_ is None:
         for lo in range(0, learner.n_features, SAVE_PART):
-            used = learner.used_features(lo, min(lo + SAVE_PART, learner.n_features))
+            hi = min(lo + SAVE_PART, learner.n_features)
+            # a backend learner's arrays span every column: store them all, so that the
+            # columns the file gives back are the ones its weights are indexed by
+            used = learner.used_features(lo, hi) if clf.backend_learner is None else \
+                np.arange(lo, hi, dtype=BUCKET_DTYPE)
             yield used, used
         return
     column_of = clf.column_of_

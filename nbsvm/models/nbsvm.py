@@ -311,7 +311,10 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
             from nbsvm.training.early_stopping import fit_early_stopping
             fit_early_stopping(self, docs, callback, max_memory)
             return self
-        if self.keep_counts and lexicon is None and not self.auto:
+        if self.keep_counts and lexicon is not None:
+            raise NBSVMError("keep_counts counts the lexicon in a pass of its own: give the "
+                             "documents, not a lexicon")
+        if self.keep_counts and not self.auto:
             if kept is not None or checkpoint is not None:
                 raise NBSVMError("keep_counts counts the lexicon in a pass of its own: it "
                                  "cannot start from a kept cache or a checkpoint")

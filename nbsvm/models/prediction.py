@@ -104,12 +104,14 @@ class PredictionMixin:
         by ``class_weight``, which reweighs the data the learner sees)."""
         counts = self.class_counts_.astype(np.float64)
         weights = self.class_weights() if not self.multilabel else None
-        if weights is not None:
-            counts = counts * weights
-        if self.n_outputs() == 1:
+        if self.n_outputs() == 1:           # both classes weighed, as the learner does
+            if weights is not None:
+                counts = counts * weights
             return float(np.log(counts[1] / counts[0]))
+        # one against the rest: the class weighed, the rest at 1 (as output_weights)
         rest = (self.n_docs_ if self.multilabel else counts.sum()) - counts[k]
-        return float(np.log(max(counts[k], 0.5) / max(rest, 0.5)))
+        mine = counts[k] * (weights[k] if weights is not None else 1.0)
+        return float(np.log(max(mine, 0.5) / max(rest, 0.5)))
 
     def _batches(self, X) -> Iterator[Batch]:
         docs = [Document(None, text, "<input>", i + 1) for i, text in enumerate(X)]

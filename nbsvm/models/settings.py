@@ -23,8 +23,8 @@ def check_class_weight(cw) -> None:
     if cw is None or cw == "balanced":
         return
     if not isinstance(cw, dict) or not cw or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) and v > 0
-            for v in cw.values()):
+            isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
+            and np.isfinite(v) and v > 0 for v in cw.values()):
         raise NBSVMError(f"class_weight must be None, 'balanced' or a dict of positive "
                          f"weights by class name, got {cw!r}")
 

@@ -29,15 +29,20 @@ def predictions(model, texts: list[str], top_k: int | None = None,
     ranked = None
     if top_k is not None or threshold is not None:
         ranked = model.top_k_of(raw, top_k, threshold)
+    # the labels as predict gives them (a calibrated model's: its most probable classes)
+    code_of = {c: k for k, c in enumerate(classes)}
+    labels = model.labels_of(raw) if not model.multilabel else None
+    mask = model.label_mask(raw) if model.multilabel else None
     out = []
     for i in range(len(texts)):
         if model.multilabel:
             chosen = [k for k in range(len(classes)) if values[i, k] >= threshold] \
-                if threshold is not None else [k for k in range(len(classes)) if scores[i, k] > 0]
+                if threshold is not None else [k for k in range(len(classes)) if mask[i, k]]
             row = {"label": [classes[k] for k in chosen]}
+            best = int(np.argmax(values[i] if kind == "probability" else scores[i]))
         else:
-            row = {"label": classes[int(np.argmax(scores[i]))]}
-        best = int(np.argmax(scores[i]))
+            row = {"label": labels[i]}
+            best = code_of[labels[i]]
         row["score"] = float(scores[i, best])
         if kind == "probability":
             row["probability"] = float(values[i, best])

@@ -38,18 +38,25 @@ def split(docs: Iterable[Document], seed: int, held: bool, fraction: float = 0.1
 
 
 def _truth(model, labels) -> np.ndarray:
-    """``(n, n_outputs)`` 0/1: which outputs are each held-out document's."""
+    """``(n, n_outputs)`` 0/1: which outputs are each held-out document's. A class the
+    model trained without (all its documents were held out) is an error: the calibration
+    would not cover the final model's outputs."""
     classes = {c: i for i, c in enumerate(model.classes_)}
     n_out = model.n_outputs()
     truth = np.zeros((len(labels), n_out if n_out > 1 else 1), dtype=bool)
     for row, label in enumerate(labels):
+        values = label_set(label) if model.multilabel else [label]
+        missing = [v for v in values if v not in classes]
+        if missing:
+            raise NBSVMError(f"--calibrate: every document of class {missing[0]!r} fell in the "
+                             "held-out tenth, so the model it calibrates never saw the class; "
+                             "give that class more documents, or train without --calibrate")
         if model.multilabel:
-            for v in label_set(label):
-                if v in classes:
-                    truth[row, classes[v]] = True
+            for v in values:
+                truth[row, classes[v]] = True
         elif n_out == 1:
             truth[row, 0] = label == model.classes_[1]
-        elif label in classes:
+        else:
             truth[row, classes[label]] = True
     return truth
 
@@ -61,9 +68,11 @@ def held_out_scores(model, docs: Iterable[Document]) -> tuple[np.ndarray, np.nda
     for batch in hash_batches(docs, model.hasher_):
         scores.append(np.asarray(model.decision_batch(batch)).reshape(len(batch), -1))
         truth.append(_truth(model, batch.labels))
-    if not scores:
-        raise NBSVMError("calibration needs held-out documents: the training data is empty")
-    return np.concatenate(scores), np.concatenate(truth)
+    scores = np.concatenate(scores) if scores else np.zeros((0, 1))
+    if len(scores) < 2:
+        raise NBSVMError(f"--calibrate holds out a tenth of the training documents and got "
+                         f"{len(scores)}: at least 2 are needed (about 20 documents or more)")
+    return scores, np.concatenate(truth)
 
 
 def reliability(model, calibrator, scores, truth) -> dict:
@@ -88,6 +97,8 @@ def reliability(model, calibrator, scores, truth) -> dict:
         before = before.probabilities(scores)
     # after: two-fold on the held-out scores (the calibrator's own fit set would flatter it)
     half = np.arange(len(scores)) % 2 == 0
+    if len(scores) < 4:         # a half of one document cannot be fitted: no honest figure
+        return {"ece_before": ece(before), "ece_after": None, "held_out": int(len(scores))}
     after = np.empty_like(before)
     for fit_on in (half, ~half):
         part = Calibrator(calibrator.method, model.multilabel).fit(scores[fit_on], truth[fit_on])

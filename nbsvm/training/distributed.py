@@ -140,6 +140,10 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     notify = callback or (lambda event: None)
     reader = dict(reader or {})
     hasher = clf.validate()
+    asked = [name for name in ("auto", "calibrate", "keep_counts", "early_stopping")
+             if getattr(clf, name)]
+    if asked:                   # each reads or holds out the data on one machine
+        raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
     if clf.multilabel:          # the shards' lexicons count label sets; an empty one is none
         reader["empty_label"] = True
     t0 = time.perf_counter()

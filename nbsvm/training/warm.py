@@ -77,7 +77,8 @@ def resolved_params(source) -> dict:
         params[name] = source.setting(name)
     if params["eta0"] == "auto":
         params["eta0"] = float(source.eta0_)
-    params.update(keep_counts=True, auto=False, calibrate=None)
+    # what chose or held out data the first time is not done again on the new documents
+    params.update(keep_counts=True, auto=False, calibrate=None, early_stopping=False)
     return params
 
 
@@ -98,6 +99,9 @@ def continue_training(source, docs, callback: Callable[[dict], None] | None = No
     if source.backend_learner is not None:
         raise NBSVMError(f"learner {source.learner!r} keeps its own state: continuing "
                          "training is for the built-in learner")
+    if source.calibrator_ is not None:
+        raise NBSVMError("a calibrated model cannot be continued: its calibration was fitted "
+                         "to the old weights. Continue a model trained without --calibrate")
     reread = _rereadable(docs)
     lexicon = copy_lexicon(source.lexicon_)
     known = set(lexicon.classes_)
