@@ -63,3 +63,26 @@ def test_the_archive_itself_with_format_blitzer(tmp_path):
                           str(tmp_path / "m.npz"), "-q", "--n-bits", "18", "--epochs", "2"],
                          capture_output=True, text=True, check=True)
     assert "documents: 8000" in out.stdout
+
+
+def test_class_folders_of_review_files_stay_folders_and_domains_interleave(sorted_data,
+                                                                         tmp_path):
+    corpus = tmp_path / "corp"
+    for label in ("pos", "neg"):
+        (corpus / label).mkdir(parents=True)
+        for i in range(3):
+            (corpus / label / f"{i}.review").write_text(f"{label} words {i}")
+    assert detect_format(corpus) == "folders"
+    labels = [d.label for d in read_inputs([sorted_data / "books"])][:6]
+    assert labels == ["negative", "positive"] * 3
+
+
+def test_a_domain_folders_kept_cache_follows_its_files(sorted_data, tmp_path):
+    from nbsvm.data.cachestore import input_identity
+    import shutil
+    domain = tmp_path / "books"
+    shutil.copytree(sorted_data / "books", domain)
+    before = input_identity(domain)
+    text = (domain / "positive.review").read_text(encoding="utf-8", errors="replace")
+    (domain / "positive.review").write_text(text[:len(text) // 2], encoding="utf-8")
+    assert input_identity(domain) != before

@@ -138,3 +138,14 @@ def test_explain_command(tmp_path):
     assert r.exit_code == 2 and "unknown class 'nope'" in r.output
     r = runner.invoke(app, ["explain", "-m", str(model), "--html", str(html)])
     assert r.exit_code == 2 and "--html needs --text" in r.output
+
+
+def test_explain_stdin_lines_keep_their_numbers(tmp_path):
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{l}\t{t}\n" for t, l in zip(TEXTS, LABELS)))
+    model = tmp_path / "m.npz"
+    assert runner.invoke(app, ["train", str(train), "-o", str(model), "--n-bits", "14",
+                               "-q"]).exit_code == 0
+    r = runner.invoke(app, ["explain", "-m", str(model), "--text", "-", "--json"],
+                      input="great film\n\nawful waste\n")
+    assert [json.loads(x)["line"] for x in r.output.splitlines()] == [1, 3]

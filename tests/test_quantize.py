@@ -129,3 +129,16 @@ def test_cli_quantize_then_every_command(imdb_slice, tmp_path):
     bad = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "x.npz"),
                           "--keep", "2"], capture_output=True, text=True)
     assert bad.returncode == 2 and "keep must be a share" in bad.stderr
+
+
+def test_quantize_refuses_to_replace_its_source_and_float16_overflow(saved, tmp_path):
+    import shutil
+    from nbsvm.models.quantize import quantize_file
+    copy = tmp_path / "same.npz"
+    shutil.copy(saved, copy)
+    with pytest.raises(NBSVMError, match="would replace the original"):
+        quantize_file(copy, copy)
+    clf = NBSVMClassifier.load(saved)
+    clf.linear_.S_[0, :3, 1] = 1e5                   # beyond float16's 65504
+    with pytest.raises(NBSVMError, match="does not fit float16"):
+        quantize(clf, "float16")

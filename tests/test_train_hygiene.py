@@ -103,3 +103,44 @@ def test_cli_valid_keep_case_and_char_ranges(imdb_slice, tmp_path):
                           str(tmp_path / "x.npz"), "--char-ngrams", "5-2"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "range LO-HI such as 2-5" in bad.stderr
+
+
+def test_early_stopping_restores_a_backend_learners_best_epoch(reviews):
+    (X, y), _ = reviews
+    clf = NBSVMClassifier(ngrams=2, n_bits=18, epochs=8, learner="pa", early_stopping=True,
+                          validation_fraction=0.2, n_iter_no_change=1).fit(X, y)
+    held = list(split([(t, lab) for t, lab in zip(X, y)], clf.seed, True, 0.2))
+    assert clf.score([t for t, _ in held], [lab for _, lab in held]) == \
+        pytest.approx(clf.validation_["accuracy"])
+
+
+def test_a_class_left_only_in_the_held_out_part_is_said():
+    texts = [f"w{i} common words" for i in range(200)]
+    labels = ["a" if i % 2 else "b" for i in range(200)]
+    held = [i for i, _ in enumerate(split(list(range(200)), 0, True, 0.1))]
+    first_held = next(split(list(range(200)), 0, True, 0.1))
+    labels[first_held] = "rare"                     # its only document is held out
+    with pytest.raises(NBSVMError, match="class 'rare' fell in the held-out part"):
+        NBSVMClassifier(n_bits=12, epochs=2, early_stopping=True).fit(texts, labels)
+    assert held
+
+
+def test_modes_that_read_twice_refuse_standard_input(tmp_path):
+    for flag in (["--valid", "0.1"], ["--calibrate", "sigmoid"], ["--keep-counts"]):
+        r = subprocess.run([str(NBSVM), "train", "-", "-o", str(tmp_path / "m.npz"), *flag],
+                           input="pos\tgood\nneg\tbad\n", capture_output=True, text=True)
+        assert r.returncode == 2 and "standard input cannot be" in r.stderr
+
+
+def test_reading_reports_once_when_the_inputs_are_read_twice(imdb_slice, tmp_path):
+    lines = []
+    for label in ("pos", "neg"):
+        for p in sorted((imdb_slice / "train" / label).glob("*.txt"))[:150]:
+            lines.append(f"{label}\t" + p.read_text(encoding="utf-8").replace("\t", " "))
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(("\n".join(lines) + "\nno tab on this line\n").encode() + b"pos\tbad \xff\xfe\n")
+    r = subprocess.run([str(NBSVM), "train", str(bad), "-o", str(tmp_path / "m.npz"), "-q",
+                        "--valid", "0.2", "--skip-bad-lines", "--n-bits", "16"],
+                       capture_output=True, text=True, check=True)
+    assert "skipped 1 malformed line" in r.stderr
+    assert "replaced 2 invalid UTF-8 bytes in 1 document" in r.stderr

@@ -108,20 +108,38 @@ def read_stats(skip_bad: bool = False) -> ReadStats:
     return stats
 
 
+def rereadable(inputs: List[str], read, flag: str):
+    """``read(inputs, report)`` as a callable giving the documents afresh on each call, for
+    the modes that read the inputs more than once; only the first read's counts are
+    reported (every read meets the same bad lines). Standard input cannot be read twice:
+    refused, naming ``flag``."""
+    if any(str(i) == "-" for i in inputs):
+        raise NBSVMError(f"{flag} reads the inputs more than once: standard input cannot be; "
+                         "save it to a file first")
+    calls = [0]
+
+    def again():
+        calls[0] += 1
+        return read(inputs, calls[0] == 1)
+    return again
+
+
 def documents(inputs: List[str], fmt: str, text_col, label_col: Optional[str], labeled=True,
               strict: bool = False, skip_bad: bool = False, known_labels=None,
               encoding: str = "utf-8", empty_label: bool = False,
-              label_sep: str = "\t") -> DocumentStream:
+              label_sep: str = "\t", report: bool = True) -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
-    readers noted printed when the command ends (see :func:`report_reading`)."""
-    stats = read_stats(skip_bad)
+    readers noted printed when the command ends (see :func:`report_reading`; not with
+    ``report`` False: a later read of the same inputs)."""
+    stats = read_stats(skip_bad) if report else ReadStats(skip_bad=skip_bad)
     stream = DocumentStream(read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col,
                                         label_col=label_col, strict=strict, stats=stats,
                                         known_labels=known_labels, encoding=encoding,
                                         empty_label=empty_label, label_sep=label_sep),
                             stats, inputs)
-    command_streams.append(stream)
+    if report:
+        command_streams.append(stream)
     return stream
 
 

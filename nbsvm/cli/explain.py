@@ -66,21 +66,21 @@ def explain_command(
                      else f"not {positive}")
                 _top_table(console, part, toward)
             return
-        texts = [text] if text != "-" else \
-            [line.rstrip("\r\n") for line in sys.stdin if line.strip()]
-        results = [explain_text(clf, t, cls) for t in texts]
+        numbered = [(1, text)] if text != "-" else \
+            [(i, line.rstrip("\r\n")) for i, line in enumerate(sys.stdin, 1) if line.strip()]
+        results = [explain_text(clf, t, cls) for _, t in numbered]
         if html:
             with atomic_path(html) as tmp:
                 Path(tmp).write_text(to_html(results if text == "-" else results[0]),
                                      encoding="utf-8")
         if json_out:
             if text == "-":                 # JSON lines: one explanation per input line
-                for i, result in enumerate(results, 1):
+                for (i, _), result in zip(numbered, results):      # stdin's own line
                     typer.echo(json.dumps(dict(result, line=i)))
             else:
                 typer.echo(json.dumps(results[0], indent=2))
             return
-        for i, result in enumerate(results, 1):
+        for (i, _), result in zip(numbered, results):
             if text == "-":
                 console.rule(f"line {i}")
             _print_explanation(console, result, top)

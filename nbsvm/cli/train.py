@@ -23,7 +23,7 @@ from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, CHECKPOINT_EVERY, DASK_LO
                                TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
                               documents, err_console, parse_char_ngrams, parse_class_weight,
-                              parse_eta0, parse_seconds, text_columns)
+                              parse_eta0, parse_seconds, rereadable, text_columns)
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.cli.progress import ProgressReporter
 
@@ -286,9 +286,10 @@ def train_command(
                               n_iter_no_change=patience,
                               time_budget=parse_seconds(time_budget))
         clf.validate()
+        flag = "--init" if init else "--auto" if auto else \
+            "--calibrate" if calibrate else "--keep-counts" if keep_counts else "--valid"
         if auto or calibrate or keep_counts or init or valid is not None:
-            flag = "--init" if init else "--auto" if auto else \
-                "--calibrate" if calibrate else "--keep-counts" if keep_counts else "--valid"
+            rereadable(inputs, None, flag)          # standard input: refused before reading
             _refuse_with_auto(flag, lexicon, scheduler or dask_local, keep_cache,
                               checkpoint_every or resume,
                               init and (auto or calibrate or keep_counts))
@@ -314,18 +315,17 @@ def train_command(
         with ProgressReporter(quiet or json_out) as progress:
             on_event = _training_events(progress, quiet or json_out)
 
-            def docs(paths):
+            def docs(paths, report=True):
                 return documents(paths, fmt, text_col, label_col, strict=strict,
                                  skip_bad=skip_bad, encoding=encoding, empty_label=multilabel,
-                                 label_sep=label_sep)
+                                 label_sep=label_sep, report=report)
 
             # hand over the only reference, so that fit can free the counts once used
             holder = [lex]
             del lex
+            again = auto or calibrate or keep_counts or init or valid is not None
             job = train_job(clf, inputs,
-                            (lambda: docs(inputs))
-                            if auto or calibrate or keep_counts or init or valid is not None
-                            else docs(inputs),
+                            rereadable(inputs, docs, flag) if again else docs(inputs),
                             output, reader,
                             test_docs=docs(test) if test else None, lexicon=holder.pop(),
                             lexicon_path=lexicon, keep_cache=keep_cache, cache_dir=cache_dir,

@@ -71,6 +71,13 @@ def input_identity(path) -> dict:
         return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
     digest, n_files, size = hashlib.sha256(), 0, 0
     try:
+        # the folder's own files too (a Blitzer domain folder holds its .review files)
+        for entry in sorted(os.scandir(p), key=lambda e: e.name):
+            if entry.is_file() and not entry.name.startswith("."):
+                s = entry.stat()
+                digest.update(f"{entry.name}|{s.st_size}|{s.st_mtime_ns}\n".encode())
+                n_files += 1
+                size += s.st_size
         subs = [e for e in os.scandir(p) if e.is_dir() and e.name not in SKIPPED_FOLDERS
                 and not e.name.startswith(".")]
         for sub in sorted(subs, key=lambda e: e.name):

@@ -308,13 +308,30 @@ def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, Arch
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 
 
+REVIEW_FILES = tuple(f"{stem}.review" for stem in LABELS + ("unlabeled",))
+
+
 def has_reviews(path) -> bool:
-    """Whether ``path`` is a ``.review`` file, or a folder with ``.review`` files in it or
-    in its sub-folders (a domain of ``sorted_data_acl``, or all of them)."""
+    """Whether ``path`` is a ``.review`` file, or a folder holding the dataset's own files
+    (``positive.review``, ``negative.review``, ``unlabeled.review``) or domain folders of
+    them; a class-folder corpus whose documents happen to end in ``.review`` is not one."""
     p = Path(path)
     if p.is_dir():
-        return any(p.glob("*.review")) or any(p.glob("*/*.review"))
+        return any((p / f).is_file() for f in REVIEW_FILES) or \
+            any((d / f).is_file() for d in p.iterdir() if d.is_dir() for f in REVIEW_FILES)
     return p.suffix == ".review"
+
+
+def _interleaved(streams: list) -> Iterator[Document]:
+    """Round-robin over ``streams`` (a domain's negative and positive reviews), so that a
+    first epoch that trains while it reads meets both classes from the start."""
+    streams = [iter(s) for s in streams]
+    while streams:
+        for s in list(streams):
+            try:
+                yield next(s)
+            except StopIteration:
+                streams.remove(s)
 
 
 def read_review_inputs(path, labeled: bool = True, strict: bool = False,
@@ -338,15 +355,40 @@ def read_review_inputs(path, labeled: bool = True, strict: bool = False,
         files = [f for f in files if wanted(f.stem)]
         if not files:
             raise NBSVMError("no positive.review or negative.review in the folder or its "
-                             "sub-folders", path=str(path))
+                             "sub-folders (a folder of class folders: --format folders)",
+                             path=str(path))
+        by_domain: dict = {}
         for f in files:
-            yield from one(str(f), f, f.stem)
+            by_domain.setdefault(f.parent, []).append(f)
+        for domain_files in by_domain.values():      # each domain's classes interleaved
+            yield from _interleaved([one(str(f), f, f.stem) for f in domain_files])
     elif str(path).endswith(ARCHIVE_SUFFIXES):
-        for member, fh in review_members(path):
-            stem = Path(member).stem
-            if wanted(stem):
-                yield from one(f"{path}:{member}", fh, stem)
+        yield from _archive_reviews(path, wanted, one)
     else:
         stem = p.stem
         yield from read_reviews(path, label="auto" if labeled or stem in LABELS else None,
                                 strict=strict, stats=stats, encoding=encoding)
+
+
+def _archive_reviews(path, wanted, one) -> Iterator[Document]:
+    """The reviews of a ``sorted_data_acl`` archive, each domain's classes interleaved: the
+    archive is opened once per member of a domain (random access, nothing unpacked)."""
+    try:
+        with tarfile.open(path) as tar:
+            names = [m.name for m in tar.getmembers() if m.isfile()
+                     and m.name.endswith(".review") and wanted(Path(m.name).stem)]
+    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        raise NBSVMError(f"cannot read the archive: {type(e).__name__}: {e}",
+                         path=str(path)) from None
+    by_domain: dict = {}
+    for name in names:
+        by_domain.setdefault(str(Path(name).parent), []).append(name)
+    for members in by_domain.values():
+        tars = [tarfile.open(path) for _ in members]
+        try:
+            yield from _interleaved([
+                one(f"{path}:{name}", ArchiveMember(t.extractfile(name), f"{path}:{name}"),
+                    Path(name).stem) for t, name in zip(tars, members)])
+        finally:
+            for t in tars:
+                t.close()

@@ -58,7 +58,13 @@ def quantize(clf, dtype: str = "int8", cutoff: float = 0.0, keep: float | None =
         outside = np.ones(columns.size, dtype=bool)
         outside[order[:n_keep]] = False
         dropped |= outside
+    if dtype == "float16" and columns.size:
+        top = float(np.abs(clf.linear_.S_[:, columns[~dropped], :2]).max(initial=0.0))
+        if top > np.finfo(np.float16).max:
+            raise NBSVMError(f"a ratio or weight of {top:.4g} does not fit float16 (at most "
+                             f"{np.finfo(np.float16).max:g}): use --dtype int8")
     clf.column_of_[buckets[dropped]] = -1
+    clf.__dict__.pop("lexicon_", None)      # kept counts serve further training: none here
     clf.quantized_ = {"dtype": dtype, "cutoff": float(cutoff),
                       "keep": None if keep is None else float(keep),
                       "buckets_kept": int(columns.size - dropped.sum()),
@@ -106,10 +112,14 @@ def quantize_file(src, dst, dtype: str = "int8", cutoff: float = 0.0,
 
     from nbsvm.models.nbsvm import NBSVMClassifier
 
+    if os.path.exists(dst) and os.path.samefile(src, dst):
+        raise NBSVMError("the quantized model would replace the original: write it to "
+                         "another file", path=str(dst))
     clf = NBSVMClassifier.load(src)
     if getattr(clf, "quantized_", None):
         raise NBSVMError("the model is quantized already: quantize the original model file",
                          path=str(src))
+    before = os.path.getsize(src)
     done = quantize(clf, dtype, cutoff, keep)
     clf.save(dst)
-    return dict(done, bytes_before=os.path.getsize(src), bytes_after=os.path.getsize(dst))
+    return dict(done, bytes_before=before, bytes_after=os.path.getsize(dst))

@@ -11,6 +11,7 @@ training part only, so no held-out document shapes the features it is scored wit
 """
 from __future__ import annotations
 
+import copy
 import shutil
 import tempfile
 import time
@@ -21,6 +22,7 @@ from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.heldout import accuracy_now
+from nbsvm.io.labels import label_set
 from nbsvm.training.calibrate import split
 
 
@@ -39,8 +41,17 @@ class EarlyStopping:
 
     def _hash(self):
         model = self.model
+        known = set(model.classes_)
         with CacheWriter(self.folder / "valid", model.hasher_) as writer:
             for batch in hash_batches(self.held_docs(), model.hasher_, remap=model.column_of_):
+                for i, label in enumerate(batch.labels):
+                    values = label_set(label) if model.multilabel else [label]
+                    missing = [v for v in values if v not in known]
+                    if missing:         # the model would silently lack the class
+                        raise NBSVMError(f"--valid: every document of class {missing[0]!r} "
+                                         "fell in the held-out part, so the model never sees "
+                                         "the class; give it more documents, or a smaller "
+                                         "--valid", **batch.where(i))
                 writer.add(batch)
             self.cache = writer.close()
         if self.cache.n_docs == 0:
@@ -58,7 +69,10 @@ class EarlyStopping:
         if improved:
             learner = self.model.linear_
             self.best, self.best_epoch = accuracy, epoch
-            self.saved = (learner.S_[:, :, 1:].copy(), learner.state_.copy())
+            # a backend learner keeps its weights in backend_: copied whole
+            backend = copy.deepcopy(self.model.backend_) \
+                if self.model.backend_learner is not None else None
+            self.saved = (learner.S_[:, :, 1:].copy(), learner.state_.copy(), backend)
         stop = epoch - self.best_epoch >= self.patience and epoch < epochs
         self.seconds += time.perf_counter() - t0
         self.notify({"stage": "validation", "docs": 0, "epoch": epoch, "epochs": epochs,
@@ -71,6 +85,8 @@ class EarlyStopping:
             learner = self.model.linear_
             learner.S_[:, :, 1:] = self.saved[0]
             learner.state_[:] = self.saved[1]
+            if self.saved[2] is not None:
+                self.model.backend_ = self.saved[2]
         return {"best_epoch": self.best_epoch, "accuracy": self.best,
                 "epochs_run": max(self.history, default=0),
                 "history": {str(k): v for k, v in self.history.items()},
