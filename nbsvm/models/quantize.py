@@ -60,9 +60,10 @@ def quantize(clf, dtype: str = "int8", cutoff: float = 0.0, keep: float | None =
         dropped |= outside
     if dtype == "float16" and columns.size:
         top = float(np.abs(clf.linear_.S_[:, columns[~dropped], :2]).max(initial=0.0))
-        if top > np.finfo(np.float16).max:
+        largest = float(np.finfo(np.float16).max)
+        if top > largest:
             raise NBSVMError(f"a ratio or weight of {top:.4g} does not fit float16 (at most "
-                             f"{np.finfo(np.float16).max:g}): use --dtype int8")
+                             f"{largest:g}): use --dtype int8")
     clf.column_of_[buckets[dropped]] = -1
     clf.__dict__.pop("lexicon_", None)      # kept counts serve further training: none here
     clf.quantized_ = {"dtype": dtype, "cutoff": float(cutoff),
