@@ -72,6 +72,10 @@ def test_early_stopping_keeps_the_best_epoch(reviews):
     assert sum(clf.class_counts_) == len(X) - len(held)
     texts, labels = [t for t, _ in held], [lab for _, lab in held]
     assert clf.score(texts, labels) == pytest.approx(best)
+    # the strongest buckets are named from the kept weights, after the restore
+    from nbsvm.evaluation.explain import top_features
+    top = top_features(clf, 20)
+    assert (~top.ngrams.str.startswith("<bucket")).mean() >= 0.9
     again = NBSVMClassifier(**kw).fit(X, y)                    # deterministic for a seed
     assert again.validation_["history"] == v["history"]
     assert np.array_equal(again.coef_, clf.coef_)

@@ -28,7 +28,8 @@ from nbsvm.training.calibrate import split
 
 class EarlyStopping:
     """Called after every epoch (:meth:`after_epoch`): scores the held-out part, keeps the
-    best state, says when to stop; :meth:`finish` restores the best state."""
+    best state, says when to stop; :meth:`restore` puts the best state back (before the
+    trainer computes the mean weight and names the strongest buckets)."""
 
     def __init__(self, model, held_docs: Callable, patience: int, notify):
         self.model, self.held_docs, self.patience = model, held_docs, patience
@@ -79,14 +80,19 @@ class EarlyStopping:
                      "accuracy": accuracy, "best_epoch": self.best_epoch, "stop": stop})
         return stop
 
-    def finish(self) -> dict:
-        """Put the best epoch's weights back; what happened, for ``model.validation_``."""
+    def restore(self) -> None:
+        """Put the best epoch's weights back (the trainer calls it after the last epoch)."""
         if self.saved is not None:
             learner = self.model.linear_
             learner.S_[:, :, 1:] = self.saved[0]
             learner.state_[:] = self.saved[1]
             if self.saved[2] is not None:
                 self.model.backend_ = self.saved[2]
+            self.saved = None
+
+    def finish(self) -> dict:
+        """The best epoch's weights in place; what happened, for ``model.validation_``."""
+        self.restore()
         return {"best_epoch": self.best_epoch, "accuracy": self.best,
                 "epochs_run": max(self.history, default=0),
                 "history": {str(k): v for k, v in self.history.items()},
@@ -115,5 +121,4 @@ def fit_early_stopping(model, docs, callback=None, max_memory=None) -> dict:
         model.validation_ = stopper.finish()
     finally:
         stopper.close()
-    model.mean_abs_coef_ = model.linear_.mean_abs_coef()    # of the weights kept
     return model.validation_

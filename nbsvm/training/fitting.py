@@ -232,9 +232,12 @@ class Fit:
         mapper = None
         epochs = model.setting("epochs")
         run = model.epochs_for(notify)
+        stopper = self.warm.get("after_epoch")      # early stopping on a held-out part
         for epoch in range(first_epoch, epochs + 1):
+            # (with early stopping the kept weights are known only at the end: the map is
+            # made from them afterwards)
             if epoch == epochs and epoch > first_epoch and sample.texts \
-                    and model.backend_learner is None:
+                    and model.backend_learner is None and stopper is None:
                 mapper = self._start_mapper(sample.texts)     # beside the last epoch
             groups = None
             if translate and epoch == first_epoch:
@@ -245,9 +248,10 @@ class Fit:
                 checkpoint.save(model, epoch, rng)
                 notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
                         "path": str(checkpoint.path)})
-            stopper = self.warm.get("after_epoch")      # early stopping on a held-out part
             if stopper is not None and stopper.after_epoch(epoch, epochs):
                 break
+        if stopper is not None:
+            stopper.restore()               # the best epoch's weights, before the map
         return mapper
 
     def _start_mapper(self, texts) -> "concurrent.futures.Future":
