@@ -104,12 +104,16 @@ def test_one_standard_error_rule_by_hand():
     pick, why, se = one_se_choice(scores, 1000, defaults)
     assert se == pytest.approx(math.sqrt(0.91 * 0.09 / 1000))
     assert pick == 0 and "within one standard error" in why
-    # with 10,000 held-out documents se = 0.00286 (from 0.90714): the one-change candidate
+    # with 10,000 held-out documents se = 0.00286 (from 0.90714): the defaults are out, and
+    # the best is taken, not the candidate with fewer changes that is also within
     pick, why, se = one_se_choice(scores, 10_000, defaults)
-    assert pick == 2
-    # with 100,000 (se 0.000905, from 0.9091) nothing but the best
+    assert pick == 1 and "more than one standard error" in why
+    # with 100,000 (se 0.000905, from 0.9091) the best as well
     pick, why, _ = one_se_choice(scores, 100_000, defaults)
     assert pick == 1 and "the best score" in why
+    # a tie at the best goes to fewer changes
+    tied = scores + [{"settings": {"ngrams": 2, "alpha": 1.0, "beta": 1.0}, "score": 0.910}]
+    assert one_se_choice(tied, 100_000, defaults)[0] == 3
 
 
 def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeypatch):

@@ -17,9 +17,9 @@ when the first one says the plan cannot fit in the budget, fewer candidates star
 search stops when the budget is spent (then it chooses among the last rung's scores). With
 a budget that does not bind, the search is deterministic for a seed.
 
-The one-standard-error rule then prefers simple settings: of the scores in the last rung
-within one standard error of the best (binomial over the held-out documents), it takes the
-one that changes fewest of the defaults, then the best. The caller trains the final model
+The one-standard-error rule then prefers the defaults: if they score within one standard
+error of the best in the last rung (binomial over the held-out documents), they stay; else
+the best candidate is taken (:func:`one_se_choice` says why not the fewest changes). The caller trains the final model
 on all the data with the choice (:func:`auto_fit`): the model equals ``nbsvm train`` with the
 settings printed.
 """
@@ -220,25 +220,31 @@ def rung_sizes(n: int) -> list[int]:
 
 
 def one_se_choice(scores: list[dict], n_valid: int, defaults: dict) -> tuple[int, str, float]:
-    """The one-standard-error rule over ``scores`` (dicts with ``settings`` and ``score``):
-    the index of the one that changes fewest defaults among those within one standard
-    error of the best (then the best score, then the earlier), why, and the error."""
-    best = max(range(len(scores)), key=lambda i: (scores[i]["score"], -i))
-    a = scores[best]["score"]
-    se = math.sqrt(max(a * (1 - a), 0.0) / max(n_valid, 1))
+    """The one-standard-error rule over ``scores`` (dicts with ``settings`` and ``score``),
+    with the defaults as the simple model: the defaults when one of their scores is within
+    one standard error of the best (binomial over ``n_valid`` held-out documents), else the
+    best (ties: fewer changed settings, then the earlier). Returns the index, why, and the
+    error.
 
+    Counting changed settings does not order the other candidates by simplicity (three
+    changes are not a simpler model than four), so among them the score decides: preferring
+    the fewest changes within the error chose worse settings on small corpora."""
     def changes(i):
         return sum(1 for k, v in scores[i]["settings"].items() if defaults.get(k) != v)
 
-    near = [i for i in range(len(scores)) if scores[i]["score"] >= a - se]
-    pick = min(near, key=lambda i: (changes(i), -scores[i]["score"], i))
-    if pick == best:
-        why = (f"the best score ({100 * a:.2f}%), and nothing simpler within one standard "
-               f"error ({100 * se:.2f} points)")
+    best = max(range(len(scores)), key=lambda i: (scores[i]["score"], -changes(i), -i))
+    a = scores[best]["score"]
+    se = math.sqrt(max(a * (1 - a), 0.0) / max(n_valid, 1))
+    plain = [i for i in range(len(scores)) if changes(i) == 0 and scores[i]["score"] >= a - se]
+    if plain and best not in plain:
+        pick = max(plain, key=lambda i: (scores[i]["score"], -i))
+        why = (f"the defaults are within one standard error ({100 * se:.2f} points) of the "
+               f"best ({100 * a:.2f}%, {changes(best)} setting(s) changed)")
     else:
-        why = (f"within one standard error ({100 * se:.2f} points) of the best "
-               f"({100 * a:.2f}%) with {changes(pick)} setting(s) changed instead of "
-               f"{changes(best)}")
+        pick = best
+        why = (f"the best score ({100 * a:.2f}%)" + (
+            "" if changes(pick) == 0 else
+            f"; the defaults are more than one standard error ({100 * se:.2f} points) below"))
     return pick, why, se
 
 
