@@ -23,7 +23,7 @@ from nbsvm.errors import NBSVMError
 METHODS = ("sigmoid", "isotonic", "temperature")
 
 
-def _sigmoid(z):
+def sigmoid(z):
     return 0.5 * (1.0 + np.tanh(0.5 * z))   # overflow-free logistic
 
 
@@ -44,7 +44,7 @@ def fit_sigmoid(scores, y, max_iter: int = 100) -> tuple[float, float]:
 
     value = loss(a, b)
     for _ in range(max_iter):
-        p = _sigmoid(a * s + b)
+        p = sigmoid(a * s + b)
         g = np.array([np.dot(p - t, s), np.sum(p - t)])
         if np.abs(g).max() < 1e-10 * max(1, s.size):
             break
@@ -98,27 +98,27 @@ def fit_isotonic(scores, y) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(knots_x), np.clip(np.asarray(knots_p), 0.0, 1.0)
 
 
-def _softmax(z):
+def softmax(z):
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_temperature(scores, truth, softmax: bool) -> float:
+def fit_temperature(scores, truth, exclusive: bool) -> float:
     """The inverse temperature ``beta`` minimizing the log loss of ``softmax(beta s)`` (one
     class per row: ``truth`` one-hot) or of ``sigmoid(beta s)`` for every output (two
     classes, labels). The loss is convex in ``beta``: bisection on its derivative."""
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(truth, dtype=bool)
-    if softmax:
+    if exclusive:
         keep = t.any(axis=1)            # a label the model does not know: no term
         s, t = s[keep], t[keep]
 
     def slope(beta):                    # d loss / d beta
-        if softmax:
-            p = _softmax(beta * s)
+        if exclusive:
+            p = softmax(beta * s)
             return float(np.sum(p * s) - np.sum(s[t]))
-        return float(np.sum((_sigmoid(beta * s) - t) * s))
+        return float(np.sum((sigmoid(beta * s) - t) * s))
 
     lo, hi = 0.0, 1.0
     if slope(0.0) >= 0:                 # scores that tell nothing: the flattest there is
@@ -156,8 +156,7 @@ class Calibrator:
         if len(scores) < 2:
             raise NBSVMError("calibration needs at least two held-out documents")
         if self.method == "temperature":
-            softmax = scores.shape[1] > 1 and not self.multilabel
-            beta = fit_temperature(scores, truth, softmax)
+            beta = fit_temperature(scores, truth, scores.shape[1] > 1 and not self.multilabel)
             self.knots_ = [np.array([beta, 0.0]) for _ in range(scores.shape[1])]
             return self
         self.knots_ = []
@@ -176,11 +175,11 @@ class Calibrator:
             raise NBSVMError(f"the calibration maps {len(self.knots_)} outputs, the scores "
                              f"have {scores.shape[1]}")
         if self.method == "temperature" and scores.shape[1] > 1 and not self.multilabel:
-            return _softmax(self.knots_[0][0] * scores)
+            return softmax(self.knots_[0][0] * scores)
         p = np.empty_like(scores)
         for k, knots in enumerate(self.knots_):
             if self.method != "isotonic":
-                p[:, k] = _sigmoid(knots[0] * scores[:, k] + knots[1])
+                p[:, k] = sigmoid(knots[0] * scores[:, k] + knots[1])
             else:
                 p[:, k] = np.interp(scores[:, k], knots[0], knots[1])
         if self.multilabel:

@@ -155,6 +155,26 @@ def _corpus(corpus) -> dict:
     return {k: corpus[k] for k in CORPUS_KEYS}
 
 
+def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> None:
+    """What a model keeps beside its weights, checked: the lexicon's counts
+    (``keep_counts``) and the calibration (``calibrate``)."""
+    if "lexicon" in header or "lexicon_counts" in arrays:
+        clf.lexicon_ = NBLexicon.from_parts(header.get("lexicon"), arrays.get("lexicon_buckets"),
+                                            arrays.get("lexicon_counts"), path)
+        if clf.lexicon_.hasher != clf.hasher_:
+            raise NBSVMError("corrupted model file: the lexicon's hashing differs from the "
+                             "model's", path=path)
+    if "calibration" in header or "calibration" in arrays:
+        if "calibration" not in header or "calibration" not in arrays:
+            raise NBSVMError("corrupted model file: calibration header or arrays missing",
+                             path=path)
+        clf.calibrator_ = Calibrator.from_arrays(header["calibration"], arrays["calibration"],
+                                                 n_out, clf.multilabel, path)
+        report = header["calibration"].get("report")
+        if isinstance(report, dict):
+            clf.calibration_report_ = report
+
+
 def load_model(cls, path):
     """A model of class ``cls`` read from ``path``, every array checked against the header
     (a corrupted or crafted file is an error naming it, never a crash in a kernel)."""
@@ -241,21 +261,7 @@ def load_model(cls, path):
     clf.column_of_ = np.full(d, -1, dtype=np.int32)
     clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
     clf.linear_ = learner
-    if "lexicon" in header or "lexicon_counts" in arrays:
-        clf.lexicon_ = NBLexicon.from_parts(header.get("lexicon"), arrays.get("lexicon_buckets"),
-                                            arrays.get("lexicon_counts"), path)
-        if clf.lexicon_.hasher != clf.hasher_:
-            raise NBSVMError("corrupted model file: the lexicon's hashing differs from the "
-                             "model's", path=str(path))
-    if "calibration" in header or "calibration" in arrays:
-        if "calibration" not in header or "calibration" not in arrays:
-            raise NBSVMError("corrupted model file: calibration header or arrays missing",
-                             path=str(path))
-        clf.calibrator_ = Calibrator.from_arrays(header["calibration"], arrays["calibration"],
-                                                 n_out, clf.multilabel, str(path))
-        report = header["calibration"].get("report")
-        if isinstance(report, dict):
-            clf.calibration_report_ = report
+    _load_kept_parts(clf, header, arrays, n_out, str(path))
     if clf.backend_learner is not None:
         clf.backend_ = NBReduction.from_parts(
             header.get("backend"), {k: v for k, v in arrays.items()

@@ -46,6 +46,7 @@ from nbsvm.models.prediction import PredictionMixin
 from nbsvm.models.settings import SettingsMixin
 from nbsvm.models.trainer_hooks import TrainerHooksMixin
 from nbsvm.training.fitting import Fit
+from nbsvm.training.modes import mode_of, run_mode
 from nbsvm.training.partial import partial_fit
 
 if TYPE_CHECKING:
@@ -293,43 +294,9 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         the state every few epochs and resumes from it. ``docs`` may also be a callable
         returning the stream (``auto`` reads it twice).
         """
-        if self.calibrate is not None:
-            self.validate()
-            if lexicon is not None or kept is not None or checkpoint is not None:
-                raise NBSVMError("calibrate trains twice on parts of the data it chooses: it "
-                                 "cannot start from a lexicon, a kept cache or a checkpoint")
-            from nbsvm.training.calibrate import calibrated_fit
-            calibrated_fit(self, docs, callback, max_memory)
-            return self
-        if self.early_stopping:
-            self.validate()
-            if lexicon is not None or kept is not None or checkpoint is not None or \
-                    self.auto or self.keep_counts:
-                raise NBSVMError("early_stopping holds out part of the data it reads: it "
-                                 "cannot start from a lexicon, a kept cache or a checkpoint, "
-                                 "nor go with auto or keep_counts")
-            from nbsvm.training.early_stopping import fit_early_stopping
-            fit_early_stopping(self, docs, callback, max_memory)
-            return self
-        if self.keep_counts and lexicon is not None:
-            raise NBSVMError("keep_counts counts the lexicon in a pass of its own: give the "
-                             "documents, not a lexicon")
-        if self.keep_counts and not self.auto:
-            if kept is not None or checkpoint is not None:
-                raise NBSVMError("keep_counts counts the lexicon in a pass of its own: it "
-                                 "cannot start from a kept cache or a checkpoint")
-            from nbsvm.training.warm import fit_keeping_counts
-            fit_keeping_counts(self, docs, callback, max_memory)
-            return self
-        if self.auto:
-            if self.keep_counts:
-                raise NBSVMError("keep_counts is not available with auto: train with the "
-                                 "settings auto chose and keep_counts=True")
-            if lexicon is not None or kept is not None or checkpoint is not None:
-                raise NBSVMError("auto chooses the hashing settings: it cannot start from a "
-                                 "lexicon, a kept cache or a checkpoint")
-            from nbsvm.training.auto import auto_fit
-            auto_fit(self, docs, callback, max_memory)
+        mode = mode_of(self)        # calibrate, early_stopping, keep_counts, auto
+        if mode is not None:
+            run_mode(self, mode, docs, lexicon, kept, checkpoint, callback, max_memory)
             return self
         if callable(docs):
             docs = docs()

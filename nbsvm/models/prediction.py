@@ -16,10 +16,9 @@ from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import SEPARATOR, key_of, label_set
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
+from nbsvm.models.calibrator import sigmoid, softmax
 
 
-def _sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))   # overflow-free logistic
 
 
 def _check_columns(batch: Batch, n_columns: int) -> None:
@@ -181,14 +180,13 @@ class PredictionMixin:
             raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log', "
                              "'modified_huber' or 'softmax'")
         if loss == "softmax":
-            z = np.exp(scores - scores.max(axis=1, keepdims=True))
-            return z / z.sum(axis=1, keepdims=True)
+            return softmax(scores)
         if scores.ndim == 2 and scores.shape[1] == 1 and not self.multilabel:
             scores = scores[:, 0]
         if loss == "modified_huber":
             p = (np.clip(scores, -1, 1) + 1) / 2
         else:
-            p = _sigmoid(scores)
+            p = sigmoid(scores)
         if self.multilabel:             # each label on its own: no normalization
             return p.reshape(len(p), -1)
         if p.ndim == 1:

@@ -8,6 +8,7 @@ import numpy as np
 from nbsvm.config import (DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS,
                           data_default)
 from nbsvm.errors import NBSVMError
+from nbsvm.models.calibrator import METHODS
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
 from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_learner
 from nbsvm.learners.sgd import OPTIMIZERS
@@ -27,6 +28,35 @@ def check_class_weight(cw) -> None:
             and np.isfinite(v) and v > 0 for v in cw.values()):
         raise NBSVMError(f"class_weight must be None, 'balanced' or a dict of positive "
                          f"weights by class name, got {cw!r}")
+
+
+def check_training_options(model) -> None:
+    """The options around the learner: class weights, early stopping, calibration and kept
+    counts (:mod:`nbsvm.training.modes`)."""
+    check_class_weight(model.class_weight)
+    if not isinstance(model.early_stopping, (bool, np.bool_)):
+        raise NBSVMError(f"early_stopping must be True or False, got {model.early_stopping!r}")
+    if not (isinstance(model.validation_fraction, (int, float))
+            and not isinstance(model.validation_fraction, bool)
+            and 0.0 < model.validation_fraction < 1.0):
+        raise NBSVMError(f"validation_fraction must be between 0 and 1, got "
+                         f"{model.validation_fraction!r}")
+    if not (isinstance(model.n_iter_no_change, int) and not isinstance(model.n_iter_no_change,
+                                                                      bool)
+            and model.n_iter_no_change >= 1):
+        raise NBSVMError(f"n_iter_no_change must be an integer >= 1, got "
+                         f"{model.n_iter_no_change!r}")
+    if model.class_weight is not None and model.backend_learner is not None:
+        raise NBSVMError(f"class_weight weighs the built-in learner's steps; learner "
+                         f"{model.learner!r} does not take it")
+    if model.class_weight == "balanced" and model.multilabel:
+        raise NBSVMError("class_weight='balanced' is for one class per document; give a "
+                         "multi-label model its labels' weights by name")
+    if model.calibrate is not None and model.calibrate not in METHODS:
+        raise NBSVMError(f"calibrate must be None, 'sigmoid', 'isotonic' or "
+                         f"'temperature', got {model.calibrate!r}")
+    if not isinstance(model.keep_counts, (bool, np.bool_)):
+        raise NBSVMError(f"keep_counts must be True or False, got {model.keep_counts!r}")
 
 
 class SettingsMixin:
@@ -161,28 +191,7 @@ class SettingsMixin:
                 and 0 < self.time_budget < float("inf")):
             raise NBSVMError(f"time_budget must be a positive number of seconds, got "
                              f"{self.time_budget!r}")
-        check_class_weight(self.class_weight)
-        if not isinstance(self.early_stopping, (bool, np.bool_)):
-            raise NBSVMError(f"early_stopping must be True or False, got {self.early_stopping!r}")
-        if not (isinstance(self.validation_fraction, (int, float))
-                and not isinstance(self.validation_fraction, bool)
-                and 0.0 < self.validation_fraction < 1.0):
-            raise NBSVMError(f"validation_fraction must be between 0 and 1, got "
-                             f"{self.validation_fraction!r}")
-        if not (isinstance(self.n_iter_no_change, int) and not isinstance(self.n_iter_no_change,
-                                                                          bool)
-                and self.n_iter_no_change >= 1):
-            raise NBSVMError(f"n_iter_no_change must be an integer >= 1, got "
-                             f"{self.n_iter_no_change!r}")
-        if self.class_weight is not None and self.backend_learner is not None:
-            raise NBSVMError(f"class_weight weighs the built-in learner's steps; learner "
-                             f"{self.learner!r} does not take it")
-        if self.class_weight == "balanced" and self.multilabel:
-            raise NBSVMError("class_weight='balanced' is for one class per document; give a "
-                             "multi-label model its labels' weights by name")
-        if self.calibrate not in (None, "sigmoid", "isotonic", "temperature"):
-            raise NBSVMError(f"calibrate must be None, 'sigmoid', 'isotonic' or "
-                             f"'temperature', got {self.calibrate!r}")
+        check_training_options(self)
         if not isinstance(self.multilabel, (bool, np.bool_)):
             raise NBSVMError(f"multilabel must be True or False, got {self.multilabel!r}")
         if self.multilabel and self.loss in MULTICLASS_LOSSES:

@@ -32,7 +32,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
 
@@ -45,6 +45,7 @@ from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.text.hashing import Hasher
+from nbsvm.training.modes import rereadable
 from nbsvm.training.tune import CHUNK, ReadyCache, rows_of
 from nbsvm.learners.targets import Labels
 
@@ -528,24 +529,14 @@ def describe(changed: dict) -> str:
                      for k, v in changed.items()) or "the defaults"
 
 
-def _rereadable(docs) -> Callable[[], Iterable[Document]]:
-    """A callable giving the documents afresh each time (``auto`` reads them twice)."""
-    if callable(docs):
-        return docs
-    if iter(docs) is docs:
-        raise NBSVMError("auto reads the training data twice (the search, then the final "
-                         "training): pass a list or a callable returning the documents, not "
-                         "a one-shot iterator")
-    return lambda: iter(docs)
-
-
 def auto_fit(model, docs, callback=None, max_memory=None) -> AutoResult:
     """``model.fit_documents(docs)`` with ``auto``: search (:func:`auto_search`), set the
     chosen parameters on ``model``, train it on all the documents (read again), and record
     the search in ``model.auto_`` (its table in ``model.auto_table_``)."""
     from nbsvm.training.fitting import Fit
     notify = callback or (lambda event: None)
-    reread = _rereadable(docs)
+    reread = rereadable(docs, "auto reads the training data twice (the search, then the "
+                                 "final training)")
     names = set(model.get_params())
     base = {k: v for k, v in model.get_params().items()
             if k not in ("auto", "time_budget", "cache_dir")}

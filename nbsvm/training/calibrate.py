@@ -37,22 +37,28 @@ def split(docs: Iterable[Document], seed: int, held: bool, fraction: float = 0.1
             yield doc
 
 
+def check_seen(model, label, flag: str, **where) -> None:
+    """Refuse a held-out document with a class the model trained without (every document
+    of it fell in the held-out part): the held-out measure would not cover the model's
+    outputs, or the model would silently lack the class."""
+    values = label_set(label) if model.multilabel else [label]
+    missing = [v for v in values if v not in model.classes_]
+    if missing:
+        raise NBSVMError(f"{flag}: every document of class {missing[0]!r} fell in the "
+                         "held-out part, so the model never sees the class; give that class "
+                         "more documents", **where)
+
+
 def _truth(model, labels) -> np.ndarray:
-    """``(n, n_outputs)`` 0/1: which outputs are each held-out document's. A class the
-    model trained without (all its documents were held out) is an error: the calibration
-    would not cover the final model's outputs."""
+    """``(n, n_outputs)`` 0/1: which outputs are each held-out document's (a class the
+    model trained without: :func:`check_seen`)."""
     classes = {c: i for i, c in enumerate(model.classes_)}
     n_out = model.n_outputs()
     truth = np.zeros((len(labels), n_out if n_out > 1 else 1), dtype=bool)
     for row, label in enumerate(labels):
-        values = label_set(label) if model.multilabel else [label]
-        missing = [v for v in values if v not in classes]
-        if missing:
-            raise NBSVMError(f"--calibrate: every document of class {missing[0]!r} fell in the "
-                             "held-out tenth, so the model it calibrates never saw the class; "
-                             "give that class more documents, or train without --calibrate")
+        check_seen(model, label, "--calibrate")
         if model.multilabel:
-            for v in values:
+            for v in label_set(label):
                 truth[row, classes[v]] = True
         elif n_out == 1:
             truth[row, 0] = label == model.classes_[1]
@@ -111,10 +117,10 @@ def calibrated_fit(model, docs, callback: Callable[[dict], None] | None = None,
     """Fit ``model`` (its ``calibrate`` method set) on ``docs`` with a calibrator, as the
     module docstring says; returns what :func:`reliability` measured (also kept in
     ``model.calibration_report_``)."""
-    from nbsvm.training.auto import _rereadable
+    from nbsvm.training.modes import rereadable
 
     notify = callback or (lambda event: None)
-    reread = _rereadable(docs)
+    reread = rereadable(docs)
     method, seed = model.calibrate, model.seed
     model.set_params(calibrate=None)
     t0 = time.perf_counter()

@@ -22,8 +22,7 @@ from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.heldout import accuracy_now
-from nbsvm.io.labels import label_set
-from nbsvm.training.calibrate import split
+from nbsvm.training.calibrate import check_seen, split
 
 
 class EarlyStopping:
@@ -42,17 +41,10 @@ class EarlyStopping:
 
     def _hash(self):
         model = self.model
-        known = set(model.classes_)
         with CacheWriter(self.folder / "valid", model.hasher_) as writer:
             for batch in hash_batches(self.held_docs(), model.hasher_, remap=model.column_of_):
                 for i, label in enumerate(batch.labels):
-                    values = label_set(label) if model.multilabel else [label]
-                    missing = [v for v in values if v not in known]
-                    if missing:         # the model would silently lack the class
-                        raise NBSVMError(f"--valid: every document of class {missing[0]!r} "
-                                         "fell in the held-out part, so the model never sees "
-                                         "the class; give it more documents, or a smaller "
-                                         "--valid", **batch.where(i))
+                    check_seen(model, label, "--valid", **batch.where(i))
                 writer.add(batch)
             self.cache = writer.close()
         if self.cache.n_docs == 0:
@@ -108,10 +100,10 @@ class EarlyStopping:
 def fit_early_stopping(model, docs, callback=None, max_memory=None) -> dict:
     """``model.fit_documents(docs)`` with ``early_stopping`` (see the module docstring);
     returns what :meth:`EarlyStopping.finish` says (also ``model.validation_``)."""
-    from nbsvm.training.auto import _rereadable
+    from nbsvm.training.modes import rereadable
     from nbsvm.training.fitting import Fit
 
-    reread = _rereadable(docs)
+    reread = rereadable(docs)
     fraction, seed = float(model.validation_fraction), model.seed
     stopper = EarlyStopping(model, lambda: split(reread(), seed, True, fraction),
                             int(model.n_iter_no_change), callback or (lambda event: None))

@@ -41,10 +41,10 @@ def fit_keeping_counts(model, docs, callback: Callable[[dict], None] | None = No
                        max_memory=None) -> None:
     """``model.fit_documents(docs)`` with ``keep_counts``: count the lexicon in a first
     pass, then train with it; the model keeps it in ``lexicon_``."""
-    from nbsvm.training.auto import _rereadable
+    from nbsvm.training.modes import rereadable
     from nbsvm.training.fitting import Fit
 
-    reread = _rereadable(docs)
+    reread = rereadable(docs)
     corpus: dict = {}
     lexicon = build_lexicon(reread(), model.validate(), model.alpha, callback, corpus=corpus)
     Fit(model, lexicon, callback, max_memory, warm={"corpus": corpus, "keep": True}).run(reread())
@@ -86,7 +86,7 @@ def continue_training(source, docs, callback: Callable[[dict], None] | None = No
                       max_memory=None):
     """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
     the module docstring says. ``source`` is left as it is."""
-    from nbsvm.training.auto import _rereadable
+    from nbsvm.training.modes import rereadable
     from nbsvm.training.fitting import Fit
 
     source.check_fitted()
@@ -102,7 +102,7 @@ def continue_training(source, docs, callback: Callable[[dict], None] | None = No
     if source.calibrator_ is not None:
         raise NBSVMError("a calibrated model cannot be continued: its calibration was fitted "
                          "to the old weights. Continue a model trained without --calibrate")
-    reread = _rereadable(docs)
+    reread = rereadable(docs)
     lexicon = copy_lexicon(source.lexicon_)
     known = set(lexicon.classes_)
     corpus: dict = {}

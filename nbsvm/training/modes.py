@@ -1,0 +1,67 @@
+"""The training modes that read the documents more than once, or hold part of them out:
+``calibrate``, ``early_stopping``, ``keep_counts`` and ``auto``. One table says which
+runner each has and why it cannot start from a lexicon, a kept cache or a checkpoint;
+:meth:`~nbsvm.NBSVMClassifier.fit_documents` hands a model with one of them set to
+:func:`run_mode`. A mode's runner trains through ``fit_documents`` again with its own
+parameter cleared (calibration around early stopping, say), or through
+:class:`~nbsvm.training.fitting.Fit`.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable, Iterable
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io.document import Document
+
+#: parameter -> (what it does that a prepared start would skip, its runner "module:function")
+MODES = {
+    "calibrate": ("trains twice, on parts of the data it chooses",
+                  "nbsvm.training.calibrate:calibrated_fit"),
+    "early_stopping": ("holds out part of the data it reads",
+                       "nbsvm.training.early_stopping:fit_early_stopping"),
+    "keep_counts": ("counts the lexicon in a pass of its own",
+                    "nbsvm.training.warm:fit_keeping_counts"),
+    "auto": ("chooses the hashing settings itself", "nbsvm.training.auto:auto_fit"),
+}
+#: modes that cannot go together, and what to do instead
+EXCLUSIVE = {("early_stopping", "auto"): "train with the settings auto chose",
+             ("early_stopping", "keep_counts"): "continue training without a held-out part",
+             ("auto", "keep_counts"): "train with the settings auto chose and keep_counts=True"}
+
+
+def mode_of(model) -> str | None:
+    """The first mode ``model`` has set (in :data:`MODES` order), or None."""
+    return next((name for name in MODES if getattr(model, name)), None)
+
+
+def check_modes(model) -> None:
+    """Refuse modes that cannot go together."""
+    for (a, b), instead in EXCLUSIVE.items():
+        if getattr(model, a) and getattr(model, b):
+            raise NBSVMError(f"{b} is not available with {a}: {instead}")
+
+
+def run_mode(model, name: str, docs, lexicon, kept, checkpoint, callback,
+             max_memory) -> None:
+    """Train ``model`` in mode ``name`` (see the module docstring)."""
+    model.validate()
+    check_modes(model)
+    why, runner = MODES[name]
+    if lexicon is not None or kept is not None or checkpoint is not None:
+        raise NBSVMError(f"{name} {why}: give the documents, not a lexicon, a kept cache "
+                         "or a checkpoint")
+    module, function = runner.split(":")
+    getattr(importlib.import_module(module), function)(model, docs, callback, max_memory)
+
+
+def rereadable(docs, why: str = "this mode reads the training data more than once"
+               ) -> Callable[[], Iterable[Document]]:
+    """A callable giving the documents afresh each time: ``docs`` itself when callable, a
+    list's iterator, else an error saying ``why`` a one-shot iterator will not do."""
+    if callable(docs):
+        return docs
+    if iter(docs) is docs:
+        raise NBSVMError(f"{why}: pass a list or a callable returning the documents, not a "
+                         "one-shot iterator")
+    return lambda: iter(docs)
