@@ -13,7 +13,8 @@ from nbsvm import NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
-from nbsvm.training.auto import auto_search, one_se_choice, rung_sizes
+from nbsvm.training.auto import auto_search, rung_sizes
+from nbsvm.training.selection import one_se_choice
 from nbsvm.training.job import train_job
 
 runner = CliRunner()
@@ -125,6 +126,14 @@ def test_one_standard_error_rule_by_hand():
     assert one_se_choice([plain, steady, fewer], defaults)[0] == 1
     tied = _entry({"ngrams": 2, "alpha": 1.0, "beta": 1.0}, steady["groups"])
     assert one_se_choice([plain, steady, tied], defaults)[0] == 2
+    # one discordant document (block gains d, 0, 0, 0, 0): the mean gain d / 5 is exactly
+    # one error (sd d / sqrt(5), over sqrt(5)): not more, the defaults stay
+    one = _entry({"ngrams": 2, "alpha": 1.0, "beta": 1.0}, base + [0.001, 0, 0, 0, 0])
+    pick, why, se = one_se_choice([plain, one], defaults)
+    assert se == pytest.approx(0.001 / 5) and pick == 0
+    # two, in two blocks: mean 2d / 5, error sqrt(0.3) d / sqrt(5) = 0.245 d: taken
+    two = _entry({"ngrams": 2, "alpha": 1.0, "beta": 1.0}, base + [0.001, 0.001, 0, 0, 0])
+    assert one_se_choice([plain, two], defaults)[0] == 1
     # the defaults the best: taken, no error needed
     assert one_se_choice([_entry(dict(defaults), base + 0.01), steady], defaults)[:2] == \
         (0, "the best score (89.00%)")
@@ -251,7 +260,8 @@ def test_cli_refuses_auto_with_a_lexicon_or_a_bad_budget(tmp_path, subj_files):
 
 def test_folding_buckets_equals_hashing_with_fewer_bits():
     from nbsvm.text.hashing import Hasher
-    from nbsvm.training.auto import fold_buckets, search_bits
+    from nbsvm.data.samples import fold_buckets
+    from nbsvm.training.auto import search_bits
     texts = [d.text for d in order_task(50)] + ["", "one", "a b c d e f g h"]
     wide, narrow = Hasher(ngrams=3, n_bits=20), Hasher(ngrams=3, n_bits=9)
     ids, offsets = wide.batch(texts)
@@ -271,7 +281,7 @@ def test_join_caches_takes_a_block_across_batches_and_parts(tmp_path):
     from nbsvm.data.batches import hash_batch
     from nbsvm.data.cache import CacheWriter
     from nbsvm.text.hashing import Hasher
-    from nbsvm.training.auto import join_caches
+    from nbsvm.data.samples import join_caches, split_blocks
     docs = [Document(f"w{i % 97} w{i % 13} x{i}", "pos" if i % 3 else "neg", "t", i)
             for i in range(9100)]
     hasher = Hasher(ngrams=2, n_bits=18)
@@ -290,5 +300,12 @@ def test_join_caches_takes_a_block_across_batches_and_parts(tmp_path):
     assert [block.labels[c] for c in got[0].labels] == want.labels
     tail = join_caches(parts, tmp_path / "tail", skip=9050)       # no limit: to the end
     assert tail.n_docs == 50
-    for cache in parts + [block, tail]:
+    # the hold-out's five validation groups: 1820 documents each, all of them in order
+    blocks = split_blocks(parts, tmp_path / "blocks", 5)
+    assert [b.n_docs for b in blocks] == [1820] * 5
+    rows = [r for b in blocks for r in b.batches()]
+    whole = hash_batch(docs, hasher)
+    assert np.array_equal(np.concatenate([r.ids for r in rows]), whole.ids)
+    assert [b.labels[c] for b, r in zip(blocks, rows) for c in r.labels] == whole.labels
+    for cache in parts + [block, tail] + blocks:
         cache.close()

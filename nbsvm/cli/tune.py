@@ -104,9 +104,11 @@ def tune_command(
                                          help="Write the ranked table as CSV."),
     top: int = typer.Option(10, "--top", min=1, help="Rows of the table to print."),
     select: str = typer.Option("1se", "--select",
-                               help="1se: keep the defaults when they score within one "
-                                    "standard error of the best (if the grid holds them); "
-                                    "best: the highest validation accuracy."),
+                               help="1se: keep the defaults (if the grid holds them) "
+                                    "unless the best gains more than one standard error over "
+                                    "them, paired over the folds or five blocks of the "
+                                    "validation split; best: the highest validation "
+                                    "accuracy."),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
     strict: bool = STRICT, encoding: str = ENCODING, label_sep: str = LABEL_SEP,

@@ -39,12 +39,14 @@ from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, dat
 from nbsvm.data.batches import Batch, hash_batch
 from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
+from nbsvm.data.samples import join_caches, split_blocks
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.text.hashing import Hasher
 from nbsvm.training.modes import rereadable
+from nbsvm.training.selection import VALIDATION_GROUPS, one_se_choice
 from nbsvm.training.tune import CHUNK, ReadyCache, rows_of
 from nbsvm.learners.targets import Labels
 
@@ -52,7 +54,6 @@ N_PARTS = 10                    # seeded parts; a fold validates two of them
 FOLDS_BELOW_NGRAMS = 5_000_000  # smaller corpora are cross-validated (5 folds)
 RUNG_FRACTIONS = (1 / 9, 1 / 3, 1.0)
 KEEP = 3                        # each rung keeps the best third
-HOLDOUT_GROUPS = 5              # the hold-out's blocks, for the one-standard-error rule
 N_CANDIDATES = 27               # rung 0's candidates when the budget allows
 MIN_RUNG_DOCS = 500             # a rung sample never smaller than this (or all)
 SHORT_DOCUMENTS = 100           # median n-grams below which character n-grams are tried
@@ -170,47 +171,6 @@ def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, 
         raise
 
 
-def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = None,
-                n_bits: int | None = None, skip: int = 0) -> FeatureCache:
-    """The documents of ``parts`` one after the other (``limit`` of them after the first
-    ``skip``) as one cache: a random sample when the parts are. ``n_bits`` (fewer than the parts'): the
-    buckets folded to that many bits, which is exactly what hashing with ``n_bits`` gives
-    (a bucket is the hash's low bits), as a set per document."""
-    hasher = parts[0].hasher
-    if n_bits is not None and n_bits < hasher.n_bits:
-        hasher = Hasher(**dict(hasher.settings(), n_bits=n_bits))
-    writer = CacheWriter(folder, hasher)
-    left = sum(p.n_docs for p in parts) - skip if limit is None else limit
-    with writer:
-        for part in parts:
-            for batch in part.batches():
-                if left <= 0:
-                    break
-                if skip >= len(batch):
-                    skip -= len(batch)
-                    continue
-                start, n = skip, min(len(batch) - skip, left)   # n documents from start
-                skip = 0
-                lo, hi = batch.offsets[start], batch.offsets[start + n]
-                ids, offsets = batch.ids[lo:hi], batch.offsets[start:start + n + 1] - lo
-                if hasher.n_bits < part.hasher.n_bits:
-                    ids, offsets = fold_buckets(ids, offsets, hasher.n_bits)
-                writer.add(Batch(ids, offsets,
-                                 [part.labels[c] for c in batch.labels[start:start + n]]))
-                left -= n
-        return writer.close()
-
-
-def fold_buckets(ids: np.ndarray, offsets: np.ndarray, n_bits: int):
-    """CSR rows of buckets kept to their low ``n_bits`` bits, each row's set sorted."""
-    n = len(offsets) - 1
-    doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))
-    keys = np.sort((doc << n_bits) | (ids.astype(np.int64) & ((1 << n_bits) - 1)))
-    keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if keys.size else keys
-    new_offsets = np.searchsorted(keys >> n_bits, np.arange(n + 1)).astype(offsets.dtype)
-    return (keys & ((1 << n_bits) - 1)).astype(ids.dtype), new_offsets
-
-
 def search_bits(n_ids: int, n_bits: int) -> int:
     """Buckets for the search's trials: at least 8 per n-gram occurrence (so at least 8
     per distinct n-gram: few collisions), at most the model's. Each training scans every
@@ -224,40 +184,6 @@ def rung_sizes(n: int) -> list[int]:
     has fewer rungs)."""
     sizes = [min(n, max(MIN_RUNG_DOCS, math.ceil(f * n))) for f in RUNG_FRACTIONS[:-1]]
     return sorted(set(sizes) - {n}) + [n]
-
-
-def one_se_choice(scores: list[dict], defaults: dict) -> tuple[int, str, float]:
-    """The one-standard-error rule over ``scores`` (dicts with ``settings``, ``score`` and
-    ``groups``: the score on each validation group, the same groups for every entry), with
-    the defaults as the simple model: the best (ties: fewer changed settings, then the
-    earlier) only if its gain over the best-scoring defaults is more than one standard error
-    of that gain, else those defaults. Returns the index, why, and the error.
-
-    The error is the paired one, over the groups: the spread of the best's gain group by
-    group (folds: each its own training, so training noise counts too). A gain that some
-    folds do not share is not taken: on RT-2k the binomial error of the best's score let a
-    candidate 0.70 points ahead (folds -1.75 to +3.44) replace defaults 3 points better on
-    the test fold, while BbCrypt's gain of 0.31 (0 to +0.56 in every fold) is real.
-
-    Counting changed settings does not order the other candidates by simplicity (three
-    changes are not a simpler model than four), so among them the score decides."""
-    def changes(i):
-        return sum(1 for k, v in scores[i]["settings"].items() if defaults.get(k) != v)
-
-    best = max(range(len(scores)), key=lambda i: (scores[i]["score"], -changes(i), -i))
-    plain = [i for i in range(len(scores)) if changes(i) == 0]
-    if not plain or best in plain:
-        return best, f"the best score ({100 * scores[best]['score']:.2f}%)", 0.0
-    dflt = max(plain, key=lambda i: (scores[i]["score"], -i))
-    gains = np.asarray(scores[best]["groups"], float) - np.asarray(scores[dflt]["groups"], float)
-    se = float(gains.std(ddof=1) / math.sqrt(len(gains))) if len(gains) > 1 else 0.0
-    gain = scores[best]["score"] - scores[dflt]["score"]
-    where = (f"{100 * gain:.2f} points over the defaults, one standard error {100 * se:.2f} "
-             f"over {len(gains)} validation groups")
-    if gain <= se:
-        return dflt, (f"the defaults: the best ({100 * scores[best]['score']:.2f}%, "
-                      f"{changes(best)} setting(s) changed) gains {where}"), se
-    return best, f"the best score ({100 * scores[best]['score']:.2f}%): {where}", se
 
 
 def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budget: float = 60.0,
@@ -371,16 +297,13 @@ class _Search:
             total = sum(p.n_docs for p in train)
             limit = total if rung == len(self.sizes) - 1 else min(total, self.sizes[rung])
             folder = self.root / "samples" / f"{key}-{fold}-{rung}"
-            n_held = sum(p.n_docs for p in held)
-            edges = [0, n_held] if self.folds > 1 else \
-                [round(g * n_held / HOLDOUT_GROUPS) for g in range(HOLDOUT_GROUPS + 1)]
-            valid = []
-            for g, (a, b) in enumerate(zip(edges, edges[1:])):
-                valid_folder = self.root / "samples" / f"{key}-{fold}-valid{g}"
-                if not valid_folder.exists():
-                    join_caches(held, valid_folder, b - a, self.bits[key], skip=a).close()
-                    self.joined_docs += b - a
-                valid.append(FeatureCache(valid_folder))
+            groups = self.root / "samples" / f"{key}-{fold}-valid"
+            if not groups.exists():         # the held-out documents: shared by the rungs
+                n_blocks = 1 if self.folds > 1 else VALIDATION_GROUPS
+                for block in split_blocks(held, groups, n_blocks, self.bits[key]):
+                    block.close()
+                self.joined_docs += sum(p.n_docs for p in held)
+            valid = [FeatureCache(block) for block in sorted(groups.iterdir())]
             self.samples[(key, fold, rung)] = (
                 join_caches(train, folder, limit, self.bits[key]), valid)
             self.joined_docs += limit

@@ -6,7 +6,8 @@ from those caches exactly as ``nbsvm train --keep-cache`` would (no reading, tok
 hashing again), and the settings that only act at prediction time (``beta``,
 ``interpolate``) are scored on the same trained model, so a grid of ``N`` candidates costs
 far less than ``N`` runs. The result is a ranked table (mean validation accuracy over the
-folds, its spread, log loss when the loss gives probabilities) and the best settings.
+folds, its spread, log loss when the loss gives probabilities), each row's accuracy on every
+validation group, the best settings and the choice (:mod:`nbsvm.training.selection`).
 
 Examples
 --------
@@ -37,9 +38,11 @@ from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.data.batches import Batch, hash_batch
 from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.samples import split_blocks
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.training.selection import VALIDATION_GROUPS, beyond_error, paired_gain
 
 #: what a grid may vary; the last two only act at prediction time (no retraining)
 TUNABLE = ("ngrams", "loss", "optimizer", "lam", "eta0", "alpha", "min_df", "epochs",
@@ -60,7 +63,8 @@ class TuneResult:
     split: str                  # "validation 20%" or "5-fold"
     chosen: dict | None = None  # what to use: ``best``, or the reference within one SE
     reason: str = ""            # why ``chosen``
-    standard_error: float = 0.0     # of the best candidate's accuracy
+    standard_error: float = 0.0     # of the best's gain over the reference (0: none)
+    groups: "pd.DataFrame | None" = None    # each row's accuracy on each validation group
 
 
 def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | None:
@@ -163,9 +167,10 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
     ``docs`` may be :class:`~nbsvm.io.Document` records or ``(text, label)`` pairs.
 
     ``select``: ``"best"`` chooses the highest validation accuracy; ``"1se"`` (the
-    one-standard-error rule) keeps the default settings when the grid holds them and they
-    score within one standard error of the best, so that noise does not move a user off
-    good defaults (``result.reason`` says which applied).
+    one-standard-error rule) keeps the default settings when the grid holds them unless the
+    best gains more than one standard error over them, paired over the validation groups
+    (the folds, or five blocks of the validation split; ``result.groups``), so that noise
+    does not move a user off good defaults (``result.reason`` says which applied).
     """
     if select not in ("1se", "best"):
         raise NBSVMError(f"unknown selection {select!r}; allowed: 1se, best")
@@ -189,6 +194,11 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
     root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
+        # validation groups, over which the one-standard-error rule pairs a gain: the folds,
+        # or equal blocks of the validation split
+        groups_of = {n: [[valid] if folds else
+                         split_blocks([valid], root / str(n) / "blocks", VALIDATION_GROUPS)
+                         for _, valid in pairs] for n, pairs in caches.items()}
         labels = caches[orders[0]][0][0].labels
         classes = classes_of(labels) if given.get("multilabel") else sorted(labels)
         reference = reference_of(grid, given, classes)     # the settings used without tuning
@@ -213,19 +223,21 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
                     clf.interpolate = c.get("interpolate",
                                             base.get("interpolate", DEFAULTS["interpolate"]))
                     clf.validate()
-                    rep = evaluate_cache(clf, valid)
-                    scores[id(c)].append((rep["accuracy"], rep.get("log_loss", np.nan),
-                                          train_s, getattr(clf, "eta0_", None), rep["n_docs"]))
+                    reps = [evaluate_cache(clf, g) for g in groups_of[n][s]]
+                    sizes = np.array([r["n_docs"] for r in reps], float)
+                    accs = np.array([r["accuracy"] for r in reps])
+                    loss = np.array([r.get("log_loss", np.nan) for r in reps])
+                    scores[id(c)].append((sizes @ accs / sizes.sum(), sizes @ loss / sizes.sum(),
+                                          train_s, getattr(clf, "eta0_", None), accs))
                 notify({"stage": "tune", "docs": n_trainings,
                         "total": len(trained) * len(caches[n])})
             for c in group:
                 acc = np.array([x[0] for x in scores[id(c)]])
-                n_valid = sum(x[4] for x in scores[id(c)])
                 row = dict(c, accuracy=float(acc.mean()),
                            accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
                            log_loss=float(np.mean([x[1] for x in scores[id(c)]])),
                            train_seconds=float(np.mean([x[2] for x in scores[id(c)]])),
-                           _n_valid=n_valid)
+                           _groups=np.concatenate([x[4] for x in scores[id(c)]]))
                 if c.get("eta0", base.get("eta0")) == "auto":
                     row["eta0_chosen"] = float(np.median([x[3] for x in scores[id(c)]]))
                 rows.append(row)
@@ -237,29 +249,30 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
         table = table.drop(columns="_order").reset_index(drop=True)
         table.insert(0, "rank", np.arange(1, len(table) + 1))
         best = {k: _plain(table.loc[0, k]) for k in grid}
-        # one standard error of the best accuracy: binomial over the held-out documents (all
-        # folds together: each document is held out once)
-        a, n_valid = float(table.loc[0, "accuracy"]), int(table.loc[0, "_n_valid"])
-        se = float(np.sqrt(a * (1 - a) / max(n_valid, 1)))
-        table = table.drop(columns="_n_valid")
-        chosen, reason = best, "the best validation accuracy"
-        ref = reference if select == "1se" else None
-        if ref is not None and ref != best:
-            mask = np.logical_and.reduce([table[k] == v for k, v in ref.items()])
-            ref_acc = float(table.loc[mask, "accuracy"].iloc[0])
-            if ref_acc >= a - se:
-                chosen = ref
-                reason = (f"the defaults score {100 * ref_acc:.2f}% against the best "
-                          f"{100 * a:.2f}%, within one standard error ({100 * se:.2f} points): "
-                          f"no candidate is better than noise, so the defaults stay")
-            else:
-                reason = (f"the best beats the defaults ({100 * ref_acc:.2f}%) by more than "
-                          f"one standard error ({100 * se:.2f} points)")
+        groups = pd.DataFrame(np.vstack(table["_groups"].to_list()),
+                              columns=[f"group{g}" for g in range(len(table.loc[0, "_groups"]))])
+        table = table.drop(columns="_groups")
+        chosen, reason, se = best, "the best validation accuracy", 0.0
+        if reference is not None and reference != best:
+            # the error of the best's gain over the defaults, paired over the groups
+            at = int(np.flatnonzero(np.logical_and.reduce(
+                [table[k] == v for k, v in reference.items()]))[0])
+            a, ref_acc = float(table.loc[0, "accuracy"]), float(table.loc[at, "accuracy"])
+            gain, se = paired_gain(groups.loc[0], groups.loc[at])
+            where = (f"{100 * gain:.2f} points over the defaults "
+                     f"({100 * ref_acc:.2f}%), one standard error {100 * se:.2f} over "
+                     f"{groups.shape[1]} validation groups")
+            if select == "1se" and not beyond_error(gain, se):
+                chosen = reference
+                reason = (f"the defaults: the best ({100 * a:.2f}%) gains {where}; no "
+                          f"candidate is better than noise, so the defaults stay")
+            elif select == "1se":
+                reason = f"the best beats the defaults: {where}"
     finally:
         shutil.rmtree(root, ignore_errors=True)
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
     return TuneResult(table, best, time.perf_counter() - t0, n_trainings, split, chosen,
-                      reason, se)
+                      reason, se, groups)
 
 
 def _plain(v):
