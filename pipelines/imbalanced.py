@@ -29,7 +29,8 @@ NBSVM = Path(sys.executable).parent / "nbsvm"
 VARIANTS = [[], ["--class-weight", "pos=3"], ["--class-weight", "balanced"],
             ["--class-weight", "balanced", "--loss", "hinge"],
             ["--class-weight", "balanced", "--norm", "l2"],
-            ["--class-weight", "balanced", "--auto"]]
+            ["--class-weight", "balanced", "--auto"],
+            ["--class-weight", "balanced", "--auto", "--auto-metric", "macro_f1"]]
 
 
 def write_split(imdb: Path, split: str, out: Path, ratio: int, seed: int) -> int:

@@ -165,6 +165,11 @@ def train_command(
     time_budget: str = typer.Option("60s", "--time-budget",
                                     help="Seconds the --auto search may take (60, 90s, 2m), "
                                          "its reading pass included."),
+    auto_metric: Optional[str] = typer.Option(None, "--auto-metric",
+                                              help="What --auto ranks by: accuracy (the "
+                                                   "default; micro_f1 for label sets) or "
+                                                   "macro_f1 (every class alike: for a rare "
+                                                   "class that matters)."),
     valid: Optional[float] = typer.Option(None, "--valid", metavar="SHARE",
                                           help="Hold out this share of the training data "
                                                "(0.1: a seeded tenth), print the accuracy on "
@@ -284,7 +289,7 @@ def train_command(
                               keep_counts=keep_counts, early_stopping=valid is not None,
                               validation_fraction=0.1 if valid is None else valid,
                               n_iter_no_change=patience,
-                              time_budget=parse_seconds(time_budget))
+                              time_budget=parse_seconds(time_budget), auto_metric=auto_metric)
         clf.validate()
         flag = "--init" if init else "--auto" if auto else \
             "--calibrate" if calibrate else "--keep-counts" if keep_counts else "--valid"
@@ -499,7 +504,8 @@ def reproduce_command(clf) -> str:
     plain = type(clf)()
     parts = []
     for k, v in clf.get_params().items():
-        if k in ("auto", "time_budget", "cache_dir", "char_min") or v == getattr(plain, k):
+        if k in ("auto", "time_budget", "auto_metric", "cache_dir", "char_min") or \
+                v == getattr(plain, k):
             continue
         if k == "lowercase":
             parts.append("--keep-case")

@@ -121,6 +121,10 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     time_budget : float
         Seconds the ``auto`` search may take (its reading pass included; the final
         training comes after).
+    auto_metric : None, 'accuracy', 'macro_f1' or 'micro_f1'
+        What the ``auto`` search ranks by on the held-out parts. ``None``: accuracy
+        (micro F1 for label sets). ``macro_f1`` weighs every class alike: with a rare class
+        that matters, accuracy rewards ignoring it. ``micro_f1`` is for label sets only.
     class_weight : None, 'balanced' or dict
         Weigh each document's loss and step by its class's weight (scikit-learn's
         ``class_weight``): ``{"pos": 5}`` (classes not named weigh 1), or ``balanced``,
@@ -201,7 +205,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
                  weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
-                 time_budget=60.0, calibrate=None, class_weight=None, keep_counts=False,
+                 time_budget=60.0, auto_metric=None, calibrate=None, class_weight=None, keep_counts=False,
                  char_min=0, lowercase=True, early_stopping=False, validation_fraction=0.1,
                  n_iter_no_change=2):
         self.ngrams = ngrams
@@ -226,6 +230,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.multilabel = multilabel
         self.auto = auto
         self.time_budget = time_budget
+        self.auto_metric = auto_metric
         self.calibrate = calibrate
         self.class_weight = class_weight
         self.keep_counts = keep_counts

@@ -191,6 +191,14 @@ class SettingsMixin:
                 and 0 < self.time_budget < float("inf")):
             raise NBSVMError(f"time_budget must be a positive number of seconds, got "
                              f"{self.time_budget!r}")
+        allowed = ("micro_f1", "macro_f1") if self.multilabel else ("accuracy", "macro_f1")
+        if self.auto_metric is not None and self.auto_metric not in allowed:
+            raise NBSVMError(f"auto_metric must be None or one of {', '.join(allowed)}"
+                             f"{' (label sets)' if self.multilabel else ''}, got "
+                             f"{self.auto_metric!r}")
+        if self.auto_metric is not None and not self.auto:
+            raise NBSVMError("auto_metric ranks the auto search's trials (--auto-metric needs "
+                             "--auto)")
         check_training_options(self)
         if not isinstance(self.multilabel, (bool, np.bool_)):
             raise NBSVMError(f"multilabel must be True or False, got {self.multilabel!r}")

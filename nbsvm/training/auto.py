@@ -11,8 +11,9 @@ budget: rung 0 trains the candidates (the defaults first, then a seeded sample o
 a third of them, and the best third of those to all of them (no sample under 500
 documents: a small corpus has fewer rungs); the defaults go on to every
 rung, so that every change is weighed against them on all the data. ``beta`` only acts at
-prediction time: each trained model is scored at every ``beta`` for free. Trials are timed;
-when the first one says the plan cannot fit in the budget, fewer candidates start, and the
+prediction time: each trained model is scored at every ``beta`` for free. Trials are timed
+(the first after an untimed run of it, so that compiling the kernels is not counted); when
+the first one says the plan cannot fit in the budget, fewer candidates start, and the
 search stops when the budget is spent (then it chooses among the last rung's scores). With
 a budget that does not bind, the search is deterministic for a seed.
 
@@ -214,7 +215,9 @@ class _Search:
         self.t0 = time.perf_counter()
         self.notify = callback or (lambda event: None)
         self.budget, self.seed = budget, seed
-        self.base = {k: v for k, v in base.items() if k not in ("auto", "time_budget")}
+        self.base = {k: v for k, v in base.items()
+                     if k not in ("auto", "time_budget", "auto_metric")}
+        self.metric_asked = base.get("auto_metric")
         plain = NBSVMClassifier()
         self.fixed = {k for k, v in self.base.items() if v != getattr(plain, k)}
         self.model = NBSVMClassifier(**self.base)
@@ -272,7 +275,7 @@ class _Search:
         multi = multilabel or len(classes) > 2
         self.defaults = defaults = _defaults(base, classes, corpus, multilabel)
         self.space = _resolve(search_space(multi, multilabel, try_chars), defaults)
-        self.metric = "micro_f1" if multilabel else "accuracy"
+        self.metric = self.metric_asked or ("micro_f1" if multilabel else "accuracy")
         self.betas = [defaults["beta"]] if multi or "beta" in fixed else \
             [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
         # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)
@@ -384,6 +387,11 @@ class _Search:
         alive = list(range(len(self.cands)))
         self.last_scores: dict = {}
         self.pace = None
+        # the defaults once untimed first: numba compiles the kernels on their first call
+        # (seconds, after an install), and a first trial timed with that would size the
+        # plan to a few candidates; the timed trial repeats it (the same scores)
+        self.trial(0, 0)
+        self.n_trainings -= self.folds
         for rung in range(len(self.sizes)):
             scores = {}
             for i in list(alive):
