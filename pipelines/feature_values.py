@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from _report import shared_datasets, start, write_results
-from wang_manning import DATASETS, splits
+from wang_manning import DATASETS, dataset_names, splits
 
 
 def _features(train_texts, test_texts):
@@ -74,10 +74,7 @@ def main(argv=None):
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    names = [d for d in args.datasets.split(",") if d]
-    unknown = sorted(set(names) - set(DATASETS))
-    if unknown:
-        ap.error(f"unknown datasets {unknown}; allowed: {', '.join(DATASETS)}")
+    names = dataset_names(ap, args.datasets)
     root = shared_datasets()
     config = start("feature_values", {"datasets": names, "seed": args.seed, "data": root},
                    [__file__, *(argv if argv is not None else sys.argv[1:])])

@@ -59,6 +59,15 @@ PAIRS = {"AthR": ("alt.atheism", "talk.religion.misc"),
 DATASETS = ("RT-2k", "IMDB", "Subj", "MPQA", "AthR", "XGraph", "BbCrypt", "20NG")
 
 
+def dataset_names(ap: argparse.ArgumentParser, text: str) -> list[str]:
+    """``--datasets RT-2k,Subj`` as names, or the parser's error naming the allowed ones."""
+    names = [d for d in text.split(",") if d]
+    unknown = sorted(set(names) - set(DATASETS))
+    if unknown:
+        ap.error(f"unknown datasets {unknown}; allowed: {', '.join(DATASETS)}")
+    return names
+
+
 # ---- corpora: (texts, labels, fold of each document) or (train, test) -------------------
 
 def _members(archive: Path):
@@ -187,10 +196,7 @@ def main(argv=None):
     ap.add_argument("--auto-budget", type=float, default=60.0,
                     help="seconds of each --auto search (every fold's)")
     args = ap.parse_args(argv)
-    names = [d for d in args.datasets.split(",") if d]
-    unknown = sorted(set(names) - set(DATASETS))
-    if unknown:
-        ap.error(f"unknown datasets {unknown}; allowed: {', '.join(DATASETS)}")
+    names = dataset_names(ap, args.datasets)
     root = shared_datasets()
     config = start("wang_manning", {"datasets": names, "seed": args.seed, "data": root,
                                     "auto_budget": args.auto_budget},

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from _report import shared_datasets, start, write_results
-from wang_manning import DATASETS, splits
+from wang_manning import dataset_names, splits
 
 from nbsvm import NBSVMClassifier
 
@@ -38,10 +38,7 @@ def main(argv=None):
                     help="JSON objects of NBSVMClassifier parameters ({}: the defaults)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    names = [d for d in args.datasets.split(",") if d]
-    unknown = sorted(set(names) - set(DATASETS))
-    if unknown:
-        ap.error(f"unknown datasets {unknown}; allowed: {', '.join(DATASETS)}")
+    names = dataset_names(ap, args.datasets)
     try:
         variants = [json.loads(v) for v in args.variants]
     except json.JSONDecodeError as e:

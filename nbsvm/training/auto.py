@@ -217,7 +217,8 @@ class _Search:
         self.budget, self.seed = budget, seed
         self.base = {k: v for k, v in base.items()
                      if k not in ("auto", "time_budget", "auto_metric")}
-        self.metric_asked = base.get("auto_metric")
+        self.metric = base.get("auto_metric") or \
+            ("micro_f1" if base.get("multilabel") else "accuracy")
         plain = NBSVMClassifier()
         self.fixed = {k for k, v in self.base.items() if v != getattr(plain, k)}
         self.model = NBSVMClassifier(**self.base)
@@ -275,7 +276,6 @@ class _Search:
         multi = multilabel or len(classes) > 2
         self.defaults = defaults = _defaults(base, classes, corpus, multilabel)
         self.space = _resolve(search_space(multi, multilabel, try_chars), defaults)
-        self.metric = self.metric_asked or ("micro_f1" if multilabel else "accuracy")
         self.betas = [defaults["beta"]] if multi or "beta" in fixed else \
             [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
         # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)

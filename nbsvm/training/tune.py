@@ -219,28 +219,11 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
                 n_trainings += 1
                 train_s = time.perf_counter() - t1
                 for c in group:
-                    clf.beta = c.get("beta", base.get("beta", DEFAULTS["beta"]))
-                    clf.interpolate = c.get("interpolate",
-                                            base.get("interpolate", DEFAULTS["interpolate"]))
-                    clf.validate()
-                    reps = [evaluate_cache(clf, g) for g in groups_of[n][s]]
-                    sizes = np.array([r["n_docs"] for r in reps], float)
-                    accs = np.array([r["accuracy"] for r in reps])
-                    loss = np.array([r.get("log_loss", np.nan) for r in reps])
-                    scores[id(c)].append((sizes @ accs / sizes.sum(), sizes @ loss / sizes.sum(),
-                                          train_s, getattr(clf, "eta0_", None), accs))
+                    scores[id(c)].append((*_score_split(clf, c, base, groups_of[n][s]),
+                                          train_s, getattr(clf, "eta0_", None)))
                 notify({"stage": "tune", "docs": n_trainings,
                         "total": len(trained) * len(caches[n])})
-            for c in group:
-                acc = np.array([x[0] for x in scores[id(c)]])
-                row = dict(c, accuracy=float(acc.mean()),
-                           accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
-                           log_loss=float(np.mean([x[1] for x in scores[id(c)]])),
-                           train_seconds=float(np.mean([x[2] for x in scores[id(c)]])),
-                           _groups=np.concatenate([x[4] for x in scores[id(c)]]))
-                if c.get("eta0", base.get("eta0")) == "auto":
-                    row["eta0_chosen"] = float(np.median([x[3] for x in scores[id(c)]]))
-                rows.append(row)
+            rows += [_row(c, scores[id(c)], base) for c in group]
         table = pd.DataFrame(rows)
         # best: highest accuracy, then lowest log loss, then the earlier candidate
         table["_order"] = np.arange(len(table))
@@ -252,27 +235,60 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
         groups = pd.DataFrame(np.vstack(table["_groups"].to_list()),
                               columns=[f"group{g}" for g in range(len(table.loc[0, "_groups"]))])
         table = table.drop(columns="_groups")
-        chosen, reason, se = best, "the best validation accuracy", 0.0
-        if reference is not None and reference != best:
-            # the error of the best's gain over the defaults, paired over the groups
-            at = int(np.flatnonzero(np.logical_and.reduce(
-                [table[k] == v for k, v in reference.items()]))[0])
-            a, ref_acc = float(table.loc[0, "accuracy"]), float(table.loc[at, "accuracy"])
-            gain, se = paired_gain(groups.loc[0], groups.loc[at])
-            where = (f"{100 * gain:.2f} points over the defaults "
-                     f"({100 * ref_acc:.2f}%), one standard error {100 * se:.2f} over "
-                     f"{groups.shape[1]} validation groups")
-            if select == "1se" and not beyond_error(gain, se):
-                chosen = reference
-                reason = (f"the defaults: the best ({100 * a:.2f}%) gains {where}; no "
-                          f"candidate is better than noise, so the defaults stay")
-            elif select == "1se":
-                reason = f"the best beats the defaults: {where}"
+        chosen, reason, se = _choose(table, groups, best, reference, select)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
     return TuneResult(table, best, time.perf_counter() - t0, n_trainings, split, chosen,
                       reason, se, groups)
+
+
+def _score_split(clf, c: dict, base: dict, groups: list) -> tuple:
+    """Candidate ``c``'s prediction-time settings on ``clf`` (trained on one split), scored
+    on that split's validation groups: accuracy and log loss over all of them, and the
+    accuracy of each."""
+    clf.beta = c.get("beta", base.get("beta", DEFAULTS["beta"]))
+    clf.interpolate = c.get("interpolate", base.get("interpolate", DEFAULTS["interpolate"]))
+    clf.validate()
+    reps = [evaluate_cache(clf, g) for g in groups]
+    sizes = np.array([r["n_docs"] for r in reps], float)
+    accs = np.array([r["accuracy"] for r in reps])
+    loss = np.array([r.get("log_loss", np.nan) for r in reps])
+    return sizes @ accs / sizes.sum(), sizes @ loss / sizes.sum(), accs
+
+
+def _row(c: dict, scores: list, base: dict) -> dict:
+    """The table row of candidate ``c`` from its ``(accuracy, log loss, group accuracies,
+    train seconds, eta0)`` per split."""
+    acc = np.array([x[0] for x in scores])
+    row = dict(c, accuracy=float(acc.mean()),
+               accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
+               log_loss=float(np.mean([x[1] for x in scores])),
+               train_seconds=float(np.mean([x[3] for x in scores])),
+               _groups=np.concatenate([x[2] for x in scores]))
+    if c.get("eta0", base.get("eta0")) == "auto":
+        row["eta0_chosen"] = float(np.median([x[4] for x in scores]))
+    return row
+
+
+def _choose(table, groups, best: dict, reference: dict | None, select: str):
+    """``(chosen, reason, standard error)``: the best (the table's first row), or with
+    ``select="1se"`` the reference when the best's gain over it, paired over the
+    validation groups, is not more than one standard error (:mod:`nbsvm.training.selection`)."""
+    if reference is None or reference == best:
+        return best, "the best validation accuracy", 0.0
+    at = int(np.flatnonzero(np.logical_and.reduce(
+        [table[k] == v for k, v in reference.items()]))[0])
+    a, ref_acc = float(table.loc[0, "accuracy"]), float(table.loc[at, "accuracy"])
+    gain, se = paired_gain(groups.loc[0], groups.loc[at])
+    where = (f"{100 * gain:.2f} points over the defaults ({100 * ref_acc:.2f}%), one standard "
+             f"error {100 * se:.2f} over {groups.shape[1]} validation groups")
+    if select != "1se":
+        return best, "the best validation accuracy", se
+    if not beyond_error(gain, se):
+        return reference, (f"the defaults: the best ({100 * a:.2f}%) gains {where}; no "
+                           f"candidate is better than noise, so the defaults stay"), se
+    return best, f"the best beats the defaults: {where}", se
 
 
 def _plain(v):
