@@ -21,7 +21,7 @@ from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import STDIN
 from nbsvm.io.folders import is_document
 from nbsvm.io.readers import read_inputs
-from nbsvm.io.outputs import check_output
+from nbsvm.io.outputs import check_not_read, check_output
 
 err_console = Console(stderr=True)
 
@@ -178,12 +178,24 @@ def text_columns(columns: List[str]):
     return columns[0] if len(columns) == 1 else list(columns)
 
 
-def check_outputs(**paths) -> None:
+def check_outputs(reads: dict | None = None, **paths) -> None:
     """Check every output a command will write (``option name -> path``, None: not
-    written) before it reads anything: see :func:`nbsvm.io.outputs.check_output`."""
+    written) before it reads anything: each can be written
+    (:func:`nbsvm.io.outputs.check_output`), none is a file the command reads (``reads``:
+    ``what -> path or paths``, e.g. ``{"the input": inputs, "the model": model}``;
+    :func:`nbsvm.io.outputs.check_not_read`), and no two are the same file."""
+    written = {}
     for option, path in paths.items():
-        if path is not None:
-            check_output(path, "--" + option.replace("_", "-"))
+        if path is None:
+            continue
+        flag = "--" + option.replace("_", "-")
+        check_output(path, flag)
+        check_not_read(path, flag, reads or {})
+        for other, earlier in written.items():
+            if os.path.realpath(earlier) == os.path.realpath(path):
+                raise NBSVMError(f"{flag} and {other} name the same file: give each its "
+                                 "own", path=str(path))
+        written[flag] = path
 
 
 _interrupted = threading.Event()

@@ -56,7 +56,8 @@ def eval_command(
     does not know counts as an error; the report lists such labels."""
     text_col = text_columns(text_col)
     with cli_errors():
-        check_outputs(output=output, plot=plot_path)
+        check_outputs(reads={"an input": inputs, "the model": model}, output=output,
+                      plot=plot_path)
         if skip_bad and (scheduler or dask_local or model_file_kind(model) == "learner"):
             raise NBSVMError("--skip-bad-lines reads text for models of `nbsvm train`, "
                              "without --scheduler / --dask-local")

@@ -40,7 +40,7 @@ def explain_command(
     """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
     split one text's score into its n-grams' contributions."""
     with cli_errors():
-        check_outputs(html=html)
+        check_outputs(reads={"the model": model}, html=html)
         clf = NBSVMClassifier.load(model)
         console = Console()
         if text is None:

@@ -36,7 +36,7 @@ def lexicon_command(
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     text_col = text_columns(text_col)
     with cli_errors():
-        check_outputs(output=output)
+        check_outputs(reads={"an input": inputs}, output=output)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed,
                         char_min=char_min, lowercase=not keep_case)

@@ -204,7 +204,7 @@ def predict_command(
     with cli_errors():
         if output == "-":
             output = None
-        check_outputs(output=output)
+        check_outputs(reads={"an input": inputs, "the model": model}, output=output)
         out_fmt = choose_output_format(output_format, output)
         if out_fmt == "parquet":
             _pyarrow()                   # before any work: say what to install

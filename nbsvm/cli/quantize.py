@@ -30,7 +30,7 @@ def quantize(
     int8 or float16 (fastText's quantize). Every command loads it; it does not train
     further (no AdaGrad sums)."""
     with cli_errors():
-        check_outputs(output=output)
+        check_outputs(reads={"the model": model}, output=output)
         if dtype not in DTYPES:
             from nbsvm.errors import NBSVMError
             raise NBSVMError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")

@@ -260,7 +260,9 @@ def train_command(
     text_col = text_columns(text_col)
     with cli_errors():
         # every file this run writes, checked before anything is read
-        check_outputs(output=output, plot=plot_path,
+        check_outputs(reads={"an input": inputs, "a --test file": test, "the --init model": init,
+                             "the --lexicon file": lexicon},
+                      output=output, plot=plot_path,
                       checkpoint_every=checkpoint_path(output)
                       if checkpoint_every or resume else None)
         if plot_path is not None:

@@ -117,7 +117,7 @@ def tune_command(
     candidates; print a ranked table and the `nbsvm train` command of the best."""
     text_col = text_columns(text_col)
     with cli_errors():
-        check_outputs(output=output)
+        check_outputs(reads={"an input": inputs}, output=output)
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
         base = dict(n_bits=n_bits, char_ngrams=char_ngrams, char_min=char_min,

@@ -93,6 +93,47 @@ def check_output(path, option: str = "--output") -> None:
     os.unlink(probe)
 
 
+def _identity(path):
+    """``(device, inode)`` of what ``path`` names after following links, or None (missing,
+    unreadable, standard input)."""
+    if path is None or str(path) in ("", "-"):
+        return None
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether the file ``path`` would replace (links followed) lies inside ``folder``."""
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(folder))
+        return True
+    except ValueError:
+        return False
+
+
+def check_not_read(path, option: str, reads: dict) -> None:
+    """Refuse an output that is a file the command reads: same device and inode as an
+    input, model, lexicon or checkpoint (links followed, so a link to an input is caught),
+    or a file inside an input folder. ``reads``: ``what -> path or list of paths`` (None and
+    ``-`` are skipped). Called before anything is read, so nothing is lost."""
+    if path is None or str(path) in ("", "-"):
+        return
+    out = _identity(path)
+    if out is None or not os.path.isfile(path):
+        return                      # a new file replaces nothing; a device is written through
+    for what, paths in reads.items():
+        for read in ([paths] if isinstance(paths, (str, os.PathLike)) else paths or ()):
+            if read is None or str(read) in ("", "-"):
+                continue
+            if _identity(read) == out or (os.path.isdir(read) and _inside(Path(path), Path(read))):
+                raise NBSVMError(f"{option} is {what} ({str(read)!r}) of this command: "
+                                 "writing it would replace what is read; choose another "
+                                 "file", path=str(path))
+
+
 def _temporary_beside(path: Path, suffix: str, option: str | None = None):
     """``(fd, name, target)``: a new temporary file in the folder of the regular file that
     a write to ``path`` replaces (``target``: ``path``, or what a link points to); an

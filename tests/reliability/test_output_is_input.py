@@ -1,0 +1,95 @@
+"""An output never replaces an input (issue 33, item 1), through the real CLI: every command
+refuses an output that is the same file (device and inode, links followed) as an input, the
+model, a --test file, the --init model or the lexicon it reads, or a file inside an input
+folder, before it reads anything; the files it names are left byte for byte."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run(*args, timeout=120):
+    return subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory):
+    d = tmp_path_factory.mktemp("same_file")
+    (d / "in.txt").write_bytes((REPO / "data" / "reviews.txt").read_bytes())
+    r = run("train", d / "in.txt", "--n-bits", "16", "--min-df", "1", "-q", "-o", d / "m.npz")
+    assert r.returncode == 0, r.stderr
+    r = run("lexicon", d / "in.txt", "--n-bits", "16", "-o", d / "lex.npz")
+    assert r.returncode == 0, r.stderr
+    (d / "test.txt").write_bytes((REPO / "data" / "reviews.txt").read_bytes())
+    os.symlink(d / "in.txt", d / "link.txt")
+    os.symlink(d / "m.npz", d / "mlink.npz")
+    return d
+
+
+CASES = {
+    "predict -o input": ["predict", "{d}/in.txt", "-m", "{d}/m.npz", "-o", "{d}/in.txt"],
+    "predict -o model": ["predict", "{d}/in.txt", "-m", "{d}/m.npz", "-o", "{d}/m.npz"],
+    "predict -o link to input": ["predict", "{d}/in.txt", "-m", "{d}/m.npz", "-o", "{d}/link.txt"],
+    "predict -o input, model by link": ["predict", "{d}/in.txt", "-m", "{d}/mlink.npz",
+                                        "-o", "{d}/m.npz"],
+    "train -o input": ["train", "{d}/in.txt", "-o", "{d}/in.txt"],
+    "train -o --test file": ["train", "{d}/in.txt", "--test", "{d}/test.txt", "-o",
+                             "{d}/test.txt"],
+    "train -o --init model": ["train", "{d}/in.txt", "--init", "{d}/m.npz", "-o", "{d}/m.npz"],
+    "train -o --lexicon": ["train", "{d}/in.txt", "--lexicon", "{d}/lex.npz", "-o", "{d}/lex.npz"],
+    "train --plot input": ["train", "{d}/in.txt", "-o", "{d}/new.npz", "--plot", "{d}/link.txt"],
+    "eval -o model": ["eval", "{d}/in.txt", "-m", "{d}/m.npz", "-o", "{d}/m.npz"],
+    "eval -o input": ["eval", "{d}/in.txt", "-m", "{d}/m.npz", "-o", "{d}/in.txt"],
+    "explain --html model": ["explain", "-m", "{d}/m.npz", "--text", "great", "--html",
+                             "{d}/m.npz"],
+    "quantize -o model": ["quantize", "{d}/m.npz", "-o", "{d}/mlink.npz"],
+    "lexicon -o input": ["lexicon", "{d}/in.txt", "-o", "{d}/in.txt"],
+    "tune -o input": ["tune", "{d}/in.txt", "-o", "{d}/link.txt"],
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_an_output_that_is_a_read_file_is_refused(d, case):
+    before = {p.name: p.read_bytes() for p in d.iterdir() if p.is_file() and not p.is_symlink()}
+    args = [a.format(d=d) for a in CASES[case]]
+    r = run(*args)
+    assert r.returncode == 2, (case, r.stdout, r.stderr)
+    assert "of this command: writing it would replace what is read" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+    after = {p.name: p.read_bytes() for p in d.iterdir() if p.is_file() and not p.is_symlink()}
+    assert after == before, case
+
+
+def test_an_output_inside_an_input_folder_is_refused(tmp_path):
+    corpus = tmp_path / "corpus"
+    for label in ("pos", "neg"):
+        (corpus / label).mkdir(parents=True)
+        for i in range(3):
+            (corpus / label / f"{i}.txt").write_text(f"{label} review number {i}")
+    target = corpus / "pos" / "0.txt"
+    r = run("train", corpus, "-o", target, "--min-df", "1", "-q")
+    assert r.returncode == 2 and "is an input" in r.stderr, r.stderr
+    assert target.read_text() == "pos review number 0"
+
+
+def test_two_outputs_naming_one_file_are_refused(d):
+    r = run("eval", d / "in.txt", "-m", d / "m.npz", "-o", d / "r.png", "--plot", d / "r.png")
+    assert r.returncode == 2 and "name the same file" in r.stderr, r.stderr
+    assert not (d / "r.png").exists()
+
+
+def test_other_outputs_are_still_written(d, tmp_path):
+    """The check refuses only what is read: a new file and an unrelated old one are
+    written as before."""
+    old = tmp_path / "old.csv"
+    old.write_text("old\n")
+    for out in (tmp_path / "new.csv", old):
+        r = run("predict", d / "in.txt", "-m", d / "m.npz", "-o", out, "-q")
+        assert r.returncode == 0, r.stderr
+        assert out.read_text().startswith("source,line,true_label,label")
