@@ -218,15 +218,21 @@ def prepare(name: str, data: Path | str | None = None, download: bool = True,
     archives) is left as it is."""
     c = corpus(name)
     data = Path(data) if data is not None else FIXTURES
+    if data.exists() and not data.is_dir():
+        raise NBSVMError("is not a folder: --data needs a folder to unpack into (it is "
+                         "created when missing)", path=str(data))
     if name == "imdb":
         dest, root = data, data / "aclImdb"
     else:
         dest = root = data / c.unpacks_to
     marker = root / ".nbsvm-prepared"
     stamp = "\n".join(f"{f} {sha}" for f, (_, sha) in sorted(c.files.items()))
-    if marker.is_file() and marker.read_text() == stamp:
-        return root
     say = notify or (lambda message: None)
+    missing = _missing_files(marker, stamp)
+    if missing is None:
+        return root
+    if missing:
+        say(f"{root / missing} is missing or changed: unpacking {name} again")
     if name == "imdb" and not available("imdb") and download and c.url:
         say(f"downloading {c.url}")
         _download_imdb(c.url, data)
@@ -236,8 +242,43 @@ def prepare(name: str, data: Path | str | None = None, download: bool = True,
             say(f"unpacking {path} (sha256 checked)")
             _unpack(path, dest)
     root.mkdir(parents=True, exist_ok=True)
-    marker.write_text(stamp)
+    _write_marker(marker, stamp)
     return root
+
+
+def _write_marker(marker: Path, stamp: str) -> None:
+    """The marker of a prepared corpus: its archives' stamp, then one line per unpacked
+    file (``size path``, relative to the corpus folder), so that a later ``get`` sees a
+    file deleted or cut short. Written last, under a temporary name, then renamed."""
+    root = marker.parent
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p != marker
+                   and not p.name.startswith(".nbsvm-"))
+    lines = [f"{p.stat().st_size} {p.relative_to(root).as_posix()}" for p in files]
+    tmp = marker.with_name(marker.name + ".tmp")
+    tmp.write_text(stamp + "\n--\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    tmp.replace(marker)
+
+
+def _missing_files(marker: Path, stamp: str) -> str | None:
+    """None when the corpus at ``marker`` is prepared from these archives and every file
+    it unpacked is there with its size (one ``stat`` each: 0.1 s for IMDB's 50,000); else
+    the first file missing or changed ("" when there is no valid marker at all)."""
+    try:
+        text = marker.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    head, sep, listing = text.partition("\n--\n")
+    if head != stamp or not sep:
+        return ""
+    root = marker.parent
+    for line in listing.splitlines():
+        size, _, rel = line.partition(" ")
+        try:
+            if (root / rel).stat().st_size != int(size):
+                return rel
+        except (OSError, ValueError):
+            return rel
+    return None
 
 
 def _download_imdb(url: str, data: Path) -> None:

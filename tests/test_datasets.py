@@ -124,3 +124,34 @@ def test_cli_on_the_fixtures_and_the_list(tmp_path):
     bad = subprocess.run([str(NBSVM), "datasets", "get", "imbd"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and "unknown corpus 'imbd'" in bad.stderr
+
+
+@pytest.mark.skipif(not datasets.available("iris"), reason="no shared iris archive")
+def test_get_unpacks_again_what_went_missing_or_changed(tmp_path):
+    """A marker is not trusted alone (issue 33, item 11): a deleted or cut file is unpacked
+    again, through the CLI, and said."""
+    nbsvm = Path(sys.executable).parent / "nbsvm"
+    get = [str(nbsvm), "datasets", "get", "iris", "--data", str(tmp_path)]
+    assert subprocess.run(get, capture_output=True, text=True).returncode == 0
+    data = tmp_path / "iris" / "iris.data"
+    whole = data.read_bytes()
+    for damage in (data.unlink, lambda: data.write_bytes(whole[:100])):
+        damage()
+        r = subprocess.run(get, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert f"{data} is missing or changed: unpacking iris again" in r.stdout
+        assert data.read_bytes() == whole
+    r = subprocess.run(get, capture_output=True, text=True)
+    assert r.returncode == 0 and "unpacking" not in r.stdout      # whole: left as it is
+
+
+def test_get_into_a_file_is_a_clear_error(tmp_path):
+    nbsvm = Path(sys.executable).parent / "nbsvm"
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    r = subprocess.run([str(nbsvm), "datasets", "get", "iris", "--data", str(afile)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert f"{afile}: is not a folder: --data needs a folder" in r.stderr
+    assert "Errno" not in r.stderr and "Traceback" not in r.stderr
+    assert afile.read_text() == "mine"
