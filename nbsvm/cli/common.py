@@ -211,6 +211,38 @@ def _on_sigint(signum, frame):
     _interrupted.set()
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: unwinds like Ctrl-C (every temporary file, cache and partial
+    output removed on the way out), then exits with ``128 + signum`` as the default
+    action would."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+#: the termination signal received, or 0; seconds after it before it is raised anywhere
+#: (a repeating timer, disarmed once raised)
+_terminating = [0]
+FORCE_AFTER = 1.0
+
+
+def _on_terminate(signum, frame):
+    # Like Ctrl-C: noted and raised at the next safe point (every batch of every stage).
+    # A command with no safe point near (unpacking an archive, compiling a kernel) is
+    # interrupted where it is by a timer, again every second until the exception is
+    # through: a supervisor's SIGTERM never waits for the work to end, and nothing is left.
+    if _terminating[0] or signum == signal.SIGALRM:
+        signal.setitimer(signal.ITIMER_REAL, 0)     # cleaning up must not be cut short
+        raise Terminated(_terminating[0] or signum)
+    _terminating[0] = signum
+    _interrupted.set()
+    signal.setitimer(signal.ITIMER_REAL, FORCE_AFTER, FORCE_AFTER)
+
+
+TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)
+
+
 def end_on_closed_pipe():
     """The reader of standard output went away (``nbsvm predict ... | head -1``): a normal
     end for a filter. End as ``cat`` does: no message, killed by SIGPIPE (exit status 141
@@ -231,8 +263,12 @@ def end_on_closed_pipe():
 
 
 def check_interrupt():
-    """Raise KeyboardInterrupt if Ctrl-C was pressed (call at safe points)."""
+    """Raise KeyboardInterrupt if Ctrl-C was pressed, :class:`Terminated` after SIGTERM or
+    SIGHUP (call at safe points)."""
     if _interrupted.is_set():
+        if _terminating[0]:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            raise Terminated(_terminating[0])
         raise KeyboardInterrupt
 
 
@@ -243,10 +279,13 @@ def cli_errors():
     When the command ends without an error, says how many invalid UTF-8 bytes the inputs it
     read through :func:`documents` (or :func:`read_stats`) had replaced, if any.
     """
-    previous = None
+    previous = {}
     if threading.current_thread() is threading.main_thread():
         _interrupted.clear()
-        previous = signal.signal(signal.SIGINT, _on_sigint)
+        _terminating[0] = 0
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, _on_sigint)
+        for signum in TERMINATING:
+            previous[signum] = signal.signal(signum, _on_terminate)
     _command_stats.clear()
     command_streams.clear()
     try:
@@ -257,6 +296,11 @@ def cli_errors():
     except NBSVMError as e:
         err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2)
+    except Terminated as e:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        err_console.print(f"[bold red]terminated[/] ({signal.Signals(e.signum).name}): nothing "
+                          "was written over existing files")
+        raise typer.Exit(128 + e.signum)
     except KeyboardInterrupt:
         err_console.print("[bold red]interrupted[/]: nothing was written over existing files")
         raise typer.Exit(130)
@@ -266,8 +310,10 @@ def cli_errors():
         raise typer.Exit(2)
     finally:
         command_streams.clear()     # a later command in this process must not see them
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        if previous:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
 
 def parse_eta0(text: str | None):

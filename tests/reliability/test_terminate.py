@@ -1,0 +1,104 @@
+"""SIGTERM and SIGHUP clean up as Ctrl-C does (issue 33, item 10), through the real CLI:
+predict's hidden partial output beside ``-o``, train's feature cache under the temporary
+folder and ``datasets get``'s unpacking folder are removed, an earlier output stays as it
+was, and the exit status is the signal's (128 + signum) with one line and no traceback."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import shared_datasets
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+
+
+def _corpus(path: Path, n_docs=6000, words=300, seed=0):
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(5000)])
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n_docs):
+            ids = rng.integers(0, 5000, size=words)
+            fh.write(("pos" if i % 2 else "neg") + "\t" + " ".join(vocab[ids]) + "\n")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    d = tmp_path_factory.mktemp("terminate")
+    _corpus(d / "big.txt")
+    r = subprocess.run([str(NBSVM), "train", str(d / "big.txt"), "-o", str(d / "m.npz"),
+                        "--n-bits", "16", "--epochs", "1", "-q"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    return d
+
+
+def _signal_when(proc, ready, signum, seconds=60):
+    """Send ``signum`` once ``ready()`` holds (the command is in the middle of its work)."""
+    deadline = time.monotonic() + seconds
+    while not ready():
+        assert proc.poll() is None, "the command ended before it could be signalled"
+        assert time.monotonic() < deadline, "the command never reached the point to signal"
+        time.sleep(0.02)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    return proc.returncode, out, err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_predict_removes_its_partial_output(corpus, tmp_path, signum):
+    out = tmp_path / "predictions.csv"
+    out.write_text("earlier predictions\n")
+    big = tmp_path / "big.txt"
+    for _ in range(8):              # long enough to be caught while writing
+        with open(big, "ab") as fh:
+            fh.write((corpus / "big.txt").read_bytes())
+    proc = subprocess.Popen([str(NBSVM), "predict", str(big), "-m", str(corpus / "m.npz"),
+                             "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+    def partial_written():
+        return any(p.name != out.name and p.stat().st_size > 0 for p in tmp_path.iterdir()
+                   if p.name.startswith(".predictions.csv."))
+    code, _, err = _signal_when(proc, partial_written, signum)
+    assert code == 128 + signum, (code, err)
+    assert "terminated" in err and "Traceback" not in err, err
+    assert out.read_text() == "earlier predictions\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "predictions.csv"]
+
+
+def test_train_removes_its_cache_from_the_temporary_folder(corpus, tmp_path):
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([str(NBSVM), "train", str(corpus / "big.txt"), "-o",
+                             str(tmp_path / "m.npz"), "--n-bits", "18", "--epochs", "5000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    code, out, err = _signal_when(proc, lambda: any(tmp.rglob("*")) and
+                                  sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
+                                  > 1 << 20, signal.SIGTERM)
+    assert code == 128 + signal.SIGTERM, (code, err)
+    assert "Traceback" not in err
+    assert list(tmp.iterdir()) == []
+    assert not (tmp_path / "m.npz").exists()
+    assert not list(tmp_path.glob(".m.npz*"))
+
+
+@pytest.mark.skipif(not (shared_datasets() / "imdb").is_dir(), reason="no shared IMDB archive")
+def test_datasets_get_removes_its_unpacking_folder(tmp_path):
+    # IMDB unpacks beside the --data folder (its archive holds aclImdb/); others inside it
+    data = tmp_path / "data"
+    proc = subprocess.Popen([str(NBSVM), "datasets", "get", "imdb", "--data", str(data)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def unpacking():
+        return any(any(p.rglob("*.txt")) for p in tmp_path.rglob(".nbsvm-unpack-*"))
+    code, _, err = _signal_when(proc, unpacking, signal.SIGTERM)
+    assert code == 128 + signal.SIGTERM, (code, err)
+    assert "Traceback" not in err
+    assert not list(tmp_path.rglob(".nbsvm-unpack-*"))
+    assert not (data / "aclImdb" / ".nbsvm-prepared").exists()
