@@ -105,8 +105,35 @@ def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local
              "saved": output})
 
 
+#: options of ``nbsvm train`` -> the model parameters they set, where the names differ
+_OPTION_PARAMS = {"keep_case": ("lowercase",), "char_ngrams": ("char_min", "char_ngrams"),
+                  "valid": ("early_stopping", "validation_fraction"),
+                  "patience": ("n_iter_no_change",)}
+
+
+def _refuse_init_conflicts(ctx: typer.Context, asked, model, init: str) -> None:
+    """``--init`` continues a model with the settings it was trained with: an option given
+    on the command line that says otherwise (``--ngrams 2`` for a trigram model) is
+    refused, naming both values, instead of silently ignored."""
+    from nbsvm.training.warm import resolved_params
+
+    saved, raw, wanted = resolved_params(model), model.get_params(), asked.get_params()
+    for option in ctx.params:
+        source = ctx.get_parameter_source(option)     # typer's own click: compare names
+        if getattr(source, "name", None) != "COMMANDLINE":
+            continue
+        for param in _OPTION_PARAMS.get(option, (option,)):
+            if param in saved and param in wanted and wanted[param] is not None \
+                    and param != "cache_dir" and wanted[param] not in (saved[param], raw[param]):
+                flag = "--" + ("lambda" if option == "lam" else option.replace("_", "-"))
+                raise NBSVMError(f"--init continues {init} with its own settings: {flag} "
+                                 f"asks for {param}={wanted[param]!r}, the model has "
+                                 f"{saved[param]!r}; leave {flag} out (or train a new model)")
+
+
 @app.command("train")
 def train_command(
+    ctx: typer.Context,
     inputs: List[str] = INPUTS,
     output: str = typer.Option(..., "--output", "-o", help="Model file to write (.npz)."),
     lexicon: Optional[str] = typer.Option(None, "--lexicon",
@@ -301,7 +328,9 @@ def train_command(
                               checkpoint_every or resume,
                               init and (auto or calibrate or keep_counts))
         if init:
+            asked = clf
             clf = NBSVMClassifier.load(init)    # its settings; the counts it kept
+            _refuse_init_conflicts(ctx, asked, clf, init)
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
                                                   if k != "cache_dir"}))

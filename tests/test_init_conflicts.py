@@ -1,0 +1,48 @@
+"""``nbsvm train --init`` continues a model with its own settings (issue 33, item 12): an
+option on the command line that asks for another value is refused naming both values,
+before anything is read; options that agree with the model, or are left out, train."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+REVIEWS = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
+
+
+def run(*args):
+    return subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("init")
+    r = run("train", REVIEWS, "--n-bits", "16", "--min-df", "1", "--keep-counts", "-q",
+            "-o", d / "m.npz")
+    assert r.returncode == 0, r.stderr
+    return d / "m.npz"
+
+
+@pytest.mark.parametrize("option, asked, has", [
+    (["--ngrams", "2"], "ngrams=2", "3"), (["--n-bits", "18"], "n_bits=18", "16"),
+    (["--char-ngrams", "3"], "char_ngrams=3", "0"), (["--keep-case"], "lowercase=False", "True"),
+    (["--hash-seed", "7"], "hash_seed=7", "0"), (["--lambda", "0.1"], "lam=0.1", "0.0001"),
+    (["--epochs", "3"], "epochs=3", "10")])
+def test_a_conflicting_setting_is_refused(model, tmp_path, option, asked, has):
+    out = tmp_path / "next.npz"
+    r = run("train", REVIEWS, "--init", model, *option, "-q", "-o", out)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"--init continues {model} with its own settings: {option[0]} asks for {asked}, " \
+           f"the model has {has}" in r.stderr.replace("\n", " ")
+    assert not out.exists()
+
+
+def test_settings_that_agree_or_are_left_out_train(model, tmp_path):
+    for extra in ([], ["--ngrams", "3", "--n-bits", "16", "--min-df", "1", "--loss", "log"]):
+        out = tmp_path / "next.npz"
+        r = run("train", REVIEWS, "--init", model, *extra, "-q", "-o", out)
+        assert r.returncode == 0, r.stderr
+        assert out.exists()
+        out.unlink()
