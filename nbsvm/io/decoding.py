@@ -2,7 +2,11 @@ r"""Bytes to text lines: opening a file, splitting it into lines, decoding with 
 counted, and the :class:`ReadStats` that records what reading replaced and skipped.
 
 Files are read as bytes (``.gz`` decompressed, ``"-"`` standard input) and split on ``\n``
-only. Text is UTF-8 (or another ASCII-compatible ``--encoding``, :func:`check_encoding`):
+only, after one look at a file's first bytes (:func:`_byte_lines`): a file with a UTF-16
+or UTF-32 byte order mark is decoded as such (a start with a NUL in every other byte and
+no BOM is refused: :func:`wide_encoding`), and a file whose lines end with a lone ``\r``
+(classic Mac OS: ``\r`` and no ``\n`` in its first megabyte) is split on ``\r`` too.
+Text is UTF-8 (or another ASCII-compatible ``--encoding``, :func:`check_encoding`):
 invalid bytes are replaced by U+FFFD (one per invalid sequence, as Python's
 ``errors="replace"``) and counted by a codecs error handler (:data:`COUNT_ERRORS`,
 :func:`decode_counting`), or with ``strict`` refused by an :class:`~nbsvm.errors.NBSVMError`
@@ -31,6 +35,12 @@ READ_ERRORS = (OSError, EOFError, zlib.error)
 BAD_EXAMPLES = 5
 #: Bytes buffered when reading line files.
 READ_BUFFER = 1 << 20
+#: Byte order marks of the Unicode encodings that are not ASCII-compatible, and the codec
+#: that reads each (UTF-32-LE's BOM starts with UTF-16-LE's, so it is looked for first).
+WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+             (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+#: Bytes at a file's start in which NUL bytes are counted (:func:`wide_encoding`).
+NUL_SAMPLE = 4096
 
 
 class ReadStats:
@@ -163,6 +173,109 @@ def _open_binary(path_or_file) -> tuple[IO, str, bool]:
         raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
 
 
+def wide_encoding(head: bytes, name: str) -> str | None:
+    """``"utf-16"`` or ``"utf-32"`` when ``head`` (a file's first bytes) starts with their
+    byte order mark; None for text in an ASCII-compatible encoding.
+
+    Read as UTF-8, such a file held a NUL in every other byte: one line with a stray
+    ``\\n\\x00`` byte pair, or classes like ``\\x00n\\x00e\\x00g\\x00``. With a BOM the codec is
+    known and the file is decoded; without one the byte order is a guess, so a start of
+    which a quarter or more is NUL bytes (no text in an ASCII-compatible encoding has
+    that many) is refused, saying how to convert the file.
+
+    >>> wide_encoding(b"\\xff\\xfep\\x00", "f"), wide_encoding(b"pos\\tgood", "f")
+    ('utf-16', None)
+    """
+    for bom, codec in WIDE_BOMS:
+        if head.startswith(bom):
+            return codec
+    sample = head[:NUL_SAMPLE]
+    nul = sample.count(0)
+    if nul >= 2 and 4 * nul >= len(sample):
+        raise NBSVMError(f"looks like UTF-16 or UTF-32 text without a byte order mark ({nul} "
+                         f"of its first {len(sample)} bytes are NUL): convert it to UTF-8 "
+                         "(e.g. iconv -f UTF-16LE -t UTF-8 FILE > NEW), or save it with a "
+                         "BOM", path=name)
+    return None
+
+
+def _peek(fh, size: int = READ_BUFFER) -> bytes:
+    """Up to ``size`` first bytes of a binary file without consuming them (what one read of
+    its buffer gives; b"" for a stream that can neither peek nor seek)."""
+    if hasattr(fh, "peek"):
+        return fh.peek(size)[:size]
+    if getattr(fh, "seekable", lambda: False)():
+        start = fh.tell()
+        try:
+            return fh.read(size) or b""
+        finally:
+            fh.seek(start)
+    return b""
+
+
+def _cr_only(head: bytes) -> bool:
+    """Whether a file starting with ``head`` ends its lines with a lone CR (classic Mac OS):
+    a CR and no LF in its first bytes (a megabyte for files). Elsewhere a lone CR inside a
+    line is a space, so that a stray one never splits a document."""
+    return b"\r" in head and b"\n" not in head
+
+
+def _universal_lines(fh) -> Iterator[bytes]:
+    """The lines of a binary file ending with CR, CRLF or LF (Python's universal newlines),
+    each with its end; a CRLF cut between two reads stays one line end."""
+    pending = bytearray()
+    while True:
+        chunk = fh.read(READ_BUFFER)
+        if not chunk:
+            break
+        if pending.endswith(b"\r"):            # a complete line, unless LF follows
+            if chunk.startswith(b"\n"):
+                pending += b"\n"
+                chunk = chunk[1:]
+            yield bytes(pending)
+            pending = bytearray()
+        lines = chunk.splitlines(keepends=True)
+        if not lines:
+            continue
+        pending += lines.pop(0)
+        if lines:
+            yield bytes(pending)
+            pending = bytearray(lines.pop())
+            yield from lines
+        if pending.endswith(b"\n"):
+            yield bytes(pending)
+            pending = bytearray()
+    if pending:
+        yield bytes(pending)
+
+
+def _mark_invalid(exc):
+    """Decoding a UTF-16/32 file: an invalid sequence becomes a lone surrogate that encodes
+    back (``surrogateescape``) to one invalid UTF-8 byte, 0xff, so the line loop counts it or,
+    with ``strict``, refuses it naming the line, as it does invalid UTF-8."""
+    if not isinstance(exc, UnicodeDecodeError):
+        raise exc
+    return "\udcff", exc.end
+
+
+codecs.register_error("nbsvm-mark-invalid", _mark_invalid)
+
+
+def _wide_lines(fh, codec: str) -> Iterator[bytes]:
+    """The lines of a UTF-16/32 file (``codec`` reads its BOM) as UTF-8 bytes: split on
+    ``\\n`` as other files are, or on any line end for one whose lines end with a lone CR.
+    The file is detached from the decoder at the end (standard input stays open)."""
+    head = _peek(fh).decode(codec, "replace")
+    newline = None if "\r" in head and "\n" not in head else "\n"
+    text = io.TextIOWrapper(fh, encoding=codec, errors="nbsvm-mark-invalid", newline=newline)
+    try:
+        for line in text:
+            yield line.encode("utf-8", "surrogateescape")
+    finally:
+        if not fh.closed:               # else closed by its reader already
+            text.detach()
+
+
 def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
     """(text file, its name, whether we opened it); ``.gz`` files are decompressed and
     invalid UTF-8 is replaced (uncounted: the readers use :func:`iter_lines`)."""
@@ -178,19 +291,29 @@ def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
     return open(path, encoding="utf-8", errors="replace", newline=None), str(path), True
 
 
-def _byte_lines(fh) -> Iterator[bytes]:
-    """The lines of ``fh`` as bytes (an open text file's lines are encoded back)."""
+def _byte_lines(fh, name: str = "<stream>",
+                encoding: str = "utf-8") -> tuple[Iterator[bytes], str]:
+    """The lines of ``fh`` as bytes, and the codec that decodes them (``encoding``, or
+    UTF-8 for lines decoded here). A binary file's first bytes are looked at once: a UTF-16
+    or UTF-32 BOM decodes it (:func:`wide_encoding`; NUL-filled text without one is
+    refused), and lines ending with a lone CR split on it (:func:`_cr_only`). Every other
+    file is iterated as it is, at full speed. An open text file's lines are encoded back."""
     if isinstance(fh, (io.BufferedIOBase, io.RawIOBase)):
-        return fh
+        head = _peek(fh)
+        wide = wide_encoding(head, name)
+        if wide is not None:
+            return _wide_lines(fh, wide), "utf-8"
+        return (_universal_lines(fh) if _cr_only(head) else fh), encoding
     byte_lines = getattr(fh, "byte_lines", None)     # a tar member (nbsvm.io.blitzer)
     if byte_lines is not None:
-        return byte_lines()
+        return byte_lines(), encoding
     it = iter(fh)
     for first in it:
         if isinstance(first, bytes):
-            return itertools.chain((first,), it)
-        return (s.encode("utf-8", "surrogatepass") for s in itertools.chain((first,), it))
-    return iter(())
+            return itertools.chain((first,), it), encoding
+        return (s.encode("utf-8", "surrogatepass") for s in itertools.chain((first,), it)), \
+            "utf-8"
+    return iter(()), encoding
 
 
 def _decode_invalid(raw: bytes, exc: UnicodeDecodeError, strict: bool, stats: ReadStats | None,
@@ -209,19 +332,22 @@ def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = Non
                lone_cr: str = "space", encoding: str = "utf-8") -> Iterator[tuple[str, str, int]]:
     """``(line without its end, source name, 1-based line number)`` of a text file.
 
-    Bytes are split on ``\\n``; the line end (``\\n``, ``\\r\\n``) is removed and a BOM on the
-    first line dropped. A lone ``\\r`` left inside a line becomes a space (``lone_cr="space"``:
-    it never splits a document) or, with ``lone_cr="newline"``, ends a line as in Python's
-    universal newlines (the numeric formats, one example per line). Invalid UTF-8 is
-    replaced and counted in ``stats`` (one document per line that had some), or with
-    ``strict`` raises :class:`NBSVMError` naming file, line and byte. An open text file
-    (e.g. ``io.StringIO``) is read too. ``encoding``: an ASCII-compatible codec
+    Bytes are split on ``\\n`` (on any line end in a file whose lines end with a lone
+    ``\\r``; a UTF-16/32 file with a BOM is decoded: :func:`_byte_lines`); the line end
+    (``\\n``, ``\\r\\n``) is removed and a BOM on the first line dropped. A lone ``\\r``
+    left inside a line becomes a space (``lone_cr="space"``: it never splits a document)
+    or, with ``lone_cr="newline"``, ends a line as in Python's universal newlines (the
+    numeric formats, one example per line). Invalid UTF-8 is replaced and counted in
+    ``stats`` (one document per line that had some), or with ``strict`` raises
+    :class:`NBSVMError` naming file, line and byte. An open text file (e.g.
+    ``io.StringIO``) is read too. ``encoding``: an ASCII-compatible codec
     (:func:`check_encoding`), its invalid bytes treated as UTF-8's.
     """
     fh, name, close = _open_binary(path_or_file)
     lineno = 0
     try:
-        for raw in _byte_lines(fh):
+        lines, encoding = _byte_lines(fh, name, encoding)
+        for raw in lines:
             lineno += 1
             try:
                 line = raw.decode(encoding).rstrip("\r\n")

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Iterator
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import ReadStats, check_encoding, decode_counting, invalid_utf8_error
+from nbsvm.io.decoding import (ReadStats, check_encoding, decode_counting, invalid_utf8_error,
+                               wide_encoding)
 from nbsvm.io.document import Document
 
 
@@ -52,7 +53,8 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
     Files are read in name order and the label folders are interleaved round-robin, so a
     single streaming pass sees the classes mixed (the official layout is sorted by label).
     The unlabeled ``unsup`` folder is skipped. A document's line ends become ``\\n``, a BOM
-    is dropped; text is decoded with ``encoding`` (``latin-1`` for 20 Newsgroups), invalid
+    is dropped; text is decoded with ``encoding`` (``latin-1`` for 20 Newsgroups; a file
+    with a UTF-16 or UTF-32 BOM as such, NUL-filled text without one refused), invalid
     bytes replaced and counted in ``stats`` or, with ``strict``, an error naming the file,
     the line in it and the byte.
     """
@@ -77,14 +79,15 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
                         raw = fh.read()
                 except OSError as e:    # e.g. a folder named like a review, no permission
                     raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
+                codec = wide_encoding(raw, str(path)) or encoding      # a UTF-16/32 BOM
                 try:
-                    text = raw.decode(encoding)
+                    text = raw.decode(codec)
                 except UnicodeDecodeError as e:
                     if strict:
                         start = raw.rfind(b"\n", 0, e.start) + 1
                         raise invalid_utf8_error(raw, e, str(path), raw.count(b"\n", 0, start) + 1,
-                                                 start, encoding) from None
-                    text, n_bad = decode_counting(raw, encoding)
+                                                 start, codec) from None
+                    text, n_bad = decode_counting(raw, codec)
                     if stats is not None:
                         stats.add(n_bad)
                 if "\r" in text:       # universal newlines, as reading in text mode did

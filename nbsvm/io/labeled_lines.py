@@ -103,7 +103,8 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
     first = True
     fh, name, close = _open_binary(path_or_file)
     try:
-        for lineno, raw in enumerate(_byte_lines(fh), 1):
+        lines, encoding = _byte_lines(fh, name, encoding)
+        for lineno, raw in enumerate(lines, 1):
             try:
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:

@@ -14,7 +14,11 @@ Text is UTF-8. Invalid bytes are replaced by U+FFFD (one per invalid sequence, a
 one raises :class:`~nbsvm.errors.NBSVMError` naming the file, the line and the byte in the
 line. Files are read as bytes and split on ``\n`` only: a line's ``\r\n`` or ``\n`` end is
 removed, a UTF-8 BOM on the first line is dropped, and a lone ``\r`` inside a line is white
-space in the text (a space), not a line end, so it never splits a document in two.
+space in the text (a space), not a line end, so it never splits a document in two; but a
+file whose lines all end with a lone ``\r`` (classic Mac OS: a CR and no LF in its first
+megabyte) is split on it. A file with a UTF-16 or UTF-32 byte order mark is decoded as such
+(CSV/TSV too); NUL-filled text without one (UTF-16 without its BOM) is refused, naming the
+file (:func:`nbsvm.io.decoding.wide_encoding`).
 
 Labels: surrounding white space is removed (``" pos "`` is ``pos``) and case is kept, but
 :func:`read_inputs` refuses a label that differs only in case from one seen before
@@ -33,7 +37,7 @@ from nbsvm.io.blitzer import has_reviews, read_review_inputs
 from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.folders import read_aclimdb
-from nbsvm.io.labeled_lines import read_lines, read_text_lines
+from nbsvm.io.labeled_lines import _columns, read_lines, read_text_lines
 from nbsvm.io.tables import read_table
 
 #: Input formats of text documents. ``labeled-lines``: ``label<TAB>text`` per line;
@@ -107,7 +111,9 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
     Labels are stripped of surrounding white space and kept in their case; with ``labeled``
     a label that differs only in case from one seen earlier is an error (it would be a
     class of its own), naming the file, the line and both spellings. ``label_sep``: what
-    ends a line's label in line files (TAB; ``" "`` for ``label text`` lines).
+    ends a line's label in line files (TAB; ``" "`` for ``label text`` lines). The
+    settings are checked when it is called, before any input is opened: an unknown format
+    or encoding, a label column that is also a text column (:func:`check_columns`).
 
     Examples
     --------
@@ -120,8 +126,34 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
     """
     fmt = normalize_format(fmt)
     encoding = check_encoding(encoding)
+    check_columns(text_col, label_col)
     if stats is None:
         stats = ReadStats()
+    return _read_inputs(inputs, fmt, labeled, text_col, label_col, strict, stats, known_labels,
+                        encoding, empty_label, label_sep)
+
+
+def check_columns(text_col, label_col) -> None:
+    """Refuse a label column that is also a text column (``--text-col 2 --label-col 2``):
+    every text would be its own label, one class per document. Called when the inputs are
+    opened, before anything is read.
+
+    >>> check_columns(["title", "body"], "body")
+    Traceback (most recent call last):
+    ...
+    nbsvm.errors.NBSVMError: --text-col and --label-col both name column 'body': ...
+    """
+    if label_col is None:
+        return
+    if str(label_col) in {str(c) for c in _columns(text_col)}:
+        raise NBSVMError(f"--text-col and --label-col both name column {label_col!r}: every "
+                         "text would be its own label (one class per document); give the "
+                         "label's column to --label-col and the text's to --text-col")
+
+
+def _read_inputs(inputs, fmt, labeled, text_col, label_col, strict, stats, known_labels,
+                 encoding, empty_label, label_sep) -> Iterator[Document]:
+    """The documents of :func:`read_inputs`, its arguments checked."""
     known: set = set()
     folded: dict = {}
     for src in inputs:

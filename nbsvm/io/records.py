@@ -3,10 +3,15 @@
 Both pick the text field(s) (``--text-col``; several are joined with
 :data:`~nbsvm.io.tables.COLUMN_SEPARATOR`) and the label field (``--label-col``) of each
 record, as :func:`~nbsvm.io.tables.read_table` does for CSV, and stream: JSON lines one line
-at a time, Parquet one record batch at a time. A label that is a list is a multi-label
-document's label set. A record without its text, or without a label where one is needed,
-is malformed: an error naming the file and the line (row), or skipped and counted with
-``--skip-bad-lines``.
+at a time, Parquet one record batch at a time.
+
+A text is a string. A label is a string, an integer (``3`` is the class ``"3"``, as it reads
+in a line file), or for a multi-label document a list of them (its label set); a float,
+``true``, ``null`` inside a list, an object or a list of lists would become a class spelled
+as Python prints it, so it is refused. A line that is not JSON (nested too deeply for the
+parser too), a record without its text, with a text or label of another type, or without a
+label where one is needed, is malformed: an error naming the file and the line (row), or
+skipped and counted with ``--skip-bad-lines``.
 """
 from __future__ import annotations
 
@@ -18,21 +23,53 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import Document
 from nbsvm.io.labeled_lines import _columns, read_text_lines
-from nbsvm.io.labels import key_of
+from nbsvm.io.labels import SEPARATOR, key_of
 from nbsvm.io.tables import COLUMN_SEPARATOR
 
 PARQUET_BATCH_ROWS = 8192
 
 
-def _label_of(value, empty_label: bool):
-    """A field's label: a string stripped, a number as text, a list as a label set's key;
-    None when absent or empty (unless ``empty_label``: an empty set is a label)."""
-    if value is None:
-        return None
+def _kind(value) -> str:
+    """How a field's value is named in errors: its JSON type, with the value when short."""
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, (int, float)):
+        shown = repr(value)
+        return f"a number ({shown if len(shown) <= 24 else shown[:20] + '...'})"
+    if isinstance(value, dict):
+        return "an object"
     if isinstance(value, (list, tuple)):
-        return key_of([str(v).strip() for v in value]) if value or empty_label else None
-    label = str(value).strip()
-    return label if label or empty_label else None
+        return "a list"
+    return "null" if value is None else type(value).__name__
+
+
+def _is_label(value) -> bool:
+    """A string or an integer (not a boolean)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _label_of(value, empty_label: bool):
+    """``(label, problem)`` of a label field: a string stripped, an integer as text, a list
+    of them as a label set's key; ``label`` None when absent or empty (unless
+    ``empty_label``: an empty set is a label), ``problem`` a sentence for a value of
+    another type."""
+    if isinstance(value, str):
+        label = value.strip()
+        return (label if label or empty_label else None), None
+    if value is None:
+        return None, None
+    if isinstance(value, (list, tuple)):
+        bad = [v for v in value if not _is_label(v)]
+        if bad:
+            return None, f"a label list holds {_kind(bad[0])}: labels are strings or integers"
+        labels = [str(v).strip() for v in value]
+        if any(SEPARATOR in v for v in labels):
+            return None, f"a label in a list holds {SEPARATOR!r}, which separates labels"
+        return (key_of(labels) if value or empty_label else None), None
+    if not _is_label(value):
+        return None, (f"the label is {_kind(value)}: a label is a string, an integer or "
+                      "(multi-label) a list of them")
+    return str(value), None
 
 
 def _document(record: dict, text_cols, label_col, labeled, label_optional, empty_label,
@@ -46,9 +83,15 @@ def _document(record: dict, text_cols, label_col, labeled, label_optional, empty
             stats.bad(f"no text in field {col!r} (fields: {fields}; --text-col names it)",
                       name, line)
             return None
-        parts.append(value if isinstance(value, str) else str(value))
+        if not isinstance(value, str):
+            stats.bad(f"the text in field {col!r} is {_kind(value)}, not a string", name, line)
+            return None
+        parts.append(value)
     text = COLUMN_SEPARATOR.join(parts)
-    label = _label_of(record.get(label_col), empty_label) if label_col else None
+    label, problem = _label_of(record.get(label_col), empty_label) if label_col else (None, None)
+    if problem is not None:
+        stats.bad(f"field {label_col!r}: {problem}", name, line)
+        return None
     if label is None and labeled and not label_optional:
         stats.bad(f"no label in field {label_col!r} (--label-col names it)", name, line)
         return None
@@ -74,6 +117,9 @@ def read_jsonl(path_or_file, text_col="text", label_col: str | None = "label",
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
         try:
             record = json.loads(doc.text)
+        except RecursionError:       # nesting past the parser's limit: no ValueError
+            stats.bad("JSON nested too deeply to be read", doc.source, doc.line)
+            continue
         except ValueError as e:
             stats.bad(f"not JSON: {e}", doc.source, doc.line)
             continue

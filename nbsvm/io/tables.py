@@ -13,14 +13,20 @@ from pathlib import Path
 from typing import Iterator
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import (COUNT_ERRORS, READ_ERRORS, ReadStats, _open_binary, _replaced_so_far,
-                               check_encoding, invalid_utf8_error)
+from nbsvm.io.decoding import (COUNT_ERRORS, READ_ERRORS, ReadStats, _open_binary, _peek,
+                               _replaced_so_far, check_encoding, invalid_utf8_error,
+                               wide_encoding)
 from nbsvm.io.document import STDIN, Document
 from nbsvm.io.labeled_lines import _columns
 
 #: Several ``--text-col`` columns are joined with this: the tokenizer sees ``|`` as a token
 #: of its own, so no n-gram runs from the end of one column into the next.
 COLUMN_SEPARATOR = " | "
+#: Bytes of a table's start looked at before pandas reads it (a UTF-16/32 BOM, the fields
+#: of the first rows of a file without a header row).
+HEAD_BYTES = 1 << 16
+#: Suffixes pandas decompresses by itself: their first bytes are not text, so not looked at.
+OTHER_COMPRESSION = (".bz2", ".zip", ".xz", ".zst", ".tar")
 
 
 def read_table(path, text_col="text", label_col: str | None = "label", sep: str = ",",
@@ -38,9 +44,13 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
 
     ``text_col``: a column name, or several whose texts are joined with
     :data:`COLUMN_SEPARATOR` (a title and a body). Columns given by number (``"3"``,
-    counting from 1, the label's too) read a file without a header row. A row with an empty label, or (when
-    ``stats.skip_bad``) with more fields than the header, is malformed: an error naming
-    the line, or skipped and counted.
+    counting from 1, the label's too) read a file without a header row. A row with an
+    empty label, or with more fields than the header (the first data row too: pandas
+    would take its first field for an index and shift the others, :func:`_header_names`),
+    or in a file without a header a first row with more fields than the rows after it
+    (:func:`_long_first_row`), is malformed: an error naming the line, or skipped and
+    counted when ``stats.skip_bad``. A file with a UTF-16 or UTF-32 BOM is decoded as
+    such (NUL-filled text without one is refused: :func:`~nbsvm.io.decoding.wide_encoding`).
     """
     if stats is None:
         stats = ReadStats()
@@ -73,15 +83,28 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
         label_col = None if label_col is None else int(label_col) - 1
         if min(text_cols + ([label_col] if label_col is not None else [])) < 0:
             raise NBSVMError("column numbers count from 1", path=name)
+    skipped: set[int] = set()       # lines pandas dropped: the row count steps over them
+    head, whole = _head(source, name)
+    wide = wide_encoding(head, name)
+    encoding = wide or encoding
+    if positional and _skip_long_first_row(head, whole, wide, sep, stats, name):
+        skipped.add(1)
     try:
         before = _replaced_so_far()
+        # the header row is read as a row (header=None): pandas then checks every row,
+        # the first too, against its fields (see _header_names)
         chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
                              encoding=encoding, encoding_errors="strict" if strict else COUNT_ERRORS,
                              on_bad_lines="warn" if stats.skip_bad else "error",
-                             header=None if positional else "infer")
+                             header=None, skiprows=sorted(i - 1 for i in skipped) or None)
         row = 0 if positional else 1
-        skipped: set[int] = set()       # lines pandas dropped: the row count steps over them
+        names = None
         for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
+            if not positional:
+                if names is None:
+                    names = _header_names(chunk.iloc[0].tolist())
+                    chunk = chunk.iloc[1:]
+                chunk.columns = names
             if row <= 1 and label_optional and label_col is not None \
                     and label_col not in chunk.columns:
                 label_col = None
@@ -120,14 +143,108 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
     except pd.errors.ParserError as e:
         raise NBSVMError(f"cannot parse as {kind}: {e}", path=name, line=_parser_line(e)) from None
     except UnicodeDecodeError as e:   # strict: find the line again (only files can be re-read)
-        where = None if source is not name else _first_invalid_utf8(name)
+        where = None if source is not name or wide else _first_invalid_utf8(name)
         if where is None:
-            raise NBSVMError(f"invalid UTF-8 (0x{e.object[e.start:e.end].hex()}); without "
+            raise NBSVMError(f"invalid {(wide or 'utf-8').upper()} "
+                             f"(0x{e.object[e.start:e.end].hex()}); without "
                              "--strict invalid bytes are replaced by U+FFFD and counted",
                              path=name) from None
         raise where from None
     except READ_ERRORS as e:          # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _head(source, name: str) -> tuple[bytes, bool]:
+    """``(first bytes, whether they are the whole table)``: up to :data:`HEAD_BYTES` of a
+    file (``.gz`` decompressed; none for other compressions pandas reads), or what one
+    look at standard input or an open binary file gives without consuming it (none for
+    other streams: they are read as they are)."""
+    if source is name:
+        if name.lower().endswith(OTHER_COMPRESSION):
+            return b"", False
+        fh, _, _ = _open_binary(name)
+        try:
+            head = fh.read(HEAD_BYTES)
+        except READ_ERRORS as e:
+            raise NBSVMError(f"cannot read: {e}", path=name) from None
+        finally:
+            fh.close()
+        return head, len(head) < HEAD_BYTES
+    try:
+        head = _peek(source, HEAD_BYTES)
+    except (OSError, ValueError):
+        return b"", False
+    return (head if isinstance(head, bytes) else b""), False
+
+
+def _header_names(row: list) -> list[str]:
+    """The column names of a header row, as pandas names them (an empty one ``Unnamed: i``,
+    a repeated one ``name.1``, ``name.2``...).
+
+    The header is read as a row of its own because pandas, given ``header="infer"``, takes
+    a first data row with more fields than the header for one with an index in its first
+    field: the columns shift (the texts become the labels) without a word, where a later
+    row with one field too many is an error. Read as a row, the header sets the fields
+    every row must have.
+
+    >>> _header_names(["text", "", "text", "label"])
+    ['text', 'Unnamed: 1', 'text.1', 'label']
+    """
+    names: list[str] = []
+    counts: dict = {}
+    for i, value in enumerate(row):
+        col = value if isinstance(value, str) and value else f"Unnamed: {i}"
+        n = counts.get(col, 0)
+        while n > 0:                   # pandas' own renaming of repeated names
+            counts[col] = n + 1
+            col = f"{col}.{n}"
+            n = counts.get(col, 0)
+        counts[col] = n + 1
+        names.append(col)
+    return names
+
+
+def _skip_long_first_row(head: bytes, whole: bool, wide: str | None, sep: str,
+                         stats: ReadStats, name: str) -> bool:
+    """Whether to skip line 1 of a table without a header row: a first row with more
+    fields than the rows after it (:func:`_long_first_row`) is malformed, an error unless
+    ``stats.skip_bad``. pandas takes the first row's fields for every row's, so it would
+    pad the others and read on without a word."""
+    found = _long_first_row(head, whole, wide, sep)
+    if found is None:
+        return False
+    saw, expected = found
+    stats.bad(f"malformed row (expected {expected} fields, saw {saw})", name, 1)
+    return True
+
+
+def _long_first_row(head: bytes, whole: bool, wide: str | None,
+                    sep: str) -> tuple[int, int] | None:
+    """``(fields of the first row, fields of the rows after it)`` when every complete row
+    after the first in ``head`` (up to 20; its last row counts when ``head`` is the
+    ``whole`` table) has fewer fields than the first; else None.
+
+    >>> _long_first_row(b"pos,great,extra\\npos,good\\nneg,bad\\n", True, None, ",")
+    (3, 2)
+    >>> _long_first_row(b"pos,great\\npos,good\\n", True, None, ",") is None
+    True
+    """
+    import csv
+    import io
+    from collections import Counter
+    from itertools import islice
+
+    text = head.decode(wide or "utf-8", "replace")
+    try:
+        rows = [r for r in islice(csv.reader(io.StringIO(text), delimiter=sep), 22) if r]
+    except csv.Error:                  # an open quote, a huge field: pandas will say
+        return None
+    if not whole:
+        rows = rows[:-1]               # the last row may be cut short
+    later = [len(r) for r in rows[1:21]]
+    if not later or max(later) >= len(rows[0]):
+        return None
+    return len(rows[0]), Counter(later).most_common(1)[0][0]
 
 
 def _is_number(column) -> bool:

@@ -14,6 +14,12 @@ a full permutation whenever the cache fits the buffer) and calls
 ``learner.partial_fit(block, y, classes=..., order=...)``. Memory does not grow with the
 corpus.
 
+The feature space is never sized by an index the user did not allow: svmlight indices must
+fit ``n_features`` columns when it is given, else ``2**n_bits`` (``--n-bits``, default 20:
+1,048,576 features), and never more than 2**31 (the weights are dense). The model keeps the
+largest index + 1 columns; an index beyond the limit is an error naming its file and line
+and the ``--n-bits`` that would allow it, raised while the inputs are read.
+
 The settings needed to read the same format again are kept on the learner as scalar
 attributes, which :meth:`~nbsvm.learners.base.OnlineLearner.save` writes to the model header:
 ``format_``, ``n_bits_`` (0: integer indices), ``hash_seed_`` and ``index_base_``.
@@ -29,13 +35,13 @@ from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
-from nbsvm.config import SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
+from nbsvm.config import MAX_BITS, MIN_BITS, SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
 from nbsvm.data.rowcache import RowCache, RowWriter
 from nbsvm.data.rowencoder import (DEFAULT_N_BITS, RowEncoder, batches, file_format, is_hashed,
                                    read_rows)
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.memory import FIXED_BYTES, check_fit_memory
+from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
 from nbsvm.training.epochs import run_epoch
 
 if TYPE_CHECKING:
@@ -54,6 +60,9 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     """Train ``learner`` afresh on sparse files for ``epochs`` passes (default: the
     learner's own ``epochs``, else 1).
 
+    svmlight indices must fit ``n_features`` columns when it is given, else ``2**n_bits``
+    (an error naming the file and line of the first index beyond, while reading); the
+    model has the largest index + 1 columns (``n_features`` when given).
     Once the input has been read (the number of features and classes is then known), the
     learner's dense weights (``n_outputs x n_features`` float64, twice with averaging) are
     checked against ``max_memory`` and the memory available before they are allocated.
@@ -75,6 +84,7 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     formats, epochs = _check_settings(learner, inputs, fmt, index_base, epochs, seed)
     encoder = RowEncoder(formats[0], n_bits, hash_seed)
+    limit = None if encoder.hashed else _index_limit(n_bits, n_features)
     settings = {"learner": type(learner).__name__, **learner.get_params(), "format": formats,
                 "n_bits": n_bits, "hash_seed": hash_seed, "index_base": index_base,
                 "n_features": n_features, "buffer_bytes": buffer_bytes,
@@ -82,9 +92,11 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     folder = Path(tempfile.mkdtemp(prefix="nbsvm-learn-", dir=cache_dir))
     cache = None
     try:
-        cache = _read_into_cache(folder / "rows", learner.task, inputs, formats, encoder,
-                                 index_base, strict, stats, callback, encoding)
-        base, shift, width = _feature_width(cache, encoder, index_base, n_features, inputs)
+        cache, widest = _read_into_cache(folder / "rows", learner.task, inputs, formats,
+                                         encoder, index_base, strict, stats, callback, encoding,
+                                         limit)
+        base, shift, width = _feature_width(cache, encoder, index_base, n_features, widest,
+                                            limit)
         classes = None if learner.task == "regression" else sorted(cache.names)
         n_outputs = 1 if learner.task in ("binary", "regression") else len(classes)
         copies = 2 if getattr(learner, "average", False) else 1
@@ -146,8 +158,12 @@ def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[lis
 
 
 def _read_into_cache(folder, task, inputs, formats, encoder, index_base, strict, stats,
-                     callback, encoding="utf-8") -> RowCache:
-    """Every input, encoded, into a new row cache (one pass, batch by batch)."""
+                     callback, encoding="utf-8", limit=None) -> tuple[RowCache, tuple | None]:
+    """Every input, encoded, into a new row cache (one pass, batch by batch), and where the
+    largest svmlight index is (:func:`_widest`; None for hashed features). Indices are
+    checked against ``limit`` columns batch by batch, so a file is refused at its first
+    index beyond the limit, not after it was all read."""
+    widest = None
     with RowWriter(folder, task) as writer:
         for path, f in zip(inputs, formats):
             # auto index base: read as 0-based, shift later if no index 0 was seen
@@ -155,17 +171,76 @@ def _read_into_cache(folder, task, inputs, formats, encoder, index_base, strict,
                                index_base=0 if index_base == "auto" else index_base,
                                strict=strict, stats=stats, encoding=encoding)
             for batch in batches(reader):
-                writer.add(batch, *encoder.encode(batch))
+                indices, values, offsets = encoder.encode(batch)
+                if limit is not None and indices.size:
+                    widest = _widest(batch, indices, offsets, widest, limit, index_base)
+                writer.add(batch, indices, values, offsets)
                 if callback:
                     callback({"stage": "cache", "examples": writer.n_rows})
         if writer.n_rows == 0:
             raise NBSVMError("no examples in the training input",
                              path=", ".join(map(str, inputs)))
-        return writer.close()
+        return writer.close(), widest
 
 
-def _feature_width(cache, encoder, index_base, n_features, inputs) -> tuple[int, int, int]:
-    """``(index base, shift subtracted from stored indices, number of features)``."""
+def _index_limit(n_bits: int, n_features: int | None) -> tuple[int, int | None]:
+    """``(columns, n_bits)``: how many columns svmlight indices must fit, ``n_features``
+    when given (``n_bits`` None then), else ``2**n_bits``; never over ``2**31``. An index is
+    a column of a dense weight vector (8 bytes an output), so without a limit a single
+    stray index of 100,000,000 made a 763 MB model without a word."""
+    if n_features is not None:
+        if not 1 <= int(n_features) <= 1 << MAX_BITS:
+            raise NBSVMError(f"n_features must be in 1..2**{MAX_BITS}, got {n_features}")
+        return int(n_features), None
+    if not MIN_BITS <= int(n_bits) <= MAX_BITS:
+        raise NBSVMError(f"n_bits must be in {MIN_BITS}..{MAX_BITS}, got {n_bits}")
+    return 1 << int(n_bits), int(n_bits)
+
+
+def _widest(batch, indices, offsets, widest, limit: tuple, index_base) -> tuple:
+    """``(index, source, line)`` of the largest index read so far, this batch's included
+    (one vectorized pass over its indices). An index past the ``limit`` columns whatever
+    the base (``"auto"``: read as 0-based, one more allowed until the base is known) is an
+    error here, naming its line."""
+    pos = int(indices.argmax())
+    top = int(indices[pos])
+    if widest is not None and top <= widest[0]:
+        return widest
+    record = batch[int(np.searchsorted(offsets, pos, side="right")) - 1]
+    widest = (top, record.source, record.line)
+    auto = index_base == "auto"
+    if top - auto >= limit[0]:
+        raise _beyond_limit(widest, top - auto, 1 if auto else index_base, limit)
+    return widest
+
+
+def _beyond_limit(widest: tuple, column: int, base: int, limit: tuple) -> NBSVMError:
+    """The error for the svmlight index at ``widest`` whose 0-based ``column`` does not fit
+    the ``limit`` columns: which limit it is, and the ``--n-bits`` that allows the index."""
+    _, source, line = widest
+    columns, n_bits = limit
+    bits = max(column.bit_length(), MIN_BITS)
+    allowed = (f"beyond n_features {columns:,}" if n_bits is None else
+               f"over the largest --n-bits {n_bits} allows, {columns - 1 + base:,}")
+    if bits > MAX_BITS:
+        why = (f"is {allowed}, and over the largest any allows, {(1 << MAX_BITS) - 1 + base:,} "
+               f"(svmlight indices are columns of a dense weight vector, at most 2**{MAX_BITS}"
+               f"): renumber the features, or hash them into 2**n_bits columns with "
+               "--format named")
+    elif n_bits is None:
+        why = f"is {allowed} (counting from {base})"
+    else:
+        why = (f"is {allowed} (svmlight indices must fit 2**n_bits columns, counting from "
+               f"{base}): pass --n-bits {bits} to train {column + 1:,} columns "
+               f"({human(8 * (column + 1))} of weights per output), or renumber the features")
+    return NBSVMError(f"feature index {column + base} {why}", path=source, line=line)
+
+
+def _feature_width(cache, encoder, index_base, n_features, widest=None,
+                   limit=None) -> tuple[int, int, int]:
+    """``(index base, shift subtracted from stored indices, number of features)``; the
+    largest index (at ``widest``) checked against the ``limit`` columns
+    (:func:`_index_limit`) now that the base is known."""
     if encoder.hashed:
         return 0, 0, encoder.n_features
     if index_base == "auto":      # read as 0-based: shift now if no index 0 was seen
@@ -173,9 +248,8 @@ def _feature_width(cache, encoder, index_base, n_features, inputs) -> tuple[int,
     else:
         base, shift = index_base, 0     # the reader made the indices 0-based already
     seen = cache.max_index + 1 - shift
-    if n_features is not None and n_features < seen:
-        raise NBSVMError(f"feature index {cache.max_index} beyond n_features "
-                         f"{n_features}", path=", ".join(map(str, inputs)))
+    if limit is not None and widest is not None and seen > limit[0]:
+        raise _beyond_limit(widest, seen - 1, base, limit)
     return base, shift, max(seen, 1) if n_features is None else int(n_features)
 
 

@@ -1,0 +1,290 @@
+"""Input shapes that used to be misread without a word (robustness issue, items 2 and 12
+b-f), each through the real CLI (the typer app, in this process): a first table row with
+one field too many, the same column for text and label, classic Mac OS line ends, UTF-16
+and UTF-32 files, and svmlight indices that sized the model by themselves."""
+import codecs
+import json
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from nbsvm import NBSVMClassifier
+from nbsvm.cli import app
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.sparse import load_learner
+from nbsvm.io import read_inputs
+from nbsvm.io.decoding import ReadStats
+
+runner = CliRunner()
+GOOD = ["great fun film", "loved every minute", "a wonderful cast", "great acting"]
+BAD = ["awful dull film", "hated every minute", "a terrible cast", "awful acting"]
+TRAIN = ["--n-bits", "12", "--min-df", "1", "--epochs", "2", "-q"]
+
+
+class _Ran:
+    def __init__(self, result):
+        self.returncode, self.stdout, self.stderr = \
+            result.exit_code, result.stdout, result.stderr
+
+
+def run(*args):
+    """The real CLI, in this process."""
+    return _Ran(runner.invoke(app, [str(a) for a in args]))
+
+
+def rows(n=12) -> list[tuple[str, str]]:
+    return [(lab, f"{text} {i}") for i in range(n)
+            for lab, text in (("pos", GOOD[i % 4]), ("neg", BAD[i % 4]))]
+
+
+def train(path, model, *extra):
+    r = run("train", path, "-o", model, *TRAIN, *extra)
+    assert r.returncode == 0, r.stderr
+    return model
+
+
+def predictions(stdout: str) -> pd.DataFrame:
+    from io import StringIO
+    return pd.read_csv(StringIO(stdout), keep_default_na=False, dtype=str)
+
+
+# ---- item 2: a first row with one field too many --------------------------------------
+
+@pytest.mark.parametrize("sep, fmt", [(",", "csv"), ("\t", "tsv")])
+def test_an_extra_field_in_the_first_row_is_a_malformed_row(tmp_path, sep, fmt):
+    """pandas took the first column for an index and shifted the rest: the texts became the
+    classes, exit 0. Now the first row is checked against the header as every later row is:
+    an error naming line 2, or skipped and counted, the model that of the other rows."""
+    data = rows()
+    bad, clean = tmp_path / f"extra.{fmt}", tmp_path / f"clean.{fmt}"
+    body = [sep.join(r) for r in data[1:]]
+    bad.write_text("\n".join([f"label{sep}text", sep.join(data[0]) + f"{sep}extra", *body]) + "\n")
+    clean.write_text("\n".join([f"label{sep}text", *body]) + "\n")
+    r = run("train", bad, "--format", fmt, "-o", tmp_path / "m.npz", *TRAIN)
+    assert r.returncode == 2
+    assert f"{bad}:2: cannot parse as {fmt.upper()}" in r.stderr
+    assert "Expected 2 fields in line 2, saw 3" in r.stderr
+    assert not (tmp_path / "m.npz").exists()
+    model = train(bad, tmp_path / "m.npz", "--format", fmt, "--skip-bad-lines")
+    r = run("train", bad, "--format", fmt, "-o", model, *TRAIN, "--skip-bad-lines")
+    assert "skipped 1 malformed line (--skip-bad-lines)" in r.stderr
+    assert f"{bad}:2: malformed row (expected 2 fields, saw 3)" in r.stderr
+    assert NBSVMClassifier.load(model).classes_ == ["neg", "pos"]
+    reference = train(clean, tmp_path / "clean.npz", "--format", fmt)
+    assert model.read_bytes() == reference.read_bytes()
+    for cmd in ("eval", "predict"):
+        r = run(cmd, bad, "--format", fmt, "-m", reference, "-q")
+        assert r.returncode == 2 and f"{bad}:2:" in r.stderr, r.stderr
+    r = run("predict", bad, "--format", fmt, "-m", reference, "-q", "--skip-bad-lines")
+    assert r.returncode == 0, r.stderr
+    out = predictions(r.stdout)
+    assert set(out.true_label) == {"pos", "neg"} and list(out.line) == \
+        [str(i) for i in range(3, len(data) + 2)]
+    r = run("eval", bad, "--format", fmt, "-m", reference, "--json", "--skip-bad-lines")
+    assert r.returncode == 0 and json.loads(r.stdout)["n_docs"] == len(data) - 1
+
+
+def test_a_long_first_row_of_a_headerless_table_is_a_malformed_row(tmp_path):
+    """Without a header pandas takes the first row's fields for every row's: the others
+    were padded and the extra field dropped without a word, where a later long row is an
+    error. Now line 1 is named, or skipped and counted."""
+    data = rows()
+    bad, clean = tmp_path / "bad.csv", tmp_path / "clean.csv"
+    body = [",".join(r) for r in data[1:]]
+    bad.write_text("\n".join([",".join(data[0]) + ",extra", *body]) + "\n")
+    clean.write_text("\n".join(body) + "\n")
+    cols = ["--text-col", "2", "--label-col", "1"]
+    r = run("train", bad, *cols, "-o", tmp_path / "m.npz", *TRAIN)
+    assert r.returncode == 2
+    assert f"{bad}:1: malformed row (expected 2 fields, saw 3)" in r.stderr
+    model = train(bad, tmp_path / "m.npz", *cols, "--skip-bad-lines")
+    assert model.read_bytes() == train(clean, tmp_path / "c.npz", *cols).read_bytes()
+    docs = list(read_inputs([bad], text_col="2", label_col="1", stats=ReadStats(skip_bad=True)))
+    assert [d.line for d in docs] == list(range(2, len(data) + 1))
+    # a long row later is pandas' own error, as before
+    later = tmp_path / "later.csv"
+    later.write_text("\n".join([*body[:3], body[3] + ",x", *body[4:]]) + "\n")
+    r = run("train", later, *cols, "-o", tmp_path / "m.npz", *TRAIN)
+    assert r.returncode == 2 and f"{later}:4:" in r.stderr
+
+
+def test_header_names_as_pandas_gave_them(tmp_path):
+    """The header read as a row of its own keeps pandas' names: a repeated one gets .1."""
+    p = tmp_path / "dup.csv"
+    p.write_text("text,label,text\na,pos,b\nc,neg,d\n")
+    docs = list(read_inputs([p], text_col=["text", "text.1"]))
+    assert [(d.label, d.text) for d in docs] == [("pos", "a | b"), ("neg", "c | d")]
+
+
+# ---- item 12 b: the same column for the text and the label ----------------------------
+
+@pytest.mark.parametrize("cmd", ["train", "eval", "predict"])
+def test_the_same_column_for_text_and_label_is_refused_before_reading(tmp_path, cmd):
+    missing = tmp_path / "not-there.csv"               # refused before any file is opened
+    if cmd == "train":
+        out = ["-o", tmp_path / "m.npz"]
+    else:
+        lines = tmp_path / "t.txt"
+        lines.write_text("".join(f"{lab}\t{text}\n" for lab, text in rows()))
+        out = ["-m", train(lines, tmp_path / "m.npz")]
+    for cols, name in ((["--text-col", "2", "--label-col", "2"], "'2'"),
+                       (["--text-col", "title", "--text-col", "body", "--label-col", "body"],
+                        "'body'")):
+        r = run(cmd, missing, *cols, *out)
+        assert r.returncode == 2
+        assert f"--text-col and --label-col both name column {name}" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+# ---- item 12 c: classic Mac OS line ends -----------------------------------------------
+
+def _formats():
+    data = rows()
+    return {
+        "labeled-lines": ("t.txt", [f"{lab}\t{text}" for lab, text in data], []),
+        "fasttext": ("t.ft", [f"__label__{lab} {text}" for lab, text in data],
+                     ["--format", "fasttext"]),
+        "jsonl": ("t.jsonl", [json.dumps({"label": lab, "text": text}) for lab, text in data],
+                  []),
+        "csv": ("t.csv", ["label,text", *(f"{lab},{text}" for lab, text in data)], []),
+    }
+
+
+@pytest.mark.parametrize("fmt", ["labeled-lines", "fasttext", "jsonl", "csv"])
+def test_cr_only_line_ends_train_the_model_of_lf(tmp_path, fmt):
+    """A file of CR-only line ends was one document ("need at least two classes"); it is
+    split on CR when its start has a CR and no LF, and trains the LF file's model."""
+    name, lines, opts = _formats()[fmt]
+    lf, cr = tmp_path / f"lf-{name}", tmp_path / f"cr-{name}"
+    lf.write_bytes(("\n".join(lines) + "\n").encode())
+    cr.write_bytes(("\r".join(lines) + "\r").encode())
+    a = train(lf, tmp_path / "lf.npz", *opts)
+    b = train(cr, tmp_path / "cr.npz", *opts)
+    assert a.read_bytes() == b.read_bytes()
+    assert NBSVMClassifier.load(b).classes_ == ["neg", "pos"]
+    r = run("predict", cr, "-m", b, *opts, "-q")
+    assert r.returncode == 0, r.stderr
+    lines_seen = [int(x) for x in predictions(r.stdout).line]
+    assert lines_seen == list(range(1 + (fmt == "csv"), len(lines) + 1))
+
+
+def test_a_lone_cr_inside_lf_lines_is_still_a_space(tmp_path):
+    p = tmp_path / "mixed.txt"
+    p.write_bytes(b"pos\tgreat\rfun\nneg\tawful\n")
+    assert [d.text for d in read_inputs([p])] == ["great fun", "awful"]
+    cut = tmp_path / "cut.txt"                   # CRLF, and a CR-only file with CRLF later
+    cut.write_bytes(b"pos\tgreat\rneg\tawful\r\npos\tfun\n")
+    assert [(d.label, d.text) for d in read_inputs([cut])] == [("pos", "great neg\tawful"),
+                                                                ("pos", "fun")]
+
+
+# ---- item 12 d: UTF-16 and UTF-32 ------------------------------------------------------
+
+ENCODINGS = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,
+             "utf-32-le": codecs.BOM_UTF32_LE}
+
+
+@pytest.mark.parametrize("codec", list(ENCODINGS))
+@pytest.mark.parametrize("fmt", ["labeled-lines", "jsonl", "csv"])
+def test_a_file_with_a_utf16_or_utf32_bom_trains_the_model_of_utf8(tmp_path, codec, fmt):
+    """A UTF-16 file failed at its last line, and with --skip-bad-lines trained classes
+    like \\x00n\\x00e\\x00g\\x00; with its BOM it is decoded, the model that of UTF-8."""
+    name, lines, opts = _formats()[fmt]
+    lines = [*lines[:3], lines[3].replace("acting", "café 東京 acting"), *lines[4:]]
+    text = "\r\n".join(lines) + "\r\n"
+    utf8, wide = tmp_path / f"u8-{name}", tmp_path / f"wide-{name}"
+    utf8.write_bytes(text.encode())
+    wide.write_bytes(ENCODINGS[codec] + text.encode(codec))
+    a = train(utf8, tmp_path / "u8.npz", *opts)
+    for skip in ([], ["--skip-bad-lines"]):
+        r = run("train", wide, "-o", tmp_path / "w.npz", *TRAIN, *opts, *skip)
+        assert r.returncode == 0, r.stderr
+        assert "malformed" not in r.stderr and "replaced" not in r.stderr
+        assert (tmp_path / "w.npz").read_bytes() == a.read_bytes()
+
+
+def test_utf16_without_a_bom_is_refused_in_one_line(tmp_path):
+    p = tmp_path / "nobom.txt"
+    p.write_bytes("".join(f"{lab}\t{text}\n" for lab, text in rows()).encode("utf-16-le"))
+    for skip in ([], ["--skip-bad-lines"]):
+        r = run("train", p, "-o", tmp_path / "m.npz", *TRAIN, *skip)
+        assert r.returncode == 2 and not (tmp_path / "m.npz").exists()
+        assert r.stderr.startswith(f"error: {p}: looks like UTF-16 or UTF-32 text without a "
+                                   "byte order mark"), r.stderr
+        assert "convert it to UTF-8" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    c = tmp_path / "nobom.csv"
+    c.write_bytes("label,text\npos,good\nneg,bad\n".encode("utf-16-be"))
+    r = run("train", c, "-o", tmp_path / "m.npz", *TRAIN)
+    assert r.returncode == 2 and f"{c}: looks like UTF-16" in r.stderr
+
+
+def test_a_utf16_document_in_a_folder_and_invalid_utf16(tmp_path):
+    root = tmp_path / "split"
+    for label, text in (("pos", "great fun"), ("neg", "awful dull")):
+        (root / label).mkdir(parents=True)
+        (root / label / "0.txt").write_bytes(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    assert sorted((d.label, d.text) for d in read_inputs([root])) == [
+        ("neg", "awful dull"), ("pos", "great fun")]
+    # a lone surrogate on line 2: one invalid byte, counted, or with --strict named there
+    p = tmp_path / "bad16.txt"
+    p.write_bytes(codecs.BOM_UTF16_LE + "pos\tgood\nneg\tba".encode("utf-16-le") + b"\x00\xd8"
+                  + "d\n".encode("utf-16-le"))
+    stats = ReadStats()
+    docs = list(read_inputs([p], stats=stats))
+    assert [(d.label, d.text) for d in docs] == [("pos", "good"), ("neg", "ba\ufffdd")]
+    assert (stats.replaced_bytes, stats.replaced_docs) == (1, 1)
+    with pytest.raises(NBSVMError, match="invalid UTF-8 at byte") as e:
+        list(read_inputs([p], strict=True))
+    assert (e.value.path, e.value.line) == (str(p), 2)
+
+
+# ---- items 12 e and f: svmlight indices that sized the model ---------------------------
+
+def learn(path, *extra):
+    return run("learn", path, "-o", path.with_suffix(".npz"), "--epochs", "1", "-q", *extra)
+
+
+def test_an_index_over_2_to_the_31_says_what_is_wrong(tmp_path):
+    """2**40 advised "lower --n-bits" (a memory error) even at --n-bits 16."""
+    p = tmp_path / "huge.svm"
+    p.write_text("1 1:1 3:1\n-1 2:1 1099511627776:1\n")
+    r = learn(p, "--n-bits", "16")
+    assert r.returncode == 2 and not p.with_suffix(".npz").exists()
+    assert (f"{p}:2: feature index 1099511627776 is over the largest --n-bits 16 allows, "
+            "65,536, and over the largest any allows, 2,147,483,648") in r.stderr, r.stderr
+    assert "lower --n-bits" not in r.stderr
+
+
+def test_an_index_beyond_2_to_the_n_bits_needs_an_explicit_n_bits(tmp_path):
+    """A 2-line file with index 100,000,000 wrote a 763 MB model without a word; indices
+    must fit 2**n_bits columns (default 2**20), and the error says which --n-bits fits."""
+    p = tmp_path / "wide.svm"
+    p.write_text("1 1:1 3:1\n-1 2:1 100000000:1\n")
+    r = learn(p)
+    assert r.returncode == 2 and not p.with_suffix(".npz").exists()
+    assert (f"{p}:2: feature index 100000000 is over the largest --n-bits 20 allows, "
+            "1,048,576") in r.stderr
+    assert "pass --n-bits 27 to train 100,000,000 columns (762.9 MB of weights per output)" \
+        in r.stderr
+    q = tmp_path / "wider.svm"
+    q.write_text("1 1:1 3:1\n-1 2:1 1500000:1\n")
+    assert "pass --n-bits 21" in learn(q).stderr
+    r = learn(q, "--n-bits", "21")                 # allowed explicitly: trains
+    assert r.returncode == 0, r.stderr
+    assert load_learner(q.with_suffix(".npz")).n_features_in_ == 1_500_000
+
+
+def test_the_index_limit_counts_from_the_files_base(tmp_path):
+    one = tmp_path / "one.svm"                     # 1-based: index 2**20 is column 2**20 - 1
+    one.write_text("1 1:1\n-1 1048576:1\n")
+    assert learn(one).returncode == 0
+    assert load_learner(one.with_suffix(".npz")).n_features_in_ == 1 << 20
+    zero = tmp_path / "zero.svm"                   # 0-based (an index 0): one column more
+    zero.write_text("1 0:1\n-1 1048576:1\n")
+    r = learn(zero)
+    assert r.returncode == 2
+    assert (f"{zero}:2: feature index 1048576 is over the largest --n-bits 20 allows, "
+            "1,048,575 (svmlight indices must fit 2**n_bits columns, counting from 0)") \
+        in r.stderr
+    assert learn(zero, "--n-bits", "21").returncode == 0
