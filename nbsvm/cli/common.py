@@ -20,7 +20,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import STDIN
 from nbsvm.io.folders import is_document
-from nbsvm.io.readers import read_inputs
+from nbsvm.io.readers import check_columns, read_inputs
 from nbsvm.io.outputs import check_not_read, check_output
 
 err_console = Console(stderr=True)
@@ -172,9 +172,12 @@ def _say(text: str) -> None:
     err_console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
-def text_columns(columns: List[str]):
+def text_columns(columns: List[str], label_col: Optional[str] = None):
     """``--text-col`` as the readers take it: one name, or a list of several (one name
-    stays a string, so cache keys and checkpoints of one column are as before)."""
+    stays a string, so cache keys and checkpoints of one column are as before). A label
+    column that is also a text column is refused here, before a model is loaded or a
+    Dask worker reads anything."""
+    check_columns(columns, label_col)
     return columns[0] if len(columns) == 1 else list(columns)
 
 

@@ -54,8 +54,8 @@ def eval_command(
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
     `nbsvm learn` models: the metrics of their task). A document whose label the model
     does not know counts as an error; the report lists such labels."""
-    text_col = text_columns(text_col)
     with cli_errors():
+        text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs, "the model": model}, output=output,
                       plot=plot_path)
         if skip_bad and (scheduler or dask_local or model_file_kind(model) == "learner"):

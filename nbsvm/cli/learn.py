@@ -63,7 +63,9 @@ def learn_command(
                                               "learner's own)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the epoch shuffles."),
     n_bits: int = typer.Option(DEFAULT_N_BITS, "--n-bits",
-                               help="2**N hashed columns for named features (1..31)."),
+                               help="Feature space of 2**N columns (1..31): named "
+                                    "features are hashed into it; svmlight indices must "
+                                    "fit it (an index beyond is an error naming its line)."),
     hash_seed: int = typer.Option(0, "--hash-seed", help="MurmurHash3 seed of named features."),
     fmt: str = SPARSE_FORMAT,
     index_base: str = typer.Option("auto", "--index-base",
@@ -88,7 +90,8 @@ def learn_command(
 ):
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
     with cli_errors():
-        check_outputs(output=output, checkpoint_every=checkpoint_path(output)
+        check_outputs(reads={"an input": inputs, "a --test file": test},
+                      output=output, checkpoint_every=checkpoint_path(output)
                       if checkpoint_every or resume else None)
         learner = make_learner_from_options(algorithm, {
             "--loss": loss, "--schedule": schedule, "--penalty": penalty, "--l1": l1,

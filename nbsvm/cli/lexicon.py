@@ -34,8 +34,8 @@ def lexicon_command(
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
-    text_col = text_columns(text_col)
     with cli_errors():
+        text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs}, output=output)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed,

@@ -200,8 +200,8 @@ def predict_command(
 
     Line files (--format auto): a line `label<TAB>text` whose label is one of the model's
     classes keeps it as true_label; any other line is one document, TABs and all."""
-    text_col = text_columns(text_col)
     with cli_errors():
+        text_col = text_columns(text_col, label_col)
         if output == "-":
             output = None
         check_outputs(reads={"an input": inputs, "the model": model}, output=output)

@@ -284,8 +284,8 @@ def train_command(
     scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
 ):
     """Train an NB-weighted linear model out of core and save it."""
-    text_col = text_columns(text_col)
     with cli_errors():
+        text_col = text_columns(text_col, label_col)
         # every file this run writes, checked before anything is read
         check_outputs(reads={"an input": inputs, "a --test file": test, "the --init model": init,
                              "the --lexicon file": lexicon},

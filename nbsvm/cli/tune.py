@@ -115,8 +115,8 @@ def tune_command(
 ):
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
-    text_col = text_columns(text_col)
     with cli_errors():
+        text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs}, output=output)
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)

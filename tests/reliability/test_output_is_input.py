@@ -26,6 +26,7 @@ def d(tmp_path_factory):
     assert r.returncode == 0, r.stderr
     r = run("lexicon", d / "in.txt", "--n-bits", "16", "-o", d / "lex.npz")
     assert r.returncode == 0, r.stderr
+    (d / "tiny.svm").write_bytes((REPO / "data" / "tiny.svm").read_bytes())
     (d / "test.txt").write_bytes((REPO / "data" / "reviews.txt").read_bytes())
     os.symlink(d / "in.txt", d / "link.txt")
     os.symlink(d / "m.npz", d / "mlink.npz")
@@ -51,6 +52,9 @@ CASES = {
     "quantize -o model": ["quantize", "{d}/m.npz", "-o", "{d}/mlink.npz"],
     "lexicon -o input": ["lexicon", "{d}/in.txt", "-o", "{d}/in.txt"],
     "tune -o input": ["tune", "{d}/in.txt", "-o", "{d}/link.txt"],
+    "learn -o input": ["learn", "{d}/tiny.svm", "--algorithm", "pegasos", "-o", "{d}/tiny.svm"],
+    "learn -o --test file": ["learn", "{d}/tiny.svm", "--algorithm", "pegasos", "--test",
+                             "{d}/test.txt", "-o", "{d}/test.txt"],
 }
 
 
@@ -93,3 +97,16 @@ def test_other_outputs_are_still_written(d, tmp_path):
         r = run("predict", d / "in.txt", "-m", d / "m.npz", "-o", out, "-q")
         assert r.returncode == 0, r.stderr
         assert out.read_text().startswith("source,line,true_label,label")
+
+
+def test_the_same_column_for_text_and_label_is_refused_before_the_model_loads(d):
+    """``--text-col 2 --label-col 2`` (issue 33, item 12): refused on the command line, even
+    when the model named does not exist, with one line and no traceback."""
+    for args in (["predict", d / "in.txt", "-m", d / "missing.npz"],
+                 ["eval", d / "in.txt", "-m", d / "missing.npz"],
+                 ["lexicon", d / "in.txt", "-o", d / "lex2.npz"],
+                 ["tune", d / "in.txt"]):
+        r = run(*args, "--format", "csv", "--text-col", "2", "--label-col", "2")
+        assert r.returncode == 2, (args, r.stderr)
+        assert "--text-col and --label-col both name column '2'" in r.stderr
+        assert "Traceback" not in r.stderr and "missing.npz" not in r.stderr
