@@ -126,7 +126,8 @@ class FeatureCache:
             self.hasher = Hasher(**meta["hasher"])
             # ids are below id_limit (the writer's largest id + 1; 2**n_bits if unknown)
             self.id_limit = int(meta.get("id_limit", 1 << self.hasher.n_bits))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, NBSVMError) as e:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
+                NBSVMError) as e:
             raise NBSVMError(f"unusable feature cache ({e})", path=str(self.folder)) from None
         if self.n_docs < 0 or self.n_ids < 0 or \
                 not 0 <= self.id_limit <= (1 << self.hasher.n_bits):

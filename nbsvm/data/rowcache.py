@@ -119,7 +119,7 @@ class RowCache:
             self.n_rows, self.nnz = int(meta["n_rows"]), int(meta["nnz"])
             self.n_labels = int(meta["n_labels"])
             self.min_index, self.max_index = meta["min_index"], int(meta["max_index"])
-        except (OSError, ValueError, KeyError, TypeError) as e:
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
             raise NBSVMError(f"unusable training cache ({e})", path=str(self.folder)) from None
         sizes = {"indices.i64": (np.int64, self.nnz), "values.f64": (np.float64, self.nnz),
                  "offsets.i64": (np.int64, self.n_rows + 1)}

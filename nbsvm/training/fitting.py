@@ -45,7 +45,7 @@ def read_sample(cache: FeatureCache) -> list[str]:
     buckets in explanations)."""
     try:
         texts = json.loads((cache.folder / "sample.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return []
     return [t for t in texts if isinstance(t, str)] if isinstance(texts, list) else []
 
