@@ -106,4 +106,3 @@ SHUFFLE_BUFFER_BYTES = 16 << 20  # ids held in memory while replaying the cache
 SHUFFLE_BLOCK_BYTES = 256 << 10  # cache blocks shuffled as units beyond that budget
 BATCH_DOCS = 512              # documents per streaming batch (small: bounded buffers)
 
-FORMAT_VERSION = 1            # model and lexicon file format

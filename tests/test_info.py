@@ -11,7 +11,7 @@ import nbsvm
 from nbsvm import NBSVMClassifier
 from nbsvm.training.checkpoint import Checkpoint
 from nbsvm.cli import app
-from nbsvm.cli import info as info_cli
+from nbsvm.models import persist
 
 runner = CliRunner()
 
@@ -74,7 +74,7 @@ def files(tmp_path_factory):
 def test_model(files):
     info = info_json(files["model"])
     assert info["kind"] == "model" and info["description"] == "NBSVM model"
-    assert info["format_version"] == 1 and info["readable"]
+    assert info["format_version"] == persist.FORMAT_VERSION == 2 and info["readable"]
     assert info["package_version"] == nbsvm.__version__
     assert info["classes"] == [{"name": "neg", "count": 4}, {"name": "pos", "count": 5}]
     assert info["training"]["n_docs"] == 9 and info["training"]["seen_buckets"] > 0
@@ -151,8 +151,8 @@ def test_only_the_header_is_read(files, monkeypatch):
     """Without --verify the array data is never read: one member is read in full (the
     header), the others only up to their .npy header."""
     reads = []
-    real = info_cli._read_member
-    monkeypatch.setattr(info_cli, "_read_member",
+    real = persist._read_member
+    monkeypatch.setattr(persist, "_read_member",
                         lambda zf, i, *a: reads.append(i.filename) or real(zf, i, *a))
     info_json(files["model"])
     assert reads == ["__header__.npy"]

@@ -3,75 +3,43 @@
 Every nbsvm file (model, lexicon, online learner, checkpoint) is an uncompressed ``.npz``
 whose ``__header__.npy`` member is a JSON header (:mod:`nbsvm.models.persist`). :func:`read_header`
 reads that member, and only the ``.npy`` headers (dtype, shape) of the other members, with
-the checks :func:`nbsvm.models.persist.load_npz` makes before reading any data: the zip magic, at
-most 64 members all ``.npy``, numeric C-order arrays whose shape matches their size, a
-header under 1 MiB that is a JSON object. So a crafted file is refused the same way, and a
-2 GB model is described in milliseconds. ``--verify`` also loads the arrays with
-:func:`~nbsvm.models.persist.load_npz` and checks the checksum.
+the checks :func:`nbsvm.models.persist.load_npz` makes before reading any data (the same
+code): a regular file, the zip magic, at most 4096 members all ``.npy`` and stored
+uncompressed with sizes the file holds, numeric C-order arrays whose shape matches their
+size, a header under 1 MiB that is a JSON object. So a crafted file is refused the same way,
+and a 2 GB model is described in milliseconds. ``--verify`` also loads the arrays with
+:func:`~nbsvm.models.persist.load_npz` and checks the checksum (from format 2 it covers the
+header too: a header edited by hand fails it).
 """
 from __future__ import annotations
 
 import json
-import zipfile
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from nbsvm import __version__
-from nbsvm.config import FORMAT_VERSION
 from nbsvm.errors import NBSVMError
 from nbsvm.memory import human, row_width
-from nbsvm.models.persist import HEADER_KEY, _read_member, load_npz, member_spec
+from nbsvm.models.persist import FORMAT_VERSION, load_npz, read_npz
 from nbsvm.cli import app
 from nbsvm.cli.common import cli_errors
 
 KINDS = {"model": "NBSVM model", "lexicon": "NB lexicon", "learner": "online learner",
          "checkpoint": "training checkpoint"}
-MAX_MEMBERS = 64                # as load_npz
-
-
-def _array_spec(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path) -> dict:
-    """An array's dtype and shape from its ``.npy`` header, checked as
-    :func:`nbsvm.models.persist.load_npz` checks it, without reading its data."""
-    with zf.open(info) as fh:
-        shape, dtype, nbytes = member_spec(fh, info, "nbsvm", path)
-    return {"dtype": dtype.str, "shape": list(shape), "bytes": nbytes}
 
 
 def read_header(path) -> tuple[dict, dict]:
     """``(header, arrays)`` of an nbsvm file: its JSON header and, for each array, its
     ``{"dtype", "shape", "bytes"}``; no array data is read. Raises
-    :class:`~nbsvm.errors.NBSVMError` for anything that is not an nbsvm file."""
-    path = Path(path)
-    if not path.is_file():
-        raise NBSVMError("no such file" if not path.exists() else "is a folder, expected a file",
-                         path=str(path))
-    with open(path, "rb") as fh:
-        if fh.read(4) != b"PK\x03\x04":
-            raise NBSVMError("not an nbsvm file (not an .npz archive)", path=str(path))
-    try:
-        with zipfile.ZipFile(path) as zf:
-            infos = {i.filename: i for i in zf.infolist()}
-            if HEADER_KEY + ".npy" not in infos:
-                raise NBSVMError("not an nbsvm file (an .npz archive without nbsvm's header)",
-                                 path=str(path))
-            if len(infos) > MAX_MEMBERS or any(not n.endswith(".npy") for n in infos):
-                raise NBSVMError("corrupted file: unexpected members", path=str(path))
-            raw = _read_member(zf, infos[HEADER_KEY + ".npy"], "nbsvm", path)
-            if raw.dtype != np.uint8 or raw.ndim != 1:
-                raise NBSVMError("corrupted file: bad header", path=str(path))
-            header = json.loads(raw.tobytes().decode("utf-8"))
-            if not isinstance(header, dict) or not isinstance(header.get("kind"), str):
-                raise NBSVMError("corrupted file: bad header", path=str(path))
-            arrays = {n[:-4]: _array_spec(zf, i, path)
-                      for n, i in sorted(infos.items()) if n != HEADER_KEY + ".npy"}
-    except NBSVMError:
-        raise
-    except Exception as e:      # zipfile/numpy/json raise many types on damaged archives
-        raise NBSVMError(f"corrupted or truncated file ({type(e).__name__}: {e})",
-                         path=str(path)) from None
-    return header, arrays
+    :class:`~nbsvm.errors.NBSVMError` for anything that is not an nbsvm file, with the
+    checks :func:`nbsvm.models.persist.load_npz` makes before reading array data (one
+    implementation: :func:`nbsvm.models.persist.read_npz`)."""
+    header, specs = read_npz(path, data=False)
+    if not isinstance(header.get("kind"), str):
+        raise NBSVMError("corrupted file: bad header", path=str(path))
+    return header, {name: {"dtype": dtype.str, "shape": list(shape), "bytes": nbytes}
+                    for name, (shape, dtype, nbytes) in specs.items()}
 
 
 def _shape(arrays: dict, name: str, axis: int = -1):

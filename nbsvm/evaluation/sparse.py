@@ -3,8 +3,6 @@ evaluation and prediction on sparse-feature files with the settings they were tr
 (format, hashing, index base)."""
 from __future__ import annotations
 
-import json
-import zipfile
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -26,18 +24,16 @@ from nbsvm.evaluation.results import Report
 
 def model_file_kind(path) -> str | None:
     """The ``kind`` in a model file's header (``"learner"``, ``"model"``...), ``None`` if
-    the file has no readable header (the loaders then say what is wrong)."""
+    the file has no readable header (the loaders then say what is wrong). Read by the
+    loaders' own checks (a regular file, stored members within the file), so a link to
+    ``/dev/zero`` or a FIFO is never read here."""
+    from nbsvm.models.persist import read_npz
     try:
-        with zipfile.ZipFile(path) as zf, zf.open("__header__.npy") as fh:
-            major, _ = np.lib.format.read_magic(fh)
-            read_header = (np.lib.format.read_array_header_1_0 if major == 1
-                           else np.lib.format.read_array_header_2_0)
-            shape, _, dtype = read_header(fh)
-            if dtype != np.uint8 or len(shape) != 1 or shape[0] > (1 << 20):
-                return None
-            return json.loads(fh.read(shape[0]).decode("utf-8")).get("kind")
-    except Exception:      # missing, not a zip, damaged: let the real loader report it
+        header, _ = read_npz(path, data=False)      # the header and .npy headers only
+    except NBSVMError:
         return None
+    kind = header.get("kind")
+    return kind if isinstance(kind, str) else None
 
 
 def load_learner(path) -> OnlineLearner:

@@ -6,6 +6,8 @@ bounds checks). :class:`PersistenceMixin` gives :class:`~nbsvm.learners.base.Onl
 """
 from __future__ import annotations
 
+import math
+import numbers
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -68,10 +70,7 @@ class PersistenceMixin:
         classes = scalars.get("classes_")
         if classes and not all(isinstance(c, str) for c in classes):
             # the file keeps class names (strings); label_type_ says how to read them back
-            kind = "bool" if all(isinstance(c, bool) for c in classes) else \
-                "int" if all(isinstance(c, int) for c in classes) else "float"
-            scalars["classes_"] = [str(_LABEL_TYPES[kind](c)) for c in classes]
-            scalars["label_type_"] = kind
+            scalars["classes_"], scalars["label_type_"] = label_names(classes)
         return scalars
 
     def saved_parts(self) -> tuple[dict, dict]:
@@ -121,26 +120,84 @@ class PersistenceMixin:
 
 MAX_FEATURES = 1 << 40          # a loaded n_features_in_ above this is taken as corruption
 
-# how class names are written for labels that were not strings, and read back
-_LABEL_TYPES = {"int": int, "float": float, "bool": bool}
+#: The types of class labels a file keeps besides strings, by the name it records them by.
+LABEL_TYPES = {"bool": bool, "int": int, "float": float}
+
+
+def label_type(value) -> str | None:
+    """The name files record a class label's type by: ``"bool"``, ``"int"`` or ``"float"``
+    (numpy scalars too; floats finite); None for a string or any other value, which a file
+    keeps by its name (``str``). One definition for model and learner files."""
+    if isinstance(value, (bool, np.bool_)):
+        return "bool"
+    if isinstance(value, numbers.Integral):
+        return "int"
+    if isinstance(value, numbers.Real) and math.isfinite(value):
+        return "float"
+    return None
+
+
+def plain_label(value):
+    """``value`` as the Python value of its :func:`label_type` (what JSON holds exactly:
+    ``np.int64(1)`` -> ``1``, ``np.float32(0.1)`` -> ``0.10000000149011612``); None for a
+    label a file keeps by its name."""
+    kind = label_type(value)
+    return None if kind is None else LABEL_TYPES[kind](value)
+
+
+def label_names(classes) -> tuple[list[str], str]:
+    """A learner's ``classes_`` (numbers of one kind, sorted) as a file writes them: their
+    names and one type, ``(names, label_type_)``; :func:`typed_labels` reads them back."""
+    kinds = {label_type(c) for c in classes}
+    if None in kinds:
+        raise NBSVMError(f"cannot save class labels {list(classes)[:5]}: strings, bools, "
+                         f"integers or finite floats only")
+    kind = "bool" if kinds == {"bool"} else "int" if kinds <= {"bool", "int"} else "float"
+    return [str(LABEL_TYPES[kind](plain_label(c))) for c in classes], kind
+
+
 _READ_LABEL = {"int": int, "float": float, "bool": {"True": True, "False": False}.__getitem__}
 
 
-def _typed_classes(state: dict) -> list:
-    """The saved class names as the label values given to fit (``label_type_``:
-    ``"int"``, ``"float"`` or ``"bool"``; strings when absent)."""
-    names, kind = state["classes_"], state.get("label_type_")
+def typed_labels(names: list, kind) -> list:
+    """The class names a file keeps, as the label values given to fit (``kind``:
+    ``"int"``, ``"float"`` or ``"bool"``; strings when None)."""
     if kind is None:
         return list(names)
     if not isinstance(kind, str) or kind not in _READ_LABEL:
         raise NBSVMError(f"bad label_type_ {kind!r}; known: {', '.join(_READ_LABEL)}")
     try:
         values = [_READ_LABEL[kind](name) for name in names]
-    except (KeyError, ValueError):
+    except (KeyError, ValueError, TypeError):
         raise NBSVMError(f"classes_ {names[:5]} are not {kind} labels") from None
-    if kind == "float" and not np.all(np.isfinite(values)):
-        raise NBSVMError("float class labels must be finite")
+    if any(label_type(v) != kind for v in values):
+        raise NBSVMError(f"{kind} class labels must be finite")
     return values
+
+
+def label_values(values) -> list:
+    """A model's labels as its file's ``label_values`` keep them (parallel to the class
+    names): each label's plain value (bool, int, float), None where it is kept by its
+    name (a string, or a value of another type)."""
+    return [plain_label(v) for v in values]
+
+
+def read_label_values(values, n: int) -> list:
+    """A file's ``label_values`` checked: ``n`` entries, each None or a bool, int or
+    finite float as JSON gives it (nothing else can come back as a label)."""
+    if not isinstance(values, list) or len(values) != n:
+        raise NBSVMError(f"label_values must be a list of one value per class ({n})")
+    for v in values:
+        if v is not None and (type(v) not in LABEL_TYPES.values() or label_type(v) is None):
+            raise NBSVMError(f"bad label value {v!r}: a bool, an integer, a finite float or "
+                             f"null")
+    return values
+
+
+def _typed_classes(state: dict) -> list:
+    """The saved class names as the label values given to fit (``label_type_``:
+    ``"int"``, ``"float"`` or ``"bool"``; strings when absent)."""
+    return typed_labels(state["classes_"], state.get("label_type_"))
 
 
 def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = "") -> None:

@@ -4,8 +4,9 @@ JSON header, written to a temporary name and renamed (:mod:`nbsvm.models.persist
 Arrays: ``buckets`` (the kept buckets, sorted), ``ratios`` and ``coef`` (one row per
 output over those buckets), ``learner_state``, AdaGrad's ``adagrad_sq``, the n-gram map for
 explanations, and a backend learner's parts. The header holds every parameter, the
-hasher, classes and counts. Loading checks every shape, dtype and value the kernels rely
-on.
+hasher, classes and counts, and for labels that were not strings their values
+(``label_values``: ``predict`` after ``load`` returns ``1``, not ``'1'``). Loading checks
+every shape, dtype and value the kernels rely on, the classes against the arrays first.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from nbsvm.models.persist import Chunked, load_npz, save_npz
 from nbsvm.config import BUCKET_DTYPE
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.text.hashing import Hasher
+from nbsvm.learners.persistence import label_values, read_label_values
 from nbsvm.learners.targets import Labels
 
 #: parameters saved under an older name -> their name now
@@ -47,6 +49,29 @@ def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
             bad(f"non-finite values in {name}")
     if sq is not None and np.any(sq < 0):
         bad("negative values in adagrad_sq")
+
+
+def _check_classes_fit_arrays(clf, arrays: dict, path) -> None:
+    """The header's classes against the arrays' outputs, checked before any setting that
+    follows the number of classes (loss, optimizer, eta0) is read from them: a header that
+    lists classes the arrays were not trained for is named as such."""
+    classes, counts = clf.classes_, clf.class_counts_
+    if len(classes) < (1 if clf.multilabel else 2):
+        raise NBSVMError(f"corrupted model file: the header lists {len(classes)} class(es)",
+                         path=str(path))
+    if len(counts) != len(classes):
+        raise NBSVMError(f"corrupted model file: the header lists {len(classes)} classes "
+                         f"but {len(counts)} class counts", path=str(path))
+    n_out = clf.n_outputs()
+    rows = {name: a.shape[0] if a.ndim else None for name, a in arrays.items()}
+    wrong = sorted({n for n in rows.values() if n != n_out}, key=str)
+    if wrong:
+        shown = ", ".join(map(str, classes[:5])) + (", ..." if len(classes) > 5 else "")
+        held = "; ".join(f"{n} ({', '.join(sorted(k for k, m in rows.items() if m == n))})"
+                         for n in wrong)
+        raise NBSVMError(f"corrupted model file: the header lists {len(classes)} classes "
+                         f"({shown}) for {n_out} output{'s' if n_out != 1 else ''}, but the "
+                         f"arrays hold {held}", path=str(path))
 
 
 #: Buckets looked at per part when saving (the parts' arrays are what a save holds).
@@ -122,6 +147,9 @@ def save_model(clf, path) -> None:
         mean_abs_coef=[float(x) for x in clf.mean_abs_coef_])
     if backend is not None:
         header["backend"] = backend
+    typed = _label_values(clf)
+    if typed is not None:                   # labels that were not strings: their values
+        header["label_values"] = typed
     if quantized:
         header["quantized"] = quantized
     if isinstance(clf.__dict__.get("validation_"), dict):    # early stopping's run
@@ -141,6 +169,28 @@ def save_model(clf, path) -> None:
         header["calibration"]["report"] = getattr(clf, "calibration_report_", None)
         arrays.update(own)
     save_npz(path, "model", header, arrays)
+
+
+def _label_values(clf) -> list | None:
+    """The header's ``label_values``: per class the label value fit was given when it was
+    not a string (bool, int, float), so that ``predict`` after ``load`` returns what it
+    returned before (``1``, not ``'1'``); None when every label was a string."""
+    values = getattr(clf, "_label_values", None)
+    if not values or clf.multilabel:
+        return None
+    typed = label_values([values.get(c) for c in clf.classes_])
+    return typed if any(v is not None for v in typed) else None
+
+
+def _load_label_values(clf, header: dict) -> None:
+    """``_label_values`` from the header's ``label_values`` (absent in files written
+    before format 2, and when every label was a string: predict returns the names)."""
+    if "label_values" not in header:
+        return
+    if clf.multilabel:
+        raise NBSVMError("label_values in a multi-label model (its labels are names)")
+    typed = read_label_values(header["label_values"], len(clf.classes_))
+    clf._label_values = {c: v for c, v in zip(clf.classes_, typed) if v is not None} or None
 
 
 CORPUS_KEYS = ("documents", "ngrams", "median_ngrams")
@@ -194,6 +244,7 @@ def load_model(cls, path):
                 or not all(isinstance(c, str) for c in header["classes"]):
             raise TypeError("classes must be a list of strings")
         clf.classes_ = Labels(header["classes"])
+        _load_label_values(clf, header)
         clf.class_counts_ = np.asarray(header["class_counts"], dtype=np.int64).reshape(-1)
         clf.n_docs_ = int(header["n_docs"])
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])
@@ -219,6 +270,8 @@ def load_model(cls, path):
         if e.path is not None:
             raise
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
+    _check_classes_fit_arrays(clf, {"ratios": ratios, "coef": coef, "learner_state": state,
+                                    "mean_abs_coef": clf.mean_abs_coef_}, path)
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         eta0_ = header.get("eta0_")
         if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)

@@ -1,9 +1,13 @@
 """Model and lexicon files: ``.npz`` arrays plus a JSON header; atomic writes; no pickle.
 
 The header is stored inside the archive as the uint8 array ``__header__`` and holds the
-format version, the kind of file, every setting needed to use it and a SHA-256 checksum over
-the arrays (names, dtypes, shapes and bytes). Loading refuses object arrays, checks the kind,
-version and checksum, and never unpickles.
+format version, the kind of file, every setting needed to use it and a SHA-256 checksum.
+From format 2 the checksum covers every byte that changes what the file does: the arrays
+(names, dtypes, shapes and bytes) and the header itself (its canonical JSON without the
+checksum); format 1 files, whose checksum covers the arrays only, still load. Members are
+stored uncompressed. Loading refuses what is not a regular file, compressed members,
+object arrays and sizes the file cannot hold, checks the kind, version and checksum, and
+never unpickles.
 """
 from __future__ import annotations
 
@@ -16,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from nbsvm.config import FORMAT_VERSION
 from nbsvm.errors import NBSVMError
 from nbsvm.io.outputs import atomic_path  # noqa: F401  (re-exported: models and reports are written with it)
 
@@ -24,14 +27,37 @@ HEADER_KEY = "__header__"
 MAX_MEMBERS = 4096
 MAX_HEADER_BYTES = 1 << 20
 
+#: The file format written. 2: the checksum covers the header as well as the arrays, and a
+#: model keeps its labels' types (``label_values``). 1: the checksum covers the arrays only.
+FORMAT_VERSION = 2
+#: The first format whose checksum covers the header.
+HEADER_CHECKSUM_FORMAT = 2
 
-def checksum(arrays: dict[str, np.ndarray]) -> str:
+
+def canonical_header(header: dict) -> bytes:
+    """The header as the checksum sees it: its JSON without the ``checksum`` field, keys
+    sorted, no spaces. ``json.loads`` of the stored header gives it back exactly (the
+    stored header is this JSON's round trip, see :func:`_header_blob`)."""
+    rest = {k: v for k, v in header.items() if k != "checksum"}
+    return json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _array_parts(digest, name: str, dtype: np.dtype, shape: tuple) -> None:
+    digest.update(f"{name}|{dtype.str}|{tuple(shape)}|".encode())
+
+
+def checksum(arrays: dict[str, np.ndarray], header: dict | None = None) -> str:
+    """SHA-256 over ``arrays`` (each one's name, dtype, shape and bytes, in name order)
+    and, given ``header`` (format 2 and later), its :func:`canonical_header`: what a file's
+    ``checksum`` field must say. Without ``header``: format 1's checksum (arrays only)."""
     h = hashlib.sha256()
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}|{a.dtype.str}|{a.shape}|".encode())
+        _array_parts(h, name, a.dtype, a.shape)
         if a.size:                  # an empty array has no bytes (and no byte view)
             h.update(memoryview(a).cast("B"))
+    if header is not None:
+        h.update(b"|" + HEADER_KEY.encode() + b"|" + canonical_header(header))
     return h.hexdigest()
 
 
@@ -54,11 +80,25 @@ class _Stream:
         self.write, self.flush = fh.write, fh.flush
 
 
+def _header_blob(header: dict, kind: str, digest) -> np.ndarray:
+    """The ``__header__`` array: ``header`` with the kind, the format version and the
+    checksum (``digest`` holds the arrays' part; the header's is added here). The header is
+    taken through JSON first, so the checksum is over exactly what a loader parses (tuples
+    become lists, number keys strings)."""
+    full = dict(header, kind=kind, format_version=FORMAT_VERSION)
+    full.pop("checksum", None)
+    full = json.loads(json.dumps(full, sort_keys=True))
+    digest.update(b"|" + HEADER_KEY.encode() + b"|" + canonical_header(full))
+    full["checksum"] = digest.hexdigest()
+    return np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)
+
+
 def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
     """Write ``arrays`` (ndarrays or :class:`Chunked`) and ``header`` to ``path`` atomically.
 
     The result is a plain uncompressed ``.npz`` that ``np.load(allow_pickle=False)`` reads.
-    Arrays are streamed into the archive in name order while their checksum is computed.
+    Arrays are streamed into the archive in name order while their checksum is computed;
+    the header, checksummed too, is written last.
     """
     digest = hashlib.sha256()
     # the file is opened here, not by zipfile (which opens "w+b"): a FIFO or a device is
@@ -75,7 +115,7 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
                 spec = a
             if spec.dtype == object:
                 raise TypeError(f"array {name!r} has dtype object; refusing to save it")
-            digest.update(f"{name}|{spec.dtype.str}|{spec.shape}|".encode())
+            _array_parts(digest, name, spec.dtype, spec.shape)
             with zf.open(name + ".npy", "w", force_zip64=True) as fh:
                 np.lib.format.write_array_header_1_0(
                     fh, {"descr": np.lib.format.dtype_to_descr(spec.dtype),
@@ -92,9 +132,7 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
                 if written != int(np.prod(spec.shape, dtype=np.int64)):
                     raise ValueError(f"array {name!r}: wrote {written} items, expected "
                                      f"shape {spec.shape}")
-        full = dict(header, kind=kind, format_version=FORMAT_VERSION,
-                    checksum=digest.hexdigest())
-        blob = np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)
+        blob = _header_blob(header, kind, digest)
         with zf.open(HEADER_KEY + ".npy", "w") as fh:
             np.lib.format.write_array(fh, blob, allow_pickle=False)
 
@@ -122,7 +160,7 @@ def member_spec(fh, info: zipfile.ZipInfo, kind: str, path) -> tuple[tuple, np.d
     if fortran:
         raise NBSVMError(f"corrupted {kind} file: array {name!r} is not in C order",
                          path=str(path))
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = int(np.prod(shape, dtype=object)) if shape else 1      # exact: no overflow
     nbytes = count * dtype.itemsize
     if count < 0 or nbytes != info.file_size - fh.tell():
         raise NBSVMError(f"corrupted or truncated {kind} file: array {name!r} has "
@@ -147,54 +185,144 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) ->
         return out
 
 
+def _array_spec(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) -> tuple:
+    """``(shape, dtype, nbytes)`` of a member from its ``.npy`` header; its data unread."""
+    with zf.open(info) as fh:
+        return member_spec(fh, info, kind, path)
+
+
+def open_regular(path, what: str):
+    """``path`` opened for reading in binary, refusing what is not a regular file: a
+    missing path, a folder, a device (``/dev/zero`` would never end), a FIFO (opened
+    without blocking, so an absent writer cannot hang the load). ``what`` names the file
+    in errors ("model file")."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise NBSVMError("no such file", path=str(path)) from None
+    except IsADirectoryError:
+        raise NBSVMError(f"is a folder, expected a {what}", path=str(path)) from None
+    except OSError as e:
+        raise NBSVMError(f"cannot read the {what}: {e.strerror or e}", path=str(path)) from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        if stat.S_ISDIR(mode):
+            raise NBSVMError(f"is a folder, expected a {what}", path=str(path))
+        other = ("a character device" if stat.S_ISCHR(mode) else "a block device"
+                 if stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                 "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        raise NBSVMError(f"not a regular file ({other}), expected a {what}", path=str(path))
+    return os.fdopen(fd, "rb")
+
+
+def check_members(infos: list[zipfile.ZipInfo], file_bytes: int, what: str, path) -> dict:
+    """The archive's members by name, checked from the zip directory alone (before any
+    member is read): at most :data:`MAX_MEMBERS`, every one a distinct ``.npy``, stored
+    (nbsvm never compresses: a compressed member could declare a size far beyond the
+    file's), and sizes the file can hold, one by one and together. An ``.npy`` header's
+    shape is then checked against its member's size (:func:`member_spec`), so no array is
+    allocated larger than the file."""
+    members = {i.filename: i for i in infos}
+    # a model with one backend learner per class holds a few arrays per class
+    if len(infos) > MAX_MEMBERS or len(members) != len(infos) \
+            or any(not n.endswith(".npy") for n in members):
+        raise NBSVMError(f"corrupted {what}: unexpected members", path=str(path))
+    for i in infos:
+        if i.compress_type != zipfile.ZIP_STORED:
+            method = zipfile.compressor_names.get(i.compress_type, i.compress_type)
+            raise NBSVMError(f"corrupted {what}: member {i.filename!r} is compressed "
+                             f"({method}); nbsvm writes members uncompressed and reads no "
+                             f"other", path=str(path))
+        if i.compress_size != i.file_size or i.header_offset + i.file_size > file_bytes:
+            raise NBSVMError(f"corrupted or truncated {what}: member {i.filename!r} declares "
+                             f"{i.file_size} bytes, the file has {file_bytes}", path=str(path))
+    if sum(i.file_size for i in infos) > file_bytes:
+        raise NBSVMError(f"corrupted {what}: its members declare more bytes than the file "
+                         f"has ({file_bytes})", path=str(path))
+    return members
+
+
+def _json_header(zf: zipfile.ZipFile, members: dict, label: str, what: str, path) -> dict:
+    """The JSON header (a JSON object) of an archive whose members are checked."""
+    raw = _read_member(zf, members[HEADER_KEY + ".npy"], label, path)
+    if raw.dtype != np.uint8 or raw.ndim != 1:
+        raise NBSVMError(f"corrupted {what}: bad header", path=str(path))
+    header = json.loads(raw.tobytes().decode("utf-8"))
+    if not isinstance(header, dict):
+        raise NBSVMError(f"corrupted {what}: bad header", path=str(path))
+    return header
+
+
+def _check_kind_and_version(header: dict, kind: str, path) -> None:
+    if header.get("kind") != kind:
+        raise NBSVMError(f"expected an nbsvm {kind} file, found kind "
+                         f"{header.get('kind')!r}", path=str(path))
+    version = header.get("format_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise NBSVMError("corrupted header: bad format_version", path=str(path))
+    if version > FORMAT_VERSION:
+        raise NBSVMError(f"written by a newer nbsvm (format {version}, this one reads "
+                         f"up to {FORMAT_VERSION}); upgrade nbsvm to load it", path=str(path))
+
+
+def read_npz(path, kind: str | None = None, data: bool = True) -> tuple[dict, dict]:
+    """``(header, arrays)`` of an nbsvm file, everything checked that can be before the
+    checksum: a regular file, a zip archive (:func:`check_members`), numeric ``.npy``
+    members (:func:`member_spec`), a JSON header under :data:`MAX_HEADER_BYTES`; with
+    ``kind``, the kind and a format this nbsvm reads. ``data=False`` (``nbsvm info``): each
+    array's ``(shape, dtype, nbytes)`` instead, its data unread. The checksum is not
+    checked here (:func:`load_npz` does)."""
+    path = Path(path)
+    what = f"{kind} file" if kind else "file"
+    with open_regular(path, what) as fh:
+        if fh.read(4) != b"PK\x03\x04":
+            raise NBSVMError(f"not an nbsvm {what} (not an .npz archive)", path=str(path))
+        fh.seek(0)
+        label = kind or "nbsvm"
+        try:
+            with zipfile.ZipFile(fh) as zf:
+                infos = zf.infolist()
+                if all(i.filename != HEADER_KEY + ".npy" for i in infos):
+                    raise NBSVMError(f"not an nbsvm {what} (no header)", path=str(path))
+                members = check_members(infos, os.fstat(fh.fileno()).st_size, what, path)
+                header = _json_header(zf, members, label, what, path)
+                if kind is not None:
+                    _check_kind_and_version(header, kind, path)
+                read = _read_member if data else _array_spec
+                arrays = {n[:-4]: read(zf, i, label, path)
+                          for n, i in sorted(members.items()) if n != HEADER_KEY + ".npy"}
+        except NBSVMError:
+            raise
+        except Exception as e:   # zipfile/numpy/json raise many types on damaged archives
+            raise NBSVMError(f"corrupted or truncated {what} ({type(e).__name__}: {e})",
+                             path=str(path)) from None
+    return header, arrays
+
+
+def verify_checksum(header: dict, arrays: dict, kind: str, path) -> None:
+    """Refuse a file whose checksum does not match: from format 2 over the header and the
+    arrays, in format 1 files over the arrays only (a file claiming format 2 is verified
+    completely; one edited to claim format 1 keeps its format-2 checksum, which cannot
+    match the arrays alone)."""
+    covers_header = header.get("format_version", 1) >= HEADER_CHECKSUM_FORMAT
+    expected = checksum(arrays, header if covers_header else None)
+    if header.get("checksum") != expected:
+        raise NBSVMError(f"checksum mismatch: the {kind} file is corrupted or was edited "
+                         f"({'header or arrays' if covers_header else 'arrays'} changed)",
+                         path=str(path))
+
+
 def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Read and verify a file written by :func:`save_npz`; return ``(header, arrays)``.
 
     Never unpickles: each member's ``.npy`` header is parsed first and any object,
-    structured or non-numeric dtype is refused, as is a shape that does not match the
-    member's size (so a crafted shape cannot make it allocate), a header over
+    structured or non-numeric dtype is refused, as is a compressed member or a size the
+    file cannot hold (so a crafted shape cannot make it allocate), a header over
     ``MAX_HEADER_BYTES``, another kind of file, a newer format version (asks for an
-    upgrade) and a checksum that does not match the arrays. The caller still checks the
-    arrays against the header (shapes, value ranges) before using them.
+    upgrade) and a checksum that does not match the header and the arrays. The caller
+    still checks the arrays against the header (shapes, value ranges) before using them.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise NBSVMError("no such file", path=str(path))
-    with open(path, "rb") as fh:
-        if fh.read(4) != b"PK\x03\x04":
-            raise NBSVMError(f"not an nbsvm {kind} file (not an .npz archive)", path=str(path))
-    try:
-        with zipfile.ZipFile(path) as zf:
-            infos = {i.filename: i for i in zf.infolist()}
-            if HEADER_KEY + ".npy" not in infos:
-                raise NBSVMError(f"not an nbsvm {kind} file (no header)", path=str(path))
-            # a model with one backend learner per class holds a few arrays per class
-            if len(infos) > MAX_MEMBERS or any(not n.endswith(".npy") for n in infos):
-                raise NBSVMError(f"corrupted {kind} file: unexpected members", path=str(path))
-            raw = _read_member(zf, infos[HEADER_KEY + ".npy"], kind, path)
-            if raw.dtype != np.uint8 or raw.ndim != 1:
-                raise NBSVMError(f"corrupted {kind} file: bad header", path=str(path))
-            header = json.loads(raw.tobytes().decode("utf-8"))
-            if not isinstance(header, dict):
-                raise NBSVMError(f"corrupted {kind} file: bad header", path=str(path))
-            if header.get("kind") != kind:
-                raise NBSVMError(f"expected an nbsvm {kind} file, found kind "
-                                 f"{header.get('kind')!r}", path=str(path))
-            version = header.get("format_version")
-            if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-                raise NBSVMError("corrupted header: bad format_version", path=str(path))
-            if version > FORMAT_VERSION:
-                raise NBSVMError(f"written by a newer nbsvm (format {version}, this one reads "
-                                 f"up to {FORMAT_VERSION}); upgrade nbsvm to load it",
-                                 path=str(path))
-            arrays = {n[:-4]: _read_member(zf, i, kind, path)
-                      for n, i in infos.items() if n != HEADER_KEY + ".npy"}
-    except NBSVMError:
-        raise
-    except Exception as e:   # zipfile/numpy/json raise many types on damaged archives
-        raise NBSVMError(f"corrupted or truncated {kind} file ({type(e).__name__}: {e})",
-                         path=str(path)) from None
-    if header.get("checksum") != checksum(arrays):
-        raise NBSVMError(f"checksum mismatch: the {kind} file is corrupted or was edited",
-                         path=str(path))
+    header, arrays = read_npz(path, kind)
+    verify_checksum(header, arrays, kind, path)
     return header, arrays

@@ -91,15 +91,37 @@ def t_lines(data: bytes):
 
 
 def _nonblank_lines(data: bytes) -> list[tuple[int, str]]:
-    """(line number, text) of the lines the line readers see as non-blank."""
+    """(line number, text) of the lines the line readers see as non-blank: split on LF, or
+    on any line end in a file with a CR and no LF (classic Mac OS line ends)."""
     out = []
-    for i, raw in enumerate(data.split(b"\n"), 1):
+    cr_only = b"\r" in data and b"\n" not in data
+    for i, raw in enumerate(data.splitlines() if cr_only else data.split(b"\n"), 1):
         text = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", " ")
         if i == 1:
             text = text.lstrip("\ufeff")
         if text.strip():
             out.append((i, text))
     return out
+
+
+def t_jsonl(data: bytes):
+    """JSON lines (deep nesting, texts and labels of any type, broken JSON): read with
+    --skip-bad-lines every line is a document whose text and label are strings, or a
+    counted malformed line; read without, it parses or the first bad line is an error
+    naming the file (and the line)."""
+    from nbsvm.io.decoding import ReadStats
+    from nbsvm.io.records import read_jsonl
+    p = write("in.jsonl", data)
+    stats = ReadStats(skip_bad=True)
+    docs = expect(lambda: list(read_jsonl(p, stats=stats)), p)
+    for d in docs or ():
+        assert isinstance(d.text, str) and isinstance(d.label, str) and d.line >= 1, d
+    expect(lambda: list(read_jsonl(p)), p)
+    unlabeled = ReadStats(skip_bad=True)             # predict's reading: labels optional
+    for d in expect(lambda: list(read_jsonl(p, labeled=False, label_optional=True,
+                                            stats=unlabeled)), p) or ():
+        assert isinstance(d.text, str) and (d.label is None or isinstance(d.label, str)), d
+    return docs
 
 
 def t_header_lines(data: bytes):
@@ -112,6 +134,8 @@ def t_header_lines(data: bytes):
     docs = expect(lambda: list(read_lines(p, stats=stats)), p)
     if docs is None:
         return None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")):
+        return docs                     # UTF-16/32 (a BOM), decoded: not the bytes' lines
     lines = _nonblank_lines(data)
     header = bool(lines) and lines[0][0] == 1 and header_columns(lines[0][1]) is not None
     assert not header or all(d.line != 1 for d in docs), docs[:1]
@@ -309,30 +333,45 @@ def npz_parts(path) -> tuple[dict, dict]:
     return header, arrays
 
 
+def npy_bytes(a) -> bytes:
+    """``a`` as the bytes of an ``.npy`` file."""
+    import numpy as np
+    buf = io.BytesIO()
+    np.lib.format.write_array(buf, np.ascontiguousarray(a), allow_pickle=False)
+    return buf.getvalue()
+
+
 def write_npz(path: Path, header_bytes: bytes, arrays: dict) -> Path:
-    """An ``.npz`` with these header bytes and arrays (what a crafted file looks like)."""
+    """An ``.npz`` with these header bytes and arrays (what a crafted file looks like),
+    members stored as nbsvm writes them (``t_model_zip`` crafts the zip layer itself)."""
     import numpy as np
     import zipfile
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
         for name, a in list(arrays.items()) + [
                 ("__header__", np.frombuffer(header_bytes, dtype=np.uint8))]:
-            buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.ascontiguousarray(a), allow_pickle=False)
-            zf.writestr(name + ".npy", buf.getvalue())
+            zf.writestr(name + ".npy", npy_bytes(a))
     return path
 
 
 def with_checksum(header_bytes: bytes, arrays: dict) -> bytes:
-    """The header with its checksum made right for ``arrays`` (when it is a JSON object),
-    so that crafted contents reach the checks after the checksum."""
-    from nbsvm.models.persist import checksum
+    """The header with its checksum made right for ``arrays`` and itself (when it is a
+    JSON object), so that crafted contents reach the checks after the checksum. A header
+    that says format 1 gets format 1's checksum (the arrays only), any other the one of
+    format 2 and later (the header too)."""
+    from nbsvm.models.persist import HEADER_CHECKSUM_FORMAT, checksum
     try:
         header = json.loads(header_bytes)
     except (ValueError, UnicodeDecodeError, RecursionError):
         return header_bytes
     if not isinstance(header, dict):
         return header_bytes
-    header["checksum"] = checksum(arrays)
+    version = header.get("format_version")
+    old = isinstance(version, int) and not isinstance(version, bool) \
+        and version < HEADER_CHECKSUM_FORMAT
+    try:
+        header["checksum"] = checksum(arrays, None if old else header)
+    except (TypeError, ValueError, RecursionError):  # JSON too deep to write again: as it is
+        return header_bytes
     return json.dumps(header).encode()
 
 
@@ -456,6 +495,129 @@ def t_npz_arrays(kind):
     return target
 
 
+#: What one input of the zip target may cost the loader: seconds, and bytes allocated
+#: (traced) beyond this many times the file's size (the arrays, then the learner's copy).
+ZIP_SECONDS = 5.0
+ZIP_ALLOC_FILE_TIMES, ZIP_ALLOC_SLACK = 3, 4 << 20
+#: Zero bytes a member may be padded with (a compressed member then declares far more
+#: than the file holds: a small zip bomb).
+ZIP_MAX_PAD = 8 << 20
+
+
+class _Bytes:
+    """The fuzzer's input read a few bytes at a time (zeros once it runs out)."""
+
+    def __init__(self, data: bytes):
+        self.data, self.pos = data, 0
+
+    def take(self, n: int) -> int:
+        chunk = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return int.from_bytes(chunk.ljust(n, b"\x00"), "little")
+
+
+def _crafted_member(name: str, a, src: _Bytes) -> tuple[str, bytes, int]:
+    """One member of a model zip as the input says: ``(name, .npy bytes, zip method)``.
+    Its op byte chooses the compression (stored, deflated, bzip2, lzma), a declared shape
+    or dtype other than the data's, the data cut or padded with zeros, a declared shape
+    that fits the data so padded (an honest zip bomb), another name."""
+    import zipfile
+    import numpy as np
+    op = src.take(1)
+    method = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2,
+              zipfile.ZIP_LZMA)[op & 3]
+    blob = npy_bytes(a)
+    head, body = blob[:blob.index(b"\n") + 1], blob[blob.index(b"\n") + 1:]
+    dtype, shape = a.dtype, a.shape
+    if op & 4:          # another declared shape: the data stays what it was
+        shape = tuple(src.take(4) % (1 << (8 + src.take(1) % 32))
+                      for _ in range(src.take(1) % 3 + 1))
+    if op & 8:          # another declared dtype
+        dtype = np.dtype(_DTYPES[src.take(1) % len(_DTYPES)])
+    if op & 16:         # data cut short
+        body = body[: src.take(2) % (len(body) + 1)]
+    if op & 32:         # data padded with zeros: megabytes behind a few compressed bytes
+        body += bytes(min(ZIP_MAX_PAD, src.take(1) << (src.take(1) % 18)))
+    if op & 128:        # a declared shape that fits the data (a bomb that says what it is)
+        shape = (len(body) // dtype.itemsize,)
+        body = body[:shape[0] * dtype.itemsize]
+    if op & (4 | 8 | 128):
+        head = _npy_header(dtype, shape)
+    if op & 64:         # another name: no .npy, a path, a name taken twice, the header's
+        name = ("coef", "../coef.npy", "ratios.npy", "__header__.npy", "a/b.npy",
+                "x.npy")[src.take(1) % 6]
+    return name, head + body, method
+
+
+def _npy_header(dtype, shape) -> bytes:
+    import numpy as np
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": np.lib.format.dtype_to_descr(dtype), "fortran_order": False,
+              "shape": shape})
+    return buf.getvalue()
+
+
+def _patch_sizes(blob: bytes, src: _Bytes) -> bytes:
+    """The zip's central directory with sizes the input chooses: one entry's compressed
+    or uncompressed size, or its local header's offset, set to another value."""
+    data = bytearray(blob)
+    entries = [i for i in range(len(data) - 46) if data[i:i + 4] == b"PK\x01\x02"]
+    for _ in range(src.take(1) % 3):
+        if not entries:
+            break
+        at = entries[src.take(1) % len(entries)]
+        field = (20, 24, 42)[src.take(1) % 3]      # compressed, uncompressed size; offset
+        data[at + field:at + field + 4] = src.take(4).to_bytes(4, "little")
+    return bytes(data)
+
+
+def t_model_zip(data: bytes):
+    """The model loader on a valid model's zip rebuilt as the input says: each member's
+    compression, declared ``.npy`` shape and dtype, data size (cut, or padded with zeros
+    that compress to nothing) and name, then sizes in the zip directory (checksum made
+    right for the arrays as they were). Loads or ``NBSVMError`` naming the file, like the
+    other targets, and within :data:`ZIP_SECONDS` seconds and memory bounded by the file's
+    size (traced allocations): a member that declares more than the file holds must be
+    refused before it is allocated."""
+    import tracemalloc
+    import warnings
+    import zipfile
+    import numpy as np
+    from nbsvm import NBSVMClassifier
+    from nbsvm.errors import NBSVMError
+    header, arrays = npz_parts(valid_files()["model"])
+    src = _Bytes(data)
+    if src.take(1) & 1:         # a format 1 file (checksum over the arrays only)
+        header["format_version"] = 1
+    head = np.frombuffer(with_checksum(json.dumps(header).encode(), arrays), dtype=np.uint8)
+    members = [_crafted_member(n + ".npy", a, src)
+               for n, a in sorted(arrays.items()) + [("__header__", head)]]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf, warnings.catch_warnings():
+        warnings.simplefilter("ignore")             # "Duplicate name": wanted here
+        for name, blob, method in members:
+            zf.writestr(zipfile.ZipInfo(name), blob, compress_type=method)
+    p = write("model.npz", _patch_sizes(buf.getvalue(), src))
+    size = p.stat().st_size
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    try:
+        clf = expect(lambda: NBSVMClassifier.load(p), p)
+        seconds, peak = time.perf_counter() - t0, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert seconds < ZIP_SECONDS, f"loading took {seconds:.1f} s"
+    assert peak <= ZIP_ALLOC_FILE_TIMES * size + ZIP_ALLOC_SLACK, \
+        f"loading a {size}-byte file allocated {peak} bytes"
+    if clf is not None:             # what loads predicts (as in load_kind)
+        try:
+            clf.predict(["great film", "awful plot", ""])
+        except NBSVMError:
+            pass
+    return clf
+
+
 CACHE_FILES = ("ids.i32", "offsets.i64", "labels.i32")
 
 
@@ -510,7 +672,7 @@ def t_cache_arrays(data: bytes):
 
 TARGETS = {
     "lines": t_lines, "text_lines": t_text_lines, "lines_gz": t_lines_gz, "csv": t_csv,
-    "header_lines": t_header_lines, "predict_lines": t_predict_lines,
+    "header_lines": t_header_lines, "predict_lines": t_predict_lines, "jsonl": t_jsonl,
     "csv_skip_bad": t_csv_skip_bad,
     "tsv_inputs": t_tsv_inputs, "inputs_auto": t_inputs_auto, "aclimdb": t_aclimdb,
     "svmlight": t_svmlight, "svmlight_unlabeled": t_svmlight_unlabeled,
@@ -519,6 +681,7 @@ TARGETS = {
     **{f"{k}_{how}": maker(k) for k in ("model", "lexicon", "learner", "checkpoint")
        for how, maker in (("bytes", t_npz_bytes), ("header", t_npz_header),
                           ("arrays", t_npz_arrays))},
+    "model_zip": t_model_zip,
     "cache_meta": t_cache_meta, "cache_arrays": t_cache_arrays,
 }
 
@@ -539,6 +702,17 @@ REVIEW = (b"<review>\n<rating>\n5.0\n</rating>\n<title>\nFun &amp; good\n</title
           b"<review_text>\nA great read.\n</review_text>\n</review>\n")
 
 
+def zip_seeds() -> list[bytes]:
+    """model_zip inputs (first byte: 1 for a format 1 file): the valid model (both
+    formats); its first member deflated, padded with 8 MiB of zeros and declaring them (a
+    zip bomb); every member deflated; one size in the zip directory made 2**31 - 1; every
+    member renamed or cut."""
+    n = len(npz_parts(valid_files()["model"])[1]) + 1
+    return [b"", b"\x01", b"\x01\xa1\xff\x11", b"\x00" + b"\x01" * n,
+            b"\x00" * (n + 1) + b"\x01\x00\x01" + (2**31 - 1).to_bytes(4, "little"),
+            b"\x00" + b"\x50\x40\x00\x01" * n]
+
+
 def seeds(target: str) -> list[bytes]:
     """A small seed corpus per target (valid inputs and a few near-valid ones)."""
     import gzip
@@ -548,6 +722,8 @@ def seeds(target: str) -> list[bytes]:
         "header_lines": [b"label\ttext\npos\tgood\nneg\tbad\n", b"id\tlabel\ttext\n1\tpos\tx\n",
                          b"Class\tReview\r\npos\t\nno tab\n"],
         "predict_lines": [b"pos\tgreat\nplain text\nother\twith a tab\n"],
+        "jsonl": [b'{"label": "pos", "text": "great"}\n{"label": ["a", 3], "text": "x"}\n',
+                  b'{"label": "pos", "text": ' + b"[" * 3000 + b"]" * 3000 + b"}\n"],
         "csv_skip_bad": [b"label,title,body\npos,Great,fun film\nneg,a,b,c\n,x,y\n"],
         "lines_gz": [gzip.compress(b"pos\tgreat\nneg\tbad\n")],
         "csv": [b"text,label\ngreat film,pos\n\"a, b\",neg\n", b"label,text\r\npos,\"x\"\"y\"\n"],
@@ -568,6 +744,8 @@ def seeds(target: str) -> list[bytes]:
     kind, _, how = target.rpartition("_")
     if target == "cache_meta":
         return [(valid_files()["cache"] / "meta.json").read_bytes()]
+    if target == "model_zip":
+        return zip_seeds()
     if how == "bytes":
         return [valid_files()[kind].read_bytes()]
     if how == "header":

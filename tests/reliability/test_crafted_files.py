@@ -15,7 +15,6 @@ from typer.testing import CliRunner
 
 from nbsvm import NBLexicon, NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.config import FORMAT_VERSION
 from nbsvm.training.epochs import check_cache_fits
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
@@ -28,7 +27,8 @@ from nbsvm.training.learn import learn_sparse
 from nbsvm.evaluation.sparse import load_learner
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.registry import make_learner
-from nbsvm.models.persist import HEADER_KEY, MAX_HEADER_BYTES, checksum, load_npz, save_npz
+from nbsvm.models.persist import (FORMAT_VERSION, HEADER_KEY, MAX_HEADER_BYTES, checksum,
+                                  load_npz, save_npz)
 from nbsvm.text.hashing import Hasher
 
 TRAIN = [("pos", "a great film, loved it"), ("pos", "great fun and a great cast"),
@@ -39,10 +39,12 @@ runner = CliRunner()
 
 
 def write_raw(path, header: dict, arrays: dict, *, fix_checksum=True, pickle_ok=False):
-    """An .npz as save_npz would write it, but with any header and arrays (object ones too)."""
+    """An .npz as save_npz would write it, but with any header and arrays (object ones too);
+    ``fix_checksum``: its checksum made right for the header and arrays (format 2: both)."""
     header = dict(header)
     if fix_checksum:
-        header["checksum"] = checksum({k: v for k, v in arrays.items() if v.dtype.kind in "biuf"})
+        header["checksum"] = checksum({k: v for k, v in arrays.items() if v.dtype.kind in "biuf"},
+                                      header)
     with zipfile.ZipFile(path, "w") as zf:
         for name, a in arrays.items():
             with zf.open(name + ".npy", "w") as fh:
@@ -118,7 +120,14 @@ MODEL_CASES = {
     "coef_wrong_shape": (_set("coef", lambda a: np.concatenate([a, a], axis=1)),
                          "do not match the header"),
     "ratios_wrong_outputs": (_set("ratios", lambda a: np.concatenate([a, a], axis=0)),
-                             "do not match the header"),
+                             "for 1 output, but the arrays hold 2"),
+    # more classes than the arrays were trained for: said so, before the settings that
+    # follow the number of classes (eta0 'auto' with 3) are read
+    "classes_more_than_trained": (lambda h, a: h.update(classes=["neg", "pos", "zzz"],
+                                                        class_counts=[3, 3, 1]),
+                                  "for 3 outputs, but the arrays hold 1"),
+    "classes_without_counts": (lambda h, a: h.update(classes=["neg", "pos", "zzz"]),
+                               "lists 3 classes but 2 class counts"),
     "state_wrong_shape": (_set("learner_state", lambda a: a[:, :2].copy()),
                           "do not match the header"),
     "buckets_int64": (_set("buckets", lambda a: a.astype(np.int64)), "do not match the header"),

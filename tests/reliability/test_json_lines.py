@@ -3,8 +3,8 @@ parser's recursion limit, and texts or labels of other types than strings, are m
 lines like any other: an error naming the file and the line, or skipped and counted with
 --skip-bad-lines; never a traceback, never a class spelled as Python prints a value.
 
-``t_jsonl`` is the fuzz target (the shape of ``fuzz.t_lines``) for ``fuzz.py``'s TARGETS;
-the hypothesis properties here run it on near-valid records and deep nesting."""
+The hypothesis properties here run ``fuzz.t_jsonl`` (``make fuzz``'s target ``jsonl``) on
+near-valid records and deep nesting."""
 import json
 
 import pytest
@@ -39,28 +39,6 @@ def deep(depth: int, kind: str = "list") -> str:
     return '{"label": "pos", "text": ' + value + "}"
 
 
-# ------------------------------------------------------------------------ the fuzz target
-
-def t_jsonl(data: bytes):
-    """JSON lines (deep nesting, texts and labels of any type, broken JSON): read with
-    --skip-bad-lines every line is a document whose text and label are strings, or a
-    counted malformed line; read without, it parses or the first bad line is an error
-    naming the file (and the line)."""
-    from nbsvm.io.decoding import ReadStats
-    from nbsvm.io.records import read_jsonl
-    p = fuzz.write("in.jsonl", data)
-    stats = ReadStats(skip_bad=True)
-    docs = fuzz.expect(lambda: list(read_jsonl(p, stats=stats)), p)
-    for d in docs or ():
-        assert isinstance(d.text, str) and isinstance(d.label, str) and d.line >= 1, d
-    fuzz.expect(lambda: list(read_jsonl(p)), p)
-    unlabeled = ReadStats(skip_bad=True)             # predict's reading: labels optional
-    for d in fuzz.expect(lambda: list(read_jsonl(p, labeled=False, label_optional=True,
-                                                 stats=unlabeled)), p) or ():
-        assert isinstance(d.text, str) and (d.label is None or isinstance(d.label, str)), d
-    return docs
-
-
 # ---------------------------------------------------------------------------- properties
 
 scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**70, 2**70),
@@ -71,8 +49,7 @@ values = st.recursive(scalars, lambda inner: st.one_of(
                                                  inner, max_size=3)), max_leaves=8)
 record = st.fixed_dictionaries({}, optional={"text": values, "label": values, "id": values})
 nested = st.builds(deep, st.integers(1, 20_000), st.sampled_from(["list", "object"]))
-#: the target as fuzz.py holds it once pasted there; until then this module's
-TARGET = getattr(fuzz, "t_jsonl", t_jsonl)
+TARGET = fuzz.t_jsonl
 
 
 def line_of(rec) -> str:

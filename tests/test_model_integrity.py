@@ -1,0 +1,554 @@
+"""Model files keep what changes a prediction, and refuse what they cannot hold.
+
+* Label types: a model (and a backend learner) fitted on ints, bools or floats predicts
+  the same values after ``save`` / ``load`` (``1``, not ``'1'``); files without the types
+  (format 1) load as before.
+* The checksum covers the header as well as the arrays (format 2): a header edited by hand
+  (classes reversed, another hash seed) is refused by ``nbsvm info --verify``, ``predict``
+  and every loader, for every kind of file ``save_npz`` writes.
+* Compressed members are refused from the zip directory, before anything is allocated: a
+  1 MB model declaring a 1 GiB array loads nothing.
+* What is not a regular file (a folder, ``/dev/zero``, a FIFO) is named as such, and a
+  header whose classes do not fit the arrays says so.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
+from nbsvm.cli import app
+from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.registry import make_learner
+from nbsvm.models import persist
+from nbsvm.training.checkpoint import Checkpoint
+
+runner = CliRunner()
+
+POS = ["a great film, loved it", "great fun and a great cast", "loved the music, great",
+       "wonderful, moving and great", "a fun, touching story, loved it"]
+NEG = ["an awful film", "awful, dull and boring", "the cast was dull, awful",
+       "boring; awful plot", "a dull, lifeless mess"]
+MID = ["the film was okay", "okay, fine film", "fine, okay, fine", "okay okay", "fine plot"]
+TEXTS2, TEXTS3 = POS + NEG, POS + NEG + MID
+SMALL = dict(ngrams=2, n_bits=10, epochs=10, min_df=1)
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def one_error(result, *needles):
+    """Exit status 2 and one ``error:`` line holding every needle, no traceback."""
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert "Traceback" not in result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.output
+    for needle in needles:
+        assert needle in errors[0], (needle, errors[0])
+    return errors[0]
+
+
+def write_raw(path, header: dict, arrays: dict, checksum="new", compression=None):
+    """A file as ``save_npz`` writes it, with any header: ``checksum`` "new" (format 2,
+    header and arrays), "old" (format 1, arrays only) or "keep" (the header's as it is)."""
+    header = dict(header)
+    if checksum == "new":
+        header["checksum"] = persist.checksum(arrays, header)
+    elif checksum == "old":
+        header["checksum"] = persist.checksum(arrays)
+    method = zipfile.ZIP_STORED if compression is None else compression
+    with zipfile.ZipFile(path, "w", method) as zf:
+        for name, a in arrays.items():
+            with zf.open(name + ".npy", "w") as fh:
+                np.lib.format.write_array(fh, np.ascontiguousarray(a))
+        blob = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+        with zf.open(persist.HEADER_KEY + ".npy", "w") as fh:
+            np.lib.format.write_array(fh, blob)
+    return path
+
+
+def npz_parts(path) -> tuple[dict, dict]:
+    """``(header, arrays)`` of an nbsvm file, read by numpy without nbsvm's checks."""
+    with np.load(path, allow_pickle=False) as z:
+        arrays = {n: z[n] for n in z.files}
+    return json.loads(arrays.pop(persist.HEADER_KEY).tobytes()), arrays
+
+
+def as_format_1(header: dict) -> dict:
+    """A header as nbsvm wrote it before format 2: no label types."""
+    return {k: v for k, v in dict(header, format_version=1).items() if k != "label_values"}
+
+
+# -- item 3: label types survive save and load ------------------------------------------
+
+def _labels(kind, n_classes):
+    """Training labels of ``kind`` for TEXTS2 (two classes) or TEXTS3 (three)."""
+    codes = [1] * 5 + [0] * 5 + ([2] * 5 if n_classes == 3 else [])
+    return {
+        "int list": list(codes),
+        "int64 array": np.array(codes, dtype=np.int64),
+        "negative ints": [-c for c in codes] if n_classes == 3 else [c * 2 - 1 for c in codes],
+        "bool list": [bool(c) for c in codes],
+        "bool_ array": np.array(codes, dtype=bool),
+        "str list": [("neg", "pos", "mid")[c] for c in codes],
+        "float list": [c + 0.5 for c in codes],
+        "float32 array": (np.array(codes) / 10 + 0.1).astype(np.float32),
+        "mixed str and int": [("neg", 1, "mid")[c] for c in codes],
+    }[kind]
+
+
+KINDS = ["int list", "int64 array", "negative ints", "bool list", "bool_ array", "str list",
+         "float list", "float32 array", "mixed str and int"]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("kind", KINDS)
+def test_model_labels_keep_their_type(tmp_path, kind, n_classes):
+    """``(predict(X) == y).mean()`` was 1.0 before a save and 0.0 after (ints came back as
+    strings): predictions, their dtype and classes_ are now the same after a round trip."""
+    if kind.startswith("bool") and n_classes == 3:
+        pytest.skip("bools have two values")
+    texts = TEXTS2 if n_classes == 2 else TEXTS3
+    y = _labels(kind, n_classes)
+    clf = NBSVMClassifier(**SMALL).fit(texts, y)
+    before = clf.predict(texts)
+    assert (before == np.asarray(y, dtype=object if "mixed" in kind else None)).mean() == 1.0
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    after = back.predict(texts)
+    assert after.dtype == before.dtype and after.tolist() == before.tolist()
+    assert [type(v) for v in after.tolist()] == [type(v) for v in before.tolist()]
+    assert (after == np.asarray(y, dtype=before.dtype)).mean() == 1.0
+    assert back.classes_ == clf.classes_
+    assert np.asarray(back.classes_).dtype == np.asarray(clf.classes_).dtype
+
+
+def test_model_label_types_in_the_header(tmp_path):
+    """The header keeps each class's label value beside its name (null for a string)."""
+    NBSVMClassifier(**SMALL).fit(TEXTS3, _labels("mixed str and int", 3)).save(tmp_path / "m.npz")
+    header, _ = persist.load_npz(tmp_path / "m.npz", "model")
+    assert header["classes"] == ["1", "mid", "neg"] and header["label_values"] == [1, None, None]
+    NBSVMClassifier(**SMALL).fit(TEXTS2, _labels("str list", 2)).save(tmp_path / "s.npz")
+    assert "label_values" not in persist.load_npz(tmp_path / "s.npz", "model")[0]
+
+
+def test_multilabel_round_trip_is_unchanged(tmp_path):
+    """Multi-label models name their labels (label sets of any values become names):
+    predictions are the same after a round trip, and no label types are stored."""
+    sets = [[1], [1, 2], [2], [1], [2]] * 2
+    clf = NBSVMClassifier(multilabel=True, **SMALL).fit(TEXTS2, sets)
+    clf.save(tmp_path / "ml.npz")
+    back = NBSVMClassifier.load(tmp_path / "ml.npz")
+    assert np.array_equal(back.predict(TEXTS2), clf.predict(TEXTS2))
+    assert back.predict_label_sets(TEXTS2) == clf.predict_label_sets(TEXTS2)
+    assert "label_values" not in persist.load_npz(tmp_path / "ml.npz", "model")[0]
+
+
+def test_partial_fit_and_continue_fit_keep_label_types_after_load(tmp_path):
+    clf = NBSVMClassifier(keep_counts=True, **SMALL).fit(TEXTS2, _labels("int list", 2))
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    back.continue_fit(TEXTS2[:4], [1, 1, 1, 1])
+    assert back.predict(TEXTS2[:2]).tolist() == [1, 1]
+    back.partial_fit(TEXTS2[5:7], [0, 0])
+    assert back.predict(TEXTS2).dtype == np.int64
+
+
+def test_format_1_model_files_load_as_before(tmp_path):
+    """A file written before format 2 (no label types, checksum over the arrays) loads and
+    predicts names, as it always did."""
+    clf = NBSVMClassifier(**SMALL).fit(TEXTS2, _labels("int list", 2))
+    clf.save(tmp_path / "m.npz")
+    header, arrays = persist.load_npz(tmp_path / "m.npz", "model")
+    old = write_raw(tmp_path / "old.npz", as_format_1(header), arrays, checksum="old")
+    back = NBSVMClassifier.load(old)
+    assert back.predict(TEXTS2[:2]).tolist() == ["1", "1"]
+    assert np.array_equal(back.decision_function(TEXTS2), clf.decision_function(TEXTS2))
+    assert "(verified)" in run("info", old, "--verify").stdout
+
+
+@pytest.mark.parametrize("values, needle", [
+    (["x", 1], "bad label value 'x'"), ([1.5, float("inf")], "bad label value inf"),
+    ([1], "one value per class"), ({"0": 0}, "one value per class"),
+    ([[1], 0], "bad label value")])
+def test_bad_label_values_refused(tmp_path, values, needle):
+    NBSVMClassifier(**SMALL).fit(TEXTS2, _labels("int list", 2)).save(tmp_path / "m.npz")
+    header, arrays = persist.load_npz(tmp_path / "m.npz", "model")
+    path = write_raw(tmp_path / "bad.npz", dict(header, label_values=values), arrays)
+    with pytest.raises(NBSVMError, match=needle) as e:
+        NBSVMClassifier.load(path)
+    assert e.value.path == str(path) and "corrupted model file" in e.value.message
+
+
+LEARNER_LABELS = {
+    "int list": [1, 0, 1, 0, 1, 0], "int64 array": np.array([3, 1, 3, 1, 3, 1]),
+    "bool_ array": np.array([True, False] * 3), "bool list": [True, False] * 3,
+    "integral float list": [1.0, 0.0] * 3, "str list": ["b", "a"] * 3,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LEARNER_LABELS))
+@pytest.mark.parametrize("name", ["sgd", "pa", "multiclass-hinge", "ovr"])
+def test_learner_labels_keep_their_type(tmp_path, name, kind):
+    """The backend learners' own files (the same label code as model files)."""
+    X = np.eye(6)[[0, 1, 2, 3, 4, 5]] + np.eye(6)[[1, 0, 1, 0, 1, 0]]
+    y = LEARNER_LABELS[kind]
+    if name in ("multiclass-hinge", "ovr"):             # three classes where the kind has them
+        y = list(y[:5]) + ([2] if "int" in kind and "float" not in kind else list(y[5:]))
+    model = make_learner(name, epochs=3).fit(X, y)
+    model.save(tmp_path / "l.npz")
+    back = OnlineLearner.load(tmp_path / "l.npz")
+    before, after = model.predict(X), back.predict(X)
+    assert after.dtype == before.dtype and after.tolist() == before.tolist()
+    assert back.classes_ == model.classes_
+    assert np.asarray(back.classes_).dtype == np.asarray(model.classes_).dtype
+
+
+def test_shared_label_code():
+    """One definition of a label's type for model and learner files."""
+    from nbsvm.learners.persistence import label_names, label_type, plain_label, typed_labels
+    assert [label_type(v) for v in (True, np.bool_(False), 3, np.int64(3), 1.5,
+                                    np.float32(0.5), "a", None, float("nan"))] == \
+        ["bool", "bool", "int", "int", "float", "float", None, None, None]
+    assert plain_label(np.float32(0.1)) == float(np.float32(0.1))
+    assert type(plain_label(np.int64(2))) is int and type(plain_label(np.bool_(1))) is bool
+    names, kind = label_names([np.int64(-1), np.int64(2)])
+    assert (names, kind) == (["-1", "2"], "int") and typed_labels(names, kind) == [-1, 2]
+    with pytest.raises(NBSVMError, match="not int labels"):
+        typed_labels(["1", "x"], "int")
+    with pytest.raises(NBSVMError, match="finite"):
+        typed_labels(["inf"], "float")
+
+
+# -- item 8: the checksum covers the header ---------------------------------------------
+
+@pytest.fixture(scope="module")
+def cli_files(tmp_path_factory):
+    """A model trained by the CLI, and its input."""
+    tmp = tmp_path_factory.mktemp("integrity")
+    train = tmp / "train.txt"
+    train.write_text("".join(f"pos\t{t}\n" for t in POS) + "".join(f"neg\t{t}\n" for t in NEG))
+    test = tmp / "test.txt"
+    test.write_text("great fun\nawful and dull\n")
+    model = tmp / "m.npz"
+    r = run("train", train, "-o", model, "--n-bits", "12", "--ngrams", "2", "--min-df", "1",
+            "-q")
+    assert r.exit_code == 0, r.output
+    return {"train": train, "test": test, "model": model}
+
+
+def edit_header(src, dst, edit):
+    """Copy an nbsvm file with its JSON header changed by ``edit`` (a function of the
+    dict); the checksum field is left as it is, as an editor of the header would."""
+    header, arrays = npz_parts(src)
+    header = json.loads(json.dumps(header))
+    edit(header)
+    return write_raw(dst, header, arrays, checksum="keep")
+
+
+def _labels_predicted(model, test) -> list:
+    r = run("predict", test, "--model", model)
+    assert r.exit_code == 0, r.output
+    rows = [line.split(",") for line in r.stdout.splitlines()]
+    return [row[rows[0].index("label")] for row in rows[1:]]
+
+
+def _reverse_classes(h):
+    h["classes"] = h["classes"][::-1]
+
+
+def _other_seed(h):
+    h["params"]["hash_seed"] = h["hasher"]["seed"] = 12345
+
+
+@pytest.mark.parametrize("edit", [_reverse_classes, _other_seed], ids=["classes", "seed"])
+def test_an_edited_header_fails_verify_and_predict(cli_files, tmp_path, edit):
+    """Reversing the classes (or changing the hash seed) in the header left ``info
+    --verify`` saying "verified" and made ``predict`` label "great fun" neg."""
+    assert _labels_predicted(cli_files["model"], cli_files["test"]) == ["pos", "neg"]
+    edited = edit_header(cli_files["model"], tmp_path / "edited.npz", edit)
+    assert run("info", edited).exit_code == 0              # described from its header
+    one_error(run("info", edited, "--verify"), str(edited), "checksum mismatch")
+    one_error(run("predict", cli_files["test"], "--model", edited), str(edited),
+              "checksum mismatch")
+    one_error(run("eval", cli_files["test"], "--model", edited, "-q"), str(edited),
+              "checksum mismatch")
+
+
+def test_a_format_2_file_claiming_format_1_is_still_refused(cli_files, tmp_path):
+    """Downgrading the version does not skip the header's check: the checksum left in
+    the file is format 2's, which the arrays alone do not give."""
+    edited = edit_header(cli_files["model"], tmp_path / "edited.npz",
+                         lambda h: (_reverse_classes(h), h.update(format_version=1)))
+    with pytest.raises(NBSVMError, match="checksum mismatch"):
+        NBSVMClassifier.load(edited)
+
+
+@pytest.fixture(scope="module")
+def every_kind(tmp_path_factory):
+    """A file of every kind save_npz writes."""
+    tmp = tmp_path_factory.mktemp("kinds")
+    labels = ["pos"] * 5 + ["neg"] * 5
+    NBSVMClassifier(**SMALL).fit(TEXTS2, labels).save(tmp / "model.npz")
+    NBLexicon(NBSVMClassifier(**SMALL).validate()).fit(TEXTS2, labels).save(tmp / "lexicon.npz")
+    make_learner("pa", epochs=1).fit(np.eye(3), ["a", "b", "a"]).save(tmp / "learner.npz")
+    clf = NBSVMClassifier(**SMALL).fit(TEXTS2, labels)
+    Checkpoint(tmp / "checkpoint.npz", every=1).save(clf, 1, np.random.default_rng(0))
+    return tmp
+
+
+LOADERS = {"model": NBSVMClassifier.load, "lexicon": NBLexicon.load,
+           "learner": OnlineLearner.load,
+           "checkpoint": lambda p: persist.load_npz(p, "checkpoint")}
+EDITS = {"model": _reverse_classes, "lexicon": lambda h: h.update(alpha=0.5),
+         "learner": lambda h: h["state"].update(classes_=["a", "c"]),
+         "checkpoint": lambda h: h.update(classes=h["classes"][::-1])}
+
+
+@pytest.mark.parametrize("kind", sorted(LOADERS))
+def test_every_kind_refuses_an_edited_header(every_kind, tmp_path, kind):
+    """Edits that load without complaint once the checksum is made right (another class
+    name, alpha, the classes' order) are refused while it is left as it was."""
+    src = every_kind / f"{kind}.npz"
+    LOADERS[kind](src)
+    header, arrays = npz_parts(src)
+    EDITS[kind](header)
+    LOADERS[kind](write_raw(tmp_path / f"consistent-{kind}.npz", header, arrays))
+    edited = edit_header(src, tmp_path / f"{kind}.npz", EDITS[kind])
+    with pytest.raises(NBSVMError, match="checksum mismatch") as e:
+        LOADERS[kind](edited)
+    assert e.value.path == str(edited)
+    one_error(run("info", edited, "--verify"), str(edited), "checksum mismatch")
+
+
+@pytest.mark.parametrize("kind", sorted(LOADERS))
+def test_every_kind_of_format_1_file_still_loads(every_kind, tmp_path, kind):
+    header, arrays = npz_parts(every_kind / f"{kind}.npz")
+    old = write_raw(tmp_path / f"{kind}.npz", as_format_1(header), arrays, checksum="old")
+    LOADERS[kind](old)
+    assert run("info", old, "--verify").exit_code == 0
+
+
+def test_the_checksum_is_over_the_canonical_header_and_the_arrays(every_kind):
+    """What ``checksum`` says is the file's definition: key order and spacing of the
+    stored JSON do not matter, every value does."""
+    header, arrays = persist.load_npz(every_kind / "model.npz", "model")
+    assert header["format_version"] == persist.FORMAT_VERSION == 2
+    assert header["checksum"] == persist.checksum(arrays, header)
+    assert header["checksum"] != persist.checksum(arrays)
+    reordered = dict(reversed(list(header.items())))
+    assert persist.checksum(arrays, reordered) == header["checksum"]
+    assert persist.checksum(arrays, dict(header, n_docs=header["n_docs"] + 1)) \
+        != header["checksum"]
+
+
+# -- item 9: compressed members and declared sizes ---------------------------------------
+
+GIB = 1 << 30
+
+
+def zip_bomb(path: Path, model: Path, version: int) -> Path:
+    """``model`` with its ``coef`` replaced by a deflated member that declares (and truly
+    holds) 1 GiB of float32 zeros: about 4.7 MB on disk. ``version`` 1 writes a format 1
+    header (checksum over the arrays), which an nbsvm before this check also read."""
+    header, arrays = npz_parts(model)
+    if version == 1:
+        header = as_format_1(header)
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, a in arrays.items():
+            info = zipfile.ZipInfo(name + ".npy")
+            if name != "coef":
+                with zf.open(info, "w") as fh:
+                    np.lib.format.write_array(fh, a)
+                continue
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info._compresslevel = 1                     # fast: zeros compress anyway
+            with zf.open(info, "w", force_zip64=True) as fh:
+                np.lib.format.write_array_header_1_0(
+                    fh, {"descr": "<f4", "fortran_order": False, "shape": (1, GIB // 4)})
+                zeros = bytes(16 << 20)
+                for _ in range(GIB // len(zeros)):
+                    fh.write(zeros)
+        blob = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+        with zf.open(persist.HEADER_KEY + ".npy", "w") as fh:
+            np.lib.format.write_array(fh, blob)
+    return path
+
+
+@pytest.fixture(scope="module")
+def bombs(every_kind, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bomb")
+    return {version: zip_bomb(tmp / f"bomb{version}.npz", every_kind / "model.npz", version)
+            for version in (1, 2)}
+
+
+LOAD_AND_MEASURE = """
+import resource, sys, time
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t0 = time.perf_counter()
+try:
+    NBSVMClassifier.load(sys.argv[1])
+    print("loaded")
+except NBSVMError as e:
+    print(e)
+print(time.perf_counter() - t0)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
+"""
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_compressed_member_is_refused_before_anything_is_allocated(bombs, version):
+    """A 5 MB file declaring a 1 GiB array: before, load peaked at 2.28 GB for 10-12 s
+    before "checksum mismatch"; now the zip directory refuses it in milliseconds."""
+    path = bombs[version]
+    with zipfile.ZipFile(path) as zf:
+        coef = zf.getinfo("coef.npy")
+    assert coef.compress_type == zipfile.ZIP_DEFLATED and coef.file_size > GIB
+    assert path.stat().st_size < 8 << 20
+    proc = subprocess.run([sys.executable, "-c", LOAD_AND_MEASURE, str(path)],
+                          capture_output=True, text=True, timeout=120)
+    message, seconds, grown = proc.stdout.strip().splitlines()
+    assert int(grown) < 64 << 20, f"peak memory grew by {int(grown) >> 20} MB ({message})"
+    assert float(seconds) < 1.0, f"{float(seconds):.1f} s ({message})"
+    assert str(path) in message and "'coef.npy' is compressed (deflate)" in message, message
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_compressed_member_through_the_cli(bombs, cli_files, version):
+    path = bombs[version]
+    for args in (["info", path, "--verify"], ["info", path],
+                 ["predict", cli_files["test"], "--model", path]):
+        t0 = time.perf_counter()
+        one_error(run(*args), str(path), "is compressed")
+        assert time.perf_counter() - t0 < 1.0
+
+
+def _patch_central(path: Path, member: str, offset: int, value: int) -> None:
+    """Set a 4-byte field of ``member``'s entry in the zip central directory."""
+    data = bytearray(path.read_bytes())
+    at = 0
+    while True:
+        at = data.index(b"PK\x01\x02", at)
+        name_len = int.from_bytes(data[at + 28:at + 30], "little")
+        if data[at + 46:at + 46 + name_len] == member.encode():
+            break
+        at += 4
+    data[at + offset:at + offset + 4] = value.to_bytes(4, "little")
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("field, needle", [(20, "declares"), (24, "declares")],
+                         ids=["compressed size", "size"])
+def test_a_stored_member_declaring_more_than_the_file(every_kind, tmp_path, field, needle):
+    path = tmp_path / "m.npz"
+    path.write_bytes((every_kind / "model.npz").read_bytes())
+    _patch_central(path, "coef.npy", field, 2**31 - 1)
+    with pytest.raises(NBSVMError, match=needle) as e:
+        NBSVMClassifier.load(path)
+    assert e.value.path == str(path)
+    one_error(run("info", path), str(path), needle)
+
+
+# -- item 12: inconsistent headers, and what is not a regular file ----------------------
+
+def test_more_classes_than_the_arrays_hold_is_named(cli_files, tmp_path):
+    """A header listing 3 classes for a 2-class model (checksum made right) said "eta0
+    'auto' without a valid eta0_"; it now says what does not fit."""
+    header, arrays = persist.load_npz(cli_files["model"], "model")
+    header = dict(header, classes=["neg", "pos", "zzz"], class_counts=[5, 5, 1])
+    path = write_raw(tmp_path / "three.npz", header, arrays)
+    assert "(verified)" in run("info", path, "--verify").stdout     # a consistent checksum
+    line = one_error(run("predict", cli_files["test"], "--model", path), str(path),
+                     "the header lists 3 classes (neg, pos, zzz) for 3 outputs, but the "
+                     "arrays hold 1")
+    assert "eta0" not in line
+
+
+def _not_regular(tmp_path, what):
+    if what == "folder":
+        path = tmp_path / "folder.npz"
+        path.mkdir()
+    elif what == "link to /dev/zero":
+        path = tmp_path / "zero.npz"
+        path.symlink_to("/dev/zero")
+    else:
+        path = tmp_path / "fifo.npz"
+        os.mkfifo(path)
+    return path
+
+
+NOT_REGULAR = {"folder": "is a folder", "link to /dev/zero": "not a regular file (a character "
+               "device)", "fifo": "not a regular file (a FIFO)"}
+
+
+@pytest.mark.parametrize("what", sorted(NOT_REGULAR))
+@pytest.mark.parametrize("kind", sorted(LOADERS))
+def test_not_a_regular_file_is_named_never_read(tmp_path, what, kind):
+    """Never "no such file", never a hang on /dev/zero or on a FIFO without a writer."""
+    if what == "fifo" and not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    path = _not_regular(tmp_path, what)
+    t0 = time.perf_counter()
+    with pytest.raises(NBSVMError, match=NOT_REGULAR[what].replace("(", r"\(")
+                       .replace(")", r"\)")) as e:
+        LOADERS[kind](path)
+    assert e.value.path == str(path) and time.perf_counter() - t0 < 1.0
+
+
+def test_not_a_regular_file_through_the_cli(cli_files, tmp_path):
+    path = _not_regular(tmp_path, "folder")
+    for args in (["info", path], ["info", path, "--verify"],
+                 ["predict", cli_files["test"], "--model", path],
+                 ["eval", cli_files["test"], "--model", path, "-q"]):
+        line = one_error(run(*args), str(path), "is a folder")
+        assert "no such file" not in line
+
+
+CLI_MEASURED = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))    # a bound, should it read on
+from nbsvm.cli import app
+try:
+    app(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+print("maxrss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, file=sys.stderr)
+sys.exit(code)
+"""
+
+def _address_space_cap():
+    """A cap on the child's address space: a loader that reads /dev/zero fails the test
+    with MemoryError instead of taking the machine's memory."""
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+
+
+@pytest.mark.parametrize("command", [
+    "info", "info --verify", "predict", "eval"])
+def test_dev_zero_through_the_cli(cli_files, tmp_path, command):
+    """A link to /dev/zero: one error line, read no further (bounded memory)."""
+    path = _not_regular(tmp_path, "link to /dev/zero")
+    args = command.split() + [str(path)] if command.startswith("info") else \
+        [command, str(cli_files["test"]), "--model", str(path)]
+    proc = subprocess.run([sys.executable, "-c", CLI_MEASURED, *args], capture_output=True,
+                          text=True, timeout=120, preexec_fn=_address_space_cap)
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error: ")]
+    assert proc.returncode == 2 and len(errors) == 1, proc.stderr[-2000:]
+    assert str(path) in errors[0] and NOT_REGULAR["link to /dev/zero"] in errors[0]
+    maxrss = int(proc.stderr.split("maxrss ")[1].split()[0])
+    assert maxrss < 1 << 30, f"peak memory {maxrss >> 20} MB"
+
+
+def test_a_missing_file_is_still_no_such_file(tmp_path):
+    with pytest.raises(NBSVMError, match="no such file"):
+        NBSVMClassifier.load(tmp_path / "missing.npz")
