@@ -25,6 +25,7 @@ from nbsvm.serve.scoring import predictions  # noqa: E402
 from conftest import synthetic  # noqa: E402
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
+JSON = {"content-type": "application/json"}
 
 
 def _texts_labels(docs):
@@ -136,7 +137,8 @@ def served(tmp_path_factory, three_class, two_class):
     # what the server loads: the expected answers come from the same files
     loaded = {"topics": (NBSVMClassifier.load(three), three_class[1]),
               "pol": (NBSVMClassifier.load(two), two_class[1])}
-    server = Server(three, f"pol={two}", "--max-body-mb", "0.5", log=folder / "server.log")
+    server = Server(three, f"pol={two}", "--max-body-mb", "0.5", "--allow-reload",
+                    log=folder / "server.log")
     yield server, loaded, folder
     err = server.stop()
     assert "Traceback" not in err, err
@@ -150,10 +152,14 @@ def test_predict_one_and_batch_over_http(served):
     body = r.json()
     assert body["model"] == "topics" and body["version"] == 1
     assert body["predictions"] == json.loads(json.dumps(predictions(clf, X, top_k=2)))
-    # curl -d sends application/x-www-form-urlencoded: the body is read as JSON all the same
+    # curl -d sends application/x-www-form-urlencoded, a type any page may send to any site:
+    # refused, saying what to send (tests/test_serve_security.py has the rest)
     form = httpx.post(server.url + "/predict", content=json.dumps({"texts": X[:2], "top_k": 2}),
                       headers={"content-type": "application/x-www-form-urlencoded"})
-    assert form.status_code == 200 and form.json()["predictions"] == body["predictions"][:2]
+    assert form.status_code == 415 and "-H 'Content-Type: application/json'" in form.text
+    typed = httpx.post(server.url + "/predict", content=json.dumps({"texts": X[:2], "top_k": 2}),
+                       headers={"content-type": "application/json; charset=utf-8"})
+    assert typed.status_code == 200 and typed.json()["predictions"] == body["predictions"][:2]
     one = httpx.post(server.url + "/models/pol/predict", json={"text": models["pol"][1][0]}).json()
     assert one["model"] == "pol"
     assert one["predictions"][0]["label"] == models["pol"][0].predict([models["pol"][1][0]])[0]
@@ -175,6 +181,7 @@ def test_models_health_metrics_schema_and_page(served):
     server, models, _ = served
     listed = httpx.get(server.url + "/models").json()
     assert [m["name"] for m in listed] == ["topics", "pol"]
+    assert "path" not in listed[0] and str(server.log.parent) not in json.dumps(listed)
     assert listed[0]["classes"] == models["topics"][0].classes_
     info = httpx.get(server.url + "/models/pol").json()
     assert set(info["strongest"]) == set(models["pol"][0].classes_)
@@ -227,13 +234,14 @@ def test_odd_but_valid_input_is_scored(served):
     no predictions; explain handles both too."""
     server, models, _ = served
     clf, X = models["topics"]
-    r = httpx.post(server.url + "/predict", content=b'{"texts": ["a \\ud800 b", "a \\ufffd b"]}')
+    r = httpx.post(server.url + "/predict", content=b'{"texts": ["a \\ud800 b", "a \\ufffd b"]}',
+                   headers=JSON)
     assert r.status_code == 200, r.text
     one, two = r.json()["predictions"]
     assert one == two
     r = httpx.post(server.url + "/predict", json={"texts": []})
     assert r.status_code == 200 and r.json()["predictions"] == []
-    r = httpx.post(server.url + "/explain", content=b'{"text": "\\ud800 x"}')
+    r = httpx.post(server.url + "/explain", content=b'{"text": "\\ud800 x"}', headers=JSON)
     assert r.status_code == 200 and "\ufffd" in r.json()["html"]
 
 

@@ -170,7 +170,9 @@ class Calibrator:
     def probabilities(self, scores: np.ndarray) -> np.ndarray:
         """Calibrated probabilities ``(n, K)``: two classes ``[1 - p, p]``; one against the
         rest normalized to sum 1; multi-label each label's own."""
-        scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
+        scores = np.asarray(scores, dtype=np.float64)
+        # the outputs are the calibration's: an empty batch is (0, outputs), not unshapeable
+        scores = scores.reshape(len(scores), -1 if scores.size else len(self.knots_))
         if scores.shape[1] != len(self.knots_):
             raise NBSVMError(f"the calibration maps {len(self.knots_)} outputs, the scores "
                              f"have {scores.shape[1]}")

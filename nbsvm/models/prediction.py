@@ -136,12 +136,17 @@ class PredictionMixin:
     def calibrator_(self, value):
         self.__dict__["_calibrator"] = value
 
+    def score_rows(self, scores) -> np.ndarray:
+        """Scores as ``(n, n_outputs)`` float64: the width is the model's, never inferred,
+        since ``reshape(n, -1)`` cannot infer it for an empty batch (``n == 0``)."""
+        return np.asarray(scores, dtype=np.float64).reshape(len(scores), self.n_outputs())
+
     def label_mask(self, scores: np.ndarray) -> np.ndarray:
         """Multi-label: which labels each row of scores predicts, ``(n, K)`` bool (score
         above 0; calibrated probability above 0.5)."""
         if self.calibrator_ is not None:
             return self.proba_of(scores) > 0.5
-        return np.asarray(scores).reshape(len(scores), -1) > 0
+        return self.score_rows(scores) > 0
 
     def labels_of(self, scores: np.ndarray) -> np.ndarray:
         """The predicted label of each row of scores (multi-label: the key ``"a,b"`` of the
@@ -171,14 +176,13 @@ class PredictionMixin:
     def proba_of(self, scores: np.ndarray, own: bool = False) -> np.ndarray:
         """Class probabilities from scores, shape ``(n, K)``: calibrated ones, or the log,
         modified Huber and softmax losses' own (``own``: leave the calibration out)."""
+        if len(scores) == 0:            # an empty batch: no rows, one column per class
+            self._check_proba(own)
+            return np.zeros((0, len(self.classes_)))
         if self.calibrator_ is not None and not own:
             return self.calibrator_.probabilities(scores)
+        self._check_proba(own)
         loss = self.setting("loss")
-        if self.backend_learner is not None:
-            raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
-        if not self.has_proba():
-            raise NBSVMError(f"loss {loss!r} gives no probabilities; use 'log', "
-                             "'modified_huber' or 'softmax'")
         if loss == "softmax":
             return softmax(scores)
         if scores.ndim == 2 and scores.shape[1] == 1 and not self.multilabel:
@@ -194,13 +198,23 @@ class PredictionMixin:
         total = p.sum(axis=1, keepdims=True)
         return np.where(total > 0, p / np.where(total > 0, total, 1), 1.0 / p.shape[1])
 
+    def _check_proba(self, own: bool = False) -> None:
+        """Raise, saying why, when the model gives no probabilities (any batch size)."""
+        if self.calibrator_ is not None and not own:
+            return
+        if self.backend_learner is not None:
+            raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
+        if not self.has_proba():
+            raise NBSVMError(f"loss {self.setting('loss')!r} gives no probabilities; use "
+                             "'log', 'modified_huber' or 'softmax'")
+
     def class_values(self, scores: np.ndarray) -> tuple[np.ndarray, str]:
         """One column per class, ``(n, K)``, of what ranks the classes, and its name:
         ``"probability"`` when the loss gives probabilities, else ``"score"`` (two classes:
         ``-s, s``)."""
         if self.has_proba():
             return self.proba_of(scores), "probability"
-        scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
+        scores = self.score_rows(scores)
         if scores.shape[1] == 1 and not self.multilabel:
             scores = np.column_stack([-scores[:, 0], scores[:, 0]])
         return scores, "score"
@@ -243,12 +257,12 @@ class PredictionMixin:
                 for row, vals in zip(positions, values)]
 
     def predict(self, X, *, text_col: str = "text") -> np.ndarray:
-        """Predicted labels: the values given to :meth:`fit` (strings after :meth:`load`).
+        """Predicted labels: the values given to :meth:`fit`, also after :meth:`load`.
 
         Multi-label: an indicator matrix ``(n, len(classes_))`` of 0 / 1 (scikit-learn's
         form; :meth:`predict_label_sets` gives the label tuples)."""
         if self.multilabel:
-            scores = self.decision_function(X, text_col=text_col).reshape(-1, self.n_outputs())
+            scores = self.score_rows(self.decision_function(X, text_col=text_col))
             return self.label_mask(scores).astype(np.int64)
         labels = self.labels_of(self.decision_function(X, text_col=text_col))
         values = getattr(self, "_label_values", None)

@@ -7,10 +7,16 @@ same types, and runs plain ``def`` endpoints in a thread pool: scoring never blo
 event loop, and the numba kernels release the GIL. What FastAPI does not bound is bounded
 here: body size (:class:`~nbsvm.serve.limits.BodyLimit`), batch size and text length (413).
 A user's mistake is a 4xx; a 500 would be a bug of ours.
+
+Other sites' pages are kept out (:class:`~nbsvm.serve.limits.RequestGuard`): only the hosts
+served (localhost by default) are answered, POSTs need a JSON content type and no foreign
+``Origin``, reloading over HTTP is off unless ``allow_reload``, and no answer shows a file's
+path. Every answer and error is declared in the OpenAPI schema (schemathesis checks it).
 """
 from __future__ import annotations
 
 import math
+import os
 import time
 from importlib import resources
 from typing import Optional
@@ -18,14 +24,15 @@ from typing import Optional
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from nbsvm import __version__
 from nbsvm.errors import NBSVMError
-from nbsvm.serve.limits import BODY_KEY, BodyLimit, JSONBody, Metrics, MetricsMiddleware, json_error
+from nbsvm.serve.limits import (BODY_KEY, LOCAL_HOSTS, AllowedHosts, BodyLimit, Metrics,
+                                MetricsMiddleware, RequestGuard, json_error)
 from nbsvm.serve.registry import ModelRegistry
 from nbsvm.serve.scoring import describe, explanation, predictions
 
@@ -51,9 +58,11 @@ class PredictRequest(BaseModel):
     text: Optional[str] = None
     texts: Optional[list[str]] = None
     model: Optional[str] = Field(None, description="A served model's name (default: the first)")
-    top_k: Optional[int] = Field(None, ge=1, le=10_000,
+    # strict: JSON true is no number, "3" no count (pydantic would take both; the schema not)
+    top_k: Optional[int] = Field(None, ge=1, le=10_000, strict=True,
                                  description="Also list the k best classes with their probabilities")
-    threshold: Optional[float] = Field(None, description="Also list the classes whose probability "
+    threshold: Optional[float] = Field(None, strict=True,
+                                       description="Also list the classes whose probability "
                                        "(score, without probabilities) is at least this; for a "
                                        "multi-label model it also decides the labels")
 
@@ -97,6 +106,84 @@ class PredictResponse(BaseModel):
     predictions: list[Prediction]
 
 
+class Contribution(BaseModel):
+    ngram: str
+    kind: str
+    bucket: int
+    contribution: float
+    note: str
+
+
+class ExplainResponse(BaseModel):
+    """``constant + sum(contribution) == score``; ``html``: the text shaded."""
+    model_config = ConfigDict(populate_by_name=True)
+    class_: str = Field(alias="class")
+    score: float
+    constant: float
+    ngrams: list[Contribution]
+    prediction: Prediction
+    html: str
+    model: str
+    version: int
+
+
+class ModelInfo(BaseModel):
+    """A served model, by name (its file's path is not shown)."""
+    name: str
+    version: int
+    loaded_at: float
+    classes: list[str]
+    multilabel: bool
+    probabilities: bool
+    ngrams: int
+    char_ngrams: int
+    n_bits: int
+    loss: Optional[str] = None
+
+
+class Strong(BaseModel):
+    ngrams: str
+    contribution: float
+
+
+class ModelDetail(ModelInfo):
+    strongest: dict[str, list[Strong]]
+
+
+class Health(BaseModel):
+    status: str
+    models: dict[str, int]
+
+
+class Reloaded(BaseModel):
+    model: str
+    version: int
+    seconds: float
+
+
+class Issue(BaseModel):
+    loc: list[str]
+    msg: str
+    type: str
+
+
+class ErrorResponse(BaseModel):
+    """Every 4xx: what is wrong, in words, or (a request of the wrong shape) where."""
+    detail: str | list[Issue]
+
+
+def _errors(**statuses: str) -> dict:
+    """OpenAPI ``responses`` for error statuses: ``_errors(e404="no such model")``."""
+    return {int(k[1:]): {"model": ErrorResponse, "description": v} for k, v in statuses.items()}
+
+
+HOST_ERROR = _errors(e400="Host not served here (--allowed-host), or a malformed request")
+POST_ERRORS = _errors(e403="a cross-origin request (Origin of another host)",
+                      e404="no model of that name", e413="body, batch or text too large",
+                      e415="the body is not sent as application/json",
+                      e422="the body is not a valid request (what and where)")
+
+
 async def _off_the_loop_if_large(chars: int, fn, *args):
     """``fn(*args)``: in the thread pool when the texts are long enough that scoring them
     would hold the event loop (the kernels release the GIL), inline otherwise: a review
@@ -114,14 +201,30 @@ def _check_texts(texts: list[str], max_batch: int, max_chars: int) -> None:
             raise HTTPException(413, f"text {i} has {len(t):,} characters; at most {max_chars:,}")
 
 
+def reload_failure(name: str, path: str, exc: Exception) -> str:
+    """Why ``name``'s file did not load, as the loader says it, without the file's path
+    (an answer over HTTP must not show where the server's files are)."""
+    why = exc.message if isinstance(exc, NBSVMError) else (
+        exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+    for shown in sorted({str(path), os.path.abspath(path), os.path.realpath(path)}, key=len,
+                        reverse=True):
+        why = why.replace(shown, f"{name}'s file")
+    return f"model {name!r} was not reloaded (the loaded one still serves): {why}"
+
+
 def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
                max_body_bytes: int = MAX_BODY_BYTES, max_batch: int = MAX_BATCH,
-               max_text_chars: int = MAX_TEXT_CHARS):
+               max_text_chars: int = MAX_TEXT_CHARS, allowed_hosts=LOCAL_HOSTS,
+               allow_reload: bool = False):
     """The ASGI application serving ``models`` (``{name: path}``, loaded and checked now);
-    ``app.state.registry`` holds them, ``app.state.metrics`` counts requests."""
+    ``app.state.registry`` holds them, ``app.state.metrics`` counts requests.
+    ``allowed_hosts``: the ``Host`` names answered (:class:`~nbsvm.serve.limits.AllowedHosts`);
+    ``allow_reload``: whether ``POST /models/NAME/reload`` works (403 otherwise)."""
     registry = models if isinstance(models, ModelRegistry) else ModelRegistry(models, watch=watch)
     app = FastAPI(title="nbsvm", version=__version__, docs_url=None, redoc_url=None,
-                  description="Hashed NBSVM text classification: predict, explain, reload.")
+                  responses=HOST_ERROR,
+                  description="Hashed NBSVM text classification: predict, explain, reload. "
+                              "POST bodies are JSON (Content-Type: application/json).")
     app.state.registry = registry
     metrics = app.state.metrics = Metrics([])
     page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
@@ -157,17 +260,18 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
     async def index():
         return HTMLResponse(page)
 
-    @app.get("/health")
+    @app.get("/health", response_model=Health)
     async def health():
         """Liveness: the models served and their versions."""
         return {"status": "ok", "models": {s.name: s.version for s in registry.all()}}
 
-    @app.get("/models")
+    @app.get("/models", response_model=list[ModelInfo])
     async def list_models():
-        """Every served model: classes, settings, version, file."""
+        """Every served model by name: classes, settings, version (never its file's path)."""
         return [describe(s) for s in registry.all()]
 
-    @app.get("/models/{name}")
+    @app.get("/models/{name}", response_model=ModelDetail,
+             responses=_errors(e404="no model of that name"))
     async def model_info(name: str):
         """One model, with each class's strongest n-grams."""
         s = served(name)
@@ -183,13 +287,14 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
         # plain dicts of str and float, already the schema's shape: no second validation
         return JSONResponse({"model": s.name, "version": s.version, "predictions": rows})
 
-    @app.post("/predict", response_model=PredictResponse, response_model_exclude_none=True)
+    @app.post("/predict", response_model=PredictResponse, response_model_exclude_none=True,
+              responses=POST_ERRORS)
     async def predict(req: PredictRequest):
         """Label, score and probabilities of one text or a batch."""
         return await predict_with(None, req)
 
     @app.post("/models/{name}/predict", response_model=PredictResponse,
-              response_model_exclude_none=True)
+              response_model_exclude_none=True, responses=POST_ERRORS)
     async def predict_model(name: str, req: PredictRequest):
         """:func:`predict` with the model named in the path."""
         return await predict_with(name, req)
@@ -201,38 +306,48 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
         metrics.documents.labels(s.name).inc()
         return dict(found, model=s.name, version=s.version)
 
-    @app.post("/explain")
+    @app.post("/explain", response_model=ExplainResponse, response_model_exclude_none=True,
+              responses=POST_ERRORS)
     def explain(req: ExplainRequest):
         """Each n-gram's contribution to a text's score (``constant + sum == score``, as
         ``nbsvm explain --text``), the prediction, and the text shaded as HTML."""
         return explain_with(None, req)
 
-    @app.post("/models/{name}/explain")
+    @app.post("/models/{name}/explain", response_model=ExplainResponse,
+              response_model_exclude_none=True, responses=POST_ERRORS)
     def explain_model(name: str, req: ExplainRequest):
+        """:func:`explain` with the model named in the path."""
         return explain_with(name, req)
 
-    @app.post("/models/{name}/reload")
+    @app.post("/models/{name}/reload", response_model=Reloaded,
+              responses={**POST_ERRORS, **_errors(
+                  e403="reloading over HTTP is off (--allow-reload), or a cross-origin request",
+                  e422="the file does not load; the loaded model still serves")})
     def reload(name: str):
         """Read the model's file again and swap it in atomically: requests in flight
-        finish on the old model. A file that does not load leaves the old one serving (422)."""
+        finish on the old model. A file that does not load leaves the old one serving (422).
+        Off (403) unless the server was started with ``--allow-reload``."""
+        if not allow_reload:
+            raise HTTPException(403, "reloading over HTTP is off: start nbsvm serve with "
+                                     "--allow-reload (or --watch to reload changed files)")
         served(name)
         start = time.perf_counter()
         try:
             s = registry.reload(name)
-        except OSError as e:                # the file is missing or unreadable
-            raise HTTPException(422, f"{registry.paths[name]}: {e.strerror or e}") from None
+        except (NBSVMError, OSError) as e:  # not a model, missing, unreadable, not a file
+            raise HTTPException(422, reload_failure(name, registry.paths[name], e)) from None
         return {"model": s.name, "version": s.version,
                 "seconds": round(time.perf_counter() - start, 4)}
 
-    @app.get("/metrics", include_in_schema=True)
+    @app.get("/metrics", response_class=PlainTextResponse)
     async def metrics_text():
         """Requests, latency histogram and documents scored (Prometheus text format)."""
         body, kind = metrics.render()
         return Response(body, media_type=kind)
 
     metrics.routes[:] = [r.path for r in app.routes if hasattr(r, "methods")]
-    app.add_middleware(JSONBody)
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(RequestGuard, hosts=AllowedHosts(allowed_hosts))     # before any read
     app.add_middleware(MetricsMiddleware, metrics=metrics)     # outermost: sees every answer
     return app
 

@@ -1,13 +1,15 @@
-"""ASGI middleware of the server: a bound on request bodies, and request metrics.
+"""ASGI middleware of the server: a bound on request bodies, the checks that keep other
+sites' pages out (Host, Origin, Content-Type), and request metrics.
 
-Both are plain ASGI (not framework hooks) so that they also see what the framework never
-routes: an oversized body is refused with 413 before the application reads it, and a 404 of
-an unknown path is counted like any other answer.
+All are plain ASGI (not framework hooks) so that they also see what the framework never
+routes: an oversized body is refused with 413 before the application reads it, a foreign
+Host gets 400 on any path, and a 404 of an unknown path is counted like any other answer.
 """
 from __future__ import annotations
 
 import json
 import time
+from urllib.parse import urlsplit
 
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 BODY_KEY = "nbsvm.body"         # the scope key under which BodyLimit leaves the body read
@@ -81,19 +83,119 @@ class BodyLimit:
         return await self.app(scope, replay, send)
 
 
-class JSONBody:
-    """Read every request body as JSON, whatever its ``Content-Type`` says: the API takes
-    nothing else, and ``curl -d`` sends ``application/x-www-form-urlencoded`` by default. A
-    body that is not JSON still gets FastAPI's 422."""
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")     # answered to by default
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
-    def __init__(self, app):
+
+def host_of(value: str) -> str | None:
+    """The host name of a ``Host`` header (``name``, ``name:port``, ``[v6]:port``),
+    lowercased, brackets off; None when it is malformed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, bracket, port = value[1:].partition("]")
+        if not bracket or (port and not (port[0] == ":" and port[1:].isdigit())):
+            return None
+        return name or None
+    name, colon, port = value.partition(":")
+    if colon and not port.isdigit():
+        return None
+    return name or None
+
+
+class AllowedHosts:
+    """The host names a server answers to: exact names, ``*.example.com`` (any name under
+    it), or ``*`` (any). IPv6 addresses with or without brackets."""
+
+    def __init__(self, hosts):
+        names = [h.strip().lower() for h in hosts]
+        self.any = "*" in names
+        self.suffixes = tuple(h[1:] for h in names if h.startswith("*."))
+        self.names = {h[1:-1] if h.startswith("[") and h.endswith("]") else h
+                      for h in names if not h.startswith("*")}
+
+    def __contains__(self, name: str | None) -> bool:
+        if name is None:
+            return False
+        return self.any or name in self.names or name.endswith(self.suffixes)
+
+
+def _header(scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return value.decode("latin-1")
+    return None
+
+
+def _shown(value: str) -> str:
+    """A header's value quoted for a message, cut short."""
+    return repr(value if len(value) <= 80 else value[:80] + "...")
+
+
+def _origin_host(origin: str) -> str | None:
+    """The host of an ``Origin`` header; None for ``null`` and for what is not a URL."""
+    try:
+        return urlsplit(origin.strip()).hostname
+    except ValueError:
+        return None
+
+
+def _is_json(content_type: str) -> bool:
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
+
+
+def _has_body(scope) -> bool:
+    length = _header(scope, b"content-length")
+    return _header(scope, b"transfer-encoding") is not None or (
+        length is not None and length.strip() not in ("", "0"))
+
+
+class RequestGuard:
+    """What a browser must not be able to make this server do, checked before anything is
+    read (plain ASGI: 404s and bad methods are guarded too):
+
+    - ``Host`` must name this server (:class:`AllowedHosts`), else 400: a page of another
+      site whose name was rebound to 127.0.0.1 (DNS rebinding) sends its own name;
+    - a POST with an ``Origin`` of another host is refused (403): a page elsewhere may
+      send requests without reading the answers;
+    - a POST with a body must say ``Content-Type: application/json`` (415): the only types
+      a page may send elsewhere without asking first (CORS) are form and text types, and
+      ``curl -d`` sends a form type unless told otherwise.
+
+    Starlette's ``TrustedHostMiddleware`` does the first in plain text ("Invalid host
+    header"); this answers JSON like every other error here and names the option to use.
+    """
+
+    def __init__(self, app, hosts: AllowedHosts):
         self.app = app
+        self.hosts = hosts
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and scope.get("method") in ("POST", "PUT", "PATCH"):
-            headers = [(k, v) for k, v in scope.get("headers", ()) if k != b"content-type"]
-            scope = dict(scope, headers=headers + [(b"content-type", b"application/json")])
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        refused = self.refusal(scope)
+        if refused is not None:
+            return await _send_json(send, *refused)
         return await self.app(scope, receive, send)
+
+    def refusal(self, scope) -> tuple[int, str] | None:
+        """``(status, message)`` for a request refused, None for one let through."""
+        host = _header(scope, b"host")
+        if host_of(host or "") not in self.hosts:
+            return 400, (f"Host {_shown(host) if host is not None else '(none)'} is not one this "
+                         "server answers to; start nbsvm serve with --allowed-host NAME for "
+                         "each name clients use (or '*' for any)")
+        if scope.get("method") in SAFE_METHODS:
+            return None
+        origin = _header(scope, b"origin")
+        if origin is not None and _origin_host(origin) not in self.hosts:
+            return 403, (f"cross-origin request from {_shown(origin)} refused: pages of other "
+                         "sites may not call this server (--allowed-host adds a host)")
+        kind = _header(scope, b"content-type")
+        if (kind is not None and not _is_json(kind)) or (kind is None and _has_body(scope)):
+            return 415, ("send the body as JSON with the header Content-Type: application/json "
+                         "(curl: -H 'Content-Type: application/json' -d '{\"text\": ...}'); got "
+                         + (f"Content-Type {_shown(kind)}" if kind is not None else "none"))
+        return None
 
 
 class Metrics:

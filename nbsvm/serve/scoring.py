@@ -101,9 +101,10 @@ def strongest_ngrams(model, top: int = 10) -> dict:
 
 
 def describe(served) -> dict:
-    """What ``GET /models`` says of one served model."""
+    """What ``GET /models`` says of one served model: its name, never its path (an answer
+    over HTTP must not show where the server's files are)."""
     model = served.model
-    return {"name": served.name, "path": served.path, "version": served.version,
+    return {"name": served.name, "version": served.version,
             "loaded_at": served.loaded_at, "classes": list(model.classes_),
             "multilabel": bool(model.multilabel), "probabilities": bool(model.has_proba()),
             "ngrams": model.ngrams, "char_ngrams": model.char_ngrams,

@@ -1,0 +1,194 @@
+"""Empty in, empty out: a batch of no texts gives no predictions, of the shape a batch of one
+would have with no rows, for every model kind (binary log, hinge, multi-class, multi-label,
+a backend learner, calibrated) and every prediction method, in Python and through the real
+server over HTTP (with and without top_k / threshold). A method that refuses a model (no
+probabilities from hinge) refuses the empty batch with the same message. Before the fix,
+hinge, multi-label and backend models failed with ``ValueError: cannot reshape array of
+size 0`` (500 over HTTP)."""
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.datasets import fixture
+from nbsvm.errors import NBSVMError
+
+from conftest import synthetic
+
+NBSVM_BIN = [sys.executable, "-m", "nbsvm"]
+
+
+def _lines(name: str):
+    rows = [line.split("\t", 1) for line in
+            fixture(name).read_text(encoding="utf-8").splitlines() if "\t" in line]
+    return [t for _, t in rows], [label for label, _ in rows]
+
+
+def _train(kind: str) -> NBSVMClassifier:
+    """The small models of ``data/``, one per kind, as ``nbsvm train`` makes them."""
+    if kind == "calibrated":            # calibration holds out a tenth: more documents
+        docs = synthetic(300, n_classes=3, seed=1)
+        return NBSVMClassifier(n_bits=14, seed=0, loss="hinge", calibrate="sigmoid").fit(
+            [d.text for d in docs], [d.label for d in docs])
+    file, params = {"binary": ("reviews.txt", {}), "hinge": ("reviews.txt", {"loss": "hinge"}),
+                    "multiclass": ("topics.txt", {}),
+                    "multilabel": ("tags.txt", {"multilabel": True}),
+                    "backend": ("topics.txt", {"learner": "pa"})}[kind]
+    X, y = _lines(file)
+    if params.get("multilabel"):
+        y = [label.split(",") for label in y]
+    return NBSVMClassifier(n_bits=16, seed=0, **params).fit(X, y)
+
+
+KINDS = ["binary", "hinge", "multiclass", "multilabel", "backend", "calibrated"]
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {kind: _train(kind) for kind in KINDS}
+
+
+def _threshold(model) -> float:
+    """A valid threshold: a probability, or a score for models without probabilities."""
+    return 0.2 if model.has_proba() else 0.0
+
+
+# every prediction method of NBSVMClassifier, and what the server builds its answers with
+METHODS = {
+    "decision_function": lambda m, X: m.decision_function(X),
+    "predict": lambda m, X: m.predict(X),
+    "predict_proba": lambda m, X: m.predict_proba(X),
+    "predict_label_sets": lambda m, X: m.predict_label_sets(X),
+    "predict_top_k": lambda m, X: m.predict_top_k(X),
+    "predict_top_k(k=2, threshold)": lambda m, X: m.predict_top_k(X, 2, _threshold(m)),
+    "labels_of": lambda m, X: m.labels_of(m.decision_function(X)),
+    "label_mask": lambda m, X: m.label_mask(m.decision_function(X)),
+    "proba_of": lambda m, X: m.proba_of(m.decision_function(X)),
+    "class_values": lambda m, X: m.class_values(m.decision_function(X))[0],
+    "top_k_of": lambda m, X: m.top_k_of(m.decision_function(X), 2, _threshold(m))[0],
+    "serve.predictions": lambda m, X: _predictions(m, X),
+    "serve.predictions(top_k, threshold)": lambda m, X: _predictions(m, X, 2, _threshold(m)),
+}
+
+
+def _predictions(model, X, top_k=None, threshold=None):
+    from nbsvm.serve.scoring import predictions
+    return predictions(model, list(X), top_k, threshold)
+
+
+def _outcome(method, model, X):
+    try:
+        return method(model, X), None
+    except NBSVMError as e:
+        return None, str(e)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_empty_batch_gives_empty_answer_of_the_right_shape(models, kind, method):
+    model, fn = models[kind], METHODS[method]
+    one, one_error = _outcome(fn, model, ["a good film about food and sports"])
+    for empty_input in ([], pd.DataFrame({"text": pd.Series([], dtype=object)})):
+        if method.startswith("serve.") and not isinstance(empty_input, list):
+            continue                    # the server's function takes a list of texts
+        empty, error = _outcome(fn, model, empty_input)
+        assert error == one_error       # refused alike (no probabilities), or answered
+        if one_error is not None:
+            continue
+        if isinstance(one, np.ndarray):
+            assert isinstance(empty, np.ndarray) and empty.shape == (0, *one.shape[1:])
+        else:
+            assert empty == []
+
+
+def test_empty_shapes_spelled_out(models):
+    """The shapes themselves, for the kinds that failed before."""
+    assert models["hinge"].decision_function([]).shape == (0,)
+    assert models["hinge"].predict_top_k([], 2, 0.0) == []
+    ml = models["multilabel"]
+    assert ml.predict([]).shape == (0, 4) and ml.predict([]).dtype == np.int64
+    assert ml.predict_proba([]).shape == (0, 4) and ml.predict_label_sets([]) == []
+    assert models["backend"].decision_function([]).shape == (0, 3)
+    assert models["backend"].predict([]).shape == (0,)
+    assert models["calibrated"].predict_proba([]).shape == (0, 3)
+
+
+# ---- over HTTP ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def server(models, tmp_path_factory):
+    pytest.importorskip("fastapi")
+    from test_serve import Server
+
+    folder = tmp_path_factory.mktemp("empty_serve")
+    specs = []
+    for kind, model in models.items():
+        model.save(folder / f"{kind}.npz")
+        specs.append(f"{kind}={folder / kind}.npz")
+    server = Server(*specs, log=folder / "server.log")
+    yield server
+    log = server.stop()
+    assert "Traceback" not in log, log
+
+
+@pytest.mark.parametrize("extra", [{}, {"top_k": 2}, {"threshold": None},
+                                   {"top_k": 1, "threshold": None}],
+                         ids=["plain", "top_k", "threshold", "top_k+threshold"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_empty_batch_over_http(models, server, kind, extra):
+    import httpx
+
+    if "threshold" in extra:
+        extra = dict(extra, threshold=_threshold(models[kind]))
+    for path, body in (("/predict", {"model": kind}), (f"/models/{kind}/predict", {})):
+        r = httpx.post(server.url + path, json=dict(body, texts=[], **extra), timeout=30)
+        assert r.status_code == 200, r.text
+        assert r.json() == {"model": kind, "version": 1, "predictions": []}
+        one = httpx.post(server.url + path, json=dict(body, texts=["good food"], **extra),
+                         timeout=30)
+        assert one.status_code == 200 and len(one.json()["predictions"]) == 1
+
+
+def test_empty_batch_still_checks_the_threshold_over_http(server):
+    """An empty batch is no way around the checks: a probability threshold of 7 is 422."""
+    import httpx
+
+    r = httpx.post(server.url + "/predict", json={"texts": [], "model": "binary",
+                                                   "threshold": 7}, timeout=30)
+    assert r.status_code == 422 and "between 0 and 1" in r.text
+
+
+# ---- nbsvm predict --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind, options", [("binary", []), ("multilabel", ["--top-k", "2"]),
+                                           ("backend", ["--top-k", "2"])])
+def test_predict_cli_on_an_empty_file_is_one_clean_line(models, tmp_path, kind, options):
+    """``nbsvm predict`` on an empty file says so in one line (exit 2), no traceback, for
+    the kinds whose Python API failed on empty input."""
+    path = tmp_path / f"{kind}.npz"
+    models[kind].save(path)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    r = subprocess.run([*NBSVM_BIN, "predict", str(empty), "-m", str(path), *options, "-q"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert "no documents" in r.stderr and "Traceback" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+
+
+@pytest.mark.parametrize("method", ["sigmoid", "isotonic", "temperature"])
+def test_the_calibrator_maps_an_empty_batch(method):
+    """``Calibrator.probabilities([])`` is ``(0, K)`` like any batch (it was unshapeable)."""
+    from nbsvm.models.calibrator import Calibrator
+    rng = np.random.default_rng(0)
+    for k in (1, 3):
+        scores = rng.normal(size=(40, k))
+        truth = np.eye(max(k, 2))[rng.integers(0, max(k, 2), 40)][:, -k:]
+        cal = Calibrator(method).fit(scores, truth)
+        one = cal.probabilities(scores[:1])
+        for empty in ([], np.zeros((0, k))):
+            out = cal.probabilities(empty)
+            assert out.shape == (0, one.shape[1]) and out.dtype == one.dtype

@@ -1,0 +1,335 @@
+"""``nbsvm serve`` against other sites' pages, idle connections and busy ports, through the
+real server over HTTP on a loopback port:
+
+- only the hosts it serves are answered (DNS rebinding: a foreign ``Host`` gets 400);
+- POSTs need ``Content-Type: application/json`` (415, saying how) and no foreign ``Origin``
+  (403): the form and text types any page may send elsewhere are refused;
+- reloading over HTTP is off unless ``--allow-reload`` (403); no answer shows a file's path,
+  and a model file that became a folder or a device is a 422 saying so;
+- idle and half-sent connections cannot starve it: over ``--max-connections`` the ones idle
+  longest are closed, ``--timeout-read`` closes the slow ones (408), /health answers at
+  once and the log stays a few lines;
+- a busy port is one line of error before anything says it serves.
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from nbsvm import NBSVMClassifier  # noqa: E402
+from nbsvm.serve.limits import AllowedHosts, host_of  # noqa: E402
+
+from conftest import synthetic  # noqa: E402
+from test_serve import NBSVM, Server  # noqa: E402
+
+JSON = {"content-type": "application/json"}
+FOREIGN = "evil.example"
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory):
+    docs = synthetic(300, n_classes=2, seed=3)
+    path = tmp_path_factory.mktemp("secure") / "pol.npz"
+    NBSVMClassifier(n_bits=14, seed=0).fit([d.text for d in docs],
+                                           [d.label for d in docs]).save(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def default_server(model_file):
+    """The defaults: localhost only, reload off."""
+    server = Server(model_file, log=model_file.parent / "default.log")
+    yield server
+    log = server.stop()
+    assert "Traceback" not in log, log
+
+
+@pytest.fixture(scope="module")
+def reloading_server(model_file, tmp_path_factory):
+    """``--allow-reload`` and one more host, on a copy of the model it may lose."""
+    folder = tmp_path_factory.mktemp("reloading")
+    path = folder / "m.npz"
+    path.write_bytes(model_file.read_bytes())
+    server = Server(f"m={path}", "--allow-reload", "--allowed-host", "example.org",
+                    log=folder / "server.log")
+    yield server, path
+    log = server.stop()
+    assert "Traceback" not in log, log
+
+
+# ---- hosts (DNS rebinding) ----------------------------------------------------------------
+
+def test_host_names_parsed_and_matched():
+    assert [host_of(h) for h in ("localhost:8000", "LocalHost", "[::1]:80", "[::1]", "a.b",
+                                 "x:y", "[::1", "", ":80")] == \
+        ["localhost", "localhost", "::1", "::1", "a.b", None, None, None, None]
+    hosts = AllowedHosts(["localhost", "[::1]", "*.example.org"])
+    assert "localhost" in hosts and "::1" in hosts and "api.example.org" in hosts
+    assert "example.org" not in hosts and FOREIGN not in hosts and None not in hosts
+    assert FOREIGN in AllowedHosts(["*"])
+
+
+@pytest.mark.parametrize("method, path", [("GET", "/models"), ("GET", "/health"),
+                                          ("GET", "/openapi.json"), ("GET", "/nowhere"),
+                                          ("POST", "/predict")])
+def test_a_foreign_host_gets_400_on_every_path(default_server, method, path):
+    r = httpx.request(method, default_server.url + path, headers={"host": FOREIGN, **JSON},
+                      content=b'{"text": "x"}' if method == "POST" else None)
+    assert r.status_code == 400, r.text
+    assert "--allowed-host" in r.json()["detail"] and "pol" not in r.text
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "LOCALHOST"])
+def test_local_host_names_are_answered(default_server, host):
+    r = httpx.get(default_server.url + "/health",
+                  headers={"host": f"{host}:{default_server.port}"})
+    assert r.status_code == 200, r.text
+
+
+def test_allowed_host_adds_a_name(reloading_server):
+    server, _ = reloading_server
+    assert httpx.get(server.url + "/health", headers={"host": "example.org"}).status_code == 200
+    assert httpx.get(server.url + "/health", headers={"host": FOREIGN}).status_code == 400
+    r = httpx.post(server.url + "/predict", json={"text": "x"},
+                   headers={"host": "example.org", "origin": "https://example.org"})
+    assert r.status_code == 200, r.text
+
+
+# ---- cross-site POSTs ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded",
+                                          "multipart/form-data; boundary=x", None])
+def test_post_bodies_must_be_sent_as_json(default_server, content_type):
+    """The types a page may send to another site without a CORS preflight are refused,
+    saying what to send."""
+    headers = {"content-type": content_type} if content_type else {}
+    r = httpx.post(default_server.url + "/predict", content=b'{"text": "great"}',
+                   headers=headers)
+    assert r.status_code == 415, r.text
+    assert "-H 'Content-Type: application/json'" in r.json()["detail"]
+
+
+def test_json_with_parameters_is_json(default_server):
+    r = httpx.post(default_server.url + "/predict", content=b'{"text": "great"}',
+                   headers={"content-type": "Application/JSON; charset=utf-8"})
+    assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("origin", [f"http://{FOREIGN}", f"https://{FOREIGN}:8000", "null",
+                                    "http://[::1", "http://127.0.0.1.evil.example"])
+@pytest.mark.parametrize("path", ["/predict", "/explain", "/models/pol/reload"])
+def test_a_foreign_origin_cannot_post(default_server, origin, path):
+    r = httpx.post(default_server.url + path, json={"text": "great"},
+                   headers={"origin": origin})
+    assert r.status_code == 403, r.text
+    assert "cross-origin" in r.json()["detail"]
+    assert "access-control-allow-origin" not in r.headers
+
+
+def test_the_same_origin_can_post(default_server):
+    for origin in (default_server.url, f"http://localhost:{default_server.port}"):
+        r = httpx.post(default_server.url + "/predict", json={"text": "great"},
+                       headers={"origin": origin})
+        assert r.status_code == 200, r.text
+
+
+def test_the_page_posts_json():
+    """The page's own calls set the content type the server requires."""
+    from importlib import resources
+    page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
+    assert 'method: "POST", headers: {"content-type": "application/json"}' in page
+
+
+# ---- reload and paths ------------------------------------------------------------------------
+
+def test_reload_is_off_by_default(default_server, model_file):
+    r = httpx.post(default_server.url + "/models/pol/reload")
+    assert r.status_code == 403 and "--allow-reload" in r.json()["detail"]
+    assert httpx.get(default_server.url + "/health").json()["models"]["pol"] == 1
+
+
+def test_no_answer_shows_a_path(default_server, model_file):
+    folder = str(model_file.parent)
+    listed = httpx.get(default_server.url + "/models")
+    one = httpx.get(default_server.url + "/models/pol")
+    schema = httpx.get(default_server.url + "/openapi.json")
+    for r in (listed, one, schema):
+        assert r.status_code == 200 and folder not in r.text and "pol.npz" not in r.text
+    assert listed.json()[0]["name"] == "pol" and "path" not in listed.json()[0]
+
+
+def test_reload_with_allow_reload_and_no_body(reloading_server):
+    server, _ = reloading_server
+    r = httpx.post(server.url + "/models/m/reload")          # curl -X POST: no type, no body
+    assert r.status_code == 200, r.text
+
+
+@pytest.mark.parametrize("replace_with", ["folder", "/dev/zero", "missing", "garbage"])
+def test_reload_of_a_file_that_is_no_model_is_422_without_the_path(reloading_server,
+                                                                   replace_with):
+    """A model file replaced by a folder or a device is a 422 saying what it is (the
+    loader's words, 'not a regular file' or 'folder'), never 'no such file', and shows
+    no path; the loaded model keeps serving."""
+    server, path = reloading_server
+    good = path.read_bytes()
+    before = httpx.get(server.url + "/health").json()["models"]["m"]
+    path.unlink()
+    try:
+        if replace_with == "folder":
+            path.mkdir()
+        elif replace_with == "/dev/zero":
+            path.symlink_to("/dev/zero")
+        elif replace_with == "garbage":
+            path.write_bytes(b"PK\x03\x04 not a model")
+        r = httpx.post(server.url + "/models/m/reload", timeout=30)
+        assert r.status_code == 422, r.text
+        detail = r.json()["detail"]
+        assert str(path.parent) not in detail and "m.npz" not in detail
+        assert detail.startswith("model 'm' was not reloaded")
+        if replace_with != "missing":
+            assert "no such file" not in detail
+        assert httpx.get(server.url + "/health").json()["models"]["m"] == before
+        ok = httpx.post(server.url + "/predict", json={"text": "great"})
+        assert ok.status_code == 200 and ok.json()["version"] == before
+    finally:
+        if path.is_dir() and not path.is_symlink():
+            path.rmdir()
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+        path.write_bytes(good)
+
+
+# ---- connections -------------------------------------------------------------------------
+
+def _closed_by_server(sock: socket.socket) -> bytes | None:
+    """What the server sent before closing (b"" for nothing), None while it is open."""
+    sock.setblocking(False)
+    try:
+        data = sock.recv(4096)
+    except BlockingIOError:
+        return None
+    except ConnectionResetError:
+        return b""
+    return data if data else b""
+
+
+def _health_seconds(url: str) -> float:
+    start = time.monotonic()
+    r = httpx.get(url + "/health", timeout=1.0)
+    assert r.status_code == 200
+    return time.monotonic() - start
+
+
+def test_idle_and_half_sent_connections_do_not_starve_the_server(model_file, tmp_path):
+    """200 silent sockets, 20 with half a request line and 5 with half a body, against a
+    server holding at most 50 connections: /health and /predict answer within a second,
+    the flood is closed (the slow ones with 408 after --timeout-read), the server holds few
+    descriptors, and its log is a few lines, no traceback."""
+    server = Server(model_file, "--max-connections", "50", "--timeout-read", "1",
+                    "--timeout-keep-alive", "1", log=tmp_path / "server.log")
+    flood = []
+    try:
+        for _ in range(200):
+            flood.append(socket.create_connection(("127.0.0.1", server.port), timeout=5))
+        half_line = []
+        for _ in range(20):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            s.sendall(b"POST /predict HT")
+            half_line.append(s)
+        for _ in range(5):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+            s.sendall(b"POST /predict HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+                      b"application/json\r\nContent-Length: 100\r\n\r\n{\"te")
+            half_line.append(s)
+        flood += half_line
+        for _ in range(3):
+            assert _health_seconds(server.url) < 1.0
+        r = httpx.post(server.url + "/predict", json={"text": "great"}, timeout=1.0)
+        assert r.status_code == 200
+        time.sleep(0.3)
+        still_open = sum(_closed_by_server(s) is None for s in flood)
+        assert still_open <= 50, still_open             # the limit holds
+        fds = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
+        assert fds < 120, fds
+        time.sleep(1.5)                                  # past --timeout-read
+        answers = [_closed_by_server(s) for s in flood]
+        assert all(a is not None for a in answers), "a connection outlived --timeout-read"
+        slow = [a for a in answers if a]
+        assert slow and all(a.startswith(b"HTTP/1.1 408 ") for a in slow)
+        assert _health_seconds(server.url) < 1.0
+        # keep-alive: an idle connection after an answer is closed after 1 s
+        s = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+        s.sendall(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        answer = b""
+        while not answer.endswith(b"}}"):                # the whole answer, body and all
+            answer += s.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 200 ")
+        time.sleep(1.5)
+        assert _closed_by_server(s) == b""
+        flood.append(s)
+    finally:
+        for s in flood:
+            s.close()
+        log = server.stop()
+    assert "Traceback" not in log and "Too many open files" not in log, log
+    assert len(log.strip().splitlines()) <= 5, log
+
+
+def test_serve_on_a_busy_port_is_one_line_of_error(model_file):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = subprocess.run([str(NBSVM), "serve", str(model_file), "--port", str(port)],
+                           capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].lower().startswith("error:"), r.stderr
+    assert f"port {port}" in lines[0] and "in use" in lines[0]
+    assert "serving" not in r.stderr and "Traceback" not in r.stderr
+
+
+RLIMIT_CHECK = """
+import json, resource, sys
+from nbsvm.serve.connections import descriptor_room
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (min(int(sys.argv[1]), hard), int(sys.argv[2])))
+out = descriptor_room(int(sys.argv[3]))
+print(json.dumps([*out, resource.getrlimit(resource.RLIMIT_NOFILE)[0]]))
+"""
+
+
+def _descriptor_room(soft: int, hard: int, max_connections: int):
+    """descriptor_room in a process of its own, with these limits (a lowered hard limit
+    cannot be raised again without root)."""
+    r = subprocess.run([sys.executable, "-c", RLIMIT_CHECK, str(soft), str(hard),
+                        str(max_connections)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_the_connection_limit_fits_the_open_file_limit():
+    """--max-connections is kept under RLIMIT_NOFILE with room for the process and the
+    connections accepted and closed in bursts (twice the backlog): the soft limit raised
+    toward the hard one, else the backlog and then the limit lowered."""
+    resource = pytest.importorskip("resource")
+    from nbsvm.serve.connections import BACKLOG, RESERVED_FDS
+
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    need = 100 + 2 * BACKLOG + RESERVED_FDS
+    if hard == resource.RLIM_INFINITY or hard >= need:       # room to raise the soft limit
+        limit, backlog, note, soft = _descriptor_room(1024, hard, 100)
+        assert (limit, backlog, soft) == (100, BACKLOG, need)
+        assert note == f"raised the open-file limit from 1,024 to {need:,}"
+    assert _descriptor_room(need, hard, 100)[:3] == [100, BACKLOG, None]   # enough already
+    # a hard limit of 1,024 (some systems): the backlog shrinks, then the connection limit
+    limit, backlog, note, soft = _descriptor_room(1024, 1024, 1000)
+    assert limit + 2 * backlog + RESERVED_FDS <= soft == 1024 and 0 < limit < 1000
+    assert "--max-connections lowered from 1,000" in note
