@@ -105,8 +105,11 @@ bench: install-bench data-imdb
 	$(PY) pipelines/bench_20ng.py
 	$(PY) pipelines/bench_multilabel.py
 
+# two pytest-xdist workers, one test file each at a time (module fixtures built once): the
+# 2-core machines run the suite in 4.3 minutes instead of 8
+TEST_WORKERS ?= 2
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # the long streaming runs left out of make test (tests marked soak: 2 GB through predict)
 soak: install
