@@ -369,3 +369,24 @@ def test_auto_metric_ranks_the_trials_by_macro_f1(monkeypatch):
     with pytest.raises(NBSVMError, match="needs --auto"):
         NBSVMClassifier(auto_metric="macro_f1").validate()
     NBSVMClassifier(auto=True, multilabel=True, auto_metric="micro_f1").validate()
+
+
+@pytest.mark.parametrize("last_rung, stopped, kept", [(0, True, True), (1, True, True),
+                                                      (2, True, False), (2, False, False)])
+def test_a_search_cut_before_all_the_data_keeps_the_defaults(last_rung, stopped, kept):
+    """A candidate better on every fold replaces the defaults only once it was weighed
+    against them on all the training data (the last rung); a budget that ran out before
+    keeps the defaults and says so (issue 34, item 3)."""
+    import time as _time
+    from nbsvm.training.auto import _Search
+    s = object.__new__(_Search)
+    s.t0, s.budget, s.metric, s.split = _time.perf_counter(), 10.0, "accuracy", "5-fold"
+    s.defaults = {"ngrams": 3, "beta": 1.0}
+    s.cands, s.betas, s.base, s.pinned, s.trials = [{}, {"ngrams": 2}], [1.0], {}, {}, []
+    s.sizes, s.stopped, s.last_rung, s.n_trainings = [500, 1500, 4000], stopped, last_rung, 10
+    folds = np.array([0.80, 0.81, 0.79, 0.80, 0.82])
+    s.last_scores = {0: (np.array([folds.mean()]), folds[:, None]),
+                     1: (np.array([folds.mean() + 0.05]), folds[:, None] + 0.05)}
+    r = s.choose()
+    assert r.changed == ({} if kept else {"ngrams": 2}), r.reason
+    assert ("the defaults are kept" in r.reason) == kept

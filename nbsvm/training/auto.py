@@ -386,6 +386,7 @@ class _Search:
         (and the defaults); sets ``last_scores`` to the last complete rung's."""
         alive = list(range(len(self.cands)))
         self.last_scores: dict = {}
+        self.last_rung = -1
         self.pace = None
         # the defaults once untimed first: numba compiles the kernels on their first call
         # (seconds, after an install), and a first trial timed with that would size the
@@ -414,7 +415,7 @@ class _Search:
             # the highest rung reached: the defaults go first in each, so even a rung the
             # budget cut short weighs what it trained against them on the same sample
             if scores:
-                self.last_scores = scores
+                self.last_scores, self.last_rung = scores, rung
             for key in [k for k in self.samples if k[2] == rung]:     # free the rung's samples
                 train, valid = self.samples.pop(key)
                 train.close()
@@ -451,9 +452,17 @@ class _Search:
                 for i, (per_beta, groups) in sorted(self.last_scores.items())
                 for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
         pick, why, _ = one_se_choice(pool, self.defaults)
+        if self.stopped and self.last_rung < len(self.sizes) - 1:
+            # no candidate was weighed against the defaults on all the training data: a
+            # gain on a small sample is too uncertain to replace them
+            pick = next(k for k, p in enumerate(pool)
+                        if not _changed(p["settings"], self.defaults))
+            why = ("the budget ran out before any candidate was weighed against the defaults "
+                   "on all the training data: the defaults are kept (a larger --time-budget "
+                   "lets the search finish)")
         settings = pool[pick]["settings"]
         reason = f"{self.metric} {100 * pool[pick]['score']:.2f}% on {self.split}: {why}"
-        if self.stopped:
+        if self.stopped and self.last_rung == len(self.sizes) - 1:
             reason += (" (the budget ran out: chosen among the candidates of the last rung "
                        "reached, the defaults among them)")
         return AutoResult({**self.base, **self.pinned, **settings},
