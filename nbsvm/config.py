@@ -32,7 +32,14 @@ DEFAULTS = dict(
     seed=0,
     threads=1,
     norm="none",
+    # a token per character of Chinese, Japanese, Thai... (nbsvm/text/scripts.py); Unicode
+    # NFKC before tokenizing
+    split_scripts=True,
+    nfkc=False,
 )
+# Model files, lexicons, caches and checkpoints written before split_scripts and nfkc lack
+# them: they tokenized without either (the Hasher's own defaults), and load that way.
+FORMER_TOKENIZER = dict(split_scripts=False, nfkc=False)
 
 # With more than two classes, the parameters left at None take these instead (one-vs-rest
 # NB features scaled to unit norm; SGD with Bottou's eta0 calibration). Measured on

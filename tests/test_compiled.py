@@ -178,6 +178,14 @@ def test_imdb_compiled_equals_reference(imdb_texts, ngrams, n_bits, char_ngrams,
         assert np.array_equal(h.buckets(imdb_texts[j]), ids[offsets[j]:offsets[j + 1]])
 
 
+@pytest.mark.parametrize("kw", [dict(ngrams=3, n_bits=24), dict(ngrams=2, n_bits=20,
+                                                                 char_ngrams=4, nfkc=True)])
+def test_imdb_with_split_scripts_compiled_equals_reference(imdb_texts, kw):
+    # English with its curly quotes, dashes and ellipses: split off as punctuation
+    h = Hasher(split_scripts=True, **kw)
+    assert_same_as_reference(h, imdb_texts[:1500], naive=False)
+
+
 def test_imdb_sample_equals_naive_reference(imdb_texts):
     # naive.py's tokenizer (character loop, no regex) on the non-ASCII reviews
     h = Hasher(ngrams=2, n_bits=22, char_ngrams=4, seed=3)
@@ -227,6 +235,20 @@ def test_edge_cases_compiled_equals_reference(kw):
     ids, offsets = h.batch(texts[::-1])
     for j, text in enumerate(texts[::-1]):
         assert np.array_equal(ids[offsets[j]:offsets[j + 1]], h.reference_buckets(text))
+
+
+@pytest.mark.parametrize("kw", [dict(ngrams=3, n_bits=24, split_scripts=True),
+                                dict(ngrams=2, n_bits=31, char_ngrams=3, split_scripts=True,
+                                     nfkc=True),
+                                dict(ngrams=1, n_bits=12, char_ngrams=4, char_min=1, nfkc=True,
+                                     lowercase=False)],
+                         ids=["split", "split-nfkc-chars", "nfkc-chars"])
+def test_edge_cases_with_split_scripts_and_nfkc_compiled_equals_reference(kw):
+    # the tokenizer of split_scripts / nfkc (tests/test_scripts.py has its own reference)
+    h = Hasher(**kw)
+    assert_same_as_reference(h, list(EDGE.values()), naive=False)
+    for name, text in EDGE.items():
+        assert np.array_equal(h.buckets(text), h.reference_buckets(text)), name
 
 
 def _hand(keys, n_bits=31, seed=0):

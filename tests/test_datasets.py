@@ -91,9 +91,9 @@ def test_fixtures_are_tracked_and_no_corpus_is():
         pytest.skip("not a git checkout")
     assert sorted(tracked.stdout.split()) == ["data/README.md", "data/reviews.txt",
                                               "data/tags.txt", "data/tiny.svm",
-                                              "data/topics.txt"]
-    for name in ("reviews.txt", "topics.txt", "tags.txt", "tiny.svm"):
-        assert datasets.fixture(name).stat().st_size < 4096
+                                              "data/topics.txt", "data/zh_reviews.txt"]
+    for name in ("reviews.txt", "topics.txt", "tags.txt", "tiny.svm", "zh_reviews.txt"):
+        assert datasets.fixture(name).stat().st_size < 8192
 
 
 def test_cli_on_the_fixtures_and_the_list(tmp_path):

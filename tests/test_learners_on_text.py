@@ -219,7 +219,11 @@ def test_cli_learners_on_imdb_and_20ng_folders(tmp_path, imdb_slice, newsgroups_
                                        ("multiclass-hinge", news)):
         out = subprocess.run([str(NBSVM), "train", str(train), "--test", str(test),
                               "-o", str(tmp_path / "m.npz"), "--learner", name,
-                              "--epochs", "3", *extra], capture_output=True, text=True)
+                              # Pegasos' last iterate after 3 epochs of 2,000 reviews swings
+                              # with the order (72.3-79.1% over seeds 0-3); after 10 it has
+                              # settled (82.6-83.1%)
+                              "--epochs", "10" if name == "pegasos" else "3", *extra],
+                             capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
         accuracy = float(out.stdout.split("accuracy: ")[1].split("%")[0])
         assert accuracy > 75.0, (name, train, accuracy)

@@ -35,6 +35,15 @@ def test_tokenize_hand_examples(text, expected):
     assert naive_tokens(text) == expected        # the reference agrees with the hand answer
 
 
+def test_tokenize_split_scripts_and_nfkc():
+    # per character for scripts written without spaces (tests/test_scripts.py in full)
+    assert tokenize("Café naïve – 東京", split_scripts=True) == ["café", "naïve", "–", "東", "京"]
+    assert tokenize("Café naïve – 東京", split_scripts=False) == ["café", "naïve", "–", "東京"]
+    assert tokenize("ＯＫ好！", nfkc=True) == ["ok好", "!"]
+    assert tokenize("ＯＫ好！", split_scripts=True, nfkc=True) == ["ok", "好", "!"]
+    assert tokenize("ＯＫ好！", split_scripts=True) == ["ｏｋ", "好", "！"]
+
+
 def test_tokenize_every_punctuation_mark_is_its_own_token():
     for ch in '.",()!?;:':
         assert tokenize(f"a{ch}b") == ["a", ch, "b"]

@@ -13,7 +13,7 @@ from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic
 
-HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3)
+HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3, split_scripts=True)
 SETTINGS = dict(loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=5, norm="none")
 
 

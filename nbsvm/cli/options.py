@@ -2,6 +2,7 @@
 checkpoints), defined once so that their names and help read the same everywhere."""
 import typer
 
+from nbsvm.config import DEFAULTS
 from nbsvm.io.readers import FORMAT_HELP
 from nbsvm.io.tables import COLUMN_SEPARATOR
 
@@ -53,3 +54,15 @@ CHAR_NGRAMS = typer.Option("0", "--char-ngrams", metavar="N|LO-HI",
 KEEP_CASE = typer.Option(False, "--keep-case",
                          help="Keep the text's case (Good and good are different words); the "
                               "default lowercases.")
+SPLIT_SCRIPTS = typer.Option(DEFAULTS["split_scripts"], "--split-scripts/--no-split-scripts",
+                             help="Make every character of the scripts written without "
+                                  "spaces (Chinese, Japanese, Thai, Lao, Khmer, Myanmar...) "
+                                  "and each fullwidth or CJK punctuation mark a token of its "
+                                  "own, so that word n-grams over them are character n-grams; "
+                                  "Latin words and Korean stay words. --no-split-scripts: "
+                                  "split on white space and . \" , ( ) ! ? ; : only, as "
+                                  "models saved before the option.")
+NFKC = typer.Option(DEFAULTS["nfkc"], "--nfkc",
+                    help="Unicode NFKC normalization before tokenizing: fullwidth letters "
+                         "and digits (Ｇｏｏｄ１) read as ASCII, halfwidth katakana as "
+                         "katakana, … as ...")

@@ -18,7 +18,7 @@ from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
+from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, NFKC, SPLIT_SCRIPTS, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
                                LABEL_COL, LABEL_SEP, QUIET, RESUME, SCHEDULER, SKIP_BAD, STRICT,
                                TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
@@ -143,6 +143,7 @@ def train_command(
                                                                     "(ignored with --lexicon)."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
     char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
+    split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     min_df: Optional[int] = typer.Option(None, "--min-df",
@@ -303,11 +304,13 @@ def train_command(
             h = lex.hasher
             ngrams, n_bits, char_ngrams, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
             char_min, lowercase = h.char_min, h.lowercase
+            split_scripts, nfkc = h.split_scripts, h.nfkc
             if alpha == DEFAULTS["alpha"]:
                 alpha = lex.alpha
         eta0 = parse_eta0(eta0)
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
                               char_min=char_min, lowercase=lowercase,
+                              split_scripts=split_scripts, nfkc=nfkc,
                               hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
                               optimizer=optimizer,
                               eta0=eta0, lam=lam, beta=beta, interpolate=interpolate, epochs=epochs,
@@ -540,6 +543,9 @@ def reproduce_command(clf) -> str:
             continue
         if k == "lowercase":
             parts.append("--keep-case")
+            continue
+        if k == "split_scripts":
+            parts.append("--split-scripts" if v else "--no-split-scripts")
             continue
         if k == "char_ngrams" and clf.char_min:
             parts.append(f"--char-ngrams {clf.char_min}-{v}")

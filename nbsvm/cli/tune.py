@@ -17,7 +17,7 @@ from nbsvm.models.persist import atomic_path
 from nbsvm.training.tune import DEFAULT_GRID, TUNABLE, tune
 from nbsvm.cli import app
 from nbsvm.cli.options import (CHAR_NGRAMS, ENCODING, FORMAT, INPUTS, KEEP_CASE, LABEL_COL,
-                               LABEL_SEP, QUIET, STRICT, TEXT_COL)
+                               LABEL_SEP, NFKC, QUIET, SPLIT_SCRIPTS, STRICT, TEXT_COL)
 from nbsvm.cli.common import (check_outputs, cli_errors, documents, parse_char_ngrams,
                               text_columns)
 from nbsvm.cli.progress import ProgressReporter
@@ -71,6 +71,10 @@ def command_line(inputs, params: dict) -> str:
             continue
         if k == "lowercase":
             parts.append("--keep-case")
+        elif k in ("split_scripts", "nfkc"):        # on/off flags
+            flag = "--" + k.replace("_", "-")
+            if v != DEFAULTS[k]:
+                parts.append(flag if v else "--no-" + flag[2:])
         elif k == "char_ngrams" and params.get("char_min"):
             parts += ["--char-ngrams", f"{params['char_min']}-{v}"]
         else:
@@ -92,6 +96,7 @@ def tune_command(
     folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
     char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
+    split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed",
                                   help="MurmurHash3 seed."),
     epochs: Optional[int] = typer.Option(None, "--epochs",
@@ -121,7 +126,8 @@ def tune_command(
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
         base = dict(n_bits=n_bits, char_ngrams=char_ngrams, char_min=char_min,
-                    lowercase=not keep_case, hash_seed=hash_seed, epochs=epochs,
+                    lowercase=not keep_case, split_scripts=split_scripts, nfkc=nfkc,
+                    hash_seed=hash_seed, epochs=epochs,
                     seed=seed)
         if not (quiet or json_out):
             typer.echo("settings: " + json.dumps(dict(base, grid=search, valid=None if folds

@@ -158,7 +158,8 @@ def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
     for start in range(0, len(texts), MAP_BATCH):
         buf, starts = hasher.prepare(texts[start:start + MAP_BATCH])
         hit, keys, offsets, raw = _ngram_hits(
-            buf, starts, hasher.ngrams, (1 << hasher.n_bits) - 1, hasher.seed, wanted)
+            buf, starts, hasher.ngrams, (1 << hasher.n_bits) - 1, hasher.seed, wanted,
+            bool(hasher.split_scripts), hasher.scripts)
         if not hit.size:
             continue
         # count equal n-grams by (bucket, second hash) in numpy; decode one string of each

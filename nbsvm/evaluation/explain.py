@@ -7,12 +7,17 @@ contributions.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _unit_row, contributions
-from nbsvm.text.hashing import bucket_of
+from nbsvm.text.hashing import _encode, bucket_of
+from nbsvm.text.scripts import SPLIT_RE
 from nbsvm.evaluation.results import Explanation
+
+_SPLIT_TOKEN = re.compile(SPLIT_RE)
 
 
 def _output_of(clf, cls) -> int:
@@ -97,8 +102,9 @@ def explain_text(clf, text: str, cls=None) -> Explanation:
     hasher = clf.hasher_
     words, chars = hasher.keys(text)
     seed2 = (hasher.seed + 1) & 0xFFFFFFFF
-    keyed = [(w, "word", bucket_of(w, hasher.n_bits, hasher.seed)) for w in words] + \
-            [(c, "char", bucket_of(c, hasher.n_bits, seed2)) for c in chars]
+    # keys as their UTF-8 bytes (lone surrogates passed through, as the hasher does)
+    keyed = [(w, "word", bucket_of(_encode(w), hasher.n_bits, hasher.seed)) for w in words] + \
+            [(c, "char", bucket_of(_encode(c), hasher.n_bits, seed2)) for c in chars]
     row = C[k]
     if clf.unit_rows():
         row = _unit_row(clf, k, [b for _, _, b in keyed])
@@ -120,10 +126,25 @@ def explain_text(clf, text: str, cls=None) -> Explanation:
                         "constant": float(sign * const[k]), "ngrams": rows})
 
 
+def word_gaps(words: list[str]) -> list[str]:
+    """What goes before each of the ``words`` (unigrams) to show them as text: nothing
+    before the first, and between two characters of a script written without spaces (a
+    token each with ``split_scripts``: ``好``, ``看``, ``！``) nothing either, so that
+    ``这部电影很好看！`` reads as it was written; a space everywhere else.
+
+    Examples
+    --------
+    >>> word_gaps(["great", "film", "很", "好", "看", "！", "ok"])
+    ['', ' ', ' ', '', '', '', ' ']
+    """
+    split = [_SPLIT_TOKEN.fullmatch(w) is not None for w in words]
+    return ["" if i == 0 or (split[i - 1] and split[i]) else " " for i in range(len(words))]
+
+
 def shaded_html(explanation: dict) -> str:
     """The body of :func:`to_html`: the score, the unigrams each shaded by its contribution
-    (green raises the score, red lowers it) and a table of the strongest n-grams (an HTML
-    fragment; every text escaped)."""
+    (green raises the score, red lowers it; spaced as :func:`word_gaps` says) and a table of
+    the strongest n-grams (an HTML fragment; every text escaped)."""
     import html
 
     rows = explanation["ngrams"]
@@ -135,9 +156,9 @@ def shaded_html(explanation: dict) -> str:
         color = (0, 160, 0) if v > 0 else (200, 0, 0)
         return f"rgba({color[0]},{color[1]},{color[2]},{a:.2f})"
 
-    spans = " ".join(f'<span title="{r["contribution"]:+.4f}" style="background:'
-                     f'{shade(r["contribution"])}">{html.escape(r["ngram"])}</span>'
-                     for r in words)
+    spans = "".join(f'{gap}<span title="{r["contribution"]:+.4f}" style="background:'
+                    f'{shade(r["contribution"])}">{html.escape(r["ngram"])}</span>'
+                    for gap, r in zip(word_gaps([r["ngram"] for r in words]), words))
     strongest = sorted((r for r in rows if r["contribution"]), key=lambda r: -abs(r["contribution"]))
     table = "".join(f"<tr><td>{html.escape(r['ngram'])}</td><td>{r['contribution']:+.4f}</td></tr>"
                     for r in strongest[:30])

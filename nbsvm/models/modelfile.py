@@ -20,7 +20,7 @@ from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import quantize
 from nbsvm.models.calibrator import Calibrator
 from nbsvm.models.persist import Chunked, load_npz, save_npz
-from nbsvm.config import BUCKET_DTYPE
+from nbsvm.config import BUCKET_DTYPE, FORMER_TOKENIZER
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.text.hashing import Hasher
 from nbsvm.learners.persistence import label_values, read_label_values
@@ -233,9 +233,10 @@ def load_model(cls, path):
         if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
             raise TypeError("params and hasher must be objects")
         # files from before the norm option were trained without it; before the L2 strength
-        # took the backend's name (lam) it was l2
+        # took the backend's name (lam) it was l2; before split_scripts and nfkc, the
+        # tokenizer had neither
         params = {RENAMED.get(k, k): v for k, v in header["params"].items()}
-        clf = cls(**{"norm": "none", **params})
+        clf = cls(**{"norm": "none", **FORMER_TOKENIZER, **params})
         if clf.validate() != Hasher(**header["hasher"]):
             raise NBSVMError("corrupted model file: the hasher settings do not match "
                              "the parameters", path=str(path))

@@ -137,6 +137,15 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         (0: only ``char_ngrams``), as fastText's ``-minn``/``-maxn``.
     lowercase : bool
         Lowercase the text before tokenizing (False: keep case).
+    split_scripts : bool
+        Every character of the scripts written without spaces between words (Chinese,
+        Japanese, Thai, Lao, Khmer, Myanmar, ...; :mod:`nbsvm.text.scripts`) and the
+        fullwidth and CJK punctuation is a token of its own, so that the word n-grams over
+        such text are its character n-grams; Latin words and Korean (written with spaces)
+        stay words. Models saved before the option load with False, as they were trained.
+    nfkc : bool
+        Unicode NFKC normalization before lowercasing: fullwidth letters and digits
+        (``Ｇｏｏｄ１``) read as ASCII, halfwidth katakana as katakana, ``…`` as ``...``.
     early_stopping : bool
         Hold out ``validation_fraction`` of the training documents, report the accuracy on
         them after every epoch, stop when it has not improved for ``n_iter_no_change``
@@ -207,7 +216,8 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
                  time_budget=60.0, auto_metric=None, calibrate=None, class_weight=None, keep_counts=False,
                  char_min=0, lowercase=True, early_stopping=False, validation_fraction=0.1,
-                 n_iter_no_change=2):
+                 n_iter_no_change=2, split_scripts=DEFAULTS["split_scripts"],
+                 nfkc=DEFAULTS["nfkc"]):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -239,6 +249,8 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
+        self.split_scripts = split_scripts
+        self.nfkc = nfkc
 
     # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------

@@ -64,7 +64,8 @@ class SettingsMixin:
 
     def _hasher(self) -> Hasher:
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
-                      seed=self.hash_seed, char_min=self.char_min, lowercase=self.lowercase)
+                      seed=self.hash_seed, char_min=self.char_min, lowercase=self.lowercase,
+                      split_scripts=self.split_scripts, nfkc=self.nfkc)
 
     @property
     def backend_learner(self) -> str | None:

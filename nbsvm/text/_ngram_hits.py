@@ -12,7 +12,7 @@ from nbsvm.text._tokenizer import _tokenize
 
 
 @njit(cache=True, nogil=True)
-def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted):
+def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted, split, scripts):
     """Every word n-gram occurrence whose bucket is set in the bitmap ``wanted`` (uint64
     words: bit ``b & 63`` of word ``b >> 6``; 2 MB for 2**24 buckets, so that the lookups
     stay in cache), with its text.
@@ -22,7 +22,8 @@ def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted):
     single spaces: the exact key that was hashed) in bucket ``buckets[j]``, and ``keys[j]``
     a second hash of it (another seed), so that equal n-grams are counted without comparing
     strings. Used to name the buckets a model explains with; buckets come from
-    :func:`_word_ngram_ids`, so they equal the hasher's.
+    :func:`_word_ngram_ids`, so they equal the hasher's (``split``, ``scripts``: its
+    ``split_scripts`` and the table, as :func:`nbsvm.text._ngram_ids._hash_docs`).
     """
     n_docs = doc_starts.shape[0] - 1
     longest = 0
@@ -40,7 +41,7 @@ def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted):
     n_bytes = 0
     hit_offsets[0] = 0
     for d in range(n_docs):
-        t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok)
+        t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok, split, scripts)
         _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw)
         base = 0
         for o in range(1, ngrams + 1):

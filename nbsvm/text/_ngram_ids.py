@@ -106,13 +106,15 @@ def _add_distinct(h, keys, stamps, size_mask, shift, stamp, ids, m):
 
 
 @njit(cache=True, nogil=True)
-def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2):
+def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2, split,
+               scripts):
     """Bucket ids of every document ``buf[doc_starts[d]:doc_starts[d+1]]``.
 
     Returns ``(ids, offsets)``: each document's distinct ids (int32) in order of first
     occurrence (all unigrams, then bigrams, ..., then character n-grams of lengths
     ``char_lo..char_n``, shortest first), concatenated, and offsets (int64, one more than
-    documents).
+    documents). ``split``, ``scripts``: the tokenizer's ``split_scripts`` and its table
+    (:func:`nbsvm.text._tokenizer._tokenize`).
 
     Scratch memory follows what a document produces, not its bytes times the n-gram order:
     token starts grow to the most tokens of a document, the n-gram buffer to the most
@@ -143,10 +145,10 @@ def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2):
         if stamp == 0x7FFFFFFF:             # int32 stamps wrap: forget every document
             stamps[:] = -1
             stamp = 0
-        t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok)
+        t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok, split, scripts)
         if t + 1 > tok.shape[0]:            # more tokens than ever before: grow, redo
             tok = np.empty(max(t + 1, 2 * tok.shape[0]), np.int64)
-            t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok)
+            t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok, split, scripts)
         need = _n_word_ngrams(t, ngrams)
         if char_n > 0 and t > 0:
             # a token of c code points gives max(c + 2 - char_n + 1, 1) <= bytes + 2 n-grams

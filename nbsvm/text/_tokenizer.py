@@ -6,6 +6,12 @@ kernels then do what the reference does per token, without building strings: spl
 space (every code point for which ``str.isspace`` is true), split off the punctuation
 ``. " , ( ) ! ? ; :`` as tokens of their own, and write the tokens into a buffer with single
 spaces between them, so that each n-gram is a contiguous span of that buffer.
+
+With ``split`` (``split_scripts``) the characters that ``scripts`` (the table of
+:mod:`.scripts`, as :func:`nbsvm.text.scripts.script_arrays`) lists are looked up: a split
+character is a token of its own, a combining mark right after one joins its token, a break
+separates like white space. ASCII never reaches the lookup, and without ``split`` nothing
+changes: the tokens are exactly those of the tokenizer before the option.
 """
 from __future__ import annotations
 
@@ -30,8 +36,82 @@ def _is_punct(b):
             or b == 0x3F or b == 0x3B or b == 0x3A)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _decode(buf, i, e):
+    """``(code point, length)`` of the UTF-8 sequence at ``buf[i]``, as :func:`_tokenize`
+    decodes it (a sequence cut by ``e`` is shorter)."""
+    b = buf[i]
+    if b >= 0xF0:
+        length = 4
+        cp = b & 0x07
+    elif b >= 0xE0:
+        length = 3
+        cp = b & 0x0F
+    elif b >= 0xC0:
+        length = 2
+        cp = b & 0x1F
+    else:
+        length = 1
+        cp = b
+    if i + length > e:
+        length = e - i
+    for j in range(1, length):
+        cp = (cp << 6) | (buf[i + j] & 0x3F)
+    return cp, length
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _script_kind(cp, scripts):
+    """The kind of code point ``cp`` in ``scripts`` (``(3, n)``: sorted disjoint ranges'
+    first and last code points and kinds): 0 (an ordinary character), 1 split, 2 join,
+    3 break."""
+    lo = 0
+    hi = scripts.shape[1]
+    while lo < hi:                          # the last range starting at or before cp
+        mid = (lo + hi) >> 1
+        if scripts[0, mid] <= cp:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo > 0 and cp <= scripts[1, lo - 1]:
+        return scripts[2, lo - 1]
+    return 0
+
+
 @njit(cache=True, nogil=True)
-def _tokenize(buf, s, e, norm, tok):
+def _script_step(buf, i, e, cp, length, first, scripts, norm, n, tok, t, cap, in_tok):
+    """:func:`_tokenize`'s step at a character of the table, out of the ASCII loop: a split
+    character becomes a token of its own with the combining marks after it, a break ends
+    the token. Returns ``(i, n, t, in_tok)`` after it; ``i`` unchanged: an ordinary
+    character (a mark after no split character, or none of the table)."""
+    kind = _script_kind(cp, scripts)
+    if kind == 1:
+        if in_tok:
+            t += 1
+        if t > 0:
+            norm[n] = 0x20
+            n += 1
+        if t < cap:
+            tok[t] = n
+        t += 1
+        while True:
+            for j in range(length):
+                norm[n] = buf[i + j]
+                n += 1
+            i += length
+            if i >= e:
+                break
+            cp, length = _decode(buf, i, e)
+            if length < 2 or cp < first or _script_kind(cp, scripts) != 2:
+                break
+        return i, n, t, False
+    if kind == 3:
+        return i + length, n, t + 1 if in_tok else t, False
+    return i, n, t, in_tok
+
+
+@njit(cache=True, nogil=True)
+def _tokenize(buf, s, e, norm, tok, split, scripts):
     """Write the tokens of ``buf[s:e]`` into ``norm`` separated by single spaces.
 
     Returns the number of tokens t. Token k is ``norm[tok[k]:tok[k + 1] - 1]``: ``tok`` holds
@@ -39,11 +119,17 @@ def _tokenize(buf, s, e, norm, tok):
     last token plus one): ends are implied since tokens are exactly one space apart. If ``tok`` is shorter than
     ``t + 1`` the starts that do not fit are not written: the caller grows ``tok`` to
     ``t + 1`` and calls again, so ``tok`` is sized by tokens, not bytes.
+
+    ``split``: look the characters from the table's first code point on up in ``scripts``
+    (see the module docstring), in :func:`_script_step`, out of this loop: its ASCII and
+    white space paths are the tokenizer's before the option, and run as fast.
     """
     cap = tok.shape[0]
     n = 0           # bytes written to norm
     t = 0           # tokens
     in_tok = False
+    # code points from ``first`` on are looked up (without split: none)
+    first = scripts[0, 0] if split and scripts.shape[1] > 0 else 0x7FFFFFFF
     i = s
     while i < e:
         b = buf[i]
@@ -94,6 +180,12 @@ def _tokenize(buf, s, e, norm, tok):
                     in_tok = False
                 i += length
                 continue
+            if length > 1 and cp >= first:    # split_scripts: the table decides
+                after, n, t, in_tok = _script_step(buf, i, e, cp, length, first, scripts,
+                                                   norm, n, tok, t, cap, in_tok)
+                if after > i:
+                    i = after
+                    continue
         if not in_tok:
             if t > 0:
                 norm[n] = 0x20

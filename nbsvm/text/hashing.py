@@ -7,6 +7,7 @@ in their own hash family and do not systematically coincide with word n-grams.
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, asdict
 
 import mmh3
@@ -15,6 +16,7 @@ import numpy as np
 from nbsvm.config import BUCKET_DTYPE, MIN_BITS, MAX_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.text._ngram_ids import _hash_docs
+from nbsvm.text.scripts import NO_SCRIPTS, SCRIPT_ARRAYS
 from nbsvm.text.tokenize import tokenize, word_ngrams, char_ngrams
 
 
@@ -60,6 +62,14 @@ class Hasher:
         ``char_ngrams``; fastText's ``minn``/``maxn``).
     lowercase : bool
         Lowercase the text first (False: keep case, ``Good`` and ``good`` differ).
+    split_scripts : bool
+        Every character of the scripts written without spaces (Chinese, Japanese, Thai, ...)
+        and their punctuation is a token of its own (:mod:`nbsvm.text.scripts`), so that
+        word n-grams over them are character n-grams. False here, the tokenizer of the files
+        written before the option (whose settings lack it); new models turn it on.
+    nfkc : bool
+        Unicode NFKC normalization first (fullwidth ``Ａ１`` is ``A1``, halfwidth ``ｶ`` is
+        ``カ``, ``…`` is ``...``), before lowercasing.
 
     Examples
     --------
@@ -73,6 +83,8 @@ class Hasher:
     seed: int = 0
     char_min: int = 0
     lowercase: bool = True
+    split_scripts: bool = False
+    nfkc: bool = False
 
     def __post_init__(self):
         validate_n_bits(self.n_bits)
@@ -86,8 +98,9 @@ class Hasher:
                 or not (self.char_min == 0 or 1 <= self.char_min <= self.char_ngrams):
             raise NBSVMError(f"the shortest character n-grams must be between 1 and the "
                              f"longest ({self.char_ngrams}), got {self.char_min!r}")
-        if not isinstance(self.lowercase, (bool, np.bool_)):
-            raise NBSVMError(f"lowercase must be True or False, got {self.lowercase!r}")
+        for name in ("lowercase", "split_scripts", "nfkc"):
+            if not isinstance(getattr(self, name), (bool, np.bool_)):
+                raise NBSVMError(f"{name} must be True or False, got {getattr(self, name)!r}")
 
     @property
     def char_lengths(self) -> range:
@@ -98,7 +111,7 @@ class Hasher:
 
     def keys(self, text: str) -> tuple[list[str], list[str]]:
         """The word and character n-gram keys of ``text`` (with repeats)."""
-        tokens = tokenize(text, self.lowercase)
+        tokens = tokenize(text, self.lowercase, self.split_scripts, self.nfkc)
         chars = [key for n in self.char_lengths for key in char_ngrams(tokens, n)]
         return word_ngrams(tokens, self.ngrams), chars
 
@@ -122,9 +135,13 @@ class Hasher:
     def prepare(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """The Python half of :meth:`batch`: normalized UTF-8 bytes and document starts.
 
-        Only C string methods run per document (``lower``, ``replace``, ``encode``); this is
-        the part a reader thread does while the compiled half runs without the GIL.
+        Only C string methods run per document (``unicodedata.normalize`` with ``nfkc``,
+        ``lower``, ``replace``, ``encode``); this is the part a reader thread does while the
+        compiled half runs without the GIL.
         """
+        if self.nfkc:
+            nfkc = unicodedata.normalize
+            texts = [nfkc("NFKC", t) for t in texts]
         if self.lowercase:
             parts = [_encode(t.lower().replace("<br />", " ")) for t in texts]
         else:
@@ -139,7 +156,8 @@ class Hasher:
         """The compiled half of :meth:`batch` (releases the GIL)."""
         return _hash_docs(buf, starts, self.ngrams, self.char_min or self.char_ngrams,
                           self.char_ngrams, (1 << self.n_bits) - 1, self.seed,
-                          (self.seed + 1) & 0xFFFFFFFF)
+                          (self.seed + 1) & 0xFFFFFFFF, bool(self.split_scripts),
+                          self.scripts)
 
     def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Distinct bucket ids of many texts as CSR ``(ids int32, offsets int64)``.
@@ -153,5 +171,14 @@ class Hasher:
         """Distinct bucket ids of ``text`` as int32, in order of first occurrence."""
         return self.batch([text])[0]
 
+    @property
+    def scripts(self) -> np.ndarray:
+        """The compiled tokenizer's table of split characters (empty without
+        ``split_scripts``)."""
+        return SCRIPT_ARRAYS if self.split_scripts else NO_SCRIPTS
+
     def settings(self) -> dict:
-        return asdict(self)
+        """The fields as a dict (``Hasher(**settings)`` rebuilds it; saved in model,
+        lexicon and cache files: one that lacks ``split_scripts`` or ``nfkc`` was written
+        before them, and the defaults False are how it tokenized)."""
+        return {k: (bool(v) if isinstance(v, np.bool_) else v) for k, v in asdict(self).items()}

@@ -1,26 +1,55 @@
 """The default tokenizer of docs/design.md and the n-grams built from its tokens.
 
-Lowercase; replace ``<br />`` with a space; split the punctuation ``. " , ( ) ! ? ; :``
-into tokens of their own; split on white space (Python's ``str.split``).
+Optionally NFKC-normalize (``nfkc``); lowercase; replace ``<br />`` with a space; split the
+punctuation ``. " , ( ) ! ? ; :`` into tokens of their own and, with ``split_scripts``, every
+character of the scripts written without spaces and the punctuation of
+:data:`nbsvm.text.scripts.SCRIPT_TABLE` (a combining mark stays with the character it
+follows; the Tibetan tsheg separates as white space does); split on white space (Python's
+``str.split``).
 """
 from __future__ import annotations
 
 import re
+import unicodedata
+
+from nbsvm.text.scripts import BREAK_RE, SPLIT_RE
 
 PUNCTUATION = '.",()!?;:'
 _PUNCT_RE = re.compile(r'([.",()!?;:])')
+_SCRIPTS_RE = re.compile(f'([.",()!?;:]|{SPLIT_RE})')
 
 
-def tokenize(text: str, lowercase: bool = True) -> list[str]:
-    """Split a document into normalized tokens (``lowercase`` False: case kept).
+def normalize(text: str, lowercase: bool = True, nfkc: bool = False) -> str:
+    """The text the tokenizer splits: NFKC (``nfkc``), then lowercased (``lowercase``), then
+    ``<br />`` replaced by a space, in this order on every path.
+
+    Examples
+    --------
+    >>> normalize("Ｇｒｅａｔ<br />ﾌｨﾙﾑ", nfkc=True)
+    'great フィルム'
+    """
+    if nfkc:
+        text = unicodedata.normalize("NFKC", text)
+    return (text.lower() if lowercase else text).replace("<br />", " ")
+
+
+def tokenize(text: str, lowercase: bool = True, split_scripts: bool = False,
+             nfkc: bool = False) -> list[str]:
+    """Split a document into normalized tokens (``lowercase`` False: case kept;
+    ``split_scripts``: a token per character of Chinese, Japanese, Thai...; ``nfkc``:
+    Unicode NFKC first).
 
     Examples
     --------
     >>> tokenize("Great film!<br />Loved it, really.")
     ['great', 'film', '!', 'loved', 'it', ',', 'really', '.']
+    >>> tokenize("这部电影很好看！Great film", split_scripts=True)
+    ['这', '部', '电', '影', '很', '好', '看', '！', 'great', 'film']
     """
-    text = (text.lower() if lowercase else text).replace("<br />", " ")
-    return _PUNCT_RE.sub(r" \1 ", text).split()
+    text = normalize(text, lowercase, nfkc)
+    if not split_scripts:
+        return _PUNCT_RE.sub(r" \1 ", text).split()
+    return BREAK_RE.sub(" ", _SCRIPTS_RE.sub(r" \1 ", text)).split()
 
 
 def word_ngrams(tokens: list[str], n: int) -> list[str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nbsvm.config import FORMER_TOKENIZER
 from nbsvm.data.cachestore import input_identity
 from nbsvm.errors import NBSVMError
 from nbsvm.models.persist import load_npz, save_npz
@@ -101,6 +102,10 @@ class Checkpoint:
             return None
         header, arrays = load_npz(self.path, KIND)
         mine, theirs = self.fingerprint(params), header.get("fingerprint")
+        if isinstance(theirs, dict) and isinstance(theirs.get("params"), dict):
+            # written before split_scripts and nfkc: it tokenized without them
+            theirs = dict(theirs, params={**{k: v for k, v in FORMER_TOKENIZER.items()
+                                             if k in mine["params"]}, **theirs["params"]})
         if not isinstance(theirs, dict) or theirs.get("params") != mine["params"]:
             saved = theirs.get("params", {}) if isinstance(theirs, dict) else {}
             diff = sorted(k for k in set(saved) | set(mine["params"])

@@ -374,7 +374,7 @@ def test_hashed_learner_bits_beyond_features(tmp_path):
 # -- feature caches ------------------------------------------------------------------------------
 
 def _cache(tmp_path, n_docs=40):
-    hasher = Hasher(ngrams=2, n_bits=10)
+    hasher = Hasher(ngrams=2, n_bits=10, split_scripts=True)
     texts = [TRAIN[i % len(TRAIN)][1] + f" doc{i}" for i in range(n_docs)]
     with CacheWriter(tmp_path / "cache", hasher) as w:
         ids, offsets = hasher.batch(texts)
