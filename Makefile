@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning imbalanced quantize scale serve-bench rcv1 iris reproduce data bench clean
+.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench clean
 
 all: test
 
@@ -72,6 +72,12 @@ imbalanced: install-bench data-imdb
 # Wang & Manning 2012 Tables 2-3 beside nbsvm and scikit-learn (results/wang_manning.md)
 wang-manning: install-bench
 	$(PY) pipelines/wang_manning.py
+
+# nbsvm (defaults and auto) beside scikit-learn and fastText on every shape of text the
+# shared corpora give: short/long, binary/multi-class, imbalanced, few documents, no spaces,
+# Unicode-heavy (results/robustness.md; about 25 minutes on 2 cores)
+robustness: install-bench
+	$(PY) pipelines/robustness.py
 
 # 1M and 4M generated reviews: nbsvm beside Vowpal Wabbit and fastText, a memory-capped
 # run (results/scale.md; about 40 GB of disk under results/tmp/scale while it runs)

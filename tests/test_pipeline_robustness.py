@@ -1,0 +1,199 @@
+"""`make robustness` (pipelines/robustness.py, pipelines/_shapes.py): the text
+transformations, every shape's builder (each shape is what it claims: one-line subjects, no
+white space, 1:9 classes, the same folds for Subj and its Unicode copy...), the options,
+and one shape end to end with --quick (tiny sizes). No full runs."""
+import collections
+import doctest
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import REPO
+from nbsvm import datasets
+
+sys.path.insert(0, str(REPO / "pipelines"))
+import _shapes as S  # noqa: E402
+import robustness  # noqa: E402
+
+
+def need(*names):
+    missing = [n for n in names if not datasets.available(n)]
+    if missing:
+        pytest.skip(f"corpora not in the shared datasets: {missing}")
+
+
+def check_folds(folds, n_folds):
+    assert len(folds) == n_folds
+    for train_x, train_y, test_x, test_y in folds:
+        assert len(train_x) == len(train_y) > 0 and len(test_x) == len(test_y) > 0
+        assert all(isinstance(t, str) for t in train_x + test_x)
+
+
+# ---- transformations ------------------------------------------------------------------------
+
+def test_doctests_of_the_shapes_module():
+    failed, tried = doctest.testmod(S)
+    assert tried >= 6 and failed == 0
+
+
+def test_first_sentence_and_subject_line_are_one_line():
+    assert S.first_sentence("Works great.  I love it!\nMore.") == "Works great."
+    assert S.first_sentence("no stop " * 40) == " ".join(["no", "stop"] * 25)   # 50 words
+    assert S.first_sentence("  \n ") == ""
+    msg = "From: x\nSubject: Re: WTB:\n\tcheap  modem\nLines: 3\n\nSubject: not this"
+    assert S.subject_line(msg) == "Re: WTB: cheap modem"
+    assert S.subject_line("From: x\n\nSubject: in the body") == ""
+
+
+def test_without_spaces_removes_every_white_space_character():
+    text = "A fine\tfilm.<br /><br />Really\u00a0good\u3000one\r\n"
+    out = S.without_spaces(text)
+    assert out == "Afinefilm.Reallygoodone" and not any(c.isspace() for c in out)
+
+
+def test_unicode_heavy_is_deterministic_and_keeps_the_words_apart():
+    text = "the acting is superb and the story is simple ."
+    a, b = S.unicode_heavy(text, 0), S.unicode_heavy(text, 0)
+    assert a == b and a != text and not a.isascii()
+    assert S.unicode_heavy(text, 1) != a                  # the seed changes the spelling
+    core = [w for w in a.split() if w not in S.EMOJI]    # words stay words, emoji added
+    assert len(core) == len(text.split())
+    scripts = {c for c in a if not c.isascii()}
+    assert any("\u0400" <= c <= "\u04ff" for c in scripts)           # Cyrillic
+    assert any("\u0370" <= c <= "\u03ff" for c in scripts)           # Greek
+
+
+# ---- the shapes at full size ------------------------------------------------------------------
+
+def test_subject_shape_is_one_line_per_message_twenty_groups():
+    need("20newsgroups")
+    [(tr, ytr, te, yte)] = S.ng_subjects(0, False)
+    assert (len(tr), len(te)) == (11314, 7532) and len(set(ytr)) == 20
+    assert all("\n" not in t and len(t.split()) <= 40 for t in tr + te)
+    assert all(tr) and all(te)                              # every message has one
+    messages = S.corpus("20newsgroups", "train")[0]
+    assert sorted(tr) == sorted(S.subject_line(m) for m in messages)
+    [(full_tr, _, _, _)] = S.ng_full(0, False)
+    assert sorted(full_tr) == sorted(messages)
+    assert all(m.split("\n\n")[0].count("\nSubject: ") + m.startswith("Subject: ")
+               for m in full_tr)                                      # headers kept
+
+
+def test_blitzer_domain_shape_is_balanced_first_sentences():
+    need("blitzer")
+    folds = S.blitzer_domain(0, False)
+    check_folds(folds, 5)
+    for _, _, te, yte in folds:
+        assert collections.Counter(yte) == {d: 200 for d in ("books", "dvd", "electronics",
+                                                             "kitchen")}
+        assert all("\n" not in t and len(t.split()) <= S.FIRST_SENTENCE_WORDS for t in te)
+    assert sum(len(f[2]) for f in folds) == 4000
+
+
+def test_subj_and_its_unicode_copy_share_the_folds():
+    need("subj")
+    plain, heavy = S.subj(0, False), S.subj_unicode(0, False)
+    check_folds(plain, 5)
+    check_folds(heavy, 5)
+    for (_, _, te, yte), (_, _, te2, yte2) in zip(plain, heavy):
+        assert yte == yte2 and [S.unicode_heavy(t, 0) for t in te] == te2
+    share = np.mean([not t.isascii() for t in heavy[0][2]])
+    assert share > 0.95 and sum(len(f[2]) for f in plain) == 10000
+
+
+def test_imdb_shapes_sizes_classes_and_no_white_space():
+    need("imdb")
+    [(tr, ytr, te, yte)] = S.imdb_imbalanced(0, False)
+    assert collections.Counter(ytr) == collections.Counter(yte) == {"neg": 4500, "pos": 500}
+    [(tr, ytr, te, yte)] = S.imdb_no_spaces(0, False)
+    assert len(tr) == len(te) == 3000 and collections.Counter(ytr) == {"neg": 1500, "pos": 1500}
+    assert not any(c.isspace() for t in tr + te for c in t)
+    for build, n in ((S.imdb_200, 200), (S.imdb_1000, 1000)):
+        draws = build(0, False)
+        check_folds(draws, 3)
+        assert all(collections.Counter(y) == {"neg": n // 2, "pos": n // 2}
+                   for _, y, _, _ in draws)
+        assert all(d[2] == draws[0][2] and len(d[2]) == 5000 for d in draws)  # one test set
+        assert len({tuple(d[0]) for d in draws}) == 3                         # three draws
+    [(tr, ytr, te, yte)] = S.imdb(0, False)
+    assert len(tr) == len(te) == 10000 and len(set(tr)) > 9950     # IMDB repeats a few
+    assert set(tr) <= set(S.corpus("imdb", "train")[0])
+
+
+def test_sentence_shapes_and_rt2k_folds():
+    need("mpqa", "rt_polarity_2k")
+    folds = S.mpqa(0, False)
+    check_folds(folds, 5)
+    assert sum(len(f[2]) for f in folds) == 10603
+    rt = S.rt_2k(0, False)
+    check_folds(rt, 5)
+    assert all(len(te) == 400 and collections.Counter(y) == {"neg": 200, "pos": 200}
+               for _, _, te, y in rt)
+
+
+def test_training_parts_are_shuffled():
+    """The archives group documents by class; a learner that reads in order (fastText)
+    must not see one class after the other."""
+    need("20newsgroups", "blitzer", "subj", "mpqa", "imdb", "rt_polarity_2k")
+    for name, shape in S.SHAPES.items():
+        for _, y, _, _ in shape.build(0, True):
+            changes = sum(a != b for a, b in zip(y, y[1:]))
+            assert changes > len(y) / 10, name
+
+
+def test_builders_are_seeded():
+    need("mpqa")
+    a, b, c = S.mpqa(0, True), S.mpqa(0, True), S.mpqa(1, True)
+    assert a == b and a != c
+
+
+# ---- options and one shape end to end ---------------------------------------------------------
+
+def test_options():
+    args = robustness.parse_args([])
+    assert args.shapes == list(S.SHAPES) and args.seed == 0 and args.budget == 60.0
+    assert robustness.parse_args(["--quick"]).budget == robustness.QUICK_BUDGET
+    assert robustness.parse_args(["--shapes", "imdb,subj,imdb"]).shapes == ["imdb", "subj"]
+    for bad in (["--shapes", "imdb,chinese"], ["--budget", "0"]):
+        with pytest.raises(SystemExit):
+            robustness.parse_args(bad)
+
+
+def test_log_loss_and_scores():
+    proba = np.array([[0.9, 0.1], [0.2, 0.8], [1.0, 0.0]])
+    loss = robustness.log_loss(["a", "b", "b"], proba, ["a", "b"])
+    assert loss == pytest.approx(-(np.log(0.9) + np.log(0.8) + np.log(1e-15)) / 3)
+    assert np.isnan(robustness.log_loss(["a"], None, ["a", "b"]))
+    s = robustness.scores(["a", "b", "b"], ["a", "b", "a"], proba, ["a", "b"])
+    assert s["accuracy"] == pytest.approx(200 / 3) and 0 < s["macro_f1"] < 100
+
+
+def test_one_shape_end_to_end_quick(tmp_path, capsys):
+    need("mpqa")
+    pytest.importorskip("sklearn")
+    pytest.importorskip("fasttext")
+    frame, checks = robustness.main(["--quick", "--shapes", "mpqa", "--budget", "1",
+                                     "--seed", "3", "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    head = out.split("== planned work")[0]
+    assert "git_head: " in head and "git_status_short_lines: " in head
+    assert "reproduce: .venv/bin/python pipelines/robustness.py --quick --shapes mpqa" in head
+    assert "Chinese: skipped" in out
+    assert list(frame.columns) == robustness.COLUMNS
+    assert frame.system.tolist() == ["nbsvm defaults", "nbsvm auto", robustness.BASELINE_NAME,
+                                     "fastText (defaults, wordNgrams 2)",
+                                     "fastText (make bench's settings)"]
+    assert (frame.folds == 2).all() and (frame.classes == 2).all()
+    assert frame.accuracy.between(50, 100).all() and (frame.seconds > 0).all()
+    assert np.isfinite(frame[frame.system != "nbsvm auto"].log_loss).all()
+    assert list(checks.columns) == ["shape", "kind", "defaults >= baseline - 0.5",
+                                    "auto >= baseline and >= defaults",
+                                    "defaults log loss <= calibrated baseline + 0.1", "all"]
+    assert checks.iloc[0]["all"] in ("pass", "FAIL")
+    saved = pd.read_csv(tmp_path / "robustness.csv")
+    assert list(saved.columns) == robustness.COLUMNS and len(saved) == 5
+    md = (tmp_path / "robustness.md").read_text()
+    assert "## Checks" in md and "## mpqa (short binary)" in md and "± " in md
+    assert "No Chinese shape" in md
