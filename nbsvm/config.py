@@ -36,10 +36,19 @@ DEFAULTS = dict(
     # NFKC before tokenizing
     split_scripts=True,
     nfkc=False,
+    # a token of more than 20 code points also gives its character 4-grams (Hasher's
+    # long_words): text without spaces. English words stay below it (0.1% of IMDB's tokens
+    # are longer: web addresses, run-on words); IMDB with its spaces removed: 64.8% ->
+    # 87.3% (results/robustness.md), the character 1-3-gram baseline 83.7%
+    long_words=20,
 )
-# Model files, lexicons, caches and checkpoints written before split_scripts and nfkc lack
+LONG_WORD_CHARS = 4
+# the tokenizer of new models (a Hasher built by hand has the former one: FORMER_TOKENIZER)
+NEW_TOKENIZER = {k: DEFAULTS[k] for k in ("split_scripts", "nfkc", "long_words")}
+# Model files, lexicons, caches and checkpoints written before split_scripts, nfkc and
+# long_words lack
 # them: they tokenized without either (the Hasher's own defaults), and load that way.
-FORMER_TOKENIZER = dict(split_scripts=False, nfkc=False)
+FORMER_TOKENIZER = dict(split_scripts=False, nfkc=False, long_words=0)
 
 # With more than two classes, the parameters left at None take these instead (one-vs-rest
 # NB features scaled to unit norm; SGD with Bottou's eta0 calibration). Measured on

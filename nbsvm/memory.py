@@ -120,6 +120,16 @@ def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
             + max(counts, contributions))
 
 
+def array_bytes(*objects) -> int:
+    """Bytes of the numpy arrays among the attributes of ``objects`` (one level down)."""
+    total = 0
+    for obj in objects:
+        for value in vars(obj).values():
+            if isinstance(value, np.ndarray):
+                total += value.nbytes
+    return total
+
+
 def check_fit_memory(needed: int, max_memory=None, what: str = "training",
                      more: int | None = None) -> None:
     """Refuse, saying what to change, when ``needed`` bytes (the process's peak) exceed

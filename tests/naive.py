@@ -64,15 +64,20 @@ def naive_bucket(key: str, n_bits: int, seed: int) -> int:
 
 
 def naive_buckets(text: str, ngrams: int, n_bits: int, seed: int = 0,
-                  char_ngrams: int = 0) -> list[int]:
+                  char_ngrams: int = 0, long_words: int = 0) -> list[int]:
     """Distinct buckets in order of first occurrence: the word n-gram keys (all unigrams,
-    then all bigrams, ...) hashed with ``seed``, then the character keys with ``seed + 1``."""
+    then all bigrams, ...) hashed with ``seed``, then the character keys with ``seed + 1``
+    (without ``char_ngrams``: the 4-grams of the tokens of more than ``long_words`` code
+    points, when it is not 0)."""
     tokens = naive_tokens(text)
     ids: list[int] = []
     seen: set[int] = set()
     keys = [(k, seed) for k in naive_word_keys(tokens, ngrams)]
     if char_ngrams:
         keys += [(k, (seed + 1) & 0xFFFFFFFF) for k in naive_char_keys(tokens, char_ngrams)]
+    elif long_words:
+        long = [t for t in tokens if len(t) > long_words]
+        keys += [(k, (seed + 1) & 0xFFFFFFFF) for k in naive_char_keys(long, 4)]
     for key, s in keys:
         b = naive_bucket(key, n_bits, s)
         if b not in seen:

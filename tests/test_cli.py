@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
+from nbsvm.config import NEW_TOKENIZER
 import nbsvm
 
 from nbsvm import NBLexicon, NBSVMClassifier
@@ -98,7 +99,7 @@ def test_lexicon_command(files):
     assert "documents: 11" in r.output
     assert "classes: neg (5), pos (6)" in r.output
     lex = NBLexicon.load(out)
-    ref = NBLexicon(Hasher(ngrams=2, n_bits=12, split_scripts=True), alpha=0.5).fit(
+    ref = NBLexicon(Hasher(ngrams=2, n_bits=12, **NEW_TOKENIZER), alpha=0.5).fit(
         [t for _, t in TRAIN], [l for l, _ in TRAIN])
     assert lex.hasher == ref.hasher and lex.alpha == 0.5
     assert np.array_equal(lex.counts(), ref.counts())
@@ -134,7 +135,7 @@ def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
     assert_ok(r)
     clf = NBSVMClassifier.load(out)
     lex = NBLexicon.load(lex_path)
-    assert clf.hasher_ == lex.hasher == Hasher(ngrams=1, n_bits=11, split_scripts=True)
+    assert clf.hasher_ == lex.hasher == Hasher(ngrams=1, n_bits=11, **NEW_TOKENIZER)
     # with a lexicon the training data is not hashed first: the fixed default min_df 2
     assert clf.alpha == 0.5 and clf.min_df is None and clf.setting("min_df") == 2
     df = lex.counts().sum(axis=0)

@@ -14,6 +14,7 @@ import pytest
 from numba import njit
 
 from nbsvm.data.batches import hash_batches
+from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.io.labeled_lines import read_lines
 from nbsvm.text._murmur import murmur3_32
@@ -38,7 +39,8 @@ def assert_same_as_reference(hasher: Hasher, texts: list[str], naive: bool = Tru
         assert np.array_equal(got, ref), (hasher, j, text[:200])
         if naive:
             assert got.tolist() == naive_buckets(text, hasher.ngrams, hasher.n_bits, hasher.seed,
-                                                 hasher.char_ngrams), (hasher, j, text[:200])
+                                                 hasher.char_ngrams, hasher.long_words), \
+                (hasher, j, text[:200])
     return ids, offsets
 
 
@@ -186,6 +188,30 @@ def test_imdb_with_split_scripts_compiled_equals_reference(imdb_texts, kw):
     assert_same_as_reference(h, imdb_texts[:1500], naive=False)
 
 
+@pytest.mark.parametrize("long_words", [20, 6])
+def test_imdb_without_spaces_long_words_compiled_equals_reference(imdb_texts, long_words):
+    # the default tokenizer of new models on IMDB as written and with its spaces removed
+    # (a token of more than long_words code points also gives its character 4-grams)
+    h = Hasher(split_scripts=True, long_words=long_words)
+    texts = imdb_texts[:600] + ["".join(t.split()) for t in imdb_texts[600:1200]]
+    assert_same_as_reference(h, texts, naive=False)
+    assert_same_as_reference(Hasher(ngrams=2, long_words=long_words), texts[::7], naive=True)
+
+
+def test_long_words_hand_answers():
+    # "abcdef" has 6 code points: its 4-grams with long_words 5, none with 6
+    words = _hand(["abcdef", "xy", "abcdef xy"])
+    chars = _hand(["<abc", "abcd", "bcde", "cdef", "def>"], seed=1)
+    h = Hasher(ngrams=2, n_bits=31, long_words=5)
+    assert h.buckets("abcdef xy").tolist() == list(dict.fromkeys(words + chars))
+    assert Hasher(ngrams=2, n_bits=31, long_words=6).buckets("abcdef xy").tolist() == words
+    # code points, not bytes: 5 two-byte letters are not longer than 5
+    assert Hasher(ngrams=1, n_bits=31, long_words=5).buckets("ééééé").tolist() == \
+        _hand(["ééééé"])
+    with pytest.raises(NBSVMError, match="long_words"):
+        Hasher(long_words=-1)
+
+
 def test_imdb_sample_equals_naive_reference(imdb_texts):
     # naive.py's tokenizer (character loop, no regex) on the non-ASCII reviews
     h = Hasher(ngrams=2, n_bits=22, char_ngrams=4, seed=3)
@@ -221,7 +247,9 @@ EDGE = {
 
 SETTINGS = [dict(ngrams=1, n_bits=31), dict(ngrams=3, n_bits=24, seed=9),
             dict(ngrams=2, n_bits=31, char_ngrams=2), dict(ngrams=3, n_bits=20, char_ngrams=5, seed=2**32 - 1),
-            dict(ngrams=16, n_bits=12, char_ngrams=32), dict(ngrams=2, n_bits=1, char_ngrams=3)]
+            dict(ngrams=16, n_bits=12, char_ngrams=32), dict(ngrams=2, n_bits=1, char_ngrams=3),
+            dict(ngrams=2, n_bits=31, long_words=3), dict(ngrams=1, n_bits=20, long_words=1),
+            dict(ngrams=2, n_bits=24, char_ngrams=3, long_words=3)]
 
 
 @pytest.mark.parametrize("kw", SETTINGS, ids=lambda kw: "-".join(f"{k}{v}" for k, v in kw.items()))

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 distributed = pytest.importorskip("distributed")
 
+from nbsvm.config import NEW_TOKENIZER
 from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.training import distributed as D  # noqa: E402
 from nbsvm.cli import app  # noqa: E402
@@ -241,7 +242,7 @@ def test_cli_on_a_local_cluster(shards, tmp_path):
     r = runner.invoke(app, ["lexicon", glob_, "--dask-local", "2", "--encoding", "latin-1",
                             "--n-bits", "18", "-o", str(tmp_path / "lex.npz")])
     assert r.exit_code == 0, r.output
-    local = build_lexicon(read_inputs(parts, encoding="latin-1"), Hasher(ngrams=3, n_bits=18))
+    local = build_lexicon(read_inputs(parts, encoding="latin-1"), Hasher(ngrams=3, n_bits=18, **NEW_TOKENIZER))
     assert np.array_equal(NBLexicon.load(tmp_path / "lex.npz").counts(), local.counts())
     r = runner.invoke(app, ["train", glob_, "--dask-local", "2", "--keep-cache", "-o",
                             str(model)])

@@ -146,7 +146,7 @@ def test_training_with_unknown_label_stops_cleanly(tmp_path):
     docs = synthetic(3000)
     lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
     docs[2100] = Document("surprise", "some text", "mem.txt", 2101)
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, epochs=2, cache_dir=str(tmp_path))
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, epochs=2, cache_dir=str(tmp_path))
     with pytest.raises(NBSVMError, match=r"mem\.txt:2101: unknown label 'surprise'"):
         clf.fit_documents(iter(docs), lexicon=lex)
     assert wait_for_readers(2.0) == []
@@ -372,7 +372,7 @@ def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, opti
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
     kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, lam=1e-4, epochs=4, seed=17,
               min_df=min_df)
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, cache_dir=str(tmp_path), **kw)
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, cache_dir=str(tmp_path), **kw)
     clf.fit_documents(iter(docs), lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw=shuffle_kw, **kw)
     assert np.array_equal(clf.ratios_, ref.tables)
@@ -397,7 +397,7 @@ def test_training_with_a_lexicon_of_other_documents(tmp_path, optimizer):
     assert lex.n_seen_ < NBLexicon(HASHER).fit([d.text for d in docs],
                                                [d.label for d in docs]).n_seen_
     kw = dict(optimizer=optimizer, loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=4, min_df=1)
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, **kw).fit_documents(iter(docs),
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, **kw).fit_documents(iter(docs),
                                                                                  lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw={}, **kw)
     assert np.array_equal(clf.ratios_, ref.tables)
@@ -424,7 +424,7 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
     if shuffle_kw:
         monkeypatch.setattr(FeatureCache, "shuffled_groups",
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, optimizer=optimizer, loss="log",
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, optimizer=optimizer, loss="log",
                           eta0=0.05, lam=1e-4, epochs=3, seed=5,
                           min_df=min_df).fit_documents(iter(docs))
     seen = lex.counts().sum(axis=0)

@@ -81,7 +81,7 @@ def test_model(files):
     assert info["settings"]["ngrams"] == 2 and info["settings"]["epochs"] == 3
     assert info["hasher"] == {"char_ngrams": 0, "n_bits": 12, "ngrams": 2, "seed": 0,
                              "char_min": 0, "lowercase": True, "split_scripts": True,
-                             "nfkc": False}
+                             "nfkc": False, "long_words": 20}
     sizes = info["sizes"]
     assert sizes["n_bits"] == 12 and sizes["buckets"] == 4096
     clf = NBSVMClassifier.load(files["model"])

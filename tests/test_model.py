@@ -4,6 +4,7 @@ import math
 import numpy as np
 import pytest
 
+from nbsvm.config import NEW_TOKENIZER
 import nbsvm.models.persist as persist
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.config import data_default
@@ -158,7 +159,7 @@ def test_adagrad_training_equals_naive_adagrad_over_seeded_shuffles(tmp_path):
 
 
 def test_training_with_lexicon_streams_first_epoch_in_input_order():
-    lex = NBLexicon(Hasher(ngrams=1, n_bits=8, split_scripts=True)).fit(TEXTS, LABELS)
+    lex = NBLexicon(Hasher(ngrams=1, n_bits=8, **NEW_TOKENIZER)).fit(TEXTS, LABELS)
     docs_in = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(zip(TEXTS, LABELS))]
     clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="log", seed=3,
                           optimizer="sgd")

@@ -104,7 +104,7 @@ def _tagged(n, seed):
 def test_ratios_equal_the_plain_reference(min_df):
     docs = _tagged(300, seed=3)
     clf = NBSVMClassifier(ngrams=2, n_bits=10, multilabel=True, min_df=min_df, epochs=1,
-                          alpha=0.5, split_scripts=False).fit_documents(iter(docs))
+                          alpha=0.5, split_scripts=False, long_words=0).fit_documents(iter(docs))
     assert clf.classes_ == ["mid", "neg", "pos", "x"]
     hashed = [naive_buckets(d.text, 2, 10) for d in docs]     # the former tokenizer
     sets = [set(label_set(d.label)) for d in docs]

@@ -3,6 +3,7 @@ many classes."""
 import numpy as np
 import pytest
 
+from nbsvm.config import NEW_TOKENIZER
 from nbsvm.lexicon import paircounts
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.lexicon.paircounts import PairCounts
@@ -111,7 +112,7 @@ def test_training_from_a_many_class_lexicon_equals_training_without(min_df):
     docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(corpus)]
     kw = dict(ngrams=2, n_bits=10, min_df=min_df, epochs=3, seed=1)
     plain = NBSVMClassifier(**kw).fit_documents(iter(docs))
-    lex = NBLexicon(Hasher(ngrams=2, n_bits=10, split_scripts=True)).fit([t for t, _ in corpus],
+    lex = NBLexicon(Hasher(ngrams=2, n_bits=10, **NEW_TOKENIZER)).fit([t for t, _ in corpus],
                                                      [l for _, l in corpus])
     from_lex = NBSVMClassifier(**kw).fit_documents(iter(docs), lexicon=lex)
     assert np.array_equal(plain.column_of_, from_lex.column_of_)
@@ -131,7 +132,7 @@ def test_a_label_set_lexicon_gives_the_multilabel_columns_bit_for_bit(min_df):
     docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(corpus)]
     kw = dict(ngrams=2, n_bits=10, min_df=min_df, epochs=2, seed=1, multilabel=True)
     plain = NBSVMClassifier(**kw).fit_documents(iter(docs))
-    lex = NBLexicon(Hasher(ngrams=2, n_bits=10, split_scripts=True)).fit([t for t, _ in corpus],
+    lex = NBLexicon(Hasher(ngrams=2, n_bits=10, **NEW_TOKENIZER)).fit([t for t, _ in corpus],
                                                      [l for _, l in corpus])
     from_lex = NBSVMClassifier(**kw).fit_documents(iter(docs), lexicon=lex)
     assert from_lex.classes_ == plain.classes_ == ["a", "b", "c"]

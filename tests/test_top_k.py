@@ -50,12 +50,12 @@ def test_top_k_ranks_the_probabilities(n_classes, k, threshold):
 
 
 def test_a_loss_without_probabilities_ranks_scores():
-    clf, X = _fit(4, loss="hinge")
+    clf, X = _fit(4, loss="hinge", calibrate=None)
     assert not clf.has_proba()
     got = clf.predict_top_k(X, 2, threshold=-0.5)
     want = _reference(clf, clf.decision_function(X), 2, -0.5)
     assert [[c for c, _ in r] for r in got] == [[c for c, _ in r] for r in want]
-    two, X2 = _fit(2, loss="hinge")
+    two, X2 = _fit(2, loss="hinge", calibrate=None)
     s = two.decision_function(X2)
     want = _reference(two, np.column_stack([-s, s]), 2, None)      # two classes: -s, s
     assert [[c for c, _ in r] for r in two.predict_top_k(X2, 2)] == \
@@ -82,7 +82,7 @@ def test_bad_k_and_threshold_say_what_is_allowed():
     with pytest.raises(NBSVMError, match="between 0 and 1"):
         clf.predict_top_k(X, 2, threshold=1.5)
     with pytest.raises(NBSVMError, match="finite"):
-        _fit(4, loss="hinge")[0].predict_top_k(X, 2, threshold=float("nan"))
+        _fit(4, loss="hinge", calibrate=None)[0].predict_top_k(X, 2, threshold=float("nan"))
 
 
 def test_multilabel_top_k_ranks_each_labels_own_probability():

@@ -4,6 +4,7 @@ the same pieces, through save / load, and its refusal of an NB interpolation."""
 import numpy as np
 import pytest
 
+from nbsvm.config import NEW_TOKENIZER
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.data.batches import Batch, hash_batches
 from nbsvm.data.cache import CacheWriter
@@ -13,7 +14,7 @@ from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic
 
-HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3, split_scripts=True)
+HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3, **NEW_TOKENIZER)
 SETTINGS = dict(loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=5, norm="none")
 
 

@@ -12,7 +12,7 @@ from nbsvm.lexicon.build import build_lexicon
 from nbsvm.text.hashing import Hasher
 from nbsvm.cli import app
 from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET,
-                               NFKC, SCHEDULER, SPLIT_SCRIPTS, STRICT, TEXT_COL)
+                               NFKC, LONG_WORDS, SCHEDULER, SPLIT_SCRIPTS, STRICT, TEXT_COL)
 from nbsvm.cli.common import (check_outputs, cli_errors, documents, parse_char_ngrams,
                               text_columns)
 from nbsvm.io.decoding import check_encoding
@@ -28,6 +28,7 @@ def lexicon_command(
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
     char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
     split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
+    long_words: int = LONG_WORDS,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
@@ -41,7 +42,7 @@ def lexicon_command(
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
         hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed,
                         char_min=char_min, lowercase=not keep_case,
-                        split_scripts=split_scripts, nfkc=nfkc)
+                        split_scripts=split_scripts, nfkc=nfkc, long_words=long_words)
         t0 = time.perf_counter()
         if scheduler or dask_local:
             from nbsvm.training import distributed

@@ -62,6 +62,11 @@ SPLIT_SCRIPTS = typer.Option(DEFAULTS["split_scripts"], "--split-scripts/--no-sp
                                   "Latin words and Korean stay words. --no-split-scripts: "
                                   "split on white space and . \" , ( ) ! ? ; : only, as "
                                   "models saved before the option.")
+LONG_WORDS = typer.Option(DEFAULTS["long_words"], "--long-words", metavar="N",
+                          help="A word of more than N characters also gives its character "
+                               "4-grams (without --char-ngrams): text written without spaces, "
+                               "where a word is a whole phrase. 0: off, as models saved "
+                               "before the option.")
 NFKC = typer.Option(DEFAULTS["nfkc"], "--nfkc",
                     help="Unicode NFKC normalization before tokenizing: fullwidth letters "
                          "and digits (Ｇｏｏｄ１) read as ASCII, halfwidth katakana as "

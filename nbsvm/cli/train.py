@@ -18,7 +18,7 @@ from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, NFKC, SPLIT_SCRIPTS, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
+from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, NFKC, LONG_WORDS, SPLIT_SCRIPTS, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
                                LABEL_COL, LABEL_SEP, QUIET, RESUME, SCHEDULER, SKIP_BAD, STRICT,
                                TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
@@ -144,6 +144,7 @@ def train_command(
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
     char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
     split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
+    long_words: int = LONG_WORDS,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     min_df: Optional[int] = typer.Option(None, "--min-df",
@@ -225,18 +226,19 @@ def train_command(
                                                     "pairs such as pos=5 (others weigh 1). "
                                                     "For imbalanced data; the NB lexicon is "
                                                     "unaffected."),
-    calibrate: Optional[str] = typer.Option(None, "--calibrate", metavar="METHOD",
-                                            help="Calibrate the probabilities: train without "
-                                                 "a tenth of the data (at most 50,000 "
-                                                 "documents), fit sigmoid (Platt scaling), "
-                                                 "isotonic (for 1,000+ held-out documents) or "
-                                                 "temperature (one for all classes; keeps the "
-                                                 "labels; best with many classes) on its "
-                                                 "scores, train on all; prints the "
-                                                 "held-out expected calibration error before "
-                                                 "and after. Any loss or learner then gives "
-                                                 "probabilities. About twice the training "
-                                                 "time."),
+    calibrate: str = typer.Option("auto", "--calibrate", metavar="METHOD",
+                                  help="auto (the default): one temperature fitted on a "
+                                       "held-out tenth where the probabilities need it "
+                                       "(more than two classes, or a class under a quarter "
+                                       "of the documents; 500 documents or more; not from "
+                                       "standard input), about twice the training time "
+                                       "there. none: never. sigmoid (Platt scaling), "
+                                       "isotonic (for 1,000+ held-out documents) or "
+                                       "temperature: always; train without a tenth of the "
+                                       "data (at most 50,000 documents), fit on its "
+                                       "scores, train on all; any loss or learner then "
+                                       "gives probabilities. Prints the held-out expected "
+                                       "calibration error before and after."),
     multilabel: bool = typer.Option(False, "--multilabel",
                                     help="Each document has a set of labels, written a,b "
                                          "(label<TAB>text lines, or the label column): one "
@@ -304,13 +306,14 @@ def train_command(
             h = lex.hasher
             ngrams, n_bits, char_ngrams, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
             char_min, lowercase = h.char_min, h.lowercase
-            split_scripts, nfkc = h.split_scripts, h.nfkc
+            split_scripts, nfkc, long_words = h.split_scripts, h.nfkc, h.long_words
             if alpha == DEFAULTS["alpha"]:
                 alpha = lex.alpha
         eta0 = parse_eta0(eta0)
+        calibrate = None if calibrate == "none" else calibrate
         clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
                               char_min=char_min, lowercase=lowercase,
-                              split_scripts=split_scripts, nfkc=nfkc,
+                              split_scripts=split_scripts, nfkc=nfkc, long_words=long_words,
                               hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
                               optimizer=optimizer,
                               eta0=eta0, lam=lam, beta=beta, interpolate=interpolate, epochs=epochs,
@@ -323,13 +326,14 @@ def train_command(
                               n_iter_no_change=patience,
                               time_budget=parse_seconds(time_budget), auto_metric=auto_metric)
         clf.validate()
+        chosen = calibrate not in (None, "auto")     # auto calibrates where it can
         flag = "--init" if init else "--auto" if auto else \
-            "--calibrate" if calibrate else "--keep-counts" if keep_counts else "--valid"
-        if auto or calibrate or keep_counts or init or valid is not None:
+            "--calibrate" if chosen else "--keep-counts" if keep_counts else "--valid"
+        if auto or chosen or keep_counts or init or valid is not None:
             rereadable(inputs, None, flag)          # standard input: refused before reading
             _refuse_with_auto(flag, lexicon, scheduler or dask_local, keep_cache,
                               checkpoint_every or resume,
-                              init and (auto or calibrate or keep_counts))
+                              init and (auto or chosen or keep_counts))
         if init:
             asked = clf
             clf = NBSVMClassifier.load(init)    # its settings; the counts it kept
@@ -362,7 +366,8 @@ def train_command(
             # hand over the only reference, so that fit can free the counts once used
             holder = [lex]
             del lex
-            again = auto or calibrate or keep_counts or init or valid is not None
+            again = auto or chosen or keep_counts or init or valid is not None or \
+                (calibrate == "auto" and "-" not in map(str, inputs))
             job = train_job(clf, inputs,
                             rereadable(inputs, docs, flag) if again else docs(inputs),
                             output, reader,
@@ -439,6 +444,11 @@ def _training_events(progress, silent: bool):
             if not silent:
                 err_console.print(calibration_line(event), highlight=False)
             return
+        if stage == "calibration skipped":
+            if not silent:
+                err_console.print(f"note: probabilities not calibrated ({event['reason']}): "
+                                  f"{event['why']}", highlight=False)
+            return
         if checkpoint_note(event, silent):
             return
         if stage not in ("cache", "resume"):
@@ -484,8 +494,8 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
                                    f"validation accuracy {100 * v['accuracy']:.2f}% on "
                                    f"{v['held_out']:,} held-out documents")
     if "calibration_report_" in clf.__dict__:
-        stats["calibration"] = calibration_line(dict(clf.calibration_report_,
-                                                     method=clf.calibrate))
+        stats["calibration"] = calibration_line({"method": clf.calibrate,
+                                                 **clf.calibration_report_})
     stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
     if rep is not None:
         stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
@@ -518,7 +528,7 @@ def _json_summary(clf, job: dict, output: str) -> dict:
     if hasattr(clf, "eta0_"):
         out["eta0"] = clf.eta0_
     if "calibration_report_" in clf.__dict__:
-        out["calibration"] = dict(clf.calibration_report_, method=clf.calibrate)
+        out["calibration"] = {"method": clf.calibrate, **clf.calibration_report_}
     if "validation_" in clf.__dict__:
         out["validation"] = clf.validation_
     if clf.data_defaulted():

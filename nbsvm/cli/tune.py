@@ -17,7 +17,7 @@ from nbsvm.models.persist import atomic_path
 from nbsvm.training.tune import DEFAULT_GRID, TUNABLE, tune
 from nbsvm.cli import app
 from nbsvm.cli.options import (CHAR_NGRAMS, ENCODING, FORMAT, INPUTS, KEEP_CASE, LABEL_COL,
-                               LABEL_SEP, NFKC, QUIET, SPLIT_SCRIPTS, STRICT, TEXT_COL)
+                               LABEL_SEP, NFKC, LONG_WORDS, QUIET, SPLIT_SCRIPTS, STRICT, TEXT_COL)
 from nbsvm.cli.common import (check_outputs, cli_errors, documents, parse_char_ngrams,
                               text_columns)
 from nbsvm.cli.progress import ProgressReporter
@@ -97,6 +97,7 @@ def tune_command(
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
     char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
     split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
+    long_words: int = LONG_WORDS,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed",
                                   help="MurmurHash3 seed."),
     epochs: Optional[int] = typer.Option(None, "--epochs",
@@ -126,7 +127,7 @@ def tune_command(
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
         base = dict(n_bits=n_bits, char_ngrams=char_ngrams, char_min=char_min,
-                    lowercase=not keep_case, split_scripts=split_scripts, nfkc=nfkc,
+                    lowercase=not keep_case, split_scripts=split_scripts, nfkc=nfkc, long_words=long_words,
                     hash_seed=hash_seed, epochs=epochs,
                     seed=seed)
         if not (quiet or json_out):

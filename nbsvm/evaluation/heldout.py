@@ -84,7 +84,8 @@ class _Counted:
         self.total: int | None = None
 
     def __iter__(self):
-        it = iter(self.docs)
+        # a callable gives the documents afresh (calibrate='auto' reads them again)
+        it = iter(self.docs() if callable(self.docs) else self.docs)
         n = 0
         for prev in it:
             for doc in it:

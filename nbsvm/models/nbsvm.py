@@ -46,7 +46,8 @@ from nbsvm.models.prediction import PredictionMixin
 from nbsvm.models.settings import SettingsMixin
 from nbsvm.models.trainer_hooks import TrainerHooksMixin
 from nbsvm.training.fitting import Fit
-from nbsvm.training.modes import mode_of, run_mode
+from nbsvm.training.calibrate import auto_calibrate
+from nbsvm.training.modes import mode_of, rereadable_or_none, run_mode
 from nbsvm.training.partial import partial_fit
 
 if TYPE_CHECKING:
@@ -146,6 +147,11 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     nfkc : bool
         Unicode NFKC normalization before lowercasing: fullwidth letters and digits
         (``Ｇｏｏｄ１``) read as ASCII, halfwidth katakana as katakana, ``…`` as ``...``.
+    long_words : int
+        Without ``char_ngrams``, a token of more than this many characters also gives its
+        character 4-grams (0: off): text written without spaces, where a "word" is a whole
+        phrase seen once. Ordinary words are shorter and stay words. Models saved before
+        the option load with 0.
     early_stopping : bool
         Hold out ``validation_fraction`` of the training documents, report the accuracy on
         them after every epoch, stop when it has not improved for ``n_iter_no_change``
@@ -159,8 +165,14 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         :meth:`partial_fit` after :meth:`load` add new documents' counts to them
         (:mod:`nbsvm.training.warm`). The documents are read twice (a counting pass first);
         the file grows by about 4 bytes per class and bucket seen, plus 4 per bucket.
-    calibrate : {None, 'sigmoid', 'isotonic', 'temperature'}
-        Fit a probability calibration (:mod:`nbsvm.training.calibrate`): train without a
+    calibrate : {'auto', None, 'sigmoid', 'isotonic', 'temperature'}
+        ``'auto'`` (the default): after training, one temperature fitted on the scores of a
+        copy trained without a tenth of the documents, where the learner's probabilities
+        are known to be off: more than two classes, or two of which one holds under a
+        quarter of the documents (built-in learner, 500 documents or more, one label per
+        document, without ``keep_counts``); the labels stay those of the model trained on
+        all. Skipped, with a ``"calibration skipped"`` event, when the documents cannot be
+        read twice. None: never. Otherwise fit a probability calibration (:mod:`nbsvm.training.calibrate`): train without a
         tenth of the documents, fit Platt scaling (``sigmoid``), isotonic regression (for a
         thousand held-out documents or more) or one temperature for all classes (keeps the
         labels; best with many classes) on that tenth's scores, then train on all; ``calibrator_`` maps scores to probabilities (every loss and learner then has
@@ -214,10 +226,10 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                  interpolate=DEFAULTS["interpolate"], epochs=None,
                  seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
                  weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
-                 time_budget=60.0, auto_metric=None, calibrate=None, class_weight=None, keep_counts=False,
+                 time_budget=60.0, auto_metric=None, calibrate="auto", class_weight=None, keep_counts=False,
                  char_min=0, lowercase=True, early_stopping=False, validation_fraction=0.1,
                  n_iter_no_change=2, split_scripts=DEFAULTS["split_scripts"],
-                 nfkc=DEFAULTS["nfkc"]):
+                 nfkc=DEFAULTS["nfkc"], long_words=DEFAULTS["long_words"]):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -251,6 +263,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.n_iter_no_change = n_iter_no_change
         self.split_scripts = split_scripts
         self.nfkc = nfkc
+        self.long_words = long_words
 
     # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
@@ -312,14 +325,15 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         returning the stream (``auto`` reads it twice).
         """
         mode = mode_of(self)        # calibrate, early_stopping, keep_counts, auto
+        reread = rereadable_or_none(docs)
         if mode is not None:
             run_mode(self, mode, docs, lexicon, kept, checkpoint, callback, max_memory)
-            return self
-        if callable(docs):
-            docs = docs()
-        fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
-        del lexicon             # the run holds the only reference: freed once adopted
-        fit.run(docs)
+        else:
+            fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
+            del lexicon             # the run holds the only reference: freed once adopted
+            fit.run(docs() if callable(docs) else docs)
+        if self.calibrate == "auto":
+            auto_calibrate(self, reread, callback, max_memory)
         return self
 
     def continue_fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label",

@@ -52,8 +52,8 @@ def check_training_options(model) -> None:
     if model.class_weight == "balanced" and model.multilabel:
         raise NBSVMError("class_weight='balanced' is for one class per document; give a "
                          "multi-label model its labels' weights by name")
-    if model.calibrate is not None and model.calibrate not in METHODS:
-        raise NBSVMError(f"calibrate must be None, 'sigmoid', 'isotonic' or "
+    if model.calibrate is not None and model.calibrate not in METHODS + ("auto",):
+        raise NBSVMError(f"calibrate must be 'auto', None, 'sigmoid', 'isotonic' or "
                          f"'temperature', got {model.calibrate!r}")
     if not isinstance(model.keep_counts, (bool, np.bool_)):
         raise NBSVMError(f"keep_counts must be True or False, got {model.keep_counts!r}")
@@ -65,7 +65,8 @@ class SettingsMixin:
     def _hasher(self) -> Hasher:
         return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
                       seed=self.hash_seed, char_min=self.char_min, lowercase=self.lowercase,
-                      split_scripts=self.split_scripts, nfkc=self.nfkc)
+                      split_scripts=self.split_scripts, nfkc=self.nfkc,
+                      long_words=self.long_words)
 
     @property
     def backend_learner(self) -> str | None:

@@ -56,11 +56,14 @@ def _n_word_ngrams(t, ngrams):
 
 
 @njit(cache=True, nogil=True)
-def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m):
-    """Hash character n-grams of each ``<token>``; append to ``ids`` from ``m``; return new m."""
+def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m, longer=0):
+    """Hash character n-grams of each ``<token>`` (only of tokens of more than ``longer``
+    code points, when it is not 0); append to ``ids`` from ``m``; return new m."""
     for k in range(n_tok):
         a = tok[k]
         z = tok[k + 1] - 1
+        if longer > 0 and z - a <= longer:      # no more code points than bytes: short
+            continue
         frame[0] = 0x3C     # '<'
         L = 1
         for j in range(a, z):
@@ -74,6 +77,8 @@ def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m)
                 starts[c] = j
                 c += 1
         starts[c] = L
+        if longer > 0 and c - 2 <= longer:
+            continue
         if c <= char_n:
             ids[m] = murmur3_32(frame, 0, L, seed) & mask
             m += 1
@@ -107,14 +112,16 @@ def _add_distinct(h, keys, stamps, size_mask, shift, stamp, ids, m):
 
 @njit(cache=True, nogil=True)
 def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2, split,
-               scripts):
+               scripts, long_words=0, long_n=4):
     """Bucket ids of every document ``buf[doc_starts[d]:doc_starts[d+1]]``.
 
     Returns ``(ids, offsets)``: each document's distinct ids (int32) in order of first
     occurrence (all unigrams, then bigrams, ..., then character n-grams of lengths
     ``char_lo..char_n``, shortest first), concatenated, and offsets (int64, one more than
     documents). ``split``, ``scripts``: the tokenizer's ``split_scripts`` and its table
-    (:func:`nbsvm.text._tokenizer._tokenize`).
+    (:func:`nbsvm.text._tokenizer._tokenize`). Without character n-grams (``char_n`` 0), a
+    token of more than ``long_words`` code points (0: none) gives its character
+    ``long_n``-grams after the word n-grams: text without spaces between its words.
 
     Scratch memory follows what a document produces, not its bytes times the n-gram order:
     token starts grow to the most tokens of a document, the n-gram buffer to the most
@@ -150,9 +157,10 @@ def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2, spli
             tok = np.empty(max(t + 1, 2 * tok.shape[0]), np.int64)
             t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok, split, scripts)
         need = _n_word_ngrams(t, ngrams)
-        if char_n > 0 and t > 0:
+        chars = char_n > 0 or long_words > 0
+        if chars and t > 0:
             # a token of c code points gives max(c + 2 - char_n + 1, 1) <= bytes + 2 n-grams
-            need += (char_n - char_lo + 1) * (tok[t] - 1 - (t - 1) + 2 * t)
+            need += (char_n - char_lo + 1 if char_n > 0 else 1) * (tok[t] - 1 - (t - 1) + 2 * t)
             widest = 0
             for k in range(t):
                 widest = max(widest, tok[k + 1] - 1 - tok[k])
@@ -165,6 +173,9 @@ def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2, spli
         if char_n > 0:
             for n in range(char_lo, char_n + 1):
                 m = _char_ngram_ids(norm, tok, t, n, mask, seed2, frame, starts, raw, m)
+        elif long_words > 0:
+            m = _char_ngram_ids(norm, tok, t, long_n, mask, seed2, frame, starts, raw, m,
+                                long_words)
         if pos + m > out_ids.shape[0]:      # grow geometrically (rare)
             bigger = np.empty(max(2 * out_ids.shape[0], pos + m), np.int32)
             bigger[:pos] = out_ids[:pos]

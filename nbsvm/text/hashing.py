@@ -13,7 +13,7 @@ from dataclasses import dataclass, asdict
 import mmh3
 import numpy as np
 
-from nbsvm.config import BUCKET_DTYPE, MIN_BITS, MAX_BITS
+from nbsvm.config import BUCKET_DTYPE, LONG_WORD_CHARS, MIN_BITS, MAX_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.text._ngram_ids import _hash_docs
 from nbsvm.text.scripts import NO_SCRIPTS, SCRIPT_ARRAYS
@@ -70,6 +70,13 @@ class Hasher:
     nfkc : bool
         Unicode NFKC normalization first (fullwidth ``Ａ１`` is ``A1``, halfwidth ``ｶ`` is
         ``カ``, ``…`` is ``...``), before lowercasing.
+    long_words : int
+        Without ``char_ngrams``, a token of more than this many code points (0: none) also
+        gives its character n-grams of length :data:`~nbsvm.config.LONG_WORD_CHARS`: in
+        text written without spaces (or with them removed) a "word" is a whole phrase, seen
+        once, and its character n-grams are what recurs. Chosen per token, so words of
+        ordinary length stay words. 0 here, the hashing of files written before the option;
+        new models use 20.
 
     Examples
     --------
@@ -85,6 +92,7 @@ class Hasher:
     lowercase: bool = True
     split_scripts: bool = False
     nfkc: bool = False
+    long_words: int = 0
 
     def __post_init__(self):
         validate_n_bits(self.n_bits)
@@ -98,6 +106,10 @@ class Hasher:
                 or not (self.char_min == 0 or 1 <= self.char_min <= self.char_ngrams):
             raise NBSVMError(f"the shortest character n-grams must be between 1 and the "
                              f"longest ({self.char_ngrams}), got {self.char_min!r}")
+        if not isinstance(self.long_words, (int, np.integer)) or isinstance(self.long_words, bool) \
+                or not 0 <= self.long_words <= 1_000_000:
+            raise NBSVMError(f"long_words must be an integer >= 0 (0: off), got "
+                             f"{self.long_words!r}")
         for name in ("lowercase", "split_scripts", "nfkc"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise NBSVMError(f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -113,6 +125,9 @@ class Hasher:
         """The word and character n-gram keys of ``text`` (with repeats)."""
         tokens = tokenize(text, self.lowercase, self.split_scripts, self.nfkc)
         chars = [key for n in self.char_lengths for key in char_ngrams(tokens, n)]
+        if not self.char_ngrams and self.long_words:
+            chars = char_ngrams([t for t in tokens if len(t) > self.long_words],
+                                LONG_WORD_CHARS)
         return word_ngrams(tokens, self.ngrams), chars
 
     def reference_buckets(self, text: str) -> np.ndarray:
@@ -157,7 +172,7 @@ class Hasher:
         return _hash_docs(buf, starts, self.ngrams, self.char_min or self.char_ngrams,
                           self.char_ngrams, (1 << self.n_bits) - 1, self.seed,
                           (self.seed + 1) & 0xFFFFFFFF, bool(self.split_scripts),
-                          self.scripts)
+                          self.scripts, int(self.long_words), LONG_WORD_CHARS)
 
     def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Distinct bucket ids of many texts as CSR ``(ids int32, offsets int64)``.
@@ -179,6 +194,6 @@ class Hasher:
 
     def settings(self) -> dict:
         """The fields as a dict (``Hasher(**settings)`` rebuilds it; saved in model,
-        lexicon and cache files: one that lacks ``split_scripts`` or ``nfkc`` was written
-        before them, and the defaults False are how it tokenized)."""
+        lexicon and cache files: one that lacks ``split_scripts``, ``nfkc`` or ``long_words``
+        was written before them, and the defaults False and 0 are how it tokenized)."""
         return {k: (bool(v) if isinstance(v, np.bool_) else v) for k, v in asdict(self).items()}

@@ -140,8 +140,9 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     notify = callback or (lambda event: None)
     reader = dict(reader or {})
     hasher = clf.validate()
+    # (calibrate='auto' is not asked for: a model trained on Dask stays uncalibrated)
     asked = [name for name in ("auto", "calibrate", "keep_counts", "early_stopping")
-             if getattr(clf, name)]
+             if getattr(clf, name) and not (name == "calibrate" and clf.calibrate == "auto")]
     if asked:                   # each reads or holds out the data on one machine
         raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
     if clf.multilabel:          # the shards' lexicons count label sets; an empty one is none

@@ -31,14 +31,22 @@ EXCLUSIVE = {("early_stopping", "auto"): "train with the settings auto chose",
 
 
 def mode_of(model) -> str | None:
-    """The first mode ``model`` has set (in :data:`MODES` order), or None."""
-    return next((name for name in MODES if getattr(model, name)), None)
+    """The first mode ``model`` has set (in :data:`MODES` order), or None.
+    ``calibrate='auto'`` is not one: it calibrates after an ordinary fit, where it can
+    (:func:`nbsvm.training.calibrate.auto_calibrate`)."""
+    return next((name for name in MODES if getattr(model, name)
+                 and not (name == "calibrate" and model.calibrate == "auto")), None)
+
+
+def mode_of_named(model, name: str) -> bool:
+    """Whether mode ``name`` is set (``calibrate='auto'`` is not a mode)."""
+    return bool(getattr(model, name)) and not (name == "calibrate" and model.calibrate == "auto")
 
 
 def check_modes(model) -> None:
     """Refuse modes that cannot go together."""
     for (a, b), instead in EXCLUSIVE.items():
-        if getattr(model, a) and getattr(model, b):
+        if mode_of_named(model, a) and mode_of_named(model, b):
             raise NBSVMError(f"{b} is not available with {a}: {instead}")
 
 
@@ -53,6 +61,13 @@ def run_mode(model, name: str, docs, lexicon, kept, checkpoint, callback,
                          "or a checkpoint")
     module, function = runner.split(":")
     getattr(importlib.import_module(module), function)(model, docs, callback, max_memory)
+
+
+def rereadable_or_none(docs) -> Callable[[], Iterable[Document]] | None:
+    """As :func:`rereadable`, None for a one-shot iterator."""
+    if callable(docs):
+        return docs
+    return None if iter(docs) is docs else (lambda: iter(docs))
 
 
 def rereadable(docs, why: str = "this mode reads the training data more than once"

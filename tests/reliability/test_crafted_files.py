@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from nbsvm.config import NEW_TOKENIZER
 from nbsvm import NBLexicon, NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.training.epochs import check_cache_fits
@@ -374,7 +375,7 @@ def test_hashed_learner_bits_beyond_features(tmp_path):
 # -- feature caches ------------------------------------------------------------------------------
 
 def _cache(tmp_path, n_docs=40):
-    hasher = Hasher(ngrams=2, n_bits=10, split_scripts=True)
+    hasher = Hasher(ngrams=2, n_bits=10, **NEW_TOKENIZER)
     texts = [TRAIN[i % len(TRAIN)][1] + f" doc{i}" for i in range(n_docs)]
     with CacheWriter(tmp_path / "cache", hasher) as w:
         ids, offsets = hasher.batch(texts)

@@ -1,0 +1,157 @@
+"""calibrate='auto' (the default): a temperature fitted on a held-out tenth where the
+probabilities need it (more than two classes, a rare class), nothing elsewhere; the labels
+are the uncalibrated model's. Checked against the calibration done by hand, against
+scikit-learn's log loss, and through the CLI on 20 Newsgroups subject lines."""
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from nbsvm import NBSVMClassifier
+from nbsvm.cli import app
+from nbsvm.models.calibrator import Calibrator
+from nbsvm.training.calibrate import held_out_scores, split
+from tests.conftest import shared_datasets, synthetic
+
+KW = dict(ngrams=1, n_bits=14, epochs=3)
+
+
+def _events():
+    seen = []
+    return seen, seen.append
+
+
+def _xy(docs):
+    return [d.text for d in docs], [d.label for d in docs]
+
+
+def test_more_than_two_classes_get_the_temperature_fitted_by_hand():
+    docs = synthetic(900, n_classes=4, seed=1)
+    seen, callback = _events()
+    clf = NBSVMClassifier(**KW).fit_documents(docs, callback=callback)
+    plain = NBSVMClassifier(**KW, calibrate=None).fit_documents(docs)
+    assert clf.calibrator_ is not None and plain.calibrator_ is None
+    rep = clf.calibration_report_
+    assert rep["method"] == "temperature (auto: 4 classes)" and 50 <= rep["held_out"] <= 130
+    assert [e["stage"] for e in seen].count("calibrated") == 1
+    # the same temperature as a copy trained without the held-out tenth, fitted by hand
+    copy = NBSVMClassifier(**KW, calibrate=None).fit_documents(
+        lambda: split(iter(docs), 0, held=False))
+    scores, truth = held_out_scores(copy, split(iter(docs), 0, held=True))
+    by_hand = Calibrator("temperature", False).fit(scores, truth)
+    texts, _ = _xy(synthetic(300, n_classes=4, seed=2))
+    s = plain.decision_function(texts)
+    assert np.allclose(clf.predict_proba(texts), by_hand.probabilities(s))
+    # the labels and scores are the model trained on everything
+    assert np.array_equal(clf.predict(texts), plain.predict(texts))
+    assert np.array_equal(clf.decision_function(texts), s)
+
+
+def test_calibrated_log_loss_beats_the_raw_probabilities():
+    from sklearn.metrics import log_loss
+    train, test = synthetic(1500, n_classes=4, seed=3, words=12), synthetic(600, 4, seed=4,
+                                                                            words=12)
+    x, y = _xy(test)
+    raw = NBSVMClassifier(**KW, calibrate=None).fit_documents(train)
+    auto = NBSVMClassifier(**KW).fit_documents(train)
+    before = log_loss(y, np.clip(raw.predict_proba(x), 1e-15, 1), labels=raw.classes_)
+    after = log_loss(y, auto.predict_proba(x), labels=auto.classes_)
+    assert after < before and after < 1.0, (before, after)
+
+
+@pytest.mark.parametrize("share, calibrated", [(0.5, False), (0.3, False), (0.15, True)])
+def test_two_classes_only_when_one_is_rare(share, calibrated):
+    rng = np.random.default_rng(0)
+    docs = synthetic(3000, seed=5)
+    pos = [d for d in docs if d.label == "pos"]
+    neg = [d for d in docs if d.label == "neg"]
+    n_pos = int(round(share * 1000))
+    picked = pos[:n_pos] + neg[:1000 - n_pos]
+    picked = [picked[i] for i in rng.permutation(len(picked))]
+    clf = NBSVMClassifier(**KW).fit_documents(picked)
+    assert (clf.calibrator_ is not None) == calibrated
+    if calibrated:
+        assert clf.calibration_report_["method"].startswith("temperature (auto: a class of 15")
+
+
+def test_skipped_where_it_cannot_or_should_not():
+    docs = synthetic(900, n_classes=3, seed=6)
+    seen, callback = _events()
+    one_shot = NBSVMClassifier(**KW).fit_documents(iter(docs), callback=callback)
+    assert one_shot.calibrator_ is None
+    skipped = [e for e in seen if e["stage"] == "calibration skipped"]
+    assert len(skipped) == 1 and "read twice" in skipped[0]["why"]
+    for kw in (dict(keep_counts=True), dict(multilabel=False, learner="pa"),
+               dict(calibrate=None)):
+        assert NBSVMClassifier(**KW, **kw).fit_documents(docs).calibrator_ is None, kw
+    assert NBSVMClassifier(**KW).fit_documents(docs[:400]).calibrator_ is None   # < 500
+
+
+def test_a_saved_auto_calibrated_model_loads_with_it(tmp_path):
+    docs = synthetic(900, n_classes=3, seed=7)
+    clf = NBSVMClassifier(**KW).fit_documents(docs)
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    texts, _ = _xy(docs[:50])
+    assert back.calibrate == "auto"
+    assert np.allclose(back.predict_proba(texts), clf.predict_proba(texts))
+    assert back.calibration_report_["method"] == "temperature (auto: 3 classes)"
+
+
+# -- the CLI on real data ---------------------------------------------------------------------
+
+GROUPS = ("comp.graphics", "rec.autos", "sci.space", "talk.politics.guns", "sci.med")
+
+
+@pytest.fixture(scope="module")
+def subject_lines(tmp_path_factory):
+    """20 Newsgroups subject lines of five groups, bydate train and test as TSV."""
+    archive = shared_datasets() / "20newsgroups" / "20news-bydate.tar.gz"
+    if not archive.is_file():
+        pytest.skip(f"20 Newsgroups not found at {archive}")
+    folder = tmp_path_factory.mktemp("subjects")
+    files = {"20news-bydate-train": folder / "train.tsv", "20news-bydate-test": folder / "test.tsv"}
+    handles = {k: open(v, "w", encoding="utf-8") for k, v in files.items()}
+    try:
+        with tarfile.open(archive, "r:gz") as tar:
+            for member in tar:
+                parts = member.name.split("/")
+                if member.isfile() and len(parts) == 3 and parts[1] in GROUPS:
+                    text = tar.extractfile(member).read().decode("latin-1")
+                    m = re.search(r"^Subject:(.*)$", text, re.M)
+                    subject = " ".join(m.group(1).split()) if m else ""
+                    handles[parts[0]].write(f"{parts[1]}\t{subject}\n")
+    finally:
+        for h in handles.values():
+            h.close()
+    return files["20news-bydate-train"], files["20news-bydate-test"]
+
+
+def test_cli_train_calibrates_subject_lines_by_default(subject_lines, tmp_path):
+    train, test = subject_lines
+    runner = CliRunner()
+    r = runner.invoke(app, ["train", str(train), "--test", str(test), "-o",
+                            str(tmp_path / "m.npz"), "--n-bits", "18"])
+    assert r.exit_code == 0, r.output
+    assert re.search(r"temperature \(auto: 5 classes\) calibration on [\d,]+ held-out "
+                     r"documents", r.output), r.output
+    r = runner.invoke(app, ["eval", str(test), "-m", str(tmp_path / "m.npz"), "--json"])
+    assert r.exit_code == 0, r.output
+    auto = json.loads(r.output)
+    r = runner.invoke(app, ["train", str(train), "-o", str(tmp_path / "raw.npz"),
+                            "--n-bits", "18", "--calibrate", "none", "-q"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["eval", str(test), "-m", str(tmp_path / "raw.npz"), "--json"])
+    raw = json.loads(r.output)
+    assert auto["accuracy"] == raw["accuracy"] > 0.6
+    assert auto["log_loss"] < 1.0 < raw["log_loss"], (auto["log_loss"], raw["log_loss"])
+    # from standard input: trained, not calibrated, and said so
+    r = runner.invoke(app, ["train", "-", "-o", str(tmp_path / "stdin.npz"), "--n-bits", "18"],
+                      input=train.read_text(encoding="utf-8"))
+    assert r.exit_code == 0, r.output
+    assert "probabilities not calibrated (5 classes)" in r.output
