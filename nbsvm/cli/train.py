@@ -186,14 +186,20 @@ def train_command(
     auto: bool = typer.Option(False, "--auto",
                               help="Choose the settings on held-out parts of the training "
                                    "data within --time-budget (n-gram order, character "
-                                   "n-grams for short texts, alpha, lambda, loss, norm, "
-                                   "min_df, weighting, beta; successive halving, the "
-                                   "one-standard-error rule), print what was tried and "
+                                   "n-grams for short texts, the tokenizer for text in "
+                                   "scripts without spaces, alpha, lambda, loss, norm, "
+                                   "min_df, weighting, beta; successive halving; a change "
+                                   "must gain more than two standard errors over the "
+                                   "defaults), print what was tried and "
                                    "chosen, then train on all of it. Options given with "
                                    "other values than their defaults are kept."),
     time_budget: str = typer.Option("60s", "--time-budget",
                                     help="Seconds the --auto search may take (60, 90s, 2m), "
-                                         "its reading pass included."),
+                                         "its reading pass included, as predicted from "
+                                         "the work of its trials for a 2-core reference "
+                                         "machine: the same trials and choice on any "
+                                         "machine, however busy (a slower one takes "
+                                         "longer; stopped at 3x)."),
     auto_metric: Optional[str] = typer.Option(None, "--auto-metric",
                                               help="What --auto ranks by: accuracy (the "
                                                    "default; micro_f1 for label sets) or "

@@ -121,7 +121,10 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         twice (``fit``'s lists, a list or a callable for ``fit_documents``).
     time_budget : float
         Seconds the ``auto`` search may take (its reading pass included; the final
-        training comes after).
+        training comes after), predicted from the work of its trials for a 2-core
+        reference machine (:mod:`nbsvm.training.auto`), so that the search and its choice
+        are the same on any machine; the wall clock stops it only at three times the
+        budget.
     auto_metric : None, 'accuracy', 'macro_f1' or 'micro_f1'
         What the ``auto`` search ranks by on the held-out parts. ``None``: accuracy
         (micro F1 for label sets). ``macro_f1`` weighs every class alike: with a rare class

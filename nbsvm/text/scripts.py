@@ -217,5 +217,7 @@ SCRIPT_ARRAYS.flags.writeable = False
 NO_SCRIPTS = np.zeros((3, 0), dtype=np.int64)
 #: A split character with the marks joined to it (the reference tokenizer's unit).
 SPLIT_RE = f"[{_char_class(SPLIT)}][{_char_class(JOIN)}]*"
+#: One character that ``split_scripts`` makes a token of its own.
+SPLIT_CHAR_RE = re.compile(f"[{_char_class(SPLIT)}]")
 #: Separators dropped like white space.
 BREAK_RE = re.compile(f"[{_char_class(BREAK)}]")

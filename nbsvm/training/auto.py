@@ -6,7 +6,9 @@ try (word n-grams of orders 1-3; with short documents or a small corpus, charact
 gets 5 folds of two parts (every document held out once), a large one a 20% hold-out.
 
 Successive halving (Jamieson & Talwalkar 2016, the inner loop of Hyperband) spends the
-budget: rung 0 trains the candidates (the defaults first, then a seeded sample of
+budget, counted in seconds of a reference machine predicted from each trial's work
+(:data:`TRAINING_S`: n-gram occurrences x epochs x outputs), so that the plan and the
+choice do not depend on how fast or busy the machine is: rung 0 trains the candidates (the defaults first, then a seeded sample of
 :func:`search_space`) on a ninth of each fold's training documents, the best third go on to
 a third of them, and the best third of those to all of them (no sample under 500
 documents: a small corpus has fewer rungs); the defaults go on to every
@@ -14,11 +16,14 @@ rung, so that every change is weighed against them on all the data. ``beta`` onl
 prediction time: each trained model is scored at every ``beta`` for free. Trials are timed
 (the first after an untimed run of it, so that compiling the kernels is not counted); when
 the first one says the plan cannot fit in the budget, fewer candidates start, and the
-search stops when the budget is spent (then it chooses among the last rung's scores). With
-a budget that does not bind, the search is deterministic for a seed.
+search stops when the budget's reference seconds are spent (then it chooses among the last rung's
+scores). The search is deterministic for a seed and a budget on any machine; the wall clock
+only stops one that has run :data:`OVERRUN` times over its budget (a machine far slower or
+busier than the reference), which then keeps the defaults unless its last rung was
+complete.
 
-The one-standard-error rule then prefers the defaults: the best candidate of the last rung
-is taken only if its gain over them is more than one standard error of that gain, paired
+The standard-error rule then prefers the defaults: the best candidate of the last rung
+is taken only if its gain over them is more than two standard errors of that gain, paired
 over the validation groups (the five folds, or five blocks of the hold-out); else they stay
 (:func:`one_se_choice` says why). The caller trains the final model on all the data with the
 choice (:func:`auto_fit`): the model equals ``nbsvm train`` with the settings printed.
@@ -46,6 +51,7 @@ from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.text.hashing import Hasher
+from nbsvm.text.scripts import SPLIT_CHAR_RE
 from nbsvm.training.modes import rereadable
 from nbsvm.training.selection import VALIDATION_GROUPS, one_se_choice
 from nbsvm.training.tune import CHUNK, ReadyCache, rows_of
@@ -57,15 +63,33 @@ RUNG_FRACTIONS = (1 / 9, 1 / 3, 1.0)
 KEEP = 3                        # each rung keeps the best third
 N_CANDIDATES = 27               # rung 0's candidates when the budget allows
 MIN_RUNG_DOCS = 500             # a rung sample never smaller than this (or all)
+SCRIPT_PEEK_DOCS = 2_000        # the first documents' characters tell the script ...
+SCRIPT_SHARE = 0.05             # ... a share above which both tokenizers are tried
 SHORT_DOCUMENTS = 100           # median n-grams below which character n-grams are tried
 SMALL_CORPUS_NGRAMS = 2_000_000  # ... and word n-grams below which they are tried anyway
 CHAR_NGRAMS = 4
 BETAS = (1.0, 0.5)              # two classes: scored on each trained model
-SAFETY = 0.85                   # share of the remaining budget the plan may fill
-MARGIN = 1.25                   # a trial starts only if 1.25x its predicted time fits
+# a change must gain more than two standard errors (paired over the validation groups)
+# over the defaults: the last rung's best is the best of several, its gain biased upwards
+# (RT-2k: a gain of 1 error on the folds lost 1.75 points on the test fold)
+N_SE = 2.0
+SAFETY = 0.85                   # share of the budget the plan may fill
+# The plan is sized in seconds of the reference machine (2 cores, where results/
+# robustness.md is measured), predicted from the work each trial does, not timed on the
+# fly: a busy or slow machine runs the same trials and chooses the same settings. A
+# training costs TRAINING_S (set-up, bucket scans) plus UPDATE_S per n-gram occurrence,
+# output and epoch, plus SCORE_S per held-out n-gram occurrence, output and beta; the
+# reading pass HASH_S per n-gram occurrence and feature setting. Fitted (non-negative least
+# squares) on 396 trials of RT-2k, MPQA, Blitzer domain and 20NG subject lines: within a
+# factor of 1.5 of the time measured.
+TRAINING_S = 0.05
+UPDATE_S = 8e-9
+SCORE_S = 5e-8
+HASH_S = 1.6e-7
+OVERRUN = 3.0                   # the wall clock stops a search only past 3x its budget
 
 
-def search_space(multi: bool, multilabel: bool, chars: bool) -> dict:
+def search_space(multi: bool, multilabel: bool, chars: bool, scripts: bool = False) -> dict:
     """What the search varies, each list starting with the value the defaults use (None:
     the data-dependent default). Chosen on the Wang & Manning corpora (the README's table):
     the n-gram order, NB smoothing (``alpha`` 0.1: 20NG +1 point, MPQA +0.5), L2 strength,
@@ -81,6 +105,8 @@ def search_space(multi: bool, multilabel: bool, chars: bool) -> dict:
         space["weighting"] = ["nb", "binary"]
     if chars:
         space["char_ngrams"] = [0, CHAR_NGRAMS]
+    if scripts:
+        space["split_scripts"] = [None, "flip"]
     return space
 
 
@@ -106,7 +132,8 @@ class AutoResult:
 
 def _resolve(space: dict, defaults: dict) -> dict:
     """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two."""
-    other = {"norm": {"l2": "none", "none": "l2"}, "min_df": {1: 2, 2: 1}}
+    other = {"norm": {"l2": "none", "none": "l2"}, "min_df": {1: 2, 2: 1},
+             "split_scripts": {True: False, False: True}}
     out = {}
     for name, values in space.items():
         vals = []
@@ -127,7 +154,8 @@ def _defaults(base: dict, classes: list, corpus: dict, multilabel: bool) -> dict
     out = {name: model.setting(name) for name in
            ("loss", "optimizer", "eta0", "epochs", "norm", "min_df")}
     out.update({k: getattr(model, k) for k in
-                ("ngrams", "alpha", "lam", "beta", "weighting", "char_ngrams")})
+                ("ngrams", "alpha", "lam", "beta", "weighting", "char_ngrams",
+                 "split_scripts")})
     return out
 
 
@@ -228,8 +256,6 @@ class _Search:
         self.samples: dict = {}
         self.trials: list = []
         self.n_trainings, self.stopped = 0, False
-        self.join_rate = 0.0        # seconds per document of joining parts into a sample
-        self.joined_docs = 0
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -255,13 +281,21 @@ class _Search:
             head += chunk
             n_grams += int(lengths.sum())
         try_chars = (median < SHORT_DOCUMENTS or ended) and "char_ngrams" not in fixed
+        # text in the scripts written without spaces (a share of its characters, not a
+        # curly quote in English): their tokenizer is searched too
+        text = "".join(d.text for d in head[:SCRIPT_PEEK_DOCS])
+        try_scripts = "split_scripts" not in fixed and \
+            len(SPLIT_CHAR_RE.findall(text)) > SCRIPT_SHARE * max(1, len(text))
         orders = [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1]
         chars = [base.get("char_ngrams", 0)] + ([CHAR_NGRAMS] if try_chars else [])
-        hashers = {(n, c): NBSVMClassifier(**dict(base, ngrams=n, char_ngrams=c)).validate()
-                   for n in orders for c in chars}
+        split0 = base.get("split_scripts", DEFAULTS["split_scripts"])
+        scripts = [split0] + ([not split0] if try_scripts else [])
+        hashers = {(n, c, s): NBSVMClassifier(**dict(base, ngrams=n, char_ngrams=c,
+                                                     split_scripts=s)).validate()
+                   for n in orders for c in chars for s in scripts}
         self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed,
                                  self.notify)
-        self.key0 = key0 = (orders[0], chars[0])
+        self.key0 = key0 = (orders[0], chars[0], scripts[0])
         multilabel = bool(base.get("multilabel"))
         labels = sorted({label for p in self.parts[key0] for label in p.labels})
         classes = classes_of(labels) if multilabel else labels
@@ -275,7 +309,8 @@ class _Search:
         shutil.rmtree(root / "stats", ignore_errors=True)
         multi = multilabel or len(classes) > 2
         self.defaults = defaults = _defaults(base, classes, corpus, multilabel)
-        self.space = _resolve(search_space(multi, multilabel, try_chars), defaults)
+        self.space = _resolve(search_space(multi, multilabel, try_chars, try_scripts),
+                              defaults)
         self.betas = [defaults["beta"]] if multi or "beta" in fixed else \
             [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
         # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)
@@ -286,10 +321,14 @@ class _Search:
         self.pinned = {k: defaults[k] for k in ("min_df", "eta0", "norm")
                        if k not in fixed and defaults[k] != "auto"}
         self.sizes = rung_sizes(sum(p.n_docs for p in self.parts[key0][2:]))  # fold 0's
+        self.n_outputs = len(classes) if multi else 1
+        self.pass_units = HASH_S * sum(p.n_ids for ps in self.parts.values() for p in ps)
+        self.trial_units = 0.0
         self.notify({"stage": "auto plan", "docs": corpus["documents"],
                      "candidates": len(self.cands), "split": self.split,
                      "space": {k: v for k, v in self.space.items() if k not in fixed},
-                     "pass_s": self.elapsed(), "budget": self.budget})
+                     "pass_s": self.elapsed(), "budget": self.budget,
+                     "pass_reference_s": self.pass_units})
 
     def sample(self, key, fold: int, rung: int) -> tuple[FeatureCache, list[FeatureCache]]:
         """Fold ``fold``'s training sample for ``rung`` and its validation groups: the
@@ -305,11 +344,9 @@ class _Search:
                 n_blocks = 1 if self.folds > 1 else VALIDATION_GROUPS
                 for block in split_blocks(held, groups, n_blocks, self.bits[key]):
                     block.close()
-                self.joined_docs += sum(p.n_docs for p in held)
             valid = [FeatureCache(block) for block in sorted(groups.iterdir())]
             self.samples[(key, fold, rung)] = (
                 join_caches(train, folder, limit, self.bits[key]), valid)
-            self.joined_docs += limit
         return self.samples[(key, fold, rung)]
 
     def trial(self, i: int, rung: int) -> tuple[np.ndarray, int, float, float]:
@@ -319,15 +356,12 @@ class _Search:
         once per rung), the seconds of the epochs."""
         from nbsvm.models.nbsvm import NBSVMClassifier
         params = {**self.base, **self.pinned, **self.cands[i]}
-        key = (params.get("ngrams", self.key0[0]), params.get("char_ngrams", self.key0[1]))
+        key = self.key_of(params)
         groups, sizes = [], []
         train_s, t1 = 0.0, time.perf_counter()
         for fold in range(self.folds):          # the samples first: joined once per rung
             self.sample(key, fold, rung)
         joined = time.perf_counter() - t1
-        if self.joined_docs:            # this trial joined samples: the rate per document
-            self.join_rate = max(self.join_rate, joined / self.joined_docs)
-            self.joined_docs = 0
         for fold in range(self.folds):
             train, valid = self.sample(key, fold, rung)
             clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(self.root),
@@ -345,35 +379,42 @@ class _Search:
                 sizes.append(rep["n_docs"])
         return np.array(groups), np.array(sizes), time.perf_counter() - t1 - joined, train_s
 
-    def predicted(self, rung: int, key=None) -> float:
-        """Seconds one candidate takes at ``rung`` at the pace measured (with ``key``:
-        joining its samples too when they are not there yet)."""
-        fixed, per_doc = self.pace
-        join = self.join_rate * self.sizes[rung] if key is not None and \
-            (key, 0, rung) not in self.samples else 0.0
-        return self.folds * (fixed + per_doc * self.sizes[rung] + join)
+    def key_of(self, params: dict) -> tuple:
+        """Which parts (hashing settings) ``params`` train on."""
+        return tuple(params.get(k, v) for k, v in
+                     zip(("ngrams", "char_ngrams", "split_scripts"), self.key0))
 
-    def measure(self, rung: int, took: float, train_s: float) -> None:
-        """The pace: the epochs grow with the documents; counting buckets, scoring and
-        the rest do not. The slowest per-document pace seen so far predicts the rest."""
-        fixed = max(0.0, took - train_s) / self.folds
-        per_doc = train_s / self.folds / self.sizes[rung]
-        if self.pace is not None:
-            fixed = min(fixed, self.pace[0])
-            per_doc = max(per_doc, (took / self.folds - fixed) / self.sizes[rung],
-                          self.pace[1])
-        self.pace = (fixed, per_doc)
+    def units(self, i: int, rung: int) -> float:
+        """Reference seconds of candidate ``i`` at ``rung``, every fold (see
+        :data:`TRAINING_S`): the same on any machine."""
+        return sum(self.work(i, rung).values())
+
+    def work(self, i: int, rung: int) -> dict:
+        """The parts of :meth:`units`: trainings, updates, scoring."""
+        params = {**self.defaults, **self.cands[i]}
+        key = self.key_of(params)
+        train = self.parts[key][2:]
+        share = self.sizes[rung] / max(1, sum(p.n_docs for p in train))
+        train_ids = share * sum(p.n_ids for p in train)
+        valid_ids = sum(p.n_ids for p in self.parts[key][:2])
+        outputs = self.n_outputs
+        return {"trainings": self.folds * TRAINING_S,
+                "updates": self.folds * outputs * params["epochs"] * train_ids * UPDATE_S,
+                "scoring": self.folds * outputs * len(self.betas) * valid_ids * SCORE_S}
+
+    def spent(self) -> float:
+        """Reference seconds spent: the reading pass, then every trial run."""
+        return self.pass_units + self.trial_units
 
     def fit_plan(self, alive: list) -> list:
-        """After the first trial: the candidates whose rungs fit in what is left."""
+        """Before any trial: the candidates whose rungs fit in the budget's units (the
+        same on any machine)."""
         rungs = range(len(self.sizes))
-        per_cand = sum(self.predicted(r) / KEEP ** r for r in rungs)
-        # later rungs also join their samples (once per feature setting) and carry the
-        # defaults: reserved before the candidates are counted
-        n_keys = len(self.parts)
-        reserved = sum(self.predicted(r) + n_keys * self.folds * self.join_rate * self.sizes[r]
-                       for r in rungs[1:])
-        room = SAFETY * (self.budget - self.elapsed()) - reserved
+        mean = {r: float(np.mean([self.units(i, r) for i in alive])) for r in rungs}
+        per_cand = sum(mean[r] / KEEP ** r for r in rungs)
+        # later rungs carry the defaults too: reserved before the candidates are counted
+        reserved = sum(self.units(0, r) for r in rungs[1:])
+        room = SAFETY * self.budget - self.pass_units - reserved
         fits = max(1, int(room / per_cand))
         if fits < len(alive):
             self.notify({"stage": "auto note", "docs": 0,
@@ -387,31 +428,20 @@ class _Search:
         alive = list(range(len(self.cands)))
         self.last_scores: dict = {}
         self.last_rung = -1
-        self.pace = None
-        # the defaults once untimed first: numba compiles the kernels on their first call
-        # (seconds, after an install), and a first trial timed with that would size the
-        # plan to a few candidates; the timed trial repeats it (the same scores)
-        self.trial(0, 0)
-        self.n_trainings -= self.folds
+        alive = self.fit_plan(alive)
         for rung in range(len(self.sizes)):
             scores = {}
             for i in list(alive):
-                if i not in alive:              # the budget cut the candidates
-                    break
-                key = (self.cands[i].get("ngrams", self.key0[0]),
-                       self.cands[i].get("char_ngrams", self.key0[1]))
-                if self.pace is not None and \
-                        self.elapsed() + MARGIN * self.predicted(rung, key) > self.budget:
+                cost = self.units(i, rung)
+                if self.spent() + cost > self.budget \
+                        or self.elapsed() > OVERRUN * self.budget:
                     self.stopped = True
                     break
-                first = self.pace is None
                 groups, sizes, took, train_s = self.trial(i, rung)
-                self.measure(rung, took, train_s)
-                if first:
-                    alive = self.fit_plan(alive)
+                self.trial_units += cost
                 per_beta = sizes @ groups / sizes.sum()    # the pooled score at each beta
                 scores[i] = (per_beta, groups)
-                self.record(i, rung, per_beta, took)
+                self.record(i, rung, per_beta, took, cost)
             # the highest rung reached: the defaults go first in each, so even a rung the
             # budget cut short weighs what it trained against them on the same sample
             if scores:
@@ -429,7 +459,8 @@ class _Search:
             # against them on all the data (a small sample favours other settings)
             alive = sorted(set(ranked[:max(1, math.ceil(len(ranked) / KEEP))]) | {0})
 
-    def record(self, i: int, rung: int, per_beta: np.ndarray, took: float) -> None:
+    def record(self, i: int, rung: int, per_beta: np.ndarray, took: float,
+               units: float) -> None:
         """A trial in the table, and its event."""
         c = self.cands[i]
         used = [b for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
@@ -437,12 +468,14 @@ class _Search:
         for j, b in enumerate(used):
             self.trials.append(dict(rung=rung, documents=docs, candidate=i,
                                     changed=_changed(dict(c, beta=b), self.defaults),
-                                    score=float(per_beta[j]), seconds=took))
+                                    score=float(per_beta[j]), seconds=took,
+                                    reference_s=units))
         best = int(np.argmax(per_beta))
         self.notify({"stage": "auto trial", "docs": 0, "rung": rung, "candidate": i,
                      "changed": _changed(dict(c, beta=self.betas[best]), self.defaults),
                      "score": float(per_beta[best]), "metric": self.metric,
-                     "documents": docs, "folds": self.folds, "seconds": took})
+                     "documents": docs, "folds": self.folds, "seconds": took,
+                     "reference_s": units})
 
     def choose(self) -> AutoResult:
         """The one-standard-error rule over the last rung's (candidate, beta) scores."""
@@ -451,7 +484,7 @@ class _Search:
                  "groups": groups[:, j]}
                 for i, (per_beta, groups) in sorted(self.last_scores.items())
                 for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
-        pick, why, _ = one_se_choice(pool, self.defaults)
+        pick, why, _ = one_se_choice(pool, self.defaults, N_SE)
         if self.stopped and self.last_rung < len(self.sizes) - 1:
             # no candidate was weighed against the defaults on all the training data: a
             # gain on a small sample is too uncertain to replace them
