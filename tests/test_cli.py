@@ -423,7 +423,10 @@ def test_train_min_df_option(files):
     assert_ok(run("train", train, "-o", out, *TRAIN_OPTS, "--min-df", "1"))
     clf = NBSVMClassifier.load(out)
     assert clf.min_df == 1
-    lex = NBLexicon(Hasher(ngrams=2, n_bits=12)).fit([t for _, t in TRAIN], [l for l, _ in TRAIN])
+    # (short reviews: the data gives character 4-grams beside the word n-grams)
+    assert clf.char_ngrams is None and clf.hasher_.char_ngrams == 4
+    lex = NBLexicon(Hasher(ngrams=2, n_bits=12, char_ngrams=4, **NEW_TOKENIZER)).fit(
+        [t for _, t in TRAIN], [l for l, _ in TRAIN])
     assert np.array_equal(clf.ratios_, lex.ratios())
     assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--min-df", "0"),
                        "min_df")

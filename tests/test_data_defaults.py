@@ -48,34 +48,40 @@ def test_the_rules_by_hand():
     assert data_default("norm", {"median_ngrams": 15}) == "l2"
     assert data_default("norm", {"median_ngrams": 16}) == "none"
     assert data_default("norm", {"median_ngrams": 64}) == "none"      # Subj's sentences
+    assert data_default("char_ngrams", {"median_ngrams": 3}) == 4     # phrases, sentences
+    assert data_default("char_ngrams", {"median_ngrams": 99}) == 4
+    assert data_default("char_ngrams", {"median_ngrams": 100}) == 0
+    assert data_default("char_ngrams", {"median_ngrams": 487}) == 0   # IMDB: words only
     with pytest.raises(ValueError):
         data_default("epochs", {})
 
 
 def test_a_fit_takes_them_from_its_data_and_equals_the_same_values_given():
     clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=3, seed=1).fit(TEXTS, LABELS)
-    assert clf.data_defaulted() == ["min_df", "eta0", "norm"]
+    assert clf.data_defaulted() == ["min_df", "char_ngrams", "eta0", "norm"]
+    assert clf.setting("char_ngrams") == clf.hasher_.char_ngrams == 4     # short reviews
     corpus = clf.corpus_
     assert corpus["documents"] == len(TEXTS)
     min_df, eta0, norm = clf.setting("min_df"), clf.setting("eta0"), clf.setting("norm")
     assert (min_df, eta0, norm) == (1, data_default("eta0", corpus),
                                     data_default("norm", corpus))
     given = NBSVMClassifier(ngrams=2, n_bits=12, epochs=3, seed=1, min_df=min_df,
-                            eta0=eta0, norm=norm).fit(TEXTS, LABELS)
+                            eta0=eta0, norm=norm, char_ngrams=4).fit(TEXTS, LABELS)
     assert given.data_defaulted() == []
     assert np.array_equal(clf.decision_function(NEW), given.decision_function(NEW))
 
 
 def test_given_values_and_other_tasks_are_not_overridden():
     clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2, min_df=2, eta0=0.05,
-                          norm="none").fit(TEXTS, LABELS)
+                          norm="none", char_ngrams=0).fit(TEXTS, LABELS)
     assert clf.data_defaulted() == [] and clf.setting("min_df") == 2
     assert clf.setting("eta0") == 0.05
     three = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2).fit(THREE_TEXTS, THREE_LABELS)
-    assert three.data_defaulted() == ["min_df"]     # eta0 'auto' and norm l2: multi-class
+    assert three.data_defaulted() == ["min_df", "char_ngrams"]   # eta0 'auto', norm l2
     assert three.setting("eta0") == "auto" and three.setting("norm") == "l2"
     sgd = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2, optimizer="sgd").fit(TEXTS, LABELS)
-    assert sgd.data_defaulted() == ["min_df", "norm"] and sgd.setting("eta0") == 0.02
+    assert sgd.data_defaulted() == ["min_df", "char_ngrams", "norm"]
+    assert sgd.setting("eta0") == 0.02
 
 
 def test_without_a_first_pass_the_fixed_defaults_apply():
@@ -115,10 +121,15 @@ def subj_tsv(tmp_path_factory):
 def test_cli_prints_and_reports_the_data_defaults(tmp_path, subj_tsv):
     out = runner.invoke(app, ["train", str(subj_tsv), "-o", str(tmp_path / "m.npz")])
     assert out.exit_code == 0, out.output
-    assert "data-dependent defaults: min_df 1, eta0 0.07" in out.output
-    assert "eta0 (from the data): 0.07" in out.output
+    # Subj's sentences (under 100 word n-grams each in the peek): character 4-grams too, which
+    # raise the median of the n-grams per document that eta0 follows
+    assert "data-dependent defaults: min_df 1, char_ngrams 4, eta0 0.0423, norm none" \
+        in out.output
+    assert "eta0 (from the data): 0.0423" in out.output
+    assert "char_ngrams (from the data): 4" in out.output
     out = runner.invoke(app, ["train", str(subj_tsv), "-o", str(tmp_path / "m.npz"),
-                              "--min-df", "2", "--eta0", "0.02", "--norm", "none", "--json"])
+                              "--min-df", "2", "--eta0", "0.02", "--norm", "none",
+                              "--char-ngrams", "0", "--json"])
     assert out.exit_code == 0 and "data_defaults" not in out.output
 
 

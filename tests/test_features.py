@@ -146,7 +146,7 @@ def test_training_with_unknown_label_stops_cleanly(tmp_path):
     docs = synthetic(3000)
     lex = NBLexicon(HASHER).fit([d.text for d in docs], [d.label for d in docs])
     docs[2100] = Document("surprise", "some text", "mem.txt", 2101)
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, epochs=2, cache_dir=str(tmp_path))
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, epochs=2, cache_dir=str(tmp_path))
     with pytest.raises(NBSVMError, match=r"mem\.txt:2101: unknown label 'surprise'"):
         clf.fit_documents(iter(docs), lexicon=lex)
     assert wait_for_readers(2.0) == []
@@ -372,7 +372,7 @@ def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, opti
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
     kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, lam=1e-4, epochs=4, seed=17,
               min_df=min_df)
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, cache_dir=str(tmp_path), **kw)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, cache_dir=str(tmp_path), **kw)
     clf.fit_documents(iter(docs), lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw=shuffle_kw, **kw)
     assert np.array_equal(clf.ratios_, ref.tables)
@@ -397,7 +397,7 @@ def test_training_with_a_lexicon_of_other_documents(tmp_path, optimizer):
     assert lex.n_seen_ < NBLexicon(HASHER).fit([d.text for d in docs],
                                                [d.label for d in docs]).n_seen_
     kw = dict(optimizer=optimizer, loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=4, min_df=1)
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, **kw).fit_documents(iter(docs),
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, **kw).fit_documents(iter(docs),
                                                                                  lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw={}, **kw)
     assert np.array_equal(clf.ratios_, ref.tables)
@@ -424,7 +424,7 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
     if shuffle_kw:
         monkeypatch.setattr(FeatureCache, "shuffled_groups",
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, optimizer=optimizer, loss="log",
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, optimizer=optimizer, loss="log",
                           eta0=0.05, lam=1e-4, epochs=3, seed=5,
                           min_df=min_df).fit_documents(iter(docs))
     seen = lex.counts().sum(axis=0)
@@ -473,7 +473,7 @@ def test_an_error_in_the_first_epoch_stops_the_translation_thread(tmp_path, monk
             if len(seen) == 2:
                 raise RuntimeError("stop here")
 
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, epochs=3, min_df=1, cache_dir=str(tmp_path))
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, epochs=3, min_df=1, cache_dir=str(tmp_path))
     with pytest.raises(RuntimeError, match="stop here"):
         clf.fit_documents(iter(docs), callback=callback)
     assert not [t for t in threading.enumerate() if t.name == "nbsvm-translate"]
@@ -491,8 +491,8 @@ def test_one_epoch_does_not_rewrite_the_cache(tmp_path, monkeypatch):
 
     monkeypatch.setattr(FeatureCache, "translated_groups", spy)
     docs = synthetic(600, seed=2)
-    one = NBSVMClassifier(ngrams=2, n_bits=16, epochs=1, min_df=1).fit_documents(iter(docs))
-    two = NBSVMClassifier(ngrams=2, n_bits=16, epochs=2, min_df=1).fit_documents(iter(docs))
+    one = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, epochs=1, min_df=1).fit_documents(iter(docs))
+    two = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, epochs=2, min_df=1).fit_documents(iter(docs))
     assert writes == [False, True]
     assert one.score([d.text for d in docs], [d.label for d in docs]) > 0.8
     assert two.score([d.text for d in docs], [d.label for d in docs]) > 0.8

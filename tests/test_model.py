@@ -58,13 +58,13 @@ def _dot_tol(clf, text, k=0):
 
 @pytest.fixture(scope="module")
 def binary_clf():
-    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, lam=1e-4, min_df=2).fit(
+    return NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=8, eta0=0.5, lam=1e-4, min_df=2).fit(
         TEXTS, LABELS)
 
 
 @pytest.fixture(scope="module")
 def three_clf():
-    return NBSVMClassifier(ngrams=2, n_bits=10, epochs=8, eta0=0.5, lam=1e-4, loss="log").fit(
+    return NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=8, eta0=0.5, lam=1e-4, loss="log").fit(
         THREE_TEXTS, THREE_LABELS)
 
 
@@ -113,7 +113,7 @@ def test_predict_proba_is_sigmoid_of_scores(binary_clf):
 
 def test_training_equals_naive_sgd_over_seeded_shuffles():
     """Without a lexicon every epoch visits a fresh rng.permutation(n) from default_rng(seed)."""
-    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="hinge",
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="hinge",
                           optimizer="sgd", seed=7, norm="none").fit(TEXTS, LABELS)
     docs = [naive_buckets(t, 1, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
@@ -133,7 +133,7 @@ def test_training_equals_naive_sgd_over_seeded_shuffles():
 
 
 def test_adagrad_training_equals_naive_adagrad_over_seeded_shuffles(tmp_path):
-    clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=3, eta0=0.1, lam=1e-3, loss="log",
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=8, epochs=3, eta0=0.1, lam=1e-3, loss="log",
                           optimizer="adagrad", seed=11, norm="none").fit(TEXTS, LABELS)
     docs = [naive_buckets(t, 2, 8) for t in TEXTS]
     ys = [1.0 if l == "pos" else -1.0 for l in LABELS]
@@ -161,7 +161,7 @@ def test_adagrad_training_equals_naive_adagrad_over_seeded_shuffles(tmp_path):
 def test_training_with_lexicon_streams_first_epoch_in_input_order():
     lex = NBLexicon(Hasher(ngrams=1, n_bits=8, **NEW_TOKENIZER)).fit(TEXTS, LABELS)
     docs_in = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(zip(TEXTS, LABELS))]
-    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="log", seed=3,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=8, epochs=3, eta0=0.3, lam=1e-2, loss="log", seed=3,
                           optimizer="sgd")
     clf.fit_documents(iter(docs_in), lexicon=lex)
     df = lex.counts().sum(axis=0)                              # min_df = 2 by default
@@ -184,7 +184,7 @@ def test_training_with_lexicon_streams_first_epoch_in_input_order():
 
 def test_lexicon_with_other_hasher_refused():
     lex = NBLexicon(Hasher(ngrams=1, n_bits=9)).fit(TEXTS, LABELS)
-    clf = NBSVMClassifier(ngrams=1, n_bits=8)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=8)
     with pytest.raises(NBSVMError, match="lexicon was built with"):
         clf.fit_documents(iter([Document("pos", "x", "m", 1)]), lexicon=lex)
 
@@ -193,7 +193,7 @@ def test_lexicon_with_other_hasher_refused():
 
 def test_interpolate_scores_hand_formula():
     beta = 0.6
-    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=4, eta0=0.5, beta=beta,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=4, eta0=0.5, beta=beta,
                           interpolate="scores").fit(TEXTS, LABELS)
     prior = math.log(len(POS) / len(NEG))
     s = clf.decision_function(NEW)
@@ -208,7 +208,7 @@ def test_interpolate_scores_hand_formula():
 
 def test_interpolate_weights_hand_formula():
     beta = 0.25
-    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=4, eta0=0.5, beta=beta,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=4, eta0=0.5, beta=beta,
                           interpolate="weights", norm="none").fit(TEXTS, LABELS)
     df = naive_doc_freq([naive_buckets(t, 2, 10) for t in TEXTS])
     seen = sorted(i for i, n in df.items() if n >= clf.setting("min_df"))
@@ -248,7 +248,7 @@ def test_three_classes(three_clf):
 
 
 def test_three_classes_score_interpolation_prior():
-    clf = NBSVMClassifier(ngrams=1, n_bits=9, epochs=2, beta=0.0).fit(THREE_TEXTS, THREE_LABELS)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=9, epochs=2, beta=0.0).fit(THREE_TEXTS, THREE_LABELS)
     s = clf.decision_function(["never seen words"])[0]
     counts = {"mid": 4, "neg": 3, "pos": 4}
     exp = [math.log(counts[c] / (11 - counts[c])) for c in clf.classes_]
@@ -283,7 +283,7 @@ def test_save_load_three_classes(tmp_path, three_clf):
 
 def test_model_files_that_name_the_l2_strength_l2_still_load(tmp_path):
     """Files written before the L2 strength took the backend's name (``lam``) said ``l2``."""
-    clf = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2, lam=3e-3).fit(TEXTS, LABELS)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=10, epochs=2, lam=3e-3).fit(TEXTS, LABELS)
     clf.save(tmp_path / "new.npz")
     header, arrays = persist.load_npz(tmp_path / "new.npz", "model")
     header["params"]["l2"] = header["params"].pop("lam")
@@ -300,7 +300,7 @@ def test_save_is_atomic_when_interrupted(tmp_path, binary_clf, monkeypatch):
     binary_clf.save(path)
     before = path.read_bytes()
 
-    other = NBSVMClassifier(ngrams=1, n_bits=8, epochs=1).fit(TEXTS, LABELS)
+    other = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=8, epochs=1).fit(TEXTS, LABELS)
     real_open = persist.zipfile.ZipFile.open
     calls = []
 
@@ -435,19 +435,19 @@ def test_unfitted_and_bad_params():
     with pytest.raises(NBSVMError, match="not fitted"):
         NBSVMClassifier().predict(["x"])
     with pytest.raises(NBSVMError, match="beta"):
-        NBSVMClassifier(n_bits=8, beta=1.5).fit(["a", "b"], ["x", "y"])
+        NBSVMClassifier(char_ngrams=0, n_bits=8, beta=1.5).fit(["a", "b"], ["x", "y"])
     with pytest.raises(NBSVMError, match="unknown interpolation"):
-        NBSVMClassifier(n_bits=8, interpolate="both").fit(["a", "b"], ["x", "y"])
+        NBSVMClassifier(char_ngrams=0, n_bits=8, interpolate="both").fit(["a", "b"], ["x", "y"])
     with pytest.raises(NBSVMError, match="two classes"):
-        NBSVMClassifier(n_bits=8).fit(["a", "b"], ["x", "x"])
+        NBSVMClassifier(char_ngrams=0, n_bits=8).fit(["a", "b"], ["x", "x"])
     with pytest.raises(NBSVMError, match="no training documents"):
-        NBSVMClassifier(n_bits=8).fit([], [])
+        NBSVMClassifier(char_ngrams=0, n_bits=8).fit([], [])
     with pytest.raises(NBSVMError, match="unknown parameter"):
         NBSVMClassifier().set_params(gamma=1)
 
 
 def test_hinge_has_no_probabilities():
-    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=2, loss="hinge").fit(TEXTS, LABELS)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=8, epochs=2, loss="hinge").fit(TEXTS, LABELS)
     with pytest.raises(NBSVMError, match="no probabilities"):
         clf.predict_proba(["great"])
 
@@ -457,7 +457,7 @@ def test_partial_fit_after_load_continues_exactly(tmp_path, optimizer):
     """The learner state (SGD scale/bias/t, AdaGrad accumulators) travels with the model."""
     X = ["a great film", "great fun", "an awful film", "awful, dull", "fine film", "dull mess"]
     y = ["pos", "pos", "neg", "neg", "pos", "neg"]
-    live = NBSVMClassifier(ngrams=2, n_bits=12, optimizer=optimizer, epochs=3).fit(X, y)
+    live = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=12, optimizer=optimizer, epochs=3).fit(X, y)
     live.save(tmp_path / "m.npz")
     loaded = NBSVMClassifier.load(tmp_path / "m.npz")
     loaded.save(tmp_path / "m2.npz")                  # re-saving a loaded model keeps its state
@@ -466,7 +466,7 @@ def test_partial_fit_after_load_continues_exactly(tmp_path, optimizer):
         live.partial_fit(X, y)
         reloaded.partial_fit(X, y)
     assert np.array_equal(live.decision_function(X), reloaded.decision_function(X))
-    fresh = NBSVMClassifier(ngrams=2, n_bits=12, optimizer=optimizer, epochs=3).fit(X, y)
+    fresh = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=12, optimizer=optimizer, epochs=3).fit(X, y)
     assert not np.array_equal(fresh.decision_function(X), reloaded.decision_function(X))
 
 
@@ -474,7 +474,7 @@ def test_partial_fit_after_load_continues_exactly(tmp_path, optimizer):
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
 def test_learned_state_properties_are_read_only(optimizer):
-    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=2, optimizer=optimizer,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=2, optimizer=optimizer,
                           norm="none").fit(TEXTS, LABELS)
     for name in ("coef_", "ratios_", "intercept_"):
         with pytest.raises(AttributeError):
@@ -498,7 +498,7 @@ def test_ratios_equal_the_lexicon_for_both_optimizers(optimizer, corpus, min_df)
     # the model's ratios are the lexicon's (counted in one streaming pass, whatever the
     # optimizer), zeroed for buckets of fewer than min_df documents
     texts, labels = (TEXTS, LABELS) if corpus == "binary" else (THREE_TEXTS, THREE_LABELS)
-    clf = NBSVMClassifier(ngrams=2, n_bits=9, epochs=1, optimizer=optimizer, alpha=0.5,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=9, epochs=1, optimizer=optimizer, alpha=0.5,
                           min_df=min_df).fit(texts, labels)
     lex = NBLexicon(Hasher(ngrams=2, n_bits=9), alpha=0.5).fit(texts, labels)
     df = lex.counts().sum(axis=0)
@@ -516,8 +516,8 @@ def test_min_df_drops_rare_buckets_from_the_model(tmp_path, optimizer):
     texts = TEXTS + ["superb acting, a unique masterpiece"]
     labels = LABELS + ["pos"]
     kw = dict(ngrams=2, n_bits=12, epochs=4, eta0=0.3, optimizer=optimizer)
-    one = NBSVMClassifier(min_df=1, **kw).fit(texts, labels)
-    two = NBSVMClassifier(min_df=2, **kw).fit(texts, labels)
+    one = NBSVMClassifier(char_ngrams=0, min_df=1, **kw).fit(texts, labels)
+    two = NBSVMClassifier(char_ngrams=0, min_df=2, **kw).fit(texts, labels)
     df = naive_doc_freq([naive_buckets(t, 2, 12) for t in texts])
     (unique,) = _x("masterpiece", two)
     assert df[unique] == 1
@@ -539,12 +539,12 @@ def test_min_df_drops_rare_buckets_from_the_model(tmp_path, optimizer):
 @pytest.mark.parametrize("bad", [0, -1, 2.5, "2", True])
 def test_min_df_validated(bad):
     with pytest.raises(NBSVMError, match="min_df"):
-        NBSVMClassifier(n_bits=8, min_df=bad).fit(["a", "b"], ["x", "y"])
+        NBSVMClassifier(char_ngrams=0, n_bits=8, min_df=bad).fit(["a", "b"], ["x", "y"])
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
 def test_model_file_arrays_and_dtypes(tmp_path, optimizer):
-    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=3, optimizer=optimizer,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=3, optimizer=optimizer,
                           lam=1e-3).fit(THREE_TEXTS, THREE_LABELS)
     arrays = model_file_arrays(clf, tmp_path / "m.npz")
     buckets = arrays["buckets"]
@@ -588,7 +588,7 @@ def test_partial_fit_after_load_with_weight_interpolation(tmp_path, optimizer):
     y = ["pos", "pos", "neg", "neg", "pos", "neg"]
     kw = dict(ngrams=2, n_bits=12, optimizer=optimizer, epochs=3, beta=0.4,
               interpolate="weights")
-    live = NBSVMClassifier(**kw).fit(X, y)
+    live = NBSVMClassifier(char_ngrams=0, **kw).fit(X, y)
     live.save(tmp_path / "m.npz")
     loaded = NBSVMClassifier.load(tmp_path / "m.npz")
     before = loaded.mean_abs_coef_.copy()
@@ -608,9 +608,9 @@ def test_partial_fit_respects_min_df():
     y = LABELS + ["pos"]
     lex = NBLexicon(Hasher(ngrams=1, n_bits=12)).fit(X, y)
     df = lex.counts().sum(axis=0)
-    fitted = NBSVMClassifier(ngrams=1, n_bits=12, min_df=2, epochs=1).fit(X, y)
+    fitted = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=12, min_df=2, epochs=1).fit(X, y)
     assert np.array_equal(fitted.ratios_, np.where(df >= 2, lex.ratios(min_df=2), 0))
-    grown = NBSVMClassifier(ngrams=1, n_bits=12, min_df=2).partial_fit(X, y, classes=["neg", "pos"])
+    grown = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=12, min_df=2).partial_fit(X, y, classes=["neg", "pos"])
     (rare,) = _x("masterpiece", grown)
     assert df[rare] == 1
     assert grown.ratios_[0, rare] == 0
@@ -651,8 +651,8 @@ def test_loading_never_unpickles(tmp_path, kind):
 # -- settings that follow the number of classes ------------------------------------------------
 
 def test_unset_settings_follow_the_number_of_classes():
-    two = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2).fit(TEXTS, LABELS)
-    three = NBSVMClassifier(ngrams=1, n_bits=10).fit(THREE_TEXTS, THREE_LABELS)
+    two = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=10, epochs=2).fit(TEXTS, LABELS)
+    three = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=10).fit(THREE_TEXTS, THREE_LABELS)
     names = ("loss", "optimizer", "eta0", "epochs", "norm")
     # two classes with AdaGrad: eta0 and norm from the data (short texts here: larger steps,
     # unit rows)
@@ -660,26 +660,26 @@ def test_unset_settings_follow_the_number_of_classes():
                                                data_default("eta0", two.corpus_), 2, "l2"]
     assert [three.setting(n) for n in names] == ["modified_huber", "sgd", "auto", 5, "l2"]
     assert three.unit_rows() and two.unit_rows()
-    longer = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2).fit(
+    longer = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=10, epochs=2).fit(
         [t + " " + " ".join(f"w{i}x{j}" for j in range(20)) for i, t in enumerate(TEXTS)],
         LABELS)
     assert longer.setting("norm") == "none" and not longer.unit_rows()
     assert three.linear_.S_.shape[2] == 2 and three.eta0_ > 0       # SGD state, calibrated
     assert three.get_params()["loss"] is None                        # the parameter stays unset
     # a setting given is kept whatever the classes
-    pinned = NBSVMClassifier(ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
+    pinned = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
                              epochs=3, norm="none").fit(THREE_TEXTS, THREE_LABELS)
     assert [pinned.setting(n) for n in names] == ["log", "adagrad", 0.1, 3, "none"]
     with pytest.raises(NBSVMError, match="follows the number of classes"):
         NBSVMClassifier().setting("loss")
     with pytest.raises(NBSVMError, match="unknown norm 'l1'; allowed: l2, none"):
-        NBSVMClassifier(norm="l1").fit(TEXTS, LABELS)
+        NBSVMClassifier(char_ngrams=0, norm="l1").fit(TEXTS, LABELS)
 
 
 def test_models_saved_before_the_norm_option_load_without_it(tmp_path):
     from nbsvm.models.persist import load_npz, save_npz
 
-    clf = NBSVMClassifier(ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
                           epochs=3, norm="none").fit(THREE_TEXTS, THREE_LABELS)
     clf.save(tmp_path / "new.npz")
     header, arrays = load_npz(tmp_path / "new.npz", "model")

@@ -118,7 +118,7 @@ def test_model_labels_keep_their_type(tmp_path, kind, n_classes):
         pytest.skip("bools have two values")
     texts = TEXTS2 if n_classes == 2 else TEXTS3
     y = _labels(kind, n_classes)
-    clf = NBSVMClassifier(**SMALL).fit(texts, y)
+    clf = NBSVMClassifier(char_ngrams=0, **SMALL).fit(texts, y)
     before = clf.predict(texts)
     assert (before == np.asarray(y, dtype=object if "mixed" in kind else None)).mean() == 1.0
     clf.save(tmp_path / "m.npz")
@@ -133,10 +133,10 @@ def test_model_labels_keep_their_type(tmp_path, kind, n_classes):
 
 def test_model_label_types_in_the_header(tmp_path):
     """The header keeps each class's label value beside its name (null for a string)."""
-    NBSVMClassifier(**SMALL).fit(TEXTS3, _labels("mixed str and int", 3)).save(tmp_path / "m.npz")
+    NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS3, _labels("mixed str and int", 3)).save(tmp_path / "m.npz")
     header, _ = persist.load_npz(tmp_path / "m.npz", "model")
     assert header["classes"] == ["1", "mid", "neg"] and header["label_values"] == [1, None, None]
-    NBSVMClassifier(**SMALL).fit(TEXTS2, _labels("str list", 2)).save(tmp_path / "s.npz")
+    NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, _labels("str list", 2)).save(tmp_path / "s.npz")
     assert "label_values" not in persist.load_npz(tmp_path / "s.npz", "model")[0]
 
 
@@ -144,7 +144,7 @@ def test_multilabel_round_trip_is_unchanged(tmp_path):
     """Multi-label models name their labels (label sets of any values become names):
     predictions are the same after a round trip, and no label types are stored."""
     sets = [[1], [1, 2], [2], [1], [2]] * 2
-    clf = NBSVMClassifier(multilabel=True, **SMALL).fit(TEXTS2, sets)
+    clf = NBSVMClassifier(char_ngrams=0, multilabel=True, **SMALL).fit(TEXTS2, sets)
     clf.save(tmp_path / "ml.npz")
     back = NBSVMClassifier.load(tmp_path / "ml.npz")
     assert np.array_equal(back.predict(TEXTS2), clf.predict(TEXTS2))
@@ -153,7 +153,7 @@ def test_multilabel_round_trip_is_unchanged(tmp_path):
 
 
 def test_partial_fit_and_continue_fit_keep_label_types_after_load(tmp_path):
-    clf = NBSVMClassifier(keep_counts=True, **SMALL).fit(TEXTS2, _labels("int list", 2))
+    clf = NBSVMClassifier(char_ngrams=0, keep_counts=True, **SMALL).fit(TEXTS2, _labels("int list", 2))
     clf.save(tmp_path / "m.npz")
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     back.continue_fit(TEXTS2[:4], [1, 1, 1, 1])
@@ -165,7 +165,7 @@ def test_partial_fit_and_continue_fit_keep_label_types_after_load(tmp_path):
 def test_format_1_model_files_load_as_before(tmp_path):
     """A file written before format 2 (no label types, checksum over the arrays) loads and
     predicts names, as it always did."""
-    clf = NBSVMClassifier(**SMALL).fit(TEXTS2, _labels("int list", 2))
+    clf = NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, _labels("int list", 2))
     clf.save(tmp_path / "m.npz")
     header, arrays = persist.load_npz(tmp_path / "m.npz", "model")
     old = write_raw(tmp_path / "old.npz", as_format_1(header), arrays, checksum="old")
@@ -180,7 +180,7 @@ def test_format_1_model_files_load_as_before(tmp_path):
     ([1], "one value per class"), ({"0": 0}, "one value per class"),
     ([[1], 0], "bad label value")])
 def test_bad_label_values_refused(tmp_path, values, needle):
-    NBSVMClassifier(**SMALL).fit(TEXTS2, _labels("int list", 2)).save(tmp_path / "m.npz")
+    NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, _labels("int list", 2)).save(tmp_path / "m.npz")
     header, arrays = persist.load_npz(tmp_path / "m.npz", "model")
     path = write_raw(tmp_path / "bad.npz", dict(header, label_values=values), arrays)
     with pytest.raises(NBSVMError, match=needle) as e:
@@ -297,10 +297,10 @@ def every_kind(tmp_path_factory):
     """A file of every kind save_npz writes."""
     tmp = tmp_path_factory.mktemp("kinds")
     labels = ["pos"] * 5 + ["neg"] * 5
-    NBSVMClassifier(**SMALL).fit(TEXTS2, labels).save(tmp / "model.npz")
-    NBLexicon(NBSVMClassifier(**SMALL).validate()).fit(TEXTS2, labels).save(tmp / "lexicon.npz")
+    NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, labels).save(tmp / "model.npz")
+    NBLexicon(NBSVMClassifier(char_ngrams=0, **SMALL).validate()).fit(TEXTS2, labels).save(tmp / "lexicon.npz")
     make_learner("pa", epochs=1).fit(np.eye(3), ["a", "b", "a"]).save(tmp / "learner.npz")
-    clf = NBSVMClassifier(**SMALL).fit(TEXTS2, labels)
+    clf = NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, labels)
     Checkpoint(tmp / "checkpoint.npz", every=1).save(clf, 1, np.random.default_rng(0))
     return tmp
 

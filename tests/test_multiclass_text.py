@@ -30,7 +30,7 @@ def test_two_classes_take_the_binary_form_bit_for_bit():
 def test_softmax_gives_normalized_probabilities(optimizer, eta0, measured):
     train, test = synthetic(1500, n_classes=4, seed=1), synthetic(500, n_classes=4, seed=2)
     clf = NBSVMClassifier(ngrams=2, n_bits=14, loss="softmax", optimizer=optimizer,
-                          eta0=eta0, min_df=2).fit_documents(iter(train))
+                          eta0=eta0, min_df=2, char_ngrams=0).fit_documents(iter(train))
     texts = [d.text for d in test]
     scores = clf.decision_function(texts)
     P = clf.predict_proba(texts)

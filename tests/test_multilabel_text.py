@@ -103,7 +103,7 @@ def _tagged(n, seed):
 @pytest.mark.parametrize("min_df", [1, 2])
 def test_ratios_equal_the_plain_reference(min_df):
     docs = _tagged(300, seed=3)
-    clf = NBSVMClassifier(ngrams=2, n_bits=10, multilabel=True, min_df=min_df, epochs=1,
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, multilabel=True, min_df=min_df, epochs=1,
                           alpha=0.5, split_scripts=False, long_words=0).fit_documents(iter(docs))
     assert clf.classes_ == ["mid", "neg", "pos", "x"]
     hashed = [naive_buckets(d.text, 2, 10) for d in docs]     # the former tokenizer
@@ -118,9 +118,9 @@ def test_ratios_equal_the_plain_reference(min_df):
 
 def test_one_label_per_document_trains_the_one_vs_rest_model_bit_for_bit():
     docs = synthetic(500, n_classes=4, seed=5)
-    single = NBSVMClassifier(ngrams=2, n_bits=12).fit_documents(iter(docs))
+    single = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=12).fit_documents(iter(docs))
     # the one-vs-rest defaults (a multi-label model's own use AdaGrad)
-    multi = NBSVMClassifier(ngrams=2, n_bits=12, multilabel=True, **MULTICLASS_DEFAULTS)
+    multi = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=12, multilabel=True, **MULTICLASS_DEFAULTS)
     multi.fit_documents(iter(docs))
     assert single.classes_ == multi.classes_
     assert single.eta0_ == multi.eta0_
@@ -135,7 +135,7 @@ def test_one_label_per_document_trains_the_one_vs_rest_model_bit_for_bit():
 
 def test_python_api_predicts_label_sets_and_round_trips(tmp_path):
     train, test = _tagged(600, seed=1), _tagged(300, seed=2)
-    clf = NBSVMClassifier(ngrams=2, n_bits=14, multilabel=True)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=14, multilabel=True)
     clf.fit([d.text for d in train], [d.label.split(",") for d in train])
     Y = clf.predict([d.text for d in test])
     assert Y.shape == (300, 4) and set(np.unique(Y)) <= {0, 1}
@@ -165,8 +165,8 @@ def test_partial_fit_grows_a_multilabel_model(min_df):
     docs = _tagged(300, seed=3)
     texts, sets = [d.text for d in docs], [d.label.split(",") for d in docs]
     kw = dict(ngrams=2, n_bits=10, multilabel=True, min_df=min_df, alpha=0.5)
-    grown = NBSVMClassifier(**kw).partial_fit(texts, sets, classes=["mid", "neg", "pos", "x"])
-    fitted = NBSVMClassifier(epochs=1, **kw).fit(texts, sets)
+    grown = NBSVMClassifier(char_ngrams=0, **kw).partial_fit(texts, sets, classes=["mid", "neg", "pos", "x"])
+    fitted = NBSVMClassifier(char_ngrams=0, epochs=1, **kw).fit(texts, sets)
     assert grown.classes_ == fitted.classes_
     assert grown.class_counts_.tolist() == fitted.class_counts_.tolist()
     assert grown.column_of_ is None and grown.linear_.n_features == 1 << 10
@@ -196,21 +196,21 @@ def test_partial_fit_grows_a_multilabel_model(min_df):
 def test_refusals_name_what_is_allowed():
     docs = _tagged(60, seed=1)
     with pytest.raises(NBSVMError, match="one binary learner per label"):
-        NBSVMClassifier(multilabel=True, learner="mira").fit_documents(iter(docs))
+        NBSVMClassifier(char_ngrams=0, multilabel=True, learner="mira").fit_documents(iter(docs))
     with pytest.raises(NBSVMError, match="multilabel must be True or False"):
-        NBSVMClassifier(multilabel="yes").fit_documents(iter(docs))
+        NBSVMClassifier(char_ngrams=0, multilabel="yes").fit_documents(iter(docs))
     with pytest.raises(NBSVMError, match="needs classes"):
-        NBSVMClassifier(multilabel=True).partial_fit(["a"], [["x"]])
+        NBSVMClassifier(char_ngrams=0, multilabel=True).partial_fit(["a"], [["x"]])
     with pytest.raises(NBSVMError, match="unknown label 'z'"):
-        NBSVMClassifier(multilabel=True, n_bits=8).partial_fit(["a"], [["x", "z"]],
+        NBSVMClassifier(char_ngrams=0, multilabel=True, n_bits=8).partial_fit(["a"], [["x", "z"]],
                                                                classes=["x", "y"])
     with pytest.raises(NBSVMError, match="no labels to train on"):
-        NBSVMClassifier(multilabel=True, n_bits=8).fit(["a b", "c d"], [[], []])
+        NBSVMClassifier(char_ngrams=0, multilabel=True, n_bits=8).fit(["a b", "c d"], [[], []])
 
 
 def test_unknown_true_labels_are_missed_labels_of_the_report():
     train = _tagged(300, seed=1)
-    clf = NBSVMClassifier(ngrams=1, n_bits=12, multilabel=True).fit_documents(iter(train))
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=12, multilabel=True).fit_documents(iter(train))
     test = [Document(d.label + ",new", d.text, d.source, d.line) for d in _tagged(50, seed=2)]
     rep = evaluate_documents(clf, iter(test))
     assert rep["unseen_labels"] == {"new": 50}

@@ -111,10 +111,10 @@ def test_training_from_a_many_class_lexicon_equals_training_without(min_df):
     corpus = [(f"w{i % 7} w{i % 11} common t{i % 13} x{i % 5}", f"c{i % 4}") for i in range(120)]
     docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(corpus)]
     kw = dict(ngrams=2, n_bits=10, min_df=min_df, epochs=3, seed=1)
-    plain = NBSVMClassifier(**kw).fit_documents(iter(docs))
+    plain = NBSVMClassifier(char_ngrams=0, **kw).fit_documents(iter(docs))
     lex = NBLexicon(Hasher(ngrams=2, n_bits=10, **NEW_TOKENIZER)).fit([t for t, _ in corpus],
                                                      [l for _, l in corpus])
-    from_lex = NBSVMClassifier(**kw).fit_documents(iter(docs), lexicon=lex)
+    from_lex = NBSVMClassifier(char_ngrams=0, **kw).fit_documents(iter(docs), lexicon=lex)
     assert np.array_equal(plain.column_of_, from_lex.column_of_)
     assert np.array_equal(plain.ratios_, from_lex.ratios_)
     assert from_lex.n_seen_buckets_ == plain.n_seen_buckets_
@@ -131,10 +131,10 @@ def test_a_label_set_lexicon_gives_the_multilabel_columns_bit_for_bit(min_df):
     corpus = [(f"w{i % 7} w{i % 11} common t{i % 13} x{i % 5}", keys[i % 7]) for i in range(140)]
     docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(corpus)]
     kw = dict(ngrams=2, n_bits=10, min_df=min_df, epochs=2, seed=1, multilabel=True)
-    plain = NBSVMClassifier(**kw).fit_documents(iter(docs))
+    plain = NBSVMClassifier(char_ngrams=0, **kw).fit_documents(iter(docs))
     lex = NBLexicon(Hasher(ngrams=2, n_bits=10, **NEW_TOKENIZER)).fit([t for t, _ in corpus],
                                                      [l for _, l in corpus])
-    from_lex = NBSVMClassifier(**kw).fit_documents(iter(docs), lexicon=lex)
+    from_lex = NBSVMClassifier(char_ngrams=0, **kw).fit_documents(iter(docs), lexicon=lex)
     assert from_lex.classes_ == plain.classes_ == ["a", "b", "c"]
     assert np.array_equal(plain.column_of_, from_lex.column_of_)
     assert np.array_equal(plain.ratios_, from_lex.ratios_)

@@ -1,8 +1,9 @@
-"""The documentation runs: the CLI reference is current, and the README's marked examples work.
+"""The documentation runs: the CLI reference is current, and the marked examples work.
 
 - ``docs/cli.md`` must equal what ``python -m nbsvm.cli.reference`` prints now (after changing
   a command, an option or a help text: ``python -m nbsvm.cli.reference > docs/cli.md``).
-- In ``README.md``, a fenced block runs when the line
+- In ``README.md`` and in every page under ``docs/`` (``docs/**/*.md``, the site that
+  ``make docs`` builds), a fenced block runs when the line
   just above its opening fence (blank lines skipped) is a marker comment:
 
   ``<!-- test -->``
@@ -17,8 +18,12 @@
 
   Each block runs in a temporary folder of its own, as its working directory (with a link
   ``data`` to the repository's ``data`` folder), so files it writes vanish afterwards.
-  Unmarked blocks are not run: the README's API sketches (``clf.fit(texts, labels)`` with
-  ``texts`` defined elsewhere) stay sketches.
+  Unmarked blocks are not run: the API sketches (``clf.fit(texts, labels)`` with ``texts``
+  defined elsewhere) stay sketches.
+- The README stays short (at most 300 lines) and keeps a tested shell and a tested Python
+  quickstart; the docs pages together hold at least as many marked examples as the README
+  held before its sections moved into ``docs/``; every page under ``docs/`` is in the nav of
+  ``mkdocs.yml``; the README's relative links point at files that exist.
 """
 from __future__ import annotations
 
@@ -31,7 +36,14 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-DOCS = [REPO / "README.md"]
+README = REPO / "README.md"
+DOC_PAGES = sorted((REPO / "docs").rglob("*.md"))
+DOCS = [README, *DOC_PAGES]
+README_MAX_LINES = 300
+# Marked blocks of README.md when it still held the whole manual (five ``test``, one
+# ``requires: imdb``), counted before its sections moved into docs/: the pages there must
+# together hold at least as many, so that moving an example keeps it tested.
+README_MARKED_BLOCKS_BEFORE_THE_SITE = 6
 IMDB = REPO / "data" / "aclImdb"
 MARKER = re.compile(r"^<!--\s*(test|requires:\s*imdb)\s*-->$")
 FENCE = re.compile(r"^(`{3,}|~{3,})\s*([\w+-]*)")
@@ -70,8 +82,8 @@ def runnable_blocks():
                 continue
             marks = [pytest.mark.skipif(not IMDB.is_dir(), reason="needs data/aclImdb")] \
                 if "requires:imdb" in markers else []
-            params.append(pytest.param(lang, code, id=f"{doc.name}:{line}:{lang}",
-                                       marks=marks))
+            name = doc.relative_to(REPO).as_posix()
+            params.append(pytest.param(lang, code, id=f"{name}:{line}:{lang}", marks=marks))
     return params
 
 
@@ -105,7 +117,7 @@ def workdir(tmp_path, monkeypatch):
 def test_marked_block_runs(lang, code, workdir):
     if lang == "python":
         namespace = {"__name__": "__readme__"}
-        exec(compile(code, "<README block>", "exec"), namespace)
+        exec(compile(code, "<documentation block>", "exec"), namespace)
         return
     env = dict(os.environ, PATH=str(Path(sys.executable).parent) + os.pathsep +
                os.environ.get("PATH", ""))
@@ -145,12 +157,81 @@ def test_the_reference_covers_every_command_and_option():
                     assert f"`{opt}`" in text, (name, opt)
 
 
+def marked_blocks(path: Path) -> list[tuple[str, tuple[str, ...]]]:
+    """``(language, markers)`` of the runnable marked blocks of one file."""
+    return [(lang, tuple(m)) for lang, m, _, _ in fenced_blocks(path.read_text(encoding="utf-8"))
+            if m and lang in ("python", "console")]
+
+
 def test_the_readme_has_tested_blocks():
-    """The README's quickstart and examples exercise both kinds of block (at least six)."""
-    readme = DOCS[0].read_text(encoding="utf-8")
-    marked = [(lang, tuple(m)) for lang, m, _, _ in fenced_blocks(readme) if m]
+    """The README keeps a tested shell and a tested Python quickstart, and the docs pages
+    together hold at least as many marked examples as the README held before they moved."""
+    marked = marked_blocks(README)
     assert ("python", ("test",)) in marked and ("console", ("test",)) in marked
-    assert len(marked) >= 6
+    in_docs = [block for page in DOC_PAGES for block in marked_blocks(page)]
+    assert len(in_docs) >= README_MARKED_BLOCKS_BEFORE_THE_SITE, \
+        f"{len(in_docs)} marked blocks under docs/, fewer than {README_MARKED_BLOCKS_BEFORE_THE_SITE}"
+    assert ("python", ("test",)) in in_docs and ("console", ("test",)) in in_docs
+
+
+def test_readme_is_short():
+    lines = README.read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= README_MAX_LINES, \
+        f"README.md has {len(lines)} lines, more than {README_MAX_LINES}: move sections into docs/"
+
+
+def nav_pages_from_lines(mkdocs_yml: str) -> list[str]:
+    """The ``.md`` paths of the nav block of mkdocs.yml, read as text (no YAML parser)."""
+    nav = mkdocs_yml[re.search(r"^nav:[ \t]*$", mkdocs_yml, re.M).end():]
+    nav = re.split(r"^\S", nav, maxsplit=1, flags=re.M)[0]    # up to the next top-level key
+    return re.findall(r"([\w./-]+\.md)[\"']?[ \t]*$", nav, re.M)
+
+
+def nav_pages(mkdocs_yml: str) -> list[str]:
+    """The pages named in mkdocs.yml's nav (paths relative to docs/)."""
+    try:
+        import yaml  # comes with mkdocs
+    except ImportError:
+        return nav_pages_from_lines(mkdocs_yml)
+    pages: list[str] = []
+
+    def walk(item):
+        if isinstance(item, str):
+            pages.append(item)
+        elif isinstance(item, list):
+            for x in item:
+                walk(x)
+        elif isinstance(item, dict):
+            for x in item.values():
+                walk(x)
+    walk(yaml.safe_load(mkdocs_yml)["nav"])
+    return [p for p in pages if p.endswith(".md")]
+
+
+def test_docs_nav_covers_every_page():
+    """Every page under docs/ is in mkdocs.yml's nav, and every nav entry exists."""
+    listed = nav_pages((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    on_disk = {p.relative_to(REPO / "docs").as_posix() for p in DOC_PAGES}
+    assert on_disk - set(listed) == set(), "pages missing from mkdocs.yml's nav"
+    assert set(listed) - on_disk == set(), "nav entries without a page"
+    assert len(listed) == len(set(listed)), "a page listed twice in the nav"
+
+
+def test_nav_parsing_without_yaml():
+    text = ("site_name: x\nnav:\n  - Home: index.md\n  - Guides:\n      - A: guide/a.md\n"
+            "      - guide/b.md\n      - \"C: c\": 'guide/c.md'\nplugins:\n  - search\n")
+    assert nav_pages_from_lines(text) == ["index.md", "guide/a.md", "guide/b.md", "guide/c.md"]
+    real = (REPO / "mkdocs.yml").read_text(encoding="utf-8")
+    assert nav_pages_from_lines(real) == nav_pages(real)
+
+
+def test_readme_links_exist():
+    """The README's relative links (it is read on GitHub, outside the strict site build)."""
+    readme = README.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)\s]+)\)", readme):
+        if re.match(r"[a-z]+:", target) or target.startswith("#"):
+            continue
+        assert (REPO / target.split("#")[0]).exists(), f"README links to missing {target}"
 
 
 def test_block_parsing():

@@ -352,7 +352,10 @@ def test_chinese_reviews_are_learned_only_with_split_scripts():
     for split in (True, False):
         scores = []
         for train, test in _folds(rows):
-            clf = NBSVMClassifier(n_bits=16, split_scripts=split).fit(
+            # (without split_scripts, character n-grams of the one token would stand in
+            # for it: off, to see the tokenizer alone)
+            clf = NBSVMClassifier(n_bits=16, split_scripts=split, char_ngrams=0,
+                                  long_words=20 if split else 0).fit(
                 [t for _, t in train], [l for l, _ in train])
             scores.append(np.mean(clf.predict([t for _, t in test]) == [l for l, _ in test]))
         acc[split] = float(np.mean(scores))
@@ -368,7 +371,9 @@ SENTENCE = "这部电影非常好看，演员也很棒"
 @pytest.fixture(scope="module")
 def zh_model():
     rows = _zh_rows()
-    return NBSVMClassifier(n_bits=16).fit([t for _, t in rows], [l for l, _ in rows])
+    # word n-grams only: the characters split by the tokenizer are what it names
+    return NBSVMClassifier(n_bits=16, char_ngrams=0).fit([t for _, t in rows],
+                                                         [l for l, _ in rows])
 
 
 def test_explaining_chinese_names_character_ngrams(zh_model):

@@ -82,7 +82,7 @@ def test_nbfeatures_values_are_the_nb_ratios_of_each_present_bucket():
     F = nb.fit_transform(TEXTS, LABELS)
     # NBFeatures tokenizes as Hasher() does: without split_scripts
     clf = NBSVMClassifier(ngrams=2, n_bits=16, min_df=1, epochs=1,
-                          split_scripts=False, long_words=0).fit(TEXTS, LABELS)
+                          split_scripts=False, long_words=0, char_ngrams=0).fit(TEXTS, LABELS)
     assert np.array_equal(nb.ratios_[0], clf.ratios_[0, nb.buckets_].astype(np.float64))
     for i in range(0, 900, 97):                     # against the reference hasher
         cols = nb.column_of_[nb.hasher_.reference_buckets(TEXTS[i])]

@@ -25,7 +25,7 @@ BASE = {"n_bits": 14, "epochs": 3, "seed": 2}
 
 
 def _naive(params, train, valid):
-    clf = NBSVMClassifier(**dict(BASE, **params)).fit([d.text for d in train],
+    clf = NBSVMClassifier(char_ngrams=0, **dict(BASE, **params)).fit([d.text for d in train],
                                                       [d.label for d in train])
     return clf.score([d.text for d in valid], [d.label for d in valid])
 
@@ -94,10 +94,10 @@ def test_tune_command(tmp_path):
 def test_eta0_auto_is_bottous_calibration():
     texts, labels = [d.text for d in DOCS], [d.label for d in DOCS]
     for optimizer, loss in (("sgd", "hinge"), ("adagrad", "log")):
-        auto = NBSVMClassifier(**BASE, eta0="auto", optimizer=optimizer, loss=loss).fit(texts, labels)
+        auto = NBSVMClassifier(char_ngrams=0, **BASE, eta0="auto", optimizer=optimizer, loss=loss).fit(texts, labels)
         chosen = auto.eta0_
         assert np.log2(chosen) == int(np.log2(chosen))            # a power of two
-        fixed = NBSVMClassifier(**BASE, eta0=chosen, optimizer=optimizer, loss=loss).fit(texts, labels)
+        fixed = NBSVMClassifier(char_ngrams=0, **BASE, eta0=chosen, optimizer=optimizer, loss=loss).fit(texts, labels)
         assert np.array_equal(auto.coef_, fixed.coef_)            # then trains as usual
         # the chosen eta0 beats its neighbours on the calibration sample
         from nbsvm.data.cache import FeatureCache
@@ -125,7 +125,7 @@ def test_eta0_auto_is_bottous_calibration():
         best = min(cost, key=cost.get)          # and it lands next to the best power of two
         assert best / 2 <= chosen <= best * 2, (chosen, best)
     with pytest.raises(NBSVMError, match="eta0 must be a positive number or 'auto'"):
-        NBSVMClassifier(eta0="fast").fit(texts, labels)
+        NBSVMClassifier(char_ngrams=0, eta0="fast").fit(texts, labels)
 
 
 def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():

@@ -85,7 +85,7 @@ def _by_hand_without_lexicon(docs, lex, tmp, optimizer, min_df):
 
 
 def _binary_model(min_df=2, optimizer="adagrad", **kw):
-    return NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, weighting="binary",
+    return NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, weighting="binary",
                            optimizer=optimizer, min_df=min_df, **dict(SETTINGS, **kw))
 
 
@@ -111,7 +111,7 @@ def test_binary_weighting_equals_a_learner_over_ones(tmp_path, with_lexicon, opt
 def test_binary_weighting_learns_other_weights_than_nb():
     docs = synthetic(800, seed=2)
     texts, labels = [d.text for d in docs], [d.label for d in docs]
-    nb = NBSVMClassifier(ngrams=2, n_bits=16, hash_seed=3, min_df=2, **SETTINGS).fit(texts,
+    nb = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, min_df=2, **SETTINGS).fit(texts,
                                                                                    labels)
     binary = _binary_model().fit(texts, labels)
     assert nb.weighting == "nb" and NBSVMClassifier().weighting == "nb"    # the default
@@ -144,7 +144,7 @@ def test_binary_weighting_refuses_beta_below_one(beta):
 
 def test_unknown_weighting_is_refused():
     with pytest.raises(NBSVMError, match="unknown weighting 'tfidf'; allowed: nb, binary"):
-        NBSVMClassifier(weighting="tfidf").fit(["good film", "bad film"], ["pos", "neg"])
+        NBSVMClassifier(char_ngrams=0, weighting="tfidf").fit(["good film", "bad film"], ["pos", "neg"])
 
 
 def test_partial_fit_with_binary_weighting_gives_ones_on_kept_buckets():

@@ -331,10 +331,12 @@ def parse_eta0(text: str | None):
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
-def parse_char_ngrams(text) -> tuple[int, int]:
+def parse_char_ngrams(text) -> tuple[int, int | None]:
     """``--char-ngrams``: ``N`` or ``LO-HI`` as ``(char_min, char_ngrams)`` (``char_min`` 0:
-    one length)."""
+    one length); ``auto`` (``nbsvm train``'s default) as ``(0, None)``: read from the data."""
     t = str(text).strip()
+    if t == "auto":
+        return 0, None
     lo, dash, hi = t.partition("-")
     try:
         if dash:
@@ -347,8 +349,9 @@ def parse_char_ngrams(text) -> tuple[int, int]:
             raise ValueError
         return 0, n
     except ValueError:
-        raise NBSVMError(f"--char-ngrams must be a length N (0: none) or a range LO-HI such "
-                         f"as 2-5, within 1..32, got {text!r}") from None
+        raise NBSVMError(f"--char-ngrams must be a length N (0: none), a range LO-HI such "
+                         f"as 2-5, within 1..32, or auto (train: 4 for short texts, else 0), "
+                         f"got {text!r}") from None
 
 
 def parse_class_weight(text: str | None):

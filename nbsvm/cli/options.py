@@ -51,6 +51,13 @@ CHAR_NGRAMS = typer.Option("0", "--char-ngrams", metavar="N|LO-HI",
                            help="Character n-grams of each word framed as <word>: of length N, "
                                 "or of every length LO..HI (2-5, as fastText's -minn 2 -maxn "
                                 "5); 0: none.")
+CHAR_NGRAMS_TRAIN = typer.Option("auto", "--char-ngrams", metavar="auto|N|LO-HI",
+                                 help="Character n-grams of each word framed as <word>: of "
+                                      "length N, or of every length LO..HI (2-5, as "
+                                      "fastText's -minn 2 -maxn 5); 0: none. auto: 4 when "
+                                      "the first 2,000 training documents' median is under "
+                                      "100 distinct word n-grams (sentences, titles, "
+                                      "phrases), else none.")
 KEEP_CASE = typer.Option(False, "--keep-case",
                          help="Keep the text's case (Good and good are different words); the "
                               "default lowercases.")

@@ -18,7 +18,7 @@ from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, NFKC, LONG_WORDS, SPLIT_SCRIPTS, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
+from nbsvm.cli.options import (CHAR_NGRAMS_TRAIN, KEEP_CASE, NFKC, LONG_WORDS, SPLIT_SCRIPTS, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
                                LABEL_COL, LABEL_SEP, QUIET, RESUME, SCHEDULER, SKIP_BAD, STRICT,
                                TEXT_COL)
 from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
@@ -142,7 +142,7 @@ def train_command(
     ngrams: int = typer.Option(DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N "
                                                                     "(ignored with --lexicon)."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
+    char_ngrams: str = CHAR_NGRAMS_TRAIN, keep_case: bool = KEEP_CASE,
     split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
     long_words: int = LONG_WORDS,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
@@ -372,8 +372,10 @@ def train_command(
             # hand over the only reference, so that fit can free the counts once used
             holder = [lex]
             del lex
+            # files are read again where the defaults need it (a peek at the first
+            # documents, calibration); standard input once
             again = auto or chosen or keep_counts or init or valid is not None or \
-                (calibrate == "auto" and "-" not in map(str, inputs))
+                "-" not in map(str, inputs)
             job = train_job(clf, inputs,
                             rereadable(inputs, docs, flag) if again else docs(inputs),
                             output, reader,

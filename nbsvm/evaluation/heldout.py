@@ -231,6 +231,8 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     epoch but the last, whose value is the report's accuracy. Training is unchanged (the
     model is only read between epochs); the scoring adds to the training time.
     """
+    # the test set is hashed beside the training: with what the training data gives
+    train_docs = model.read_text_defaults(train_docs, lexicon, fit_kw.get("kept"))
     hasher = model.validate()
     if model.cache_dir is not None:
         Path(model.cache_dir).mkdir(parents=True, exist_ok=True)

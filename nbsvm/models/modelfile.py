@@ -237,6 +237,8 @@ def load_model(cls, path):
         # tokenizer had neither
         params = {RENAMED.get(k, k): v for k, v in header["params"].items()}
         clf = cls(**{"norm": "none", **FORMER_TOKENIZER, **params})
+        if clf.char_ngrams is None:     # read from the training data: as it was hashed
+            clf.char_ngrams_ = header["hasher"].get("char_ngrams")
         if clf.validate() != Hasher(**header["hasher"]):
             raise NBSVMError("corrupted model file: the hasher settings do not match "
                              "the parameters", path=str(path))

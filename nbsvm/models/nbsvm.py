@@ -30,12 +30,13 @@ bucket-to-column map and the other is returned to the OS, so the peak is about
 """
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
 from nbsvm._params import Params
-from nbsvm.config import DEFAULTS
+from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.io.frames import texts_and_labels
@@ -64,8 +65,11 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         Word n-grams of orders 1..ngrams.
     n_bits : int
         Hash buckets ``2**n_bits``; every state array has that length.
-    char_ngrams : int
-        Length of character n-grams (0: none).
+    char_ngrams : int or None
+        Length of character n-grams (0: none). None (the default): 4 when the first
+        2,000 training documents' median is under 100 distinct word n-grams (sentences,
+        titles, phrases), else 0, read before the hashing pass (``char_ngrams_``;
+        :func:`nbsvm.config.data_default`); 0 for :meth:`partial_fit` and Dask.
     hash_seed : int
         MurmurHash3 seed.
     alpha : float
@@ -223,7 +227,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     """
 
     def __init__(self, ngrams=DEFAULTS["ngrams"], n_bits=DEFAULTS["n_bits"],
-                 char_ngrams=DEFAULTS["char_ngrams"], hash_seed=DEFAULTS["hash_seed"],
+                 char_ngrams=None, hash_seed=DEFAULTS["hash_seed"],
                  alpha=DEFAULTS["alpha"], min_df=None, loss=None,
                  optimizer=None, eta0=None, lam=DEFAULTS["lam"], beta=DEFAULTS["beta"],
                  interpolate=DEFAULTS["interpolate"], epochs=None,
@@ -327,6 +331,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         the state every few epochs and resumes from it. ``docs`` may also be a callable
         returning the stream (``auto`` reads it twice).
         """
+        docs = self.read_text_defaults(docs, lexicon, kept)
         mode = mode_of(self)        # calibrate, early_stopping, keep_counts, auto
         reread = rereadable_or_none(docs)
         if mode is not None:
@@ -338,6 +343,35 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         if self.calibrate == "auto":
             auto_calibrate(self, reread, callback, max_memory)
         return self
+
+    def read_text_defaults(self, docs, lexicon: NBLexicon | None = None,
+                           kept: "KeptCache | None" = None):
+        """Decide ``char_ngrams_`` when ``char_ngrams`` is None: from a prebuilt lexicon or
+        kept cache, as they were hashed; else from a peek at the first
+        :data:`~nbsvm.config.PEEK_DOCS` documents (their median distinct word n-grams).
+        Returns the documents to read on: the same callable, list or tuple, or (any other
+        iterable, which may be readable once only) the peeked documents followed by the
+        rest."""
+        if self.char_ngrams is not None:
+            return docs
+        if lexicon is not None or kept is not None:
+            self.char_ngrams_ = (lexicon or kept).hasher.char_ngrams
+            return docs
+        if callable(docs):
+            stream = docs()
+            head = list(itertools.islice(stream, PEEK_DOCS))
+            getattr(stream, "close", lambda: None)()
+        elif isinstance(docs, (list, tuple)):
+            head = list(docs[:PEEK_DOCS])
+        else:                   # an iterator, or an iterable that may be read only once
+            stream = iter(docs)
+            head = list(itertools.islice(stream, PEEK_DOCS))
+            docs = itertools.chain(head, stream)
+        words = self._hasher(words_only=True)
+        lengths = np.diff(words.batch([d.text for d in head])[1]) if head else np.zeros(1)
+        self.char_ngrams_ = data_default("char_ngrams",
+                                         {"median_ngrams": float(np.median(lengths))})
+        return docs
 
     def continue_fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label",
                      callback=None) -> "NBSVMClassifier":

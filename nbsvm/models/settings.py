@@ -62,8 +62,10 @@ def check_training_options(model) -> None:
 class SettingsMixin:
     """Resolved settings and parameter checks of :class:`~nbsvm.NBSVMClassifier`."""
 
-    def _hasher(self) -> Hasher:
-        return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
+    def _hasher(self, words_only: bool = False) -> Hasher:
+        """The hasher of these settings (``words_only``: without character n-grams)."""
+        chars = 0 if words_only else self.setting("char_ngrams")
+        return Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=chars,
                       seed=self.hash_seed, char_min=self.char_min, lowercase=self.lowercase,
                       split_scripts=self.split_scripts, nfkc=self.nfkc,
                       long_words=self.long_words)
@@ -81,6 +83,8 @@ class SettingsMixin:
         multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`. ``classes``: for
         these classes instead of the fitted ones."""
         value = getattr(self, name)
+        if name == "char_ngrams" and value is None:     # read before the hashing pass
+            return self.__dict__.get("char_ngrams_", 0)
         if name == "optimizer" and value is None and self.learner in OPTIMIZERS:
             return self.learner         # --learner sgd|adagrad names the optimizer
         corpus = self.__dict__.get("corpus_")     # known after the first pass of a fit
@@ -117,6 +121,8 @@ class SettingsMixin:
         if "corpus_" not in self.__dict__:
             return []
         names = ["min_df"] if self.min_df is None and self.backend_learner is None else []
+        if self.char_ngrams is None and "char_ngrams_" in self.__dict__:
+            names.append("char_ngrams")
         if self.eta0 is None and self.n_outputs() == 1 and not self.multilabel \
                 and self.setting("optimizer") == "adagrad":
             names.append("eta0")

@@ -107,5 +107,5 @@ def describe(served) -> dict:
     return {"name": served.name, "version": served.version,
             "loaded_at": served.loaded_at, "classes": list(model.classes_),
             "multilabel": bool(model.multilabel), "probabilities": bool(model.has_proba()),
-            "ngrams": model.ngrams, "char_ngrams": model.char_ngrams,
+            "ngrams": model.ngrams, "char_ngrams": model.hasher_.char_ngrams,
             "n_bits": model.n_bits, "loss": model.setting("loss")}

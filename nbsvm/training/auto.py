@@ -109,7 +109,7 @@ def search_space(multi: bool, multilabel: bool, chars: bool, scripts: bool = Fal
         space["loss"] = [None, "modified_huber"]
         space["weighting"] = ["nb", "binary"]
     if chars:
-        space["char_ngrams"] = [0, CHAR_NGRAMS]
+        space["char_ngrams"] = [None, "flip"]
     if scripts:
         space["split_scripts"] = [None, "flip"]
     return space
@@ -138,7 +138,8 @@ class AutoResult:
 def _resolve(space: dict, defaults: dict) -> dict:
     """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two."""
     other = {"norm": {"l2": "none", "none": "l2"}, "min_df": {1: 2, 2: 1},
-             "split_scripts": {True: False, False: True}}
+             "split_scripts": {True: False, False: True},
+             "char_ngrams": {0: CHAR_NGRAMS, CHAR_NGRAMS: 0}}
     out = {}
     for name, values in space.items():
         vals = []
@@ -286,13 +287,18 @@ class _Search:
             head += chunk
             n_grams += int(lengths.sum())
         try_chars = (median < SHORT_DOCUMENTS or ended) and "char_ngrams" not in fixed
+        # char_ngrams left at None: the default the data gives (character 4-grams for short
+        # texts), the other tried beside it
+        chars0 = base.get("char_ngrams", 0)
+        if chars0 is None:
+            chars0 = data_default("char_ngrams", {"median_ngrams": median})
         # text in the scripts written without spaces (a share of its characters, not a
         # curly quote in English): their tokenizer is searched too
         text = "".join(d.text for d in head[:SCRIPT_PEEK_DOCS])
         try_scripts = "split_scripts" not in fixed and \
             len(SPLIT_CHAR_RE.findall(text)) > SCRIPT_SHARE * max(1, len(text))
         orders = [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1]
-        chars = [base.get("char_ngrams", 0)] + ([CHAR_NGRAMS] if try_chars else [])
+        chars = [chars0] + ([CHAR_NGRAMS if chars0 == 0 else 0] if try_chars else [])
         split0 = base.get("split_scripts", DEFAULTS["split_scripts"])
         scripts = [split0] + ([not split0] if try_scripts else [])
         hashers = {(n, c, s): NBSVMClassifier(**dict(base, ngrams=n, char_ngrams=c,
@@ -313,7 +319,8 @@ class _Search:
         full.close()
         shutil.rmtree(root / "stats", ignore_errors=True)
         multi = multilabel or len(classes) > 2
-        self.defaults = defaults = _defaults(base, classes, corpus, multilabel)
+        self.defaults = defaults = _defaults(dict(base, char_ngrams=chars0), classes, corpus,
+                                             multilabel)
         self.space = _resolve(search_space(multi, multilabel, try_chars, try_scripts),
                               defaults)
         self.betas = [defaults["beta"]] if multi or "beta" in fixed else \
@@ -386,7 +393,7 @@ class _Search:
 
     def key_of(self, params: dict) -> tuple:
         """Which parts (hashing settings) ``params`` train on."""
-        return tuple(params.get(k, v) for k, v in
+        return tuple(v if params.get(k) is None else params[k] for k, v in
                      zip(("ngrams", "char_ngrams", "split_scripts"), self.key0))
 
     def units(self, i: int, rung: int) -> float:
@@ -505,7 +512,10 @@ class _Search:
         if self.stopped and self.last_rung == len(self.sizes) - 1:
             reason += (" (the budget ran out: chosen among the candidates of the last rung "
                        "reached, the defaults among them)")
-        return AutoResult({**self.base, **self.pinned, **settings},
+        chosen = {**self.base, **self.pinned, **settings}
+        if chosen.get("char_ngrams") is None:   # what the data gave, as searched
+            chosen["char_ngrams"] = self.defaults.get("char_ngrams", 0)
+        return AutoResult(chosen,
                           _changed(settings, self.defaults), reason, pd.DataFrame(self.trials),
                           self.elapsed(), self.budget, self.split, self.metric, self.stopped,
                           self.n_trainings)

@@ -191,7 +191,8 @@ def auto_calibrate(model, reread: Callable[[], Iterable[Document]] | None,
                 "why": "the training documents cannot be read twice (standard input)"})
         return
     t0 = time.perf_counter()
-    params = dict(model.get_params(), calibrate=None, auto=False)
+    params = dict(model.get_params(), calibrate=None, auto=False,
+                  char_ngrams=model.hasher_.char_ngrams)    # as read from all the data
     copy = type(model)(**params)
     seed = model.seed
     if max_memory is not None:      # the model trained on all stays in memory meanwhile

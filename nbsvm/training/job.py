@@ -32,6 +32,8 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
     a saved model (with ``keep_counts``) that ``docs`` train further
     (:meth:`~nbsvm.NBSVMClassifier.continue_documents`).
     """
+    if not init:            # char_ngrams read from the data key the kept cache too
+        docs = clf.read_text_defaults(docs)
     hasher = clf.validate()
     kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) if keep_cache else None
     checkpoint = Checkpoint.for_run(output, checkpoint_every, resume, inputs, reader,

@@ -29,7 +29,7 @@ from nbsvm.lexicon.build import build_lexicon
 from nbsvm.lexicon.nblexicon import NBLexicon
 
 #: settings a continued model takes from the saved one, resolved (data defaults included)
-RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm")
+RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
 
 
 def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:

@@ -61,7 +61,7 @@ def model_file(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("model")
     texts, labels = [t for _, t in TRAIN], [l for l, _ in TRAIN]
     path = tmp / "good.npz"
-    NBSVMClassifier(ngrams=2, n_bits=10, epochs=3).fit(texts, labels).save(path)
+    NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=3).fit(texts, labels).save(path)
     return path
 
 
@@ -450,7 +450,7 @@ def test_cache_ids_beyond_the_model_columns(tmp_path):
     """Ids below the cache's own limit can still be beyond a model's columns."""
     folder = _cache(tmp_path)
     texts, labels = [t for _, t in TRAIN], [l for l, _ in TRAIN]
-    clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=1).fit(texts, labels)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=10, epochs=1).fit(texts, labels)
     cache = FeatureCache(folder)
     assert cache.id_limit > clf.linear_.n_features
     with pytest.raises(NBSVMError, match="columns"):

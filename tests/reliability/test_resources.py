@@ -79,19 +79,19 @@ def test_the_pass_and_the_learner_are_checked():
     docs = [Document(f"c{i % 8}", d.text, d.source, d.line)
             for i, d in enumerate(synthetic(400, seed=2))]
     with pytest.raises(NBSVMError, match="^the hashing pass needs about .* over --max-memory"):
-        NBSVMClassifier(n_bits=16, epochs=1, min_df=2).fit_documents(
+        NBSVMClassifier(char_ngrams=0, n_bits=16, epochs=1, min_df=2).fit_documents(
             iter(docs), max_memory=memory.hashing_bytes(16) - 1)
     import numpy as np
-    h = NBSVMClassifier(n_bits=16)._hasher()
+    h = NBSVMClassifier(char_ngrams=0, n_bits=16)._hasher()
     df = np.zeros(1 << 16, dtype=np.int64)
     for d in docs:
         df[np.unique(h.buckets(d.text))] += 1
     n_kept = int(np.count_nonzero(df >= 2))             # the default min_df
     needed = memory.fit_bytes(16, 8, "sgd", n_columns=n_kept, n_classes=8)    # 8 classes: SGD
     with pytest.raises(NBSVMError, match="^training needs about .* over --max-memory"):
-        NBSVMClassifier(n_bits=16, epochs=1, min_df=2).fit_documents(
+        NBSVMClassifier(char_ngrams=0, n_bits=16, epochs=1, min_df=2).fit_documents(
             iter(docs), max_memory=max(needed - 1, memory.hashing_bytes(16)))
-    ok = NBSVMClassifier(n_bits=16, epochs=1, min_df=2).fit_documents(
+    ok = NBSVMClassifier(char_ngrams=0, n_bits=16, epochs=1, min_df=2).fit_documents(
         iter(docs), max_memory=max(needed, memory.hashing_bytes(16)))
     assert len(ok.classes_) == 8
 
