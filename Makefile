@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench clean
+.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -110,6 +110,15 @@ bench: install-bench data-imdb
 	$(PY) pipelines/bench_dask.py
 	$(PY) pipelines/bench_20ng.py
 	$(PY) pipelines/bench_multilabel.py
+
+# the documentation site (mkdocs.yml, docs/): MkDocs + Material + mkdocstrings, the docs extra
+# (never a runtime dependency), built with --strict into site/
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[docs]'
+	touch $@
+
+docs: $(VENV)/.installed-docs
+	$(PY) -m mkdocs build --strict --site-dir site
 
 # two pytest-xdist workers, one test file each at a time (module fixtures built once): the
 # 2-core machines run the suite in 4.3 minutes instead of 8
