@@ -161,6 +161,25 @@ def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeyp
                                               for i in range(200)])   # short: median 3
 
 
+def test_the_tokenizer_of_scripts_without_spaces_is_searched_on_such_text():
+    from pathlib import Path
+    rows = [line.split("\t") for line in
+            (Path(__file__).parents[1] / "data" / "zh_reviews.txt").read_text(
+                encoding="utf-8").splitlines()]
+    zh = [Document(label, text, "zh", i + 1) for i, (label, text) in enumerate(rows)]
+    events = []
+    r = auto_search(zh, BASE, time_budget=5, seed=0, callback=events.append)
+    plan = next(e for e in events if e["stage"] == "auto plan")
+    assert plan["space"]["split_scripts"] == [True, False]
+    tried = {c.get("split_scripts", True) for c in r.table["changed"]}
+    assert tried == {True, False}
+    # English (a curly quote or two) is hashed once, with the default tokenizer
+    events.clear()
+    auto_search(order_task(200) + [Document("pos", "“great” film", "q", 0)], BASE,
+                time_budget=2, seed=0, callback=events.append)
+    assert "split_scripts" not in next(e for e in events if e["stage"] == "auto plan")["space"]
+
+
 def _trials(result):
     """(candidate, rung, reference seconds, score at each beta) of every trial."""
     t = result.table
