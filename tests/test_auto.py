@@ -205,7 +205,7 @@ def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, 
     machine three times slower (every scoring call slowed) runs the same trials, scores
     them the same and chooses the same settings, on a budget that cuts the plan."""
     import nbsvm.training.auto as auto
-    quick = auto_search(order_task(3000), BASE, time_budget=6, seed=3)
+    quick = auto_search(order_task(3000), BASE, time_budget=4, seed=3)
     real_eval = auto.evaluate_cache
 
     def slow(model, cache, **kw):
@@ -214,7 +214,7 @@ def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, 
         time.sleep(2 * (time.perf_counter() - t0) + 0.01)
         return out
     monkeypatch.setattr(auto, "evaluate_cache", slow)
-    slowed = auto_search(order_task(3000), BASE, time_budget=6, seed=3)
+    slowed = auto_search(order_task(3000), BASE, time_budget=4, seed=3)
     assert slowed.table["candidate"].nunique() < order_result.table["candidate"].nunique()
     assert slowed.changed == quick.changed and slowed.reason == quick.reason
     assert _trials(slowed) == _trials(quick)
@@ -227,10 +227,10 @@ def test_a_competing_process_does_not_change_the_choice(subj_files):
     import sys
     from nbsvm.io.labeled_lines import read_lines
     docs = list(read_lines(str(subj_files / "train.tsv")))
-    quiet = auto_search(iter(docs), {}, time_budget=4, seed=1)
+    quiet = auto_search(iter(docs), {}, time_budget=2, seed=1)
     spin = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        busy = auto_search(iter(docs), {}, time_budget=4, seed=1)
+        busy = auto_search(iter(docs), {}, time_budget=2, seed=1)
     finally:
         for p in spin:
             p.kill()
