@@ -150,3 +150,19 @@ def test_the_eta0_sample_is_visited_in_drawn_order_not_stored_order(tmp_path):
     assert set(codes.tolist()) == {0, 1} and changes > 20    # mixed, not two runs
     picks = np.random.default_rng(1).choice(400, size=100, replace=False)
     assert codes.tolist() == (picks >= 200).astype(int).tolist()
+
+
+def test_the_peek_is_not_a_read_the_cli_reports(tmp_path):
+    # the first 2,000 documents are peeked before the hashing pass (through the inputs' peek,
+    # which reports nothing): the malformed lines and
+    # the progress belong to the reads that go to the end, counted once
+    rows = ["label,text"] + [f"{'pos' if i % 2 else 'neg'},{'good fun' if i % 2 else 'dull'}"
+                             f" film {i % 7}" for i in range(60000)]
+    rows.insert(101, "pos,too,many")
+    rows.insert(59001, "neg,also,too,many")
+    data = tmp_path / "d.csv"
+    data.write_text("\n".join(rows) + "\n")
+    out = runner.invoke(app, ["train", str(data), "-o", str(tmp_path / "m.npz"), "-q",
+                              "--skip-bad-lines", "--n-bits", "14"])
+    assert out.exit_code == 0, out.output
+    assert "skipped 2 malformed lines" in out.output, out.output

@@ -3,6 +3,8 @@ reported when the command ends), outputs checked before reading, Ctrl-C at safe 
 the project's errors turned into one line and an exit status."""
 from __future__ import annotations
 
+import itertools
+
 import os
 import signal
 import sys
@@ -121,6 +123,15 @@ def rereadable(inputs: List[str], read, flag: str):
     def again():
         calls[0] += 1
         return read(inputs, calls[0] == 1)
+
+    def peek(n: int) -> list:
+        """The first ``n`` documents, from a read that neither reports its counts nor shows
+        a progress bar (the data-read defaults look at them before the first real read)."""
+        stream = iter(read(inputs, False))
+        head = list(itertools.islice(stream, n))
+        stream.close()
+        return head
+    again.peek = peek
     return again
 
 

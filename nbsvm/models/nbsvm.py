@@ -355,13 +355,19 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         :data:`~nbsvm.config.PEEK_DOCS` documents (their median distinct word n-grams).
         Returns the documents to read on: the same callable, list or tuple, or (any other
         iterable, which may be readable once only) the peeked documents followed by the
-        rest."""
+        rest. A callable with a ``peek(n)`` method (the CLI's inputs) is peeked through it,
+        so that the peek is not counted as a read; the same callable or list is peeked once
+        per fit (``nbsvm train`` hands it on from the job to the fit)."""
         if self.char_ngrams is not None:
             return docs
         if lexicon is not None or kept is not None:
             self.char_ngrams_ = (lexicon or kept).hasher.char_ngrams
             return docs
-        if callable(docs):
+        if "char_ngrams_" in self.__dict__ and self.__dict__.get("_peeked") is docs:
+            return docs
+        if callable(docs) and hasattr(docs, "peek"):
+            head = docs.peek(PEEK_DOCS)
+        elif callable(docs):
             stream = docs()
             head = list(itertools.islice(stream, PEEK_DOCS))
             getattr(stream, "close", lambda: None)()
@@ -375,6 +381,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         lengths = np.diff(words.batch([d.text for d in head])[1]) if head else np.zeros(1)
         self.char_ngrams_ = data_default("char_ngrams",
                                          {"median_ngrams": float(np.median(lengths))})
+        self.__dict__["_peeked"] = docs
         return docs
 
     def continue_fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label",
@@ -405,7 +412,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         """Drop every learned attribute (a new fit starts from nothing)."""
         for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_",
                      "backend_", "corpus_", "auto_", "auto_table_", "_calibrator",
-                     "calibration_report_", "quantized_", "validation_"):
+                     "calibration_report_", "quantized_", "validation_", "_peeked"):
             self.__dict__.pop(attr, None)
 
     def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":

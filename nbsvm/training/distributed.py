@@ -35,6 +35,7 @@ import numpy as np
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.training import dask_worker as worker
+from nbsvm.training.modes import mode_of_named
 
 EPOCH_ATTEMPTS = 3          # an epoch broken by a lost worker is started again this often
 
@@ -142,7 +143,7 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     hasher = clf.validate()
     # (calibrate='auto' is not asked for: a model trained on Dask stays uncalibrated)
     asked = [name for name in ("auto", "calibrate", "keep_counts", "early_stopping")
-             if getattr(clf, name) and not (name == "calibrate" and clf.calibrate == "auto")]
+             if mode_of_named(clf, name)]
     if asked:                   # each reads or holds out the data on one machine
         raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
     if clf.multilabel:          # the shards' lexicons count label sets; an empty one is none

@@ -34,8 +34,7 @@ def mode_of(model) -> str | None:
     """The first mode ``model`` has set (in :data:`MODES` order), or None.
     ``calibrate='auto'`` is not one: it calibrates after an ordinary fit, where it can
     (:func:`nbsvm.training.calibrate.auto_calibrate`)."""
-    return next((name for name in MODES if getattr(model, name)
-                 and not (name == "calibrate" and model.calibrate == "auto")), None)
+    return next((name for name in MODES if mode_of_named(model, name)), None)
 
 
 def mode_of_named(model, name: str) -> bool:
