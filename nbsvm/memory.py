@@ -21,6 +21,11 @@ from __future__ import annotations
 
 import mmap
 import re
+import shutil
+import sys
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +37,9 @@ FIXED_BYTES = 240 << 20
 
 # columns whose contributions are ranked at a time (nbsvm.evaluation.bucket_names)
 STRONGEST_PART = 1 << 18
+
+# arrays smaller than this stay in memory when a model is spilled (:func:`spilled`)
+SPILL_MIN_BYTES = 1 << 20
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -158,3 +166,49 @@ def releasable_int32(shape) -> tuple[mmap.mmap, np.ndarray]:
     n = int(np.prod(shape)) * 4
     mm = mmap.mmap(-1, max(n, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     return mm, np.frombuffer(mm, dtype=np.int32, count=n // 4).reshape(shape)
+
+
+def _unshared(value: np.ndarray) -> bool:
+    """Whether only the attribute holding ``value`` refers to it and to the memory under it
+    (the arrays or buffer it is a view of)."""
+    # references: the attribute, the caller's and this function's names, getrefcount's
+    if sys.getrefcount(value) > 4:
+        return False
+    base = value.base
+    while base is not None:
+        # references: the view's ``base``, this name and getrefcount's argument
+        if sys.getrefcount(base) > 3:
+            return False
+        base = getattr(base, "base", None)
+    return True
+
+
+@contextmanager
+def spilled(*objects):
+    """While the block runs, the large numpy arrays among the attributes of ``objects`` (one
+    level down, :data:`SPILL_MIN_BYTES` and over) live in a temporary file, not in memory,
+    and are read back after it: room for a second model trained meanwhile (the held-out copy
+    of ``calibrate='auto'``) at the cost of writing and reading them once. Inside the block
+    the attributes are read-only memory maps. Yields the bytes moved.
+
+    Only arrays that nothing else refers to move (no view of them, no second name): one
+    that is shared would stay in memory through its other references, and reading it back
+    would part the two."""
+    folder = Path(tempfile.mkdtemp(prefix="nbsvm-spill-"))
+    moved: list[tuple[object, str, Path]] = []
+    try:
+        for n, obj in enumerate(objects):
+            for name in list(vars(obj)):
+                value = getattr(obj, name)
+                if (isinstance(value, np.ndarray) and value.nbytes >= SPILL_MIN_BYTES
+                        and _unshared(value)):
+                    path = folder / f"{n}-{len(moved)}.npy"
+                    np.save(path, value, allow_pickle=False)
+                    setattr(obj, name, np.load(path, mmap_mode="r", allow_pickle=False))
+                    moved.append((obj, name, path))
+            value = None
+        yield sum(path.stat().st_size for _, _, path in moved)
+    finally:
+        for obj, name, path in moved:
+            setattr(obj, name, np.load(path, allow_pickle=False))
+        shutil.rmtree(folder, ignore_errors=True)

@@ -430,3 +430,20 @@ def test_a_search_cut_before_all_the_data_keeps_the_defaults(last_rung, stopped,
     r = s.choose()
     assert r.changed == ({} if kept else {"ngrams": 2}), r.reason
     assert ("the defaults are kept" in r.reason) == kept
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 9, 30])
+def test_t_quantile_matches_scipy_and_closed_forms(df):
+    """The bound --auto's rule asks (Student's t, no scipy in the core): against scipy and
+    the closed forms (Cauchy for 1 degree of freedom, (2p-1)/sqrt(2p(1-p)) for 2)."""
+    from scipy.stats import t
+    from nbsvm.training.selection import t_quantile
+    for p in (0.01, 0.3, 0.5, 0.9, 0.975, 0.995, 1 - 0.05 / 52):
+        assert t_quantile(p, df) == pytest.approx(t.ppf(p, df), rel=1e-9, abs=1e-12)
+    if df == 1:
+        assert t_quantile(0.75, 1) == pytest.approx(1.0, abs=1e-12)
+    if df == 2:
+        p = 0.9
+        assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)))
+    with pytest.raises(ValueError):
+        t_quantile(1.0, df)

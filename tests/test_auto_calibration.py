@@ -155,3 +155,31 @@ def test_cli_train_calibrates_subject_lines_by_default(subject_lines, tmp_path):
                       input=train.read_text(encoding="utf-8"))
     assert r.exit_code == 0, r.output
     assert "probabilities not calibrated (5 classes)" in r.output
+
+
+def test_the_full_model_waits_on_disk_while_the_copy_trains():
+    """memory.spilled: an array only its attribute refers to leaves memory for the block (the
+    held-out copy trains meanwhile) and comes back equal; shared ones and small ones stay."""
+    import weakref
+    from nbsvm.memory import SPILL_MIN_BYTES, spilled
+
+    class State:
+        pass
+
+    state = State()
+    state.weights = np.random.default_rng(0).random(SPILL_MIN_BYTES // 4, dtype=np.float32)
+    state.small = np.arange(10)
+    state.shared = np.zeros(SPILL_MIN_BYTES, dtype=np.uint8)
+    state.view = state.shared[::2]
+    state.buffer = np.frombuffer(bytearray(SPILL_MIN_BYTES), dtype=np.uint8)
+    expected = state.weights.copy()
+    gone = weakref.ref(state.weights)
+    with spilled(state) as moved:
+        assert gone() is None                   # the array in memory was freed
+        assert isinstance(state.weights, np.memmap) and not state.weights.flags.writeable
+        assert isinstance(state.buffer, np.memmap)      # a view of a buffer only it holds
+        assert moved >= expected.nbytes + SPILL_MIN_BYTES
+        assert type(state.small) is np.ndarray and type(state.shared) is np.ndarray
+    assert type(state.weights) is np.ndarray and state.weights.flags.writeable
+    assert np.array_equal(state.weights, expected) and state.weights.dtype == np.float32
+    assert state.view.base is state.shared

@@ -189,8 +189,9 @@ def train_command(
                                    "n-grams for short texts, the tokenizer for text in "
                                    "scripts without spaces, alpha, lambda, loss, norm, "
                                    "min_df, weighting, beta; successive halving; a change "
-                                   "must gain more than two standard errors over the "
-                                   "defaults), print what was tried and "
+                                   "must gain more than the noise over the defaults: "
+                                   "Student's t at the Bonferroni level, paired over "
+                                   "five validation groups), print what was tried and "
                                    "chosen, then train on all of it. Options given with "
                                    "other values than their defaults are kept."),
     time_budget: str = typer.Option("60s", "--time-budget",
