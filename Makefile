@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench docs clean
+.PHONY: lint soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -123,8 +123,12 @@ docs: $(VENV)/.installed-docs
 # two pytest-xdist workers, one test file each at a time (module fixtures built once): the
 # 2-core machines run the suite in 4.3 minutes instead of 8
 TEST_WORKERS ?= 2
-test: install
+test: install lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them)
+lint: install
+	$(VENV)/bin/lint-imports
 
 # the long streaming runs left out of make test (tests marked soak: 2 GB through predict)
 soak: install

@@ -48,7 +48,7 @@ from nbsvm.errors import NBSVMError  # noqa: E402
 from nbsvm.io import Document, read_blitzer, read_reviews, review_members  # noqa: E402
 from nbsvm.data.rowencoder import RowEncoder  # noqa: E402
 from nbsvm.lexicon.nblexicon import nb_ratios  # noqa: E402
-from nbsvm.learners.rows import SparseRows  # noqa: E402
+from nbsvm.data.rows import SparseRows  # noqa: E402
 from nbsvm.learners.linear import SGDClassifier  # noqa: E402
 from nbsvm.text.hashing import Hasher  # noqa: E402
 

@@ -36,10 +36,10 @@ from pathlib import Path
 import numpy as np
 
 from _report import RESULTS, shared_datasets, start, write_results
-from nbsvm.learners.calibration import bottou_search
+from nbsvm.learners.eta0 import bottou_search
 from nbsvm.errors import NBSVMError
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from nbsvm.learners.linear import SGDClassifier
 from nbsvm.learners.pegasos import Pegasos
 
@@ -224,7 +224,7 @@ def batch_optimum(X, y, Xt, yt, lam: float, loss: str, bias: bool) -> dict:
 
 def calibrate_eta0(X: SparseRows, y, loss: str, lam: float, seed: int,
                    sample: int = 1000) -> float:
-    """Bottou's ``determineEta0`` (nbsvm.learners.calibration.bottou_search): from eta 1, move by 2
+    """Bottou's ``determineEta0`` (nbsvm.learners.eta0.bottou_search): from eta 1, move by 2
     towards the constant step whose one pass over a sample of ``sample`` examples gives
     the lowest cost on that sample; return the lower end of the final bracket."""
     order = np.random.default_rng(seed).permutation(len(y))[:sample]

@@ -404,10 +404,10 @@ def full_learners(train: Path, n_features: int, seed: int) -> list[dict]:
 
 
 def train_full(spec: dict, train: Path, test: Path, n_features: int, seed: int) -> dict:
-    """One learner through ``nbsvm.training.learn.learn_sparse`` (streamed into a binary cache,
+    """One learner through ``nbsvm.workflows.learn.learn_sparse`` (streamed into a binary cache,
     epochs replayed in a bounded buffer), then its objective and test error, streamed."""
     from nbsvm.evaluation.sparse import evaluate_sparse
-    from nbsvm.training.learn import learn_sparse
+    from nbsvm.workflows.learn import learn_sparse
 
     def progress(e):
         if e.get("stage") == "epoch":

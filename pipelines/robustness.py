@@ -101,7 +101,7 @@ def _kw(settings: dict) -> str:
 
 
 def _describe(changed: dict) -> str:
-    from nbsvm.training.auto import describe
+    from nbsvm.models.auto import describe
     return describe(changed)
 
 

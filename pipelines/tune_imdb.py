@@ -23,7 +23,7 @@ from nbsvm import NBSVMClassifier  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
 from nbsvm.io.labeled_lines import read_lines  # noqa: E402
-from nbsvm.training.tune import DEFAULT_GRID, candidates, reference_of, tune  # noqa: E402
+from nbsvm.workflows.tune import DEFAULT_GRID, candidates, reference_of, tune  # noqa: E402
 
 
 def naive(train_file: Path, valid_file: Path, grid: dict, seed: int) -> tuple[float, list]:

@@ -244,7 +244,7 @@ def main(argv=None):
 
 
 def _describe(changed: dict) -> str:
-    from nbsvm.training.auto import describe
+    from nbsvm.models.auto import describe
     return describe(changed)
 
 

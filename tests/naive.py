@@ -786,7 +786,7 @@ def naive_pegasos_batch(rows, ys, order, w, b, t, lam, k):
 
 
 # --------------------------------------------------------------------------------------
-# (learn) named features of sparse files hashed for the backend learners (nbsvm.training.learn)
+# (learn) named features of sparse files hashed for the backend learners (nbsvm.workflows.learn)
 # --------------------------------------------------------------------------------------
 
 

@@ -14,9 +14,9 @@ from nbsvm import NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
-from nbsvm.training.auto import auto_search, rung_sizes
-from nbsvm.training.selection import one_se_choice
-from nbsvm.training.job import train_job
+from nbsvm.models.auto import auto_search, rung_sizes
+from nbsvm.models.selection import one_se_choice
+from nbsvm.workflows.job import train_job
 
 runner = CliRunner()
 
@@ -43,7 +43,7 @@ BASE = {"n_bits": 16}       # small tables: quick trials (fixed: not searched)
 
 @pytest.fixture(scope="module")
 def order_result():
-    return auto_search(order_task(3000), BASE, time_budget=120, seed=3)
+    return auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=120, seed=3)
 
 
 def test_only_bigrams_carry_the_label_so_unigrams_are_not_chosen(order_result):
@@ -66,7 +66,7 @@ def test_only_bigrams_carry_the_label_so_unigrams_are_not_chosen(order_result):
 
 
 def test_the_search_is_deterministic_for_a_seed(order_result):
-    again = auto_search(order_task(3000), BASE, time_budget=120, seed=3)
+    again = auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=120, seed=3)
     assert again.chosen == order_result.chosen
     cols = ["rung", "documents", "candidate", "score"]
     assert again.table[cols].equals(order_result.table[cols])
@@ -141,7 +141,7 @@ def test_one_standard_error_rule_by_hand():
 
 
 def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeypatch):
-    import nbsvm.training.auto as auto
+    import nbsvm.models.auto as auto
     rng = np.random.default_rng(0)
     # 60 documents of 60 distinct-ish words: about 177 n-grams each (orders 1-3)
     docs = [Document("pos" if i % 2 else "neg", " ".join(rng.choice([f"w{j}" for j in range(500)], 60)),
@@ -149,7 +149,7 @@ def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeyp
 
     def space(docs):
         plans = []
-        auto_search(docs, BASE, time_budget=1, seed=0,
+        auto_search(NBSVMClassifier, docs, BASE, time_budget=1, seed=0,
                     callback=lambda e: plans.append(e) if e["stage"] == "auto plan" else None)
         return plans[0]["space"]
 
@@ -168,14 +168,14 @@ def test_the_tokenizer_of_scripts_without_spaces_is_searched_on_such_text():
                 encoding="utf-8").splitlines()]
     zh = [Document(label, text, "zh", i + 1) for i, (label, text) in enumerate(rows)]
     events = []
-    r = auto_search(zh, BASE, time_budget=5, seed=0, callback=events.append)
+    r = auto_search(NBSVMClassifier, zh, BASE, time_budget=5, seed=0, callback=events.append)
     plan = next(e for e in events if e["stage"] == "auto plan")
     assert plan["space"]["split_scripts"] == [True, False]
     tried = {c.get("split_scripts", True) for c in r.table["changed"]}
     assert tried == {True, False}
     # English (a curly quote or two) is hashed once, with the default tokenizer
     events.clear()
-    auto_search(order_task(200) + [Document("pos", "“great” film", "q", 0)], BASE,
+    auto_search(NBSVMClassifier, order_task(200) + [Document("pos", "“great” film", "q", 0)], BASE,
                 time_budget=2, seed=0, callback=events.append)
     assert "split_scripts" not in next(e for e in events if e["stage"] == "auto plan")["space"]
 
@@ -191,7 +191,7 @@ def test_the_budget_stops_the_search():
     # 2**24 buckets, 5 folds: the plan is cut to what the budget's reference seconds buy
     docs = order_task(2000)
     notes = []
-    r = auto_search(docs, {}, time_budget=3, seed=0, callback=notes.append)
+    r = auto_search(NBSVMClassifier, docs, {}, time_budget=3, seed=0, callback=notes.append)
     assert r.stopped_by_budget or r.table["candidate"].nunique() < 27
     plan = next(e for e in notes if e["stage"] == "auto plan")
     spent = plan["pass_reference_s"] + \
@@ -204,8 +204,8 @@ def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, 
     """The plan is sized in reference seconds from the work of each trial, not timed: a
     machine three times slower (every scoring call slowed) runs the same trials, scores
     them the same and chooses the same settings, on a budget that cuts the plan."""
-    import nbsvm.training.auto as auto
-    quick = auto_search(order_task(3000), BASE, time_budget=4, seed=3)
+    import nbsvm.models.auto as auto
+    quick = auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=4, seed=3)
     real_eval = auto.evaluate_cache
 
     def slow(model, cache, **kw):
@@ -214,7 +214,7 @@ def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, 
         time.sleep(2 * (time.perf_counter() - t0) + 0.01)
         return out
     monkeypatch.setattr(auto, "evaluate_cache", slow)
-    slowed = auto_search(order_task(3000), BASE, time_budget=4, seed=3)
+    slowed = auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=4, seed=3)
     assert slowed.table["candidate"].nunique() < order_result.table["candidate"].nunique()
     assert slowed.changed == quick.changed and slowed.reason == quick.reason
     assert _trials(slowed) == _trials(quick)
@@ -227,10 +227,10 @@ def test_a_competing_process_does_not_change_the_choice(subj_files):
     import sys
     from nbsvm.io.labeled_lines import read_lines
     docs = list(read_lines(str(subj_files / "train.tsv")))
-    quiet = auto_search(iter(docs), {}, time_budget=2, seed=1)
+    quiet = auto_search(NBSVMClassifier, iter(docs), {}, time_budget=2, seed=1)
     spin = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        busy = auto_search(iter(docs), {}, time_budget=2, seed=1)
+        busy = auto_search(NBSVMClassifier, iter(docs), {}, time_budget=2, seed=1)
     finally:
         for p in spin:
             p.kill()
@@ -276,7 +276,7 @@ def test_refusals():
     with pytest.raises(NBSVMError, match="time_budget"):
         NBSVMClassifier(auto=True, time_budget=0).validate()
     with pytest.raises(NBSVMError, match="at least two classes"):
-        auto_search([Document("a", f"text {i}", "<x>", i) for i in range(40)], BASE)
+        auto_search(NBSVMClassifier, [Document("a", f"text {i}", "<x>", i) for i in range(40)], BASE)
 
 
 @pytest.fixture(scope="module")
@@ -330,7 +330,7 @@ def test_cli_refuses_auto_with_a_lexicon_or_a_bad_budget(tmp_path, subj_files):
 def test_folding_buckets_equals_hashing_with_fewer_bits():
     from nbsvm.text.hashing import Hasher
     from nbsvm.data.samples import fold_buckets
-    from nbsvm.training.auto import search_bits
+    from nbsvm.models.auto import search_bits
     texts = [d.text for d in order_task(50)] + ["", "one", "a b c d e f g h"]
     wide, narrow = Hasher(ngrams=3, n_bits=20), Hasher(ngrams=3, n_bits=9)
     ids, offsets = wide.batch(texts)
@@ -383,7 +383,7 @@ def test_join_caches_takes_a_block_across_batches_and_parts(tmp_path):
 def test_auto_metric_ranks_the_trials_by_macro_f1(monkeypatch):
     """``auto_metric="macro_f1"``: every trial's score is the macro F1 of its held-out
     groups (pooled by documents), not their accuracy; the choice records the metric."""
-    import nbsvm.training.auto as auto
+    import nbsvm.models.auto as auto
     reports = []
 
     def recording(model, cache, **kw):
@@ -396,7 +396,7 @@ def test_auto_metric_ranks_the_trials_by_macro_f1(monkeypatch):
     flip = np.random.default_rng(4).random(1500) < 0.1
     docs = [d._replace(label={"pos": "neg", "neg": "pos"}[d.label]) if flip[i] else d
             for i, d in enumerate(order_task(1500, seed=4)) if d.label == "neg" or i % 8 == 0]
-    result = auto_search(docs, dict(BASE, auto_metric="macro_f1"), time_budget=120, seed=1)
+    result = auto_search(NBSVMClassifier, docs, dict(BASE, auto_metric="macro_f1"), time_budget=120, seed=1)
     assert result.metric == "macro_f1" and result.reason.startswith("macro_f1 ")
     first = result.table.iloc[0]                # rung 0, the defaults, beta 1: five folds
     sizes = np.array([r["n_docs"] for r in reports[:10:2]], float)     # two betas each
@@ -418,7 +418,7 @@ def test_a_search_cut_before_all_the_data_keeps_the_defaults(last_rung, stopped,
     against them on all the training data (the last rung); a budget that ran out before
     keeps the defaults and says so (issue 34, item 3)."""
     import time as _time
-    from nbsvm.training.auto import _Search
+    from nbsvm.models.auto import _Search
     s = object.__new__(_Search)
     s.t0, s.budget, s.metric, s.split = _time.perf_counter(), 10.0, "accuracy", "5-fold"
     s.defaults = {"ngrams": 3, "beta": 1.0}
@@ -437,7 +437,7 @@ def test_t_quantile_matches_scipy_and_closed_forms(df):
     """The bound --auto's rule asks (Student's t, no scipy in the core): against scipy and
     the closed forms (Cauchy for 1 degree of freedom, (2p-1)/sqrt(2p(1-p)) for 2)."""
     from scipy.stats import t
-    from nbsvm.training.selection import t_quantile
+    from nbsvm.models.selection import t_quantile
     for p in (0.01, 0.3, 0.5, 0.9, 0.975, 0.995, 1 - 0.05 / 52):
         assert t_quantile(p, df) == pytest.approx(t.ppf(p, df), rel=1e-9, abs=1e-12)
     if df == 1:

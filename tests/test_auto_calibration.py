@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from nbsvm import NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.models.calibrator import Calibrator
-from nbsvm.training.calibrate import held_out_scores, split
+from nbsvm.learners.calibrator import Calibrator
+from nbsvm.models.calibrate import held_out_scores, split
 from tests.conftest import shared_datasets, synthetic
 
 KW = dict(ngrams=1, n_bits=14, epochs=3)

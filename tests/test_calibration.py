@@ -10,10 +10,10 @@ import pytest
 
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
-from nbsvm.models import persist
-from nbsvm.models.calibrator import (Calibrator, ReliabilityHistogram, fit_isotonic,
+from nbsvm.io import npzfile
+from nbsvm.learners.calibrator import (Calibrator, ReliabilityHistogram, fit_isotonic,
                                      fit_sigmoid)
-from nbsvm.training.calibrate import split as _split
+from nbsvm.models.calibrate import split as _split
 
 sklearn = pytest.importorskip("sklearn")
 
@@ -163,7 +163,7 @@ def test_corrupted_calibration_names_the_file(reviews, tmp_path):
     clf = NBSVMClassifier(ngrams=1, n_bits=16, loss="hinge", calibrate="isotonic").fit(X, y)
     path = tmp_path / "m.npz"
     clf.save(path)
-    header, arrays = persist.load_npz(path, "model")
+    header, arrays = npzfile.load_npz(path, "model")
     for key in ("kind", "format_version", "checksum"):
         header.pop(key, None)
     for edit, message in (("reverse", "not increasing"), ("drop", "header or arrays missing"),
@@ -175,7 +175,7 @@ def test_corrupted_calibration_names_the_file(reviews, tmp_path):
             del a["calibration"]
         else:
             h["calibration"]["sizes"] = [1, 1]
-        persist.save_npz(tmp_path / "bad.npz", "model", h, a)
+        npzfile.save_npz(tmp_path / "bad.npz", "model", h, a)
         with pytest.raises(NBSVMError, match=f"bad.npz.*calibration.*{message}"):
             NBSVMClassifier.load(tmp_path / "bad.npz")
 

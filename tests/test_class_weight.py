@@ -151,7 +151,7 @@ def test_numpy_weights_and_dask_refusals():
     clf = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2,
                           class_weight={"pos": np.int64(3)}).fit(TEXTS, LABELS)
     assert clf.output_weights().tolist() == [[3.0, 1.0]]
-    from nbsvm.training import distributed
+    from nbsvm.workflows import distributed
     for kw in (dict(calibrate="sigmoid"), dict(keep_counts=True), dict(early_stopping=True)):
         with pytest.raises(NBSVMError, match="cannot run on Dask"):
             distributed.fit(None, ["x.txt"], NBSVMClassifier(**kw))

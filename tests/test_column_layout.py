@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 import nbsvm.evaluation.bucket_names as bucket_names
-import nbsvm.lexicon.columns as columns
+import nbsvm.models.columns as columns
 import nbsvm.models.modelfile as modelfile
 from conftest import synthetic
 from nbsvm import NBSVMClassifier
 from nbsvm.evaluation.bucket_names import _strongest, ngram_map_of, strongest_columns
 from nbsvm.evaluation.contributions import contributions
-from nbsvm.lexicon.columns import _release, dense_columns
+from nbsvm.models.columns import _release, dense_columns
 from nbsvm.memory import releasable_int32
 
 DOCS = synthetic(600, seed=7)

@@ -137,7 +137,7 @@ def test_the_eta0_sample_is_visited_in_drawn_order_not_stored_order(tmp_path):
     """A corpus stored class by class (a tar of class folders) must not feed the eta0 trial
     pass one class after the other: that picked eta0 badly (20NG from the tarball: 85.82%
     instead of 86.67%)."""
-    from nbsvm.learners.calibration import calibration_sample
+    from nbsvm.learners.eta0 import calibration_sample
     h = Hasher(ngrams=1, n_bits=10)
     writer = CacheWriter(tmp_path / "c", h)
     with writer:

@@ -22,7 +22,7 @@ distributed = pytest.importorskip("distributed")
 
 from nbsvm.config import NEW_TOKENIZER
 from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
-from nbsvm.training import distributed as D  # noqa: E402
+from nbsvm.workflows import distributed as D  # noqa: E402
 from nbsvm.cli import app  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.evaluation.predict import predict_documents  # noqa: E402
@@ -85,7 +85,7 @@ def test_parameter_mixing_matches_local_training(client, shards):
     a_local = evaluate_documents(local, read_inputs([test]))["accuracy"]
     print(f"\ndistributed {100 * a_dist:.2f}% local {100 * a_local:.2f}%")
     # reaches the local accuracy within 0.5 point (on this slice it is about 1 point above:
-    # averaging three shards' models each epoch regularizes, see nbsvm/training/distributed.py)
+    # averaging three shards' models each epoch regularizes, see nbsvm/workflows/distributed.py)
     assert a_dist >= a_local - 0.005
     assert dist.n_docs_ == local.n_docs_ == 2000
     assert np.array_equal(dist.ratios_, local.ratios_)        # the same lexicon and columns

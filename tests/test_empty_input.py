@@ -182,7 +182,7 @@ def test_predict_cli_on_an_empty_file_is_one_clean_line(models, tmp_path, kind, 
 @pytest.mark.parametrize("method", ["sigmoid", "isotonic", "temperature"])
 def test_the_calibrator_maps_an_empty_batch(method):
     """``Calibrator.probabilities([])`` is ``(0, K)`` like any batch (it was unshapeable)."""
-    from nbsvm.models.calibrator import Calibrator
+    from nbsvm.learners.calibrator import Calibrator
     rng = np.random.default_rng(0)
     for k in (1, 3):
         scores = rng.normal(size=(40, k))

@@ -9,9 +9,9 @@ from typer.testing import CliRunner
 
 import nbsvm
 from nbsvm import NBSVMClassifier
-from nbsvm.training.checkpoint import Checkpoint
+from nbsvm.models.checkpoint import Checkpoint
 from nbsvm.cli import app
-from nbsvm.models import persist
+from nbsvm.io import npzfile
 
 runner = CliRunner()
 
@@ -74,7 +74,7 @@ def files(tmp_path_factory):
 def test_model(files):
     info = info_json(files["model"])
     assert info["kind"] == "model" and info["description"] == "NBSVM model"
-    assert info["format_version"] == persist.FORMAT_VERSION == 2 and info["readable"]
+    assert info["format_version"] == npzfile.FORMAT_VERSION == 2 and info["readable"]
     assert info["package_version"] == nbsvm.__version__
     assert info["classes"] == [{"name": "neg", "count": 4}, {"name": "pos", "count": 5}]
     assert info["training"]["n_docs"] == 9 and info["training"]["seen_buckets"] > 0
@@ -152,8 +152,8 @@ def test_only_the_header_is_read(files, monkeypatch):
     """Without --verify the array data is never read: one member is read in full (the
     header), the others only up to their .npy header."""
     reads = []
-    real = persist._read_member
-    monkeypatch.setattr(persist, "_read_member",
+    real = npzfile._read_member
+    monkeypatch.setattr(npzfile, "_read_member",
                         lambda zf, i, *a: reads.append(i.filename) or real(zf, i, *a))
     info_json(files["model"])
     assert reads == ["__header__.npy"]

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 from conftest import shared_datasets
 from nbsvm.cli import app
 from nbsvm.data.cachestore import input_identity
-from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
-from nbsvm.training.learn import learn_sparse
+from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.workflows.learn import learn_sparse
 from nbsvm.evaluation.sparse import load_learner
 from nbsvm.learners.options import make_learner_from_options
 from test_cli import assert_clean_error, assert_ok

@@ -1,6 +1,6 @@
 """``nbsvm learn`` / ``eval`` / ``predict`` with the backend learners, on the real RCV1 and
 Blitzer files and on small hand-made svmlight, multi-label, named-feature and regression
-files; the library behind them (``nbsvm.training.learn``)."""
+files; the library behind them (``nbsvm.workflows.learn``)."""
 import gzip
 import io
 import json
@@ -21,10 +21,10 @@ from nbsvm.io.sparse import read_named, read_svmlight
 from nbsvm.data.rowcache import RowWriter
 from nbsvm.data.rowencoder import RowEncoder
 from nbsvm.evaluation.sparse import evaluate_sparse, load_learner, model_file_kind, predict_sparse
-from nbsvm.training.learn import learn_sparse
+from nbsvm.workflows.learn import learn_sparse
 from nbsvm.learners.options import learner_class_for, make_learner_from_options
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from test_cli import assert_clean_error, assert_ok
 
 runner = CliRunner()
@@ -169,7 +169,7 @@ def test_rcv1_pegasos_learn_eval_predict(rcv1, tmp_path):
 
 def test_rcv1_sgd_with_bottous_eta0_calibration(rcv1, tmp_path):
     """`nbsvm learn --eta0 auto`: the backend's SGD runs the search NBSVM's own learner
-    runs (nbsvm/learners/calibration.py), on a seeded sample of its first data (the choice itself
+    runs (nbsvm/learners/eta0.py), on a seeded sample of its first data (the choice itself
     is checked in tests/test_linear.py)."""
     train, test = rcv1
     model = tmp_path / "m.npz"

@@ -250,7 +250,7 @@ def test_explanations_of_backend_learners_add_up_to_their_scores(name, n_classes
 
 @pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge"])
 def test_backend_learners_resume_from_a_checkpoint_bit_for_bit(tmp_path, name):
-    from nbsvm.training.checkpoint import Checkpoint
+    from nbsvm.models.checkpoint import Checkpoint
 
     class Stop(Exception):
         pass

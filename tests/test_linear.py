@@ -354,7 +354,7 @@ def test_regressor_rejects_classification_loss_and_classifier_needs_two_classes(
 
 
 def test_bottou_search_by_hand():
-    from nbsvm.learners.calibration import bottou_search
+    from nbsvm.learners.eta0 import bottou_search
     tried = []
 
     def cost(e):
@@ -389,7 +389,7 @@ def _svmsgd_determine_eta0(cost):
 def test_sgd_eta0_auto_is_svmsgds_choice():
     """SGDClassifier(eta0='auto'): the eta0 is svmsgd's determineEta0 over the objective
     after one pass on the seeded sample (the costs computed here again)."""
-    from nbsvm.learners.rows import as_rows
+    from nbsvm.data.rows import as_rows
     rng = np.random.default_rng(4)
     X = rng.normal(size=(3000, 30))
     y = np.where(X @ rng.normal(size=30) + 0.3 * rng.normal(size=3000) > 0, "a", "b")

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import shared_datasets
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from nbsvm.learners.linear import SGDClassifier
 from nbsvm.learners.pegasos import Pegasos
 

@@ -7,7 +7,7 @@ from conftest import random_rows
 from naive import NaiveLinear, hashed_blitzer, naive_mira_pass
 from nbsvm import NBSVMError
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from nbsvm.learners.pa import MIRA
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from nbsvm.config import NEW_TOKENIZER
-import nbsvm.models.persist as persist
+import nbsvm.io.npzfile as persist
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.config import data_default
 from nbsvm.io.document import Document
@@ -677,7 +677,7 @@ def test_unset_settings_follow_the_number_of_classes():
 
 
 def test_models_saved_before_the_norm_option_load_without_it(tmp_path):
-    from nbsvm.models.persist import load_npz, save_npz
+    from nbsvm.io.npzfile import load_npz, save_npz
 
     clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=10, loss="log", optimizer="adagrad", eta0=0.1,
                           epochs=3, norm="none").fit(THREE_TEXTS, THREE_LABELS)

@@ -27,8 +27,8 @@ from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.registry import make_learner
-from nbsvm.models import persist
-from nbsvm.training.checkpoint import Checkpoint
+from nbsvm.io import npzfile
+from nbsvm.models.checkpoint import Checkpoint
 
 runner = CliRunner()
 
@@ -61,16 +61,16 @@ def write_raw(path, header: dict, arrays: dict, checksum="new", compression=None
     header and arrays), "old" (format 1, arrays only) or "keep" (the header's as it is)."""
     header = dict(header)
     if checksum == "new":
-        header["checksum"] = persist.checksum(arrays, header)
+        header["checksum"] = npzfile.checksum(arrays, header)
     elif checksum == "old":
-        header["checksum"] = persist.checksum(arrays)
+        header["checksum"] = npzfile.checksum(arrays)
     method = zipfile.ZIP_STORED if compression is None else compression
     with zipfile.ZipFile(path, "w", method) as zf:
         for name, a in arrays.items():
             with zf.open(name + ".npy", "w") as fh:
                 np.lib.format.write_array(fh, np.ascontiguousarray(a))
         blob = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-        with zf.open(persist.HEADER_KEY + ".npy", "w") as fh:
+        with zf.open(npzfile.HEADER_KEY + ".npy", "w") as fh:
             np.lib.format.write_array(fh, blob)
     return path
 
@@ -79,7 +79,7 @@ def npz_parts(path) -> tuple[dict, dict]:
     """``(header, arrays)`` of an nbsvm file, read by numpy without nbsvm's checks."""
     with np.load(path, allow_pickle=False) as z:
         arrays = {n: z[n] for n in z.files}
-    return json.loads(arrays.pop(persist.HEADER_KEY).tobytes()), arrays
+    return json.loads(arrays.pop(npzfile.HEADER_KEY).tobytes()), arrays
 
 
 def as_format_1(header: dict) -> dict:
@@ -134,10 +134,10 @@ def test_model_labels_keep_their_type(tmp_path, kind, n_classes):
 def test_model_label_types_in_the_header(tmp_path):
     """The header keeps each class's label value beside its name (null for a string)."""
     NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS3, _labels("mixed str and int", 3)).save(tmp_path / "m.npz")
-    header, _ = persist.load_npz(tmp_path / "m.npz", "model")
+    header, _ = npzfile.load_npz(tmp_path / "m.npz", "model")
     assert header["classes"] == ["1", "mid", "neg"] and header["label_values"] == [1, None, None]
     NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, _labels("str list", 2)).save(tmp_path / "s.npz")
-    assert "label_values" not in persist.load_npz(tmp_path / "s.npz", "model")[0]
+    assert "label_values" not in npzfile.load_npz(tmp_path / "s.npz", "model")[0]
 
 
 def test_multilabel_round_trip_is_unchanged(tmp_path):
@@ -149,7 +149,7 @@ def test_multilabel_round_trip_is_unchanged(tmp_path):
     back = NBSVMClassifier.load(tmp_path / "ml.npz")
     assert np.array_equal(back.predict(TEXTS2), clf.predict(TEXTS2))
     assert back.predict_label_sets(TEXTS2) == clf.predict_label_sets(TEXTS2)
-    assert "label_values" not in persist.load_npz(tmp_path / "ml.npz", "model")[0]
+    assert "label_values" not in npzfile.load_npz(tmp_path / "ml.npz", "model")[0]
 
 
 def test_partial_fit_and_continue_fit_keep_label_types_after_load(tmp_path):
@@ -167,7 +167,7 @@ def test_format_1_model_files_load_as_before(tmp_path):
     predicts names, as it always did."""
     clf = NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, _labels("int list", 2))
     clf.save(tmp_path / "m.npz")
-    header, arrays = persist.load_npz(tmp_path / "m.npz", "model")
+    header, arrays = npzfile.load_npz(tmp_path / "m.npz", "model")
     old = write_raw(tmp_path / "old.npz", as_format_1(header), arrays, checksum="old")
     back = NBSVMClassifier.load(old)
     assert back.predict(TEXTS2[:2]).tolist() == ["1", "1"]
@@ -181,7 +181,7 @@ def test_format_1_model_files_load_as_before(tmp_path):
     ([[1], 0], "bad label value")])
 def test_bad_label_values_refused(tmp_path, values, needle):
     NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, _labels("int list", 2)).save(tmp_path / "m.npz")
-    header, arrays = persist.load_npz(tmp_path / "m.npz", "model")
+    header, arrays = npzfile.load_npz(tmp_path / "m.npz", "model")
     path = write_raw(tmp_path / "bad.npz", dict(header, label_values=values), arrays)
     with pytest.raises(NBSVMError, match=needle) as e:
         NBSVMClassifier.load(path)
@@ -307,7 +307,7 @@ def every_kind(tmp_path_factory):
 
 LOADERS = {"model": NBSVMClassifier.load, "lexicon": NBLexicon.load,
            "learner": OnlineLearner.load,
-           "checkpoint": lambda p: persist.load_npz(p, "checkpoint")}
+           "checkpoint": lambda p: npzfile.load_npz(p, "checkpoint")}
 EDITS = {"model": _reverse_classes, "lexicon": lambda h: h.update(alpha=0.5),
          "learner": lambda h: h["state"].update(classes_=["a", "c"]),
          "checkpoint": lambda h: h.update(classes=h["classes"][::-1])}
@@ -340,13 +340,13 @@ def test_every_kind_of_format_1_file_still_loads(every_kind, tmp_path, kind):
 def test_the_checksum_is_over_the_canonical_header_and_the_arrays(every_kind):
     """What ``checksum`` says is the file's definition: key order and spacing of the
     stored JSON do not matter, every value does."""
-    header, arrays = persist.load_npz(every_kind / "model.npz", "model")
-    assert header["format_version"] == persist.FORMAT_VERSION == 2
-    assert header["checksum"] == persist.checksum(arrays, header)
-    assert header["checksum"] != persist.checksum(arrays)
+    header, arrays = npzfile.load_npz(every_kind / "model.npz", "model")
+    assert header["format_version"] == npzfile.FORMAT_VERSION == 2
+    assert header["checksum"] == npzfile.checksum(arrays, header)
+    assert header["checksum"] != npzfile.checksum(arrays)
     reordered = dict(reversed(list(header.items())))
-    assert persist.checksum(arrays, reordered) == header["checksum"]
-    assert persist.checksum(arrays, dict(header, n_docs=header["n_docs"] + 1)) \
+    assert npzfile.checksum(arrays, reordered) == header["checksum"]
+    assert npzfile.checksum(arrays, dict(header, n_docs=header["n_docs"] + 1)) \
         != header["checksum"]
 
 
@@ -378,7 +378,7 @@ def zip_bomb(path: Path, model: Path, version: int) -> Path:
                 for _ in range(GIB // len(zeros)):
                     fh.write(zeros)
         blob = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
-        with zf.open(persist.HEADER_KEY + ".npy", "w") as fh:
+        with zf.open(npzfile.HEADER_KEY + ".npy", "w") as fh:
             np.lib.format.write_array(fh, blob)
     return path
 
@@ -464,7 +464,7 @@ def test_a_stored_member_declaring_more_than_the_file(every_kind, tmp_path, fiel
 def test_more_classes_than_the_arrays_hold_is_named(cli_files, tmp_path):
     """A header listing 3 classes for a 2-class model (checksum made right) said "eta0
     'auto' without a valid eta0_"; it now says what does not fit."""
-    header, arrays = persist.load_npz(cli_files["model"], "model")
+    header, arrays = npzfile.load_npz(cli_files["model"], "model")
     header = dict(header, classes=["neg", "pos", "zzz"], class_counts=[5, 5, 1])
     path = write_raw(tmp_path / "three.npz", header, arrays)
     assert "(verified)" in run("info", path, "--verify").stdout     # a consistent checksum

@@ -9,7 +9,7 @@ import nbsvm.learners.multiclass as multiclass_module
 from naive import NaiveLinear, hashed_blitzer, naive_crammer_singer_pass
 from nbsvm import NBSVMError
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from nbsvm.learners.multiclass import MulticlassHinge, OneVsRest
 from nbsvm.learners.pa import MIRA, PassiveAggressive
 from nbsvm.learners.registry import learner_class, make_learner

@@ -9,7 +9,7 @@ from conftest import random_rows, shared_datasets
 from naive import naive_ogd
 from nbsvm import NBSVMError
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from nbsvm.learners.ogd import OGDRegressor
 from nbsvm.learners.registry import make_learner
 

@@ -500,7 +500,7 @@ def test_table_rows_and_explicit_rows_run_one_implementation(optimizer, loss):
     (explicit float64 values) are the two entries of one SGD / AdaGrad implementation:
     given the same values, rows, order and settings, they learn the same weights up to
     float32 storage, over several epochs."""
-    from nbsvm.learners.rows import SparseRows
+    from nbsvm.data.rows import SparseRows
     from nbsvm.learners.linear import SGDClassifier
     docs, ids, offsets, codes, table, order = make_problem(seed=8, n_docs=40)
     bias_rate = 0.01 if optimizer == "sgd" else 1.0

@@ -4,9 +4,9 @@ import pytest
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import as_rows
+from nbsvm.data.rows import as_rows
 from nbsvm.learners.registry import make_learner, resolve
-from nbsvm.models.persist import load_npz, save_npz
+from nbsvm.io.npzfile import load_npz, save_npz
 
 
 def test_as_rows_accepts_dense_tuple_and_scipy_alike():

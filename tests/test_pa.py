@@ -7,7 +7,7 @@ from conftest import random_rows
 from naive import NaiveLinear, naive_per_label_pass
 from nbsvm import NBSVMError
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from nbsvm.learners.pa import PassiveAggressive
 from nbsvm.learners.registry import make_learner
 from test_mira import _check_against, _run_naive, average_vs_last

@@ -86,7 +86,7 @@ def test_shared_vw_test_member_has_500_rows():
 # ---- objective and eta0 calibration -------------------------------------------------------------
 
 def test_primal_leaves_the_bias_unregularized():
-    from nbsvm.learners.rows import as_rows
+    from nbsvm.data.rows import as_rows
     X = as_rows(np.array([[1.0, 0.0], [0.0, 1.0]]))
     y = np.array(["1", "-1"])
     w = np.array([2.0, 0.0])
@@ -100,7 +100,7 @@ def _pegasos_rows(n=300, seed=0):
     rng = np.random.default_rng(seed)
     from conftest import random_rows
     _, indices, values, offsets = random_rows(rng, n, 50, sizes=(3, 8))
-    from nbsvm.learners.rows import SparseRows
+    from nbsvm.data.rows import SparseRows
     X = SparseRows(indices.astype(np.int64), values, offsets.astype(np.int64), 50)
     norms = np.sqrt(X.sq_norms())
     X.values = X.values / np.repeat(norms, np.diff(X.offsets))

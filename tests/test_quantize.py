@@ -11,7 +11,7 @@ import pytest
 
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
-from nbsvm.models import persist
+from nbsvm.io import npzfile
 from nbsvm.models.quantize import quantize
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -44,7 +44,7 @@ def test_float32_quantize_keeps_every_score_bit_for_bit(saved, reviews, tmp_path
     back = NBSVMClassifier.load(tmp_path / "q.npz")
     assert np.array_equal(back.decision_function(Xt), NBSVMClassifier.load(saved)
                           .decision_function(Xt))
-    _, arrays = persist.load_npz(tmp_path / "q.npz", "model")
+    _, arrays = npzfile.load_npz(tmp_path / "q.npz", "model")
     assert "adagrad_sq" not in arrays
 
 
@@ -93,15 +93,15 @@ def test_quantized_models_do_not_train_or_quantize_again(saved, reviews, tmp_pat
     with pytest.raises(NBSVMError, match="does not train further"):
         back.partial_fit(X[:10], y[:10])
     with pytest.raises(NBSVMError, match="quantized already"):
-        from nbsvm.models.quantize import quantize_file
+        from nbsvm.workflows.quantize import quantize_file
         quantize_file(tmp_path / "q.npz", tmp_path / "qq.npz")
     with pytest.raises(NBSVMError, match="dtype must be"):
         quantize(NBSVMClassifier.load(saved), "int4")
-    header, arrays = persist.load_npz(tmp_path / "q.npz", "model")
+    header, arrays = npzfile.load_npz(tmp_path / "q.npz", "model")
     for key in ("kind", "format_version", "checksum"):
         header.pop(key, None)
     arrays["coef_scale"] = -arrays["coef_scale"]
-    persist.save_npz(tmp_path / "bad.npz", "model", header, arrays)
+    npzfile.save_npz(tmp_path / "bad.npz", "model", header, arrays)
     with pytest.raises(NBSVMError, match="bad.npz.*int8 scales"):
         NBSVMClassifier.load(tmp_path / "bad.npz")
 
@@ -133,7 +133,7 @@ def test_cli_quantize_then_every_command(imdb_slice, tmp_path):
 
 def test_quantize_refuses_to_replace_its_source_and_float16_overflow(saved, tmp_path):
     import shutil
-    from nbsvm.models.quantize import quantize_file
+    from nbsvm.workflows.quantize import quantize_file
     copy = tmp_path / "same.npz"
     shutil.copy(saved, copy)
     with pytest.raises(NBSVMError, match="would replace the original"):

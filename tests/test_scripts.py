@@ -22,13 +22,13 @@ from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.batches import hash_batch
 from nbsvm.evaluation.explain import explain_text, shaded_html, top_features, word_gaps
 from nbsvm.io.document import Document
-from nbsvm.models.persist import load_npz, save_npz
+from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.serve.scoring import explanation
 from nbsvm.text.hashing import Hasher, bucket_of
 from nbsvm.text.scripts import (BREAK, JOIN, SCRIPT_ARRAYS, SCRIPT_TABLE, SPLIT, WORD,
                                 flat_ranges, script_kind)
 from nbsvm.text.tokenize import tokenize
-from nbsvm.training.checkpoint import KIND as CHECKPOINT, Checkpoint
+from nbsvm.models.checkpoint import KIND as CHECKPOINT, Checkpoint
 
 from naive import naive_bucket, naive_char_keys, naive_word_keys
 

@@ -24,8 +24,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from nbsvm.errors import NBSVMError                                # noqa: E402
 from nbsvm.learners.base import OnlineLearner                        # noqa: E402
-from nbsvm.learners.compat import DataConversionWarning, InputError, NotFittedError  # noqa: E402
-from nbsvm.learners.rows import SparseRows, as_rows                  # noqa: E402
+from nbsvm.compat import DataConversionWarning, InputError, NotFittedError  # noqa: E402
+from nbsvm.data.rows import SparseRows, as_rows                  # noqa: E402
 from nbsvm.learners.linear import SGDClassifier, SGDRegressor        # noqa: E402
 from nbsvm.learners.multiclass import MulticlassHinge, OneVsRest     # noqa: E402
 from nbsvm.learners.multilabel import MultilabelHinge                # noqa: E402
@@ -351,7 +351,7 @@ import numpy as np, scipy.sparse as sp
 import nbsvm
 from nbsvm.learners import (SGDClassifier, SGDRegressor, Pegasos, PassiveAggressive, MIRA,
                           MulticlassHinge, OneVsRest, MultilabelHinge, OGDRegressor)
-from nbsvm.learners.compat import NotFittedError, DataConversionWarning
+from nbsvm.compat import NotFittedError, DataConversionWarning
 rng = np.random.default_rng(0)
 X = rng.normal(size=(30, 4)); y = (X[:, 0] > 0).astype(int); y3 = y + (X[:, 1] > 1)
 for m, t in [(SGDClassifier(loss="log"), y), (SGDClassifier(schedule="adagrad"), y),
@@ -418,7 +418,7 @@ def test_errors_and_warnings_pickle_across_processes():
     (lambda st: (st.pop("classes_"), st.pop("n_features_in_")), "label_type_ without classes_"),
 ])
 def test_saved_label_types_are_checked_on_load(tmp_path, edit, needle):
-    from nbsvm.models.persist import load_npz, save_npz
+    from nbsvm.io.npzfile import load_npz, save_npz
     X, y, _ = _data()
     PassiveAggressive().fit(X, np.where(y == 2, 1, y)).save(tmp_path / "m.npz")
     header, arrays = load_npz(tmp_path / "m.npz", "learner")

@@ -13,7 +13,7 @@ import pytest
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
 from nbsvm.text.hashing import Hasher
-from nbsvm.training.calibrate import split
+from nbsvm.models.calibrate import split
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 WORDS = ["Good", "good", "FILM", "ça", "東京", "a", "Ünïcode", "x" * 40, "!", "i", "<br />"]

@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
-from nbsvm.learners.calibration import calibration_sample, eta0_cost
+from nbsvm.learners.eta0 import calibration_sample, eta0_cost
 from nbsvm.cli import app
 from nbsvm.data.cache import CacheWriter
 from nbsvm.data.batches import hash_batch
-from nbsvm.training.tune import tune
+from nbsvm.workflows.tune import tune
 
 runner = CliRunner()
 DOCS = synthetic(1500, seed=7)
@@ -153,7 +153,7 @@ def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():
 
 
 def test_the_reference_follows_the_number_of_classes():
-    from nbsvm.training.tune import reference_of
+    from nbsvm.workflows.tune import reference_of
     grid = {"loss": ["log", "modified_huber"], "epochs": [5, 10], "lam": [1e-4, 1e-5]}
     assert reference_of(grid, {}, ["neg", "pos"]) == {"loss": "log", "epochs": 10, "lam": 1e-4}
     assert reference_of(grid, {}, ["a", "b", "c"]) == \

@@ -1,6 +1,6 @@
 """Continuing training from a saved model (issue 18, item 4): ``keep_counts``,
 ``continue_fit`` / ``train --init`` and ``partial_fit`` after ``load``, against one training
-on all the documents (nbsvm/training/warm.py says what can be equal and what cannot)."""
+on all the documents (nbsvm/models/warm.py says what can be equal and what cannot)."""
 import json
 import subprocess
 import sys

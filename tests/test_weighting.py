@@ -9,7 +9,7 @@ from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.data.batches import Batch, hash_batches
 from nbsvm.data.cache import CacheWriter
 from nbsvm.learners import LinearSGD
-from nbsvm.models.persist import load_npz
+from nbsvm.io.npzfile import load_npz
 from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from nbsvm import __version__
+from nbsvm._version import __version__
 
 # rich_markup_mode=None: help is plain text (rich markup would eat "[plot]" in
 # "pip install 'nbsvm[plot]'"); -h as well as --help

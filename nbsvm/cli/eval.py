@@ -16,7 +16,7 @@ from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.evaluation.sparse import evaluate_sparse, load_learner, model_file_kind
 from nbsvm.evaluation.metrics import report_table
 from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.models.persist import atomic_path
+from nbsvm.io.npzfile import atomic_path
 from nbsvm.cli import app
 from nbsvm.cli.options import (LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, LABEL_COL, QUIET, SCHEDULER,
                                SKIP_BAD, STRICT, TEXT_COL)
@@ -79,7 +79,7 @@ def eval_command(
                                   callback=lambda e: check_interrupt(), strict=strict,
                                   stats=read_stats(), encoding=check_encoding(encoding))
         elif scheduler or dask_local:
-            from nbsvm.training import distributed
+            from nbsvm.workflows import distributed
             NBSVMClassifier.load(model)      # a bad model file: say so before starting workers
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}

@@ -15,7 +15,7 @@ from rich.text import Text
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.explain import explain_text, to_html, top_features, top_features_by_class
 from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.models.persist import atomic_path
+from nbsvm.io.npzfile import atomic_path
 from nbsvm.cli import app
 from nbsvm.cli.common import check_outputs, cli_errors
 

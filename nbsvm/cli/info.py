@@ -1,14 +1,14 @@
 """``nbsvm info``: what an nbsvm file is and holds, from its header (arrays are not read).
 
 Every nbsvm file (model, lexicon, online learner, checkpoint) is an uncompressed ``.npz``
-whose ``__header__.npy`` member is a JSON header (:mod:`nbsvm.models.persist`). :func:`read_header`
+whose ``__header__.npy`` member is a JSON header (:mod:`nbsvm.io.npzfile`). :func:`read_header`
 reads that member, and only the ``.npy`` headers (dtype, shape) of the other members, with
-the checks :func:`nbsvm.models.persist.load_npz` makes before reading any data (the same
+the checks :func:`nbsvm.io.npzfile.load_npz` makes before reading any data (the same
 code): a regular file, the zip magic, at most 4096 members all ``.npy`` and stored
 uncompressed with sizes the file holds, numeric C-order arrays whose shape matches their
 size, a header under 1 MiB that is a JSON object. So a crafted file is refused the same way,
 and a 2 GB model is described in milliseconds. ``--verify`` also loads the arrays with
-:func:`~nbsvm.models.persist.load_npz` and checks the checksum (from format 2 it covers the
+:func:`~nbsvm.io.npzfile.load_npz` and checks the checksum (from format 2 it covers the
 header too: a header edited by hand fails it).
 """
 from __future__ import annotations
@@ -18,10 +18,10 @@ from pathlib import Path
 
 import typer
 
-from nbsvm import __version__
+from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.memory import human, row_width
-from nbsvm.models.persist import FORMAT_VERSION, load_npz, read_npz
+from nbsvm.io.npzfile import FORMAT_VERSION, load_npz, read_npz
 from nbsvm.cli import app
 from nbsvm.cli.common import cli_errors
 
@@ -33,8 +33,8 @@ def read_header(path) -> tuple[dict, dict]:
     """``(header, arrays)`` of an nbsvm file: its JSON header and, for each array, its
     ``{"dtype", "shape", "bytes"}``; no array data is read. Raises
     :class:`~nbsvm.errors.NBSVMError` for anything that is not an nbsvm file, with the
-    checks :func:`nbsvm.models.persist.load_npz` makes before reading array data (one
-    implementation: :func:`nbsvm.models.persist.read_npz`)."""
+    checks :func:`nbsvm.io.npzfile.load_npz` makes before reading array data (one
+    implementation: :func:`nbsvm.io.npzfile.read_npz`)."""
     header, specs = read_npz(path, data=False)
     if not isinstance(header.get("kind"), str):
         raise NBSVMError("corrupted file: bad header", path=str(path))
@@ -198,7 +198,7 @@ def print_info(info: dict) -> None:
         lines.append(("read from the data", f"{_num(c['documents'])} documents, median "
                       f"{_num(c['median_ngrams'])} n-grams each, {_num(c['ngrams'])} in all"))
     if info.get("auto"):
-        from nbsvm.training.auto import describe
+        from nbsvm.models.auto import describe
         a = info["auto"]
         lines.append(("auto", f"{describe(a.get('changed') or {})}: {a.get('reason')} "
                       f"({a.get('split')}, {a.get('trainings')} trainings, search "

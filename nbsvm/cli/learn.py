@@ -11,14 +11,14 @@ from nbsvm.cli import app
 from nbsvm.learners.registry import names
 from nbsvm.data.rowencoder import DEFAULT_N_BITS
 from nbsvm.evaluation.sparse import evaluate_sparse
-from nbsvm.training.learn import learn_sparse
+from nbsvm.workflows.learn import learn_sparse
 from nbsvm.learners.options import make_learner_from_options
 from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, QUIET, RESUME, STRICT
 from nbsvm.io.decoding import check_encoding
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
 from nbsvm.cli.reports import echo_kv, print_report
-from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 
 
 SPARSE_FORMAT = typer.Option("auto", "--format",

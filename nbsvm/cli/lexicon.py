@@ -45,7 +45,7 @@ def lexicon_command(
                         split_scripts=split_scripts, nfkc=nfkc, long_words=long_words)
         t0 = time.perf_counter()
         if scheduler or dask_local:
-            from nbsvm.training import distributed
+            from nbsvm.workflows import distributed
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
                       "strict": strict}
             if check_encoding(encoding) != "utf-8":

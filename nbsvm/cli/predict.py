@@ -16,7 +16,7 @@ from nbsvm.io.labels import known_labels
 from nbsvm.evaluation.predict import predict_documents
 from nbsvm.evaluation.sparse import load_learner, model_file_kind, predict_sparse
 from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.models.persist import atomic_path
+from nbsvm.io.npzfile import atomic_path
 from nbsvm.cli import app
 from nbsvm.cli.options import (LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT,
                                TEXT_COL)
@@ -218,7 +218,7 @@ def predict_command(
             if model_file_kind(model) == "learner":
                 raise NBSVMError("--scheduler / --dask-local predict with models from "
                                  "`nbsvm train`")
-            from nbsvm.training import distributed
+            from nbsvm.workflows import distributed
             clf = NBSVMClassifier.load(model)    # a bad model file: say so before starting workers
             if top_k is not None or threshold is not None:      # and a bad threshold
                 clf.top_k_of(np.zeros((0, clf.n_outputs())), top_k, threshold)

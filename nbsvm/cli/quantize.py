@@ -8,7 +8,8 @@ import typer
 from nbsvm.cli import app
 from nbsvm.cli.common import check_outputs, cli_errors
 from nbsvm.cli.reports import echo_kv
-from nbsvm.models.quantize import DTYPES, quantize_file
+from nbsvm.models.quantize import DTYPES
+from nbsvm.workflows.quantize import quantize_file
 
 
 @app.command()

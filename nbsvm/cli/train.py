@@ -9,8 +9,8 @@ import typer
 from rich.markup import escape
 
 from nbsvm.evaluation import plot
-from nbsvm.training.checkpoint import checkpoint_path
-from nbsvm.training.job import train_job
+from nbsvm.models.checkpoint import checkpoint_path
+from nbsvm.workflows.job import train_job
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import check_encoding
@@ -40,7 +40,7 @@ def data_defaults_line(event: dict) -> str:
 
 def auto_line(event: dict) -> str:
     """One line of the --auto search: its plan, each trial, a note, the choice."""
-    from nbsvm.training.auto import describe
+    from nbsvm.models.auto import describe
     stage = event["stage"]
     if stage == "auto plan":
         space = "; ".join(f"{'lambda' if k == 'lam' else k} {'/'.join(map(str, v))}"
@@ -67,7 +67,7 @@ def by_classes(name: str) -> str:
 def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local, quiet,
                    json_out, single_machine_only: dict) -> None:
     """``nbsvm train --scheduler/--dask-local``: lexicon and parameter mixing on Dask."""
-    from nbsvm.training import distributed
+    from nbsvm.workflows import distributed
     flags = {"keep_cache": "--keep-cache", "checkpoint_every": "--checkpoint-every",
              "resume": "--resume", "plot": "--plot", "max_memory": "--max-memory",
              "skip_bad": "--skip-bad-lines"}
@@ -115,7 +115,7 @@ def _refuse_init_conflicts(ctx: typer.Context, asked, model, init: str) -> None:
     """``--init`` continues a model with the settings it was trained with: an option given
     on the command line that says otherwise (``--ngrams 2`` for a trigram model) is
     refused, naming both values, instead of silently ignored."""
-    from nbsvm.training.warm import resolved_params
+    from nbsvm.models.warm import resolved_params
 
     saved, raw, wanted = resolved_params(model), model.get_params(), asked.get_params()
     for option in ctx.params:
@@ -492,7 +492,7 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
     for name in clf.data_defaulted():
         stats[f"{name} (from the data)"] = clf.setting(name)
     if "auto_" in clf.__dict__:
-        from nbsvm.training.auto import describe
+        from nbsvm.models.auto import describe
         stats["auto"] = (f"{describe(clf.auto_['changed'])} ({clf.auto_['split']}, "
                          f"{clf.auto_['trainings']} trainings, search "
                          f"{clf.auto_['seconds']:.1f} s of {clf.auto_['budget']:g} s)")

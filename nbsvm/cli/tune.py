@@ -13,8 +13,8 @@ from rich.table import Table
 
 from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
-from nbsvm.models.persist import atomic_path
-from nbsvm.training.tune import DEFAULT_GRID, TUNABLE, tune
+from nbsvm.io.npzfile import atomic_path
+from nbsvm.workflows.tune import DEFAULT_GRID, TUNABLE, tune
 from nbsvm.cli import app
 from nbsvm.cli.options import (CHAR_NGRAMS, ENCODING, FORMAT, INPUTS, KEEP_CASE, LABEL_COL,
                                LABEL_SEP, NFKC, LONG_WORDS, QUIET, SPLIT_SCRIPTS, STRICT, TEXT_COL)

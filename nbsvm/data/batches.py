@@ -146,3 +146,14 @@ def hash_batches(docs: Iterable[Document], hasher: Hasher, batch_docs: int = BAT
         stop.set()
         for t in threads:
             t.join(timeout=5)
+
+
+def rows_of(batch: Batch, mask: np.ndarray) -> Batch:
+    """The documents of ``batch`` where ``mask`` is true, in order."""
+    lengths = np.diff(batch.offsets)
+    offsets = np.zeros(int(mask.sum()) + 1, dtype=batch.offsets.dtype)
+    np.cumsum(lengths[mask], out=offsets[1:])
+    keep = np.flatnonzero(mask)
+    return Batch(batch.ids[np.repeat(mask, lengths)], offsets,
+                 [batch.labels[i] for i in keep], [batch.sources[i] for i in keep],
+                 [batch.lines[i] for i in keep])

@@ -36,7 +36,7 @@ import os
 import shutil
 from pathlib import Path
 
-from nbsvm import __version__
+from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.io.folders import is_document
@@ -181,3 +181,16 @@ class KeptCache:
         w.before_publish = self.check_unchanged
         w.keep_existing = True
         return w
+
+
+class ReadyCache:
+    """A finished cache handed to ``fit_documents(kept=...)``: read, never rebuilt."""
+
+    def __init__(self, folder: Path, hasher):
+        self.folder, self.hasher, self.discarded = folder, hasher, None
+
+    def open(self) -> FeatureCache:
+        return FeatureCache(self.folder)
+
+    def owns(self, error) -> bool:
+        return False

@@ -18,7 +18,7 @@ from nbsvm.data.shuffle import block_groups, group_order
 from nbsvm.data.store import ArrayReader, ArrayWriter
 from nbsvm.data.translate import check_ids
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 
 ROWS = {"indices.i64": np.int64, "values.f64": np.float64, "offsets.i64": np.int64}
 TARGETS = {"regression": {"targets.f64": np.float64},

@@ -4,7 +4,7 @@ model's sums per shard for Dask.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
@@ -13,7 +13,9 @@ from nbsvm.data.cache import FeatureCache
 from nbsvm.data.batches import hash_batches
 from nbsvm.io.document import Document
 from nbsvm.evaluation.scoring import _LabelSetScorer, _Scorer
-from nbsvm.models.nbsvm import NBSVMClassifier
+
+if TYPE_CHECKING:     # the estimator is above: it is only passed in
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 def label_set_parts(model: NBSVMClassifier, docs: Iterable[Document]) -> dict:

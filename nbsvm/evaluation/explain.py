@@ -15,9 +15,24 @@ from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _unit_row, contributions
 from nbsvm.text.hashing import _encode, bucket_of
 from nbsvm.text.scripts import SPLIT_RE
-from nbsvm.evaluation.results import Explanation
 
 _SPLIT_TOKEN = re.compile(SPLIT_RE)
+
+
+
+class Explanation(dict):
+    """One text's score split into its n-grams' contributions (:func:`explain_text`):
+    ``{"class", "score", "constant", "ngrams": [...]}``. In Jupyter it shows the text
+    shaded by contribution; :meth:`frame` is the n-grams as a DataFrame."""
+
+    def frame(self) -> "pd.DataFrame":
+        """One row per n-gram: ``ngram, kind, bucket, contribution, note``."""
+        import pandas as pd
+        return pd.DataFrame(self["ngrams"], columns=["ngram", "kind", "bucket", "contribution",
+                                                     "note"])
+
+    def _repr_html_(self) -> str:
+        return shaded_html(self)
 
 
 def _output_of(clf, cls) -> int:

@@ -9,7 +9,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
@@ -18,7 +18,9 @@ from nbsvm.data.batches import hash_batches
 from nbsvm.io.document import Document
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.evaluation.scoring import headline
-from nbsvm.models.nbsvm import NBSVMClassifier
+
+if TYPE_CHECKING:     # the estimator is above: it is only passed in
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 class _BackgroundCache(threading.Thread):

@@ -62,7 +62,7 @@ def _new_figure(**kw):
 
 def _save(fig, path) -> Path:
     """Write ``fig`` atomically in the format of ``path``'s suffix."""
-    from nbsvm.models.persist import atomic_path
+    from nbsvm.io.npzfile import atomic_path
 
     fmt = _format(path)
     # SVG and PDF embed the date unless told not to: keep reruns byte-identical
@@ -134,7 +134,7 @@ def roc_pr_confusion(y_true, scores, classes, path, confusion=None, threshold: f
     one ROC curve per class (one against the rest) and the confusion matrix.
     ``confusion``: the matrix to show (default: predictions ``score > threshold`` for two
     classes, the highest score for more). ``reliability``: a reliability diagram beside them,
-    from :meth:`~nbsvm.models.calibrator.ReliabilityHistogram.table` (with its ``ece``).
+    from :meth:`~nbsvm.learners.calibrator.ReliabilityHistogram.table` (with its ``ece``).
     """
     _format(path)
     classes = [str(c) for c in classes]

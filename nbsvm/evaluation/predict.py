@@ -3,13 +3,15 @@ probabilities per batch of documents (bounded memory).
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.io.document import Document
-from nbsvm.models.nbsvm import NBSVMClassifier
+
+if TYPE_CHECKING:     # the estimator is above: it is only passed in
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 def predict_documents(model: NBSVMClassifier, docs: Iterable[Document], top_k: int | None = None,

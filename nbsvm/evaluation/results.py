@@ -1,25 +1,9 @@
-"""What ``explain_text`` and ``evaluate`` return: plain dicts (JSON as they are, what the CLI
-and the server print) that also show themselves in a notebook (``_repr_html_``) and give
-their tables as pandas DataFrames."""
+"""What ``evaluate`` returns: a plain dict (JSON as it is, what the CLI and the server
+print) that also shows itself in a notebook (``_repr_html_``) and gives its tables as pandas
+DataFrames (:class:`~nbsvm.evaluation.explain.Explanation` is ``explain_text``'s)."""
 from __future__ import annotations
 
 import html
-
-
-class Explanation(dict):
-    """One text's score split into its n-grams' contributions (:func:`explain_text`):
-    ``{"class", "score", "constant", "ngrams": [...]}``. In Jupyter it shows the text
-    shaded by contribution; :meth:`frame` is the n-grams as a DataFrame."""
-
-    def frame(self) -> "pd.DataFrame":
-        """One row per n-gram: ``ngram, kind, bucket, contribution, note``."""
-        import pandas as pd
-        return pd.DataFrame(self["ngrams"], columns=["ngram", "kind", "bucket", "contribution",
-                                                     "note"])
-
-    def _repr_html_(self) -> str:
-        from nbsvm.evaluation.explain import shaded_html
-        return shaded_html(self)
 
 
 class Report(dict):

@@ -7,6 +7,8 @@ the model does not know count as errors. :func:`headline` is a report's one figu
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import math
 
 import numpy as np
@@ -16,9 +18,11 @@ from nbsvm.data.batches import Batch
 from nbsvm.io.labels import label_set
 from nbsvm.evaluation.metrics import (AUCHistogram, add_sums, confusion_matrix,
                                       multilabel_counts, multilabel_report, report)
-from nbsvm.models.calibrator import ReliabilityHistogram
-from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.learners.calibrator import ReliabilityHistogram
 from nbsvm.evaluation.results import Report
+
+if TYPE_CHECKING:     # the estimator is above: it is only passed in
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 class _Scorer:

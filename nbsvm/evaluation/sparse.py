@@ -18,7 +18,7 @@ from nbsvm.evaluation.metrics import (add_sums, confusion_matrix, multilabel_cou
                                       multilabel_report, regression_report, regression_sums,
                                       report)
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 from nbsvm.evaluation.results import Report
 
 
@@ -27,7 +27,7 @@ def model_file_kind(path) -> str | None:
     the file has no readable header (the loaders then say what is wrong). Read by the
     loaders' own checks (a regular file, stored members within the file), so a link to
     ``/dev/zero`` or a FIFO is never read here."""
-    from nbsvm.models.persist import read_npz
+    from nbsvm.io.npzfile import read_npz
     try:
         header, _ = read_npz(path, data=False)      # the header and .npy headers only
     except NBSVMError:

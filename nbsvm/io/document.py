@@ -7,7 +7,9 @@ documents and errors.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, Iterable, NamedTuple
+
+from nbsvm.errors import NBSVMError
 
 
 class Document(NamedTuple):
@@ -27,3 +29,22 @@ def _name(src) -> str:
     if hasattr(src, "read"):
         return str(getattr(src, "name", "<stream>"))
     return "<stdin>" if isinstance(src, str) and src == STDIN else str(src)
+
+
+def rereadable_or_none(docs) -> Callable[[], Iterable[Document]] | None:
+    """As :func:`rereadable`, None for a one-shot iterator."""
+    if callable(docs):
+        return docs
+    return None if iter(docs) is docs else (lambda: iter(docs))
+
+
+def rereadable(docs, why: str = "this mode reads the training data more than once"
+               ) -> Callable[[], Iterable[Document]]:
+    """A callable giving the documents afresh each time: ``docs`` itself when callable, a
+    list's iterator, else an error saying ``why`` a one-shot iterator will not do."""
+    if callable(docs):
+        return docs
+    if iter(docs) is docs:
+        raise NBSVMError(f"{why}: pass a list or a callable returning the documents, not a "
+                         "one-shot iterator")
+    return lambda: iter(docs)

@@ -15,7 +15,7 @@ from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.losses import _mean_loss
 from nbsvm.learners.regularizers import L1_METHODS
 from nbsvm.learners.registry import resolve
-from nbsvm.learners.rows import csr_dot
+from nbsvm.data.rows import csr_dot
 
 
 def _positive(name, value, allow_zero=False):
@@ -86,7 +86,7 @@ class _LinearSGD(OnlineLearner):
     def _start(self, rows, y, classes):
         super()._start(rows, y, classes)
         if self.eta0 == "auto":         # Bottou's calibration on a sample of the first data
-            from nbsvm.learners.calibration import calibrate_learner_eta0
+            from nbsvm.learners.eta0 import calibrate_learner_eta0
             self.eta0_ = calibrate_learner_eta0(self, rows, y, seed=int(self.seed),
                                                 classes=classes)
 

@@ -20,11 +20,11 @@ A learner subclasses :class:`OnlineLearner` and provides four things:
 strings stay strings, ints stay ints, and ``predict`` returns them. For two classes the
 second is the positive one (``1`` over ``-1``, ``pos`` over ``neg``), as in the NBSVM model.
 
-Input ``X``: :class:`~nbsvm.learners.rows.SparseRows`, a 2-D dense array (or list of lists,
+Input ``X``: :class:`~nbsvm.data.rows.SparseRows`, a 2-D dense array (or list of lists,
 or a pandas DataFrame), any scipy.sparse matrix or array (anything with ``tocsr``), or an
 ``(indices, values, offsets)`` tuple. scikit-learn conventions are followed without
 importing scikit-learn: ``__init__`` only stores parameters, learned attributes end in
-``_``, bad input raises :class:`~nbsvm.learners.compat.InputError` (a ``ValueError``), an
+``_``, bad input raises :class:`~nbsvm.compat.InputError` (a ``ValueError``), an
 unfitted learner raises :class:`NotFittedError`, and ``__sklearn_tags__`` imports
 scikit-learn only when scikit-learn itself asks for the tags.
 """
@@ -33,9 +33,9 @@ from __future__ import annotations
 import numpy as np
 
 from nbsvm._params import Params
-from nbsvm.learners.compat import InputError, NotFittedError, interop as _interop
+from nbsvm.compat import InputError, NotFittedError, interop as _interop
 from nbsvm.learners.persistence import PersistenceMixin
-from nbsvm.learners.rows import SparseRows, _is_matrix, as_rows
+from nbsvm.data.rows import SparseRows, _is_matrix, as_rows
 from nbsvm.learners.targets import TargetsMixin
 
 TASKS = ("binary", "multiclass", "multilabel", "regression")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbsvm.learners._linear_sgd import _LinearSGD
-from nbsvm.learners.compat import UnavailableMethod, available_if
+from nbsvm.compat import UnavailableMethod, available_if
 from nbsvm.learners.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
 
@@ -41,7 +41,7 @@ _PARAMS_DOC = """
     eta0 : float or 'auto'
         Initial (or constant) step size, > 0; not used by 'pegasos'. With a global
         schedule ``eta0 * lam2 < 1`` is required. ``'auto'``: Bottou's calibration
-        (:mod:`nbsvm.learners.calibration`) on a seeded sample of the first data, kept in ``eta0_``.
+        (:mod:`nbsvm.learners.eta0`) on a seeded sample of the first data, kept in ``eta0_``.
     epochs : int
         Passes made by :meth:`fit`, each over a new seeded permutation.
     average : bool or int

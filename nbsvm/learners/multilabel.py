@@ -17,7 +17,7 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import _multi_kernels as K
-from nbsvm.learners.compat import InputError
+from nbsvm.compat import InputError
 from nbsvm.learners.multiclass import LinearOutputs
 from nbsvm.learners.targets import Labels, unique_labels
 

@@ -9,7 +9,7 @@ import numpy as np
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import _projected_kernels
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import SparseRows, csr_dot
+from nbsvm.data.rows import SparseRows, csr_dot
 
 
 class OGDRegressor(OnlineLearner):

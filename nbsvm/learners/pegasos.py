@@ -16,7 +16,7 @@ import numpy as np
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import _projected_kernels
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.rows import csr_dot
+from nbsvm.data.rows import csr_dot
 
 
 class Pegasos(OnlineLearner):

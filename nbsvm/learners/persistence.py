@@ -35,8 +35,8 @@ class PersistenceMixin:
         """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
         import json
 
-        from nbsvm.models.persist import save_npz
-        from nbsvm import __version__
+        from nbsvm.io.npzfile import save_npz
+        from nbsvm._version import __version__
         header, arrays = self.saved_parts()
         header["package_version"] = __version__
         try:
@@ -113,7 +113,7 @@ class PersistenceMixin:
 
     @staticmethod
     def load(path) -> "OnlineLearner":
-        from nbsvm.models.persist import load_npz
+        from nbsvm.io.npzfile import load_npz
         header, arrays = load_npz(path, "learner")
         return PersistenceMixin.from_parts(header, arrays, path)
 

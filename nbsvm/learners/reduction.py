@@ -2,7 +2,7 @@
 
 A reduction in Vowpal Wabbit's sense: the learners of :mod:`nbsvm.learners` are wrapped, not
 re-implemented. The NBSVM trainer hashes, counts and caches as always; each cached group
-of documents becomes explicit-valued rows (:class:`~nbsvm.learners.rows.SparseRows`) whose
+of documents becomes explicit-valued rows (:class:`~nbsvm.data.rows.SparseRows`) whose
 values are the NB ratios of the document's kept columns (scaled to unit norm with
 ``norm='l2'``), and the backend learner makes one ``partial_fit`` pass over them in the
 epoch's shuffled order.
@@ -24,7 +24,7 @@ from nbsvm.io.labels import output_targets
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.multiclass import OneVsRest
 from nbsvm.learners.registry import make_learner
-from nbsvm.learners.rows import SparseRows
+from nbsvm.data.rows import SparseRows
 
 # --learner name -> the backend parameter that takes NBSVM's lambda (lam), if any
 LEARNERS = {"pa": None, "pegasos": "lam", "mira": None, "multiclass-hinge": "lam",

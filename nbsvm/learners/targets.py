@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from nbsvm.learners.compat import DataConversionWarning, InputError, interop as _interop
+from nbsvm.compat import DataConversionWarning, InputError, interop as _interop
 
 
 class Labels(list):

@@ -1,6 +1,6 @@
 """Compiled kernels of the lexicon: arrays in, results in place. Per-class bucket counts and
 the two-class ratios (:mod:`nbsvm.lexicon.nblexicon`); for column building
-(:mod:`nbsvm.lexicon.columns`), which buckets are kept (document frequency >= ``min_df``), their column numbers,
+(:mod:`nbsvm.models.columns`), which buckets are kept (document frequency >= ``min_df``), their column numbers,
 the class counts by kept column, and the NB ratios written into the learner's value field
 (binary, one-vs-rest, and per label against the documents without it)."""
 import math

@@ -16,7 +16,7 @@ from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE
 from nbsvm.errors import NBSVMError
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.paircounts import PairCounts
-from nbsvm.models.persist import load_npz, save_npz
+from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.text.hashing import Hasher
 
 

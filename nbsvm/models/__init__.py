@@ -1,2 +1,3 @@
-"""What users fit and keep: :class:`NBSVMClassifier`, the :class:`NBFeatures` transformer,
-and their ``.npz`` + JSON files."""
+"""What users fit and keep, with the engine that fits it: :class:`NBSVMClassifier`, the
+:class:`NBFeatures` transformer, their ``.npz`` + JSON files, and the fit engine (counting
+into columns, epochs, warm starts, ``partial_fit``, calibration, early stopping, ``auto``)."""

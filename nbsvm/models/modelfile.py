@@ -1,5 +1,5 @@
 """Model files: an NBSVM model as ``.npz`` arrays (no object arrays, never pickled) with a
-JSON header, written to a temporary name and renamed (:mod:`nbsvm.models.persist`).
+JSON header, written to a temporary name and renamed (:mod:`nbsvm.io.npzfile`).
 
 Arrays: ``buckets`` (the kept buckets, sorted), ``ratios`` and ``coef`` (one row per
 output over those buckets), ``learner_state``, AdaGrad's ``adagrad_sq``, the n-gram map for
@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from nbsvm import __version__
+from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import decode_map, encode_map
 from nbsvm.learners.sgd import STATE_DTYPE
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import quantize
-from nbsvm.models.calibrator import Calibrator
-from nbsvm.models.persist import Chunked, load_npz, save_npz
+from nbsvm.learners.calibrator import Calibrator
+from nbsvm.io.npzfile import Chunked, load_npz, save_npz
 from nbsvm.config import BUCKET_DTYPE, FORMER_TOKENIZER
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.text.hashing import Hasher

@@ -46,14 +46,15 @@ from nbsvm.models.modelfile import load_model, save_model
 from nbsvm.models.prediction import PredictionMixin
 from nbsvm.models.settings import SettingsMixin
 from nbsvm.models.trainer_hooks import TrainerHooksMixin
-from nbsvm.training.fitting import Fit
-from nbsvm.training.calibrate import auto_calibrate
-from nbsvm.training.modes import mode_of, rereadable_or_none, run_mode
-from nbsvm.training.partial import partial_fit
+from nbsvm.models.fitting import Fit
+from nbsvm.models.calibrate import auto_calibrate
+from nbsvm.io.document import rereadable_or_none
+from nbsvm.models.modes import mode_of, run_mode
+from nbsvm.models.partial import partial_fit
 
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache
-    from nbsvm.training.checkpoint import Checkpoint
+    from nbsvm.models.checkpoint import Checkpoint
 
 
 class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params):
@@ -118,7 +119,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         :meth:`predict_label_sets` the label tuples, :meth:`score` the subset accuracy.
     auto : bool
         Search the settings on held-out parts of the training data within ``time_budget``
-        seconds (:mod:`nbsvm.training.auto`: successive halving, the one-standard-error
+        seconds (:mod:`nbsvm.models.auto`: successive halving, the one-standard-error
         rule), set the chosen ones on this estimator and train on all the data with them.
         ``auto_`` records what changed and why (saved in the model file). Parameters set
         to other values than their defaults stay as given. Needs data that can be read
@@ -126,7 +127,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     time_budget : float
         Seconds the ``auto`` search may take (its reading pass included; the final
         training comes after), predicted from the work of its trials for a 2-core
-        reference machine (:mod:`nbsvm.training.auto`), so that the search and its choice
+        reference machine (:mod:`nbsvm.models.auto`), so that the search and its choice
         are the same on any machine; the wall clock stops it only at three times the
         budget.
     auto_metric : None, 'accuracy', 'macro_f1' or 'micro_f1'
@@ -163,14 +164,14 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         Hold out ``validation_fraction`` of the training documents, report the accuracy on
         them after every epoch, stop when it has not improved for ``n_iter_no_change``
         epochs and keep the best epoch's weights (scikit-learn's names;
-        :mod:`nbsvm.training.early_stopping`). ``validation_`` records the run.
+        :mod:`nbsvm.models.early_stopping`). ``validation_`` records the run.
     validation_fraction : float
     n_iter_no_change : int
     keep_counts : bool
         Keep the NB lexicon's counts (per class, every bucket seen) in ``lexicon_`` and in
         the model file, so that :meth:`continue_fit` (``train --init``) and
         :meth:`partial_fit` after :meth:`load` add new documents' counts to them
-        (:mod:`nbsvm.training.warm`). The documents are read twice (a counting pass first);
+        (:mod:`nbsvm.models.warm`). The documents are read twice (a counting pass first);
         the file grows by about 4 bytes per class and bucket seen, plus 4 per bucket.
     calibrate : {'auto', None, 'sigmoid', 'isotonic', 'temperature'}
         ``'auto'`` (the default): after training, one temperature fitted on the scores of a
@@ -179,7 +180,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         quarter of the documents (built-in learner, 500 documents or more, one label per
         document, without ``keep_counts``); the labels stay those of the model trained on
         all. Skipped, with a ``"calibration skipped"`` event, when the documents cannot be
-        read twice. None: never. Otherwise fit a probability calibration (:mod:`nbsvm.training.calibrate`): train without a
+        read twice. None: never. Otherwise fit a probability calibration (:mod:`nbsvm.models.calibrate`): train without a
         tenth of the documents, fit Platt scaling (``sigmoid``), isotonic regression (for a
         thousand held-out documents or more) or one temperature for all classes (keeps the
         labels; best with many classes) on that tenth's scores, then train on all; ``calibrator_`` maps scores to probabilities (every loss and learner then has
@@ -331,7 +332,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         (bytes or ``"2G"``) and the memory available; again, exactly, once the kept buckets
         are known. ``kept`` (:class:`~nbsvm.data.cachestore.KeptCache`) reads the hashed data from
         an earlier run, or keeps it for later ones; then ``docs`` is only read when there is
-        no usable kept cache. ``checkpoint`` (:class:`~nbsvm.training.checkpoint.Checkpoint`) saves
+        no usable kept cache. ``checkpoint`` (:class:`~nbsvm.models.checkpoint.Checkpoint`) saves
         the state every few epochs and resumes from it. ``docs`` may also be a callable
         returning the stream (``auto`` reads it twice).
         """
@@ -388,7 +389,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                      callback=None) -> "NBSVMClassifier":
         """Train further on new documents ``X``, ``y`` (as :meth:`fit` takes them): their
         counts join the lexicon's, and the weights, AdaGrad's sums and the step counters
-        continue from this model's (``train --init``; :mod:`nbsvm.training.warm` says what
+        continue from this model's (``train --init``; :mod:`nbsvm.models.warm` says what
         equals one training on all the data). The model must have been fitted with
         ``keep_counts``."""
         texts, labels = texts_and_labels(X, y, text_col, label_col)
@@ -402,7 +403,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     def continue_documents(self, docs, callback=None, max_memory=None) -> "NBSVMClassifier":
         """:meth:`continue_fit` on a stream of documents (a callable or a list: it is read
         twice)."""
-        from nbsvm.training.warm import continue_training
+        from nbsvm.models.warm import continue_training
         new = continue_training(self, docs, callback, max_memory)
         self.forget()
         self.__dict__.update(new.__dict__)
@@ -423,7 +424,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         for each batch (O(2**n_bits) per call: use large batches). After :meth:`fit` or
         :meth:`load` the lexicon is frozen and only the learner keeps learning. Every task
         (``multilabel``: ``y`` holds label sets) and every ``learner``; see
-        :mod:`nbsvm.training.partial`.
+        :mod:`nbsvm.models.partial`.
         """
         return partial_fit(self, X, y, classes)
 

@@ -16,7 +16,7 @@ from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import SEPARATOR, key_of, label_set
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
-from nbsvm.models.calibrator import sigmoid, softmax
+from nbsvm.learners.calibrator import sigmoid, softmax
 
 
 
@@ -128,7 +128,7 @@ class PredictionMixin:
 
     @property
     def calibrator_(self):
-        """The :class:`~nbsvm.models.calibrator.Calibrator` fitted with ``calibrate``, or
+        """The :class:`~nbsvm.learners.calibrator.Calibrator` fitted with ``calibrate``, or
         None."""
         return self.__dict__.get("_calibrator")
 

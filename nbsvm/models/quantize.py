@@ -103,24 +103,3 @@ def decode(stored: np.ndarray, header: dict, scale, path) -> np.ndarray:
     if scale.shape != (stored.shape[0],) or not (np.isfinite(scale).all() and (scale > 0).all()):
         raise NBSVMError("corrupted model file: bad int8 scales", path=str(path))
     return (stored.astype(np.float64) * scale[:, None]).astype(STATE_DTYPE)
-
-
-def quantize_file(src, dst, dtype: str = "int8", cutoff: float = 0.0,
-                  keep: float | None = None) -> dict:
-    """Read the model file ``src``, quantize it (:func:`quantize`) and write ``dst``
-    (atomically); returns what was done with both files' sizes in bytes."""
-    import os
-
-    from nbsvm.models.nbsvm import NBSVMClassifier
-
-    if os.path.exists(dst) and os.path.samefile(src, dst):
-        raise NBSVMError("the quantized model would replace the original: write it to "
-                         "another file", path=str(dst))
-    clf = NBSVMClassifier.load(src)
-    if getattr(clf, "quantized_", None):
-        raise NBSVMError("the model is quantized already: quantize the original model file",
-                         path=str(src))
-    before = os.path.getsize(src)
-    done = quantize(clf, dtype, cutoff, keep)
-    clf.save(dst)
-    return dict(done, bytes_before=before, bytes_after=os.path.getsize(dst))

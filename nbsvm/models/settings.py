@@ -8,7 +8,7 @@ import numpy as np
 from nbsvm.config import (DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, TASK_PARAMS,
                           data_default)
 from nbsvm.errors import NBSVMError
-from nbsvm.models.calibrator import METHODS
+from nbsvm.learners.calibrator import METHODS
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
 from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_learner
 from nbsvm.learners.sgd import OPTIMIZERS
@@ -32,7 +32,7 @@ def check_class_weight(cw) -> None:
 
 def check_training_options(model) -> None:
     """The options around the learner: class weights, early stopping, calibration and kept
-    counts (:mod:`nbsvm.training.modes`)."""
+    counts (:mod:`nbsvm.models.modes`)."""
     check_class_weight(model.class_weight)
     if not isinstance(model.early_stopping, (bool, np.bool_)):
         raise NBSVMError(f"early_stopping must be True or False, got {model.early_stopping!r}")

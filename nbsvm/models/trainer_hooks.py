@@ -1,4 +1,4 @@
-"""What the trainers ask of an NBSVM model being fitted (:mod:`nbsvm.training.fitting`,
+"""What the trainers ask of an NBSVM model being fitted (:mod:`nbsvm.models.fitting`,
 ``partial_fit``, Dask): adopting counted columns, the built-in learner these settings make,
 label codes and each output's positive class in a cache, and the epoch driver."""
 from __future__ import annotations
@@ -10,9 +10,9 @@ from nbsvm.data.cache import FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import label_set, membership
 from nbsvm.learners.sgd import LinearSGD
-from nbsvm.lexicon.columns import ColumnBuilder, Columns
+from nbsvm.models.columns import ColumnBuilder, Columns
 from nbsvm.lexicon.nblexicon import NBLexicon
-from nbsvm.training.epochs import Epochs
+from nbsvm.learners.epochs import Epochs
 from nbsvm.learners.targets import Labels
 
 
@@ -26,7 +26,7 @@ class TrainerHooksMixin:
                                                                     alpha=self.alpha))
 
     def adopt(self, columns: Columns) -> None:
-        """Adopt what counting built (:mod:`nbsvm.lexicon.columns`) as the learned state."""
+        """Adopt what counting built (:mod:`nbsvm.models.columns`) as the learned state."""
         self.classes_, self.class_counts_ = Labels(columns.classes), columns.class_counts
         self.n_seen_buckets_ = columns.n_seen_buckets
         self.column_of_, self.linear_ = columns.column_of, columns.linear

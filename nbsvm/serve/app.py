@@ -29,7 +29,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from nbsvm import __version__
+from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.serve.limits import (BODY_KEY, LOCAL_HOSTS, AllowedHosts, BodyLimit, Metrics,
                                 MetricsMiddleware, RequestGuard, json_error)

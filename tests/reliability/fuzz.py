@@ -315,7 +315,7 @@ def valid_files() -> dict[str, Path]:
     writer = CacheWriter(folder / "cache", hasher)
     writer.add(hash_batch(docs, hasher))
     writer.close().close()
-    from nbsvm.training.checkpoint import Checkpoint
+    from nbsvm.models.checkpoint import Checkpoint
     NBSVMClassifier(ngrams=2, n_bits=8, epochs=2, seed=0).fit_documents(
         iter(docs), checkpoint=Checkpoint(folder / "checkpoint.npz", every=1))
     _VALID.update(model=folder / "model.npz", lexicon=folder / "lexicon.npz",
@@ -358,7 +358,7 @@ def with_checksum(header_bytes: bytes, arrays: dict) -> bytes:
     JSON object), so that crafted contents reach the checks after the checksum. A header
     that says format 1 gets format 1's checksum (the arrays only), any other the one of
     format 2 and later (the header too)."""
-    from nbsvm.models.persist import HEADER_CHECKSUM_FORMAT, checksum
+    from nbsvm.io.npzfile import HEADER_CHECKSUM_FORMAT, checksum
     try:
         header = json.loads(header_bytes)
     except (ValueError, UnicodeDecodeError, RecursionError):
@@ -393,7 +393,7 @@ def load_kind(kind: str, path: Path):
         obj = expect(lambda: OnlineLearner.load(path), path)
         use = lambda: obj.predict(np.eye(3))                           # noqa: E731
     elif kind == "checkpoint":
-        from nbsvm.training.checkpoint import Checkpoint
+        from nbsvm.models.checkpoint import Checkpoint
         clf = _checkpoint_base()
         ck = Checkpoint(path, every=1, resume=True)
         obj = expect(lambda: ck.load(clf), path)
@@ -767,12 +767,12 @@ def child(target: str, libfuzzer_args: list[str]) -> None:
     # compiler cannot read, so the readers' and loaders' functions are instrumented one by one.
     import inspect
     import nbsvm.data.cache, nbsvm.lexicon.nblexicon, nbsvm.models.nbsvm, nbsvm.learners.base  # noqa: E401,F401
-    import nbsvm.io.blitzer, nbsvm.io.readers, nbsvm.io.sparse, nbsvm.models.persist  # noqa: E401
+    import nbsvm.io.blitzer, nbsvm.io.readers, nbsvm.io.sparse, nbsvm.io.npzfile  # noqa: E401
     import nbsvm.io.decoding, nbsvm.io.document, nbsvm.io.folders, nbsvm.io.labeled_lines, nbsvm.io.tables  # noqa: E401
     import nbsvm.learners.registry  # noqa: F401
     for module in (nbsvm.io.readers, nbsvm.io.decoding, nbsvm.io.document, nbsvm.io.labeled_lines,
                    nbsvm.io.folders, nbsvm.io.tables, nbsvm.io.sparse, nbsvm.io.blitzer,
-                   nbsvm.models.persist):
+                   nbsvm.io.npzfile):
         for obj in vars(module).values():
             funcs = [obj] if inspect.isfunction(obj) else \
                 [f for f in vars(obj).values() if inspect.isfunction(f)] \

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.data.cachestore import KeptCache, input_identity
-from nbsvm.training.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 from nbsvm.cli import app
 from nbsvm.io.document import Document
 from nbsvm.io.readers import read_inputs

@@ -1,7 +1,7 @@
 """Crafted and corrupted files never reach a compiled kernel (issue 6, items 2 and 3).
 
 numba does not bounds-check, so every model, lexicon, learner and cache array is checked at
-the boundary (nbsvm.models.persist.load_npz, the ``load`` methods, FeatureCache / RowCache reads).
+the boundary (nbsvm.io.npzfile.load_npz, the ``load`` methods, FeatureCache / RowCache reads).
 Each case below writes a file that would otherwise feed a kernel bad data and expects one
 clear NBSVMError naming the file (exit status 2 through the CLI, no traceback).
 """
@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from nbsvm.config import NEW_TOKENIZER
 from nbsvm import NBLexicon, NBSVMClassifier
 from nbsvm.cli import app
-from nbsvm.training.epochs import check_cache_fits
+from nbsvm.learners.epochs import check_cache_fits
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.data.batches import Batch
@@ -24,11 +24,11 @@ from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.translate import translate
 from nbsvm.data.rowcache import RowWriter
 from nbsvm.data.rowencoder import RowEncoder
-from nbsvm.training.learn import learn_sparse
+from nbsvm.workflows.learn import learn_sparse
 from nbsvm.evaluation.sparse import load_learner
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.registry import make_learner
-from nbsvm.models.persist import (FORMAT_VERSION, HEADER_KEY, MAX_HEADER_BYTES, checksum,
+from nbsvm.io.npzfile import (FORMAT_VERSION, HEADER_KEY, MAX_HEADER_BYTES, checksum,
                                   load_npz, save_npz)
 from nbsvm.text.hashing import Hasher
 

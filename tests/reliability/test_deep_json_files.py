@@ -20,7 +20,7 @@ def test_a_deeply_nested_meta_json_is_an_unusable_cache(tmp_path, kind, message)
 
 
 def test_a_deeply_nested_sample_is_no_sample(tmp_path):
-    from nbsvm.training.fitting import read_sample
+    from nbsvm.models.fitting import read_sample
 
     class Cache:
         folder = tmp_path

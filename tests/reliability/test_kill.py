@@ -95,7 +95,7 @@ def test_sigkill_while_saving(setup, tmp_path):
     data, model, cache, before, scores = setup
     child = textwrap.dedent(f"""
         import sys, time
-        import nbsvm.models.persist as persist
+        import nbsvm.io.npzfile as persist
         from nbsvm import NBSVMClassifier
         from nbsvm.io import read_inputs
         clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(read_inputs([{str(data)!r}]))

@@ -42,10 +42,10 @@ from nbsvm.data.rowencoder import (DEFAULT_N_BITS, RowEncoder, batches, file_for
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
-from nbsvm.training.epochs import run_epoch
+from nbsvm.learners.epochs import run_epoch
 
 if TYPE_CHECKING:
-    from nbsvm.training.checkpoint import Checkpoint
+    from nbsvm.models.checkpoint import Checkpoint
 
 
 def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int = DEFAULT_N_BITS,
@@ -75,7 +75,7 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     :class:`~nbsvm.io.readers.ReadStats`), or refused with ``strict``; ``encoding``: an
     ASCII-compatible codec of the feature names.
 
-    ``checkpoint`` (:class:`~nbsvm.training.checkpoint.Checkpoint`): the learner and the
+    ``checkpoint`` (:class:`~nbsvm.models.checkpoint.Checkpoint`): the learner and the
     shuffling generator are saved after every ``checkpoint.every`` epochs (event
     ``{"stage": "checkpoint", "epoch", "path"}``); with ``checkpoint.resume`` training
     continues after the saved epoch (event ``{"stage": "resumed", "epoch"}``), giving the

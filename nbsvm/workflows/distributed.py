@@ -34,8 +34,8 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.reduction import NBReduction
-from nbsvm.training import dask_worker as worker
-from nbsvm.training.modes import mode_of_named
+from nbsvm.workflows import dask_worker as worker
+from nbsvm.models.modes import mode_of_named
 
 EPOCH_ATTEMPTS = 3          # an epoch broken by a lost worker is started again this often
 

@@ -43,9 +43,10 @@ from typing import Iterable
 import numpy as np
 
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, data_default
-from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.batches import Batch, hash_batch, rows_of
 from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
+from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.samples import join_caches, split_blocks
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
@@ -53,11 +54,12 @@ from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.text.hashing import Hasher
 from nbsvm.text.scripts import SPLIT_CHAR_RE
-from nbsvm.training.modes import rereadable
-from nbsvm.training.selection import VALIDATION_GROUPS, one_se_choice, t_quantile
-from nbsvm.training.tune import CHUNK, ReadyCache, rows_of
+from nbsvm.io.document import rereadable
+from nbsvm.models.fitting import Fit
+from nbsvm.models.selection import VALIDATION_GROUPS, one_se_choice, t_quantile
 from nbsvm.learners.targets import Labels
 
+CHUNK = 512                     # documents read and hashed at a time
 N_PARTS = 10                    # seeded parts; a fold validates two of them
 FOLDS_BELOW_NGRAMS = 5_000_000  # smaller corpora are cross-validated (5 folds)
 RUNG_FRACTIONS = (1 / 9, 1 / 3, 1.0)
@@ -152,10 +154,10 @@ def _resolve(space: dict, defaults: dict) -> dict:
     return out
 
 
-def _defaults(base: dict, classes: list, corpus: dict, multilabel: bool) -> dict:
+def _defaults(estimator: type, base: dict, classes: list, corpus: dict, multilabel: bool
+              ) -> dict:
     """What ``base`` resolves to on this data (the task's defaults, the data's defaults)."""
-    from nbsvm.models.nbsvm import NBSVMClassifier
-    model = NBSVMClassifier(**base)
+    model = estimator(**base)
     model.corpus_ = corpus
     model.classes_ = Labels(classes)
     out = {name: model.setting(name) for name in
@@ -222,15 +224,16 @@ def rung_sizes(n: int) -> list[int]:
     return sorted(set(sizes) - {n}) + [n]
 
 
-def auto_search(docs: Iterable[Document], base: dict | None = None, *, time_budget: float = 60.0,
-                seed: int = 0, workdir=None,
+def auto_search(estimator: type, docs: Iterable[Document], base: dict | None = None, *,
+                time_budget: float = 60.0, seed: int = 0, workdir=None,
                 callback: Callable[[dict], None] | None = None) -> AutoResult:
-    """Search settings for ``docs`` (training data only) around the fixed parameters
-    ``base`` within ``time_budget`` seconds (see the module docstring). Parameters in
-    ``base`` that differ from the defaults are kept as given, not searched."""
+    """Search settings of ``estimator`` (the class, :class:`~nbsvm.NBSVMClassifier`) for
+    ``docs`` (training data only) around the fixed parameters ``base`` within
+    ``time_budget`` seconds (see the module docstring). Parameters in ``base`` that differ
+    from the defaults are kept as given, not searched."""
     if not (isinstance(time_budget, (int, float)) and time_budget > 0):
         raise NBSVMError(f"the time budget must be a positive number of seconds, got {time_budget!r}")
-    search = _Search(base or {}, float(time_budget), seed, callback)
+    search = _Search(estimator, base or {}, float(time_budget), seed, callback)
     root = Path(tempfile.mkdtemp(prefix="nbsvm-auto-", dir=workdir))
     try:
         search.read(docs, root)
@@ -245,8 +248,8 @@ class _Search:
     """One ``auto_search``: :meth:`read` (the pass and the plan), :meth:`halve` (the
     rungs), :meth:`choose` (the one-standard-error rule)."""
 
-    def __init__(self, base: dict, budget: float, seed: int, callback):
-        from nbsvm.models.nbsvm import NBSVMClassifier
+    def __init__(self, estimator: type, base: dict, budget: float, seed: int, callback):
+        self.estimator = estimator
         self.t0 = time.perf_counter()
         self.notify = callback or (lambda event: None)
         self.budget, self.seed = budget, seed
@@ -254,9 +257,9 @@ class _Search:
                      if k not in ("auto", "time_budget", "auto_metric")}
         self.metric = base.get("auto_metric") or \
             ("micro_f1" if base.get("multilabel") else "accuracy")
-        plain = NBSVMClassifier()
+        plain = estimator()
         self.fixed = {k for k, v in self.base.items() if v != getattr(plain, k)}
-        self.model = NBSVMClassifier(**self.base)
+        self.model = estimator(**self.base)
         self.model.validate()
         if self.model.backend_learner is not None:
             self.fixed |= {"loss", "weighting", "epochs"}
@@ -270,7 +273,6 @@ class _Search:
     def read(self, docs, root: Path) -> None:
         """The pass (every document hashed once per feature setting, into parts), the
         corpus statistics, the defaults they give, the space and the candidates."""
-        from nbsvm.models.nbsvm import NBSVMClassifier
         base, fixed = self.base, self.fixed
         self.root = root
         # peek at the first documents: short ones, or a small corpus (read whole before
@@ -302,7 +304,7 @@ class _Search:
         chars = [chars0] + ([CHAR_NGRAMS if chars0 == 0 else 0] if try_chars else [])
         split0 = base.get("split_scripts", DEFAULTS["split_scripts"])
         scripts = [split0] + ([not split0] if try_scripts else [])
-        hashers = {(n, c, s): NBSVMClassifier(**dict(base, ngrams=n, char_ngrams=c,
+        hashers = {(n, c, s): self.estimator(**dict(base, ngrams=n, char_ngrams=c,
                                                      split_scripts=s)).validate()
                    for n in orders for c in chars for s in scripts}
         self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed,
@@ -320,7 +322,7 @@ class _Search:
         full.close()
         shutil.rmtree(root / "stats", ignore_errors=True)
         multi = multilabel or len(classes) > 2
-        self.defaults = defaults = _defaults(dict(base, char_ngrams=chars0), classes, corpus,
+        self.defaults = defaults = _defaults(self.estimator, dict(base, char_ngrams=chars0), classes, corpus,
                                              multilabel)
         self.space = _resolve(search_space(multi, multilabel, try_chars, try_scripts),
                               defaults)
@@ -367,7 +369,6 @@ class _Search:
         validation group at each beta (-inf where beta does not apply; a row per group),
         the held-out documents of each group, the seconds (beyond joining the samples, done
         once per rung), the seconds of the epochs."""
-        from nbsvm.models.nbsvm import NBSVMClassifier
         params = {**self.base, **self.pinned, **self.cands[i]}
         key = self.key_of(params)
         groups, sizes = [], []
@@ -377,7 +378,7 @@ class _Search:
         joined = time.perf_counter() - t1
         for fold in range(self.folds):
             train, valid = self.sample(key, fold, rung)
-            clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(self.root),
+            clf = self.estimator(**dict(params, beta=1.0, cache_dir=str(self.root),
                                          n_bits=train.hasher.n_bits))
             clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
             train_s += clf.timings_["train_s"]
@@ -547,14 +548,13 @@ def auto_fit(model, docs, callback=None, max_memory=None) -> AutoResult:
     """``model.fit_documents(docs)`` with ``auto``: search (:func:`auto_search`), set the
     chosen parameters on ``model``, train it on all the documents (read again), and record
     the search in ``model.auto_`` (its table in ``model.auto_table_``)."""
-    from nbsvm.training.fitting import Fit
     notify = callback or (lambda event: None)
     reread = rereadable(docs, "auto reads the training data twice (the search, then the "
                                  "final training)")
     names = set(model.get_params())
     base = {k: v for k, v in model.get_params().items()
             if k not in ("auto", "time_budget", "cache_dir")}
-    result = auto_search(reread(), base, time_budget=model.time_budget, seed=model.seed,
+    result = auto_search(type(model), reread(), base, time_budget=model.time_budget, seed=model.seed,
                          workdir=model.cache_dir, callback=callback)
     model.set_params(**{k: v for k, v in result.chosen.items() if k in names})
     notify({"stage": "auto chosen", "docs": 0, "changed": result.changed,

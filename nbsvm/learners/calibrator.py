@@ -1,5 +1,5 @@
 """Probability calibration: a map from a model's scores to probabilities one can trust,
-fitted on held-out documents (:mod:`nbsvm.training.calibrate`), one per output.
+fitted on held-out documents (:mod:`nbsvm.models.calibrate`), one per output.
 
 ``sigmoid`` is Platt scaling, ``P = 1 / (1 + exp(-(a s + b)))``, fitted by Newton's method on
 Platt's smoothed targets (Lin, Lin & Weng 2007, the fit scikit-learn's

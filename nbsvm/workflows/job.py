@@ -12,7 +12,7 @@ from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.evaluation.heldout import EpochHistory, fit_and_evaluate
 from nbsvm.io.document import Document
 from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.training.checkpoint import Checkpoint
+from nbsvm.models.checkpoint import Checkpoint
 
 
 def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], output, reader: dict,

@@ -6,10 +6,10 @@ counts grow with each batch and the ratios are recomputed from them before the b
 learned (O(``2**n_bits``) per call: use large batches). After ``fit`` or ``load`` the
 lexicon is frozen and only the learner keeps learning, on the model's kept columns; unless
 the model kept its counts (``keep_counts``): then the first call gives it a column per
-bucket again (:func:`~nbsvm.training.warm.to_bucket_columns`) and its counts grow as above.
+bucket again (:func:`~nbsvm.models.warm.to_bucket_columns`) and its counts grow as above.
 
 Single-label models count each class; multi-label ones count each label-set key and take
-each label's counts as the sum over the keys holding it (:func:`~nbsvm.lexicon.columns.
+each label's counts as the sum over the keys holding it (:func:`~nbsvm.models.columns.
 label_set_counts`), as ``fit`` from a lexicon does. The learner is the built-in one or the
 backend's (``learner``), each making one pass over the batch in its order.
 """
@@ -50,7 +50,7 @@ def partial_fit(model, X, y, classes=None):
     batch = hash_batch(docs, model.hasher_)
     lexicon = getattr(model, "lexicon_", None)
     if lexicon is not None and model.column_of_ is not None:     # loaded with keep_counts
-        from nbsvm.training.warm import to_bucket_columns
+        from nbsvm.models.warm import to_bucket_columns
         to_bucket_columns(model)
     codes, positive = _targets(model, labels, batch, lexicon)
     if lexicon is not None:

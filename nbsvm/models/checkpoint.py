@@ -7,7 +7,7 @@ sums, the SGD scale and step count) and, with ``learner``, every backend learner
 completed and the state of the shuffling generator, plus a fingerprint of everything that
 decides the result: the settings (all but ``epochs``, ``threads`` and ``cache_dir``) and the
 identity of the training inputs (and lexicon). It is an ``.npz`` with a JSON header written
-by :func:`~nbsvm.models.persist.save_npz` (atomic, checksummed, never pickled).
+by :func:`~nbsvm.io.npzfile.save_npz` (atomic, checksummed, never pickled).
 
 ``nbsvm learn`` reads its inputs into a new row cache again, puts the learner and the
 generator back and trains the remaining epochs: the model equals an uninterrupted run's bit
@@ -26,7 +26,7 @@ import numpy as np
 from nbsvm.config import FORMER_TOKENIZER
 from nbsvm.data.cachestore import input_identity
 from nbsvm.errors import NBSVMError
-from nbsvm.models.persist import load_npz, save_npz
+from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.learners.reduction import NBReduction
 
 KIND = "checkpoint"

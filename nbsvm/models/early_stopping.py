@@ -1,6 +1,6 @@
 """Training with a validation part and early stopping (``early_stopping``, ``train --valid``),
 as scikit-learn's SGDClassifier spells it: a seeded random ``validation_fraction`` of the
-training documents (at most :data:`~nbsvm.training.calibrate.MAX_HELD_OUT`) is held out, the
+training documents (at most :data:`~nbsvm.models.calibrate.MAX_HELD_OUT`) is held out, the
 model trains on the rest, and after each epoch its accuracy on the held-out part is measured;
 training stops when it has not improved for ``n_iter_no_change`` epochs, and the weights of
 the best epoch are kept (a copy of the learner's state: memory as the model's).
@@ -22,7 +22,9 @@ from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.heldout import accuracy_now
-from nbsvm.training.calibrate import check_seen, split
+from nbsvm.models.calibrate import check_seen, split
+from nbsvm.io.document import rereadable
+from nbsvm.models.fitting import Fit
 
 
 class EarlyStopping:
@@ -100,8 +102,6 @@ class EarlyStopping:
 def fit_early_stopping(model, docs, callback=None, max_memory=None) -> dict:
     """``model.fit_documents(docs)`` with ``early_stopping`` (see the module docstring);
     returns what :meth:`EarlyStopping.finish` says (also ``model.validation_``)."""
-    from nbsvm.training.modes import rereadable
-    from nbsvm.training.fitting import Fit
 
     reread = rereadable(docs)
     fraction, seed = float(model.validation_fraction), model.seed

@@ -1,7 +1,7 @@
 """CSR rows with explicit values, the input of the backend learners: :class:`SparseRows`,
 and :func:`as_rows`, which checks and converts every accepted ``X`` to them (dense arrays,
 lists of lists and DataFrames, any scipy.sparse matrix or array, ``(indices, values,
-offsets)`` tuples), raising :class:`~nbsvm.learners.compat.InputError` on bad input.
+offsets)`` tuples), raising :class:`~nbsvm.compat.InputError` on bad input.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from nbsvm.learners.compat import InputError
+from nbsvm.compat import InputError
 
 
 @dataclass

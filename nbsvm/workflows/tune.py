@@ -7,7 +7,7 @@ hashing again), and the settings that only act at prediction time (``beta``,
 ``interpolate``) are scored on the same trained model, so a grid of ``N`` candidates costs
 far less than ``N`` runs. The result is a ranked table (mean validation accuracy over the
 folds, its spread, log loss when the loss gives probabilities), each row's accuracy on every
-validation group, the best settings and the choice (:mod:`nbsvm.training.selection`).
+validation group, the best settings and the choice (:mod:`nbsvm.models.selection`).
 
 Examples
 --------
@@ -35,14 +35,15 @@ import numpy as np
 from nbsvm.config import DEFAULTS, TASK_PARAMS
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
-from nbsvm.data.batches import Batch, hash_batch
+from nbsvm.data.batches import hash_batch, rows_of
 from nbsvm.data.rowencoder import batches as doc_chunks
-from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.cache import CacheWriter
+from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.samples import split_blocks
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.training.selection import VALIDATION_GROUPS, beyond_error, paired_gain
+from nbsvm.models.selection import VALIDATION_GROUPS, beyond_error, paired_gain
 
 #: what a grid may vary; the last two only act at prediction time (no retraining)
 TUNABLE = ("ngrams", "loss", "optimizer", "lam", "eta0", "alpha", "min_df", "epochs",
@@ -76,19 +77,6 @@ def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | 
            (model.setting(k, classes) if k in TASK_PARAMS and classes is not None
             else DEFAULTS.get(k)) for k in grid}
     return ref if all(ref[k] in grid[k] for k in grid) else None
-
-
-class ReadyCache:
-    """A finished cache handed to ``fit_documents(kept=...)``: read, never rebuilt."""
-
-    def __init__(self, folder: Path, hasher):
-        self.folder, self.hasher, self.discarded = folder, hasher, None
-
-    def open(self) -> FeatureCache:
-        return FeatureCache(self.folder)
-
-    def owns(self, error) -> bool:
-        return False
 
 
 def candidates(grid: dict) -> list[dict]:
@@ -144,17 +132,6 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
                 train.abort()       # a published cache is left alone; the rest is dropped
                 valid.abort()
         raise
-
-
-def rows_of(batch: Batch, mask: np.ndarray) -> Batch:
-    """The documents of ``batch`` where ``mask`` is true, in order."""
-    lengths = np.diff(batch.offsets)
-    offsets = np.zeros(int(mask.sum()) + 1, dtype=batch.offsets.dtype)
-    np.cumsum(lengths[mask], out=offsets[1:])
-    keep = np.flatnonzero(mask)
-    return Batch(batch.ids[np.repeat(mask, lengths)], offsets,
-                 [batch.labels[i] for i in keep], [batch.sources[i] for i in keep],
-                 [batch.lines[i] for i in keep])
 
 
 def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None = None, *,
@@ -274,7 +251,7 @@ def _row(c: dict, scores: list, base: dict) -> dict:
 def _choose(table, groups, best: dict, reference: dict | None, select: str):
     """``(chosen, reason, standard error)``: the best (the table's first row), or with
     ``select="1se"`` the reference when the best's gain over it, paired over the
-    validation groups, is not more than one standard error (:mod:`nbsvm.training.selection`)."""
+    validation groups, is not more than one standard error (:mod:`nbsvm.models.selection`)."""
     if reference is None or reference == best:
         return best, "the best validation accuracy", 0.0
     at = int(np.flatnonzero(np.logical_and.reduce(

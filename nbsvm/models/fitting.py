@@ -2,10 +2,10 @@
 
 The steps, in order: one hashing pass writes the feature cache and counts (or a kept cache
 is counted, or a prebuilt lexicon is taken as it is); the counts become the model's columns,
-NB ratios and an empty learner (:mod:`nbsvm.lexicon.columns`); Bottou's calibration picks eta0 when
-asked (:mod:`nbsvm.learners.calibration`); the epochs replay the cache in shuffled groups
-(:mod:`nbsvm.training.epochs`), the first translating buckets to columns as it goes, with
-checkpoints (:mod:`nbsvm.training.checkpoint`); the n-gram names of the strongest buckets are found
+NB ratios and an empty learner (:mod:`nbsvm.models.columns`); Bottou's calibration picks eta0 when
+asked (:mod:`nbsvm.learners.eta0`); the epochs replay the cache in shuffled groups
+(:mod:`nbsvm.learners.epochs`), the first translating buckets to columns as it goes, with
+checkpoints (:mod:`nbsvm.models.checkpoint`); the n-gram names of the strongest buckets are found
 beside the last epoch (:mod:`nbsvm.evaluation.explain`). Everything it sets on the model is the
 model's public learned state.
 """
@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Callable, Iterable
 
 import numpy as np
 
-from nbsvm.learners.calibration import calibrate_eta0, calibration_sample
-from nbsvm.lexicon.columns import ColumnBuilder, _nonempty
+from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
+from nbsvm.models.columns import ColumnBuilder, _nonempty
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
@@ -37,7 +37,7 @@ from nbsvm.learners.reduction import NBReduction
 
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache
-    from nbsvm.training.checkpoint import Checkpoint
+    from nbsvm.models.checkpoint import Checkpoint
 
 
 def read_sample(cache: FeatureCache) -> list[str]:
@@ -59,10 +59,10 @@ class Fit:
                  warm: dict | None = None):
         self.model = model
         self.lexicon = lexicon
-        # (nbsvm.training.warm) "corpus": the data defaults' statistics, read by the pass
+        # (nbsvm.models.warm) "corpus": the data defaults' statistics, read by the pass
         # that counted the lexicon; "keep": the model keeps the lexicon; "source": a saved
         # model whose weights the common buckets start from; "after_epoch": an
-        # EarlyStopping (nbsvm.training.early_stopping) told of every epoch
+        # EarlyStopping (nbsvm.models.early_stopping) told of every epoch
         self.warm = warm or {}
         self.notify = callback or (lambda event: None)
         self.max_memory = max_memory
@@ -151,7 +151,7 @@ class Fit:
             sample.texts = read_sample(cache)
         if lexicon is None:
             # two int32 rows of 2**n_bits in releasable memory: two classes are counted in
-            # them, from a third on the documents per bucket (nbsvm.lexicon.columns)
+            # them, from a third on the documents per bucket (nbsvm.models.columns)
             mm, store = releasable_int32((2, 1 << hasher.n_bits))
             if cache is None:
                 lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
@@ -173,7 +173,6 @@ class Fit:
         if self.warm.get("keep"):
             model.lexicon_ = lexicon        # counts for a later train --init (left intact)
         if "source" in self.warm:
-            from nbsvm.training.warm import transfer_state
             notify({"stage": "init", "docs": 0,
                     "buckets": transfer_state(self.warm["source"], model)})
         del lexicon
@@ -269,3 +268,22 @@ class Fit:
         future = pool.submit(ngram_map_of, chosen, model.column_of_, model.hasher_, texts)
         pool.shutdown(wait=False)
         return future
+
+
+def transfer_state(source, model) -> int:
+    """Start ``model``'s columns from ``source``'s (a fitted model with a column map) for the
+    buckets both have: weight, AdaGrad sum; and the scalars (bias, step counter, bias sum).
+    Returns how many buckets were carried over."""
+    src, dst = source.linear_, model.linear_
+    if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
+        raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")
+    src.coef()                          # SGD: the scale folded in, so state_ holds s = 1
+    d = 1 << model.hasher_.n_bits
+    src_of = source.column_of_ if source.column_of_ is not None else np.arange(d, dtype=np.int32)
+    dst_of = model.column_of_ if model.column_of_ is not None else np.arange(d, dtype=np.int32)
+    both = np.flatnonzero((src_of >= 0) & (dst_of >= 0))
+    fields = [1, 2] if dst.optimizer == "adagrad" else [1]
+    for f in fields:
+        dst.S_[:, dst_of[both], f] = src.S_[:, src_of[both], f]
+    dst.state_[:] = src.state_
+    return int(both.size)

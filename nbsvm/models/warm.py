@@ -7,7 +7,7 @@ file. :func:`fit_keeping_counts` counts the lexicon in a first pass (the documen
 twice) and trains with it. :func:`continue_training` adds the new documents' counts to a
 copy of that lexicon, builds the columns of the combined counts (``min_df`` over all the
 documents), starts every bucket both models have from the saved weight, AdaGrad sum, bias
-and step counter (:func:`transfer_state`), and trains its epochs over the new documents.
+and step counter (:func:`~nbsvm.models.fitting.transfer_state`), and trains its epochs over the new documents.
 
 What equals one run over all the documents: the counts, document frequencies, NB ratios and
 kept buckets, exactly. The weights can only equal one run's where the features do not
@@ -27,6 +27,8 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import label_set
 from nbsvm.lexicon.build import build_lexicon
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.io.document import rereadable
+from nbsvm.models.fitting import Fit
 
 #: settings a continued model takes from the saved one, resolved (data defaults included)
 RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
@@ -41,32 +43,10 @@ def fit_keeping_counts(model, docs, callback: Callable[[dict], None] | None = No
                        max_memory=None) -> None:
     """``model.fit_documents(docs)`` with ``keep_counts``: count the lexicon in a first
     pass, then train with it; the model keeps it in ``lexicon_``."""
-    from nbsvm.training.modes import rereadable
-    from nbsvm.training.fitting import Fit
-
     reread = rereadable(docs)
     corpus: dict = {}
     lexicon = build_lexicon(reread(), model.validate(), model.alpha, callback, corpus=corpus)
     Fit(model, lexicon, callback, max_memory, warm={"corpus": corpus, "keep": True}).run(reread())
-
-
-def transfer_state(source, model) -> int:
-    """Start ``model``'s columns from ``source``'s (a fitted model with a column map) for the
-    buckets both have: weight, AdaGrad sum; and the scalars (bias, step counter, bias sum).
-    Returns how many buckets were carried over."""
-    src, dst = source.linear_, model.linear_
-    if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
-        raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")
-    src.coef()                          # SGD: the scale folded in, so state_ holds s = 1
-    d = 1 << model.hasher_.n_bits
-    src_of = source.column_of_ if source.column_of_ is not None else np.arange(d, dtype=np.int32)
-    dst_of = model.column_of_ if model.column_of_ is not None else np.arange(d, dtype=np.int32)
-    both = np.flatnonzero((src_of >= 0) & (dst_of >= 0))
-    fields = [1, 2] if dst.optimizer == "adagrad" else [1]
-    for f in fields:
-        dst.S_[:, dst_of[both], f] = src.S_[:, src_of[both], f]
-    dst.state_[:] = src.state_
-    return int(both.size)
 
 
 def resolved_params(source) -> dict:
@@ -86,9 +66,6 @@ def continue_training(source, docs, callback: Callable[[dict], None] | None = No
                       max_memory=None):
     """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
     the module docstring says. ``source`` is left as it is."""
-    from nbsvm.training.modes import rereadable
-    from nbsvm.training.fitting import Fit
-
     source.check_fitted()
     if getattr(source, "quantized_", None):
         raise NBSVMError("a quantized model does not train further: continue from the "

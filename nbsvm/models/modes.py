@@ -4,25 +4,22 @@ runner each has and why it cannot start from a lexicon, a kept cache or a checkp
 :meth:`~nbsvm.NBSVMClassifier.fit_documents` hands a model with one of them set to
 :func:`run_mode`. A mode's runner trains through ``fit_documents`` again with its own
 parameter cleared (calibration around early stopping, say), or through
-:class:`~nbsvm.training.fitting.Fit`.
+:class:`~nbsvm.models.fitting.Fit`.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Callable, Iterable
-
 from nbsvm.errors import NBSVMError
-from nbsvm.io.document import Document
+from nbsvm.models.auto import auto_fit
+from nbsvm.models.calibrate import calibrated_fit
+from nbsvm.models.early_stopping import fit_early_stopping
+from nbsvm.models.warm import fit_keeping_counts
 
-#: parameter -> (what it does that a prepared start would skip, its runner "module:function")
+#: parameter -> (what it does that a prepared start would skip, its runner)
 MODES = {
-    "calibrate": ("trains twice, on parts of the data it chooses",
-                  "nbsvm.training.calibrate:calibrated_fit"),
-    "early_stopping": ("holds out part of the data it reads",
-                       "nbsvm.training.early_stopping:fit_early_stopping"),
-    "keep_counts": ("counts the lexicon in a pass of its own",
-                    "nbsvm.training.warm:fit_keeping_counts"),
-    "auto": ("chooses the hashing settings itself", "nbsvm.training.auto:auto_fit"),
+    "calibrate": ("trains twice, on parts of the data it chooses", calibrated_fit),
+    "early_stopping": ("holds out part of the data it reads", fit_early_stopping),
+    "keep_counts": ("counts the lexicon in a pass of its own", fit_keeping_counts),
+    "auto": ("chooses the hashing settings itself", auto_fit),
 }
 #: modes that cannot go together, and what to do instead
 EXCLUSIVE = {("early_stopping", "auto"): "train with the settings auto chose",
@@ -33,7 +30,7 @@ EXCLUSIVE = {("early_stopping", "auto"): "train with the settings auto chose",
 def mode_of(model) -> str | None:
     """The first mode ``model`` has set (in :data:`MODES` order), or None.
     ``calibrate='auto'`` is not one: it calibrates after an ordinary fit, where it can
-    (:func:`nbsvm.training.calibrate.auto_calibrate`)."""
+    (:func:`nbsvm.models.calibrate.auto_calibrate`)."""
     return next((name for name in MODES if mode_of_named(model, name)), None)
 
 
@@ -58,24 +55,4 @@ def run_mode(model, name: str, docs, lexicon, kept, checkpoint, callback,
     if lexicon is not None or kept is not None or checkpoint is not None:
         raise NBSVMError(f"{name} {why}: give the documents, not a lexicon, a kept cache "
                          "or a checkpoint")
-    module, function = runner.split(":")
-    getattr(importlib.import_module(module), function)(model, docs, callback, max_memory)
-
-
-def rereadable_or_none(docs) -> Callable[[], Iterable[Document]] | None:
-    """As :func:`rereadable`, None for a one-shot iterator."""
-    if callable(docs):
-        return docs
-    return None if iter(docs) is docs else (lambda: iter(docs))
-
-
-def rereadable(docs, why: str = "this mode reads the training data more than once"
-               ) -> Callable[[], Iterable[Document]]:
-    """A callable giving the documents afresh each time: ``docs`` itself when callable, a
-    list's iterator, else an error saying ``why`` a one-shot iterator will not do."""
-    if callable(docs):
-        return docs
-    if iter(docs) is docs:
-        raise NBSVMError(f"{why}: pass a list or a callable returning the documents, not a "
-                         "one-shot iterator")
-    return lambda: iter(docs)
+    runner(model, docs, callback, max_memory)

@@ -1,5 +1,5 @@
 """Training with calibrated probabilities (``calibrate``): a model trained without a held-out
-part of the training data scores that part; a :class:`~nbsvm.models.calibrator.Calibrator`
+part of the training data scores that part; a :class:`~nbsvm.learners.calibrator.Calibrator`
 is fitted on those scores; the model is then trained again on all the documents and keeps
 the calibrator (scikit-learn's ``CalibratedClassifierCV(ensemble=False)`` with one split).
 
@@ -30,7 +30,8 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.io.labels import label_set
 from nbsvm.memory import array_bytes, parse_size, spilled
-from nbsvm.models.calibrator import Calibrator, ReliabilityHistogram
+from nbsvm.learners.calibrator import Calibrator, ReliabilityHistogram
+from nbsvm.io.document import rereadable
 
 HELD_OUT_EVERY = 10
 MAX_HELD_OUT = 50_000
@@ -131,7 +132,6 @@ def calibrated_fit(model, docs, callback: Callable[[dict], None] | None = None,
     """Fit ``model`` (its ``calibrate`` method set) on ``docs`` with a calibrator, as the
     module docstring says; returns what :func:`reliability` measured (also kept in
     ``model.calibration_report_``)."""
-    from nbsvm.training.modes import rereadable
 
     notify = callback or (lambda event: None)
     reread = rereadable(docs)

@@ -1,4 +1,4 @@
-"""What Dask's workers run for :mod:`nbsvm.training.distributed`: a shard copied locally and
+"""What Dask's workers run for :mod:`nbsvm.workflows.distributed`: a shard copied locally and
 read, its hashed cache kept in the worker's folder, its counts, one epoch of the learner over
 it, its eta0 calibration, and prediction with a model file loaded once per worker. Each
 function takes and returns plain data, so the driver submits it by name."""
@@ -117,13 +117,13 @@ def epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
                     classes: list, multilabel: bool, remap, linear, backend, seed: int,
                     epoch: int):
     """One epoch over one shard, by the trainer's own epoch driver
-    (:class:`~nbsvm.training.epochs.Epochs`), from the broadcast learner (its values and weights;
+    (:class:`~nbsvm.learners.epochs.Epochs`), from the broadcast learner (its values and weights;
     ``backend``: the backend learners passed from the shard before). Returns the learner
     (the built-in one's arrays, its SGD scale folded; or the backend), the shard's
     documents and its loss sum."""
     import copy
 
-    from nbsvm.training.epochs import Epochs
+    from nbsvm.learners.epochs import Epochs
     from nbsvm.text.hashing import Hasher
 
     cache = shard_cache(shard, reader, Hasher(**hasher_settings))
@@ -146,8 +146,8 @@ def epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
 def calibrate_on_shard(shard: str, reader: dict, hasher_settings: dict, classes: list,
                         multilabel: bool, remap, linear, seed: int) -> float:
     """Bottou's eta0 for ``linear`` on a seeded sample of one shard
-    (:mod:`nbsvm.learners.calibration`, as a single machine calibrates on its whole cache)."""
-    from nbsvm.learners.calibration import calibrate_eta0, calibration_sample
+    (:mod:`nbsvm.learners.eta0`, as a single machine calibrates on its whole cache)."""
+    from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
     from nbsvm.text.hashing import Hasher
 
     cache = shard_cache(shard, reader, Hasher(**hasher_settings))
