@@ -126,9 +126,12 @@ TEST_WORKERS ?= 2
 test: install lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
-# the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them)
+# the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them),
+# ruff's lint and formatting ([tool.ruff])
 lint: install
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/ruff check nbsvm
+	$(VENV)/bin/ruff format --check nbsvm
 
 # the long streaming runs left out of make test (tests marked soak: 2 GB through predict)
 soak: install

@@ -1,8 +1,9 @@
 """Run a function over a few parts in threads (for compiled kernels that release the GIL)."""
+
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -15,7 +16,7 @@ def run_parts(work: Callable[[int], None], n_parts: int) -> None:
     def guarded(i):
         try:
             work(i)
-        except BaseException as e:     # re-raised in the caller below
+        except BaseException as e:  # re-raised in the caller below
             errors.append(e)
 
     workers = [threading.Thread(target=guarded, args=(i,)) for i in range(1, n_parts)]

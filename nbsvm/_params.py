@@ -1,5 +1,6 @@
 """scikit-learn's parameter protocol for every nbsvm estimator (no sklearn import): the
 parameters are the arguments of ``__init__``, which only stores them."""
+
 from __future__ import annotations
 
 import inspect
@@ -13,8 +14,11 @@ class Params:
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values()
-                if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+        return [
+            p.name
+            for p in sig.parameters.values()
+            if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
+        ]
 
     def get_params(self, deep=True) -> dict:
         return {p: getattr(self, p) for p in self._param_names()}
@@ -30,10 +34,14 @@ class Params:
     def __repr__(self) -> str:
         """As scikit-learn prints estimators: the parameters that differ from their
         defaults (``NBSVMClassifier(ngrams=2)``; ``NBSVMClassifier()`` for the defaults)."""
-        defaults = {p.name: p.default for p in
-                    inspect.signature(type(self).__init__).parameters.values()}
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items()
-                         if not _same(v, defaults.get(k, inspect.Parameter.empty)))
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        args = ", ".join(
+            f"{k}={v!r}"
+            for k, v in self.get_params().items()
+            if not _same(v, defaults.get(k, inspect.Parameter.empty))
+        )
         return f"{type(self).__name__}({args})"
 
 
@@ -46,5 +54,5 @@ def _same(value, default) -> bool:
         return False
     try:
         return bool(value == default)
-    except Exception:               # arrays and the like: shown
+    except Exception:  # arrays and the like: shown
         return False

@@ -6,6 +6,7 @@ Asking for the row a few non-zeros ahead (``llvm.prefetch``) lets those waits ov
 the IMDB epoch this makes the AdaGrad kernel about 1.7x faster. A prefetch is only a hint:
 it never faults and never changes results.
 """
+
 from __future__ import annotations
 
 from llvmlite import ir
@@ -22,8 +23,11 @@ def prefetch_row(typingctx, arr, index):
     value, weight and squared-gradient sum) straddles two cache lines one time in eight, and
     without the second hint that wait is left in the loop (13% slower at 2**24 columns).
     """
-    if not isinstance(arr, types.Array) or arr.ndim not in (1, 2) \
-            or not isinstance(index, types.Integer):
+    if (
+        not isinstance(arr, types.Array)
+        or arr.ndim not in (1, 2)
+        or not isinstance(index, types.Integer)
+    ):
         return None
     sig = types.void(arr, index)
 
@@ -34,19 +38,29 @@ def prefetch_row(typingctx, arr, index):
         if aryty.ndim == 1:
             where = [[i]]
         else:
-            last = builder.sub(cgutils.unpack_tuple(builder, ary.shape)[1],
-                               context.get_constant(types.intp, 1))
+            last = builder.sub(
+                cgutils.unpack_tuple(builder, ary.shape)[1], context.get_constant(types.intp, 1)
+            )
             where = [[i, context.get_constant(types.intp, 0)], [i, last]]
         i8p = ir.IntType(8).as_pointer()
         i32 = ir.IntType(32)
         fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
-            "llvm.prefetch.p0i8")
+            builder.module,
+            ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]),
+            "llvm.prefetch.p0i8",
+        )
         for idx in where:
             ptr = cgutils.get_item_pointer(context, builder, aryty, ary, idx, wraparound=False)
             # read (0), high temporal locality (3), data cache (1)
-            builder.call(fn, [builder.bitcast(ptr, i8p), ir.Constant(i32, 0),
-                              ir.Constant(i32, 3), ir.Constant(i32, 1)])
+            builder.call(
+                fn,
+                [
+                    builder.bitcast(ptr, i8p),
+                    ir.Constant(i32, 0),
+                    ir.Constant(i32, 3),
+                    ir.Constant(i32, 1),
+                ],
+            )
         return context.get_dummy_value()
 
     return sig, codegen

@@ -4,6 +4,7 @@ parameters (``available_if``: ``hasattr`` is False otherwise). ``NotFittedError`
 :mod:`nbsvm.errors`' own, made an instance of scikit-learn's class by ``interop`` when
 scikit-learn is loaded.
 """
+
 from __future__ import annotations
 
 from nbsvm.errors import NBSVMError, NotFittedError, interop  # noqa: F401 (re-exported)

@@ -1,10 +1,11 @@
 """Dtypes, defaults and limits in one place."""
+
 import numpy as np
 
-BUCKET_DTYPE = np.int32       # bucket ids in [0, 2**n_bits), n_bits <= 31
-OFFSET_DTYPE = np.int64       # document offsets into the id array
-LABEL_DTYPE = np.int32        # class codes
-RATIO_DTYPE = np.float32      # NB log-count ratios
+BUCKET_DTYPE = np.int32  # bucket ids in [0, 2**n_bits), n_bits <= 31
+OFFSET_DTYPE = np.int64  # document offsets into the id array
+LABEL_DTYPE = np.int32  # class codes
+RATIO_DTYPE = np.float32  # NB log-count ratios
 
 MIN_BITS, MAX_BITS = 1, 31
 
@@ -78,7 +79,7 @@ MULTILABEL_DEFAULTS = dict(
     epochs=5,
     norm="l2",
 )
-TASK_PARAMS = tuple(MULTICLASS_DEFAULTS)    # None: the default for the number of classes
+TASK_PARAMS = tuple(MULTICLASS_DEFAULTS)  # None: the default for the number of classes
 
 # Data-dependent defaults (min_df and the two-class AdaGrad eta0 left at None), decided from
 # the training cache after the first pass (nbsvm.data.cache.corpus_stats) and printed.
@@ -122,14 +123,14 @@ def data_default(name: str, corpus: dict):
     if name == "eta0":
         low, high = ETA0_RANGE
         ratio = ETA0_REFERENCE_NGRAMS / max(1, corpus["median_ngrams"])
-        return float(min(high, max(low, low * ratio ** ETA0_POWER)))
+        return float(min(high, max(low, low * ratio**ETA0_POWER)))
     if name == "norm":
         return "l2" if corpus["median_ngrams"] < SHORT_DOCUMENT_NGRAMS else DEFAULTS["norm"]
-    if name == "char_ngrams":       # corpus: the peek's word n-grams (text_defaults)
+    if name == "char_ngrams":  # corpus: the peek's word n-grams (text_defaults)
         return SHORT_TEXT_CHARS if corpus["median_ngrams"] < SHORT_TEXT_NGRAMS else 0
     raise ValueError(f"no data-dependent default for {name!r}")
 
+
 SHUFFLE_BUFFER_BYTES = 16 << 20  # ids held in memory while replaying the cache
 SHUFFLE_BLOCK_BYTES = 256 << 10  # cache blocks shuffled as units beyond that budget
-BATCH_DOCS = 512              # documents per streaming batch (small: bounded buffers)
-
+BATCH_DOCS = 512  # documents per streaming batch (small: bounded buffers)

@@ -15,6 +15,7 @@ repository's ``data/`` folder.
 >>> CORPORA["iris"].classes
 '3 (Iris-setosa, Iris-versicolor, Iris-virginica)'
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -23,9 +24,9 @@ import shutil
 import tarfile
 import tempfile
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from nbsvm.errors import NBSVMError
 
@@ -38,6 +39,7 @@ FIXTURES = REPO / "data"
 class Corpus:
     """A corpus: its shared folder, archives (file -> (bytes, sha256)), what
     :func:`prepare` makes of it under ``data/``, and what users should know."""
+
     name: str
     folder: str
     files: dict
@@ -47,80 +49,158 @@ class Corpus:
     citation: str
     source: str
     licence: str
-    url: str | None = None          # an official download of the main archive, if any
+    url: str | None = None  # an official download of the main archive, if any
 
 
-CORPORA = {c.name: c for c in [
-    Corpus("imdb", "imdb",
-           {"aclImdb_labeled.tar.gz": (28634170, "3c7d06d26560475e8a57d0901ee9561546adbf9c"
-                                                 "9530f1d1cc5345e410b9463a")},
-           "aclImdb", "2 (pos, neg)", "25,000 train + 25,000 test movie reviews",
-           "A. L. Maas, R. E. Daly, P. T. Pham, D. Huang, A. Y. Ng, C. Potts. Learning Word "
-           "Vectors for Sentiment Analysis. ACL 2011.",
-           "the labeled part of https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
-           "released by the authors for research; cite the paper",
-           url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz"),
-    Corpus("20newsgroups", "20newsgroups",
-           {"20news-bydate.tar.gz": (14388291, "192b535d1fad91ae19363d8204f6358aac25e6ee84c"
-                                               "af58acdd2531f81742605")},
-           "20newsgroups", "20 (newsgroups)", "11,314 train + 7,532 test messages (bydate)",
-           "K. Lang. NewsWeeder: Learning to Filter Netnews. ICML 1995 (bydate split: "
-           "J. Rennie).",
-           "Jason Rennie's 20news-bydate, from a public GitHub copy (see its README)",
-           "freely distributed for research (Usenet messages of 1993)"),
-    Corpus("blitzer", "blitzer_mds",
-           {"sorted_data_acl_labeled.tar.gz": (3583107, "bfceeb03dc930400d32a4a730d5245869"
-                                                        "812130b730334880e207aea5399f085"),
-            "processed_acl_labeled.tar.gz": (5866860, "e166c70e84bda1f856fd5be81e5ab43637b48"
-                                                      "64e865916bf62c3daa1b439c2b9")},
-           "blitzer", "2 (positive, negative) in 4 domains",
-           "4 x 2,000 Amazon reviews (books, dvd, electronics, kitchen), raw and processed",
-           "J. Blitzer, M. Dredze, F. Pereira. Biographies, Bollywood, Boom-boxes and Blenders: "
-           "Domain Adaptation for Sentiment Classification. ACL 2007.",
-           "https://www.cs.jhu.edu/~mdredze/datasets/sentiment/ (rebuilt from public copies)",
-           "released by the authors for research; cite the paper"),
-    Corpus("rcv1", "rcv1",
-           {"train2000.dat.gz": (1163343, "2267b43e55cf9c7556d7abefbfaebf5c3f52fe7db4033f0cf"
-                                          "5c6ac20dbb1a12a"),
-            "vw_rcv1_small.tar.gz": (872578, "de4b36335c0e4c44775eadd096d002c7903191ca71697509"
-                                             "f4061cffc985a7ea")},
-           "rcv1", "2 (CCAT, rest)", "small CCAT subsets as TF-IDF svmlight rows",
-           "D. D. Lewis, Y. Yang, T. Rose, F. Li. RCV1: A New Benchmark Collection for Text "
-           "Categorization Research. JMLR 5, 2004.",
-           "Leon Bottou's SGD benchmark preprocessing; Vowpal Wabbit's test set",
-           "Reuters' research agreement for RCV1; VW files BSD-3"),
-    Corpus("iris", "iris",
-           {"iris.data.gz": (840, "3b4e644f8d953ba8909ea610e25b23b0834b62e4cd452649defc87751"
-                                  "5e4b1db")},
-           "iris", "3 (Iris-setosa, Iris-versicolor, Iris-virginica)", "150 flowers, 4 numbers",
-           "R. A. Fisher. The Use of Multiple Measurements in Taxonomic Problems. Annals of "
-           "Eugenics 7, 1936.",
-           "UCI Machine Learning Repository, iris.data", "CC BY 4.0 (UCI)"),
-    Corpus("subj", "subj",
-           {"subj.tar.gz": (515634, "505a88f4b68691ad2de361a617c7c2f875c6be941c2f80054e22fb1"
-                                    "cfb23bca9")},
-           "subj", "2 (objective, subjective)", "5,000 + 5,000 sentences",
-           "B. Pang, L. Lee. A Sentimental Education: Sentiment Analysis Using Subjectivity "
-           "Summarization Based on Minimum Cuts. ACL 2004.",
-           "rotten_imdb v1.0, from harvardnlp/sent-conv-torch",
-           "released by the authors for research; cite the paper"),
-    Corpus("mpqa", "mpqa",
-           {"mpqa.tar.gz": (76687, "f0699088f4d42a808af9c2c15bc9f4fc4075963de573bc0eec4bbd91c"
-                                   "93c6d2b")},
-           "mpqa", "2 (pos, neg)", "10,606 phrases (3,312 pos, 7,294 neg)",
-           "J. Wiebe, T. Wilson, C. Cardie. Annotating Expressions of Opinions and Emotions in "
-           "Language. Language Resources and Evaluation 39, 2005.",
-           "MPQA phrase polarity as packaged by harvardnlp/sent-conv-torch",
-           "MPQA corpus terms (research use); cite the paper"),
-    Corpus("rt_polarity_2k", "rt_polarity_2k",
-           {"txt_sentoken.tar.gz": (3101277, "2c92e50ff5f7513285da7ab62f068655fca4928200c2349"
-                                             "ccd1c34473e9fed55")},
-           "rt_polarity_2k", "2 (pos, neg)", "2,000 movie reviews in 10 cv### folds",
-           "B. Pang, L. Lee. A Sentimental Education: Sentiment Analysis Using Subjectivity "
-           "Summarization Based on Minimum Cuts. ACL 2004.",
-           "polarity dataset v2.0 (txt_sentoken), from lenatech/sentiment_dataset",
-           "released by the authors for research; cite the paper"),
-]}
+CORPORA = {
+    c.name: c
+    for c in [
+        Corpus(
+            "imdb",
+            "imdb",
+            {
+                "aclImdb_labeled.tar.gz": (
+                    28634170,
+                    "3c7d06d26560475e8a57d0901ee9561546adbf9c9530f1d1cc5345e410b9463a",
+                )
+            },
+            "aclImdb",
+            "2 (pos, neg)",
+            "25,000 train + 25,000 test movie reviews",
+            "A. L. Maas, R. E. Daly, P. T. Pham, D. Huang, A. Y. Ng, C. Potts. Learning Word "
+            "Vectors for Sentiment Analysis. ACL 2011.",
+            "the labeled part of https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+            "released by the authors for research; cite the paper",
+            url="https://ai.stanford.edu/~amaas/data/sentiment/aclImdb_v1.tar.gz",
+        ),
+        Corpus(
+            "20newsgroups",
+            "20newsgroups",
+            {
+                "20news-bydate.tar.gz": (
+                    14388291,
+                    "192b535d1fad91ae19363d8204f6358aac25e6ee84caf58acdd2531f81742605",
+                )
+            },
+            "20newsgroups",
+            "20 (newsgroups)",
+            "11,314 train + 7,532 test messages (bydate)",
+            "K. Lang. NewsWeeder: Learning to Filter Netnews. ICML 1995 (bydate split: J. Rennie).",
+            "Jason Rennie's 20news-bydate, from a public GitHub copy (see its README)",
+            "freely distributed for research (Usenet messages of 1993)",
+        ),
+        Corpus(
+            "blitzer",
+            "blitzer_mds",
+            {
+                "sorted_data_acl_labeled.tar.gz": (
+                    3583107,
+                    "bfceeb03dc930400d32a4a730d5245869812130b730334880e207aea5399f085",
+                ),
+                "processed_acl_labeled.tar.gz": (
+                    5866860,
+                    "e166c70e84bda1f856fd5be81e5ab43637b4864e865916bf62c3daa1b439c2b9",
+                ),
+            },
+            "blitzer",
+            "2 (positive, negative) in 4 domains",
+            "4 x 2,000 Amazon reviews (books, dvd, electronics, kitchen), raw and processed",
+            "J. Blitzer, M. Dredze, F. Pereira. Biographies, Bollywood, Boom-boxes and Blenders: "
+            "Domain Adaptation for Sentiment Classification. ACL 2007.",
+            "https://www.cs.jhu.edu/~mdredze/datasets/sentiment/ (rebuilt from public copies)",
+            "released by the authors for research; cite the paper",
+        ),
+        Corpus(
+            "rcv1",
+            "rcv1",
+            {
+                "train2000.dat.gz": (
+                    1163343,
+                    "2267b43e55cf9c7556d7abefbfaebf5c3f52fe7db4033f0cf5c6ac20dbb1a12a",
+                ),
+                "vw_rcv1_small.tar.gz": (
+                    872578,
+                    "de4b36335c0e4c44775eadd096d002c7903191ca71697509f4061cffc985a7ea",
+                ),
+            },
+            "rcv1",
+            "2 (CCAT, rest)",
+            "small CCAT subsets as TF-IDF svmlight rows",
+            "D. D. Lewis, Y. Yang, T. Rose, F. Li. RCV1: A New Benchmark Collection for Text "
+            "Categorization Research. JMLR 5, 2004.",
+            "Leon Bottou's SGD benchmark preprocessing; Vowpal Wabbit's test set",
+            "Reuters' research agreement for RCV1; VW files BSD-3",
+        ),
+        Corpus(
+            "iris",
+            "iris",
+            {
+                "iris.data.gz": (
+                    840,
+                    "3b4e644f8d953ba8909ea610e25b23b0834b62e4cd452649defc877515e4b1db",
+                )
+            },
+            "iris",
+            "3 (Iris-setosa, Iris-versicolor, Iris-virginica)",
+            "150 flowers, 4 numbers",
+            "R. A. Fisher. The Use of Multiple Measurements in Taxonomic Problems. Annals of "
+            "Eugenics 7, 1936.",
+            "UCI Machine Learning Repository, iris.data",
+            "CC BY 4.0 (UCI)",
+        ),
+        Corpus(
+            "subj",
+            "subj",
+            {
+                "subj.tar.gz": (
+                    515634,
+                    "505a88f4b68691ad2de361a617c7c2f875c6be941c2f80054e22fb1cfb23bca9",
+                )
+            },
+            "subj",
+            "2 (objective, subjective)",
+            "5,000 + 5,000 sentences",
+            "B. Pang, L. Lee. A Sentimental Education: Sentiment Analysis Using Subjectivity "
+            "Summarization Based on Minimum Cuts. ACL 2004.",
+            "rotten_imdb v1.0, from harvardnlp/sent-conv-torch",
+            "released by the authors for research; cite the paper",
+        ),
+        Corpus(
+            "mpqa",
+            "mpqa",
+            {
+                "mpqa.tar.gz": (
+                    76687,
+                    "f0699088f4d42a808af9c2c15bc9f4fc4075963de573bc0eec4bbd91c93c6d2b",
+                )
+            },
+            "mpqa",
+            "2 (pos, neg)",
+            "10,606 phrases (3,312 pos, 7,294 neg)",
+            "J. Wiebe, T. Wilson, C. Cardie. Annotating Expressions of Opinions and Emotions in "
+            "Language. Language Resources and Evaluation 39, 2005.",
+            "MPQA phrase polarity as packaged by harvardnlp/sent-conv-torch",
+            "MPQA corpus terms (research use); cite the paper",
+        ),
+        Corpus(
+            "rt_polarity_2k",
+            "rt_polarity_2k",
+            {
+                "txt_sentoken.tar.gz": (
+                    3101277,
+                    "2c92e50ff5f7513285da7ab62f068655fca4928200c2349ccd1c34473e9fed55",
+                )
+            },
+            "rt_polarity_2k",
+            "2 (pos, neg)",
+            "2,000 movie reviews in 10 cv### folds",
+            "B. Pang, L. Lee. A Sentimental Education: Sentiment Analysis Using Subjectivity "
+            "Summarization Based on Minimum Cuts. ACL 2004.",
+            "polarity dataset v2.0 (txt_sentoken), from lenatech/sentiment_dataset",
+            "released by the authors for research; cite the paper",
+        ),
+    ]
+}
 
 
 def corpus(name: str) -> Corpus:
@@ -135,8 +215,11 @@ def shared_root() -> Path:
     """The shared datasets folder: ``$NBSVM_SHARED_DATASETS``, else ``../shared/datasets``
     beside the checkout, else ``/work/shared/datasets`` (a clone elsewhere, as in CI); the
     first that exists (else the second, for messages)."""
-    for c in (os.environ.get("NBSVM_SHARED_DATASETS"), REPO.parent / "shared" / "datasets",
-              Path("/work/shared/datasets")):
+    for c in (
+        os.environ.get("NBSVM_SHARED_DATASETS"),
+        REPO.parent / "shared" / "datasets",
+        Path("/work/shared/datasets"),
+    ):
         if c and Path(c).is_dir():
             return Path(c).resolve()
     return (REPO.parent / "shared" / "datasets").resolve()
@@ -146,7 +229,7 @@ class MissingCorpus(NBSVMError):
     """A corpus's archive is not in the shared folder (tests skip on it)."""
 
 
-_VERIFIED: dict = {}        # (path, size, mtime) -> sha256, so a process hashes a file once
+_VERIFIED: dict = {}  # (path, size, mtime) -> sha256, so a process hashes a file once
 
 
 def sha256_of(path) -> str:
@@ -171,13 +254,19 @@ def archive(name: str, file: str | None = None, verify: bool = True) -> Path:
         raise NBSVMError(f"{name} has no file {file!r}; its files are {', '.join(c.files)}")
     path = shared_root() / c.folder / file
     if not path.is_file():
-        raise MissingCorpus(f"{name}: {file} not found (set NBSVM_SHARED_DATASETS to the "
-                            f"folder holding {c.folder}/)", path=str(path))
+        raise MissingCorpus(
+            f"{name}: {file} not found (set NBSVM_SHARED_DATASETS to the "
+            f"folder holding {c.folder}/)",
+            path=str(path),
+        )
     if verify:
         size, sha = c.files[file]
         if path.stat().st_size != size or sha256_of(path) != sha:
-            raise NBSVMError(f"{name}: sha256 mismatch (expected {sha}, {size:,} bytes): the "
-                             "file is damaged or another version", path=str(path))
+            raise NBSVMError(
+                f"{name}: sha256 mismatch (expected {sha}, {size:,} bytes): the "
+                "file is damaged or another version",
+                path=str(path),
+            )
     return path
 
 
@@ -191,6 +280,7 @@ def _unpack(path: Path, dest: Path) -> None:
     """Unpack a ``.tar.gz`` (or copy a ``.gz`` file unpacked) into ``dest``, through a
     temporary folder renamed at the end: an interrupted run leaves nothing half done."""
     import gzip
+
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".nbsvm-unpack-", dir=dest.parent))
     try:
@@ -210,8 +300,7 @@ def _unpack(path: Path, dest: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def prepare(name: str, data: Path | str | None = None, download: bool = True,
-            notify=None) -> Path:
+def prepare(name: str, data: Path | str | None = None, download: bool = True, notify=None) -> Path:
     """Unpack corpus ``name`` under ``data`` (default: the checkout's ``data/``) from its
     checked archives, or for IMDB from the official download when the shared archive is
     missing; returns the folder. A corpus prepared before (its marker file names the same
@@ -219,8 +308,10 @@ def prepare(name: str, data: Path | str | None = None, download: bool = True,
     c = corpus(name)
     data = Path(data) if data is not None else FIXTURES
     if data.exists() and not data.is_dir():
-        raise NBSVMError("is not a folder: --data needs a folder to unpack into (it is "
-                         "created when missing)", path=str(data))
+        raise NBSVMError(
+            "is not a folder: --data needs a folder to unpack into (it is created when missing)",
+            path=str(data),
+        )
     if name == "imdb":
         dest, root = data, data / "aclImdb"
     else:
@@ -251,8 +342,11 @@ def _write_marker(marker: Path, stamp: str) -> None:
     file (``size path``, relative to the corpus folder), so that a later ``get`` sees a
     file deleted or cut short. Written last, under a temporary name, then renamed."""
     root = marker.parent
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p != marker
-                   and not p.name.startswith(".nbsvm-"))
+    files = sorted(
+        p
+        for p in root.rglob("*")
+        if p.is_file() and p != marker and not p.name.startswith(".nbsvm-")
+    )
     lines = [f"{p.stat().st_size} {p.relative_to(root).as_posix()}" for p in files]
     tmp = marker.with_name(marker.name + ".tmp")
     tmp.write_text(stamp + "\n--\n" + "\n".join(lines) + "\n", encoding="utf-8")
@@ -289,12 +383,14 @@ def _download_imdb(url: str, data: Path) -> None:
     data.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".nbsvm-download-", dir=data))
     try:
-        with open(work / "aclImdb_v1.tar.gz", "wb") as out, \
-                urllib.request.urlopen(url) as response:      # noqa: S310 (https, fixed)
+        with open(work / "aclImdb_v1.tar.gz", "wb") as out, urllib.request.urlopen(url) as response:  # noqa: S310 (https, fixed)
             shutil.copyfileobj(response, out)
         with tarfile.open(work / "aclImdb_v1.tar.gz") as tar:
-            members = [m for m in tar.getmembers() if "/unsup/" not in m.name
-                       and not m.name.endswith(".feat")]
+            members = [
+                m
+                for m in tar.getmembers()
+                if "/unsup/" not in m.name and not m.name.endswith(".feat")
+            ]
             tar.extractall(work, members=members, filter="data")
         n = sum(1 for _ in (work / "aclImdb").glob("t*/*/*.txt"))
         if n != 50_000:
@@ -313,17 +409,20 @@ def documents(name: str, part: str | None = None, encoding: str = "utf-8") -> It
     rt_polarity_2k have one part. rcv1 and iris hold numbers, not text: use :func:`archive`.
     """
     from nbsvm.io.blitzer import LABELS, read_reviews, review_members
-    from nbsvm.io.document import Document
     from nbsvm.io.decoding import decode_counting
+    from nbsvm.io.document import Document
 
     c = corpus(name)
     if name in ("rcv1", "iris"):
-        raise NBSVMError(f"{name} holds feature vectors, not text: read {archive(name)} "
-                         "with nbsvm learn")
+        raise NBSVMError(
+            f"{name} holds feature vectors, not text: read {archive(name)} with nbsvm learn"
+        )
     parts = PARTS.get(name, ())
     if part is not None and part not in parts:
-        raise NBSVMError(f"{name} has no part {part!r}; "
-                         + (f"its parts are {', '.join(parts)}" if parts else "it has one part"))
+        raise NBSVMError(
+            f"{name} has no part {part!r}; "
+            + (f"its parts are {', '.join(parts)}" if parts else "it has one part")
+        )
     if name == "blitzer":
         for member, fh in review_members(archive(name, "sorted_data_acl_labeled.tar.gz")):
             domain, stem = Path(member).parent.name, Path(member).stem
@@ -340,33 +439,38 @@ def documents(name: str, part: str | None = None, encoding: str = "utf-8") -> It
             if label is None:
                 continue
             raw = tar.extractfile(member).read()
-            if name in ("subj", "mpqa"):        # a sentence per line
+            if name in ("subj", "mpqa"):  # a sentence per line
                 for i, line in enumerate(raw.split(b"\n"), 1):
                     if line.strip():
-                        yield Document(label, decode_counting(line, encoding)[0],
-                                       f"{c.name}:{member.name}", i)
+                        yield Document(
+                            label, decode_counting(line, encoding)[0], f"{c.name}:{member.name}", i
+                        )
             else:
-                yield Document(label, decode_counting(raw, encoding)[0],
-                               f"{c.name}:{member.name}", 1)
+                yield Document(
+                    label, decode_counting(raw, encoding)[0], f"{c.name}:{member.name}", 1
+                )
 
 
-PARTS = {"imdb": ("train", "test"), "20newsgroups": ("train", "test"),
-         "blitzer": ("books", "dvd", "electronics", "kitchen_&_housewares")}
+PARTS = {
+    "imdb": ("train", "test"),
+    "20newsgroups": ("train", "test"),
+    "blitzer": ("books", "dvd", "electronics", "kitchen_&_housewares"),
+}
 
 
 def _label_of(name: str, pieces: list, part: str | None) -> str | None:
     """The label of an archive member (None: not a document of ``part``)."""
-    if name == "imdb":      # aclImdb/{train,test}/{pos,neg}/<id>_<rating>.txt
+    if name == "imdb":  # aclImdb/{train,test}/{pos,neg}/<id>_<rating>.txt
         ok = len(pieces) == 4 and pieces[2] in ("pos", "neg") and part in (None, pieces[1])
         return pieces[2] if ok else None
-    if name == "20newsgroups":      # 20news-bydate-{train,test}/<group>/<id>
+    if name == "20newsgroups":  # 20news-bydate-{train,test}/<group>/<id>
         ok = len(pieces) == 3 and part in (None, pieces[0].rsplit("-", 1)[-1])
         return pieces[1] if ok else None
     if name == "subj":
         return {"subj.objective": "objective", "subj.subjective": "subjective"}.get(pieces[-1])
     if name == "mpqa":
         return {"mpqa.pos": "pos", "mpqa.neg": "neg"}.get(pieces[-1])
-    if name == "rt_polarity_2k":    # txt_sentoken/{pos,neg}/cv###_#####.txt
+    if name == "rt_polarity_2k":  # txt_sentoken/{pos,neg}/cv###_#####.txt
         return pieces[1] if len(pieces) == 3 and pieces[1] in ("pos", "neg") else None
     return None
 
@@ -395,8 +499,15 @@ def describe(name: str) -> dict:
     """What ``nbsvm datasets list`` shows of a corpus."""
     c = corpus(name)
     root = shared_root() / c.folder
-    return {"name": c.name, "classes": c.classes, "documents": c.documents,
-            "files": {f: {"bytes": size, "sha256": sha} for f, (size, sha) in c.files.items()},
-            "MB": round(sum(size for size, _ in c.files.values()) / 2**20, 1),
-            "available": available(name), "shared_folder": str(root), "citation": c.citation,
-            "source": c.source, "licence": c.licence}
+    return {
+        "name": c.name,
+        "classes": c.classes,
+        "documents": c.documents,
+        "files": {f: {"bytes": size, "sha256": sha} for f, (size, sha) in c.files.items()},
+        "MB": round(sum(size for size, _ in c.files.values()) / 2**20, 1),
+        "available": available(name),
+        "shared_folder": str(root),
+        "citation": c.citation,
+        "source": c.source,
+        "licence": c.licence,
+    }

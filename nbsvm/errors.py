@@ -1,4 +1,5 @@
 """The project's own error types: every user-facing failure says what and where."""
+
 from __future__ import annotations
 
 import sys
@@ -52,11 +53,17 @@ def interop(cls):
         return cls
     key = (cls, base)
     if key not in _INTEROP:
-        _INTEROP[key] = type(cls.__name__, (cls, base),
-                             {"__module__": cls.__module__, "__doc__": cls.__doc__,
-                              "__qualname__": cls.__qualname__,
-                              # pickled (e.g. from a worker process) by its plain class
-                              "__reduce__": lambda self: (_rebuild, (cls, self.args))})
+        _INTEROP[key] = type(
+            cls.__name__,
+            (cls, base),
+            {
+                "__module__": cls.__module__,
+                "__doc__": cls.__doc__,
+                "__qualname__": cls.__qualname__,
+                # pickled (e.g. from a worker process) by its plain class
+                "__reduce__": lambda self: (_rebuild, (cls, self.args)),
+            },
+        )
     return _INTEROP[key]
 
 
@@ -68,4 +75,5 @@ def not_fitted(obj) -> NotFittedError:
     """The error for ``obj`` used before fitting (raise it)."""
     return interop(NotFittedError)(
         f"This {type(obj).__name__} instance is not fitted yet: call 'fit' (or load a "
-        f"saved model) before using it")
+        f"saved model) before using it"
+    )

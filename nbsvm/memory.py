@@ -17,6 +17,7 @@ each stage's need is known before it allocates, and each is checked then:
 Every figure includes :data:`FIXED_BYTES` for the interpreter, numba's kernels and the
 buffers in flight.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -96,9 +97,16 @@ def row_width(optimizer: str) -> int:
     return 12 if optimizer == "adagrad" else 8
 
 
-def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
-              n_columns: int | None = None, n_classes: int = 2, cache_bytes: int = 0,
-              column_map: bool = True, by_column: bool = True) -> int:
+def fit_bytes(
+    n_bits: int,
+    n_outputs: int = 1,
+    optimizer: str = "adagrad",
+    n_columns: int | None = None,
+    n_classes: int = 2,
+    cache_bytes: int = 0,
+    column_map: bool = True,
+    by_column: bool = True,
+) -> int:
     """Peak bytes of training once the hashing pass is done, plus :data:`FIXED_BYTES`:
     the int32 bucket -> column map (``column_map``; none when every bucket is its own
     column) and ``n_outputs`` learner rows per column (``n_columns``; every bucket when not
@@ -123,9 +131,13 @@ def fit_bytes(n_bits: int, n_outputs: int = 1, optimizer: str = "adagrad",
     columns = buckets if n_columns is None else int(n_columns)
     counts = 2 * columns * 4 if int(n_classes) <= 2 and by_column else 0
     contributions = columns // 8 + 2 * 4 * min(columns, STRONGEST_PART)
-    return (FIXED_BYTES + buckets * 4 * bool(column_map) + int(n_outputs) * columns * width
-            + int(cache_bytes)
-            + max(counts, contributions))
+    return (
+        FIXED_BYTES
+        + buckets * 4 * bool(column_map)
+        + int(n_outputs) * columns * width
+        + int(cache_bytes)
+        + max(counts, contributions)
+    )
 
 
 def array_bytes(*objects) -> int:
@@ -138,8 +150,9 @@ def array_bytes(*objects) -> int:
     return total
 
 
-def check_fit_memory(needed: int, max_memory=None, what: str = "training",
-                     more: int | None = None) -> None:
+def check_fit_memory(
+    needed: int, max_memory=None, what: str = "training", more: int | None = None
+) -> None:
     """Refuse, saying what to change, when ``needed`` bytes (the process's peak) exceed
     ``max_memory`` (bytes or a size string), or when the bytes about to be allocated
     (``more``; default ``needed``: nothing is held yet) exceed the memory available on this
@@ -147,15 +160,19 @@ def check_fit_memory(needed: int, max_memory=None, what: str = "training",
     if max_memory is not None:
         limit = parse_size(max_memory)
         if needed > limit:
-            raise NBSVMError(f"{what} needs about {human(needed)}, over --max-memory "
-                             f"{human(limit)}: lower --n-bits (one bit less halves the "
-                             "hashed state) or raise the limit")
+            raise NBSVMError(
+                f"{what} needs about {human(needed)}, over --max-memory "
+                f"{human(limit)}: lower --n-bits (one bit less halves the "
+                "hashed state) or raise the limit"
+            )
     more = needed if more is None else more
     available = available_bytes()
     if available is not None and more > available:
         extra = " more" if more != needed else ""
-        raise NBSVMError(f"{what} needs about {human(more)}{extra} but only {human(available)} "
-                         "is available: lower --n-bits (one bit less halves the hashed state)")
+        raise NBSVMError(
+            f"{what} needs about {human(more)}{extra} but only {human(available)} "
+            "is available: lower --n-bits (one bit less halves the hashed state)"
+        )
 
 
 def releasable_int32(shape) -> tuple[mmap.mmap, np.ndarray]:
@@ -200,8 +217,11 @@ def spilled(*objects):
         for n, obj in enumerate(objects):
             for name in list(vars(obj)):
                 value = getattr(obj, name)
-                if (isinstance(value, np.ndarray) and value.nbytes >= SPILL_MIN_BYTES
-                        and _unshared(value)):
+                if (
+                    isinstance(value, np.ndarray)
+                    and value.nbytes >= SPILL_MIN_BYTES
+                    and _unshared(value)
+                ):
                     path = folder / f"{n}-{len(moved)}.npy"
                     np.save(path, value, allow_pickle=False)
                     setattr(obj, name, np.load(path, mmap_mode="r", allow_pickle=False))

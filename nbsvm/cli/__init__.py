@@ -1,4 +1,5 @@
 """The ``nbsvm`` command line: one thin typer command per module."""
+
 from __future__ import annotations
 
 import os
@@ -10,18 +11,32 @@ from nbsvm._version import __version__
 
 # rich_markup_mode=None: help is plain text (rich markup would eat "[plot]" in
 # "pip install 'nbsvm[plot]'"); -h as well as --help
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
-                  help="Hashed NBSVM and online linear learners for text classification.",
-                  epilog="Optional extras: pip install 'nbsvm[plot]' (figures: --plot), "
-                         "'nbsvm[parquet]' (Parquet output), 'nbsvm[dask]' (--scheduler, "
-                         "--dask-local), 'nbsvm[serve]' (nbsvm serve). `nbsvm COMMAND -h` "
-                         "describes a command.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Hashed NBSVM and online linear learners for text classification.",
+    epilog="Optional extras: pip install 'nbsvm[plot]' (figures: --plot), "
+    "'nbsvm[parquet]' (Parquet output), 'nbsvm[dask]' (--scheduler, "
+    "--dask-local), 'nbsvm[serve]' (nbsvm serve). `nbsvm COMMAND -h` "
+    "describes a command.",
+)
 
 #: what help shows for a value of each Python type (typer 0.2x shows ``<list[str]>``)
-_TYPE_WORDS = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "int range": "INTEGER",
-               "float range": "NUMBER", "list[str]": "TEXT", "list[int]": "INTEGER",
-               "path": "PATH", "file": "FILE", "directory": "FOLDER"}
+_TYPE_WORDS = {
+    "str": "TEXT",
+    "int": "INTEGER",
+    "float": "NUMBER",
+    "int range": "INTEGER",
+    "float range": "NUMBER",
+    "list[str]": "TEXT",
+    "list[int]": "INTEGER",
+    "path": "PATH",
+    "file": "FILE",
+    "directory": "FOLDER",
+}
 
 
 def _words_for_types():
@@ -35,7 +50,7 @@ def _words_for_types():
             continue
 
         def display(self, ctx, _shown=shown, _argument=cls is core.TyperArgument):
-            if self.metavar:                # an argument's name column already shows it
+            if self.metavar:  # an argument's name column already shows it
                 return None if _argument else self.metavar
             if getattr(self, "is_flag", False) or getattr(self, "is_bool_flag", False):
                 return None
@@ -44,6 +59,7 @@ def _words_for_types():
                 return None
             inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
             return _TYPE_WORDS.get(inner, inner if "|" in inner else inner.upper())
+
         display._nbsvm = True
         cls.display_type_rich = display
 
@@ -58,13 +74,20 @@ def _version(value: bool):
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")):
+def _root(
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+):
     """Hashed NBSVM and online linear learners for text classification."""
 
 
-from nbsvm.cli import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401  (registers the commands)
-from nbsvm.cli import datasets, info, quantize, serve  # noqa: E402,F401  (registers them)
+# importing a command's module registers it: this order is `nbsvm --help`'s (the NBSVM
+# workflow first, then the tools)
+# isort: off
+from nbsvm.cli import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401
+from nbsvm.cli import datasets, info, quantize, serve  # noqa: E402,F401
+# isort: on
 
 
 def _return_freed_memory():
@@ -76,10 +99,11 @@ def _return_freed_memory():
     """
     try:
         import ctypes
+
         libc = ctypes.CDLL("libc.so.6")
         M_MMAP_THRESHOLD = -3
         libc.mallopt(M_MMAP_THRESHOLD, 128 * 1024)
-    except (OSError, AttributeError):      # not glibc: nothing to tune
+    except (OSError, AttributeError):  # not glibc: nothing to tune
         pass
 
 
@@ -97,10 +121,10 @@ def _skip_numba_blas_probe():
         return
     blocked = "scipy.linalg.cython_blas"
     before = sys.modules.get(blocked, _MISSING)
-    sys.modules[blocked] = None          # makes `import scipy.linalg.cython_blas` fail
+    sys.modules[blocked] = None  # makes `import scipy.linalg.cython_blas` fail
     try:
         import numba.np.arraymath  # noqa: F401
-    except Exception:                    # never let a speed trick stop the CLI
+    except Exception:  # never let a speed trick stop the CLI
         pass
     finally:
         if before is _MISSING:
@@ -120,21 +144,21 @@ def _exit_now(code) -> None:
     hold data; they are flushed first."""
     if code is None:
         code = 0
-    elif not isinstance(code, int):          # sys.exit("message"), as Python prints it
+    elif not isinstance(code, int):  # sys.exit("message"), as Python prints it
         sys.stderr.write(f"{code}\n")
         code = 1
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except BrokenPipeError:              # the reader went away: nothing to deliver
+        except BrokenPipeError:  # the reader went away: nothing to deliver
             pass
-        except (OSError, ValueError) as e:   # e.g. a full disk under `> out.csv`: say so
+        except (OSError, ValueError) as e:  # e.g. a full disk under `> out.csv`: say so
             try:
                 os.write(2, f"error: could not write the output: {e}\n".encode())
             except OSError:
                 pass
             if code == 0:
-                code = 120                   # what CPython exits with in this case
+                code = 120  # what CPython exits with in this case
     os._exit(code)
 
 
@@ -157,13 +181,18 @@ def kernels_cached() -> bool:
 def _note_first_compile(argv) -> None:
     """On the first run the kernels compile for this machine (about 10 s): say so, so that
     the wait does not look like a hang (not with -q or --json)."""
-    if len(argv) < 2 or argv[1] not in KERNEL_COMMANDS or \
-            {"-q", "--quiet", "--json", "-h", "--help"} & set(argv):
+    if (
+        len(argv) < 2
+        or argv[1] not in KERNEL_COMMANDS
+        or {"-q", "--quiet", "--json", "-h", "--help"} & set(argv)
+    ):
         return
     try:
         if not kernels_cached():
-            sys.stderr.write("compiling nbsvm's kernels for this machine: the first run "
-                             "only (about 10 s; later runs load them from numba's cache)\n")
+            sys.stderr.write(
+                "compiling nbsvm's kernels for this machine: the first run "
+                "only (about 10 s; later runs load them from numba's cache)\n"
+            )
     except OSError:
         pass
 
@@ -174,9 +203,10 @@ def main():
     _note_first_compile(sys.argv)
     try:
         app()
-    except SystemExit as e:                  # typer ends every command with SystemExit
+    except SystemExit as e:  # typer ends every command with SystemExit
         _exit_now(e.code)
-    except BrokenPipeError:                  # a report printed after the reader left
+    except BrokenPipeError:  # a report printed after the reader left
         from nbsvm.cli.common import end_on_closed_pipe
+
         end_on_closed_pipe()
     _exit_now(0)

@@ -1,10 +1,10 @@
 """What the commands share: the documents they read (with what reading replaced or skipped,
 reported when the command ends), outputs checked before reading, Ctrl-C at safe points, and
 the project's errors turned into one line and an exit status."""
+
 from __future__ import annotations
 
 import itertools
-
 import os
 import signal
 import sys
@@ -12,7 +12,6 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -22,11 +21,10 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import STDIN
 from nbsvm.io.folders import is_document
-from nbsvm.io.readers import check_columns, read_inputs
 from nbsvm.io.outputs import check_not_read, check_output
+from nbsvm.io.readers import check_columns, read_inputs
 
 err_console = Console(stderr=True)
-
 
 
 class DocumentStream:
@@ -46,10 +44,10 @@ class DocumentStream:
         self._docs = docs
         self.stats = stats
         self.inputs = list(inputs)
-        self.bytes_read = 0          # written by the thread that reads, read by the others
-        self.started: Optional[float] = None      # perf_counter() when reading began
-        self.finished: Optional[float] = None     # and when the last document was read
-        self.done = False            # every document has been read
+        self.bytes_read = 0  # written by the thread that reads, read by the others
+        self.started: float | None = None  # perf_counter() when reading began
+        self.finished: float | None = None  # and when the last document was read
+        self.done = False  # every document has been read
 
     def __iter__(self):
         return self._counting()
@@ -65,12 +63,12 @@ class DocumentStream:
         self.finished = time.perf_counter()
         self.done = True
 
-    def total_bytes(self) -> Optional[int]:
+    def total_bytes(self) -> int | None:
         """Bytes of text in the inputs, or None when that is not known cheaply."""
         return input_bytes(self.inputs)
 
 
-def input_bytes(inputs) -> Optional[int]:
+def input_bytes(inputs) -> int | None:
     """The summed size of ``inputs`` from the file system: a file's size, or for an aclImdb
     folder the sizes of its reviews (``.txt`` files in its label folders but ``unsup``, one
     ``os.scandir`` per folder). None when any input's text size is not known: standard
@@ -83,8 +81,7 @@ def input_bytes(inputs) -> Optional[int]:
         try:
             if path.is_dir():
                 for folder in os.scandir(path):
-                    if folder.name == "unsup" or folder.name.startswith(".") \
-                            or not folder.is_dir():
+                    if folder.name == "unsup" or folder.name.startswith(".") or not folder.is_dir():
                         continue
                     with os.scandir(folder.path) as entries:
                         total += sum(e.stat().st_size for e in entries if is_document(e))
@@ -98,9 +95,9 @@ def input_bytes(inputs) -> Optional[int]:
 
 
 # The ReadStats of the running command; cli_errors() reports them when the command ends.
-_command_stats: List[ReadStats] = []
+_command_stats: list[ReadStats] = []
 # The document streams of the running command, which progress bars take their bytes from.
-command_streams: List[DocumentStream] = []
+command_streams: list[DocumentStream] = []
 
 
 def read_stats(skip_bad: bool = False) -> ReadStats:
@@ -110,14 +107,16 @@ def read_stats(skip_bad: bool = False) -> ReadStats:
     return stats
 
 
-def rereadable(inputs: List[str], read, flag: str):
+def rereadable(inputs: list[str], read, flag: str):
     """``read(inputs, report)`` as a callable giving the documents afresh on each call, for
     the modes that read the inputs more than once; only the first read's counts are
     reported (every read meets the same bad lines). Standard input cannot be read twice:
     refused, naming ``flag``."""
     if any(str(i) == "-" for i in inputs):
-        raise NBSVMError(f"{flag} reads the inputs more than once: standard input cannot be; "
-                         "save it to a file first")
+        raise NBSVMError(
+            f"{flag} reads the inputs more than once: standard input cannot be; "
+            "save it to a file first"
+        )
     calls = [0]
 
     def again():
@@ -131,24 +130,47 @@ def rereadable(inputs: List[str], read, flag: str):
         head = list(itertools.islice(stream, n))
         stream.close()
         return head
+
     again.peek = peek
     return again
 
 
-def documents(inputs: List[str], fmt: str, text_col, label_col: Optional[str], labeled=True,
-              strict: bool = False, skip_bad: bool = False, known_labels=None,
-              encoding: str = "utf-8", empty_label: bool = False,
-              label_sep: str = "\t", report: bool = True) -> DocumentStream:
+def documents(
+    inputs: list[str],
+    fmt: str,
+    text_col,
+    label_col: str | None,
+    labeled=True,
+    strict: bool = False,
+    skip_bad: bool = False,
+    known_labels=None,
+    encoding: str = "utf-8",
+    empty_label: bool = False,
+    label_sep: str = "\t",
+    report: bool = True,
+) -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
     readers noted printed when the command ends (see :func:`report_reading`; not with
     ``report`` False: a later read of the same inputs)."""
     stats = read_stats(skip_bad) if report else ReadStats(skip_bad=skip_bad)
-    stream = DocumentStream(read_inputs(inputs, fmt=fmt, labeled=labeled, text_col=text_col,
-                                        label_col=label_col, strict=strict, stats=stats,
-                                        known_labels=known_labels, encoding=encoding,
-                                        empty_label=empty_label, label_sep=label_sep),
-                            stats, inputs)
+    stream = DocumentStream(
+        read_inputs(
+            inputs,
+            fmt=fmt,
+            labeled=labeled,
+            text_col=text_col,
+            label_col=label_col,
+            strict=strict,
+            stats=stats,
+            known_labels=known_labels,
+            encoding=encoding,
+            empty_label=empty_label,
+            label_sep=label_sep,
+        ),
+        stats,
+        inputs,
+    )
     if report:
         command_streams.append(stream)
     return stream
@@ -167,14 +189,18 @@ def report_reading(*sources) -> None:
     n_bytes = sum(s.replaced_bytes for s in stats)
     if n_bytes:
         n_docs = sum(s.replaced_docs for s in stats)
-        _say(f"replaced {n_bytes} invalid UTF-8 byte{'s' * (n_bytes != 1)} in "
-             f"{n_docs} document{'s' * (n_docs != 1)} (--strict refuses them)")
+        _say(
+            f"replaced {n_bytes} invalid UTF-8 byte{'s' * (n_bytes != 1)} in "
+            f"{n_docs} document{'s' * (n_docs != 1)} (--strict refuses them)"
+        )
     n_bad = sum(s.bad_lines for s in stats)
     if n_bad:
         examples = [e for s in stats for e in s.bad_examples]
-        _say(f"skipped {n_bad} malformed line{'s' * (n_bad != 1)} (--skip-bad-lines)"
-             + "".join(f"\n  {e}" for e in examples)
-             + ("\n  ..." if n_bad > len(examples) else ""))
+        _say(
+            f"skipped {n_bad} malformed line{'s' * (n_bad != 1)} (--skip-bad-lines)"
+            + "".join(f"\n  {e}" for e in examples)
+            + ("\n  ..." if n_bad > len(examples) else "")
+        )
     for note in dict.fromkeys(n for s in stats for n in s.notes):
         _say(f"note: {note}")
 
@@ -183,7 +209,7 @@ def _say(text: str) -> None:
     err_console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
-def text_columns(columns: List[str], label_col: Optional[str] = None):
+def text_columns(columns: list[str], label_col: str | None = None):
     """``--text-col`` as the readers take it: one name, or a list of several (one name
     stays a string, so cache keys and checkpoints of one column are as before). A label
     column that is also a text column is refused here, before a model is loaded or a
@@ -207,8 +233,9 @@ def check_outputs(reads: dict | None = None, **paths) -> None:
         check_not_read(path, flag, reads or {})
         for other, earlier in written.items():
             if os.path.realpath(earlier) == os.path.realpath(path):
-                raise NBSVMError(f"{flag} and {other} name the same file: give each its "
-                                 "own", path=str(path))
+                raise NBSVMError(
+                    f"{flag} and {other} name the same file: give each its own", path=str(path)
+                )
         written[flag] = path
 
 
@@ -247,7 +274,7 @@ def _on_terminate(signum, frame):
     # interrupted where it is by a timer, again every second until the exception is
     # through: a supervisor's SIGTERM never waits for the work to end, and nothing is left.
     if _terminating[0] or signum == signal.SIGALRM:
-        signal.setitimer(signal.ITIMER_REAL, 0)     # cleaning up must not be cut short
+        signal.setitimer(signal.ITIMER_REAL, 0)  # cleaning up must not be cut short
         raise Terminated(_terminating[0] or signum)
     _terminating[0] = signum
     _interrupted.set()
@@ -273,7 +300,7 @@ def end_on_closed_pipe():
         pass
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     os.kill(os.getpid(), signal.SIGPIPE)
-    raise typer.Exit(141)           # not reached where SIGPIPE exists
+    raise typer.Exit(141)  # not reached where SIGPIPE exists
 
 
 def check_interrupt():
@@ -309,21 +336,26 @@ def cli_errors():
         end_on_closed_pipe()
     except NBSVMError as e:
         err_console.print(f"[bold red]error:[/] {escape(str(e))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2)
+        raise typer.Exit(2) from None
     except Terminated as e:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        err_console.print(f"[bold red]terminated[/] ({signal.Signals(e.signum).name}): nothing "
-                          "was written over existing files")
-        raise typer.Exit(128 + e.signum)
+        err_console.print(
+            f"[bold red]terminated[/] ({signal.Signals(e.signum).name}): nothing "
+            "was written over existing files"
+        )
+        raise typer.Exit(128 + e.signum) from None
     except KeyboardInterrupt:
         err_console.print("[bold red]interrupted[/]: nothing was written over existing files")
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except (OSError, MemoryError) as e:
-        err_console.print(f"[bold red]error:[/] {type(e).__name__}: {escape(str(e))}", highlight=False,
-                          soft_wrap=True)
-        raise typer.Exit(2)
+        err_console.print(
+            f"[bold red]error:[/] {type(e).__name__}: {escape(str(e))}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(2) from None
     finally:
-        command_streams.clear()     # a later command in this process must not see them
+        command_streams.clear()  # a later command in this process must not see them
         if previous:
             signal.setitimer(signal.ITIMER_REAL, 0)
             for signum, handler in previous.items():
@@ -360,9 +392,11 @@ def parse_char_ngrams(text) -> tuple[int, int | None]:
             raise ValueError
         return 0, n
     except ValueError:
-        raise NBSVMError(f"--char-ngrams must be a length N (0: none), a range LO-HI such "
-                         f"as 2-5, within 1..32, or auto (train: 4 for short texts, else 0), "
-                         f"got {text!r}") from None
+        raise NBSVMError(
+            f"--char-ngrams must be a length N (0: none), a range LO-HI such "
+            f"as 2-5, within 1..32, or auto (train: 4 for short texts, else 0), "
+            f"got {text!r}"
+        ) from None
 
 
 def parse_class_weight(text: str | None):
@@ -379,8 +413,10 @@ def parse_class_weight(text: str | None):
         except ValueError:
             w = float("nan")
         if not 0 < w < float("inf"):
-            raise NBSVMError(f"--class-weight must be 'balanced' or name=weight pairs such as "
-                             f"pos=5,neg=1 (positive weights), got {text!r}")
+            raise NBSVMError(
+                f"--class-weight must be 'balanced' or name=weight pairs such as "
+                f"pos=5,neg=1 (positive weights), got {text!r}"
+            )
         out[name.strip()] = w
     return out
 
@@ -395,10 +431,10 @@ def parse_seconds(text: str) -> float:
     except ValueError:
         value = float("nan")
     if not 0 < value < float("inf"):
-        raise NBSVMError(f"--time-budget must be a positive duration such as 60, 60s, 2m "
-                         f"or 1h, got {text!r}")
+        raise NBSVMError(
+            f"--time-budget must be a positive duration such as 60, 60s, 2m or 1h, got {text!r}"
+        )
     return value
-
 
 
 def checkpoint_note(event: dict, silent: bool) -> bool:
@@ -411,8 +447,9 @@ def checkpoint_note(event: dict, silent: bool) -> bool:
     if silent:
         return True
     if stage == "checkpoint":
-        err_console.print(f"checkpoint after epoch {event['epoch']}: {escape(event['path'])}",
-                          highlight=False)
+        err_console.print(
+            f"checkpoint after epoch {event['epoch']}: {escape(event['path'])}", highlight=False
+        )
     else:
         err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
     return True

@@ -1,8 +1,8 @@
 """``nbsvm datasets list|get``: the corpora the project knows (:mod:`nbsvm.datasets`)."""
+
 from __future__ import annotations
 
 import json
-from typing import List, Optional
 
 import typer
 from rich.console import Console
@@ -16,15 +16,22 @@ from nbsvm.errors import NBSVMError
 
 @app.command("datasets")
 def datasets_command(
-    action: str = typer.Argument(..., metavar="list|get",
-                                 help="list: every corpus, its size, classes, whether the "
-                                      "shared folder has it and its citation; get: unpack "
-                                      "corpora into --data (sha256 checked)."),
-    names: Optional[List[str]] = typer.Argument(None, metavar="NAME...",
-                                                help="Corpora to get (all: every one)."),
-    data: Optional[str] = typer.Option(None, "--data", metavar="FOLDER",
-                                       help="Where get unpacks (default: the checkout's "
-                                            "data/ folder)."),
+    action: str = typer.Argument(
+        ...,
+        metavar="list|get",
+        help="list: every corpus, its size, classes, whether the "
+        "shared folder has it and its citation; get: unpack "
+        "corpora into --data (sha256 checked).",
+    ),
+    names: list[str] | None = typer.Argument(
+        None, metavar="NAME...", help="Corpora to get (all: every one)."
+    ),
+    data: str | None = typer.Option(
+        None,
+        "--data",
+        metavar="FOLDER",
+        help="Where get unpacks (default: the checkout's data/ folder).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ):
     """List the corpora nbsvm knows, or unpack them from the shared datasets folder (each
@@ -35,30 +42,38 @@ def datasets_command(
             if json_out:
                 typer.echo(json.dumps(rows, indent=2))
                 return
-            table = Table(title=f"corpora (shared folder: {datasets.shared_root()})",
-                          title_justify="left")
+            table = Table(
+                title=f"corpora (shared folder: {datasets.shared_root()})", title_justify="left"
+            )
             for col in ("name", "MB", "classes", "documents", "here", "citation"):
                 table.add_column(col, justify="right" if col == "MB" else "left")
             for r in rows:
-                table.add_row(r["name"], f"{r['MB']:.1f}", r["classes"], r["documents"],
-                              "yes" if r["available"] else "no", r["citation"])
+                table.add_row(
+                    r["name"],
+                    f"{r['MB']:.1f}",
+                    r["classes"],
+                    r["documents"],
+                    "yes" if r["available"] else "no",
+                    r["citation"],
+                )
             Console().print(table)
             return
         if action != "get":
             raise NBSVMError(f"unknown action {action!r}; allowed: list, get")
         if not names:
-            raise NBSVMError("get needs corpus names (or all); the corpora are "
-                             + ", ".join(sorted(datasets.CORPORA)))
+            raise NBSVMError(
+                "get needs corpus names (or all); the corpora are "
+                + ", ".join(sorted(datasets.CORPORA))
+            )
         wanted = sorted(datasets.CORPORA) if names == ["all"] else names
         for name in wanted:
-            datasets.corpus(name)                   # an unknown name: say so first
+            datasets.corpus(name)  # an unknown name: say so first
         out = {}
         for name in wanted:
             root = datasets.prepare(name, data, notify=None if json_out else typer.echo)
             out[name] = str(root)
             if not json_out:
                 c = datasets.corpus(name)
-                typer.echo(f"{name}: {root} ({c.documents}; {c.classes})\n"
-                           f"  cite: {c.citation}")
+                typer.echo(f"{name}: {root} ({c.documents}; {c.classes})\n  cite: {c.citation}")
         if json_out:
             typer.echo(json.dumps(out, indent=2))

@@ -1,10 +1,10 @@
 """``nbsvm explain``: the strongest n-grams of a model, or what each n-gram of a text adds."""
+
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -12,29 +12,36 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.explain import explain_text, to_html, top_features, top_features_by_class
-from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.io.npzfile import atomic_path
 from nbsvm.cli import app
 from nbsvm.cli.common import check_outputs, cli_errors
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.explain import explain_text, to_html, top_features, top_features_by_class
+from nbsvm.io.npzfile import atomic_path
+from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 @app.command("explain")
 def explain_command(
     model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train`."),
     top: int = typer.Option(30, "--top", min=1, help="How many n-grams of each sign to list."),
-    text: Optional[str] = typer.Option(None, "--text",
-                                       help="Explain this document's score n-gram by n-gram; "
-                                            "- reads one document per line from standard "
-                                            "input (--json: one JSON object per line)."),
-    cls: Optional[str] = typer.Option(None, "--class",
-                                      help="Class to explain (default: the positive class; "
-                                           "every class of a multi-class or multi-label "
-                                           "model; with --text the predicted class, "
-                                           "multi-label: the label with the highest score)."),
-    html: Optional[str] = typer.Option(None, "--html", help="With --text: also write an HTML "
-                                                           "page with each word shaded."),
+    text: str | None = typer.Option(
+        None,
+        "--text",
+        help="Explain this document's score n-gram by n-gram; "
+        "- reads one document per line from standard "
+        "input (--json: one JSON object per line).",
+    ),
+    cls: str | None = typer.Option(
+        None,
+        "--class",
+        help="Class to explain (default: the positive class; "
+        "every class of a multi-class or multi-label "
+        "model; with --text the predicted class, "
+        "multi-label: the label with the highest score).",
+    ),
+    html: str | None = typer.Option(
+        None, "--html", help="With --text: also write an HTML page with each word shaded."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
 ):
     """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
@@ -52,30 +59,42 @@ def explain_command(
                 typer.echo(frame.to_json(orient="records", indent=2))
                 return
             if not clf.ngram_map_:
-                console.print("[yellow]this model keeps no n-gram names (trained without a "
-                              "text sample): buckets are shown by number[/]")
-            if every:                       # one table per class: what points to it
+                console.print(
+                    "[yellow]this model keeps no n-gram names (trained without a "
+                    "text sample): buckets are shown by number[/]"
+                )
+            if every:  # one table per class: what points to it
                 for c in clf.classes_:
                     _top_table(console, frame[frame["class"] == c], c)
                 return
             positive = cls or clf.classes_[-1]
             for direction in ("positive", "negative"):
                 part = frame[frame.direction == direction]
-                toward = positive if direction == "positive" else \
-                    (clf.classes_[0] if clf.n_outputs() == 1 and positive == clf.classes_[-1]
-                     else f"not {positive}")
+                toward = (
+                    positive
+                    if direction == "positive"
+                    else (
+                        clf.classes_[0]
+                        if clf.n_outputs() == 1 and positive == clf.classes_[-1]
+                        else f"not {positive}"
+                    )
+                )
                 _top_table(console, part, toward)
             return
-        numbered = [(1, text)] if text != "-" else \
-            [(i, line.rstrip("\r\n")) for i, line in enumerate(sys.stdin, 1) if line.strip()]
+        numbered = (
+            [(1, text)]
+            if text != "-"
+            else [(i, line.rstrip("\r\n")) for i, line in enumerate(sys.stdin, 1) if line.strip()]
+        )
         results = [explain_text(clf, t, cls) for _, t in numbered]
         if html:
             with atomic_path(html) as tmp:
-                Path(tmp).write_text(to_html(results if text == "-" else results[0]),
-                                     encoding="utf-8")
+                Path(tmp).write_text(
+                    to_html(results if text == "-" else results[0]), encoding="utf-8"
+                )
         if json_out:
-            if text == "-":                 # JSON lines: one explanation per input line
-                for (i, _), result in zip(numbered, results):      # stdin's own line
+            if text == "-":  # JSON lines: one explanation per input line
+                for (i, _), result in zip(numbered, results):  # stdin's own line
                     typer.echo(json.dumps(dict(result, line=i)))
             else:
                 typer.echo(json.dumps(results[0], indent=2))
@@ -90,29 +109,48 @@ def explain_command(
 
 def _top_table(console, part, toward: str) -> None:
     table = Table(title=f"strongest n-grams toward {toward}", title_justify="left")
-    for col in ("rank", "n-grams (collisions: a | b)", "bucket", "NB ratio", "weight",
-                "contribution"):
+    for col in (
+        "rank",
+        "n-grams (collisions: a | b)",
+        "bucket",
+        "NB ratio",
+        "weight",
+        "contribution",
+    ):
         table.add_column(col, justify="left" if col.startswith("n-") else "right")
     for row in part.itertuples():
-        table.add_row(str(row.rank), escape(row.ngrams), str(row.bucket), f"{row.ratio:+.3f}",
-                      f"{row.weight:+.4f}", f"{row.contribution:+.4f}")
+        table.add_row(
+            str(row.rank),
+            escape(row.ngrams),
+            str(row.bucket),
+            f"{row.ratio:+.3f}",
+            f"{row.weight:+.4f}",
+            f"{row.contribution:+.4f}",
+        )
     console.print(table)
 
 
 def _print_explanation(console, result, top: int) -> None:
     """One text's explanation: the score, the words shaded, the strongest n-grams."""
-    console.print(f"class [bold]{escape(result['class'])}[/]: score "
-                  f"{result['score']:+.4f} = constant {result['constant']:+.4f} + the "
-                  f"n-grams below", highlight=False)
+    console.print(
+        f"class [bold]{escape(result['class'])}[/]: score "
+        f"{result['score']:+.4f} = constant {result['constant']:+.4f} + the "
+        f"n-grams below",
+        highlight=False,
+    )
     words = [r for r in result["ngrams"] if r["kind"] == "word" and " " not in r["ngram"]]
     scale = max([abs(r["contribution"]) for r in result["ngrams"]] + [1e-12])
     line = Text()
     for r in words:
         v = r["contribution"]
         strength = min(1.0, abs(v) / scale)
-        style = "" if strength < 0.05 else \
-            ("bold green" if v > 0 else "bold red") if strength > 0.5 else \
-            ("green" if v > 0 else "red")
+        style = (
+            ""
+            if strength < 0.05
+            else ("bold green" if v > 0 else "bold red")
+            if strength > 0.5
+            else ("green" if v > 0 else "red")
+        )
         line.append(r["ngram"], style=style)
         line.append(" ")
     console.print(line)
@@ -122,7 +160,11 @@ def _print_explanation(console, result, top: int) -> None:
     ranked = sorted(result["ngrams"], key=lambda r: -abs(r["contribution"]))
     for r in ranked[:top]:
         color = "green" if r["contribution"] > 0 else "red" if r["contribution"] < 0 else ""
-        table.add_row(escape(r["ngram"]), r["kind"], str(r["bucket"]),
-                      f"[{color}]{r['contribution']:+.4f}[/]" if color else "0",
-                      escape(r["note"]))
+        table.add_row(
+            escape(r["ngram"]),
+            r["kind"],
+            str(r["bucket"]),
+            f"[{color}]{r['contribution']:+.4f}[/]" if color else "0",
+            escape(r["note"]),
+        )
     console.print(table)

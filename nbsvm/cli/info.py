@@ -11,6 +11,7 @@ and a 2 GB model is described in milliseconds. ``--verify`` also loads the array
 :func:`~nbsvm.io.npzfile.load_npz` and checks the checksum (from format 2 it covers the
 header too: a header edited by hand fails it).
 """
+
 from __future__ import annotations
 
 import json
@@ -19,14 +20,18 @@ from pathlib import Path
 import typer
 
 from nbsvm._version import __version__
-from nbsvm.errors import NBSVMError
-from nbsvm.memory import human, row_width
-from nbsvm.io.npzfile import FORMAT_VERSION, load_npz, read_npz
 from nbsvm.cli import app
 from nbsvm.cli.common import cli_errors
+from nbsvm.errors import NBSVMError
+from nbsvm.io.npzfile import FORMAT_VERSION, load_npz, read_npz
+from nbsvm.memory import human, row_width
 
-KINDS = {"model": "NBSVM model", "lexicon": "NB lexicon", "learner": "online learner",
-         "checkpoint": "training checkpoint"}
+KINDS = {
+    "model": "NBSVM model",
+    "lexicon": "NB lexicon",
+    "learner": "online learner",
+    "checkpoint": "training checkpoint",
+}
 
 
 def read_header(path) -> tuple[dict, dict]:
@@ -38,8 +43,10 @@ def read_header(path) -> tuple[dict, dict]:
     header, specs = read_npz(path, data=False)
     if not isinstance(header.get("kind"), str):
         raise NBSVMError("corrupted file: bad header", path=str(path))
-    return header, {name: {"dtype": dtype.str, "shape": list(shape), "bytes": nbytes}
-                    for name, (shape, dtype, nbytes) in specs.items()}
+    return header, {
+        name: {"dtype": dtype.str, "shape": list(shape), "bytes": nbytes}
+        for name, (shape, dtype, nbytes) in specs.items()
+    }
 
 
 def _shape(arrays: dict, name: str, axis: int = -1):
@@ -60,24 +67,39 @@ def describe(path, verify: bool = False) -> dict:
     kind = header["kind"]
     version = header.get("format_version")
     array_bytes = sum(a["bytes"] for a in arrays.values())
-    info = {"path": str(path), "kind": kind,
-            "description": KINDS.get(kind, f"unknown kind {kind!r} (not one this nbsvm "
-                                           f"{__version__} writes)"),
-            "format_version": version,
-            "readable": isinstance(version, int) and 1 <= version <= FORMAT_VERSION,
-            "package_version": header.get("package_version"),
-            "checksum": header.get("checksum"), "verified": False,
-            "file_bytes": path.stat().st_size, "array_bytes": array_bytes,
-            "settings": {}, "hasher": None, "classes": [], "training": {}, "sizes": {},
-            "ngram_map": None, "arrays": arrays}
+    info = {
+        "path": str(path),
+        "kind": kind,
+        "description": KINDS.get(
+            kind, f"unknown kind {kind!r} (not one this nbsvm {__version__} writes)"
+        ),
+        "format_version": version,
+        "readable": isinstance(version, int) and 1 <= version <= FORMAT_VERSION,
+        "package_version": header.get("package_version"),
+        "checksum": header.get("checksum"),
+        "verified": False,
+        "file_bytes": path.stat().st_size,
+        "array_bytes": array_bytes,
+        "settings": {},
+        "hasher": None,
+        "classes": [],
+        "training": {},
+        "sizes": {},
+        "ngram_map": None,
+        "arrays": arrays,
+    }
     hasher = header.get("hasher") if isinstance(header.get("hasher"), dict) else {}
     n_bits = _int(hasher.get("n_bits"))
     counts = header.get("class_counts")
     classes = header.get("classes")
     if isinstance(classes, list):
-        info["classes"] = [{"name": str(c),
-                            "count": counts[i] if isinstance(counts, list) and i < len(counts)
-                            else None} for i, c in enumerate(classes)]
+        info["classes"] = [
+            {
+                "name": str(c),
+                "count": counts[i] if isinstance(counts, list) and i < len(counts) else None,
+            }
+            for i, c in enumerate(classes)
+        ]
     sizes = info["sizes"]
     if hasher:
         info["hasher"] = hasher
@@ -89,29 +111,34 @@ def describe(path, verify: bool = False) -> dict:
         info["settings"] = dict(params)
         if "eta0_" in header:
             info["settings"]["eta0_chosen"] = header["eta0_"]
-        if isinstance(header.get("auto"), dict):      # what --auto changed and why
+        if isinstance(header.get("auto"), dict):  # what --auto changed and why
             info["auto"] = header["auto"]
-        if isinstance(header.get("corpus"), dict):    # what the data-dependent defaults read
+        if isinstance(header.get("corpus"), dict):  # what the data-dependent defaults read
             info["corpus"] = header["corpus"]
         if isinstance(header.get("quantized"), dict):  # nbsvm quantize
             info["quantized"] = header["quantized"]
-        if isinstance(header.get("calibration"), dict):     # train --calibrate
-            info["calibration"] = {k: v for k, v in header["calibration"].items()
-                                   if k in ("method", "report")}
+        if isinstance(header.get("calibration"), dict):  # train --calibrate
+            info["calibration"] = {
+                k: v for k, v in header["calibration"].items() if k in ("method", "report")
+            }
         stored = _shape(arrays, "buckets", 0)
         n_out = _shape(arrays, "coef", 0)
         sizes["stored_buckets"] = stored
-        info["training"] = {"n_docs": header.get("n_docs"),
-                            "seen_buckets": header.get("n_seen_buckets")}
+        info["training"] = {
+            "n_docs": header.get("n_docs"),
+            "seen_buckets": header.get("n_seen_buckets"),
+        }
         # load reads the arrays, then keeps a learner (W float32 per column and output: 3
         # with AdaGrad, 2 with SGD) and a bucket -> column map of 2**n_bits int32
         width = row_width("adagrad" if _shape(arrays, "adagrad_sq", 0) is not None else "sgd")
         if stored is not None and n_out is not None and n_bits is not None:
             sizes["memory_to_load"] = array_bytes + n_out * stored * width + 4 * (1 << n_bits)
         n_map = _shape(arrays, "map_buckets", 0)
-        info["ngram_map"] = {"present": n_map is not None and n_map > 0,
-                             "ngrams": n_map or 0,
-                             "text_bytes": _shape(arrays, "map_text", 0) or 0}
+        info["ngram_map"] = {
+            "present": n_map is not None and n_map > 0,
+            "ngrams": n_map or 0,
+            "text_bytes": _shape(arrays, "map_text", 0) or 0,
+        }
     elif kind == "lexicon":
         info["settings"] = {"alpha": header.get("alpha")}
         stored = _shape(arrays, "buckets", 0)
@@ -124,35 +151,48 @@ def describe(path, verify: bool = False) -> dict:
     elif kind == "learner":
         params = header.get("params") if isinstance(header.get("params"), dict) else {}
         state = header.get("state") if isinstance(header.get("state"), dict) else {}
-        info["settings"] = {"learner": header.get("learner"), "task": header.get("task"),
-                            "params": params,
-                            "input": {k.rstrip("_"): state[k] for k in
-                                      ("format_", "n_bits_", "hash_seed_", "index_base_")
-                                      if k in state}}
+        info["settings"] = {
+            "learner": header.get("learner"),
+            "task": header.get("task"),
+            "params": params,
+            "input": {
+                k.rstrip("_"): state[k]
+                for k in ("format_", "n_bits_", "hash_seed_", "index_base_")
+                if k in state
+            },
+        }
         learner_classes = state.get("classes_")
         if isinstance(learner_classes, list):
             info["classes"] = [{"name": str(c), "count": None} for c in learner_classes]
-        info["training"] = {"n_examples": state.get("n_train_"),
-                            "n_features": state.get("n_features_in_")}
+        info["training"] = {
+            "n_examples": state.get("n_train_"),
+            "n_features": state.get("n_features_in_"),
+        }
         if _int(state.get("n_bits_")):
             sizes["n_bits"] = state["n_bits_"]
             sizes["buckets"] = 1 << state["n_bits_"]
         sizes["features"] = state.get("n_features_in_")
         sizes["memory_to_load"] = array_bytes
     elif kind == "checkpoint":
-        fingerprint = header.get("fingerprint") if isinstance(header.get("fingerprint"),
-                                                               dict) else {}
+        fingerprint = (
+            header.get("fingerprint") if isinstance(header.get("fingerprint"), dict) else {}
+        )
         params = fingerprint.get("params") if isinstance(fingerprint.get("params"), dict) else {}
         info["settings"] = dict(params)
-        info["training"] = {"n_docs": header.get("n_docs"), "after_epoch": header.get("epoch"),
-                            "data": fingerprint.get("data")}
+        info["training"] = {
+            "n_docs": header.get("n_docs"),
+            "after_epoch": header.get("epoch"),
+            "data": fingerprint.get("data"),
+        }
         sizes["columns"] = _shape(arrays, "S", 1)
         sizes["memory_to_load"] = array_bytes
     if verify:
         if not info["readable"]:
-            raise NBSVMError(f"cannot verify: format {version!r}, this nbsvm reads 1 to "
-                             f"{FORMAT_VERSION}", path=str(path))
-        load_npz(path, kind)                 # reads every array and checks the checksum
+            raise NBSVMError(
+                f"cannot verify: format {version!r}, this nbsvm reads 1 to {FORMAT_VERSION}",
+                path=str(path),
+            )
+        load_npz(path, kind)  # reads every array and checks the checksum
         info["verified"] = True
     return info
 
@@ -176,54 +216,106 @@ def _flat(d: dict, prefix: str = "") -> list[str]:
     return out
 
 
-LABELS = {"n_docs": "documents", "seen_buckets": "buckets seen in training",
-          "n_examples": "examples", "n_features": "features", "after_epoch": "after epoch",
-          "data": "data", "stored_buckets": "buckets stored", "features": "features",
-          "columns": "columns"}
+LABELS = {
+    "n_docs": "documents",
+    "seen_buckets": "buckets seen in training",
+    "n_examples": "examples",
+    "n_features": "features",
+    "after_epoch": "after epoch",
+    "data": "data",
+    "stored_buckets": "buckets stored",
+    "features": "features",
+    "columns": "columns",
+}
 
 
 def print_info(info: dict) -> None:
     """``key: value`` lines, aligned."""
     lines = [("file", info["path"]), ("kind", f"{info['description']} ({info['kind']})")]
     version = info["format_version"]
-    lines.append(("format", f"{version}" + ("" if info["readable"] else
-                                            f" (this nbsvm reads up to {FORMAT_VERSION}: "
-                                            "upgrade nbsvm to load it)")))
-    lines.append(("written by", f"nbsvm {info['package_version']}" if info["package_version"]
-                  else "(not recorded in this kind of file)"))
+    lines.append(
+        (
+            "format",
+            f"{version}"
+            + (
+                ""
+                if info["readable"]
+                else f" (this nbsvm reads up to {FORMAT_VERSION}: upgrade nbsvm to load it)"
+            ),
+        )
+    )
+    lines.append(
+        (
+            "written by",
+            f"nbsvm {info['package_version']}"
+            if info["package_version"]
+            else "(not recorded in this kind of file)",
+        )
+    )
     if info["settings"]:
         lines.append(("settings", " ".join(_flat(info["settings"]))))
     if info.get("corpus"):
         c = info["corpus"]
-        lines.append(("read from the data", f"{_num(c['documents'])} documents, median "
-                      f"{_num(c['median_ngrams'])} n-grams each, {_num(c['ngrams'])} in all"))
+        lines.append(
+            (
+                "read from the data",
+                f"{_num(c['documents'])} documents, median "
+                f"{_num(c['median_ngrams'])} n-grams each, {_num(c['ngrams'])} in all",
+            )
+        )
     if info.get("auto"):
         from nbsvm.models.auto import describe
+
         a = info["auto"]
-        lines.append(("auto", f"{describe(a.get('changed') or {})}: {a.get('reason')} "
-                      f"({a.get('split')}, {a.get('trainings')} trainings, search "
-                      f"{a.get('seconds')} s of {a.get('budget')} s)"))
+        lines.append(
+            (
+                "auto",
+                f"{describe(a.get('changed') or {})}: {a.get('reason')} "
+                f"({a.get('split')}, {a.get('trainings')} trainings, search "
+                f"{a.get('seconds')} s of {a.get('budget')} s)",
+            )
+        )
     if info.get("quantized"):
         q = info["quantized"]
-        lines.append(("quantized", f"{q.get('dtype')}, {_num(q.get('buckets_kept'))} buckets "
-                      f"kept, {_num(q.get('buckets_dropped'))} dropped"))
+        lines.append(
+            (
+                "quantized",
+                f"{q.get('dtype')}, {_num(q.get('buckets_kept'))} buckets "
+                f"kept, {_num(q.get('buckets_dropped'))} dropped",
+            )
+        )
     if info.get("calibration"):
         c = info["calibration"]
         rep = c.get("report") or {}
-        lines.append(("calibration", f"{c.get('method')}" + (
-            f", held-out ECE {rep['ece_before']:.4f} before, {rep['ece_after']:.4f} after"
-            if isinstance(rep.get("ece_before"), float) and isinstance(rep.get("ece_after"),
-                                                                        float) else "")))
+        lines.append(
+            (
+                "calibration",
+                f"{c.get('method')}"
+                + (
+                    f", held-out ECE {rep['ece_before']:.4f} before, {rep['ece_after']:.4f} after"
+                    if isinstance(rep.get("ece_before"), float)
+                    and isinstance(rep.get("ece_after"), float)
+                    else ""
+                ),
+            )
+        )
     if info["hasher"]:
         lines.append(("hashing", " ".join(_flat(info["hasher"]))))
     if info["classes"]:
-        lines.append(("classes", ", ".join(
-            c["name"] if c["count"] is None else f"{c['name']} ({_num(c['count'])})"
-            for c in info["classes"])))
+        lines.append(
+            (
+                "classes",
+                ", ".join(
+                    c["name"] if c["count"] is None else f"{c['name']} ({_num(c['count'])})"
+                    for c in info["classes"]
+                ),
+            )
+        )
     for k, v in info["training"].items():
         if v is not None:
-            lines.append((LABELS.get(k, k), json.dumps(v) if isinstance(v, (dict, list))
-                          else _num(v)))
+            lines.append(
+                (LABELS.get(k, k), json.dumps(v) if isinstance(v, (dict, list)) else _num(v))
+            )
     sizes = info["sizes"]
     if sizes.get("n_bits") is not None:
         lines.append(("hash buckets", f"2**{sizes['n_bits']} = {sizes['buckets']:,}"))
@@ -231,17 +323,32 @@ def print_info(info: dict) -> None:
         if sizes.get(k) is not None:
             lines.append((LABELS[k], _num(sizes[k])))
     lines.append(("file size", _size(info["file_bytes"])))
-    lines.append(("arrays", ", ".join(f"{n} {a['dtype']} {tuple(a['shape'])}"
-                                      for n, a in info["arrays"].items()) or "none"))
+    lines.append(
+        (
+            "arrays",
+            ", ".join(f"{n} {a['dtype']} {tuple(a['shape'])}" for n, a in info["arrays"].items())
+            or "none",
+        )
+    )
     if sizes.get("memory_to_load") is not None:
         lines.append(("memory to load", f"about {human(sizes['memory_to_load'])}"))
     if info["ngram_map"] is not None:
         m = info["ngram_map"]
-        lines.append(("n-gram map", f"yes, {m['ngrams']:,} n-grams name the strongest buckets "
-                                    "for nbsvm explain" if m["present"] else
-                      "no (nbsvm explain shows bucket numbers)"))
-    lines.append(("checksum", (info["checksum"] or "?") +
-                  (" (verified)" if info["verified"] else " (not verified; --verify checks it)")))
+        lines.append(
+            (
+                "n-gram map",
+                f"yes, {m['ngrams']:,} n-grams name the strongest buckets for nbsvm explain"
+                if m["present"]
+                else "no (nbsvm explain shows bucket numbers)",
+            )
+        )
+    lines.append(
+        (
+            "checksum",
+            (info["checksum"] or "?")
+            + (" (verified)" if info["verified"] else " (not verified; --verify checks it)"),
+        )
+    )
     width = max(len(k) for k, _ in lines)
     for k, v in lines:
         typer.echo(f"{k + ':':<{width + 1}} {v}")
@@ -249,12 +356,18 @@ def print_info(info: dict) -> None:
 
 @app.command("info")
 def info_command(
-    path: str = typer.Argument(..., metavar="FILE", help="A model, lexicon, learner or checkpoint file "
-                                         "(.npz).", show_default=False),
+    path: str = typer.Argument(
+        ...,
+        metavar="FILE",
+        help="A model, lexicon, learner or checkpoint file (.npz).",
+        show_default=False,
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the description as JSON."),
-    verify: bool = typer.Option(False, "--verify",
-                                help="Also read every array and check the file's checksum "
-                                     "(default: read the header only)."),
+    verify: bool = typer.Option(
+        False,
+        "--verify",
+        help="Also read every array and check the file's checksum (default: read the header only).",
+    ),
 ):
     """Describe an nbsvm file: its kind, settings, classes with their training counts,
     sizes, training data, format and nbsvm version, and whether it names n-grams for

@@ -1,29 +1,30 @@
 """``nbsvm learn``: train any backend learner on svmlight / Blitzer / named-feature files."""
+
 from __future__ import annotations
 
 import json
 import time
-from typing import List, Optional
 
 import typer
 
 from nbsvm.cli import app
-from nbsvm.learners.registry import names
+from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
+from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, QUIET, RESUME, STRICT
+from nbsvm.cli.progress import ProgressReporter
+from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.data.rowencoder import DEFAULT_N_BITS
 from nbsvm.evaluation.sparse import evaluate_sparse
-from nbsvm.workflows.learn import learn_sparse
-from nbsvm.learners.options import make_learner_from_options
-from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, QUIET, RESUME, STRICT
 from nbsvm.io.decoding import check_encoding
-from nbsvm.cli.progress import ProgressReporter
-from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
-from nbsvm.cli.reports import echo_kv, print_report
+from nbsvm.learners.options import make_learner_from_options
+from nbsvm.learners.registry import names
 from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
+from nbsvm.workflows.learn import learn_sparse
 
-
-SPARSE_FORMAT = typer.Option("auto", "--format",
-                             help="svmlight, blitzer or named (auto: blitzer for *.review, "
-                                  "else svmlight).")
+SPARSE_FORMAT = typer.Option(
+    "auto",
+    "--format",
+    help="svmlight, blitzer or named (auto: blitzer for *.review, else svmlight).",
+)
 
 
 def _index_base(value: str):
@@ -32,56 +33,75 @@ def _index_base(value: str):
     if value in ("0", "1"):
         return int(value)
     from nbsvm.errors import NBSVMError
+
     raise NBSVMError(f"--index-base must be 0, 1 or auto, got {value!r}")
 
 
 @app.command("learn")
 def learn_command(
-    inputs: List[str] = typer.Argument(..., metavar="FILE", help="Training files (svmlight/libsvm, Blitzer "
-                                                 ".review, or 'label name:value' lines).",
-                                       show_default=False),
+    inputs: list[str] = typer.Argument(
+        ...,
+        metavar="FILE",
+        help="Training files (svmlight/libsvm, Blitzer .review, or 'label name:value' lines).",
+        show_default=False,
+    ),
     output: str = typer.Option(..., "--output", "-o", help="Model file to write (.npz)."),
-    algorithm: str = typer.Option("sgd", "--algorithm", "-a",
-                                  help=f"One of: {', '.join(names('algorithm'))}."),
-    loss: Optional[str] = typer.Option(None, "--loss", help="Loss (learners that take one)."),
-    schedule: Optional[str] = typer.Option(None, "--schedule", help="Step-size schedule."),
-    penalty: Optional[str] = typer.Option(None, "--penalty", help="Regularizer."),
-    l1: Optional[float] = typer.Option(None, "--l1", help="L1 strength / mix."),
-    lam: Optional[float] = typer.Option(None, "--lambda", help="Regularization strength."),
-    eta0: Optional[str] = typer.Option(None, "--eta0",
-                                       help="Step size (OGD: eta), or auto (SGD learners: "
-                                            "Bottou's calibration on a sample)."),
-    C: Optional[float] = typer.Option(None, "--C", help="Aggressiveness of PA-I / PA-II."),
-    radius: Optional[float] = typer.Option(None, "--radius", help="L2 ball radius (OGD)."),
-    average: Optional[bool] = typer.Option(None, "--average/--no-average",
-                                           help="Predict with averaged weights."),
-    estimator: Optional[str] = typer.Option(None, "--estimator",
-                                            help="Binary learner of --algorithm ovr (the "
-                                                 "other options go to it)."),
-    epochs: Optional[int] = typer.Option(None, "--epochs",
-                                         help="Passes over the data (default: the "
-                                              "learner's own)."),
+    algorithm: str = typer.Option(
+        "sgd", "--algorithm", "-a", help=f"One of: {', '.join(names('algorithm'))}."
+    ),
+    loss: str | None = typer.Option(None, "--loss", help="Loss (learners that take one)."),
+    schedule: str | None = typer.Option(None, "--schedule", help="Step-size schedule."),
+    penalty: str | None = typer.Option(None, "--penalty", help="Regularizer."),
+    l1: float | None = typer.Option(None, "--l1", help="L1 strength / mix."),
+    lam: float | None = typer.Option(None, "--lambda", help="Regularization strength."),
+    eta0: str | None = typer.Option(
+        None,
+        "--eta0",
+        help="Step size (OGD: eta), or auto (SGD learners: Bottou's calibration on a sample).",
+    ),
+    C: float | None = typer.Option(None, "--C", help="Aggressiveness of PA-I / PA-II."),
+    radius: float | None = typer.Option(None, "--radius", help="L2 ball radius (OGD)."),
+    average: bool | None = typer.Option(
+        None, "--average/--no-average", help="Predict with averaged weights."
+    ),
+    estimator: str | None = typer.Option(
+        None, "--estimator", help="Binary learner of --algorithm ovr (the other options go to it)."
+    ),
+    epochs: int | None = typer.Option(
+        None, "--epochs", help="Passes over the data (default: the learner's own)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the epoch shuffles."),
-    n_bits: int = typer.Option(DEFAULT_N_BITS, "--n-bits",
-                               help="Feature space of 2**N columns (1..31): named "
-                                    "features are hashed into it; svmlight indices must "
-                                    "fit it (an index beyond is an error naming its line)."),
+    n_bits: int = typer.Option(
+        DEFAULT_N_BITS,
+        "--n-bits",
+        help="Feature space of 2**N columns (1..31): named "
+        "features are hashed into it; svmlight indices must "
+        "fit it (an index beyond is an error naming its line).",
+    ),
     hash_seed: int = typer.Option(0, "--hash-seed", help="MurmurHash3 seed of named features."),
     fmt: str = SPARSE_FORMAT,
-    index_base: str = typer.Option("auto", "--index-base",
-                                   help="svmlight indices start at 0 or 1 (auto: 0 if any "
-                                        "index is 0)."),
-    test: Optional[List[str]] = typer.Option(None, "--test", help="Also evaluate on this "
-                                                                  "labeled file (repeatable)."),
-    cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
-                                            help="Folder for the temporary training cache."),
-    json_out: bool = typer.Option(False, "--json",
-                                  help="Print the training summary as JSON only (with --test: "
-                                       "the test report, the summary under 'training')."),
-    max_memory: Optional[str] = typer.Option(None, "--max-memory",
-                                             help="Refuse to train when the weights would need "
-                                                  "more (e.g. 2G); always refused beyond the "
-                                                  "memory available."),
+    index_base: str = typer.Option(
+        "auto", "--index-base", help="svmlight indices start at 0 or 1 (auto: 0 if any index is 0)."
+    ),
+    test: list[str] | None = typer.Option(
+        None, "--test", help="Also evaluate on this labeled file (repeatable)."
+    ),
+    cache_dir: str | None = typer.Option(
+        None, "--cache-dir", help="Folder for the temporary training cache."
+    ),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Print the training summary as JSON only (with --test: "
+        "the test report, the summary under 'training').",
+    ),
+    max_memory: str | None = typer.Option(
+        None,
+        "--max-memory",
+        help="Refuse to train when the weights would need "
+        "more (e.g. 2G); always refused beyond the "
+        "memory available.",
+    ),
     checkpoint_every: int = CHECKPOINT_EVERY,
     resume: bool = RESUME,
     quiet: bool = QUIET,
@@ -90,55 +110,103 @@ def learn_command(
 ):
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
     with cli_errors():
-        check_outputs(reads={"an input": inputs, "a --test file": test},
-                      output=output, checkpoint_every=checkpoint_path(output)
-                      if checkpoint_every or resume else None)
-        learner = make_learner_from_options(algorithm, {
-            "--loss": loss, "--schedule": schedule, "--penalty": penalty, "--l1": l1,
-            "--lambda": lam, "--eta0": parse_eta0(eta0), "--C": C, "--radius": radius,
-            "--average": average, "--estimator": estimator, "--epochs": epochs,
-            "--seed": seed})
+        check_outputs(
+            reads={"an input": inputs, "a --test file": test},
+            output=output,
+            checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
+        )
+        learner = make_learner_from_options(
+            algorithm,
+            {
+                "--loss": loss,
+                "--schedule": schedule,
+                "--penalty": penalty,
+                "--l1": l1,
+                "--lambda": lam,
+                "--eta0": parse_eta0(eta0),
+                "--C": C,
+                "--radius": radius,
+                "--average": average,
+                "--estimator": estimator,
+                "--epochs": epochs,
+                "--seed": seed,
+            },
+        )
         base = _index_base(index_base)
         talk = not (quiet or json_out)
-        checkpoint = Checkpoint.for_run(output, checkpoint_every, resume, inputs,
-                                        {"format": fmt, "strict": strict}) \
-            if checkpoint_every or resume else None
+        checkpoint = (
+            Checkpoint.for_run(
+                output, checkpoint_every, resume, inputs, {"format": fmt, "strict": strict}
+            )
+            if checkpoint_every or resume
+            else None
+        )
         if talk:
             typer.echo(f"learner: {learner!r}")
 
         with ProgressReporter(not talk) as bars:
             progress = _learning_events(bars, talk)
             t0 = time.perf_counter()
-            learn_sparse(learner, inputs, fmt=fmt, n_bits=n_bits, hash_seed=hash_seed,
-                         index_base=base, epochs=epochs, seed=seed, cache_dir=cache_dir,
-                         callback=progress, max_memory=max_memory, strict=strict,
-                         stats=read_stats(), checkpoint=checkpoint,
-                         encoding=check_encoding(encoding))
+            learn_sparse(
+                learner,
+                inputs,
+                fmt=fmt,
+                n_bits=n_bits,
+                hash_seed=hash_seed,
+                index_base=base,
+                epochs=epochs,
+                seed=seed,
+                cache_dir=cache_dir,
+                callback=progress,
+                max_memory=max_memory,
+                strict=strict,
+                stats=read_stats(),
+                checkpoint=checkpoint,
+                encoding=check_encoding(encoding),
+            )
         t1 = time.perf_counter()
         learner.save(output)
         if checkpoint is not None:
-            checkpoint.remove()         # the model is safely written: nothing to resume
-        summary = {"learner": type(learner).__name__, "task": learner.task,
-                   "examples": int(learner.n_train_),
-                   "classes": [str(c) for c in learner.classes_] if learner.classes_ else None,
-                   "features": int(learner.n_features_in_), "epochs": len(learner.history_),
-                   "history": learner.history_, "training_seconds": t1 - t0, "saved": output}
+            checkpoint.remove()  # the model is safely written: nothing to resume
+        summary = {
+            "learner": type(learner).__name__,
+            "task": learner.task,
+            "examples": int(learner.n_train_),
+            "classes": [str(c) for c in learner.classes_] if learner.classes_ else None,
+            "features": int(learner.n_features_in_),
+            "epochs": len(learner.history_),
+            "history": learner.history_,
+            "training_seconds": t1 - t0,
+            "saved": output,
+        }
         stats = {"examples": learner.n_train_, "task": learner.task}
         if checkpoint is not None and checkpoint.resumed_from is not None:
-            summary["resumed_after_epoch"] = stats["resumed after epoch"] = \
-                checkpoint.resumed_from
+            summary["resumed_after_epoch"] = stats["resumed after epoch"] = checkpoint.resumed_from
         if learner.classes_:
-            stats["classes"] = ", ".join(learner.classes_[:20]) + \
-                (" ..." if len(learner.classes_) > 20 else "")
+            stats["classes"] = ", ".join(learner.classes_[:20]) + (
+                " ..." if len(learner.classes_) > 20 else ""
+            )
         if hasattr(learner, "eta0_"):
             summary["eta0_chosen"] = stats["eta0 (auto)"] = learner.eta0_
-        stats.update({"features": f"{learner.n_features_in_:,}",
-                      "training seconds": f"{t1 - t0:.2f}", "saved": output})
+        stats.update(
+            {
+                "features": f"{learner.n_features_in_:,}",
+                "training seconds": f"{t1 - t0:.2f}",
+                "saved": output,
+            }
+        )
         if test:
             t2 = time.perf_counter()
             with ProgressReporter(not talk) as bars:
-                rep = evaluate_sparse(learner, test, fmt=fmt, callback=bars, strict=strict,
-                                      stats=read_stats(), encoding=check_encoding(encoding))
+                rep = evaluate_sparse(
+                    learner,
+                    test,
+                    fmt=fmt,
+                    callback=bars,
+                    strict=strict,
+                    stats=read_stats(),
+                    encoding=check_encoding(encoding),
+                )
             rep["eval_seconds"] = time.perf_counter() - t2
             if json_out:
                 typer.echo(json.dumps(dict(rep, training=summary), indent=2))
@@ -153,8 +221,9 @@ def learn_command(
 def _learning_events(bars, talk: bool):
     """The callback of ``learn_sparse``: a bar while the inputs are read, one over the
     epochs, a line per epoch and the checkpoint notes (``talk``: not quiet)."""
+
     def progress(event):
-        if event["stage"] == "cache":            # reading the inputs
+        if event["stage"] == "cache":  # reading the inputs
             return bars({"stage": "read", "docs": event["examples"], "unit": "examples"})
         if checkpoint_note(event, not talk):
             return
@@ -167,9 +236,18 @@ def _learning_events(bars, talk: bool):
             parts.append(f"mistakes {event['mistakes']:,}")
         parts.append(f"{event['seconds']:.2f}s")
         # one bar over the epochs (the learners report at the end of each)
-        bars({"stage": "epochs", "docs": event["epoch"], "total": event["epochs"],
-              "unit": "epochs", "extra": f"{event['examples'] / event['seconds']:,.0f} "
-                                         "examples/s" if event["seconds"] > 0 else ""})
+        bars(
+            {
+                "stage": "epochs",
+                "docs": event["epoch"],
+                "total": event["epochs"],
+                "unit": "epochs",
+                "extra": f"{event['examples'] / event['seconds']:,.0f} examples/s"
+                if event["seconds"] > 0
+                else "",
+            }
+        )
         if talk:
             typer.echo("  ".join(parts))
+
     return progress

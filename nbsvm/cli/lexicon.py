@@ -1,77 +1,132 @@
 """``nbsvm lexicon``: one streaming pass that builds and saves the NB lexicon."""
+
 from __future__ import annotations
 
 import json
 import time
-from typing import List, Optional
 
 import typer
 
+from nbsvm.cli import app
+from nbsvm.cli.common import check_outputs, cli_errors, documents, parse_char_ngrams, text_columns
+from nbsvm.cli.options import (
+    CHAR_NGRAMS,
+    DASK_LOCAL,
+    ENCODING,
+    FORMAT,
+    INPUTS,
+    JSON,
+    KEEP_CASE,
+    LABEL_COL,
+    LABEL_SEP,
+    LONG_WORDS,
+    NFKC,
+    QUIET,
+    SCHEDULER,
+    SPLIT_SCRIPTS,
+    STRICT,
+    TEXT_COL,
+)
+from nbsvm.cli.progress import ProgressReporter
+from nbsvm.cli.reports import echo_kv
 from nbsvm.config import DEFAULTS
+from nbsvm.io.decoding import check_encoding
 from nbsvm.lexicon.build import build_lexicon
 from nbsvm.text.hashing import Hasher
-from nbsvm.cli import app
-from nbsvm.cli.options import (CHAR_NGRAMS, KEEP_CASE, LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, JSON, LABEL_COL, QUIET,
-                               NFKC, LONG_WORDS, SCHEDULER, SPLIT_SCRIPTS, STRICT, TEXT_COL)
-from nbsvm.cli.common import (check_outputs, cli_errors, documents, parse_char_ngrams,
-                              text_columns)
-from nbsvm.io.decoding import check_encoding
-from nbsvm.cli.reports import echo_kv
-from nbsvm.cli.progress import ProgressReporter
 
 
 @app.command("lexicon")
 def lexicon_command(
-    inputs: List[str] = INPUTS,
+    inputs: list[str] = INPUTS,
     output: str = typer.Option(..., "--output", "-o", help="Lexicon file to write (.npz)."),
     ngrams: int = typer.Option(DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
-    split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
+    char_ngrams: str = CHAR_NGRAMS,
+    keep_case: bool = KEEP_CASE,
+    split_scripts: bool = SPLIT_SCRIPTS,
+    nfkc: bool = NFKC,
     long_words: int = LONG_WORDS,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
-    fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    json_out: bool = JSON, strict: bool = STRICT, encoding: str = ENCODING, label_sep: str = LABEL_SEP,
-    scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
+    fmt: str = FORMAT,
+    text_col: list[str] = TEXT_COL,
+    label_col: str = LABEL_COL,
+    quiet: bool = QUIET,
+    json_out: bool = JSON,
+    strict: bool = STRICT,
+    encoding: str = ENCODING,
+    label_sep: str = LABEL_SEP,
+    scheduler: str | None = SCHEDULER,
+    dask_local: int | None = DASK_LOCAL,
 ):
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     with cli_errors():
         text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs}, output=output)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
-        hasher = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=hash_seed,
-                        char_min=char_min, lowercase=not keep_case,
-                        split_scripts=split_scripts, nfkc=nfkc, long_words=long_words)
+        hasher = Hasher(
+            ngrams=ngrams,
+            n_bits=n_bits,
+            char_ngrams=char_ngrams,
+            seed=hash_seed,
+            char_min=char_min,
+            lowercase=not keep_case,
+            split_scripts=split_scripts,
+            nfkc=nfkc,
+            long_words=long_words,
+        )
         t0 = time.perf_counter()
         if scheduler or dask_local:
             from nbsvm.workflows import distributed
-            reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
-                      "strict": strict}
+
+            reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
             if check_encoding(encoding) != "utf-8":
                 reader["encoding"] = encoding
             if label_sep != "\t":
                 reader["label_sep"] = label_sep
             with distributed.client_for(scheduler, dask_local) as client:
-                lex = distributed.lexicon(client, distributed.shards_of(inputs), hasher, alpha,
-                                          reader)
+                lex = distributed.lexicon(
+                    client, distributed.shards_of(inputs), hasher, alpha, reader
+                )
             docs = None
         else:
-            docs = documents(inputs, fmt, text_col, label_col, strict=strict, encoding=encoding,
-                             label_sep=label_sep)
+            docs = documents(
+                inputs,
+                fmt,
+                text_col,
+                label_col,
+                strict=strict,
+                encoding=encoding,
+                label_sep=label_sep,
+            )
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0
         lex.save(output)
         if json_out:
-            typer.echo(json.dumps({
-                "documents": int(lex.class_counts_.sum()),
-                "classes": {c: int(n) for c, n in zip(lex.classes_, lex.class_counts_)},
-                "buckets_seen": lex.n_seen_, "n_buckets": 1 << n_bits,
-                "hasher": hasher.settings(), "alpha": alpha, "text_bytes": docs.bytes_read if docs is not None else None,
-                "seconds": elapsed, "saved": output}, indent=2))
+            typer.echo(
+                json.dumps(
+                    {
+                        "documents": int(lex.class_counts_.sum()),
+                        "classes": {c: int(n) for c, n in zip(lex.classes_, lex.class_counts_)},
+                        "buckets_seen": lex.n_seen_,
+                        "n_buckets": 1 << n_bits,
+                        "hasher": hasher.settings(),
+                        "alpha": alpha,
+                        "text_bytes": docs.bytes_read if docs is not None else None,
+                        "seconds": elapsed,
+                        "saved": output,
+                    },
+                    indent=2,
+                )
+            )
             return
-        echo_kv({"documents": int(lex.class_counts_.sum()),
-                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(lex.classes_, lex.class_counts_)),
-                 "buckets seen": f"{lex.n_seen_:,} of {1 << n_bits:,}",
-                 "lexicon seconds": f"{elapsed:.2f}", "saved": output})
+        echo_kv(
+            {
+                "documents": int(lex.class_counts_.sum()),
+                "classes": ", ".join(f"{c} ({n})" for c, n in zip(lex.classes_, lex.class_counts_)),
+                "buckets seen": f"{lex.n_seen_:,} of {1 << n_bits:,}",
+                "lexicon seconds": f"{elapsed:.2f}",
+                "saved": output,
+            }
+        )

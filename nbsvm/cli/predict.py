@@ -1,28 +1,43 @@
 """``nbsvm predict``: one row per input document, as CSV, JSON lines or Parquet."""
+
 from __future__ import annotations
 
 import json
 import sys
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import List, Optional
 
 import numpy as np
 import typer
 
+from nbsvm.cli import app
+from nbsvm.cli.common import (
+    check_outputs,
+    cli_errors,
+    documents,
+    err_console,
+    read_stats,
+    text_columns,
+)
+from nbsvm.cli.options import (
+    DASK_LOCAL,
+    ENCODING,
+    FORMAT,
+    INPUTS,
+    LABEL_SEP,
+    SCHEDULER,
+    SKIP_BAD,
+    STRICT,
+    TEXT_COL,
+)
+from nbsvm.cli.progress import ProgressReporter, isatty
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import check_encoding
-from nbsvm.io.labels import known_labels
 from nbsvm.evaluation.predict import predict_documents
 from nbsvm.evaluation.sparse import load_learner, model_file_kind, predict_sparse
-from nbsvm.models.nbsvm import NBSVMClassifier
+from nbsvm.io.decoding import check_encoding
+from nbsvm.io.labels import known_labels
 from nbsvm.io.npzfile import atomic_path
-from nbsvm.cli import app
-from nbsvm.cli.options import (LABEL_SEP, DASK_LOCAL, ENCODING, FORMAT, INPUTS, SCHEDULER, SKIP_BAD, STRICT,
-                               TEXT_COL)
-from nbsvm.cli.common import (check_outputs, cli_errors, documents, err_console, read_stats,
-                              text_columns)
-from nbsvm.cli.progress import isatty, ProgressReporter
+from nbsvm.models.nbsvm import NBSVMClassifier
 
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
 OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
@@ -31,14 +46,15 @@ SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl"}
 ROW_GROUP_ROWS = 65536
 
 
-def choose_output_format(requested: Optional[str], output: Optional[str]) -> str:
+def choose_output_format(requested: str | None, output: str | None) -> str:
     """The output format: ``requested``, or from the suffix of ``output`` (``.parquet``,
     ``.jsonl``; anything else, and standard output, is CSV)."""
     if requested is not None:
         fmt = requested.strip().lower()
         if fmt not in OUTPUT_FORMATS:
-            raise NBSVMError(f"unknown output format {requested!r}; allowed: "
-                             f"{', '.join(OUTPUT_FORMATS)}")
+            raise NBSVMError(
+                f"unknown output format {requested!r}; allowed: {', '.join(OUTPUT_FORMATS)}"
+            )
         return fmt
     if output is None:
         return "csv"
@@ -59,7 +75,7 @@ class _Sink:
     table lacking one of them gets it empty, columns only a later table has are dropped
     (the first batch decides, e.g. whether there is a ``true_label``)."""
 
-    columns: Optional[list] = None
+    columns: list | None = None
 
     def write(self, frame):
         if self.columns is None:
@@ -135,62 +151,90 @@ class _ParquetSink(_Sink):
 
     def _flush(self):
         import pandas as pd
+
         if not self.pending:
             return
-        frame = pd.concat(self.pending, ignore_index=True) if len(self.pending) > 1 \
-            else self.pending[0]
+        frame = (
+            pd.concat(self.pending, ignore_index=True) if len(self.pending) > 1 else self.pending[0]
+        )
         self.pending, self.n_pending = [], 0
         if self.writer is None:
             table = self.pa.Table.from_pandas(frame, preserve_index=False)
             self.writer = self.pa.parquet.ParquetWriter(str(self.path), table.schema)
         else:
-            table = self.pa.Table.from_pandas(frame, schema=self.writer.schema,
-                                              preserve_index=False, safe=False)
-        self.writer.write_table(table, row_group_size=len(table))   # one group
+            table = self.pa.Table.from_pandas(
+                frame, schema=self.writer.schema, preserve_index=False, safe=False
+            )
+        self.writer.write_table(table, row_group_size=len(table))  # one group
 
     def close(self):
         self._flush()
-        if self.writer is None:          # no rows at all: still a valid, empty file
+        if self.writer is None:  # no rows at all: still a valid, empty file
             import pandas as pd
-            table = self.pa.Table.from_pandas(pd.DataFrame(columns=self.columns or []),
-                                              preserve_index=False)
+
+            table = self.pa.Table.from_pandas(
+                pd.DataFrame(columns=self.columns or []), preserve_index=False
+            )
             self.writer = self.pa.parquet.ParquetWriter(str(self.path), table.schema)
         self.writer.close()
 
 
 @app.command("predict")
 def predict_command(
-    inputs: List[str] = INPUTS,
-    model: str = typer.Option(..., "--model", "-m", help="Model file from `nbsvm train` or "
-                                                          "`nbsvm learn`."),
-    output: Optional[str] = typer.Option(None, "--output", "-o",
-                                         help="File to write (default or '-': standard "
-                                              "output). A file is written to a temporary "
-                                              "name and renamed when complete; a device or "
-                                              "FIFO is written through."),
-    output_format: Optional[str] = typer.Option(
-        None, "--output-format",
+    inputs: list[str] = INPUTS,
+    model: str = typer.Option(
+        ..., "--model", "-m", help="Model file from `nbsvm train` or `nbsvm learn`."
+    ),
+    output: str | None = typer.Option(
+        None,
+        "--output",
+        "-o",
+        help="File to write (default or '-': standard "
+        "output). A file is written to a temporary "
+        "name and renamed when complete; a device or "
+        "FIFO is written through.",
+    ),
+    output_format: str | None = typer.Option(
+        None,
+        "--output-format",
         help=f"One of {', '.join(OUTPUT_FORMATS)} (default: from the --output suffix: "
-             ".parquet, .jsonl, else csv). Parquet needs pyarrow "
-             "(pip install 'nbsvm[parquet]')."),
-    fmt: str = FORMAT, text_col: List[str] = TEXT_COL,
-    label_col: Optional[str] = typer.Option("label", "--label-col",
-                                            help="Label column of CSV/TSV input, copied to "
-                                                 "true_label when present."),
-    quiet: bool = typer.Option(False, "--quiet", "-q",
-                               help="No progress bar and no summary line on stderr."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", min=1, metavar="K",
-                                        help="Also write the K best classes of each document "
-                                             "with their probabilities (scores for losses "
-                                             "without them): top1_label, top1_probability, "
-                                             "..."),
-    threshold: Optional[float] = typer.Option(None, "--threshold", metavar="T",
-                                              help="With --top-k, leave out classes whose "
-                                                   "probability (score) is below T; alone, "
-                                                   "list every class at or above T."),
-    strict: bool = STRICT, encoding: str = ENCODING, skip_bad: bool = SKIP_BAD,
+        ".parquet, .jsonl, else csv). Parquet needs pyarrow "
+        "(pip install 'nbsvm[parquet]').",
+    ),
+    fmt: str = FORMAT,
+    text_col: list[str] = TEXT_COL,
+    label_col: str | None = typer.Option(
+        "label",
+        "--label-col",
+        help="Label column of CSV/TSV input, copied to true_label when present.",
+    ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="No progress bar and no summary line on stderr."
+    ),
+    top_k: int | None = typer.Option(
+        None,
+        "--top-k",
+        min=1,
+        metavar="K",
+        help="Also write the K best classes of each document "
+        "with their probabilities (scores for losses "
+        "without them): top1_label, top1_probability, "
+        "...",
+    ),
+    threshold: float | None = typer.Option(
+        None,
+        "--threshold",
+        metavar="T",
+        help="With --top-k, leave out classes whose "
+        "probability (score) is below T; alone, "
+        "list every class at or above T.",
+    ),
+    strict: bool = STRICT,
+    encoding: str = ENCODING,
+    skip_bad: bool = SKIP_BAD,
     label_sep: str = LABEL_SEP,
-    scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
+    scheduler: str | None = SCHEDULER,
+    dask_local: int | None = DASK_LOCAL,
 ):
     """Predict labels: one row per document with source, line, true_label (if known), label,
     then for two classes score_POS and probability_POS (of the positive class, named after
@@ -207,49 +251,82 @@ def predict_command(
         check_outputs(reads={"an input": inputs, "the model": model}, output=output)
         out_fmt = choose_output_format(output_format, output)
         if out_fmt == "parquet":
-            _pyarrow()                   # before any work: say what to install
+            _pyarrow()  # before any work: say what to install
             if output is None:
-                raise NBSVMError("Parquet output needs --output FILE (it is not written to "
-                                 "standard output)")
+                raise NBSVMError(
+                    "Parquet output needs --output FILE (it is not written to standard output)"
+                )
         if scheduler or dask_local:
             if skip_bad:
-                raise NBSVMError("--skip-bad-lines is not available with --scheduler / "
-                                 "--dask-local")
+                raise NBSVMError(
+                    "--skip-bad-lines is not available with --scheduler / --dask-local"
+                )
             if model_file_kind(model) == "learner":
-                raise NBSVMError("--scheduler / --dask-local predict with models from "
-                                 "`nbsvm train`")
+                raise NBSVMError(
+                    "--scheduler / --dask-local predict with models from `nbsvm train`"
+                )
             from nbsvm.workflows import distributed
-            clf = NBSVMClassifier.load(model)    # a bad model file: say so before starting workers
-            if top_k is not None or threshold is not None:      # and a bad threshold
+
+            clf = NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
+            if top_k is not None or threshold is not None:  # and a bad threshold
                 clf.top_k_of(np.zeros((0, clf.n_outputs())), top_k, threshold)
-            reader = {"format": fmt, "text_col": text_col, "label_col": label_col,
-                      "strict": strict, "top_k": top_k, "threshold": threshold}
+            reader = {
+                "format": fmt,
+                "text_col": text_col,
+                "label_col": label_col,
+                "strict": strict,
+                "top_k": top_k,
+                "threshold": threshold,
+            }
             if check_encoding(encoding) != "utf-8":
                 reader["encoding"] = encoding
             if label_sep != "\t":
                 reader["label_sep"] = label_sep
             # one table per shard, gathered in shard order and written as one file
             with distributed.client_for(scheduler, dask_local) as client:
-                frames = iter(distributed.predict(client, distributed.shards_of(inputs), model,
-                                                  reader))
+                frames = iter(
+                    distributed.predict(client, distributed.shards_of(inputs), model, reader)
+                )
         elif model_file_kind(model) == "learner":
             if skip_bad:
-                raise NBSVMError("--skip-bad-lines reads text for models of `nbsvm train`; "
-                                 "this is an `nbsvm learn` model", path=model)
+                raise NBSVMError(
+                    "--skip-bad-lines reads text for models of `nbsvm train`; "
+                    "this is an `nbsvm learn` model",
+                    path=model,
+                )
             if top_k is not None or threshold is not None:
-                raise NBSVMError("--top-k / --threshold rank the classes of models from "
-                                 "`nbsvm train`; this is an `nbsvm learn` model", path=model)
-            frames = predict_sparse(load_learner(model), inputs, fmt=fmt, strict=strict,
-                                    stats=read_stats(skip_bad),
-                                    encoding=check_encoding(encoding))
+                raise NBSVMError(
+                    "--top-k / --threshold rank the classes of models from "
+                    "`nbsvm train`; this is an `nbsvm learn` model",
+                    path=model,
+                )
+            frames = predict_sparse(
+                load_learner(model),
+                inputs,
+                fmt=fmt,
+                strict=strict,
+                stats=read_stats(skip_bad),
+                encoding=check_encoding(encoding),
+            )
         else:
             clf = NBSVMClassifier.load(model)
-            frames = predict_documents(clf, documents(inputs, fmt, text_col, label_col,
-                                                      labeled=False, strict=strict,
-                                                      skip_bad=skip_bad,
-                                                      known_labels=known_labels(clf.classes_, clf.multilabel),
-                                                      encoding=encoding, label_sep=label_sep),
-                                       top_k, threshold)
+            frames = predict_documents(
+                clf,
+                documents(
+                    inputs,
+                    fmt,
+                    text_col,
+                    label_col,
+                    labeled=False,
+                    strict=strict,
+                    skip_bad=skip_bad,
+                    known_labels=known_labels(clf.classes_, clf.multilabel),
+                    encoding=encoding,
+                    label_sep=label_sep,
+                ),
+                top_k,
+                threshold,
+            )
         # rows on a terminal show their own progress; a bar would only garble them
         show = not quiet and not (output is None and isatty(sys.stdout))
         n = 0
@@ -279,6 +356,9 @@ def predict_command(
                     if fh is not None:
                         fh.close()
         if not quiet:
-            err_console.print(f"predictions: {n} written to {output} ({out_fmt})",
-                              highlight=False, soft_wrap=True, markup=False)
-
+            err_console.print(
+                f"predictions: {n} written to {output} ({out_fmt})",
+                highlight=False,
+                soft_wrap=True,
+                markup=False,
+            )

@@ -1,15 +1,14 @@
 """Progress bars: the library's progress events rendered with rich, one bar per stage or
 epoch, with documents/s and, while the inputs are read, MB/s and an ETA."""
+
 from __future__ import annotations
 
 import sys
 import time
-from typing import List, Optional
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from nbsvm.cli.common import DocumentStream, check_interrupt, command_streams, err_console
-
 
 #: Stages whose events come while documents are read from the inputs: their bars take
 #: bytes from a document stream of the command (an epoch reads them when it has no total:
@@ -22,17 +21,28 @@ STAGE_UNITS = {"tune": "trainings"}
 
 
 class _Bar:
-    __slots__ = ("task", "unit", "total", "stream", "total_bytes", "first", "n", "last",
-                 "extra", "final", "bytes")
+    __slots__ = (
+        "task",
+        "unit",
+        "total",
+        "stream",
+        "total_bytes",
+        "first",
+        "n",
+        "last",
+        "extra",
+        "final",
+        "bytes",
+    )
 
     def __init__(self, task, unit, total, stream, total_bytes):
         self.task, self.unit, self.total = task, unit, total
         self.stream, self.total_bytes = stream, total_bytes
-        self.first = None            # (documents, time) of the first event
-        self.n, self.last = 0, 0.0   # documents and time of the latest event
+        self.first = None  # (documents, time) of the first event
+        self.n, self.last = 0, 0.0  # documents and time of the latest event
         self.extra = ""
         self.final = False
-        self.bytes = None            # bytes read, when the events say
+        self.bytes = None  # bytes read, when the events say
 
     def docs_per_second(self) -> str:
         """From the start of reading for a reading stage; else from the first event (what
@@ -73,8 +83,12 @@ class ProgressReporter:
     so the cost per document is nil; ``quiet`` draws nothing.
     """
 
-    def __init__(self, quiet: bool = False, streams: Optional[List[DocumentStream]] = None,
-                 redirect_stdout: Optional[bool] = None):
+    def __init__(
+        self,
+        quiet: bool = False,
+        streams: list[DocumentStream] | None = None,
+        redirect_stdout: bool | None = None,
+    ):
         self.quiet = quiet
         if redirect_stdout is None:
             # lines printed while the bars show go above them when stdout is the terminal
@@ -86,16 +100,25 @@ class ProgressReporter:
         # its widest row), and the ETA alone
         narrow = err_console.width < 120
         if narrow:
-            columns = [TextColumn("{task.description}"), BarColumn(bar_width=6),
-                       TextColumn("{task.fields[count]} {task.fields[rate]} "
-                                  "{task.fields[extra]}"), TimeRemainingColumn()]
+            columns = [
+                TextColumn("{task.description}"),
+                BarColumn(bar_width=6),
+                TextColumn("{task.fields[count]} {task.fields[rate]} {task.fields[extra]}"),
+                TimeRemainingColumn(),
+            ]
         else:
-            columns = [TextColumn("{task.description}"), BarColumn(),
-                       TextColumn("{task.fields[count]}"), TextColumn("{task.fields[rate]}"),
-                       TextColumn("{task.fields[extra]}"), TimeElapsedColumn(),
-                       TimeRemainingColumn()]
-        self.progress = Progress(*columns, console=err_console, disable=quiet,
-                                 redirect_stdout=redirect_stdout)
+            columns = [
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[count]}"),
+                TextColumn("{task.fields[rate]}"),
+                TextColumn("{task.fields[extra]}"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+            ]
+        self.progress = Progress(
+            *columns, console=err_console, disable=quiet, redirect_stdout=redirect_stdout
+        )
         self.streams = streams
         self.bars = {}
         self._claimed = set()
@@ -116,7 +139,7 @@ class ProgressReporter:
                 bar.final = True
                 self._render(bar)
 
-    def _stream_for(self, stage: str, event: dict) -> Optional[DocumentStream]:
+    def _stream_for(self, stage: str, event: dict) -> DocumentStream | None:
         """The stream a reading stage reads: one that has started and no other bar took."""
         if stage not in READING_STAGES and not (stage == "epoch" and event.get("total") is None):
             return None
@@ -135,8 +158,9 @@ class ProgressReporter:
         if stream is not None and total is None:
             total_bytes = stream.total_bytes()
         unit = event.get("unit") or STAGE_UNITS.get(stage, "docs")
-        task = self.progress.add_task(desc, total=total if total is not None else total_bytes,
-                                      count="", rate="", extra="")
+        task = self.progress.add_task(
+            desc, total=total if total is not None else total_bytes, count="", rate="", extra=""
+        )
         bar = self.bars[key] = _Bar(task, unit, total, stream, total_bytes)
         return bar
 
@@ -188,9 +212,15 @@ class ProgressReporter:
                 count += f" {unit}  {_size(completed, total)}"
                 unit = ""
             elif bar.total is None and done:
-                total = n                       # read to the end: the bar is complete
-        self.progress.update(bar.task, completed=completed, total=total,
-                             count=f"{count} {unit}".rstrip(), rate=rate, extra=bar.extra)
+                total = n  # read to the end: the bar is complete
+        self.progress.update(
+            bar.task,
+            completed=completed,
+            total=total,
+            count=f"{count} {unit}".rstrip(),
+            rate=rate,
+            extra=bar.extra,
+        )
 
 
 def isatty(stream) -> bool:

@@ -1,6 +1,7 @@
 """Printing results: ``key: value`` lines and the evaluation report as rich tables
 (accuracy or the multi-label and regression metrics, per-class precision / recall / F1, the
 confusion matrix)."""
+
 from __future__ import annotations
 
 import typer
@@ -25,18 +26,27 @@ def print_report(rep: dict, seconds: float):
     if "log_loss" in rep:
         console.print(f"log loss: {rep['log_loss']:.4f}", highlight=False)
     if "ece" in rep:
-        console.print(f"expected calibration error (15 bins of top-class probability): "
-                      f"{rep['ece']:.4f}", highlight=False)
+        console.print(
+            f"expected calibration error (15 bins of top-class probability): {rep['ece']:.4f}",
+            highlight=False,
+        )
     if "roc_auc" in rep:
         console.print(f"ROC AUC: {rep['roc_auc']:.4f}", highlight=False)
     if "macro_roc_auc" in rep:
-        console.print(f"macro ROC AUC (each class against the rest): "
-                      f"{rep['macro_roc_auc']:.4f}", highlight=False)
+        console.print(
+            f"macro ROC AUC (each class against the rest): {rep['macro_roc_auc']:.4f}",
+            highlight=False,
+        )
     console.print(f"macro F1: {rep['macro_f1']:.4f}", highlight=False)
     console.print(f"documents: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
     table = _per_class_table(console, rep, "class", "errors")
-    table.add_row("macro", f"{rep['macro_precision']:.4f}", f"{rep['macro_recall']:.4f}",
-                  f"{rep['macro_f1']:.4f}", str(rep["n_docs"]))
+    table.add_row(
+        "macro",
+        f"{rep['macro_precision']:.4f}",
+        f"{rep['macro_recall']:.4f}",
+        f"{rep['macro_f1']:.4f}",
+        str(rep["n_docs"]),
+    )
     console.print(table)
     print_confusion(console, rep["classes"], rep["confusion_matrix"])
 
@@ -44,8 +54,13 @@ def print_report(rep: dict, seconds: float):
 def print_confusion(console, classes, matrix, top: int = 12):
     """The confusion matrix as a table when it fits the terminal; else (20 classes at 80
     columns) the largest confusions, one per line, so that no count is cut."""
-    width = max(len(c) for c in classes) + 4 + sum(
-        max(len(c), len(str(max(row[j] for row in matrix)))) + 3 for j, c in enumerate(classes))
+    width = (
+        max(len(c) for c in classes)
+        + 4
+        + sum(
+            max(len(c), len(str(max(row[j] for row in matrix)))) + 3 for j, c in enumerate(classes)
+        )
+    )
     if width <= console.width:
         cm = Table(title="confusion matrix (rows: true, columns: predicted)")
         cm.add_column("")
@@ -55,11 +70,21 @@ def print_confusion(console, classes, matrix, top: int = 12):
             cm.add_row(escape(c), *[str(x) for x in row])
         console.print(cm)
         return
-    pairs = sorted(((int(row[j]), t, p) for i, (t, row) in enumerate(zip(classes, matrix))
-                    for j, p in enumerate(classes) if i != j and row[j]), reverse=True)
-    console.print(f"confusion matrix: {len(classes)} classes do not fit in {console.width} "
-                  f"columns (--json or --output FILE.csv give all of it); the largest "
-                  f"confusions, true -> predicted:", highlight=False)
+    pairs = sorted(
+        (
+            (int(row[j]), t, p)
+            for i, (t, row) in enumerate(zip(classes, matrix))
+            for j, p in enumerate(classes)
+            if i != j and row[j]
+        ),
+        reverse=True,
+    )
+    console.print(
+        f"confusion matrix: {len(classes)} classes do not fit in {console.width} "
+        f"columns (--json or --output FILE.csv give all of it); the largest "
+        f"confusions, true -> predicted:",
+        highlight=False,
+    )
     for n, t, p in pairs[:top]:
         console.print(f"  {n:>6,}  {escape(t)} -> {escape(p)}", highlight=False)
 
@@ -69,13 +94,17 @@ def _print_task_report(rep: dict, seconds: float):
     R^2 (regression)."""
     console = Console()
     if rep["task"] == "regression":
-        console.print(f"MSE: {rep['mse']:.6g}\nMAE: {rep['mae']:.6g}\nR^2: {rep['r2']:.4f}",
-                      highlight=False)
+        console.print(
+            f"MSE: {rep['mse']:.6g}\nMAE: {rep['mae']:.6g}\nR^2: {rep['r2']:.4f}", highlight=False
+        )
         console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
         return
-    console.print(f"Hamming loss: {rep['hamming_loss']:.4f}\n"
-                  f"micro F1: {rep['micro_f1']:.4f}\nmacro F1: {rep['macro_f1']:.4f}\n"
-                  f"subset accuracy: {100 * rep['subset_accuracy']:.2f}%", highlight=False)
+    console.print(
+        f"Hamming loss: {rep['hamming_loss']:.4f}\n"
+        f"micro F1: {rep['micro_f1']:.4f}\nmacro F1: {rep['macro_f1']:.4f}\n"
+        f"subset accuracy: {100 * rep['subset_accuracy']:.2f}%",
+        highlight=False,
+    )
     console.print(f"examples: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
     console.print(_per_class_table(console, rep, "label", "missed"))
 
@@ -84,10 +113,18 @@ def _per_class_table(console, rep: dict, what: str, counted_as: str) -> Table:
     """Print the labels the model does not know; return the per-class P/R/F1 table."""
     if rep.get("unseen_labels"):
         shown = ", ".join(f"{label} ({n})" for label, n in rep["unseen_labels"].items())
-        console.print(f"labels the model does not know, counted as {counted_as}: {shown}",
-                      highlight=False, markup=False)
+        console.print(
+            f"labels the model does not know, counted as {counted_as}: {shown}",
+            highlight=False,
+            markup=False,
+        )
     table = Table(what, "precision", "recall", "F1", "support")
-    for c, m in rep["per_class"].items():       # class names are user data, not markup
-        table.add_row(escape(c), f"{m['precision']:.4f}", f"{m['recall']:.4f}",
-                      f"{m['f1']:.4f}", str(m["support"]))
+    for c, m in rep["per_class"].items():  # class names are user data, not markup
+        table.add_row(
+            escape(c),
+            f"{m['precision']:.4f}",
+            f"{m['recall']:.4f}",
+            f"{m['f1']:.4f}",
+            str(m["support"]),
+        )
     return table

@@ -1,63 +1,95 @@
 """``nbsvm serve``: models behind an HTTP API and a web page (:mod:`nbsvm.serve`)."""
+
 from __future__ import annotations
 
 import json
 import os
-from typing import List
 
 import typer
 
-from nbsvm.errors import NBSVMError
 from nbsvm.cli import app
 from nbsvm.cli.common import cli_errors, err_console
+from nbsvm.errors import NBSVMError
 
-ANY_ADDRESS = ("0.0.0.0", "::", "")            # --host values that are no Host name
+ANY_ADDRESS = ("0.0.0.0", "::", "")  # --host values that are no Host name
 
 
 @app.command("serve")
 def serve_command(
-    models: List[str] = typer.Argument(..., metavar="MODEL",
-                                       help="Model files from `nbsvm train`, as PATH (named "
-                                            "after the file) or NAME=PATH."),
-    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (0.0.0.0: "
-                                                          "every interface)."),
+    models: list[str] = typer.Argument(
+        ...,
+        metavar="MODEL",
+        help="Model files from `nbsvm train`, as PATH (named after the file) or NAME=PATH.",
+    ),
+    host: str = typer.Option(
+        "127.0.0.1", "--host", help="Address to listen on (0.0.0.0: every interface)."
+    ),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
-    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (each loads "
-                                                             "every model; >1 also watches "
-                                                             "the files for changes)."),
-    watch: bool = typer.Option(False, "--watch", help="Reload a model when its file changes "
-                                                      "(replace it atomically: write, rename)."),
-    max_batch: int = typer.Option(1000, "--max-batch", min=1,
-                                  help="Most texts in one request (more: 413)."),
-    max_text_chars: int = typer.Option(100_000, "--max-text-chars", min=1,
-                                       help="Longest text in characters (longer: 413)."),
-    max_body_mb: float = typer.Option(8.0, "--max-body-mb", min=0.001,
-                                      help="Largest request body in MB (larger: 413)."),
-    allowed_hosts: List[str] = typer.Option([], "--allowed-host", metavar="HOST",
-                                            help="Also answer requests for this Host name "
-                                                 "(repeatable; *.example.com for a domain, '*' "
-                                                 "for any). Default: localhost, 127.0.0.1, "
-                                                 "::1 and --host; other names get 400 (DNS "
-                                                 "rebinding)."),
-    allow_reload: bool = typer.Option(False, "--allow-reload",
-                                      help="Enable POST /models/NAME/reload (403 otherwise): "
-                                           "anyone who reaches the server can then make it "
-                                           "read its files again."),
-    max_connections: int = typer.Option(1000, "--max-connections", min=1,
-                                        help="Open connections per worker. At the limit a "
-                                             "new one closes the connection idle longest, or "
-                                             "gets 503 when all are busy. Raises the "
-                                             "open-file limit (ulimit -n) if short."),
-    timeout_read: float = typer.Option(30.0, "--timeout-read", min=0.1,
-                                       help="Seconds a client has to send a whole request "
-                                            "(headers and body), from connecting or from its "
-                                            "previous answer; slower: 408 and closed."),
-    timeout_keep_alive: int = typer.Option(5, "--timeout-keep-alive", min=1,
-                                           help="Seconds a connection may stay idle between "
-                                                "requests before it is closed."),
-    log_level: str = typer.Option("warning", "--log-level",
-                                  help="uvicorn's log level: critical, error, warning, info, "
-                                       "debug, trace."),
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        help="Worker processes (each loads every model; >1 also watches the files for changes).",
+    ),
+    watch: bool = typer.Option(
+        False,
+        "--watch",
+        help="Reload a model when its file changes (replace it atomically: write, rename).",
+    ),
+    max_batch: int = typer.Option(
+        1000, "--max-batch", min=1, help="Most texts in one request (more: 413)."
+    ),
+    max_text_chars: int = typer.Option(
+        100_000, "--max-text-chars", min=1, help="Longest text in characters (longer: 413)."
+    ),
+    max_body_mb: float = typer.Option(
+        8.0, "--max-body-mb", min=0.001, help="Largest request body in MB (larger: 413)."
+    ),
+    allowed_hosts: list[str] = typer.Option(
+        [],
+        "--allowed-host",
+        metavar="HOST",
+        help="Also answer requests for this Host name "
+        "(repeatable; *.example.com for a domain, '*' "
+        "for any). Default: localhost, 127.0.0.1, "
+        "::1 and --host; other names get 400 (DNS "
+        "rebinding).",
+    ),
+    allow_reload: bool = typer.Option(
+        False,
+        "--allow-reload",
+        help="Enable POST /models/NAME/reload (403 otherwise): "
+        "anyone who reaches the server can then make it "
+        "read its files again.",
+    ),
+    max_connections: int = typer.Option(
+        1000,
+        "--max-connections",
+        min=1,
+        help="Open connections per worker. At the limit a "
+        "new one closes the connection idle longest, or "
+        "gets 503 when all are busy. Raises the "
+        "open-file limit (ulimit -n) if short.",
+    ),
+    timeout_read: float = typer.Option(
+        30.0,
+        "--timeout-read",
+        min=0.1,
+        help="Seconds a client has to send a whole request "
+        "(headers and body), from connecting or from its "
+        "previous answer; slower: 408 and closed.",
+    ),
+    timeout_keep_alive: int = typer.Option(
+        5,
+        "--timeout-keep-alive",
+        min=1,
+        help="Seconds a connection may stay idle between requests before it is closed.",
+    ),
+    log_level: str = typer.Option(
+        "warning",
+        "--log-level",
+        help="uvicorn's log level: critical, error, warning, info, debug, trace.",
+    ),
 ):
     """Serve models over HTTP: POST /predict, POST /explain, GET /models, /health, /metrics,
     POST /models/NAME/reload (with --allow-reload), a page at / and the OpenAPI schema at
@@ -69,44 +101,65 @@ def serve_command(
     with cli_errors():
         try:
             import uvicorn  # noqa: F401
+
             from nbsvm.serve.app import create_app
-            from nbsvm.serve.connections import (ServeConfig, bind_socket, descriptor_room,
-                                                 serve_on)
+            from nbsvm.serve.connections import ServeConfig, bind_socket, descriptor_room, serve_on
             from nbsvm.serve.limits import LOCAL_HOSTS
             from nbsvm.serve.registry import parse_models
         except ImportError as e:
             raise NBSVMError(f"nbsvm serve needs {e.name}: pip install 'nbsvm[serve]'") from None
         if log_level not in ("critical", "error", "warning", "info", "debug", "trace"):
-            raise NBSVMError(f"unknown log level {log_level!r}; allowed: critical, error, "
-                             "warning, info, debug, trace")
+            raise NBSVMError(
+                f"unknown log level {log_level!r}; allowed: critical, error, "
+                "warning, info, debug, trace"
+            )
         named = parse_models(models)
         hosts = [*LOCAL_HOSTS, *([host] if host not in ANY_ADDRESS else []), *allowed_hosts]
-        config = dict(watch=watch or workers > 1, max_batch=max_batch,
-                      max_text_chars=max_text_chars, max_body_bytes=int(max_body_mb * 2**20),
-                      allowed_hosts=hosts, allow_reload=allow_reload)
-        sock = bind_socket(host, port)      # a busy port fails now, before models load
+        config = dict(
+            watch=watch or workers > 1,
+            max_batch=max_batch,
+            max_text_chars=max_text_chars,
+            max_body_bytes=int(max_body_mb * 2**20),
+            allowed_hosts=hosts,
+            allow_reload=allow_reload,
+        )
+        sock = bind_socket(host, port)  # a busy port fails now, before models load
         try:
             if workers == 1:
-                target = create_app(named, **config)     # a bad model file fails here
+                target = create_app(named, **config)  # a bad model file fails here
             else:
-                create_app(named, **config)               # checked once before the workers
+                create_app(named, **config)  # checked once before the workers
                 os.environ["NBSVM_SERVE"] = json.dumps(dict(config, models=named))
                 target = "nbsvm.serve.app:app_from_environment"
             max_connections, backlog, note = descriptor_room(max_connections)
             if note:
                 err_console.print(note, soft_wrap=True)
             if host in ANY_ADDRESS and not allowed_hosts:
-                err_console.print("listening on every interface, answering only Host "
-                                  "localhost: add --allowed-host NAME for the names clients "
-                                  "use", soft_wrap=True)
+                err_console.print(
+                    "listening on every interface, answering only Host "
+                    "localhost: add --allowed-host NAME for the names clients "
+                    "use",
+                    soft_wrap=True,
+                )
             shown = f"[{host}]" if ":" in host else host
-            err_console.print(f"serving {', '.join(named)} on http://{shown}:{port} "
-                              f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops",
-                              soft_wrap=True)
-            serve_on(sock, ServeConfig(target, workers=workers, factory=workers > 1,
-                                       log_level=log_level, timeout_graceful_shutdown=10,
-                                       timeout_keep_alive=timeout_keep_alive, backlog=backlog,
-                                       max_connections=max_connections,
-                                       timeout_read=timeout_read))
+            err_console.print(
+                f"serving {', '.join(named)} on http://{shown}:{port} "
+                f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops",
+                soft_wrap=True,
+            )
+            serve_on(
+                sock,
+                ServeConfig(
+                    target,
+                    workers=workers,
+                    factory=workers > 1,
+                    log_level=log_level,
+                    timeout_graceful_shutdown=10,
+                    timeout_keep_alive=timeout_keep_alive,
+                    backlog=backlog,
+                    max_connections=max_connections,
+                    timeout_read=timeout_read,
+                ),
+            )
         finally:
             sock.close()

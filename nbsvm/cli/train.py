@@ -1,76 +1,135 @@
 """``nbsvm train``: fit NBSVM (building the lexicon in the same pass if none is given)."""
+
 from __future__ import annotations
 
 import json
 import time
-from typing import List, Optional
 
 import typer
 from rich.markup import escape
 
-from nbsvm.evaluation import plot
-from nbsvm.models.checkpoint import checkpoint_path
-from nbsvm.workflows.job import train_job
+from nbsvm.cli import app
+from nbsvm.cli.common import (
+    check_interrupt,
+    check_outputs,
+    checkpoint_note,
+    cli_errors,
+    documents,
+    err_console,
+    parse_char_ngrams,
+    parse_class_weight,
+    parse_eta0,
+    parse_seconds,
+    rereadable,
+    text_columns,
+)
+from nbsvm.cli.options import (
+    CHAR_NGRAMS_TRAIN,
+    CHECKPOINT_EVERY,
+    DASK_LOCAL,
+    ENCODING,
+    FORMAT,
+    INPUTS,
+    KEEP_CASE,
+    LABEL_COL,
+    LABEL_SEP,
+    LONG_WORDS,
+    NFKC,
+    QUIET,
+    RESUME,
+    SCHEDULER,
+    SKIP_BAD,
+    SPLIT_SCRIPTS,
+    STRICT,
+    TEXT_COL,
+)
+from nbsvm.cli.progress import ProgressReporter
+from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import check_encoding
+from nbsvm.evaluation import plot
 from nbsvm.evaluation.heldout import EpochHistory
+from nbsvm.io.decoding import check_encoding
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models.checkpoint import checkpoint_path
 from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.cli import app
-from nbsvm.cli.options import (CHAR_NGRAMS_TRAIN, KEEP_CASE, NFKC, LONG_WORDS, SPLIT_SCRIPTS, CHECKPOINT_EVERY, DASK_LOCAL, ENCODING, FORMAT, INPUTS,
-                               LABEL_COL, LABEL_SEP, QUIET, RESUME, SCHEDULER, SKIP_BAD, STRICT,
-                               TEXT_COL)
-from nbsvm.cli.common import (check_interrupt, check_outputs, checkpoint_note, cli_errors,
-                              documents, err_console, parse_char_ngrams, parse_class_weight,
-                              parse_eta0, parse_seconds, rereadable, text_columns)
-from nbsvm.cli.reports import echo_kv, print_report
-from nbsvm.cli.progress import ProgressReporter
+from nbsvm.workflows.job import train_job
 
 
 def data_defaults_line(event: dict) -> str:
     """``data-dependent defaults: min_df 1, eta0 0.072 (9,013 documents, median 64 n-grams
     each, 612,480 in all)``."""
     corpus = event["corpus"]
-    chosen = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-                       for k, v in event["chosen"].items())
-    return (f"data-dependent defaults: {chosen} ({corpus['documents']:,} documents, median "
-            f"{corpus['median_ngrams']:,} n-grams each, {corpus['ngrams']:,} in all)")
+    chosen = ", ".join(
+        f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in event["chosen"].items()
+    )
+    return (
+        f"data-dependent defaults: {chosen} ({corpus['documents']:,} documents, median "
+        f"{corpus['median_ngrams']:,} n-grams each, {corpus['ngrams']:,} in all)"
+    )
 
 
 def auto_line(event: dict) -> str:
     """One line of the --auto search: its plan, each trial, a note, the choice."""
     from nbsvm.models.auto import describe
+
     stage = event["stage"]
     if stage == "auto plan":
-        space = "; ".join(f"{'lambda' if k == 'lam' else k} {'/'.join(map(str, v))}"
-                          for k, v in event["space"].items())
-        return (f"auto: {event['docs']:,} documents read and hashed in {event['pass_s']:.1f} s; "
-                f"{event['candidates']} candidates, {event['split']}, budget "
-                f"{event['budget']:g} s; searching {space}")
+        space = "; ".join(
+            f"{'lambda' if k == 'lam' else k} {'/'.join(map(str, v))}"
+            for k, v in event["space"].items()
+        )
+        return (
+            f"auto: {event['docs']:,} documents read and hashed in {event['pass_s']:.1f} s; "
+            f"{event['candidates']} candidates, {event['split']}, budget "
+            f"{event['budget']:g} s; searching {space}"
+        )
     if stage == "auto trial":
-        return (f"auto: rung {event['rung']} ({event['documents']:,} documents x "
-                f"{event['folds']}): {describe(event['changed'])}: {event['metric']} "
-                f"{100 * event['score']:.2f}% ({event['seconds']:.1f} s)")
+        return (
+            f"auto: rung {event['rung']} ({event['documents']:,} documents x "
+            f"{event['folds']}): {describe(event['changed'])}: {event['metric']} "
+            f"{100 * event['score']:.2f}% ({event['seconds']:.1f} s)"
+        )
     if stage == "auto note":
         return f"auto: {event['note']}"
-    return (f"auto: chose {describe(event['changed'])}: {event['reason']}; search "
-            f"{event['seconds']:.1f} s of the {event['budget']:g} s budget")
+    return (
+        f"auto: chose {describe(event['changed'])}: {event['reason']}; search "
+        f"{event['seconds']:.1f} s of the {event['budget']:g} s budget"
+    )
 
 
 def by_classes(name: str) -> str:
     """The help's note on a setting whose default follows the number of classes."""
-    return (f"(default: {DEFAULTS[name]} with two classes, {MULTICLASS_DEFAULTS[name]} "
-            f"with more, {MULTILABEL_DEFAULTS[name]} multi-label)")
+    return (
+        f"(default: {DEFAULTS[name]} with two classes, {MULTICLASS_DEFAULTS[name]} "
+        f"with more, {MULTILABEL_DEFAULTS[name]} multi-label)"
+    )
 
 
-def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local, quiet,
-                   json_out, single_machine_only: dict) -> None:
+def _train_on_dask(
+    clf,
+    lex,
+    inputs,
+    test,
+    output,
+    reader,
+    scheduler,
+    dask_local,
+    quiet,
+    json_out,
+    single_machine_only: dict,
+) -> None:
     """``nbsvm train --scheduler/--dask-local``: lexicon and parameter mixing on Dask."""
     from nbsvm.workflows import distributed
-    flags = {"keep_cache": "--keep-cache", "checkpoint_every": "--checkpoint-every",
-             "resume": "--resume", "plot": "--plot", "max_memory": "--max-memory",
-             "skip_bad": "--skip-bad-lines"}
+
+    flags = {
+        "keep_cache": "--keep-cache",
+        "checkpoint_every": "--checkpoint-every",
+        "resume": "--resume",
+        "plot": "--plot",
+        "max_memory": "--max-memory",
+        "skip_bad": "--skip-bad-lines",
+    }
     for key, on in single_machine_only.items():
         if on:
             raise NBSVMError(f"{flags[key]} is not available with --scheduler / --dask-local")
@@ -78,18 +137,28 @@ def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local
     with distributed.client_for(scheduler, dask_local) as client:
         n_workers = len(client.scheduler_info()["workers"])
         with ProgressReporter(quiet or json_out) as progress:
-            distributed.fit(client, distributed.shards_of(inputs), clf, reader, lexicon_=lex,
-                            callback=progress)
+            distributed.fit(
+                client, distributed.shards_of(inputs), clf, reader, lexicon_=lex, callback=progress
+            )
         t1 = time.perf_counter()
         clf.save(output)
         t2 = time.perf_counter()
-        rep = distributed.evaluate(client, distributed.shards_of(test), output, reader) \
-            if test else None
+        rep = (
+            distributed.evaluate(client, distributed.shards_of(test), output, reader)
+            if test
+            else None
+        )
         t3 = time.perf_counter()
-    summary = {"workers": n_workers, "documents": int(clf.n_docs_),
-               "classes": list(clf.classes_), "lexicon_s": clf.timings_["lexicon_s"],
-               "train_s": clf.timings_["train_s"], "total_s": t1 - t0, "save_s": t2 - t1,
-               "saved": output}
+    summary = {
+        "workers": n_workers,
+        "documents": int(clf.n_docs_),
+        "classes": list(clf.classes_),
+        "lexicon_s": clf.timings_["lexicon_s"],
+        "train_s": clf.timings_["train_s"],
+        "total_s": t1 - t0,
+        "save_s": t2 - t1,
+        "saved": output,
+    }
     if rep is not None:
         rep["timings"] = dict(summary, eval_s=t3 - t2)
     if json_out:
@@ -97,18 +166,27 @@ def _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local
         return
     if rep is not None:
         print_report(rep, t3 - t2)
-    echo_kv({"workers": n_workers, "documents": clf.n_docs_,
-             "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_)),
-             "lexicon seconds": f"{clf.timings_['lexicon_s']:.2f}",
-             "training seconds (parameter mixing)": f"{clf.timings_['train_s']:.2f}",
-             "total seconds": f"{t1 - t0:.2f}", "save seconds": f"{t2 - t1:.2f}",
-             "saved": output})
+    echo_kv(
+        {
+            "workers": n_workers,
+            "documents": clf.n_docs_,
+            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_)),
+            "lexicon seconds": f"{clf.timings_['lexicon_s']:.2f}",
+            "training seconds (parameter mixing)": f"{clf.timings_['train_s']:.2f}",
+            "total seconds": f"{t1 - t0:.2f}",
+            "save seconds": f"{t2 - t1:.2f}",
+            "saved": output,
+        }
+    )
 
 
 #: options of ``nbsvm train`` -> the model parameters they set, where the names differ
-_OPTION_PARAMS = {"keep_case": ("lowercase",), "char_ngrams": ("char_min", "char_ngrams"),
-                  "valid": ("early_stopping", "validation_fraction"),
-                  "patience": ("n_iter_no_change",)}
+_OPTION_PARAMS = {
+    "keep_case": ("lowercase",),
+    "char_ngrams": ("char_min", "char_ngrams"),
+    "valid": ("early_stopping", "validation_fraction"),
+    "patience": ("n_iter_no_change",),
+}
 
 
 def _refuse_init_conflicts(ctx: typer.Context, asked, model, init: str) -> None:
@@ -119,191 +197,289 @@ def _refuse_init_conflicts(ctx: typer.Context, asked, model, init: str) -> None:
 
     saved, raw, wanted = resolved_params(model), model.get_params(), asked.get_params()
     for option in ctx.params:
-        source = ctx.get_parameter_source(option)     # typer's own click: compare names
+        source = ctx.get_parameter_source(option)  # typer's own click: compare names
         if getattr(source, "name", None) != "COMMANDLINE":
             continue
         for param in _OPTION_PARAMS.get(option, (option,)):
-            if param in saved and param in wanted and wanted[param] is not None \
-                    and param != "cache_dir" and wanted[param] not in (saved[param], raw[param]):
+            if (
+                param in saved
+                and param in wanted
+                and wanted[param] is not None
+                and param != "cache_dir"
+                and wanted[param] not in (saved[param], raw[param])
+            ):
                 flag = "--" + ("lambda" if option == "lam" else option.replace("_", "-"))
-                raise NBSVMError(f"--init continues {init} with its own settings: {flag} "
-                                 f"asks for {param}={wanted[param]!r}, the model has "
-                                 f"{saved[param]!r}; leave {flag} out (or train a new model)")
+                raise NBSVMError(
+                    f"--init continues {init} with its own settings: {flag} "
+                    f"asks for {param}={wanted[param]!r}, the model has "
+                    f"{saved[param]!r}; leave {flag} out (or train a new model)"
+                )
 
 
 @app.command("train")
 def train_command(
     ctx: typer.Context,
-    inputs: List[str] = INPUTS,
+    inputs: list[str] = INPUTS,
     output: str = typer.Option(..., "--output", "-o", help="Model file to write (.npz)."),
-    lexicon: Optional[str] = typer.Option(None, "--lexicon",
-                                          help="Lexicon from `nbsvm lexicon` (default: build it "
-                                               "from the training data in the same run)."),
-    ngrams: int = typer.Option(DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N "
-                                                                    "(ignored with --lexicon)."),
+    lexicon: str | None = typer.Option(
+        None,
+        "--lexicon",
+        help="Lexicon from `nbsvm lexicon` (default: build it "
+        "from the training data in the same run).",
+    ),
+    ngrams: int = typer.Option(
+        DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N (ignored with --lexicon)."
+    ),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: str = CHAR_NGRAMS_TRAIN, keep_case: bool = KEEP_CASE,
-    split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
+    char_ngrams: str = CHAR_NGRAMS_TRAIN,
+    keep_case: bool = KEEP_CASE,
+    split_scripts: bool = SPLIT_SCRIPTS,
+    nfkc: bool = NFKC,
     long_words: int = LONG_WORDS,
     hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
-    min_df: Optional[int] = typer.Option(None, "--min-df",
-                                         help="Keep buckets seen in at least this many "
-                                              "training documents (default: 1 when the "
-                                              "training set holds under 2 million n-gram "
-                                              "occurrences, else 2; printed after the first "
-                                              "pass)."),
-    loss: Optional[str] = typer.Option(None, "--loss",
-                                       help="log, hinge, squared_hinge or modified_huber "
-                                            "(one output per class against the rest), or "
-                                            "softmax or multiclass_hinge (all classes "
-                                            "trained together on the per-class NB "
-                                            "features) " + by_classes("loss")),
-    optimizer: Optional[str] = typer.Option(None, "--optimizer",
-                                            help="sgd or adagrad " + by_classes("optimizer")),
-    epochs: Optional[int] = typer.Option(None, "--epochs",
-                                         help="Passes over the data " + by_classes("epochs")),
-    eta0: Optional[str] = typer.Option(None, "--eta0",
-                                       help="Initial step size, or auto (Bottou's calibration "
-                                            "on a 1,000-document sample) "
-                                            + by_classes("eta0")),
+    min_df: int | None = typer.Option(
+        None,
+        "--min-df",
+        help="Keep buckets seen in at least this many "
+        "training documents (default: 1 when the "
+        "training set holds under 2 million n-gram "
+        "occurrences, else 2; printed after the first "
+        "pass).",
+    ),
+    loss: str | None = typer.Option(
+        None,
+        "--loss",
+        help="log, hinge, squared_hinge or modified_huber "
+        "(one output per class against the rest), or "
+        "softmax or multiclass_hinge (all classes "
+        "trained together on the per-class NB "
+        "features) " + by_classes("loss"),
+    ),
+    optimizer: str | None = typer.Option(
+        None, "--optimizer", help="sgd or adagrad " + by_classes("optimizer")
+    ),
+    epochs: int | None = typer.Option(
+        None, "--epochs", help="Passes over the data " + by_classes("epochs")
+    ),
+    eta0: str | None = typer.Option(
+        None,
+        "--eta0",
+        help="Initial step size, or auto (Bottou's calibration "
+        "on a 1,000-document sample) " + by_classes("eta0"),
+    ),
     lam: float = typer.Option(DEFAULTS["lam"], "--lambda", help="L2 regularization strength."),
-    beta: float = typer.Option(DEFAULTS["beta"], "--beta",
-                               help="Weight of the linear model against NB, in [0, 1]."),
-    interpolate: str = typer.Option(DEFAULTS["interpolate"], "--interpolate",
-                                    help="scores (NBSVM-XL) or weights (Wang & Manning)."),
-    learner: Optional[str] = typer.Option(None, "--learner",
-                                          help="adagrad, sgd or ovr: the built-in learner "
-                                               "(its optimizer; ovr: one output per class "
-                                               "against the rest, its default shape); pa, "
-                                               "pegasos, mira, multiclass-hinge or multilabel "
-                                               "(with --multilabel): a learner of the shared "
-                                               "backend on the same NB features (default: "
-                                               "the built-in --optimizer)."),
-    weighting: str = typer.Option("nb", "--weighting",
-                                  help="Feature value of a kept n-gram: its NB ratio (nb) or "
-                                       "1 (binary: plain binarized features, needs --beta 1)."),
-    auto: bool = typer.Option(False, "--auto",
-                              help="Choose the settings on held-out parts of the training "
-                                   "data within --time-budget (n-gram order, character "
-                                   "n-grams for short texts, the tokenizer for text in "
-                                   "scripts without spaces, alpha, lambda, loss, norm, "
-                                   "min_df, weighting, beta; successive halving; a change "
-                                   "must gain more than the noise over the defaults: "
-                                   "Student's t at the Bonferroni level, paired over "
-                                   "five validation groups), print what was tried and "
-                                   "chosen, then train on all of it. Options given with "
-                                   "other values than their defaults are kept."),
-    time_budget: str = typer.Option("60s", "--time-budget",
-                                    help="Seconds the --auto search may take (60, 90s, 2m), "
-                                         "its reading pass included, as predicted from "
-                                         "the work of its trials for a 2-core reference "
-                                         "machine: the same trials and choice on any "
-                                         "machine, however busy (a slower one takes "
-                                         "longer; stopped at 3x)."),
-    auto_metric: Optional[str] = typer.Option(None, "--auto-metric",
-                                              help="What --auto ranks by: accuracy (the "
-                                                   "default; micro_f1 for label sets) or "
-                                                   "macro_f1 (every class alike: for a rare "
-                                                   "class that matters)."),
-    valid: Optional[float] = typer.Option(None, "--valid", metavar="SHARE",
-                                          help="Hold out this share of the training data "
-                                               "(0.1: a seeded tenth), print the accuracy on "
-                                               "it after every epoch, stop when it has not "
-                                               "improved for --patience epochs and keep the "
-                                               "best epoch's weights."),
-    patience: int = typer.Option(2, "--patience", min=1,
-                                 help="With --valid: epochs without improvement before "
-                                      "stopping."),
-    init: Optional[str] = typer.Option(None, "--init", metavar="MODEL",
-                                       help="Continue training this saved model (trained with "
-                                            "--keep-counts) on the new inputs: their counts "
-                                            "join its lexicon's, and its weights, AdaGrad "
-                                            "sums and step counters carry on (VW's "
-                                            "--save_resume). The settings are the model's."),
-    keep_counts: bool = typer.Option(False, "--keep-counts",
-                                     help="Keep the lexicon's counts in the model file (4 "
-                                          "bytes per class and bucket seen) so that a later "
-                                          "train --init can add new documents to them; reads "
-                                          "the inputs twice."),
-    class_weight: Optional[str] = typer.Option(None, "--class-weight", metavar="WEIGHTS",
-                                               help="Weigh each document's learning step by "
-                                                    "its class: balanced (n / (classes x "
-                                                    "n_class), as scikit-learn) or name=w "
-                                                    "pairs such as pos=5 (others weigh 1). "
-                                                    "For imbalanced data; the NB lexicon is "
-                                                    "unaffected."),
-    calibrate: str = typer.Option("auto", "--calibrate", metavar="METHOD",
-                                  help="auto (the default): one temperature fitted on a "
-                                       "held-out tenth where the probabilities need it "
-                                       "(more than two classes, or a class under a quarter "
-                                       "of the documents; 500 documents or more; not from "
-                                       "standard input), about twice the training time "
-                                       "there. none: never. sigmoid (Platt scaling), "
-                                       "isotonic (for 1,000+ held-out documents) or "
-                                       "temperature: always; train without a tenth of the "
-                                       "data (at most 50,000 documents), fit on its "
-                                       "scores, train on all; any loss or learner then "
-                                       "gives probabilities. Prints the held-out expected "
-                                       "calibration error before and after."),
-    multilabel: bool = typer.Option(False, "--multilabel",
-                                    help="Each document has a set of labels, written a,b "
-                                         "(label<TAB>text lines, or the label column): one "
-                                         "NB ratio vector and one binary model per label; "
-                                         "eval prints Hamming loss, subset accuracy and "
-                                         "micro / macro F1, predict the label sets."),
-    norm: Optional[str] = typer.Option(None, "--norm",
-                                       help="Scale each document to unit L2 norm (l2) or not "
-                                            "(none) " + by_classes("norm") + "; with two "
-                                            "classes l2 for phrases (median under 16 "
-                                            "n-grams)."),
+    beta: float = typer.Option(
+        DEFAULTS["beta"], "--beta", help="Weight of the linear model against NB, in [0, 1]."
+    ),
+    interpolate: str = typer.Option(
+        DEFAULTS["interpolate"],
+        "--interpolate",
+        help="scores (NBSVM-XL) or weights (Wang & Manning).",
+    ),
+    learner: str | None = typer.Option(
+        None,
+        "--learner",
+        help="adagrad, sgd or ovr: the built-in learner "
+        "(its optimizer; ovr: one output per class "
+        "against the rest, its default shape); pa, "
+        "pegasos, mira, multiclass-hinge or multilabel "
+        "(with --multilabel): a learner of the shared "
+        "backend on the same NB features (default: "
+        "the built-in --optimizer).",
+    ),
+    weighting: str = typer.Option(
+        "nb",
+        "--weighting",
+        help="Feature value of a kept n-gram: its NB ratio (nb) or "
+        "1 (binary: plain binarized features, needs --beta 1).",
+    ),
+    auto: bool = typer.Option(
+        False,
+        "--auto",
+        help="Choose the settings on held-out parts of the training "
+        "data within --time-budget (n-gram order, character "
+        "n-grams for short texts, the tokenizer for text in "
+        "scripts without spaces, alpha, lambda, loss, norm, "
+        "min_df, weighting, beta; successive halving; a change "
+        "must gain more than the noise over the defaults: "
+        "Student's t at the Bonferroni level, paired over "
+        "five validation groups), print what was tried and "
+        "chosen, then train on all of it. Options given with "
+        "other values than their defaults are kept.",
+    ),
+    time_budget: str = typer.Option(
+        "60s",
+        "--time-budget",
+        help="Seconds the --auto search may take (60, 90s, 2m), "
+        "its reading pass included, as predicted from "
+        "the work of its trials for a 2-core reference "
+        "machine: the same trials and choice on any "
+        "machine, however busy (a slower one takes "
+        "longer; stopped at 3x).",
+    ),
+    auto_metric: str | None = typer.Option(
+        None,
+        "--auto-metric",
+        help="What --auto ranks by: accuracy (the "
+        "default; micro_f1 for label sets) or "
+        "macro_f1 (every class alike: for a rare "
+        "class that matters).",
+    ),
+    valid: float | None = typer.Option(
+        None,
+        "--valid",
+        metavar="SHARE",
+        help="Hold out this share of the training data "
+        "(0.1: a seeded tenth), print the accuracy on "
+        "it after every epoch, stop when it has not "
+        "improved for --patience epochs and keep the "
+        "best epoch's weights.",
+    ),
+    patience: int = typer.Option(
+        2, "--patience", min=1, help="With --valid: epochs without improvement before stopping."
+    ),
+    init: str | None = typer.Option(
+        None,
+        "--init",
+        metavar="MODEL",
+        help="Continue training this saved model (trained with "
+        "--keep-counts) on the new inputs: their counts "
+        "join its lexicon's, and its weights, AdaGrad "
+        "sums and step counters carry on (VW's "
+        "--save_resume). The settings are the model's.",
+    ),
+    keep_counts: bool = typer.Option(
+        False,
+        "--keep-counts",
+        help="Keep the lexicon's counts in the model file (4 "
+        "bytes per class and bucket seen) so that a later "
+        "train --init can add new documents to them; reads "
+        "the inputs twice.",
+    ),
+    class_weight: str | None = typer.Option(
+        None,
+        "--class-weight",
+        metavar="WEIGHTS",
+        help="Weigh each document's learning step by "
+        "its class: balanced (n / (classes x "
+        "n_class), as scikit-learn) or name=w "
+        "pairs such as pos=5 (others weigh 1). "
+        "For imbalanced data; the NB lexicon is "
+        "unaffected.",
+    ),
+    calibrate: str = typer.Option(
+        "auto",
+        "--calibrate",
+        metavar="METHOD",
+        help="auto (the default): one temperature fitted on a "
+        "held-out tenth where the probabilities need it "
+        "(more than two classes, or a class under a quarter "
+        "of the documents; 500 documents or more; not from "
+        "standard input), about twice the training time "
+        "there. none: never. sigmoid (Platt scaling), "
+        "isotonic (for 1,000+ held-out documents) or "
+        "temperature: always; train without a tenth of the "
+        "data (at most 50,000 documents), fit on its "
+        "scores, train on all; any loss or learner then "
+        "gives probabilities. Prints the held-out expected "
+        "calibration error before and after.",
+    ),
+    multilabel: bool = typer.Option(
+        False,
+        "--multilabel",
+        help="Each document has a set of labels, written a,b "
+        "(label<TAB>text lines, or the label column): one "
+        "NB ratio vector and one binary model per label; "
+        "eval prints Hamming loss, subset accuracy and "
+        "micro / macro F1, predict the label sets.",
+    ),
+    norm: str | None = typer.Option(
+        None,
+        "--norm",
+        help="Scale each document to unit L2 norm (l2) or not "
+        "(none) " + by_classes("norm") + "; with two "
+        "classes l2 for phrases (median under 16 "
+        "n-grams).",
+    ),
     seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seed of the epoch shuffles."),
-    threads: int = typer.Option(DEFAULTS["threads"], "--threads",
-                                help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "
-                                     "for bit; 2+: faster, varies in the last digits)."),
-    cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
-                                            help="Folder for the feature cache (default: the "
-                                                 "temp folder; with --keep-cache: "
-                                                 "$NBSVM_CACHE_DIR or ~/.cache/nbsvm)."),
-    keep_cache: bool = typer.Option(False, "--keep-cache",
-                                    help="Keep the hashed training data for later runs, keyed "
-                                         "by the inputs' paths, sizes and modification times "
-                                         "and the hashing settings; a run with the same key "
-                                         "skips reading and hashing."),
+    threads: int = typer.Option(
+        DEFAULTS["threads"],
+        "--threads",
+        help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "
+        "for bit; 2+: faster, varies in the last digits).",
+    ),
+    cache_dir: str | None = typer.Option(
+        None,
+        "--cache-dir",
+        help="Folder for the feature cache (default: the "
+        "temp folder; with --keep-cache: "
+        "$NBSVM_CACHE_DIR or ~/.cache/nbsvm).",
+    ),
+    keep_cache: bool = typer.Option(
+        False,
+        "--keep-cache",
+        help="Keep the hashed training data for later runs, keyed "
+        "by the inputs' paths, sizes and modification times "
+        "and the hashing settings; a run with the same key "
+        "skips reading and hashing.",
+    ),
     checkpoint_every: int = CHECKPOINT_EVERY,
     resume: bool = RESUME,
-    test: Optional[List[str]] = typer.Option(None, "--test",
-                                             help="Also evaluate on this labeled input (repeat "
-                                                  "for several); it is hashed on the other core "
-                                                  "while the model trains."),
-    json_out: bool = typer.Option(False, "--json", help="Print the report (with --test) or the "
-                                                       "training summary as JSON."),
-    plot_path: Optional[str] = typer.Option(None, "--plot",
-                                            help="Write the training curve (.png, .svg or "
-                                                 ".pdf): mean training loss per epoch and, "
-                                                 "with --test, the test accuracy after each "
-                                                 "epoch (needs matplotlib: pip install "
-                                                 "'nbsvm[plot]')."),
-    max_memory: Optional[str] = typer.Option(None, "--max-memory",
-                                             help="Refuse to start when training would need "
-                                                  "more (e.g. 2G); always refused beyond the "
-                                                  "memory available."),
-    fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL,
-    quiet: bool = QUIET, strict: bool = STRICT, encoding: str = ENCODING, label_sep: str = LABEL_SEP,
+    test: list[str] | None = typer.Option(
+        None,
+        "--test",
+        help="Also evaluate on this labeled input (repeat "
+        "for several); it is hashed on the other core "
+        "while the model trains.",
+    ),
+    json_out: bool = typer.Option(
+        False, "--json", help="Print the report (with --test) or the training summary as JSON."
+    ),
+    plot_path: str | None = typer.Option(
+        None,
+        "--plot",
+        help="Write the training curve (.png, .svg or "
+        ".pdf): mean training loss per epoch and, "
+        "with --test, the test accuracy after each "
+        "epoch (needs matplotlib: pip install "
+        "'nbsvm[plot]').",
+    ),
+    max_memory: str | None = typer.Option(
+        None,
+        "--max-memory",
+        help="Refuse to start when training would need "
+        "more (e.g. 2G); always refused beyond the "
+        "memory available.",
+    ),
+    fmt: str = FORMAT,
+    text_col: list[str] = TEXT_COL,
+    label_col: str = LABEL_COL,
+    quiet: bool = QUIET,
+    strict: bool = STRICT,
+    encoding: str = ENCODING,
+    label_sep: str = LABEL_SEP,
     skip_bad: bool = SKIP_BAD,
-    scheduler: Optional[str] = SCHEDULER, dask_local: Optional[int] = DASK_LOCAL,
+    scheduler: str | None = SCHEDULER,
+    dask_local: int | None = DASK_LOCAL,
 ):
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
         text_col = text_columns(text_col, label_col)
         # every file this run writes, checked before anything is read
-        check_outputs(reads={"an input": inputs, "a --test file": test, "the --init model": init,
-                             "the --lexicon file": lexicon},
-                      output=output, plot=plot_path,
-                      checkpoint_every=checkpoint_path(output)
-                      if checkpoint_every or resume else None)
+        check_outputs(
+            reads={
+                "an input": inputs,
+                "a --test file": test,
+                "the --init model": init,
+                "the --lexicon file": lexicon,
+            },
+            output=output,
+            plot=plot_path,
+            checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
+        )
         if plot_path is not None:
-            plot.check(plot_path)       # no matplotlib or a bad suffix: say so before training
+            plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
         history = EpochHistory() if plot_path is not None else None
         lex = None
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
@@ -318,36 +494,74 @@ def train_command(
                 alpha = lex.alpha
         eta0 = parse_eta0(eta0)
         calibrate = None if calibrate == "none" else calibrate
-        clf = NBSVMClassifier(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams,
-                              char_min=char_min, lowercase=lowercase,
-                              split_scripts=split_scripts, nfkc=nfkc, long_words=long_words,
-                              hash_seed=hash_seed, alpha=alpha, min_df=min_df, loss=loss,
-                              optimizer=optimizer,
-                              eta0=eta0, lam=lam, beta=beta, interpolate=interpolate, epochs=epochs,
-                              seed=seed, threads=threads, cache_dir=cache_dir, norm=norm,
-                              learner=learner, multilabel=multilabel, auto=auto,
-                              weighting=weighting, calibrate=calibrate,
-                              class_weight=parse_class_weight(class_weight),
-                              keep_counts=keep_counts, early_stopping=valid is not None,
-                              validation_fraction=0.1 if valid is None else valid,
-                              n_iter_no_change=patience,
-                              time_budget=parse_seconds(time_budget), auto_metric=auto_metric)
+        clf = NBSVMClassifier(
+            ngrams=ngrams,
+            n_bits=n_bits,
+            char_ngrams=char_ngrams,
+            char_min=char_min,
+            lowercase=lowercase,
+            split_scripts=split_scripts,
+            nfkc=nfkc,
+            long_words=long_words,
+            hash_seed=hash_seed,
+            alpha=alpha,
+            min_df=min_df,
+            loss=loss,
+            optimizer=optimizer,
+            eta0=eta0,
+            lam=lam,
+            beta=beta,
+            interpolate=interpolate,
+            epochs=epochs,
+            seed=seed,
+            threads=threads,
+            cache_dir=cache_dir,
+            norm=norm,
+            learner=learner,
+            multilabel=multilabel,
+            auto=auto,
+            weighting=weighting,
+            calibrate=calibrate,
+            class_weight=parse_class_weight(class_weight),
+            keep_counts=keep_counts,
+            early_stopping=valid is not None,
+            validation_fraction=0.1 if valid is None else valid,
+            n_iter_no_change=patience,
+            time_budget=parse_seconds(time_budget),
+            auto_metric=auto_metric,
+        )
         clf.validate()
-        chosen = calibrate not in (None, "auto")     # auto calibrates where it can
-        flag = "--init" if init else "--auto" if auto else \
-            "--calibrate" if chosen else "--keep-counts" if keep_counts else "--valid"
+        chosen = calibrate not in (None, "auto")  # auto calibrates where it can
+        flag = (
+            "--init"
+            if init
+            else "--auto"
+            if auto
+            else "--calibrate"
+            if chosen
+            else "--keep-counts"
+            if keep_counts
+            else "--valid"
+        )
         if auto or chosen or keep_counts or init or valid is not None:
-            rereadable(inputs, None, flag)          # standard input: refused before reading
-            _refuse_with_auto(flag, lexicon, scheduler or dask_local, keep_cache,
-                              checkpoint_every or resume,
-                              init and (auto or chosen or keep_counts))
+            rereadable(inputs, None, flag)  # standard input: refused before reading
+            _refuse_with_auto(
+                flag,
+                lexicon,
+                scheduler or dask_local,
+                keep_cache,
+                checkpoint_every or resume,
+                init and (auto or chosen or keep_counts),
+            )
         if init:
             asked = clf
-            clf = NBSVMClassifier.load(init)    # its settings; the counts it kept
+            clf = NBSVMClassifier.load(init)  # its settings; the counts it kept
             _refuse_init_conflicts(ctx, asked, clf, init)
         if not (quiet or json_out):
-            typer.echo("settings: " + json.dumps({k: v for k, v in clf.get_params().items()
-                                                  if k != "cache_dir"}))
+            typer.echo(
+                "settings: "
+                + json.dumps({k: v for k, v in clf.get_params().items() if k != "cache_dir"})
+            )
         reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
         if check_encoding(encoding) != "utf-8":
             reader["encoding"] = encoding
@@ -356,42 +570,85 @@ def train_command(
         if skip_bad:
             reader["skip_bad"] = True
         if scheduler or dask_local:
-            _train_on_dask(clf, lex, inputs, test, output, reader, scheduler, dask_local,
-                           quiet, json_out, dict(keep_cache=keep_cache,
-                                                 checkpoint_every=checkpoint_every,
-                                                 resume=resume, plot=plot_path,
-                                                 max_memory=max_memory, skip_bad=skip_bad))
+            _train_on_dask(
+                clf,
+                lex,
+                inputs,
+                test,
+                output,
+                reader,
+                scheduler,
+                dask_local,
+                quiet,
+                json_out,
+                dict(
+                    keep_cache=keep_cache,
+                    checkpoint_every=checkpoint_every,
+                    resume=resume,
+                    plot=plot_path,
+                    max_memory=max_memory,
+                    skip_bad=skip_bad,
+                ),
+            )
             return
         with ProgressReporter(quiet or json_out) as progress:
             on_event = _training_events(progress, quiet or json_out)
 
             def docs(paths, report=True):
-                return documents(paths, fmt, text_col, label_col, strict=strict,
-                                 skip_bad=skip_bad, encoding=encoding, empty_label=multilabel,
-                                 label_sep=label_sep, report=report)
+                return documents(
+                    paths,
+                    fmt,
+                    text_col,
+                    label_col,
+                    strict=strict,
+                    skip_bad=skip_bad,
+                    encoding=encoding,
+                    empty_label=multilabel,
+                    label_sep=label_sep,
+                    report=report,
+                )
 
             # hand over the only reference, so that fit can free the counts once used
             holder = [lex]
             del lex
             # files are read again where the defaults need it (a peek at the first
             # documents, calibration); standard input once
-            again = auto or chosen or keep_counts or init or valid is not None or \
-                "-" not in map(str, inputs)
-            job = train_job(clf, inputs,
-                            rereadable(inputs, docs, flag) if again else docs(inputs),
-                            output, reader,
-                            test_docs=docs(test) if test else None, lexicon=holder.pop(),
-                            lexicon_path=lexicon, keep_cache=keep_cache, cache_dir=cache_dir,
-                            checkpoint_every=checkpoint_every, resume=resume,
-                            max_memory=max_memory, callback=on_event, history=history,
-                            init=bool(init))
+            again = (
+                auto
+                or chosen
+                or keep_counts
+                or init
+                or valid is not None
+                or "-" not in map(str, inputs)
+            )
+            job = train_job(
+                clf,
+                inputs,
+                rereadable(inputs, docs, flag) if again else docs(inputs),
+                output,
+                reader,
+                test_docs=docs(test) if test else None,
+                lexicon=holder.pop(),
+                lexicon_path=lexicon,
+                keep_cache=keep_cache,
+                cache_dir=cache_dir,
+                checkpoint_every=checkpoint_every,
+                resume=resume,
+                max_memory=max_memory,
+                callback=on_event,
+                history=history,
+                init=bool(init),
+            )
         rep = job["report"]
         if plot_path is not None:
-            plot.training_curve(history.as_dict(), plot_path,
-                                title=f"nbsvm train: {clf.setting('loss')} loss, "
-                                      f"{clf.setting('optimizer')}, eta0 "
-                                      f"{clf.setting('eta0')}, lambda {clf.lam}, "
-                                      f"{clf.n_docs_:,} documents")
+            plot.training_curve(
+                history.as_dict(),
+                plot_path,
+                title=f"nbsvm train: {clf.setting('loss')} loss, "
+                f"{clf.setting('optimizer')}, eta0 "
+                f"{clf.setting('eta0')}, lambda {clf.lam}, "
+                f"{clf.n_docs_:,} documents",
+            )
         if rep is not None:
             rep["timings"]["save_s"] = job["save_s"]
             if history is not None:
@@ -400,7 +657,7 @@ def train_command(
                 typer.echo(json.dumps(rep, indent=2))
                 return
             print_report(rep, rep["timings"]["eval_s"])
-        elif json_out:                  # no test set: the training summary as JSON
+        elif json_out:  # no test set: the training summary as JSON
             typer.echo(json.dumps(_json_summary(clf, job, output), indent=2))
             return
         echo_kv(_summary(clf, job, output, plot_path))
@@ -410,20 +667,24 @@ def _refuse_with_auto(flag: str, *options) -> None:
     """--auto picks the hashing settings and --calibrate the documents each training reads:
     nothing hashed or counted before can serve."""
     if any(options):
-        what = {"--auto": "chooses the hashing settings itself",
-                "--calibrate": "trains twice, on parts of the data it chooses",
-                "--keep-counts": "counts the lexicon in a pass of its own",
-                "--init": "continues a saved model with its own settings",
-                "--valid": "holds out part of the data it reads"}[flag]
-        raise NBSVMError(f"{flag} {what}: it cannot be used with --lexicon, --keep-cache, "
-                         "--checkpoint-every, --resume or Dask"
-                         + (", or --init with --auto, --calibrate or --keep-counts"
-                            if flag == "--init" else ""))
+        what = {
+            "--auto": "chooses the hashing settings itself",
+            "--calibrate": "trains twice, on parts of the data it chooses",
+            "--keep-counts": "counts the lexicon in a pass of its own",
+            "--init": "continues a saved model with its own settings",
+            "--valid": "holds out part of the data it reads",
+        }[flag]
+        raise NBSVMError(
+            f"{flag} {what}: it cannot be used with --lexicon, --keep-cache, "
+            "--checkpoint-every, --resume or Dask"
+            + (", or --init with --auto, --calibrate or --keep-counts" if flag == "--init" else "")
+        )
 
 
 def _training_events(progress, silent: bool):
     """The callback of a single-machine fit: progress bars, and the one-line notes (kept
     cache, checkpoints, resuming, the defaults read from the data) on stderr."""
+
     def on_event(event):
         stage = event["stage"]
         if stage == "count":
@@ -434,20 +695,24 @@ def _training_events(progress, silent: bool):
             return
         if stage.startswith("auto"):
             if not silent:
-                err_console.print(auto_line(event), highlight=False, markup=False,
-                                  soft_wrap=True)
+                err_console.print(auto_line(event), highlight=False, markup=False, soft_wrap=True)
             return
         if stage == "validation":
             if not silent:
-                err_console.print(f"epoch {event['epoch']}: validation accuracy "
-                                  f"{100 * event['accuracy']:.2f}% (best: epoch "
-                                  f"{event['best_epoch']})"
-                                  + (": stopping" if event["stop"] else ""), highlight=False)
+                err_console.print(
+                    f"epoch {event['epoch']}: validation accuracy "
+                    f"{100 * event['accuracy']:.2f}% (best: epoch "
+                    f"{event['best_epoch']})" + (": stopping" if event["stop"] else ""),
+                    highlight=False,
+                )
             return
         if stage == "init":
             if not silent:
-                err_console.print(f"continuing the saved model: {event['buckets']:,} of its "
-                                  f"buckets carry their weights", highlight=False)
+                err_console.print(
+                    f"continuing the saved model: {event['buckets']:,} of its "
+                    f"buckets carry their weights",
+                    highlight=False,
+                )
             return
         if stage == "calibrated":
             if not silent:
@@ -455,18 +720,23 @@ def _training_events(progress, silent: bool):
             return
         if stage == "calibration skipped":
             if not silent:
-                err_console.print(f"note: probabilities not calibrated ({event['reason']}): "
-                                  f"{event['why']}", highlight=False)
+                err_console.print(
+                    f"note: probabilities not calibrated ({event['reason']}): {event['why']}",
+                    highlight=False,
+                )
             return
         if checkpoint_note(event, silent):
             return
         if stage not in ("cache", "resume"):
             return progress(event)
         check_interrupt()
-        if stage == "cache" and event["discarded"]:      # a warning: even with -q
-            err_console.print(f"feature cache: removed an unusable one "
-                              f"({escape(event['discarded'])})", highlight=False,
-                              soft_wrap=True)
+        if stage == "cache" and event["discarded"]:  # a warning: even with -q
+            err_console.print(
+                f"feature cache: removed an unusable one ({escape(event['discarded'])})",
+                highlight=False,
+                soft_wrap=True,
+            )
+
     return on_event
 
 
@@ -475,16 +745,18 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
     stats = {}
     cached, resumed, rep = job["feature_cache"], job["resumed_after_epoch"], job["report"]
     if cached is not None:
-        stats["feature cache"] = ("reused " if cached["reused"] else "kept in ") + \
-            cached["folder"]
+        stats["feature cache"] = ("reused " if cached["reused"] else "kept in ") + cached["folder"]
     if resumed is not None:
         stats["resumed after epoch"] = resumed
-    stats.update({"documents": clf.n_docs_,
-                  "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_,
-                                                                    clf.class_counts_))})
+    stats.update(
+        {
+            "documents": clf.n_docs_,
+            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_)),
+        }
+    )
     if "lexicon_s" in clf.timings_:
         stats["lexicon+cache seconds"] = f"{clf.timings_['lexicon_s']:.2f}"
-    if "cache_ngrams" in clf.timings_:      # the size of what the epochs stream from disk
+    if "cache_ngrams" in clf.timings_:  # the size of what the epochs stream from disk
         stats["feature cache n-grams"] = clf.timings_["cache_ngrams"]
         stats["feature cache MB"] = f"{clf.timings_['cache_bytes'] / 2**20:.1f}"
     if hasattr(clf, "eta0_"):
@@ -493,27 +765,39 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
         stats[f"{name} (from the data)"] = clf.setting(name)
     if "auto_" in clf.__dict__:
         from nbsvm.models.auto import describe
-        stats["auto"] = (f"{describe(clf.auto_['changed'])} ({clf.auto_['split']}, "
-                         f"{clf.auto_['trainings']} trainings, search "
-                         f"{clf.auto_['seconds']:.1f} s of {clf.auto_['budget']:g} s)")
+
+        stats["auto"] = (
+            f"{describe(clf.auto_['changed'])} ({clf.auto_['split']}, "
+            f"{clf.auto_['trainings']} trainings, search "
+            f"{clf.auto_['seconds']:.1f} s of {clf.auto_['budget']:g} s)"
+        )
         stats["reproduce"] = reproduce_command(clf)
     if "validation_" in clf.__dict__:
         v = clf.validation_
-        stats["early stopping"] = (f"kept epoch {v['best_epoch']} of {v['epochs_run']} run, "
-                                   f"validation accuracy {100 * v['accuracy']:.2f}% on "
-                                   f"{v['held_out']:,} held-out documents")
+        stats["early stopping"] = (
+            f"kept epoch {v['best_epoch']} of {v['epochs_run']} run, "
+            f"validation accuracy {100 * v['accuracy']:.2f}% on "
+            f"{v['held_out']:,} held-out documents"
+        )
     if "calibration_report_" in clf.__dict__:
-        stats["calibration"] = calibration_line({"method": clf.calibrate,
-                                                 **clf.calibration_report_})
+        stats["calibration"] = calibration_line(
+            {"method": clf.calibrate, **clf.calibration_report_}
+        )
     stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
     if rep is not None:
         stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
         stats["test eval seconds"] = f"{rep['timings']['eval_s']:.2f}"
         if "epoch_eval_s" in rep["timings"]:
-            stats["test eval after each epoch seconds (in training)"] = \
+            stats["test eval after each epoch seconds (in training)"] = (
                 f"{rep['timings']['epoch_eval_s']:.2f}"
-    stats.update({"total seconds": f"{job['total_s']:.2f}",
-                  "save seconds": f"{job['save_s']:.2f}", "saved": output})
+            )
+    stats.update(
+        {
+            "total seconds": f"{job['total_s']:.2f}",
+            "save seconds": f"{job['save_s']:.2f}",
+            "saved": output,
+        }
+    )
     if plot_path is not None:
         stats["plot"] = plot_path
     return stats
@@ -521,19 +805,27 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
 
 def calibration_line(event: dict) -> str:
     """What a calibration measured, in one line."""
-    after = "too few documents to measure after" if event["ece_after"] is None else \
-        f"{event['ece_after']:.4f} after (two-fold)"
-    return (f"{event['method']} calibration on {event['held_out']:,} held-out documents: "
-            f"expected calibration error {event['ece_before']:.4f} before, {after}, "
-            f"{event['seconds']:.2f} s")
+    after = (
+        "too few documents to measure after"
+        if event["ece_after"] is None
+        else f"{event['ece_after']:.4f} after (two-fold)"
+    )
+    return (
+        f"{event['method']} calibration on {event['held_out']:,} held-out documents: "
+        f"expected calibration error {event['ece_before']:.4f} before, {after}, "
+        f"{event['seconds']:.2f} s"
+    )
 
 
 def _json_summary(clf, job: dict, output: str) -> dict:
     """``--json`` without a test set: the training summary."""
-    out = {"documents": int(clf.n_docs_), "classes": list(clf.classes_),
-           "class_counts": [int(n) for n in clf.class_counts_],
-           "timings": dict(clf.timings_, total_s=job["total_s"], save_s=job["save_s"]),
-           "saved": output}
+    out = {
+        "documents": int(clf.n_docs_),
+        "classes": list(clf.classes_),
+        "class_counts": [int(n) for n in clf.class_counts_],
+        "timings": dict(clf.timings_, total_s=job["total_s"], save_s=job["save_s"]),
+        "saved": output,
+    }
     if hasattr(clf, "eta0_"):
         out["eta0"] = clf.eta0_
     if "calibration_report_" in clf.__dict__:
@@ -557,8 +849,9 @@ def reproduce_command(clf) -> str:
     plain = type(clf)()
     parts = []
     for k, v in clf.get_params().items():
-        if k in ("auto", "time_budget", "auto_metric", "cache_dir", "char_min") or \
-                v == getattr(plain, k):
+        if k in ("auto", "time_budget", "auto_metric", "cache_dir", "char_min") or v == getattr(
+            plain, k
+        ):
             continue
         if k == "lowercase":
             parts.append("--keep-case")
@@ -570,5 +863,7 @@ def reproduce_command(clf) -> str:
             parts.append(f"--char-ngrams {clf.char_min}-{v}")
             continue
         flag = flags.get(k, "--" + k.replace("_", "-"))
-        parts.append(flag if v is True else f"{flag} {v:g}" if isinstance(v, float) else f"{flag} {v}")
+        parts.append(
+            flag if v is True else f"{flag} {v:g}" if isinstance(v, float) else f"{flag} {v}"
+        )
     return "nbsvm train ... " + " ".join(parts)

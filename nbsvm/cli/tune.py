@@ -1,34 +1,52 @@
 """``nbsvm tune``: grid search on a validation split or k folds of the training data."""
+
 from __future__ import annotations
 
 import json
 import shlex
 import time
-from typing import List, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from nbsvm.cli import app
+from nbsvm.cli.common import check_outputs, cli_errors, documents, parse_char_ngrams, text_columns
+from nbsvm.cli.options import (
+    CHAR_NGRAMS,
+    ENCODING,
+    FORMAT,
+    INPUTS,
+    KEEP_CASE,
+    LABEL_COL,
+    LABEL_SEP,
+    LONG_WORDS,
+    NFKC,
+    QUIET,
+    SPLIT_SCRIPTS,
+    STRICT,
+    TEXT_COL,
+)
+from nbsvm.cli.progress import ProgressReporter
 from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.npzfile import atomic_path
 from nbsvm.workflows.tune import DEFAULT_GRID, TUNABLE, tune
-from nbsvm.cli import app
-from nbsvm.cli.options import (CHAR_NGRAMS, ENCODING, FORMAT, INPUTS, KEEP_CASE, LABEL_COL,
-                               LABEL_SEP, NFKC, LONG_WORDS, QUIET, SPLIT_SCRIPTS, STRICT, TEXT_COL)
-from nbsvm.cli.common import (check_outputs, cli_errors, documents, parse_char_ngrams,
-                              text_columns)
-from nbsvm.cli.progress import ProgressReporter
 
 #: grid names as on the command line (``lambda``) -> parameter names (``lam``)
 ALIASES = {"lambda": "lam"}
 FLAGS = {"lam": "--lambda", "min_df": "--min-df"}
 
 
-HEADERS = {"lam": "lambda", "accuracy": "accuracy %", "accuracy_std": "+-", "log_loss": "log loss",
-           "train_seconds": "train s", "eta0_chosen": "eta0 chosen"}
+HEADERS = {
+    "lam": "lambda",
+    "accuracy": "accuracy %",
+    "accuracy_std": "+-",
+    "log_loss": "log loss",
+    "train_seconds": "train s",
+    "eta0_chosen": "eta0 chosen",
+}
 
 
 def _cell(col: str, v) -> str:
@@ -48,17 +66,21 @@ def _value(text: str):
     return text
 
 
-def parse_grid(specs: List[str]) -> dict:
+def parse_grid(specs: list[str]) -> dict:
     """``["lambda=1e-4,1e-5", "beta=1,0.9"]`` -> ``{"lam": [1e-4, 1e-5], "beta": [1, 0.9]}``."""
     grid = {}
     for spec in specs:
         name, sep, values = spec.partition("=")
         name = ALIASES.get(name.strip().replace("-", "_"), name.strip().replace("-", "_"))
         if not sep or not values.strip():
-            raise NBSVMError(f"bad --grid {spec!r}: expected NAME=V1,V2,... (e.g. lambda=1e-4,1e-5)")
+            raise NBSVMError(
+                f"bad --grid {spec!r}: expected NAME=V1,V2,... (e.g. lambda=1e-4,1e-5)"
+            )
         if name not in TUNABLE:
-            raise NBSVMError(f"cannot tune {name!r}; tunable: "
-                             f"{', '.join('lambda' if t == 'lam' else t for t in TUNABLE)}")
+            raise NBSVMError(
+                f"cannot tune {name!r}; tunable: "
+                f"{', '.join('lambda' if t == 'lam' else t for t in TUNABLE)}"
+            )
         grid[name] = [_value(v.strip()) for v in values.split(",") if v.strip()]
     return grid
 
@@ -71,7 +93,7 @@ def command_line(inputs, params: dict) -> str:
             continue
         if k == "lowercase":
             parts.append("--keep-case")
-        elif k in ("split_scripts", "nfkc"):        # on/off flags
+        elif k in ("split_scripts", "nfkc"):  # on/off flags
             flag = "--" + k.replace("_", "-")
             if v != DEFAULTS[k]:
                 parts.append(flag if v else "--no-" + flag[2:])
@@ -84,40 +106,58 @@ def command_line(inputs, params: dict) -> str:
 
 @app.command("tune")
 def tune_command(
-    inputs: List[str] = INPUTS,
-    grid: Optional[List[str]] = typer.Option(
-        None, "--grid", help="NAME=V1,V2,... to search (repeat; names: ngrams, loss, optimizer, "
-                             "lambda, eta0 (numbers or auto), alpha, min_df, epochs, beta, "
-                             "interpolate). Default: " + "; ".join(
-                                 f"{'lambda' if k == 'lam' else k}={','.join(map(str, v))}"
-                                 for k, v in DEFAULT_GRID.items()) + "."),
-    valid: float = typer.Option(0.2, "--valid", help="Fraction of the documents held out for "
-                                                     "validation (seeded)."),
+    inputs: list[str] = INPUTS,
+    grid: list[str] | None = typer.Option(
+        None,
+        "--grid",
+        help="NAME=V1,V2,... to search (repeat; names: ngrams, loss, optimizer, "
+        "lambda, eta0 (numbers or auto), alpha, min_df, epochs, beta, "
+        "interpolate). Default: "
+        + "; ".join(
+            f"{'lambda' if k == 'lam' else k}={','.join(map(str, v))}"
+            for k, v in DEFAULT_GRID.items()
+        )
+        + ".",
+    ),
+    valid: float = typer.Option(
+        0.2, "--valid", help="Fraction of the documents held out for validation (seeded)."
+    ),
     folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
     n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: str = CHAR_NGRAMS, keep_case: bool = KEEP_CASE,
-    split_scripts: bool = SPLIT_SCRIPTS, nfkc: bool = NFKC,
+    char_ngrams: str = CHAR_NGRAMS,
+    keep_case: bool = KEEP_CASE,
+    split_scripts: bool = SPLIT_SCRIPTS,
+    nfkc: bool = NFKC,
     long_words: int = LONG_WORDS,
-    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed",
-                                  help="MurmurHash3 seed."),
-    epochs: Optional[int] = typer.Option(None, "--epochs",
-                                         help="Passes over the data (default: 10 with two "
-                                              "classes, 5 with more)."),
+    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
+    epochs: int | None = typer.Option(
+        None, "--epochs", help="Passes over the data (default: 10 with two classes, 5 with more)."
+    ),
     seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seeds the split and the epochs."),
-    cache_dir: Optional[str] = typer.Option(None, "--cache-dir",
-                                            help="Folder for the temporary caches."),
-    output: Optional[str] = typer.Option(None, "--output", "-o",
-                                         help="Write the ranked table as CSV."),
+    cache_dir: str | None = typer.Option(
+        None, "--cache-dir", help="Folder for the temporary caches."
+    ),
+    output: str | None = typer.Option(
+        None, "--output", "-o", help="Write the ranked table as CSV."
+    ),
     top: int = typer.Option(10, "--top", min=1, help="Rows of the table to print."),
-    select: str = typer.Option("1se", "--select",
-                               help="1se: keep the defaults (if the grid holds them) "
-                                    "unless the best gains more than one standard error over "
-                                    "them, paired over the folds or five blocks of the "
-                                    "validation split; best: the highest validation "
-                                    "accuracy."),
+    select: str = typer.Option(
+        "1se",
+        "--select",
+        help="1se: keep the defaults (if the grid holds them) "
+        "unless the best gains more than one standard error over "
+        "them, paired over the folds or five blocks of the "
+        "validation split; best: the highest validation "
+        "accuracy.",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    fmt: str = FORMAT, text_col: List[str] = TEXT_COL, label_col: str = LABEL_COL, quiet: bool = QUIET,
-    strict: bool = STRICT, encoding: str = ENCODING, label_sep: str = LABEL_SEP,
+    fmt: str = FORMAT,
+    text_col: list[str] = TEXT_COL,
+    label_col: str = LABEL_COL,
+    quiet: bool = QUIET,
+    strict: bool = STRICT,
+    encoding: str = ENCODING,
+    label_sep: str = LABEL_SEP,
 ):
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
@@ -126,48 +166,92 @@ def tune_command(
         check_outputs(reads={"an input": inputs}, output=output)
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         char_min, char_ngrams = parse_char_ngrams(char_ngrams)
-        base = dict(n_bits=n_bits, char_ngrams=char_ngrams, char_min=char_min,
-                    lowercase=not keep_case, split_scripts=split_scripts, nfkc=nfkc, long_words=long_words,
-                    hash_seed=hash_seed, epochs=epochs,
-                    seed=seed)
+        base = dict(
+            n_bits=n_bits,
+            char_ngrams=char_ngrams,
+            char_min=char_min,
+            lowercase=not keep_case,
+            split_scripts=split_scripts,
+            nfkc=nfkc,
+            long_words=long_words,
+            hash_seed=hash_seed,
+            epochs=epochs,
+            seed=seed,
+        )
         if not (quiet or json_out):
-            typer.echo("settings: " + json.dumps(dict(base, grid=search, valid=None if folds
-                                                      else valid, folds=folds or None)))
+            typer.echo(
+                "settings: "
+                + json.dumps(
+                    dict(base, grid=search, valid=None if folds else valid, folds=folds or None)
+                )
+            )
         t0 = time.perf_counter()
         with ProgressReporter(quiet or json_out) as progress:
-            result = tune(documents(inputs, fmt, text_col, label_col, strict=strict,
-                                    encoding=encoding, label_sep=label_sep), search, base,
-                          valid_fraction=valid,
-                          folds=folds, seed=seed, workdir=cache_dir, select=select,
-                          callback=progress)
+            result = tune(
+                documents(
+                    inputs,
+                    fmt,
+                    text_col,
+                    label_col,
+                    strict=strict,
+                    encoding=encoding,
+                    label_sep=label_sep,
+                ),
+                search,
+                base,
+                valid_fraction=valid,
+                folds=folds,
+                seed=seed,
+                workdir=cache_dir,
+                select=select,
+                callback=progress,
+            )
         table = result.table
         if output:
             with atomic_path(output) as tmp:
                 table.to_csv(tmp, index=False)
         best, chosen = dict(result.best), dict(result.chosen)
-        fixed = {k: v for k, v in base.items()
-                 if k != "seed" and v is not None and v != DEFAULTS.get(k)}
+        fixed = {
+            k: v for k, v in base.items() if k != "seed" and v is not None and v != DEFAULTS.get(k)
+        }
         cmd = command_line(inputs, dict(fixed, **chosen, seed=seed))
         if json_out:
-            typer.echo(json.dumps({"best": best, "chosen": chosen, "reason": result.reason,
-                                   "standard_error": result.standard_error,
-                                   "command": cmd, "seconds": result.seconds,
-                                   "trainings": result.n_trainings, "split": result.split,
-                                   "table": json.loads(table.to_json(orient="records"))},
-                                  indent=2))
+            typer.echo(
+                json.dumps(
+                    {
+                        "best": best,
+                        "chosen": chosen,
+                        "reason": result.reason,
+                        "standard_error": result.standard_error,
+                        "command": cmd,
+                        "seconds": result.seconds,
+                        "trainings": result.n_trainings,
+                        "split": result.split,
+                        "table": json.loads(table.to_json(orient="records")),
+                    },
+                    indent=2,
+                )
+            )
             return
         console = Console()
-        shown = Table(title=f"{len(table)} candidates, {result.split}, ranked by validation "
-                            f"accuracy", title_justify="left")
-        cols = [c for c in table.columns if not (c == "accuracy_std" and not folds)
-                and not table[c].isna().all()]
+        shown = Table(
+            title=f"{len(table)} candidates, {result.split}, ranked by validation accuracy",
+            title_justify="left",
+        )
+        cols = [
+            c
+            for c in table.columns
+            if not (c == "accuracy_std" and not folds) and not table[c].isna().all()
+        ]
         for col in cols:
             shown.add_column(HEADERS.get(col, col), justify="right")
         for _, row in table.head(top).iterrows():
             shown.add_row(*[_cell(col, row[col]) for col in cols])
         console.print(shown)
-        typer.echo(f"trainings: {result.n_trainings} for {len(table)} candidates "
-                   f"(prediction-only settings share a model; data hashed once)")
+        typer.echo(
+            f"trainings: {result.n_trainings} for {len(table)} candidates "
+            f"(prediction-only settings share a model; data hashed once)"
+        )
         typer.echo(f"seconds: {time.perf_counter() - t0:.2f}")
         typer.echo(f"best on validation: {json.dumps(best)}")
         typer.echo(f"chosen: {json.dumps(chosen)} ({result.reason})")

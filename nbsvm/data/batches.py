@@ -3,12 +3,13 @@
 A batch is the distinct bucket ids of each document concatenated (``ids``, int32) with
 ``offsets`` (int64, one more than documents) and, per document, its label, source and line.
 """
+
 from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -22,8 +23,8 @@ from nbsvm.text.hashing import Hasher
 class Batch:
     """CSR rows of binarized documents, with each document's label, source and line."""
 
-    ids: np.ndarray        # int32, concatenated distinct buckets
-    offsets: np.ndarray    # int64, len(labels) + 1
+    ids: np.ndarray  # int32, concatenated distinct buckets
+    offsets: np.ndarray  # int64, len(labels) + 1
     labels: list = field(default_factory=list)
     sources: list = field(default_factory=list)
     lines: list = field(default_factory=list)
@@ -32,15 +33,18 @@ class Batch:
         return len(self.offsets) - 1
 
     def where(self, i: int) -> dict:
-        return {"path": self.sources[i] if self.sources else None,
-                "line": self.lines[i] if self.lines else None}
+        return {
+            "path": self.sources[i] if self.sources else None,
+            "line": self.lines[i] if self.lines else None,
+        }
 
 
 def hash_batch(docs: list[Document], hasher: Hasher) -> Batch:
     """Hash a list of documents in the calling thread."""
     ids, offsets = hasher.batch([d.text for d in docs])
-    return Batch(ids, offsets, [d.label for d in docs], [d.source for d in docs],
-                 [d.line for d in docs])
+    return Batch(
+        ids, offsets, [d.label for d in docs], [d.source for d in docs], [d.line for d in docs]
+    )
 
 
 DONE = object()
@@ -55,13 +59,19 @@ class Failure:
 
 def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
     """Thread body: read documents, group them, prepare the UTF-8 buffers."""
+
     def put(item):
         return put_until_stopped(out, item, stop)
 
     try:
-        def prepared(pending):     # the texts are dropped once encoded
-            return ([d.label for d in pending], [d.source for d in pending],
-                    [d.line for d in pending], hasher.prepare([d.text for d in pending]))
+
+        def prepared(pending):  # the texts are dropped once encoded
+            return (
+                [d.label for d in pending],
+                [d.source for d in pending],
+                [d.line for d in pending],
+                hasher.prepare([d.text for d in pending]),
+            )
 
         pending: list[Document] = []
         for doc in docs:
@@ -75,7 +85,7 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
         if pending and not put(prepared(pending)):
             return
         put(DONE)
-    except BaseException as e:   # handed to the consumer, raised there
+    except BaseException as e:  # handed to the consumer, raised there
         put(Failure(e))
 
 
@@ -90,8 +100,9 @@ def put_until_stopped(out: queue.Queue, item, stop: threading.Event) -> bool:
     return False
 
 
-def _hasher_stage(source: queue.Queue, out: queue.Queue, hasher: Hasher, remap,
-                  stop: threading.Event):
+def _hasher_stage(
+    source: queue.Queue, out: queue.Queue, hasher: Hasher, remap, stop: threading.Event
+):
     """Thread body: compiled hashing (GIL released) of the reader's prepared batches."""
     while not stop.is_set():
         try:
@@ -113,8 +124,13 @@ def _hasher_stage(source: queue.Queue, out: queue.Queue, hasher: Hasher, remap,
             return
 
 
-def hash_batches(docs: Iterable[Document], hasher: Hasher, batch_docs: int = BATCH_DOCS,
-                 prefetch: int = 2, remap=None) -> Iterator[Batch]:
+def hash_batches(
+    docs: Iterable[Document],
+    hasher: Hasher,
+    batch_docs: int = BATCH_DOCS,
+    prefetch: int = 2,
+    remap=None,
+) -> Iterator[Batch]:
     """Hashed CSR batches of ``batch_docs`` documents, produced by a two-stage pipeline.
 
     A reader thread iterates ``docs`` (file reading, decoding, lowercasing: Python work)
@@ -127,11 +143,20 @@ def hash_batches(docs: Iterable[Document], hasher: Hasher, batch_docs: int = BAT
     prepared: queue.Queue = queue.Queue(maxsize=prefetch)
     hashed: queue.Queue = queue.Queue(maxsize=prefetch)
     stop = threading.Event()
-    threads = [threading.Thread(target=_reader, args=(iter(docs), hasher, batch_docs, prepared,
-                                                      stop), daemon=True, name="nbsvm-reader"),
-               threading.Thread(target=_hasher_stage, args=(prepared, hashed, hasher, remap,
-                                                            stop), daemon=True,
-                                name="nbsvm-hasher")]
+    threads = [
+        threading.Thread(
+            target=_reader,
+            args=(iter(docs), hasher, batch_docs, prepared, stop),
+            daemon=True,
+            name="nbsvm-reader",
+        ),
+        threading.Thread(
+            target=_hasher_stage,
+            args=(prepared, hashed, hasher, remap, stop),
+            daemon=True,
+            name="nbsvm-hasher",
+        ),
+    ]
     for t in threads:
         t.start()
     try:
@@ -154,6 +179,10 @@ def rows_of(batch: Batch, mask: np.ndarray) -> Batch:
     offsets = np.zeros(int(mask.sum()) + 1, dtype=batch.offsets.dtype)
     np.cumsum(lengths[mask], out=offsets[1:])
     keep = np.flatnonzero(mask)
-    return Batch(batch.ids[np.repeat(mask, lengths)], offsets,
-                 [batch.labels[i] for i in keep], [batch.sources[i] for i in keep],
-                 [batch.lines[i] for i in keep])
+    return Batch(
+        batch.ids[np.repeat(mask, lengths)],
+        offsets,
+        [batch.labels[i] for i in keep],
+        [batch.sources[i] for i in keep],
+        [batch.lines[i] for i in keep],
+    )

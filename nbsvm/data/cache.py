@@ -7,6 +7,7 @@ appearance) plus ``meta.json``, which maps the codes back to labels and records 
 was first seen (for error messages later). Epoch 1 translates buckets to columns on a thread
 and rewrites the cache as columns (:meth:`FeatureCache.translated_groups`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -14,13 +15,18 @@ import json
 import os
 import queue
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
-from nbsvm.config import (BUCKET_DTYPE, LABEL_DTYPE, OFFSET_DTYPE, SHUFFLE_BLOCK_BYTES,
-                          SHUFFLE_BUFFER_BYTES)
+from nbsvm.config import (
+    BUCKET_DTYPE,
+    LABEL_DTYPE,
+    OFFSET_DTYPE,
+    SHUFFLE_BLOCK_BYTES,
+    SHUFFLE_BUFFER_BYTES,
+)
 from nbsvm.data.batches import DONE, Batch, Failure, put_until_stopped
 from nbsvm.data.shuffle import block_groups, group_order
 from nbsvm.data.store import ArrayReader, ArrayWriter
@@ -52,7 +58,7 @@ class CacheWriter:
         self._out.write("offsets.i64", np.zeros(1, OFFSET_DTYPE))
         self.n_docs = 0
         self.n_ids = 0
-        self.max_id = -1        # ids are checked against max_id + 1 when read back
+        self.max_id = -1  # ids are checked against max_id + 1 when read back
 
     @property
     def keep_existing(self) -> bool:
@@ -86,26 +92,32 @@ class CacheWriter:
         self.n_ids += int(batch.offsets[-1])
         return codes
 
-    def close(self) -> "FeatureCache":
+    def close(self) -> FeatureCache:
         self._out.close_files()
         if self.before_publish is not None:
             self.before_publish()
         for name, make in self.attachments.items():
             self._out.attach(name, make())
-        meta = dict(self.extra_meta, n_docs=self.n_docs, n_ids=self.n_ids, labels=self.labels,
-                    first_seen=self.first_seen, hasher=self.hasher.settings(),
-                    id_limit=self.max_id + 1)
-        self._out.publish(meta)         # False: another run's identical cache is used
+        meta = dict(
+            self.extra_meta,
+            n_docs=self.n_docs,
+            n_ids=self.n_ids,
+            labels=self.labels,
+            first_seen=self.first_seen,
+            hasher=self.hasher.settings(),
+            id_limit=self.max_id + 1,
+        )
+        self._out.publish(meta)  # False: another run's identical cache is used
         return FeatureCache(self.folder)
 
     def abort(self) -> None:
         self._out.abort()
 
-    def __enter__(self) -> "CacheWriter":
+    def __enter__(self) -> CacheWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None:       # an error or Ctrl-C: leave no partial cache behind
+        if exc_type is not None:  # an error or Ctrl-C: leave no partial cache behind
             self.abort()
         return False
 
@@ -126,27 +138,41 @@ class FeatureCache:
             self.hasher = Hasher(**meta["hasher"])
             # ids are below id_limit (the writer's largest id + 1; 2**n_bits if unknown)
             self.id_limit = int(meta.get("id_limit", 1 << self.hasher.n_bits))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError,
-                NBSVMError) as e:
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            AttributeError,
+            RecursionError,
+            NBSVMError,
+        ) as e:
             raise NBSVMError(f"unusable feature cache ({e})", path=str(self.folder)) from None
-        if self.n_docs < 0 or self.n_ids < 0 or \
-                not 0 <= self.id_limit <= (1 << self.hasher.n_bits):
+        if self.n_docs < 0 or self.n_ids < 0 or not 0 <= self.id_limit <= (1 << self.hasher.n_bits):
             raise NBSVMError("corrupted feature cache (meta.json)", path=str(self.folder))
-        self._checked: set = set()      # blocks (doc ranges) whose ids and codes were checked
-        self._files = ArrayReader(self.folder, {
-            "ids.i32": (BUCKET_DTYPE, self.n_ids), "offsets.i64": (OFFSET_DTYPE, self.n_docs + 1),
-            "labels.i32": (LABEL_DTYPE, self.n_docs)}, "feature cache")
+        self._checked: set = set()  # blocks (doc ranges) whose ids and codes were checked
+        self._files = ArrayReader(
+            self.folder,
+            {
+                "ids.i32": (BUCKET_DTYPE, self.n_ids),
+                "offsets.i64": (OFFSET_DTYPE, self.n_docs + 1),
+                "labels.i32": (LABEL_DTYPE, self.n_docs),
+            },
+            "feature cache",
+        )
         first = self._read("offsets.i64", 0, 1)[0]
         last = self._read("offsets.i64", self.n_docs, self.n_docs + 1)[0]
-        if first != 0 or last != self.n_ids:       # O(1): never read the whole offsets file
+        if first != 0 or last != self.n_ids:  # O(1): never read the whole offsets file
             raise NBSVMError("corrupted feature cache (offsets)", path=str(self.folder))
 
     @property
     def nbytes(self) -> int:
         """Bytes of its arrays on disk (ids, offsets, labels)."""
-        return self.n_ids * np.dtype(BUCKET_DTYPE).itemsize + \
-            (self.n_docs + 1) * np.dtype(OFFSET_DTYPE).itemsize + \
-            self.n_docs * np.dtype(LABEL_DTYPE).itemsize
+        return (
+            self.n_ids * np.dtype(BUCKET_DTYPE).itemsize
+            + (self.n_docs + 1) * np.dtype(OFFSET_DTYPE).itemsize
+            + self.n_docs * np.dtype(LABEL_DTYPE).itemsize
+        )
 
     def close(self) -> None:
         self._files.close()
@@ -160,8 +186,14 @@ class FeatureCache:
     def _read(self, name, start, stop, out=None) -> np.ndarray:
         return self._files.read(name, start, stop, out)
 
-    def translated_groups(self, remap: np.ndarray, rng: np.random.Generator | None,
-                          rewrite: bool = True, into=None, **shuffle_kw):
+    def translated_groups(
+        self,
+        remap: np.ndarray,
+        rng: np.random.Generator | None,
+        rewrite: bool = True,
+        into=None,
+        **shuffle_kw,
+    ):
         """One epoch as :meth:`shuffled_groups` (``shuffle_kw`` are its buffer and block
         sizes; ``rng=None``: in stored order), with bucket ids mapped to model columns
         through ``remap`` (unmapped buckets dropped), rewriting the cache as columns on the
@@ -179,8 +211,11 @@ class FeatureCache:
         """
         names = ("ids.i32", "offsets.i64", "labels.i32")
         if self.id_limit > remap.shape[0]:
-            raise NBSVMError(f"the cache holds ids up to {self.id_limit - 1}, beyond the "
-                             f"{remap.shape[0]} buckets of the map", path=str(self.folder))
+            raise NBSVMError(
+                f"the cache holds ids up to {self.id_limit - 1}, beyond the "
+                f"{remap.shape[0]} buckets of the map",
+                path=str(self.folder),
+            )
         n_columns = int(remap.max()) + 1 if remap.shape[0] else 0
         target = self.folder if into is None else Path(into)
         if rewrite and into is not None:
@@ -194,18 +229,20 @@ class FeatureCache:
             try:
                 with contextlib.ExitStack() as files:
                     if rewrite:
-                        f_ids, f_off, f_lab = (files.enter_context(open(new[name], "wb"))
-                                               for name in names)
+                        f_ids, f_off, f_lab = (
+                            files.enter_context(open(new[name], "wb")) for name in names
+                        )
                         f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
                     n_ids = 0
                     for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
                         if stop.is_set():
                             return
                         try:
-                            ids, offsets = translate_in_range(ids, offsets, remap)   # new
+                            ids, offsets = translate_in_range(ids, offsets, remap)  # new
                         except ValueError as e:
-                            raise NBSVMError(f"corrupted feature cache: {e}",
-                                             path=str(self.folder)) from None
+                            raise NBSVMError(
+                                f"corrupted feature cache: {e}", path=str(self.folder)
+                            ) from None
                         if rewrite:
                             f_ids.write(memoryview(ids).cast("B"))
                             f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
@@ -215,7 +252,7 @@ class FeatureCache:
                             return
                 written.append(n_ids)
                 put_until_stopped(out, DONE, stop)
-            except BaseException as e:      # handed to the consumer, raised there
+            except BaseException as e:  # handed to the consumer, raised there
                 put_until_stopped(out, Failure(e), stop)
 
         worker = threading.Thread(target=produce, daemon=True, name="nbsvm-translate")
@@ -226,8 +263,10 @@ class FeatureCache:
                     item = out.get(timeout=0.1)
                 except queue.Empty:
                     if not worker.is_alive() and out.empty():
-                        raise NBSVMError("the cache translation thread stopped unexpectedly",
-                                         path=str(self.folder)) from None
+                        raise NBSVMError(
+                            "the cache translation thread stopped unexpectedly",
+                            path=str(self.folder),
+                        ) from None
                     continue
                 if item is DONE:
                     break
@@ -264,11 +303,13 @@ class FeatureCache:
             return
         bad = check_ids(ids, self.id_limit)
         if bad >= 0:
-            raise self._files.corrupted(f"id {int(ids[bad])} outside [0, {self.id_limit}) in "
-                                        f"documents {start}..{stop - 1}")
+            raise self._files.corrupted(
+                f"id {int(ids[bad])} outside [0, {self.id_limit}) in documents {start}..{stop - 1}"
+            )
         if check_ids(codes, len(self.labels)) >= 0:
-            raise self._files.corrupted(f"label code outside the {len(self.labels)} labels in "
-                                        f"documents {start}..{stop - 1}")
+            raise self._files.corrupted(
+                f"label code outside the {len(self.labels)} labels in documents {start}..{stop - 1}"
+            )
         self._checked.add((start, stop))
 
     def rows(self, start, stop, ids_out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -285,8 +326,12 @@ class FeatureCache:
             ids, offsets, codes = self.rows(start, min(start + chunk, self.n_docs))
             yield Batch(ids, offsets, list(codes))
 
-    def shuffled_groups(self, rng: np.random.Generator, buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
-                        block_bytes: int = SHUFFLE_BLOCK_BYTES):
+    def shuffled_groups(
+        self,
+        rng: np.random.Generator,
+        buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
+        block_bytes: int = SHUFFLE_BLOCK_BYTES,
+    ):
         """One epoch in shuffled order, within a fixed memory budget.
 
         Documents are cut into consecutive blocks of about ``block_bytes`` of ids; each
@@ -312,10 +357,10 @@ class FeatureCache:
             offsets[0] = 0
             for (a, z), o in zip(bounds, spans):
                 k = int(o[-1] - o[0])
-                self._read("ids.i32", int(o[0]), int(o[-1]), buffer[pos:pos + k])
-                self._read("labels.i32", a, z, codes[d:d + z - a])
-                self._check_block(a, z, buffer[pos:pos + k], codes[d:d + z - a])
-                offsets[d + 1:d + 1 + z - a] = o[1:] - o[0] + pos
+                self._read("ids.i32", int(o[0]), int(o[-1]), buffer[pos : pos + k])
+                self._read("labels.i32", a, z, codes[d : d + z - a])
+                self._check_block(a, z, buffer[pos : pos + k], codes[d : d + z - a])
+                offsets[d + 1 : d + 1 + z - a] = o[1:] - o[0] + pos
                 pos += k
                 d += z - a
             yield buffer[:pos], offsets, codes, group_order(rng, n_docs)
@@ -330,7 +375,5 @@ def corpus_stats(cache: FeatureCache, chunk: int = 1 << 20) -> dict:
     for start in range(0, cache.n_docs, chunk):
         lengths = np.diff(cache.offsets_range(start, min(start + chunk, cache.n_docs)))
         counts += np.bincount(np.minimum(lengths, (1 << 16) - 1), minlength=1 << 16)
-    median = int(np.searchsorted(np.cumsum(counts), (cache.n_docs + 1) // 2)) \
-        if cache.n_docs else 0
-    return {"documents": int(cache.n_docs), "ngrams": int(cache.n_ids),
-            "median_ngrams": median}
+    median = int(np.searchsorted(np.cumsum(counts), (cache.n_docs + 1) // 2)) if cache.n_docs else 0
+    return {"documents": int(cache.n_docs), "ngrams": int(cache.n_ids), "median_ngrams": median}

@@ -28,6 +28,7 @@ True
 >>> kept.folder.name.startswith("train-")
 True
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -37,13 +38,13 @@ import shutil
 from pathlib import Path
 
 from nbsvm._version import __version__
-from nbsvm.errors import NBSVMError
 from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.errors import NBSVMError
 from nbsvm.io.folders import is_document
 from nbsvm.text.hashing import Hasher
 
 CACHE_FORMAT = 1
-SKIPPED_FOLDERS = ("unsup",)       # aclImdb folders the reader skips
+SKIPPED_FOLDERS = ("unsup",)  # aclImdb folders the reader skips
 
 
 def default_root() -> Path:
@@ -63,8 +64,11 @@ def input_identity(path) -> dict:
     """
     p = Path(path)
     if str(path) == "-" or not p.exists():
-        raise NBSVMError("a kept cache needs inputs that are files or folders (their size "
-                         "and modification time key the cache)", path=str(path))
+        raise NBSVMError(
+            "a kept cache needs inputs that are files or folders (their size "
+            "and modification time key the cache)",
+            path=str(path),
+        )
     p = p.resolve()
     st = p.stat()
     if not p.is_dir():
@@ -78,8 +82,11 @@ def input_identity(path) -> dict:
                 digest.update(f"{entry.name}|{s.st_size}|{s.st_mtime_ns}\n".encode())
                 n_files += 1
                 size += s.st_size
-        subs = [e for e in os.scandir(p) if e.is_dir() and e.name not in SKIPPED_FOLDERS
-                and not e.name.startswith(".")]
+        subs = [
+            e
+            for e in os.scandir(p)
+            if e.is_dir() and e.name not in SKIPPED_FOLDERS and not e.name.startswith(".")
+        ]
         for sub in sorted(subs, key=lambda e: e.name):
             for entry in sorted(os.scandir(sub.path), key=lambda e: e.name):
                 if is_document(entry):
@@ -101,7 +108,7 @@ def _writer_alive(name: str) -> bool:
         return False
     except ProcessLookupError:
         return False
-    except PermissionError:             # someone else's live process
+    except PermissionError:  # someone else's live process
         return True
     return True
 
@@ -128,9 +135,13 @@ class KeptCache:
         self.discarded: str | None = None
 
     def _identity(self) -> dict:
-        return {"inputs": [input_identity(p) for p in self.inputs], "reader": self.reader,
-                "hasher": self.hasher.settings(), "cache_format": CACHE_FORMAT,
-                "version": __version__}
+        return {
+            "inputs": [input_identity(p) for p in self.inputs],
+            "reader": self.reader,
+            "hasher": self.hasher.settings(),
+            "cache_format": CACHE_FORMAT,
+            "version": __version__,
+        }
 
     def remove_stale(self) -> list[Path]:
         """Remove half-written caches (``.*.nbsvm-tmp``) whose writer process is gone."""
@@ -149,8 +160,9 @@ class KeptCache:
         try:
             cache = FeatureCache(self.folder)
             if cache.meta.get("identity") != self.identity:
-                raise NBSVMError("its recorded inputs and settings differ from its key",
-                                 path=str(self.folder))
+                raise NBSVMError(
+                    "its recorded inputs and settings differ from its key", path=str(self.folder)
+                )
             if cache.hasher != self.hasher:
                 raise NBSVMError("its hasher settings differ from its key", path=str(self.folder))
             return cache
@@ -171,9 +183,11 @@ class KeptCache:
         now = self._identity()
         for before, after in zip(self.identity["inputs"], now["inputs"]):
             if before != after:
-                raise NBSVMError("the input changed while it was being read; the feature "
-                                 "cache was not kept (run again on the finished file)",
-                                 path=before["path"])
+                raise NBSVMError(
+                    "the input changed while it was being read; the feature "
+                    "cache was not kept (run again on the finished file)",
+                    path=before["path"],
+                )
 
     def writer(self) -> CacheWriter:
         self.root.mkdir(parents=True, exist_ok=True)

@@ -6,6 +6,7 @@ The folder holds ``indices.i64``, ``values.f64``, ``offsets.i64`` and, by task,
 ``codes.i32`` (class codes in order of first appearance), ``targets.f64`` (regression) or
 ``label_offsets.i64`` + ``label_codes.i32`` (multi-label), plus ``meta.json``.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,24 +15,30 @@ from pathlib import Path
 import numpy as np
 
 from nbsvm.config import SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
+from nbsvm.data.rows import SparseRows
 from nbsvm.data.shuffle import block_groups, group_order
 from nbsvm.data.store import ArrayReader, ArrayWriter
 from nbsvm.data.translate import check_ids
 from nbsvm.errors import NBSVMError
-from nbsvm.data.rows import SparseRows
 
 ROWS = {"indices.i64": np.int64, "values.f64": np.float64, "offsets.i64": np.int64}
-TARGETS = {"regression": {"targets.f64": np.float64},
-           "multilabel": {"label_offsets.i64": np.int64, "label_codes.i32": np.int32}}
+TARGETS = {
+    "regression": {"targets.f64": np.float64},
+    "multilabel": {"label_offsets.i64": np.int64, "label_codes.i32": np.int32},
+}
 CODES = {"codes.i32": np.int32}
 
 
 def one_label(record) -> str:
     """The single label of a sparse record (a clear error naming its line otherwise)."""
     if len(record.labels) != 1:
-        raise NBSVMError(f"expected one label, found {len(record.labels)} "
-                         f"({','.join(record.labels)}); multi-label examples need "
-                         f"--algorithm multilabel", path=record.source, line=record.line)
+        raise NBSVMError(
+            f"expected one label, found {len(record.labels)} "
+            f"({','.join(record.labels)}); multi-label examples need "
+            f"--algorithm multilabel",
+            path=record.source,
+            line=record.line,
+        )
     return record.labels[0]
 
 
@@ -43,8 +50,11 @@ def regression_target(record) -> float:
     except ValueError:
         y = float("nan")
     if not np.isfinite(y):
-        raise NBSVMError(f"regression target is not a finite number: {label!r}",
-                         path=record.source, line=record.line)
+        raise NBSVMError(
+            f"regression target is not a finite number: {label!r}",
+            path=record.source,
+            line=record.line,
+        )
     return y
 
 
@@ -55,7 +65,7 @@ class RowWriter:
         self.task = task
         self._out = ArrayWriter(folder, {**ROWS, **TARGETS.get(task, CODES)})
         self.folder = self._out.folder
-        self.names: list[str] = []            # class names in order of first appearance
+        self.names: list[str] = []  # class names in order of first appearance
         self._code: dict[str, int] = {}
         self.n_rows = self.nnz = self.n_labels = 0
         self.min_index, self.max_index = None, -1
@@ -92,13 +102,21 @@ class RowWriter:
         self.n_rows += len(records)
         self.nnz += int(offsets[-1])
 
-    def close(self) -> "RowCache":
-        self._out.publish({"task": self.task, "names": self.names, "n_rows": self.n_rows,
-                           "nnz": self.nnz, "n_labels": self.n_labels,
-                           "min_index": self.min_index, "max_index": self.max_index})
+    def close(self) -> RowCache:
+        self._out.publish(
+            {
+                "task": self.task,
+                "names": self.names,
+                "n_rows": self.n_rows,
+                "nnz": self.nnz,
+                "n_labels": self.n_labels,
+                "min_index": self.min_index,
+                "max_index": self.max_index,
+            }
+        )
         return RowCache(self.folder)
 
-    def __enter__(self) -> "RowWriter":
+    def __enter__(self) -> RowWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -121,17 +139,24 @@ class RowCache:
             self.min_index, self.max_index = meta["min_index"], int(meta["max_index"])
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
             raise NBSVMError(f"unusable training cache ({e})", path=str(self.folder)) from None
-        sizes = {"indices.i64": (np.int64, self.nnz), "values.f64": (np.float64, self.nnz),
-                 "offsets.i64": (np.int64, self.n_rows + 1)}
+        sizes = {
+            "indices.i64": (np.int64, self.nnz),
+            "values.f64": (np.float64, self.nnz),
+            "offsets.i64": (np.int64, self.n_rows + 1),
+        }
         if self.task == "regression":
             sizes["targets.f64"] = (np.float64, self.n_rows)
         elif self.task == "multilabel":
-            sizes.update({"label_offsets.i64": (np.int64, self.n_rows + 1),
-                          "label_codes.i32": (np.int32, self.n_labels)})
+            sizes.update(
+                {
+                    "label_offsets.i64": (np.int64, self.n_rows + 1),
+                    "label_codes.i32": (np.int32, self.n_labels),
+                }
+            )
         else:
             sizes["codes.i32"] = (np.int32, self.n_rows)
         self._files = ArrayReader(self.folder, sizes, "training cache")
-        self._checked: set = set()      # blocks whose indices were checked
+        self._checked: set = set()  # blocks whose indices were checked
 
     def close(self) -> None:
         self._files.close()
@@ -166,29 +191,44 @@ class RowCache:
         key = (a, z, n_features, shift)
         if key not in self._checked:
             if check_ids(indices, n_features) >= 0:
-                raise self._files.corrupted(f"feature index outside [0, {n_features}) in rows "
-                                            f"{a}..{z - 1}")
+                raise self._files.corrupted(
+                    f"feature index outside [0, {n_features}) in rows {a}..{z - 1}"
+                )
             self._checked.add(key)
-        return (indices, self._files.read("values.f64", int(off[0]), int(off[-1])),
-                off - off[0], self.labels(a, z))
+        return (
+            indices,
+            self._files.read("values.f64", int(off[0]), int(off[-1])),
+            off - off[0],
+            self.labels(a, z),
+        )
 
-    def shuffled_blocks(self, rng: np.random.Generator | None, n_features: int, shift: int = 0,
-                        buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
-                        block_bytes: int = SHUFFLE_BLOCK_BYTES):
+    def shuffled_blocks(
+        self,
+        rng: np.random.Generator | None,
+        n_features: int,
+        shift: int = 0,
+        buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
+        block_bytes: int = SHUFFLE_BLOCK_BYTES,
+    ):
         """One epoch: ``(rows, labels, order)`` per group of blocks, within ``buffer_bytes``.
 
         Consecutive examples form blocks of about ``block_bytes``; the blocks are visited in
         a random order, as many as fit the buffer are read together and their examples
         permuted. ``shift`` is subtracted from the stored indices (1-based files).
         """
-        for bounds in block_groups(self.n_rows, 16 * self.nnz + 8 * self.n_rows, rng,
-                                   buffer_bytes, block_bytes):
+        for bounds in block_groups(
+            self.n_rows, 16 * self.nnz + 8 * self.n_rows, rng, buffer_bytes, block_bytes
+        ):
             parts = [self._block(a, z, n_features, shift) for a, z in bounds]
             lengths = np.concatenate([np.diff(p[2]) for p in parts])
             offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
             np.cumsum(lengths, out=offsets[1:])
-            rows = SparseRows(np.concatenate([p[0] for p in parts]),
-                              np.concatenate([p[1] for p in parts]), offsets, n_features)
+            rows = SparseRows(
+                np.concatenate([p[0] for p in parts]),
+                np.concatenate([p[1] for p in parts]),
+                offsets,
+                n_features,
+            )
             if self.task == "multilabel":
                 labels = [y for p in parts for y in p[3]]
             else:

@@ -2,19 +2,25 @@
 records read in batches, and their encoding as CSR rows (integer indices kept; string
 feature names hashed to ``2**n_bits`` columns with ``mmh3.hash(name, hash_seed,
 signed=False) & (2**n_bits - 1)``, values of colliding names summed)."""
+
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from nbsvm.config import MAX_BITS, MIN_BITS
 from nbsvm.errors import NBSVMError
-from nbsvm.io.sparse import (SPARSE_FORMATS, detect_sparse_format, read_blitzer, read_named,
-                             read_svmlight)
+from nbsvm.io.sparse import (
+    SPARSE_FORMATS,
+    detect_sparse_format,
+    read_blitzer,
+    read_named,
+    read_svmlight,
+)
 
 DEFAULT_N_BITS = 20
-BATCH_ROWS = 4096            # examples per streaming batch (cache writes, eval, predict)
+BATCH_ROWS = 4096  # examples per streaming batch (cache writes, eval, predict)
 
 
 def is_hashed(fmt: str) -> bool:
@@ -26,8 +32,9 @@ def file_format(path, fmt: str = "auto", default: str | None = None) -> str:
     model's own format) or ``svmlight``."""
     if fmt != "auto":
         if fmt not in SPARSE_FORMATS:
-            raise NBSVMError(f"unknown sparse format {fmt!r}; allowed: auto, "
-                             f"{', '.join(SPARSE_FORMATS)}")
+            raise NBSVMError(
+                f"unknown sparse format {fmt!r}; allowed: auto, {', '.join(SPARSE_FORMATS)}"
+            )
         return fmt
     detected = detect_sparse_format(path)
     return detected if detected == "blitzer" or default is None else default
@@ -37,27 +44,43 @@ def has_labels(path, fmt) -> bool:
     """Whether to read the file as labeled: its first line starts with a label (a token
     without ``:``)."""
     if fmt == "blitzer":
-        return False                    # #label# is optional then, and kept when present
+        return False  # #label# is optional then, and kept when present
     if path == "-":
-        raise NBSVMError("cannot tell from standard input whether its lines start with a "
-                         "label (it cannot be read twice); give a file", path="<stdin>")
+        raise NBSVMError(
+            "cannot tell from standard input whether its lines start with a "
+            "label (it cannot be read twice); give a file",
+            path="<stdin>",
+        )
     from nbsvm.io.sparse import _lines
+
     for text, _, _ in _lines(path):
         return ":" not in text.split()[0]
     return False
 
 
-def read_rows(path, fmt: str, labeled: bool = True, index_base=0, strict: bool = False,
-              stats=None, encoding: str = "utf-8"):
+def read_rows(
+    path,
+    fmt: str,
+    labeled: bool = True,
+    index_base=0,
+    strict: bool = False,
+    stats=None,
+    encoding: str = "utf-8",
+):
     """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid bytes, ``stats`` (a
     :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced; ``encoding``: an
     ASCII-compatible codec for the feature names."""
     if fmt == "svmlight":
-        return read_svmlight(path, index_base=index_base, labeled=labeled, strict=strict,
-                             stats=stats, encoding=encoding)
+        return read_svmlight(
+            path,
+            index_base=index_base,
+            labeled=labeled,
+            strict=strict,
+            stats=stats,
+            encoding=encoding,
+        )
     if fmt == "blitzer":
-        return read_blitzer(path, labeled=labeled, strict=strict, stats=stats,
-                            encoding=encoding)
+        return read_blitzer(path, labeled=labeled, strict=strict, stats=stats, encoding=encoding)
     return read_named(path, labeled=labeled, strict=strict, stats=stats, encoding=encoding)
 
 
@@ -65,8 +88,13 @@ class RowEncoder:
     """Turns reader records into CSR arrays: hashes string keys, sums duplicate columns,
     and (for prediction) drops integer indices the model has never seen."""
 
-    def __init__(self, fmt: str, n_bits: int = DEFAULT_N_BITS, hash_seed: int = 0,
-                 n_features: int | None = None):
+    def __init__(
+        self,
+        fmt: str,
+        n_bits: int = DEFAULT_N_BITS,
+        hash_seed: int = 0,
+        n_features: int | None = None,
+    ):
         self.fmt = fmt
         self.hashed = is_hashed(fmt)
         if self.hashed and not (MIN_BITS <= int(n_bits) <= MAX_BITS):
@@ -77,8 +105,7 @@ class RowEncoder:
 
     def encode(self, records: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(indices, values, offsets)`` of ``records``, columns sorted within each row."""
-        lengths = np.fromiter((len(r.values) for r in records), dtype=np.int64,
-                              count=len(records))
+        lengths = np.fromiter((len(r.values) for r in records), dtype=np.int64, count=len(records))
         offsets = np.zeros(len(records) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         if not records or offsets[-1] == 0:
@@ -86,13 +113,20 @@ class RowEncoder:
         values = np.concatenate([r.values for r in records]).astype(np.float64, copy=False)
         if self.hashed:
             import mmh3
+
             h, seed = mmh3.hash, self.hash_seed
-            indices = np.fromiter((h(k, seed, signed=False) for r in records for k in r.keys),
-                                  dtype=np.int64, count=int(offsets[-1])) & self.mask
+            indices = (
+                np.fromiter(
+                    (h(k, seed, signed=False) for r in records for k in r.keys),
+                    dtype=np.int64,
+                    count=int(offsets[-1]),
+                )
+                & self.mask
+            )
         else:
             indices = np.concatenate([r.keys for r in records]).astype(np.int64, copy=False)
         rows = np.repeat(np.arange(len(records)), lengths)
-        if not self.hashed and self.n_features is not None:      # unseen in training: weight 0
+        if not self.hashed and self.n_features is not None:  # unseen in training: weight 0
             keep = indices < self.n_features
             if not keep.all():
                 rows, indices, values = rows[keep], indices[keep], values[keep]
@@ -101,7 +135,7 @@ class RowEncoder:
         first = np.ones(len(rows), dtype=bool)
         first[1:] = (rows[1:] != rows[:-1]) | (indices[1:] != indices[:-1])
         starts = np.flatnonzero(first)
-        if len(starts) < len(rows):                             # colliding keys: sum values
+        if len(starts) < len(rows):  # colliding keys: sum values
             values = np.add.reduceat(values, starts)
             rows, indices = rows[starts], indices[starts]
         offsets = np.zeros(len(records) + 1, dtype=np.int64)

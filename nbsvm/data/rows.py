@@ -3,6 +3,7 @@ and :func:`as_rows`, which checks and converts every accepted ``X`` to them (den
 lists of lists and DataFrames, any scipy.sparse matrix or array, ``(indices, values,
 offsets)`` tuples), raising :class:`~nbsvm.compat.InputError` on bad input.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,15 +26,15 @@ class SparseRows:
     ([1, 0], [2.0, 1.0], [0, 1, 2], 2)
     """
 
-    indices: np.ndarray     # int64
-    values: np.ndarray      # float64
-    offsets: np.ndarray     # int64, length n_rows + 1
+    indices: np.ndarray  # int64
+    values: np.ndarray  # float64
+    offsets: np.ndarray  # int64, length n_rows + 1
     n_features: int
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    def take(self, rows) -> "SparseRows":
+    def take(self, rows) -> SparseRows:
         """The rows ``rows`` (an index array) as a new CSR block."""
         rows = np.asarray(rows, dtype=np.int64)
         lengths = self.offsets[rows + 1] - self.offsets[rows]
@@ -48,8 +49,10 @@ class SparseRows:
         return np.bincount(rows, weights=self.values * self.values, minlength=len(self))
 
 
-_RESHAPE = ("Reshape your data either using array.reshape(-1, 1) if your data has a single "
-            "feature or array.reshape(1, -1) if it contains a single sample.")
+_RESHAPE = (
+    "Reshape your data either using array.reshape(-1, 1) if your data has a single "
+    "feature or array.reshape(1, -1) if it contains a single sample."
+)
 
 
 def _float_values(values, what="X") -> np.ndarray:
@@ -62,7 +65,7 @@ def _float_values(values, what="X") -> np.ndarray:
         raise InputError(f"{what} must hold numbers, got dtype {values.dtype}")
     try:
         return values.astype(np.float64, copy=False)
-    except ValueError as e:                   # a string that is not a number
+    except ValueError as e:  # a string that is not a number
         raise InputError(f"{what} must hold numbers: {e}") from None
 
 
@@ -74,20 +77,23 @@ def _sparse_rows(X) -> SparseRows:
         raise InputError(f"Expected a 2-D sparse matrix, got shape {shape}. {_RESHAPE}")
     if hasattr(X, "tocsr"):
         X = X.tocsr()
-        if not getattr(X, "has_canonical_format", True):   # duplicates or unsorted indices
-            X = X.copy()                                    # (summed, as a dense X would be)
+        if not getattr(X, "has_canonical_format", True):  # duplicates or unsorted indices
+            X = X.copy()  # (summed, as a dense X would be)
             X.sum_duplicates()
-    return SparseRows(np.asarray(X.indices), _float_values(X.data), np.asarray(X.indptr),
-                      int(shape[1]))
+    return SparseRows(
+        np.asarray(X.indices), _float_values(X.data), np.asarray(X.indptr), int(shape[1])
+    )
 
 
 def _dense_rows(X) -> SparseRows:
     """A dense 2-D array-like (array, list of lists, DataFrame) as CSR rows of its non-zeros."""
     A = _float_values(X)
     if A.ndim != 2:
-        raise InputError(f"Expected a 2-D array, got a {A.ndim}-D array of shape {A.shape} "
-                         f"instead. {_RESHAPE}" if A.ndim == 1 else
-                         f"Expected a 2-D array or sparse rows, got shape {A.shape}")
+        raise InputError(
+            f"Expected a 2-D array, got a {A.ndim}-D array of shape {A.shape} instead. {_RESHAPE}"
+            if A.ndim == 1
+            else f"Expected a 2-D array or sparse rows, got shape {A.shape}"
+        )
     r, c = np.nonzero(A)
     offsets = np.zeros(A.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(r, minlength=A.shape[0]), out=offsets[1:])
@@ -113,8 +119,9 @@ def as_rows(X, n_features: int | None = None) -> SparseRows:
     """
     if isinstance(X, SparseRows):
         rows = X
-    elif hasattr(X, "tocsr") or (hasattr(X, "indptr") and hasattr(X, "indices")
-                                 and hasattr(X, "data")):
+    elif hasattr(X, "tocsr") or (
+        hasattr(X, "indptr") and hasattr(X, "indices") and hasattr(X, "data")
+    ):
         rows = _sparse_rows(X)
     elif isinstance(X, tuple) and len(X) == 3:
         indices, values, offsets = (np.asarray(a) for a in X)
@@ -123,16 +130,26 @@ def as_rows(X, n_features: int | None = None) -> SparseRows:
     else:
         rows = _dense_rows(X)
     width = rows.n_features if n_features is None else int(n_features)
-    out = SparseRows(np.ascontiguousarray(rows.indices, dtype=np.int64),
-                     np.ascontiguousarray(_float_values(rows.values)),
-                     np.ascontiguousarray(rows.offsets, dtype=np.int64), width)
-    if out.offsets.ndim != 1 or len(out.offsets) < 1 or out.offsets[0] != 0 \
-            or out.offsets[-1] != len(out.indices) or len(out.values) != len(out.indices):
+    out = SparseRows(
+        np.ascontiguousarray(rows.indices, dtype=np.int64),
+        np.ascontiguousarray(_float_values(rows.values)),
+        np.ascontiguousarray(rows.offsets, dtype=np.int64),
+        width,
+    )
+    if (
+        out.offsets.ndim != 1
+        or len(out.offsets) < 1
+        or out.offsets[0] != 0
+        or out.offsets[-1] != len(out.indices)
+        or len(out.values) != len(out.indices)
+    ):
         raise InputError("malformed sparse rows: offsets must start at 0 and end at nnz")
     bad_index, finite = _check_rows(out.indices, out.values, width)
     if bad_index >= 0:
-        raise InputError(f"feature index {int(out.indices[bad_index])} out of range: this "
-                         f"model has {width} features (indices 0..{width - 1})")
+        raise InputError(
+            f"feature index {int(out.indices[bad_index])} out of range: this "
+            f"model has {width} features (indices 0..{width - 1})"
+        )
     if not finite:
         what = "NaN" if np.isnan(out.values).any() else "infinity"
         raise InputError(f"Input X contains {what}: feature values must be finite")
@@ -151,7 +168,6 @@ def _check_rows(indices, values, width):
         if not np.isfinite(values[j]):
             return -1, False
     return -1, True
-
 
 
 def csr_dot(w: np.ndarray, indices, values, offsets) -> np.ndarray:

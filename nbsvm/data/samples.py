@@ -2,6 +2,7 @@
 ``tune``): parts joined one after the other (a seeded sample when the parts are), buckets
 folded to fewer bits, and a validation set cut into equal blocks (the groups over which a
 gain's standard error is paired)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,8 +14,13 @@ from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.text.hashing import Hasher
 
 
-def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = None,
-                n_bits: int | None = None, skip: int = 0) -> FeatureCache:
+def join_caches(
+    parts: list[FeatureCache],
+    folder: Path,
+    limit: int | None = None,
+    n_bits: int | None = None,
+    skip: int = 0,
+) -> FeatureCache:
     """The documents of ``parts`` one after the other (``limit`` of them after the first
     ``skip``) as one cache: a random sample when the parts are. ``n_bits`` (fewer than the parts'): the
     buckets folded to that many bits, which is exactly what hashing with ``n_bits`` gives
@@ -32,14 +38,15 @@ def join_caches(parts: list[FeatureCache], folder: Path, limit: int | None = Non
                 if skip >= len(batch):
                     skip -= len(batch)
                     continue
-                start, n = skip, min(len(batch) - skip, left)   # n documents from start
+                start, n = skip, min(len(batch) - skip, left)  # n documents from start
                 skip = 0
                 lo, hi = batch.offsets[start], batch.offsets[start + n]
-                ids, offsets = batch.ids[lo:hi], batch.offsets[start:start + n + 1] - lo
+                ids, offsets = batch.ids[lo:hi], batch.offsets[start : start + n + 1] - lo
                 if hasher.n_bits < part.hasher.n_bits:
                     ids, offsets = fold_buckets(ids, offsets, hasher.n_bits)
-                writer.add(Batch(ids, offsets,
-                                 [part.labels[c] for c in batch.labels[start:start + n]]))
+                writer.add(
+                    Batch(ids, offsets, [part.labels[c] for c in batch.labels[start : start + n]])
+                )
                 left -= n
         return writer.close()
 
@@ -54,11 +61,14 @@ def fold_buckets(ids: np.ndarray, offsets: np.ndarray, n_bits: int):
     return (keys & ((1 << n_bits) - 1)).astype(ids.dtype), new_offsets
 
 
-def split_blocks(parts: list[FeatureCache], folder: Path, n_blocks: int,
-                 n_bits: int | None = None) -> list[FeatureCache]:
+def split_blocks(
+    parts: list[FeatureCache], folder: Path, n_blocks: int, n_bits: int | None = None
+) -> list[FeatureCache]:
     """The documents of ``parts`` in ``n_blocks`` consecutive blocks of equal size (within
     one document), each a cache ``folder/block<k>`` (see :func:`join_caches`)."""
     total = sum(p.n_docs for p in parts)
     edges = [round(k * total / n_blocks) for k in range(n_blocks + 1)]
-    return [join_caches(parts, Path(folder) / f"block{k}", b - a, n_bits, skip=a)
-            for k, (a, b) in enumerate(zip(edges, edges[1:]))]
+    return [
+        join_caches(parts, Path(folder) / f"block{k}", b - a, n_bits, skip=a)
+        for k, (a, b) in enumerate(zip(edges, edges[1:]))
+    ]

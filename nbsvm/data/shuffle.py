@@ -6,18 +6,23 @@ at the buffer whatever the corpus (Bottou's svmsgd shuffles in memory; Vowpal Wa
 all). The generator's draws are the same for both caches: one permutation of the blocks per
 epoch, then one permutation of each group's rows.
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
 from nbsvm.config import SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
 
 
-def block_groups(n_rows: int, total_bytes: int, rng: np.random.Generator | None,
-                 buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
-                 block_bytes: int = SHUFFLE_BLOCK_BYTES) -> Iterator[list[tuple[int, int]]]:
+def block_groups(
+    n_rows: int,
+    total_bytes: int,
+    rng: np.random.Generator | None,
+    buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
+    block_bytes: int = SHUFFLE_BLOCK_BYTES,
+) -> Iterator[list[tuple[int, int]]]:
     """One epoch's groups, each a list of row ranges ``(a, z)``: blocks of about
     ``block_bytes`` (a row taking ``total_bytes / n_rows``), in a random order (stored
     order with ``rng=None``), as many per group as fit ``buffer_bytes``."""
@@ -29,8 +34,9 @@ def block_groups(n_rows: int, total_bytes: int, rng: np.random.Generator | None,
     per_group = max(1, int(buffer_bytes // max(1.0, per_row * block)))
     blocks = np.arange(len(starts)) if rng is None else rng.permutation(len(starts))
     for g in range(0, len(blocks), per_group):
-        yield [(int(starts[b]), min(int(starts[b]) + block, n_rows))
-               for b in blocks[g:g + per_group]]
+        yield [
+            (int(starts[b]), min(int(starts[b]) + block, n_rows)) for b in blocks[g : g + per_group]
+        ]
 
 
 def group_order(rng: np.random.Generator | None, n: int) -> np.ndarray:

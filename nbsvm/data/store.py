@@ -14,6 +14,7 @@ The text cache (:mod:`nbsvm.data.cache`: bucket ids and class codes) and ``nbsvm
 (:mod:`nbsvm.data.rowcache`: indices, explicit values and targets) are two row types over
 this storage; both are replayed through :mod:`nbsvm.data.shuffle`.
 """
+
 from __future__ import annotations
 
 import json
@@ -54,8 +55,13 @@ class ArrayWriter:
     def __init__(self, folder, dtypes: dict):
         self.folder = Path(folder)
         self.folder.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.folder.name}.{os.getpid()}.",
-                                         suffix=".nbsvm-tmp", dir=self.folder.parent))
+        self.tmp = Path(
+            tempfile.mkdtemp(
+                prefix=f".{self.folder.name}.{os.getpid()}.",
+                suffix=".nbsvm-tmp",
+                dir=self.folder.parent,
+            )
+        )
         self.dtypes = {name: np.dtype(d) for name, d in dtypes.items()}
         self.keep_existing = False
         self._files = {name: open(self.tmp / name, "wb") for name in self.dtypes}
@@ -92,7 +98,7 @@ class ArrayWriter:
                 raise
             shutil.rmtree(self.tmp, ignore_errors=True)
             return False
-        fsync_folder(self.folder.parent)        # the rename itself survives a power cut
+        fsync_folder(self.folder.parent)  # the rename itself survives a power cut
         return True
 
     def abort(self) -> None:
@@ -124,11 +130,13 @@ class ArrayReader:
         n = stop - start
         out = np.empty(n, dtype=dtype) if out is None else out[:n]
         if n:
-            got = os.preadv(self._files[name].fileno(), [memoryview(out).cast("B")],
-                            start * dtype.itemsize)
+            got = os.preadv(
+                self._files[name].fileno(), [memoryview(out).cast("B")], start * dtype.itemsize
+            )
             if got != n * dtype.itemsize:
-                raise NBSVMError(f"{self.what} changed while in use ({name})",
-                                 path=str(self.folder))
+                raise NBSVMError(
+                    f"{self.what} changed while in use ({name})", path=str(self.folder)
+                )
         return out
 
     def offsets(self, name: str, start: int, stop: int, total: int, rows: str) -> np.ndarray:
@@ -137,8 +145,9 @@ class ArrayReader:
         ``ids[offsets[d]:offsets[d + 1]]`` without bounds checks)."""
         o = self.read(name, start, stop + 1)
         if o.shape[0] and (o[0] < 0 or o[-1] > total or np.any(o[1:] < o[:-1])):
-            raise self.corrupted(f"offsets of {rows} {start}..{stop} go backwards or beyond "
-                                 f"the data")
+            raise self.corrupted(
+                f"offsets of {rows} {start}..{stop} go backwards or beyond the data"
+            )
         return o
 
     def corrupted(self, what: str) -> NBSVMError:

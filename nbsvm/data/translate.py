@@ -1,5 +1,6 @@
 """Bucket ids -> model columns: the compiled map every reader of hashed rows goes through
 (unknown buckets dropped), and the one-pass range check of ids read from outside."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -29,7 +30,7 @@ def _translate(ids, offsets, remap):
         if hi < lo or hi > ids.shape[0]:
             raise ValueError("offsets go backwards or point outside the id array")
         for j in range(lo, hi):
-            if j + 32 < hi:                 # the map is larger than the caches
+            if j + 32 < hi:  # the map is larger than the caches
                 prefetch_row(remap, ids[j + 32])
             c = remap[ids[j]]
             if c >= 0:
@@ -51,8 +52,7 @@ def translate_rows(ids, offsets, remap) -> tuple[np.ndarray, np.ndarray]:
     """CSR rows of bucket ids as rows of model columns (unknown buckets dropped)."""
     bad = check_ids(ids, remap.shape[0])
     if bad >= 0:
-        raise NBSVMError(f"bad batch: bucket id {int(ids[bad])} outside "
-                         f"[0, {remap.shape[0]})")
+        raise NBSVMError(f"bad batch: bucket id {int(ids[bad])} outside [0, {remap.shape[0]})")
     try:
         return _translate(ids, offsets, remap)
     except ValueError as e:

@@ -9,6 +9,7 @@ model file keeps up to ``PER_BUCKET`` strings per bucket with their counts
 (:func:`encode_map`, :func:`decode_map`), so collisions show: a bucket shared by ``great``
 and ``zyx`` is listed as ``great | zyx``.
 """
+
 from __future__ import annotations
 
 import random
@@ -22,11 +23,11 @@ from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _contribution_row
 from nbsvm.text._ngram_hits import _ngram_hits
 
-SAMPLE_DOCS = 4096          # documents kept to name buckets with (about 5 MB of IMDB)
-SAMPLE_CHARS = 2048         # characters kept of each
-MAP_BATCH = 512             # texts hashed at a time to name buckets (about 11 MB of hits)
-MAP_TOP = 2000              # strongest buckets of each sign (per output) that get names
-PER_BUCKET = 4              # strings kept per bucket (the most frequent in the sample)
+SAMPLE_DOCS = 4096  # documents kept to name buckets with (about 5 MB of IMDB)
+SAMPLE_CHARS = 2048  # characters kept of each
+MAP_BATCH = 512  # texts hashed at a time to name buckets (about 11 MB of hits)
+MAP_TOP = 2000  # strongest buckets of each sign (per output) that get names
+PER_BUCKET = 4  # strings kept per bucket (the most frequent in the sample)
 
 
 class TextSample:
@@ -49,11 +50,11 @@ class TextSample:
     def add(self, text: str) -> None:
         self.seen += 1
         if len(self.texts) < self.k:
-            self.texts.append(text[:self.max_chars])
+            self.texts.append(text[: self.max_chars])
         else:
             j = self._rng.randrange(self.seen)
             if j < self.k:
-                self.texts[j] = text[:self.max_chars]
+                self.texts[j] = text[: self.max_chars]
 
     def wrap(self, docs):
         """Yield ``docs`` unchanged, sampling each one's text (documents or plain strings)."""
@@ -66,7 +67,7 @@ def _extremes(row: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The ``n`` smallest and the ``n`` largest entries of ``row`` (fewer if it is shorter)."""
     m = min(n, row.size)
     part = np.partition(row, (m - 1, row.size - m))
-    return part[:m].copy(), part[row.size - m:].copy()     # copies: the part is freed
+    return part[:m].copy(), part[row.size - m :].copy()  # copies: the part is freed
 
 
 def _strongest(C: np.ndarray, top: int) -> np.ndarray:
@@ -135,12 +136,12 @@ def _bitmap_of_columns(remap, chosen, bitmap):
             bitmap[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
 
 
-def ngram_map(clf, texts: list[str], top: int = MAP_TOP,
-              per_bucket: int = PER_BUCKET) -> dict[int, list[tuple[str, int]]]:
+def ngram_map(
+    clf, texts: list[str], top: int = MAP_TOP, per_bucket: int = PER_BUCKET
+) -> dict[int, list[tuple[str, int]]]:
     """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
     ``top`` strongest buckets of each sign (word n-grams only)."""
-    return ngram_map_of(strongest_columns(clf, top), clf.column_of_, clf.hasher_, texts,
-                        per_bucket)
+    return ngram_map_of(strongest_columns(clf, top), clf.column_of_, clf.hasher_, texts, per_bucket)
 
 
 def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
@@ -148,18 +149,25 @@ def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
     and the bucket -> column ``remap`` (None: columns are buckets); runs without the model:
     in a thread, while the last epoch trains."""
     words = max(1, (1 << hasher.n_bits) >> 6)
-    if remap is None:                       # columns are buckets: the same bitmap
+    if remap is None:  # columns are buckets: the same bitmap
         wanted = np.zeros(words, dtype=np.uint64)
-        wanted[:min(words, chosen.size)] = chosen[:words]
+        wanted[: min(words, chosen.size)] = chosen[:words]
     else:
         wanted = np.zeros(words, dtype=np.uint64)
         _bitmap_of_columns(remap, chosen, wanted)
-    found: dict[int, Counter] = {}        # bucket -> Counter of n-gram bytes
+    found: dict[int, Counter] = {}  # bucket -> Counter of n-gram bytes
     for start in range(0, len(texts), MAP_BATCH):
-        buf, starts = hasher.prepare(texts[start:start + MAP_BATCH])
+        buf, starts = hasher.prepare(texts[start : start + MAP_BATCH])
         hit, keys, offsets, raw = _ngram_hits(
-            buf, starts, hasher.ngrams, (1 << hasher.n_bits) - 1, hasher.seed, wanted,
-            bool(hasher.split_scripts), hasher.scripts)
+            buf,
+            starts,
+            hasher.ngrams,
+            (1 << hasher.n_bits) - 1,
+            hasher.seed,
+            wanted,
+            bool(hasher.split_scripts),
+            hasher.scripts,
+        )
         if not hit.size:
             continue
         # count equal n-grams by (bucket, second hash) in numpy; decode one string of each
@@ -167,9 +175,11 @@ def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
         uniq, first, count = np.unique(pair, return_index=True, return_counts=True)
         data = raw.tobytes()
         for u, j, n in zip((uniq >> np.uint64(32)).tolist(), first.tolist(), count.tolist()):
-            found.setdefault(u, Counter())[data[offsets[j]:offsets[j + 1]]] += n
-    return {b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
-            for b, c in found.items()}
+            found.setdefault(u, Counter())[data[offsets[j] : offsets[j + 1]]] += n
+    return {
+        b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
+        for b, c in found.items()
+    }
 
 
 def encode_map(mapping: dict) -> dict[str, np.ndarray]:
@@ -182,29 +192,45 @@ def encode_map(mapping: dict) -> dict[str, np.ndarray]:
             texts.append(s.encode("utf-8"))
     offsets = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum([len(t) for t in texts], out=offsets[1:])
-    return {"map_buckets": np.asarray(buckets, dtype=np.int32),
-            "map_counts": np.asarray(counts, dtype=np.int64), "map_offsets": offsets,
-            "map_text": np.frombuffer(b"".join(texts), dtype=np.uint8).copy()}
+    return {
+        "map_buckets": np.asarray(buckets, dtype=np.int32),
+        "map_counts": np.asarray(counts, dtype=np.int64),
+        "map_offsets": offsets,
+        "map_text": np.frombuffer(b"".join(texts), dtype=np.uint8).copy(),
+    }
 
 
 def decode_map(arrays: dict, n_bits: int, path=None) -> dict[int, list[tuple[str, int]]]:
     """Inverse of :func:`encode_map`, checking every array (the file may be crafted)."""
     names = ("map_buckets", "map_counts", "map_offsets", "map_text")
     if not all(k in arrays for k in names):
-        raise NBSVMError("corrupted model file: part of the n-gram map is missing",
-                         path=None if path is None else str(path))
+        raise NBSVMError(
+            "corrupted model file: part of the n-gram map is missing",
+            path=None if path is None else str(path),
+        )
     b, n, o, t = (arrays[k] for k in names)
-    ok = (b.ndim == n.ndim == o.ndim == t.ndim == 1 and b.dtype == np.int32
-          and n.dtype == np.int64 and o.dtype == np.int64 and t.dtype == np.uint8
-          and n.size == b.size and o.size == b.size + 1 and o[0] == 0 and o[-1] == t.size
-          and bool(np.all(np.diff(o) >= 0)) and (b.size == 0 or (b.min() >= 0 and
-                                                                b.max() < (1 << n_bits))))
+    ok = (
+        b.ndim == n.ndim == o.ndim == t.ndim == 1
+        and b.dtype == np.int32
+        and n.dtype == np.int64
+        and o.dtype == np.int64
+        and t.dtype == np.uint8
+        and n.size == b.size
+        and o.size == b.size + 1
+        and o[0] == 0
+        and o[-1] == t.size
+        and bool(np.all(np.diff(o) >= 0))
+        and (b.size == 0 or (b.min() >= 0 and b.max() < (1 << n_bits)))
+    )
     if not ok:
-        raise NBSVMError("corrupted model file: the n-gram map arrays do not fit together",
-                         path=None if path is None else str(path))
+        raise NBSVMError(
+            "corrupted model file: the n-gram map arrays do not fit together",
+            path=None if path is None else str(path),
+        )
     data = t.tobytes()
     out: dict[int, list[tuple[str, int]]] = {}
     for j, bucket in enumerate(b.tolist()):
         out.setdefault(bucket, []).append(
-            (data[o[j]:o[j + 1]].decode("utf-8", "replace"), int(n[j])))
+            (data[o[j] : o[j + 1]].decode("utf-8", "replace"), int(n[j]))
+        )
     return out

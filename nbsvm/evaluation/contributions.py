@@ -7,6 +7,7 @@ document (features are binarized): ``c_ki = r_ki w_ki`` for ``beta = 1``; with
 present (:func:`contributions`); :func:`_unit_row` is the same for one document whose row is
 scaled to unit norm.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,7 +34,7 @@ def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None, lo: int = 0) 
         return _backend_row(clf, k, out)
     learner = clf.linear_
     dtype = out.dtype.type
-    S = learner.S_[k, lo:lo + out.shape[0]]
+    S = learner.S_[k, lo : lo + out.shape[0]]
     np.multiply(S[:, 0], S[:, 1], out=out, dtype=out.dtype, casting="unsafe")
     out *= dtype(learner.scale_of(k))
     b = float(learner.intercept()[k])
@@ -57,8 +58,7 @@ def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.
     clf.check_fitted()
     learner = clf.linear_
     C = np.empty((learner.n_outputs, learner.n_features), dtype=dtype)
-    const = np.array([_contribution_row(clf, k, C[k], mean_abs)
-                      for k in range(learner.n_outputs)])
+    const = np.array([_contribution_row(clf, k, C[k], mean_abs) for k in range(learner.n_outputs)])
     return C, const
 
 
@@ -67,11 +67,13 @@ def _unit_row(clf, k: int, buckets: list[int]) -> np.ndarray:
     the linear part (and with ``interpolate='weights'`` the NB part) divided by the norm of
     the ratios of the document's distinct kept columns."""
     learner = clf.linear_
-    cols = np.array(sorted({int(clf.column_of_[b]) if clf.column_of_ is not None else b
-                            for b in buckets}), dtype=np.int64)
+    cols = np.array(
+        sorted({int(clf.column_of_[b]) if clf.column_of_ is not None else b for b in buckets}),
+        dtype=np.int64,
+    )
     cols = cols[cols >= 0]
     r = learner.S_[k, :, 0].astype(np.float64)
-    if clf.backend_learner is not None:         # the backend's row values: ratios, or 1 (shared)
+    if clf.backend_learner is not None:  # the backend's row values: ratios, or 1 (shared)
         values, w, _ = clf.backend_.output_weights(k, learner.tables)
         x = np.ones_like(r) if values is None else r
         linear = x * w

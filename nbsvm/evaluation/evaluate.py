@@ -2,19 +2,21 @@
 or a feature cache hashed with the model's settings, scored into a report; a multi-label
 model's sums per shard for Dask.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.errors import NBSVMError
-from nbsvm.data.cache import FeatureCache
 from nbsvm.data.batches import hash_batches
-from nbsvm.io.document import Document
+from nbsvm.data.cache import FeatureCache
+from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.scoring import _LabelSetScorer, _Scorer
+from nbsvm.io.document import Document
 
-if TYPE_CHECKING:     # the estimator is above: it is only passed in
+if TYPE_CHECKING:  # the estimator is above: it is only passed in
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -35,9 +37,12 @@ def label_set_report(model: NBSVMClassifier, parts: list) -> dict:
     return scorer.report()
 
 
-def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
-                       callback: Callable[[dict], None] | None = None,
-                       scores_out: list | None = None) -> dict:
+def evaluate_documents(
+    model: NBSVMClassifier,
+    docs: Iterable[Document],
+    callback: Callable[[dict], None] | None = None,
+    scores_out: list | None = None,
+) -> dict:
     """Score labeled documents batch by batch; return :func:`nbsvm.evaluation.metrics.report`.
 
     A document whose label the model does not know counts as an error; such labels get a
@@ -48,8 +53,7 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
     """
     if model.multilabel:
         if scores_out is not None:
-            raise NBSVMError("ROC and precision-recall plots are drawn for single-label "
-                             "models")
+            raise NBSVMError("ROC and precision-recall plots are drawn for single-label models")
         scorer = _LabelSetScorer(model)
         for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
             scorer.add(batch, batch.labels, columns=True)
@@ -65,17 +69,22 @@ def evaluate_documents(model: NBSVMClassifier, docs: Iterable[Document],
     return scorer.report()
 
 
-def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
-                   callback: Callable[[dict], None] | None = None, columns: bool = False,
-                   scores_out: list | None = None) -> dict:
+def evaluate_cache(
+    model: NBSVMClassifier,
+    cache: FeatureCache,
+    callback: Callable[[dict], None] | None = None,
+    columns: bool = False,
+    scores_out: list | None = None,
+) -> dict:
     """Score the documents of a feature cache (hashed with the model's settings).
 
     ``columns``: the cache holds model columns already (translated when it was written).
     ``scores_out``: as in :func:`evaluate_documents`.
     """
     if cache.hasher != model.hasher_:
-        raise NBSVMError("the cache was hashed with other settings than the model's",
-                         path=str(cache.folder))
+        raise NBSVMError(
+            "the cache was hashed with other settings than the model's", path=str(cache.folder)
+        )
     if model.multilabel:
         scorer = _LabelSetScorer(model)
         for batch in cache.batches(2048):
@@ -84,12 +93,16 @@ def evaluate_cache(model: NBSVMClassifier, cache: FeatureCache,
                 callback({"stage": "eval", "docs": scorer.n})
         return scorer.report()
     # a label the model does not know is an error of every document that has it
-    to_class = np.array([model.classes_.index(label) if label in model.classes_ else -1
-                         for label in cache.labels] or [0], dtype=np.int32)
+    to_class = np.array(
+        [model.classes_.index(label) if label in model.classes_ else -1 for label in cache.labels]
+        or [0],
+        dtype=np.int32,
+    )
     scorer = _Scorer(model, scores_out)
     for batch in cache.batches(2048):
-        scorer.add(batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns,
-                   names=cache.labels)
+        scorer.add(
+            batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns, names=cache.labels
+        )
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
     return scorer.report()

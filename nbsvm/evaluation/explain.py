@@ -5,9 +5,11 @@
 by n-gram (:mod:`nbsvm.evaluation.contributions`); :func:`to_html` shades its words by their
 contributions.
 """
+
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,8 +18,10 @@ from nbsvm.evaluation.contributions import _unit_row, contributions
 from nbsvm.text.hashing import _encode, bucket_of
 from nbsvm.text.scripts import SPLIT_RE
 
-_SPLIT_TOKEN = re.compile(SPLIT_RE)
+if TYPE_CHECKING:
+    import pandas as pd
 
+_SPLIT_TOKEN = re.compile(SPLIT_RE)
 
 
 class Explanation(dict):
@@ -25,11 +29,13 @@ class Explanation(dict):
     ``{"class", "score", "constant", "ngrams": [...]}``. In Jupyter it shows the text
     shaded by contribution; :meth:`frame` is the n-grams as a DataFrame."""
 
-    def frame(self) -> "pd.DataFrame":
+    def frame(self) -> pd.DataFrame:
         """One row per n-gram: ``ngram, kind, bucket, contribution, note``."""
         import pandas as pd
-        return pd.DataFrame(self["ngrams"], columns=["ngram", "kind", "bucket", "contribution",
-                                                     "note"])
+
+        return pd.DataFrame(
+            self["ngrams"], columns=["ngram", "kind", "bucket", "contribution", "note"]
+        )
 
     def _repr_html_(self) -> str:
         return shaded_html(self)
@@ -58,6 +64,7 @@ def top_features_by_class(clf, top: int = 30):
     multi-class or multi-label model), as :func:`top_features` rows of direction
     ``positive``, class by class."""
     import pandas as pd
+
     frames = [top_features(clf, top, c) for c in clf.classes_]
     frames = [f[f.direction == "positive"] for f in frames]
     return pd.concat(frames, ignore_index=True)
@@ -72,14 +79,18 @@ def top_features(clf, top: int = 30, cls=None):
     if not (isinstance(top, int) and top >= 1):
         raise NBSVMError(f"top must be an integer >= 1, got {top!r}")
     k = _output_of(clf, cls)
-    sign = -1.0 if (clf.n_outputs() == 1 and cls is not None
-                    and str(cls) == clf.classes_[0]) else 1.0
+    sign = (
+        -1.0 if (clf.n_outputs() == 1 and cls is not None and str(cls) == clf.classes_[0]) else 1.0
+    )
     C, _ = contributions(clf)
     row = sign * C[k]
     toward = str(cls) if cls is not None else clf.classes_[-1 if clf.n_outputs() == 1 else 0]
     learner = clf.linear_
-    backend_w = clf.backend_.output_weights(k, learner.tables)[1] \
-        if clf.backend_learner is not None else None
+    backend_w = (
+        clf.backend_.output_weights(k, learner.tables)[1]
+        if clf.backend_learner is not None
+        else None
+    )
     buckets = clf.column_buckets()
     mapping = getattr(clf, "ngram_map_", None) or {}
     rows = []
@@ -87,16 +98,37 @@ def top_features(clf, top: int = 30, cls=None):
     for direction, cols in (("positive", order[::-1][:top]), ("negative", order[:top])):
         for rank, c in enumerate(cols, 1):
             if (row[c] > 0) != (direction == "positive"):
-                break                   # no more features of this sign
+                break  # no more features of this sign
             b = int(buckets[c])
-            rows.append({"class": toward, "direction": direction, "rank": rank,
-                         "ngrams": _names(mapping, b),
-                         "bucket": b, "ratio": float(learner.S_[k, c, 0]),
-                         "weight": float(learner.S_[k, c, 1] * learner.scale_of(k)
-                                         if backend_w is None else backend_w[c]),
-                         "contribution": float(row[c])})
-    return pd.DataFrame(rows, columns=["class", "direction", "rank", "ngrams", "bucket",
-                                       "ratio", "weight", "contribution"])
+            rows.append(
+                {
+                    "class": toward,
+                    "direction": direction,
+                    "rank": rank,
+                    "ngrams": _names(mapping, b),
+                    "bucket": b,
+                    "ratio": float(learner.S_[k, c, 0]),
+                    "weight": float(
+                        learner.S_[k, c, 1] * learner.scale_of(k)
+                        if backend_w is None
+                        else backend_w[c]
+                    ),
+                    "contribution": float(row[c]),
+                }
+            )
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "class",
+            "direction",
+            "rank",
+            "ngrams",
+            "bucket",
+            "ratio",
+            "weight",
+            "contribution",
+        ],
+    )
 
 
 def explain_text(clf, text: str, cls=None) -> Explanation:
@@ -107,7 +139,7 @@ def explain_text(clf, text: str, cls=None) -> Explanation:
     0 (``note`` says which); ``constant + sum(contribution) == score``."""
     clf.check_fitted()
     scores = np.atleast_1d(clf.decision_function([text])[0])
-    if cls is None and clf.multilabel:          # the label with the highest score
+    if cls is None and clf.multilabel:  # the label with the highest score
         cls = clf.classes_[int(np.argmax(scores))]
     elif cls is None:
         cls = clf.labels_of(clf.decision_function([text]))[0]
@@ -118,8 +150,9 @@ def explain_text(clf, text: str, cls=None) -> Explanation:
     words, chars = hasher.keys(text)
     seed2 = (hasher.seed + 1) & 0xFFFFFFFF
     # keys as their UTF-8 bytes (lone surrogates passed through, as the hasher does)
-    keyed = [(w, "word", bucket_of(_encode(w), hasher.n_bits, hasher.seed)) for w in words] + \
-            [(c, "char", bucket_of(_encode(c), hasher.n_bits, seed2)) for c in chars]
+    keyed = [(w, "word", bucket_of(_encode(w), hasher.n_bits, hasher.seed)) for w in words] + [
+        (c, "char", bucket_of(_encode(c), hasher.n_bits, seed2)) for c in chars
+    ]
     row = C[k]
     if clf.unit_rows():
         row = _unit_row(clf, k, [b for _, _, b in keyed])
@@ -128,17 +161,25 @@ def explain_text(clf, text: str, cls=None) -> Explanation:
     for key, kind, b in keyed:
         col = int(clf.column_of_[b]) if clf.column_of_ is not None else b
         if col < 0:
-            rows.append(dict(ngram=key, kind=kind, bucket=b, contribution=0.0,
-                             note="not in the model"))
+            rows.append(
+                dict(ngram=key, kind=kind, bucket=b, contribution=0.0, note="not in the model")
+            )
         elif b in first:
             note = "repeat" if first[b] == key else f"shares its bucket with {first[b]!r}"
             rows.append(dict(ngram=key, kind=kind, bucket=b, contribution=0.0, note=note))
         else:
             first[b] = key
-            rows.append(dict(ngram=key, kind=kind, bucket=b,
-                             contribution=float(sign * row[col]), note=""))
-    return Explanation({"class": str(cls), "score": float(sign * scores[k]),
-                        "constant": float(sign * const[k]), "ngrams": rows})
+            rows.append(
+                dict(ngram=key, kind=kind, bucket=b, contribution=float(sign * row[col]), note="")
+            )
+    return Explanation(
+        {
+            "class": str(cls),
+            "score": float(sign * scores[k]),
+            "constant": float(sign * const[k]),
+            "ngrams": rows,
+        }
+    )
 
 
 def word_gaps(words: list[str]) -> list[str]:
@@ -171,16 +212,24 @@ def shaded_html(explanation: dict) -> str:
         color = (0, 160, 0) if v > 0 else (200, 0, 0)
         return f"rgba({color[0]},{color[1]},{color[2]},{a:.2f})"
 
-    spans = "".join(f'{gap}<span title="{r["contribution"]:+.4f}" style="background:'
-                    f'{shade(r["contribution"])}">{html.escape(r["ngram"])}</span>'
-                    for gap, r in zip(word_gaps([r["ngram"] for r in words]), words))
-    strongest = sorted((r for r in rows if r["contribution"]), key=lambda r: -abs(r["contribution"]))
-    table = "".join(f"<tr><td>{html.escape(r['ngram'])}</td><td>{r['contribution']:+.4f}</td></tr>"
-                    for r in strongest[:30])
-    return (f"<p>class <b>{html.escape(explanation['class'])}</b>: score "
-            f"{explanation['score']:+.4f} = {explanation['constant']:+.4f} (constant) + "
-            f"the n-grams' contributions</p><p class='shaded' style='line-height:1.8'>{spans}</p>"
-            f"<table><tr><th>n-gram</th><th>contribution</th></tr>{table}</table>")
+    spans = "".join(
+        f'{gap}<span title="{r["contribution"]:+.4f}" style="background:'
+        f'{shade(r["contribution"])}">{html.escape(r["ngram"])}</span>'
+        for gap, r in zip(word_gaps([r["ngram"] for r in words]), words)
+    )
+    strongest = sorted(
+        (r for r in rows if r["contribution"]), key=lambda r: -abs(r["contribution"])
+    )
+    table = "".join(
+        f"<tr><td>{html.escape(r['ngram'])}</td><td>{r['contribution']:+.4f}</td></tr>"
+        for r in strongest[:30]
+    )
+    return (
+        f"<p>class <b>{html.escape(explanation['class'])}</b>: score "
+        f"{explanation['score']:+.4f} = {explanation['constant']:+.4f} (constant) + "
+        f"the n-grams' contributions</p><p class='shaded' style='line-height:1.8'>{spans}</p>"
+        f"<table><tr><th>n-gram</th><th>contribution</th></tr>{table}</table>"
+    )
 
 
 def to_html(explanation) -> str:
@@ -188,7 +237,11 @@ def to_html(explanation) -> str:
     (:func:`shaded_html`)."""
     if isinstance(explanation, list):
         body = "<hr>".join(shaded_html(e) for e in explanation)
-        return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain"
-                f"</title></head><body>{body}</body></html>")
-    return (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title>"
-            f"</head><body>{shaded_html(explanation)}</body></html>")
+        return (
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain"
+            f"</title></head><body>{body}</body></html>"
+        )
+    return (
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title>"
+        f"</head><body>{shaded_html(explanation)}</body></html>"
+    )

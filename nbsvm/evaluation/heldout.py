@@ -2,24 +2,26 @@
 (:func:`fit_and_evaluate`), and the training curve it can record (:class:`EpochHistory`:
 mean training loss and held-out accuracy per epoch).
 """
+
 from __future__ import annotations
 
 import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.batches import hash_batches
-from nbsvm.io.document import Document
+from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.evaluation.scoring import headline
+from nbsvm.io.document import Document
 
-if TYPE_CHECKING:     # the estimator is above: it is only passed in
+if TYPE_CHECKING:  # the estimator is above: it is only passed in
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -46,7 +48,7 @@ class _BackgroundCache(threading.Thread):
                     if self.callback:
                         self.callback({"stage": "hash test", "docs": n})
                 self.cache = writer.close()
-        except BaseException as e:      # re-raised by fit_and_evaluate in the main thread
+        except BaseException as e:  # re-raised by fit_and_evaluate in the main thread
             self.error = e
 
 
@@ -108,9 +110,12 @@ def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> 
     before = model.__dict__.get("mean_abs_coef_")
     if model.interpolate == "weights" and model.beta != 1.0:
         learner = model.linear_
-        model.mean_abs_coef_ = np.array([_kernels._mean_abs_weight(learner.S_[k])
-                                         * learner.scale_of(k)
-                                         for k in range(learner.n_outputs)])
+        model.mean_abs_coef_ = np.array(
+            [
+                _kernels._mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
+                for k in range(learner.n_outputs)
+            ]
+        )
     try:
         return headline(evaluate_cache(model, cache, columns=columns))
     finally:
@@ -129,14 +134,19 @@ class _HeldOutSet:
     ``callback``).
     """
 
-    def __init__(self, model: NBSVMClassifier, worker: _BackgroundCache,
-                 history: EpochHistory | None, counted: _Counted | None,
-                 callback: Callable[[dict], None] | None):
+    def __init__(
+        self,
+        model: NBSVMClassifier,
+        worker: _BackgroundCache,
+        history: EpochHistory | None,
+        counted: _Counted | None,
+        callback: Callable[[dict], None] | None,
+    ):
         self.model, self.worker, self.history = model, worker, history
         self.counted, self.callback = counted, callback
         self.scored: set = set()
-        self.waited = 0.0              # waiting for the test hashing between epochs
-        self.eval_time = 0.0           # scoring the test set between epochs
+        self.waited = 0.0  # waiting for the test hashing between epochs
+        self.eval_time = 0.0  # scoring the test set between epochs
 
     def idle(self) -> bool:
         """Whether the hashing thread has not started yet."""
@@ -148,7 +158,7 @@ class _HeldOutSet:
         the lexicon pass is done), or with ``columns=False`` into buckets."""
         if self.idle():
             if columns:
-                self.worker.remap = self.model.column_of_      # store model columns, not buckets
+                self.worker.remap = self.model.column_of_  # store model columns, not buckets
             self.worker.start()
 
     def wait(self) -> FeatureCache:
@@ -175,8 +185,9 @@ class _HeldOutSet:
         if self.worker.error is not None:
             raise self.worker.error
         t = time.perf_counter()
-        self.history.test_accuracy[epoch] = accuracy_now(self.model, self.worker.cache,
-                                                          columns=self.columns())
+        self.history.test_accuracy[epoch] = accuracy_now(
+            self.model, self.worker.cache, columns=self.columns()
+        )
         self.eval_time += time.perf_counter() - t
 
     def on_event(self, event: dict) -> None:
@@ -204,7 +215,7 @@ class _HeldOutSet:
                 total = event["total"] if event["total"] is not None else self.counted.total
                 if total is not None and event["docs"] >= total:
                     self.score_epoch(event["epoch"], event["epochs"])
-        elif stage == "epoch done":          # should the library ever say so itself
+        elif stage == "epoch done":  # should the library ever say so itself
             self.score_epoch(event["epoch"], event.get("epochs", self.model.setting("epochs")))
         if self.callback and stage != "lexicon done":
             self.callback(event)
@@ -217,10 +228,16 @@ class _HeldOutSet:
         self.worker.cache = None
 
 
-def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
-                     test_docs: Iterable[Document], lexicon=None,
-                     callback: Callable[[dict], None] | None = None,
-                     max_memory=None, history: EpochHistory | None = None, **fit_kw) -> dict:
+def fit_and_evaluate(
+    model: NBSVMClassifier,
+    train_docs: Iterable[Document],
+    test_docs: Iterable[Document],
+    lexicon=None,
+    callback: Callable[[dict], None] | None = None,
+    max_memory=None,
+    history: EpochHistory | None = None,
+    **fit_kw,
+) -> dict:
     """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run (``fit_kw``: more
     arguments of :meth:`~nbsvm.NBSVMClassifier.fit_documents`, e.g. ``kept``).
 
@@ -242,12 +259,18 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
     counted = None
     if history is not None:
         train_docs = counted = _Counted(train_docs)
-    test = _HeldOutSet(model, _BackgroundCache(test_docs, hasher, tmp / "test", callback),
-                       history, counted, callback)
+    test = _HeldOutSet(
+        model,
+        _BackgroundCache(test_docs, hasher, tmp / "test", callback),
+        history,
+        counted,
+        callback,
+    )
     try:
         t0 = time.perf_counter()
-        model.fit_documents(train_docs, lexicon=lexicon, callback=test.on_event,
-                            max_memory=max_memory, **fit_kw)
+        model.fit_documents(
+            train_docs, lexicon=lexicon, callback=test.on_event, max_memory=max_memory, **fit_kw
+        )
         test.start(columns=False)
         t1 = time.perf_counter()
         cache = test.wait()
@@ -258,8 +281,9 @@ def fit_and_evaluate(model: NBSVMClassifier, train_docs: Iterable[Document],
         test.close()
         shutil.rmtree(tmp, ignore_errors=True)
     # waiting for the test hashing: after training, and between epochs with ``history``
-    rep["timings"] = dict(model.timings_, fit_s=t1 - t0, wait_test_hash_s=t2 - t1 + test.waited,
-                          eval_s=t3 - t2)
+    rep["timings"] = dict(
+        model.timings_, fit_s=t1 - t0, wait_test_hash_s=t2 - t1 + test.waited, eval_s=t3 - t2
+    )
     if history is not None:
         history.test_accuracy[model.setting("epochs")] = headline(rep)
         rep["timings"]["epoch_eval_s"] = test.eval_time

@@ -1,7 +1,13 @@
 """Classification metrics from a confusion matrix, as plain dicts and pandas tables."""
+
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def confusion_matrix(true_codes: np.ndarray, pred_codes: np.ndarray, n_classes: int) -> np.ndarray:
@@ -28,18 +34,31 @@ def report(cm: np.ndarray, classes: list[str], log_loss_sum: float | None = None
         precision = np.where(pred > 0, tp / pred, 0.0)
         recall = np.where(true > 0, tp / true, 0.0)
         f1 = np.where(precision + recall > 0, 2 * precision * recall / (precision + recall), 0.0)
-    per_class = {c: dict(precision=float(precision[i]), recall=float(recall[i]), f1=float(f1[i]),
-                         support=int(true[i])) for i, c in enumerate(classes)}
-    out = dict(n_docs=n, accuracy=float(tp.sum() / n) if n else 0.0,
-               macro_precision=float(precision.mean()), macro_recall=float(recall.mean()),
-               macro_f1=float(f1.mean()), per_class=per_class,
-               confusion_matrix=cm.tolist(), classes=list(classes))
+    per_class = {
+        c: dict(
+            precision=float(precision[i]),
+            recall=float(recall[i]),
+            f1=float(f1[i]),
+            support=int(true[i]),
+        )
+        for i, c in enumerate(classes)
+    }
+    out = dict(
+        n_docs=n,
+        accuracy=float(tp.sum() / n) if n else 0.0,
+        macro_precision=float(precision.mean()),
+        macro_recall=float(recall.mean()),
+        macro_f1=float(f1.mean()),
+        per_class=per_class,
+        confusion_matrix=cm.tolist(),
+        classes=list(classes),
+    )
     if log_loss_sum is not None and n:
         out["log_loss"] = float(log_loss_sum / n)
     return out
 
 
-def report_table(rep: dict) -> "pd.DataFrame":
+def report_table(rep: dict) -> pd.DataFrame:
     """A tidy table of a report: columns ``metric, class, value``."""
     import pandas as pd
 
@@ -66,14 +85,25 @@ def report_table(rep: dict) -> "pd.DataFrame":
 # :func:`add_sums`), and a report computed from the sums, so streaming evaluation needs no
 # more memory than one batch.
 
-def _task_table(rep: dict, pd) -> "pd.DataFrame":
+
+def _task_table(rep: dict, pd) -> pd.DataFrame:
     """:func:`report_table` for multi-label and regression reports."""
     if rep["task"] == "regression":
         rows = [(m, "", rep[m]) for m in ("mse", "mae", "r2")]
     else:
-        rows = [(m, "", rep[m]) for m in ("hamming_loss", "subset_accuracy", "micro_precision",
-                                          "micro_recall", "micro_f1", "macro_precision",
-                                          "macro_recall", "macro_f1")]
+        rows = [
+            (m, "", rep[m])
+            for m in (
+                "hamming_loss",
+                "subset_accuracy",
+                "micro_precision",
+                "micro_recall",
+                "micro_f1",
+                "macro_precision",
+                "macro_recall",
+                "macro_f1",
+            )
+        ]
         for c, vals in rep["per_class"].items():
             rows += [(m, c, v) for m, v in vals.items()]
     rows.append(("n_docs", "", rep["n_docs"]))
@@ -94,10 +124,14 @@ def multilabel_counts(Y_true, Y_pred) -> dict:
     P = np.asarray(Y_pred) > 0
     if T.shape != P.shape or T.ndim != 2:
         raise ValueError(f"indicator matrices of different shapes: {T.shape} and {P.shape}")
-    return dict(n_docs=int(T.shape[0]), tp=(T & P).sum(axis=0).astype(np.int64),
-                fp=(~T & P).sum(axis=0).astype(np.int64),
-                fn=(T & ~P).sum(axis=0).astype(np.int64),
-                wrong=int((T != P).sum()), exact=int((T == P).all(axis=1).sum()))
+    return dict(
+        n_docs=int(T.shape[0]),
+        tp=(T & P).sum(axis=0).astype(np.int64),
+        fp=(~T & P).sum(axis=0).astype(np.int64),
+        fn=(T & ~P).sum(axis=0).astype(np.int64),
+        wrong=int((T != P).sum()),
+        exact=int((T == P).all(axis=1).sum()),
+    )
 
 
 def _f1(tp, fp, fn):
@@ -124,17 +158,29 @@ def multilabel_report(counts: dict, classes: list[str]) -> dict:
     tp, fp, fn = (np.asarray(counts[key], dtype=np.float64) for key in ("tp", "fp", "fn"))
     precision, recall, f1 = _f1(tp, fp, fn)
     micro_p, micro_r, micro_f1 = _f1(tp.sum(), fp.sum(), fn.sum())
-    per_label = {c: dict(precision=float(precision[i]), recall=float(recall[i]),
-                         f1=float(f1[i]), support=int(tp[i] + fn[i]))
-                 for i, c in enumerate(classes)}
-    return dict(task="multilabel", n_docs=n,
-                hamming_loss=float(counts["wrong"] / (n * k)) if n and k else 0.0,
-                subset_accuracy=float(counts["exact"] / n) if n else 0.0,
-                micro_precision=float(micro_p), micro_recall=float(micro_r),
-                micro_f1=float(micro_f1), macro_precision=float(precision.mean()) if k else 0.0,
-                macro_recall=float(recall.mean()) if k else 0.0,
-                macro_f1=float(f1.mean()) if k else 0.0, per_class=per_label,
-                classes=list(classes))
+    per_label = {
+        c: dict(
+            precision=float(precision[i]),
+            recall=float(recall[i]),
+            f1=float(f1[i]),
+            support=int(tp[i] + fn[i]),
+        )
+        for i, c in enumerate(classes)
+    }
+    return dict(
+        task="multilabel",
+        n_docs=n,
+        hamming_loss=float(counts["wrong"] / (n * k)) if n and k else 0.0,
+        subset_accuracy=float(counts["exact"] / n) if n else 0.0,
+        micro_precision=float(micro_p),
+        micro_recall=float(micro_r),
+        micro_f1=float(micro_f1),
+        macro_precision=float(precision.mean()) if k else 0.0,
+        macro_recall=float(recall.mean()) if k else 0.0,
+        macro_f1=float(f1.mean()) if k else 0.0,
+        per_class=per_label,
+        classes=list(classes),
+    )
 
 
 def hamming_loss(Y_true, Y_pred) -> float:
@@ -152,8 +198,9 @@ def subset_accuracy(Y_true, Y_pred) -> float:
 
 def multilabel_f1(Y_true, Y_pred) -> tuple[float, float]:
     """``(micro F1, macro F1)`` of two indicator matrices."""
-    r = multilabel_report(multilabel_counts(Y_true, Y_pred), [str(i) for i in
-                                                              range(np.shape(Y_true)[1])])
+    r = multilabel_report(
+        multilabel_counts(Y_true, Y_pred), [str(i) for i in range(np.shape(Y_true)[1])]
+    )
     return r["micro_f1"], r["macro_f1"]
 
 
@@ -161,8 +208,13 @@ def regression_sums(y_true, y_pred) -> dict:
     """Sums for :func:`regression_report` (they add up over batches)."""
     y = np.asarray(y_true, dtype=np.float64)
     e = np.asarray(y_pred, dtype=np.float64) - y
-    return dict(n_docs=int(y.size), sse=float(e @ e), sae=float(np.abs(e).sum()),
-                sum_y=float(y.sum()), sum_y2=float(y @ y))
+    return dict(
+        n_docs=int(y.size),
+        sse=float(e @ e),
+        sae=float(np.abs(e).sum()),
+        sum_y=float(y.sum()),
+        sum_y2=float(y @ y),
+    )
 
 
 def regression_report(sums: dict) -> dict:
@@ -178,9 +230,13 @@ def regression_report(sums: dict) -> dict:
     if not n:
         return dict(task="regression", n_docs=0, mse=0.0, mae=0.0, r2=float("nan"))
     sst = sums["sum_y2"] - sums["sum_y"] ** 2 / n
-    return dict(task="regression", n_docs=n, mse=sums["sse"] / n, mae=sums["sae"] / n,
-                r2=1.0 - sums["sse"] / sst if sst > 1e-12 * max(1.0, sums["sum_y2"])
-                else float("nan"))
+    return dict(
+        task="regression",
+        n_docs=n,
+        mse=sums["sse"] / n,
+        mae=sums["sae"] / n,
+        r2=1.0 - sums["sse"] / sst if sst > 1e-12 * max(1.0, sums["sum_y2"]) else float("nan"),
+    )
 
 
 def mean_squared_error(y_true, y_pred) -> float:
@@ -201,6 +257,7 @@ def r2_score(y_true, y_pred) -> float:
 # every distinct score, ties counted together (a diagonal step on the ROC curve). Labels
 # above zero are the positive class (1 / True against 0, -1 / False).
 
+
 def _binary_counts(y_true, scores):
     """False and true positives at each distinct score, highest first, and those scores."""
     y = _positive(y_true).ravel()
@@ -211,7 +268,7 @@ def _binary_counts(y_true, scores):
         raise ValueError("scores must be finite")
     order = np.argsort(-s, kind="mergesort")
     s, y = s[order], y[order]
-    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]     # last index of each score
+    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]  # last index of each score
     tps = np.cumsum(y, dtype=np.int64)[last]
     fps = last + 1 - tps
     return fps, tps, s[last]
@@ -299,7 +356,7 @@ class AUCHistogram:
             if not n_pos or not n_neg:
                 out.append(None)
                 continue
-            below = np.cumsum(neg) - neg            # negatives in lower bins
+            below = np.cumsum(neg) - neg  # negatives in lower bins
             pairs = float(np.dot(pos, below)) + 0.5 * float(np.dot(pos, neg))
             out.append(pairs / (n_pos * n_neg))
         return out

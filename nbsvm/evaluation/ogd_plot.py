@@ -2,6 +2,7 @@
 against the batch least-squares optimum, drawn with matplotlib (:func:`ogd_curves`) or as a
 self-contained SVG without it (:func:`ogd_curves_svg`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,8 +34,9 @@ def ogd_curves(series, best: float, path, y_max: float = 0.05, colors=None) -> P
     return _save(fig, path)
 
 
-def ogd_curves_svg(series, best: float, y_max: float = 0.05, width: int = 920,
-                   height: int = 460, colors=None) -> str:
+def ogd_curves_svg(
+    series, best: float, y_max: float = 0.05, width: int = 920, height: int = 460, colors=None
+) -> str:
     """:func:`ogd_curves` as a self-contained SVG document (a string; no matplotlib)."""
     colors = colors or [COLORS[0], COLORS[2], COLORS[4]]
     T = max(len(after) for _, after, _ in series)
@@ -47,41 +49,53 @@ def ogd_curves_svg(series, best: float, y_max: float = 0.05, width: int = 920,
     def py(v):
         return top + ph - min(max(v, 0.0), y_max) / y_max * ph
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left}" y="22" font-size="14">Projected OGD on iris: cumulative mean '
-           f'squared error (median of shuffles)</text>',
-           f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>',
-           f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="black"/>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left}" y="22" font-size="14">Projected OGD on iris: cumulative mean '
+        f'squared error (median of shuffles)</text>',
+        f'<line x1="{left}" y1="{top + ph}" x2="{left + pw}" y2="{top + ph}" stroke="black"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + ph}" stroke="black"/>',
+    ]
     for t in range(0, T + 1, 25):
         x = px(t)
-        out += [f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" '
-                f'stroke="black"/>',
-                f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">{t}</text>']
+        out += [
+            f'<line x1="{x:.1f}" y1="{top + ph}" x2="{x:.1f}" y2="{top + ph + 5}" stroke="black"/>',
+            f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">{t}</text>',
+        ]
     for k in range(6):
         v = y_max * k / 5
-        out += [f'<line x1="{left - 5}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" '
-                f'stroke="#ddd"/>',
-                f'<text x="{left - 8}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>']
-    out += [f'<text x="{left + pw / 2}" y="{height - 12}" text-anchor="middle">t (examples '
-            f'seen)</text>',
-            f'<text x="18" y="{top + ph / 2}" text-anchor="middle" '
-            f'transform="rotate(-90 18 {top + ph / 2})">C_t / t</text>',
-            f'<line x1="{left}" y1="{py(best):.1f}" x2="{left + pw}" y2="{py(best):.1f}" '
-            f'stroke="red" stroke-dasharray="6,4"/>']
+        out += [
+            f'<line x1="{left - 5}" y1="{py(v):.1f}" x2="{left + pw}" y2="{py(v):.1f}" '
+            f'stroke="#ddd"/>',
+            f'<text x="{left - 8}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.2f}</text>',
+        ]
+    out += [
+        f'<text x="{left + pw / 2}" y="{height - 12}" text-anchor="middle">t (examples '
+        f'seen)</text>',
+        f'<text x="18" y="{top + ph / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 18 {top + ph / 2})">C_t / t</text>',
+        f'<line x1="{left}" y1="{py(best):.1f}" x2="{left + pw}" y2="{py(best):.1f}" '
+        f'stroke="red" stroke-dasharray="6,4"/>',
+    ]
     legend = [("batch least squares", "red", "6,4")]
     for (label, after, before), color in zip(series, colors):
         for values, dash, name in ((after, "", "after update"), (before, "3,3", "before update")):
             pts = " ".join(f"{px(t):.1f},{py(v):.1f}" for t, v in enumerate(values, 1))
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
-                       + (f'stroke-dasharray="{dash}" ' if dash else "") + f'points="{pts}"/>')
+            out.append(
+                f'<polyline fill="none" stroke="{color}" stroke-width="1.5" '
+                + (f'stroke-dasharray="{dash}" ' if dash else "")
+                + f'points="{pts}"/>'
+            )
             legend.append((f"{label}, {name}", color, dash))
     lx, ly = left + pw + 15, top + 10
     for i, (text, color, dash) in enumerate(legend):
         y0 = ly + 20 * i
-        out += [f'<line x1="{lx}" y1="{y0}" x2="{lx + 25}" y2="{y0}" stroke="{color}" '
-                f'stroke-width="1.5"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>",
-                f'<text x="{lx + 30}" y="{y0 + 4}" font-size="10">{text}</text>']
+        out += [
+            f'<line x1="{lx}" y1="{y0}" x2="{lx + 25}" y2="{y0}" stroke="{color}" '
+            f'stroke-width="1.5"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>",
+            f'<text x="{lx + 30}" y="{y0 + 4}" font-size="10">{text}</text>',
+        ]
     out.append("</svg>")
     return "\n".join(out) + "\n"

@@ -1,21 +1,29 @@
 """Streaming prediction with a fitted model: one DataFrame of labels, scores and
 probabilities per batch of documents (bounded memory).
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.io.document import Document
 
-if TYPE_CHECKING:     # the estimator is above: it is only passed in
+if TYPE_CHECKING:
+    import pandas as pd  # the estimator is above: it is only passed in
+
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
-def predict_documents(model: NBSVMClassifier, docs: Iterable[Document], top_k: int | None = None,
-                      threshold: float | None = None) -> Iterator["pd.DataFrame"]:
+def predict_documents(
+    model: NBSVMClassifier,
+    docs: Iterable[Document],
+    top_k: int | None = None,
+    threshold: float | None = None,
+) -> Iterator[pd.DataFrame]:
     """Yield one DataFrame per batch: ``source, line, [true_label,] label``, then scores.
 
     - Two classes: ``score_<c>`` and ``probability_<c>``, named after the positive class
@@ -35,7 +43,7 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document], top_k: i
     has_proba = model.has_proba()
     classes = np.asarray(model.classes_, dtype=object)
     ranked = top_k is not None or threshold is not None
-    if ranked:                       # a bad k or threshold: an error before any row
+    if ranked:  # a bad k or threshold: an error before any row
         model.top_k_of(np.zeros((0, model.n_outputs())), top_k, threshold)
     for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
         scores = model.decision_batch(batch, columns=True)
@@ -44,7 +52,7 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document], top_k: i
         if any(label is not None for label in batch.labels):
             frame["true_label"] = batch.labels
         frame["label"] = labels
-        if model.multilabel:            # every label's own score or probability
+        if model.multilabel:  # every label's own score or probability
             values = model.proba_of(scores) if has_proba else scores
             for k, c in enumerate(model.classes_):
                 frame[f"{'probability' if has_proba else 'score'}_{c}"] = values[:, k]
@@ -53,18 +61,19 @@ def predict_documents(model: NBSVMClassifier, docs: Iterable[Document], top_k: i
             frame[f"score_{positive}"] = scores[:, 0]
             if has_proba:
                 frame[f"probability_{positive}"] = model.proba_of(scores)[:, 1]
-        else:               # the predicted label's own score and probability
+        else:  # the predicted label's own score and probability
             index = {c: k for k, c in enumerate(model.classes_)}
-            best = np.fromiter((index[label] for label in labels), dtype=np.int64,
-                               count=len(labels))
+            best = np.fromiter(
+                (index[label] for label in labels), dtype=np.int64, count=len(labels)
+            )
             frame["score"] = scores[np.arange(len(best)), best]
             if has_proba:
                 frame["probability"] = model.proba_of(scores)[np.arange(len(best)), best]
         if ranked:
             positions, values, kind = model.top_k_of(scores, top_k, threshold)
             for i in range(positions.shape[1]):
-                frame[f"top{i + 1}_label"] = np.where(positions[:, i] >= 0,
-                                                      classes[np.maximum(positions[:, i], 0)],
-                                                      None)
+                frame[f"top{i + 1}_label"] = np.where(
+                    positions[:, i] >= 0, classes[np.maximum(positions[:, i], 0)], None
+                )
                 frame[f"top{i + 1}_{kind}"] = values[:, i]
         yield pd.DataFrame(frame)

@@ -5,23 +5,29 @@ whatever the batching), ROC AUC and expected calibration error; :class:`_LabelSe
 :func:`~nbsvm.evaluation.metrics.multilabel_report`, mergeable across shards. True labels
 the model does not know count as errors. :func:`headline` is a report's one figure.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.errors import NBSVMError
 from nbsvm.data.batches import Batch
-from nbsvm.io.labels import label_set
-from nbsvm.evaluation.metrics import (AUCHistogram, add_sums, confusion_matrix,
-                                      multilabel_counts, multilabel_report, report)
-from nbsvm.learners.calibrator import ReliabilityHistogram
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.metrics import (
+    AUCHistogram,
+    add_sums,
+    confusion_matrix,
+    multilabel_counts,
+    multilabel_report,
+    report,
+)
 from nbsvm.evaluation.results import Report
+from nbsvm.io.labels import label_set
+from nbsvm.learners.calibrator import ReliabilityHistogram
 
-if TYPE_CHECKING:     # the estimator is above: it is only passed in
+if TYPE_CHECKING:  # the estimator is above: it is only passed in
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -35,15 +41,15 @@ class _Scorer:
 
     def __init__(self, model: NBSVMClassifier, scores_out: list | None = None):
         self.model = model
-        self.scores_out = scores_out        # (true codes, scores) per batch, if a list
+        self.scores_out = scores_out  # (true codes, scores) per batch, if a list
         k = len(model.classes_)
         self.index = {c: i for i, c in enumerate(model.classes_)}
         self.cm = np.zeros((k, k), dtype=np.int64)
-        self.unseen: dict = {}               # label -> predictions per model class
+        self.unseen: dict = {}  # label -> predictions per model class
         self.has_proba = model.has_proba()
-        self.auc = AUCHistogram(model.n_outputs())    # ROC AUC, in bounded memory
-        self.reliability = ReliabilityHistogram()       # expected calibration error
-        self._partials: list[float] = []       # exact running sum (Shewchuk), see _add
+        self.auc = AUCHistogram(model.n_outputs())  # ROC AUC, in bounded memory
+        self.reliability = ReliabilityHistogram()  # expected calibration error
+        self._partials: list[float] = []  # exact running sum (Shewchuk), see _add
         self.n = 0
         self.n_known = 0
 
@@ -120,7 +126,7 @@ class _Scorer:
         if len(areas) == 1:
             if areas[0] is not None:
                 rep["roc_auc"] = areas[0]
-        else:                   # one against the rest, for each class that has both sides
+        else:  # one against the rest, for each class that has both sides
             for c, a in zip(self.model.classes_, areas):
                 if a is not None:
                     rep["per_class"][c]["roc_auc"] = a
@@ -144,8 +150,8 @@ class _LabelSetScorer:
         self.model = model
         self.index = {c: i for i, c in enumerate(model.classes_)}
         self.sums: dict | None = None
-        self.unseen: dict = {}              # label -> documents holding it
-        self.parsed: dict = {}              # key -> (known label indices, unknown labels)
+        self.unseen: dict = {}  # label -> documents holding it
+        self.parsed: dict = {}  # key -> (known label indices, unknown labels)
         self.n = 0
 
     def _parse(self, key: str) -> tuple[list, list]:
@@ -154,8 +160,10 @@ class _LabelSetScorer:
         found = self.parsed.get(key)
         if found is None:
             labels = label_set(key)
-            found = ([self.index[v] for v in labels if v in self.index],
-                     [v for v in labels if v not in self.index])
+            found = (
+                [self.index[v] for v in labels if v in self.index],
+                [v for v in labels if v not in self.index],
+            )
             self.parsed[key] = found
         return found
 
@@ -163,7 +171,7 @@ class _LabelSetScorer:
         """Score ``batch`` against ``keys``, each document's label field (``"a,b"``)."""
         scores = self.model.decision_batch(batch, columns=columns)
         truth = np.zeros(scores.shape, dtype=bool)
-        missing = np.zeros(len(keys), dtype=np.int64)   # unknown true labels per document
+        missing = np.zeros(len(keys), dtype=np.int64)  # unknown true labels per document
         for i, key in enumerate(keys):
             if key is None:
                 raise NBSVMError("document has no label", **batch.where(i))

@@ -1,25 +1,44 @@
 """Backend learners saved by ``nbsvm learn``: their files read back, and streaming
 evaluation and prediction on sparse-feature files with the settings they were trained with
 (format, hashing, index base)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.data.rowcache import one_label, regression_target
 from nbsvm.config import MAX_BITS, MIN_BITS
-from nbsvm.data.rowencoder import (BATCH_ROWS, DEFAULT_N_BITS, RowEncoder, batches, file_format,
-                                   has_labels, is_hashed, read_rows)
-from nbsvm.errors import NBSVMError
-from nbsvm.io.sparse import SPARSE_FORMATS
-from nbsvm.evaluation.metrics import (add_sums, confusion_matrix, multilabel_counts,
-                                      multilabel_report, regression_report, regression_sums,
-                                      report)
-from nbsvm.learners.base import OnlineLearner
+from nbsvm.data.rowcache import one_label, regression_target
+from nbsvm.data.rowencoder import (
+    BATCH_ROWS,
+    DEFAULT_N_BITS,
+    RowEncoder,
+    batches,
+    file_format,
+    has_labels,
+    is_hashed,
+    read_rows,
+)
 from nbsvm.data.rows import SparseRows
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.metrics import (
+    add_sums,
+    confusion_matrix,
+    multilabel_counts,
+    multilabel_report,
+    regression_report,
+    regression_sums,
+    report,
+)
 from nbsvm.evaluation.results import Report
+from nbsvm.io.sparse import SPARSE_FORMATS
+from nbsvm.learners.base import OnlineLearner
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def model_file_kind(path) -> str | None:
@@ -28,8 +47,9 @@ def model_file_kind(path) -> str | None:
     loaders' own checks (a regular file, stored members within the file), so a link to
     ``/dev/zero`` or a FIFO is never read here."""
     from nbsvm.io.npzfile import read_npz
+
     try:
-        header, _ = read_npz(path, data=False)      # the header and .npy headers only
+        header, _ = read_npz(path, data=False)  # the header and .npy headers only
     except NBSVMError:
         return None
     kind = header.get("kind")
@@ -43,15 +63,26 @@ def load_learner(path) -> OnlineLearner:
     fmt, n_bits = getattr(model, "format_", "svmlight"), getattr(model, "n_bits_", 0)
     base, seed = getattr(model, "index_base_", 0), getattr(model, "hash_seed_", 0)
     hashed = is_hashed(fmt) if isinstance(fmt, str) and fmt in SPARSE_FORMATS else None
-    if hashed is None or any(isinstance(v, bool) or not isinstance(v, int)
-                             for v in (n_bits, base, seed)) or base not in (0, 1) \
-            or not 0 <= seed < 2**32 \
-            or (hashed and not (MIN_BITS <= (n_bits or DEFAULT_N_BITS) <= MAX_BITS
-                                and 1 << (n_bits or DEFAULT_N_BITS) <= model.n_features_in_)):
+    if (
+        hashed is None
+        or any(isinstance(v, bool) or not isinstance(v, int) for v in (n_bits, base, seed))
+        or base not in (0, 1)
+        or not 0 <= seed < 2**32
+        or (
+            hashed
+            and not (
+                MIN_BITS <= (n_bits or DEFAULT_N_BITS) <= MAX_BITS
+                and 1 << (n_bits or DEFAULT_N_BITS) <= model.n_features_in_
+            )
+        )
+    ):
         # hashed indices are < 2**n_bits_ and index the weights: they must fit
-        raise NBSVMError(f"corrupted learner file: format_={fmt!r}, n_bits_={n_bits!r}, "
-                         f"index_base_={base!r}, hash_seed_={seed!r} do not fit "
-                         f"{model.n_features_in_} features", path=str(path))
+        raise NBSVMError(
+            f"corrupted learner file: format_={fmt!r}, n_bits_={n_bits!r}, "
+            f"index_base_={base!r}, hash_seed_={seed!r} do not fit "
+            f"{model.n_features_in_} features",
+            path=str(path),
+        )
     return model
 
 
@@ -59,32 +90,50 @@ def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncode
     trained = getattr(model, "format_", "svmlight")
     f = file_format(path, fmt, default=trained)
     if is_hashed(f) != is_hashed(trained):
-        raise NBSVMError(f"the model was trained on {trained} files "
-                         f"({'hashed names' if is_hashed(trained) else 'integer indices'}); "
-                         f"cannot read this file as {f}", path=str(path))
-    return f, RowEncoder(f, getattr(model, "n_bits_", 0) or DEFAULT_N_BITS,
-                         getattr(model, "hash_seed_", 0), n_features=model.n_features_in_)
+        raise NBSVMError(
+            f"the model was trained on {trained} files "
+            f"({'hashed names' if is_hashed(trained) else 'integer indices'}); "
+            f"cannot read this file as {f}",
+            path=str(path),
+        )
+    return f, RowEncoder(
+        f,
+        getattr(model, "n_bits_", 0) or DEFAULT_N_BITS,
+        getattr(model, "hash_seed_", 0),
+        n_features=model.n_features_in_,
+    )
 
 
-def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None,
-            encoding="utf-8"):
+def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, encoding="utf-8"):
     """``(records, SparseRows)`` batches of every input, read with the model's settings."""
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     for path in inputs:
         f, encoder = _model_encoder(model, path, fmt)
         with_labels = labeled if labeled is not None else has_labels(path, f)
-        reader = read_rows(path, f, labeled=with_labels,
-                           index_base=getattr(model, "index_base_", 0), strict=strict,
-                           stats=stats, encoding=encoding)
+        reader = read_rows(
+            path,
+            f,
+            labeled=with_labels,
+            index_base=getattr(model, "index_base_", 0),
+            strict=strict,
+            stats=stats,
+            encoding=encoding,
+        )
         for records in batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
             yield records, SparseRows(indices, values, offsets, model.n_features_in_)
 
 
-def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
-                    batch_rows: int = BATCH_ROWS,
-                    callback: Callable[[dict], None] | None = None, strict: bool = False,
-                    stats=None, encoding: str = "utf-8") -> dict:
+def evaluate_sparse(
+    model: OnlineLearner,
+    inputs,
+    fmt: str = "auto",
+    batch_rows: int = BATCH_ROWS,
+    callback: Callable[[dict], None] | None = None,
+    strict: bool = False,
+    stats=None,
+    encoding: str = "utf-8",
+) -> dict:
     """Metrics of ``model`` on labeled sparse files, streaming in batches.
 
     Classification: :func:`nbsvm.evaluation.metrics.report` (accuracy, per-class P/R/F1, confusion);
@@ -99,15 +148,17 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
         try:
             return index[label]
         except KeyError:
-            raise NBSVMError(f"label {label!r} is not among the model's classes "
-                             f"({', '.join(classes[:10])})", path=record.source,
-                             line=record.line) from None
+            raise NBSVMError(
+                f"label {label!r} is not among the model's classes ({', '.join(classes[:10])})",
+                path=record.source,
+                line=record.line,
+            ) from None
 
-    for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats,
-                                 encoding):
+    for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats, encoding):
         if task == "regression":
-            sums = add_sums(sums, regression_sums([regression_target(r) for r in records],
-                                                  model.predict(rows)))
+            sums = add_sums(
+                sums, regression_sums([regression_target(r) for r in records], model.predict(rows))
+            )
         elif task == "multilabel":
             truth = np.zeros((len(records), len(classes)), dtype=bool)
             for d, r in enumerate(records):
@@ -130,31 +181,38 @@ def evaluate_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
     return Report(report(cm, classes), task=task)
 
 
-def predict_sparse(model: OnlineLearner, inputs, fmt: str = "auto",
-                   batch_rows: int = BATCH_ROWS, strict: bool = False,
-                   stats=None, encoding: str = "utf-8") -> Iterator["pd.DataFrame"]:
+def predict_sparse(
+    model: OnlineLearner,
+    inputs,
+    fmt: str = "auto",
+    batch_rows: int = BATCH_ROWS,
+    strict: bool = False,
+    stats=None,
+    encoding: str = "utf-8",
+) -> Iterator[pd.DataFrame]:
     """One table per batch: ``source, line, [true_label,] label, score`` (classification;
     several labels joined by ``,``; ``score`` is the decision value of the predicted class,
     the only one for binary models, none for multi-label), or ``prediction`` for regression.
     Input labels, when the first batch has them, are copied to ``true_label`` (empty for
     examples without one)."""
     import pandas as pd
+
     classes = np.asarray(getattr(model, "classes_", []), dtype=object)
-    with_truth = None               # decided on the first batch: every table has one header
-    for records, rows in _stream(model, inputs, fmt, None, batch_rows, strict, stats,
-                                 encoding):
+    with_truth = None  # decided on the first batch: every table has one header
+    for records, rows in _stream(model, inputs, fmt, None, batch_rows, strict, stats, encoding):
         frame = {"source": [r.source for r in records], "line": [r.line for r in records]}
         if with_truth is None:
             with_truth = any(r.labels for r in records)
         if with_truth:
             frame["true_label"] = [",".join(r.labels) for r in records]
-        scores = model.predict(rows) if model.task == "regression" else \
-            model.decision_function(rows)
+        scores = (
+            model.predict(rows) if model.task == "regression" else model.decision_function(rows)
+        )
         if model.task == "regression":
             frame["prediction"] = scores
         elif model.task == "multilabel":
             frame["label"] = [",".join(classes[np.flatnonzero(s > 0)]) for s in scores]
-        elif model.task == "binary" or scores.ndim == 1:    # two classes: one score
+        elif model.task == "binary" or scores.ndim == 1:  # two classes: one score
             frame["label"] = classes[(scores > 0).astype(np.int64)]
             frame["score"] = scores
         else:

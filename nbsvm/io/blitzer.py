@@ -26,22 +26,35 @@ empty, except ``review_text``). Anything else malformed raises
 
 Like the other readers this one streams: it holds one record at a time.
 """
+
 from __future__ import annotations
 
 import html
 import re
 import tarfile
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, iter_lines
 from nbsvm.io.document import Document, _name
 
 #: The fields of a record, in file order.
-REVIEW_FIELDS = ("unique_id", "asin", "product_name", "product_type", "helpful", "rating",
-                 "title", "date", "reviewer", "reviewer_location", "review_text")
+REVIEW_FIELDS = (
+    "unique_id",
+    "asin",
+    "product_name",
+    "product_type",
+    "helpful",
+    "rating",
+    "title",
+    "date",
+    "reviewer",
+    "reviewer_location",
+    "review_text",
+)
 #: Lines that some copies wrap the records in (skipped between records).
 WRAPPER_TAGS = ("<data>", "</data>", "<reviews>", "</reviews>")
 #: The text Blitzer et al.'s ``processed_acl`` features were built from (title and body).
@@ -63,8 +76,8 @@ class _RecordParser:
 
     def __init__(self, source: str):
         self.source = source
-        self.start = None            # line of the open <review>; None between records
-        self.field = None            # the open field, its first line and its lines so far
+        self.start = None  # line of the open <review>; None between records
+        self.field = None  # the open field, its first line and its lines so far
         self.field_line = 0
         self.body: list[str] = []
         self.record: dict[str, str] = {}
@@ -89,8 +102,11 @@ class _RecordParser:
             self.record[self.field] = html.unescape("\n".join(self.body).strip())
             self.field, self.body = None, []
         elif tag is not None and tag[1] == "review":
-            raise self.error(f"<{self.field}> (opened on line {self.field_line}) is not "
-                             f"closed before {line.strip()}", lineno)
+            raise self.error(
+                f"<{self.field}> (opened on line {self.field_line}) is not "
+                f"closed before {line.strip()}",
+                lineno,
+            )
         else:
             self.body.append(line)
 
@@ -108,20 +124,26 @@ class _RecordParser:
             return done
         if tag is not None and not tag[0] and tag[1] != "review":
             if tag[1] in self.record:
-                raise self.error(f"field <{tag[1]}> appears twice in the review opened on "
-                                 f"line {self.start}", lineno)
+                raise self.error(
+                    f"field <{tag[1]}> appears twice in the review opened on line {self.start}",
+                    lineno,
+                )
             self.field, self.field_line = tag[1], lineno
         elif line.strip():
-            what = f"unexpected {line.strip()}" if tag else \
-                f"text outside a field: {line.strip()[:40]!r}"
+            what = (
+                f"unexpected {line.strip()}"
+                if tag
+                else f"text outside a field: {line.strip()[:40]!r}"
+            )
             raise self.error(f"{what} (in the review opened on line {self.start})", lineno)
         return None
 
     def finish(self, lineno: int) -> None:
         """At the end of the file no record or field may be open."""
         if self.field is not None:
-            raise self.error(f"end of file inside <{self.field}> opened on line "
-                             f"{self.field_line}", lineno)
+            raise self.error(
+                f"end of file inside <{self.field}> opened on line {self.field_line}", lineno
+            )
         if self.start is not None:
             raise self.error(f"end of file inside <review> opened on line {self.start}", lineno)
 
@@ -157,28 +179,38 @@ def label_of_rating(rating: str, source: str, line: int) -> str:
         return "positive"
     if stars <= 2:
         return "negative"
-    raise NBSVMError(f"rating {rating} is neither positive (4-5) nor negative (1-2)",
-                     path=source, line=line)
+    raise NBSVMError(
+        f"rating {rating} is neither positive (4-5) nor negative (1-2)", path=source, line=line
+    )
 
 
 def _label_rule(label: str | None, source: str):
     """A function ``(record, line) -> label`` for the ``label`` argument of :func:`read_reviews`."""
     if label == "auto":
-        stem = Path(source).stem          # also for "<archive>:<member>" names
+        stem = Path(source).stem  # also for "<archive>:<member>" names
         label = stem if stem in LABELS else "rating"
     if label == "rating":
+
         def from_rating(record, line):
             if "rating" not in record:
-                raise NBSVMError("review has no <rating> to take its label from", path=source,
-                                 line=line)
+                raise NBSVMError(
+                    "review has no <rating> to take its label from", path=source, line=line
+                )
             return label_of_rating(record["rating"], source, line)
+
         return from_rating
     return lambda record, line: label
 
 
-def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
-                 source: str | None = None, strict: bool = False, encoding: str = "utf-8",
-                 stats: ReadStats | None = None) -> Iterator[Document]:
+def read_reviews(
+    path_or_file,
+    label: str | None = "auto",
+    fields=TEXT_FIELDS,
+    source: str | None = None,
+    strict: bool = False,
+    encoding: str = "utf-8",
+    stats: ReadStats | None = None,
+) -> Iterator[Document]:
     """Read a raw ``.review`` file one record at a time as :class:`Document` records.
 
     Parameters
@@ -225,10 +257,14 @@ def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
         raise NBSVMError(f"unknown review field(s) {unknown}; allowed: {', '.join(REVIEW_FIELDS)}")
     name = source or _name(path_or_file)
     labeler = _label_rule(label, name) if label is not None else (lambda record, line: None)
-    seen = ReadStats()        # bad bytes are counted per line; a review counts once
+    seen = ReadStats()  # bad bytes are counted per line; a review counts once
     counted = 0
-    lines = (line for line, _, _ in iter_lines(path_or_file, strict, seen, lone_cr="newline",
-                                                encoding=encoding))
+    lines = (
+        line
+        for line, _, _ in iter_lines(
+            path_or_file, strict, seen, lone_cr="newline", encoding=encoding
+        )
+    )
     try:
         for line, record in parse_reviews(lines, name):
             if "review_text" not in record:
@@ -238,9 +274,9 @@ def read_reviews(path_or_file, label: str | None = "auto", fields=TEXT_FIELDS,
                 stats.add(seen.replaced_bytes - counted)
                 counted = seen.replaced_bytes
             yield Document(labeler(record, line), text, name, line)
-    except (OSError, EOFError, zlib.error, tarfile.TarError) as e:     # e.g. a truncated .gz
+    except (OSError, EOFError, zlib.error, tarfile.TarError) as e:  # e.g. a truncated .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
-    except NBSVMError as e:          # raised reading lines: name the file as told
+    except NBSVMError as e:  # raised reading lines: name the file as told
         if source is None or e.path == name:
             raise
         raise NBSVMError(e.message, path=name, line=e.line) from None
@@ -263,9 +299,10 @@ class ArchiveMember:
         """The member's lines as bytes (what the readers decode, counting bad bytes)."""
         try:
             yield from self.raw
-        except (tarfile.TarError, EOFError, OSError, zlib.error) as e:   # a damaged archive
-            raise NBSVMError(f"cannot read the archive member ({type(e).__name__}: {e})",
-                             path=self.name) from None
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as e:  # a damaged archive
+            raise NBSVMError(
+                f"cannot read the archive member ({type(e).__name__}: {e})", path=self.name
+            ) from None
 
     def read(self) -> str:
         return "".join(self)
@@ -292,17 +329,21 @@ def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, Arch
     if not is_file and not Path(archive).is_file():
         raise NBSVMError("no such archive", path=name)
     try:
-        opened = tarfile.open(fileobj=archive, mode="r|*") if is_file \
+        opened = (
+            tarfile.open(fileobj=archive, mode="r|*")
+            if is_file
             else tarfile.open(archive, mode="r|*")
+        )
         with opened as tar:
             for member in tar:
                 if member.isfile() and member.name.endswith(suffix):
-                    yield member.name, ArchiveMember(tar.extractfile(member),
-                                                     f"{name}:{member.name}")
+                    yield (
+                        member.name,
+                        ArchiveMember(tar.extractfile(member), f"{name}:{member.name}"),
+                    )
     except (tarfile.TarError, OSError, EOFError, zlib.error, TypeError) as e:
         # TypeError: tarfile's stream mode calls ord() on a gzip header cut short
-        raise NBSVMError(f"cannot read the archive: {type(e).__name__}: {e}",
-                         path=name) from None
+        raise NBSVMError(f"cannot read the archive: {type(e).__name__}: {e}", path=name) from None
 
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
@@ -317,8 +358,9 @@ def has_reviews(path) -> bool:
     them; a class-folder corpus whose documents happen to end in ``.review`` is not one."""
     p = Path(path)
     if p.is_dir():
-        return any((p / f).is_file() for f in REVIEW_FILES) or \
-            any((d / f).is_file() for d in p.iterdir() if d.is_dir() for f in REVIEW_FILES)
+        return any((p / f).is_file() for f in REVIEW_FILES) or any(
+            (d / f).is_file() for d in p.iterdir() if d.is_dir() for f in REVIEW_FILES
+        )
     return p.suffix == ".review"
 
 
@@ -334,40 +376,58 @@ def _interleaved(streams: list) -> Iterator[Document]:
                 streams.remove(s)
 
 
-def read_review_inputs(path, labeled: bool = True, strict: bool = False,
-                       stats: ReadStats | None = None,
-                       encoding: str = "utf-8") -> Iterator[Document]:
+def read_review_inputs(
+    path,
+    labeled: bool = True,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+) -> Iterator[Document]:
     """The reviews of the raw dataset as it is unpacked or downloaded: a ``.review`` file, a
     domain folder (its ``positive.review`` and ``negative.review``), the ``sorted_data_acl``
     folder (every domain, in name order) or the ``.tar.gz`` archive of it (read without
     unpacking). Labels come from the file names; ``unlabeled.review`` is read only when
     labels are not needed (its documents then have none)."""
+
     def wanted(stem):
         return stem in LABELS or (not labeled and stem == "unlabeled")
 
     def one(source, fh_or_path, stem):
-        yield from read_reviews(fh_or_path, label=stem if stem in LABELS else None,
-                                source=source, strict=strict, stats=stats, encoding=encoding)
+        yield from read_reviews(
+            fh_or_path,
+            label=stem if stem in LABELS else None,
+            source=source,
+            strict=strict,
+            stats=stats,
+            encoding=encoding,
+        )
 
     p = Path(path)
     if p.is_dir():
         files = sorted(p.glob("*.review")) + sorted(p.glob("*/*.review"))
         files = [f for f in files if wanted(f.stem)]
         if not files:
-            raise NBSVMError("no positive.review or negative.review in the folder or its "
-                             "sub-folders (a folder of class folders: --format folders)",
-                             path=str(path))
+            raise NBSVMError(
+                "no positive.review or negative.review in the folder or its "
+                "sub-folders (a folder of class folders: --format folders)",
+                path=str(path),
+            )
         by_domain: dict = {}
         for f in files:
             by_domain.setdefault(f.parent, []).append(f)
-        for domain_files in by_domain.values():      # each domain's classes interleaved
+        for domain_files in by_domain.values():  # each domain's classes interleaved
             yield from _interleaved([one(str(f), f, f.stem) for f in domain_files])
     elif str(path).endswith(ARCHIVE_SUFFIXES):
         yield from _archive_reviews(path, wanted, one)
     else:
         stem = p.stem
-        yield from read_reviews(path, label="auto" if labeled or stem in LABELS else None,
-                                strict=strict, stats=stats, encoding=encoding)
+        yield from read_reviews(
+            path,
+            label="auto" if labeled or stem in LABELS else None,
+            strict=strict,
+            stats=stats,
+            encoding=encoding,
+        )
 
 
 def _archive_reviews(path, wanted, one) -> Iterator[Document]:
@@ -375,20 +435,31 @@ def _archive_reviews(path, wanted, one) -> Iterator[Document]:
     archive is opened once per member of a domain (random access, nothing unpacked)."""
     try:
         with tarfile.open(path) as tar:
-            names = [m.name for m in tar.getmembers() if m.isfile()
-                     and m.name.endswith(".review") and wanted(Path(m.name).stem)]
+            names = [
+                m.name
+                for m in tar.getmembers()
+                if m.isfile() and m.name.endswith(".review") and wanted(Path(m.name).stem)
+            ]
     except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
-        raise NBSVMError(f"cannot read the archive: {type(e).__name__}: {e}",
-                         path=str(path)) from None
+        raise NBSVMError(
+            f"cannot read the archive: {type(e).__name__}: {e}", path=str(path)
+        ) from None
     by_domain: dict = {}
     for name in names:
         by_domain.setdefault(str(Path(name).parent), []).append(name)
     for members in by_domain.values():
         tars = [tarfile.open(path) for _ in members]
         try:
-            yield from _interleaved([
-                one(f"{path}:{name}", ArchiveMember(t.extractfile(name), f"{path}:{name}"),
-                    Path(name).stem) for t, name in zip(tars, members)])
+            yield from _interleaved(
+                [
+                    one(
+                        f"{path}:{name}",
+                        ArchiveMember(t.extractfile(name), f"{path}:{name}"),
+                        Path(name).stem,
+                    )
+                    for t, name in zip(tars, members)
+                ]
+            )
         finally:
             for t in tars:
                 t.close()

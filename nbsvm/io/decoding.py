@@ -13,6 +13,7 @@ invalid bytes are replaced by U+FFFD (one per invalid sequence, as Python's
 naming the file, the line and the byte (:func:`invalid_utf8_error`). :func:`iter_lines` is
 the line loop the other line formats share.
 """
+
 from __future__ import annotations
 
 import codecs
@@ -22,8 +23,9 @@ import itertools
 import sys
 import threading
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Iterator
+from typing import IO
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import STDIN
@@ -37,8 +39,12 @@ BAD_EXAMPLES = 5
 READ_BUFFER = 1 << 20
 #: Byte order marks of the Unicode encodings that are not ASCII-compatible, and the codec
 #: that reads each (UTF-32-LE's BOM starts with UTF-16-LE's, so it is looked for first).
-WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-             (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+WIDE_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 #: Bytes at a file's start in which NUL bytes are counted (:func:`wide_encoding`).
 NUL_SAMPLE = 4096
 
@@ -54,8 +60,14 @@ class ReadStats:
     read as whole documents), one sentence each.
     """
 
-    __slots__ = ("replaced_bytes", "replaced_docs", "skip_bad", "bad_lines", "bad_examples",
-                 "notes")
+    __slots__ = (
+        "replaced_bytes",
+        "replaced_docs",
+        "skip_bad",
+        "bad_lines",
+        "bad_examples",
+        "notes",
+    )
 
     def __init__(self, skip_bad: bool = False):
         self.replaced_bytes = 0
@@ -68,8 +80,11 @@ class ReadStats:
     def bad(self, message: str, path: str, line: int | None = None) -> None:
         """A malformed line: raise (naming file and line) unless bad lines are skipped."""
         if not self.skip_bad:
-            raise NBSVMError(message + " (--skip-bad-lines skips such lines and counts them)",
-                             path=path, line=line)
+            raise NBSVMError(
+                message + " (--skip-bad-lines skips such lines and counts them)",
+                path=path,
+                line=line,
+            )
         self.bad_lines += 1
         if len(self.bad_examples) < BAD_EXAMPLES:
             self.bad_examples.append(str(NBSVMError(message, path=path, line=line)))
@@ -84,8 +99,10 @@ class ReadStats:
             self.replaced_docs += n_docs
 
     def __repr__(self) -> str:
-        return (f"ReadStats(replaced_bytes={self.replaced_bytes}, replaced_docs="
-                f"{self.replaced_docs}, bad_lines={self.bad_lines})")
+        return (
+            f"ReadStats(replaced_bytes={self.replaced_bytes}, replaced_docs="
+            f"{self.replaced_docs}, bad_lines={self.bad_lines})"
+        )
 
 
 # Invalid bytes are counted by a codecs error handler: the decoder only calls it on bad
@@ -136,20 +153,32 @@ def check_encoding(encoding: str) -> str:
     except (LookupError, TypeError, UnicodeError):
         ok = False
     if not ok:
-        raise NBSVMError(f"unknown or unusable --encoding {encoding!r}: give an ASCII-compatible "
-                         "one such as utf-8 (the default), latin-1 or cp1252")
+        raise NBSVMError(
+            f"unknown or unusable --encoding {encoding!r}: give an ASCII-compatible "
+            "one such as utf-8 (the default), latin-1 or cp1252"
+        )
     return name
 
 
-def invalid_utf8_error(raw: bytes, exc: UnicodeDecodeError, name: str, line: int | None,
-                       line_start: int = 0, encoding: str = "utf-8") -> NBSVMError:
+def invalid_utf8_error(
+    raw: bytes,
+    exc: UnicodeDecodeError,
+    name: str,
+    line: int | None,
+    line_start: int = 0,
+    encoding: str = "utf-8",
+) -> NBSVMError:
     """The strict-mode error for ``exc`` raised decoding ``raw`` (a line, or a whole file
     when ``line_start`` is where the line begins in it)."""
-    bad = raw[exc.start:exc.end]
+    bad = raw[exc.start : exc.end]
     what = "UTF-8" if encoding == "utf-8" else encoding
-    return NBSVMError(f"invalid {what} at byte {exc.start - line_start + 1} of the line "
-                      f"(0x{bad.hex()}); without --strict invalid bytes are replaced by "
-                      "U+FFFD and counted", path=name, line=line)
+    return NBSVMError(
+        f"invalid {what} at byte {exc.start - line_start + 1} of the line "
+        f"(0x{bad.hex()}); without --strict invalid bytes are replaced by "
+        "U+FFFD and counted",
+        path=name,
+        line=line,
+    )
 
 
 def _open_binary(path_or_file) -> tuple[IO, str, bool]:
@@ -192,10 +221,13 @@ def wide_encoding(head: bytes, name: str) -> str | None:
     sample = head[:NUL_SAMPLE]
     nul = sample.count(0)
     if nul >= 2 and 4 * nul >= len(sample):
-        raise NBSVMError(f"looks like UTF-16 or UTF-32 text without a byte order mark ({nul} "
-                         f"of its first {len(sample)} bytes are NUL): convert it to UTF-8 "
-                         "(e.g. iconv -f UTF-16LE -t UTF-8 FILE > NEW), or save it with a "
-                         "BOM", path=name)
+        raise NBSVMError(
+            f"looks like UTF-16 or UTF-32 text without a byte order mark ({nul} "
+            f"of its first {len(sample)} bytes are NUL): convert it to UTF-8 "
+            "(e.g. iconv -f UTF-16LE -t UTF-8 FILE > NEW), or save it with a "
+            "BOM",
+            path=name,
+        )
     return None
 
 
@@ -228,7 +260,7 @@ def _universal_lines(fh) -> Iterator[bytes]:
         chunk = fh.read(READ_BUFFER)
         if not chunk:
             break
-        if pending.endswith(b"\r"):            # a complete line, unless LF follows
+        if pending.endswith(b"\r"):  # a complete line, unless LF follows
             if chunk.startswith(b"\n"):
                 pending += b"\n"
                 chunk = chunk[1:]
@@ -272,7 +304,7 @@ def _wide_lines(fh, codec: str) -> Iterator[bytes]:
         for line in text:
             yield line.encode("utf-8", "surrogateescape")
     finally:
-        if not fh.closed:               # else closed by its reader already
+        if not fh.closed:  # else closed by its reader already
             text.detach()
 
 
@@ -291,8 +323,7 @@ def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
     return open(path, encoding="utf-8", errors="replace", newline=None), str(path), True
 
 
-def _byte_lines(fh, name: str = "<stream>",
-                encoding: str = "utf-8") -> tuple[Iterator[bytes], str]:
+def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[Iterator[bytes], str]:
     """The lines of ``fh`` as bytes, and the codec that decodes them (``encoding``, or
     UTF-8 for lines decoded here). A binary file's first bytes are looked at once: a UTF-16
     or UTF-32 BOM decodes it (:func:`wide_encoding`; NUL-filled text without one is
@@ -304,20 +335,26 @@ def _byte_lines(fh, name: str = "<stream>",
         if wide is not None:
             return _wide_lines(fh, wide), "utf-8"
         return (_universal_lines(fh) if _cr_only(head) else fh), encoding
-    byte_lines = getattr(fh, "byte_lines", None)     # a tar member (nbsvm.io.blitzer)
+    byte_lines = getattr(fh, "byte_lines", None)  # a tar member (nbsvm.io.blitzer)
     if byte_lines is not None:
         return byte_lines(), encoding
     it = iter(fh)
     for first in it:
         if isinstance(first, bytes):
             return itertools.chain((first,), it), encoding
-        return (s.encode("utf-8", "surrogatepass") for s in itertools.chain((first,), it)), \
-            "utf-8"
+        return (s.encode("utf-8", "surrogatepass") for s in itertools.chain((first,), it)), "utf-8"
     return iter(()), encoding
 
 
-def _decode_invalid(raw: bytes, exc: UnicodeDecodeError, strict: bool, stats: ReadStats | None,
-                    name: str, lineno: int, encoding: str = "utf-8") -> str:
+def _decode_invalid(
+    raw: bytes,
+    exc: UnicodeDecodeError,
+    strict: bool,
+    stats: ReadStats | None,
+    name: str,
+    lineno: int,
+    encoding: str = "utf-8",
+) -> str:
     """A line that is not valid in ``encoding``: refused (``strict``) or replaced and
     counted."""
     if strict:
@@ -328,8 +365,13 @@ def _decode_invalid(raw: bytes, exc: UnicodeDecodeError, strict: bool, stats: Re
     return text
 
 
-def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
-               lone_cr: str = "space", encoding: str = "utf-8") -> Iterator[tuple[str, str, int]]:
+def iter_lines(
+    path_or_file,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    lone_cr: str = "space",
+    encoding: str = "utf-8",
+) -> Iterator[tuple[str, str, int]]:
     """``(line without its end, source name, 1-based line number)`` of a text file.
 
     Bytes are split on ``\\n`` (on any line end in a file whose lines end with a lone
@@ -352,8 +394,7 @@ def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = Non
             try:
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
-                line = _decode_invalid(raw, e, strict, stats, name, lineno,
-                                       encoding).rstrip("\r\n")
+                line = _decode_invalid(raw, e, strict, stats, name, lineno, encoding).rstrip("\r\n")
             if lineno == 1:
                 line = line.lstrip("\ufeff")
             if "\r" in line:
@@ -366,7 +407,7 @@ def iter_lines(path_or_file, strict: bool = False, stats: ReadStats | None = Non
                         lineno += 1
                     line = pieces[-1]
             yield line, name, lineno
-    except READ_ERRORS as e:          # e.g. a truncated or corrupt .gz
+    except READ_ERRORS as e:  # e.g. a truncated or corrupt .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
         if close:

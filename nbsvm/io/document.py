@@ -5,9 +5,11 @@ A :class:`Document` is one labeled (or unlabeled) text with the file and line it
 expected, and :func:`_name` is how a source (a path, an open file or ``"-"``) is named in
 documents and errors.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Iterable, NamedTuple
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from nbsvm.errors import NBSVMError
 
@@ -38,13 +40,15 @@ def rereadable_or_none(docs) -> Callable[[], Iterable[Document]] | None:
     return None if iter(docs) is docs else (lambda: iter(docs))
 
 
-def rereadable(docs, why: str = "this mode reads the training data more than once"
-               ) -> Callable[[], Iterable[Document]]:
+def rereadable(
+    docs, why: str = "this mode reads the training data more than once"
+) -> Callable[[], Iterable[Document]]:
     """A callable giving the documents afresh each time: ``docs`` itself when callable, a
     list's iterator, else an error saying ``why`` a one-shot iterator will not do."""
     if callable(docs):
         return docs
     if iter(docs) is docs:
-        raise NBSVMError(f"{why}: pass a list or a callable returning the documents, not a "
-                         "one-shot iterator")
+        raise NBSVMError(
+            f"{why}: pass a list or a callable returning the documents, not a one-shot iterator"
+        )
     return lambda: iter(docs)

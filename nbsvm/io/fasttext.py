@@ -7,9 +7,10 @@ set ``books,pos``, for ``--multilabel``). Lines as in
 and counted, blank lines skipped, malformed lines an error naming file and line or skipped
 with ``--skip-bad-lines``).
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import Document
@@ -19,8 +20,13 @@ from nbsvm.io.labels import key_of
 PREFIX = "__label__"
 
 
-def read_fasttext(path_or_file, labeled: bool = True, strict: bool = False,
-                  stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[Document]:
+def read_fasttext(
+    path_or_file,
+    labeled: bool = True,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+) -> Iterator[Document]:
     """Documents of a fastText file. ``labeled=False`` (predict): a line without a label is
     an unlabeled document, and a labelled one keeps its label as the true label.
 
@@ -38,15 +44,18 @@ def read_fasttext(path_or_file, labeled: bool = True, strict: bool = False,
         n = 0
         while n < len(words) and words[n].startswith(PREFIX):
             n += 1
-        labels = [w[len(PREFIX):] for w in words[:n]]
+        labels = [w[len(PREFIX) :] for w in words[:n]]
         if any(not label for label in labels):
             stats.bad(f"an empty label: '{PREFIX}' with no name", doc.source, doc.line)
             continue
         if not labels:
             if labeled:
-                stats.bad(f"expected '{PREFIX}NAME text', found no {PREFIX} at the start of "
-                          "the line (--format plain-lines reads unlabeled lines)",
-                          doc.source, doc.line)
+                stats.bad(
+                    f"expected '{PREFIX}NAME text', found no {PREFIX} at the start of "
+                    "the line (--format plain-lines reads unlabeled lines)",
+                    doc.source,
+                    doc.line,
+                )
                 continue
             yield doc
             continue

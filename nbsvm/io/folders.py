@@ -4,15 +4,21 @@ sub-folder per label, one file per document.
 :func:`label_folders` finds the class folders, :func:`document_names` the documents in one
 (:func:`is_document`), and :func:`read_aclimdb` streams them, the classes interleaved.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import (ReadStats, check_encoding, decode_counting, invalid_utf8_error,
-                               wide_encoding)
+from nbsvm.io.decoding import (
+    ReadStats,
+    check_encoding,
+    decode_counting,
+    invalid_utf8_error,
+    wide_encoding,
+)
 from nbsvm.io.document import Document
 
 
@@ -32,20 +38,33 @@ def document_names(folder) -> list[str]:
 def label_folders(root: Path) -> list[Path]:
     """The class folders of a ``folders`` input: every sub-folder but ``unsup`` (aclImdb's
     unlabeled reviews) and hidden ones, in name order."""
-    folders = sorted(p for p in root.iterdir()
-                     if p.is_dir() and p.name != "unsup" and not p.name.startswith("."))
-    split = next((f for f in folders if f.name in ("train", "test")
-                  and any(p.is_dir() for p in f.iterdir())), None)
+    folders = sorted(
+        p for p in root.iterdir() if p.is_dir() and p.name != "unsup" and not p.name.startswith(".")
+    )
+    split = next(
+        (
+            f
+            for f in folders
+            if f.name in ("train", "test") and any(p.is_dir() for p in f.iterdir())
+        ),
+        None,
+    )
     if split is not None:
-        raise NBSVMError(f"this is the aclImdb root; give a split folder such as {split}",
-                         path=str(root))
+        raise NBSVMError(
+            f"this is the aclImdb root; give a split folder such as {split}", path=str(root)
+        )
     if not folders:
         raise NBSVMError("expected one sub-folder per label (e.g. pos/ and neg/)", path=str(root))
     return folders
 
 
-def read_aclimdb(root, labeled: bool = True, strict: bool = False,
-                 stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[Document]:
+def read_aclimdb(
+    root,
+    labeled: bool = True,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+) -> Iterator[Document]:
     """Read a folder of class folders (aclImdb's ``train/``, 20 Newsgroups' bydate
     folders): one sub-folder per label, one file per document (:func:`is_document`: any
     regular file but hidden ones; sub-folders inside a class folder are not read).
@@ -67,7 +86,7 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
         listings = []
         for folder in folders:
             listings.append((folder.name, folder, document_names(folder)))
-    except OSError as e:               # e.g. a folder that cannot be listed
+    except OSError as e:  # e.g. a folder that cannot be listed
         raise NBSVMError(f"cannot read: {e.strerror or e}", path=e.filename or str(root)) from None
     longest = max(len(names) for _, _, names in listings)
     for i in range(longest):
@@ -77,20 +96,21 @@ def read_aclimdb(root, labeled: bool = True, strict: bool = False,
                 try:
                     with open(path, "rb") as fh:
                         raw = fh.read()
-                except OSError as e:    # e.g. a folder named like a review, no permission
+                except OSError as e:  # e.g. a folder named like a review, no permission
                     raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
-                codec = wide_encoding(raw, str(path)) or encoding      # a UTF-16/32 BOM
+                codec = wide_encoding(raw, str(path)) or encoding  # a UTF-16/32 BOM
                 try:
                     text = raw.decode(codec)
                 except UnicodeDecodeError as e:
                     if strict:
                         start = raw.rfind(b"\n", 0, e.start) + 1
-                        raise invalid_utf8_error(raw, e, str(path), raw.count(b"\n", 0, start) + 1,
-                                                 start, codec) from None
+                        raise invalid_utf8_error(
+                            raw, e, str(path), raw.count(b"\n", 0, start) + 1, start, codec
+                        ) from None
                     text, n_bad = decode_counting(raw, codec)
                     if stats is not None:
                         stats.add(n_bad)
-                if "\r" in text:       # universal newlines, as reading in text mode did
+                if "\r" in text:  # universal newlines, as reading in text mode did
                     text = text.replace("\r\n", "\n").replace("\r", "\n")
                 text = text.lstrip("\ufeff").rstrip("\n")
                 yield Document(label if labeled else None, text, str(path), 1)

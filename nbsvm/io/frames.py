@@ -1,5 +1,6 @@
 """Texts and labels from what Python users hand an estimator: lists, numpy arrays, pandas
 Series, one-column 2-D arrays, or a DataFrame with named columns."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -12,29 +13,35 @@ def texts_and_labels(X, y, text_col, label_col):
     """(texts, labels) from sequences, arrays, Series or a DataFrame with named columns.
 
     ``y`` may be a sequence of labels or, with a DataFrame ``X``, a column name."""
-    if hasattr(X, "columns") and hasattr(X, "iloc"):           # a pandas DataFrame
+    if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
         if isinstance(y, str):
             label_col, y = y, None
         if y is None and label_col is not None:
             if label_col not in X.columns:
-                raise NBSVMError(f"no label column {label_col!r} in the DataFrame; it has "
-                                 f"{list(X.columns)} (pass y, or label_col=...)")
+                raise NBSVMError(
+                    f"no label column {label_col!r} in the DataFrame; it has "
+                    f"{list(X.columns)} (pass y, or label_col=...)"
+                )
             y = X[label_col]
         cols = [text_col] if isinstance(text_col, str) else list(text_col)
         if len(cols) > 1:
             # several text columns (a title and a body): joined as the readers join them
             missing = [c for c in cols if c not in X.columns]
             if missing:
-                raise NBSVMError(f"no text column(s) {missing} in the DataFrame; it has "
-                                 f"{list(X.columns)} (pass text_col=...)")
+                raise NBSVMError(
+                    f"no text column(s) {missing} in the DataFrame; it has "
+                    f"{list(X.columns)} (pass text_col=...)"
+                )
             X = X[cols].astype(str).agg(COLUMN_SEPARATOR.join, axis=1)
         elif cols[0] in X.columns:
             X = X[cols[0]]
         elif X.shape[1] == 1:
             X = X.iloc[:, 0]
         else:
-            raise NBSVMError(f"no text column {text_col!r} in the DataFrame; it has "
-                             f"{list(X.columns)} (pass text_col=...)")
+            raise NBSVMError(
+                f"no text column {text_col!r} in the DataFrame; it has "
+                f"{list(X.columns)} (pass text_col=...)"
+            )
     elif isinstance(X, str):
         raise NBSVMError("X must be a sequence of texts, not a single string")
     else:

@@ -5,25 +5,62 @@ unlabeled documents (:func:`read_text_lines`); a first line of column names such
 ``label<TAB>text`` is recognized by :func:`header_columns` and skipped. Line ends, the BOM
 and invalid bytes are handled as in :func:`nbsvm.io.decoding.iter_lines`.
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import (READ_ERRORS, ReadStats, _byte_lines, _decode_invalid, _open_binary,
-                               check_encoding)
+from nbsvm.io.decoding import (
+    READ_ERRORS,
+    ReadStats,
+    _byte_lines,
+    _decode_invalid,
+    _open_binary,
+    check_encoding,
+)
 from nbsvm.io.document import Document
 
 #: Names a first line is read as column names by (with the --label-col / --text-col ones):
 #: ``label<TAB>text`` on line 1 of a labeled-lines file is a header, not a document.
-LABEL_HEADERS = frozenset({"label", "labels", "class", "category", "categories", "target", "y",
-                           "sentiment", "polarity", "tag", "tags", "topic", "intent"})
-TEXT_HEADERS = frozenset({"text", "texts", "document", "doc", "review", "sentence", "body",
-                          "content", "message", "comment", "tweet", "x"})
+LABEL_HEADERS = frozenset(
+    {
+        "label",
+        "labels",
+        "class",
+        "category",
+        "categories",
+        "target",
+        "y",
+        "sentiment",
+        "polarity",
+        "tag",
+        "tags",
+        "topic",
+        "intent",
+    }
+)
+TEXT_HEADERS = frozenset(
+    {
+        "text",
+        "texts",
+        "document",
+        "doc",
+        "review",
+        "sentence",
+        "body",
+        "content",
+        "message",
+        "comment",
+        "tweet",
+        "x",
+    }
+)
 
 
-def header_columns(line: str, label_col: str | None = "label",
-                   text_col=("text",)) -> list[str] | None:
+def header_columns(
+    line: str, label_col: str | None = "label", text_col=("text",)
+) -> list[str] | None:
     """The column names if ``line`` (a first line) is a header row of TAB-separated names,
     one naming labels and one naming texts (:data:`LABEL_HEADERS`, :data:`TEXT_HEADERS`,
     ``label_col``, ``text_col``); else None.
@@ -53,18 +90,31 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
         return False
     labels = LABEL_HEADERS | ({label_col.casefold()} if label_col else set())
     if len(fields) == 2 and fields[0].casefold() in labels:
-        stats.note(f"{name}:1: skipped a header line ({' / '.join(fields)}: column names, "
-                   "not a document)")
+        stats.note(
+            f"{name}:1: skipped a header line ({' / '.join(fields)}: column names, not a document)"
+        )
         return True
-    raise NBSVMError(f"the first line looks like a header row (columns: {', '.join(fields)}); "
-                     "read the file as a table with --format tsv (--label-col and --text-col "
-                     "choose the columns)", path=name, line=1)
+    raise NBSVMError(
+        f"the first line looks like a header row (columns: {', '.join(fields)}); "
+        "read the file as a table with --format tsv (--label-col and --text-col "
+        "choose the columns)",
+        path=name,
+        line=1,
+    )
 
 
-def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
-               stats: ReadStats | None = None, known_labels=None, label_col: str | None = "label",
-               text_col=("text",), encoding: str = "utf-8",
-               empty_label: bool = False, label_sep: str = "\t") -> Iterator[Document]:
+def read_lines(
+    path_or_file,
+    labeled: bool = True,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    known_labels=None,
+    label_col: str | None = "label",
+    text_col=("text",),
+    encoding: str = "utf-8",
+    empty_label: bool = False,
+    label_sep: str = "\t",
+) -> Iterator[Document]:
     """Read ``label<TAB>text`` lines (NBSVM-XL's format); blank lines are skipped.
 
     The label is stripped of surrounding white space; the text is kept as it is, but for
@@ -97,8 +147,11 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
         raise NBSVMError("--label-sep must be at least one character")
     sep_name = {"\t": "TAB", " ": "space"}.get(label_sep, repr(label_sep))
     split = labeled or known_labels is not None
-    known = known_labels if isinstance(known_labels, frozenset) or known_labels is None \
+    known = (
+        known_labels
+        if isinstance(known_labels, frozenset) or known_labels is None
         else frozenset(known_labels)
+    )
     tab_unknown = 0
     first = True
     fh, name, close = _open_binary(path_or_file)
@@ -108,8 +161,7 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
             try:
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
-                line = _decode_invalid(raw, e, strict, stats, name, lineno,
-                                       encoding).rstrip("\r\n")
+                line = _decode_invalid(raw, e, strict, stats, name, lineno, encoding).rstrip("\r\n")
             if "\r" in line:
                 line = line.replace("\r", " ")
             if lineno == 1:
@@ -118,8 +170,13 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                 continue
             if first:
                 first = False
-                if split and lineno == 1 and label_sep == "\t" and "\t" in line \
-                        and _skip_header(line, name, label_col, text_col, stats):
+                if (
+                    split
+                    and lineno == 1
+                    and label_sep == "\t"
+                    and "\t" in line
+                    and _skip_header(line, name, label_col, text_col, stats)
+                ):
                     continue
             if not split:
                 yield Document(None, line, name, lineno)
@@ -134,29 +191,35 @@ def read_lines(path_or_file, labeled: bool = True, strict: bool = False,
                     yield Document(None, line, name, lineno)
                 continue
             if not sep:
-                stats.bad(f"expected 'label<{sep_name}>text', found no {sep_name} (a file of "
-                          "unlabeled documents, one per line, is read with --format "
-                          "plain-lines)", name, lineno)
+                stats.bad(
+                    f"expected 'label<{sep_name}>text', found no {sep_name} (a file of "
+                    "unlabeled documents, one per line, is read with --format "
+                    "plain-lines)",
+                    name,
+                    lineno,
+                )
                 continue
             if not label and not empty_label:
                 stats.bad(f"empty label before the {sep_name}", name, lineno)
                 continue
             yield Document(label, text, name, lineno)
-    except READ_ERRORS as e:          # e.g. a truncated or corrupt .gz
+    except READ_ERRORS as e:  # e.g. a truncated or corrupt .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
     finally:
         if close:
             fh.close()
     if tab_unknown:
         shown = ", ".join(sorted(map(str, known))[:10])
-        stats.note(f"{name}: {tab_unknown} line{'s' * (tab_unknown != 1)} with a TAB whose "
-                   f"first field is not one of the model's classes ({shown}) read whole, as "
-                   "unlabeled documents (--format labeled-lines reads every line as "
-                   "label<TAB>text)")
+        stats.note(
+            f"{name}: {tab_unknown} line{'s' * (tab_unknown != 1)} with a TAB whose "
+            f"first field is not one of the model's classes ({shown}) read whole, as "
+            "unlabeled documents (--format labeled-lines reads every line as "
+            "label<TAB>text)"
+        )
 
 
-def read_text_lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
-                    encoding: str = "utf-8") -> Iterator[Document]:
+def read_text_lines(
+    path_or_file, strict: bool = False, stats: ReadStats | None = None, encoding: str = "utf-8"
+) -> Iterator[Document]:
     """Read one unlabeled document per line (for ``predict``)."""
-    return read_lines(path_or_file, labeled=False, strict=strict, stats=stats,
-                      encoding=encoding)
+    return read_lines(path_or_file, labeled=False, strict=strict, stats=stats, encoding=encoding)

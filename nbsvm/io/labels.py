@@ -6,9 +6,10 @@ has one output per label, and output ``k`` counts a document as positive when it
 holds label ``k`` (:func:`membership`). Keys are parsed wherever they are used, so a cache
 written from ``"pos,books"`` and one from ``"books,pos"`` train the same model.
 """
+
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -42,12 +43,12 @@ def key_of(labels) -> str:
     try:
         parts = [str(v.item() if isinstance(v, np.generic) else v) for v in labels]
     except TypeError:
-        raise NBSVMError(f"a multi-label target must be a list of labels or an 'a,b' string, "
-                         f"got {labels!r}") from None
+        raise NBSVMError(
+            f"a multi-label target must be a list of labels or an 'a,b' string, got {labels!r}"
+        ) from None
     bad = [p for p in parts if SEPARATOR in p]
     if bad:
-        raise NBSVMError(f"labels of a multi-label target cannot contain "
-                         f"{SEPARATOR!r}: {bad[0]!r}")
+        raise NBSVMError(f"labels of a multi-label target cannot contain {SEPARATOR!r}: {bad[0]!r}")
     return SEPARATOR.join(sorted(set(parts) - {""}))
 
 
@@ -78,8 +79,9 @@ def label_lists(classes: list[str], keys: list[str]) -> tuple[np.ndarray, np.nda
     M = membership(classes, keys)
     ptr = np.zeros(len(keys) + 1, dtype=np.int64)
     ptr[1:] = np.cumsum(M.sum(axis=0))
-    labels = np.concatenate([np.flatnonzero(M[:, c]) for c in range(len(keys))]
-                            or [np.zeros(0, dtype=np.int64)]).astype(np.int32)
+    labels = np.concatenate(
+        [np.flatnonzero(M[:, c]) for c in range(len(keys))] or [np.zeros(0, dtype=np.int64)]
+    ).astype(np.int32)
     return ptr, labels
 
 

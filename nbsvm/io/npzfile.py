@@ -9,6 +9,7 @@ stored uncompressed. Loading refuses what is not a regular file, compressed memb
 object arrays and sizes the file cannot hold, checks the kind, version and checksum, and
 never unpickles.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -54,7 +55,7 @@ def checksum(arrays: dict[str, np.ndarray], header: dict | None = None) -> str:
     for name in sorted(arrays):
         a = np.ascontiguousarray(arrays[name])
         _array_parts(h, name, a.dtype, a.shape)
-        if a.size:                  # an empty array has no bytes (and no byte view)
+        if a.size:  # an empty array has no bytes (and no byte view)
             h.update(memoryview(a).cast("B"))
     if header is not None:
         h.update(b"|" + HEADER_KEY.encode() + b"|" + canonical_header(header))
@@ -103,9 +104,16 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
     digest = hashlib.sha256()
     # the file is opened here, not by zipfile (which opens "w+b"): a FIFO or a device is
     # then written through as a stream
-    with atomic_path(path) as tmp, open(tmp, "wb") as out, \
-            zipfile.ZipFile(out if stat.S_ISREG(os.fstat(out.fileno()).st_mode) else _Stream(out),
-                            "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+    with (
+        atomic_path(path) as tmp,
+        open(tmp, "wb") as out,
+        zipfile.ZipFile(
+            out if stat.S_ISREG(os.fstat(out.fileno()).st_mode) else _Stream(out),
+            "w",
+            compression=zipfile.ZIP_STORED,
+            allowZip64=True,
+        ) as zf,
+    ):
         for name in sorted(arrays):
             a = arrays[name]
             if isinstance(a, np.ndarray):
@@ -118,8 +126,13 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
             _array_parts(digest, name, spec.dtype, spec.shape)
             with zf.open(name + ".npy", "w", force_zip64=True) as fh:
                 np.lib.format.write_array_header_1_0(
-                    fh, {"descr": np.lib.format.dtype_to_descr(spec.dtype),
-                         "fortran_order": False, "shape": spec.shape})
+                    fh,
+                    {
+                        "descr": np.lib.format.dtype_to_descr(spec.dtype),
+                        "fortran_order": False,
+                        "shape": spec.shape,
+                    },
+                )
                 written = 0
                 for piece in spec.pieces():
                     piece = np.ascontiguousarray(piece, dtype=spec.dtype)
@@ -130,15 +143,16 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
                     fh.write(view)
                     written += piece.size
                 if written != int(np.prod(spec.shape, dtype=np.int64)):
-                    raise ValueError(f"array {name!r}: wrote {written} items, expected "
-                                     f"shape {spec.shape}")
+                    raise ValueError(
+                        f"array {name!r}: wrote {written} items, expected shape {spec.shape}"
+                    )
         blob = _header_blob(header, kind, digest)
         with zf.open(HEADER_KEY + ".npy", "w") as fh:
             np.lib.format.write_array(fh, blob, allow_pickle=False)
 
 
-ALLOWED_KINDS = "biuf"           # bool, integers, floats: nothing else is ever saved
-MAX_NPY_HEADER = 10000          # numpy's own cap on an .npy member's header
+ALLOWED_KINDS = "biuf"  # bool, integers, floats: nothing else is ever saved
+MAX_NPY_HEADER = 10000  # numpy's own cap on an .npy member's header
 
 
 def member_spec(fh, info: zipfile.ZipInfo, kind: str, path) -> tuple[tuple, np.dtype, int]:
@@ -149,23 +163,34 @@ def member_spec(fh, info: zipfile.ZipInfo, kind: str, path) -> tuple[tuple, np.d
     version = np.lib.format.read_magic(fh)
     if version not in ((1, 0), (2, 0)):
         raise ValueError(f"unsupported .npy version {version}")
-    read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                   else np.lib.format.read_array_header_2_0)
+    read_header = (
+        np.lib.format.read_array_header_1_0
+        if version == (1, 0)
+        else np.lib.format.read_array_header_2_0
+    )
     shape, fortran, dtype = read_header(fh, max_header_size=MAX_NPY_HEADER)
-    if dtype.hasobject or dtype.fields is not None or dtype.subdtype is not None \
-            or dtype.kind not in ALLOWED_KINDS:
-        raise NBSVMError(f"refusing array {name!r} of dtype {dtype} in the {kind} file "
-                         f"(object or structured data; nbsvm never unpickles)",
-                         path=str(path))
+    if (
+        dtype.hasobject
+        or dtype.fields is not None
+        or dtype.subdtype is not None
+        or dtype.kind not in ALLOWED_KINDS
+    ):
+        raise NBSVMError(
+            f"refusing array {name!r} of dtype {dtype} in the {kind} file "
+            f"(object or structured data; nbsvm never unpickles)",
+            path=str(path),
+        )
     if fortran:
-        raise NBSVMError(f"corrupted {kind} file: array {name!r} is not in C order",
-                         path=str(path))
-    count = int(np.prod(shape, dtype=object)) if shape else 1      # exact: no overflow
+        raise NBSVMError(f"corrupted {kind} file: array {name!r} is not in C order", path=str(path))
+    count = int(np.prod(shape, dtype=object)) if shape else 1  # exact: no overflow
     nbytes = count * dtype.itemsize
     if count < 0 or nbytes != info.file_size - fh.tell():
-        raise NBSVMError(f"corrupted or truncated {kind} file: array {name!r} has "
-                         f"{info.file_size - fh.tell()} bytes of data, its shape {shape} "
-                         f"needs {nbytes}", path=str(path))
+        raise NBSVMError(
+            f"corrupted or truncated {kind} file: array {name!r} has "
+            f"{info.file_size - fh.tell()} bytes of data, its shape {shape} "
+            f"needs {nbytes}",
+            path=str(path),
+        )
     return shape, dtype, nbytes
 
 
@@ -175,13 +200,17 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) ->
     with zf.open(info) as fh:
         shape, dtype, nbytes = member_spec(fh, info, kind, path)
         if name == HEADER_KEY and nbytes > MAX_HEADER_BYTES:
-            raise NBSVMError(f"corrupted {kind} file: header of {nbytes} bytes is over the "
-                             f"{MAX_HEADER_BYTES}-byte limit", path=str(path))
+            raise NBSVMError(
+                f"corrupted {kind} file: header of {nbytes} bytes is over the "
+                f"{MAX_HEADER_BYTES}-byte limit",
+                path=str(path),
+            )
         out = np.empty(shape, dtype=dtype)
         got = fh.readinto(memoryview(out.reshape(-1)).cast("B")) if nbytes else 0
         if got != nbytes:
-            raise NBSVMError(f"corrupted or truncated {kind} file: array {name!r} is short",
-                             path=str(path))
+            raise NBSVMError(
+                f"corrupted or truncated {kind} file: array {name!r} is short", path=str(path)
+            )
         return out
 
 
@@ -209,9 +238,17 @@ def open_regular(path, what: str):
         os.close(fd)
         if stat.S_ISDIR(mode):
             raise NBSVMError(f"is a folder, expected a {what}", path=str(path))
-        other = ("a character device" if stat.S_ISCHR(mode) else "a block device"
-                 if stat.S_ISBLK(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
-                 "a socket" if stat.S_ISSOCK(mode) else "not a file")
+        other = (
+            "a character device"
+            if stat.S_ISCHR(mode)
+            else "a block device"
+            if stat.S_ISBLK(mode)
+            else "a FIFO"
+            if stat.S_ISFIFO(mode)
+            else "a socket"
+            if stat.S_ISSOCK(mode)
+            else "not a file"
+        )
         raise NBSVMError(f"not a regular file ({other}), expected a {what}", path=str(path))
     return os.fdopen(fd, "rb")
 
@@ -225,21 +262,32 @@ def check_members(infos: list[zipfile.ZipInfo], file_bytes: int, what: str, path
     allocated larger than the file."""
     members = {i.filename: i for i in infos}
     # a model with one backend learner per class holds a few arrays per class
-    if len(infos) > MAX_MEMBERS or len(members) != len(infos) \
-            or any(not n.endswith(".npy") for n in members):
+    if (
+        len(infos) > MAX_MEMBERS
+        or len(members) != len(infos)
+        or any(not n.endswith(".npy") for n in members)
+    ):
         raise NBSVMError(f"corrupted {what}: unexpected members", path=str(path))
     for i in infos:
         if i.compress_type != zipfile.ZIP_STORED:
             method = zipfile.compressor_names.get(i.compress_type, i.compress_type)
-            raise NBSVMError(f"corrupted {what}: member {i.filename!r} is compressed "
-                             f"({method}); nbsvm writes members uncompressed and reads no "
-                             f"other", path=str(path))
+            raise NBSVMError(
+                f"corrupted {what}: member {i.filename!r} is compressed "
+                f"({method}); nbsvm writes members uncompressed and reads no "
+                f"other",
+                path=str(path),
+            )
         if i.compress_size != i.file_size or i.header_offset + i.file_size > file_bytes:
-            raise NBSVMError(f"corrupted or truncated {what}: member {i.filename!r} declares "
-                             f"{i.file_size} bytes, the file has {file_bytes}", path=str(path))
+            raise NBSVMError(
+                f"corrupted or truncated {what}: member {i.filename!r} declares "
+                f"{i.file_size} bytes, the file has {file_bytes}",
+                path=str(path),
+            )
     if sum(i.file_size for i in infos) > file_bytes:
-        raise NBSVMError(f"corrupted {what}: its members declare more bytes than the file "
-                         f"has ({file_bytes})", path=str(path))
+        raise NBSVMError(
+            f"corrupted {what}: its members declare more bytes than the file has ({file_bytes})",
+            path=str(path),
+        )
     return members
 
 
@@ -256,14 +304,18 @@ def _json_header(zf: zipfile.ZipFile, members: dict, label: str, what: str, path
 
 def _check_kind_and_version(header: dict, kind: str, path) -> None:
     if header.get("kind") != kind:
-        raise NBSVMError(f"expected an nbsvm {kind} file, found kind "
-                         f"{header.get('kind')!r}", path=str(path))
+        raise NBSVMError(
+            f"expected an nbsvm {kind} file, found kind {header.get('kind')!r}", path=str(path)
+        )
     version = header.get("format_version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise NBSVMError("corrupted header: bad format_version", path=str(path))
     if version > FORMAT_VERSION:
-        raise NBSVMError(f"written by a newer nbsvm (format {version}, this one reads "
-                         f"up to {FORMAT_VERSION}); upgrade nbsvm to load it", path=str(path))
+        raise NBSVMError(
+            f"written by a newer nbsvm (format {version}, this one reads "
+            f"up to {FORMAT_VERSION}); upgrade nbsvm to load it",
+            path=str(path),
+        )
 
 
 def read_npz(path, kind: str | None = None, data: bool = True) -> tuple[dict, dict]:
@@ -290,13 +342,17 @@ def read_npz(path, kind: str | None = None, data: bool = True) -> tuple[dict, di
                 if kind is not None:
                     _check_kind_and_version(header, kind, path)
                 read = _read_member if data else _array_spec
-                arrays = {n[:-4]: read(zf, i, label, path)
-                          for n, i in sorted(members.items()) if n != HEADER_KEY + ".npy"}
+                arrays = {
+                    n[:-4]: read(zf, i, label, path)
+                    for n, i in sorted(members.items())
+                    if n != HEADER_KEY + ".npy"
+                }
         except NBSVMError:
             raise
-        except Exception as e:   # zipfile/numpy/json raise many types on damaged archives
-            raise NBSVMError(f"corrupted or truncated {what} ({type(e).__name__}: {e})",
-                             path=str(path)) from None
+        except Exception as e:  # zipfile/numpy/json raise many types on damaged archives
+            raise NBSVMError(
+                f"corrupted or truncated {what} ({type(e).__name__}: {e})", path=str(path)
+            ) from None
     return header, arrays
 
 
@@ -308,9 +364,11 @@ def verify_checksum(header: dict, arrays: dict, kind: str, path) -> None:
     covers_header = header.get("format_version", 1) >= HEADER_CHECKSUM_FORMAT
     expected = checksum(arrays, header if covers_header else None)
     if header.get("checksum") != expected:
-        raise NBSVMError(f"checksum mismatch: the {kind} file is corrupted or was edited "
-                         f"({'header or arrays' if covers_header else 'arrays'} changed)",
-                         path=str(path))
+        raise NBSVMError(
+            f"checksum mismatch: the {kind} file is corrupted or was edited "
+            f"({'header or arrays' if covers_header else 'arrays'} changed)",
+            path=str(path),
+        )
 
 
 def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:

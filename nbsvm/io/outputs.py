@@ -12,6 +12,7 @@ file it points to is the one replaced.
 New files get the mode the umask gives (``0o666 & ~umask``, as ``open`` would); a replaced
 file keeps its mode. No folder is ever created: a missing one is the user's typo.
 """
+
 from __future__ import annotations
 
 import errno
@@ -25,9 +26,21 @@ from nbsvm.errors import NBSVMError
 
 #: The errors of writing that are the output's fault (a full disk, a read-only file
 #: system, a device that refuses): reported as ``cannot write PATH: reason``.
-WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG, errno.EROFS, errno.EACCES,
-                errno.EPERM, errno.ENXIO, errno.ENOENT, errno.ENOTDIR, errno.EISDIR,
-                errno.EINVAL, errno.ETXTBSY}
+WRITE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EIO,
+    errno.EFBIG,
+    errno.EROFS,
+    errno.EACCES,
+    errno.EPERM,
+    errno.ENXIO,
+    errno.ENOENT,
+    errno.ENOTDIR,
+    errno.EISDIR,
+    errno.EINVAL,
+    errno.ETXTBSY,
+}
 
 
 def current_umask() -> int:
@@ -39,7 +52,7 @@ def current_umask() -> int:
                     return int(line.split()[1], 8)
     except (OSError, ValueError, IndexError):
         pass
-    mask = os.umask(0o022)          # elsewhere: set and restore (not thread-safe, but brief)
+    mask = os.umask(0o022)  # elsewhere: set and restore (not thread-safe, but brief)
     os.umask(mask)
     return mask
 
@@ -51,8 +64,9 @@ def _stat(path: Path):
     except FileNotFoundError:
         return None
     except NotADirectoryError:
-        raise NBSVMError("cannot write: a part of the path is a file, not a folder",
-                         path=str(path)) from None
+        raise NBSVMError(
+            "cannot write: a part of the path is a file, not a folder", path=str(path)
+        ) from None
     except OSError as e:
         raise NBSVMError(f"cannot write: {e.strerror or e}", path=str(path)) from None
 
@@ -123,15 +137,18 @@ def check_not_read(path, option: str, reads: dict) -> None:
         return
     out = _identity(path)
     if out is None or not os.path.isfile(path):
-        return                      # a new file replaces nothing; a device is written through
+        return  # a new file replaces nothing; a device is written through
     for what, paths in reads.items():
-        for read in ([paths] if isinstance(paths, (str, os.PathLike)) else paths or ()):
+        for read in [paths] if isinstance(paths, (str, os.PathLike)) else paths or ():
             if read is None or str(read) in ("", "-"):
                 continue
             if _identity(read) == out or (os.path.isdir(read) and _inside(Path(path), Path(read))):
-                raise NBSVMError(f"{option} is {what} ({str(read)!r}) of this command: "
-                                 "writing it would replace what is read; choose another "
-                                 "file", path=str(path))
+                raise NBSVMError(
+                    f"{option} is {what} ({str(read)!r}) of this command: "
+                    "writing it would replace what is read; choose another "
+                    "file",
+                    path=str(path),
+                )
 
 
 def _temporary_beside(path: Path, suffix: str, option: str | None = None):
@@ -142,13 +159,16 @@ def _temporary_beside(path: Path, suffix: str, option: str | None = None):
     folder = target.parent
     what = f"cannot write ({option})" if option else "cannot write"
     if not folder.is_dir():
-        raise NBSVMError(f"{what}: the folder {str(folder)!r} does not exist (nbsvm creates "
-                         "no folders)", path=str(path))
+        raise NBSVMError(
+            f"{what}: the folder {str(folder)!r} does not exist (nbsvm creates no folders)",
+            path=str(path),
+        )
     try:
         fd, name = tempfile.mkstemp(prefix="." + target.name + ".", suffix=suffix, dir=folder)
     except OSError as e:
-        raise NBSVMError(f"{what}: no file can be created in {str(folder)!r} "
-                         f"({e.strerror or e})", path=str(path)) from None
+        raise NBSVMError(
+            f"{what}: no file can be created in {str(folder)!r} ({e.strerror or e})", path=str(path)
+        ) from None
     return fd, name, target
 
 
@@ -159,7 +179,7 @@ def _write_error(e: OSError, path: Path, tmp=None) -> NBSVMError | None:
     if isinstance(e, BrokenPipeError) or e.errno not in WRITE_ERRNOS:
         return None
     if e.filename is not None and str(e.filename) not in (str(path), str(tmp)):
-        return None                 # e.g. an input that could not be read
+        return None  # e.g. an input that could not be read
     return NBSVMError(f"cannot write: {e.strerror or e}", path=str(path))
 
 

@@ -25,40 +25,53 @@ Labels: surrounding white space is removed (``" pos "`` is ``pos``) and case is 
 (``POS`` after ``pos`` would silently become a class of its own), naming the file, the
 line and both spellings.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.blitzer import has_reviews, read_review_inputs
 from nbsvm.io.decoding import ReadStats, check_encoding
 from nbsvm.io.document import STDIN, Document, _name
-from nbsvm.io.blitzer import has_reviews, read_review_inputs
 from nbsvm.io.fasttext import read_fasttext
-from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.folders import read_aclimdb
 from nbsvm.io.labeled_lines import _columns, read_lines, read_text_lines
+from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.tables import read_table
 
 #: Input formats of text documents. ``labeled-lines``: ``label<TAB>text`` per line;
 #: ``plain-lines``: one unlabeled document per line; ``csv`` / ``tsv``: a table whose first
 #: row names the columns; ``folders``: one sub-folder per class, one file per document;
 #: ``fasttext``: ``__label__NAME text`` per line (:mod:`nbsvm.io.fasttext`).
-FORMATS = ("auto", "folders", "labeled-lines", "plain-lines", "csv", "tsv", "fasttext", "jsonl",
-           "parquet", "blitzer")
+FORMATS = (
+    "auto",
+    "folders",
+    "labeled-lines",
+    "plain-lines",
+    "csv",
+    "tsv",
+    "fasttext",
+    "jsonl",
+    "parquet",
+    "blitzer",
+)
 #: The older names, still accepted.
 FORMAT_ALIASES = {"aclimdb": "folders", "lines": "labeled-lines", "text": "plain-lines"}
 #: What the formats are, for help texts and errors.
-FORMAT_HELP = ("auto (a folder: folders; .csv: csv; else labeled-lines, whose header line "
-               "label<TAB>text is skipped), "
-               "folders (one sub-folder per class), labeled-lines (label<TAB>text per line), "
-               "plain-lines (one unlabeled document per line), csv / tsv (a table with a "
-               "header row), fasttext (__label__NAME text per line; several labels: a "
-               "multi-label document), jsonl (a JSON object per line; .jsonl, .ndjson), "
-               "parquet (.parquet; needs pyarrow), both with --text-col and --label-col; "
-               "blitzer (Blitzer et al.'s raw .review files: a file, a domain folder, the "
-               "sorted_data_acl folder or its .tar.gz); "
-               "old names: aclimdb, lines, text")
+FORMAT_HELP = (
+    "auto (a folder: folders; .csv: csv; else labeled-lines, whose header line "
+    "label<TAB>text is skipped), "
+    "folders (one sub-folder per class), labeled-lines (label<TAB>text per line), "
+    "plain-lines (one unlabeled document per line), csv / tsv (a table with a "
+    "header row), fasttext (__label__NAME text per line; several labels: a "
+    "multi-label document), jsonl (a JSON object per line; .jsonl, .ndjson), "
+    "parquet (.parquet; needs pyarrow), both with --text-col and --label-col; "
+    "blitzer (Blitzer et al.'s raw .review files: a file, a domain folder, the "
+    "sorted_data_acl folder or its .tar.gz); "
+    "old names: aclimdb, lines, text"
+)
 
 
 def normalize_format(fmt: str) -> str:
@@ -95,11 +108,19 @@ def detect_format(path) -> str:
     return "labeled-lines"
 
 
-def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_col="text",
-                label_col: str | None = "label", strict: bool = False,
-                stats: ReadStats | None = None, known_labels=None,
-                encoding: str = "utf-8", empty_label: bool = False,
-                label_sep: str = "\t") -> Iterator[Document]:
+def read_inputs(
+    inputs: Iterable,
+    fmt: str = "auto",
+    labeled: bool = True,
+    text_col="text",
+    label_col: str | None = "label",
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    known_labels=None,
+    encoding: str = "utf-8",
+    empty_label: bool = False,
+    label_sep: str = "\t",
+) -> Iterator[Document]:
     """Chain the documents of several inputs, choosing each reader by ``fmt`` (a name of
     :data:`FORMATS` or an old alias).
 
@@ -129,8 +150,19 @@ def read_inputs(inputs: Iterable, fmt: str = "auto", labeled: bool = True, text_
     check_columns(text_col, label_col)
     if stats is None:
         stats = ReadStats()
-    return _read_inputs(inputs, fmt, labeled, text_col, label_col, strict, stats, known_labels,
-                        encoding, empty_label, label_sep)
+    return _read_inputs(
+        inputs,
+        fmt,
+        labeled,
+        text_col,
+        label_col,
+        strict,
+        stats,
+        known_labels,
+        encoding,
+        empty_label,
+        label_sep,
+    )
 
 
 def check_columns(text_col, label_col) -> None:
@@ -146,33 +178,62 @@ def check_columns(text_col, label_col) -> None:
     if label_col is None:
         return
     if str(label_col) in {str(c) for c in _columns(text_col)}:
-        raise NBSVMError(f"--text-col and --label-col both name column {label_col!r}: every "
-                         "text would be its own label (one class per document); give the "
-                         "label's column to --label-col and the text's to --text-col")
+        raise NBSVMError(
+            f"--text-col and --label-col both name column {label_col!r}: every "
+            "text would be its own label (one class per document); give the "
+            "label's column to --label-col and the text's to --text-col"
+        )
 
 
-def _read_inputs(inputs, fmt, labeled, text_col, label_col, strict, stats, known_labels,
-                 encoding, empty_label, label_sep) -> Iterator[Document]:
+def _read_inputs(
+    inputs,
+    fmt,
+    labeled,
+    text_col,
+    label_col,
+    strict,
+    stats,
+    known_labels,
+    encoding,
+    empty_label,
+    label_sep,
+) -> Iterator[Document]:
     """The documents of :func:`read_inputs`, its arguments checked."""
     known: set = set()
     folded: dict = {}
     for src in inputs:
-        if not hasattr(src, "read") and not (isinstance(src, str) and src == STDIN) \
-                and not Path(src).exists():
+        if (
+            not hasattr(src, "read")
+            and not (isinstance(src, str) and src == STDIN)
+            and not Path(src).exists()
+        ):
             raise NBSVMError("no such file or folder", path=str(src))
         n = 0
         bad_before = stats.bad_lines
-        for doc in _read_one(src, fmt, labeled, text_col, label_col, strict, stats,
-                             known_labels, encoding, empty_label, label_sep):
+        for doc in _read_one(
+            src,
+            fmt,
+            labeled,
+            text_col,
+            label_col,
+            strict,
+            stats,
+            known_labels,
+            encoding,
+            empty_label,
+            label_sep,
+        ):
             n += 1
             if labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
             yield doc
         if n == 0:
             skipped = stats.bad_lines - bad_before
-            raise NBSVMError("no documents found " + (f"(all {skipped} lines were malformed)"
-                                                      if skipped else "(empty input)"),
-                             path=_name(src))
+            raise NBSVMError(
+                "no documents found "
+                + (f"(all {skipped} lines were malformed)" if skipped else "(empty input)"),
+                path=_name(src),
+            )
 
 
 def _check_case(doc: Document, known: set, folded: dict):
@@ -184,16 +245,29 @@ def _check_case(doc: Document, known: set, folded: dict):
     first = folded.get(key)
     if first is not None:
         label, source, line = first
-        raise NBSVMError(f"label {doc.label!r} differs only in case from {label!r} (first seen "
-                         f"at {source}:{line}); labels are case-sensitive, so it would be a "
-                         "class of its own: spell it the same way everywhere",
-                         path=doc.source, line=doc.line)
+        raise NBSVMError(
+            f"label {doc.label!r} differs only in case from {label!r} (first seen "
+            f"at {source}:{line}); labels are case-sensitive, so it would be a "
+            "class of its own: spell it the same way everywhere",
+            path=doc.source,
+            line=doc.line,
+        )
     folded[key] = (doc.label, doc.source, doc.line)
 
 
-def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
-              known_labels=None, encoding="utf-8", empty_label=False,
-              label_sep="\t") -> Iterator[Document]:
+def _read_one(
+    src,
+    fmt,
+    labeled,
+    text_col,
+    label_col,
+    strict=False,
+    stats=None,
+    known_labels=None,
+    encoding="utf-8",
+    empty_label=False,
+    label_sep="\t",
+) -> Iterator[Document]:
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
         kind = "labeled-lines"
@@ -202,29 +276,60 @@ def _read_one(src, fmt, labeled, text_col, label_col, strict=False, stats=None,
     elif kind == "labeled-lines":
         # predict's auto format: a leading label only when it is one of the model's
         unlabeled = not labeled and fmt == "auto" and known_labels is not None
-        yield from read_lines(src, labeled=not unlabeled, strict=strict, stats=stats,
-                              known_labels=known_labels if unlabeled else None,
-                              label_col=label_col, text_col=text_col, encoding=encoding,
-                              empty_label=empty_label, label_sep=label_sep)
+        yield from read_lines(
+            src,
+            labeled=not unlabeled,
+            strict=strict,
+            stats=stats,
+            known_labels=known_labels if unlabeled else None,
+            label_col=label_col,
+            text_col=text_col,
+            encoding=encoding,
+            empty_label=empty_label,
+            label_sep=label_sep,
+        )
     elif kind == "blitzer":
-        yield from read_review_inputs(src, labeled=labeled, strict=strict, stats=stats,
-                                      encoding=encoding)
+        yield from read_review_inputs(
+            src, labeled=labeled, strict=strict, stats=stats, encoding=encoding
+        )
     elif kind == "plain-lines":
         yield from read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
     elif kind == "fasttext":
-        yield from read_fasttext(src, labeled=labeled, strict=strict, stats=stats,
-                                 encoding=encoding)
+        yield from read_fasttext(
+            src, labeled=labeled, strict=strict, stats=stats, encoding=encoding
+        )
     elif kind == "jsonl":
-        yield from read_jsonl(src, text_col=text_col, label_col=label_col, labeled=labeled,
-                              label_optional=not labeled, strict=strict, stats=stats,
-                              encoding=encoding, empty_label=empty_label)
+        yield from read_jsonl(
+            src,
+            text_col=text_col,
+            label_col=label_col,
+            labeled=labeled,
+            label_optional=not labeled,
+            strict=strict,
+            stats=stats,
+            encoding=encoding,
+            empty_label=empty_label,
+        )
     elif kind == "parquet":
-        yield from read_parquet(src, text_col=text_col, label_col=label_col, labeled=labeled,
-                                label_optional=not labeled, stats=stats,
-                                empty_label=empty_label)
+        yield from read_parquet(
+            src,
+            text_col=text_col,
+            label_col=label_col,
+            labeled=labeled,
+            label_optional=not labeled,
+            stats=stats,
+            empty_label=empty_label,
+        )
     else:
         # unlabeled: keep true labels when the column is there, for predict's output
-        yield from read_table(src, text_col=text_col, label_col=label_col,
-                              sep="," if kind == "csv" else "\t", strict=strict, stats=stats,
-                              label_optional=not labeled, encoding=encoding,
-                              empty_label=empty_label)
+        yield from read_table(
+            src,
+            text_col=text_col,
+            label_col=label_col,
+            sep="," if kind == "csv" else "\t",
+            strict=strict,
+            stats=stats,
+            label_optional=not labeled,
+            encoding=encoding,
+            empty_label=empty_label,
+        )

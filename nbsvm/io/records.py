@@ -13,11 +13,12 @@ parser too), a record without its text, with a text or label of another type, or
 label where one is needed, is malformed: an error naming the file and the line (row), or
 skipped and counted with ``--skip-bad-lines``.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats
@@ -67,21 +68,25 @@ def _label_of(value, empty_label: bool):
             return None, f"a label in a list holds {SEPARATOR!r}, which separates labels"
         return (key_of(labels) if value or empty_label else None), None
     if not _is_label(value):
-        return None, (f"the label is {_kind(value)}: a label is a string, an integer or "
-                      "(multi-label) a list of them")
+        return None, (
+            f"the label is {_kind(value)}: a label is a string, an integer or "
+            "(multi-label) a list of them"
+        )
     return str(value), None
 
 
-def _document(record: dict, text_cols, label_col, labeled, label_optional, empty_label,
-              stats, name, line):
+def _document(
+    record: dict, text_cols, label_col, labeled, label_optional, empty_label, stats, name, line
+):
     """The Document of one record, or None (malformed and skipped)."""
     parts = []
     for col in text_cols:
         value = record.get(col)
         if value is None:
             fields = ", ".join(map(repr, list(record)[:10])) or "none"
-            stats.bad(f"no text in field {col!r} (fields: {fields}; --text-col names it)",
-                      name, line)
+            stats.bad(
+                f"no text in field {col!r} (fields: {fields}; --text-col names it)", name, line
+            )
             return None
         if not isinstance(value, str):
             stats.bad(f"the text in field {col!r} is {_kind(value)}, not a string", name, line)
@@ -98,10 +103,17 @@ def _document(record: dict, text_cols, label_col, labeled, label_optional, empty
     return Document(label, text, name, line)
 
 
-def read_jsonl(path_or_file, text_col="text", label_col: str | None = "label",
-               labeled: bool = True, label_optional: bool = False, strict: bool = False,
-               stats: ReadStats | None = None, encoding: str = "utf-8",
-               empty_label: bool = False) -> Iterator[Document]:
+def read_jsonl(
+    path_or_file,
+    text_col="text",
+    label_col: str | None = "label",
+    labeled: bool = True,
+    label_optional: bool = False,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+    empty_label: bool = False,
+) -> Iterator[Document]:
     """Documents of a JSON lines file: one object per line, blank lines skipped.
 
     Examples
@@ -117,25 +129,43 @@ def read_jsonl(path_or_file, text_col="text", label_col: str | None = "label",
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
         try:
             record = json.loads(doc.text)
-        except RecursionError:       # nesting past the parser's limit: no ValueError
+        except RecursionError:  # nesting past the parser's limit: no ValueError
             stats.bad("JSON nested too deeply to be read", doc.source, doc.line)
             continue
         except ValueError as e:
             stats.bad(f"not JSON: {e}", doc.source, doc.line)
             continue
         if not isinstance(record, dict):
-            stats.bad(f"expected a JSON object per line, found {type(record).__name__}",
-                      doc.source, doc.line)
+            stats.bad(
+                f"expected a JSON object per line, found {type(record).__name__}",
+                doc.source,
+                doc.line,
+            )
             continue
-        found = _document(record, text_cols, label_col, labeled, label_optional, empty_label,
-                          stats, doc.source, doc.line)
+        found = _document(
+            record,
+            text_cols,
+            label_col,
+            labeled,
+            label_optional,
+            empty_label,
+            stats,
+            doc.source,
+            doc.line,
+        )
         if found is not None:
             yield found
 
 
-def read_parquet(path, text_col="text", label_col: str | None = "label", labeled: bool = True,
-                 label_optional: bool = False, stats: ReadStats | None = None,
-                 empty_label: bool = False) -> Iterator[Document]:
+def read_parquet(
+    path,
+    text_col="text",
+    label_col: str | None = "label",
+    labeled: bool = True,
+    label_optional: bool = False,
+    stats: ReadStats | None = None,
+    empty_label: bool = False,
+) -> Iterator[Document]:
     """Documents of a Parquet file, one record batch at a time (``line``: the row, from 1).
     Needs pyarrow (``pip install 'nbsvm[parquet]'``)."""
     try:
@@ -149,28 +179,43 @@ def read_parquet(path, text_col="text", label_col: str | None = "label", labeled
         raise NBSVMError("no such file", path=name)
     try:
         pf = pq.ParquetFile(name)
-    except Exception as e:                  # pyarrow's errors: not a Parquet file, truncated
+    except Exception as e:  # pyarrow's errors: not a Parquet file, truncated
         raise NBSVMError(f"cannot read as Parquet: {e}", path=name) from None
     text_cols = _columns(text_col)
     present = set(pf.schema_arrow.names)
     missing = [c for c in text_cols if c not in present]
     if missing:
-        raise NBSVMError(f"no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)} "
-                         "(--text-col names the text)", path=name)
+        raise NBSVMError(
+            f"no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)} "
+            "(--text-col names the text)",
+            path=name,
+        )
     wanted = list(text_cols)
     if label_col and label_col in present:
         wanted.append(label_col)
     elif label_col and labeled and not label_optional:
-        raise NBSVMError(f"no label column {label_col!r}; columns: "
-                         f"{', '.join(pf.schema_arrow.names)} (--label-col names it)", path=name)
+        raise NBSVMError(
+            f"no label column {label_col!r}; columns: "
+            f"{', '.join(pf.schema_arrow.names)} (--label-col names it)",
+            path=name,
+        )
     row = 0
     try:
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
             columns = {c: batch.column(c).to_pylist() for c in wanted}
             for i in range(batch.num_rows):
                 row += 1
-                found = _document({c: columns[c][i] for c in wanted}, text_cols, label_col,
-                                  labeled, label_optional, empty_label, stats, name, row)
+                found = _document(
+                    {c: columns[c][i] for c in wanted},
+                    text_cols,
+                    label_col,
+                    labeled,
+                    label_optional,
+                    empty_label,
+                    stats,
+                    name,
+                    row,
+                )
                 if found is not None:
                     yield found
     except OSError as e:

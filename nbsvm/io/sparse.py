@@ -8,9 +8,11 @@ open file and yields :class:`SparseRow` records one line at a time. Malformed li
 invalid UTF-8 (in labels or feature names) is replaced and counted in a
 :class:`~nbsvm.io.readers.ReadStats` (``stats``) or, with ``strict``, refused.
 """
+
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,11 +35,13 @@ class SparseRow(NamedTuple):
     line: int
 
 
-def _lines(path_or_file, strict: bool = False, stats: ReadStats | None = None,
-           encoding: str = "utf-8") -> Iterator[tuple[str, str, int]]:
+def _lines(
+    path_or_file, strict: bool = False, stats: ReadStats | None = None, encoding: str = "utf-8"
+) -> Iterator[tuple[str, str, int]]:
     """(text without comment and line end, source name, 1-based line), blank lines skipped."""
-    for raw, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline",
-                                        encoding=encoding):
+    for raw, name, lineno in iter_lines(
+        path_or_file, strict, stats, lone_cr="newline", encoding=encoding
+    ):
         text = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
         if text:
             yield text, name, lineno
@@ -57,8 +61,7 @@ def _take_labels(tokens: list, name: str, lineno: int, multi: bool) -> tuple:
     """Pop the leading label field (comma-separated labels when ``multi``)."""
     first = tokens.pop(0)
     if ":" in first:
-        raise NBSVMError(f"expected a label first, found feature {first!r}", path=name,
-                         line=lineno)
+        raise NBSVMError(f"expected a label first, found feature {first!r}", path=name, line=lineno)
     labels = tuple(label for label in first.split(",") if label) if multi else (first,)
     if not labels:
         raise NBSVMError("empty label", path=name, line=lineno)
@@ -75,8 +78,14 @@ def detect_index_base(path) -> int:
     return 1
 
 
-def read_svmlight(path_or_file, index_base="auto", labeled: bool = True, strict: bool = False,
-                  stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[SparseRow]:
+def read_svmlight(
+    path_or_file,
+    index_base="auto",
+    labeled: bool = True,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+) -> Iterator[SparseRow]:
     """Read svmlight/libsvm lines ``label[,label...] [qid:n] index:value ...``.
 
     Labels are kept as strings (``1,3,7`` is a multi-label example); ``qid`` is ignored, as
@@ -92,8 +101,11 @@ def read_svmlight(path_or_file, index_base="auto", labeled: bool = True, strict:
     (('1', '3'), [0, 3], [0.5, 2.0])
     """
     if index_base == "auto":
-        index_base = 1 if hasattr(path_or_file, "read") or path_or_file == "-" \
+        index_base = (
+            1
+            if hasattr(path_or_file, "read") or path_or_file == "-"
             else detect_index_base(path_or_file)
+        )
     if index_base not in (0, 1):
         raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
@@ -111,24 +123,36 @@ def read_svmlight(path_or_file, index_base="auto", labeled: bool = True, strict:
             try:
                 index = int(key)
             except ValueError:
-                raise NBSVMError(f"feature index is not an integer in {token!r}", path=name,
-                                 line=lineno) from None
+                raise NBSVMError(
+                    f"feature index is not an integer in {token!r}", path=name, line=lineno
+                ) from None
             if index < index_base:
-                raise NBSVMError(f"feature index {index} below the {index_base}-based minimum",
-                                 path=name, line=lineno)
+                raise NBSVMError(
+                    f"feature index {index} below the {index_base}-based minimum",
+                    path=name,
+                    line=lineno,
+                )
             if index - index_base > MAX_INDEX:
-                raise NBSVMError(f"feature index too large in {token[:40]!r} (at most "
-                                 f"{MAX_INDEX + index_base})", path=name, line=lineno)
+                raise NBSVMError(
+                    f"feature index too large in {token[:40]!r} (at most {MAX_INDEX + index_base})",
+                    path=name,
+                    line=lineno,
+                )
             keys.append(index - index_base)
             values.append(_value(val, name, lineno, token))
-        yield SparseRow(labels, np.asarray(keys, dtype=np.int64),
-                        np.asarray(values, dtype=np.float64), name, lineno)
+        yield SparseRow(
+            labels,
+            np.asarray(keys, dtype=np.int64),
+            np.asarray(values, dtype=np.float64),
+            name,
+            lineno,
+        )
 
 
 def _named_pairs(tokens, name, lineno):
     keys, values = [], []
     for token in tokens:
-        key, sep, val = token.rpartition(":")      # names may contain ':'; split on the last
+        key, sep, val = token.rpartition(":")  # names may contain ':'; split on the last
         if not sep or not key:
             raise NBSVMError(f"expected name:value, found {token!r}", path=name, line=lineno)
         keys.append(key)
@@ -136,8 +160,13 @@ def _named_pairs(tokens, name, lineno):
     return keys, np.asarray(values, dtype=np.float64)
 
 
-def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
-                 stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[SparseRow]:
+def read_blitzer(
+    path_or_file,
+    labeled: bool = True,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+) -> Iterator[SparseRow]:
     """Read Blitzer et al.'s ``processed_acl`` lines: ``feature:count ... #label#:positive``.
 
     Feature names (unigrams, ``a_b`` bigrams) are split from their count on the last
@@ -151,8 +180,9 @@ def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
     >>> row.labels, row.keys, row.values.tolist()
     (('positive',), ['great', 'a_b'], [2.0, 1.0])
     """
-    for line, name, lineno in iter_lines(path_or_file, strict, stats, lone_cr="newline",
-                                         encoding=encoding):
+    for line, name, lineno in iter_lines(
+        path_or_file, strict, stats, lone_cr="newline", encoding=encoding
+    ):
         tokens = line.split()
         if not tokens:
             continue
@@ -160,7 +190,7 @@ def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
         features = []
         for token in tokens:
             if token.startswith("#label#:"):
-                label = token[len("#label#:"):]
+                label = token[len("#label#:") :]
             else:
                 features.append(token)
         if not label and labeled:
@@ -169,8 +199,13 @@ def read_blitzer(path_or_file, labeled: bool = True, strict: bool = False,
         yield SparseRow((label,) if label else (), keys, values, name, lineno)
 
 
-def read_named(path_or_file, labeled: bool = True, strict: bool = False,
-               stats: ReadStats | None = None, encoding: str = "utf-8") -> Iterator[SparseRow]:
+def read_named(
+    path_or_file,
+    labeled: bool = True,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+) -> Iterator[SparseRow]:
     """Read ``label name:value name:value ...`` lines (MIRA's format; names are strings).
 
     Examples

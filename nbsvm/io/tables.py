@@ -5,17 +5,26 @@ and the label column of each row; pandas' parser errors and skipped rows are tur
 :class:`~nbsvm.errors.NBSVMError` naming the file and line, or counted in
 :class:`~nbsvm.io.decoding.ReadStats` with ``--skip-bad-lines``.
 """
+
 from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import (COUNT_ERRORS, READ_ERRORS, ReadStats, _open_binary, _peek,
-                               _replaced_so_far, check_encoding, invalid_utf8_error,
-                               wide_encoding)
+from nbsvm.io.decoding import (
+    COUNT_ERRORS,
+    READ_ERRORS,
+    ReadStats,
+    _open_binary,
+    _peek,
+    _replaced_so_far,
+    check_encoding,
+    invalid_utf8_error,
+    wide_encoding,
+)
 from nbsvm.io.document import STDIN, Document
 from nbsvm.io.labeled_lines import _columns
 
@@ -29,10 +38,18 @@ HEAD_BYTES = 1 << 16
 OTHER_COMPRESSION = (".bz2", ".zip", ".xz", ".zst", ".tar")
 
 
-def read_table(path, text_col="text", label_col: str | None = "label", sep: str = ",",
-               chunksize: int = 10_000, strict: bool = False, stats: ReadStats | None = None,
-               label_optional: bool = False, encoding: str = "utf-8",
-               empty_label: bool = False) -> Iterator[Document]:
+def read_table(
+    path,
+    text_col="text",
+    label_col: str | None = "label",
+    sep: str = ",",
+    chunksize: int = 10_000,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    label_optional: bool = False,
+    encoding: str = "utf-8",
+    empty_label: bool = False,
+) -> Iterator[Document]:
     """Read a CSV/TSV file (path, open file or ``"-"``) with a header through pandas in chunks.
 
     ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
@@ -66,7 +83,7 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
         source = name = str(path)
         if not Path(path).is_file():
             raise NBSVMError("no such file", path=name)
-    import pandas as pd     # only CSV/TSV input needs pandas (it costs ~60 MB to import)
+    import pandas as pd  # only CSV/TSV input needs pandas (it costs ~60 MB to import)
 
     kind = "TSV" if sep == "\t" else "CSV"
     # columns given by number (--text-col 3 --label-col 1): a file without a header row, as
@@ -74,16 +91,19 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
     positional = all(_is_number(c) for c in text_cols)
     if positional and label_col is not None and not _is_number(label_col):
         if not label_optional:
-            raise NBSVMError(f"--text-col {' '.join(map(str, text_cols))} numbers the columns "
-                             "of a file without a header row: number the label's column too "
-                             "(--label-col 1)", path=name)
-        label_col = None            # predict: unlabeled rows
+            raise NBSVMError(
+                f"--text-col {' '.join(map(str, text_cols))} numbers the columns "
+                "of a file without a header row: number the label's column too "
+                "(--label-col 1)",
+                path=name,
+            )
+        label_col = None  # predict: unlabeled rows
     if positional:
         text_cols = [int(c) - 1 for c in text_cols]
         label_col = None if label_col is None else int(label_col) - 1
         if min(text_cols + ([label_col] if label_col is not None else [])) < 0:
             raise NBSVMError("column numbers count from 1", path=name)
-    skipped: set[int] = set()       # lines pandas dropped: the row count steps over them
+    skipped: set[int] = set()  # lines pandas dropped: the row count steps over them
     head, whole = _head(source, name)
     wide = wide_encoding(head, name)
     encoding = wide or encoding
@@ -93,10 +113,18 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
         before = _replaced_so_far()
         # the header row is read as a row (header=None): pandas then checks every row,
         # the first too, against its fields (see _header_names)
-        chunks = pd.read_csv(source, sep=sep, chunksize=chunksize, dtype=str, keep_default_na=False,
-                             encoding=encoding, encoding_errors="strict" if strict else COUNT_ERRORS,
-                             on_bad_lines="warn" if stats.skip_bad else "error",
-                             header=None, skiprows=sorted(i - 1 for i in skipped) or None)
+        chunks = pd.read_csv(
+            source,
+            sep=sep,
+            chunksize=chunksize,
+            dtype=str,
+            keep_default_na=False,
+            encoding=encoding,
+            encoding_errors="strict" if strict else COUNT_ERRORS,
+            on_bad_lines="warn" if stats.skip_bad else "error",
+            header=None,
+            skiprows=sorted(i - 1 for i in skipped) or None,
+        )
         row = 0 if positional else 1
         names = None
         for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
@@ -105,18 +133,29 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
                     names = _header_names(chunk.iloc[0].tolist())
                     chunk = chunk.iloc[1:]
                 chunk.columns = names
-            if row <= 1 and label_optional and label_col is not None \
-                    and label_col not in chunk.columns:
+            if (
+                row <= 1
+                and label_optional
+                and label_col is not None
+                and label_col not in chunk.columns
+            ):
                 label_col = None
             usecols = text_cols + ([label_col] if label_col is not None else [])
             missing = [c for c in usecols if c not in chunk.columns]
             if missing and positional:
-                raise NBSVMError(f"no column {missing[0] + 1}: the rows have {len(chunk.columns)} "
-                                 "fields (--text-col / --label-col count from 1)",
-                                 path=name, line=1)
+                raise NBSVMError(
+                    f"no column {missing[0] + 1}: the rows have {len(chunk.columns)} "
+                    "fields (--text-col / --label-col count from 1)",
+                    path=name,
+                    line=1,
+                )
             if missing:
-                raise NBSVMError(f"missing column(s) {missing}; the file has {list(chunk.columns)} "
-                                 "(choose with --text-col / --label-col)", path=name, line=1)
+                raise NBSVMError(
+                    f"missing column(s) {missing}; the file has {list(chunk.columns)} "
+                    "(choose with --text-col / --label-col)",
+                    path=name,
+                    line=1,
+                )
             texts = chunk[text_cols[0]].tolist()
             for col in text_cols[1:]:
                 texts = [a + COLUMN_SEPARATOR + b for a, b in zip(texts, chunk[col].tolist())]
@@ -125,8 +164,14 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
             if n_bad:
                 before += n_bad
                 if stats is not None:
-                    stats.add(n_bad, sum(1 for t, lab in zip(texts, labels)
-                                         if "\ufffd" in t or (lab is not None and "\ufffd" in lab)))
+                    stats.add(
+                        n_bad,
+                        sum(
+                            1
+                            for t, lab in zip(texts, labels)
+                            if "\ufffd" in t or (lab is not None and "\ufffd" in lab)
+                        ),
+                    )
             for text, label in zip(texts, labels):
                 row += 1
                 while row in skipped:
@@ -134,23 +179,29 @@ def read_table(path, text_col="text", label_col: str | None = "label", sep: str 
                 if label is not None:
                     label = label.strip()
                     if not label and not empty_label:
-                        stats.bad(f"empty label in column "
-                                  f"{label_col + 1 if positional else repr(label_col)}", name, row)
+                        stats.bad(
+                            f"empty label in column "
+                            f"{label_col + 1 if positional else repr(label_col)}",
+                            name,
+                            row,
+                        )
                         continue
                 yield Document(label, text, name, row)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
         raise NBSVMError(f"cannot parse as {kind}: {e}", path=name, line=_parser_line(e)) from None
-    except UnicodeDecodeError as e:   # strict: find the line again (only files can be re-read)
+    except UnicodeDecodeError as e:  # strict: find the line again (only files can be re-read)
         where = None if source is not name or wide else _first_invalid_utf8(name)
         if where is None:
-            raise NBSVMError(f"invalid {(wide or 'utf-8').upper()} "
-                             f"(0x{e.object[e.start:e.end].hex()}); without "
-                             "--strict invalid bytes are replaced by U+FFFD and counted",
-                             path=name) from None
+            raise NBSVMError(
+                f"invalid {(wide or 'utf-8').upper()} "
+                f"(0x{e.object[e.start : e.end].hex()}); without "
+                "--strict invalid bytes are replaced by U+FFFD and counted",
+                path=name,
+            ) from None
         raise where from None
-    except READ_ERRORS as e:          # e.g. a truncated or corrupt .csv.gz
+    except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
 
 
@@ -195,7 +246,7 @@ def _header_names(row: list) -> list[str]:
     for i, value in enumerate(row):
         col = value if isinstance(value, str) and value else f"Unnamed: {i}"
         n = counts.get(col, 0)
-        while n > 0:                   # pandas' own renaming of repeated names
+        while n > 0:  # pandas' own renaming of repeated names
             counts[col] = n + 1
             col = f"{col}.{n}"
             n = counts.get(col, 0)
@@ -204,8 +255,9 @@ def _header_names(row: list) -> list[str]:
     return names
 
 
-def _skip_long_first_row(head: bytes, whole: bool, wide: str | None, sep: str,
-                         stats: ReadStats, name: str) -> bool:
+def _skip_long_first_row(
+    head: bytes, whole: bool, wide: str | None, sep: str, stats: ReadStats, name: str
+) -> bool:
     """Whether to skip line 1 of a table without a header row: a first row with more
     fields than the rows after it (:func:`_long_first_row`) is malformed, an error unless
     ``stats.skip_bad``. pandas takes the first row's fields for every row's, so it would
@@ -218,8 +270,7 @@ def _skip_long_first_row(head: bytes, whole: bool, wide: str | None, sep: str,
     return True
 
 
-def _long_first_row(head: bytes, whole: bool, wide: str | None,
-                    sep: str) -> tuple[int, int] | None:
+def _long_first_row(head: bytes, whole: bool, wide: str | None, sep: str) -> tuple[int, int] | None:
     """``(fields of the first row, fields of the rows after it)`` when every complete row
     after the first in ``head`` (up to 20; its last row counts when ``head`` is the
     ``whole`` table) has fewer fields than the first; else None.
@@ -237,10 +288,10 @@ def _long_first_row(head: bytes, whole: bool, wide: str | None,
     text = head.decode(wide or "utf-8", "replace")
     try:
         rows = [r for r in islice(csv.reader(io.StringIO(text), delimiter=sep), 22) if r]
-    except csv.Error:                  # an open quote, a huge field: pandas will say
+    except csv.Error:  # an open quote, a huge field: pandas will say
         return None
     if not whole:
-        rows = rows[:-1]               # the last row may be cut short
+        rows = rows[:-1]  # the last row may be cut short
     later = [len(r) for r in rows[1:21]]
     if not later or max(later) >= len(rows[0]):
         return None

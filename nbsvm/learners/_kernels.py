@@ -15,6 +15,7 @@ for table rows. The loss table is :func:`nbsvm.learners.losses.loss_dloss`, the 
 :func:`nbsvm.learners.schedules.rate`. OGD's kernel (explicit rows) is in
 :mod:`._projected_kernels`.
 """
+
 from __future__ import annotations
 
 import math
@@ -48,7 +49,7 @@ def _unit_dot(ids, lo, hi, S, unit):
             prefetch_row(S, ids[j + PREFETCH_AHEAD])
         i = ids[j]
         v = S[i, 0]
-        dot += np.float64(S[i, 1]) * v   # exact product in float64
+        dot += np.float64(S[i, 1]) * v  # exact product in float64
         if unit:
             sq += np.float64(v) * v
     inv = 1.0
@@ -58,8 +59,7 @@ def _unit_dot(ids, lo, hi, S, unit):
 
 
 @njit(cache=True, nogil=True)
-def _sgd_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind,
-               unit):
+def _sgd_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind, unit):
     """Plain SGD (Bottou 2012) on table rows: :func:`~nbsvm.learners._linear_kernels.
     _sgd_steps`, the one implementation, with Bottou's schedule ``eta_t = eta0 / (1 +
     lam eta0 t)`` and L2 by the scale ``w = s v`` (``v = S[:, 1]``; each step touches only
@@ -70,9 +70,31 @@ def _sgd_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, l
     full[SCALE] = state[0]
     full[BIAS] = state[1]
     full[T] = state[2]
-    total, _ = _sgd_steps(True, ids, np.zeros(1), offsets, y, weight, order, S, 1, np.zeros(1),
-                          np.zeros(1), full, loss_kind, OPTIMAL, eta0, lam, 0.0, lam, 0,
-                          bias_rate, 0.0, 0, unit)
+    total, _ = _sgd_steps(
+        True,
+        ids,
+        np.zeros(1),
+        offsets,
+        y,
+        weight,
+        order,
+        S,
+        1,
+        np.zeros(1),
+        np.zeros(1),
+        full,
+        loss_kind,
+        OPTIMAL,
+        eta0,
+        lam,
+        0.0,
+        lam,
+        0,
+        bias_rate,
+        0.0,
+        0,
+        unit,
+    )
     state[0] = full[SCALE]
     state[1] = full[BIAS]
     state[2] = full[T]
@@ -80,8 +102,9 @@ def _sgd_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, l
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _adagrad_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind,
-                   eps, unit):
+def _adagrad_epoch(
+    ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind, eps, unit
+):
     """AdaGrad on table rows: :func:`~nbsvm.learners._linear_kernels._adagrad_steps`, the one
     implementation, with ``S[:, 0]`` the values, ``S[:, 1]`` the weights and ``S[:, 2]`` the
     squared-gradient sums, in float32 (fastmath: the order of float32 sums is free; the
@@ -94,9 +117,32 @@ def _adagrad_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rat
     typed[1] = lam
     typed[2] = eps
     total, _, b, t, gb = _adagrad_steps(
-        True, ids, np.zeros(1), offsets, y, weight, order, S, S, 1, S, 2, typed, np.zeros(1),
-        np.zeros(STATE_SIZE), state[0], state[1], state[2], loss_kind, eta0, 0.0, bias_rate,
-        eps, unit, 0)
+        True,
+        ids,
+        np.zeros(1),
+        offsets,
+        y,
+        weight,
+        order,
+        S,
+        S,
+        1,
+        S,
+        2,
+        typed,
+        np.zeros(1),
+        np.zeros(STATE_SIZE),
+        state[0],
+        state[1],
+        state[2],
+        loss_kind,
+        eta0,
+        0.0,
+        bias_rate,
+        eps,
+        unit,
+        0,
+    )
     state[0] = b
     state[1] = t
     state[2] = gb
@@ -134,8 +180,9 @@ def _multiclass_grad(kind, p, y, g):
 
 
 @njit(cache=True, nogil=True, fastmath=True)
-def _multiclass_epoch(ids, offsets, target, weight, order, S, state, eta0, lam, bias_rate,
-                      kind, adagrad, eps, unit):
+def _multiclass_epoch(
+    ids, offsets, target, weight, order, S, state, eta0, lam, bias_rate, kind, adagrad, eps, unit
+):
     """All K outputs trained together on one loss of their K scores (softmax or the
     multiclass hinge, :func:`_multiclass_grad`); output ``o``'s rows take their values
     from ``S[o, :, 0]`` as in the one-vs-rest kernels, and each output's step is the
@@ -173,9 +220,26 @@ def _multiclass_epoch(ids, offsets, target, weight, order, S, state, eta0, lam, 
         total += loss
         if adagrad:
             for o in range(K):
-                _adagrad_row(True, ids, lo, hi, S[o], S[o], 1, S[o], 2,
-                             np.float32(g[o] * inv[o]), lamf, eta0f, epsf, 0.0, eta0, eps,
-                             no_average, 0.0)
+                _adagrad_row(
+                    True,
+                    ids,
+                    lo,
+                    hi,
+                    S[o],
+                    S[o],
+                    1,
+                    S[o],
+                    2,
+                    np.float32(g[o] * inv[o]),
+                    lamf,
+                    eta0f,
+                    epsf,
+                    0.0,
+                    eta0,
+                    eps,
+                    no_average,
+                    0.0,
+                )
                 if g[o] != 0.0:
                     state[o, 2] += g[o] * g[o]
                     state[o, 0] -= eta0 * bias_rate * g[o] / math.sqrt(state[o, 2] + eps)
@@ -193,7 +257,7 @@ def _multiclass_epoch(ids, offsets, target, weight, order, S, state, eta0, lam, 
                     So[i, 1] += c * So[i, 0]
                 state[o, 1] -= eta * bias_rate * g[o]
         t += 1.0
-        if s < FOLD_LOW or s > FOLD_HIGH:          # w = s v = 1 (s v)
+        if s < FOLD_LOW or s > FOLD_HIGH:  # w = s v = 1 (s v)
             for o in range(K):
                 for i in range(S.shape[1]):
                     S[o, i, 1] *= s

@@ -11,6 +11,7 @@ averaging) are described in :mod:`.regularizers` and implemented in
 :mod:`._weight_tricks`, whose scalar state layout (``SCALE``, ``T``, ``BIAS``, ...) the
 kernels share; the memory prefetch is :mod:`._row_prefetch`.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,18 +21,56 @@ from numba import njit
 
 from nbsvm._prefetch import prefetch_row
 from nbsvm.learners._row_prefetch import TABLE_PREFETCH, _prefetch_example, _prefetch_next_rows
-from nbsvm.learners._weight_tricks import (AVG_A, AVG_B, AVG_BIAS, AVG_N, BIAS, BIAS_G,  # noqa: F401
-                                           L1_U, SCALE, STATE_SIZE, T, TRUNCATED, _average,
-                                           _l1_new, _renormalize, _set, _shrink, _soft)
+from nbsvm.learners._weight_tricks import (  # noqa: F401
+    AVG_A,
+    AVG_B,
+    AVG_BIAS,
+    AVG_N,
+    BIAS,
+    BIAS_G,
+    L1_U,
+    SCALE,
+    STATE_SIZE,
+    TRUNCATED,
+    T,
+    _average,
+    _l1_new,
+    _renormalize,
+    _set,
+    _shrink,
+    _soft,
+)
 from nbsvm.learners.losses import loss_dloss as _loss_dloss
 from nbsvm.learners.schedules import rate
 
 
 # ---- SGD with a global schedule: one implementation for both row types -------------------------
 @njit(cache=True, nogil=True, inline="always")
-def _sgd_steps(table, indices, values, offsets, y, weight, order, W, wf, q, avg_u, state,
-               loss_code, schedule, eta0, lam, lam1, lam2, l1_method, bias_rate, radius,
-               avg_start, unit):
+def _sgd_steps(
+    table,
+    indices,
+    values,
+    offsets,
+    y,
+    weight,
+    order,
+    W,
+    wf,
+    q,
+    avg_u,
+    state,
+    loss_code,
+    schedule,
+    eta0,
+    lam,
+    lam1,
+    lam2,
+    l1_method,
+    bias_rate,
+    radius,
+    avg_start,
+    unit,
+):
     """SGD over ``order``; returns ``(summed loss, mistakes)`` (loss before each update; a
     mistake is ``y p <= 0``). Explicit rows take x's values from ``values[j]``, table rows
     from ``W[i, 0]``; the stored vector is ``v = W[:, wf]``. ``weight``: each example's
@@ -50,7 +89,7 @@ def _sgd_steps(table, indices, values, offsets, y, weight, order, W, wf, q, avg_
     b = state[BIAS]
     u = state[L1_U]
     sq = 0.0
-    if radius > 0.0:                          # ||v||^2 is only needed for the projection
+    if radius > 0.0:  # ||v||^2 is only needed for the projection
         for i in range(v.shape[0]):
             sq += v[i] * v[i]
     total = 0.0
@@ -62,7 +101,7 @@ def _sgd_steps(table, indices, values, offsets, y, weight, order, W, wf, q, avg_
         if not table:
             _prefetch_example(indices, values, offsets, y, order, k)
         ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
-        if lam1 > 0.0 and l1_method == TRUNCATED:    # catch up on the missed shrinkage
+        if lam1 > 0.0 and l1_method == TRUNCATED:  # catch up on the missed shrinkage
             for j in range(lo, hi):
                 i = indices[j]
                 sq = _set(v, i, _l1_new(v, i, s, u, q, l1_method), sq, avg_u, ratio)
@@ -100,7 +139,7 @@ def _sgd_steps(table, indices, values, offsets, y, weight, order, W, wf, q, avg_
                     i = indices[j]
                     x = np.float64(W[i, 0]) if table else values[j]
                     sq = _set(v, i, v[i] + c * x, sq, avg_u, ratio)
-            else:                             # no norm or average to keep: the plain step
+            else:  # no norm or average to keep: the plain step
                 for j in range(lo, hi):
                     i = indices[j]
                     v[i] += c * (np.float64(W[i, 0]) if table else values[j])
@@ -125,13 +164,53 @@ def _sgd_steps(table, indices, values, offsets, y, weight, order, W, wf, q, avg_
 
 
 @njit(cache=True, nogil=True)
-def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code, schedule,
-              eta0, lam, lam1, lam2, l1_method, bias_rate, radius, avg_start):
+def _sgd_pass(
+    indices,
+    values,
+    offsets,
+    y,
+    order,
+    v,
+    q,
+    avg_u,
+    state,
+    loss_code,
+    schedule,
+    eta0,
+    lam,
+    lam1,
+    lam2,
+    l1_method,
+    bias_rate,
+    radius,
+    avg_start,
+):
     """:func:`_sgd_steps` on explicit rows (float64 ``v``)."""
-    return _sgd_steps(False, indices, values, offsets, y, np.zeros(0), order, v.reshape(-1, 1),
-                      0, q, avg_u,
-                      state, loss_code, schedule, eta0, lam, lam1, lam2, l1_method, bias_rate,
-                      radius, avg_start, False)
+    return _sgd_steps(
+        False,
+        indices,
+        values,
+        offsets,
+        y,
+        np.zeros(0),
+        order,
+        v.reshape(-1, 1),
+        0,
+        q,
+        avg_u,
+        state,
+        loss_code,
+        schedule,
+        eta0,
+        lam,
+        lam1,
+        lam2,
+        l1_method,
+        bias_rate,
+        radius,
+        avg_start,
+        False,
+    )
 
 
 # ---- AdaGrad: one implementation for both row types ------------------------------------------
@@ -141,9 +220,33 @@ def _sgd_pass(indices, values, offsets, y, order, v, q, avg_u, state, loss_code,
 # arithmetic runs in the state's dtype (float32 for NBSVM's table, float64 otherwise):
 # ``typed`` holds eta0, lam2 and eps in it, and a slot that casts each step's gradient.
 @njit(cache=True, nogil=True, inline="always")
-def _adagrad_steps(table, indices, values, offsets, y, weight, order, X, W, wf, G, gf, typed,
-                   avg_u, state, b, t, gb, loss_code, eta0, lam1, bias_rate, eps, unit,
-                   avg_start):
+def _adagrad_steps(
+    table,
+    indices,
+    values,
+    offsets,
+    y,
+    weight,
+    order,
+    X,
+    W,
+    wf,
+    G,
+    gf,
+    typed,
+    avg_u,
+    state,
+    b,
+    t,
+    gb,
+    loss_code,
+    eta0,
+    lam1,
+    bias_rate,
+    eps,
+    unit,
+    avg_start,
+):
     """AdaGrad (Duchi, Hazan & Singer 2011) over ``order``; returns ``(summed loss,
     mistakes, b, t, gb)`` (loss before each update; a mistake is ``y p <= 0``).
     ``weight``: each example's weight (class weights; its loss and gradient are scaled),
@@ -172,8 +275,11 @@ def _adagrad_steps(table, indices, values, offsets, y, weight, order, X, W, wf, 
             _prefetch_example(indices, values, offsets, y, order, k)
         # (table rows never average: 0 without reading the state, so that the compiler
         # keeps only the plain step of _adagrad_row)
-        ratio = state[AVG_B] / state[AVG_A] \
-            if (avg_start > 0 or not table) and state[AVG_N] > 0.0 else 0.0
+        ratio = (
+            state[AVG_B] / state[AVG_A]
+            if (avg_start > 0 or not table) and state[AVG_N] > 0.0
+            else 0.0
+        )
         dot = 0.0
         sq = 0.0
         for j in range(lo, hi):
@@ -198,8 +304,26 @@ def _adagrad_steps(table, indices, values, offsets, y, weight, order, X, W, wf, 
         if table:
             _prefetch_next_rows(indices, offsets, order, k + 1, W)
         typed[3] = g * inv
-        _adagrad_row(table, indices, lo, hi, X, W, wf, G, gf, typed[3], lams, eta0s, epss,
-                     lam1, eta0, eps, avg_u, ratio)
+        _adagrad_row(
+            table,
+            indices,
+            lo,
+            hi,
+            X,
+            W,
+            wf,
+            G,
+            gf,
+            typed[3],
+            lams,
+            eta0s,
+            epss,
+            lam1,
+            eta0,
+            eps,
+            avg_u,
+            ratio,
+        )
         if g != 0.0:
             gb += g * g
             b -= eta0 * bias_rate * g / math.sqrt(gb + eps)
@@ -210,13 +334,14 @@ def _adagrad_steps(table, indices, values, offsets, y, weight, order, X, W, wf, 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _adagrad_row(table, indices, lo, hi, X, W, wf, G, gf, gs, lams, eta0s, epss, lam1, eta0,
-                 eps, avg_u, ratio):
+def _adagrad_row(
+    table, indices, lo, hi, X, W, wf, G, gf, gs, lams, eta0s, epss, lam1, eta0, eps, avg_u, ratio
+):
     """AdaGrad's step on one row's features, ``gs`` the loss gradient (times the row's
     norm factor) in the state's dtype: ``g_i = gs x_i + lam2 w_i``; where it is not 0,
     ``G_i += g_i^2`` and ``w_i -= eta0 g_i / sqrt(G_i + eps)``; then L1 and the average
     (``ratio``) as :func:`_adagrad_steps` says."""
-    plain = lam1 == 0.0 and ratio == 0.0     # no L1 or average to keep: the plain step
+    plain = lam1 == 0.0 and ratio == 0.0  # no L1 or average to keep: the plain step
     for j in range(lo, hi):
         i = indices[j]
         if plain:
@@ -241,16 +366,54 @@ def _adagrad_row(table, indices, lo, hi, X, W, wf, G, gf, gs, lams, eta0s, epss,
 
 
 @njit(cache=True, nogil=True)
-def _adagrad_pass(indices, values, offsets, y, order, w, G, avg_u, state, loss_code, eta0,
-                  lam1, lam2, bias_rate, eps, avg_start):
+def _adagrad_pass(
+    indices,
+    values,
+    offsets,
+    y,
+    order,
+    w,
+    G,
+    avg_u,
+    state,
+    loss_code,
+    eta0,
+    lam1,
+    lam2,
+    bias_rate,
+    eps,
+    avg_start,
+):
     """:func:`_adagrad_steps` on explicit rows (float64 ``w`` and ``G``); returns ``(summed
     loss, mistakes)``. Weights are not scaled (``state[SCALE]`` stays 1)."""
     typed = np.array([eta0, lam2, eps, 0.0])
     total, mistakes, b, t, gb = _adagrad_steps(
-        False, indices, values, offsets, y, np.zeros(0), order, values.reshape(-1, 1),
-        w.reshape(-1, 1), 0,
-        G.reshape(-1, 1), 0, typed, avg_u, state, state[BIAS], state[T], state[BIAS_G],
-        loss_code, eta0, lam1, bias_rate, eps, False, avg_start)
+        False,
+        indices,
+        values,
+        offsets,
+        y,
+        np.zeros(0),
+        order,
+        values.reshape(-1, 1),
+        w.reshape(-1, 1),
+        0,
+        G.reshape(-1, 1),
+        0,
+        typed,
+        avg_u,
+        state,
+        state[BIAS],
+        state[T],
+        state[BIAS_G],
+        loss_code,
+        eta0,
+        lam1,
+        bias_rate,
+        eps,
+        False,
+        avg_start,
+    )
     state[BIAS] = b
     state[BIAS_G] = gb
     return total, mistakes

@@ -3,27 +3,32 @@
 parameters and resolving their names to parts, the learned state, the calls of the one SGD
 and the one AdaGrad kernel (:mod:`._linear_kernels`) and the weights they predict with.
 """
+
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
 
+from nbsvm.data.rows import csr_dot
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import _linear_kernels as K
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.losses import _mean_loss
-from nbsvm.learners.regularizers import L1_METHODS
 from nbsvm.learners.registry import resolve
-from nbsvm.data.rows import csr_dot
+from nbsvm.learners.regularizers import L1_METHODS
 
 
 def _positive(name, value, allow_zero=False):
-    ok = isinstance(value, numbers.Real) and np.isfinite(value) and \
-        (value >= 0 if allow_zero else value > 0)
+    ok = (
+        isinstance(value, numbers.Real)
+        and np.isfinite(value)
+        and (value >= 0 if allow_zero else value > 0)
+    )
     if not ok:
-        raise NBSVMError(f"{name} must be a {'non-negative' if allow_zero else 'positive'} "
-                         f"number, got {value!r}")
+        raise NBSVMError(
+            f"{name} must be a {'non-negative' if allow_zero else 'positive'} number, got {value!r}"
+        )
 
 
 class _LinearSGD(OnlineLearner):
@@ -36,8 +41,9 @@ class _LinearSGD(OnlineLearner):
     def _check(self):
         """Validate the parameters; set the resolved parts and ``(lam1, lam2)``."""
         if self.loss not in self._losses:
-            raise NBSVMError(f"{type(self).__name__} takes loss in {', '.join(self._losses)}; "
-                             f"got {self.loss!r}")
+            raise NBSVMError(
+                f"{type(self).__name__} takes loss in {', '.join(self._losses)}; got {self.loss!r}"
+            )
         self._loss = resolve("loss", self.loss)
         self._schedule = resolve("schedule", self.schedule)
         penalty = resolve("penalty", self.penalty)
@@ -45,32 +51,43 @@ class _LinearSGD(OnlineLearner):
         if not (isinstance(self.l1_ratio, numbers.Real) and 0.0 <= self.l1_ratio <= 1.0):
             raise NBSVMError(f"l1_ratio must be in [0, 1], got {self.l1_ratio!r}")
         if self.l1_method not in L1_METHODS:
-            raise NBSVMError(f"unknown l1_method {self.l1_method!r}; allowed: "
-                             f"{', '.join(L1_METHODS)}")
+            raise NBSVMError(
+                f"unknown l1_method {self.l1_method!r}; allowed: {', '.join(L1_METHODS)}"
+            )
         if self.eta0 != "auto":
             _positive("eta0", self.eta0)
         if self.eta0 == "auto" and not self._schedule.uses_eta0:
-            raise NBSVMError(f"eta0 'auto' calibrates a step size; schedule "
-                             f"{self.schedule!r} takes none")
+            raise NBSVMError(
+                f"eta0 'auto' calibrates a step size; schedule {self.schedule!r} takes none"
+            )
         _positive("eps", self.eps)
         _positive("bias_rate", self.bias_rate, allow_zero=True)
         if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
         if not (isinstance(self.average, numbers.Integral) and self.average >= 0):
-            raise NBSVMError(f"average must be True, False or the update (>= 1) from which to "
-                             f"average, got {self.average!r}")
+            raise NBSVMError(
+                f"average must be True, False or the update (>= 1) from which to "
+                f"average, got {self.average!r}"
+            )
         if self.radius is not None:
             _positive("radius", self.radius)
             if self._schedule.per_coordinate:
-                raise NBSVMError("radius (ball projection) needs a global step size: use "
-                                 "schedule constant, optimal, invsqrt or pegasos, not adagrad")
+                raise NBSVMError(
+                    "radius (ball projection) needs a global step size: use "
+                    "schedule constant, optimal, invsqrt or pegasos, not adagrad"
+                )
         self._lam1, self._lam2 = penalty.split(float(self.lam), float(self.l1_ratio))
         if self.schedule == "pegasos" and not self.lam > 0:
             raise NBSVMError("schedule 'pegasos' (1/(lam t)) needs lam > 0")
-        if not self._schedule.per_coordinate and self.schedule != "pegasos" \
-                and self._eta0() * self._lam2 >= 1.0:
-            raise NBSVMError(f"eta0 * lam2 must be < 1 (got {self._eta0() * self._lam2:g}): the "
-                             "first L2 step would set the weights to zero")
+        if (
+            not self._schedule.per_coordinate
+            and self.schedule != "pegasos"
+            and self._eta0() * self._lam2 >= 1.0
+        ):
+            raise NBSVMError(
+                f"eta0 * lam2 must be < 1 (got {self._eta0() * self._lam2:g}): the "
+                "first L2 step would set the weights to zero"
+            )
 
     def _eta0(self) -> float:
         """The step size trained with: ``eta0``, or once calibrated ``eta0_`` (``'auto'``;
@@ -79,16 +96,16 @@ class _LinearSGD(OnlineLearner):
             return float(getattr(self, "eta0_", 1.0))
         return float(self.eta0)
 
-    def fit(self, X, y, callback=None) -> "_LinearSGD":
+    def fit(self, X, y, callback=None) -> _LinearSGD:
         self._check()
         return super().fit(X, y, callback)
 
     def _start(self, rows, y, classes):
         super()._start(rows, y, classes)
-        if self.eta0 == "auto":         # Bottou's calibration on a sample of the first data
+        if self.eta0 == "auto":  # Bottou's calibration on a sample of the first data
             from nbsvm.learners.eta0 import calibrate_learner_eta0
-            self.eta0_ = calibrate_learner_eta0(self, rows, y, seed=int(self.seed),
-                                                classes=classes)
+
+            self.eta0_ = calibrate_learner_eta0(self, rows, y, seed=int(self.seed), classes=classes)
 
     def __getstate__(self):
         # the resolved loss and schedule hold lambdas; _check() sets them again before use
@@ -124,16 +141,45 @@ class _LinearSGD(OnlineLearner):
         if self._schedule.per_coordinate:
             self._fold_scale()
             total, mistakes = K._adagrad_pass(
-                rows.indices, rows.values, rows.offsets, y, order, self.v_,
-                self._sized("G_", True), avg_u, self.state_, self._loss.code,
-                self._eta0(), self._lam1, self._lam2, bias_rate, float(self.eps),
-                int(self.average))
+                rows.indices,
+                rows.values,
+                rows.offsets,
+                y,
+                order,
+                self.v_,
+                self._sized("G_", True),
+                avg_u,
+                self.state_,
+                self._loss.code,
+                self._eta0(),
+                self._lam1,
+                self._lam2,
+                bias_rate,
+                float(self.eps),
+                int(self.average),
+            )
         else:
             total, mistakes = K._sgd_pass(
-                rows.indices, rows.values, rows.offsets, y, order, self.v_, q, avg_u,
-                self.state_, self._loss.code, self._schedule.code, self._eta0(),
-                float(self.lam), self._lam1, self._lam2, L1_METHODS[self.l1_method], bias_rate,
-                float(self.radius or 0.0), int(self.average))
+                rows.indices,
+                rows.values,
+                rows.offsets,
+                y,
+                order,
+                self.v_,
+                q,
+                avg_u,
+                self.state_,
+                self._loss.code,
+                self._schedule.code,
+                self._eta0(),
+                float(self.lam),
+                self._lam1,
+                self._lam2,
+                L1_METHODS[self.l1_method],
+                bias_rate,
+                float(self.radius or 0.0),
+                int(self.average),
+            )
         stats = {"n": len(order), "loss": float(total)}
         if self.task != "regression":
             stats["mistakes"] = int(mistakes)
@@ -173,5 +219,8 @@ class _LinearSGD(OnlineLearner):
         p = self._decision(X)
         codes = np.ascontiguousarray(self._encode(y), dtype=np.float64)
         w = self.coef_
-        return 0.5 * self._lam2 * float(w @ w) + self._lam1 * float(np.abs(w).sum()) + \
-            _mean_loss(p, codes, self._loss.code)
+        return (
+            0.5 * self._lam2 * float(w @ w)
+            + self._lam1 * float(np.abs(w).sum())
+            + _mean_loss(p, codes, self._loss.code)
+        )

@@ -16,9 +16,8 @@ Shared state, one row per class or label (``K`` rows):
 Rows are CSR with explicit values (``indices``, ``values``, ``offsets``); examples are
 visited in ``order``.
 """
-from __future__ import annotations
 
-import math
+from __future__ import annotations
 
 import numpy as np
 from numba import njit
@@ -125,8 +124,9 @@ def _pa_tau(rule, loss, norm2, C):
 
 
 @njit(cache=True, nogil=True)
-def _mira_epoch(indices, values, offsets, y, order, cost, W, A, state, rule, C, use_bias,
-                on_error_only):
+def _mira_epoch(
+    indices, values, offsets, y, order, cost, W, A, state, rule, C, use_bias, on_error_only
+):
     """Multi-class MIRA / PA (Crammer et al. 2006), closed form for k = 1.
 
     With ``top`` the best-scoring wrong class and ``worst`` the wrong class with the highest
@@ -180,8 +180,9 @@ def _mira_epoch(indices, values, offsets, y, order, cost, W, A, state, rule, C, 
 
 
 @njit(cache=True, nogil=True)
-def _crammer_singer_epoch(indices, values, offsets, y, order, W, A, state, lam, schedule,
-                          eta0, use_bias):
+def _crammer_singer_epoch(
+    indices, values, offsets, y, order, W, A, state, lam, schedule, eta0, use_bias
+):
     """SGD on the multi-class hinge of Crammer & Singer as in Sol (Fendrich 2012, eq. 10-11):
     ``lam/2 sum_k ||w_k||^2 + max(0, 1 + max_{r != y} s_r - s_y)`` with
     ``s_k = w_k.x + b_k`` (the bias is the weight of a constant input 1, shrunk with ``w``).
@@ -223,8 +224,9 @@ def _crammer_singer_epoch(indices, values, offsets, y, order, W, A, state, lam, 
 
 
 @njit(cache=True, nogil=True)
-def _per_label_epoch(indices, values, offsets, Y, order, W, A, state, rule, C, lam,
-                     schedule, eta0, use_bias):
+def _per_label_epoch(
+    indices, values, offsets, Y, order, W, A, state, rule, C, lam, schedule, eta0, use_bias
+):
     """One hinge per label (Sol's multi-label, Fendrich 2012 eq. 12-13; binary PA with one
     label): ``Y[d, l]`` in {-1, +1}, ``s_l = w_l.x + b_l``, loss ``max(0, 1 - Y[d, l] s_l)``;
     the bias is the weight of a constant input 1 (shrunk with ``w``).
@@ -268,8 +270,9 @@ def _per_label_epoch(indices, values, offsets, Y, order, W, A, state, rule, C, l
                     step = _pa_tau(rule, 1.0 - z, norm2, C)
                 else:
                     continue
-                _add_row(indices, values, lo, hi, W, A, k, sign * step / state[0], use_bias,
-                         state[1])
+                _add_row(
+                    indices, values, lo, hi, W, A, k, sign * step / state[0], use_bias, state[1]
+                )
         _end_step(state)
     return total, mistakes
 

@@ -2,6 +2,7 @@
 Pegasos (:mod:`.pegasos`) and projected online gradient descent (:mod:`.ogd`). Both keep
 ``w = s v``, so that the shrinkage and the projection only rescale ``s``.
 """
+
 from __future__ import annotations
 
 import math
@@ -42,7 +43,7 @@ def _pegasos_batch_pass(indices, values, offsets, y, order, v, state, lam, k, bi
                 dot += v[indices[j]] * values[j]
             margins[kk - start] = y[d] * dot * s
         t += 1.0
-        if t == 1.0:                          # (1 - 1/t) = 0: w restarts from 0
+        if t == 1.0:  # (1 - 1/t) = 0: w restarts from 0
             for i in range(v.shape[0]):
                 v[i] = 0.0
             s = 1.0

@@ -3,6 +3,7 @@ so each one's row, offset and label are a cache miss away; the kernels ask for t
 (a hint only, results do not change). :func:`_prefetch_example` serves explicit rows,
 :func:`_prefetch_next_rows` NBSVM's table rows.
 """
+
 from __future__ import annotations
 
 from numba import njit
@@ -27,12 +28,12 @@ def _prefetch_example(indices, values, offsets, y, order, k):
         prefetch_row(y, ahead)
     if k + 1 < n:
         d = order[k + 1]
-        for j in range(offsets[d], offsets[d + 1], 8):     # 8 entries per cache line
+        for j in range(offsets[d], offsets[d + 1], 8):  # 8 entries per cache line
             prefetch_row(indices, j)
             prefetch_row(values, j)
 
 
-TABLE_PREFETCH = 32          # table rows: state rows prefetched this many non-zeros ahead
+TABLE_PREFETCH = 32  # table rows: state rows prefetched this many non-zeros ahead
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -46,7 +47,7 @@ def _prefetch_next_rows(ids, offsets, order, k, S):
     if k + 1 < n:
         d = order[k + 1]
         for j in range(offsets[d], min(offsets[d + 1], offsets[d] + 2 * TABLE_PREFETCH), 16):
-            prefetch_row(ids, j)                  # 16 int32 ids per cache line
+            prefetch_row(ids, j)  # 16 int32 ids per cache line
     if k < n:
         d = order[k]
         lo = offsets[d]

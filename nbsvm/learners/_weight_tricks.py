@@ -10,6 +10,7 @@ Scalar state of :func:`~nbsvm.learners._linear_kernels._sgd_pass` /
 constants below; the weights are ``w = state[SCALE] * v`` and, once averaging has started
 (``state[AVG_N] > 0``), their average is ``state[AVG_A] * u + state[AVG_B] * v``.
 """
+
 from __future__ import annotations
 
 from numba import njit
@@ -18,7 +19,7 @@ from numba import njit
 SCALE, T, BIAS, L1_U, AVG_A, AVG_B, AVG_BIAS, AVG_N, BIAS_G = range(9)
 STATE_SIZE = 9
 
-TRUNCATED = 1          # regularizers.L1_METHODS["truncated"]; 0 is cumulative
+TRUNCATED = 1  # regularizers.L1_METHODS["truncated"]; 0 is cumulative
 FOLD_LOW, FOLD_HIGH = 1e-6, 1e6
 
 
@@ -47,7 +48,7 @@ def _l1_new(v, i, s, u, q, method):
     """The L1-penalized value of ``v[i]`` (``w_i = s v_i``) given the total penalty ``u``;
     updates ``q[i]``."""
     z = v[i]
-    if method == TRUNCATED:                  # shrink |w_i| by the penalty not yet applied
+    if method == TRUNCATED:  # shrink |w_i| by the penalty not yet applied
         new = _soft(s * z, u - q[i]) / s
         q[i] = u
         return new
@@ -83,7 +84,7 @@ def _average(state, avg_u, v, s, b, avg_start):
         return
     n = state[AVG_N] + 1.0
     state[AVG_N] = n
-    if n == 1.0:                             # the average restarts at the current iterate
+    if n == 1.0:  # the average restarts at the current iterate
         for i in range(avg_u.shape[0]):
             avg_u[i] = 0.0
         state[AVG_A] = 1.0

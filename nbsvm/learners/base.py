@@ -28,14 +28,16 @@ importing scikit-learn: ``__init__`` only stores parameters, learned attributes 
 unfitted learner raises :class:`NotFittedError`, and ``__sklearn_tags__`` imports
 scikit-learn only when scikit-learn itself asks for the tags.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from nbsvm._params import Params
-from nbsvm.compat import InputError, NotFittedError, interop as _interop
-from nbsvm.learners.persistence import PersistenceMixin
+from nbsvm.compat import InputError, NotFittedError
+from nbsvm.compat import interop as _interop
 from nbsvm.data.rows import SparseRows, _is_matrix, as_rows
+from nbsvm.learners.persistence import PersistenceMixin
 from nbsvm.learners.targets import TargetsMixin
 
 TASKS = ("binary", "multiclass", "multilabel", "regression")
@@ -63,18 +65,22 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         return "regressor" if self.task == "regression" else "classifier"
 
     def __sklearn_tags__(self):
-        from sklearn.utils import (ClassifierTags, InputTags, RegressorTags, Tags,
-                                   TargetTags)
+        from sklearn.utils import ClassifierTags, InputTags, RegressorTags, Tags, TargetTags
+
         multilabel = self.task == "multilabel"
-        tags = Tags(estimator_type=self._estimator_type,
-                    target_tags=TargetTags(required=True, multi_output=multilabel,
-                                           single_output=not multilabel),
-                    input_tags=InputTags(sparse=True))
+        tags = Tags(
+            estimator_type=self._estimator_type,
+            target_tags=TargetTags(
+                required=True, multi_output=multilabel, single_output=not multilabel
+            ),
+            input_tags=InputTags(sparse=True),
+        )
         if self.task == "regression":
             tags.regressor_tags = RegressorTags()
         else:
-            tags.classifier_tags = ClassifierTags(multi_class=self.task != "binary",
-                                                  multi_label=multilabel)
+            tags.classifier_tags = ClassifierTags(
+                multi_class=self.task != "binary", multi_label=multilabel
+            )
         return tags
 
     def __sklearn_is_fitted__(self) -> bool:
@@ -84,7 +90,8 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         if not hasattr(self, "n_features_in_"):
             raise _interop(NotFittedError)(
                 f"This {type(self).__name__} instance is not fitted yet: call 'fit' (or "
-                "'partial_fit') with appropriate arguments before using this estimator.")
+                "'partial_fit') with appropriate arguments before using this estimator."
+            )
 
     # ---- input -----------------------------------------------------------------------
     def _rows(self, X, reset: bool) -> SparseRows:
@@ -97,19 +104,25 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
             rows = as_rows(X)
             if _is_matrix(X):
                 if len(rows) == 0:
-                    raise InputError(f"Found array with 0 sample(s) (shape=(0, "
-                                     f"{rows.n_features})) while a minimum of 1 is required "
-                                     f"by {name}.")
+                    raise InputError(
+                        f"Found array with 0 sample(s) (shape=(0, "
+                        f"{rows.n_features})) while a minimum of 1 is required "
+                        f"by {name}."
+                    )
                 if rows.n_features == 0:
-                    raise InputError(f"Found array with 0 feature(s) (shape=({len(rows)}, 0))"
-                                     f" while a minimum of 1 is required by {name}.")
+                    raise InputError(
+                        f"Found array with 0 feature(s) (shape=({len(rows)}, 0))"
+                        f" while a minimum of 1 is required by {name}."
+                    )
             return rows
         self._check_fitted()
         if _is_matrix(X):
             rows = as_rows(X)
             if rows.n_features != self.n_features_in_:
-                raise InputError(f"X has {rows.n_features} features, but {name} is expecting "
-                                 f"{self.n_features_in_} features as input.")
+                raise InputError(
+                    f"X has {rows.n_features} features, but {name} is expecting "
+                    f"{self.n_features_in_} features as input."
+                )
             return rows
         return as_rows(X, self.n_features_in_)
 
@@ -125,7 +138,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self.last_stats_ = self._pass(rows, codes, order)
         self.t_ += len(order)
 
-    def partial_fit(self, X, y, classes=None, order=None) -> "OnlineLearner":
+    def partial_fit(self, X, y, classes=None, order=None) -> OnlineLearner:
         """One pass over the given rows (in ``order``, default as given), continuing from the
         current state. ``classes`` lists every label up front when a first batch may not
         show them all."""
@@ -137,7 +150,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self._step(rows, self._encode(y), order)
         return self
 
-    def fit(self, X, y, callback=None) -> "OnlineLearner":
+    def fit(self, X, y, callback=None) -> OnlineLearner:
         """Start afresh and run ``self.epochs`` passes, each a new seeded permutation.
 
         ``callback(epoch, stats)`` is called after every pass (progress lines)."""
@@ -170,8 +183,9 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         expects), ``(n, K)`` for more classes or labels. A regressor has none (scikit-learn's
         convention; ``hasattr`` is False): its scores are :meth:`predict`."""
         if self.task == "regression":
-            raise AttributeError(f"{type(self).__name__} is a regressor and has no "
-                                 "decision_function: use predict")
+            raise AttributeError(
+                f"{type(self).__name__} is a regressor and has no decision_function: use predict"
+            )
         return self._decision
 
     def _decision(self, X) -> np.ndarray:
@@ -191,7 +205,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
             return classes[(s > 0).astype(np.int64)]
         if self.task == "multiclass":
             return classes[np.argmax(s, axis=1)]
-        return [tuple(classes[np.flatnonzero(r > 0)]) for r in s]     # multilabel
+        return [tuple(classes[np.flatnonzero(r > 0)]) for r in s]  # multilabel
 
     def score(self, X, y) -> float:
         """Accuracy (classification; exact label sets for multi-label) or the coefficient
@@ -213,6 +227,6 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
     @staticmethod
     def _accuracy(predicted: np.ndarray, truth: np.ndarray) -> float:
         """The share of ``predicted`` labels equal to ``truth``'s."""
-        if predicted.dtype == object:             # string classes: labels match by name
+        if predicted.dtype == object:  # string classes: labels match by name
             return float(np.mean(predicted == np.array([str(v) for v in truth], dtype=object)))
         return float(np.mean(predicted == truth))

@@ -14,6 +14,7 @@ the rows normalized, as scikit-learn does; a multi-label model's are not normali
 labels; it keeps the ranking of the classes (the labels and accuracy do not change) and
 suits many classes best.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,7 +25,7 @@ METHODS = ("sigmoid", "isotonic", "temperature")
 
 
 def sigmoid(z):
-    return 0.5 * (1.0 + np.tanh(0.5 * z))   # overflow-free logistic
+    return 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free logistic
 
 
 def fit_sigmoid(scores, y, max_iter: int = 100) -> tuple[float, float]:
@@ -39,7 +40,7 @@ def fit_sigmoid(scores, y, max_iter: int = 100) -> tuple[float, float]:
     a, b = 0.0, float(np.log((n_pos + 1.0) / (n_neg + 1.0)))
 
     def loss(a, b):
-        z = a * s + b       # -t log p - (1-t) log(1-p), written stably
+        z = a * s + b  # -t log p - (1-t) log(1-p), written stably
         return float(np.sum(np.logaddexp(0.0, z) - t * z))
 
     value = loss(a, b)
@@ -53,7 +54,7 @@ def fit_sigmoid(scores, y, max_iter: int = 100) -> tuple[float, float]:
         h += 1e-12 * np.eye(2)
         step = np.linalg.solve(h, g)
         shrink = 1.0
-        while shrink > 1e-10:         # backtracking: Newton may overshoot far from the optimum
+        while shrink > 1e-10:  # backtracking: Newton may overshoot far from the optimum
             na, nb = a - shrink * step[0], b - shrink * step[1]
             new = loss(na, nb)
             if new <= value - 1e-4 * shrink * float(g @ step):
@@ -72,7 +73,7 @@ def fit_isotonic(scores, y) -> tuple[np.ndarray, np.ndarray]:
     y = np.asarray(y, dtype=np.float64).ravel()
     if s.size == 0:
         raise NBSVMError("isotonic calibration needs documents")
-    x, first = np.unique(s, return_inverse=True)    # equal scores: one point, their mean
+    x, first = np.unique(s, return_inverse=True)  # equal scores: one point, their mean
     weight = np.bincount(first, minlength=x.size).astype(np.float64)
     total = np.bincount(first, weights=y, minlength=x.size)
     # pool adjacent violators over blocks (value, weight, first point)
@@ -111,17 +112,17 @@ def fit_temperature(scores, truth, exclusive: bool) -> float:
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(truth, dtype=bool)
     if exclusive:
-        keep = t.any(axis=1)            # a label the model does not know: no term
+        keep = t.any(axis=1)  # a label the model does not know: no term
         s, t = s[keep], t[keep]
 
-    def slope(beta):                    # d loss / d beta
+    def slope(beta):  # d loss / d beta
         if exclusive:
             p = softmax(beta * s)
             return float(np.sum(p * s) - np.sum(s[t]))
         return float(np.sum((sigmoid(beta * s) - t) * s))
 
     lo, hi = 0.0, 1.0
-    if slope(0.0) >= 0:                 # scores that tell nothing: the flattest there is
+    if slope(0.0) >= 0:  # scores that tell nothing: the flattest there is
         return 1e-12
     while slope(hi) < 0 and hi < 1e12:
         lo, hi = hi, hi * 2
@@ -143,12 +144,13 @@ class Calibrator:
 
     def __init__(self, method: str = "sigmoid", multilabel: bool = False):
         if method not in METHODS:
-            raise NBSVMError(f"calibration method must be one of {', '.join(METHODS)}, "
-                             f"got {method!r}")
+            raise NBSVMError(
+                f"calibration method must be one of {', '.join(METHODS)}, got {method!r}"
+            )
         self.method = method
         self.multilabel = multilabel
 
-    def fit(self, scores: np.ndarray, truth: np.ndarray) -> "Calibrator":
+    def fit(self, scores: np.ndarray, truth: np.ndarray) -> Calibrator:
         """``scores``: ``(n, n_outputs)``; ``truth``: ``(n, n_outputs)`` of 0 / 1 (the
         output's class is the document's, or among its labels)."""
         scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
@@ -174,8 +176,10 @@ class Calibrator:
         # the outputs are the calibration's: an empty batch is (0, outputs), not unshapeable
         scores = scores.reshape(len(scores), -1 if scores.size else len(self.knots_))
         if scores.shape[1] != len(self.knots_):
-            raise NBSVMError(f"the calibration maps {len(self.knots_)} outputs, the scores "
-                             f"have {scores.shape[1]}")
+            raise NBSVMError(
+                f"the calibration maps {len(self.knots_)} outputs, the scores "
+                f"have {scores.shape[1]}"
+            )
         if self.method == "temperature" and scores.shape[1] > 1 and not self.multilabel:
             return softmax(self.knots_[0][0] * scores)
         p = np.empty_like(scores)
@@ -194,28 +198,40 @@ class Calibrator:
     def arrays(self) -> tuple[dict, dict]:
         """``(header, arrays)`` for a model file: the knots of all outputs end to end."""
         sizes = [k.shape[-1] if self.method == "isotonic" else 1 for k in self.knots_]
-        flat = np.concatenate([k.reshape(-1, k.shape[-1]) for k in self.knots_], axis=1) \
-            if self.method == "isotonic" else np.stack(self.knots_).T
-        return ({"method": self.method, "sizes": sizes},
-                {"calibration": np.ascontiguousarray(flat, dtype=np.float64)})
+        flat = (
+            np.concatenate([k.reshape(-1, k.shape[-1]) for k in self.knots_], axis=1)
+            if self.method == "isotonic"
+            else np.stack(self.knots_).T
+        )
+        return (
+            {"method": self.method, "sizes": sizes},
+            {"calibration": np.ascontiguousarray(flat, dtype=np.float64)},
+        )
 
     @classmethod
-    def from_arrays(cls, header, flat, n_outputs: int, multilabel: bool,
-                    path=None) -> "Calibrator":
+    def from_arrays(cls, header, flat, n_outputs: int, multilabel: bool, path=None) -> Calibrator:
         """The calibrator a model file stores, checked (a corrupted one names the file)."""
+
         def bad(what):
             raise NBSVMError(f"corrupted model file: calibration {what}", path=path)
 
         if not isinstance(header, dict) or header.get("method") not in METHODS:
             bad("method missing or unknown")
         sizes = header.get("sizes")
-        if not (isinstance(sizes, list) and len(sizes) == n_outputs
-                and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
-                        for v in sizes)):
+        if not (
+            isinstance(sizes, list)
+            and len(sizes) == n_outputs
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in sizes)
+        ):
             bad("sizes do not match the outputs")
         flat = np.asarray(flat)
-        if flat.dtype != np.float64 or flat.ndim != 2 or flat.shape[0] != 2 \
-                or flat.shape[1] != sum(sizes) or not np.isfinite(flat).all():
+        if (
+            flat.dtype != np.float64
+            or flat.ndim != 2
+            or flat.shape[0] != 2
+            or flat.shape[1] != sum(sizes)
+            or not np.isfinite(flat).all()
+        ):
             bad("arrays do not match the header")
         self = cls(header["method"], multilabel)
         if self.method != "isotonic":
@@ -226,9 +242,13 @@ class Calibrator:
         self.knots_ = []
         at = 0
         for size in sizes:
-            knots = flat[:, at:at + size].copy()
-            if np.any(np.diff(knots[0]) < 0) or np.any(np.diff(knots[1]) < 0) \
-                    or knots[1].min() < 0 or knots[1].max() > 1:
+            knots = flat[:, at : at + size].copy()
+            if (
+                np.any(np.diff(knots[0]) < 0)
+                or np.any(np.diff(knots[1]) < 0)
+                or knots[1].min() < 0
+                or knots[1].max() > 1
+            ):
                 bad("knots not increasing or outside [0, 1]")
             self.knots_.append(knots)
             at += size
@@ -251,7 +271,7 @@ class ReliabilityHistogram:
 
     #: confidences are summed as integers in units of 2**-32 (exact, so the figures do not
     #: depend on how the documents were batched; up to 2**31 documents per bin)
-    UNIT = 2.0 ** 32
+    UNIT = 2.0**32
 
     def __init__(self, n_bins: int = 15):
         self.n_bins = n_bins
@@ -269,7 +289,7 @@ class ReliabilityHistogram:
         b = np.minimum((confidence * self.n_bins).astype(np.int64), self.n_bins - 1)
         units = np.rint(confidence * self.UNIT).astype(np.int64)
         right = np.asarray(right, dtype=bool).ravel()
-        for k in np.unique(b):           # integer sums: np.bincount's weights are floats
+        for k in np.unique(b):  # integer sums: np.bincount's weights are floats
             at = b == k
             self.count[k] += int(at.sum())
             self.confidence_units[k] += int(units[at].sum())
@@ -293,7 +313,10 @@ class ReliabilityHistogram:
         """Per non-empty bin: its range, count, mean confidence and share right."""
         seen = self.count > 0
         edges = np.arange(self.n_bins) / self.n_bins
-        return {"lower": edges[seen].tolist(), "upper": (edges[seen] + 1 / self.n_bins).tolist(),
-                "count": self.count[seen].tolist(),
-                "confidence": (self.confidence[seen] / self.count[seen]).tolist(),
-                "accuracy": (self.right[seen] / self.count[seen]).tolist()}
+        return {
+            "lower": edges[seen].tolist(),
+            "upper": (edges[seen] + 1 / self.n_bins).tolist(),
+            "count": self.count[seen].tolist(),
+            "confidence": (self.confidence[seen] / self.count[seen]).tolist(),
+            "accuracy": (self.right[seen] / self.count[seen]).tolist(),
+        }

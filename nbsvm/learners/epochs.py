@@ -8,16 +8,17 @@ The learner is the built-in one (:class:`~nbsvm.learners.sgd.LinearSGD`, called 
 of a group so that progress is reported every :data:`EPOCH_CHUNK` documents) or a backend
 reduction (:class:`~nbsvm.learners.reduction.NBReduction`, one ``partial_fit`` call a group).
 """
+
 from __future__ import annotations
 
 import contextlib
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from nbsvm.errors import NBSVMError
 from nbsvm.data.cache import FeatureCache
 from nbsvm.data.translate import translate
+from nbsvm.errors import NBSVMError
 
 #: Documents between progress reports.
 EPOCH_CHUNK = 4096
@@ -27,8 +28,11 @@ def check_cache_fits(cache: FeatureCache, n_columns: int) -> None:
     """The cache's ids (checked below ``cache.id_limit`` as its blocks are read) must be
     columns of the learner: the epoch kernels index the state with them unchecked."""
     if cache.id_limit > n_columns:
-        raise NBSVMError(f"corrupted feature cache: ids up to {cache.id_limit - 1} for a "
-                         f"model of {n_columns} columns", path=str(cache.folder))
+        raise NBSVMError(
+            f"corrupted feature cache: ids up to {cache.id_limit - 1} for a "
+            f"model of {n_columns} columns",
+            path=str(cache.folder),
+        )
 
 
 def run_epoch(groups, step, report=None) -> dict:
@@ -62,30 +66,43 @@ class Epochs:
         self.notify = notify
 
     def _report(self, epoch, n, total, loss_sum) -> None:
-        self.notify({"stage": "epoch", "epoch": epoch, "epochs": self.epochs, "docs": n,
-                     "total": total, "loss": loss_sum / n})
+        self.notify(
+            {
+                "stage": "epoch",
+                "epoch": epoch,
+                "epochs": self.epochs,
+                "docs": n,
+                "total": total,
+                "loss": loss_sum / n,
+            }
+        )
 
     def replay(self, cache: FeatureCache, positive, rng, epoch: int, groups=None) -> None:
         """One epoch over ``cache`` in shuffled groups (``groups``: another source of
         ``(ids, offsets, codes, order)``, e.g. the first epoch's translation of buckets)."""
         if groups is None:
             check_cache_fits(cache, self.linear.n_features)
-        run_epoch(groups or cache.shuffled_groups(rng),
-                  lambda ids, offsets, codes, order: self._steps(ids, offsets, codes, order,
-                                                                 positive),
-                  lambda sums: self._report(epoch, sums["n"], cache.n_docs, sums["loss"]))
+        run_epoch(
+            groups or cache.shuffled_groups(rng),
+            lambda ids, offsets, codes, order: self._steps(ids, offsets, codes, order, positive),
+            lambda sums: self._report(epoch, sums["n"], cache.n_docs, sums["loss"]),
+        )
 
     def _steps(self, ids, offsets, codes, order, positive):
         """The learner over one group: the backend in one call, the built-in learner in
         chunks of :data:`EPOCH_CHUNK` documents (progress as it goes)."""
         if self.backend is not None:
-            yield {"n": len(order), "loss": self._backend_pass(ids, offsets, codes, order,
-                                                               positive)}
+            yield {
+                "n": len(order),
+                "loss": self._backend_pass(ids, offsets, codes, order, positive),
+            }
             return
         for start in range(0, len(order), EPOCH_CHUNK):
-            part = order[start:start + EPOCH_CHUNK]
-            yield {"n": len(part),
-                   "loss": self.linear.epoch(ids, offsets, codes, part, positive) * len(part)}
+            part = order[start : start + EPOCH_CHUNK]
+            yield {
+                "n": len(part),
+                "loss": self.linear.epoch(ids, offsets, codes, part, positive) * len(part),
+            }
 
     def stream_first(self, batches, writer, column_of, codes_for, positive) -> FeatureCache:
         """Epoch 1 over hashed ``batches`` as they come, each written to ``writer`` as model
@@ -97,8 +114,9 @@ class Epochs:
                 codes = codes_for(batch)
                 batch = translate(batch, column_of)
                 writer.add(batch)
-                loss_sum += self.linear.epoch(batch.ids, batch.offsets, codes,
-                                              np.arange(len(batch)), positive) * len(batch)
+                loss_sum += self.linear.epoch(
+                    batch.ids, batch.offsets, codes, np.arange(len(batch)), positive
+                ) * len(batch)
                 n += len(batch)
                 self._report(1, n, None, loss_sum)
             cache = writer.close()
@@ -109,8 +127,9 @@ class Epochs:
     def _backend_pass(self, ids, offsets, codes, order, positive) -> float:
         """One pass of the backend learner(s) over a group; their mean loss (nan when the
         learner reports none)."""
-        self.backend.partial_fit(self.linear.tables, ids, offsets, codes, order, positive,
-                                 self.linear.unit)
+        self.backend.partial_fit(
+            self.linear.tables, ids, offsets, codes, order, positive, self.linear.unit
+        )
         losses = [learner.last_stats_.get("loss") for learner in self.backend.learners]
         if any(v is None for v in losses):
             return float("nan")

@@ -8,6 +8,7 @@ the eta0 with the lowest objective wins (a power of two). The trials learn on th
 own columns only (a few per cent of the model's state; untouched columns keep weight 0, so
 the costs are the same).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +23,9 @@ from nbsvm.learners.sgd import LinearSGD
 ETA0_SAMPLE = 1000
 
 
-def calibration_sample(cache: FeatureCache, positive, column_of, seed: int,
-                       n_sample: int = ETA0_SAMPLE) -> tuple:
+def calibration_sample(
+    cache: FeatureCache, positive, column_of, seed: int, n_sample: int = ETA0_SAMPLE
+) -> tuple:
     """``n_sample`` documents of ``cache`` picked with a generator of their own (``seed +
     1``: the epochs' shuffles are untouched), as ``(ids, offsets, codes, positive,
     columns)``: the ids index ``columns``, the model columns the sample holds.
@@ -47,13 +49,20 @@ def eta0_cost(learner: LinearSGD, sample: tuple, eta0: float) -> float:
     ``learner``'s other settings and feature values: mean loss + lambda/2 |w|^2 summed over
     the outputs (inf if it diverged)."""
     ids, offsets, codes, positive, columns = sample
-    trial = LinearSGD(len(columns), n_outputs=learner.n_outputs, loss=learner.loss,
-                      optimizer=learner.optimizer, eta0=eta0, lam=learner.lam, threads=1,
-                      unit=learner.unit)
+    trial = LinearSGD(
+        len(columns),
+        n_outputs=learner.n_outputs,
+        loss=learner.loss,
+        optimizer=learner.optimizer,
+        eta0=eta0,
+        lam=learner.lam,
+        threads=1,
+        unit=learner.unit,
+    )
     trial.tables[:] = learner.tables[:, columns]
     trial.epoch(ids, offsets, codes, np.arange(len(codes), dtype=np.int64), positive)
     scores = trial.decision(ids, offsets)
-    if trial.multiclass:                # one loss of all scores
+    if trial.multiclass:  # one loss of all scores
         target = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
         target[np.asarray(positive)] = np.arange(len(positive))
         rows = target[codes] >= 0
@@ -98,8 +107,9 @@ def calibrate_eta0(learner: LinearSGD, sample: tuple) -> float:
     return bottou_search(lambda eta0: eta0_cost(learner, sample, eta0))
 
 
-def calibrate_learner_eta0(learner, rows, y, seed: int = 0, n_sample: int = ETA0_SAMPLE,
-                           classes=None) -> float:
+def calibrate_learner_eta0(
+    learner, rows, y, seed: int = 0, n_sample: int = ETA0_SAMPLE, classes=None
+) -> float:
     """Bottou's eta0 for a backend learner with an ``eta0`` parameter and an ``objective``
     (:class:`~nbsvm.learners.linear.SGDClassifier`, :class:`~nbsvm.learners.linear.
     SGDRegressor`): per trial, a copy makes one pass from scratch over a seeded sample of
@@ -108,7 +118,7 @@ def calibrate_learner_eta0(learner, rows, y, seed: int = 0, n_sample: int = ETA0
     infinity."""
     from nbsvm.errors import NBSVMError
 
-    rng = np.random.default_rng(seed + 1)          # the epochs' shuffles are untouched
+    rng = np.random.default_rng(seed + 1)  # the epochs' shuffles are untouched
     picks = np.sort(rng.choice(len(rows), size=min(n_sample, len(rows)), replace=False))
     part = rows.take(picks)
     targets = [y[i] for i in picks] if isinstance(y, list) else np.asarray(y)[picks]

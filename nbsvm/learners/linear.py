@@ -13,14 +13,14 @@ References: Bottou (2012), "Stochastic gradient descent tricks"; Duchi, Hazan & 
 (2011), AdaGrad; Tsuruoka, Tsujii & Ananiadou (2009) and Langford, Li & Zhang (2009) for
 L1; Xu (2011) and Polyak & Juditsky (1992) for averaging.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from nbsvm.learners._linear_sgd import _LinearSGD
 from nbsvm.compat import UnavailableMethod, available_if
+from nbsvm.learners._linear_sgd import _LinearSGD
 from nbsvm.learners.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
-
 
 _PARAMS_DOC = """
     loss : str
@@ -61,14 +61,19 @@ _PARAMS_DOC = """
 
 
 class SGDClassifier(_LinearSGD):
-    __doc__ = """Binary linear classifier trained by SGD (labels: any two strings; the
+    __doc__ = (
+        """Binary linear classifier trained by SGD (labels: any two strings; the
     second in sorted order is the positive class).
 
     Parameters
-    ----------""" + _PARAMS_DOC.format(
-        losses="'hinge' (SVM), 'log' (logistic regression), 'squared_hinge' or "
-               "'modified_huber'.",
-        bias_rate="0.01", bias_why=", Bottou's svmsgd; 1 gives scikit-learn's dense update") + """
+    ----------"""
+        + _PARAMS_DOC.format(
+            losses="'hinge' (SVM), 'log' (logistic regression), 'squared_hinge' or "
+            "'modified_huber'.",
+            bias_rate="0.01",
+            bias_why=", Bottou's svmsgd; 1 gives scikit-learn's dense update",
+        )
+        + """
 
     Examples
     --------
@@ -80,12 +85,27 @@ class SGDClassifier(_LinearSGD):
     >>> clf.predict_proba(X[:1]).round(2).tolist()
     [[0.96, 0.04]]
     """
+    )
     task = "binary"
     _losses = CLASSIFICATION_LOSSES
 
-    def __init__(self, loss="hinge", schedule="optimal", penalty="l2", lam=1e-4, l1_ratio=0.15,
-                 l1_method="cumulative", eta0=0.1, epochs=5, average=False, fit_intercept=True,
-                 bias_rate=0.01, radius=None, eps=1e-8, seed=0):
+    def __init__(
+        self,
+        loss="hinge",
+        schedule="optimal",
+        penalty="l2",
+        lam=1e-4,
+        l1_ratio=0.15,
+        l1_method="cumulative",
+        eta0=0.1,
+        epochs=5,
+        average=False,
+        fit_intercept=True,
+        bias_rate=0.01,
+        radius=None,
+        eps=1e-8,
+        seed=0,
+    ):
         self.loss = loss
         self.schedule = schedule
         self.penalty = penalty
@@ -103,8 +123,9 @@ class SGDClassifier(_LinearSGD):
 
     def _has_proba(self):
         if self.loss not in ("log", "modified_huber"):
-            raise UnavailableMethod(f"predict_proba needs loss 'log' or 'modified_huber', "
-                                    f"not {self.loss!r}")
+            raise UnavailableMethod(
+                f"predict_proba needs loss 'log' or 'modified_huber', not {self.loss!r}"
+            )
 
     @available_if(_has_proba)
     def predict_proba(self, X) -> np.ndarray:
@@ -120,11 +141,13 @@ class SGDClassifier(_LinearSGD):
 
 
 class SGDRegressor(_LinearSGD):
-    __doc__ = """Linear regression trained by SGD on real targets.
+    __doc__ = (
+        """Linear regression trained by SGD on real targets.
 
     Parameters
-    ----------""" + _PARAMS_DOC.format(
-        losses="'squared' (``(p - y)^2 / 2``).", bias_rate="1", bias_why="") + """
+    ----------"""
+        + _PARAMS_DOC.format(losses="'squared' (``(p - y)^2 / 2``).", bias_rate="1", bias_why="")
+        + """
 
     Examples
     --------
@@ -135,12 +158,27 @@ class SGDRegressor(_LinearSGD):
     >>> reg.predict(X).round(2).tolist()
     [1.0, -2.0, -1.0]
     """
+    )
     task = "regression"
     _losses = REGRESSION_LOSSES
 
-    def __init__(self, loss="squared", schedule="invsqrt", penalty="l2", lam=1e-4,
-                 l1_ratio=0.15, l1_method="cumulative", eta0=0.01, epochs=5, average=False,
-                 fit_intercept=True, bias_rate=1.0, radius=None, eps=1e-8, seed=0):
+    def __init__(
+        self,
+        loss="squared",
+        schedule="invsqrt",
+        penalty="l2",
+        lam=1e-4,
+        l1_ratio=0.15,
+        l1_method="cumulative",
+        eta0=0.01,
+        epochs=5,
+        average=False,
+        fit_intercept=True,
+        bias_rate=1.0,
+        radius=None,
+        eps=1e-8,
+        seed=0,
+    ):
         self.loss = loss
         self.schedule = schedule
         self.penalty = penalty

@@ -4,6 +4,7 @@ for classification (y in {-1, +1}), of the residual ``p - y`` for regression (``
 Each loss has a registry name, an integer code the numba kernels switch on, and plain-Python
 ``loss(p, y)`` / ``dloss(p, y)`` (derivative with respect to ``p``) used by tests and docs.
 """
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,8 @@ from numba import njit
 from nbsvm.errors import NBSVMError
 
 HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER = 0, 1, 2, 3
-SQUARED = 4            # regression: (p - y)^2 / 2
-SOFTMAX, MULTICLASS_HINGE = 5, 6       # of all K scores at once (multiclass_loss)
+SQUARED = 4  # regression: (p - y)^2 / 2
+SOFTMAX, MULTICLASS_HINGE = 5, 6  # of all K scores at once (multiclass_loss)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -38,7 +39,7 @@ def loss_dloss(kind, p, y):
         if z < 1.0:
             return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
         return 0.0, 0.0
-    if kind == SQUARED:                   # regression: y is the target, not a sign
+    if kind == SQUARED:  # regression: y is the target, not a sign
         r = p - y
         return 0.5 * r * r, r
     # MODIFIED_HUBER
@@ -96,15 +97,24 @@ class Loss:
 
 
 LOSSES = {
-    "hinge": Loss("hinge", HINGE, lambda p, y: max(0.0, 1.0 - y * p),
-                  lambda p, y: -y if y * p < 1.0 else 0.0, False),
+    "hinge": Loss(
+        "hinge",
+        HINGE,
+        lambda p, y: max(0.0, 1.0 - y * p),
+        lambda p, y: -y if y * p < 1.0 else 0.0,
+        False,
+    ),
     "log": Loss("log", LOG, _log_loss, _log_dloss, True),
-    "squared_hinge": Loss("squared_hinge", SQUARED_HINGE, lambda p, y: max(0.0, 1.0 - y * p) ** 2,
-                          lambda p, y: -2.0 * y * (1.0 - y * p) if y * p < 1.0 else 0.0, False),
+    "squared_hinge": Loss(
+        "squared_hinge",
+        SQUARED_HINGE,
+        lambda p, y: max(0.0, 1.0 - y * p) ** 2,
+        lambda p, y: -2.0 * y * (1.0 - y * p) if y * p < 1.0 else 0.0,
+        False,
+    ),
     "modified_huber": Loss("modified_huber", MODIFIED_HUBER, _mh_loss, _mh_dloss, True),
     # half the square, as in scikit-learn's SquaredLoss, so that the gradient is p - y
-    "squared": Loss("squared", SQUARED, lambda p, y: 0.5 * (p - y) ** 2, lambda p, y: p - y,
-                    False),
+    "squared": Loss("squared", SQUARED, lambda p, y: 0.5 * (p - y) ** 2, lambda p, y: p - y, False),
 }
 
 # Losses for margins (binary labels) and for real targets (regression).
@@ -145,5 +155,7 @@ def check_loss(name) -> None:
     """Raise unless ``name`` is a classification loss (margin or multi-class): what a text
     classifier trains with (the regression loss ``squared`` is for ``nbsvm learn``)."""
     if name not in MULTICLASS_LOSSES and name not in CLASSIFICATION_LOSSES:
-        raise NBSVMError(f"unknown loss {name!r}; allowed: "
-                         f"{', '.join([*CLASSIFICATION_LOSSES, *MULTICLASS_LOSSES])}")
+        raise NBSVMError(
+            f"unknown loss {name!r}; allowed: "
+            f"{', '.join([*CLASSIFICATION_LOSSES, *MULTICLASS_LOSSES])}"
+        )

@@ -15,6 +15,7 @@ averaging (the accumulator of the average has the same shape). With a hashed fea
 8 MiB, 16 MiB averaged. One-vs-rest holds K binary learners, so the same, plus what each
 learner keeps besides its weights.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,10 +29,10 @@ from nbsvm.learners.registry import resolve
 
 # the schedules of nbsvm.learners.schedules these kernels implement (t counts steps from 1)
 SCHEDULES = {
-    "pegasos": K.SCHED_PEGASOS,      # 1 / (lam t) (Shalev-Shwartz et al. 2007); needs lam > 0
-    "invsqrt": K.SCHED_INVSQRT,      # eta0 / sqrt(t)
-    "optimal": K.SCHED_OPTIMAL,      # eta0 / (1 + lam eta0 (t - 1)) (Bottou 2012)
-    "constant": K.SCHED_CONSTANT,    # eta0
+    "pegasos": K.SCHED_PEGASOS,  # 1 / (lam t) (Shalev-Shwartz et al. 2007); needs lam > 0
+    "invsqrt": K.SCHED_INVSQRT,  # eta0 / sqrt(t)
+    "optimal": K.SCHED_OPTIMAL,  # eta0 / (1 + lam eta0 (t - 1)) (Bottou 2012)
+    "constant": K.SCHED_CONSTANT,  # eta0
 }
 
 
@@ -50,8 +51,9 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
     except (TypeError, ValueError):
         v = math.nan
     if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise NBSVMError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, "
-                         f"got {value!r}")
+        raise NBSVMError(
+            f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {value!r}"
+        )
     return v
 
 
@@ -78,7 +80,7 @@ class LinearOutputs(OnlineLearner):
         self.weights_ = np.zeros((n_outputs, n_features + 1))
         if self.average:
             self.accum_ = np.zeros((n_outputs, n_features + 1))
-        self.state_ = np.array([1.0, 1.0, 1.0])     # w_0 = 0 is the first averaged iterate
+        self.state_ = np.array([1.0, 1.0, 1.0])  # w_0 = 0 is the first averaged iterate
 
     def _predicting_weights(self, rows=slice(None)) -> np.ndarray:
         """``(K, n_features + 1)`` (or the ``rows`` asked for): the average of all iterates
@@ -87,8 +89,9 @@ class LinearOutputs(OnlineLearner):
         if not self.average:
             return scale * self.weights_[rows]
         if not hasattr(self, "accum_"):
-            raise NBSVMError("this model was trained with average=False: it has no averaged "
-                             "weights")
+            raise NBSVMError(
+                "this model was trained with average=False: it has no averaged weights"
+            )
         return (scale_sum * self.weights_[rows] - self.accum_[rows]) / n_iterates
 
     def output_weights(self, k: int) -> tuple[np.ndarray, float]:
@@ -108,8 +111,7 @@ class LinearOutputs(OnlineLearner):
 
     def _scores(self, rows):
         out = np.empty((len(rows), self.weights_.shape[0]))
-        K._linear_scores(rows.indices, rows.values, rows.offsets, self._predicting_weights(),
-                         out)
+        K._linear_scores(rows.indices, rows.values, rows.offsets, self._predicting_weights(), out)
         return out[:, 0] if self.task == "binary" else out
 
     def _arrays(self):
@@ -119,7 +121,7 @@ class LinearOutputs(OnlineLearner):
     def _sgd_settings(self):
         """``(lam, schedule code, eta0)`` after checking them."""
         lam = check_positive("lam", self.lam, allow_zero=True)
-        name = resolve("schedule", self.schedule).name      # the shared names, or an error
+        name = resolve("schedule", self.schedule).name  # the shared names, or an error
         schedule = choose("schedule for this learner", name, SCHEDULES)
         eta0 = check_positive("eta0", self.eta0)
         if schedule == K.SCHED_PEGASOS and lam == 0:
@@ -163,8 +165,16 @@ class MulticlassHinge(LinearOutputs):
 
     task = "multiclass"
 
-    def __init__(self, lam=1e-4, schedule="pegasos", eta0=1.0, fit_intercept=True,
-                 average=True, epochs=5, seed=0):
+    def __init__(
+        self,
+        lam=1e-4,
+        schedule="pegasos",
+        eta0=1.0,
+        fit_intercept=True,
+        average=True,
+        epochs=5,
+        seed=0,
+    ):
         self.lam = lam
         self.schedule = schedule
         self.eta0 = eta0
@@ -179,8 +189,17 @@ class MulticlassHinge(LinearOutputs):
     def _pass(self, rows, y, order):
         lam, schedule, eta0 = self._sgd_settings()
         loss, mistakes = K._crammer_singer_epoch(
-            rows.indices, rows.values, rows.offsets, y, order, *self._arrays(), lam,
-            schedule, eta0, bool(self.fit_intercept))
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            y,
+            order,
+            *self._arrays(),
+            lam,
+            schedule,
+            eta0,
+            bool(self.fit_intercept),
+        )
         return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
 
@@ -212,24 +231,30 @@ class OneVsRest(OnlineLearner):
 
     def __init__(self, estimator="pa", estimator_params=None, epochs=5, seed=0):
         self.estimator = estimator
-        self.estimator_params = estimator_params     # anything but a dict is refused by fit
+        self.estimator_params = estimator_params  # anything but a dict is refused by fit
         self.epochs = epochs
         self.seed = seed
 
     def _make_binary(self):
         from nbsvm.learners.registry import make_learner
+
         params = {} if self.estimator_params is None else self.estimator_params
         if not isinstance(params, dict):
-            raise NBSVMError(f"estimator_params must be a dict of the binary learner's "
-                             f"parameters, got {params!r}")
+            raise NBSVMError(
+                f"estimator_params must be a dict of the binary learner's "
+                f"parameters, got {params!r}"
+            )
         for name in ("epochs", "seed"):
             if name in params:
-                raise NBSVMError(f"set {name} on OneVsRest, not in estimator_params: the "
-                                 "binary learners share its passes")
+                raise NBSVMError(
+                    f"set {name} on OneVsRest, not in estimator_params: the "
+                    "binary learners share its passes"
+                )
         learner = make_learner(self.estimator, **params)
         if learner.task != "binary":
-            raise NBSVMError(f"OneVsRest needs a binary estimator; {self.estimator!r} is "
-                             f"{learner.task}")
+            raise NBSVMError(
+                f"OneVsRest needs a binary estimator; {self.estimator!r} is {learner.task}"
+            )
         return learner
 
     def _init_state(self, n_features, n_outputs):
@@ -246,13 +271,12 @@ class OneVsRest(OnlineLearner):
                 prefix = f"est{k}_"
                 for name, value in vars(self).items():
                     if name.startswith(prefix) and isinstance(value, np.ndarray):
-                        setattr(learner, name[len(prefix):], value)
+                        setattr(learner, name[len(prefix) :], value)
                 self._binary.append(learner)
         return self._binary
 
     def _pass(self, rows, y, order):
-        return self.fit_outputs(lambda k: rows, y[:, None] == np.arange(self.n_outputs_),
-                                order)
+        return self.fit_outputs(lambda k: rows, y[:, None] == np.arange(self.n_outputs_), order)
 
     def fit_outputs(self, rows_of, targets, order) -> dict:
         """One pass of every output's binary learner in ``order``: learner ``k`` on its own
@@ -263,21 +287,27 @@ class OneVsRest(OnlineLearner):
             self.start_outputs(targets.shape[1])
         stats = {"n": len(order), "loss": 0.0, "mistakes": 0}
         for k, learner in enumerate(self._learners()):
-            learner.partial_fit(rows_of(k), np.where(targets[:, k], "1", "0"),
-                                classes=["0", "1"], order=order)
+            learner.partial_fit(
+                rows_of(k), np.where(targets[:, k], "1", "0"), classes=["0", "1"], order=order
+            )
             for key in ("loss", "mistakes"):
                 stats[key] += learner.last_stats_.get(key, 0)
         return stats
 
     def start_outputs(self, n_outputs: int, learners: list | None = None) -> None:
         """Make the ``n_outputs`` binary learners (or adopt ``learners``, e.g. loaded)."""
-        self._binary = list(learners) if learners is not None else \
-            [self._make_binary() for _ in range(n_outputs)]
+        self._binary = (
+            list(learners)
+            if learners is not None
+            else [self._make_binary() for _ in range(n_outputs)]
+        )
 
     def output_scores(self, rows_of) -> np.ndarray:
         """Each output's score on its own rows ``rows_of(k)``, shape ``(n, n_outputs)``."""
-        return np.stack([learner.decision_function(rows_of(k))
-                         for k, learner in enumerate(self._learners())], axis=1)
+        return np.stack(
+            [learner.decision_function(rows_of(k)) for k, learner in enumerate(self._learners())],
+            axis=1,
+        )
 
     @property
     def estimators_(self) -> list:
@@ -288,8 +318,7 @@ class OneVsRest(OnlineLearner):
         return all(learner._converged() for learner in self._learners())
 
     def _scores(self, rows):
-        return np.stack([learner.decision_function(rows) for learner in self._learners()],
-                        axis=1)
+        return np.stack([learner.decision_function(rows) for learner in self._learners()], axis=1)
 
     def saved_parts(self):
         # the binary learners' state becomes this learner's: arrays est<k>_<name>, scalars

@@ -11,13 +11,14 @@ averaged): use fewer bits for many labels.
 ``y`` comes in three forms (:func:`target_form`), all trained the same way: label sets (the
 command line's), scikit-learn's 0/1 indicator matrix, or one label per example.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from nbsvm.compat import InputError
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import _multi_kernels as K
-from nbsvm.compat import InputError
 from nbsvm.learners.multiclass import LinearOutputs
 from nbsvm.learners.targets import Labels, unique_labels
 
@@ -47,11 +48,11 @@ def target_form(y) -> str:
     >>> target_form(["a", "b"]), target_form(np.array([[3], [1]]))
     ('labels', 'labels')
     """
-    if hasattr(y, "tocsr"):                           # scipy.sparse (scipy not imported)
+    if hasattr(y, "tocsr"):  # scipy.sparse (scipy not imported)
         return "indicator"
     try:
         a = np.asarray(y)
-    except (ValueError, TypeError):                   # ragged: label sets of several sizes
+    except (ValueError, TypeError):  # ragged: label sets of several sizes
         return "sets"
     if a.ndim == 1:
         if a.dtype != object:
@@ -60,14 +61,16 @@ def target_form(y) -> str:
         return "labels" if scalar else "sets"
     if a.ndim != 2 or a.shape[1] == 0 or a.dtype.kind not in "biuf":
         return "sets"
-    array = hasattr(y, "ndim")                        # an array or a DataFrame, not lists
+    array = hasattr(y, "ndim")  # an array or a DataFrame, not lists
     if a.shape[1] == 1:
-        return "labels" if array else "sets"          # a column vector (warned, raveled)
+        return "labels" if array else "sets"  # a column vector (warned, raveled)
     if np.isin(a, (0, 1)).all():
         return "indicator"
     if array:
-        raise InputError("Multi-label y must be a 0/1 indicator matrix: got a 2-D y with "
-                         "other values (multi-class multi-output is not supported)")
+        raise InputError(
+            "Multi-label y must be a 0/1 indicator matrix: got a 2-D y with "
+            "other values (multi-class multi-output is not supported)"
+        )
     return "sets"
 
 
@@ -122,8 +125,16 @@ class MultilabelHinge(LinearOutputs):
 
     task = "multilabel"
 
-    def __init__(self, lam=1e-4, schedule="pegasos", eta0=1.0, fit_intercept=True,
-                 average=True, epochs=5, seed=0):
+    def __init__(
+        self,
+        lam=1e-4,
+        schedule="pegasos",
+        eta0=1.0,
+        fit_intercept=True,
+        average=True,
+        epochs=5,
+        seed=0,
+    ):
         self.lam = lam
         self.schedule = schedule
         self.eta0 = eta0
@@ -134,7 +145,7 @@ class MultilabelHinge(LinearOutputs):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.single_output = True       # one label per example: multi-class
+        tags.target_tags.single_output = True  # one label per example: multi-class
         return tags
 
     def _validate(self):
@@ -143,8 +154,19 @@ class MultilabelHinge(LinearOutputs):
     def _pass(self, rows, y, order):
         lam, schedule, eta0 = self._sgd_settings()
         loss, mistakes = K._per_label_epoch(
-            rows.indices, rows.values, rows.offsets, y, order, *self._arrays(), K.RULE_SGD,
-            1.0, lam, schedule, eta0, bool(self.fit_intercept))
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            y,
+            order,
+            *self._arrays(),
+            K.RULE_SGD,
+            1.0,
+            lam,
+            schedule,
+            eta0,
+            bool(self.fit_intercept),
+        )
         return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
     # ---- the forms of y ---------------------------------------------------------------
@@ -160,15 +182,18 @@ class MultilabelHinge(LinearOutputs):
             return super()._targets(y, n_rows)
         form = target_form(y)
         if hasattr(self, "n_features_in_") and form != self._form():
-            raise InputError(f"y is given as {form} but {type(self).__name__} was fitted "
-                             f"on {self._form()}")
+            raise InputError(
+                f"y is given as {form} but {type(self).__name__} was fitted on {self._form()}"
+            )
         if form == "labels":
             return self._target_array(y, n_rows)
         if form == "indicator":
             Y = np.asarray(y.toarray() if hasattr(y, "toarray") else y)
             if len(Y) != n_rows:
-                raise InputError(f"{n_rows} rows but {len(Y)} labels: X and y have "
-                                 "inconsistent numbers of samples")
+                raise InputError(
+                    f"{n_rows} rows but {len(Y)} labels: X and y have "
+                    "inconsistent numbers of samples"
+                )
             return Y
         return super()._targets(y, n_rows)
 
@@ -181,16 +206,19 @@ class MultilabelHinge(LinearOutputs):
             self.classes_ = unique_labels(classes if classes is not None else y)
             return
         if classes is not None and list(classes) != list(range(y.shape[1])):
-            raise InputError(f"an indicator y's classes are its columns 0..{y.shape[1] - 1}, "
-                             f"got {list(classes)[:5]}")
+            raise InputError(
+                f"an indicator y's classes are its columns 0..{y.shape[1] - 1}, "
+                f"got {list(classes)[:5]}"
+            )
         self.classes_ = Labels(range(y.shape[1]))
 
     def _encode(self, y) -> np.ndarray:
         form = self._form()
         if form == "indicator":
             if y.shape[1] != len(self.classes_):
-                raise InputError(f"y has {y.shape[1]} labels, but {type(self).__name__} "
-                                 f"has {len(self.classes_)}")
+                raise InputError(
+                    f"y has {y.shape[1]} labels, but {type(self).__name__} has {len(self.classes_)}"
+                )
             return np.where(y != 0, 1, -1).astype(np.int8)
         if form == "labels":
             codes = self._codes(y)

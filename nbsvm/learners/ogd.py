@@ -2,14 +2,15 @@
 and projection onto an L2 ball of radius ``radius``, as in
 ``../shared/references/online-convex-optimization-haskell.md`` (square loss, gradient
 ``(w.x - y) x``, no intercept; the note's lambda is ``radius``)."""
+
 from __future__ import annotations
 
 import numpy as np
 
+from nbsvm.data.rows import SparseRows, csr_dot
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import _projected_kernels
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.data.rows import SparseRows, csr_dot
 
 
 class OGDRegressor(OnlineLearner):
@@ -52,8 +53,8 @@ class OGDRegressor(OnlineLearner):
         self.seed = seed
 
     def _init_state(self, n_features, n_outputs):
-        self.v_ = np.zeros(n_features)                 # w = s * v (projection rescales s)
-        self.state_ = np.array([1.0, 0.0, 0.0])        # s, ||v||^2, t
+        self.v_ = np.zeros(n_features)  # w = s * v (projection rescales s)
+        self.state_ = np.array([1.0, 0.0, 0.0])  # s, ||v||^2, t
 
     def _check_params(self):
         for name in ("eta", "radius"):
@@ -69,9 +70,19 @@ class OGDRegressor(OnlineLearner):
         self._check_params()
         self.before_ = np.empty(len(order))
         self.after_ = np.empty(len(order))
-        _projected_kernels._ogd_epoch(rows.indices, rows.values, rows.offsets, y,
-                            np.ascontiguousarray(order, dtype=np.int64), self.v_, self.state_,
-                            float(self.eta), float(self.radius), self.before_, self.after_)
+        _projected_kernels._ogd_epoch(
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            y,
+            np.ascontiguousarray(order, dtype=np.int64),
+            self.v_,
+            self.state_,
+            float(self.eta),
+            float(self.radius),
+            self.before_,
+            self.after_,
+        )
         err = self.before_ - y[order]
         return {"n": len(order), "loss": float(err @ err)}
 
@@ -81,4 +92,3 @@ class OGDRegressor(OnlineLearner):
     @property
     def coef_(self) -> np.ndarray:
         return self.v_ * self.state_[0]
-

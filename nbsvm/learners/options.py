@@ -1,6 +1,7 @@
 """A backend learner from command-line options (``nbsvm learn --algorithm NAME --lambda ...``):
 each option goes to the parameter the learner's class takes under one of its names, and an
 option the learner does not take is an error naming the ones it does."""
+
 from __future__ import annotations
 
 import importlib
@@ -28,15 +29,18 @@ LOOP_PARAMS = {"--epochs": "epochs", "--seed": "seed"}
 def learner_class_for(algorithm: str):
     """The class behind ``--algorithm NAME`` and its fixed parameters."""
     from nbsvm.learners.registry import ALGORITHMS, resolve
-    resolve("algorithm", algorithm)                     # unknown name: the registry's error
+
+    resolve("algorithm", algorithm)  # unknown name: the registry's error
     module, cls_name, fixed = ALGORITHMS[algorithm]
     try:
         cls = getattr(importlib.import_module(module), cls_name)
     except (ImportError, AttributeError):
         cls = None
     if not (isinstance(cls, type) and issubclass(cls, OnlineLearner)):
-        raise NBSVMError(f"--algorithm {algorithm} is not available in this build "
-                         f"({module}.{cls_name} is missing or not an OnlineLearner)")
+        raise NBSVMError(
+            f"--algorithm {algorithm} is not available in this build "
+            f"({module}.{cls_name} is missing or not an OnlineLearner)"
+        )
     return cls, fixed
 
 
@@ -75,6 +79,7 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
     import inspect
 
     from nbsvm.learners.registry import make_learner
+
     cls, fixed = learner_class_for(algorithm)
     option_of = _option_map(cls, fixed)
     given = {o: v for o, v in options.items() if v is not None}
@@ -93,6 +98,8 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
     refused = [o for o in given if o not in option_of and o not in inner and o not in LOOP_PARAMS]
     if refused:
         allowed = list(option_of) + list(inner) or ["(no options)"]
-        raise NBSVMError(f"--algorithm {algorithm} does not take {', '.join(refused)}; it "
-                         f"takes: {', '.join(allowed)}")
+        raise NBSVMError(
+            f"--algorithm {algorithm} does not take {', '.join(refused)}; it "
+            f"takes: {', '.join(allowed)}"
+        )
     return make_learner(algorithm, **params)

@@ -8,6 +8,7 @@ memory is ``8 * n_classes * n_features`` bytes, twice that with averaging (the a
 accumulator). With a hashed feature space ``n_features = 2**n_bits``: 4 classes over 2**18
 buckets take 8 MiB, 16 MiB averaged.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -54,8 +55,7 @@ class PassiveAggressive(LinearOutputs):
 
     task = "binary"
 
-    def __init__(self, variant="pa-i", C=1.0, fit_intercept=True, average=True, epochs=5,
-                 seed=0):
+    def __init__(self, variant="pa-i", C=1.0, fit_intercept=True, average=True, epochs=5, seed=0):
         self.variant = variant
         self.C = C
         self.fit_intercept = fit_intercept
@@ -71,9 +71,19 @@ class PassiveAggressive(LinearOutputs):
         self._validate()
         Y = np.where(y > 0, 1, -1).astype(np.int8).reshape(-1, 1)
         loss, mistakes = K._per_label_epoch(
-            rows.indices, rows.values, rows.offsets, Y, order, *self._arrays(),
-            VARIANTS[self.variant], float(self.C), 0.0, K.SCHED_CONSTANT, 1.0,
-            bool(self.fit_intercept))
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            Y,
+            order,
+            *self._arrays(),
+            VARIANTS[self.variant],
+            float(self.C),
+            0.0,
+            K.SCHED_CONSTANT,
+            1.0,
+            bool(self.fit_intercept),
+        )
         return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
 
@@ -118,8 +128,17 @@ class MIRA(LinearOutputs):
 
     task = "multiclass"
 
-    def __init__(self, label_loss="zero_one", variant="pa", C=1.0, update="max-loss",
-                 fit_intercept=True, average=True, epochs=10, seed=0):
+    def __init__(
+        self,
+        label_loss="zero_one",
+        variant="pa",
+        C=1.0,
+        update="max-loss",
+        fit_intercept=True,
+        average=True,
+        epochs=10,
+        seed=0,
+    ):
         self.label_loss = label_loss
         self.variant = variant
         self.C = C
@@ -141,9 +160,18 @@ class MIRA(LinearOutputs):
     def _pass(self, rows, y, order):
         self._validate()
         loss, mistakes = K._mira_epoch(
-            rows.indices, rows.values, rows.offsets, y, order, self.cost_, *self._arrays(),
-            VARIANTS[self.variant], float(self.C), bool(self.fit_intercept),
-            UPDATES[self.update])
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            y,
+            order,
+            self.cost_,
+            *self._arrays(),
+            VARIANTS[self.variant],
+            float(self.C),
+            bool(self.fit_intercept),
+            UPDATES[self.update],
+        )
         return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
     def _converged(self):
@@ -180,26 +208,37 @@ def cost_matrix(label_loss, classes) -> np.ndarray:
         cost = np.array([[label_loss(t, p) for p in classes] for t in classes], dtype=float)
     elif isinstance(label_loss, dict):
         cost = 1.0 - np.eye(n)
-        index = {str(c): i for i, c in enumerate(classes)}    # classes match by name
-        pairs = [(t, p, v) for t, row in label_loss.items() for p, v in row.items()] \
-            if all(isinstance(v, dict) for v in label_loss.values()) \
-            else [(*key, v) for key, v in label_loss.items()
-                  if isinstance(key, tuple) and len(key) == 2 or _bad_key(key)]
+        index = {str(c): i for i, c in enumerate(classes)}  # classes match by name
+        pairs = (
+            [(t, p, v) for t, row in label_loss.items() for p, v in row.items()]
+            if all(isinstance(v, dict) for v in label_loss.values())
+            else [
+                (*key, v)
+                for key, v in label_loss.items()
+                if isinstance(key, tuple) and len(key) == 2 or _bad_key(key)
+            ]
+        )
         for true, predicted, value in pairs:
             if str(true) not in index or str(predicted) not in index:
-                raise NBSVMError(f"label_loss names unknown class pair ({true!r}, "
-                                 f"{predicted!r}); classes: {', '.join(map(str, classes))}")
+                raise NBSVMError(
+                    f"label_loss names unknown class pair ({true!r}, "
+                    f"{predicted!r}); classes: {', '.join(map(str, classes))}"
+                )
             cost[index[str(true)], index[str(predicted)]] = value
     else:
         cost = np.array(label_loss, dtype=float)
         if cost.shape != (n, n):
-            raise NBSVMError(f"label_loss must be a {n}x{n} cost matrix for classes "
-                             f"{', '.join(map(str, classes))}; got shape {cost.shape}")
+            raise NBSVMError(
+                f"label_loss must be a {n}x{n} cost matrix for classes "
+                f"{', '.join(map(str, classes))}; got shape {cost.shape}"
+            )
     if not np.all(np.isfinite(cost)) or np.any(cost < 0):
         raise NBSVMError("label_loss costs must be finite and >= 0")
     return np.ascontiguousarray(cost)
 
 
 def _bad_key(key):
-    raise NBSVMError(f"label_loss keys must be (true, predicted) pairs or class names mapping "
-                     f"to {{predicted: cost}} dicts; got {key!r}")
+    raise NBSVMError(
+        f"label_loss keys must be (true, predicted) pairs or class names mapping "
+        f"to {{predicted: cost}} dicts; got {key!r}"
+    )

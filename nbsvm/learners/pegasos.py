@@ -7,16 +7,17 @@ the ball of radius ``1/sqrt(lam)``, one example (``k = 1``) or a mini-batch of `
 time. The kernel is ``_projected_kernels._pegasos_batch_pass`` (``k = 1``: one example at a
 time, as in the paper's basic algorithm).
 """
+
 from __future__ import annotations
 
 import numbers
 
 import numpy as np
 
+from nbsvm.data.rows import csr_dot
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import _projected_kernels
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.data.rows import csr_dot
 
 
 class Pegasos(OnlineLearner):
@@ -68,7 +69,7 @@ class Pegasos(OnlineLearner):
         if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
 
-    def fit(self, X, y, callback=None) -> "Pegasos":
+    def fit(self, X, y, callback=None) -> Pegasos:
         self._check()
         return super().fit(X, y, callback)
 
@@ -76,22 +77,30 @@ class Pegasos(OnlineLearner):
         self._check()
         # w = s * v; v[n_features] is the bias weight when fit_intercept
         self.v_ = np.zeros(n_features + (1 if self.fit_intercept else 0))
-        self.state_ = np.array([1.0, 0.0, 0.0, 0.0])       # s, ||v||^2, t, violations
+        self.state_ = np.array([1.0, 0.0, 0.0, 0.0])  # s, ||v||^2, t, violations
 
     def _pass(self, rows, y, order):
         self._check()
         with_bias = self.v_.shape[0] > self.n_features_in_
         before = self.state_[3]
         total = _projected_kernels._pegasos_batch_pass(
-            rows.indices, rows.values, rows.offsets, y, order, self.v_, self.state_,
-            float(self.lam), int(self.k), self.n_features_in_ if with_bias else -1)
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            y,
+            order,
+            self.v_,
+            self.state_,
+            float(self.lam),
+            int(self.k),
+            self.n_features_in_ if with_bias else -1,
+        )
         # "violations": margins below 1 (the examples that moved w), not sign mistakes
-        return {"n": len(order), "loss": float(total),
-                "violations": int(self.state_[3] - before)}
+        return {"n": len(order), "loss": float(total), "violations": int(self.state_[3] - before)}
 
     @property
     def coef_(self) -> np.ndarray:
-        return self.state_[0] * self.v_[:self.n_features_in_]
+        return self.state_[0] * self.v_[: self.n_features_in_]
 
     @property
     def intercept_(self) -> float:
@@ -107,5 +116,6 @@ class Pegasos(OnlineLearner):
         (``b = 0`` without intercept)."""
         margins = self._encode(y) * self.decision_function(X)
         w, b = self.coef_, self.intercept_
-        return 0.5 * self.lam * (float(w @ w) + b * b) + \
-            float(np.maximum(0.0, 1.0 - margins).mean())
+        return 0.5 * self.lam * (float(w @ w) + b * b) + float(
+            np.maximum(0.0, 1.0 - margins).mean()
+        )

@@ -4,6 +4,7 @@ learner with the same parameters before it is used (the kernels index the arrays
 bounds checks). :class:`PersistenceMixin` gives :class:`~nbsvm.learners.base.OnlineLearner`
 ``save``, ``load`` and the ``(header, arrays)`` pair a model file holding learners uses.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,28 +28,36 @@ class PersistenceMixin:
     _transient = ("history_", "last_stats_")
 
     def state_arrays(self) -> dict:
-        return {k: v for k, v in vars(self).items()
-                if k.endswith("_") and k not in self._transient and isinstance(v, np.ndarray)
-                and v.dtype != object}
+        return {
+            k: v
+            for k, v in vars(self).items()
+            if k.endswith("_")
+            and k not in self._transient
+            and isinstance(v, np.ndarray)
+            and v.dtype != object
+        }
 
     def save(self, path) -> None:
         """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
         import json
 
-        from nbsvm.io.npzfile import save_npz
         from nbsvm._version import __version__
+        from nbsvm.io.npzfile import save_npz
+
         header, arrays = self.saved_parts()
         header["package_version"] = __version__
         try:
             json.dumps(header)
         except (TypeError, ValueError) as e:
-            raise NBSVMError(f"cannot save {type(self).__name__}: a parameter or learned value "
-                             f"is not JSON ({e})") from None
+            raise NBSVMError(
+                f"cannot save {type(self).__name__}: a parameter or learned value is not JSON ({e})"
+            ) from None
         save_npz(path, "learner", header, arrays)
 
     def state_scalars(self) -> dict:
         """Learned values that are not arrays (numbers, strings, lists, dicts), for the
         file's JSON header; numpy scalars become Python numbers."""
+
         def plain(v):
             if isinstance(v, np.generic):
                 return v.item()
@@ -65,8 +74,10 @@ class PersistenceMixin:
             if isinstance(v, (np.generic, bool, int, float, str, list, dict)):
                 scalars[k] = plain(v)
             elif not isinstance(v, np.ndarray):
-                raise NBSVMError(f"cannot save {type(self).__name__}.{k} of type "
-                                 f"{type(v).__name__} (only arrays and JSON values)")
+                raise NBSVMError(
+                    f"cannot save {type(self).__name__}.{k} of type "
+                    f"{type(v).__name__} (only arrays and JSON values)"
+                )
         classes = scalars.get("classes_")
         if classes and not all(isinstance(c, str) for c in classes):
             # the file keeps class names (strings); label_type_ says how to read them back
@@ -77,18 +88,28 @@ class PersistenceMixin:
         """``(header, arrays)`` of a saved learner: the JSON part (its class, task,
         parameters and scalar state) and the learned arrays; :meth:`from_parts` inverts it
         (a model file that holds learners inside it uses the pair)."""
-        return (dict(learner=type(self).__name__, task=self.task, params=self.get_params(),
-                     state=self.state_scalars()), self.state_arrays())
+        return (
+            dict(
+                learner=type(self).__name__,
+                task=self.task,
+                params=self.get_params(),
+                state=self.state_scalars(),
+            ),
+            self.state_arrays(),
+        )
 
     @staticmethod
-    def from_parts(header: dict, arrays: dict, path=None) -> "OnlineLearner":
+    def from_parts(header: dict, arrays: dict, path=None) -> OnlineLearner:
         """The learner :meth:`saved_parts` described, every part checked (a file may be
         crafted): an :class:`NBSVMError` saying ``corrupted learner file`` otherwise."""
         from nbsvm.learners.registry import learner_class
+
         name = header.get("learner") if isinstance(header, dict) else None
         if not isinstance(name, str):
-            raise NBSVMError(f"corrupted learner file: bad learner name {name!r}",
-                             path=None if path is None else str(path))
+            raise NBSVMError(
+                f"corrupted learner file: bad learner name {name!r}",
+                path=None if path is None else str(path),
+            )
         cls = learner_class(name, path=None if path is None else str(path))
         params, state = header.get("params", {}), header.get("state", {})
         try:
@@ -104,21 +125,25 @@ class PersistenceMixin:
             for k, v in arrays.items():
                 setattr(obj, k, v)
         except NBSVMError as e:
-            raise NBSVMError(f"corrupted learner file: {e.message}",
-                             path=None if path is None else str(path)) from None
+            raise NBSVMError(
+                f"corrupted learner file: {e.message}", path=None if path is None else str(path)
+            ) from None
         except (TypeError, ValueError, AttributeError, OverflowError) as e:
-            raise NBSVMError(f"corrupted learner file: {type(e).__name__}: {e}",
-                             path=None if path is None else str(path)) from None
+            raise NBSVMError(
+                f"corrupted learner file: {type(e).__name__}: {e}",
+                path=None if path is None else str(path),
+            ) from None
         return obj
 
     @staticmethod
-    def load(path) -> "OnlineLearner":
+    def load(path) -> OnlineLearner:
         from nbsvm.io.npzfile import load_npz
+
         header, arrays = load_npz(path, "learner")
         return PersistenceMixin.from_parts(header, arrays, path)
 
 
-MAX_FEATURES = 1 << 40          # a loaded n_features_in_ above this is taken as corruption
+MAX_FEATURES = 1 << 40  # a loaded n_features_in_ above this is taken as corruption
 
 #: The types of class labels a file keeps besides strings, by the name it records them by.
 LABEL_TYPES = {"bool": bool, "int": int, "float": float}
@@ -150,8 +175,10 @@ def label_names(classes) -> tuple[list[str], str]:
     names and one type, ``(names, label_type_)``; :func:`typed_labels` reads them back."""
     kinds = {label_type(c) for c in classes}
     if None in kinds:
-        raise NBSVMError(f"cannot save class labels {list(classes)[:5]}: strings, bools, "
-                         f"integers or finite floats only")
+        raise NBSVMError(
+            f"cannot save class labels {list(classes)[:5]}: strings, bools, "
+            f"integers or finite floats only"
+        )
     kind = "bool" if kinds == {"bool"} else "int" if kinds <= {"bool", "int"} else "float"
     return [str(LABEL_TYPES[kind](plain_label(c))) for c in classes], kind
 
@@ -189,8 +216,7 @@ def read_label_values(values, n: int) -> list:
         raise NBSVMError(f"label_values must be a list of one value per class ({n})")
     for v in values:
         if v is not None and (type(v) not in LABEL_TYPES.values() or label_type(v) is None):
-            raise NBSVMError(f"bad label value {v!r}: a bool, an integer, a finite float or "
-                             f"null")
+            raise NBSVMError(f"bad label value {v!r}: a bool, an integer, a finite float or null")
     return values
 
 
@@ -211,9 +237,11 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
     """
     cls = type(obj)
     for k in state:
-        if not (isinstance(k, str) and k.endswith("_") and not k.startswith("_")) \
-                or isinstance(getattr(cls, k, None), (property, type(cls.load))) \
-                or callable(getattr(cls, k, None)):
+        if (
+            not (isinstance(k, str) and k.endswith("_") and not k.startswith("_"))
+            or isinstance(getattr(cls, k, None), (property, type(cls.load)))
+            or callable(getattr(cls, k, None))
+        ):
             raise NBSVMError(f"unexpected state entry {prefix}{k!r}")
     classes = state.get("classes_")
     if classes is not None:
@@ -223,8 +251,11 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
         if classes != sorted(set(classes)) or len(set(classes)) != len(classes):
             raise NBSVMError("classes_ must be sorted and distinct")
         n = len(classes)
-        if (obj.task == "binary" and n != 2) or (obj.task == "multiclass" and n < 2) \
-                or (obj.task == "regression" and n != 0):
+        if (
+            (obj.task == "binary" and n != 2)
+            or (obj.task == "multiclass" and n < 2)
+            or (obj.task == "regression" and n != 0)
+        ):
             raise NBSVMError(f"{n} classes for a {obj.task} learner")
     elif "label_type_" in state:
         raise NBSVMError("label_type_ without classes_")
@@ -232,12 +263,16 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
     if isinstance(t, bool) or not isinstance(t, int) or t < 0:
         raise NBSVMError(f"bad t_ {t!r}")
     n_features = state.get("n_features_in_")
-    if n_features is None:                       # never trained: no learned arrays
+    if n_features is None:  # never trained: no learned arrays
         if arrays:
             raise NBSVMError(f"arrays {sorted(arrays)} in a learner that was never trained")
         return
-    if isinstance(n_features, bool) or not isinstance(n_features, int) \
-            or not 0 <= n_features <= MAX_FEATURES or classes is None:
+    if (
+        isinstance(n_features, bool)
+        or not isinstance(n_features, int)
+        or not 0 <= n_features <= MAX_FEATURES
+        or classes is None
+    ):
         raise NBSVMError(f"bad n_features_in_ {n_features!r} (or no classes_)")
     fresh = cls(**obj.get_params())
     fresh.classes_ = classes
@@ -250,17 +285,18 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
         if a.dtype.kind == "f" and not np.isfinite(a).all():
             raise NBSVMError(f"non-finite values in {prefix}{name}")
     sub = {}
-    if hasattr(obj, "_make_binary"):             # OneVsRest: the binary learners' state
+    if hasattr(obj, "_make_binary"):  # OneVsRest: the binary learners' state
         per = state.get("estimator_state_")
-        if not isinstance(per, list) or len(per) != fresh.n_outputs_ \
-                or not all(isinstance(d, dict) for d in per):
+        if (
+            not isinstance(per, list)
+            or len(per) != fresh.n_outputs_
+            or not all(isinstance(d, dict) for d in per)
+        ):
             raise NBSVMError("estimator_state_ must be one object per class")
         for k, scalars in enumerate(per):
-            mine = {n[len(f"est{k}_"):]: a for n, a in arrays.items()
-                    if n.startswith(f"est{k}_")}
+            mine = {n[len(f"est{k}_") :]: a for n, a in arrays.items() if n.startswith(f"est{k}_")}
             sub.update({f"est{k}_{n}": a for n, a in mine.items()})
-            if scalars.get("n_features_in_") != n_features \
-                    or scalars.get("classes_") != ["0", "1"]:
+            if scalars.get("n_features_in_") != n_features or scalars.get("classes_") != ["0", "1"]:
                 raise NBSVMError(f"estimator {k} does not match the learner")
             _check_state(fresh._make_binary(), scalars, mine, prefix=f"est{k}_")
     for name, a in arrays.items():
@@ -268,15 +304,16 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
             continue
         want = expected.get(name)
         if want is None:
-            raise NBSVMError(f"unexpected array {prefix}{name!r} for "
-                             f"{cls.__name__}")
+            raise NBSVMError(f"unexpected array {prefix}{name!r} for {cls.__name__}")
         shapes = {want.shape}
         if want.size == 0 and getattr(fresh, "v_", None) is not None:
-            shapes.add(fresh.v_.shape)           # sized when first needed (linear.py)
+            shapes.add(fresh.v_.shape)  # sized when first needed (linear.py)
         if a.dtype != want.dtype or a.shape not in shapes:
-            raise NBSVMError(f"array {prefix}{name} is {a.dtype} {a.shape}, expected "
-                             f"{want.dtype} {want.shape} for {n_features} features and "
-                             f"{len(classes)} classes")
+            raise NBSVMError(
+                f"array {prefix}{name} is {a.dtype} {a.shape}, expected "
+                f"{want.dtype} {want.shape} for {n_features} features and "
+                f"{len(classes)} classes"
+            )
     missing = sorted(set(expected) - set(arrays))
     if missing:
         raise NBSVMError(f"missing arrays {[prefix + m for m in missing]}")

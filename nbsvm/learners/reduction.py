@@ -15,30 +15,38 @@ epoch's shuffled order.
   with more, where each class has ratios of its own, the shared vector is the binarized
   n-grams (value 1, scaled to unit norm with ``norm='l2'``).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from nbsvm.data.rows import SparseRows
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.multiclass import OneVsRest
 from nbsvm.learners.registry import make_learner
-from nbsvm.data.rows import SparseRows
 
 # --learner name -> the backend parameter that takes NBSVM's lambda (lam), if any
-LEARNERS = {"pa": None, "pegasos": "lam", "mira": None, "multiclass-hinge": "lam",
-            "multilabel": "lam"}
-SHARED = ("mira", "multiclass-hinge", "multilabel")   # one feature vector for all outputs
-ONE_CLASS = ("mira", "multiclass-hinge")             # they pick one class per document
+LEARNERS = {
+    "pa": None,
+    "pegasos": "lam",
+    "mira": None,
+    "multiclass-hinge": "lam",
+    "multilabel": "lam",
+}
+SHARED = ("mira", "multiclass-hinge", "multilabel")  # one feature vector for all outputs
+ONE_CLASS = ("mira", "multiclass-hinge")  # they pick one class per document
 # names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
 BUILT_IN = ("adagrad", "sgd", "ovr")
 
 
 def check_learner(name) -> None:
     if name is not None and name not in LEARNERS and name not in BUILT_IN:
-        raise NBSVMError(f"unknown learner {name!r}; allowed: {', '.join(BUILT_IN)} (the "
-                         f"built-in NBSVM learner) or {', '.join(LEARNERS)} (the backend's)")
+        raise NBSVMError(
+            f"unknown learner {name!r}; allowed: {', '.join(BUILT_IN)} (the "
+            f"built-in NBSVM learner) or {', '.join(LEARNERS)} (the backend's)"
+        )
 
 
 def backend_name(name) -> str | None:
@@ -46,8 +54,9 @@ def backend_name(name) -> str | None:
     return name if name in LEARNERS else None
 
 
-def nb_rows(ids: np.ndarray, offsets: np.ndarray, table: np.ndarray | None, unit: bool,
-            n_features: int) -> SparseRows:
+def nb_rows(
+    ids: np.ndarray, offsets: np.ndarray, table: np.ndarray | None, unit: bool, n_features: int
+) -> SparseRows:
     """CSR rows of model columns ``ids`` with values ``table[ids]`` (1 when ``table`` is
     None), each row divided by its L2 norm when ``unit`` (an all-zero row stays zero)."""
     indices = ids.astype(np.int64)
@@ -55,8 +64,7 @@ def nb_rows(ids: np.ndarray, offsets: np.ndarray, table: np.ndarray | None, unit
     offsets = np.asarray(offsets, dtype=np.int64)
     if unit and values.size:
         row = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
-        norms = np.sqrt(np.bincount(row, weights=values * values,
-                                    minlength=offsets.shape[0] - 1))
+        norms = np.sqrt(np.bincount(row, weights=values * values, minlength=offsets.shape[0] - 1))
         values /= np.where(norms > 0, norms, 1.0)[row]
     return SparseRows(indices, values, offsets, int(n_features))
 
@@ -75,7 +83,7 @@ class NBReduction:
         self.shared = name in SHARED or n_outputs == 1
         if self.shared:
             self._shared = [make_learner(name, **params)]
-        else:           # one-vs-rest: the backend's reduction, each class on its own rows
+        else:  # one-vs-rest: the backend's reduction, each class on its own rows
             seed = params.pop("seed")
             self.ovr = OneVsRest(name, estimator_params=params, seed=seed)
             self.ovr.start_outputs(n_outputs)
@@ -88,8 +96,7 @@ class NBReduction:
 
     def _rows(self, tables, ids, offsets, unit, k) -> SparseRows:
         multi_shared = self.shared and (self.n_outputs > 1 or self.name == "multilabel")
-        return nb_rows(ids, offsets, None if multi_shared else tables[k], unit,
-                       self.n_features)
+        return nb_rows(ids, offsets, None if multi_shared else tables[k], unit, self.n_features)
 
     def partial_fit(self, tables, ids, offsets, codes, order, positive, unit) -> None:
         """One pass over a group's documents in ``order``; ``positive[k]`` is output
@@ -98,7 +105,7 @@ class NBReduction:
         order = np.asarray(order, dtype=np.int64)
         if self.shared:
             rows = self._rows(tables, ids, offsets, unit, 0)
-            if self.name == "multilabel":       # an indicator matrix of the outputs
+            if self.name == "multilabel":  # an indicator matrix of the outputs
                 y = np.empty((len(codes), self.n_outputs), dtype=np.int64)
                 for k in range(self.n_outputs):
                     own, pos = output_targets(codes, positive, k)
@@ -108,8 +115,9 @@ class NBReduction:
                 own, pos = output_targets(codes, positive, 0)
                 y, classes = (own == pos).astype(np.int64), [0, 1]
             else:
-                output_of = np.full(max(int(codes.max(initial=0)), max(positive)) + 1, -1,
-                                    dtype=np.int64)
+                output_of = np.full(
+                    max(int(codes.max(initial=0)), max(positive)) + 1, -1, dtype=np.int64
+                )
                 output_of[np.asarray(positive)] = np.arange(self.n_outputs)
                 y, classes = output_of[codes], list(range(self.n_outputs))
             self.learners[0].partial_fit(rows, y, classes=classes, order=order)
@@ -118,8 +126,7 @@ class NBReduction:
         for k in range(self.n_outputs):
             own, pos = output_targets(codes, positive, k)
             targets[:, k] = own == pos
-        self.ovr.fit_outputs(lambda k: self._rows(tables, ids, offsets, unit, k), targets,
-                             order)
+        self.ovr.fit_outputs(lambda k: self._rows(tables, ids, offsets, unit, k), targets, order)
 
     def decision(self, tables, ids, offsets, unit) -> np.ndarray:
         """Scores, shape ``(n_rows, n_outputs)``."""
@@ -158,22 +165,23 @@ class NBReduction:
         if not (isinstance(header, dict) and isinstance(header.get("learners"), list)):
             raise NBSVMError("corrupted model file: bad backend learner header", path=path)
         if header.get("name") not in LEARNERS:
-            raise NBSVMError(f"corrupted model file: unknown backend learner "
-                             f"{header.get('name')!r}", path=path)
+            raise NBSVMError(
+                f"corrupted model file: unknown backend learner {header.get('name')!r}", path=path
+            )
         obj = cls.__new__(cls)
         obj.name, obj.n_outputs, obj.n_features = header["name"], n_outputs, n_features
         obj.shared = obj.name in SHARED or n_outputs == 1
         if len(header["learners"]) != (1 if obj.shared else n_outputs):
-            raise NBSVMError("corrupted model file: wrong number of backend learners",
-                             path=path)
+            raise NBSVMError("corrupted model file: wrong number of backend learners", path=path)
         loaded = []
         for j, h in enumerate(header["learners"]):
             prefix = f"backend{j}."
-            own = {k[len(prefix):]: a for k, a in arrays.items() if k.startswith(prefix)}
+            own = {k[len(prefix) :]: a for k, a in arrays.items() if k.startswith(prefix)}
             learner = OnlineLearner.from_parts(h, own, path)
             if getattr(learner, "n_features_in_", None) != n_features:
-                raise NBSVMError("corrupted model file: a backend learner of another width",
-                                 path=path)
+                raise NBSVMError(
+                    "corrupted model file: a backend learner of another width", path=path
+                )
             loaded.append(learner)
         if obj.shared:
             obj._shared = loaded

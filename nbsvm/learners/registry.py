@@ -5,6 +5,7 @@ the same error listing what is allowed.
 Learner classes are imported lazily (``module:Class``) so that importing the registry stays
 cheap.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,8 +34,11 @@ def learner_class(name, path=None):
     """The learner class called ``name`` (as written in a model file's header)."""
     module = LEARNER_MODULES.get(name)
     if module is None:
-        raise NBSVMError(f"unknown learner {name!r} in the model file; known: "
-                         f"{', '.join(sorted(LEARNER_MODULES))}", path=path)
+        raise NBSVMError(
+            f"unknown learner {name!r} in the model file; known: "
+            f"{', '.join(sorted(LEARNER_MODULES))}",
+            path=path,
+        )
     return getattr(importlib.import_module(module), name)
 
 
@@ -43,31 +47,39 @@ def make_learner(algorithm: str, **params):
     try:
         module, cls_name, fixed = ALGORITHMS[algorithm]
     except (KeyError, TypeError):
-        raise NBSVMError(f"unknown algorithm {algorithm!r}; allowed: "
-                         f"{', '.join(ALGORITHMS)}") from None
+        raise NBSVMError(
+            f"unknown algorithm {algorithm!r}; allowed: {', '.join(ALGORITHMS)}"
+        ) from None
     cls = getattr(importlib.import_module(module), cls_name)
     allowed = cls._param_names()
     unknown = [k for k in params if k not in allowed]
     if unknown:
-        raise NBSVMError(f"--algorithm {algorithm} does not take {', '.join(unknown)}; it "
-                         f"takes: {', '.join(allowed)}")
+        raise NBSVMError(
+            f"--algorithm {algorithm} does not take {', '.join(unknown)}; it "
+            f"takes: {', '.join(allowed)}"
+        )
     clash = [k for k, v in fixed.items() if k in params and params[k] != v]
     if clash:
-        raise NBSVMError(f"--algorithm {algorithm} fixes "
-                         + ", ".join(f"{k} = {fixed[k]!r}" for k in clash)
-                         + "; another value needs another algorithm (e.g. sgd --schedule ...)")
+        raise NBSVMError(
+            f"--algorithm {algorithm} fixes "
+            + ", ".join(f"{k} = {fixed[k]!r}" for k in clash)
+            + "; another value needs another algorithm (e.g. sgd --schedule ...)"
+        )
     return cls(**{**params, **fixed})
 
 
 def _table(kind: str) -> dict:
     if kind == "loss":
         from nbsvm.learners.losses import LOSSES
+
         return LOSSES
     if kind == "schedule":
         from nbsvm.learners.schedules import SCHEDULES
+
         return SCHEDULES
     if kind == "penalty":
         from nbsvm.learners.regularizers import PENALTIES
+
         return PENALTIES
     if kind == "algorithm":
         return ALGORITHMS
@@ -79,7 +91,7 @@ def resolve(kind: str, name):
     'algorithm'); an :class:`NBSVMError` listing the allowed names otherwise."""
     table = _table(kind)
     if not isinstance(name, str) and name in table.values():
-        return name                                  # already an object
+        return name  # already an object
     try:
         return table[name]
     except (KeyError, TypeError):

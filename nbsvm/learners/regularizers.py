@@ -41,6 +41,7 @@ Examples
 >>> PENALTIES["l2"].split(lam=1e-3, l1_ratio=0.25)
 (0.0, 0.001)
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -25,6 +25,7 @@ Examples
 >>> SCHEDULES["pegasos"].rate(t=0, eta0=0.5, lam=0.1)
 10.0
 """
+
 from __future__ import annotations
 
 import math
@@ -45,7 +46,7 @@ def rate(code, t, eta0, lam):
         return eta0 / (1.0 + lam * eta0 * t)
     if code == INVSQRT:
         return eta0 / math.sqrt(1.0 + t)
-    return 1.0 / (lam * (1.0 + t))          # PEGASOS
+    return 1.0 / (lam * (1.0 + t))  # PEGASOS
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,12 @@
 
 This is the state and the epoch driver; the arithmetic lives in :mod:`._kernels`.
 """
+
 from __future__ import annotations
 
-import numpy as np
-
 import os
+
+import numpy as np
 
 from nbsvm._parallel import run_parts
 from nbsvm.errors import NBSVMError
@@ -75,8 +76,20 @@ class LinearSGD:
     [0.5, 0.0, -0.5]
     """
 
-    def __init__(self, n_features, n_outputs=1, loss="log", optimizer="sgd", eta0=0.05,
-                 lam=1e-6, bias_rate=None, eps=1e-8, threads=1, unit=False, class_weight=None):
+    def __init__(
+        self,
+        n_features,
+        n_outputs=1,
+        loss="log",
+        optimizer="sgd",
+        eta0=0.05,
+        lam=1e-6,
+        bias_rate=None,
+        eps=1e-8,
+        threads=1,
+        unit=False,
+        class_weight=None,
+    ):
         self.n_features = n_features
         self.n_outputs = n_outputs
         self.loss = loss
@@ -95,19 +108,22 @@ class LinearSGD:
         self.S_ = np.zeros((n_outputs, n_features, width), dtype=STATE_DTYPE)
         self.state_ = np.zeros((n_outputs, 3))
         if optimizer == "sgd":
-            self.state_[:, 0] = 1.0          # scale s
+            self.state_[:, 0] = 1.0  # scale s
 
     def _validate(self):
         self.multiclass = self.loss in MULTICLASS_LOSSES
         if self.multiclass:
             if self.n_outputs < 2:
-                raise NBSVMError(f"loss {self.loss!r} trains two or more outputs together; "
-                                 f"got {self.n_outputs}")
+                raise NBSVMError(
+                    f"loss {self.loss!r} trains two or more outputs together; got {self.n_outputs}"
+                )
         else:
             check_loss(self.loss)
             self._loss = resolve_loss(self.loss)
         if self.optimizer not in OPTIMIZERS:
-            raise NBSVMError(f"unknown optimizer {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}")
+            raise NBSVMError(
+                f"unknown optimizer {self.optimizer!r}; allowed: {', '.join(OPTIMIZERS)}"
+            )
         if not (np.isfinite(self.eta0) and self.eta0 > 0):
             raise NBSVMError(f"eta0 must be a positive number, got {self.eta0!r}")
         if not (np.isfinite(self.lam) and self.lam >= 0):
@@ -115,14 +131,18 @@ class LinearSGD:
         if self.class_weight is not None:
             cw = np.asarray(self.class_weight, dtype=np.float64)
             if cw.shape != (self.n_outputs, 2) or not (np.isfinite(cw).all() and (cw > 0).all()):
-                raise NBSVMError("class_weight must hold a positive (positive, negative) "
-                                 f"weight pair per output, shape ({self.n_outputs}, 2)")
+                raise NBSVMError(
+                    "class_weight must hold a positive (positive, negative) "
+                    f"weight pair per output, shape ({self.n_outputs}, 2)"
+                )
             self.class_weight = cw
         if not (isinstance(self.threads, (int, np.integer)) and 1 <= self.threads <= 64):
             raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
         if self.optimizer == "sgd" and self.lam * self.eta0 >= 1:
-            raise NBSVMError(f"lambda * eta0 must be < 1 for SGD (got {self.lam * self.eta0:g}): "
-                             "the first L2 step would flip the weights' sign")
+            raise NBSVMError(
+                f"lambda * eta0 must be < 1 for SGD (got {self.lam * self.eta0:g}): "
+                "the first L2 step would flip the weights' sign"
+            )
 
     def set_class_weight(self, class_weight) -> None:
         """Weigh the documents' steps from now on (``class_weight`` as the parameter; None:
@@ -146,20 +166,21 @@ class LinearSGD:
         losses = np.zeros(self.n_outputs)
         if self.optimizer == "adagrad" and self.threads > 1 and len(order) >= 64 * self.threads:
             for k in range(self.n_outputs):
-                losses[k] = self._hogwild(ids, offsets, *output_targets(codes, positive, k),
-                                          order, k)
+                losses[k] = self._hogwild(
+                    ids, offsets, *output_targets(codes, positive, k), order, k
+                )
         else:
             workers = min(self.n_outputs, os.cpu_count() or 1)
 
             def work(part):
                 for k in range(part, self.n_outputs, workers):
-                    losses[k] = self._output_epoch(ids, offsets,
-                                                   *output_targets(codes, positive, k),
-                                                   order, k)
+                    losses[k] = self._output_epoch(
+                        ids, offsets, *output_targets(codes, positive, k), order, k
+                    )
 
             run_parts(work, workers)
         total = 0.0
-        for loss in losses:             # summed in output order, as one thread would
+        for loss in losses:  # summed in output order, as one thread would
             total += loss
         return total / max(1, len(order) * self.n_outputs)
 
@@ -167,22 +188,36 @@ class LinearSGD:
         """All outputs at once on a multi-class loss; ``positive[k]`` is output k's class
         code. Returns the mean loss per example."""
         if isinstance(positive, np.ndarray) and positive.ndim == 2:
-            raise NBSVMError(f"loss {self.loss!r} picks one class per document; multi-label "
-                             "targets need a margin loss")
+            raise NBSVMError(
+                f"loss {self.loss!r} picks one class per document; multi-label "
+                "targets need a margin loss"
+            )
         positive = np.asarray(positive, dtype=np.int64)
         top = max(int(codes.max(initial=0)), int(positive.max(initial=0))) + 1
         output_of = np.full(top, -1, dtype=np.int32)
         output_of[positive[positive >= 0]] = np.flatnonzero(positive >= 0)
         target = output_of[codes]
-        weight = np.zeros(0) if self.class_weight is None else \
-            np.ascontiguousarray(self.class_weight[:, 0], dtype=np.float64)
-        total = _kernels._multiclass_epoch(ids, offsets, target, weight, order, self.S_,
-                                           self.state_,
-                                           float(self.eta0), float(self.lam),
-                                           float(self._bias_rate()),
-                                           MULTICLASS_LOSSES[self.loss],
-                                           self.optimizer == "adagrad", float(self.eps),
-                                           bool(self.unit))
+        weight = (
+            np.zeros(0)
+            if self.class_weight is None
+            else np.ascontiguousarray(self.class_weight[:, 0], dtype=np.float64)
+        )
+        total = _kernels._multiclass_epoch(
+            ids,
+            offsets,
+            target,
+            weight,
+            order,
+            self.S_,
+            self.state_,
+            float(self.eta0),
+            float(self.lam),
+            float(self._bias_rate()),
+            MULTICLASS_LOSSES[self.loss],
+            self.optimizer == "adagrad",
+            float(self.eps),
+            bool(self.unit),
+        )
         return total / max(1, len(order))
 
     def _bias_rate(self) -> float:
@@ -194,17 +229,41 @@ class LinearSGD:
         """One pass of output ``k`` over ``order`` (its scalars in ``state``, default its own)."""
         state = self.state_[k] if state is None else state
         y = np.where(codes == positive, 1.0, -1.0)
-        weight = np.zeros(0) if self.class_weight is None else \
-            np.where(codes == positive, *self.class_weight[k])
+        weight = (
+            np.zeros(0)
+            if self.class_weight is None
+            else np.where(codes == positive, *self.class_weight[k])
+        )
         if self.optimizer == "sgd":
-            return _kernels._sgd_epoch(ids, offsets, y, weight, order, self.S_[k], state,
-                                       float(self.eta0), float(self.lam),
-                                       float(self._bias_rate()), self._loss.code,
-                                       bool(self.unit))
-        return _kernels._adagrad_epoch(ids, offsets, y, weight, order, self.S_[k], state,
-                                       float(self.eta0), float(self.lam),
-                                       float(self._bias_rate()), self._loss.code,
-                                       float(self.eps), bool(self.unit))
+            return _kernels._sgd_epoch(
+                ids,
+                offsets,
+                y,
+                weight,
+                order,
+                self.S_[k],
+                state,
+                float(self.eta0),
+                float(self.lam),
+                float(self._bias_rate()),
+                self._loss.code,
+                bool(self.unit),
+            )
+        return _kernels._adagrad_epoch(
+            ids,
+            offsets,
+            y,
+            weight,
+            order,
+            self.S_[k],
+            state,
+            float(self.eta0),
+            float(self.lam),
+            float(self._bias_rate()),
+            self._loss.code,
+            float(self.eps),
+            bool(self.unit),
+        )
 
     def _hogwild(self, ids, offsets, codes, positive, order, k) -> float:
         """AdaGrad over ``order`` split across threads sharing ``S_[k]`` without locks.
@@ -218,8 +277,7 @@ class LinearSGD:
         losses = [0.0] * len(parts)
 
         def work(i):
-            losses[i] = self._output_epoch(ids, offsets, codes, positive, parts[i], k,
-                                           states[i])
+            losses[i] = self._output_epoch(ids, offsets, codes, positive, parts[i], k, states[i])
 
         run_parts(work, len(parts))
         self.state_[k] = start + sum(st - start for st in states)

@@ -4,6 +4,7 @@ kernels (float64 ``+-1`` for binary, int64 class codes for multi-class, an int8 
 n_labels)`` matrix of ``+-1`` for multi-label, float64 targets for regression).
 :class:`TargetsMixin` holds these steps for :class:`~nbsvm.learners.base.OnlineLearner`.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -11,7 +12,8 @@ import warnings
 
 import numpy as np
 
-from nbsvm.compat import DataConversionWarning, InputError, interop as _interop
+from nbsvm.compat import DataConversionWarning, InputError
+from nbsvm.compat import interop as _interop
 
 
 class Labels(list):
@@ -66,7 +68,7 @@ def unique_labels(values) -> Labels:
         return Labels(np.unique(np.array(items)).tolist())
     if any(numeric) and any(isinstance(v, str) for v in items):
         raise InputError("Unknown label type: y mixes strings and numbers; give one kind")
-    return Labels(sorted({str(v) for v in items}))      # other objects: their names
+    return Labels(sorted({str(v) for v in items}))  # other objects: their names
 
 
 class TargetsMixin:
@@ -93,38 +95,46 @@ class TargetsMixin:
         name = type(self).__name__
         try:
             a = np.asarray(y)
-        except ValueError as e:                       # ragged nested sequences
+        except ValueError as e:  # ragged nested sequences
             raise InputError(f"y should be a 1d array of labels: {e}") from None
         if a.dtype.kind == "c":
             raise InputError("Complex data not supported (y)")
         if a.ndim == 2 and a.shape[1] == 1:
-            warnings.warn(_interop(DataConversionWarning)(
-                "A column-vector y was passed when a 1d array was expected. Please change "
-                "the shape of y to (n_samples,), for example using ravel()."), stacklevel=4)
+            warnings.warn(
+                _interop(DataConversionWarning)(
+                    "A column-vector y was passed when a 1d array was expected. Please change "
+                    "the shape of y to (n_samples,), for example using ravel()."
+                ),
+                stacklevel=4,
+            )
             a = a.ravel()
         elif a.ndim != 1:
-            raise InputError(f"y should be a 1d array, got an array of shape {a.shape} "
-                             "instead.")
+            raise InputError(f"y should be a 1d array, got an array of shape {a.shape} instead.")
         if len(a) != n_rows:
-            raise InputError(f"{n_rows} rows but {len(a)} labels: X and y have inconsistent "
-                             "numbers of samples")
+            raise InputError(
+                f"{n_rows} rows but {len(a)} labels: X and y have inconsistent numbers of samples"
+            )
         if self.task == "regression":
             try:
                 a = a.astype(np.float64)
             except (TypeError, ValueError):
-                raise InputError("regression targets must be finite numbers, got "
-                                 f"{a.dtype} values") from None
+                raise InputError(
+                    f"regression targets must be finite numbers, got {a.dtype} values"
+                ) from None
             if not np.all(np.isfinite(a)):
                 what = "NaN" if np.isnan(a).any() else "infinity"
-                raise InputError(f"Input y contains {what}: regression targets must be "
-                                 "finite numbers")
+                raise InputError(
+                    f"Input y contains {what}: regression targets must be finite numbers"
+                )
         elif a.dtype.kind == "f":
             if not np.all(np.isfinite(a)):
                 what = "NaN" if np.isnan(a).any() else "infinity"
                 raise InputError(f"Input y contains {what}: class labels must be finite")
             if np.any(a != np.round(a)):
-                raise InputError(f"Unknown label type: continuous. {name} is a classifier: y "
-                                 "must hold class labels, not real-valued targets")
+                raise InputError(
+                    f"Unknown label type: continuous. {name} is a classifier: y "
+                    "must hold class labels, not real-valued targets"
+                )
         return a
 
     # ---- labels ----------------------------------------------------------------------
@@ -133,18 +143,21 @@ class TargetsMixin:
             self.classes_ = Labels()
             return
         if self.task == "multilabel":
-            seen = set(classes) if classes is not None else {str(l) for ys in y for l in ys}
+            seen = set(classes) if classes is not None else {str(lab) for ys in y for lab in ys}
             self.classes_ = Labels(sorted(str(c) for c in seen))
         else:
             self.classes_ = unique_labels(classes if classes is not None else y)
         n, shown = len(self.classes_), ", ".join(map(str, self.classes_[:5]))
         if self.task == "binary" and n != 2:
-            raise InputError(f"{type(self).__name__} is binary: needs exactly two classes, "
-                             f"got {n} class{'es' if n != 1 else ''} ({shown}). Only binary "
-                             "classification is supported.")
+            raise InputError(
+                f"{type(self).__name__} is binary: needs exactly two classes, "
+                f"got {n} class{'es' if n != 1 else ''} ({shown}). Only binary "
+                "classification is supported."
+            )
         if self.task == "multiclass" and n < 2:
-            raise InputError(f"need at least two classes, got {n} class"
-                             f"{'es' if n != 1 else ''} ({shown})")
+            raise InputError(
+                f"need at least two classes, got {n} class{'es' if n != 1 else ''} ({shown})"
+            )
 
     def _class_values(self) -> np.ndarray:
         classes = self.classes_
@@ -161,11 +174,12 @@ class TargetsMixin:
             Y = -np.ones((len(y), len(self.classes_)), dtype=np.int8)
             try:
                 for d, ys in enumerate(y):
-                    for l in ys:
-                        Y[d, index[str(l)]] = 1
+                    for lab in ys:
+                        Y[d, index[str(lab)]] = 1
             except KeyError as e:
-                raise InputError(f"unknown label {e.args[0]!r}; this model knows: "
-                                 f"{', '.join(self.classes_)}") from None
+                raise InputError(
+                    f"unknown label {e.args[0]!r}; this model knows: {', '.join(self.classes_)}"
+                ) from None
             return Y
         codes = self._codes(y)
         if self.task == "binary":
@@ -185,18 +199,23 @@ class TargetsMixin:
             # labels match classes by name (the string form of a number), vectorized:
             # the names of sorted string classes are sorted
             if labels.dtype.kind != "U":
-                labels = np.array([str(l) for l in labels]) if labels.dtype == object \
+                labels = (
+                    np.array([str(lab) for lab in labels])
+                    if labels.dtype == object
                     else labels.astype(str)
+                )
             names = classes.astype(str)
             if classes.dtype == object:
                 codes = np.minimum(np.searchsorted(names, labels), len(names) - 1)
             else:
                 index = {c: i for i, c in enumerate(names.tolist())}
-                codes = np.array([index.get(l, 0) for l in labels.tolist()], dtype=np.int64)
+                codes = np.array([index.get(lab, 0) for lab in labels.tolist()], dtype=np.int64)
             unknown = names[codes] != labels
         if unknown.any():
-            raise InputError(f"unknown label {str(labels[np.argmax(unknown)])!r}; this model "
-                             f"knows: {', '.join(map(str, self.classes_))}")
+            raise InputError(
+                f"unknown label {str(labels[np.argmax(unknown)])!r}; this model "
+                f"knows: {', '.join(map(str, self.classes_))}"
+            )
         return codes.astype(np.int64)
 
     @property

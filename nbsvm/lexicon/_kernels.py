@@ -3,6 +3,7 @@ the two-class ratios (:mod:`nbsvm.lexicon.nblexicon`); for column building
 (:mod:`nbsvm.models.columns`), which buckets are kept (document frequency >= ``min_df``), their column numbers,
 the class counts by kept column, and the NB ratios written into the learner's value field
 (binary, one-vs-rest, and per label against the documents without it)."""
+
 import math
 
 import numpy as np
@@ -53,7 +54,6 @@ def two_class_ratios(pos, neg, alpha, out):
     return n_seen
 
 
-
 @njit(cache=True, nogil=True)
 def seen_sums(counts, min_df, lo, hi):
     """Over buckets ``lo..hi-1``: how many were seen in any class, each class's count
@@ -80,8 +80,9 @@ def seen_sums(counts, min_df, lo, hi):
 
 
 @njit(cache=True, nogil=True)
-def compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, lo, hi, c0,
-                   dense=False):
+def compact_ratios(
+    counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, lo, hi, c0, dense=False
+):
     """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1),
     for buckets ``lo..hi-1`` whose first kept one gets column ``c0`` (ranges can run in
     parallel threads when each knows how many columns the ranges before it keep).
@@ -100,8 +101,7 @@ def compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, 
         total_sum += sums[k]
     shift = 0.0
     if binary:
-        shift = (math.log(sums[rows[0]] + alpha * n_seen)
-                 - math.log(sums[rows[1]] + alpha * n_seen))
+        shift = math.log(sums[rows[0]] + alpha * n_seen) - math.log(sums[rows[1]] + alpha * n_seen)
     c = c0
     for i in range(lo, hi):
         if dense:
@@ -138,6 +138,7 @@ def compact_ratios(counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, 
 # column, and each class's total of distinct buckets per document (the sum of its counts
 # over every seen bucket, which the ratios' norms need). The ratios are those of the dense
 # per-class counts, bit for bit: every sum is of integers (exact in float64).
+
 
 @njit(cache=True, nogil=True)
 def count_df(df, ids):
@@ -177,8 +178,7 @@ def df_to_columns(df, min_df, lo, hi, c0):
 
 
 @njit(cache=True, nogil=True)
-def count_columns(counts, docs, id_totals, kept_df, ids, offsets, codes, set_ptr, set_rows,
-                   remap):
+def count_columns(counts, docs, id_totals, kept_df, ids, offsets, codes, set_ptr, set_rows, remap):
     """For every document d, each row ``r`` its code lists (``set_rows[set_ptr[c]:
     set_ptr[c + 1]]`` for ``c = codes[d]``: the class's own row for one label per document,
     every label of the set for multi-label): its kept columns counted in ``counts[r]``,

@@ -1,4 +1,5 @@
 """A lexicon from labeled documents in one streaming pass (``nbsvm lexicon``)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,8 +9,14 @@ from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.text.hashing import Hasher
 
 
-def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None,
-                  lexicon: NBLexicon | None = None, corpus: dict | None = None) -> NBLexicon:
+def build_lexicon(
+    docs,
+    hasher: Hasher,
+    alpha: float = 1.0,
+    callback=None,
+    lexicon: NBLexicon | None = None,
+    corpus: dict | None = None,
+) -> NBLexicon:
     """One streaming pass over labeled documents; returns the fitted :class:`NBLexicon`.
 
     ``callback`` receives ``{"stage": "lexicon", "docs": n}`` after each batch.
@@ -23,12 +30,11 @@ def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None,
         lexicon = NBLexicon(hasher, alpha=alpha)
     lexicon._init_state()
     n = 0
-    lengths = np.zeros(1 << 16, dtype=np.int64)     # capped histogram: memory stays flat
+    lengths = np.zeros(1 << 16, dtype=np.int64)  # capped histogram: memory stays flat
     n_ids = 0
     for batch in hash_batches(docs, hasher):
         n_ids += int(batch.offsets[-1] - batch.offsets[0])
-        lengths += np.bincount(np.minimum(np.diff(batch.offsets), (1 << 16) - 1),
-                               minlength=1 << 16)
+        lengths += np.bincount(np.minimum(np.diff(batch.offsets), (1 << 16) - 1), minlength=1 << 16)
         codes = np.empty(len(batch), dtype=np.int32)
         for i, label in enumerate(batch.labels):
             if label is None:
@@ -41,6 +47,9 @@ def build_lexicon(docs, hasher: Hasher, alpha: float = 1.0, callback=None,
     if n == 0:
         raise NBSVMError("no labeled documents in the input")
     if corpus is not None:
-        corpus.update(documents=n, ngrams=n_ids,
-                      median_ngrams=int(np.searchsorted(np.cumsum(lengths), (n + 1) // 2)))
+        corpus.update(
+            documents=n,
+            ngrams=n_ids,
+            median_ngrams=int(np.searchsorted(np.cumsum(lengths), (n + 1) // 2)),
+        )
     return lexicon

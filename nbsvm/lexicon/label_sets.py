@@ -1,5 +1,6 @@
 """Multi-label NB ratios: a label's documents against the documents without it, from counts
 by kept column, and a lexicon of label-set keys (``a,b``) read as per-label counts."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,13 +16,14 @@ def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
     ``c`` (``counts[k, c]``) against the others holding it (``kept_df[c] - counts[k, c]``),
     norms over the kept columns, as for one-vs-rest."""
     n_kept = S.shape[1]
-    sums = counts.sum(axis=1, dtype=np.float64)        # integers: exact
+    sums = counts.sum(axis=1, dtype=np.float64)  # integers: exact
     total = float(kept_df.sum(dtype=np.int64))
     cuts = two_ranges(n_kept)
 
     def fill(k):
-        kernels.label_ratios(counts, kept_df, float(alpha), n_kept, sums, total, S,
-                      int(cuts[k]), int(cuts[k + 1]))
+        kernels.label_ratios(
+            counts, kept_df, float(alpha), n_kept, sums, total, S, int(cuts[k]), int(cuts[k + 1])
+        )
 
     run_parts(fill, 2)
 
@@ -37,5 +39,10 @@ def label_set_counts(lexicon: NBLexicon, classes: list, min_df: int):
     df = key_counts.sum(axis=0, dtype=np.int64)
     kept = np.flatnonzero(df >= max(int(min_df), 1))
     member = membership(classes, keys).astype(np.int64)
-    return (buckets[kept], member @ key_counts[:, kept], df[kept],
-            member @ lexicon.class_counts_, len(buckets))
+    return (
+        buckets[kept],
+        member @ key_counts[:, kept],
+        df[kept],
+        member @ lexicon.class_counts_,
+        len(buckets),
+    )

@@ -6,6 +6,7 @@ the buckets seen in training (any class); ``r = log((p/||p||_1) / (q/||q||_1))``
 buckets get ``r = 0``. With two classes there is one ratio vector (for ``classes_[1]``
 against ``classes_[0]``); with more, one per class against the rest.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -14,14 +15,15 @@ import numpy as np
 
 from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE
 from nbsvm.errors import NBSVMError
+from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.paircounts import PairCounts
-from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.text.hashing import Hasher
 
 
-def nb_ratios(pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float,
-              out: np.ndarray | None = None) -> np.ndarray:
+def nb_ratios(
+    pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float, out: np.ndarray | None = None
+) -> np.ndarray:
     """Log-count ratio over the buckets seen in either count vector (float32, dense)."""
     if out is None:
         out = np.empty(pos_counts.shape[0], dtype=RATIO_DTYPE)
@@ -67,7 +69,7 @@ class NBLexicon:
         if not hasattr(self, "_labels"):
             if not (isinstance(self.alpha, (int, float)) and self.alpha > 0):
                 raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
-            self._labels: list[str] = []          # first-appearance order
+            self._labels: list[str] = []  # first-appearance order
             self._mm, self._store = mm, store
             self._pairs: PairCounts | None = PairCounts() if store is None else None
             self._docs_store = np.zeros(2, dtype=np.int64)
@@ -81,7 +83,7 @@ class NBLexicon:
         return lexicon
 
     @classmethod
-    def from_label_counts(cls, hasher: Hasher, alpha: float, by_label: dict) -> "NBLexicon":
+    def from_label_counts(cls, hasher: Hasher, alpha: float, by_label: dict) -> NBLexicon:
         """A lexicon from ``{label: (documents, buckets, counts)}`` (as :meth:`label_counts`
         returns; buckets sorted and distinct)."""
         lexicon = cls(hasher, alpha=alpha)
@@ -129,7 +131,7 @@ class NBLexicon:
             k = len(self._labels)
             if k == 2 and self._pairs is None:
                 self._to_pairs()
-            if k == len(self._docs_store):       # grow by doubling (new classes are rare)
+            if k == len(self._docs_store):  # grow by doubling (new classes are rare)
                 docs = np.zeros(2 * k, dtype=np.int64)
                 docs[:k] = self._docs_store
                 self._docs_store = docs
@@ -144,11 +146,11 @@ class NBLexicon:
 
     @property
     def _counts(self) -> np.ndarray:
-        return self._store[:len(self._labels)]
+        return self._store[: len(self._labels)]
 
     @property
     def _docs(self) -> np.ndarray:
-        return self._docs_store[:len(self._labels)]
+        return self._docs_store[: len(self._labels)]
 
     def add_batch(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
         """Count a CSR batch of binarized documents whose labels are codes from :meth:`code_of`."""
@@ -224,8 +226,9 @@ class NBLexicon:
         df[buckets] = counts.sum(axis=0, dtype=np.int64)
         return df
 
-    def kept_ratios(self, alpha: float | None = None,
-                    min_df: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    def kept_ratios(
+        self, alpha: float | None = None, min_df: int = 1
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(buckets, ratios)``: the buckets seen in at least ``min_df`` documents and
         their NB log-count ratios, shape ``(1, n)`` for two classes (``classes_[1]``
         against ``classes_[0]``, norms over every seen bucket), else ``(K, n)`` (each class
@@ -269,8 +272,12 @@ class NBLexicon:
 
     # -- files ----------------------------------------------------------------------------
     def header(self) -> dict:
-        return dict(hasher=self.hasher.settings(), alpha=self.alpha, classes=self.classes_,
-                    class_counts=self.class_counts_.tolist())
+        return dict(
+            hasher=self.hasher.settings(),
+            alpha=self.alpha,
+            classes=self.classes_,
+            class_counts=self.class_counts_.tolist(),
+        )
 
     def save(self, path) -> None:
         """Save sparsely (only seen buckets) with the settings, atomically."""
@@ -278,12 +285,12 @@ class NBLexicon:
         save_npz(path, "lexicon", self.header(), {"buckets": seen, "counts": rows})
 
     @classmethod
-    def load(cls, path) -> "NBLexicon":
+    def load(cls, path) -> NBLexicon:
         header, arrays = load_npz(path, "lexicon")
         return cls.from_parts(header, arrays.get("buckets"), arrays.get("counts"), path)
 
     @classmethod
-    def from_parts(cls, header, buckets, counts, path) -> "NBLexicon":
+    def from_parts(cls, header, buckets, counts, path) -> NBLexicon:
         """A lexicon from what :meth:`save` writes (a lexicon file, or the part of a model
         file that keeps its counts), every value checked."""
         try:
@@ -292,28 +299,42 @@ class NBLexicon:
             docs = [int(x) for x in header["class_counts"]]
             if buckets is None or counts is None:
                 raise KeyError("buckets or counts")
-            ok = (buckets.ndim == 1 and counts.shape == (len(classes), buckets.shape[0])
-                  and len(docs) == len(classes) and buckets.dtype == BUCKET_DTYPE
-                  and counts.dtype == np.int32
-                  and (buckets.size == 0 or (buckets.min() >= 0
-                                             and buckets.max() < (1 << hasher.n_bits))))
+            ok = (
+                buckets.ndim == 1
+                and counts.shape == (len(classes), buckets.shape[0])
+                and len(docs) == len(classes)
+                and buckets.dtype == BUCKET_DTYPE
+                and counts.dtype == np.int32
+                and (
+                    buckets.size == 0
+                    or (buckets.min() >= 0 and buckets.max() < (1 << hasher.n_bits))
+                )
+            )
         except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
             raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
         except NBSVMError as e:
             raise NBSVMError(f"corrupted lexicon file: {e.message}", path=str(path)) from None
         if not ok:
-            raise NBSVMError("corrupted lexicon file: arrays do not match the header", path=str(path))
+            raise NBSVMError(
+                "corrupted lexicon file: arrays do not match the header", path=str(path)
+            )
         alpha = header.get("alpha")
         problem = (
             "buckets not strictly increasing (unsorted or repeated)"
-            if buckets.size > 1 and np.any(np.diff(buckets) <= 0) else
-            "negative counts" if (counts.size and counts.min() < 0) or min(docs, default=0) < 0
-            else f"repeated class names {classes}" if len(set(classes)) != len(classes)
+            if buckets.size > 1 and np.any(np.diff(buckets) <= 0)
+            else "negative counts"
+            if (counts.size and counts.min() < 0) or min(docs, default=0) < 0
+            else f"repeated class names {classes}"
+            if len(set(classes)) != len(classes)
             else "classes must be a list of strings"
             if not all(isinstance(c, str) for c in header["classes"])
             else f"bad alpha {alpha!r}"
-            if isinstance(alpha, bool) or not isinstance(alpha, (int, float))
-            or not np.isfinite(alpha) or alpha <= 0 else None)
+            if isinstance(alpha, bool)
+            or not isinstance(alpha, (int, float))
+            or not np.isfinite(alpha)
+            or alpha <= 0
+            else None
+        )
         if problem:
             raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
         by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}

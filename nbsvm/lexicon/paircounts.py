@@ -7,6 +7,7 @@ appended to a buffer of keys that is sorted, run-length counted and merged into 
 sorted arrays when it holds as many keys as they do (or 4M), so each key is sorted
 O(log n) times in all and the buffer never exceeds the counts' own size by more than 4M keys.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -135,7 +136,7 @@ class PairCounts:
         self._n_pending = 0
 
     @classmethod
-    def from_dense(cls, rows: np.ndarray) -> "PairCounts":
+    def from_dense(cls, rows: np.ndarray) -> PairCounts:
         """From dense count rows over every bucket (row ``c`` is code ``c``'s)."""
         out = cls()
         out.keys, out.counts = _nonzero_keys(rows)
@@ -154,8 +155,9 @@ class PairCounts:
         """Add ``counts`` (aligned with the sorted, distinct ``buckets``) to one code's."""
         nz = np.flatnonzero(counts)
         keys = (np.asarray(buckets, dtype=np.int64)[nz] << 32) | int(code)
-        self.keys, self.counts = _merge(self.keys, self.counts, keys,
-                                        np.asarray(counts, dtype=np.int32)[nz])
+        self.keys, self.counts = _merge(
+            self.keys, self.counts, keys, np.asarray(counts, dtype=np.int32)[nz]
+        )
 
     def flush(self) -> None:
         """Merge the buffered keys into the sorted counts."""

@@ -29,6 +29,7 @@ eleven), paired over the validation groups (the five folds, or five blocks of th
 (:func:`one_se_choice` says why). The caller trains the final model on all the data with the
 choice (:func:`auto_fit`): the model equals ``nbsvm train`` with the settings printed.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -36,42 +37,44 @@ import math
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS, data_default
-from nbsvm.data.batches import Batch, hash_batch, rows_of
-from nbsvm.data.rowencoder import batches as doc_chunks
+from nbsvm.config import DEFAULTS, data_default
+from nbsvm.data.batches import hash_batch, rows_of
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.cachestore import ReadyCache
+from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.samples import join_caches, split_blocks
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
-from nbsvm.io.document import Document
+from nbsvm.io.document import Document, rereadable
 from nbsvm.io.labels import classes_of
-from nbsvm.text.hashing import Hasher
-from nbsvm.text.scripts import SPLIT_CHAR_RE
-from nbsvm.io.document import rereadable
+from nbsvm.learners.targets import Labels
 from nbsvm.models.fitting import Fit
 from nbsvm.models.selection import VALIDATION_GROUPS, one_se_choice, t_quantile
-from nbsvm.learners.targets import Labels
+from nbsvm.text.scripts import SPLIT_CHAR_RE
 
-CHUNK = 512                     # documents read and hashed at a time
-N_PARTS = 10                    # seeded parts; a fold validates two of them
+if TYPE_CHECKING:
+    import pandas as pd
+
+CHUNK = 512  # documents read and hashed at a time
+N_PARTS = 10  # seeded parts; a fold validates two of them
 FOLDS_BELOW_NGRAMS = 5_000_000  # smaller corpora are cross-validated (5 folds)
 RUNG_FRACTIONS = (1 / 9, 1 / 3, 1.0)
-KEEP = 3                        # each rung keeps the best third
-N_CANDIDATES = 27               # rung 0's candidates when the budget allows
-MIN_RUNG_DOCS = 500             # a rung sample never smaller than this (or all)
-SCRIPT_PEEK_DOCS = 2_000        # the first documents' characters tell the script ...
-SCRIPT_SHARE = 0.05             # ... a share above which both tokenizers are tried
-SHORT_DOCUMENTS = 100           # median n-grams below which character n-grams are tried
+KEEP = 3  # each rung keeps the best third
+N_CANDIDATES = 27  # rung 0's candidates when the budget allows
+MIN_RUNG_DOCS = 500  # a rung sample never smaller than this (or all)
+SCRIPT_PEEK_DOCS = 2_000  # the first documents' characters tell the script ...
+SCRIPT_SHARE = 0.05  # ... a share above which both tokenizers are tried
+SHORT_DOCUMENTS = 100  # median n-grams below which character n-grams are tried
 SMALL_CORPUS_NGRAMS = 2_000_000  # ... and word n-grams below which they are tried anyway
 CHAR_NGRAMS = 4
-BETAS = (1.0, 0.5)              # two classes: scored on each trained model
+BETAS = (1.0, 0.5)  # two classes: scored on each trained model
 # a change must gain more than N_SE standard errors (paired over the validation groups)
 # over the defaults, and more than the Bonferroni bound for the m changes of the last rung:
 # Student's t quantile at 1 - FALSE_CHOICE / m, with the groups less one degrees of freedom
@@ -81,7 +84,7 @@ BETAS = (1.0, 0.5)              # two classes: scored on each trained model
 # freedom asks 4.73 there.
 N_SE = 2.0
 FALSE_CHOICE = 0.05
-SAFETY = 0.85                   # share of the budget the plan may fill
+SAFETY = 0.85  # share of the budget the plan may fill
 # The plan is sized in seconds of the reference machine (2 cores, where results/
 # robustness.md is measured), predicted from the work each trial does, not timed on the
 # fly: a busy or slow machine runs the same trials and chooses the same settings. A
@@ -94,7 +97,7 @@ TRAINING_S = 0.05
 UPDATE_S = 8e-9
 SCORE_S = 5e-8
 HASH_S = 1.6e-7
-OVERRUN = 3.0                   # the wall clock stops a search only past 3x its budget
+OVERRUN = 3.0  # the wall clock stops a search only past 3x its budget
 
 
 def search_space(multi: bool, multilabel: bool, chars: bool, scripts: bool = False) -> dict:
@@ -103,8 +106,13 @@ def search_space(multi: bool, multilabel: bool, chars: bool, scripts: bool = Fal
     the n-gram order, NB smoothing (``alpha`` 0.1: 20NG +1 point, MPQA +0.5), L2 strength,
     the loss, unit rows, ``min_df``, plain binarized features (two classes) and
     ``beta``."""
-    space = {"ngrams": [3, 2, 1], "alpha": [1.0, 0.1], "lam": [1e-4, 1e-5],
-             "norm": [None, "flip"], "min_df": [None, "flip"]}
+    space = {
+        "ngrams": [3, 2, 1],
+        "alpha": [1.0, 0.1],
+        "lam": [1e-4, 1e-5],
+        "norm": [None, "flip"],
+        "min_df": [None, "flip"],
+    }
     if multi or multilabel:
         space["loss"] = [None, "hinge"]
         space["epochs"] = [None, 10]
@@ -120,29 +128,39 @@ def search_space(multi: bool, multilabel: bool, chars: bool, scripts: bool = Fal
 
 @dataclass
 class AutoResult:
-    chosen: dict                # the settings to train with (parameter -> value)
-    changed: dict               # those of them that differ from the defaults
+    chosen: dict  # the settings to train with (parameter -> value)
+    changed: dict  # those of them that differ from the defaults
     reason: str
-    table: "pd.DataFrame"       # every trial: rung, documents, settings changed, score
-    seconds: float              # the search's wall time, reading pass included
+    table: pd.DataFrame  # every trial: rung, documents, settings changed, score
+    seconds: float  # the search's wall time, reading pass included
     budget: float
-    split: str                  # "5-fold" or "hold-out 20%"
+    split: str  # "5-fold" or "hold-out 20%"
     metric: str
     stopped_by_budget: bool = False
     n_trainings: int = 0
 
     def header(self) -> dict:
         """What a model file keeps of the search (JSON)."""
-        return {"changed": self.changed, "reason": self.reason, "seconds": round(self.seconds, 3),
-                "budget": self.budget, "split": self.split, "metric": self.metric,
-                "trainings": self.n_trainings, "stopped_by_budget": self.stopped_by_budget}
+        return {
+            "changed": self.changed,
+            "reason": self.reason,
+            "seconds": round(self.seconds, 3),
+            "budget": self.budget,
+            "split": self.split,
+            "metric": self.metric,
+            "trainings": self.n_trainings,
+            "stopped_by_budget": self.stopped_by_budget,
+        }
 
 
 def _resolve(space: dict, defaults: dict) -> dict:
     """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two."""
-    other = {"norm": {"l2": "none", "none": "l2"}, "min_df": {1: 2, 2: 1},
-             "split_scripts": {True: False, False: True},
-             "char_ngrams": {0: CHAR_NGRAMS, CHAR_NGRAMS: 0}}
+    other = {
+        "norm": {"l2": "none", "none": "l2"},
+        "min_df": {1: 2, 2: 1},
+        "split_scripts": {True: False, False: True},
+        "char_ngrams": {0: CHAR_NGRAMS, CHAR_NGRAMS: 0},
+    }
     out = {}
     for name, values in space.items():
         vals = []
@@ -154,17 +172,21 @@ def _resolve(space: dict, defaults: dict) -> dict:
     return out
 
 
-def _defaults(estimator: type, base: dict, classes: list, corpus: dict, multilabel: bool
-              ) -> dict:
+def _defaults(estimator: type, base: dict, classes: list, corpus: dict, multilabel: bool) -> dict:
     """What ``base`` resolves to on this data (the task's defaults, the data's defaults)."""
     model = estimator(**base)
     model.corpus_ = corpus
     model.classes_ = Labels(classes)
-    out = {name: model.setting(name) for name in
-           ("loss", "optimizer", "eta0", "epochs", "norm", "min_df")}
-    out.update({k: getattr(model, k) for k in
-                ("ngrams", "alpha", "lam", "beta", "weighting", "char_ngrams",
-                 "split_scripts")})
+    out = {
+        name: model.setting(name)
+        for name in ("loss", "optimizer", "eta0", "epochs", "norm", "min_df")
+    }
+    out.update(
+        {
+            k: getattr(model, k)
+            for k in ("ngrams", "alpha", "lam", "beta", "weighting", "char_ngrams", "split_scripts")
+        }
+    )
     return out
 
 
@@ -174,17 +196,26 @@ def _candidates(space: dict, defaults: dict, fixed: set, n: int, seed: int) -> l
     keys = [k for k in space if k not in fixed]
     combos = [dict(zip(keys, vals)) for vals in itertools.product(*(space[k] for k in keys))]
     default = {k: defaults[k] for k in keys}
-    combos = [c for c in combos if c != default and not
-              (c.get("weighting") == "binary" and c.get("alpha", defaults["alpha"]) != defaults["alpha"])]
+    combos = [
+        c
+        for c in combos
+        if c != default
+        and not (
+            c.get("weighting") == "binary"
+            and c.get("alpha", defaults["alpha"]) != defaults["alpha"]
+        )
+    ]
     order = np.random.default_rng(seed).permutation(len(combos))
-    return [default] + [combos[i] for i in order[:max(0, n - 1)]]
+    return [default] + [combos[i] for i in order[: max(0, n - 1)]]
 
 
 def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, notify):
     """One pass: each document to a seeded part, hashed once per hasher. Returns
     ``{key: [FeatureCache per part]}``."""
-    writers = {key: [CacheWriter(root / f"{key}" / f"part{p}", h) for p in range(N_PARTS)]
-               for key, h in hashers.items()}
+    writers = {
+        key: [CacheWriter(root / f"{key}" / f"part{p}", h) for p in range(N_PARTS)]
+        for key, h in hashers.items()
+    }
     rng = np.random.default_rng(seed)
     seen = 0
     try:
@@ -199,13 +230,12 @@ def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, 
             seen += len(chunk)
             notify({"stage": "hash", "docs": seen})
         if seen < 2 * N_PARTS:
-            raise NBSVMError(f"--auto needs at least {2 * N_PARTS} training documents, got "
-                             f"{seen}")
+            raise NBSVMError(f"--auto needs at least {2 * N_PARTS} training documents, got {seen}")
         return {key: [w.close() for w in ws] for key, ws in writers.items()}
     except BaseException:
         for ws in writers.values():
             for w in ws:
-                w.abort()           # a published part is left alone; the rest is dropped
+                w.abort()  # a published part is left alone; the rest is dropped
         raise
 
 
@@ -224,15 +254,24 @@ def rung_sizes(n: int) -> list[int]:
     return sorted(set(sizes) - {n}) + [n]
 
 
-def auto_search(estimator: type, docs: Iterable[Document], base: dict | None = None, *,
-                time_budget: float = 60.0, seed: int = 0, workdir=None,
-                callback: Callable[[dict], None] | None = None) -> AutoResult:
+def auto_search(
+    estimator: type,
+    docs: Iterable[Document],
+    base: dict | None = None,
+    *,
+    time_budget: float = 60.0,
+    seed: int = 0,
+    workdir=None,
+    callback: Callable[[dict], None] | None = None,
+) -> AutoResult:
     """Search settings of ``estimator`` (the class, :class:`~nbsvm.NBSVMClassifier`) for
     ``docs`` (training data only) around the fixed parameters ``base`` within
     ``time_budget`` seconds (see the module docstring). Parameters in ``base`` that differ
     from the defaults are kept as given, not searched."""
     if not (isinstance(time_budget, (int, float)) and time_budget > 0):
-        raise NBSVMError(f"the time budget must be a positive number of seconds, got {time_budget!r}")
+        raise NBSVMError(
+            f"the time budget must be a positive number of seconds, got {time_budget!r}"
+        )
     search = _Search(estimator, base or {}, float(time_budget), seed, callback)
     root = Path(tempfile.mkdtemp(prefix="nbsvm-auto-", dir=workdir))
     try:
@@ -253,10 +292,12 @@ class _Search:
         self.t0 = time.perf_counter()
         self.notify = callback or (lambda event: None)
         self.budget, self.seed = budget, seed
-        self.base = {k: v for k, v in base.items()
-                     if k not in ("auto", "time_budget", "auto_metric")}
-        self.metric = base.get("auto_metric") or \
-            ("micro_f1" if base.get("multilabel") else "accuracy")
+        self.base = {
+            k: v for k, v in base.items() if k not in ("auto", "time_budget", "auto_metric")
+        }
+        self.metric = base.get("auto_metric") or (
+            "micro_f1" if base.get("multilabel") else "accuracy"
+        )
         plain = estimator()
         self.fixed = {k for k, v in self.base.items() if v != getattr(plain, k)}
         self.model = estimator(**self.base)
@@ -298,52 +339,72 @@ class _Search:
         # text in the scripts written without spaces (a share of its characters, not a
         # curly quote in English): their tokenizer is searched too
         text = "".join(d.text for d in head[:SCRIPT_PEEK_DOCS])
-        try_scripts = "split_scripts" not in fixed and \
-            len(SPLIT_CHAR_RE.findall(text)) > SCRIPT_SHARE * max(1, len(text))
+        try_scripts = "split_scripts" not in fixed and len(
+            SPLIT_CHAR_RE.findall(text)
+        ) > SCRIPT_SHARE * max(1, len(text))
         orders = [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1]
         chars = [chars0] + ([CHAR_NGRAMS if chars0 == 0 else 0] if try_chars else [])
         split0 = base.get("split_scripts", DEFAULTS["split_scripts"])
         scripts = [split0] + ([not split0] if try_scripts else [])
-        hashers = {(n, c, s): self.estimator(**dict(base, ngrams=n, char_ngrams=c,
-                                                     split_scripts=s)).validate()
-                   for n in orders for c in chars for s in scripts}
-        self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed,
-                                 self.notify)
+        hashers = {
+            (n, c, s): self.estimator(
+                **dict(base, ngrams=n, char_ngrams=c, split_scripts=s)
+            ).validate()
+            for n in orders
+            for c in chars
+            for s in scripts
+        }
+        self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed, self.notify)
         self.key0 = key0 = (orders[0], chars[0], scripts[0])
         multilabel = bool(base.get("multilabel"))
         labels = sorted({label for p in self.parts[key0] for label in p.labels})
         classes = classes_of(labels) if multilabel else labels
         if not multilabel and len(classes) < 2:
             raise NBSVMError(f"--auto needs at least two classes, got {classes}")
-        self.bits = {key: search_bits(sum(p.n_ids for p in ps), hashers[key].n_bits)
-                     for key, ps in self.parts.items()}
+        self.bits = {
+            key: search_bits(sum(p.n_ids for p in ps), hashers[key].n_bits)
+            for key, ps in self.parts.items()
+        }
         full = join_caches(self.parts[key0], root / "stats")
         corpus = corpus_stats(full)
         full.close()
         shutil.rmtree(root / "stats", ignore_errors=True)
         multi = multilabel or len(classes) > 2
-        self.defaults = defaults = _defaults(self.estimator, dict(base, char_ngrams=chars0), classes, corpus,
-                                             multilabel)
-        self.space = _resolve(search_space(multi, multilabel, try_chars, try_scripts),
-                              defaults)
-        self.betas = [defaults["beta"]] if multi or "beta" in fixed else \
-            [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
+        self.defaults = defaults = _defaults(
+            self.estimator, dict(base, char_ngrams=chars0), classes, corpus, multilabel
+        )
+        self.space = _resolve(search_space(multi, multilabel, try_chars, try_scripts), defaults)
+        self.betas = (
+            [defaults["beta"]]
+            if multi or "beta" in fixed
+            else [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
+        )
         # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)
         self.folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
         self.split = "5-fold" if self.folds == 5 else "hold-out 20%"
         self.cands = _candidates(self.space, defaults, fixed, N_CANDIDATES, self.seed)
         # pinned in every trial: what the defaults resolve to on all the data
-        self.pinned = {k: defaults[k] for k in ("min_df", "eta0", "norm")
-                       if k not in fixed and defaults[k] != "auto"}
+        self.pinned = {
+            k: defaults[k]
+            for k in ("min_df", "eta0", "norm")
+            if k not in fixed and defaults[k] != "auto"
+        }
         self.sizes = rung_sizes(sum(p.n_docs for p in self.parts[key0][2:]))  # fold 0's
         self.n_outputs = len(classes) if multi else 1
         self.pass_units = HASH_S * sum(p.n_ids for ps in self.parts.values() for p in ps)
         self.trial_units = 0.0
-        self.notify({"stage": "auto plan", "docs": corpus["documents"],
-                     "candidates": len(self.cands), "split": self.split,
-                     "space": {k: v for k, v in self.space.items() if k not in fixed},
-                     "pass_s": self.elapsed(), "budget": self.budget,
-                     "pass_reference_s": self.pass_units})
+        self.notify(
+            {
+                "stage": "auto plan",
+                "docs": corpus["documents"],
+                "candidates": len(self.cands),
+                "split": self.split,
+                "space": {k: v for k, v in self.space.items() if k not in fixed},
+                "pass_s": self.elapsed(),
+                "budget": self.budget,
+                "pass_reference_s": self.pass_units,
+            }
+        )
 
     def sample(self, key, fold: int, rung: int) -> tuple[FeatureCache, list[FeatureCache]]:
         """Fold ``fold``'s training sample for ``rung`` and its validation groups: the
@@ -355,13 +416,15 @@ class _Search:
             limit = total if rung == len(self.sizes) - 1 else min(total, self.sizes[rung])
             folder = self.root / "samples" / f"{key}-{fold}-{rung}"
             groups = self.root / "samples" / f"{key}-{fold}-valid"
-            if not groups.exists():         # the held-out documents: shared by the rungs
+            if not groups.exists():  # the held-out documents: shared by the rungs
                 n_blocks = 1 if self.folds > 1 else VALIDATION_GROUPS
                 for block in split_blocks(held, groups, n_blocks, self.bits[key]):
                     block.close()
             valid = [FeatureCache(block) for block in sorted(groups.iterdir())]
             self.samples[(key, fold, rung)] = (
-                join_caches(train, folder, limit, self.bits[key]), valid)
+                join_caches(train, folder, limit, self.bits[key]),
+                valid,
+            )
         return self.samples[(key, fold, rung)]
 
     def trial(self, i: int, rung: int) -> tuple[np.ndarray, int, float, float]:
@@ -373,13 +436,14 @@ class _Search:
         key = self.key_of(params)
         groups, sizes = [], []
         train_s, t1 = 0.0, time.perf_counter()
-        for fold in range(self.folds):          # the samples first: joined once per rung
+        for fold in range(self.folds):  # the samples first: joined once per rung
             self.sample(key, fold, rung)
         joined = time.perf_counter() - t1
         for fold in range(self.folds):
             train, valid = self.sample(key, fold, rung)
-            clf = self.estimator(**dict(params, beta=1.0, cache_dir=str(self.root),
-                                         n_bits=train.hasher.n_bits))
+            clf = self.estimator(
+                **dict(params, beta=1.0, cache_dir=str(self.root), n_bits=train.hasher.n_bits)
+            )
             clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
             train_s += clf.timings_["train_s"]
             self.n_trainings += 1
@@ -395,8 +459,10 @@ class _Search:
 
     def key_of(self, params: dict) -> tuple:
         """Which parts (hashing settings) ``params`` train on."""
-        return tuple(v if params.get(k) is None else params[k] for k, v in
-                     zip(("ngrams", "char_ngrams", "split_scripts"), self.key0))
+        return tuple(
+            v if params.get(k) is None else params[k]
+            for k, v in zip(("ngrams", "char_ngrams", "split_scripts"), self.key0)
+        )
 
     def units(self, i: int, rung: int) -> float:
         """Reference seconds of candidate ``i`` at ``rung``, every fold (see
@@ -412,9 +478,11 @@ class _Search:
         train_ids = share * sum(p.n_ids for p in train)
         valid_ids = sum(p.n_ids for p in self.parts[key][:2])
         outputs = self.n_outputs
-        return {"trainings": self.folds * TRAINING_S,
-                "updates": self.folds * outputs * params["epochs"] * train_ids * UPDATE_S,
-                "scoring": self.folds * outputs * len(self.betas) * valid_ids * SCORE_S}
+        return {
+            "trainings": self.folds * TRAINING_S,
+            "updates": self.folds * outputs * params["epochs"] * train_ids * UPDATE_S,
+            "scoring": self.folds * outputs * len(self.betas) * valid_ids * SCORE_S,
+        }
 
     def spent(self) -> float:
         """Reference seconds spent: the reading pass, then every trial run."""
@@ -425,14 +493,19 @@ class _Search:
         same on any machine)."""
         rungs = range(len(self.sizes))
         mean = {r: float(np.mean([self.units(i, r) for i in alive])) for r in rungs}
-        per_cand = sum(mean[r] / KEEP ** r for r in rungs)
+        per_cand = sum(mean[r] / KEEP**r for r in rungs)
         # later rungs carry the defaults too: reserved before the candidates are counted
         reserved = sum(self.units(0, r) for r in rungs[1:])
         room = SAFETY * self.budget - self.pass_units - reserved
         fits = max(1, int(room / per_cand))
         if fits < len(alive):
-            self.notify({"stage": "auto note", "docs": 0,
-                         "note": f"the budget allows {fits} candidate(s) of {len(self.cands)}"})
+            self.notify(
+                {
+                    "stage": "auto note",
+                    "docs": 0,
+                    "note": f"the budget allows {fits} candidate(s) of {len(self.cands)}",
+                }
+            )
             return alive[:fits]
         return alive
 
@@ -447,20 +520,19 @@ class _Search:
             scores = {}
             for i in list(alive):
                 cost = self.units(i, rung)
-                if self.spent() + cost > self.budget \
-                        or self.elapsed() > OVERRUN * self.budget:
+                if self.spent() + cost > self.budget or self.elapsed() > OVERRUN * self.budget:
                     self.stopped = True
                     break
                 groups, sizes, took, train_s = self.trial(i, rung)
                 self.trial_units += cost
-                per_beta = sizes @ groups / sizes.sum()    # the pooled score at each beta
+                per_beta = sizes @ groups / sizes.sum()  # the pooled score at each beta
                 scores[i] = (per_beta, groups)
                 self.record(i, rung, per_beta, took, cost)
             # the highest rung reached: the defaults go first in each, so even a rung the
             # budget cut short weighs what it trained against them on the same sample
             if scores:
                 self.last_scores, self.last_rung = scores, rung
-            for key in [k for k in self.samples if k[2] == rung]:     # free the rung's samples
+            for key in [k for k in self.samples if k[2] == rung]:  # free the rung's samples
                 train, valid = self.samples.pop(key)
                 train.close()
                 for cache in valid:
@@ -471,33 +543,56 @@ class _Search:
             ranked = sorted(scores, key=lambda i: (-scores[i][0].max(), i))
             # the defaults go on too: the one-standard-error rule weighs every change
             # against them on all the data (a small sample favours other settings)
-            alive = sorted(set(ranked[:max(1, math.ceil(len(ranked) / KEEP))]) | {0})
+            alive = sorted(set(ranked[: max(1, math.ceil(len(ranked) / KEEP))]) | {0})
 
-    def record(self, i: int, rung: int, per_beta: np.ndarray, took: float,
-               units: float) -> None:
+    def record(self, i: int, rung: int, per_beta: np.ndarray, took: float, units: float) -> None:
         """A trial in the table, and its event."""
         c = self.cands[i]
         used = [b for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
         docs = self.sizes[rung]
         for j, b in enumerate(used):
-            self.trials.append(dict(rung=rung, documents=docs, candidate=i,
-                                    changed=_changed(dict(c, beta=b), self.defaults),
-                                    score=float(per_beta[j]), seconds=took,
-                                    reference_s=units))
+            self.trials.append(
+                dict(
+                    rung=rung,
+                    documents=docs,
+                    candidate=i,
+                    changed=_changed(dict(c, beta=b), self.defaults),
+                    score=float(per_beta[j]),
+                    seconds=took,
+                    reference_s=units,
+                )
+            )
         best = int(np.argmax(per_beta))
-        self.notify({"stage": "auto trial", "docs": 0, "rung": rung, "candidate": i,
-                     "changed": _changed(dict(c, beta=self.betas[best]), self.defaults),
-                     "score": float(per_beta[best]), "metric": self.metric,
-                     "documents": docs, "folds": self.folds, "seconds": took,
-                     "reference_s": units})
+        self.notify(
+            {
+                "stage": "auto trial",
+                "docs": 0,
+                "rung": rung,
+                "candidate": i,
+                "changed": _changed(dict(c, beta=self.betas[best]), self.defaults),
+                "score": float(per_beta[best]),
+                "metric": self.metric,
+                "documents": docs,
+                "folds": self.folds,
+                "seconds": took,
+                "reference_s": units,
+            }
+        )
 
     def choose(self) -> AutoResult:
         """The one-standard-error rule over the last rung's (candidate, beta) scores."""
         import pandas as pd
-        pool = [{"settings": dict(self.cands[i], beta=b), "score": float(per_beta[j]),
-                 "groups": groups[:, j]}
-                for i, (per_beta, groups) in sorted(self.last_scores.items())
-                for j, b in enumerate(self.betas) if np.isfinite(per_beta[j])]
+
+        pool = [
+            {
+                "settings": dict(self.cands[i], beta=b),
+                "score": float(per_beta[j]),
+                "groups": groups[:, j],
+            }
+            for i, (per_beta, groups) in sorted(self.last_scores.items())
+            for j, b in enumerate(self.betas)
+            if np.isfinite(per_beta[j])
+        ]
         changes = sum(1 for p in pool if _changed(p["settings"], self.defaults))
         n_groups = len(pool[0]["groups"]) if pool else VALIDATION_GROUPS
         n_se = max(N_SE, t_quantile(1 - FALSE_CHOICE / max(1, changes), max(1, n_groups - 1)))
@@ -505,23 +600,34 @@ class _Search:
         if self.stopped and self.last_rung < len(self.sizes) - 1:
             # no candidate was weighed against the defaults on all the training data: a
             # gain on a small sample is too uncertain to replace them
-            pick = next(k for k, p in enumerate(pool)
-                        if not _changed(p["settings"], self.defaults))
-            why = ("the budget ran out before any candidate was weighed against the defaults "
-                   "on all the training data: the defaults are kept (a larger --time-budget "
-                   "lets the search finish)")
+            pick = next(k for k, p in enumerate(pool) if not _changed(p["settings"], self.defaults))
+            why = (
+                "the budget ran out before any candidate was weighed against the defaults "
+                "on all the training data: the defaults are kept (a larger --time-budget "
+                "lets the search finish)"
+            )
         settings = pool[pick]["settings"]
         reason = f"{self.metric} {100 * pool[pick]['score']:.2f}% on {self.split}: {why}"
         if self.stopped and self.last_rung == len(self.sizes) - 1:
-            reason += (" (the budget ran out: chosen among the candidates of the last rung "
-                       "reached, the defaults among them)")
+            reason += (
+                " (the budget ran out: chosen among the candidates of the last rung "
+                "reached, the defaults among them)"
+            )
         chosen = {**self.base, **self.pinned, **settings}
-        if chosen.get("char_ngrams") is None:   # what the data gave, as searched
+        if chosen.get("char_ngrams") is None:  # what the data gave, as searched
             chosen["char_ngrams"] = self.defaults.get("char_ngrams", 0)
-        return AutoResult(chosen,
-                          _changed(settings, self.defaults), reason, pd.DataFrame(self.trials),
-                          self.elapsed(), self.budget, self.split, self.metric, self.stopped,
-                          self.n_trainings)
+        return AutoResult(
+            chosen,
+            _changed(settings, self.defaults),
+            reason,
+            pd.DataFrame(self.trials),
+            self.elapsed(),
+            self.budget,
+            self.split,
+            self.metric,
+            self.stopped,
+            self.n_trainings,
+        )
 
     def close(self) -> None:
         for train, valid in self.samples.values():
@@ -539,9 +645,15 @@ def _changed(settings: dict, defaults: dict) -> dict:
 
 def describe(changed: dict) -> str:
     """``ngrams 2, alpha 0.1`` (or ``the defaults``)."""
-    return ", ".join(f"{'lambda' if k == 'lam' else k} {v:g}" if isinstance(v, float)
-                     else f"{'lambda' if k == 'lam' else k} {v}"
-                     for k, v in changed.items()) or "the defaults"
+    return (
+        ", ".join(
+            f"{'lambda' if k == 'lam' else k} {v:g}"
+            if isinstance(v, float)
+            else f"{'lambda' if k == 'lam' else k} {v}"
+            for k, v in changed.items()
+        )
+        or "the defaults"
+    )
 
 
 def auto_fit(model, docs, callback=None, max_memory=None) -> AutoResult:
@@ -549,17 +661,34 @@ def auto_fit(model, docs, callback=None, max_memory=None) -> AutoResult:
     chosen parameters on ``model``, train it on all the documents (read again), and record
     the search in ``model.auto_`` (its table in ``model.auto_table_``)."""
     notify = callback or (lambda event: None)
-    reread = rereadable(docs, "auto reads the training data twice (the search, then the "
-                                 "final training)")
+    reread = rereadable(
+        docs, "auto reads the training data twice (the search, then the final training)"
+    )
     names = set(model.get_params())
-    base = {k: v for k, v in model.get_params().items()
-            if k not in ("auto", "time_budget", "cache_dir")}
-    result = auto_search(type(model), reread(), base, time_budget=model.time_budget, seed=model.seed,
-                         workdir=model.cache_dir, callback=callback)
+    base = {
+        k: v for k, v in model.get_params().items() if k not in ("auto", "time_budget", "cache_dir")
+    }
+    result = auto_search(
+        type(model),
+        reread(),
+        base,
+        time_budget=model.time_budget,
+        seed=model.seed,
+        workdir=model.cache_dir,
+        callback=callback,
+    )
     model.set_params(**{k: v for k, v in result.chosen.items() if k in names})
-    notify({"stage": "auto chosen", "docs": 0, "changed": result.changed,
-            "reason": result.reason, "seconds": result.seconds, "budget": result.budget,
-            "params": {k: v for k, v in model.get_params().items() if k != "cache_dir"}})
+    notify(
+        {
+            "stage": "auto chosen",
+            "docs": 0,
+            "changed": result.changed,
+            "reason": result.reason,
+            "seconds": result.seconds,
+            "budget": result.budget,
+            "params": {k: v for k, v in model.get_params().items() if k != "cache_dir"},
+        }
+    )
     t0 = time.perf_counter()
     Fit(model, None, callback, max_memory).run(reread())
     model.auto_ = dict(result.header(), final_training_s=round(time.perf_counter() - t0, 3))

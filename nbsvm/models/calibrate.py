@@ -17,34 +17,39 @@ The held-out part is a tenth of the documents drawn at random (seeded), at most
 :data:`MAX_HELD_OUT` of them, the same ones on each read of the stream: nothing is kept in
 memory but the held-out scores, ``MAX_HELD_OUT x outputs`` numbers at most.
 """
+
 from __future__ import annotations
 
 import random
 import time
-from typing import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.errors import NBSVMError
-from nbsvm.io.document import Document
+from nbsvm.io.document import Document, rereadable
 from nbsvm.io.labels import label_set
-from nbsvm.memory import array_bytes, parse_size, spilled
 from nbsvm.learners.calibrator import Calibrator, ReliabilityHistogram
-from nbsvm.io.document import rereadable
+from nbsvm.memory import array_bytes, parse_size, spilled
 
 HELD_OUT_EVERY = 10
 MAX_HELD_OUT = 50_000
-AUTO_METHOD = "temperature"     # one number: stable on a few hundred held-out documents
-AUTO_MIN_DOCS = 500             # below, a tenth is too few to fit even one number well
-RARE_CLASS = 0.25               # two classes, the smaller under a quarter: calibrate
+AUTO_METHOD = "temperature"  # one number: stable on a few hundred held-out documents
+AUTO_MIN_DOCS = 500  # below, a tenth is too few to fit even one number well
+RARE_CLASS = 0.25  # two classes, the smaller under a quarter: calibrate
 
 
-def split(docs: Iterable[Document], seed: int, held: bool, fraction: float = 0.1,
-          limit: int = MAX_HELD_OUT) -> Iterator[Document]:
+def split(
+    docs: Iterable[Document],
+    seed: int,
+    held: bool,
+    fraction: float = 0.1,
+    limit: int = MAX_HELD_OUT,
+) -> Iterator[Document]:
     """The held-out documents (``held``: a seeded random ``fraction`` of them, at most
     ``limit``) or the others, the same ones on every read of the same stream."""
-    draw, n_held = random.Random(seed).random, 0     # not i % 10: readers interleave classes
+    draw, n_held = random.Random(seed).random, 0  # not i % 10: readers interleave classes
     for doc in docs:
         chosen = draw() < fraction and n_held < limit
         n_held += chosen
@@ -59,9 +64,12 @@ def check_seen(model, label, flag: str, **where) -> None:
     values = label_set(label) if model.multilabel else [label]
     missing = [v for v in values if v not in model.classes_]
     if missing:
-        raise NBSVMError(f"{flag}: every document of class {missing[0]!r} fell in the "
-                         "held-out part, so the model never sees the class; give that class "
-                         "more documents", **where)
+        raise NBSVMError(
+            f"{flag}: every document of class {missing[0]!r} fell in the "
+            "held-out part, so the model never sees the class; give that class "
+            "more documents",
+            **where,
+        )
 
 
 def _truth(model, labels) -> np.ndarray:
@@ -91,8 +99,10 @@ def held_out_scores(model, docs: Iterable[Document]) -> tuple[np.ndarray, np.nda
         truth.append(_truth(model, batch.labels))
     scores = np.concatenate(scores) if scores else np.zeros((0, 1))
     if len(scores) < 2:
-        raise NBSVMError(f"--calibrate holds out a tenth of the training documents and got "
-                         f"{len(scores)}: at least 2 are needed (about 20 documents or more)")
+        raise NBSVMError(
+            f"--calibrate holds out a tenth of the training documents and got "
+            f"{len(scores)}: at least 2 are needed (about 20 documents or more)"
+        )
     return scores, np.concatenate(truth)
 
 
@@ -100,13 +110,17 @@ def reliability(model, calibrator, scores, truth) -> dict:
     """Expected calibration error of the held-out scores before (the loss's probabilities;
     the logistic of the score for a loss without them) and after calibration (two-fold:
     each half calibrated by a calibrator fitted on the other)."""
+
     def ece(proba):
         h = ReliabilityHistogram()
         if model.multilabel:
             h.add_proba(proba, truth, True)
         else:
-            codes = truth[:, 0].astype(int) if truth.shape[1] == 1 else \
-                np.where(truth.any(axis=1), np.argmax(truth, axis=1), -1)
+            codes = (
+                truth[:, 0].astype(int)
+                if truth.shape[1] == 1
+                else np.where(truth.any(axis=1), np.argmax(truth, axis=1), -1)
+            )
             h.add_proba(proba, codes, False)
         return h.ece()
 
@@ -114,11 +128,11 @@ def reliability(model, calibrator, scores, truth) -> dict:
         before = model.proba_of(scores, own=True)
     else:
         before = Calibrator("sigmoid", model.multilabel)
-        before.knots_ = [np.array([1.0, 0.0])] * scores.shape[1]   # plain logistic
+        before.knots_ = [np.array([1.0, 0.0])] * scores.shape[1]  # plain logistic
         before = before.probabilities(scores)
     # after: two-fold on the held-out scores (the calibrator's own fit set would flatter it)
     half = np.arange(len(scores)) % 2 == 0
-    if len(scores) < 4:         # a half of one document cannot be fitted: no honest figure
+    if len(scores) < 4:  # a half of one document cannot be fitted: no honest figure
         return {"ece_before": ece(before), "ece_after": None, "held_out": int(len(scores))}
     after = np.empty_like(before)
     for fit_on in (half, ~half):
@@ -127,8 +141,9 @@ def reliability(model, calibrator, scores, truth) -> dict:
     return {"ece_before": ece(before), "ece_after": ece(after), "held_out": int(len(scores))}
 
 
-def calibrated_fit(model, docs, callback: Callable[[dict], None] | None = None,
-                   max_memory=None) -> dict:
+def calibrated_fit(
+    model, docs, callback: Callable[[dict], None] | None = None, max_memory=None
+) -> dict:
     """Fit ``model`` (its ``calibrate`` method set) on ``docs`` with a calibrator, as the
     module docstring says; returns what :func:`reliability` measured (also kept in
     ``model.calibration_report_``)."""
@@ -139,16 +154,17 @@ def calibrated_fit(model, docs, callback: Callable[[dict], None] | None = None,
     model.set_params(calibrate=None)
     t0 = time.perf_counter()
     try:
-        model.fit_documents(lambda: split(reread(), seed, held=False), callback=callback,
-                            max_memory=max_memory)
+        model.fit_documents(
+            lambda: split(reread(), seed, held=False), callback=callback, max_memory=max_memory
+        )
         scores, truth = held_out_scores(model, split(reread(), seed, held=True))
         calibrator = Calibrator(method, model.multilabel).fit(scores, truth)
         rep = reliability(model, calibrator, scores, truth)
-        rep["seconds"] = round(time.perf_counter() - t0, 3)    # the extra training and fit
+        rep["seconds"] = round(time.perf_counter() - t0, 3)  # the extra training and fit
         notify({"stage": "calibrated", "docs": rep["held_out"], **rep, "method": method})
         auto = {k: model.__dict__[k] for k in ("auto_", "auto_table_") if k in model.__dict__}
         chose_auto = model.auto
-        model.set_params(auto=False)        # the settings --auto chose are the model's now
+        model.set_params(auto=False)  # the settings --auto chose are the model's now
         model.fit_documents(reread, callback=callback, max_memory=max_memory)
         model.set_params(auto=chose_auto)
         model.__dict__.update(auto)
@@ -164,8 +180,13 @@ def needs_calibration(model) -> str | None:
     built-in learner, one label per document, counts not kept for further training (a
     calibrated model cannot be continued), at least :data:`AUTO_MIN_DOCS` documents, and
     more than two classes or a class under :data:`RARE_CLASS` of them."""
-    if model.calibrate != "auto" or model.multilabel or model.keep_counts \
-            or model.backend_learner is not None or model.n_docs_ < AUTO_MIN_DOCS:
+    if (
+        model.calibrate != "auto"
+        or model.multilabel
+        or model.keep_counts
+        or model.backend_learner is not None
+        or model.n_docs_ < AUTO_MIN_DOCS
+    ):
         return None
     if len(model.classes_) > 2:
         return f"{len(model.classes_)} classes"
@@ -173,8 +194,12 @@ def needs_calibration(model) -> str | None:
     return f"a class of {100 * share:.1f}% of the documents" if share < RARE_CLASS else None
 
 
-def auto_calibrate(model, reread: Callable[[], Iterable[Document]] | None,
-                   callback: Callable[[dict], None] | None = None, max_memory=None) -> None:
+def auto_calibrate(
+    model,
+    reread: Callable[[], Iterable[Document]] | None,
+    callback: Callable[[dict], None] | None = None,
+    max_memory=None,
+) -> None:
     """``calibrate='auto'`` after ``model`` was fitted on all the documents: where
     :func:`needs_calibration` says so, a copy with the same settings trains without the
     held-out tenth, and a temperature fitted on its scores of that tenth becomes
@@ -187,12 +212,19 @@ def auto_calibrate(model, reread: Callable[[], Iterable[Document]] | None,
         return
     notify = callback or (lambda event: None)
     if reread is None:
-        notify({"stage": "calibration skipped", "docs": 0, "reason": why,
-                "why": "the training documents cannot be read twice (standard input)"})
+        notify(
+            {
+                "stage": "calibration skipped",
+                "docs": 0,
+                "reason": why,
+                "why": "the training documents cannot be read twice (standard input)",
+            }
+        )
         return
     t0 = time.perf_counter()
-    params = dict(model.get_params(), calibrate=None, auto=False,
-                  char_ngrams=model.hasher_.char_ngrams)    # as read from all the data
+    params = dict(
+        model.get_params(), calibrate=None, auto=False, char_ngrams=model.hasher_.char_ngrams
+    )  # as read from all the data
     copy = type(model)(**params)
     seed = model.seed
     state = [model, *[v for k, v in vars(model).items() if k == "linear_"]]
@@ -200,16 +232,15 @@ def auto_calibrate(model, reread: Callable[[], Iterable[Document]] | None,
         # the full model's large arrays wait on disk while the copy trains: the peak is one
         # model, not two (20 Newsgroups: 244 MB of weights and bucket map)
         with spilled(*state) as moved:
-            if max_memory is not None:      # what stays in memory of the full model
+            if max_memory is not None:  # what stays in memory of the full model
                 held = max(0, array_bytes(*state) - moved)
                 max_memory = max(0, parse_size(max_memory) - held)
-            copy.fit_documents(lambda: split(reread(), seed, held=False),
-                               max_memory=max_memory)
+            copy.fit_documents(lambda: split(reread(), seed, held=False), max_memory=max_memory)
             scores, truth = held_out_scores(copy, split(reread(), seed, held=True))
             calibrator = Calibrator(AUTO_METHOD, model.multilabel).fit(scores, truth)
             rep = reliability(copy, calibrator, scores, truth)
-            del copy        # before the full model's arrays come back
-    except NBSVMError as e:     # a class only in the held-out part, too few held out, memory
+            del copy  # before the full model's arrays come back
+    except NBSVMError as e:  # a class only in the held-out part, too few held out, memory
         notify({"stage": "calibration skipped", "docs": 0, "reason": why, "why": str(e)})
         return
     rep["seconds"] = round(time.perf_counter() - t0, 3)

@@ -17,6 +17,7 @@ them, checks that the NB ratios equal the checkpoint's bit for bit (the same dat
 arrays and the generator back and trains the remaining epochs. With ``threads=1`` the final
 model is bit-identical to an uninterrupted run (tested).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,7 +31,7 @@ from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.learners.reduction import NBReduction
 
 KIND = "checkpoint"
-UNFINGERPRINTED = ("epochs", "threads", "cache_dir")   # may change between run and resume
+UNFINGERPRINTED = ("epochs", "threads", "cache_dir")  # may change between run and resume
 
 
 def checkpoint_path(output) -> Path:
@@ -63,37 +64,54 @@ class Checkpoint:
         self.every = every
         self.resume = resume
         self.identity = identity or {}
-        self.resumed_from: int | None = None        # the epoch a resumed fit started after
+        self.resumed_from: int | None = None  # the epoch a resumed fit started after
 
     @classmethod
-    def for_run(cls, output, every: int, resume: bool, inputs, reader: dict, lexicon=None,
-                kept=None) -> "Checkpoint":
+    def for_run(
+        cls, output, every: int, resume: bool, inputs, reader: dict, lexicon=None, kept=None
+    ) -> Checkpoint:
         """The checkpoint of a training run writing ``output``, identified by its inputs
         (paths, sizes, mtimes), the reader settings and the lexicon file, if any. ``kept``:
         the run's :class:`~nbsvm.data.cachestore.KeptCache`, which has stat'ed every input already
         (an aclImdb folder: 25k files)."""
-        identities = kept.identity["inputs"] if kept is not None else \
-            [input_identity(p) for p in inputs]
-        identity = {"inputs": identities, "reader": reader,
-                    "lexicon": input_identity(lexicon) if lexicon else None}
+        identities = (
+            kept.identity["inputs"] if kept is not None else [input_identity(p) for p in inputs]
+        )
+        identity = {
+            "inputs": identities,
+            "reader": reader,
+            "lexicon": input_identity(lexicon) if lexicon else None,
+        }
         return cls(checkpoint_path(output), every=every, resume=resume, identity=identity)
 
     def fingerprint(self, params: dict) -> dict:
         """What must match to resume: the settings (``params``, all but ``epochs``,
         ``threads`` and ``cache_dir``) and the identity of the training data."""
-        return {"params": {k: v for k, v in params.items() if k not in UNFINGERPRINTED},
-                "data": self.identity}
+        return {
+            "params": {k: v for k, v in params.items() if k not in UNFINGERPRINTED},
+            "data": self.identity,
+        }
 
     def due(self, epoch: int, epochs: int) -> bool:
         return self.every > 0 and epoch % self.every == 0 and epoch < epochs
 
     # ---- any trainer: the fingerprint, the epoch, the generator, the trainer's arrays ----
 
-    def write(self, params: dict, epoch: int, rng: np.random.Generator, header: dict,
-              arrays: dict) -> None:
+    def write(
+        self, params: dict, epoch: int, rng: np.random.Generator, header: dict, arrays: dict
+    ) -> None:
         """Save a trainer's ``header`` and ``arrays`` after ``epoch`` (atomically)."""
-        save_npz(self.path, KIND, dict(header, fingerprint=self.fingerprint(params),
-                                       epoch=int(epoch), rng=rng.bit_generator.state), arrays)
+        save_npz(
+            self.path,
+            KIND,
+            dict(
+                header,
+                fingerprint=self.fingerprint(params),
+                epoch=int(epoch),
+                rng=rng.bit_generator.state,
+            ),
+            arrays,
+        )
 
     def read(self, params: dict, epochs: int | None) -> tuple[dict, dict] | None:
         """``(header, arrays)`` if resuming and a checkpoint exists; refuses another run's
@@ -104,19 +122,30 @@ class Checkpoint:
         mine, theirs = self.fingerprint(params), header.get("fingerprint")
         if isinstance(theirs, dict) and isinstance(theirs.get("params"), dict):
             # written before split_scripts and nfkc: it tokenized without them
-            theirs = dict(theirs, params={**{k: v for k, v in FORMER_TOKENIZER.items()
-                                             if k in mine["params"]}, **theirs["params"]})
+            theirs = dict(
+                theirs,
+                params={
+                    **{k: v for k, v in FORMER_TOKENIZER.items() if k in mine["params"]},
+                    **theirs["params"],
+                },
+            )
         if not isinstance(theirs, dict) or theirs.get("params") != mine["params"]:
             saved = theirs.get("params", {}) if isinstance(theirs, dict) else {}
-            diff = sorted(k for k in set(saved) | set(mine["params"])
-                          if saved.get(k) != mine["params"].get(k))
-            raise NBSVMError(f"the checkpoint was written with other settings ({', '.join(diff)} "
-                             f"differ); use the same settings or remove it to start over",
-                             path=str(self.path))
+            diff = sorted(
+                k for k in set(saved) | set(mine["params"]) if saved.get(k) != mine["params"].get(k)
+            )
+            raise NBSVMError(
+                f"the checkpoint was written with other settings ({', '.join(diff)} "
+                f"differ); use the same settings or remove it to start over",
+                path=str(self.path),
+            )
         if theirs.get("data") != mine["data"]:
-            raise NBSVMError("the checkpoint was written for other training data (the inputs' "
-                             "paths, sizes or modification times differ); remove it to start "
-                             "over", path=str(self.path))
+            raise NBSVMError(
+                "the checkpoint was written for other training data (the inputs' "
+                "paths, sizes or modification times differ); remove it to start "
+                "over",
+                path=str(self.path),
+            )
         epoch = header.get("epoch")
         if not isinstance(epoch, int) or epoch < 1:
             raise NBSVMError("corrupted checkpoint", path=str(self.path))
@@ -128,25 +157,29 @@ class Checkpoint:
         try:
             rng.bit_generator.state = header.get("rng")
         except (TypeError, ValueError, KeyError) as e:
-            raise NBSVMError(f"corrupted checkpoint: generator state ({e})",
-                             path=str(self.path)) from None
+            raise NBSVMError(
+                f"corrupted checkpoint: generator state ({e})", path=str(self.path)
+            ) from None
 
     # ---- a backend learner trained by nbsvm learn ----
 
-    def save_learner(self, learner, settings: dict, epoch: int, rng: np.random.Generator,
-                     history: list) -> None:
+    def save_learner(
+        self, learner, settings: dict, epoch: int, rng: np.random.Generator, history: list
+    ) -> None:
         header, arrays = learner.saved_parts()
         self.write(settings, epoch, rng, {"learner": header, "history": history}, arrays)
 
     def load_learner(self, settings: dict, epochs: int):
         """``(learner, epoch, header)`` from the checkpoint, or None (see :meth:`read`)."""
         from nbsvm.learners.base import OnlineLearner
+
         found = self.read(settings, epochs)
         if found is None:
             return None
         header, arrays = found
-        if not isinstance(header.get("learner"), dict) or not isinstance(header.get("history"),
-                                                                         list):
+        if not isinstance(header.get("learner"), dict) or not isinstance(
+            header.get("history"), list
+        ):
             raise NBSVMError("corrupted checkpoint (not a learner's)", path=str(self.path))
         learner = OnlineLearner.from_parts(header["learner"], arrays, path=str(self.path))
         return learner, header["epoch"], header
@@ -157,29 +190,38 @@ class Checkpoint:
         learner = clf.linear_
         header = {"classes": list(clf.classes_), "n_docs": int(clf.n_docs_)}
         arrays = {"S": learner.S_, "state": learner.state_}
-        if clf.backend_learner is not None:         # the backend learners' whole state as well
+        if clf.backend_learner is not None:  # the backend learners' whole state as well
             header["backend"], own = clf.backend_.parts()
             arrays.update(own)
         self.write(clf.get_params(), epoch, rng, header, arrays)
 
     def load(self, clf) -> dict | None:
         """The saved state if resuming and a checkpoint exists; refuses another run's."""
-        found = self.read(clf.get_params(), clf.epochs)   # epochs None: known with the classes
+        found = self.read(clf.get_params(), clf.epochs)  # epochs None: known with the classes
         if found is None:
             return None
         header, arrays = found
         backend = {k: a for k, a in arrays.items() if k.startswith("backend")}
-        if set(arrays) - set(backend) != {"S", "state"} \
-                or (clf.backend_learner is not None) != ("backend" in header):
+        if set(arrays) - set(backend) != {"S", "state"} or (clf.backend_learner is not None) != (
+            "backend" in header
+        ):
             raise NBSVMError("corrupted checkpoint", path=str(self.path))
-        return {"epoch": header["epoch"], "rng": header.get("rng"),
-                "classes": header.get("classes"), "S": arrays["S"], "state": arrays["state"],
-                "backend": (header.get("backend"), backend)}
+        return {
+            "epoch": header["epoch"],
+            "rng": header.get("rng"),
+            "classes": header.get("classes"),
+            "S": arrays["S"],
+            "state": arrays["state"],
+            "backend": (header.get("backend"), backend),
+        }
 
     def _check_epochs(self, epoch: int, epochs: int) -> None:
         if epoch >= epochs:
-            raise NBSVMError(f"the checkpoint is after epoch {epoch}, which leaves nothing to do "
-                             f"for --epochs {epochs}", path=str(self.path))
+            raise NBSVMError(
+                f"the checkpoint is after epoch {epoch}, which leaves nothing to do "
+                f"for --epochs {epochs}",
+                path=str(self.path),
+            )
 
     def restore(self, clf, saved: dict, rng: np.random.Generator) -> int:
         """Put ``saved`` into ``clf``'s learner and ``rng``; return the epoch to start after.
@@ -189,15 +231,24 @@ class Checkpoint:
         self._check_epochs(saved["epoch"], clf.setting("epochs"))
         learner = clf.linear_
         S, state = saved["S"], saved["state"]
-        if saved["classes"] != list(clf.classes_) or S.shape != learner.S_.shape \
-                or S.dtype != learner.S_.dtype or state.shape != learner.state_.shape:
-            raise NBSVMError(f"the checkpoint does not fit this data (classes "
-                             f"{saved['classes']} vs {clf.classes_}, state {S.shape} vs "
-                             f"{learner.S_.shape})", path=str(self.path))
+        if (
+            saved["classes"] != list(clf.classes_)
+            or S.shape != learner.S_.shape
+            or S.dtype != learner.S_.dtype
+            or state.shape != learner.state_.shape
+        ):
+            raise NBSVMError(
+                f"the checkpoint does not fit this data (classes "
+                f"{saved['classes']} vs {clf.classes_}, state {S.shape} vs "
+                f"{learner.S_.shape})",
+                path=str(self.path),
+            )
         if not np.array_equal(S[:, :, 0], learner.S_[:, :, 0]):
-            raise NBSVMError("the data gives other NB ratios than the checkpoint's: the "
-                             "training data changed; remove the checkpoint to start over",
-                             path=str(self.path))
+            raise NBSVMError(
+                "the data gives other NB ratios than the checkpoint's: the "
+                "training data changed; remove the checkpoint to start over",
+                path=str(self.path),
+            )
         if not (np.isfinite(S).all() and np.isfinite(state).all()):
             raise NBSVMError("corrupted checkpoint: non-finite values", path=str(self.path))
         self.restore_rng(saved, rng)
@@ -205,8 +256,9 @@ class Checkpoint:
         learner.state_[...] = state
         if clf.backend_learner is not None:
             header, arrays = saved["backend"]
-            clf.backend_ = NBReduction.from_parts(header, arrays, learner.n_outputs,
-                                                  learner.n_features, str(self.path))
+            clf.backend_ = NBReduction.from_parts(
+                header, arrays, learner.n_outputs, learner.n_features, str(self.path)
+            )
         self.resumed_from = saved["epoch"]
         return saved["epoch"]
 

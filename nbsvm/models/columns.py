@@ -15,6 +15,7 @@ Two routes, both ending in :class:`Columns`:
 Only buckets seen in at least ``min_df`` documents get a column: every other bucket has
 ratio 0 or is dropped, so it could never carry a feature value.
 """
+
 from __future__ import annotations
 
 import mmap
@@ -23,15 +24,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from nbsvm._parallel import run_parts, two_ranges
-from nbsvm.errors import NBSVMError
-from nbsvm.data.cache import FeatureCache
 from nbsvm.data.batches import hash_batches
+from nbsvm.data.cache import FeatureCache
+from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import classes_of, label_lists
+from nbsvm.learners.sgd import LinearSGD
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, fit_bytes, row_width
-from nbsvm.learners.sgd import LinearSGD
 
 
 @dataclass
@@ -111,8 +112,8 @@ class ColumnBuilder:
                 if df is None and not self._per_class(len(writer.labels)):
                     df, lexicon = _to_df(store, mm), None
                 if df is None:
-                    for label in writer.labels[lexicon.n_labels:]:
-                        lexicon.code_of(label)      # same first-appearance order as the cache
+                    for label in writer.labels[lexicon.n_labels :]:
+                        lexicon.code_of(label)  # same first-appearance order as the cache
                     lexicon.add_batch(batch.ids, batch.offsets, codes)
                 else:
                     kernels.count_df(df, batch.ids)
@@ -125,8 +126,7 @@ class ColumnBuilder:
         """What :meth:`hashing_pass` counts, from a kept cache (its ids are each document's
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
         two = self._per_class(len(cache.labels))
-        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store,
-                                        mm) if two else None
+        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm) if two else None
         df = None if two else store[0]
         if two:
             for label in cache.labels:
@@ -134,8 +134,9 @@ class ColumnBuilder:
         n = 0
         for batch in cache.batches(8192):
             if two:
-                lexicon.add_batch(batch.ids, batch.offsets,
-                                  np.asarray(batch.labels, dtype=np.int32))
+                lexicon.add_batch(
+                    batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32)
+                )
             else:
                 kernels.count_df(df, batch.ids)
             n += len(batch)
@@ -160,7 +161,7 @@ class ColumnBuilder:
         if lexicon.dense:
             counts, rows = lexicon.code_counts()
             buckets = None
-        else:                      # columns over the seen buckets, then mapped to buckets
+        else:  # columns over the seen buckets, then mapped to buckets
             buckets, counts = lexicon.compact()
             rows = np.arange(len(classes), dtype=np.int64)
         # two passes over the count columns, each split over two threads: first counts per
@@ -169,9 +170,9 @@ class ColumnBuilder:
         parts = [None, None]
 
         def count(k):
-            parts[k] = kernels.seen_sums(counts, int(model.setting("min_df")),
-                                         int(bounds[k]),
-                                         int(bounds[k + 1]))
+            parts[k] = kernels.seen_sums(
+                counts, int(model.setting("min_df")), int(bounds[k]), int(bounds[k + 1])
+            )
 
         run_parts(count, 2)
         n_seen = parts[0][0] + parts[1][0]
@@ -179,7 +180,7 @@ class ColumnBuilder:
         n_kept = parts[0][2] + parts[1][2]
         n_seen_buckets = int(n_seen)
         binary = len(classes) == 2
-        if not binary:          # one-vs-rest ratios: norms over the kept buckets
+        if not binary:  # one-vs-rest ratios: norms over the kept buckets
             n_seen, sums = n_kept, parts[0][3] + parts[1][3]
         # with two classes counted in lent memory, the learner is filled range by range and
         # each range's count pages go back to the OS as soon as it is done (the map, when
@@ -192,15 +193,24 @@ class ColumnBuilder:
         # before the learner takes its memory: a test set hashed alongside can be hashed now
         self.notify({"stage": "columns", "docs": 0, "columns": n_columns, "dense": dense})
         held = 0 if in_place else len(classes)
-        check_fit_memory(fit_bytes(lexicon.hasher.n_bits, n_out, optimizer,
-                                   n_columns=n_columns, n_classes=len(classes),
-                                   column_map=not dense, by_column=False)
-                         + held * counts.shape[1] * 4, self.max_memory)
+        check_fit_memory(
+            fit_bytes(
+                lexicon.hasher.n_bits,
+                n_out,
+                optimizer,
+                n_columns=n_columns,
+                n_classes=len(classes),
+                column_map=not dense,
+                by_column=False,
+            )
+            + held * counts.shape[1] * 4,
+            self.max_memory,
+        )
         learner = model.new_linear(classes, n_columns)
         if dense:
-            column_of = None                            # columns are buckets
+            column_of = None  # columns are buckets
         elif in_place:
-            column_of = counts[rows[1]]                 # int32 row, rewritten in place
+            column_of = counts[rows[1]]  # int32 row, rewritten in place
         else:
             column_of = np.empty(counts.shape[1], dtype=np.int32)
         spent = (rows if dense else rows[:1]) if in_place else rows[:0]
@@ -210,10 +220,21 @@ class ColumnBuilder:
             c0 = 0 if k == 0 else int(parts[0][2])
             for start in range(lo, hi, FILL_CHUNK):
                 end = min(start + FILL_CHUNK, hi)
-                c0 = kernels.compact_ratios(counts, rows, binary, alpha, n_seen, sums,
-                                            int(model.setting("min_df")), learner.S_,
-                                            column_of if column_of is not None else counts[0],
-                                            start, end, c0, dense)
+                c0 = kernels.compact_ratios(
+                    counts,
+                    rows,
+                    binary,
+                    alpha,
+                    n_seen,
+                    sums,
+                    int(model.setting("min_df")),
+                    learner.S_,
+                    column_of if column_of is not None else counts[0],
+                    start,
+                    end,
+                    c0,
+                    dense,
+                )
                 for row in spent:
                     _release(mm, counts.shape[1], int(row), start, end)
 
@@ -231,14 +252,23 @@ class ColumnBuilder:
         model = self.model
         classes = classes_of(lexicon.classes_)
         if not classes:
-            raise NBSVMError("no labels to train on: multi-label fields are 'a,b' lists and "
-                             "every document's was empty")
-        buckets, counts, kept_df, docs, n_seen = label_set_counts(lexicon, classes,
-                                                                  model.setting("min_df"))
-        check_fit_memory(fit_bytes(self.hasher.n_bits, model.n_outputs(classes),
-                                   model.setting("optimizer", classes),
-                                   n_columns=len(buckets), n_classes=len(classes)),
-                         self.max_memory)
+            raise NBSVMError(
+                "no labels to train on: multi-label fields are 'a,b' lists and "
+                "every document's was empty"
+            )
+        buckets, counts, kept_df, docs, n_seen = label_set_counts(
+            lexicon, classes, model.setting("min_df")
+        )
+        check_fit_memory(
+            fit_bytes(
+                self.hasher.n_bits,
+                model.n_outputs(classes),
+                model.setting("optimizer", classes),
+                n_columns=len(buckets),
+                n_classes=len(classes),
+            ),
+            self.max_memory,
+        )
         learner = model.new_linear(classes, len(buckets))
         self._label_ratios(learner, counts, kept_df)
         column_of = np.full(1 << self.hasher.n_bits, -1, dtype=np.int32)
@@ -251,12 +281,15 @@ class ColumnBuilder:
         column map in place) and one pass over the cache counting each class (label) by
         kept column."""
         model = self.model
-        labels = list(cache.labels)              # the cache's codes: first-appearance order
-        if model.multilabel:                    # codes are label sets: one output per label
+        labels = list(cache.labels)  # the cache's codes: first-appearance order
+        if model.multilabel:  # codes are label sets: one output per label
             classes = classes_of(labels)
             if not classes:
-                raise NBSVMError("no labels to train on: multi-label fields are 'a,b' lists "
-                                 "and every document's was empty", path=str(cache.folder))
+                raise NBSVMError(
+                    "no labels to train on: multi-label fields are 'a,b' lists "
+                    "and every document's was empty",
+                    path=str(cache.folder),
+                )
             set_ptr, set_rows = label_lists(classes, labels)
         else:
             classes = sorted(labels)
@@ -275,29 +308,38 @@ class ColumnBuilder:
         n_seen = int(parts[0][0] + parts[1][0])
         n_kept = int(parts[0][1] + parts[1][1])
         n_out = model.n_outputs(classes)
-        check_fit_memory(fit_bytes(self.hasher.n_bits, n_out,
-                                   model.setting("optimizer", classes),
-                                   n_columns=n_kept, n_classes=len(classes))
-                         + (4 * n_kept if model.multilabel else 0), self.max_memory)
+        check_fit_memory(
+            fit_bytes(
+                self.hasher.n_bits,
+                n_out,
+                model.setting("optimizer", classes),
+                n_columns=n_kept,
+                n_classes=len(classes),
+            )
+            + (4 * n_kept if model.multilabel else 0),
+            self.max_memory,
+        )
 
         def columns(k):
-            kernels.df_to_columns(df, min_df, int(bounds[k]), int(bounds[k + 1]),
-                           0 if k == 0 else int(parts[0][1]))
+            kernels.df_to_columns(
+                df, min_df, int(bounds[k]), int(bounds[k + 1]), 0 if k == 0 else int(parts[0][1])
+            )
 
         run_parts(columns, 2)
         learner = model.new_linear(classes, n_kept)
         kept_df = np.zeros(n_kept if model.multilabel else 0, dtype=np.int32)
         n_rows = len(classes) if model.multilabel else len(labels)
-        counts, docs, id_totals = self._count_kept_columns(cache, learner, df, set_ptr,
-                                                           set_rows, n_rows, kept_df)
+        counts, docs, id_totals = self._count_kept_columns(
+            cache, learner, df, set_ptr, set_rows, n_rows, kept_df
+        )
         if model.multilabel:
             self._label_ratios(learner, counts, kept_df)
-            return Columns(classes, docs, n_seen, df, learner)   # docs: per label, in order
+            return Columns(classes, docs, n_seen, df, learner)  # docs: per label, in order
         rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
         # the ratio kernel over columns: every column is kept, its own map is the identity
         identity = np.empty(n_kept, dtype=np.int32)
         cuts = two_ranges(n_kept)
-        sums = id_totals.astype(np.float64)         # each class's counts over seen buckets
+        sums = id_totals.astype(np.float64)  # each class's counts over seen buckets
         binary = n_out == 1
         n_norm = n_seen
         if not binary:
@@ -305,12 +347,24 @@ class ColumnBuilder:
             # min_df leaves): over every seen bucket, the rare ones the rest holds shift
             # each class's ratios by a constant that, once documents are scaled to unit
             # norm, costs 1.7 points on 20 Newsgroups (85.6% -> 87.3% with the same SGD).
-            sums = counts.sum(axis=1, dtype=np.float64)     # integers: exact
+            sums = counts.sum(axis=1, dtype=np.float64)  # integers: exact
             n_norm = n_kept
 
         def fill(k):
-            kernels.compact_ratios(counts, rows, binary, float(model.alpha), n_norm, sums, 1,
-                            learner.S_, identity, int(cuts[k]), int(cuts[k + 1]), int(cuts[k]))
+            kernels.compact_ratios(
+                counts,
+                rows,
+                binary,
+                float(model.alpha),
+                n_norm,
+                sums,
+                1,
+                learner.S_,
+                identity,
+                int(cuts[k]),
+                int(cuts[k + 1]),
+                int(cuts[k]),
+            )
 
         run_parts(fill, 2)
         if counts.base is learner.S_:
@@ -327,11 +381,12 @@ class ColumnBuilder:
         self._binary_values(learner)
 
     def _binary_values(self, learner: LinearSGD) -> None:
-        if self.model.weighting == "binary":      # every kept column: value 1 instead of r
+        if self.model.weighting == "binary":  # every kept column: value 1 instead of r
             learner.S_[:, :, 0] = 1.0
 
-    def _count_kept_columns(self, cache: FeatureCache, learner: LinearSGD, column_of,
-                            set_ptr, set_rows, n_rows, kept_df):
+    def _count_kept_columns(
+        self, cache: FeatureCache, learner: LinearSGD, column_of, set_ptr, set_rows, n_rows, kept_df
+    ):
         """One pass over the cache: each row's documents per kept column, its documents,
         and its total of distinct buckets (rows: the cache's codes in their order, or the
         labels with ``set_rows``; see :func:`~nbsvm.lexicon._kernels.count_columns`)."""
@@ -346,9 +401,18 @@ class ColumnBuilder:
         id_totals = np.zeros(n_rows, dtype=np.int64)
         n = 0
         for batch in cache.batches(8192):
-            kernels.count_columns(counts, docs, id_totals, kept_df, batch.ids, batch.offsets,
-                           np.asarray(batch.labels, dtype=np.int32), set_ptr, set_rows,
-                           column_of)
+            kernels.count_columns(
+                counts,
+                docs,
+                id_totals,
+                kept_df,
+                batch.ids,
+                batch.offsets,
+                np.asarray(batch.labels, dtype=np.int32),
+                set_ptr,
+                set_rows,
+                column_of,
+            )
             n += len(batch)
             self.notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
         return counts, docs, id_totals

@@ -9,21 +9,22 @@ The held-out documents are hashed into the model's columns once, into a feature 
 disk, when the columns are known; nothing else is kept. The NB lexicon is counted on the
 training part only, so no held-out document shapes the features it is scored with.
 """
+
 from __future__ import annotations
 
 import copy
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.heldout import accuracy_now
-from nbsvm.models.calibrate import check_seen, split
 from nbsvm.io.document import rereadable
+from nbsvm.models.calibrate import check_seen, split
 from nbsvm.models.fitting import Fit
 
 
@@ -50,8 +51,10 @@ class EarlyStopping:
                 writer.add(batch)
             self.cache = writer.close()
         if self.cache.n_docs == 0:
-            raise NBSVMError("early stopping held out no documents: the training data is too "
-                             "small for the validation fraction")
+            raise NBSVMError(
+                "early stopping held out no documents: the training data is too "
+                "small for the validation fraction"
+            )
 
     def after_epoch(self, epoch: int, epochs: int) -> bool:
         """Score epoch ``epoch``; True to stop training now."""
@@ -65,13 +68,25 @@ class EarlyStopping:
             learner = self.model.linear_
             self.best, self.best_epoch = accuracy, epoch
             # a backend learner keeps its weights in backend_: copied whole
-            backend = copy.deepcopy(self.model.backend_) \
-                if self.model.backend_learner is not None else None
+            backend = (
+                copy.deepcopy(self.model.backend_)
+                if self.model.backend_learner is not None
+                else None
+            )
             self.saved = (learner.S_[:, :, 1:].copy(), learner.state_.copy(), backend)
         stop = epoch - self.best_epoch >= self.patience and epoch < epochs
         self.seconds += time.perf_counter() - t0
-        self.notify({"stage": "validation", "docs": 0, "epoch": epoch, "epochs": epochs,
-                     "accuracy": accuracy, "best_epoch": self.best_epoch, "stop": stop})
+        self.notify(
+            {
+                "stage": "validation",
+                "docs": 0,
+                "epoch": epoch,
+                "epochs": epochs,
+                "accuracy": accuracy,
+                "best_epoch": self.best_epoch,
+                "stop": stop,
+            }
+        )
         return stop
 
     def restore(self) -> None:
@@ -87,11 +102,14 @@ class EarlyStopping:
     def finish(self) -> dict:
         """The best epoch's weights in place; what happened, for ``model.validation_``."""
         self.restore()
-        return {"best_epoch": self.best_epoch, "accuracy": self.best,
-                "epochs_run": max(self.history, default=0),
-                "history": {str(k): v for k, v in self.history.items()},
-                "held_out": int(self.cache.n_docs) if self.cache is not None else 0,
-                "seconds": round(self.seconds, 3)}
+        return {
+            "best_epoch": self.best_epoch,
+            "accuracy": self.best,
+            "epochs_run": max(self.history, default=0),
+            "history": {str(k): v for k, v in self.history.items()},
+            "held_out": int(self.cache.n_docs) if self.cache is not None else 0,
+            "seconds": round(self.seconds, 3),
+        }
 
     def close(self) -> None:
         if self.cache is not None:
@@ -105,11 +123,16 @@ def fit_early_stopping(model, docs, callback=None, max_memory=None) -> dict:
 
     reread = rereadable(docs)
     fraction, seed = float(model.validation_fraction), model.seed
-    stopper = EarlyStopping(model, lambda: split(reread(), seed, True, fraction),
-                            int(model.n_iter_no_change), callback or (lambda event: None))
+    stopper = EarlyStopping(
+        model,
+        lambda: split(reread(), seed, True, fraction),
+        int(model.n_iter_no_change),
+        callback or (lambda event: None),
+    )
     try:
         Fit(model, None, callback, max_memory, warm={"after_epoch": stopper}).run(
-            split(reread(), seed, False, fraction))
+            split(reread(), seed, False, fraction)
+        )
         model.validation_ = stopper.finish()
     finally:
         stopper.close()

@@ -9,6 +9,7 @@ checkpoints (:mod:`nbsvm.models.checkpoint`); the n-gram names of the strongest 
 beside the last epoch (:mod:`nbsvm.evaluation.explain`). Everything it sets on the model is the
 model's public learned state.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
@@ -17,23 +18,23 @@ import json
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
-from nbsvm.models.columns import ColumnBuilder, _nonempty
+from nbsvm.data.batches import hash_batches
+from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
-from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
-from nbsvm.data.batches import hash_batches
-from nbsvm.memory import releasable_int32
 from nbsvm.io.document import Document
-from nbsvm.lexicon.nblexicon import NBLexicon
-from nbsvm.memory import check_fit_memory, hashing_bytes
 from nbsvm.learners._kernels import _mean_abs_weight
+from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
 from nbsvm.learners.reduction import NBReduction
+from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.memory import check_fit_memory, hashing_bytes, releasable_int32
+from nbsvm.models.columns import ColumnBuilder, _nonempty
 
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache
@@ -53,10 +54,16 @@ def read_sample(cache: FeatureCache) -> list[str]:
 class Fit:
     """One ``fit_documents`` run of ``model`` (see its docstring for the arguments)."""
 
-    def __init__(self, model, lexicon: NBLexicon | None = None,
-                 callback: Callable[[dict], None] | None = None, max_memory=None,
-                 kept: "KeptCache | None" = None, checkpoint: "Checkpoint | None" = None,
-                 warm: dict | None = None):
+    def __init__(
+        self,
+        model,
+        lexicon: NBLexicon | None = None,
+        callback: Callable[[dict], None] | None = None,
+        max_memory=None,
+        kept: KeptCache | None = None,
+        checkpoint: Checkpoint | None = None,
+        warm: dict | None = None,
+    ):
         self.model = model
         self.lexicon = lexicon
         # (nbsvm.models.warm) "corpus": the data defaults' statistics, read by the pass
@@ -74,15 +81,18 @@ class Fit:
         """Refuse what cannot work before anything is read; return the hasher."""
         model, lexicon, kept = self.model, self.lexicon, self.kept
         hasher = model.validate()
-        if lexicon is None:             # the hashing pass: two int32 rows of 2**n_bits
-            check_fit_memory(hashing_bytes(hasher.n_bits), self.max_memory,
-                             what="the hashing pass")
+        if lexicon is None:  # the hashing pass: two int32 rows of 2**n_bits
+            check_fit_memory(hashing_bytes(hasher.n_bits), self.max_memory, what="the hashing pass")
         if lexicon is not None and lexicon.hasher != hasher:
-            raise NBSVMError(f"the lexicon was built with {lexicon.hasher.settings()} but the "
-                             f"model asks for {hasher.settings()}")
+            raise NBSVMError(
+                f"the lexicon was built with {lexicon.hasher.settings()} but the "
+                f"model asks for {hasher.settings()}"
+            )
         if kept is not None and kept.hasher != hasher:
-            raise NBSVMError(f"the kept cache is keyed on {kept.hasher.settings()} but the "
-                             f"model asks for {hasher.settings()}")
+            raise NBSVMError(
+                f"the kept cache is keyed on {kept.hasher.settings()} but the "
+                f"model asks for {hasher.settings()}"
+            )
         return hasher
 
     def run(self, docs: Iterable[Document]) -> None:
@@ -101,15 +111,15 @@ class Fit:
                 notify({"stage": "lexicon done", "docs": cache.n_docs})
                 self.timings["lexicon_s"] = time.perf_counter() - self.t0
             model.n_docs_ = cache.n_docs
-            self.timings["cache_ngrams"] = int(cache.n_ids)     # what the epochs stream
+            self.timings["cache_ngrams"] = int(cache.n_ids)  # what the epochs stream
             self.timings["cache_bytes"] = cache.nbytes
             positive = model.targets_in(cache)
             self._prepare_learner(cache, positive, translate)
-            into = tmp / "columns" if kept is not None else None     # the kept cache stays
-            mapper = self._train(cache, positive, sample, first_epoch, translate, ordered,
-                                 into)
-            self.timings["train_s"] = time.perf_counter() - self.t0 - \
-                self.timings.get("lexicon_s", 0.0)
+            into = tmp / "columns" if kept is not None else None  # the kept cache stays
+            mapper = self._train(cache, positive, sample, first_epoch, translate, ordered, into)
+            self.timings["train_s"] = (
+                time.perf_counter() - self.t0 - self.timings.get("lexicon_s", 0.0)
+            )
             cache.close()
             del cache
             t1 = time.perf_counter()
@@ -120,10 +130,13 @@ class Fit:
                 model.ngram_map_ = ngram_map(model, sample.texts) if sample.texts else {}
             self.timings["ngram_map_wait_s"] = time.perf_counter() - t1
         except NBSVMError as e:
-            if kept is not None and kept.owns(e):       # never trip over it again
+            if kept is not None and kept.owns(e):  # never trip over it again
                 kept.discard(str(e))
-                raise NBSVMError(f"{e.message} (the kept cache was removed; the next run "
-                                 f"hashes the inputs again)", path=e.path) from None
+                raise NBSVMError(
+                    f"{e.message} (the kept cache was removed; the next run "
+                    f"hashes the inputs again)",
+                    path=e.path,
+                ) from None
             raise
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -134,17 +147,23 @@ class Fit:
         translate, ordered)`` (``translate``: epoch 1 maps the cache's buckets to columns;
         ``ordered``: in stored order, as if streamed, instead of shuffled)."""
         model, kept, builder, notify = self.model, self.kept, self.builder, self.notify
-        lexicon, self.lexicon = self.lexicon, None      # the only reference: freed after use
+        lexicon, self.lexicon = self.lexicon, None  # the only reference: freed after use
         cache = kept.open() if kept is not None else None
         if kept is not None:
-            notify({"stage": "cache", "reused": cache is not None, "folder": str(kept.folder),
+            notify(
+                {
+                    "stage": "cache",
+                    "reused": cache is not None,
+                    "folder": str(kept.folder),
                     "discarded": kept.discarded,
-                    "docs": cache.n_docs if cache is not None else 0})
+                    "docs": cache.n_docs if cache is not None else 0,
+                }
+            )
         writer = None
-        sample = TextSample(seed=model.seed)       # names the buckets for explanations
+        sample = TextSample(seed=model.seed)  # names the buckets for explanations
         if cache is None:
             writer = kept.writer() if kept is not None else CacheWriter(tmp / "train", hasher)
-            if kept is not None:        # a later run reusing the cache names buckets too
+            if kept is not None:  # a later run reusing the cache names buckets too
                 writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
             docs = sample.wrap(docs)
         else:
@@ -157,32 +176,47 @@ class Fit:
                 lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
             else:
                 lexicon, df = builder.count_cache(cache, store, mm)
-            model.corpus_ = corpus_stats(cache)     # for the data-dependent defaults
+            model.corpus_ = corpus_stats(cache)  # for the data-dependent defaults
             if lexicon is not None:
-                model.adopt(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store)
-                                                 else None))
+                model.adopt(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store) else None))
             else:
                 model.adopt(builder.from_df(cache, df))
-            notify({"stage": "data defaults", "docs": 0, "corpus": dict(model.corpus_),
-                    "chosen": {k: model.setting(k) for k in model.data_defaulted()}})
+            notify(
+                {
+                    "stage": "data defaults",
+                    "docs": 0,
+                    "corpus": dict(model.corpus_),
+                    "chosen": {k: model.setting(k) for k in model.data_defaulted()},
+                }
+            )
             # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
             return cache, sample, 1, model.column_of_ is not None, False
         if "corpus" in self.warm:
             model.corpus_ = self.warm["corpus"]
         model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
         if self.warm.get("keep"):
-            model.lexicon_ = lexicon        # counts for a later train --init (left intact)
+            model.lexicon_ = lexicon  # counts for a later train --init (left intact)
         if "source" in self.warm:
-            notify({"stage": "init", "docs": 0,
-                    "buckets": transfer_state(self.warm["source"], model)})
+            notify(
+                {"stage": "init", "docs": 0, "buckets": transfer_state(self.warm["source"], model)}
+            )
         del lexicon
-        if cache is None and kept is None and self.saved is None and model.backend_learner is None \
-                and not model.multilabel:
+        if (
+            cache is None
+            and kept is None
+            and self.saved is None
+            and model.backend_learner is None
+            and not model.multilabel
+        ):
             notify({"stage": "lexicon done", "docs": 0})
             cache = model.epochs_for(notify).stream_first(
-                hash_batches(docs, model.hasher_), writer, model.column_of_,
-                lambda batch: model.codes_for(batch.labels, batch), model.positive_codes())
-            return cache, sample, 2, False, False       # written as columns already
+                hash_batches(docs, model.hasher_),
+                writer,
+                model.column_of_,
+                lambda batch: model.codes_for(batch.labels, batch),
+                model.positive_codes(),
+            )
+            return cache, sample, 2, False, False  # written as columns already
         # a bucket cache (kept, or needed to rebuild epoch 1's columns on resume) replayed
         # in stored order trains exactly as streaming would
         if cache is None:
@@ -204,11 +238,20 @@ class Fit:
         """The backend learners (``learner``), or Bottou's eta0 for ``eta0='auto'``."""
         model = self.model
         if model.backend_learner is not None:
-            model.backend_ = NBReduction(model.backend_learner, model.linear_.n_outputs,
-                                         model.linear_.n_features, model.lam, model.seed)
+            model.backend_ = NBReduction(
+                model.backend_learner,
+                model.linear_.n_outputs,
+                model.linear_.n_features,
+                model.lam,
+                model.seed,
+            )
         elif model.setting("eta0") == "auto":
-            model.eta0_ = calibrate_eta0(model.linear_, calibration_sample(
-                cache, positive, model.column_of_ if translate else None, model.seed))
+            model.eta0_ = calibrate_eta0(
+                model.linear_,
+                calibration_sample(
+                    cache, positive, model.column_of_ if translate else None, model.seed
+                ),
+            )
             model.linear_.eta0 = model.eta0_
             self.notify({"stage": "eta0", "eta0": model.eta0_, "docs": 0})
 
@@ -220,8 +263,9 @@ class Fit:
         if self.saved is not None:
             # rebuild epoch 1's column cache (and the generator's draws) without training
             if translate and first_epoch == 1:
-                groups = cache.translated_groups(model.column_of_, None if ordered else rng,
-                                                 into=into)
+                groups = cache.translated_groups(
+                    model.column_of_, None if ordered else rng, into=into
+                )
                 with contextlib.closing(groups):
                     for _ in groups:
                         notify({"stage": "resume", "docs": 0})
@@ -231,39 +275,50 @@ class Fit:
         mapper = None
         epochs = model.setting("epochs")
         run = model.epochs_for(notify)
-        stopper = self.warm.get("after_epoch")      # early stopping on a held-out part
+        stopper = self.warm.get("after_epoch")  # early stopping on a held-out part
         for epoch in range(first_epoch, epochs + 1):
             # (with early stopping the kept weights are known only at the end: the map is
             # made from them afterwards)
-            if epoch == epochs and epoch > first_epoch and sample.texts \
-                    and model.backend_learner is None and stopper is None:
-                mapper = self._start_mapper(sample.texts)     # beside the last epoch
+            if (
+                epoch == epochs
+                and epoch > first_epoch
+                and sample.texts
+                and model.backend_learner is None
+                and stopper is None
+            ):
+                mapper = self._start_mapper(sample.texts)  # beside the last epoch
             groups = None
             if translate and epoch == first_epoch:
-                groups = cache.translated_groups(model.column_of_, None if ordered else rng,
-                                                 rewrite=epoch < epochs, into=into)
+                groups = cache.translated_groups(
+                    model.column_of_, None if ordered else rng, rewrite=epoch < epochs, into=into
+                )
             run.replay(cache, positive, rng, epoch, groups)
             if checkpoint is not None and checkpoint.due(epoch, epochs):
                 checkpoint.save(model, epoch, rng)
-                notify({"stage": "checkpoint", "epoch": epoch, "docs": 0,
-                        "path": str(checkpoint.path)})
+                notify(
+                    {"stage": "checkpoint", "epoch": epoch, "docs": 0, "path": str(checkpoint.path)}
+                )
             if stopper is not None and stopper.after_epoch(epoch, epochs):
                 break
         if stopper is not None:
-            stopper.restore()               # the best epoch's weights, before the map
+            stopper.restore()  # the best epoch's weights, before the map
         return mapper
 
-    def _start_mapper(self, texts) -> "concurrent.futures.Future":
+    def _start_mapper(self, texts) -> concurrent.futures.Future:
         """Name the strongest buckets (:func:`~nbsvm.evaluation.explain.ngram_map`) in a thread while
         the last epoch trains, ranking them by the weights before it (a snapshot: the result
         does not depend on timing). The compiled tokenizer releases the GIL."""
         model = self.model
-        learner = model.linear_        # read only: folding the SGD scale would change training
+        learner = model.linear_  # read only: folding the SGD scale would change training
         mean_abs = None
         if model.beta != 1.0 and model.interpolate == "weights":
-            mean_abs = np.array([_mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
-                                 for k in range(learner.n_outputs)])
-        chosen = strongest_columns(model, mean_abs=mean_abs)     # the snapshot, row by row
+            mean_abs = np.array(
+                [
+                    _mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
+                    for k in range(learner.n_outputs)
+                ]
+            )
+        chosen = strongest_columns(model, mean_abs=mean_abs)  # the snapshot, row by row
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
         future = pool.submit(ngram_map_of, chosen, model.column_of_, model.hasher_, texts)
         pool.shutdown(wait=False)
@@ -277,7 +332,7 @@ def transfer_state(source, model) -> int:
     src, dst = source.linear_, model.linear_
     if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
         raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")
-    src.coef()                          # SGD: the scale folded in, so state_ holds s = 1
+    src.coef()  # SGD: the scale folded in, so state_ holds s = 1
     d = 1 << model.hasher_.n_bits
     src_of = source.column_of_ if source.column_of_ is not None else np.arange(d, dtype=np.int32)
     dst_of = model.column_of_ if model.column_of_ is not None else np.arange(d, dtype=np.int32)

@@ -8,23 +8,24 @@ hasher, classes and counts, and for labels that were not strings their values
 (``label_values``: ``predict`` after ``load`` returns ``1``, not ``'1'``). Loading checks
 every shape, dtype and value the kernels rely on, the classes against the arrays first.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from nbsvm._version import __version__
+from nbsvm.config import BUCKET_DTYPE, FORMER_TOKENIZER
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import decode_map, encode_map
+from nbsvm.io.npzfile import Chunked, load_npz, save_npz
+from nbsvm.learners.calibrator import Calibrator
+from nbsvm.learners.persistence import label_values, read_label_values
+from nbsvm.learners.reduction import NBReduction
 from nbsvm.learners.sgd import STATE_DTYPE
+from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import quantize
-from nbsvm.learners.calibrator import Calibrator
-from nbsvm.io.npzfile import Chunked, load_npz, save_npz
-from nbsvm.config import BUCKET_DTYPE, FORMER_TOKENIZER
-from nbsvm.learners.reduction import NBReduction
 from nbsvm.text.hashing import Hasher
-from nbsvm.learners.persistence import label_values, read_label_values
-from nbsvm.learners.targets import Labels
 
 #: parameters saved under an older name -> their name now
 RENAMED = {"l2": "lam"}
@@ -33,6 +34,7 @@ RENAMED = {"l2": "lam"}
 def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
     """Value checks of a loaded model's arrays (their dtypes and shapes are checked already):
     what the compiled kernels index with must be in range, what they add must be finite."""
+
     def bad(what):
         raise NBSVMError(f"corrupted model file: {what}", path=str(path))
 
@@ -40,11 +42,19 @@ def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
         bad("buckets not strictly increasing (unsorted or repeated)")
     if len(set(clf.classes_)) != len(clf.classes_):
         bad(f"repeated class names {clf.classes_}")
-    if clf.n_docs_ < 0 or np.any(clf.class_counts_ < 0) or \
-            not 0 <= clf.n_seen_buckets_ <= (1 << clf.hasher_.n_bits):
+    if (
+        clf.n_docs_ < 0
+        or np.any(clf.class_counts_ < 0)
+        or not 0 <= clf.n_seen_buckets_ <= (1 << clf.hasher_.n_bits)
+    ):
         bad("negative or impossible counts")
-    for name, a in (("ratios", ratios), ("coef", coef), ("learner_state", state),
-                    ("mean_abs_coef", clf.mean_abs_coef_), ("adagrad_sq", sq)):
+    for name, a in (
+        ("ratios", ratios),
+        ("coef", coef),
+        ("learner_state", state),
+        ("mean_abs_coef", clf.mean_abs_coef_),
+        ("adagrad_sq", sq),
+    ):
         if a is not None and not np.isfinite(a).all():
             bad(f"non-finite values in {name}")
     if sq is not None and np.any(sq < 0):
@@ -57,21 +67,29 @@ def _check_classes_fit_arrays(clf, arrays: dict, path) -> None:
     lists classes the arrays were not trained for is named as such."""
     classes, counts = clf.classes_, clf.class_counts_
     if len(classes) < (1 if clf.multilabel else 2):
-        raise NBSVMError(f"corrupted model file: the header lists {len(classes)} class(es)",
-                         path=str(path))
+        raise NBSVMError(
+            f"corrupted model file: the header lists {len(classes)} class(es)", path=str(path)
+        )
     if len(counts) != len(classes):
-        raise NBSVMError(f"corrupted model file: the header lists {len(classes)} classes "
-                         f"but {len(counts)} class counts", path=str(path))
+        raise NBSVMError(
+            f"corrupted model file: the header lists {len(classes)} classes "
+            f"but {len(counts)} class counts",
+            path=str(path),
+        )
     n_out = clf.n_outputs()
     rows = {name: a.shape[0] if a.ndim else None for name, a in arrays.items()}
     wrong = sorted({n for n in rows.values() if n != n_out}, key=str)
     if wrong:
         shown = ", ".join(map(str, classes[:5])) + (", ..." if len(classes) > 5 else "")
-        held = "; ".join(f"{n} ({', '.join(sorted(k for k, m in rows.items() if m == n))})"
-                         for n in wrong)
-        raise NBSVMError(f"corrupted model file: the header lists {len(classes)} classes "
-                         f"({shown}) for {n_out} output{'s' if n_out != 1 else ''}, but the "
-                         f"arrays hold {held}", path=str(path))
+        held = "; ".join(
+            f"{n} ({', '.join(sorted(k for k, m in rows.items() if m == n))})" for n in wrong
+        )
+        raise NBSVMError(
+            f"corrupted model file: the header lists {len(classes)} classes "
+            f"({shown}) for {n_out} output{'s' if n_out != 1 else ''}, but the "
+            f"arrays hold {held}",
+            path=str(path),
+        )
 
 
 #: Buckets looked at per part when saving (the parts' arrays are what a save holds).
@@ -88,13 +106,16 @@ def _stored_parts(clf):
             hi = min(lo + SAVE_PART, learner.n_features)
             # a backend learner's arrays span every column: store them all, so that the
             # columns the file gives back are the ones its weights are indexed by
-            used = learner.used_features(lo, hi) if clf.backend_learner is None else \
-                np.arange(lo, hi, dtype=BUCKET_DTYPE)
+            used = (
+                learner.used_features(lo, hi)
+                if clf.backend_learner is None
+                else np.arange(lo, hi, dtype=BUCKET_DTYPE)
+            )
             yield used, used
         return
     column_of = clf.column_of_
     for lo in range(0, column_of.size, SAVE_PART):
-        part = column_of[lo:lo + SAVE_PART]
+        part = column_of[lo : lo + SAVE_PART]
         at = np.flatnonzero(part >= 0)
         yield (at + lo).astype(BUCKET_DTYPE), part[at]
 
@@ -104,31 +125,45 @@ def save_model(clf, path) -> None:
     buckets only, as .npz with a JSON header."""
     clf.check_fitted()
     learner = clf.linear_
-    learner.coef()                          # fold the SGD scale into the weights
+    learner.coef()  # fold the SGD scale into the weights
     # every array is written part by part, the parts found again for each: a save holds
     # one part's ids, never a copy of the state or a list of 2**n_bits buckets
     n_out = learner.n_outputs
-    quantized = getattr(clf, "quantized_", None)     # (nbsvm.models.quantize)
-    n_cols = int(np.count_nonzero(clf.column_of_ >= 0)) if clf.column_of_ is not None else \
-        sum(len(b) for b, _ in _stored_parts(clf))
-    scale = {c: quantize.scales(clf, c) for c in (0, 1)} \
-        if quantized and quantized["dtype"] == "int8" else None
+    quantized = getattr(clf, "quantized_", None)  # (nbsvm.models.quantize)
+    n_cols = (
+        int(np.count_nonzero(clf.column_of_ >= 0))
+        if clf.column_of_ is not None
+        else sum(len(b) for b, _ in _stored_parts(clf))
+    )
+    scale = (
+        {c: quantize.scales(clf, c) for c in (0, 1)}
+        if quantized and quantized["dtype"] == "int8"
+        else None
+    )
 
-    def column(c):          # S_[:, columns, c] row by row
+    def column(c):  # S_[:, columns, c] row by row
         def pieces():
             for k in range(n_out):
                 for _, cols in _stored_parts(clf):
                     if quantized and c < 2:
-                        yield quantize.encode(learner.S_[k, cols, c], quantized["dtype"],
-                                              scale[c][k] if scale else 1.0)
+                        yield quantize.encode(
+                            learner.S_[k, cols, c],
+                            quantized["dtype"],
+                            scale[c][k] if scale else 1.0,
+                        )
                     else:
                         yield learner.S_[k, cols, c]
+
         dtype = quantize.DTYPES[quantized["dtype"]] if quantized and c < 2 else STATE_DTYPE
         return Chunked(np.dtype(dtype), (n_out, n_cols), pieces)
 
     buckets = Chunked(BUCKET_DTYPE, (n_cols,), lambda: (b for b, _ in _stored_parts(clf)))
-    arrays = {"buckets": buckets, "ratios": column(0), "coef": column(1),
-              "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64)}
+    arrays = {
+        "buckets": buckets,
+        "ratios": column(0),
+        "coef": column(1),
+        "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64),
+    }
     if learner.optimizer == "adagrad" and not quantized:
         arrays["adagrad_sq"] = column(2)
     if scale is not None:
@@ -141,30 +176,33 @@ def save_model(clf, path) -> None:
     header = dict(
         package_version=__version__,
         params={p: v for p, v in clf.get_params().items() if p != "cache_dir"},
-        hasher=clf.hasher_.settings(), classes=list(clf.classes_),
-        class_counts=[int(c) for c in clf.class_counts_], n_docs=int(clf.n_docs_),
+        hasher=clf.hasher_.settings(),
+        classes=list(clf.classes_),
+        class_counts=[int(c) for c in clf.class_counts_],
+        n_docs=int(clf.n_docs_),
         n_seen_buckets=int(clf.n_seen_buckets_),
-        mean_abs_coef=[float(x) for x in clf.mean_abs_coef_])
+        mean_abs_coef=[float(x) for x in clf.mean_abs_coef_],
+    )
     if backend is not None:
         header["backend"] = backend
     typed = _label_values(clf)
-    if typed is not None:                   # labels that were not strings: their values
+    if typed is not None:  # labels that were not strings: their values
         header["label_values"] = typed
     if quantized:
         header["quantized"] = quantized
-    if isinstance(clf.__dict__.get("validation_"), dict):    # early stopping's run
+    if isinstance(clf.__dict__.get("validation_"), dict):  # early stopping's run
         header["validation"] = clf.validation_
     lexicon = clf.__dict__.get("lexicon_") if clf.keep_counts else None
-    if lexicon is not None:                 # keep_counts: for train --init
+    if lexicon is not None:  # keep_counts: for train --init
         header["lexicon"] = lexicon.header()
         arrays["lexicon_buckets"], arrays["lexicon_counts"] = lexicon.compact()
-    if "corpus_" in clf.__dict__:           # what the data-dependent defaults were read from
+    if "corpus_" in clf.__dict__:  # what the data-dependent defaults were read from
         header["corpus"] = clf.corpus_
-    if "auto_" in clf.__dict__:             # what --auto changed, why, and in what time
+    if "auto_" in clf.__dict__:  # what --auto changed, why, and in what time
         header["auto"] = clf.auto_
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
-        header["eta0_"] = float(clf.linear_.eta0)     # what the calibration chose
-    if clf.calibrator_ is not None:         # scores -> probabilities, fitted held out
+        header["eta0_"] = float(clf.linear_.eta0)  # what the calibration chose
+    if clf.calibrator_ is not None:  # scores -> probabilities, fitted held out
         header["calibration"], own = clf.calibrator_.arrays()
         header["calibration"]["report"] = getattr(clf, "calibration_report_", None)
         arrays.update(own)
@@ -198,9 +236,15 @@ CORPUS_KEYS = ("documents", "ngrams", "median_ngrams")
 
 def _corpus(corpus) -> dict:
     """The header's ``corpus`` (what the data-dependent defaults were read from), checked."""
-    if not (isinstance(corpus, dict) and all(
-            isinstance(corpus.get(k), int) and not isinstance(corpus.get(k), bool)
-            and corpus[k] >= 0 for k in CORPUS_KEYS)):
+    if not (
+        isinstance(corpus, dict)
+        and all(
+            isinstance(corpus.get(k), int)
+            and not isinstance(corpus.get(k), bool)
+            and corpus[k] >= 0
+            for k in CORPUS_KEYS
+        )
+    ):
         raise TypeError("corpus must hold three counts")
     return {k: corpus[k] for k in CORPUS_KEYS}
 
@@ -209,17 +253,21 @@ def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> 
     """What a model keeps beside its weights, checked: the lexicon's counts
     (``keep_counts``) and the calibration (``calibrate``)."""
     if "lexicon" in header or "lexicon_counts" in arrays:
-        clf.lexicon_ = NBLexicon.from_parts(header.get("lexicon"), arrays.get("lexicon_buckets"),
-                                            arrays.get("lexicon_counts"), path)
+        clf.lexicon_ = NBLexicon.from_parts(
+            header.get("lexicon"), arrays.get("lexicon_buckets"), arrays.get("lexicon_counts"), path
+        )
         if clf.lexicon_.hasher != clf.hasher_:
-            raise NBSVMError("corrupted model file: the lexicon's hashing differs from the "
-                             "model's", path=path)
+            raise NBSVMError(
+                "corrupted model file: the lexicon's hashing differs from the model's", path=path
+            )
     if "calibration" in header or "calibration" in arrays:
         if "calibration" not in header or "calibration" not in arrays:
-            raise NBSVMError("corrupted model file: calibration header or arrays missing",
-                             path=path)
-        clf.calibrator_ = Calibrator.from_arrays(header["calibration"], arrays["calibration"],
-                                                 n_out, clf.multilabel, path)
+            raise NBSVMError(
+                "corrupted model file: calibration header or arrays missing", path=path
+            )
+        clf.calibrator_ = Calibrator.from_arrays(
+            header["calibration"], arrays["calibration"], n_out, clf.multilabel, path
+        )
         report = header["calibration"].get("report")
         if isinstance(report, dict):
             clf.calibration_report_ = report
@@ -237,14 +285,17 @@ def load_model(cls, path):
         # tokenizer had neither
         params = {RENAMED.get(k, k): v for k, v in header["params"].items()}
         clf = cls(**{"norm": "none", **FORMER_TOKENIZER, **params})
-        if clf.char_ngrams is None:     # read from the training data: as it was hashed
+        if clf.char_ngrams is None:  # read from the training data: as it was hashed
             clf.char_ngrams_ = header["hasher"].get("char_ngrams")
         if clf.validate() != Hasher(**header["hasher"]):
-            raise NBSVMError("corrupted model file: the hasher settings do not match "
-                             "the parameters", path=str(path))
+            raise NBSVMError(
+                "corrupted model file: the hasher settings do not match the parameters",
+                path=str(path),
+            )
         clf.hasher_ = Hasher(**header["hasher"])
-        if not isinstance(header["classes"], list) \
-                or not all(isinstance(c, str) for c in header["classes"]):
+        if not isinstance(header["classes"], list) or not all(
+            isinstance(c, str) for c in header["classes"]
+        ):
             raise TypeError("classes must be a list of strings")
         clf.classes_ = Labels(header["classes"])
         _load_label_values(clf, header)
@@ -262,7 +313,7 @@ def load_model(cls, path):
             clf.auto_ = header["auto"]
         buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
         state = arrays["learner_state"]
-        if "quantized" in header:       # float16 / int8 with scales: the float32 state
+        if "quantized" in header:  # float16 / int8 with scales: the float32 state
             q = header["quantized"]
             ratios = quantize.decode(ratios, q, arrays.get("ratios_scale"), path)
             coef = quantize.decode(coef, q, arrays.get("coef_scale"), path)
@@ -273,44 +324,64 @@ def load_model(cls, path):
         if e.path is not None:
             raise
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-    _check_classes_fit_arrays(clf, {"ratios": ratios, "coef": coef, "learner_state": state,
-                                    "mean_abs_coef": clf.mean_abs_coef_}, path)
+    _check_classes_fit_arrays(
+        clf,
+        {
+            "ratios": ratios,
+            "coef": coef,
+            "learner_state": state,
+            "mean_abs_coef": clf.mean_abs_coef_,
+        },
+        path,
+    )
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         eta0_ = header.get("eta0_")
-        if not (isinstance(eta0_, (int, float)) and not isinstance(eta0_, bool)
-                and 0 < eta0_ < float("inf")):
-            raise NBSVMError("corrupted model file: eta0 'auto' without a valid eta0_",
-                             path=str(path))
+        if not (
+            isinstance(eta0_, (int, float))
+            and not isinstance(eta0_, bool)
+            and 0 < eta0_ < float("inf")
+        ):
+            raise NBSVMError(
+                "corrupted model file: eta0 'auto' without a valid eta0_", path=str(path)
+            )
         clf.eta0_ = float(eta0_)
     n_out = clf.n_outputs()
     d = 1 << clf.hasher_.n_bits
     sq = arrays.get("adagrad_sq")
-    ok = (len(clf.classes_) >= (1 if clf.multilabel else 2)
-          and len(clf.class_counts_) == len(clf.classes_)
-          and clf.hasher_.n_bits == clf.n_bits
-          and buckets.ndim == 1 and buckets.dtype == BUCKET_DTYPE
-          and ratios.shape == (n_out, buckets.size) and ratios.dtype == STATE_DTYPE
-          and coef.shape == (n_out, buckets.size) and coef.dtype == STATE_DTYPE
-          and state.shape == (n_out, 3) and state.dtype == np.float64
-          and clf.mean_abs_coef_.shape == (n_out,)
-          and (clf.setting("optimizer") != "adagrad" or "quantized" in header
-               or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE))
-          and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d)))
+    ok = (
+        len(clf.classes_) >= (1 if clf.multilabel else 2)
+        and len(clf.class_counts_) == len(clf.classes_)
+        and clf.hasher_.n_bits == clf.n_bits
+        and buckets.ndim == 1
+        and buckets.dtype == BUCKET_DTYPE
+        and ratios.shape == (n_out, buckets.size)
+        and ratios.dtype == STATE_DTYPE
+        and coef.shape == (n_out, buckets.size)
+        and coef.dtype == STATE_DTYPE
+        and state.shape == (n_out, 3)
+        and state.dtype == np.float64
+        and clf.mean_abs_coef_.shape == (n_out,)
+        and (
+            clf.setting("optimizer") != "adagrad"
+            or "quantized" in header
+            or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE)
+        )
+        and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d))
+    )
     if not ok:
         raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
     _check_model_values(clf, buckets, ratios, coef, state, sq, path)
-    clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) \
-        if "map_buckets" in arrays else {}
+    clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) if "map_buckets" in arrays else {}
     try:
         learner = clf.new_linear(clf.classes_, buckets.size)
-    except NBSVMError as e:         # settings the learner refuses: a crafted header
+    except NBSVMError as e:  # settings the learner refuses: a crafted header
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
     learner.S_[:, :, 0] = ratios
     learner.S_[:, :, 1] = coef
     if sq is not None and clf.setting("optimizer") == "adagrad":
         learner.S_[:, :, 2] = sq
     learner.state_[:] = state
-    try:                        # partial_fit on the loaded model keeps weighing the steps
+    try:  # partial_fit on the loaded model keeps weighing the steps
         learner.set_class_weight(clf.output_weights())
     except NBSVMError as e:
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
@@ -320,7 +391,10 @@ def load_model(cls, path):
     _load_kept_parts(clf, header, arrays, n_out, str(path))
     if clf.backend_learner is not None:
         clf.backend_ = NBReduction.from_parts(
-            header.get("backend"), {k: v for k, v in arrays.items()
-                                    if k.startswith("backend")},
-            learner.n_outputs, buckets.size, str(path))
+            header.get("backend"),
+            {k: v for k, v in arrays.items() if k.startswith("backend")},
+            learner.n_outputs,
+            buckets.size,
+            str(path),
+        )
     return clf

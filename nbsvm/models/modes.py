@@ -6,6 +6,7 @@ runner each has and why it cannot start from a lexicon, a kept cache or a checkp
 parameter cleared (calibration around early stopping, say), or through
 :class:`~nbsvm.models.fitting.Fit`.
 """
+
 from __future__ import annotations
 
 from nbsvm.errors import NBSVMError
@@ -22,9 +23,11 @@ MODES = {
     "auto": ("chooses the hashing settings itself", auto_fit),
 }
 #: modes that cannot go together, and what to do instead
-EXCLUSIVE = {("early_stopping", "auto"): "train with the settings auto chose",
-             ("early_stopping", "keep_counts"): "continue training without a held-out part",
-             ("auto", "keep_counts"): "train with the settings auto chose and keep_counts=True"}
+EXCLUSIVE = {
+    ("early_stopping", "auto"): "train with the settings auto chose",
+    ("early_stopping", "keep_counts"): "continue training without a held-out part",
+    ("auto", "keep_counts"): "train with the settings auto chose and keep_counts=True",
+}
 
 
 def mode_of(model) -> str | None:
@@ -46,13 +49,13 @@ def check_modes(model) -> None:
             raise NBSVMError(f"{b} is not available with {a}: {instead}")
 
 
-def run_mode(model, name: str, docs, lexicon, kept, checkpoint, callback,
-             max_memory) -> None:
+def run_mode(model, name: str, docs, lexicon, kept, checkpoint, callback, max_memory) -> None:
     """Train ``model`` in mode ``name`` (see the module docstring)."""
     model.validate()
     check_modes(model)
     why, runner = MODES[name]
     if lexicon is not None or kept is not None or checkpoint is not None:
-        raise NBSVMError(f"{name} {why}: give the documents, not a lexicon, a kept cache "
-                         "or a checkpoint")
+        raise NBSVMError(
+            f"{name} {why}: give the documents, not a lexicon, a kept cache or a checkpoint"
+        )
     runner(model, docs, callback, max_memory)

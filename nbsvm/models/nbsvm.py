@@ -28,29 +28,30 @@ Memory: two classes are counted in releasable memory; after the pass one row bec
 bucket-to-column map and the other is returned to the OS, so the peak is about
 ``2**n_bits * 8`` bytes of counts plus ``16`` bytes per kept column (AdaGrad).
 """
+
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm._params import Params
 from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
 from nbsvm.errors import NBSVMError
-from nbsvm.io.document import Document
+from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import key_of
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models.calibrate import auto_calibrate
+from nbsvm.models.fitting import Fit
 from nbsvm.models.modelfile import load_model, save_model
+from nbsvm.models.modes import mode_of, run_mode
+from nbsvm.models.partial import partial_fit
 from nbsvm.models.prediction import PredictionMixin
 from nbsvm.models.settings import SettingsMixin
 from nbsvm.models.trainer_hooks import TrainerHooksMixin
-from nbsvm.models.fitting import Fit
-from nbsvm.models.calibrate import auto_calibrate
-from nbsvm.io.document import rereadable_or_none
-from nbsvm.models.modes import mode_of, run_mode
-from nbsvm.models.partial import partial_fit
 
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache
@@ -231,17 +232,43 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     ['pos', 'neg']
     """
 
-    def __init__(self, ngrams=DEFAULTS["ngrams"], n_bits=DEFAULTS["n_bits"],
-                 char_ngrams=None, hash_seed=DEFAULTS["hash_seed"],
-                 alpha=DEFAULTS["alpha"], min_df=None, loss=None,
-                 optimizer=None, eta0=None, lam=DEFAULTS["lam"], beta=DEFAULTS["beta"],
-                 interpolate=DEFAULTS["interpolate"], epochs=None,
-                 seed=DEFAULTS["seed"], threads=DEFAULTS["threads"], cache_dir=None,
-                 weighting="nb", norm=None, learner=None, multilabel=False, auto=False,
-                 time_budget=60.0, auto_metric=None, calibrate="auto", class_weight=None, keep_counts=False,
-                 char_min=0, lowercase=True, early_stopping=False, validation_fraction=0.1,
-                 n_iter_no_change=2, split_scripts=DEFAULTS["split_scripts"],
-                 nfkc=DEFAULTS["nfkc"], long_words=DEFAULTS["long_words"]):
+    def __init__(
+        self,
+        ngrams=DEFAULTS["ngrams"],
+        n_bits=DEFAULTS["n_bits"],
+        char_ngrams=None,
+        hash_seed=DEFAULTS["hash_seed"],
+        alpha=DEFAULTS["alpha"],
+        min_df=None,
+        loss=None,
+        optimizer=None,
+        eta0=None,
+        lam=DEFAULTS["lam"],
+        beta=DEFAULTS["beta"],
+        interpolate=DEFAULTS["interpolate"],
+        epochs=None,
+        seed=DEFAULTS["seed"],
+        threads=DEFAULTS["threads"],
+        cache_dir=None,
+        weighting="nb",
+        norm=None,
+        learner=None,
+        multilabel=False,
+        auto=False,
+        time_budget=60.0,
+        auto_metric=None,
+        calibrate="auto",
+        class_weight=None,
+        keep_counts=False,
+        char_min=0,
+        lowercase=True,
+        early_stopping=False,
+        validation_fraction=0.1,
+        n_iter_no_change=2,
+        split_scripts=DEFAULTS["split_scripts"],
+        nfkc=DEFAULTS["nfkc"],
+        long_words=DEFAULTS["long_words"],
+    ):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -282,16 +309,20 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
-        return Tags(estimator_type="classifier", target_tags=TargetTags(required=True),
-                    classifier_tags=ClassifierTags(),
-                    input_tags=InputTags(one_d_array=True, two_d_array=False, string=True))
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+            input_tags=InputTags(one_d_array=True, two_d_array=False, string=True),
+        )
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "linear_")
 
     # -- training -------------------------------------------------------------------------
-    def fit(self, X, y=None, *, text_col: str = "text",
-            label_col: str = "label") -> "NBSVMClassifier":
+    def fit(
+        self, X, y=None, *, text_col: str = "text", label_col: str = "label"
+    ) -> NBSVMClassifier:
         """Fit on texts ``X`` and labels ``y``.
 
         ``X`` is any sequence of strings (list, numpy array, pandas Series, a one-column
@@ -302,13 +333,21 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         texts, labels = texts_and_labels(X, y, text_col, label_col)
         if labels is None:
             raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")
-        if self.multilabel:       # label sets: lists of labels, or 'a,b' strings
-            self.fit_documents(lambda: (Document(key_of(label), text, "<fit>", i + 1)
-                                        for i, (text, label) in enumerate(zip(texts, labels))))
+        if self.multilabel:  # label sets: lists of labels, or 'a,b' strings
+            self.fit_documents(
+                lambda: (
+                    Document(key_of(label), text, "<fit>", i + 1)
+                    for i, (text, label) in enumerate(zip(texts, labels))
+                )
+            )
             self._label_values = None
             return self
-        self.fit_documents(lambda: (Document(str(label), text, "<fit>", i + 1)
-                                    for i, (text, label) in enumerate(zip(texts, labels))))
+        self.fit_documents(
+            lambda: (
+                Document(str(label), text, "<fit>", i + 1)
+                for i, (text, label) in enumerate(zip(texts, labels))
+            )
+        )
         self._remember_label_values(labels)
         return self
 
@@ -320,10 +359,15 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                 values.setdefault(str(v), v.item() if isinstance(v, np.generic) else v)
         self._label_values = values or None
 
-    def fit_documents(self, docs: Iterable[Document], lexicon: NBLexicon | None = None,
-                      callback: Callable[[dict], None] | None = None,
-                      max_memory=None, kept: "KeptCache | None" = None,
-                      checkpoint: "Checkpoint | None" = None) -> "NBSVMClassifier":
+    def fit_documents(
+        self,
+        docs: Iterable[Document],
+        lexicon: NBLexicon | None = None,
+        callback: Callable[[dict], None] | None = None,
+        max_memory=None,
+        kept: KeptCache | None = None,
+        checkpoint: Checkpoint | None = None,
+    ) -> NBSVMClassifier:
         """Fit on a stream of :class:`~nbsvm.io.Document` (see the module docstring).
 
         ``callback`` receives progress events: ``{"stage": "hash"|"count"|"epoch"|
@@ -337,20 +381,21 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         returning the stream (``auto`` reads it twice).
         """
         docs = self.read_text_defaults(docs, lexicon, kept)
-        mode = mode_of(self)        # calibrate, early_stopping, keep_counts, auto
+        mode = mode_of(self)  # calibrate, early_stopping, keep_counts, auto
         reread = rereadable_or_none(docs)
         if mode is not None:
             run_mode(self, mode, docs, lexicon, kept, checkpoint, callback, max_memory)
         else:
             fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
-            del lexicon             # the run holds the only reference: freed once adopted
+            del lexicon  # the run holds the only reference: freed once adopted
             fit.run(docs() if callable(docs) else docs)
         if self.calibrate == "auto":
             auto_calibrate(self, reread, callback, max_memory)
         return self
 
-    def read_text_defaults(self, docs, lexicon: NBLexicon | None = None,
-                           kept: "KeptCache | None" = None):
+    def read_text_defaults(
+        self, docs, lexicon: NBLexicon | None = None, kept: KeptCache | None = None
+    ):
         """Decide ``char_ngrams_`` when ``char_ngrams`` is None: from a prebuilt lexicon or
         kept cache, as they were hashed; else from a peek at the first
         :data:`~nbsvm.config.PEEK_DOCS` documents (their median distinct word n-grams).
@@ -374,19 +419,21 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
             getattr(stream, "close", lambda: None)()
         elif isinstance(docs, (list, tuple)):
             head = list(docs[:PEEK_DOCS])
-        else:                   # an iterator, or an iterable that may be read only once
+        else:  # an iterator, or an iterable that may be read only once
             stream = iter(docs)
             head = list(itertools.islice(stream, PEEK_DOCS))
             docs = itertools.chain(head, stream)
         words = self._hasher(words_only=True)
         lengths = np.diff(words.batch([d.text for d in head])[1]) if head else np.zeros(1)
-        self.char_ngrams_ = data_default("char_ngrams",
-                                         {"median_ngrams": float(np.median(lengths))})
+        self.char_ngrams_ = data_default(
+            "char_ngrams", {"median_ngrams": float(np.median(lengths))}
+        )
         self.__dict__["_peeked"] = docs
         return docs
 
-    def continue_fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label",
-                     callback=None) -> "NBSVMClassifier":
+    def continue_fit(
+        self, X, y=None, *, text_col: str = "text", label_col: str = "label", callback=None
+    ) -> NBSVMClassifier:
         """Train further on new documents ``X``, ``y`` (as :meth:`fit` takes them): their
         counts join the lexicon's, and the weights, AdaGrad's sums and the step counters
         continue from this model's (``train --init``; :mod:`nbsvm.models.warm` says what
@@ -398,12 +445,14 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         keys = [key_of(v) for v in labels] if self.multilabel else [str(v) for v in labels]
         return self.continue_documents(
             lambda: (Document(k, t, "<fit>", i + 1) for i, (t, k) in enumerate(zip(texts, keys))),
-            callback=callback)
+            callback=callback,
+        )
 
-    def continue_documents(self, docs, callback=None, max_memory=None) -> "NBSVMClassifier":
+    def continue_documents(self, docs, callback=None, max_memory=None) -> NBSVMClassifier:
         """:meth:`continue_fit` on a stream of documents (a callable or a list: it is read
         twice)."""
         from nbsvm.models.warm import continue_training
+
         new = continue_training(self, docs, callback, max_memory)
         self.forget()
         self.__dict__.update(new.__dict__)
@@ -411,12 +460,25 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
 
     def forget(self) -> None:
         """Drop every learned attribute (a new fit starts from nothing)."""
-        for attr in ("linear_", "lexicon_", "column_of_", "_label_values", "classes_",
-                     "backend_", "corpus_", "auto_", "auto_table_", "_calibrator",
-                     "calibration_report_", "quantized_", "validation_", "_peeked"):
+        for attr in (
+            "linear_",
+            "lexicon_",
+            "column_of_",
+            "_label_values",
+            "classes_",
+            "backend_",
+            "corpus_",
+            "auto_",
+            "auto_table_",
+            "_calibrator",
+            "calibration_report_",
+            "quantized_",
+            "validation_",
+            "_peeked",
+        ):
             self.__dict__.pop(attr, None)
 
-    def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> "NBSVMClassifier":
+    def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> NBSVMClassifier:
         """One pass over a batch, continuing from the current state.
 
         The first call on an unfitted model needs ``classes`` (every label). While a model
@@ -434,6 +496,6 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         save_model(self, path)
 
     @classmethod
-    def load(cls, path) -> "NBSVMClassifier":
+    def load(cls, path) -> NBSVMClassifier:
         """Read a model file written by :meth:`save`, checking every array."""
         return load_model(cls, path)

@@ -13,28 +13,31 @@ each label's counts as the sum over the keys holding it (:func:`~nbsvm.models.co
 label_set_counts`), as ``fit`` from a lexicon does. The learner is the built-in one or the
 backend's (``learner``), each making one pass over the batch in its order.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
-from nbsvm.errors import NBSVMError
 from nbsvm.data.batches import hash_batch
 from nbsvm.data.translate import translate
-from nbsvm.io.frames import texts_and_labels
+from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
+from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import classes_of, key_of, label_set, membership
-from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.learners.targets import Labels
+from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
+from nbsvm.lexicon.nblexicon import NBLexicon
 
 
 def partial_fit(model, X, y, classes=None):
     """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring)."""
     hasher = model.validate()
     if getattr(model, "quantized_", None):
-        raise NBSVMError("a quantized model does not train further (its AdaGrad sums and "
-                         "small weights are gone): continue from the original model file")
+        raise NBSVMError(
+            "a quantized model does not train further (its AdaGrad sums and "
+            "small weights are gone): continue from the original model file"
+        )
     if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
     texts, values = texts_and_labels(X, y, "text", "label")
@@ -45,12 +48,14 @@ def partial_fit(model, X, y, classes=None):
     else:
         model._remember_label_values(values, update=True)
         labels = [str(v) for v in values]
-    docs = [Document(l, t, "<partial_fit>", i + 1)
-            for i, (t, l) in enumerate(zip(texts, labels))]
+    docs = [
+        Document(lab, t, "<partial_fit>", i + 1) for i, (t, lab) in enumerate(zip(texts, labels))
+    ]
     batch = hash_batch(docs, model.hasher_)
     lexicon = getattr(model, "lexicon_", None)
-    if lexicon is not None and model.column_of_ is not None:     # loaded with keep_counts
+    if lexicon is not None and model.column_of_ is not None:  # loaded with keep_counts
         from nbsvm.models.warm import to_bucket_columns
+
         to_bucket_columns(model)
     codes, positive = _targets(model, labels, batch, lexicon)
     if lexicon is not None:
@@ -60,8 +65,15 @@ def partial_fit(model, X, y, classes=None):
     if len(docs):
         order = np.arange(len(docs))
         if model.backend_learner is not None:
-            model.backend_.partial_fit(model.linear_.tables, batch.ids, batch.offsets, codes,
-                                       order, positive, model.unit_rows())
+            model.backend_.partial_fit(
+                model.linear_.tables,
+                batch.ids,
+                batch.offsets,
+                codes,
+                order,
+                positive,
+                model.unit_rows(),
+            )
         else:
             model.linear_.epoch(batch.ids, batch.offsets, codes, order, positive)
     model.n_docs_ += len(docs)
@@ -85,20 +97,27 @@ def _start(model, hasher, classes) -> None:
             raise NBSVMError(f"need at least two classes, got {classes}")
     model.lexicon_ = NBLexicon(hasher, alpha=model.alpha)
     if not model.multilabel:
-        for c in classes:               # codes in classes_ order
+        for c in classes:  # codes in classes_ order
             model.lexicon_.code_of(c)
     model.classes_, model.hasher_, model.n_docs_ = Labels(classes), hasher, 0
     model.class_counts_ = np.zeros(len(classes), dtype=np.int64)
     model.n_seen_buckets_ = 0
-    model.column_of_ = None                 # growing lexicon: columns are buckets
+    model.column_of_ = None  # growing lexicon: columns are buckets
     model.linear_ = model.new_linear(classes, 1 << hasher.n_bits)
     if isinstance(model.class_weight, str):
-        raise NBSVMError("class_weight='balanced' needs the class counts of all the data, "
-                         "which partial_fit does not see; give the weights by name")
+        raise NBSVMError(
+            "class_weight='balanced' needs the class counts of all the data, "
+            "which partial_fit does not see; give the weights by name"
+        )
     model.linear_.set_class_weight(model.output_weights())
     if model.backend_learner is not None:
-        model.backend_ = NBReduction(model.backend_learner, model.linear_.n_outputs,
-                                     model.linear_.n_features, model.lam, model.seed)
+        model.backend_ = NBReduction(
+            model.backend_learner,
+            model.linear_.n_outputs,
+            model.linear_.n_features,
+            model.lam,
+            model.seed,
+        )
 
 
 def _targets(model, labels, batch, lexicon):
@@ -108,7 +127,7 @@ def _targets(model, labels, batch, lexicon):
         return model.codes_for(labels, batch), model.positive_codes()
     for i, key in enumerate(labels):
         model.check_labels(list(label_set(key)), [batch.where(i)] * len(label_set(key)))
-    if lexicon is not None:                 # the lexicon's codes: every key seen so far
+    if lexicon is not None:  # the lexicon's codes: every key seen so far
         codes = np.asarray([lexicon.code_of(key) for key in labels], dtype=np.int32)
         keys = lexicon.code_labels()
     else:
@@ -123,16 +142,17 @@ def _refresh_values(model, lexicon) -> None:
     buckets in fewer than ``min_df`` documents carry none)."""
     tables = model.linear_.tables
     if model.multilabel:
-        buckets, counts, kept_df, docs, n_seen = label_set_counts(lexicon, model.classes_,
-                                                                  model.setting("min_df"))
+        buckets, counts, kept_df, docs, n_seen = label_set_counts(
+            lexicon, model.classes_, model.setting("min_df")
+        )
         ratios = np.zeros((len(model.classes_), len(buckets), 1), dtype=tables.dtype)
         fill_label_ratios(ratios, counts, kept_df, float(model.alpha))
         ratios = ratios[:, :, 0]
         model.class_counts_ = docs
         model.n_seen_buckets_ = n_seen
     else:
-        model.class_counts_ = lexicon.class_counts_     # classes_ order == codes
-        if model.class_counts_.min() == 0:              # ratios need every class seen
+        model.class_counts_ = lexicon.class_counts_  # classes_ order == codes
+        if model.class_counts_.min() == 0:  # ratios need every class seen
             return
         buckets, ratios = lexicon.kept_ratios(min_df=model.setting("min_df"))
         model.n_seen_buckets_ = lexicon.n_seen_

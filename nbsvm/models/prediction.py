@@ -1,9 +1,10 @@
 """An NBSVM model's learned state as arrays by bucket, and prediction: scores of hashed
 batches (NB interpolation included), labels, label sets and probabilities, streamed in
 batches so that memory does not grow with the input."""
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -14,11 +15,9 @@ from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.document import Document
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import SEPARATOR, key_of, label_set
+from nbsvm.learners.calibrator import sigmoid, softmax
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
-from nbsvm.learners.calibrator import sigmoid, softmax
-
-
 
 
 def _check_columns(batch: Batch, n_columns: int) -> None:
@@ -80,17 +79,19 @@ class PredictionMixin:
         self.check_fitted()
         if not columns:
             batch = translate(batch, self.column_of_)
-        else:               # columns from elsewhere: the kernels index the weights with them
+        else:  # columns from elsewhere: the kernels index the weights with them
             _check_columns(batch, self.linear_.n_features)
         if self.backend_learner is not None:
-            scores = self.backend_.decision(self.linear_.S_[:, :, 0], batch.ids,
-                                            batch.offsets, self.unit_rows())
+            scores = self.backend_.decision(
+                self.linear_.S_[:, :, 0], batch.ids, batch.offsets, self.unit_rows()
+            )
         else:
             scores = self.linear_.decision(batch.ids, batch.offsets)
         if self.beta == 1.0:
             return scores
-        nb = self.linear_.table_sums(batch.ids, batch.offsets,
-                                      unit=self.interpolate == "weights" and self.unit_rows())
+        nb = self.linear_.table_sums(
+            batch.ids, batch.offsets, unit=self.interpolate == "weights" and self.unit_rows()
+        )
         if self.interpolate == "scores":
             prior = np.array([self._log_prior(k) for k in range(scores.shape[1])])
             return self.beta * scores + (1.0 - self.beta) * (prior + nb)
@@ -103,7 +104,7 @@ class PredictionMixin:
         by ``class_weight``, which reweighs the data the learner sees)."""
         counts = self.class_counts_.astype(np.float64)
         weights = self.class_weights() if not self.multilabel else None
-        if self.n_outputs() == 1:           # both classes weighed, as the learner does
+        if self.n_outputs() == 1:  # both classes weighed, as the learner does
             if weights is not None:
                 counts = counts * weights
             return float(np.log(counts[1] / counts[0]))
@@ -115,7 +116,7 @@ class PredictionMixin:
     def _batches(self, X) -> Iterator[Batch]:
         docs = [Document(None, text, "<input>", i + 1) for i, text in enumerate(X)]
         for start in range(0, len(docs), 4096):
-            yield hash_batch(docs[start:start + 4096], self.hasher_)
+            yield hash_batch(docs[start : start + 4096], self.hasher_)
 
     def decision_function(self, X, *, text_col: str = "text") -> np.ndarray:
         """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
@@ -153,9 +154,10 @@ class PredictionMixin:
         labels whose score is above 0, ``""`` for none)."""
         classes = np.asarray(self.classes_, dtype=object)
         if self.multilabel:
-            return np.asarray([SEPARATOR.join(classes[row]) for row in
-                               self.label_mask(scores)], dtype=object)
-        if self.calibrator_ is not None:    # the class of the highest calibrated probability
+            return np.asarray(
+                [SEPARATOR.join(classes[row]) for row in self.label_mask(scores)], dtype=object
+            )
+        if self.calibrator_ is not None:  # the class of the highest calibrated probability
             return classes[np.argmax(self.proba_of(scores), axis=1)]
         if scores.ndim == 2 and scores.shape[1] == 1:
             scores = scores[:, 0]
@@ -170,13 +172,14 @@ class PredictionMixin:
         if self.calibrator_ is not None and not own:
             return True
         loss = self.setting("loss")
-        return self.backend_learner is None and (loss == "softmax" or (
-            loss not in MULTICLASS_LOSSES and resolve_loss(loss).has_proba))
+        return self.backend_learner is None and (
+            loss == "softmax" or (loss not in MULTICLASS_LOSSES and resolve_loss(loss).has_proba)
+        )
 
     def proba_of(self, scores: np.ndarray, own: bool = False) -> np.ndarray:
         """Class probabilities from scores, shape ``(n, K)``: calibrated ones, or the log,
         modified Huber and softmax losses' own (``own``: leave the calibration out)."""
-        if len(scores) == 0:            # an empty batch: no rows, one column per class
+        if len(scores) == 0:  # an empty batch: no rows, one column per class
             self._check_proba(own)
             return np.zeros((0, len(self.classes_)))
         if self.calibrator_ is not None and not own:
@@ -191,7 +194,7 @@ class PredictionMixin:
             p = (np.clip(scores, -1, 1) + 1) / 2
         else:
             p = sigmoid(scores)
-        if self.multilabel:             # each label on its own: no normalization
+        if self.multilabel:  # each label on its own: no normalization
             return p.reshape(len(p), -1)
         if p.ndim == 1:
             return np.column_stack([1 - p, p])
@@ -205,8 +208,10 @@ class PredictionMixin:
         if self.backend_learner is not None:
             raise NBSVMError(f"learner {self.learner!r} gives margins, not probabilities")
         if not self.has_proba():
-            raise NBSVMError(f"loss {self.setting('loss')!r} gives no probabilities; use "
-                             "'log', 'modified_huber' or 'softmax'")
+            raise NBSVMError(
+                f"loss {self.setting('loss')!r} gives no probabilities; use "
+                "'log', 'modified_huber' or 'softmax'"
+            )
 
     def class_values(self, scores: np.ndarray) -> tuple[np.ndarray, str]:
         """One column per class, ``(n, K)``, of what ranks the classes, and its name:
@@ -219,22 +224,25 @@ class PredictionMixin:
             scores = np.column_stack([-scores[:, 0], scores[:, 0]])
         return scores, "score"
 
-    def top_k_of(self, scores: np.ndarray, k: int | None = None,
-                 threshold: float | None = None) -> tuple[np.ndarray, np.ndarray, str]:
+    def top_k_of(
+        self, scores: np.ndarray, k: int | None = None, threshold: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, str]:
         """The ``k`` best classes of each row of scores (all of them for None), best first:
         ``(positions, values, kind)``, positions ``(n, k)`` into ``classes_`` and their
         probabilities (``kind`` ``"probability"``) or scores. With ``threshold``, a class
         whose value is below it has position -1 and value NaN."""
-        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer))
-                              or k < 1):
+        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
             raise NBSVMError(f"k must be a positive whole number, got {k!r}")
         values, kind = self.class_values(scores)
         if threshold is not None:
-            if not np.isfinite(threshold) or (kind == "probability"
-                                              and not 0.0 <= threshold <= 1.0):
-                raise NBSVMError(f"threshold is a {kind} for this model"
-                                 + (": between 0 and 1" if kind == "probability" else
-                                    ": a finite number") + f", got {threshold!r}")
+            if not np.isfinite(threshold) or (
+                kind == "probability" and not 0.0 <= threshold <= 1.0
+            ):
+                raise NBSVMError(
+                    f"threshold is a {kind} for this model"
+                    + (": between 0 and 1" if kind == "probability" else ": a finite number")
+                    + f", got {threshold!r}"
+                )
         k = values.shape[1] if k is None else min(int(k), values.shape[1])
         positions = np.argsort(-values, axis=1, kind="stable")[:, :k]
         best = np.take_along_axis(values, positions, axis=1)
@@ -244,17 +252,21 @@ class PredictionMixin:
             best = np.where(below, np.nan, best)
         return positions, best, kind
 
-    def predict_top_k(self, X, k: int = 1, threshold: float | None = None, *,
-                      text_col: str = "text") -> list[list[tuple[str, float]]]:
+    def predict_top_k(
+        self, X, k: int = 1, threshold: float | None = None, *, text_col: str = "text"
+    ) -> list[list[tuple[str, float]]]:
         """Each document's ``k`` best classes, best first, with their probabilities (scores
         for losses without probabilities), as fastText's ``predict(text, k, threshold)``:
         ``[[(label, probability), ...], ...]``; with ``threshold``, only the classes at or
         above it."""
-        positions, values, _ = self.top_k_of(self.decision_function(X, text_col=text_col),
-                                             k, threshold)
+        positions, values, _ = self.top_k_of(
+            self.decision_function(X, text_col=text_col), k, threshold
+        )
         classes = self.classes_
-        return [[(classes[j], float(v)) for j, v in zip(row, vals) if j >= 0]
-                for row, vals in zip(positions, values)]
+        return [
+            [(classes[j], float(v)) for j, v in zip(row, vals) if j >= 0]
+            for row, vals in zip(positions, values)
+        ]
 
     def predict(self, X, *, text_col: str = "text") -> np.ndarray:
         """Predicted labels: the values given to :meth:`fit`, also after :meth:`load`.
@@ -276,8 +288,9 @@ class PredictionMixin:
         """Multi-label: each document's predicted labels, as a sorted tuple."""
         if not self.multilabel:
             raise NBSVMError("predict_label_sets is for multi-label models; use predict")
-        return [label_set(key) for key in
-                self.labels_of(self.decision_function(X, text_col=text_col))]
+        return [
+            label_set(key) for key in self.labels_of(self.decision_function(X, text_col=text_col))
+        ]
 
     def predict_proba(self, X, *, text_col: str = "text") -> np.ndarray:
         """Class probabilities, shape ``(n, len(classes_))`` (multi-label: each label's
@@ -306,8 +319,10 @@ class PredictionMixin:
         texts, labels = texts_and_labels(X, y, text_col, label_col)
         if self.multilabel:
             labels = [key_of(v) if not isinstance(v, str) else v for v in labels]
-        docs = (Document(str(label), text, "<input>", i + 1)
-                for i, (text, label) in enumerate(zip(texts, labels)))
+        docs = (
+            Document(str(label), text, "<input>", i + 1)
+            for i, (text, label) in enumerate(zip(texts, labels))
+        )
         return evaluate_documents(self, docs)
 
     # -- files ----------------------------------------------------------------------------

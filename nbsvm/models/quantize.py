@@ -10,6 +10,7 @@ quantized in memory: the dropped buckets leave its column map, and :func:`encode
 :func:`decode` turns them back into float32 on load. AdaGrad's sums are not written: a
 quantized model predicts, explains and serves, but does not train further.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -44,8 +45,9 @@ def quantize(clf, dtype: str = "int8", cutoff: float = 0.0, keep: float | None =
         raise NBSVMError(f"keep must be a share in (0, 1], got {keep!r}")
     clf.check_fitted()
     if clf.backend_learner is not None:
-        raise NBSVMError(f"quantize stores the built-in learner's weights; learner "
-                         f"{clf.learner!r} keeps its own")
+        raise NBSVMError(
+            f"quantize stores the built-in learner's weights; learner {clf.learner!r} keeps its own"
+        )
     if clf.column_of_ is None:
         raise NBSVMError("quantize needs a saved model (load it from its file)")
     buckets = np.flatnonzero(clf.column_of_ >= 0)
@@ -62,14 +64,19 @@ def quantize(clf, dtype: str = "int8", cutoff: float = 0.0, keep: float | None =
         top = float(np.abs(clf.linear_.S_[:, columns[~dropped], :2]).max(initial=0.0))
         largest = float(np.finfo(np.float16).max)
         if top > largest:
-            raise NBSVMError(f"a ratio or weight of {top:.4g} does not fit float16 (at most "
-                             f"{largest:g}): use --dtype int8")
+            raise NBSVMError(
+                f"a ratio or weight of {top:.4g} does not fit float16 (at most "
+                f"{largest:g}): use --dtype int8"
+            )
     clf.column_of_[buckets[dropped]] = -1
-    clf.__dict__.pop("lexicon_", None)      # kept counts serve further training: none here
-    clf.quantized_ = {"dtype": dtype, "cutoff": float(cutoff),
-                      "keep": None if keep is None else float(keep),
-                      "buckets_kept": int(columns.size - dropped.sum()),
-                      "buckets_dropped": int(dropped.sum())}
+    clf.__dict__.pop("lexicon_", None)  # kept counts serve further training: none here
+    clf.quantized_ = {
+        "dtype": dtype,
+        "cutoff": float(cutoff),
+        "keep": None if keep is None else float(keep),
+        "buckets_kept": int(columns.size - dropped.sum()),
+        "buckets_dropped": int(dropped.sum()),
+    }
     return dict(clf.quantized_)
 
 
@@ -95,8 +102,9 @@ def decode(stored: np.ndarray, header: dict, scale, path) -> np.ndarray:
     """Stored ratios or weights, ``(n_outputs, n)``, as the float32 state (checked)."""
     dtype = header.get("dtype") if isinstance(header, dict) else None
     if dtype not in DTYPES or stored.dtype != DTYPES[dtype]:
-        raise NBSVMError("corrupted model file: quantized arrays do not match the header",
-                         path=str(path))
+        raise NBSVMError(
+            "corrupted model file: quantized arrays do not match the header", path=str(path)
+        )
     if dtype != "int8":
         return stored.astype(STATE_DTYPE)
     scale = np.asarray(scale, dtype=np.float64)

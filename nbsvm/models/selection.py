@@ -1,12 +1,13 @@
 """Choosing among scored settings: the one-standard-error rule with the defaults as the
 simple model, its error paired over validation groups (``--auto`` and ``nbsvm tune``)."""
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
-VALIDATION_GROUPS = 5    # a single validation set is cut into this many blocks
+VALIDATION_GROUPS = 5  # a single validation set is cut into this many blocks
 
 
 def paired_gain(scores, reference) -> tuple[float, float]:
@@ -31,19 +32,19 @@ def t_quantile(p: float, df: int) -> float:
     def cdf(t: float) -> float:
         theta = math.atan(t / math.sqrt(df))
         c2 = math.cos(theta) ** 2
-        if df % 2:          # odd: 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2 4/(3 5) cos^4 ...))
+        if df % 2:  # odd: 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2 4/(3 5) cos^4 ...))
             term, total = 1.0, 1.0 if df > 1 else 0.0
             for k in range(1, (df - 1) // 2):
                 term *= c2 * (2 * k) / (2 * k + 1)
                 total += term
             a = 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
-        else:               # even: sin (1 + 1/2 cos^2 + 1 3/(2 4) cos^4 ...)
+        else:  # even: sin (1 + 1/2 cos^2 + 1 3/(2 4) cos^4 ...)
             term, total = 1.0, 1.0
             for k in range(1, df // 2):
                 term *= c2 * (2 * k - 1) / (2 * k)
                 total += term
             a = math.sin(theta) * total
-        return (1 + a) / 2          # a = P(|T| < t), odd in t
+        return (1 + a) / 2  # a = P(|T| < t), odd in t
 
     lo, hi = -1.0, 1.0
     while cdf(lo) > p:
@@ -65,8 +66,7 @@ def beyond_error(gain: float, se: float, n_se: float = 1.0) -> bool:
     return gain > n_se * se * (1 + 1e-9) + 1e-12
 
 
-def one_se_choice(scores: list[dict], defaults: dict, n_se: float = 1.0
-                  ) -> tuple[int, str, float]:
+def one_se_choice(scores: list[dict], defaults: dict, n_se: float = 1.0) -> tuple[int, str, float]:
     """The one-standard-error rule over ``scores`` (dicts with ``settings``, ``score`` and
     ``groups``: the score on each validation group, the same groups for every entry), with
     the defaults as the simple model: the best (ties: fewer changed settings, then the
@@ -84,6 +84,7 @@ def one_se_choice(scores: list[dict], defaults: dict, n_se: float = 1.0
 
     Counting changed settings does not order the other candidates by simplicity (three
     changes are not a simpler model than four), so among them the score decides."""
+
     def changes(i):
         return sum(1 for k, v in scores[i]["settings"].items() if defaults.get(k) != v)
 
@@ -93,10 +94,18 @@ def one_se_choice(scores: list[dict], defaults: dict, n_se: float = 1.0
         return best, f"the best score ({100 * scores[best]['score']:.2f}%)", 0.0
     dflt = max(plain, key=lambda i: (scores[i]["score"], -i))
     gain, se = paired_gain(scores[best]["groups"], scores[dflt]["groups"])
-    where = (f"{100 * gain:.2f} points over the defaults, one standard error {100 * se:.2f} "
-             f"over {len(scores[best]['groups'])} validation groups"
-             + (f" (more than {n_se:g} asked)" if n_se != 1 else ""))
+    where = (
+        f"{100 * gain:.2f} points over the defaults, one standard error {100 * se:.2f} "
+        f"over {len(scores[best]['groups'])} validation groups"
+        + (f" (more than {n_se:g} asked)" if n_se != 1 else "")
+    )
     if not beyond_error(gain, se, n_se):
-        return dflt, (f"the defaults: the best ({100 * scores[best]['score']:.2f}%, "
-                      f"{changes(best)} setting(s) changed) gains {where}"), se
+        return (
+            dflt,
+            (
+                f"the defaults: the best ({100 * scores[best]['score']:.2f}%, "
+                f"{changes(best)} setting(s) changed) gains {where}"
+            ),
+            se,
+        )
     return best, f"the best score ({100 * scores[best]['score']:.2f}%): {where}", se

@@ -1,6 +1,7 @@
 """What the trainers ask of an NBSVM model being fitted (:mod:`nbsvm.models.fitting`,
 ``partial_fit``, Dask): adopting counted columns, the built-in learner these settings make,
 label codes and each output's positive class in a cache, and the epoch driver."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,11 +10,11 @@ from nbsvm.data.batches import Batch
 from nbsvm.data.cache import FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import label_set, membership
-from nbsvm.learners.sgd import LinearSGD
-from nbsvm.models.columns import ColumnBuilder, Columns
-from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.learners.epochs import Epochs
+from nbsvm.learners.sgd import LinearSGD
 from nbsvm.learners.targets import Labels
+from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models.columns import ColumnBuilder, Columns
 
 
 class TrainerHooksMixin:
@@ -22,8 +23,9 @@ class TrainerHooksMixin:
     def start_from_lexicon(self, lexicon: NBLexicon) -> None:
         """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit
         given that lexicon starts (Dask's trainer builds it across workers)."""
-        self.adopt(ColumnBuilder(self, lexicon.hasher).from_lexicon(lexicon, None,
-                                                                    alpha=self.alpha))
+        self.adopt(
+            ColumnBuilder(self, lexicon.hasher).from_lexicon(lexicon, None, alpha=self.alpha)
+        )
 
     def adopt(self, columns: Columns) -> None:
         """Adopt what counting built (:mod:`nbsvm.models.columns`) as the learned state."""
@@ -40,13 +42,15 @@ class TrainerHooksMixin:
         if cw is None:
             return None
         classes = list(self.classes_)
-        if isinstance(cw, str):                  # "balanced" (validate allows nothing else)
+        if isinstance(cw, str):  # "balanced" (validate allows nothing else)
             counts = np.asarray(self.class_counts_, dtype=np.float64)
             return counts.sum() / (len(classes) * np.maximum(counts, 1.0))
         unknown = sorted(set(map(str, cw)) - set(classes))
         if unknown:
-            raise NBSVMError(f"class_weight names {', '.join(map(repr, unknown))}, not a class "
-                             f"of the training data; the classes are {', '.join(classes)}")
+            raise NBSVMError(
+                f"class_weight names {', '.join(map(repr, unknown))}, not a class "
+                f"of the training data; the classes are {', '.join(classes)}"
+            )
         named = {str(k): float(v) for k, v in cw.items()}
         return np.array([named.get(c, 1.0) for c in classes])
 
@@ -74,11 +78,16 @@ class TrainerHooksMixin:
         (feature values and weights zero)."""
         eta0 = self.setting("eta0", classes)
         eta0 = getattr(self, "eta0_", None) if eta0 == "auto" else eta0
-        return LinearSGD(n_columns, n_outputs=self.n_outputs(classes),
-                         loss=self.setting("loss", classes),
-                         optimizer=self.setting("optimizer", classes), eta0=eta0 or 1.0,
-                         lam=self.lam, threads=self.threads,
-                         unit=self.setting("norm", classes) == "l2")
+        return LinearSGD(
+            n_columns,
+            n_outputs=self.n_outputs(classes),
+            loss=self.setting("loss", classes),
+            optimizer=self.setting("optimizer", classes),
+            eta0=eta0 or 1.0,
+            lam=self.lam,
+            threads=self.threads,
+            unit=self.setting("norm", classes) == "l2",
+        )
 
     def codes_for(self, labels: list, batch: Batch | None = None) -> np.ndarray:
         """Map label strings to class indices, naming the first document with an unknown one."""
@@ -90,8 +99,9 @@ class TrainerHooksMixin:
                 where = batch.where(i) if batch is not None else {}
                 if label is None:
                     raise NBSVMError("document has no label", **where)
-                raise NBSVMError(f"unknown label {label!r}; the model knows {self.classes_}",
-                                 **where)
+                raise NBSVMError(
+                    f"unknown label {label!r}; the model knows {self.classes_}", **where
+                )
             out[i] = code
         return out
 
@@ -99,12 +109,13 @@ class TrainerHooksMixin:
         """Raise, naming where it was first seen, if a label is not one of ``classes_``."""
         for label, where in zip(labels, first_seen):
             if label not in self.classes_:
-                raise NBSVMError(f"unknown label {label!r}; the model knows {self.classes_}",
-                                 **(where or {}))
+                raise NBSVMError(
+                    f"unknown label {label!r}; the model knows {self.classes_}", **(where or {})
+                )
 
     def targets_in(self, cache: FeatureCache):
         """Each output's positive class as a code of the cache (-1: absent from the data)."""
-        if self.multilabel:         # codes are label sets: a membership matrix
+        if self.multilabel:  # codes are label sets: a membership matrix
             for key, where in zip(cache.labels, cache.first_seen):
                 self.check_labels(list(label_set(key)), [where] * len(label_set(key)))
             return membership(self.classes_, list(cache.labels))
@@ -114,5 +125,9 @@ class TrainerHooksMixin:
 
     def epochs_for(self, notify) -> Epochs:
         """The epoch driver of this model's learner (the built-in one, or the backend's)."""
-        return Epochs(self.linear_, getattr(self, "backend_", None) if self.backend_learner else None,
-                      self.setting("epochs"), notify)
+        return Epochs(
+            self.linear_,
+            getattr(self, "backend_", None) if self.backend_learner else None,
+            self.setting("epochs"),
+            notify,
+        )

@@ -16,18 +16,19 @@ Examples
 >>> bool(nb.transform(["great"]).sum() > 0), bool(nb.transform(["awful"]).sum() < 0)
 (True, True)
 """
+
 from __future__ import annotations
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS
 from nbsvm._params import Params
+from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError, not_fitted
-from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.io.frames import texts_and_labels
+from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.text.hashing import Hasher
 
-CHUNK = 4096          # texts hashed per compiled call
+CHUNK = 4096  # texts hashed per compiled call
 
 
 class NBFeatures(Params):
@@ -41,9 +42,16 @@ class NBFeatures(Params):
         ``True``: a kept bucket's value is 1 instead of its ratio (plain binarized n-grams).
     """
 
-    def __init__(self, ngrams=DEFAULTS["ngrams"], n_bits=20, char_ngrams=0,
-                 hash_seed=DEFAULTS["hash_seed"], alpha=DEFAULTS["alpha"], min_df=1,
-                 binary_values=False):
+    def __init__(
+        self,
+        ngrams=DEFAULTS["ngrams"],
+        n_bits=20,
+        char_ngrams=0,
+        hash_seed=DEFAULTS["hash_seed"],
+        alpha=DEFAULTS["alpha"],
+        min_df=1,
+        binary_values=False,
+    ):
         self.ngrams = ngrams
         self.n_bits = n_bits
         self.char_ngrams = char_ngrams
@@ -52,36 +60,43 @@ class NBFeatures(Params):
         self.min_df = min_df
         self.binary_values = binary_values
 
-
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
 
-        return Tags(estimator_type=None, target_tags=TargetTags(required=True),
-                    transformer_tags=TransformerTags(preserves_dtype=[]),
-                    input_tags=InputTags(one_d_array=True, two_d_array=False, string=True))
+        return Tags(
+            estimator_type=None,
+            target_tags=TargetTags(required=True),
+            transformer_tags=TransformerTags(preserves_dtype=[]),
+            input_tags=InputTags(one_d_array=True, two_d_array=False, string=True),
+        )
 
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "ratios_")
 
     # -- fitting --------------------------------------------------------------------------
-    def fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> "NBFeatures":
+    def fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> NBFeatures:
         texts, labels = texts_and_labels(X, y, text_col, label_col)
         if labels is None:
             raise NBSVMError("NBFeatures.fit needs labels y (the ratios are per class)")
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
             raise NBSVMError(f"min_df must be an integer >= 1, got {self.min_df!r}")
-        hasher = Hasher(ngrams=self.ngrams, n_bits=self.n_bits, char_ngrams=self.char_ngrams,
-                        seed=self.hash_seed)
+        hasher = Hasher(
+            ngrams=self.ngrams,
+            n_bits=self.n_bits,
+            char_ngrams=self.char_ngrams,
+            seed=self.hash_seed,
+        )
         lexicon = NBLexicon(hasher, alpha=self.alpha)
         for start in range(0, len(texts), CHUNK):
-            part = texts[start:start + CHUNK]
-            codes = np.asarray([lexicon.code_of(str(v)) for v in labels[start:start + CHUNK]],
-                               dtype=np.int32)
+            part = texts[start : start + CHUNK]
+            codes = np.asarray(
+                [lexicon.code_of(str(v)) for v in labels[start : start + CHUNK]], dtype=np.int32
+            )
             ids, offsets = hasher.batch(part)
             lexicon.add_batch(ids, offsets, codes)
         # two classes: norms over every seen bucket; more: over the kept ones, as the model
         self.buckets_, ratios = lexicon.kept_ratios(min_df=self.min_df)
-        self.ratios_ = ratios.astype(np.float64)                  # (n_out, len(buckets_))
+        self.ratios_ = ratios.astype(np.float64)  # (n_out, len(buckets_))
         self.classes_ = np.asarray(lexicon.classes_, dtype=object)
         self.hasher_ = hasher
         self.column_of_ = np.full(1 << hasher.n_bits, -1, dtype=np.int32)
@@ -96,25 +111,30 @@ class NBFeatures(Params):
         try:
             from scipy import sparse
         except ImportError:
-            raise NBSVMError("NBFeatures.transform returns scipy.sparse matrices: "
-                             "pip install scipy") from None
+            raise NBSVMError(
+                "NBFeatures.transform returns scipy.sparse matrices: pip install scipy"
+            ) from None
         texts, _ = texts_and_labels(X, None, text_col, None)
         n_out, n_cols = self.ratios_.shape
         values = np.ones_like(self.ratios_) if self.binary_values else self.ratios_
         parts = []
         for start in range(0, len(texts), CHUNK):
-            ids, offsets = self.hasher_.batch(texts[start:start + CHUNK])
+            ids, offsets = self.hasher_.batch(texts[start : start + CHUNK])
             n = len(offsets) - 1
-            cols = self.column_of_[ids]                 # the hasher's ids are below 2**n_bits
+            cols = self.column_of_[ids]  # the hasher's ids are below 2**n_bits
             keep = cols >= 0
             rows = np.repeat(np.arange(n), np.diff(offsets))[keep]
             cols = cols[keep]
             # block k of the columns holds each kept bucket's ratio for output k
             block = np.repeat(np.arange(n_out), cols.size)
-            coo = sparse.coo_matrix((values[block, np.tile(cols, n_out)],
-                                     (np.tile(rows, n_out), block * n_cols + np.tile(cols, n_out))),
-                                    shape=(n, n_out * n_cols))
-            parts.append(coo.tocsr())       # distinct ids per document: no duplicates to sum
+            coo = sparse.coo_matrix(
+                (
+                    values[block, np.tile(cols, n_out)],
+                    (np.tile(rows, n_out), block * n_cols + np.tile(cols, n_out)),
+                ),
+                shape=(n, n_out * n_cols),
+            )
+            parts.append(coo.tocsr())  # distinct ids per document: no duplicates to sum
         if not parts:
             return sparse.csr_matrix((0, n_out * n_cols))
         out = sparse.vstack(parts, format="csr")
@@ -122,8 +142,7 @@ class NBFeatures(Params):
         return out
 
     def fit_transform(self, X, y=None, **kw):
-        return self.fit(X, y, **kw).transform(X, **{k: v for k, v in kw.items()
-                                                    if k == "text_col"})
+        return self.fit(X, y, **kw).transform(X, **{k: v for k, v in kw.items() if k == "text_col"})
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """``bucket_<id>`` per column (``<class>:bucket_<id>`` with several blocks)."""

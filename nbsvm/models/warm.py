@@ -17,17 +17,18 @@ first model's weights were learned on the first documents' ratios, and with more
 run shuffles all the documents together, so the weights differ (the test suite checks
 both).
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.document import rereadable
 from nbsvm.io.labels import label_set
 from nbsvm.lexicon.build import build_lexicon
 from nbsvm.lexicon.nblexicon import NBLexicon
-from nbsvm.io.document import rereadable
 from nbsvm.models.fitting import Fit
 
 #: settings a continued model takes from the saved one, resolved (data defaults included)
@@ -39,8 +40,9 @@ def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:
     return NBLexicon.from_label_counts(lexicon.hasher, lexicon.alpha, lexicon.label_counts())
 
 
-def fit_keeping_counts(model, docs, callback: Callable[[dict], None] | None = None,
-                       max_memory=None) -> None:
+def fit_keeping_counts(
+    model, docs, callback: Callable[[dict], None] | None = None, max_memory=None
+) -> None:
     """``model.fit_documents(docs)`` with ``keep_counts``: count the lexicon in a first
     pass, then train with it; the model keeps it in ``lexicon_``."""
     reread = rereadable(docs)
@@ -62,41 +64,48 @@ def resolved_params(source) -> dict:
     return params
 
 
-def continue_training(source, docs, callback: Callable[[dict], None] | None = None,
-                      max_memory=None):
+def continue_training(
+    source, docs, callback: Callable[[dict], None] | None = None, max_memory=None
+):
     """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
     the module docstring says. ``source`` is left as it is."""
     source.check_fitted()
     if getattr(source, "quantized_", None):
-        raise NBSVMError("a quantized model does not train further: continue from the "
-                         "original model file")
+        raise NBSVMError(
+            "a quantized model does not train further: continue from the original model file"
+        )
     if "lexicon_" not in source.__dict__:
-        raise NBSVMError("the model holds no lexicon counts to add the new documents to: "
-                         "train it with --keep-counts (keep_counts=True) to continue it later")
+        raise NBSVMError(
+            "the model holds no lexicon counts to add the new documents to: "
+            "train it with --keep-counts (keep_counts=True) to continue it later"
+        )
     if source.backend_learner is not None:
-        raise NBSVMError(f"learner {source.learner!r} keeps its own state: continuing "
-                         "training is for the built-in learner")
+        raise NBSVMError(
+            f"learner {source.learner!r} keeps its own state: continuing "
+            "training is for the built-in learner"
+        )
     if source.calibrator_ is not None:
-        raise NBSVMError("a calibrated model cannot be continued: its calibration was fitted "
-                         "to the old weights. Continue a model trained without --calibrate")
+        raise NBSVMError(
+            "a calibrated model cannot be continued: its calibration was fitted "
+            "to the old weights. Continue a model trained without --calibrate"
+        )
     reread = rereadable(docs)
     lexicon = copy_lexicon(source.lexicon_)
     known = set(lexicon.classes_)
     corpus: dict = {}
-    build_lexicon(reread(), source.hasher_, source.alpha, callback, lexicon=lexicon,
-                  corpus=corpus)
-    if source.multilabel:               # the lexicon's classes are label sets: "a,b"
-        new = sorted({v for key in lexicon.classes_ for v in label_set(key)}
-                     - set(source.classes_))
+    build_lexicon(reread(), source.hasher_, source.alpha, callback, lexicon=lexicon, corpus=corpus)
+    if source.multilabel:  # the lexicon's classes are label sets: "a,b"
+        new = sorted({v for key in lexicon.classes_ for v in label_set(key)} - set(source.classes_))
     else:
         new = sorted(set(lexicon.classes_) - known)
     if new:
-        raise NBSVMError(f"the new documents have classes the model does not know: "
-                         f"{', '.join(new)} (the model's are "
-                         f"{', '.join(source.classes_)}); train a new model")
+        raise NBSVMError(
+            f"the new documents have classes the model does not know: "
+            f"{', '.join(new)} (the model's are "
+            f"{', '.join(source.classes_)}); train a new model"
+        )
     model = type(source)(**resolved_params(source))
-    Fit(model, lexicon, callback, max_memory,
-        warm={"source": source, "keep": True}).run(reread())
+    Fit(model, lexicon, callback, max_memory, warm={"source": source, "keep": True}).run(reread())
     model.n_docs_ = int(source.n_docs_) + int(corpus["documents"])
     label_values = getattr(source, "_label_values", None)
     if label_values:

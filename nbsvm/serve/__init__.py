@@ -5,10 +5,12 @@
 :mod:`~nbsvm.serve.limits` bounds bodies and counts requests; :mod:`~nbsvm.serve.app`
 is the FastAPI application tying them together. Needs ``pip install 'nbsvm[serve]'``.
 """
+
 from __future__ import annotations
 
 
 def create_app(*args, **kwargs):
     """:func:`nbsvm.serve.app.create_app` (imported on use: FastAPI is an optional extra)."""
     from nbsvm.serve.app import create_app as create
+
     return create(*args, **kwargs)

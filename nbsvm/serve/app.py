@@ -13,33 +13,41 @@ served (localhost by default) are answered, POSTs need a JSON content type and n
 ``Origin``, reloading over HTTP is off unless ``allow_reload``, and no answer shows a file's
 path. Every answer and error is declared in the OpenAPI schema (schemathesis checks it).
 """
+
 from __future__ import annotations
 
 import math
 import os
 import time
 from importlib import resources
-from typing import Optional
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
-from nbsvm.serve.limits import (BODY_KEY, LOCAL_HOSTS, AllowedHosts, BodyLimit, Metrics,
-                                MetricsMiddleware, RequestGuard, json_error)
+from nbsvm.serve.limits import (
+    BODY_KEY,
+    LOCAL_HOSTS,
+    AllowedHosts,
+    BodyLimit,
+    Metrics,
+    MetricsMiddleware,
+    RequestGuard,
+    json_error,
+)
 from nbsvm.serve.registry import ModelRegistry
 from nbsvm.serve.scoring import describe, explanation, predictions
 
-MAX_BODY_BYTES = 8 << 20        # a batch of 1,000 long reviews fits
+MAX_BODY_BYTES = 8 << 20  # a batch of 1,000 long reviews fits
 MAX_BATCH = 1000
-MAX_TEXT_CHARS = 100_000        # about 40 IMDB reviews' worth in one text
-INLINE_CHARS = 20_000           # requests with fewer characters are scored on the event loop
+MAX_TEXT_CHARS = 100_000  # about 40 IMDB reviews' worth in one text
+INLINE_CHARS = 20_000  # requests with fewer characters are scored on the event loop
 
 
 def _valid_unicode(text: str) -> str:
@@ -54,17 +62,26 @@ def _valid_unicode(text: str) -> str:
 
 class PredictRequest(BaseModel):
     """One ``text`` or a batch of ``texts``."""
+
     model_config = ConfigDict(extra="forbid")
-    text: Optional[str] = None
-    texts: Optional[list[str]] = None
-    model: Optional[str] = Field(None, description="A served model's name (default: the first)")
+    text: str | None = None
+    texts: list[str] | None = None
+    model: str | None = Field(None, description="A served model's name (default: the first)")
     # strict: JSON true is no number, "3" no count (pydantic would take both; the schema not)
-    top_k: Optional[int] = Field(None, ge=1, le=10_000, strict=True,
-                                 description="Also list the k best classes with their probabilities")
-    threshold: Optional[float] = Field(None, strict=True,
-                                       description="Also list the classes whose probability "
-                                       "(score, without probabilities) is at least this; for a "
-                                       "multi-label model it also decides the labels")
+    top_k: int | None = Field(
+        None,
+        ge=1,
+        le=10_000,
+        strict=True,
+        description="Also list the k best classes with their probabilities",
+    )
+    threshold: float | None = Field(
+        None,
+        strict=True,
+        description="Also list the classes whose probability "
+        "(score, without probabilities) is at least this; for a "
+        "multi-label model it also decides the labels",
+    )
 
     @model_validator(mode="after")
     def _one_of(self):
@@ -80,9 +97,10 @@ class PredictRequest(BaseModel):
 class ExplainRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
     text: str
-    model: Optional[str] = None
-    class_: Optional[str] = Field(None, alias="class",
-                                  description="The class to explain (default: the predicted one)")
+    model: str | None = None
+    class_: str | None = Field(
+        None, alias="class", description="The class to explain (default: the predicted one)"
+    )
 
     @model_validator(mode="after")
     def _unicode(self):
@@ -94,10 +112,10 @@ class ExplainRequest(BaseModel):
 class Prediction(BaseModel):
     label: str | list[str]
     score: float
-    probability: Optional[float] = None
-    probabilities: Optional[dict[str, float]] = None
-    scores: Optional[dict[str, float]] = None
-    top: Optional[list[dict[str, str | float]]] = None
+    probability: float | None = None
+    probabilities: dict[str, float] | None = None
+    scores: dict[str, float] | None = None
+    top: list[dict[str, str | float]] | None = None
 
 
 class PredictResponse(BaseModel):
@@ -116,6 +134,7 @@ class Contribution(BaseModel):
 
 class ExplainResponse(BaseModel):
     """``constant + sum(contribution) == score``; ``html``: the text shaded."""
+
     model_config = ConfigDict(populate_by_name=True)
     class_: str = Field(alias="class")
     score: float
@@ -129,6 +148,7 @@ class ExplainResponse(BaseModel):
 
 class ModelInfo(BaseModel):
     """A served model, by name (its file's path is not shown)."""
+
     name: str
     version: int
     loaded_at: float
@@ -138,7 +158,7 @@ class ModelInfo(BaseModel):
     ngrams: int
     char_ngrams: int
     n_bits: int
-    loss: Optional[str] = None
+    loss: str | None = None
 
 
 class Strong(BaseModel):
@@ -169,6 +189,7 @@ class Issue(BaseModel):
 
 class ErrorResponse(BaseModel):
     """Every 4xx: what is wrong, in words, or (a request of the wrong shape) where."""
+
     detail: str | list[Issue]
 
 
@@ -178,10 +199,13 @@ def _errors(**statuses: str) -> dict:
 
 
 HOST_ERROR = _errors(e400="Host not served here (--allowed-host), or a malformed request")
-POST_ERRORS = _errors(e403="a cross-origin request (Origin of another host)",
-                      e404="no model of that name", e413="body, batch or text too large",
-                      e415="the body is not sent as application/json",
-                      e422="the body is not a valid request (what and where)")
+POST_ERRORS = _errors(
+    e403="a cross-origin request (Origin of another host)",
+    e404="no model of that name",
+    e413="body, batch or text too large",
+    e415="the body is not sent as application/json",
+    e422="the body is not a valid request (what and where)",
+)
 
 
 async def _off_the_loop_if_large(chars: int, fn, *args):
@@ -204,27 +228,42 @@ def _check_texts(texts: list[str], max_batch: int, max_chars: int) -> None:
 def reload_failure(name: str, path: str, exc: Exception) -> str:
     """Why ``name``'s file did not load, as the loader says it, without the file's path
     (an answer over HTTP must not show where the server's files are)."""
-    why = exc.message if isinstance(exc, NBSVMError) else (
-        exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
-    for shown in sorted({str(path), os.path.abspath(path), os.path.realpath(path)}, key=len,
-                        reverse=True):
+    why = (
+        exc.message
+        if isinstance(exc, NBSVMError)
+        else (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+    )
+    for shown in sorted(
+        {str(path), os.path.abspath(path), os.path.realpath(path)}, key=len, reverse=True
+    ):
         why = why.replace(shown, f"{name}'s file")
     return f"model {name!r} was not reloaded (the loaded one still serves): {why}"
 
 
-def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
-               max_body_bytes: int = MAX_BODY_BYTES, max_batch: int = MAX_BATCH,
-               max_text_chars: int = MAX_TEXT_CHARS, allowed_hosts=LOCAL_HOSTS,
-               allow_reload: bool = False):
+def create_app(
+    models: dict[str, str] | ModelRegistry,
+    *,
+    watch: bool = False,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    max_batch: int = MAX_BATCH,
+    max_text_chars: int = MAX_TEXT_CHARS,
+    allowed_hosts=LOCAL_HOSTS,
+    allow_reload: bool = False,
+):
     """The ASGI application serving ``models`` (``{name: path}``, loaded and checked now);
     ``app.state.registry`` holds them, ``app.state.metrics`` counts requests.
     ``allowed_hosts``: the ``Host`` names answered (:class:`~nbsvm.serve.limits.AllowedHosts`);
     ``allow_reload``: whether ``POST /models/NAME/reload`` works (403 otherwise)."""
     registry = models if isinstance(models, ModelRegistry) else ModelRegistry(models, watch=watch)
-    app = FastAPI(title="nbsvm", version=__version__, docs_url=None, redoc_url=None,
-                  responses=HOST_ERROR,
-                  description="Hashed NBSVM text classification: predict, explain, reload. "
-                              "POST bodies are JSON (Content-Type: application/json).")
+    app = FastAPI(
+        title="nbsvm",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        responses=HOST_ERROR,
+        description="Hashed NBSVM text classification: predict, explain, reload. "
+        "POST bodies are JSON (Content-Type: application/json).",
+    )
     app.state.registry = registry
     metrics = app.state.metrics = Metrics([])
     page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
@@ -233,7 +272,7 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
         try:
             return registry.get(name)
         except KeyError:
-            raise HTTPException(404, f"no model named {name!r}; served: {registry.names}")
+            raise HTTPException(404, f"no model named {name!r}; served: {registry.names}") from None
 
     @app.exception_handler(NBSVMError)
     async def _user_error(request: Request, exc: NBSVMError):
@@ -251,9 +290,14 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
     async def _invalid(request: Request, exc: RequestValidationError):
         # FastAPI's own answer echoes the input, which may hold what JSON cannot say back
         # (NaN, lone surrogates): where and what only
-        errors = [{"loc": [_valid_unicode(str(part)) for part in e.get("loc", ())],
-                   "msg": _valid_unicode(str(e.get("msg", ""))), "type": str(e.get("type", ""))}
-                  for e in exc.errors()]
+        errors = [
+            {
+                "loc": [_valid_unicode(str(part)) for part in e.get("loc", ())],
+                "msg": _valid_unicode(str(e.get("msg", ""))),
+                "type": str(e.get("type", "")),
+            }
+            for e in exc.errors()
+        ]
         return JSONResponse({"detail": errors}, status_code=422)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -270,8 +314,11 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
         """Every served model by name: classes, settings, version (never its file's path)."""
         return [describe(s) for s in registry.all()]
 
-    @app.get("/models/{name}", response_model=ModelDetail,
-             responses=_errors(e404="no model of that name"))
+    @app.get(
+        "/models/{name}",
+        response_model=ModelDetail,
+        responses=_errors(e404="no model of that name"),
+    )
     async def model_info(name: str):
         """One model, with each class's strongest n-grams."""
         s = served(name)
@@ -281,20 +328,29 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
         s = served(name if name is not None else req.model)
         texts = [req.text] if req.text is not None else req.texts
         _check_texts(texts, max_batch, max_text_chars)
-        rows = await _off_the_loop_if_large(sum(map(len, texts)), predictions, s.model,
-                                            texts, req.top_k, req.threshold)
+        rows = await _off_the_loop_if_large(
+            sum(map(len, texts)), predictions, s.model, texts, req.top_k, req.threshold
+        )
         metrics.documents.labels(s.name).inc(len(texts))
         # plain dicts of str and float, already the schema's shape: no second validation
         return JSONResponse({"model": s.name, "version": s.version, "predictions": rows})
 
-    @app.post("/predict", response_model=PredictResponse, response_model_exclude_none=True,
-              responses=POST_ERRORS)
+    @app.post(
+        "/predict",
+        response_model=PredictResponse,
+        response_model_exclude_none=True,
+        responses=POST_ERRORS,
+    )
     async def predict(req: PredictRequest):
         """Label, score and probabilities of one text or a batch."""
         return await predict_with(None, req)
 
-    @app.post("/models/{name}/predict", response_model=PredictResponse,
-              response_model_exclude_none=True, responses=POST_ERRORS)
+    @app.post(
+        "/models/{name}/predict",
+        response_model=PredictResponse,
+        response_model_exclude_none=True,
+        responses=POST_ERRORS,
+    )
     async def predict_model(name: str, req: PredictRequest):
         """:func:`predict` with the model named in the path."""
         return await predict_with(name, req)
@@ -306,38 +362,59 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
         metrics.documents.labels(s.name).inc()
         return dict(found, model=s.name, version=s.version)
 
-    @app.post("/explain", response_model=ExplainResponse, response_model_exclude_none=True,
-              responses=POST_ERRORS)
+    @app.post(
+        "/explain",
+        response_model=ExplainResponse,
+        response_model_exclude_none=True,
+        responses=POST_ERRORS,
+    )
     def explain(req: ExplainRequest):
         """Each n-gram's contribution to a text's score (``constant + sum == score``, as
         ``nbsvm explain --text``), the prediction, and the text shaded as HTML."""
         return explain_with(None, req)
 
-    @app.post("/models/{name}/explain", response_model=ExplainResponse,
-              response_model_exclude_none=True, responses=POST_ERRORS)
+    @app.post(
+        "/models/{name}/explain",
+        response_model=ExplainResponse,
+        response_model_exclude_none=True,
+        responses=POST_ERRORS,
+    )
     def explain_model(name: str, req: ExplainRequest):
         """:func:`explain` with the model named in the path."""
         return explain_with(name, req)
 
-    @app.post("/models/{name}/reload", response_model=Reloaded,
-              responses={**POST_ERRORS, **_errors(
-                  e403="reloading over HTTP is off (--allow-reload), or a cross-origin request",
-                  e422="the file does not load; the loaded model still serves")})
+    @app.post(
+        "/models/{name}/reload",
+        response_model=Reloaded,
+        responses={
+            **POST_ERRORS,
+            **_errors(
+                e403="reloading over HTTP is off (--allow-reload), or a cross-origin request",
+                e422="the file does not load; the loaded model still serves",
+            ),
+        },
+    )
     def reload(name: str):
         """Read the model's file again and swap it in atomically: requests in flight
         finish on the old model. A file that does not load leaves the old one serving (422).
         Off (403) unless the server was started with ``--allow-reload``."""
         if not allow_reload:
-            raise HTTPException(403, "reloading over HTTP is off: start nbsvm serve with "
-                                     "--allow-reload (or --watch to reload changed files)")
+            raise HTTPException(
+                403,
+                "reloading over HTTP is off: start nbsvm serve with "
+                "--allow-reload (or --watch to reload changed files)",
+            )
         served(name)
         start = time.perf_counter()
         try:
             s = registry.reload(name)
         except (NBSVMError, OSError) as e:  # not a model, missing, unreadable, not a file
             raise HTTPException(422, reload_failure(name, registry.paths[name], e)) from None
-        return {"model": s.name, "version": s.version,
-                "seconds": round(time.perf_counter() - start, 4)}
+        return {
+            "model": s.name,
+            "version": s.version,
+            "seconds": round(time.perf_counter() - start, 4),
+        }
 
     @app.get("/metrics", response_class=PlainTextResponse)
     async def metrics_text():
@@ -347,8 +424,8 @@ def create_app(models: dict[str, str] | ModelRegistry, *, watch: bool = False,
 
     metrics.routes[:] = [r.path for r in app.routes if hasattr(r, "methods")]
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(RequestGuard, hosts=AllowedHosts(allowed_hosts))     # before any read
-    app.add_middleware(MetricsMiddleware, metrics=metrics)     # outermost: sees every answer
+    app.add_middleware(RequestGuard, hosts=AllowedHosts(allowed_hosts))  # before any read
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: sees every answer
     return app
 
 

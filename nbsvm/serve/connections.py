@@ -25,6 +25,7 @@ go) under ``RLIMIT_NOFILE``, raising the soft limit toward the hard one when it 
 so the server never runs out of descriptors; :func:`quiet_loop_errors` turns the event
 loop's "out of descriptors" tracebacks into a line a minute should it happen all the same.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -43,10 +44,10 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from nbsvm.errors import NBSVMError
 
-BACKLOG = 2048          # uvicorn's: connections the kernel queues, and accept() takes per turn
-MIN_BACKLOG = 32        # where the open-file limit is short
-RESERVED_FDS = 64       # the process's own descriptors (Python, logs, model files, pipes)
-WAITING = (h11.IDLE, h11.SEND_BODY)     # the client's side while the server waits on it
+BACKLOG = 2048  # uvicorn's: connections the kernel queues, and accept() takes per turn
+MIN_BACKLOG = 32  # where the open-file limit is short
+RESERVED_FDS = 64  # the process's own descriptors (Python, logs, model files, pipes)
+WAITING = (h11.IDLE, h11.SEND_BODY)  # the client's side while the server waits on it
 RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 logger = logging.getLogger("uvicorn.error")
@@ -56,12 +57,15 @@ def _raw_answer(status: int, reason: str, detail: str) -> bytes:
     """A whole HTTP/1.1 answer that closes the connection, written without h11: for a
     connection that is dropped right after (refused, or too slow to send its request)."""
     body = json.dumps({"detail": detail}).encode()
-    return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
-            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n").encode() + body
+    return (
+        f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
+        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+    ).encode() + body
 
 
-TOO_MANY = _raw_answer(503, "Service Unavailable",
-                       "too many connections, all busy with requests; try again")
+TOO_MANY = _raw_answer(
+    503, "Service Unavailable", "too many connections, all busy with requests; try again"
+)
 TOO_SLOW = _raw_answer(408, "Request Timeout", "the request did not arrive in time")
 
 
@@ -114,7 +118,7 @@ class ThrottledMalformed(logging.Filter):
 
 
 # per server (uvicorn's ServerState): the connections waiting on their clients, longest first
-_waiting_by_server: "weakref.WeakKeyDictionary[object, dict]" = weakref.WeakKeyDictionary()
+_waiting_by_server: weakref.WeakKeyDictionary[object, dict] = weakref.WeakKeyDictionary()
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -132,14 +136,19 @@ class GuardedH11Protocol(H11Protocol):
 
     # -- the connection limit -------------------------------------------------------------
     def connection_made(self, transport) -> None:
-        if (self.max_connections is not None and len(self.connections) >= self.max_connections
-                and not self._make_room()):
+        if (
+            self.max_connections is not None
+            and len(self.connections) >= self.max_connections
+            and not self._make_room()
+        ):
             self.refused = True
             self.transport = transport
             transport.write(TOO_MANY)
             transport.close()
-            _refusals.warn(f"{self.max_connections:,} connections, all busy with requests: "
-                           "refusing new ones with 503 (--max-connections)")
+            _refusals.warn(
+                f"{self.max_connections:,} connections, all busy with requests: "
+                "refusing new ones with 503 (--max-connections)"
+            )
             return
         super().connection_made(transport)
         self._start_waiting()
@@ -156,14 +165,14 @@ class GuardedH11Protocol(H11Protocol):
             oldest = next(iter(self.waiting_list))
             self.waiting_list.pop(oldest)
             if oldest.waiting():
-                self.connections.discard(oldest)    # counted out now, not when the loop runs
+                self.connections.discard(oldest)  # counted out now, not when the loop runs
                 oldest._drop()
                 return True
         return False
 
     def connection_lost(self, exc) -> None:
         self._stop_waiting()
-        if self.refused:                        # never started: nothing of uvicorn's to undo
+        if self.refused:  # never started: nothing of uvicorn's to undo
             return
         super().connection_lost(exc)
 
@@ -184,7 +193,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state not in WAITING:    # the request is whole (or refused)
+        if self.conn.their_state not in WAITING:  # the request is whole (or refused)
             self._stop_waiting()
 
     def on_response_complete(self) -> None:
@@ -200,8 +209,11 @@ class GuardedH11Protocol(H11Protocol):
         if not self.waiting():
             return
         partial = self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0])
-        started = self.cycle is not None and not self.cycle.response_complete \
+        started = (
+            self.cycle is not None
+            and not self.cycle.response_complete
             and self.cycle.response_started
+        )
         if partial and not started:
             self.transport.write(TOO_SLOW)
         self._drop()
@@ -217,11 +229,13 @@ def quiet_loop_errors(loop: asyncio.AbstractEventLoop, context: dict) -> None:
     one line a minute, not a traceback each time; anything else as asyncio logs it."""
     exc = context.get("exception")
     if isinstance(exc, OSError) and exc.errno in RESOURCE_ERRNOS:
-        _out_of_descriptors.warn(f"cannot accept connections: {exc.strerror} (the open-file "
-                                 "limit: ulimit -n; or lower --max-connections)")
+        _out_of_descriptors.warn(
+            f"cannot accept connections: {exc.strerror} (the open-file "
+            "limit: ulimit -n; or lower --max-connections)"
+        )
         return
     if isinstance(exc, ValueError) and "_start_serving" in repr(context.get("handle")):
-        return      # the retries asyncio scheduled after the above, once the socket closed
+        return  # the retries asyncio scheduled after the above, once the socket closed
     loop.default_exception_handler(context)
 
 
@@ -229,14 +243,13 @@ class ServeConfig(Config):
     """uvicorn's Config with :class:`GuardedH11Protocol` and its two settings, and loops
     that log with :func:`quiet_loop_errors`. Picklable: worker processes get a copy."""
 
-    def __init__(self, app, *, max_connections: int | None, timeout_read: float | None,
-                 **kwargs):
+    def __init__(self, app, *, max_connections: int | None, timeout_read: float | None, **kwargs):
         super().__init__(app, http=GuardedH11Protocol, **kwargs)
         self.max_connections = max_connections
         self.timeout_read = timeout_read
 
     def configure_logging(self) -> None:
-        super().configure_logging()             # in the main process and in every worker
+        super().configure_logging()  # in the main process and in every worker
         error_log = logging.getLogger("uvicorn.error")
         if not any(isinstance(f, ThrottledMalformed) for f in error_log.filters):
             error_log.addFilter(ThrottledMalformed())
@@ -249,6 +262,7 @@ class ServeConfig(Config):
             loop = base()
             loop.set_exception_handler(quiet_loop_errors)
             return loop
+
         return new_loop
 
 
@@ -262,7 +276,7 @@ def descriptor_room(max_connections: int) -> tuple[int, int, str | None]:
     says what changed (None: nothing)."""
     try:
         import resource
-    except ImportError:                         # not POSIX: nothing to check
+    except ImportError:  # not POSIX: nothing to check
         return max_connections, BACKLOG, None
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     need = max_connections + 2 * BACKLOG + RESERVED_FDS
@@ -281,11 +295,15 @@ def descriptor_room(max_connections: int) -> tuple[int, int, str | None]:
     backlog = max(MIN_BACKLOG, min(BACKLOG, (room - max_connections) // 2))
     if room - 2 * backlog < max_connections:
         if room - 2 * backlog < 1:
-            raise NBSVMError(f"the open-file limit ({soft:,}; ulimit -n) leaves no room for "
-                             f"connections: {2 * MIN_BACKLOG + RESERVED_FDS:,} descriptors are "
-                             "needed besides them")
-        notes.append(f"--max-connections lowered from {max_connections:,} to "
-                     f"{room - 2 * backlog:,}: the open-file limit is {soft:,} (ulimit -Hn)")
+            raise NBSVMError(
+                f"the open-file limit ({soft:,}; ulimit -n) leaves no room for "
+                f"connections: {2 * MIN_BACKLOG + RESERVED_FDS:,} descriptors are "
+                "needed besides them"
+            )
+        notes.append(
+            f"--max-connections lowered from {max_connections:,} to "
+            f"{room - 2 * backlog:,}: the open-file limit is {soft:,} (ulimit -Hn)"
+        )
         max_connections = room - 2 * backlog
     return max_connections, backlog, "; ".join(notes) or None
 
@@ -301,11 +319,12 @@ def bind_socket(host: str, port: int) -> socket.socket:
     except OSError as e:
         sock.close()
         if e.errno == errno.EADDRINUSE:
-            raise NBSVMError(f"port {port} on {host} is already in use (another server?); "
-                             "choose another with --port") from None
-        raise NBSVMError(f"cannot listen on {host} port {port}: "
-                         f"{e.strerror or e}") from None
-    sock.set_inheritable(True)                  # the worker processes serve it too
+            raise NBSVMError(
+                f"port {port} on {host} is already in use (another server?); "
+                "choose another with --port"
+            ) from None
+        raise NBSVMError(f"cannot listen on {host} port {port}: {e.strerror or e}") from None
+    sock.set_inheritable(True)  # the worker processes serve it too
     return sock
 
 
@@ -319,12 +338,15 @@ def serve_on(sock: socket.socket, config: ServeConfig) -> None:
     try:
         if config.workers > 1:
             # older uvicorn versions take the function each worker runs; newer ones know it
-            extra = {"target": server.run} if "target" in \
-                inspect.signature(Multiprocess).parameters else {}
+            extra = (
+                {"target": server.run}
+                if "target" in inspect.signature(Multiprocess).parameters
+                else {}
+            )
             Multiprocess(config, sockets=[sock], **extra).run()
         else:
             server.run(sockets=[sock])
-    except KeyboardInterrupt:                   # uvicorn re-raises the Ctrl+C it handled
+    except KeyboardInterrupt:  # uvicorn re-raises the Ctrl+C it handled
         pass
     if config.workers == 1 and not server.started:
         raise NBSVMError("the server did not start (see the messages above)")

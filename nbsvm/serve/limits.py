@@ -5,6 +5,7 @@ All are plain ASGI (not framework hooks) so that they also see what the framewor
 routes: an oversized body is refused with 413 before the application reads it, a foreign
 Host gets 400 on any path, and a 404 of an unknown path is counted like any other answer.
 """
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import time
 from urllib.parse import urlsplit
 
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-BODY_KEY = "nbsvm.body"         # the scope key under which BodyLimit leaves the body read
+BODY_KEY = "nbsvm.body"  # the scope key under which BodyLimit leaves the body read
 
 
 def json_error(body: bytes) -> str:
@@ -30,9 +31,16 @@ def json_error(body: bytes) -> str:
 
 async def _send_json(send, status: int, detail: str) -> None:
     body = json.dumps({"detail": detail}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -70,7 +78,7 @@ class BodyLimit:
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        scope = dict(scope, **{BODY_KEY: body})   # for the message when it is not JSON
+        scope = dict(scope, **{BODY_KEY: body})  # for the message when it is not JSON
         sent = False
 
         async def replay():
@@ -78,12 +86,12 @@ class BodyLimit:
             if not sent:
                 sent = True
                 return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()      # after the body: wait for a disconnect
+            return await receive()  # after the body: wait for a disconnect
 
         return await self.app(scope, replay, send)
 
 
-LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")     # answered to by default
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")  # answered to by default
 SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 
 
@@ -110,8 +118,11 @@ class AllowedHosts:
         names = [h.strip().lower() for h in hosts]
         self.any = "*" in names
         self.suffixes = tuple(h[1:] for h in names if h.startswith("*."))
-        self.names = {h[1:-1] if h.startswith("[") and h.endswith("]") else h
-                      for h in names if not h.startswith("*")}
+        self.names = {
+            h[1:-1] if h.startswith("[") and h.endswith("]") else h
+            for h in names
+            if not h.startswith("*")
+        }
 
     def __contains__(self, name: str | None) -> bool:
         if name is None:
@@ -146,7 +157,8 @@ def _is_json(content_type: str) -> bool:
 def _has_body(scope) -> bool:
     length = _header(scope, b"content-length")
     return _header(scope, b"transfer-encoding") is not None or (
-        length is not None and length.strip() not in ("", "0"))
+        length is not None and length.strip() not in ("", "0")
+    )
 
 
 class RequestGuard:
@@ -181,20 +193,26 @@ class RequestGuard:
         """``(status, message)`` for a request refused, None for one let through."""
         host = _header(scope, b"host")
         if host_of(host or "") not in self.hosts:
-            return 400, (f"Host {_shown(host) if host is not None else '(none)'} is not one this "
-                         "server answers to; start nbsvm serve with --allowed-host NAME for "
-                         "each name clients use (or '*' for any)")
+            return 400, (
+                f"Host {_shown(host) if host is not None else '(none)'} is not one this "
+                "server answers to; start nbsvm serve with --allowed-host NAME for "
+                "each name clients use (or '*' for any)"
+            )
         if scope.get("method") in SAFE_METHODS:
             return None
         origin = _header(scope, b"origin")
         if origin is not None and _origin_host(origin) not in self.hosts:
-            return 403, (f"cross-origin request from {_shown(origin)} refused: pages of other "
-                         "sites may not call this server (--allowed-host adds a host)")
+            return 403, (
+                f"cross-origin request from {_shown(origin)} refused: pages of other "
+                "sites may not call this server (--allowed-host adds a host)"
+            )
         kind = _header(scope, b"content-type")
         if (kind is not None and not _is_json(kind)) or (kind is None and _has_body(scope)):
-            return 415, ("send the body as JSON with the header Content-Type: application/json "
-                         "(curl: -H 'Content-Type: application/json' -d '{\"text\": ...}'); got "
-                         + (f"Content-Type {_shown(kind)}" if kind is not None else "none"))
+            return 415, (
+                "send the body as JSON with the header Content-Type: application/json "
+                "(curl: -H 'Content-Type: application/json' -d '{\"text\": ...}'); got "
+                + (f"Content-Type {_shown(kind)}" if kind is not None else "none")
+            )
         return None
 
 
@@ -209,26 +227,39 @@ class Metrics:
 
         self.routes = routes
         self.registry = CollectorRegistry()
-        self.requests = Counter("nbsvm_requests", "HTTP requests answered",
-                                ["method", "path", "status"], registry=self.registry)
-        self.latency = Histogram("nbsvm_request_seconds", "Time to answer a request",
-                                 ["path"], registry=self.registry,
-                                 buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1,
-                                          0.2, 0.5, 1.0, 2.0, 5.0))
-        self.documents = Counter("nbsvm_documents_scored", "Texts scored (predict and explain)",
-                                 ["model"], registry=self.registry)
+        self.requests = Counter(
+            "nbsvm_requests",
+            "HTTP requests answered",
+            ["method", "path", "status"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "nbsvm_request_seconds",
+            "Time to answer a request",
+            ["path"],
+            registry=self.registry,
+            buckets=(0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0),
+        )
+        self.documents = Counter(
+            "nbsvm_documents_scored",
+            "Texts scored (predict and explain)",
+            ["model"],
+            registry=self.registry,
+        )
 
     def route_of(self, path: str) -> str:
         parts = path.rstrip("/").split("/")
         for route in self.routes:
             pattern = route.rstrip("/").split("/")
             if len(pattern) == len(parts) and all(
-                    p == q or (p.startswith("{") and p.endswith("}")) for p, q in zip(pattern, parts)):
+                p == q or (p.startswith("{") and p.endswith("}")) for p, q in zip(pattern, parts)
+            ):
                 return route
         return "other"
 
     def render(self) -> tuple[bytes, str]:
         from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
@@ -243,7 +274,7 @@ class MetricsMiddleware:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         start = time.perf_counter()
-        status = 500                    # what the server's error handler answers
+        status = 500  # what the server's error handler answers
 
         async def sending(message):
             nonlocal status

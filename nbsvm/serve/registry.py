@@ -10,6 +10,7 @@ With ``watch``, :meth:`ModelRegistry.get` also reloads a model whose file change
 (checked at most once a second per model): with several worker processes, each worker
 picks up a new file by itself.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,19 +21,20 @@ from pathlib import Path
 
 from nbsvm.errors import NBSVMError
 
-WATCH_INTERVAL = 1.0            # seconds between two looks at a model file's mtime
+WATCH_INTERVAL = 1.0  # seconds between two looks at a model file's mtime
 
 
 @dataclass(frozen=True)
 class Served:
     """One loaded model: what requests score with (never changed once built)."""
+
     name: str
     path: str
-    model: object               # a fitted NBSVMClassifier
-    version: int                # 1, then +1 at every reload
-    loaded_at: float            # time.time()
-    stamp: tuple                # the file's (mtime_ns, size) when it was read
-    strongest: dict = field(default_factory=dict)   # class -> [(n-gram, contribution)]
+    model: object  # a fitted NBSVMClassifier
+    version: int  # 1, then +1 at every reload
+    loaded_at: float  # time.time()
+    stamp: tuple  # the file's (mtime_ns, size) when it was read
+    strongest: dict = field(default_factory=dict)  # class -> [(n-gram, contribution)]
 
 
 def model_name(path: str) -> str:
@@ -49,8 +51,10 @@ def parse_models(specs: list[str]) -> dict[str, str]:
         if not sep:
             name, path = model_name(spec), spec
         if not name or not all(c.isalnum() or c in "-_." for c in name):
-            raise NBSVMError(f"model name {name!r} (from {spec!r}): use letters, digits, "
-                             "'-', '_' or '.'; give NAME=PATH to choose one")
+            raise NBSVMError(
+                f"model name {name!r} (from {spec!r}): use letters, digits, "
+                "'-', '_' or '.'; give NAME=PATH to choose one"
+            )
         if name in out:
             raise NBSVMError(f"two models named {name!r}: give NAME=PATH to tell them apart")
         out[name] = path
@@ -72,8 +76,7 @@ def load_served(name: str, path: str, version: int, top: int) -> Served:
 
     stamp = _stamp(path) if os.path.exists(path) else (0, 0)
     model = NBSVMClassifier.load(path)
-    return Served(name, str(path), model, version, time.time(), stamp,
-                  strongest_ngrams(model, top))
+    return Served(name, str(path), model, version, time.time(), stamp, strongest_ngrams(model, top))
 
 
 class ModelRegistry:
@@ -105,12 +108,12 @@ class ModelRegistry:
             self._looked[name] = time.monotonic()
             try:
                 changed = _stamp(served.path) != served.stamp
-            except OSError:         # the file is being replaced: keep serving
+            except OSError:  # the file is being replaced: keep serving
                 changed = False
             if changed:
                 try:
                     return self.reload(name)
-                except (NBSVMError, OSError):   # a half-written or bad file: keep the old
+                except (NBSVMError, OSError):  # a half-written or bad file: keep the old
                     pass
         return served
 
@@ -121,10 +124,17 @@ class ModelRegistry:
             raise KeyError(name)
         old = self._served[name]
         new = load_served(name, self.paths[name], old.version + 1, self.top)
-        with self._lock:                    # one swap at a time; versions stay ordered
+        with self._lock:  # one swap at a time; versions stay ordered
             current = self._served[name]
-            new = Served(new.name, new.path, new.model, current.version + 1, new.loaded_at,
-                         new.stamp, new.strongest)
+            new = Served(
+                new.name,
+                new.path,
+                new.model,
+                current.version + 1,
+                new.loaded_at,
+                new.stamp,
+                new.strongest,
+            )
             self._served[name] = new
         return new
 

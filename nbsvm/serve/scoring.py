@@ -7,24 +7,25 @@ toward that label), ``probability`` (the predicted label's probability, when the
 probabilities), ``probabilities`` (every class's) and, with ``top_k`` or ``threshold``,
 ``top``: the best classes in order, each with its probability (or score).
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 
-
-def predictions(model, texts: list[str], top_k: int | None = None,
-                threshold: float | None = None) -> list[dict]:
+def predictions(
+    model, texts: list[str], top_k: int | None = None, threshold: float | None = None
+) -> list[dict]:
     """One dict per text (see the module's docstring). ``top_k``: the k best classes (at
     most all of them); ``threshold``: only classes whose probability (score, for losses
     without probabilities) is at least this, which for a multi-label model also decides
     ``label`` (default: score 0, probability 0.5)."""
     if not texts:
-        model.top_k_of(np.zeros((0, model.n_outputs())), top_k, threshold)    # checks both
+        model.top_k_of(np.zeros((0, model.n_outputs())), top_k, threshold)  # checks both
         return []
     classes = list(model.classes_)
     raw = np.asarray(model.decision_function(texts)).reshape(len(texts), -1)
-    values, kind = model.class_values(raw)      # probabilities, or one score per class
+    values, kind = model.class_values(raw)  # probabilities, or one score per class
     scores = _scores_per_class(model, raw)
     ranked = None
     if top_k is not None or threshold is not None:
@@ -36,8 +37,11 @@ def predictions(model, texts: list[str], top_k: int | None = None,
     out = []
     for i in range(len(texts)):
         if model.multilabel:
-            chosen = [k for k in range(len(classes)) if values[i, k] >= threshold] \
-                if threshold is not None else [k for k in range(len(classes)) if mask[i, k]]
+            chosen = (
+                [k for k in range(len(classes)) if values[i, k] >= threshold]
+                if threshold is not None
+                else [k for k in range(len(classes)) if mask[i, k]]
+            )
             row = {"label": [classes[k] for k in chosen]}
             best = int(np.argmax(values[i] if kind == "probability" else scores[i]))
         else:
@@ -51,8 +55,11 @@ def predictions(model, texts: list[str], top_k: int | None = None,
             row["scores"] = {c: float(scores[i, k]) for k, c in enumerate(classes)}
         if ranked is not None:
             positions, best_values, _ = ranked
-            row["top"] = [{"label": classes[j], kind: float(v)}
-                          for j, v in zip(positions[i], best_values[i]) if j >= 0]
+            row["top"] = [
+                {"label": classes[j], kind: float(v)}
+                for j, v in zip(positions[i], best_values[i])
+                if j >= 0
+            ]
         out.append(row)
     return out
 
@@ -84,19 +91,24 @@ def strongest_ngrams(model, top: int = 10) -> dict:
     out = {}
     if model.n_outputs() == 1:
         frame = top_features(model, top, classes[1])
-        parts = {classes[1]: frame[frame.direction == "positive"],
-                 classes[0]: frame[frame.direction == "negative"]}
+        parts = {
+            classes[1]: frame[frame.direction == "positive"],
+            classes[0]: frame[frame.direction == "negative"],
+        }
         for c in classes:
             part = parts[c]
             sign = 1.0 if c == classes[1] else -1.0
-            out[c] = [{"ngrams": n, "contribution": sign * float(v)}
-                      for n, v in zip(part.ngrams, part.contribution)]
+            out[c] = [
+                {"ngrams": n, "contribution": sign * float(v)}
+                for n, v in zip(part.ngrams, part.contribution)
+            ]
         return out
     for c in classes:
         frame = top_features(model, top, c)
         part = frame[frame.direction == "positive"]
-        out[c] = [{"ngrams": n, "contribution": float(v)}
-                  for n, v in zip(part.ngrams, part.contribution)]
+        out[c] = [
+            {"ngrams": n, "contribution": float(v)} for n, v in zip(part.ngrams, part.contribution)
+        ]
     return out
 
 
@@ -104,8 +116,15 @@ def describe(served) -> dict:
     """What ``GET /models`` says of one served model: its name, never its path (an answer
     over HTTP must not show where the server's files are)."""
     model = served.model
-    return {"name": served.name, "version": served.version,
-            "loaded_at": served.loaded_at, "classes": list(model.classes_),
-            "multilabel": bool(model.multilabel), "probabilities": bool(model.has_proba()),
-            "ngrams": model.ngrams, "char_ngrams": model.hasher_.char_ngrams,
-            "n_bits": model.n_bits, "loss": model.setting("loss")}
+    return {
+        "name": served.name,
+        "version": served.version,
+        "loaded_at": served.loaded_at,
+        "classes": list(model.classes_),
+        "multilabel": bool(model.multilabel),
+        "probabilities": bool(model.has_proba()),
+        "ngrams": model.ngrams,
+        "char_ngrams": model.hasher_.char_ngrams,
+        "n_bits": model.n_bits,
+        "loss": model.setting("loss"),
+    }

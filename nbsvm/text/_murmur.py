@@ -5,6 +5,7 @@ mix (:func:`_murmur_block`) and the tail with the final mix (:func:`_murmur_fini
 kernels of their own so that n-grams sharing a start can share their blocks
 (:func:`nbsvm.text._ngram_ids._word_ngram_ids`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,8 +22,12 @@ def _rotl32(x, r):
 @njit(cache=True, nogil=True, inline="always")
 def _murmur_block(h, data, p):
     """One 4-byte block of MurmurHash3 x86 32 (``h`` mixed with ``data[p:p+4]``)."""
-    k = (np.int64(data[p]) | (np.int64(data[p + 1]) << 8) | (np.int64(data[p + 2]) << 16)
-         | (np.int64(data[p + 3]) << 24))
+    k = (
+        np.int64(data[p])
+        | (np.int64(data[p + 1]) << 8)
+        | (np.int64(data[p + 2]) << 16)
+        | (np.int64(data[p + 3]) << 24)
+    )
     k = (k * 0xCC9E2D51) & 0xFFFFFFFF
     k = _rotl32(k, 15)
     k = (k * 0x1B873593) & 0xFFFFFFFF

@@ -1,6 +1,7 @@
 """Compiled n-gram search: the word n-grams of documents that fall in chosen buckets, with
 their text, to name the buckets a model explains with (:mod:`nbsvm.evaluation.bucket_names`).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -59,13 +60,13 @@ def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted, split, scripts):
                         bigger_k[:n_hits] = hit_keys[:n_hits]
                         hit_keys = bigger_k
                         bigger_o = np.empty(size + 1, np.int64)
-                        bigger_o[:n_hits + 1] = hit_offsets[:n_hits + 1]
+                        bigger_o[: n_hits + 1] = hit_offsets[: n_hits + 1]
                         hit_offsets = bigger_o
                     if n_bytes + (z - a) > text.shape[0]:
                         bigger_t = np.empty(max(2 * text.shape[0], n_bytes + z - a), np.uint8)
                         bigger_t[:n_bytes] = text[:n_bytes]
                         text = bigger_t
-                    text[n_bytes:n_bytes + z - a] = norm[a:z]
+                    text[n_bytes : n_bytes + z - a] = norm[a:z]
                     n_bytes += z - a
                     hit_buckets[n_hits] = b
                     hit_keys[n_hits] = murmur3_32(norm, a, z - a, seed_key)
@@ -73,5 +74,9 @@ def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted, split, scripts):
                     hit_offsets[n_hits] = n_bytes
             if t - o + 1 > 0:
                 base += t - o + 1
-    return (hit_buckets[:n_hits].copy(), hit_keys[:n_hits].copy(),
-            hit_offsets[:n_hits + 1].copy(), text[:n_bytes].copy())
+    return (
+        hit_buckets[:n_hits].copy(),
+        hit_keys[:n_hits].copy(),
+        hit_offsets[: n_hits + 1].copy(),
+        text[:n_bytes].copy(),
+    )

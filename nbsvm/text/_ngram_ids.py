@@ -6,6 +6,7 @@ hashes every word n-gram as a contiguous span of the normalized text
 every character n-gram of ``<token>`` (:func:`_char_ngram_ids`), and keeps each bucket once
 per document (:func:`_add_distinct`), exactly as the reference path in :mod:`.hashing`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -30,8 +31,8 @@ def _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw):
     for k in range(t):
         a = tok[k]
         h = seed & 0xFFFFFFFF
-        done = 0                              # bytes mixed in as blocks
-        base = 0                              # where order o's n-grams start in raw
+        done = 0  # bytes mixed in as blocks
+        base = 0  # where order o's n-grams start in raw
         for o in range(1, ngrams + 1):
             if k + o > t:
                 break
@@ -62,16 +63,16 @@ def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m,
     for k in range(n_tok):
         a = tok[k]
         z = tok[k + 1] - 1
-        if longer > 0 and z - a <= longer:      # no more code points than bytes: short
+        if longer > 0 and z - a <= longer:  # no more code points than bytes: short
             continue
-        frame[0] = 0x3C     # '<'
+        frame[0] = 0x3C  # '<'
         L = 1
         for j in range(a, z):
             frame[L] = norm[j]
             L += 1
-        frame[L] = 0x3E     # '>'
+        frame[L] = 0x3E  # '>'
         L += 1
-        c = 0               # character starts within frame
+        c = 0  # character starts within frame
         for j in range(L):
             if (frame[j] & 0xC0) != 0x80:
                 starts[c] = j
@@ -111,8 +112,20 @@ def _add_distinct(h, keys, stamps, size_mask, shift, stamp, ids, m):
 
 
 @njit(cache=True, nogil=True)
-def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2, split,
-               scripts, long_words=0, long_n=4):
+def _hash_docs(
+    buf,
+    doc_starts,
+    ngrams,
+    char_lo,
+    char_n,
+    mask,
+    seed,
+    seed2,
+    split,
+    scripts,
+    long_words=0,
+    long_n=4,
+):
     """Bucket ids of every document ``buf[doc_starts[d]:doc_starts[d+1]]``.
 
     Returns ``(ids, offsets)``: each document's distinct ids (int32) in order of first
@@ -149,11 +162,11 @@ def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2, spli
     stamp = -1
     for d in range(n_docs):
         stamp += 1
-        if stamp == 0x7FFFFFFF:             # int32 stamps wrap: forget every document
+        if stamp == 0x7FFFFFFF:  # int32 stamps wrap: forget every document
             stamps[:] = -1
             stamp = 0
         t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok, split, scripts)
-        if t + 1 > tok.shape[0]:            # more tokens than ever before: grow, redo
+        if t + 1 > tok.shape[0]:  # more tokens than ever before: grow, redo
             tok = np.empty(max(t + 1, 2 * tok.shape[0]), np.int64)
             t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok, split, scripts)
         need = _n_word_ngrams(t, ngrams)
@@ -174,22 +187,24 @@ def _hash_docs(buf, doc_starts, ngrams, char_lo, char_n, mask, seed, seed2, spli
             for n in range(char_lo, char_n + 1):
                 m = _char_ngram_ids(norm, tok, t, n, mask, seed2, frame, starts, raw, m)
         elif long_words > 0:
-            m = _char_ngram_ids(norm, tok, t, long_n, mask, seed2, frame, starts, raw, m,
-                                long_words)
-        if pos + m > out_ids.shape[0]:      # grow geometrically (rare)
+            m = _char_ngram_ids(
+                norm, tok, t, long_n, mask, seed2, frame, starts, raw, m, long_words
+            )
+        if pos + m > out_ids.shape[0]:  # grow geometrically (rare)
             bigger = np.empty(max(2 * out_ids.shape[0], pos + m), np.int32)
             bigger[:pos] = out_ids[:pos]
             out_ids = bigger
-        bits = 4                            # this document's set: >= 2 slots per id
+        bits = 4  # this document's set: >= 2 slots per id
         while (1 << bits) < 2 * min(m, mask + 1):
             bits += 1
-        if (1 << bits) > keys.shape[0]:     # a bigger set starts empty: fine between docs
+        if (1 << bits) > keys.shape[0]:  # a bigger set starts empty: fine between docs
             keys = np.empty(1 << bits, np.int32)
             stamps = np.full(1 << bits, -1, np.int32)
         size_mask = (1 << bits) - 1
         shift = 32 - bits
         for j in range(m):
-            pos = _add_distinct(np.int64(raw[j]), keys, stamps, size_mask, shift, stamp,
-                                out_ids, pos)
+            pos = _add_distinct(
+                np.int64(raw[j]), keys, stamps, size_mask, shift, stamp, out_ids, pos
+            )
         out_offsets[d + 1] = pos
     return out_ids[:pos].copy(), out_offsets

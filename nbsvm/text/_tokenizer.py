@@ -13,6 +13,7 @@ character is a token of its own, a combining mark right after one joins its toke
 separates like white space. ASCII never reaches the lookup, and without ``split`` nothing
 changes: the tokens are exactly those of the tokenizer before the option.
 """
+
 from __future__ import annotations
 
 from numba import njit
@@ -25,15 +26,33 @@ def _is_space(cp):
         return cp == 0x20 or (0x09 <= cp <= 0x0D) or (0x1C <= cp <= 0x1F)
     if cp < 0x85:
         return False
-    return (cp == 0x85 or cp == 0xA0 or cp == 0x1680 or (0x2000 <= cp <= 0x200A)
-            or cp == 0x2028 or cp == 0x2029 or cp == 0x202F or cp == 0x205F or cp == 0x3000)
+    return (
+        cp == 0x85
+        or cp == 0xA0
+        or cp == 0x1680
+        or (0x2000 <= cp <= 0x200A)
+        or cp == 0x2028
+        or cp == 0x2029
+        or cp == 0x202F
+        or cp == 0x205F
+        or cp == 0x3000
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _is_punct(b):
     # . " , ( ) ! ? ; :
-    return (b == 0x2E or b == 0x22 or b == 0x2C or b == 0x28 or b == 0x29 or b == 0x21
-            or b == 0x3F or b == 0x3B or b == 0x3A)
+    return (
+        b == 0x2E
+        or b == 0x22
+        or b == 0x2C
+        or b == 0x28
+        or b == 0x29
+        or b == 0x21
+        or b == 0x3F
+        or b == 0x3B
+        or b == 0x3A
+    )
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -67,7 +86,7 @@ def _script_kind(cp, scripts):
     3 break."""
     lo = 0
     hi = scripts.shape[1]
-    while lo < hi:                          # the last range starting at or before cp
+    while lo < hi:  # the last range starting at or before cp
         mid = (lo + hi) >> 1
         if scripts[0, mid] <= cp:
             lo = mid + 1
@@ -125,8 +144,8 @@ def _tokenize(buf, s, e, norm, tok, split, scripts):
     white space paths are the tokenizer's before the option, and run as fast.
     """
     cap = tok.shape[0]
-    n = 0           # bytes written to norm
-    t = 0           # tokens
+    n = 0  # bytes written to norm
+    t = 0  # tokens
     in_tok = False
     # code points from ``first`` on are looked up (without split: none)
     first = scripts[0, 0] if split and scripts.shape[1] > 0 else 0x7FFFFFFF
@@ -134,7 +153,7 @@ def _tokenize(buf, s, e, norm, tok, split, scripts):
     while i < e:
         b = buf[i]
         if b < 0x80:
-            if (b <= 0x20 and (b == 0x20 or (0x09 <= b <= 0x0D) or (0x1C <= b <= 0x1F))):
+            if b <= 0x20 and (b == 0x20 or (0x09 <= b <= 0x0D) or (0x1C <= b <= 0x1F)):
                 if in_tok:
                     t += 1
                     in_tok = False
@@ -180,9 +199,10 @@ def _tokenize(buf, s, e, norm, tok, split, scripts):
                     in_tok = False
                 i += length
                 continue
-            if length > 1 and cp >= first:    # split_scripts: the table decides
-                after, n, t, in_tok = _script_step(buf, i, e, cp, length, first, scripts,
-                                                   norm, n, tok, t, cap, in_tok)
+            if length > 1 and cp >= first:  # split_scripts: the table decides
+                after, n, t, in_tok = _script_step(
+                    buf, i, e, cp, length, first, scripts, norm, n, tok, t, cap, in_tok
+                )
                 if after > i:
                     i = after
                     continue

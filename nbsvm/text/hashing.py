@@ -5,19 +5,20 @@ x86 32-bit) and masked to ``n_bits``. :meth:`Hasher.reference_buckets` is that d
 plain Python; :meth:`Hasher.batch` (compiled, :mod:`._kernels`) must equal it bucket for bucket. Character n-grams use ``seed + 1`` so that they live
 in their own hash family and do not systematically coincide with word n-grams.
 """
+
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, asdict
+from dataclasses import asdict, dataclass
 
 import mmh3
 import numpy as np
 
-from nbsvm.config import BUCKET_DTYPE, LONG_WORD_CHARS, MIN_BITS, MAX_BITS
+from nbsvm.config import BUCKET_DTYPE, LONG_WORD_CHARS, MAX_BITS, MIN_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.text._ngram_ids import _hash_docs
 from nbsvm.text.scripts import NO_SCRIPTS, SCRIPT_ARRAYS
-from nbsvm.text.tokenize import tokenize, word_ngrams, char_ngrams
+from nbsvm.text.tokenize import char_ngrams, tokenize, word_ngrams
 
 
 def _encode(text: str) -> bytes:
@@ -102,14 +103,23 @@ class Hasher:
             raise NBSVMError(f"char_ngrams must be an integer in [0, 32], got {self.char_ngrams!r}")
         if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2**32:
             raise NBSVMError(f"hash seed must be an integer in [0, 2**32), got {self.seed!r}")
-        if not isinstance(self.char_min, (int, np.integer)) or isinstance(self.char_min, bool) \
-                or not (self.char_min == 0 or 1 <= self.char_min <= self.char_ngrams):
-            raise NBSVMError(f"the shortest character n-grams must be between 1 and the "
-                             f"longest ({self.char_ngrams}), got {self.char_min!r}")
-        if not isinstance(self.long_words, (int, np.integer)) or isinstance(self.long_words, bool) \
-                or not 0 <= self.long_words <= 1_000_000:
-            raise NBSVMError(f"long_words must be an integer >= 0 (0: off), got "
-                             f"{self.long_words!r}")
+        if (
+            not isinstance(self.char_min, (int, np.integer))
+            or isinstance(self.char_min, bool)
+            or not (self.char_min == 0 or 1 <= self.char_min <= self.char_ngrams)
+        ):
+            raise NBSVMError(
+                f"the shortest character n-grams must be between 1 and the "
+                f"longest ({self.char_ngrams}), got {self.char_min!r}"
+            )
+        if (
+            not isinstance(self.long_words, (int, np.integer))
+            or isinstance(self.long_words, bool)
+            or not 0 <= self.long_words <= 1_000_000
+        ):
+            raise NBSVMError(
+                f"long_words must be an integer >= 0 (0: off), got {self.long_words!r}"
+            )
         for name in ("lowercase", "split_scripts", "nfkc"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise NBSVMError(f"{name} must be True or False, got {getattr(self, name)!r}")
@@ -126,8 +136,7 @@ class Hasher:
         tokens = tokenize(text, self.lowercase, self.split_scripts, self.nfkc)
         chars = [key for n in self.char_lengths for key in char_ngrams(tokens, n)]
         if not self.char_ngrams and self.long_words:
-            chars = char_ngrams([t for t in tokens if len(t) > self.long_words],
-                                LONG_WORD_CHARS)
+            chars = char_ngrams([t for t in tokens if len(t) > self.long_words], LONG_WORD_CHARS)
         return word_ngrams(tokens, self.ngrams), chars
 
     def reference_buckets(self, text: str) -> np.ndarray:
@@ -144,7 +153,7 @@ class Hasher:
         if chars:
             seed2 = (seed + 1) & 0xFFFFFFFF
             ids.extend(h(enc(k), seed2, signed=False) & mask for k in chars)
-        distinct = dict.fromkeys(ids)           # first occurrences, in order
+        distinct = dict.fromkeys(ids)  # first occurrences, in order
         return np.fromiter(distinct, dtype=BUCKET_DTYPE, count=len(distinct))
 
     def prepare(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -163,16 +172,27 @@ class Hasher:
             parts = [_encode(t.replace("<br />", " ")) for t in texts]
         starts = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=starts[1:])
-        buf = np.frombuffer(b"".join(parts), dtype=np.uint8) if starts[-1] else \
-            np.zeros(1, np.uint8)
+        buf = (
+            np.frombuffer(b"".join(parts), dtype=np.uint8) if starts[-1] else np.zeros(1, np.uint8)
+        )
         return buf, starts
 
     def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The compiled half of :meth:`batch` (releases the GIL)."""
-        return _hash_docs(buf, starts, self.ngrams, self.char_min or self.char_ngrams,
-                          self.char_ngrams, (1 << self.n_bits) - 1, self.seed,
-                          (self.seed + 1) & 0xFFFFFFFF, bool(self.split_scripts),
-                          self.scripts, int(self.long_words), LONG_WORD_CHARS)
+        return _hash_docs(
+            buf,
+            starts,
+            self.ngrams,
+            self.char_min or self.char_ngrams,
+            self.char_ngrams,
+            (1 << self.n_bits) - 1,
+            self.seed,
+            (self.seed + 1) & 0xFFFFFFFF,
+            bool(self.split_scripts),
+            self.scripts,
+            int(self.long_words),
+            LONG_WORD_CHARS,
+        )
 
     def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Distinct bucket ids of many texts as CSR ``(ids int32, offsets int64)``.

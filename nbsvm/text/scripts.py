@@ -32,6 +32,7 @@ for the compiled tokenizer (:func:`nbsvm.text._tokenizer._tokenize`) and
 :data:`SPLIT_RE` / :data:`BREAK_RE` are the same table as regular expressions for the
 reference tokenizer (:func:`nbsvm.text.tokenize.tokenize`).
 """
+
 from __future__ import annotations
 
 import re
@@ -82,10 +83,18 @@ SCRIPT_TABLE: tuple[tuple[int, int, int, str], ...] = (
     (0xFF66, 0xFF9F, SPLIT, "Halfwidth Katakana"),
     (0x16FE0, 0x16FFF, SPLIT, "Ideographic Symbols and Punctuation"),
     (0x17000, 0x18D7F, SPLIT, "Tangut, Tangut Components, Khitan Small Script, Tangut Supplement"),
-    (0x1AFF0, 0x1B2FF, SPLIT, "Kana Extended-B, Kana Supplement, Kana Extended-A, Small Kana "
-                              "Extension, Nushu"),
-    (0x20000, 0x3FFFF, SPLIT, "CJK Extensions B-J and Compatibility Ideographs Supplement "
-                              "(planes 2 and 3)"),
+    (
+        0x1AFF0,
+        0x1B2FF,
+        SPLIT,
+        "Kana Extended-B, Kana Supplement, Kana Extended-A, Small Kana Extension, Nushu",
+    ),
+    (
+        0x20000,
+        0x3FFFF,
+        SPLIT,
+        "CJK Extensions B-J and Compatibility Ideographs Supplement (planes 2 and 3)",
+    ),
     # -- punctuation: a token of its own, as . " , ( ) ! ? ; : -----------------------------
     (0x0F04, 0x0F0A, SPLIT, "Tibetan head marks"),
     (0x0F0D, 0x0F12, SPLIT, "Tibetan shad marks ། ༎"),
@@ -100,7 +109,12 @@ SCRIPT_TABLE: tuple[tuple[int, int, int, str], ...] = (
     (0x203B, 0x203D, SPLIT, "reference mark ※, ‼, interrobang ‽"),
     (0x2047, 0x2049, SPLIT, "⁇ ⁈ ⁉"),
     (0x3001, 0x3004, SPLIT, "、 。 〃 〄"),
-    (0x3008, 0x3020, SPLIT, "CJK brackets 〈〉《》「」『』【】〔〕〖〗〘〙〚〛, 〒 〓 〜 〝〞〟 〠"),
+    (
+        0x3008,
+        0x3020,
+        SPLIT,
+        "CJK brackets 〈〉《》「」『』【】〔〕〖〗〘〙〚〛, 〒 〓 〜 〝〞〟 〠",
+    ),
     (0x3030, 0x3030, SPLIT, "wavy dash 〰"),
     (0x3036, 0x3037, SPLIT, "〶 〷"),
     (0x303D, 0x303F, SPLIT, "〽 〾 〿"),
@@ -205,8 +219,11 @@ def script_kind(ch: str) -> int:
 
 
 def _char_class(kind: int) -> str:
-    return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "")
-                   for a, b, k in _FLAT if k == kind)
+    return "".join(
+        re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "")
+        for a, b, k in _FLAT
+        if k == kind
+    )
 
 
 _FLAT = flat_ranges()

@@ -7,6 +7,7 @@ character of the scripts written without spaces and the punctuation of
 follows; the Tibetan tsheg separates as white space does); split on white space (Python's
 ``str.split``).
 """
+
 from __future__ import annotations
 
 import re
@@ -33,8 +34,9 @@ def normalize(text: str, lowercase: bool = True, nfkc: bool = False) -> str:
     return (text.lower() if lowercase else text).replace("<br />", " ")
 
 
-def tokenize(text: str, lowercase: bool = True, split_scripts: bool = False,
-             nfkc: bool = False) -> list[str]:
+def tokenize(
+    text: str, lowercase: bool = True, split_scripts: bool = False, nfkc: bool = False
+) -> list[str]:
     """Split a document into normalized tokens (``lowercase`` False: case kept;
     ``split_scripts``: a token per character of Chinese, Japanese, Thai...; ``nfkc``:
     Unicode NFKC first).
@@ -62,7 +64,7 @@ def word_ngrams(tokens: list[str], n: int) -> list[str]:
     """
     keys = list(tokens)
     for order in range(2, n + 1):
-        keys.extend(" ".join(tokens[i:i + order]) for i in range(len(tokens) - order + 1))
+        keys.extend(" ".join(tokens[i : i + order]) for i in range(len(tokens) - order + 1))
     return keys
 
 
@@ -82,5 +84,5 @@ def char_ngrams(tokens: list[str], n: int) -> list[str]:
         if len(framed) <= n:
             keys.append(framed)
         else:
-            keys.extend(framed[i:i + n] for i in range(len(framed) - n + 1))
+            keys.extend(framed[i : i + n] for i in range(len(framed) - n + 1))
     return keys

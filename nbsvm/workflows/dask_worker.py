@@ -2,6 +2,7 @@
 read, its hashed cache kept in the worker's folder, its counts, one epoch of the learner over
 it, its eta0 calibration, and prediction with a model file loaded once per worker. Each
 function takes and returns plain data, so the driver submits it by name."""
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,9 @@ def local_copy(shard: str) -> str:
     stamp = f"{shard}|{info.get('size')}|{info.get('mtime') or info.get('LastModified') or info.get('ETag')}"
     folder = Path(get_worker().local_directory) / "nbsvm-downloads"
     folder.mkdir(parents=True, exist_ok=True)
-    local = folder / (hashlib.sha256(stamp.encode()).hexdigest()[:24] + "-" +
-                      os.path.basename(path.rstrip("/")))
+    local = folder / (
+        hashlib.sha256(stamp.encode()).hexdigest()[:24] + "-" + os.path.basename(path.rstrip("/"))
+    )
     if not local.exists():
         tmp = local.with_name(local.name + f".{os.getpid()}.part")
         fs.get(path, str(tmp))
@@ -39,12 +41,18 @@ def local_copy(shard: str) -> str:
 
 def reader_docs(shard: str, reader: dict):
     from nbsvm.io.readers import read_inputs
+
     shard = local_copy(shard)
-    return read_inputs([shard], fmt=reader.get("format", "auto"), text_col=reader.get("text_col", "text"),
-                       label_col=reader.get("label_col", "label"), strict=reader.get("strict", False),
-                       encoding=reader.get("encoding", "utf-8"),
-                       empty_label=reader.get("empty_label", False),
-                       label_sep=reader.get("label_sep", "\t"))
+    return read_inputs(
+        [shard],
+        fmt=reader.get("format", "auto"),
+        text_col=reader.get("text_col", "text"),
+        label_col=reader.get("label_col", "label"),
+        strict=reader.get("strict", False),
+        encoding=reader.get("encoding", "utf-8"),
+        empty_label=reader.get("empty_label", False),
+        label_sep=reader.get("label_sep", "\t"),
+    )
 
 
 def shard_cache(shard: str, reader: dict, hasher):
@@ -52,8 +60,8 @@ def shard_cache(shard: str, reader: dict, hasher):
     the shard's identity and the settings; built from the shard when missing."""
     from distributed import get_worker
 
-    from nbsvm.data.cachestore import KeptCache
     from nbsvm.data.batches import hash_batches
+    from nbsvm.data.cachestore import KeptCache
 
     root = Path(get_worker().local_directory) / "nbsvm-shards"
     kept = KeptCache(root, [local_copy(shard)], reader, hasher)
@@ -75,7 +83,7 @@ def count_shard(shard: str, reader: dict, hasher_settings: dict) -> dict:
     hasher = Hasher(**hasher_settings)
     cache = shard_cache(shard, reader, hasher)
     lex = NBLexicon(hasher)
-    for label in cache.labels:          # codes as the cache's (first appearance)
+    for label in cache.labels:  # codes as the cache's (first appearance)
         lex.code_of(label)
     for batch in cache.batches(8192):
         lex.add_batch(batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32))
@@ -102,20 +110,30 @@ def shard_targets(cache, classes: list, multilabel: bool, shard: str):
     of its label-set keys for multi-label models)."""
     from nbsvm.io.labels import membership
 
-    if multilabel:              # every label of the keys is in the lexicon's classes
+    if multilabel:  # every label of the keys is in the lexicon's classes
         return membership(classes, list(cache.labels))
     unknown = [label for label in cache.labels if label not in classes]
     if unknown:
-        raise NBSVMError(f"label {unknown[0]!r} is not among the lexicon's classes {classes}",
-                         path=shard)
+        raise NBSVMError(
+            f"label {unknown[0]!r} is not among the lexicon's classes {classes}", path=shard
+        )
     code = {label: i for i, label in enumerate(cache.labels)}
-    return [code.get(classes[k], -1) for k in
-            ([1] if len(classes) == 2 else range(len(classes)))]
+    return [code.get(classes[k], -1) for k in ([1] if len(classes) == 2 else range(len(classes)))]
 
 
-def epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
-                    classes: list, multilabel: bool, remap, linear, backend, seed: int,
-                    epoch: int):
+def epoch_on_shard(
+    shard: str,
+    index: int,
+    reader: dict,
+    hasher_settings: dict,
+    classes: list,
+    multilabel: bool,
+    remap,
+    linear,
+    backend,
+    seed: int,
+    epoch: int,
+):
     """One epoch over one shard, by the trainer's own epoch driver
     (:class:`~nbsvm.learners.epochs.Epochs`), from the broadcast learner (its values and weights;
     ``backend``: the backend learners passed from the shard before). Returns the learner
@@ -134,17 +152,24 @@ def epoch_on_shard(shard: str, index: int, reader: dict, hasher_settings: dict,
     events = [{"loss": 0.0, "docs": 0}]
     run = Epochs(linear, backend, epoch, lambda event: events.append(event))
     rng = np.random.default_rng([seed, epoch, index])
-    run.replay(cache, positive, rng, epoch,
-               cache.translated_groups(remap, rng, rewrite=False))
+    run.replay(cache, positive, rng, epoch, cache.translated_groups(remap, rng, rewrite=False))
     loss_sum = events[-1]["loss"] * events[-1]["docs"]
     if backend is not None:
         return backend, cache.n_docs, loss_sum
-    linear.coef()                       # fold the SGD scale: averaging needs plain weights
+    linear.coef()  # fold the SGD scale: averaging needs plain weights
     return (linear.S_, linear.state_), cache.n_docs, loss_sum
 
 
-def calibrate_on_shard(shard: str, reader: dict, hasher_settings: dict, classes: list,
-                        multilabel: bool, remap, linear, seed: int) -> float:
+def calibrate_on_shard(
+    shard: str,
+    reader: dict,
+    hasher_settings: dict,
+    classes: list,
+    multilabel: bool,
+    remap,
+    linear,
+    seed: int,
+) -> float:
     """Bottou's eta0 for ``linear`` on a seeded sample of one shard
     (:mod:`nbsvm.learners.eta0`, as a single machine calibrates on its whole cache)."""
     from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
@@ -158,22 +183,27 @@ def calibrate_on_shard(shard: str, reader: dict, hasher_settings: dict, classes:
 def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
     from nbsvm.evaluation.evaluate import evaluate_documents, label_set_parts
     from nbsvm.evaluation.predict import predict_documents
-    from nbsvm.io.readers import read_inputs
     from nbsvm.io.labels import known_labels
+    from nbsvm.io.readers import read_inputs
 
     clf = cached_model(model_path)
-    if labeled and clf.multilabel:      # sums, merged on the driver
+    if labeled and clf.multilabel:  # sums, merged on the driver
         return label_set_parts(clf, reader_docs(shard, dict(reader, empty_label=True)))
     if labeled:
         return evaluate_documents(clf, reader_docs(shard, reader))
     import pandas as pd
-    docs = read_inputs([local_copy(shard)], fmt=reader.get("format", "auto"), labeled=False,
-                       text_col=reader.get("text_col", "text"),
-                       label_col=reader.get("label_col", "label"),
-                       strict=reader.get("strict", False),
-                       known_labels=known_labels(clf.classes_, clf.multilabel),
-                       encoding=reader.get("encoding", "utf-8"),
-                       label_sep=reader.get("label_sep", "\t"))
+
+    docs = read_inputs(
+        [local_copy(shard)],
+        fmt=reader.get("format", "auto"),
+        labeled=False,
+        text_col=reader.get("text_col", "text"),
+        label_col=reader.get("label_col", "label"),
+        strict=reader.get("strict", False),
+        known_labels=known_labels(clf.classes_, clf.multilabel),
+        encoding=reader.get("encoding", "utf-8"),
+        label_sep=reader.get("label_sep", "\t"),
+    )
     frames = list(predict_documents(clf, docs, reader.get("top_k"), reader.get("threshold")))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

@@ -21,23 +21,24 @@ it a single machine works as before.
 - **Predict / eval** (:func:`predict`, :func:`evaluate`): map over shards; predictions come
   back as one pandas DataFrame per shard, metrics are summed.
 """
+
 from __future__ import annotations
 
 import contextlib
-import logging
 import glob
+import logging
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.reduction import NBReduction
-from nbsvm.workflows import dask_worker as worker
 from nbsvm.models.modes import mode_of_named
+from nbsvm.workflows import dask_worker as worker
 
-EPOCH_ATTEMPTS = 3          # an epoch broken by a lost worker is started again this often
+EPOCH_ATTEMPTS = 3  # an epoch broken by a lost worker is started again this often
 
 
 def _dask():
@@ -61,9 +62,16 @@ def client_for(scheduler: str | None = None, local_workers: int | None = None):
         return
     if not (isinstance(local_workers, int) and local_workers >= 1):
         raise NBSVMError(f"--dask-local needs a number of workers >= 1, got {local_workers!r}")
-    with distributed.LocalCluster(n_workers=local_workers, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=local_workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         yield client
 
 
@@ -86,6 +94,7 @@ def shards_of(inputs: Iterable[str]) -> list[str]:
 
 # ----------------------------------------------------------------------------- on the driver
 
+
 def _gather(client, futures, what: str):
     """Results of ``futures``; a failure names the shard and says nothing was kept."""
     from distributed import wait
@@ -97,15 +106,19 @@ def _gather(client, futures, what: str):
             shard = getattr(f, "_nbsvm_shard", "?")
             if isinstance(exc, NBSVMError):
                 raise exc
-            raise NBSVMError(f"{what} failed on shard {shard}: {type(exc).__name__}: {exc} "
-                             f"(nothing of this step was kept)") from None
+            raise NBSVMError(
+                f"{what} failed on shard {shard}: {type(exc).__name__}: {exc} "
+                f"(nothing of this step was kept)"
+            ) from None
     return client.gather(futures)
 
 
 def _tree_reduce(client, futures, merge):
     while len(futures) > 1:
-        nxt = [client.submit(merge, futures[i], futures[i + 1], pure=False)
-               for i in range(0, len(futures) - 1, 2)]
+        nxt = [
+            client.submit(merge, futures[i], futures[i + 1], pure=False)
+            for i in range(0, len(futures) - 1, 2)
+        ]
         if len(futures) % 2:
             nxt.append(futures[-1])
         futures = nxt
@@ -127,8 +140,14 @@ def lexicon(client, shards: list[str], hasher, alpha: float = 1.0, reader: dict 
     return NBLexicon.from_label_counts(hasher, alpha, merged)
 
 
-def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=None,
-        callback: Callable[[dict], None] | None = None):
+def fit(
+    client,
+    shards: list[str],
+    clf,
+    reader: dict | None = None,
+    lexicon_=None,
+    callback: Callable[[dict], None] | None = None,
+):
     """Train ``clf`` (an unfitted :class:`~nbsvm.NBSVMClassifier`) on ``shards``; returns
     ``clf`` fitted (no n-gram map for explanations).
 
@@ -142,28 +161,43 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
     reader = dict(reader or {})
     hasher = clf.validate()
     # (calibrate='auto' is not asked for: a model trained on Dask stays uncalibrated)
-    asked = [name for name in ("auto", "calibrate", "keep_counts", "early_stopping")
-             if mode_of_named(clf, name)]
-    if asked:                   # each reads or holds out the data on one machine
+    asked = [
+        name
+        for name in ("auto", "calibrate", "keep_counts", "early_stopping")
+        if mode_of_named(clf, name)
+    ]
+    if asked:  # each reads or holds out the data on one machine
         raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
-    if clf.multilabel:          # the shards' lexicons count label sets; an empty one is none
+    if clf.multilabel:  # the shards' lexicons count label sets; an empty one is none
         reader["empty_label"] = True
     t0 = time.perf_counter()
     lex = lexicon_ if lexicon_ is not None else lexicon(client, shards, hasher, clf.alpha, reader)
     if lex.hasher != hasher:
-        raise NBSVMError(f"the lexicon was built with {lex.hasher.settings()} but the model "
-                         f"asks for {hasher.settings()}")
+        raise NBSVMError(
+            f"the lexicon was built with {lex.hasher.settings()} but the model "
+            f"asks for {hasher.settings()}"
+        )
     clf.forget()
     clf.start_from_lexicon(lex)
     notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
     timings = {"lexicon_s": time.perf_counter() - t0}
     if clf.backend_learner is not None:
-        clf.backend_ = NBReduction(clf.backend_learner, clf.linear_.n_outputs, clf.linear_.n_features,
-                                   clf.lam, clf.seed)
-    elif clf.setting("eta0") == "auto":     # Bottou's calibration on the first shard
+        clf.backend_ = NBReduction(
+            clf.backend_learner, clf.linear_.n_outputs, clf.linear_.n_features, clf.lam, clf.seed
+        )
+    elif clf.setting("eta0") == "auto":  # Bottou's calibration on the first shard
         clf.eta0_ = clf.linear_.eta0 = client.submit(
-            worker.calibrate_on_shard, shards[0], reader, hasher.settings(), list(clf.classes_),
-            clf.multilabel, clf.column_of_, clf.linear_, clf.seed, pure=False).result()
+            worker.calibrate_on_shard,
+            shards[0],
+            reader,
+            hasher.settings(),
+            list(clf.classes_),
+            clf.multilabel,
+            clf.column_of_,
+            clf.linear_,
+            clf.seed,
+            pure=False,
+        ).result()
         notify({"stage": "eta0", "eta0": clf.eta0_, "docs": 0})
     shared = {"remap": None}
     epochs = clf.setting("epochs")
@@ -172,23 +206,39 @@ def fit(client, shards: list[str], clf, reader: dict | None = None, lexicon_=Non
             try:
                 if shared["remap"] is None:
                     shared["remap"] = client.scatter(clf.column_of_, hash=False)
-                args = (reader, hasher.settings(), list(clf.classes_), clf.multilabel,
-                        shared["remap"])
+                args = (
+                    reader,
+                    hasher.settings(),
+                    list(clf.classes_),
+                    clf.multilabel,
+                    shared["remap"],
+                )
                 n, loss_sum = (_passing_epoch if clf.backend_learner else _mixing_epoch)(
-                    client, shards, clf, args, epoch)
+                    client, shards, clf, args, epoch
+                )
                 break
             except NBSVMError:
                 raise
-            except Exception as e:       # a worker lost while broadcasting or gathering
+            except Exception as e:  # a worker lost while broadcasting or gathering
                 if attempt == EPOCH_ATTEMPTS:
-                    raise NBSVMError(f"epoch {epoch} failed {attempt} times "
-                                     f"({type(e).__name__}: {e}); nothing of it was kept and "
-                                     f"no model was written") from None
+                    raise NBSVMError(
+                        f"epoch {epoch} failed {attempt} times "
+                        f"({type(e).__name__}: {e}); nothing of it was kept and "
+                        f"no model was written"
+                    ) from None
                 notify({"stage": "retry", "epoch": epoch, "docs": 0, "error": str(e)})
-                shared["remap"] = None   # its copies may have gone with the worker
+                shared["remap"] = None  # its copies may have gone with the worker
                 client.wait_for_workers(1, timeout=60)
-        notify({"stage": "epoch", "epoch": epoch, "epochs": epochs, "docs": n, "total": n,
-                "loss": loss_sum / n})
+        notify(
+            {
+                "stage": "epoch",
+                "epoch": epoch,
+                "epochs": epochs,
+                "docs": n,
+                "total": n,
+                "loss": loss_sum / n,
+            }
+        )
     clf.n_docs_ = int(lex.class_counts_.sum())
     clf.mean_abs_coef_ = clf.linear_.mean_abs_coef()
     clf.ngram_map_ = {}
@@ -202,8 +252,9 @@ def _mixing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:
     linear = client.scatter(clf.linear_, hash=False)
     futures = []
     for i, shard in enumerate(shards):
-        f = client.submit(worker.epoch_on_shard, shard, i, *args, linear, None, clf.seed, epoch,
-                          pure=False)
+        f = client.submit(
+            worker.epoch_on_shard, shard, i, *args, linear, None, clf.seed, epoch, pure=False
+        )
         f._nbsvm_shard = shard
         futures.append(f)
     results = _gather(client, futures, f"epoch {epoch}")
@@ -214,11 +265,12 @@ def _mixing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:
 
 def _passing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:
     """The backend learner passed from shard to shard; kept only once every shard is done."""
-    linear = client.scatter(clf.linear_, hash=False)     # the values; not trained
+    linear = client.scatter(clf.linear_, hash=False)  # the values; not trained
     backend, n, loss_sum = clf.backend_, 0, 0.0
     for i, shard in enumerate(shards):
-        f = client.submit(worker.epoch_on_shard, shard, i, *args, linear, backend, clf.seed, epoch,
-                          pure=False)
+        f = client.submit(
+            worker.epoch_on_shard, shard, i, *args, linear, backend, clf.seed, epoch, pure=False
+        )
         f._nbsvm_shard = shard
         backend, docs, loss = _gather(client, [f], f"epoch {epoch}")[0]
         n, loss_sum = n + docs, loss_sum + loss
@@ -252,8 +304,15 @@ def _map_shards(client, fn, shards: list[str], *args, what: str):
 
 def predict(client, shards: list[str], model_path: str, reader: dict | None = None):
     """One DataFrame of predictions per shard, in shard order."""
-    return _map_shards(client, worker.predict_shard, shards, dict(reader or {}), str(model_path),
-                       False, what="predicting")
+    return _map_shards(
+        client,
+        worker.predict_shard,
+        shards,
+        dict(reader or {}),
+        str(model_path),
+        False,
+        what="predicting",
+    )
 
 
 def evaluate(client, shards: list[str], model_path: str, reader: dict | None = None) -> dict:
@@ -261,9 +320,16 @@ def evaluate(client, shards: list[str], model_path: str, reader: dict | None = N
     from nbsvm.evaluation.evaluate import label_set_report
     from nbsvm.evaluation.metrics import report
 
-    reps = _map_shards(client, worker.predict_shard, shards, dict(reader or {}), str(model_path),
-                       True, what="evaluating")
-    if "sums" in reps[0]:                       # a multi-label model's sums
+    reps = _map_shards(
+        client,
+        worker.predict_shard,
+        shards,
+        dict(reader or {}),
+        str(model_path),
+        True,
+        what="evaluating",
+    )
+    if "sums" in reps[0]:  # a multi-label model's sums
         return label_set_report(worker.cached_model(str(model_path)), reps)
     cm = sum(np.asarray(r["confusion_matrix"], dtype=np.int64) for r in reps)
     log_loss_sum = None

@@ -2,25 +2,38 @@
 the run (keyed by its inputs and settings), the fit (with the test set hashed alongside when
 there is one), the model written, the checkpoint removed. Returns data; printing is the
 CLI's."""
+
 from __future__ import annotations
 
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from nbsvm.data.cachestore import KeptCache, default_root
 from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.evaluation.heldout import EpochHistory, fit_and_evaluate
 from nbsvm.io.document import Document
-from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.checkpoint import Checkpoint
+from nbsvm.models.nbsvm import NBSVMClassifier
 
 
-def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], output, reader: dict,
-              test_docs: Iterable[Document] | None = None, lexicon=None, lexicon_path=None,
-              keep_cache: bool = False, cache_dir=None, checkpoint_every: int = 0,
-              resume: bool = False, max_memory=None,
-              callback: Callable[[dict], None] | None = None,
-              history: EpochHistory | None = None, init: bool = False) -> dict:
+def train_job(
+    clf: NBSVMClassifier,
+    inputs: list,
+    docs: Iterable[Document],
+    output,
+    reader: dict,
+    test_docs: Iterable[Document] | None = None,
+    lexicon=None,
+    lexicon_path=None,
+    keep_cache: bool = False,
+    cache_dir=None,
+    checkpoint_every: int = 0,
+    resume: bool = False,
+    max_memory=None,
+    callback: Callable[[dict], None] | None = None,
+    history: EpochHistory | None = None,
+    init: bool = False,
+) -> dict:
     """Fit ``clf`` on ``docs`` (read from ``inputs`` with the ``reader`` settings, which
     with the hashing settings key the kept cache and the checkpoint) and save it to
     ``output``; with ``test_docs``, evaluate it too.
@@ -32,13 +45,15 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
     a saved model (with ``keep_counts``) that ``docs`` train further
     (:meth:`~nbsvm.NBSVMClassifier.continue_documents`).
     """
-    if not init:            # char_ngrams read from the data key the kept cache too
+    if not init:  # char_ngrams read from the data key the kept cache too
         docs = clf.read_text_defaults(docs)
     hasher = clf.validate()
     kept = KeptCache(cache_dir or default_root(), inputs, reader, hasher) if keep_cache else None
-    checkpoint = Checkpoint.for_run(output, checkpoint_every, resume, inputs, reader,
-                                    lexicon_path, kept) \
-        if checkpoint_every or resume else None
+    checkpoint = (
+        Checkpoint.for_run(output, checkpoint_every, resume, inputs, reader, lexicon_path, kept)
+        if checkpoint_every or resume
+        else None
+    )
     cache_event = {}
 
     def on_event(event):
@@ -47,7 +62,8 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
         if callback is not None:
             return callback(event)
 
-    if history is not None and test_docs is None:   # with a test set fit_and_evaluate records
+    if history is not None and test_docs is None:  # with a test set fit_and_evaluate records
+
         def events(event):
             history.observe(event)
             return on_event(event)
@@ -68,22 +84,42 @@ def train_job(clf: NBSVMClassifier, inputs: list, docs: Iterable[Document], outp
         if test_docs is not None:
             t1 = time.perf_counter()
             report = evaluate_documents(clf, test_docs, callback)
-            report["timings"] = dict(clf.timings_, fit_s=t1 - t0, wait_test_hash_s=0.0,
-                                     eval_s=time.perf_counter() - t1)
+            report["timings"] = dict(
+                clf.timings_, fit_s=t1 - t0, wait_test_hash_s=0.0, eval_s=time.perf_counter() - t1
+            )
     elif test_docs is not None:
-        report = fit_and_evaluate(clf, docs, test_docs, lexicon=holder.pop(), callback=events,
-                                  max_memory=max_memory, kept=kept, checkpoint=checkpoint,
-                                  history=history)
+        report = fit_and_evaluate(
+            clf,
+            docs,
+            test_docs,
+            lexicon=holder.pop(),
+            callback=events,
+            max_memory=max_memory,
+            kept=kept,
+            checkpoint=checkpoint,
+            history=history,
+        )
     else:
         report = None
-        clf.fit_documents(docs, lexicon=holder.pop(), callback=events, max_memory=max_memory,
-                          kept=kept, checkpoint=checkpoint)
+        clf.fit_documents(
+            docs,
+            lexicon=holder.pop(),
+            callback=events,
+            max_memory=max_memory,
+            kept=kept,
+            checkpoint=checkpoint,
+        )
     t1 = time.perf_counter()
     clf.save(output)
     t2 = time.perf_counter()
     if checkpoint is not None:
-        checkpoint.remove()         # the model is safely written: nothing to resume
-    return {"report": report, "total_s": t1 - t0, "save_s": t2 - t1,
-            "feature_cache": None if kept is None else
-            {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
-            "resumed_after_epoch": None if checkpoint is None else checkpoint.resumed_from}
+        checkpoint.remove()  # the model is safely written: nothing to resume
+    return {
+        "report": report,
+        "total_s": t1 - t0,
+        "save_s": t2 - t1,
+        "feature_cache": None
+        if kept is None
+        else {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
+        "resumed_after_epoch": None if checkpoint is None else checkpoint.resumed_from,
+    }

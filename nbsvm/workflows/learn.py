@@ -25,38 +25,57 @@ attributes, which :meth:`~nbsvm.learners.base.OnlineLearner.save` writes to the 
 ``format_``, ``n_bits_`` (0: integer indices), ``hash_seed_`` and ``index_base_``.
 No printing here: progress goes to a callback.
 """
+
 from __future__ import annotations
 
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm.config import MAX_BITS, MIN_BITS, SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
 from nbsvm.data.rowcache import RowCache, RowWriter
-from nbsvm.data.rowencoder import (DEFAULT_N_BITS, RowEncoder, batches, file_format, is_hashed,
-                                   read_rows)
+from nbsvm.data.rowencoder import (
+    DEFAULT_N_BITS,
+    RowEncoder,
+    batches,
+    file_format,
+    is_hashed,
+    read_rows,
+)
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
 from nbsvm.learners.epochs import run_epoch
+from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
 
 if TYPE_CHECKING:
     from nbsvm.models.checkpoint import Checkpoint
 
 
-def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int = DEFAULT_N_BITS,
-                 hash_seed: int = 0, index_base="auto", epochs: int | None = None, seed: int = 0,
-                 n_features: int | None = None, cache_dir=None,
-                 callback: Callable[[dict], None] | None = None,
-                 buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
-                 block_bytes: int = SHUFFLE_BLOCK_BYTES, max_memory=None,
-                 strict: bool = False, stats=None,
-                 checkpoint: "Checkpoint | None" = None,
-                 encoding: str = "utf-8") -> OnlineLearner:
+def learn_sparse(
+    learner: OnlineLearner,
+    inputs,
+    fmt: str = "auto",
+    n_bits: int = DEFAULT_N_BITS,
+    hash_seed: int = 0,
+    index_base="auto",
+    epochs: int | None = None,
+    seed: int = 0,
+    n_features: int | None = None,
+    cache_dir=None,
+    callback: Callable[[dict], None] | None = None,
+    buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
+    block_bytes: int = SHUFFLE_BLOCK_BYTES,
+    max_memory=None,
+    strict: bool = False,
+    stats=None,
+    checkpoint: Checkpoint | None = None,
+    encoding: str = "utf-8",
+) -> OnlineLearner:
     """Train ``learner`` afresh on sparse files for ``epochs`` passes (default: the
     learner's own ``epochs``, else 1).
 
@@ -85,26 +104,44 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
     formats, epochs = _check_settings(learner, inputs, fmt, index_base, epochs, seed)
     encoder = RowEncoder(formats[0], n_bits, hash_seed)
     limit = None if encoder.hashed else _index_limit(n_bits, n_features)
-    settings = {"learner": type(learner).__name__, **learner.get_params(), "format": formats,
-                "n_bits": n_bits, "hash_seed": hash_seed, "index_base": index_base,
-                "n_features": n_features, "buffer_bytes": buffer_bytes,
-                "block_bytes": block_bytes}
+    settings = {
+        "learner": type(learner).__name__,
+        **learner.get_params(),
+        "format": formats,
+        "n_bits": n_bits,
+        "hash_seed": hash_seed,
+        "index_base": index_base,
+        "n_features": n_features,
+        "buffer_bytes": buffer_bytes,
+        "block_bytes": block_bytes,
+    }
     folder = Path(tempfile.mkdtemp(prefix="nbsvm-learn-", dir=cache_dir))
     cache = None
     try:
-        cache, widest = _read_into_cache(folder / "rows", learner.task, inputs, formats,
-                                         encoder, index_base, strict, stats, callback, encoding,
-                                         limit)
-        base, shift, width = _feature_width(cache, encoder, index_base, n_features, widest,
-                                            limit)
+        cache, widest = _read_into_cache(
+            folder / "rows",
+            learner.task,
+            inputs,
+            formats,
+            encoder,
+            index_base,
+            strict,
+            stats,
+            callback,
+            encoding,
+            limit,
+        )
+        base, shift, width = _feature_width(cache, encoder, index_base, n_features, widest, limit)
         classes = None if learner.task == "regression" else sorted(cache.names)
         n_outputs = 1 if learner.task in ("binary", "regression") else len(classes)
         copies = 2 if getattr(learner, "average", False) else 1
-        check_fit_memory(FIXED_BYTES + n_outputs * (width + 1) * 8 * copies, max_memory,
-                         what=f"{type(learner).__name__} with {n_outputs} output(s) x {width:,} "
-                              "features")
+        check_fit_memory(
+            FIXED_BYTES + n_outputs * (width + 1) * 8 * copies,
+            max_memory,
+            what=f"{type(learner).__name__} with {n_outputs} output(s) x {width:,} features",
+        )
         for name in [k for k in vars(learner) if k.endswith("_") and not k.startswith("__")]:
-            delattr(learner, name)                              # start afresh, as fit does
+            delattr(learner, name)  # start afresh, as fit does
         rng = np.random.default_rng(seed)
         history = _resume(learner, checkpoint, settings, epochs, rng, callback)
 
@@ -112,8 +149,9 @@ def learn_sparse(learner: OnlineLearner, inputs, fmt: str = "auto", n_bits: int 
             return cache.shuffled_blocks(rng, width, shift, buffer_bytes, block_bytes)
 
         for epoch in range(len(history) + 1, epochs + 1):
-            history.append(_epoch(learner, groups(), classes, epoch, epochs, cache.n_rows,
-                                  inputs[0]))
+            history.append(
+                _epoch(learner, groups(), classes, epoch, epochs, cache.n_rows, inputs[0])
+            )
             if callback:
                 callback(dict(history[-1]))
             if learner._converged():
@@ -143,8 +181,10 @@ def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[lis
         raise NBSVMError("no training input given")
     formats = [file_format(p, fmt) for p in inputs]
     if len({is_hashed(f) for f in formats}) > 1:
-        raise NBSVMError("cannot mix svmlight files (integer indices) with named-feature files "
-                         f"in one training set: {', '.join(map(str, inputs))}")
+        raise NBSVMError(
+            "cannot mix svmlight files (integer indices) with named-feature files "
+            f"in one training set: {', '.join(map(str, inputs))}"
+        )
     if index_base not in ("auto", 0, 1):
         raise NBSVMError(f"index base must be 0, 1 or auto, got {index_base!r}")
     if epochs is None:
@@ -157,8 +197,19 @@ def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[lis
     return formats, int(epochs)
 
 
-def _read_into_cache(folder, task, inputs, formats, encoder, index_base, strict, stats,
-                     callback, encoding="utf-8", limit=None) -> tuple[RowCache, tuple | None]:
+def _read_into_cache(
+    folder,
+    task,
+    inputs,
+    formats,
+    encoder,
+    index_base,
+    strict,
+    stats,
+    callback,
+    encoding="utf-8",
+    limit=None,
+) -> tuple[RowCache, tuple | None]:
     """Every input, encoded, into a new row cache (one pass, batch by batch), and where the
     largest svmlight index is (:func:`_widest`; None for hashed features). Indices are
     checked against ``limit`` columns batch by batch, so a file is refused at its first
@@ -167,9 +218,15 @@ def _read_into_cache(folder, task, inputs, formats, encoder, index_base, strict,
     with RowWriter(folder, task) as writer:
         for path, f in zip(inputs, formats):
             # auto index base: read as 0-based, shift later if no index 0 was seen
-            reader = read_rows(path, f, labeled=True,
-                               index_base=0 if index_base == "auto" else index_base,
-                               strict=strict, stats=stats, encoding=encoding)
+            reader = read_rows(
+                path,
+                f,
+                labeled=True,
+                index_base=0 if index_base == "auto" else index_base,
+                strict=strict,
+                stats=stats,
+                encoding=encoding,
+            )
             for batch in batches(reader):
                 indices, values, offsets = encoder.encode(batch)
                 if limit is not None and indices.size:
@@ -178,8 +235,7 @@ def _read_into_cache(folder, task, inputs, formats, encoder, index_base, strict,
                 if callback:
                     callback({"stage": "cache", "examples": writer.n_rows})
         if writer.n_rows == 0:
-            raise NBSVMError("no examples in the training input",
-                             path=", ".join(map(str, inputs)))
+            raise NBSVMError("no examples in the training input", path=", ".join(map(str, inputs)))
         return writer.close(), widest
 
 
@@ -220,33 +276,41 @@ def _beyond_limit(widest: tuple, column: int, base: int, limit: tuple) -> NBSVME
     _, source, line = widest
     columns, n_bits = limit
     bits = max(column.bit_length(), MIN_BITS)
-    allowed = (f"beyond n_features {columns:,}" if n_bits is None else
-               f"over the largest --n-bits {n_bits} allows, {columns - 1 + base:,}")
+    allowed = (
+        f"beyond n_features {columns:,}"
+        if n_bits is None
+        else f"over the largest --n-bits {n_bits} allows, {columns - 1 + base:,}"
+    )
     if bits > MAX_BITS:
-        why = (f"is {allowed}, and over the largest any allows, {(1 << MAX_BITS) - 1 + base:,} "
-               f"(svmlight indices are columns of a dense weight vector, at most 2**{MAX_BITS}"
-               f"): renumber the features, or hash them into 2**n_bits columns with "
-               "--format named")
+        why = (
+            f"is {allowed}, and over the largest any allows, {(1 << MAX_BITS) - 1 + base:,} "
+            f"(svmlight indices are columns of a dense weight vector, at most 2**{MAX_BITS}"
+            f"): renumber the features, or hash them into 2**n_bits columns with "
+            "--format named"
+        )
     elif n_bits is None:
         why = f"is {allowed} (counting from {base})"
     else:
-        why = (f"is {allowed} (svmlight indices must fit 2**n_bits columns, counting from "
-               f"{base}): pass --n-bits {bits} to train {column + 1:,} columns "
-               f"({human(8 * (column + 1))} of weights per output), or renumber the features")
+        why = (
+            f"is {allowed} (svmlight indices must fit 2**n_bits columns, counting from "
+            f"{base}): pass --n-bits {bits} to train {column + 1:,} columns "
+            f"({human(8 * (column + 1))} of weights per output), or renumber the features"
+        )
     return NBSVMError(f"feature index {column + base} {why}", path=source, line=line)
 
 
-def _feature_width(cache, encoder, index_base, n_features, widest=None,
-                   limit=None) -> tuple[int, int, int]:
+def _feature_width(
+    cache, encoder, index_base, n_features, widest=None, limit=None
+) -> tuple[int, int, int]:
     """``(index base, shift subtracted from stored indices, number of features)``; the
     largest index (at ``widest``) checked against the ``limit`` columns
     (:func:`_index_limit`) now that the base is known."""
     if encoder.hashed:
         return 0, 0, encoder.n_features
-    if index_base == "auto":      # read as 0-based: shift now if no index 0 was seen
+    if index_base == "auto":  # read as 0-based: shift now if no index 0 was seen
         base = shift = 0 if cache.min_index == 0 else 1
     else:
-        base, shift = index_base, 0     # the reader made the indices 0-based already
+        base, shift = index_base, 0  # the reader made the indices 0-based already
     seen = cache.max_index + 1 - shift
     if limit is not None and widest is not None and seen > limit[0]:
         raise _beyond_limit(widest, seen - 1, base, limit)
@@ -261,8 +325,10 @@ def _resume(learner, checkpoint, settings, epochs, rng, callback) -> list:
         return []
     saved, epoch, header = found
     if type(saved) is not type(learner):
-        raise NBSVMError(f"the checkpoint holds a {type(saved).__name__}, not a "
-                         f"{type(learner).__name__}", path=str(checkpoint.path))
+        raise NBSVMError(
+            f"the checkpoint holds a {type(saved).__name__}, not a {type(learner).__name__}",
+            path=str(checkpoint.path),
+        )
     for name, value in vars(saved).items():
         if name.endswith("_") and not name.startswith("__"):
             setattr(learner, name, value)
@@ -287,8 +353,13 @@ def _epoch(learner, groups, classes, epoch: int, epochs: int, n_rows: int, sourc
         yield learner.last_stats_
 
     sums = run_epoch(groups, step)
-    stats = {"stage": "epoch", "epoch": epoch, "epochs": epochs,
-             "examples": int(sums.get("n", n_rows)), "seconds": time.perf_counter() - t0}
+    stats = {
+        "stage": "epoch",
+        "epoch": epoch,
+        "epochs": epochs,
+        "examples": int(sums.get("n", n_rows)),
+        "seconds": time.perf_counter() - t0,
+    }
     if "loss" in sums:
         stats["loss"] = float(sums["loss"]) / max(1, stats["examples"])
     if "mistakes" in sums:

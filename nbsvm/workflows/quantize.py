@@ -1,5 +1,6 @@
 """``nbsvm quantize``: a model file read, quantized (:func:`nbsvm.models.quantize.quantize`)
 and written to another file."""
+
 from __future__ import annotations
 
 import os
@@ -9,17 +10,21 @@ from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.quantize import quantize
 
 
-def quantize_file(src, dst, dtype: str = "int8", cutoff: float = 0.0,
-                  keep: float | None = None) -> dict:
+def quantize_file(
+    src, dst, dtype: str = "int8", cutoff: float = 0.0, keep: float | None = None
+) -> dict:
     """Read the model file ``src``, quantize it (:func:`quantize`) and write ``dst``
     (atomically); returns what was done with both files' sizes in bytes."""
     if os.path.exists(dst) and os.path.samefile(src, dst):
-        raise NBSVMError("the quantized model would replace the original: write it to "
-                         "another file", path=str(dst))
+        raise NBSVMError(
+            "the quantized model would replace the original: write it to another file",
+            path=str(dst),
+        )
     clf = NBSVMClassifier.load(src)
     if getattr(clf, "quantized_", None):
-        raise NBSVMError("the model is quantized already: quantize the original model file",
-                         path=str(src))
+        raise NBSVMError(
+            "the model is quantized already: quantize the original model file", path=str(src)
+        )
     before = os.path.getsize(src)
     done = quantize(clf, dtype, cutoff, keep)
     clf.save(dst)

@@ -20,62 +20,91 @@ Examples
 >>> result.chosen == result.best or result.chosen == {"lam": 1e-4, "beta": 1.0}
 True
 """
+
 from __future__ import annotations
 
 import itertools
 import shutil
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm.config import DEFAULTS, TASK_PARAMS
-from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.data.batches import hash_batch, rows_of
-from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.cache import CacheWriter
 from nbsvm.data.cachestore import ReadyCache
+from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.samples import split_blocks
+from nbsvm.errors import NBSVMError
+from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document
 from nbsvm.io.labels import classes_of
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.selection import VALIDATION_GROUPS, beyond_error, paired_gain
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 #: what a grid may vary; the last two only act at prediction time (no retraining)
-TUNABLE = ("ngrams", "loss", "optimizer", "lam", "eta0", "alpha", "min_df", "epochs",
-           "beta", "interpolate")
+TUNABLE = (
+    "ngrams",
+    "loss",
+    "optimizer",
+    "lam",
+    "eta0",
+    "alpha",
+    "min_df",
+    "epochs",
+    "beta",
+    "interpolate",
+)
 PREDICTION_ONLY = ("beta", "interpolate")
 #: the grid `nbsvm tune` searches when none is given: 32 candidates, 16 trainings
-DEFAULT_GRID = {"ngrams": [2, 3], "loss": ["log", "hinge"], "lam": [1e-4, 1e-5],
-                "eta0": [0.02, 0.05], "beta": [1.0, 0.95]}
+DEFAULT_GRID = {
+    "ngrams": [2, 3],
+    "loss": ["log", "hinge"],
+    "lam": [1e-4, 1e-5],
+    "eta0": [0.02, 0.05],
+    "beta": [1.0, 0.95],
+}
 CHUNK = 512
 
 
 @dataclass
 class TuneResult:
-    table: "pd.DataFrame"       # one row per candidate, best first
-    best: dict                  # the best candidate's grid values (highest accuracy)
+    table: pd.DataFrame  # one row per candidate, best first
+    best: dict  # the best candidate's grid values (highest accuracy)
     seconds: float
-    n_trainings: int            # models trained (candidates x folds, prediction-only merged)
-    split: str                  # "validation 20%" or "5-fold"
+    n_trainings: int  # models trained (candidates x folds, prediction-only merged)
+    split: str  # "validation 20%" or "5-fold"
     chosen: dict | None = None  # what to use: ``best``, or the reference within one SE
-    reason: str = ""            # why ``chosen``
-    standard_error: float = 0.0     # of the best's gain over the reference (0: none)
-    groups: "pd.DataFrame | None" = None    # each row's accuracy on each validation group
+    reason: str = ""  # why ``chosen``
+    standard_error: float = 0.0  # of the best's gain over the reference (0: none)
+    groups: pd.DataFrame | None = None  # each row's accuracy on each validation group
 
 
 def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | None:
     """The candidate with the default settings (``base``, else the defaults, which for
     :data:`~nbsvm.config.TASK_PARAMS` follow ``classes``: two, more, or label sets with
     ``base["multilabel"]``) if the grid has it."""
-    model = NBSVMClassifier(**{k: v for k, v in base.items() if k in NBSVMClassifier._param_names()})
-    ref = {k: base[k] if base.get(k) is not None else
-           (model.setting(k, classes) if k in TASK_PARAMS and classes is not None
-            else DEFAULTS.get(k)) for k in grid}
+    model = NBSVMClassifier(
+        **{k: v for k, v in base.items() if k in NBSVMClassifier._param_names()}
+    )
+    ref = {
+        k: base[k]
+        if base.get(k) is not None
+        else (
+            model.setting(k, classes)
+            if k in TASK_PARAMS and classes is not None
+            else DEFAULTS.get(k)
+        )
+        for k in grid
+    }
     return ref if all(ref[k] in grid[k] for k in grid) else None
 
 
@@ -90,15 +119,30 @@ def candidates(grid: dict) -> list[dict]:
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, folds: int,
-                    valid_fraction: float, seed: int, root: Path, notify) -> dict:
+def _split_and_hash(
+    docs: Iterable[Document],
+    orders: list[int],
+    base: dict,
+    folds: int,
+    valid_fraction: float,
+    seed: int,
+    root: Path,
+    notify,
+) -> dict:
     """One pass: part of each document (fold), hashed once per n-gram order into caches
     ``root/<order>/<split>/{train,valid}``. Returns ``{order: [(train, valid), ...]}``."""
     hashers = {n: NBSVMClassifier(**dict(base, ngrams=n)).validate() for n in orders}
     n_splits = max(folds, 1)
-    writers = {n: [(CacheWriter(root / str(n) / str(s) / "train", h),
-                    CacheWriter(root / str(n) / str(s) / "valid", h)) for s in range(n_splits)]
-               for n, h in hashers.items()}
+    writers = {
+        n: [
+            (
+                CacheWriter(root / str(n) / str(s) / "train", h),
+                CacheWriter(root / str(n) / str(s) / "valid", h),
+            )
+            for s in range(n_splits)
+        ]
+        for n, h in hashers.items()
+    }
     rng = np.random.default_rng(seed)
     seen = 0
     try:
@@ -108,7 +152,7 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
             else:
                 part = (rng.random(len(chunk)) < valid_fraction).astype(np.int64)
             for n, h in hashers.items():
-                batch = hash_batch(chunk, h)            # once; parts keep the reading order
+                batch = hash_batch(chunk, h)  # once; parts keep the reading order
                 for s in range(n_splits):
                     held = part == (s if folds else 1)  # fold s validates split s
                     for which, mask in ((0, ~held), (1, held)):
@@ -121,22 +165,33 @@ def _split_and_hash(docs: Iterable[Document], orders: list[int], base: dict, fol
             out[n] = []
             for train, valid in writers[n]:
                 if train.n_docs == 0 or valid.n_docs == 0:
-                    raise NBSVMError(f"the split left no {'training' if train.n_docs == 0 else 'validation'} "
-                                     f"documents ({seen} documents in all): use more data, "
-                                     f"another --valid fraction or fewer folds")
+                    raise NBSVMError(
+                        f"the split left no {'training' if train.n_docs == 0 else 'validation'} "
+                        f"documents ({seen} documents in all): use more data, "
+                        f"another --valid fraction or fewer folds"
+                    )
                 out[n].append((train.close(), valid.close()))
         return out
     except BaseException:
         for pair in writers.values():
             for train, valid in pair:
-                train.abort()       # a published cache is left alone; the rest is dropped
+                train.abort()  # a published cache is left alone; the rest is dropped
                 valid.abort()
         raise
 
 
-def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None = None, *,
-         valid_fraction: float = 0.2, folds: int = 0, seed: int = 0, workdir=None,
-         select: str = "1se", callback: Callable[[dict], None] | None = None) -> TuneResult:
+def tune(
+    docs: Iterable[Document],
+    grid: dict | None = None,
+    base: dict | None = None,
+    *,
+    valid_fraction: float = 0.2,
+    folds: int = 0,
+    seed: int = 0,
+    workdir=None,
+    select: str = "1se",
+    callback: Callable[[dict], None] | None = None,
+) -> TuneResult:
     """Search ``grid`` (``{"lam": [...], "beta": [...]}``; :data:`TUNABLE` names) around the
     fixed settings ``base`` (any :class:`~nbsvm.NBSVMClassifier` parameter) on a seeded
     validation split of ``docs`` (``valid_fraction``) or on ``folds`` folds.
@@ -163,22 +218,30 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
     if not folds and not 0 < valid_fraction < 1:
         raise NBSVMError(f"the validation fraction must be in (0, 1), got {valid_fraction}")
     cands = candidates(grid)
-    for c in cands:                     # refuse impossible settings before reading anything
+    for c in cands:  # refuse impossible settings before reading anything
         NBSVMClassifier(**dict(base, **c)).validate()
     orders = sorted({c.get("ngrams", base.get("ngrams", DEFAULTS["ngrams"])) for c in cands})
-    docs = (d if isinstance(d, Document) else Document(str(d[1]), d[0], "<tune>", i + 1)
-            for i, d in enumerate(docs))
+    docs = (
+        d if isinstance(d, Document) else Document(str(d[1]), d[0], "<tune>", i + 1)
+        for i, d in enumerate(docs)
+    )
     root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
         # validation groups, over which the one-standard-error rule pairs a gain: the folds,
         # or equal blocks of the validation split
-        groups_of = {n: [[valid] if folds else
-                         split_blocks([valid], root / str(n) / "blocks", VALIDATION_GROUPS)
-                         for _, valid in pairs] for n, pairs in caches.items()}
+        groups_of = {
+            n: [
+                [valid]
+                if folds
+                else split_blocks([valid], root / str(n) / "blocks", VALIDATION_GROUPS)
+                for _, valid in pairs
+            ]
+            for n, pairs in caches.items()
+        }
         labels = caches[orders[0]][0][0].labels
         classes = classes_of(labels) if given.get("multilabel") else sorted(labels)
-        reference = reference_of(grid, given, classes)     # the settings used without tuning
+        reference = reference_of(grid, given, classes)  # the settings used without tuning
         # candidates that differ only in prediction-time settings share one trained model
         trained: dict = {}
         for c in cands:
@@ -196,28 +259,38 @@ def tune(docs: Iterable[Document], grid: dict | None = None, base: dict | None =
                 n_trainings += 1
                 train_s = time.perf_counter() - t1
                 for c in group:
-                    scores[id(c)].append((*_score_split(clf, c, base, groups_of[n][s]),
-                                          train_s, getattr(clf, "eta0_", None)))
-                notify({"stage": "tune", "docs": n_trainings,
-                        "total": len(trained) * len(caches[n])})
+                    scores[id(c)].append(
+                        (
+                            *_score_split(clf, c, base, groups_of[n][s]),
+                            train_s,
+                            getattr(clf, "eta0_", None),
+                        )
+                    )
+                notify(
+                    {"stage": "tune", "docs": n_trainings, "total": len(trained) * len(caches[n])}
+                )
             rows += [_row(c, scores[id(c)], base) for c in group]
         table = pd.DataFrame(rows)
         # best: highest accuracy, then lowest log loss, then the earlier candidate
         table["_order"] = np.arange(len(table))
-        table = table.sort_values(["accuracy", "log_loss", "_order"],
-                                  ascending=[False, True, True], na_position="last")
+        table = table.sort_values(
+            ["accuracy", "log_loss", "_order"], ascending=[False, True, True], na_position="last"
+        )
         table = table.drop(columns="_order").reset_index(drop=True)
         table.insert(0, "rank", np.arange(1, len(table) + 1))
         best = {k: _plain(table.loc[0, k]) for k in grid}
-        groups = pd.DataFrame(np.vstack(table["_groups"].to_list()),
-                              columns=[f"group{g}" for g in range(len(table.loc[0, "_groups"]))])
+        groups = pd.DataFrame(
+            np.vstack(table["_groups"].to_list()),
+            columns=[f"group{g}" for g in range(len(table.loc[0, "_groups"]))],
+        )
         table = table.drop(columns="_groups")
         chosen, reason, se = _choose(table, groups, best, reference, select)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
-    return TuneResult(table, best, time.perf_counter() - t0, n_trainings, split, chosen,
-                      reason, se, groups)
+    return TuneResult(
+        table, best, time.perf_counter() - t0, n_trainings, split, chosen, reason, se, groups
+    )
 
 
 def _score_split(clf, c: dict, base: dict, groups: list) -> tuple:
@@ -238,11 +311,14 @@ def _row(c: dict, scores: list, base: dict) -> dict:
     """The table row of candidate ``c`` from its ``(accuracy, log loss, group accuracies,
     train seconds, eta0)`` per split."""
     acc = np.array([x[0] for x in scores])
-    row = dict(c, accuracy=float(acc.mean()),
-               accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
-               log_loss=float(np.mean([x[1] for x in scores])),
-               train_seconds=float(np.mean([x[3] for x in scores])),
-               _groups=np.concatenate([x[2] for x in scores]))
+    row = dict(
+        c,
+        accuracy=float(acc.mean()),
+        accuracy_std=float(acc.std(ddof=1)) if acc.size > 1 else 0.0,
+        log_loss=float(np.mean([x[1] for x in scores])),
+        train_seconds=float(np.mean([x[3] for x in scores])),
+        _groups=np.concatenate([x[2] for x in scores]),
+    )
     if c.get("eta0", base.get("eta0")) == "auto":
         row["eta0_chosen"] = float(np.median([x[4] for x in scores]))
     return row
@@ -254,17 +330,26 @@ def _choose(table, groups, best: dict, reference: dict | None, select: str):
     validation groups, is not more than one standard error (:mod:`nbsvm.models.selection`)."""
     if reference is None or reference == best:
         return best, "the best validation accuracy", 0.0
-    at = int(np.flatnonzero(np.logical_and.reduce(
-        [table[k] == v for k, v in reference.items()]))[0])
+    at = int(
+        np.flatnonzero(np.logical_and.reduce([table[k] == v for k, v in reference.items()]))[0]
+    )
     a, ref_acc = float(table.loc[0, "accuracy"]), float(table.loc[at, "accuracy"])
     gain, se = paired_gain(groups.loc[0], groups.loc[at])
-    where = (f"{100 * gain:.2f} points over the defaults ({100 * ref_acc:.2f}%), one standard "
-             f"error {100 * se:.2f} over {groups.shape[1]} validation groups")
+    where = (
+        f"{100 * gain:.2f} points over the defaults ({100 * ref_acc:.2f}%), one standard "
+        f"error {100 * se:.2f} over {groups.shape[1]} validation groups"
+    )
     if select != "1se":
         return best, "the best validation accuracy", se
     if not beyond_error(gain, se):
-        return reference, (f"the defaults: the best ({100 * a:.2f}%) gains {where}; no "
-                           f"candidate is better than noise, so the defaults stay"), se
+        return (
+            reference,
+            (
+                f"the defaults: the best ({100 * a:.2f}%) gains {where}; no "
+                f"candidate is better than noise, so the defaults stay"
+            ),
+            se,
+        )
     return best, f"the best beats the defaults: {where}", se
 
 
