@@ -4,7 +4,7 @@
 Builds an epoch shaped like IMDB trigrams after the lexicon (25,000 documents, about 525
 distinct columns each, drawn with a Zipf-like law from 1.4 M columns), and one shaped like
 a million generated reviews (every one of 2**24 buckets a column, 680 per document), and
-times one epoch of the production kernel (``nbsvm.learners._kernels._adagrad_epoch``:
+times one epoch of the production kernel (``nbsvm.learners.kernels.table._adagrad_epoch``:
 prefetch 32 non-zeros ahead, both ends of each row) on 12-byte rows (value, weight,
 squared-gradient sum: what the learner allocates) and on rows padded to 16 bytes, beside
 the same arithmetic without prefetch on 12-byte rows (the kernel before prefetching). Median
@@ -24,7 +24,7 @@ import time
 import numpy as np
 from numba import njit
 
-from nbsvm.learners._kernels import _adagrad_epoch
+from nbsvm.learners.kernels.table import _adagrad_epoch
 from nbsvm.learners.losses import loss_dloss as _loss_dloss
 
 

@@ -242,7 +242,7 @@ def bare_epoch(runs: int = 5, seed: int = 0) -> dict:
     import numpy as np
     from bench_kernels import imdb_like, time_epochs
 
-    from nbsvm.learners._kernels import _adagrad_epoch
+    from nbsvm.learners.kernels.table import _adagrad_epoch
 
     rng = np.random.default_rng(seed)
     ids, offsets, codes, n_columns = imdb_like(rng, n_docs=10_000, n_columns=1 << 24,

@@ -247,7 +247,7 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
 
 
 # --------------------------------------------------------------------------------------
-# (d) one AdaGrad epoch as documented in nbsvm/learners/_kernels.py
+# (d) one AdaGrad epoch as documented in nbsvm/learners/kernels/table.py
 # --------------------------------------------------------------------------------------
 
 

@@ -421,7 +421,7 @@ def test_model_file_round_trip(regression_files, tmp_path):
 
 def test_unavailable_learner_is_a_clear_error(monkeypatch):
     from nbsvm.learners import registry
-    monkeypatch.setitem(registry.ALGORITHMS, "ogd2", ("nbsvm.learners.nothing", "X", {}))
+    monkeypatch.setitem(registry.ALGORITHMS, "ogd2", registry.Algorithm("nothing", "X"))
     with pytest.raises(NBSVMError, match="not available in this build"):
         make_learner_from_options("ogd2", {})
 

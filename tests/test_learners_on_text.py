@@ -143,8 +143,10 @@ def test_saved_backend_models_load_and_predict_the_same(tmp_path, name):
 
 
 def test_backend_learner_mistakes_are_refused():
+    # the backend's names in the registry's order
     with pytest.raises(NBSVMError, match="unknown learner 'svm'; allowed: adagrad, sgd, ovr "
-                                         "\\(the built-in NBSVM learner\\) or pa, pegasos"):
+                                         "\\(the built-in NBSVM learner\\) or pegasos, pa, mira, "
+                                         "multiclass-hinge, multilabel \\(the backend's\\)"):
         NBSVMClassifier(learner="svm").fit(TEXTS, LABELS)
     with pytest.raises(NBSVMError, match="interpolate='weights' needs the built-in"):
         NBSVMClassifier(learner="pa", beta=0.5, interpolate="weights").fit(TEXTS, LABELS)

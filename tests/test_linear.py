@@ -11,7 +11,7 @@ from conftest import random_rows
 from naive import (naive_adagrad_epoch, naive_linear_adagrad, naive_linear_sgd,
                    naive_linear_state, naive_loss, naive_dloss, naive_rate)
 from nbsvm import NBSVMError
-from nbsvm.learners import _linear_kernels as K
+from nbsvm.learners.kernels import linear as K
 from nbsvm.learners.losses import loss_dloss as _loss_dloss
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.linear import SGDClassifier, SGDRegressor
@@ -19,7 +19,7 @@ from nbsvm.learners.losses import LOSSES
 from nbsvm.learners.pegasos import Pegasos
 from nbsvm.learners.registry import make_learner, resolve
 from nbsvm.learners.regularizers import PENALTIES
-from nbsvm.learners import _multi_kernels as MK
+from nbsvm.learners.kernels import multi as MK
 from nbsvm.learners.schedules import SCHEDULES, rate
 
 D = 15

@@ -7,8 +7,8 @@ from numba import njit
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import LOSSES, LinearSGD, resolve_loss
-from nbsvm.learners import _kernels
-from nbsvm.learners._weight_tricks import FOLD_HIGH, FOLD_LOW
+from nbsvm.learners.kernels import table as table_kernels
+from nbsvm.learners.kernels.weight_tricks import FOLD_HIGH, FOLD_LOW
 from nbsvm.learners.losses import loss_dloss as _loss_dloss
 
 from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch, rel_gap
@@ -258,7 +258,7 @@ def test_sgd_kernel_direct_renormalizes_state():
     state = np.array([s0, 0.0, 0.0])
     lam, eta0 = 0.01, 0.5
     y = np.where(codes == 1, 1.0, -1.0)
-    _kernels._sgd_epoch(ids, offsets, y, np.zeros(0), np.array([0], np.int64), S, state, eta0,
+    table_kernels._sgd_epoch(ids, offsets, y, np.zeros(0), np.array([0], np.int64), S, state, eta0,
                         lam, 0.01, LOSSES["hinge"].code, False)
     assert state[0] == 1.0
     w0 = [s0 if i in docs[0] else 0.0 for i in range(16)]

@@ -6,7 +6,7 @@ from conftest import random_rows, shared_datasets
 from naive import naive_pegasos, naive_pegasos_batch
 from nbsvm import NBSVMError
 from nbsvm.io.sparse import read_svmlight
-from nbsvm.learners._projected_kernels import _pegasos_batch_pass
+from nbsvm.learners.kernels.projected import _pegasos_batch_pass
 from nbsvm.data.rows import SparseRows
 from nbsvm.learners.pegasos import Pegasos
 

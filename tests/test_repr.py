@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from nbsvm import NBSVMClassifier
-from nbsvm.learners.registry import LEARNER_MODULES, learner_class
+from nbsvm.learners.registry import learner_class, learner_modules
 
 
 @pytest.mark.parametrize("params, shown", [
@@ -23,7 +23,7 @@ def test_nbsvm_prints_what_differs(params, shown):
 
 
 def test_every_backend_learner_prints_as_built():
-    for name in LEARNER_MODULES:
+    for name in learner_modules():
         cls = learner_class(name)
         try:
             m = cls()

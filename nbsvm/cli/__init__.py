@@ -172,10 +172,11 @@ def kernels_cached() -> bool:
     from pathlib import Path
 
     root = os.environ.get("NUMBA_CACHE_DIR")
-    pattern = "_kernels._adagrad_epoch-*.nbi"
+    pattern = "table._adagrad_epoch-*.nbi"
     if root:
         return any(Path(root).glob("*/" + pattern)) or any(Path(root).glob(pattern))
-    return any((Path(__file__).resolve().parents[1] / "learners" / "__pycache__").glob(pattern))
+    here = Path(__file__).resolve().parents[1] / "learners" / "kernels" / "__pycache__"
+    return any(here.glob(pattern))
 
 
 def _note_first_compile(argv) -> None:

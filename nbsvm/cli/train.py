@@ -50,6 +50,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.evaluation import plot
 from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.io.decoding import check_encoding
+from nbsvm.learners.registry import TEXT_LEARNERS
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.checkpoint import checkpoint_path
 from nbsvm.models.nbsvm import NBSVMClassifier
@@ -282,8 +283,8 @@ def train_command(
         "--learner",
         help="adagrad, sgd or ovr: the built-in learner "
         "(its optimizer; ovr: one output per class "
-        "against the rest, its default shape); pa, "
-        "pegasos, mira, multiclass-hinge or multilabel "
+        "against the rest, its default shape); "
+        f"{', '.join(TEXT_LEARNERS[:-1])} or {TEXT_LEARNERS[-1]} "
         "(with --multilabel): a learner of the shared "
         "backend on the same NB features (default: "
         "the built-in --optimizer).",
@@ -482,22 +483,22 @@ def train_command(
             plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
         history = EpochHistory() if plot_path is not None else None
         lex = None
-        char_min, char_ngrams = parse_char_ngrams(char_ngrams)
+        char_min, n_chars = parse_char_ngrams(char_ngrams)
         lowercase = not keep_case
         if lexicon is not None:
             lex = NBLexicon.load(lexicon)
             h = lex.hasher
-            ngrams, n_bits, char_ngrams, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
+            ngrams, n_bits, n_chars, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
             char_min, lowercase = h.char_min, h.lowercase
             split_scripts, nfkc, long_words = h.split_scripts, h.nfkc, h.long_words
             if alpha == DEFAULTS["alpha"]:
                 alpha = lex.alpha
         eta0 = parse_eta0(eta0)
-        calibrate = None if calibrate == "none" else calibrate
+        calibration = None if calibrate == "none" else calibrate
         clf = NBSVMClassifier(
             ngrams=ngrams,
             n_bits=n_bits,
-            char_ngrams=char_ngrams,
+            char_ngrams=n_chars,
             char_min=char_min,
             lowercase=lowercase,
             split_scripts=split_scripts,
@@ -521,7 +522,7 @@ def train_command(
             multilabel=multilabel,
             auto=auto,
             weighting=weighting,
-            calibrate=calibrate,
+            calibrate=calibration,
             class_weight=parse_class_weight(class_weight),
             keep_counts=keep_counts,
             early_stopping=valid is not None,
@@ -531,7 +532,7 @@ def train_command(
             auto_metric=auto_metric,
         )
         clf.validate()
-        chosen = calibrate not in (None, "auto")  # auto calibrates where it can
+        chosen = calibration not in (None, "auto")  # auto calibrates where it can
         flag = (
             "--init"
             if init
@@ -640,7 +641,7 @@ def train_command(
                 init=bool(init),
             )
         rep = job["report"]
-        if plot_path is not None:
+        if plot_path is not None and history is not None:  # history: kept with --plot
             plot.training_curve(
                 history.as_dict(),
                 plot_path,

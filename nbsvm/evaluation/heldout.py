@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -31,7 +31,7 @@ class _BackgroundCache(threading.Thread):
     def __init__(self, docs, hasher, folder: Path, callback=None):
         super().__init__(daemon=True, name="nbsvm-test-hasher")
         self.docs, self.hasher, self.folder, self.callback = docs, hasher, folder, callback
-        self.remap = None
+        self.remap: np.ndarray | None = None
         self.cache: FeatureCache | None = None
         self.error: BaseException | None = None
         self.stop = threading.Event()
@@ -60,7 +60,7 @@ class EpochHistory:
     carries the epoch's mean loss. :func:`fit_and_evaluate` fills ``test_accuracy``.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.loss: dict[int, float] = {}
         self.test_accuracy: dict[int, float] = {}
 
@@ -105,14 +105,14 @@ class _Counted:
 def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> float:
     """Accuracy on ``cache`` of a model between two epochs, leaving its state as it is (the
     learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would)."""
-    from nbsvm.learners import _kernels
+    from nbsvm.learners.kernels import table
 
     before = model.__dict__.get("mean_abs_coef_")
     if model.interpolate == "weights" and model.beta != 1.0:
         learner = model.linear_
         model.mean_abs_coef_ = np.array(
             [
-                _kernels._mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
+                table._mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
                 for k in range(learner.n_outputs)
             ]
         )
@@ -166,6 +166,7 @@ class _HeldOutSet:
         self.worker.join()
         if self.worker.error is not None:
             raise self.worker.error
+        assert self.worker.cache is not None  # the thread ended: a cache, or an error
         return self.worker.cache
 
     def columns(self) -> bool:
@@ -184,6 +185,8 @@ class _HeldOutSet:
         self.waited += time.perf_counter() - t
         if self.worker.error is not None:
             raise self.worker.error
+        # on_event scores epochs only with a history; the thread ended: a cache, or an error
+        assert self.history is not None and self.worker.cache is not None
         t = time.perf_counter()
         self.history.test_accuracy[epoch] = accuracy_now(
             self.model, self.worker.cache, columns=self.columns()
@@ -212,7 +215,9 @@ class _HeldOutSet:
             self.start()
             if stage == "epoch":
                 history.observe(event)
-                total = event["total"] if event["total"] is not None else self.counted.total
+                # fit_and_evaluate counts the documents whenever it keeps a history
+                counted = cast(_Counted, self.counted)
+                total = event["total"] if event["total"] is not None else counted.total
                 if total is not None and event["docs"] >= total:
                     self.score_epoch(event["epoch"], event["epochs"])
         elif stage == "epoch done":  # should the library ever say so itself

@@ -6,23 +6,17 @@ NBSVM command line does not pay for modules it does not need.
 """
 
 from nbsvm.learners.losses import LOSSES, resolve_loss
+from nbsvm.learners.registry import ALGORITHMS
 from nbsvm.learners.sgd import OPTIMIZERS, LinearSGD
 
+# name -> the module it lives in: every learner of the registry, and the rest of the API
 _LAZY = {
-    "OnlineLearner": "base",
-    "SparseRows": "rows",
-    "as_rows": "rows",
-    "SGDClassifier": "linear",
-    "SGDRegressor": "linear",
-    "Pegasos": "pegasos",
-    "PassiveAggressive": "pa",
-    "MIRA": "pa",
-    "MulticlassHinge": "multiclass",
-    "OneVsRest": "multiclass",
-    "MultilabelHinge": "multilabel",
-    "OGDRegressor": "ogd",
-    "make_learner": "registry",
-    "resolve": "registry",
+    **{a.cls: a.module_path for a in ALGORITHMS.values()},
+    "OnlineLearner": "nbsvm.learners.base",
+    "SparseRows": "nbsvm.data.rows",
+    "as_rows": "nbsvm.data.rows",
+    "make_learner": "nbsvm.learners.registry",
+    "resolve": "nbsvm.learners.registry",
 }
 
 __all__ = ["LOSSES", "resolve_loss", "LinearSGD", "OPTIMIZERS", *_LAZY]
@@ -32,5 +26,5 @@ def __getattr__(name):
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,7 +1,7 @@
 """What :class:`~nbsvm.learners.linear.SGDClassifier` and
 :class:`~nbsvm.learners.linear.SGDRegressor` share (:class:`_LinearSGD`): checking the
 parameters and resolving their names to parts, the learned state, the calls of the one SGD
-and the one AdaGrad kernel (:mod:`._linear_kernels`) and the weights they predict with.
+and the one AdaGrad kernel (:mod:`.kernels.linear`) and the weights they predict with.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 
 from nbsvm.data.rows import csr_dot
 from nbsvm.errors import NBSVMError
-from nbsvm.learners import _linear_kernels as K
 from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.kernels import linear as K
 from nbsvm.learners.losses import _mean_loss
 from nbsvm.learners.registry import resolve
 from nbsvm.learners.regularizers import L1_METHODS
@@ -34,6 +34,8 @@ def _positive(name, value, allow_zero=False):
 class _LinearSGD(OnlineLearner):
     """What :class:`SGDClassifier` and :class:`SGDRegressor` share: validation, state,
     the kernel calls and the learned weights."""
+
+    eta0: float | str  # a parameter of each subclass ('auto': calibrated)
 
     _losses: tuple = ()
 

@@ -31,6 +31,8 @@ scikit-learn only when scikit-learn itself asks for the tags.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Self
+
 import numpy as np
 
 from nbsvm._params import Params
@@ -56,6 +58,14 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
     >>> m.predict([[2.0, 0.0]]).tolist(), m.classes_, m.score([[0.0, 1.0]], ["pos"])
     (['neg'], ['neg', 'pos'], 1.0)
     """
+
+    if TYPE_CHECKING:  # what each learner provides (the module docstring)
+
+        def _init_state(self, n_features: int, n_outputs: int) -> None: ...
+
+        def _pass(self, rows: SparseRows, y: np.ndarray, order: np.ndarray) -> dict: ...
+
+        def _scores(self, rows: SparseRows) -> np.ndarray: ...
 
     task = "binary"
 
@@ -138,7 +148,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self.last_stats_ = self._pass(rows, codes, order)
         self.t_ += len(order)
 
-    def partial_fit(self, X, y, classes=None, order=None) -> OnlineLearner:
+    def partial_fit(self, X, y, classes=None, order=None) -> Self:
         """One pass over the given rows (in ``order``, default as given), continuing from the
         current state. ``classes`` lists every label up front when a first batch may not
         show them all."""
@@ -150,7 +160,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self._step(rows, self._encode(y), order)
         return self
 
-    def fit(self, X, y, callback=None) -> OnlineLearner:
+    def fit(self, X, y, callback=None) -> Self:
         """Start afresh and run ``self.epochs`` passes, each a new seeded permutation.
 
         ``callback(epoch, stats)`` is called after every pass (progress lines)."""

@@ -77,7 +77,9 @@ def fit_isotonic(scores, y) -> tuple[np.ndarray, np.ndarray]:
     weight = np.bincount(first, minlength=x.size).astype(np.float64)
     total = np.bincount(first, weights=y, minlength=x.size)
     # pool adjacent violators over blocks (value, weight, first point)
-    value, mass, start = [], [], []
+    value: list[float] = []
+    mass: list[float] = []
+    start: list[int] = []
     for i in range(x.size):
         v, m, st = total[i] / weight[i], weight[i], i
         while value and value[-1] >= v:

@@ -7,7 +7,7 @@ A learner is assembled from small parts chosen by name (see :mod:`.registry`): a
 minimized objective is ``lam2/2 ||w||^2 + lam1 ||w||_1 + mean loss(w.x + b, y)`` with
 ``(lam1, lam2)`` the penalty's split of ``lam`` (the bias ``b`` is not regularized).
 The shared parameters, state and kernel calls are in :mod:`._linear_sgd`; the numba
-kernels are in :mod:`._linear_kernels`.
+kernels are in :mod:`.kernels.linear`.
 
 References: Bottou (2012), "Stochastic gradient descent tricks"; Duchi, Hazan & Singer
 (2011), AdaGrad; Tsuruoka, Tsujii & Ananiadou (2009) and Langford, Li & Zhang (2009) for

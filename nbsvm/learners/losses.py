@@ -1,8 +1,13 @@
-"""Losses of a prediction ``p`` for a target ``y``: functions of the margin ``z = y * p``
-for classification (y in {-1, +1}), of the residual ``p - y`` for regression (``squared``).
+"""Every loss, defined once: its value and derivative as one compiled function that the numba
+kernels call and the Python objects of :data:`LOSSES` wrap (as scikit-learn's ``_sgd_fast``
+defines a loss once, and fastText's ``loss.cc`` keeps a loss's forward pass and gradient
+together). Beside the binary ones, their multi-class forms (softmax, Crammer-Singer hinge) and
+the passive-aggressive step of the hinge.
 
-Each loss has a registry name, an integer code the numba kernels switch on, and plain-Python
-``loss(p, y)`` / ``dloss(p, y)`` (derivative with respect to ``p``) used by tests and docs.
+Binary losses are functions of the margin ``z = y * p`` (y in {-1, +1}); ``squared`` of the
+residual ``p - y`` (regression). Each has a registry name and an integer code the kernels
+switch on (:func:`loss_dloss`). ``tests/naive.py`` holds plain references they are checked
+against, with finite differences.
 """
 
 from __future__ import annotations
@@ -10,44 +15,80 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 from numba import njit
 
 from nbsvm.errors import NBSVMError
 
 HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER = 0, 1, 2, 3
 SQUARED = 4  # regression: (p - y)^2 / 2
-SOFTMAX, MULTICLASS_HINGE = 5, 6  # of all K scores at once (multiclass_loss)
+SOFTMAX, MULTICLASS_HINGE = 5, 6  # of all K scores at once (multiclass_loss_grad)
+
+
+# -- binary and regression losses: (loss, dloss/dp) of a score p for a target y --------------
 
 
 @njit(cache=True, nogil=True, inline="always")
-def loss_dloss(kind, p, y):
-    """``(loss, dloss/dp)`` of a binary or regression loss by its code: the one table the
-    numba kernels read (the plain functions below are its references)."""
+def hinge_loss(p, y):
+    """``max(0, 1 - z)``."""
     z = y * p
-    if kind == HINGE:
-        if z < 1.0:
-            return 1.0 - z, -y
-        return 0.0, 0.0
-    if kind == LOG:
-        if z > 18.0:
-            e = math.exp(-z)
-            return e, -y * e
-        if z < -18.0:
-            return -z, -y
-        return math.log1p(math.exp(-z)), -y / (1.0 + math.exp(z))
-    if kind == SQUARED_HINGE:
-        if z < 1.0:
-            return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
-        return 0.0, 0.0
-    if kind == SQUARED:  # regression: y is the target, not a sign
-        r = p - y
-        return 0.5 * r * r, r
-    # MODIFIED_HUBER
+    if z < 1.0:
+        return 1.0 - z, -y
+    return 0.0, 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def log_loss(p, y):
+    """``log(1 + exp(-z))``, its tails without overflow."""
+    z = y * p
+    if z > 18.0:
+        e = math.exp(-z)
+        return e, -y * e
+    if z < -18.0:
+        return -z, -y
+    return math.log1p(math.exp(-z)), -y / (1.0 + math.exp(z))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def squared_hinge_loss(p, y):
+    """``max(0, 1 - z)^2``."""
+    z = y * p
+    if z < 1.0:
+        return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
+    return 0.0, 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def modified_huber_loss(p, y):
+    """``-4 z`` below -1, else ``max(0, 1 - z)^2`` (Zhang 2004; has probabilities)."""
+    z = y * p
     if z < -1.0:
         return -4.0 * z, -4.0 * y
     if z < 1.0:
         return (1.0 - z) * (1.0 - z), -2.0 * y * (1.0 - z)
     return 0.0, 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def squared_loss(p, y):
+    """Regression: half the squared residual (scikit-learn's SquaredLoss), gradient ``p - y``."""
+    r = p - y
+    return 0.5 * r * r, r
+
+
+@njit(cache=True, nogil=True, inline="always")
+def loss_dloss(kind, p, y):
+    """``(loss, dloss/dp)`` of a binary or regression loss by its code: the one table the
+    numba kernels read."""
+    if kind == HINGE:
+        return hinge_loss(p, y)
+    if kind == LOG:
+        return log_loss(p, y)
+    if kind == SQUARED_HINGE:
+        return squared_hinge_loss(p, y)
+    if kind == SQUARED:
+        return squared_loss(p, y)
+    return modified_huber_loss(p, y)
 
 
 @njit(cache=True, nogil=True)
@@ -59,62 +100,29 @@ def _mean_loss(p, y, loss_code):
     return total / max(1, p.shape[0])
 
 
-def _log_loss(p, y):
-    z = y * p
-    if z > 18.0:
-        return math.exp(-z)
-    if z < -18.0:
-        return -z
-    return math.log1p(math.exp(-z))
-
-
-def _log_dloss(p, y):
-    z = y * p
-    if z > 18.0:
-        return -y * math.exp(-z)
-    if z < -18.0:
-        return -y
-    return -y / (1.0 + math.exp(z))
-
-
-def _mh_loss(p, y):
-    z = y * p
-    return -4.0 * z if z < -1.0 else max(0.0, 1.0 - z) ** 2
-
-
-def _mh_dloss(p, y):
-    z = y * p
-    return -4.0 * y if z < -1.0 else (-2.0 * y * (1.0 - z) if z < 1.0 else 0.0)
-
-
 @dataclass(frozen=True)
 class Loss:
+    """A loss by name: its kernel code, whether it gives probabilities, and its value and
+    derivative as plain functions of ``(p, y)`` (the compiled definition above)."""
+
     name: str
     code: int
-    loss: callable
-    dloss: callable
     has_proba: bool
+
+    def loss(self, p: float, y: float) -> float:
+        return float(loss_dloss(self.code, float(p), float(y))[0])
+
+    def dloss(self, p: float, y: float) -> float:
+        """The derivative with respect to ``p``."""
+        return float(loss_dloss(self.code, float(p), float(y))[1])
 
 
 LOSSES = {
-    "hinge": Loss(
-        "hinge",
-        HINGE,
-        lambda p, y: max(0.0, 1.0 - y * p),
-        lambda p, y: -y if y * p < 1.0 else 0.0,
-        False,
-    ),
-    "log": Loss("log", LOG, _log_loss, _log_dloss, True),
-    "squared_hinge": Loss(
-        "squared_hinge",
-        SQUARED_HINGE,
-        lambda p, y: max(0.0, 1.0 - y * p) ** 2,
-        lambda p, y: -2.0 * y * (1.0 - y * p) if y * p < 1.0 else 0.0,
-        False,
-    ),
-    "modified_huber": Loss("modified_huber", MODIFIED_HUBER, _mh_loss, _mh_dloss, True),
-    # half the square, as in scikit-learn's SquaredLoss, so that the gradient is p - y
-    "squared": Loss("squared", SQUARED, lambda p, y: 0.5 * (p - y) ** 2, lambda p, y: p - y, False),
+    "hinge": Loss("hinge", HINGE, False),
+    "log": Loss("log", LOG, True),
+    "squared_hinge": Loss("squared_hinge", SQUARED_HINGE, False),
+    "modified_huber": Loss("modified_huber", MODIFIED_HUBER, True),
+    "squared": Loss("squared", SQUARED, False),
 }
 
 # Losses for margins (binary labels) and for real targets (regression).
@@ -136,19 +144,69 @@ def resolve_loss(name: str) -> Loss:
 MULTICLASS_LOSSES = {"softmax": SOFTMAX, "multiclass_hinge": MULTICLASS_HINGE}
 
 
-def multiclass_loss(name: str, scores, target):
-    """Per-row loss of ``scores`` (n, K) for true output indices ``target`` (n,)."""
-    import numpy as np
+@njit(cache=True, nogil=True, inline="always")
+def multiclass_loss_grad(kind, p, y, g):
+    """Loss of the K scores ``p`` for true output ``y``, and its gradient in ``g``."""
+    K = p.shape[0]
+    if kind == SOFTMAX:
+        m = p[0]
+        for o in range(1, K):
+            m = max(m, p[o])
+        z = 0.0
+        for o in range(K):
+            g[o] = math.exp(p[o] - m)
+            z += g[o]
+        for o in range(K):
+            g[o] /= z
+        g[y] -= 1.0
+        return math.log(z) + m - p[y]
+    # MULTICLASS_HINGE: the best-scoring wrong output against the true one
+    j = 0 if y != 0 else 1
+    for o in range(K):
+        g[o] = 0.0
+        if o != y and p[o] > p[j]:
+            j = o
+    margin = 1.0 + p[j] - p[y]
+    if margin <= 0.0:
+        return 0.0
+    g[j] = 1.0
+    g[y] = -1.0
+    return margin
 
-    scores = np.asarray(scores, dtype=np.float64)
-    rows = np.arange(len(scores))
-    own = scores[rows, target]
-    if name == "softmax":
-        m = scores.max(axis=1)
-        return np.log(np.exp(scores - m[:, None]).sum(axis=1)) + m - own
-    other = scores.copy()
-    other[rows, target] = -np.inf
-    return np.maximum(0.0, 1.0 + other.max(axis=1) - own)
+
+@njit(cache=True, nogil=True)
+def _multiclass_losses(kind, scores, target):
+    out = np.empty(scores.shape[0])
+    g = np.empty(scores.shape[1])
+    for d in range(scores.shape[0]):
+        out[d] = multiclass_loss_grad(kind, scores[d], target[d], g)
+    return out
+
+
+def multiclass_loss(name: str, scores, target) -> np.ndarray:
+    """Per-row loss of ``scores`` (n, K) for true output indices ``target`` (n,)."""
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    target = np.ascontiguousarray(target, dtype=np.int64)
+    return _multiclass_losses(MULTICLASS_LOSSES[name], scores, target)
+
+
+# The passive-aggressive form of the hinge (Crammer et al. 2006): the step that makes a
+# violated hinge ``loss`` zero along a direction of squared norm ``norm2``; PA-I clips it at
+# ``C``, PA-II softens it by ``1 / (2C)``. PA, MIRA and the multi-label hinge take it.
+PA_RULES = {"pa": 0, "pa-i": 1, "pa-ii": 2}
+RULE_PA, RULE_PA1, RULE_PA2 = PA_RULES["pa"], PA_RULES["pa-i"], PA_RULES["pa-ii"]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pa_step(rule, loss, norm2, C):
+    """The step ``tau`` of rule ``rule`` (:data:`PA_RULES`) for a hinge ``loss`` and
+    ``norm2``."""
+    if rule == RULE_PA2:
+        return loss / (norm2 + 0.5 / C)
+    tau = loss / norm2
+    if rule == RULE_PA1 and tau > C:
+        tau = C
+    return tau
 
 
 def check_loss(name) -> None:

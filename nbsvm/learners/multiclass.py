@@ -23,8 +23,8 @@ import math
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.learners import _multi_kernels as K
 from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.kernels import multi as K
 from nbsvm.learners.registry import resolve
 
 # the schedules of nbsvm.learners.schedules these kernels implement (t counts steps from 1)
@@ -68,9 +68,11 @@ class LinearOutputs(OnlineLearner):
     Learned state: ``weights_`` ``(K, n_features + 1)``, whose last column is the bias (the
     weight of a constant input 1); the last iterate is ``state_[0] * weights_``. For the
     average, ``accum_`` (same shape; absent with ``average=False``);
-    ``state_ = [scale, scale_sum, n_iterates]`` (see :mod:`._multi_kernels`). Subclasses
+    ``state_ = [scale, scale_sum, n_iterates]`` (see :mod:`.kernels.multi`). Subclasses
     need the parameters ``average`` and ``fit_intercept``.
     """
+
+    average: bool  # a parameter of each subclass
 
     def _validate(self) -> None:
         """Check the parameters (called before every pass)."""

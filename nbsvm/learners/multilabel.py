@@ -18,7 +18,7 @@ import numpy as np
 
 from nbsvm.compat import InputError
 from nbsvm.errors import NBSVMError
-from nbsvm.learners import _multi_kernels as K
+from nbsvm.learners.kernels import multi as K
 from nbsvm.learners.multiclass import LinearOutputs
 from nbsvm.learners.targets import Labels, unique_labels
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from nbsvm.data.rows import SparseRows, csr_dot
 from nbsvm.errors import NBSVMError
-from nbsvm.learners import _projected_kernels
 from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.kernels import projected
 
 
 class OGDRegressor(OnlineLearner):
@@ -70,7 +70,7 @@ class OGDRegressor(OnlineLearner):
         self._check_params()
         self.before_ = np.empty(len(order))
         self.after_ = np.empty(len(order))
-        _projected_kernels._ogd_epoch(
+        projected._ogd_epoch(
             rows.indices,
             rows.values,
             rows.offsets,

@@ -4,8 +4,6 @@ option the learner does not take is an error naming the ones it does."""
 
 from __future__ import annotations
 
-import importlib
-
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 
@@ -31,17 +29,17 @@ def learner_class_for(algorithm: str):
     from nbsvm.learners.registry import ALGORITHMS, resolve
 
     resolve("algorithm", algorithm)  # unknown name: the registry's error
-    module, cls_name, fixed = ALGORITHMS[algorithm]
+    entry = ALGORITHMS[algorithm]
     try:
-        cls = getattr(importlib.import_module(module), cls_name)
+        cls = entry.load()
     except (ImportError, AttributeError):
         cls = None
     if not (isinstance(cls, type) and issubclass(cls, OnlineLearner)):
         raise NBSVMError(
             f"--algorithm {algorithm} is not available in this build "
-            f"({module}.{cls_name} is missing or not an OnlineLearner)"
+            f"({entry.module_path}.{entry.cls} is missing or not an OnlineLearner)"
         )
-    return cls, fixed
+    return cls, entry.fixed
 
 
 def _option_map(cls, fixed: dict, loop: bool = True) -> dict:
@@ -90,7 +88,8 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
         if estimator is None:
             estimator = inspect.signature(cls.__init__).parameters["estimator"].default
         # the binary learner's fixed settings (adagrad's schedule) cannot be set either
-        inner = _option_map(*learner_class_for(estimator), loop=False)
+        inner_cls, inner_fixed = learner_class_for(estimator)
+        inner = _option_map(inner_cls, inner_fixed, loop=False)
         inner = {o: p for o, p in inner.items() if o not in option_of}
         passed = {inner[o]: v for o, v in given.items() if o in inner}
         if passed:

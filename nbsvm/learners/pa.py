@@ -14,11 +14,12 @@ from __future__ import annotations
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.learners import _multi_kernels as K
+from nbsvm.learners.kernels import multi as K
+from nbsvm.learners.losses import PA_RULES
 from nbsvm.learners.multiclass import LinearOutputs, check_positive, choose
 
 # step rules: unclipped, clipped at C (PA-I), softened by 1/(2C) (PA-II)
-VARIANTS = {"pa": K.RULE_PA, "pa-i": K.RULE_PA1, "pa-ii": K.RULE_PA2}
+VARIANTS = PA_RULES  # the hinge's passive-aggressive steps (nbsvm.learners.losses)
 # MIRA's choice of the rival class: the most violating one, or the predicted one on errors
 UPDATES = {"max-loss": False, "prediction": True}
 # named label losses: (true, predicted) -> cost

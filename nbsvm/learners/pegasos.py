@@ -4,7 +4,7 @@ Shalev-Shwartz, Singer & Srebro, "Pegasos: Primal Estimated sub-GrAdient SOlver 
 (ICML 2007); see ``../shared/references/pegasos-online-learning-clojure.md``. Minimizes
 ``lam/2 ||w||^2 + mean(max(0, 1 - y w.x))`` with steps ``1/(lam t)`` and projection onto
 the ball of radius ``1/sqrt(lam)``, one example (``k = 1``) or a mini-batch of ``k`` at a
-time. The kernel is ``_projected_kernels._pegasos_batch_pass`` (``k = 1``: one example at a
+time. The kernel is ``projected._pegasos_batch_pass`` (``k = 1``: one example at a
 time, as in the paper's basic algorithm).
 """
 
@@ -16,8 +16,8 @@ import numpy as np
 
 from nbsvm.data.rows import csr_dot
 from nbsvm.errors import NBSVMError
-from nbsvm.learners import _projected_kernels
 from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.kernels import projected
 
 
 class Pegasos(OnlineLearner):
@@ -83,7 +83,7 @@ class Pegasos(OnlineLearner):
         self._check()
         with_bias = self.v_.shape[0] > self.n_features_in_
         before = self.state_[3]
-        total = _projected_kernels._pegasos_batch_pass(
+        total = projected._pegasos_batch_pass(
             rows.indices,
             rows.values,
             rows.offsets,

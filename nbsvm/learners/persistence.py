@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,8 +25,14 @@ class PersistenceMixin:
     """``.npz`` arrays + JSON for an :class:`~nbsvm.learners.base.OnlineLearner`: the
     learned attributes (names ending in ``_``) are saved, arrays apart from the rest."""
 
+    task: str
+
+    if TYPE_CHECKING:  # the parameter protocol of the learner (nbsvm._params.Params)
+
+        def get_params(self, deep: bool = True) -> dict: ...
+
     # learned attributes that describe the last pass only and are not saved
-    _transient = ("history_", "last_stats_")
+    _transient: tuple[str, ...] = ("history_", "last_stats_")
 
     def state_arrays(self) -> dict:
         return {
@@ -183,7 +190,11 @@ def label_names(classes) -> tuple[list[str], str]:
     return [str(LABEL_TYPES[kind](plain_label(c))) for c in classes], kind
 
 
-_READ_LABEL = {"int": int, "float": float, "bool": {"True": True, "False": False}.__getitem__}
+_READ_LABEL: dict[str, Callable[[str], object]] = {
+    "int": int,
+    "float": float,
+    "bool": {"True": True, "False": False}.__getitem__,
+}
 
 
 def typed_labels(names: list, kind) -> list:
@@ -298,7 +309,7 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
             sub.update({f"est{k}_{n}": a for n, a in mine.items()})
             if scalars.get("n_features_in_") != n_features or scalars.get("classes_") != ["0", "1"]:
                 raise NBSVMError(f"estimator {k} does not match the learner")
-            _check_state(fresh._make_binary(), scalars, mine, prefix=f"est{k}_")
+            _check_state(fresh._make_binary(), scalars, mine, prefix=f"est{k}_")  # type: ignore[attr-defined]  # OneVsRest's, checked by hasattr above
     for name, a in arrays.items():
         if name in sub:
             continue
@@ -306,8 +317,9 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
         if want is None:
             raise NBSVMError(f"unexpected array {prefix}{name!r} for {cls.__name__}")
         shapes = {want.shape}
-        if want.size == 0 and getattr(fresh, "v_", None) is not None:
-            shapes.add(fresh.v_.shape)  # sized when first needed (linear.py)
+        v = getattr(fresh, "v_", None)
+        if want.size == 0 and v is not None:
+            shapes.add(v.shape)  # sized when first needed (linear.py)
         if a.dtype != want.dtype or a.shape not in shapes:
             raise NBSVMError(
                 f"array {prefix}{name} is {a.dtype} {a.shape}, expected "

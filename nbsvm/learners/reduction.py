@@ -25,18 +25,13 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.multiclass import OneVsRest
-from nbsvm.learners.registry import make_learner
+from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, make_learner
 
-# --learner name -> the backend parameter that takes NBSVM's lambda (lam), if any
-LEARNERS = {
-    "pa": None,
-    "pegasos": "lam",
-    "mira": None,
-    "multiclass-hinge": "lam",
-    "multilabel": "lam",
-}
-SHARED = ("mira", "multiclass-hinge", "multilabel")  # one feature vector for all outputs
-ONE_CLASS = ("mira", "multiclass-hinge")  # they pick one class per document
+# --learner name -> the backend parameter that takes NBSVM's lambda (lam), if any; which
+# share one feature vector for all outputs; which pick one class per document (the registry)
+LEARNERS = {name: ALGORITHMS[name].lam for name in TEXT_LEARNERS}
+SHARED = tuple(name for name in TEXT_LEARNERS if ALGORITHMS[name].shared)
+ONE_CLASS = tuple(name for name in TEXT_LEARNERS if ALGORITHMS[name].one_class)
 # names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
 BUILT_IN = ("adagrad", "sgd", "ovr")
 
@@ -77,14 +72,14 @@ class NBReduction:
         if name not in LEARNERS:
             raise NBSVMError(f"unknown backend learner {name!r}; allowed: {', '.join(LEARNERS)}")
         self.name, self.n_outputs, self.n_features = name, n_outputs, n_features
-        params = {"seed": seed}
-        if LEARNERS[name] is not None:
-            params[LEARNERS[name]] = lam
+        params: dict[str, object] = {}
+        lam_param = LEARNERS[name]
+        if lam_param is not None:
+            params[lam_param] = lam
         self.shared = name in SHARED or n_outputs == 1
         if self.shared:
-            self._shared = [make_learner(name, **params)]
+            self._shared = [make_learner(name, seed=seed, **params)]
         else:  # one-vs-rest: the backend's reduction, each class on its own rows
-            seed = params.pop("seed")
             self.ovr = OneVsRest(name, estimator_params=params, seed=seed)
             self.ovr.start_outputs(n_outputs)
 

@@ -1,56 +1,101 @@
-"""One registry for every string option of the backend: algorithms, losses, schedules,
-penalties. The CLI and the Python API resolve names here, so an unknown name always gets
-the same error listing what is allowed.
+"""One registry for every string option of the backend: algorithms (learners), losses,
+schedules, penalties. The CLI, the Python API, the lazy imports of :mod:`nbsvm.learners`,
+NBSVM's ``--learner`` on text (:mod:`nbsvm.learners.reduction`) and model files resolve names
+here, so an unknown name always gets the same error listing what is allowed.
 
-Learner classes are imported lazily (``module:Class``) so that importing the registry stays
-cheap.
+Adding a learner is a class file (an :class:`~nbsvm.learners.base.OnlineLearner`, plus its
+numba kernel if it needs one) and one line of :data:`ALGORITHMS` (docs/contributing.md walks
+through one). Learner classes are imported lazily (their module and class name) so that
+importing the registry stays cheap.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from nbsvm.errors import NBSVMError
 
-# --algorithm name -> (module, class, fixed parameters)
+if TYPE_CHECKING:
+    from nbsvm.learners.base import OnlineLearner
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A learner of the backend, as ``--algorithm NAME`` names it.
+
+    ``module`` and ``cls``: where its class lives (a module of ``nbsvm.learners``, or a
+    dotted path to one of your own); ``fixed``: the
+    parameters the name fixes (``adagrad`` is ``SGDClassifier`` with the AdaGrad schedule).
+    ``on_text``: also trains on NBSVM's features (``nbsvm train --learner NAME``), where
+    ``lam`` names its parameter that takes NBSVM's L2 strength (None: it has none);
+    ``shared``: its outputs share one feature vector per document (a native multi-class or
+    multi-label learner), instead of one-vs-rest on each class's own NB ratios;
+    ``one_class``: it predicts one class per document (no label sets)."""
+
+    module: str
+    cls: str
+    fixed: dict = field(default_factory=dict)
+    on_text: bool = False
+    lam: str | None = None
+    shared: bool = False
+    one_class: bool = False
+
+    @property
+    def module_path(self) -> str:
+        return self.module if "." in self.module else f"nbsvm.learners.{self.module}"
+
+    def load(self) -> type[OnlineLearner]:
+        """The class (its module imported now)."""
+        return getattr(importlib.import_module(self.module_path), self.cls)
+
+
+# --algorithm name -> its learner (one line per learner)
 ALGORITHMS = {
-    "sgd": ("nbsvm.learners.linear", "SGDClassifier", {}),
-    "sgd-regressor": ("nbsvm.learners.linear", "SGDRegressor", {}),
-    "adagrad": ("nbsvm.learners.linear", "SGDClassifier", {"schedule": "adagrad"}),
-    "pegasos": ("nbsvm.learners.pegasos", "Pegasos", {}),
-    "pa": ("nbsvm.learners.pa", "PassiveAggressive", {}),
-    "mira": ("nbsvm.learners.pa", "MIRA", {}),
-    "multiclass-hinge": ("nbsvm.learners.multiclass", "MulticlassHinge", {}),
-    "ovr": ("nbsvm.learners.multiclass", "OneVsRest", {}),
-    "multilabel": ("nbsvm.learners.multilabel", "MultilabelHinge", {}),
-    "ogd": ("nbsvm.learners.ogd", "OGDRegressor", {}),
+    "sgd": Algorithm("linear", "SGDClassifier"),
+    "sgd-regressor": Algorithm("linear", "SGDRegressor"),
+    "adagrad": Algorithm("linear", "SGDClassifier", {"schedule": "adagrad"}),
+    "pegasos": Algorithm("pegasos", "Pegasos", on_text=True, lam="lam"),
+    "pa": Algorithm("pa", "PassiveAggressive", on_text=True),
+    "mira": Algorithm("pa", "MIRA", on_text=True, shared=True, one_class=True),
+    "multiclass-hinge": Algorithm(
+        "multiclass", "MulticlassHinge", on_text=True, lam="lam", shared=True, one_class=True
+    ),
+    "ovr": Algorithm("multiclass", "OneVsRest"),
+    "multilabel": Algorithm("multilabel", "MultilabelHinge", on_text=True, lam="lam", shared=True),
+    "ogd": Algorithm("ogd", "OGDRegressor"),
 }
 
-# Class names that may appear in a saved learner file, and where they live.
-LEARNER_MODULES = {cls: module for module, cls, _ in ALGORITHMS.values()}
+# the names NBSVM's --learner takes for the backend's learners
+TEXT_LEARNERS = tuple(name for name, a in ALGORITHMS.items() if a.on_text)
+
+
+def learner_modules() -> dict[str, str]:
+    """Class names that may appear in a saved learner file, and where they live."""
+    return {a.cls: a.module_path for a in ALGORITHMS.values()}
 
 
 def learner_class(name, path=None):
     """The learner class called ``name`` (as written in a model file's header)."""
-    module = LEARNER_MODULES.get(name)
-    if module is None:
+    modules = learner_modules()
+    if name not in modules:
         raise NBSVMError(
-            f"unknown learner {name!r} in the model file; known: "
-            f"{', '.join(sorted(LEARNER_MODULES))}",
+            f"unknown learner {name!r} in the model file; known: {', '.join(sorted(modules))}",
             path=path,
         )
-    return getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(modules[name]), name)
 
 
 def make_learner(algorithm: str, **params):
     """A learner for ``--algorithm NAME`` with ``params`` (the class's own parameter names)."""
     try:
-        module, cls_name, fixed = ALGORITHMS[algorithm]
+        entry = ALGORITHMS[algorithm]
     except (KeyError, TypeError):
         raise NBSVMError(
             f"unknown algorithm {algorithm!r}; allowed: {', '.join(ALGORITHMS)}"
         ) from None
-    cls = getattr(importlib.import_module(module), cls_name)
+    cls, fixed = entry.load(), entry.fixed
     allowed = cls._param_names()
     unknown = [k for k in params if k not in allowed]
     if unknown:

@@ -3,7 +3,7 @@
 A penalty splits the regularization strength ``lam`` into an L1 part ``lam1`` and an L2
 part ``lam2``; the objective is ``lam2/2 ||w||^2 + lam1 ||w||_1 + mean loss``. How each
 part is applied without touching every weight at every step (the kernels live in
-:mod:`._linear_kernels`, these tricks in :mod:`._weight_tricks`):
+:mod:`.kernels.linear`, these tricks in :mod:`.kernels.weight_tricks`):
 
 - **L2 by scaling** (Shalev-Shwartz et al. 2007; Bottou 2012): ``w = s * v``; the shrink
   ``w <- (1 - eta lam2) w`` only multiplies ``s``, so a step costs O(non-zeros of x).

@@ -1,6 +1,6 @@
 """Linear SGD and AdaGrad over lookup-valued sparse rows, one weight vector per output.
 
-This is the state and the epoch driver; the arithmetic lives in :mod:`._kernels`.
+This is the state and the epoch driver; the arithmetic lives in :mod:`.kernels.table`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from nbsvm._parallel import run_parts
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
-from nbsvm.learners import _kernels
+from nbsvm.learners.kernels import table
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 
 OPTIMIZERS = ("sgd", "adagrad")
@@ -202,7 +202,7 @@ class LinearSGD:
             if self.class_weight is None
             else np.ascontiguousarray(self.class_weight[:, 0], dtype=np.float64)
         )
-        total = _kernels._multiclass_epoch(
+        total = table._multiclass_epoch(
             ids,
             offsets,
             target,
@@ -235,7 +235,7 @@ class LinearSGD:
             else np.where(codes == positive, *self.class_weight[k])
         )
         if self.optimizer == "sgd":
-            return _kernels._sgd_epoch(
+            return table._sgd_epoch(
                 ids,
                 offsets,
                 y,
@@ -249,7 +249,7 @@ class LinearSGD:
                 self._loss.code,
                 bool(self.unit),
             )
-        return _kernels._adagrad_epoch(
+        return table._adagrad_epoch(
             ids,
             offsets,
             y,
@@ -308,14 +308,14 @@ class LinearSGD:
     def mean_abs_coef(self) -> np.ndarray:
         """Per output, mean |w_i| over the features with a non-zero value (seen features)."""
         self.coef()
-        return np.array([_kernels._mean_abs_weight(self.S_[k]) for k in range(self.n_outputs)])
+        return np.array([table._mean_abs_weight(self.S_[k]) for k in range(self.n_outputs)])
 
     def used_features(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Indices of features (among ``lo..hi-1``) with a non-zero value or weight in any
         output (int32)."""
         self.coef()
         hi = self.n_features if hi is None else hi
-        return _kernels._used_features(self.S_[:, lo:hi]) + np.int32(lo)
+        return table._used_features(self.S_[:, lo:hi]) + np.int32(lo)
 
     def decision(self, ids, offsets) -> np.ndarray:
         """``w.x + b`` for CSR rows, shape ``(n_rows, n_outputs)``."""
@@ -324,7 +324,7 @@ class LinearSGD:
         tmp = np.empty(n)
         b = self.intercept()
         for k in range(self.n_outputs):
-            _kernels._scores(ids, offsets, self.S_[k], self.scale_of(k), tmp, bool(self.unit))
+            table._scores(ids, offsets, self.S_[k], self.scale_of(k), tmp, bool(self.unit))
             out[:, k] = tmp + b[k]
         return out
 
@@ -335,6 +335,6 @@ class LinearSGD:
         out = np.empty((n, self.n_outputs))
         tmp = np.empty(n)
         for k in range(self.n_outputs):
-            _kernels._table_sums(ids, offsets, self.S_[k], tmp, bool(unit))
+            table._table_sums(ids, offsets, self.S_[k], tmp, bool(unit))
             out[:, k] = tmp
         return out

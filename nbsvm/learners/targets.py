@@ -76,6 +76,8 @@ class TargetsMixin:
     checking (:meth:`_targets`), the classes (:meth:`_set_classes`, ``classes_``,
     ``n_outputs_``) and the encoding the kernels take (:meth:`_encode`)."""
 
+    task: str  # the learner's, a class attribute of each learner
+
     def _targets(self, y, n_rows: int):
         """``y`` checked against the task and the number of rows; a 1-d array (the
         multi-label task's label sets are returned as given)."""

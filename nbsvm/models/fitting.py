@@ -20,7 +20,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -29,15 +29,15 @@ from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
 from nbsvm.io.document import Document
-from nbsvm.learners._kernels import _mean_abs_weight
 from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
+from nbsvm.learners.kernels.table import _mean_abs_weight
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, hashing_bytes, releasable_int32
 from nbsvm.models.columns import ColumnBuilder, _nonempty
 
 if TYPE_CHECKING:
-    from nbsvm.data.cachestore import KeptCache
+    from nbsvm.data.cachestore import KeptCache, ReadyCache
     from nbsvm.models.checkpoint import Checkpoint
 
 
@@ -60,7 +60,7 @@ class Fit:
         lexicon: NBLexicon | None = None,
         callback: Callable[[dict], None] | None = None,
         max_memory=None,
-        kept: KeptCache | None = None,
+        kept: KeptCache | ReadyCache | None = None,
         checkpoint: Checkpoint | None = None,
         warm: dict | None = None,
     ):
@@ -131,7 +131,7 @@ class Fit:
             self.timings["ngram_map_wait_s"] = time.perf_counter() - t1
         except NBSVMError as e:
             if kept is not None and kept.owns(e):  # never trip over it again
-                kept.discard(str(e))
+                cast("KeptCache", kept).discard(str(e))  # a ReadyCache owns no error
                 raise NBSVMError(
                     f"{e.message} (the kept cache was removed; the next run "
                     f"hashes the inputs again)",
@@ -162,7 +162,12 @@ class Fit:
         writer = None
         sample = TextSample(seed=model.seed)  # names the buckets for explanations
         if cache is None:
-            writer = kept.writer() if kept is not None else CacheWriter(tmp / "train", hasher)
+            # a ReadyCache always opens: only a KeptCache can be missing its cache
+            writer = (
+                cast("KeptCache", kept).writer()
+                if kept is not None
+                else CacheWriter(tmp / "train", hasher)
+            )
             if kept is not None:  # a later run reusing the cache names buckets too
                 writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
             docs = sample.wrap(docs)

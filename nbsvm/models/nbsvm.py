@@ -54,7 +54,7 @@ from nbsvm.models.settings import SettingsMixin
 from nbsvm.models.trainer_hooks import TrainerHooksMixin
 
 if TYPE_CHECKING:
-    from nbsvm.data.cachestore import KeptCache
+    from nbsvm.data.cachestore import KeptCache, ReadyCache
     from nbsvm.models.checkpoint import Checkpoint
 
 
@@ -105,12 +105,12 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         document holds fewer than 16 distinct n-grams (MPQA), else ``none``. Models saved
         before this option had ``none``.
 
-    learner : {None, 'adagrad', 'sgd', 'ovr', 'pa', 'pegasos', 'mira', 'multiclass-hinge', \
-'multilabel'}
+    learner : str or None
         None, 'adagrad', 'sgd', 'ovr': the built-in SGD / AdaGrad learner (``optimizer``,
-        ``loss``). Another name: that learner of the shared backend trained on the same
-        NB-weighted rows
-        (:mod:`nbsvm.learners.reduction`; ``lam`` is Pegasos' and the multi-class hinge's lambda).
+        ``loss``). A name of :data:`nbsvm.learners.registry.TEXT_LEARNERS` (the registry's
+        learners offered on text: ``pa``, ``pegasos``, ``mira``, ...): that learner of the
+        shared backend trained on the same NB-weighted rows
+        (:mod:`nbsvm.learners.reduction`; ``lam`` goes to the parameter the registry names).
 
     multilabel : bool
         Each document has a set of labels (``fit``'s ``y``: lists of labels or ``"a,b"``
@@ -232,6 +232,10 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     ['pos', 'neg']
     """
 
+    if TYPE_CHECKING:  # learned attributes the fit sets (models/fitting.py), read elsewhere
+        timings_: dict
+        ngram_map_: dict[int, list[tuple[str, int]]]
+
     def __init__(
         self,
         ngrams=DEFAULTS["ngrams"],
@@ -340,7 +344,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
                     for i, (text, label) in enumerate(zip(texts, labels))
                 )
             )
-            self._label_values = None
+            self._label_values: dict | None = None
             return self
         self.fit_documents(
             lambda: (
@@ -361,11 +365,11 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
 
     def fit_documents(
         self,
-        docs: Iterable[Document],
+        docs: Iterable[Document] | Callable[[], Iterable[Document]],
         lexicon: NBLexicon | None = None,
         callback: Callable[[dict], None] | None = None,
         max_memory=None,
-        kept: KeptCache | None = None,
+        kept: KeptCache | ReadyCache | None = None,
         checkpoint: Checkpoint | None = None,
     ) -> NBSVMClassifier:
         """Fit on a stream of :class:`~nbsvm.io.Document` (see the module docstring).
@@ -394,7 +398,7 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         return self
 
     def read_text_defaults(
-        self, docs, lexicon: NBLexicon | None = None, kept: KeptCache | None = None
+        self, docs, lexicon: NBLexicon | None = None, kept: KeptCache | ReadyCache | None = None
     ):
         """Decide ``char_ngrams_`` when ``char_ngrams`` is None: from a prebuilt lexicon or
         kept cache, as they were hashed; else from a peek at the first
@@ -406,8 +410,9 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         per fit (``nbsvm train`` hands it on from the job to the fit)."""
         if self.char_ngrams is not None:
             return docs
-        if lexicon is not None or kept is not None:
-            self.char_ngrams_ = (lexicon or kept).hasher.char_ngrams
+        source = lexicon if lexicon is not None else kept  # neither defines __len__ or __bool__
+        if source is not None:
+            self.char_ngrams_ = source.hasher.char_ngrams
             return docs
         if "char_ngrams_" in self.__dict__ and self.__dict__.get("_peeked") is docs:
             return docs

@@ -5,11 +5,11 @@ Rows are CSR with explicit values (``indices``, ``values``, ``offsets``), or NBS
 rows whose values sit in the learner's own float32 state beside each weight (``W[i, 0]``;
 :mod:`.sgd`): :func:`_sgd_steps` and :func:`_adagrad_steps` take either (``table``), and
 :func:`_sgd_pass` / :func:`_adagrad_pass` here and ``_sgd_epoch`` / ``_adagrad_epoch`` in
-:mod:`._kernels` are their entries. Each kernel runs the examples ``order`` once and
+:mod:`.table` are their entries. Each kernel runs the examples ``order`` once and
 updates its arrays in place. The tricks (weight scaling, lazy L1, ball projection,
 averaging) are described in :mod:`.regularizers` and implemented in
-:mod:`._weight_tricks`, whose scalar state layout (``SCALE``, ``T``, ``BIAS``, ...) the
-kernels share; the memory prefetch is :mod:`._row_prefetch`.
+:mod:`.weight_tricks`, whose scalar state layout (``SCALE``, ``T``, ``BIAS``, ...) the
+kernels share; the memory prefetch is :mod:`.prefetch`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ import numpy as np
 from numba import njit
 
 from nbsvm._prefetch import prefetch_row
-from nbsvm.learners._row_prefetch import TABLE_PREFETCH, _prefetch_example, _prefetch_next_rows
-from nbsvm.learners._weight_tricks import (  # noqa: F401
+from nbsvm.learners.kernels.prefetch import TABLE_PREFETCH, _prefetch_example, _prefetch_next_rows
+from nbsvm.learners.kernels.weight_tricks import (  # noqa: F401
     AVG_A,
     AVG_B,
     AVG_BIAS,

@@ -22,14 +22,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from nbsvm.learners.losses import pa_step
 from nbsvm.learners.schedules import CONSTANT, INVSQRT, OPTIMAL, PEGASOS, rate
 
 # when ``scale`` leaves [SCALE_MIN, SCALE_MAX], fold it into ``W`` (O(K n_features), rare)
 SCALE_MIN = 1e-6
 SCALE_MAX = 1e6
 
-# per-label step rules of _per_label_epoch (the PA ones also serve MIRA)
-RULE_PA, RULE_PA1, RULE_PA2, RULE_SGD = 0, 1, 2, 3
+# per-label step rules of _per_label_epoch: the hinge's PA steps (they also serve MIRA), or SGD
+RULE_SGD = 3
 # step-size schedules of the SGD kernels (t counts steps from 1)
 # (the names and formulas of nbsvm.learners.schedules)
 SCHED_CONSTANT, SCHED_INVSQRT, SCHED_PEGASOS, SCHED_OPTIMAL = CONSTANT, INVSQRT, PEGASOS, OPTIMAL
@@ -110,19 +111,6 @@ def _eta(schedule, eta0, lam, t):
     return rate(schedule, t - 1.0, eta0, lam)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _pa_tau(rule, loss, norm2, C):
-    """Crammer et al. (2006) step for a violation ``loss`` and squared norm ``norm2`` of the
-    update direction: PA ``loss / norm2``, PA-I clipped at ``C``, PA-II softened by
-    ``1 / (2C)``."""
-    if rule == RULE_PA2:
-        return loss / (norm2 + 0.5 / C)
-    tau = loss / norm2
-    if rule == RULE_PA1 and tau > C:
-        tau = C
-    return tau
-
-
 @njit(cache=True, nogil=True)
 def _mira_epoch(
     indices, values, offsets, y, order, cost, W, A, state, rule, C, use_bias, on_error_only
@@ -135,7 +123,7 @@ def _mira_epoch(
     ``r = top`` and only when ``score[top] >= score[y]`` (the prediction update of the k = 1
     MIRA of docs/design.md). With ``margin = score[y] - score[r]`` and
     ``loss = cost[y, r] - margin > 0``:
-    ``tau = _pa_tau(rule, loss, 2 (||x||^2 + use_bias))``, ``w_y += tau x``, ``w_r -= tau x``
+    ``tau = pa_step(rule, loss, 2 (||x||^2 + use_bias))``, ``w_y += tau x``, ``w_r -= tau x``
     (and the biases by ``+-tau``). No shrinkage: ``state[0]`` stays 1. Returns
     ``(summed cost-sensitive hinge max(0, cost[y, worst] - score[y] + score[worst]) before
     each step, mistakes)``; a mistake is ``score[top] >= score[y]``.
@@ -172,7 +160,7 @@ def _mira_epoch(
         loss = cost[label, rival] - (scores[label] - scores[rival])
         norm2 = 2.0 * (_sq_norm(values, lo, hi) + (1.0 if use_bias else 0.0))
         if loss > 0.0 and norm2 > 0.0 and (mistake or not on_error_only):
-            tau = _pa_tau(rule, loss, norm2, C)
+            tau = pa_step(rule, loss, norm2, C)
             _add_row(indices, values, lo, hi, W, A, label, tau, use_bias, state[1])
             _add_row(indices, values, lo, hi, W, A, rival, -tau, use_bias, state[1])
         _end_step(state)
@@ -234,7 +222,7 @@ def _per_label_epoch(
     ``rule`` RULE_SGD: step t (``t = state[2]``) shrinks all weights by ``1 - eta lam``
     (``eta = _eta(schedule, eta0, lam, t)``), then each violated label moves
     ``w_l += eta Y[d, l] x``, ``b_l += eta Y[d, l]``. PA rules (Crammer et al. 2006):
-    ``tau_l = _pa_tau(rule, loss_l, ||x||^2 + use_bias)`` replaces ``eta`` (no shrinkage).
+    ``tau_l = pa_step(rule, loss_l, ||x||^2 + use_bias)`` replaces ``eta`` (no shrinkage).
     Returns ``(summed loss before each step, label mistakes)``: a mistake is a label with
     ``Y[d, l] s_l <= 0``.
     """
@@ -267,7 +255,7 @@ def _per_label_epoch(
                 if rule == RULE_SGD:
                     step = eta
                 elif norm2 > 0.0:
-                    step = _pa_tau(rule, 1.0 - z, norm2, C)
+                    step = pa_step(rule, 1.0 - z, norm2, C)
                 else:
                     continue
                 _add_row(

@@ -10,7 +10,7 @@ import math
 import numpy as np
 from numba import njit
 
-from nbsvm.learners._weight_tricks import FOLD_HIGH, FOLD_LOW, _set
+from nbsvm.learners.kernels.weight_tricks import FOLD_HIGH, FOLD_LOW, _set
 
 
 @njit(cache=True, nogil=True)

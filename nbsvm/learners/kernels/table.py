@@ -10,10 +10,10 @@ instead of three, which is what bounds the speed of sparse SGD on large hashed s
 Each example's label is ``+1`` if ``codes[d] == positive`` else ``-1`` (AdaGrad: ``y[d]``).
 
 AdaGrad has one implementation for these rows and for explicit-valued ones
-(:func:`nbsvm.learners._linear_kernels._adagrad_steps`); :func:`_adagrad_epoch` is its entry
+(:func:`nbsvm.learners.kernels.linear._adagrad_steps`); :func:`_adagrad_epoch` is its entry
 for table rows. The loss table is :func:`nbsvm.learners.losses.loss_dloss`, the schedule table
 :func:`nbsvm.learners.schedules.rate`. OGD's kernel (explicit rows) is in
-:mod:`._projected_kernels`.
+:mod:`.projected`.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import numpy as np
 from numba import njit
 
 from nbsvm._prefetch import prefetch_row
-from nbsvm.learners._linear_kernels import _adagrad_row, _adagrad_steps, _sgd_steps
-from nbsvm.learners._row_prefetch import TABLE_PREFETCH
-from nbsvm.learners._weight_tricks import BIAS, FOLD_HIGH, FOLD_LOW, SCALE, STATE_SIZE, T
-from nbsvm.learners.losses import SOFTMAX
+from nbsvm.learners.kernels.linear import _adagrad_row, _adagrad_steps, _sgd_steps
+from nbsvm.learners.kernels.prefetch import TABLE_PREFETCH
+from nbsvm.learners.kernels.weight_tricks import BIAS, FOLD_HIGH, FOLD_LOW, SCALE, STATE_SIZE, T
+from nbsvm.learners.losses import multiclass_loss_grad
 from nbsvm.learners.schedules import OPTIMAL, rate
 
 # Rows are prefetched this many non-zeros ahead: on the IMDB epoch 24-48 were equally good
@@ -60,7 +60,7 @@ def _unit_dot(ids, lo, hi, S, unit):
 
 @njit(cache=True, nogil=True)
 def _sgd_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind, unit):
-    """Plain SGD (Bottou 2012) on table rows: :func:`~nbsvm.learners._linear_kernels.
+    """Plain SGD (Bottou 2012) on table rows: :func:`~nbsvm.learners.kernels.linear.
     _sgd_steps`, the one implementation, with Bottou's schedule ``eta_t = eta0 / (1 +
     lam eta0 t)`` and L2 by the scale ``w = s v`` (``v = S[:, 1]``; each step touches only
     the example's non-zeros). ``y``: each document's target (+1 / -1); ``weight``: its
@@ -105,7 +105,7 @@ def _sgd_epoch(ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, l
 def _adagrad_epoch(
     ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind, eps, unit
 ):
-    """AdaGrad on table rows: :func:`~nbsvm.learners._linear_kernels._adagrad_steps`, the one
+    """AdaGrad on table rows: :func:`~nbsvm.learners.kernels.linear._adagrad_steps`, the one
     implementation, with ``S[:, 0]`` the values, ``S[:, 1]`` the weights and ``S[:, 2]`` the
     squared-gradient sums, in float32 (fastmath: the order of float32 sums is free; the
     plain step compiles alone, so the arithmetic is that of the kernel before the
@@ -149,42 +149,12 @@ def _adagrad_epoch(
     return total
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _multiclass_grad(kind, p, y, g):
-    """Loss of the K scores ``p`` for true output ``y``, and its gradient in ``g``."""
-    K = p.shape[0]
-    if kind == SOFTMAX:
-        m = p[0]
-        for o in range(1, K):
-            m = max(m, p[o])
-        z = 0.0
-        for o in range(K):
-            g[o] = math.exp(p[o] - m)
-            z += g[o]
-        for o in range(K):
-            g[o] /= z
-        g[y] -= 1.0
-        return math.log(z) + m - p[y]
-    # MULTICLASS_HINGE: the best-scoring wrong output against the true one
-    j = 0 if y != 0 else 1
-    for o in range(K):
-        g[o] = 0.0
-        if o != y and p[o] > p[j]:
-            j = o
-    margin = 1.0 + p[j] - p[y]
-    if margin <= 0.0:
-        return 0.0
-    g[j] = 1.0
-    g[y] = -1.0
-    return margin
-
-
 @njit(cache=True, nogil=True, fastmath=True)
 def _multiclass_epoch(
     ids, offsets, target, weight, order, S, state, eta0, lam, bias_rate, kind, adagrad, eps, unit
 ):
     """All K outputs trained together on one loss of their K scores (softmax or the
-    multiclass hinge, :func:`_multiclass_grad`); output ``o``'s rows take their values
+    multiclass hinge, :func:`~nbsvm.learners.losses.multiclass_loss_grad`); output ``o``'s rows take their values
     from ``S[o, :, 0]`` as in the one-vs-rest kernels, and each output's step is the
     binary kernels' step with that output's gradient: AdaGrad (``state[o] = [bias, t,
     G_bias]``) or SGD (``state[o] = [s, bias, t]``; every output shrinks by the same
@@ -212,7 +182,7 @@ def _multiclass_epoch(
         for o in range(K):
             dot, inv[o] = _unit_dot(ids, lo, hi, S[o], unit)
             p[o] = dot * inv[o] * s + (state[o, 0] if adagrad else state[o, 1])
-        loss = _multiclass_grad(kind, p, y, g)
+        loss = multiclass_loss_grad(kind, p, y, g)
         if weight.shape[0] > 0:
             loss *= weight[y]
             for o in range(K):

@@ -2,11 +2,11 @@
 sparse (described in :mod:`.regularizers`): weights kept as ``w = s v`` so that L2 only
 changes the scale ``s``, which is folded back into ``v`` when it leaves [FOLD_LOW,
 FOLD_HIGH]; lazy L1 (cumulative or truncated); the running average of the iterates as
-``A u + B v``. The SGD and AdaGrad kernels (:mod:`._linear_kernels`) and Pegasos
-(:mod:`._projected_kernels`) inline these helpers.
+``A u + B v``. The SGD and AdaGrad kernels (:mod:`.linear`) and Pegasos
+(:mod:`.projected`) inline these helpers.
 
-Scalar state of :func:`~nbsvm.learners._linear_kernels._sgd_pass` /
-:func:`~nbsvm.learners._linear_kernels._adagrad_pass` is one float64 array indexed by the
+Scalar state of :func:`~nbsvm.learners.kernels.linear._sgd_pass` /
+:func:`~nbsvm.learners.kernels.linear._adagrad_pass` is one float64 array indexed by the
 constants below; the weights are ``w = state[SCALE] * v`` and, once averaging has started
 (``state[AVG_N] > 0``), their average is ``state[AVG_A] * u + state[AVG_B] * v``.
 """
