@@ -127,11 +127,12 @@ test: install lint
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them),
-# ruff's lint and formatting ([tool.ruff])
+# ruff's lint and formatting ([tool.ruff]), mypy's types ([tool.mypy])
 lint: install
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/ruff check nbsvm
 	$(VENV)/bin/ruff format --check nbsvm
+	$(VENV)/bin/mypy
 
 # the long streaming runs left out of make test (tests marked soak: 2 GB through predict)
 soak: install

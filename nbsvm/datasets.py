@@ -27,6 +27,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, cast
 
 from nbsvm.errors import NBSVMError
 
@@ -431,23 +432,23 @@ def documents(name: str, part: str | None = None, encoding: str = "utf-8") -> It
         return
     path = archive(name)
     with tarfile.open(path) as tar:
-        for member in tar:
-            if not member.isfile():
+        for entry in tar:
+            if not entry.isfile():
                 continue
-            pieces = member.name.split("/")
+            pieces = entry.name.split("/")
             label = _label_of(name, pieces, part)
             if label is None:
                 continue
-            raw = tar.extractfile(member).read()
+            raw = cast(IO[bytes], tar.extractfile(entry)).read()  # a file: never None
             if name in ("subj", "mpqa"):  # a sentence per line
                 for i, line in enumerate(raw.split(b"\n"), 1):
                     if line.strip():
                         yield Document(
-                            label, decode_counting(line, encoding)[0], f"{c.name}:{member.name}", i
+                            label, decode_counting(line, encoding)[0], f"{c.name}:{entry.name}", i
                         )
             else:
                 yield Document(
-                    label, decode_counting(raw, encoding)[0], f"{c.name}:{member.name}", 1
+                    label, decode_counting(raw, encoding)[0], f"{c.name}:{entry.name}", 1
                 )
 
 

@@ -25,6 +25,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -201,7 +202,7 @@ def _unshared(value: np.ndarray) -> bool:
 
 
 @contextmanager
-def spilled(*objects):
+def spilled(*objects) -> Iterator[int]:
     """While the block runs, the large numpy arrays among the attributes of ``objects`` (one
     level down, :data:`SPILL_MIN_BYTES` and over) live in a temporary file, not in memory,
     and are read back after it: room for a second model trained meanwhile (the held-out copy

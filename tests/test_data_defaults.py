@@ -2,6 +2,7 @@
 None are read from the training cache after the first pass (nbsvm.config.data_default),
 printed, and saved with the model."""
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -166,3 +167,14 @@ def test_the_peek_is_not_a_read_the_cli_reports(tmp_path):
                               "--skip-bad-lines", "--n-bits", "14"])
     assert out.exit_code == 0, out.output
     assert "skipped 2 malformed lines" in out.output, out.output
+
+
+def test_lexicon_refuses_char_ngrams_auto_by_name(tmp_path):
+    """auto is read from training documents: nbsvm lexicon says so (it once passed None to
+    the hasher, whose message named None instead of auto)."""
+    reviews = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
+    result = CliRunner().invoke(app, ["lexicon", str(reviews), "-o", str(tmp_path / "l.npz"),
+                                      "--char-ngrams", "auto"])
+    assert result.exit_code == 2
+    assert "--char-ngrams auto is read from training documents" in result.output
+    assert "None" not in result.output and not (tmp_path / "l.npz").exists()

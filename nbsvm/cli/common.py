@@ -12,6 +12,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, cast
 
 import typer
 from rich.console import Console
@@ -131,7 +132,7 @@ def rereadable(inputs: list[str], read, flag: str):
         stream.close()
         return head
 
-    again.peek = peek
+    cast(Any, again).peek = peek  # a function attribute, which mypy does not model
     return again
 
 
@@ -224,7 +225,7 @@ def check_outputs(reads: dict | None = None, **paths) -> None:
     (:func:`nbsvm.io.outputs.check_output`), none is a file the command reads (``reads``:
     ``what -> path or paths``, e.g. ``{"the input": inputs, "the model": model}``;
     :func:`nbsvm.io.outputs.check_not_read`), and no two are the same file."""
-    written = {}
+    written: dict[str, Any] = {}
     for option, path in paths.items():
         if path is None:
             continue
@@ -374,11 +375,17 @@ def parse_eta0(text: str | None):
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
-def parse_char_ngrams(text) -> tuple[int, int | None]:
+def parse_char_ngrams(text, allow_auto: bool = True) -> tuple[int, int | None]:
     """``--char-ngrams``: ``N`` or ``LO-HI`` as ``(char_min, char_ngrams)`` (``char_min`` 0:
-    one length); ``auto`` (``nbsvm train``'s default) as ``(0, None)``: read from the data."""
+    one length); ``auto`` (``nbsvm train``'s default) as ``(0, None)``: read from the data,
+    where the command trains (``allow_auto``)."""
     t = str(text).strip()
     if t == "auto":
+        if not allow_auto:
+            raise NBSVMError(
+                "--char-ngrams auto is read from training documents (nbsvm train, tune); "
+                "a lexicon needs a length N (0: none) or a range LO-HI such as 2-5"
+            )
         return 0, None
     lo, dash, hi = t.partition("-")
     try:

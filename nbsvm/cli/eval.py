@@ -105,7 +105,7 @@ def eval_command(
                 "`nbsvm train`; this is an `nbsvm learn` model",
                 path=model,
             )
-        scores = [] if plot_path is not None else None
+        scores: list | None = [] if plot_path is not None else None
         t0 = time.perf_counter()
         if learner:
             # sparse-feature files, read as the model was trained (--format auto)
@@ -151,7 +151,7 @@ def eval_command(
                 )
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
-        if plot_path is not None:
+        if plot_path is not None and scores is not None:  # scores: kept with --plot
             truth = np.concatenate([t for t, _ in scores])
             plot.roc_pr_confusion(
                 truth,

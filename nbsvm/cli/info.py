@@ -60,6 +60,11 @@ def _int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def _dict(v) -> dict:
+    """``v`` when it is a dict (a header's section), else an empty one."""
+    return v if isinstance(v, dict) else {}
+
+
 def describe(path, verify: bool = False) -> dict:
     """Everything ``nbsvm info`` shows, as plain JSON values."""
     path = Path(path)
@@ -88,7 +93,7 @@ def describe(path, verify: bool = False) -> dict:
         "ngram_map": None,
         "arrays": arrays,
     }
-    hasher = header.get("hasher") if isinstance(header.get("hasher"), dict) else {}
+    hasher = _dict(header.get("hasher"))
     n_bits = _int(hasher.get("n_bits"))
     counts = header.get("class_counts")
     classes = header.get("classes")
@@ -107,7 +112,7 @@ def describe(path, verify: bool = False) -> dict:
         sizes["n_bits"] = n_bits
         sizes["buckets"] = 1 << n_bits
     if kind == "model":
-        params = header.get("params") if isinstance(header.get("params"), dict) else {}
+        params = _dict(header.get("params"))
         info["settings"] = dict(params)
         if "eta0_" in header:
             info["settings"]["eta0_chosen"] = header["eta0_"]
@@ -149,8 +154,8 @@ def describe(path, verify: bool = False) -> dict:
             # load spreads the counts over a dense (classes, 2**n_bits) int32 table
             sizes["memory_to_load"] = array_bytes + 4 * len(classes) * (1 << n_bits)
     elif kind == "learner":
-        params = header.get("params") if isinstance(header.get("params"), dict) else {}
-        state = header.get("state") if isinstance(header.get("state"), dict) else {}
+        params = _dict(header.get("params"))
+        state = _dict(header.get("state"))
         info["settings"] = {
             "learner": header.get("learner"),
             "task": header.get("task"),
@@ -174,10 +179,8 @@ def describe(path, verify: bool = False) -> dict:
         sizes["features"] = state.get("n_features_in_")
         sizes["memory_to_load"] = array_bytes
     elif kind == "checkpoint":
-        fingerprint = (
-            header.get("fingerprint") if isinstance(header.get("fingerprint"), dict) else {}
-        )
-        params = fingerprint.get("params") if isinstance(fingerprint.get("params"), dict) else {}
+        fingerprint = _dict(header.get("fingerprint"))
+        params = _dict(fingerprint.get("params"))
         info["settings"] = dict(params)
         info["training"] = {
             "n_docs": header.get("n_docs"),

@@ -147,7 +147,7 @@ def learn_command(
         with ProgressReporter(not talk) as bars:
             progress = _learning_events(bars, talk)
             t0 = time.perf_counter()
-            learn_sparse(
+            learner = learn_sparse(  # the same learner, trained
                 learner,
                 inputs,
                 fmt=fmt,

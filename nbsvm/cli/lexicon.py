@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import cast
 
 import typer
 
@@ -63,11 +64,11 @@ def lexicon_command(
     with cli_errors():
         text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs}, output=output)
-        char_min, char_ngrams = parse_char_ngrams(char_ngrams)
+        char_min, n_chars = parse_char_ngrams(char_ngrams, allow_auto=False)
         hasher = Hasher(
             ngrams=ngrams,
             n_bits=n_bits,
-            char_ngrams=char_ngrams,
+            char_ngrams=cast(int, n_chars),  # an int: 'auto' was refused
             seed=hash_seed,
             char_min=char_min,
             lowercase=not keep_case,

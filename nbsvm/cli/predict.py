@@ -330,6 +330,7 @@ def predict_command(
         # rows on a terminal show their own progress; a bar would only garble them
         show = not quiet and not (output is None and isatty(sys.stdout))
         n = 0
+        sink: _JsonlSink | _CsvSink | _ParquetSink
         with ProgressReporter(not show, redirect_stdout=False) as progress:
             if output is None:
                 sink = (_JsonlSink if out_fmt == "jsonl" else _CsvSink)(sys.stdout)

@@ -120,8 +120,8 @@ class ProgressReporter:
             *columns, console=err_console, disable=quiet, redirect_stdout=redirect_stdout
         )
         self.streams = streams
-        self.bars = {}
-        self._claimed = set()
+        self.bars: dict[tuple, _Bar] = {}  # (stage, epoch) -> bar
+        self._claimed: set[int] = set()
 
     def __enter__(self):
         self.progress.__enter__()

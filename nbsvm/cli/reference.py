@@ -17,9 +17,13 @@ import inspect
 import sys
 import types
 import typing
+from typing import TYPE_CHECKING, cast
 
 import typer
 import typer.main
+
+if TYPE_CHECKING:
+    import click
 
 PROG = "nbsvm"
 TYPE_NAMES = {str: "TEXT", int: "INTEGER", float: "FLOAT", bool: "FLAG"}
@@ -82,6 +86,7 @@ def _annotations(app: typer.Typer) -> dict:
     out = {}
     for info in app.registered_commands:
         fn = info.callback
+        assert fn is not None  # every command is registered by decorating its function
         name = info.name or fn.__name__.replace("_", "-")
         hints = typing.get_type_hints(fn)
         out[name] = {p: hints.get(p, str) for p in inspect.signature(fn).parameters}
@@ -141,7 +146,9 @@ def _params_table(command, types: dict) -> list[str]:
 def render(app: typer.Typer | None = None) -> str:
     """The Markdown reference of every command of ``app`` (default: nbsvm's)."""
     if app is None:
-        from nbsvm.cli import app
+        from nbsvm.cli import app as nbsvm_app
+
+        app = nbsvm_app
     group = typer.main.get_command(app)
     types = _annotations(app)
     lines = [
@@ -157,7 +164,7 @@ def render(app: typer.Typer | None = None) -> str:
         "```",
         "",
     ]
-    commands = list(group.commands.items())
+    commands = list(cast("click.Group", group).commands.items())  # an app of several commands
     lines += ["Commands:", ""]
     for name, command in commands:
         first = inspect.cleandoc(command.help or "").split("\n\n")[0]

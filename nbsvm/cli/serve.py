@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
 import typer
 
@@ -115,7 +116,7 @@ def serve_command(
             )
         named = parse_models(models)
         hosts = [*LOCAL_HOSTS, *([host] if host not in ANY_ADDRESS else []), *allowed_hosts]
-        config = dict(
+        config: dict[str, Any] = dict(
             watch=watch or workers > 1,
             max_batch=max_batch,
             max_text_chars=max_text_chars,

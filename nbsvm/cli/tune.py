@@ -165,10 +165,10 @@ def tune_command(
         text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs}, output=output)
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
-        char_min, char_ngrams = parse_char_ngrams(char_ngrams)
+        char_min, n_chars = parse_char_ngrams(char_ngrams)
         base = dict(
             n_bits=n_bits,
-            char_ngrams=char_ngrams,
+            char_ngrams=n_chars,
             char_min=char_min,
             lowercase=not keep_case,
             split_scripts=split_scripts,
@@ -210,6 +210,7 @@ def tune_command(
         if output:
             with atomic_path(output) as tmp:
                 table.to_csv(tmp, index=False)
+        assert result.chosen is not None  # tune() always chooses (the best, or the reference)
         best, chosen = dict(result.best), dict(result.chosen)
         fixed = {
             k: v for k, v in base.items() if k != "seed" and v is not None and v != DEFAULTS.get(k)

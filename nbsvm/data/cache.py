@@ -15,7 +15,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,7 +50,7 @@ class CacheWriter:
         self.folder = self._out.folder
         self.hasher = hasher
         self.extra_meta = dict(extra_meta or {})
-        self.before_publish = None
+        self.before_publish: Callable[[], None] | None = None
         self.attachments: dict = {}
         self.labels: list = []
         self.first_seen: list = []
@@ -125,7 +125,7 @@ class CacheWriter:
 class FeatureCache:
     """A finished cache, read with positioned reads into private buffers."""
 
-    def __init__(self, folder):
+    def __init__(self, folder) -> None:
         self.folder = Path(folder)
         try:
             meta = json.loads((self.folder / "meta.json").read_text())
@@ -284,7 +284,7 @@ class FeatureCache:
                 for name in names:
                     os.replace(new[name], target / name)
                 (target / "meta.json").write_text(json.dumps(meta))
-                self.__init__(target)
+                FeatureCache.__init__(self, target)  # reopened on the translated files
         finally:
             stop.set()
             worker.join(timeout=10)

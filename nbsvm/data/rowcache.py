@@ -21,12 +21,12 @@ from nbsvm.data.store import ArrayReader, ArrayWriter
 from nbsvm.data.translate import check_ids
 from nbsvm.errors import NBSVMError
 
-ROWS = {"indices.i64": np.int64, "values.f64": np.float64, "offsets.i64": np.int64}
-TARGETS = {
+ROWS: dict[str, type] = {"indices.i64": np.int64, "values.f64": np.float64, "offsets.i64": np.int64}
+TARGETS: dict[str, dict[str, type]] = {
     "regression": {"targets.f64": np.float64},
     "multilabel": {"label_offsets.i64": np.int64, "label_codes.i32": np.int32},
 }
-CODES = {"codes.i32": np.int32}
+CODES: dict[str, type] = {"codes.i32": np.int32}
 
 
 def one_label(record) -> str:
@@ -68,7 +68,8 @@ class RowWriter:
         self.names: list[str] = []  # class names in order of first appearance
         self._code: dict[str, int] = {}
         self.n_rows = self.nnz = self.n_labels = 0
-        self.min_index, self.max_index = None, -1
+        self.min_index: int | None = None
+        self.max_index = -1
         self._out.write("offsets.i64", np.zeros(1))
         if task == "multilabel":
             self._out.write("label_offsets.i64", np.zeros(1))
@@ -129,7 +130,7 @@ class RowCache:
     """A published row cache, read in blocks (offsets checked on every read, indices once
     per block: they index the learner's weights in compiled code)."""
 
-    def __init__(self, folder):
+    def __init__(self, folder) -> None:
         self.folder = Path(folder)
         try:
             meta = json.loads((self.folder / "meta.json").read_text())
@@ -139,7 +140,7 @@ class RowCache:
             self.min_index, self.max_index = meta["min_index"], int(meta["max_index"])
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
             raise NBSVMError(f"unusable training cache ({e})", path=str(self.folder)) from None
-        sizes = {
+        sizes: dict[str, tuple[type, int]] = {
             "indices.i64": (np.int64, self.nnz),
             "values.f64": (np.float64, self.nnz),
             "offsets.i64": (np.int64, self.n_rows + 1),
@@ -229,6 +230,7 @@ class RowCache:
                 offsets,
                 n_features,
             )
+            labels: list | np.ndarray
             if self.task == "multilabel":
                 labels = [y for p in parts for y in p[3]]
             else:

@@ -68,7 +68,7 @@ class ArrayWriter:
 
     def write(self, name: str, array) -> None:
         a = np.ascontiguousarray(array, dtype=self.dtypes[name])
-        self._files[name].write(memoryview(a).cast("B"))
+        self._files[name].write(a.data.cast("B"))  # a.data: memoryview(a)
 
     def close_files(self) -> None:
         """Sync and close the appended files (done by :meth:`publish` if not before)."""

@@ -144,7 +144,9 @@ def ngram_map(
     return ngram_map_of(strongest_columns(clf, top), clf.column_of_, clf.hasher_, texts, per_bucket)
 
 
-def ngram_map_of(chosen, remap, hasher, texts, per_bucket=PER_BUCKET):
+def ngram_map_of(
+    chosen, remap, hasher, texts, per_bucket=PER_BUCKET
+) -> dict[int, list[tuple[str, int]]]:
     """:func:`ngram_map` from the bitmap of chosen model columns (:func:`strongest_columns`)
     and the bucket -> column ``remap`` (None: columns are buckets); runs without the model:
     in a thread, while the last epoch trains."""

@@ -54,12 +54,12 @@ def evaluate_documents(
     if model.multilabel:
         if scores_out is not None:
             raise NBSVMError("ROC and precision-recall plots are drawn for single-label models")
-        scorer = _LabelSetScorer(model)
+        sets = _LabelSetScorer(model)
         for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
-            scorer.add(batch, batch.labels, columns=True)
+            sets.add(batch, batch.labels, columns=True)
             if callback:
-                callback({"stage": "eval", "docs": scorer.n})
-        return scorer.report()
+                callback({"stage": "eval", "docs": sets.n})
+        return sets.report()
     scorer = _Scorer(model, scores_out)
     # the hasher thread also maps buckets to model columns
     for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
@@ -86,12 +86,12 @@ def evaluate_cache(
             "the cache was hashed with other settings than the model's", path=str(cache.folder)
         )
     if model.multilabel:
-        scorer = _LabelSetScorer(model)
+        sets = _LabelSetScorer(model)
         for batch in cache.batches(2048):
-            scorer.add(batch, [cache.labels[c] for c in batch.labels], columns)
+            sets.add(batch, [cache.labels[c] for c in batch.labels], columns)
             if callback:
-                callback({"stage": "eval", "docs": scorer.n})
-        return scorer.report()
+                callback({"stage": "eval", "docs": sets.n})
+        return sets.report()
     # a label the model does not know is an error of every document that has it
     to_class = np.array(
         [model.classes_.index(label) if label in model.classes_ else -1 for label in cache.labels]

@@ -350,7 +350,7 @@ class AUCHistogram:
 
     def auc(self) -> list:
         """The area of each output (None where it has no positive or no negative)."""
-        out = []
+        out: list[float | None] = []
         for pos, neg in zip(self.pos, self.neg):
             n_pos, n_neg = int(pos.sum()), int(neg.sum())
             if not n_pos or not n_neg:

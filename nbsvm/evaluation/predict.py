@@ -5,7 +5,7 @@ probabilities per batch of documents (bounded memory).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -48,7 +48,7 @@ def predict_documents(
     for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
         scores = model.decision_batch(batch, columns=True)
         labels = model.labels_of(scores)
-        frame = {"source": batch.sources, "line": batch.lines}
+        frame: dict[str, Any] = {"source": batch.sources, "line": batch.lines}
         if any(label is not None for label in batch.labels):
             frame["true_label"] = batch.labels
         frame["label"] = labels

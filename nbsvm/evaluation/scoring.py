@@ -201,6 +201,7 @@ class _LabelSetScorer:
     def report(self) -> dict:
         if self.n == 0:
             raise NBSVMError("no documents to evaluate")
+        assert self.sums is not None  # every batch (n > 0: one at least) added its sums
         sums, classes = dict(self.sums), list(self.model.classes_)
         if self.unseen:
             u = len(self.unseen)

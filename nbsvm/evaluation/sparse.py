@@ -175,8 +175,10 @@ def evaluate_sparse(
     if n == 0:
         raise NBSVMError("no examples to evaluate")
     if task == "regression":
+        assert sums is not None  # every batch (n > 0: one at least) added its sums
         return Report(regression_report(sums))
     if task == "multilabel":
+        assert sums is not None  # every batch (n > 0: one at least) added its sums
         return Report(multilabel_report(sums, classes))
     return Report(report(cm, classes), task=task)
 

@@ -35,7 +35,7 @@ import tarfile
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, iter_lines
@@ -339,7 +339,10 @@ def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, Arch
                 if member.isfile() and member.name.endswith(suffix):
                     yield (
                         member.name,
-                        ArchiveMember(tar.extractfile(member), f"{name}:{member.name}"),
+                        ArchiveMember(
+                            cast(IO[bytes], tar.extractfile(member)),  # a file: never None
+                            f"{name}:{member.name}",
+                        ),
                     )
     except (tarfile.TarError, OSError, EOFError, zlib.error, TypeError) as e:
         # TypeError: tarfile's stream mode calls ord() on a gzip header cut short
@@ -454,7 +457,10 @@ def _archive_reviews(path, wanted, one) -> Iterator[Document]:
                 [
                     one(
                         f"{path}:{name}",
-                        ArchiveMember(t.extractfile(name), f"{path}:{name}"),
+                        ArchiveMember(
+                            cast(IO[bytes], t.extractfile(name)),  # a file: never None
+                            f"{path}:{name}",
+                        ),
                         Path(name).stem,
                     )
                     for t, name in zip(tars, members)

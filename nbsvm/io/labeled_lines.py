@@ -208,7 +208,7 @@ def read_lines(
     finally:
         if close:
             fh.close()
-    if tab_unknown:
+    if tab_unknown and known is not None:  # counted only against known classes
         shown = ", ".join(sorted(map(str, known))[:10])
         stats.note(
             f"{name}: {tab_unknown} line{'s' * (tab_unknown != 1)} with a TAB whose "

@@ -18,6 +18,7 @@ import os
 import stat
 import zipfile
 from pathlib import Path
+from typing import IO, cast
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def checksum(arrays: dict[str, np.ndarray], header: dict | None = None) -> str:
         a = np.ascontiguousarray(arrays[name])
         _array_parts(h, name, a.dtype, a.shape)
         if a.size:  # an empty array has no bytes (and no byte view)
-            h.update(memoryview(a).cast("B"))
+            h.update(a.data.cast("B"))  # a.data: memoryview(a)
     if header is not None:
         h.update(b"|" + HEADER_KEY.encode() + b"|" + canonical_header(header))
     return h.hexdigest()
@@ -108,7 +109,7 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
         atomic_path(path) as tmp,
         open(tmp, "wb") as out,
         zipfile.ZipFile(
-            out if stat.S_ISREG(os.fstat(out.fileno()).st_mode) else _Stream(out),
+            out if stat.S_ISREG(os.fstat(out.fileno()).st_mode) else cast(IO[bytes], _Stream(out)),
             "w",
             compression=zipfile.ZIP_STORED,
             allowZip64=True,
@@ -138,7 +139,7 @@ def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
                     piece = np.ascontiguousarray(piece, dtype=spec.dtype)
                     if piece.size == 0:
                         continue
-                    view = memoryview(piece).cast("B")
+                    view = piece.data.cast("B")  # memoryview(piece)
                     digest.update(view)
                     fh.write(view)
                     written += piece.size
@@ -206,7 +207,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) ->
                 path=str(path),
             )
         out = np.empty(shape, dtype=dtype)
-        got = fh.readinto(memoryview(out.reshape(-1)).cast("B")) if nbytes else 0
+        got = cast(zipfile.ZipExtFile, fh).readinto(out.reshape(-1).data.cast("B")) if nbytes else 0
         if got != nbytes:
             raise NBSVMError(
                 f"corrupted or truncated {kind} file: array {name!r} is short", path=str(path)
@@ -270,7 +271,8 @@ def check_members(infos: list[zipfile.ZipInfo], file_bytes: int, what: str, path
         raise NBSVMError(f"corrupted {what}: unexpected members", path=str(path))
     for i in infos:
         if i.compress_type != zipfile.ZIP_STORED:
-            method = zipfile.compressor_names.get(i.compress_type, i.compress_type)
+            # zipfile's private table of method names, which typeshed leaves out
+            method = zipfile.compressor_names.get(i.compress_type, i.compress_type)  # type: ignore[attr-defined]
             raise NBSVMError(
                 f"corrupted {what}: member {i.filename!r} is compressed "
                 f"({method}); nbsvm writes members uncompressed and reads no "

@@ -12,6 +12,7 @@ import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
@@ -41,7 +42,7 @@ OTHER_COMPRESSION = (".bz2", ".zip", ".xz", ".zst", ".tar")
 def read_table(
     path,
     text_col="text",
-    label_col: str | None = "label",
+    label_col: str | int | None = "label",
     sep: str = ",",
     chunksize: int = 10_000,
     strict: bool = False,
@@ -71,7 +72,7 @@ def read_table(
     """
     if stats is None:
         stats = ReadStats()
-    text_cols = _columns(text_col)
+    text_cols: list[Any] = _columns(text_col)  # names, or 0-based numbers when positional
     encoding = check_encoding(encoding)
     if not text_cols or len(set(text_cols)) != len(text_cols):
         raise NBSVMError(f"--text-col names each column once; got {text_cols}")
@@ -181,7 +182,7 @@ def read_table(
                     if not label and not empty_label:
                         stats.bad(
                             f"empty label in column "
-                            f"{label_col + 1 if positional else repr(label_col)}",
+                            f"{cast(int, label_col) + 1 if positional else repr(label_col)}",
                             name,
                             row,
                         )

@@ -10,6 +10,7 @@ against ``classes_[0]``); with more, one per class against the rest.
 from __future__ import annotations
 
 import mmap
+from typing import cast
 
 import numpy as np
 
@@ -91,7 +92,8 @@ class NBLexicon:
         for label in sorted(by_label):
             k = lexicon.code_of(label)
             n, idx, cnt = by_label[label]
-            lexicon._pairs.add_counts(idx, k, cnt)
+            # _init_state() without a store counts in pairs: never None here
+            cast(PairCounts, lexicon._pairs).add_counts(idx, k, cnt)
             lexicon._docs_store[k] = n
         return lexicon
 
@@ -146,7 +148,8 @@ class NBLexicon:
 
     @property
     def _counts(self) -> np.ndarray:
-        return self._store[: len(self._labels)]
+        # read only while counting dense (before _to_pairs), when the store is lent
+        return cast(np.ndarray, self._store)[: len(self._labels)]
 
     @property
     def _docs(self) -> np.ndarray:
@@ -227,7 +230,7 @@ class NBLexicon:
         return df
 
     def kept_ratios(
-        self, alpha: float | None = None, min_df: int = 1
+        self, alpha: float | None = None, min_df: int | np.integer = 1
     ) -> tuple[np.ndarray, np.ndarray]:
         """``(buckets, ratios)``: the buckets seen in at least ``min_df`` documents and
         their NB log-count ratios, shape ``(1, n)`` for two classes (``classes_[1]``

@@ -129,7 +129,7 @@ class PairCounts:
     ([5, 7], [[1, 1], [0, 0], [1, 0]])
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.keys = np.zeros(0, dtype=np.int64)
         self.counts = np.zeros(0, dtype=np.int32)
         self._pending: list[np.ndarray] = []

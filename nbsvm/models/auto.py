@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -155,7 +155,7 @@ class AutoResult:
 
 def _resolve(space: dict, defaults: dict) -> dict:
     """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two."""
-    other = {
+    other: dict[str, dict[Any, Any]] = {
         "norm": {"l2": "none", "none": "l2"},
         "min_df": {1: 2, 2: 1},
         "split_scripts": {True: False, False: True},
@@ -319,7 +319,8 @@ class _Search:
         # peek at the first documents: short ones, or a small corpus (read whole before
         # SMALL_CORPUS_NGRAMS), also get character n-grams (XGraph +1 point, long posts)
         docs = iter(docs)
-        head, n_grams, median, ended = [], 0, 0.0, False
+        head: list[Document] = []
+        n_grams, median, ended = 0, 0.0, False
         probe = self.model.validate()
         while n_grams < SMALL_CORPUS_NGRAMS:
             chunk = list(itertools.islice(docs, CHUNK))
@@ -427,7 +428,7 @@ class _Search:
             )
         return self.samples[(key, fold, rung)]
 
-    def trial(self, i: int, rung: int) -> tuple[np.ndarray, int, float, float]:
+    def trial(self, i: int, rung: int) -> tuple[np.ndarray, np.ndarray, float, float]:
         """Candidate ``i`` trained on each fold's sample for ``rung``: its score on each
         validation group at each beta (-inf where beta does not apply; a row per group),
         the held-out documents of each group, the seconds (beyond joining the samples, done

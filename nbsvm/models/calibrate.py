@@ -93,11 +93,12 @@ def _truth(model, labels) -> np.ndarray:
 def held_out_scores(model, docs: Iterable[Document]) -> tuple[np.ndarray, np.ndarray]:
     """A fitted model's scores ``(n, n_outputs)`` of ``docs`` and their truth (as
     :func:`_truth`)."""
-    scores, truth = [], []
+    parts: list[np.ndarray] = []
+    truth: list[np.ndarray] = []
     for batch in hash_batches(docs, model.hasher_):
-        scores.append(np.asarray(model.decision_batch(batch)).reshape(len(batch), -1))
+        parts.append(np.asarray(model.decision_batch(batch)).reshape(len(batch), -1))
         truth.append(_truth(model, batch.labels))
-    scores = np.concatenate(scores) if scores else np.zeros((0, 1))
+    scores = np.concatenate(parts) if parts else np.zeros((0, 1))
     if len(scores) < 2:
         raise NBSVMError(
             f"--calibrate holds out a tenth of the training documents and got "

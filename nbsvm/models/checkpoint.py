@@ -21,6 +21,7 @@ model is bit-identical to an uninterrupted run (tested).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -155,7 +156,8 @@ class Checkpoint:
 
     def restore_rng(self, header: dict, rng: np.random.Generator) -> None:
         try:
-            rng.bit_generator.state = header.get("rng")
+            state: Any = header.get("rng")  # numpy checks it (a bad one raises below)
+            rng.bit_generator.state = state
         except (TypeError, ValueError, KeyError) as e:
             raise NBSVMError(
                 f"corrupted checkpoint: generator state ({e})", path=str(self.path)

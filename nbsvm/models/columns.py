@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import mmap
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -128,12 +129,12 @@ class ColumnBuilder:
         two = self._per_class(len(cache.labels))
         lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm) if two else None
         df = None if two else store[0]
-        if two:
+        if lexicon is not None:  # two classes
             for label in cache.labels:
                 lexicon.code_of(label)
         n = 0
         for batch in cache.batches(8192):
-            if two:
+            if lexicon is not None:
                 lexicon.add_batch(
                     batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32)
                 )
@@ -167,7 +168,7 @@ class ColumnBuilder:
         # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
         bounds = two_ranges(counts.shape[1])
-        parts = [None, None]
+        parts: list[Any] = [None, None]
 
         def count(k):
             parts[k] = kernels.seen_sums(
@@ -241,6 +242,8 @@ class ColumnBuilder:
         run_parts(fill, 2)
         self._binary_values(learner)
         if buckets is not None:
+            # sparse counts are never counted in place, so never dense: column_of is an array
+            assert column_of is not None
             by_bucket = np.full(1 << lexicon.hasher.n_bits, -1, dtype=np.int32)
             by_bucket[buckets] = column_of
             column_of = by_bucket
@@ -299,7 +302,7 @@ class ColumnBuilder:
             set_rows = np.arange(len(labels), dtype=np.int32)
         min_df = max(int(model.setting("min_df")), 1)
         bounds = two_ranges(df.shape[0])
-        parts = [None, None]
+        parts: list[Any] = [None, None]
 
         def stats(k):
             parts[k] = kernels.df_stats(df, min_df, int(bounds[k]), int(bounds[k + 1]))

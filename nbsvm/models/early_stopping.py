@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from nbsvm.data.batches import hash_batches
-from nbsvm.data.cache import CacheWriter
+from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.heldout import accuracy_now
 from nbsvm.io.document import rereadable
@@ -37,31 +37,33 @@ class EarlyStopping:
         self.model, self.held_docs, self.patience = model, held_docs, patience
         self.notify = notify
         self.folder = Path(tempfile.mkdtemp(prefix="nbsvm-valid-", dir=model.cache_dir))
-        self.cache = None
-        self.best, self.best_epoch, self.saved = -1.0, 0, None
+        self.cache: FeatureCache | None = None
+        self.best, self.best_epoch = -1.0, 0
+        self.saved: tuple | None = None
         self.history: dict[int, float] = {}
         self.seconds = 0.0
 
-    def _hash(self):
+    def _hash(self) -> FeatureCache:
+        """Hash the held-out documents into ``self.cache`` (once); return it."""
         model = self.model
         with CacheWriter(self.folder / "valid", model.hasher_) as writer:
             for batch in hash_batches(self.held_docs(), model.hasher_, remap=model.column_of_):
                 for i, label in enumerate(batch.labels):
                     check_seen(model, label, "--valid", **batch.where(i))
                 writer.add(batch)
-            self.cache = writer.close()
-        if self.cache.n_docs == 0:
+            cache = self.cache = writer.close()
+        if cache.n_docs == 0:
             raise NBSVMError(
                 "early stopping held out no documents: the training data is too "
                 "small for the validation fraction"
             )
+        return cache
 
     def after_epoch(self, epoch: int, epochs: int) -> bool:
         """Score epoch ``epoch``; True to stop training now."""
         t0 = time.perf_counter()
-        if self.cache is None:
-            self._hash()
-        accuracy = accuracy_now(self.model, self.cache, columns=True)
+        cache = self.cache if self.cache is not None else self._hash()
+        accuracy = accuracy_now(self.model, cache, columns=True)
         self.history[epoch] = accuracy
         improved = accuracy > self.best
         if improved:

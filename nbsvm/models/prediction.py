@@ -5,6 +5,7 @@ batches so that memory does not grow with the input."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -19,6 +20,13 @@ from nbsvm.learners.calibrator import sigmoid, softmax
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
 
+if TYPE_CHECKING:
+    from nbsvm.learners.reduction import NBReduction
+    from nbsvm.learners.sgd import LinearSGD
+    from nbsvm.learners.targets import Labels
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.text.hashing import Hasher
+
 
 def _check_columns(batch: Batch, n_columns: int) -> None:
     """Offsets non-decreasing within the ids and every id a column (one compiled pass)."""
@@ -32,6 +40,31 @@ def _check_columns(batch: Batch, n_columns: int) -> None:
 
 class PredictionMixin:
     """Learned arrays and prediction of :class:`~nbsvm.NBSVMClassifier`."""
+
+    if TYPE_CHECKING:  # the parameters, learned state and methods of NBSVMClassifier
+        beta: float
+        interpolate: str
+        learner: str | None
+        multilabel: bool
+        classes_: Labels
+        class_counts_: np.ndarray
+        n_docs_: int
+        hasher_: Hasher
+        linear_: LinearSGD
+        column_of_: np.ndarray | None
+        backend_: NBReduction
+        mean_abs_coef_: np.ndarray
+
+        @property
+        def backend_learner(self) -> str | None: ...
+
+        def setting(self, name: str, classes: list | None = None) -> Any: ...
+
+        def n_outputs(self, classes: list | None = None) -> int: ...
+
+        def unit_rows(self) -> bool: ...
+
+        def class_weights(self) -> np.ndarray | None: ...
 
     # -- learned state (views of the learner's arrays) --------------------------------------
     def column_buckets(self) -> np.ndarray:
@@ -323,6 +356,6 @@ class PredictionMixin:
             Document(str(label), text, "<input>", i + 1)
             for i, (text, label) in enumerate(zip(texts, labels))
         )
-        return evaluate_documents(self, docs)
+        return evaluate_documents(cast("NBSVMClassifier", self), docs)
 
     # -- files ----------------------------------------------------------------------------

@@ -4,6 +4,8 @@ and the checks that say which values are allowed."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from nbsvm.config import (
@@ -19,6 +21,9 @@ from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
 from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_learner
 from nbsvm.learners.sgd import OPTIMIZERS
 from nbsvm.text.hashing import Hasher
+
+if TYPE_CHECKING:
+    from nbsvm.learners.targets import Labels
 
 INTERPOLATIONS = ("scores", "weights")
 WEIGHTINGS = ("nb", "binary")  # feature value of a kept bucket: its NB ratio, or 1
@@ -90,6 +95,42 @@ def check_training_options(model) -> None:
 class SettingsMixin:
     """Resolved settings and parameter checks of :class:`~nbsvm.NBSVMClassifier`."""
 
+    if TYPE_CHECKING:  # set by NBSVMClassifier.__init__ (its parameters) and by fitting
+        ngrams: int
+        n_bits: int
+        char_ngrams: int | None
+        hash_seed: int
+        alpha: float
+        min_df: int | None
+        loss: str | None
+        optimizer: str | None
+        eta0: float | str | None
+        lam: float
+        beta: float
+        interpolate: str
+        epochs: int | None
+        seed: int
+        threads: int
+        weighting: str
+        norm: str | None
+        learner: str | None
+        multilabel: bool
+        auto: bool
+        time_budget: float
+        auto_metric: str | None
+        calibrate: str | None
+        class_weight: str | dict[Any, float] | None
+        keep_counts: bool
+        char_min: int
+        lowercase: bool
+        early_stopping: bool
+        validation_fraction: float
+        n_iter_no_change: int
+        split_scripts: bool
+        nfkc: bool
+        long_words: int
+        classes_: Labels
+
     def _hasher(self, words_only: bool = False) -> Hasher:
         """The hasher of these settings (``words_only``: without character n-grams)."""
         chars = 0 if words_only else self.setting("char_ngrams")
@@ -111,7 +152,7 @@ class SettingsMixin:
         ``'sgd'``, ``'adagrad'`` or ``'ovr'``)."""
         return backend_name(self.learner)
 
-    def setting(self, name: str, classes: list | None = None):
+    def setting(self, name: str, classes: list | None = None) -> Any:
         """The value of parameter ``name`` this model trains with: the parameter, or when it
         is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
         classes (known once fitted, or after the training data is counted), or for

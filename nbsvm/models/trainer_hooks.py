@@ -4,6 +4,8 @@ label codes and each output's positive class in a cache, and the epoch driver.""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from nbsvm.data.batches import Batch
@@ -16,9 +18,28 @@ from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.columns import ColumnBuilder, Columns
 
+if TYPE_CHECKING:
+    from nbsvm.text.hashing import Hasher
+
 
 class TrainerHooksMixin:
     """The model's side of training (:class:`~nbsvm.NBSVMClassifier`)."""
+
+    if TYPE_CHECKING:  # the parameters and methods of NBSVMClassifier
+        alpha: float
+        lam: float
+        threads: int
+        multilabel: bool
+        class_weight: str | dict[Any, float] | None
+
+        @property
+        def backend_learner(self) -> str | None: ...
+
+        def setting(self, name: str, classes: list | None = None) -> Any: ...
+
+        def n_outputs(self, classes: list | None = None) -> int: ...
+
+        def _hasher(self, words_only: bool = False) -> Hasher: ...
 
     def start_from_lexicon(self, lexicon: NBLexicon) -> None:
         """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit

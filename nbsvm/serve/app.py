@@ -20,6 +20,7 @@ import math
 import os
 import time
 from importlib import resources
+from typing import TYPE_CHECKING, cast
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
@@ -43,6 +44,9 @@ from nbsvm.serve.limits import (
 )
 from nbsvm.serve.registry import ModelRegistry
 from nbsvm.serve.scoring import describe, explanation, predictions
+
+if TYPE_CHECKING:
+    from starlette.routing import Route
 
 MAX_BODY_BYTES = 8 << 20  # a batch of 1,000 long reviews fits
 MAX_BATCH = 1000
@@ -327,6 +331,7 @@ def create_app(
     async def predict_with(name, req: PredictRequest):
         s = served(name if name is not None else req.model)
         texts = [req.text] if req.text is not None else req.texts
+        assert texts is not None  # PredictRequest's validator asks for text or texts
         _check_texts(texts, max_batch, max_text_chars)
         rows = await _off_the_loop_if_large(
             sum(map(len, texts)), predictions, s.model, texts, req.top_k, req.threshold
@@ -422,7 +427,8 @@ def create_app(
         body, kind = metrics.render()
         return Response(body, media_type=kind)
 
-    metrics.routes[:] = [r.path for r in app.routes if hasattr(r, "methods")]
+    # the routes with methods are starlette Routes (FastAPI's APIRoute among them)
+    metrics.routes[:] = [cast("Route", r).path for r in app.routes if hasattr(r, "methods")]
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
     app.add_middleware(RequestGuard, hosts=AllowedHosts(allowed_hosts))  # before any read
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: sees every answer

@@ -125,7 +125,7 @@ class GuardedH11Protocol(H11Protocol):
     """uvicorn's h11 protocol with a read deadline and a connection limit (the module's
     docstring says why); the settings come from :class:`ServeConfig`."""
 
-    def __init__(self, config, server_state, app_state, _loop=None):
+    def __init__(self, config, server_state, app_state, _loop=None) -> None:
         super().__init__(config, server_state, app_state, _loop)
         self.max_connections = getattr(config, "max_connections", None)
         self.timeout_read = getattr(config, "timeout_read", None)

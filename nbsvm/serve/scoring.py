@@ -10,6 +10,8 @@ probabilities), ``probabilities`` (every class's) and, with ``top_k`` or ``thres
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 
@@ -36,7 +38,8 @@ def predictions(
     mask = model.label_mask(raw) if model.multilabel else None
     out = []
     for i in range(len(texts)):
-        if model.multilabel:
+        row: dict[str, Any]
+        if mask is not None:  # multi-label (label_mask always gives an array)
             chosen = (
                 [k for k in range(len(classes)) if values[i, k] >= threshold]
                 if threshold is not None
@@ -45,6 +48,7 @@ def predictions(
             row = {"label": [classes[k] for k in chosen]}
             best = int(np.argmax(values[i] if kind == "probability" else scores[i]))
         else:
+            assert labels is not None  # one label per document: labels_of gave them
             row = {"label": labels[i]}
             best = code_of[labels[i]]
         row["score"] = float(scores[i, best])

@@ -33,7 +33,7 @@ def validate_n_bits(n_bits: int) -> int:
     return int(n_bits)
 
 
-def bucket_of(key: str, n_bits: int, seed: int = 0) -> int:
+def bucket_of(key: str | bytes, n_bits: int, seed: int = 0) -> int:
     """Bucket of one key: the reference definition every faster path must match.
 
     Examples

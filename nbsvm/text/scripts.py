@@ -194,7 +194,7 @@ def flat_ranges(table=SCRIPT_TABLE) -> list[tuple[int, int, int]]:
             out[-1][1] = b - 1
         else:
             out.append([a, b - 1, kind])
-    return [tuple(r) for r in out]
+    return [(r[0], r[1], r[2]) for r in out]
 
 
 def script_arrays() -> np.ndarray:

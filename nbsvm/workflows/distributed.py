@@ -30,6 +30,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -331,7 +332,8 @@ def evaluate(client, shards: list[str], model_path: str, reader: dict | None = N
     )
     if "sums" in reps[0]:  # a multi-label model's sums
         return label_set_report(worker.cached_model(str(model_path)), reps)
-    cm = sum(np.asarray(r["confusion_matrix"], dtype=np.int64) for r in reps)
+    # reps holds a report per shard, one at least: the sum is an array, never the start 0
+    cm = cast(np.ndarray, sum(np.asarray(r["confusion_matrix"], dtype=np.int64) for r in reps))
     log_loss_sum = None
     if all("log_loss" in r for r in reps):
         log_loss_sum = sum(r["log_loss"] * r["n_docs"] for r in reps)

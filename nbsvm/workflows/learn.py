@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -55,6 +55,16 @@ from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
 if TYPE_CHECKING:
     from nbsvm.models.checkpoint import Checkpoint
 
+    class SparseLearner(OnlineLearner):
+        """An online learner :func:`learn_sparse` trained: what it records for ``eval`` and
+        ``predict`` to read the same format again (saved in the model header)."""
+
+        format_: str
+        n_bits_: int
+        hash_seed_: int
+        index_base_: int
+        n_train_: int
+
 
 def learn_sparse(
     learner: OnlineLearner,
@@ -75,7 +85,7 @@ def learn_sparse(
     stats=None,
     checkpoint: Checkpoint | None = None,
     encoding: str = "utf-8",
-) -> OnlineLearner:
+) -> SparseLearner:
     """Train ``learner`` afresh on sparse files for ``epochs`` passes (default: the
     learner's own ``epochs``, else 1).
 
@@ -133,7 +143,8 @@ def learn_sparse(
         )
         base, shift, width = _feature_width(cache, encoder, index_base, n_features, widest, limit)
         classes = None if learner.task == "regression" else sorted(cache.names)
-        n_outputs = 1 if learner.task in ("binary", "regression") else len(classes)
+        # classes is None for regression only
+        n_outputs = 1 if learner.task in ("binary", "regression") else len(cast(list, classes))
         copies = 2 if getattr(learner, "average", False) else 1
         check_fit_memory(
             FIXED_BYTES + n_outputs * (width + 1) * 8 * copies,
@@ -166,12 +177,13 @@ def learn_sparse(
         shutil.rmtree(folder, ignore_errors=True)
     learner.history_ = history
     # what eval / predict need to read the same format again (saved in the header)
-    learner.format_ = formats[0]
-    learner.n_bits_ = encoder.n_bits if encoder.hashed else 0
-    learner.hash_seed_ = encoder.hash_seed
-    learner.index_base_ = int(base)
-    learner.n_train_ = int(cache.n_rows)
-    return learner
+    trained = cast("SparseLearner", learner)
+    trained.format_ = formats[0]
+    trained.n_bits_ = encoder.n_bits if encoder.hashed else 0
+    trained.hash_seed_ = encoder.hash_seed
+    trained.index_base_ = int(base)
+    trained.n_train_ = int(cache.n_rows)
+    return trained
 
 
 def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[list, int]:
@@ -353,7 +365,7 @@ def _epoch(learner, groups, classes, epoch: int, epochs: int, n_rows: int, sourc
         yield learner.last_stats_
 
     sums = run_epoch(groups, step)
-    stats = {
+    stats: dict[str, Any] = {
         "stage": "epoch",
         "epoch": epoch,
         "epochs": epochs,

@@ -36,7 +36,7 @@ import numpy as np
 
 from nbsvm.config import DEFAULTS, TASK_PARAMS
 from nbsvm.data.batches import hash_batch, rows_of
-from nbsvm.data.cache import CacheWriter
+from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.samples import split_blocks
@@ -65,7 +65,7 @@ TUNABLE = (
 )
 PREDICTION_ONLY = ("beta", "interpolate")
 #: the grid `nbsvm tune` searches when none is given: 32 candidates, 16 trainings
-DEFAULT_GRID = {
+DEFAULT_GRID: dict[str, list] = {
     "ngrams": [2, 3],
     "loss": ["log", "hinge"],
     "lam": [1e-4, 1e-5],
@@ -160,7 +160,7 @@ def _split_and_hash(
                             writers[n][s][which].add(rows_of(batch, mask))
             seen += len(chunk)
             notify({"stage": "hash", "docs": seen})
-        out = {}
+        out: dict[int, list[tuple[FeatureCache, FeatureCache]]] = {}
         for n in orders:
             out[n] = []
             for train, valid in writers[n]:
@@ -251,7 +251,7 @@ def tune(
         for key, group in trained.items():
             params = dict(base, **dict(key))
             n = params.get("ngrams", DEFAULTS["ngrams"])
-            scores = {id(c): [] for c in group}
+            scores: dict[int, list[tuple]] = {id(c): [] for c in group}
             for s, (train, valid) in enumerate(caches[n]):
                 t1 = time.perf_counter()
                 clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
