@@ -85,87 +85,22 @@ def eval_command(
     with cli_errors():
         text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs, "the model": model}, output=output, plot=plot_path)
-        if skip_bad and (scheduler or dask_local or model_file_kind(model) == "learner"):
-            raise NBSVMError(
-                "--skip-bad-lines reads text for models of `nbsvm train`, "
-                "without --scheduler / --dask-local"
-            )
-        if (scheduler or dask_local) and (
-            plot_path is not None or model_file_kind(model) == "learner"
-        ):
-            raise NBSVMError(
-                "--scheduler / --dask-local evaluate models from `nbsvm train`, without --plot"
-            )
-        if plot_path is not None:
-            plot.check(plot_path)  # no matplotlib or a bad suffix: say so before reading
-        learner = model_file_kind(model) == "learner"
-        if plot_path is not None and learner:
-            raise NBSVMError(
-                "--plot draws the ROC and precision-recall curves of models from "
-                "`nbsvm train`; this is an `nbsvm learn` model",
-                path=model,
-            )
+        learner = _check_modes(model, plot_path, skip_bad, bool(scheduler or dask_local))
+        options = dict(locals())  # every option by name (--text-col resolved), for the steps
         scores: list | None = [] if plot_path is not None else None
         t0 = time.perf_counter()
         if learner:
-            # sparse-feature files, read as the model was trained (--format auto)
-            rep = evaluate_sparse(
-                load_learner(model),
-                inputs,
-                fmt=fmt,
-                callback=lambda e: check_interrupt(),
-                strict=strict,
-                stats=read_stats(),
-                encoding=check_encoding(encoding),
-            )
+            rep = _evaluate_learned(**options)
         elif scheduler or dask_local:
-            from nbsvm.workflows import distributed
-
-            NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
-            reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
-            if check_encoding(encoding) != "utf-8":
-                reader["encoding"] = encoding
-            if label_sep != "\t":
-                reader["label_sep"] = label_sep
-            with distributed.client_for(scheduler, dask_local) as client:
-                rep = distributed.evaluate(client, distributed.shards_of(inputs), model, reader)
+            rep = _evaluate_on_dask(**options)
         else:
             clf = NBSVMClassifier.load(model)
             t0 = time.perf_counter()
-            with ProgressReporter(quiet or json_out) as progress:
-                rep = evaluate_documents(
-                    clf,
-                    documents(
-                        inputs,
-                        fmt,
-                        text_col,
-                        label_col,
-                        strict=strict,
-                        skip_bad=skip_bad,
-                        encoding=encoding,
-                        empty_label=clf.multilabel,
-                        label_sep=label_sep,
-                    ),
-                    callback=progress,
-                    scores_out=scores,
-                )
+            rep = _evaluate_text(clf, scores, **options)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
         if plot_path is not None and scores is not None:  # scores: kept with --plot
-            truth = np.concatenate([t for t, _ in scores])
-            plot.roc_pr_confusion(
-                truth,
-                np.concatenate([s for _, s in scores]),
-                clf.classes_,
-                plot_path,
-                confusion=np.asarray(rep["confusion_matrix"])[
-                    : len(clf.classes_), : len(clf.classes_)
-                ],
-                title=_plot_title(inputs, model),
-                reliability=dict(rep["reliability"], ece=rep["ece"])
-                if "reliability" in rep
-                else None,
-            )
+            _plot(rep, scores, clf, plot_path, _plot_title(inputs, model))
         if output:
             with atomic_path(output) as tmp:
                 report_table(rep).to_csv(tmp, index=False)
@@ -175,3 +110,118 @@ def eval_command(
             print_report(rep, seconds)
             if plot_path is not None:
                 typer.echo(f"plot: {plot_path}")
+
+
+def _check_modes(model: str, plot_path: str | None, skip_bad: bool, dask: bool) -> bool:
+    """Refuse the options that do not go together, before reading; whether the model is
+    an `nbsvm learn` one."""
+    if skip_bad and (dask or model_file_kind(model) == "learner"):
+        raise NBSVMError(
+            "--skip-bad-lines reads text for models of `nbsvm train`, "
+            "without --scheduler / --dask-local"
+        )
+    if dask and (plot_path is not None or model_file_kind(model) == "learner"):
+        raise NBSVMError(
+            "--scheduler / --dask-local evaluate models from `nbsvm train`, without --plot"
+        )
+    if plot_path is not None:
+        plot.check(plot_path)  # no matplotlib or a bad suffix: say so before reading
+    learner = model_file_kind(model) == "learner"
+    if plot_path is not None and learner:
+        raise NBSVMError(
+            "--plot draws the ROC and precision-recall curves of models from "
+            "`nbsvm train`; this is an `nbsvm learn` model",
+            path=model,
+        )
+    return learner
+
+
+def _evaluate_learned(*, inputs, model, fmt, strict, encoding, **_) -> dict:
+    """The report of an `nbsvm learn` model on sparse-feature files, read as the model
+    was trained (--format auto)."""
+    return evaluate_sparse(
+        load_learner(model),
+        inputs,
+        fmt=fmt,
+        callback=lambda e: check_interrupt(),
+        strict=strict,
+        stats=read_stats(),
+        encoding=check_encoding(encoding),
+    )
+
+
+def _evaluate_on_dask(
+    *,
+    inputs,
+    model,
+    fmt,
+    text_col,
+    label_col,
+    strict,
+    encoding,
+    label_sep,
+    scheduler,
+    dask_local,
+    **_,
+) -> dict:
+    """``--scheduler / --dask-local``: the report, gathered from the workers' shards."""
+    from nbsvm.workflows import distributed
+
+    NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
+    reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
+    if check_encoding(encoding) != "utf-8":
+        reader["encoding"] = encoding
+    if label_sep != "\t":
+        reader["label_sep"] = label_sep
+    with distributed.client_for(scheduler, dask_local) as client:
+        return distributed.evaluate(client, distributed.shards_of(inputs), model, reader)
+
+
+def _evaluate_text(
+    clf,
+    scores: list | None,
+    *,
+    inputs,
+    fmt,
+    text_col,
+    label_col,
+    strict,
+    skip_bad,
+    encoding,
+    label_sep,
+    quiet,
+    json_out,
+    **_,
+) -> dict:
+    """The report of an `nbsvm train` model on text (its scores kept in ``scores``)."""
+    with ProgressReporter(quiet or json_out) as progress:
+        return evaluate_documents(
+            clf,
+            documents(
+                inputs,
+                fmt,
+                text_col,
+                label_col,
+                strict=strict,
+                skip_bad=skip_bad,
+                encoding=encoding,
+                empty_label=clf.multilabel,
+                label_sep=label_sep,
+            ),
+            callback=progress,
+            scores_out=scores,
+        )
+
+
+def _plot(rep: dict, scores: list, clf, plot_path: str, title: str) -> None:
+    """``--plot``: ROC, precision-recall, confusion and reliability plots."""
+    truth = np.concatenate([t for t, _ in scores])
+    plot.roc_pr_confusion(
+        truth,
+        np.concatenate([s for _, s in scores]),
+        clf.classes_,
+        plot_path,
+        confusion=np.asarray(rep["confusion_matrix"])[: len(clf.classes_), : len(clf.classes_)],
+        title=title,
+        reliability=dict(rep["reliability"], ece=rep["ece"]) if "reliability" in rep else None,
+    )

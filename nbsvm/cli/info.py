@@ -93,6 +93,28 @@ def describe(path, verify: bool = False) -> dict:
         "ngram_map": None,
         "arrays": arrays,
     }
+    _describe_hashing(info, header)
+    describe_kind = {
+        "model": _describe_model,
+        "lexicon": _describe_lexicon,
+        "learner": _describe_learner,
+        "checkpoint": _describe_checkpoint,
+    }.get(kind)
+    if describe_kind is not None:
+        describe_kind(info, header, arrays)
+    if verify:
+        if not info["readable"]:
+            raise NBSVMError(
+                f"cannot verify: format {version!r}, this nbsvm reads 1 to {FORMAT_VERSION}",
+                path=str(path),
+            )
+        load_npz(path, kind)  # reads every array and checks the checksum
+        info["verified"] = True
+    return info
+
+
+def _describe_hashing(info: dict, header: dict) -> None:
+    """The classes with their training counts, and the hashing settings, of any kind."""
     hasher = _dict(header.get("hasher"))
     n_bits = _int(hasher.get("n_bits"))
     counts = header.get("class_counts")
@@ -105,99 +127,109 @@ def describe(path, verify: bool = False) -> dict:
             }
             for i, c in enumerate(classes)
         ]
-    sizes = info["sizes"]
     if hasher:
         info["hasher"] = hasher
     if n_bits is not None:
-        sizes["n_bits"] = n_bits
-        sizes["buckets"] = 1 << n_bits
-    if kind == "model":
-        params = _dict(header.get("params"))
-        info["settings"] = dict(params)
-        if "eta0_" in header:
-            info["settings"]["eta0_chosen"] = header["eta0_"]
-        if isinstance(header.get("auto"), dict):  # what --auto changed and why
-            info["auto"] = header["auto"]
-        if isinstance(header.get("corpus"), dict):  # what the data-dependent defaults read
-            info["corpus"] = header["corpus"]
-        if isinstance(header.get("quantized"), dict):  # nbsvm quantize
-            info["quantized"] = header["quantized"]
-        if isinstance(header.get("calibration"), dict):  # train --calibrate
-            info["calibration"] = {
-                k: v for k, v in header["calibration"].items() if k in ("method", "report")
-            }
-        stored = _shape(arrays, "buckets", 0)
-        n_out = _shape(arrays, "coef", 0)
-        sizes["stored_buckets"] = stored
-        info["training"] = {
-            "n_docs": header.get("n_docs"),
-            "seen_buckets": header.get("n_seen_buckets"),
+        info["sizes"]["n_bits"] = n_bits
+        info["sizes"]["buckets"] = 1 << n_bits
+
+
+def _describe_model(info: dict, header: dict, arrays: dict) -> None:
+    """A model's settings, what --auto, the data, quantize and --calibrate recorded, its
+    training, sizes and n-gram map."""
+    sizes = info["sizes"]
+    params = _dict(header.get("params"))
+    info["settings"] = dict(params)
+    if "eta0_" in header:
+        info["settings"]["eta0_chosen"] = header["eta0_"]
+    if isinstance(header.get("auto"), dict):  # what --auto changed and why
+        info["auto"] = header["auto"]
+    if isinstance(header.get("corpus"), dict):  # what the data-dependent defaults read
+        info["corpus"] = header["corpus"]
+    if isinstance(header.get("quantized"), dict):  # nbsvm quantize
+        info["quantized"] = header["quantized"]
+    if isinstance(header.get("calibration"), dict):  # train --calibrate
+        info["calibration"] = {
+            k: v for k, v in header["calibration"].items() if k in ("method", "report")
         }
-        # load reads the arrays, then keeps a learner (W float32 per column and output: 3
-        # with AdaGrad, 2 with SGD) and a bucket -> column map of 2**n_bits int32
-        width = row_width("adagrad" if _shape(arrays, "adagrad_sq", 0) is not None else "sgd")
-        if stored is not None and n_out is not None and n_bits is not None:
-            sizes["memory_to_load"] = array_bytes + n_out * stored * width + 4 * (1 << n_bits)
-        n_map = _shape(arrays, "map_buckets", 0)
-        info["ngram_map"] = {
-            "present": n_map is not None and n_map > 0,
-            "ngrams": n_map or 0,
-            "text_bytes": _shape(arrays, "map_text", 0) or 0,
-        }
-    elif kind == "lexicon":
-        info["settings"] = {"alpha": header.get("alpha")}
-        stored = _shape(arrays, "buckets", 0)
-        sizes["stored_buckets"] = stored
-        total = sum(c for c in counts if _int(c) is not None) if isinstance(counts, list) else None
-        info["training"] = {"n_docs": total, "seen_buckets": stored}
-        if n_bits is not None and isinstance(classes, list):
-            # load spreads the counts over a dense (classes, 2**n_bits) int32 table
-            sizes["memory_to_load"] = array_bytes + 4 * len(classes) * (1 << n_bits)
-    elif kind == "learner":
-        params = _dict(header.get("params"))
-        state = _dict(header.get("state"))
-        info["settings"] = {
-            "learner": header.get("learner"),
-            "task": header.get("task"),
-            "params": params,
-            "input": {
-                k.rstrip("_"): state[k]
-                for k in ("format_", "n_bits_", "hash_seed_", "index_base_")
-                if k in state
-            },
-        }
-        learner_classes = state.get("classes_")
-        if isinstance(learner_classes, list):
-            info["classes"] = [{"name": str(c), "count": None} for c in learner_classes]
-        info["training"] = {
-            "n_examples": state.get("n_train_"),
-            "n_features": state.get("n_features_in_"),
-        }
-        if _int(state.get("n_bits_")):
-            sizes["n_bits"] = state["n_bits_"]
-            sizes["buckets"] = 1 << state["n_bits_"]
-        sizes["features"] = state.get("n_features_in_")
-        sizes["memory_to_load"] = array_bytes
-    elif kind == "checkpoint":
-        fingerprint = _dict(header.get("fingerprint"))
-        params = _dict(fingerprint.get("params"))
-        info["settings"] = dict(params)
-        info["training"] = {
-            "n_docs": header.get("n_docs"),
-            "after_epoch": header.get("epoch"),
-            "data": fingerprint.get("data"),
-        }
-        sizes["columns"] = _shape(arrays, "S", 1)
-        sizes["memory_to_load"] = array_bytes
-    if verify:
-        if not info["readable"]:
-            raise NBSVMError(
-                f"cannot verify: format {version!r}, this nbsvm reads 1 to {FORMAT_VERSION}",
-                path=str(path),
-            )
-        load_npz(path, kind)  # reads every array and checks the checksum
-        info["verified"] = True
-    return info
+    stored = _shape(arrays, "buckets", 0)
+    n_out = _shape(arrays, "coef", 0)
+    n_bits = sizes.get("n_bits")
+    sizes["stored_buckets"] = stored
+    info["training"] = {
+        "n_docs": header.get("n_docs"),
+        "seen_buckets": header.get("n_seen_buckets"),
+    }
+    # load reads the arrays, then keeps a learner (W float32 per column and output: 3
+    # with AdaGrad, 2 with SGD) and a bucket -> column map of 2**n_bits int32
+    width = row_width("adagrad" if _shape(arrays, "adagrad_sq", 0) is not None else "sgd")
+    if stored is not None and n_out is not None and n_bits is not None:
+        sizes["memory_to_load"] = info["array_bytes"] + n_out * stored * width + 4 * (1 << n_bits)
+    n_map = _shape(arrays, "map_buckets", 0)
+    info["ngram_map"] = {
+        "present": n_map is not None and n_map > 0,
+        "ngrams": n_map or 0,
+        "text_bytes": _shape(arrays, "map_text", 0) or 0,
+    }
+
+
+def _describe_lexicon(info: dict, header: dict, arrays: dict) -> None:
+    """A lexicon's smoothing, training documents and sizes."""
+    sizes = info["sizes"]
+    counts = header.get("class_counts")
+    classes = header.get("classes")
+    n_bits = sizes.get("n_bits")
+    info["settings"] = {"alpha": header.get("alpha")}
+    stored = _shape(arrays, "buckets", 0)
+    sizes["stored_buckets"] = stored
+    total = sum(c for c in counts if _int(c) is not None) if isinstance(counts, list) else None
+    info["training"] = {"n_docs": total, "seen_buckets": stored}
+    if n_bits is not None and isinstance(classes, list):
+        # load spreads the counts over a dense (classes, 2**n_bits) int32 table
+        sizes["memory_to_load"] = info["array_bytes"] + 4 * len(classes) * (1 << n_bits)
+
+
+def _describe_learner(info: dict, header: dict, arrays: dict) -> None:
+    """An online learner's settings, input, classes, training and sizes."""
+    sizes = info["sizes"]
+    params = _dict(header.get("params"))
+    state = _dict(header.get("state"))
+    info["settings"] = {
+        "learner": header.get("learner"),
+        "task": header.get("task"),
+        "params": params,
+        "input": {
+            k.rstrip("_"): state[k]
+            for k in ("format_", "n_bits_", "hash_seed_", "index_base_")
+            if k in state
+        },
+    }
+    learner_classes = state.get("classes_")
+    if isinstance(learner_classes, list):
+        info["classes"] = [{"name": str(c), "count": None} for c in learner_classes]
+    info["training"] = {
+        "n_examples": state.get("n_train_"),
+        "n_features": state.get("n_features_in_"),
+    }
+    if _int(state.get("n_bits_")):
+        sizes["n_bits"] = state["n_bits_"]
+        sizes["buckets"] = 1 << state["n_bits_"]
+    sizes["features"] = state.get("n_features_in_")
+    sizes["memory_to_load"] = info["array_bytes"]
+
+
+def _describe_checkpoint(info: dict, header: dict, arrays: dict) -> None:
+    """A checkpoint's settings, training so far and sizes."""
+    fingerprint = _dict(header.get("fingerprint"))
+    params = _dict(fingerprint.get("params"))
+    info["settings"] = dict(params)
+    info["training"] = {
+        "n_docs": header.get("n_docs"),
+        "after_epoch": header.get("epoch"),
+        "data": fingerprint.get("data"),
+    }
+    info["sizes"]["columns"] = _shape(arrays, "S", 1)
+    info["sizes"]["memory_to_load"] = info["array_bytes"]
 
 
 def _size(n) -> str:
@@ -234,6 +266,15 @@ LABELS = {
 
 def print_info(info: dict) -> None:
     """``key: value`` lines, aligned."""
+    lines = _file_lines(info) + _recorded_lines(info) + _content_lines(info)
+    lines += _storage_lines(info)
+    width = max(len(k) for k, _ in lines)
+    for k, v in lines:
+        typer.echo(f"{k + ':':<{width + 1}} {v}")
+
+
+def _file_lines(info: dict) -> list[tuple[str, str]]:
+    """The file, its kind, format and the nbsvm that wrote it."""
     lines = [("file", info["path"]), ("kind", f"{info['description']} ({info['kind']})")]
     version = info["format_version"]
     lines.append(
@@ -255,6 +296,12 @@ def print_info(info: dict) -> None:
             else "(not recorded in this kind of file)",
         )
     )
+    return lines
+
+
+def _recorded_lines(info: dict) -> list[tuple[str, str]]:
+    """The settings, and what the data, --auto, quantize and --calibrate recorded."""
+    lines = []
     if info["settings"]:
         lines.append(("settings", " ".join(_flat(info["settings"]))))
     if info.get("corpus"):
@@ -288,20 +335,23 @@ def print_info(info: dict) -> None:
             )
         )
     if info.get("calibration"):
-        c = info["calibration"]
-        rep = c.get("report") or {}
-        lines.append(
-            (
-                "calibration",
-                f"{c.get('method')}"
-                + (
-                    f", held-out ECE {rep['ece_before']:.4f} before, {rep['ece_after']:.4f} after"
-                    if isinstance(rep.get("ece_before"), float)
-                    and isinstance(rep.get("ece_after"), float)
-                    else ""
-                ),
-            )
-        )
+        lines.append(("calibration", _calibration(info["calibration"])))
+    return lines
+
+
+def _calibration(c: dict) -> str:
+    """The calibration method, with its held-out errors where recorded."""
+    rep = c.get("report") or {}
+    return f"{c.get('method')}" + (
+        f", held-out ECE {rep['ece_before']:.4f} before, {rep['ece_after']:.4f} after"
+        if isinstance(rep.get("ece_before"), float) and isinstance(rep.get("ece_after"), float)
+        else ""
+    )
+
+
+def _content_lines(info: dict) -> list[tuple[str, str]]:
+    """The hashing, the classes, the training and the sizes the file records."""
+    lines = []
     if info["hasher"]:
         lines.append(("hashing", " ".join(_flat(info["hasher"]))))
     if info["classes"]:
@@ -325,7 +375,13 @@ def print_info(info: dict) -> None:
     for k in ("stored_buckets", "features", "columns"):
         if sizes.get(k) is not None:
             lines.append((LABELS[k], _num(sizes[k])))
-    lines.append(("file size", _size(info["file_bytes"])))
+    return lines
+
+
+def _storage_lines(info: dict) -> list[tuple[str, str]]:
+    """The file's size and arrays, the memory to load it, its n-gram map and checksum."""
+    sizes = info["sizes"]
+    lines = [("file size", _size(info["file_bytes"]))]
     lines.append(
         (
             "arrays",
@@ -352,9 +408,7 @@ def print_info(info: dict) -> None:
             + (" (verified)" if info["verified"] else " (not verified; --verify checks it)"),
         )
     )
-    width = max(len(k) for k, _ in lines)
-    for k, v in lines:
-        typer.echo(f"{k + ':':<{width + 1}} {v}")
+    return lines
 
 
 @app.command("info")

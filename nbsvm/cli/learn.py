@@ -115,23 +115,8 @@ def learn_command(
             output=output,
             checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
         )
-        learner = make_learner_from_options(
-            algorithm,
-            {
-                "--loss": loss,
-                "--schedule": schedule,
-                "--penalty": penalty,
-                "--l1": l1,
-                "--lambda": lam,
-                "--eta0": parse_eta0(eta0),
-                "--C": C,
-                "--radius": radius,
-                "--average": average,
-                "--estimator": estimator,
-                "--epochs": epochs,
-                "--seed": seed,
-            },
-        )
+        options = dict(locals())  # every option by name, for the steps below
+        learner = _learner(**options)
         base = _index_base(index_base)
         talk = not (quiet or json_out)
         checkpoint = (
@@ -143,71 +128,13 @@ def learn_command(
         )
         if talk:
             typer.echo(f"learner: {learner!r}")
-
-        with ProgressReporter(not talk) as bars:
-            progress = _learning_events(bars, talk)
-            t0 = time.perf_counter()
-            learner = learn_sparse(  # the same learner, trained
-                learner,
-                inputs,
-                fmt=fmt,
-                n_bits=n_bits,
-                hash_seed=hash_seed,
-                index_base=base,
-                epochs=epochs,
-                seed=seed,
-                cache_dir=cache_dir,
-                callback=progress,
-                max_memory=max_memory,
-                strict=strict,
-                stats=read_stats(),
-                checkpoint=checkpoint,
-                encoding=check_encoding(encoding),
-            )
-        t1 = time.perf_counter()
+        learner, seconds = _learn(learner, base, checkpoint, talk, **options)
         learner.save(output)
         if checkpoint is not None:
             checkpoint.remove()  # the model is safely written: nothing to resume
-        summary = {
-            "learner": type(learner).__name__,
-            "task": learner.task,
-            "examples": int(learner.n_train_),
-            "classes": [str(c) for c in learner.classes_] if learner.classes_ else None,
-            "features": int(learner.n_features_in_),
-            "epochs": len(learner.history_),
-            "history": learner.history_,
-            "training_seconds": t1 - t0,
-            "saved": output,
-        }
-        stats = {"examples": learner.n_train_, "task": learner.task}
-        if checkpoint is not None and checkpoint.resumed_from is not None:
-            summary["resumed_after_epoch"] = stats["resumed after epoch"] = checkpoint.resumed_from
-        if learner.classes_:
-            stats["classes"] = ", ".join(learner.classes_[:20]) + (
-                " ..." if len(learner.classes_) > 20 else ""
-            )
-        if hasattr(learner, "eta0_"):
-            summary["eta0_chosen"] = stats["eta0 (auto)"] = learner.eta0_
-        stats.update(
-            {
-                "features": f"{learner.n_features_in_:,}",
-                "training seconds": f"{t1 - t0:.2f}",
-                "saved": output,
-            }
-        )
+        summary, stats = _learn_summary(learner, checkpoint, seconds, output)
         if test:
-            t2 = time.perf_counter()
-            with ProgressReporter(not talk) as bars:
-                rep = evaluate_sparse(
-                    learner,
-                    test,
-                    fmt=fmt,
-                    callback=bars,
-                    strict=strict,
-                    stats=read_stats(),
-                    encoding=check_encoding(encoding),
-                )
-            rep["eval_seconds"] = time.perf_counter() - t2
+            rep = _evaluate(learner, talk, **options)
             if json_out:
                 typer.echo(json.dumps(dict(rep, training=summary), indent=2))
                 return
@@ -216,6 +143,134 @@ def learn_command(
             typer.echo(json.dumps(summary, indent=2))
             return
         echo_kv(stats)
+
+
+def _learner(
+    *,
+    algorithm,
+    loss,
+    schedule,
+    penalty,
+    l1,
+    lam,
+    eta0,
+    C,
+    radius,
+    average,
+    estimator,
+    epochs,
+    seed,
+    **_,
+):
+    """The untrained learner the options describe (each checked, named by its flag)."""
+    return make_learner_from_options(
+        algorithm,
+        {
+            "--loss": loss,
+            "--schedule": schedule,
+            "--penalty": penalty,
+            "--l1": l1,
+            "--lambda": lam,
+            "--eta0": parse_eta0(eta0),
+            "--C": C,
+            "--radius": radius,
+            "--average": average,
+            "--estimator": estimator,
+            "--epochs": epochs,
+            "--seed": seed,
+        },
+    )
+
+
+def _learn(
+    learner,
+    base,
+    checkpoint,
+    talk: bool,
+    *,
+    inputs,
+    fmt,
+    n_bits,
+    hash_seed,
+    epochs,
+    seed,
+    cache_dir,
+    max_memory,
+    strict,
+    encoding,
+    **_,
+):
+    """``(the learner trained on the inputs, the training seconds)``."""
+    with ProgressReporter(not talk) as bars:
+        progress = _learning_events(bars, talk)
+        t0 = time.perf_counter()
+        learner = learn_sparse(  # the same learner, trained
+            learner,
+            inputs,
+            fmt=fmt,
+            n_bits=n_bits,
+            hash_seed=hash_seed,
+            index_base=base,
+            epochs=epochs,
+            seed=seed,
+            cache_dir=cache_dir,
+            callback=progress,
+            max_memory=max_memory,
+            strict=strict,
+            stats=read_stats(),
+            checkpoint=checkpoint,
+            encoding=check_encoding(encoding),
+        )
+    return learner, time.perf_counter() - t0
+
+
+def _learn_summary(learner, checkpoint, seconds: float, output: str) -> tuple[dict, dict]:
+    """``(the --json summary, the key: value lines)`` of a training."""
+    summary = {
+        "learner": type(learner).__name__,
+        "task": learner.task,
+        "examples": int(learner.n_train_),
+        "classes": [str(c) for c in learner.classes_] if learner.classes_ else None,
+        "features": int(learner.n_features_in_),
+        "epochs": len(learner.history_),
+        "history": learner.history_,
+        "training_seconds": seconds,
+        "saved": output,
+    }
+    stats = {"examples": learner.n_train_, "task": learner.task}
+    if checkpoint is not None and checkpoint.resumed_from is not None:
+        summary["resumed_after_epoch"] = stats["resumed after epoch"] = checkpoint.resumed_from
+    if learner.classes_:
+        stats["classes"] = ", ".join(learner.classes_[:20]) + (
+            " ..." if len(learner.classes_) > 20 else ""
+        )
+    if hasattr(learner, "eta0_"):
+        summary["eta0_chosen"] = stats["eta0 (auto)"] = learner.eta0_
+    stats.update(
+        {
+            "features": f"{learner.n_features_in_:,}",
+            "training seconds": f"{seconds:.2f}",
+            "saved": output,
+        }
+    )
+    return summary, stats
+
+
+def _evaluate(learner, talk: bool, *, test, fmt, strict, encoding, **_) -> dict:
+    """The report of the trained learner on the --test files, with its seconds."""
+    t2 = time.perf_counter()
+    with ProgressReporter(not talk) as bars:
+        rep = evaluate_sparse(
+            learner,
+            test,
+            fmt=fmt,
+            callback=bars,
+            strict=strict,
+            stats=read_stats(),
+            encoding=check_encoding(encoding),
+        )
+    rep["eval_seconds"] = time.perf_counter() - t2
+    return rep
 
 
 def _learning_events(bars, talk: bool):

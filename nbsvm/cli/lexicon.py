@@ -78,17 +78,12 @@ def lexicon_command(
         )
         t0 = time.perf_counter()
         if scheduler or dask_local:
-            from nbsvm.workflows import distributed
-
             reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
             if check_encoding(encoding) != "utf-8":
                 reader["encoding"] = encoding
             if label_sep != "\t":
                 reader["label_sep"] = label_sep
-            with distributed.client_for(scheduler, dask_local) as client:
-                lex = distributed.lexicon(
-                    client, distributed.shards_of(inputs), hasher, alpha, reader
-                )
+            lex = _count_on_dask(inputs, hasher, alpha, reader, scheduler, dask_local)
             docs = None
         else:
             docs = documents(
@@ -105,22 +100,8 @@ def lexicon_command(
         elapsed = time.perf_counter() - t0
         lex.save(output)
         if json_out:
-            typer.echo(
-                json.dumps(
-                    {
-                        "documents": int(lex.class_counts_.sum()),
-                        "classes": {c: int(n) for c, n in zip(lex.classes_, lex.class_counts_)},
-                        "buckets_seen": lex.n_seen_,
-                        "n_buckets": 1 << n_bits,
-                        "hasher": hasher.settings(),
-                        "alpha": alpha,
-                        "text_bytes": docs.bytes_read if docs is not None else None,
-                        "seconds": elapsed,
-                        "saved": output,
-                    },
-                    indent=2,
-                )
-            )
+            summary = _json_summary(lex, hasher, alpha, docs, elapsed, output)
+            typer.echo(json.dumps(summary, indent=2))
             return
         echo_kv(
             {
@@ -131,3 +112,26 @@ def lexicon_command(
                 "saved": output,
             }
         )
+
+
+def _count_on_dask(inputs, hasher, alpha: float, reader: dict, scheduler, dask_local):
+    """``--scheduler / --dask-local``: the lexicon, counted by the workers' shards."""
+    from nbsvm.workflows import distributed
+
+    with distributed.client_for(scheduler, dask_local) as client:
+        return distributed.lexicon(client, distributed.shards_of(inputs), hasher, alpha, reader)
+
+
+def _json_summary(lex, hasher, alpha: float, docs, elapsed: float, output: str) -> dict:
+    """``--json``: what was counted, with which settings, and where it is saved."""
+    return {
+        "documents": int(lex.class_counts_.sum()),
+        "classes": {c: int(n) for c, n in zip(lex.classes_, lex.class_counts_)},
+        "buckets_seen": lex.n_seen_,
+        "n_buckets": 1 << hasher.n_bits,
+        "hasher": hasher.settings(),
+        "alpha": alpha,
+        "text_bytes": docs.bytes_read if docs is not None else None,
+        "seconds": elapsed,
+        "saved": output,
+    }

@@ -249,117 +249,170 @@ def predict_command(
         if output == "-":
             output = None
         check_outputs(reads={"an input": inputs, "the model": model}, output=output)
-        out_fmt = choose_output_format(output_format, output)
-        if out_fmt == "parquet":
-            _pyarrow()  # before any work: say what to install
-            if output is None:
-                raise NBSVMError(
-                    "Parquet output needs --output FILE (it is not written to standard output)"
-                )
+        out_fmt = _output_format(output_format, output)
+        options = dict(locals())  # every option by name, resolved: for the steps below
         if scheduler or dask_local:
-            if skip_bad:
-                raise NBSVMError(
-                    "--skip-bad-lines is not available with --scheduler / --dask-local"
-                )
-            if model_file_kind(model) == "learner":
-                raise NBSVMError(
-                    "--scheduler / --dask-local predict with models from `nbsvm train`"
-                )
-            from nbsvm.workflows import distributed
-
-            clf = NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
-            if top_k is not None or threshold is not None:  # and a bad threshold
-                clf.top_k_of(np.zeros((0, clf.n_outputs())), top_k, threshold)
-            reader = {
-                "format": fmt,
-                "text_col": text_col,
-                "label_col": label_col,
-                "strict": strict,
-                "top_k": top_k,
-                "threshold": threshold,
-            }
-            if check_encoding(encoding) != "utf-8":
-                reader["encoding"] = encoding
-            if label_sep != "\t":
-                reader["label_sep"] = label_sep
-            # one table per shard, gathered in shard order and written as one file
-            with distributed.client_for(scheduler, dask_local) as client:
-                frames = iter(
-                    distributed.predict(client, distributed.shards_of(inputs), model, reader)
-                )
+            frames = _predict_on_dask(**options)
         elif model_file_kind(model) == "learner":
-            if skip_bad:
-                raise NBSVMError(
-                    "--skip-bad-lines reads text for models of `nbsvm train`; "
-                    "this is an `nbsvm learn` model",
-                    path=model,
-                )
-            if top_k is not None or threshold is not None:
-                raise NBSVMError(
-                    "--top-k / --threshold rank the classes of models from "
-                    "`nbsvm train`; this is an `nbsvm learn` model",
-                    path=model,
-                )
-            frames = predict_sparse(
-                load_learner(model),
-                inputs,
-                fmt=fmt,
-                strict=strict,
-                stats=read_stats(skip_bad),
-                encoding=check_encoding(encoding),
-            )
+            frames = _predict_learned(**options)
         else:
-            clf = NBSVMClassifier.load(model)
-            frames = predict_documents(
-                clf,
-                documents(
-                    inputs,
-                    fmt,
-                    text_col,
-                    label_col,
-                    labeled=False,
-                    strict=strict,
-                    skip_bad=skip_bad,
-                    known_labels=known_labels(clf.classes_, clf.multilabel),
-                    encoding=encoding,
-                    label_sep=label_sep,
-                ),
-                top_k,
-                threshold,
-            )
-        # rows on a terminal show their own progress; a bar would only garble them
-        show = not quiet and not (output is None and isatty(sys.stdout))
-        n = 0
-        sink: _JsonlSink | _CsvSink | _ParquetSink
-        with ProgressReporter(not show, redirect_stdout=False) as progress:
-            if output is None:
-                sink = (_JsonlSink if out_fmt == "jsonl" else _CsvSink)(sys.stdout)
-                for frame in frames:
-                    sink.write(frame)
-                    n += len(frame)
-                    progress({"stage": "predict", "docs": n})
-                sink.close()
-                return
-            with atomic_path(output) as tmp:
-                if out_fmt == "parquet":
-                    sink = _ParquetSink(tmp)
-                    fh = None
-                else:
-                    fh = open(tmp, "w", newline="", encoding="utf-8")
-                    sink = (_JsonlSink if out_fmt == "jsonl" else _CsvSink)(fh)
-                try:
-                    for frame in frames:
-                        sink.write(frame)
-                        n += len(frame)
-                        progress({"stage": "predict", "docs": n})
-                    sink.close()
-                finally:
-                    if fh is not None:
-                        fh.close()
-        if not quiet:
+            frames = _predict_text(**options)
+        n = _write_predictions(frames, output, out_fmt, quiet)
+        if output is not None and not quiet:
             err_console.print(
                 f"predictions: {n} written to {output} ({out_fmt})",
                 highlight=False,
                 soft_wrap=True,
                 markup=False,
             )
+
+
+def _output_format(output_format: str | None, output: str | None) -> str:
+    """The format to write, checked before any work: Parquet needs pyarrow and a file."""
+    out_fmt = choose_output_format(output_format, output)
+    if out_fmt == "parquet":
+        _pyarrow()  # before any work: say what to install
+        if output is None:
+            raise NBSVMError(
+                "Parquet output needs --output FILE (it is not written to standard output)"
+            )
+    return out_fmt
+
+
+def _predict_on_dask(
+    *,
+    inputs,
+    model,
+    fmt,
+    text_col,
+    label_col,
+    strict,
+    encoding,
+    label_sep,
+    skip_bad,
+    top_k,
+    threshold,
+    scheduler,
+    dask_local,
+    **_,
+):
+    """``--scheduler / --dask-local``: one table per shard, gathered in shard order."""
+    if skip_bad:
+        raise NBSVMError("--skip-bad-lines is not available with --scheduler / --dask-local")
+    if model_file_kind(model) == "learner":
+        raise NBSVMError("--scheduler / --dask-local predict with models from `nbsvm train`")
+    from nbsvm.workflows import distributed
+
+    clf = NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
+    if top_k is not None or threshold is not None:  # and a bad threshold
+        clf.top_k_of(np.zeros((0, clf.n_outputs())), top_k, threshold)
+    reader = {
+        "format": fmt,
+        "text_col": text_col,
+        "label_col": label_col,
+        "strict": strict,
+        "top_k": top_k,
+        "threshold": threshold,
+    }
+    if check_encoding(encoding) != "utf-8":
+        reader["encoding"] = encoding
+    if label_sep != "\t":
+        reader["label_sep"] = label_sep
+    # one table per shard, gathered in shard order and written as one file
+    with distributed.client_for(scheduler, dask_local) as client:
+        return iter(distributed.predict(client, distributed.shards_of(inputs), model, reader))
+
+
+def _predict_learned(*, inputs, model, fmt, strict, encoding, skip_bad, top_k, threshold, **_):
+    """The predictions of an `nbsvm learn` model (sparse feature input)."""
+    if skip_bad:
+        raise NBSVMError(
+            "--skip-bad-lines reads text for models of `nbsvm train`; "
+            "this is an `nbsvm learn` model",
+            path=model,
+        )
+    if top_k is not None or threshold is not None:
+        raise NBSVMError(
+            "--top-k / --threshold rank the classes of models from "
+            "`nbsvm train`; this is an `nbsvm learn` model",
+            path=model,
+        )
+    return predict_sparse(
+        load_learner(model),
+        inputs,
+        fmt=fmt,
+        strict=strict,
+        stats=read_stats(skip_bad),
+        encoding=check_encoding(encoding),
+    )
+
+
+def _predict_text(
+    *,
+    inputs,
+    model,
+    fmt,
+    text_col,
+    label_col,
+    strict,
+    encoding,
+    label_sep,
+    skip_bad,
+    top_k,
+    threshold,
+    **_,
+):
+    """The predictions of an `nbsvm train` model, on text."""
+    clf = NBSVMClassifier.load(model)
+    return predict_documents(
+        clf,
+        documents(
+            inputs,
+            fmt,
+            text_col,
+            label_col,
+            labeled=False,
+            strict=strict,
+            skip_bad=skip_bad,
+            known_labels=known_labels(clf.classes_, clf.multilabel),
+            encoding=encoding,
+            label_sep=label_sep,
+        ),
+        top_k,
+        threshold,
+    )
+
+
+def _write_predictions(frames, output: str | None, out_fmt: str, quiet: bool) -> int:
+    """Write the tables of predictions (to standard output when ``output`` is None, else
+    to a temporary file renamed when complete); the number of rows."""
+    # rows on a terminal show their own progress; a bar would only garble them
+    show = not quiet and not (output is None and isatty(sys.stdout))
+    n = 0
+    sink: _JsonlSink | _CsvSink | _ParquetSink
+    with ProgressReporter(not show, redirect_stdout=False) as progress:
+        if output is None:
+            sink = (_JsonlSink if out_fmt == "jsonl" else _CsvSink)(sys.stdout)
+            for frame in frames:
+                sink.write(frame)
+                n += len(frame)
+                progress({"stage": "predict", "docs": n})
+            sink.close()
+            return n
+        with atomic_path(output) as tmp:
+            if out_fmt == "parquet":
+                sink = _ParquetSink(tmp)
+                fh = None
+            else:
+                fh = open(tmp, "w", newline="", encoding="utf-8")
+                sink = (_JsonlSink if out_fmt == "jsonl" else _CsvSink)(fh)
+            try:
+                for frame in frames:
+                    sink.write(frame)
+                    n += len(frame)
+                    progress({"stage": "predict", "docs": n})
+                sink.close()
+            finally:
+                if fh is not None:
+                    fh.close()
+    return n

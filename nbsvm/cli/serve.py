@@ -109,11 +109,7 @@ def serve_command(
             from nbsvm.serve.registry import parse_models
         except ImportError as e:
             raise NBSVMError(f"nbsvm serve needs {e.name}: pip install 'nbsvm[serve]'") from None
-        if log_level not in ("critical", "error", "warning", "info", "debug", "trace"):
-            raise NBSVMError(
-                f"unknown log level {log_level!r}; allowed: critical, error, "
-                "warning, info, debug, trace"
-            )
+        _check_log_level(log_level)
         named = parse_models(models)
         hosts = [*LOCAL_HOSTS, *([host] if host not in ANY_ADDRESS else []), *allowed_hosts]
         config: dict[str, Any] = dict(
@@ -133,21 +129,7 @@ def serve_command(
                 os.environ["NBSVM_SERVE"] = json.dumps(dict(config, models=named))
                 target = "nbsvm.serve.app:app_from_environment"
             max_connections, backlog, note = descriptor_room(max_connections)
-            if note:
-                err_console.print(note, soft_wrap=True)
-            if host in ANY_ADDRESS and not allowed_hosts:
-                err_console.print(
-                    "listening on every interface, answering only Host "
-                    "localhost: add --allowed-host NAME for the names clients "
-                    "use",
-                    soft_wrap=True,
-                )
-            shown = f"[{host}]" if ":" in host else host
-            err_console.print(
-                f"serving {', '.join(named)} on http://{shown}:{port} "
-                f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops",
-                soft_wrap=True,
-            )
+            _announce(note, named, host, port, workers, allowed_hosts)
             serve_on(
                 sock,
                 ServeConfig(
@@ -164,3 +146,34 @@ def serve_command(
             )
         finally:
             sock.close()
+
+
+def _check_log_level(log_level: str) -> None:
+    """Refuse a log level uvicorn does not know."""
+    if log_level not in ("critical", "error", "warning", "info", "debug", "trace"):
+        raise NBSVMError(
+            f"unknown log level {log_level!r}; allowed: critical, error, "
+            "warning, info, debug, trace"
+        )
+
+
+def _announce(
+    note: str | None, named: dict, host: str, port: int, workers: int, allowed_hosts: list[str]
+) -> None:
+    """On stderr: the note on the open-file limit, the Host names answered when listening
+    on every interface, and where the models are served."""
+    if note:
+        err_console.print(note, soft_wrap=True)
+    if host in ANY_ADDRESS and not allowed_hosts:
+        err_console.print(
+            "listening on every interface, answering only Host "
+            "localhost: add --allowed-host NAME for the names clients "
+            "use",
+            soft_wrap=True,
+        )
+    shown = f"[{host}]" if ":" in host else host
+    err_console.print(
+        f"serving {', '.join(named)} on http://{shown}:{port} "
+        f"({workers} worker{'s' if workers > 1 else ''}); Ctrl+C stops",
+        soft_wrap=True,
+    )

@@ -110,15 +110,16 @@ def by_classes(name: str) -> str:
 def _train_on_dask(
     clf,
     lex,
+    reader,
+    *,
     inputs,
     test,
     output,
-    reader,
     scheduler,
     dask_local,
     quiet,
     json_out,
-    single_machine_only: dict,
+    **options,
 ) -> None:
     """``nbsvm train --scheduler/--dask-local``: lexicon and parameter mixing on Dask."""
     from nbsvm.workflows import distributed
@@ -127,13 +128,13 @@ def _train_on_dask(
         "keep_cache": "--keep-cache",
         "checkpoint_every": "--checkpoint-every",
         "resume": "--resume",
-        "plot": "--plot",
+        "plot_path": "--plot",
         "max_memory": "--max-memory",
         "skip_bad": "--skip-bad-lines",
     }
-    for key, on in single_machine_only.items():
-        if on:
-            raise NBSVMError(f"{flags[key]} is not available with --scheduler / --dask-local")
+    for key, flag in flags.items():  # the options given, of those above
+        if options[key]:
+            raise NBSVMError(f"{flag} is not available with --scheduler / --dask-local")
     t0 = time.perf_counter()
     with distributed.client_for(scheduler, dask_local) as client:
         n_workers = len(client.scheduler_info()["workers"])
@@ -467,93 +468,11 @@ def train_command(
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
         text_col = text_columns(text_col, label_col)
-        # every file this run writes, checked before anything is read
-        check_outputs(
-            reads={
-                "an input": inputs,
-                "a --test file": test,
-                "the --init model": init,
-                "the --lexicon file": lexicon,
-            },
-            output=output,
-            plot=plot_path,
-            checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
-        )
-        if plot_path is not None:
-            plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
-        history = EpochHistory() if plot_path is not None else None
-        lex = None
-        char_min, n_chars = parse_char_ngrams(char_ngrams)
-        lowercase = not keep_case
-        if lexicon is not None:
-            lex = NBLexicon.load(lexicon)
-            h = lex.hasher
-            ngrams, n_bits, n_chars, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
-            char_min, lowercase = h.char_min, h.lowercase
-            split_scripts, nfkc, long_words = h.split_scripts, h.nfkc, h.long_words
-            if alpha == DEFAULTS["alpha"]:
-                alpha = lex.alpha
-        eta0 = parse_eta0(eta0)
-        calibration = None if calibrate == "none" else calibrate
-        clf = NBSVMClassifier(
-            ngrams=ngrams,
-            n_bits=n_bits,
-            char_ngrams=n_chars,
-            char_min=char_min,
-            lowercase=lowercase,
-            split_scripts=split_scripts,
-            nfkc=nfkc,
-            long_words=long_words,
-            hash_seed=hash_seed,
-            alpha=alpha,
-            min_df=min_df,
-            loss=loss,
-            optimizer=optimizer,
-            eta0=eta0,
-            lam=lam,
-            beta=beta,
-            interpolate=interpolate,
-            epochs=epochs,
-            seed=seed,
-            threads=threads,
-            cache_dir=cache_dir,
-            norm=norm,
-            learner=learner,
-            multilabel=multilabel,
-            auto=auto,
-            weighting=weighting,
-            calibrate=calibration,
-            class_weight=parse_class_weight(class_weight),
-            keep_counts=keep_counts,
-            early_stopping=valid is not None,
-            validation_fraction=0.1 if valid is None else valid,
-            n_iter_no_change=patience,
-            time_budget=parse_seconds(time_budget),
-            auto_metric=auto_metric,
-        )
-        clf.validate()
-        chosen = calibration not in (None, "auto")  # auto calibrates where it can
-        flag = (
-            "--init"
-            if init
-            else "--auto"
-            if auto
-            else "--calibrate"
-            if chosen
-            else "--keep-counts"
-            if keep_counts
-            else "--valid"
-        )
-        if auto or chosen or keep_counts or init or valid is not None:
-            rereadable(inputs, None, flag)  # standard input: refused before reading
-            _refuse_with_auto(
-                flag,
-                lexicon,
-                scheduler or dask_local,
-                keep_cache,
-                checkpoint_every or resume,
-                init and (auto or chosen or keep_counts),
-            )
+        options = dict(locals())  # every option by name (--text-col resolved), for the steps
+        _check_files(**options)  # every file this run writes, checked before anything is read
+        history = EpochHistory() if plot_path is not None else None  # kept with --plot
+        clf, lex = _classifier(**options)
+        flag, twice = _check_extra_passes(**options)
         if init:
             asked = clf
             clf = NBSVMClassifier.load(init)  # its settings; the counts it kept
@@ -563,105 +482,275 @@ def train_command(
                 "settings: "
                 + json.dumps({k: v for k, v in clf.get_params().items() if k != "cache_dir"})
             )
-        reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
-        if check_encoding(encoding) != "utf-8":
-            reader["encoding"] = encoding
-        if label_sep != "\t":
-            reader["label_sep"] = label_sep
-        if skip_bad:
-            reader["skip_bad"] = True
+        reader = _reader(**options)
         if scheduler or dask_local:
-            _train_on_dask(
-                clf,
-                lex,
-                inputs,
-                test,
-                output,
-                reader,
-                scheduler,
-                dask_local,
-                quiet,
-                json_out,
-                dict(
-                    keep_cache=keep_cache,
-                    checkpoint_every=checkpoint_every,
-                    resume=resume,
-                    plot=plot_path,
-                    max_memory=max_memory,
-                    skip_bad=skip_bad,
-                ),
-            )
+            _train_on_dask(clf, lex, reader, **options)
             return
-        with ProgressReporter(quiet or json_out) as progress:
-            on_event = _training_events(progress, quiet or json_out)
+        # hand over the only reference, so that fit can free the counts once used
+        holder = [lex]
+        del lex
+        job = _fit_here(clf, holder, reader, history, flag, twice, **options)
+        _report_training(clf, job, history, **options)
 
-            def docs(paths, report=True):
-                return documents(
-                    paths,
-                    fmt,
-                    text_col,
-                    label_col,
-                    strict=strict,
-                    skip_bad=skip_bad,
-                    encoding=encoding,
-                    empty_label=multilabel,
-                    label_sep=label_sep,
-                    report=report,
-                )
 
-            # hand over the only reference, so that fit can free the counts once used
-            holder = [lex]
-            del lex
-            # files are read again where the defaults need it (a peek at the first
-            # documents, calibration); standard input once
-            again = (
-                auto
-                or chosen
-                or keep_counts
-                or init
-                or valid is not None
-                or "-" not in map(str, inputs)
-            )
-            job = train_job(
-                clf,
-                inputs,
-                rereadable(inputs, docs, flag) if again else docs(inputs),
-                output,
-                reader,
-                test_docs=docs(test) if test else None,
-                lexicon=holder.pop(),
-                lexicon_path=lexicon,
-                keep_cache=keep_cache,
-                cache_dir=cache_dir,
-                checkpoint_every=checkpoint_every,
-                resume=resume,
-                max_memory=max_memory,
-                callback=on_event,
-                history=history,
-                init=bool(init),
-            )
-        rep = job["report"]
-        if plot_path is not None and history is not None:  # history: kept with --plot
-            plot.training_curve(
-                history.as_dict(),
-                plot_path,
-                title=f"nbsvm train: {clf.setting('loss')} loss, "
-                f"{clf.setting('optimizer')}, eta0 "
-                f"{clf.setting('eta0')}, lambda {clf.lam}, "
-                f"{clf.n_docs_:,} documents",
-            )
-        if rep is not None:
-            rep["timings"]["save_s"] = job["save_s"]
-            if history is not None:
-                rep["history"] = history.as_dict()
-            if json_out:
-                typer.echo(json.dumps(rep, indent=2))
-                return
-            print_report(rep, rep["timings"]["eval_s"])
-        elif json_out:  # no test set: the training summary as JSON
-            typer.echo(json.dumps(_json_summary(clf, job, output), indent=2))
+def _check_files(*, inputs, test, init, lexicon, output, plot_path, checkpoint_every, resume, **_):
+    """Every file this run writes, checked before anything is read: none may be one it
+    reads; and a --plot that could not be drawn (no matplotlib or a bad suffix)."""
+    check_outputs(
+        reads={
+            "an input": inputs,
+            "a --test file": test,
+            "the --init model": init,
+            "the --lexicon file": lexicon,
+        },
+        output=output,
+        plot=plot_path,
+        checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
+    )
+    if plot_path is not None:
+        plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
+
+
+def _hashing(
+    *,
+    lexicon,
+    ngrams,
+    n_bits,
+    char_ngrams,
+    keep_case,
+    split_scripts,
+    nfkc,
+    long_words,
+    hash_seed,
+    alpha,
+    **_,
+) -> tuple[NBLexicon | None, dict]:
+    """The --lexicon (None without one) and the hashing settings and smoothing: the
+    options', or with --lexicon the lexicon's (its alpha unless --alpha is given)."""
+    lex = None
+    char_min, n_chars = parse_char_ngrams(char_ngrams)
+    lowercase = not keep_case
+    if lexicon is not None:
+        lex = NBLexicon.load(lexicon)
+        h = lex.hasher
+        ngrams, n_bits, n_chars, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
+        char_min, lowercase = h.char_min, h.lowercase
+        split_scripts, nfkc, long_words = h.split_scripts, h.nfkc, h.long_words
+        if alpha == DEFAULTS["alpha"]:
+            alpha = lex.alpha
+    return lex, dict(
+        ngrams=ngrams,
+        n_bits=n_bits,
+        char_ngrams=n_chars,
+        char_min=char_min,
+        lowercase=lowercase,
+        split_scripts=split_scripts,
+        nfkc=nfkc,
+        long_words=long_words,
+        hash_seed=hash_seed,
+        alpha=alpha,
+    )
+
+
+def _classifier(**options) -> tuple[NBSVMClassifier, NBLexicon | None]:
+    """The model the options describe, checked, and the --lexicon it starts from."""
+    lex, hashing = _hashing(**options)
+    o = options
+    eta0 = parse_eta0(o["eta0"])
+    clf = NBSVMClassifier(
+        **hashing,
+        min_df=o["min_df"],
+        loss=o["loss"],
+        optimizer=o["optimizer"],
+        eta0=eta0,
+        lam=o["lam"],
+        beta=o["beta"],
+        interpolate=o["interpolate"],
+        epochs=o["epochs"],
+        seed=o["seed"],
+        threads=o["threads"],
+        cache_dir=o["cache_dir"],
+        norm=o["norm"],
+        learner=o["learner"],
+        multilabel=o["multilabel"],
+        auto=o["auto"],
+        weighting=o["weighting"],
+        calibrate=None if o["calibrate"] == "none" else o["calibrate"],
+        class_weight=parse_class_weight(o["class_weight"]),
+        keep_counts=o["keep_counts"],
+        early_stopping=o["valid"] is not None,
+        validation_fraction=0.1 if o["valid"] is None else o["valid"],
+        n_iter_no_change=o["patience"],
+        time_budget=parse_seconds(o["time_budget"]),
+        auto_metric=o["auto_metric"],
+    )
+    clf.validate()
+    return clf, lex
+
+
+def _check_extra_passes(
+    *,
+    inputs,
+    auto,
+    calibrate,
+    keep_counts,
+    init,
+    valid,
+    lexicon,
+    scheduler,
+    dask_local,
+    keep_cache,
+    checkpoint_every,
+    resume,
+    **_,
+) -> tuple[str, bool]:
+    """The option that reads the inputs more than once (named in errors), and whether one
+    is given; such a run refuses standard input, before reading, and the options that
+    reuse what was hashed or counted before."""
+    chosen = calibrate not in ("none", "auto")  # auto calibrates where it can
+    flag = (
+        "--init"
+        if init
+        else "--auto"
+        if auto
+        else "--calibrate"
+        if chosen
+        else "--keep-counts"
+        if keep_counts
+        else "--valid"
+    )
+    twice = bool(auto or chosen or keep_counts or init or valid is not None)
+    if twice:
+        rereadable(inputs, None, flag)  # standard input: refused before reading
+        _refuse_with_auto(
+            flag,
+            lexicon,
+            scheduler or dask_local,
+            keep_cache,
+            checkpoint_every or resume,
+            init and (auto or chosen or keep_counts),
+        )
+    return flag, twice
+
+
+def _reader(*, fmt, text_col, label_col, strict, encoding, label_sep, skip_bad, **_) -> dict:
+    """How the inputs are read, as the model file and the feature cache record it."""
+    reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
+    if check_encoding(encoding) != "utf-8":
+        reader["encoding"] = encoding
+    if label_sep != "\t":
+        reader["label_sep"] = label_sep
+    if skip_bad:
+        reader["skip_bad"] = True
+    return reader
+
+
+def _fit_here(
+    clf,
+    holder: list,
+    reader: dict,
+    history,
+    flag: str,
+    twice: bool,
+    *,
+    inputs,
+    test,
+    output,
+    lexicon,
+    keep_cache,
+    cache_dir,
+    checkpoint_every,
+    resume,
+    max_memory,
+    init,
+    quiet,
+    json_out,
+    **options,
+) -> dict:
+    """Train on this machine (the lexicon handed over in ``holder``) and save the model."""
+    with ProgressReporter(quiet or json_out) as progress:
+        on_event = _training_events(progress, quiet or json_out)
+
+        def docs(paths, report=True):
+            return _documents(paths, report=report, **options)
+
+        # files are read again where the defaults need it (a peek at the first
+        # documents, calibration); standard input once
+        again = twice or "-" not in map(str, inputs)
+        return train_job(
+            clf,
+            inputs,
+            rereadable(inputs, docs, flag) if again else docs(inputs),
+            output,
+            reader,
+            test_docs=docs(test) if test else None,
+            lexicon=holder.pop(),
+            lexicon_path=lexicon,
+            keep_cache=keep_cache,
+            cache_dir=cache_dir,
+            checkpoint_every=checkpoint_every,
+            resume=resume,
+            max_memory=max_memory,
+            callback=on_event,
+            history=history,
+            init=bool(init),
+        )
+
+
+def _documents(
+    paths,
+    *,
+    report,
+    fmt,
+    text_col,
+    label_col,
+    strict,
+    skip_bad,
+    encoding,
+    multilabel,
+    label_sep,
+    **_,
+):
+    """The labeled documents of ``paths``, read as the options say."""
+    return documents(
+        paths,
+        fmt,
+        text_col,
+        label_col,
+        strict=strict,
+        skip_bad=skip_bad,
+        encoding=encoding,
+        empty_label=multilabel,
+        label_sep=label_sep,
+        report=report,
+    )
+
+
+def _report_training(clf, job: dict, history, *, plot_path, json_out, output, **_) -> None:
+    """After training: the --plot, then the test report or the training summary (JSON
+    with --json)."""
+    rep = job["report"]
+    if plot_path is not None and history is not None:  # history: kept with --plot
+        plot.training_curve(
+            history.as_dict(),
+            plot_path,
+            title=f"nbsvm train: {clf.setting('loss')} loss, "
+            f"{clf.setting('optimizer')}, eta0 "
+            f"{clf.setting('eta0')}, lambda {clf.lam}, "
+            f"{clf.n_docs_:,} documents",
+        )
+    if rep is not None:
+        rep["timings"]["save_s"] = job["save_s"]
+        if history is not None:
+            rep["history"] = history.as_dict()
+        if json_out:
+            typer.echo(json.dumps(rep, indent=2))
             return
-        echo_kv(_summary(clf, job, output, plot_path))
+        print_report(rep, rep["timings"]["eval_s"])
+    elif json_out:  # no test set: the training summary as JSON
+        typer.echo(json.dumps(_json_summary(clf, job, output), indent=2))
+        return
+    echo_kv(_summary(clf, job, output, plot_path))
 
 
 def _refuse_with_auto(flag: str, *options) -> None:

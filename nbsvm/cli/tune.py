@@ -164,20 +164,9 @@ def tune_command(
     with cli_errors():
         text_col = text_columns(text_col, label_col)
         check_outputs(reads={"an input": inputs}, output=output)
+        options = dict(locals())  # every option by name (--text-col resolved), for the steps
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
-        char_min, n_chars = parse_char_ngrams(char_ngrams)
-        base = dict(
-            n_bits=n_bits,
-            char_ngrams=n_chars,
-            char_min=char_min,
-            lowercase=not keep_case,
-            split_scripts=split_scripts,
-            nfkc=nfkc,
-            long_words=long_words,
-            hash_seed=hash_seed,
-            epochs=epochs,
-            seed=seed,
-        )
+        base = _base_settings(**options)
         if not (quiet or json_out):
             typer.echo(
                 "settings: "
@@ -186,30 +175,10 @@ def tune_command(
                 )
             )
         t0 = time.perf_counter()
-        with ProgressReporter(quiet or json_out) as progress:
-            result = tune(
-                documents(
-                    inputs,
-                    fmt,
-                    text_col,
-                    label_col,
-                    strict=strict,
-                    encoding=encoding,
-                    label_sep=label_sep,
-                ),
-                search,
-                base,
-                valid_fraction=valid,
-                folds=folds,
-                seed=seed,
-                workdir=cache_dir,
-                select=select,
-                callback=progress,
-            )
-        table = result.table
+        result = _search(search, base, **options)
         if output:
             with atomic_path(output) as tmp:
-                table.to_csv(tmp, index=False)
+                result.table.to_csv(tmp, index=False)
         assert result.chosen is not None  # tune() always chooses (the best, or the reference)
         best, chosen = dict(result.best), dict(result.chosen)
         fixed = {
@@ -217,43 +186,121 @@ def tune_command(
         }
         cmd = command_line(inputs, dict(fixed, **chosen, seed=seed))
         if json_out:
-            typer.echo(
-                json.dumps(
-                    {
-                        "best": best,
-                        "chosen": chosen,
-                        "reason": result.reason,
-                        "standard_error": result.standard_error,
-                        "command": cmd,
-                        "seconds": result.seconds,
-                        "trainings": result.n_trainings,
-                        "split": result.split,
-                        "table": json.loads(table.to_json(orient="records")),
-                    },
-                    indent=2,
-                )
-            )
+            typer.echo(json.dumps(_json_result(result, best, chosen, cmd), indent=2))
             return
-        console = Console()
-        shown = Table(
-            title=f"{len(table)} candidates, {result.split}, ranked by validation accuracy",
-            title_justify="left",
-        )
-        cols = [
-            c
-            for c in table.columns
-            if not (c == "accuracy_std" and not folds) and not table[c].isna().all()
-        ]
-        for col in cols:
-            shown.add_column(HEADERS.get(col, col), justify="right")
-        for _, row in table.head(top).iterrows():
-            shown.add_row(*[_cell(col, row[col]) for col in cols])
-        console.print(shown)
+        _print_table(result, folds, top)
         typer.echo(
-            f"trainings: {result.n_trainings} for {len(table)} candidates "
+            f"trainings: {result.n_trainings} for {len(result.table)} candidates "
             f"(prediction-only settings share a model; data hashed once)"
         )
         typer.echo(f"seconds: {time.perf_counter() - t0:.2f}")
         typer.echo(f"best on validation: {json.dumps(best)}")
         typer.echo(f"chosen: {json.dumps(chosen)} ({result.reason})")
         typer.echo(f"command: {cmd}")
+
+
+def _base_settings(
+    *,
+    n_bits,
+    char_ngrams,
+    keep_case,
+    split_scripts,
+    nfkc,
+    long_words,
+    hash_seed,
+    epochs,
+    seed,
+    **_,
+) -> dict:
+    """The settings every candidate shares: hashing, epochs and seed."""
+    char_min, n_chars = parse_char_ngrams(char_ngrams)
+    return dict(
+        n_bits=n_bits,
+        char_ngrams=n_chars,
+        char_min=char_min,
+        lowercase=not keep_case,
+        split_scripts=split_scripts,
+        nfkc=nfkc,
+        long_words=long_words,
+        hash_seed=hash_seed,
+        epochs=epochs,
+        seed=seed,
+    )
+
+
+def _search(
+    search: dict,
+    base: dict,
+    *,
+    inputs,
+    fmt,
+    text_col,
+    label_col,
+    strict,
+    encoding,
+    label_sep,
+    valid,
+    folds,
+    seed,
+    cache_dir,
+    select,
+    quiet,
+    json_out,
+    **_,
+):
+    """The result of :func:`nbsvm.workflows.tune.tune` on the inputs, with progress bars."""
+    with ProgressReporter(quiet or json_out) as progress:
+        return tune(
+            documents(
+                inputs,
+                fmt,
+                text_col,
+                label_col,
+                strict=strict,
+                encoding=encoding,
+                label_sep=label_sep,
+            ),
+            search,
+            base,
+            valid_fraction=valid,
+            folds=folds,
+            seed=seed,
+            workdir=cache_dir,
+            select=select,
+            callback=progress,
+        )
+
+
+def _json_result(result, best: dict, chosen: dict, cmd: str) -> dict:
+    """``--json``: the choice, the command that trains it, and the ranked table."""
+    return {
+        "best": best,
+        "chosen": chosen,
+        "reason": result.reason,
+        "standard_error": result.standard_error,
+        "command": cmd,
+        "seconds": result.seconds,
+        "trainings": result.n_trainings,
+        "split": result.split,
+        "table": json.loads(result.table.to_json(orient="records")),
+    }
+
+
+def _print_table(result, folds: int, top: int) -> None:
+    """The ``top`` rows of the ranked table, without the columns that say nothing."""
+    table = result.table
+    console = Console()
+    shown = Table(
+        title=f"{len(table)} candidates, {result.split}, ranked by validation accuracy",
+        title_justify="left",
+    )
+    cols = [
+        c
+        for c in table.columns
+        if not (c == "accuracy_std" and not folds) and not table[c].isna().all()
+    ]
+    for col in cols:
+        shown.add_column(HEADERS.get(col, col), justify="right")
+    for _, row in table.head(top).iterrows():
+        shown.add_row(*[_cell(col, row[col]) for col in cols])
+    console.print(shown)

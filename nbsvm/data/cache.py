@@ -223,39 +223,13 @@ class FeatureCache:
         new = {name: target / (name + ".new") for name in names}
         out: queue.Queue = queue.Queue(maxsize=1)
         stop = threading.Event()
-        written = []
-
-        def produce():
-            try:
-                with contextlib.ExitStack() as files:
-                    if rewrite:
-                        f_ids, f_off, f_lab = (
-                            files.enter_context(open(new[name], "wb")) for name in names
-                        )
-                        f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
-                    n_ids = 0
-                    for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
-                        if stop.is_set():
-                            return
-                        try:
-                            ids, offsets = translate_in_range(ids, offsets, remap)  # new
-                        except ValueError as e:
-                            raise NBSVMError(
-                                f"corrupted feature cache: {e}", path=str(self.folder)
-                            ) from None
-                        if rewrite:
-                            f_ids.write(memoryview(ids).cast("B"))
-                            f_off.write(memoryview(offsets[1:] + n_ids).cast("B"))
-                            f_lab.write(memoryview(codes).cast("B"))
-                        n_ids += int(offsets[-1])
-                        if not put_until_stopped(out, (ids, offsets, codes, order), stop):
-                            return
-                written.append(n_ids)
-                put_until_stopped(out, DONE, stop)
-            except BaseException as e:  # handed to the consumer, raised there
-                put_until_stopped(out, Failure(e), stop)
-
-        worker = threading.Thread(target=produce, daemon=True, name="nbsvm-translate")
+        written: list[int] = []
+        worker = threading.Thread(
+            target=self._translate_groups,
+            args=(remap, rng, new if rewrite else None, out, stop, written, shuffle_kw),
+            daemon=True,
+            name="nbsvm-translate",
+        )
         worker.start()
         try:
             while True:
@@ -275,21 +249,73 @@ class FeatureCache:
                 yield item
             worker.join()
             if rewrite:
-                meta_path = self.folder / "meta.json"
-                meta = json.loads(meta_path.read_text())
-                meta["n_ids"] = written[0]
-                meta["columns"] = True
-                meta["id_limit"] = n_columns
-                self.close()
-                for name in names:
-                    os.replace(new[name], target / name)
-                (target / "meta.json").write_text(json.dumps(meta))
-                FeatureCache.__init__(self, target)  # reopened on the translated files
+                self._replace_translated(target, new, written[0], n_columns)
         finally:
             stop.set()
             worker.join(timeout=10)
             for path in new.values():
                 path.unlink(missing_ok=True)
+
+    def _translate_groups(
+        self,
+        remap: np.ndarray,
+        rng: np.random.Generator | None,
+        new: dict[str, Path] | None,
+        out: queue.Queue,
+        stop: threading.Event,
+        written: list[int],
+        shuffle_kw: dict,
+    ) -> None:
+        """The thread of :meth:`translated_groups`: puts each group of :meth:`shuffled_groups`
+        on ``out``, translated through ``remap``, writing it to the ``new`` files (ids,
+        offsets, labels; None: not rewritten) on the way, then :data:`DONE` (the ids
+        written appended to ``written``); an error is put as a :class:`Failure`. Returns
+        early once ``stop`` is set."""
+        try:
+            with contextlib.ExitStack() as files:
+                if new is not None:
+                    f_ids, f_off, f_lab = (
+                        files.enter_context(open(path, "wb")) for path in new.values()
+                    )
+                    f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
+                n_ids = 0
+                for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
+                    if stop.is_set():
+                        return
+                    try:
+                        ids, offsets = translate_in_range(ids, offsets, remap)  # new
+                    except ValueError as e:
+                        raise NBSVMError(
+                            f"corrupted feature cache: {e}", path=str(self.folder)
+                        ) from None
+                    if new is not None:
+                        f_ids.write(ids.data.cast("B"))  # a.data: memoryview(a)
+                        f_off.write((offsets[1:] + n_ids).data.cast("B"))
+                        f_lab.write(codes.data.cast("B"))
+                    n_ids += int(offsets[-1])
+                    if not put_until_stopped(out, (ids, offsets, codes, order), stop):
+                        return
+            written.append(n_ids)
+            put_until_stopped(out, DONE, stop)
+        except BaseException as e:  # handed to the consumer, raised there
+            put_until_stopped(out, Failure(e), stop)
+
+    def _replace_translated(
+        self, target: Path, new: dict[str, Path], n_ids: int, n_columns: int
+    ) -> None:
+        """Once an epoch of :meth:`translated_groups` is complete: the ``new`` files (of
+        ``n_ids`` ids in ``n_columns`` columns) replace the cache's in ``target``, which
+        this object reads from then on."""
+        meta_path = self.folder / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta["n_ids"] = n_ids
+        meta["columns"] = True
+        meta["id_limit"] = n_columns
+        self.close()
+        for name, path in new.items():
+            os.replace(path, target / name)
+        (target / "meta.json").write_text(json.dumps(meta))
+        FeatureCache.__init__(self, target)  # reopened on the translated files
 
     def offsets_range(self, start, stop) -> np.ndarray:
         """``offsets[start:stop + 1]`` (absolute positions in the id file), checked."""
@@ -328,7 +354,7 @@ class FeatureCache:
 
     def shuffled_groups(
         self,
-        rng: np.random.Generator,
+        rng: np.random.Generator | None,
         buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
         block_bytes: int = SHUFFLE_BLOCK_BYTES,
     ):

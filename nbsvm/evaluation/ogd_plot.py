@@ -89,7 +89,15 @@ def ogd_curves_svg(
                 + f'points="{pts}"/>'
             )
             legend.append((f"{label}, {name}", color, dash))
-    lx, ly = left + pw + 15, top + 10
+    out += _svg_legend(legend, left + pw + 15, top + 10)
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _svg_legend(legend, lx, ly) -> list[str]:
+    """The SVG elements of a legend at ``(lx, ly)``: a line sample (``(text, color, dash)``
+    per entry; ``dash`` empty: solid) and its text per row."""
+    out: list[str] = []
     for i, (text, color, dash) in enumerate(legend):
         y0 = ly + 20 * i
         out += [
@@ -97,5 +105,4 @@ def ogd_curves_svg(
             f'stroke-width="1.5"' + (f' stroke-dasharray="{dash}"' if dash else "") + "/>",
             f'<text x="{lx + 30}" y="{y0 + 4}" font-size="10">{text}</text>',
         ]
-    out.append("</svg>")
-    return "\n".join(out) + "\n"
+    return out

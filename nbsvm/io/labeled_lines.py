@@ -147,11 +147,7 @@ def read_lines(
         raise NBSVMError("--label-sep must be at least one character")
     sep_name = {"\t": "TAB", " ": "space"}.get(label_sep, repr(label_sep))
     split = labeled or known_labels is not None
-    known = (
-        known_labels
-        if isinstance(known_labels, frozenset) or known_labels is None
-        else frozenset(known_labels)
-    )
+    known = _frozen(known_labels)
     tab_unknown = 0
     first = True
     fh, name, close = _open_binary(path_or_file)
@@ -191,13 +187,7 @@ def read_lines(
                     yield Document(None, line, name, lineno)
                 continue
             if not sep:
-                stats.bad(
-                    f"expected 'label<{sep_name}>text', found no {sep_name} (a file of "
-                    "unlabeled documents, one per line, is read with --format "
-                    "plain-lines)",
-                    name,
-                    lineno,
-                )
+                stats.bad(_no_separator(sep_name), name, lineno)
                 continue
             if not label and not empty_label:
                 stats.bad(f"empty label before the {sep_name}", name, lineno)
@@ -209,13 +199,35 @@ def read_lines(
         if close:
             fh.close()
     if tab_unknown and known is not None:  # counted only against known classes
-        shown = ", ".join(sorted(map(str, known))[:10])
-        stats.note(
-            f"{name}: {tab_unknown} line{'s' * (tab_unknown != 1)} with a TAB whose "
-            f"first field is not one of the model's classes ({shown}) read whole, as "
-            "unlabeled documents (--format labeled-lines reads every line as "
-            "label<TAB>text)"
-        )
+        _note_read_whole(stats, name, tab_unknown, known)
+
+
+def _frozen(known_labels) -> frozenset | None:
+    """``known_labels`` (a model's classes, or None) as a frozenset."""
+    if isinstance(known_labels, frozenset) or known_labels is None:
+        return known_labels
+    return frozenset(known_labels)
+
+
+def _no_separator(sep_name: str) -> str:
+    """The malformed-line message of a labeled line without the label separator."""
+    return (
+        f"expected 'label<{sep_name}>text', found no {sep_name} (a file of "
+        "unlabeled documents, one per line, is read with --format "
+        "plain-lines)"
+    )
+
+
+def _note_read_whole(stats: ReadStats, name: str, tab_unknown: int, known: frozenset) -> None:
+    """Note in ``stats`` the ``tab_unknown`` lines with a TAB whose first field is not one
+    of the ``known`` classes, read whole as unlabeled documents."""
+    shown = ", ".join(sorted(map(str, known))[:10])
+    stats.note(
+        f"{name}: {tab_unknown} line{'s' * (tab_unknown != 1)} with a TAB whose "
+        f"first field is not one of the model's classes ({shown}) read whole, as "
+        "unlabeled documents (--format labeled-lines reads every line as "
+        "label<TAB>text)"
+    )
 
 
 def read_text_lines(

@@ -57,6 +57,9 @@ FORMATS = (
     "parquet",
     "blitzer",
 )
+#: The formats read by line, and folders, whose readers :func:`_line_reader` picks; the
+#: others are records or tables, whose ``--text-col`` and ``--label-col`` pick the fields.
+_LINE_FORMATS = frozenset({"folders", "labeled-lines", "blitzer", "plain-lines", "fasttext"})
 #: The older names, still accepted.
 FORMAT_ALIASES = {"aclimdb": "folders", "lines": "labeled-lines", "text": "plain-lines"}
 #: What the formats are, for help texts and errors.
@@ -271,12 +274,49 @@ def _read_one(
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
         kind = "labeled-lines"
+    if kind in _LINE_FORMATS:
+        yield from _line_reader(
+            src,
+            kind,
+            fmt,
+            labeled,
+            text_col,
+            label_col,
+            strict,
+            stats,
+            known_labels,
+            encoding,
+            empty_label,
+            label_sep,
+        )
+    else:
+        yield from _column_reader(
+            src, kind, labeled, text_col, label_col, strict, stats, encoding, empty_label
+        )
+
+
+def _line_reader(
+    src,
+    kind,
+    fmt,
+    labeled,
+    text_col,
+    label_col,
+    strict,
+    stats,
+    known_labels,
+    encoding,
+    empty_label,
+    label_sep,
+) -> Iterator[Document]:
+    """The reader of a source in one of the :data:`_LINE_FORMATS` (``kind``; ``fmt`` is
+    the format asked for)."""
     if kind == "folders":
-        yield from read_aclimdb(src, strict=strict, stats=stats, encoding=encoding)
-    elif kind == "labeled-lines":
+        return read_aclimdb(src, strict=strict, stats=stats, encoding=encoding)
+    if kind == "labeled-lines":
         # predict's auto format: a leading label only when it is one of the model's
         unlabeled = not labeled and fmt == "auto" and known_labels is not None
-        yield from read_lines(
+        return read_lines(
             src,
             labeled=not unlabeled,
             strict=strict,
@@ -288,18 +328,22 @@ def _read_one(
             empty_label=empty_label,
             label_sep=label_sep,
         )
-    elif kind == "blitzer":
-        yield from read_review_inputs(
+    if kind == "blitzer":
+        return read_review_inputs(
             src, labeled=labeled, strict=strict, stats=stats, encoding=encoding
         )
-    elif kind == "plain-lines":
-        yield from read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
-    elif kind == "fasttext":
-        yield from read_fasttext(
-            src, labeled=labeled, strict=strict, stats=stats, encoding=encoding
-        )
-    elif kind == "jsonl":
-        yield from read_jsonl(
+    if kind == "plain-lines":
+        return read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
+    return read_fasttext(src, labeled=labeled, strict=strict, stats=stats, encoding=encoding)
+
+
+def _column_reader(
+    src, kind, labeled, text_col, label_col, strict, stats, encoding, empty_label
+) -> Iterator[Document]:
+    """The reader of a source of records or a table (jsonl, parquet, csv, tsv), whose
+    ``--text-col`` and ``--label-col`` choose the fields."""
+    if kind == "jsonl":
+        return read_jsonl(
             src,
             text_col=text_col,
             label_col=label_col,
@@ -310,8 +354,8 @@ def _read_one(
             encoding=encoding,
             empty_label=empty_label,
         )
-    elif kind == "parquet":
-        yield from read_parquet(
+    if kind == "parquet":
+        return read_parquet(
             src,
             text_col=text_col,
             label_col=label_col,
@@ -320,16 +364,15 @@ def _read_one(
             stats=stats,
             empty_label=empty_label,
         )
-    else:
-        # unlabeled: keep true labels when the column is there, for predict's output
-        yield from read_table(
-            src,
-            text_col=text_col,
-            label_col=label_col,
-            sep="," if kind == "csv" else "\t",
-            strict=strict,
-            stats=stats,
-            label_optional=not labeled,
-            encoding=encoding,
-            empty_label=empty_label,
-        )
+    # unlabeled: keep true labels when the column is there, for predict's output
+    return read_table(
+        src,
+        text_col=text_col,
+        label_col=label_col,
+        sep="," if kind == "csv" else "\t",
+        strict=strict,
+        stats=stats,
+        label_optional=not labeled,
+        encoding=encoding,
+        empty_label=empty_label,
+    )

@@ -76,19 +76,76 @@ def read_table(
     encoding = check_encoding(encoding)
     if not text_cols or len(set(text_cols)) != len(text_cols):
         raise NBSVMError(f"--text-col names each column once; got {text_cols}")
-    if hasattr(path, "read"):
-        source, name = path, str(getattr(path, "name", "<stream>"))
-    elif isinstance(path, str) and path == STDIN:
-        source, name = sys.stdin.buffer, "<stdin>"
-    else:
-        source = name = str(path)
-        if not Path(path).is_file():
-            raise NBSVMError("no such file", path=name)
+    source, name = _source(path)
     import pandas as pd  # only CSV/TSV input needs pandas (it costs ~60 MB to import)
 
     kind = "TSV" if sep == "\t" else "CSV"
-    # columns given by number (--text-col 3 --label-col 1): a file without a header row, as
-    # AG News' class,title,description; numbers count from 1, as cut and awk do
+    positional, text_cols, label_col = _positional_columns(
+        text_cols, label_col, label_optional, name
+    )
+    skipped: set[int] = set()  # lines pandas dropped: the row count steps over them
+    head, whole = _head(source, name)
+    wide = wide_encoding(head, name)
+    encoding = wide or encoding
+    if positional and _skip_long_first_row(head, whole, wide, sep, stats, name):
+        skipped.add(1)
+    try:
+        before = _replaced_so_far()
+        chunks = _read_csv(pd, source, sep, chunksize, encoding, strict, stats, skipped)
+        row = 0 if positional else 1
+        names = None
+        for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
+            if not positional:
+                chunk, names = _named_columns(chunk, names)
+            if (
+                row <= 1
+                and label_optional
+                and label_col is not None
+                and label_col not in chunk.columns
+            ):
+                label_col = None
+            texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
+            before = _count_replaced(before, texts, labels, stats)
+            for text, label in zip(texts, labels):
+                row += 1
+                while row in skipped:
+                    row += 1
+                if label is not None:
+                    label = label.strip()
+                    if not label and not empty_label:
+                        stats.bad(_empty_label(label_col, positional), name, row)
+                        continue
+                yield Document(label, text, name, row)
+    except pd.errors.EmptyDataError:
+        raise NBSVMError("empty file (expected a header row)", path=name) from None
+    except pd.errors.ParserError as e:
+        raise NBSVMError(f"cannot parse as {kind}: {e}", path=name, line=_parser_line(e)) from None
+    except UnicodeDecodeError as e:  # strict: find the line again (only files can be re-read)
+        raise _strict_decode_error(e, source, name, wide) from None
+    except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _source(path) -> tuple[Any, str]:
+    """``(what pandas reads, the name errors give)`` of a path, an open file or ``"-"``
+    (standard input); a path that is not a file is an error."""
+    if hasattr(path, "read"):
+        return path, str(getattr(path, "name", "<stream>"))
+    if isinstance(path, str) and path == STDIN:
+        return sys.stdin.buffer, "<stdin>"
+    source = name = str(path)
+    if not Path(path).is_file():
+        raise NBSVMError("no such file", path=name)
+    return source, name
+
+
+def _positional_columns(
+    text_cols: list[Any], label_col, label_optional: bool, name: str
+) -> tuple[bool, list[Any], Any]:
+    """``(positional, text_cols, label_col)``: columns given by number (``--text-col 3
+    --label-col 1``) read a file without a header row, as AG News' class,title,description;
+    numbers count from 1, as cut and awk do, and become 0-based here. A label column given
+    by name then is an error, or with ``label_optional`` none (predict: unlabeled rows)."""
     positional = all(_is_number(c) for c in text_cols)
     if positional and label_col is not None and not _is_number(label_col):
         if not label_optional:
@@ -104,106 +161,103 @@ def read_table(
         label_col = None if label_col is None else int(label_col) - 1
         if min(text_cols + ([label_col] if label_col is not None else [])) < 0:
             raise NBSVMError("column numbers count from 1", path=name)
-    skipped: set[int] = set()  # lines pandas dropped: the row count steps over them
-    head, whole = _head(source, name)
-    wide = wide_encoding(head, name)
-    encoding = wide or encoding
-    if positional and _skip_long_first_row(head, whole, wide, sep, stats, name):
-        skipped.add(1)
-    try:
-        before = _replaced_so_far()
-        # the header row is read as a row (header=None): pandas then checks every row,
-        # the first too, against its fields (see _header_names)
-        chunks = pd.read_csv(
-            source,
-            sep=sep,
-            chunksize=chunksize,
-            dtype=str,
-            keep_default_na=False,
-            encoding=encoding,
-            encoding_errors="strict" if strict else COUNT_ERRORS,
-            on_bad_lines="warn" if stats.skip_bad else "error",
-            header=None,
-            skiprows=sorted(i - 1 for i in skipped) or None,
+    return positional, text_cols, label_col
+
+
+def _read_csv(
+    pd, source, sep: str, chunksize: int, encoding: str, strict: bool, stats: ReadStats, skipped
+):
+    """pandas' chunked reader of a table, every field a string. The header row is read as a
+    row (``header=None``): pandas then checks every row, the first too, against its fields
+    (see :func:`_header_names`)."""
+    return pd.read_csv(
+        source,
+        sep=sep,
+        chunksize=chunksize,
+        dtype=str,
+        keep_default_na=False,
+        encoding=encoding,
+        encoding_errors="strict" if strict else COUNT_ERRORS,
+        on_bad_lines="warn" if stats.skip_bad else "error",
+        header=None,
+        skiprows=sorted(i - 1 for i in skipped) or None,
+    )
+
+
+def _named_columns(chunk, names: list[str] | None) -> tuple[Any, list[str]]:
+    """``(chunk, names)``: the chunk with its columns named by the header row, which the
+    first chunk (``names`` None) starts with and loses."""
+    if names is None:
+        names = _header_names(chunk.iloc[0].tolist())
+        chunk = chunk.iloc[1:]
+    chunk.columns = names
+    return chunk, names
+
+
+def _texts_and_labels(
+    chunk, text_cols: list[Any], label_col, positional: bool, name: str
+) -> tuple[list[str], list]:
+    """The texts (several columns joined with :data:`COLUMN_SEPARATOR`) and the labels (all
+    None without a label column) of a chunk's rows; a missing column is an error."""
+    usecols = text_cols + ([label_col] if label_col is not None else [])
+    missing = [c for c in usecols if c not in chunk.columns]
+    if missing and positional:
+        raise NBSVMError(
+            f"no column {missing[0] + 1}: the rows have {len(chunk.columns)} "
+            "fields (--text-col / --label-col count from 1)",
+            path=name,
+            line=1,
         )
-        row = 0 if positional else 1
-        names = None
-        for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
-            if not positional:
-                if names is None:
-                    names = _header_names(chunk.iloc[0].tolist())
-                    chunk = chunk.iloc[1:]
-                chunk.columns = names
-            if (
-                row <= 1
-                and label_optional
-                and label_col is not None
-                and label_col not in chunk.columns
-            ):
-                label_col = None
-            usecols = text_cols + ([label_col] if label_col is not None else [])
-            missing = [c for c in usecols if c not in chunk.columns]
-            if missing and positional:
-                raise NBSVMError(
-                    f"no column {missing[0] + 1}: the rows have {len(chunk.columns)} "
-                    "fields (--text-col / --label-col count from 1)",
-                    path=name,
-                    line=1,
-                )
-            if missing:
-                raise NBSVMError(
-                    f"missing column(s) {missing}; the file has {list(chunk.columns)} "
-                    "(choose with --text-col / --label-col)",
-                    path=name,
-                    line=1,
-                )
-            texts = chunk[text_cols[0]].tolist()
-            for col in text_cols[1:]:
-                texts = [a + COLUMN_SEPARATOR + b for a, b in zip(texts, chunk[col].tolist())]
-            labels = chunk[label_col].tolist() if label_col is not None else [None] * len(texts)
-            n_bad = _replaced_so_far() - before
-            if n_bad:
-                before += n_bad
-                if stats is not None:
-                    stats.add(
-                        n_bad,
-                        sum(
-                            1
-                            for t, lab in zip(texts, labels)
-                            if "\ufffd" in t or (lab is not None and "\ufffd" in lab)
-                        ),
-                    )
-            for text, label in zip(texts, labels):
-                row += 1
-                while row in skipped:
-                    row += 1
-                if label is not None:
-                    label = label.strip()
-                    if not label and not empty_label:
-                        stats.bad(
-                            f"empty label in column "
-                            f"{cast(int, label_col) + 1 if positional else repr(label_col)}",
-                            name,
-                            row,
-                        )
-                        continue
-                yield Document(label, text, name, row)
-    except pd.errors.EmptyDataError:
-        raise NBSVMError("empty file (expected a header row)", path=name) from None
-    except pd.errors.ParserError as e:
-        raise NBSVMError(f"cannot parse as {kind}: {e}", path=name, line=_parser_line(e)) from None
-    except UnicodeDecodeError as e:  # strict: find the line again (only files can be re-read)
-        where = None if source is not name or wide else _first_invalid_utf8(name)
-        if where is None:
-            raise NBSVMError(
-                f"invalid {(wide or 'utf-8').upper()} "
-                f"(0x{e.object[e.start : e.end].hex()}); without "
-                "--strict invalid bytes are replaced by U+FFFD and counted",
-                path=name,
-            ) from None
-        raise where from None
-    except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz
-        raise NBSVMError(f"cannot read: {e}", path=name) from None
+    if missing:
+        raise NBSVMError(
+            f"missing column(s) {missing}; the file has {list(chunk.columns)} "
+            "(choose with --text-col / --label-col)",
+            path=name,
+            line=1,
+        )
+    texts = chunk[text_cols[0]].tolist()
+    for col in text_cols[1:]:
+        texts = [a + COLUMN_SEPARATOR + b for a, b in zip(texts, chunk[col].tolist())]
+    labels = chunk[label_col].tolist() if label_col is not None else [None] * len(texts)
+    return texts, labels
+
+
+def _count_replaced(before: int, texts: list[str], labels: list, stats: ReadStats) -> int:
+    """Count in ``stats`` the invalid bytes replaced since ``before`` (the count of
+    replacements so far, returned updated) and the rows of a chunk whose text or label
+    holds U+FFFD."""
+    n_bad = _replaced_so_far() - before
+    if n_bad:
+        before += n_bad
+        if stats is not None:
+            stats.add(
+                n_bad,
+                sum(
+                    1
+                    for t, lab in zip(texts, labels)
+                    if "\ufffd" in t or (lab is not None and "\ufffd" in lab)
+                ),
+            )
+    return before
+
+
+def _empty_label(label_col, positional: bool) -> str:
+    """The malformed-row message of a row with an empty label."""
+    return f"empty label in column {cast(int, label_col) + 1 if positional else repr(label_col)}"
+
+
+def _strict_decode_error(e: UnicodeDecodeError, source, name: str, wide: str | None) -> NBSVMError:
+    """The error of invalid bytes with ``strict``: naming the line of a file, which can be
+    re-read to find it; else naming the bytes."""
+    where = None if source is not name or wide else _first_invalid_utf8(name)
+    if where is None:
+        return NBSVMError(
+            f"invalid {(wide or 'utf-8').upper()} "
+            f"(0x{e.object[e.start : e.end].hex()}); without "
+            "--strict invalid bytes are replaced by U+FFFD and counted",
+            path=name,
+        )
+    return where
 
 
 def _head(source, name: str) -> tuple[bytes, bool]:

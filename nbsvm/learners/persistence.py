@@ -247,29 +247,8 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
     finite. The kernels index these arrays by feature and class without bounds checks.
     """
     cls = type(obj)
-    for k in state:
-        if (
-            not (isinstance(k, str) and k.endswith("_") and not k.startswith("_"))
-            or isinstance(getattr(cls, k, None), (property, type(cls.load)))
-            or callable(getattr(cls, k, None))
-        ):
-            raise NBSVMError(f"unexpected state entry {prefix}{k!r}")
-    classes = state.get("classes_")
-    if classes is not None:
-        if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
-            raise NBSVMError("classes_ must be a list of strings")
-        classes = _typed_classes(state)
-        if classes != sorted(set(classes)) or len(set(classes)) != len(classes):
-            raise NBSVMError("classes_ must be sorted and distinct")
-        n = len(classes)
-        if (
-            (obj.task == "binary" and n != 2)
-            or (obj.task == "multiclass" and n < 2)
-            or (obj.task == "regression" and n != 0)
-        ):
-            raise NBSVMError(f"{n} classes for a {obj.task} learner")
-    elif "label_type_" in state:
-        raise NBSVMError("label_type_ without classes_")
+    _check_entries(cls, state, prefix)
+    classes = _checked_classes(obj, state)
     t = state.get("t_", 0)
     if isinstance(t, bool) or not isinstance(t, int) or t < 0:
         raise NBSVMError(f"bad t_ {t!r}")
@@ -295,7 +274,54 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
             raise NBSVMError(f"unexpected array {prefix}{name!r}")
         if a.dtype.kind == "f" and not np.isfinite(a).all():
             raise NBSVMError(f"non-finite values in {prefix}{name}")
-    sub = {}
+    sub = _check_estimators(obj, fresh, state, arrays, n_features)
+    _check_shapes(fresh, expected, arrays, sub, prefix, n_features, len(classes))
+    missing = sorted(set(expected) - set(arrays))
+    if missing:
+        raise NBSVMError(f"missing arrays {[prefix + m for m in missing]}")
+
+
+def _check_entries(cls: type[OnlineLearner], state: dict, prefix: str) -> None:
+    """Every entry of a learner's JSON state names a learned attribute (``name_``), not a
+    property, a method or anything else of the class."""
+    for k in state:
+        if (
+            not (isinstance(k, str) and k.endswith("_") and not k.startswith("_"))
+            or isinstance(getattr(cls, k, None), (property, type(cls.load)))
+            or callable(getattr(cls, k, None))
+        ):
+            raise NBSVMError(f"unexpected state entry {prefix}{k!r}")
+
+
+def _checked_classes(obj: OnlineLearner, state: dict) -> list | None:
+    """A learner's loaded ``classes_`` (typed, see :func:`_typed_classes`; None if there
+    are none), checked: strings, sorted and distinct, as many as the learner's task has."""
+    classes = state.get("classes_")
+    if classes is not None:
+        if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
+            raise NBSVMError("classes_ must be a list of strings")
+        classes = _typed_classes(state)
+        if classes != sorted(set(classes)) or len(set(classes)) != len(classes):
+            raise NBSVMError("classes_ must be sorted and distinct")
+        n = len(classes)
+        if (
+            (obj.task == "binary" and n != 2)
+            or (obj.task == "multiclass" and n < 2)
+            or (obj.task == "regression" and n != 0)
+        ):
+            raise NBSVMError(f"{n} classes for a {obj.task} learner")
+    elif "label_type_" in state:
+        raise NBSVMError("label_type_ without classes_")
+    return classes
+
+
+def _check_estimators(
+    obj: OnlineLearner, fresh: OnlineLearner, state: dict, arrays: dict, n_features: int
+) -> dict:
+    """A OneVsRest learner's binary learners (one per class: their JSON state in
+    ``estimator_state_``, their arrays prefixed ``est{k}_``), each checked by
+    :func:`_check_state`; their arrays are returned (none for other learners)."""
+    sub: dict = {}
     if hasattr(obj, "_make_binary"):  # OneVsRest: the binary learners' state
         per = state.get("estimator_state_")
         if (
@@ -310,12 +336,27 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
             if scalars.get("n_features_in_") != n_features or scalars.get("classes_") != ["0", "1"]:
                 raise NBSVMError(f"estimator {k} does not match the learner")
             _check_state(fresh._make_binary(), scalars, mine, prefix=f"est{k}_")  # type: ignore[attr-defined]  # OneVsRest's, checked by hasattr above
+    return sub
+
+
+def _check_shapes(
+    fresh: OnlineLearner,
+    expected: dict,
+    arrays: dict,
+    sub: dict,
+    prefix: str,
+    n_features: int,
+    n_classes: int,
+) -> None:
+    """Every loaded array but the binary learners' (``sub``) is one the ``fresh`` learner
+    has (``expected``), with its dtype and shape (lazily sized ones, allocated empty, may
+    also have the length of the weight vector ``v_``)."""
     for name, a in arrays.items():
         if name in sub:
             continue
         want = expected.get(name)
         if want is None:
-            raise NBSVMError(f"unexpected array {prefix}{name!r} for {cls.__name__}")
+            raise NBSVMError(f"unexpected array {prefix}{name!r} for {type(fresh).__name__}")
         shapes = {want.shape}
         v = getattr(fresh, "v_", None)
         if want.size == 0 and v is not None:
@@ -324,8 +365,5 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
             raise NBSVMError(
                 f"array {prefix}{name} is {a.dtype} {a.shape}, expected "
                 f"{want.dtype} {want.shape} for {n_features} features and "
-                f"{len(classes)} classes"
+                f"{n_classes} classes"
             )
-    missing = sorted(set(expected) - set(arrays))
-    if missing:
-        raise NBSVMError(f"missing arrays {[prefix + m for m in missing]}")

@@ -254,6 +254,25 @@ def rung_sizes(n: int) -> list[int]:
     return sorted(set(sizes) - {n}) + [n]
 
 
+def _peek(docs, probe) -> tuple[list[Document], Iterable[Document], float, bool]:
+    """The first documents, read until :data:`SMALL_CORPUS_NGRAMS` n-gram occurrences
+    (``probe`` hashes them): ``(head, the rest, the first chunk's median n-grams, whether
+    the corpus ended within them)``. Short documents or a small corpus also try character
+    n-grams (XGraph +1 point, long posts)."""
+    head: list[Document] = []
+    n_grams, median, ended = 0, 0.0, False
+    while n_grams < SMALL_CORPUS_NGRAMS:
+        chunk = list(itertools.islice(docs, CHUNK))
+        if not chunk:
+            ended = True
+            break
+        lengths = np.diff(hash_batch(chunk, probe).offsets)
+        median = median if head else float(np.median(lengths))
+        head += chunk
+        n_grams += int(lengths.sum())
+    return head, docs, median, ended
+
+
 def auto_search(
     estimator: type,
     docs: Iterable[Document],
@@ -314,49 +333,20 @@ class _Search:
     def read(self, docs, root: Path) -> None:
         """The pass (every document hashed once per feature setting, into parts), the
         corpus statistics, the defaults they give, the space and the candidates."""
-        base, fixed = self.base, self.fixed
+        base = self.base
         self.root = root
-        # peek at the first documents: short ones, or a small corpus (read whole before
-        # SMALL_CORPUS_NGRAMS), also get character n-grams (XGraph +1 point, long posts)
-        docs = iter(docs)
-        head: list[Document] = []
-        n_grams, median, ended = 0, 0.0, False
-        probe = self.model.validate()
-        while n_grams < SMALL_CORPUS_NGRAMS:
-            chunk = list(itertools.islice(docs, CHUNK))
-            if not chunk:
-                ended = True
-                break
-            lengths = np.diff(hash_batch(chunk, probe).offsets)
-            median = median if head else float(np.median(lengths))
-            head += chunk
-            n_grams += int(lengths.sum())
-        try_chars = (median < SHORT_DOCUMENTS or ended) and "char_ngrams" not in fixed
-        # char_ngrams left at None: the default the data gives (character 4-grams for short
-        # texts), the other tried beside it
-        chars0 = base.get("char_ngrams", 0)
-        if chars0 is None:
-            chars0 = data_default("char_ngrams", {"median_ngrams": median})
-        # text in the scripts written without spaces (a share of its characters, not a
-        # curly quote in English): their tokenizer is searched too
-        text = "".join(d.text for d in head[:SCRIPT_PEEK_DOCS])
-        try_scripts = "split_scripts" not in fixed and len(
-            SPLIT_CHAR_RE.findall(text)
-        ) > SCRIPT_SHARE * max(1, len(text))
-        orders = [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1]
-        chars = [chars0] + ([CHAR_NGRAMS if chars0 == 0 else 0] if try_chars else [])
-        split0 = base.get("split_scripts", DEFAULTS["split_scripts"])
-        scripts = [split0] + ([not split0] if try_scripts else [])
+        head, docs, median, ended = _peek(iter(docs), self.model.validate())
+        tried = self._tried(head, median, ended)
         hashers = {
             (n, c, s): self.estimator(
                 **dict(base, ngrams=n, char_ngrams=c, split_scripts=s)
             ).validate()
-            for n in orders
-            for c in chars
-            for s in scripts
+            for n in tried["orders"]
+            for c in tried["chars"]
+            for s in tried["scripts"]
         }
         self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed, self.notify)
-        self.key0 = key0 = (orders[0], chars[0], scripts[0])
+        self.key0 = key0 = (tried["orders"][0], tried["chars"][0], tried["scripts"][0])
         multilabel = bool(base.get("multilabel"))
         labels = sorted({label for p in self.parts[key0] for label in p.labels})
         classes = classes_of(labels) if multilabel else labels
@@ -370,11 +360,45 @@ class _Search:
         corpus = corpus_stats(full)
         full.close()
         shutil.rmtree(root / "stats", ignore_errors=True)
+        self._plan(corpus, classes, multilabel, tried)
+
+    def _tried(self, head: list[Document], median: float, ended: bool) -> dict:
+        """The feature settings the pass hashes: n-gram orders, character n-grams (for
+        short documents or a small corpus, beside the data's default) and tokenizers (for
+        text in scripts written without spaces), each list the default's value first."""
+        base, fixed = self.base, self.fixed
+        try_chars = (median < SHORT_DOCUMENTS or ended) and "char_ngrams" not in fixed
+        # char_ngrams left at None: the default the data gives (character 4-grams for short
+        # texts), the other tried beside it
+        chars0 = base.get("char_ngrams", 0)
+        if chars0 is None:
+            chars0 = data_default("char_ngrams", {"median_ngrams": median})
+        # text in the scripts written without spaces (a share of its characters, not a
+        # curly quote in English): their tokenizer is searched too
+        text = "".join(d.text for d in head[:SCRIPT_PEEK_DOCS])
+        try_scripts = "split_scripts" not in fixed and len(
+            SPLIT_CHAR_RE.findall(text)
+        ) > SCRIPT_SHARE * max(1, len(text))
+        split0 = base.get("split_scripts", DEFAULTS["split_scripts"])
+        return {
+            "orders": [base.get("ngrams", 3)] if "ngrams" in fixed else [3, 2, 1],
+            "chars": [chars0] + ([CHAR_NGRAMS if chars0 == 0 else 0] if try_chars else []),
+            "scripts": [split0] + ([not split0] if try_scripts else []),
+            "chars0": chars0,
+            "try_chars": try_chars,
+            "try_scripts": try_scripts,
+        }
+
+    def _plan(self, corpus: dict, classes: list, multilabel: bool, tried: dict) -> None:
+        """The defaults on this data, the space, the candidates, the split and the units
+        the pass took; announced as the ``auto plan`` event."""
+        base, fixed = self.base, self.fixed
         multi = multilabel or len(classes) > 2
         self.defaults = defaults = _defaults(
-            self.estimator, dict(base, char_ngrams=chars0), classes, corpus, multilabel
+            self.estimator, dict(base, char_ngrams=tried["chars0"]), classes, corpus, multilabel
         )
-        self.space = _resolve(search_space(multi, multilabel, try_chars, try_scripts), defaults)
+        space = search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"])
+        self.space = _resolve(space, defaults)
         self.betas = (
             [defaults["beta"]]
             if multi or "beta" in fixed
@@ -390,7 +414,7 @@ class _Search:
             for k in ("min_df", "eta0", "norm")
             if k not in fixed and defaults[k] != "auto"
         }
-        self.sizes = rung_sizes(sum(p.n_docs for p in self.parts[key0][2:]))  # fold 0's
+        self.sizes = rung_sizes(sum(p.n_docs for p in self.parts[self.key0][2:]))  # fold 0's
         self.n_outputs = len(classes) if multi else 1
         self.pass_units = HASH_S * sum(p.n_ids for ps in self.parts.values() for p in ps)
         self.trial_units = 0.0

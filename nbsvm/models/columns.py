@@ -159,23 +159,11 @@ class ColumnBuilder:
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
         alpha = float(model.alpha if alpha is None else alpha)
-        if lexicon.dense:
-            counts, rows = lexicon.code_counts()
-            buckets = None
-        else:  # columns over the seen buckets, then mapped to buckets
-            buckets, counts = lexicon.compact()
-            rows = np.arange(len(classes), dtype=np.int64)
+        buckets, counts, rows = _class_counts(lexicon)
         # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
         bounds = two_ranges(counts.shape[1])
-        parts: list[Any] = [None, None]
-
-        def count(k):
-            parts[k] = kernels.seen_sums(
-                counts, int(model.setting("min_df")), int(bounds[k]), int(bounds[k + 1])
-            )
-
-        run_parts(count, 2)
+        parts = _seen_sums(counts, int(model.setting("min_df")), bounds)
         n_seen = parts[0][0] + parts[1][0]
         sums = parts[0][1] + parts[1][1]
         n_kept = parts[0][2] + parts[1][2]
@@ -194,19 +182,16 @@ class ColumnBuilder:
         # before the learner takes its memory: a test set hashed alongside can be hashed now
         self.notify({"stage": "columns", "docs": 0, "columns": n_columns, "dense": dense})
         held = 0 if in_place else len(classes)
-        check_fit_memory(
-            fit_bytes(
-                lexicon.hasher.n_bits,
-                n_out,
-                optimizer,
-                n_columns=n_columns,
-                n_classes=len(classes),
-                column_map=not dense,
-                by_column=False,
-            )
-            + held * counts.shape[1] * 4,
-            self.max_memory,
+        needed = fit_bytes(
+            lexicon.hasher.n_bits,
+            n_out,
+            optimizer,
+            n_columns=n_columns,
+            n_classes=len(classes),
+            column_map=not dense,
+            by_column=False,
         )
+        check_fit_memory(needed + held * counts.shape[1] * 4, self.max_memory)
         learner = model.new_linear(classes, n_columns)
         if dense:
             column_of = None  # columns are buckets
@@ -215,38 +200,14 @@ class ColumnBuilder:
         else:
             column_of = np.empty(counts.shape[1], dtype=np.int32)
         spent = (rows if dense else rows[:1]) if in_place else rows[:0]
-
-        def fill(k):
-            lo, hi = int(bounds[k]), int(bounds[k + 1])
-            c0 = 0 if k == 0 else int(parts[0][2])
-            for start in range(lo, hi, FILL_CHUNK):
-                end = min(start + FILL_CHUNK, hi)
-                c0 = kernels.compact_ratios(
-                    counts,
-                    rows,
-                    binary,
-                    alpha,
-                    n_seen,
-                    sums,
-                    int(model.setting("min_df")),
-                    learner.S_,
-                    column_of if column_of is not None else counts[0],
-                    start,
-                    end,
-                    c0,
-                    dense,
-                )
-                for row in spent:
-                    _release(mm, counts.shape[1], int(row), start, end)
-
-        run_parts(fill, 2)
+        ratios = (counts, rows, binary, alpha, n_seen, sums, int(model.setting("min_df")))
+        target = (learner.S_, column_of if column_of is not None else counts[0], dense)
+        _fill_ranges(ratios, target, bounds, int(parts[0][2]), spent, mm)
         self._binary_values(learner)
         if buckets is not None:
             # sparse counts are never counted in place, so never dense: column_of is an array
             assert column_of is not None
-            by_bucket = np.full(1 << lexicon.hasher.n_bits, -1, dtype=np.int32)
-            by_bucket[buckets] = column_of
-            column_of = by_bucket
+            column_of = _by_bucket(buckets, column_of, lexicon.hasher.n_bits)
         return Columns(classes, lexicon.class_counts_, n_seen_buckets, column_of, learner)
 
     def _from_label_sets(self, lexicon: NBLexicon) -> Columns:
@@ -285,21 +246,7 @@ class ColumnBuilder:
         kept column."""
         model = self.model
         labels = list(cache.labels)  # the cache's codes: first-appearance order
-        if model.multilabel:  # codes are label sets: one output per label
-            classes = classes_of(labels)
-            if not classes:
-                raise NBSVMError(
-                    "no labels to train on: multi-label fields are 'a,b' lists "
-                    "and every document's was empty",
-                    path=str(cache.folder),
-                )
-            set_ptr, set_rows = label_lists(classes, labels)
-        else:
-            classes = sorted(labels)
-            if len(classes) < 2:
-                raise NBSVMError(f"need at least two classes to train, found {classes}")
-            set_ptr = np.arange(len(labels) + 1, dtype=np.int64)
-            set_rows = np.arange(len(labels), dtype=np.int32)
+        classes, set_ptr, set_rows = _classes_of_codes(labels, model.multilabel, cache.folder)
         min_df = max(int(model.setting("min_df")), 1)
         bounds = two_ranges(df.shape[0])
         parts: list[Any] = [None, None]
@@ -311,17 +258,14 @@ class ColumnBuilder:
         n_seen = int(parts[0][0] + parts[1][0])
         n_kept = int(parts[0][1] + parts[1][1])
         n_out = model.n_outputs(classes)
-        check_fit_memory(
-            fit_bytes(
-                self.hasher.n_bits,
-                n_out,
-                model.setting("optimizer", classes),
-                n_columns=n_kept,
-                n_classes=len(classes),
-            )
-            + (4 * n_kept if model.multilabel else 0),
-            self.max_memory,
+        needed = fit_bytes(
+            self.hasher.n_bits,
+            n_out,
+            model.setting("optimizer", classes),
+            n_columns=n_kept,
+            n_classes=len(classes),
         )
+        check_fit_memory(needed + (4 * n_kept if model.multilabel else 0), self.max_memory)
 
         def columns(k):
             kernels.df_to_columns(
@@ -339,11 +283,18 @@ class ColumnBuilder:
             self._label_ratios(learner, counts, kept_df)
             return Columns(classes, docs, n_seen, df, learner)  # docs: per label, in order
         rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
+        self._class_ratios(learner, counts, rows, id_totals, n_seen)
+        return Columns(classes, docs[rows], n_seen, df, learner)
+
+    def _class_ratios(self, learner: LinearSGD, counts, rows, id_totals, n_seen: int) -> None:
+        """Each output's NB ratios from the classes' counts by kept column (``rows``: each
+        class's row of ``counts``) into the learner's value field."""
+        n_kept = learner.n_features
         # the ratio kernel over columns: every column is kept, its own map is the identity
         identity = np.empty(n_kept, dtype=np.int32)
         cuts = two_ranges(n_kept)
         sums = id_totals.astype(np.float64)  # each class's counts over seen buckets
-        binary = n_out == 1
+        binary = learner.n_outputs == 1
         n_norm = n_seen
         if not binary:
             # One-vs-rest ratios take their norms over the kept buckets (the vocabulary
@@ -352,28 +303,18 @@ class ColumnBuilder:
             # norm, costs 1.7 points on 20 Newsgroups (85.6% -> 87.3% with the same SGD).
             sums = counts.sum(axis=1, dtype=np.float64)  # integers: exact
             n_norm = n_kept
+        alpha = float(self.model.alpha)
 
         def fill(k):
+            lo, hi = int(cuts[k]), int(cuts[k + 1])
             kernels.compact_ratios(
-                counts,
-                rows,
-                binary,
-                float(model.alpha),
-                n_norm,
-                sums,
-                1,
-                learner.S_,
-                identity,
-                int(cuts[k]),
-                int(cuts[k + 1]),
-                int(cuts[k]),
+                counts, rows, binary, alpha, n_norm, sums, 1, learner.S_, identity, lo, hi, lo
             )
 
         run_parts(fill, 2)
         if counts.base is learner.S_:
             learner.S_[:, :, 1] = 0.0
         self._binary_values(learner)
-        return Columns(classes, docs[rows], n_seen, df, learner)
 
     def _label_ratios(self, learner: LinearSGD, counts, kept_df) -> None:
         """Multi-label NB ratios from the counts by kept column into the learner's value
@@ -419,6 +360,79 @@ class ColumnBuilder:
             n += len(batch)
             self.notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
         return counts, docs, id_totals
+
+
+def _classes_of_codes(labels: list, multilabel: bool, folder) -> tuple[list, Any, Any]:
+    """The classes of a cache's label codes (``labels``, in first-appearance order), and
+    each code's rows among them (``set_ptr``, ``set_rows``: a label set's labels, or the
+    code itself)."""
+    if multilabel:  # codes are label sets: one output per label
+        classes = classes_of(labels)
+        if not classes:
+            raise NBSVMError(
+                "no labels to train on: multi-label fields are 'a,b' lists "
+                "and every document's was empty",
+                path=str(folder),
+            )
+        set_ptr, set_rows = label_lists(classes, labels)
+        return classes, set_ptr, set_rows
+    classes = sorted(labels)
+    if len(classes) < 2:
+        raise NBSVMError(f"need at least two classes to train, found {classes}")
+    set_ptr = np.arange(len(labels) + 1, dtype=np.int64)
+    set_rows = np.arange(len(labels), dtype=np.int32)
+    return classes, set_ptr, set_rows
+
+
+def _class_counts(lexicon: NBLexicon) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+    """``(buckets, counts, rows)``: a dense lexicon's rows by bucket (``buckets`` None), or
+    a sparse one's counts over the buckets it saw (columns to map back to ``buckets``);
+    ``rows``: each class's row of ``counts``."""
+    if lexicon.dense:
+        counts, rows = lexicon.code_counts()
+        return None, counts, rows
+    buckets, counts = lexicon.compact()
+    return buckets, counts, np.arange(len(lexicon.classes_), dtype=np.int64)
+
+
+def _by_bucket(buckets: np.ndarray, column_of: np.ndarray, n_bits: int) -> np.ndarray:
+    """A map over the seen buckets spread over all ``2**n_bits`` (-1: no column)."""
+    by_bucket = np.full(1 << n_bits, -1, dtype=np.int32)
+    by_bucket[buckets] = column_of
+    return by_bucket
+
+
+def _seen_sums(counts: np.ndarray, min_df: int, bounds) -> list:
+    """:func:`~nbsvm.lexicon._kernels.seen_sums` over the two ranges of ``bounds``, one
+    thread each."""
+    parts: list[Any] = [None, None]
+
+    def count(k):
+        parts[k] = kernels.seen_sums(counts, min_df, int(bounds[k]), int(bounds[k + 1]))
+
+    run_parts(count, 2)
+    return parts
+
+
+def _fill_ranges(ratios: tuple, target: tuple, bounds, first_kept: int, spent, mm) -> None:
+    """The kept columns' NB ratios written into the learner, the two ranges of ``bounds``
+    on two threads, :data:`FILL_CHUNK` buckets at a time (the second range's columns start
+    after the ``first_kept`` of the first); after each chunk the count rows ``spent`` give
+    its pages back (``mm``). ``ratios``: ``compact_ratios``' counts, rows, binary, alpha,
+    n_seen, sums and min_df; ``target``: the learner's state, the column map, dense."""
+    counts = ratios[0]
+    S, column_of, dense = target
+
+    def fill(k):
+        lo, hi = int(bounds[k]), int(bounds[k + 1])
+        c0 = 0 if k == 0 else first_kept
+        for start in range(lo, hi, FILL_CHUNK):
+            end = min(start + FILL_CHUNK, hi)
+            c0 = kernels.compact_ratios(*ratios, S, column_of, start, end, c0, dense)
+            for row in spent:
+                _release(mm, counts.shape[1], int(row), start, end)
+
+    run_parts(fill, 2)
 
 
 def _to_df(store, mm) -> np.ndarray:

@@ -148,54 +148,9 @@ class Fit:
         ``ordered``: in stored order, as if streamed, instead of shuffled)."""
         model, kept, builder, notify = self.model, self.kept, self.builder, self.notify
         lexicon, self.lexicon = self.lexicon, None  # the only reference: freed after use
-        cache = kept.open() if kept is not None else None
-        if kept is not None:
-            notify(
-                {
-                    "stage": "cache",
-                    "reused": cache is not None,
-                    "folder": str(kept.folder),
-                    "discarded": kept.discarded,
-                    "docs": cache.n_docs if cache is not None else 0,
-                }
-            )
-        writer = None
-        sample = TextSample(seed=model.seed)  # names the buckets for explanations
-        if cache is None:
-            # a ReadyCache always opens: only a KeptCache can be missing its cache
-            writer = (
-                cast("KeptCache", kept).writer()
-                if kept is not None
-                else CacheWriter(tmp / "train", hasher)
-            )
-            if kept is not None:  # a later run reusing the cache names buckets too
-                writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
-            docs = sample.wrap(docs)
-        else:
-            sample.texts = read_sample(cache)
+        cache, writer, sample, docs = self._open_cache(docs, hasher, tmp)
         if lexicon is None:
-            # two int32 rows of 2**n_bits in releasable memory: two classes are counted in
-            # them, from a third on the documents per bucket (nbsvm.models.columns)
-            mm, store = releasable_int32((2, 1 << hasher.n_bits))
-            if cache is None:
-                lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
-            else:
-                lexicon, df = builder.count_cache(cache, store, mm)
-            model.corpus_ = corpus_stats(cache)  # for the data-dependent defaults
-            if lexicon is not None:
-                model.adopt(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store) else None))
-            else:
-                model.adopt(builder.from_df(cache, df))
-            notify(
-                {
-                    "stage": "data defaults",
-                    "docs": 0,
-                    "corpus": dict(model.corpus_),
-                    "chosen": {k: model.setting(k) for k in model.data_defaulted()},
-                }
-            )
-            # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
-            return cache, sample, 1, model.column_of_ is not None, False
+            return self._count_columns(docs, hasher, cache, writer, sample)
         if "corpus" in self.warm:
             model.corpus_ = self.warm["corpus"]
         model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
@@ -227,6 +182,65 @@ class Fit:
         if cache is None:
             cache = self._hash_pass(docs, writer)
         return cache, sample, 1, True, True
+
+    def _open_cache(self, docs, hasher, tmp: Path):
+        """A kept cache when one matches, else a writer for a new one: ``(cache, writer,
+        sample, docs)``, the documents wrapped to keep a sample of their texts (it names
+        the buckets for explanations)."""
+        kept, notify = self.kept, self.notify
+        cache = kept.open() if kept is not None else None
+        if kept is not None:
+            notify(
+                {
+                    "stage": "cache",
+                    "reused": cache is not None,
+                    "folder": str(kept.folder),
+                    "discarded": kept.discarded,
+                    "docs": cache.n_docs if cache is not None else 0,
+                }
+            )
+        writer = None
+        sample = TextSample(seed=self.model.seed)
+        if cache is None:
+            # a ReadyCache always opens: only a KeptCache can be missing its cache
+            writer = (
+                cast("KeptCache", kept).writer()
+                if kept is not None
+                else CacheWriter(tmp / "train", hasher)
+            )
+            if kept is not None:  # a later run reusing the cache names buckets too
+                writer.attachments["sample.json"] = lambda: json.dumps(sample.texts).encode()
+            docs = sample.wrap(docs)
+        else:
+            sample.texts = read_sample(cache)
+        return cache, writer, sample, docs
+
+    def _count_columns(self, docs, hasher, cache, writer, sample):
+        """Without a lexicon: the classes counted while hashing (or from the cache), the
+        data defaults read, the columns built (:meth:`_columns`' tuple)."""
+        model, builder = self.model, self.builder
+        # two int32 rows of 2**n_bits in releasable memory: two classes are counted in
+        # them, from a third on the documents per bucket (nbsvm.models.columns)
+        mm, store = releasable_int32((2, 1 << hasher.n_bits))
+        if cache is None:
+            lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
+        else:
+            lexicon, df = builder.count_cache(cache, store, mm)
+        model.corpus_ = corpus_stats(cache)  # for the data-dependent defaults
+        if lexicon is not None:
+            model.adopt(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store) else None))
+        else:
+            model.adopt(builder.from_df(cache, df))
+        self.notify(
+            {
+                "stage": "data defaults",
+                "docs": 0,
+                "corpus": dict(model.corpus_),
+                "chosen": {k: model.setting(k) for k in model.data_defaulted()},
+            }
+        )
+        # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
+        return cache, sample, 1, model.column_of_ is not None, False
 
     def _hash_pass(self, docs, writer) -> FeatureCache:
         """Hash every document into a bucket cache, without counting or training."""

@@ -11,6 +11,8 @@ every shape, dtype and value the kernels rely on, the classes against the arrays
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from nbsvm._version import __version__
@@ -124,6 +126,30 @@ def save_model(clf, path) -> None:
     """Write ``clf`` (a fitted :class:`~nbsvm.NBSVMClassifier`) to ``path`` atomically: seen
     buckets only, as .npz with a JSON header."""
     clf.check_fitted()
+    arrays = _state_arrays(clf)
+    arrays.update(encode_map(getattr(clf, "ngram_map_", None) or {}))
+    backend = None
+    if clf.backend_learner is not None:
+        backend, own = clf.backend_.parts()
+        arrays.update(own)
+    header = dict(
+        package_version=__version__,
+        params={p: v for p, v in clf.get_params().items() if p != "cache_dir"},
+        hasher=clf.hasher_.settings(),
+        classes=list(clf.classes_),
+        class_counts=[int(c) for c in clf.class_counts_],
+        n_docs=int(clf.n_docs_),
+        n_seen_buckets=int(clf.n_seen_buckets_),
+        mean_abs_coef=[float(x) for x in clf.mean_abs_coef_],
+    )
+    if backend is not None:
+        header["backend"] = backend
+    _add_records(clf, header, arrays)
+    save_npz(path, "model", header, arrays)
+
+
+def _state_arrays(clf) -> dict:
+    """The learner's state over the stored columns, each array written part by part."""
     learner = clf.linear_
     learner.coef()  # fold the SGD scale into the weights
     # every array is written part by part, the parts found again for each: a save holds
@@ -168,23 +194,14 @@ def save_model(clf, path) -> None:
         arrays["adagrad_sq"] = column(2)
     if scale is not None:
         arrays["ratios_scale"], arrays["coef_scale"] = scale[0], scale[1]
-    arrays.update(encode_map(getattr(clf, "ngram_map_", None) or {}))
-    backend = None
-    if clf.backend_learner is not None:
-        backend, own = clf.backend_.parts()
-        arrays.update(own)
-    header = dict(
-        package_version=__version__,
-        params={p: v for p, v in clf.get_params().items() if p != "cache_dir"},
-        hasher=clf.hasher_.settings(),
-        classes=list(clf.classes_),
-        class_counts=[int(c) for c in clf.class_counts_],
-        n_docs=int(clf.n_docs_),
-        n_seen_buckets=int(clf.n_seen_buckets_),
-        mean_abs_coef=[float(x) for x in clf.mean_abs_coef_],
-    )
-    if backend is not None:
-        header["backend"] = backend
+    return arrays
+
+
+def _add_records(clf, header: dict, arrays: dict) -> None:
+    """What the model keeps beside its weights, when it has it: typed labels, quantization,
+    the held-out validation, the lexicon's counts, the data and auto records, the
+    calibrated step size and the probability calibration."""
+    quantized = getattr(clf, "quantized_", None)  # (nbsvm.models.quantize)
     typed = _label_values(clf)
     if typed is not None:  # labels that were not strings: their values
         header["label_values"] = typed
@@ -206,7 +223,6 @@ def save_model(clf, path) -> None:
         header["calibration"], own = clf.calibrator_.arrays()
         header["calibration"]["report"] = getattr(clf, "calibration_report_", None)
         arrays.update(own)
-    save_npz(path, "model", header, arrays)
 
 
 def _label_values(clf) -> list | None:
@@ -277,13 +293,46 @@ def load_model(cls, path):
     """A model of class ``cls`` read from ``path``, every array checked against the header
     (a corrupted or crafted file is an error naming it, never a crash in a kernel)."""
     header, arrays = load_npz(path, "model")
+    clf, (buckets, ratios, coef, state) = _model_from_header(cls, header, arrays, path)
+    _check_classes_fit_arrays(
+        clf,
+        {
+            "ratios": ratios,
+            "coef": coef,
+            "learner_state": state,
+            "mean_abs_coef": clf.mean_abs_coef_,
+        },
+        path,
+    )
+    _load_eta0(clf, header, path)
+    n_out = clf.n_outputs()
+    sq = arrays.get("adagrad_sq")
+    _check_arrays_match(clf, header, buckets, ratios, coef, state, sq, path)
+    _check_model_values(clf, buckets, ratios, coef, state, sq, path)
+    clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) if "map_buckets" in arrays else {}
+    _set_learner(clf, buckets, ratios, coef, state, sq, path)
+    _load_kept_parts(clf, header, arrays, n_out, str(path))
+    if clf.backend_learner is not None:
+        clf.backend_ = NBReduction.from_parts(
+            header.get("backend"),
+            {k: v for k, v in arrays.items() if k.startswith("backend")},
+            clf.linear_.n_outputs,
+            buckets.size,
+            str(path),
+        )
+    return clf
+
+
+def _model_from_header(cls, header: dict, arrays: dict, path):
+    """The model's parameters, hasher, classes and counts from the header, and its
+    ``(buckets, ratios, coef, learner_state)`` arrays (quantized ones decoded)."""
     try:
         if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
             raise TypeError("params and hasher must be objects")
         # files from before the norm option were trained without it; before the L2 strength
         # took the backend's name (lam) it was l2; before split_scripts and nfkc, the
         # tokenizer had neither
-        params = {RENAMED.get(k, k): v for k, v in header["params"].items()}
+        params: dict[Any, Any] = {RENAMED.get(k, k): v for k, v in header["params"].items()}
         clf = cls(**{"norm": "none", **FORMER_TOKENIZER, **params})
         if clf.char_ngrams is None:  # read from the training data: as it was hashed
             clf.char_ngrams_ = header["hasher"].get("char_ngrams")
@@ -303,14 +352,7 @@ def load_model(cls, path):
         clf.n_docs_ = int(header["n_docs"])
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
-        if "corpus" in header:
-            clf.corpus_ = _corpus(header["corpus"])
-        if isinstance(header.get("validation"), dict):
-            clf.validation_ = header["validation"]
-        if "auto" in header:
-            if not isinstance(header["auto"], dict):
-                raise TypeError("auto must be an object")
-            clf.auto_ = header["auto"]
+        _load_records(clf, header)
         buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
         state = arrays["learner_state"]
         if "quantized" in header:  # float16 / int8 with scales: the float32 state
@@ -324,16 +366,24 @@ def load_model(cls, path):
         if e.path is not None:
             raise
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-    _check_classes_fit_arrays(
-        clf,
-        {
-            "ratios": ratios,
-            "coef": coef,
-            "learner_state": state,
-            "mean_abs_coef": clf.mean_abs_coef_,
-        },
-        path,
-    )
+    return clf, (buckets, ratios, coef, state)
+
+
+def _load_records(clf, header: dict) -> None:
+    """What the header records of the training: the corpus statistics, the held-out
+    validation, the auto search."""
+    if "corpus" in header:
+        clf.corpus_ = _corpus(header["corpus"])
+    if isinstance(header.get("validation"), dict):
+        clf.validation_ = header["validation"]
+    if "auto" in header:
+        if not isinstance(header["auto"], dict):
+            raise TypeError("auto must be an object")
+        clf.auto_ = header["auto"]
+
+
+def _load_eta0(clf, header: dict, path) -> None:
+    """The calibrated step size of a model trained with ``eta0='auto'``."""
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         eta0_ = header.get("eta0_")
         if not (
@@ -345,9 +395,12 @@ def load_model(cls, path):
                 "corrupted model file: eta0 'auto' without a valid eta0_", path=str(path)
             )
         clf.eta0_ = float(eta0_)
+
+
+def _check_arrays_match(clf, header: dict, buckets, ratios, coef, state, sq, path) -> None:
+    """The arrays' shapes, dtypes and bucket range against the header's classes and bits."""
     n_out = clf.n_outputs()
     d = 1 << clf.hasher_.n_bits
-    sq = arrays.get("adagrad_sq")
     ok = (
         len(clf.classes_) >= (1 if clf.multilabel else 2)
         and len(clf.class_counts_) == len(clf.classes_)
@@ -370,8 +423,10 @@ def load_model(cls, path):
     )
     if not ok:
         raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
-    _check_model_values(clf, buckets, ratios, coef, state, sq, path)
-    clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) if "map_buckets" in arrays else {}
+
+
+def _set_learner(clf, buckets, ratios, coef, state, sq, path) -> None:
+    """The model's learner filled with the checked arrays, and its bucket -> column map."""
     try:
         learner = clf.new_linear(clf.classes_, buckets.size)
     except NBSVMError as e:  # settings the learner refuses: a crafted header
@@ -385,16 +440,6 @@ def load_model(cls, path):
         learner.set_class_weight(clf.output_weights())
     except NBSVMError as e:
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-    clf.column_of_ = np.full(d, -1, dtype=np.int32)
+    clf.column_of_ = np.full(1 << clf.hasher_.n_bits, -1, dtype=np.int32)
     clf.column_of_[buckets] = np.arange(buckets.size, dtype=np.int32)
     clf.linear_ = learner
-    _load_kept_parts(clf, header, arrays, n_out, str(path))
-    if clf.backend_learner is not None:
-        clf.backend_ = NBReduction.from_parts(
-            header.get("backend"),
-            {k: v for k, v in arrays.items() if k.startswith("backend")},
-            learner.n_outputs,
-            buckets.size,
-            str(path),
-        )
-    return clf

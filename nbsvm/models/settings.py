@@ -227,6 +227,13 @@ class SettingsMixin:
     def validate(self) -> Hasher:
         """Check every parameter (an error says what is allowed); return the hasher they
         make."""
+        self._check_choices()
+        self._check_numbers()
+        self._check_modes()
+        return self._hasher()
+
+    def _check_choices(self) -> None:
+        """The named choices: loss, optimizer, interpolation, beta, weighting, learner, norm."""
         if self.loss is not None:
             check_loss(self.loss)
         if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
@@ -268,6 +275,9 @@ class SettingsMixin:
                 f"weighting='binary' has no NB part to interpolate with: beta "
                 f"must be 1, got {self.beta!r}"
             )
+
+    def _check_numbers(self) -> None:
+        """The numbers: lambda, alpha, eta0, epochs, min_df, threads, seed."""
         for name in ("lam", "alpha"):
             v = getattr(self, name)
             if not (
@@ -318,6 +328,9 @@ class SettingsMixin:
             raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
         if not (isinstance(self.seed, int) and self.seed >= 0):
             raise NBSVMError(f"seed must be an integer >= 0, got {self.seed!r}")
+
+    def _check_modes(self) -> None:
+        """auto and its budget and metric, the training modes, multi-label."""
         if not isinstance(self.auto, (bool, np.bool_)):
             raise NBSVMError(f"auto must be True or False, got {self.auto!r}")
         if not (
@@ -355,4 +368,3 @@ class SettingsMixin:
                 f"built-in one, 'pa' or 'pegasos') or the multi-label hinge "
                 f"('multilabel')"
             )
-        return self._hasher()

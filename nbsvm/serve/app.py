@@ -270,13 +270,34 @@ def create_app(
     )
     app.state.registry = registry
     metrics = app.state.metrics = Metrics([])
-    page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
+    served = _lookup(registry)
+    _add_error_handlers(app)
+    _add_model_routes(app, registry, served)
+    _add_scoring_routes(app, served, metrics, max_batch, max_text_chars)
+    _add_admin_routes(app, registry, served, metrics, allow_reload)
+    # the routes with methods are starlette Routes (FastAPI's APIRoute among them)
+    metrics.routes[:] = [cast("Route", r).path for r in app.routes if hasattr(r, "methods")]
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(RequestGuard, hosts=AllowedHosts(allowed_hosts))  # before any read
+    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: sees every answer
+    return app
+
+
+def _lookup(registry: ModelRegistry):
+    """``served(name)``: the served model of that name (None: the default one), else 404."""
 
     def served(name: str | None):
         try:
             return registry.get(name)
         except KeyError:
             raise HTTPException(404, f"no model named {name!r}; served: {registry.names}") from None
+
+    return served
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Errors as JSON: a user's error (bad input, unknown class) and malformed JSON are
+    422, saying what is wrong and never echoing the input."""
 
     @app.exception_handler(NBSVMError)
     async def _user_error(request: Request, exc: NBSVMError):
@@ -304,6 +325,11 @@ def create_app(
         ]
         return JSONResponse({"detail": errors}, status_code=422)
 
+
+def _add_model_routes(app: FastAPI, registry: ModelRegistry, served) -> None:
+    """The page at ``/``, ``GET /health``, ``/models`` and ``/models/{name}``."""
+    page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def index():
         return HTMLResponse(page)
@@ -327,6 +353,12 @@ def create_app(
         """One model, with each class's strongest n-grams."""
         s = served(name)
         return dict(describe(s), strongest=s.strongest)
+
+
+def _add_scoring_routes(
+    app: FastAPI, served, metrics: Metrics, max_batch: int, max_text_chars: int
+) -> None:
+    """``POST /predict`` and ``/explain``, and their ``/models/{name}/...`` forms."""
 
     async def predict_with(name, req: PredictRequest):
         s = served(name if name is not None else req.model)
@@ -360,6 +392,14 @@ def create_app(
         """:func:`predict` with the model named in the path."""
         return await predict_with(name, req)
 
+    _add_explain_routes(app, served, metrics, max_batch, max_text_chars)
+
+
+def _add_explain_routes(
+    app: FastAPI, served, metrics: Metrics, max_batch: int, max_text_chars: int
+) -> None:
+    """``POST /explain`` and ``/models/{name}/explain``."""
+
     def explain_with(name, req: ExplainRequest):
         s = served(name if name is not None else req.model)
         _check_texts([req.text], max_batch, max_text_chars)
@@ -387,6 +427,12 @@ def create_app(
     def explain_model(name: str, req: ExplainRequest):
         """:func:`explain` with the model named in the path."""
         return explain_with(name, req)
+
+
+def _add_admin_routes(
+    app: FastAPI, registry: ModelRegistry, served, metrics: Metrics, allow_reload: bool
+) -> None:
+    """``POST /models/{name}/reload`` (403 unless ``allow_reload``) and ``GET /metrics``."""
 
     @app.post(
         "/models/{name}/reload",
@@ -426,13 +472,6 @@ def create_app(
         """Requests, latency histogram and documents scored (Prometheus text format)."""
         body, kind = metrics.render()
         return Response(body, media_type=kind)
-
-    # the routes with methods are starlette Routes (FastAPI's APIRoute among them)
-    metrics.routes[:] = [cast("Route", r).path for r in app.routes if hasattr(r, "methods")]
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    app.add_middleware(RequestGuard, hosts=AllowedHosts(allowed_hosts))  # before any read
-    app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: sees every answer
-    return app
 
 
 def app_from_environment():

@@ -182,6 +182,33 @@ def fit(
     clf.start_from_lexicon(lex)
     notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
     timings = {"lexicon_s": time.perf_counter() - t0}
+    _start_learner(client, shards, clf, reader, notify)
+    epochs = clf.setting("epochs")
+    shared: dict = {"remap": None}
+    for epoch in range(1, epochs + 1):
+        n, loss_sum = _epoch_with_retries(client, shards, clf, reader, shared, epoch, notify)
+        notify(
+            {
+                "stage": "epoch",
+                "epoch": epoch,
+                "epochs": epochs,
+                "docs": n,
+                "total": n,
+                "loss": loss_sum / n,
+            }
+        )
+    clf.n_docs_ = int(lex.class_counts_.sum())
+    clf.mean_abs_coef_ = clf.linear_.mean_abs_coef()
+    clf.ngram_map_ = {}
+    timings["train_s"] = time.perf_counter() - t0 - timings["lexicon_s"]
+    clf.timings_ = timings
+    return clf
+
+
+def _start_learner(client, shards, clf, reader: dict, notify) -> None:
+    """A backend learner's reduction, or the built-in learner's step size calibrated on the
+    first shard (``eta0='auto'``)."""
+    hasher = clf.hasher_
     if clf.backend_learner is not None:
         clf.backend_ = NBReduction(
             clf.backend_learner, clf.linear_.n_outputs, clf.linear_.n_features, clf.lam, clf.seed
@@ -200,52 +227,40 @@ def fit(
             pure=False,
         ).result()
         notify({"stage": "eta0", "eta0": clf.eta0_, "docs": 0})
-    shared = {"remap": None}
-    epochs = clf.setting("epochs")
-    for epoch in range(1, epochs + 1):
-        for attempt in range(1, EPOCH_ATTEMPTS + 1):
-            try:
-                if shared["remap"] is None:
-                    shared["remap"] = client.scatter(clf.column_of_, hash=False)
-                args = (
-                    reader,
-                    hasher.settings(),
-                    list(clf.classes_),
-                    clf.multilabel,
-                    shared["remap"],
-                )
-                n, loss_sum = (_passing_epoch if clf.backend_learner else _mixing_epoch)(
-                    client, shards, clf, args, epoch
-                )
-                break
-            except NBSVMError:
-                raise
-            except Exception as e:  # a worker lost while broadcasting or gathering
-                if attempt == EPOCH_ATTEMPTS:
-                    raise NBSVMError(
-                        f"epoch {epoch} failed {attempt} times "
-                        f"({type(e).__name__}: {e}); nothing of it was kept and "
-                        f"no model was written"
-                    ) from None
-                notify({"stage": "retry", "epoch": epoch, "docs": 0, "error": str(e)})
-                shared["remap"] = None  # its copies may have gone with the worker
-                client.wait_for_workers(1, timeout=60)
-        notify(
-            {
-                "stage": "epoch",
-                "epoch": epoch,
-                "epochs": epochs,
-                "docs": n,
-                "total": n,
-                "loss": loss_sum / n,
-            }
-        )
-    clf.n_docs_ = int(lex.class_counts_.sum())
-    clf.mean_abs_coef_ = clf.linear_.mean_abs_coef()
-    clf.ngram_map_ = {}
-    timings["train_s"] = time.perf_counter() - t0 - timings["lexicon_s"]
-    clf.timings_ = timings
-    return clf
+
+
+def _epoch_with_retries(client, shards, clf, reader: dict, shared: dict, epoch: int, notify):
+    """One epoch over the shards, started again (up to :data:`EPOCH_ATTEMPTS` times) when a
+    worker is lost while it broadcasts or gathers; ``shared["remap"]``: the scattered
+    bucket -> column map. Returns ``(documents, summed loss)``."""
+    hasher = clf.hasher_
+    for attempt in range(1, EPOCH_ATTEMPTS + 1):
+        try:
+            if shared["remap"] is None:
+                shared["remap"] = client.scatter(clf.column_of_, hash=False)
+            args = (
+                reader,
+                hasher.settings(),
+                list(clf.classes_),
+                clf.multilabel,
+                shared["remap"],
+            )
+            return (_passing_epoch if clf.backend_learner else _mixing_epoch)(
+                client, shards, clf, args, epoch
+            )
+        except NBSVMError:
+            raise
+        except Exception as e:  # a worker lost while broadcasting or gathering
+            if attempt == EPOCH_ATTEMPTS:
+                raise NBSVMError(
+                    f"epoch {epoch} failed {attempt} times "
+                    f"({type(e).__name__}: {e}); nothing of it was kept and "
+                    f"no model was written"
+                ) from None
+            notify({"stage": "retry", "epoch": epoch, "docs": 0, "error": str(e)})
+            shared["remap"] = None  # its copies may have gone with the worker
+            client.wait_for_workers(1, timeout=60)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _mixing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:

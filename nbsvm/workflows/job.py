@@ -54,39 +54,15 @@ def train_job(
         if checkpoint_every or resume
         else None
     )
-    cache_event = {}
-
-    def on_event(event):
-        if event["stage"] == "cache":
-            cache_event.update(event)
-        if callback is not None:
-            return callback(event)
-
-    if history is not None and test_docs is None:  # with a test set fit_and_evaluate records
-
-        def events(event):
-            history.observe(event)
-            return on_event(event)
-    else:
-        events = on_event
+    cache_event: dict = {}
+    # with a test set fit_and_evaluate records the history itself
+    events = _events(callback, history if test_docs is None else None, cache_event)
     # hand over the only reference, so that fit can free the counts once used
     holder = [lexicon]
     del lexicon
     t0 = time.perf_counter()
     if clf.auto or init:
-        # the search picks the hashing settings (or a saved model continues): the test set
-        # is read only afterwards
-        if init:
-            clf.continue_documents(docs, callback=events, max_memory=max_memory)
-        else:
-            clf.fit_documents(docs, callback=events, max_memory=max_memory)
-        report = None
-        if test_docs is not None:
-            t1 = time.perf_counter()
-            report = evaluate_documents(clf, test_docs, callback)
-            report["timings"] = dict(
-                clf.timings_, fit_s=t1 - t0, wait_test_hash_s=0.0, eval_s=time.perf_counter() - t1
-            )
+        report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
     elif test_docs is not None:
         report = fit_and_evaluate(
             clf,
@@ -123,3 +99,37 @@ def train_job(
         else {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
         "resumed_after_epoch": None if checkpoint is None else checkpoint.resumed_from,
     }
+
+
+def _events(callback, history: EpochHistory | None, cache_event: dict):
+    """The callback the fit gets: ``callback``'s events, the kept cache's event copied into
+    ``cache_event``, each epoch recorded in ``history``."""
+
+    def events(event):
+        if event["stage"] == "cache":
+            cache_event.update(event)
+        if history is not None:
+            history.observe(event)
+        if callback is not None:
+            return callback(event)
+
+    return events
+
+
+def _fit_then_evaluate(clf, docs, test_docs, init: bool, events, callback, max_memory):
+    """Where the search picks the hashing settings (``auto``), or a saved model continues
+    (``init``): train first, then read and score the test set. Returns its report (None
+    without one)."""
+    t0 = time.perf_counter()
+    if init:
+        clf.continue_documents(docs, callback=events, max_memory=max_memory)
+    else:
+        clf.fit_documents(docs, callback=events, max_memory=max_memory)
+    if test_docs is None:
+        return None
+    t1 = time.perf_counter()
+    report = evaluate_documents(clf, test_docs, callback)
+    report["timings"] = dict(
+        clf.timings_, fit_s=t1 - t0, wait_test_hash_s=0.0, eval_s=time.perf_counter() - t1
+    )
+    return report

@@ -142,15 +142,7 @@ def learn_sparse(
             limit,
         )
         base, shift, width = _feature_width(cache, encoder, index_base, n_features, widest, limit)
-        classes = None if learner.task == "regression" else sorted(cache.names)
-        # classes is None for regression only
-        n_outputs = 1 if learner.task in ("binary", "regression") else len(cast(list, classes))
-        copies = 2 if getattr(learner, "average", False) else 1
-        check_fit_memory(
-            FIXED_BYTES + n_outputs * (width + 1) * 8 * copies,
-            max_memory,
-            what=f"{type(learner).__name__} with {n_outputs} output(s) x {width:,} features",
-        )
+        classes = _classes_fitting(learner, cache, width, max_memory)
         for name in [k for k in vars(learner) if k.endswith("_") and not k.startswith("__")]:
             delattr(learner, name)  # start afresh, as fit does
         rng = np.random.default_rng(seed)
@@ -159,18 +151,8 @@ def learn_sparse(
         def groups():
             return cache.shuffled_blocks(rng, width, shift, buffer_bytes, block_bytes)
 
-        for epoch in range(len(history) + 1, epochs + 1):
-            history.append(
-                _epoch(learner, groups(), classes, epoch, epochs, cache.n_rows, inputs[0])
-            )
-            if callback:
-                callback(dict(history[-1]))
-            if learner._converged():
-                break
-            if checkpoint is not None and checkpoint.due(epoch, epochs):
-                checkpoint.save_learner(learner, settings, epoch, rng, history)
-                if callback:
-                    callback({"stage": "checkpoint", "epoch": epoch, "path": str(checkpoint.path)})
+        run = (learner, classes, epochs, cache.n_rows, inputs[0])
+        _run_epochs(run, groups, history, rng, settings, checkpoint, callback)
     finally:
         if cache is not None:
             cache.close()
@@ -184,6 +166,38 @@ def learn_sparse(
     trained.index_base_ = int(base)
     trained.n_train_ = int(cache.n_rows)
     return trained
+
+
+def _classes_fitting(learner, cache, width: int, max_memory) -> list | None:
+    """The classes in the cache (None for regression), once the learner's dense weights
+    over ``width`` features are known to fit ``max_memory`` and the memory available."""
+    classes = None if learner.task == "regression" else sorted(cache.names)
+    # classes is None for regression only
+    n_outputs = 1 if learner.task in ("binary", "regression") else len(cast(list, classes))
+    copies = 2 if getattr(learner, "average", False) else 1
+    check_fit_memory(
+        FIXED_BYTES + n_outputs * (width + 1) * 8 * copies,
+        max_memory,
+        what=f"{type(learner).__name__} with {n_outputs} output(s) x {width:,} features",
+    )
+    return classes
+
+
+def _run_epochs(run: tuple, groups, history: list, rng, settings, checkpoint, callback) -> None:
+    """The epochs after those in ``history`` (``run``: the learner, its classes, the epochs
+    asked, the rows, the first input's name), each appended to it and reported; a
+    checkpoint saved when due; stopped early when the learner has converged."""
+    learner, classes, epochs, n_rows, source = run
+    for epoch in range(len(history) + 1, epochs + 1):
+        history.append(_epoch(learner, groups(), classes, epoch, epochs, n_rows, source))
+        if callback:
+            callback(dict(history[-1]))
+        if learner._converged():
+            break
+        if checkpoint is not None and checkpoint.due(epoch, epochs):
+            checkpoint.save_learner(learner, settings, epoch, rng, history)
+            if callback:
+                callback({"stage": "checkpoint", "epoch": epoch, "path": str(checkpoint.path)})
 
 
 def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[list, int]:

@@ -206,7 +206,6 @@ def tune(
     """
     if select not in ("1se", "best"):
         raise NBSVMError(f"unknown selection {select!r}; allowed: 1se, best")
-    import pandas as pd
 
     t0 = time.perf_counter()
     notify = callback or (lambda event: None)
@@ -228,62 +227,12 @@ def tune(
     root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
-        # validation groups, over which the one-standard-error rule pairs a gain: the folds,
-        # or equal blocks of the validation split
-        groups_of = {
-            n: [
-                [valid]
-                if folds
-                else split_blocks([valid], root / str(n) / "blocks", VALIDATION_GROUPS)
-                for _, valid in pairs
-            ]
-            for n, pairs in caches.items()
-        }
+        groups_of = _validation_groups(caches, folds, root)
         labels = caches[orders[0]][0][0].labels
         classes = classes_of(labels) if given.get("multilabel") else sorted(labels)
         reference = reference_of(grid, given, classes)  # the settings used without tuning
-        # candidates that differ only in prediction-time settings share one trained model
-        trained: dict = {}
-        for c in cands:
-            key = tuple(sorted((k, v) for k, v in c.items() if k not in PREDICTION_ONLY))
-            trained.setdefault(key, []).append(c)
-        rows, n_trainings = [], 0
-        for key, group in trained.items():
-            params = dict(base, **dict(key))
-            n = params.get("ngrams", DEFAULTS["ngrams"])
-            scores: dict[int, list[tuple]] = {id(c): [] for c in group}
-            for s, (train, valid) in enumerate(caches[n]):
-                t1 = time.perf_counter()
-                clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
-                clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
-                n_trainings += 1
-                train_s = time.perf_counter() - t1
-                for c in group:
-                    scores[id(c)].append(
-                        (
-                            *_score_split(clf, c, base, groups_of[n][s]),
-                            train_s,
-                            getattr(clf, "eta0_", None),
-                        )
-                    )
-                notify(
-                    {"stage": "tune", "docs": n_trainings, "total": len(trained) * len(caches[n])}
-                )
-            rows += [_row(c, scores[id(c)], base) for c in group]
-        table = pd.DataFrame(rows)
-        # best: highest accuracy, then lowest log loss, then the earlier candidate
-        table["_order"] = np.arange(len(table))
-        table = table.sort_values(
-            ["accuracy", "log_loss", "_order"], ascending=[False, True, True], na_position="last"
-        )
-        table = table.drop(columns="_order").reset_index(drop=True)
-        table.insert(0, "rank", np.arange(1, len(table) + 1))
-        best = {k: _plain(table.loc[0, k]) for k in grid}
-        groups = pd.DataFrame(
-            np.vstack(table["_groups"].to_list()),
-            columns=[f"group{g}" for g in range(len(table.loc[0, "_groups"]))],
-        )
-        table = table.drop(columns="_groups")
+        rows, n_trainings = _train_candidates(cands, base, caches, groups_of, root, notify)
+        table, best, groups = _ranked(rows, grid)
         chosen, reason, se = _choose(table, groups, best, reference, select)
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -291,6 +240,65 @@ def tune(
     return TuneResult(
         table, best, time.perf_counter() - t0, n_trainings, split, chosen, reason, se, groups
     )
+
+
+def _validation_groups(caches: dict, folds: int, root: Path) -> dict:
+    """The validation groups of each order's splits, over which the one-standard-error rule
+    pairs a gain: the folds, or equal blocks of the validation split."""
+    return {
+        n: [
+            [valid] if folds else split_blocks([valid], root / str(n) / "blocks", VALIDATION_GROUPS)
+            for _, valid in pairs
+        ]
+        for n, pairs in caches.items()
+    }
+
+
+def _train_candidates(cands, base, caches, groups_of, root: Path, notify) -> tuple[list, int]:
+    """Every candidate trained on every split and scored on its groups: the table's rows
+    and the number of trainings. Candidates that differ only in prediction-time settings
+    share one trained model."""
+    trained: dict = {}
+    for c in cands:
+        key = tuple(sorted((k, v) for k, v in c.items() if k not in PREDICTION_ONLY))
+        trained.setdefault(key, []).append(c)
+    rows, n_trainings = [], 0
+    for key, group in trained.items():
+        params = dict(base, **dict(key))
+        n = params.get("ngrams", DEFAULTS["ngrams"])
+        scores: dict[int, list[tuple]] = {id(c): [] for c in group}
+        for s, (train, _) in enumerate(caches[n]):
+            t1 = time.perf_counter()
+            clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
+            clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
+            n_trainings += 1
+            train_s = time.perf_counter() - t1
+            for c in group:
+                scored = _score_split(clf, c, base, groups_of[n][s])
+                scores[id(c)].append((*scored, train_s, getattr(clf, "eta0_", None)))
+            notify({"stage": "tune", "docs": n_trainings, "total": len(trained) * len(caches[n])})
+        rows += [_row(c, scores[id(c)], base) for c in group]
+    return rows, n_trainings
+
+
+def _ranked(rows: list, grid: dict):
+    """The table ranked (highest accuracy, then lowest log loss, then the earlier
+    candidate), the best candidate's grid values, and each row's accuracy per group."""
+    import pandas as pd
+
+    table = pd.DataFrame(rows)
+    table["_order"] = np.arange(len(table))
+    table = table.sort_values(
+        ["accuracy", "log_loss", "_order"], ascending=[False, True, True], na_position="last"
+    )
+    table = table.drop(columns="_order").reset_index(drop=True)
+    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    best = {k: _plain(table.loc[0, k]) for k in grid}
+    groups = pd.DataFrame(
+        np.vstack(table["_groups"].to_list()),
+        columns=[f"group{g}" for g in range(len(table.loc[0, "_groups"]))],
+    )
+    return table.drop(columns="_groups"), best, groups
 
 
 def _score_split(clf, c: dict, base: dict, groups: list) -> tuple:
