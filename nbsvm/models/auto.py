@@ -75,14 +75,13 @@ SHORT_DOCUMENTS = 100  # median n-grams below which character n-grams are tried
 SMALL_CORPUS_NGRAMS = 2_000_000  # ... and word n-grams below which they are tried anyway
 CHAR_NGRAMS = 4
 BETAS = (1.0, 0.5)  # two classes: scored on each trained model
-# a change must gain more than N_SE standard errors (paired over the validation groups)
-# over the defaults, and more than the Bonferroni bound for the m changes of the last rung:
-# Student's t quantile at 1 - FALSE_CHOICE / m, with the groups less one degrees of freedom
+# a change must gain more standard errors (paired over the validation groups) over the
+# defaults than the Bonferroni bound for the m changes of the last rung asks:
+# Student's t quantile at 1 - FALSE_CHOICE / m (2.13 or more), with the groups less one degrees of freedom
 # (the error itself is estimated from five groups). Its best is the best of m, its gain
 # biased upwards: with the normal quantile (2.61 for m = 11) an RT-2k fold took a gain of
 # 2.62 errors (0.76 points) and lost 2.5 points on its test fold; t with 4 degrees of
 # freedom asks 4.73 there.
-N_SE = 2.0
 FALSE_CHOICE = 0.05
 SAFETY = 0.85  # share of the budget the plan may fill
 # The plan is sized in seconds of the reference machine (2 cores, where results/
@@ -620,7 +619,7 @@ class _Search:
         ]
         changes = sum(1 for p in pool if _changed(p["settings"], self.defaults))
         n_groups = len(pool[0]["groups"]) if pool else VALIDATION_GROUPS
-        n_se = max(N_SE, t_quantile(1 - FALSE_CHOICE / max(1, changes), max(1, n_groups - 1)))
+        n_se = t_quantile(1 - FALSE_CHOICE / max(1, changes), max(1, n_groups - 1))
         pick, why, _ = one_se_choice(pool, self.defaults, round(n_se, 2))
         if self.stopped and self.last_rung < len(self.sizes) - 1:
             # no candidate was weighed against the defaults on all the training data: a
