@@ -430,11 +430,50 @@ def test_a_search_cut_before_all_the_data_keeps_the_defaults(last_rung, stopped,
     s.cands, s.betas, s.base, s.pinned, s.trials = [{}, {"ngrams": 2}], [1.0], {}, {}, []
     s.sizes, s.stopped, s.last_rung, s.n_trainings = [500, 1500, 4000], stopped, last_rung, 10
     folds = np.array([0.80, 0.81, 0.79, 0.80, 0.82])
-    s.last_scores = {0: (np.array([folds.mean()]), folds[:, None]),
-                     1: (np.array([folds.mean() + 0.05]), folds[:, None] + 0.05)}
+    s.last_scores = {0: (np.array([folds.mean()]), folds[:, None], None),
+                     1: (np.array([folds.mean() + 0.05]), folds[:, None] + 0.05, None)}
     r = s.choose()
     assert r.changed == ({} if kept else {"ngrams": 2}), r.reason
     assert ("the defaults are kept" in r.reason) == kept
+
+
+def _search_over(right_default, right_change):
+    """A finished search whose last rung scored the defaults and one change (ngrams 2)
+    with these right/wrong vectors over the same held-out documents."""
+    import time as _time
+    from nbsvm.models.auto import _Search
+    s = object.__new__(_Search)
+    s.t0, s.budget, s.metric, s.split = _time.perf_counter(), 10.0, "accuracy", "5-fold"
+    s.defaults = {"ngrams": 3, "beta": 1.0}
+    s.cands, s.betas, s.base, s.pinned, s.trials = [{}, {"ngrams": 2}], [1.0], {}, {}, []
+    s.sizes, s.stopped, s.last_rung, s.n_trainings = [500, 1500, 4000], False, 2, 10
+    s.paired = {}
+    s.last_scores = {
+        i: (np.array([r.mean()]), np.array([[r[k::5].mean()] for k in range(5)]),
+            r[:, None].astype(float))
+        for i, r in enumerate((right_default, right_change))
+    }
+    return s.choose()
+
+
+@pytest.mark.parametrize("fixed, broken, z_hand", [(40, 10, 4.28), (30, 20, 1.42),
+                                                   (21, 0, 4.58), (3, 0, 1.73), (2, 0, 1.41)])
+def test_accuracy_gains_are_tested_document_by_document(fixed, broken, z_hand):
+    """With accuracy, --auto pairs the two models' right/wrong document by document (a
+    McNemar-style test) at Student's t's Bonferroni bound, here for one change over 1,000
+    documents: t(0.95, 999) = 1.646 standard errors of the mean difference. By hand, 40
+    fixed and 10 broken: gain 0.030, SE sqrt((50/1000 - 0.03^2) * 1000/999 / 1000) =
+    0.00701, 4.28 errors (taken); 30/20: 1.42 (kept); 3/0: 1.73 (taken); 2/0: 1.41."""
+    rng = np.random.default_rng(0)
+    n = 1000
+    right = rng.random(n) < 0.8
+    change = right.copy()
+    change[np.flatnonzero(~right)[:fixed]] = True
+    change[np.flatnonzero(right)[:broken]] = False
+    r = _search_over(right, change)
+    assert "1000 validation documents" in r.reason, r.reason
+    assert f"one standard error {100 * (fixed + broken) ** 0.5 / 1000:.2f}"[:-1] in r.reason
+    assert (r.changed == {"ngrams": 2}) == (z_hand > 1.646), (z_hand, r.reason)
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 9, 30])

@@ -154,3 +154,23 @@ def test_evaluate_documents_needs_documents():
     with pytest.raises(NBSVMError, match=r"f\.txt:2: document has no label"):
         evaluate_documents(clf, iter([Document("pos", "a", "f.txt", 1),
                                       Document(None, "b", "f.txt", 2)]))
+
+
+def test_correct_out_is_predict_against_the_label_document_by_document(tmp_path):
+    """evaluate_cache(correct_out=...) gives, in the cache's order, whether clf.predict
+    named each document's label (what --auto pairs between two models); a label the model
+    never saw is an error."""
+    train = synthetic(1500, seed=3)
+    test = synthetic(700, seed=4)
+    test[5] = test[5]._replace(label="never-seen")
+    clf = NBSVMClassifier(**SETTINGS).fit_documents(iter(train))
+    writer = CacheWriter(tmp_path / "test", clf.hasher_)
+    for batch in hash_batches(iter(test), clf.hasher_):
+        writer.add(batch)
+    correct: list = []
+    rep = evaluate_cache(clf, writer.close(), correct_out=correct)
+    right = np.concatenate(correct)
+    hand = np.array(clf.predict([d.text for d in test])) == np.array([d.label for d in test])
+    assert right.dtype == bool and len(right) == 700 and not right[5]
+    assert np.array_equal(right, hand)
+    assert right.mean() == rep["accuracy"]

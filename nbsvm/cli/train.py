@@ -305,8 +305,8 @@ def train_command(
         "scripts without spaces, alpha, lambda, loss, norm, "
         "min_df, weighting, beta; successive halving; a change "
         "must gain more than the noise over the defaults: "
-        "Student's t at the Bonferroni level, paired over "
-        "five validation groups), print what was tried and "
+        "Student's t at the Bonferroni level, paired document "
+        "by document (F1: over five validation groups)), print what was tried and "
         "chosen, then train on all of it. Options given with "
         "other values than their defaults are kept.",
     ),

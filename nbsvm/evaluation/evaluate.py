@@ -75,11 +75,15 @@ def evaluate_cache(
     callback: Callable[[dict], None] | None = None,
     columns: bool = False,
     scores_out: list | None = None,
+    correct_out: list | None = None,
 ) -> dict:
     """Score the documents of a feature cache (hashed with the model's settings).
 
     ``columns``: the cache holds model columns already (translated when it was written).
     ``scores_out``: as in :func:`evaluate_documents`.
+    ``correct_out``: a list that receives, per batch, whether each document (in the
+    cache's order) was classified right: paired comparisons of two models document by
+    document (single-label models).
     """
     if cache.hasher != model.hasher_:
         raise NBSVMError(
@@ -98,7 +102,7 @@ def evaluate_cache(
         or [0],
         dtype=np.int32,
     )
-    scorer = _Scorer(model, scores_out)
+    scorer = _Scorer(model, scores_out, correct_out)
     for batch in cache.batches(2048):
         scorer.add(
             batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns, names=cache.labels

@@ -39,9 +39,15 @@ class _Scorer:
     log loss is the mean over the documents of known labels (it has no value for others).
     """
 
-    def __init__(self, model: NBSVMClassifier, scores_out: list | None = None):
+    def __init__(
+        self,
+        model: NBSVMClassifier,
+        scores_out: list | None = None,
+        correct_out: list | None = None,
+    ):
         self.model = model
         self.scores_out = scores_out  # (true codes, scores) per batch, if a list
+        self.correct_out = correct_out  # whether each document was right, per batch
         k = len(model.classes_)
         self.index = {c: i for i, c in enumerate(model.classes_)}
         self.cm = np.zeros((k, k), dtype=np.int64)
@@ -86,6 +92,8 @@ class _Scorer:
         scores = self.model.decision_batch(batch, columns=columns)
         pred = self.model.codes_for(list(self.model.labels_of(scores)))
         known = truth >= 0
+        if self.correct_out is not None:  # in document order; an unseen label is an error
+            self.correct_out.append(known & (pred == np.where(known, truth, -1)))
         if not known.all():
             k = len(self.model.classes_)
             for i in np.flatnonzero(~known):

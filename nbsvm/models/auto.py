@@ -24,8 +24,12 @@ complete.
 
 The standard-error rule then prefers the defaults: the best candidate of the last rung
 is taken only if its gain over them is more than Student's t quantile of standard errors of
-that gain at the Bonferroni level for the last rung's number of changes (4.7 errors for
-eleven), paired over the validation groups (the five folds, or five blocks of the hold-out); else they stay
+that gain at the Bonferroni level for the last rung's number of changes. With accuracy as
+the metric the gain is paired document by document over every held-out document (a
+McNemar-style test: 2.6 errors for eleven changes on a thousand documents); with F1 it is
+paired over the validation groups (the five folds, or five blocks of the hold-out: 4.7
+errors for eleven changes, the error itself estimated from five numbers). Else the
+defaults stay
 (:func:`one_se_choice` says why). The caller trains the final model on all the data with the
 choice (:func:`auto_fit`): the model equals ``nbsvm train`` with the settings printed.
 """
@@ -75,13 +79,14 @@ SHORT_DOCUMENTS = 100  # median n-grams below which character n-grams are tried
 SMALL_CORPUS_NGRAMS = 2_000_000  # ... and word n-grams below which they are tried anyway
 CHAR_NGRAMS = 4
 BETAS = (1.0, 0.5)  # two classes: scored on each trained model
-# a change must gain more standard errors (paired over the validation groups) over the
-# defaults than the Bonferroni bound for the m changes of the last rung asks:
-# Student's t quantile at 1 - FALSE_CHOICE / m (2.13 or more), with the groups less one degrees of freedom
-# (the error itself is estimated from five groups). Its best is the best of m, its gain
-# biased upwards: with the normal quantile (2.61 for m = 11) an RT-2k fold took a gain of
-# 2.62 errors (0.76 points) and lost 2.5 points on its test fold; t with 4 degrees of
-# freedom asks 4.73 there.
+# a change must gain more standard errors over the defaults than the Bonferroni bound for
+# the m changes of the last rung asks: Student's t quantile at 1 - FALSE_CHOICE / m, with
+# the units less one degrees of freedom. The units are the held-out documents (accuracy:
+# right or wrong, paired; Dietterich 1998 finds McNemar's test on one hold-out keeps its
+# level where resampled t tests do not) or the five validation groups (F1 is not a sum
+# over documents). Five groups left too little power: t with 4 degrees of freedom asks
+# 4.73 errors for m = 11, and --auto kept the defaults on XGraph where a change gained
+# 1.2 points on the test part.
 FALSE_CHOICE = 0.05
 SAFETY = 0.85  # share of the budget the plan may fill
 # The plan is sized in seconds of the reference machine (2 cores, where results/
@@ -323,6 +328,7 @@ class _Search:
         if self.model.backend_learner is not None:
             self.fixed |= {"loss", "weighting", "epochs"}
         self.samples: dict = {}
+        self.paired: dict = {}  # candidate -> its last trial's right/wrong per document
         self.trials: list = []
         self.n_trainings, self.stopped = 0, False
 
@@ -455,14 +461,17 @@ class _Search:
         """Candidate ``i`` trained on each fold's sample for ``rung``: its score on each
         validation group at each beta (-inf where beta does not apply; a row per group),
         the held-out documents of each group, the seconds (beyond joining the samples, done
-        once per rung), the seconds of the epochs."""
+        once per rung), the seconds of the epochs. With accuracy as the metric, also
+        ``self.paired[i]``: whether each held-out document was right (a row per document,
+        in the same order for every candidate; a column per beta)."""
         params = {**self.base, **self.pinned, **self.cands[i]}
         key = self.key_of(params)
-        groups, sizes = [], []
+        groups, sizes, right = [], [], []
         train_s, t1 = 0.0, time.perf_counter()
         for fold in range(self.folds):  # the samples first: joined once per rung
             self.sample(key, fold, rung)
         joined = time.perf_counter() - t1
+        by_doc = self.metric == "accuracy" and not self.base.get("multilabel")
         for fold in range(self.folds):
             train, valid = self.sample(key, fold, rung)
             clf = self.estimator(
@@ -473,12 +482,18 @@ class _Search:
             self.n_trainings += 1
             for cache in valid:
                 row = np.full(len(self.betas), -np.inf)
+                docs = np.zeros((cache.n_docs, len(self.betas)))
                 for j, b in enumerate(self.betas if clf.weighting == "nb" else self.betas[:1]):
                     clf.beta = b
-                    rep = evaluate_cache(clf, cache)
+                    correct: list | None = [] if by_doc else None
+                    rep = evaluate_cache(clf, cache, correct_out=correct)
                     row[j] = rep[self.metric]
+                    if correct:
+                        docs[:, j] = np.concatenate(correct)
                 groups.append(row)
                 sizes.append(rep["n_docs"])
+                right.append(docs)
+        self.paired[i] = np.concatenate(right) if by_doc else None
         return np.array(groups), np.array(sizes), time.perf_counter() - t1 - joined, train_s
 
     def key_of(self, params: dict) -> tuple:
@@ -550,7 +565,7 @@ class _Search:
                 groups, sizes, took, train_s = self.trial(i, rung)
                 self.trial_units += cost
                 per_beta = sizes @ groups / sizes.sum()  # the pooled score at each beta
-                scores[i] = (per_beta, groups)
+                scores[i] = (per_beta, groups, self.paired[i])
                 self.record(i, rung, per_beta, took, cost)
             # the highest rung reached: the defaults go first in each, so even a rung the
             # budget cut short weighs what it trained against them on the same sample
@@ -607,20 +622,28 @@ class _Search:
         """The one-standard-error rule over the last rung's (candidate, beta) scores."""
         import pandas as pd
 
+        last = sorted(self.last_scores.items())
+        # the test's units: the held-out documents, paired candidate by candidate (the
+        # same documents in the same order for every hashing), else the groups
+        by_doc = bool(last) and all(
+            p is not None and len(p) == len(last[0][1][2]) for _, (_, _, p) in last
+        )
         pool = [
             {
                 "settings": dict(self.cands[i], beta=b),
                 "score": float(per_beta[j]),
-                "groups": groups[:, j],
+                "groups": paired[:, j] if by_doc else groups[:, j],
             }
-            for i, (per_beta, groups) in sorted(self.last_scores.items())
+            for i, (per_beta, groups, paired) in last
             for j, b in enumerate(self.betas)
             if np.isfinite(per_beta[j])
         ]
         changes = sum(1 for p in pool if _changed(p["settings"], self.defaults))
-        n_groups = len(pool[0]["groups"]) if pool else VALIDATION_GROUPS
-        n_se = t_quantile(1 - FALSE_CHOICE / max(1, changes), max(1, n_groups - 1))
-        pick, why, _ = one_se_choice(pool, self.defaults, round(n_se, 2))
+        n_units = len(pool[0]["groups"]) if pool else VALIDATION_GROUPS
+        # t beyond 1,000 degrees of freedom is the normal's within 0.3%: capped (larger)
+        n_se = t_quantile(1 - FALSE_CHOICE / max(1, changes), min(1000, max(1, n_units - 1)))
+        unit = "validation documents" if by_doc else "validation groups"
+        pick, why, _ = one_se_choice(pool, self.defaults, round(n_se, 2), unit)
         if self.stopped and self.last_rung < len(self.sizes) - 1:
             # no candidate was weighed against the defaults on all the training data: a
             # gain on a small sample is too uncertain to replace them

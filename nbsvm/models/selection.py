@@ -66,7 +66,9 @@ def beyond_error(gain: float, se: float, n_se: float = 1.0) -> bool:
     return gain > n_se * se * (1 + 1e-9) + 1e-12
 
 
-def one_se_choice(scores: list[dict], defaults: dict, n_se: float = 1.0) -> tuple[int, str, float]:
+def one_se_choice(
+    scores: list[dict], defaults: dict, n_se: float = 1.0, unit: str = "validation groups"
+) -> tuple[int, str, float]:
     """The one-standard-error rule over ``scores`` (dicts with ``settings``, ``score`` and
     ``groups``: the score on each validation group, the same groups for every entry), with
     the defaults as the simple model: the best (ties: fewer changed settings, then the
@@ -96,7 +98,7 @@ def one_se_choice(scores: list[dict], defaults: dict, n_se: float = 1.0) -> tupl
     gain, se = paired_gain(scores[best]["groups"], scores[dflt]["groups"])
     where = (
         f"{100 * gain:.2f} points over the defaults, one standard error {100 * se:.2f} "
-        f"over {len(scores[best]['groups'])} validation groups"
+        f"over {len(scores[best]['groups'])} {unit}"
         + (f" (more than {n_se:g} asked)" if n_se != 1 else "")
     )
     if not beyond_error(gain, se, n_se):
