@@ -13,6 +13,7 @@ from naive import naive_adagrad_epoch, naive_multiclass_epoch, naive_sgd_epoch, 
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.sgd import LinearSGD
+from nbsvm.models.learner_setup import class_weights, output_weights
 from test_online import make_problem, new_learner, ys_of
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -88,13 +89,13 @@ def test_balanced_is_scikit_learns_formula_and_the_lexicon_is_unaffected():
     clf = NBSVMClassifier(ngrams=1, n_bits=10, epochs=3, class_weight="balanced").fit(TEXTS,
                                                                                      LABELS)
     ref = compute_class_weight("balanced", classes=np.array(["neg", "pos"]), y=np.array(LABELS))
-    assert np.allclose(clf.class_weights(), ref)
-    assert np.allclose(clf.output_weights(), [[ref[1], ref[0]]])
+    assert np.allclose(class_weights(clf), ref)
+    assert np.allclose(output_weights(clf), [[ref[1], ref[0]]])
     assert np.array_equal(clf.ratios_, plain.ratios_)          # NB lexicon unaffected
     assert not np.array_equal(clf.coef_, plain.coef_)
     three = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2, class_weight={"b": 2.0}).fit(
         ["x y", "y z", "z x", "x x"], ["a", "b", "c", "a"])
-    assert three.output_weights().tolist() == [[1.0, 1.0], [2.0, 1.0], [1.0, 1.0]]
+    assert output_weights(three).tolist() == [[1.0, 1.0], [2.0, 1.0], [1.0, 1.0]]
 
 
 def test_class_weight_survives_save_and_partial_fit(tmp_path):
@@ -150,7 +151,7 @@ def test_cli_balanced_raises_minority_recall(imbalanced, tmp_path):
 def test_numpy_weights_and_dask_refusals():
     clf = NBSVMClassifier(ngrams=1, n_bits=10, epochs=2,
                           class_weight={"pos": np.int64(3)}).fit(TEXTS, LABELS)
-    assert clf.output_weights().tolist() == [[3.0, 1.0]]
+    assert output_weights(clf).tolist() == [[3.0, 1.0]]
     from nbsvm.workflows import distributed
     for kw in (dict(calibrate="sigmoid"), dict(keep_counts=True), dict(early_stopping=True)):
         with pytest.raises(NBSVMError, match="cannot run on Dask"):

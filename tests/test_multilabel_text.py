@@ -15,6 +15,7 @@ from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.config import MULTICLASS_DEFAULTS
 from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.io.document import Document
+from nbsvm.models.learner_setup import new_linear
 from nbsvm.io.readers import read_inputs
 from nbsvm.io.labels import (KnownLabelSets, classes_of, key_of, label_lists, label_set,
                           membership, output_targets)
@@ -175,7 +176,7 @@ def test_partial_fit_grows_a_multilabel_model(min_df):
     assert np.array_equal(tables[:, kept], fitted.ratios_)
     assert not np.any(np.delete(tables, kept, axis=1))
     # the learner: LinearSGD over the batch in order, on bucket ids, membership targets
-    ref = grown.new_linear(grown.classes_, 1 << 10)
+    ref = new_linear(grown, grown.classes_, 1 << 10)
     ref.tables[:] = tables
     batch = [np.unique(grown.hasher_.buckets(t)) for t in texts]
     ids = np.concatenate(batch).astype(np.int32)

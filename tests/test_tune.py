@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.learners.eta0 import calibration_sample, eta0_cost
+from nbsvm.models.learner_setup import targets_in
 from nbsvm.cli import app
 from nbsvm.data.cache import CacheWriter
 from nbsvm.data.batches import hash_batch
@@ -109,7 +110,7 @@ def test_eta0_auto_is_bottous_calibration():
         w.add(hash_batch([Document(d.label, d.text, "x", i) for i, d in enumerate(DOCS)],
                          auto.hasher_))
         cache = w.close()
-        positive = auto.targets_in(cache)
+        positive = targets_in(auto, cache)
         sample = calibration_sample(cache, positive, auto.column_of_, auto.seed)
         cost = {e: eta0_cost(auto.linear_, sample, e) for e in 2.0 ** np.arange(-12, 6)}
         # svmsgd's determineEta0, literally: from 1, halve or double while the cost falls,

@@ -24,7 +24,7 @@ def _backend_row(clf, k: int, out: np.ndarray) -> float:
         return b
     out *= out.dtype.type(beta)
     out += out.dtype.type(1 - beta) * learner.tables[k].astype(out.dtype)
-    return beta * b + (1 - beta) * clf._log_prior(k)
+    return beta * b + (1 - beta) * clf.log_prior(k)
 
 
 def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None, lo: int = 0) -> float:
@@ -44,7 +44,7 @@ def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None, lo: int = 0) 
     out *= dtype(beta)
     if clf.interpolate == "scores":
         out += dtype(1 - beta) * S[:, 0].astype(out.dtype)
-        return beta * b + (1 - beta) * clf._log_prior(k)
+        return beta * b + (1 - beta) * clf.log_prior(k)
     mean_abs = clf.mean_abs_coef_ if mean_abs is None else mean_abs
     out += dtype((1 - beta) * float(np.asarray(mean_abs)[k])) * S[:, 0].astype(out.dtype)
     return b

@@ -90,7 +90,7 @@ class _Scorer:
         """Score ``batch`` against ``truth`` (class indices, -1: a label the model does not
         know); ``names``: the label of each of ``batch.labels`` when they are codes."""
         scores = self.model.decision_batch(batch, columns=columns)
-        pred = self.model.codes_for(list(self.model.labels_of(scores)))
+        pred = np.array([self.index[c] for c in self.model.labels_of(scores)], dtype=np.int32)
         known = truth >= 0
         if self.correct_out is not None:  # in document order; an unseen label is an error
             self.correct_out.append(known & (pred == np.where(known, truth, -1)))

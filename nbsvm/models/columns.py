@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import mmap
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,10 +30,15 @@ from nbsvm.data.cache import FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import classes_of, label_lists
 from nbsvm.learners.sgd import LinearSGD
+from nbsvm.learners.targets import Labels
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, fit_bytes, row_width
+from nbsvm.models.learner_setup import new_linear, output_weights
+
+if TYPE_CHECKING:
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 @dataclass
@@ -87,7 +92,7 @@ def _nonempty(cache: FeatureCache) -> FeatureCache:
 
 class ColumnBuilder:
     """Counts and builds :class:`Columns` for ``model``'s settings: ``alpha``, ``min_df``,
-    ``weighting``, ``multilabel``, and the learner ``model.new_linear(classes, n_columns)``
+    ``weighting``, ``multilabel``, and the learner ``new_linear(model, classes, n_columns)``
     makes. ``notify`` receives progress events; ``max_memory`` as ``--max-memory``."""
 
     def __init__(self, model, hasher, max_memory=None, notify=None):
@@ -192,7 +197,7 @@ class ColumnBuilder:
             by_column=False,
         )
         check_fit_memory(needed + held * counts.shape[1] * 4, self.max_memory)
-        learner = model.new_linear(classes, n_columns)
+        learner = new_linear(model, classes, n_columns)
         if dense:
             column_of = None  # columns are buckets
         elif in_place:
@@ -233,7 +238,7 @@ class ColumnBuilder:
             ),
             self.max_memory,
         )
-        learner = model.new_linear(classes, len(buckets))
+        learner = new_linear(model, classes, len(buckets))
         self._label_ratios(learner, counts, kept_df)
         column_of = np.full(1 << self.hasher.n_bits, -1, dtype=np.int32)
         column_of[buckets] = np.arange(len(buckets), dtype=np.int32)
@@ -273,7 +278,7 @@ class ColumnBuilder:
             )
 
         run_parts(columns, 2)
-        learner = model.new_linear(classes, n_kept)
+        learner = new_linear(model, classes, n_kept)
         kept_df = np.zeros(n_kept if model.multilabel else 0, dtype=np.int32)
         n_rows = len(classes) if model.multilabel else len(labels)
         counts, docs, id_totals = self._count_kept_columns(
@@ -444,3 +449,20 @@ def _to_df(store, mm) -> np.ndarray:
     if row_bytes % mmap.PAGESIZE == 0:
         mm.madvise(mmap.MADV_DONTNEED, row_bytes, row_bytes)
     return df
+
+
+def start_from_lexicon(model: NBSVMClassifier, lexicon: NBLexicon) -> None:
+    """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit
+    given that lexicon starts (Dask's trainer builds it across workers)."""
+    adopt(
+        model, ColumnBuilder(model, lexicon.hasher).from_lexicon(lexicon, None, alpha=model.alpha)
+    )
+
+
+def adopt(model: NBSVMClassifier, columns: Columns) -> None:
+    """Adopt what counting built (:mod:`nbsvm.models.columns`) as the learned state."""
+    model.classes_, model.class_counts_ = Labels(columns.classes), columns.class_counts
+    model.n_seen_buckets_ = columns.n_seen_buckets
+    model.column_of_, model.linear_ = columns.column_of, columns.linear
+    model.hasher_ = model._hasher()
+    model.linear_.set_class_weight(output_weights(model))

@@ -34,7 +34,8 @@ from nbsvm.learners.kernels.table import _mean_abs_weight
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, hashing_bytes, releasable_int32
-from nbsvm.models.columns import ColumnBuilder, _nonempty
+from nbsvm.models.columns import ColumnBuilder, _nonempty, adopt
+from nbsvm.models.learner_setup import codes_for, epochs_for, positive_codes, targets_in
 
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache, ReadyCache
@@ -113,7 +114,7 @@ class Fit:
             model.n_docs_ = cache.n_docs
             self.timings["cache_ngrams"] = int(cache.n_ids)  # what the epochs stream
             self.timings["cache_bytes"] = cache.nbytes
-            positive = model.targets_in(cache)
+            positive = targets_in(model, cache)
             self._prepare_learner(cache, positive, translate)
             into = tmp / "columns" if kept is not None else None  # the kept cache stays
             mapper = self._train(cache, positive, sample, first_epoch, translate, ordered, into)
@@ -153,7 +154,7 @@ class Fit:
             return self._count_columns(docs, hasher, cache, writer, sample)
         if "corpus" in self.warm:
             model.corpus_ = self.warm["corpus"]
-        model.adopt(builder.from_lexicon(lexicon, None, alpha=model.alpha))
+        adopt(model, builder.from_lexicon(lexicon, None, alpha=model.alpha))
         if self.warm.get("keep"):
             model.lexicon_ = lexicon  # counts for a later train --init (left intact)
         if "source" in self.warm:
@@ -169,12 +170,12 @@ class Fit:
             and not model.multilabel
         ):
             notify({"stage": "lexicon done", "docs": 0})
-            cache = model.epochs_for(notify).stream_first(
+            cache = epochs_for(model, notify).stream_first(
                 hash_batches(docs, model.hasher_),
                 writer,
                 model.column_of_,
-                lambda batch: model.codes_for(batch.labels, batch),
-                model.positive_codes(),
+                lambda batch: codes_for(model, batch.labels, batch),
+                positive_codes(model),
             )
             return cache, sample, 2, False, False  # written as columns already
         # a bucket cache (kept, or needed to rebuild epoch 1's columns on resume) replayed
@@ -228,9 +229,9 @@ class Fit:
             lexicon, df = builder.count_cache(cache, store, mm)
         model.corpus_ = corpus_stats(cache)  # for the data-dependent defaults
         if lexicon is not None:
-            model.adopt(builder.from_lexicon(lexicon, mm if lexicon.counts_in(store) else None))
+            adopt(model, builder.from_lexicon(lexicon, mm if lexicon.counts_in(store) else None))
         else:
-            model.adopt(builder.from_df(cache, df))
+            adopt(model, builder.from_df(cache, df))
         self.notify(
             {
                 "stage": "data defaults",
@@ -293,7 +294,7 @@ class Fit:
             notify({"stage": "resumed", "epoch": first_epoch - 1})
         mapper = None
         epochs = model.setting("epochs")
-        run = model.epochs_for(notify)
+        run = epochs_for(model, notify)
         stopper = self.warm.get("after_epoch")  # early stopping on a held-out part
         for epoch in range(first_epoch, epochs + 1):
             # (with early stopping the kept weights are known only at the end: the map is

@@ -27,6 +27,7 @@ from nbsvm.learners.sgd import STATE_DTYPE
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import quantize
+from nbsvm.models.learner_setup import new_linear, output_weights
 from nbsvm.text.hashing import Hasher
 
 #: parameters saved under an older name -> their name now
@@ -428,7 +429,7 @@ def _check_arrays_match(clf, header: dict, buckets, ratios, coef, state, sq, pat
 def _set_learner(clf, buckets, ratios, coef, state, sq, path) -> None:
     """The model's learner filled with the checked arrays, and its bucket -> column map."""
     try:
-        learner = clf.new_linear(clf.classes_, buckets.size)
+        learner = new_linear(clf, clf.classes_, buckets.size)
     except NBSVMError as e:  # settings the learner refuses: a crafted header
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
     learner.S_[:, :, 0] = ratios
@@ -437,7 +438,7 @@ def _set_learner(clf, buckets, ratios, coef, state, sq, path) -> None:
         learner.S_[:, :, 2] = sq
     learner.state_[:] = state
     try:  # partial_fit on the loaded model keeps weighing the steps
-        learner.set_class_weight(clf.output_weights())
+        learner.set_class_weight(output_weights(clf))
     except NBSVMError as e:
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
     clf.column_of_ = np.full(1 << clf.hasher_.n_bits, -1, dtype=np.int32)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,21 +44,25 @@ from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import key_of
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models import prediction as _prediction
+from nbsvm.models import settings as _settings
 from nbsvm.models.calibrate import auto_calibrate
 from nbsvm.models.fitting import Fit
 from nbsvm.models.modelfile import load_model, save_model
 from nbsvm.models.modes import mode_of, run_mode
 from nbsvm.models.partial import partial_fit
-from nbsvm.models.prediction import PredictionMixin
-from nbsvm.models.settings import SettingsMixin
-from nbsvm.models.trainer_hooks import TrainerHooksMixin
 
 if TYPE_CHECKING:
+    from nbsvm.data.batches import Batch
     from nbsvm.data.cachestore import KeptCache, ReadyCache
+    from nbsvm.learners.reduction import NBReduction
+    from nbsvm.learners.sgd import LinearSGD
+    from nbsvm.learners.targets import Labels
     from nbsvm.models.checkpoint import Checkpoint
+    from nbsvm.text.hashing import Hasher
 
 
-class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params):
+class NBSVMClassifier(Params):
     """NBSVM (Wang & Manning 2012) scaled out as in NBSVM-XL, in scikit-learn's style.
 
     Parameters
@@ -232,7 +236,49 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     ['pos', 'neg']
     """
 
-    if TYPE_CHECKING:  # learned attributes the fit sets (models/fitting.py), read elsewhere
+    if TYPE_CHECKING:  # the parameters' types, and learned state the fit sets
+        ngrams: int
+        n_bits: int
+        char_ngrams: int | None
+        hash_seed: int
+        alpha: float
+        min_df: int | None
+        loss: str | None
+        optimizer: str | None
+        eta0: float | str | None
+        lam: float
+        beta: float
+        interpolate: str
+        epochs: int | None
+        seed: int
+        threads: int
+        weighting: str
+        norm: str | None
+        learner: str | None
+        multilabel: bool
+        auto: bool
+        time_budget: float
+        auto_metric: str | None
+        calibrate: str | None
+        class_weight: str | dict[Any, float] | None
+        keep_counts: bool
+        char_min: int
+        lowercase: bool
+        early_stopping: bool
+        validation_fraction: float
+        n_iter_no_change: int
+        split_scripts: bool
+        nfkc: bool
+        long_words: int
+        classes_: Labels
+        class_counts_: np.ndarray
+        n_docs_: int
+        hasher_: Hasher
+        linear_: LinearSGD
+        column_of_: np.ndarray | None
+        backend_: NBReduction
+        mean_abs_coef_: np.ndarray
+        n_seen_buckets_: int
         timings_: dict
         ngram_map_: dict[int, list[tuple[str, int]]]
 
@@ -308,7 +354,6 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
         self.nfkc = nfkc
         self.long_words = long_words
 
-    # -- parameters -----------------------------------------------------------------------
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
@@ -504,3 +549,167 @@ class NBSVMClassifier(SettingsMixin, TrainerHooksMixin, PredictionMixin, Params)
     def load(cls, path) -> NBSVMClassifier:
         """Read a model file written by :meth:`save`, checking every array."""
         return load_model(cls, path)
+
+    # -- settings, resolved and checked (models/settings.py) -------------------------------
+    def _hasher(self, words_only: bool = False) -> Hasher:
+        """The hasher of these settings (``words_only``: without character n-grams)."""
+        return _settings._hasher(self, words_only)
+
+    @property
+    def backend_learner(self) -> str | None:
+        """The backend learner ``learner`` names (None: the built-in one, for ``None``,
+        ``'sgd'``, ``'adagrad'`` or ``'ovr'``)."""
+        return _settings.backend_learner(self)
+
+    def setting(self, name: str, classes: list | None = None) -> Any:
+        """The value of parameter ``name`` this model trains with: the parameter, or when it
+        is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
+        classes (known once fitted, or after the training data is counted), or for
+        multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`. ``classes``: for
+        these classes instead of the fitted ones."""
+        return _settings.setting(self, name, classes)
+
+    def data_defaulted(self) -> list[str]:
+        """The settings this model took from its training data (``corpus_``, after the
+        first pass): ``min_df``, for two classes ``norm`` and, with AdaGrad, ``eta0``, when
+        left at None (:func:`nbsvm.config.data_default`)."""
+        return _settings.data_defaulted(self)
+
+    def n_outputs(self, classes: list | None = None) -> int:
+        """Weight vectors: one for two classes, else one per class (per label when
+        ``multilabel``); for ``classes``, or the fitted ones."""
+        return _settings.n_outputs(self, classes)
+
+    def validate(self) -> Hasher:
+        """Check every parameter (an error says what is allowed); return the hasher they
+        make."""
+        return _settings.validate(self)
+
+    def unit_rows(self) -> bool:
+        """Whether documents are scaled to unit norm (``norm``, resolved for the classes)."""
+        return _settings.unit_rows(self)
+
+    # -- learned state and prediction (models/prediction.py) ------------------------------
+    def column_buckets(self) -> np.ndarray:
+        """Bucket id of each learner column (sorted)."""
+        return _prediction.column_buckets(self)
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Weights by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
+        return _prediction.coef_(self)
+
+    @property
+    def ratios_(self) -> np.ndarray:
+        """NB log-count ratios by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy).
+
+        These are the feature values: with ``weighting='binary'``, 1 on every kept bucket.
+        """
+        return _prediction.ratios_(self)
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        return _prediction.intercept_(self)
+
+    def check_fitted(self):
+        return _prediction.check_fitted(self)
+
+    def decision_batch(self, batch: Batch, columns: bool = False) -> np.ndarray:
+        """Scores of a hashed batch, shape ``(n_docs, n_outputs)``.
+
+        ``columns``: the batch holds model columns already (not bucket ids).
+        """
+        return _prediction.decision_batch(self, batch, columns)
+
+    def log_prior(self, k: int) -> float:
+        """The NB part's log prior odds of output ``k``, from the training counts (weighed
+        by ``class_weight``, which reweighs the data the learner sees)."""
+        return _prediction.log_prior(self, k)
+
+    def decision_function(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
+        return _prediction.decision_function(self, X, text_col=text_col)
+
+    @property
+    def calibrator_(self):
+        """The :class:`~nbsvm.learners.calibrator.Calibrator` fitted with ``calibrate``, or
+        None."""
+        return _prediction.calibrator_(self)
+
+    @calibrator_.setter
+    def calibrator_(self, value):
+        _prediction.calibrator__set(self, value)
+
+    def label_mask(self, scores: np.ndarray) -> np.ndarray:
+        """Multi-label: which labels each row of scores predicts, ``(n, K)`` bool (score
+        above 0; calibrated probability above 0.5)."""
+        return _prediction.label_mask(self, scores)
+
+    def labels_of(self, scores: np.ndarray) -> np.ndarray:
+        """The predicted label of each row of scores (multi-label: the key ``"a,b"`` of the
+        labels whose score is above 0, ``""`` for none)."""
+        return _prediction.labels_of(self, scores)
+
+    def has_proba(self, own: bool = False) -> bool:
+        """Whether the model gives probabilities: calibrated ones, or the scores are
+        probabilities' logits (the built-in learner with the log, modified Huber or softmax
+        loss; the backend learners' margins are not). ``own``: leave the calibration out."""
+        return _prediction.has_proba(self, own)
+
+    def proba_of(self, scores: np.ndarray, own: bool = False) -> np.ndarray:
+        """Class probabilities from scores, shape ``(n, K)``: calibrated ones, or the log,
+        modified Huber and softmax losses' own (``own``: leave the calibration out)."""
+        return _prediction.proba_of(self, scores, own)
+
+    def class_values(self, scores: np.ndarray) -> tuple[np.ndarray, str]:
+        """One column per class, ``(n, K)``, of what ranks the classes, and its name:
+        ``"probability"`` when the loss gives probabilities, else ``"score"`` (two classes:
+        ``-s, s``)."""
+        return _prediction.class_values(self, scores)
+
+    def top_k_of(
+        self, scores: np.ndarray, k: int | None = None, threshold: float | None = None
+    ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The ``k`` best classes of each row of scores (all of them for None), best first:
+        ``(positions, values, kind)``, positions ``(n, k)`` into ``classes_`` and their
+        probabilities (``kind`` ``"probability"``) or scores. With ``threshold``, a class
+        whose value is below it has position -1 and value NaN."""
+        return _prediction.top_k_of(self, scores, k, threshold)
+
+    def predict_top_k(
+        self, X, k: int = 1, threshold: float | None = None, *, text_col: str = "text"
+    ) -> list[list[tuple[str, float]]]:
+        """Each document's ``k`` best classes, best first, with their probabilities (scores
+        for losses without probabilities), as fastText's ``predict(text, k, threshold)``:
+        ``[[(label, probability), ...], ...]``; with ``threshold``, only the classes at or
+        above it."""
+        return _prediction.predict_top_k(self, X, k, threshold, text_col=text_col)
+
+    def predict(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Predicted labels: the values given to :meth:`fit`, also after :meth:`load`.
+
+        Multi-label: an indicator matrix ``(n, len(classes_))`` of 0 / 1 (scikit-learn's
+        form; :meth:`predict_label_sets` gives the label tuples)."""
+        return _prediction.predict(self, X, text_col=text_col)
+
+    def predict_label_sets(self, X, *, text_col: str = "text") -> list[tuple[str, ...]]:
+        """Multi-label: each document's predicted labels, as a sorted tuple."""
+        return _prediction.predict_label_sets(self, X, text_col=text_col)
+
+    def predict_proba(self, X, *, text_col: str = "text") -> np.ndarray:
+        """Class probabilities, shape ``(n, len(classes_))`` (multi-label: each label's
+        own probability; the rows do not sum to 1)."""
+        return _prediction.predict_proba(self, X, text_col=text_col)
+
+    def score(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> float:
+        """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
+        of documents whose whole label set is right, scikit-learn's subset accuracy)."""
+        return _prediction.score(self, X, y, text_col=text_col, label_col=label_col)
+
+    def evaluate(self, X, y=None, *, text_col: str = "text", label_col: str = "label"):
+        """The report of ``nbsvm eval`` on ``X``, ``y`` (sequences, or a DataFrame and its
+        column names): accuracy, log loss, ROC AUC, macro F1, per-class figures and the
+        confusion matrix, as a :class:`~nbsvm.evaluation.results.Report` (a dict that shows
+        itself in Jupyter; ``.frame()``, ``.per_class()``, ``.confusion()`` are DataFrames).
+        Labels the model does not know count as errors."""
+        return _prediction.evaluate(self, X, y, text_col=text_col, label_col=label_col)

@@ -28,6 +28,14 @@ from nbsvm.learners.reduction import NBReduction
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models.learner_setup import (
+    check_labels,
+    codes_for,
+    new_linear,
+    output_weights,
+    positive_codes,
+)
+from nbsvm.models.settings import unit_rows
 
 
 def partial_fit(model, X, y, classes=None):
@@ -72,7 +80,7 @@ def partial_fit(model, X, y, classes=None):
                 codes,
                 order,
                 positive,
-                model.unit_rows(),
+                unit_rows(model),
             )
         else:
             model.linear_.epoch(batch.ids, batch.offsets, codes, order, positive)
@@ -103,13 +111,13 @@ def _start(model, hasher, classes) -> None:
     model.class_counts_ = np.zeros(len(classes), dtype=np.int64)
     model.n_seen_buckets_ = 0
     model.column_of_ = None  # growing lexicon: columns are buckets
-    model.linear_ = model.new_linear(classes, 1 << hasher.n_bits)
+    model.linear_ = new_linear(model, classes, 1 << hasher.n_bits)
     if isinstance(model.class_weight, str):
         raise NBSVMError(
             "class_weight='balanced' needs the class counts of all the data, "
             "which partial_fit does not see; give the weights by name"
         )
-    model.linear_.set_class_weight(model.output_weights())
+    model.linear_.set_class_weight(output_weights(model))
     if model.backend_learner is not None:
         model.backend_ = NBReduction(
             model.backend_learner,
@@ -124,9 +132,9 @@ def _targets(model, labels, batch, lexicon):
     """``(codes, positive)`` of the batch for the learners: class indices and each
     output's class, or label-set key codes and their membership matrix."""
     if not model.multilabel:
-        return model.codes_for(labels, batch), model.positive_codes()
+        return codes_for(model, labels, batch), positive_codes(model)
     for i, key in enumerate(labels):
-        model.check_labels(list(label_set(key)), [batch.where(i)] * len(label_set(key)))
+        check_labels(model, list(label_set(key)), [batch.where(i)] * len(label_set(key)))
     if lexicon is not None:  # the lexicon's codes: every key seen so far
         codes = np.asarray([lexicon.code_of(key) for key in labels], dtype=np.int32)
         keys = lexicon.code_labels()

@@ -30,6 +30,7 @@ from nbsvm.io.labels import label_set
 from nbsvm.lexicon.build import build_lexicon
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.fitting import Fit
+from nbsvm.models.learner_setup import new_linear, output_weights
 
 #: settings a continued model takes from the saved one, resolved (data defaults included)
 RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
@@ -121,9 +122,9 @@ def to_bucket_columns(model) -> None:
         return
     old = model.linear_
     old.coef()
-    new = model.new_linear(model.classes_, 1 << model.hasher_.n_bits)
+    new = new_linear(model, model.classes_, 1 << model.hasher_.n_bits)
     buckets = np.flatnonzero(model.column_of_ >= 0)
     new.S_[:, buckets, :] = old.S_[:, model.column_of_[buckets], :]
     new.state_[:] = old.state_
-    new.set_class_weight(model.output_weights())
+    new.set_class_weight(output_weights(model))
     model.linear_, model.column_of_ = new, None

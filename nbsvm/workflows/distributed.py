@@ -36,6 +36,7 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.reduction import NBReduction
+from nbsvm.models.columns import start_from_lexicon
 from nbsvm.models.modes import mode_of_named
 from nbsvm.workflows import dask_worker as worker
 
@@ -179,7 +180,7 @@ def fit(
             f"asks for {hasher.settings()}"
         )
     clf.forget()
-    clf.start_from_lexicon(lex)
+    start_from_lexicon(clf, lex)
     notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
     timings = {"lexicon_s": time.perf_counter() - t0}
     _start_learner(client, shards, clf, reader, notify)
