@@ -10,6 +10,7 @@ A pipeline calls :func:`start` first and :func:`write_results` last::
 ``results/<name>.csv`` is the tidy table (one row per method and setting);
 ``results/<name>.md`` holds the title, the notes and the table(s) as Markdown.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,6 +30,7 @@ def shared_datasets() -> Path:
     """Where the shared corpora are: :func:`nbsvm.datasets.shared_root` decides it, for the
     Makefile, the pipelines and the tests alike."""
     from nbsvm.datasets import shared_root
+
     return shared_root()
 
 
@@ -72,9 +74,15 @@ def markdown_table(frame) -> str:
     return "\n".join(lines)
 
 
-def write_results(name: str, frame, title: str, notes: list[str] | None = None,
-                  extra_tables: dict | None = None, config: dict | None = None,
-                  out: Path | None = None) -> tuple[Path, Path]:
+def write_results(
+    name: str,
+    frame,
+    title: str,
+    notes: list[str] | None = None,
+    extra_tables: dict | None = None,
+    config: dict | None = None,
+    out: Path | None = None,
+) -> tuple[Path, Path]:
     """Write ``results/<name>.csv`` (the tidy ``frame``) and ``results/<name>.md`` (title,
     notes, the table, any ``extra_tables`` {heading: frame}, the configuration and the
     reproduce command). Files are written to a temporary name and renamed."""
@@ -90,8 +98,14 @@ def write_results(name: str, frame, title: str, notes: list[str] | None = None,
     if config is not None:
         seconds = time.perf_counter() - config["_started"] if "_started" in config else None
         shown = {k: v for k, v in config.items() if not k.startswith("_")}
-        parts += ["## Configuration", "", "```", json.dumps(shown, indent=1, default=str), "```",
-                  ""]
+        parts += [
+            "## Configuration",
+            "",
+            "```",
+            json.dumps(shown, indent=1, default=str),
+            "```",
+            "",
+        ]
         if seconds is not None:
             parts += [f"Wall time: {seconds:.1f} s.", ""]
     command = (config or {}).get("_command") or reproduce_command()
@@ -102,6 +116,9 @@ def write_results(name: str, frame, title: str, notes: list[str] | None = None,
     md_tmp.write_text("\n".join(parts))
     os.replace(csv_tmp, csv_path)
     os.replace(md_tmp, md_path)
-    print(f"wrote {csv_path.relative_to(ROOT) if csv_path.is_relative_to(ROOT) else csv_path} "
-          f"and {md_path.name}", flush=True)
+    print(
+        f"wrote {csv_path.relative_to(ROOT) if csv_path.is_relative_to(ROOT) else csv_path} "
+        f"and {md_path.name}",
+        flush=True,
+    )
     return csv_path, md_path

@@ -16,6 +16,7 @@ split): that work is not in their timings; nbsvm's timings include its own token
     python pipelines/bench.py                  # nbsvm, Vowpal Wabbit, scikit-learn 2^24/2^26
     python pipelines/bench.py --mesnil         # also Mesnil-style NBSVM (exact vocabulary)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,151 +24,18 @@ import os
 import re
 import shlex
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def settle_shared_libraries() -> int:
-    """Drop the page-cache copies of the environment's shared libraries (every package's,
-    the peers' included). A library pip has just written sits in the page cache in large
-    folios, and mapping it then counts far more resident memory (about 60 MB more for
-    llvmlite's 178 MB library) than the same library read back from disk, as it is on any
-    machine where it was not installed a minute ago. Only clean cached pages are dropped."""
-    n = 0
-    for root, _, names in os.walk(sys.prefix):
-        for name in names:
-            if ".so" in name:
-                try:
-                    fd = os.open(os.path.join(root, name), os.O_RDONLY)
-                except OSError:
-                    continue
-                try:
-                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                    n += 1
-                finally:
-                    os.close(fd)
-    return n
-
-
-# before this process maps any of them (importing nbsvm maps numba's llvmlite): the pages
-# of a library some process has mapped cannot be dropped
-SETTLED = settle_shared_libraries()
-
 sys.path.insert(0, str(ROOT))
-from nbsvm.io.folders import read_aclimdb  # noqa: E402
-from nbsvm.text.tokenize import tokenize  # noqa: E402
-
-PY = sys.executable
-NBSVM = str(Path(sys.executable).parent / "nbsvm")
-
-
-def vw_line(label: str, tokens: str) -> str:
-    """A two-class VW example (``:`` and ``|`` are VW's syntax: they become ``;`` and ``/``)."""
-    clean = tokens.replace("|", "/").replace(":", ";")
-    return f"{1 if label == 'pos' else -1} | {clean}\n"
-
-
-def fasttext_line(label: str, tokens: str) -> str:
-    return f"__label__{label} {tokens}\n"
-
-
-def prepare(data: Path, out: Path) -> dict:
-    """label<TAB>text (raw, for nbsvm), label<TAB>tokens (sklearn) and VW files."""
-    out.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for split in ("train", "test"):
-        raw, tok, vw = out / f"{split}.txt", out / f"{split}.tok", out / f"{split}.vw"
-        ft = out / f"{split}.ft"
-        if not (raw.exists() and tok.exists() and vw.exists() and ft.exists()):
-            with open(raw, "w") as f_raw, open(tok, "w") as f_tok, open(vw, "w") as f_vw, \
-                    open(ft, "w") as f_ft:
-                for doc in read_aclimdb(data / split):
-                    text = doc.text.replace("\t", " ").replace("\n", " ").replace("\r", " ")
-                    tokens = " ".join(tokenize(text))
-                    f_raw.write(f"{doc.label}\t{text}\n")
-                    f_tok.write(f"{doc.label}\t{tokens}\n")
-                    f_vw.write(vw_line(doc.label, tokens))
-                    f_ft.write(fasttext_line(doc.label, tokens))
-        files[split] = dict(raw=raw, tok=tok, vw=vw, ft=ft)
-    return files
-
-
-def run_measured(cmds: list[list[str]], env=None) -> dict:
-    """Run commands one after the other; wall time summed, peak RSS the largest."""
-    total, peak, outputs = 0.0, 0.0, []
-    for cmd in cmds:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=env)
-        out = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        total += time.perf_counter() - t0
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            sys.exit(f"failed ({code}): {shlex.join(cmd)}\n{out[-3000:]}")
-        peak = max(peak, usage.ru_maxrss / 1024)
-        outputs.append(out)
-    return dict(seconds=total, peak_mb=peak, output="\n".join(outputs))
-
-
-def vw_accuracy(pred_path: Path, test_vw: Path) -> float:
-    preds = [float(line.split()[0]) for line in open(pred_path)]
-    labels = [line.split(" ", 1)[0] == "1" for line in open(test_vw)]
-    return 100.0 * sum((p > 0) == y for p, y in zip(preds, labels)) / len(labels)
-
-
-def systems(files, work: Path, mesnil: bool) -> list[dict]:
-    tr, te = files["train"], files["test"]
-    model = str(work / "nbsvm.npz")
-    out = [
-        dict(name="nbsvm (threads 1, reproducible)", group="nbsvm",
-             cmds=[[NBSVM, "train", str(tr["raw"]), "--test", str(te["raw"]), "-o", model,
-                    "--n-bits", "24", "--threads", "1", "-q"]]),
-        dict(name="nbsvm (threads 2, Hogwild)", group="nbsvm",
-             cmds=[[NBSVM, "train", str(tr["raw"]), "--test", str(te["raw"]), "-o", model,
-                    "--n-bits", "24", "--threads", "2", "-q"]]),
-        dict(name="Vowpal Wabbit (--ngram 3 -b 26 logistic, 10 passes)", group="peer",
-             cmds=[[PY, "-m", "vowpalwabbit", "-d", str(tr["vw"]), "--ngram", "3", "-b", "26",
-                    "--loss_function", "logistic", "--passes", "10", "-c", "-k",
-                    "--holdout_off", "-f", str(work / "vw.model"), "--quiet"],
-                   [PY, "-m", "vowpalwabbit", "-d", str(te["vw"]), "-t", "-i",
-                    str(work / "vw.model"), "-p", str(work / "vw.pred"), "--quiet"]],
-             accuracy=lambda r: vw_accuracy(work / "vw.pred", te["vw"])),
-        dict(name="fastText (wordNgrams 2, dim 10, epoch 10, lr 0.5, 2 threads)", group="peer",
-             cmds=[[PY, str(ROOT / "pipelines/peers/fasttext_text.py"), str(tr["ft"]),
-                    str(te["ft"]), "--thread", "2"]]),
-        dict(name="scikit-learn HashingVectorizer 2^24 + NB + SGD(log)", group="peer",
-             cmds=[[PY, str(ROOT / "pipelines/peers/sklearn_nbsvm.py"), str(tr["tok"]),
-                    str(te["tok"]), "--bits", "24"]]),
-        dict(name="scikit-learn HashingVectorizer 2^26 + NB + SGD(log)", group="peer",
-             cmds=[[PY, str(ROOT / "pipelines/peers/sklearn_nbsvm.py"), str(tr["tok"]),
-                    str(te["tok"]), "--bits", "26"]]),
-    ]
-    if mesnil:
-        out.append(dict(name="Mesnil-style NBSVM (exact vocabulary, liblinear)", group="peer",
-                        cmds=[[PY, str(ROOT / "pipelines/peers/sklearn_nbsvm.py"),
-                               str(tr["tok"]), str(te["tok"]), "--exact"]]))
-    return out
-
-
-def accuracy_of(system, result) -> float:
-    if "accuracy" in system:
-        return system["accuracy"](result)
-    return float(re.search(r"accuracy: ([0-9.]+)%", result["output"]).group(1))
-
-
-def stage(output: str, label: str):
-    m = re.search(re.escape(label) + r": ([0-9.]+)", output)
-    return float(m.group(1)) if m else None
-
-
-def spread(values, fmt="{:.2f}"):
-    return f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+from _harness import NBSVM, PY, accuracy_of, run_measured, spread, stage  # noqa: E402
+from _peers import prepare  # noqa: E402
+from _settled import SETTLED  # noqa: E402  (settles the shared libraries first)
+from bench_systems import systems  # noqa: E402
 
 
 def main(argv=None):
@@ -186,8 +54,9 @@ def main(argv=None):
 
     work = Path(args.work)
     files = prepare(Path(args.data), work)
-    print(f"dropped the page-cache copies of {SETTLED} shared libraries "
-          "(see settle_shared_libraries)")
+    print(
+        f"dropped the page-cache copies of {SETTLED} shared libraries (see settle_shared_libraries)"
+    )
     rows = []
     results = {}
     todo = systems(files, work, args.mesnil)
@@ -195,7 +64,7 @@ def main(argv=None):
         print(f"\n== {system['name']}")
         for cmd in system["cmds"]:
             print("   $ " + shlex.join(cmd))
-        run_measured(system["cmds"])                      # warm-up
+        run_measured(system["cmds"])  # warm-up
         print("   warm-up done", flush=True)
         results[system["name"]] = []
     # measured runs in rounds, every system once per round: a change in the machine's load
@@ -206,20 +75,31 @@ def main(argv=None):
             r = run_measured(system["cmds"])
             r["accuracy"] = accuracy_of(system, r)
             results[system["name"]].append(r)
-            print(f"   {system['name']}: {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB, "
-                  f"accuracy {r['accuracy']:.2f}%", flush=True)
+            print(
+                f"   {system['name']}: {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB, "
+                f"accuracy {r['accuracy']:.2f}%",
+                flush=True,
+            )
     for system in todo:
         runs = results[system["name"]]
-        row = dict(system=system["name"],
-                   accuracy=statistics.median(r["accuracy"] for r in runs),
-                   seconds_median=statistics.median(r["seconds"] for r in runs),
-                   seconds_min=min(r["seconds"] for r in runs),
-                   seconds_max=max(r["seconds"] for r in runs),
-                   peak_mb_median=statistics.median(r["peak_mb"] for r in runs),
-                   peak_mb_min=min(r["peak_mb"] for r in runs),
-                   peak_mb_max=max(r["peak_mb"] for r in runs))
-        for label in ("lexicon+cache seconds", "training seconds", "test eval seconds",
-                      "save seconds", "vectorize seconds", "eval seconds"):
+        row = dict(
+            system=system["name"],
+            accuracy=statistics.median(r["accuracy"] for r in runs),
+            seconds_median=statistics.median(r["seconds"] for r in runs),
+            seconds_min=min(r["seconds"] for r in runs),
+            seconds_max=max(r["seconds"] for r in runs),
+            peak_mb_median=statistics.median(r["peak_mb"] for r in runs),
+            peak_mb_min=min(r["peak_mb"] for r in runs),
+            peak_mb_max=max(r["peak_mb"] for r in runs),
+        )
+        for label in (
+            "lexicon+cache seconds",
+            "training seconds",
+            "test eval seconds",
+            "save seconds",
+            "vectorize seconds",
+            "eval seconds",
+        ):
             vals = [stage(r["output"], label) for r in runs]
             if all(v is not None for v in vals):
                 row[label.replace(" seconds", "_s")] = statistics.median(vals)
@@ -241,60 +121,103 @@ def main(argv=None):
     scaling = []
     if not args.no_scaling:
         for factor in (1, 2, 4):
-            cmd = [NBSVM, "train"] + [str(files["train"]["raw"])] * factor + [
-                "--test", str(files["test"]["raw"]), "-o", str(work / "scale.npz"),
-                "--n-bits", "24", "--threads", "1", "--min-df", "1", "-q"]
+            cmd = (
+                [NBSVM, "train"]
+                + [str(files["train"]["raw"])] * factor
+                + [
+                    "--test",
+                    str(files["test"]["raw"]),
+                    "-o",
+                    str(work / "scale.npz"),
+                    "--n-bits",
+                    "24",
+                    "--threads",
+                    "1",
+                    "--min-df",
+                    "1",
+                    "-q",
+                ]
+            )
             runs = [run_measured([cmd]) for _ in range(args.runs)]
-            scaling.append(dict(train_docs=25000 * factor,
-                                seconds=statistics.median(r["seconds"] for r in runs),
-                                seconds_spread=spread([r["seconds"] for r in runs]),
-                                peak_mb=statistics.median(r["peak_mb"] for r in runs),
-                                peak_mb_spread=spread([r["peak_mb"] for r in runs], "{:.0f}"),
-                                accuracy=float(re.search(r"accuracy: ([0-9.]+)%",
-                                                         runs[0]["output"]).group(1))))
+            scaling.append(
+                dict(
+                    train_docs=25000 * factor,
+                    seconds=statistics.median(r["seconds"] for r in runs),
+                    seconds_spread=spread([r["seconds"] for r in runs]),
+                    peak_mb=statistics.median(r["peak_mb"] for r in runs),
+                    peak_mb_spread=spread([r["peak_mb"] for r in runs], "{:.0f}"),
+                    accuracy=float(re.search(r"accuracy: ([0-9.]+)%", runs[0]["output"]).group(1)),
+                )
+            )
             print(f"scaling x{factor}: {scaling[-1]}", flush=True)
 
-    lines = ["# IMDB trigram benchmark: nbsvm and peers, measured in one run", "",
-             f"{args.runs} runs after one warm-up, in rounds (each system once per round), medians "
-             "with (min-max); wall seconds for the "
-             "whole job (read, tokenize, lexicon/vectorize, train 10 epochs, evaluate, save) "
-             "and peak RSS from `os.wait4` of each process. Before measuring, the page-cache "
-             "copies of all installed shared libraries are dropped (`settle_shared_libraries`: "
-             "freshly pip-installed libraries otherwise map as large folios and inflate every "
-             "process's RSS, nbsvm's by about 60 MB through llvmlite).", "",
-             "| system | accuracy | total s | peak RSS MB | time / VW | RSS / VW |",
-             "| --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "# IMDB trigram benchmark: nbsvm and peers, measured in one run",
+        "",
+        f"{args.runs} runs after one warm-up, in rounds (each system once per round), medians "
+        "with (min-max); wall seconds for the "
+        "whole job (read, tokenize, lexicon/vectorize, train 10 epochs, evaluate, save) "
+        "and peak RSS from `os.wait4` of each process. Before measuring, the page-cache "
+        "copies of all installed shared libraries are dropped (`settle_shared_libraries`: "
+        "freshly pip-installed libraries otherwise map as large folios and inflate every "
+        "process's RSS, nbsvm's by about 60 MB through llvmlite).",
+        "",
+        "| system | accuracy | total s | peak RSS MB | time / VW | RSS / VW |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
     for row, name in zip(rows, table.system):
         runs = results[name]
         r = table[table.system == name].iloc[0]
-        lines.append(f"| {name} | {r.accuracy:.2f}% | "
-                     f"{spread([x['seconds'] for x in runs])} | "
-                     f"{spread([x['peak_mb'] for x in runs], '{:.0f}')} | "
-                     f"{r.time_vs_vw:.2f} | {r.rss_vs_vw:.2f} |")
+        lines.append(
+            f"| {name} | {r.accuracy:.2f}% | "
+            f"{spread([x['seconds'] for x in runs])} | "
+            f"{spread([x['peak_mb'] for x in runs], '{:.0f}')} | "
+            f"{r.time_vs_vw:.2f} | {r.rss_vs_vw:.2f} |"
+        )
     vw_name = next(n for n in results if n.startswith("Vowpal"))
-    paired = [a["seconds"] / b["seconds"] for a, b in
-              zip(results["nbsvm (threads 1, reproducible)"], results[vw_name])]
-    lines += ["", "Paired by round (the runs alternate between systems), nbsvm (threads 1) / "
-              "VW time: " + ", ".join(f"{x:.2f}" for x in paired)
-              + f" (median {statistics.median(paired):.2f})."]
-    lines += ["", "nbsvm stages (median seconds): " + ", ".join(
-        f"{k} {table.iloc[0][k]:.2f}" for k in ("lexicon+cache_s", "training_s", "test eval_s",
-                                                 "save_s") if k in table.columns), "",
-              f"First run after install (numba compiles its kernels): "
-              f"{spread([r['seconds'] for r in cold])} s; warm runs (kernels loaded from the "
-              f"on-disk cache): {spread([r['seconds'] for r in warm])} s.", ""]
+    paired = [
+        a["seconds"] / b["seconds"]
+        for a, b in zip(results["nbsvm (threads 1, reproducible)"], results[vw_name])
+    ]
+    lines += [
+        "",
+        "Paired by round (the runs alternate between systems), nbsvm (threads 1) / "
+        "VW time: "
+        + ", ".join(f"{x:.2f}" for x in paired)
+        + f" (median {statistics.median(paired):.2f}).",
+    ]
+    lines += [
+        "",
+        "nbsvm stages (median seconds): "
+        + ", ".join(
+            f"{k} {table.iloc[0][k]:.2f}"
+            for k in ("lexicon+cache_s", "training_s", "test eval_s", "save_s")
+            if k in table.columns
+        ),
+        "",
+        f"First run after install (numba compiles its kernels): "
+        f"{spread([r['seconds'] for r in cold])} s; warm runs (kernels loaded from the "
+        f"on-disk cache): {spread([r['seconds'] for r in warm])} s.",
+        "",
+    ]
     if scaling:
-        lines += ["## Scaling: IMDB train replicated (nbsvm, threads 1, min_df 1)", "",
-                  "The training file is given 1, 2 and 4 times. `--min-df 1` because replicating "
-                  "a corpus multiplies every document frequency: with the default `--min-df 2` "
-                  "the 2x and 4x runs would keep every bucket seen once in the original (3.4x "
-                  "more weights, about 35 MB more) for a reason that has nothing to do with the "
-                  "corpus size. Whatever the setting, state is bounded by `2**n_bits`.", "",
-                  "| training documents | total s | peak RSS MB | accuracy |",
-                  "| --- | --- | --- | --- |"]
+        lines += [
+            "## Scaling: IMDB train replicated (nbsvm, threads 1, min_df 1)",
+            "",
+            "The training file is given 1, 2 and 4 times. `--min-df 1` because replicating "
+            "a corpus multiplies every document frequency: with the default `--min-df 2` "
+            "the 2x and 4x runs would keep every bucket seen once in the original (3.4x "
+            "more weights, about 35 MB more) for a reason that has nothing to do with the "
+            "corpus size. Whatever the setting, state is bounded by `2**n_bits`.",
+            "",
+            "| training documents | total s | peak RSS MB | accuracy |",
+            "| --- | --- | --- | --- |",
+        ]
         for s in scaling:
-            lines.append(f"| {s['train_docs']:,} | {s['seconds_spread']} | {s['peak_mb_spread']} "
-                         f"| {s['accuracy']:.2f}% |")
+            lines.append(
+                f"| {s['train_docs']:,} | {s['seconds_spread']} | {s['peak_mb_spread']} "
+                f"| {s['accuracy']:.2f}% |"
+            )
         lines.append("")
     lines += ["Commands:", "", "```"]
     for system in systems(files, work, args.mesnil):

@@ -10,6 +10,7 @@ with peak RSS from the operating system (``os.wait4``). One warm-up run of each,
 
     python pipelines/bench_20ng.py [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,11 +22,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pipelines"))
-from bench import NBSVM, PY, accuracy_of, run_measured, spread  # noqa: E402
+import _settled  # noqa: E402, F401  (settles the shared libraries first)
+from _harness import NBSVM, PY, accuracy_of, interleaved_runs, spread  # noqa: E402
 
 from nbsvm.datasets import shared_root  # noqa: E402
 
-SHARED = shared_root()          # nbsvm.datasets decides where the corpora are
+SHARED = shared_root()  # nbsvm.datasets decides where the corpora are
 
 
 def folders(archive: Path, work: Path) -> tuple[Path, Path]:
@@ -47,43 +49,74 @@ def main(argv=None):
     work = Path(args.work)
     train, test = folders(Path(args.archive), work)
     systems = [
-        dict(name="nbsvm train (defaults: calibrated probabilities)",
-             cmd=[NBSVM, "train", str(train), "--test", str(test), "--encoding", "latin-1",
-                  "-o", str(work / "nbsvm.npz"), "-q"]),
+        dict(
+            name="nbsvm train (defaults: calibrated probabilities)",
+            cmd=[
+                NBSVM,
+                "train",
+                str(train),
+                "--test",
+                str(test),
+                "--encoding",
+                "latin-1",
+                "-o",
+                str(work / "nbsvm.npz"),
+                "-q",
+            ],
+        ),
         # the same model without the held-out copy that fits the temperature
-        dict(name="nbsvm train --calibrate none",
-             cmd=[NBSVM, "train", str(train), "--test", str(test), "--encoding", "latin-1",
-                  "--calibrate", "none", "-o", str(work / "nbsvm-raw.npz"), "-q"]),
-        dict(name="scikit-learn TfidfVectorizer(1,2, sublinear) + LinearSVC",
-             cmd=[PY, str(ROOT / "pipelines/peers/sklearn_tfidf_svc.py"), str(train), str(test)]),
+        dict(
+            name="nbsvm train --calibrate none",
+            cmd=[
+                NBSVM,
+                "train",
+                str(train),
+                "--test",
+                str(test),
+                "--encoding",
+                "latin-1",
+                "--calibrate",
+                "none",
+                "-o",
+                str(work / "nbsvm-raw.npz"),
+                "-q",
+            ],
+        ),
+        dict(
+            name="scikit-learn TfidfVectorizer(1,2, sublinear) + LinearSVC",
+            cmd=[PY, str(ROOT / "pipelines/peers/sklearn_tfidf_svc.py"), str(train), str(test)],
+        ),
     ]
     print("configuration:", {"runs": args.runs, "archive": args.archive})
     print("reproduce:", shlex.join([PY, "pipelines/bench_20ng.py", "--runs", str(args.runs)]))
-    results = {s["name"]: [] for s in systems}
-    for rnd in range(args.runs + 1):             # round 0 warms up, interleaved runs after
-        for s in systems:
-            r = run_measured([s["cmd"]])
-            r["accuracy"] = accuracy_of(s, r)
-            if rnd:
-                results[s["name"]].append(r)
-            print(f"{'warm-up' if not rnd else f'run {rnd}'}: {s['name']}: "
-                  f"{r['accuracy']:.2f}%, {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB", flush=True)
+    results = interleaved_runs(
+        systems,
+        args.runs,
+        lambda s, r: r.update(accuracy=accuracy_of(s, r)),
+        lambda r: f"{r['accuracy']:.2f}%, {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB",
+    )
     base = statistics.median(r["seconds"] for r in results[systems[-1]["name"]])
-    lines = ["| system | accuracy | wall s | x scikit-learn time | peak MB |", "|---|---|---|---|---|"]
+    lines = [
+        "| system | accuracy | wall s | x scikit-learn time | peak MB |",
+        "|---|---|---|---|---|",
+    ]
     for s in systems:
         rs = results[s["name"]]
         secs = [r["seconds"] for r in rs]
-        lines.append(f"| {s['name']} | {statistics.median(r['accuracy'] for r in rs):.2f}% | "
-                     f"{spread(secs)} | {statistics.median(secs) / base:.2f} | "
-                     f"{spread([r['peak_mb'] for r in rs], '{:.0f}')} |")
+        lines.append(
+            f"| {s['name']} | {statistics.median(r['accuracy'] for r in rs):.2f}% | "
+            f"{spread(secs)} | {statistics.median(secs) / base:.2f} | "
+            f"{spread([r['peak_mb'] for r in rs], '{:.0f}')} |"
+        )
     table = "\n".join(lines)
     print(table)
     out = ROOT / "results" / "bench_20ng.md"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("# 20 Newsgroups bydate, whole job from the class folders\n\n"
-                   f"`{shlex.join(['python', 'pipelines/bench_20ng.py', '--runs', str(args.runs)])}`"
-                   f" ({args.runs} measured runs after a warm-up; medians, min-max)\n\n"
-                   + table + "\n")
+    out.write_text(
+        "# 20 Newsgroups bydate, whole job from the class folders\n\n"
+        f"`{shlex.join(['python', 'pipelines/bench_20ng.py', '--runs', str(args.runs)])}`"
+        f" ({args.runs} measured runs after a warm-up; medians, min-max)\n\n" + table + "\n"
+    )
 
 
 if __name__ == "__main__":

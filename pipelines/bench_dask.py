@@ -6,6 +6,7 @@ single-machine run, wall time (median of runs) and accuracy; the training set in
 
 Run by `make bench` after pipelines/bench.py (which writes the label<TAB>text files it uses).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,12 +57,14 @@ def main(argv=None):
         raise SystemExit(f"{train} is missing: run `make bench` (pipelines/bench.py) first")
     parts = shards(train, args.shards)
     common = ["--test", test, "-o", BENCH / "dask.npz", "--n-bits", "24", "-q"]
-    systems = {"single machine (no Dask)": ["train", train, *common],
-               "--dask-local 1": ["train", *parts, "--dask-local", "1", *common],
-               "--dask-local 2": ["train", *parts, "--dask-local", "2", *common]}
+    systems = {
+        "single machine (no Dask)": ["train", train, *common],
+        "--dask-local 1": ["train", *parts, "--dask-local", "1", *common],
+        "--dask-local 2": ["train", *parts, "--dask-local", "2", *common],
+    }
     times = {name: [] for name in systems}
     accs = {}
-    for name, cmd in systems.items():          # warm-up: kernels compiled, files cached
+    for name, cmd in systems.items():  # warm-up: kernels compiled, files cached
         run(cmd)
     for r in range(args.runs):
         for name, cmd in systems.items():
@@ -69,18 +72,29 @@ def main(argv=None):
             times[name].append(seconds)
             accs[name] = acc
             print(f"   round {r + 1}: {name}: {seconds:.2f} s, accuracy {acc:.2f}%", flush=True)
-    rows = [{"run": name, "accuracy %": accs[name],
-             "seconds": round(statistics.median(t), 2),
-             "min-max": f"{min(t):.2f}-{max(t):.2f}"} for name, t in times.items()]
+    rows = [
+        {
+            "run": name,
+            "accuracy %": accs[name],
+            "seconds": round(statistics.median(t), 2),
+            "min-max": f"{min(t):.2f}-{max(t):.2f}",
+        }
+        for name, t in times.items()
+    ]
     frame = pd.DataFrame(rows)
     base = frame.loc[frame.run == "--dask-local 1", "seconds"].iloc[0]
     frame["time / 1 worker"] = (frame.seconds / base).round(2)
-    write_results("bench_dask", frame,
-                  title="IMDB trigrams on Dask: 1 and 2 local workers against one process",
-                  notes=[f"Median of {args.runs} runs after a warm-up, wall seconds of the "
-                         f"whole `nbsvm train ... --test` job including starting the "
-                         f"LocalCluster; training set in {args.shards} shards; 2-core machine."],
-                  config=config)
+    write_results(
+        "bench_dask",
+        frame,
+        title="IMDB trigrams on Dask: 1 and 2 local workers against one process",
+        notes=[
+            f"Median of {args.runs} runs after a warm-up, wall seconds of the "
+            f"whole `nbsvm train ... --test` job including starting the "
+            f"LocalCluster; training set in {args.shards} shards; 2-core machine."
+        ],
+        config=config,
+    )
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ of ``--runs`` epochs each, after a warm-up.
 
     python pipelines/bench_kernels.py [--runs 5] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,9 @@ from nbsvm.learners.losses import loss_dloss as _loss_dloss
 
 
 @njit(cache=True, nogil=True)
-def _adagrad_epoch_plain(ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind,
-                         eps, unit):
+def _adagrad_epoch_plain(
+    ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind, eps, unit
+):
     """The AdaGrad epoch without prefetching (reference for the timing only)."""
     b = state[0]
     gb = state[2]
@@ -68,22 +70,23 @@ def imdb_like(rng, n_docs=25_000, n_columns=1_400_000, per_doc=525):
     """CSR rows of distinct columns with a Zipf-like popularity (random order in a row)."""
     cdf = np.cumsum(1.0 / np.arange(1, n_columns + 1) ** 0.9)
     cdf /= cdf[-1]
-    popular = rng.permutation(n_columns).astype(np.int32)   # popular columns spread out
+    popular = rng.permutation(n_columns).astype(np.int32)  # popular columns spread out
     offsets = np.arange(n_docs + 1, dtype=np.int64) * per_doc
     ids = np.empty(n_docs * per_doc, dtype=np.int32)
     for d in range(n_docs):
         row = np.unique(popular[np.searchsorted(cdf, rng.random(3 * per_doc))])
-        while len(row) < per_doc:                            # top up with random columns
-            row = np.unique(np.concatenate([row, rng.integers(0, n_columns, per_doc,
-                                                              dtype=np.int32)]))
-        ids[offsets[d]:offsets[d + 1]] = rng.choice(row, per_doc, replace=False)
+        while len(row) < per_doc:  # top up with random columns
+            row = np.unique(
+                np.concatenate([row, rng.integers(0, n_columns, per_doc, dtype=np.int32)])
+            )
+        ids[offsets[d] : offsets[d + 1]] = rng.choice(row, per_doc, replace=False)
     codes = rng.integers(0, 2, n_docs).astype(np.int32)
     return ids, offsets, codes, n_columns
 
 
 def time_epochs(kernel, ids, offsets, codes, S, order, runs):
     args = (ids, offsets, np.where(codes == 1, 1.0, -1.0), order)
-    kernel(*args, S.copy(), np.zeros(3), 0.02, 1e-4, 1.0, 1, 1e-8, False)   # warm-up / JIT
+    kernel(*args, S.copy(), np.zeros(3), 0.02, 1e-4, 1.0, 1, 1e-8, False)  # warm-up / JIT
     times = []
     for _ in range(runs):
         state = S.copy()
@@ -94,17 +97,17 @@ def time_epochs(kernel, ids, offsets, codes, S, order, runs):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     print("config:", vars(args))
     print("command:", shlex.join([sys.executable, *sys.argv]))
     rng = np.random.default_rng(args.seed)
-    shapes = (("IMDB-like, 1.4 M columns", dict(n_docs=25_000, n_columns=1_400_000, per_doc=525)),
-              ("1M-reviews-like, 2**24 columns", dict(n_docs=10_000, n_columns=1 << 24,
-                                                      per_doc=680)))
+    shapes = (
+        ("IMDB-like, 1.4 M columns", dict(n_docs=25_000, n_columns=1_400_000, per_doc=525)),
+        ("1M-reviews-like, 2**24 columns", dict(n_docs=10_000, n_columns=1 << 24, per_doc=680)),
+    )
     for title, shape in shapes:
         ids, offsets, codes, n_columns = imdb_like(rng, **shape)
         order = rng.permutation(len(codes)).astype(np.int64)
@@ -112,20 +115,27 @@ def main():
         S4 = np.zeros((n_columns, 4), np.float32)
         S4[:, 0] = ratios
         S3 = np.ascontiguousarray(S4[:, :3])
-        rows = (("no prefetch, 12-byte rows", _adagrad_epoch_plain, S3),
-                ("prefetch, 12-byte rows (used)", _adagrad_epoch, S3),
-                ("prefetch, 16-byte rows (padded)", _adagrad_epoch, S4))
+        rows = (
+            ("no prefetch, 12-byte rows", _adagrad_epoch_plain, S3),
+            ("prefetch, 12-byte rows (used)", _adagrad_epoch, S3),
+            ("prefetch, 16-byte rows (padded)", _adagrad_epoch, S4),
+        )
         print(f"{title}: {len(ids):,} non-zeros")
         medians = {}
         for name, kernel, S in rows:
             t = time_epochs(kernel, ids, offsets, codes, S, order, args.runs)
             medians[name] = statistics.median(t)
-            print(f"  {name:32s} median {medians[name]:.3f} s ({min(t):.3f}-{max(t):.3f}), "
-                  f"{1e9 * medians[name] / len(ids):.1f} ns per non-zero")
+            print(
+                f"  {name:32s} median {medians[name]:.3f} s ({min(t):.3f}-{max(t):.3f}), "
+                f"{1e9 * medians[name] / len(ids):.1f} ns per non-zero"
+            )
         used = medians[rows[1][0]]
-        print(f"  prefetch speed-up {medians[rows[0][0]] / used:.2f}x; 12-byte rows take "
-              f"{used / medians[rows[2][0]]:.2f}x the time of 16-byte ones for 0.75x the state")
+        print(
+            f"  prefetch speed-up {medians[rows[0][0]] / used:.2f}x; 12-byte rows take "
+            f"{used / medians[rows[2][0]]:.2f}x the time of 16-byte ones for 0.75x the state"
+        )
         del S3, S4, ids
+
 
 if __name__ == "__main__":
     main()

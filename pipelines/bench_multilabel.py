@@ -13,6 +13,7 @@ with peak RSS from the operating system (``os.wait4``). One warm-up run of each,
 
     python pipelines/bench_multilabel.py [--runs 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pipelines"))
-from bench import NBSVM, PY, run_measured, spread  # noqa: E402
+import _settled  # noqa: E402, F401  (settles the shared libraries first)
+from _harness import NBSVM, PY, interleaved_runs, spread  # noqa: E402
 from bench_20ng import SHARED  # noqa: E402
 
 METRICS = ("micro F1", "macro F1", "Hamming loss", "subset accuracy")
@@ -71,45 +73,66 @@ def main(argv=None):
     work = Path(args.work)
     train, test = label_lines(Path(args.archive), work)
     systems = [
-        dict(name="nbsvm train --multilabel (defaults)",
-             cmd=[NBSVM, "train", str(train), "--multilabel", "--test", str(test),
-                  "-o", str(work / "nbsvm.npz"), "-q"]),
-        dict(name="scikit-learn TfidfVectorizer(1,2, sublinear) + OneVsRest(LinearSVC)",
-             cmd=[PY, str(ROOT / "pipelines/peers/sklearn_multilabel_svc.py"), str(train),
-                  str(test)]),
+        dict(
+            name="nbsvm train --multilabel (defaults)",
+            cmd=[
+                NBSVM,
+                "train",
+                str(train),
+                "--multilabel",
+                "--test",
+                str(test),
+                "-o",
+                str(work / "nbsvm.npz"),
+                "-q",
+            ],
+        ),
+        dict(
+            name="scikit-learn TfidfVectorizer(1,2, sublinear) + OneVsRest(LinearSVC)",
+            cmd=[
+                PY,
+                str(ROOT / "pipelines/peers/sklearn_multilabel_svc.py"),
+                str(train),
+                str(test),
+            ],
+        ),
     ]
     print("configuration:", {"runs": args.runs, "archive": args.archive})
-    print("reproduce:", shlex.join([PY, "pipelines/bench_multilabel.py", "--runs",
-                                    str(args.runs)]))
-    results = {s["name"]: [] for s in systems}
-    for rnd in range(args.runs + 1):             # round 0 warms up, interleaved runs after
-        for s in systems:
-            r = run_measured([s["cmd"]])
-            r.update(metrics_of(r["output"]))
-            if rnd:
-                results[s["name"]].append(r)
-            print(f"{'warm-up' if not rnd else f'run {rnd}'}: {s['name']}: micro F1 "
-                  f"{r['micro F1']:.4f}, macro F1 {r['macro F1']:.4f}, {r['seconds']:.2f} s, "
-                  f"{r['peak_mb']:.0f} MB", flush=True)
+    print("reproduce:", shlex.join([PY, "pipelines/bench_multilabel.py", "--runs", str(args.runs)]))
+    results = interleaved_runs(
+        systems,
+        args.runs,
+        lambda s, r: r.update(metrics_of(r["output"])),
+        lambda r: (
+            f"micro F1 {r['micro F1']:.4f}, macro F1 {r['macro F1']:.4f}, "
+            f"{r['seconds']:.2f} s, {r['peak_mb']:.0f} MB"
+        ),
+    )
     base = statistics.median(r["seconds"] for r in results[systems[1]["name"]])
-    lines = ["| system | micro F1 | macro F1 | Hamming loss | subset accuracy | wall s | "
-             "x scikit-learn time | peak MB |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| system | micro F1 | macro F1 | Hamming loss | subset accuracy | wall s | "
+        "x scikit-learn time | peak MB |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for s in systems:
         rs = results[s["name"]]
         secs = [r["seconds"] for r in rs]
         med = {m: statistics.median(r[m] for r in rs) for m in METRICS}
-        lines.append(f"| {s['name']} | {med['micro F1']:.4f} | {med['macro F1']:.4f} | "
-                     f"{med['Hamming loss']:.4f} | {med['subset accuracy']:.2f}% | "
-                     f"{spread(secs)} | {statistics.median(secs) / base:.2f} | "
-                     f"{spread([r['peak_mb'] for r in rs], '{:.0f}')} |")
+        lines.append(
+            f"| {s['name']} | {med['micro F1']:.4f} | {med['macro F1']:.4f} | "
+            f"{med['Hamming loss']:.4f} | {med['subset accuracy']:.2f}% | "
+            f"{spread(secs)} | {statistics.median(secs) / base:.2f} | "
+            f"{spread([r['peak_mb'] for r in rs], '{:.0f}')} |"
+        )
     table = "\n".join(lines)
     print(table)
     out = ROOT / "results" / "bench_multilabel.md"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("# Multi-label: 20 Newsgroups bydate labelled top-level,group (27 labels)\n\n"
-                   f"`{shlex.join(['python', 'pipelines/bench_multilabel.py', '--runs', str(args.runs)])}`"
-                   f" ({args.runs} measured runs after a warm-up; medians, min-max)\n\n"
-                   + table + "\n")
+    out.write_text(
+        "# Multi-label: 20 Newsgroups bydate labelled top-level,group (27 labels)\n\n"
+        f"`{shlex.join(['python', 'pipelines/bench_multilabel.py', '--runs', str(args.runs)])}`"
+        f" ({args.runs} measured runs after a warm-up; medians, min-max)\n\n" + table + "\n"
+    )
 
 
 if __name__ == "__main__":

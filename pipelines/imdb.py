@@ -8,6 +8,7 @@ stage's output, and at the end the test accuracy with per-stage wall time and pe
     python pipelines/imdb.py                      # the defaults (trigrams, 2**24 buckets)
     python pipelines/imdb.py --ngrams 2 --n-bits 22
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,8 +46,9 @@ def main(argv=None):
     for key in ("ngrams", "n_bits", "epochs", "seed"):
         ap.add_argument("--" + key.replace("_", "-"), type=int, default=DEFAULTS[key])
     for key in ("eta0", "lam", "beta", "alpha"):
-        ap.add_argument("--" + ("lambda" if key == "lam" else key), dest=key, type=float,
-                        default=DEFAULTS[key])
+        ap.add_argument(
+            "--" + ("lambda" if key == "lam" else key), dest=key, type=float, default=DEFAULTS[key]
+        )
     ap.add_argument("--loss", default=DEFAULTS["loss"])
     ap.add_argument("--optimizer", default=DEFAULTS["optimizer"])
     ap.add_argument("--interpolate", default=DEFAULTS["interpolate"])
@@ -62,17 +64,58 @@ def main(argv=None):
     print("configuration:")
     for k, v in vars(args).items():
         print(f"  {k} = {v}")
-    print("reproduce with:\n  " + shlex.join([sys.executable, "pipelines/imdb.py"] + (argv or sys.argv[1:])))
+    print(
+        "reproduce with:\n  "
+        + shlex.join([sys.executable, "pipelines/imdb.py"] + (argv or sys.argv[1:]))
+    )
 
     stages = [
-        run_stage("lexicon", [nbsvm, "lexicon", str(train), "--ngrams", str(args.ngrams),
-                              "--n-bits", str(args.n_bits), "--alpha", str(args.alpha),
-                              "--output", str(lex), "--quiet"]),
-        run_stage("train", [nbsvm, "train", str(train), "--lexicon", str(lex), "--loss", args.loss,
-                            "--optimizer", args.optimizer, "--epochs", str(args.epochs),
-                            "--eta0", str(args.eta0), "--lambda", str(args.lam),
-                            "--beta", str(args.beta), "--interpolate", args.interpolate,
-                            "--seed", str(args.seed), "--output", str(model), "--quiet"]),
+        run_stage(
+            "lexicon",
+            [
+                nbsvm,
+                "lexicon",
+                str(train),
+                "--ngrams",
+                str(args.ngrams),
+                "--n-bits",
+                str(args.n_bits),
+                "--alpha",
+                str(args.alpha),
+                "--output",
+                str(lex),
+                "--quiet",
+            ],
+        ),
+        run_stage(
+            "train",
+            [
+                nbsvm,
+                "train",
+                str(train),
+                "--lexicon",
+                str(lex),
+                "--loss",
+                args.loss,
+                "--optimizer",
+                args.optimizer,
+                "--epochs",
+                str(args.epochs),
+                "--eta0",
+                str(args.eta0),
+                "--lambda",
+                str(args.lam),
+                "--beta",
+                str(args.beta),
+                "--interpolate",
+                args.interpolate,
+                "--seed",
+                str(args.seed),
+                "--output",
+                str(model),
+                "--quiet",
+            ],
+        ),
         run_stage("eval", [nbsvm, "eval", str(test), "--model", str(model), "--quiet"]),
     ]
     acc = re.search(r"accuracy: ([0-9.]+)%", stages[-1]["output"]).group(1)
@@ -81,8 +124,10 @@ def main(argv=None):
     print(f"  {'stage':<8} {'wall s':>8} {'peak RSS MB':>12}")
     for s in stages:
         print(f"  {s['stage']:<8} {s['seconds']:8.2f} {s['peak_mb']:12.0f}")
-    print(f"  {'total':<8} {sum(s['seconds'] for s in stages):8.2f} "
-          f"{max(s['peak_mb'] for s in stages):12.0f}")
+    print(
+        f"  {'total':<8} {sum(s['seconds'] for s in stages):8.2f} "
+        f"{max(s['peak_mb'] for s in stages):12.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ printed at the end of every epoch. Writes ``results/imdb_table.csv`` and ``.md``
     python pipelines/imdb_table.py                           # the full table
     python pipelines/imdb_table.py --ngrams 1,2 --methods nbsvm,mnb --seed 1
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,8 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import ROOT, RESULTS, markdown_table, start, write_results  # noqa: E402
+from _report import RESULTS, ROOT, markdown_table, start, write_results  # noqa: E402
+
 from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.config import DEFAULTS  # noqa: E402
 from nbsvm.evaluation.heldout import fit_and_evaluate  # noqa: E402
@@ -97,8 +99,7 @@ def parse_choices(text: str, allowed, convert=str) -> list:
         except ValueError:
             value = None
         if value not in allowed:
-            raise BadInput(f"unknown value {item!r}; allowed: "
-                           f"{', '.join(str(a) for a in allowed)}")
+            raise BadInput(f"unknown value {item!r}; allowed: {', '.join(str(a) for a in allowed)}")
         if value not in out:
             out.append(value)
     return out
@@ -109,12 +110,17 @@ def split_folders(data: Path) -> tuple[Path, Path]:
     folders = []
     for split in ("train", "test"):
         folder = data / split
-        labels = [p for p in folder.iterdir() if p.is_dir() and p.name != "unsup"] \
-            if folder.is_dir() else []
+        labels = (
+            [p for p in folder.iterdir() if p.is_dir() and p.name != "unsup"]
+            if folder.is_dir()
+            else []
+        )
         if len(labels) < 2:
-            raise BadInput(f"{folder}: expected an aclImdb split folder with one sub-folder per "
-                           f"label (pos/, neg/); `make data-imdb` unpacks the corpus into "
-                           f"data/aclImdb")
+            raise BadInput(
+                f"{folder}: expected an aclImdb split folder with one sub-folder per "
+                f"label (pos/, neg/); `make data-imdb` unpacks the corpus into "
+                f"data/aclImdb"
+            )
         folders.append(folder)
     return folders[0], folders[1]
 
@@ -143,9 +149,11 @@ class EpochLines:
             self.mark = time.perf_counter()
         elif stage == "epoch" and event["docs"] == event["total"]:
             now = time.perf_counter()
-            print(f"  {self.label}  epoch {event['epoch']:>2}/{event['epochs']}  "
-                  f"{event['docs']:,} docs  loss {event['loss']:.4f}  {now - self.mark:.2f} s",
-                  flush=True)
+            print(
+                f"  {self.label}  epoch {event['epoch']:>2}/{event['epochs']}  "
+                f"{event['docs']:,} docs  loss {event['loss']:.4f}  {now - self.mark:.2f} s",
+                flush=True,
+            )
             self.mark = now
 
 
@@ -155,15 +163,24 @@ def run_one(method: str, ngrams: int, train: Path, test: Path, args) -> dict:
     label = f"{method} {ngrams}-gram"
     print(f"\n{label}: {DESCRIPTIONS[method]}", flush=True)
     t0 = time.perf_counter()
-    rep = fit_and_evaluate(clf, read_inputs([str(train)]), read_inputs([str(test)]),
-                           callback=EpochLines(label))
+    rep = fit_and_evaluate(
+        clf, read_inputs([str(train)]), read_inputs([str(test)]), callback=EpochLines(label)
+    )
     seconds = time.perf_counter() - t0
     accuracy = 100.0 * rep["accuracy"]
-    print(f"  {label}  lexicon + cache {rep['timings']['lexicon_s']:.2f} s, training "
-          f"{rep['timings']['train_s']:.2f} s, test accuracy {accuracy:.2f}% "
-          f"({rep['n_docs']:,} reviews), {seconds:.2f} s in all", flush=True)
-    return dict(method=method, ngrams=ngrams, accuracy=round(accuracy, 2),
-                seconds=round(seconds, 2), epochs=clf.epochs)
+    print(
+        f"  {label}  lexicon + cache {rep['timings']['lexicon_s']:.2f} s, training "
+        f"{rep['timings']['train_s']:.2f} s, test accuracy {accuracy:.2f}% "
+        f"({rep['n_docs']:,} reviews), {seconds:.2f} s in all",
+        flush=True,
+    )
+    return dict(
+        method=method,
+        ngrams=ngrams,
+        accuracy=round(accuracy, 2),
+        seconds=round(seconds, 2),
+        epochs=clf.epochs,
+    )
 
 
 def beside_published(rows: list[dict]) -> pd.DataFrame:
@@ -173,8 +190,18 @@ def beside_published(rows: list[dict]) -> pd.DataFrame:
     table = ours.merge(published, on=["method", "ngrams"], how="left")
     table["published"] = table["published"].fillna("")
     table["difference"] = (table["accuracy"] - table["published_accuracy"]).round(2)
-    return table[["method", "ngrams", "accuracy", "seconds", "epochs", "published",
-                  "published_accuracy", "difference"]]
+    return table[
+        [
+            "method",
+            "ngrams",
+            "accuracy",
+            "seconds",
+            "epochs",
+            "published",
+            "published_accuracy",
+            "difference",
+        ]
+    ]
 
 
 def for_display(table: pd.DataFrame) -> pd.DataFrame:
@@ -185,29 +212,36 @@ def for_display(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def published_frame() -> pd.DataFrame:
-    return pd.DataFrame(PUBLISHED, columns=["method", "ngrams", "published",
-                                            "published_accuracy"])
+    return pd.DataFrame(PUBLISHED, columns=["method", "ngrams", "published", "published_accuracy"])
 
 
 def run_table(args) -> pd.DataFrame:
     """Every requested method at every requested n-gram order, beside the published figures."""
     train, test = split_folders(Path(args.data))
-    rows = [run_one(method, n, train, test, args) for method in args.methods
-            for n in args.ngrams]
+    rows = [run_one(method, n, train, test, args) for method in args.methods for n in args.ngrams]
     return beside_published(rows)
 
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "aclImdb",
-                    help="aclImdb folder holding train/ and test/ (make data-imdb)")
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=ROOT / "data" / "aclImdb",
+        help="aclImdb folder holding train/ and test/ (make data-imdb)",
+    )
     ap.add_argument("--ngrams", default="1,2,3", help="n-gram orders, e.g. 1,2,3")
-    ap.add_argument("--methods", default=",".join(METHODS),
-                    help=f"any of {', '.join(METHODS)}, comma-separated")
+    ap.add_argument(
+        "--methods", default=",".join(METHODS), help=f"any of {', '.join(METHODS)}, comma-separated"
+    )
     ap.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="seed of the epoch shuffles")
     ap.add_argument("--n-bits", type=int, default=DEFAULTS["n_bits"], help="2**N hash buckets")
-    ap.add_argument("--epochs", type=int, default=DEFAULTS["epochs"],
-                    help="epochs of nbsvm and sgd (mnb trains one: its linear part is unused)")
+    ap.add_argument(
+        "--epochs",
+        type=int,
+        default=DEFAULTS["epochs"],
+        help="epochs of nbsvm and sgd (mnb trains one: its linear part is unused)",
+    )
     ap.add_argument("--out", type=Path, default=RESULTS, help="folder for the results files")
     args = ap.parse_args(argv)
     try:
@@ -228,22 +262,35 @@ def shown_path(path: Path) -> str:
 
 def main(argv=None) -> pd.DataFrame:
     args = parse_args(argv)
-    config = start(NAME, dict(vars(args), data=shown_path(args.data), out=shown_path(args.out),
-                              methods=",".join(args.methods),
-                              ngrams=",".join(map(str, args.ngrams)),
-                              defaults={k: v for k, v in DEFAULTS.items()
-                                        if k not in ("ngrams", "n_bits", "seed", "epochs")},
-                              method_changes=METHODS))
+    config = start(
+        NAME,
+        dict(
+            vars(args),
+            data=shown_path(args.data),
+            out=shown_path(args.out),
+            methods=",".join(args.methods),
+            ngrams=",".join(map(str, args.ngrams)),
+            defaults={
+                k: v for k, v in DEFAULTS.items() if k not in ("ngrams", "n_bits", "seed", "epochs")
+            },
+            method_changes=METHODS,
+        ),
+    )
     try:
         table = run_table(args)
     except (BadInput, NBSVMError) as e:
         sys.exit(f"error: {e}")
     print(f"\n{markdown_table(for_display(table))}", flush=True)
-    write_results(NAME, for_display(table),
-                  title="IMDB: NBSVM, plain SGD and multinomial NB by n-gram order, beside "
-                        "the published figures",
-                  notes=NOTES, extra_tables={"Published figures": published_frame()},
-                  config=config, out=args.out)
+    write_results(
+        NAME,
+        for_display(table),
+        title="IMDB: NBSVM, plain SGD and multinomial NB by n-gram order, beside "
+        "the published figures",
+        notes=NOTES,
+        extra_tables={"Published figures": published_frame()},
+        config=config,
+        out=args.out,
+    )
     return table
 
 

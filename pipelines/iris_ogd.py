@@ -12,8 +12,8 @@ as CSV.
 
     python pipelines/iris_ogd.py [--seed 0] [--shuffles 20] [--out results]
 """
+
 import argparse
-import csv
 import gzip
 import math
 import shlex
@@ -42,6 +42,7 @@ def default_data() -> Path:
     """The iris archive where :mod:`nbsvm.datasets` finds it (not checked here: a missing
     file is said when it is read)."""
     from nbsvm.datasets import shared_root
+
     return shared_root() / "iris" / "iris.data.gz"
 
 
@@ -52,8 +53,9 @@ def load_iris(path: Path):
 
     path = Path(path)
     if not path.is_file():
-        raise NBSVMError("no such file (the iris data: ../shared/datasets/iris/iris.data.gz)",
-                         path=str(path))
+        raise NBSVMError(
+            "no such file (the iris data: ../shared/datasets/iris/iris.data.gz)", path=str(path)
+        )
     opener = gzip.open if path.suffix == ".gz" else open
     rows = []
     try:
@@ -67,8 +69,11 @@ def load_iris(path: Path):
                 except ValueError:
                     values = []
                 if len(values) != 4 or not all(map(math.isfinite, values)):
-                    raise NBSVMError("expected four numbers and a species, separated by commas",
-                                     path=str(path), line=lineno)
+                    raise NBSVMError(
+                        "expected four numbers and a species, separated by commas",
+                        path=str(path),
+                        line=lineno,
+                    )
                 rows.append(values)
     except (OSError, EOFError) as e:
         raise NBSVMError(f"cannot read: {e}", path=str(path)) from None
@@ -76,7 +81,7 @@ def load_iris(path: Path):
         raise NBSVMError("fewer than two examples", path=str(path))
     A = np.array(rows)
     span = A.max(0) - A.min(0)
-    A = (A - A.min(0)) / np.where(span > 0, span, 1.0)   # every column scaled to [0, 1]
+    A = (A - A.min(0)) / np.where(span > 0, span, 1.0)  # every column scaled to [0, 1]
     return A[:, :3], A[:, 3]
 
 
@@ -101,24 +106,34 @@ def main(argv=None):
     args = ap.parse_args(argv)
     seeds = list(range(args.seed, args.seed + args.shuffles))
     print("configuration:")
-    print(f"  data: {args.data} (petal width from sepal length, sepal width, petal length; "
-          f"all scaled to [0, 1]; no intercept)")
-    print(f"  one pass of OGD, step eta / sqrt(t), projection on the L2 ball of the radius; "
-          f"shuffles: numpy default_rng(seed).permutation for seeds {seeds[0]}..{seeds[-1]}, "
-          f"median over them, pointwise")
-    print(f"  settings (eta, radius): "
-          + "; ".join(f"({eta}, {radius:g})" for _, eta, radius in SETTINGS)
-          + f"; the bound-optimal eta of the note's eq. 8 is {BOUND_ETA:.6f}")
+    print(
+        f"  data: {args.data} (petal width from sepal length, sepal width, petal length; "
+        f"all scaled to [0, 1]; no intercept)"
+    )
+    print(
+        f"  one pass of OGD, step eta / sqrt(t), projection on the L2 ball of the radius; "
+        f"shuffles: numpy default_rng(seed).permutation for seeds {seeds[0]}..{seeds[-1]}, "
+        f"median over them, pointwise"
+    )
+    print(
+        "  settings (eta, radius): "
+        + "; ".join(f"({eta}, {radius:g})" for _, eta, radius in SETTINGS)
+        + f"; the bound-optimal eta of the note's eq. 8 is {BOUND_ETA:.6f}"
+    )
     print(f"  outputs: {args.out / 'iris_ogd.svg'}, {args.out / 'iris_ogd.csv'}")
-    def shown(p: Path) -> str:               # relative to the repository root when inside it
+
+    def shown(p: Path) -> str:  # relative to the repository root when inside it
         p = p.resolve()
         return shlex.quote(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p))
 
-    print(f"reproduce (from the repository root): .venv/bin/python pipelines/iris_ogd.py "
-          f"--data {shown(args.data)} --seed {args.seed} --shuffles {args.shuffles} "
-          f"--out {shown(args.out)}")
+    print(
+        f"reproduce (from the repository root): .venv/bin/python pipelines/iris_ogd.py "
+        f"--data {shown(args.data)} --seed {args.seed} --shuffles {args.shuffles} "
+        f"--out {shown(args.out)}"
+    )
 
     from nbsvm.errors import NBSVMError
+
     try:
         X, y = load_iris(args.data)
     except NBSVMError as e:
@@ -132,11 +147,21 @@ def main(argv=None):
         after, before = curves(X, y, eta, radius, seeds)
         series.append((label, after, before))
         for which, values in (("after update", after), ("before update", before)):
-            rows.append(dict(setting=label, eta=eta, radius=radius, prediction=which,
-                             final_mean_squared_error=float(values[-1]), optimum=best,
-                             ratio_to_optimum=float(values[-1]) / best))
-            print(f"{label:38s} {which:14s} C_T/T {values[-1]:.6f}  "
-                  f"{values[-1] / best:.2f}x the optimum")
+            rows.append(
+                dict(
+                    setting=label,
+                    eta=eta,
+                    radius=radius,
+                    prediction=which,
+                    final_mean_squared_error=float(values[-1]),
+                    optimum=best,
+                    ratio_to_optimum=float(values[-1]) / best,
+                )
+            )
+            print(
+                f"{label:38s} {which:14s} C_T/T {values[-1]:.6f}  "
+                f"{values[-1] / best:.2f}x the optimum"
+            )
 
     args.out.mkdir(parents=True, exist_ok=True)
     svg_tmp = args.out / "iris_ogd.svg.tmp"
@@ -146,19 +171,30 @@ def main(argv=None):
     png = ogd_curves(series, best, args.out / "iris_ogd.png") if plot.available() else None
     import pandas as pd
     from _report import write_results
-    write_results("iris_ogd", pd.DataFrame(rows),
-                  title="Projected OGD on iris: cumulative mean squared error against the batch "
-                        "optimum",
-                  notes=["Median over the shuffles of the final cumulative mean squared error "
-                         "C_T/T of the prediction made right after each update (and right "
-                         "before it, the progressive loss), as in "
-                         "`../shared/references/online-convex-optimization-haskell.md`. "
-                         "The note reports 0.00694 for the optimum on R's corrected iris; the "
-                         "UCI file gives 0.006986. Plot: `iris_ogd.svg`"
-                         + (" and `iris_ogd.png`." if png else ".")],
-                  out=args.out)
-    print(f"wrote {args.out / 'iris_ogd.svg'}" + (f" and {png}" if png else
-          " (no PNG: matplotlib is not installed; `make iris` installs it)"))
+
+    write_results(
+        "iris_ogd",
+        pd.DataFrame(rows),
+        title="Projected OGD on iris: cumulative mean squared error against the batch optimum",
+        notes=[
+            "Median over the shuffles of the final cumulative mean squared error "
+            "C_T/T of the prediction made right after each update (and right "
+            "before it, the progressive loss), as in "
+            "`../shared/references/online-convex-optimization-haskell.md`. "
+            "The note reports 0.00694 for the optimum on R's corrected iris; the "
+            "UCI file gives 0.006986. Plot: `iris_ogd.svg`"
+            + (" and `iris_ogd.png`." if png else ".")
+        ],
+        out=args.out,
+    )
+    print(
+        f"wrote {args.out / 'iris_ogd.svg'}"
+        + (
+            f" and {png}"
+            if png
+            else " (no PNG: matplotlib is not installed; `make iris` installs it)"
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ test set. Load time is the median of five ``NBSVMClassifier.load`` calls in this
 
     python pipelines/quantize.py [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,20 +20,21 @@ import time
 from pathlib import Path
 
 import pandas as pd
-
 from _report import ROOT, start, write_results
 from bench_20ng import folders
 
 from nbsvm import NBSVMClassifier, datasets
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
-SETTINGS = [("original (float32, AdaGrad sums)", None),
-            ("float32, no sums", ["--dtype", "float32"]),
-            ("float16", ["--dtype", "float16"]),
-            ("int8", ["--dtype", "int8"]),
-            ("int8, keep 50%", ["--dtype", "int8", "--keep", "0.5"]),
-            ("int8, keep 20%", ["--dtype", "int8", "--keep", "0.2"]),
-            ("int8, keep 5%", ["--dtype", "int8", "--keep", "0.05"])]
+SETTINGS = [
+    ("original (float32, AdaGrad sums)", None),
+    ("float32, no sums", ["--dtype", "float32"]),
+    ("float16", ["--dtype", "float16"]),
+    ("int8", ["--dtype", "int8"]),
+    ("int8, keep 50%", ["--dtype", "int8", "--keep", "0.5"]),
+    ("int8, keep 20%", ["--dtype", "int8", "--keep", "0.2"]),
+    ("int8, keep 5%", ["--dtype", "int8", "--keep", "0.05"]),
+]
 
 
 def load_seconds(path: Path) -> float:
@@ -51,40 +53,80 @@ def main(argv=None):
     imdb = ROOT / "data" / "aclImdb"
     if not (imdb / "train" / "pos").is_dir():
         sys.exit(f"IMDB not found at {imdb}: run make data-imdb")
-    archive = datasets.archive("20newsgroups")         # sha256 checked
-    config = start("quantize", {"imdb": imdb, "20newsgroups": archive, "seed": args.seed,
-                                "settings": [name for name, _ in SETTINGS]},
-                   [__file__, *(argv if argv is not None else sys.argv[1:])])
+    archive = datasets.archive("20newsgroups")  # sha256 checked
+    config = start(
+        "quantize",
+        {
+            "imdb": imdb,
+            "20newsgroups": archive,
+            "seed": args.seed,
+            "settings": [name for name, _ in SETTINGS],
+        },
+        [__file__, *(argv if argv is not None else sys.argv[1:])],
+    )
     rows = []
     with tempfile.TemporaryDirectory(prefix="nbsvm-quantize-") as tmp:
         tmp = Path(tmp)
         ng_train, ng_test = folders(archive, tmp / "20ng")
-        corpora = {"IMDB": (imdb / "train", imdb / "test", []),
-                   "20NG": (ng_train, ng_test, ["--encoding", "latin-1"])}
+        corpora = {
+            "IMDB": (imdb / "train", imdb / "test", []),
+            "20NG": (ng_train, ng_test, ["--encoding", "latin-1"]),
+        }
         for corpus, (train, test, extra) in corpora.items():
             original = tmp / f"{corpus}.npz"
-            subprocess.run([str(NBSVM), "train", str(train), "-o", str(original), "-q",
-                            "--seed", str(args.seed), *extra], check=True,
-                           stdout=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    str(NBSVM),
+                    "train",
+                    str(train),
+                    "-o",
+                    str(original),
+                    "-q",
+                    "--seed",
+                    str(args.seed),
+                    *extra,
+                ],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
             for name, options in SETTINGS:
                 path = original
                 if options is not None:
                     path = tmp / f"{corpus}-{len(rows)}.npz"
-                    subprocess.run([str(NBSVM), "quantize", str(original), "-o", str(path),
-                                    *options], check=True, stdout=subprocess.DEVNULL)
-                rep = json.loads(subprocess.run(
-                    [str(NBSVM), "eval", "-m", str(path), str(test), "--json", *extra],
-                    check=True, capture_output=True, text=True).stdout)
-                rows.append({"corpus": corpus, "setting": name,
-                             "MB": path.stat().st_size / 2**20,
-                             "load_s": load_seconds(path),
-                             "accuracy_pct": 100 * rep["accuracy"],
-                             "log_loss": rep.get("log_loss")})
+                    subprocess.run(
+                        [str(NBSVM), "quantize", str(original), "-o", str(path), *options],
+                        check=True,
+                        stdout=subprocess.DEVNULL,
+                    )
+                rep = json.loads(
+                    subprocess.run(
+                        [str(NBSVM), "eval", "-m", str(path), str(test), "--json", *extra],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    ).stdout
+                )
+                rows.append(
+                    {
+                        "corpus": corpus,
+                        "setting": name,
+                        "MB": path.stat().st_size / 2**20,
+                        "load_s": load_seconds(path),
+                        "accuracy_pct": 100 * rep["accuracy"],
+                        "log_loss": rep.get("log_loss"),
+                    }
+                )
                 print(rows[-1], flush=True)
-    write_results("quantize", pd.DataFrame(rows), "Quantized models: size, load time and "
-                  "accuracy", notes=["Each model trained with the defaults; `nbsvm quantize "
-                                     "MODEL -o OUT --dtype D [--keep S]` then `nbsvm eval`."],
-                  config=config)
+    write_results(
+        "quantize",
+        pd.DataFrame(rows),
+        "Quantized models: size, load time and accuracy",
+        notes=[
+            "Each model trained with the defaults; `nbsvm quantize "
+            "MODEL -o OUT --dtype D [--keep S]` then `nbsvm eval`."
+        ],
+        config=config,
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ not stop the others; the exit status is then 1.
     python pipelines/reproduce.py                      # all parts
     python pipelines/reproduce.py --only blitzer,iris_ogd
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,15 +36,16 @@ def run_part(name: str, args: list[str]) -> dict:
     code = subprocess.call([sys.executable, *args], cwd=ROOT)
     seconds = time.perf_counter() - t0
     print(f"######## {name}: exit status {code}, {seconds:.1f} s", flush=True)
-    return dict(part=name, command=" ".join([".venv/bin/python", *args]), seconds=seconds,
-                exit_status=code)
+    return dict(
+        part=name, command=" ".join([".venv/bin/python", *args]), seconds=seconds, exit_status=code
+    )
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--only", default=",".join(PARTS),
-                    help=f"comma-separated parts among {', '.join(PARTS)}")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument(
+        "--only", default=",".join(PARTS), help=f"comma-separated parts among {', '.join(PARTS)}"
+    )
     args = ap.parse_args(argv)
     chosen = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = [p for p in chosen if p not in PARTS]
@@ -57,10 +59,16 @@ def main(argv=None) -> int:
     total = float(frame.seconds.sum())
     print("\n" + frame.to_string(index=False))
     print(f"total: {total:.1f} s ({total / 60:.1f} min)")
-    write_results("reproduce", frame, title="make reproduce: every reproduction, timed",
-                  notes=[f"Wall time of each part on this 2-core machine; total {total:.1f} s "
-                         f"({total / 60:.1f} min). Each part writes its own results/<part>.md."],
-                  config=config)
+    write_results(
+        "reproduce",
+        frame,
+        title="make reproduce: every reproduction, timed",
+        notes=[
+            f"Wall time of each part on this 2-core machine; total {total:.1f} s "
+            f"({total / 60:.1f} min). Each part writes its own results/<part>.md."
+        ],
+        config=config,
+    )
     return 0 if (frame.exit_status == 0).all() else 1
 
 

@@ -7,6 +7,7 @@ another), started with the flags this closed network needs (no background connec
 
     python pipelines/serve_page.py [--model models/imdb-3gram-24b.npz] [--out results/serve_page.png]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -16,11 +17,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("PLAYWRIGHT_CHROMIUM", "/usr/bin/chromium")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-REVIEW = ("One of the best films I have seen this year. The acting is superb, the story "
-          "moving and the ending perfect; a wonderful, funny and touching movie that I will "
-          "watch again.")
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+REVIEW = (
+    "One of the best films I have seen this year. The acting is superb, the story "
+    "moving and the ending perfect; a wonderful, funny and touching movie that I will "
+    "watch again."
+)
 
 
 def browse(url: str, text: str, screenshot: Path | None = None) -> dict:
@@ -39,12 +49,16 @@ def browse(url: str, text: str, screenshot: Path | None = None) -> dict:
             page.click("#go")
             page.wait_for_selector("#result:not([hidden])")
             spans = page.eval_on_selector_all(
-                "#shaded .shaded span", "els => els.map(e => [e.textContent, e.style.background])")
-            seen = {"label": page.inner_text("#label"),
-                    "probability": page.inner_text("#probability"),
-                    "shaded": spans,
-                    "classes": page.eval_on_selector_all("#strongest h3",
-                                                         "els => els.map(e => e.textContent)")}
+                "#shaded .shaded span", "els => els.map(e => [e.textContent, e.style.background])"
+            )
+            seen = {
+                "label": page.inner_text("#label"),
+                "probability": page.inner_text("#probability"),
+                "shaded": spans,
+                "classes": page.eval_on_selector_all(
+                    "#strongest h3", "els => els.map(e => e.textContent)"
+                ),
+            }
             if screenshot is not None:
                 screenshot.parent.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(screenshot), full_page=True)
@@ -70,8 +84,10 @@ def main(argv=None):
     finally:
         server.terminate()
         server.wait(30)
-    print(f"label {seen['label']} ({seen['probability']}), {len(seen['shaded'])} words shaded, "
-          f"classes {seen['classes']}; screenshot {args.out}")
+    print(
+        f"label {seen['label']} ({seen['probability']}), {len(seen['shaded'])} words shaded, "
+        f"classes {seen['classes']}; screenshot {args.out}"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ writes it to ``results/tune_defaults.csv``.
 
     python pipelines/tune_defaults.py --ngrams 3 --n-bits 24
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,30 +46,53 @@ def main(argv=None):
     print("configuration:", vars(args))
     print("reproduce with:\n  python pipelines/tune_defaults.py " + " ".join(sys.argv[1:]))
 
-    docs = list(read_aclimdb(Path(args.data) / "train"))   # 25k records of a few KB
-    val = set(np.random.default_rng(args.seed).permutation(len(docs))[:args.n_val].tolist())
+    docs = list(read_aclimdb(Path(args.data) / "train"))  # 25k records of a few KB
+    val = set(np.random.default_rng(args.seed).permutation(len(docs))[: args.n_val].tolist())
     fit = [d for i, d in enumerate(docs) if i not in val]
     held = [d for i, d in enumerate(docs) if i in val]
-    grid = dict(loss=args.losses.split(","), optimizer=args.optimizers.split(","),
-                eta0=[float(x) for x in args.eta0s.split(",")],
-                lam=[float(x) for x in args.lambdas.split(",")])
+    grid = dict(
+        loss=args.losses.split(","),
+        optimizer=args.optimizers.split(","),
+        eta0=[float(x) for x in args.eta0s.split(",")],
+        lam=[float(x) for x in args.lambdas.split(",")],
+    )
     rows = []
     for loss, opt, eta0, l2 in itertools.product(*grid.values()):
         if opt == "sgd" and l2 * eta0 >= 1:
             continue
-        clf = NBSVMClassifier(ngrams=args.ngrams, n_bits=args.n_bits, min_df=args.min_df,
-                              loss=loss, optimizer=opt, eta0=eta0, lam=l2, epochs=args.epochs,
-                              seed=args.seed)
+        clf = NBSVMClassifier(
+            ngrams=args.ngrams,
+            n_bits=args.n_bits,
+            min_df=args.min_df,
+            loss=loss,
+            optimizer=opt,
+            eta0=eta0,
+            lam=l2,
+            epochs=args.epochs,
+            seed=args.seed,
+        )
         t0 = time.perf_counter()
         clf.fit_documents(iter(fit))
         secs = time.perf_counter() - t0
         for beta in (float(b) for b in args.betas.split(",")):
             acc = evaluate_documents(clf.set_params(beta=beta), iter(held))["accuracy"]
-            rows.append(dict(loss=loss, optimizer=opt, eta0=eta0, lam=l2, beta=beta,
-                             val_accuracy=acc, fit_s=secs))
-        best = max(rows[-len(args.betas.split(",")):], key=lambda x: x["val_accuracy"])
-        print(f"{loss:6s} {opt:8s} eta0={eta0:<5} lambda={l2:<6g} best beta={best['beta']:<4} "
-              f"val={best['val_accuracy']:.4f} ({secs:.1f}s)", flush=True)
+            rows.append(
+                dict(
+                    loss=loss,
+                    optimizer=opt,
+                    eta0=eta0,
+                    lam=l2,
+                    beta=beta,
+                    val_accuracy=acc,
+                    fit_s=secs,
+                )
+            )
+        best = max(rows[-len(args.betas.split(",")) :], key=lambda x: x["val_accuracy"])
+        print(
+            f"{loss:6s} {opt:8s} eta0={eta0:<5} lambda={l2:<6g} best beta={best['beta']:<4} "
+            f"val={best['val_accuracy']:.4f} ({secs:.1f}s)",
+            flush=True,
+        )
     table = pd.DataFrame(rows).sort_values("val_accuracy", ascending=False)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.output, index=False)

@@ -10,6 +10,7 @@ wins. ``pipelines/peers/fasttext_text.py`` uses the winner as its defaults. Resu
 
     python pipelines/tune_fasttext.py [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,9 @@ import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import start, write_results  # noqa: E402
-from bench import ROOT  # noqa: E402
+import _settled  # noqa: E402, F401  (settles the shared libraries first)
+from _report import ROOT, start, write_results  # noqa: E402
+
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
 from nbsvm.text.tokenize import tokenize  # noqa: E402
 
@@ -36,11 +38,17 @@ def main(argv=None):
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
-    config = start("tune_fasttext", {**vars(args), "grid": GRID, "dim": 10, "thread": 2},
-                   [__file__, *(argv if argv is not None else sys.argv[1:])])
+    config = start(
+        "tune_fasttext",
+        {**vars(args), "grid": GRID, "dim": 10, "thread": 2},
+        [__file__, *(argv if argv is not None else sys.argv[1:])],
+    )
     import fasttext
-    docs = [f"__label__{d.label} {' '.join(tokenize(d.text))}\n"
-            for d in read_aclimdb(Path(args.data) / "train")]
+
+    docs = [
+        f"__label__{d.label} {' '.join(tokenize(d.text))}\n"
+        for d in read_aclimdb(Path(args.data) / "train")
+    ]
     order = np.random.default_rng(args.seed).permutation(len(docs))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -51,22 +59,35 @@ def main(argv=None):
             params = dict(zip(GRID, values))
             t0 = time.perf_counter()
             try:
-                model = fasttext.train_supervised(input=str(train), dim=10, thread=2,
-                                                  seed=args.seed, verbose=0, **params)
+                model = fasttext.train_supervised(
+                    input=str(train), dim=10, thread=2, seed=args.seed, verbose=0, **params
+                )
                 _, precision, _ = model.test(str(valid))
-            except RuntimeError as e:           # "Encountered NaN": the rate diverges
+            except RuntimeError as e:  # "Encountered NaN": the rate diverges
                 print(f"{params}: {e}", flush=True)
                 precision = float("nan")
-            rows.append({**params, "validation_accuracy": 100.0 * precision,
-                         "seconds": time.perf_counter() - t0})
+            rows.append(
+                {
+                    **params,
+                    "validation_accuracy": 100.0 * precision,
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
             print(f"{params}: {100 * precision:.2f}% ({rows[-1]['seconds']:.1f} s)", flush=True)
     frame = pd.DataFrame(rows).sort_values("validation_accuracy", ascending=False)
     best = frame.iloc[0]
-    line = (f"chosen: wordNgrams {int(best.wordNgrams)}, epoch {int(best.epoch)}, lr {best.lr}, "
-            f"dim 10: {best.validation_accuracy:.2f}% on the 5,000 held-out training reviews")
+    line = (
+        f"chosen: wordNgrams {int(best.wordNgrams)}, epoch {int(best.epoch)}, lr {best.lr}, "
+        f"dim 10: {best.validation_accuracy:.2f}% on the 5,000 held-out training reviews"
+    )
     print(line)
-    write_results("tune_fasttext", frame, title="fastText's settings, chosen on IMDB's "
-                  "training split", config=config, notes=[line])
+    write_results(
+        "tune_fasttext",
+        frame,
+        title="fastText's settings, chosen on IMDB's training split",
+        config=config,
+        notes=[line],
+    )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 #!/usr/bin/env python
 """Choose ``min_df`` on a validation split of IMDB *train* (20k fit / 5k validation).
 
-    python pipelines/tune_min_df.py
+python pipelines/tune_min_df.py
 """
+
 import sys
 import time
 from pathlib import Path
@@ -28,8 +29,11 @@ def main():
             clf = NBSVMClassifier(ngrams=ngrams, min_df=min_df).fit_documents(iter(fit))
             secs = time.perf_counter() - t0
             rep = evaluate_documents(clf, iter(held))
-            print(f"ngrams {ngrams} min_df {min_df}: validation accuracy {100 * rep['accuracy']:.2f}%"
-                  f"  columns {clf.linear_.n_features:,}  fit {secs:.1f}s", flush=True)
+            print(
+                f"ngrams {ngrams} min_df {min_df}: validation accuracy {100 * rep['accuracy']:.2f}%"
+                f"  columns {clf.linear_.n_features:,}  fit {secs:.1f}s",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -27,35 +27,41 @@ Every fold and system trains on the training part only.
 
     python pipelines/wang_manning.py [--datasets RT-2k,Subj] [--seed 0] [--auto-budget 60]
 """
+
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-import tarfile
 import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-
 from _report import ROOT, shared_datasets, start, write_results
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from wang_manning_data import imdb, mpqa, newsgroups, rt2k, strip_headers, subj  # noqa: E402
+
 from nbsvm import NBSVMClassifier  # noqa: E402
 
 # Wang & Manning 2012, Tables 2 and 3 (bigram models)
 PUBLISHED = {
-    "RT-2k": (85.85, 87.40, 89.45), "IMDB": (86.59, 89.16, 91.22),
-    "Subj": (93.56, 91.74, 93.18), "MPQA": (86.27, 86.72, 86.32),
-    "AthR": (85.13, 83.73, 87.66), "XGraph": (91.19, 86.17, 90.68),
-    "BbCrypt": (99.40, 97.68, 99.50), "20NG": (None, None, None),
+    "RT-2k": (85.85, 87.40, 89.45),
+    "IMDB": (86.59, 89.16, 91.22),
+    "Subj": (93.56, 91.74, 93.18),
+    "MPQA": (86.27, 86.72, 86.32),
+    "AthR": (85.13, 83.73, 87.66),
+    "XGraph": (91.19, 86.17, 90.68),
+    "BbCrypt": (99.40, 97.68, 99.50),
+    "20NG": (None, None, None),
 }
-PAIRS = {"AthR": ("alt.atheism", "talk.religion.misc"),
-         "XGraph": ("comp.graphics", "comp.windows.x"),
-         "BbCrypt": ("rec.sport.baseball", "sci.crypt")}
+PAIRS = {
+    "AthR": ("alt.atheism", "talk.religion.misc"),
+    "XGraph": ("comp.graphics", "comp.windows.x"),
+    "BbCrypt": ("rec.sport.baseball", "sci.crypt"),
+}
 DATASETS = ("RT-2k", "IMDB", "Subj", "MPQA", "AthR", "XGraph", "BbCrypt", "20NG")
 
 
@@ -68,79 +74,8 @@ def dataset_names(ap: argparse.ArgumentParser, text: str) -> list[str]:
     return names
 
 
-# ---- corpora: (texts, labels, fold of each document) or (train, test) -------------------
-
-def _members(archive: Path):
-    with tarfile.open(archive) as tar:
-        for m in tar:
-            if m.isfile():
-                yield m.name, tar.extractfile(m).read()
-
-
-def rt2k(root: Path):
-    texts, labels, folds = [], [], []
-    for name, data in _members(root / "rt_polarity_2k" / "txt_sentoken.tar.gz"):
-        m = re.search(r"(pos|neg)/cv(\d{3})_", name)
-        if m:
-            texts.append(data.decode("utf-8"))
-            labels.append(m.group(1))
-            folds.append(int(m.group(2)) // 100)
-    return texts, labels, np.asarray(folds)
-
-
-def _sentences(archive: Path, files: dict, seed: int):
-    texts, labels = [], []
-    for name, data in _members(archive):
-        label = files.get(Path(name).name)
-        if label is not None:
-            # one per line (not splitlines: latin-1 \x85 is a line break to it); the few
-            # blank phrases count, as in the published totals
-            lines = data.decode("latin-1").split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
-            texts += [line.strip() for line in lines]
-            labels += [label] * len(lines)
-    folds = np.random.default_rng(seed).permutation(len(texts)) % 10
-    return texts, labels, folds
-
-
-def subj(root: Path, seed: int):
-    return _sentences(root / "subj" / "subj.tar.gz",
-                      {"subj.objective": "obj", "subj.subjective": "subj"}, seed)
-
-
-def mpqa(root: Path, seed: int):
-    return _sentences(root / "mpqa" / "mpqa.tar.gz", {"mpqa.pos": "pos", "mpqa.neg": "neg"},
-                      seed)
-
-
-def imdb(root: Path):
-    parts = {"train": ([], []), "test": ([], [])}
-    for name, data in _members(root / "imdb" / "aclImdb_labeled.tar.gz"):
-        m = re.search(r"aclImdb/(train|test)/(pos|neg)/[^/]+\.txt$", name)
-        if m:
-            parts[m.group(1)][0].append(data.decode("utf-8"))
-            parts[m.group(1)][1].append(m.group(2))
-    return parts["train"], parts["test"]
-
-
-def strip_headers(message: str) -> str:
-    """The body of a news message: what follows the first blank line."""
-    head, sep, body = message.partition("\n\n")
-    return body if sep else message
-
-
-def newsgroups(root: Path, groups=None):
-    parts = {"train": ([], []), "test": ([], [])}
-    for name, data in _members(root / "20newsgroups" / "20news-bydate.tar.gz"):
-        m = re.search(r"20news-bydate-(train|test)/([^/]+)/[^/]+$", name)
-        if m and (groups is None or m.group(2) in groups):
-            parts[m.group(1)][0].append(data.decode("latin-1"))
-            parts[m.group(1)][1].append(m.group(2))
-    return parts["train"], parts["test"]
-
-
 # ---- the systems -------------------------------------------------------------------------
+
 
 def nbsvm_defaults(train, test, seed, budget):
     clf = NBSVMClassifier(seed=seed).fit(train[0], train[1])
@@ -153,39 +88,56 @@ def nbsvm_auto(train, test, seed, budget):
     return 100.0 * float(np.mean(clf.predict(test[0]) == np.asarray(test[1])))
 
 
-AUTO_LOG: list = []         # what each --auto run chose, for the report
+AUTO_LOG: list = []  # what each --auto run chose, for the report
 
 
 def sklearn_baseline(train, test, seed, budget):
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.svm import LinearSVC
+
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
     model = LinearSVC().fit(vec.fit_transform(train[0]), train[1])
     return 100.0 * float(np.mean(model.predict(vec.transform(test[0])) == np.asarray(test[1])))
 
 
-SYSTEMS = {"nbsvm (defaults)": nbsvm_defaults, "nbsvm --auto": nbsvm_auto,
-           "scikit-learn TF-IDF(1,2)+LinearSVC": sklearn_baseline}
+SYSTEMS = {
+    "nbsvm (defaults)": nbsvm_defaults,
+    "nbsvm --auto": nbsvm_auto,
+    "scikit-learn TF-IDF(1,2)+LinearSVC": sklearn_baseline,
+}
 CV10 = ("RT-2k", "Subj", "MPQA")
 
 
 def splits(name: str, root: Path, seed: int):
     """``[(train, test), ...]``: ten folds, or the one standard split."""
     if name in CV10:
-        texts, labels, folds = {"RT-2k": lambda: rt2k(root), "Subj": lambda: subj(root, seed),
-                                "MPQA": lambda: mpqa(root, seed)}[name]()
+        texts, labels, folds = {
+            "RT-2k": lambda: rt2k(root),
+            "Subj": lambda: subj(root, seed),
+            "MPQA": lambda: mpqa(root, seed),
+        }[name]()
         texts, labels = np.asarray(texts, dtype=object), np.asarray(labels, dtype=object)
-        return [((list(texts[folds != k]), list(labels[folds != k])),
-                 (list(texts[folds == k]), list(labels[folds == k]))) for k in range(10)]
+        return [
+            (
+                (list(texts[folds != k]), list(labels[folds != k])),
+                (list(texts[folds == k]), list(labels[folds == k])),
+            )
+            for k in range(10)
+        ]
     if name == "IMDB":
         return [imdb(root)]
-    if name in PAIRS:           # the authors' protocol: pooled, headers stripped, halves
-        (tr, te), = [newsgroups(root, PAIRS[name])]
+    if name in PAIRS:  # the authors' protocol: pooled, headers stripped, halves
+        ((tr, te),) = [newsgroups(root, PAIRS[name])]
         texts = np.asarray([strip_headers(t) for t in tr[0] + te[0]], dtype=object)
         labels = np.asarray(tr[1] + te[1], dtype=object)
         half = np.random.default_rng(seed).permutation(len(texts)) % 2
-        return [((list(texts[half != k]), list(labels[half != k])),
-                 (list(texts[half == k]), list(labels[half == k]))) for k in range(2)]
+        return [
+            (
+                (list(texts[half != k]), list(labels[half != k])),
+                (list(texts[half == k]), list(labels[half == k])),
+            )
+            for k in range(2)
+        ]
     return [newsgroups(root)]
 
 
@@ -193,14 +145,20 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--auto-budget", type=float, default=60.0,
-                    help="seconds of each --auto search (every fold's)")
+    ap.add_argument(
+        "--auto-budget",
+        type=float,
+        default=60.0,
+        help="seconds of each --auto search (every fold's)",
+    )
     args = ap.parse_args(argv)
     names = dataset_names(ap, args.datasets)
     root = shared_datasets()
-    config = start("wang_manning", {"datasets": names, "seed": args.seed, "data": root,
-                                    "auto_budget": args.auto_budget},
-                   [__file__, *(argv if argv is not None else sys.argv[1:])])
+    config = start(
+        "wang_manning",
+        {"datasets": names, "seed": args.seed, "data": root, "auto_budget": args.auto_budget},
+        [__file__, *(argv if argv is not None else sys.argv[1:])],
+    )
     rows = []
     for name in names:
         folds = splits(name, root, args.seed)
@@ -212,39 +170,56 @@ def main(argv=None):
             accs = [run(train, test, args.seed, budget) for train, test in folds]
             seconds = time.perf_counter() - t0
             acc = float(np.mean(accs))
-            if len(accs) > 2:       # the folds' spread
+            if len(accs) > 2:  # the folds' spread
                 se = float(np.std(accs, ddof=1) / np.sqrt(len(accs)))
-            else:                   # binomial, over every test document
+            else:  # binomial, over every test document
                 se = float(np.sqrt(acc * (100 - acc) / n_test))
-            row = {"dataset": name, "system": system, "accuracy": acc, "std_error": se,
-                   "folds": len(accs), "seconds": seconds}
+            row = {
+                "dataset": name,
+                "system": system,
+                "accuracy": acc,
+                "std_error": se,
+                "folds": len(accs),
+                "seconds": seconds,
+            }
             if system == "nbsvm --auto":
                 runs = AUTO_LOG[first:]
                 row["auto_search_s_max"] = max(r["seconds"] for r in runs)
                 row["auto_budget"] = budget
                 row["auto_chosen"] = "; ".join(_describe(r["changed"]) for r in runs)
             rows.append(row)
-            print(f"{name:8s} {system:38s} {np.mean(accs):6.2f}"
-                  + (f" +- {se:.2f}" if se is not None else "") + f"  ({seconds:.1f} s)",
-                  flush=True)
+            print(
+                f"{name:8s} {system:38s} {np.mean(accs):6.2f}"
+                + (f" +- {se:.2f}" if se is not None else "")
+                + f"  ({seconds:.1f} s)",
+                flush=True,
+            )
     frame = pd.DataFrame(rows)
     table = _table(frame, names)
     print(table.to_string(index=False))
     for line in verdicts(frame, names):
         print(line)
-    write_results("wang_manning", frame, title="Wang & Manning (2012) Tables 2-3 beside nbsvm "
-                  "and scikit-learn", config=config, extra_tables={"Accuracy (%)": table},
-                  notes=["Published MNB-bi, SVM-bi and NBSVM-bi from the paper; the other "
-                         "columns measured in this run (mean over the 10 folds +- its "
-                         "standard error for RT-2k, Subj and MPQA; the standard split "
-                         "otherwise, binomial over the test documents). nbsvm --auto: "
-                         "the settings searched on the training part only (its choices "
-                         "per fold in auto_chosen; the longest search beside its budget).",
-                         *verdicts(frame, names)])
+    write_results(
+        "wang_manning",
+        frame,
+        title="Wang & Manning (2012) Tables 2-3 beside nbsvm and scikit-learn",
+        config=config,
+        extra_tables={"Accuracy (%)": table},
+        notes=[
+            "Published MNB-bi, SVM-bi and NBSVM-bi from the paper; the other "
+            "columns measured in this run (mean over the 10 folds +- its "
+            "standard error for RT-2k, Subj and MPQA; the standard split "
+            "otherwise, binomial over the test documents). nbsvm --auto: "
+            "the settings searched on the training part only (its choices "
+            "per fold in auto_chosen; the longest search beside its budget).",
+            *verdicts(frame, names),
+        ],
+    )
 
 
 def _describe(changed: dict) -> str:
     from nbsvm.models.auto import describe
+
     return describe(changed)
 
 
@@ -259,16 +234,30 @@ def verdicts(frame, names) -> list[str]:
         pub = PUBLISHED[name][2]
         checks = []
         if pub is not None:
-            checks.append(f"--auto {auto.accuracy:.2f} vs published NBSVM-bi {pub:.2f}: "
-                          + ("above" if auto.accuracy >= pub else
-                             f"within one standard error ({auto.std_error:.2f})"
-                             if auto.accuracy + auto.std_error >= pub else "BELOW"))
-        checks.append(f"--auto vs baseline {base.accuracy:.2f}: "
-                      + ("at or above" if auto.accuracy >= base.accuracy else "BELOW"))
-        checks.append(f"defaults {dflt.accuracy:.2f}: "
-                      + ("at or above the baseline" if dflt.accuracy >= base.accuracy else
-                         "within 0.5 point" if dflt.accuracy >= base.accuracy - 0.5
-                         else "MORE THAN 0.5 BELOW"))
+            checks.append(
+                f"--auto {auto.accuracy:.2f} vs published NBSVM-bi {pub:.2f}: "
+                + (
+                    "above"
+                    if auto.accuracy >= pub
+                    else f"within one standard error ({auto.std_error:.2f})"
+                    if auto.accuracy + auto.std_error >= pub
+                    else "BELOW"
+                )
+            )
+        checks.append(
+            f"--auto vs baseline {base.accuracy:.2f}: "
+            + ("at or above" if auto.accuracy >= base.accuracy else "BELOW")
+        )
+        checks.append(
+            f"defaults {dflt.accuracy:.2f}: "
+            + (
+                "at or above the baseline"
+                if dflt.accuracy >= base.accuracy
+                else "within 0.5 point"
+                if dflt.accuracy >= base.accuracy - 0.5
+                else "MORE THAN 0.5 BELOW"
+            )
+        )
         out.append(f"{name}: " + "; ".join(checks))
     return out
 
@@ -277,12 +266,17 @@ def _table(frame, names) -> pd.DataFrame:
     out = []
     for name in names:
         mnb, svm, nbsvm = PUBLISHED[name]
-        row = {"dataset": name, "MNB-bi (pub.)": mnb, "SVM-bi (pub.)": svm,
-               "NBSVM-bi (pub.)": nbsvm}
+        row = {
+            "dataset": name,
+            "MNB-bi (pub.)": mnb,
+            "SVM-bi (pub.)": svm,
+            "NBSVM-bi (pub.)": nbsvm,
+        }
         for system in SYSTEMS:
             r = frame[(frame.dataset == name) & (frame.system == system)].iloc[0]
-            row[system] = f"{r.accuracy:.2f}" + (f" +- {r.std_error:.2f}"
-                                                 if pd.notna(r.std_error) else "")
+            row[system] = f"{r.accuracy:.2f}" + (
+                f" +- {r.std_error:.2f}" if pd.notna(r.std_error) else ""
+            )
         out.append(row)
     return pd.DataFrame(out)
 

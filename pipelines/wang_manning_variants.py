@@ -11,6 +11,7 @@ choose one: a change is worth making only if it holds on every corpus.
     python pipelines/wang_manning_variants.py [--datasets AthR,XGraph,BbCrypt,Subj,MPQA]
         [--variants '{}' '{"alpha": 0.1, "beta": 0.5}'] [--seed 0]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,22 +21,23 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from _report import shared_datasets, start, write_results
 from wang_manning import dataset_names, splits
 
 from nbsvm import NBSVMClassifier
 
-SMALL = "AthR,XGraph,BbCrypt,Subj,MPQA"     # under SMALL_CORPUS_NGRAMS n-grams per fold
+SMALL = "AthR,XGraph,BbCrypt,Subj,MPQA"  # under SMALL_CORPUS_NGRAMS n-grams per fold
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=SMALL)
-    ap.add_argument("--variants", nargs="+",
-                    default=["{}", '{"alpha": 0.1}', '{"beta": 0.5}',
-                             '{"alpha": 0.1, "beta": 0.5}'],
-                    help="JSON objects of NBSVMClassifier parameters ({}: the defaults)")
+    ap.add_argument(
+        "--variants",
+        nargs="+",
+        default=["{}", '{"alpha": 0.1}', '{"beta": 0.5}', '{"alpha": 0.1, "beta": 0.5}'],
+        help="JSON objects of NBSVMClassifier parameters ({}: the defaults)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     names = dataset_names(ap, args.datasets)
@@ -44,9 +46,11 @@ def main(argv=None):
     except json.JSONDecodeError as e:
         ap.error(f"a variant is not JSON: {e}")
     root = shared_datasets()
-    config = start("wang_manning_variants", {"datasets": names, "variants": variants,
-                                             "seed": args.seed, "data": root},
-                   [__file__, *(argv if argv is not None else sys.argv[1:])])
+    config = start(
+        "wang_manning_variants",
+        {"datasets": names, "variants": variants, "seed": args.seed, "data": root},
+        [__file__, *(argv if argv is not None else sys.argv[1:])],
+    )
     rows = []
     for name in names:
         folds = splits(name, root, args.seed)
@@ -60,12 +64,22 @@ def main(argv=None):
                 accs.append(100.0 * right.mean())
                 errors.append(int((~right).sum()))
             acc = float(np.mean(accs))
-            se = float(np.std(accs, ddof=1) / np.sqrt(len(accs))) if len(accs) > 2 \
+            se = (
+                float(np.std(accs, ddof=1) / np.sqrt(len(accs)))
+                if len(accs) > 2
                 else float(np.sqrt(acc * (100 - acc) / n_test))
+            )
             label = json.dumps(variant) if variant else "defaults"
-            rows.append({"dataset": name, "settings": label, "accuracy": acc, "std_error": se,
-                         "errors_per_fold": " ".join(map(str, errors)),
-                         "seconds": time.perf_counter() - t0})
+            rows.append(
+                {
+                    "dataset": name,
+                    "settings": label,
+                    "accuracy": acc,
+                    "std_error": se,
+                    "errors_per_fold": " ".join(map(str, errors)),
+                    "seconds": time.perf_counter() - t0,
+                }
+            )
             print(f"{name:8s} {label:34s} {acc:6.2f} +- {se:.2f}  errors {errors}", flush=True)
     frame = pd.DataFrame(rows)
     base = frame[frame.settings == "defaults"].set_index("dataset").accuracy
@@ -73,10 +87,16 @@ def main(argv=None):
         frame["vs_defaults"] = frame.accuracy - frame.dataset.map(base)
         wide = frame.pivot(index="settings", columns="dataset", values="vs_defaults")[names]
         print("\naccuracy minus the defaults' (points)\n" + wide.round(2).to_string())
-    write_results("wang_manning_variants", frame, title="Fixed settings on Wang & Manning's "
-                  "small corpora, beside the defaults", config=config,
-                  notes=["Scored on the test folds of pipelines/wang_manning.py's protocols: "
-                         "a variant can be rejected as a default here, never chosen."])
+    write_results(
+        "wang_manning_variants",
+        frame,
+        title="Fixed settings on Wang & Manning's small corpora, beside the defaults",
+        config=config,
+        notes=[
+            "Scored on the test folds of pipelines/wang_manning.py's protocols: "
+            "a variant can be rejected as a default here, never chosen."
+        ],
+    )
 
 
 if __name__ == "__main__":

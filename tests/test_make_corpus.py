@@ -10,7 +10,9 @@ from conftest import shared_datasets
 from nbsvm import NBSVMClassifier
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
-import make_corpus as M  # noqa: E402
+import corpus_generator  # noqa: E402
+import corpus_model  # noqa: E402
+import corpus_stats  # noqa: E402
 
 IMDB = shared_datasets() / "imdb" / "aclImdb_labeled.tar.gz"
 pytestmark = pytest.mark.skipif(not IMDB.exists(), reason=f"no IMDB at {IMDB}")
@@ -18,7 +20,7 @@ pytestmark = pytest.mark.skipif(not IMDB.exists(), reason=f"no IMDB at {IMDB}")
 
 @pytest.fixture(scope="module")
 def imdb_docs():
-    docs = M.imdb_train(shared_datasets())
+    docs = corpus_model.imdb_train(shared_datasets())
     # a seeded fifth of IMDB train, both classes: the fit takes seconds
     keep = np.random.default_rng(0).permutation(len(docs))[:5000]
     return [docs[i] for i in keep]
@@ -26,7 +28,7 @@ def imdb_docs():
 
 @pytest.fixture(scope="module")
 def model(imdb_docs):
-    return M.fit(imdb_docs, seed=0)
+    return corpus_model.fit(imdb_docs, seed=0)
 
 
 def lines(gen, n):
@@ -37,14 +39,14 @@ def test_heaps_fit_by_hand():
     # every document: 10 words never seen before and 30 times "the", in any order V(n) = n/4
     # (+1 for "the"): beta 1, K 1/4
     docs = [([f"w{i}_{j}" for j in range(10)] + ["the"] * 30, "pos") for i in range(1000)]
-    k, beta, points = M.heaps_fit(docs, seed=0)
+    k, beta, points = corpus_model.heaps_fit(docs, seed=0)
     assert abs(beta - 1.0) < 0.01 and abs(k - 0.25) < 0.01
     assert points[-1].tolist() == [40_000, 10_001]
 
 
 def test_the_model_counts_the_bigrams_of_each_class():
     docs = [("a b a".split(), "pos"), ("b b".split(), "neg"), ("a a c".split(), "pos")]
-    m = M.fit(docs, seed=0)
+    m = corpus_model.fit(docs, seed=0)
     # seen twice or more: a (4), b (3); c once: the RARE slot (id 2), start id 3
     assert m.words[:2] == ["a", "b"] and m.words[2:] == ["c"] and m.n_common == 2
     rows = m.n_rows
@@ -55,7 +57,7 @@ def test_the_model_counts_the_bigrams_of_each_class():
         counts = np.diff(np.concatenate([[0], m.next_cum[lo:hi]]))
         return dict(zip(m.next_ids[lo:hi].tolist(), counts.tolist()))
 
-    pos, neg = M.CLASSES.index("pos"), M.CLASSES.index("neg")
+    pos, neg = corpus_model.CLASSES.index("pos"), corpus_model.CLASSES.index("neg")
     assert bigrams(pos, 3) == {0: 2}            # both pos documents start with a
     assert bigrams(pos, 0) == {0: 1, 1: 1, 2: 1}   # a a, a b, a c
     assert bigrams(pos, 1) == {0: 1}            # b a
@@ -65,19 +67,19 @@ def test_the_model_counts_the_bigrams_of_each_class():
 
 
 def test_generation_is_seeded(model):
-    a = lines(M.Generator(model, seed=1), 300)
-    b = lines(M.Generator(model, seed=1), 300)
-    c = lines(M.Generator(model, seed=2), 300)
+    a = lines(corpus_generator.Generator(model, seed=1), 300)
+    b = lines(corpus_generator.Generator(model, seed=1), 300)
+    c = lines(corpus_generator.Generator(model, seed=2), 300)
     assert a == b and a != c and len(a) == 300
     for line in a:
         label, text = line.split("\t")
         assert label in ("pos", "neg") and text and "\t" not in text
     # every token is a word of the tokenizer: reading it again changes nothing
-    assert all(M.tokenize(line.split("\t")[1]) == line.split("\t")[1].split(" ") for line in a)
+    assert all(corpus_model.tokenize(line.split("\t")[1]) == line.split("\t")[1].split(" ") for line in a)
 
 
 def test_vocabulary_follows_the_fitted_heaps_curve(model):
-    gen = M.Generator(model, seed=0)
+    gen = corpus_generator.Generator(model, seed=0)
     checks = []
     for _ in range(8):                      # 40,000 documents, about 9M tokens
         for _ in gen.chunks(5000):
@@ -88,21 +90,21 @@ def test_vocabulary_follows_the_fitted_heaps_curve(model):
         curve = model.heaps_k * n ** model.heaps_beta
         assert abs(v - curve) / curve < 0.10, (n, v, curve)
     # and the words counted are the words written
-    gen = M.Generator(model, seed=0)
+    gen = corpus_generator.Generator(model, seed=0)
     text = lines(gen, 2000)
     words = {w for line in text for w in line.split("\t")[1].split(" ")}
     assert len(words) == gen.distinct_words
 
 
 def test_the_label_is_learnable(model):
-    gen = M.Generator(model, seed=0)
+    gen = corpus_generator.Generator(model, seed=0)
     train = [line.split("\t") for line in lines(gen, 4000)]
     test = [line.split("\t") for line in lines(gen, 2000)]
     clf = NBSVMClassifier(n_bits=20).fit([t for _, t in train], [y for y, _ in train])
     acc = np.mean(clf.predict([t for _, t in test]) == np.array([y for y, _ in test]))
     assert 0.45 < np.mean([y == "pos" for y, _ in train]) < 0.55
     assert acc > 0.75            # 4,000 reviews; 25,000 put a plain NB near IMDB's 87%
-    stats = M.corpus_stats([(t.split(" "), y) for y, t in train],
+    stats = corpus_stats.corpus_stats([(t.split(" "), y) for y, t in train],
                            [(t.split(" "), y) for y, t in test], n_bits=20)
     assert stats["mnb_bi_accuracy"] > 70 and stats["documents"] == 4000
 
@@ -114,8 +116,8 @@ BLITZER = shared_datasets() / "blitzer_mds" / "sorted_data_acl_labeled.tar.gz"
 def blitzer_models():
     if not BLITZER.exists():
         pytest.skip(f"no Blitzer at {BLITZER}")
-    by_domain = M.blitzer_train(shared_datasets())
-    return by_domain, {d: M.fit(docs, seed=0) for d, docs in by_domain.items()}
+    by_domain = corpus_model.blitzer_train(shared_datasets())
+    return by_domain, {d: corpus_model.fit(docs, seed=0) for d, docs in by_domain.items()}
 
 
 def test_the_multi_domain_variant_is_fitted_per_domain(blitzer_models):
@@ -128,12 +130,12 @@ def test_the_multi_domain_variant_is_fitted_per_domain(blitzer_models):
     assert "book" in models["books"].words[:200] and "book" not in models["kitchen"].words[:200]
 
 
-@pytest.mark.parametrize("labels", M.MixedGenerator.LABELS)
+@pytest.mark.parametrize("labels", corpus_generator.MixedGenerator.LABELS)
 def test_multi_domain_generation_is_seeded_and_labelled(blitzer_models, labels):
     _, models = blitzer_models
-    a = lines(M.MixedGenerator(models, seed=3, labels=labels), 5000)
-    assert a == lines(M.MixedGenerator(models, seed=3, labels=labels), 5000)
-    assert a != lines(M.MixedGenerator(models, seed=4, labels=labels), 5000)
+    a = lines(corpus_generator.MixedGenerator(models, seed=3, labels=labels), 5000)
+    assert a == lines(corpus_generator.MixedGenerator(models, seed=3, labels=labels), 5000)
+    assert a != lines(corpus_generator.MixedGenerator(models, seed=4, labels=labels), 5000)
     assert len(a) == 5000 and all(line.count("\t") == 1 for line in a)
     got = {}
     for line in a:
@@ -147,13 +149,13 @@ def test_multi_domain_generation_is_seeded_and_labelled(blitzer_models, labels):
         p = 1 / len(want)
         assert abs(n / 5000 - p) < 5 * (p * (1 - p) / 5000) ** 0.5
     with pytest.raises(ValueError, match="labels must be one of"):
-        M.MixedGenerator(models, labels="stars")
+        corpus_generator.MixedGenerator(models, labels="stars")
 
 
 def test_the_domain_is_learnable(blitzer_models):
     """Each document speaks its domain's words: nbsvm tells the four domains apart."""
     _, models = blitzer_models
-    gen = M.MixedGenerator(models, seed=0, labels="domain")
+    gen = corpus_generator.MixedGenerator(models, seed=0, labels="domain")
     train = [line.split("\t") for line in lines(gen, 3000)]
     test = [line.split("\t") for line in lines(gen, 1000)]
     clf = NBSVMClassifier(n_bits=20).fit([t for _, t in train], [y for y, _ in train])

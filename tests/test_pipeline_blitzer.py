@@ -14,6 +14,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "pipelines"))
 
 import blitzer  # noqa: E402
+import blitzer_data  # noqa: E402
+import blitzer_experiments  # noqa: E402
+import blitzer_methods  # noqa: E402
 import nbsvm.io.blitzer as raw_reader  # noqa: E402
 from nbsvm.errors import NBSVMError  # noqa: E402
 from nbsvm.io import read_reviews, review_members  # noqa: E402
@@ -94,7 +97,7 @@ def test_labels_from_rating_explicit_or_none():
 def test_reader_docstring_examples():
     result = doctest.testmod(raw_reader, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
-    result = doctest.testmod(blitzer, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(blitzer_data, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
 
 
@@ -138,9 +141,9 @@ def tiny_archives(tmp_path, per_class=6, skip=()):
     """Both routes' archives with ``per_class`` reviews of each label in every domain; the
     i-th review of a file has text and features that name its domain, label and i."""
     raw, processed = {}, {}
-    for domain in blitzer.DOMAINS:
-        folder = blitzer.ARCHIVES["raw"].folders[domain]
-        for label in blitzer.LABELS:
+    for domain in blitzer_data.DOMAINS:
+        folder = blitzer_data.ARCHIVES["raw"].folders[domain]
+        for label in blitzer_data.LABELS:
             word = "good" if label == "positive" else "bad"
             raw[f"sorted_data_acl/{folder}/{label}.review"] = "".join(
                 review(f"{word} {domain} item{i}") for i in range(per_class))
@@ -153,22 +156,22 @@ def tiny_archives(tmp_path, per_class=6, skip=()):
             make_tar(tmp_path / "processed.tar.gz", processed))
 
 
-@pytest.mark.parametrize("route", blitzer.ROUTES)
+@pytest.mark.parametrize("route", blitzer_data.ROUTES)
 def test_load_route_and_the_deterministic_split(tmp_path, route):
-    archives = dict(zip(blitzer.ROUTES, tiny_archives(tmp_path)))
-    data = blitzer.load_route(archives[route], route, n_bits=12, ngrams=2, need=4)
-    assert list(data) == list(blitzer.DOMAINS)
+    archives = dict(zip(blitzer_data.ROUTES, tiny_archives(tmp_path)))
+    data = blitzer_data.load_route(archives[route], route, n_bits=12, ngrams=2, need=4)
+    assert list(data) == list(blitzer_data.DOMAINS)
     books = data["books"]
     assert books.labels.tolist() == ["positive"] * 6 + ["negative"] * 6
     assert books.rows.n_features == 1 << 12 and len(books.rows) == 12
     assert (books.texts is not None) == (route == "raw")
-    train, test = blitzer.split_domains(data, 4)
+    train, test = blitzer_experiments.split_domains(data, 4)
     assert len(train["dvd"]) == 8 and len(test["dvd"]) == 4
     if route == "raw":       # the first four of each file train, in file order
         assert train["books"].texts[:4] == [f"Nice\n\ngood books item{i}" for i in range(4)]
         assert test["books"].texts == ["Nice\n\ngood books item4", "Nice\n\ngood books item5",
                                        "Nice\n\nbad books item4", "Nice\n\nbad books item5"]
-    every = blitzer.concat([train[d] for d in blitzer.DOMAINS])
+    every = blitzer_data.concat([train[d] for d in blitzer_data.DOMAINS])
     assert len(every) == 32 and len(every.rows) == 32
     assert np.array_equal(every.take(np.arange(8, 16)).rows.indices, train["dvd"].rows.indices)
 
@@ -177,47 +180,47 @@ def test_missing_members_and_short_files_are_clear_errors(tmp_path):
     raw, _ = tiny_archives(tmp_path, skip=["sorted_data_acl/kitchen_&_housewares/positive.review"])
     with pytest.raises(NBSVMError, match=r"no member sorted_data_acl/kitchen_&_housewares/"
                                          r"positive.review"):
-        blitzer.load_route(raw, "raw", 12, 2, need=4)
+        blitzer_data.load_route(raw, "raw", 12, 2, need=4)
     raw, _ = tiny_archives(tmp_path, per_class=3)
     with pytest.raises(NBSVMError, match=r"has 3 reviews; the split needs more than 4"):
-        blitzer.load_route(raw, "raw", 12, 2, need=4)
+        blitzer_data.load_route(raw, "raw", 12, 2, need=4)
 
 
 def test_member_key_maps_folders_to_domains():
-    raw = blitzer.ARCHIVES["raw"]
-    assert blitzer.member_key("sorted_data_acl/kitchen_&_housewares/negative.review", raw) == \
+    raw = blitzer_data.ARCHIVES["raw"]
+    assert blitzer_data.member_key("sorted_data_acl/kitchen_&_housewares/negative.review", raw) == \
         ("kitchen", "negative")
-    assert blitzer.member_key("x/sorted_data_acl/dvd/positive.review", raw) == ("dvd", "positive")
-    assert blitzer.member_key("sorted_data_acl/dvd/unlabeled.review", raw) is None
-    assert blitzer.member_key("processed_acl/dvd/positive.review", raw) is None
+    assert blitzer_data.member_key("x/sorted_data_acl/dvd/positive.review", raw) == ("dvd", "positive")
+    assert blitzer_data.member_key("sorted_data_acl/dvd/unlabeled.review", raw) is None
+    assert blitzer_data.member_key("processed_acl/dvd/positive.review", raw) is None
 
 
 # ---- splits --------------------------------------------------------------------------------
 
 def test_first_per_class_takes_the_first_n_of_each_label_in_file_order():
     labels = np.array(["positive"] * 5 + ["negative"] * 5)
-    train, test = blitzer.first_per_class(labels, 3)
+    train, test = blitzer_data.first_per_class(labels, 3)
     assert train.tolist() == [0, 1, 2, 5, 6, 7] and test.tolist() == [3, 4, 8, 9]
     mixed = np.array(["n", "p", "n", "p", "p", "n"])
-    train, test = blitzer.first_per_class(mixed, 2)
+    train, test = blitzer_data.first_per_class(mixed, 2)
     assert train.tolist() == [0, 1, 2, 3] and test.tolist() == [4, 5]
 
 
 def test_stratified_folds_are_balanced_seeded_and_a_partition():
     labels = np.array(["positive"] * 10 + ["negative"] * 10)
-    folds = blitzer.stratified_folds(labels, 5, seed=3)
-    assert np.array_equal(folds, blitzer.stratified_folds(labels, 5, seed=3))
-    assert not np.array_equal(folds, blitzer.stratified_folds(labels, 5, seed=4))
+    folds = blitzer_data.stratified_folds(labels, 5, seed=3)
+    assert np.array_equal(folds, blitzer_data.stratified_folds(labels, 5, seed=3))
+    assert not np.array_equal(folds, blitzer_data.stratified_folds(labels, 5, seed=4))
     for k in range(5):
         in_fold = labels[folds == k]
         assert (in_fold == "positive").sum() == 2 and (in_fold == "negative").sum() == 2
     with pytest.raises(NBSVMError, match="folds need"):
-        blitzer.stratified_folds(labels[:12], 5, seed=0)      # only 2 negatives
+        blitzer_data.stratified_folds(labels[:12], 5, seed=0)      # only 2 negatives
 
 
 def test_validation_split_is_a_stratified_quarter():
     labels = np.array(["positive"] * 8 + ["negative"] * 8)
-    fit, val = blitzer.validation_split(labels, seed=0)
+    fit, val = blitzer_data.validation_split(labels, seed=0)
     assert len(val) == 4 and (labels[val] == "positive").sum() == 2
     assert sorted(np.concatenate([fit, val]).tolist()) == list(range(16))
 
@@ -225,14 +228,14 @@ def test_validation_split_is_a_stratified_quarter():
 # ---- features and the command line ---------------------------------------------------------
 
 def test_class_ratios_sign_and_min_df():
-    rows = blitzer.SparseRows(np.array([0, 1, 0, 2, 1]), np.array([3.0, 1, 1, 1, 2]),
+    rows = blitzer_methods.SparseRows(np.array([0, 1, 0, 2, 1]), np.array([3.0, 1, 1, 1, 2]),
                               np.array([0, 2, 4, 5]), 4)
     labels = np.array(["positive", "positive", "negative"])
-    r = blitzer.class_ratios(rows, labels, min_df=1)
+    r = blitzer_methods.class_ratios(rows, labels, min_df=1)
     # bucket 1 is in one document of each class: below the positive-only buckets 0 and 2
     assert r[0] > 0 and r[2] > 0 and r[1] < min(r[0], r[2]) and r[3] == 0   # 3: unseen
-    assert blitzer.class_ratios(rows, labels, min_df=2)[2] == 0           # one document
-    weighted = blitzer.nb_weighted(rows, r)
+    assert blitzer_methods.class_ratios(rows, labels, min_df=2)[2] == 0           # one document
+    weighted = blitzer_methods.nb_weighted(rows, r)
     assert weighted.values.tolist() == pytest.approx(r[rows.indices].tolist())
 
 

@@ -14,8 +14,11 @@ from conftest import REPO
 from nbsvm import datasets
 
 sys.path.insert(0, str(REPO / "pipelines"))
+import _shape_text as T  # noqa: E402
+import _shape_corpora as C  # noqa: E402
 import _shapes as S  # noqa: E402
 import robustness  # noqa: E402
+import robustness_systems  # noqa: E402
 
 
 def need(*names):
@@ -34,31 +37,31 @@ def check_folds(folds, n_folds):
 # ---- transformations ------------------------------------------------------------------------
 
 def test_doctests_of_the_shapes_module():
-    failed, tried = doctest.testmod(S)
+    failed, tried = doctest.testmod(T)
     assert tried >= 6 and failed == 0
 
 
 def test_first_sentence_and_subject_line_are_one_line():
-    assert S.first_sentence("Works great.  I love it!\nMore.") == "Works great."
-    assert S.first_sentence("no stop " * 40) == " ".join(["no", "stop"] * 25)   # 50 words
-    assert S.first_sentence("  \n ") == ""
+    assert T.first_sentence("Works great.  I love it!\nMore.") == "Works great."
+    assert T.first_sentence("no stop " * 40) == " ".join(["no", "stop"] * 25)   # 50 words
+    assert T.first_sentence("  \n ") == ""
     msg = "From: x\nSubject: Re: WTB:\n\tcheap  modem\nLines: 3\n\nSubject: not this"
-    assert S.subject_line(msg) == "Re: WTB: cheap modem"
-    assert S.subject_line("From: x\n\nSubject: in the body") == ""
+    assert T.subject_line(msg) == "Re: WTB: cheap modem"
+    assert T.subject_line("From: x\n\nSubject: in the body") == ""
 
 
 def test_without_spaces_removes_every_white_space_character():
     text = "A fine\tfilm.<br /><br />Really\u00a0good\u3000one\r\n"
-    out = S.without_spaces(text)
+    out = T.without_spaces(text)
     assert out == "Afinefilm.Reallygoodone" and not any(c.isspace() for c in out)
 
 
 def test_unicode_heavy_is_deterministic_and_keeps_the_words_apart():
     text = "the acting is superb and the story is simple ."
-    a, b = S.unicode_heavy(text, 0), S.unicode_heavy(text, 0)
+    a, b = T.unicode_heavy(text, 0), T.unicode_heavy(text, 0)
     assert a == b and a != text and not a.isascii()
-    assert S.unicode_heavy(text, 1) != a                  # the seed changes the spelling
-    core = [w for w in a.split() if w not in S.EMOJI]    # words stay words, emoji added
+    assert T.unicode_heavy(text, 1) != a                  # the seed changes the spelling
+    core = [w for w in a.split() if w not in T.EMOJI]    # words stay words, emoji added
     assert len(core) == len(text.split())
     scripts = {c for c in a if not c.isascii()}
     assert any("\u0400" <= c <= "\u04ff" for c in scripts)           # Cyrillic
@@ -73,8 +76,8 @@ def test_subject_shape_is_one_line_per_message_twenty_groups():
     assert (len(tr), len(te)) == (11314, 7532) and len(set(ytr)) == 20
     assert all("\n" not in t and len(t.split()) <= 40 for t in tr + te)
     assert all(tr) and all(te)                              # every message has one
-    messages = S.corpus("20newsgroups", "train")[0]
-    assert sorted(tr) == sorted(S.subject_line(m) for m in messages)
+    messages = C.corpus("20newsgroups", "train")[0]
+    assert sorted(tr) == sorted(T.subject_line(m) for m in messages)
     [(full_tr, _, _, _)] = S.ng_full(0, False)
     assert sorted(full_tr) == sorted(messages)
     assert all(m.split("\n\n")[0].count("\nSubject: ") + m.startswith("Subject: ")
@@ -88,7 +91,7 @@ def test_blitzer_domain_shape_is_balanced_first_sentences():
     for _, _, te, yte in folds:
         assert collections.Counter(yte) == {d: 200 for d in ("books", "dvd", "electronics",
                                                              "kitchen")}
-        assert all("\n" not in t and len(t.split()) <= S.FIRST_SENTENCE_WORDS for t in te)
+        assert all("\n" not in t and len(t.split()) <= T.FIRST_SENTENCE_WORDS for t in te)
     assert sum(len(f[2]) for f in folds) == 4000
 
 
@@ -98,7 +101,7 @@ def test_subj_and_its_unicode_copy_share_the_folds():
     check_folds(plain, 5)
     check_folds(heavy, 5)
     for (_, _, te, yte), (_, _, te2, yte2) in zip(plain, heavy):
-        assert yte == yte2 and [S.unicode_heavy(t, 0) for t in te] == te2
+        assert yte == yte2 and [T.unicode_heavy(t, 0) for t in te] == te2
     share = np.mean([not t.isascii() for t in heavy[0][2]])
     assert share > 0.95 and sum(len(f[2]) for f in plain) == 10000
 
@@ -119,7 +122,7 @@ def test_imdb_shapes_sizes_classes_and_no_white_space():
         assert len({tuple(d[0]) for d in draws}) == 3                         # three draws
     [(tr, ytr, te, yte)] = S.imdb(0, False)
     assert len(tr) == len(te) == 10000 and len(set(tr)) > 9950     # IMDB repeats a few
-    assert set(tr) <= set(S.corpus("imdb", "train")[0])
+    assert set(tr) <= set(C.corpus("imdb", "train")[0])
 
 
 def test_sentence_shapes_and_rt2k_folds():
@@ -163,10 +166,10 @@ def test_options():
 
 def test_log_loss_and_scores():
     proba = np.array([[0.9, 0.1], [0.2, 0.8], [1.0, 0.0]])
-    loss = robustness.log_loss(["a", "b", "b"], proba, ["a", "b"])
+    loss = robustness_systems.log_loss(["a", "b", "b"], proba, ["a", "b"])
     assert loss == pytest.approx(-(np.log(0.9) + np.log(0.8) + np.log(1e-15)) / 3)
-    assert np.isnan(robustness.log_loss(["a"], None, ["a", "b"]))
-    s = robustness.scores(["a", "b", "b"], ["a", "b", "a"], proba, ["a", "b"])
+    assert np.isnan(robustness_systems.log_loss(["a"], None, ["a", "b"]))
+    s = robustness_systems.scores(["a", "b", "b"], ["a", "b", "a"], proba, ["a", "b"])
     assert s["accuracy"] == pytest.approx(200 / 3) and 0 < s["macro_f1"] < 100
 
 
@@ -181,8 +184,8 @@ def test_one_shape_end_to_end_quick(tmp_path, capsys):
     assert "git_head: " in head and "git_status_short_lines: " in head
     assert "reproduce: .venv/bin/python pipelines/robustness.py --quick --shapes mpqa" in head
     assert "Chinese: skipped" in out
-    assert list(frame.columns) == robustness.COLUMNS
-    assert frame.system.tolist() == ["nbsvm defaults", "nbsvm auto", robustness.BASELINE_NAME,
+    assert list(frame.columns) == robustness_systems.COLUMNS
+    assert frame.system.tolist() == ["nbsvm defaults", "nbsvm auto", robustness_systems.BASELINE_NAME,
                                      "fastText (defaults, wordNgrams 2)",
                                      "fastText (make bench's settings)"]
     assert (frame.folds == 2).all() and (frame.classes == 2).all()
@@ -193,7 +196,7 @@ def test_one_shape_end_to_end_quick(tmp_path, capsys):
                                     "defaults log loss <= calibrated baseline + 0.1", "all"]
     assert checks.iloc[0]["all"] in ("pass", "FAIL")
     saved = pd.read_csv(tmp_path / "robustness.csv")
-    assert list(saved.columns) == robustness.COLUMNS and len(saved) == 5
+    assert list(saved.columns) == robustness_systems.COLUMNS and len(saved) == 5
     md = (tmp_path / "robustness.md").read_text()
     assert "## Checks" in md and "## mpqa (short binary)" in md and "± " in md
     assert "No Chinese shape" in md

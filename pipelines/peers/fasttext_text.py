@@ -6,10 +6,11 @@ written before timing as the other peers' files are), trains, and prints the acc
 the test file and the stage timings. The defaults are the settings chosen on IMDB's
 training split (``pipelines/tune_fasttext.py``).
 """
+
 import argparse
 import time
 
-DEFAULTS = dict(wordNgrams=2, dim=10, epoch=10, lr=0.5)     # results/tune_fasttext.md
+DEFAULTS = dict(wordNgrams=2, dim=10, epoch=10, lr=0.5)  # results/tune_fasttext.md
 
 
 def main():
@@ -27,10 +28,17 @@ def main():
     import fasttext
 
     t0 = time.perf_counter()
-    model = fasttext.train_supervised(input=args.train, wordNgrams=args.wordNgrams,
-                                      dim=args.dim, epoch=args.epoch, lr=args.lr,
-                                      bucket=args.bucket, thread=args.thread, seed=args.seed,
-                                      verbose=0)
+    model = fasttext.train_supervised(
+        input=args.train,
+        wordNgrams=args.wordNgrams,
+        dim=args.dim,
+        epoch=args.epoch,
+        lr=args.lr,
+        bucket=args.bucket,
+        thread=args.thread,
+        seed=args.seed,
+        verbose=0,
+    )
     t1 = time.perf_counter()
     n, precision, _ = model.test(args.test)
     t2 = time.perf_counter()

@@ -6,6 +6,7 @@
 
     python pipelines/peers/sklearn_multilabel_svc.py TRAIN.tsv TEST.tsv
 """
+
 import argparse
 
 from sklearn.feature_extraction.text import TfidfVectorizer
@@ -34,8 +35,9 @@ def main(argv=None):
     y_test, x_test = read(args.test)
     binarizer = MultiLabelBinarizer().fit(y_train)
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
-    model = OneVsRestClassifier(LinearSVC()).fit(vec.fit_transform(x_train),
-                                                 binarizer.transform(y_train))
+    model = OneVsRestClassifier(LinearSVC()).fit(
+        vec.fit_transform(x_train), binarizer.transform(y_train)
+    )
     predicted = model.predict(vec.transform(x_test))
     known = set(binarizer.classes_)
     truth = binarizer.transform([[v for v in y if v in known] for y in y_test])

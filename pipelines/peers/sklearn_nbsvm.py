@@ -6,6 +6,7 @@ tokens nbsvm's tokenizer produces) and prints accuracy and stage timings. With `
 it is the Mesnil-style NBSVM instead: exact vocabulary (CountVectorizer) and liblinear
 logistic regression (C=1).
 """
+
 import argparse
 import time
 
@@ -39,14 +40,22 @@ def main():
     y_test, x_test = read(args.test)
     t1 = time.perf_counter()
     if args.exact:
-        vec = CountVectorizer(ngram_range=(1, 3), binary=True, token_pattern=r"\S+",
-                              lowercase=False, dtype=np.float32)
+        vec = CountVectorizer(
+            ngram_range=(1, 3), binary=True, token_pattern=r"\S+", lowercase=False, dtype=np.float32
+        )
         X = vec.fit_transform(x_train)
         Xt = vec.transform(x_test)
     else:
-        vec = HashingVectorizer(ngram_range=(1, 3), n_features=2 ** args.bits, binary=True,
-                                alternate_sign=False, norm=None, token_pattern=r"\S+",
-                                lowercase=False, dtype=np.float32)
+        vec = HashingVectorizer(
+            ngram_range=(1, 3),
+            n_features=2**args.bits,
+            binary=True,
+            alternate_sign=False,
+            norm=None,
+            token_pattern=r"\S+",
+            lowercase=False,
+            dtype=np.float32,
+        )
         X = vec.transform(x_train)
         Xt = vec.transform(x_test)
     t2 = time.perf_counter()
@@ -62,8 +71,9 @@ def main():
     if args.exact:
         clf = LogisticRegression(solver="liblinear", C=1.0)
     else:
-        clf = SGDClassifier(loss="log_loss", alpha=args.alpha, max_iter=args.epochs, tol=None,
-                            random_state=0)
+        clf = SGDClassifier(
+            loss="log_loss", alpha=args.alpha, max_iter=args.epochs, tol=None, random_state=0
+        )
     clf.fit(X, pos)
     t4 = time.perf_counter()
     acc = float(np.mean(clf.predict(Xt) == (y_test == "pos")))

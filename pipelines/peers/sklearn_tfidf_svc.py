@@ -6,6 +6,7 @@
 
     python pipelines/peers/sklearn_tfidf_svc.py TRAIN_FOLDER TEST_FOLDER
 """
+
 import argparse
 
 import numpy as np
