@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 
 from nbsvm import NBSVMClassifier
-from nbsvm.errors import NBSVMError
 from nbsvm.io import read_inputs
-from nbsvm.io.decoding import ReadStats
 from nbsvm.io.fasttext import read_fasttext
+from testhelpers import check_bad_line
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 
@@ -32,14 +31,8 @@ def test_labels_are_the_leading_label_words():
     ("__label__ empty", "an empty label"),
 ])
 def test_malformed_lines_name_file_and_line(line, says):
-    src = io.StringIO("__label__a fine\n" + line + "\n")
-    with pytest.raises(NBSVMError, match=says) as e:
-        list(read_fasttext(src))
-    assert ":2:" in str(e.value)
-    stats = ReadStats(skip_bad=True)
-    assert [d.label for d in read_fasttext(io.StringIO("__label__a fine\n" + line + "\n"),
-                                           stats=stats)] == ["a"]
-    assert stats.bad_lines == 1
+    docs = check_bad_line(read_fasttext, "__label__a fine\n", line, says)
+    assert [d.label for d in docs] == ["a"]
 
 
 def test_unlabeled_lines_are_documents_when_predicting():

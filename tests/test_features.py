@@ -17,6 +17,7 @@ from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic
 from naive import model_file_arrays, naive_buckets
+from testhelpers import kept_cache
 
 HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3)
 
@@ -321,18 +322,6 @@ def _same_saved_state(clf, learner, path):
         assert np.count_nonzero(saved["adagrad_sq"]) > 1000
 
 
-def _kept_cache(docs, hasher, keep, folder):
-    """A cache of the documents' buckets, without the buckets ``keep`` rules out (a model
-    drops them: they have no ratio). Same rows, so the same blocks when replaying."""
-    writer = CacheWriter(folder, hasher)
-    for batch in hash_batches(iter(docs), hasher):
-        mask = keep[batch.ids]
-        kept = np.concatenate([[0], np.cumsum(mask)])
-        writer.add(Batch(batch.ids[mask], kept[batch.offsets].astype(np.int64), batch.labels,
-                         batch.sources, batch.lines))
-    return writer.close()
-
-
 def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, lam, epochs, seed, shuffle_kw, min_df,
              norm=None):
     """Stream into a cache, epoch 1 in input order, then seeded shuffled replays; a dense
@@ -340,7 +329,7 @@ def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, lam, epochs, seed, shuffl
     scaled to unit norm with ``norm='l2'``, or by default with more than two classes)."""
     hasher = lex.hasher
     keep = lex.counts().sum(axis=0) >= min_df
-    cache = _kept_cache(docs, hasher, keep, tmp / "by-hand")
+    cache = kept_cache(docs, hasher, keep, tmp / "by-hand")
     classes = lex.classes_
     n_out = 1 if len(classes) == 2 else len(classes)
     m = LinearSGD(1 << hasher.n_bits, n_outputs=n_out, loss=loss, optimizer=optimizer,
@@ -429,7 +418,7 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
                           min_df=min_df).fit_documents(iter(docs))
     seen = lex.counts().sum(axis=0)
     keep = seen >= min_df
-    buckets = _kept_cache(docs, HASHER, seen >= 1, tmp_path / "buckets")
+    buckets = kept_cache(docs, HASHER, seen >= 1, tmp_path / "buckets")
     m = LinearSGD(1 << 16, loss="log", optimizer=optimizer, eta0=0.05, lam=1e-4)
     m.tables[:] = np.where(keep, lex.ratios(), 0)
     assert np.count_nonzero(m.tables) < lex.n_seen_ or min_df == 1

@@ -7,30 +7,17 @@ import json
 
 import pandas as pd
 import pytest
-from typer.testing import CliRunner
 
 from nbsvm import NBSVMClassifier
-from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.sparse import load_learner
 from nbsvm.io import read_inputs
 from nbsvm.io.decoding import ReadStats
+from testhelpers import run_cli as run
 
-runner = CliRunner()
 GOOD = ["great fun film", "loved every minute", "a wonderful cast", "great acting"]
 BAD = ["awful dull film", "hated every minute", "a terrible cast", "awful acting"]
 TRAIN = ["--n-bits", "12", "--min-df", "1", "--epochs", "2", "-q"]
-
-
-class _Ran:
-    def __init__(self, result):
-        self.returncode, self.stdout, self.stderr = \
-            result.exit_code, result.stdout, result.stderr
-
-
-def run(*args):
-    """The real CLI, in this process."""
-    return _Ran(runner.invoke(app, [str(a) for a in args]))
 
 
 def rows(n=12) -> list[tuple[str, str]]:

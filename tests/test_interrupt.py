@@ -10,26 +10,16 @@ import numpy as np
 import pytest
 
 from nbsvm import NBSVMClassifier
+from testhelpers import write_long_corpus
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
-
-
-def _synthetic(path: Path, n_docs=3000, words=300, seed=0):
-    rng = np.random.default_rng(seed)
-    vocab = np.array([f"w{i}" for i in range(5000)])
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(n_docs):
-            ids = rng.integers(0, 5000, size=words)
-            if i % 2:
-                ids[:30] = rng.integers(0, 100, size=30)     # a weak "positive" signal
-            fh.write(("pos" if i % 2 else "neg") + "\t" + " ".join(vocab[ids]) + "\n")
 
 
 @pytest.mark.skipif(not NBSVM.exists(), reason=f"console script not found at {NBSVM}")
 @pytest.mark.parametrize("with_lexicon", [False, True], ids=["one-pass", "lexicon"])
 def test_sigint_during_training_keeps_previous_model(tmp_path, with_lexicon):
     data = tmp_path / "big.txt"
-    _synthetic(data)
+    write_long_corpus(data)
     models = tmp_path / "models"
     models.mkdir()
     cache = tmp_path / "cache"

@@ -1,13 +1,11 @@
 """``nbsvm learn --checkpoint-every / --resume``: an interrupted run, resumed, gives the model
 an uninterrupted run gives, bit for bit, for every backend learner; other settings or data
 are refused."""
-import tarfile
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import shared_datasets
 from nbsvm.cli import app
 from nbsvm.data.cachestore import input_identity
 from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
@@ -15,21 +13,10 @@ from nbsvm.workflows.learn import learn_sparse
 from nbsvm.evaluation.sparse import load_learner
 from nbsvm.learners.options import make_learner_from_options
 from test_cli import assert_clean_error, assert_ok
+from testhelpers import Stop, blitzer_books, stop_at
 
 runner = CliRunner()
 SHUFFLE = dict(buffer_bytes=4000, block_bytes=500)      # several groups per epoch
-
-
-class _Stop(Exception):
-    pass
-
-
-def _stop_at(epoch):
-    """A callback that interrupts training when ``epoch`` is done (after its checkpoint)."""
-    def callback(event):
-        if event["stage"] == "epoch" and event["epoch"] == epoch:
-            raise _Stop
-    return callback
 
 
 def _write(path, kind, n=400, seed=0):
@@ -61,10 +48,10 @@ def test_resumed_learner_equals_the_uninterrupted_one(tmp_path, algorithm):
     full = learn_sparse(make_learner_from_options(algorithm, {"--epochs": 5}), data, seed=3,
                         **SHUFFLE)
     ck = tmp_path / "m.checkpoint.npz"
-    with pytest.raises(_Stop):          # killed during epoch 3: the checkpoint is epoch 2's
+    with pytest.raises(Stop):          # killed during epoch 3: the checkpoint is epoch 2's
         learn_sparse(make_learner_from_options(algorithm, {"--epochs": 5}), data, seed=3,
                      checkpoint=Checkpoint(ck, every=2, identity={"data": 1}),
-                     callback=_stop_at(3), **SHUFFLE)
+                     callback=stop_at(3), **SHUFFLE)
     resumed = Checkpoint(ck, every=2, resume=True, identity={"data": 1})
     events = []
     back = learn_sparse(make_learner_from_options(algorithm, {"--epochs": 5}), data, seed=3,
@@ -81,17 +68,11 @@ def test_resumed_learner_equals_the_uninterrupted_one(tmp_path, algorithm):
 @pytest.fixture(scope="module")
 def books(tmp_path_factory):
     """Blitzer's processed books reviews (real data): 400 of each polarity."""
-    archive = shared_datasets() / "blitzer_mds" / "processed_acl_labeled.tar.gz"
-    if not archive.is_file():
-        pytest.skip(f"{archive} not found")
     tmp = tmp_path_factory.mktemp("books")
     paths = []
-    with tarfile.open(archive) as tar:
-        for polarity in ("positive", "negative"):
-            lines = tar.extractfile(f"processed_acl/books/{polarity}.review").read() \
-                .decode("latin-1").splitlines(keepends=True)
-            (tmp / f"{polarity}.review").write_text("".join(lines[:400]), "latin-1")
-            paths.append(tmp / f"{polarity}.review")
+    for polarity in ("positive", "negative"):
+        (tmp / f"{polarity}.review").write_text("".join(blitzer_books(polarity)[:400]), "latin-1")
+        paths.append(tmp / f"{polarity}.review")
     return paths
 
 
@@ -103,9 +84,9 @@ def test_cli_resumes_a_killed_run_and_refuses_other_settings(tmp_path, books):
     # the run the CLI would make, interrupted after its epoch-2 checkpoint
     identity = {"inputs": [input_identity(p) for p in map(str, books)],
                 "reader": {"format": "auto", "strict": False}, "lexicon": None}
-    with pytest.raises(_Stop):
+    with pytest.raises(Stop):
         learn_sparse(make_learner_from_options("pa", {"--epochs": 4, "--seed": 2}),
-                     list(map(str, books)), seed=2, callback=_stop_at(3),
+                     list(map(str, books)), seed=2, callback=stop_at(3),
                      checkpoint=Checkpoint(ck, every=2, identity=identity))
     saved = ck.read_bytes()
     out = runner.invoke(app, args + ["-o", str(model), "--resume", "--C", "0.5"])

@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_datasets
+from testhelpers import blitzer_books
 from naive import naive_hashed_row
 from nbsvm import NBSVMError
 from nbsvm.cli import app
@@ -67,19 +68,14 @@ def rcv1(tmp_path_factory):
 @pytest.fixture(scope="module")
 def blitzer(tmp_path_factory):
     """Books: the first 300 reviews of each polarity to train, the next 100 to test."""
-    archive = shared_datasets() / "blitzer_mds" / "processed_acl_labeled.tar.gz"
-    if not archive.is_file():
-        pytest.skip(f"{archive} not found")
     tmp = tmp_path_factory.mktemp("blitzer")
     train, test = [], []
-    with tarfile.open(archive) as tar:
-        for polarity in ("positive", "negative"):
-            data = tar.extractfile(f"processed_acl/books/{polarity}.review").read()
-            lines = data.decode("latin-1").splitlines(keepends=True)
-            (tmp / f"train_{polarity}.review").write_text("".join(lines[:300]), "latin-1")
-            (tmp / f"test_{polarity}.review").write_text("".join(lines[300:400]), "latin-1")
-            train.append(tmp / f"train_{polarity}.review")
-            test.append(tmp / f"test_{polarity}.review")
+    for polarity in ("positive", "negative"):
+        lines = blitzer_books(polarity)
+        (tmp / f"train_{polarity}.review").write_text("".join(lines[:300]), "latin-1")
+        (tmp / f"test_{polarity}.review").write_text("".join(lines[300:400]), "latin-1")
+        train.append(tmp / f"train_{polarity}.review")
+        test.append(tmp / f"test_{polarity}.review")
     return train, test
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import shared_datasets, synthetic
+from conftest import synthetic
+from testhelpers import shared_file
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.explain import explain_text
@@ -197,9 +198,7 @@ GROUPS = ("comp.graphics", "rec.autos", "sci.med", "sci.space", "talk.politics.g
 @pytest.fixture(scope="module")
 def newsgroups_five(tmp_path_factory):
     """Five groups of the 20 Newsgroups bydate folders (train and test)."""
-    archive = shared_datasets() / "20newsgroups" / "20news-bydate.tar.gz"
-    if not archive.is_file():
-        pytest.skip(f"20 Newsgroups not found at {archive}")
+    archive = shared_file("20newsgroups", "20news-bydate.tar.gz")
     root = tmp_path_factory.mktemp("20ng5")
     with tarfile.open(archive, "r:gz") as tar:
         members = [m for m in tar.getmembers()

@@ -5,14 +5,13 @@ import importlib
 
 import numpy as np
 import pytest
-from numba import njit
 
 from conftest import random_rows
 from naive import (naive_adagrad_epoch, naive_linear_adagrad, naive_linear_sgd,
                    naive_linear_state, naive_loss, naive_dloss, naive_rate)
 from nbsvm import NBSVMError
 from nbsvm.learners.kernels import linear as K
-from nbsvm.learners.losses import loss_dloss as _loss_dloss
+from testhelpers import kernel_loss
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.linear import SGDClassifier, SGDRegressor
 from nbsvm.learners.losses import LOSSES
@@ -48,11 +47,6 @@ def _close(ours, ref, tol=1e-10):
 
 # -- losses -------------------------------------------------------------------------------
 
-@njit
-def _kernel_loss(kind, p, y):
-    return _loss_dloss(kind, p, y)
-
-
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_loss_derivatives_by_finite_differences_python_and_kernel(name):
     loss = LOSSES[name]
@@ -62,7 +56,7 @@ def test_loss_derivatives_by_finite_differences_python_and_kernel(name):
         for p in (-25.0, -3.3, -0.7, 0.0, 0.4, 2.5, 25.0):       # no kinks at these margins
             fd = (loss.loss(p + h, y) - loss.loss(p - h, y)) / (2 * h)
             assert loss.dloss(p, y) == pytest.approx(fd, rel=1e-6, abs=1e-6), (name, p, y)
-            lk, dk = _kernel_loss(loss.code, p, y)
+            lk, dk = kernel_loss(loss.code, p, y)
             assert lk == pytest.approx(loss.loss(p, y), rel=1e-13, abs=1e-300)
             assert dk == pytest.approx(loss.dloss(p, y), rel=1e-13, abs=1e-300)
             assert lk == pytest.approx(naive_loss(name, p, y), rel=1e-9, abs=1e-12)

@@ -3,13 +3,12 @@ import math
 
 import numpy as np
 import pytest
-from numba import njit
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners import LOSSES, LinearSGD, resolve_loss
 from nbsvm.learners.kernels import table as table_kernels
 from nbsvm.learners.kernels.weight_tricks import FOLD_HIGH, FOLD_LOW
-from nbsvm.learners.losses import loss_dloss as _loss_dloss
+from testhelpers import kernel_loss
 
 from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch, rel_gap
 
@@ -78,18 +77,13 @@ def test_loss_hand_values():
         resolve_loss("foo")
 
 
-@njit
-def _kernel_loss(kind, p, y):
-    return _loss_dloss(kind, p, y)
-
-
 @pytest.mark.parametrize("name", sorted(LOSSES))
 def test_numba_loss_kernel_matches_python(name):
     loss = LOSSES[name]
     pts = POINTS + [1.0, -1.0, 0.999999, 1.000001, 18.0, -18.0, 17.9, 18.1, -500.0, 500.0]
     for y in (1.0, -1.0):
         for p in pts:
-            lk, dk = _kernel_loss(loss.code, p, y)
+            lk, dk = kernel_loss(loss.code, p, y)
             assert lk == pytest.approx(loss.loss(p, y), rel=1e-13, abs=1e-300), (name, p, y)
             assert dk == pytest.approx(loss.dloss(p, y), rel=1e-13, abs=1e-300), (name, p, y)
 

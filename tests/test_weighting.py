@@ -6,27 +6,17 @@ import pytest
 
 from nbsvm.config import NEW_TOKENIZER
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.data.batches import Batch, hash_batches
+from nbsvm.data.batches import Batch
 from nbsvm.data.cache import CacheWriter
 from nbsvm.learners import LinearSGD
 from nbsvm.io.npzfile import load_npz
 from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic
+from testhelpers import kept_cache
 
 HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3, **NEW_TOKENIZER)
 SETTINGS = dict(loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=5, norm="none")
-
-
-def _kept_cache(docs, keep, folder):
-    """The documents' buckets without those ``keep`` rules out (as in test_features.py)."""
-    writer = CacheWriter(folder, HASHER)
-    for batch in hash_batches(iter(docs), HASHER):
-        mask = keep[batch.ids]
-        kept = np.concatenate([[0], np.cumsum(mask)])
-        writer.add(Batch(batch.ids[mask], kept[batch.offsets].astype(np.int64), batch.labels,
-                         batch.sources, batch.lines))
-    return writer.close()
 
 
 def _ones_learner(lex, keep, optimizer):
@@ -47,7 +37,7 @@ def _positive(lex, cache):
 def _by_hand_with_lexicon(docs, lex, tmp, optimizer, min_df):
     """fit_documents(lexicon=...): epoch 1 in input order, then seeded shuffled replays."""
     keep = lex.counts().sum(axis=0) >= min_df
-    cache = _kept_cache(docs, keep, tmp / "kept")
+    cache = kept_cache(docs, HASHER, keep, tmp / "kept")
     m = _ones_learner(lex, keep, optimizer)
     positive = _positive(lex, cache)
     ids, offsets, codes = cache.rows(0, cache.n_docs)
@@ -64,7 +54,7 @@ def _by_hand_without_lexicon(docs, lex, tmp, optimizer, min_df):
     epoch 1 dropping the buckets below min_df and writing the kept cache for the others."""
     seen = lex.counts().sum(axis=0)
     keep = seen >= min_df
-    buckets = _kept_cache(docs, seen >= 1, tmp / "buckets")
+    buckets = kept_cache(docs, HASHER, seen >= 1, tmp / "buckets")
     m = _ones_learner(lex, keep, optimizer)
     positive = _positive(lex, buckets)
     rng = np.random.default_rng(SETTINGS["seed"])

@@ -304,39 +304,34 @@ def _recorded_lines(info: dict) -> list[tuple[str, str]]:
     lines = []
     if info["settings"]:
         lines.append(("settings", " ".join(_flat(info["settings"]))))
-    if info.get("corpus"):
-        c = info["corpus"]
-        lines.append(
-            (
-                "read from the data",
-                f"{_num(c['documents'])} documents, median "
-                f"{_num(c['median_ngrams'])} n-grams each, {_num(c['ngrams'])} in all",
-            )
-        )
-    if info.get("auto"):
-        from nbsvm.models.auto import describe
-
-        a = info["auto"]
-        lines.append(
-            (
-                "auto",
-                f"{describe(a.get('changed') or {})}: {a.get('reason')} "
-                f"({a.get('split')}, {a.get('trainings')} trainings, search "
-                f"{a.get('seconds')} s of {a.get('budget')} s)",
-            )
-        )
-    if info.get("quantized"):
-        q = info["quantized"]
-        lines.append(
-            (
-                "quantized",
-                f"{q.get('dtype')}, {_num(q.get('buckets_kept'))} buckets "
-                f"kept, {_num(q.get('buckets_dropped'))} dropped",
-            )
-        )
-    if info.get("calibration"):
-        lines.append(("calibration", _calibration(info["calibration"])))
+    for key, title, describe in _RECORDS:
+        if info.get(key):
+            lines.append((title, describe(info[key])))
     return lines
+
+
+def _corpus(c: dict) -> str:
+    return (
+        f"{_num(c['documents'])} documents, median "
+        f"{_num(c['median_ngrams'])} n-grams each, {_num(c['ngrams'])} in all"
+    )
+
+
+def _auto(a: dict) -> str:
+    from nbsvm.models.auto import describe
+
+    return (
+        f"{describe(a.get('changed') or {})}: {a.get('reason')} "
+        f"({a.get('split')}, {a.get('trainings')} trainings, search "
+        f"{a.get('seconds')} s of {a.get('budget')} s)"
+    )
+
+
+def _quantized(q: dict) -> str:
+    return (
+        f"{q.get('dtype')}, {_num(q.get('buckets_kept'))} buckets "
+        f"kept, {_num(q.get('buckets_dropped'))} dropped"
+    )
 
 
 def _calibration(c: dict) -> str:
@@ -347,6 +342,15 @@ def _calibration(c: dict) -> str:
         if isinstance(rep.get("ece_before"), float) and isinstance(rep.get("ece_after"), float)
         else ""
     )
+
+
+# what a file may record beyond its settings: the key, its line's title, and how it reads
+_RECORDS = (
+    ("corpus", "read from the data", _corpus),
+    ("auto", "auto", _auto),
+    ("quantized", "quantized", _quantized),
+    ("calibration", "calibration", _calibration),
+)
 
 
 def _content_lines(info: dict) -> list[tuple[str, str]]:

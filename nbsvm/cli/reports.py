@@ -15,6 +15,15 @@ def echo_kv(pairs: dict):
         typer.echo(f"{k}: {v}")
 
 
+# the scores a report holds only for some models, and how each is printed
+_OPTIONAL_SCORES = (
+    ("log_loss", "log loss"),
+    ("ece", "expected calibration error (15 bins of top-class probability)"),
+    ("roc_auc", "ROC AUC"),
+    ("macro_roc_auc", "macro ROC AUC (each class against the rest)"),
+)
+
+
 def print_report(rep: dict, seconds: float):
     """A model's report: accuracy, per-class table and confusion matrix; for multi-label,
     regression (``rep["task"]``) the metrics of that task."""
@@ -23,20 +32,9 @@ def print_report(rep: dict, seconds: float):
         return
     console = Console()
     console.print(f"accuracy: {100 * rep['accuracy']:.2f}%", highlight=False)
-    if "log_loss" in rep:
-        console.print(f"log loss: {rep['log_loss']:.4f}", highlight=False)
-    if "ece" in rep:
-        console.print(
-            f"expected calibration error (15 bins of top-class probability): {rep['ece']:.4f}",
-            highlight=False,
-        )
-    if "roc_auc" in rep:
-        console.print(f"ROC AUC: {rep['roc_auc']:.4f}", highlight=False)
-    if "macro_roc_auc" in rep:
-        console.print(
-            f"macro ROC AUC (each class against the rest): {rep['macro_roc_auc']:.4f}",
-            highlight=False,
-        )
+    for key, title in _OPTIONAL_SCORES:
+        if key in rep:
+            console.print(f"{title}: {rep[key]:.4f}", highlight=False)
     console.print(f"macro F1: {rep['macro_f1']:.4f}", highlight=False)
     console.print(f"documents: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
     table = _per_class_table(console, rep, "class", "errors")

@@ -552,6 +552,13 @@ def _hashing(
     )
 
 
+# the options that are NBSVMClassifier parameters of the same name and value
+_AS_GIVEN = (
+    "min_df loss optimizer lam beta interpolate epochs seed threads cache_dir norm learner "
+    "multilabel auto weighting keep_counts auto_metric"
+).split()
+
+
 def _classifier(**options) -> tuple[NBSVMClassifier, NBLexicon | None]:
     """The model the options describe, checked, and the --lexicon it starts from."""
     lex, hashing = _hashing(**options)
@@ -559,30 +566,14 @@ def _classifier(**options) -> tuple[NBSVMClassifier, NBLexicon | None]:
     eta0 = parse_eta0(o["eta0"])
     clf = NBSVMClassifier(
         **hashing,
-        min_df=o["min_df"],
-        loss=o["loss"],
-        optimizer=o["optimizer"],
+        **{name: o[name] for name in _AS_GIVEN},
         eta0=eta0,
-        lam=o["lam"],
-        beta=o["beta"],
-        interpolate=o["interpolate"],
-        epochs=o["epochs"],
-        seed=o["seed"],
-        threads=o["threads"],
-        cache_dir=o["cache_dir"],
-        norm=o["norm"],
-        learner=o["learner"],
-        multilabel=o["multilabel"],
-        auto=o["auto"],
-        weighting=o["weighting"],
         calibrate=None if o["calibrate"] == "none" else o["calibrate"],
         class_weight=parse_class_weight(o["class_weight"]),
-        keep_counts=o["keep_counts"],
         early_stopping=o["valid"] is not None,
         validation_fraction=0.1 if o["valid"] is None else o["valid"],
         n_iter_no_change=o["patience"],
         time_budget=parse_seconds(o["time_budget"]),
-        auto_metric=o["auto_metric"],
     )
     clf.validate()
     return clf, lex

@@ -29,7 +29,9 @@ line and both spellings.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.blitzer import has_reviews, read_review_inputs
@@ -153,19 +155,10 @@ def read_inputs(
     check_columns(text_col, label_col)
     if stats is None:
         stats = ReadStats()
-    return _read_inputs(
-        inputs,
-        fmt,
-        labeled,
-        text_col,
-        label_col,
-        strict,
-        stats,
-        known_labels,
-        encoding,
-        empty_label,
-        label_sep,
+    settings = _Settings(
+        labeled, text_col, label_col, strict, stats, known_labels, encoding, empty_label, label_sep
     )
+    return _read_inputs(inputs, fmt, settings)
 
 
 def check_columns(text_col, label_col) -> None:
@@ -188,19 +181,22 @@ def check_columns(text_col, label_col) -> None:
         )
 
 
-def _read_inputs(
-    inputs,
-    fmt,
-    labeled,
-    text_col,
-    label_col,
-    strict,
-    stats,
-    known_labels,
-    encoding,
-    empty_label,
-    label_sep,
-) -> Iterator[Document]:
+@dataclass(frozen=True)
+class _Settings:
+    """The arguments of :func:`read_inputs` that every input is read with, checked."""
+
+    labeled: bool
+    text_col: object
+    label_col: str | None
+    strict: bool
+    stats: ReadStats
+    known_labels: object
+    encoding: str
+    empty_label: bool
+    label_sep: str
+
+
+def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
     """The documents of :func:`read_inputs`, its arguments checked."""
     known: set = set()
     folded: dict = {}
@@ -212,26 +208,14 @@ def _read_inputs(
         ):
             raise NBSVMError("no such file or folder", path=str(src))
         n = 0
-        bad_before = stats.bad_lines
-        for doc in _read_one(
-            src,
-            fmt,
-            labeled,
-            text_col,
-            label_col,
-            strict,
-            stats,
-            known_labels,
-            encoding,
-            empty_label,
-            label_sep,
-        ):
+        bad_before = s.stats.bad_lines
+        for doc in _read_one(src, fmt, s):
             n += 1
-            if labeled and doc[0] not in known:
+            if s.labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
             yield doc
         if n == 0:
-            skipped = stats.bad_lines - bad_before
+            skipped = s.stats.bad_lines - bad_before
             raise NBSVMError(
                 "no documents found "
                 + (f"(all {skipped} lines were malformed)" if skipped else "(empty input)"),
@@ -258,121 +242,56 @@ def _check_case(doc: Document, known: set, folded: dict):
     folded[key] = (doc.label, doc.source, doc.line)
 
 
-def _read_one(
-    src,
-    fmt,
-    labeled,
-    text_col,
-    label_col,
-    strict=False,
-    stats=None,
-    known_labels=None,
-    encoding="utf-8",
-    empty_label=False,
-    label_sep="\t",
-) -> Iterator[Document]:
+def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     if kind == "auto":
         kind = "labeled-lines"
     if kind in _LINE_FORMATS:
-        yield from _line_reader(
-            src,
-            kind,
-            fmt,
-            labeled,
-            text_col,
-            label_col,
-            strict,
-            stats,
-            known_labels,
-            encoding,
-            empty_label,
-            label_sep,
-        )
+        yield from _line_reader(src, kind, fmt, s)
     else:
-        yield from _column_reader(
-            src, kind, labeled, text_col, label_col, strict, stats, encoding, empty_label
-        )
+        yield from _column_reader(src, kind, s)
 
 
-def _line_reader(
-    src,
-    kind,
-    fmt,
-    labeled,
-    text_col,
-    label_col,
-    strict,
-    stats,
-    known_labels,
-    encoding,
-    empty_label,
-    label_sep,
-) -> Iterator[Document]:
+def _line_reader(src, kind, fmt, s: _Settings) -> Iterator[Document]:
     """The reader of a source in one of the :data:`_LINE_FORMATS` (``kind``; ``fmt`` is
     the format asked for)."""
+    common: dict[str, Any] = {"strict": s.strict, "stats": s.stats, "encoding": s.encoding}
     if kind == "folders":
-        return read_aclimdb(src, strict=strict, stats=stats, encoding=encoding)
+        return read_aclimdb(src, **common)
     if kind == "labeled-lines":
         # predict's auto format: a leading label only when it is one of the model's
-        unlabeled = not labeled and fmt == "auto" and known_labels is not None
+        unlabeled = not s.labeled and fmt == "auto" and s.known_labels is not None
         return read_lines(
             src,
             labeled=not unlabeled,
-            strict=strict,
-            stats=stats,
-            known_labels=known_labels if unlabeled else None,
-            label_col=label_col,
-            text_col=text_col,
-            encoding=encoding,
-            empty_label=empty_label,
-            label_sep=label_sep,
+            known_labels=s.known_labels if unlabeled else None,
+            label_col=s.label_col,
+            text_col=s.text_col,
+            empty_label=s.empty_label,
+            label_sep=s.label_sep,
+            **common,
         )
     if kind == "blitzer":
-        return read_review_inputs(
-            src, labeled=labeled, strict=strict, stats=stats, encoding=encoding
-        )
+        return read_review_inputs(src, labeled=s.labeled, **common)
     if kind == "plain-lines":
-        return read_text_lines(src, strict=strict, stats=stats, encoding=encoding)
-    return read_fasttext(src, labeled=labeled, strict=strict, stats=stats, encoding=encoding)
+        return read_text_lines(src, **common)
+    return read_fasttext(src, labeled=s.labeled, **common)
 
 
-def _column_reader(
-    src, kind, labeled, text_col, label_col, strict, stats, encoding, empty_label
-) -> Iterator[Document]:
+def _column_reader(src, kind, s: _Settings) -> Iterator[Document]:
     """The reader of a source of records or a table (jsonl, parquet, csv, tsv), whose
     ``--text-col`` and ``--label-col`` choose the fields."""
+    fields: dict[str, Any] = {
+        "text_col": s.text_col,
+        "label_col": s.label_col,
+        "label_optional": not s.labeled,
+        "stats": s.stats,
+        "empty_label": s.empty_label,
+    }
     if kind == "jsonl":
-        return read_jsonl(
-            src,
-            text_col=text_col,
-            label_col=label_col,
-            labeled=labeled,
-            label_optional=not labeled,
-            strict=strict,
-            stats=stats,
-            encoding=encoding,
-            empty_label=empty_label,
-        )
-    if kind == "parquet":
-        return read_parquet(
-            src,
-            text_col=text_col,
-            label_col=label_col,
-            labeled=labeled,
-            label_optional=not labeled,
-            stats=stats,
-            empty_label=empty_label,
-        )
+        return read_jsonl(src, labeled=s.labeled, strict=s.strict, encoding=s.encoding, **fields)
+    if kind == "parquet":  # decoded by pyarrow: no strict, no encoding
+        return read_parquet(src, labeled=s.labeled, **fields)
     # unlabeled: keep true labels when the column is there, for predict's output
-    return read_table(
-        src,
-        text_col=text_col,
-        label_col=label_col,
-        sep="," if kind == "csv" else "\t",
-        strict=strict,
-        stats=stats,
-        label_optional=not labeled,
-        encoding=encoding,
-        empty_label=empty_label,
-    )
+    sep = "," if kind == "csv" else "\t"
+    return read_table(src, sep=sep, strict=s.strict, encoding=s.encoding, **fields)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from nbsvm.errors import NBSVMError
@@ -75,32 +76,46 @@ def _label_of(value, empty_label: bool):
     return str(value), None
 
 
-def _document(
-    record: dict, text_cols, label_col, labeled, label_optional, empty_label, stats, name, line
-):
-    """The Document of one record, or None (malformed and skipped)."""
-    parts = []
-    for col in text_cols:
-        value = record.get(col)
-        if value is None:
-            fields = ", ".join(map(repr, list(record)[:10])) or "none"
-            stats.bad(
-                f"no text in field {col!r} (fields: {fields}; --text-col names it)", name, line
-            )
+@dataclass(frozen=True)
+class _Fields:
+    """What a reader takes from each record (``needs_label``: labeled and the label not
+    optional), and where it counts a malformed one."""
+
+    text_cols: list[str]
+    label_col: str | None
+    needs_label: bool
+    empty_label: bool
+    stats: ReadStats
+
+    def document(self, record: dict, name, line):
+        """The Document of one record, or None (malformed and skipped)."""
+        stats, label_col = self.stats, self.label_col
+        parts = []
+        for col in self.text_cols:
+            value = record.get(col)
+            if value is None:
+                fields = ", ".join(map(repr, list(record)[:10])) or "none"
+                stats.bad(
+                    f"no text in field {col!r} (fields: {fields}; --text-col names it)",
+                    name,
+                    line,
+                )
+                return None
+            if not isinstance(value, str):
+                stats.bad(f"the text in field {col!r} is {_kind(value)}, not a string", name, line)
+                return None
+            parts.append(value)
+        text = COLUMN_SEPARATOR.join(parts)
+        label, problem = (
+            _label_of(record.get(label_col), self.empty_label) if label_col else (None, None)
+        )
+        if problem is not None:
+            stats.bad(f"field {label_col!r}: {problem}", name, line)
             return None
-        if not isinstance(value, str):
-            stats.bad(f"the text in field {col!r} is {_kind(value)}, not a string", name, line)
+        if label is None and self.needs_label:
+            stats.bad(f"no label in field {label_col!r} (--label-col names it)", name, line)
             return None
-        parts.append(value)
-    text = COLUMN_SEPARATOR.join(parts)
-    label, problem = _label_of(record.get(label_col), empty_label) if label_col else (None, None)
-    if problem is not None:
-        stats.bad(f"field {label_col!r}: {problem}", name, line)
-        return None
-    if label is None and labeled and not label_optional:
-        stats.bad(f"no label in field {label_col!r} (--label-col names it)", name, line)
-        return None
-    return Document(label, text, name, line)
+        return Document(label, text, name, line)
 
 
 def read_jsonl(
@@ -125,7 +140,9 @@ def read_jsonl(
     """
     if stats is None:
         stats = ReadStats()
-    text_cols = _columns(text_col)
+    fields = _Fields(
+        _columns(text_col), label_col, labeled and not label_optional, empty_label, stats
+    )
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
         try:
             record = json.loads(doc.text)
@@ -142,17 +159,7 @@ def read_jsonl(
                 doc.line,
             )
             continue
-        found = _document(
-            record,
-            text_cols,
-            label_col,
-            labeled,
-            label_optional,
-            empty_label,
-            stats,
-            doc.source,
-            doc.line,
-        )
+        found = fields.document(record, doc.source, doc.line)
         if found is not None:
             yield found
 
@@ -190,10 +197,11 @@ def read_parquet(
             "(--text-col names the text)",
             path=name,
         )
+    fields = _Fields(text_cols, label_col, labeled and not label_optional, empty_label, stats)
     wanted = list(text_cols)
     if label_col and label_col in present:
         wanted.append(label_col)
-    elif label_col and labeled and not label_optional:
+    elif label_col and fields.needs_label:
         raise NBSVMError(
             f"no label column {label_col!r}; columns: "
             f"{', '.join(pf.schema_arrow.names)} (--label-col names it)",
@@ -205,17 +213,7 @@ def read_parquet(
             columns = {c: batch.column(c).to_pylist() for c in wanted}
             for i in range(batch.num_rows):
                 row += 1
-                found = _document(
-                    {c: columns[c][i] for c in wanted},
-                    text_cols,
-                    label_col,
-                    labeled,
-                    label_optional,
-                    empty_label,
-                    stats,
-                    name,
-                    row,
-                )
+                found = fields.document({c: columns[c][i] for c in wanted}, name, row)
                 if found is not None:
                     yield found
     except OSError as e:

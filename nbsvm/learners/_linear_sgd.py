@@ -35,7 +35,9 @@ class _LinearSGD(OnlineLearner):
     """What :class:`SGDClassifier` and :class:`SGDRegressor` share: validation, state,
     the kernel calls and the learned weights."""
 
-    eta0: float | str  # a parameter of each subclass ('auto': calibrated)
+    # parameters of each subclass, stored by store_params (declared for mypy)
+    loss: str
+    eta0: float | str  # 'auto': calibrated
 
     _losses: tuple = ()
 

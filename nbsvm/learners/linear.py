@@ -20,6 +20,7 @@ import numpy as np
 
 from nbsvm.compat import UnavailableMethod, available_if
 from nbsvm.learners._linear_sgd import _LinearSGD
+from nbsvm.learners.base import store_params
 from nbsvm.learners.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
 _PARAMS_DOC = """
@@ -106,20 +107,7 @@ class SGDClassifier(_LinearSGD):
         eps=1e-8,
         seed=0,
     ):
-        self.loss = loss
-        self.schedule = schedule
-        self.penalty = penalty
-        self.lam = lam
-        self.l1_ratio = l1_ratio
-        self.l1_method = l1_method
-        self.eta0 = eta0
-        self.epochs = epochs
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.bias_rate = bias_rate
-        self.radius = radius
-        self.eps = eps
-        self.seed = seed
+        store_params(self, locals())
 
     def _has_proba(self):
         if self.loss not in ("log", "modified_huber"):
@@ -179,17 +167,4 @@ class SGDRegressor(_LinearSGD):
         eps=1e-8,
         seed=0,
     ):
-        self.loss = loss
-        self.schedule = schedule
-        self.penalty = penalty
-        self.lam = lam
-        self.l1_ratio = l1_ratio
-        self.l1_method = l1_method
-        self.eta0 = eta0
-        self.epochs = epochs
-        self.average = average
-        self.fit_intercept = fit_intercept
-        self.bias_rate = bias_rate
-        self.radius = radius
-        self.eps = eps
-        self.seed = seed
+        store_params(self, locals())

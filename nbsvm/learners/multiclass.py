@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.base import OnlineLearner, store_params
 from nbsvm.learners.kernels import multi as K
 from nbsvm.learners.registry import resolve
 
@@ -120,6 +120,41 @@ class LinearOutputs(OnlineLearner):
         """The in-place state the kernels take after the rows and labels."""
         return self.weights_, getattr(self, "accum_", NO_AVERAGE), self.state_
 
+    def _epoch(self, kernel, rows, y, order, *settings, before=()) -> dict:
+        """One pass of ``kernel`` over ``order``: its arguments are the rows, ``y``,
+        ``order``, ``before``, the state (:meth:`_arrays`), then ``settings``; it returns
+        the summed loss and the mistakes, turned into the progress sums."""
+        loss, mistakes = kernel(
+            rows.indices, rows.values, rows.offsets, y, order, *before, *self._arrays(), *settings
+        )
+        return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
+
+
+class HingeOutputs(LinearOutputs):
+    """Base of the hinge learners trained by SGD (multi-class and multi-label): their
+    parameters, and the step-size settings checked before every pass.
+
+    Parameters
+    ----------
+    lam, schedule, eta0, fit_intercept, average, epochs, seed
+        As in :class:`MulticlassHinge` and :class:`~nbsvm.learners.multilabel.MultilabelHinge`.
+    """
+
+    def __init__(
+        self,
+        lam=1e-4,
+        schedule="pegasos",
+        eta0=1.0,
+        fit_intercept=True,
+        average=True,
+        epochs=5,
+        seed=0,
+    ):
+        store_params(self, locals())
+
+    def _validate(self):
+        self._sgd_settings()
+
     def _sgd_settings(self):
         """``(lam, schedule code, eta0)`` after checking them."""
         lam = check_positive("lam", self.lam, allow_zero=True)
@@ -131,7 +166,7 @@ class LinearOutputs(OnlineLearner):
         return lam, schedule, eta0
 
 
-class MulticlassHinge(LinearOutputs):
+class MulticlassHinge(HingeOutputs):
     """Multi-class linear SVM by SGD on the Crammer-Singer hinge, as in Sol.
 
     Minimizes ``lam/2 sum_k ||w_k||^2 + mean max(0, 1 + max_{r != y} s_r - s_y)`` with
@@ -167,42 +202,11 @@ class MulticlassHinge(LinearOutputs):
 
     task = "multiclass"
 
-    def __init__(
-        self,
-        lam=1e-4,
-        schedule="pegasos",
-        eta0=1.0,
-        fit_intercept=True,
-        average=True,
-        epochs=5,
-        seed=0,
-    ):
-        self.lam = lam
-        self.schedule = schedule
-        self.eta0 = eta0
-        self.fit_intercept = fit_intercept
-        self.average = average
-        self.epochs = epochs
-        self.seed = seed
-
-    def _validate(self):
-        self._sgd_settings()
-
     def _pass(self, rows, y, order):
         lam, schedule, eta0 = self._sgd_settings()
-        loss, mistakes = K._crammer_singer_epoch(
-            rows.indices,
-            rows.values,
-            rows.offsets,
-            y,
-            order,
-            *self._arrays(),
-            lam,
-            schedule,
-            eta0,
-            bool(self.fit_intercept),
+        return self._epoch(
+            K._crammer_singer_epoch, rows, y, order, lam, schedule, eta0, bool(self.fit_intercept)
         )
-        return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
 
 class OneVsRest(OnlineLearner):
@@ -232,10 +236,7 @@ class OneVsRest(OnlineLearner):
     task = "multiclass"
 
     def __init__(self, estimator="pa", estimator_params=None, epochs=5, seed=0):
-        self.estimator = estimator
-        self.estimator_params = estimator_params  # anything but a dict is refused by fit
-        self.epochs = epochs
-        self.seed = seed
+        store_params(self, locals())  # estimator_params as given: fit refuses a non-dict
 
     def _make_binary(self):
         from nbsvm.learners.registry import make_learner

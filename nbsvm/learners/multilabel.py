@@ -19,7 +19,7 @@ import numpy as np
 from nbsvm.compat import InputError
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.kernels import multi as K
-from nbsvm.learners.multiclass import LinearOutputs
+from nbsvm.learners.multiclass import HingeOutputs
 from nbsvm.learners.targets import Labels, unique_labels
 
 # the forms of y (``y_form_``; a learner fitted on label sets has no ``y_form_``, as before
@@ -74,7 +74,7 @@ def target_form(y) -> str:
     return "sets"
 
 
-class MultilabelHinge(LinearOutputs):
+class MultilabelHinge(HingeOutputs):
     """Multi-label classifier: per label ``l`` the hinge ``max(0, 1 - I_l (w_l.x + b_l))``
     (``I_l = +1`` if the example has label ``l``, else ``-1``) plus ``lam/2 sum ||w_l||^2``.
 
@@ -125,41 +125,18 @@ class MultilabelHinge(LinearOutputs):
 
     task = "multilabel"
 
-    def __init__(
-        self,
-        lam=1e-4,
-        schedule="pegasos",
-        eta0=1.0,
-        fit_intercept=True,
-        average=True,
-        epochs=5,
-        seed=0,
-    ):
-        self.lam = lam
-        self.schedule = schedule
-        self.eta0 = eta0
-        self.fit_intercept = fit_intercept
-        self.average = average
-        self.epochs = epochs
-        self.seed = seed
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.single_output = True  # one label per example: multi-class
         return tags
 
-    def _validate(self):
-        self._sgd_settings()
-
     def _pass(self, rows, y, order):
         lam, schedule, eta0 = self._sgd_settings()
-        loss, mistakes = K._per_label_epoch(
-            rows.indices,
-            rows.values,
-            rows.offsets,
+        return self._epoch(
+            K._per_label_epoch,
+            rows,
             y,
             order,
-            *self._arrays(),
             K.RULE_SGD,
             1.0,
             lam,
@@ -167,7 +144,6 @@ class MultilabelHinge(LinearOutputs):
             eta0,
             bool(self.fit_intercept),
         )
-        return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
     # ---- the forms of y ---------------------------------------------------------------
     def _form(self) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 
 from nbsvm.data.rows import SparseRows, csr_dot
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.base import OnlineLearner, store_params
 from nbsvm.learners.kernels import projected
 
 
@@ -43,14 +43,13 @@ class OGDRegressor(OnlineLearner):
     """
 
     task = "regression"
+    eta: float  # parameters (stored by store_params, declared for mypy)
+    radius: float
     # the last pass's predictions are diagnostics, not part of the model
     _transient = OnlineLearner._transient + ("before_", "after_")
 
     def __init__(self, eta=1.0, radius=1.0, epochs=1, seed=0):
-        self.eta = eta
-        self.radius = radius
-        self.epochs = epochs
-        self.seed = seed
+        store_params(self, locals())
 
     def _init_state(self, n_features, n_outputs):
         self.v_ = np.zeros(n_features)  # w = s * v (projection rescales s)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+from nbsvm.learners.base import store_params
 from nbsvm.learners.kernels import multi as K
 from nbsvm.learners.losses import PA_RULES
 from nbsvm.learners.multiclass import LinearOutputs, check_positive, choose
@@ -57,12 +58,7 @@ class PassiveAggressive(LinearOutputs):
     task = "binary"
 
     def __init__(self, variant="pa-i", C=1.0, fit_intercept=True, average=True, epochs=5, seed=0):
-        self.variant = variant
-        self.C = C
-        self.fit_intercept = fit_intercept
-        self.average = average
-        self.epochs = epochs
-        self.seed = seed
+        store_params(self, locals())
 
     def _validate(self):
         choose("variant", self.variant, VARIANTS)
@@ -71,13 +67,11 @@ class PassiveAggressive(LinearOutputs):
     def _pass(self, rows, y, order):
         self._validate()
         Y = np.where(y > 0, 1, -1).astype(np.int8).reshape(-1, 1)
-        loss, mistakes = K._per_label_epoch(
-            rows.indices,
-            rows.values,
-            rows.offsets,
+        return self._epoch(
+            K._per_label_epoch,
+            rows,
             Y,
             order,
-            *self._arrays(),
             VARIANTS[self.variant],
             float(self.C),
             0.0,
@@ -85,7 +79,6 @@ class PassiveAggressive(LinearOutputs):
             1.0,
             bool(self.fit_intercept),
         )
-        return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
 
 class MIRA(LinearOutputs):
@@ -140,14 +133,7 @@ class MIRA(LinearOutputs):
         epochs=10,
         seed=0,
     ):
-        self.label_loss = label_loss
-        self.variant = variant
-        self.C = C
-        self.update = update
-        self.fit_intercept = fit_intercept
-        self.average = average
-        self.epochs = epochs
-        self.seed = seed
+        store_params(self, locals())
 
     def _validate(self):
         choose("variant", self.variant, VARIANTS)
@@ -160,20 +146,17 @@ class MIRA(LinearOutputs):
 
     def _pass(self, rows, y, order):
         self._validate()
-        loss, mistakes = K._mira_epoch(
-            rows.indices,
-            rows.values,
-            rows.offsets,
+        return self._epoch(
+            K._mira_epoch,
+            rows,
             y,
             order,
-            self.cost_,
-            *self._arrays(),
             VARIANTS[self.variant],
             float(self.C),
             bool(self.fit_intercept),
             UPDATES[self.update],
+            before=(self.cost_,),
         )
-        return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 
     def _converged(self):
         return self.last_stats_["mistakes"] == 0

@@ -16,7 +16,7 @@ import numpy as np
 
 from nbsvm.data.rows import csr_dot
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.base import OnlineLearner, store_params
 from nbsvm.learners.kernels import projected
 
 
@@ -53,13 +53,10 @@ class Pegasos(OnlineLearner):
     """
 
     task = "binary"
+    lam: float  # a parameter (stored by store_params, declared for mypy)
 
     def __init__(self, lam=1e-4, epochs=10, k=1, fit_intercept=False, seed=0):
-        self.lam = lam
-        self.epochs = epochs
-        self.k = k
-        self.fit_intercept = fit_intercept
-        self.seed = seed
+        store_params(self, locals())
 
     def _check(self):
         if not (isinstance(self.lam, numbers.Real) and np.isfinite(self.lam) and self.lam > 0):

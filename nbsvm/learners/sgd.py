@@ -234,22 +234,8 @@ class LinearSGD:
             if self.class_weight is None
             else np.where(codes == positive, *self.class_weight[k])
         )
-        if self.optimizer == "sgd":
-            return table._sgd_epoch(
-                ids,
-                offsets,
-                y,
-                weight,
-                order,
-                self.S_[k],
-                state,
-                float(self.eta0),
-                float(self.lam),
-                float(self._bias_rate()),
-                self._loss.code,
-                bool(self.unit),
-            )
-        return table._adagrad_epoch(
+        # the arguments both kernels take first; AdaGrad adds its eps
+        args = (
             ids,
             offsets,
             y,
@@ -261,9 +247,10 @@ class LinearSGD:
             float(self.lam),
             float(self._bias_rate()),
             self._loss.code,
-            float(self.eps),
-            bool(self.unit),
         )
+        if self.optimizer == "sgd":
+            return table._sgd_epoch(*args, bool(self.unit))
+        return table._adagrad_epoch(*args, float(self.eps), bool(self.unit))
 
     def _hogwild(self, ids, offsets, codes, positive, order, k) -> float:
         """AdaGrad over ``order`` split across threads sharing ``S_[k]`` without locks.

@@ -44,18 +44,32 @@ async def _send_json(send, status: int, detail: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-class BodyLimit:
+class _HttpMiddleware:
+    """An ASGI middleware over ``app``: :meth:`http` handles the HTTP requests, anything
+    else (the lifespan events) goes straight to ``app``."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        return await self.http(scope, receive, send)
+
+    async def http(self, scope, receive, send):
+        raise NotImplementedError
+
+
+class BodyLimit(_HttpMiddleware):
     """Refuse request bodies over ``max_bytes`` with 413: at once when ``Content-Length``
     says so, else as soon as the streamed body passes the limit (the body is read up to the
     limit and then handed to the application: memory per request stays bounded)."""
 
     def __init__(self, app, max_bytes: int):
-        self.app = app
+        super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+    async def http(self, scope, receive, send):
         too_big = f"request body over {self.max_bytes:,} bytes"
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
@@ -161,7 +175,7 @@ def _has_body(scope) -> bool:
     )
 
 
-class RequestGuard:
+class RequestGuard(_HttpMiddleware):
     """What a browser must not be able to make this server do, checked before anything is
     read (plain ASGI: 404s and bad methods are guarded too):
 
@@ -178,12 +192,10 @@ class RequestGuard:
     """
 
     def __init__(self, app, hosts: AllowedHosts):
-        self.app = app
+        super().__init__(app)
         self.hosts = hosts
 
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+    async def http(self, scope, receive, send):
         refused = self.refusal(scope)
         if refused is not None:
             return await _send_json(send, *refused)
@@ -263,16 +275,14 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
-class MetricsMiddleware:
+class MetricsMiddleware(_HttpMiddleware):
     """Times every request and counts it in :class:`Metrics` by method, route and status."""
 
     def __init__(self, app, metrics: Metrics):
-        self.app = app
+        super().__init__(app)
         self.metrics = metrics
 
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
+    async def http(self, scope, receive, send):
         start = time.perf_counter()
         status = 500  # what the server's error handler answers
 

@@ -176,23 +176,8 @@ def _tokenize(buf, s, e, norm, tok, split, scripts):
             length = 1
             cp = b
         else:
-            # decode one UTF-8 sequence (surrogatepass bytes decode like any 3-byte form)
-            if b >= 0xF0:
-                length = 4
-                cp = b & 0x07
-            elif b >= 0xE0:
-                length = 3
-                cp = b & 0x0F
-            elif b >= 0xC0:
-                length = 2
-                cp = b & 0x1F
-            else:
-                length = 1
-                cp = b
-            if i + length > e:
-                length = e - i
-            for j in range(1, length):
-                cp = (cp << 6) | (buf[i + j] & 0x3F)
+            # one UTF-8 sequence (surrogatepass bytes decode like any 3-byte form), inlined
+            cp, length = _decode(buf, i, e)
             if length > 1 and _is_space(cp):
                 if in_tok:
                     t += 1

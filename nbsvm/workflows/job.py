@@ -60,31 +60,18 @@ def train_job(
     # hand over the only reference, so that fit can free the counts once used
     holder = [lexicon]
     del lexicon
+    # how both plain fits run (the lexicon is not among them: see holder)
+    fitting = {"callback": events, "max_memory": max_memory, "kept": kept, "checkpoint": checkpoint}
     t0 = time.perf_counter()
     if clf.auto or init:
         report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
     elif test_docs is not None:
         report = fit_and_evaluate(
-            clf,
-            docs,
-            test_docs,
-            lexicon=holder.pop(),
-            callback=events,
-            max_memory=max_memory,
-            kept=kept,
-            checkpoint=checkpoint,
-            history=history,
+            clf, docs, test_docs, lexicon=holder.pop(), history=history, **fitting
         )
     else:
         report = None
-        clf.fit_documents(
-            docs,
-            lexicon=holder.pop(),
-            callback=events,
-            max_memory=max_memory,
-            kept=kept,
-            checkpoint=checkpoint,
-        )
+        clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
     t1 = time.perf_counter()
     clf.save(output)
     t2 = time.perf_counter()

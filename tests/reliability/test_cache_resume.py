@@ -23,6 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import synthetic
+from testhelpers import Stop, stop_at, write_class_folders
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.data.cachestore import KeptCache, input_identity
 from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
@@ -108,10 +109,7 @@ def test_the_key_follows_the_inputs_and_the_hashing_settings(tmp_path):
 
 def test_an_aclimdb_folder_is_keyed_by_its_review_files(tmp_path):
     root = tmp_path / "split"
-    for label in ("pos", "neg"):
-        (root / label).mkdir(parents=True)
-        for i in range(3):
-            (root / label / f"{i}_7.txt").write_text(f"{label} review number {i}")
+    write_class_folders(root, "{i}_7.txt")
     before = input_identity(root)
     review = root / "neg" / "1_7.txt"
     st = review.stat()
@@ -223,17 +221,6 @@ def test_an_input_changed_while_read_is_not_kept(tmp_path):
 
 
 # -- checkpoints --------------------------------------------------------------------------
-class _Stop(Exception):
-    pass
-
-
-def _stop_at(epoch):
-    def callback(event):
-        if event["stage"] == "epoch" and event["epoch"] == epoch:
-            raise _Stop
-    return callback
-
-
 @pytest.mark.parametrize("optimizer", ["adagrad", "sgd"])
 @pytest.mark.parametrize("with_lexicon", [False, True], ids=["lexicon-pass", "given-lexicon"])
 def test_resume_gives_the_uninterrupted_model(tmp_path, optimizer, with_lexicon):
@@ -247,9 +234,9 @@ def test_resume_gives_the_uninterrupted_model(tmp_path, optimizer, with_lexicon)
     full = NBSVMClassifier(**kw).fit_documents(read_inputs([train]), lexicon=lexicon)
     full.save(tmp_path / "full.npz")
     ck = Checkpoint(tmp_path / "ck.npz", every=2, identity={"data": 1})
-    with pytest.raises(_Stop):              # killed during epoch 5: the last save was after 4
+    with pytest.raises(Stop):              # killed during epoch 5: the last save was after 4
         NBSVMClassifier(**kw).fit_documents(read_inputs([train]), lexicon=lexicon,
-                                            callback=_stop_at(5), checkpoint=ck)
+                                            callback=stop_at(5), checkpoint=ck)
     resumed = Checkpoint(tmp_path / "ck.npz", every=2, resume=True, identity={"data": 1})
     clf = NBSVMClassifier(**kw).fit_documents(read_inputs([train]), lexicon=lexicon,
                                               checkpoint=resumed)
@@ -298,8 +285,8 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path):
                 "reader": {"format": "auto", "text_col": "text", "label_col": "label",
                            "strict": False},
                 "lexicon": None}
-    with pytest.raises(_Stop):
-        NBSVMClassifier(**kw).fit_documents(read_inputs([train]), callback=_stop_at(3),
+    with pytest.raises(Stop):
+        NBSVMClassifier(**kw).fit_documents(read_inputs([train]), callback=stop_at(3),
                                             checkpoint=Checkpoint(ck, 2, identity=identity))
     saved = ck.read_bytes()
     out = _run(*base, "--epochs", "4", "--eta0", "0.5", "--resume", code=2)
@@ -330,9 +317,9 @@ def test_resume_without_a_checkpoint_starts_over_and_more_epochs_continue(tmp_pa
                 "reader": {"format": "auto", "text_col": "text", "label_col": "label",
                            "strict": False},
                 "lexicon": None}
-    with pytest.raises(_Stop):
+    with pytest.raises(Stop):
         NBSVMClassifier(epochs=3, **kw).fit_documents(
-            read_inputs([train]), callback=_stop_at(3),
+            read_inputs([train]), callback=stop_at(3),
             checkpoint=Checkpoint(ck, 2, identity=identity))
     out = _run("train", train, "-o", tmp_path / "g.npz", "--epochs", "5", "--resume",
                *common[:-1])

@@ -9,27 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from typer.testing import CliRunner
 
 from nbsvm import NBSVMClassifier
-from nbsvm.cli import app
 from nbsvm.io.tables import COLUMN_SEPARATOR
 from nbsvm.text.tokenize import tokenize
+from testhelpers import run_cli as run
 
-runner = CliRunner()
 GOOD = ["great fun film", "loved every minute", "a wonderful cast", "great acting"]
 BAD = ["awful dull film", "hated every minute", "a terrible cast", "awful acting"]
-
-
-class _Ran:
-    def __init__(self, result):
-        self.returncode, self.stdout, self.stderr = \
-            result.exit_code, result.stdout, result.stderr
-
-
-def run(*args):
-    """The real CLI, in this process (the typer app ``nbsvm`` runs; no interpreter start)."""
-    return _Ran(runner.invoke(app, [str(a) for a in args]))
 
 
 def labeled_lines(n=40) -> str:

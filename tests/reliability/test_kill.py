@@ -18,27 +18,17 @@ import numpy as np
 import pytest
 
 from nbsvm import NBSVMClassifier
+from testhelpers import write_long_corpus
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 PROBE = ["w1 w2 w3", "w4000 w17"]
 pytestmark = pytest.mark.skipif(not NBSVM.exists(), reason=f"no console script at {NBSVM}")
 
 
-def _corpus(path: Path, n_docs=3000, words=300, seed=0):
-    rng = np.random.default_rng(seed)
-    vocab = np.array([f"w{i}" for i in range(5000)])
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(n_docs):
-            ids = rng.integers(0, 5000, size=words)
-            if i % 2:
-                ids[:30] = rng.integers(0, 100, size=30)
-            fh.write(("pos" if i % 2 else "neg") + "\t" + " ".join(vocab[ids]) + "\n")
-
-
 @pytest.fixture
 def setup(tmp_path):
     data = tmp_path / "train.txt"
-    _corpus(data)
+    write_long_corpus(data)
     model = tmp_path / "models" / "model.npz"
     model.parent.mkdir()
     cache = tmp_path / "cache"
@@ -52,6 +42,21 @@ def setup(tmp_path):
 def _intact(model, before, scores):
     assert model.read_bytes() == before
     assert np.array_equal(NBSVMClassifier.load(model).decision_function(PROBE), scores)
+
+
+def _sigkill(proc, ready, why):
+    """SIGKILL ``proc`` once ``ready()`` returns; it must still be running then (else the
+    test fails, saying ``why()``). A process left running is killed in any case."""
+    try:
+        ready()
+        assert proc.poll() is None, why()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
 
 
 def _next_run_works(data, model, cache):
@@ -70,17 +75,12 @@ def test_sigkill_during_training(setup, when, delay):
                              "--epochs", "200", "--cache-dir", str(cache)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, PYTHONUNBUFFERED="1"))
-    try:
+
+    def ready():
         assert proc.stdout.readline().startswith("settings: ")   # fitting starts now
         time.sleep(delay)
-        assert proc.poll() is None, f"training ended before the kill ({when})"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+
+    _sigkill(proc, ready, lambda: f"training ended before the kill ({when})")
     _intact(model, before, scores)
     leftovers = [p.name for p in cache.iterdir()]
     assert all(name.startswith("nbsvm-") for name in leftovers), leftovers
@@ -110,19 +110,14 @@ def test_sigkill_while_saving(setup, tmp_path):
     """)
     proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-    try:
+
+    def ready():
         assert proc.stdout.readline().strip() == "writing"
         deadline = time.time() + 30           # kill once the temporary file is being written
         while not list(model.parent.glob(".model.npz.*.nbsvm-tmp")) and time.time() < deadline:
             time.sleep(0.05)
-        assert proc.poll() is None, proc.stderr.read()
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+
+    _sigkill(proc, ready, proc.stderr.read)
     _intact(model, before, scores)
     temps = list(model.parent.glob(".model.npz.*.nbsvm-tmp"))
     assert len(temps) == 1                      # the half-written file, under its own name

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from testhelpers import write_class_folders
+
 NBSVM = Path(sys.executable).parent / "nbsvm"
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,10 +74,7 @@ def test_an_output_that_is_a_read_file_is_refused(d, case):
 
 def test_an_output_inside_an_input_folder_is_refused(tmp_path):
     corpus = tmp_path / "corpus"
-    for label in ("pos", "neg"):
-        (corpus / label).mkdir(parents=True)
-        for i in range(3):
-            (corpus / label / f"{i}.txt").write_text(f"{label} review number {i}")
+    write_class_folders(corpus)
     target = corpus / "pos" / "0.txt"
     r = run("train", corpus, "-o", target, "--min-df", "1", "-q")
     assert r.returncode == 2 and "is an input" in r.stderr, r.stderr

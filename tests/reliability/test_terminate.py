@@ -9,27 +9,18 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conftest import shared_datasets
+from testhelpers import write_long_corpus
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
-
-
-def _corpus(path: Path, n_docs=6000, words=300, seed=0):
-    rng = np.random.default_rng(seed)
-    vocab = np.array([f"w{i}" for i in range(5000)])
-    with open(path, "w", encoding="utf-8") as fh:
-        for i in range(n_docs):
-            ids = rng.integers(0, 5000, size=words)
-            fh.write(("pos" if i % 2 else "neg") + "\t" + " ".join(vocab[ids]) + "\n")
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     d = tmp_path_factory.mktemp("terminate")
-    _corpus(d / "big.txt")
+    write_long_corpus(d / "big.txt", n_docs=6000, signal=False)
     r = subprocess.run([str(NBSVM), "train", str(d / "big.txt"), "-o", str(d / "m.npz"),
                         "--n-bits", "16", "--epochs", "1", "-q"], capture_output=True, text=True,
                        timeout=300)

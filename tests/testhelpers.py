@@ -1,0 +1,120 @@
+"""Helpers shared by tests of both folders (``tests/`` and ``tests/reliability/``, whose
+conftest puts ``tests/`` on the path): import as ``from testhelpers import ...``."""
+import tarfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba import njit
+
+from nbsvm import datasets
+from nbsvm.learners.losses import loss_dloss
+
+
+def write_long_corpus(path: Path, n_docs=3000, words=300, seed=0, signal=True):
+    """``pos``/``neg`` (in turn) ``<TAB>`` ``words`` random words of 5000, one document a
+    line: a corpus that trains long enough to be stopped midway. ``signal``: a weak one,
+    each positive document's first 30 words drawn from the first 100."""
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(5000)])
+    with open(path, "w", encoding="utf-8") as fh:
+        for i in range(n_docs):
+            ids = rng.integers(0, 5000, size=words)
+            if signal and i % 2:
+                ids[:30] = rng.integers(0, 100, size=30)
+            fh.write(("pos" if i % 2 else "neg") + "\t" + " ".join(vocab[ids]) + "\n")
+
+
+class Stop(Exception):
+    """What :func:`stop_at`'s callback raises."""
+
+
+def stop_at(epoch):
+    """A callback that interrupts training when ``epoch`` is done (after its checkpoint)."""
+    def callback(event):
+        if event["stage"] == "epoch" and event["epoch"] == epoch:
+            raise Stop
+    return callback
+
+
+class Ran:
+    """A CLI run's exit status and output, named as :func:`subprocess.run`'s."""
+
+    def __init__(self, result):
+        self.returncode, self.stdout, self.stderr = \
+            result.exit_code, result.stdout, result.stderr
+
+
+def run_cli(*args) -> Ran:
+    """The real CLI, in this process (the typer app ``nbsvm`` runs; no interpreter start)."""
+    from typer.testing import CliRunner
+
+    from nbsvm.cli import app
+
+    return Ran(CliRunner().invoke(app, [str(a) for a in args]))
+
+
+def shared_file(*parts: str) -> Path:
+    """A file of the shared corpora (:func:`nbsvm.datasets.shared_root`); the test is
+    skipped without it."""
+    path = datasets.shared_root().joinpath(*parts)
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    return path
+
+
+def blitzer_books(polarity: str) -> list[str]:
+    """The lines (ends kept) of Blitzer's processed books reviews of one polarity,
+    ``"positive"`` or ``"negative"``: real data in the sparse ``feature:count`` format."""
+    with tarfile.open(shared_file("blitzer_mds", "processed_acl_labeled.tar.gz")) as tar:
+        data = tar.extractfile(f"processed_acl/books/{polarity}.review").read()
+    return data.decode("latin-1").splitlines(keepends=True)
+
+
+def kept_cache(docs, hasher, keep, folder):
+    """A cache of the documents' buckets, without the buckets ``keep`` rules out (a model
+    drops them: they have no ratio). Same rows, so the same blocks when replaying."""
+    from nbsvm.data.batches import Batch, hash_batches
+    from nbsvm.data.cache import CacheWriter
+
+    writer = CacheWriter(folder, hasher)
+    for batch in hash_batches(iter(docs), hasher):
+        mask = keep[batch.ids]
+        kept = np.concatenate([[0], np.cumsum(mask)])
+        writer.add(Batch(batch.ids[mask], kept[batch.offsets].astype(np.int64), batch.labels,
+                         batch.sources, batch.lines))
+    return writer.close()
+
+
+def check_bad_line(read, good: str, line: str, says: str) -> list:
+    """``read`` (a line reader) refuses ``line`` after the ``good`` one with an error
+    matching ``says`` that names line 2, and with --skip-bad-lines skips it and counts it;
+    returns what it read then."""
+    import io
+
+    from nbsvm.errors import NBSVMError
+    from nbsvm.io.decoding import ReadStats
+
+    with pytest.raises(NBSVMError, match=says) as e:
+        list(read(io.StringIO(good + line + "\n")))
+    assert ":2:" in str(e.value)
+    stats = ReadStats(skip_bad=True)
+    docs = list(read(io.StringIO(good + line + "\n"), stats=stats))
+    assert stats.bad_lines == 1
+    return docs
+
+
+def write_class_folders(root: Path, name="{i}.txt"):
+    """A tiny folders corpus: ``root/pos`` and ``root/neg``, three reviews each (file
+    ``name`` formatted with their number)."""
+    for label in ("pos", "neg"):
+        (root / label).mkdir(parents=True)
+        for i in range(3):
+            (root / label / name.format(i=i)).write_text(f"{label} review number {i}")
+
+
+@njit
+def kernel_loss(kind, p, y):
+    """``(loss, derivative)`` by the losses' compiled kernel, called from compiled code as
+    the epochs call it."""
+    return loss_dloss(kind, p, y)
