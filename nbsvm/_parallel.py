@@ -29,6 +29,6 @@ def run_parts(work: Callable[[int], None], n_parts: int) -> None:
         raise errors[0]
 
 
-def two_ranges(n: int):
+def two_ranges(n: int) -> np.ndarray:
     """Bounds splitting ``0..n`` in two, one range per thread (the kernels release the GIL)."""
     return np.linspace(0, n, 3).astype(np.int64)

@@ -4,6 +4,7 @@ parameters are the arguments of ``__init__``, which only stores them."""
 from __future__ import annotations
 
 import inspect
+from typing import Any, Self
 
 from nbsvm.errors import NBSVMError
 
@@ -20,10 +21,10 @@ class Params:
             if p.name != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
         ]
 
-    def get_params(self, deep=True) -> dict:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {p: getattr(self, p) for p in self._param_names()}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> Self:
         names = self._param_names()
         for k, v in params.items():
             if k not in names:
@@ -56,3 +57,12 @@ def _same(value, default) -> bool:
         return bool(value == default)
     except Exception:  # arrays and the like: shown
         return False
+
+
+def store_params(estimator: Params, args: dict) -> None:
+    """Set each parameter of ``estimator`` (an argument of its ``__init__``) as the
+    attribute of its name, unchanged and in signature order: scikit-learn's rule that
+    ``__init__`` only stores its parameters, written once. ``args`` is that ``__init__``'s
+    ``locals()``, taken first thing."""
+    for name in type(estimator)._param_names():
+        setattr(estimator, name, args[name])

@@ -9,6 +9,9 @@ it never faults and never changes results.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -16,7 +19,9 @@ from numba.extending import intrinsic
 
 
 @intrinsic
-def prefetch_row(typingctx, arr, index):
+def prefetch_row(
+    typingctx: Any, arr: types.Type, index: types.Type
+) -> tuple[Any, Callable[..., Any]] | None:
     """Hint that ``arr[index]`` (1-D) or the row ``arr[index, :]`` (2-D) will be read soon.
 
     A 2-D row gets two hints, at its first and its last element: a 12-byte row (AdaGrad's

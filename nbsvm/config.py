@@ -1,5 +1,7 @@
 """Dtypes, defaults and limits in one place."""
 
+from typing import Any
+
 import numpy as np
 
 BUCKET_DTYPE = np.int32  # bucket ids in [0, 2**n_bits), n_bits <= 31
@@ -16,7 +18,7 @@ MIN_BITS, MAX_BITS = 1, 31
 # min_df=2 (pipelines/tune_min_df.py): validation accuracy within 0.1 point of keeping every
 # bucket (92.76% vs 92.86% for trigrams, 92.66% vs 92.46% for bigrams; one standard error is
 # about 0.37 point on 5,000 reviews) with 3.4x fewer weights and 30% less training time.
-DEFAULTS = dict(
+DEFAULTS: dict[str, Any] = dict(
     ngrams=3,
     n_bits=24,
     char_ngrams=0,
@@ -114,7 +116,7 @@ SHORT_DOCUMENT_NGRAMS = 16
 SHORT_TEXT_NGRAMS, SHORT_TEXT_CHARS, PEEK_DOCS = 100, 4, 2_000
 
 
-def data_default(name: str, corpus: dict):
+def data_default(name: str, corpus: dict) -> int | float | str:
     """The data-dependent default of ``min_df``, the two-class AdaGrad ``eta0`` or the
     two-class ``norm`` for a training set described by ``corpus`` (``documents``,
     ``ngrams``, ``median_ngrams``)."""

@@ -24,7 +24,7 @@ import shutil
 import tarfile
 import tempfile
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
@@ -233,7 +233,7 @@ class MissingCorpus(NBSVMError):
 _VERIFIED: dict = {}  # (path, size, mtime) -> sha256, so a process hashes a file once
 
 
-def sha256_of(path) -> str:
+def sha256_of(path: str | os.PathLike[str]) -> str:
     path = Path(path)
     st = path.stat()
     key = (str(path), st.st_size, st.st_mtime_ns)
@@ -301,7 +301,12 @@ def _unpack(path: Path, dest: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def prepare(name: str, data: Path | str | None = None, download: bool = True, notify=None) -> Path:
+def prepare(
+    name: str,
+    data: Path | str | None = None,
+    download: bool = True,
+    notify: Callable[[str], object] | None = None,
+) -> Path:
     """Unpack corpus ``name`` under ``data`` (default: the checkout's ``data/``) from its
     checked archives, or for IMDB from the official download when the shared archive is
     missing; returns the folder. A corpus prepared before (its marker file names the same

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import sys
+from typing import TypeVar
+
+_E = TypeVar("_E", bound=BaseException)
 
 
 class NBSVMError(Exception):
@@ -42,7 +45,7 @@ class NotFittedError(NBSVMError, ValueError, AttributeError):
 _INTEROP: dict = {}
 
 
-def interop(cls):
+def interop(cls: type[_E]) -> type[_E]:
     """``cls``, or, if ``sklearn.exceptions`` is already imported, a subclass of both
     ``cls`` and scikit-learn's class of the same name, so that ``except NotFittedError``
     and warning filters written against scikit-learn see ours. scikit-learn is never
@@ -71,7 +74,7 @@ def _rebuild(cls, args):
     return interop(cls)(*args)
 
 
-def not_fitted(obj) -> NotFittedError:
+def not_fitted(obj: object) -> NotFittedError:
     """The error for ``obj`` used before fitting (raise it)."""
     return interop(NotFittedError)(
         f"This {type(obj).__name__} instance is not fitted yet: call 'fit' (or load a "

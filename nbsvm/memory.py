@@ -46,7 +46,7 @@ SPILL_MIN_BYTES = 1 << 20
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
-def parse_size(text) -> int:
+def parse_size(text: str | int | float) -> int:
     """Bytes from ``"512M"``, ``"2G"``, ``"1.5GB"``, ``"300000000"`` (binary units).
 
     Examples
@@ -141,7 +141,7 @@ def fit_bytes(
     )
 
 
-def array_bytes(*objects) -> int:
+def array_bytes(*objects: object) -> int:
     """Bytes of the numpy arrays among the attributes of ``objects`` (one level down)."""
     total = 0
     for obj in objects:
@@ -152,7 +152,10 @@ def array_bytes(*objects) -> int:
 
 
 def check_fit_memory(
-    needed: int, max_memory=None, what: str = "training", more: int | None = None
+    needed: int,
+    max_memory: int | str | None = None,
+    what: str = "training",
+    more: int | None = None,
 ) -> None:
     """Refuse, saying what to change, when ``needed`` bytes (the process's peak) exceed
     ``max_memory`` (bytes or a size string), or when the bytes about to be allocated
@@ -176,7 +179,7 @@ def check_fit_memory(
         )
 
 
-def releasable_int32(shape) -> tuple[mmap.mmap, np.ndarray]:
+def releasable_int32(shape: int | tuple[int, ...]) -> tuple[mmap.mmap, np.ndarray]:
     """A zeroed int32 array in anonymous memory whose pages can be handed back to the OS
     piece by piece (``mm.madvise(mmap.MADV_DONTNEED, start, length)``; they read as zeros
     afterwards). Private: a shared mapping (mmap's default) would only unmap such pages
@@ -202,7 +205,7 @@ def _unshared(value: np.ndarray) -> bool:
 
 
 @contextmanager
-def spilled(*objects) -> Iterator[int]:
+def spilled(*objects: object) -> Iterator[int]:
     """While the block runs, the large numpy arrays among the attributes of ``objects`` (one
     level down, :data:`SPILL_MIN_BYTES` and over) live in a temporary file, not in memory,
     and are read back after it: room for a second model trained meanwhile (the held-out copy

@@ -121,6 +121,7 @@ def serve_command(
             allow_reload=allow_reload,
         )
         sock = bind_socket(host, port)  # a busy port fails now, before models load
+        target: Any  # the app itself, or with workers the factory's import string
         try:
             if workers == 1:
                 target = create_app(named, **config)  # a bad model file fails here

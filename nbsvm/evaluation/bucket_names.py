@@ -12,8 +12,11 @@ and ``zyx`` is listed as ``great | zyx``.
 
 from __future__ import annotations
 
+import os
 import random
 from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 from numba import njit
@@ -22,6 +25,13 @@ from nbsvm import memory
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _contribution_row
 from nbsvm.text._ngram_hits import _ngram_hits
+
+if TYPE_CHECKING:
+    from nbsvm.io.document import Document
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.text.hashing import Hasher
+
+_D = TypeVar("_D", bound="str | Document")
 
 SAMPLE_DOCS = 4096  # documents kept to name buckets with (about 5 MB of IMDB)
 SAMPLE_CHARS = 2048  # characters kept of each
@@ -56,7 +66,7 @@ class TextSample:
             if j < self.k:
                 self.texts[j] = text[: self.max_chars]
 
-    def wrap(self, docs):
+    def wrap(self, docs: Iterable[_D]) -> Iterator[_D]:
         """Yield ``docs`` unchanged, sampling each one's text (documents or plain strings)."""
         for d in docs:
             self.add(d if isinstance(d, str) else d.text)
@@ -87,7 +97,9 @@ def _strongest(C: np.ndarray, top: int) -> np.ndarray:
 STRONGEST_PART = memory.STRONGEST_PART
 
 
-def strongest_columns(clf, top: int = MAP_TOP, mean_abs=None) -> np.ndarray:
+def strongest_columns(
+    clf: NBSVMClassifier, top: int = MAP_TOP, mean_abs: np.ndarray | None = None
+) -> np.ndarray:
     """:func:`_strongest` of the model's float32 contributions as a bitmap of columns (bit
     ``c & 63`` of word ``c >> 6``), one output and :data:`STRONGEST_PART` columns at a
     time: the thresholds are the ``top``-th smallest and largest of every part's ``top``
@@ -137,7 +149,7 @@ def _bitmap_of_columns(remap, chosen, bitmap):
 
 
 def ngram_map(
-    clf, texts: list[str], top: int = MAP_TOP, per_bucket: int = PER_BUCKET
+    clf: NBSVMClassifier, texts: list[str], top: int = MAP_TOP, per_bucket: int = PER_BUCKET
 ) -> dict[int, list[tuple[str, int]]]:
     """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
     ``top`` strongest buckets of each sign (word n-grams only)."""
@@ -145,7 +157,11 @@ def ngram_map(
 
 
 def ngram_map_of(
-    chosen, remap, hasher, texts, per_bucket=PER_BUCKET
+    chosen: np.ndarray,
+    remap: np.ndarray | None,
+    hasher: Hasher,
+    texts: list[str],
+    per_bucket: int = PER_BUCKET,
 ) -> dict[int, list[tuple[str, int]]]:
     """:func:`ngram_map` from the bitmap of chosen model columns (:func:`strongest_columns`)
     and the bucket -> column ``remap`` (None: columns are buckets); runs without the model:
@@ -202,7 +218,9 @@ def encode_map(mapping: dict) -> dict[str, np.ndarray]:
     }
 
 
-def decode_map(arrays: dict, n_bits: int, path=None) -> dict[int, list[tuple[str, int]]]:
+def decode_map(
+    arrays: dict, n_bits: int, path: str | os.PathLike[str] | None = None
+) -> dict[int, list[tuple[str, int]]]:
     """Inverse of :func:`encode_map`, checking every array (the file may be crafted)."""
     names = ("map_buckets", "map_counts", "map_offsets", "map_text")
     if not all(k in arrays for k in names):

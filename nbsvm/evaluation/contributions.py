@@ -10,7 +10,14 @@ scaled to unit norm.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 def _backend_row(clf, k: int, out: np.ndarray) -> float:
@@ -50,7 +57,9 @@ def _contribution_row(clf, k: int, out: np.ndarray, mean_abs=None, lo: int = 0) 
     return b
 
 
-def contributions(clf, dtype=np.float64, mean_abs=None) -> tuple[np.ndarray, np.ndarray]:
+def contributions(
+    clf: NBSVMClassifier, dtype: DTypeLike = np.float64, mean_abs: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(C, const)``: ``C[k, column]`` is what a present bucket adds to output ``k``'s
     score, ``const[k]`` the score of an empty document (``dtype=np.float32``: faster, for
     ranking; ``mean_abs``: mean |w| per output for ``interpolate='weights'``, default the

@@ -21,6 +21,8 @@ from nbsvm.text.scripts import SPLIT_RE
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
 _SPLIT_TOKEN = re.compile(SPLIT_RE)
 
 
@@ -59,7 +61,7 @@ def _names(mapping: dict, bucket: int) -> str:
     return " | ".join(s for s, _ in found)
 
 
-def top_features_by_class(clf, top: int = 30):
+def top_features_by_class(clf: NBSVMClassifier, top: int = 30) -> pd.DataFrame:
     """Every class's ``top`` strongest buckets toward it (one output per class: a
     multi-class or multi-label model), as :func:`top_features` rows of direction
     ``positive``, class by class."""
@@ -70,7 +72,7 @@ def top_features_by_class(clf, top: int = 30):
     return pd.concat(frames, ignore_index=True)
 
 
-def top_features(clf, top: int = 30, cls=None):
+def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None) -> pd.DataFrame:
     """The ``top`` strongest buckets of each sign for class ``cls`` as a DataFrame:
     ``class, direction, rank, ngrams, bucket, ratio, weight, contribution`` (``class``: the
     class a positive contribution points to)."""
@@ -131,7 +133,7 @@ def top_features(clf, top: int = 30, cls=None):
     )
 
 
-def explain_text(clf, text: str, cls=None) -> Explanation:
+def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> Explanation:
     """Split ``text``'s score for class ``cls`` (default: the predicted class) n-gram by
     n-gram: ``{"class", "score", "constant", "ngrams": [{"ngram", "kind", "bucket",
     "contribution", "note"}]}``. Each bucket counts once (features are binarized): its
@@ -232,7 +234,7 @@ def shaded_html(explanation: dict) -> str:
     )
 
 
-def to_html(explanation) -> str:
+def to_html(explanation: dict | list[Explanation] | list[dict]) -> str:
     """An explanation (or a list of them, one section each) as a standalone HTML page
     (:func:`shaded_html`)."""
     if isinstance(explanation, list):

@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from nbsvm.evaluation.scoring import headline
 from nbsvm.io.document import Document
 
 if TYPE_CHECKING:  # the estimator is above: it is only passed in
+    from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -237,11 +238,11 @@ def fit_and_evaluate(
     model: NBSVMClassifier,
     train_docs: Iterable[Document],
     test_docs: Iterable[Document],
-    lexicon=None,
+    lexicon: NBLexicon | None = None,
     callback: Callable[[dict], None] | None = None,
-    max_memory=None,
+    max_memory: int | str | None = None,
     history: EpochHistory | None = None,
-    **fit_kw,
+    **fit_kw: Any,
 ) -> dict:
     """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run (``fit_kw``: more
     arguments of :meth:`~nbsvm.NBSVMClassifier.fit_documents`, e.g. ``kept``).

@@ -8,6 +8,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     import pandas as pd
+    from numpy.typing import ArrayLike
 
 
 def confusion_matrix(true_codes: np.ndarray, pred_codes: np.ndarray, n_classes: int) -> np.ndarray:
@@ -117,7 +118,7 @@ def add_sums(total: dict | None, part: dict) -> dict:
     return {k: total[k] + part[k] for k in total}
 
 
-def multilabel_counts(Y_true, Y_pred) -> dict:
+def multilabel_counts(Y_true: ArrayLike, Y_pred: ArrayLike) -> dict:
     """Sums for :func:`multilabel_report` from two ``(n_docs, n_labels)`` indicator matrices
     (true / non-zero = label present)."""
     T = np.asarray(Y_true) > 0
@@ -183,20 +184,20 @@ def multilabel_report(counts: dict, classes: list[str]) -> dict:
     )
 
 
-def hamming_loss(Y_true, Y_pred) -> float:
+def hamming_loss(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
     """Share of (document, label) decisions that are wrong."""
     c = multilabel_counts(Y_true, Y_pred)
     n, k = c["n_docs"], c["tp"].size
     return c["wrong"] / (n * k) if n and k else 0.0
 
 
-def subset_accuracy(Y_true, Y_pred) -> float:
+def subset_accuracy(Y_true: ArrayLike, Y_pred: ArrayLike) -> float:
     """Share of documents whose whole label set is right."""
     c = multilabel_counts(Y_true, Y_pred)
     return c["exact"] / c["n_docs"] if c["n_docs"] else 0.0
 
 
-def multilabel_f1(Y_true, Y_pred) -> tuple[float, float]:
+def multilabel_f1(Y_true: ArrayLike, Y_pred: ArrayLike) -> tuple[float, float]:
     """``(micro F1, macro F1)`` of two indicator matrices."""
     r = multilabel_report(
         multilabel_counts(Y_true, Y_pred), [str(i) for i in range(np.shape(Y_true)[1])]
@@ -204,7 +205,7 @@ def multilabel_f1(Y_true, Y_pred) -> tuple[float, float]:
     return r["micro_f1"], r["macro_f1"]
 
 
-def regression_sums(y_true, y_pred) -> dict:
+def regression_sums(y_true: ArrayLike, y_pred: ArrayLike) -> dict:
     """Sums for :func:`regression_report` (they add up over batches)."""
     y = np.asarray(y_true, dtype=np.float64)
     e = np.asarray(y_pred, dtype=np.float64) - y
@@ -239,15 +240,15 @@ def regression_report(sums: dict) -> dict:
     )
 
 
-def mean_squared_error(y_true, y_pred) -> float:
+def mean_squared_error(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     return regression_report(regression_sums(y_true, y_pred))["mse"]
 
 
-def mean_absolute_error(y_true, y_pred) -> float:
+def mean_absolute_error(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     return regression_report(regression_sums(y_true, y_pred))["mae"]
 
 
-def r2_score(y_true, y_pred) -> float:
+def r2_score(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     return regression_report(regression_sums(y_true, y_pred))["r2"]
 
 
@@ -285,7 +286,7 @@ def _need_both(y_true, what: str):
         raise ValueError(f"{what} needs both positive and negative examples")
 
 
-def roc_curve(y_true, scores):
+def roc_curve(y_true: ArrayLike, scores: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(fpr, tpr, thresholds)`` of a binary target (labels above 0 are positive: 1 or
     True, against 0, -1 or False), a point per distinct score from ``(0, 0)`` (threshold
     ``inf``) to ``(1, 1)``.
@@ -301,7 +302,7 @@ def roc_curve(y_true, scores):
     return (np.r_[0, fps] / fps[-1], np.r_[0, tps] / tps[-1], np.r_[np.inf, thresholds])
 
 
-def roc_auc(y_true, scores) -> float:
+def roc_auc(y_true: ArrayLike, scores: ArrayLike) -> float:
     """Area under the ROC curve (trapezoids; the probability that a random positive scores
     above a random negative, ties counting one half).
 
@@ -362,7 +363,9 @@ class AUCHistogram:
         return out
 
 
-def precision_recall_curve(y_true, scores):
+def precision_recall_curve(
+    y_true: ArrayLike, scores: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(precision, recall, thresholds)``, a point per distinct score from the highest
     threshold down, after a first point ``(1, 0)`` (threshold ``inf``)."""
     _need_both(y_true, "a precision-recall curve")
@@ -372,7 +375,7 @@ def precision_recall_curve(y_true, scores):
     return np.r_[1.0, precision], np.r_[0.0, recall], np.r_[np.inf, thresholds]
 
 
-def average_precision(y_true, scores) -> float:
+def average_precision(y_true: ArrayLike, scores: ArrayLike) -> float:
     """``sum_n (R_n - R_{n-1}) P_n`` over the thresholds (no interpolation).
 
     Examples

@@ -5,14 +5,31 @@ self-contained SVG without it (:func:`ogd_curves_svg`).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm.evaluation.plot import COLORS, _format, _new_figure, _save
 
+if TYPE_CHECKING:
+    from typing import TypeAlias
 
-def ogd_curves(series, best: float, path, y_max: float = 0.05, colors=None) -> Path:
+    #: one curve per setting: ``(label, after, before)``, cumulative mean squared errors
+    Series: TypeAlias = Sequence[
+        tuple[str, Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]
+    ]
+
+
+def ogd_curves(
+    series: Series,
+    best: float,
+    path: str | os.PathLike[str],
+    y_max: float = 0.05,
+    colors: Sequence[str] | None = None,
+) -> Path:
     """The iris OGD experiment's median curves (``series``: ``(label, after, before)`` per
     setting; cumulative mean squared error after / before each update) against the batch
     least-squares optimum ``best``, clipped to ``[0, y_max]``."""
@@ -35,7 +52,12 @@ def ogd_curves(series, best: float, path, y_max: float = 0.05, colors=None) -> P
 
 
 def ogd_curves_svg(
-    series, best: float, y_max: float = 0.05, width: int = 920, height: int = 460, colors=None
+    series: Series,
+    best: float,
+    y_max: float = 0.05,
+    width: int = 920,
+    height: int = 460,
+    colors: Sequence[str] | None = None,
 ) -> str:
     """:func:`ogd_curves` as a self-contained SVG document (a string; no matplotlib)."""
     colors = colors or [COLORS[0], COLORS[2], COLORS[4]]

@@ -11,7 +11,10 @@ temporary name and renamed, so an interrupted run leaves no partial figure.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +25,10 @@ from nbsvm.evaluation.metrics import (
     precision_recall_curve,
     roc_curve,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 
 MISSING = "plots need matplotlib: pip install 'nbsvm[plot]'"
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -48,7 +55,7 @@ def available() -> bool:
     return True
 
 
-def check(path) -> str:
+def check(path: str | os.PathLike[str]) -> str:
     """Raise :class:`NBSVMError` now (before a long run) if ``path`` cannot be written as a
     figure: an unknown suffix, or no matplotlib. Returns the format."""
     fmt = _format(path)
@@ -90,7 +97,7 @@ def _save(fig, path) -> Path:
 # ---- training ----------------------------------------------------------------------------
 
 
-def training_curve(history: dict, path, title: str | None = None) -> Path:
+def training_curve(history: dict, path: str | os.PathLike[str], title: str | None = None) -> Path:
     """Mean training loss per epoch and, when ``history`` has it, held-out accuracy per
     epoch on a second axis.
 
@@ -155,11 +162,11 @@ def training_curve(history: dict, path, title: str | None = None) -> Path:
 
 
 def roc_pr_confusion(
-    y_true,
-    scores,
-    classes,
-    path,
-    confusion=None,
+    y_true: ArrayLike,
+    scores: ArrayLike,
+    classes: Sequence[str],
+    path: str | os.PathLike[str],
+    confusion: ArrayLike | None = None,
     threshold: float = 0.0,
     title: str | None = None,
     reliability: dict | None = None,

@@ -4,7 +4,8 @@ evaluation and prediction on sparse-feature files with the settings they were tr
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,8 +41,10 @@ from nbsvm.learners.base import OnlineLearner
 if TYPE_CHECKING:
     import pandas as pd
 
+    from nbsvm.io.decoding import ReadStats
 
-def model_file_kind(path) -> str | None:
+
+def model_file_kind(path: str | os.PathLike[str]) -> str | None:
     """The ``kind`` in a model file's header (``"learner"``, ``"model"``...), ``None`` if
     the file has no readable header (the loaders then say what is wrong). Read by the
     loaders' own checks (a regular file, stored members within the file), so a link to
@@ -56,7 +59,7 @@ def model_file_kind(path) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def load_learner(path) -> OnlineLearner:
+def load_learner(path: str | os.PathLike[str]) -> OnlineLearner:
     model = OnlineLearner.load(path)
     if not hasattr(model, "n_features_in_"):
         raise NBSVMError("the learner in this file was never trained", path=str(path))
@@ -126,12 +129,12 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
 
 def evaluate_sparse(
     model: OnlineLearner,
-    inputs,
+    inputs: str | Path | Iterable[str | Path],
     fmt: str = "auto",
     batch_rows: int = BATCH_ROWS,
     callback: Callable[[dict], None] | None = None,
     strict: bool = False,
-    stats=None,
+    stats: ReadStats | None = None,
     encoding: str = "utf-8",
 ) -> dict:
     """Metrics of ``model`` on labeled sparse files, streaming in batches.
@@ -185,11 +188,11 @@ def evaluate_sparse(
 
 def predict_sparse(
     model: OnlineLearner,
-    inputs,
+    inputs: str | Path | Iterable[str | Path],
     fmt: str = "auto",
     batch_rows: int = BATCH_ROWS,
     strict: bool = False,
-    stats=None,
+    stats: ReadStats | None = None,
     encoding: str = "utf-8",
 ) -> Iterator[pd.DataFrame]:
     """One table per batch: ``source, line, [true_label,] label, score`` (classification;

@@ -45,15 +45,6 @@ from nbsvm.learners.targets import TargetsMixin
 TASKS = ("binary", "multiclass", "multilabel", "regression")
 
 
-def store_params(estimator: Params, args: dict) -> None:
-    """Set each parameter of ``estimator`` (an argument of its ``__init__``) as the
-    attribute of its name, unchanged and in signature order: scikit-learn's rule that
-    ``__init__`` only stores its parameters, written once. ``args`` is that ``__init__``'s
-    ``locals()``, taken first thing."""
-    for name in type(estimator)._param_names():
-        setattr(estimator, name, args[name])
-
-
 class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
     """Base class of the backend learners, following scikit-learn's estimator conventions:
     ``__init__`` only stores parameters (read back from its signature, :class:`~nbsvm.

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbsvm._params import store_params
 from nbsvm.compat import UnavailableMethod, available_if
 from nbsvm.learners._linear_sgd import _LinearSGD
-from nbsvm.learners.base import store_params
 from nbsvm.learners.losses import CLASSIFICATION_LOSSES, REGRESSION_LOSSES
 
 _PARAMS_DOC = """

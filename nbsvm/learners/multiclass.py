@@ -22,8 +22,9 @@ import math
 
 import numpy as np
 
+from nbsvm._params import store_params
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import OnlineLearner, store_params
+from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.kernels import multi as K
 from nbsvm.learners.registry import resolve
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbsvm._params import store_params
 from nbsvm.data.rows import SparseRows, csr_dot
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import OnlineLearner, store_params
+from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.kernels import projected
 
 

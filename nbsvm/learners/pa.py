@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from nbsvm._params import store_params
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import store_params
 from nbsvm.learners.kernels import multi as K
 from nbsvm.learners.losses import PA_RULES
 from nbsvm.learners.multiclass import LinearOutputs, check_positive, choose

@@ -14,9 +14,10 @@ import numbers
 
 import numpy as np
 
+from nbsvm._params import store_params
 from nbsvm.data.rows import csr_dot
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.base import OnlineLearner, store_params
+from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.kernels import projected
 
 

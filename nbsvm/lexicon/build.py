@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.text.hashing import Hasher
 
+if TYPE_CHECKING:
+    from nbsvm.io.document import Document
+
 
 def build_lexicon(
-    docs,
+    docs: Iterable[Document],
     hasher: Hasher,
     alpha: float = 1.0,
-    callback=None,
+    callback: Callable[[dict], None] | None = None,
     lexicon: NBLexicon | None = None,
     corpus: dict | None = None,
 ) -> NBLexicon:

@@ -11,7 +11,7 @@ from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.nblexicon import NBLexicon
 
 
-def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
+def fill_label_ratios(S: np.ndarray, counts: np.ndarray, kept_df: np.ndarray, alpha: float) -> None:
     """Multi-label NB ratios into ``S[k, c, 0]``: label ``k``'s documents holding column
     ``c`` (``counts[k, c]``) against the others holding it (``kept_df[c] - counts[k, c]``),
     norms over the kept columns, as for one-vs-rest."""
@@ -28,7 +28,9 @@ def fill_label_ratios(S: np.ndarray, counts, kept_df, alpha: float) -> None:
     run_parts(fill, 2)
 
 
-def label_set_counts(lexicon: NBLexicon, classes: list, min_df: int):
+def label_set_counts(
+    lexicon: NBLexicon, classes: list, min_df: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """A lexicon of label-set keys (``a,b``) as per-label counts: ``(buckets, counts,
     kept_df, docs, n_seen)``: the buckets seen in at least ``min_df`` documents, each
     label's documents holding them (the sum over the keys that hold the label), each

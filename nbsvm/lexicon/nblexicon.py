@@ -10,7 +10,9 @@ against ``classes_[0]``); with more, one per class against the rest.
 from __future__ import annotations
 
 import mmap
-from typing import cast
+import os
+from collections.abc import Iterable
+from typing import Any, cast
 
 import numpy as np
 
@@ -76,7 +78,9 @@ class NBLexicon:
             self._docs_store = np.zeros(2, dtype=np.int64)
 
     @classmethod
-    def counting_in(cls, hasher: Hasher, alpha: float, store: np.ndarray, mm):
+    def counting_in(
+        cls, hasher: Hasher, alpha: float, store: np.ndarray, mm: mmap.mmap | None
+    ) -> NBLexicon:
         """An empty lexicon that counts its first two classes in ``store`` (lent by a
         trainer that reuses the memory; see :meth:`_init_state`)."""
         lexicon = cls(hasher, alpha=alpha)
@@ -164,7 +168,7 @@ class NBLexicon:
             self._pairs.add(ids, offsets, codes)
             np.add.at(self._docs_store, codes, 1)
 
-    def partial_fit(self, texts, labels):
+    def partial_fit(self, texts: Iterable[str], labels: Iterable[Any]) -> NBLexicon:
         texts = list(texts)
         codes = np.asarray([self.code_of(str(label)) for label in labels], dtype=np.int32)
         if len(codes) != len(texts):
@@ -174,7 +178,7 @@ class NBLexicon:
             self.add_batch(ids, offsets, codes)
         return self
 
-    def fit(self, texts, labels):
+    def fit(self, texts: Iterable[str], labels: Iterable[Any]) -> NBLexicon:
         for attr in ("_labels", "_store", "_mm", "_pairs", "_docs_store"):
             self.__dict__.pop(attr, None)
         return self.partial_fit(texts, labels)
@@ -282,18 +286,24 @@ class NBLexicon:
             class_counts=self.class_counts_.tolist(),
         )
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Save sparsely (only seen buckets) with the settings, atomically."""
         seen, rows = self.compact()
         save_npz(path, "lexicon", self.header(), {"buckets": seen, "counts": rows})
 
     @classmethod
-    def load(cls, path) -> NBLexicon:
+    def load(cls, path: str | os.PathLike[str]) -> NBLexicon:
         header, arrays = load_npz(path, "lexicon")
         return cls.from_parts(header, arrays.get("buckets"), arrays.get("counts"), path)
 
     @classmethod
-    def from_parts(cls, header, buckets, counts, path) -> NBLexicon:
+    def from_parts(
+        cls,
+        header: Any,
+        buckets: np.ndarray | None,
+        counts: np.ndarray | None,
+        path: str | os.PathLike[str],
+    ) -> NBLexicon:
         """A lexicon from what :meth:`save` writes (a lexicon file, or the part of a model
         file that keeps its counts), every value checked."""
         try:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import shutil
 import tempfile
 import time
@@ -65,6 +66,9 @@ from nbsvm.text.scripts import SPLIT_CHAR_RE
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from nbsvm.models._types import Callback, Documents, MemoryLimit
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 CHUNK = 512  # documents read and hashed at a time
 N_PARTS = 10  # seeded parts; a fold validates two of them
@@ -284,7 +288,7 @@ def auto_search(
     *,
     time_budget: float = 60.0,
     seed: int = 0,
-    workdir=None,
+    workdir: str | os.PathLike[str] | None = None,
     callback: Callable[[dict], None] | None = None,
 ) -> AutoResult:
     """Search settings of ``estimator`` (the class, :class:`~nbsvm.NBSVMClassifier`) for
@@ -703,7 +707,12 @@ def describe(changed: dict) -> str:
     )
 
 
-def auto_fit(model, docs, callback=None, max_memory=None) -> AutoResult:
+def auto_fit(
+    model: NBSVMClassifier,
+    docs: Documents,
+    callback: Callback | None = None,
+    max_memory: MemoryLimit | None = None,
+) -> AutoResult:
     """``model.fit_documents(docs)`` with ``auto``: search (:func:`auto_search`), set the
     chosen parameters on ``model``, train it on all the documents (read again), and record
     the search in ``model.auto_`` (its table in ``model.auto_table_``)."""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -32,6 +33,10 @@ from nbsvm.io.document import Document, rereadable
 from nbsvm.io.labels import label_set
 from nbsvm.learners.calibrator import Calibrator, ReliabilityHistogram
 from nbsvm.memory import array_bytes, parse_size, spilled
+
+if TYPE_CHECKING:
+    from nbsvm.models._types import Documents, MemoryLimit
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 HELD_OUT_EVERY = 10
 MAX_HELD_OUT = 50_000
@@ -57,7 +62,7 @@ def split(
             yield doc
 
 
-def check_seen(model, label, flag: str, **where) -> None:
+def check_seen(model: NBSVMClassifier, label: str, flag: str, **where: Any) -> None:
     """Refuse a held-out document with a class the model trained without (every document
     of it fell in the held-out part): the held-out measure would not cover the model's
     outputs, or the model would silently lack the class."""
@@ -90,7 +95,9 @@ def _truth(model, labels) -> np.ndarray:
     return truth
 
 
-def held_out_scores(model, docs: Iterable[Document]) -> tuple[np.ndarray, np.ndarray]:
+def held_out_scores(
+    model: NBSVMClassifier, docs: Iterable[Document]
+) -> tuple[np.ndarray, np.ndarray]:
     """A fitted model's scores ``(n, n_outputs)`` of ``docs`` and their truth (as
     :func:`_truth`)."""
     parts: list[np.ndarray] = []
@@ -107,7 +114,9 @@ def held_out_scores(model, docs: Iterable[Document]) -> tuple[np.ndarray, np.nda
     return scores, np.concatenate(truth)
 
 
-def reliability(model, calibrator, scores, truth) -> dict:
+def reliability(
+    model: NBSVMClassifier, calibrator: Calibrator, scores: np.ndarray, truth: np.ndarray
+) -> dict:
     """Expected calibration error of the held-out scores before (the loss's probabilities;
     the logistic of the score for a loss without them) and after calibration (two-fold:
     each half calibrated by a calibrator fitted on the other)."""
@@ -128,9 +137,9 @@ def reliability(model, calibrator, scores, truth) -> dict:
     if model.has_proba(own=True):
         before = model.proba_of(scores, own=True)
     else:
-        before = Calibrator("sigmoid", model.multilabel)
-        before.knots_ = [np.array([1.0, 0.0])] * scores.shape[1]  # plain logistic
-        before = before.probabilities(scores)
+        logistic = Calibrator("sigmoid", model.multilabel)
+        logistic.knots_ = [np.array([1.0, 0.0])] * scores.shape[1]  # plain logistic
+        before = logistic.probabilities(scores)
     # after: two-fold on the held-out scores (the calibrator's own fit set would flatter it)
     half = np.arange(len(scores)) % 2 == 0
     if len(scores) < 4:  # a half of one document cannot be fitted: no honest figure
@@ -143,7 +152,10 @@ def reliability(model, calibrator, scores, truth) -> dict:
 
 
 def calibrated_fit(
-    model, docs, callback: Callable[[dict], None] | None = None, max_memory=None
+    model: NBSVMClassifier,
+    docs: Documents,
+    callback: Callable[[dict], None] | None = None,
+    max_memory: MemoryLimit | None = None,
 ) -> dict:
     """Fit ``model`` (its ``calibrate`` method set) on ``docs`` with a calibrator, as the
     module docstring says; returns what :func:`reliability` measured (also kept in
@@ -159,11 +171,13 @@ def calibrated_fit(
             lambda: split(reread(), seed, held=False), callback=callback, max_memory=max_memory
         )
         scores, truth = held_out_scores(model, split(reread(), seed, held=True))
-        calibrator = Calibrator(method, model.multilabel).fit(scores, truth)
+        calibrator = Calibrator(cast(str, method), model.multilabel).fit(scores, truth)
         rep = reliability(model, calibrator, scores, truth)
         rep["seconds"] = round(time.perf_counter() - t0, 3)  # the extra training and fit
         notify({"stage": "calibrated", "docs": rep["held_out"], **rep, "method": method})
-        auto = {k: model.__dict__[k] for k in ("auto_", "auto_table_") if k in model.__dict__}
+        auto: dict[str, Any] = {
+            k: model.__dict__[k] for k in ("auto_", "auto_table_") if k in model.__dict__
+        }
         chose_auto = model.auto
         model.set_params(auto=False)  # the settings --auto chose are the model's now
         model.fit_documents(reread, callback=callback, max_memory=max_memory)
@@ -176,7 +190,7 @@ def calibrated_fit(
     return rep
 
 
-def needs_calibration(model) -> str | None:
+def needs_calibration(model: NBSVMClassifier) -> str | None:
     """Why ``calibrate='auto'`` calibrates this fitted model (None: it does not): the
     built-in learner, one label per document, counts not kept for further training (a
     calibrated model cannot be continued), at least :data:`AUTO_MIN_DOCS` documents, and
@@ -196,10 +210,10 @@ def needs_calibration(model) -> str | None:
 
 
 def auto_calibrate(
-    model,
+    model: NBSVMClassifier,
     reread: Callable[[], Iterable[Document]] | None,
     callback: Callable[[dict], None] | None = None,
-    max_memory=None,
+    max_memory: MemoryLimit | None = None,
 ) -> None:
     """``calibrate='auto'`` after ``model`` was fitted on all the documents: where
     :func:`needs_calibration` says so, a copy with the same settings trains without the

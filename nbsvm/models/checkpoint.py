@@ -20,8 +20,10 @@ model is bit-identical to an uninterrupted run (tested).
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,11 +33,16 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.learners.reduction import NBReduction
 
+if TYPE_CHECKING:
+    from nbsvm.data.cachestore import KeptCache
+    from nbsvm.learners.base import OnlineLearner
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
 KIND = "checkpoint"
 UNFINGERPRINTED = ("epochs", "threads", "cache_dir")  # may change between run and resume
 
 
-def checkpoint_path(output) -> Path:
+def checkpoint_path(output: str | os.PathLike[str]) -> Path:
     """Where the checkpoints of a model written to ``output`` go: ``model.checkpoint.npz``."""
     out = Path(output)
     stem = out.name[:-4] if out.name.endswith(".npz") else out.name
@@ -69,7 +76,14 @@ class Checkpoint:
 
     @classmethod
     def for_run(
-        cls, output, every: int, resume: bool, inputs, reader: dict, lexicon=None, kept=None
+        cls,
+        output: str | os.PathLike[str],
+        every: int,
+        resume: bool,
+        inputs: Iterable[str | os.PathLike[str]],
+        reader: dict,
+        lexicon: str | os.PathLike[str] | None = None,
+        kept: KeptCache | None = None,
     ) -> Checkpoint:
         """The checkpoint of a training run writing ``output``, identified by its inputs
         (paths, sizes, mtimes), the reader settings and the lexicon file, if any. ``kept``:
@@ -166,12 +180,17 @@ class Checkpoint:
     # ---- a backend learner trained by nbsvm learn ----
 
     def save_learner(
-        self, learner, settings: dict, epoch: int, rng: np.random.Generator, history: list
+        self,
+        learner: OnlineLearner,
+        settings: dict,
+        epoch: int,
+        rng: np.random.Generator,
+        history: list,
     ) -> None:
         header, arrays = learner.saved_parts()
         self.write(settings, epoch, rng, {"learner": header, "history": history}, arrays)
 
-    def load_learner(self, settings: dict, epochs: int):
+    def load_learner(self, settings: dict, epochs: int) -> tuple[OnlineLearner, int, dict] | None:
         """``(learner, epoch, header)`` from the checkpoint, or None (see :meth:`read`)."""
         from nbsvm.learners.base import OnlineLearner
 
@@ -188,7 +207,7 @@ class Checkpoint:
 
     # ---- NBSVM: the built-in learner's arrays (and a backend learner's state) ----
 
-    def save(self, clf, epoch: int, rng: np.random.Generator) -> None:
+    def save(self, clf: NBSVMClassifier, epoch: int, rng: np.random.Generator) -> None:
         learner = clf.linear_
         header = {"classes": list(clf.classes_), "n_docs": int(clf.n_docs_)}
         arrays = {"S": learner.S_, "state": learner.state_}
@@ -197,7 +216,7 @@ class Checkpoint:
             arrays.update(own)
         self.write(clf.get_params(), epoch, rng, header, arrays)
 
-    def load(self, clf) -> dict | None:
+    def load(self, clf: NBSVMClassifier) -> dict | None:
         """The saved state if resuming and a checkpoint exists; refuses another run's."""
         found = self.read(clf.get_params(), clf.epochs)  # epochs None: known with the classes
         if found is None:
@@ -225,7 +244,7 @@ class Checkpoint:
                 path=str(self.path),
             )
 
-    def restore(self, clf, saved: dict, rng: np.random.Generator) -> int:
+    def restore(self, clf: NBSVMClassifier, saved: dict, rng: np.random.Generator) -> int:
         """Put ``saved`` into ``clf``'s learner and ``rng``; return the epoch to start after.
 
         The NB ratios (column 0 of ``S``) were computed from the data again: they must equal

@@ -26,7 +26,7 @@ import numpy as np
 
 from nbsvm._parallel import run_parts, two_ranges
 from nbsvm.data.batches import hash_batches
-from nbsvm.data.cache import FeatureCache
+from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import classes_of, label_lists
 from nbsvm.learners.sgd import LinearSGD
@@ -38,6 +38,9 @@ from nbsvm.memory import check_fit_memory, fit_bytes, row_width
 from nbsvm.models.learner_setup import new_linear, output_weights
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from nbsvm.io.document import Document
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -105,11 +108,13 @@ class ColumnBuilder:
     def _per_class(self, n_labels: int) -> bool:
         return n_labels <= 2 and not self.model.multilabel
 
-    def hashing_pass(self, docs, writer, store, mm):
+    def hashing_pass(
+        self, docs: Iterable[Document], writer: CacheWriter, store: np.ndarray, mm: mmap.mmap
+    ) -> tuple[NBLexicon | None, FeatureCache, np.ndarray | None]:
         """Hash every document once, writing the cache and counting: per class while there
         are two (a lexicon counting in ``store``, lent), then per bucket only (``df``).
         Returns ``(lexicon or None, cache, df or None)``."""
-        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm)
+        lexicon: NBLexicon | None = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm)
         df = None
         with writer:
             n = 0
@@ -117,7 +122,7 @@ class ColumnBuilder:
                 codes = writer.add(batch)
                 if df is None and not self._per_class(len(writer.labels)):
                     df, lexicon = _to_df(store, mm), None
-                if df is None:
+                if lexicon is not None:  # still counting per class (df is None)
                     for label in writer.labels[lexicon.n_labels :]:
                         lexicon.code_of(label)  # same first-appearance order as the cache
                     lexicon.add_batch(batch.ids, batch.offsets, codes)
@@ -128,7 +133,9 @@ class ColumnBuilder:
             cache = writer.close()
         return lexicon, _nonempty(cache), df
 
-    def count_cache(self, cache: FeatureCache, store, mm):
+    def count_cache(
+        self, cache: FeatureCache, store: np.ndarray, mm: mmap.mmap
+    ) -> tuple[NBLexicon | None, np.ndarray | None]:
         """What :meth:`hashing_pass` counts, from a kept cache (its ids are each document's
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
         two = self._per_class(len(cache.labels))
@@ -152,7 +159,9 @@ class ColumnBuilder:
         return lexicon, df
 
     # -- per class, from a lexicon ------------------------------------------------------------
-    def from_lexicon(self, lexicon: NBLexicon, mm=None, alpha=None) -> Columns:
+    def from_lexicon(
+        self, lexicon: NBLexicon, mm: mmap.mmap | None = None, alpha: float | None = None
+    ) -> Columns:
         """Columns from a lexicon's per-class counts: its dense rows (two classes), or its
         counts over the buckets seen (sparse, more classes). With ``mm`` (the releasable
         memory two classes were counted in), the positive class's row is overwritten by

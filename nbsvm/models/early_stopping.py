@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
@@ -26,6 +27,10 @@ from nbsvm.evaluation.heldout import accuracy_now
 from nbsvm.io.document import rereadable
 from nbsvm.models.calibrate import check_seen, split
 from nbsvm.models.fitting import Fit
+
+if TYPE_CHECKING:
+    from nbsvm.models._types import Callback, Documents, MemoryLimit
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 class EarlyStopping:
@@ -119,7 +124,12 @@ class EarlyStopping:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def fit_early_stopping(model, docs, callback=None, max_memory=None) -> dict:
+def fit_early_stopping(
+    model: NBSVMClassifier,
+    docs: Documents,
+    callback: Callback | None = None,
+    max_memory: MemoryLimit | None = None,
+) -> dict:
     """``model.fit_documents(docs)`` with ``early_stopping`` (see the module docstring);
     returns what :meth:`EarlyStopping.finish` says (also ``model.validation_``)."""
 

@@ -40,6 +40,7 @@ from nbsvm.models.learner_setup import codes_for, epochs_for, positive_codes, ta
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache, ReadyCache
     from nbsvm.models.checkpoint import Checkpoint
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 def read_sample(cache: FeatureCache) -> list[str]:
@@ -345,7 +346,7 @@ class Fit:
         return future
 
 
-def transfer_state(source, model) -> int:
+def transfer_state(source: NBSVMClassifier, model: NBSVMClassifier) -> int:
     """Start ``model``'s columns from ``source``'s (a fitted model with a column map) for the
     buckets both have: weight, AdaGrad sum; and the scalars (bias, step counter, bias sum).
     Returns how many buckets were carried over."""

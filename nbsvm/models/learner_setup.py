@@ -6,6 +6,7 @@ learned state and its public methods."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -99,7 +100,7 @@ def check_labels(model: NBSVMClassifier, labels: list, first_seen: list) -> None
             )
 
 
-def targets_in(model: NBSVMClassifier, cache: FeatureCache):
+def targets_in(model: NBSVMClassifier, cache: FeatureCache) -> np.ndarray | list[int]:
     """Each output's positive class as a code of the cache (-1: absent from the data)."""
     if model.multilabel:  # codes are label sets: a membership matrix
         for key, where in zip(cache.labels, cache.first_seen):
@@ -110,7 +111,7 @@ def targets_in(model: NBSVMClassifier, cache: FeatureCache):
     return [code.get(model.classes_[k], -1) for k in positive_codes(model)]
 
 
-def epochs_for(model: NBSVMClassifier, notify) -> Epochs:
+def epochs_for(model: NBSVMClassifier, notify: Callable[[dict], None]) -> Epochs:
     """The epoch driver of this model's learner (the built-in one, or the backend's)."""
     return Epochs(
         model.linear_,

@@ -11,7 +11,8 @@ every shape, dtype and value the kernels rely on, the classes against the arrays
 
 from __future__ import annotations
 
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import quantize
 from nbsvm.models.learner_setup import new_linear, output_weights
 from nbsvm.text.hashing import Hasher
+
+if TYPE_CHECKING:
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 #: parameters saved under an older name -> their name now
 RENAMED = {"l2": "lam"}
@@ -123,7 +127,7 @@ def _stored_parts(clf):
         yield (at + lo).astype(BUCKET_DTYPE), part[at]
 
 
-def save_model(clf, path) -> None:
+def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
     """Write ``clf`` (a fitted :class:`~nbsvm.NBSVMClassifier`) to ``path`` atomically: seen
     buckets only, as .npz with a JSON header."""
     clf.check_fitted()
@@ -290,7 +294,7 @@ def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> 
             clf.calibration_report_ = report
 
 
-def load_model(cls, path):
+def load_model(cls: type[NBSVMClassifier], path: str | os.PathLike[str]) -> NBSVMClassifier:
     """A model of class ``cls`` read from ``path``, every array checked against the header
     (a corrupted or crafted file is an error naming it, never a crash in a kernel)."""
     header, arrays = load_npz(path, "model")

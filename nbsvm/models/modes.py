@@ -9,11 +9,20 @@ parameter cleared (calibration around early stopping, say), or through
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from nbsvm.errors import NBSVMError
 from nbsvm.models.auto import auto_fit
 from nbsvm.models.calibrate import calibrated_fit
 from nbsvm.models.early_stopping import fit_early_stopping
 from nbsvm.models.warm import fit_keeping_counts
+
+if TYPE_CHECKING:
+    from nbsvm.data.cachestore import KeptCache, ReadyCache
+    from nbsvm.lexicon.nblexicon import NBLexicon
+    from nbsvm.models._types import Callback, Documents, MemoryLimit
+    from nbsvm.models.checkpoint import Checkpoint
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 #: parameter -> (what it does that a prepared start would skip, its runner)
 MODES = {
@@ -30,26 +39,35 @@ EXCLUSIVE = {
 }
 
 
-def mode_of(model) -> str | None:
+def mode_of(model: NBSVMClassifier) -> str | None:
     """The first mode ``model`` has set (in :data:`MODES` order), or None.
     ``calibrate='auto'`` is not one: it calibrates after an ordinary fit, where it can
     (:func:`nbsvm.models.calibrate.auto_calibrate`)."""
     return next((name for name in MODES if mode_of_named(model, name)), None)
 
 
-def mode_of_named(model, name: str) -> bool:
+def mode_of_named(model: NBSVMClassifier, name: str) -> bool:
     """Whether mode ``name`` is set (``calibrate='auto'`` is not a mode)."""
     return bool(getattr(model, name)) and not (name == "calibrate" and model.calibrate == "auto")
 
 
-def check_modes(model) -> None:
+def check_modes(model: NBSVMClassifier) -> None:
     """Refuse modes that cannot go together."""
     for (a, b), instead in EXCLUSIVE.items():
         if mode_of_named(model, a) and mode_of_named(model, b):
             raise NBSVMError(f"{b} is not available with {a}: {instead}")
 
 
-def run_mode(model, name: str, docs, lexicon, kept, checkpoint, callback, max_memory) -> None:
+def run_mode(
+    model: NBSVMClassifier,
+    name: str,
+    docs: Documents,
+    lexicon: NBLexicon | None,
+    kept: KeptCache | ReadyCache | None,
+    checkpoint: Checkpoint | None,
+    callback: Callback | None,
+    max_memory: MemoryLimit | None,
+) -> None:
     """Train ``model`` in mode ``name`` (see the module docstring)."""
     model.validate()
     check_modes(model)

@@ -32,12 +32,13 @@ bucket-to-column map and the other is returned to the OS, so the peak is about
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
-from nbsvm._params import Params
+from nbsvm._params import Params, store_params
 from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
@@ -53,11 +54,15 @@ from nbsvm.models.modes import mode_of, run_mode
 from nbsvm.models.partial import partial_fit
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from nbsvm.data.batches import Batch
     from nbsvm.data.cachestore import KeptCache, ReadyCache
+    from nbsvm.learners.calibrator import Calibrator
     from nbsvm.learners.reduction import NBReduction
     from nbsvm.learners.sgd import LinearSGD
     from nbsvm.learners.targets import Labels
+    from nbsvm.models._types import Callback, Documents, LabelValues, MemoryLimit, Texts
     from nbsvm.models.checkpoint import Checkpoint
     from nbsvm.text.hashing import Hasher
 
@@ -252,6 +257,7 @@ class NBSVMClassifier(Params):
         epochs: int | None
         seed: int
         threads: int
+        cache_dir: str | None
         weighting: str
         norm: str | None
         learner: str | None
@@ -281,6 +287,13 @@ class NBSVMClassifier(Params):
         n_seen_buckets_: int
         timings_: dict
         ngram_map_: dict[int, list[tuple[str, int]]]
+        calibration_report_: dict
+        validation_: dict
+        eta0_: float
+        lexicon_: NBLexicon
+        quantized_: dict
+        auto_: dict
+        auto_table_: pd.DataFrame
 
     def __init__(
         self,
@@ -319,40 +332,7 @@ class NBSVMClassifier(Params):
         nfkc=DEFAULTS["nfkc"],
         long_words=DEFAULTS["long_words"],
     ):
-        self.ngrams = ngrams
-        self.n_bits = n_bits
-        self.char_ngrams = char_ngrams
-        self.hash_seed = hash_seed
-        self.alpha = alpha
-        self.min_df = min_df
-        self.loss = loss
-        self.optimizer = optimizer
-        self.eta0 = eta0
-        self.lam = lam
-        self.beta = beta
-        self.interpolate = interpolate
-        self.epochs = epochs
-        self.seed = seed
-        self.threads = threads
-        self.cache_dir = cache_dir
-        self.weighting = weighting
-        self.norm = norm
-        self.learner = learner
-        self.multilabel = multilabel
-        self.auto = auto
-        self.time_budget = time_budget
-        self.auto_metric = auto_metric
-        self.calibrate = calibrate
-        self.class_weight = class_weight
-        self.keep_counts = keep_counts
-        self.char_min = char_min
-        self.lowercase = lowercase
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.split_scripts = split_scripts
-        self.nfkc = nfkc
-        self.long_words = long_words
+        store_params(self, locals())
 
     # -- scikit-learn protocol (scikit-learn is never imported unless it asks) -------------
     def __sklearn_tags__(self):
@@ -370,7 +350,12 @@ class NBSVMClassifier(Params):
 
     # -- training -------------------------------------------------------------------------
     def fit(
-        self, X, y=None, *, text_col: str = "text", label_col: str = "label"
+        self,
+        X: Texts,
+        y: LabelValues | None = None,
+        *,
+        text_col: str = "text",
+        label_col: str = "label",
     ) -> NBSVMClassifier:
         """Fit on texts ``X`` and labels ``y``.
 
@@ -413,7 +398,7 @@ class NBSVMClassifier(Params):
         docs: Iterable[Document] | Callable[[], Iterable[Document]],
         lexicon: NBLexicon | None = None,
         callback: Callable[[dict], None] | None = None,
-        max_memory=None,
+        max_memory: MemoryLimit | None = None,
         kept: KeptCache | ReadyCache | None = None,
         checkpoint: Checkpoint | None = None,
     ) -> NBSVMClassifier:
@@ -442,9 +427,28 @@ class NBSVMClassifier(Params):
             auto_calibrate(self, reread, callback, max_memory)
         return self
 
+    @overload
     def read_text_defaults(
-        self, docs, lexicon: NBLexicon | None = None, kept: KeptCache | ReadyCache | None = None
-    ):
+        self,
+        docs: Callable[[], Iterable[Document]],
+        lexicon: NBLexicon | None = None,
+        kept: KeptCache | ReadyCache | None = None,
+    ) -> Callable[[], Iterable[Document]]: ...
+
+    @overload
+    def read_text_defaults(
+        self,
+        docs: Iterable[Document],
+        lexicon: NBLexicon | None = None,
+        kept: KeptCache | ReadyCache | None = None,
+    ) -> Iterable[Document]: ...
+
+    def read_text_defaults(
+        self,
+        docs: Documents,
+        lexicon: NBLexicon | None = None,
+        kept: KeptCache | ReadyCache | None = None,
+    ) -> Documents:
         """Decide ``char_ngrams_`` when ``char_ngrams`` is None: from a prebuilt lexicon or
         kept cache, as they were hashed; else from a peek at the first
         :data:`~nbsvm.config.PEEK_DOCS` documents (their median distinct word n-grams).
@@ -482,7 +486,13 @@ class NBSVMClassifier(Params):
         return docs
 
     def continue_fit(
-        self, X, y=None, *, text_col: str = "text", label_col: str = "label", callback=None
+        self,
+        X: Texts,
+        y: LabelValues | None = None,
+        *,
+        text_col: str = "text",
+        label_col: str = "label",
+        callback: Callback | None = None,
     ) -> NBSVMClassifier:
         """Train further on new documents ``X``, ``y`` (as :meth:`fit` takes them): their
         counts join the lexicon's, and the weights, AdaGrad's sums and the step counters
@@ -498,7 +508,12 @@ class NBSVMClassifier(Params):
             callback=callback,
         )
 
-    def continue_documents(self, docs, callback=None, max_memory=None) -> NBSVMClassifier:
+    def continue_documents(
+        self,
+        docs: Documents,
+        callback: Callback | None = None,
+        max_memory: MemoryLimit | None = None,
+    ) -> NBSVMClassifier:
         """:meth:`continue_fit` on a stream of documents (a callable or a list: it is read
         twice)."""
         from nbsvm.models.warm import continue_training
@@ -528,7 +543,9 @@ class NBSVMClassifier(Params):
         ):
             self.__dict__.pop(attr, None)
 
-    def partial_fit(self, X: Iterable[str], y: Iterable, classes=None) -> NBSVMClassifier:
+    def partial_fit(
+        self, X: Iterable[str], y: Iterable, classes: Iterable[Any] | None = None
+    ) -> NBSVMClassifier:
         """One pass over a batch, continuing from the current state.
 
         The first call on an unfitted model needs ``classes`` (every label). While a model
@@ -540,13 +557,13 @@ class NBSVMClassifier(Params):
         """
         return partial_fit(self, X, y, classes)
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model atomically: seen buckets only, as .npz with a JSON header
         (:mod:`nbsvm.models.modelfile`)."""
         save_model(self, path)
 
     @classmethod
-    def load(cls, path) -> NBSVMClassifier:
+    def load(cls, path: str | os.PathLike[str]) -> NBSVMClassifier:
         """Read a model file written by :meth:`save`, checking every array."""
         return load_model(cls, path)
 
@@ -611,7 +628,7 @@ class NBSVMClassifier(Params):
     def intercept_(self) -> np.ndarray:
         return _prediction.intercept_(self)
 
-    def check_fitted(self):
+    def check_fitted(self) -> None:
         return _prediction.check_fitted(self)
 
     def decision_batch(self, batch: Batch, columns: bool = False) -> np.ndarray:
@@ -626,18 +643,18 @@ class NBSVMClassifier(Params):
         by ``class_weight``, which reweighs the data the learner sees)."""
         return _prediction.log_prior(self, k)
 
-    def decision_function(self, X, *, text_col: str = "text") -> np.ndarray:
+    def decision_function(self, X: Texts, *, text_col: str = "text") -> np.ndarray:
         """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
         return _prediction.decision_function(self, X, text_col=text_col)
 
     @property
-    def calibrator_(self):
+    def calibrator_(self) -> Calibrator | None:
         """The :class:`~nbsvm.learners.calibrator.Calibrator` fitted with ``calibrate``, or
         None."""
         return _prediction.calibrator_(self)
 
     @calibrator_.setter
-    def calibrator_(self, value):
+    def calibrator_(self, value: Calibrator | None) -> None:
         _prediction.calibrator__set(self, value)
 
     def label_mask(self, scores: np.ndarray) -> np.ndarray:
@@ -677,7 +694,7 @@ class NBSVMClassifier(Params):
         return _prediction.top_k_of(self, scores, k, threshold)
 
     def predict_top_k(
-        self, X, k: int = 1, threshold: float | None = None, *, text_col: str = "text"
+        self, X: Texts, k: int = 1, threshold: float | None = None, *, text_col: str = "text"
     ) -> list[list[tuple[str, float]]]:
         """Each document's ``k`` best classes, best first, with their probabilities (scores
         for losses without probabilities), as fastText's ``predict(text, k, threshold)``:
@@ -685,28 +702,42 @@ class NBSVMClassifier(Params):
         above it."""
         return _prediction.predict_top_k(self, X, k, threshold, text_col=text_col)
 
-    def predict(self, X, *, text_col: str = "text") -> np.ndarray:
+    def predict(self, X: Texts, *, text_col: str = "text") -> np.ndarray:
         """Predicted labels: the values given to :meth:`fit`, also after :meth:`load`.
 
         Multi-label: an indicator matrix ``(n, len(classes_))`` of 0 / 1 (scikit-learn's
         form; :meth:`predict_label_sets` gives the label tuples)."""
         return _prediction.predict(self, X, text_col=text_col)
 
-    def predict_label_sets(self, X, *, text_col: str = "text") -> list[tuple[str, ...]]:
+    def predict_label_sets(self, X: Texts, *, text_col: str = "text") -> list[tuple[str, ...]]:
         """Multi-label: each document's predicted labels, as a sorted tuple."""
         return _prediction.predict_label_sets(self, X, text_col=text_col)
 
-    def predict_proba(self, X, *, text_col: str = "text") -> np.ndarray:
+    def predict_proba(self, X: Texts, *, text_col: str = "text") -> np.ndarray:
         """Class probabilities, shape ``(n, len(classes_))`` (multi-label: each label's
         own probability; the rows do not sum to 1)."""
         return _prediction.predict_proba(self, X, text_col=text_col)
 
-    def score(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> float:
+    def score(
+        self,
+        X: Texts,
+        y: LabelValues | None = None,
+        *,
+        text_col: str = "text",
+        label_col: str = "label",
+    ) -> float:
         """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
         of documents whose whole label set is right, scikit-learn's subset accuracy)."""
         return _prediction.score(self, X, y, text_col=text_col, label_col=label_col)
 
-    def evaluate(self, X, y=None, *, text_col: str = "text", label_col: str = "label"):
+    def evaluate(
+        self,
+        X: Texts,
+        y: LabelValues | None = None,
+        *,
+        text_col: str = "text",
+        label_col: str = "label",
+    ) -> dict:
         """The report of ``nbsvm eval`` on ``X``, ``y`` (sequences, or a DataFrame and its
         column names): accuracy, log loss, ROC AUC, macro F1, per-class figures and the
         confusion matrix, as a :class:`~nbsvm.evaluation.results.Report` (a dict that shows

@@ -16,6 +16,9 @@ backend's (``learner``), each making one pass over the batch in its order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from nbsvm.data.batches import hash_batch
@@ -37,8 +40,14 @@ from nbsvm.models.learner_setup import (
 )
 from nbsvm.models.settings import unit_rows
 
+if TYPE_CHECKING:
+    from nbsvm.models._types import LabelValues, Texts
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
-def partial_fit(model, X, y, classes=None):
+
+def partial_fit(
+    model: NBSVMClassifier, X: Texts, y: LabelValues, classes: Iterable[Any] | None = None
+) -> NBSVMClassifier:
     """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring)."""
     hasher = model.validate()
     if getattr(model, "quantized_", None):

@@ -16,13 +16,14 @@ from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.document import Document
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import SEPARATOR, key_of, label_set
-from nbsvm.learners.calibrator import sigmoid, softmax
+from nbsvm.learners.calibrator import Calibrator, sigmoid, softmax
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
 from nbsvm.models.learner_setup import class_weights
 from nbsvm.models.settings import unit_rows
 
 if TYPE_CHECKING:
+    from nbsvm.models._types import LabelValues, Texts
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -67,7 +68,7 @@ def intercept_(model: NBSVMClassifier) -> np.ndarray:
     return model.linear_.intercept()
 
 
-def check_fitted(model: NBSVMClassifier):
+def check_fitted(model: NBSVMClassifier) -> None:
     if "linear_" not in model.__dict__:
         raise not_fitted(model)
 
@@ -119,7 +120,7 @@ def _batches(model: NBSVMClassifier, X) -> Iterator[Batch]:
         yield hash_batch(docs[start : start + 4096], model.hasher_)
 
 
-def decision_function(model: NBSVMClassifier, X, *, text_col: str = "text") -> np.ndarray:
+def decision_function(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.ndarray:
     """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
     check_fitted(model)
     texts, _ = texts_and_labels(X, None, text_col, None)
@@ -129,17 +130,17 @@ def decision_function(model: NBSVMClassifier, X, *, text_col: str = "text") -> n
     return scores[:, 0] if scores.shape[1] == 1 else scores
 
 
-def calibrator_(model: NBSVMClassifier):
+def calibrator_(model: NBSVMClassifier) -> Calibrator | None:
     """The :class:`~nbsvm.learners.calibrator.Calibrator` fitted with ``calibrate``, or
     None."""
     return model.__dict__.get("_calibrator")
 
 
-def calibrator__set(model: NBSVMClassifier, value):
+def calibrator__set(model: NBSVMClassifier, value: Calibrator | None) -> None:
     model.__dict__["_calibrator"] = value
 
 
-def score_rows(model: NBSVMClassifier, scores) -> np.ndarray:
+def score_rows(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
     """Scores as ``(n, n_outputs)`` float64: the width is the model's, never inferred,
     since ``reshape(n, -1)`` cannot infer it for an empty batch (``n == 0``)."""
     return np.asarray(scores, dtype=np.float64).reshape(len(scores), model.n_outputs())
@@ -261,7 +262,12 @@ def top_k_of(
 
 
 def predict_top_k(
-    model: NBSVMClassifier, X, k: int = 1, threshold: float | None = None, *, text_col: str = "text"
+    model: NBSVMClassifier,
+    X: Texts,
+    k: int = 1,
+    threshold: float | None = None,
+    *,
+    text_col: str = "text",
 ) -> list[list[tuple[str, float]]]:
     """Each document's ``k`` best classes, best first, with their probabilities (scores
     for losses without probabilities), as fastText's ``predict(text, k, threshold)``:
@@ -277,7 +283,7 @@ def predict_top_k(
     ]
 
 
-def predict(model: NBSVMClassifier, X, *, text_col: str = "text") -> np.ndarray:
+def predict(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.ndarray:
     """Predicted labels: the values given to :meth:`fit`, also after :meth:`load`."""
     if model.multilabel:
         scores = score_rows(model, decision_function(model, X, text_col=text_col))
@@ -292,7 +298,7 @@ def predict(model: NBSVMClassifier, X, *, text_col: str = "text") -> np.ndarray:
 
 
 def predict_label_sets(
-    model: NBSVMClassifier, X, *, text_col: str = "text"
+    model: NBSVMClassifier, X: Texts, *, text_col: str = "text"
 ) -> list[tuple[str, ...]]:
     """Multi-label: each document's predicted labels, as a sorted tuple."""
     if not model.multilabel:
@@ -302,14 +308,19 @@ def predict_label_sets(
     ]
 
 
-def predict_proba(model: NBSVMClassifier, X, *, text_col: str = "text") -> np.ndarray:
+def predict_proba(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.ndarray:
     """Class probabilities, shape ``(n, len(classes_))`` (multi-label: each label's
     own probability; the rows do not sum to 1)."""
     return proba_of(model, decision_function(model, X, text_col=text_col))
 
 
 def score(
-    model: NBSVMClassifier, X, y=None, *, text_col: str = "text", label_col: str = "label"
+    model: NBSVMClassifier,
+    X: Texts,
+    y: LabelValues | None = None,
+    *,
+    text_col: str = "text",
+    label_col: str = "label",
 ) -> float:
     """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
     of documents whose whole label set is right, scikit-learn's subset accuracy)."""
@@ -322,8 +333,13 @@ def score(
 
 
 def evaluate(
-    model: NBSVMClassifier, X, y=None, *, text_col: str = "text", label_col: str = "label"
-):
+    model: NBSVMClassifier,
+    X: Texts,
+    y: LabelValues | None = None,
+    *,
+    text_col: str = "text",
+    label_col: str = "label",
+) -> dict:
     """The report of ``nbsvm eval`` on ``X``, ``y`` (sequences, or a DataFrame and its
     column names): accuracy, log loss, ROC AUC, macro F1, per-class figures and the
     confusion matrix, as a :class:`~nbsvm.evaluation.results.Report` (a dict that shows

@@ -13,15 +13,21 @@ quantized model predicts, explains and serves, but does not train further.
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.sgd import STATE_DTYPE
 
+if TYPE_CHECKING:
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
 DTYPES = {"float16": np.float16, "int8": np.int8, "float32": np.float32}
 
 
-def contributions(clf) -> np.ndarray:
+def contributions(clf: NBSVMClassifier) -> np.ndarray:
     """``(n_outputs, n_columns)``: each column's largest ``|c|`` is what :func:`quantize`
     ranks by (see the module docstring)."""
     learner = clf.linear_
@@ -33,7 +39,9 @@ def contributions(clf) -> np.ndarray:
     return np.abs(r * (clf.beta * w + (1.0 - clf.beta) * rest[:, None]))
 
 
-def quantize(clf, dtype: str = "int8", cutoff: float = 0.0, keep: float | None = None) -> dict:
+def quantize(
+    clf: NBSVMClassifier, dtype: str = "int8", cutoff: float = 0.0, keep: float | None = None
+) -> dict:
     """Mark ``clf`` (fitted, with a column map) to be saved quantized: buckets whose largest
     contribution is below ``cutoff``, or outside the ``keep`` share of the largest ones,
     leave the model; ratios and weights are written as ``dtype``. Returns what it did."""
@@ -80,11 +88,12 @@ def quantize(clf, dtype: str = "int8", cutoff: float = 0.0, keep: float | None =
     return dict(clf.quantized_)
 
 
-def scales(clf, field: int) -> np.ndarray:
+def scales(clf: NBSVMClassifier, field: int) -> np.ndarray:
     """Per output, int8's step for field ``field`` (0: ratios, 1: weights) of the kept
     columns: the largest ``|x|`` maps to 127."""
     learner = clf.linear_
-    columns = clf.column_of_[clf.column_of_ >= 0]
+    column_of = cast("np.ndarray", clf.column_of_)  # a quantized model has a column map
+    columns = column_of[column_of >= 0]
     if columns.size == 0:
         return np.ones(learner.n_outputs)
     top = np.abs(learner.S_[:, columns, field]).max(axis=1).astype(np.float64)
@@ -98,7 +107,9 @@ def encode(piece: np.ndarray, dtype: str, scale: float) -> np.ndarray:
     return piece.astype(DTYPES[dtype])
 
 
-def decode(stored: np.ndarray, header: dict, scale, path) -> np.ndarray:
+def decode(
+    stored: np.ndarray, header: dict, scale: np.ndarray | None, path: str | os.PathLike[str]
+) -> np.ndarray:
     """Stored ratios or weights, ``(n_outputs, n)``, as the float32 state (checked)."""
     dtype = header.get("dtype") if isinstance(header, dict) else None
     if dtype not in DTYPES or stored.dtype != DTYPES[dtype]:

@@ -4,13 +4,17 @@ simple model, its error paired over validation groups (``--auto`` and ``nbsvm tu
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 VALIDATION_GROUPS = 5  # a single validation set is cut into this many blocks
 
 
-def paired_gain(scores, reference) -> tuple[float, float]:
+def paired_gain(scores: ArrayLike, reference: ArrayLike) -> tuple[float, float]:
     """The mean gain of ``scores`` over ``reference`` (a score per validation group each,
     the same groups) and its standard error: the spread of the gains group by group over
     the square root of their number (0 with one group)."""

@@ -30,7 +30,7 @@ WEIGHTINGS = ("nb", "binary")  # feature value of a kept bucket: its NB ratio, o
 NORMS = ("l2", "none")  # row scaling
 
 
-def check_class_weight(cw) -> None:
+def check_class_weight(cw: object) -> None:
     """``class_weight`` is None, ``'balanced'`` or a dict of positive finite weights."""
     if cw is None or cw == "balanced":
         return
@@ -51,7 +51,7 @@ def check_class_weight(cw) -> None:
         )
 
 
-def check_training_options(model) -> None:
+def check_training_options(model: NBSVMClassifier) -> None:
     """The options around the learner: class weights, early stopping, calibration and kept
     counts (:mod:`nbsvm.models.modes`)."""
     check_class_weight(model.class_weight)

@@ -19,14 +19,22 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from nbsvm._params import Params
+from nbsvm._params import Params, store_params
 from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.text.hashing import Hasher
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
+
+    from nbsvm.models._types import LabelValues, Texts
 
 CHUNK = 4096  # texts hashed per compiled call
 
@@ -42,6 +50,15 @@ class NBFeatures(Params):
         ``True``: a kept bucket's value is 1 instead of its ratio (plain binarized n-grams).
     """
 
+    if TYPE_CHECKING:  # the parameters' types (store_params sets them)
+        ngrams: int
+        n_bits: int
+        char_ngrams: int
+        hash_seed: int
+        alpha: float
+        min_df: int
+        binary_values: bool
+
     def __init__(
         self,
         ngrams=DEFAULTS["ngrams"],
@@ -52,13 +69,7 @@ class NBFeatures(Params):
         min_df=1,
         binary_values=False,
     ):
-        self.ngrams = ngrams
-        self.n_bits = n_bits
-        self.char_ngrams = char_ngrams
-        self.hash_seed = hash_seed
-        self.alpha = alpha
-        self.min_df = min_df
-        self.binary_values = binary_values
+        store_params(self, locals())
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
@@ -74,7 +85,14 @@ class NBFeatures(Params):
         return hasattr(self, "ratios_")
 
     # -- fitting --------------------------------------------------------------------------
-    def fit(self, X, y=None, *, text_col: str = "text", label_col: str = "label") -> NBFeatures:
+    def fit(
+        self,
+        X: Texts,
+        y: LabelValues | None = None,
+        *,
+        text_col: str = "text",
+        label_col: str = "label",
+    ) -> NBFeatures:
         texts, labels = texts_and_labels(X, y, text_col, label_col)
         if labels is None:
             raise NBSVMError("NBFeatures.fit needs labels y (the ratios are per class)")
@@ -104,7 +122,7 @@ class NBFeatures(Params):
         self.n_features_out_ = self.ratios_.shape[0] * self.buckets_.size
         return self
 
-    def transform(self, X, *, text_col: str = "text"):
+    def transform(self, X: Texts, *, text_col: str = "text") -> csr_matrix:
         """CSR matrix ``(n_docs, n_blocks * len(buckets_))`` of NB-weighted features."""
         if not hasattr(self, "ratios_"):
             raise not_fitted(self)
@@ -141,10 +159,10 @@ class NBFeatures(Params):
         out.sort_indices()
         return out
 
-    def fit_transform(self, X, y=None, **kw):
+    def fit_transform(self, X: Texts, y: LabelValues | None = None, **kw: str) -> csr_matrix:
         return self.fit(X, y, **kw).transform(X, **{k: v for k, v in kw.items() if k == "text_col"})
 
-    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+    def get_feature_names_out(self, input_features: Iterable[str] | None = None) -> np.ndarray:
         """``bucket_<id>`` per column (``<class>:bucket_<id>`` with several blocks)."""
         if not hasattr(self, "ratios_"):
             raise not_fitted(self)

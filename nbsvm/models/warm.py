@@ -21,6 +21,7 @@ both).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -32,6 +33,10 @@ from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.fitting import Fit
 from nbsvm.models.learner_setup import new_linear, output_weights
 
+if TYPE_CHECKING:
+    from nbsvm.models._types import Documents, MemoryLimit
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
 #: settings a continued model takes from the saved one, resolved (data defaults included)
 RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
 
@@ -42,7 +47,10 @@ def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:
 
 
 def fit_keeping_counts(
-    model, docs, callback: Callable[[dict], None] | None = None, max_memory=None
+    model: NBSVMClassifier,
+    docs: Documents,
+    callback: Callable[[dict], None] | None = None,
+    max_memory: MemoryLimit | None = None,
 ) -> None:
     """``model.fit_documents(docs)`` with ``keep_counts``: count the lexicon in a first
     pass, then train with it; the model keeps it in ``lexicon_``."""
@@ -52,7 +60,7 @@ def fit_keeping_counts(
     Fit(model, lexicon, callback, max_memory, warm={"corpus": corpus, "keep": True}).run(reread())
 
 
-def resolved_params(source) -> dict:
+def resolved_params(source: NBSVMClassifier) -> dict[str, Any]:
     """``source``'s parameters with the data- and task-dependent defaults it trained with
     written out, so that the continued model trains with the same settings."""
     params = source.get_params()
@@ -66,8 +74,11 @@ def resolved_params(source) -> dict:
 
 
 def continue_training(
-    source, docs, callback: Callable[[dict], None] | None = None, max_memory=None
-):
+    source: NBSVMClassifier,
+    docs: Documents,
+    callback: Callable[[dict], None] | None = None,
+    max_memory: MemoryLimit | None = None,
+) -> NBSVMClassifier:
     """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
     the module docstring says. ``source`` is left as it is."""
     source.check_fitted()
@@ -114,7 +125,7 @@ def continue_training(
     return model
 
 
-def to_bucket_columns(model) -> None:
+def to_bucket_columns(model: NBSVMClassifier) -> None:
     """Give a loaded model one learner column per bucket (``column_of_`` None), as a model
     growing by ``partial_fit`` has, so that every bucket's ratio can follow its counts:
     ``2**n_bits`` columns per output."""

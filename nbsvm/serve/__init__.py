@@ -8,8 +8,13 @@ is the FastAPI application tying them together. Needs ``pip install 'nbsvm[serve
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-def create_app(*args, **kwargs):
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+
+def create_app(*args: Any, **kwargs: Any) -> FastAPI:
     """:func:`nbsvm.serve.app.create_app` (imported on use: FastAPI is an optional extra)."""
     from nbsvm.serve.app import create_app as create
 

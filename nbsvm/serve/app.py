@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, cast
 
@@ -251,9 +252,9 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     max_batch: int = MAX_BATCH,
     max_text_chars: int = MAX_TEXT_CHARS,
-    allowed_hosts=LOCAL_HOSTS,
+    allowed_hosts: Iterable[str] = LOCAL_HOSTS,
     allow_reload: bool = False,
-):
+) -> FastAPI:
     """The ASGI application serving ``models`` (``{name: path}``, loaded and checked now);
     ``app.state.registry`` holds them, ``app.state.metrics`` counts requests.
     ``allowed_hosts``: the ``Host`` names answered (:class:`~nbsvm.serve.limits.AllowedHosts`);
@@ -474,7 +475,7 @@ def _add_admin_routes(
         return Response(body, media_type=kind)
 
 
-def app_from_environment():
+def app_from_environment() -> FastAPI:
     """The application a uvicorn worker process builds (``--workers`` > 1): its settings
     come from ``NBSVM_SERVE`` (JSON written by ``nbsvm serve``)."""
     import json

@@ -37,6 +37,7 @@ import math
 import socket
 import time
 import weakref
+from collections.abc import Callable
 
 import h11
 from uvicorn.config import Config
@@ -135,7 +136,7 @@ class GuardedH11Protocol(H11Protocol):
         self.refused = False
 
     # -- the connection limit -------------------------------------------------------------
-    def connection_made(self, transport) -> None:
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         if (
             self.max_connections is not None
             and len(self.connections) >= self.max_connections
@@ -170,7 +171,7 @@ class GuardedH11Protocol(H11Protocol):
                 return True
         return False
 
-    def connection_lost(self, exc) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
         if self.refused:  # never started: nothing of uvicorn's to undo
             return
@@ -254,7 +255,7 @@ class ServeConfig(Config):
         if not any(isinstance(f, ThrottledMalformed) for f in error_log.filters):
             error_log.addFilter(ThrottledMalformed())
 
-    def get_loop_factory(self):
+    def get_loop_factory(self) -> Callable[[], asyncio.AbstractEventLoop]:
         # older uvicorn versions have no loop factories: their own loop, asyncio's handler
         base = getattr(super(), "get_loop_factory", lambda: None)() or asyncio.new_event_loop
 

@@ -18,8 +18,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbsvm.errors import NBSVMError
+
+if TYPE_CHECKING:
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 WATCH_INTERVAL = 1.0  # seconds between two looks at a model file's mtime
 
@@ -30,7 +34,7 @@ class Served:
 
     name: str
     path: str
-    model: object  # a fitted NBSVMClassifier
+    model: NBSVMClassifier  # fitted
     version: int  # 1, then +1 at every reload
     loaded_at: float  # time.time()
     stamp: tuple  # the file's (mtime_ns, size) when it was read

@@ -10,13 +10,20 @@ probabilities), ``probabilities`` (every class's) and, with ``top_k`` or ``thres
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.serve.registry import Served
+
 
 def predictions(
-    model, texts: list[str], top_k: int | None = None, threshold: float | None = None
+    model: NBSVMClassifier,
+    texts: list[str],
+    top_k: int | None = None,
+    threshold: float | None = None,
 ) -> list[dict]:
     """One dict per text (see the module's docstring). ``top_k``: the k best classes (at
     most all of them); ``threshold``: only classes whose probability (score, for losses
@@ -75,7 +82,7 @@ def _scores_per_class(model, raw: np.ndarray) -> np.ndarray:
     return raw
 
 
-def explanation(model, text: str, cls: str | None = None) -> dict:
+def explanation(model: NBSVMClassifier, text: str, cls: str | None = None) -> dict:
     """``nbsvm explain --text``'s numbers (``constant + sum(contribution) == score``), the
     prediction, and ``html``: the text's words shaded by their contributions."""
     from nbsvm.evaluation.explain import explain_text, shaded_html
@@ -86,7 +93,7 @@ def explanation(model, text: str, cls: str | None = None) -> dict:
     return found
 
 
-def strongest_ngrams(model, top: int = 10) -> dict:
+def strongest_ngrams(model: NBSVMClassifier, top: int = 10) -> dict:
     """Each class's ``top`` strongest n-grams: ``{class: [{"ngrams", "contribution"}]}``
     (two classes: the positive direction of each)."""
     from nbsvm.evaluation.explain import top_features
@@ -116,7 +123,7 @@ def strongest_ngrams(model, top: int = 10) -> dict:
     return out
 
 
-def describe(served) -> dict:
+def describe(served: Served) -> dict:
     """What ``GET /models`` says of one served model: its name, never its path (an answer
     over HTTP must not show where the server's files are)."""
     model = served.model
