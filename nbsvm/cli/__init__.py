@@ -198,7 +198,7 @@ def _note_first_compile(argv) -> None:
         pass
 
 
-def main():
+def main() -> None:
     _return_freed_memory()
     _skip_numba_blas_probe()
     _note_first_compile(sys.argv)

@@ -10,9 +10,10 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import IO, Any, NoReturn, cast
 
 import typer
 from rich.console import Console
@@ -69,7 +70,7 @@ class DocumentStream:
         return input_bytes(self.inputs)
 
 
-def input_bytes(inputs) -> int | None:
+def input_bytes(inputs: Iterable[str | os.PathLike[str] | IO[Any]]) -> int | None:
     """The summed size of ``inputs`` from the file system: a file's size, or for an aclImdb
     folder the sizes of its reviews (``.txt`` files in its label folders but ``unsup``, one
     ``os.scandir`` per folder). None when any input's text size is not known: standard
@@ -108,7 +109,11 @@ def read_stats(skip_bad: bool = False) -> ReadStats:
     return stats
 
 
-def rereadable(inputs: list[str], read, flag: str):
+def rereadable(
+    inputs: list[str],
+    read: Callable[[list[str], bool], DocumentStream] | None,
+    flag: str,
+) -> Callable[[], DocumentStream]:
     """``read(inputs, report)`` as a callable giving the documents afresh on each call, for
     the modes that read the inputs more than once; only the first read's counts are
     reported (every read meets the same bad lines). Standard input cannot be read twice:
@@ -127,7 +132,8 @@ def rereadable(inputs: list[str], read, flag: str):
     def peek(n: int) -> list:
         """The first ``n`` documents, from a read that neither reports its counts nor shows
         a progress bar (the data-read defaults look at them before the first real read)."""
-        stream = iter(read(inputs, False))
+        # (read is None only where the caller wants the standard-input check alone)
+        stream = iter(read(inputs, False))  # type: ignore[misc]
         head = list(itertools.islice(stream, n))
         stream.close()
         return head
@@ -139,12 +145,12 @@ def rereadable(inputs: list[str], read, flag: str):
 def documents(
     inputs: list[str],
     fmt: str,
-    text_col,
+    text_col: str | Sequence[str],
     label_col: str | None,
-    labeled=True,
+    labeled: bool = True,
     strict: bool = False,
     skip_bad: bool = False,
-    known_labels=None,
+    known_labels: Iterable[str] | None = None,
     encoding: str = "utf-8",
     empty_label: bool = False,
     label_sep: str = "\t",
@@ -177,7 +183,7 @@ def documents(
     return stream
 
 
-def report_reading(*sources) -> None:
+def report_reading(*sources: Any) -> None:
     """Print to stderr what reading changed or decided: ``replaced N invalid UTF-8 bytes in
     M documents (--strict refuses them)``, ``skipped N malformed lines`` with the first few
     named, and the readers' notes (a header line skipped, lines read whole). Printed even
@@ -210,7 +216,7 @@ def _say(text: str) -> None:
     err_console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
-def text_columns(columns: list[str], label_col: str | None = None):
+def text_columns(columns: list[str], label_col: str | None = None) -> Any:
     """``--text-col`` as the readers take it: one name, or a list of several (one name
     stays a string, so cache keys and checkpoints of one column are as before). A label
     column that is also a text column is refused here, before a model is loaded or a
@@ -219,7 +225,7 @@ def text_columns(columns: list[str], label_col: str | None = None):
     return columns[0] if len(columns) == 1 else list(columns)
 
 
-def check_outputs(reads: dict | None = None, **paths) -> None:
+def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | None) -> None:
     """Check every output a command will write (``option name -> path``, None: not
     written) before it reads anything: each can be written
     (:func:`nbsvm.io.outputs.check_output`), none is a file the command reads (``reads``:
@@ -285,7 +291,7 @@ def _on_terminate(signum, frame):
 TERMINATING = (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM)
 
 
-def end_on_closed_pipe():
+def end_on_closed_pipe() -> NoReturn:
     """The reader of standard output went away (``nbsvm predict ... | head -1``): a normal
     end for a filter. End as ``cat`` does: no message, killed by SIGPIPE (exit status 141
     in a shell). Standard output is pointed at /dev/null first, so that nothing flushed on
@@ -304,7 +310,7 @@ def end_on_closed_pipe():
     raise typer.Exit(141)  # not reached where SIGPIPE exists
 
 
-def check_interrupt():
+def check_interrupt() -> None:
     """Raise KeyboardInterrupt if Ctrl-C was pressed, :class:`Terminated` after SIGTERM or
     SIGHUP (call at safe points)."""
     if _interrupted.is_set():
@@ -315,7 +321,7 @@ def check_interrupt():
 
 
 @contextmanager
-def cli_errors():
+def cli_errors() -> Iterator[None]:
     """Turn the project's errors into one line on stderr and a non-zero exit, no traceback.
 
     When the command ends without an error, says how many invalid UTF-8 bytes the inputs it
@@ -363,7 +369,7 @@ def cli_errors():
                 signal.signal(signum, handler)
 
 
-def parse_eta0(text: str | None):
+def parse_eta0(text: str | None) -> float | str | None:
     """``--eta0``: a positive number or ``auto`` (None: the default for the classes)."""
     if text is None:
         return None
@@ -375,7 +381,7 @@ def parse_eta0(text: str | None):
         raise NBSVMError(f"--eta0 must be a positive number or auto, got {text!r}") from None
 
 
-def parse_char_ngrams(text, allow_auto: bool = True) -> tuple[int, int | None]:
+def parse_char_ngrams(text: str, allow_auto: bool = True) -> tuple[int, int | None]:
     """``--char-ngrams``: ``N`` or ``LO-HI`` as ``(char_min, char_ngrams)`` (``char_min`` 0:
     one length); ``auto`` (``nbsvm train``'s default) as ``(0, None)``: read from the data,
     where the command trains (``allow_auto``)."""
@@ -406,7 +412,7 @@ def parse_char_ngrams(text, allow_auto: bool = True) -> tuple[int, int | None]:
         ) from None
 
 
-def parse_class_weight(text: str | None):
+def parse_class_weight(text: str | None) -> str | dict[str, float] | None:
     """``--class-weight``: ``balanced`` or ``name=w,name=w`` (a dict), None when absent."""
     if text is None:
         return None

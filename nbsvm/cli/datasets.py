@@ -33,7 +33,7 @@ def datasets_command(
         help="Where get unpacks (default: the checkout's data/ folder).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
-):
+) -> None:
     """List the corpora nbsvm knows, or unpack them from the shared datasets folder (each
     archive's sha256 checked against its README; IMDB can also be downloaded)."""
     with cli_errors():

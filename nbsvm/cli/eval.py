@@ -78,7 +78,7 @@ def eval_command(
     label_sep: str = LABEL_SEP,
     scheduler: str | None = SCHEDULER,
     dask_local: int | None = DASK_LOCAL,
-):
+) -> None:
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
     `nbsvm learn` models: the metrics of their task). A document whose label the model
     does not know counts as an error; the report lists such labels."""

@@ -43,7 +43,7 @@ def explain_command(
         None, "--html", help="With --text: also write an HTML page with each word shaded."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
-):
+) -> None:
     """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
     split one text's score into its n-grams' contributions."""
     with cli_errors():

@@ -15,6 +15,7 @@ header too: a header edited by hand fails it).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import typer
@@ -34,7 +35,7 @@ KINDS = {
 }
 
 
-def read_header(path) -> tuple[dict, dict]:
+def read_header(path: str | os.PathLike[str]) -> tuple[dict, dict]:
     """``(header, arrays)`` of an nbsvm file: its JSON header and, for each array, its
     ``{"dtype", "shape", "bytes"}``; no array data is read. Raises
     :class:`~nbsvm.errors.NBSVMError` for anything that is not an nbsvm file, with the
@@ -65,7 +66,7 @@ def _dict(v) -> dict:
     return v if isinstance(v, dict) else {}
 
 
-def describe(path, verify: bool = False) -> dict:
+def describe(path: str | os.PathLike[str], verify: bool = False) -> dict:
     """Everything ``nbsvm info`` shows, as plain JSON values."""
     path = Path(path)
     header, arrays = read_header(path)
@@ -429,7 +430,7 @@ def info_command(
         "--verify",
         help="Also read every array and check the file's checksum (default: read the header only).",
     ),
-):
+) -> None:
     """Describe an nbsvm file: its kind, settings, classes with their training counts,
     sizes, training data, format and nbsvm version, and whether it names n-grams for
     `nbsvm explain`."""

@@ -107,7 +107,7 @@ def learn_command(
     quiet: bool = QUIET,
     strict: bool = STRICT,
     encoding: str = ENCODING,
-):
+) -> None:
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
     with cli_errors():
         check_outputs(

@@ -59,7 +59,7 @@ def lexicon_command(
     label_sep: str = LABEL_SEP,
     scheduler: str | None = SCHEDULER,
     dask_local: int | None = DASK_LOCAL,
-):
+) -> None:
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     with cli_errors():
         text_col = text_columns(text_col, label_col)

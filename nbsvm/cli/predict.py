@@ -235,7 +235,7 @@ def predict_command(
     label_sep: str = LABEL_SEP,
     scheduler: str | None = SCHEDULER,
     dask_local: int | None = DASK_LOCAL,
-):
+) -> None:
     """Predict labels: one row per document with source, line, true_label (if known), label,
     then for two classes score_POS and probability_POS (of the positive class, named after
     it), for more the score and probability of the predicted class, for multi-label every

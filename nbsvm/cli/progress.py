@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Any
 
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -223,7 +224,7 @@ class ProgressReporter:
         )
 
 
-def isatty(stream) -> bool:
+def isatty(stream: Any) -> bool:
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

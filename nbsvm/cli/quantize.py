@@ -37,7 +37,7 @@ def quantize(
         metavar="SHARE",
         help="Keep only this share (0-1] of the buckets, those of the largest contributions.",
     ),
-):
+) -> None:
     """Write a smaller model: drop the buckets that add least, store ratios and weights as
     int8 or float16 (fastText's quantize). Every command loads it; it does not train
     further (no AdaGrad sums)."""

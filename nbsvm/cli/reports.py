@@ -4,13 +4,15 @@ confusion matrix)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 
-def echo_kv(pairs: dict):
+def echo_kv(pairs: dict) -> None:
     for k, v in pairs.items():
         typer.echo(f"{k}: {v}")
 
@@ -24,7 +26,7 @@ _OPTIONAL_SCORES = (
 )
 
 
-def print_report(rep: dict, seconds: float):
+def print_report(rep: dict, seconds: float) -> None:
     """A model's report: accuracy, per-class table and confusion matrix; for multi-label,
     regression (``rep["task"]``) the metrics of that task."""
     if rep.get("task") in ("multilabel", "regression"):
@@ -49,7 +51,12 @@ def print_report(rep: dict, seconds: float):
     print_confusion(console, rep["classes"], rep["confusion_matrix"])
 
 
-def print_confusion(console, classes, matrix, top: int = 12):
+def print_confusion(
+    console: Console,
+    classes: Sequence[str],
+    matrix: Sequence[Sequence[int]],
+    top: int = 12,
+) -> None:
     """The confusion matrix as a table when it fits the terminal; else (20 classes at 80
     columns) the largest confusions, one per line, so that no count is cut."""
     width = (

@@ -91,7 +91,7 @@ def serve_command(
         "--log-level",
         help="uvicorn's log level: critical, error, warning, info, debug, trace.",
     ),
-):
+) -> None:
     """Serve models over HTTP: POST /predict, POST /explain, GET /models, /health, /metrics,
     POST /models/NAME/reload (with --allow-reload), a page at / and the OpenAPI schema at
     /openapi.json. Needs pip install 'nbsvm[serve]'.

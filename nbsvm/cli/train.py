@@ -464,7 +464,7 @@ def train_command(
     skip_bad: bool = SKIP_BAD,
     scheduler: str | None = SCHEDULER,
     dask_local: int | None = DASK_LOCAL,
-):
+) -> None:
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
         text_col = text_columns(text_col, label_col)
@@ -924,7 +924,7 @@ def _json_summary(clf, job: dict, output: str) -> dict:
     return out
 
 
-def reproduce_command(clf) -> str:
+def reproduce_command(clf: NBSVMClassifier) -> str:
     """The ``nbsvm train`` options that train this --auto model without the search."""
     flags = {"lam": "--lambda", "min_df": "--min-df", "char_ngrams": "--char-ngrams"}
     plain = type(clf)()

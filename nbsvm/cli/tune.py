@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from collections.abc import Iterable
 
 import typer
 from rich.console import Console
@@ -85,7 +86,7 @@ def parse_grid(specs: list[str]) -> dict:
     return grid
 
 
-def command_line(inputs, params: dict) -> str:
+def command_line(inputs: Iterable[str], params: dict) -> str:
     """The ``nbsvm train`` command that trains the chosen settings on all the data."""
     parts = ["nbsvm", "train", *inputs]
     for k, v in params.items():
@@ -158,7 +159,7 @@ def tune_command(
     strict: bool = STRICT,
     encoding: str = ENCODING,
     label_sep: str = LABEL_SEP,
-):
+) -> None:
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
     with cli_errors():

@@ -89,7 +89,7 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
         put(Failure(e))
 
 
-def put_until_stopped(out: queue.Queue, item, stop: threading.Event) -> bool:
+def put_until_stopped(out: queue.Queue, item: object, stop: threading.Event) -> bool:
     """Put ``item`` unless ``stop`` is set first (False then)."""
     while not stop.is_set():
         try:
@@ -129,7 +129,7 @@ def hash_batches(
     hasher: Hasher,
     batch_docs: int = BATCH_DOCS,
     prefetch: int = 2,
-    remap=None,
+    remap: np.ndarray | None = None,
 ) -> Iterator[Batch]:
     """Hashed CSR batches of ``batch_docs`` documents, produced by a two-stage pipeline.
 

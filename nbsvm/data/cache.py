@@ -15,7 +15,7 @@ import json
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Hashable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +68,7 @@ class CacheWriter:
     def keep_existing(self, value: bool) -> None:
         self._out.keep_existing = value
 
-    def code_of(self, label, where=None) -> int:
+    def code_of(self, label: Hashable, where: dict | None = None) -> int:
         code = self._index.get(label)
         if code is None:
             code = self._index[label] = len(self.labels)
@@ -191,9 +191,9 @@ class FeatureCache:
         remap: np.ndarray,
         rng: np.random.Generator | None,
         rewrite: bool = True,
-        into=None,
-        **shuffle_kw,
-    ):
+        into: str | os.PathLike[str] | None = None,
+        **shuffle_kw: int,
+    ) -> Generator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None, None]:
         """One epoch as :meth:`shuffled_groups` (``shuffle_kw`` are its buffer and block
         sizes; ``rng=None``: in stored order), with bucket ids mapped to model columns
         through ``remap`` (unmapped buckets dropped), rewriting the cache as columns on the
@@ -317,7 +317,7 @@ class FeatureCache:
         (target / "meta.json").write_text(json.dumps(meta))
         FeatureCache.__init__(self, target)  # reopened on the translated files
 
-    def offsets_range(self, start, stop) -> np.ndarray:
+    def offsets_range(self, start: int, stop: int) -> np.ndarray:
         """``offsets[start:stop + 1]`` (absolute positions in the id file), checked."""
         return self._files.offsets("offsets.i64", start, stop, self.n_ids, "documents")
 
@@ -338,7 +338,9 @@ class FeatureCache:
             )
         self._checked.add((start, stop))
 
-    def rows(self, start, stop, ids_out=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def rows(
+        self, start: int, stop: int, ids_out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Documents ``start..stop-1``: (ids, offsets from 0, label codes)."""
         offsets = self.offsets_range(start, stop)
         ids = self._read("ids.i32", int(offsets[0]), int(offsets[-1]), ids_out)
@@ -357,7 +359,7 @@ class FeatureCache:
         rng: np.random.Generator | None,
         buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
         block_bytes: int = SHUFFLE_BLOCK_BYTES,
-    ):
+    ) -> Generator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None, None]:
         """One epoch in shuffled order, within a fixed memory budget.
 
         Documents are cut into consecutive blocks of about ``block_bytes`` of ids; each

@@ -55,7 +55,7 @@ def default_root() -> Path:
     return Path(base) / "nbsvm"
 
 
-def input_identity(path) -> dict:
+def input_identity(path: str | os.PathLike[str]) -> dict:
     """What identifies an input's content without reading it: path, size, mtime (ns).
 
     A folder of class folders is identified by every document file in them
@@ -206,5 +206,5 @@ class ReadyCache:
     def open(self) -> FeatureCache:
         return FeatureCache(self.folder)
 
-    def owns(self, error) -> bool:
+    def owns(self, error: NBSVMError) -> bool:
         return False

@@ -10,7 +10,9 @@ The folder holds ``indices.i64``, ``values.f64``, ``offsets.i64`` and, by task,
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +23,9 @@ from nbsvm.data.store import ArrayReader, ArrayWriter
 from nbsvm.data.translate import check_ids
 from nbsvm.errors import NBSVMError
 
+if TYPE_CHECKING:
+    from nbsvm.io.sparse import SparseRow
+
 ROWS: dict[str, type] = {"indices.i64": np.int64, "values.f64": np.float64, "offsets.i64": np.int64}
 TARGETS: dict[str, dict[str, type]] = {
     "regression": {"targets.f64": np.float64},
@@ -29,7 +34,7 @@ TARGETS: dict[str, dict[str, type]] = {
 CODES: dict[str, type] = {"codes.i32": np.int32}
 
 
-def one_label(record) -> str:
+def one_label(record: SparseRow) -> str:
     """The single label of a sparse record (a clear error naming its line otherwise)."""
     if len(record.labels) != 1:
         raise NBSVMError(
@@ -42,7 +47,7 @@ def one_label(record) -> str:
     return record.labels[0]
 
 
-def regression_target(record) -> float:
+def regression_target(record: SparseRow) -> float:
     """A record's label as a finite number."""
     label = one_label(record)
     try:
@@ -81,7 +86,9 @@ class RowWriter:
             self.names.append(label)
         return code
 
-    def add(self, records: list, indices, values, offsets) -> None:
+    def add(
+        self, records: list, indices: np.ndarray, values: np.ndarray, offsets: np.ndarray
+    ) -> None:
         """Append ``records`` whose features the encoder made ``(indices, values, offsets)``."""
         if indices.size:
             lo, hi = int(indices.min()), int(indices.max())
@@ -166,7 +173,7 @@ class RowCache:
         if codes.size and (codes.min() < 0 or codes.max() >= len(self.names)):
             raise self._files.corrupted(f"{name} outside the {len(self.names)} labels")
 
-    def labels(self, start, stop):
+    def labels(self, start: int, stop: int) -> np.ndarray | list[tuple]:
         """Labels of examples ``start..stop-1`` as the learner takes them (checked: one
         code per example, cheap next to the rows)."""
         read = self._files.read
@@ -210,7 +217,7 @@ class RowCache:
         shift: int = 0,
         buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
         block_bytes: int = SHUFFLE_BLOCK_BYTES,
-    ):
+    ) -> Iterator[tuple[SparseRows, list | np.ndarray, np.ndarray]]:
         """One epoch: ``(rows, labels, order)`` per group of blocks, within ``buffer_bytes``.
 
         Consecutive examples form blocks of about ``block_bytes``; the blocks are visited in

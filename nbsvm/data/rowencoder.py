@@ -6,6 +6,7 @@ signed=False) & (2**n_bits - 1)``, values of colliding names summed)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +20,13 @@ from nbsvm.io.sparse import (
     read_svmlight,
 )
 
+if TYPE_CHECKING:
+    import os
+
+    from nbsvm.io.decoding import ReadStats
+    from nbsvm.io.document import PathOrFile
+    from nbsvm.io.sparse import SparseRow
+
 DEFAULT_N_BITS = 20
 BATCH_ROWS = 4096  # examples per streaming batch (cache writes, eval, predict)
 
@@ -27,7 +35,7 @@ def is_hashed(fmt: str) -> bool:
     return fmt in ("blitzer", "named")
 
 
-def file_format(path, fmt: str = "auto", default: str | None = None) -> str:
+def file_format(path: str | os.PathLike[str], fmt: str = "auto", default: str | None = None) -> str:
     """``fmt`` unless ``"auto"``: then ``blitzer`` for ``*.review``, else ``default`` (a
     model's own format) or ``svmlight``."""
     if fmt != "auto":
@@ -40,7 +48,7 @@ def file_format(path, fmt: str = "auto", default: str | None = None) -> str:
     return detected if detected == "blitzer" or default is None else default
 
 
-def has_labels(path, fmt) -> bool:
+def has_labels(path: PathOrFile, fmt: str) -> bool:
     """Whether to read the file as labeled: its first line starts with a label (a token
     without ``:``)."""
     if fmt == "blitzer":
@@ -59,14 +67,14 @@ def has_labels(path, fmt) -> bool:
 
 
 def read_rows(
-    path,
+    path: PathOrFile,
     fmt: str,
     labeled: bool = True,
-    index_base=0,
+    index_base: int | str = 0,
     strict: bool = False,
-    stats=None,
+    stats: ReadStats | None = None,
     encoding: str = "utf-8",
-):
+) -> Iterator[SparseRow]:
     """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid bytes, ``stats`` (a
     :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced; ``encoding``: an
     ASCII-compatible codec for the feature names."""

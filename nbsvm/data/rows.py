@@ -7,11 +7,15 @@ offsets)`` tuples), raising :class:`~nbsvm.compat.InputError` on bad input.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numba import njit
 
 from nbsvm.compat import InputError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 @dataclass
@@ -34,7 +38,7 @@ class SparseRows:
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    def take(self, rows) -> SparseRows:
+    def take(self, rows: ArrayLike) -> SparseRows:
         """The rows ``rows`` (an index array) as a new CSR block."""
         rows = np.asarray(rows, dtype=np.int64)
         lengths = self.offsets[rows + 1] - self.offsets[rows]
@@ -107,7 +111,7 @@ def _is_matrix(X) -> bool:
     return not isinstance(X, (SparseRows, tuple))
 
 
-def as_rows(X, n_features: int | None = None) -> SparseRows:
+def as_rows(X: Any, n_features: int | None = None) -> SparseRows:
     """Accept :class:`SparseRows`, a scipy.sparse matrix or array of any format (or a
     CSR-like object with ``indptr``, ``indices``, ``data``, ``shape``), a dense 2-D
     array-like (array, list of lists, DataFrame) or an ``(indices, values, offsets)``
@@ -170,7 +174,9 @@ def _check_rows(indices, values, width):
     return -1, True
 
 
-def csr_dot(w: np.ndarray, indices, values, offsets) -> np.ndarray:
+def csr_dot(
+    w: np.ndarray, indices: np.ndarray, values: np.ndarray, offsets: np.ndarray
+) -> np.ndarray:
     """``w . x_d`` for every row d of the CSR matrix ``(indices, values, offsets)``.
 
     Examples

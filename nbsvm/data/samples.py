@@ -51,7 +51,9 @@ def join_caches(
         return writer.close()
 
 
-def fold_buckets(ids: np.ndarray, offsets: np.ndarray, n_bits: int):
+def fold_buckets(
+    ids: np.ndarray, offsets: np.ndarray, n_bits: int
+) -> tuple[np.ndarray, np.ndarray]:
     """CSR rows of buckets kept to their low ``n_bits`` bits, each row's set sorted."""
     n = len(offsets) - 1
     doc = np.repeat(np.arange(n, dtype=np.int64), np.diff(offsets))

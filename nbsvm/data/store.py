@@ -22,15 +22,19 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 META = "meta.json"
 
 
-def fsync_folder(folder) -> None:
+def fsync_folder(folder: str | os.PathLike[str]) -> None:
     """Make a rename inside ``folder`` durable."""
     fd = os.open(folder, os.O_RDONLY)
     try:
@@ -66,7 +70,7 @@ class ArrayWriter:
         self.keep_existing = False
         self._files = {name: open(self.tmp / name, "wb") for name in self.dtypes}
 
-    def write(self, name: str, array) -> None:
+    def write(self, name: str, array: ArrayLike) -> None:
         a = np.ascontiguousarray(array, dtype=self.dtypes[name])
         self._files[name].write(a.data.cast("B"))  # a.data: memoryview(a)
 
@@ -124,14 +128,16 @@ class ArrayReader:
                 raise NBSVMError(f"truncated {what} ({name})", path=str(self.folder))
         self._files = {name: open(self.folder / name, "rb") for name in sizes}
 
-    def read(self, name: str, start: int, stop: int, out=None) -> np.ndarray:
+    def read(self, name: str, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
         """Items ``start..stop-1`` of file ``name`` (into ``out`` when given)."""
         dtype = self.dtypes[name]
         n = stop - start
         out = np.empty(n, dtype=dtype) if out is None else out[:n]
         if n:
             got = os.preadv(
-                self._files[name].fileno(), [memoryview(out).cast("B")], start * dtype.itemsize
+                self._files[name].fileno(),
+                [memoryview(cast(Any, out)).cast("B")],
+                start * dtype.itemsize,
             )
             if got != n * dtype.itemsize:
                 raise NBSVMError(

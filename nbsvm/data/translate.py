@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from nbsvm._prefetch import prefetch_row
 from nbsvm.errors import NBSVMError
+
+if TYPE_CHECKING:
+    from nbsvm.data.batches import Batch
 
 
 @njit(cache=True, nogil=True)
@@ -40,7 +44,7 @@ def _translate(ids, offsets, remap):
     return out[:pos], new_offsets
 
 
-def translate(batch, remap):
+def translate(batch: Batch, remap: np.ndarray | None) -> Batch:
     """The batch with bucket ids replaced by model columns (unknown buckets dropped)."""
     if remap is None:
         return batch
@@ -48,7 +52,9 @@ def translate(batch, remap):
     return dataclasses.replace(batch, ids=ids, offsets=offsets)
 
 
-def translate_rows(ids, offsets, remap) -> tuple[np.ndarray, np.ndarray]:
+def translate_rows(
+    ids: np.ndarray, offsets: np.ndarray, remap: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """CSR rows of bucket ids as rows of model columns (unknown buckets dropped)."""
     bad = check_ids(ids, remap.shape[0])
     if bad >= 0:
@@ -68,7 +74,9 @@ def check_ids(ids, limit):
     return -1
 
 
-def translate_in_range(ids, offsets, remap) -> tuple[np.ndarray, np.ndarray]:
+def translate_in_range(
+    ids: np.ndarray, offsets: np.ndarray, remap: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`translate_rows` for ids known to be in ``[0, len(remap))`` (the hasher's, or a
     cache block's once checked): no range pass. ValueError if the offsets do not fit."""
     return _translate(ids, offsets, remap)

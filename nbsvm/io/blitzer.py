@@ -33,13 +33,18 @@ import html
 import re
 import tarfile
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, cast
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, iter_lines
 from nbsvm.io.document import Document, _name
+
+if TYPE_CHECKING:
+    import os
+
+    from nbsvm.io.document import PathOrFile
 
 #: The fields of a record, in file order.
 REVIEW_FIELDS = (
@@ -203,9 +208,9 @@ def _label_rule(label: str | None, source: str):
 
 
 def read_reviews(
-    path_or_file,
+    path_or_file: PathOrFile,
     label: str | None = "auto",
-    fields=TEXT_FIELDS,
+    fields: Sequence[str] = TEXT_FIELDS,
     source: str | None = None,
     strict: bool = False,
     encoding: str = "utf-8",
@@ -308,7 +313,9 @@ class ArchiveMember:
         return "".join(self)
 
 
-def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, ArchiveMember]]:
+def review_members(
+    archive: str | os.PathLike[str] | IO[bytes], suffix: str = ".review"
+) -> Iterator[tuple[str, ArchiveMember]]:
     """Stream the members of a tar (``.tar.gz``) archive whose names end with ``suffix``, in
     archive order, as ``(member name, text file)``. Nothing is extracted to disk; each file
     is valid until the next member is taken.
@@ -326,13 +333,13 @@ def review_members(archive, suffix: str = ".review") -> Iterator[tuple[str, Arch
     """
     is_file = hasattr(archive, "read")
     name = getattr(archive, "name", "<archive>") if is_file else str(archive)
-    if not is_file and not Path(archive).is_file():
+    if not is_file and not Path(cast("str | os.PathLike[str]", archive)).is_file():
         raise NBSVMError("no such archive", path=name)
     try:
         opened = (
-            tarfile.open(fileobj=archive, mode="r|*")
+            tarfile.open(fileobj=cast(IO[bytes], archive), mode="r|*")
             if is_file
-            else tarfile.open(archive, mode="r|*")
+            else tarfile.open(cast("str | os.PathLike[str]", archive), mode="r|*")
         )
         with opened as tar:
             for member in tar:
@@ -355,7 +362,7 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 REVIEW_FILES = tuple(f"{stem}.review" for stem in LABELS + ("unlabeled",))
 
 
-def has_reviews(path) -> bool:
+def has_reviews(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a ``.review`` file, or a folder holding the dataset's own files
     (``positive.review``, ``negative.review``, ``unlabeled.review``) or domain folders of
     them; a class-folder corpus whose documents happen to end in ``.review`` is not one."""
@@ -380,7 +387,7 @@ def _interleaved(streams: list) -> Iterator[Document]:
 
 
 def read_review_inputs(
-    path,
+    path: str | os.PathLike[str],
     labeled: bool = True,
     strict: bool = False,
     stats: ReadStats | None = None,

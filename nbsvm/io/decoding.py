@@ -25,10 +25,13 @@ import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import STDIN
+
+if TYPE_CHECKING:
+    from nbsvm.io.document import PathOrFile
 
 #: What reading a damaged file raises below the readers (a corrupt or truncated ``.gz``, an
 #: unreadable file or folder); the readers turn these into :class:`NBSVMError`.
@@ -93,7 +96,7 @@ class ReadStats:
         if sentence not in self.notes:
             self.notes.append(sentence)
 
-    def add(self, n_bytes: int, n_docs: int = 1):
+    def add(self, n_bytes: int, n_docs: int = 1) -> None:
         if n_bytes:
             self.replaced_bytes += n_bytes
             self.replaced_docs += n_docs
@@ -366,7 +369,7 @@ def _decode_invalid(
 
 
 def iter_lines(
-    path_or_file,
+    path_or_file: PathOrFile,
     strict: bool = False,
     stats: ReadStats | None = None,
     lone_cr: str = "space",

@@ -9,9 +9,21 @@ documents and errors.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from nbsvm.errors import NBSVMError
+
+if TYPE_CHECKING:
+    import os
+    from typing import Any, Protocol, TypeAlias
+
+    class Readable(Protocol):
+        """An open file, text or binary: anything with ``read``."""
+
+        def read(self) -> Any: ...
+
+    #: What the line readers take: a path (``"-"``: standard input) or an open file.
+    PathOrFile: TypeAlias = str | os.PathLike[str] | Readable
 
 
 class Document(NamedTuple):
@@ -33,7 +45,9 @@ def _name(src) -> str:
     return "<stdin>" if isinstance(src, str) and src == STDIN else str(src)
 
 
-def rereadable_or_none(docs) -> Callable[[], Iterable[Document]] | None:
+def rereadable_or_none(
+    docs: Iterable[Document] | Callable[[], Iterable[Document]],
+) -> Callable[[], Iterable[Document]] | None:
     """As :func:`rereadable`, None for a one-shot iterator."""
     if callable(docs):
         return docs
@@ -41,7 +55,8 @@ def rereadable_or_none(docs) -> Callable[[], Iterable[Document]] | None:
 
 
 def rereadable(
-    docs, why: str = "this mode reads the training data more than once"
+    docs: Iterable[Document] | Callable[[], Iterable[Document]],
+    why: str = "this mode reads the training data more than once",
 ) -> Callable[[], Iterable[Document]]:
     """A callable giving the documents afresh each time: ``docs`` itself when callable, a
     list's iterator, else an error saying ``why`` a one-shot iterator will not do."""

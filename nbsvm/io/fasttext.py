@@ -11,17 +11,21 @@ with ``--skip-bad-lines``).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import Document
 from nbsvm.io.labeled_lines import read_text_lines
 from nbsvm.io.labels import key_of
 
+if TYPE_CHECKING:
+    from nbsvm.io.document import PathOrFile
+
 PREFIX = "__label__"
 
 
 def read_fasttext(
-    path_or_file,
+    path_or_file: PathOrFile,
     labeled: bool = True,
     strict: bool = False,
     stats: ReadStats | None = None,

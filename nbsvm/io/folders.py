@@ -29,7 +29,7 @@ def is_document(entry: os.DirEntry) -> bool:
     return not entry.name.startswith(".") and entry.is_file()
 
 
-def document_names(folder) -> list[str]:
+def document_names(folder: str | os.PathLike[str]) -> list[str]:
     """The documents of a class folder (:func:`is_document`), in name order."""
     with os.scandir(folder) as entries:
         return sorted(e.name for e in entries if is_document(e))
@@ -59,7 +59,7 @@ def label_folders(root: Path) -> list[Path]:
 
 
 def read_aclimdb(
-    root,
+    root: str | os.PathLike[str],
     labeled: bool = True,
     strict: bool = False,
     stats: ReadStats | None = None,

@@ -3,13 +3,18 @@ Series, one-column 2-D arrays, or a DataFrame with named columns."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.tables import COLUMN_SEPARATOR
 
 
-def texts_and_labels(X, y, text_col, label_col):
+def texts_and_labels(
+    X: Any, y: Any, text_col: str | Sequence[str], label_col: str | None
+) -> tuple[list[str], Any]:
     """(texts, labels) from sequences, arrays, Series or a DataFrame with named columns.
 
     ``y`` may be a sequence of labels or, with a DataFrame ``X``, a column name."""

@@ -8,7 +8,8 @@ and invalid bytes are handled as in :func:`nbsvm.io.decoding.iter_lines`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
@@ -20,6 +21,9 @@ from nbsvm.io.decoding import (
     check_encoding,
 )
 from nbsvm.io.document import Document
+
+if TYPE_CHECKING:
+    from nbsvm.io.document import PathOrFile
 
 #: Names a first line is read as column names by (with the --label-col / --text-col ones):
 #: ``label<TAB>text`` on line 1 of a labeled-lines file is a header, not a document.
@@ -59,7 +63,7 @@ TEXT_HEADERS = frozenset(
 
 
 def header_columns(
-    line: str, label_col: str | None = "label", text_col=("text",)
+    line: str, label_col: str | None = "label", text_col: str | Sequence[str] = ("text",)
 ) -> list[str] | None:
     """The column names if ``line`` (a first line) is a header row of TAB-separated names,
     one naming labels and one naming texts (:data:`LABEL_HEADERS`, :data:`TEXT_HEADERS`,
@@ -104,13 +108,13 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
 
 
 def read_lines(
-    path_or_file,
+    path_or_file: PathOrFile,
     labeled: bool = True,
     strict: bool = False,
     stats: ReadStats | None = None,
-    known_labels=None,
+    known_labels: Iterable[str] | None = None,
     label_col: str | None = "label",
-    text_col=("text",),
+    text_col: str | Sequence[str] = ("text",),
     encoding: str = "utf-8",
     empty_label: bool = False,
     label_sep: str = "\t",
@@ -231,7 +235,10 @@ def _note_read_whole(stats: ReadStats, name: str, tab_unknown: int, known: froze
 
 
 def read_text_lines(
-    path_or_file, strict: bool = False, stats: ReadStats | None = None, encoding: str = "utf-8"
+    path_or_file: PathOrFile,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
 ) -> Iterator[Document]:
     """Read one unlabeled document per line (for ``predict``)."""
     return read_lines(path_or_file, labeled=False, strict=strict, stats=stats, encoding=encoding)

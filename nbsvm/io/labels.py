@@ -9,7 +9,8 @@ written from ``"pos,books"`` and one from ``"books,pos"`` train the same model.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def label_set(key: str | None) -> tuple[str, ...]:
     return tuple(sorted({part.strip() for part in key.split(SEPARATOR)} - {""}))
 
 
-def key_of(labels) -> str:
+def key_of(labels: str | Iterable[Any]) -> str:
     """The canonical key of a label set given as a key string or an iterable of labels.
 
     >>> key_of(["pos", "books"]), key_of("pos,books")
@@ -94,13 +95,15 @@ class KnownLabelSets(frozenset):
         return bool(labels) and all(frozenset.__contains__(self, v) for v in labels)
 
 
-def known_labels(classes: list[str], multilabel: bool):
+def known_labels(classes: list[str], multilabel: bool) -> KnownLabelSets | list[str]:
     """What a leading label field of a line may hold: one of the classes, or for a
     multi-label model a set of them (``a,b``)."""
     return KnownLabelSets(classes) if multilabel else classes
 
 
-def output_targets(codes: np.ndarray, positive, k: int) -> tuple[np.ndarray, int]:
+def output_targets(
+    codes: np.ndarray, positive: Sequence[int] | np.ndarray, k: int
+) -> tuple[np.ndarray, int]:
     """Output ``k``'s view of the label codes: ``(codes, positive code)`` for the kernels,
     which read a document as +1 when its code equals the positive one.
 

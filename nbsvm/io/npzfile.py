@@ -95,7 +95,7 @@ def _header_blob(header: dict, kind: str, digest) -> np.ndarray:
     return np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)
 
 
-def save_npz(path, kind: str, header: dict, arrays: dict) -> None:
+def save_npz(path: str | os.PathLike[str], kind: str, header: dict, arrays: dict) -> None:
     """Write ``arrays`` (ndarrays or :class:`Chunked`) and ``header`` to ``path`` atomically.
 
     The result is a plain uncompressed ``.npz`` that ``np.load(allow_pickle=False)`` reads.
@@ -156,7 +156,9 @@ ALLOWED_KINDS = "biuf"  # bool, integers, floats: nothing else is ever saved
 MAX_NPY_HEADER = 10000  # numpy's own cap on an .npy member's header
 
 
-def member_spec(fh, info: zipfile.ZipInfo, kind: str, path) -> tuple[tuple, np.dtype, int]:
+def member_spec(
+    fh: IO[bytes], info: zipfile.ZipInfo, kind: str, path: str | os.PathLike[str]
+) -> tuple[tuple, np.dtype, int]:
     """Read and check an ``.npy`` member's header from the open member ``fh``: numeric
     C-order data whose shape matches the member's size; returns ``(shape, dtype, nbytes)``
     and leaves ``fh`` at the start of the data (nothing is allocated)."""
@@ -221,7 +223,7 @@ def _array_spec(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) -> 
         return member_spec(fh, info, kind, path)
 
 
-def open_regular(path, what: str):
+def open_regular(path: str | os.PathLike[str], what: str) -> IO[bytes]:
     """``path`` opened for reading in binary, refusing what is not a regular file: a
     missing path, a folder, a device (``/dev/zero`` would never end), a FIFO (opened
     without blocking, so an absent writer cannot hang the load). ``what`` names the file
@@ -254,7 +256,9 @@ def open_regular(path, what: str):
     return os.fdopen(fd, "rb")
 
 
-def check_members(infos: list[zipfile.ZipInfo], file_bytes: int, what: str, path) -> dict:
+def check_members(
+    infos: list[zipfile.ZipInfo], file_bytes: int, what: str, path: str | os.PathLike[str]
+) -> dict:
     """The archive's members by name, checked from the zip directory alone (before any
     member is read): at most :data:`MAX_MEMBERS`, every one a distinct ``.npy``, stored
     (nbsvm never compresses: a compressed member could declare a size far beyond the
@@ -320,7 +324,9 @@ def _check_kind_and_version(header: dict, kind: str, path) -> None:
         )
 
 
-def read_npz(path, kind: str | None = None, data: bool = True) -> tuple[dict, dict]:
+def read_npz(
+    path: str | os.PathLike[str], kind: str | None = None, data: bool = True
+) -> tuple[dict, dict]:
     """``(header, arrays)`` of an nbsvm file, everything checked that can be before the
     checksum: a regular file, a zip archive (:func:`check_members`), numeric ``.npy``
     members (:func:`member_spec`), a JSON header under :data:`MAX_HEADER_BYTES`; with
@@ -358,7 +364,7 @@ def read_npz(path, kind: str | None = None, data: bool = True) -> tuple[dict, di
     return header, arrays
 
 
-def verify_checksum(header: dict, arrays: dict, kind: str, path) -> None:
+def verify_checksum(header: dict, arrays: dict, kind: str, path: str | os.PathLike[str]) -> None:
     """Refuse a file whose checksum does not match: from format 2 over the header and the
     arrays, in format 1 files over the arrays only (a file claiming format 2 is verified
     completely; one edited to claim format 1 keeps its format-2 checksum, which cannot
@@ -373,7 +379,7 @@ def verify_checksum(header: dict, arrays: dict, kind: str, path) -> None:
         )
 
 
-def load_npz(path, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
+def load_npz(path: str | os.PathLike[str], kind: str) -> tuple[dict, dict[str, np.ndarray]]:
     """Read and verify a file written by :func:`save_npz`; return ``(header, arrays)``.
 
     Never unpickles: each member's ``.npy`` header is parsed first and any object,

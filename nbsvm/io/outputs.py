@@ -19,6 +19,7 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -81,7 +82,7 @@ def _file_to_replace(path: Path) -> Path:
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
-def check_output(path, option: str = "--output") -> None:
+def check_output(path: str | os.PathLike[str] | None, option: str = "--output") -> None:
     """Raise :class:`NBSVMError` naming ``path`` unless it can be written: call it before
     reading any input, so that a typo costs nothing.
 
@@ -128,7 +129,7 @@ def _inside(path: Path, folder: Path) -> bool:
         return False
 
 
-def check_not_read(path, option: str, reads: dict) -> None:
+def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict) -> None:
     """Refuse an output that is a file the command reads: same device and inode as an
     input, model, lexicon or checkpoint (links followed, so a link to an input is caught),
     or a file inside an input folder. ``reads``: ``what -> path or list of paths`` (None and
@@ -184,7 +185,7 @@ def _write_error(e: OSError, path: Path, tmp=None) -> NBSVMError | None:
 
 
 @contextmanager
-def atomic_path(path, suffix: str = ""):
+def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
     """Yield the path to write the output ``path`` to.
 
     A regular file (or a new one): a temporary name in the same folder, synced, given the

@@ -28,10 +28,10 @@ line and both spellings.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.blitzer import has_reviews, read_review_inputs
@@ -42,6 +42,9 @@ from nbsvm.io.folders import read_aclimdb
 from nbsvm.io.labeled_lines import _columns, read_lines, read_text_lines
 from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.tables import read_table
+
+if TYPE_CHECKING:
+    import os
 
 #: Input formats of text documents. ``labeled-lines``: ``label<TAB>text`` per line;
 #: ``plain-lines``: one unlabeled document per line; ``csv`` / ``tsv``: a table whose first
@@ -91,7 +94,7 @@ def normalize_format(fmt: str) -> str:
     return name
 
 
-def detect_format(path) -> str:
+def detect_format(path: str | os.PathLike[str]) -> str:
     """``blitzer`` for ``.review`` files and folders holding them, ``folders`` for another
     folder, ``csv`` for ``.csv``, ``jsonl`` for ``.jsonl`` and
     ``.ndjson``, ``parquet`` for ``.parquet``, else ``labeled-lines``
@@ -117,11 +120,11 @@ def read_inputs(
     inputs: Iterable,
     fmt: str = "auto",
     labeled: bool = True,
-    text_col="text",
+    text_col: str | Sequence[str] = "text",
     label_col: str | None = "label",
     strict: bool = False,
     stats: ReadStats | None = None,
-    known_labels=None,
+    known_labels: Iterable[str] | None = None,
     encoding: str = "utf-8",
     empty_label: bool = False,
     label_sep: str = "\t",
@@ -161,7 +164,7 @@ def read_inputs(
     return _read_inputs(inputs, fmt, settings)
 
 
-def check_columns(text_col, label_col) -> None:
+def check_columns(text_col: str | Sequence[str], label_col: str | int | None) -> None:
     """Refuse a label column that is also a text column (``--text-col 2 --label-col 2``):
     every text would be its own label, one class per document. Called when the inputs are
     opened, before anything is read.
@@ -186,11 +189,11 @@ class _Settings:
     """The arguments of :func:`read_inputs` that every input is read with, checked."""
 
     labeled: bool
-    text_col: object
+    text_col: str | Sequence[str]
     label_col: str | None
     strict: bool
     stats: ReadStats
-    known_labels: object
+    known_labels: Iterable[str] | None
     encoding: str
     empty_label: bool
     label_sep: str

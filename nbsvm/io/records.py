@@ -17,9 +17,10 @@ skipped and counted with ``--skip-bad-lines``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats
@@ -27,6 +28,11 @@ from nbsvm.io.document import Document
 from nbsvm.io.labeled_lines import _columns, read_text_lines
 from nbsvm.io.labels import SEPARATOR, key_of
 from nbsvm.io.tables import COLUMN_SEPARATOR
+
+if TYPE_CHECKING:
+    import os
+
+    from nbsvm.io.document import PathOrFile
 
 PARQUET_BATCH_ROWS = 8192
 
@@ -119,8 +125,8 @@ class _Fields:
 
 
 def read_jsonl(
-    path_or_file,
-    text_col="text",
+    path_or_file: PathOrFile,
+    text_col: str | Sequence[str] = "text",
     label_col: str | None = "label",
     labeled: bool = True,
     label_optional: bool = False,
@@ -165,8 +171,8 @@ def read_jsonl(
 
 
 def read_parquet(
-    path,
-    text_col="text",
+    path: str | os.PathLike[str],
+    text_col: str | Sequence[str] = "text",
     label_col: str | None = "label",
     labeled: bool = True,
     label_optional: bool = False,

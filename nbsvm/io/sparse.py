@@ -12,12 +12,17 @@ invalid UTF-8 (in labels or feature names) is replaced and counted in a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, iter_lines
+
+if TYPE_CHECKING:
+    import os
+
+    from nbsvm.io.document import PathOrFile
 
 SPARSE_FORMATS = ("svmlight", "blitzer", "named")
 #: The largest 0-based feature index (indices are returned as int64).
@@ -68,7 +73,7 @@ def _take_labels(tokens: list, name: str, lineno: int, multi: bool) -> tuple:
     return labels
 
 
-def detect_index_base(path) -> int:
+def detect_index_base(path: PathOrFile) -> int:
     """0 if any svmlight feature index is 0, else 1 (one streaming pass over the file)."""
     for text, name, lineno in _lines(path):
         for token in text.split()[1:]:
@@ -79,8 +84,8 @@ def detect_index_base(path) -> int:
 
 
 def read_svmlight(
-    path_or_file,
-    index_base="auto",
+    path_or_file: PathOrFile,
+    index_base: int | str = "auto",
     labeled: bool = True,
     strict: bool = False,
     stats: ReadStats | None = None,
@@ -161,7 +166,7 @@ def _named_pairs(tokens, name, lineno):
 
 
 def read_blitzer(
-    path_or_file,
+    path_or_file: PathOrFile,
     labeled: bool = True,
     strict: bool = False,
     stats: ReadStats | None = None,
@@ -200,7 +205,7 @@ def read_blitzer(
 
 
 def read_named(
-    path_or_file,
+    path_or_file: PathOrFile,
     labeled: bool = True,
     strict: bool = False,
     stats: ReadStats | None = None,
@@ -222,7 +227,7 @@ def read_named(
         yield SparseRow(labels, keys, values, name, lineno)
 
 
-def detect_sparse_format(path) -> str:
+def detect_sparse_format(path: str | os.PathLike[str]) -> str:
     """``blitzer`` for ``*.review``, else ``svmlight`` (``.svm``, ``.libsvm``, ``.dat``...)."""
     name = str(path).lower().removesuffix(".gz")
     return "blitzer" if name.endswith(".review") else "svmlight"

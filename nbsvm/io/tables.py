@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
@@ -29,6 +29,9 @@ from nbsvm.io.decoding import (
 from nbsvm.io.document import STDIN, Document
 from nbsvm.io.labeled_lines import _columns
 
+if TYPE_CHECKING:
+    from nbsvm.io.document import PathOrFile
+
 #: Several ``--text-col`` columns are joined with this: the tokenizer sees ``|`` as a token
 #: of its own, so no n-gram runs from the end of one column into the next.
 COLUMN_SEPARATOR = " | "
@@ -40,8 +43,8 @@ OTHER_COMPRESSION = (".bz2", ".zip", ".xz", ".zst", ".tar")
 
 
 def read_table(
-    path,
-    text_col="text",
+    path: PathOrFile,
+    text_col: str | Sequence[str] = "text",
     label_col: str | int | None = "label",
     sep: str = ",",
     chunksize: int = 10_000,

@@ -31,7 +31,8 @@ scikit-learn only when scikit-learn itself asks for the tags.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Self
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -41,6 +42,9 @@ from nbsvm.compat import interop as _interop
 from nbsvm.data.rows import SparseRows, _is_matrix, as_rows
 from nbsvm.learners.persistence import PersistenceMixin
 from nbsvm.learners.targets import TargetsMixin
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 TASKS = ("binary", "multiclass", "multilabel", "regression")
 
@@ -148,7 +152,13 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self.last_stats_ = self._pass(rows, codes, order)
         self.t_ += len(order)
 
-    def partial_fit(self, X, y, classes=None, order=None) -> Self:
+    def partial_fit(
+        self,
+        X: Any,
+        y: Any,
+        classes: Iterable[Any] | None = None,
+        order: ArrayLike | None = None,
+    ) -> Self:
         """One pass over the given rows (in ``order``, default as given), continuing from the
         current state. ``classes`` lists every label up front when a first batch may not
         show them all."""
@@ -160,7 +170,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self._step(rows, self._encode(y), order)
         return self
 
-    def fit(self, X, y, callback=None) -> Self:
+    def fit(self, X: Any, y: Any, callback: Callable[[int, dict], object] | None = None) -> Self:
         """Start afresh and run ``self.epochs`` passes, each a new seeded permutation.
 
         ``callback(epoch, stats)`` is called after every pass (progress lines)."""
@@ -187,7 +197,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
 
     # ---- prediction ------------------------------------------------------------------
     @property
-    def decision_function(self):
+    def decision_function(self) -> Callable[[Any], Any]:
         """Scores of a classifier: ``(n,)`` for binary tasks and for multi-class learners
         fitted on two classes (``score[classes_[1]] - score[classes_[0]]``, as scikit-learn
         expects), ``(n, K)`` for more classes or labels. A regressor has none (scikit-learn's
@@ -205,7 +215,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
             return s[:, 1] - s[:, 0]
         return s
 
-    def predict(self, X):
+    def predict(self, X: Any) -> Any:
         self._check_fitted()
         s = self._scores(self._rows(X, reset=False))
         if self.task == "regression":
@@ -217,7 +227,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
             return classes[np.argmax(s, axis=1)]
         return [tuple(classes[np.flatnonzero(r > 0)]) for r in s]  # multilabel
 
-    def score(self, X, y) -> float:
+    def score(self, X: Any, y: Any) -> float:
         """Accuracy (classification; exact label sets for multi-label) or the coefficient
         of determination R^2 (regression) of the predictions for ``X`` against ``y``."""
         predicted = self.predict(X)

@@ -17,18 +17,23 @@ suits many classes best.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NoReturn
+
 import numpy as np
 
 from nbsvm.errors import NBSVMError
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 METHODS = ("sigmoid", "isotonic", "temperature")
 
 
-def sigmoid(z):
+def sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free logistic
 
 
-def fit_sigmoid(scores, y, max_iter: int = 100) -> tuple[float, float]:
+def fit_sigmoid(scores: ArrayLike, y: ArrayLike, max_iter: int = 100) -> tuple[float, float]:
     """Platt's ``(a, b)`` for scores ``s`` and 0/1 outcomes ``y``: the minimum of the cross
     entropy between ``sigmoid(a s + b)`` and Platt's targets ``(n+ + 1) / (n+ + 2)`` for
     positives and ``1 / (n- + 2)`` for negatives (which keep a separable set finite)."""
@@ -66,7 +71,7 @@ def fit_sigmoid(scores, y, max_iter: int = 100) -> tuple[float, float]:
     return float(a), float(b)
 
 
-def fit_isotonic(scores, y) -> tuple[np.ndarray, np.ndarray]:
+def fit_isotonic(scores: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """The non-decreasing least-squares fit of 0/1 outcomes ``y`` on scores: its knots
     ``(x, p)`` (both increasing; each step's first and last score), for linear interpolation."""
     s = np.asarray(scores, dtype=np.float64).ravel()
@@ -101,13 +106,13 @@ def fit_isotonic(scores, y) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(knots_x), np.clip(np.asarray(knots_p), 0.0, 1.0)
 
 
-def softmax(z):
+def softmax(z: np.ndarray) -> np.ndarray:
     z = z - z.max(axis=1, keepdims=True)
     e = np.exp(z)
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_temperature(scores, truth, exclusive: bool) -> float:
+def fit_temperature(scores: ArrayLike, truth: ArrayLike, exclusive: bool) -> float:
     """The inverse temperature ``beta`` minimizing the log loss of ``softmax(beta s)`` (one
     class per row: ``truth`` one-hot) or of ``sigmoid(beta s)`` for every output (two
     classes, labels). The loss is convex in ``beta``: bisection on its derivative."""
@@ -211,10 +216,17 @@ class Calibrator:
         )
 
     @classmethod
-    def from_arrays(cls, header, flat, n_outputs: int, multilabel: bool, path=None) -> Calibrator:
+    def from_arrays(
+        cls,
+        header: object,
+        flat: ArrayLike,
+        n_outputs: int,
+        multilabel: bool,
+        path: str | None = None,
+    ) -> Calibrator:
         """The calibrator a model file stores, checked (a corrupted one names the file)."""
 
-        def bad(what):
+        def bad(what: str) -> NoReturn:
             raise NBSVMError(f"corrupted model file: calibration {what}", path=path)
 
         if not isinstance(header, dict) or header.get("method") not in METHODS:

@@ -12,13 +12,18 @@ reduction (:class:`~nbsvm.learners.reduction.NBReduction`, one ``partial_fit`` c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from nbsvm.data.cache import FeatureCache
 from nbsvm.data.translate import translate
 from nbsvm.errors import NBSVMError
+
+if TYPE_CHECKING:
+    from nbsvm.data.batches import Batch
+    from nbsvm.data.cache import CacheWriter
 
 #: Documents between progress reports.
 EPOCH_CHUNK = 4096
@@ -35,7 +40,11 @@ def check_cache_fits(cache: FeatureCache, n_columns: int) -> None:
         )
 
 
-def run_epoch(groups, step, report=None) -> dict:
+def run_epoch(
+    groups: Generator[tuple, Any, Any],
+    step: Callable[..., Iterable[dict]],
+    report: Callable[[dict], object] | None = None,
+) -> dict:
     """The one epoch loop of every trainer (``nbsvm train``, Dask's workers, ``nbsvm
     learn``): each group of a shuffled epoch goes through ``step(*group)``, which yields
     the stats of what it learned (``{"n": examples, "loss": summed loss, ...}``, one dict
@@ -77,7 +86,14 @@ class Epochs:
             }
         )
 
-    def replay(self, cache: FeatureCache, positive, rng, epoch: int, groups=None) -> None:
+    def replay(
+        self,
+        cache: FeatureCache,
+        positive: Sequence[int] | np.ndarray,
+        rng: np.random.Generator,
+        epoch: int,
+        groups: Generator[tuple, Any, Any] | None = None,
+    ) -> None:
         """One epoch over ``cache`` in shuffled groups (``groups``: another source of
         ``(ids, offsets, codes, order)``, e.g. the first epoch's translation of buckets)."""
         if groups is None:
@@ -104,7 +120,14 @@ class Epochs:
                 "loss": self.linear.epoch(ids, offsets, codes, part, positive) * len(part),
             }
 
-    def stream_first(self, batches, writer, column_of, codes_for, positive) -> FeatureCache:
+    def stream_first(
+        self,
+        batches: Iterable[Batch],
+        writer: CacheWriter,
+        column_of: np.ndarray,
+        codes_for: Callable[[Batch], np.ndarray],
+        positive: Sequence[int] | np.ndarray,
+    ) -> FeatureCache:
         """Epoch 1 over hashed ``batches`` as they come, each written to ``writer`` as model
         columns (``column_of``; buckets the lexicon never saw have ratio 0 and are dropped);
         ``codes_for(batch)`` gives its class codes. Returns the cache written."""

@@ -11,6 +11,9 @@ the costs are the same).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from nbsvm.data.cache import FeatureCache
@@ -19,12 +22,20 @@ from nbsvm.io.labels import output_targets
 from nbsvm.learners.losses import multiclass_loss, resolve_loss
 from nbsvm.learners.sgd import LinearSGD
 
+if TYPE_CHECKING:
+    from nbsvm.data.rows import SparseRows
+    from nbsvm.learners.base import OnlineLearner
+
 #: Documents the calibration runs on (as Bottou's svmsgd).
 ETA0_SAMPLE = 1000
 
 
 def calibration_sample(
-    cache: FeatureCache, positive, column_of, seed: int, n_sample: int = ETA0_SAMPLE
+    cache: FeatureCache,
+    positive: Sequence[int] | np.ndarray,
+    column_of: np.ndarray | None,
+    seed: int,
+    n_sample: int = ETA0_SAMPLE,
 ) -> tuple:
     """``n_sample`` documents of ``cache`` picked with a generator of their own (``seed +
     1``: the epochs' shuffles are untouched), as ``(ids, offsets, codes, positive,
@@ -82,7 +93,7 @@ def eta0_cost(learner: LinearSGD, sample: tuple, eta0: float) -> float:
     return total if np.isfinite(total) else np.inf
 
 
-def bottou_search(cost) -> float:
+def bottou_search(cost: Callable[[float], float]) -> float:
     """svmsgd's search: ``cost(eta0)`` at 1 and 2, then halving or doubling while it falls;
     the eta0 (a power of two) with the lowest cost. Every learner's calibration is this
     search over its own cost."""
@@ -108,7 +119,12 @@ def calibrate_eta0(learner: LinearSGD, sample: tuple) -> float:
 
 
 def calibrate_learner_eta0(
-    learner, rows, y, seed: int = 0, n_sample: int = ETA0_SAMPLE, classes=None
+    learner: OnlineLearner,
+    rows: SparseRows,
+    y: Any,
+    seed: int = 0,
+    n_sample: int = ETA0_SAMPLE,
+    classes: list | None = None,
 ) -> float:
     """Bottou's eta0 for a backend learner with an ``eta0`` parameter and an ``objective``
     (:class:`~nbsvm.learners.linear.SGDClassifier`, :class:`~nbsvm.learners.linear.

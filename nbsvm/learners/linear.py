@@ -16,6 +16,8 @@ L1; Xu (2011) and Polyak & Juditsky (1992) for averaging.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from nbsvm._params import store_params
@@ -116,7 +118,7 @@ class SGDClassifier(_LinearSGD):
             )
 
     @available_if(_has_proba)
-    def predict_proba(self, X) -> np.ndarray:
+    def predict_proba(self, X: Any) -> np.ndarray:
         """``(n, 2)`` class probabilities (columns in ``classes_`` order): the sigmoid of
         the score for 'log', ``(clip(score, -1, 1) + 1) / 2`` for 'modified_huber'
         (Zhang 2004). Only with these losses: with another, ``hasattr(model,

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
 
 from nbsvm.errors import NBSVMError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 HINGE, LOG, SQUARED_HINGE, MODIFIED_HUBER = 0, 1, 2, 3
 SQUARED = 4  # regression: (p - y)^2 / 2
@@ -183,7 +187,7 @@ def _multiclass_losses(kind, scores, target):
     return out
 
 
-def multiclass_loss(name: str, scores, target) -> np.ndarray:
+def multiclass_loss(name: str, scores: ArrayLike, target: ArrayLike) -> np.ndarray:
     """Per-row loss of ``scores`` (n, K) for true output indices ``target`` (n,)."""
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     target = np.ascontiguousarray(target, dtype=np.int64)
@@ -209,7 +213,7 @@ def pa_step(rule, loss, norm2, C):
     return tau
 
 
-def check_loss(name) -> None:
+def check_loss(name: object) -> None:
     """Raise unless ``name`` is a classification loss (margin or multi-class): what a text
     classifier trains with (the regression loss ``squared`` is for ``nbsvm learn``)."""
     if name not in MULTICLASS_LOSSES and name not in CLASSIFICATION_LOSSES:

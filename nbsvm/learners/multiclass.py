@@ -19,6 +19,8 @@ learner keeps besides its weights.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +29,9 @@ from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.kernels import multi as K
 from nbsvm.learners.registry import resolve
+
+if TYPE_CHECKING:
+    from nbsvm.data.rows import SparseRows
 
 # the schedules of nbsvm.learners.schedules these kernels implement (t counts steps from 1)
 SCHEDULES = {
@@ -37,7 +42,7 @@ SCHEDULES = {
 }
 
 
-def choose(name: str, value, table: dict):
+def choose(name: str, value: Any, table: dict) -> Any:
     """``table[value]``, or an :class:`NBSVMError` naming the allowed values."""
     try:
         return table[value]
@@ -45,7 +50,7 @@ def choose(name: str, value, table: dict):
         raise NBSVMError(f"unknown {name} {value!r}; allowed: {', '.join(table)}") from None
 
 
-def check_positive(name: str, value, allow_zero: bool = False) -> float:
+def check_positive(name: str, value: Any, allow_zero: bool = False) -> float:
     """``value`` as a float, if it is a finite number > 0 (or >= 0)."""
     try:
         v = float(value)
@@ -282,7 +287,9 @@ class OneVsRest(OnlineLearner):
     def _pass(self, rows, y, order):
         return self.fit_outputs(lambda k: rows, y[:, None] == np.arange(self.n_outputs_), order)
 
-    def fit_outputs(self, rows_of, targets, order) -> dict:
+    def fit_outputs(
+        self, rows_of: Callable[[int], SparseRows], targets: np.ndarray, order: np.ndarray
+    ) -> dict:
         """One pass of every output's binary learner in ``order``: learner ``k`` on its own
         rows ``rows_of(k)`` (the same rows for plain one-vs-rest; NBSVM gives each class
         its own NB-valued rows) with ``targets[:, k]`` (bool) as its positives; returns the
@@ -306,7 +313,7 @@ class OneVsRest(OnlineLearner):
             else [self._make_binary() for _ in range(n_outputs)]
         )
 
-    def output_scores(self, rows_of) -> np.ndarray:
+    def output_scores(self, rows_of: Callable[[int], SparseRows]) -> np.ndarray:
         """Each output's score on its own rows ``rows_of(k)``, shape ``(n, n_outputs)``."""
         return np.stack(
             [learner.decision_function(rows_of(k)) for k, learner in enumerate(self._learners())],
@@ -324,7 +331,7 @@ class OneVsRest(OnlineLearner):
     def _scores(self, rows):
         return np.stack([learner.decision_function(rows) for learner in self._learners()], axis=1)
 
-    def saved_parts(self):
+    def saved_parts(self) -> tuple[dict, dict]:
         # the binary learners' state becomes this learner's: arrays est<k>_<name>, scalars
         # in estimator_state_ (the base class saves attributes ending in "_"); so files and
         # checkpoints hold them

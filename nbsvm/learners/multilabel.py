@@ -14,6 +14,8 @@ command line's), scikit-learn's 0/1 indicator matrix, or one label per example.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from nbsvm.compat import InputError
@@ -27,7 +29,7 @@ from nbsvm.learners.targets import Labels, unique_labels
 FORMS = ("sets", "indicator", "labels")
 
 
-def target_form(y) -> str:
+def target_form(y: Any) -> str:
     """How a multi-label ``y`` is given:
 
     - ``"indicator"``: scikit-learn's multi-label convention, a 2-D ``(n, n_labels)``
@@ -209,7 +211,7 @@ class MultilabelHinge(HingeOutputs):
             return s[:, 1] - s[:, 0]
         return s
 
-    def predict(self, X):
+    def predict(self, X: Any) -> Any:
         """Per example: the tuple of labels with a positive score (label sets), the 0/1
         row of them (indicator matrix) or the highest-scoring label (one label each)."""
         form = self._form()
@@ -221,7 +223,7 @@ class MultilabelHinge(HingeOutputs):
             return (s > 0).astype(np.int64)
         return self._class_values()[np.argmax(s, axis=1)]
 
-    def score(self, X, y) -> float:
+    def score(self, X: Any, y: Any) -> float:
         """Accuracy: of exact label sets (or indicator rows), or of the one label."""
         form = self._form()
         if form == "sets":

@@ -24,7 +24,7 @@ OPTION_PARAMS = {
 LOOP_PARAMS = {"--epochs": "epochs", "--seed": "seed"}
 
 
-def learner_class_for(algorithm: str):
+def learner_class_for(algorithm: str) -> tuple[type[OnlineLearner], dict]:
     """The class behind ``--algorithm NAME`` and its fixed parameters."""
     from nbsvm.learners.registry import ALGORITHMS, resolve
 

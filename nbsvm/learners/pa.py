@@ -11,6 +11,10 @@ buckets take 8 MiB, 16 MiB averaged.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from nbsvm._params import store_params
@@ -121,6 +125,7 @@ class MIRA(LinearOutputs):
     """
 
     task = "multiclass"
+    label_loss: Any  # a parameter (set by store_params)
 
     def __init__(
         self,
@@ -161,7 +166,7 @@ class MIRA(LinearOutputs):
     def _converged(self):
         return self.last_stats_["mistakes"] == 0
 
-    def save(self, path):
+    def save(self, path: str | os.PathLike[str]) -> None:
         # the model file's JSON header holds the parameters: a callable, tuple-keyed dict or
         # array label loss is written as the resolved cost matrix (same training behaviour)
         label_loss = self.label_loss
@@ -173,7 +178,7 @@ class MIRA(LinearOutputs):
             self.label_loss = label_loss
 
 
-def cost_matrix(label_loss, classes) -> np.ndarray:
+def cost_matrix(label_loss: Any, classes: Sequence[Any]) -> np.ndarray:
     """``cost[i, j]``: the label loss of predicting ``classes[j]`` for ``classes[i]``.
 
     Examples

@@ -11,6 +11,8 @@ time, as in the paper's basic algorithm).
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -67,7 +69,7 @@ class Pegasos(OnlineLearner):
         if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
 
-    def fit(self, X, y, callback=None) -> Pegasos:
+    def fit(self, X: Any, y: Any, callback: Callable[[int, dict], object] | None = None) -> Pegasos:
         self._check()
         return super().fit(X, y, callback)
 
@@ -109,7 +111,7 @@ class Pegasos(OnlineLearner):
     def _scores(self, rows) -> np.ndarray:
         return csr_dot(self.coef_, rows.indices, rows.values, rows.offsets) + self.intercept_
 
-    def objective(self, X, y) -> float:
+    def objective(self, X: Any, y: Any) -> float:
         """The primal SVM objective ``lam/2 (||w||^2 + b^2) + mean hinge`` on ``(X, y)``
         (``b = 0`` without intercept)."""
         margins = self._encode(y) * self.decision_function(X)

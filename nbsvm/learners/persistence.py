@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+import os
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class PersistenceMixin:
             and v.dtype != object
         }
 
-    def save(self, path) -> None:
+    def save(self, path: str | os.PathLike[str]) -> None:
         """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
         import json
 
@@ -106,7 +107,9 @@ class PersistenceMixin:
         )
 
     @staticmethod
-    def from_parts(header: dict, arrays: dict, path=None) -> OnlineLearner:
+    def from_parts(
+        header: dict, arrays: dict, path: str | os.PathLike[str] | None = None
+    ) -> OnlineLearner:
         """The learner :meth:`saved_parts` described, every part checked (a file may be
         crafted): an :class:`NBSVMError` saying ``corrupted learner file`` otherwise."""
         from nbsvm.learners.registry import learner_class
@@ -143,7 +146,7 @@ class PersistenceMixin:
         return obj
 
     @staticmethod
-    def load(path) -> OnlineLearner:
+    def load(path: str | os.PathLike[str]) -> OnlineLearner:
         from nbsvm.io.npzfile import load_npz
 
         header, arrays = load_npz(path, "learner")
@@ -156,7 +159,7 @@ MAX_FEATURES = 1 << 40  # a loaded n_features_in_ above this is taken as corrupt
 LABEL_TYPES = {"bool": bool, "int": int, "float": float}
 
 
-def label_type(value) -> str | None:
+def label_type(value: object) -> str | None:
     """The name files record a class label's type by: ``"bool"``, ``"int"`` or ``"float"``
     (numpy scalars too; floats finite); None for a string or any other value, which a file
     keeps by its name (``str``). One definition for model and learner files."""
@@ -169,7 +172,7 @@ def label_type(value) -> str | None:
     return None
 
 
-def plain_label(value):
+def plain_label(value: object) -> bool | int | float | None:
     """``value`` as the Python value of its :func:`label_type` (what JSON holds exactly:
     ``np.int64(1)`` -> ``1``, ``np.float32(0.1)`` -> ``0.10000000149011612``); None for a
     label a file keeps by its name."""
@@ -177,7 +180,7 @@ def plain_label(value):
     return None if kind is None else LABEL_TYPES[kind](value)
 
 
-def label_names(classes) -> tuple[list[str], str]:
+def label_names(classes: Iterable[Any]) -> tuple[list[str], str]:
     """A learner's ``classes_`` (numbers of one kind, sorted) as a file writes them: their
     names and one type, ``(names, label_type_)``; :func:`typed_labels` reads them back."""
     kinds = {label_type(c) for c in classes}
@@ -197,7 +200,7 @@ _READ_LABEL: dict[str, Callable[[str], object]] = {
 }
 
 
-def typed_labels(names: list, kind) -> list:
+def typed_labels(names: list, kind: object) -> list:
     """The class names a file keeps, as the label values given to fit (``kind``:
     ``"int"``, ``"float"`` or ``"bool"``; strings when None)."""
     if kind is None:
@@ -213,14 +216,14 @@ def typed_labels(names: list, kind) -> list:
     return values
 
 
-def label_values(values) -> list:
+def label_values(values: Iterable[Any]) -> list:
     """A model's labels as its file's ``label_values`` keep them (parallel to the class
     names): each label's plain value (bool, int, float), None where it is kept by its
     name (a string, or a value of another type)."""
     return [plain_label(v) for v in values]
 
 
-def read_label_values(values, n: int) -> list:
+def read_label_values(values: object, n: int) -> list:
     """A file's ``label_values`` checked: ``n`` entries, each None or a bool, int or
     finite float as JSON gives it (nothing else can come back as a label)."""
     if not isinstance(values, list) or len(values) != n:

@@ -18,6 +18,8 @@ epoch's shuffled order.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from nbsvm.data.rows import SparseRows
@@ -36,7 +38,7 @@ ONE_CLASS = tuple(name for name in TEXT_LEARNERS if ALGORITHMS[name].one_class)
 BUILT_IN = ("adagrad", "sgd", "ovr")
 
 
-def check_learner(name) -> None:
+def check_learner(name: str | None) -> None:
     if name is not None and name not in LEARNERS and name not in BUILT_IN:
         raise NBSVMError(
             f"unknown learner {name!r}; allowed: {', '.join(BUILT_IN)} (the "
@@ -44,7 +46,7 @@ def check_learner(name) -> None:
         )
 
 
-def backend_name(name) -> str | None:
+def backend_name(name: str | None) -> str | None:
     """The backend learner a ``--learner`` name stands for (None: the built-in one)."""
     return name if name in LEARNERS else None
 
@@ -93,7 +95,16 @@ class NBReduction:
         multi_shared = self.shared and (self.n_outputs > 1 or self.name == "multilabel")
         return nb_rows(ids, offsets, None if multi_shared else tables[k], unit, self.n_features)
 
-    def partial_fit(self, tables, ids, offsets, codes, order, positive, unit) -> None:
+    def partial_fit(
+        self,
+        tables: np.ndarray,
+        ids: np.ndarray,
+        offsets: np.ndarray,
+        codes: np.ndarray,
+        order: np.ndarray,
+        positive: Sequence[int] | np.ndarray,
+        unit: bool,
+    ) -> None:
         """One pass over a group's documents in ``order``; ``positive[k]`` is output
         ``k``'s class as a code of ``codes`` (or a multi-label membership matrix:
         :func:`nbsvm.io.labels.output_targets`)."""
@@ -123,14 +134,18 @@ class NBReduction:
             targets[:, k] = own == pos
         self.ovr.fit_outputs(lambda k: self._rows(tables, ids, offsets, unit, k), targets, order)
 
-    def decision(self, tables, ids, offsets, unit) -> np.ndarray:
+    def decision(
+        self, tables: np.ndarray, ids: np.ndarray, offsets: np.ndarray, unit: bool
+    ) -> np.ndarray:
         """Scores, shape ``(n_rows, n_outputs)``."""
         if self.shared:
             s = self.learners[0].decision_function(self._rows(tables, ids, offsets, unit, 0))
             return s.reshape(-1, 1) if s.ndim == 1 else s
         return self.ovr.output_scores(lambda k: self._rows(tables, ids, offsets, unit, k))
 
-    def output_weights(self, k: int, tables) -> tuple[np.ndarray | None, np.ndarray, float]:
+    def output_weights(
+        self, k: int, tables: np.ndarray
+    ) -> tuple[np.ndarray | None, np.ndarray, float]:
         """Output ``k``'s linear model over the columns: ``(values, w, b)``, its score being
         ``sum_i x_i w_i + b`` with ``x_i`` the document's row values (``values[i]``, or 1
         for the shared binarized rows when ``values`` is None; divided by the row's norm
@@ -156,7 +171,14 @@ class NBReduction:
         return {"name": self.name, "learners": headers}, arrays
 
     @classmethod
-    def from_parts(cls, header, arrays: dict, n_outputs: int, n_features: int, path=None):
+    def from_parts(
+        cls,
+        header: object,
+        arrays: dict,
+        n_outputs: int,
+        n_features: int,
+        path: str | None = None,
+    ) -> NBReduction:
         if not (isinstance(header, dict) and isinstance(header.get("learners"), list)):
             raise NBSVMError("corrupted model file: bad backend learner header", path=path)
         if header.get("name") not in LEARNERS:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
 
@@ -76,7 +76,7 @@ def learner_modules() -> dict[str, str]:
     return {a.cls: a.module_path for a in ALGORITHMS.values()}
 
 
-def learner_class(name, path=None):
+def learner_class(name: str, path: str | None = None) -> type[OnlineLearner]:
     """The learner class called ``name`` (as written in a model file's header)."""
     modules = learner_modules()
     if name not in modules:
@@ -87,7 +87,7 @@ def learner_class(name, path=None):
     return getattr(importlib.import_module(modules[name]), name)
 
 
-def make_learner(algorithm: str, **params):
+def make_learner(algorithm: str, **params: Any) -> OnlineLearner:
     """A learner for ``--algorithm NAME`` with ``params`` (the class's own parameter names)."""
     try:
         entry = ALGORITHMS[algorithm]
@@ -131,7 +131,7 @@ def _table(kind: str) -> dict:
     raise ValueError(kind)
 
 
-def resolve(kind: str, name):
+def resolve(kind: str, name: Any) -> Any:
     """The registered object for ``name`` among ``kind`` ('loss', 'schedule', 'penalty',
     'algorithm'); an :class:`NBSVMError` listing the allowed names otherwise."""
     table = _table(kind)

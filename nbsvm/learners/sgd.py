@@ -6,6 +6,8 @@ This is the state and the epoch driver; the arithmetic lives in :mod:`.kernels.t
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +16,9 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
 from nbsvm.learners.kernels import table
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 OPTIMIZERS = ("sgd", "adagrad")
 STATE_DTYPE = np.float32
@@ -144,7 +149,7 @@ class LinearSGD:
                 "the first L2 step would flip the weights' sign"
             )
 
-    def set_class_weight(self, class_weight) -> None:
+    def set_class_weight(self, class_weight: ArrayLike | None) -> None:
         """Weigh the documents' steps from now on (``class_weight`` as the parameter; None:
         all 1)."""
         self.class_weight = class_weight
@@ -155,7 +160,14 @@ class LinearSGD:
         """Feature values, shape ``(n_outputs, n_features)`` (a writable view of the state)."""
         return self.S_[:, :, 0]
 
-    def epoch(self, ids, offsets, codes, order, positive) -> float:
+    def epoch(
+        self,
+        ids: np.ndarray,
+        offsets: np.ndarray,
+        codes: np.ndarray,
+        order: ArrayLike,
+        positive: Sequence[int] | np.ndarray,
+    ) -> float:
         """Run the examples ``order`` once; return their mean loss (before each update).
 
         ``positive``: each output's positive class code, or a label-set membership matrix
@@ -270,7 +282,7 @@ class LinearSGD:
         self.state_[k] = start + sum(st - start for st in states)
         return float(sum(losses))
 
-    def scale_of(self, k) -> float:
+    def scale_of(self, k: int) -> float:
         """Output ``k``'s L2 scale ``s`` (``w = s * S_[k, :, 1]``; 1 for AdaGrad). Reading
         the weights through it leaves the state, and so training, as it is; :meth:`coef`
         folds it in."""
@@ -304,7 +316,7 @@ class LinearSGD:
         hi = self.n_features if hi is None else hi
         return table._used_features(self.S_[:, lo:hi]) + np.int32(lo)
 
-    def decision(self, ids, offsets) -> np.ndarray:
+    def decision(self, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """``w.x + b`` for CSR rows, shape ``(n_rows, n_outputs)``."""
         n = len(offsets) - 1
         out = np.empty((n, self.n_outputs))
@@ -315,7 +327,7 @@ class LinearSGD:
             out[:, k] = tmp + b[k]
         return out
 
-    def table_sums(self, ids, offsets, unit: bool = False) -> np.ndarray:
+    def table_sums(self, ids: np.ndarray, offsets: np.ndarray, unit: bool = False) -> np.ndarray:
         """``sum_i tables[k, i]`` over each row's ids, shape ``(n_rows, n_outputs)``; with
         ``unit``, divided by the norm of the row's values."""
         n = len(offsets) - 1

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm.compat import DataConversionWarning, InputError
 from nbsvm.compat import interop as _interop
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 
 class Labels(list):
@@ -46,7 +50,7 @@ class Labels(list):
         return a if dtype is None else a.astype(dtype)
 
 
-def unique_labels(values) -> Labels:
+def unique_labels(values: ArrayLike) -> Labels:
     """The distinct labels of ``values``, sorted, keeping their type: strings, or numbers
     (ints, floats, bools; numpy scalars become Python numbers).
 

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from starlette.types import Receive, Scope, Send
 
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 BODY_KEY = "nbsvm.body"  # the scope key under which BodyLimit leaves the body read
@@ -69,7 +73,7 @@ class BodyLimit(_HttpMiddleware):
         super().__init__(app)
         self.max_bytes = max_bytes
 
-    async def http(self, scope, receive, send):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         too_big = f"request body over {self.max_bytes:,} bytes"
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
@@ -195,13 +199,13 @@ class RequestGuard(_HttpMiddleware):
         super().__init__(app)
         self.hosts = hosts
 
-    async def http(self, scope, receive, send):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         refused = self.refusal(scope)
         if refused is not None:
             return await _send_json(send, *refused)
         return await self.app(scope, receive, send)
 
-    def refusal(self, scope) -> tuple[int, str] | None:
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """``(status, message)`` for a request refused, None for one let through."""
         host = _header(scope, b"host")
         if host_of(host or "") not in self.hosts:
@@ -282,7 +286,7 @@ class MetricsMiddleware(_HttpMiddleware):
         super().__init__(app)
         self.metrics = metrics
 
-    async def http(self, scope, receive, send):
+    async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
         status = 500  # what the server's error handler answers
 

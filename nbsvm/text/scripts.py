@@ -36,6 +36,7 @@ reference tokenizer (:func:`nbsvm.text.tokenize.tokenize`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -178,7 +179,9 @@ SCRIPT_TABLE: tuple[tuple[int, int, int, str], ...] = (
 )
 
 
-def flat_ranges(table=SCRIPT_TABLE) -> list[tuple[int, int, int]]:
+def flat_ranges(
+    table: Sequence[tuple[int, int, int, str]] = SCRIPT_TABLE,
+) -> list[tuple[int, int, int]]:
     """The table as sorted, disjoint ``(first, last, kind)`` ranges (later rows win where
     rows overlap; neighbours of the same kind merged; ``WORD`` gaps left out)."""
     points = sorted({p for first, last, _, _ in table for p in (first, last + 1)})

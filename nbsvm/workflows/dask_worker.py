@@ -6,11 +6,23 @@ function takes and returns plain data, so the driver submits it by name."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from nbsvm.data.cache import FeatureCache
+    from nbsvm.io.document import Document
+    from nbsvm.learners.reduction import NBReduction
+    from nbsvm.learners.sgd import LinearSGD
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.text.hashing import Hasher
 
 
 def local_copy(shard: str) -> str:
@@ -39,7 +51,7 @@ def local_copy(shard: str) -> str:
     return str(local)
 
 
-def reader_docs(shard: str, reader: dict):
+def reader_docs(shard: str, reader: dict) -> Iterator[Document]:
     from nbsvm.io.readers import read_inputs
 
     shard = local_copy(shard)
@@ -55,7 +67,7 @@ def reader_docs(shard: str, reader: dict):
     )
 
 
-def shard_cache(shard: str, reader: dict, hasher):
+def shard_cache(shard: str, reader: dict, hasher: Hasher) -> FeatureCache:
     """The shard's hashed cache on this worker: kept in the worker's local folder, keyed by
     the shard's identity and the settings; built from the shard when missing."""
     from distributed import get_worker
@@ -105,7 +117,9 @@ def merge_counts(a: dict, b: dict) -> dict:
     return out
 
 
-def shard_targets(cache, classes: list, multilabel: bool, shard: str):
+def shard_targets(
+    cache: FeatureCache, classes: list, multilabel: bool, shard: str
+) -> np.ndarray | list[int]:
     """Each output's positive class as a code of the shard's cache (a membership matrix
     of its label-set keys for multi-label models)."""
     from nbsvm.io.labels import membership
@@ -128,12 +142,12 @@ def epoch_on_shard(
     hasher_settings: dict,
     classes: list,
     multilabel: bool,
-    remap,
-    linear,
-    backend,
+    remap: np.ndarray,
+    linear: LinearSGD,
+    backend: NBReduction | None,
     seed: int,
     epoch: int,
-):
+) -> tuple[NBReduction | tuple[np.ndarray, np.ndarray], int, float]:
     """One epoch over one shard, by the trainer's own epoch driver
     (:class:`~nbsvm.learners.epochs.Epochs`), from the broadcast learner (its values and weights;
     ``backend``: the backend learners passed from the shard before). Returns the learner
@@ -166,8 +180,8 @@ def calibrate_on_shard(
     hasher_settings: dict,
     classes: list,
     multilabel: bool,
-    remap,
-    linear,
+    remap: np.ndarray,
+    linear: LinearSGD,
     seed: int,
 ) -> float:
     """Bottou's eta0 for ``linear`` on a seeded sample of one shard
@@ -180,7 +194,7 @@ def calibrate_on_shard(
     return calibrate_eta0(linear, calibration_sample(cache, positive, remap, seed))
 
 
-def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
+def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> dict | pd.DataFrame:
     from nbsvm.evaluation.evaluate import evaluate_documents, label_set_parts
     from nbsvm.evaluation.predict import predict_documents
     from nbsvm.io.labels import known_labels
@@ -211,7 +225,7 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool):
 MODELS: dict = {}
 
 
-def cached_model(path: str):
+def cached_model(path: str) -> NBSVMClassifier:
     """A worker loads each model file once (keyed by path, size and mtime)."""
     from nbsvm.models.nbsvm import NBSVMClassifier
 

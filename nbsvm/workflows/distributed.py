@@ -28,9 +28,9 @@ import contextlib
 import glob
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -39,6 +39,14 @@ from nbsvm.learners.reduction import NBReduction
 from nbsvm.models.columns import start_from_lexicon
 from nbsvm.models.modes import mode_of_named
 from nbsvm.workflows import dask_worker as worker
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from distributed import Client
+
+    from nbsvm.lexicon.nblexicon import NBLexicon
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.text.hashing import Hasher
 
 EPOCH_ATTEMPTS = 3  # an epoch broken by a lost worker is started again this often
 
@@ -52,7 +60,7 @@ def _dask():
 
 
 @contextlib.contextmanager
-def client_for(scheduler: str | None = None, local_workers: int | None = None):
+def client_for(scheduler: str | None = None, local_workers: int | None = None) -> Iterator[Client]:
     """A ``distributed.Client``: of the scheduler at ``scheduler``, or of a ``LocalCluster``
     of ``local_workers`` worker processes (one thread each), closed afterwards."""
     distributed = _dask()
@@ -127,14 +135,20 @@ def _tree_reduce(client, futures, merge):
     return futures[0]
 
 
-def lexicon(client, shards: list[str], hasher, alpha: float = 1.0, reader: dict | None = None):
+def lexicon(
+    client: Client,
+    shards: list[str],
+    hasher: Hasher,
+    alpha: float = 1.0,
+    reader: dict | None = None,
+) -> NBLexicon:
     """The NB lexicon of ``shards``, counted on the workers (see the module docstring)."""
     from nbsvm.lexicon.nblexicon import NBLexicon
 
     reader = dict(reader or {})
     futures = []
     for shard in shards:
-        f = client.submit(worker.count_shard, shard, reader, hasher.settings(), pure=False)
+        f: Any = client.submit(worker.count_shard, shard, reader, hasher.settings(), pure=False)
         f._nbsvm_shard = shard
         futures.append(f)
     _gather(client, futures, "counting")
@@ -143,13 +157,13 @@ def lexicon(client, shards: list[str], hasher, alpha: float = 1.0, reader: dict 
 
 
 def fit(
-    client,
+    client: Client,
     shards: list[str],
-    clf,
+    clf: NBSVMClassifier,
     reader: dict | None = None,
-    lexicon_=None,
+    lexicon_: NBLexicon | None = None,
     callback: Callable[[dict], None] | None = None,
-):
+) -> NBSVMClassifier:
     """Train ``clf`` (an unfitted :class:`~nbsvm.NBSVMClassifier`) on ``shards``; returns
     ``clf`` fitted (no n-gram map for explanations).
 
@@ -319,7 +333,9 @@ def _map_shards(client, fn, shards: list[str], *args, what: str):
     return _gather(client, futures, what)
 
 
-def predict(client, shards: list[str], model_path: str, reader: dict | None = None):
+def predict(
+    client: Client, shards: list[str], model_path: str, reader: dict | None = None
+) -> list[pd.DataFrame]:
     """One DataFrame of predictions per shard, in shard order."""
     return _map_shards(
         client,
@@ -332,7 +348,9 @@ def predict(client, shards: list[str], model_path: str, reader: dict | None = No
     )
 
 
-def evaluate(client, shards: list[str], model_path: str, reader: dict | None = None) -> dict:
+def evaluate(
+    client: Client, shards: list[str], model_path: str, reader: dict | None = None
+) -> dict:
     """Metrics over all shards (confusion matrices summed, log loss averaged by documents)."""
     from nbsvm.evaluation.evaluate import label_set_report
     from nbsvm.evaluation.metrics import report

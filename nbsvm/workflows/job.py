@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, cast
 
 from nbsvm.data.cachestore import KeptCache, default_root
 from nbsvm.evaluation.evaluate import evaluate_documents
@@ -15,21 +16,26 @@ from nbsvm.io.document import Document
 from nbsvm.models.checkpoint import Checkpoint
 from nbsvm.models.nbsvm import NBSVMClassifier
 
+if TYPE_CHECKING:
+    import os
+
+    from nbsvm.lexicon.nblexicon import NBLexicon
+
 
 def train_job(
     clf: NBSVMClassifier,
     inputs: list,
-    docs: Iterable[Document],
-    output,
+    docs: Iterable[Document] | Callable[[], Iterable[Document]],
+    output: str | os.PathLike[str],
     reader: dict,
     test_docs: Iterable[Document] | None = None,
-    lexicon=None,
-    lexicon_path=None,
+    lexicon: NBLexicon | None = None,
+    lexicon_path: str | os.PathLike[str] | None = None,
     keep_cache: bool = False,
-    cache_dir=None,
+    cache_dir: str | os.PathLike[str] | None = None,
     checkpoint_every: int = 0,
     resume: bool = False,
-    max_memory=None,
+    max_memory: int | str | None = None,
     callback: Callable[[dict], None] | None = None,
     history: EpochHistory | None = None,
     init: bool = False,
@@ -67,7 +73,13 @@ def train_job(
         report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
     elif test_docs is not None:
         report = fit_and_evaluate(
-            clf, docs, test_docs, lexicon=holder.pop(), history=history, **fitting
+            # (it reads a callable's documents too, as fit_documents does)
+            clf,
+            cast("Iterable[Document]", docs),
+            test_docs,
+            lexicon=holder.pop(),
+            history=history,
+            **fitting,
         )
     else:
         report = None

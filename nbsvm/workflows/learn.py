@@ -31,7 +31,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -53,6 +53,9 @@ from nbsvm.learners.epochs import run_epoch
 from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
 
 if TYPE_CHECKING:
+    import os
+
+    from nbsvm.io.decoding import ReadStats
     from nbsvm.models.checkpoint import Checkpoint
 
     class SparseLearner(OnlineLearner):
@@ -68,21 +71,21 @@ if TYPE_CHECKING:
 
 def learn_sparse(
     learner: OnlineLearner,
-    inputs,
+    inputs: str | Path | Iterable[str | os.PathLike[str]],
     fmt: str = "auto",
     n_bits: int = DEFAULT_N_BITS,
     hash_seed: int = 0,
-    index_base="auto",
+    index_base: int | str = "auto",
     epochs: int | None = None,
     seed: int = 0,
     n_features: int | None = None,
-    cache_dir=None,
+    cache_dir: str | os.PathLike[str] | None = None,
     callback: Callable[[dict], None] | None = None,
     buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
     block_bytes: int = SHUFFLE_BLOCK_BYTES,
-    max_memory=None,
+    max_memory: int | str | None = None,
     strict: bool = False,
-    stats=None,
+    stats: ReadStats | None = None,
     checkpoint: Checkpoint | None = None,
     encoding: str = "utf-8",
 ) -> SparseLearner:

@@ -11,7 +11,11 @@ from nbsvm.models.quantize import quantize
 
 
 def quantize_file(
-    src, dst, dtype: str = "int8", cutoff: float = 0.0, keep: float | None = None
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    dtype: str = "int8",
+    cutoff: float = 0.0,
+    keep: float | None = None,
 ) -> dict:
     """Read the model file ``src``, quantize it (:func:`quantize`) and write ``dst``
     (atomically); returns what was done with both files' sizes in bytes."""

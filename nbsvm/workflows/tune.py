@@ -48,6 +48,8 @@ from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.selection import VALIDATION_GROUPS, beyond_error, paired_gain
 
 if TYPE_CHECKING:
+    import os
+
     import pandas as pd
 
 #: what a grid may vary; the last two only act at prediction time (no retraining)
@@ -188,7 +190,7 @@ def tune(
     valid_fraction: float = 0.2,
     folds: int = 0,
     seed: int = 0,
-    workdir=None,
+    workdir: str | os.PathLike[str] | None = None,
     select: str = "1se",
     callback: Callable[[dict], None] | None = None,
 ) -> TuneResult:
