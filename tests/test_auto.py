@@ -316,7 +316,10 @@ def test_cli_auto_on_real_sentences(tmp_path, subj_files):
     acc = float(text.split("accuracy: ")[1].split("%")[0])
     assert acc > 85.0
     back = NBSVMClassifier.load(tmp_path / "m.npz")
-    assert back.auto_["seconds"] <= 20 + 5
+    # the plan fits the budget in reference seconds; the wall clock only stops a search
+    # at OVERRUN times it (a loaded machine takes longer: not a failure)
+    from nbsvm.models.auto import OVERRUN
+    assert back.auto_["seconds"] <= OVERRUN * 20 + 5
     assert back.auto_["budget"] == 20
     info = runner.invoke(app, ["info", str(tmp_path / "m.npz")])
     assert info.exit_code == 0 and "auto:" in info.output and "5-fold" in info.output
