@@ -107,3 +107,70 @@ def run_script(main) -> None:
     except NBSVMError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
+
+
+# ---- the small benchmarks of 20 Newsgroups (bench_20ng.py, bench_multilabel.py) ----------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def archive_args(doc: str, archive: Path, name: str, argv=None):
+    """``--archive`` (default ``archive``), ``--runs`` and ``--work``
+    (``results/tmp/NAME``)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--archive", default=str(archive))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / name))
+    return ap.parse_args(argv)
+
+
+def announce_runs(name: str, args) -> None:
+    """The configuration and the command that reproduces ``pipelines/NAME.py``."""
+    print("configuration:", {"runs": args.runs, "archive": args.archive})
+    print("reproduce:", shlex.join([PY, f"pipelines/{name}.py", "--runs", str(args.runs)]))
+
+
+def timing_cells(results: list[dict], base: float) -> str:
+    """``wall s | x base time | peak MB`` of a system's measured runs."""
+    secs = [r["seconds"] for r in results]
+    return (
+        f"{spread(secs)} | {statistics.median(secs) / base:.2f} | "
+        f"{spread([r['peak_mb'] for r in results], '{:.0f}')}"
+    )
+
+
+def write_runs_table(name: str, title: str, runs: int, table: str) -> None:
+    """Print ``table`` and write it to ``results/NAME.md`` under ``title`` and the command."""
+    print(table)
+    out = ROOT / "results" / f"{name}.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        f"# {title}\n\n"
+        f"`{shlex.join(['python', f'pipelines/{name}.py', '--runs', str(runs)])}`"
+        f" ({runs} measured runs after a warm-up; medians, min-max)\n\n" + table + "\n"
+    )
+
+
+def archive_bench(name: str, doc: str, argv, archive: Path, **bench) -> None:
+    """A benchmark of an archive's corpus (``pipelines/NAME.py``): parse the arguments,
+    ``bench["unpack"](archive, work)`` into its train and test inputs,
+    ``bench["systems"](train, test, work)``, run them interleaved (``bench["score"]``,
+    ``bench["describe"]``: see :func:`interleaved_runs`), and write the table under
+    ``bench["title"]``: ``bench["header"]`` (its lines), a row a system of
+    ``bench["cells"](results)`` then its times against the system at
+    ``bench["reference"]``."""
+    args = archive_args(doc, archive, name, argv)
+    work = Path(args.work)
+    train, test = bench["unpack"](Path(args.archive), work)
+    todo = bench["systems"](train, test, work)
+    announce_runs(name, args)
+    results = interleaved_runs(todo, args.runs, bench["score"], bench["describe"])
+    reference = todo[bench["reference"]]["name"]
+    base = statistics.median(r["seconds"] for r in results[reference])
+    lines = list(bench["header"])
+    for s in todo:
+        rs = results[s["name"]]
+        lines.append(f"| {s['name']} | {bench['cells'](rs)} | {timing_cells(rs, base)} |")
+    write_runs_table(name, bench["title"], args.runs, "\n".join(lines))

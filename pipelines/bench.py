@@ -32,34 +32,44 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 sys.path.insert(0, str(ROOT))
-from _harness import NBSVM, PY, accuracy_of, run_measured, spread, stage  # noqa: E402
-from _peers import prepare  # noqa: E402
+from _harness import PY, accuracy_of, run_measured, spread, stage  # noqa: E402
+from _peers import nbsvm_train, prepare  # noqa: E402
 from _settled import SETTLED  # noqa: E402  (settles the shared libraries first)
+from bench_report import command_lines, report_lines  # noqa: E402
 from bench_systems import systems  # noqa: E402
 
+STAGES = (
+    "lexicon+cache seconds",
+    "training seconds",
+    "test eval seconds",
+    "save seconds",
+    "vectorize seconds",
+    "eval seconds",
+)
 
-def main(argv=None):
+
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--mesnil", action="store_true")
     ap.add_argument("--no-scaling", action="store_true")
     ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "bench"))
-    args = ap.parse_args(argv)
+    return ap.parse_args(argv)
+
+
+def show_configuration(args, argv) -> None:
     print("configuration:")
     for k, v in vars(args).items():
         print(f"  {k} = {v}")
     print("reproduce with:\n  " + shlex.join([PY, "pipelines/bench.py"] + (argv or sys.argv[1:])))
-    import pandas as pd
 
-    work = Path(args.work)
-    files = prepare(Path(args.data), work)
-    print(
-        f"dropped the page-cache copies of {SETTLED} shared libraries (see settle_shared_libraries)"
-    )
-    rows = []
+
+def measure(todo: list[dict], runs: int) -> dict:
+    """A warm-up of every system, then ``runs`` measured rounds, every system once per
+    round: a change in the machine's load (a shared virtual machine drifts) then touches
+    every system alike, not one block."""
     results = {}
-    todo = systems(files, work, args.mesnil)
     for system in todo:
         print(f"\n== {system['name']}")
         for cmd in system["cmds"]:
@@ -67,10 +77,8 @@ def main(argv=None):
         run_measured(system["cmds"])  # warm-up
         print("   warm-up done", flush=True)
         results[system["name"]] = []
-    # measured runs in rounds, every system once per round: a change in the machine's load
-    # (a shared virtual machine drifts) then touches every system alike, not one block
-    for i in range(args.runs):
-        print(f"\n== round {i + 1} of {args.runs}")
+    for i in range(runs):
+        print(f"\n== round {i + 1} of {runs}")
         for system in todo:
             r = run_measured(system["cmds"])
             r["accuracy"] = accuracy_of(system, r)
@@ -80,6 +88,14 @@ def main(argv=None):
                 f"accuracy {r['accuracy']:.2f}%",
                 flush=True,
             )
+    return results
+
+
+def summary(todo: list[dict], results: dict):
+    """A row a system (medians and ranges, nbsvm's stages), time and RSS relative to VW."""
+    import pandas as pd
+
+    rows = []
     for system in todo:
         runs = results[system["name"]]
         row = dict(
@@ -92,138 +108,67 @@ def main(argv=None):
             peak_mb_min=min(r["peak_mb"] for r in runs),
             peak_mb_max=max(r["peak_mb"] for r in runs),
         )
-        for label in (
-            "lexicon+cache seconds",
-            "training seconds",
-            "test eval seconds",
-            "save seconds",
-            "vectorize seconds",
-            "eval seconds",
-        ):
+        for label in STAGES:
             vals = [stage(r["output"], label) for r in runs]
             if all(v is not None for v in vals):
                 row[label.replace(" seconds", "_s")] = statistics.median(vals)
         rows.append(row)
-
     table = pd.DataFrame(rows)
     vw = table[table.system.str.startswith("Vowpal")].iloc[0]
     table["time_vs_vw"] = table.seconds_median / vw.seconds_median
     table["rss_vs_vw"] = table.peak_mb_median / vw.peak_mb_median
+    return table
 
-    # first run after installing (numba compiles the kernels) vs warm (loads them from disk)
+
+def cold_runs(files, work: Path, runs: int) -> list[dict]:
+    """The first run after installing (numba compiles the kernels), ``runs`` times."""
     cold = []
-    for i in range(args.runs):
+    for i in range(runs):
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache)
             cold.append(run_measured(systems(files, work, False)[0]["cmds"], env=env))
-    warm = results["nbsvm (threads 1, reproducible)"]
+    return cold
 
+
+def scaling_runs(files, work: Path, runs: int) -> list[dict]:
+    """nbsvm (threads 1, min_df 1) on IMDB train given 1, 2 and 4 times."""
     scaling = []
-    if not args.no_scaling:
-        for factor in (1, 2, 4):
-            cmd = (
-                [NBSVM, "train"]
-                + [str(files["train"]["raw"])] * factor
-                + [
-                    "--test",
-                    str(files["test"]["raw"]),
-                    "-o",
-                    str(work / "scale.npz"),
-                    "--n-bits",
-                    "24",
-                    "--threads",
-                    "1",
-                    "--min-df",
-                    "1",
-                    "-q",
-                ]
+    for factor in (1, 2, 4):
+        options = ("--n-bits", "24", "--threads", "1", "--min-df", "1")
+        train = [files["train"]["raw"]] * factor
+        cmd = nbsvm_train(train, files["test"]["raw"], work / "scale.npz", *options)
+        measured = [run_measured([cmd]) for _ in range(runs)]
+        scaling.append(
+            dict(
+                train_docs=25000 * factor,
+                seconds=statistics.median(r["seconds"] for r in measured),
+                seconds_spread=spread([r["seconds"] for r in measured]),
+                peak_mb=statistics.median(r["peak_mb"] for r in measured),
+                peak_mb_spread=spread([r["peak_mb"] for r in measured], "{:.0f}"),
+                accuracy=float(re.search(r"accuracy: ([0-9.]+)%", measured[0]["output"]).group(1)),
             )
-            runs = [run_measured([cmd]) for _ in range(args.runs)]
-            scaling.append(
-                dict(
-                    train_docs=25000 * factor,
-                    seconds=statistics.median(r["seconds"] for r in runs),
-                    seconds_spread=spread([r["seconds"] for r in runs]),
-                    peak_mb=statistics.median(r["peak_mb"] for r in runs),
-                    peak_mb_spread=spread([r["peak_mb"] for r in runs], "{:.0f}"),
-                    accuracy=float(re.search(r"accuracy: ([0-9.]+)%", runs[0]["output"]).group(1)),
-                )
-            )
-            print(f"scaling x{factor}: {scaling[-1]}", flush=True)
-
-    lines = [
-        "# IMDB trigram benchmark: nbsvm and peers, measured in one run",
-        "",
-        f"{args.runs} runs after one warm-up, in rounds (each system once per round), medians "
-        "with (min-max); wall seconds for the "
-        "whole job (read, tokenize, lexicon/vectorize, train 10 epochs, evaluate, save) "
-        "and peak RSS from `os.wait4` of each process. Before measuring, the page-cache "
-        "copies of all installed shared libraries are dropped (`settle_shared_libraries`: "
-        "freshly pip-installed libraries otherwise map as large folios and inflate every "
-        "process's RSS, nbsvm's by about 60 MB through llvmlite).",
-        "",
-        "| system | accuracy | total s | peak RSS MB | time / VW | RSS / VW |",
-        "| --- | --- | --- | --- | --- | --- |",
-    ]
-    for row, name in zip(rows, table.system):
-        runs = results[name]
-        r = table[table.system == name].iloc[0]
-        lines.append(
-            f"| {name} | {r.accuracy:.2f}% | "
-            f"{spread([x['seconds'] for x in runs])} | "
-            f"{spread([x['peak_mb'] for x in runs], '{:.0f}')} | "
-            f"{r.time_vs_vw:.2f} | {r.rss_vs_vw:.2f} |"
         )
-    vw_name = next(n for n in results if n.startswith("Vowpal"))
-    paired = [
-        a["seconds"] / b["seconds"]
-        for a, b in zip(results["nbsvm (threads 1, reproducible)"], results[vw_name])
-    ]
-    lines += [
-        "",
-        "Paired by round (the runs alternate between systems), nbsvm (threads 1) / "
-        "VW time: "
-        + ", ".join(f"{x:.2f}" for x in paired)
-        + f" (median {statistics.median(paired):.2f}).",
-    ]
-    lines += [
-        "",
-        "nbsvm stages (median seconds): "
-        + ", ".join(
-            f"{k} {table.iloc[0][k]:.2f}"
-            for k in ("lexicon+cache_s", "training_s", "test eval_s", "save_s")
-            if k in table.columns
-        ),
-        "",
-        f"First run after install (numba compiles its kernels): "
-        f"{spread([r['seconds'] for r in cold])} s; warm runs (kernels loaded from the "
-        f"on-disk cache): {spread([r['seconds'] for r in warm])} s.",
-        "",
-    ]
-    if scaling:
-        lines += [
-            "## Scaling: IMDB train replicated (nbsvm, threads 1, min_df 1)",
-            "",
-            "The training file is given 1, 2 and 4 times. `--min-df 1` because replicating "
-            "a corpus multiplies every document frequency: with the default `--min-df 2` "
-            "the 2x and 4x runs would keep every bucket seen once in the original (3.4x "
-            "more weights, about 35 MB more) for a reason that has nothing to do with the "
-            "corpus size. Whatever the setting, state is bounded by `2**n_bits`.",
-            "",
-            "| training documents | total s | peak RSS MB | accuracy |",
-            "| --- | --- | --- | --- |",
-        ]
-        for s in scaling:
-            lines.append(
-                f"| {s['train_docs']:,} | {s['seconds_spread']} | {s['peak_mb_spread']} "
-                f"| {s['accuracy']:.2f}% |"
-            )
-        lines.append("")
-    lines += ["Commands:", "", "```"]
-    for system in systems(files, work, args.mesnil):
-        for cmd in system["cmds"]:
-            lines.append(shlex.join(cmd).replace(str(ROOT) + "/", ""))
-    lines += ["```", ""]
+        print(f"scaling x{factor}: {scaling[-1]}", flush=True)
+    return scaling
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    show_configuration(args, argv)
+    import pandas as pd
+
+    work = Path(args.work)
+    files = prepare(Path(args.data), work)
+    print(
+        f"dropped the page-cache copies of {SETTLED} shared libraries (see settle_shared_libraries)"
+    )
+    todo = systems(files, work, args.mesnil)
+    results = measure(todo, args.runs)
+    table = summary(todo, results)
+    cold = cold_runs(files, work, args.runs)
+    scaling = [] if args.no_scaling else scaling_runs(files, work, args.runs)
+    lines = report_lines(args.runs, table, results, cold, scaling)
+    lines += command_lines(systems(files, work, args.mesnil))
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
     (out / "bench.md").write_text("\n".join(lines))

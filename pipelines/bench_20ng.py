@@ -13,8 +13,6 @@ with peak RSS from the operating system (``os.wait4``). One warm-up run of each,
 
 from __future__ import annotations
 
-import argparse
-import shlex
 import statistics
 import sys
 import tarfile
@@ -23,11 +21,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pipelines"))
 import _settled  # noqa: E402, F401  (settles the shared libraries first)
-from _harness import NBSVM, PY, accuracy_of, interleaved_runs, spread  # noqa: E402
+from _harness import NBSVM, accuracy_of, archive_bench  # noqa: E402
+from _peers import peer_script  # noqa: E402
 
 from nbsvm.datasets import shared_root  # noqa: E402
 
 SHARED = shared_root()  # nbsvm.datasets decides where the corpora are
+ARCHIVE = SHARED / "20newsgroups" / "20news-bydate.tar.gz"
 
 
 def folders(archive: Path, work: Path) -> tuple[Path, Path]:
@@ -40,82 +40,41 @@ def folders(archive: Path, work: Path) -> tuple[Path, Path]:
     return train, test
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--archive", default=str(SHARED / "20newsgroups" / "20news-bydate.tar.gz"))
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "bench_20ng"))
-    args = ap.parse_args(argv)
-    work = Path(args.work)
-    train, test = folders(Path(args.archive), work)
-    systems = [
-        dict(
-            name="nbsvm train (defaults: calibrated probabilities)",
-            cmd=[
-                NBSVM,
-                "train",
-                str(train),
-                "--test",
-                str(test),
-                "--encoding",
-                "latin-1",
-                "-o",
-                str(work / "nbsvm.npz"),
-                "-q",
-            ],
-        ),
+def systems(train: Path, test: Path, work: Path) -> list[dict]:
+    def nbsvm(model: str, *options: str) -> list[str]:
+        head = [NBSVM, "train", str(train), "--test", str(test)]
+        return [*head, *options, "-o", str(work / model), "-q"]
+
+    latin = ("--encoding", "latin-1")
+    table = [
+        ("nbsvm train (defaults: calibrated probabilities)", nbsvm("nbsvm.npz", *latin)),
         # the same model without the held-out copy that fits the temperature
-        dict(
-            name="nbsvm train --calibrate none",
-            cmd=[
-                NBSVM,
-                "train",
-                str(train),
-                "--test",
-                str(test),
-                "--encoding",
-                "latin-1",
-                "--calibrate",
-                "none",
-                "-o",
-                str(work / "nbsvm-raw.npz"),
-                "-q",
-            ],
-        ),
-        dict(
-            name="scikit-learn TfidfVectorizer(1,2, sublinear) + LinearSVC",
-            cmd=[PY, str(ROOT / "pipelines/peers/sklearn_tfidf_svc.py"), str(train), str(test)],
+        ("nbsvm train --calibrate none", nbsvm("nbsvm-raw.npz", *latin, "--calibrate", "none")),
+        (
+            "scikit-learn TfidfVectorizer(1,2, sublinear) + LinearSVC",
+            peer_script("sklearn_tfidf_svc", train, test),
         ),
     ]
-    print("configuration:", {"runs": args.runs, "archive": args.archive})
-    print("reproduce:", shlex.join([PY, "pipelines/bench_20ng.py", "--runs", str(args.runs)]))
-    results = interleaved_runs(
-        systems,
-        args.runs,
-        lambda s, r: r.update(accuracy=accuracy_of(s, r)),
-        lambda r: f"{r['accuracy']:.2f}%, {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB",
-    )
-    base = statistics.median(r["seconds"] for r in results[systems[-1]["name"]])
-    lines = [
-        "| system | accuracy | wall s | x scikit-learn time | peak MB |",
-        "|---|---|---|---|---|",
-    ]
-    for s in systems:
-        rs = results[s["name"]]
-        secs = [r["seconds"] for r in rs]
-        lines.append(
-            f"| {s['name']} | {statistics.median(r['accuracy'] for r in rs):.2f}% | "
-            f"{spread(secs)} | {statistics.median(secs) / base:.2f} | "
-            f"{spread([r['peak_mb'] for r in rs], '{:.0f}')} |"
-        )
-    table = "\n".join(lines)
-    print(table)
-    out = ROOT / "results" / "bench_20ng.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        "# 20 Newsgroups bydate, whole job from the class folders\n\n"
-        f"`{shlex.join(['python', 'pipelines/bench_20ng.py', '--runs', str(args.runs)])}`"
-        f" ({args.runs} measured runs after a warm-up; medians, min-max)\n\n" + table + "\n"
+    return [dict(name=name, cmd=cmd) for name, cmd in table]
+
+
+def main(argv=None):
+    archive_bench(
+        "bench_20ng",
+        __doc__,
+        argv,
+        ARCHIVE,
+        unpack=folders,
+        systems=systems,
+        title="20 Newsgroups bydate, whole job from the class folders",
+        score=lambda s, r: r.update(accuracy=accuracy_of(s, r)),
+        describe=lambda r: f"{r['accuracy']:.2f}%, {r['seconds']:.2f} s, {r['peak_mb']:.0f} MB",
+        reference=-1,
+        header=[
+            "| system | accuracy | wall s | x scikit-learn time | peak MB |",
+            "|---|---|---|---|---|",
+        ],
+        cells=lambda rs: f"{statistics.median(r['accuracy'] for r in rs):.2f}%",
     )
 
 

@@ -16,9 +16,7 @@ with peak RSS from the operating system (``os.wait4``). One warm-up run of each,
 
 from __future__ import annotations
 
-import argparse
 import re
-import shlex
 import statistics
 import sys
 import tarfile
@@ -27,8 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "pipelines"))
 import _settled  # noqa: E402, F401  (settles the shared libraries first)
-from _harness import NBSVM, PY, interleaved_runs, spread  # noqa: E402
-from bench_20ng import SHARED  # noqa: E402
+from _harness import NBSVM, archive_bench  # noqa: E402
+from _peers import peer_script  # noqa: E402
+from bench_20ng import ARCHIVE  # noqa: E402
 
 METRICS = ("micro F1", "macro F1", "Hamming loss", "subset accuracy")
 
@@ -64,74 +63,47 @@ def metrics_of(output: str) -> dict:
     return found
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--archive", default=str(SHARED / "20newsgroups" / "20news-bydate.tar.gz"))
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "bench_multilabel"))
-    args = ap.parse_args(argv)
-    work = Path(args.work)
-    train, test = label_lines(Path(args.archive), work)
-    systems = [
-        dict(
-            name="nbsvm train --multilabel (defaults)",
-            cmd=[
-                NBSVM,
-                "train",
-                str(train),
-                "--multilabel",
-                "--test",
-                str(test),
-                "-o",
-                str(work / "nbsvm.npz"),
-                "-q",
-            ],
-        ),
-        dict(
-            name="scikit-learn TfidfVectorizer(1,2, sublinear) + OneVsRest(LinearSVC)",
-            cmd=[
-                PY,
-                str(ROOT / "pipelines/peers/sklearn_multilabel_svc.py"),
-                str(train),
-                str(test),
-            ],
+def metric_cells(results: list[dict]) -> str:
+    med = {m: statistics.median(r[m] for r in results) for m in METRICS}
+    return (
+        f"{med['micro F1']:.4f} | {med['macro F1']:.4f} | "
+        f"{med['Hamming loss']:.4f} | {med['subset accuracy']:.2f}%"
+    )
+
+
+def systems(train: Path, test: Path, work: Path) -> list[dict]:
+    head = [NBSVM, "train", str(train), "--multilabel", "--test", str(test)]
+    table = [
+        ("nbsvm train --multilabel (defaults)", [*head, "-o", str(work / "nbsvm.npz"), "-q"]),
+        (
+            "scikit-learn TfidfVectorizer(1,2, sublinear) + OneVsRest(LinearSVC)",
+            peer_script("sklearn_multilabel_svc", train, test),
         ),
     ]
-    print("configuration:", {"runs": args.runs, "archive": args.archive})
-    print("reproduce:", shlex.join([PY, "pipelines/bench_multilabel.py", "--runs", str(args.runs)]))
-    results = interleaved_runs(
-        systems,
-        args.runs,
-        lambda s, r: r.update(metrics_of(r["output"])),
-        lambda r: (
+    return [dict(name=name, cmd=cmd) for name, cmd in table]
+
+
+def main(argv=None):
+    archive_bench(
+        "bench_multilabel",
+        __doc__,
+        argv,
+        ARCHIVE,
+        unpack=label_lines,
+        systems=systems,
+        title="Multi-label: 20 Newsgroups bydate labelled top-level,group (27 labels)",
+        score=lambda s, r: r.update(metrics_of(r["output"])),
+        describe=lambda r: (
             f"micro F1 {r['micro F1']:.4f}, macro F1 {r['macro F1']:.4f}, "
             f"{r['seconds']:.2f} s, {r['peak_mb']:.0f} MB"
         ),
-    )
-    base = statistics.median(r["seconds"] for r in results[systems[1]["name"]])
-    lines = [
-        "| system | micro F1 | macro F1 | Hamming loss | subset accuracy | wall s | "
-        "x scikit-learn time | peak MB |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for s in systems:
-        rs = results[s["name"]]
-        secs = [r["seconds"] for r in rs]
-        med = {m: statistics.median(r[m] for r in rs) for m in METRICS}
-        lines.append(
-            f"| {s['name']} | {med['micro F1']:.4f} | {med['macro F1']:.4f} | "
-            f"{med['Hamming loss']:.4f} | {med['subset accuracy']:.2f}% | "
-            f"{spread(secs)} | {statistics.median(secs) / base:.2f} | "
-            f"{spread([r['peak_mb'] for r in rs], '{:.0f}')} |"
-        )
-    table = "\n".join(lines)
-    print(table)
-    out = ROOT / "results" / "bench_multilabel.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(
-        "# Multi-label: 20 Newsgroups bydate labelled top-level,group (27 labels)\n\n"
-        f"`{shlex.join(['python', 'pipelines/bench_multilabel.py', '--runs', str(args.runs)])}`"
-        f" ({args.runs} measured runs after a warm-up; medians, min-max)\n\n" + table + "\n"
+        reference=1,
+        header=[
+            "| system | micro F1 | macro F1 | Hamming loss | subset accuracy | wall s | "
+            "x scikit-learn time | peak MB |",
+            "|---|---|---|---|---|---|---|---|",
+        ],
+        cells=metric_cells,
     )
 
 

@@ -5,153 +5,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _harness import NBSVM, PY
-from _peers import vw_accuracy
-from _report import ROOT
+from _peers import FASTTEXT_NAME, VW_NAME, nbsvm_train, peer_script, vw_accuracy, vw_commands
+
+SKLEARN = "scikit-learn HashingVectorizer 2^{bits} + NB + SGD(log)"
 
 
 def systems(files, work: Path, mesnil: bool) -> list[dict]:
     tr, te = files["train"], files["test"]
-    model = str(work / "nbsvm.npz")
-    out = [
-        dict(
-            name="nbsvm (threads 1, reproducible)",
-            group="nbsvm",
-            cmds=[
-                [
-                    NBSVM,
-                    "train",
-                    str(tr["raw"]),
-                    "--test",
-                    str(te["raw"]),
-                    "-o",
-                    model,
-                    "--n-bits",
-                    "24",
-                    "--threads",
-                    "1",
-                    "-q",
-                ]
-            ],
-        ),
-        dict(
-            name="nbsvm (threads 2, Hogwild)",
-            group="nbsvm",
-            cmds=[
-                [
-                    NBSVM,
-                    "train",
-                    str(tr["raw"]),
-                    "--test",
-                    str(te["raw"]),
-                    "-o",
-                    model,
-                    "--n-bits",
-                    "24",
-                    "--threads",
-                    "2",
-                    "-q",
-                ]
-            ],
-        ),
-        dict(
-            name="Vowpal Wabbit (--ngram 3 -b 26 logistic, 10 passes)",
-            group="peer",
-            cmds=[
-                [
-                    PY,
-                    "-m",
-                    "vowpalwabbit",
-                    "-d",
-                    str(tr["vw"]),
-                    "--ngram",
-                    "3",
-                    "-b",
-                    "26",
-                    "--loss_function",
-                    "logistic",
-                    "--passes",
-                    "10",
-                    "-c",
-                    "-k",
-                    "--holdout_off",
-                    "-f",
-                    str(work / "vw.model"),
-                    "--quiet",
-                ],
-                [
-                    PY,
-                    "-m",
-                    "vowpalwabbit",
-                    "-d",
-                    str(te["vw"]),
-                    "-t",
-                    "-i",
-                    str(work / "vw.model"),
-                    "-p",
-                    str(work / "vw.pred"),
-                    "--quiet",
-                ],
-            ],
-            accuracy=lambda r: vw_accuracy(work / "vw.pred", te["vw"]),
-        ),
-        dict(
-            name="fastText (wordNgrams 2, dim 10, epoch 10, lr 0.5, 2 threads)",
-            group="peer",
-            cmds=[
-                [
-                    PY,
-                    str(ROOT / "pipelines/peers/fasttext_text.py"),
-                    str(tr["ft"]),
-                    str(te["ft"]),
-                    "--thread",
-                    "2",
-                ]
-            ],
-        ),
-        dict(
-            name="scikit-learn HashingVectorizer 2^24 + NB + SGD(log)",
-            group="peer",
-            cmds=[
-                [
-                    PY,
-                    str(ROOT / "pipelines/peers/sklearn_nbsvm.py"),
-                    str(tr["tok"]),
-                    str(te["tok"]),
-                    "--bits",
-                    "24",
-                ]
-            ],
-        ),
-        dict(
-            name="scikit-learn HashingVectorizer 2^26 + NB + SGD(log)",
-            group="peer",
-            cmds=[
-                [
-                    PY,
-                    str(ROOT / "pipelines/peers/sklearn_nbsvm.py"),
-                    str(tr["tok"]),
-                    str(te["tok"]),
-                    "--bits",
-                    "26",
-                ]
-            ],
-        ),
+
+    def nbsvm(threads: str) -> list[list[str]]:
+        options = ("--n-bits", "24", "--threads", threads)
+        return [nbsvm_train(tr["raw"], te["raw"], work / "nbsvm.npz", *options)]
+
+    def sklearn(*options: str) -> list[list[str]]:
+        return [peer_script("sklearn_nbsvm", tr["tok"], te["tok"], *options)]
+
+    def vw_read(_result) -> float:
+        return vw_accuracy(work / "vw.pred", te["vw"])
+
+    fasttext = [peer_script("fasttext_text", tr["ft"], te["ft"], "--thread", "2")]
+    # one row a system: name, group, commands and (where its output does not say) accuracy
+    table = [
+        ("nbsvm (threads 1, reproducible)", "nbsvm", nbsvm("1"), None),
+        ("nbsvm (threads 2, Hogwild)", "nbsvm", nbsvm("2"), None),
+        (VW_NAME, "peer", vw_commands(tr["vw"], te["vw"], work), vw_read),
+        (FASTTEXT_NAME, "peer", fasttext, None),
+        (SKLEARN.format(bits=24), "peer", sklearn("--bits", "24"), None),
+        (SKLEARN.format(bits=26), "peer", sklearn("--bits", "26"), None),
     ]
     if mesnil:
-        out.append(
-            dict(
-                name="Mesnil-style NBSVM (exact vocabulary, liblinear)",
-                group="peer",
-                cmds=[
-                    [
-                        PY,
-                        str(ROOT / "pipelines/peers/sklearn_nbsvm.py"),
-                        str(tr["tok"]),
-                        str(te["tok"]),
-                        "--exact",
-                    ]
-                ],
-            )
-        )
-    return out
+        exact = "Mesnil-style NBSVM (exact vocabulary, liblinear)"
+        table.append((exact, "peer", sklearn("--exact"), None))
+    return [
+        dict(name=name, group=group, cmds=cmds, **({"accuracy": read} if read else {}))
+        for name, group, cmds, read in table
+    ]

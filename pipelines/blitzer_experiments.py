@@ -15,7 +15,7 @@ from blitzer_data import (
     stratified_folds,
     validation_split,
 )
-from blitzer_methods import Method, Progress, accuracy
+from blitzer_methods import Method, Progress, accuracy, tidy_row
 
 
 def split_domains(data: dict, n: int) -> tuple[dict, dict]:
@@ -25,6 +25,11 @@ def split_domains(data: dict, n: int) -> tuple[dict, dict]:
         fit, held = first_per_class(examples.labels, n)
         train[domain], test[domain] = examples.take(fit), examples.take(held)
     return train, test
+
+
+def result_row(method: Method, train_domain: str, test_domain: str, split: str, accuracy) -> dict:
+    """A tidy row of ``method``'s results."""
+    return tidy_row(method.name, method.route, train_domain, test_domain, split, accuracy)
 
 
 def choose_setting(method: Method, train: dict, cfg) -> tuple[dict, list[dict]]:
@@ -77,17 +82,7 @@ def cross_domain(
             f"{progress.last}; test " + " ".join(f"{d} {100 * a:.1f}" for d, a in scores.items()),
             flush=True,
         )
-        rows += [
-            dict(
-                method=method.name,
-                route=method.route,
-                train_domain=source,
-                test_domain=d,
-                split=split,
-                accuracy=a,
-            )
-            for d, a in scores.items()
-        ]
+        rows += [result_row(method, source, d, split, a) for d, a in scores.items()]
     return rows
 
 
@@ -113,14 +108,5 @@ def cross_validation(method: Method, setting: dict, data: dict, cfg) -> list[dic
             (f"{cfg.folds}-fold mean", np.mean(scores)),
             (f"{cfg.folds}-fold std", np.std(scores, ddof=1)),
         ):
-            rows.append(
-                dict(
-                    method=method.name,
-                    route=method.route,
-                    train_domain=domain,
-                    test_domain=domain,
-                    split=split,
-                    accuracy=float(value),
-                )
-            )
+            rows.append(result_row(method, domain, domain, split, float(value)))
     return rows

@@ -144,3 +144,15 @@ def methods(routes) -> list[Method]:
 
 def accuracy(predict: Predictor, test: Examples) -> float:
     return float(np.mean(predict(test) == test.labels))
+
+
+def tidy_row(method: str, route: str, train_domain: str, test_domain: str, split: str, accuracy):
+    """A tidy row of the Blitzer results (``results/blitzer.csv``)."""
+    return dict(
+        method=method,
+        route=route,
+        train_domain=train_domain,
+        test_domain=test_domain,
+        split=split,
+        accuracy=accuracy,
+    )

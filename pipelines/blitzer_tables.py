@@ -9,7 +9,7 @@ from blitzer_data import (
     ALL,
     DOMAINS,
 )
-from blitzer_methods import Method
+from blitzer_methods import Method, tidy_row
 
 # Blitzer, Dredze & Pereira (2007), in-domain baseline: a linear classifier on unigram and
 # bigram features, 1,600 train / 400 test per domain.
@@ -29,26 +29,13 @@ SOL_SPLIT = "Sol split (processed_stars, ~4,400 / ~1,100)"
 
 def published_rows() -> list[dict]:
     """Blitzer et al.'s in-domain baseline and Sol's Table 2 ("Sol binary")."""
+    route = "processed (their features)"
     rows = [
-        dict(
-            method="Blitzer et al. 2007",
-            route="processed (their features)",
-            train_domain=d,
-            test_domain=d,
-            split=BLITZER_SPLIT,
-            accuracy=a,
-        )
+        tidy_row("Blitzer et al. 2007", route, d, d, BLITZER_SPLIT, a)
         for d, a in BLITZER_2007.items()
     ]
     rows += [
-        dict(
-            method="Sol",
-            route="processed_stars (their features)",
-            train_domain=source,
-            test_domain=d,
-            split=SOL_SPLIT,
-            accuracy=a,
-        )
+        tidy_row("Sol", "processed_stars (their features)", source, d, SOL_SPLIT, a)
         for source, values in SOL_BINARY.items()
         for d, a in zip(DOMAINS, values)
     ]

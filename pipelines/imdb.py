@@ -39,7 +39,7 @@ def run_stage(name: str, cmd: list[str]) -> dict:
     return dict(stage=name, seconds=seconds, peak_mb=usage.ru_maxrss / 1024, output=out)
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
     ap.add_argument("--out", default=str(ROOT / "models"))
@@ -53,14 +53,10 @@ def main(argv=None):
     ap.add_argument("--optimizer", default=DEFAULTS["optimizer"])
     ap.add_argument("--interpolate", default=DEFAULTS["interpolate"])
     args = ap.parse_args(argv)
+    return args
 
-    nbsvm = str(Path(sys.executable).parent / "nbsvm")
-    train, test = Path(args.data) / "train", Path(args.data) / "test"
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    tag = f"imdb-{args.ngrams}gram-{args.n_bits}b"
-    lex, model = out / f"{tag}.lex.npz", out / f"{tag}.npz"
 
+def show_configuration(args, argv) -> None:
     print("configuration:")
     for k, v in vars(args).items():
         print(f"  {k} = {v}")
@@ -69,55 +65,35 @@ def main(argv=None):
         + shlex.join([sys.executable, "pipelines/imdb.py"] + (argv or sys.argv[1:]))
     )
 
-    stages = [
-        run_stage(
-            "lexicon",
-            [
-                nbsvm,
-                "lexicon",
-                str(train),
-                "--ngrams",
-                str(args.ngrams),
-                "--n-bits",
-                str(args.n_bits),
-                "--alpha",
-                str(args.alpha),
-                "--output",
-                str(lex),
-                "--quiet",
-            ],
-        ),
-        run_stage(
-            "train",
-            [
-                nbsvm,
-                "train",
-                str(train),
-                "--lexicon",
-                str(lex),
-                "--loss",
-                args.loss,
-                "--optimizer",
-                args.optimizer,
-                "--epochs",
-                str(args.epochs),
-                "--eta0",
-                str(args.eta0),
-                "--lambda",
-                str(args.lam),
-                "--beta",
-                str(args.beta),
-                "--interpolate",
-                args.interpolate,
-                "--seed",
-                str(args.seed),
-                "--output",
-                str(model),
-                "--quiet",
-            ],
-        ),
-        run_stage("eval", [nbsvm, "eval", str(test), "--model", str(model), "--quiet"]),
-    ]
+
+def flags(*pairs) -> list[str]:
+    """``("--x", 1), ("--y", "a")`` as ``["--x", "1", "--y", "a"]``."""
+    return [str(x) for pair in pairs for x in pair]
+
+
+def stage_commands(args, nbsvm: str, train: Path, test: Path, lex: Path, model: Path) -> dict:
+    """The commands of the three stages: lexicon, train and eval."""
+    lexicon = flags(("--ngrams", args.ngrams), ("--n-bits", args.n_bits), ("--alpha", args.alpha))
+    training = flags(
+        ("--lexicon", lex),
+        ("--loss", args.loss),
+        ("--optimizer", args.optimizer),
+        ("--epochs", args.epochs),
+        ("--eta0", args.eta0),
+        ("--lambda", args.lam),
+        ("--beta", args.beta),
+        ("--interpolate", args.interpolate),
+        ("--seed", args.seed),
+        ("--output", model),
+    )
+    return {
+        "lexicon": [nbsvm, "lexicon", str(train), *lexicon, "--output", str(lex), "--quiet"],
+        "train": [nbsvm, "train", str(train), *training, "--quiet"],
+        "eval": [nbsvm, "eval", str(test), "--model", str(model), "--quiet"],
+    }
+
+
+def summary(stages: list[dict]) -> None:
     acc = re.search(r"accuracy: ([0-9.]+)%", stages[-1]["output"]).group(1)
     print("\nsummary")
     print(f"  test accuracy: {acc}%   (NBSVM-XL 91.88%, Mesnil et al. 91.87%, NBSVM-bi 91.22%)")
@@ -128,6 +104,19 @@ def main(argv=None):
         f"  {'total':<8} {sum(s['seconds'] for s in stages):8.2f} "
         f"{max(s['peak_mb'] for s in stages):12.0f}"
     )
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    nbsvm = str(Path(sys.executable).parent / "nbsvm")
+    train, test = Path(args.data) / "train", Path(args.data) / "test"
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    tag = f"imdb-{args.ngrams}gram-{args.n_bits}b"
+    lex, model = out / f"{tag}.lex.npz", out / f"{tag}.npz"
+    show_configuration(args, argv)
+    commands = stage_commands(args, nbsvm, train, test, lex, model)
+    summary([run_stage(name, cmd) for name, cmd in commands.items()])
 
 
 if __name__ == "__main__":

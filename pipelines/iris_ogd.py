@@ -97,14 +97,18 @@ def curves(X, y, eta, radius, seeds):
     return np.median(after, axis=0), np.median(before, axis=0)
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=default_data(), help="iris.data(.gz)")
     ap.add_argument("--seed", type=int, default=0, help="first shuffle seed")
     ap.add_argument("--shuffles", type=int, default=20, help="shuffles to take the median of")
     ap.add_argument("--out", type=Path, default=ROOT / "results", help="output folder")
     args = ap.parse_args(argv)
-    seeds = list(range(args.seed, args.seed + args.shuffles))
+    return args
+
+
+def show_configuration(args, seeds: list[int]) -> None:
+    """The configuration and the command that reproduces the run."""
     print("configuration:")
     print(
         f"  data: {args.data} (petal width from sepal length, sepal width, petal length; "
@@ -132,16 +136,24 @@ def main(argv=None):
         f"--out {shown(args.out)}"
     )
 
+
+def load_and_solve(path: Path):
+    """The iris rows, and the mean squared error of the batch least-squares optimum."""
     from nbsvm.errors import NBSVMError
 
     try:
-        X, y = load_iris(args.data)
+        X, y = load_iris(path)
     except NBSVMError as e:
         sys.exit(f"error: {e}")
     w, *_ = np.linalg.lstsq(X, y, rcond=None)
     best = float(np.mean((X @ w - y) ** 2))
     print(f"batch least-squares optimum (no intercept): mean squared error {best:.6f}")
 
+    return X, y, best
+
+
+def run_settings(X, y, seeds: list[int], best: float):
+    """Every setting's median curves (after and before the update), and the rows."""
     series, rows = [], []
     for label, eta, radius in SETTINGS:
         after, before = curves(X, y, eta, radius, seeds)
@@ -163,6 +175,11 @@ def main(argv=None):
                 f"{values[-1] / best:.2f}x the optimum"
             )
 
+    return series, rows
+
+
+def write_outputs(args, series, rows, best: float) -> None:
+    """The SVG (and the PNG where matplotlib is installed), ``iris_ogd.csv/.md``."""
     args.out.mkdir(parents=True, exist_ok=True)
     svg_tmp = args.out / "iris_ogd.svg.tmp"
     svg_tmp.write_text(ogd_curves_svg(series, best))
@@ -195,6 +212,15 @@ def main(argv=None):
             else " (no PNG: matplotlib is not installed; `make iris` installs it)"
         )
     )
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    seeds = list(range(args.seed, args.seed + args.shuffles))
+    show_configuration(args, seeds)
+    X, y, best = load_and_solve(args.data)
+    series, rows = run_settings(X, y, seeds, best)
+    write_outputs(args, series, rows, best)
 
 
 if __name__ == "__main__":

@@ -70,9 +70,7 @@ from nbsvm.text.tokenize import tokenize  # noqa: E402
 # ---- statistics ---------------------------------------------------------------------------
 
 
-def main(argv=None):
-    from _report import shared_datasets, start
-
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=1_000_000, help="training documents")
     ap.add_argument("--test-docs", type=int, default=25_000)
@@ -115,14 +113,12 @@ def main(argv=None):
         args.label_strength = LABEL_STRENGTHS[args.source]
     if not 0 <= args.label_strength <= 1:
         ap.error("--label-strength must be in [0, 1]")
-    root = shared_datasets()
-    start(
-        "make_corpus",
-        {**vars(args), "backoff": BACKOFF, "data": root},
-        [__file__, *(argv if argv is not None else sys.argv[1:])],
-    )
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    return args
+
+
+def fit_models(args, root: Path):
+    """The documents the models are fitted on, the fitted models (by source or domain) and
+    their generator; prints what was fitted."""
     t0 = time.perf_counter()
     if args.source == "imdb":
         docs = imdb_train(root)
@@ -142,6 +138,11 @@ def main(argv=None):
             f"n^{model.heaps_beta:.4f}",
             flush=True,
         )
+    return docs, models, gen
+
+
+def generate(args, gen, models: dict, out: Path) -> dict:
+    """Write the training and test files; their statistics against the fitted curves."""
     ext = ".txt.gz" if args.gzip else ".txt"
     t1 = time.perf_counter()
     write(gen, args.docs, out / f"train{ext}", args.gzip)
@@ -187,24 +188,48 @@ def main(argv=None):
             f"{c:,})",
             flush=True,
         )
-    if args.stats:
-        test = list(read_lines(out / f"test{ext}"))
-        gen_stats = corpus_stats(list(read_lines(out / f"train{ext}", args.stats)), test)
-        if args.source == "imdb":
-            from wang_manning import imdb
+    return stats
 
-            (_, _), (te_texts, te_labels) = imdb(root)
-            real_train = docs[: args.stats]
-            real_test = [(tokenize(t), y) for t, y in zip(te_texts, te_labels)]
-        else:  # Blitzer has no test split: seeded halves of its 8,000 reviews
-            order = np.random.default_rng(args.seed).permutation(len(docs))
-            half = len(docs) // 2
-            real_train = [docs[i] for i in order[:half]][: args.stats]
-            real_test = [docs[i] for i in order[half:]]
-        real_stats = corpus_stats(real_train, real_test)
-        stats["generated"], stats[args.source] = gen_stats, real_stats
-        for name, s in (("generated", gen_stats), (args.source, real_stats)):
-            print(f"{name:9s} " + ", ".join(f"{k} {v}" for k, v in s.items()), flush=True)
+
+def compare(args, docs, out: Path, root: Path, stats: dict) -> None:
+    """Statistics of the first ``--stats`` generated training documents beside the real
+    corpus's (into ``stats``)."""
+    ext = ".txt.gz" if args.gzip else ".txt"
+    test = list(read_lines(out / f"test{ext}"))
+    gen_stats = corpus_stats(list(read_lines(out / f"train{ext}", args.stats)), test)
+    if args.source == "imdb":
+        from wang_manning import imdb
+
+        (_, _), (te_texts, te_labels) = imdb(root)
+        real_train = docs[: args.stats]
+        real_test = [(tokenize(t), y) for t, y in zip(te_texts, te_labels)]
+    else:  # Blitzer has no test split: seeded halves of its 8,000 reviews
+        order = np.random.default_rng(args.seed).permutation(len(docs))
+        half = len(docs) // 2
+        real_train = [docs[i] for i in order[:half]][: args.stats]
+        real_test = [docs[i] for i in order[half:]]
+    real_stats = corpus_stats(real_train, real_test)
+    stats["generated"], stats[args.source] = gen_stats, real_stats
+    for name, s in (("generated", gen_stats), (args.source, real_stats)):
+        print(f"{name:9s} " + ", ".join(f"{k} {v}" for k, v in s.items()), flush=True)
+
+
+def main(argv=None):
+    from _report import shared_datasets, start
+
+    args = parse_args(argv)
+    root = shared_datasets()
+    start(
+        "make_corpus",
+        {**vars(args), "backoff": BACKOFF, "data": root},
+        [__file__, *(argv if argv is not None else sys.argv[1:])],
+    )
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    docs, models, gen = fit_models(args, root)
+    stats = generate(args, gen, models, out)
+    if args.stats:
+        compare(args, docs, out, root, stats)
     tmp = out / "stats.json.part"
     tmp.write_text(json.dumps(stats, indent=2))
     os.replace(tmp, out / "stats.json")

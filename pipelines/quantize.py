@@ -46,6 +46,30 @@ def load_seconds(path: Path) -> float:
     return statistics.median(times)
 
 
+def run_quiet(cmd: list[str]) -> None:
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def setting_row(corpus: str, name: str, path: Path, test: Path, extra: list[str]) -> dict:
+    """One model (``path``) scored on ``test``: its size, load time and accuracy."""
+    rep = json.loads(
+        subprocess.run(
+            [str(NBSVM), "eval", "-m", str(path), str(test), "--json", *extra],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    return {
+        "corpus": corpus,
+        "setting": name,
+        "MB": path.stat().st_size / 2**20,
+        "load_s": load_seconds(path),
+        "accuracy_pct": 100 * rep["accuracy"],
+        "log_loss": rep.get("log_loss"),
+    }
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seed", type=int, default=0)
@@ -74,48 +98,14 @@ def main(argv=None):
         }
         for corpus, (train, test, extra) in corpora.items():
             original = tmp / f"{corpus}.npz"
-            subprocess.run(
-                [
-                    str(NBSVM),
-                    "train",
-                    str(train),
-                    "-o",
-                    str(original),
-                    "-q",
-                    "--seed",
-                    str(args.seed),
-                    *extra,
-                ],
-                check=True,
-                stdout=subprocess.DEVNULL,
-            )
+            train_cmd = [str(NBSVM), "train", str(train), "-o", str(original), "-q"]
+            run_quiet([*train_cmd, "--seed", str(args.seed), *extra])
             for name, options in SETTINGS:
                 path = original
                 if options is not None:
                     path = tmp / f"{corpus}-{len(rows)}.npz"
-                    subprocess.run(
-                        [str(NBSVM), "quantize", str(original), "-o", str(path), *options],
-                        check=True,
-                        stdout=subprocess.DEVNULL,
-                    )
-                rep = json.loads(
-                    subprocess.run(
-                        [str(NBSVM), "eval", "-m", str(path), str(test), "--json", *extra],
-                        check=True,
-                        capture_output=True,
-                        text=True,
-                    ).stdout
-                )
-                rows.append(
-                    {
-                        "corpus": corpus,
-                        "setting": name,
-                        "MB": path.stat().st_size / 2**20,
-                        "load_s": load_seconds(path),
-                        "accuracy_pct": 100 * rep["accuracy"],
-                        "log_loss": rep.get("log_loss"),
-                    }
-                )
+                    run_quiet([str(NBSVM), "quantize", str(original), "-o", str(path), *options])
+                rows.append(setting_row(corpus, name, path, test, extra))
                 print(rows[-1], flush=True)
     write_results(
         "quantize",

@@ -80,9 +80,9 @@ def parse_args(argv=None):
     return args
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    full = os.environ.get("RCV1_FULL") == "1"
+def announce(args, full: bool) -> dict:
+    """Print the configuration and the command that reproduces the run (with the
+    environment variables of a full run)."""
     config = start(
         "rcv1",
         dict(
@@ -99,8 +99,38 @@ def main(argv=None) -> int:
         )
         config["_command"] = f"{env} {config['_command']}"
         print(f"  (with {env})", flush=True)
+    return config
+
+
+def write_rcv1(args, rows: list[dict], replay, notes: list[str], config: dict) -> None:
+    """Our figures beside the published ones, printed; ``rcv1.md/.csv`` and the replay."""
     import pandas as pd
 
+    frame = pd.DataFrame(rows)
+    print("\n== our figures beside the published ones", flush=True)
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(frame.drop(columns=["source"]).to_string(index=False), flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    replay_tmp = args.out / "rcv1_pegasos_replay.csv.tmp"
+    replay.to_csv(replay_tmp, index=False)
+    replay_tmp.replace(args.out / "rcv1_pegasos_replay.csv")
+    write_results(
+        "rcv1",
+        frame,
+        title="RCV1 CCAT: Bottou's SGD benchmark, Pegasos progress, scale",
+        notes=notes,
+        extra_tables={
+            "Pegasos progress on train2000.dat (also results/rcv1_pegasos_replay.csv)": replay
+        },
+        config=config,
+        out=args.out,
+    )
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    full = os.environ.get("RCV1_FULL") == "1"
+    config = announce(args, full)
     data = load_small(args.data)
     ov = data["overlap"]
     print(
@@ -126,25 +156,7 @@ def main(argv=None) -> int:
 
         rows += run_full(args.full_dir, seed=args.seed)
 
-    frame = pd.DataFrame(rows)
-    print("\n== our figures beside the published ones", flush=True)
-    with pd.option_context("display.width", 200, "display.max_columns", 20):
-        print(frame.drop(columns=["source"]).to_string(index=False), flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    replay_tmp = args.out / "rcv1_pegasos_replay.csv.tmp"
-    replay.to_csv(replay_tmp, index=False)
-    replay_tmp.replace(args.out / "rcv1_pegasos_replay.csv")
-    write_results(
-        "rcv1",
-        frame,
-        title="RCV1 CCAT: Bottou's SGD benchmark, Pegasos progress, scale",
-        notes=report_notes(ov, scale, full),
-        extra_tables={
-            "Pegasos progress on train2000.dat (also results/rcv1_pegasos_replay.csv)": replay
-        },
-        config=config,
-        out=args.out,
-    )
+    write_rcv1(args, rows, replay, report_notes(ov, scale, full), config)
     return 0
 
 

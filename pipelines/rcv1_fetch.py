@@ -3,11 +3,12 @@ folder or downloaded, each checked against the sha256 scikit-learn records."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import urllib.error
 import urllib.request
 from pathlib import Path
+
+from _fetch import sha256_of as sha256
 
 from nbsvm.errors import NBSVMError
 
@@ -40,14 +41,6 @@ def official_files(kind: str) -> dict:
         train=[f"{folder}/lyrl2004_{kind}_{p}.dat.gz" for p in PARTS],
         test=[f"{folder}/lyrl2004_{kind}_train.dat.gz"],
     )
-
-
-def sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def download(relative: str, dest: Path, bases=BASES, timeout: float = 60.0) -> Path:

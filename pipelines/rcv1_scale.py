@@ -8,7 +8,7 @@ import time
 import numpy as np
 from _harness import peak_rss_mb
 from rcv1_objective import to_csr
-from rcv1_small import HINGE_LAM, LOG_LAM
+from rcv1_small import HINGE_LAM, LOG_LAM, result_row
 from rcv1_synthetic import synthetic_rcv1
 
 from nbsvm.learners.linear import SGDClassifier
@@ -65,9 +65,11 @@ def time_liblinear(lam: float, data: dict) -> dict:
     )
 
 
-def scale_rows(n_docs: int, n_test: int, epochs: int, seed: int) -> tuple[list[dict], dict]:
-    """Generate the synthetic corpus and time SGD-hinge, SGD-log and liblinear on it."""
-    print(f"== scale run: synthetic RCV1-shaped corpus, {n_docs:,} + {n_test:,} rows", flush=True)
+PART = "scale (synthetic 781,265 x 47,152)"
+
+
+def generate(n_docs: int, n_test: int, seed: int) -> tuple[dict, dict]:
+    """The synthetic corpus, and its statistics (printed)."""
     t0 = time.perf_counter()
     data = synthetic_rcv1(n_docs, n_test, seed)
     X = data["X"]
@@ -91,27 +93,40 @@ def scale_rows(n_docs: int, n_test: int, epochs: int, seed: int) -> tuple[list[d
         f"flipped; rows take {stats['array_mb']:.0f} MiB as int64 + float64",
         flush=True,
     )
+    return data, stats
+
+
+def sgd_rows(data: dict, epochs: int, seed: int) -> list[dict]:
+    """SGD hinge and log: 5 x the median epoch, of the kernel pass and of partial_fit."""
     rows = []
     for loss, lam in (("hinge", HINGE_LAM), ("log", LOG_LAM)):
         r = time_sgd_epochs(loss, lam, data, (epochs + 1) // 2, seed)
         for what, sec in (("kernel pass", r["kernel"]), ("partial_fit", r["user"])):
+            setting = f"5 epochs: 5 x the median epoch ({what}, {r['epochs'] // 2} epochs timed)"
+            error = 100 * r["test_error"]
             rows.append(
-                dict(
-                    part="scale (synthetic 781,265 x 47,152)",
-                    method=f"SGD {loss}",
-                    loss=loss,
-                    lam=lam,
-                    bias="unregularized",
-                    setting=f"5 epochs: 5 x the median epoch ({what}, "
-                    f"{r['epochs'] // 2} epochs timed)",
-                    epochs=5,
-                    train_seconds=5 * sec,
-                    objective=None,
-                    gap_pct=None,
-                    test_error_pct=100 * r["test_error"],
-                    source="ours",
+                result_row(
+                    f"SGD {loss}",
+                    loss,
+                    lam,
+                    "unregularized",
+                    setting,
+                    5,
+                    5 * sec,
+                    None,
+                    None,
+                    error,
+                    part=PART,
                 )
             )
+    return rows
+
+
+def scale_rows(n_docs: int, n_test: int, epochs: int, seed: int) -> tuple[list[dict], dict]:
+    """Generate the synthetic corpus and time SGD-hinge, SGD-log and liblinear on it."""
+    print(f"== scale run: synthetic RCV1-shaped corpus, {n_docs:,} + {n_test:,} rows", flush=True)
+    data, stats = generate(n_docs, n_test, seed)
+    rows = sgd_rows(data, epochs, seed)
     print("  liblinear (LinearSVC dual CD, hinge) ...", flush=True)
     lib = time_liblinear(HINGE_LAM, data)
     print(
@@ -119,20 +134,20 @@ def scale_rows(n_docs: int, n_test: int, epochs: int, seed: int) -> tuple[list[d
         f"{100 * lib['test_error']:.2f}%",
         flush=True,
     )
+    setting = f"fit to tol 1e-4 ({lib['iterations']} iterations)"
     rows.append(
-        dict(
-            part="scale (synthetic 781,265 x 47,152)",
-            method="liblinear (LinearSVC)",
-            loss="hinge",
-            lam=HINGE_LAM,
-            bias="regularized (-B 1)",
-            setting=f"fit to tol 1e-4 ({lib['iterations']} iterations)",
-            epochs=None,
-            train_seconds=lib["seconds"],
-            objective=None,
-            gap_pct=None,
-            test_error_pct=100 * lib["test_error"],
-            source="ours",
+        result_row(
+            "liblinear (LinearSVC)",
+            "hinge",
+            HINGE_LAM,
+            "regularized (-B 1)",
+            setting,
+            None,
+            lib["seconds"],
+            None,
+            None,
+            100 * lib["test_error"],
+            part=PART,
         )
     )
     stats["peak_rss_mb"] = peak_rss_mb()

@@ -34,47 +34,26 @@ def online_learners(X, y, seed: int) -> list[dict]:
     eta_h = calibrate_eta0(X, y, "hinge", HINGE_LAM, seed)
     eta_l = calibrate_eta0(X, y, "log", LOG_LAM, seed)
     sgd = dict(schedule="optimal", penalty="l2", fit_intercept=True, bias_rate=0.01, seed=seed)
+    hinge = dict(loss="hinge", lam=HINGE_LAM, eta0=eta_h)
+    log = dict(loss="log", lam=LOG_LAM, eta0=eta_l)
+    # name, the learner's settings, Bottou's epochs, the learner
+    table = [
+        ("SGD hinge", hinge, 5, SGDClassifier(**hinge, **sgd)),
+        ("averaged SGD hinge", hinge, 3, SGDClassifier(**hinge, average=True, **sgd)),
+        ("Pegasos (no bias)", dict(hinge, eta0=None), 5, Pegasos(lam=HINGE_LAM, seed=seed)),
+        ("SGD log", log, 12, SGDClassifier(**log, **sgd)),
+        ("averaged SGD log", log, 8, SGDClassifier(**log, average=True, **sgd)),
+    ]
     return [
         dict(
-            name="SGD hinge",
-            loss="hinge",
-            lam=HINGE_LAM,
-            bottou_epochs=5,
-            eta0=eta_h,
-            learner=SGDClassifier(loss="hinge", lam=HINGE_LAM, eta0=eta_h, **sgd),
-        ),
-        dict(
-            name="averaged SGD hinge",
-            loss="hinge",
-            lam=HINGE_LAM,
-            bottou_epochs=3,
-            eta0=eta_h,
-            learner=SGDClassifier(loss="hinge", lam=HINGE_LAM, eta0=eta_h, average=True, **sgd),
-        ),
-        dict(
-            name="Pegasos (no bias)",
-            loss="hinge",
-            lam=HINGE_LAM,
-            bottou_epochs=5,
-            eta0=None,
-            learner=Pegasos(lam=HINGE_LAM, seed=seed),
-        ),
-        dict(
-            name="SGD log",
-            loss="log",
-            lam=LOG_LAM,
-            bottou_epochs=12,
-            eta0=eta_l,
-            learner=SGDClassifier(loss="log", lam=LOG_LAM, eta0=eta_l, **sgd),
-        ),
-        dict(
-            name="averaged SGD log",
-            loss="log",
-            lam=LOG_LAM,
-            bottou_epochs=8,
-            eta0=eta_l,
-            learner=SGDClassifier(loss="log", lam=LOG_LAM, eta0=eta_l, average=True, **sgd),
-        ),
+            name=name,
+            loss=settings["loss"],
+            lam=settings["lam"],
+            bottou_epochs=epochs,
+            eta0=settings["eta0"],
+            learner=learner,
+        )
+        for name, settings, epochs, learner in table
     ]
 
 
@@ -118,9 +97,27 @@ def check_objective(spec: dict, data: dict) -> None:
         raise AssertionError(f"{spec['name']}: objective {theirs} != Bottou's cost {ours}")
 
 
-def small_data_rows(data: dict, epochs: int, log_every: int, seed: int) -> list[dict]:
-    """Every online learner at Bottou's epoch count and at ``epochs``, and the batch optima,
-    as tidy rows (gap: relative excess of the objective over the batch optimum)."""
+def result_row(method, loss, lam, bias, setting, epochs, seconds, objective, gap, error, **where):
+    """A tidy row of ``results/rcv1.csv`` (``where``: ``part`` and ``source``, ours on the
+    small data by default)."""
+    return dict(
+        part=where.get("part", "small"),
+        method=method,
+        loss=loss,
+        lam=lam,
+        bias=bias,
+        setting=setting,
+        epochs=epochs,
+        train_seconds=seconds,
+        objective=objective,
+        gap_pct=gap,
+        test_error_pct=error,
+        source=where.get("source", "ours"),
+    )
+
+
+def batch_optima(data: dict) -> dict:
+    """scikit-learn's batch optima, ``{(loss, bias): optimum}``, printed."""
     print("== batch optima (scikit-learn) on the same 3,000 examples", flush=True)
     optima = {}
     for loss, lam, bias in (
@@ -136,20 +133,54 @@ def small_data_rows(data: dict, epochs: int, log_every: int, seed: int) -> list[
             f"{opt['seconds']:.2f} s ({opt['iterations']} iterations)",
             flush=True,
         )
+    return optima
+
+
+def online_rows(spec: dict, data: dict, epochs: int, log_every: int, seed: int, optima) -> list:
+    """One online learner trained: its rows at Bottou's epoch count and at ``epochs``."""
+    if spec["eta0"] is not None:
+        print(
+            f"  {spec['name']}: eta0 {spec['eta0']:g} (Bottou's calibration on 1,000 examples)",
+            flush=True,
+        )
+    history = train_epochs(spec, data, epochs, log_every, seed)
+    check_objective(spec, data)
+    bias = not spec["name"].startswith("Pegasos")
+    optimum = optima[(spec["loss"], bias)]["objective"]
+    at_bottou = history[spec["bottou_epochs"] - 1]
+    return [
+        result_row(
+            spec["name"],
+            spec["loss"],
+            spec["lam"],
+            "unregularized" if bias else "none",
+            "Bottou's epochs" if h is at_bottou else "long run",
+            h["epoch"],
+            h["seconds"],
+            h["objective"],
+            100 * (h["objective"] - optimum) / optimum,
+            100 * h["test_error"],
+        )
+        for h in (at_bottou, history[-1])
+    ]
+
+
+def small_data_rows(data: dict, epochs: int, log_every: int, seed: int) -> list[dict]:
+    """Every online learner at Bottou's epoch count and at ``epochs``, and the batch optima,
+    as tidy rows (gap: relative excess of the objective over the batch optimum)."""
+    optima = batch_optima(data)
     rows = [
-        dict(
-            part="small",
-            method=o["method"],
-            loss=loss,
-            lam=HINGE_LAM if loss == "hinge" else LOG_LAM,
-            bias="unregularized" if bias else "none",
-            setting="optimum",
-            epochs=None,
-            train_seconds=o["seconds"],
-            objective=o["objective"],
-            gap_pct=0.0,
-            test_error_pct=100 * o["test_error"],
-            source="ours",
+        result_row(
+            o["method"],
+            loss,
+            HINGE_LAM if loss == "hinge" else LOG_LAM,
+            "unregularized" if bias else "none",
+            "optimum",
+            None,
+            o["seconds"],
+            o["objective"],
+            0.0,
+            100 * o["test_error"],
         )
         for (loss, bias), o in optima.items()
     ]
@@ -159,52 +190,25 @@ def small_data_rows(data: dict, epochs: int, log_every: int, seed: int) -> list[
         flush=True,
     )
     for spec in online_learners(data["X"], data["y"], seed):
-        if spec["eta0"] is not None:
-            print(
-                f"  {spec['name']}: eta0 {spec['eta0']:g} (Bottou's calibration on 1,000 examples)",
-                flush=True,
-            )
-        history = train_epochs(spec, data, epochs, log_every, seed)
-        check_objective(spec, data)
-        bias = not spec["name"].startswith("Pegasos")
-        optimum = optima[(spec["loss"], bias)]["objective"]
-        for h in (history[spec["bottou_epochs"] - 1], history[-1]):
-            rows.append(
-                dict(
-                    part="small",
-                    method=spec["name"],
-                    loss=spec["loss"],
-                    lam=spec["lam"],
-                    bias="unregularized" if bias else "none",
-                    setting="Bottou's epochs"
-                    if h is history[spec["bottou_epochs"] - 1]
-                    else "long run",
-                    epochs=h["epoch"],
-                    train_seconds=h["seconds"],
-                    objective=h["objective"],
-                    gap_pct=100 * (h["objective"] - optimum) / optimum,
-                    test_error_pct=100 * h["test_error"],
-                    source="ours",
-                )
-            )
+        rows += online_rows(spec, data, epochs, log_every, seed, optima)
     return rows
 
 
 def published_rows() -> list[dict]:
     """Bottou's full-data figures (781,265 / 23,149) as tidy rows."""
     return [
-        dict(
+        result_row(
+            m,
+            loss,
+            lam,
+            "unregularized" if "svm" in m and "SVM" not in m else "regularized",
+            "published",
+            e,
+            s,
+            obj,
+            None,
+            err,
             part="published (full RCV1, Bottou 2008)",
-            method=m,
-            loss=loss,
-            lam=lam,
-            bias="unregularized" if "svm" in m and "SVM" not in m else "regularized",
-            setting="published",
-            epochs=e,
-            train_seconds=s,
-            objective=obj,
-            gap_pct=None,
-            test_error_pct=err,
             source="Bottou, sgd-2.0 README",
         )
         for m, loss, lam, e, s, obj, err in BOTTOU

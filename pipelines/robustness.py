@@ -141,8 +141,9 @@ def plan(names, seed, quick) -> dict:
     return built
 
 
-def main(argv=None):
-    args = parse_args(argv)
+def chosen_systems(args) -> list[str]:
+    """The systems to run (fastText's left out with ``--no-fasttext``; it must be
+    installed otherwise)."""
     systems = [s for s in SYSTEMS if not (s in FASTTEXT and args.no_fasttext)]
     if not args.no_fasttext:
         try:
@@ -152,68 +153,79 @@ def main(argv=None):
                 "fastText is not installed: .venv/bin/pip install -e '.[bench]' "
                 "(or run with --no-fasttext)"
             )
-    config = start(
-        "robustness",
-        {
-            **git_state(),
-            "shapes": args.shapes,
-            "seed": args.seed,
-            "budget_s": args.budget,
-            "quick": args.quick,
-            "systems": systems,
-            "nbsvm defaults": repr(NBSVMClassifier(seed=args.seed)),
-            "nbsvm auto": repr(NBSVMClassifier(seed=args.seed, auto=True, time_budget=args.budget)),
-            "baseline": "TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True) + LinearSVC() "
-            "(char (1, 3) without spaces); log loss: CalibratedClassifierCV("
-            "LinearSVC(), cv=3)",
-            "fastText defaults": "train_supervised(wordNgrams=2, seed=SEED), its defaults "
-            "otherwise (lr 0.1, dim 100, epoch 5, thread cpu_count-1 = "
-            f"{max(1, (os.cpu_count() or 2) - 1)}), nbsvm-tokenized text"
-            if not args.no_fasttext
-            else "off",
-            "fastText bench": f"train_supervised(seed=SEED, {_kw(BENCH_FASTTEXT)}) (make bench's "
-            "settings, pipelines/peers/fasttext_text.py), nbsvm-tokenized text"
-            if not args.no_fasttext
-            else "off",
-            "cores": os.cpu_count(),
-            **versions(not args.no_fasttext),
-        },
-        [__file__, *(argv if argv is not None else sys.argv[1:])],
-    )
-    built = plan(args.shapes, args.seed, args.quick)
-    print(f"== warm-up (untimed): {warm_up(systems, args.seed, args.budget):.1f} s", flush=True)
+    return systems
 
+
+def configuration(args, systems) -> dict:
+    """Everything the run depends on, as printed and written with the results."""
+    return {
+        **git_state(),
+        "shapes": args.shapes,
+        "seed": args.seed,
+        "budget_s": args.budget,
+        "quick": args.quick,
+        "systems": systems,
+        "nbsvm defaults": repr(NBSVMClassifier(seed=args.seed)),
+        "nbsvm auto": repr(NBSVMClassifier(seed=args.seed, auto=True, time_budget=args.budget)),
+        "baseline": "TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True) + LinearSVC() "
+        "(char (1, 3) without spaces); log loss: CalibratedClassifierCV("
+        "LinearSVC(), cv=3)",
+        "fastText defaults": "train_supervised(wordNgrams=2, seed=SEED), its defaults "
+        "otherwise (lr 0.1, dim 100, epoch 5, thread cpu_count-1 = "
+        f"{max(1, (os.cpu_count() or 2) - 1)}), nbsvm-tokenized text"
+        if not args.no_fasttext
+        else "off",
+        "fastText bench": f"train_supervised(seed=SEED, {_kw(BENCH_FASTTEXT)}) (make bench's "
+        "settings, pipelines/peers/fasttext_text.py), nbsvm-tokenized text"
+        if not args.no_fasttext
+        else "off",
+        "cores": os.cpu_count(),
+        **versions(not args.no_fasttext),
+    }
+
+
+def run_shape_fold(name: str, k: int, fold, system: str, args) -> dict:
+    """One system on one fold of one shape: its row, and its progress line."""
+    shape = _shapes.SHAPES[name]
+    r = run_fold(system, fold, args.seed, args.budget, shape.no_spaces)
+    row = {
+        "shape": name,
+        "fold": k,
+        "system": system,
+        "n_train": len(fold[0]),
+        "n_test": len(fold[2]),
+        "classes": len(set(fold[1])),
+        **r,
+    }
+    print(
+        f"  {name:16s} fold {k} {system:15s} accuracy {r['accuracy']:6.2f}  "
+        f"macro-F1 {r['macro_f1']:6.2f}  log loss {r['log_loss']:.4f}  "
+        f"{r['seconds']:7.1f} s"
+        + (
+            f"  (auto: {r['auto_chosen']}, search {r['auto_search_s']:.1f} s)"
+            if system == "nbsvm auto"
+            else ""
+        ),
+        flush=True,
+    )
+    return row
+
+
+def run_all(args, built: dict, systems: list[str]) -> list[dict]:
+    """Every shape's folds, the systems in turn (each fold starts with the next one)."""
     rows = []
     turn = 0
     for name in args.shapes:
-        shape = _shapes.SHAPES[name]
         for k, fold in enumerate(built[name]):
             order = systems[turn % len(systems) :] + systems[: turn % len(systems)]
             turn += 1
             for system in order:
-                r = run_fold(system, fold, args.seed, args.budget, shape.no_spaces)
-                rows.append(
-                    {
-                        "shape": name,
-                        "fold": k,
-                        "system": system,
-                        "n_train": len(fold[0]),
-                        "n_test": len(fold[2]),
-                        "classes": len(set(fold[1])),
-                        **r,
-                    }
-                )
-                print(
-                    f"  {name:16s} fold {k} {system:15s} accuracy {r['accuracy']:6.2f}  "
-                    f"macro-F1 {r['macro_f1']:6.2f}  log loss {r['log_loss']:.4f}  "
-                    f"{r['seconds']:7.1f} s"
-                    + (
-                        f"  (auto: {r['auto_chosen']}, search {r['auto_search_s']:.1f} s)"
-                        if system == "nbsvm auto"
-                        else ""
-                    ),
-                    flush=True,
-                )
+                rows.append(run_shape_fold(name, k, fold, system, args))
+    return rows
+
+
+def report(args, systems, rows, config):
+    """The summary, the checks and each shape's table, printed; ``robustness.md/.csv``."""
     folds = pd.DataFrame(rows)
     frame = summarize(folds, args.shapes, systems)
     checks = check_table(frame, args.shapes)
@@ -234,6 +246,20 @@ def main(argv=None):
         notes=report_notes(args, systems, checks, tables, elapsed),
     )
     return frame, checks
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    systems = chosen_systems(args)
+    config = start(
+        "robustness",
+        configuration(args, systems),
+        [__file__, *(argv if argv is not None else sys.argv[1:])],
+    )
+    built = plan(args.shapes, args.seed, args.quick)
+    print(f"== warm-up (untimed): {warm_up(systems, args.seed, args.budget):.1f} s", flush=True)
+    rows = run_all(args, built, systems)
+    return report(args, systems, rows, config)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _settled  # noqa: E402, F401  (settles the shared libraries first)
-from _harness import NBSVM, stage  # noqa: E402
+from _harness import stage  # noqa: E402
+from _peers import nbsvm_train  # noqa: E402
 from _report import ROOT, start, write_results  # noqa: E402
 from scale_capped import capped  # noqa: E402
 from scale_corpus import corpus, label_of  # noqa: E402
@@ -57,69 +58,58 @@ from scale_systems import bare_epoch, plain_read, run_system, systems  # noqa: E
 # ---- the machine's limits -----------------------------------------------------------------
 
 
-def run_all(args, sizes, data, work, config) -> None:
-    """Every system at every size, the plain read; ``results/scale.md``."""
-    wanted = {"nbsvm": "nbsvm", "vw": "Vowpal", "fasttext": "fastText"}
-    keep = [wanted[s] for s in args.systems.split(",") if s]
-    rows = []
-    if "nbsvm" in keep:  # numba compiles what its on-disk cache lacks outside the timing
-        subprocess.run(
-            [
-                NBSVM,
-                "train",
-                str(data["test"]),
-                "--test",
-                str(data["test"]),
-                "-o",
-                str(work / "warmup.npz"),
-                "-q",
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-    for n in sizes:
-        train = data["train"][n]
-        for system in systems(train, data["test"], work, args.threads):
-            if not any(system["name"].startswith(k) for k in keep):
-                continue
-            if not system["name"].startswith("nbsvm") and 0 < args.peers_max_docs < n:
-                continue
-            print(f"\n== {label_of(n)}: {system['name']}")
-            for cmd in system["cmds"]:
-                print("   $ " + shlex.join(cmd), flush=True)
-            r = run_system(system)
-            row = dict(
-                train_docs=n,
-                system=system["name"],
-                accuracy=r["accuracy"],
-                seconds=r["seconds"],
-                docs_per_s=n / r["seconds"],
-                peak_mb=r["peak_mb"],
-            )
-            for label in (
-                "lexicon+cache seconds",
-                "training seconds",
-                "test eval seconds",
-                "save seconds",
-                "eval seconds",
-                "feature cache MB",
-                "feature cache n-grams",
-            ):
-                v = stage(r["output"], label)
-                if v is not None:
-                    row[label.replace(" seconds", "_s").replace(" ", "_")] = v
-            if "feature_cache_n-grams" in row:  # 10 epochs over the hashed n-grams
-                row["epoch_ngrams_per_s"] = 10 * row["feature_cache_n-grams"] / row["training_s"]
-                row["hashing_docs_per_s"] = n / row["lexicon+cache_s"]
-            rows.append(row)
-            # kept as it goes: an interrupted run (hours at 4M) keeps the rows it finished
-            pd.DataFrame(rows).to_csv(work / f"{args.name}_rows.csv", index=False)
-            print(
-                f"   {r['seconds']:.1f} s, {n / r['seconds']:,.0f} documents/s, "
-                f"{r['peak_mb']:.0f} MB, accuracy {r['accuracy']:.2f}%",
-                flush=True,
-            )
-    frame = pd.DataFrame(rows)
+STAGES = (
+    "lexicon+cache seconds",
+    "training seconds",
+    "test eval seconds",
+    "save seconds",
+    "eval seconds",
+    "feature cache MB",
+    "feature cache n-grams",
+)
+
+
+def warm_up(data, work: Path) -> None:
+    """numba compiles what its on-disk cache lacks, outside the timing."""
+    subprocess.run(
+        nbsvm_train(data["test"], data["test"], work / "warmup.npz"),
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def measure(n: int, system: dict) -> dict:
+    """One system at ``n`` training documents: its row (time, memory, accuracy, the stages
+    nbsvm reports)."""
+    print(f"\n== {label_of(n)}: {system['name']}")
+    for cmd in system["cmds"]:
+        print("   $ " + shlex.join(cmd), flush=True)
+    r = run_system(system)
+    row = dict(
+        train_docs=n,
+        system=system["name"],
+        accuracy=r["accuracy"],
+        seconds=r["seconds"],
+        docs_per_s=n / r["seconds"],
+        peak_mb=r["peak_mb"],
+    )
+    for label in STAGES:
+        v = stage(r["output"], label)
+        if v is not None:
+            row[label.replace(" seconds", "_s").replace(" ", "_")] = v
+    if "feature_cache_n-grams" in row:  # 10 epochs over the hashed n-grams
+        row["epoch_ngrams_per_s"] = 10 * row["feature_cache_n-grams"] / row["training_s"]
+        row["hashing_docs_per_s"] = n / row["lexicon+cache_s"]
+    print(
+        f"   {r['seconds']:.1f} s, {n / r['seconds']:,.0f} documents/s, "
+        f"{r['peak_mb']:.0f} MB, accuracy {r['accuracy']:.2f}%",
+        flush=True,
+    )
+    return row
+
+
+def write_scale(args, sizes, data, frame, config) -> None:
+    """The machine's limits (plain read, bare epoch) and ``results/NAME.md``."""
     limits = plain_read(data["train"][max(sizes)])
     limits.update(bare_epoch())
     print(
@@ -139,6 +129,26 @@ def run_all(args, sizes, data, work, config) -> None:
         config=config,
         notes=lines,
     )
+
+
+def run_all(args, sizes, data, work, config) -> None:
+    """Every system at every size, the plain read; ``results/scale.md``."""
+    wanted = {"nbsvm": "nbsvm", "vw": "Vowpal", "fasttext": "fastText"}
+    keep = [wanted[s] for s in args.systems.split(",") if s]
+    rows = []
+    if "nbsvm" in keep:
+        warm_up(data, work)
+    for n in sizes:
+        train = data["train"][n]
+        for system in systems(train, data["test"], work, args.threads):
+            if not any(system["name"].startswith(k) for k in keep):
+                continue
+            if not system["name"].startswith("nbsvm") and 0 < args.peers_max_docs < n:
+                continue
+            rows.append(measure(n, system))
+            # kept as it goes: an interrupted run (hours at 4M) keeps the rows it finished
+            pd.DataFrame(rows).to_csv(work / f"{args.name}_rows.csv", index=False)
+    write_scale(args, sizes, data, pd.DataFrame(rows), config)
 
 
 def main(argv=None):

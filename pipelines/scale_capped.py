@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _harness import NBSVM, run_measured, stage
+from _harness import run_measured, stage
+from _peers import nbsvm_train
 
 CGROUP = Path("/sys/fs/cgroup/memory/nbsvm-scale-cap")
 
@@ -77,20 +78,7 @@ def capped(train: Path, test: Path, work: Path, limit_mb: int) -> dict:
         return dict(blocked=why)
 
     def cmd(out):
-        return [
-            NBSVM,
-            "train",
-            str(train),
-            "--test",
-            str(test),
-            "-o",
-            str(out),
-            "--threads",
-            "1",
-            "--cache-dir",
-            str(work),
-            "-q",
-        ]
+        return nbsvm_train(train, test, out, "--threads", "1", "--cache-dir", str(work))
 
     free = run_measured([cmd(work / "uncapped.npz")])
     cap = run_capped(cmd(work / "capped.npz"), limit_mb)

@@ -8,85 +8,31 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _harness import NBSVM, PY, accuracy_of, run_measured
-from _peers import vw_accuracy
-from _report import ROOT
+from _harness import accuracy_of, run_measured
+from _peers import FASTTEXT_NAME, VW_NAME, nbsvm_train, peer_script, vw_accuracy, vw_commands
 from scale_corpus import peer_files
-
-FASTTEXT = ROOT / "pipelines" / "peers" / "fasttext_text.py"
 
 
 def systems(train: Path, test: Path, work: Path, threads: int) -> list[dict]:
     tr, te = peer_files(train, write=False), peer_files(test, write=False)
     convert = lambda: (peer_files(train), peer_files(test))  # noqa: E731
     vw_model, vw_pred = work / "vw.model", work / "vw.pred"
+    nbsvm_options = ("--threads", str(threads), "--cache-dir", str(work))
     return [
         dict(
             name=f"nbsvm (threads {threads})",
-            cmds=[
-                [
-                    NBSVM,
-                    "train",
-                    str(train),
-                    "--test",
-                    str(test),
-                    "-o",
-                    str(work / "nbsvm.npz"),
-                    "--threads",
-                    str(threads),
-                    "--cache-dir",
-                    str(work),
-                    "-q",
-                ]
-            ],
+            cmds=[nbsvm_train(train, test, work / "nbsvm.npz", *nbsvm_options)],
         ),
         dict(
-            name="Vowpal Wabbit (--ngram 3 -b 26 logistic, 10 passes)",
-            cmds=[
-                [
-                    PY,
-                    "-m",
-                    "vowpalwabbit",
-                    "-d",
-                    str(tr["vw"]),
-                    "--ngram",
-                    "3",
-                    "-b",
-                    "26",
-                    "--loss_function",
-                    "logistic",
-                    "--passes",
-                    "10",
-                    "-c",
-                    "-k",
-                    "--cache_file",
-                    str(work / "vw.cache"),
-                    "--holdout_off",
-                    "-f",
-                    str(vw_model),
-                    "--quiet",
-                ],
-                [
-                    PY,
-                    "-m",
-                    "vowpalwabbit",
-                    "-d",
-                    str(te["vw"]),
-                    "-t",
-                    "-i",
-                    str(vw_model),
-                    "-p",
-                    str(vw_pred),
-                    "--quiet",
-                ],
-            ],
+            name=VW_NAME,
+            cmds=vw_commands(tr["vw"], te["vw"], work, cache=True),
             accuracy=lambda r: vw_accuracy(vw_pred, te["vw"]),
             prepare=convert,
             cleanup=[work / "vw.cache", vw_model, vw_pred],
         ),
         dict(
-            name="fastText (wordNgrams 2, dim 10, epoch 10, lr 0.5, 2 threads)",
-            cmds=[[PY, str(FASTTEXT), str(tr["ft"]), str(te["ft"]), "--thread", "2"]],
+            name=FASTTEXT_NAME,
+            cmds=[peer_script("fasttext_text", tr["ft"], te["ft"], "--thread", "2")],
             prepare=convert,
         ),
     ]

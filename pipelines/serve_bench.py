@@ -62,7 +62,7 @@ async def fuzz(url: str, requests) -> dict:
     return {"statuses": dict(sorted(statuses.items())), "failures": failures}
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=str(ROOT / "models" / "imdb-3gram-24b.npz"))
     ap.add_argument("--texts", type=int, default=2000, help="IMDB test reviews sent")
@@ -77,11 +77,10 @@ def main(argv=None):
     ap.add_argument("--fuzz", type=int, default=10_000, help="malformed requests (0: none)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--name", default="serve_bench")
-    args = ap.parse_args(argv)
-    config = start(
-        "serve_bench", vars(args), [__file__, *(argv if argv is not None else sys.argv[1:])]
-    )
-    model = Path(args.model)
+    return ap.parse_args(argv)
+
+
+def check_inputs(model: Path) -> None:
     if not model.is_file():
         raise SystemExit(f"{model}: no model; `make imdb` trains it")
     if not shutil.which(WRK):
@@ -90,72 +89,81 @@ def main(argv=None):
             "cores, and a Python client would take one from the server): "
             "apt-get install wrk"
         )
-    work = ROOT / "results" / "tmp"
-    work.mkdir(parents=True, exist_ok=True)
-    texts = imdb_test_texts(args.texts)
+
+
+def load_rows(url: str, single: list, batches: list, seconds: int, work: Path) -> list[dict]:
+    """Single texts and batches at every concurrency, after a warm-up (numba's first
+    calls): a row each."""
+    rows = []
+    load(url, single, 4, 2, work)  # warm-up: numba's first calls
+    load(url, batches, 4, 2, work)
+    for kind, bodies, per in (
+        ("single text", single, 1),
+        (f"batch of {BATCH}", batches, BATCH),
+    ):
+        for clients in CONCURRENCY:
+            r = load(url, bodies, clients, seconds, work)
+            row = dict(request=kind, clients=clients, **r, docs_per_s=r["requests_per_s"] * per)
+            rows.append(row)
+            print(
+                f"   {kind:12s} {clients:3d} clients: {row['requests_per_s']:8,.0f} req/s "
+                f"{row['docs_per_s']:8,.0f} docs/s p50 {row['p50_ms']:.2f} ms p99 "
+                f"{row['p99_ms']:.2f} ms errors {row['errors']}",
+                flush=True,
+            )
+    return rows
+
+
+def fuzz_run(args, server, url: str, requests: list, single: list, work: Path) -> dict:
+    """The malformed requests in five parts, the server's RSS read after each: flat, or
+    growing per request; then whether the server still answers."""
+    rss = [status_mb(server.pid, "VmRSS")]
+    fuzz_result = {"statuses": {}, "failures": []}
+    for part in np.array_split(np.arange(len(requests)), 5):
+        got = asyncio.run(fuzz(url, [requests[i] for i in part]))
+        for status, count in got["statuses"].items():
+            fuzz_result["statuses"][status] = fuzz_result["statuses"].get(status, 0) + count
+        fuzz_result["failures"] += got["failures"]
+        rss.append(status_mb(server.pid, "VmRSS"))
+    fuzz_result["statuses"] = dict(sorted(fuzz_result["statuses"].items()))
+    alive = server.poll() is None and load(url, single, 1, 1, work)["errors"] == 0
+    fuzz_result.update(rss_mb=[round(r, 1) for r in rss], alive=alive, n=args.fuzz)
+    print(
+        f"   fuzz: {args.fuzz:,} malformed requests, answers {fuzz_result['statuses']}, "
+        f"{len(fuzz_result['failures'])} 5xx or dropped, RSS by fifth "
+        f"{' -> '.join(f'{r:.0f}' for r in rss)} MB, server alive: {alive}",
+        flush=True,
+    )
+    for f in fuzz_result["failures"][:5]:
+        print("     ", f)
+    return fuzz_result
+
+
+def serve(args, model: Path, texts: list[str], work: Path):
+    """The server under load, then fuzzed: the load rows, its peak RSS, the fuzz result."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     server = start_server(model, port, work / "serve_bench_server.log")
-    rows = []
     try:
         single = [json.dumps({"text": t}).encode() for t in texts]
         batches = [
             json.dumps({"texts": texts[i : i + BATCH]}).encode()
             for i in range(0, len(texts) - BATCH + 1, BATCH)
         ]
-        load(url, single, 4, 2, work)  # warm-up: numba's first calls
-        load(url, batches, 4, 2, work)
-        for kind, bodies, per in (
-            ("single text", single, 1),
-            (f"batch of {BATCH}", batches, BATCH),
-        ):
-            for clients in CONCURRENCY:
-                r = load(url, bodies, clients, args.seconds, work)
-                row = dict(request=kind, clients=clients, **r, docs_per_s=r["requests_per_s"] * per)
-                rows.append(row)
-                print(
-                    f"   {kind:12s} {clients:3d} clients: {row['requests_per_s']:8,.0f} req/s "
-                    f"{row['docs_per_s']:8,.0f} docs/s p50 {row['p50_ms']:.2f} ms p99 "
-                    f"{row['p99_ms']:.2f} ms errors {row['errors']}",
-                    flush=True,
-                )
+        rows = load_rows(url, single, batches, args.seconds, work)
         peak = status_mb(server.pid, "VmHWM")
         print(f"   server peak RSS {peak:.0f} MB", flush=True)
         fuzz_result = None
         if args.fuzz:
-            # in five parts, the server's RSS read after each: flat, or growing per request
             requests = list(malformed_requests(args.fuzz, args.seed, texts, model_name(str(model))))
-            rss = [status_mb(server.pid, "VmRSS")]
-            fuzz_result = {"statuses": {}, "failures": []}
-            for part in np.array_split(np.arange(len(requests)), 5):
-                got = asyncio.run(fuzz(url, [requests[i] for i in part]))
-                for status, count in got["statuses"].items():
-                    fuzz_result["statuses"][status] = fuzz_result["statuses"].get(status, 0) + count
-                fuzz_result["failures"] += got["failures"]
-                rss.append(status_mb(server.pid, "VmRSS"))
-            fuzz_result["statuses"] = dict(sorted(fuzz_result["statuses"].items()))
-            before, after = rss[0], rss[-1]
-            alive = server.poll() is None and load(url, single, 1, 1, work)["errors"] == 0
-            fuzz_result.update(rss_mb=[round(r, 1) for r in rss], alive=alive, n=args.fuzz)
-            print(
-                f"   fuzz: {args.fuzz:,} malformed requests, answers {fuzz_result['statuses']}, "
-                f"{len(fuzz_result['failures'])} 5xx or dropped, RSS by fifth "
-                f"{' -> '.join(f'{r:.0f}' for r in rss)} MB, server alive: {alive}",
-                flush=True,
-            )
-            for f in fuzz_result["failures"][:5]:
-                print("     ", f)
+            fuzz_result = fuzz_run(args, server, url, requests, single, work)
     finally:
         server.terminate()
         server.wait(30)
-    pred_texts = imdb_test_texts(args.predict_texts)
-    pred = predict_rate(model, pred_texts, work)
-    print(
-        f"   nbsvm predict: {pred['docs_per_s']:,.0f} docs/s ({pred['seconds']:.2f} s for "
-        f"{len(pred_texts):,} texts, the whole process)",
-        flush=True,
-    )
-    frame = pd.DataFrame(rows)
+    return rows, peak, fuzz_result
+
+
+def report_notes(model: Path, texts, pred_texts, pred, peak, frame, fuzz_result) -> list[str]:
     batch_best = frame[frame.request != "single text"].docs_per_s.max()
     single8 = frame[(frame.request == "single text") & (frame.clients == 8)].iloc[0]
     notes = [
@@ -174,6 +182,29 @@ def main(argv=None):
             f"server RSS before and after each fifth {fuzz_result['rss_mb']} MB, "
             f"alive after: {fuzz_result['alive']}."
         )
+    return notes
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    config = start(
+        "serve_bench", vars(args), [__file__, *(argv if argv is not None else sys.argv[1:])]
+    )
+    model = Path(args.model)
+    check_inputs(model)
+    work = ROOT / "results" / "tmp"
+    work.mkdir(parents=True, exist_ok=True)
+    texts = imdb_test_texts(args.texts)
+    rows, peak, fuzz_result = serve(args, model, texts, work)
+    pred_texts = imdb_test_texts(args.predict_texts)
+    pred = predict_rate(model, pred_texts, work)
+    print(
+        f"   nbsvm predict: {pred['docs_per_s']:,.0f} docs/s ({pred['seconds']:.2f} s for "
+        f"{len(pred_texts):,} texts, the whole process)",
+        flush=True,
+    )
+    frame = pd.DataFrame(rows)
+    notes = report_notes(model, texts, pred_texts, pred, peak, frame, fuzz_result)
     write_results(args.name, frame, title="nbsvm serve under load", config=config, notes=notes)
     if fuzz_result and (fuzz_result["failures"] or not fuzz_result["alive"]):
         raise SystemExit("the fuzz run found 5xx answers or dropped connections")

@@ -27,7 +27,7 @@ from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
     ap.add_argument("--ngrams", type=int, default=3)
@@ -43,6 +43,50 @@ def main(argv=None):
     ap.add_argument("--betas", default="1,0.9,0.75,0.5")
     ap.add_argument("--output", default=str(ROOT / "results" / "tune_defaults.csv"))
     args = ap.parse_args(argv)
+    return args
+
+
+def candidate_rows(args, loss, opt, eta0, l2, fit, held) -> list[dict]:
+    """One candidate trained on ``fit``: a row for each beta, scored on ``held``."""
+    rows = []
+    clf = NBSVMClassifier(
+        ngrams=args.ngrams,
+        n_bits=args.n_bits,
+        min_df=args.min_df,
+        loss=loss,
+        optimizer=opt,
+        eta0=eta0,
+        lam=l2,
+        epochs=args.epochs,
+        seed=args.seed,
+    )
+    t0 = time.perf_counter()
+    clf.fit_documents(iter(fit))
+    secs = time.perf_counter() - t0
+    for beta in (float(b) for b in args.betas.split(",")):
+        acc = evaluate_documents(clf.set_params(beta=beta), iter(held))["accuracy"]
+        rows.append(
+            dict(
+                loss=loss,
+                optimizer=opt,
+                eta0=eta0,
+                lam=l2,
+                beta=beta,
+                val_accuracy=acc,
+                fit_s=secs,
+            )
+        )
+    best = max(rows[-len(args.betas.split(",")) :], key=lambda x: x["val_accuracy"])
+    print(
+        f"{loss:6s} {opt:8s} eta0={eta0:<5} lambda={l2:<6g} best beta={best['beta']:<4} "
+        f"val={best['val_accuracy']:.4f} ({secs:.1f}s)",
+        flush=True,
+    )
+    return rows
+
+
+def main(argv=None):
+    args = parse_args(argv)
     print("configuration:", vars(args))
     print("reproduce with:\n  python pipelines/tune_defaults.py " + " ".join(sys.argv[1:]))
 
@@ -60,39 +104,7 @@ def main(argv=None):
     for loss, opt, eta0, l2 in itertools.product(*grid.values()):
         if opt == "sgd" and l2 * eta0 >= 1:
             continue
-        clf = NBSVMClassifier(
-            ngrams=args.ngrams,
-            n_bits=args.n_bits,
-            min_df=args.min_df,
-            loss=loss,
-            optimizer=opt,
-            eta0=eta0,
-            lam=l2,
-            epochs=args.epochs,
-            seed=args.seed,
-        )
-        t0 = time.perf_counter()
-        clf.fit_documents(iter(fit))
-        secs = time.perf_counter() - t0
-        for beta in (float(b) for b in args.betas.split(",")):
-            acc = evaluate_documents(clf.set_params(beta=beta), iter(held))["accuracy"]
-            rows.append(
-                dict(
-                    loss=loss,
-                    optimizer=opt,
-                    eta0=eta0,
-                    lam=l2,
-                    beta=beta,
-                    val_accuracy=acc,
-                    fit_s=secs,
-                )
-            )
-        best = max(rows[-len(args.betas.split(",")) :], key=lambda x: x["val_accuracy"])
-        print(
-            f"{loss:6s} {opt:8s} eta0={eta0:<5} lambda={l2:<6g} best beta={best['beta']:<4} "
-            f"val={best['val_accuracy']:.4f} ({secs:.1f}s)",
-            flush=True,
-        )
+        rows += candidate_rows(args, loss, opt, eta0, l2, fit, held)
     table = pd.DataFrame(rows).sort_values("val_accuracy", ascending=False)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.output, index=False)

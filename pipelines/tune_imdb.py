@@ -37,13 +37,74 @@ def naive(train_file: Path, valid_file: Path, grid: dict, seed: int) -> tuple[fl
     return time.perf_counter() - t0, accs
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
     ap.add_argument("--valid", type=float, default=0.2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--naive", action=argparse.BooleanOptionalAction, default=True)
     args = ap.parse_args(argv)
+    return args
+
+
+def test_rows(result, data: Path, seed: int) -> list[dict]:
+    """The chosen, the best and the default settings trained on IMDB train and scored on
+    IMDB test (each distinct setting once)."""
+    rows, scored = [], {}
+    for name, params in (
+        ("chosen by nbsvm tune (1-SE rule)", result.chosen),
+        ("best validation accuracy", result.best),
+        ("defaults", {}),
+    ):
+        key = (
+            str(sorted(dict(params).items()))
+            if params != reference_of(DEFAULT_GRID, {})
+            else "defaults"
+        )
+        if key not in scored:
+            clf = NBSVMClassifier(**dict(params, seed=seed)).fit_documents(
+                read_aclimdb(data / "train")
+            )
+            scored[key] = evaluate_documents(clf, read_aclimdb(data / "test"))["accuracy"]
+        acc = scored[key]
+        rows.append(
+            {
+                "model": name,
+                "settings": str(params or "defaults"),
+                "test accuracy %": round(100 * acc, 2),
+            }
+        )
+        print(f"{name}: test accuracy {100 * acc:.2f}%", flush=True)
+
+    return rows
+
+
+def naive_timing(args, data: Path) -> dict:
+    """The grid run naively, one training and evaluation per candidate, on tune's split."""
+    # the same split as tune's, written out so that each naive run reads it from disk
+    held = []
+    rng = np.random.default_rng(args.seed)
+    docs = list(read_aclimdb(data / "train"))
+    for start_ in range(0, len(docs), 512):
+        held.extend((rng.random(len(docs[start_ : start_ + 512])) < args.valid).tolist())
+    with tempfile.TemporaryDirectory() as tmp:
+        train_file, valid_file = Path(tmp) / "train.txt", Path(tmp) / "valid.txt"
+        with open(train_file, "w") as ft, open(valid_file, "w") as fv:
+            for d, h in zip(docs, held):
+                (fv if h else ft).write(f"{d.label}\t{' '.join(d.text.split())}\n")
+        seconds, accs = naive(train_file, valid_file, DEFAULT_GRID, args.seed)
+    row = {
+        "grid run": "naive (one train + eval per candidate)",
+        "candidates": len(accs),
+        "trainings": len(accs),
+        "seconds": round(seconds, 1),
+    }
+    print(f"naive: {seconds:.1f} s", flush=True)
+    return row
+
+
+def main(argv=None):
+    args = parse_args(argv)
     config = start(
         "tune_imdb", dict(vars(args), grid=DEFAULT_GRID), [__file__, *(argv or sys.argv[1:])]
     )
@@ -63,32 +124,7 @@ def main(argv=None):
     )
 
     print(f"chosen: {result.chosen} ({result.reason})", flush=True)
-    rows, scored = [], {}
-    for name, params in (
-        ("chosen by nbsvm tune (1-SE rule)", result.chosen),
-        ("best validation accuracy", result.best),
-        ("defaults", {}),
-    ):
-        key = (
-            str(sorted(dict(params).items()))
-            if params != reference_of(DEFAULT_GRID, {})
-            else "defaults"
-        )
-        if key not in scored:
-            clf = NBSVMClassifier(**dict(params, seed=args.seed)).fit_documents(
-                read_aclimdb(data / "train")
-            )
-            scored[key] = evaluate_documents(clf, read_aclimdb(data / "test"))["accuracy"]
-        acc = scored[key]
-        rows.append(
-            {
-                "model": name,
-                "settings": str(params or "defaults"),
-                "test accuracy %": round(100 * acc, 2),
-            }
-        )
-        print(f"{name}: test accuracy {100 * acc:.2f}%", flush=True)
-
+    rows = test_rows(result, data, args.seed)
     timing = [
         {
             "grid run": "nbsvm tune (hash once, beta free)",
@@ -98,27 +134,7 @@ def main(argv=None):
         }
     ]
     if args.naive:
-        # the same split as tune's, written out so that each naive run reads it from disk
-        held = []
-        rng = np.random.default_rng(args.seed)
-        docs = list(read_aclimdb(data / "train"))
-        for start_ in range(0, len(docs), 512):
-            held.extend((rng.random(len(docs[start_ : start_ + 512])) < args.valid).tolist())
-        with tempfile.TemporaryDirectory() as tmp:
-            train_file, valid_file = Path(tmp) / "train.txt", Path(tmp) / "valid.txt"
-            with open(train_file, "w") as ft, open(valid_file, "w") as fv:
-                for d, h in zip(docs, held):
-                    (fv if h else ft).write(f"{d.label}\t{' '.join(d.text.split())}\n")
-            seconds, accs = naive(train_file, valid_file, DEFAULT_GRID, args.seed)
-        timing.append(
-            {
-                "grid run": "naive (one train + eval per candidate)",
-                "candidates": len(accs),
-                "trainings": len(accs),
-                "seconds": round(seconds, 1),
-            }
-        )
-        print(f"naive: {seconds:.1f} s", flush=True)
+        timing.append(naive_timing(args, data))
     timing = pd.DataFrame(timing)
     if args.naive:
         timing["time / naive"] = (timing.seconds / timing.seconds.iloc[-1]).round(2)

@@ -141,7 +141,7 @@ def splits(name: str, root: Path, seed: int):
     return [newsgroups(root)]
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--seed", type=int, default=0)
@@ -152,7 +152,50 @@ def main(argv=None):
         help="seconds of each --auto search (every fold's)",
     )
     args = ap.parse_args(argv)
-    names = dataset_names(ap, args.datasets)
+    return args, dataset_names(ap, args.datasets)
+
+
+def std_error(accs: list[float], acc: float, n_test: int) -> float:
+    """The standard error of the mean accuracy ``acc`` (in points): the folds' spread where
+    there are more than two, else binomial over every test document."""
+    if len(accs) > 2:  # the folds' spread
+        return float(np.std(accs, ddof=1) / np.sqrt(len(accs)))
+    return float(np.sqrt(acc * (100 - acc) / n_test))  # binomial, over every test document
+
+
+def system_row(name: str, system: str, run, folds, seed: int, budget: float) -> dict:
+    """One system over a dataset's folds: its row (mean accuracy, standard error, time)."""
+    n_test = sum(len(test[1]) for _, test in folds)
+    t0 = time.perf_counter()
+    first = len(AUTO_LOG)
+    accs = [run(train, test, seed, budget) for train, test in folds]
+    seconds = time.perf_counter() - t0
+    acc = float(np.mean(accs))
+    se = std_error(accs, acc, n_test)
+    row = {
+        "dataset": name,
+        "system": system,
+        "accuracy": acc,
+        "std_error": se,
+        "folds": len(accs),
+        "seconds": seconds,
+    }
+    if system == "nbsvm --auto":
+        runs = AUTO_LOG[first:]
+        row["auto_search_s_max"] = max(r["seconds"] for r in runs)
+        row["auto_budget"] = budget
+        row["auto_chosen"] = "; ".join(_describe(r["changed"]) for r in runs)
+    print(
+        f"{name:8s} {system:38s} {np.mean(accs):6.2f}"
+        + (f" +- {se:.2f}" if se is not None else "")
+        + f"  ({seconds:.1f} s)",
+        flush=True,
+    )
+    return row
+
+
+def main(argv=None):
+    args, names = parse_args(argv)
     root = shared_datasets()
     config = start(
         "wang_manning",
@@ -162,38 +205,8 @@ def main(argv=None):
     rows = []
     for name in names:
         folds = splits(name, root, args.seed)
-        budget = args.auto_budget
-        n_test = sum(len(test[1]) for _, test in folds)
         for system, run in SYSTEMS.items():
-            t0 = time.perf_counter()
-            first = len(AUTO_LOG)
-            accs = [run(train, test, args.seed, budget) for train, test in folds]
-            seconds = time.perf_counter() - t0
-            acc = float(np.mean(accs))
-            if len(accs) > 2:  # the folds' spread
-                se = float(np.std(accs, ddof=1) / np.sqrt(len(accs)))
-            else:  # binomial, over every test document
-                se = float(np.sqrt(acc * (100 - acc) / n_test))
-            row = {
-                "dataset": name,
-                "system": system,
-                "accuracy": acc,
-                "std_error": se,
-                "folds": len(accs),
-                "seconds": seconds,
-            }
-            if system == "nbsvm --auto":
-                runs = AUTO_LOG[first:]
-                row["auto_search_s_max"] = max(r["seconds"] for r in runs)
-                row["auto_budget"] = budget
-                row["auto_chosen"] = "; ".join(_describe(r["changed"]) for r in runs)
-            rows.append(row)
-            print(
-                f"{name:8s} {system:38s} {np.mean(accs):6.2f}"
-                + (f" +- {se:.2f}" if se is not None else "")
-                + f"  ({seconds:.1f} s)",
-                flush=True,
-            )
+            rows.append(system_row(name, system, run, folds, args.seed, args.auto_budget))
     frame = pd.DataFrame(rows)
     table = _table(frame, names)
     print(table.to_string(index=False))

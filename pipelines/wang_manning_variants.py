@@ -22,14 +22,14 @@ import time
 import numpy as np
 import pandas as pd
 from _report import shared_datasets, start, write_results
-from wang_manning import dataset_names, splits
+from wang_manning import dataset_names, splits, std_error
 
 from nbsvm import NBSVMClassifier
 
 SMALL = "AthR,XGraph,BbCrypt,Subj,MPQA"  # under SMALL_CORPUS_NGRAMS n-grams per fold
 
 
-def main(argv=None):
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--datasets", default=SMALL)
     ap.add_argument(
@@ -45,6 +45,37 @@ def main(argv=None):
         variants = [json.loads(v) for v in args.variants]
     except json.JSONDecodeError as e:
         ap.error(f"a variant is not JSON: {e}")
+    return args, names, variants
+
+
+def variant_row(name: str, variant: dict, folds, seed: int) -> dict:
+    """One variant over a dataset's folds: its row (mean accuracy, standard error, the
+    errors of each fold)."""
+    n_test = sum(len(test[1]) for _, test in folds)
+    t0 = time.perf_counter()
+    accs, errors = [], []
+    for train, test in folds:
+        clf = NBSVMClassifier(seed=seed, **variant).fit(train[0], train[1])
+        right = clf.predict(test[0]) == np.asarray(test[1])
+        accs.append(100.0 * right.mean())
+        errors.append(int((~right).sum()))
+    acc = float(np.mean(accs))
+    se = std_error(accs, acc, n_test)
+    label = json.dumps(variant) if variant else "defaults"
+    row = {
+        "dataset": name,
+        "settings": label,
+        "accuracy": acc,
+        "std_error": se,
+        "errors_per_fold": " ".join(map(str, errors)),
+        "seconds": time.perf_counter() - t0,
+    }
+    print(f"{name:8s} {label:34s} {acc:6.2f} +- {se:.2f}  errors {errors}", flush=True)
+    return row
+
+
+def main(argv=None):
+    args, names, variants = parse_args(argv)
     root = shared_datasets()
     config = start(
         "wang_manning_variants",
@@ -54,33 +85,7 @@ def main(argv=None):
     rows = []
     for name in names:
         folds = splits(name, root, args.seed)
-        n_test = sum(len(test[1]) for _, test in folds)
-        for variant in variants:
-            t0 = time.perf_counter()
-            accs, errors = [], []
-            for train, test in folds:
-                clf = NBSVMClassifier(seed=args.seed, **variant).fit(train[0], train[1])
-                right = clf.predict(test[0]) == np.asarray(test[1])
-                accs.append(100.0 * right.mean())
-                errors.append(int((~right).sum()))
-            acc = float(np.mean(accs))
-            se = (
-                float(np.std(accs, ddof=1) / np.sqrt(len(accs)))
-                if len(accs) > 2
-                else float(np.sqrt(acc * (100 - acc) / n_test))
-            )
-            label = json.dumps(variant) if variant else "defaults"
-            rows.append(
-                {
-                    "dataset": name,
-                    "settings": label,
-                    "accuracy": acc,
-                    "std_error": se,
-                    "errors_per_fold": " ".join(map(str, errors)),
-                    "seconds": time.perf_counter() - t0,
-                }
-            )
-            print(f"{name:8s} {label:34s} {acc:6.2f} +- {se:.2f}  errors {errors}", flush=True)
+        rows += [variant_row(name, variant, folds, args.seed) for variant in variants]
     frame = pd.DataFrame(rows)
     base = frame[frame.settings == "defaults"].set_index("dataset").accuracy
     if len(base):
