@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: lint soak all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench docs clean
+.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -137,6 +137,10 @@ lint: install
 # the long streaming runs left out of make test (tests marked soak: 2 GB through predict)
 soak: install
 	$(PY) -m pytest -q -m soak
+
+# the further real-data end-to-end runs left out of make test (tests marked slow)
+test-slow: install
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m slow
 
 clean:
 	rm -rf $(VENV) models results/tmp .pytest_cache

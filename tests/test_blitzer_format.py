@@ -41,6 +41,7 @@ def test_detected_and_read_from_folders_files_and_the_archive(sorted_data, tmp_p
     assert [d.label for d in read_inputs([unlabeled], labeled=False)] == [None]
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_train_on_a_domain_eval_on_another(sorted_data, tmp_path):
     model = tmp_path / "books.npz"
     out = subprocess.run([str(NBSVM), "train", str(sorted_data / "books"), "-o", str(model),

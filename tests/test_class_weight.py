@@ -131,6 +131,7 @@ def imbalanced(imdb_slice, tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_balanced_raises_minority_recall(imbalanced, tmp_path):
     def run(*extra):
         model = tmp_path / "m.npz"

@@ -226,6 +226,7 @@ def test_a_worker_killed_mid_epoch_never_leaves_a_half_averaged_model(client, sh
         time.sleep(0.2)
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_on_a_local_cluster(shards, tmp_path):
     parts, everything, test = shards
     model = tmp_path / "m.npz"

@@ -10,8 +10,6 @@ import pytest
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 
-pytestmark = pytest.mark.slow
-
 
 def _run(*args, timeout=600):
     r = subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,

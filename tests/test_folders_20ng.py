@@ -49,6 +49,7 @@ def invalid_utf8(folder: Path) -> tuple[int, int]:
     return n_bytes, n_files
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_bydate_folders_train_and_eval_directly(bydate, tmp_path):
     train, test = bydate / "20news-bydate-train", bydate / "20news-bydate-test"
     model = tmp_path / "m.npz"

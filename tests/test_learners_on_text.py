@@ -207,6 +207,7 @@ def newsgroups_five(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_learners_on_imdb_and_20ng_folders(tmp_path, imdb_slice, newsgroups_five):
     """The real command on real folders: 2,000 IMDB reviews (1,000 a class) scored on 2,000
     others, and five 20NG groups (about 2,950 / 1,960 messages). The full corpora are in

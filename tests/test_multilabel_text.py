@@ -240,6 +240,7 @@ def newsgroups_multilabel(tmp_path_factory):
     return root
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_train_eval_predict_explain_on_20_newsgroups(newsgroups_multilabel, tmp_path):
     train, test = newsgroups_multilabel / "train.tsv", newsgroups_multilabel / "test.tsv"
     model = tmp_path / "m.npz"

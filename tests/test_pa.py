@@ -71,6 +71,7 @@ def test_pa_save_load_round_trip(tmp_path):
         loaded.predict(X)
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_pa_average_beats_last_iterate_on_noisy_blitzer():
     for epochs in (1, 3):
         noisy = average_vs_last(lambda seed: PassiveAggressive(epochs=epochs, seed=seed))

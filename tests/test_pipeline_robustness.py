@@ -106,6 +106,7 @@ def test_subj_and_its_unicode_copy_share_the_folds():
     assert share > 0.95 and sum(len(f[2]) for f in plain) == 10000
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_imdb_shapes_sizes_classes_and_no_white_space():
     need("imdb")
     [(tr, ytr, te, yte)] = S.imdb_imbalanced(0, False)

@@ -57,6 +57,7 @@ def test_parquet_missing_columns_are_named(tmp_path):
         list(read_inputs([str(bad)], text_col="review"))
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_the_cli_trains_the_same_model_from_jsonl_and_parquet(imdb_slice, tmp_path):
     """The IMDB slice as label<TAB>text, as JSON lines and as Parquet (title and body
     fields): the three models score the test reviews the same; predict reads both."""

@@ -95,6 +95,7 @@ def test_multilabel_top_k_ranks_each_labels_own_probability():
     assert [[c for c, _ in r] for r in got] == [[c for c, _ in r] for r in want]
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_top_k_on_20_newsgroups(newsgroups_multilabel, tmp_path):  # noqa: F811
     """The real command on four 20NG groups (one class per group): the top-k columns equal
     predict_top_k; --threshold alone lists the classes above it; a bad value is refused."""

@@ -88,6 +88,7 @@ def test_early_stopping_is_checked():
                                                                          ["x", "y"])
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_valid_keep_case_and_char_ranges(imdb_slice, tmp_path):
     model = tmp_path / "m.npz"
     run = subprocess.run([str(NBSVM), "train", str(imdb_slice / "train"), "-o", str(model),

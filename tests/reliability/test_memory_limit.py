@@ -72,6 +72,7 @@ def test_refused_after_the_pass_under_the_limit(newsgroups_train, tmp_path):
     assert peak <= 420 << 20, peak
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_a_run_within_the_limit_stays_under_it(newsgroups_train, tmp_path):
     # the default trigrams, 20 classes: counted by kept column, not by 2**24 buckets
     limit = 560 << 20
