@@ -167,3 +167,25 @@ def test_the_reference_follows_the_number_of_classes():
     result = tune(docs, {"epochs": [5, 2]}, {"n_bits": 12, "ngrams": 1}, select="1se")
     assert set(result.table.epochs) == {5, 2}
     assert result.chosen == {"epochs": 5} or "beats the defaults" in result.reason
+
+
+def test_tune_command_on_real_sentences(tmp_path):
+    """``nbsvm tune`` end to end on real data (Pang & Lee's Subj, 1,000 sentences of each
+    class): the table ranks what it trained, its best is the highest validation accuracy,
+    and the printed command trains."""
+    import tarfile
+    from testhelpers import shared_file
+    with tarfile.open(shared_file("subj", "subj.tar.gz")) as tar:
+        lines = [f"{label}\t{t.strip()}\n" for member, label in
+                 (("subj.objective", "obj"), ("subj.subjective", "subj"))
+                 for t in tar.extractfile(member).read().decode("latin-1").splitlines()[:1000]]
+    train = tmp_path / "subj.tsv"
+    train.write_text("".join(lines), encoding="utf-8")
+    r = runner.invoke(app, ["tune", str(train), "--grid", "lambda=1e-4,1e-6", "--grid",
+                            "ngrams=1,2", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    table = out["table"]
+    assert len(table) == 4 and max(row["accuracy"] for row in table) == table[0]["accuracy"]
+    assert table[0]["accuracy"] > 0.85, table
+    assert out["command"].startswith(f"nbsvm train {train}")
