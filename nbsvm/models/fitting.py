@@ -31,11 +31,16 @@ from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, s
 from nbsvm.io.document import Document
 from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
 from nbsvm.learners.kernels.table import _mean_abs_weight
-from nbsvm.learners.reduction import NBReduction
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, hashing_bytes, releasable_int32
 from nbsvm.models.columns import ColumnBuilder, _nonempty, adopt
-from nbsvm.models.learner_setup import codes_for, epochs_for, positive_codes, targets_in
+from nbsvm.models.learner_setup import (
+    codes_for,
+    epochs_for,
+    new_backend,
+    positive_codes,
+    targets_in,
+)
 
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache, ReadyCache
@@ -259,13 +264,7 @@ class Fit:
         """The backend learners (``learner``), or Bottou's eta0 for ``eta0='auto'``."""
         model = self.model
         if model.backend_learner is not None:
-            model.backend_ = NBReduction(
-                model.backend_learner,
-                model.linear_.n_outputs,
-                model.linear_.n_features,
-                model.lam,
-                model.seed,
-            )
+            model.backend_ = new_backend(model)
         elif model.setting("eta0") == "auto":
             model.eta0_ = calibrate_eta0(
                 model.linear_,

@@ -7,7 +7,7 @@ learned state and its public methods."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from nbsvm.data.cache import FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import label_set, membership
 from nbsvm.learners.epochs import Epochs
+from nbsvm.learners.reduction import NBReduction
 from nbsvm.learners.sgd import LinearSGD
 
 if TYPE_CHECKING:
@@ -118,4 +119,16 @@ def epochs_for(model: NBSVMClassifier, notify: Callable[[dict], None]) -> Epochs
         getattr(model, "backend_", None) if model.backend_learner else None,
         model.setting("epochs"),
         notify,
+    )
+
+
+def new_backend(model: NBSVMClassifier) -> NBReduction:
+    """The backend learner(s) ``learner`` names, over the columns of ``model.linear_``
+    (its feature values), with the model's ``lam`` and seed."""
+    return NBReduction(
+        cast(str, model.backend_learner),
+        model.linear_.n_outputs,
+        model.linear_.n_features,
+        model.lam,
+        model.seed,
     )

@@ -27,13 +27,13 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import classes_of, key_of, label_set, membership
-from nbsvm.learners.reduction import NBReduction
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.learner_setup import (
     check_labels,
     codes_for,
+    new_backend,
     new_linear,
     output_weights,
     positive_codes,
@@ -128,13 +128,7 @@ def _start(model, hasher, classes) -> None:
         )
     model.linear_.set_class_weight(output_weights(model))
     if model.backend_learner is not None:
-        model.backend_ = NBReduction(
-            model.backend_learner,
-            model.linear_.n_outputs,
-            model.linear_.n_features,
-            model.lam,
-            model.seed,
-        )
+        model.backend_ = new_backend(model)
 
 
 def _targets(model, labels, batch, lexicon):

@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.reduction import NBReduction
 from nbsvm.models.columns import start_from_lexicon
+from nbsvm.models.learner_setup import new_backend
 from nbsvm.models.modes import mode_of_named
 from nbsvm.workflows import dask_worker as worker
 
@@ -225,9 +225,7 @@ def _start_learner(client, shards, clf, reader: dict, notify) -> None:
     first shard (``eta0='auto'``)."""
     hasher = clf.hasher_
     if clf.backend_learner is not None:
-        clf.backend_ = NBReduction(
-            clf.backend_learner, clf.linear_.n_outputs, clf.linear_.n_features, clf.lam, clf.seed
-        )
+        clf.backend_ = new_backend(clf)
     elif clf.setting("eta0") == "auto":  # Bottou's calibration on the first shard
         clf.eta0_ = clf.linear_.eta0 = client.submit(
             worker.calibrate_on_shard,
@@ -337,15 +335,17 @@ def predict(
     client: Client, shards: list[str], model_path: str, reader: dict | None = None
 ) -> list[pd.DataFrame]:
     """One DataFrame of predictions per shard, in shard order."""
-    return _map_shards(
-        client,
-        worker.predict_shard,
-        shards,
-        dict(reader or {}),
-        str(model_path),
-        False,
-        what="predicting",
-    )
+    return _predict_shards(client, shards, model_path, reader, report=False)
+
+
+def _predict_shards(
+    client: Client, shards: list[str], model_path: str, reader: dict | None, report: bool
+) -> list:
+    """``worker.predict_shard`` on every shard: predictions, or (``report``) the sums a
+    report is made of."""
+    what = "evaluating" if report else "predicting"
+    args = (dict(reader or {}), str(model_path), report)
+    return _map_shards(client, worker.predict_shard, shards, *args, what=what)
 
 
 def evaluate(
@@ -355,15 +355,7 @@ def evaluate(
     from nbsvm.evaluation.evaluate import label_set_report
     from nbsvm.evaluation.metrics import report
 
-    reps = _map_shards(
-        client,
-        worker.predict_shard,
-        shards,
-        dict(reader or {}),
-        str(model_path),
-        True,
-        what="evaluating",
-    )
+    reps = _predict_shards(client, shards, model_path, reader, report=True)
     if "sums" in reps[0]:  # a multi-label model's sums
         return label_set_report(worker.cached_model(str(model_path)), reps)
     # reps holds a report per shard, one at least: the sum is an array, never the start 0
