@@ -120,10 +120,14 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict --site-dir site
 
-# two pytest-xdist workers, one test file each at a time (module fixtures built once): the
-# 2-core machines run the suite in 4.3 minutes instead of 8
+# two pytest-xdist workers (the 2-core machines), one test file each at a time (module
+# fixtures built once)
 TEST_WORKERS ?= 2
-test: install lint
+# the kernels compile once into numba's cache while lint runs (tests/warm_kernels.py), not
+# once per worker
+test: install
+	@$(PY) tests/warm_kernels.py & warm=$$!; \
+	$(MAKE) --no-print-directory lint || { kill $$warm; exit 1; }; wait $$warm
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them),

@@ -1,0 +1,55 @@
+"""Compile the kernels most tests use, once, into numba's cache (``make test`` runs this
+beside ``make lint``, before the pytest-xdist workers start).
+
+Without it every worker compiles the same kernels on a fresh clone: both cores spend the
+first half-minute of the suite compiling twice. Tests compile what this leaves out on
+demand, as before; nothing here is checked.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from nbsvm import NBSVMClassifier
+from nbsvm.learners.registry import TEXT_LEARNERS
+
+WORDS = "good fun film bad dull plot great acting awful mess 東京 café".split()
+
+
+def corpus(n_docs: int, n_classes: int, seed: int = 0) -> tuple[list[str], list[str]]:
+    """Random texts with a learnable label (its word first)."""
+    rng = np.random.default_rng(seed)
+    labels = [f"c{k}" for k in rng.integers(0, n_classes, n_docs)]
+    texts = [f"{y} " + " ".join(rng.choice(WORDS, 12)) for y in labels]
+    return texts, labels
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    two, many = corpus(600, 2), corpus(600, 4)
+    settings: list[tuple[dict, tuple]] = [
+        ({}, two),
+        ({}, many),
+        (dict(loss="hinge", optimizer="sgd"), two),
+        (dict(loss="softmax"), many),
+        (dict(char_ngrams=4, split_scripts=True), two),
+        *[(dict(learner=name), many) for name in TEXT_LEARNERS if name != "multilabel"],
+    ]
+    for kw, (texts, labels) in settings:
+        clf = NBSVMClassifier(n_bits=12, epochs=2, **kw).fit(texts, labels)
+        clf.predict(texts)
+        if clf.has_proba():
+            clf.predict_proba(texts)
+    texts, labels = many
+    sets = [[y, "extra"] if i % 3 == 0 else [y] for i, y in enumerate(labels)]
+    for learner in (None, "multilabel"):
+        NBSVMClassifier(n_bits=12, epochs=2, multilabel=True, learner=learner).fit(
+            texts, sets
+        ).predict(texts)
+    print(f"kernels compiled or loaded from numba's cache in {time.perf_counter() - t0:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
