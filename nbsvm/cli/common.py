@@ -11,7 +11,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any, NoReturn, cast
 
@@ -20,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import ReadStats
+from nbsvm.io.decoding import ReadStats, check_encoding
 from nbsvm.io.document import STDIN
 from nbsvm.io.folders import is_document
 from nbsvm.io.outputs import check_not_read, check_output
@@ -223,6 +224,113 @@ def text_columns(columns: list[str], label_col: str | None = None) -> Any:
     Dask worker reads anything."""
     check_columns(columns, label_col)
     return columns[0] if len(columns) == 1 else list(columns)
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How a command reads its text inputs: ``--format``, ``--text-col``, ``--label-col``,
+    ``--strict``, ``--encoding`` and ``--label-sep`` (the options
+    :func:`nbsvm.cli.options.reading_options` adds to a command). ``text_col`` is the
+    list given until :func:`prepare_reading` resolves it (see :func:`text_columns`)."""
+
+    fmt: str
+    text_col: Any
+    label_col: str | None
+    strict: bool
+    encoding: str
+    label_sep: str
+
+    def documents(self, inputs: list[str], **options: Any) -> DocumentStream:
+        """The documents of ``inputs`` read so (``options``: the other arguments of
+        :func:`documents`: ``labeled``, ``skip_bad``, ``empty_label``...)."""
+        return documents(
+            inputs,
+            self.fmt,
+            self.text_col,
+            self.label_col,
+            strict=self.strict,
+            encoding=self.encoding,
+            label_sep=self.label_sep,
+            **options,
+        )
+
+    def reader(self, **extra: Any) -> dict:
+        """The reading as Dask workers take it and model files and feature caches record
+        it: the encoding and label separator only where they are not the defaults,
+        ``extra`` entries last."""
+        reader = {
+            "format": self.fmt,
+            "text_col": self.text_col,
+            "label_col": self.label_col,
+            "strict": self.strict,
+        }
+        if check_encoding(self.encoding) != "utf-8":
+            reader["encoding"] = self.encoding
+        if self.label_sep != "\t":
+            reader["label_sep"] = self.label_sep
+        return dict(reader, **extra)
+
+
+@dataclass(frozen=True)
+class Hashing:
+    """How a command hashes text: ``--n-bits``, ``--char-ngrams``, ``--keep-case``,
+    ``--split-scripts``, ``--nfkc``, ``--long-words`` and ``--hash-seed`` (the options
+    :func:`nbsvm.cli.options.hashing_options` adds to a command)."""
+
+    n_bits: int
+    char_ngrams: str
+    keep_case: bool
+    split_scripts: bool
+    nfkc: bool
+    long_words: int
+    hash_seed: int
+
+    def settings(self, allow_auto: bool = True) -> dict[str, Any]:
+        """The settings as models take them: ``n_bits``, ``char_ngrams`` and ``char_min``
+        (:func:`parse_char_ngrams`; ``allow_auto``: where the command trains),
+        ``lowercase``, ``split_scripts``, ``nfkc``, ``long_words``, ``hash_seed``."""
+        char_min, n_chars = parse_char_ngrams(self.char_ngrams, allow_auto)
+        return dict(
+            n_bits=self.n_bits,
+            char_ngrams=n_chars,
+            char_min=char_min,
+            lowercase=not self.keep_case,
+            split_scripts=self.split_scripts,
+            nfkc=self.nfkc,
+            long_words=self.long_words,
+            hash_seed=self.hash_seed,
+        )
+
+
+@dataclass(frozen=True)
+class Dask:
+    """Where a command runs: on the Dask cluster at ``--scheduler``, on a local one of
+    ``--dask-local`` worker processes, or (neither given: false) here (the options
+    :func:`nbsvm.cli.options.dask_options` adds to a command)."""
+
+    scheduler: str | None
+    dask_local: int | None
+
+    def __bool__(self) -> bool:
+        return bool(self.scheduler or self.dask_local)
+
+    def client(self) -> AbstractContextManager[Any]:
+        """A client of that cluster, closed afterwards
+        (:func:`nbsvm.workflows.distributed.client_for`)."""
+        from nbsvm.workflows import distributed
+
+        return distributed.client_for(self.scheduler, self.dask_local)
+
+
+def prepare_reading(
+    reading: Reading, reads: dict, **outputs: str | os.PathLike[str] | None
+) -> Reading:
+    """What a command that reads text does before anything else: ``reading`` with its
+    ``--text-col`` resolved (a label column that is also a text column refused), and the
+    outputs checked (:func:`check_outputs` of ``reads`` and ``outputs``)."""
+    resolved = replace(reading, text_col=text_columns(reading.text_col, reading.label_col))
+    check_outputs(reads, **outputs)
+    return resolved
 
 
 def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | None) -> None:

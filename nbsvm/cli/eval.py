@@ -10,26 +10,15 @@ import numpy as np
 import typer
 
 from nbsvm.cli import app
-from nbsvm.cli.common import (
-    check_interrupt,
-    check_outputs,
-    cli_errors,
-    documents,
-    read_stats,
-    text_columns,
-)
+from nbsvm.cli.common import Dask, Reading, check_interrupt, cli_errors, prepare_reading, read_stats
 from nbsvm.cli.options import (
-    DASK_LOCAL,
-    ENCODING,
-    FORMAT,
+    DASK,
     INPUTS,
-    LABEL_COL,
-    LABEL_SEP,
     QUIET,
-    SCHEDULER,
+    READING,
     SKIP_BAD,
-    STRICT,
-    TEXT_COL,
+    dask_options,
+    reading_options,
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import print_report
@@ -49,6 +38,8 @@ def _plot_title(inputs: list[str], model: str) -> str:
 
 
 @app.command("eval")
+@reading_options()
+@dask_options()
 def eval_command(
     inputs: list[str] = INPUTS,
     model: str = typer.Option(
@@ -68,30 +59,25 @@ def eval_command(
         "'nbsvm[plot]'). Keeps 8 bytes per document "
         "and class in memory.",
     ),
-    fmt: str = FORMAT,
-    text_col: list[str] = TEXT_COL,
-    label_col: str = LABEL_COL,
+    reading: Reading = READING,
     quiet: bool = QUIET,
-    strict: bool = STRICT,
-    encoding: str = ENCODING,
     skip_bad: bool = SKIP_BAD,
-    label_sep: str = LABEL_SEP,
-    scheduler: str | None = SCHEDULER,
-    dask_local: int | None = DASK_LOCAL,
+    dask: Dask = DASK,
 ) -> None:
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
     `nbsvm learn` models: the metrics of their task). A document whose label the model
     does not know counts as an error; the report lists such labels."""
     with cli_errors():
-        text_col = text_columns(text_col, label_col)
-        check_outputs(reads={"an input": inputs, "the model": model}, output=output, plot=plot_path)
-        learner = _check_modes(model, plot_path, skip_bad, bool(scheduler or dask_local))
+        reading = prepare_reading(
+            reading, {"an input": inputs, "the model": model}, output=output, plot=plot_path
+        )
+        learner = _check_modes(model, plot_path, skip_bad, bool(dask))
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         scores: list | None = [] if plot_path is not None else None
         t0 = time.perf_counter()
         if learner:
             rep = _evaluate_learned(**options)
-        elif scheduler or dask_local:
+        elif dask:
             rep = _evaluate_on_dask(**options)
         else:
             clf = NBSVMClassifier.load(model)
@@ -136,78 +122,37 @@ def _check_modes(model: str, plot_path: str | None, skip_bad: bool, dask: bool) 
     return learner
 
 
-def _evaluate_learned(*, inputs, model, fmt, strict, encoding, **_) -> dict:
+def _evaluate_learned(*, inputs, model, reading, **_) -> dict:
     """The report of an `nbsvm learn` model on sparse-feature files, read as the model
     was trained (--format auto)."""
     return evaluate_sparse(
         load_learner(model),
         inputs,
-        fmt=fmt,
+        fmt=reading.fmt,
         callback=lambda e: check_interrupt(),
-        strict=strict,
+        strict=reading.strict,
         stats=read_stats(),
-        encoding=check_encoding(encoding),
+        encoding=check_encoding(reading.encoding),
     )
 
 
-def _evaluate_on_dask(
-    *,
-    inputs,
-    model,
-    fmt,
-    text_col,
-    label_col,
-    strict,
-    encoding,
-    label_sep,
-    scheduler,
-    dask_local,
-    **_,
-) -> dict:
+def _evaluate_on_dask(*, inputs, model, reading, dask, **_) -> dict:
     """``--scheduler / --dask-local``: the report, gathered from the workers' shards."""
     from nbsvm.workflows import distributed
 
     NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
-    reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
-    if check_encoding(encoding) != "utf-8":
-        reader["encoding"] = encoding
-    if label_sep != "\t":
-        reader["label_sep"] = label_sep
-    with distributed.client_for(scheduler, dask_local) as client:
-        return distributed.evaluate(client, distributed.shards_of(inputs), model, reader)
+    with dask.client() as client:
+        return distributed.evaluate(client, distributed.shards_of(inputs), model, reading.reader())
 
 
 def _evaluate_text(
-    clf,
-    scores: list | None,
-    *,
-    inputs,
-    fmt,
-    text_col,
-    label_col,
-    strict,
-    skip_bad,
-    encoding,
-    label_sep,
-    quiet,
-    json_out,
-    **_,
+    clf, scores: list | None, *, inputs, reading, skip_bad, quiet, json_out, **_
 ) -> dict:
     """The report of an `nbsvm train` model on text (its scores kept in ``scores``)."""
     with ProgressReporter(quiet or json_out) as progress:
         return evaluate_documents(
             clf,
-            documents(
-                inputs,
-                fmt,
-                text_col,
-                label_col,
-                strict=strict,
-                skip_bad=skip_bad,
-                encoding=encoding,
-                empty_label=clf.multilabel,
-                label_sep=label_sep,
-            ),
+            reading.documents(inputs, skip_bad=skip_bad, empty_label=clf.multilabel),
             callback=progress,
             scores_out=scores,
         )

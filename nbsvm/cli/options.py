@@ -1,8 +1,16 @@
 """The command-line options several commands share (inputs, reading, Dask, output,
-checkpoints), defined once so that their names and help read the same everywhere."""
+checkpoints), defined once so that their names and help read the same everywhere; the
+options that say how text is read and hashed and where a command runs come as groups
+(:func:`reading_options`, :func:`hashing_options`, :func:`dask_options`)."""
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import typer
 
+from nbsvm.cli.common import Dask, Hashing, Reading
 from nbsvm.config import DEFAULTS
 from nbsvm.io.readers import FORMAT_HELP
 from nbsvm.io.tables import COLUMN_SEPARATOR
@@ -133,3 +141,99 @@ NFKC = typer.Option(
     "and digits (Ｇｏｏｄ１) read as ASCII, halfwidth katakana as "
     "katakana, … as ...",
 )
+
+
+N_BITS = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31).")
+HASH_SEED = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed.")
+
+#: the place of a group of options in a command's signature: ``reading: Reading = READING``,
+#: ``hashing: Hashing = HASHING``, ``dask: Dask = DASK`` (see :func:`option_group`)
+READING: Any = None
+HASHING: Any = None
+DASK: Any = None
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def option_group(
+    param: str, make: Callable[..., Any], group: dict[str, tuple[Any, Any]]
+) -> Callable[[Command], Command]:
+    """A decorator that puts the options of ``group`` (``parameter name -> (type, typer
+    option)``) in a typer command's signature where its parameter ``param`` stands, and
+    calls the command with them as one value, ``make(**their values)``, under that name."""
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for p in signature.parameters.values():
+            if p.name != param:
+                params.append(p)
+                continue
+            params += [
+                inspect.Parameter(name, p.kind, default=option, annotation=annotation)
+                for name, (annotation, option) in group.items()
+            ]
+
+        @functools.wraps(command)
+        def with_group(**kwargs: Any) -> Any:
+            value = make(**{name: kwargs.pop(name) for name in group})
+            return command(**{param: value}, **kwargs)
+
+        # typer reads the parameters from the signature, their types from the annotations
+        with_group.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        with_group.__annotations__ = {
+            p.name: p.annotation for p in params if p.annotation is not p.empty
+        }
+        if signature.return_annotation is not signature.empty:
+            with_group.__annotations__["return"] = signature.return_annotation
+        return with_group  # type: ignore[return-value]
+
+    return decorate
+
+
+def reading_options(label_col: Any = LABEL_COL) -> Callable[[Command], Command]:
+    """The options that say how a command reads text (``--format``, ``--text-col``,
+    ``--label-col``, ``--strict``, ``--encoding``, ``--label-sep``), handed to it as one
+    :class:`~nbsvm.cli.common.Reading`, ``reading`` (``text_col`` as given: resolve it
+    with :func:`~nbsvm.cli.common.prepare_reading`). ``label_col``: the ``--label-col``
+    option of a command that says it differently."""
+    return option_group(
+        "reading",
+        Reading,
+        {
+            "fmt": (str, FORMAT),
+            "text_col": (list[str], TEXT_COL),
+            "label_col": (str | None, label_col),
+            "strict": (bool, STRICT),
+            "encoding": (str, ENCODING),
+            "label_sep": (str, LABEL_SEP),
+        },
+    )
+
+
+def hashing_options(char_ngrams: Any = CHAR_NGRAMS) -> Callable[[Command], Command]:
+    """The options that say how a command hashes text (``--n-bits``, ``--char-ngrams``,
+    ``--keep-case``, ``--split-scripts``, ``--nfkc``, ``--long-words``, ``--hash-seed``),
+    handed to it as one :class:`~nbsvm.cli.common.Hashing`, ``hashing``. ``char_ngrams``:
+    the ``--char-ngrams`` option of a command that says it differently."""
+    return option_group(
+        "hashing",
+        Hashing,
+        {
+            "n_bits": (int, N_BITS),
+            "char_ngrams": (str, char_ngrams),
+            "keep_case": (bool, KEEP_CASE),
+            "split_scripts": (bool, SPLIT_SCRIPTS),
+            "nfkc": (bool, NFKC),
+            "long_words": (int, LONG_WORDS),
+            "hash_seed": (int, HASH_SEED),
+        },
+    )
+
+
+def dask_options() -> Callable[[Command], Command]:
+    """``--scheduler`` and ``--dask-local``, handed to a command as one
+    :class:`~nbsvm.cli.common.Dask`, ``dask``."""
+    return option_group(
+        "dask", Dask, {"scheduler": (str | None, SCHEDULER), "dask_local": (int | None, DASK_LOCAL)}
+    )

@@ -11,25 +11,8 @@ import numpy as np
 import typer
 
 from nbsvm.cli import app
-from nbsvm.cli.common import (
-    check_outputs,
-    cli_errors,
-    documents,
-    err_console,
-    read_stats,
-    text_columns,
-)
-from nbsvm.cli.options import (
-    DASK_LOCAL,
-    ENCODING,
-    FORMAT,
-    INPUTS,
-    LABEL_SEP,
-    SCHEDULER,
-    SKIP_BAD,
-    STRICT,
-    TEXT_COL,
-)
+from nbsvm.cli.common import Dask, Reading, cli_errors, err_console, prepare_reading, read_stats
+from nbsvm.cli.options import DASK, INPUTS, READING, SKIP_BAD, dask_options, reading_options
 from nbsvm.cli.progress import ProgressReporter, isatty
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.predict import predict_documents
@@ -68,6 +51,14 @@ def _pyarrow():
     except ImportError:
         raise NBSVMError("Parquet output needs pyarrow: pip install 'nbsvm[parquet]'") from None
     return pyarrow
+
+
+#: predict's --label-col: the label is not needed, only copied where there is one
+PREDICT_LABEL_COL = typer.Option(
+    "label",
+    "--label-col",
+    help="Label column of CSV/TSV input, copied to true_label when present.",
+)
 
 
 class _Sink:
@@ -180,6 +171,8 @@ class _ParquetSink(_Sink):
 
 
 @app.command("predict")
+@reading_options(label_col=PREDICT_LABEL_COL)
+@dask_options()
 def predict_command(
     inputs: list[str] = INPUTS,
     model: str = typer.Option(
@@ -201,13 +194,7 @@ def predict_command(
         ".parquet, .jsonl, else csv). Parquet needs pyarrow "
         "(pip install 'nbsvm[parquet]').",
     ),
-    fmt: str = FORMAT,
-    text_col: list[str] = TEXT_COL,
-    label_col: str | None = typer.Option(
-        "label",
-        "--label-col",
-        help="Label column of CSV/TSV input, copied to true_label when present.",
-    ),
+    reading: Reading = READING,
     quiet: bool = typer.Option(
         False, "--quiet", "-q", help="No progress bar and no summary line on stderr."
     ),
@@ -229,12 +216,8 @@ def predict_command(
         "probability (score) is below T; alone, "
         "list every class at or above T.",
     ),
-    strict: bool = STRICT,
-    encoding: str = ENCODING,
     skip_bad: bool = SKIP_BAD,
-    label_sep: str = LABEL_SEP,
-    scheduler: str | None = SCHEDULER,
-    dask_local: int | None = DASK_LOCAL,
+    dask: Dask = DASK,
 ) -> None:
     """Predict labels: one row per document with source, line, true_label (if known), label,
     then for two classes score_POS and probability_POS (of the positive class, named after
@@ -245,13 +228,12 @@ def predict_command(
     Line files (--format auto): a line `label<TAB>text` whose label is one of the model's
     classes keeps it as true_label; any other line is one document, TABs and all."""
     with cli_errors():
-        text_col = text_columns(text_col, label_col)
         if output == "-":
             output = None
-        check_outputs(reads={"an input": inputs, "the model": model}, output=output)
+        reading = prepare_reading(reading, {"an input": inputs, "the model": model}, output=output)
         out_fmt = _output_format(output_format, output)
         options = dict(locals())  # every option by name, resolved: for the steps below
-        if scheduler or dask_local:
+        if dask:
             frames = _predict_on_dask(**options)
         elif model_file_kind(model) == "learner":
             frames = _predict_learned(**options)
@@ -279,23 +261,7 @@ def _output_format(output_format: str | None, output: str | None) -> str:
     return out_fmt
 
 
-def _predict_on_dask(
-    *,
-    inputs,
-    model,
-    fmt,
-    text_col,
-    label_col,
-    strict,
-    encoding,
-    label_sep,
-    skip_bad,
-    top_k,
-    threshold,
-    scheduler,
-    dask_local,
-    **_,
-):
+def _predict_on_dask(*, inputs, model, reading, skip_bad, top_k, threshold, dask, **_):
     """``--scheduler / --dask-local``: one table per shard, gathered in shard order."""
     if skip_bad:
         raise NBSVMError("--skip-bad-lines is not available with --scheduler / --dask-local")
@@ -306,24 +272,13 @@ def _predict_on_dask(
     clf = NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
     if top_k is not None or threshold is not None:  # and a bad threshold
         clf.top_k_of(np.zeros((0, clf.n_outputs())), top_k, threshold)
-    reader = {
-        "format": fmt,
-        "text_col": text_col,
-        "label_col": label_col,
-        "strict": strict,
-        "top_k": top_k,
-        "threshold": threshold,
-    }
-    if check_encoding(encoding) != "utf-8":
-        reader["encoding"] = encoding
-    if label_sep != "\t":
-        reader["label_sep"] = label_sep
+    reader = reading.reader(top_k=top_k, threshold=threshold)
     # one table per shard, gathered in shard order and written as one file
-    with distributed.client_for(scheduler, dask_local) as client:
+    with dask.client() as client:
         return iter(distributed.predict(client, distributed.shards_of(inputs), model, reader))
 
 
-def _predict_learned(*, inputs, model, fmt, strict, encoding, skip_bad, top_k, threshold, **_):
+def _predict_learned(*, inputs, model, reading, skip_bad, top_k, threshold, **_):
     """The predictions of an `nbsvm learn` model (sparse feature input)."""
     if skip_bad:
         raise NBSVMError(
@@ -340,43 +295,23 @@ def _predict_learned(*, inputs, model, fmt, strict, encoding, skip_bad, top_k, t
     return predict_sparse(
         load_learner(model),
         inputs,
-        fmt=fmt,
-        strict=strict,
+        fmt=reading.fmt,
+        strict=reading.strict,
         stats=read_stats(skip_bad),
-        encoding=check_encoding(encoding),
+        encoding=check_encoding(reading.encoding),
     )
 
 
-def _predict_text(
-    *,
-    inputs,
-    model,
-    fmt,
-    text_col,
-    label_col,
-    strict,
-    encoding,
-    label_sep,
-    skip_bad,
-    top_k,
-    threshold,
-    **_,
-):
+def _predict_text(*, inputs, model, reading, skip_bad, top_k, threshold, **_):
     """The predictions of an `nbsvm train` model, on text."""
     clf = NBSVMClassifier.load(model)
     return predict_documents(
         clf,
-        documents(
+        reading.documents(
             inputs,
-            fmt,
-            text_col,
-            label_col,
             labeled=False,
-            strict=strict,
             skip_bad=skip_bad,
             known_labels=known_labels(clf.classes_, clf.multilabel),
-            encoding=encoding,
-            label_sep=label_sep,
         ),
         top_k,
         threshold,

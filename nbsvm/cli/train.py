@@ -10,38 +10,32 @@ from rich.markup import escape
 
 from nbsvm.cli import app
 from nbsvm.cli.common import (
+    Dask,
+    Hashing,
+    Reading,
     check_interrupt,
-    check_outputs,
     checkpoint_note,
     cli_errors,
-    documents,
     err_console,
-    parse_char_ngrams,
     parse_class_weight,
     parse_eta0,
     parse_seconds,
+    prepare_reading,
     rereadable,
-    text_columns,
 )
 from nbsvm.cli.options import (
     CHAR_NGRAMS_TRAIN,
     CHECKPOINT_EVERY,
-    DASK_LOCAL,
-    ENCODING,
-    FORMAT,
+    DASK,
+    HASHING,
     INPUTS,
-    KEEP_CASE,
-    LABEL_COL,
-    LABEL_SEP,
-    LONG_WORDS,
-    NFKC,
     QUIET,
+    READING,
     RESUME,
-    SCHEDULER,
     SKIP_BAD,
-    SPLIT_SCRIPTS,
-    STRICT,
-    TEXT_COL,
+    dask_options,
+    hashing_options,
+    reading_options,
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
@@ -49,7 +43,6 @@ from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation import plot
 from nbsvm.evaluation.heldout import EpochHistory
-from nbsvm.io.decoding import check_encoding
 from nbsvm.learners.registry import TEXT_LEARNERS
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models.checkpoint import checkpoint_path
@@ -115,8 +108,7 @@ def _train_on_dask(
     inputs,
     test,
     output,
-    scheduler,
-    dask_local,
+    dask,
     quiet,
     json_out,
     **options,
@@ -136,7 +128,7 @@ def _train_on_dask(
         if options[key]:
             raise NBSVMError(f"{flag} is not available with --scheduler / --dask-local")
     t0 = time.perf_counter()
-    with distributed.client_for(scheduler, dask_local) as client:
+    with dask.client() as client:
         n_workers = len(client.scheduler_info()["workers"])
         with ProgressReporter(quiet or json_out) as progress:
             distributed.fit(
@@ -219,6 +211,9 @@ def _refuse_init_conflicts(ctx: typer.Context, asked, model, init: str) -> None:
 
 
 @app.command("train")
+@reading_options()
+@hashing_options(char_ngrams=CHAR_NGRAMS_TRAIN)
+@dask_options()
 def train_command(
     ctx: typer.Context,
     inputs: list[str] = INPUTS,
@@ -232,13 +227,7 @@ def train_command(
     ngrams: int = typer.Option(
         DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N (ignored with --lexicon)."
     ),
-    n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: str = CHAR_NGRAMS_TRAIN,
-    keep_case: bool = KEEP_CASE,
-    split_scripts: bool = SPLIT_SCRIPTS,
-    nfkc: bool = NFKC,
-    long_words: int = LONG_WORDS,
-    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
+    hashing: Hashing = HASHING,
     alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
     min_df: int | None = typer.Option(
         None,
@@ -454,22 +443,15 @@ def train_command(
         "more (e.g. 2G); always refused beyond the "
         "memory available.",
     ),
-    fmt: str = FORMAT,
-    text_col: list[str] = TEXT_COL,
-    label_col: str = LABEL_COL,
+    reading: Reading = READING,
     quiet: bool = QUIET,
-    strict: bool = STRICT,
-    encoding: str = ENCODING,
-    label_sep: str = LABEL_SEP,
     skip_bad: bool = SKIP_BAD,
-    scheduler: str | None = SCHEDULER,
-    dask_local: int | None = DASK_LOCAL,
+    dask: Dask = DASK,
 ) -> None:
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
-        text_col = text_columns(text_col, label_col)
+        reading = _check_files(**locals())  # every file this run writes, before reading
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
-        _check_files(**options)  # every file this run writes, checked before anything is read
         history = EpochHistory() if plot_path is not None else None  # kept with --plot
         clf, lex = _classifier(**options)
         flag, twice = _check_extra_passes(**options)
@@ -483,7 +465,7 @@ def train_command(
                 + json.dumps({k: v for k, v in clf.get_params().items() if k != "cache_dir"})
             )
         reader = _reader(**options)
-        if scheduler or dask_local:
+        if dask:
             _train_on_dask(clf, lex, reader, **options)
             return
         # hand over the only reference, so that fit can free the counts once used
@@ -493,11 +475,15 @@ def train_command(
         _report_training(clf, job, history, **options)
 
 
-def _check_files(*, inputs, test, init, lexicon, output, plot_path, checkpoint_every, resume, **_):
+def _check_files(
+    *, reading, inputs, test, init, lexicon, output, plot_path, checkpoint_every, resume, **_
+) -> Reading:
     """Every file this run writes, checked before anything is read: none may be one it
-    reads; and a --plot that could not be drawn (no matplotlib or a bad suffix)."""
-    check_outputs(
-        reads={
+    reads; and a --plot that could not be drawn (no matplotlib or a bad suffix). The
+    reading options, their --text-col resolved."""
+    reading = prepare_reading(
+        reading,
+        {
             "an input": inputs,
             "a --test file": test,
             "the --init model": init,
@@ -509,47 +495,27 @@ def _check_files(*, inputs, test, init, lexicon, output, plot_path, checkpoint_e
     )
     if plot_path is not None:
         plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
+    return reading
 
 
-def _hashing(
-    *,
-    lexicon,
-    ngrams,
-    n_bits,
-    char_ngrams,
-    keep_case,
-    split_scripts,
-    nfkc,
-    long_words,
-    hash_seed,
-    alpha,
-    **_,
-) -> tuple[NBLexicon | None, dict]:
+def _hashing(*, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None, dict]:
     """The --lexicon (None without one) and the hashing settings and smoothing: the
     options', or with --lexicon the lexicon's (its alpha unless --alpha is given)."""
     lex = None
-    char_min, n_chars = parse_char_ngrams(char_ngrams)
-    lowercase = not keep_case
+    settings = dict(ngrams=ngrams, **hashing.settings(), alpha=alpha)
     if lexicon is not None:
         lex = NBLexicon.load(lexicon)
         h = lex.hasher
-        ngrams, n_bits, n_chars, hash_seed = h.ngrams, h.n_bits, h.char_ngrams, h.seed
-        char_min, lowercase = h.char_min, h.lowercase
-        split_scripts, nfkc, long_words = h.split_scripts, h.nfkc, h.long_words
+        settings.update({name: getattr(h, name) for name in _HASHER_SETTINGS}, hash_seed=h.seed)
         if alpha == DEFAULTS["alpha"]:
-            alpha = lex.alpha
-    return lex, dict(
-        ngrams=ngrams,
-        n_bits=n_bits,
-        char_ngrams=n_chars,
-        char_min=char_min,
-        lowercase=lowercase,
-        split_scripts=split_scripts,
-        nfkc=nfkc,
-        long_words=long_words,
-        hash_seed=hash_seed,
-        alpha=alpha,
-    )
+            settings["alpha"] = lex.alpha
+    return lex, settings
+
+
+# the hashing settings a --lexicon brings, by their name on Hasher and NBSVMClassifier
+_HASHER_SETTINGS = (
+    "ngrams n_bits char_ngrams char_min lowercase split_scripts nfkc long_words".split()
+)
 
 
 # the options that are NBSVMClassifier parameters of the same name and value
@@ -588,8 +554,7 @@ def _check_extra_passes(
     init,
     valid,
     lexicon,
-    scheduler,
-    dask_local,
+    dask,
     keep_cache,
     checkpoint_every,
     resume,
@@ -616,7 +581,7 @@ def _check_extra_passes(
         _refuse_with_auto(
             flag,
             lexicon,
-            scheduler or dask_local,
+            bool(dask),
             keep_cache,
             checkpoint_every or resume,
             init and (auto or chosen or keep_counts),
@@ -624,16 +589,9 @@ def _check_extra_passes(
     return flag, twice
 
 
-def _reader(*, fmt, text_col, label_col, strict, encoding, label_sep, skip_bad, **_) -> dict:
+def _reader(*, reading, skip_bad, **_) -> dict:
     """How the inputs are read, as the model file and the feature cache record it."""
-    reader = {"format": fmt, "text_col": text_col, "label_col": label_col, "strict": strict}
-    if check_encoding(encoding) != "utf-8":
-        reader["encoding"] = encoding
-    if label_sep != "\t":
-        reader["label_sep"] = label_sep
-    if skip_bad:
-        reader["skip_bad"] = True
-    return reader
+    return reading.reader(skip_bad=True) if skip_bad else reading.reader()
 
 
 def _fit_here(
@@ -688,33 +646,9 @@ def _fit_here(
         )
 
 
-def _documents(
-    paths,
-    *,
-    report,
-    fmt,
-    text_col,
-    label_col,
-    strict,
-    skip_bad,
-    encoding,
-    multilabel,
-    label_sep,
-    **_,
-):
+def _documents(paths, *, report, reading, skip_bad, multilabel, **_):
     """The labeled documents of ``paths``, read as the options say."""
-    return documents(
-        paths,
-        fmt,
-        text_col,
-        label_col,
-        strict=strict,
-        skip_bad=skip_bad,
-        encoding=encoding,
-        empty_label=multilabel,
-        label_sep=label_sep,
-        report=report,
-    )
+    return reading.documents(paths, skip_bad=skip_bad, empty_label=multilabel, report=report)
 
 
 def _report_training(clf, job: dict, history, *, plot_path, json_out, output, **_) -> None:

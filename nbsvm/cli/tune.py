@@ -13,22 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from nbsvm.cli import app
-from nbsvm.cli.common import check_outputs, cli_errors, documents, parse_char_ngrams, text_columns
-from nbsvm.cli.options import (
-    CHAR_NGRAMS,
-    ENCODING,
-    FORMAT,
-    INPUTS,
-    KEEP_CASE,
-    LABEL_COL,
-    LABEL_SEP,
-    LONG_WORDS,
-    NFKC,
-    QUIET,
-    SPLIT_SCRIPTS,
-    STRICT,
-    TEXT_COL,
-)
+from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading
+from nbsvm.cli.options import HASHING, INPUTS, QUIET, READING, hashing_options, reading_options
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
@@ -106,6 +92,8 @@ def command_line(inputs: Iterable[str], params: dict) -> str:
 
 
 @app.command("tune")
+@reading_options()
+@hashing_options()
 def tune_command(
     inputs: list[str] = INPUTS,
     grid: list[str] | None = typer.Option(
@@ -124,13 +112,7 @@ def tune_command(
         0.2, "--valid", help="Fraction of the documents held out for validation (seeded)."
     ),
     folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
-    n_bits: int = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31)."),
-    char_ngrams: str = CHAR_NGRAMS,
-    keep_case: bool = KEEP_CASE,
-    split_scripts: bool = SPLIT_SCRIPTS,
-    nfkc: bool = NFKC,
-    long_words: int = LONG_WORDS,
-    hash_seed: int = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed."),
+    hashing: Hashing = HASHING,
     epochs: int | None = typer.Option(
         None, "--epochs", help="Passes over the data (default: 10 with two classes, 5 with more)."
     ),
@@ -152,19 +134,13 @@ def tune_command(
         "accuracy.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the result as JSON."),
-    fmt: str = FORMAT,
-    text_col: list[str] = TEXT_COL,
-    label_col: str = LABEL_COL,
+    reading: Reading = READING,
     quiet: bool = QUIET,
-    strict: bool = STRICT,
-    encoding: str = ENCODING,
-    label_sep: str = LABEL_SEP,
 ) -> None:
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
     with cli_errors():
-        text_col = text_columns(text_col, label_col)
-        check_outputs(reads={"an input": inputs}, output=output)
+        reading = prepare_reading(reading, {"an input": inputs}, output=output)
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         base = _base_settings(**options)
@@ -200,33 +176,9 @@ def tune_command(
         typer.echo(f"command: {cmd}")
 
 
-def _base_settings(
-    *,
-    n_bits,
-    char_ngrams,
-    keep_case,
-    split_scripts,
-    nfkc,
-    long_words,
-    hash_seed,
-    epochs,
-    seed,
-    **_,
-) -> dict:
+def _base_settings(*, hashing, epochs, seed, **_) -> dict:
     """The settings every candidate shares: hashing, epochs and seed."""
-    char_min, n_chars = parse_char_ngrams(char_ngrams)
-    return dict(
-        n_bits=n_bits,
-        char_ngrams=n_chars,
-        char_min=char_min,
-        lowercase=not keep_case,
-        split_scripts=split_scripts,
-        nfkc=nfkc,
-        long_words=long_words,
-        hash_seed=hash_seed,
-        epochs=epochs,
-        seed=seed,
-    )
+    return dict(hashing.settings(), epochs=epochs, seed=seed)
 
 
 def _search(
@@ -234,12 +186,7 @@ def _search(
     base: dict,
     *,
     inputs,
-    fmt,
-    text_col,
-    label_col,
-    strict,
-    encoding,
-    label_sep,
+    reading,
     valid,
     folds,
     seed,
@@ -252,15 +199,7 @@ def _search(
     """The result of :func:`nbsvm.workflows.tune.tune` on the inputs, with progress bars."""
     with ProgressReporter(quiet or json_out) as progress:
         return tune(
-            documents(
-                inputs,
-                fmt,
-                text_col,
-                label_col,
-                strict=strict,
-                encoding=encoding,
-                label_sep=label_sep,
-            ),
+            reading.documents(inputs),
             search,
             base,
             valid_fraction=valid,
