@@ -38,7 +38,7 @@ def _check_columns(batch: Batch, n_columns: int) -> None:
 
 
 def column_buckets(model: NBSVMClassifier) -> np.ndarray:
-    """Bucket id of each learner column (sorted)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.column_buckets`."""
     if model.column_of_ is None:
         return np.arange(model.linear_.n_features, dtype=BUCKET_DTYPE)
     return np.flatnonzero(model.column_of_ >= 0).astype(BUCKET_DTYPE)
@@ -51,14 +51,14 @@ def _dense(model: NBSVMClassifier, field: int) -> np.ndarray:
 
 
 def coef_(model: NBSVMClassifier) -> np.ndarray:
-    """Weights by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.coef_`."""
     check_fitted(model)
     model.linear_.coef()
     return _dense(model, 1)
 
 
 def ratios_(model: NBSVMClassifier) -> np.ndarray:
-    """NB log-count ratios by bucket, shape ``(n_outputs, 2**n_bits)`` (a dense copy)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.ratios_`."""
     check_fitted(model)
     return _dense(model, 0)
 
@@ -74,7 +74,7 @@ def check_fitted(model: NBSVMClassifier) -> None:
 
 
 def decision_batch(model: NBSVMClassifier, batch: Batch, columns: bool = False) -> np.ndarray:
-    """Scores of a hashed batch, shape ``(n_docs, n_outputs)``."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.decision_batch`."""
     check_fitted(model)
     if not columns:
         batch = translate(batch, model.column_of_)
@@ -100,8 +100,7 @@ def decision_batch(model: NBSVMClassifier, batch: Batch, columns: bool = False) 
 
 
 def log_prior(model: NBSVMClassifier, k: int) -> float:
-    """The NB part's log prior odds of output ``k``, from the training counts (weighed
-    by ``class_weight``, which reweighs the data the learner sees)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.log_prior`."""
     counts = model.class_counts_.astype(np.float64)
     weights = class_weights(model) if not model.multilabel else None
     if model.n_outputs() == 1:  # both classes weighed, as the learner does
@@ -121,7 +120,7 @@ def _batches(model: NBSVMClassifier, X) -> Iterator[Batch]:
 
 
 def decision_function(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.ndarray:
-    """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.decision_function`."""
     check_fitted(model)
     texts, _ = texts_and_labels(X, None, text_col, None)
     parts = [decision_batch(model, b) for b in _batches(model, texts)]
@@ -147,16 +146,14 @@ def score_rows(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
 
 
 def label_mask(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
-    """Multi-label: which labels each row of scores predicts, ``(n, K)`` bool (score
-    above 0; calibrated probability above 0.5)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.label_mask`."""
     if model.calibrator_ is not None:
         return proba_of(model, scores) > 0.5
     return score_rows(model, scores) > 0
 
 
 def labels_of(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
-    """The predicted label of each row of scores (multi-label: the key ``"a,b"`` of the
-    labels whose score is above 0, ``""`` for none)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.labels_of`."""
     classes = np.asarray(model.classes_, dtype=object)
     if model.multilabel:
         return np.asarray(
@@ -172,9 +169,7 @@ def labels_of(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
 
 
 def has_proba(model: NBSVMClassifier, own: bool = False) -> bool:
-    """Whether the model gives probabilities: calibrated ones, or the scores are
-    probabilities' logits (the built-in learner with the log, modified Huber or softmax
-    loss; the backend learners' margins are not). ``own``: leave the calibration out."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.has_proba`."""
     if model.calibrator_ is not None and not own:
         return True
     loss = model.setting("loss")
@@ -184,8 +179,7 @@ def has_proba(model: NBSVMClassifier, own: bool = False) -> bool:
 
 
 def proba_of(model: NBSVMClassifier, scores: np.ndarray, own: bool = False) -> np.ndarray:
-    """Class probabilities from scores, shape ``(n, K)``: calibrated ones, or the log,
-    modified Huber and softmax losses' own (``own``: leave the calibration out)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.proba_of`."""
     if len(scores) == 0:  # an empty batch: no rows, one column per class
         _check_proba(model, own)
         return np.zeros((0, len(model.classes_)))
@@ -223,9 +217,7 @@ def _check_proba(model: NBSVMClassifier, own: bool = False) -> None:
 
 
 def class_values(model: NBSVMClassifier, scores: np.ndarray) -> tuple[np.ndarray, str]:
-    """One column per class, ``(n, K)``, of what ranks the classes, and its name:
-    ``"probability"`` when the loss gives probabilities, else ``"score"`` (two classes:
-    ``-s, s``)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.class_values`."""
     if has_proba(model):
         return proba_of(model, scores), "probability"
     scores = score_rows(model, scores)
@@ -237,10 +229,7 @@ def class_values(model: NBSVMClassifier, scores: np.ndarray) -> tuple[np.ndarray
 def top_k_of(
     model: NBSVMClassifier, scores: np.ndarray, k: int | None = None, threshold: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, str]:
-    """The ``k`` best classes of each row of scores (all of them for None), best first:
-    ``(positions, values, kind)``, positions ``(n, k)`` into ``classes_`` and their
-    probabilities (``kind`` ``"probability"``) or scores. With ``threshold``, a class
-    whose value is below it has position -1 and value NaN."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.top_k_of`."""
     if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
         raise NBSVMError(f"k must be a positive whole number, got {k!r}")
     values, kind = class_values(model, scores)
@@ -269,10 +258,7 @@ def predict_top_k(
     *,
     text_col: str = "text",
 ) -> list[list[tuple[str, float]]]:
-    """Each document's ``k`` best classes, best first, with their probabilities (scores
-    for losses without probabilities), as fastText's ``predict(text, k, threshold)``:
-    ``[[(label, probability), ...], ...]``; with ``threshold``, only the classes at or
-    above it."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.predict_top_k`."""
     positions, values, _ = top_k_of(
         model, decision_function(model, X, text_col=text_col), k, threshold
     )
@@ -284,7 +270,7 @@ def predict_top_k(
 
 
 def predict(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.ndarray:
-    """Predicted labels: the values given to :meth:`fit`, also after :meth:`load`."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.predict`."""
     if model.multilabel:
         scores = score_rows(model, decision_function(model, X, text_col=text_col))
         return label_mask(model, scores).astype(np.int64)
@@ -300,7 +286,7 @@ def predict(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.n
 def predict_label_sets(
     model: NBSVMClassifier, X: Texts, *, text_col: str = "text"
 ) -> list[tuple[str, ...]]:
-    """Multi-label: each document's predicted labels, as a sorted tuple."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.predict_label_sets`."""
     if not model.multilabel:
         raise NBSVMError("predict_label_sets is for multi-label models; use predict")
     return [
@@ -309,8 +295,7 @@ def predict_label_sets(
 
 
 def predict_proba(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.ndarray:
-    """Class probabilities, shape ``(n, len(classes_))`` (multi-label: each label's
-    own probability; the rows do not sum to 1)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.predict_proba`."""
     return proba_of(model, decision_function(model, X, text_col=text_col))
 
 
@@ -322,8 +307,7 @@ def score(
     text_col: str = "text",
     label_col: str = "label",
 ) -> float:
-    """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
-    of documents whose whole label set is right, scikit-learn's subset accuracy)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.score`."""
     texts, labels = texts_and_labels(X, y, text_col, label_col)
     if model.multilabel:
         predicted = labels_of(model, decision_function(model, texts))
@@ -340,11 +324,7 @@ def evaluate(
     text_col: str = "text",
     label_col: str = "label",
 ) -> dict:
-    """The report of ``nbsvm eval`` on ``X``, ``y`` (sequences, or a DataFrame and its
-    column names): accuracy, log loss, ROC AUC, macro F1, per-class figures and the
-    confusion matrix, as a :class:`~nbsvm.evaluation.results.Report` (a dict that shows
-    itself in Jupyter; ``.frame()``, ``.per_class()``, ``.confusion()`` are DataFrames).
-    Labels the model does not know count as errors."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.evaluate`."""
     from nbsvm.evaluation.evaluate import evaluate_documents
     from nbsvm.io.labels import key_of
 

@@ -93,7 +93,7 @@ def check_training_options(model: NBSVMClassifier) -> None:
 
 
 def _hasher(model: NBSVMClassifier, words_only: bool = False) -> Hasher:
-    """The hasher of these settings (``words_only``: without character n-grams)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier._hasher`."""
     chars = 0 if words_only else setting(model, "char_ngrams")
     return Hasher(
         ngrams=model.ngrams,
@@ -109,17 +109,12 @@ def _hasher(model: NBSVMClassifier, words_only: bool = False) -> Hasher:
 
 
 def backend_learner(model: NBSVMClassifier) -> str | None:
-    """The backend learner ``learner`` names (None: the built-in one, for ``None``,
-    ``'sgd'``, ``'adagrad'`` or ``'ovr'``)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.backend_learner`."""
     return backend_name(model.learner)
 
 
 def setting(model: NBSVMClassifier, name: str, classes: list | None = None) -> Any:
-    """The value of parameter ``name`` this model trains with: the parameter, or when it
-    is None (one of :data:`~nbsvm.config.TASK_PARAMS`), the default for the number of
-    classes (known once fitted, or after the training data is counted), or for
-    multi-label models :data:`~nbsvm.config.MULTILABEL_DEFAULTS`. ``classes``: for
-    these classes instead of the fitted ones."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.setting`."""
     value = getattr(model, name)
     if name == "char_ngrams" and value is None:  # read before the hashing pass
         return model.__dict__.get("char_ngrams_", 0)
@@ -160,9 +155,7 @@ def setting(model: NBSVMClassifier, name: str, classes: list | None = None) -> A
 
 
 def data_defaulted(model: NBSVMClassifier) -> list[str]:
-    """The settings this model took from its training data (``corpus_``, after the
-    first pass): ``min_df``, for two classes ``norm`` and, with AdaGrad, ``eta0``, when
-    left at None (:func:`nbsvm.config.data_default`)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.data_defaulted`."""
     if "corpus_" not in model.__dict__:
         return []
     names = ["min_df"] if model.min_df is None and model.backend_learner is None else []
@@ -181,15 +174,13 @@ def data_defaulted(model: NBSVMClassifier) -> list[str]:
 
 
 def n_outputs(model: NBSVMClassifier, classes: list | None = None) -> int:
-    """Weight vectors: one for two classes, else one per class (per label when
-    ``multilabel``); for ``classes``, or the fitted ones."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.n_outputs`."""
     k = len(model.classes_ if classes is None else classes)
     return k if model.multilabel or k > 2 else 1
 
 
 def validate(model: NBSVMClassifier) -> Hasher:
-    """Check every parameter (an error says what is allowed); return the hasher they
-    make."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.validate`."""
     _check_choices(model)
     _check_numbers(model)
     _check_modes(model)
@@ -331,5 +322,5 @@ def _check_modes(model: NBSVMClassifier) -> None:
 
 
 def unit_rows(model: NBSVMClassifier) -> bool:
-    """Whether documents are scaled to unit norm (``norm``, resolved for the classes)."""
+    """The body of :meth:`~nbsvm.NBSVMClassifier.unit_rows`."""
     return setting(model, "norm") == "l2"
