@@ -33,7 +33,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -131,19 +131,8 @@ def learn_sparse(
     folder = Path(tempfile.mkdtemp(prefix="nbsvm-learn-", dir=cache_dir))
     cache = None
     try:
-        cache, widest = _read_into_cache(
-            folder / "rows",
-            learner.task,
-            inputs,
-            formats,
-            encoder,
-            index_base,
-            strict,
-            stats,
-            callback,
-            encoding,
-            limit,
-        )
+        source = _Source(inputs, formats, encoder, index_base, strict, stats, encoding, limit)
+        cache, widest = _read_into_cache(folder / "rows", learner.task, source, callback)
         base, shift, width = _feature_width(cache, encoder, index_base, n_features, widest, limit)
         classes = _classes_fitting(learner, cache, width, max_memory)
         for name in [k for k in vars(learner) if k.endswith("_") and not k.startswith("__")]:
@@ -226,23 +215,27 @@ def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[lis
     return formats, int(epochs)
 
 
+class _Source(NamedTuple):
+    """What the inputs are and how they are read and encoded."""
+
+    inputs: list
+    formats: list[str]
+    encoder: RowEncoder
+    index_base: int | str
+    strict: bool
+    stats: Any
+    encoding: str
+    limit: tuple[int, int | None] | None
+
+
 def _read_into_cache(
-    folder,
-    task,
-    inputs,
-    formats,
-    encoder,
-    index_base,
-    strict,
-    stats,
-    callback,
-    encoding="utf-8",
-    limit=None,
+    folder: Path, task: str, source: _Source, callback: Callable[[dict], None] | None
 ) -> tuple[RowCache, tuple | None]:
     """Every input, encoded, into a new row cache (one pass, batch by batch), and where the
     largest svmlight index is (:func:`_widest`; None for hashed features). Indices are
     checked against ``limit`` columns batch by batch, so a file is refused at its first
     index beyond the limit, not after it was all read."""
+    inputs, formats, encoder, index_base, strict, stats, encoding, limit = source
     widest = None
     with RowWriter(folder, task) as writer:
         for path, f in zip(inputs, formats):
