@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.data.batches import Batch, hash_batch, hash_batches
+from nbsvm.data.batches import hash_batch, hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.io.document import Document
 from nbsvm.io.labeled_lines import read_lines
@@ -17,7 +17,7 @@ from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic
 from naive import model_file_arrays, naive_buckets
-from testhelpers import kept_cache
+from testhelpers import first_epoch_kept, kept_cache
 
 HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3)
 
@@ -424,19 +424,9 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
     assert np.count_nonzero(m.tables) < lex.n_seen_ or min_df == 1
     positive = [buckets.labels.index(lex.classes_[1])]
     rng = np.random.default_rng(5)
-    writer = CacheWriter(tmp_path / "kept", HASHER)
-    for label in buckets.labels:                         # keep the label codes as they are
-        writer.code_of(label)
-    n_groups = 0
-    for ids, offsets, codes, order in buckets.shuffled_groups(rng):
-        mask = keep[ids]
-        kept = np.concatenate([[0], np.cumsum(mask)]).astype(np.int64)
-        ids, offsets = ids[mask], kept[offsets]
-        m.epoch(ids, offsets, codes, order, positive)
-        writer.add(Batch(ids, offsets, [buckets.labels[c] for c in codes]))
-        n_groups += 1
+    cache, n_groups = first_epoch_kept(m, buckets, keep, rng, positive, tmp_path / "kept",
+                                       HASHER)
     assert (n_groups == 1) == (groups == "one")
-    cache = writer.close()
     assert cache.labels == buckets.labels                # so the codes mean the same
     for _ in range(2):
         for ids, offsets, codes, order in cache.shuffled_groups(rng):

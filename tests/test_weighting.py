@@ -6,14 +6,12 @@ import pytest
 
 from nbsvm.config import NEW_TOKENIZER
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
-from nbsvm.data.batches import Batch
-from nbsvm.data.cache import CacheWriter
 from nbsvm.learners import LinearSGD
 from nbsvm.io.npzfile import load_npz
 from nbsvm.text.hashing import Hasher
 
 from conftest import synthetic
-from testhelpers import kept_cache
+from testhelpers import first_epoch_kept, kept_cache
 
 HASHER = Hasher(ngrams=2, n_bits=16, char_ngrams=0, seed=3, **NEW_TOKENIZER)
 SETTINGS = dict(loss="log", eta0=0.05, lam=1e-4, epochs=3, seed=5, norm="none")
@@ -58,16 +56,7 @@ def _by_hand_without_lexicon(docs, lex, tmp, optimizer, min_df):
     m = _ones_learner(lex, keep, optimizer)
     positive = _positive(lex, buckets)
     rng = np.random.default_rng(SETTINGS["seed"])
-    writer = CacheWriter(tmp / "kept", HASHER)
-    for label in buckets.labels:                     # the same label codes in both caches
-        writer.code_of(label)
-    for ids, offsets, codes, order in buckets.shuffled_groups(rng):
-        mask = keep[ids]
-        kept = np.concatenate([[0], np.cumsum(mask)]).astype(np.int64)
-        ids, offsets = ids[mask], kept[offsets]
-        m.epoch(ids, offsets, codes, order, positive)
-        writer.add(Batch(ids, offsets, [buckets.labels[c] for c in codes]))
-    cache = writer.close()
+    cache, _ = first_epoch_kept(m, buckets, keep, rng, positive, tmp / "kept", HASHER)
     for _ in range(2, SETTINGS["epochs"] + 1):
         for ids, offsets, codes, order in cache.shuffled_groups(rng):
             m.epoch(ids, offsets, codes, order, positive)

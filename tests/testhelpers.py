@@ -86,6 +86,28 @@ def kept_cache(docs, hasher, keep, folder):
     return writer.close()
 
 
+def first_epoch_kept(learner, buckets, keep, rng, positive, folder, hasher):
+    """The first epoch as a model runs it: each shuffled group of ``buckets`` (a cache of
+    bucket ids), the buckets ``keep`` rules out removed, trained on by ``learner`` and
+    written to a cache of the kept ones (with the same label codes). Returns that cache and
+    the number of groups."""
+    from nbsvm.data.batches import Batch
+    from nbsvm.data.cache import CacheWriter
+
+    writer = CacheWriter(folder, hasher)
+    for label in buckets.labels:  # the same label codes in both caches
+        writer.code_of(label)
+    n_groups = 0
+    for ids, offsets, codes, order in buckets.shuffled_groups(rng):
+        mask = keep[ids]
+        kept = np.concatenate([[0], np.cumsum(mask)]).astype(np.int64)
+        ids, offsets = ids[mask], kept[offsets]
+        learner.epoch(ids, offsets, codes, order, positive)
+        writer.add(Batch(ids, offsets, [buckets.labels[c] for c in codes]))
+        n_groups += 1
+    return writer.close(), n_groups
+
+
 def check_bad_line(read, good: str, line: str, says: str) -> list:
     """``read`` (a line reader) refuses ``line`` after the ``good`` one with an error
     matching ``says`` that names line 2, and with --skip-bad-lines skips it and counts it;
