@@ -83,18 +83,6 @@ def inputs(line, header=None):
 
 # ------------------------------------------------------------------------------ properties
 
-@FAST
-@given(inputs(tab_line))
-def test_lines(data):
-    fuzz.t_lines(data)
-
-
-@FAST
-@given(inputs(tab_line))
-def test_text_lines(data):
-    fuzz.t_text_lines(data)
-
-
 @settings(FAST, max_examples=20)
 @given(st.one_of(near_valid(tab_line).map(gzip.compress),
                  near_valid(tab_line).map(lambda b: gzip.compress(b)[: max(1, len(b) // 2)]),
@@ -105,18 +93,6 @@ def test_lines_gz(data):
 
 tsv_header = st.sampled_from(["label\ttext", "Class\tReview", "text\tlabel", "id\tlabel\ttext",
                               "label\t", "label\ttext\t", "y\tx", "pos\tgood"])
-
-
-@FAST
-@given(inputs(tab_line, tsv_header))
-def test_header_lines(data):
-    fuzz.t_header_lines(data)
-
-
-@FAST
-@given(inputs(tab_line, tsv_header))
-def test_predict_lines(data):
-    fuzz.t_predict_lines(data)
 
 
 csv_header = st.sampled_from(["text,label", "label,text", "text", "a,b", "text,label,text", ""])
@@ -155,34 +131,27 @@ def test_aclimdb(data):
     fuzz.t_aclimdb(data)
 
 
+# each line reader with lines of its format, near valid, or random bytes: (fuzz.py's check,
+# the line strategy, the header strategy)
+LINE_READERS = {
+    "lines": (fuzz.t_lines, tab_line, None),
+    "text_lines": (fuzz.t_text_lines, tab_line, None),
+    "header_lines": (fuzz.t_header_lines, tab_line, tsv_header),
+    "predict_lines": (fuzz.t_predict_lines, tab_line, tsv_header),
+    "svmlight": (fuzz.t_svmlight, svm_line, None),
+    "svmlight_unlabeled": (fuzz.t_svmlight_unlabeled, svm_line, None),
+    "blitzer": (fuzz.t_blitzer, blitzer_line, None),
+    "named": (fuzz.t_named, named_line, None),
+    "reviews": (fuzz.t_reviews, review_line, None),
+}
+
+
+@pytest.mark.parametrize("name", list(LINE_READERS))
 @FAST
-@given(inputs(svm_line))
-def test_svmlight(data):
-    fuzz.t_svmlight(data)
-
-
-@FAST
-@given(inputs(svm_line))
-def test_svmlight_unlabeled(data):
-    fuzz.t_svmlight_unlabeled(data)
-
-
-@FAST
-@given(inputs(blitzer_line))
-def test_blitzer(data):
-    fuzz.t_blitzer(data)
-
-
-@FAST
-@given(inputs(named_line))
-def test_named(data):
-    fuzz.t_named(data)
-
-
-@FAST
-@given(inputs(review_line))
-def test_reviews(data):
-    fuzz.t_reviews(data)
+@given(data=st.data())
+def test_line_readers(name, data):
+    check, line, header = LINE_READERS[name]
+    check(data.draw(inputs(line, header)))
 
 
 @settings(FAST, max_examples=20)
