@@ -14,6 +14,7 @@ from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.sgd import LinearSGD
 from nbsvm.models.learner_setup import class_weights, output_weights
+from testhelpers import random_rows
 from test_online import make_problem, new_learner, ys_of
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -49,10 +50,7 @@ def test_weighted_binary_steps_equal_naive(optimizer, loss):
 def test_weighted_multiclass_steps_equal_naive(optimizer):
     rng = np.random.default_rng(2)
     n, d, K = 50, 24, 3
-    docs = [sorted(rng.choice(d, size=int(rng.integers(1, 7)), replace=False).tolist())
-            for _ in range(n)]
-    offsets = np.concatenate([[0], np.cumsum([len(x) for x in docs])]).astype(np.int64)
-    ids = np.concatenate(docs).astype(np.int32)
+    docs, ids, offsets = random_rows(rng, n, d, 7)
     codes = rng.integers(0, K, n).astype(np.int32)
     order = rng.permutation(n)
     cw = np.array([[3.0, 1.0], [0.5, 1.0], [1.5, 1.0]])     # output o's class weight in [o, 0]

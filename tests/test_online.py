@@ -8,7 +8,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.learners import LOSSES, LinearSGD, resolve_loss
 from nbsvm.learners.kernels import table as table_kernels
 from nbsvm.learners.kernels.weight_tricks import FOLD_HIGH, FOLD_LOW
-from testhelpers import kernel_loss
+from testhelpers import random_rows, kernel_loss
 
 from naive import naive_adagrad_epoch, naive_dloss, naive_loss, naive_sgd_epoch, rel_gap
 
@@ -449,10 +449,7 @@ def test_multiclass_losses_train_the_outputs_together_as_the_reference(kind, opt
     from naive import naive_multiclass_epoch
     rng = np.random.default_rng(7)
     n, d, K = 60, 30, 3
-    docs = [sorted(rng.choice(d, size=int(rng.integers(1, 8)), replace=False).tolist())
-            for _ in range(n)]
-    offsets = np.concatenate([[0], np.cumsum([len(x) for x in docs])]).astype(np.int64)
-    ids = np.concatenate(docs).astype(np.int32)
+    docs, ids, offsets = random_rows(rng, n, d, 8)
     codes = rng.integers(0, K + 1, n).astype(np.int32)      # code 3: no output (skipped)
     positive = [2, 0, 1]                                    # output k's class code
     target = np.array([positive.index(c) if c in positive else -1 for c in codes])

@@ -108,6 +108,18 @@ def first_epoch_kept(learner, buckets, keep, rng, positive, folder, hasher):
     return writer.close(), n_groups
 
 
+def random_rows(rng, n_docs: int, n_columns: int, longest: int):
+    """``n_docs`` random rows of 1 to ``longest - 1`` distinct sorted columns below
+    ``n_columns``: the rows as lists, and as the kernels take them (int32 ids, int64
+    offsets)."""
+    docs = [
+        sorted(rng.choice(n_columns, size=int(rng.integers(1, longest)), replace=False).tolist())
+        for _ in range(n_docs)
+    ]
+    offsets = np.concatenate([[0], np.cumsum([len(x) for x in docs])]).astype(np.int64)
+    return docs, np.concatenate(docs).astype(np.int32), offsets
+
+
 def check_bad_line(read, good: str, line: str, says: str) -> list:
     """``read`` (a line reader) refuses ``line`` after the ``good`` one with an error
     matching ``says`` that names line 2, and with --skip-bad-lines skips it and counts it;
