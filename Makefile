@@ -120,10 +120,9 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict --site-dir site
 
-# three pytest-xdist workers on the 2-core machines (many tests wait on a subprocess or a
-# socket: a third worker fills that time; 292 s with two on a fresh clone), one test file
-# each at a time (module fixtures built once)
-TEST_WORKERS ?= 3
+# two pytest-xdist workers (the 2-core machines), one test file each at a time (module
+# fixtures built once)
+TEST_WORKERS ?= 2
 # the kernels compile once into numba's cache while lint runs (tests/warm_kernels.py), not
 # once per worker
 test: install
