@@ -303,6 +303,7 @@ def subj_files(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_auto_on_real_sentences(tmp_path, subj_files):
     out = runner.invoke(app, ["train", str(subj_files / "train.tsv"), "--test",
                               str(subj_files / "test.tsv"), "--auto", "--time-budget", "20s",

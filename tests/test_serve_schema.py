@@ -113,6 +113,7 @@ def test_schema_fuzzing_finds_no_5xx_and_no_undeclared_answer(server, mode):
         assert sum(n for key, n in seen.items() if " 4" in key) >= 30
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_schemathesis_coverage_phase(server):
     """``st run --phases coverage``: boundary values, wrong types, missing and extra fields
     of every operation, as schemathesis's runner makes them (a separate process)."""

@@ -98,6 +98,7 @@ def test_continuing_says_what_it_needs(parts, tmp_path):
         NBSVMClassifier(keep_counts=True, auto=True).fit(XA, yA)
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers the command
 def test_cli_init_continues_a_saved_model(imdb_slice, tmp_path):
     def lines(name, lo, hi):
         path = tmp_path / name

@@ -13,6 +13,11 @@ import time
 import numpy as np
 
 from nbsvm import NBSVMClassifier
+from nbsvm.evaluation.explain import explain_text
+from nbsvm.learners.linear import SGDClassifier, SGDRegressor
+from nbsvm.learners.ogd import OGDRegressor
+from nbsvm.learners.pa import MIRA, PassiveAggressive
+from nbsvm.learners.pegasos import Pegasos
 from nbsvm.learners.registry import TEXT_LEARNERS
 
 WORDS = "good fun film bad dull plot great acting awful mess 東京 café".split()
@@ -48,7 +53,36 @@ def main() -> None:
         NBSVMClassifier(n_bits=12, epochs=2, multilabel=True, learner=learner).fit(
             texts, sets
         ).predict(texts)
+    clf = NBSVMClassifier(n_bits=12, epochs=2).fit(*two)
+    tokenizers = [dict(lowercase=False), dict(char_ngrams=4, char_min=2), dict(nfkc=True),
+                  dict(long_words=8), dict(keep_counts=True)]
+    texts, labels = two
+    for kw in tokenizers:
+        NBSVMClassifier(n_bits=12, epochs=1, **kw).fit(texts, labels)
+    grown = NBSVMClassifier(n_bits=12)
+    grown.partial_fit(texts[:300], labels[:300], classes=sorted(set(labels)))
+    grown.partial_fit(texts[300:], labels[300:])
+    explain_text(clf, texts[0])
+    arrays()
     print(f"kernels compiled or loaded from numba's cache in {time.perf_counter() - t0:.1f} s")
+
+
+def arrays() -> None:
+    """The backend learners on dense and sparse arrays (``nbsvm learn``, the Python API)."""
+    from scipy import sparse
+
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 20))
+    y = np.where(X[:, 0] > 0.5, "pos", "neg")
+    three = np.array(["a", "b", "c"])[(X[:, 1] * 3).astype(int)]
+    for X_ in (X, sparse.csr_matrix(X)):
+        for schedule in ("optimal", "adagrad"):
+            SGDClassifier(schedule=schedule, epochs=2).fit(X_, y).predict(X_)
+        SGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
+        Pegasos(epochs=2).fit(X_, y).predict(X_)
+        PassiveAggressive(epochs=2).fit(X_, y).predict(X_)
+        MIRA(epochs=2).fit(X_, three).predict(X_)
+        OGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
 
 
 if __name__ == "__main__":
