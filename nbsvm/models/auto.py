@@ -486,7 +486,7 @@ class _Search:
             self.n_trainings += 1
             for cache in valid:
                 row = np.full(len(self.betas), -np.inf)
-                docs = np.zeros((cache.n_docs, len(self.betas)))
+                docs = np.zeros((cache.n_docs if by_doc else 0, len(self.betas)), dtype=bool)
                 for j, b in enumerate(self.betas if clf.weighting == "nb" else self.betas[:1]):
                     clf.beta = b
                     correct: list | None = [] if by_doc else None

@@ -309,10 +309,9 @@ def score(
 ) -> float:
     """The body of :meth:`~nbsvm.NBSVMClassifier.score`."""
     texts, labels = texts_and_labels(X, y, text_col, label_col)
-    if model.multilabel:
-        predicted = labels_of(model, decision_function(model, texts))
-        return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
     predicted = labels_of(model, decision_function(model, texts))
+    if model.multilabel:
+        return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
     return float(np.mean(predicted == np.asarray([str(v) for v in labels], dtype=object)))
 
 
