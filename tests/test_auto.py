@@ -441,15 +441,17 @@ def test_a_search_cut_before_all_the_data_keeps_the_defaults(last_rung, stopped,
     assert ("the defaults are kept" in r.reason) == kept
 
 
-def _search_over(right_default, right_change):
+def _search_over(right_default, right_change, trials=()):
     """A finished search whose last rung scored the defaults and one change (ngrams 2)
-    with these right/wrong vectors over the same held-out documents."""
+    with these right/wrong vectors over the same held-out documents (``trials``: what the
+    earlier rungs scored)."""
     import time as _time
     from nbsvm.models.auto import _Search
     s = object.__new__(_Search)
     s.t0, s.budget, s.metric, s.split = _time.perf_counter(), 10.0, "accuracy", "5-fold"
     s.defaults = {"ngrams": 3, "beta": 1.0}
-    s.cands, s.betas, s.base, s.pinned, s.trials = [{}, {"ngrams": 2}], [1.0], {}, {}, []
+    s.cands, s.betas, s.base, s.pinned = [{}, {"ngrams": 2}], [1.0], {}, {}
+    s.trials = list(trials)
     s.sizes, s.stopped, s.last_rung, s.n_trainings = [500, 1500, 4000], False, 2, 10
     s.paired = {}
     s.last_scores = {
@@ -478,6 +480,26 @@ def test_accuracy_gains_are_tested_document_by_document(fixed, broken, z_hand):
     assert "1000 validation documents" in r.reason, r.reason
     assert f"one standard error {100 * (fixed + broken) ** 0.5 / 1000:.2f}"[:-1] in r.reason
     assert (r.changed == {"ngrams": 2}) == (z_hand > 1.646), (z_hand, r.reason)
+
+
+@pytest.mark.parametrize("fixed, z_hand", [(9, 3.01), (12, 3.48)])
+def test_the_bound_counts_every_change_scored_on_the_held_out_documents(fixed, z_hand):
+    """The last rung's one change was chosen among 54 scored on the same documents at
+    earlier rungs (as on Subj, where a gain at 2.68 errors, above the last rung's bound,
+    lost on the test part): the bound is t(1 - 0.05 / 54, 999) = 3.12 errors, so 9 fixed
+    and 0 broken of 1,000 (z = 0.009 / sqrt((0.009 - 0.009^2) * 1000/999 / 1000) = 3.01,
+    taken with one change) keep the defaults and 12 (3.48) replace them."""
+    rng = np.random.default_rng(1)
+    right = rng.random(1000) < 0.8
+    change = right.copy()
+    change[np.flatnonzero(~right)[:fixed]] = True
+    earlier = [dict(rung=0, candidate=k, changed={"alpha": 0.1 * k}) for k in range(1, 54)]
+    earlier.append(dict(rung=0, candidate=1, changed={"ngrams": 2}))
+    earlier.append(dict(rung=0, candidate=0, changed={}))  # the defaults: not a change
+    assert _search_over(right, change).changed == {"ngrams": 2}  # one change: taken
+    r = _search_over(right, change, earlier)
+    assert (r.changed == {"ngrams": 2}) == (z_hand > 3.12), (z_hand, r.reason)
+    assert "more than 3.12 asked" in r.reason, r.reason
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 4, 5, 9, 30])
