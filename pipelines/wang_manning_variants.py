@@ -9,7 +9,7 @@ errors per fold. It scores test folds, so it can only reject a candidate default
 choose one: a change is worth making only if it holds on every corpus.
 
     python pipelines/wang_manning_variants.py [--datasets AthR,XGraph,BbCrypt,Subj,MPQA]
-        [--variants '{}' '{"alpha": 0.1, "beta": 0.5}'] [--seed 0]
+        [--variants '{}' '{"alpha": 0.1, "beta": 0.5}'] [--seed 0] [--name NAME]
 """
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ def parse_args(argv=None):
         help="JSON objects of NBSVMClassifier parameters ({}: the defaults)",
     )
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument(
+        "--name", default="wang_manning_variants", help="results/NAME.md and .csv to write"
+    )
     args = ap.parse_args(argv)
     names = dataset_names(ap, args.datasets)
     try:
@@ -93,7 +96,7 @@ def main(argv=None):
         wide = frame.pivot(index="settings", columns="dataset", values="vs_defaults")[names]
         print("\naccuracy minus the defaults' (points)\n" + wide.round(2).to_string())
     write_results(
-        "wang_manning_variants",
+        args.name,
         frame,
         title="Fixed settings on Wang & Manning's small corpora, beside the defaults",
         config=config,

@@ -785,6 +785,45 @@ def naive_pegasos_batch(rows, ys, order, w, b, t, lam, k):
     return w, b, t, total, violations
 
 
+def naive_dcd_svm_pass(rows, ys, order, alpha, w, b, C, loss):
+    """One pass of dual coordinate descent for the L2-regularized SVM (Hsieh et al. 2008,
+    Algorithm 1) over dict rows; ``b`` is None (no bias) or the weight of a constant
+    feature 1. ``loss``: 'squared_hinge' (U = inf, D = 1/(2C)) or 'hinge' (U = C, D = 0).
+    Returns ``(alpha, w, b, largest projected gradient, smallest)``."""
+    upper = math.inf if loss == "squared_hinge" else C
+    diag = 1.0 / (2.0 * C) if loss == "squared_hinge" else 0.0
+    alpha, w = list(alpha), [float(v) for v in w]
+    pgs = []
+    for i in order:
+        x, y = rows[i], float(ys[i])
+        dot = sum(w[j] * v for j, v in x.items()) + (b if b is not None else 0.0)
+        g = y * dot - 1.0 + diag * alpha[i]
+        pg = min(g, 0.0) if alpha[i] == 0.0 else max(g, 0.0) if alpha[i] == upper else g
+        pgs.append(pg)
+        q = sum(v * v for v in x.values()) + (1.0 if b is not None else 0.0) + diag
+        if pg != 0.0 and q > 0.0:  # an empty row without bias cannot move
+            new = min(max(alpha[i] - g / q, 0.0), upper)
+            for j, v in x.items():
+                w[j] += (new - alpha[i]) * y * v
+            if b is not None:
+                b += (new - alpha[i]) * y
+            alpha[i] = new
+    return alpha, w, b, max(pgs), min(pgs)
+
+
+def naive_dual_objective(rows, ys, alpha, C, loss, bias):
+    """The SVM dual ``1/2 a'Qa - sum a`` (+ ``sum a^2 / (4C)`` for the squared hinge), with
+    ``Q_ij = y_i y_j (x_i.x_j + bias)``, summed pair by pair."""
+    n = len(rows)
+    quad = 0.0
+    for i in range(n):
+        for j in range(n):
+            dot = sum(v * rows[j].get(k, 0.0) for k, v in rows[i].items()) + bias
+            quad += alpha[i] * alpha[j] * float(ys[i]) * float(ys[j]) * dot
+    extra = sum(a * a for a in alpha) / (4.0 * C) if loss == "squared_hinge" else 0.0
+    return 0.5 * quad - sum(alpha) + extra
+
+
 # --------------------------------------------------------------------------------------
 # (learn) named features of sparse files hashed for the backend learners (nbsvm.workflows.learn)
 # --------------------------------------------------------------------------------------

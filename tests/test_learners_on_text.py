@@ -44,15 +44,20 @@ def _first_epoch_order(seed, n):
 @pytest.mark.parametrize("name, texts, labels, norm", [
     ("pa", TEXTS, LABELS, "none"), ("pegasos", TEXTS, LABELS, "l2"),
     ("pa", THREE_TEXTS, THREE_LABELS, "l2"), ("mira", THREE_TEXTS, THREE_LABELS, "l2"),
-    ("multiclass-hinge", THREE_TEXTS, THREE_LABELS, "none"), ("mira", TEXTS, LABELS, "none")])
+    ("multiclass-hinge", THREE_TEXTS, THREE_LABELS, "none"), ("mira", TEXTS, LABELS, "none"),
+    ("dcd", TEXTS, LABELS, "l2"), ("dcd", THREE_TEXTS, THREE_LABELS, "none")])
 def test_a_backend_learner_on_nb_rows_equals_it_trained_by_hand(name, texts, labels, norm):
     clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, epochs=1, seed=4, learner=name,
                           norm=norm, lam=1e-3).fit(texts, labels)
     unit = norm == "l2"
     order = _first_epoch_order(4, len(texts))
     classes = clf.classes_
-    params = {"seed": 4, **({"lam": 1e-3} if name in ("pegasos", "multiclass-hinge") else {})}
+    params = {"seed": 4,
+              **({"lam": 1e-3} if name in ("pegasos", "multiclass-hinge", "dcd") else {})}
     ratios = clf.ratios_.astype(np.float64)
+    # dcd solves to its tolerance (1e-4): summed in another order (the cache's columns
+    # against the buckets here), the two stop within it of the same optimum
+    tol = dict(rtol=1e-4, atol=1e-4) if name == "dcd" else dict(rtol=1e-9, atol=1e-12)
     if len(classes) == 2:
         ref = make_learner(name, **params)
         y = np.array([int(v == classes[1]) for v in labels])
@@ -61,16 +66,15 @@ def test_a_backend_learner_on_nb_rows_equals_it_trained_by_hand(name, texts, lab
         ref.partial_fit(_bucket_rows(clf, texts, ratios[0], unit), y,
                         classes=sorted(set(y.tolist())), order=order)
         expected = ref.decision_function(_bucket_rows(clf, NEW, ratios[0], unit))
-        assert np.allclose(clf.decision_function(NEW), expected, rtol=1e-9, atol=1e-12)
-    elif name == "pa":                       # one-vs-rest, each class on its own ratios
+        assert np.allclose(clf.decision_function(NEW), expected, **tol)
+    elif name in ("pa", "dcd"):              # one-vs-rest, each class on its own ratios
         for k, c in enumerate(classes):
             ref = make_learner(name, **params)
             y = np.array([1 if v == c else -1 for v in labels])
             ref.partial_fit(_bucket_rows(clf, texts, ratios[k], unit), y, classes=[-1, 1],
                             order=order)
             expected = ref.decision_function(_bucket_rows(clf, NEW, ratios[k], unit))
-            assert np.allclose(clf.decision_function(NEW)[:, k], expected, rtol=1e-9,
-                               atol=1e-12)
+            assert np.allclose(clf.decision_function(NEW)[:, k], expected, **tol)
     else:                                    # native multi-class: binarized shared rows
         ref = make_learner(name, **params)
         y = np.array([classes.index(v) for v in labels])
@@ -127,7 +131,7 @@ def test_partial_fit_trains_a_backend_learner_on_the_growing_lexicon(name, texts
     assert not np.array_equal(clf.decision_function(NEW), got)
 
 
-@pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge"])
+@pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge", "dcd"])
 def test_saved_backend_models_load_and_predict_the_same(tmp_path, name):
     for texts, labels in ((TEXTS, LABELS), (THREE_TEXTS, THREE_LABELS)):
         clf = NBSVMClassifier(ngrams=2, n_bits=10, epochs=3, learner=name).fit(texts, labels)
@@ -147,7 +151,7 @@ def test_backend_learner_mistakes_are_refused():
     # the backend's names in the registry's order
     with pytest.raises(NBSVMError, match="unknown learner 'svm'; allowed: adagrad, sgd, ovr "
                                          "\\(the built-in NBSVM learner\\) or pegasos, pa, mira, "
-                                         "multiclass-hinge, multilabel \\(the backend's\\)"):
+                                         "multiclass-hinge, multilabel, dcd \\(the backend's\\)"):
         NBSVMClassifier(learner="svm").fit(TEXTS, LABELS)
     with pytest.raises(NBSVMError, match="interpolate='weights' needs the built-in"):
         NBSVMClassifier(learner="pa", beta=0.5, interpolate="weights").fit(TEXTS, LABELS)

@@ -32,7 +32,8 @@ class Algorithm:
     ``lam`` names its parameter that takes NBSVM's L2 strength (None: it has none);
     ``shared``: its outputs share one feature vector per document (a native multi-class or
     multi-label learner), instead of one-vs-rest on each class's own NB ratios;
-    ``one_class``: it predicts one class per document (no label sets)."""
+    ``one_class``: it predicts one class per document (no label sets); ``batch``: it keeps
+    its rows and solves when its weights are needed (the trainer makes one pass)."""
 
     module: str
     cls: str
@@ -41,6 +42,7 @@ class Algorithm:
     lam: str | None = None
     shared: bool = False
     one_class: bool = False
+    batch: bool = False
 
     @property
     def module_path(self) -> str:
@@ -65,6 +67,7 @@ ALGORITHMS = {
     "ovr": Algorithm("multiclass", "OneVsRest"),
     "multilabel": Algorithm("multilabel", "MultilabelHinge", on_text=True, lam="lam", shared=True),
     "ogd": Algorithm("ogd", "OGDRegressor"),
+    "dcd": Algorithm("dcd", "DualCD", on_text=True, lam="lam", batch=True),
 }
 
 # the names NBSVM's --learner takes for the backend's learners

@@ -84,6 +84,10 @@ SHORT_DOCUMENTS = 100  # median n-grams below which character n-grams are tried
 SMALL_CORPUS_NGRAMS = 2_000_000  # ... and word n-grams below which they are tried anyway
 CHAR_NGRAMS = 4
 BETAS = (1.0, 0.5)  # two classes: scored on each trained model
+# the exact solver (--learner dcd) keeps its rows: tried where n-gram occurrences x outputs
+# stay below this (about 120 MB of rows while it solves)
+EXACT_BELOW = 10_000_000
+DCD_PASSES = 100  # passes an exact solve is counted as (14-118 on RT-2k, Subj, MPQA)
 # a change must gain more standard errors over the defaults than the Bonferroni bound for
 # the m changes scored on the held-out documents asks: Student's t quantile at
 # 1 - FALSE_CHOICE / m, with the units less one degrees of freedom. The units are the
@@ -109,12 +113,14 @@ HASH_S = 1.6e-7
 OVERRUN = 3.0  # the wall clock stops a search only past 3x its budget
 
 
-def search_space(multi: bool, multilabel: bool, chars: bool, scripts: bool = False) -> dict:
+def search_space(
+    multi: bool, multilabel: bool, chars: bool, scripts: bool = False, exact: bool = False
+) -> dict:
     """What the search varies, each list starting with the value the defaults use (None:
     the data-dependent default). Chosen on the Wang & Manning corpora (the README's table):
     the n-gram order, NB smoothing (``alpha`` 0.1: 20NG +1 point, MPQA +0.5), L2 strength,
     the loss, unit rows, ``min_df``, plain binarized features (two classes) and
-    ``beta``."""
+    ``beta``; ``exact``: the exact solver too (a corpus whose rows fit in memory)."""
     space = {
         "ngrams": [3, 2, 1],
         "alpha": [1.0, 0.1],
@@ -132,6 +138,8 @@ def search_space(multi: bool, multilabel: bool, chars: bool, scripts: bool = Fal
         space["char_ngrams"] = [None, "flip"]
     if scripts:
         space["split_scripts"] = [None, "flip"]
+    if exact and not multilabel:
+        space["learner"] = [None, "dcd"]
     return space
 
 
@@ -193,7 +201,16 @@ def _defaults(estimator: type, base: dict, classes: list, corpus: dict, multilab
     out.update(
         {
             k: getattr(model, k)
-            for k in ("ngrams", "alpha", "lam", "beta", "weighting", "char_ngrams", "split_scripts")
+            for k in (
+                "ngrams",
+                "alpha",
+                "lam",
+                "beta",
+                "weighting",
+                "char_ngrams",
+                "split_scripts",
+                "learner",
+            )
         }
     )
     return out
@@ -212,6 +229,11 @@ def _candidates(space: dict, defaults: dict, fixed: set, n: int, seed: int) -> l
         and not (
             c.get("weighting") == "binary"
             and c.get("alpha", defaults["alpha"]) != defaults["alpha"]
+        )
+        # the exact solver has its own loss and stopping rule: these would repeat it
+        and not (
+            c.get("learner") == "dcd"
+            and any(c.get(k, defaults[k]) != defaults[k] for k in ("loss", "epochs"))
         )
     ]
     order = np.random.default_rng(seed).permutation(len(combos))
@@ -407,7 +429,9 @@ class _Search:
         self.defaults = defaults = _defaults(
             self.estimator, dict(base, char_ngrams=tried["chars0"]), classes, corpus, multilabel
         )
-        space = search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"])
+        n_out = len(classes) if multi else 1
+        exact = corpus["ngrams"] * n_out < EXACT_BELOW
+        space = search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"], exact)
         self.space = _resolve(space, defaults)
         self.betas = (
             [defaults["beta"]]
@@ -522,9 +546,10 @@ class _Search:
         train_ids = share * sum(p.n_ids for p in train)
         valid_ids = sum(p.n_ids for p in self.parts[key][:2])
         outputs = self.n_outputs
+        passes = DCD_PASSES if params.get("learner") == "dcd" else params["epochs"]
         return {
             "trainings": self.folds * TRAINING_S,
-            "updates": self.folds * outputs * params["epochs"] * train_ids * UPDATE_S,
+            "updates": self.folds * outputs * passes * train_ids * UPDATE_S,
             "scoring": self.folds * outputs * len(self.betas) * valid_ids * SCORE_S,
         }
 

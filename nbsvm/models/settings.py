@@ -19,6 +19,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.learners.calibrator import METHODS
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
 from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_learner
+from nbsvm.learners.registry import ALGORITHMS
 from nbsvm.learners.sgd import OPTIMIZERS
 from nbsvm.text.hashing import Hasher
 
@@ -116,19 +117,19 @@ def backend_learner(model: NBSVMClassifier) -> str | None:
 def setting(model: NBSVMClassifier, name: str, classes: list | None = None) -> Any:
     """The body of :meth:`~nbsvm.NBSVMClassifier.setting`."""
     value = getattr(model, name)
+    if name == "epochs" and model.backend_learner and ALGORITHMS[model.backend_learner].batch:
+        return 1  # an exact solver keeps its rows in one pass and solves to its tolerance
     if name == "char_ngrams" and value is None:  # read before the hashing pass
         return model.__dict__.get("char_ngrams_", 0)
     if name == "optimizer" and value is None and model.learner in OPTIMIZERS:
         return model.learner  # --learner sgd|adagrad names the optimizer
     corpus = model.__dict__.get("corpus_")  # known after the first pass of a fit
     if name == "min_df" and value is None:
-        # the built-in learner only: the backend's lose accuracy on singletons (Pegasos on
-        # 2,000 IMDB reviews: 71.95% with min_df 1, over 75% with 2)
-        return (
-            data_default("min_df", corpus)
-            if corpus and model.backend_learner is None
-            else DEFAULTS["min_df"]
-        )
+        # the built-in learner and the exact solver only: the backend's online learners
+        # lose accuracy on singletons (Pegasos on 2,000 IMDB reviews: 71.95% with min_df
+        # 1, over 75% with 2)
+        exact = model.backend_learner is None or ALGORITHMS[model.backend_learner].batch
+        return data_default("min_df", corpus) if corpus and exact else DEFAULTS["min_df"]
     if classes is None:
         classes = model.__dict__.get("classes_")
     if (

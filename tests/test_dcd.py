@@ -1,0 +1,119 @@
+"""The exact solver (nbsvm/learners/dcd.py, kernels in nbsvm/learners/kernels/dual.py):
+one pass against the slow reference of tests/naive.py, the optimum against scikit-learn's
+liblinear (LinearSVC, LogisticRegression(dual=True)) on the same explicit NB-weighted
+rows, and the learner's contract (partial_fit keeps rows, save/load, errors)."""
+import numpy as np
+import pytest
+
+from naive import naive_dcd_svm_pass, naive_dual_objective
+from nbsvm.datasets import fixture
+from nbsvm.errors import NBSVMError
+from nbsvm.learners.dcd import LOSSES, DualCD
+from nbsvm.learners.kernels import dual
+from nbsvm.learners.registry import make_learner
+
+
+def _nb_rows(name="reviews.txt"):
+    """The fixture's texts as NB-weighted rows (NBFeatures: bigrams, ratios x binarized
+    n-grams) and their labels."""
+    from nbsvm.models.transform import NBFeatures
+    lines = [line.split("\t", 1) for line in open(fixture(name), encoding="utf-8")]
+    labels = [label for label, _ in lines]
+    texts = [text.strip() for _, text in lines]
+    X = NBFeatures(ngrams=2, n_bits=12).fit(texts, labels).transform(texts)
+    return X, labels
+
+
+def _random_rows(n=300, d=60, seed=0):
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=0.15, random_state=seed, format="csr")
+    y = np.where(X @ rng.normal(size=d) + 0.05 * rng.normal(size=n) > 0, "pos", "neg")
+    return X, y
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_one_pass_equals_the_slow_reference_and_lowers_the_dual(loss, bias):
+    import scipy.sparse as sp
+    X, y = _random_rows(40, 12, seed=3)
+    X = sp.csr_matrix(X)
+    ys = np.where(y == "pos", 1.0, -1.0)
+    rows = [dict(zip(X.indices[X.indptr[i]:X.indptr[i + 1]].tolist(),
+                     X.data[X.indptr[i]:X.indptr[i + 1]].tolist())) for i in range(40)]
+    C, order = 0.7, np.random.default_rng(1).permutation(40)
+    kind = LOSSES[loss]
+    alpha, w = np.zeros(40), np.zeros(13)
+    qd = np.array([sum(v * v for v in r.values()) for r in rows]) + (1.0 if bias else 0.0)
+    qd += 0.5 / C if loss == "squared_hinge" else 0.0
+    a_ref, w_ref, b_ref = [0.0] * 40, [0.0] * 12, (0.0 if bias else None)
+    before = naive_dual_objective(rows, ys, a_ref, C, loss, 1.0 if bias else 0.0)
+    for _ in range(3):  # three passes, each from the last
+        hi, lo = dual._svm_pass(X.indices, X.data, X.indptr.astype(np.int64), ys, order, C, kind,
+                                qd, alpha, w, 1.0 if bias else 0.0, 12)
+        a_ref, w_ref, b_ref, hi_ref, lo_ref = naive_dcd_svm_pass(rows, ys, order, a_ref, w_ref,
+                                                                 b_ref, C, loss)
+        assert np.allclose(alpha, a_ref, rtol=1e-12, atol=1e-14)
+        assert np.allclose(w[:12], w_ref, rtol=1e-12, atol=1e-14)
+        assert w[12] == pytest.approx(b_ref if bias else 0.0, abs=1e-12)
+        assert (hi, lo) == pytest.approx((hi_ref, lo_ref), abs=1e-12)
+        after = naive_dual_objective(rows, ys, a_ref, C, loss, 1.0 if bias else 0.0)
+        assert after <= before + 1e-12  # coordinate descent never raises the dual
+        before = after
+
+
+@pytest.mark.parametrize("loss", ["squared_hinge", "hinge", "log"])
+@pytest.mark.parametrize("rows", ["nb", "random"])
+def test_the_optimum_equals_liblinear_on_the_same_rows(loss, rows):
+    """Equal primal objective to 1e-4 (relative) against scikit-learn's liblinear solving
+    the same problem (C = 1 / (lam n); the bias a regularized constant feature, as
+    ``intercept_scaling=1`` makes it there), solved tightly."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.svm import LinearSVC
+    X, y = _nb_rows() if rows == "nb" else _random_rows()
+    n, lam = X.shape[0], 0.01
+    C = 1.0 / (lam * n)
+    m = DualCD(loss=loss, lam=lam, tol=1e-5, max_iter=20000).fit(X, y)
+    assert m.converged_
+    if loss == "log":
+        sk = LogisticRegression(C=C, dual=True, solver="liblinear", tol=1e-10,
+                                max_iter=100000).fit(X, y)
+    else:
+        sk = LinearSVC(C=C, loss=loss, dual=True, tol=1e-10, max_iter=1000000).fit(X, y)
+    ref = DualCD(loss=loss, lam=lam).fit(X, y)
+    ref.w_ = np.concatenate([sk.coef_.ravel(), sk.intercept_])  # liblinear's optimum
+    ours, theirs = m.objective(X, y), ref.objective(X, y)
+    assert ours == pytest.approx(theirs, rel=1e-4)
+    assert np.mean(m.predict(X) == sk.predict(X)) >= 0.98
+
+
+def test_partial_fit_solves_every_row_given_so_far():
+    X, y = _random_rows()
+    whole = DualCD(lam=0.01, tol=1e-6).fit(X, y)
+    parts = DualCD(lam=0.01, tol=1e-6)
+    parts.partial_fit(X[:150], y[:150], classes=["neg", "pos"])
+    first = parts.coef_.copy()  # solved on the first half
+    parts.partial_fit(X[150:], y[150:])
+    assert not np.allclose(first, parts.coef_)
+    assert parts.objective(X, y) == pytest.approx(whole.objective(X, y), rel=1e-5)
+
+
+def test_saved_and_loaded_predicts_the_same_and_refuses_to_continue(tmp_path):
+    X, y = _nb_rows()
+    m = make_learner("dcd", lam=0.01).fit(X, y)
+    m.save(tmp_path / "dcd.npz")
+    back = DualCD.load(tmp_path / "dcd.npz")
+    assert np.array_equal(back.decision_function(X), m.decision_function(X))
+    with pytest.raises(NBSVMError, match="cannot continue"):
+        back.partial_fit(X, y)
+
+
+@pytest.mark.parametrize("params, message", [
+    (dict(loss="huber"), "unknown loss 'huber'; allowed: squared_hinge, hinge, log"),
+    (dict(lam=0), "lam must be a finite number > 0"),
+    (dict(tol=-1), "tol must be a finite number > 0"),
+    (dict(max_iter=0), "max_iter must be an integer >= 1")])
+def test_impossible_settings_say_what_is_allowed(params, message):
+    X, y = _random_rows(20, 5)
+    with pytest.raises(NBSVMError, match=message):
+        DualCD(**params).fit(X, y)
