@@ -462,9 +462,13 @@ class NaiveLinear:
         self.n_iterates = 1
 
     def score(self, k, x):
+        """``x``: one row for every class (a dict), or a row per class (a list of dicts:
+        the joint feature map, class k seeing ``x[k]``)."""
+        x = x[k] if isinstance(x, list) else x
         return sum(self.W[k][i] * v for i, v in x.items()) + self.b[k]
 
     def add(self, k, step, x, bias):
+        x = x[k] if isinstance(x, list) else x
         for i, v in x.items():
             self.W[k][i] += step * v
         if bias:
@@ -503,6 +507,28 @@ def naive_pa_tau(variant, loss, norm2, C):
     return min(C, tau) if variant == "pa-i" else tau
 
 
+def naive_sq(x, k):
+    """``||x||^2`` of class ``k``'s row (``x`` a shared dict or a list of per-class dicts)."""
+    x = x[k] if isinstance(x, list) else x
+    return sum(v * v for v in x.values())
+
+
+def naive_class_rows(rows, T, unit):
+    """The joint feature map by hand: document ``d``'s row for class ``k`` is
+    ``T[k][i] * v`` for its entries ``i: v``, divided by that row's norm with ``unit``."""
+    out = []
+    for x in rows:
+        per_class = []
+        for k in range(len(T)):
+            xk = {i: v * float(T[k][i]) for i, v in x.items()}
+            norm = math.sqrt(sum(v * v for v in xk.values()))
+            if unit and norm > 0:
+                xk = {i: v / norm for i, v in xk.items()}
+            per_class.append(xk)
+        out.append(per_class)
+    return out
+
+
 def naive_mira_pass(model, rows, ys, order, cost, variant="pa", C=1.0, bias=True,
                     update="max-loss"):
     """One MIRA pass (Crammer et al. 2006, k = 1). Rival: the wrong class maximizing
@@ -521,7 +547,8 @@ def naive_mira_pass(model, rows, ys, order, cost, variant="pa", C=1.0, bias=True
         total += max(0.0, cost[y][worst] - s[y] + s[worst])
         rival = top if update == "prediction" else worst
         loss = cost[y][rival] - (s[y] - s[rival])
-        norm2 = 2.0 * (sum(v * v for v in x.values()) + (1.0 if bias else 0.0))
+        # ||phi(x, y) - phi(x, rival)||^2: the two classes' rows (or twice the shared one)
+        norm2 = naive_sq(x, y) + naive_sq(x, rival) + (2.0 if bias else 0.0)
         if loss > 0 and norm2 > 0 and (mistake or update != "prediction"):
             tau = naive_pa_tau(variant, loss, norm2, C)
             model.add(y, tau, x, bias)
@@ -565,8 +592,8 @@ def naive_per_label_pass(model, rows, Y, order, rule, C=1.0, lam=0.0, schedule="
         if rule == "sgd":
             eta = naive_eta(schedule, eta0, lam, model.n_iterates)
             model.shrink(1.0 - eta * lam)
-        norm2 = sum(v * v for v in x.values()) + (1.0 if bias else 0.0)
         for k, sk in enumerate(s):
+            norm2 = naive_sq(x, k) + (1.0 if bias else 0.0)
             z = Y[d][k] * sk
             mistakes += z <= 0
             if z < 1:

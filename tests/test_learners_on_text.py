@@ -35,6 +35,13 @@ def _bucket_rows(clf, texts, table_of, unit):
     return nb_rows(ids, np.asarray(offsets), table_of, unit, 1 << clf.hasher_.n_bits)
 
 
+def _joint_rows(rows, ratios, unit):
+    """``rows`` (binarized) seen by each class through its own ratios: the joint feature
+    map of the native multi-class and multi-label learners, unit per class with ``unit``."""
+    rows.class_table, rows.class_unit = ratios, unit
+    return rows
+
+
 def _first_epoch_order(seed, n):
     rng = np.random.default_rng(seed)
     rng.permutation(1)                      # the one cache block's order
@@ -75,12 +82,13 @@ def test_a_backend_learner_on_nb_rows_equals_it_trained_by_hand(name, texts, lab
                             order=order)
             expected = ref.decision_function(_bucket_rows(clf, NEW, ratios[k], unit))
             assert np.allclose(clf.decision_function(NEW)[:, k], expected, **tol)
-    else:                                    # native multi-class: binarized shared rows
+    else:                                    # native multi-class: each class on its ratios
         ref = make_learner(name, **params)
         y = np.array([classes.index(v) for v in labels])
-        ref.partial_fit(_bucket_rows(clf, texts, None, unit), y, classes=[0, 1, 2],
-                        order=order)
-        expected = ref.decision_function(_bucket_rows(clf, NEW, None, unit))
+        ref.partial_fit(_joint_rows(_bucket_rows(clf, texts, None, False), ratios, unit), y,
+                        classes=[0, 1, 2], order=order)
+        expected = ref.decision_function(
+            _joint_rows(_bucket_rows(clf, NEW, None, False), ratios, unit))
         assert np.allclose(clf.decision_function(NEW), expected, rtol=1e-9, atol=1e-12)
 
 
@@ -109,12 +117,13 @@ def test_partial_fit_trains_a_backend_learner_on_the_growing_lexicon(name, texts
     order = np.arange(len(texts))
     classes = clf.classes_
     got = clf.decision_function(NEW)
-    if name == "mira":              # native multi-class: binarized shared rows
+    if name == "mira":              # native multi-class: each class on its own ratios
         ref = make_learner(name, **params)
-        ref.partial_fit(nb_rows(ids, offsets, None, True, n),
+        ref.partial_fit(_joint_rows(nb_rows(ids, offsets, None, False, n), ratios, True),
                         np.array([classes.index(v) for v in labels]),
                         classes=list(range(len(classes))), order=order)
-        expected = ref.decision_function(nb_rows(new_ids, new_offsets, None, True, n))
+        expected = ref.decision_function(
+            _joint_rows(nb_rows(new_ids, new_offsets, None, False, n), ratios, True))
         assert np.allclose(got, expected, rtol=1e-9, atol=1e-12)
         return
     for k in range(ratios.shape[0]):    # one learner per output, on its own ratios
@@ -178,8 +187,9 @@ def test_built_in_learner_names_train_the_built_in_learner(name, same_as):
 
 
 def test_multilabel_hinge_on_nb_rows_equals_it_trained_by_hand():
-    """--multilabel --learner multilabel: the backend's multi-label hinge on one binarized
-    row per document, its targets the label sets as an indicator matrix of the labels."""
+    """--multilabel --learner multilabel: the backend's multi-label hinge, each label seeing
+    the document through its own ratios (unit per label), its targets the label sets as
+    an indicator matrix of the labels."""
     texts = TEXTS + THREE_TEXTS
     sets = [[v] for v in LABELS] + [[v, "pos"] if v != "pos" else [v] for v in THREE_LABELS]
     clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, epochs=1, seed=4, norm="l2",
@@ -187,9 +197,11 @@ def test_multilabel_hinge_on_nb_rows_equals_it_trained_by_hand():
     labels = clf.classes_
     Y = np.array([[int(c in s) for c in labels] for s in sets])
     ref = make_learner("multilabel", lam=1e-3, seed=4)
-    ref.partial_fit(_bucket_rows(clf, texts, None, True), Y, classes=list(range(len(labels))),
-                    order=_first_epoch_order(4, len(texts)))
-    expected = ref.decision_function(_bucket_rows(clf, NEW, None, True))
+    ratios = clf.ratios_.astype(np.float64)
+    ref.partial_fit(_joint_rows(_bucket_rows(clf, texts, None, False), ratios, True), Y,
+                    classes=list(range(len(labels))), order=_first_epoch_order(4, len(texts)))
+    expected = ref.decision_function(
+        _joint_rows(_bucket_rows(clf, NEW, None, False), ratios, True))
     assert np.allclose(clf.decision_function(NEW), expected, rtol=1e-9, atol=1e-12)
     scores = clf.decision_function(NEW)
     assert [set(p) for p in clf.predict_label_sets(NEW)] == \
@@ -282,3 +294,25 @@ def test_backend_learners_resume_from_a_checkpoint_bit_for_bit(tmp_path, name):
     a, b = np.load(tmp_path / "resumed.npz"), np.load(tmp_path / "full.npz")
     assert sorted(a.files) == sorted(b.files)
     assert all(np.array_equal(a[k], b[k]) for k in a.files if k.startswith("backend"))
+
+
+def test_a_model_file_from_before_the_joint_map_is_read_as_trained():
+    """A backend header without "joint" was written when the native multi-class learners
+    saw binarized rows shared by the classes: it is scored that way, not through the ratios
+    (which would silently change its predictions)."""
+    from nbsvm.learners.reduction import NBReduction
+    clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, epochs=2, seed=4, learner="mira",
+                          norm="l2").fit(THREE_TEXTS, THREE_LABELS)
+    header, arrays = clf.backend_.parts()
+    assert header["joint"] is True
+    del header["joint"]
+    old = NBReduction.from_parts(header, arrays, clf.linear_.n_outputs, clf.linear_.n_features)
+    assert not old.joint
+    tables = clf.linear_.tables
+    ids, offsets = np.array([0, 1, 2], dtype=np.int32), np.array([0, 3])
+    got = old.decision(tables, ids, offsets, True)
+    learner = clf.backend_.learners[0]
+    expected = learner.decision_function(nb_rows(ids, offsets, None, True, tables.shape[1]))
+    assert np.allclose(got, expected, rtol=1e-12)
+    joint = clf.backend_.decision(tables, ids, offsets, True)
+    assert not np.allclose(got, joint)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from conftest import random_rows
-from naive import NaiveLinear, hashed_blitzer, naive_mira_pass
+from naive import NaiveLinear, hashed_blitzer, naive_class_rows, naive_mira_pass
 from nbsvm import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.data.rows import SparseRows
@@ -70,6 +70,26 @@ def test_mira_kernel_equals_naive(variant, C, update, bias, cost):
     assert np.max(np.abs(m.coef_ - m.weights_[:, :-1])) > 1e-3    # averaging matters
     m.average = False
     np.testing.assert_array_equal(m.coef_, m.weights_[:, :-1])
+
+
+@pytest.mark.parametrize("unit", [False, True])
+@pytest.mark.parametrize("variant, update", [("pa-i", "max-loss"), ("pa", "prediction")])
+def test_mira_on_the_joint_feature_map_equals_naive(unit, variant, update):
+    """Each class sees the document through its own table (NBSVM's per-class ratios):
+    ``phi(x, k) = T[k] o x``, unit-normed per class with ``unit``; the kernel against the
+    reference on the per-class rows built by hand."""
+    rows, X, ys = _problem(seed=3, noise=0.2)
+    T = np.random.default_rng(7).normal(size=(3, 10))
+    X.class_table, X.class_unit = T, unit
+    m = MIRA(variant=variant, C=0.5, update=update, epochs=3, seed=2).fit(X, ys)
+    joint = naive_class_rows(rows, T.tolist(), unit)
+    model, stats = _run_naive(joint, ys, 3, 10, 3, 2, lambda model, order: naive_mira_pass(
+        model, joint, ys, order, (1 - np.eye(3)).tolist(), variant, 0.5, True, update))
+    _check_against(m, model, stats)
+    # the scores are each class's row against its weights
+    expected = [[model.score(k, x) for k in range(3)] for x in joint]
+    m.average = False
+    np.testing.assert_allclose(m.decision_function(X), expected, rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("update", ["max-loss", "prediction"])

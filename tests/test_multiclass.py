@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import nbsvm.learners.multiclass as multiclass_module
-from naive import NaiveLinear, hashed_blitzer, naive_crammer_singer_pass
+from naive import NaiveLinear, hashed_blitzer, naive_class_rows, naive_crammer_singer_pass
 from nbsvm import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.data.rows import SparseRows
@@ -35,6 +35,31 @@ def test_crammer_singer_kernel_equals_naive(lam, schedule, eta0, bias, average):
         np.testing.assert_allclose(m.coef_, model.W, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(m.intercept_, model.b, rtol=1e-10, atol=1e-12)
         assert not hasattr(m, "accum_")
+
+
+@pytest.mark.parametrize("unit", [False, True])
+def test_crammer_singer_on_the_joint_feature_map_equals_naive(unit):
+    """Each class sees the document through its own table, ``phi(x, k) = T[k] o x`` (unit
+    per class with ``unit``): the kernel against the reference on per-class rows by hand."""
+    rows, X, ys = _problem(seed=5, noise=0.2)
+    T = np.random.default_rng(8).normal(size=(3, 10))
+    X.class_table, X.class_unit = T, unit
+    m = MulticlassHinge(lam=0.05, schedule="optimal", eta0=0.5, epochs=3, seed=3).fit(X, ys)
+    joint = naive_class_rows(rows, T.tolist(), unit)
+    model, stats = _run_naive(joint, ys, 3, 10, 3, 3, lambda model, order:
+                              naive_crammer_singer_pass(model, joint, ys, order, 0.05,
+                                                        "optimal", 0.5, True))
+    _check_against(m, model, stats)
+
+
+def test_a_class_table_of_the_wrong_shape_is_refused():
+    _, X, ys = _problem()
+    X.class_table = np.ones((2, 10))           # three classes
+    with pytest.raises(ValueError, match="class table has 2 rows for 3 outputs"):
+        MulticlassHinge().fit(X, ys)
+    X.class_table = np.ones((3, 4))            # ten features
+    with pytest.raises(ValueError, match="at least n_features values per class"):
+        MulticlassHinge().fit(X, ys)
 
 
 def test_crammer_singer_rejects_bad_settings():

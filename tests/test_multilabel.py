@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 import nbsvm.learners.multilabel as multilabel_module
 from conftest import random_rows
-from naive import NaiveLinear, naive_per_label_pass
+from naive import NaiveLinear, naive_class_rows, naive_per_label_pass
 from nbsvm import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.data.rows import SparseRows
@@ -46,6 +46,24 @@ def test_multilabel_kernel_equals_naive(lam, schedule, eta0, bias):
     Y = np.where(on, 1, -1).tolist()
     model, stats = _run_naive(rows, Y, 4, 10, 3, 5, lambda model, order: naive_per_label_pass(
         model, rows, Y, order, "sgd", lam=lam, schedule=schedule, eta0=eta0, bias=bias))
+    _check_against(m, model, stats)
+
+
+@pytest.mark.parametrize("unit", [False, True])
+def test_multilabel_on_per_label_features_equals_naive(unit):
+    """Each label sees the document through its own table (NBSVM's per-label ratios),
+    unit-normed per label with ``unit``: the kernel against the reference on per-label rows
+    built by hand."""
+    rows, X, on = _planted(2, 50)
+    # (a seed where no score lands within rounding of 0, where a mistake could count apart)
+    T = np.random.default_rng(10).normal(size=(4, 10))
+    X.class_table, X.class_unit = T, unit
+    m = MultilabelHinge(lam=0.01, schedule="optimal", eta0=1.0, epochs=3, seed=5)
+    m.fit(X, _label_sets(on))
+    Y = np.where(on, 1, -1).tolist()
+    joint = naive_class_rows(rows, T.tolist(), unit)
+    model, stats = _run_naive(joint, Y, 4, 10, 3, 5, lambda model, order: naive_per_label_pass(
+        model, joint, Y, order, "sgd", lam=0.01, schedule="optimal", eta0=1.0, bias=True))
     _check_against(m, model, stats)
 
 

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 
+NO_TABLE = np.zeros((0, 0))
+
+
 @dataclass
 class SparseRows:
     """CSR rows with explicit values: row ``d`` is ``indices[offsets[d]:offsets[d+1]]`` with
@@ -34,6 +37,14 @@ class SparseRows:
     values: np.ndarray  # float64
     offsets: np.ndarray  # int64, length n_rows + 1
     n_features: int
+    # the joint feature map of the multi-class learners: class k sees row d as
+    # class_table[k] o x_d (divided by its norm with class_unit); None: every class the same
+    class_table: np.ndarray | None = None
+    class_unit: bool = False
+
+    def table(self) -> np.ndarray:
+        """The class table for the kernels (``(0, 0)`` when every class sees the row)."""
+        return NO_TABLE if self.class_table is None else self.class_table
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -45,7 +56,14 @@ class SparseRows:
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         pos = np.repeat(self.offsets[rows] - offsets[:-1], lengths) + np.arange(offsets[-1])
-        return SparseRows(self.indices[pos], self.values[pos], offsets, self.n_features)
+        return SparseRows(
+            self.indices[pos],
+            self.values[pos],
+            offsets,
+            self.n_features,
+            self.class_table,
+            self.class_unit,
+        )
 
     def sq_norms(self) -> np.ndarray:
         """``||x_d||^2`` of every row."""
@@ -139,7 +157,13 @@ def as_rows(X: Any, n_features: int | None = None) -> SparseRows:
         np.ascontiguousarray(_float_values(rows.values)),
         np.ascontiguousarray(rows.offsets, dtype=np.int64),
         width,
+        rows.class_table,
+        rows.class_unit,
     )
+    if out.class_table is not None and (
+        out.class_table.ndim != 2 or out.class_table.shape[1] < width
+    ):
+        raise InputError("a class table needs a row of at least n_features values per class")
     if (
         out.offsets.ndim != 1
         or len(out.offsets) < 1

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm._params import store_params
+from nbsvm.compat import InputError
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.kernels import multi as K
@@ -117,9 +118,27 @@ class LinearOutputs(OnlineLearner):
     def intercept_(self) -> np.ndarray:
         return self._predicting_weights()[:, -1].copy()
 
+    def _table(self, rows) -> np.ndarray:
+        """The rows' class table, checked against the outputs (the kernels index it by
+        class without bounds checks)."""
+        table = rows.table()
+        if table.shape[0] and table.shape[0] != self.weights_.shape[0]:
+            raise InputError(
+                f"a class table has {table.shape[0]} rows for {self.weights_.shape[0]} outputs"
+            )
+        return table
+
     def _scores(self, rows):
         out = np.empty((len(rows), self.weights_.shape[0]))
-        K._linear_scores(rows.indices, rows.values, rows.offsets, self._predicting_weights(), out)
+        K._linear_scores(
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            self._table(rows),
+            rows.class_unit,
+            self._predicting_weights(),
+            out,
+        )
         return out[:, 0] if self.task == "binary" else out
 
     def _arrays(self):
@@ -131,7 +150,16 @@ class LinearOutputs(OnlineLearner):
         ``order``, ``before``, the state (:meth:`_arrays`), then ``settings``; it returns
         the summed loss and the mistakes, turned into the progress sums."""
         loss, mistakes = kernel(
-            rows.indices, rows.values, rows.offsets, y, order, *before, *self._arrays(), *settings
+            rows.indices,
+            rows.values,
+            rows.offsets,
+            self._table(rows),
+            rows.class_unit,
+            y,
+            order,
+            *before,
+            *self._arrays(),
+            *settings,
         )
         return {"n": len(order), "loss": float(loss), "mistakes": int(mistakes)}
 

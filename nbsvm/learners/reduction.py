@@ -10,10 +10,13 @@ epoch's shuffled order.
 - Binary learners (``pa``, ``pegasos``): one learner for two classes; with more, the
   backend's one-vs-rest reduction (:class:`~nbsvm.learners.multiclass.OneVsRest`,
   ``fit_outputs``), each class's learner on rows of its own class's ratios.
-- Native multi-class learners (``mira``, ``multiclass-hinge``): one learner whose classes
-  share one feature vector per document. With two classes it is the NB-weighted vector;
-  with more, where each class has ratios of its own, the shared vector is the binarized
-  n-grams (value 1, scaled to unit norm with ``norm='l2'``).
+- Native multi-class and multi-label learners (``mira``, ``multiclass-hinge``,
+  ``multilabel``): one learner scoring every class. With two classes it sees the
+  NB-weighted vector; with more, each class sees the document through its own ratios, the
+  joint feature map of structured prediction ``phi(x, k) = r_k o x`` (Sol; Fendrich 2012)
+  over the binarized n-grams, each class's row scaled to unit norm with ``norm='l2'``
+  (:attr:`~nbsvm.data.rows.SparseRows.class_table`). Model files written before the joint
+  map (binarized rows shared by the classes) are read as they were trained.
 """
 
 from __future__ import annotations
@@ -79,6 +82,7 @@ class NBReduction:
         if lam_param is not None:
             params[lam_param] = lam
         self.shared = name in SHARED or n_outputs == 1
+        self.joint = True  # several outputs: each class sees the document by its own ratios
         if self.shared:
             self._shared = [make_learner(name, seed=seed, **params)]
         else:  # one-vs-rest: the backend's reduction, each class on its own rows
@@ -91,9 +95,19 @@ class NBReduction:
         output."""
         return self._shared if self.shared else self.ovr.estimators_
 
+    @property
+    def _multi_shared(self) -> bool:
+        """One learner scoring several outputs (not one output's binary learner)."""
+        return self.shared and (self.n_outputs > 1 or self.name == "multilabel")
+
     def _rows(self, tables, ids, offsets, unit, k) -> SparseRows:
-        multi_shared = self.shared and (self.n_outputs > 1 or self.name == "multilabel")
-        return nb_rows(ids, offsets, None if multi_shared else tables[k], unit, self.n_features)
+        if not self._multi_shared:
+            return nb_rows(ids, offsets, tables[k], unit, self.n_features)
+        if not self.joint:  # a model file from before the joint map: shared binarized rows
+            return nb_rows(ids, offsets, None, unit, self.n_features)
+        rows = nb_rows(ids, offsets, None, False, self.n_features)
+        rows.class_table, rows.class_unit = tables, unit
+        return rows
 
     def partial_fit(
         self,
@@ -150,9 +164,9 @@ class NBReduction:
         ``sum_i x_i w_i + b`` with ``x_i`` the document's row values (``values[i]``, or 1
         for the shared binarized rows when ``values`` is None; divided by the row's norm
         with ``unit``)."""
-        if self.shared and (self.n_outputs > 1 or self.name == "multilabel"):
+        if self._multi_shared:
             w, b = self.learners[0].output_weights(k)
-            return None, w, b
+            return (tables[k] if self.joint else None), w, b
         learner = self.learners[0 if self.shared else k]
         if hasattr(learner, "output_weights") and learner.task == "multiclass":
             # a multi-class learner on two classes scores classes_[1] - classes_[0]
@@ -168,7 +182,7 @@ class NBReduction:
             header, own = learner.saved_parts()
             headers.append(header)
             arrays.update({f"backend{j}.{name}": a for name, a in own.items()})
-        return {"name": self.name, "learners": headers}, arrays
+        return {"name": self.name, "learners": headers, "joint": self.joint}, arrays
 
     @classmethod
     def from_parts(
@@ -188,6 +202,7 @@ class NBReduction:
         obj = cls.__new__(cls)
         obj.name, obj.n_outputs, obj.n_features = header["name"], n_outputs, n_features
         obj.shared = obj.name in SHARED or n_outputs == 1
+        obj.joint = header.get("joint", False) is True  # absent: written before the joint map
         if len(header["learners"]) != (1 if obj.shared else n_outputs):
             raise NBSVMError("corrupted model file: wrong number of backend learners", path=path)
         loaded = []
