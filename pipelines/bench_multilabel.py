@@ -76,6 +76,10 @@ def systems(train: Path, test: Path, work: Path) -> list[dict]:
     table = [
         ("nbsvm train --multilabel (defaults)", [*head, "-o", str(work / "nbsvm.npz"), "-q"]),
         (
+            "nbsvm train --multilabel --threshold auto",
+            [*head, "--threshold", "auto", "-o", str(work / "tuned.npz"), "-q"],
+        ),
+        (
             "scikit-learn TfidfVectorizer(1,2, sublinear) + OneVsRest(LinearSVC)",
             peer_script("sklearn_multilabel_svc", train, test),
         ),

@@ -376,6 +376,15 @@ def train_command(
         "gives probabilities. Prints the held-out expected "
         "calibration error before and after.",
     ),
+    threshold: str = typer.Option(
+        "none",
+        "--threshold",
+        metavar="auto|none",
+        help="--multilabel only: auto tunes the labels' decision thresholds for micro F1 "
+        "on a held-out tenth of the training documents (a copy trains without it; the "
+        "model on all), saved with the model and used by predict, eval and serve; none "
+        "(the default): a label is predicted above 0 (calibrated: probability 0.5).",
+    ),
     multilabel: bool = typer.Option(
         False,
         "--multilabel",
@@ -535,6 +544,7 @@ def _classifier(**options) -> tuple[NBSVMClassifier, NBLexicon | None]:
         **{name: o[name] for name in _AS_GIVEN},
         eta0=eta0,
         calibrate=None if o["calibrate"] == "none" else o["calibrate"],
+        threshold=None if o["threshold"] == "none" else o["threshold"],
         class_weight=parse_class_weight(o["class_weight"]),
         early_stopping=o["valid"] is not None,
         validation_fraction=0.1 if o["valid"] is None else o["valid"],
@@ -696,6 +706,27 @@ def _refuse_with_auto(flag: str, *options) -> None:
         )
 
 
+# the one-line notes on stderr, by event stage (None: nothing to say)
+_NOTES = {
+    "data defaults": lambda e: data_defaults_line(e) if e["chosen"] else None,
+    "validation": lambda e: (
+        f"epoch {e['epoch']}: validation accuracy {100 * e['accuracy']:.2f}% (best: epoch "
+        f"{e['best_epoch']})" + (": stopping" if e["stop"] else "")
+    ),
+    "init": lambda e: (
+        f"continuing the saved model: {e['buckets']:,} of its buckets carry their weights"
+    ),
+    "calibrated": lambda e: calibration_line(e),
+    "thresholds": lambda e: (
+        f"thresholds: {e['changed']} of {e['labels']} labels moved from the default (best "
+        f"micro F1 on a held-out tenth, {e['seconds']:.1f} s)"
+    ),
+    "calibration skipped": lambda e: (
+        f"note: probabilities not calibrated ({e['reason']}): {e['why']}"
+    ),
+}
+
+
 def _training_events(progress, silent: bool):
     """The callback of a single-machine fit: progress bars, and the one-line notes (kept
     cache, checkpoints, resuming, the defaults read from the data) on stderr."""
@@ -704,41 +735,14 @@ def _training_events(progress, silent: bool):
         stage = event["stage"]
         if stage == "count":
             return progress(dict(event, stage="lexicon from kept cache"))
-        if stage == "data defaults":
-            if event["chosen"] and not silent:
-                err_console.print(data_defaults_line(event), highlight=False)
+        if stage in _NOTES:
+            line = None if silent else _NOTES[stage](event)
+            if line:
+                err_console.print(line, highlight=False)
             return
         if stage.startswith("auto"):
             if not silent:
                 err_console.print(auto_line(event), highlight=False, markup=False, soft_wrap=True)
-            return
-        if stage == "validation":
-            if not silent:
-                err_console.print(
-                    f"epoch {event['epoch']}: validation accuracy "
-                    f"{100 * event['accuracy']:.2f}% (best: epoch "
-                    f"{event['best_epoch']})" + (": stopping" if event["stop"] else ""),
-                    highlight=False,
-                )
-            return
-        if stage == "init":
-            if not silent:
-                err_console.print(
-                    f"continuing the saved model: {event['buckets']:,} of its "
-                    f"buckets carry their weights",
-                    highlight=False,
-                )
-            return
-        if stage == "calibrated":
-            if not silent:
-                err_console.print(calibration_line(event), highlight=False)
-            return
-        if stage == "calibration skipped":
-            if not silent:
-                err_console.print(
-                    f"note: probabilities not calibrated ({event['reason']}): {event['why']}",
-                    highlight=False,
-                )
             return
         if checkpoint_note(event, silent):
             return

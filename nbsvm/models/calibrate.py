@@ -214,6 +214,38 @@ def needs_calibration(model: NBSVMClassifier) -> str | None:
     return f"a class of {100 * share:.1f}% of the documents" if share < RARE_CLASS else None
 
 
+def with_held_out_copy(
+    model: NBSVMClassifier,
+    reread: Callable[[], Iterable[Document]],
+    use: Callable[[NBSVMClassifier, np.ndarray, np.ndarray], Any],
+    max_memory: MemoryLimit | None = None,
+) -> Any:
+    """``use(copy, scores, truth)``: a copy of the fitted ``model`` (its settings as read
+    from all the data) trained without the held-out tenth, its scores of that tenth and
+    their truth (as :func:`held_out_scores`). The full model's arrays wait on disk while the
+    copy trains and is used: the peak is one model, not two (20 Newsgroups: 244 MB of
+    weights and bucket map)."""
+    params = dict(
+        model.get_params(),
+        calibrate=None,
+        auto=False,
+        threshold=None,
+        char_ngrams=model.hasher_.char_ngrams,
+    )
+    copy = type(model)(**params)
+    seed = model.seed
+    state = [model, *[v for k, v in vars(model).items() if k == "linear_"]]
+    with spilled(*state) as moved:
+        if max_memory is not None:  # what stays in memory of the full model
+            held = max(0, array_bytes(*state) - moved)
+            max_memory = max(0, parse_size(max_memory) - held)
+        copy.fit_documents(lambda: split(reread(), seed, held=False), max_memory=max_memory)
+        scores, truth = held_out_scores(copy, split(reread(), seed, held=True))
+        result = use(copy, scores, truth)
+        del copy  # before the full model's arrays come back
+    return result
+
+
 def auto_calibrate(
     model: NBSVMClassifier,
     reread: Callable[[], Iterable[Document]] | None,
@@ -242,24 +274,13 @@ def auto_calibrate(
         )
         return
     t0 = time.perf_counter()
-    params = dict(
-        model.get_params(), calibrate=None, auto=False, char_ngrams=model.hasher_.char_ngrams
-    )  # as read from all the data
-    copy = type(model)(**params)
-    seed = model.seed
-    state = [model, *[v for k, v in vars(model).items() if k == "linear_"]]
+
+    def fit_calibrator(copy, scores, truth):
+        calibrator = Calibrator(AUTO_METHOD, model.multilabel).fit(scores, truth)
+        return calibrator, reliability(copy, calibrator, scores, truth)
+
     try:
-        # the full model's large arrays wait on disk while the copy trains: the peak is one
-        # model, not two (20 Newsgroups: 244 MB of weights and bucket map)
-        with spilled(*state) as moved:
-            if max_memory is not None:  # what stays in memory of the full model
-                held = max(0, array_bytes(*state) - moved)
-                max_memory = max(0, parse_size(max_memory) - held)
-            copy.fit_documents(lambda: split(reread(), seed, held=False), max_memory=max_memory)
-            scores, truth = held_out_scores(copy, split(reread(), seed, held=True))
-            calibrator = Calibrator(AUTO_METHOD, model.multilabel).fit(scores, truth)
-            rep = reliability(copy, calibrator, scores, truth)
-            del copy  # before the full model's arrays come back
+        calibrator, rep = with_held_out_copy(model, reread, fit_calibrator, max_memory)
     except NBSVMError as e:  # a class only in the held-out part, too few held out, memory
         notify({"stage": "calibration skipped", "docs": 0, "reason": why, "why": str(e)})
         return

@@ -11,6 +11,7 @@ every shape, dtype and value the kernels rely on, the classes against the arrays
 
 from __future__ import annotations
 
+import math
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -224,6 +225,8 @@ def _add_records(clf, header: dict, arrays: dict) -> None:
         header["auto"] = clf.auto_
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         header["eta0_"] = float(clf.linear_.eta0)  # what the calibration chose
+    if "thresholds_" in clf.__dict__:  # threshold='auto': per label, tuned held out
+        header["thresholds"] = [float(v) for v in clf.thresholds_]
     if clf.calibrator_ is not None:  # scores -> probabilities, fitted held out
         header["calibration"], own = clf.calibrator_.arrays()
         header["calibration"]["report"] = getattr(clf, "calibration_report_", None)
@@ -272,7 +275,22 @@ def _corpus(corpus) -> dict:
 
 def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> None:
     """What a model keeps beside its weights, checked: the lexicon's counts
-    (``keep_counts``) and the calibration (``calibrate``)."""
+    (``keep_counts``), the calibration (``calibrate``) and the labels' thresholds
+    (``threshold``)."""
+    if "thresholds" in header:
+        t = header["thresholds"]
+        if not (
+            clf.multilabel
+            and isinstance(t, list)
+            and len(t) == n_out
+            and all(isinstance(v, (int, float)) and math.isfinite(v) for v in t)
+        ):
+            raise NBSVMError(
+                f"corrupted model file: 'thresholds' must be {n_out} finite numbers of a "
+                "multi-label model",
+                path=path,
+            )
+        clf.thresholds_ = np.array(t, dtype=np.float64)
     if "lexicon" in header or "lexicon_counts" in arrays:
         clf.lexicon_ = NBLexicon.from_parts(
             header.get("lexicon"), arrays.get("lexicon_buckets"), arrays.get("lexicon_counts"), path

@@ -52,6 +52,7 @@ from nbsvm.models.fitting import Fit
 from nbsvm.models.modelfile import load_model, save_model
 from nbsvm.models.modes import mode_of, run_mode
 from nbsvm.models.partial import partial_fit
+from nbsvm.models.thresholds import tune_thresholds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -144,6 +145,11 @@ class NBSVMClassifier(Params):
         What the ``auto`` search ranks by on the held-out parts. ``None``: accuracy
         (micro F1 for label sets). ``macro_f1`` weighs every class alike: with a rare class
         that matters, accuracy rewards ignoring it. ``micro_f1`` is for label sets only.
+    threshold : None or 'auto'
+        Multi-label only: ``'auto'`` tunes each label's decision threshold for its F1 on
+        a held-out tenth of the training documents (:mod:`nbsvm.models.thresholds`; kept
+        in ``thresholds_``, saved with the model, used by predict, eval and serve); None
+        predicts a label above 0 (calibrated: above probability 0.5).
     class_weight : None, 'balanced' or dict
         Weigh each document's loss and step by its class's weight (scikit-learn's
         ``class_weight``): ``{"pos": 5}`` (classes not named weigh 1), or ``balanced``,
@@ -266,6 +272,7 @@ class NBSVMClassifier(Params):
         time_budget: float
         auto_metric: str | None
         calibrate: str | None
+        threshold: str | None
         class_weight: str | dict[Any, float] | None
         keep_counts: bool
         char_min: int
@@ -284,6 +291,7 @@ class NBSVMClassifier(Params):
         column_of_: np.ndarray | None
         backend_: NBReduction
         mean_abs_coef_: np.ndarray
+        thresholds_: np.ndarray
         n_seen_buckets_: int
         timings_: dict
         ngram_map_: dict[int, list[tuple[str, int]]]
@@ -321,6 +329,7 @@ class NBSVMClassifier(Params):
         time_budget=60.0,
         auto_metric=None,
         calibrate="auto",
+        threshold=None,
         class_weight=None,
         keep_counts=False,
         char_min=0,
@@ -425,6 +434,8 @@ class NBSVMClassifier(Params):
             fit.run(docs() if callable(docs) else docs)
         if self.calibrate == "auto":
             auto_calibrate(self, reread, callback, max_memory)
+        if self.threshold == "auto":
+            tune_thresholds(self, reread, callback, max_memory)
         return self
 
     @overload

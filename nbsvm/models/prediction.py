@@ -147,9 +147,10 @@ def score_rows(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
 
 def label_mask(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
     """The body of :meth:`~nbsvm.NBSVMClassifier.label_mask`."""
+    thresholds = model.__dict__.get("thresholds_")  # threshold='auto': per label
     if model.calibrator_ is not None:
-        return proba_of(model, scores) > 0.5
-    return score_rows(model, scores) > 0
+        return proba_of(model, scores) > (0.5 if thresholds is None else thresholds)
+    return score_rows(model, scores) > (0 if thresholds is None else thresholds)
 
 
 def labels_of(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:

@@ -89,6 +89,13 @@ def check_training_options(model: NBSVMClassifier) -> None:
             f"calibrate must be 'auto', None, 'sigmoid', 'isotonic' or "
             f"'temperature', got {model.calibrate!r}"
         )
+    if model.threshold not in (None, "auto"):
+        raise NBSVMError(f"threshold must be None or 'auto', got {model.threshold!r}")
+    if model.threshold == "auto" and not model.multilabel:
+        raise NBSVMError(
+            "threshold='auto' tunes each label's threshold of a multi-label model "
+            "(multilabel=True, --multilabel); this model predicts one class per document"
+        )
     if not isinstance(model.keep_counts, (bool, np.bool_)):
         raise NBSVMError(f"keep_counts must be True or False, got {model.keep_counts!r}")
 
