@@ -163,3 +163,20 @@ def test_train_threshold_auto_on_20_newsgroups_label_sets_through_the_cli(tmp_pa
     assert float(ev.stdout.split("micro F1: ")[1].split()[0]) == micro["tuned"]
     print(f"\n20NG 1/4 multi-label micro F1: {micro['plain']:.4f} -> {micro['tuned']:.4f}")
     assert micro["tuned"] >= micro["plain"] - 0.005, micro
+
+
+def test_too_few_documents_keep_the_default_thresholds_and_say_why(tmp_path):
+    from nbsvm.datasets import fixture
+    lines = [line.rstrip("\n").split("\t", 1) for line in open(fixture("tags.txt"))]
+    docs = [Document(label, text, "tags.txt", i + 1) for i, (label, text) in enumerate(lines)]
+    events = []
+    clf = NBSVMClassifier(multilabel=True, threshold="auto").fit_documents(
+        lambda: iter(docs), callback=events.append)
+    assert "thresholds_" not in clf.__dict__
+    skipped = [e for e in events if e["stage"] == "thresholds skipped"]
+    assert skipped and "hold out a tenth of the training documents" in skipped[0]["why"]
+    run = subprocess.run([str(NBSVM), "train", str(fixture("tags.txt")), "--multilabel",
+                          "--threshold", "auto", "-o", str(tmp_path / "m.npz")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "note: the default thresholds are kept" in run.stderr

@@ -153,6 +153,9 @@ def _describe_model(info: dict, header: dict, arrays: dict) -> None:
         info["calibration"] = {
             k: v for k, v in header["calibration"].items() if k in ("method", "report")
         }
+    if isinstance(header.get("thresholds"), list):  # train --threshold auto
+        classes = header.get("classes") if isinstance(header.get("classes"), list) else []
+        info["thresholds"] = dict(zip(map(str, classes), header["thresholds"]))
     stored = _shape(arrays, "buckets", 0)
     n_out = _shape(arrays, "coef", 0)
     n_bits = sizes.get("n_bits")

@@ -721,6 +721,7 @@ _NOTES = {
         f"thresholds: {e['changed']} of {e['labels']} labels moved from the default (best "
         f"micro F1 on a held-out tenth, {e['seconds']:.1f} s)"
     ),
+    "thresholds skipped": lambda e: f"note: the default thresholds are kept: {e['why']}",
     "calibration skipped": lambda e: (
         f"note: probabilities not calibrated ({e['reason']}): {e['why']}"
     ),

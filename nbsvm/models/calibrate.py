@@ -108,7 +108,7 @@ def held_out_scores(
     scores = np.concatenate(parts) if parts else np.zeros((0, 1))
     if len(scores) < 2:
         raise NBSVMError(
-            f"--calibrate holds out a tenth of the training documents and got "
+            f"calibration and thresholds hold out a tenth of the training documents and got "
             f"{len(scores)}: at least 2 are needed (about 20 documents or more)"
         )
     return scores, np.concatenate(truth)

@@ -111,7 +111,9 @@ def tune_thresholds(
     max_memory: MemoryLimit | None = None,
 ) -> None:
     """Set ``model.thresholds_`` (the module docstring) on a fitted multi-label model
-    whose documents can be read again."""
+    whose documents can be read again; where the held-out tenth cannot be had (too few
+    documents, a label only in it) the default thresholds stay and a ``"thresholds
+    skipped"`` event says why."""
     notify = callback or (lambda event: None)
     if reread is None:
         raise NBSVMError(
@@ -125,7 +127,11 @@ def tune_thresholds(
         copy.calibrator_ = model.calibrator_
         return micro_f1_thresholds(label_values(copy, scores), truth, default)
 
-    thresholds = with_held_out_copy(model, reread, tuned, max_memory)
+    try:
+        thresholds = with_held_out_copy(model, reread, tuned, max_memory)
+    except NBSVMError as e:  # too few documents held out, a label only there, memory
+        notify({"stage": "thresholds skipped", "docs": 0, "why": str(e)})
+        return
     model.thresholds_ = thresholds
     notify(
         {
