@@ -154,8 +154,9 @@ def _describe_model(info: dict, header: dict, arrays: dict) -> None:
             k: v for k, v in header["calibration"].items() if k in ("method", "report")
         }
     if isinstance(header.get("thresholds"), list):  # train --threshold auto
-        classes = header.get("classes") if isinstance(header.get("classes"), list) else []
-        info["thresholds"] = dict(zip(map(str, classes), header["thresholds"]))
+        classes = header.get("classes")
+        names = [str(c) for c in classes] if isinstance(classes, list) else []
+        info["thresholds"] = dict(zip(names, header["thresholds"]))
     stored = _shape(arrays, "buckets", 0)
     n_out = _shape(arrays, "coef", 0)
     n_bits = sizes.get("n_bits")
