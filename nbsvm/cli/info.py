@@ -355,6 +355,7 @@ _RECORDS = (
     ("auto", "auto", _auto),
     ("quantized", "quantized", _quantized),
     ("calibration", "calibration", _calibration),
+    ("thresholds", "thresholds", lambda t: ", ".join(f"{k} {v:.3g}" for k, v in t.items())),
 )
 
 
