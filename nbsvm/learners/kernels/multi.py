@@ -91,6 +91,15 @@ def _score(indices, values, lo, hi, W, k, T, f):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _all_scores(indices, values, lo, hi, W, T, unit, f, scale, scores):
+    """``scores[k] = scale * W[k] . (phi(x, k), 1)`` for every class, the class factors
+    ``f`` set first."""
+    _class_factors(indices, values, lo, hi, T, unit, f)
+    for k in range(W.shape[0]):
+        scores[k] = scale * _score(indices, values, lo, hi, W, k, T, f)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _add_row(indices, values, lo, hi, W, A, k, step, use_bias, scale_sum, T, f):
     """W[k] += step * (phi(x, k), use_bias); A[k] += scale_sum * (the same) when
     averaging."""
@@ -174,9 +183,7 @@ def _mira_epoch(
         lo = offsets[d]
         hi = offsets[d + 1]
         label = y[d]
-        _class_factors(indices, values, lo, hi, T, unit, f)
-        for k in range(n_classes):
-            scores[k] = _score(indices, values, lo, hi, W, k, T, f)
+        _all_scores(indices, values, lo, hi, W, T, unit, f, 1.0, scores)
         top = -1
         worst = -1
         for k in range(n_classes):
@@ -234,9 +241,7 @@ def _crammer_singer_epoch(
         hi = offsets[d + 1]
         label = y[d]
         scale = state[0]
-        _class_factors(indices, values, lo, hi, T, unit, f)
-        for k in range(n_classes):
-            scores[k] = scale * _score(indices, values, lo, hi, W, k, T, f)
+        _all_scores(indices, values, lo, hi, W, T, unit, f, scale, scores)
         rival = -1
         for k in range(n_classes):
             if k != label and (rival < 0 or scores[k] > scores[rival]):
@@ -282,9 +287,7 @@ def _per_label_epoch(
         lo = offsets[d]
         hi = offsets[d + 1]
         scale = state[0]
-        _class_factors(indices, values, lo, hi, T, unit, f)
-        for k in range(n_labels):
-            scores[k] = scale * _score(indices, values, lo, hi, W, k, T, f)
+        _all_scores(indices, values, lo, hi, W, T, unit, f, scale, scores)
         eta = 0.0
         if rule == RULE_SGD:
             eta = _eta(schedule, eta0, lam, state[2])
@@ -329,6 +332,4 @@ def _linear_scores(indices, values, offsets, T, unit, W, out):
     for d in range(offsets.shape[0] - 1):
         lo = offsets[d]
         hi = offsets[d + 1]
-        _class_factors(indices, values, lo, hi, T, unit, f)
-        for k in range(W.shape[0]):
-            out[d, k] = _score(indices, values, lo, hi, W, k, T, f)
+        _all_scores(indices, values, lo, hi, W, T, unit, f, 1.0, out[d])
