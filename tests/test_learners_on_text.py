@@ -15,7 +15,7 @@ from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.explain import explain_text
 from nbsvm.learners.registry import make_learner
-from nbsvm.learners.reduction import nb_rows
+from nbsvm.learners.reduction import ON_TEXT, nb_rows
 from test_model import LABELS, NEW, TEXTS, THREE_LABELS, THREE_TEXTS
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -59,7 +59,7 @@ def test_a_backend_learner_on_nb_rows_equals_it_trained_by_hand(name, texts, lab
     unit = norm == "l2"
     order = _first_epoch_order(4, len(texts))
     classes = clf.classes_
-    params = {"seed": 4,
+    params = {"seed": 4, **ON_TEXT.get(name, {}),
               **({"lam": 1e-3} if name in ("pegasos", "multiclass-hinge", "dcd") else {})}
     ratios = clf.ratios_.astype(np.float64)
     # dcd solves to its tolerance (1e-4): summed in another order (the cache's columns
@@ -196,7 +196,7 @@ def test_multilabel_hinge_on_nb_rows_equals_it_trained_by_hand():
                           multilabel=True, learner="multilabel", lam=1e-3).fit(texts, sets)
     labels = clf.classes_
     Y = np.array([[int(c in s) for c in labels] for s in sets])
-    ref = make_learner("multilabel", lam=1e-3, seed=4)
+    ref = make_learner("multilabel", lam=1e-3, seed=4, fit_intercept=False)  # as on text
     ratios = clf.ratios_.astype(np.float64)
     ref.partial_fit(_joint_rows(_bucket_rows(clf, texts, None, False), ratios, True), Y,
                     classes=list(range(len(labels))), order=_first_epoch_order(4, len(texts)))

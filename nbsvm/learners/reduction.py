@@ -37,6 +37,13 @@ from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, make_learner
 LEARNERS = {name: ALGORITHMS[name].lam for name in TEXT_LEARNERS}
 SHARED = tuple(name for name in TEXT_LEARNERS if ALGORITHMS[name].shared)
 ONE_CLASS = tuple(name for name in TEXT_LEARNERS if ALGORITHMS[name].one_class)
+# parameters of a backend learner on text that differ from its own defaults. The hinge
+# learners by SGD (Pegasos steps, shrinkage) learn no bias input on text: a constant 1 beside
+# unit-norm rows moves the biases as much as all the weights. Without it (accuracy, or micro
+# F1): 20NG multiclass-hinge 81.86 -> 84.16, Blitzer domain 76.47 -> 78.88, 20NG subject
+# lines 69.74 -> 71.85, multi-label 20NG 0.627 -> 0.783; MIRA's closed-form steps neither
+# gain nor lose (-0.4, 0.0, +0.45 on the same three), so it keeps its bias.
+ON_TEXT = {"multiclass-hinge": {"fit_intercept": False}, "multilabel": {"fit_intercept": False}}
 # names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
 BUILT_IN = ("adagrad", "sgd", "ovr")
 
@@ -77,7 +84,7 @@ class NBReduction:
         if name not in LEARNERS:
             raise NBSVMError(f"unknown backend learner {name!r}; allowed: {', '.join(LEARNERS)}")
         self.name, self.n_outputs, self.n_features = name, n_outputs, n_features
-        params: dict[str, object] = {}
+        params: dict[str, object] = dict(ON_TEXT.get(name, {}))
         lam_param = LEARNERS[name]
         if lam_param is not None:
             params[lam_param] = lam
