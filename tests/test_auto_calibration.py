@@ -213,3 +213,24 @@ def test_nb_interpolated_scores_are_calibrated_on_real_sentences():
     losses = {name: log_loss(ty, np.clip(m.predict_proba(tx), 1e-15, 1), labels=m.classes_)
               for name, m in (("raw", raw), ("auto", auto), ("one", one))}
     assert losses["auto"] < losses["raw"] and losses["auto"] < losses["one"] + 0.02, losses
+
+
+def test_a_backend_learner_that_auto_chose_is_calibrated_and_one_given_by_hand_is_not():
+    """--auto's model replaces the defaults, which give probabilities: when it chose the
+    exact solver (margins only) calibrate='auto' fits a temperature on the held-out tenth;
+    the same learner asked for by hand stays as it was (margins, no extra training)."""
+    from nbsvm.models.calibrate import auto_calibrate, needs_calibration
+    docs = synthetic(400, seed=2)
+    by_hand = NBSVMClassifier(learner="dcd", n_bits=14).fit_documents(lambda: iter(docs))
+    assert needs_calibration(by_hand) is None and not by_hand.has_proba()
+    chosen = NBSVMClassifier(learner="dcd", n_bits=14).fit_documents(lambda: iter(docs))
+    chosen.auto_ = {"changed": {"learner": "dcd"}}
+    assert needs_calibration(chosen) == "--auto chose learner dcd"
+    events = []
+    auto_calibrate(chosen, lambda: iter(docs), events.append)
+    assert chosen.has_proba() and events[-1]["stage"] == "calibrated"
+    texts = [d.text for d in docs[:50]]
+    p = chosen.predict_proba(texts)
+    assert np.allclose(p.sum(axis=1), 1.0)
+    # the labels stay the uncalibrated margins' (a temperature keeps their signs)
+    assert list(chosen.predict(texts)) == list(by_hand.predict(texts))

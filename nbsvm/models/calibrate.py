@@ -8,6 +8,8 @@ learner's own probabilities are known to be off (:func:`needs_calibration`): mor
 classes (one against the rest with modified Huber has no probabilities of its own: the
 20 Newsgroups subject lines' log loss 4.74 without, 1.20 with, scikit-learn's calibrated
 LinearSVC 1.17) and two classes one of which is rare (IMDB 1:9, 0.33 -> 0.24 against 0.17),
+and a backend learner that ``auto`` chose over the built-in one (the exact solver's margins
+are not probabilities, and the defaults it replaces gave some), each
 after the model is trained on all the documents (:func:`auto_calibrate`), so the labels and
 the accuracy are the uncalibrated model's. Two balanced classes keep the log loss's own
 probabilities (IMDB 0.23, MPQA 0.38, Subj 0.19: at or near the calibrated baseline's) and
@@ -195,14 +197,14 @@ def needs_calibration(model: NBSVMClassifier) -> str | None:
     built-in learner, one label per document, counts not kept for further training (a
     calibrated model cannot be continued), at least :data:`AUTO_MIN_DOCS` documents, and
     more than two classes, a class under :data:`RARE_CLASS` of them, or scores
-    interpolated with NB (``beta`` under 1)."""
-    if (
-        model.calibrate != "auto"
-        or model.multilabel
-        or model.keep_counts
-        or model.backend_learner is not None
-        or model.n_docs_ < AUTO_MIN_DOCS
-    ):
+    interpolated with NB (``beta`` under 1); or a backend learner that ``auto`` chose (the
+    defaults it replaces give probabilities, its margins do not)."""
+    if model.calibrate != "auto" or model.multilabel or model.keep_counts:
+        return None
+    if model.backend_learner is not None:  # on any number of documents: else none at all
+        chosen = model.__dict__.get("auto_", {}).get("changed", {})
+        return f"--auto chose learner {model.backend_learner}" if "learner" in chosen else None
+    if model.n_docs_ < AUTO_MIN_DOCS:
         return None
     if len(model.classes_) > 2:
         return f"{len(model.classes_)} classes"
