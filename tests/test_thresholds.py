@@ -180,3 +180,12 @@ def test_too_few_documents_keep_the_default_thresholds_and_say_why(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "note: the default thresholds are kept" in run.stderr
+
+
+def test_a_model_with_tuned_thresholds_is_not_continued_with_stale_ones():
+    docs = _tagged(600)
+    clf = NBSVMClassifier(ngrams=1, n_bits=12, multilabel=True, threshold="auto")
+    clf.fit_documents(lambda: iter(docs))
+    assert "thresholds_" in clf.__dict__
+    with pytest.raises(NBSVMError, match="tuned to the old weights"):
+        clf.partial_fit([d.text for d in docs[:5]], [d.label.split(",") for d in docs[:5]])

@@ -100,14 +100,10 @@ class DualCD(OnlineLearner):
         self._pending = False
 
     def fit(self, X: Any, y: Any, callback: Callable[[int, dict], object] | None = None) -> DualCD:
-        """Solve on ``(X, y)`` from scratch (``callback(pass, stats)`` after every pass)."""
-        self._check()
-        for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
-            delattr(self, name)
-        rows = self._rows(X, reset=True)
-        y = self._targets(y, len(rows))
-        self._start(rows, y, None)
-        self._step(rows, self._encode(y), None)
+        """Solve on ``(X, y)`` from scratch (``callback(pass, stats)`` after every pass of
+        the solver). The base class keeps the rows (one pass: this learner has no
+        ``epochs``); then they are solved."""
+        super().fit(X, y)
         self._solve(callback)
         self.history_ = [dict(self.last_stats_)]
         return self
@@ -119,41 +115,36 @@ class DualCD(OnlineLearner):
                 "a loaded dcd model cannot continue: its training rows are not saved "
                 "(train it again on all the data)"
             )
-        order = np.asarray(order, dtype=np.int64)
-        lengths = np.diff(rows.offsets)[order]
-        # the positions of the ordered rows' entries: each row's start, then 0, 1, ...
-        ends = np.cumsum(lengths)
-        at = np.repeat(rows.offsets[order] - (ends - lengths), lengths) + np.arange(
-            ends[-1] if len(ends) else 0
-        )
+        kept = rows.take(order)
         self._kept.append(
             (
-                rows.indices[at].astype(np.int32),
-                rows.values[at].astype(np.float32),
-                lengths,
+                kept.indices.astype(np.int32),
+                kept.values.astype(np.float32),
+                np.diff(kept.offsets),
                 np.asarray(y, dtype=np.float64)[order],
             )
         )
         self._pending = True
         return {"n": len(order)}
 
-    def _stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The kept rows as one CSR matrix (float64 values) and their targets."""
+    def _stacked(self) -> tuple[SparseRows, np.ndarray]:
+        """The kept rows as one block (float64 values) and their targets."""
         lengths = np.concatenate([k[2] for k in self._kept])
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        indices = np.concatenate([k[0] for k in self._kept])
-        values = np.concatenate([k[1] for k in self._kept]).astype(np.float64)
-        return indices, values, offsets, np.concatenate([k[3] for k in self._kept])
-
-    def _dual_start(self, values, offsets, y, C, kind, bias):
-        """The dual variables (kept ones from the last solution; new rows at 0, or at
-        C/1000 on both sides for the log loss), the diagonal ``qd`` and ``w`` of them."""
-        n = len(y)
-        sq = np.bincount(
-            np.repeat(np.arange(n), np.diff(offsets)), weights=values * values, minlength=n
+        rows = SparseRows(
+            np.concatenate([k[0] for k in self._kept]),
+            np.concatenate([k[1] for k in self._kept]).astype(np.float64),
+            offsets,
+            self.n_features_in_,
         )
-        sq += bias * bias
+        return rows, np.concatenate([k[3] for k in self._kept])
+
+    def _dual_start(self, rows, y, C, kind, bias):
+        """The dual variables (kept ones from the last solution; new rows at 0, or at
+        C/1000 on both sides for the log loss), the diagonal ``qd`` and ``y alpha``."""
+        n = len(y)
+        sq = rows.sq_norms() + bias * bias
         old = len(self._alpha) // (2 if kind == dual.LOG else 1)
         if kind == dual.LOG:
             alpha = np.empty(2 * n)
@@ -169,11 +160,12 @@ class DualCD(OnlineLearner):
         """Dual coordinate descent over every row kept, from the last solution, until the
         gap is below ``tol`` or ``max_iter`` passes."""
         self._check()
-        indices, values, offsets, y = self._stacked()
+        rows, y = self._stacked()
+        indices, values, offsets = rows.indices, rows.values, rows.offsets
         n = len(y)
         C = 1.0 / (float(self.lam) * n)
         bias, bias_index, kind = float(self.fit_intercept), self.n_features_in_, LOSSES[self.loss]
-        alpha, qd, coef = self._dual_start(values, offsets, y, C, kind, bias)
+        alpha, qd, coef = self._dual_start(rows, y, C, kind, bias)
         w = np.zeros(self.n_features_in_ + 1)  # w = sum_i alpha_i y_i x_i
         np.add.at(w, indices, np.repeat(coef, np.diff(offsets)) * values)
         w[bias_index] = bias * coef.sum()

@@ -671,7 +671,7 @@ class _Search:
         # every change scored on these held-out documents at any rung counts: the last
         # rung's few were chosen on the same documents, so their best gain is the best of
         # all (Subj: chosen among 11 at z 2.68 against 2.45 asked, then 0.04 below the
-        # defaults on the test part; all 54 compared ask 3.26)
+        # defaults on the test part; all 54 compared ask 3.12)
         compared = {tuple(sorted(t["changed"].items())) for t in self.trials if t["changed"]}
         changes = max(len(compared), sum(1 for p in pool if _changed(p["settings"], self.defaults)))
         n_units = len(pool[0]["groups"]) if pool else VALIDATION_GROUPS

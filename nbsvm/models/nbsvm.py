@@ -146,7 +146,7 @@ class NBSVMClassifier(Params):
         (micro F1 for label sets). ``macro_f1`` weighs every class alike: with a rare class
         that matters, accuracy rewards ignoring it. ``micro_f1`` is for label sets only.
     threshold : None or 'auto'
-        Multi-label only: ``'auto'`` tunes each label's decision threshold for its F1 on
+        Multi-label only: ``'auto'`` tunes the labels' decision thresholds for micro F1 on
         a held-out tenth of the training documents (:mod:`nbsvm.models.thresholds`; kept
         in ``thresholds_``, saved with the model, used by predict, eval and serve); None
         predicts a label above 0 (calibrated: above probability 0.5).

@@ -55,6 +55,11 @@ def partial_fit(
             "a quantized model does not train further (its AdaGrad sums and "
             "small weights are gone): continue from the original model file"
         )
+    if "thresholds_" in model.__dict__:
+        raise NBSVMError(
+            "a model with tuned thresholds (threshold='auto') does not train further: they "
+            "were tuned to the old weights. Continue a model trained without them"
+        )
     if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
     texts, values = texts_and_labels(X, y, "text", "label")

@@ -145,12 +145,23 @@ def score_rows(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
     return np.asarray(scores, dtype=np.float64).reshape(len(scores), model.n_outputs())
 
 
+def label_values(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
+    """What a multi-label model compares with its thresholds: calibrated probabilities,
+    or the scores."""
+    return proba_of(model, scores) if model.calibrator_ is not None else score_rows(model, scores)
+
+
+def default_threshold(model: NBSVMClassifier) -> float:
+    """A label's threshold without ``threshold='auto'``: probability 0.5, or score 0."""
+    return 0.5 if model.calibrator_ is not None else 0.0
+
+
 def label_mask(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
     """The body of :meth:`~nbsvm.NBSVMClassifier.label_mask`."""
     thresholds = model.__dict__.get("thresholds_")  # threshold='auto': per label
-    if model.calibrator_ is not None:
-        return proba_of(model, scores) > (0.5 if thresholds is None else thresholds)
-    return score_rows(model, scores) > (0 if thresholds is None else thresholds)
+    return label_values(model, scores) > (
+        default_threshold(model) if thresholds is None else thresholds
+    )
 
 
 def labels_of(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:

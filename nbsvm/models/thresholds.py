@@ -23,6 +23,7 @@ import numpy as np
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.models.calibrate import with_held_out_copy
+from nbsvm.models.prediction import default_threshold, label_values
 
 if TYPE_CHECKING:
     from nbsvm.models._types import MemoryLimit
@@ -90,18 +91,6 @@ def micro_f1_thresholds(
         if not moved:
             break
     return thresholds
-
-
-def label_values(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
-    """What a multi-label model compares with its thresholds: calibrated probabilities,
-    or the scores."""
-    if model.calibrator_ is not None:
-        return model.proba_of(scores)
-    return np.asarray(scores, dtype=np.float64).reshape(len(scores), model.n_outputs())
-
-
-def default_threshold(model: NBSVMClassifier) -> float:
-    return 0.5 if model.calibrator_ is not None else 0.0
 
 
 def tune_thresholds(
