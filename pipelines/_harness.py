@@ -156,18 +156,18 @@ def write_runs_table(name: str, title: str, runs: int, table: str) -> None:
 def archive_bench(name: str, doc: str, argv, archive: Path, **bench) -> None:
     """A benchmark of an archive's corpus (``pipelines/NAME.py``): parse the arguments,
     ``bench["unpack"](archive, work)`` into its train and test inputs,
-    ``bench["systems"](train, test, work)``, run them interleaved (``bench["score"]``,
-    ``bench["describe"]``: see :func:`interleaved_runs`), and write the table under
-    ``bench["title"]``: ``bench["header"]`` (its lines), a row a system of
-    ``bench["cells"](results)`` then its times against the system at
-    ``bench["reference"]``."""
+    ``bench["systems"](train, test, work)`` (``(name, command)`` pairs), run them
+    interleaved (``bench["score"]``, ``bench["describe"]``: see :func:`interleaved_runs`),
+    and write the table under ``bench["title"]``: ``bench["header"]`` (its lines), a row a
+    system of ``bench["cells"](results)`` then its times against the last system (the
+    peer)."""
     args = archive_args(doc, archive, name, argv)
     work = Path(args.work)
     train, test = bench["unpack"](Path(args.archive), work)
-    todo = bench["systems"](train, test, work)
+    todo = [dict(name=n, cmd=cmd) for n, cmd in bench["systems"](train, test, work)]
     announce_runs(name, args)
     results = interleaved_runs(todo, args.runs, bench["score"], bench["describe"])
-    reference = todo[bench["reference"]]["name"]
+    reference = todo[-1]["name"]
     base = statistics.median(r["seconds"] for r in results[reference])
     lines = list(bench["header"])
     for s in todo:

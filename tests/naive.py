@@ -203,6 +203,20 @@ def _row_scale(ids, table, unit: bool) -> float:
     return 1.0 / norm if norm > 0 else 0.0
 
 
+def _example(docs, ys, d, table, w, b, loss, unit, weights):
+    """Example ``d``'s bucket ids, row scale, and weighted loss and derivative at
+    ``p = w.x + b`` (exact float64 products of the stored values)."""
+    ids = list(docs[d])
+    scale = _row_scale(ids, table, unit)
+    dot = 0.0
+    for i in ids:
+        dot += w[i] * float(table[i])
+    p = dot * scale + b
+    weight = 1.0 if weights is None else float(weights[d])
+    y = float(ys[d])
+    return ids, scale, weight * naive_loss(loss, p, y), weight * naive_dloss(loss, p, y)
+
+
 def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=0.01,
                     f32=False, unit=False, weights=None):
     """Return ``(w, b, t, total_loss)`` after visiting ``order`` once.
@@ -222,16 +236,8 @@ def naive_sgd_epoch(docs, ys, order, table, w, b, t, eta0, lam, loss, bias_rate=
     b = float(b)
     total = 0.0
     for d in order:
-        ids = list(docs[d])
-        y = float(ys[d])
-        scale = _row_scale(ids, table, unit)
-        dot = 0.0
-        for i in ids:
-            dot += w[i] * float(table[i])
-        p = dot * scale + b
-        weight = 1.0 if weights is None else float(weights[d])
-        total += weight * naive_loss(loss, p, y)
-        g = weight * naive_dloss(loss, p, y)
+        ids, scale, value, g = _example(docs, ys, d, table, w, b, loss, unit, weights)
+        total += value
         eta = eta0 / (1.0 + lam * eta0 * t)
         if lam:
             shrink = 1.0 - eta * lam
@@ -272,16 +278,8 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
     eta0_i, lam_i, eps_i = r(eta0), r(lam), r(eps)
     total = 0.0
     for d in order:
-        ids = list(docs[d])
-        y = float(ys[d])
-        scale = _row_scale(ids, table, unit)
-        dot = 0.0
-        for i in ids:
-            dot += w[i] * float(table[i])     # exact float64 product of stored values
-        p = dot * scale + b
-        weight = 1.0 if weights is None else float(weights[d])
-        total += weight * naive_loss(loss, p, y)
-        g = weight * naive_dloss(loss, p, y)
+        ids, scale, value, g = _example(docs, ys, d, table, w, b, loss, unit, weights)
+        total += value
         g_i = r(g * scale)
         for i in ids:
             gi = r(g_i * float(table[i]) + lam_i * w[i])

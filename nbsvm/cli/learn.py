@@ -9,7 +9,7 @@ import typer
 
 from nbsvm.cli import app
 from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
-from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, QUIET, RESUME, STRICT
+from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, MAX_MEMORY, QUIET, RESUME, STRICT
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.data.rowencoder import DEFAULT_N_BITS
@@ -95,13 +95,7 @@ def learn_command(
         help="Print the training summary as JSON only (with --test: "
         "the test report, the summary under 'training').",
     ),
-    max_memory: str | None = typer.Option(
-        None,
-        "--max-memory",
-        help="Refuse to train when the weights would need "
-        "more (e.g. 2G); always refused beyond the "
-        "memory available.",
-    ),
+    max_memory: str | None = MAX_MEMORY,
     checkpoint_every: int = CHECKPOINT_EVERY,
     resume: bool = RESUME,
     quiet: bool = QUIET,

@@ -72,6 +72,12 @@ DASK_LOCAL = typer.Option(
 )
 QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars.")
 JSON = typer.Option(False, "--json", help="Print the report as JSON only (no progress bars).")
+MAX_MEMORY = typer.Option(
+    None,
+    "--max-memory",
+    help="Refuse to start when training would need more (e.g. 2G); always refused "
+    "beyond the memory available.",
+)
 STRICT = typer.Option(
     False, "--strict", help="Refuse invalid UTF-8 (default: replace it and report how many bytes)."
 )

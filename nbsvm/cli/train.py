@@ -29,6 +29,7 @@ from nbsvm.cli.options import (
     DASK,
     HASHING,
     INPUTS,
+    MAX_MEMORY,
     QUIET,
     READING,
     RESUME,
@@ -445,13 +446,7 @@ def train_command(
         "epoch (needs matplotlib: pip install "
         "'nbsvm[plot]').",
     ),
-    max_memory: str | None = typer.Option(
-        None,
-        "--max-memory",
-        help="Refuse to start when training would need "
-        "more (e.g. 2G); always refused beyond the "
-        "memory available.",
-    ),
+    max_memory: str | None = MAX_MEMORY,
     reading: Reading = READING,
     quiet: bool = QUIET,
     skip_bad: bool = SKIP_BAD,

@@ -135,13 +135,20 @@ def shard_targets(
     return [code.get(classes[k], -1) for k in ([1] if len(classes) == 2 else range(len(classes)))]
 
 
+def shard_rows(shard: str, rows: dict) -> tuple[FeatureCache, np.ndarray | list[int]]:
+    """The shard's cache and each output's targets in it. ``rows``: how the driver reads
+    every shard (``reader``, ``hasher`` settings, the lexicon's ``classes``,
+    ``multilabel``)."""
+    from nbsvm.text.hashing import Hasher
+
+    cache = shard_cache(shard, rows["reader"], Hasher(**rows["hasher"]))
+    return cache, shard_targets(cache, rows["classes"], rows["multilabel"], shard)
+
+
 def epoch_on_shard(
     shard: str,
     index: int,
-    reader: dict,
-    hasher_settings: dict,
-    classes: list,
-    multilabel: bool,
+    rows: dict,
     remap: np.ndarray,
     linear: LinearSGD,
     backend: NBReduction | None,
@@ -156,10 +163,8 @@ def epoch_on_shard(
     import copy
 
     from nbsvm.learners.epochs import Epochs
-    from nbsvm.text.hashing import Hasher
 
-    cache = shard_cache(shard, reader, Hasher(**hasher_settings))
-    positive = shard_targets(cache, classes, multilabel, shard)
+    cache, positive = shard_rows(shard, rows)
     # a worker shares broadcast objects between its tasks: train a copy
     linear = copy.deepcopy(linear) if backend is None else linear
     backend = copy.deepcopy(backend)
@@ -175,22 +180,13 @@ def epoch_on_shard(
 
 
 def calibrate_on_shard(
-    shard: str,
-    reader: dict,
-    hasher_settings: dict,
-    classes: list,
-    multilabel: bool,
-    remap: np.ndarray,
-    linear: LinearSGD,
-    seed: int,
+    shard: str, rows: dict, remap: np.ndarray, linear: LinearSGD, seed: int
 ) -> float:
     """Bottou's eta0 for ``linear`` on a seeded sample of one shard
     (:mod:`nbsvm.learners.eta0`, as a single machine calibrates on its whole cache)."""
     from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
-    from nbsvm.text.hashing import Hasher
 
-    cache = shard_cache(shard, reader, Hasher(**hasher_settings))
-    positive = shard_targets(cache, classes, multilabel, shard)
+    cache, positive = shard_rows(shard, rows)
     return calibrate_eta0(linear, calibration_sample(cache, positive, remap, seed))
 
 

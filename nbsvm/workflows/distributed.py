@@ -220,20 +220,26 @@ def fit(
     return clf
 
 
+def _shard_rows(clf, reader: dict) -> dict:
+    """How every worker reads a shard's rows (:func:`nbsvm.workflows.dask_worker.shard_rows`)."""
+    return {
+        "reader": reader,
+        "hasher": clf.hasher_.settings(),
+        "classes": list(clf.classes_),
+        "multilabel": clf.multilabel,
+    }
+
+
 def _start_learner(client, shards, clf, reader: dict, notify) -> None:
     """A backend learner's reduction, or the built-in learner's step size calibrated on the
     first shard (``eta0='auto'``)."""
-    hasher = clf.hasher_
     if clf.backend_learner is not None:
         clf.backend_ = new_backend(clf)
     elif clf.setting("eta0") == "auto":  # Bottou's calibration on the first shard
         clf.eta0_ = clf.linear_.eta0 = client.submit(
             worker.calibrate_on_shard,
             shards[0],
-            reader,
-            hasher.settings(),
-            list(clf.classes_),
-            clf.multilabel,
+            _shard_rows(clf, reader),
             clf.column_of_,
             clf.linear_,
             clf.seed,
@@ -246,18 +252,11 @@ def _epoch_with_retries(client, shards, clf, reader: dict, shared: dict, epoch: 
     """One epoch over the shards, started again (up to :data:`EPOCH_ATTEMPTS` times) when a
     worker is lost while it broadcasts or gathers; ``shared["remap"]``: the scattered
     bucket -> column map. Returns ``(documents, summed loss)``."""
-    hasher = clf.hasher_
     for attempt in range(1, EPOCH_ATTEMPTS + 1):
         try:
             if shared["remap"] is None:
                 shared["remap"] = client.scatter(clf.column_of_, hash=False)
-            args = (
-                reader,
-                hasher.settings(),
-                list(clf.classes_),
-                clf.multilabel,
-                shared["remap"],
-            )
+            args = (_shard_rows(clf, reader), shared["remap"])
             return (_passing_epoch if clf.backend_learner else _mixing_epoch)(
                 client, shards, clf, args, epoch
             )
