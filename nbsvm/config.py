@@ -2,12 +2,12 @@
 
 from typing import Any
 
-import numpy as np
-
-BUCKET_DTYPE = np.int32  # bucket ids in [0, 2**n_bits), n_bits <= 31
-OFFSET_DTYPE = np.int64  # document offsets into the id array
-LABEL_DTYPE = np.int32  # class codes
-RATIO_DTYPE = np.float32  # NB log-count ratios
+# numpy dtype names (strings, so that reading the defaults does not import numpy: the
+# command line's help and argument errors never need it)
+BUCKET_DTYPE = "int32"  # bucket ids in [0, 2**n_bits), n_bits <= 31
+OFFSET_DTYPE = "int64"  # document offsets into the id array
+LABEL_DTYPE = "int32"  # class codes
+RATIO_DTYPE = "float32"  # NB log-count ratios
 
 MIN_BITS, MAX_BITS = 1, 31
 
@@ -136,3 +136,14 @@ def data_default(name: str, corpus: dict) -> int | float | str:
 SHUFFLE_BUFFER_BYTES = 16 << 20  # ids held in memory while replaying the cache
 SHUFFLE_BLOCK_BYTES = 256 << 10  # cache blocks shuffled as units beyond that budget
 BATCH_DOCS = 512  # documents per streaming batch (small: bounded buffers)
+
+#: ``nbsvm learn``'s hashed feature space when rows have named features (2**20 columns)
+DEFAULT_N_BITS = 20
+#: the grid ``nbsvm tune`` searches when none is given: 32 candidates, 16 trainings
+DEFAULT_GRID: dict[str, list] = {
+    "ngrams": [2, 3],
+    "loss": ["log", "hinge"],
+    "lam": [1e-4, 1e-5],
+    "eta0": [0.02, 0.05],
+    "beta": [1.0, 0.95],
+}

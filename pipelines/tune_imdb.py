@@ -20,10 +20,11 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nbsvm import NBSVMClassifier  # noqa: E402
+from nbsvm.config import DEFAULT_GRID  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
 from nbsvm.io.labeled_lines import read_lines  # noqa: E402
-from nbsvm.workflows.tune import DEFAULT_GRID, candidates, reference_of, tune  # noqa: E402
+from nbsvm.workflows.tune import candidates, reference_of, tune  # noqa: E402
 from pipelines._report import ROOT, start, write_results  # noqa: E402
 
 

@@ -61,3 +61,34 @@ def test_values_help_does_not_list_are_refused(tmp_path, args, says):
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and says in r.stderr, r.stderr
     assert not (tmp_path / "m.npz").exists()
+
+
+# the command lines that run no kernel: what each may import (nothing compiled, and numpy
+# only where a model file is read)
+NO_KERNEL = [(["--help"], "numpy"), (["train", "--help"], "numpy"), (["train"], "numpy"),
+             (["predict", "--bogus"], "numpy"), (["info", "MODEL"], "numba")]
+
+
+@pytest.mark.parametrize("args, never", NO_KERNEL, ids=[" ".join(a) for a, _ in NO_KERNEL])
+def test_help_info_and_argument_errors_start_without_numba(args, never, tmp_path):
+    # issue 37: `nbsvm --help`, `nbsvm info` and argument errors in a fraction of the 0.45 s
+    # that importing numba and loading the kernels cost; the command runs in a fresh
+    # interpreter, which reports the modules it imported
+    model = tmp_path / "m.npz"
+    if "MODEL" in args:
+        from nbsvm import NBSVMClassifier
+        NBSVMClassifier(n_bits=8, epochs=1).fit(["good", "bad", "fine", "awful"],
+                                               ["pos", "neg", "pos", "neg"]).save(model)
+    code = ("import sys\n"
+            "from nbsvm.cli import app\n"
+            "try:\n"
+            f"    app({[str(model) if a == 'MODEL' else a for a in args]!r})\n"
+            "except SystemExit as e:\n"
+            "    print('exit', e.code, file=sys.stderr)\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'numpy')))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120, env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"})
+    expected = "exit 0" if "--help" in args or "info" in args else "exit 2"
+    assert expected in r.stderr, r.stderr
+    loaded = eval(r.stdout.strip().splitlines()[-1])
+    assert not [m for m in loaded if m.split(".")[0] in ("numba", never)], loaded

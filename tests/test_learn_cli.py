@@ -21,7 +21,8 @@ from nbsvm.cli import app
 from nbsvm.io.sparse import read_named, read_svmlight
 from nbsvm.data.rowcache import RowWriter
 from nbsvm.data.rowencoder import RowEncoder
-from nbsvm.evaluation.sparse import evaluate_sparse, load_learner, model_file_kind, predict_sparse
+from nbsvm.evaluation.sparse import evaluate_sparse, load_learner, predict_sparse
+from nbsvm.io.npzfile import model_file_kind
 from nbsvm.workflows.learn import learn_sparse
 from nbsvm.learners.options import learner_class_for, make_learner_from_options
 from nbsvm.learners.base import OnlineLearner

@@ -107,33 +107,26 @@ def _return_freed_memory():
         pass
 
 
-def _skip_numba_blas_probe():
-    """Keep numba from importing SciPy's linear algebra (about 0.15 s) in the CLI process.
+class _SkipNumbaBlasProbe:
+    """Keeps numba from importing SciPy's linear algebra (about 0.15 s) in the CLI process.
 
     The first time numba loads any kernel it probes for BLAS by importing
-    ``scipy.linalg.cython_blas`` when SciPy is installed. nbsvm's kernels use no BLAS, so
-    the CLI lets that probe fail (numba then only disables ``np.dot`` and friends in
-    kernels, which nbsvm does not use). The block lasts only while numba's module loads:
-    SciPy imports normally afterwards. Not done on ``import nbsvm``, where other code in the
-    same process may want numba's BLAS.
+    ``scipy.linalg.cython_blas`` while ``numba.np.arraymath`` initializes, when SciPy is
+    installed. nbsvm's kernels use no BLAS, so this import finder fails that import, and
+    only that one (numba then disables ``np.dot`` and friends in kernels, which nbsvm does
+    not use): SciPy imports normally at any other time. Installed by the CLI only, before
+    anything imports numba (a command that never runs a kernel never imports it); not on
+    ``import nbsvm``, where other code in the same process may want numba's BLAS.
     """
-    if "numba.np.arraymath" in sys.modules:
-        return
-    blocked = "scipy.linalg.cython_blas"
-    before = sys.modules.get(blocked, _MISSING)
-    sys.modules[blocked] = None  # makes `import scipy.linalg.cython_blas` fail
-    try:
-        import numba.np.arraymath  # noqa: F401
-    except Exception:  # never let a speed trick stop the CLI
-        pass
-    finally:
-        if before is _MISSING:
-            sys.modules.pop(blocked, None)
-        else:
-            sys.modules[blocked] = before
 
+    BLOCKED = "scipy.linalg.cython_blas"
 
-_MISSING = object()
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == self.BLOCKED:
+            probing = sys.modules.get("numba.np.arraymath")
+            if probing is not None and getattr(probing.__spec__, "_initializing", False):
+                raise ImportError(f"{name}: numba's BLAS probe skipped by nbsvm's CLI")
+        return None
 
 
 def _exit_now(code) -> None:
@@ -182,11 +175,7 @@ def kernels_cached() -> bool:
 def _note_first_compile(argv) -> None:
     """On the first run the kernels compile for this machine (about 10 s): say so, so that
     the wait does not look like a hang (not with -q or --json)."""
-    if (
-        len(argv) < 2
-        or argv[1] not in KERNEL_COMMANDS
-        or {"-q", "--quiet", "--json", "-h", "--help"} & set(argv)
-    ):
+    if not runs_kernels(argv) or {"-q", "--quiet", "--json"} & set(argv):
         return
     try:
         if not kernels_cached():
@@ -198,9 +187,16 @@ def _note_first_compile(argv) -> None:
         pass
 
 
+def runs_kernels(argv: list[str]) -> bool:
+    """Whether this command line runs compiled kernels (help and ``info`` never do:
+    they start without numba)."""
+    return len(argv) >= 2 and argv[1] in KERNEL_COMMANDS and not {"-h", "--help"} & set(argv)
+
+
 def main() -> None:
     _return_freed_memory()
-    _skip_numba_blas_probe()
+    if runs_kernels(sys.argv):
+        sys.meta_path.insert(0, _SkipNumbaBlasProbe())
     _note_first_compile(sys.argv)
     try:
         app()

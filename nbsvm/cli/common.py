@@ -14,18 +14,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any, NoReturn, cast
+from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import ReadStats, check_encoding
-from nbsvm.io.document import STDIN
-from nbsvm.io.folders import is_document
-from nbsvm.io.outputs import check_not_read, check_output
-from nbsvm.io.readers import check_columns, read_inputs
+
+if TYPE_CHECKING:  # the readers are imported when a command reads
+    from nbsvm.io.decoding import ReadStats
 
 err_console = Console(stderr=True)
 
@@ -76,6 +74,9 @@ def input_bytes(inputs: Iterable[str | os.PathLike[str] | IO[Any]]) -> int | Non
     folder the sizes of its reviews (``.txt`` files in its label folders but ``unsup``, one
     ``os.scandir`` per folder). None when any input's text size is not known: standard
     input, open files, compressed (``.gz``) files, anything unreadable."""
+    from nbsvm.io.document import STDIN
+    from nbsvm.io.folders import is_document
+
     total = 0
     for src in inputs:
         if not isinstance(src, (str, os.PathLike)) or str(src) == STDIN:
@@ -105,6 +106,8 @@ command_streams: list[DocumentStream] = []
 
 def read_stats(skip_bad: bool = False) -> ReadStats:
     """A fresh ReadStats, reported by :func:`cli_errors` when the command ends well."""
+    from nbsvm.io.decoding import ReadStats
+
     stats = ReadStats(skip_bad=skip_bad)
     _command_stats.append(stats)
     return stats
@@ -161,6 +164,9 @@ def documents(
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
     readers noted printed when the command ends (see :func:`report_reading`; not with
     ``report`` False: a later read of the same inputs)."""
+    from nbsvm.io.decoding import ReadStats
+    from nbsvm.io.readers import read_inputs
+
     stats = read_stats(skip_bad) if report else ReadStats(skip_bad=skip_bad)
     stream = DocumentStream(
         read_inputs(
@@ -222,6 +228,8 @@ def text_columns(columns: list[str], label_col: str | None = None) -> Any:
     stays a string, so cache keys and checkpoints of one column are as before). A label
     column that is also a text column is refused here, before a model is loaded or a
     Dask worker reads anything."""
+    from nbsvm.io.readers import check_columns
+
     check_columns(columns, label_col)
     return columns[0] if len(columns) == 1 else list(columns)
 
@@ -258,6 +266,8 @@ class Reading:
         """The reading as Dask workers take it and model files and feature caches record
         it: the encoding and label separator only where they are not the defaults,
         ``extra`` entries last."""
+        from nbsvm.io.decoding import check_encoding
+
         reader = {
             "format": self.fmt,
             "text_col": self.text_col,
@@ -339,6 +349,8 @@ def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | N
     (:func:`nbsvm.io.outputs.check_output`), none is a file the command reads (``reads``:
     ``what -> path or paths``, e.g. ``{"the input": inputs, "the model": model}``;
     :func:`nbsvm.io.outputs.check_not_read`), and no two are the same file."""
+    from nbsvm.io.outputs import check_not_read, check_output
+
     written: dict[str, Any] = {}
     for option, path in paths.items():
         if path is None:

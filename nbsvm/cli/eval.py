@@ -6,7 +6,6 @@ import json
 import time
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from nbsvm.cli import app
@@ -23,13 +22,6 @@ from nbsvm.cli.options import (
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import print_report
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation import plot
-from nbsvm.evaluation.evaluate import evaluate_documents
-from nbsvm.evaluation.metrics import report_table
-from nbsvm.evaluation.sparse import evaluate_sparse, load_learner, model_file_kind
-from nbsvm.io.decoding import check_encoding
-from nbsvm.io.npzfile import atomic_path
-from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 def _plot_title(inputs: list[str], model: str) -> str:
@@ -67,6 +59,10 @@ def eval_command(
     """Evaluate a model: accuracy, precision, recall, F1, log loss, confusion matrix (for
     `nbsvm learn` models: the metrics of their task). A document whose label the model
     does not know counts as an error; the report lists such labels."""
+    from nbsvm.evaluation.metrics import report_table
+    from nbsvm.io.npzfile import atomic_path
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
     with cli_errors():
         reading = prepare_reading(
             reading, {"an input": inputs, "the model": model}, output=output, plot=plot_path
@@ -101,6 +97,9 @@ def eval_command(
 def _check_modes(model: str, plot_path: str | None, skip_bad: bool, dask: bool) -> bool:
     """Refuse the options that do not go together, before reading; whether the model is
     an `nbsvm learn` one."""
+    from nbsvm.evaluation import plot
+    from nbsvm.io.npzfile import model_file_kind
+
     if skip_bad and (dask or model_file_kind(model) == "learner"):
         raise NBSVMError(
             "--skip-bad-lines reads text for models of `nbsvm train`, "
@@ -125,6 +124,9 @@ def _check_modes(model: str, plot_path: str | None, skip_bad: bool, dask: bool) 
 def _evaluate_learned(*, inputs, model, reading, **_) -> dict:
     """The report of an `nbsvm learn` model on sparse-feature files, read as the model
     was trained (--format auto)."""
+    from nbsvm.evaluation.sparse import evaluate_sparse, load_learner
+    from nbsvm.io.decoding import check_encoding
+
     return evaluate_sparse(
         load_learner(model),
         inputs,
@@ -138,6 +140,7 @@ def _evaluate_learned(*, inputs, model, reading, **_) -> dict:
 
 def _evaluate_on_dask(*, inputs, model, reading, dask, **_) -> dict:
     """``--scheduler / --dask-local``: the report, gathered from the workers' shards."""
+    from nbsvm.models.nbsvm import NBSVMClassifier
     from nbsvm.workflows import distributed
 
     NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
@@ -149,6 +152,8 @@ def _evaluate_text(
     clf, scores: list | None, *, inputs, reading, skip_bad, quiet, json_out, **_
 ) -> dict:
     """The report of an `nbsvm train` model on text (its scores kept in ``scores``)."""
+    from nbsvm.evaluation.evaluate import evaluate_documents
+
     with ProgressReporter(quiet or json_out) as progress:
         return evaluate_documents(
             clf,
@@ -160,6 +165,10 @@ def _evaluate_text(
 
 def _plot(rep: dict, scores: list, clf, plot_path: str, title: str) -> None:
     """``--plot``: ROC, precision-recall, confusion and reliability plots."""
+    import numpy as np
+
+    from nbsvm.evaluation import plot
+
     truth = np.concatenate([t for t, _ in scores])
     plot.roc_pr_confusion(
         truth,

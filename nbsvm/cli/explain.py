@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -15,9 +16,9 @@ from rich.text import Text
 from nbsvm.cli import app
 from nbsvm.cli.common import check_outputs, cli_errors
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.explain import explain_text, to_html, top_features, top_features_by_class
-from nbsvm.io.npzfile import atomic_path
-from nbsvm.models.nbsvm import NBSVMClassifier
+
+if TYPE_CHECKING:
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 @app.command("explain")
@@ -46,6 +47,10 @@ def explain_command(
 ) -> None:
     """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
     split one text's score into its n-grams' contributions."""
+    from nbsvm.evaluation.explain import explain_text, to_html
+    from nbsvm.io.npzfile import atomic_path
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
     with cli_errors():
         check_outputs(reads={"the model": model}, html=html)
         clf = NBSVMClassifier.load(model)
@@ -53,33 +58,7 @@ def explain_command(
         if text is None:
             if html:
                 raise NBSVMError("--html needs --text (it shades the words of a document)")
-            every = cls is None and clf.n_outputs() > 1
-            frame = top_features_by_class(clf, top) if every else top_features(clf, top, cls)
-            if json_out:
-                typer.echo(frame.to_json(orient="records", indent=2))
-                return
-            if not clf.ngram_map_:
-                console.print(
-                    "[yellow]this model keeps no n-gram names (trained without a "
-                    "text sample): buckets are shown by number[/]"
-                )
-            if every:  # one table per class: what points to it
-                for c in clf.classes_:
-                    _top_table(console, frame[frame["class"] == c], c)
-                return
-            positive = cls or clf.classes_[-1]
-            for direction in ("positive", "negative"):
-                part = frame[frame.direction == direction]
-                toward = (
-                    positive
-                    if direction == "positive"
-                    else (
-                        clf.classes_[0]
-                        if clf.n_outputs() == 1 and positive == clf.classes_[-1]
-                        else f"not {positive}"
-                    )
-                )
-                _top_table(console, part, toward)
+            _print_top(console, clf, top, cls, json_out)
             return
         numbered = (
             [(1, text)]
@@ -168,3 +147,38 @@ def _print_explanation(console, result, top: int) -> None:
             escape(r["note"]),
         )
     console.print(table)
+
+
+def _print_top(
+    console: Console, clf: NBSVMClassifier, top: int, cls: str | None, json_out: bool
+) -> None:
+    """The model's strongest n-grams: a table per class, or per sign of one class's score."""
+    from nbsvm.evaluation.explain import top_features, top_features_by_class
+
+    every = cls is None and clf.n_outputs() > 1
+    frame = top_features_by_class(clf, top) if every else top_features(clf, top, cls)
+    if json_out:
+        typer.echo(frame.to_json(orient="records", indent=2))
+        return
+    if not clf.ngram_map_:
+        console.print(
+            "[yellow]this model keeps no n-gram names (trained without a "
+            "text sample): buckets are shown by number[/]"
+        )
+    if every:  # one table per class: what points to it
+        for c in clf.classes_:
+            _top_table(console, frame[frame["class"] == c], c)
+        return
+    positive = cls or clf.classes_[-1]
+    for direction in ("positive", "negative"):
+        part = frame[frame.direction == direction]
+        toward = (
+            positive
+            if direction == "positive"
+            else (
+                clf.classes_[0]
+                if clf.n_outputs() == 1 and positive == clf.classes_[-1]
+                else f"not {positive}"
+            )
+        )
+        _top_table(console, part, toward)

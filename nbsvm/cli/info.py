@@ -24,8 +24,6 @@ from nbsvm._version import __version__
 from nbsvm.cli import app
 from nbsvm.cli.common import cli_errors
 from nbsvm.errors import NBSVMError
-from nbsvm.io.npzfile import FORMAT_VERSION, load_npz, read_npz
-from nbsvm.memory import human, row_width
 
 KINDS = {
     "model": "NBSVM model",
@@ -41,6 +39,8 @@ def read_header(path: str | os.PathLike[str]) -> tuple[dict, dict]:
     :class:`~nbsvm.errors.NBSVMError` for anything that is not an nbsvm file, with the
     checks :func:`nbsvm.io.npzfile.load_npz` makes before reading array data (one
     implementation: :func:`nbsvm.io.npzfile.read_npz`)."""
+    from nbsvm.io.npzfile import read_npz
+
     header, specs = read_npz(path, data=False)
     if not isinstance(header.get("kind"), str):
         raise NBSVMError("corrupted file: bad header", path=str(path))
@@ -68,6 +68,8 @@ def _dict(v) -> dict:
 
 def describe(path: str | os.PathLike[str], verify: bool = False) -> dict:
     """Everything ``nbsvm info`` shows, as plain JSON values."""
+    from nbsvm.io.npzfile import FORMAT_VERSION, load_npz
+
     path = Path(path)
     header, arrays = read_header(path)
     kind = header["kind"]
@@ -138,6 +140,8 @@ def _describe_hashing(info: dict, header: dict) -> None:
 def _describe_model(info: dict, header: dict, arrays: dict) -> None:
     """A model's settings, what --auto, the data, quantize and --calibrate recorded, its
     training, sizes and n-gram map."""
+    from nbsvm.memory import row_width
+
     sizes = info["sizes"]
     params = _dict(header.get("params"))
     info["settings"] = dict(params)
@@ -238,6 +242,8 @@ def _describe_checkpoint(info: dict, header: dict, arrays: dict) -> None:
 
 
 def _size(n) -> str:
+    from nbsvm.memory import human
+
     return "?" if n is None else f"{human(n)} ({n:,} bytes)" if n >= 1024 else f"{n} bytes"
 
 
@@ -280,6 +286,8 @@ def print_info(info: dict) -> None:
 
 def _file_lines(info: dict) -> list[tuple[str, str]]:
     """The file, its kind, format and the nbsvm that wrote it."""
+    from nbsvm.io.npzfile import FORMAT_VERSION
+
     lines = [("file", info["path"]), ("kind", f"{info['description']} ({info['kind']})")]
     version = info["format_version"]
     lines.append(
@@ -390,6 +398,8 @@ def _content_lines(info: dict) -> list[tuple[str, str]]:
 
 def _storage_lines(info: dict) -> list[tuple[str, str]]:
     """The file's size and arrays, the memory to load it, its n-gram map and checksum."""
+    from nbsvm.memory import human
+
     sizes = info["sizes"]
     lines = [("file size", _size(info["file_bytes"]))]
     lines.append(

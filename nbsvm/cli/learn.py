@@ -12,13 +12,8 @@ from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_e
 from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, MAX_MEMORY, QUIET, RESUME, STRICT
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
-from nbsvm.data.rowencoder import DEFAULT_N_BITS
-from nbsvm.evaluation.sparse import evaluate_sparse
-from nbsvm.io.decoding import check_encoding
-from nbsvm.learners.options import make_learner_from_options
+from nbsvm.config import DEFAULT_N_BITS
 from nbsvm.learners.registry import names
-from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
-from nbsvm.workflows.learn import learn_sparse
 
 SPARSE_FORMAT = typer.Option(
     "auto",
@@ -103,6 +98,8 @@ def learn_command(
     encoding: str = ENCODING,
 ) -> None:
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
+    from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
+
     with cli_errors():
         check_outputs(
             reads={"an input": inputs, "a --test file": test},
@@ -157,6 +154,8 @@ def _learner(
     **_,
 ):
     """The untrained learner the options describe (each checked, named by its flag)."""
+    from nbsvm.learners.options import make_learner_from_options
+
     return make_learner_from_options(
         algorithm,
         {
@@ -195,6 +194,9 @@ def _learn(
     **_,
 ):
     """``(the learner trained on the inputs, the training seconds)``."""
+    from nbsvm.io.decoding import check_encoding
+    from nbsvm.workflows.learn import learn_sparse
+
     with ProgressReporter(not talk) as bars:
         progress = _learning_events(bars, talk)
         t0 = time.perf_counter()
@@ -252,6 +254,9 @@ def _learn_summary(learner, checkpoint, seconds: float, output: str) -> tuple[di
 
 def _evaluate(learner, talk: bool, *, test, fmt, strict, encoding, **_) -> dict:
     """The report of the trained learner on the --test files, with its seconds."""
+    from nbsvm.evaluation.sparse import evaluate_sparse
+    from nbsvm.io.decoding import check_encoding
+
     t2 = time.perf_counter()
     with ProgressReporter(not talk) as bars:
         rep = evaluate_sparse(

@@ -23,8 +23,6 @@ from nbsvm.cli.options import (
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv
 from nbsvm.config import DEFAULTS
-from nbsvm.lexicon.build import build_lexicon
-from nbsvm.text.hashing import Hasher
 
 
 @app.command("lexicon")
@@ -43,6 +41,9 @@ def lexicon_command(
     dask: Dask = DASK,
 ) -> None:
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
+    from nbsvm.lexicon.build import build_lexicon
+    from nbsvm.text.hashing import Hasher
+
     with cli_errors():
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         settings = hashing.settings(allow_auto=False)  # char_ngrams an int: 'auto' refused

@@ -12,8 +12,7 @@ import typer
 
 from nbsvm.cli.common import Dask, Hashing, Reading
 from nbsvm.config import DEFAULTS
-from nbsvm.io.readers import FORMAT_HELP
-from nbsvm.io.tables import COLUMN_SEPARATOR
+from nbsvm.io.formats import COLUMN_SEPARATOR, FORMAT_HELP
 
 INPUTS = typer.Argument(
     ...,

@@ -7,7 +7,6 @@ import sys
 from json.encoder import encode_basestring
 from pathlib import Path
 
-import numpy as np
 import typer
 
 from nbsvm.cli import app
@@ -15,12 +14,6 @@ from nbsvm.cli.common import Dask, Reading, cli_errors, err_console, prepare_rea
 from nbsvm.cli.options import DASK, INPUTS, READING, SKIP_BAD, dask_options, reading_options
 from nbsvm.cli.progress import ProgressReporter, isatty
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.predict import predict_documents
-from nbsvm.evaluation.sparse import load_learner, model_file_kind, predict_sparse
-from nbsvm.io.decoding import check_encoding
-from nbsvm.io.labels import known_labels
-from nbsvm.io.npzfile import atomic_path
-from nbsvm.models.nbsvm import NBSVMClassifier
 
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
 OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
@@ -92,6 +85,8 @@ class _CsvSink(_Sink):
 def _json_values(column) -> list:
     """A column's values as JSON text: numbers exactly (``repr`` of a double reads back
     bit for bit), NaN and None as ``null``, anything else as a JSON string."""
+    import numpy as np
+
     kind = column.dtype.kind
     values = column.tolist()
     if kind == "f":
@@ -227,6 +222,8 @@ def predict_command(
 
     Line files (--format auto): a line `label<TAB>text` whose label is one of the model's
     classes keeps it as true_label; any other line is one document, TABs and all."""
+    from nbsvm.io.npzfile import model_file_kind
+
     with cli_errors():
         if output == "-":
             output = None
@@ -263,6 +260,11 @@ def _output_format(output_format: str | None, output: str | None) -> str:
 
 def _predict_on_dask(*, inputs, model, reading, skip_bad, top_k, threshold, dask, **_):
     """``--scheduler / --dask-local``: one table per shard, gathered in shard order."""
+    import numpy as np
+
+    from nbsvm.io.npzfile import model_file_kind
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
     if skip_bad:
         raise NBSVMError("--skip-bad-lines is not available with --scheduler / --dask-local")
     if model_file_kind(model) == "learner":
@@ -280,6 +282,9 @@ def _predict_on_dask(*, inputs, model, reading, skip_bad, top_k, threshold, dask
 
 def _predict_learned(*, inputs, model, reading, skip_bad, top_k, threshold, **_):
     """The predictions of an `nbsvm learn` model (sparse feature input)."""
+    from nbsvm.evaluation.sparse import load_learner, predict_sparse
+    from nbsvm.io.decoding import check_encoding
+
     if skip_bad:
         raise NBSVMError(
             "--skip-bad-lines reads text for models of `nbsvm train`; "
@@ -304,6 +309,10 @@ def _predict_learned(*, inputs, model, reading, skip_bad, top_k, threshold, **_)
 
 def _predict_text(*, inputs, model, reading, skip_bad, top_k, threshold, **_):
     """The predictions of an `nbsvm train` model, on text."""
+    from nbsvm.evaluation.predict import predict_documents
+    from nbsvm.io.labels import known_labels
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
     clf = NBSVMClassifier.load(model)
     return predict_documents(
         clf,
@@ -322,6 +331,8 @@ def _write_predictions(frames, output: str | None, out_fmt: str, quiet: bool) ->
     """Write the tables of predictions (to standard output when ``output`` is None, else
     to a temporary file renamed when complete); the number of rows."""
     # rows on a terminal show their own progress; a bar would only garble them
+    from nbsvm.io.npzfile import atomic_path
+
     show = not quiet and not (output is None and isatty(sys.stdout))
     n = 0
     sink: _JsonlSink | _CsvSink | _ParquetSink

@@ -7,8 +7,6 @@ import sys
 import time
 from typing import Any
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
-
 from nbsvm.cli.common import DocumentStream, check_interrupt, command_streams, err_console
 
 #: Stages whose events come while documents are read from the inputs: their bars take
@@ -90,6 +88,14 @@ class ProgressReporter:
         streams: list[DocumentStream] | None = None,
         redirect_stdout: bool | None = None,
     ):
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
         self.quiet = quiet
         if redirect_stdout is None:
             # lines printed while the bars show go above them when stdout is the terminal

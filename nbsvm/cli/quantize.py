@@ -7,8 +7,6 @@ import typer
 from nbsvm.cli import app
 from nbsvm.cli.common import check_outputs, cli_errors
 from nbsvm.cli.reports import echo_kv
-from nbsvm.models.quantize import DTYPES
-from nbsvm.workflows.quantize import quantize_file
 
 
 @app.command()
@@ -41,6 +39,9 @@ def quantize(
     """Write a smaller model: drop the buckets that add least, store ratios and weights as
     int8 or float16 (fastText's quantize). Every command loads it; it does not train
     further (no AdaGrad sums)."""
+    from nbsvm.models.quantize import DTYPES
+    from nbsvm.workflows.quantize import quantize_file
+
     with cli_errors():
         check_outputs(reads={"the model": model}, output=output)
         if dtype not in DTYPES:

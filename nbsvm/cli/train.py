@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -42,13 +43,11 @@ from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation import plot
-from nbsvm.evaluation.heldout import EpochHistory
 from nbsvm.learners.registry import TEXT_LEARNERS
-from nbsvm.lexicon.nblexicon import NBLexicon
-from nbsvm.models.checkpoint import checkpoint_path
-from nbsvm.models.nbsvm import NBSVMClassifier
-from nbsvm.workflows.job import train_job
+
+if TYPE_CHECKING:  # the library is imported when the command runs
+    from nbsvm.lexicon.nblexicon import NBLexicon
+    from nbsvm.models.nbsvm import NBSVMClassifier
 
 
 def data_defaults_line(event: dict) -> str:
@@ -453,6 +452,9 @@ def train_command(
     dask: Dask = DASK,
 ) -> None:
     """Train an NB-weighted linear model out of core and save it."""
+    from nbsvm.evaluation.heldout import EpochHistory
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
     with cli_errors():
         reading = _check_files(**locals())  # every file this run writes, before reading
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
@@ -485,6 +487,9 @@ def _check_files(
     """Every file this run writes, checked before anything is read: none may be one it
     reads; and a --plot that could not be drawn (no matplotlib or a bad suffix). The
     reading options, their --text-col resolved."""
+    from nbsvm.evaluation import plot
+    from nbsvm.models.checkpoint import checkpoint_path
+
     reading = prepare_reading(
         reading,
         {
@@ -505,6 +510,8 @@ def _check_files(
 def _hashing(*, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None, dict]:
     """The --lexicon (None without one) and the hashing settings and smoothing: the
     options', or with --lexicon the lexicon's (its alpha unless --alpha is given)."""
+    from nbsvm.lexicon.nblexicon import NBLexicon
+
     lex = None
     settings = dict(ngrams=ngrams, **hashing.settings(), alpha=alpha)
     if lexicon is not None:
@@ -531,6 +538,8 @@ _AS_GIVEN = (
 
 def _classifier(**options) -> tuple[NBSVMClassifier, NBLexicon | None]:
     """The model the options describe, checked, and the --lexicon it starts from."""
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
     lex, hashing = _hashing(**options)
     o = options
     eta0 = parse_eta0(o["eta0"])
@@ -622,6 +631,8 @@ def _fit_here(
     **options,
 ) -> dict:
     """Train on this machine (the lexicon handed over in ``holder``) and save the model."""
+    from nbsvm.workflows.job import train_job
+
     with ProgressReporter(quiet or json_out) as progress:
         on_event = _training_events(progress, quiet or json_out)
 
@@ -659,6 +670,8 @@ def _documents(paths, *, report, reading, skip_bad, multilabel, **_):
 def _report_training(clf, job: dict, history, *, plot_path, json_out, output, **_) -> None:
     """After training: the --plot, then the test report or the training summary (JSON
     with --json)."""
+    from nbsvm.evaluation import plot
+
     rep = job["report"]
     if plot_path is not None and history is not None:  # history: kept with --plot
         plot.training_curve(

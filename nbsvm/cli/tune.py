@@ -16,10 +16,8 @@ from nbsvm.cli import app
 from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading
 from nbsvm.cli.options import HASHING, INPUTS, QUIET, READING, hashing_options, reading_options
 from nbsvm.cli.progress import ProgressReporter
-from nbsvm.config import DEFAULTS
+from nbsvm.config import DEFAULT_GRID, DEFAULTS
 from nbsvm.errors import NBSVMError
-from nbsvm.io.npzfile import atomic_path
-from nbsvm.workflows.tune import DEFAULT_GRID, TUNABLE, tune
 
 #: grid names as on the command line (``lambda``) -> parameter names (``lam``)
 ALIASES = {"lambda": "lam"}
@@ -55,6 +53,8 @@ def _value(text: str):
 
 def parse_grid(specs: list[str]) -> dict:
     """``["lambda=1e-4,1e-5", "beta=1,0.9"]`` -> ``{"lam": [1e-4, 1e-5], "beta": [1, 0.9]}``."""
+    from nbsvm.workflows.tune import TUNABLE
+
     grid = {}
     for spec in specs:
         name, sep, values = spec.partition("=")
@@ -139,6 +139,8 @@ def tune_command(
 ) -> None:
     """Search settings on held-out parts of the training data, hashing it once for all
     candidates; print a ranked table and the `nbsvm train` command of the best."""
+    from nbsvm.io.npzfile import atomic_path
+
     with cli_errors():
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
@@ -197,6 +199,8 @@ def _search(
     **_,
 ):
     """The result of :func:`nbsvm.workflows.tune.tune` on the inputs, with progress bars."""
+    from nbsvm.workflows.tune import tune
+
     with ProgressReporter(quiet or json_out) as progress:
         return tune(
             reading.documents(inputs),

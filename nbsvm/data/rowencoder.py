@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.config import MAX_BITS, MIN_BITS
+from nbsvm.config import DEFAULT_N_BITS, MAX_BITS, MIN_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.sparse import (
     SPARSE_FORMATS,
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from nbsvm.io.document import PathOrFile
     from nbsvm.io.sparse import SparseRow
 
-DEFAULT_N_BITS = 20
 BATCH_ROWS = 4096  # examples per streaming batch (cache writes, eval, predict)
 
 

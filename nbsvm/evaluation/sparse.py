@@ -11,11 +11,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.config import MAX_BITS, MIN_BITS
+from nbsvm.config import DEFAULT_N_BITS, MAX_BITS, MIN_BITS
 from nbsvm.data.rowcache import one_label, regression_target
 from nbsvm.data.rowencoder import (
     BATCH_ROWS,
-    DEFAULT_N_BITS,
     RowEncoder,
     batches,
     file_format,
@@ -42,21 +41,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nbsvm.io.decoding import ReadStats
-
-
-def model_file_kind(path: str | os.PathLike[str]) -> str | None:
-    """The ``kind`` in a model file's header (``"learner"``, ``"model"``...), ``None`` if
-    the file has no readable header (the loaders then say what is wrong). Read by the
-    loaders' own checks (a regular file, stored members within the file), so a link to
-    ``/dev/zero`` or a FIFO is never read here."""
-    from nbsvm.io.npzfile import read_npz
-
-    try:
-        header, _ = read_npz(path, data=False)  # the header and .npy headers only
-    except NBSVMError:
-        return None
-    kind = header.get("kind")
-    return kind if isinstance(kind, str) else None
 
 
 def load_learner(path: str | os.PathLike[str]) -> OnlineLearner:

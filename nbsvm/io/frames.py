@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.tables import COLUMN_SEPARATOR
+from nbsvm.io.formats import COLUMN_SEPARATOR
 
 
 def texts_and_labels(

@@ -392,3 +392,16 @@ def load_npz(path: str | os.PathLike[str], kind: str) -> tuple[dict, dict[str, n
     header, arrays = read_npz(path, kind)
     verify_checksum(header, arrays, kind, path)
     return header, arrays
+
+
+def model_file_kind(path: str | os.PathLike[str]) -> str | None:
+    """The ``kind`` in a model file's header (``"learner"``, ``"model"``...), ``None`` if
+    the file has no readable header (the loaders then say what is wrong). Read by the
+    loaders' own checks (a regular file, stored members within the file), so a link to
+    ``/dev/zero`` or a FIFO is never read here."""
+    try:
+        header, _ = read_npz(path, data=False)  # the header and .npy headers only
+    except NBSVMError:
+        return None
+    kind = header.get("kind")
+    return kind if isinstance(kind, str) else None

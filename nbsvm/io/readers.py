@@ -46,40 +46,7 @@ from nbsvm.io.tables import read_table
 if TYPE_CHECKING:
     import os
 
-#: Input formats of text documents. ``labeled-lines``: ``label<TAB>text`` per line;
-#: ``plain-lines``: one unlabeled document per line; ``csv`` / ``tsv``: a table whose first
-#: row names the columns; ``folders``: one sub-folder per class, one file per document;
-#: ``fasttext``: ``__label__NAME text`` per line (:mod:`nbsvm.io.fasttext`).
-FORMATS = (
-    "auto",
-    "folders",
-    "labeled-lines",
-    "plain-lines",
-    "csv",
-    "tsv",
-    "fasttext",
-    "jsonl",
-    "parquet",
-    "blitzer",
-)
-#: The formats read by line, and folders, whose readers :func:`_line_reader` picks; the
-#: others are records or tables, whose ``--text-col`` and ``--label-col`` pick the fields.
-_LINE_FORMATS = frozenset({"folders", "labeled-lines", "blitzer", "plain-lines", "fasttext"})
-#: The older names, still accepted.
-FORMAT_ALIASES = {"aclimdb": "folders", "lines": "labeled-lines", "text": "plain-lines"}
-#: What the formats are, for help texts and errors.
-FORMAT_HELP = (
-    "auto (a folder: folders; .csv: csv; else labeled-lines, whose header line "
-    "label<TAB>text is skipped), "
-    "folders (one sub-folder per class), labeled-lines (label<TAB>text per line), "
-    "plain-lines (one unlabeled document per line), csv / tsv (a table with a "
-    "header row), fasttext (__label__NAME text per line; several labels: a "
-    "multi-label document), jsonl (a JSON object per line; .jsonl, .ndjson), "
-    "parquet (.parquet; needs pyarrow), both with --text-col and --label-col; "
-    "blitzer (Blitzer et al.'s raw .review files: a file, a domain folder, the "
-    "sorted_data_acl folder or its .tar.gz); "
-    "old names: aclimdb, lines, text"
-)
+from nbsvm.io.formats import _LINE_FORMATS, FORMAT_ALIASES, FORMAT_HELP, FORMATS
 
 
 def normalize_format(fmt: str) -> str:

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import Document
+from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns, read_text_lines
 from nbsvm.io.labels import SEPARATOR, key_of
-from nbsvm.io.tables import COLUMN_SEPARATOR
 
 if TYPE_CHECKING:
     import os

@@ -27,14 +27,12 @@ from nbsvm.io.decoding import (
     wide_encoding,
 )
 from nbsvm.io.document import STDIN, Document
+from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns
 
 if TYPE_CHECKING:
     from nbsvm.io.document import PathOrFile
 
-#: Several ``--text-col`` columns are joined with this: the tokenizer sees ``|`` as a token
-#: of its own, so no n-gram runs from the end of one column into the next.
-COLUMN_SEPARATOR = " | "
 #: Bytes of a table's start looked at before pandas reads it (a UTF-16/32 BOM, the fields
 #: of the first rows of a file without a header row).
 HEAD_BYTES = 1 << 16

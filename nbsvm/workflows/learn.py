@@ -37,10 +37,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
-from nbsvm.config import MAX_BITS, MIN_BITS, SHUFFLE_BLOCK_BYTES, SHUFFLE_BUFFER_BYTES
+from nbsvm.config import (
+    DEFAULT_N_BITS,
+    MAX_BITS,
+    MIN_BITS,
+    SHUFFLE_BLOCK_BYTES,
+    SHUFFLE_BUFFER_BYTES,
+)
 from nbsvm.data.rowcache import RowCache, RowWriter
 from nbsvm.data.rowencoder import (
-    DEFAULT_N_BITS,
     RowEncoder,
     batches,
     file_format,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS, TASK_PARAMS
+from nbsvm.config import DEFAULT_GRID, DEFAULTS, TASK_PARAMS
 from nbsvm.data.batches import hash_batch, rows_of
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.cachestore import ReadyCache
@@ -66,14 +66,6 @@ TUNABLE = (
     "interpolate",
 )
 PREDICTION_ONLY = ("beta", "interpolate")
-#: the grid `nbsvm tune` searches when none is given: 32 candidates, 16 trainings
-DEFAULT_GRID: dict[str, list] = {
-    "ngrams": [2, 3],
-    "loss": ["log", "hinge"],
-    "lam": [1e-4, 1e-5],
-    "eta0": [0.02, 0.05],
-    "beta": [1.0, 0.95],
-}
 CHUNK = 512
 
 

@@ -11,7 +11,7 @@ import pytest
 
 
 from nbsvm import NBSVMClassifier
-from nbsvm.io.tables import COLUMN_SEPARATOR
+from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.text.tokenize import tokenize
 from testhelpers import run_cli as run
 

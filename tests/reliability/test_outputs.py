@@ -188,14 +188,14 @@ def test_a_bad_output_fails_before_the_input_is_opened(unreadable_input):
                                   "predict", "eval report", "eval plot", "lexicon"])
 def test_outputs_are_checked_before_reading(files, tmp_path, monkeypatch, case):
     # the typer app in this process, with every reader replaced by one that fails the test
-    import nbsvm.cli.common as common
+    import nbsvm.io.readers as readers
     from typer.testing import CliRunner
     from nbsvm.cli import app
 
     def no_reading(*args, **kwargs):
         raise AssertionError("an input was read before the outputs were checked")
 
-    monkeypatch.setattr(common, "read_inputs", no_reading)
+    monkeypatch.setattr(readers, "read_inputs", no_reading)
     d, _ = files
     folder = tmp_path / "a_folder"
     folder.mkdir()
