@@ -10,7 +10,7 @@ squared-gradient sum: what the learner allocates) and on rows padded to 16 bytes
 the same arithmetic without prefetch on 12-byte rows (the kernel before prefetching). Median
 of ``--runs`` epochs each, after a warm-up.
 
-    python pipelines/bench_kernels.py [--runs 5] [--seed 0]
+    python pipelines/bench_kernels.py [--runs 5] [--seed 0] [--scale 1]
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ from nbsvm.learners.losses import loss_dloss as _loss_dloss
 
 @njit(cache=True, nogil=True)
 def _adagrad_epoch_plain(
-    ids, offsets, y, order, S, state, eta0, lam, bias_rate, loss_kind, eps, unit
+    ids, offsets, y, weight, order, S, state, eta0, lam, bias_rate, loss_kind, eps, unit
 ):
-    """The AdaGrad epoch without prefetching (reference for the timing only)."""
+    """The AdaGrad epoch without prefetching (reference for the timing only; the
+    production kernel's signature, ``weight`` empty: every document weighs 1)."""
     b = state[0]
     gb = state[2]
     eta0f = np.float32(eta0)
@@ -85,7 +86,9 @@ def imdb_like(rng, n_docs=25_000, n_columns=1_400_000, per_doc=525):
 
 
 def time_epochs(kernel, ids, offsets, codes, S, order, runs):
-    args = (ids, offsets, np.where(codes == 1, 1.0, -1.0), order)
+    """Seconds of ``runs`` epochs of ``kernel`` (the production AdaGrad epoch's signature)
+    from ``S``, after a warm-up; every document weighs 1."""
+    args = (ids, offsets, np.where(codes == 1, 1.0, -1.0), np.zeros(0), order)
     kernel(*args, S.copy(), np.zeros(3), 0.02, 1e-4, 1.0, 1, 1e-8, False)  # warm-up / JIT
     times = []
     for _ in range(runs):
@@ -96,11 +99,14 @@ def time_epochs(kernel, ids, offsets, codes, S, order, runs):
     return times
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    ap.add_argument(
+        "--scale", type=float, default=1.0, help="fraction of the shapes' documents and columns"
+    )
+    args = ap.parse_args(argv)
     print("config:", vars(args))
     print("command:", shlex.join([sys.executable, *sys.argv]))
     rng = np.random.default_rng(args.seed)
@@ -109,6 +115,11 @@ def main():
         ("1M-reviews-like, 2**24 columns", dict(n_docs=10_000, n_columns=1 << 24, per_doc=680)),
     )
     for title, shape in shapes:
+        shape = dict(
+            shape,
+            n_docs=max(10, int(shape["n_docs"] * args.scale)),
+            n_columns=max(4 * shape["per_doc"], int(shape["n_columns"] * args.scale)),
+        )
         ids, offsets, codes, n_columns = imdb_like(rng, **shape)
         order = rng.permutation(len(codes)).astype(np.int64)
         ratios = rng.normal(0, 1, n_columns).astype(np.float32)

@@ -68,7 +68,9 @@ def plain_read(path: Path) -> dict:
     return out
 
 
-def bare_epoch(runs: int = 5, seed: int = 0) -> dict:
+def bare_epoch(
+    runs: int = 5, seed: int = 0, n_docs: int = 10_000, n_columns: int = 1 << 24
+) -> dict:
     """Non-zeros per second of one AdaGrad epoch of the production kernel over 2**24
     columns in memory, nothing else (no cache reads, no translation, one thread): the
     ceiling of nbsvm's epochs on this machine. Median of ``runs``."""
@@ -79,7 +81,7 @@ def bare_epoch(runs: int = 5, seed: int = 0) -> dict:
     from nbsvm.learners.kernels.table import _adagrad_epoch
 
     rng = np.random.default_rng(seed)
-    ids, offsets, codes, n_columns = imdb_like(rng, n_docs=10_000, n_columns=1 << 24, per_doc=680)
+    ids, offsets, codes, n_columns = imdb_like(rng, n_docs=n_docs, n_columns=n_columns, per_doc=680)
     state = np.zeros((n_columns, 3), np.float32)
     state[:, 0] = rng.normal(0, 1, n_columns)
     order = rng.permutation(len(codes)).astype(np.int64)
