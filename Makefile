@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench rcv1 iris reproduce data bench docs clean
+.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench limits rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -103,6 +103,11 @@ iris: install-plot
 # all of the above, each timed (results/reproduce.md)
 reproduce: install-plot data-imdb
 	$(PY) pipelines/reproduce.py
+
+# each stage of the IMDB job (read, hash, epoch, score, save) beside the bound a bare kernel
+# gives on this machine, one and two threads (results/limits.md; about 2 minutes)
+limits: install data-imdb
+	$(PY) pipelines/limits.py
 
 # nbsvm beside Vowpal Wabbit, fastText and scikit-learn on the IMDB trigram job (results/bench.md)
 bench: install-bench data-imdb

@@ -34,3 +34,13 @@ def test_the_bare_epoch_of_make_scale_runs_the_production_kernel():
     import scale_systems
     got = scale_systems.bare_epoch(runs=1, n_docs=20, n_columns=4096)
     assert np.isfinite(got["bare_epoch_ns_per_nnz"]) and got["bare_epoch_nnz_per_s"] > 0
+
+
+def test_make_limits_measures_every_stage_on_a_slice_of_imdb(imdb_slice, tmp_path):
+    import limits
+    limits.main(["--data", str(imdb_slice), "--docs", "300", "--runs", "1", "--out", str(tmp_path)])
+    table = (tmp_path / "limits.csv").read_text()
+    for stage in ("read", "tokenize", "hash", "epoch", "score", "save"):
+        assert f"\n{stage}," in table, table
+    # every row but the tokenizer's (a bound alone) has nbsvm's figure and its fraction
+    assert all(line.count(",,") == 0 for line in table.splitlines()[1:] if "tokenize" not in line)

@@ -1,0 +1,292 @@
+#!/usr/bin/env python
+"""Each stage of the IMDB job beside the bound this machine allows for it.
+
+For every stage a bare kernel over the same data, doing only the stage's own work, gives
+the bound; nbsvm's stage, as ``nbsvm train`` / ``predict`` run it, is shown as a fraction
+of it. Later changes are judged against the limit, not against last week.
+
+- **read**: ``os.read`` of the corpus as one labeled-lines file (warm page cache) against
+  nbsvm's reader yielding its documents;
+- **hash**: the compiled tokenizer alone, then tokenizer + MurmurHash3 of every word
+  n-gram (no dedupe, counting or writing), over UTF-8 bytes encoded beforehand, against
+  nbsvm's hashing pass (reader and hasher threads: lowercasing, encoding, distinct ids)
+  and the whole lexicon + cache pass of training;
+- **epoch**: one pass of the production AdaGrad kernel over the hashed rows in memory
+  (every bucket a column) against an epoch of training (cache read, translation, replay);
+- **score**: dot products of the same rows against nbsvm's scoring of hashed batches;
+- **save**: writing the model file's bytes (``write`` + ``fsync``) against ``save``.
+
+One and two threads where the stage can use them (the bound's two threads run halves of
+the data side by side, as Hogwild! does for the epoch). Medians of ``--runs``.
+
+    python pipelines/limits.py [--docs 25000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import ROOT, start, write_results  # noqa: E402
+from limits_kernels import _dots, _ngram_hashes_only, _tokens_only  # noqa: E402
+
+from nbsvm import Hasher, NBSVMClassifier  # noqa: E402
+from nbsvm.data.batches import hash_batches  # noqa: E402
+from nbsvm.io.document import Document  # noqa: E402
+from nbsvm.io.folders import read_aclimdb  # noqa: E402
+from nbsvm.io.readers import read_inputs  # noqa: E402
+from nbsvm.learners.kernels.table import _adagrad_epoch  # noqa: E402
+
+
+def median_seconds(fn, runs: int) -> float:
+    fn()  # warm-up: compile or load the kernels, fill the caches
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def halves(fn, n: int, threads: int):
+    """``fn(lo, hi)`` over ``threads`` contiguous parts of ``range(n)``, side by side."""
+    if threads == 1:
+        return lambda: fn(0, n)
+    cuts = np.linspace(0, n, threads + 1).astype(int)
+    pool = ThreadPoolExecutor(threads)
+    return lambda: list(pool.map(fn, cuts[:-1], cuts[1:]))
+
+
+def corpus(data: Path, n_docs: int, work: Path) -> tuple[list[Document], Path]:
+    """``n_docs`` training reviews spread over the folder (both classes), and a
+    labeled-lines copy of them."""
+    docs = list(read_aclimdb(data / "train"))
+    if n_docs < len(docs):  # a seeded sample (the folder's order alternates the classes)
+        keep = np.random.default_rng(0).choice(len(docs), n_docs, replace=False)
+        docs = [docs[i] for i in np.sort(keep)]
+    lines = work / "train.txt"
+    with open(lines, "w", encoding="utf-8") as f:
+        for d in docs:
+            f.write(f"{d.label}\t{' '.join(d.text.split())}\n")
+    return docs, lines
+
+
+def read_rows(lines: Path, runs: int) -> list[dict]:
+    size = lines.stat().st_size
+
+    def plain():
+        fd = os.open(lines, os.O_RDONLY)
+        while os.read(fd, 16 << 20):
+            pass
+        os.close(fd)
+
+    def nbsvm():
+        for _ in read_inputs([str(lines)], fmt="labeled-lines"):
+            pass
+
+    return [row("read", "os.read of the file", "nbsvm's reader", size, plain, nbsvm, runs, 1)]
+
+
+def row(stage, bound_name, nbsvm_name, size, bound, nbsvm, runs, threads) -> dict:
+    b, n = median_seconds(bound, runs), median_seconds(nbsvm, runs)
+    return {
+        "stage": stage,
+        "threads": threads,
+        "bound": bound_name,
+        "bound MB/s": size / 2**20 / b,
+        "nbsvm": nbsvm_name,
+        "nbsvm MB/s": size / 2**20 / n,
+        "fraction of bound": b / n,
+    }
+
+
+def hash_rows(docs: list[Document], runs: int) -> list[dict]:
+    hasher = Hasher(ngrams=3, n_bits=24)
+    buf, starts = hasher.prepare([d.text for d in docs])
+    size, n = int(starts[-1]), len(docs)
+    scripts, mask = hasher.scripts, (1 << 24) - 1
+    rows = []
+    for threads in (1, 2):
+        tokens = halves(lambda lo, hi: _tokens_only(buf, starts[lo : hi + 1], scripts), n, threads)
+        hashes = halves(
+            lambda lo, hi: _ngram_hashes_only(buf, starts[lo : hi + 1], scripts, 3, mask),
+            n,
+            threads,
+        )
+        compiled = halves(lambda lo, hi: hasher.hash_prepared(buf, starts[lo : hi + 1]), n, threads)
+        rows.append(
+            dict(
+                row("tokenize", "tokenizer only", "", size, tokens, lambda: None, runs, threads),
+                **{"nbsvm MB/s": float("nan"), "fraction of bound": float("nan")},
+            )
+        )
+        rows.append(
+            row(
+                "hash",
+                "tokenize + MurmurHash3 of every n-gram",
+                "compiled half (distinct ids)",
+                size,
+                hashes,
+                compiled,
+                runs,
+                threads,
+            )
+        )
+    pipeline = lambda: sum(len(b) for b in hash_batches(iter(docs), hasher))  # noqa: E731
+    rows.append(
+        row(
+            "hash",
+            "tokenize + MurmurHash3 of every n-gram",
+            "hashing pass (reader + hasher threads)",
+            size,
+            halves(
+                lambda lo, hi: _ngram_hashes_only(buf, starts[lo : hi + 1], scripts, 3, mask), n, 2
+            ),
+            pipeline,
+            runs,
+            2,
+        )
+    )
+    return rows
+
+
+def training_epoch(docs: list[Document], threads: int, n_ngrams: int):
+    """The model of a 3-epoch fit (after a 1-epoch one: warm kernels and page cache) and
+    its seconds per epoch over
+    ``n_ngrams`` n-grams (its own epochs stream fewer: the buckets min_df keeps)."""
+    NBSVMClassifier(threads=threads, epochs=1).fit_documents(iter(docs))
+    clf = NBSVMClassifier(threads=threads, epochs=3).fit_documents(iter(docs))
+    t = clf.timings_
+    return clf, t["train_s"] / 3 * (n_ngrams / t["cache_ngrams"])
+
+
+def training_rows(
+    docs: list[Document], work: Path, runs: int
+) -> tuple[list[dict], NBSVMClassifier]:
+    hasher = Hasher(ngrams=3, n_bits=24)
+    ids, offsets = hasher.batch([d.text for d in docs])
+    _, cols = np.unique(ids, return_inverse=True)
+    cols = cols.astype(np.int32)
+    y = np.where(np.array([d.label for d in docs]) == "pos", 1.0, -1.0)
+    S = np.zeros((int(cols.max()) + 1, 3), np.float32)
+    S[:, 0] = np.random.default_rng(0).normal(0, 1, S.shape[0])
+    order = np.random.default_rng(0).permutation(len(docs)).astype(np.int64)
+    nnz = cols.size * 4  # bytes of the ids one epoch reads
+    rows, clf = [], None
+    for threads in (1, 2):
+        epoch = halves(
+            lambda lo, hi: _adagrad_epoch(
+                cols,
+                offsets,
+                y,
+                np.zeros(0),
+                order[lo:hi],
+                S,
+                np.zeros(3),
+                0.02,
+                1e-4,
+                1.0,
+                1,
+                1e-8,
+                False,
+            ),
+            len(order),
+            threads,
+        )
+        b = median_seconds(epoch, runs)
+        clf, per_epoch = training_epoch(docs, threads, cols.size)
+        rows.append(
+            {
+                "stage": "epoch",
+                "threads": threads,
+                "bound": "AdaGrad kernel over rows in memory",
+                "bound MB/s": nnz / 2**20 / b,
+                "nbsvm": "training epoch (cache, translation, replay)",
+                "nbsvm MB/s": nnz / 2**20 / per_epoch,
+                "fraction of bound": b / per_epoch,
+            }
+        )
+    batches = list(hash_batches(iter(docs), clf.hasher_, remap=clf.column_of_))
+    out = np.empty(len(docs))
+    rows.append(
+        row(
+            "score",
+            "dot products of the rows",
+            "decision of hashed batches",
+            nnz,
+            lambda: _dots(cols, offsets, S, out),
+            lambda: [clf.decision_batch(b, columns=True) for b in batches],
+            runs,
+            1,
+        )
+    )
+    return rows, clf
+
+
+def save_rows(clf: NBSVMClassifier, work: Path, runs: int) -> list[dict]:
+    path = work / "model.npz"
+    clf.save(path)
+    payload = path.read_bytes()
+
+    def plain():
+        with open(work / "plain.bin", "wb") as f:
+            f.write(payload)
+            f.flush()
+            os.fsync(f.fileno())
+
+    return [
+        row(
+            "save",
+            "write + fsync of the file's bytes",
+            "model.save",
+            len(payload),
+            plain,
+            lambda: clf.save(path),
+            runs,
+            1,
+        )
+    ]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
+    ap.add_argument("--docs", type=int, default=25_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--out", default=None, help="results folder (default results/)")
+    args = ap.parse_args(argv)
+    config = start("limits", vars(args), [__file__, *(argv if argv is not None else sys.argv[1:])])
+    with tempfile.TemporaryDirectory(prefix="nbsvm-limits-") as tmp:
+        work = Path(tmp)
+        docs, lines = corpus(Path(args.data), args.docs, work)
+        rows = read_rows(lines, args.runs) + hash_rows(docs, args.runs)
+        more, clf = training_rows(docs, work, args.runs)
+        rows += more + save_rows(clf, work, args.runs)
+    frame = pd.DataFrame(rows)
+    print(frame.to_string(index=False))
+    write_results(
+        "limits",
+        frame,
+        f"Each stage beside its bound: {len(docs):,} IMDB training reviews",
+        notes=[
+            __doc__.split("\n\n")[1],
+            "MB/s: bytes of the stage's input (text, or the int32 column ids "
+            "an epoch reads). Fraction of bound: the bound's seconds over nbsvm's.",
+        ],
+        config=config,
+        out=Path(args.out) if args.out else None,
+    )
+
+
+if __name__ == "__main__":
+    main()
