@@ -160,29 +160,29 @@ def hash_rows(docs: list[Document], runs: int) -> list[dict]:
     return rows
 
 
-def training_epoch(docs: list[Document], threads: int, n_ngrams: int):
+def training_epoch(docs: list[Document], threads: int):
     """The model of a 3-epoch fit (after a 1-epoch one: warm kernels and page cache) and
-    its seconds per epoch over
-    ``n_ngrams`` n-grams (its own epochs stream fewer: the buckets min_df keeps)."""
+    its seconds of training per epoch."""
     NBSVMClassifier(threads=threads, epochs=1).fit_documents(iter(docs))
     clf = NBSVMClassifier(threads=threads, epochs=3).fit_documents(iter(docs))
     t = clf.timings_
-    return clf, t["train_s"] / 3 * (n_ngrams / t["cache_ngrams"])
+    return clf, t["train_s"] / 3
 
 
 def training_rows(
     docs: list[Document], work: Path, runs: int
 ) -> tuple[list[dict], NBSVMClassifier]:
-    hasher = Hasher(ngrams=3, n_bits=24)
-    ids, offsets = hasher.batch([d.text for d in docs])
-    _, cols = np.unique(ids, return_inverse=True)
-    cols = cols.astype(np.int32)
+    """Epochs and scoring over the rows nbsvm's epochs stream: the hashed documents in the
+    columns its lexicon keeps (the bound reads the same ids and the same state width)."""
+    clf, _ = training_epoch(docs, 1)
+    batches = list(hash_batches(iter(docs), clf.hasher_, remap=clf.column_of_))
+    cols = np.concatenate([b.ids for b in batches]).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum([np.diff(b.offsets) for b in batches])])
     y = np.where(np.array([d.label for d in docs]) == "pos", 1.0, -1.0)
-    S = np.zeros((int(cols.max()) + 1, 3), np.float32)
-    S[:, 0] = np.random.default_rng(0).normal(0, 1, S.shape[0])
+    S = np.array(clf.linear_.S_[0], dtype=np.float32)  # ratios, weights, AdaGrad sums
     order = np.random.default_rng(0).permutation(len(docs)).astype(np.int64)
-    nnz = cols.size * 4  # bytes of the ids one epoch reads
-    rows, clf = [], None
+    nnz = cols.size * 4  # bytes of the column ids one epoch reads
+    rows = []
     for threads in (1, 2):
         epoch = halves(
             lambda lo, hi: _adagrad_epoch(
@@ -199,24 +199,24 @@ def training_rows(
                 1,
                 1e-8,
                 False,
-            ),
+            ),  # fmt: skip
             len(order),
             threads,
         )
         b = median_seconds(epoch, runs)
-        clf, per_epoch = training_epoch(docs, threads, cols.size)
+        clf, per_epoch = training_epoch(docs, threads)
+        per_epoch *= cols.size / clf.timings_["cache_ngrams"]  # per the same n-grams
         rows.append(
             {
                 "stage": "epoch",
                 "threads": threads,
-                "bound": "AdaGrad kernel over rows in memory",
+                "bound": "AdaGrad kernel over the kept columns in memory",
                 "bound MB/s": nnz / 2**20 / b,
                 "nbsvm": "training epoch (cache, translation, replay)",
                 "nbsvm MB/s": nnz / 2**20 / per_epoch,
                 "fraction of bound": b / per_epoch,
             }
         )
-    batches = list(hash_batches(iter(docs), clf.hasher_, remap=clf.column_of_))
     out = np.empty(len(docs))
     rows.append(
         row(
