@@ -176,8 +176,8 @@ def training_rows(
     columns its lexicon keeps (the bound reads the same ids and the same state width)."""
     clf, _ = training_epoch(docs, 1)
     batches = list(hash_batches(iter(docs), clf.hasher_, remap=clf.column_of_))
-    cols = np.concatenate([b.ids for b in batches]).astype(np.int32)
-    offsets = np.concatenate([[0], np.cumsum([np.diff(b.offsets) for b in batches])])
+    (whole,) = hash_batches(iter(docs), clf.hasher_, batch_docs=len(docs), remap=clf.column_of_)
+    cols, offsets = whole.ids.astype(np.int32), whole.offsets
     y = np.where(np.array([d.label for d in docs]) == "pos", 1.0, -1.0)
     S = np.array(clf.linear_.S_[0], dtype=np.float32)  # ratios, weights, AdaGrad sums
     order = np.random.default_rng(0).permutation(len(docs)).astype(np.int64)
