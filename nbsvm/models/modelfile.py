@@ -158,15 +158,13 @@ def _state_arrays(clf) -> dict:
     """The learner's state over the stored columns, each array written part by part."""
     learner = clf.linear_
     learner.coef()  # fold the SGD scale into the weights
-    # every array is written part by part, the parts found again for each: a save holds
-    # one part's ids, never a copy of the state or a list of 2**n_bits buckets
+    # every array is written part by part from the stored buckets, found once: a save
+    # holds their ids (sized by the kept columns), never a copy of the state or a list of
+    # 2**n_bits buckets (finding them again for each array took half of an IMDB save)
+    parts = list(_stored_parts(clf))
     n_out = learner.n_outputs
     quantized = getattr(clf, "quantized_", None)  # (nbsvm.models.quantize)
-    n_cols = (
-        int(np.count_nonzero(clf.column_of_ >= 0))
-        if clf.column_of_ is not None
-        else sum(len(b) for b, _ in _stored_parts(clf))
-    )
+    n_cols = sum(len(b) for b, _ in parts)
     scale = (
         {c: quantize.scales(clf, c) for c in (0, 1)}
         if quantized and quantized["dtype"] == "int8"
@@ -176,7 +174,7 @@ def _state_arrays(clf) -> dict:
     def column(c):  # S_[:, columns, c] row by row
         def pieces():
             for k in range(n_out):
-                for _, cols in _stored_parts(clf):
+                for _, cols in parts:
                     if quantized and c < 2:
                         yield quantize.encode(
                             learner.S_[k, cols, c],
@@ -189,7 +187,7 @@ def _state_arrays(clf) -> dict:
         dtype = quantize.DTYPES[quantized["dtype"]] if quantized and c < 2 else STATE_DTYPE
         return Chunked(np.dtype(dtype), (n_out, n_cols), pieces)
 
-    buckets = Chunked(BUCKET_DTYPE, (n_cols,), lambda: (b for b, _ in _stored_parts(clf)))
+    buckets = Chunked(BUCKET_DTYPE, (n_cols,), lambda: (b for b, _ in parts))
     arrays = {
         "buckets": buckets,
         "ratios": column(0),
