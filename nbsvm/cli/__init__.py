@@ -108,24 +108,36 @@ def _return_freed_memory():
 
 
 class _SkipNumbaBlasProbe:
-    """Keeps numba from importing SciPy's linear algebra (about 0.15 s) in the CLI process.
+    """Keeps numba from importing SciPy's linear algebra (about 0.15 s and 14 MB) in the
+    CLI process.
 
-    The first time numba loads any kernel it probes for BLAS by importing
-    ``scipy.linalg.cython_blas`` while ``numba.np.arraymath`` initializes, when SciPy is
-    installed. nbsvm's kernels use no BLAS, so this import finder fails that import, and
-    only that one (numba then disables ``np.dot`` and friends in kernels, which nbsvm does
-    not use): SciPy imports normally at any other time. Installed by the CLI only, before
-    anything imports numba (a command that never runs a kernel never imports it); not on
-    ``import nbsvm``, where other code in the same process may want numba's BLAS.
+    When ``numba.np.arraymath`` initializes (the first kernel numba loads) it probes for
+    BLAS by importing ``scipy.linalg.cython_blas``, which first imports all of
+    ``scipy.linalg``. nbsvm's kernels use no BLAS. This import finder, installed by the CLI
+    before anything imports numba, marks that module missing (``None`` in
+    ``sys.modules``: the import fails before its package is imported) when
+    ``numba.np.arraymath`` is about to load, and takes the mark away at the first import
+    after it has loaded; numba then only disables ``np.dot`` and friends in kernels, which
+    nbsvm does not use. A command that never runs a kernel never imports numba at all. Not
+    done on ``import nbsvm``, where other code in the same process may want numba's BLAS.
     """
 
     BLOCKED = "scipy.linalg.cython_blas"
+    PROBING = "numba.np.arraymath"
+
+    def __init__(self) -> None:
+        self.blocking = False
 
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name == self.BLOCKED:
-            probing = sys.modules.get("numba.np.arraymath")
-            if probing is not None and getattr(probing.__spec__, "_initializing", False):
-                raise ImportError(f"{name}: numba's BLAS probe skipped by nbsvm's CLI")
+        if name == self.PROBING and self.BLOCKED not in sys.modules:
+            sys.modules[self.BLOCKED] = None  # type: ignore[assignment]
+            self.blocking = True
+        elif self.blocking:
+            probing = sys.modules.get(self.PROBING)
+            if probing is not None and not getattr(probing.__spec__, "_initializing", False):
+                if sys.modules.get(self.BLOCKED, 0) is None:
+                    del sys.modules[self.BLOCKED]
+                self.blocking = False
         return None
 
 
