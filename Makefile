@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench limits rcv1 iris reproduce data bench docs clean
+.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench limits predict-bench rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -108,6 +108,11 @@ reproduce: install-plot data-imdb
 # gives on this machine, one and two threads (results/limits.md; about 2 minutes)
 limits: install data-imdb
 	$(PY) pipelines/limits.py
+
+# nbsvm predict beside fastText's and Vowpal Wabbit's prediction of IMDB test, whole
+# processes (results/predict_bench.md; about 3 minutes)
+predict-bench: install-bench data-imdb
+	$(PY) pipelines/predict_bench.py
 
 # nbsvm beside Vowpal Wabbit, fastText and scikit-learn on the IMDB trigram job (results/bench.md)
 bench: install-bench data-imdb

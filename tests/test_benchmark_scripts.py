@@ -44,3 +44,17 @@ def test_make_limits_measures_every_stage_on_a_slice_of_imdb(imdb_slice, tmp_pat
         assert f"\n{stage}," in table, table
     # every row but the tokenizer's (a bound alone) has nbsvm's figure and its fraction
     assert all(line.count(",,") == 0 for line in table.splitlines()[1:] if "tokenize" not in line)
+
+
+def test_predict_bench_runs_every_system_on_a_slice_of_imdb(imdb_slice, tmp_path):
+    # the peers are the bench extra (make bench installs them); a plain make test skips
+    pytest.importorskip("fasttext")
+    pytest.importorskip("vowpalwabbit")
+    import predict_bench
+    predict_bench.main(["--data", str(imdb_slice), "--runs", "1", "--work", str(tmp_path / "w"),
+                        "--out", str(tmp_path)])
+    table = (tmp_path / "predict_bench.md").read_text()
+    for name in ("nbsvm predict", "fastText predict", "Vowpal Wabbit -t"):
+        row = next(line for line in table.splitlines() if line.startswith(f"| {name}"))
+        accuracy = float(row.split("|")[2].strip().rstrip("%"))
+        assert 60 < accuracy <= 100, row             # 1000 test reviews, trained on 2000
