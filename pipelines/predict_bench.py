@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import NBSVM, PY, ROOT, interleaved_runs, run_measured, spread  # noqa: E402
+from _harness import NBSVM, ROOT, interleaved_runs, run_measured, spread  # noqa: E402
 from _peers import peer_script, prepare, vw_accuracy, vw_commands  # noqa: E402
 
 
