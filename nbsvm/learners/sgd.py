@@ -94,6 +94,7 @@ class LinearSGD:
         threads=1,
         unit=False,
         class_weight=None,
+        values_only=False,
     ):
         self.n_features = n_features
         self.n_outputs = n_outputs
@@ -106,10 +107,13 @@ class LinearSGD:
         self.threads = threads
         self.unit = unit
         self.class_weight = class_weight
+        self.values_only = values_only
         self._validate()
         # AdaGrad's three fields are not padded to four: with both ends of a row prefetched
-        # (nbsvm._prefetch) 12-byte rows are as fast as 16-byte ones, for 25% less state
-        width = 2 if optimizer == "sgd" else 3
+        # (nbsvm._prefetch) 12-byte rows are as fast as 16-byte ones, for 25% less state.
+        # values_only: the feature values alone, for a backend learner that keeps its own
+        # weights (nbsvm.learners.reduction): a third of the state
+        width = 1 if values_only else 2 if optimizer == "sgd" else 3
         self.S_ = np.zeros((n_outputs, n_features, width), dtype=STATE_DTYPE)
         self.state_ = np.zeros((n_outputs, 3))
         if optimizer == "sgd":
@@ -149,6 +153,12 @@ class LinearSGD:
                 "the first L2 step would flip the weights' sign"
             )
 
+    def _check_weights(self) -> None:
+        """The kernels index the weights beside each value without bounds checks: a
+        ``values_only`` learner never reaches them."""
+        if self.values_only:
+            raise NBSVMError("this learner keeps feature values only (a backend learner's)")
+
     def set_class_weight(self, class_weight: ArrayLike | None) -> None:
         """Weigh the documents' steps from now on (``class_weight`` as the parameter; None:
         all 1)."""
@@ -172,6 +182,7 @@ class LinearSGD:
 
         ``positive``: each output's positive class code, or a label-set membership matrix
         (:func:`nbsvm.io.labels.output_targets`)."""
+        self._check_weights()
         order = np.ascontiguousarray(order, dtype=np.int64)
         if self.multiclass:
             return self._multiclass_epoch(ids, offsets, codes, order, positive)
@@ -292,8 +303,11 @@ class LinearSGD:
         """The weights ``w``, shape ``(n_outputs, n_features)``: a view of the state.
 
         For SGD the L2 scale is folded into the stored vector first (``v *= s; s = 1``),
-        so no second ``n_features`` array is allocated.
+        so no second ``n_features`` array is allocated. A ``values_only`` learner has no
+        weights: zeros (allocated).
         """
+        if self.values_only:
+            return np.zeros((self.n_outputs, self.n_features), dtype=self.S_.dtype)
         if self.optimizer == "sgd":
             for k in range(self.n_outputs):
                 if self.state_[k, 0] != 1.0:
@@ -306,18 +320,23 @@ class LinearSGD:
 
     def mean_abs_coef(self) -> np.ndarray:
         """Per output, mean |w_i| over the features with a non-zero value (seen features)."""
+        if self.values_only:
+            return np.zeros(self.n_outputs)
         self.coef()
         return np.array([table._mean_abs_weight(self.S_[k]) for k in range(self.n_outputs)])
 
     def used_features(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Indices of features (among ``lo..hi-1``) with a non-zero value or weight in any
         output (int32)."""
-        self.coef()
         hi = self.n_features if hi is None else hi
+        if self.values_only:
+            return np.flatnonzero((self.S_[:, lo:hi, 0] != 0).any(axis=0)).astype(np.int32) + lo
+        self.coef()
         return table._used_features(self.S_[:, lo:hi]) + np.int32(lo)
 
     def decision(self, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """``w.x + b`` for CSR rows, shape ``(n_rows, n_outputs)``."""
+        self._check_weights()
         n = len(offsets) - 1
         out = np.empty((n, self.n_outputs))
         tmp = np.empty(n)

@@ -349,9 +349,11 @@ class ColumnBuilder:
         and its total of distinct buckets (rows: the cache's codes in their order, or the
         labels with ``set_rows``; see :func:`~nbsvm.lexicon._kernels.count_columns`)."""
         n_kept = learner.n_features
-        if cache.n_docs < 1 << 24 and n_rows == learner.n_outputs:
+        if cache.n_docs < 1 << 24 and n_rows == learner.n_outputs and not learner.values_only:
             # counted in the weights' field, as float32 (exact below 2**24 documents); the
-            # caller zeroes it once the ratios are computed: no memory of their own
+            # caller zeroes it once the ratios are computed: no memory of their own (a
+            # backend learner's values-only state has no such field: counts of their own,
+            # freed before its weights are allocated)
             counts = learner.S_[:, :, 1]
         else:
             counts = np.zeros((n_rows, n_kept), dtype=np.int32)

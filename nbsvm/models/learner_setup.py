@@ -62,7 +62,7 @@ def positive_codes(model: NBSVMClassifier) -> list[int]:
 
 def new_linear(model: NBSVMClassifier, classes: list, n_columns: int) -> LinearSGD:
     """The built-in learner these settings train for ``classes`` over ``n_columns``
-    (feature values and weights zero)."""
+    (feature values and weights zero); with a backend learner, the feature values alone."""
     eta0 = model.setting("eta0", classes)
     eta0 = getattr(model, "eta0_", None) if eta0 == "auto" else eta0
     return LinearSGD(
@@ -74,6 +74,7 @@ def new_linear(model: NBSVMClassifier, classes: list, n_columns: int) -> LinearS
         lam=model.lam,
         threads=model.threads,
         unit=model.setting("norm", classes) == "l2",
+        values_only=model.backend_learner is not None,  # the backend keeps the weights
     )
 
 

@@ -157,7 +157,8 @@ def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
 def _state_arrays(clf) -> dict:
     """The learner's state over the stored columns, each array written part by part."""
     learner = clf.linear_
-    learner.coef()  # fold the SGD scale into the weights
+    if not learner.values_only:
+        learner.coef()  # fold the SGD scale into the weights
     # every array is written part by part from the stored buckets, found once: a save
     # holds their ids (sized by the kept columns), never a copy of the state or a list of
     # 2**n_bits buckets (finding them again for each array took half of an IMDB save)
@@ -175,7 +176,9 @@ def _state_arrays(clf) -> dict:
         def pieces():
             for k in range(n_out):
                 for _, cols in parts:
-                    if quantized and c < 2:
+                    if learner.values_only and c > 0:  # no weights: the file's zeros
+                        yield np.zeros(len(cols), dtype=STATE_DTYPE)
+                    elif quantized and c < 2:
                         yield quantize.encode(
                             learner.S_[k, cols, c],
                             quantized["dtype"],
@@ -194,7 +197,7 @@ def _state_arrays(clf) -> dict:
         "coef": column(1),
         "learner_state": np.ascontiguousarray(learner.state_, dtype=np.float64),
     }
-    if learner.optimizer == "adagrad" and not quantized:
+    if learner.optimizer == "adagrad" and not quantized and not learner.values_only:
         arrays["adagrad_sq"] = column(2)
     if scale is not None:
         arrays["ratios_scale"], arrays["coef_scale"] = scale[0], scale[1]
@@ -438,6 +441,7 @@ def _check_arrays_match(clf, header: dict, buckets, ratios, coef, state, sq, pat
         and (
             clf.setting("optimizer") != "adagrad"
             or "quantized" in header
+            or clf.backend_learner is not None  # the built-in learner's sums: none
             or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE)
         )
         and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d))
@@ -453,8 +457,9 @@ def _set_learner(clf, buckets, ratios, coef, state, sq, path) -> None:
     except NBSVMError as e:  # settings the learner refuses: a crafted header
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
     learner.S_[:, :, 0] = ratios
-    learner.S_[:, :, 1] = coef
-    if sq is not None and clf.setting("optimizer") == "adagrad":
+    if not learner.values_only:  # a backend learner's file holds zeros there
+        learner.S_[:, :, 1] = coef
+    if sq is not None and clf.setting("optimizer") == "adagrad" and not learner.values_only:
         learner.S_[:, :, 2] = sq
     learner.state_[:] = state
     try:  # partial_fit on the loaded model keeps weighing the steps
