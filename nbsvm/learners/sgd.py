@@ -107,12 +107,12 @@ class LinearSGD:
         self.threads = threads
         self.unit = unit
         self.class_weight = class_weight
-        self.values_only = values_only
         self._validate()
         # AdaGrad's three fields are not padded to four: with both ends of a row prefetched
         # (nbsvm._prefetch) 12-byte rows are as fast as 16-byte ones, for 25% less state.
         # values_only: the feature values alone, for a backend learner that keeps its own
         # weights (nbsvm.learners.reduction): a third of the state
+        self.values_only = values_only
         width = 1 if values_only else 2 if optimizer == "sgd" else 3
         self.S_ = np.zeros((n_outputs, n_features, width), dtype=STATE_DTYPE)
         self.state_ = np.zeros((n_outputs, 3))
