@@ -1,5 +1,7 @@
-"""Streaming prediction with a fitted model: one DataFrame of labels, scores and
-probabilities per batch of documents (bounded memory).
+"""Streaming prediction with a fitted model: one table of labels, scores and
+probabilities per batch of documents (bounded memory): columns by name
+(:func:`prediction_columns`, what the command line writes without pandas), or a DataFrame
+(:func:`predict_documents`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,21 @@ def predict_documents(
     top_k: int | None = None,
     threshold: float | None = None,
 ) -> Iterator[pd.DataFrame]:
-    """Yield one DataFrame per batch: ``source, line, [true_label,] label``, then scores.
+    """Yield one DataFrame per batch: the columns of :func:`prediction_columns`."""
+    import pandas as pd
+
+    for columns in prediction_columns(model, docs, top_k, threshold):
+        yield pd.DataFrame(columns)
+
+
+def prediction_columns(
+    model: NBSVMClassifier,
+    docs: Iterable[Document],
+    top_k: int | None = None,
+    threshold: float | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield one table per batch, ``{column: list or array}``: ``source, line,
+    [true_label,] label``, then scores.
 
     - Two classes: ``score_<c>`` and ``probability_<c>``, named after the positive class
       ``c = classes_[1]`` (the decision value and probability of that class, whatever the
@@ -38,8 +54,6 @@ def predict_documents(
     class below ``threshold`` is left empty (``top_k`` None: every class, by threshold).
     Probabilities are written only where the loss gives them.
     """
-    import pandas as pd
-
     has_proba = model.has_proba()
     classes = np.asarray(model.classes_, dtype=object)
     ranked = top_k is not None or threshold is not None
@@ -76,4 +90,4 @@ def predict_documents(
                     positions[:, i] >= 0, classes[np.maximum(positions[:, i], 0)], None
                 )
                 frame[f"top{i + 1}_{kind}"] = values[:, i]
-        yield pd.DataFrame(frame)
+        yield frame
