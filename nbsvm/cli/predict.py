@@ -116,7 +116,17 @@ def _csv_values(column) -> list[str]:
         return text.tolist()
     if kind in "iub":
         return column.astype(str).tolist()
-    return ["" if v is None or v != v else str(v) for v in column.tolist()]
+    return ["" if _missing(v) else str(v) for v in column.tolist()]
+
+
+def _missing(value) -> bool:
+    """None, NaN or pandas' NA (whose comparisons are neither true nor false)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:
+        return True
 
 
 class _CsvSink(_Sink):
