@@ -97,10 +97,7 @@ class LinearOutputs(OnlineLearner):
         scale, scale_sum, n_iterates = self.state_
         if not self.average:
             return scale * self.weights_[rows]
-        if not hasattr(self, "accum_"):
-            raise NBSVMError(
-                "this model was trained with average=False: it has no averaged weights"
-            )
+        self._check_averaged()
         return (scale_sum * self.weights_[rows] - self.accum_[rows]) / n_iterates
 
     def output_weights(self, k: int) -> tuple[np.ndarray, float]:
@@ -129,17 +126,31 @@ class LinearOutputs(OnlineLearner):
         return table
 
     def _scores(self, rows):
-        out = np.empty((len(rows), self.weights_.shape[0]))
-        K._linear_scores(
-            rows.indices,
-            rows.values,
-            rows.offsets,
-            self._table(rows),
-            rows.class_unit,
-            self._predicting_weights(),
-            out,
-        )
+        """The rows' scores by the weights :meth:`_predicting_weights` gives, computed from
+        the stored arrays (scores are linear in the weights): no ``(K, n_features)`` copy
+        of the weights per call."""
+        table = self._table(rows)
+
+        def dots(weights):
+            out = np.empty((len(rows), weights.shape[0]))
+            K._linear_scores(
+                rows.indices, rows.values, rows.offsets, table, rows.class_unit, weights, out
+            )
+            return out
+
+        scale, scale_sum, n_iterates = self.state_
+        if not self.average:
+            out = scale * dots(self.weights_)
+        else:
+            self._check_averaged()
+            out = (scale_sum * dots(self.weights_) - dots(self.accum_)) / n_iterates
         return out[:, 0] if self.task == "binary" else out
+
+    def _check_averaged(self) -> None:
+        if not hasattr(self, "accum_"):
+            raise NBSVMError(
+                "this model was trained with average=False: it has no averaged weights"
+            )
 
     def _arrays(self):
         """The in-place state the kernels take after the rows and labels."""
