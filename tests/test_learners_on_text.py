@@ -113,7 +113,8 @@ def test_partial_fit_trains_a_backend_learner_on_the_growing_lexicon(name, texts
     new_ids = [clf.hasher_.buckets(t) for t in NEW]
     new_offsets = np.concatenate([[0], np.cumsum([len(b) for b in new_ids])])
     new_ids = np.concatenate(new_ids).astype(np.int32)
-    params = {"seed": 4, **({"lam": 1e-3} if name == "pegasos" else {})}
+    # the learner as nbsvm builds it on text (reduction.ON_TEXT: float32 weights, ...)
+    params = {"seed": 4, **ON_TEXT.get(name, {}), **({"lam": 1e-3} if name == "pegasos" else {})}
     order = np.arange(len(texts))
     classes = clf.classes_
     got = clf.decision_function(NEW)
@@ -196,7 +197,7 @@ def test_multilabel_hinge_on_nb_rows_equals_it_trained_by_hand():
                           multilabel=True, learner="multilabel", lam=1e-3).fit(texts, sets)
     labels = clf.classes_
     Y = np.array([[int(c in s) for c in labels] for s in sets])
-    ref = make_learner("multilabel", lam=1e-3, seed=4, fit_intercept=False)  # as on text
+    ref = make_learner("multilabel", lam=1e-3, seed=4, **ON_TEXT["multilabel"])  # as on text
     ratios = clf.ratios_.astype(np.float64)
     ref.partial_fit(_joint_rows(_bucket_rows(clf, texts, None, False), ratios, True), Y,
                     classes=list(range(len(labels))), order=_first_epoch_order(4, len(texts)))

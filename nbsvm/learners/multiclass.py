@@ -64,6 +64,10 @@ def check_positive(name: str, value: Any, allow_zero: bool = False) -> float:
     return v
 
 
+# the weights' storage (``dtype``): float32 halves the memory of text's wide feature spaces
+# (each step computes in float64; 20 Newsgroups with MIRA: the same accuracy)
+WEIGHT_DTYPES = {"float64": np.float64, "float32": np.float32}
+
 # the kernels' accumulator when not averaging (not an attribute: the model file format
 # cannot hold empty arrays)
 NO_AVERAGE = np.zeros((0, 0))
@@ -76,19 +80,22 @@ class LinearOutputs(OnlineLearner):
     weight of a constant input 1); the last iterate is ``state_[0] * weights_``. For the
     average, ``accum_`` (same shape; absent with ``average=False``);
     ``state_ = [scale, scale_sum, n_iterates]`` (see :mod:`.kernels.multi`). Subclasses
-    need the parameters ``average`` and ``fit_intercept``.
+    need the parameters ``average``, ``fit_intercept`` and ``dtype`` (the weights'
+    storage).
     """
 
     average: bool  # a parameter of each subclass
+    dtype: str  # a parameter of each subclass
 
     def _validate(self) -> None:
         """Check the parameters (called before every pass)."""
 
     def _init_state(self, n_features, n_outputs):
         self._validate()
-        self.weights_ = np.zeros((n_outputs, n_features + 1))
+        dtype = choose("dtype", self.dtype, WEIGHT_DTYPES)
+        self.weights_ = np.zeros((n_outputs, n_features + 1), dtype=dtype)
         if self.average:
-            self.accum_ = np.zeros((n_outputs, n_features + 1))
+            self.accum_ = np.zeros((n_outputs, n_features + 1), dtype=dtype)
         self.state_ = np.array([1.0, 1.0, 1.0])  # w_0 = 0 is the first averaged iterate
 
     def _predicting_weights(self, rows=slice(None)) -> np.ndarray:
@@ -181,7 +188,7 @@ class HingeOutputs(LinearOutputs):
 
     Parameters
     ----------
-    lam, schedule, eta0, fit_intercept, average, epochs, seed
+    lam, schedule, eta0, fit_intercept, average, epochs, seed, dtype
         As in :class:`MulticlassHinge` and :class:`~nbsvm.learners.multilabel.MultilabelHinge`.
     """
 
@@ -194,6 +201,7 @@ class HingeOutputs(LinearOutputs):
         average=True,
         epochs=5,
         seed=0,
+        dtype="float64",
     ):
         store_params(self, locals())
 
@@ -235,6 +243,9 @@ class MulticlassHinge(HingeOutputs):
         Predict with the average of all iterates (default) or the last one.
     epochs, seed : int
         Passes over the data and the seed of their shuffles.
+    dtype : {'float64', 'float32'}
+        Storage of the weights (and of the average's accumulator); each step computes in
+        float64.
 
     Examples
     --------

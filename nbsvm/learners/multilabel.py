@@ -112,6 +112,9 @@ class MultilabelHinge(HingeOutputs):
     average : bool
         Predict with the average of all iterates (default) or the last one.
     epochs, seed : int
+    dtype : {'float64', 'float32'}
+        Storage of the weights (and of the average's accumulator); each step computes in
+        float64.
 
     Examples
     --------

@@ -49,6 +49,9 @@ class PassiveAggressive(LinearOutputs):
         Predict with the average of all iterates (default) or the last one.
     epochs, seed : int
         Passes over the data and the seed of their shuffles.
+    dtype : {'float64', 'float32'}
+        Storage of the weights (and of the average's accumulator); each step computes in
+        float64.
 
     Examples
     --------
@@ -61,7 +64,16 @@ class PassiveAggressive(LinearOutputs):
 
     task = "binary"
 
-    def __init__(self, variant="pa-i", C=1.0, fit_intercept=True, average=True, epochs=5, seed=0):
+    def __init__(
+        self,
+        variant="pa-i",
+        C=1.0,
+        fit_intercept=True,
+        average=True,
+        epochs=5,
+        seed=0,
+        dtype="float64",
+    ):
         store_params(self, locals())
 
     def _validate(self):
@@ -114,6 +126,9 @@ class MIRA(LinearOutputs):
         Predict with the average of all iterates (Daume's trick; default) or the last one.
     epochs, seed : int
         At most this many passes (fewer once a pass makes no mistake); shuffle seed.
+    dtype : {'float64', 'float32'}
+        Storage of the weights (and of the average's accumulator); each step computes in
+        float64.
 
     Examples
     --------
@@ -137,6 +152,7 @@ class MIRA(LinearOutputs):
         average=True,
         epochs=10,
         seed=0,
+        dtype="float64",
     ):
         store_params(self, locals())
 
