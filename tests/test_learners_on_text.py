@@ -317,3 +317,19 @@ def test_a_model_file_from_before_the_joint_map_is_read_as_trained():
     assert np.allclose(got, expected, rtol=1e-12)
     joint = clf.backend_.decision(tables, ids, offsets, True)
     assert not np.allclose(got, joint)
+
+
+@pytest.mark.parametrize("name", ["pa", "mira"])
+def test_coef_and_intercept_of_a_backend_model_give_its_scores(name):
+    # the backend keeps the weights (the model's own state holds the ratios alone): coef_
+    # and intercept_ are the backend's, so ratios_ * coef_ summed over a document's
+    # buckets plus intercept_ is its score, as for the built-in learner
+    texts = ["good fun film", "bad dull plot", "great acting", "awful mess", "fun plot",
+             "dull film"] * 3
+    labels = ["pos", "neg", "pos", "neg", "pos", "neg"] * 3
+    clf = NBSVMClassifier(n_bits=10, ngrams=2, min_df=1, epochs=3, norm="none",
+                          learner=name).fit(texts, labels)
+    new = ["good plot", "awful fun film", "never seen"]
+    by_hand = [float((clf.ratios_[0, b].astype(np.float64) * clf.coef_[0, b]).sum())
+               + clf.intercept_[0] for b in (clf.hasher_.buckets(t) for t in new)]
+    assert np.allclose(clf.decision_function(new), by_hand, rtol=1e-5, atol=1e-6)

@@ -45,7 +45,8 @@ ONE_CLASS = tuple(name for name in TEXT_LEARNERS if ALGORITHMS[name].one_class)
 # gain nor lose (-0.4, 0.0, +0.45 on the same three), so it keeps its bias.
 # Their weights are stored as float32 (each step still computes in float64): text's
 # feature spaces are wide (20 Newsgroups: 1.1M columns x 20 classes, 177 MB a copy), and
-# MIRA on 20NG keeps its accuracy to the hundredth (84.23%).
+# on 20NG each keeps its accuracy to the hundredth: mira 84.23%, multiclass-hinge 84.16%,
+# pa (unigrams, 2**20) 86.35%.
 ON_TEXT: dict[str, dict[str, object]] = {
     "mira": {"dtype": "float32"},
     "pa": {"dtype": "float32"},

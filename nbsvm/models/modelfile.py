@@ -100,7 +100,8 @@ def _check_classes_fit_arrays(clf, arrays: dict, path) -> None:
         )
 
 
-#: Buckets looked at per part when saving (the parts' arrays are what a save holds).
+#: Buckets looked at per part when saving (with a map, the stored buckets of every part are
+#: kept through the save; without one, only a part's).
 SAVE_PART = 1 << 20
 
 
@@ -159,13 +160,18 @@ def _state_arrays(clf) -> dict:
     learner = clf.linear_
     if not learner.values_only:
         learner.coef()  # fold the SGD scale into the weights
-    # every array is written part by part from the stored buckets, found once: a save
-    # holds their ids (sized by the kept columns), never a copy of the state or a list of
-    # 2**n_bits buckets (finding them again for each array took half of an IMDB save)
-    parts = list(_stored_parts(clf))
+    # every array is written part by part, never a copy of the state or a list of 2**n_bits
+    # buckets. With a map the stored buckets are found once (each search scans the whole
+    # map: half of an IMDB save) and their ids kept, sized by the kept columns; without
+    # one (every bucket a column, as at scale) each array finds its part's again
+    kept = list(_stored_parts(clf)) if clf.column_of_ is not None else None
+
+    def stored():
+        return iter(kept) if kept is not None else _stored_parts(clf)
+
     n_out = learner.n_outputs
     quantized = getattr(clf, "quantized_", None)  # (nbsvm.models.quantize)
-    n_cols = sum(len(b) for b, _ in parts)
+    n_cols = sum(len(b) for b, _ in stored())
     scale = (
         {c: quantize.scales(clf, c) for c in (0, 1)}
         if quantized and quantized["dtype"] == "int8"
@@ -175,7 +181,7 @@ def _state_arrays(clf) -> dict:
     def column(c):  # S_[:, columns, c] row by row
         def pieces():
             for k in range(n_out):
-                for _, cols in parts:
+                for _, cols in stored():
                     if learner.values_only and c > 0:  # no weights: the file's zeros
                         yield np.zeros(len(cols), dtype=STATE_DTYPE)
                     elif quantized and c < 2:
@@ -190,7 +196,7 @@ def _state_arrays(clf) -> dict:
         dtype = quantize.DTYPES[quantized["dtype"]] if quantized and c < 2 else STATE_DTYPE
         return Chunked(np.dtype(dtype), (n_out, n_cols), pieces)
 
-    buckets = Chunked(BUCKET_DTYPE, (n_cols,), lambda: (b for b, _ in parts))
+    buckets = Chunked(BUCKET_DTYPE, (n_cols,), lambda: (b for b, _ in stored()))
     arrays = {
         "buckets": buckets,
         "ratios": column(0),

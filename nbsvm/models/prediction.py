@@ -44,27 +44,41 @@ def column_buckets(model: NBSVMClassifier) -> np.ndarray:
     return np.flatnonzero(model.column_of_ >= 0).astype(BUCKET_DTYPE)
 
 
-def _dense(model: NBSVMClassifier, field: int) -> np.ndarray:
+def _dense(model: NBSVMClassifier, by_column: np.ndarray) -> np.ndarray:
+    """``(n_outputs, n_columns)`` values spread over the ``2**n_bits`` buckets (0 where no
+    column)."""
     out = np.zeros((model.linear_.n_outputs, 1 << model.hasher_.n_bits), dtype=STATE_DTYPE)
-    out[:, column_buckets(model)] = model.linear_.S_[:, :, field]
+    out[:, column_buckets(model)] = by_column
     return out
+
+
+def _backend_parts(model: NBSVMClassifier, part: int) -> np.ndarray:
+    """Each output's weights (``part`` 1) or bias (2) of the backend learner, which keeps
+    them (the model's own state holds the feature values alone)."""
+    tables = model.linear_.tables
+    return np.array(
+        [model.backend_.output_weights(k, tables)[part] for k in range(model.linear_.n_outputs)]
+    )
 
 
 def coef_(model: NBSVMClassifier) -> np.ndarray:
     """The body of :meth:`~nbsvm.NBSVMClassifier.coef_`."""
     check_fitted(model)
-    model.linear_.coef()
-    return _dense(model, 1)
+    if model.backend_learner is not None:
+        return _dense(model, _backend_parts(model, 1))
+    return _dense(model, model.linear_.coef())
 
 
 def ratios_(model: NBSVMClassifier) -> np.ndarray:
     """The body of :meth:`~nbsvm.NBSVMClassifier.ratios_`."""
     check_fitted(model)
-    return _dense(model, 0)
+    return _dense(model, model.linear_.tables)
 
 
 def intercept_(model: NBSVMClassifier) -> np.ndarray:
     check_fitted(model)
+    if model.backend_learner is not None:
+        return _backend_parts(model, 2).astype(np.float64)
     return model.linear_.intercept()
 
 
