@@ -4,6 +4,7 @@ entry point that turns a library error into exit status 2."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import resource
@@ -13,6 +14,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+
+def script_parser(doc: str, seed: bool = False) -> argparse.ArgumentParser:
+    """The argument parser of a pipeline script: the first paragraph of its docstring as
+    the description and, with ``seed``, the ``--seed`` its runs take (default 0)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    if seed:
+        ap.add_argument("--seed", type=int, default=0)
+    return ap
 
 
 def settle_shared_libraries() -> int:

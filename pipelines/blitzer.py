@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from _harness import script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, markdown_table, shared_datasets, start, write_results  # noqa: E402
@@ -71,7 +72,7 @@ NAME = "blitzer"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__)
     ap.add_argument(
         "--seed",
         type=int,

@@ -18,12 +18,12 @@ variant is worth adding to the search, never choose settings.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
 import numpy as np
 import pandas as pd
+from _harness import script_parser
 from _report import shared_datasets, start, write_results
 from wang_manning import DATASETS, dataset_names, splits
 
@@ -73,9 +73,8 @@ def score(train, test, kind: str, nb: bool) -> float:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     names = dataset_names(ap, args.datasets)
     root = shared_datasets()

@@ -13,7 +13,6 @@ run. Reported on the equally imbalanced test split: accuracy, macro F1 and the p
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import subprocess
@@ -23,6 +22,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from _harness import script_parser
 from _report import ROOT, start, write_results
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -139,8 +139,7 @@ def run_sklearn(folder: Path, seed: int) -> list[tuple[str, dict]]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seed", type=int, default=0)
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--ratio", type=int, default=9, help="negatives per positive")
     args = ap.parse_args(argv)
     imdb = ROOT / "data" / "aclImdb"

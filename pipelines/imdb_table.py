@@ -20,12 +20,12 @@ printed at the end of every epoch. Writes ``results/imdb_table.csv`` and ``.md``
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
 
 import pandas as pd
+from _harness import script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import RESULTS, ROOT, markdown_table, start, write_results  # noqa: E402
@@ -223,7 +223,7 @@ def run_table(args) -> pd.DataFrame:
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__)
     ap.add_argument(
         "--data",
         type=Path,

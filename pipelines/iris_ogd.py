@@ -13,7 +13,6 @@ as CSV.
     python pipelines/iris_ogd.py [--seed 0] [--shuffles 20] [--out results]
 """
 
-import argparse
 import gzip
 import math
 import shlex
@@ -21,6 +20,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from _harness import script_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -98,7 +98,7 @@ def curves(X, y, eta, radius, seeds):
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__)
     ap.add_argument("--data", type=Path, default=default_data(), help="iris.data(.gz)")
     ap.add_argument("--seed", type=int, default=0, help="first shuffle seed")
     ap.add_argument("--shuffles", type=int, default=20, help="shuffles to take the median of")

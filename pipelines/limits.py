@@ -24,7 +24,6 @@ the data side by side, as Hogwild! does for the epoch). Medians of ``--runs``.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -35,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _harness import script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, start, write_results  # noqa: E402
@@ -261,7 +261,7 @@ def save_rows(clf: NBSVMClassifier, work: Path, runs: int) -> list[dict]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
     ap.add_argument("--docs", type=int, default=25_000)
     ap.add_argument("--runs", type=int, default=3)

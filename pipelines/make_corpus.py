@@ -43,7 +43,6 @@ the label balance and a plain naive-Bayes baseline, beside the same figures on I
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -51,6 +50,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _harness import script_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -71,10 +71,9 @@ from nbsvm.text.tokenize import tokenize  # noqa: E402
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--docs", type=int, default=1_000_000, help="training documents")
     ap.add_argument("--test-docs", type=int, default=25_000)
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(ROOT / "results" / "tmp" / "scale"))
     ap.add_argument("--gzip", action="store_true", help="write train.txt.gz, test.txt.gz")
     ap.add_argument(

@@ -10,7 +10,6 @@ test set. Load time is the median of five ``NBSVMClassifier.load`` calls in this
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -20,6 +19,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from _harness import script_parser
 from _report import ROOT, start, write_results
 from bench_20ng import folders
 
@@ -71,8 +71,7 @@ def setting_row(corpus: str, name: str, path: Path, test: Path, extra: list[str]
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seed", type=int, default=0)
+    ap = script_parser(__doc__, seed=True)
     args = ap.parse_args(argv)
     imdb = ROOT / "data" / "aclImdb"
     if not (imdb / "train" / "pos").is_dir():

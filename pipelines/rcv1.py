@@ -24,11 +24,10 @@ With ``RCV1_FULL=1`` the full RCV1-v2 data is downloaded and prepared as Bottou'
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
-from _harness import run_script
+from _harness import run_script, script_parser
 from _report import RESULTS, shared_datasets, start, write_results
 from rcv1_data import N_FEATURES, load_small
 from rcv1_pegasos import pegasos_table
@@ -39,14 +38,13 @@ from rcv1_small import HINGE_LAM, LOG_LAM, published_rows, small_data_rows
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument(
         "--data",
         type=Path,
         default=shared_datasets() / "rcv1",
         help="folder with train2000.dat.gz and vw_rcv1_small.tar.gz",
     )
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--epochs", type=int, default=1000, help="passes of the long runs")
     ap.add_argument("--log-every", type=int, default=100)
     ap.add_argument(

@@ -33,13 +33,12 @@ Files come from the JMLR LYRL2004 appendices (``a08-topic-qrels``, ``a12-token-f
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 from pathlib import Path
 
 import numpy as np
-from _harness import run_script
+from _harness import run_script, script_parser
 from _report import ROOT
 from rcv1_fetch import BASES, FOLDERS
 from rcv1_prepare import TEST_NAME, TRAIN_NAME, max_index, prepare
@@ -167,14 +166,13 @@ def run_full(
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--kind", choices=sorted(FOLDERS), default="tokens")
     ap.add_argument(
         "--source", type=Path, default=None, help="folder holding the official files (no download)"
     )
     ap.add_argument("--out", type=Path, default=Path("data") / "rcv1_full")
     ap.add_argument("--prepare-only", action="store_true")
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     from _report import start
 

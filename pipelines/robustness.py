@@ -39,7 +39,6 @@ several), and three checks: defaults >= baseline - 0.5 accuracy points; auto >= 
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -47,6 +46,7 @@ from pathlib import Path
 
 import _shapes
 import pandas as pd
+from _harness import script_parser
 from _report import ROOT, start, write_results
 
 if str(ROOT) not in sys.path:
@@ -75,7 +75,7 @@ from nbsvm import NBSVMClassifier  # noqa: E402
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument(
         "--shapes",
         default=",".join(_shapes.SHAPES),
@@ -89,7 +89,6 @@ def parse_args(argv=None):
         f"time_budget, {NBSVMClassifier().time_budget:g}; {QUICK_BUDGET:g} "
         "with --quick)",
     )
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test")
     ap.add_argument("--no-fasttext", action="store_true", help="leave fastText out")
     ap.add_argument("--out", default=None, help="folder of robustness.md/.csv (results/)")

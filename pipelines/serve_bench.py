@@ -17,7 +17,6 @@ fuzz requests are sent by httpx (asyncio), 8 at a time.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import shutil
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _harness import script_parser
 from _report import ROOT, start, write_results
 from serve_fuzz import malformed_requests
 from serve_load import WRK, free_port, imdb_test_texts, load, predict_rate, start_server, status_mb
@@ -63,7 +63,7 @@ async def fuzz(url: str, requests) -> dict:
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--model", default=str(ROOT / "models" / "imdb-3gram-24b.npz"))
     ap.add_argument("--texts", type=int, default=2000, help="IMDB test reviews sent")
     ap.add_argument(
@@ -75,7 +75,6 @@ def parse_args(argv=None):
     )
     ap.add_argument("--seconds", type=int, default=8, help="per setting")
     ap.add_argument("--fuzz", type=int, default=10_000, help="malformed requests (0: none)")
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--name", default="serve_bench")
     return ap.parse_args(argv)
 

@@ -10,10 +10,11 @@ another), started with the flags this closed network needs (no background connec
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
+
+from _harness import script_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = os.environ.get("PLAYWRIGHT_CHROMIUM", "/usr/bin/chromium")
@@ -68,7 +69,7 @@ def browse(url: str, text: str, screenshot: Path | None = None) -> dict:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__)
     ap.add_argument("--model", default=str(ROOT / "models" / "imdb-3gram-24b.npz"))
     ap.add_argument("--out", default=str(ROOT / "results" / "serve_page.png"))
     args = ap.parse_args(argv)

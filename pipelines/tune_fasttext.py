@@ -13,7 +13,6 @@ wins. ``pipelines/peers/fasttext_text.py`` uses the winner as its defaults. Resu
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _harness import script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _settled  # noqa: E402, F401  (settles the shared libraries first)
@@ -34,9 +34,8 @@ GRID = dict(wordNgrams=[1, 2, 3], epoch=[5, 10, 20], lr=[0.25, 0.5, 1.0])
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
-    ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     config = start(
         "tune_fasttext",

@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _harness import script_parser
 from _report import ROOT, shared_datasets, start, write_results
 
 if str(ROOT) not in sys.path:
@@ -142,9 +143,8 @@ def splits(name: str, root: Path, seed: int):
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--datasets", default=",".join(DATASETS))
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--auto-budget",
         type=float,

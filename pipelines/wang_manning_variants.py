@@ -14,13 +14,13 @@ choose one: a change is worth making only if it holds on every corpus.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 
 import numpy as np
 import pandas as pd
+from _harness import script_parser
 from _report import shared_datasets, start, write_results
 from wang_manning import dataset_names, splits, std_error
 
@@ -30,7 +30,7 @@ SMALL = "AthR,XGraph,BbCrypt,Subj,MPQA"  # under SMALL_CORPUS_NGRAMS n-grams per
 
 
 def parse_args(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__, seed=True)
     ap.add_argument("--datasets", default=SMALL)
     ap.add_argument(
         "--variants",
@@ -38,7 +38,6 @@ def parse_args(argv=None):
         default=["{}", '{"alpha": 0.1}', '{"beta": 0.5}', '{"alpha": 0.1, "beta": 0.5}'],
         help="JSON objects of NBSVMClassifier parameters ({}: the defaults)",
     )
-    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--name", default="wang_manning_variants", help="results/NAME.md and .csv to write"
     )

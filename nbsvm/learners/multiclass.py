@@ -189,7 +189,7 @@ class HingeOutputs(LinearOutputs):
     Parameters
     ----------
     lam, schedule, eta0, fit_intercept, average, epochs, seed, dtype
-        As in :class:`MulticlassHinge` and :class:`~nbsvm.learners.multilabel.MultilabelHinge`.
+        As in :class:`MulticlassHinge`.
     """
 
     def __init__(

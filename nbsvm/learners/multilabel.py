@@ -101,20 +101,9 @@ class MultilabelHinge(HingeOutputs):
 
     Parameters
     ----------
-    lam : float
-        L2 strength (the bias, weight of a constant input 1, included).
-    schedule : {'pegasos', 'invsqrt', 'optimal', 'constant'}
-        Step size at step t (from 1): ``1/(lam t)``, ``eta0/sqrt(t)``,
-        ``eta0/(1 + lam eta0 (t - 1))`` or ``eta0`` (see :mod:`.schedules`).
-    eta0 : float
-    fit_intercept : bool
-        Learn a bias per label.
-    average : bool
-        Predict with the average of all iterates (default) or the last one.
-    epochs, seed : int
-    dtype : {'float64', 'float32'}
-        Storage of the weights (and of the average's accumulator); each step computes in
-        float64.
+    lam, schedule, eta0, fit_intercept, average, epochs, seed, dtype
+        As in :class:`~nbsvm.learners.multiclass.MulticlassHinge`, with a bias per label
+        (the weight of a constant input 1, penalized like the others).
 
     Examples
     --------

@@ -120,15 +120,11 @@ class MIRA(LinearOutputs):
         Rival: the class with the largest ``s_r + label_loss(y*, r)``, updating whenever the
         loss is positive (default; PA's max-loss update), or the best-scoring wrong class,
         updating only when it outscores ``y*`` (the prediction-based MIRA of the reference).
-    fit_intercept : bool
-        Learn a bias per class.
-    average : bool
-        Predict with the average of all iterates (Daume's trick; default) or the last one.
-    epochs, seed : int
-        At most this many passes (fewer once a pass makes no mistake); shuffle seed.
-    dtype : {'float64', 'float32'}
-        Storage of the weights (and of the average's accumulator); each step computes in
-        float64.
+    fit_intercept, average, seed, dtype
+        As in :class:`PassiveAggressive`, with a bias per class (averaging is Daume's
+        trick).
+    epochs : int
+        At most this many passes (fewer once a pass makes no mistake).
 
     Examples
     --------
