@@ -46,6 +46,11 @@ DEFAULTS: dict[str, Any] = dict(
     long_words=20,
 )
 LONG_WORD_CHARS = 4
+# the settings of a Hasher that are NBSVMClassifier parameters of the same name (its seed
+# is the model's hash_seed)
+HASHER_SETTINGS = (
+    "ngrams n_bits char_ngrams char_min lowercase split_scripts nfkc long_words".split()
+)
 # the tokenizer of new models (a Hasher built by hand has the former one: FORMER_TOKENIZER)
 NEW_TOKENIZER = {k: DEFAULTS[k] for k in ("split_scripts", "nfkc", "long_words")}
 # Model files, lexicons, caches and checkpoints written before split_scripts, nfkc and

@@ -220,6 +220,7 @@ def test_a_backend_learner_that_auto_chose_is_calibrated_and_one_given_by_hand_i
     exact solver (margins only) calibrate='auto' fits a temperature on the held-out tenth;
     the same learner asked for by hand stays as it was (margins, no extra training)."""
     from nbsvm.models.calibrate import auto_calibrate, needs_calibration
+    from nbsvm.models.run import FitRun
     docs = synthetic(400, seed=2)
     by_hand = NBSVMClassifier(learner="dcd", n_bits=14).fit_documents(lambda: iter(docs))
     assert needs_calibration(by_hand) is None and not by_hand.has_proba()
@@ -227,7 +228,7 @@ def test_a_backend_learner_that_auto_chose_is_calibrated_and_one_given_by_hand_i
     chosen.auto_ = {"changed": {"learner": "dcd"}}
     assert needs_calibration(chosen) == "--auto chose learner dcd"
     events = []
-    auto_calibrate(chosen, lambda: iter(docs), events.append)
+    auto_calibrate(chosen, lambda: iter(docs), FitRun(events.append))
     assert chosen.has_proba() and events[-1]["stage"] == "calibrated"
     texts = [d.text for d in docs[:50]]
     p = chosen.predict_proba(texts)

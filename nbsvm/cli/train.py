@@ -41,7 +41,7 @@ from nbsvm.cli.options import (
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
-from nbsvm.config import DEFAULTS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
+from nbsvm.config import DEFAULTS, HASHER_SETTINGS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.registry import TEXT_LEARNERS
 
@@ -517,16 +517,10 @@ def _hashing(*, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None,
     if lexicon is not None:
         lex = NBLexicon.load(lexicon)
         h = lex.hasher
-        settings.update({name: getattr(h, name) for name in _HASHER_SETTINGS}, hash_seed=h.seed)
+        settings.update({name: getattr(h, name) for name in HASHER_SETTINGS}, hash_seed=h.seed)
         if alpha == DEFAULTS["alpha"]:
             settings["alpha"] = lex.alpha
     return lex, settings
-
-
-# the hashing settings a --lexicon brings, by their name on Hasher and NBSVMClassifier
-_HASHER_SETTINGS = (
-    "ngrams n_bits char_ngrams char_min lowercase split_scripts nfkc long_words".split()
-)
 
 
 # the options that are NBSVMClassifier parameters of the same name and value

@@ -25,6 +25,9 @@ LabelValues: TypeAlias = Iterable[Any] | np.ndarray | pd.Series | str
 #: often as the fit needs).
 Documents: TypeAlias = Iterable[Document] | Callable[[], Iterable[Document]]
 
+#: Training documents that can be read again: a callable returning them afresh.
+Reread: TypeAlias = Callable[[], Iterable[Document]]
+
 #: A progress callback: receives one event dict (``{"stage": ..., ...}``) at a time.
 Callback: TypeAlias = Callable[[dict], None]
 

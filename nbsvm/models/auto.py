@@ -68,8 +68,9 @@ from nbsvm.text.scripts import SPLIT_CHAR_RE
 if TYPE_CHECKING:
     import pandas as pd
 
-    from nbsvm.models._types import Callback, Documents, MemoryLimit
+    from nbsvm.models._types import Documents
     from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.models.run import FitRun
 
 CHUNK = 512  # documents read and hashed at a time
 N_PARTS = 10  # seeded parts; a fold validates two of them
@@ -738,16 +739,10 @@ def describe(changed: dict) -> str:
     )
 
 
-def auto_fit(
-    model: NBSVMClassifier,
-    docs: Documents,
-    callback: Callback | None = None,
-    max_memory: MemoryLimit | None = None,
-) -> AutoResult:
+def auto_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> AutoResult:
     """``model.fit_documents(docs)`` with ``auto``: search (:func:`auto_search`), set the
     chosen parameters on ``model``, train it on all the documents (read again), and record
     the search in ``model.auto_`` (its table in ``model.auto_table_``)."""
-    notify = callback or (lambda event: None)
     reread = rereadable(
         docs, "auto reads the training data twice (the search, then the final training)"
     )
@@ -762,10 +757,10 @@ def auto_fit(
         time_budget=model.time_budget,
         seed=model.seed,
         workdir=model.cache_dir,
-        callback=callback,
+        callback=run.callback,
     )
     model.set_params(**{k: v for k, v in result.chosen.items() if k in names})
-    notify(
+    run.notify(
         {
             "stage": "auto chosen",
             "docs": 0,
@@ -777,7 +772,7 @@ def auto_fit(
         }
     )
     t0 = time.perf_counter()
-    Fit(model, None, callback, max_memory).run(reread())
+    Fit(model, None, run.callback, run.max_memory).run(reread())
     model.auto_ = dict(result.header(), final_training_s=round(time.perf_counter() - t0, 3))
     model.auto_table_ = result.table
     return result

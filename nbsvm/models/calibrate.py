@@ -37,8 +37,9 @@ from nbsvm.learners.calibrator import Calibrator, ReliabilityHistogram
 from nbsvm.memory import array_bytes, parse_size, spilled
 
 if TYPE_CHECKING:
-    from nbsvm.models._types import Documents, MemoryLimit
+    from nbsvm.models._types import Documents, MemoryLimit, Reread
     from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.models.run import FitRun
 
 HELD_OUT_EVERY = 10
 MAX_HELD_OUT = 50_000
@@ -153,36 +154,32 @@ def reliability(
     return {"ece_before": ece(before), "ece_after": ece(after), "held_out": int(len(scores))}
 
 
-def calibrated_fit(
-    model: NBSVMClassifier,
-    docs: Documents,
-    callback: Callable[[dict], None] | None = None,
-    max_memory: MemoryLimit | None = None,
-) -> dict:
+def calibrated_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict:
     """Fit ``model`` (its ``calibrate`` method set) on ``docs`` with a calibrator, as the
     module docstring says; returns what :func:`reliability` measured (also kept in
     ``model.calibration_report_``)."""
 
-    notify = callback or (lambda event: None)
     reread = rereadable(docs)
     method, seed = model.calibrate, model.seed
     model.set_params(calibrate=None)
     t0 = time.perf_counter()
     try:
         model.fit_documents(
-            lambda: split(reread(), seed, held=False), callback=callback, max_memory=max_memory
+            lambda: split(reread(), seed, held=False),
+            callback=run.callback,
+            max_memory=run.max_memory,
         )
         scores, truth = held_out_scores(model, split(reread(), seed, held=True))
         calibrator = Calibrator(cast(str, method), model.multilabel).fit(scores, truth)
         rep = reliability(model, calibrator, scores, truth)
         rep["seconds"] = round(time.perf_counter() - t0, 3)  # the extra training and fit
-        notify({"stage": "calibrated", "docs": rep["held_out"], **rep, "method": method})
+        run.notify({"stage": "calibrated", "docs": rep["held_out"], **rep, "method": method})
         auto: dict[str, Any] = {
             k: model.__dict__[k] for k in ("auto_", "auto_table_") if k in model.__dict__
         }
         chose_auto = model.auto
         model.set_params(auto=False)  # the settings --auto chose are the model's now
-        model.fit_documents(reread, callback=callback, max_memory=max_memory)
+        model.fit_documents(reread, callback=run.callback, max_memory=run.max_memory)
         model.set_params(auto=chose_auto)
         model.__dict__.update(auto)
     finally:
@@ -248,12 +245,7 @@ def with_held_out_copy(
     return result
 
 
-def auto_calibrate(
-    model: NBSVMClassifier,
-    reread: Callable[[], Iterable[Document]] | None,
-    callback: Callable[[dict], None] | None = None,
-    max_memory: MemoryLimit | None = None,
-) -> None:
+def auto_calibrate(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -> None:
     """``calibrate='auto'`` after ``model`` was fitted on all the documents: where
     :func:`needs_calibration` says so, a copy with the same settings trains without the
     held-out tenth, and a temperature fitted on its scores of that tenth becomes
@@ -264,9 +256,8 @@ def auto_calibrate(
     why = needs_calibration(model)
     if why is None:
         return
-    notify = callback or (lambda event: None)
     if reread is None:
-        notify(
+        run.notify(
             {
                 "stage": "calibration skipped",
                 "docs": 0,
@@ -282,12 +273,12 @@ def auto_calibrate(
         return calibrator, reliability(copy, calibrator, scores, truth)
 
     try:
-        calibrator, rep = with_held_out_copy(model, reread, fit_calibrator, max_memory)
+        calibrator, rep = with_held_out_copy(model, reread, fit_calibrator, run.max_memory)
     except NBSVMError as e:  # a class only in the held-out part, too few held out, memory
-        notify({"stage": "calibration skipped", "docs": 0, "reason": why, "why": str(e)})
+        run.notify({"stage": "calibration skipped", "docs": 0, "reason": why, "why": str(e)})
         return
     rep["seconds"] = round(time.perf_counter() - t0, 3)
     rep["method"] = f"{AUTO_METHOD} (auto: {why})"
-    notify({"stage": "calibrated", "docs": rep["held_out"], **rep})
+    run.notify({"stage": "calibrated", "docs": rep["held_out"], **rep})
     model.calibrator_ = calibrator
     model.calibration_report_ = rep

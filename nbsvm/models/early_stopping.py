@@ -29,8 +29,9 @@ from nbsvm.models.calibrate import check_seen, split
 from nbsvm.models.fitting import Fit
 
 if TYPE_CHECKING:
-    from nbsvm.models._types import Callback, Documents, MemoryLimit
+    from nbsvm.models._types import Documents
     from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.models.run import FitRun
 
 
 class EarlyStopping:
@@ -124,12 +125,7 @@ class EarlyStopping:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def fit_early_stopping(
-    model: NBSVMClassifier,
-    docs: Documents,
-    callback: Callback | None = None,
-    max_memory: MemoryLimit | None = None,
-) -> dict:
+def fit_early_stopping(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict:
     """``model.fit_documents(docs)`` with ``early_stopping`` (see the module docstring);
     returns what :meth:`EarlyStopping.finish` says (also ``model.validation_``)."""
 
@@ -139,10 +135,10 @@ def fit_early_stopping(
         model,
         lambda: split(reread(), seed, True, fraction),
         int(model.n_iter_no_change),
-        callback or (lambda event: None),
+        run.notify,
     )
     try:
-        Fit(model, None, callback, max_memory, warm={"after_epoch": stopper}).run(
+        Fit(model, None, run.callback, run.max_memory, warm={"after_epoch": stopper}).run(
             split(reread(), seed, False, fraction)
         )
         model.validation_ = stopper.finish()

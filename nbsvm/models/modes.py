@@ -15,6 +15,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.models.auto import auto_fit
 from nbsvm.models.calibrate import calibrated_fit
 from nbsvm.models.early_stopping import fit_early_stopping
+from nbsvm.models.run import FitRun
 from nbsvm.models.warm import fit_keeping_counts
 
 if TYPE_CHECKING:
@@ -76,4 +77,4 @@ def run_mode(
         raise NBSVMError(
             f"{name} {why}: give the documents, not a lexicon, a kept cache or a checkpoint"
         )
-    runner(model, docs, callback, max_memory)
+    runner(model, docs, FitRun(callback, max_memory))

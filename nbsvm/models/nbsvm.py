@@ -52,6 +52,7 @@ from nbsvm.models.fitting import Fit
 from nbsvm.models.modelfile import load_model, save_model
 from nbsvm.models.modes import mode_of, run_mode
 from nbsvm.models.partial import partial_fit
+from nbsvm.models.run import FitRun
 from nbsvm.models.thresholds import tune_thresholds
 
 if TYPE_CHECKING:
@@ -433,9 +434,9 @@ class NBSVMClassifier(Params):
             del lexicon  # the run holds the only reference: freed once adopted
             fit.run(docs() if callable(docs) else docs)
         if self.calibrate == "auto":
-            auto_calibrate(self, reread, callback, max_memory)
+            auto_calibrate(self, reread, FitRun(callback, max_memory))
         if self.threshold == "auto":
-            tune_thresholds(self, reread, callback, max_memory)
+            tune_thresholds(self, reread, FitRun(callback, max_memory))
         return self
 
     @overload
@@ -529,7 +530,7 @@ class NBSVMClassifier(Params):
         twice)."""
         from nbsvm.models.warm import continue_training
 
-        new = continue_training(self, docs, callback, max_memory)
+        new = continue_training(self, docs, FitRun(callback, max_memory))
         self.forget()
         self.__dict__.update(new.__dict__)
         return self

@@ -10,6 +10,7 @@ import numpy as np
 
 from nbsvm.config import (
     DEFAULTS,
+    HASHER_SETTINGS,
     MULTICLASS_DEFAULTS,
     MULTILABEL_DEFAULTS,
     TASK_PARAMS,
@@ -102,18 +103,9 @@ def check_training_options(model: NBSVMClassifier) -> None:
 
 def _hasher(model: NBSVMClassifier, words_only: bool = False) -> Hasher:
     """The body of :meth:`~nbsvm.NBSVMClassifier._hasher`."""
-    chars = 0 if words_only else setting(model, "char_ngrams")
-    return Hasher(
-        ngrams=model.ngrams,
-        n_bits=model.n_bits,
-        char_ngrams=chars,
-        seed=model.hash_seed,
-        char_min=model.char_min,
-        lowercase=model.lowercase,
-        split_scripts=model.split_scripts,
-        nfkc=model.nfkc,
-        long_words=model.long_words,
-    )
+    settings = {name: getattr(model, name) for name in HASHER_SETTINGS}
+    settings["char_ngrams"] = 0 if words_only else setting(model, "char_ngrams")
+    return Hasher(seed=model.hash_seed, **settings)
 
 
 def backend_learner(model: NBSVMClassifier) -> str | None:

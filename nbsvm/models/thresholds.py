@@ -15,19 +15,18 @@ positives would place it by chance.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.document import Document
 from nbsvm.models.calibrate import with_held_out_copy
 from nbsvm.models.prediction import default_threshold, label_values
 
 if TYPE_CHECKING:
-    from nbsvm.models._types import MemoryLimit
+    from nbsvm.models._types import Reread
     from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.models.run import FitRun
 
 MIN_POSITIVES = 5
 
@@ -93,17 +92,11 @@ def micro_f1_thresholds(
     return thresholds
 
 
-def tune_thresholds(
-    model: NBSVMClassifier,
-    reread: Callable[[], Iterable[Document]] | None,
-    callback: Callable[[dict], None] | None = None,
-    max_memory: MemoryLimit | None = None,
-) -> None:
+def tune_thresholds(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -> None:
     """Set ``model.thresholds_`` (the module docstring) on a fitted multi-label model
     whose documents can be read again; where the held-out tenth cannot be had (too few
     documents, a label only in it) the default thresholds stay and a ``"thresholds
     skipped"`` event says why."""
-    notify = callback or (lambda event: None)
     if reread is None:
         raise NBSVMError(
             "threshold='auto' reads the training documents twice: they cannot come from "
@@ -117,12 +110,12 @@ def tune_thresholds(
         return micro_f1_thresholds(label_values(copy, scores), truth, default)
 
     try:
-        thresholds = with_held_out_copy(model, reread, tuned, max_memory)
+        thresholds = with_held_out_copy(model, reread, tuned, run.max_memory)
     except NBSVMError as e:  # too few documents held out, a label only there, memory
-        notify({"stage": "thresholds skipped", "docs": 0, "why": str(e)})
+        run.notify({"stage": "thresholds skipped", "docs": 0, "why": str(e)})
         return
     model.thresholds_ = thresholds
-    notify(
+    run.notify(
         {
             "stage": "thresholds",
             "docs": 0,

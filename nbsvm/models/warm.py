@@ -20,7 +20,6 @@ both).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -34,8 +33,9 @@ from nbsvm.models.fitting import Fit
 from nbsvm.models.learner_setup import new_linear, output_weights
 
 if TYPE_CHECKING:
-    from nbsvm.models._types import Documents, MemoryLimit
+    from nbsvm.models._types import Documents
     from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.models.run import FitRun
 
 #: settings a continued model takes from the saved one, resolved (data defaults included)
 RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
@@ -46,18 +46,14 @@ def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:
     return NBLexicon.from_label_counts(lexicon.hasher, lexicon.alpha, lexicon.label_counts())
 
 
-def fit_keeping_counts(
-    model: NBSVMClassifier,
-    docs: Documents,
-    callback: Callable[[dict], None] | None = None,
-    max_memory: MemoryLimit | None = None,
-) -> None:
+def fit_keeping_counts(model: NBSVMClassifier, docs: Documents, run: FitRun) -> None:
     """``model.fit_documents(docs)`` with ``keep_counts``: count the lexicon in a first
     pass, then train with it; the model keeps it in ``lexicon_``."""
     reread = rereadable(docs)
     corpus: dict = {}
-    lexicon = build_lexicon(reread(), model.validate(), model.alpha, callback, corpus=corpus)
-    Fit(model, lexicon, callback, max_memory, warm={"corpus": corpus, "keep": True}).run(reread())
+    lexicon = build_lexicon(reread(), model.validate(), model.alpha, run.callback, corpus=corpus)
+    warm = {"corpus": corpus, "keep": True}
+    Fit(model, lexicon, run.callback, run.max_memory, warm=warm).run(reread())
 
 
 def resolved_params(source: NBSVMClassifier) -> dict[str, Any]:
@@ -73,12 +69,7 @@ def resolved_params(source: NBSVMClassifier) -> dict[str, Any]:
     return params
 
 
-def continue_training(
-    source: NBSVMClassifier,
-    docs: Documents,
-    callback: Callable[[dict], None] | None = None,
-    max_memory: MemoryLimit | None = None,
-) -> NBSVMClassifier:
+def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> NBSVMClassifier:
     """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
     the module docstring says. ``source`` is left as it is."""
     source.check_fitted()
@@ -105,7 +96,9 @@ def continue_training(
     lexicon = copy_lexicon(source.lexicon_)
     known = set(lexicon.classes_)
     corpus: dict = {}
-    build_lexicon(reread(), source.hasher_, source.alpha, callback, lexicon=lexicon, corpus=corpus)
+    build_lexicon(
+        reread(), source.hasher_, source.alpha, run.callback, lexicon=lexicon, corpus=corpus
+    )
     if source.multilabel:  # the lexicon's classes are label sets: "a,b"
         new = sorted({v for key in lexicon.classes_ for v in label_set(key)} - set(source.classes_))
     else:
@@ -117,7 +110,8 @@ def continue_training(
             f"{', '.join(source.classes_)}); train a new model"
         )
     model = type(source)(**resolved_params(source))
-    Fit(model, lexicon, callback, max_memory, warm={"source": source, "keep": True}).run(reread())
+    warm = {"source": source, "keep": True}
+    Fit(model, lexicon, run.callback, run.max_memory, warm=warm).run(reread())
     model.n_docs_ = int(source.n_docs_) + int(corpus["documents"])
     label_values = getattr(source, "_label_values", None)
     if label_values:

@@ -52,24 +52,21 @@ def peak_run(args, tmp_path) -> tuple[int, str, int]:
     return code, err.read_text(), peak
 
 
-def test_refused_before_reading(newsgroups_train, tmp_path):
-    # the hashing pass needs one int32 row of 2**24 (64 MB) beside the fixed part
+@pytest.mark.parametrize("limit_mb, message", [
+    # before reading: the hashing pass needs one int32 row of 2**24 (64 MB) beside the
+    # fixed part
+    (250, "the hashing pass needs about 368.0 MB, over --max-memory 250.0 MB"),
+    # after the pass: 20 classes x 1.08M kept columns, the map and the learner (counts in
+    # its weights) do not fit; refused before either is allocated
+    (420, "training needs about 475.2 MB, over --max-memory 420.0 MB"),
+])
+def test_refused_under_the_limit(newsgroups_train, tmp_path, limit_mb, message):
     code, err, peak = peak_run(["train", newsgroups_train, "-o", tmp_path / "m.npz", "-q",
-                                "--max-memory", "250M"], tmp_path)
+                                "--max-memory", f"{limit_mb}M"], tmp_path)
     assert code == 2, err
-    assert "the hashing pass needs about 368.0 MB, over --max-memory 250.0 MB" in err, err
-    assert peak <= 250 << 20, peak
+    assert message in err, err
+    assert peak <= limit_mb << 20, peak
     assert not (tmp_path / "m.npz").exists()
-
-
-def test_refused_after_the_pass_under_the_limit(newsgroups_train, tmp_path):
-    # 20 classes x 1.08M kept columns: the map and the learner (counts in its weights) do
-    # not fit in 420 MB; refused before either is allocated
-    code, err, peak = peak_run(["train", newsgroups_train, "-o", tmp_path / "m.npz", "-q",
-                                "--max-memory", "420M"], tmp_path)
-    assert code == 2, err
-    assert "training needs about 475.2 MB, over --max-memory 420.0 MB" in err, err
-    assert peak <= 420 << 20, peak
 
 
 @pytest.mark.slow  # make test-slow: another real-data run covers the command
