@@ -18,9 +18,10 @@ def _tokens_only(buf, starts, scripts):
         longest = max(longest, starts[d + 1] - starts[d])
     norm = np.empty(2 * longest + 1, np.uint8)
     tok = np.empty(longest + 1, np.int64)
+    split = scripts.shape[1] > 0  # not a constant: the production kernel's compiled signature
     total = 0
     for d in range(starts.shape[0] - 1):
-        total += _tokenize(buf, starts[d], starts[d + 1], norm, tok, False, scripts)
+        total += _tokenize(buf, starts[d], starts[d + 1], norm, tok, split, scripts)
     return total
 
 
@@ -34,9 +35,10 @@ def _ngram_hashes_only(buf, starts, scripts, ngrams, mask):
     norm = np.empty(2 * longest + 1, np.uint8)
     tok = np.empty(longest + 1, np.int64)
     raw = np.empty(ngrams * (longest + 1), np.int64)
+    split = scripts.shape[1] > 0
     check = 0
     for d in range(starts.shape[0] - 1):
-        t = _tokenize(buf, starts[d], starts[d + 1], norm, tok, False, scripts)
+        t = _tokenize(buf, starts[d], starts[d + 1], norm, tok, split, scripts)
         m = _word_ngram_ids(norm, tok, t, ngrams, mask, 0, raw)
         for j in range(m):
             check += raw[j]

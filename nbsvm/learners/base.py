@@ -148,7 +148,10 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self._init_state(rows.n_features, self.n_outputs_)
 
     def _step(self, rows: SparseRows, codes, order) -> None:
-        order = np.arange(len(rows)) if order is None else np.asarray(order, dtype=np.int64)
+        # contiguous: a strided order would compile every kernel again for its layout
+        order = (
+            np.arange(len(rows)) if order is None else np.ascontiguousarray(order, dtype=np.int64)
+        )
         self.last_stats_ = self._pass(rows, codes, order)
         self.t_ += len(order)
 

@@ -172,13 +172,15 @@ class Hasher:
             parts = [_encode(t.replace("<br />", " ")) for t in texts]
         starts = np.zeros(len(parts) + 1, dtype=np.int64)
         np.cumsum([len(p) for p in parts], out=starts[1:])
-        buf = (
-            np.frombuffer(b"".join(parts), dtype=np.uint8) if starts[-1] else np.zeros(1, np.uint8)
-        )
+        # read-only either way (numba compiles a kernel again for a writable array)
+        buf = np.frombuffer(b"".join(parts) if starts[-1] else b"\0", dtype=np.uint8)
         return buf, starts
 
     def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The compiled half of :meth:`batch` (releases the GIL)."""
+        if buf.flags.writeable:  # the kernel is compiled for read-only text, as prepare's
+            buf = buf.view()
+            buf.flags.writeable = False
         return _hash_docs(
             buf,
             starts,

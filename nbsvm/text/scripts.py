@@ -235,6 +235,7 @@ SCRIPT_ARRAYS = script_arrays()
 SCRIPT_ARRAYS.flags.writeable = False
 #: An empty table: the tokenizer without ``split_scripts``.
 NO_SCRIPTS = np.zeros((3, 0), dtype=np.int64)
+NO_SCRIPTS.flags.writeable = False  # as SCRIPT_ARRAYS: one compiled signature for both
 #: A split character with the marks joined to it (the reference tokenizer's unit).
 SPLIT_RE = f"[{_char_class(SPLIT)}][{_char_class(JOIN)}]*"
 #: One character that ``split_scripts`` makes a token of its own.
