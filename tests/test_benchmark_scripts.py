@@ -58,3 +58,14 @@ def test_predict_bench_runs_every_system_on_a_slice_of_imdb(imdb_slice, tmp_path
         row = next(line for line in table.splitlines() if line.startswith(f"| {name}"))
         accuracy = float(row.split("|")[2].strip().rstrip("%"))
         assert 60 < accuracy <= 100, row             # 1000 test reviews, trained on 2000
+
+
+def test_thread_scaling_script_trains_at_every_thread_count(imdb_slice, tmp_path):
+    import threads
+    threads.main(["--train", str(imdb_slice / "train"), "--test", str(imdb_slice / "test"),
+                  "--threads", "1,2", "--runs", "1", "--work", str(tmp_path / "w"),
+                  "--out", str(tmp_path)])
+    rows = (tmp_path / "threads.csv").read_text().splitlines()
+    assert rows[0].startswith("threads,wall_s,hashing_s,epochs_s,epochs_speedup")
+    assert [r.split(",")[0] for r in rows[1:]] == ["1", "2"]
+    assert all(60 < float(r.split(",")[-1]) <= 100 for r in rows[1:])  # accuracy, 2000 reviews

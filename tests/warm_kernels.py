@@ -16,7 +16,10 @@ import numpy as np
 
 from nbsvm import NBSVMClassifier
 from nbsvm.evaluation.explain import explain_text
+from nbsvm.learners.dcd import DualCD
 from nbsvm.learners.linear import SGDClassifier, SGDRegressor
+from nbsvm.learners.multiclass import MulticlassHinge
+from nbsvm.learners.multilabel import MultilabelHinge
 from nbsvm.learners.ogd import OGDRegressor
 from nbsvm.learners.pa import MIRA, PassiveAggressive
 from nbsvm.learners.pegasos import Pegasos
@@ -102,6 +105,10 @@ def arrays() -> None:
         Pegasos(epochs=2).fit(X_, y).predict(X_)
         PassiveAggressive(epochs=2).fit(X_, y).predict(X_)
         MIRA(epochs=2).fit(X_, three).predict(X_)
+        MulticlassHinge(epochs=2).fit(X_, three).predict(X_)
+        MultilabelHinge(epochs=2).fit(X_, [[c] for c in three]).predict(X_)
+        for loss in ("squared_hinge", "log"):
+            DualCD(loss=loss).fit(X_, y).predict(X_)
         OGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
 
 
