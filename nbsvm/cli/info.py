@@ -157,6 +157,8 @@ def _describe_model(info: dict, header: dict, arrays: dict) -> None:
         info["calibration"] = {
             k: v for k, v in header["calibration"].items() if k in ("method", "report")
         }
+    if isinstance(header.get("history"), list):  # trained on, continued with, learned
+        info["history"] = header["history"]
     if isinstance(header.get("thresholds"), list):  # train --threshold auto
         classes = header.get("classes")
         names = [str(c) for c in classes] if isinstance(classes, list) else []
@@ -281,7 +283,7 @@ def print_info(info: dict) -> None:
     lines += _storage_lines(info)
     width = max(len(k) for k, _ in lines)
     for k, v in lines:
-        typer.echo(f"{k + ':':<{width + 1}} {v}")
+        typer.echo(f"{k + ':' if k else '':<{width + 1}} {v}")  # no key: the line above's
 
 
 def _file_lines(info: dict) -> list[tuple[str, str]]:
@@ -320,6 +322,11 @@ def _recorded_lines(info: dict) -> list[tuple[str, str]]:
     for key, title, describe in _RECORDS:
         if info.get(key):
             lines.append((title, describe(info[key])))
+    if info.get("history"):  # one line per event, oldest first
+        from nbsvm.models.history import describe as describe_history
+
+        for i, line in enumerate(describe_history(info["history"]).splitlines()):
+            lines.append(("history" if i == 0 else "", line))
     return lines
 
 

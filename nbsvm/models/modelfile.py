@@ -28,7 +28,7 @@ from nbsvm.learners.reduction import NBReduction
 from nbsvm.learners.sgd import STATE_DTYPE
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.nblexicon import NBLexicon
-from nbsvm.models import quantize
+from nbsvm.models import history, quantize
 from nbsvm.models.learner_setup import new_linear, output_weights
 from nbsvm.text.hashing import Hasher
 
@@ -230,6 +230,8 @@ def _add_records(clf, header: dict, arrays: dict) -> None:
         header["corpus"] = clf.corpus_
     if "auto_" in clf.__dict__:  # what --auto changed, why, and in what time
         header["auto"] = clf.auto_
+    if clf.__dict__.get("history_"):  # what it was trained on and continued with
+        header["history"] = clf.history_
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
         header["eta0_"] = float(clf.linear_.eta0)  # what the calibration chose
     if "thresholds_" in clf.__dict__:  # threshold='auto': per label, tuned held out
@@ -410,6 +412,8 @@ def _load_records(clf, header: dict) -> None:
         if not isinstance(header["auto"], dict):
             raise TypeError("auto must be an object")
         clf.auto_ = header["auto"]
+    if "history" in header:
+        clf.history_ = history.checked(header["history"])
 
 
 def _load_eta0(clf, header: dict, path) -> None:

@@ -45,6 +45,7 @@ from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import key_of
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models import history
 from nbsvm.models import prediction as _prediction
 from nbsvm.models import settings as _settings
 from nbsvm.models.calibrate import auto_calibrate
@@ -437,6 +438,8 @@ class NBSVMClassifier(Params):
             auto_calibrate(self, reread, FitRun(callback, max_memory))
         if self.threshold == "auto":
             tune_thresholds(self, reread, FitRun(callback, max_memory))
+        self.history_: list[dict] = []  # a fit starts the model's history afresh
+        history.record(self, "fit", self.n_docs_)
         return self
 
     @overload
@@ -551,6 +554,7 @@ class NBSVMClassifier(Params):
             "calibration_report_",
             "quantized_",
             "validation_",
+            "history_",
             "_peeked",
         ):
             self.__dict__.pop(attr, None)
@@ -567,7 +571,10 @@ class NBSVMClassifier(Params):
         (``multilabel``: ``y`` holds label sets) and every ``learner``; see
         :mod:`nbsvm.models.partial`.
         """
-        return partial_fit(self, X, y, classes)
+        before = int(getattr(self, "n_docs_", 0))
+        partial_fit(self, X, y, classes)
+        history.record(self, "partial_fit", self.n_docs_ - before)
+        return self
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the model atomically: seen buckets only, as .npz with a JSON header

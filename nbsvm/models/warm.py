@@ -29,6 +29,7 @@ from nbsvm.io.document import rereadable
 from nbsvm.io.labels import label_set
 from nbsvm.lexicon.build import build_lexicon
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models import history
 from nbsvm.models.fitting import Fit
 from nbsvm.models.learner_setup import new_linear, output_weights
 
@@ -113,6 +114,8 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     warm = {"source": source, "keep": True}
     Fit(model, lexicon, run.callback, run.max_memory, warm=warm).run(reread())
     model.n_docs_ = int(source.n_docs_) + int(corpus["documents"])
+    model.history_ = [dict(e) for e in source.__dict__.get("history_", [])]
+    history.record(model, "continue", int(corpus["documents"]))
     label_values = getattr(source, "_label_values", None)
     if label_values:
         model._label_values = dict(label_values)

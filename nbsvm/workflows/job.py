@@ -85,6 +85,8 @@ def train_job(
         report = None
         clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
     t1 = time.perf_counter()
+    if clf.__dict__.get("history_"):  # what this fit or continuation read
+        clf.history_[-1]["inputs"] = [str(p) for p in inputs]
     clf.save(output)
     t2 = time.perf_counter()
     if checkpoint is not None:
