@@ -63,6 +63,32 @@ def serve_command(
         "anyone who reaches the server can then make it "
         "read its files again.",
     ),
+    learn: bool = typer.Option(
+        False,
+        "--learn",
+        help="Enable POST /models/NAME/learn: labelled texts, journalled beside the model "
+        "and learned in batches by partial_fit; the model file is rewritten at checkpoints "
+        "(the file as trained is kept as MODEL.initial.npz). Needs a token.",
+    ),
+    learn_token: str | None = typer.Option(
+        None,
+        "--learn-token",
+        envvar="NBSVM_LEARN_TOKEN",
+        help="What POST /learn's Authorization: Bearer must carry (default: one made up "
+        "and printed at start). Prefer the environment variable: a command line is visible.",
+    ),
+    learn_batch: int = typer.Option(
+        1000, "--learn-batch", min=1, help="Most examples learned in one partial_fit."
+    ),
+    checkpoint_every: int = typer.Option(
+        1000, "--checkpoint-every", min=1, help="Write the model after this many examples."
+    ),
+    checkpoint_seconds: float = typer.Option(
+        60.0,
+        "--checkpoint-seconds",
+        min=0.1,
+        help="Write the model when it learned something this long ago.",
+    ),
     max_connections: int = typer.Option(
         1000,
         "--max-connections",
@@ -120,17 +146,25 @@ def serve_command(
             allowed_hosts=hosts,
             allow_reload=allow_reload,
         )
+        learn_settings, note_token = _learn_settings(
+            learn, learn_token, learn_batch, checkpoint_every, checkpoint_seconds, workers, watch
+        )
         sock = bind_socket(host, port)  # a busy port fails now, before models load
         target: Any  # the app itself, or with workers the factory's import string
         try:
             if workers == 1:
-                target = create_app(named, **config)  # a bad model file fails here
+                # a bad model file fails here; a learning model replays its journal
+                target = create_app(named, **config, learn=learn_settings)
             else:
                 create_app(named, **config)  # checked once before the workers
                 os.environ["NBSVM_SERVE"] = json.dumps(dict(config, models=named))
                 target = "nbsvm.serve.app:app_from_environment"
             max_connections, backlog, note = descriptor_room(max_connections)
             _announce(note, named, host, port, workers, allowed_hosts)
+            if note_token:
+                typer.echo(
+                    f"learning: POST /models/NAME/learn with Authorization: Bearer {note_token}"
+                )
             serve_on(
                 sock,
                 ServeConfig(
@@ -147,6 +181,33 @@ def serve_command(
             )
         finally:
             sock.close()
+
+
+def _learn_settings(
+    learn: bool,
+    token: str | None,
+    batch: int,
+    every: int,
+    seconds: float,
+    workers: int,
+    watch: bool,
+):
+    """``--learn``'s settings (None without it) and a token to print (one made up here)."""
+    from nbsvm.serve.learning import LearnSettings
+
+    if not learn:
+        return None, None
+    if workers > 1 or watch:
+        raise NBSVMError(
+            "--learn needs one worker and no --watch: one process learns and writes the file"
+        )
+    made_up = None
+    if not token:
+        import secrets
+
+        token = made_up = secrets.token_urlsafe(24)
+    settings = LearnSettings(token, batch=batch, checkpoint_every=every, checkpoint_seconds=seconds)
+    return settings, made_up
 
 
 def _check_log_level(log_level: str) -> None:

@@ -33,6 +33,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
+from nbsvm.serve.learn_routes import LearnState, add_learn_routes, start_learning
 from nbsvm.serve.limits import (
     BODY_KEY,
     LOCAL_HOSTS,
@@ -48,6 +49,8 @@ from nbsvm.serve.scoring import describe, explanation, predictions
 
 if TYPE_CHECKING:
     from starlette.routing import Route
+
+    from nbsvm.serve.learning import LearnSettings
 
 MAX_BODY_BYTES = 8 << 20  # a batch of 1,000 long reviews fits
 MAX_BATCH = 1000
@@ -173,6 +176,7 @@ class Strong(BaseModel):
 
 class ModelDetail(ModelInfo):
     strongest: dict[str, list[Strong]]
+    learning: LearnState | None = None  # with nbsvm serve --learn
 
 
 class Health(BaseModel):
@@ -210,6 +214,12 @@ POST_ERRORS = _errors(
     e413="body, batch or text too large",
     e415="the body is not sent as application/json",
     e422="the body is not a valid request (what and where)",
+)
+LEARN_ERRORS = _errors(
+    e401="no or another token than --learn's (Authorization: Bearer TOKEN)",
+    e403="learning over HTTP is off (--learn), or a cross-origin request",
+    e422="the body is not a valid request, or a label the model does not know",
+    e503="too many examples waiting to be learned (Retry-After), or learning stopped",
 )
 
 
@@ -254,11 +264,14 @@ def create_app(
     max_text_chars: int = MAX_TEXT_CHARS,
     allowed_hosts: Iterable[str] = LOCAL_HOSTS,
     allow_reload: bool = False,
+    learn: LearnSettings | None = None,
 ) -> FastAPI:
     """The ASGI application serving ``models`` (``{name: path}``, loaded and checked now);
     ``app.state.registry`` holds them, ``app.state.metrics`` counts requests.
     ``allowed_hosts``: the ``Host`` names answered (:class:`~nbsvm.serve.limits.AllowedHosts`);
-    ``allow_reload``: whether ``POST /models/NAME/reload`` works (403 otherwise)."""
+    ``allow_reload``: whether ``POST /models/NAME/reload`` works (403 otherwise);
+    ``learn``: whether and how ``POST /models/NAME/learn`` works (:mod:`.learning`; 403
+    without)."""
     registry = models if isinstance(models, ModelRegistry) else ModelRegistry(models, watch=watch)
     app = FastAPI(
         title="nbsvm",
@@ -273,9 +286,18 @@ def create_app(
     metrics = app.state.metrics = Metrics([])
     served = _lookup(registry)
     _add_error_handlers(app)
-    _add_model_routes(app, registry, served)
+    online = app.state.online = start_learning(app, registry, learn)
+    _add_model_routes(app, registry, served, online)
     _add_scoring_routes(app, served, metrics, max_batch, max_text_chars)
     _add_admin_routes(app, registry, served, metrics, allow_reload)
+    add_learn_routes(
+        app,
+        online,
+        served,
+        {**POST_ERRORS, **LEARN_ERRORS},
+        max_batch,
+        lambda texts, most: _check_texts(texts, most, max_text_chars),
+    )
     # the routes with methods are starlette Routes (FastAPI's APIRoute among them)
     metrics.routes[:] = [cast("Route", r).path for r in app.routes if hasattr(r, "methods")]
     app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
@@ -327,7 +349,7 @@ def _add_error_handlers(app: FastAPI) -> None:
         return JSONResponse({"detail": errors}, status_code=422)
 
 
-def _add_model_routes(app: FastAPI, registry: ModelRegistry, served) -> None:
+def _add_model_routes(app: FastAPI, registry: ModelRegistry, served, online: dict) -> None:
     """The page at ``/``, ``GET /health``, ``/models`` and ``/models/{name}``."""
     page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
 
@@ -353,7 +375,10 @@ def _add_model_routes(app: FastAPI, registry: ModelRegistry, served) -> None:
     async def model_info(name: str):
         """One model, with each class's strongest n-grams."""
         s = served(name)
-        return dict(describe(s), strongest=s.strongest)
+        detail = dict(describe(s), strongest=s.strongest)
+        if name in online:
+            detail["learning"] = online[name].state()
+        return detail
 
 
 def _add_scoring_routes(

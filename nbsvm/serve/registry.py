@@ -142,6 +142,27 @@ class ModelRegistry:
             self._served[name] = new
         return new
 
+    def swap(self, name: str, model: NBSVMClassifier) -> Served:
+        """Serve ``model`` (built apart, never changed after) as ``name``'s next version:
+        how a model that learns over HTTP is updated, as :meth:`reload` updates from a file.
+        """
+        from nbsvm.serve.scoring import strongest_ngrams
+
+        strongest = strongest_ngrams(model, self.top)
+        with self._lock:
+            current = self._served[name]
+            new = Served(
+                name,
+                current.path,
+                model,
+                current.version + 1,
+                time.time(),
+                current.stamp,
+                strongest,
+            )
+            self._served[name] = new
+        return new
+
     def all(self) -> list[Served]:
         """Every model serving now (with ``watch``, changed files reloaded first)."""
         return [self.get(name) for name in self.paths]

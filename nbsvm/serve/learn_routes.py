@@ -1,0 +1,106 @@
+"""``POST /models/{name}/learn`` and what ``GET /models/{name}`` adds for a model that
+learns (:mod:`nbsvm.serve.learning`): the HTTP side, its schemas and its answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fastapi import FastAPI, Header, HTTPException
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from nbsvm.serve.learning import LearnSettings, OnlineModel
+
+if TYPE_CHECKING:
+    from nbsvm.serve.registry import ModelRegistry
+
+
+class LearnRequest(BaseModel):
+    """One labelled ``text`` (``label``) or a batch of ``texts`` (``labels``, one each; a
+    multi-label model takes a list of labels per text)."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str | None = None
+    label: str | list[str] | None = None
+    texts: list[str] | None = None
+    labels: list[str | list[str]] | None = None
+
+    @model_validator(mode="after")
+    def _pairs(self):
+        if (self.text is None) == (self.texts is None):
+            raise ValueError("give either 'text' and 'label' or 'texts' and 'labels'")
+        if self.text is not None and (self.label is None or self.labels is not None):
+            raise ValueError("'text' goes with 'label'")
+        if self.texts is not None and (self.labels is None or self.label is not None):
+            raise ValueError("'texts' go with 'labels'")
+        if self.texts is not None and len(self.texts) != len(self.labels or []):
+            raise ValueError("as many 'labels' as 'texts'")
+        return self
+
+
+class Learned(BaseModel):
+    model: str
+    accepted: int
+    sequence: int
+    pending: int
+
+
+class LearnState(BaseModel):
+    learned: int
+    pending: int
+    last_sequence: int
+    checkpointed_sequence: int
+
+
+def start_learning(
+    app: FastAPI, registry: ModelRegistry, settings: LearnSettings | None
+) -> dict[str, OnlineModel]:
+    """Replay each model's journal and start its writer (none without ``settings``); the
+    app's shutdown writes what each learned."""
+    online = (
+        {}
+        if settings is None
+        else {name: OnlineModel(registry, name, settings) for name in registry.names}
+    )
+
+    def close() -> None:
+        for learner in online.values():
+            learner.close()
+
+    app.router.on_shutdown.append(close)
+    return online
+
+
+def add_learn_routes(
+    app: FastAPI,
+    online: dict[str, OnlineModel],
+    served: Callable[[str | None], Any],
+    errors: dict,
+    max_batch: int,
+    check_texts: Callable[[list[str], int], None],
+) -> None:
+    """``POST /models/{name}/learn`` (403 unless the server learns)."""
+
+    @app.post(
+        "/models/{name}/learn",
+        response_model=Learned,
+        status_code=202,
+        responses=errors,
+    )
+    def learn(name: str, req: LearnRequest, authorization: str | None = Header(None)):
+        """Queue labelled texts for the model to learn; 202 once they are in the journal
+        (a crash loses nothing acknowledged). Needs ``Authorization: Bearer TOKEN``; off
+        (403) unless the server was started with ``--learn``."""
+        served(name)
+        learner = online.get(name)
+        if learner is None:
+            raise HTTPException(403, "learning over HTTP is off: start nbsvm serve with --learn")
+        if not learner.settings.authorized(authorization):
+            raise HTTPException(401, "learning needs Authorization: Bearer <the --learn token>")
+        texts = [req.text] if req.text is not None else req.texts or []
+        labels = [req.label] if req.text is not None else list(req.labels or [])
+        check_texts(texts, max_batch)
+        try:
+            return learner.submit(texts, labels)
+        except (OverflowError, RuntimeError) as e:  # a full queue; a writer that failed
+            raise HTTPException(503, str(e), headers={"Retry-After": "1"}) from None

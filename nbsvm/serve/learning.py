@@ -1,0 +1,290 @@
+"""A served model that keeps learning (``nbsvm serve --learn``).
+
+``POST /models/NAME/learn`` takes labelled texts. Each request is appended to a journal
+beside the model file (``MODEL.npz.journal.jsonl``), flushed and fsynced, before it is
+acknowledged (202): what was acknowledged survives a crash. One writer thread takes the
+queued examples in batches, copies the served model, trains the copy by ``partial_fit``
+(the NB counts, ratios and weights together, as :mod:`nbsvm.models.partial` says) and swaps
+it in (:meth:`~nbsvm.serve.registry.ModelRegistry.swap`): requests in flight finish on the
+version they started with, none sees a half-updated model. Each applied batch is journalled
+too (the sequence numbers it covers), so a replay groups the examples as the server did.
+
+Every ``checkpoint_every`` examples or ``checkpoint_seconds`` the model file is written
+(atomically: temporary name, rename), its history recording the journal's last sequence in
+it. Before the first checkpoint, the file as trained is kept as ``MODEL.npz.initial.npz``.
+On start the journal's batches after that sequence are applied again, in their groups, then
+the acknowledged examples no batch took: the model equals the initial one trained by
+``partial_fit`` on the journal's batches in order.
+"""
+
+from __future__ import annotations
+
+import copy
+import hmac
+import json
+import os
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nbsvm.errors import NBSVMError
+from nbsvm.models import history
+from nbsvm.models.partial import partial_fit
+
+if TYPE_CHECKING:
+    from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.serve.registry import ModelRegistry
+
+
+@dataclass(frozen=True)
+class LearnSettings:
+    """``token``: what ``Authorization: Bearer`` must carry; a batch applies at most
+    ``batch`` examples; the file is written every ``checkpoint_every`` examples or
+    ``checkpoint_seconds``; more than ``max_pending`` examples waiting: 503."""
+
+    token: str
+    batch: int = 1000
+    checkpoint_every: int = 1000
+    checkpoint_seconds: float = 60.0
+    max_pending: int = 100_000
+
+    def authorized(self, header: str | None) -> bool:
+        """Whether an ``Authorization`` header carries the token (compared in constant
+        time)."""
+        given = (header or "").removeprefix("Bearer ").strip()
+        return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
+
+
+def journal_path(model_path: str) -> Path:
+    return Path(f"{model_path}.journal.jsonl")
+
+
+def initial_path(model_path: str) -> Path:
+    return Path(f"{model_path}.initial.npz")
+
+
+class Journal:
+    """Append-only JSON lines: ``{"seq", "texts", "labels"}`` per acknowledged request and
+    ``{"applied": [first, last]}`` per batch the model took. A torn last line (a crash in
+    the middle of a write, never acknowledged) is ignored."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (held open)
+
+    def append(self, record: dict) -> None:
+        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+    @staticmethod
+    def read(path: Path) -> tuple[dict[int, dict], list[tuple[int, int]]]:
+        """The requests by sequence number, and the applied batches in order."""
+        requests: dict[int, dict] = {}
+        applied: list[tuple[int, int]] = []
+        if not path.exists():
+            return requests, applied
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    if line.endswith("\n"):  # not a torn last line: the journal is damaged
+                        raise NBSVMError("not a JSON line", path=str(path), line=lineno) from None
+                    break
+                if "applied" in record:
+                    first, last = record["applied"]
+                    applied.append((int(first), int(last)))
+                else:
+                    requests[int(record["seq"])] = record
+        return requests, applied
+
+
+def learned_through(model: NBSVMClassifier) -> int:
+    """The journal's last sequence number the model holds (-1: none)."""
+    for entry in reversed(model.__dict__.get("history_", [])):
+        if entry.get("event") == "learn":
+            return int(entry.get("through", -1))
+    return -1
+
+
+class OnlineModel:
+    """One served model that learns: the journal, the queue and the writer thread."""
+
+    def __init__(self, registry: ModelRegistry, name: str, settings: LearnSettings):
+        self.registry, self.name, self.settings = registry, name, settings
+        self.path = registry.paths[name]
+        self.journal_file = journal_path(self.path)
+        self._queue: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()  # sequence numbers and journal order
+        self._stop = threading.Event()
+        self.pending = 0  # examples acknowledged, not yet in the served model
+        self.failure: str | None = None
+        self.seq = self._replay()
+        self.checkpointed = learned_through(registry.get(name).model)
+        self.journal = Journal(self.journal_file)
+        self._since_checkpoint, self._checkpoint_at = 0, time.monotonic()
+        self._thread = threading.Thread(target=self._run, name=f"learn-{name}", daemon=True)
+        self._thread.start()
+
+    # -- start: the journal's batches after the file's last sequence ------------------------
+    def _replay(self) -> int:
+        """Apply what the journal holds beyond the model file; return the last sequence."""
+        model = self.registry.get(self.name).model
+        requests, applied = Journal.read(self.journal_file)
+        if not requests and not initial_path(self.path).exists():
+            _keep_initial(self.path)
+        done = learned_through(model)
+        groups = [(a, b) for a, b in applied if b > done]
+        covered = max([b for _, b in applied], default=-1)
+        rest = sorted(s for s in requests if s > max(done, covered))
+        if not groups and not rest:  # (a journal removed by hand: numbering goes on)
+            return max(max(requests, default=-1), done)
+        journal = Journal(self.journal_file)
+        try:
+            for first, last in groups:
+                model = self._learn(model, [requests[s] for s in range(first, last + 1)])
+            if rest:  # acknowledged, never applied: one batch, journalled as such
+                model = self._learn(model, [requests[s] for s in rest])
+                journal.append({"applied": [rest[0], rest[-1]]})
+        finally:
+            journal.close()
+        self._save(model)
+        return max(requests)
+
+    # -- requests ---------------------------------------------------------------------------
+    def submit(self, texts: list[str], labels: list[Any]) -> dict:
+        """Journal one request and queue it; its sequence number and what is waiting."""
+        model = self.registry.get(self.name).model
+        known = {str(c) for c in model.classes_}
+        flat = [v for y in labels for v in (y if isinstance(y, list) else [y])]
+        unknown = sorted({str(v) for v in flat} - known)
+        if unknown:
+            raise NBSVMError(
+                f"unknown label(s) {', '.join(map(repr, unknown))}; the model's classes: "
+                f"{', '.join(sorted(known))} (a served model learns no new class)"
+            )
+        if self.failure is not None:
+            raise RuntimeError(self.failure)
+        with self._lock:
+            if self.pending + len(texts) > self.settings.max_pending:
+                raise OverflowError(f"{self.pending} examples are waiting to be learned")
+            self.seq += 1
+            self.journal.append({"seq": self.seq, "texts": texts, "labels": labels})
+            self.pending += len(texts)
+            self._queue.put((self.seq, texts, labels))
+            return {
+                "model": self.name,
+                "accepted": len(texts),
+                "sequence": self.seq,
+                "pending": self.pending,
+            }
+
+    def state(self) -> dict:
+        """What ``GET /models/NAME`` adds: examples learned, waiting, sequence numbers."""
+        model = self.registry.get(self.name).model
+        learned = sum(
+            int(e.get("documents", 0))
+            for e in model.__dict__.get("history_", [])
+            if e.get("event") == "learn"
+        )
+        return {
+            "learned": learned,
+            "pending": self.pending,
+            "last_sequence": self.seq,
+            "checkpointed_sequence": self.checkpointed,
+        }
+
+    # -- the writer -------------------------------------------------------------------------
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                first = self._queue.get(timeout=0.2)
+            except queue.Empty:
+                self._checkpoint_if_due()
+                continue
+            batch, n = [first], len(first[1])
+            while n < self.settings.batch:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                batch.append(item)
+                n += len(item[1])
+            try:
+                self._apply(batch)
+            except Exception as e:  # noqa: BLE001 (kept: the server answers 503 from now)
+                self.failure = f"learning stopped: {type(e).__name__}: {e}"
+                return
+            self._checkpoint_if_due()
+
+    def _apply(self, batch: list[tuple[int, list, list]]) -> None:
+        records = [{"seq": s, "texts": t, "labels": y} for s, t, y in batch]
+        model = self._learn(self.registry.get(self.name).model, records)
+        self.journal.append({"applied": [batch[0][0], batch[-1][0]]})
+        self.registry.swap(self.name, model)
+        n = sum(len(t) for _, t, _ in batch)
+        with self._lock:
+            self.pending -= n
+        self._since_checkpoint += n
+
+    def _learn(self, served: NBSVMClassifier, records: list[dict]) -> NBSVMClassifier:
+        """A copy of ``served`` trained on the records' examples, in order, as one batch."""
+        texts = [t for r in records for t in r["texts"]]
+        labels = [y for r in records for y in r["labels"]]
+        model = copy.deepcopy(served)
+        partial_fit(model, texts, labels)
+        history.record(
+            model,
+            "learn",
+            len(texts),
+            journal=self.journal_file.name,
+            through=int(records[-1]["seq"]),
+        )
+        return model
+
+    def _checkpoint_if_due(self) -> None:
+        due = self._since_checkpoint >= self.settings.checkpoint_every or (
+            self._since_checkpoint
+            and time.monotonic() - self._checkpoint_at >= self.settings.checkpoint_seconds
+        )
+        if due:
+            self.checkpoint()
+
+    def checkpoint(self) -> None:
+        """Write the served model to its file (atomically) and note what it holds."""
+        model = self.registry.get(self.name).model
+        self._save(model)
+        self.checkpointed = learned_through(model)
+        self._since_checkpoint, self._checkpoint_at = 0, time.monotonic()
+
+    def _save(self, model: NBSVMClassifier) -> None:
+        model.save(self.path)
+        if self.registry.get(self.name).model is not model:  # the replay's: serve it
+            self.registry.swap(self.name, model)
+
+    def close(self) -> None:
+        """Stop the writer after the batch in hand; write what it learned."""
+        self._stop.set()
+        self._thread.join()
+        if self.failure is None:
+            self.checkpoint()
+        self.journal.close()
+
+
+def _keep_initial(path: str) -> None:
+    """Keep the model file as trained beside it (a hard link where the file system allows:
+    checkpoints replace the file by rename, so the link keeps the old content)."""
+    target = initial_path(path)
+    try:
+        os.link(path, target)
+    except OSError:
+        import shutil
+
+        shutil.copyfile(path, target)

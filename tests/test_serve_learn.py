@@ -1,0 +1,224 @@
+"""A served model that learns (issue 38 item 1): corrections over HTTP while clients predict,
+a journal that survives kill -9, and a model equal to one trained offline on the journal's
+batches. The real server on a loopback port (the console script in a subprocess)."""
+import copy
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi")
+httpx = pytest.importorskip("httpx")
+
+from nbsvm import NBSVMClassifier  # noqa: E402
+from nbsvm.serve.learning import Journal, initial_path, journal_path  # noqa: E402
+from nbsvm.serve.scoring import predictions  # noqa: E402
+
+from test_serve import JSON, Server  # noqa: E402
+
+TOKEN = "s3cret-token"
+AUTH = {**JSON, "authorization": f"Bearer {TOKEN}"}
+PHRASE = "zorblax gadget"
+PROBES = [PHRASE, "a truly great and moving film", "dull awful boring mess", "zorblax"]
+
+
+def corpus(n: int, seed: int = 0):
+    """Two classes; the made-up word 'zorblax' appears only in positive texts."""
+    rng = np.random.default_rng(seed)
+    pos = "great fun loved moving superb wonderful".split()
+    neg = "awful dull boring mess lifeless bad".split()
+    texts, labels = [], []
+    for i in range(n):
+        label = "pos" if i % 2 == 0 else "neg"
+        words = list(rng.choice(pos if label == "pos" else neg, 6))
+        if label == "pos" and i % 4 == 0:
+            words += ["zorblax", "gadget"]
+        texts.append(" ".join(words))
+        labels.append(label)
+    return texts, labels
+
+
+@pytest.fixture()
+def model_file(tmp_path):
+    texts, labels = corpus(400)
+    path = tmp_path / "m.npz"
+    NBSVMClassifier(n_bits=14, ngrams=2, keep_counts=True, seed=0).fit(texts, labels).save(path)
+    return path
+
+
+def learning_server(path, tmp_path, *extra):
+    env_token = os.environ.get("NBSVM_LEARN_TOKEN")
+    os.environ["NBSVM_LEARN_TOKEN"] = TOKEN            # never on the command line
+    try:
+        return Server(path, "--learn", "--learn-batch", "200", "--checkpoint-every", "500",
+                      *extra, log=tmp_path / f"server-{time.monotonic_ns()}.log")
+    finally:
+        if env_token is None:
+            del os.environ["NBSVM_LEARN_TOKEN"]
+        else:
+            os.environ["NBSVM_LEARN_TOKEN"] = env_token
+
+
+def state(server) -> dict:
+    return httpx.get(f"{server.url}/models/m", timeout=10).json()["learning"]
+
+
+def wait_learned(server, through: int, checkpointed: bool = False) -> dict:
+    deadline = time.monotonic() + 120
+    while True:
+        s = state(server)
+        done = s["pending"] == 0 and s["last_sequence"] >= through
+        if done and (not checkpointed or s["checkpointed_sequence"] >= through):
+            return s
+        assert time.monotonic() < deadline, s
+        time.sleep(0.05)
+
+
+def offline_models(path: Path):
+    """The initial model trained by partial_fit on the journal's batches in order: the model
+    after each batch (index 0: before any)."""
+    requests, applied = Journal.read(journal_path(str(path)))
+    model = NBSVMClassifier.load(initial_path(str(path)))
+    models = [model]
+    for first, last in applied:
+        records = [requests[s] for s in range(first, last + 1)]
+        model = copy.deepcopy(model)
+        model.partial_fit([t for r in records for t in r["texts"]],
+                          [y for r in records for y in r["labels"]])
+        models.append(model)
+    return models
+
+
+def assert_same_model(a: NBSVMClassifier, b: NBSVMClassifier, tmp_path: Path) -> None:
+    """Equal scores, and bit for bit the same stored state (``b`` saved and loaded as the
+    server's file was: a file keeps the seen buckets only)."""
+    texts = PROBES + corpus(50, seed=3)[0]
+    np.testing.assert_array_equal(a.decision_function(texts), b.decision_function(texts))
+    b.save(tmp_path / "offline.npz")
+    b = NBSVMClassifier.load(tmp_path / "offline.npz")
+    np.testing.assert_array_equal(a.linear_.S_, b.linear_.S_)
+    np.testing.assert_array_equal(a.column_of_, b.column_of_)
+    np.testing.assert_array_equal(a.lexicon_.compact()[1], b.lexicon_.compact()[1])
+    assert a.n_docs_ == b.n_docs_
+
+
+def test_learn_is_off_without_the_flag_and_needs_the_token(model_file, tmp_path):
+    plain = Server(model_file, log=tmp_path / "plain.log")
+    try:
+        r = httpx.post(f"{plain.url}/models/m/learn", headers=AUTH,
+                       json={"text": PHRASE, "label": "neg"})
+        assert r.status_code == 403 and "--learn" in r.json()["detail"]
+    finally:
+        plain.stop()
+    server = learning_server(model_file, tmp_path)
+    try:
+        url = f"{server.url}/models/m/learn"
+        for headers in (JSON, {**JSON, "authorization": "Bearer wrong"}):
+            r = httpx.post(url, headers=headers, json={"text": PHRASE, "label": "neg"})
+            assert r.status_code == 401, r.text
+        bad = [({"text": PHRASE, "label": "neutral"}, 422, "unknown label"),
+               ({"texts": [PHRASE, "x"], "labels": ["neg"]}, 422, "as many"),
+               ({"text": PHRASE}, 422, "label")]
+        for body, status, says in bad:
+            r = httpx.post(url, headers=AUTH, json=body)
+            assert r.status_code == status and says in r.text, r.text
+        assert httpx.post(f"{server.url}/models/nope/learn", headers=AUTH,
+                          json={"text": PHRASE, "label": "neg"}).status_code == 404
+        assert state(server)["last_sequence"] == -1        # nothing refused was journalled
+    finally:
+        assert "Traceback" not in server.stop()
+
+
+def test_corrections_while_four_clients_predict(model_file, tmp_path):
+    server = learning_server(model_file, tmp_path)
+    answers: list[tuple[int, str, float]] = []
+    failures: list[str] = []
+    done = threading.Event()
+
+    def predictor():
+        with httpx.Client(timeout=30) as client:
+            last = 0
+            while not done.is_set():
+                r = client.post(f"{server.url}/models/m/predict", headers=JSON,
+                                json={"texts": PROBES})
+                if r.status_code != 200:
+                    failures.append(r.text)
+                    continue
+                body = r.json()
+                if body["version"] < last:
+                    failures.append(f"version went back: {last} -> {body['version']}")
+                last = body["version"]
+                answers.extend((body["version"], t, p["score"])
+                               for t, p in zip(PROBES, body["predictions"]))
+
+    try:
+        before = httpx.post(f"{server.url}/models/m/predict", headers=JSON,
+                            json={"text": PHRASE}).json()["predictions"][0]["label"]
+        assert before == "pos"
+        threads = [threading.Thread(target=predictor) for _ in range(4)]
+        for t in threads:
+            t.start()
+        with httpx.Client(timeout=30) as client:
+            last_seq = -1
+            for _ in range(100):                       # 10,000 corrections, 100 a request
+                r = client.post(f"{server.url}/models/m/learn", headers=AUTH,
+                                json={"texts": [PHRASE] * 100, "labels": ["neg"] * 100})
+                assert r.status_code == 202, r.text
+                last_seq = r.json()["sequence"]
+        wait_learned(server, last_seq)
+        done.set()
+        for t in threads:
+            t.join()
+        after = httpx.post(f"{server.url}/models/m/predict", headers=JSON,
+                           json={"text": PHRASE}).json()["predictions"][0]["label"]
+        assert after == "neg"
+        learned = state(server)["learned"]
+    finally:
+        done.set()
+        assert "Traceback" not in server.stop()
+    assert not failures, failures[:3]
+    assert learned == 10_000 and len({v for v, _, _ in answers}) > 2
+    # every answer is one whole version's: the offline model after that many batches
+    models = offline_models(model_file)
+    start_version = min(v for v, _, _ in answers)
+    scores = {}
+    for version, text, score in answers:
+        k = version - 1                                  # version 1: the file as trained
+        if (k, text) not in scores:
+            scores[k, text] = predictions(models[k], [text])[0]["score"]
+        assert score == scores[k, text], (version, text)
+    assert start_version >= 1
+
+
+def test_kill_9_loses_no_acknowledged_correction(model_file, tmp_path):
+    server = learning_server(model_file, tmp_path)
+    acknowledged = 0
+    with httpx.Client(timeout=30) as client:
+        for i in range(60):
+            r = client.post(f"{server.url}/models/m/learn", headers=AUTH,
+                            json={"texts": [f"{PHRASE} {i}"] * 10, "labels": ["neg"] * 10})
+            assert r.status_code == 202
+            acknowledged = r.json()["sequence"]
+    os.kill(server.proc.pid, signal.SIGKILL)          # mid-stream: batches still queued
+    server.proc.wait()
+    from nbsvm.serve.learning import learned_through
+    on_disk = learned_through(NBSVMClassifier.load(model_file))
+    assert on_disk < acknowledged                      # the file alone lost the last ones
+    server = learning_server(model_file, tmp_path)    # replays the journal
+    try:
+        s = wait_learned(server, acknowledged, checkpointed=True)
+        assert s["learned"] == 10 * (acknowledged + 1)
+    finally:
+        server.stop()
+    requests, applied = Journal.read(journal_path(str(model_file)))
+    assert sorted(requests) == list(range(acknowledged + 1))
+    covered = [s for a, b in applied for s in range(a, b + 1)]
+    assert covered == list(range(acknowledged + 1))    # each request in one batch, in order
+    served = NBSVMClassifier.load(model_file)
+    assert_same_model(served, offline_models(model_file)[-1], tmp_path)
+    assert [e["event"] for e in served.history_] == ["fit", "learn"]
+    assert served.history_[-1]["through"] == acknowledged
