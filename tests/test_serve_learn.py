@@ -222,3 +222,54 @@ def test_kill_9_loses_no_acknowledged_correction(model_file, tmp_path):
     assert_same_model(served, offline_models(model_file)[-1], tmp_path)
     assert [e["event"] for e in served.history_] == ["fit", "learn"]
     assert served.history_[-1]["through"] == acknowledged
+
+
+def test_the_page_sends_a_correction_in_a_headless_browser(model_file, tmp_path):
+    """Debian's Chromium driven by Playwright: classify, pick the right label, send it with
+    the token; the server journals and learns it."""
+    pytest.importorskip("playwright")
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipelines"))
+    import serve_page
+    if not Path(serve_page.CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {serve_page.CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+    plain = Server(model_file, log=tmp_path / "plain.log")
+    server = None
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=serve_page.CHROMIUM,
+                                        args=serve_page.FLAGS, headless=True)
+            page = browser.new_page()
+            page.goto(plain.url + "/")
+            page.wait_for_selector("#strongest h3")
+            page.fill("#text", PHRASE)
+            page.click("#go")
+            page.wait_for_selector("#result:not([hidden])")
+            assert page.is_hidden("#correct")            # this server does not learn
+            plain.stop()
+            server = learning_server(model_file, tmp_path)
+            page.goto(server.url + "/")
+            page.wait_for_selector("#strongest h3")
+            page.fill("#text", PHRASE)
+            page.click("#go")
+            page.wait_for_selector("#correct:not([hidden])")
+            assert page.inner_text("#label") == "pos"
+            page.select_option("#right", "neg")
+            page.fill("#token", "wrong")
+            page.click("#send")
+            page.wait_for_selector("#error:not([hidden])")
+            assert "Authorization" in page.inner_text("#error")
+            page.fill("#token", TOKEN)
+            page.click("#send")
+            page.wait_for_function("document.getElementById('sent').textContent.length > 0")
+            assert page.inner_text("#sent").startswith("queued as correction 0")
+            browser.close()
+        assert wait_learned(server, 0)["learned"] == 1
+        requests, _ = Journal.read(journal_path(str(model_file)))
+        assert requests[0]["texts"] == [PHRASE] and requests[0]["labels"] == ["neg"]
+    finally:
+        if plain.proc.poll() is None:
+            plain.stop()
+        if server is not None:
+            server.stop()
