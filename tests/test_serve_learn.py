@@ -134,7 +134,11 @@ def test_learn_is_off_without_the_flag_and_needs_the_token(model_file, tmp_path)
 
 
 def test_corrections_while_four_clients_predict(model_file, tmp_path):
-    server = learning_server(model_file, tmp_path)
+    held_out = tmp_path / "valid.tsv"
+    held_out.write_text(f"neg\t{PHRASE}\nneg\tthe {PHRASE}\npos\tgreat fun loved it\n")
+    server = learning_server(model_file, tmp_path, "--learn-validation", held_out)
+    assert state(server)["validation"] == {"accuracy": pytest.approx(1 / 3), "documents": 3,
+                                           "sequence": -1}
     answers: list[tuple[int, str, float]] = []
     failures: list[str] = []
     done = threading.Event()
@@ -169,7 +173,8 @@ def test_corrections_while_four_clients_predict(model_file, tmp_path):
                                 json={"texts": [PHRASE] * 100, "labels": ["neg"] * 100})
                 assert r.status_code == 202, r.text
                 last_seq = r.json()["sequence"]
-        wait_learned(server, last_seq)
+        assert wait_learned(server, last_seq, checkpointed=True)["validation"] == {
+            "accuracy": 1.0, "documents": 3, "sequence": last_seq}
         done.set()
         for t in threads:
             t.join()

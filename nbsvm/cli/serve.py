@@ -77,6 +77,12 @@ def serve_command(
         help="What POST /learn's Authorization: Bearer must carry (default: one made up "
         "and printed at start). Prefer the environment variable: a command line is visible.",
     ),
+    learn_validation: str | None = typer.Option(
+        None,
+        "--learn-validation",
+        help="Labelled texts (any input format) scored at every checkpoint: GET "
+        "/models/NAME shows the accuracy of the model learning.",
+    ),
     learn_batch: int = typer.Option(
         1000, "--learn-batch", min=1, help="Most examples learned in one partial_fit."
     ),
@@ -146,8 +152,9 @@ def serve_command(
             allowed_hosts=hosts,
             allow_reload=allow_reload,
         )
-        learn_settings, note_token = _learn_settings(
-            learn, learn_token, learn_batch, checkpoint_every, checkpoint_seconds, workers, watch
+        sizes = (learn_batch, checkpoint_every, checkpoint_seconds)
+        learn_settings = _learn_settings(
+            learn, learn_token, sizes, learn_validation, workers > 1 or watch
         )
         sock = bind_socket(host, port)  # a busy port fails now, before models load
         target: Any  # the app itself, or with workers the factory's import string
@@ -161,10 +168,6 @@ def serve_command(
                 target = "nbsvm.serve.app:app_from_environment"
             max_connections, backlog, note = descriptor_room(max_connections)
             _announce(note, named, host, port, workers, allowed_hosts)
-            if note_token:
-                typer.echo(
-                    f"learning: POST /models/NAME/learn with Authorization: Bearer {note_token}"
-                )
             serve_on(
                 sock,
                 ServeConfig(
@@ -184,30 +187,34 @@ def serve_command(
 
 
 def _learn_settings(
-    learn: bool,
-    token: str | None,
-    batch: int,
-    every: int,
-    seconds: float,
-    workers: int,
-    watch: bool,
+    learn: bool, token: str | None, sizes: tuple, validation: str | None, several: bool
 ):
-    """``--learn``'s settings (None without it) and a token to print (one made up here)."""
+    """``--learn``'s settings (None without it; a token made up here is printed);
+    ``sizes``: the batch and the checkpoints' examples and seconds; ``several``: more
+    workers or --watch."""
     from nbsvm.serve.learning import LearnSettings
 
     if not learn:
-        return None, None
-    if workers > 1 or watch:
+        if validation is not None:
+            raise NBSVMError("--learn-validation goes with --learn")
+        return None
+    if several:
         raise NBSVMError(
             "--learn needs one worker and no --watch: one process learns and writes the file"
         )
-    made_up = None
     if not token:
         import secrets
 
-        token = made_up = secrets.token_urlsafe(24)
-    settings = LearnSettings(token, batch=batch, checkpoint_every=every, checkpoint_seconds=seconds)
-    return settings, made_up
+        token = secrets.token_urlsafe(24)
+        typer.echo(f"learning: POST /models/NAME/learn with Authorization: Bearer {token}")
+    scored = None
+    if validation is not None:
+        from nbsvm.io.readers import read_inputs
+
+        docs = list(read_inputs([validation]))
+        scored = ([d.text for d in docs], [str(d.label) for d in docs])
+    batch, every, seconds = sizes
+    return LearnSettings(token, batch, every, seconds, validation=scored)
 
 
 def _check_log_level(log_level: str) -> None:

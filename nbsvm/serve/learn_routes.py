@@ -45,11 +45,18 @@ class Learned(BaseModel):
     pending: int
 
 
+class Validation(BaseModel):
+    accuracy: float
+    documents: int
+    sequence: int  # the journal's last sequence the scored model held
+
+
 class LearnState(BaseModel):
     learned: int
     pending: int
     last_sequence: int
     checkpointed_sequence: int
+    validation: Validation | None = None  # with --learn-validation, at each checkpoint
 
 
 def start_learning(

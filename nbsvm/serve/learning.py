@@ -43,13 +43,16 @@ if TYPE_CHECKING:
 class LearnSettings:
     """``token``: what ``Authorization: Bearer`` must carry; a batch applies at most
     ``batch`` examples; the file is written every ``checkpoint_every`` examples or
-    ``checkpoint_seconds``; more than ``max_pending`` examples waiting: 503."""
+    ``checkpoint_seconds``; more than ``max_pending`` examples waiting: 503.
+    ``validation``: labelled texts scored at every checkpoint (accuracy; for a multi-label
+    model, the share of texts whose whole label set is right)."""
 
     token: str
     batch: int = 1000
     checkpoint_every: int = 1000
     checkpoint_seconds: float = 60.0
     max_pending: int = 100_000
+    validation: tuple[list[str], list[str]] | None = None
 
     def authorized(self, header: str | None) -> bool:
         """Whether an ``Authorization`` header carries the token (compared in constant
@@ -126,8 +129,10 @@ class OnlineModel:
         self._stop = threading.Event()
         self.pending = 0  # examples acknowledged, not yet in the served model
         self.failure: str | None = None
+        self.validation: dict | None = None
         self.seq = self._replay()
         self.checkpointed = learned_through(registry.get(name).model)
+        self._validate(registry.get(name).model)
         self.journal = Journal(self.journal_file)
         self._since_checkpoint, self._checkpoint_at = 0, time.monotonic()
         self._thread = threading.Thread(target=self._run, name=f"learn-{name}", daemon=True)
@@ -199,6 +204,18 @@ class OnlineModel:
             "pending": self.pending,
             "last_sequence": self.seq,
             "checkpointed_sequence": self.checkpointed,
+            "validation": self.validation,
+        }
+
+    def _validate(self, model: NBSVMClassifier) -> None:
+        """Score the validation texts (if given) with ``model``; kept for :meth:`state`."""
+        if self.settings.validation is None:
+            return
+        texts, labels = self.settings.validation
+        self.validation = {
+            "accuracy": model.score(texts, labels),
+            "documents": len(texts),
+            "sequence": learned_through(model),
         }
 
     # -- the writer -------------------------------------------------------------------------
@@ -262,6 +279,7 @@ class OnlineModel:
         model = self.registry.get(self.name).model
         self._save(model)
         self.checkpointed = learned_through(model)
+        self._validate(model)
         self._since_checkpoint, self._checkpoint_at = 0, time.monotonic()
 
     def _save(self, model: NBSVMClassifier) -> None:
