@@ -278,3 +278,21 @@ def test_the_page_sends_a_correction_in_a_headless_browser(model_file, tmp_path)
             plain.stop()
         if server is not None:
             server.stop()
+
+
+@pytest.mark.parametrize("keep_counts", [True, False])
+def test_a_learning_copy_never_changes_the_served_model(keep_counts):
+    from nbsvm.models.partial import partial_fit
+    from nbsvm.serve.learning import learning_copy
+    texts, labels = corpus(200)
+    served = NBSVMClassifier(n_bits=12, keep_counts=keep_counts).fit(texts, labels)
+    scores, state = served.decision_function(PROBES), served.linear_.S_.copy()
+    learned = learning_copy(served)
+    partial_fit(learned, [PHRASE] * 50, ["neg"] * 50)
+    np.testing.assert_array_equal(served.decision_function(PROBES), scores)
+    np.testing.assert_array_equal(served.linear_.S_, state)
+    assert learned.predict([PHRASE])[0] == "neg" and served.predict([PHRASE])[0] == "pos"
+    # the same batch on a deep copy: the shared parts are read only
+    deep = copy.deepcopy(served)
+    partial_fit(deep, [PHRASE] * 50, ["neg"] * 50)
+    np.testing.assert_array_equal(deep.decision_function(PROBES), learned.decision_function(PROBES))

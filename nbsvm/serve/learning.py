@@ -61,6 +61,21 @@ class LearnSettings:
         return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
 
 
+#: what ``partial_fit`` changes in place (:mod:`nbsvm.models.partial`): copied for each
+#: batch. The rest (the bucket -> column map, the hasher, the n-gram map: 64 MB and more at
+#: 2**24 buckets) is shared with the served version, which never changes.
+MUTABLE = ("linear_", "lexicon_", "backend_", "history_")
+
+
+def learning_copy(model: NBSVMClassifier) -> NBSVMClassifier:
+    """A copy of ``model`` that ``partial_fit`` may train without touching ``model``."""
+    new = copy.copy(model)
+    for name in MUTABLE:
+        if name in model.__dict__:
+            new.__dict__[name] = copy.deepcopy(model.__dict__[name])
+    return new
+
+
 def journal_path(model_path: str) -> Path:
     return Path(f"{model_path}.journal.jsonl")
 
@@ -255,7 +270,7 @@ class OnlineModel:
         """A copy of ``served`` trained on the records' examples, in order, as one batch."""
         texts = [t for r in records for t in r["texts"]]
         labels = [y for r in records for y in r["labels"]]
-        model = copy.deepcopy(served)
+        model = learning_copy(served)
         partial_fit(model, texts, labels)
         history.record(
             model,
