@@ -18,7 +18,6 @@ fuzz requests are sent by httpx (asyncio), 8 at a time.
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -28,12 +27,12 @@ import pandas as pd
 from _harness import script_parser
 from _report import ROOT, start, write_results
 from serve_fuzz import malformed_requests
+from serve_learning import BATCH, bodies_of, learning_note, learning_rows
 from serve_load import WRK, free_port, imdb_test_texts, load, predict_rate, start_server, status_mb
 
 from nbsvm.serve.registry import model_name
 
 CONCURRENCY = (1, 8, 64)
-BATCH = 64
 
 
 # ---- fuzzing ----------------------------------------------------------------------------
@@ -76,6 +75,12 @@ def parse_args(argv=None):
     ap.add_argument("--seconds", type=int, default=8, help="per setting")
     ap.add_argument("--fuzz", type=int, default=10_000, help="malformed requests (0: none)")
     ap.add_argument("--name", default="serve_bench")
+    ap.add_argument(
+        "--no-learn",
+        dest="learn",
+        action="store_false",
+        help="skip the run with a client posting corrections (nbsvm serve --learn)",
+    )
     return ap.parse_args(argv)
 
 
@@ -144,11 +149,7 @@ def serve(args, model: Path, texts: list[str], work: Path):
     url = f"http://127.0.0.1:{port}"
     server = start_server(model, port, work / "serve_bench_server.log")
     try:
-        single = [json.dumps({"text": t}).encode() for t in texts]
-        batches = [
-            json.dumps({"texts": texts[i : i + BATCH]}).encode()
-            for i in range(0, len(texts) - BATCH + 1, BATCH)
-        ]
+        single, batches = bodies_of(texts)
         rows = load_rows(url, single, batches, args.seconds, work)
         peak = status_mb(server.pid, "VmHWM")
         print(f"   server peak RSS {peak:.0f} MB", flush=True)
@@ -202,8 +203,13 @@ def main(argv=None):
         f"{len(pred_texts):,} texts, the whole process)",
         flush=True,
     )
-    frame = pd.DataFrame(rows)
-    notes = report_notes(model, texts, pred_texts, pred, peak, frame, fuzz_result)
+    learn_rows, learned = learning_rows(args, model, texts, work) if args.learn else ([], None)
+    frame = pd.DataFrame([dict(r, learning="off") for r in rows] + learn_rows)
+    notes = report_notes(
+        model, texts, pred_texts, pred, peak, frame[frame.learning == "off"], fuzz_result
+    )
+    if learned:
+        notes.append(learning_note(frame, learned))
     write_results(args.name, frame, title="nbsvm serve under load", config=config, notes=notes)
     if fuzz_result and (fuzz_result["failures"] or not fuzz_result["alive"]):
         raise SystemExit("the fuzz run found 5xx answers or dropped connections")

@@ -60,14 +60,17 @@ def status_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
-def start_server(model: Path, port: int, log: Path) -> subprocess.Popen:
+def start_server(model: Path, port: int, log: Path, *extra: str, env=None) -> subprocess.Popen:
     """``nbsvm serve model`` on ``port``, its output to ``log`` (a pipe nobody reads would
     fill with uvicorn's warnings about malformed requests and stop the server)."""
     import httpx
 
     with open(log, "w") as out:
         proc = subprocess.Popen(
-            [str(NBSVM), "serve", str(model), "--port", str(port)], stdout=out, stderr=out
+            [str(NBSVM), "serve", str(model), "--port", str(port), *extra],
+            stdout=out,
+            stderr=out,
+            env=env,
         )
     deadline = time.monotonic() + 120
     while True:
@@ -145,3 +148,52 @@ def predict_rate(model: Path, texts: list[str], work: Path, runs: int = 3) -> di
         times.append(time.perf_counter() - t)
     s = float(np.median(times))
     return {"seconds": s, "docs_per_s": len(texts) / s}
+
+
+class Corrector:
+    """A client posting labelled texts to ``POST /models/NAME/learn`` in a closed loop (the
+    next request when the last is answered), ``per_request`` at a time, while it runs."""
+
+    def __init__(self, url: str, name: str, token: str, texts: list[str], per_request: int = 50):
+        import threading
+
+        self.url, self.name, self.token = url, name, token
+        self.texts, self.per = texts, per_request
+        self.accepted, self.refused, self.failed = 0, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> "Corrector":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        import httpx
+
+        headers = {"content-type": "application/json", "authorization": f"Bearer {self.token}"}
+        i = 0
+        with httpx.Client(timeout=60) as client:
+            while not self._stop.is_set():
+                texts = [self.texts[(i + k) % len(self.texts)] for k in range(self.per)]
+                labels = ["pos" if (i + k) % 2 == 0 else "neg" for k in range(self.per)]
+                i += self.per
+                try:
+                    r = client.post(
+                        f"{self.url}/models/{self.name}/learn",
+                        headers=headers,
+                        json={"texts": texts, "labels": labels},
+                    )
+                except httpx.HTTPError:
+                    self.failed += 1
+                    continue
+                if r.status_code == 202:
+                    self.accepted += self.per
+                elif r.status_code == 503:  # the queue is full: wait as told
+                    self.refused += 1
+                    time.sleep(float(r.headers.get("retry-after", "1")))
+                else:
+                    self.failed += 1
