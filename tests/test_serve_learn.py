@@ -15,7 +15,7 @@ pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
 from nbsvm import NBSVMClassifier  # noqa: E402
-from nbsvm.serve.learning import Journal, initial_path, journal_path  # noqa: E402
+from nbsvm.serve.journal import initial_path, journal_path, read_journal  # noqa: E402
 from nbsvm.serve.scoring import predictions  # noqa: E402
 
 from test_serve import JSON, Server  # noqa: E402
@@ -81,7 +81,7 @@ def wait_learned(server, through: int, checkpointed: bool = False) -> dict:
 def offline_models(path: Path):
     """The initial model trained by partial_fit on the journal's batches in order: the model
     after each batch (index 0: before any)."""
-    requests, applied = Journal.read(journal_path(str(path)))
+    requests, applied = read_journal(journal_path(str(path)))
     model = NBSVMClassifier.load(initial_path(str(path)))
     models = [model]
     for first, last in applied:
@@ -219,7 +219,7 @@ def test_kill_9_loses_no_acknowledged_correction(model_file, tmp_path):
         assert s["learned"] == 10 * (acknowledged + 1)
     finally:
         server.stop()
-    requests, applied = Journal.read(journal_path(str(model_file)))
+    requests, applied = read_journal(journal_path(str(model_file)))
     assert sorted(requests) == list(range(acknowledged + 1))
     covered = [s for a, b in applied for s in range(a, b + 1)]
     assert covered == list(range(acknowledged + 1))    # each request in one batch, in order
@@ -271,7 +271,7 @@ def test_the_page_sends_a_correction_in_a_headless_browser(model_file, tmp_path)
             assert page.inner_text("#sent").startswith("queued as correction 0")
             browser.close()
         assert wait_learned(server, 0)["learned"] == 1
-        requests, _ = Journal.read(journal_path(str(model_file)))
+        requests, _ = read_journal(journal_path(str(model_file)))
         assert requests[0]["texts"] == [PHRASE] and requests[0]["labels"] == ["neg"]
     finally:
         if plain.proc.poll() is None:
@@ -296,3 +296,130 @@ def test_a_learning_copy_never_changes_the_served_model(keep_counts):
     deep = copy.deepcopy(served)
     partial_fit(deep, [PHRASE] * 50, ["neg"] * 50)
     np.testing.assert_array_equal(deep.decision_function(PROBES), learned.decision_function(PROBES))
+
+
+# ---- what a careless or hostile client can send (in process: starlette's TestClient) ----
+
+def app_client(path, **settings):
+    from starlette.testclient import TestClient
+
+    from nbsvm.serve.app import create_app
+    from nbsvm.serve.learning import LearnSettings
+    app = create_app({"m": str(path)}, allowed_hosts=["testserver"],
+                     learn=LearnSettings(TOKEN, **settings))
+    return TestClient(app)
+
+
+def post(client, body, token=TOKEN, scheme="Bearer"):
+    return client.post("/models/m/learn", json=body,
+                       headers={"authorization": f"{scheme} {token}"})
+
+
+def test_labels_partial_fit_would_refuse_are_422_and_never_journalled(model_file):
+    with app_client(model_file) as client:
+        for body in ({"text": PHRASE, "label": ["neg"]},          # a list: single-label
+                     {"texts": [PHRASE], "labels": [["neg", "pos"]]},
+                     {"text": PHRASE, "label": "neutral"}):
+            r = post(client, body)
+            assert r.status_code == 422, r.text
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        s = wait_in_process(client, 0)
+        assert s["learned"] == 1 and s["last_sequence"] == 0   # the writer is still alive
+    requests, applied = read_journal(journal_path(str(model_file)))
+    assert list(requests) == [0] and applied == [(0, 0)]
+
+
+def wait_in_process(client, through: int) -> dict:
+    deadline = time.monotonic() + 60
+    while True:
+        s = client.get("/models/m").json()["learning"]
+        if s["pending"] == 0 and s["last_sequence"] >= through:
+            return s
+        assert time.monotonic() < deadline, s
+        time.sleep(0.02)
+
+
+def test_a_lone_surrogate_is_learned_as_u_fffd(model_file):
+    with app_client(model_file) as client:
+        r = client.post("/models/m/learn", headers={**AUTH},
+                        content=b'{"text": "bad \\ud800 text", "label": "neg"}')
+        assert r.status_code == 202, r.text
+        wait_in_process(client, 0)
+    requests, _ = read_journal(journal_path(str(model_file)))
+    assert requests[0]["texts"] == ["bad \ufffd text"]
+
+
+def test_a_torn_last_line_is_cut_before_the_next_request(model_file):
+    with app_client(model_file) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    journal = journal_path(str(model_file))
+    with open(journal, "a") as f:
+        f.write('{"seq": 1, "texts": ["torn')                 # a crash mid-write
+    with app_client(model_file) as client:
+        r = post(client, {"text": PHRASE, "label": "neg"})
+        assert r.status_code == 202 and r.json()["sequence"] == 1
+        wait_in_process(client, 1)
+    requests, applied = read_journal(journal)
+    assert sorted(requests) == [0, 1] and applied == [(0, 0), (1, 1)]
+
+
+def test_a_journal_of_another_model_is_refused(model_file, tmp_path):
+    from nbsvm.errors import NBSVMError
+    with app_client(model_file) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    texts, labels = corpus(300, seed=5)                     # trained again to the same path
+    NBSVMClassifier(n_bits=14, keep_counts=True).fit(texts, labels).save(model_file)
+    retrained = model_file.read_bytes()
+    with pytest.raises(NBSVMError, match="started from another model"):
+        app_client(model_file).__enter__()
+    assert model_file.read_bytes() == retrained             # never overwritten
+    r = tmp_path / "other"
+    r.mkdir()
+    other = r / "m.npz"                                     # a model that learned elsewhere
+    other.write_bytes(Path(model_file.with_suffix(".npz.initial.npz")).read_bytes())
+    with app_client(other) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    journal_path(str(other)).write_bytes(journal_path(str(model_file)).read_bytes())
+    with pytest.raises(NBSVMError, match="learned with journal"):
+        app_client(other).__enter__()
+
+
+def test_a_failing_checkpoint_stops_learning_with_503(model_file, monkeypatch):
+    with app_client(model_file, checkpoint_every=1) as client:
+        def full_disk(self, path):
+            raise OSError(28, "No space left on device")
+        monkeypatch.setattr(NBSVMClassifier, "save", full_disk)
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        deadline = time.monotonic() + 30
+        while (r := post(client, {"text": PHRASE, "label": "neg"})).status_code == 202:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert r.status_code == 503 and "No space left" in r.text
+        monkeypatch.undo()
+
+
+def test_pending_text_is_bounded_in_characters(model_file):
+    with app_client(model_file, max_pending_chars=1000) as client:
+        r = post(client, {"texts": ["x" * 600, "y" * 600], "labels": ["neg", "pos"]})
+        assert r.status_code == 503 and r.headers["retry-after"] == "1"
+        assert client.get("/models/m").json()["learning"]["last_sequence"] == -1
+
+
+@pytest.mark.parametrize("header, ok", [
+    (f"Bearer {TOKEN}", True), (f"bearer {TOKEN}", True), (TOKEN, False),
+    (f"Basic {TOKEN}", False), ("Bearer", False), ("", False)])
+def test_the_token_goes_with_the_bearer_scheme(header, ok):
+    from nbsvm.serve.learning import LearnSettings
+    assert LearnSettings(f" {TOKEN}\n").authorized(header) is ok
+
+
+def test_learn_refuses_reload_workers_and_watch(model_file):
+    import subprocess
+    from test_serve import NBSVM
+    for extra in (["--allow-reload"], ["--workers", "2"], ["--watch"]):
+        r = subprocess.run([str(NBSVM), "serve", str(model_file), "--learn", *extra],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and "--learn needs one worker" in r.stderr, r.stderr

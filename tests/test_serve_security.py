@@ -144,7 +144,7 @@ def test_the_page_posts_json():
     """The page's own calls set the content type the server requires."""
     from importlib import resources
     page = resources.files("nbsvm.serve").joinpath("page.html").read_text(encoding="utf-8")
-    assert 'method: "POST", headers: {"content-type": "application/json"}' in page
+    assert 'method: "POST", headers: {"content-type": "application/json", ...headers}' in page
 
 
 # ---- reload and paths ------------------------------------------------------------------------

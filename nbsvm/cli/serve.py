@@ -154,7 +154,7 @@ def serve_command(
         )
         sizes = (learn_batch, checkpoint_every, checkpoint_seconds)
         learn_settings = _learn_settings(
-            learn, learn_token, sizes, learn_validation, workers > 1 or watch
+            learn, learn_token, sizes, learn_validation, (workers, watch, allow_reload)
         )
         sock = bind_socket(host, port)  # a busy port fails now, before models load
         target: Any  # the app itself, or with workers the factory's import string
@@ -187,20 +187,22 @@ def serve_command(
 
 
 def _learn_settings(
-    learn: bool, token: str | None, sizes: tuple, validation: str | None, several: bool
+    learn: bool, token: str | None, sizes: tuple, validation: str | None, others: tuple
 ):
     """``--learn``'s settings (None without it; a token made up here is printed);
-    ``sizes``: the batch and the checkpoints' examples and seconds; ``several``: more
-    workers or --watch."""
+    ``sizes``: the batch and the checkpoints' examples and seconds; ``others``: --workers,
+    --watch and --allow-reload, which it does not go with."""
     from nbsvm.serve.learning import LearnSettings
 
     if not learn:
         if validation is not None:
             raise NBSVMError("--learn-validation goes with --learn")
         return None
-    if several:
+    workers, watch, allow_reload = others
+    if workers > 1 or watch or allow_reload:
         raise NBSVMError(
-            "--learn needs one worker and no --watch: one process learns and writes the file"
+            "--learn needs one worker, no --watch and no --allow-reload: one process learns "
+            "and writes the file, and a reload would put back a checkpoint over what it learned"
         )
     if not token:
         import secrets

@@ -45,7 +45,7 @@ from nbsvm.serve.limits import (
     json_error,
 )
 from nbsvm.serve.registry import ModelRegistry
-from nbsvm.serve.scoring import describe, explanation, predictions
+from nbsvm.serve.scoring import describe, explanation, predictions, valid_unicode
 
 if TYPE_CHECKING:
     from starlette.routing import Route
@@ -56,16 +56,6 @@ MAX_BODY_BYTES = 8 << 20  # a batch of 1,000 long reviews fits
 MAX_BATCH = 1000
 MAX_TEXT_CHARS = 100_000  # about 40 IMDB reviews' worth in one text
 INLINE_CHARS = 20_000  # requests with fewer characters are scored on the event loop
-
-
-def _valid_unicode(text: str) -> str:
-    """JSON may spell lone surrogates (``"\\ud800"``) that no UTF-8 text holds: they become
-    U+FFFD, as undecodable bytes do where the CLI reads files."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 class PredictRequest(BaseModel):
@@ -97,8 +87,8 @@ class PredictRequest(BaseModel):
             raise ValueError("give either 'text' (one document) or 'texts' (a batch)")
         if self.threshold is not None and not math.isfinite(self.threshold):
             raise ValueError("threshold must be a finite number")
-        self.text = None if self.text is None else _valid_unicode(self.text)
-        self.texts = None if self.texts is None else [_valid_unicode(t) for t in self.texts]
+        self.text = None if self.text is None else valid_unicode(self.text)
+        self.texts = None if self.texts is None else [valid_unicode(t) for t in self.texts]
         return self
 
 
@@ -112,8 +102,8 @@ class ExplainRequest(BaseModel):
 
     @model_validator(mode="after")
     def _unicode(self):
-        self.text = _valid_unicode(self.text)
-        self.class_ = None if self.class_ is None else _valid_unicode(self.class_)
+        self.text = valid_unicode(self.text)
+        self.class_ = None if self.class_ is None else valid_unicode(self.class_)
         return self
 
 
@@ -340,8 +330,8 @@ def _add_error_handlers(app: FastAPI) -> None:
         # (NaN, lone surrogates): where and what only
         errors = [
             {
-                "loc": [_valid_unicode(str(part)) for part in e.get("loc", ())],
-                "msg": _valid_unicode(str(e.get("msg", ""))),
+                "loc": [valid_unicode(str(part)) for part in e.get("loc", ())],
+                "msg": valid_unicode(str(e.get("msg", ""))),
                 "type": str(e.get("type", "")),
             }
             for e in exc.errors()

@@ -21,29 +21,31 @@ from __future__ import annotations
 
 import copy
 import hmac
-import json
-import os
 import queue
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
 from nbsvm.models import history
 from nbsvm.models.partial import partial_fit
+from nbsvm.serve.journal import Journal, file_sha256, initial_path, journal_path
+from nbsvm.serve.scoring import valid_unicode
 
 if TYPE_CHECKING:
     from nbsvm.models.nbsvm import NBSVMClassifier
     from nbsvm.serve.registry import ModelRegistry
+
+__all__ = ["LearnSettings", "OnlineModel", "initial_path", "journal_path", "learning_copy"]
 
 
 @dataclass(frozen=True)
 class LearnSettings:
     """``token``: what ``Authorization: Bearer`` must carry; a batch applies at most
     ``batch`` examples; the file is written every ``checkpoint_every`` examples or
-    ``checkpoint_seconds``; more than ``max_pending`` examples waiting: 503.
+    ``checkpoint_seconds``; more than ``max_pending`` examples or ``max_pending_chars``
+    characters of text waiting: 503.
     ``validation``: labelled texts scored at every checkpoint (accuracy; for a multi-label
     model, the share of texts whose whole label set is right)."""
 
@@ -52,13 +54,19 @@ class LearnSettings:
     checkpoint_every: int = 1000
     checkpoint_seconds: float = 60.0
     max_pending: int = 100_000
+    max_pending_chars: int = 64 << 20
     validation: tuple[list[str], list[str]] | None = None
 
     def authorized(self, header: str | None) -> bool:
         """Whether an ``Authorization`` header carries the token (compared in constant
         time)."""
-        given = (header or "").removeprefix("Bearer ").strip()
-        return bool(given) and hmac.compare_digest(given.encode(), self.token.encode())
+        scheme, _, given = (header or "").strip().partition(" ")
+        token = self.token.strip()
+        return (
+            scheme.lower() == "bearer"
+            and bool(token)
+            and hmac.compare_digest(given.strip().encode(), token.encode())
+        )
 
 
 #: what ``partial_fit`` changes in place (:mod:`nbsvm.models.partial`): copied for each
@@ -76,60 +84,39 @@ def learning_copy(model: NBSVMClassifier) -> NBSVMClassifier:
     return new
 
 
-def journal_path(model_path: str) -> Path:
-    return Path(f"{model_path}.journal.jsonl")
-
-
-def initial_path(model_path: str) -> Path:
-    return Path(f"{model_path}.initial.npz")
-
-
-class Journal:
-    """Append-only JSON lines: ``{"seq", "texts", "labels"}`` per acknowledged request and
-    ``{"applied": [first, last]}`` per batch the model took. A torn last line (a crash in
-    the middle of a write, never acknowledged) is ignored."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 (held open)
-
-    def append(self, record: dict) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
-
-    def close(self) -> None:
-        self._file.close()
-
-    @staticmethod
-    def read(path: Path) -> tuple[dict[int, dict], list[tuple[int, int]]]:
-        """The requests by sequence number, and the applied batches in order."""
-        requests: dict[int, dict] = {}
-        applied: list[tuple[int, int]] = []
-        if not path.exists():
-            return requests, applied
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    if line.endswith("\n"):  # not a torn last line: the journal is damaged
-                        raise NBSVMError("not a JSON line", path=str(path), line=lineno) from None
-                    break
-                if "applied" in record:
-                    first, last = record["applied"]
-                    applied.append((int(first), int(last)))
-                else:
-                    requests[int(record["seq"])] = record
-        return requests, applied
+def last_learned(model: NBSVMClassifier) -> dict | None:
+    """The model's last ``learn`` event (None: it never learned over HTTP)."""
+    for entry in reversed(model.__dict__.get("history_", [])):
+        if entry.get("event") == "learn":
+            return entry
+    return None
 
 
 def learned_through(model: NBSVMClassifier) -> int:
     """The journal's last sequence number the model holds (-1: none)."""
-    for entry in reversed(model.__dict__.get("history_", [])):
-        if entry.get("event") == "learn":
-            return int(entry.get("through", -1))
-    return -1
+    entry = last_learned(model)
+    return -1 if entry is None else int(entry.get("through", -1))
+
+
+def check_journal(model: NBSVMClassifier, path: str, journal: Journal) -> None:
+    """Refuse a journal that is not this model's: one whose learned model names another
+    journal, or, where the model never learned, whose first model is not this file (trained
+    again to the same path, say)."""
+    entry = last_learned(model)
+    if entry is not None and entry.get("journal") != journal.id:
+        raise NBSVMError(
+            f"{path} learned with journal {entry.get('journal')}, not with {journal.path} "
+            f"({journal.id}): move that journal away, or serve the model it belongs to"
+        )
+    if (
+        entry is None
+        and journal.read()[0]
+        and file_sha256(path) != journal.header.get("initial_sha256")
+    ):
+        raise NBSVMError(
+            f"{journal.path} started from another model than {path} (trained again?): move "
+            f"the journal and {initial_path(path).name} away to learn afresh"
+        )
 
 
 class OnlineModel:
@@ -138,17 +125,22 @@ class OnlineModel:
     def __init__(self, registry: ModelRegistry, name: str, settings: LearnSettings):
         self.registry, self.name, self.settings = registry, name, settings
         self.path = registry.paths[name]
-        self.journal_file = journal_path(self.path)
         self._queue: queue.Queue = queue.Queue()
         self._lock = threading.Lock()  # sequence numbers and journal order
         self._stop = threading.Event()
         self.pending = 0  # examples acknowledged, not yet in the served model
+        self.pending_chars = 0
         self.failure: str | None = None
         self.validation: dict | None = None
-        self.seq = self._replay()
+        self.journal = Journal(self.path)
+        try:
+            check_journal(registry.get(name).model, self.path, self.journal)
+            self.seq = self._replay()
+        except BaseException:
+            self.journal.close()
+            raise
         self.checkpointed = learned_through(registry.get(name).model)
         self._validate(registry.get(name).model)
-        self.journal = Journal(self.journal_file)
         self._since_checkpoint, self._checkpoint_at = 0, time.monotonic()
         self._thread = threading.Thread(target=self._run, name=f"learn-{name}", daemon=True)
         self._thread.start()
@@ -157,48 +149,48 @@ class OnlineModel:
     def _replay(self) -> int:
         """Apply what the journal holds beyond the model file; return the last sequence."""
         model = self.registry.get(self.name).model
-        requests, applied = Journal.read(self.journal_file)
-        if not requests and not initial_path(self.path).exists():
-            _keep_initial(self.path)
+        requests, applied = self.journal.read()
         done = learned_through(model)
         groups = [(a, b) for a, b in applied if b > done]
         covered = max([b for _, b in applied], default=-1)
         rest = sorted(s for s in requests if s > max(done, covered))
-        if not groups and not rest:  # (a journal removed by hand: numbering goes on)
+        if not groups and not rest:
             return max(max(requests, default=-1), done)
-        journal = Journal(self.journal_file)
-        try:
-            for first, last in groups:
-                model = self._learn(model, [requests[s] for s in range(first, last + 1)])
-            if rest:  # acknowledged, never applied: one batch, journalled as such
-                model = self._learn(model, [requests[s] for s in rest])
-                journal.append({"applied": [rest[0], rest[-1]]})
-        finally:
-            journal.close()
+        for first, last in groups:
+            model = self._learn(model, [requests[s] for s in range(first, last + 1)])
+        for part in _parts(rest, requests, self.settings.batch):  # acknowledged, never applied
+            model = self._learn(model, [requests[s] for s in part])
+            self.journal.append({"applied": [part[0], part[-1]]})
         self._save(model)
         return max(requests)
 
     # -- requests ---------------------------------------------------------------------------
     def submit(self, texts: list[str], labels: list[Any]) -> dict:
-        """Journal one request and queue it; its sequence number and what is waiting."""
+        """Journal one request and queue it; its sequence number and what is waiting.
+        Labels the model could not learn are refused (422) before anything is written."""
         model = self.registry.get(self.name).model
-        known = {str(c) for c in model.classes_}
-        flat = [v for y in labels for v in (y if isinstance(y, list) else [y])]
-        unknown = sorted({str(v) for v in flat} - known)
-        if unknown:
-            raise NBSVMError(
-                f"unknown label(s) {', '.join(map(repr, unknown))}; the model's classes: "
-                f"{', '.join(sorted(known))} (a served model learns no new class)"
-            )
+        check_labels(model, labels)
+        texts = [valid_unicode(t) for t in texts]  # lone surrogates: U+FFFD, as predict
+        chars = sum(map(len, texts))
         if self.failure is not None:
             raise RuntimeError(self.failure)
         with self._lock:
-            if self.pending + len(texts) > self.settings.max_pending:
-                raise OverflowError(f"{self.pending} examples are waiting to be learned")
+            if (
+                self.pending + len(texts) > self.settings.max_pending
+                or self.pending_chars + chars > self.settings.max_pending_chars
+            ):
+                raise OverflowError(
+                    f"{self.pending} examples ({self.pending_chars} characters) are waiting "
+                    "to be learned"
+                )
+            try:
+                self.journal.append({"seq": self.seq + 1, "texts": texts, "labels": labels})
+            except OSError as e:  # a full disk: nothing acknowledged, nothing numbered
+                raise RuntimeError(f"the journal could not be written: {e}") from None
             self.seq += 1
-            self.journal.append({"seq": self.seq, "texts": texts, "labels": labels})
             self.pending += len(texts)
-            self._queue.put((self.seq, texts, labels))
+            self.pending_chars += chars
+            self._queue.put((self.seq, texts, labels, chars))
             return {
                 "model": self.name,
                 "accepted": len(texts),
@@ -237,33 +229,34 @@ class OnlineModel:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                first = self._queue.get(timeout=0.2)
-            except queue.Empty:
-                self._checkpoint_if_due()
-                continue
-            batch, n = [first], len(first[1])
-            while n < self.settings.batch:
                 try:
-                    item = self._queue.get_nowait()
+                    first = self._queue.get(timeout=0.2)
                 except queue.Empty:
-                    break
-                batch.append(item)
-                n += len(item[1])
-            try:
+                    self._checkpoint_if_due()
+                    continue
+                batch, n = [first], len(first[1])
+                while n < self.settings.batch:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    batch.append(item)
+                    n += len(item[1])
                 self._apply(batch)
+                self._checkpoint_if_due()
             except Exception as e:  # noqa: BLE001 (kept: the server answers 503 from now)
                 self.failure = f"learning stopped: {type(e).__name__}: {e}"
                 return
-            self._checkpoint_if_due()
 
-    def _apply(self, batch: list[tuple[int, list, list]]) -> None:
-        records = [{"seq": s, "texts": t, "labels": y} for s, t, y in batch]
+    def _apply(self, batch: list[tuple[int, list, list, int]]) -> None:
+        records = [{"seq": s, "texts": t, "labels": y} for s, t, y, _ in batch]
         model = self._learn(self.registry.get(self.name).model, records)
         self.journal.append({"applied": [batch[0][0], batch[-1][0]]})
         self.registry.swap(self.name, model)
-        n = sum(len(t) for _, t, _ in batch)
+        n = sum(len(t) for _, t, _, _ in batch)
         with self._lock:
             self.pending -= n
+            self.pending_chars -= sum(c for *_, c in batch)
         self._since_checkpoint += n
 
     def _learn(self, served: NBSVMClassifier, records: list[dict]) -> NBSVMClassifier:
@@ -276,7 +269,7 @@ class OnlineModel:
             model,
             "learn",
             len(texts),
-            journal=self.journal_file.name,
+            journal=self.journal.id,
             through=int(records[-1]["seq"]),
         )
         return model
@@ -311,13 +304,30 @@ class OnlineModel:
         self.journal.close()
 
 
-def _keep_initial(path: str) -> None:
-    """Keep the model file as trained beside it (a hard link where the file system allows:
-    checkpoints replace the file by rename, so the link keeps the old content)."""
-    target = initial_path(path)
-    try:
-        os.link(path, target)
-    except OSError:
-        import shutil
+def _parts(seqs: list[int], requests: dict[int, dict], most: int) -> list[list[int]]:
+    """``seqs`` in runs of at most ``most`` examples (a run holds one request at least)."""
+    parts: list[list[int]] = []
+    n = 0
+    for s in seqs:
+        size = len(requests[s]["texts"])
+        if not parts or n + size > most:
+            parts.append([])
+            n = 0
+        parts[-1].append(s)
+        n += size
+    return parts
 
-        shutil.copyfile(path, target)
+
+def check_labels(model: NBSVMClassifier, labels: list[Any]) -> None:
+    """Refuse labels ``partial_fit`` would not take: a list for a single-label model (one
+    string per text), a class the model does not know."""
+    if not model.multilabel and not all(isinstance(y, str) for y in labels):
+        raise NBSVMError("this model takes one label per text, a string: not a list")
+    flat = [v for y in labels for v in ([y] if isinstance(y, str) else y)]
+    known = {str(c) for c in model.classes_}
+    unknown = sorted(set(flat) - known)
+    if unknown:
+        raise NBSVMError(
+            f"unknown label(s) {', '.join(map(repr, unknown))}; the model's classes: "
+            f"{', '.join(sorted(known))} (a served model learns no new class)"
+        )

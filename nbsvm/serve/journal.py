@@ -1,0 +1,152 @@
+"""The journal of a served model that learns (:mod:`nbsvm.serve.learning`): JSON lines
+beside the model file, appended and fsynced before a request is acknowledged.
+
+The first line names the journal (a random id) and the model file it started from (its
+SHA-256, the file kept as ``MODEL.npz.initial.npz``); then ``{"seq", "texts", "labels"}``
+per acknowledged request and ``{"applied": [first, last]}`` per batch the model took. The
+model's history records the journal's id with each ``learn`` event, so that a journal is
+never replayed onto another model (a file trained again to the same path, say). A torn last
+line, the mark of a crash in the middle of a write, was never acknowledged: it is cut off
+when the journal is opened again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from pathlib import Path
+
+from nbsvm.errors import NBSVMError
+
+
+def journal_path(model_path: str) -> Path:
+    return Path(f"{model_path}.journal.jsonl")
+
+
+def initial_path(model_path: str) -> Path:
+    return Path(f"{model_path}.initial.npz")
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fsync_folder(path: Path) -> None:
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _cut_torn_tail(path: Path) -> None:
+    """Cut the file back to just after its last newline (a write a crash interrupted)."""
+    with open(path, "rb+") as f:
+        data = f.read()
+        end = data.rfind(b"\n") + 1
+        if end < len(data):
+            f.truncate(end)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+class Journal:
+    """The journal of the model at ``model_path``, opened for appending (created, with its
+    first line and the initial model kept beside it, when there is none)."""
+
+    def __init__(self, model_path: str):
+        self.path = journal_path(model_path)
+        if self.path.exists():
+            _cut_torn_tail(self.path)
+            self.header = self._header()
+        else:
+            _keep_initial(model_path)
+            self.header = {
+                "journal": uuid.uuid4().hex,
+                "model": Path(model_path).name,
+                "initial_sha256": file_sha256(model_path),
+            }
+            with open(self.path, "x", encoding="utf-8") as f:
+                f.write(json.dumps(self.header) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            _fsync_folder(self.path)
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (held open)
+
+    @property
+    def id(self) -> str:
+        return str(self.header["journal"])
+
+    def _header(self) -> dict:
+        with open(self.path, encoding="utf-8") as f:
+            first = f.readline()
+        try:
+            header = json.loads(first)
+        except json.JSONDecodeError:
+            header = None
+        if not isinstance(header, dict) or "journal" not in header:
+            raise NBSVMError("not a journal of nbsvm serve --learn", path=str(self.path), line=1)
+        return header
+
+    def append(self, record: dict) -> None:
+        """Write ``record`` as one line and fsync it; on failure (a full disk) the file is
+        cut back to where it was and the error raised."""
+        line = json.dumps(record, ensure_ascii=False) + "\n"
+        end = self._file.tell()
+        try:
+            self._file.write(line)
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except OSError:
+            self._file.truncate(end)
+            raise
+
+    def close(self) -> None:
+        self._file.close()
+
+    def read(self) -> tuple[dict[int, dict], list[tuple[int, int]]]:
+        """The requests by sequence number, and the applied batches in order."""
+        return read_journal(self.path)
+
+
+def read_journal(path: Path) -> tuple[dict[int, dict], list[tuple[int, int]]]:
+    """The requests of the journal at ``path`` by sequence number, and its applied batches
+    in order (a torn last line left out)."""
+    requests: dict[int, dict] = {}
+    applied: list[tuple[int, int]] = []
+    with open(path, encoding="utf-8") as f:
+        f.readline()  # the journal's own line
+        for lineno, line in enumerate(f, 2):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                if line.endswith("\n"):  # not a torn last line: the journal is damaged
+                    raise NBSVMError("not a JSON line", path=str(path), line=lineno) from None
+                break
+            if "applied" in record:
+                first, last = record["applied"]
+                applied.append((int(first), int(last)))
+            else:
+                requests[int(record["seq"])] = record
+    return requests, applied
+
+
+def _keep_initial(path: str) -> None:
+    """Keep the model file as it is beside it (a hard link where the file system allows:
+    checkpoints replace the file by rename, so the link keeps this content)."""
+    target = initial_path(path)
+    temporary = target.with_name(target.name + ".tmp")
+    temporary.unlink(missing_ok=True)
+    try:
+        os.link(path, temporary)
+    except OSError:
+        import shutil
+
+        shutil.copyfile(path, temporary)
+    os.replace(temporary, target)
