@@ -13,7 +13,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.sparse import load_learner
 from nbsvm.io import read_inputs
 from nbsvm.io.decoding import ReadStats
-from testhelpers import run_cli as run
+from testhelpers import run_cli as run, model_content
 
 GOOD = ["great fun film", "loved every minute", "a wonderful cast", "great acting"]
 BAD = ["awful dull film", "hated every minute", "a terrible cast", "awful acting"]
@@ -59,7 +59,7 @@ def test_an_extra_field_in_the_first_row_is_a_malformed_row(tmp_path, sep, fmt):
     assert f"{bad}:2: malformed row (expected 2 fields, saw 3)" in r.stderr
     assert NBSVMClassifier.load(model).classes_ == ["neg", "pos"]
     reference = train(clean, tmp_path / "clean.npz", "--format", fmt)
-    assert model.read_bytes() == reference.read_bytes()
+    assert model_content(model) == model_content(reference)
     for cmd in ("eval", "predict"):
         r = run(cmd, bad, "--format", fmt, "-m", reference, "-q")
         assert r.returncode == 2 and f"{bad}:2:" in r.stderr, r.stderr
@@ -86,7 +86,7 @@ def test_a_long_first_row_of_a_headerless_table_is_a_malformed_row(tmp_path):
     assert r.returncode == 2
     assert f"{bad}:1: malformed row (expected 2 fields, saw 3)" in r.stderr
     model = train(bad, tmp_path / "m.npz", *cols, "--skip-bad-lines")
-    assert model.read_bytes() == train(clean, tmp_path / "c.npz", *cols).read_bytes()
+    assert model_content(model) == model_content(train(clean, tmp_path / "c.npz", *cols))
     docs = list(read_inputs([bad], text_col="2", label_col="1", stats=ReadStats(skip_bad=True)))
     assert [d.line for d in docs] == list(range(2, len(data) + 1))
     # a long row later is pandas' own error, as before
@@ -148,7 +148,7 @@ def test_cr_only_line_ends_train_the_model_of_lf(tmp_path, fmt):
     cr.write_bytes(("\r".join(lines) + "\r").encode())
     a = train(lf, tmp_path / "lf.npz", *opts)
     b = train(cr, tmp_path / "cr.npz", *opts)
-    assert a.read_bytes() == b.read_bytes()
+    assert model_content(a) == model_content(b)
     assert NBSVMClassifier.load(b).classes_ == ["neg", "pos"]
     r = run("predict", cr, "-m", b, *opts, "-q")
     assert r.returncode == 0, r.stderr
@@ -188,7 +188,7 @@ def test_a_file_with_a_utf16_or_utf32_bom_trains_the_model_of_utf8(tmp_path, cod
         r = run("train", wide, "-o", tmp_path / "w.npz", *TRAIN, *opts, *skip)
         assert r.returncode == 0, r.stderr
         assert "malformed" not in r.stderr and "replaced" not in r.stderr
-        assert (tmp_path / "w.npz").read_bytes() == a.read_bytes()
+        assert model_content(tmp_path / "w.npz") == model_content(a)
 
 
 def test_utf16_without_a_bom_is_refused_in_one_line(tmp_path):

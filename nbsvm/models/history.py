@@ -2,8 +2,9 @@
 a served model that went on learning can be reproduced (``nbsvm info`` lists it).
 
 Each entry is a small dict: ``event`` (``fit``, ``continue``, ``partial_fit``, ``learn``),
-``documents``, the package version and the UTC time, and what the event adds (the input
-files of ``nbsvm train``, the journal and its last sequence number for ``learn``). Runs of
+``documents``, the package version, and what the event adds (the input files of ``nbsvm
+train``, the journal and its last sequence number for ``learn``). No clock time: the same
+training writes the same file, byte for byte. Runs of
 the same event in a row (``partial_fit`` batch after batch, ``learn`` over HTTP) are one
 entry whose counts grow, so that a long-running server does not grow its header by a line
 per batch.
@@ -11,7 +12,6 @@ per batch.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any
 
 from nbsvm._version import __version__
@@ -23,20 +23,16 @@ if TYPE_CHECKING:
 MERGED = ("partial_fit", "learn")
 
 
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 def record(model: NBSVMClassifier, event: str, documents: int, **fields: Any) -> None:
     """Add ``event`` over ``documents`` to ``model.history_`` (merged into the last entry
     when it is the same event of :data:`MERGED`; ``fields`` then replace its own)."""
     history = model.__dict__.setdefault("history_", [])
     last = history[-1] if history else None
     if last is not None and event in MERGED and last.get("event") == event:
-        last.update(fields, calls=last.get("calls", 1) + 1, to=_now())
+        last.update(fields, calls=last.get("calls", 1) + 1)
         last["documents"] = int(last.get("documents", 0)) + int(documents)
         return
-    entry = dict(event=event, documents=int(documents), version=__version__, at=_now())
+    entry = dict(event=event, documents=int(documents), version=__version__)
     if event in MERGED:
         entry["calls"] = 1
     entry.update(fields)
@@ -57,10 +53,10 @@ def describe(history: list[dict]) -> str:
     lines = []
     for e in history:
         extra = ", ".join(
-            f"{k} {v}" for k, v in e.items() if k not in ("event", "documents", "version", "at")
+            f"{k} {v}" for k, v in e.items() if k not in ("event", "documents", "version")
         )
         lines.append(
-            f"{e.get('event')}: {e.get('documents')} documents (nbsvm {e.get('version')}, "
-            f"{e.get('at')})" + (f"; {extra}" if extra else "")
+            f"{e.get('event')}: {e.get('documents')} documents (nbsvm {e.get('version')})"
+            + (f"; {extra}" if extra else "")
         )
     return "\n".join(lines)

@@ -13,7 +13,7 @@ import pytest
 from nbsvm import NBSVMClassifier
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.text.tokenize import tokenize
-from testhelpers import run_cli as run
+from testhelpers import run_cli as run, model_content
 
 GOOD = ["great fun film", "loved every minute", "a wonderful cast", "great acting"]
 BAD = ["awful dull film", "hated every minute", "a terrible cast", "awful acting"]
@@ -51,7 +51,7 @@ def test_header_row_is_skipped_and_said(tmp_path):
     plain = tmp_path / "plain.tsv"
     plain.write_text("1\tgood\n0\tbad\n")
     assert run("train", plain, "-o", tmp_path / "p.npz", "--n-bits", "10", "-q").returncode == 0
-    assert (tmp_path / "p.npz").read_bytes() == (tmp_path / "m.npz").read_bytes()
+    assert model_content(tmp_path / "p.npz") == model_content(tmp_path / "m.npz")
 
 
 def test_header_of_other_columns_is_refused_with_the_way_to_read_it(tmp_path):
