@@ -75,6 +75,7 @@ def parse_args(argv=None):
     ap.add_argument("--seconds", type=int, default=8, help="per setting")
     ap.add_argument("--fuzz", type=int, default=10_000, help="malformed requests (0: none)")
     ap.add_argument("--name", default="serve_bench")
+    ap.add_argument("--out", default=None, help="results folder (default results/)")
     ap.add_argument(
         "--no-learn",
         dest="learn",
@@ -99,8 +100,8 @@ def load_rows(url: str, single: list, batches: list, seconds: int, work: Path) -
     """Single texts and batches at every concurrency, after a warm-up (numba's first
     calls): a row each."""
     rows = []
-    load(url, single, 4, 2, work)  # warm-up: numba's first calls
-    load(url, batches, 4, 2, work)
+    load(url, single, 4, min(2, seconds), work)  # warm-up: numba's first calls
+    load(url, batches, 4, min(2, seconds), work)
     for kind, bodies, per in (
         ("single text", single, 1),
         (f"batch of {BATCH}", batches, BATCH),
@@ -192,7 +193,8 @@ def main(argv=None):
     )
     model = Path(args.model)
     check_inputs(model)
-    work = ROOT / "results" / "tmp"
+    out = Path(args.out) if args.out else ROOT / "results"
+    work = out / "tmp"
     work.mkdir(parents=True, exist_ok=True)
     texts = imdb_test_texts(args.texts)
     rows, peak, fuzz_result = serve(args, model, texts, work)
@@ -210,7 +212,9 @@ def main(argv=None):
     )
     if learned:
         notes.append(learning_note(frame, learned))
-    write_results(args.name, frame, title="nbsvm serve under load", config=config, notes=notes)
+    write_results(
+        args.name, frame, title="nbsvm serve under load", config=config, notes=notes, out=out
+    )
     if fuzz_result and (fuzz_result["failures"] or not fuzz_result["alive"]):
         raise SystemExit("the fuzz run found 5xx answers or dropped connections")
 

@@ -41,7 +41,7 @@ def learning_rows(args, model: Path, texts: list[str], work: Path) -> tuple[list
     rows = []
     try:
         single, batches = bodies_of(texts)
-        load(url, single, 4, 2, work)  # warm-up: numba's first calls
+        load(url, single, 4, min(2, args.seconds), work)  # warm-up: numba's first calls
         t0 = time.perf_counter()
         with Corrector(url, model_name(str(copy)), token, texts) as corrector:
             for kind, bodies, per in (

@@ -69,3 +69,28 @@ def test_thread_scaling_script_trains_at_every_thread_count(imdb_slice, tmp_path
     assert rows[0].startswith("threads,wall_s,hashing_s,epochs_s,epochs_speedup")
     assert [r.split(",")[0] for r in rows[1:]] == ["1", "2"]
     assert all(60 < float(r.split(",")[-1]) <= 100 for r in rows[1:])  # accuracy, 2000 reviews
+
+
+def test_serve_bench_loads_fuzzes_and_learns_on_a_small_imdb_model(imdb_slice, tmp_path):
+    # the load comes from wrk (.ci/run installs it; make serve-bench says how otherwise)
+    import shutil
+    if shutil.which("wrk") is None:
+        pytest.skip("no wrk (apt-get install wrk)")
+    pytest.importorskip("fastapi")
+    import subprocess
+    model = tmp_path / "imdb.npz"
+    nbsvm = Path(sys.executable).parent / "nbsvm"
+    subprocess.run([str(nbsvm), "train", str(imdb_slice / "train"), "--n-bits", "18",
+                    "-o", str(model), "-q"], check=True)
+    import serve_bench
+    serve_bench.main(["--model", str(model), "--texts", "128", "--predict-texts", "200",
+                      "--seconds", "1", "--fuzz", "60", "--out", str(tmp_path / "out")])
+    rows = (tmp_path / "out" / "serve_bench.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    table = [dict(zip(header, r.split(","))) for r in rows[1:]]
+    assert {(r["request"], r["clients"], r["learning"]) for r in table} >= {
+        ("single text", "1", "off"), ("batch of 64", "8", "off"), ("single text", "8", "on")}
+    assert all(r["errors"] == "0" and float(r["requests_per_s"]) > 0 for r in table)
+    notes = (tmp_path / "out" / "serve_bench.md").read_text()
+    assert "5xx or dropped: 0" in notes and "alive after: True" in notes
+    assert "Learned" in notes and "failed 0" in notes
