@@ -76,6 +76,8 @@ def parse_args(argv=None):
     ap.add_argument("--fuzz", type=int, default=10_000, help="malformed requests (0: none)")
     ap.add_argument("--name", default="serve_bench")
     ap.add_argument("--out", default=None, help="results folder (default results/)")
+    ap.add_argument("--clients", default="1,8,64", help="concurrent clients (8 among them)")
+    ap.add_argument("--predict-runs", type=int, default=3, help="nbsvm predict runs (median)")
     ap.add_argument(
         "--no-learn",
         dest="learn",
@@ -96,7 +98,9 @@ def check_inputs(model: Path) -> None:
         )
 
 
-def load_rows(url: str, single: list, batches: list, seconds: int, work: Path) -> list[dict]:
+def load_rows(
+    url: str, single: list, batches: list, seconds: int, work: Path, clients_list=CONCURRENCY
+) -> list[dict]:
     """Single texts and batches at every concurrency, after a warm-up (numba's first
     calls): a row each."""
     rows = []
@@ -106,7 +110,7 @@ def load_rows(url: str, single: list, batches: list, seconds: int, work: Path) -
         ("single text", single, 1),
         (f"batch of {BATCH}", batches, BATCH),
     ):
-        for clients in CONCURRENCY:
+        for clients in clients_list:
             r = load(url, bodies, clients, seconds, work)
             row = dict(request=kind, clients=clients, **r, docs_per_s=r["requests_per_s"] * per)
             rows.append(row)
@@ -151,7 +155,8 @@ def serve(args, model: Path, texts: list[str], work: Path):
     server = start_server(model, port, work / "serve_bench_server.log")
     try:
         single, batches = bodies_of(texts)
-        rows = load_rows(url, single, batches, args.seconds, work)
+        clients = tuple(int(c) for c in args.clients.split(","))
+        rows = load_rows(url, single, batches, args.seconds, work, clients)
         peak = status_mb(server.pid, "VmHWM")
         print(f"   server peak RSS {peak:.0f} MB", flush=True)
         fuzz_result = None
@@ -199,7 +204,7 @@ def main(argv=None):
     texts = imdb_test_texts(args.texts)
     rows, peak, fuzz_result = serve(args, model, texts, work)
     pred_texts = imdb_test_texts(args.predict_texts)
-    pred = predict_rate(model, pred_texts, work)
+    pred = predict_rate(model, pred_texts, work, runs=args.predict_runs)
     print(
         f"   nbsvm predict: {pred['docs_per_s']:,.0f} docs/s ({pred['seconds']:.2f} s for "
         f"{len(pred_texts):,} texts, the whole process)",

@@ -84,7 +84,8 @@ def test_serve_bench_loads_fuzzes_and_learns_on_a_small_imdb_model(imdb_slice, t
                     "-o", str(model), "-q"], check=True)
     import serve_bench
     serve_bench.main(["--model", str(model), "--texts", "128", "--predict-texts", "200",
-                      "--seconds", "1", "--fuzz", "60", "--out", str(tmp_path / "out")])
+                      "--seconds", "1", "--fuzz", "60", "--clients", "1,8",
+                      "--predict-runs", "1", "--out", str(tmp_path / "out")])
     rows = (tmp_path / "out" / "serve_bench.csv").read_text().splitlines()
     header = rows[0].split(",")
     table = [dict(zip(header, r.split(","))) for r in rows[1:]]
