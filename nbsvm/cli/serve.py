@@ -68,7 +68,7 @@ def serve_command(
         "--learn",
         help="Enable POST /models/NAME/learn: labelled texts, journalled beside the model "
         "and learned in batches by partial_fit; the model file is rewritten at checkpoints "
-        "(the file as trained is kept as MODEL.initial.npz). Needs a token.",
+        "(the file as trained is kept as MODEL.npz.initial.npz). Needs a token.",
     ),
     learn_token: str | None = typer.Option(
         None,

@@ -11,7 +11,8 @@ too (the sequence numbers it covers), so a replay groups the examples as the ser
 
 Every ``checkpoint_every`` examples or ``checkpoint_seconds`` the model file is written
 (atomically: temporary name, rename), its history recording the journal's last sequence in
-it. Before the first checkpoint, the file as trained is kept as ``MODEL.npz.initial.npz``.
+it. When the journal is started, the file as trained is kept as ``MODEL.npz.initial.npz``
+(:mod:`nbsvm.serve.journal`).
 On start the journal's batches after that sequence are applied again, in their groups, then
 the acknowledged examples no batch took: the model equals the initial one trained by
 ``partial_fit`` on the journal's batches in order.
@@ -98,21 +99,17 @@ def learned_through(model: NBSVMClassifier) -> int:
     return -1 if entry is None else int(entry.get("through", -1))
 
 
-def check_journal(model: NBSVMClassifier, path: str, journal: Journal) -> None:
+def check_journal(model: NBSVMClassifier, path: str, journal: Journal, used: bool) -> None:
     """Refuse a journal that is not this model's: one whose learned model names another
-    journal, or, where the model never learned, whose first model is not this file (trained
-    again to the same path, say)."""
+    journal, or, where the model never learned and the journal holds requests (``used``),
+    whose first model is not this file (trained again to the same path, say)."""
     entry = last_learned(model)
     if entry is not None and entry.get("journal") != journal.id:
         raise NBSVMError(
             f"{path} learned with journal {entry.get('journal')}, not with {journal.path} "
             f"({journal.id}): move that journal away, or serve the model it belongs to"
         )
-    if (
-        entry is None
-        and journal.read()[0]
-        and file_sha256(path) != journal.header.get("initial_sha256")
-    ):
+    if entry is None and used and file_sha256(path) != journal.header.get("initial_sha256"):
         raise NBSVMError(
             f"{journal.path} started from another model than {path} (trained again?): move "
             f"the journal and {initial_path(path).name} away to learn afresh"
@@ -134,8 +131,9 @@ class OnlineModel:
         self.validation: dict | None = None
         self.journal = Journal(self.path)
         try:
-            check_journal(registry.get(name).model, self.path, self.journal)
-            self.seq = self._replay()
+            requests, applied = self.journal.read()  # once: it holds every text ever posted
+            check_journal(registry.get(name).model, self.path, self.journal, bool(requests))
+            self.seq = self._replay(requests, applied)
         except BaseException:
             self.journal.close()
             raise
@@ -146,10 +144,9 @@ class OnlineModel:
         self._thread.start()
 
     # -- start: the journal's batches after the file's last sequence ------------------------
-    def _replay(self) -> int:
+    def _replay(self, requests: dict[int, dict], applied: list[tuple[int, int]]) -> int:
         """Apply what the journal holds beyond the model file; return the last sequence."""
         model = self.registry.get(self.name).model
-        requests, applied = self.journal.read()
         done = learned_through(model)
         groups = [(a, b) for a, b in applied if b > done]
         covered = max([b for _, b in applied], default=-1)
