@@ -7,6 +7,7 @@ from typing import Any
 BUCKET_DTYPE = "int32"  # bucket ids in [0, 2**n_bits), n_bits <= 31
 OFFSET_DTYPE = "int64"  # document offsets into the id array
 LABEL_DTYPE = "int32"  # class codes
+WEIGHT_DTYPE = "float64"  # document weights, as given
 RATIO_DTYPE = "float32"  # NB log-count ratios
 
 MIN_BITS, MAX_BITS = 1, 31

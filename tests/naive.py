@@ -314,14 +314,15 @@ def naive_multiclass_grad(kind: str, p: list[float], y: int) -> tuple[float, lis
 
 def naive_multiclass_epoch(docs, targets, order, tables, W, B, eta0, lam, kind, optimizer,
                            t=0.0, G=None, Gb=None, bias_rate=None, eps=1e-8, unit=False,
-                           weights=None):
+                           weights=None, doc_weights=None):
     """K outputs trained together, in float64: output o's row values are
     ``tables[o][i]`` (divided by their norm with ``unit``), ``p_o = w_o.x_o + b_o``, one
     multi-class loss of all K scores (:func:`naive_multiclass_grad`), and each output takes
     the binary step with its own gradient: SGD ``w <- (1 - eta lam) w - eta g_o x_o`` with
     ``eta = eta0 / (1 + lam eta0 t)`` and bias step ``eta * 0.01 * g_o``, or AdaGrad on the
     touched features (``gi = g_o x_i + lam w_i``) and the bias (rate 1). ``weights[y]``:
-    class y's weight on its documents' loss and gradient. Returns ``(W, B, G, Gb, t,
+    class y's weight on its documents' loss and gradient; ``doc_weights[d]``: document d's
+    own (both multiply). Returns ``(W, B, G, Gb, t,
     total)``."""
     K = len(tables)
     W = [[float(v) for v in w] for w in W]
@@ -341,6 +342,8 @@ def naive_multiclass_epoch(docs, targets, order, tables, W, B, eta0, lam, kind, 
         loss, g = naive_multiclass_grad(kind, p, y)
         if weights is not None:         # class weights: the true class's, on loss and g
             loss, g = loss * weights[y], [v * weights[y] for v in g]
+        if doc_weights is not None:
+            loss, g = loss * doc_weights[d], [v * doc_weights[d] for v in g]
         total += loss
         if optimizer == "sgd":
             eta = eta0 / (1.0 + lam * eta0 * t)

@@ -82,11 +82,19 @@ def test_count_kernel_counts_every_label_of_a_set():
     remap = np.array([0, 1, 2, 3, 4, -1], dtype=np.int32)
     ptr, rows = label_lists(["a", "b"], ["a,b", "b", ""])
     counts = np.zeros((2, 5), dtype=np.int32)
-    docs, totals, df = np.zeros(2, np.int64), np.zeros(2, np.int64), np.zeros(5, np.int32)
-    count_columns(counts, docs, totals, df, ids, offsets, codes, ptr, rows, remap)
+    docs, totals, df = np.zeros(2, np.int64), np.zeros(2), np.zeros(5, np.int32)
+    count_columns(counts, docs, totals, df, ids, offsets, codes, np.zeros(0), ptr, rows, remap)
     assert counts.tolist() == [[1, 1, 1, 0, 0], [1, 2, 1, 1, 0]]
     assert docs.tolist() == [1, 2] and totals.tolist() == [3, 5]
     assert df.tolist() == [2, 2, 1, 1, 1]
+    # weighted: the documents weigh 2, 0.5 and 3 (by hand from the rows above)
+    counts = np.zeros((2, 5))
+    docs, totals, df = np.zeros(2), np.zeros(2), np.zeros(5)
+    weights = np.array([2.0, 0.5, 3.0])
+    count_columns(counts, docs, totals, df, ids, offsets, codes, weights, ptr, rows, remap)
+    assert counts.tolist() == [[2, 2, 2, 0, 0], [2, 2.5, 2, 0.5, 0]]
+    assert docs.tolist() == [2, 2.5] and totals.tolist() == [6, 7]
+    assert df.tolist() == [5, 2.5, 2, 0.5, 3]
 
 
 def _tagged(n, seed):

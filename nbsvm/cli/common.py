@@ -159,6 +159,7 @@ def documents(
     empty_label: bool = False,
     label_sep: str = "\t",
     report: bool = True,
+    weight_col: str | None = None,
 ) -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
@@ -181,6 +182,7 @@ def documents(
             encoding=encoding,
             empty_label=empty_label,
             label_sep=label_sep,
+            weight_col=weight_col,
         ),
         stats,
         inputs,

@@ -123,6 +123,7 @@ def _train_on_dask(
         "plot_path": "--plot",
         "max_memory": "--max-memory",
         "skip_bad": "--skip-bad-lines",
+        "weight_col": "--weight-col",
     }
     for key, flag in flags.items():  # the options given, of those above
         if options[key]:
@@ -358,6 +359,15 @@ def train_command(
         "pairs such as pos=5 (others weigh 1). "
         "For imbalanced data; the NB lexicon is "
         "unaffected.",
+    ),
+    weight_col: str | None = typer.Option(
+        None,
+        "--weight-col",
+        metavar="COLUMN",
+        help="The column (CSV/TSV, Parquet) or field (JSON lines) of each "
+        "training document's weight, a number >= 0: a document of weight k "
+        "counts k times in the NB lexicon and its learning steps are k times "
+        "as large (scikit-learn's sample_weight). Built-in learner only.",
     ),
     calibrate: str = typer.Option(
         "auto",
@@ -597,9 +607,10 @@ def _check_extra_passes(
     return flag, twice
 
 
-def _reader(*, reading, skip_bad, **_) -> dict:
+def _reader(*, reading, skip_bad, weight_col, **_) -> dict:
     """How the inputs are read, as the model file and the feature cache record it."""
-    return reading.reader(skip_bad=True) if skip_bad else reading.reader()
+    extra = {"weight_col": weight_col} if weight_col else {}
+    return reading.reader(skip_bad=True, **extra) if skip_bad else reading.reader(**extra)
 
 
 def _fit_here(
@@ -630,8 +641,8 @@ def _fit_here(
     with ProgressReporter(quiet or json_out) as progress:
         on_event = _training_events(progress, quiet or json_out)
 
-        def docs(paths, report=True):
-            return _documents(paths, report=report, **options)
+        def docs(paths, report=True, weighted=True):
+            return _documents(paths, report=report, weighted=weighted, **options)
 
         # files are read again where the defaults need it (a peek at the first
         # documents, calibration); standard input once
@@ -642,7 +653,7 @@ def _fit_here(
             rereadable(inputs, docs, flag) if again else docs(inputs),
             output,
             reader,
-            test_docs=docs(test) if test else None,
+            test_docs=docs(test, weighted=False) if test else None,
             lexicon=holder.pop(),
             lexicon_path=lexicon,
             keep_cache=keep_cache,
@@ -656,9 +667,16 @@ def _fit_here(
         )
 
 
-def _documents(paths, *, report, reading, skip_bad, multilabel, **_):
-    """The labeled documents of ``paths``, read as the options say."""
-    return reading.documents(paths, skip_bad=skip_bad, empty_label=multilabel, report=report)
+def _documents(paths, *, report, weighted, reading, skip_bad, multilabel, weight_col, **_):
+    """The labeled documents of ``paths``, read as the options say (``weighted``: with
+    their --weight-col)."""
+    return reading.documents(
+        paths,
+        skip_bad=skip_bad,
+        empty_label=multilabel,
+        report=report,
+        weight_col=weight_col if weighted else None,
+    )
 
 
 def _report_training(clf, job: dict, history, *, plot_path, json_out, output, **_) -> None:

@@ -1,7 +1,8 @@
 """Documents -> CSR batches of bucket ids: a reader thread feeds the compiled hasher.
 
 A batch is the distinct bucket ids of each document concatenated (``ids``, int32) with
-``offsets`` (int64, one more than documents) and, per document, its label, source and line.
+``offsets`` (int64, one more than documents) and, per document, its label, source and line,
+and its weight when any document of the batch weighs other than 1.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import numpy as np
 
 from nbsvm.config import BATCH_DOCS
 from nbsvm.data.translate import translate_in_range
+from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.text.hashing import Hasher
 
@@ -28,6 +30,7 @@ class Batch:
     labels: list = field(default_factory=list)
     sources: list = field(default_factory=list)
     lines: list = field(default_factory=list)
+    weights: np.ndarray | None = None  # float64 per document; None: every one weighs 1
 
     def __len__(self) -> int:
         return len(self.offsets) - 1
@@ -43,8 +46,34 @@ def hash_batch(docs: list[Document], hasher: Hasher) -> Batch:
     """Hash a list of documents in the calling thread."""
     ids, offsets = hasher.batch([d.text for d in docs])
     return Batch(
-        ids, offsets, [d.label for d in docs], [d.source for d in docs], [d.line for d in docs]
+        ids,
+        offsets,
+        [d.label for d in docs],
+        [d.source for d in docs],
+        [d.line for d in docs],
+        weights_of(docs),
     )
+
+
+def weights_of(docs: list[Document]) -> np.ndarray | None:
+    """The documents' weights (float64), or None when every one weighs 1."""
+    if all(d.weight == 1.0 for d in docs):
+        return None
+    return np.array([d.weight for d in docs], dtype=np.float64)
+
+
+def check_weights(weights: np.ndarray, batch: Batch | None = None) -> None:
+    """Every weight finite and >= 0, else an error naming the first bad document (its file
+    and line when ``batch`` knows them)."""
+    bad = np.flatnonzero(~(np.isfinite(weights) & (weights >= 0)))
+    if bad.size:
+        i = int(bad[0])
+        where = batch.where(i) if batch is not None else {}
+        raise NBSVMError(
+            f"document weight {float(weights[i])!r}: weights are finite numbers >= 0",
+            path=where.get("path"),
+            line=where.get("line"),
+        )
 
 
 DONE = object()
@@ -70,6 +99,7 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
                 [d.label for d in pending],
                 [d.source for d in pending],
                 [d.line for d in pending],
+                weights_of(pending),
                 hasher.prepare([d.text for d in pending]),
             )
 
@@ -113,11 +143,11 @@ def _hasher_stage(
             put_until_stopped(out, item, stop)
             return
         try:
-            labels, sources, lines, (buf, starts) = item
+            labels, sources, lines, weights, (buf, starts) = item
             ids, offsets = hasher.hash_prepared(buf, starts)
             if remap is not None:
                 ids, offsets = translate_in_range(ids, offsets, remap)
-            item = Batch(ids, offsets, labels, sources, lines)
+            item = Batch(ids, offsets, labels, sources, lines, weights)
         except BaseException as e:
             item = Failure(e)
         if not put_until_stopped(out, item, stop):
@@ -185,4 +215,5 @@ def rows_of(batch: Batch, mask: np.ndarray) -> Batch:
         [batch.labels[i] for i in keep],
         [batch.sources[i] for i in keep],
         [batch.lines[i] for i in keep],
+        None if batch.weights is None else batch.weights[keep],
     )

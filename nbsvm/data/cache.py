@@ -2,9 +2,10 @@
 columns) with class codes, on disk (:mod:`nbsvm.data.store`), replayed in block-shuffled
 groups (:mod:`nbsvm.data.shuffle`).
 
-The folder holds ``ids.i32``, ``offsets.i64`` and ``labels.i32`` (codes in order of first
-appearance) plus ``meta.json``, which maps the codes back to labels and records where each
-was first seen (for error messages later). Epoch 1 translates buckets to columns on a thread
+The folder holds ``ids.i32``, ``offsets.i64``, ``labels.i32`` (codes in order of first
+appearance) and ``weights.f64`` (each document's weight; read only when ``meta.json`` says
+some document weighs other than 1) plus ``meta.json``, which maps the codes back to labels
+and records where each was first seen (for error messages later). Epoch 1 translates buckets to columns on a thread
 and rewrites the cache as columns (:meth:`FeatureCache.translated_groups`).
 """
 
@@ -26,15 +27,24 @@ from nbsvm.config import (
     OFFSET_DTYPE,
     SHUFFLE_BLOCK_BYTES,
     SHUFFLE_BUFFER_BYTES,
+    WEIGHT_DTYPE,
 )
-from nbsvm.data.batches import DONE, Batch, Failure, put_until_stopped
+from nbsvm.data.batches import DONE, Batch, Failure, check_weights, put_until_stopped
 from nbsvm.data.shuffle import block_groups, group_order
 from nbsvm.data.store import ArrayReader, ArrayWriter
 from nbsvm.data.translate import check_ids, translate_in_range
 from nbsvm.errors import NBSVMError
 from nbsvm.text.hashing import Hasher
 
-FILES = {"ids.i32": BUCKET_DTYPE, "offsets.i64": OFFSET_DTYPE, "labels.i32": LABEL_DTYPE}
+FILES = {
+    "ids.i32": BUCKET_DTYPE,
+    "offsets.i64": OFFSET_DTYPE,
+    "labels.i32": LABEL_DTYPE,
+    "weights.f64": WEIGHT_DTYPE,
+}
+#: What a group of an epoch is: ``(ids, offsets, codes, order, weights)``, weights None
+#: when every document weighs 1.
+Group = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
 
 class CacheWriter:
@@ -59,6 +69,7 @@ class CacheWriter:
         self.n_docs = 0
         self.n_ids = 0
         self.max_id = -1  # ids are checked against max_id + 1 when read back
+        self.weighted = False  # some document weighs other than 1
 
     @property
     def keep_existing(self) -> bool:
@@ -88,6 +99,12 @@ class CacheWriter:
         self._out.write("ids.i32", batch.ids)
         self._out.write("offsets.i64", batch.offsets[1:] + self.n_ids)
         self._out.write("labels.i32", codes)
+        if batch.weights is None:
+            self._out.write("weights.f64", np.ones(len(batch)))
+        else:
+            check_weights(batch.weights, batch)
+            self._out.write("weights.f64", batch.weights)
+            self.weighted = self.weighted or bool(np.any(batch.weights != 1.0))
         self.n_docs += len(batch)
         self.n_ids += int(batch.offsets[-1])
         return codes
@@ -106,6 +123,7 @@ class CacheWriter:
             first_seen=self.first_seen,
             hasher=self.hasher.settings(),
             id_limit=self.max_id + 1,
+            weighted=self.weighted,
         )
         self._out.publish(meta)  # False: another run's identical cache is used
         return FeatureCache(self.folder)
@@ -138,6 +156,7 @@ class FeatureCache:
             self.hasher = Hasher(**meta["hasher"])
             # ids are below id_limit (the writer's largest id + 1; 2**n_bits if unknown)
             self.id_limit = int(meta.get("id_limit", 1 << self.hasher.n_bits))
+            self.weighted = bool(meta.get("weighted", False))  # else weights.f64 is unread
         except (
             OSError,
             ValueError,
@@ -157,6 +176,7 @@ class FeatureCache:
                 "ids.i32": (BUCKET_DTYPE, self.n_ids),
                 "offsets.i64": (OFFSET_DTYPE, self.n_docs + 1),
                 "labels.i32": (LABEL_DTYPE, self.n_docs),
+                **({"weights.f64": (WEIGHT_DTYPE, self.n_docs)} if self.weighted else {}),
             },
             "feature cache",
         )
@@ -193,7 +213,7 @@ class FeatureCache:
         rewrite: bool = True,
         into: str | os.PathLike[str] | None = None,
         **shuffle_kw: int,
-    ) -> Generator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None, None]:
+    ) -> Generator[Group, None, None]:
         """One epoch as :meth:`shuffled_groups` (``shuffle_kw`` are its buffer and block
         sizes; ``rng=None``: in stored order), with bucket ids mapped to model columns
         through ``remap`` (unmapped buckets dropped), rewriting the cache as columns on the
@@ -209,7 +229,9 @@ class FeatureCache:
         group being translated, one waiting, one training): 64 MB with the default buffer.
         Close the generator (``contextlib.closing``) to stop the thread early.
         """
-        names = ("ids.i32", "offsets.i64", "labels.i32")
+        names = ("ids.i32", "offsets.i64", "labels.i32") + (
+            ("weights.f64",) if self.weighted else ()
+        )
         if self.id_limit > remap.shape[0]:
             raise NBSVMError(
                 f"the cache holds ids up to {self.id_limit - 1}, beyond the "
@@ -274,12 +296,12 @@ class FeatureCache:
         try:
             with contextlib.ExitStack() as files:
                 if new is not None:
-                    f_ids, f_off, f_lab = (
+                    f_ids, f_off, f_lab, *f_weight = (
                         files.enter_context(open(path, "wb")) for path in new.values()
                     )
                     f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
                 n_ids = 0
-                for ids, offsets, codes, order in self.shuffled_groups(rng, **shuffle_kw):
+                for ids, offsets, codes, order, weights in self.shuffled_groups(rng, **shuffle_kw):
                     if stop.is_set():
                         return
                     try:
@@ -292,8 +314,10 @@ class FeatureCache:
                         f_ids.write(ids.data.cast("B"))  # a.data: memoryview(a)
                         f_off.write((offsets[1:] + n_ids).data.cast("B"))
                         f_lab.write(codes.data.cast("B"))
+                        if weights is not None:
+                            f_weight[0].write(weights.data.cast("B"))
                     n_ids += int(offsets[-1])
-                    if not put_until_stopped(out, (ids, offsets, codes, order), stop):
+                    if not put_until_stopped(out, (ids, offsets, codes, order, weights), stop):
                         return
             written.append(n_ids)
             put_until_stopped(out, DONE, stop)
@@ -348,25 +372,31 @@ class FeatureCache:
         self._check_block(start, stop, ids, codes)
         return ids, offsets - offsets[0], codes
 
+    def weights(self, start: int, stop: int) -> np.ndarray | None:
+        """Documents ``start..stop-1``'s weights (None: every document weighs 1)."""
+        return self._read("weights.f64", start, stop) if self.weighted else None
+
     def batches(self, chunk: int = 8192) -> Iterator[Batch]:
         """The cached documents in order, as batches (labels as stored codes)."""
         for start in range(0, self.n_docs, chunk):
-            ids, offsets, codes = self.rows(start, min(start + chunk, self.n_docs))
-            yield Batch(ids, offsets, list(codes))
+            stop = min(start + chunk, self.n_docs)
+            ids, offsets, codes = self.rows(start, stop)
+            yield Batch(ids, offsets, list(codes), weights=self.weights(start, stop))
 
     def shuffled_groups(
         self,
         rng: np.random.Generator | None,
         buffer_bytes: int = SHUFFLE_BUFFER_BYTES,
         block_bytes: int = SHUFFLE_BLOCK_BYTES,
-    ) -> Generator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None, None]:
+    ) -> Generator[Group, None, None]:
         """One epoch in shuffled order, within a fixed memory budget.
 
         Documents are cut into consecutive blocks of about ``block_bytes`` of ids; each
         epoch visits the blocks in a random order, gathers as many as fit in
         ``buffer_bytes`` into one group, and permutes the group's documents. When the whole
         cache fits the buffer this is a full random permutation of the documents. Yields
-        ``(ids, offsets, codes, order)`` per group (the arrays are reused between groups).
+        ``(ids, offsets, codes, order, weights)`` per group (the arrays are reused between
+        groups; weights None when every document weighs 1).
         ``rng=None`` visits everything in stored order (the order it was written in).
         """
         buffer = np.empty(0, dtype=BUCKET_DTYPE)
@@ -381,17 +411,20 @@ class FeatureCache:
             n_docs = sum(z - a for a, z in bounds)
             offsets = np.empty(n_docs + 1, dtype=OFFSET_DTYPE)
             codes = np.empty(n_docs, dtype=LABEL_DTYPE)
+            weights = np.empty(n_docs, dtype=WEIGHT_DTYPE) if self.weighted else None
             pos, d = 0, 0
             offsets[0] = 0
             for (a, z), o in zip(bounds, spans):
                 k = int(o[-1] - o[0])
                 self._read("ids.i32", int(o[0]), int(o[-1]), buffer[pos : pos + k])
                 self._read("labels.i32", a, z, codes[d : d + z - a])
+                if weights is not None:
+                    self._read("weights.f64", a, z, weights[d : d + z - a])
                 self._check_block(a, z, buffer[pos : pos + k], codes[d : d + z - a])
                 offsets[d + 1 : d + 1 + z - a] = o[1:] - o[0] + pos
                 pos += k
                 d += z - a
-            yield buffer[:pos], offsets, codes, group_order(rng, n_docs)
+            yield buffer[:pos], offsets, codes, group_order(rng, n_docs), weights
 
 
 def corpus_stats(cache: FeatureCache, chunk: int = 1 << 20) -> dict:

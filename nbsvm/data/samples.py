@@ -44,9 +44,9 @@ def join_caches(
                 ids, offsets = batch.ids[lo:hi], batch.offsets[start : start + n + 1] - lo
                 if hasher.n_bits < part.hasher.n_bits:
                     ids, offsets = fold_buckets(ids, offsets, hasher.n_bits)
-                writer.add(
-                    Batch(ids, offsets, [part.labels[c] for c in batch.labels[start : start + n]])
-                )
+                weights = None if batch.weights is None else batch.weights[start : start + n]
+                labels = [part.labels[c] for c in batch.labels[start : start + n]]
+                writer.add(Batch(ids, offsets, labels, weights=weights))
                 left -= n
         return writer.close()
 

@@ -8,6 +8,7 @@ documents and errors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -27,12 +28,34 @@ if TYPE_CHECKING:
 
 
 class Document(NamedTuple):
-    """One document: its label (``None`` when unlabeled), text, and where it came from."""
+    """One document: its label (``None`` when unlabeled), text, where it came from, and its
+    weight in training (``--weight-col``, ``sample_weight``: it scales the document's NB
+    counts and its learner steps; 1 unless given)."""
 
     label: str | None
     text: str
     source: str
     line: int
+    weight: float = 1.0
+
+
+def weight_of(value: object) -> tuple[float, str | None]:
+    """``(weight, problem)`` of a weight field (``--weight-col``): a number or a number's
+    text, finite and >= 0; ``problem`` a sentence when it is not one (weight 1 then).
+
+    >>> weight_of("2.5"), weight_of(0), weight_of("-1")[1]
+    ((2.5, None), (0.0, None), 'the weight is -1.0: weights are finite numbers >= 0')
+    """
+    if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
+        return 1.0, "no weight (weights are finite numbers >= 0)"
+    try:
+        weight = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."
+        return 1.0, f"the weight is {shown}, not a number"
+    if not (math.isfinite(weight) and weight >= 0):
+        return 1.0, f"the weight is {weight!r}: weights are finite numbers >= 0"
+    return weight, None
 
 
 #: The name that means standard input where a file name is expected.

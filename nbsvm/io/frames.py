@@ -65,3 +65,27 @@ def texts_and_labels(
     if len(labels) != len(texts):
         raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
     return texts, labels
+
+
+def sample_weights(sample_weight: Any, n: int) -> list[float]:
+    """``sample_weight`` (None, a number or a sequence of ``n``) as ``n`` floats, each
+    finite and >= 0 (scikit-learn's ``sample_weight``; None: every document weighs 1)."""
+    if sample_weight is None:
+        return [1.0] * n
+    try:
+        weights = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise NBSVMError("sample_weight must hold numbers") from None
+    if weights.ndim == 0:
+        weights = np.full(n, float(weights))
+    if weights.shape != (n,):
+        raise NBSVMError(
+            f"sample_weight has shape {weights.shape}: one weight per document, {n} in all"
+        )
+    bad = np.flatnonzero(~(np.isfinite(weights) & (weights >= 0)))
+    if bad.size:
+        i = int(bad[0])
+        raise NBSVMError(
+            f"sample_weight[{i}] is {float(weights[i])!r}: weights are finite numbers >= 0"
+        )
+    return weights.tolist()

@@ -95,6 +95,7 @@ def read_inputs(
     encoding: str = "utf-8",
     empty_label: bool = False,
     label_sep: str = "\t",
+    weight_col: str | None = None,
 ) -> Iterator[Document]:
     """Chain the documents of several inputs, choosing each reader by ``fmt`` (a name of
     :data:`FORMATS` or an old alias).
@@ -110,6 +111,8 @@ def read_inputs(
     ends a line's label in line files (TAB; ``" "`` for ``label text`` lines). The
     settings are checked when it is called, before any input is opened: an unknown format
     or encoding, a label column that is also a text column (:func:`check_columns`).
+    ``weight_col``: the column (field) of each document's weight in CSV/TSV, JSON lines
+    and Parquet (:attr:`Document.weight`); other formats have no columns to name.
 
     Examples
     --------
@@ -122,16 +125,27 @@ def read_inputs(
     """
     fmt = normalize_format(fmt)
     encoding = check_encoding(encoding)
-    check_columns(text_col, label_col)
+    check_columns(text_col, label_col, weight_col)
     if stats is None:
         stats = ReadStats()
     settings = _Settings(
-        labeled, text_col, label_col, strict, stats, known_labels, encoding, empty_label, label_sep
+        labeled,
+        text_col,
+        label_col,
+        strict,
+        stats,
+        known_labels,
+        encoding,
+        empty_label,
+        label_sep,
+        weight_col,
     )
     return _read_inputs(inputs, fmt, settings)
 
 
-def check_columns(text_col: str | Sequence[str], label_col: str | int | None) -> None:
+def check_columns(
+    text_col: str | Sequence[str], label_col: str | int | None, weight_col: str | None = None
+) -> None:
     """Refuse a label column that is also a text column (``--text-col 2 --label-col 2``):
     every text would be its own label, one class per document. Called when the inputs are
     opened, before anything is read.
@@ -141,9 +155,15 @@ def check_columns(text_col: str | Sequence[str], label_col: str | int | None) ->
     ...
     nbsvm.errors.NBSVMError: --text-col and --label-col both name column 'body': ...
     """
+    texts = {str(c) for c in _columns(text_col)}
+    if weight_col is not None and (str(weight_col) in texts or str(weight_col) == str(label_col)):
+        raise NBSVMError(
+            f"--weight-col names column {weight_col!r}, which is also the text's or the "
+            "label's: give each its own column"
+        )
     if label_col is None:
         return
-    if str(label_col) in {str(c) for c in _columns(text_col)}:
+    if str(label_col) in texts:
         raise NBSVMError(
             f"--text-col and --label-col both name column {label_col!r}: every "
             "text would be its own label (one class per document); give the "
@@ -164,6 +184,7 @@ class _Settings:
     encoding: str
     empty_label: bool
     label_sep: str
+    weight_col: str | None = None
 
 
 def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
@@ -217,6 +238,12 @@ def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:
     if kind == "auto":
         kind = "labeled-lines"
     if kind in _LINE_FORMATS:
+        if s.weight_col is not None:
+            raise NBSVMError(
+                f"--weight-col names a column of CSV/TSV, JSON lines or Parquet input; "
+                f"{kind} input has none (write the weights into a column of a table)",
+                path=_name(src),
+            )
         yield from _line_reader(src, kind, fmt, s)
     else:
         yield from _column_reader(src, kind, s)
@@ -257,6 +284,7 @@ def _column_reader(src, kind, s: _Settings) -> Iterator[Document]:
         "label_optional": not s.labeled,
         "stats": s.stats,
         "empty_label": s.empty_label,
+        "weight_col": s.weight_col,
     }
     if kind == "jsonl":
         return read_jsonl(src, labeled=s.labeled, strict=s.strict, encoding=s.encoding, **fields)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats
-from nbsvm.io.document import Document
+from nbsvm.io.document import Document, weight_of
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns, read_text_lines
 from nbsvm.io.labels import SEPARATOR, key_of
@@ -92,6 +92,7 @@ class _Fields:
     needs_label: bool
     empty_label: bool
     stats: ReadStats
+    weight_col: str | None = None
 
     def document(self, record: dict, name, line):
         """The Document of one record, or None (malformed and skipped)."""
@@ -121,7 +122,13 @@ class _Fields:
         if label is None and self.needs_label:
             stats.bad(f"no label in field {label_col!r} (--label-col names it)", name, line)
             return None
-        return Document(label, text, name, line)
+        weight = 1.0
+        if self.weight_col:
+            weight, problem = weight_of(record.get(self.weight_col))
+            if problem is not None:
+                stats.bad(f"field {self.weight_col!r}: {problem} (--weight-col)", name, line)
+                return None
+        return Document(label, text, name, line, weight)
 
 
 def read_jsonl(
@@ -134,8 +141,10 @@ def read_jsonl(
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
     empty_label: bool = False,
+    weight_col: str | None = None,
 ) -> Iterator[Document]:
-    """Documents of a JSON lines file: one object per line, blank lines skipped.
+    """Documents of a JSON lines file: one object per line, blank lines skipped
+    (``weight_col``: the field holding each document's weight).
 
     Examples
     --------
@@ -147,7 +156,12 @@ def read_jsonl(
     if stats is None:
         stats = ReadStats()
     fields = _Fields(
-        _columns(text_col), label_col, labeled and not label_optional, empty_label, stats
+        _columns(text_col),
+        label_col,
+        labeled and not label_optional,
+        empty_label,
+        stats,
+        weight_col,
     )
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
         try:
@@ -178,9 +192,10 @@ def read_parquet(
     label_optional: bool = False,
     stats: ReadStats | None = None,
     empty_label: bool = False,
+    weight_col: str | None = None,
 ) -> Iterator[Document]:
-    """Documents of a Parquet file, one record batch at a time (``line``: the row, from 1).
-    Needs pyarrow (``pip install 'nbsvm[parquet]'``)."""
+    """Documents of a Parquet file, one record batch at a time (``line``: the row, from 1;
+    ``weight_col``: the column of each document's weight). Needs pyarrow (``pip install 'nbsvm[parquet]'``)."""
     try:
         import pyarrow.parquet as pq
     except ImportError:
@@ -203,8 +218,18 @@ def read_parquet(
             "(--text-col names the text)",
             path=name,
         )
-    fields = _Fields(text_cols, label_col, labeled and not label_optional, empty_label, stats)
+    fields = _Fields(
+        text_cols, label_col, labeled and not label_optional, empty_label, stats, weight_col
+    )
     wanted = list(text_cols)
+    if weight_col and weight_col not in present:
+        raise NBSVMError(
+            f"no weight column {weight_col!r}; columns: "
+            f"{', '.join(pf.schema_arrow.names)} (--weight-col names it)",
+            path=name,
+        )
+    if weight_col:
+        wanted.append(weight_col)
     if label_col and label_col in present:
         wanted.append(label_col)
     elif label_col and fields.needs_label:

@@ -26,7 +26,7 @@ from nbsvm.io.decoding import (
     invalid_utf8_error,
     wide_encoding,
 )
-from nbsvm.io.document import STDIN, Document
+from nbsvm.io.document import STDIN, Document, weight_of
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns
 
@@ -51,8 +51,11 @@ def read_table(
     label_optional: bool = False,
     encoding: str = "utf-8",
     empty_label: bool = False,
+    weight_col: str | int | None = None,
 ) -> Iterator[Document]:
     """Read a CSV/TSV file (path, open file or ``"-"``) with a header through pandas in chunks.
+    ``weight_col``: the column of each document's weight (by name, or by number in a file
+    without a header row); a row whose weight is not a finite number >= 0 is malformed.
 
     ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
     reads as unlabeled too (``predict`` keeps true labels when there are some). Labels are
@@ -84,6 +87,7 @@ def read_table(
     positional, text_cols, label_col = _positional_columns(
         text_cols, label_col, label_optional, name
     )
+    weight_col = _weight_column(weight_col, positional, name)
     skipped: set[int] = set()  # lines pandas dropped: the row count steps over them
     head, whole = _head(source, name)
     wide = wide_encoding(head, name)
@@ -106,8 +110,9 @@ def read_table(
             ):
                 label_col = None
             texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
+            weights = _weights(chunk, weight_col, positional, name, len(texts))
             before = _count_replaced(before, texts, labels, stats)
-            for text, label in zip(texts, labels):
+            for text, label, weight in zip(texts, labels, weights):
                 row += 1
                 while row in skipped:
                     row += 1
@@ -116,7 +121,11 @@ def read_table(
                     if not label and not empty_label:
                         stats.bad(_empty_label(label_col, positional), name, row)
                         continue
-                yield Document(label, text, name, row)
+                w, problem = (1.0, None) if weight_col is None else weight_of(weight)
+                if problem is not None:
+                    stats.bad(f"{_named(weight_col, positional)}: {problem}", name, row)
+                    continue
+                yield Document(label, text, name, row, w)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -163,6 +172,38 @@ def _positional_columns(
         if min(text_cols + ([label_col] if label_col is not None else [])) < 0:
             raise NBSVMError("column numbers count from 1", path=name)
     return positional, text_cols, label_col
+
+
+def _weight_column(weight_col, positional: bool, name: str):
+    """The weight's column as the table is read: a name, or 0-based in a file without a
+    header row (where it must be a number, as the text's)."""
+    if weight_col is None or not positional:
+        return weight_col
+    if not _is_number(weight_col) or int(weight_col) < 1:
+        raise NBSVMError(
+            "--text-col numbers the columns of a file without a header row: number the "
+            "weight's column too, from 1 (--weight-col 3)",
+            path=name,
+        )
+    return int(weight_col) - 1
+
+
+def _named(col, positional: bool) -> str:
+    return f"column {col + 1}" if positional else f"column {col!r}"
+
+
+def _weights(chunk, col, positional: bool, name: str, n: int) -> list:
+    """A chunk's weight column (None: ``n`` Nones); a missing column is an error."""
+    if col is None:
+        return [None] * n
+    if col not in chunk.columns:
+        fields = f"{len(chunk.columns)} fields" if positional else str(list(chunk.columns))
+        raise NBSVMError(
+            f"no weight {_named(col, positional)}; the file has {fields} (--weight-col)",
+            path=name,
+            line=1,
+        )
+    return chunk[col].tolist()
 
 
 def _read_csv(

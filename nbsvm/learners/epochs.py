@@ -25,6 +25,12 @@ if TYPE_CHECKING:
     from nbsvm.data.batches import Batch
     from nbsvm.data.cache import CacheWriter
 
+#: Why a backend learner refuses weighted documents.
+NO_WEIGHTS = (
+    "document weights (--weight-col, sample_weight) act on the built-in learner's steps; "
+    "the backend learners (--learner) do not take them"
+)
+
 #: Documents between progress reports.
 EPOCH_CHUNK = 4096
 
@@ -95,19 +101,24 @@ class Epochs:
         groups: Generator[tuple, Any, Any] | None = None,
     ) -> None:
         """One epoch over ``cache`` in shuffled groups (``groups``: another source of
-        ``(ids, offsets, codes, order)``, e.g. the first epoch's translation of buckets)."""
+        ``(ids, offsets, codes, order, weights)``, e.g. the first epoch's translation of
+        buckets)."""
         if groups is None:
             check_cache_fits(cache, self.linear.n_features)
         run_epoch(
             groups or cache.shuffled_groups(rng),
-            lambda ids, offsets, codes, order: self._steps(ids, offsets, codes, order, positive),
+            lambda ids, offsets, codes, order, weights: self._steps(
+                ids, offsets, codes, order, positive, weights
+            ),
             lambda sums: self._report(epoch, sums["n"], cache.n_docs, sums["loss"]),
         )
 
-    def _steps(self, ids, offsets, codes, order, positive):
+    def _steps(self, ids, offsets, codes, order, positive, weights=None):
         """The learner over one group: the backend in one call, the built-in learner in
         chunks of :data:`EPOCH_CHUNK` documents (progress as it goes)."""
         if self.backend is not None:
+            if weights is not None:
+                raise NBSVMError(NO_WEIGHTS)
             yield {
                 "n": len(order),
                 "loss": self._backend_pass(ids, offsets, codes, order, positive),
@@ -115,10 +126,8 @@ class Epochs:
             return
         for start in range(0, len(order), EPOCH_CHUNK):
             part = order[start : start + EPOCH_CHUNK]
-            yield {
-                "n": len(part),
-                "loss": self.linear.epoch(ids, offsets, codes, part, positive) * len(part),
-            }
+            loss = self.linear.epoch(ids, offsets, codes, part, positive, weights)
+            yield {"n": len(part), "loss": loss * len(part)}
 
     def stream_first(
         self,
@@ -138,7 +147,7 @@ class Epochs:
                 batch = translate(batch, column_of)
                 writer.add(batch)
                 loss_sum += self.linear.epoch(
-                    batch.ids, batch.offsets, codes, np.arange(len(batch)), positive
+                    batch.ids, batch.offsets, codes, np.arange(len(batch)), positive, batch.weights
                 ) * len(batch)
                 n += len(batch)
                 self._report(1, n, None, loss_sum)

@@ -177,20 +177,25 @@ class LinearSGD:
         codes: np.ndarray,
         order: ArrayLike,
         positive: Sequence[int] | np.ndarray,
+        weights: np.ndarray | None = None,
     ) -> float:
         """Run the examples ``order`` once; return their mean loss (before each update).
 
         ``positive``: each output's positive class code, or a label-set membership matrix
-        (:func:`nbsvm.io.labels.output_targets`)."""
+        (:func:`nbsvm.io.labels.output_targets`). ``weights``: each document's weight (its
+        loss and gradient are multiplied by it, and by its class weight; None: 1), as
+        scikit-learn's ``sample_weight``."""
         self._check_weights()
         order = np.ascontiguousarray(order, dtype=np.int64)
+        if weights is not None:
+            weights = np.ascontiguousarray(weights, dtype=np.float64)
         if self.multiclass:
-            return self._multiclass_epoch(ids, offsets, codes, order, positive)
+            return self._multiclass_epoch(ids, offsets, codes, order, positive, weights)
         losses = np.zeros(self.n_outputs)
         if self.optimizer == "adagrad" and self.threads > 1 and len(order) >= 64 * self.threads:
             for k in range(self.n_outputs):
                 losses[k] = self._hogwild(
-                    ids, offsets, *output_targets(codes, positive, k), order, k
+                    ids, offsets, *output_targets(codes, positive, k), order, k, weights
                 )
         else:
             workers = min(self.n_outputs, os.cpu_count() or 1)
@@ -198,7 +203,7 @@ class LinearSGD:
             def work(part):
                 for k in range(part, self.n_outputs, workers):
                     losses[k] = self._output_epoch(
-                        ids, offsets, *output_targets(codes, positive, k), order, k
+                        ids, offsets, *output_targets(codes, positive, k), order, k, weights
                     )
 
             run_parts(work, workers)
@@ -207,7 +212,7 @@ class LinearSGD:
             total += loss
         return total / max(1, len(order) * self.n_outputs)
 
-    def _multiclass_epoch(self, ids, offsets, codes, order, positive) -> float:
+    def _multiclass_epoch(self, ids, offsets, codes, order, positive, weights) -> float:
         """All outputs at once on a multi-class loss; ``positive[k]`` is output k's class
         code. Returns the mean loss per example."""
         if isinstance(positive, np.ndarray) and positive.ndim == 2:
@@ -220,11 +225,10 @@ class LinearSGD:
         output_of = np.full(top, -1, dtype=np.int32)
         output_of[positive[positive >= 0]] = np.flatnonzero(positive >= 0)
         target = output_of[codes]
-        weight = (
-            np.zeros(0)
-            if self.class_weight is None
-            else np.ascontiguousarray(self.class_weight[:, 0], dtype=np.float64)
-        )
+        weight = np.zeros(0) if weights is None else weights
+        if self.class_weight is not None:  # each document's class weight, times its own
+            by_class = self.class_weight[np.maximum(target, 0), 0]
+            weight = by_class if weights is None else by_class * weights
         total = table._multiclass_epoch(
             ids,
             offsets,
@@ -248,15 +252,17 @@ class LinearSGD:
             return self.bias_rate
         return 0.01 if self.optimizer == "sgd" else 1.0
 
-    def _output_epoch(self, ids, offsets, codes, positive, order, k, state=None) -> float:
-        """One pass of output ``k`` over ``order`` (its scalars in ``state``, default its own)."""
+    def _output_epoch(
+        self, ids, offsets, codes, positive, order, k, weights=None, state=None
+    ) -> float:
+        """One pass of output ``k`` over ``order`` (its scalars in ``state``, default its
+        own; ``weights``: each document's, None for 1)."""
         state = self.state_[k] if state is None else state
         y = np.where(codes == positive, 1.0, -1.0)
-        weight = (
-            np.zeros(0)
-            if self.class_weight is None
-            else np.where(codes == positive, *self.class_weight[k])
-        )
+        weight = np.zeros(0) if weights is None else weights
+        if self.class_weight is not None:
+            by_class = np.where(codes == positive, *self.class_weight[k])
+            weight = by_class if weights is None else by_class * weights
         # the arguments both kernels take first; AdaGrad adds its eps
         args = (
             ids,
@@ -275,7 +281,7 @@ class LinearSGD:
             return table._sgd_epoch(*args, bool(self.unit))
         return table._adagrad_epoch(*args, float(self.eps), bool(self.unit))
 
-    def _hogwild(self, ids, offsets, codes, positive, order, k) -> float:
+    def _hogwild(self, ids, offsets, codes, positive, order, k, weights=None) -> float:
         """AdaGrad over ``order`` split across threads sharing ``S_[k]`` without locks.
 
         Each thread starts from the same scalar state (bias, t, bias accumulator); their
@@ -287,7 +293,9 @@ class LinearSGD:
         losses = [0.0] * len(parts)
 
         def work(i):
-            losses[i] = self._output_epoch(ids, offsets, codes, positive, parts[i], k, states[i])
+            losses[i] = self._output_epoch(
+                ids, offsets, codes, positive, parts[i], k, weights, states[i]
+            )
 
         run_parts(work, len(parts))
         self.state_[k] = start + sum(st - start for st in states)

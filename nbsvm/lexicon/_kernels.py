@@ -178,32 +178,47 @@ def df_to_columns(df, min_df, lo, hi, c0):
 
 
 @njit(cache=True, nogil=True)
-def count_columns(counts, docs, id_totals, kept_df, ids, offsets, codes, set_ptr, set_rows, remap):
+def count_columns(
+    counts, docs, id_totals, kept_df, ids, offsets, codes, weights, set_ptr, set_rows, remap
+):
     """For every document d, each row ``r`` its code lists (``set_rows[set_ptr[c]:
     set_ptr[c + 1]]`` for ``c = codes[d]``: the class's own row for one label per document,
     every label of the set for multi-label): its kept columns counted in ``counts[r]``,
-    the document in ``docs[r]`` and its number of distinct buckets in ``id_totals[r]``.
-    A non-empty ``kept_df`` counts every document's kept columns (multi-label ratios need
-    it: a document may count in several rows, or none)."""
+    the document in ``docs[r]`` and its number of distinct buckets in ``id_totals[r]``
+    (float64). A non-empty ``kept_df`` counts every document's kept columns (multi-label
+    ratios need it: a document may count in several rows, or none). A non-empty
+    ``weights``: document d counts ``weights[d]`` instead of 1 (``counts``, ``kept_df``,
+    ``id_totals``, ``docs`` then float)."""
     with_df = kept_df.shape[0] > 0
+    weighted = weights.shape[0] > 0
     for d in range(offsets.shape[0] - 1):
         c = codes[d]
         r0 = set_ptr[c]
         r1 = set_ptr[c + 1]
         lo = offsets[d]
         hi = offsets[d + 1]
+        w = weights[d] if weighted else 1.0
         for r in range(r0, r1):
-            docs[set_rows[r]] += 1
-            id_totals[set_rows[r]] += hi - lo
+            if weighted:
+                docs[set_rows[r]] += w
+            else:
+                docs[set_rows[r]] += 1
+            id_totals[set_rows[r]] += w * (hi - lo)
         for j in range(lo, hi):
             if j + 32 < hi:
                 prefetch_row(remap, ids[j + 32])
             col = remap[ids[j]]
             if col >= 0:
-                for r in range(r0, r1):
-                    counts[set_rows[r], col] += 1
-                if with_df:
-                    kept_df[col] += 1
+                if weighted:
+                    for r in range(r0, r1):
+                        counts[set_rows[r], col] += w
+                    if with_df:
+                        kept_df[col] += w
+                else:
+                    for r in range(r0, r1):
+                        counts[set_rows[r], col] += 1
+                    if with_df:
+                        kept_df[col] += 1
 
 
 @njit(cache=True, nogil=True)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm._parallel import run_parts, two_ranges
-from nbsvm.data.batches import hash_batches
+from nbsvm.data.batches import Batch, hash_batches, rows_of
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import classes_of, label_lists
@@ -120,14 +120,18 @@ class ColumnBuilder:
             n = 0
             for batch in hash_batches(docs, self.hasher):
                 codes = writer.add(batch)
-                if df is None and not self._per_class(len(writer.labels)):
+                # a third class, or a weighted document: per bucket from here on (the
+                # classes are then counted by kept column, from the cache, with weights)
+                if df is None and (
+                    not self._per_class(len(writer.labels)) or batch.weights is not None
+                ):
                     df, lexicon = _to_df(store, mm), None
                 if lexicon is not None:  # still counting per class (df is None)
                     for label in writer.labels[lexicon.n_labels :]:
                         lexicon.code_of(label)  # same first-appearance order as the cache
                     lexicon.add_batch(batch.ids, batch.offsets, codes)
                 else:
-                    kernels.count_df(df, batch.ids)
+                    kernels.count_df(df, _weighed_ids(batch))
                 n += len(batch)
                 self.notify({"stage": "hash", "docs": n})
             cache = writer.close()
@@ -138,7 +142,8 @@ class ColumnBuilder:
     ) -> tuple[NBLexicon | None, np.ndarray | None]:
         """What :meth:`hashing_pass` counts, from a kept cache (its ids are each document's
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
-        two = self._per_class(len(cache.labels))
+        # weighted documents are counted by kept column, in float (from_df)
+        two = self._per_class(len(cache.labels)) and not cache.weighted
         lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm) if two else None
         df = None if two else store[0]
         if lexicon is not None:  # two classes
@@ -151,7 +156,7 @@ class ColumnBuilder:
                     batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32)
                 )
             else:
-                kernels.count_df(df, batch.ids)
+                kernels.count_df(df, _weighed_ids(batch))
             n += len(batch)
             self.notify({"stage": "count", "docs": n, "total": cache.n_docs})
         if n == 0:
@@ -288,7 +293,9 @@ class ColumnBuilder:
 
         run_parts(columns, 2)
         learner = new_linear(model, classes, n_kept)
-        kept_df = np.zeros(n_kept if model.multilabel else 0, dtype=np.int32)
+        kept_df = np.zeros(
+            n_kept if model.multilabel else 0, dtype=np.float64 if cache.weighted else np.int32
+        )
         n_rows = len(classes) if model.multilabel else len(labels)
         counts, docs, id_totals = self._count_kept_columns(
             cache, learner, df, set_ptr, set_rows, n_rows, kept_df
@@ -321,8 +328,10 @@ class ColumnBuilder:
 
         def fill(k):
             lo, hi = int(cuts[k]), int(cuts[k + 1])
+            # min_df 0: every column is kept already (a column whose documents all weigh
+            # less than 1 has counts below 1)
             kernels.compact_ratios(
-                counts, rows, binary, alpha, n_norm, sums, 1, learner.S_, identity, lo, hi, lo
+                counts, rows, binary, alpha, n_norm, sums, 0, learner.S_, identity, lo, hi, lo
             )
 
         run_parts(fill, 2)
@@ -355,10 +364,10 @@ class ColumnBuilder:
             # backend learner's values-only state has no such field: counts of their own,
             # freed before its weights are allocated)
             counts = learner.S_[:, :, 1]
-        else:
-            counts = np.zeros((n_rows, n_kept), dtype=np.int32)
-        docs = np.zeros(n_rows, dtype=np.int64)
-        id_totals = np.zeros(n_rows, dtype=np.int64)
+        else:  # weighted documents count their weights
+            counts = np.zeros((n_rows, n_kept), dtype=np.float64 if cache.weighted else np.int32)
+        docs = np.zeros(n_rows, dtype=np.float64 if cache.weighted else np.int64)
+        id_totals = np.zeros(n_rows)
         n = 0
         for batch in cache.batches(8192):
             kernels.count_columns(
@@ -369,6 +378,7 @@ class ColumnBuilder:
                 batch.ids,
                 batch.offsets,
                 np.asarray(batch.labels, dtype=np.int32),
+                np.zeros(0) if batch.weights is None else batch.weights,
                 set_ptr,
                 set_rows,
                 column_of,
@@ -376,6 +386,14 @@ class ColumnBuilder:
             n += len(batch)
             self.notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
         return counts, docs, id_totals
+
+
+def _weighed_ids(batch: Batch) -> np.ndarray:
+    """The ids of the batch's documents that weigh more than 0 (a document of weight 0 is
+    read but counts nowhere: its buckets are not seen, as if it were left out)."""
+    if batch.weights is None or batch.weights.all():
+        return batch.ids
+    return rows_of(batch, batch.weights > 0).ids
 
 
 def _classes_of_codes(labels: list, multilabel: bool, folder) -> tuple[list, Any, Any]:

@@ -29,6 +29,7 @@ from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
 from nbsvm.io.document import Document
+from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
 from nbsvm.learners.kernels.table import _mean_abs_weight
 from nbsvm.lexicon.nblexicon import NBLexicon
@@ -264,6 +265,8 @@ class Fit:
         """The backend learners (``learner``), or Bottou's eta0 for ``eta0='auto'``."""
         model = self.model
         if model.backend_learner is not None:
+            if cache.weighted:
+                raise NBSVMError(NO_WEIGHTS)
             model.backend_ = new_backend(model)
         elif model.setting("eta0") == "auto":
             model.eta0_ = calibrate_eta0(

@@ -144,7 +144,8 @@ def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
         params={p: v for p, v in clf.get_params().items() if p != "cache_dir"},
         hasher=clf.hasher_.settings(),
         classes=list(clf.classes_),
-        class_counts=[int(c) for c in clf.class_counts_],
+        # documents per class, or their summed weights when trained with weights
+        class_counts=[c.item() for c in np.asarray(clf.class_counts_)],
         n_docs=int(clf.n_docs_),
         n_seen_buckets=int(clf.n_seen_buckets_),
         mean_abs_coef=[float(x) for x in clf.mean_abs_coef_],
@@ -380,7 +381,10 @@ def _model_from_header(cls, header: dict, arrays: dict, path):
             raise TypeError("classes must be a list of strings")
         clf.classes_ = Labels(header["classes"])
         _load_label_values(clf, header)
-        clf.class_counts_ = np.asarray(header["class_counts"], dtype=np.int64).reshape(-1)
+        counts = header["class_counts"]
+        weighted = isinstance(counts, list) and any(isinstance(c, float) for c in counts)
+        clf.class_counts_ = np.asarray(counts, dtype=np.float64 if weighted else np.int64)
+        clf.class_counts_ = clf.class_counts_.reshape(-1)
         clf.n_docs_ = int(header["n_docs"])
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)

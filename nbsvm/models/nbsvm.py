@@ -42,7 +42,7 @@ from nbsvm._params import Params, store_params
 from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
-from nbsvm.io.frames import texts_and_labels
+from nbsvm.io.frames import sample_weights, texts_and_labels
 from nbsvm.io.labels import key_of
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
@@ -367,6 +367,7 @@ class NBSVMClassifier(Params):
         *,
         text_col: str = "text",
         label_col: str = "label",
+        sample_weight: Any = None,
     ) -> NBSVMClassifier:
         """Fit on texts ``X`` and labels ``y``.
 
@@ -374,26 +375,24 @@ class NBSVMClassifier(Params):
         2-D array or DataFrame) or a DataFrame with columns ``text_col`` and, when ``y`` is
         None, ``label_col``. Labels may be any values: the model's ``classes_`` are their
         strings and :meth:`predict` returns the original values (ints stay ints).
+        ``sample_weight``: each document's weight (finite, >= 0), multiplying its NB counts
+        and its learner steps (built-in learner only).
         """
         texts, labels = texts_and_labels(X, y, text_col, label_col)
         if labels is None:
             raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")
-        if self.multilabel:  # label sets: lists of labels, or 'a,b' strings
-            self.fit_documents(
-                lambda: (
-                    Document(key_of(label), text, "<fit>", i + 1)
-                    for i, (text, label) in enumerate(zip(texts, labels))
-                )
-            )
-            self._label_values: dict | None = None
-            return self
+        weights = sample_weights(sample_weight, len(texts))
+        key = key_of if self.multilabel else str  # label sets: lists, or 'a,b' strings
         self.fit_documents(
             lambda: (
-                Document(str(label), text, "<fit>", i + 1)
-                for i, (text, label) in enumerate(zip(texts, labels))
+                Document(key(label), text, "<fit>", i + 1, w)
+                for i, (text, label, w) in enumerate(zip(texts, labels, weights))
             )
         )
-        self._remember_label_values(labels)
+        if self.multilabel:
+            self._label_values: dict | None = None
+        else:
+            self._remember_label_values(labels)
         return self
 
     def _remember_label_values(self, labels, update=False) -> None:

@@ -159,8 +159,8 @@ def _multiclass_epoch(
     binary kernels' step with that output's gradient: AdaGrad (``state[o] = [bias, t,
     G_bias]``) or SGD (``state[o] = [s, bias, t]``; every output shrinks by the same
     factor at every step, so they share one scale ``s``). ``target[d]``: the output of
-    document d's class (-1: none; skipped); ``weight[o]``: the weight of output o's
-    documents (class weights; empty: 1). Returns the summed loss."""
+    document d's class (-1: none; skipped); ``weight[d]``: document d's weight (its class
+    weight times its own; empty: 1). Returns the summed loss."""
     K = S.shape[0]
     p = np.empty(K)
     g = np.empty(K)
@@ -184,9 +184,9 @@ def _multiclass_epoch(
             p[o] = dot * inv[o] * s + (state[o, 0] if adagrad else state[o, 1])
         loss = multiclass_loss_grad(kind, p, y, g)
         if weight.shape[0] > 0:
-            loss *= weight[y]
+            loss *= weight[d]
             for o in range(K):
-                g[o] *= weight[y]
+                g[o] *= weight[d]
         total += loss
         if adagrad:
             for o in range(K):

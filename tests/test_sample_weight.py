@@ -1,0 +1,283 @@
+"""Document weights (issue 38, item 3): ``sample_weight`` / ``--weight-col`` act on the NB
+counts (a weight of k counts as the document k times, exactly) and on the learner's steps
+(against naive.py's reference and scikit-learn's SGDClassifier with the same weights)."""
+import re
+
+import numpy as np
+import pytest
+
+from naive import naive_adagrad_epoch, naive_multiclass_epoch, naive_sgd_epoch, rel_gap
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.learners.sgd import LinearSGD
+from test_online import make_problem, new_learner, ys_of
+from testhelpers import random_rows
+
+WORDS = "good bad great awful fine poor nice dull fun boring plot actor".split()
+
+
+def _corpus(n=300, seed=0, classes=("neg", "pos")):
+    rng = np.random.default_rng(seed)
+    texts = [" ".join(rng.choice(WORDS, 7)) for _ in range(n)]
+    labels = [classes[(t.count("good") + t.count("fun") + 2 * t.count("bad")) % len(classes)]
+              for t in texts]
+    weights = rng.integers(0, 4, n).astype(float)           # 0 (left out) to 3 copies
+    return texts, labels, weights
+
+
+def _repeated(items, weights):
+    return [x for x, k in zip(items, weights) for _ in range(int(k))]
+
+
+SETTINGS = dict(n_bits=12, ngrams=2, min_df=1, epochs=2, seed=1)
+
+
+@pytest.mark.parametrize("task", ["binary", "one-vs-rest", "softmax", "multilabel"])
+def test_weight_k_counts_as_the_document_k_times(task):
+    classes = ("neg", "pos") if task == "binary" else ("a", "b", "c")
+    texts, labels, weights = _corpus(classes=classes)
+    kw = dict(SETTINGS)
+    if task == "softmax":
+        kw["loss"] = "softmax"
+    if task == "multilabel":
+        kw["multilabel"] = True
+        labels = [[lab] + (["x"] if "nice" in t else []) for t, lab in zip(texts, labels)]
+    weighted = NBSVMClassifier(**kw).fit(texts, labels, sample_weight=weights)
+    copies = NBSVMClassifier(**kw).fit(_repeated(texts, weights), _repeated(labels, weights))
+    # the lexicon: same kept buckets, same NB ratios, bit for bit; class totals as counts
+    assert np.array_equal(weighted.column_of_, copies.column_of_)
+    assert np.array_equal(weighted.linear_.tables, copies.linear_.tables)
+    assert weighted.class_counts_.tolist() == copies.class_counts_.tolist()
+    assert weighted.n_seen_buckets_ == copies.n_seen_buckets_
+    # a weight of 0 leaves a document out of the counts, but it is still read
+    assert weighted.n_docs_ == len(texts) and copies.n_docs_ == int(weights.sum())
+
+
+def test_fractional_weights_scale_the_counts_and_survive_a_save(tmp_path):
+    texts, labels, weights = _corpus(seed=2)
+    half = NBSVMClassifier(**SETTINGS).fit(texts, labels, sample_weight=weights / 2)
+    whole = NBSVMClassifier(**SETTINGS).fit(texts, labels, sample_weight=weights)
+    assert np.allclose(half.class_counts_, whole.class_counts_ / 2)
+    assert not np.array_equal(half.linear_.tables, whole.linear_.tables)   # alpha stays 1
+    half.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert back.class_counts_.tolist() == half.class_counts_.tolist()
+    assert np.array_equal(back.decision_function(texts), half.decision_function(texts))
+
+
+def test_unit_weights_train_the_unweighted_model_bit_for_bit():
+    texts, labels, _ = _corpus(seed=3)
+    plain = NBSVMClassifier(**SETTINGS).fit(texts, labels)
+    ones = NBSVMClassifier(**SETTINGS).fit(texts, labels, sample_weight=np.ones(len(texts)))
+    assert np.array_equal(plain.linear_.S_, ones.linear_.S_)
+    assert np.array_equal(plain.linear_.state_, ones.linear_.state_)
+
+
+def test_weights_change_the_steps_not_only_the_counts():
+    """With the ratios fixed (binary feature values), weights still move the learner."""
+    texts, labels, weights = _corpus(seed=4)
+    kw = dict(SETTINGS, weighting="binary")
+    plain = NBSVMClassifier(**kw).fit(texts, labels)
+    weighted = NBSVMClassifier(**kw).fit(texts, labels, sample_weight=weights + 0.5)
+    assert np.array_equal(plain.linear_.tables, weighted.linear_.tables)
+    assert rel_gap(weighted.linear_.coef()[0], plain.linear_.coef()[0]) > 1e-3
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
+def test_document_and_class_weights_multiply_in_the_binary_steps(optimizer):
+    docs, ids, offsets, codes, table, order = make_problem(seed=5)
+    rng = np.random.default_rng(5)
+    doc_w = rng.uniform(0.0, 3.0, len(codes))
+    cw = np.array([[2.0, 0.5]])
+    m = new_learner(16, [table], loss="log", optimizer=optimizer, eta0=0.2, lam=0.01,
+                    class_weight=cw)
+    ys = ys_of(codes, 1)
+    both = [doc_w[d] * (2.0 if ys[d] > 0 else 0.5) for d in range(len(ys))]
+    mean = m.epoch(ids, offsets, codes, order, [1], doc_w)
+    if optimizer == "sgd":
+        w, b, _, total = naive_sgd_epoch(docs, ys, order, table, [0.0] * 16, 0.0, 0, 0.2, 0.01,
+                                         "log", weights=both)
+    else:
+        w, _, b, _, total = naive_adagrad_epoch(docs, ys, order, table, [0.0] * 16, [0.0] * 16,
+                                                0.0, 0.0, 0.2, 0.01, "log", f32=True,
+                                                weights=both)
+    assert mean == pytest.approx(total / len(order), rel=1e-5)
+    assert rel_gap(m.coef()[0], w) <= 1e-5 and rel_gap(m.intercept()[0], b) <= 1e-5
+
+
+def test_document_weights_in_the_multiclass_steps():
+    rng = np.random.default_rng(6)
+    n, d, K = 50, 24, 3
+    docs, ids, offsets = random_rows(rng, n, d, 7)
+    codes = rng.integers(0, K, n).astype(np.int32)
+    order = rng.permutation(n)
+    doc_w = rng.uniform(0.0, 2.0, n)
+    cw = np.array([[3.0, 1.0], [0.5, 1.0], [1.5, 1.0]])
+    m = LinearSGD(d, n_outputs=K, loss="softmax", optimizer="adagrad", eta0=0.1, lam=1e-3,
+                  class_weight=cw)
+    m.tables[:] = rng.uniform(-2, 2, size=(K, d)).astype(np.float32)
+    W, B, _, _, _, total = naive_multiclass_epoch(
+        docs, codes, order, m.tables.astype(np.float64).tolist(), [[0.0] * d] * K, [0.0] * K,
+        0.1, 1e-3, "softmax", "adagrad", doc_weights=(cw[codes, 0] * doc_w).tolist())
+    mean = m.epoch(ids, offsets, codes, order, [0, 1, 2], doc_w)
+    assert mean == pytest.approx(total / n, rel=1e-5)
+    np.testing.assert_allclose(m.coef(), np.array(W), rtol=1e-4, atol=1e-6)
+
+
+def test_weighted_sgd_equals_scikit_learn_sgdclassifier_with_sample_weight():
+    """scikit-learn's SGDClassifier (hinge, L2, 'optimal' rate, no intercept, one pass in
+    the given order) on the same explicit rows (x_i = the table's value) with the same
+    sample weights. Its 'optimal' rate 1 / (alpha (t0 + t)) with t0 = 1 / (eta0 alpha),
+    eta0 = alpha ** -0.25 for the hinge, is Bottou's eta0 / (1 + alpha eta0 t) that the
+    built-in SGD runs."""
+    from scipy.sparse import csr_matrix
+    from sklearn.linear_model import SGDClassifier
+
+    rng = np.random.default_rng(7)
+    n, d = 400, 40
+    docs, ids, offsets = random_rows(rng, n, d, 9)
+    table = rng.uniform(0.2, 2.0, d).astype(np.float32)
+    w_true = rng.normal(size=d)
+    X = csr_matrix((table[ids].astype(np.float64), ids, offsets), shape=(n, d))
+    y = np.where(X @ w_true + 0.3 * rng.normal(size=n) > 0, 1, -1)
+    weights = rng.uniform(0.0, 3.0, n)
+    alpha = 1e-3
+    sk = SGDClassifier(loss="hinge", penalty="l2", alpha=alpha, learning_rate="optimal",
+                       fit_intercept=False, shuffle=False, average=False)
+    sk.partial_fit(X, y, classes=np.array([-1, 1]), sample_weight=weights)
+    ours = LinearSGD(d, n_outputs=1, loss="hinge", optimizer="sgd", eta0=alpha ** -0.25,
+                     lam=alpha, bias_rate=0.0)
+    ours.tables[0] = table
+    codes = (y > 0).astype(np.int32)
+    ours.epoch(ids, offsets, codes, np.arange(n), [1], weights)
+    unweighted = LinearSGD(d, n_outputs=1, loss="hinge", optimizer="sgd",
+                           eta0=alpha ** -0.25, lam=alpha, bias_rate=0.0)
+    unweighted.tables[0] = table
+    unweighted.epoch(ids, offsets, codes, np.arange(n), [1])
+    assert rel_gap(ours.coef()[0], sk.coef_[0]) <= 1e-5
+    assert rel_gap(unweighted.coef()[0], sk.coef_[0]) > 1e-2      # the weights mattered
+
+
+def test_bad_weights_are_refused_with_what_is_allowed():
+    texts, labels, _ = _corpus(n=20)
+    for bad, says in (([1.0] * 3, "one weight per document, 20"),
+                      ([-1.0] * 20, "sample_weight[0] is -1.0"),
+                      ([float("nan")] * 20, "finite numbers >= 0"),
+                      (["heavy"] * 20, "numbers")):
+        with pytest.raises(NBSVMError, match=re.escape(says)):
+            NBSVMClassifier(n_bits=10).fit(texts, labels, sample_weight=bad)
+    with pytest.raises(NBSVMError, match="backend learners"):
+        NBSVMClassifier(n_bits=10, learner="pa").fit(texts, labels,
+                                                      sample_weight=np.full(20, 2.0))
+
+
+# -- --weight-col: the readers and nbsvm train on real reviews ----------------------------
+
+def _imdb_rows(root, split="train"):
+    rows = []
+    for label in ("neg", "pos"):
+        for path in sorted((root / split / label).iterdir())[:300]:
+            rows.append((label, path.read_text(encoding="utf-8")))
+    np.random.default_rng(0).shuffle(rows)
+    return rows
+
+
+def test_train_weight_col_counts_like_repeated_rows_on_imdb(imdb_slice, tmp_path):
+    """nbsvm train --weight-col on real reviews (weights 0-3) keeps the same buckets and
+    the same NB ratios, bit for bit, as training on each row repeated that many times."""
+    import csv
+
+    rows = _imdb_rows(imdb_slice)
+    weights = np.random.default_rng(1).integers(0, 4, len(rows))
+    with open(tmp_path / "w.csv", "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["label", "text", "weight"])
+        out.writerows([lab, text, int(k)] for (lab, text), k in zip(rows, weights))
+    with open(tmp_path / "rep.csv", "w", newline="", encoding="utf-8") as f:
+        out = csv.writer(f)
+        out.writerow(["label", "text"])
+        out.writerows([lab, text] for (lab, text), k in zip(rows, weights) for _ in range(k))
+    fixed = ["--min-df", "1", "--epochs", "2", "--n-bits", "18", "--eta0", "0.02",
+             "--norm", "none", "--char-ngrams", "0", "--calibrate", "none", "-q"]
+    nbsvm(["train", tmp_path / "w.csv", "-o", tmp_path / "w.npz", "--weight-col", "weight",
+           *fixed])
+    nbsvm(["train", tmp_path / "rep.csv", "-o", tmp_path / "rep.npz", *fixed])
+    weighted = NBSVMClassifier.load(tmp_path / "w.npz")
+    copies = NBSVMClassifier.load(tmp_path / "rep.npz")
+    assert np.array_equal(weighted.column_of_, copies.column_of_)
+    assert np.array_equal(weighted.linear_.tables, copies.linear_.tables)
+    assert weighted.class_counts_.tolist() == copies.class_counts_.tolist()
+    reviews = [text for _, text in _imdb_rows(imdb_slice, "test")]
+    agree = np.mean(weighted.predict(reviews) == copies.predict(reviews))
+    assert agree > 0.9       # the learners differ (a step of 2 is not two steps): close
+
+
+def nbsvm(args, ok=True):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "nbsvm"
+    done = subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True)
+    assert (done.returncode == 0) == ok, done.stderr
+    return done
+
+
+def _read(path, **kw):
+    from nbsvm.io.readers import read_inputs
+
+    return [(d.label, d.text, d.weight) for d in read_inputs([path], weight_col="w", **kw)]
+
+
+def test_every_table_format_reads_its_weight_column(tmp_path):
+    (tmp_path / "a.csv").write_text("label,text,w\npos,good,2\nneg,bad,0.5\n")
+    (tmp_path / "a.tsv").write_text("label\ttext\tw\npos\tgood\t2\nneg\tbad\t0.5\n")
+    (tmp_path / "a.jsonl").write_text('{"label": "pos", "text": "good", "w": 2}\n'
+                                      '{"label": "neg", "text": "bad", "w": "0.5"}\n')
+    want = [("pos", "good", 2.0), ("neg", "bad", 0.5)]
+    assert _read(tmp_path / "a.csv") == want
+    assert _read(tmp_path / "a.tsv", fmt="tsv") == want
+    assert _read(tmp_path / "a.jsonl") == want
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"label": ["pos", "neg"], "text": ["good", "bad"],
+                             "w": [2.0, 0.5]}), tmp_path / "a.parquet")
+    assert _read(tmp_path / "a.parquet") == want
+    # a file without a header: the weight's column by number, as the text's
+    (tmp_path / "b.csv").write_text("pos,good,3\nneg,bad,1\n")
+    from nbsvm.io.readers import read_inputs
+    docs = read_inputs([tmp_path / "b.csv"], text_col="2", label_col="1", weight_col="3")
+    assert [d.weight for d in docs] == [3.0, 1.0]
+
+
+def test_bad_weights_name_the_file_and_line(tmp_path):
+    for value, says in (("-1", "-1.0: weights are finite numbers >= 0"), ("", "no weight"),
+                        ("heavy", "'heavy', not a number"), ("inf", "inf")):
+        (tmp_path / "a.csv").write_text(f"label,text,w\npos,good,1\nneg,bad,{value}\n")
+        with pytest.raises(NBSVMError, match=re.escape(says)) as e:
+            _read(tmp_path / "a.csv")
+        assert e.value.line == 3 and e.value.path.endswith("a.csv")
+    (tmp_path / "a.jsonl").write_text('{"label": "pos", "text": "good", "w": true}\n')
+    with pytest.raises(NBSVMError, match="field 'w': no weight") as e:
+        _read(tmp_path / "a.jsonl")
+    assert e.value.line == 1
+    (tmp_path / "a.csv").write_text("label,text\npos,good\n")
+    with pytest.raises(NBSVMError, match="no weight column 'w'"):
+        _read(tmp_path / "a.csv")
+    (tmp_path / "a.txt").write_text("pos\tgood\n")
+    with pytest.raises(NBSVMError, match="labeled-lines input has none"):
+        _read(tmp_path / "a.txt")
+    from nbsvm.io.readers import read_inputs
+    with pytest.raises(NBSVMError, match="also the text's or the label's"):
+        read_inputs([tmp_path / "a.csv"], weight_col="label")
+
+
+def test_cli_refuses_weights_where_they_would_be_ignored(tmp_path):
+    (tmp_path / "a.csv").write_text("label,text,w\n" + "pos,good fun,2\nneg,bad dull,1\n" * 20)
+    done = nbsvm(["train", tmp_path / "a.csv", "-o", tmp_path / "m.npz", "--weight-col", "w",
+                  "--learner", "pa"], ok=False)
+    assert "backend learners" in done.stderr and not (tmp_path / "m.npz").exists()
+    done = nbsvm(["train", tmp_path / "a.csv", "-o", tmp_path / "m.npz", "--weight-col", "w",
+                  "--dask-local", "1"], ok=False)
+    assert "--weight-col is not available with --scheduler" in done.stderr
