@@ -221,7 +221,7 @@ def test_cache_round_trip(tmp_path, labeled_file):
     cache.close()
     assert not list(tmp_path.rglob("*.nbsvm-tmp*"))
     assert sorted(p.name for p in folder.iterdir()) == \
-        ["ids.i32", "labels.i32", "meta.json", "offsets.i64"]
+        ["ids.i32", "labels.i32", "meta.json", "offsets.i64", "weights.f64"]
 
 
 def test_cache_close_replaces_an_older_cache(tmp_path, labeled_file):
@@ -291,7 +291,7 @@ def test_shuffled_groups_visit_every_document_once(tmp_path, buffer_bytes, block
     for epoch in range(2):
         rng = np.random.default_rng(epoch)
         seen, groups = [], 0
-        for ids, offsets, codes, order in cache.shuffled_groups(rng, buffer_bytes, block_bytes):
+        for ids, offsets, codes, order, _ in cache.shuffled_groups(rng, buffer_bytes, block_bytes):
             groups += 1
             n = len(offsets) - 1
             assert sorted(order.tolist()) == list(range(n)) and order.dtype == np.int64
@@ -304,7 +304,7 @@ def test_shuffled_groups_visit_every_document_once(tmp_path, buffer_bytes, block
         orders.append(seen)
         # the same seed gives the same visiting order
         again = [(tuple(ids[offsets[d]:offsets[d + 1]]), int(codes[d]))
-                 for ids, offsets, codes, order in
+                 for ids, offsets, codes, order, _ in
                  cache.shuffled_groups(np.random.default_rng(epoch), buffer_bytes, block_bytes)
                  for d in order]
         assert again == seen
@@ -341,7 +341,7 @@ def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, lam, epochs, seed, shuffl
     m.epoch(ids, offsets, codes, np.arange(cache.n_docs), positive)
     rng = np.random.default_rng(seed)
     for _ in range(2, epochs + 1):
-        for ids, offsets, codes, order in cache.shuffled_groups(rng, **shuffle_kw):
+        for ids, offsets, codes, order, _ in cache.shuffled_groups(rng, **shuffle_kw):
             m.epoch(ids, offsets, codes, order, positive)
     cache.close()
     return m
@@ -429,7 +429,7 @@ def test_fit_without_lexicon_replays_every_epoch_from_the_cache(tmp_path, monkey
     assert (n_groups == 1) == (groups == "one")
     assert cache.labels == buckets.labels                # so the codes mean the same
     for _ in range(2):
-        for ids, offsets, codes, order in cache.shuffled_groups(rng):
+        for ids, offsets, codes, order, _ in cache.shuffled_groups(rng):
             m.epoch(ids, offsets, codes, order, positive)
     assert np.array_equal(clf.ratios_, m.tables)
     assert np.array_equal(clf.coef_, m.coef())

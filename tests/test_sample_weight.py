@@ -281,3 +281,77 @@ def test_cli_refuses_weights_where_they_would_be_ignored(tmp_path):
     done = nbsvm(["train", tmp_path / "a.csv", "-o", tmp_path / "m.npz", "--weight-col", "w",
                   "--dask-local", "1"], ok=False)
     assert "--weight-col is not available with --scheduler" in done.stderr
+
+
+# -- the counting lexicon: partial_fit, keep_counts / continue_fit, nbsvm lexicon ----------
+
+@pytest.mark.parametrize("classes", [("neg", "pos"), ("a", "b", "c")])
+def test_partial_fit_counts_weights_as_copies(classes):
+    texts, labels, weights = _corpus(n=400, seed=8, classes=classes)
+    kw = dict(n_bits=12, ngrams=2, min_df=1, seed=1)
+    weighted, copies = NBSVMClassifier(**kw), NBSVMClassifier(**kw)
+    for lo in range(0, 400, 100):
+        part = slice(lo, lo + 100)
+        weighted.partial_fit(texts[part], labels[part], classes=classes,
+                             sample_weight=weights[part])
+        copies.partial_fit(_repeated(texts[part], weights[part]),
+                           _repeated(labels[part], weights[part]), classes=classes)
+    assert weighted.lexicon_.weighted and not copies.lexicon_.weighted
+    assert np.array_equal(weighted.linear_.tables, copies.linear_.tables)
+    assert weighted.class_counts_.tolist() == copies.class_counts_.tolist()
+
+
+def test_kept_counts_save_and_continue_with_weights(tmp_path):
+    texts, labels, weights = _corpus(n=400, seed=9, classes=("a", "b", "c"))
+    kw = dict(n_bits=12, ngrams=2, min_df=1, seed=1, epochs=2, keep_counts=True)
+    first, rest = slice(0, 200), slice(200, 400)
+    weighted = NBSVMClassifier(**kw).fit(texts[first], labels[first],
+                                         sample_weight=weights[first])
+    copies = NBSVMClassifier(**kw).fit(_repeated(texts[first], weights[first]),
+                                       _repeated(labels[first], weights[first]))
+    assert np.array_equal(weighted.linear_.tables, copies.linear_.tables)
+    weighted.save(tmp_path / "m.npz")
+    weighted = NBSVMClassifier.load(tmp_path / "m.npz")      # the weighted counts kept
+    assert weighted.lexicon_.weighted
+    weighted.continue_fit(texts[rest], labels[rest], sample_weight=weights[rest])
+    copies.continue_fit(_repeated(texts[rest], weights[rest]), _repeated(labels[rest], weights[rest]))
+    assert np.array_equal(weighted.column_of_, copies.column_of_)
+    assert np.array_equal(weighted.linear_.tables, copies.linear_.tables)
+    assert weighted.class_counts_.tolist() == copies.class_counts_.tolist()
+
+
+def test_min_df_counts_documents_of_weight_above_zero_once():
+    """A weight says how much a document counts, not how often its n-grams were seen:
+    with min_df 2 an n-gram of one document of weight 5 gets no column, one of two
+    documents of weight 0.5 does, and one of a document of weight 0 is never seen."""
+    texts = ["good zebra", "good yak", "good yak", "bad wolf", "bad", "bad", "good", "bad xenon"]
+    labels = ["pos", "pos", "pos", "neg", "neg", "neg", "pos", "neg"]
+    weights = [5.0, 0.5, 0.5, 1.0, 1.0, 1.0, 1.0, 0.0]
+    for kw in (dict(), dict(keep_counts=True)):
+        m = NBSVMClassifier(ngrams=1, n_bits=12, min_df=2, char_ngrams=0, **kw).fit(texts, labels,
+                                                                       sample_weight=weights)
+        kept = m.column_of_ >= 0
+        bucket = {w: m.hasher_.buckets(w)[0] for w in ("good", "yak", "zebra", "xenon", "bad")}
+        assert kept[bucket["good"]] and kept[bucket["yak"]] and kept[bucket["bad"]]
+        assert not kept[bucket["zebra"]] and not kept[bucket["xenon"]]
+        assert m.n_seen_buckets_ == 5           # good yak zebra bad wolf: not xenon
+
+
+def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
+    texts, labels, weights = _corpus(n=200, seed=10)
+    rows = list(zip(labels, texts, weights))
+    (tmp_path / "w.jsonl").write_text("".join(
+        f'{{"label": "{lab}", "text": "{t}", "w": {k}}}\n' for lab, t, k in rows))
+    (tmp_path / "rep.jsonl").write_text("".join(
+        f'{{"label": "{lab}", "text": "{t}"}}\n' for lab, t, k in rows for _ in range(int(k))))
+    args = ["--ngrams", "2", "--n-bits", "14", "-q"]
+    nbsvm(["lexicon", tmp_path / "w.jsonl", "-o", tmp_path / "w.npz", "--weight-col", "w",
+           *args])
+    nbsvm(["lexicon", tmp_path / "rep.jsonl", "-o", tmp_path / "rep.npz", *args])
+    from nbsvm.lexicon.nblexicon import NBLexicon
+
+    weighted, copies = NBLexicon.load(tmp_path / "w.npz"), NBLexicon.load(tmp_path / "rep.npz")
+    assert weighted.weighted and not copies.weighted
+    (wb, wc), (cb, cc) = weighted.compact(), copies.compact()
+    assert np.array_equal(wb, cb) and np.array_equal(wc, cc.astype(np.float64))
+    assert np.array_equal(weighted.ratios(), copies.ratios())

@@ -49,7 +49,7 @@ def test_both_caches_visit_rows_as_block_groups_says(tmp_path):
         for batch in hash_batches(iter(docs), h):
             writer.add(batch)
         cache = writer.close()
-    got = [len(offsets) - 1 for _, offsets, _, _ in
+    got = [len(offsets) - 1 for _, offsets, _, _, _ in
            cache.shuffled_groups(np.random.default_rng(3), buffer_bytes=1000, block_bytes=200)]
     want = [sum(z - a for a, z in g) for g in
             block_groups(cache.n_docs, 4 * cache.n_ids, np.random.default_rng(3), 1000, 200)]

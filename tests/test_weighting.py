@@ -42,7 +42,7 @@ def _by_hand_with_lexicon(docs, lex, tmp, optimizer, min_df):
     m.epoch(ids, offsets, codes, np.arange(cache.n_docs), positive)
     rng = np.random.default_rng(SETTINGS["seed"])
     for _ in range(2, SETTINGS["epochs"] + 1):
-        for ids, offsets, codes, order in cache.shuffled_groups(rng):
+        for ids, offsets, codes, order, _ in cache.shuffled_groups(rng):
             m.epoch(ids, offsets, codes, order, positive)
     return m
 
@@ -58,7 +58,7 @@ def _by_hand_without_lexicon(docs, lex, tmp, optimizer, min_df):
     rng = np.random.default_rng(SETTINGS["seed"])
     cache, _ = first_epoch_kept(m, buckets, keep, rng, positive, tmp / "kept", HASHER)
     for _ in range(2, SETTINGS["epochs"] + 1):
-        for ids, offsets, codes, order in cache.shuffled_groups(rng):
+        for ids, offsets, codes, order, _ in cache.shuffled_groups(rng):
             m.epoch(ids, offsets, codes, order, positive)
     return m
 

@@ -98,7 +98,7 @@ def first_epoch_kept(learner, buckets, keep, rng, positive, folder, hasher):
     for label in buckets.labels:  # the same label codes in both caches
         writer.code_of(label)
     n_groups = 0
-    for ids, offsets, codes, order in buckets.shuffled_groups(rng):
+    for ids, offsets, codes, order, _ in buckets.shuffled_groups(rng):
         mask = keep[ids]
         kept = np.concatenate([[0], np.cumsum(mask)]).astype(np.int64)
         ids, offsets = ids[mask], kept[offsets]

@@ -16,6 +16,7 @@ from nbsvm.cli.options import (
     JSON,
     QUIET,
     READING,
+    WEIGHT_COL,
     dask_options,
     hashing_options,
     reading_options,
@@ -23,6 +24,7 @@ from nbsvm.cli.options import (
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv
 from nbsvm.config import DEFAULTS
+from nbsvm.errors import NBSVMError
 
 
 @app.command("lexicon")
@@ -39,6 +41,7 @@ def lexicon_command(
     quiet: bool = QUIET,
     json_out: bool = JSON,
     dask: Dask = DASK,
+    weight_col: str | None = WEIGHT_COL,
 ) -> None:
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     from nbsvm.lexicon.build import build_lexicon
@@ -49,11 +52,13 @@ def lexicon_command(
         settings = hashing.settings(allow_auto=False)  # char_ngrams an int: 'auto' refused
         hasher = Hasher(ngrams=ngrams, seed=settings.pop("hash_seed"), **settings)
         t0 = time.perf_counter()
+        if dask and weight_col:
+            raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
             lex = _count_on_dask(inputs, hasher, alpha, reading.reader(), dask)
             docs = None
         else:
-            docs = reading.documents(inputs)
+            docs = reading.documents(inputs, weight_col=weight_col)
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0
@@ -64,7 +69,7 @@ def lexicon_command(
             return
         echo_kv(
             {
-                "documents": int(lex.class_counts_.sum()),
+                "documents": lex.class_counts_.sum().item(),
                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(lex.classes_, lex.class_counts_)),
                 "buckets seen": f"{lex.n_seen_:,} of {1 << hasher.n_bits:,}",
                 "lexicon seconds": f"{elapsed:.2f}",
@@ -84,8 +89,8 @@ def _count_on_dask(inputs, hasher, alpha: float, reader: dict, dask):
 def _json_summary(lex, hasher, alpha: float, docs, elapsed: float, output: str) -> dict:
     """``--json``: what was counted, with which settings, and where it is saved."""
     return {
-        "documents": int(lex.class_counts_.sum()),
-        "classes": {c: int(n) for c, n in zip(lex.classes_, lex.class_counts_)},
+        "documents": lex.class_counts_.sum().item(),
+        "classes": {c: n.item() for c, n in zip(lex.classes_, lex.class_counts_)},
         "buckets_seen": lex.n_seen_,
         "n_buckets": 1 << hasher.n_bits,
         "hasher": hasher.settings(),

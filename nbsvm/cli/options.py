@@ -54,6 +54,15 @@ SKIP_BAD = typer.Option(
     "fields) and report how many, naming the first few; default: "
     "stop at the first, naming file and line.",
 )
+WEIGHT_COL = typer.Option(
+    None,
+    "--weight-col",
+    metavar="COLUMN",
+    help="The column (CSV/TSV, Parquet) or field (JSON lines) of each training "
+    "document's weight, a number >= 0: a document of weight k counts k times in the NB "
+    "counts, and its learning steps are k times as large (scikit-learn's sample_weight; "
+    "built-in learner only). --min-df counts documents of weight > 0, each once.",
+)
 LABEL_COL = typer.Option(
     "label",
     "--label-col",

@@ -35,6 +35,7 @@ from nbsvm.cli.options import (
     READING,
     RESUME,
     SKIP_BAD,
+    WEIGHT_COL,
     dask_options,
     hashing_options,
     reading_options,
@@ -360,15 +361,7 @@ def train_command(
         "For imbalanced data; the NB lexicon is "
         "unaffected.",
     ),
-    weight_col: str | None = typer.Option(
-        None,
-        "--weight-col",
-        metavar="COLUMN",
-        help="The column (CSV/TSV, Parquet) or field (JSON lines) of each "
-        "training document's weight, a number >= 0: a document of weight k "
-        "counts k times in the NB lexicon and its learning steps are k times "
-        "as large (scikit-learn's sample_weight). Built-in learner only.",
-    ),
+    weight_col: str | None = WEIGHT_COL,
     calibrate: str = typer.Option(
         "auto",
         "--calibrate",
@@ -862,7 +855,7 @@ def _json_summary(clf, job: dict, output: str) -> dict:
     out = {
         "documents": int(clf.n_docs_),
         "classes": list(clf.classes_),
-        "class_counts": [int(n) for n in clf.class_counts_],
+        "class_counts": [n.item() for n in clf.class_counts_],
         "timings": dict(clf.timings_, total_s=job["total_s"], save_s=job["save_s"]),
         "saved": output,
     }

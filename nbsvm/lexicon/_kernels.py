@@ -55,10 +55,11 @@ def two_class_ratios(pos, neg, alpha, out):
 
 
 @njit(cache=True, nogil=True)
-def seen_sums(counts, min_df, lo, hi):
+def seen_sums(counts, df, min_df, lo, hi):
     """Over buckets ``lo..hi-1``: how many were seen in any class, each class's count
     summed over them, how many were seen in at least ``min_df`` documents (the ones a
-    model keeps), and each class's count summed over those."""
+    model keeps), and each class's count summed over those. ``df``: the documents per
+    bucket when the counts are weighted (empty: the counts summed are)."""
     k_classes = counts.shape[0]
     sums = np.zeros(k_classes)
     kept_sums = np.zeros(k_classes)
@@ -72,7 +73,7 @@ def seen_sums(counts, min_df, lo, hi):
             n_seen += 1
             for k in range(k_classes):
                 sums[k] += counts[k, i]
-            if tot >= min_df:
+            if (df[i] if df.shape[0] > 0 else tot) >= min_df:
                 n_kept += 1
                 for k in range(k_classes):
                     kept_sums[k] += counts[k, i]
@@ -81,7 +82,7 @@ def seen_sums(counts, min_df, lo, hi):
 
 @njit(cache=True, nogil=True)
 def compact_ratios(
-    counts, rows, binary, alpha, n_seen, sums, min_df, S, remap, lo, hi, c0, dense=False
+    counts, rows, binary, alpha, n_seen, sums, min_df, df, S, remap, lo, hi, c0, dense=False
 ):
     """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1),
     for buckets ``lo..hi-1`` whose first kept one gets column ``c0`` (ranges can run in
@@ -89,8 +90,9 @@ def compact_ratios(
     ``dense``: every bucket is its own column (``c = bucket``, ``remap`` untouched; the
     others keep ratio 0). Returns the column the next kept bucket would get.
 
-    Kept: seen in at least ``min_df`` documents; the ratios' norms still run over every
-    seen bucket, as in the lexicon's definition. Columns follow bucket order. ``rows[j]`` is the counts row of class j (classes sorted);
+    Kept: seen in at least ``min_df`` documents (``df[i]`` when the counts are weighted,
+    else their sum); the ratios' norms still run over every seen bucket, as in the
+    lexicon's definition. Columns follow bucket order. ``rows[j]`` is the counts row of class j (classes sorted);
     ``binary``: one output, ``classes[1]`` against ``classes[0]``; else one per class against
     the rest. ``remap`` may share memory with a row of ``counts``: each bucket's counts are
     read before its entry is written.
@@ -109,7 +111,7 @@ def compact_ratios(
         tot = 0
         for k in range(k_classes):
             tot += counts[k, i]
-        if tot == 0 or tot < min_df:
+        if tot == 0 or (df[i] if df.shape[0] > 0 else tot) < min_df:
             if not dense:
                 remap[i] = -1
             continue

@@ -39,11 +39,6 @@ def build_lexicon(
     lengths = np.zeros(1 << 16, dtype=np.int64)  # capped histogram: memory stays flat
     n_ids = 0
     for batch in hash_batches(docs, hasher):
-        if batch.weights is not None:
-            raise NBSVMError(
-                "document weights are not counted by a lexicon pass (nbsvm lexicon, "
-                "--keep-counts, --init) yet: train without them"
-            )
         n_ids += int(batch.offsets[-1] - batch.offsets[0])
         lengths += np.bincount(np.minimum(np.diff(batch.offsets), (1 << 16) - 1), minlength=1 << 16)
         codes = np.empty(len(batch), dtype=np.int32)
@@ -51,7 +46,7 @@ def build_lexicon(
             if label is None:
                 raise NBSVMError("document has no label", **batch.where(i))
             codes[i] = lexicon.code_of(label)
-        lexicon.add_batch(batch.ids, batch.offsets, codes)
+        lexicon.add_batch(batch.ids, batch.offsets, codes, batch.weights)
         n += len(batch)
         if callback:
             callback({"stage": "lexicon", "docs": n})

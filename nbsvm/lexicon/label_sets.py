@@ -17,7 +17,7 @@ def fill_label_ratios(S: np.ndarray, counts: np.ndarray, kept_df: np.ndarray, al
     norms over the kept columns, as for one-vs-rest."""
     n_kept = S.shape[1]
     sums = counts.sum(axis=1, dtype=np.float64)  # integers: exact
-    total = float(kept_df.sum(dtype=np.int64))
+    total = float(kept_df.sum(dtype=np.float64))  # (sums of weights when weighted)
     cuts = two_ranges(n_kept)
 
     def fill(k):
@@ -35,11 +35,13 @@ def label_set_counts(
     kept_df, docs, n_seen)``: the buckets seen in at least ``min_df`` documents, each
     label's documents holding them (the sum over the keys that hold the label), each
     bucket's documents, each label's documents, and how many buckets were seen at all.
-    Integer sums: exact."""
+    Integer sums: exact. A weighted lexicon's counts are sums of weights, and ``min_df``
+    counts its documents of weight > 0."""
     keys = lexicon.classes_
     buckets, key_counts = lexicon.compact()
-    df = key_counts.sum(axis=0, dtype=np.int64)
-    kept = np.flatnonzero(df >= max(int(min_df), 1))
+    df = key_counts.sum(axis=0, dtype=key_counts.dtype)
+    docs = lexicon.document_counts() if lexicon.weighted else df
+    kept = np.flatnonzero(docs >= max(int(min_df), 1))
     member = membership(classes, keys).astype(np.int64)
     return (
         buckets[kept],

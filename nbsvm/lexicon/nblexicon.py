@@ -41,7 +41,10 @@ class NBLexicon:
     (:class:`~nbsvm.lexicon.paircounts.PairCounts`): memory grows with what the corpus holds, not
     with classes x buckets. The trainer lends two dense int32 rows of ``2**n_bits``
     instead (:meth:`counting_in`: an increment is one memory access, and one row becomes
-    its bucket -> column map); a third class moves them to pairs.
+    its bucket -> column map); a third class moves them to pairs, and so does a batch with
+    document weights (:meth:`add_batch`): the counts become float64 sums of weights, and the
+    lexicon also counts each bucket's documents of weight > 0 (``min_df`` counts those, each
+    once: a weight says how much a document counts, not which n-grams the data holds).
 
     Parameters
     ----------
@@ -76,6 +79,7 @@ class NBLexicon:
             self._mm, self._store = mm, store
             self._pairs: PairCounts | None = PairCounts() if store is None else None
             self._docs_store = np.zeros(2, dtype=np.int64)
+            self._df: PairCounts | None = None  # weighted: documents per bucket
 
     @classmethod
     def counting_in(
@@ -88,11 +92,23 @@ class NBLexicon:
         return lexicon
 
     @classmethod
-    def from_label_counts(cls, hasher: Hasher, alpha: float, by_label: dict) -> NBLexicon:
+    def from_label_counts(
+        cls,
+        hasher: Hasher,
+        alpha: float,
+        by_label: dict,
+        df: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> NBLexicon:
         """A lexicon from ``{label: (documents, buckets, counts)}`` (as :meth:`label_counts`
-        returns; buckets sorted and distinct)."""
+        returns; buckets sorted and distinct); ``df``: a weighted lexicon's documents per
+        bucket, ``(buckets, counts)``."""
         lexicon = cls(hasher, alpha=alpha)
         lexicon._init_state()
+        if df is not None:
+            lexicon._pairs.to_weighted()  # type: ignore[union-attr]
+            lexicon._docs_store = lexicon._docs_store.astype(np.float64)
+            lexicon._df = PairCounts()
+            lexicon._df.add_counts(df[0], 0, df[1])
         for label in sorted(by_label):
             k = lexicon.code_of(label)
             n, idx, cnt = by_label[label]
@@ -113,6 +129,11 @@ class NBLexicon:
     def n_labels(self) -> int:
         """Classes counted so far (0 before any)."""
         return len(getattr(self, "_labels", ()))
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the counts are sums of document weights."""
+        return getattr(self, "_df", None) is not None
 
     @property
     def dense(self) -> bool:
@@ -138,7 +159,7 @@ class NBLexicon:
             if k == 2 and self._pairs is None:
                 self._to_pairs()
             if k == len(self._docs_store):  # grow by doubling (new classes are rare)
-                docs = np.zeros(2 * k, dtype=np.int64)
+                docs = np.zeros(2 * k, dtype=self._docs_store.dtype)
                 docs[:k] = self._docs_store
                 self._docs_store = docs
             self._labels.append(label)
@@ -159,14 +180,56 @@ class NBLexicon:
     def _docs(self) -> np.ndarray:
         return self._docs_store[: len(self._labels)]
 
-    def add_batch(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
-        """Count a CSR batch of binarized documents whose labels are codes from :meth:`code_of`."""
+    def add_batch(
+        self,
+        ids: np.ndarray,
+        offsets: np.ndarray,
+        codes: np.ndarray,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        """Count a CSR batch of binarized documents whose labels are codes from
+        :meth:`code_of` (``weights``: each document's, None for 1; documents of weight 0
+        count nowhere)."""
         self._init_state()
-        if self._pairs is None:
+        if weights is not None and not self.weighted:
+            self._to_weighted()
+        if self._df is not None:
+            self._add_weighted(ids, offsets, codes, weights)
+        elif self._pairs is None:
             kernels.count_buckets(self._counts, self._docs, ids, offsets, codes)
         else:
             self._pairs.add(ids, offsets, codes)
             np.add.at(self._docs_store, codes, 1)
+
+    def _to_weighted(self) -> None:
+        """Counts as sums of weights from now on, in pairs, with the documents per bucket
+        (so far every document weighed 1: the class counts summed)."""
+        if self._pairs is None:
+            self._to_pairs()
+        pairs = cast(PairCounts, self._pairs)
+        self._df = pairs.bucket_sums()
+        pairs.to_weighted()
+        self._docs_store = self._docs_store.astype(np.float64)
+
+    def _add_weighted(self, ids, offsets, codes, weights) -> None:
+        codes = np.asarray(codes, dtype=np.int32)
+        weights = np.ones(len(codes)) if weights is None else np.asarray(weights, np.float64)
+        if not weights.all():  # weight 0: not seen
+            keep = weights > 0
+            lengths = np.diff(offsets)
+            ids = ids[np.repeat(keep, lengths)]
+            offsets = np.r_[0, np.cumsum(lengths[keep])].astype(np.int64)
+            codes, weights = codes[keep], weights[keep]
+        cast(PairCounts, self._pairs).add(ids, offsets, codes, weights)
+        cast(PairCounts, self._df).add(ids, offsets, np.zeros(len(codes), dtype=np.int32))
+        np.add.at(self._docs_store, codes, weights)
+
+    def document_counts(self) -> np.ndarray:
+        """A weighted lexicon's documents (of weight > 0) per bucket, aligned with the
+        buckets of :meth:`compact`."""
+        if self._df is None:
+            raise NBSVMError("an unweighted lexicon's counts are its documents per bucket")
+        return self._df.rows(np.zeros(1, dtype=np.int64))[1][0]
 
     def partial_fit(self, texts: Iterable[str], labels: Iterable[Any]) -> NBLexicon:
         texts = list(texts)
@@ -185,7 +248,7 @@ class NBLexicon:
 
     # -- results --------------------------------------------------------------------------
     def _check_fitted(self):
-        if not getattr(self, "_labels", None) or int(self._docs.sum()) == 0:
+        if not getattr(self, "_labels", None) or float(self._docs.sum()) == 0:
             raise NBSVMError("the lexicon has seen no documents")
 
     @property
@@ -215,14 +278,25 @@ class NBLexicon:
         out = {}
         for label, n, row in zip(self.classes_, self.class_counts_, counts):
             nz = np.flatnonzero(row)
-            out[label] = (int(n), buckets[nz], row[nz].astype(np.int64))
+            out[label] = (
+                n.item(),
+                buckets[nz],
+                row[nz] if self.weighted else row[nz].astype(np.int64),
+            )
         return out
+
+    def copy(self) -> NBLexicon:
+        """An independent copy (sparse pairs) of a fitted lexicon's counts."""
+        df = None
+        if self.weighted:
+            df = (self.compact()[0], self.document_counts())
+        return NBLexicon.from_label_counts(self.hasher, self.alpha, self.label_counts(), df)
 
     def counts(self) -> np.ndarray:
         """Binarized bucket counts, dense, shape ``(n_classes, 2**n_bits)``, rows in
         ``classes_`` order (classes x 2**n_bits of memory: :meth:`compact` is sparse)."""
         buckets, counts = self.compact()
-        out = np.zeros((counts.shape[0], 1 << self.hasher.n_bits), dtype=np.int32)
+        out = np.zeros((counts.shape[0], 1 << self.hasher.n_bits), dtype=counts.dtype)
         out[:, buckets] = counts
         return out
 
@@ -230,7 +304,7 @@ class NBLexicon:
         """Documents holding each bucket, dense int64 of ``2**n_bits``."""
         buckets, counts = self.compact()
         df = np.zeros(1 << self.hasher.n_bits, dtype=np.int64)
-        df[buckets] = counts.sum(axis=0, dtype=np.int64)
+        df[buckets] = self.document_counts() if self.weighted else counts.sum(axis=0)
         return df
 
     def kept_ratios(
@@ -245,8 +319,9 @@ class NBLexicon:
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes, found only {classes}")
         buckets, counts = self.compact()
-        total = counts.sum(axis=0, dtype=np.int64)
-        kept = total >= max(int(min_df), 1)
+        total = counts.sum(axis=0, dtype=counts.dtype)
+        docs = self.document_counts() if self.weighted else total
+        kept = docs >= max(int(min_df), 1)
         if len(classes) == 2:
             ratios = nb_ratios(counts[1], counts[0], alpha)[None, :]
         else:
@@ -284,17 +359,28 @@ class NBLexicon:
             alpha=self.alpha,
             classes=self.classes_,
             class_counts=self.class_counts_.tolist(),
+            **({"weighted": True} if self.weighted else {}),
         )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """What :meth:`save` writes beside the header: the seen buckets, the counts over
+        them and, weighted, the documents per bucket."""
+        seen, rows = self.compact()
+        out = {"buckets": seen, "counts": rows}
+        if self.weighted:
+            out["df"] = self.document_counts()
+        return out
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Save sparsely (only seen buckets) with the settings, atomically."""
-        seen, rows = self.compact()
-        save_npz(path, "lexicon", self.header(), {"buckets": seen, "counts": rows})
+        save_npz(path, "lexicon", self.header(), self.arrays())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> NBLexicon:
         header, arrays = load_npz(path, "lexicon")
-        return cls.from_parts(header, arrays.get("buckets"), arrays.get("counts"), path)
+        return cls.from_parts(
+            header, arrays.get("buckets"), arrays.get("counts"), path, arrays.get("df")
+        )
 
     @classmethod
     def from_parts(
@@ -303,21 +389,27 @@ class NBLexicon:
         buckets: np.ndarray | None,
         counts: np.ndarray | None,
         path: str | os.PathLike[str],
+        df: np.ndarray | None = None,
     ) -> NBLexicon:
         """A lexicon from what :meth:`save` writes (a lexicon file, or the part of a model
         file that keeps its counts), every value checked."""
         try:
             hasher = Hasher(**header["hasher"])
             classes = [str(c) for c in header["classes"]]
-            docs = [int(x) for x in header["class_counts"]]
-            if buckets is None or counts is None:
+            weighted = header.get("weighted", False) is True
+            docs = [float(x) if weighted else int(x) for x in header["class_counts"]]
+            if buckets is None or counts is None or (weighted and df is None):
                 raise KeyError("buckets or counts")
             ok = (
                 buckets.ndim == 1
                 and counts.shape == (len(classes), buckets.shape[0])
                 and len(docs) == len(classes)
                 and buckets.dtype == BUCKET_DTYPE
-                and counts.dtype == np.int32
+                and counts.dtype == (np.float64 if weighted else np.int32)
+                and (
+                    not weighted
+                    or (df is not None and df.shape == buckets.shape and df.dtype == np.int32)
+                )
                 and (
                     buckets.size == 0
                     or (buckets.min() >= 0 and buckets.max() < (1 << hasher.n_bits))
@@ -336,7 +428,9 @@ class NBLexicon:
             "buckets not strictly increasing (unsorted or repeated)"
             if buckets.size > 1 and np.any(np.diff(buckets) <= 0)
             else "negative counts"
-            if (counts.size and counts.min() < 0) or min(docs, default=0) < 0
+            if (counts.size and not counts.min() >= 0)
+            or min(docs, default=0) < 0
+            or (df is not None and df.size and df.min() < 0)
             else f"repeated class names {classes}"
             if len(set(classes)) != len(classes)
             else "classes must be a list of strings"
@@ -351,4 +445,5 @@ class NBLexicon:
         if problem:
             raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
         by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
-        return cls.from_label_counts(hasher, float(alpha), by_label)
+        df_pair = (buckets, df) if weighted and df is not None else None
+        return cls.from_label_counts(hasher, float(alpha), by_label, df_pair)

@@ -6,6 +6,9 @@ A lexicon over many classes cannot keep a dense ``2**n_bits`` row per class (20 
 appended to a buffer of keys that is sorted, run-length counted and merged into the
 sorted arrays when it holds as many keys as they do (or 4M), so each key is sorted
 O(log n) times in all and the buffer never exceeds the counts' own size by more than 4M keys.
+
+Counts are int32 until a batch comes with document weights (:meth:`PairCounts.add`): from
+then on they are float64 sums of weights (a document of weight k counts k).
 """
 
 from __future__ import annotations
@@ -43,10 +46,28 @@ def _runs(keys):
 
 
 @njit(cache=True, nogil=True)
+def _weighted_runs(keys, weights):
+    """Distinct keys of the sorted ``keys`` and the sum of their ``weights`` (float64)."""
+    n = keys.shape[0]
+    uniq = np.empty(n, dtype=np.int64)
+    sums = np.empty(n, dtype=np.float64)
+    m = 0
+    for j in range(n):
+        if m > 0 and uniq[m - 1] == keys[j]:
+            sums[m - 1] += weights[j]
+        else:
+            uniq[m] = keys[j]
+            sums[m] = weights[j]
+            m += 1
+    return uniq[:m].copy(), sums[:m].copy()
+
+
+@njit(cache=True, nogil=True)
 def _merge(ka, ca, kb, cb):
-    """Union of two sorted key arrays with their counts, equal keys' counts summed."""
+    """Union of two sorted key arrays with their counts (of one dtype), equal keys' counts
+    summed."""
     out_k = np.empty(ka.shape[0] + kb.shape[0], dtype=np.int64)
-    out_c = np.empty(ka.shape[0] + kb.shape[0], dtype=np.int32)
+    out_c = np.empty(ka.shape[0] + kb.shape[0], dtype=ca.dtype)
     i = 0
     j = 0
     m = 0
@@ -80,7 +101,7 @@ def _to_rows(keys, counts, row_of_code, n_rows):
             n_buckets += 1
             last = b
     buckets = np.empty(n_buckets, dtype=np.int32)
-    out = np.zeros((n_rows, n_buckets), dtype=np.int32)
+    out = np.zeros((n_rows, n_buckets), dtype=counts.dtype)
     col = -1
     last = -1
     for j in range(keys.shape[0]):
@@ -106,7 +127,7 @@ def _nonzero_keys(rows):
             if rows[c, i] != 0:
                 n += 1
     keys = np.empty(n, dtype=np.int64)
-    counts = np.empty(n, dtype=np.int32)
+    counts = np.empty(n, dtype=rows.dtype)
     m = 0
     for i in range(rows.shape[1]):
         for c in range(rows.shape[0]):
@@ -133,7 +154,19 @@ class PairCounts:
         self.keys = np.zeros(0, dtype=np.int64)
         self.counts = np.zeros(0, dtype=np.int32)
         self._pending: list[np.ndarray] = []
+        self._pending_weights: list[np.ndarray] = []  # beside _pending once weighted
         self._n_pending = 0
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the counts are sums of document weights (float64)."""
+        return self.counts.dtype == np.float64
+
+    def to_weighted(self) -> None:
+        """Counts as float64 sums of weights from now on (the documents so far weigh 1)."""
+        if not self.weighted:
+            self.flush()
+            self.counts = self.counts.astype(np.float64)
 
     @classmethod
     def from_dense(cls, rows: np.ndarray) -> PairCounts:
@@ -142,21 +175,35 @@ class PairCounts:
         out.keys, out.counts = _nonzero_keys(rows)
         return out
 
-    def add(self, ids: np.ndarray, offsets: np.ndarray, codes: np.ndarray) -> None:
-        """Count every id of every document under its document's code."""
+    def add(
+        self,
+        ids: np.ndarray,
+        offsets: np.ndarray,
+        codes: np.ndarray,
+        weights: np.ndarray | None = None,
+    ) -> None:
+        """Count every id of every document under its document's code (``weights``: each
+        document counts its weight instead of 1; the counts become weighted)."""
+        if weights is not None:
+            self.to_weighted()
         keys = np.empty(len(ids), dtype=np.int64)
         _batch_keys(ids, offsets, codes, keys)
         self._pending.append(keys)
+        if self.weighted:
+            per_doc = np.ones(len(offsets) - 1) if weights is None else weights
+            self._pending_weights.append(np.repeat(per_doc, np.diff(offsets)))
         self._n_pending += len(keys)
         if self._n_pending >= max(FLUSH_KEYS, len(self.keys)):
             self.flush()
 
     def add_counts(self, buckets: np.ndarray, code: int, counts: np.ndarray) -> None:
         """Add ``counts`` (aligned with the sorted, distinct ``buckets``) to one code's."""
+        if np.asarray(counts).dtype.kind == "f":
+            self.to_weighted()
         nz = np.flatnonzero(counts)
         keys = (np.asarray(buckets, dtype=np.int64)[nz] << 32) | int(code)
         self.keys, self.counts = _merge(
-            self.keys, self.counts, keys, np.asarray(counts, dtype=np.int32)[nz]
+            self.keys, self.counts, keys, np.asarray(counts, dtype=self.counts.dtype)[nz]
         )
 
     def flush(self) -> None:
@@ -164,15 +211,21 @@ class PairCounts:
         if not self._pending:
             return
         keys = np.concatenate(self._pending)
-        self._pending, self._n_pending = [], 0
-        keys.sort()
-        uniq, counts = _runs(keys)
+        if self.weighted:
+            weights = np.concatenate(self._pending_weights)
+            order = np.argsort(keys, kind="stable")  # equal keys: weights in order
+            uniq, counts = _weighted_runs(keys[order], weights[order])
+            del order, weights
+        else:
+            keys.sort()
+            uniq, counts = _runs(keys)
+        self._pending, self._pending_weights, self._n_pending = [], [], 0
         del keys
         self.keys, self.counts = _merge(self.keys, self.counts, uniq, counts)
 
     def rows(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``(buckets, counts)``: the buckets seen (sorted, int32; by any code) and one
-        int32 row per entry of ``codes`` (code ``codes[r]``'s counts in row ``r``; codes
+        row (int32, float64 when weighted) per entry of ``codes`` (code ``codes[r]``'s counts in row ``r``; codes
         not listed are left out of the rows)."""
         self.flush()
         codes = np.asarray(codes, dtype=np.int64)
@@ -187,6 +240,21 @@ class PairCounts:
             return 0
         return int(np.count_nonzero(np.diff(self.keys >> 32))) + 1
 
+    def bucket_sums(self) -> PairCounts:
+        """The counts summed over the codes of each bucket, as pairs under code 0 (from
+        unweighted counts: the documents holding each bucket)."""
+        self.flush()
+        out = PairCounts()
+        if len(self.keys):
+            buckets = self.keys >> 32
+            starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]])
+            out.keys = buckets[starts] << 32
+            out.counts = np.add.reduceat(self.counts, starts).astype(self.counts.dtype)
+        else:
+            out.counts = self.counts[:0].copy()
+        return out
+
     @property
     def nbytes(self) -> int:
-        return int(self.keys.nbytes + self.counts.nbytes + 8 * self._n_pending)
+        per_key = 16 if self.weighted else 8
+        return int(self.keys.nbytes + self.counts.nbytes + per_key * self._n_pending)

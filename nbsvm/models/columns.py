@@ -179,10 +179,12 @@ class ColumnBuilder:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
         alpha = float(model.alpha if alpha is None else alpha)
         buckets, counts, rows = _class_counts(lexicon)
+        # weighted counts keep their documents per bucket apart (min_df counts those)
+        df = lexicon.document_counts() if lexicon.weighted else np.zeros(0, np.int32)
         # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
         bounds = two_ranges(counts.shape[1])
-        parts = _seen_sums(counts, int(model.setting("min_df")), bounds)
+        parts = _seen_sums(counts, df, int(model.setting("min_df")), bounds)
         n_seen = parts[0][0] + parts[1][0]
         sums = parts[0][1] + parts[1][1]
         n_kept = parts[0][2] + parts[1][2]
@@ -219,7 +221,7 @@ class ColumnBuilder:
         else:
             column_of = np.empty(counts.shape[1], dtype=np.int32)
         spent = (rows if dense else rows[:1]) if in_place else rows[:0]
-        ratios = (counts, rows, binary, alpha, n_seen, sums, int(model.setting("min_df")))
+        ratios = (counts, rows, binary, alpha, n_seen, sums, int(model.setting("min_df")), df)
         target = (learner.S_, column_of if column_of is not None else counts[0], dense)
         _fill_ranges(ratios, target, bounds, int(parts[0][2]), spent, mm)
         self._binary_values(learner)
@@ -325,13 +327,26 @@ class ColumnBuilder:
             sums = counts.sum(axis=1, dtype=np.float64)  # integers: exact
             n_norm = n_kept
         alpha = float(self.model.alpha)
+        no_df = np.zeros(0, dtype=np.int32)
 
         def fill(k):
             lo, hi = int(cuts[k]), int(cuts[k + 1])
             # min_df 0: every column is kept already (a column whose documents all weigh
             # less than 1 has counts below 1)
             kernels.compact_ratios(
-                counts, rows, binary, alpha, n_norm, sums, 0, learner.S_, identity, lo, hi, lo
+                counts,
+                rows,
+                binary,
+                alpha,
+                n_norm,
+                sums,
+                0,
+                no_df,
+                learner.S_,
+                identity,
+                lo,
+                hi,
+                lo,
             )
 
         run_parts(fill, 2)
@@ -436,13 +451,13 @@ def _by_bucket(buckets: np.ndarray, column_of: np.ndarray, n_bits: int) -> np.nd
     return by_bucket
 
 
-def _seen_sums(counts: np.ndarray, min_df: int, bounds) -> list:
+def _seen_sums(counts: np.ndarray, df: np.ndarray, min_df: int, bounds) -> list:
     """:func:`~nbsvm.lexicon._kernels.seen_sums` over the two ranges of ``bounds``, one
     thread each."""
     parts: list[Any] = [None, None]
 
     def count(k):
-        parts[k] = kernels.seen_sums(counts, min_df, int(bounds[k]), int(bounds[k + 1]))
+        parts[k] = kernels.seen_sums(counts, df, min_df, int(bounds[k]), int(bounds[k + 1]))
 
     run_parts(count, 2)
     return parts
@@ -453,7 +468,7 @@ def _fill_ranges(ratios: tuple, target: tuple, bounds, first_kept: int, spent, m
     on two threads, :data:`FILL_CHUNK` buckets at a time (the second range's columns start
     after the ``first_kept`` of the first); after each chunk the count rows ``spent`` give
     its pages back (``mm``). ``ratios``: ``compact_ratios``' counts, rows, binary, alpha,
-    n_seen, sums and min_df; ``target``: the learner's state, the column map, dense."""
+    n_seen, sums, min_df and df; ``target``: the learner's state, the column map, dense."""
     counts = ratios[0]
     S, column_of, dense = target
 

@@ -226,7 +226,7 @@ def _add_records(clf, header: dict, arrays: dict) -> None:
     lexicon = clf.__dict__.get("lexicon_") if clf.keep_counts else None
     if lexicon is not None:  # keep_counts: for train --init
         header["lexicon"] = lexicon.header()
-        arrays["lexicon_buckets"], arrays["lexicon_counts"] = lexicon.compact()
+        arrays.update({f"lexicon_{name}": a for name, a in lexicon.arrays().items()})
     if "corpus_" in clf.__dict__:  # what the data-dependent defaults were read from
         header["corpus"] = clf.corpus_
     if "auto_" in clf.__dict__:  # what --auto changed, why, and in what time
@@ -303,7 +303,11 @@ def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> 
         clf.thresholds_ = np.array(t, dtype=np.float64)
     if "lexicon" in header or "lexicon_counts" in arrays:
         clf.lexicon_ = NBLexicon.from_parts(
-            header.get("lexicon"), arrays.get("lexicon_buckets"), arrays.get("lexicon_counts"), path
+            header.get("lexicon"),
+            arrays.get("lexicon_buckets"),
+            arrays.get("lexicon_counts"),
+            path,
+            arrays.get("lexicon_df"),
         )
         if clf.lexicon_.hasher != clf.hasher_:
             raise NBSVMError(

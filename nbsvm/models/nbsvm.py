@@ -507,8 +507,10 @@ class NBSVMClassifier(Params):
         text_col: str = "text",
         label_col: str = "label",
         callback: Callback | None = None,
+        sample_weight: Any = None,
     ) -> NBSVMClassifier:
-        """Train further on new documents ``X``, ``y`` (as :meth:`fit` takes them): their
+        """Train further on new documents ``X``, ``y`` (as :meth:`fit` takes them, with
+        their ``sample_weight``): their
         counts join the lexicon's, and the weights, AdaGrad's sums and the step counters
         continue from this model's (``train --init``; :mod:`nbsvm.models.warm` says what
         equals one training on all the data). The model must have been fitted with
@@ -517,8 +519,12 @@ class NBSVMClassifier(Params):
         if labels is None:
             raise NBSVMError("continue_fit needs labels: y, or a DataFrame with a label column")
         keys = [key_of(v) for v in labels] if self.multilabel else [str(v) for v in labels]
+        weights = sample_weights(sample_weight, len(texts))
         return self.continue_documents(
-            lambda: (Document(k, t, "<fit>", i + 1) for i, (t, k) in enumerate(zip(texts, keys))),
+            lambda: (
+                Document(k, t, "<fit>", i + 1, w)
+                for i, (t, k, w) in enumerate(zip(texts, keys, weights))
+            ),
             callback=callback,
         )
 
@@ -559,7 +565,11 @@ class NBSVMClassifier(Params):
             self.__dict__.pop(attr, None)
 
     def partial_fit(
-        self, X: Iterable[str], y: Iterable, classes: Iterable[Any] | None = None
+        self,
+        X: Iterable[str],
+        y: Iterable,
+        classes: Iterable[Any] | None = None,
+        sample_weight: Any = None,
     ) -> NBSVMClassifier:
         """One pass over a batch, continuing from the current state.
 
@@ -568,10 +578,11 @@ class NBSVMClassifier(Params):
         for each batch (O(2**n_bits) per call: use large batches). After :meth:`fit` or
         :meth:`load` the lexicon is frozen and only the learner keeps learning. Every task
         (``multilabel``: ``y`` holds label sets) and every ``learner``; see
-        :mod:`nbsvm.models.partial`.
+        :mod:`nbsvm.models.partial`. ``sample_weight`` as in :meth:`fit` (on the counts
+        while they grow; on the built-in learner's steps).
         """
         before = int(getattr(self, "n_docs_", 0))
-        partial_fit(self, X, y, classes)
+        partial_fit(self, X, y, classes, sample_weight)
         history.record(self, "partial_fit", self.n_docs_ - before)
         return self
 

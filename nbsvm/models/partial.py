@@ -25,8 +25,9 @@ from nbsvm.data.batches import hash_batch
 from nbsvm.data.translate import translate
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
-from nbsvm.io.frames import texts_and_labels
+from nbsvm.io.frames import sample_weights, texts_and_labels
 from nbsvm.io.labels import classes_of, key_of, label_set, membership
+from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
 from nbsvm.lexicon.nblexicon import NBLexicon
@@ -46,9 +47,14 @@ if TYPE_CHECKING:
 
 
 def partial_fit(
-    model: NBSVMClassifier, X: Texts, y: LabelValues, classes: Iterable[Any] | None = None
+    model: NBSVMClassifier,
+    X: Texts,
+    y: LabelValues,
+    classes: Iterable[Any] | None = None,
+    sample_weight: Any = None,
 ) -> NBSVMClassifier:
-    """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring)."""
+    """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring;
+    ``sample_weight``: each document's weight, on its counts and its steps)."""
     hasher = model.validate()
     if getattr(model, "quantized_", None):
         raise NBSVMError(
@@ -70,10 +76,14 @@ def partial_fit(
     else:
         model._remember_label_values(values, update=True)
         labels = [str(v) for v in values]
+    weights = sample_weights(sample_weight, len(texts))
     docs = [
-        Document(lab, t, "<partial_fit>", i + 1) for i, (t, lab) in enumerate(zip(texts, labels))
+        Document(lab, t, "<partial_fit>", i + 1, w)
+        for i, (t, lab, w) in enumerate(zip(texts, labels, weights))
     ]
     batch = hash_batch(docs, model.hasher_)
+    if batch.weights is not None and model.backend_learner is not None:
+        raise NBSVMError(NO_WEIGHTS)
     lexicon = getattr(model, "lexicon_", None)
     if lexicon is not None and model.column_of_ is not None:  # loaded with keep_counts
         from nbsvm.models.warm import to_bucket_columns
@@ -81,7 +91,7 @@ def partial_fit(
         to_bucket_columns(model)
     codes, positive = _targets(model, labels, batch, lexicon)
     if lexicon is not None:
-        lexicon.add_batch(batch.ids, batch.offsets, codes)
+        lexicon.add_batch(batch.ids, batch.offsets, codes, batch.weights)
         _refresh_values(model, lexicon)
     batch = translate(batch, model.column_of_)
     if len(docs):
@@ -97,7 +107,7 @@ def partial_fit(
                 unit_rows(model),
             )
         else:
-            model.linear_.epoch(batch.ids, batch.offsets, codes, order, positive)
+            model.linear_.epoch(batch.ids, batch.offsets, codes, order, positive, batch.weights)
     model.n_docs_ += len(docs)
     model.mean_abs_coef_ = model.linear_.mean_abs_coef()
     return model

@@ -44,7 +44,7 @@ RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngram
 
 def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:
     """An independent copy (sparse pairs) of a fitted lexicon's counts."""
-    return NBLexicon.from_label_counts(lexicon.hasher, lexicon.alpha, lexicon.label_counts())
+    return lexicon.copy()
 
 
 def fit_keeping_counts(model: NBSVMClassifier, docs: Documents, run: FitRun) -> None:
