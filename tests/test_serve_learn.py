@@ -88,7 +88,9 @@ def offline_models(path: Path):
         records = [requests[s] for s in range(first, last + 1)]
         model = copy.deepcopy(model)
         model.partial_fit([t for r in records for t in r["texts"]],
-                          [y for r in records for y in r["labels"]])
+                          [y for r in records for y in r["labels"]],
+                          sample_weight=[w for r in records
+                                         for w in r.get("weights") or [1.0] * len(r["texts"])])
         models.append(model)
     return models
 
@@ -204,8 +206,10 @@ def test_kill_9_loses_no_acknowledged_correction(model_file, tmp_path):
     acknowledged = 0
     with httpx.Client(timeout=30) as client:
         for i in range(60):
-            r = client.post(f"{server.url}/models/m/learn", headers=AUTH,
-                            json={"texts": [f"{PHRASE} {i}"] * 10, "labels": ["neg"] * 10})
+            body = {"texts": [f"{PHRASE} {i}"] * 10, "labels": ["neg"] * 10}
+            if i % 3 == 0:                                 # weighted corrections replay too
+                body["weights"] = [0.5 * (k % 4) for k in range(10)]
+            r = client.post(f"{server.url}/models/m/learn", headers=AUTH, json=body)
             assert r.status_code == 202
             acknowledged = r.json()["sequence"]
     os.kill(server.proc.pid, signal.SIGKILL)          # mid-stream: batches still queued
@@ -327,6 +331,30 @@ def test_labels_partial_fit_would_refuse_are_422_and_never_journalled(model_file
         assert s["learned"] == 1 and s["last_sequence"] == 0   # the writer is still alive
     requests, applied = read_journal(journal_path(str(model_file)))
     assert list(requests) == [0] and applied == [(0, 0)]
+
+
+def test_weighted_corrections_equal_partial_fit_with_sample_weight(model_file, tmp_path):
+    """POST /learn's weights reach the counts and the steps as partial_fit's sample_weight;
+    a weight that is not a finite number >= 0, or a count that does not match, is 422."""
+    with app_client(model_file) as client:
+        for body in ({"text": PHRASE, "label": "neg", "weight": -1},
+                     {"texts": [PHRASE, PHRASE], "labels": ["neg", "neg"], "weights": [1]},
+                     {"texts": [PHRASE], "labels": ["neg"], "weight": 2},
+                     {"text": PHRASE, "label": "neg", "weight": "heavy"}):
+            assert post(client, body).status_code == 422, body
+        r = client.post("/models/m/learn", headers=AUTH,
+                        content=b'{"text": "x", "label": "neg", "weight": Infinity}')
+        assert r.status_code == 422
+        assert post(client, {"text": PHRASE, "label": "neg", "weight": 3}).status_code == 202
+        body = {"texts": [PHRASE, "great fun", "zorblax"], "labels": ["neg", "pos", "neg"],
+                "weights": [0, 2.5, 1]}
+        assert post(client, body).status_code == 202
+        wait_in_process(client, 1)
+    requests, _ = read_journal(journal_path(str(model_file)))
+    assert requests[0]["weights"] == [3.0] and requests[1]["weights"] == [0.0, 2.5, 1.0]
+    served = NBSVMClassifier.load(model_file)
+    assert served.lexicon_.weighted
+    assert_same_model(served, offline_models(model_file)[-1], tmp_path)
 
 
 def wait_in_process(client, through: int) -> dict:

@@ -3,7 +3,7 @@ beside the model file, appended and fsynced before a request is acknowledged.
 
 The first line names the journal (a random id) and the model file it started from (its
 SHA-256, the file kept as ``MODEL.npz.initial.npz``); then ``{"seq", "texts", "labels"}``
-per acknowledged request and ``{"applied": [first, last]}`` per batch the model took. The
+(and ``"weights"`` when the request gave them) per acknowledged request and ``{"applied": [first, last]}`` per batch the model took. The
 model's history records the journal's id with each ``learn`` event, so that a journal is
 never replayed onto another model (a file trained again to the same path, say). A torn last
 line, the mark of a crash in the middle of a write, was never acknowledged: it is cut off

@@ -4,10 +4,10 @@ learns (:mod:`nbsvm.serve.learning`): the HTTP side, its schemas and its answers
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, Header, HTTPException
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from nbsvm.serve.learning import LearnSettings, OnlineModel
 
@@ -15,15 +15,22 @@ if TYPE_CHECKING:
     from nbsvm.serve.registry import ModelRegistry
 
 
+#: A document's weight: a finite number >= 0 (a weight of k counts as k copies).
+Weight = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+
+
 class LearnRequest(BaseModel):
-    """One labelled ``text`` (``label``) or a batch of ``texts`` (``labels``, one each; a
-    multi-label model takes a list of labels per text)."""
+    """One labelled ``text`` (``label``, optional ``weight``) or a batch of ``texts``
+    (``labels``, one each, optional ``weights``; a multi-label model takes a list of
+    labels per text)."""
 
     model_config = ConfigDict(extra="forbid")
     text: str | None = None
     label: str | list[str] | None = None
+    weight: Weight | None = None
     texts: list[str] | None = None
     labels: list[str | list[str]] | None = None
+    weights: list[Weight] | None = None
 
     @model_validator(mode="after")
     def _pairs(self):
@@ -35,6 +42,10 @@ class LearnRequest(BaseModel):
             raise ValueError("'texts' go with 'labels'")
         if self.texts is not None and len(self.texts) != len(self.labels or []):
             raise ValueError("as many 'labels' as 'texts'")
+        if self.weight is not None and self.text is None:
+            raise ValueError("'weight' goes with 'text' ('weights' with 'texts')")
+        if self.weights is not None and len(self.weights) != len(self.texts or []):
+            raise ValueError("as many 'weights' as 'texts'")
         return self
 
 
@@ -106,8 +117,9 @@ def add_learn_routes(
             raise HTTPException(401, "learning needs Authorization: Bearer <the --learn token>")
         texts = [req.text] if req.text is not None else req.texts or []
         labels = [req.label] if req.text is not None else list(req.labels or [])
+        weights = [req.weight] if req.weight is not None else req.weights
         check_texts(texts, max_batch)
         try:
-            return learner.submit(texts, labels)
+            return learner.submit(texts, labels, weights)
         except (OverflowError, RuntimeError) as e:  # a full queue; a writer that failed
             raise HTTPException(503, str(e), headers={"Retry-After": "1"}) from None

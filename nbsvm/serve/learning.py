@@ -162,9 +162,12 @@ class OnlineModel:
         return max(requests)
 
     # -- requests ---------------------------------------------------------------------------
-    def submit(self, texts: list[str], labels: list[Any]) -> dict:
+    def submit(
+        self, texts: list[str], labels: list[Any], weights: list[float] | None = None
+    ) -> dict:
         """Journal one request and queue it; its sequence number and what is waiting.
-        Labels the model could not learn are refused (422) before anything is written."""
+        Labels the model could not learn are refused (422) before anything is written.
+        ``weights``: each text's (None: 1 each), as ``partial_fit``'s ``sample_weight``."""
         model = self.registry.get(self.name).model
         check_labels(model, labels)
         texts = [valid_unicode(t) for t in texts]  # lone surrogates: U+FFFD, as predict
@@ -180,14 +183,17 @@ class OnlineModel:
                     f"{self.pending} examples ({self.pending_chars} characters) are waiting "
                     "to be learned"
                 )
+            record = {"seq": self.seq + 1, "texts": texts, "labels": labels}
+            if weights is not None:
+                record["weights"] = [float(w) for w in weights]
             try:
-                self.journal.append({"seq": self.seq + 1, "texts": texts, "labels": labels})
+                self.journal.append(record)
             except OSError as e:  # a full disk: nothing acknowledged, nothing numbered
                 raise RuntimeError(f"the journal could not be written: {e}") from None
             self.seq += 1
             self.pending += len(texts)
             self.pending_chars += chars
-            self._queue.put((self.seq, texts, labels, chars))
+            self._queue.put((record, chars))
             return {
                 "model": self.name,
                 "accepted": len(texts),
@@ -231,37 +237,39 @@ class OnlineModel:
                 except queue.Empty:
                     self._checkpoint_if_due()
                     continue
-                batch, n = [first], len(first[1])
+                batch, n = [first], len(first[0]["texts"])
                 while n < self.settings.batch:
                     try:
                         item = self._queue.get_nowait()
                     except queue.Empty:
                         break
                     batch.append(item)
-                    n += len(item[1])
+                    n += len(item[0]["texts"])
                 self._apply(batch)
                 self._checkpoint_if_due()
             except Exception as e:  # noqa: BLE001 (kept: the server answers 503 from now)
                 self.failure = f"learning stopped: {type(e).__name__}: {e}"
                 return
 
-    def _apply(self, batch: list[tuple[int, list, list, int]]) -> None:
-        records = [{"seq": s, "texts": t, "labels": y} for s, t, y, _ in batch]
+    def _apply(self, batch: list[tuple[dict, int]]) -> None:
+        """Learn the queued ``(record, characters)`` in one batch and serve the result."""
+        records = [record for record, _ in batch]
         model = self._learn(self.registry.get(self.name).model, records)
-        self.journal.append({"applied": [batch[0][0], batch[-1][0]]})
+        self.journal.append({"applied": [records[0]["seq"], records[-1]["seq"]]})
         self.registry.swap(self.name, model)
-        n = sum(len(t) for _, t, _, _ in batch)
+        n = sum(len(r["texts"]) for r in records)
         with self._lock:
             self.pending -= n
-            self.pending_chars -= sum(c for *_, c in batch)
+            self.pending_chars -= sum(c for _, c in batch)
         self._since_checkpoint += n
 
     def _learn(self, served: NBSVMClassifier, records: list[dict]) -> NBSVMClassifier:
         """A copy of ``served`` trained on the records' examples, in order, as one batch."""
         texts = [t for r in records for t in r["texts"]]
         labels = [y for r in records for y in r["labels"]]
+        weights = [w for r in records for w in r.get("weights") or [1.0] * len(r["texts"])]
         model = learning_copy(served)
-        partial_fit(model, texts, labels)
+        partial_fit(model, texts, labels, sample_weight=weights)
         history.record(
             model,
             "learn",
