@@ -355,3 +355,15 @@ def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
     (wb, wc), (cb, cc) = weighted.compact(), copies.compact()
     assert np.array_equal(wb, cb) and np.array_equal(wc, cc.astype(np.float64))
     assert np.array_equal(weighted.ratios(), copies.ratios())
+
+
+def test_auto_calibrate_and_early_stopping_take_weights():
+    """The modes that read the data again (the search's caches, a held-out part) keep the
+    weights: no backend learner is searched, and the chosen model counts weighted."""
+    texts, labels, weights = _corpus(n=600, seed=11)
+    weights[0] = 0.0                     # a zero weight inside a cache read back in batches
+    for kw in (dict(auto=True, time_budget=10), dict(calibrate="temperature"),
+               dict(early_stopping=True, epochs=4)):
+        m = NBSVMClassifier(n_bits=12, seed=1, **kw).fit(texts, labels, sample_weight=weights)
+        assert m.backend_learner is None and m.score(texts, labels) > 0.6
+        assert m.class_counts_.dtype == np.float64

@@ -391,6 +391,7 @@ class _Search:
         }
         full = join_caches(self.parts[key0], root / "stats")
         corpus = corpus_stats(full)
+        self.weighted = full.weighted  # document weights: no backend learner takes them
         full.close()
         shutil.rmtree(root / "stats", ignore_errors=True)
         self._plan(corpus, classes, multilabel, tried)
@@ -431,7 +432,7 @@ class _Search:
             self.estimator, dict(base, char_ngrams=tried["chars0"]), classes, corpus, multilabel
         )
         n_out = len(classes) if multi else 1
-        exact = corpus["ngrams"] * n_out < EXACT_BELOW
+        exact = corpus["ngrams"] * n_out < EXACT_BELOW and not self.weighted
         space = search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"], exact)
         self.space = _resolve(space, defaults)
         self.betas = (

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm._parallel import run_parts, two_ranges
-from nbsvm.data.batches import Batch, hash_batches, rows_of
+from nbsvm.data.batches import Batch, hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import classes_of, label_lists
@@ -408,7 +408,7 @@ def _weighed_ids(batch: Batch) -> np.ndarray:
     read but counts nowhere: its buckets are not seen, as if it were left out)."""
     if batch.weights is None or batch.weights.all():
         return batch.ids
-    return rows_of(batch, batch.weights > 0).ids
+    return batch.ids[np.repeat(batch.weights > 0, np.diff(batch.offsets))]
 
 
 def _classes_of_codes(labels: list, multilabel: bool, folder) -> tuple[list, Any, Any]:
