@@ -138,7 +138,10 @@ def test_learn_is_off_without_the_flag_and_needs_the_token(model_file, tmp_path)
 def test_corrections_while_four_clients_predict(model_file, tmp_path):
     held_out = tmp_path / "valid.tsv"
     held_out.write_text(f"neg\t{PHRASE}\nneg\tthe {PHRASE}\npos\tgreat fun loved it\n")
-    server = learning_server(model_file, tmp_path, "--learn-validation", held_out)
+    # the tail after the last --checkpoint-every 500 is written within a second, not after
+    # the default minute (the batches fall as the writer finds them)
+    server = learning_server(model_file, tmp_path, "--learn-validation", held_out,
+                             "--checkpoint-seconds", "1")
     assert state(server)["validation"] == {"accuracy": pytest.approx(1 / 3), "documents": 3,
                                            "sequence": -1}
     answers: list[tuple[int, str, float]] = []
