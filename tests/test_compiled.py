@@ -6,6 +6,7 @@ Every comparison is ``np.array_equal`` on the ids in order (distinct, in order o
 occurrence: unigrams, bigrams, ..., then character n-grams hashed with ``seed + 1``).
 """
 import re
+import time
 import tarfile
 
 import mmh3
@@ -173,9 +174,11 @@ def test_imdb_compiled_equals_reference(imdb_texts, ngrams, n_bits, char_ngrams,
     ids, offsets = assert_same_as_reference(h, imdb_texts, naive=False)
     # the same ids whatever the batching (the per-document de-duplication starts afresh)
     docs = [Document("x", t, "imdb", i + 1) for i, t in enumerate(imdb_texts)]
-    parts = list(hash_batches(iter(docs), h, batch_docs=701))
-    assert [len(b) for b in parts] == [701] * 4 + [3000 - 4 * 701]
-    assert np.array_equal(np.concatenate([b.ids for b in parts]), ids)
+    for hashers in (1, 2, 3):       # several hasher threads: still in the reader's order
+        parts = list(hash_batches(iter(docs), h, batch_docs=701, hashers=hashers))
+        assert [len(b) for b in parts] == [701] * 4 + [3000 - 4 * 701]
+        assert [b.lines[0] for b in parts] == [1 + 701 * k for k in range(5)]
+        assert np.array_equal(np.concatenate([b.ids for b in parts]), ids)
     for j in (0, 1234, 2999):
         assert np.array_equal(h.buckets(imdb_texts[j]), ids[offsets[j]:offsets[j + 1]])
 
@@ -386,3 +389,39 @@ def test_invalid_utf8_file_read_then_hashed(tmp_path):
         assert batches[0].labels == ["pos", "neg"] * 3
         assert batches[0].lines == list(range(1, 7)) and batches[0].sources == [str(p)] * 6
 
+
+
+@pytest.mark.parametrize("hashers", [1, 2])
+def test_an_error_while_reading_or_hashing_surfaces_in_the_caller(hashers, monkeypatch):
+    """With several hasher threads, a reader's error (after some batches) and a hasher's
+    error are raised where the batches are read, and every thread ends."""
+    import threading
+
+    def docs():
+        for i in range(5000):
+            yield Document("x", f"text {i}", "gen", i + 1)
+        raise ValueError("the reader broke")
+
+    h = Hasher(ngrams=1, n_bits=16)
+    before = threading.active_count()
+    got = []
+    with pytest.raises(ValueError, match="the reader broke"):
+        for batch in hash_batches(docs(), h, batch_docs=500, hashers=hashers):
+            got.append(batch.lines[0])
+    assert got == [1 + 500 * k for k in range(10)]        # every batch before the error
+    original, calls = Hasher.hash_prepared, []
+
+    def broken(self, buf, starts):
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("the hasher broke")
+        return original(self, buf, starts)
+
+    monkeypatch.setattr(Hasher, "hash_prepared", broken)
+    with pytest.raises(RuntimeError, match="the hasher broke"):
+        list(hash_batches((Document("x", f"t {i}", "gen", i + 1) for i in range(5000)), h,
+                          batch_docs=500, hashers=hashers))
+    deadline = time.monotonic() + 10
+    while threading.active_count() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert threading.active_count() == before

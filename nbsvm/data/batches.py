@@ -7,6 +7,7 @@ and its weight when any document of the batch weighs other than 1.
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Iterable, Iterator
@@ -78,6 +79,9 @@ def check_weights(weights: np.ndarray, batch: Batch | None = None) -> None:
 
 DONE = object()
 
+#: Hasher threads of :func:`hash_batches`: two where there are two cores.
+HASHERS = min(2, os.cpu_count() or 1)
+
 
 class Failure:
     """An exception of a producer thread, handed to the consumer and raised there."""
@@ -92,6 +96,7 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
     def put(item):
         return put_until_stopped(out, item, stop)
 
+    seq = 0  # batches are numbered: several hashers may finish them out of order
     try:
 
         def prepared(pending):  # the texts are dropped once encoded
@@ -107,16 +112,16 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
         for doc in docs:
             pending.append(doc)
             if len(pending) == batch_docs:
-                if not put(prepared(pending)):
+                if not put((seq, prepared(pending))):
                     return
-                pending = []
+                pending, seq = [], seq + 1
             if stop.is_set():
                 return
-        if pending and not put(prepared(pending)):
+        if pending and not put((seq, prepared(pending))):
             return
         put(DONE)
-    except BaseException as e:  # handed to the consumer, raised there
-        put(Failure(e))
+    except BaseException as e:  # handed to the consumer, raised there after batch seq - 1
+        put((seq, Failure(e)))
 
 
 def put_until_stopped(out: queue.Queue, item: object, stop: threading.Event) -> bool:
@@ -133,23 +138,27 @@ def put_until_stopped(out: queue.Queue, item: object, stop: threading.Event) -> 
 def _hasher_stage(
     source: queue.Queue, out: queue.Queue, hasher: Hasher, remap, stop: threading.Event
 ):
-    """Thread body: compiled hashing (GIL released) of the reader's prepared batches."""
+    """Thread body: compiled hashing (GIL released) of the reader's prepared batches, as
+    ``(number, batch)``; :data:`DONE` is handed on to the other hashers and to ``out``."""
     while not stop.is_set():
         try:
             item = source.get(timeout=0.1)
         except queue.Empty:
             continue
-        if item is DONE or isinstance(item, Failure):
+        if item is DONE:
+            put_until_stopped(source, DONE, stop)  # the other hashers end too
+        if item is DONE or isinstance(item[1], Failure):
             put_until_stopped(out, item, stop)
             return
+        seq = item[0]
         try:
-            labels, sources, lines, weights, (buf, starts) = item
+            labels, sources, lines, weights, (buf, starts) = item[1]
             ids, offsets = hasher.hash_prepared(buf, starts)
             if remap is not None:
                 ids, offsets = translate_in_range(ids, offsets, remap)
-            item = Batch(ids, offsets, labels, sources, lines, weights)
+            item = (seq, Batch(ids, offsets, labels, sources, lines, weights))
         except BaseException as e:
-            item = Failure(e)
+            item = (seq, Failure(e))
         if not put_until_stopped(out, item, stop):
             return
 
@@ -160,18 +169,21 @@ def hash_batches(
     batch_docs: int = BATCH_DOCS,
     prefetch: int = 2,
     remap: np.ndarray | None = None,
+    hashers: int = HASHERS,
 ) -> Iterator[Batch]:
     """Hashed CSR batches of ``batch_docs`` documents, produced by a two-stage pipeline.
 
     A reader thread iterates ``docs`` (file reading, decoding, lowercasing: Python work)
-    and a hasher thread runs the compiled tokenizer/hasher (which releases the GIL) on the
-    prepared batches, so reading, hashing and the caller's own work on earlier batches
-    overlap; bounded queues of ``prefetch`` batches keep memory flat. Batches come out in
-    input order. With ``remap``, bucket ids are translated to model columns (unknown
-    buckets dropped). Errors raised while reading surface here, in the caller's thread.
+    and ``hashers`` threads run the compiled tokenizer/hasher (which releases the GIL) on
+    the prepared batches, so reading, hashing and the caller's own work on earlier batches
+    overlap: the reader is several times faster than one hasher, so a second one takes the
+    time the reader leaves of its core. Bounded queues of ``prefetch`` batches keep memory
+    flat. Batches come out in input order. With ``remap``, bucket ids are translated to
+    model columns (unknown buckets dropped). Errors raised while reading surface here, in
+    the caller's thread.
     """
     prepared: queue.Queue = queue.Queue(maxsize=prefetch)
-    hashed: queue.Queue = queue.Queue(maxsize=prefetch)
+    hashed: queue.Queue = queue.Queue(maxsize=prefetch + hashers)
     stop = threading.Event()
     threads = [
         threading.Thread(
@@ -180,27 +192,45 @@ def hash_batches(
             daemon=True,
             name="nbsvm-reader",
         ),
-        threading.Thread(
-            target=_hasher_stage,
-            args=(prepared, hashed, hasher, remap, stop),
-            daemon=True,
-            name="nbsvm-hasher",
+        *(
+            threading.Thread(
+                target=_hasher_stage,
+                args=(prepared, hashed, hasher, remap, stop),
+                daemon=True,
+                name=f"nbsvm-hasher-{k}",
+            )
+            for k in range(max(1, hashers))
         ),
     ]
     for t in threads:
         t.start()
     try:
-        while True:
-            item = hashed.get()
-            if item is DONE:
-                return
-            if isinstance(item, Failure):
-                raise item.exc
-            yield item
+        yield from _in_order(hashed, len(threads) - 1)
     finally:
         stop.set()
         for t in threads:
             t.join(timeout=5)
+
+
+def _in_order(hashed: queue.Queue, hashers: int) -> Iterator[Batch]:
+    """The batches of ``hashers`` hasher threads in their reader's order, until each has
+    said :data:`DONE`; a failure is raised in its place in that order (after every batch
+    before it). At most one batch per hasher waits here for an earlier one."""
+    waiting: dict[int, Batch | Failure] = {}
+    next_seq, done = 0, 0
+    while done < hashers:
+        item = hashed.get()
+        if item is DONE:
+            done += 1
+            continue
+        seq, batch = item
+        waiting[seq] = batch
+        while next_seq in waiting:
+            found = waiting.pop(next_seq)
+            if isinstance(found, Failure):
+                raise found.exc
+            yield found
+            next_seq += 1
 
 
 def rows_of(batch: Batch, mask: np.ndarray) -> Batch:
