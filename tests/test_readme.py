@@ -73,13 +73,16 @@ def fenced_blocks(text: str):
 
 
 def runnable_blocks():
-    params = []
+    """Every marked block, once: a page that repeats another's block word for word (the
+    README's quickstarts in the guides) runs it once, where it appears first."""
+    params, seen = [], set()
     for doc in DOCS:
         if not doc.exists():
             continue
         for lang, markers, code, line in fenced_blocks(doc.read_text(encoding="utf-8")):
-            if not markers or lang not in ("python", "console"):
+            if not markers or lang not in ("python", "console") or (lang, code) in seen:
                 continue
+            seen.add((lang, code))
             marks = [pytest.mark.skipif(not IMDB.is_dir(), reason="needs data/aclImdb")] \
                 if "requires:imdb" in markers else []
             name = doc.relative_to(REPO).as_posix()
