@@ -9,31 +9,29 @@ NBSVM := $(VENV)/bin/nbsvm
 
 all: test
 
-# --no-compile: pip byte-compiles every installed file otherwise (half of the install's
-# 44 s on a fresh clone); Python compiles the modules a run imports, when it imports them
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
 install: $(VENV)/.installed
 
 $(VENV)/.installed-bench: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-compile -e '.[test,bench]'
+	$(PY) -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
 install-bench: $(VENV)/.installed-bench
 
 # matplotlib for the PNG plots of the reproductions (never a runtime dependency)
 $(VENV)/.installed-plot: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-compile -e '.[test,plot]'
+	$(PY) -m pip install --quiet -e '.[test,plot]'
 	touch $@
 
 install-plot: $(VENV)/.installed-plot
 
 $(VENV)/.installed-fuzz: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-compile -e '.[test,fuzz]'
+	$(PY) -m pip install --quiet -e '.[test,fuzz]'
 	touch $@
 
 install-fuzz: $(VENV)/.installed-fuzz
@@ -126,7 +124,7 @@ bench: install-bench data-imdb
 # the documentation site (mkdocs.yml, docs/): MkDocs + Material + mkdocstrings, the docs extra
 # (never a runtime dependency), built with --strict into site/
 $(VENV)/.installed-docs: $(VENV)/.installed
-	$(PY) -m pip install --quiet --no-compile -e '.[docs]'
+	$(PY) -m pip install --quiet -e '.[docs]'
 	touch $@
 
 docs: $(VENV)/.installed-docs
@@ -136,8 +134,10 @@ docs: $(VENV)/.installed-docs
 # fixtures built once)
 TEST_WORKERS ?= 2
 # the kernels compile once into numba's cache while lint runs (tests/warm_kernels.py), not
-# once per worker
+# once per worker; nbsvm's own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE
+# is set (CI's environment) every CLI process of the tests would compile them from source
 test: install
+	@$(PY) -m compileall -q nbsvm pipelines tests > /dev/null
 	@$(PY) tests/warm_kernels.py & warm=$$!; \
 	$(MAKE) --no-print-directory lint || { kill $$warm; exit 1; }; wait $$warm
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
