@@ -43,6 +43,7 @@ def main() -> None:
     t0 = time.perf_counter()
     if sys.argv[1:] == ["--arrays"]:
         arrays()
+        weighted()
         return
     child = subprocess.Popen([sys.executable, __file__, "--arrays"])
     learners_on_text()
@@ -88,6 +89,21 @@ def tokenizers_and_the_rest() -> None:
     grown.partial_fit(texts[:300], labels[:300], classes=sorted(set(labels)))
     grown.partial_fit(texts[300:], labels[300:])
     explain_text(clf, texts[0])
+
+
+def weighted() -> None:
+    """Document weights (float counts by kept column; a weighted counting lexicon): in the
+    child, which has time to spare beside make lint."""
+    two, many = corpus(400, 2), corpus(400, 4)
+    w = np.linspace(0.0, 2.0, 400)
+    for texts, labels in (two, many):
+        NBSVMClassifier(n_bits=12, epochs=1).fit(texts, labels, sample_weight=w)
+        NBSVMClassifier(n_bits=12, epochs=1, keep_counts=True).fit(texts, labels, sample_weight=w)
+        grown = NBSVMClassifier(n_bits=12)
+        grown.partial_fit(texts, labels, classes=sorted(set(labels)), sample_weight=w)
+    texts, labels = many
+    sets = [[y, "extra"] if i % 3 == 0 else [y] for i, y in enumerate(labels)]
+    NBSVMClassifier(n_bits=12, epochs=1, multilabel=True).fit(texts, sets, sample_weight=w)
 
 
 def arrays() -> None:
