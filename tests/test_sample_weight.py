@@ -367,3 +367,23 @@ def test_auto_calibrate_and_early_stopping_take_weights():
         m = NBSVMClassifier(n_bits=12, seed=1, **kw).fit(texts, labels, sample_weight=weights)
         assert m.backend_learner is None and m.score(texts, labels) > 0.6
         assert m.class_counts_.dtype == np.float64
+
+
+def test_a_class_or_a_corpus_of_weight_zero_is_refused():
+    texts, labels, _ = _corpus(n=60, seed=12)
+    pos_zero = [0.0 if lab == "pos" else 1.0 for lab in labels]
+    for kw in (dict(), dict(keep_counts=True), dict(interpolate="scores", beta=0.5)):
+        with pytest.raises(NBSVMError, match="class 'pos' has only documents of weight 0"):
+            NBSVMClassifier(n_bits=10, min_df=1, **kw).fit(texts, labels, sample_weight=pos_zero)
+    with pytest.raises(NBSVMError, match="every document weighs 0"):
+        NBSVMClassifier(n_bits=10).fit(texts, labels, sample_weight=np.zeros(60))
+
+
+def test_the_prior_of_a_class_not_seen_yet_is_finite():
+    """partial_fit before a class's first document (or with weight 0 for it so far): the
+    NB prior with interpolate='scores' counts it as half a document, not as log(0)."""
+    m = NBSVMClassifier(n_bits=10, interpolate="scores", beta=0.5)
+    m.partial_fit(["good fun", "great"], ["pos", "pos"], classes=["neg", "pos"])
+    assert np.all(np.isfinite(m.decision_function(["good", "bad"])))
+    m.partial_fit(["awful"], ["neg"], sample_weight=[0.25])
+    assert m.log_prior(0) == pytest.approx(np.log(2 / 0.25))

@@ -504,7 +504,18 @@ def start_from_lexicon(model: NBSVMClassifier, lexicon: NBLexicon) -> None:
 
 
 def adopt(model: NBSVMClassifier, columns: Columns) -> None:
-    """Adopt what counting built (:mod:`nbsvm.models.columns`) as the learned state."""
+    """Adopt what counting built (:mod:`nbsvm.models.columns`) as the learned state: a
+    class whose documents all weigh 0 (or data that weigh nothing) is refused, as a class
+    never seen would be: its ratios and prior would be those of no data."""
+    counts = np.asarray(columns.class_counts, dtype=np.float64)
+    if not counts.sum() > 0:
+        raise NBSVMError("every document weighs 0 (--weight-col, sample_weight): nothing to learn")
+    if not model.multilabel and counts.min() <= 0:
+        empty = [c for c, n in zip(columns.classes, counts) if n <= 0]
+        raise NBSVMError(
+            f"class {empty[0]!r} has only documents of weight 0 (--weight-col, "
+            "sample_weight): every class needs a document of weight > 0"
+        )
     model.classes_, model.class_counts_ = Labels(columns.classes), columns.class_counts
     model.n_seen_buckets_ = columns.n_seen_buckets
     model.column_of_, model.linear_ = columns.column_of, columns.linear

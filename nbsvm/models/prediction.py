@@ -117,14 +117,18 @@ def log_prior(model: NBSVMClassifier, k: int) -> float:
     """The body of :meth:`~nbsvm.NBSVMClassifier.log_prior`."""
     counts = model.class_counts_.astype(np.float64)
     weights = class_weights(model) if not model.multilabel else None
+
+    def seen(n: float) -> float:  # a class not seen yet (partial_fit) counts half a document
+        return n if n > 0 else 0.5
+
     if model.n_outputs() == 1:  # both classes weighed, as the learner does
         if weights is not None:
             counts = counts * weights
-        return float(np.log(counts[1] / counts[0]))
+        return float(np.log(seen(counts[1]) / seen(counts[0])))
     # one against the rest: the class weighed, the rest at 1 (as output_weights)
     rest = (model.n_docs_ if model.multilabel else counts.sum()) - counts[k]
     mine = counts[k] * (weights[k] if weights is not None else 1.0)
-    return float(np.log(max(mine, 0.5) / max(rest, 0.5)))
+    return float(np.log(seen(mine) / seen(rest)))
 
 
 def _batches(model: NBSVMClassifier, X) -> Iterator[Batch]:
