@@ -360,6 +360,21 @@ def test_weighted_corrections_equal_partial_fit_with_sample_weight(model_file, t
     assert_same_model(served, offline_models(model_file)[-1], tmp_path)
 
 
+def test_weights_for_a_backend_learner_are_422_and_never_journalled(tmp_path):
+    """A backend learner takes no weights: the request is refused before the journal, so
+    the writer and a later replay never meet it."""
+    texts, labels = corpus(200)
+    path = tmp_path / "pa.npz"
+    NBSVMClassifier(n_bits=12, learner="pa", seed=0).fit(texts, labels).save(path)
+    with app_client(path) as client:
+        r = post(client, {"text": PHRASE, "label": "neg", "weight": 2})
+        assert r.status_code == 422 and "backend learners" in r.text
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    requests, _ = read_journal(journal_path(str(path)))
+    assert list(requests) == [0] and "weights" not in requests[0]
+
+
 def wait_in_process(client, through: int) -> dict:
     deadline = time.monotonic() + 60
     while True:

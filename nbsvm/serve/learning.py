@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
+from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.models import history
 from nbsvm.models.partial import partial_fit
 from nbsvm.serve.journal import Journal, file_sha256, initial_path, journal_path
@@ -170,6 +171,9 @@ class OnlineModel:
         ``weights``: each text's (None: 1 each), as ``partial_fit``'s ``sample_weight``."""
         model = self.registry.get(self.name).model
         check_labels(model, labels)
+        if weights is not None and model.backend_learner is not None:
+            # refused before it is journalled: the writer, and every replay, would fail on it
+            raise NBSVMError(NO_WEIGHTS)
         texts = [valid_unicode(t) for t in texts]  # lone surrogates: U+FFFD, as predict
         chars = sum(map(len, texts))
         if self.failure is not None:
