@@ -425,3 +425,30 @@ def test_an_error_while_reading_or_hashing_surfaces_in_the_caller(hashers, monke
     while threading.active_count() > before and time.monotonic() < deadline:
         time.sleep(0.01)
     assert threading.active_count() == before
+
+
+def test_one_slow_batch_does_not_leave_every_later_one_hashed_in_memory(monkeypatch):
+    """Two hashers, the first batch slow: the other hasher runs at most the window
+    (prefetch + hashers) ahead of the consumer, instead of hashing the whole input while
+    the first batch holds the order back."""
+    import threading
+
+    original, lock, hashed = Hasher.hash_prepared, threading.Lock(), []
+
+    def slow_first(self, buf, starts):
+        with lock:
+            hashed.append(1)
+            first = len(hashed) == 1
+        if first:
+            time.sleep(0.5)
+        return original(self, buf, starts)
+
+    monkeypatch.setattr(Hasher, "hash_prepared", slow_first)
+    docs = (Document("x", f"text {i}", "gen", i + 1) for i in range(400))
+    ahead, lines = [], []
+    for k, batch in enumerate(hash_batches(docs, Hasher(ngrams=1, n_bits=16), batch_docs=10,
+                                           prefetch=2, hashers=2)):
+        ahead.append(len(hashed) - k)                # hashed, not yet handed out
+        lines.append(batch.lines[0])
+    assert lines == [1 + 10 * k for k in range(40)]
+    assert max(ahead) <= 2 + 2 + 1, ahead           # the window, and the batch in hand

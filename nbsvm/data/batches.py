@@ -18,7 +18,7 @@ import numpy as np
 from nbsvm.config import BATCH_DOCS
 from nbsvm.data.translate import translate_in_range
 from nbsvm.errors import NBSVMError
-from nbsvm.io.document import Document
+from nbsvm.io.document import MAX_WEIGHT, WEIGHTS_ARE, Document
 from nbsvm.text.hashing import Hasher
 
 
@@ -64,14 +64,14 @@ def weights_of(docs: list[Document]) -> np.ndarray | None:
 
 
 def check_weights(weights: np.ndarray, batch: Batch | None = None) -> None:
-    """Every weight finite and >= 0, else an error naming the first bad document (its file
+    """Every weight from 0 to ``MAX_WEIGHT``, else an error naming the first bad document (its file
     and line when ``batch`` knows them)."""
-    bad = np.flatnonzero(~(np.isfinite(weights) & (weights >= 0)))
+    bad = np.flatnonzero(~((weights >= 0) & (weights <= MAX_WEIGHT)))  # NaN fails both
     if bad.size:
         i = int(bad[0])
         where = batch.where(i) if batch is not None else {}
         raise NBSVMError(
-            f"document weight {float(weights[i])!r}: weights are finite numbers >= 0",
+            f"document weight {float(weights[i])!r}: {WEIGHTS_ARE}",
             path=where.get("path"),
             line=where.get("line"),
         )
@@ -135,11 +135,41 @@ def put_until_stopped(out: queue.Queue, item: object, stop: threading.Event) -> 
     return False
 
 
+class _Window:
+    """How far the hashers may run ahead of the consumer: batch ``seq`` is hashed only
+    once ``seq < yielded + size``, so that one slow batch does not leave every later one
+    hashed and waiting in memory for it (the oldest batch never waits: no deadlock)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.yielded = size, 0
+        self._moved = threading.Condition()
+
+    def wait_for(self, seq: int, stop: threading.Event) -> bool:
+        """Wait until batch ``seq`` may be hashed (False: stopped first)."""
+        with self._moved:
+            while seq >= self.yielded + self.size:
+                if stop.is_set():
+                    return False
+                self._moved.wait(timeout=0.1)
+        return True
+
+    def advance(self) -> None:
+        with self._moved:
+            self.yielded += 1
+            self._moved.notify_all()
+
+
 def _hasher_stage(
-    source: queue.Queue, out: queue.Queue, hasher: Hasher, remap, stop: threading.Event
+    source: queue.Queue,
+    out: queue.Queue,
+    hasher: Hasher,
+    remap,
+    stop: threading.Event,
+    window: _Window,
 ):
     """Thread body: compiled hashing (GIL released) of the reader's prepared batches, as
-    ``(number, batch)``; :data:`DONE` is handed on to the other hashers and to ``out``."""
+    ``(number, batch)``, within ``window`` of the consumer; :data:`DONE` is handed on to
+    the other hashers and to ``out``."""
     while not stop.is_set():
         try:
             item = source.get(timeout=0.1)
@@ -151,6 +181,8 @@ def _hasher_stage(
             put_until_stopped(out, item, stop)
             return
         seq = item[0]
+        if not window.wait_for(seq, stop):
+            return
         try:
             labels, sources, lines, weights, (buf, starts) = item[1]
             ids, offsets = hasher.hash_prepared(buf, starts)
@@ -185,6 +217,7 @@ def hash_batches(
     prepared: queue.Queue = queue.Queue(maxsize=prefetch)
     hashed: queue.Queue = queue.Queue(maxsize=prefetch + hashers)
     stop = threading.Event()
+    window = _Window(prefetch + hashers)
     threads = [
         threading.Thread(
             target=_reader,
@@ -195,7 +228,7 @@ def hash_batches(
         *(
             threading.Thread(
                 target=_hasher_stage,
-                args=(prepared, hashed, hasher, remap, stop),
+                args=(prepared, hashed, hasher, remap, stop, window),
                 daemon=True,
                 name=f"nbsvm-hasher-{k}",
             )
@@ -205,17 +238,17 @@ def hash_batches(
     for t in threads:
         t.start()
     try:
-        yield from _in_order(hashed, len(threads) - 1)
+        yield from _in_order(hashed, len(threads) - 1, window)
     finally:
         stop.set()
         for t in threads:
             t.join(timeout=5)
 
 
-def _in_order(hashed: queue.Queue, hashers: int) -> Iterator[Batch]:
+def _in_order(hashed: queue.Queue, hashers: int, window: _Window) -> Iterator[Batch]:
     """The batches of ``hashers`` hasher threads in their reader's order, until each has
     said :data:`DONE`; a failure is raised in its place in that order (after every batch
-    before it). At most one batch per hasher waits here for an earlier one."""
+    before it). At most ``window.size`` batches wait here for an earlier one."""
     waiting: dict[int, Batch | Failure] = {}
     next_seq, done = 0, 0
     while done < hashers:
@@ -229,6 +262,7 @@ def _in_order(hashed: queue.Queue, hashers: int) -> Iterator[Batch]:
             found = waiting.pop(next_seq)
             if isinstance(found, Failure):
                 raise found.exc
+            window.advance()
             yield found
             next_seq += 1
 
