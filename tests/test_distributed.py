@@ -91,6 +91,18 @@ def test_parameter_mixing_matches_local_training(client, shards):
     assert np.array_equal(dist.ratios_, local.ratios_)        # the same lexicon and columns
 
 
+def test_a_weighted_lexicon_on_dask_counts_documents_not_weights(client, shards):
+    """--lexicon from `nbsvm lexicon --weight-col`: its class totals are sums of weights,
+    the model's documents are the documents the workers read."""
+    parts, everything, _ = shards
+    hasher = NBSVMClassifier(**SETTINGS).validate()
+    halves = (d._replace(weight=0.5) for d in read_inputs([everything]))
+    lex = build_lexicon(halves, hasher)
+    assert lex.weighted and lex.class_counts_.sum() == 1000 and lex.n_docs_ == 2000
+    dist = D.fit(client, parts, NBSVMClassifier(**{**SETTINGS, "epochs": 1}), lexicon_=lex)
+    assert dist.n_docs_ == 2000 and dist.weight_sum_ == 2000.0
+
+
 def test_distributed_eval_and_predict_equal_local(client, shards, tmp_path):
     parts, everything, test = shards
     clf = NBSVMClassifier(**SETTINGS).fit_documents(read_inputs([everything]))

@@ -51,6 +51,10 @@ def test_weight_k_counts_as_the_document_k_times(task):
     assert weighted.n_seen_buckets_ == copies.n_seen_buckets_
     # a weight of 0 leaves a document out of the counts, but it is still read
     assert weighted.n_docs_ == len(texts) and copies.n_docs_ == int(weights.sum())
+    assert weighted.weight_sum_ == copies.weight_sum_ == weights.sum()
+    # the NB prior (interpolate='scores'): a multi-label document is one in the total
+    for k in range(weighted.n_outputs()):
+        assert weighted.log_prior(k) == pytest.approx(copies.log_prior(k), rel=1e-12)
 
 
 def test_fractional_weights_scale_the_counts_and_survive_a_save(tmp_path):
@@ -62,6 +66,7 @@ def test_fractional_weights_scale_the_counts_and_survive_a_save(tmp_path):
     half.save(tmp_path / "m.npz")
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     assert back.class_counts_.tolist() == half.class_counts_.tolist()
+    assert back.weight_sum_ == half.weight_sum_ == weights.sum() / 2
     assert np.array_equal(back.decision_function(texts), half.decision_function(texts))
 
 
@@ -162,7 +167,10 @@ def test_bad_weights_are_refused_with_what_is_allowed():
     texts, labels, _ = _corpus(n=20)
     for bad, says in (([1.0] * 3, "one weight per document, 20"),
                       ([-1.0] * 20, "sample_weight[0] is -1.0"),
-                      ([float("nan")] * 20, "finite numbers >= 0"),
+                      ([float("nan")] * 20, "numbers from 0 to 1e9"),
+                      # beyond 1e9 the steps and sums leave float range (1e200: inf model)
+                      ([1e200] * 20, "sample_weight[0] is 1e+200: weights are numbers from"),
+                      ([2e9] * 20, "sample_weight[0] is 2000000000.0"),
                       (["heavy"] * 20, "numbers")):
         with pytest.raises(NBSVMError, match=re.escape(says)):
             NBSVMClassifier(n_bits=10).fit(texts, labels, sample_weight=bad)
@@ -252,8 +260,9 @@ def test_every_table_format_reads_its_weight_column(tmp_path):
 
 
 def test_bad_weights_name_the_file_and_line(tmp_path):
-    for value, says in (("-1", "-1.0: weights are finite numbers >= 0"), ("", "no weight"),
-                        ("heavy", "'heavy', not a number"), ("inf", "inf")):
+    for value, says in (("-1", "-1.0: weights are numbers from 0 to 1e9"), ("", "no weight"),
+                        ("heavy", "'heavy', not a number"), ("inf", "inf"),
+                        ("1e308", "1e+308: weights are numbers from 0 to 1e9")):
         (tmp_path / "a.csv").write_text(f"label,text,w\npos,good,1\nneg,bad,{value}\n")
         with pytest.raises(NBSVMError, match=re.escape(says)) as e:
             _read(tmp_path / "a.csv")
@@ -387,3 +396,51 @@ def test_the_prior_of_a_class_not_seen_yet_is_finite():
     assert np.all(np.isfinite(m.decision_function(["good", "bad"])))
     m.partial_fit(["awful"], ["neg"], sample_weight=[0.25])
     assert m.log_prior(0) == pytest.approx(np.log(2 / 0.25))
+
+
+def test_weights_below_one_balance_and_calibrate_as_their_multiples():
+    """Weights are a scale: 'balanced' class weights and the rare-class share that
+    calibrate='auto' reads are the same for w and w / 1000 (counts under 1 were clamped
+    to 1, and the share divided by max(1, int(total)))."""
+    from nbsvm.models.calibrate import needs_calibration
+    from nbsvm.models.learner_setup import class_weights
+
+    texts, labels, weights = _corpus(n=400, seed=13)
+    weights[np.array(labels) == "pos"] *= 0.05          # a rare class by weight
+    fitted = []
+    for scale in (1.0, 1e-3):
+        m = NBSVMClassifier(n_bits=10, class_weight="balanced", calibrate="auto", epochs=1)
+        fitted.append(m.fit(texts, labels, sample_weight=weights * scale))
+    big, small = fitted
+    assert np.allclose(small.class_counts_, big.class_counts_ * 1e-3)
+    assert np.allclose(class_weights(small), class_weights(big))
+    counts = big.class_counts_
+    assert np.allclose(class_weights(big), counts.sum() / (2 * counts))  # scikit-learn's form
+    for m in fitted:             # the share as if trained on enough documents to calibrate
+        m.n_docs_ = 10**6
+    assert needs_calibration(small) == needs_calibration(big) is not None
+
+
+def test_info_and_lexicon_count_documents_and_weights_apart(tmp_path):
+    import json
+
+    texts, labels, weights = _corpus(n=120, seed=14)
+    weights[:10] = 0.5
+    (tmp_path / "w.jsonl").write_text("".join(
+        f'{{"label": "{lab}", "text": "{t}", "w": {k}}}\n'
+        for lab, t, k in zip(labels, texts, weights)))
+    done = nbsvm(["lexicon", tmp_path / "w.jsonl", "-o", tmp_path / "w.npz", "--weight-col",
+                  "w", "--n-bits", "12", "--json"])
+    summary = json.loads(done.stdout)
+    n_seen = int(np.count_nonzero(weights))            # documents of weight 0 count nowhere
+    assert summary["documents"] == n_seen and summary["weight"] == pytest.approx(weights.sum())
+    info = json.loads(nbsvm(["info", tmp_path / "w.npz", "--json"]).stdout)
+    assert info["training"]["n_docs"] == n_seen
+    assert info["training"]["weight_sum"] == pytest.approx(weights.sum())
+    printed = nbsvm(["info", tmp_path / "w.npz"]).stdout
+    assert re.search(rf"documents:\s+{n_seen}\b", printed), printed
+    m = NBSVMClassifier(n_bits=12).fit(texts, labels, sample_weight=weights)
+    m.save(tmp_path / "m.npz")
+    info = json.loads(nbsvm(["info", tmp_path / "m.npz", "--json"]).stdout)
+    assert info["training"]["n_docs"] == 120
+    assert info["training"]["weight_sum"] == pytest.approx(weights.sum())

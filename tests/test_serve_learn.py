@@ -338,12 +338,14 @@ def test_labels_partial_fit_would_refuse_are_422_and_never_journalled(model_file
 
 def test_weighted_corrections_equal_partial_fit_with_sample_weight(model_file, tmp_path):
     """POST /learn's weights reach the counts and the steps as partial_fit's sample_weight;
-    a weight that is not a finite number >= 0, or a count that does not match, is 422."""
+    a weight that is not a number from 0 to 1e9, or a count that does not match, is 422."""
     with app_client(model_file) as client:
         for body in ({"text": PHRASE, "label": "neg", "weight": -1},
                      {"texts": [PHRASE, PHRASE], "labels": ["neg", "neg"], "weights": [1]},
                      {"texts": [PHRASE], "labels": ["neg"], "weight": 2},
-                     {"text": PHRASE, "label": "neg", "weight": "heavy"}):
+                     {"text": PHRASE, "label": "neg", "weight": "heavy"},
+                     {"text": PHRASE, "label": "neg", "weight": 1e300},
+                     {"texts": [PHRASE], "labels": ["neg"], "weights": [2e9]}):
             assert post(client, body).status_code == 422, body
         r = client.post("/models/m/learn", headers=AUTH,
                         content=b'{"text": "x", "label": "neg", "weight": Infinity}')

@@ -61,6 +61,14 @@ def _int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
+def _sum(v) -> float | None:
+    """The sum of a list of numbers, else None."""
+    ok = isinstance(v, list) and all(
+        isinstance(x, (int, float)) and not isinstance(x, bool) for x in v
+    )
+    return float(sum(v)) if ok else None
+
+
 def _dict(v) -> dict:
     """``v`` when it is a dict (a header's section), else an empty one."""
     return v if isinstance(v, dict) else {}
@@ -171,6 +179,8 @@ def _describe_model(info: dict, header: dict, arrays: dict) -> None:
         "n_docs": header.get("n_docs"),
         "seen_buckets": header.get("n_seen_buckets"),
     }
+    if header.get("weight_sum", header.get("n_docs")) != header.get("n_docs"):
+        info["training"]["weight_sum"] = header.get("weight_sum")
     # load reads the arrays, then keeps a learner (W float32 per column and output: 3
     # with AdaGrad, 2 with SGD) and a bucket -> column map of 2**n_bits int32
     width = row_width("adagrad" if _shape(arrays, "adagrad_sq", 0) is not None else "sgd")
@@ -193,8 +203,12 @@ def _describe_lexicon(info: dict, header: dict, arrays: dict) -> None:
     info["settings"] = {"alpha": header.get("alpha")}
     stored = _shape(arrays, "buckets", 0)
     sizes["stored_buckets"] = stored
-    total = sum(c for c in counts if _int(c) is not None) if isinstance(counts, list) else None
-    info["training"] = {"n_docs": total, "seen_buckets": stored}
+    info["training"] = {"n_docs": None, "seen_buckets": stored}
+    if header.get("weighted") is True:  # class counts are sums of weights
+        info["training"]["n_docs"] = _int(header.get("n_docs"))
+        info["training"]["weight_sum"] = _sum(counts)
+    elif isinstance(counts, list):
+        info["training"]["n_docs"] = sum(c for c in counts if _int(c) is not None)
     if n_bits is not None and isinstance(classes, list):
         # load spreads the counts over a dense (classes, 2**n_bits) int32 table
         sizes["memory_to_load"] = info["array_bytes"] + 4 * len(classes) * (1 << n_bits)
@@ -266,6 +280,7 @@ def _flat(d: dict, prefix: str = "") -> list[str]:
 
 LABELS = {
     "n_docs": "documents",
+    "weight_sum": "summed weights",
     "seen_buckets": "buckets seen in training",
     "n_examples": "examples",
     "n_features": "features",

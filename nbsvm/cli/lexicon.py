@@ -69,7 +69,8 @@ def lexicon_command(
             return
         echo_kv(
             {
-                "documents": lex.class_counts_.sum().item(),
+                "documents": f"{lex.n_docs_:,}",
+                **({"weight": f"{lex.class_counts_.sum():g}"} if lex.weighted else {}),
                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(lex.classes_, lex.class_counts_)),
                 "buckets seen": f"{lex.n_seen_:,} of {1 << hasher.n_bits:,}",
                 "lexicon seconds": f"{elapsed:.2f}",
@@ -89,7 +90,8 @@ def _count_on_dask(inputs, hasher, alpha: float, reader: dict, dask):
 def _json_summary(lex, hasher, alpha: float, docs, elapsed: float, output: str) -> dict:
     """``--json``: what was counted, with which settings, and where it is saved."""
     return {
-        "documents": lex.class_counts_.sum().item(),
+        "documents": lex.n_docs_,
+        "weight": lex.class_counts_.sum().item() if lex.weighted else None,
         "classes": {c: n.item() for c, n in zip(lex.classes_, lex.class_counts_)},
         "buckets_seen": lex.n_seen_,
         "n_buckets": 1 << hasher.n_bits,

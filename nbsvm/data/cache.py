@@ -70,6 +70,7 @@ class CacheWriter:
         self.n_ids = 0
         self.max_id = -1  # ids are checked against max_id + 1 when read back
         self.weighted = False  # some document weighs other than 1
+        self.weight_sum = 0.0  # the documents' weights summed (n_docs when unweighted)
 
     @property
     def keep_existing(self) -> bool:
@@ -105,6 +106,7 @@ class CacheWriter:
             check_weights(batch.weights, batch)
             self._out.write("weights.f64", batch.weights)
             self.weighted = self.weighted or bool(np.any(batch.weights != 1.0))
+        self.weight_sum += len(batch) if batch.weights is None else float(batch.weights.sum())
         self.n_docs += len(batch)
         self.n_ids += int(batch.offsets[-1])
         return codes
@@ -124,6 +126,7 @@ class CacheWriter:
             hasher=self.hasher.settings(),
             id_limit=self.max_id + 1,
             weighted=self.weighted,
+            weight_sum=self.weight_sum,
         )
         self._out.publish(meta)  # False: another run's identical cache is used
         return FeatureCache(self.folder)
@@ -157,6 +160,7 @@ class FeatureCache:
             # ids are below id_limit (the writer's largest id + 1; 2**n_bits if unknown)
             self.id_limit = int(meta.get("id_limit", 1 << self.hasher.n_bits))
             self.weighted = bool(meta.get("weighted", False))  # else weights.f64 is unread
+            self.weight_sum = float(meta.get("weight_sum", self.n_docs))
         except (
             OSError,
             ValueError,
@@ -167,7 +171,12 @@ class FeatureCache:
             NBSVMError,
         ) as e:
             raise NBSVMError(f"unusable feature cache ({e})", path=str(self.folder)) from None
-        if self.n_docs < 0 or self.n_ids < 0 or not 0 <= self.id_limit <= (1 << self.hasher.n_bits):
+        if (
+            self.n_docs < 0
+            or self.n_ids < 0
+            or not 0 <= self.id_limit <= (1 << self.hasher.n_bits)
+            or not 0 <= self.weight_sum < float("inf")
+        ):
             raise NBSVMError("corrupted feature cache (meta.json)", path=str(self.folder))
         self._checked: set = set()  # blocks (doc ranges) whose ids and codes were checked
         self._files = ArrayReader(

@@ -8,7 +8,6 @@ documents and errors.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -39,22 +38,29 @@ class Document(NamedTuple):
     weight: float = 1.0
 
 
+#: The largest document weight. Beyond it a document's steps and the summed counts leave
+#: float range (a weight of 1e200 gave a model of inf and NaN).
+MAX_WEIGHT = 1e9
+#: What a weight may be, as the errors say it.
+WEIGHTS_ARE = "weights are numbers from 0 to 1e9"
+
+
 def weight_of(value: object) -> tuple[float, str | None]:
     """``(weight, problem)`` of a weight field (``--weight-col``): a number or a number's
-    text, finite and >= 0; ``problem`` a sentence when it is not one (weight 1 then).
+    text, from 0 to :data:`MAX_WEIGHT`; ``problem`` a sentence when it is not one (weight 1 then).
 
     >>> weight_of("2.5"), weight_of(0), weight_of("-1")[1]
-    ((2.5, None), (0.0, None), 'the weight is -1.0: weights are finite numbers >= 0')
+    ((2.5, None), (0.0, None), 'the weight is -1.0: weights are numbers from 0 to 1e9')
     """
     if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
-        return 1.0, "no weight (weights are finite numbers >= 0)"
+        return 1.0, f"no weight ({WEIGHTS_ARE})"
     try:
         weight = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."
         return 1.0, f"the weight is {shown}, not a number"
-    if not (math.isfinite(weight) and weight >= 0):
-        return 1.0, f"the weight is {weight!r}: weights are finite numbers >= 0"
+    if not 0 <= weight <= MAX_WEIGHT:  # NaN fails both
+        return 1.0, f"the weight is {weight!r}: {WEIGHTS_ARE}"
     return weight, None
 
 

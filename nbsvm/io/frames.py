@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.document import MAX_WEIGHT, WEIGHTS_ARE
 from nbsvm.io.formats import COLUMN_SEPARATOR
 
 
@@ -69,7 +70,7 @@ def texts_and_labels(
 
 def sample_weights(sample_weight: Any, n: int) -> list[float]:
     """``sample_weight`` (None, a number or a sequence of ``n``) as ``n`` floats, each
-    finite and >= 0 (scikit-learn's ``sample_weight``; None: every document weighs 1)."""
+    from 0 to :data:`~nbsvm.io.document.MAX_WEIGHT` (scikit-learn's ``sample_weight``; None: every document weighs 1)."""
     if sample_weight is None:
         return [1.0] * n
     try:
@@ -82,10 +83,8 @@ def sample_weights(sample_weight: Any, n: int) -> list[float]:
         raise NBSVMError(
             f"sample_weight has shape {weights.shape}: one weight per document, {n} in all"
         )
-    bad = np.flatnonzero(~(np.isfinite(weights) & (weights >= 0)))
+    bad = np.flatnonzero(~((weights >= 0) & (weights <= MAX_WEIGHT)))  # NaN fails both
     if bad.size:
         i = int(bad[0])
-        raise NBSVMError(
-            f"sample_weight[{i}] is {float(weights[i])!r}: weights are finite numbers >= 0"
-        )
+        raise NBSVMError(f"sample_weight[{i}] is {float(weights[i])!r}: {WEIGHTS_ARE}")
     return weights.tolist()

@@ -80,6 +80,7 @@ class NBLexicon:
             self._pairs: PairCounts | None = PairCounts() if store is None else None
             self._docs_store = np.zeros(2, dtype=np.int64)
             self._df: PairCounts | None = None  # weighted: documents per bucket
+            self._weighted_docs = 0  # weighted: documents of weight > 0 (else class totals)
 
     @classmethod
     def counting_in(
@@ -98,10 +99,11 @@ class NBLexicon:
         alpha: float,
         by_label: dict,
         df: tuple[np.ndarray, np.ndarray] | None = None,
+        n_docs: int = 0,
     ) -> NBLexicon:
         """A lexicon from ``{label: (documents, buckets, counts)}`` (as :meth:`label_counts`
         returns; buckets sorted and distinct); ``df``: a weighted lexicon's documents per
-        bucket, ``(buckets, counts)``."""
+        bucket, ``(buckets, counts)``, and ``n_docs`` its documents (:attr:`n_docs_`)."""
         lexicon = cls(hasher, alpha=alpha)
         lexicon._init_state()
         if df is not None:
@@ -109,6 +111,7 @@ class NBLexicon:
             lexicon._docs_store = lexicon._docs_store.astype(np.float64)
             lexicon._df = PairCounts()
             lexicon._df.add_counts(df[0], 0, df[1])
+            lexicon._weighted_docs = int(n_docs)
         for label in sorted(by_label):
             k = lexicon.code_of(label)
             n, idx, cnt = by_label[label]
@@ -208,6 +211,7 @@ class NBLexicon:
             self._to_pairs()
         pairs = cast(PairCounts, self._pairs)
         self._df = pairs.bucket_sums()
+        self._weighted_docs = int(self._docs_store.sum())
         pairs.to_weighted()
         self._docs_store = self._docs_store.astype(np.float64)
 
@@ -223,6 +227,7 @@ class NBLexicon:
         cast(PairCounts, self._pairs).add(ids, offsets, codes, weights)
         cast(PairCounts, self._df).add(ids, offsets, np.zeros(len(codes), dtype=np.int32))
         np.add.at(self._docs_store, codes, weights)
+        self._weighted_docs += len(codes)
 
     def document_counts(self) -> np.ndarray:
         """A weighted lexicon's documents (of weight > 0) per bucket, aligned with the
@@ -258,8 +263,15 @@ class NBLexicon:
 
     @property
     def class_counts_(self) -> np.ndarray:
-        """Documents per class, in the order of ``classes_``."""
+        """Documents per class, in the order of ``classes_`` (weighted: their weights
+        summed)."""
         return self._docs[self._order()].copy()
+
+    @property
+    def n_docs_(self) -> int:
+        """Documents counted (weighted: those of weight > 0)."""
+        self._check_fitted()
+        return self._weighted_docs if self.weighted else int(self._docs.sum())
 
     def _order(self) -> list[int]:
         return [self._labels.index(c) for c in self.classes_]
@@ -290,7 +302,9 @@ class NBLexicon:
         df = None
         if self.weighted:
             df = (self.compact()[0], self.document_counts())
-        return NBLexicon.from_label_counts(self.hasher, self.alpha, self.label_counts(), df)
+        return NBLexicon.from_label_counts(
+            self.hasher, self.alpha, self.label_counts(), df, self.n_docs_ if df is not None else 0
+        )
 
     def counts(self) -> np.ndarray:
         """Binarized bucket counts, dense, shape ``(n_classes, 2**n_bits)``, rows in
@@ -359,7 +373,7 @@ class NBLexicon:
             alpha=self.alpha,
             classes=self.classes_,
             class_counts=self.class_counts_.tolist(),
-            **({"weighted": True} if self.weighted else {}),
+            **({"weighted": True, "n_docs": self.n_docs_} if self.weighted else {}),
         )
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -398,6 +412,7 @@ class NBLexicon:
             classes = [str(c) for c in header["classes"]]
             weighted = header.get("weighted", False) is True
             docs = [float(x) if weighted else int(x) for x in header["class_counts"]]
+            n_docs = int(header["n_docs"]) if weighted else 0
             if buckets is None or counts is None or (weighted and df is None):
                 raise KeyError("buckets or counts")
             ok = (
@@ -430,7 +445,10 @@ class NBLexicon:
             else "negative counts"
             if (counts.size and not counts.min() >= 0)
             or min(docs, default=0) < 0
+            or n_docs < 0
             or (df is not None and df.size and df.min() < 0)
+            else "counts that are not finite"
+            if not (np.isfinite(counts).all() and np.isfinite(docs).all())
             else f"repeated class names {classes}"
             if len(set(classes)) != len(classes)
             else "classes must be a list of strings"
@@ -446,4 +464,4 @@ class NBLexicon:
             raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
         by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
         df_pair = (buckets, df) if weighted and df is not None else None
-        return cls.from_label_counts(hasher, float(alpha), by_label, df_pair)
+        return cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)

@@ -212,7 +212,7 @@ class ColumnBuilder:
             column_map=not dense,
             by_column=False,
         )
-        check_fit_memory(needed + held * counts.shape[1] * 4, self.max_memory)
+        check_fit_memory(needed + held * counts.shape[1] * counts.itemsize, self.max_memory)
         learner = new_linear(model, classes, n_columns)
         if dense:
             column_of = None  # columns are buckets
@@ -285,8 +285,13 @@ class ColumnBuilder:
             model.setting("optimizer", classes),
             n_columns=n_kept,
             n_classes=len(classes),
+            by_column=not cache.weighted,
         )
-        check_fit_memory(needed + (4 * n_kept if model.multilabel else 0), self.max_memory)
+        if cache.weighted:  # sums of weights, float64, beside the learner (and kept_df)
+            needed += 8 * n_kept * (len(classes) + model.multilabel)
+        elif model.multilabel:  # kept_df
+            needed += 4 * n_kept
+        check_fit_memory(needed, self.max_memory)
 
         def columns(k):
             kernels.df_to_columns(
@@ -373,13 +378,18 @@ class ColumnBuilder:
         and its total of distinct buckets (rows: the cache's codes in their order, or the
         labels with ``set_rows``; see :func:`~nbsvm.lexicon._kernels.count_columns`)."""
         n_kept = learner.n_features
-        if cache.n_docs < 1 << 24 and n_rows == learner.n_outputs and not learner.values_only:
+        if (
+            cache.n_docs < 1 << 24
+            and n_rows == learner.n_outputs
+            and not learner.values_only
+            and not cache.weighted
+        ):
             # counted in the weights' field, as float32 (exact below 2**24 documents); the
             # caller zeroes it once the ratios are computed: no memory of their own (a
             # backend learner's values-only state has no such field: counts of their own,
             # freed before its weights are allocated)
             counts = learner.S_[:, :, 1]
-        else:  # weighted documents count their weights
+        else:  # weighted documents sum their weights in float64
             counts = np.zeros((n_rows, n_kept), dtype=np.float64 if cache.weighted else np.int32)
         docs = np.zeros(n_rows, dtype=np.float64 if cache.weighted else np.int64)
         id_totals = np.zeros(n_rows)

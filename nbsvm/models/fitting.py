@@ -118,7 +118,7 @@ class Fit:
             if first_epoch == 1:
                 notify({"stage": "lexicon done", "docs": cache.n_docs})
                 self.timings["lexicon_s"] = time.perf_counter() - self.t0
-            model.n_docs_ = cache.n_docs
+            model.n_docs_, model.weight_sum_ = cache.n_docs, cache.weight_sum
             self.timings["cache_ngrams"] = int(cache.n_ids)  # what the epochs stream
             self.timings["cache_bytes"] = cache.nbytes
             positive = targets_in(model, cache)

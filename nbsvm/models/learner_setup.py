@@ -32,7 +32,12 @@ def class_weights(model: NBSVMClassifier) -> np.ndarray | None:
     classes = list(model.classes_)
     if isinstance(cw, str):  # "balanced" (validate allows nothing else)
         counts = np.asarray(model.class_counts_, dtype=np.float64)
-        return counts.sum() / (len(classes) * np.maximum(counts, 1.0))
+        # counts are sums of weights, which may be below 1: only an empty class (no
+        # document to weigh) is left at 1
+        weights = np.ones(len(classes))
+        seen = counts > 0
+        weights[seen] = counts.sum() / (len(classes) * counts[seen])
+        return weights
     unknown = sorted(set(map(str, cw)) - set(classes))
     if unknown:
         raise NBSVMError(

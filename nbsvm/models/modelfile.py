@@ -52,6 +52,7 @@ def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
         bad(f"repeated class names {clf.classes_}")
     if (
         clf.n_docs_ < 0
+        or not 0 <= clf.weight_sum_ < float("inf")
         or np.any(clf.class_counts_ < 0)
         or not 0 <= clf.n_seen_buckets_ <= (1 << clf.hasher_.n_bits)
     ):
@@ -147,6 +148,7 @@ def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
         # documents per class, or their summed weights when trained with weights
         class_counts=[c.item() for c in np.asarray(clf.class_counts_)],
         n_docs=int(clf.n_docs_),
+        weight_sum=float(clf.weight_sum_),
         n_seen_buckets=int(clf.n_seen_buckets_),
         mean_abs_coef=[float(x) for x in clf.mean_abs_coef_],
     )
@@ -390,6 +392,7 @@ def _model_from_header(cls, header: dict, arrays: dict, path):
         clf.class_counts_ = np.asarray(counts, dtype=np.float64 if weighted else np.int64)
         clf.class_counts_ = clf.class_counts_.reshape(-1)
         clf.n_docs_ = int(header["n_docs"])
+        clf.weight_sum_ = float(header.get("weight_sum", clf.n_docs_))
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
         _load_records(clf, header)

@@ -288,6 +288,7 @@ class NBSVMClassifier(Params):
         classes_: Labels
         class_counts_: np.ndarray
         n_docs_: int
+        weight_sum_: float
         hasher_: Hasher
         linear_: LinearSGD
         column_of_: np.ndarray | None

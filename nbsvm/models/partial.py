@@ -109,6 +109,7 @@ def partial_fit(
         else:
             model.linear_.epoch(batch.ids, batch.offsets, codes, order, positive, batch.weights)
     model.n_docs_ += len(docs)
+    model.weight_sum_ += float(sum(weights))
     model.mean_abs_coef_ = model.linear_.mean_abs_coef()
     return model
 
@@ -132,6 +133,7 @@ def _start(model, hasher, classes) -> None:
         for c in classes:  # codes in classes_ order
             model.lexicon_.code_of(c)
     model.classes_, model.hasher_, model.n_docs_ = Labels(classes), hasher, 0
+    model.weight_sum_ = 0.0
     model.class_counts_ = np.zeros(len(classes), dtype=np.int64)
     model.n_seen_buckets_ = 0
     model.column_of_ = None  # growing lexicon: columns are buckets

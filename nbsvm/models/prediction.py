@@ -126,7 +126,8 @@ def log_prior(model: NBSVMClassifier, k: int) -> float:
             counts = counts * weights
         return float(np.log(seen(counts[1]) / seen(counts[0])))
     # one against the rest: the class weighed, the rest at 1 (as output_weights)
-    rest = (model.n_docs_ if model.multilabel else counts.sum()) - counts[k]
+    # multi-label: a document counts once in the total, under each of its labels
+    rest = (model.weight_sum_ if model.multilabel else counts.sum()) - counts[k]
     mine = counts[k] * (weights[k] if weights is not None else 1.0)
     return float(np.log(seen(mine) / seen(rest)))
 

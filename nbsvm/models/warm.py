@@ -114,6 +114,7 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     warm = {"source": source, "keep": True}
     Fit(model, lexicon, run.callback, run.max_memory, warm=warm).run(reread())
     model.n_docs_ = int(source.n_docs_) + int(corpus["documents"])
+    model.weight_sum_ += float(source.weight_sum_)  # (after Fit: the new documents')
     model.history_ = [dict(e) for e in source.__dict__.get("history_", [])]
     history.record(model, "continue", int(corpus["documents"]))
     label_values = getattr(source, "_label_values", None)

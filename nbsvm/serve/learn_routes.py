@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import FastAPI, Header, HTTPException
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from nbsvm.io.document import MAX_WEIGHT
 from nbsvm.serve.learning import LearnSettings, OnlineModel
 
 if TYPE_CHECKING:
     from nbsvm.serve.registry import ModelRegistry
 
 
-#: A document's weight: a finite number >= 0 (a weight of k counts as k copies).
-Weight = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: A document's weight: a number from 0 to MAX_WEIGHT (a weight of k counts as k copies).
+Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False)]
 
 
 class LearnRequest(BaseModel):

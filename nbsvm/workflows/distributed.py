@@ -195,11 +195,12 @@ def fit(
         )
     clf.forget()
     start_from_lexicon(clf, lex)
-    notify({"stage": "lexicon done", "docs": int(lex.class_counts_.sum())})
+    notify({"stage": "lexicon done", "docs": lex.n_docs_})
     timings = {"lexicon_s": time.perf_counter() - t0}
     _start_learner(client, shards, clf, reader, notify)
     epochs = clf.setting("epochs")
     shared: dict = {"remap": None}
+    n = 0
     for epoch in range(1, epochs + 1):
         n, loss_sum = _epoch_with_retries(client, shards, clf, reader, shared, epoch, notify)
         notify(
@@ -212,7 +213,7 @@ def fit(
                 "loss": loss_sum / n,
             }
         )
-    clf.n_docs_ = int(lex.class_counts_.sum())
+    clf.n_docs_, clf.weight_sum_ = n, float(n)  # every document weighs 1 on Dask
     clf.mean_abs_coef_ = clf.linear_.mean_abs_coef()
     clf.ngram_map_ = {}
     timings["train_s"] = time.perf_counter() - t0 - timings["lexicon_s"]
