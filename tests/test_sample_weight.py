@@ -444,3 +444,26 @@ def test_info_and_lexicon_count_documents_and_weights_apart(tmp_path):
     info = json.loads(nbsvm(["info", tmp_path / "m.npz", "--json"]).stdout)
     assert info["training"]["n_docs"] == 120
     assert info["training"]["weight_sum"] == pytest.approx(weights.sum())
+
+
+def test_the_held_out_accuracy_of_early_stopping_counts_the_weights(tmp_path):
+    """As scikit-learn's validation score with sample weights: a held-out document of
+    weight 0 does not count, one of weight 3 counts three times."""
+    from nbsvm.data.batches import hash_batches
+    from nbsvm.data.cache import CacheWriter
+    from nbsvm.evaluation.heldout import accuracy_now
+    from nbsvm.io.document import Document
+
+    texts, labels, weights = _corpus(n=300, seed=15)
+    model = NBSVMClassifier(n_bits=12, epochs=1, seed=1).fit(texts[:200], labels[:200])
+    held = [Document(lab, t, "<held>", i + 1, w)
+            for i, (t, lab, w) in enumerate(zip(texts[200:], labels[200:], weights[200:]))]
+    with CacheWriter(tmp_path / "valid", model.hasher_) as writer:
+        for batch in hash_batches(held, model.hasher_, batch_docs=32, remap=model.column_of_):
+            writer.add(batch)
+        cache = writer.close()
+    right = model.predict(texts[200:]) == np.array(labels[200:])
+    weighted = np.average(right, weights=weights[200:])
+    assert accuracy_now(model, cache, columns=True) == pytest.approx(weighted, rel=1e-12)
+    assert abs(weighted - right.mean()) > 1e-3           # the weights do change it here
+    cache.close()

@@ -105,7 +105,8 @@ class _Counted:
 
 def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> float:
     """Accuracy on ``cache`` of a model between two epochs, leaving its state as it is (the
-    learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would)."""
+    learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would); weighted
+    documents count their weights (a multi-label model's micro-F1 counts each once)."""
     from nbsvm.learners.kernels import table
 
     before = model.__dict__.get("mean_abs_coef_")
@@ -118,7 +119,14 @@ def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> 
             ]
         )
     try:
-        return headline(evaluate_cache(model, cache, columns=columns))
+        if not cache.weighted or model.multilabel:
+            return headline(evaluate_cache(model, cache, columns=columns))
+        # weighted documents count their weights, as scikit-learn's validation score
+        correct: list = []
+        evaluate_cache(model, cache, columns=columns, correct_out=correct)
+        weights = cache.weights(0, cache.n_docs)
+        right = float(np.dot(weights, np.concatenate(correct)))
+        return right / float(weights.sum()) if weights.sum() > 0 else 0.0
     finally:
         if before is None:
             model.__dict__.pop("mean_abs_coef_", None)
