@@ -124,7 +124,7 @@ def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> 
         # weighted documents count their weights, as scikit-learn's validation score
         correct: list = []
         evaluate_cache(model, cache, columns=columns, correct_out=correct)
-        weights = cache.weights(0, cache.n_docs)
+        weights = cast(np.ndarray, cache.weights(0, cache.n_docs))  # weighted: not None
         right = float(np.dot(weights, np.concatenate(correct)))
         return right / float(weights.sum()) if weights.sum() > 0 else 0.0
     finally:
