@@ -92,3 +92,23 @@ def test_help_info_and_argument_errors_start_without_numba(args, never, tmp_path
     assert expected in r.stderr, r.stderr
     loaded = eval(r.stdout.strip().splitlines()[-1])
     assert not [m for m in loaded if m.split(".")[0] in ("numba", never)], loaded
+
+
+def test_a_command_imports_its_own_module_alone():
+    """`nbsvm info` pays for info's imports, not the trainer's or the server's; the
+    top-level help lists every command (issue 37: start-up)."""
+    code = ("import sys\n"
+            "import nbsvm.cli as cli\n"
+            "cli._exit_now = lambda code: print(sorted(sys.modules), file=sys.stderr)\n"
+            "sys.argv = ['nbsvm', 'info', '-h']\n"
+            "cli.main()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0 and "info [OPTIONS]" in r.stdout, r.stdout
+    imported = set(eval(r.stderr.strip().splitlines()[-1]))
+    assert "nbsvm.cli.info" in imported
+    assert not imported & {"nbsvm.cli.train", "nbsvm.cli.serve", "nbsvm.cli.lexicon"}
+    r = subprocess.run([sys.executable, "-m", "nbsvm", "-h"], capture_output=True, text=True,
+                       timeout=120)
+    from nbsvm.cli import COMMANDS
+    assert all(f"  {name} " in r.stdout for name in COMMANDS), r.stdout

@@ -2,92 +2,44 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from nbsvm._version import __version__
-
-# rich_markup_mode=None: help is plain text (rich markup would eat "[plot]" in
-# "pip install 'nbsvm[plot]'"); -h as well as --help
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-    context_settings={"help_option_names": ["-h", "--help"]},
-    help="Hashed NBSVM and online linear learners for text classification.",
-    epilog="Optional extras: pip install 'nbsvm[plot]' (figures: --plot), "
-    "'nbsvm[parquet]' (Parquet output), 'nbsvm[dask]' (--scheduler, "
-    "--dask-local), 'nbsvm[serve]' (nbsvm serve). `nbsvm COMMAND -h` "
-    "describes a command.",
-)
-
-#: what help shows for a value of each Python type (typer 0.2x shows ``<list[str]>``)
-_TYPE_WORDS = {
-    "str": "TEXT",
-    "int": "INTEGER",
-    "float": "NUMBER",
-    "int range": "INTEGER",
-    "float range": "NUMBER",
-    "list[str]": "TEXT",
-    "list[int]": "INTEGER",
-    "path": "PATH",
-    "file": "FILE",
-    "directory": "FOLDER",
-}
+#: the commands, each in the module of its name, in `nbsvm --help`'s order (the NBSVM
+#: workflow first, then the tools)
+COMMANDS = (
+    "lexicon", "train", "eval", "predict", "learn", "explain", "tune",
+    "datasets", "info", "quantize", "serve",
+)  # fmt: skip
 
 
-def _words_for_types():
-    """Help shows a parameter's metavar, else a word for its type (TEXT, INTEGER, NUMBER),
-    and nothing for flags, where typer would show ``<str>``, ``<list[str]>`` or ``<bool>``."""
-    from typer import core
+def register(names: Iterable[str] = COMMANDS) -> typer.Typer:
+    """The application with the commands ``names`` (importing a command's module adds it;
+    every command by default)."""
+    from nbsvm.cli import _app
 
-    for cls in (core.TyperOption, core.TyperArgument):
-        shown = getattr(cls, "display_type_rich", None)
-        if shown is None or getattr(shown, "_nbsvm", False):
-            continue
-
-        def display(self, ctx, _shown=shown, _argument=cls is core.TyperArgument):
-            if self.metavar:  # an argument's name column already shows it
-                return None if _argument else self.metavar
-            if getattr(self, "is_flag", False) or getattr(self, "is_bool_flag", False):
-                return None
-            label = _shown(self, ctx)
-            if label is None:
-                return None
-            inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
-            return _TYPE_WORDS.get(inner, inner if "|" in inner else inner.upper())
-
-        display._nbsvm = True
-        cls.display_type_rich = display
+    for name in names:
+        importlib.import_module(f"nbsvm.cli.{name}")
+    return _app.app
 
 
-_words_for_types()
+def __getattr__(name: str):
+    if name == "app":  # the whole application: every command registered
+        return register()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _version(value: bool):
-    if value:
-        typer.echo(f"nbsvm {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-):
-    """Hashed NBSVM and online linear learners for text classification."""
-
-
-# importing a command's module registers it: this order is `nbsvm --help`'s (the NBSVM
-# workflow first, then the tools)
-# isort: off
-from nbsvm.cli import lexicon, train, eval, predict, learn, explain, tune  # noqa: E402,F401
-from nbsvm.cli import datasets, info, quantize, serve  # noqa: E402,F401
-# isort: on
+def _commands_needed(argv: list[str]) -> tuple[str, ...]:
+    """The command of this command line alone (its module's imports are all it pays for:
+    ``nbsvm info`` does not import the trainer's); every command for the top-level help,
+    ``--version`` or a name that is not a command (whose error lists them)."""
+    return (argv[1],) if len(argv) >= 2 and argv[1] in COMMANDS else COMMANDS
 
 
 def _return_freed_memory():
@@ -211,7 +163,7 @@ def main() -> None:
         sys.meta_path.insert(0, _SkipNumbaBlasProbe())
     _note_first_compile(sys.argv)
     try:
-        app()
+        register(_commands_needed(sys.argv))()
     except SystemExit as e:  # typer ends every command with SystemExit
         _exit_now(e.code)
     except BrokenPipeError:  # a report printed after the reader left

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from nbsvm import datasets
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import cli_errors
 from nbsvm.errors import NBSVMError
 

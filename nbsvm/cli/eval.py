@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import Dask, Reading, check_interrupt, cli_errors, prepare_reading, read_stats
 from nbsvm.cli.options import (
     DASK,

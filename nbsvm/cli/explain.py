@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import check_outputs, cli_errors
 from nbsvm.errors import NBSVMError
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import typer
 
 from nbsvm._version import __version__
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import cli_errors
 from nbsvm.errors import NBSVMError
 

@@ -7,7 +7,7 @@ import time
 
 import typer
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
 from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, MAX_MEMORY, QUIET, RESUME, STRICT
 from nbsvm.cli.progress import ProgressReporter

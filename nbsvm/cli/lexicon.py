@@ -7,7 +7,7 @@ import time
 
 import typer
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import Dask, Hashing, Reading, cli_errors, prepare_reading
 from nbsvm.cli.options import (
     DASK,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import Dask, Reading, cli_errors, err_console, prepare_reading, read_stats
 from nbsvm.cli.options import DASK, INPUTS, READING, SKIP_BAD, dask_options, reading_options
 from nbsvm.cli.progress import ProgressReporter, isatty

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import check_outputs, cli_errors
 from nbsvm.cli.reports import echo_kv
 

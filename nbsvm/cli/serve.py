@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import cli_errors, err_console
 from nbsvm.errors import NBSVMError
 

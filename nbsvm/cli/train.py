@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 from rich.markup import escape
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import (
     Dask,
     Hashing,

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from nbsvm.cli import app
+from nbsvm.cli._app import app
 from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading
 from nbsvm.cli.options import HASHING, INPUTS, QUIET, READING, hashing_options, reading_options
 from nbsvm.cli.progress import ProgressReporter
