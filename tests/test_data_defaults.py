@@ -178,3 +178,60 @@ def test_lexicon_refuses_char_ngrams_auto_by_name(tmp_path):
     assert result.exit_code == 2
     assert "--char-ngrams auto is read from training documents" in result.output
     assert "None" not in result.output and not (tmp_path / "l.npz").exists()
+
+
+# ---- alpha: 1 with two classes, 0.5 with more and multi-label (results/smoothing.md) ----
+
+def test_alpha_follows_the_number_of_classes_and_equals_the_value_given(tmp_path):
+    from nbsvm.lexicon.nblexicon import NBLexicon
+
+    kw = dict(ngrams=2, n_bits=12, epochs=2, min_df=1)
+    for texts, labels, alpha in ((TEXTS, LABELS, 1.0), (THREE_TEXTS, THREE_LABELS, 0.5)):
+        default = NBSVMClassifier(**kw).fit(texts, labels)
+        given = NBSVMClassifier(alpha=alpha, **kw).fit(texts, labels)
+        assert default.setting("alpha") == alpha
+        assert np.array_equal(default.ratios_, given.ratios_)       # bit for bit
+        assert np.array_equal(default.decision_function(NEW), given.decision_function(NEW))
+        other = NBSVMClassifier(alpha=1.5 - alpha, **kw).fit(texts, labels)
+        assert not np.array_equal(default.ratios_, other.ratios_)
+        # by hand: the lexicon's ratios at that alpha over the kept columns
+        lex = NBLexicon(default.hasher_, alpha=alpha).fit(texts, labels)
+        want = lex.ratios()
+        got = np.asarray(default.ratios_, dtype=np.float64).reshape(len(want), -1)
+        if got.shape != want.shape:  # columns are the kept buckets
+            got = np.zeros_like(want)
+            got[:, default.column_buckets()] = np.asarray(default.ratios_).reshape(len(want), -1)
+        assert np.allclose(got, want, atol=1e-6)
+    sets = [[y] + (["x"] if i % 2 else []) for i, y in enumerate(THREE_LABELS)]
+    multilabel = NBSVMClassifier(multilabel=True, **kw).fit(THREE_TEXTS, sets)
+    assert multilabel.setting("alpha") == 0.5
+    # kept counts and a growing lexicon smooth as the model does
+    kept = NBSVMClassifier(keep_counts=True, **kw).fit(THREE_TEXTS, THREE_LABELS)
+    assert kept.lexicon_.alpha == 0.5
+    grown = NBSVMClassifier(**kw)
+    grown.partial_fit(THREE_TEXTS, THREE_LABELS, classes=sorted(set(THREE_LABELS)))
+    assert grown.lexicon_.alpha == 0.5
+    kept.save(tmp_path / "m.npz")
+    assert NBSVMClassifier.load(tmp_path / "m.npz").setting("alpha") == 0.5
+
+
+def test_nbsvm_lexicon_smooths_by_its_classes_and_train_takes_it(tmp_path):
+    from nbsvm.lexicon.nblexicon import NBLexicon
+
+    three = tmp_path / "three.txt"
+    three.write_text("".join(f"{y}\t{t}\n" for t, y in zip(THREE_TEXTS, THREE_LABELS)))
+    two = tmp_path / "two.txt"
+    two.write_text("".join(f"{y}\t{t}\n" for t, y in zip(TEXTS, LABELS)))
+    for data, alpha in ((two, 1.0), (three, 0.5)):
+        lex_path = tmp_path / f"{data.stem}.lex.npz"
+        r = runner.invoke(app, ["lexicon", str(data), "-o", str(lex_path), "--n-bits", "12", "-q"])
+        assert r.exit_code == 0, r.output
+        assert NBLexicon.load(lex_path).alpha == alpha
+        model = tmp_path / f"{data.stem}.npz"
+        r = runner.invoke(app, ["train", str(data), "--lexicon", str(lex_path), "-o",
+                                str(model), "-q"])
+        assert r.exit_code == 0, r.output
+        assert NBSVMClassifier.load(model).setting("alpha") == alpha
+    r = runner.invoke(app, ["lexicon", str(three), "-o", str(tmp_path / "a.npz"), "--alpha",
+                            "0.3", "--n-bits", "12", "-q"])
+    assert r.exit_code == 0 and NBLexicon.load(tmp_path / "a.npz").alpha == 0.3

@@ -361,7 +361,8 @@ def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, opti
                             functools.partialmethod(FeatureCache.shuffled_groups, **shuffle_kw))
     kw = dict(optimizer=optimizer, loss=loss, eta0=0.05, lam=1e-4, epochs=4, seed=17,
               min_df=min_df)
-    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, cache_dir=str(tmp_path), **kw)
+    # the model smooths with its own alpha (the lexicon's counts, not its alpha, are used)
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=16, hash_seed=3, split_scripts=False, long_words=0, cache_dir=str(tmp_path), alpha=lex.alpha, **kw)
     clf.fit_documents(iter(docs), lexicon=lex)
     ref = _by_hand(docs, lex, tmp_path, shuffle_kw=shuffle_kw, **kw)
     assert np.array_equal(clf.ratios_, ref.tables)

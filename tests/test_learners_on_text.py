@@ -102,7 +102,8 @@ def test_partial_fit_trains_a_backend_learner_on_the_growing_lexicon(name, texts
     clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, seed=4, learner=name, norm="l2",
                           lam=1e-3)
     clf.partial_fit(texts, labels, classes=sorted(set(labels)))
-    ratios = NBLexicon(clf.hasher_).fit(texts, labels).ratios().astype(np.float64)
+    ratios = NBLexicon(clf.hasher_, alpha=clf.setting("alpha")).fit(texts, labels).ratios()
+    ratios = ratios.astype(np.float64)
     n = 1 << 10
     ids, offsets = [], [0]
     for t in texts:

@@ -201,3 +201,23 @@ def test_one_shape_end_to_end_quick(tmp_path, capsys):
     md = (tmp_path / "robustness.md").read_text()
     assert "## Checks" in md and "## mpqa (short binary)" in md and "± " in md
     assert "No Chinese shape" in md
+
+
+def test_smoothing_pipeline_end_to_end_quick(tmp_path, capsys):
+    """`python pipelines/smoothing.py --quick` (the evidence for alpha's default): every
+    alpha's row per shape, alpha 1 always measured, the table of differences written."""
+    need("blitzer", "subj")
+    import smoothing
+
+    assert smoothing.parse_args(["--alphas", "0.5"]).alphas == [1.0, 0.5]
+    with pytest.raises(SystemExit):
+        smoothing.parse_args(["--shapes", "chinese"])
+    smoothing.main(["--shapes", "blitzer-domain,subj", "--alphas", "1,0.5", "--quick",
+                    "--out", str(tmp_path)])
+    frame = pd.read_csv(tmp_path / "smoothing.csv")
+    assert sorted(zip(frame["shape"], frame.alpha)) == [
+        ("blitzer-domain", 0.5), ("blitzer-domain", 1.0), ("subj", 0.5), ("subj", 1.0)]
+    assert (frame[frame.alpha == 1.0].vs_alpha_1 == 0).all()
+    assert frame.classes.tolist() == [4, 4, 2, 2]
+    assert "Minus alpha 1, by shape" in (tmp_path / "smoothing.md").read_text()
+    assert "python pipelines/smoothing.py" in capsys.readouterr().out   # the command first

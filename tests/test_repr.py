@@ -10,7 +10,8 @@ from nbsvm.learners.registry import learner_class, learner_modules
 @pytest.mark.parametrize("params, shown", [
     ({}, "NBSVMClassifier()"),
     ({"ngrams": 2}, "NBSVMClassifier(ngrams=2)"),
-    ({"ngrams": 3, "alpha": 1, "lam": 1e-5}, "NBSVMClassifier(lam=1e-05)"),   # 3, 1: defaults
+    ({"ngrams": 3, "alpha": None, "lam": 1e-5}, "NBSVMClassifier(lam=1e-05)"),  # defaults
+    ({"alpha": 1}, "NBSVMClassifier(alpha=1)"),          # None (by the classes) is the default
     ({"seed": np.int64(0), "auto": True}, "NBSVMClassifier(auto=True)"),
     ({"multilabel": 0}, "NBSVMClassifier(multilabel=0)"),                     # 0 is not False
 ])

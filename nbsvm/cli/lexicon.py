@@ -10,6 +10,7 @@ import typer
 from nbsvm.cli._app import app
 from nbsvm.cli.common import Dask, Hashing, Reading, cli_errors, prepare_reading
 from nbsvm.cli.options import (
+    ALPHA_HELP,
     DASK,
     HASHING,
     INPUTS,
@@ -23,7 +24,7 @@ from nbsvm.cli.options import (
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv
-from nbsvm.config import DEFAULTS
+from nbsvm.config import DEFAULTS, default_alpha
 from nbsvm.errors import NBSVMError
 
 
@@ -36,7 +37,7 @@ def lexicon_command(
     output: str = typer.Option(..., "--output", "-o", help="Lexicon file to write (.npz)."),
     ngrams: int = typer.Option(DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N."),
     hashing: Hashing = HASHING,
-    alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
+    alpha: float | None = typer.Option(None, "--alpha", help=ALPHA_HELP),
     reading: Reading = READING,
     quiet: bool = QUIET,
     json_out: bool = JSON,
@@ -55,16 +56,18 @@ def lexicon_command(
         if dask and weight_col:
             raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
-            lex = _count_on_dask(inputs, hasher, alpha, reading.reader(), dask)
+            lex = _count_on_dask(inputs, hasher, alpha or DEFAULTS["alpha"], reading.reader(), dask)
             docs = None
         else:
             docs = reading.documents(inputs, weight_col=weight_col)
             with ProgressReporter(quiet or json_out) as progress:
-                lex = build_lexicon(docs, hasher, alpha, callback=progress)
+                lex = build_lexicon(docs, hasher, alpha or DEFAULTS["alpha"], callback=progress)
+        if alpha is None:  # by the number of classes, known now
+            lex.alpha = default_alpha(len(lex.classes_))
         elapsed = time.perf_counter() - t0
         lex.save(output)
         if json_out:
-            summary = _json_summary(lex, hasher, alpha, docs, elapsed, output)
+            summary = _json_summary(lex, hasher, lex.alpha, docs, elapsed, output)
             typer.echo(json.dumps(summary, indent=2))
             return
         echo_kv(

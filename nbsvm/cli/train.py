@@ -230,7 +230,9 @@ def train_command(
         DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N (ignored with --lexicon)."
     ),
     hashing: Hashing = HASHING,
-    alpha: float = typer.Option(DEFAULTS["alpha"], "--alpha", help="NB smoothing."),
+    alpha: float | None = typer.Option(
+        None, "--alpha", help=f"NB smoothing {by_classes('alpha')}."
+    ),
     min_df: int | None = typer.Option(
         None,
         "--min-df",
@@ -521,7 +523,7 @@ def _hashing(*, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None,
         lex = NBLexicon.load(lexicon)
         h = lex.hasher
         settings.update({name: getattr(h, name) for name in HASHER_SETTINGS}, hash_seed=h.seed)
-        if alpha == DEFAULTS["alpha"]:
+        if alpha is None:
             settings["alpha"] = lex.alpha
     return lex, settings
 

@@ -124,7 +124,7 @@ def search_space(
     ``beta``; ``exact``: the exact solver too (a corpus whose rows fit in memory)."""
     space = {
         "ngrams": [3, 2, 1],
-        "alpha": [1.0, 0.1],
+        "alpha": [None, 0.1],
         "lam": [1e-4, 1e-5],
         "norm": [None, "flip"],
         "min_df": [None, "flip"],
@@ -197,14 +197,13 @@ def _defaults(estimator: type, base: dict, classes: list, corpus: dict, multilab
     model.classes_ = Labels(classes)
     out = {
         name: model.setting(name)
-        for name in ("loss", "optimizer", "eta0", "epochs", "norm", "min_df")
+        for name in ("alpha", "loss", "optimizer", "eta0", "epochs", "norm", "min_df")
     }
     out.update(
         {
             k: getattr(model, k)
             for k in (
                 "ngrams",
-                "alpha",
                 "lam",
                 "beta",
                 "weighting",

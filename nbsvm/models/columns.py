@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm._parallel import run_parts, two_ranges
+from nbsvm.config import DEFAULTS
 from nbsvm.data.batches import Batch, hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NBSVMError
@@ -114,7 +115,10 @@ class ColumnBuilder:
         """Hash every document once, writing the cache and counting: per class while there
         are two (a lexicon counting in ``store``, lent), then per bucket only (``df``).
         Returns ``(lexicon or None, cache, df or None)``."""
-        lexicon: NBLexicon | None = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm)
+        # (the classes, and so the default alpha, are known once counted: the model's
+        # ratios are computed with model.setting("alpha"), never the lexicon's)
+        alpha = self.model.alpha or DEFAULTS["alpha"]
+        lexicon: NBLexicon | None = NBLexicon.counting_in(self.hasher, alpha, store, mm)
         df = None
         with writer:
             n = 0
@@ -144,7 +148,8 @@ class ColumnBuilder:
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
         # weighted documents are counted by kept column, in float (from_df)
         two = self._per_class(len(cache.labels)) and not cache.weighted
-        lexicon = NBLexicon.counting_in(self.hasher, self.model.alpha, store, mm) if two else None
+        alpha = self.model.alpha or DEFAULTS["alpha"]  # a placeholder, as in hashing_pass
+        lexicon = NBLexicon.counting_in(self.hasher, alpha, store, mm) if two else None
         df = None if two else store[0]
         if lexicon is not None:  # two classes
             for label in cache.labels:
@@ -177,7 +182,7 @@ class ColumnBuilder:
         classes = lexicon.classes_
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
-        alpha = float(model.alpha if alpha is None else alpha)
+        alpha = float(model.setting("alpha", classes) if alpha is None else alpha)
         buckets, counts, rows = _class_counts(lexicon)
         # weighted counts keep their documents per bucket apart (min_df counts those)
         df = lexicon.document_counts() if lexicon.weighted else np.zeros(0, np.int32)
@@ -311,10 +316,12 @@ class ColumnBuilder:
             self._label_ratios(learner, counts, kept_df)
             return Columns(classes, docs, n_seen, df, learner)  # docs: per label, in order
         rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
-        self._class_ratios(learner, counts, rows, id_totals, n_seen)
+        self._class_ratios(learner, counts, rows, id_totals, n_seen, classes)
         return Columns(classes, docs[rows], n_seen, df, learner)
 
-    def _class_ratios(self, learner: LinearSGD, counts, rows, id_totals, n_seen: int) -> None:
+    def _class_ratios(
+        self, learner: LinearSGD, counts, rows, id_totals, n_seen: int, classes: list
+    ) -> None:
         """Each output's NB ratios from the classes' counts by kept column (``rows``: each
         class's row of ``counts``) into the learner's value field."""
         n_kept = learner.n_features
@@ -331,7 +338,7 @@ class ColumnBuilder:
             # norm, costs 1.7 points on 20 Newsgroups (85.6% -> 87.3% with the same SGD).
             sums = counts.sum(axis=1, dtype=np.float64)  # integers: exact
             n_norm = n_kept
-        alpha = float(self.model.alpha)
+        alpha = float(self.model.setting("alpha", classes))
         no_df = np.zeros(0, dtype=np.int32)
 
         def fill(k):
@@ -362,7 +369,7 @@ class ColumnBuilder:
     def _label_ratios(self, learner: LinearSGD, counts, kept_df) -> None:
         """Multi-label NB ratios from the counts by kept column into the learner's value
         field (:func:`fill_label_ratios`)."""
-        fill_label_ratios(learner.S_, counts, kept_df, float(self.model.alpha))
+        fill_label_ratios(learner.S_, counts, kept_df, float(self.model.setting("alpha")))
         if counts.base is learner.S_:
             learner.S_[:, :, 1] = 0.0
         self._binary_values(learner)
@@ -508,9 +515,7 @@ def _to_df(store, mm) -> np.ndarray:
 def start_from_lexicon(model: NBSVMClassifier, lexicon: NBLexicon) -> None:
     """Take classes, counts and NB ratios from ``lexicon`` (weights zero), as a fit
     given that lexicon starts (Dask's trainer builds it across workers)."""
-    adopt(
-        model, ColumnBuilder(model, lexicon.hasher).from_lexicon(lexicon, None, alpha=model.alpha)
-    )
+    adopt(model, ColumnBuilder(model, lexicon.hasher).from_lexicon(lexicon, None))
 
 
 def adopt(model: NBSVMClassifier, columns: Columns) -> None:

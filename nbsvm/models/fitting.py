@@ -161,9 +161,10 @@ class Fit:
             return self._count_columns(docs, hasher, cache, writer, sample)
         if "corpus" in self.warm:
             model.corpus_ = self.warm["corpus"]
-        adopt(model, builder.from_lexicon(lexicon, None, alpha=model.alpha))
+        adopt(model, builder.from_lexicon(lexicon, None))
         if self.warm.get("keep"):
             model.lexicon_ = lexicon  # counts for a later train --init (left intact)
+            lexicon.alpha = float(model.setting("alpha"))  # its ratios are the model's
         if "source" in self.warm:
             notify(
                 {"stage": "init", "docs": 0, "buckets": transfer_state(self.warm["source"], model)}

@@ -86,8 +86,9 @@ class NBSVMClassifier(Params):
         :func:`nbsvm.config.data_default`); 0 for :meth:`partial_fit` and Dask.
     hash_seed : int
         MurmurHash3 seed.
-    alpha : float
-        NB smoothing.
+    alpha : float or None
+        NB smoothing. None (default): 1 with two classes, 0.5 with more and for
+        multi-label models (:data:`nbsvm.config.MULTICLASS_DEFAULTS`).
     min_df : int or None
         Keep only buckets seen in at least this many training documents (1: all). None
         (default): from the data after the first pass, 1 for a small training set (under
@@ -254,7 +255,7 @@ class NBSVMClassifier(Params):
         n_bits: int
         char_ngrams: int | None
         hash_seed: int
-        alpha: float
+        alpha: float | None
         min_df: int | None
         loss: str | None
         optimizer: str | None
@@ -312,7 +313,7 @@ class NBSVMClassifier(Params):
         n_bits=DEFAULTS["n_bits"],
         char_ngrams=None,
         hash_seed=DEFAULTS["hash_seed"],
-        alpha=DEFAULTS["alpha"],
+        alpha=None,
         min_df=None,
         loss=None,
         optimizer=None,

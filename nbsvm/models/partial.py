@@ -128,7 +128,7 @@ def _start(model, hasher, classes) -> None:
         classes = sorted({str(c) for c in classes})
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes, got {classes}")
-    model.lexicon_ = NBLexicon(hasher, alpha=model.alpha)
+    model.lexicon_ = NBLexicon(hasher, alpha=model.setting("alpha", classes))
     if not model.multilabel:
         for c in classes:  # codes in classes_ order
             model.lexicon_.code_of(c)
@@ -174,7 +174,7 @@ def _refresh_values(model, lexicon) -> None:
             lexicon, model.classes_, model.setting("min_df")
         )
         ratios = np.zeros((len(model.classes_), len(buckets), 1), dtype=tables.dtype)
-        fill_label_ratios(ratios, counts, kept_df, float(model.alpha))
+        fill_label_ratios(ratios, counts, kept_df, float(model.setting("alpha")))
         ratios = ratios[:, :, 0]
         model.class_counts_ = docs
         model.n_seen_buckets_ = n_seen

@@ -232,6 +232,8 @@ def _check_numbers(model: NBSVMClassifier) -> None:
     """The numbers: lambda, alpha, eta0, epochs, min_df, threads, seed."""
     for name in ("lam", "alpha"):
         v = getattr(model, name)
+        if name == "alpha" and v is None:  # by the number of classes
+            continue
         if not (
             isinstance(v, (int, float))
             and not isinstance(v, bool)

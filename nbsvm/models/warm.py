@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import rereadable
 from nbsvm.io.labels import label_set
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from nbsvm.models.run import FitRun
 
 #: settings a continued model takes from the saved one, resolved (data defaults included)
-RESOLVED = ("min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
+RESOLVED = ("alpha", "min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
 
 
 def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:
@@ -52,7 +53,9 @@ def fit_keeping_counts(model: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     pass, then train with it; the model keeps it in ``lexicon_``."""
     reread = rereadable(docs)
     corpus: dict = {}
-    lexicon = build_lexicon(reread(), model.validate(), model.alpha, run.callback, corpus=corpus)
+    # the lexicon's alpha is set to the model's once its classes are known (Fit.run)
+    alpha = model.alpha or DEFAULTS["alpha"]
+    lexicon = build_lexicon(reread(), model.validate(), alpha, run.callback, corpus=corpus)
     warm = {"corpus": corpus, "keep": True}
     Fit(model, lexicon, run.callback, run.max_memory, warm=warm).run(reread())
 
@@ -98,7 +101,12 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     known = set(lexicon.classes_)
     corpus: dict = {}
     build_lexicon(
-        reread(), source.hasher_, source.alpha, run.callback, lexicon=lexicon, corpus=corpus
+        reread(),
+        source.hasher_,
+        source.setting("alpha"),
+        run.callback,
+        lexicon=lexicon,
+        corpus=corpus,
     )
     if source.multilabel:  # the lexicon's classes are label sets: "a,b"
         new = sorted({v for key in lexicon.classes_ for v in label_set(key)} - set(source.classes_))

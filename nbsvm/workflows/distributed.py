@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.models.columns import start_from_lexicon
 from nbsvm.models.learner_setup import new_backend
@@ -187,7 +188,9 @@ def fit(
     if clf.multilabel:  # the shards' lexicons count label sets; an empty one is none
         reader["empty_label"] = True
     t0 = time.perf_counter()
-    lex = lexicon_ if lexicon_ is not None else lexicon(client, shards, hasher, clf.alpha, reader)
+    if lexicon_ is None:  # (its alpha a placeholder: the ratios take clf.setting("alpha"))
+        lexicon_ = lexicon(client, shards, hasher, clf.alpha or DEFAULTS["alpha"], reader)
+    lex = lexicon_
     if lex.hasher != hasher:
         raise NBSVMError(
             f"the lexicon was built with {lex.hasher.settings()} but the model "
