@@ -154,6 +154,11 @@ class _HeldOutSet:
         self.model, self.worker, self.history = model, worker, history
         self.counted, self.callback = counted, callback
         self.scored: set = set()
+        # calibrate='sigmoid'|'isotonic'|'temperature' trains this model twice, on nine
+        # tenths and then on all: its columns are known only in the last fit, so the test
+        # set is hashed into buckets (mapped when scored) and the first fit's epoch scores
+        # are dropped (the columns of the first fit scored the last one at chance)
+        self.refits = model.calibrate not in (None, "auto")
         self.waited = 0.0  # waiting for the test hashing between epochs
         self.eval_time = 0.0  # scoring the test set between epochs
 
@@ -166,7 +171,7 @@ class _HeldOutSet:
         """Start hashing the test set unless it has started: into model columns (known once
         the lexicon pass is done), or with ``columns=False`` into buckets."""
         if self.idle():
-            if columns:
+            if columns and not self.refits:
                 self.worker.remap = self.model.column_of_  # store model columns, not buckets
             self.worker.start()
 
@@ -205,6 +210,11 @@ class _HeldOutSet:
     def on_event(self, event: dict) -> None:
         stage = event["stage"]
         history = self.history
+        if stage == "lexicon done" and self.refits:  # a fit starts: the last one counts
+            self.scored.clear()
+            if history is not None:
+                history.loss.clear()
+                history.test_accuracy.clear()
         if stage == "columns" and event.get("dense"):
             # every bucket a column: the learner about to be filled is most of the memory,
             # and the test set's hashing beside an epoch would add its buffers to it. Hash
@@ -272,7 +282,10 @@ def fit_and_evaluate(
     tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
     counted = None
     if history is not None:
-        train_docs = counted = _Counted(train_docs)
+        counted = _Counted(train_docs)
+        # still readable again where the input is (calibrate, auto read it twice)
+        again = callable(train_docs) or isinstance(train_docs, (list, tuple))
+        train_docs = (lambda: iter(counted)) if again else counted  # type: ignore[assignment]
     test = _HeldOutSet(
         model,
         _BackgroundCache(test_docs, hasher, tmp / "test", callback),
