@@ -464,6 +464,52 @@ def test_the_held_out_accuracy_of_early_stopping_counts_the_weights(tmp_path):
         cache = writer.close()
     right = model.predict(texts[200:]) == np.array(labels[200:])
     weighted = np.average(right, weights=weights[200:])
-    assert accuracy_now(model, cache, columns=True) == pytest.approx(weighted, rel=1e-12)
+    assert accuracy_now(model, cache, columns=True, weighted=True) == pytest.approx(
+        weighted, rel=1e-12)
+    assert accuracy_now(model, cache, columns=True) == right.mean()   # a test set's report
     assert abs(weighted - right.mean()) > 1e-3           # the weights do change it here
     cache.close()
+
+
+def test_weighted_files_of_the_first_days_still_load(tmp_path):
+    """A weighted lexicon saved without its document count, and a weighted feature cache
+    kept without its summed weights, load: the count from the documents per bucket (a
+    lower bound, only shown), the sum from the cache's weights (exact)."""
+    import json
+
+    from nbsvm.data.batches import hash_batches
+    from nbsvm.data.cache import CacheWriter, FeatureCache
+    from nbsvm.io.document import Document
+    from nbsvm.lexicon.nblexicon import NBLexicon
+    from nbsvm.text.hashing import Hasher
+
+    texts, labels, weights = _corpus(n=90, seed=16)
+    lex = NBLexicon(Hasher(ngrams=1, n_bits=10))
+    docs = [Document(y, t, "<w>", i + 1, w) for i, (t, y, w) in
+            enumerate(zip(texts, labels, weights))]
+    batch = next(hash_batches(docs, lex.hasher))
+    lex.add_batch(batch.ids, batch.offsets,
+                  np.array([lex.code_of(y) for y in batch.labels]), batch.weights)
+    header, arrays = lex.header(), lex.arrays()
+    del header["n_docs"]
+    old = NBLexicon.from_parts(header, arrays["buckets"], arrays["counts"], "old.npz",
+                               arrays["df"])
+    assert old.n_docs_ == int(arrays["df"].max()) <= lex.n_docs_
+    assert np.array_equal(old.ratios(), lex.ratios())
+    with CacheWriter(tmp_path / "c", lex.hasher) as writer:
+        writer.add(batch)
+        cache = writer.close()
+    assert cache.weight_sum == pytest.approx(weights.sum())
+    meta = json.loads((tmp_path / "c" / "meta.json").read_text())
+    del meta["weight_sum"]
+    (tmp_path / "c" / "meta.json").write_text(json.dumps(meta))
+    assert FeatureCache(tmp_path / "c").weight_sum == pytest.approx(weights.sum())
+
+
+def test_nbsvm_lexicon_refuses_alpha_zero(tmp_path):
+    texts, labels, _ = _corpus(n=20, seed=17)
+    (tmp_path / "a.txt").write_text("".join(f"{y}\t{t}\n" for t, y in zip(texts, labels)))
+    done = nbsvm(["lexicon", tmp_path / "a.txt", "-o", tmp_path / "l.npz", "--alpha", "0"],
+                 ok=False)
+    assert "alpha must be a positive number" in done.stderr
+    assert not (tmp_path / "l.npz").exists()

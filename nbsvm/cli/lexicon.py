@@ -53,15 +53,17 @@ def lexicon_command(
         settings = hashing.settings(allow_auto=False)  # char_ngrams an int: 'auto' refused
         hasher = Hasher(ngrams=ngrams, seed=settings.pop("hash_seed"), **settings)
         t0 = time.perf_counter()
+        # None: set by the number of classes once they are counted (a placeholder till then)
+        counting_alpha = DEFAULTS["alpha"] if alpha is None else alpha
         if dask and weight_col:
             raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
-            lex = _count_on_dask(inputs, hasher, alpha or DEFAULTS["alpha"], reading.reader(), dask)
+            lex = _count_on_dask(inputs, hasher, counting_alpha, reading.reader(), dask)
             docs = None
         else:
             docs = reading.documents(inputs, weight_col=weight_col)
             with ProgressReporter(quiet or json_out) as progress:
-                lex = build_lexicon(docs, hasher, alpha or DEFAULTS["alpha"], callback=progress)
+                lex = build_lexicon(docs, hasher, counting_alpha, callback=progress)
         if alpha is None:  # by the number of classes, known now
             lex.alpha = default_alpha(len(lex.classes_))
         elapsed = time.perf_counter() - t0

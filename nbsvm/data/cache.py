@@ -193,6 +193,11 @@ class FeatureCache:
         last = self._read("offsets.i64", self.n_docs, self.n_docs + 1)[0]
         if first != 0 or last != self.n_ids:  # O(1): never read the whole offsets file
             raise NBSVMError("corrupted feature cache (offsets)", path=str(self.folder))
+        if self.weighted and "weight_sum" not in self.meta:  # a weighted cache kept before
+            self.weight_sum = sum(  # the sum was recorded: summed from its weights
+                float(np.sum(self._read("weights.f64", a, min(a + (1 << 20), self.n_docs))))
+                for a in range(0, self.n_docs, 1 << 20)
+            )
 
     @property
     def nbytes(self) -> int:

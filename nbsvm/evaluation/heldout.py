@@ -103,10 +103,13 @@ class _Counted:
         self.total = 0
 
 
-def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> float:
+def accuracy_now(
+    model: NBSVMClassifier, cache: FeatureCache, columns: bool, weighted: bool = False
+) -> float:
     """Accuracy on ``cache`` of a model between two epochs, leaving its state as it is (the
-    learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would); weighted
-    documents count their weights (a multi-label model's micro-F1 counts each once)."""
+    learner's SGD weight scale is not folded in as :meth:`LinearSGD.coef` would); with
+    ``weighted``, weighted documents count their weights (a multi-label model's micro-F1
+    counts each once), as early stopping scores them."""
     from nbsvm.learners.kernels import table
 
     before = model.__dict__.get("mean_abs_coef_")
@@ -119,7 +122,7 @@ def accuracy_now(model: NBSVMClassifier, cache: FeatureCache, columns: bool) -> 
             ]
         )
     try:
-        if not cache.weighted or model.multilabel:
+        if not (weighted and cache.weighted) or model.multilabel:
             return headline(evaluate_cache(model, cache, columns=columns))
         # weighted documents count their weights, as scikit-learn's validation score
         correct: list = []

@@ -412,7 +412,15 @@ class NBLexicon:
             classes = [str(c) for c in header["classes"]]
             weighted = header.get("weighted", False) is True
             docs = [float(x) if weighted else int(x) for x in header["class_counts"]]
-            n_docs = int(header["n_docs"]) if weighted else 0
+            # (weighted files of the first days lack it: their largest bucket's documents,
+            # a lower bound, stand in for a count that is only shown)
+            n_docs = (
+                int(header["n_docs"])
+                if "n_docs" in header
+                else int(df.max())
+                if weighted and df is not None and df.size
+                else 0
+            )
             if buckets is None or counts is None or (weighted and df is None):
                 raise KeyError("buckets or counts")
             ok = (

@@ -117,7 +117,7 @@ class ColumnBuilder:
         Returns ``(lexicon or None, cache, df or None)``."""
         # (the classes, and so the default alpha, are known once counted: the model's
         # ratios are computed with model.setting("alpha"), never the lexicon's)
-        alpha = self.model.alpha or DEFAULTS["alpha"]
+        alpha = DEFAULTS["alpha"] if self.model.alpha is None else self.model.alpha
         lexicon: NBLexicon | None = NBLexicon.counting_in(self.hasher, alpha, store, mm)
         df = None
         with writer:
@@ -148,7 +148,7 @@ class ColumnBuilder:
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
         # weighted documents are counted by kept column, in float (from_df)
         two = self._per_class(len(cache.labels)) and not cache.weighted
-        alpha = self.model.alpha or DEFAULTS["alpha"]  # a placeholder, as in hashing_pass
+        alpha = DEFAULTS["alpha"] if self.model.alpha is None else self.model.alpha  # (as above)
         lexicon = NBLexicon.counting_in(self.hasher, alpha, store, mm) if two else None
         df = None if two else store[0]
         if lexicon is not None:  # two classes

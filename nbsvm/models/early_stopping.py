@@ -69,7 +69,7 @@ class EarlyStopping:
         """Score epoch ``epoch``; True to stop training now."""
         t0 = time.perf_counter()
         cache = self.cache if self.cache is not None else self._hash()
-        accuracy = accuracy_now(self.model, cache, columns=True)
+        accuracy = accuracy_now(self.model, cache, columns=True, weighted=True)
         self.history[epoch] = accuracy
         improved = accuracy > self.best
         if improved:

@@ -44,8 +44,11 @@ class NBFeatures(Params):
 
     Parameters
     ----------
-    ngrams, n_bits, char_ngrams, hash_seed, alpha, min_df
+    ngrams, n_bits, char_ngrams, hash_seed, min_df
         As in :class:`~nbsvm.NBSVMClassifier`.
+    alpha : float
+        NB smoothing, 1 by default for any number of classes (the classifier's default
+        is 0.5 with more than two: pass ``alpha=0.5`` to match it).
     binary_values : bool
         ``True``: a kept bucket's value is 1 instead of its ratio (plain binarized n-grams).
     """

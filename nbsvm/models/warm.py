@@ -54,7 +54,7 @@ def fit_keeping_counts(model: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     reread = rereadable(docs)
     corpus: dict = {}
     # the lexicon's alpha is set to the model's once its classes are known (Fit.run)
-    alpha = model.alpha or DEFAULTS["alpha"]
+    alpha = DEFAULTS["alpha"] if model.alpha is None else model.alpha
     lexicon = build_lexicon(reread(), model.validate(), alpha, run.callback, corpus=corpus)
     warm = {"corpus": corpus, "keep": True}
     Fit(model, lexicon, run.callback, run.max_memory, warm=warm).run(reread())

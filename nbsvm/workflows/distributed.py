@@ -189,7 +189,8 @@ def fit(
         reader["empty_label"] = True
     t0 = time.perf_counter()
     if lexicon_ is None:  # (its alpha a placeholder: the ratios take clf.setting("alpha"))
-        lexicon_ = lexicon(client, shards, hasher, clf.alpha or DEFAULTS["alpha"], reader)
+        alpha = DEFAULTS["alpha"] if clf.alpha is None else clf.alpha
+        lexicon_ = lexicon(client, shards, hasher, alpha, reader)
     lex = lexicon_
     if lex.hasher != hasher:
         raise NBSVMError(
