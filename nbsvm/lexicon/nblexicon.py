@@ -24,6 +24,15 @@ from nbsvm.lexicon.paircounts import PairCounts
 from nbsvm.text.hashing import Hasher
 
 
+def _weighted_docs(header: dict, df: np.ndarray | None) -> int:
+    """A weighted lexicon's documents as its header records them (weighted files of the
+    first days lack the count: their largest bucket's documents, a lower bound, stand in for
+    a count that is only shown)."""
+    if "n_docs" in header:
+        return int(header["n_docs"])
+    return int(df.max()) if df is not None and df.size else 0
+
+
 def nb_ratios(
     pos_counts: np.ndarray, neg_counts: np.ndarray, alpha: float, out: np.ndarray | None = None
 ) -> np.ndarray:
@@ -412,15 +421,7 @@ class NBLexicon:
             classes = [str(c) for c in header["classes"]]
             weighted = header.get("weighted", False) is True
             docs = [float(x) if weighted else int(x) for x in header["class_counts"]]
-            # (weighted files of the first days lack it: their largest bucket's documents,
-            # a lower bound, stand in for a count that is only shown)
-            n_docs = (
-                int(header["n_docs"])
-                if "n_docs" in header
-                else int(df.max())
-                if weighted and df is not None and df.size
-                else 0
-            )
+            n_docs = _weighted_docs(header, df) if weighted else 0
             if buckets is None or counts is None or (weighted and df is None):
                 raise KeyError("buckets or counts")
             ok = (
