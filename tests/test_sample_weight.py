@@ -429,19 +429,27 @@ def test_info_and_lexicon_count_documents_and_weights_apart(tmp_path):
     (tmp_path / "w.jsonl").write_text("".join(
         f'{{"label": "{lab}", "text": "{t}", "w": {k}}}\n'
         for lab, t, k in zip(labels, texts, weights)))
-    done = nbsvm(["lexicon", tmp_path / "w.jsonl", "-o", tmp_path / "w.npz", "--weight-col",
-                  "w", "--n-bits", "12", "--json"])
-    summary = json.loads(done.stdout)
+    from typer.testing import CliRunner
+
+    from nbsvm.cli import app
+
+    def run(*args):  # in process: four commands, no interpreter start each
+        done = CliRunner().invoke(app, [str(a) for a in args])
+        assert done.exit_code == 0, done.output
+        return done.stdout
+
+    summary = json.loads(run("lexicon", tmp_path / "w.jsonl", "-o", tmp_path / "w.npz",
+                             "--weight-col", "w", "--n-bits", "12", "--json"))
     n_seen = int(np.count_nonzero(weights))            # documents of weight 0 count nowhere
     assert summary["documents"] == n_seen and summary["weight"] == pytest.approx(weights.sum())
-    info = json.loads(nbsvm(["info", tmp_path / "w.npz", "--json"]).stdout)
+    info = json.loads(run("info", tmp_path / "w.npz", "--json"))
     assert info["training"]["n_docs"] == n_seen
     assert info["training"]["weight_sum"] == pytest.approx(weights.sum())
-    printed = nbsvm(["info", tmp_path / "w.npz"]).stdout
+    printed = run("info", tmp_path / "w.npz")
     assert re.search(rf"documents:\s+{n_seen}\b", printed), printed
     m = NBSVMClassifier(n_bits=12).fit(texts, labels, sample_weight=weights)
     m.save(tmp_path / "m.npz")
-    info = json.loads(nbsvm(["info", tmp_path / "m.npz", "--json"]).stdout)
+    info = json.loads(run("info", tmp_path / "m.npz", "--json"))
     assert info["training"]["n_docs"] == 120
     assert info["training"]["weight_sum"] == pytest.approx(weights.sum())
 
