@@ -130,9 +130,8 @@ $(VENV)/.installed-docs: $(VENV)/.installed
 docs: $(VENV)/.installed-docs
 	$(PY) -m mkdocs build --strict --site-dir site
 
-# two pytest-xdist workers (the 2-core machines); an idle worker steals tests queued for the
-# other (--dist worksteal: long files no longer finish on one worker alone; 296 s against
-# 310 s for one file each at a time, warm)
+# two pytest-xdist workers (the 2-core machines), one test file each at a time (module
+# fixtures built once)
 TEST_WORKERS ?= 2
 # the kernels compile once into numba's cache while lint runs (tests/warm_kernels.py), not
 # once per worker; nbsvm's own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE
@@ -141,7 +140,7 @@ test: install
 	@$(PY) -m compileall -q nbsvm pipelines tests > /dev/null
 	@$(PY) tests/warm_kernels.py & warm=$$!; \
 	$(MAKE) --no-print-directory lint || { kill $$warm; exit 1; }; wait $$warm
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them),
 # ruff's lint and formatting ([tool.ruff]), mypy's types ([tool.mypy])
