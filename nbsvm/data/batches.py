@@ -18,7 +18,8 @@ import numpy as np
 from nbsvm.config import BATCH_DOCS
 from nbsvm.data.translate import translate_in_range
 from nbsvm.errors import NBSVMError
-from nbsvm.io.document import MAX_WEIGHT, WEIGHTS_ARE, Document
+from nbsvm.io.document import WEIGHTS_ARE, Document
+from nbsvm.io.frames import first_bad_weight
 from nbsvm.text.hashing import Hasher
 
 
@@ -66,9 +67,8 @@ def weights_of(docs: list[Document]) -> np.ndarray | None:
 def check_weights(weights: np.ndarray, batch: Batch | None = None) -> None:
     """Every weight from 0 to ``MAX_WEIGHT``, else an error naming the first bad document (its file
     and line when ``batch`` knows them)."""
-    bad = np.flatnonzero(~((weights >= 0) & (weights <= MAX_WEIGHT)))  # NaN fails both
-    if bad.size:
-        i = int(bad[0])
+    i = first_bad_weight(weights)
+    if i is not None:
         where = batch.where(i) if batch is not None else {}
         raise NBSVMError(
             f"document weight {float(weights[i])!r}: {WEIGHTS_ARE}",

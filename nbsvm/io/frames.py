@@ -68,6 +68,13 @@ def texts_and_labels(
     return texts, labels
 
 
+def first_bad_weight(weights: np.ndarray) -> int | None:
+    """The index of the first weight outside 0..:data:`~nbsvm.io.document.MAX_WEIGHT`
+    (NaN included), or None."""
+    bad = np.flatnonzero(~((weights >= 0) & (weights <= MAX_WEIGHT)))  # NaN fails both
+    return int(bad[0]) if bad.size else None
+
+
 def sample_weights(sample_weight: Any, n: int) -> list[float]:
     """``sample_weight`` (None, a number or a sequence of ``n``) as ``n`` floats, each
     from 0 to :data:`~nbsvm.io.document.MAX_WEIGHT` (scikit-learn's ``sample_weight``; None: every document weighs 1)."""
@@ -83,8 +90,7 @@ def sample_weights(sample_weight: Any, n: int) -> list[float]:
         raise NBSVMError(
             f"sample_weight has shape {weights.shape}: one weight per document, {n} in all"
         )
-    bad = np.flatnonzero(~((weights >= 0) & (weights <= MAX_WEIGHT)))  # NaN fails both
-    if bad.size:
-        i = int(bad[0])
+    i = first_bad_weight(weights)
+    if i is not None:
         raise NBSVMError(f"sample_weight[{i}] is {float(weights[i])!r}: {WEIGHTS_ARE}")
     return weights.tolist()
