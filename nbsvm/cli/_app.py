@@ -37,11 +37,28 @@ _TYPE_WORDS = {
 }
 
 
+def _word_for(label: str) -> str:
+    """TEXT for ``<str>``, INTEGER for ``<int range>``..., a ``a|b`` choice as it is."""
+    inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
+    return _TYPE_WORDS.get(inner, inner if "|" in inner else inner.upper())
+
+
 def _words_for_types():
     """Help shows a parameter's metavar, else a word for its type (TEXT, INTEGER, NUMBER),
-    and nothing for flags, where typer would show ``<str>``, ``<list[str]>`` or ``<bool>``."""
+    and nothing for flags, where typer would show ``<str>``, ``<list[str]>`` or ``<bool>``
+    (typer 0.29 in its rich help, display_type_rich; 0.2x before it in the plain help of
+    an option, make_metavar)."""
     from typer import core
 
+    make_metavar = getattr(core.TyperOption, "make_metavar", None)
+    if make_metavar is not None and not getattr(make_metavar, "_nbsvm", False):
+
+        def metavar(self, ctx, _made=make_metavar):
+            made = _made(self, ctx)
+            return made if self.metavar else _word_for(made)
+
+        metavar._nbsvm = True
+        core.TyperOption.make_metavar = metavar
     for cls in (core.TyperOption, core.TyperArgument):
         shown = getattr(cls, "display_type_rich", None)
         if shown is None or getattr(shown, "_nbsvm", False):
@@ -53,10 +70,7 @@ def _words_for_types():
             if getattr(self, "is_flag", False) or getattr(self, "is_bool_flag", False):
                 return None
             label = _shown(self, ctx)
-            if label is None:
-                return None
-            inner = label[1:-1] if label.startswith("<") and label.endswith(">") else label
-            return _TYPE_WORDS.get(inner, inner if "|" in inner else inner.upper())
+            return None if label is None else _word_for(label)
 
         display._nbsvm = True
         cls.display_type_rich = display
