@@ -452,3 +452,28 @@ def test_one_slow_batch_does_not_leave_every_later_one_hashed_in_memory(monkeypa
         lines.append(batch.lines[0])
     assert lines == [1 + 10 * k for k in range(40)]
     assert max(ahead) <= 2 + 2 + 1, ahead           # the window, and the batch in hand
+
+
+def test_growing_buffers_keep_every_id_and_every_hit():
+    """The kernels' buffers grow past their first sizes (``_grown``): 1,024 hits and 16 KB
+    of n-gram text in ``_ngram_hits``; ids past half the text's bytes in ``_hash_docs``
+    (one-letter words, each its own n-gram). Both equal the plain-Python definition."""
+    from nbsvm.text._ngram_hits import _ngram_hits
+
+    rng = np.random.default_rng(0)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    texts = [" ".join(rng.choice(letters, 3000)) for _ in range(3)]
+    hasher = Hasher(ngrams=3, n_bits=20)
+    ids, offsets = hasher.batch(texts)
+    assert len(ids) > sum(len(t.encode()) for t in texts) // 2    # past the first size
+    for d, text in enumerate(texts):
+        assert ids[offsets[d]:offsets[d + 1]].tolist() == hasher.reference_buckets(text).tolist()
+    buf, starts = hasher.prepare(texts)
+    everything = np.full((1 << 20) // 64, np.iinfo(np.uint64).max, dtype=np.uint64)
+    buckets, _, text_offsets, text = _ngram_hits(
+        buf, starts, 3, (1 << 20) - 1, 0, everything, True, hasher.scripts)
+    keys = [k for t in texts for k in hasher.keys(t)[0]]
+    assert len(keys) > 1024 and text_offsets[-1] > 16384
+    assert [bytes(text[a:z]).decode() for a, z in zip(text_offsets, text_offsets[1:])] == keys
+    assert buckets.tolist() == [mmh3.hash(k.encode(), 0, signed=False) & ((1 << 20) - 1)
+                                for k in keys]

@@ -14,12 +14,12 @@ from numba import njit
 M32 = 0xFFFFFFFF
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _rotl32(x, r):
     return ((x << r) | (x >> (32 - r))) & 0xFFFFFFFF
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _murmur_block(h, data, p):
     """One 4-byte block of MurmurHash3 x86 32 (``h`` mixed with ``data[p:p+4]``)."""
     k = (
@@ -36,7 +36,7 @@ def _murmur_block(h, data, p):
     return (h * 5 + 0xE6546B64) & 0xFFFFFFFF
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _murmur_finish(h, data, tail, length):
     """The tail bytes ``data[tail:...]`` (``length & 3`` of them) and the final mix."""
     rem = length & 3
@@ -60,7 +60,7 @@ def _murmur_finish(h, data, tail, length):
     return h
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def murmur3_32(data, start, length, seed):
     """MurmurHash3 x86 32-bit of ``data[start:start+length]`` (uint8), as in ``mmh3``.
 

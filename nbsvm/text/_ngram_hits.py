@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from nbsvm.text._murmur import murmur3_32
-from nbsvm.text._ngram_ids import _word_ngram_ids
+from nbsvm.text._ngram_ids import _grown, _word_ngram_ids
 from nbsvm.text._tokenizer import _tokenize
 
 
@@ -53,21 +53,14 @@ def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted, split, scripts):
                     z = tok[k + o] - 1
                     if n_hits + 1 >= hit_buckets.shape[0]:
                         size = 2 * hit_buckets.shape[0]
-                        bigger = np.empty(size, np.int32)
-                        bigger[:n_hits] = hit_buckets[:n_hits]
-                        hit_buckets = bigger
-                        bigger_k = np.empty(size, np.uint32)
-                        bigger_k[:n_hits] = hit_keys[:n_hits]
-                        hit_keys = bigger_k
-                        bigger_o = np.empty(size + 1, np.int64)
-                        bigger_o[: n_hits + 1] = hit_offsets[: n_hits + 1]
-                        hit_offsets = bigger_o
+                        hit_buckets = _grown(hit_buckets, n_hits, size)
+                        hit_keys = _grown(hit_keys, n_hits, size)
+                        hit_offsets = _grown(hit_offsets, n_hits + 1, size + 1)
                     if n_bytes + (z - a) > text.shape[0]:
-                        bigger_t = np.empty(max(2 * text.shape[0], n_bytes + z - a), np.uint8)
-                        bigger_t[:n_bytes] = text[:n_bytes]
-                        text = bigger_t
-                    text[n_bytes : n_bytes + z - a] = norm[a:z]
-                    n_bytes += z - a
+                        text = _grown(text, n_bytes, max(2 * text.shape[0], n_bytes + z - a))
+                    for j in range(a, z):  # a loop, as in _grown
+                        text[n_bytes] = norm[j]
+                        n_bytes += 1
                     hit_buckets[n_hits] = b
                     hit_keys[n_hits] = murmur3_32(norm, a, z - a, seed_key)
                     n_hits += 1

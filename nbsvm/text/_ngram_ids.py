@@ -16,7 +16,7 @@ from nbsvm.text._murmur import _murmur_block, _murmur_finish, murmur3_32
 from nbsvm.text._tokenizer import _tokenize
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw):
     """Buckets of every word n-gram (orders 1..ngrams) into ``raw``: all unigrams in token
     order, then all bigrams, and so on; returns how many.
@@ -46,7 +46,7 @@ def _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw):
     return _n_word_ngrams(t, ngrams)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _n_word_ngrams(t, ngrams):
     """How many word n-grams of orders 1..ngrams ``t`` tokens have."""
     m = 0
@@ -91,7 +91,7 @@ def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m,
     return m
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _add_distinct(h, keys, stamps, size_mask, shift, stamp, ids, m):
     """Append ``h`` to ``ids[m]`` unless this document has it already; return the new m.
 
@@ -109,6 +109,19 @@ def _add_distinct(h, keys, stamps, size_mask, shift, stamp, ids, m):
         if keys[slot] == h:
             return m
         slot = (slot + 1) & size_mask
+
+
+@njit(cache=True, nogil=True)
+def _grown(a, n, size):
+    """A new array of ``size`` elements of ``a``'s type whose first ``n`` are ``a``'s.
+
+    A loop, not ``bigger[:n] = a[:n]``: numba compiles a slice copy with its shape-mismatch
+    error (the shapes formatted into the message), about 2 s of every kernel that has one.
+    """
+    bigger = np.empty(size, a.dtype)
+    for j in range(n):
+        bigger[j] = a[j]
+    return bigger
 
 
 @njit(cache=True, nogil=True)
@@ -191,9 +204,7 @@ def _hash_docs(
                 norm, tok, t, long_n, mask, seed2, frame, starts, raw, m, long_words
             )
         if pos + m > out_ids.shape[0]:  # grow geometrically (rare)
-            bigger = np.empty(max(2 * out_ids.shape[0], pos + m), np.int32)
-            bigger[:pos] = out_ids[:pos]
-            out_ids = bigger
+            out_ids = _grown(out_ids, pos, max(2 * out_ids.shape[0], pos + m))
         bits = 4  # this document's set: >= 2 slots per id
         while (1 << bits) < 2 * min(m, mask + 1):
             bits += 1

@@ -19,7 +19,7 @@ from __future__ import annotations
 from numba import njit
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _is_space(cp):
     # str.isspace() code points (checked against Python over all of Unicode in the tests)
     if cp <= 0x20:
@@ -39,7 +39,7 @@ def _is_space(cp):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _is_punct(b):
     # . " , ( ) ! ? ; :
     return (
@@ -55,7 +55,7 @@ def _is_punct(b):
     )
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _decode(buf, i, e):
     """``(code point, length)`` of the UTF-8 sequence at ``buf[i]``, as :func:`_tokenize`
     decodes it (a sequence cut by ``e`` is shorter)."""
@@ -79,7 +79,7 @@ def _decode(buf, i, e):
     return cp, length
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _script_kind(cp, scripts):
     """The kind of code point ``cp`` in ``scripts`` (``(3, n)``: sorted disjoint ranges'
     first and last code points and kinds): 0 (an ordinary character), 1 split, 2 join,
