@@ -235,3 +235,41 @@ def test_nbsvm_lexicon_smooths_by_its_classes_and_train_takes_it(tmp_path):
     r = runner.invoke(app, ["lexicon", str(three), "-o", str(tmp_path / "a.npz"), "--alpha",
                             "0.3", "--n-bits", "12", "-q"])
     assert r.exit_code == 0 and NBLexicon.load(tmp_path / "a.npz").alpha == 0.3
+
+
+# ---- lambda: 1e-4, and 1e-5 for softmax over more than two classes (config.SOFTMAX_LAM) ----
+
+@pytest.mark.parametrize("loss, texts, labels, lam", [
+    ("softmax", THREE_TEXTS, THREE_LABELS, 1e-5),
+    (None, THREE_TEXTS, THREE_LABELS, 1e-4),           # modified Huber keeps 1e-4
+    ("softmax", TEXTS, LABELS, 1e-4),                  # two classes: the log loss
+    (None, TEXTS, LABELS, 1e-4),
+])
+def test_lambda_follows_the_loss_and_classes_and_equals_the_value_given(
+        tmp_path, loss, texts, labels, lam):
+    kw = dict(ngrams=2, n_bits=12, epochs=2, min_df=1, loss=loss)
+    default = NBSVMClassifier(**kw).fit(texts, labels)
+    given = NBSVMClassifier(lam=lam, **kw).fit(texts, labels)
+    assert default.setting("lam") == lam and default.linear_.lam == lam
+    assert np.array_equal(default.decision_function(NEW), given.decision_function(NEW))
+    other = NBSVMClassifier(lam=lam * 30, **kw).fit(texts, labels)
+    assert not np.array_equal(default.decision_function(NEW), other.decision_function(NEW))
+    default.save(tmp_path / "m.npz")
+    loaded = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert loaded.setting("lam") == lam
+    more = NBSVMClassifier(keep_counts=True, **kw).fit(texts, labels)
+    more.continue_fit(texts, labels)                      # a continued fit keeps it
+    assert more.setting("lam") == lam and more.lam == lam
+
+
+def test_cli_lambda_default_is_shown_and_a_negative_one_refused(tmp_path):
+    three = tmp_path / "three.txt"
+    three.write_text("".join(f"{y}\t{t}\n" for t, y in zip(THREE_TEXTS, THREE_LABELS)))
+    model = tmp_path / "m.npz"
+    r = runner.invoke(app, ["train", str(three), "--loss", "softmax", "--n-bits", "12",
+                            "--epochs", "2", "-o", str(model), "-q"])
+    assert r.exit_code == 0, r.output
+    assert NBSVMClassifier.load(model).setting("lam") == 1e-5
+    r = runner.invoke(app, ["train", str(three), "--lambda", "-1", "-o",
+                            str(tmp_path / "n.npz"), "-q"])
+    assert r.exit_code != 0 and "lambda must be a non-negative number" in r.output

@@ -69,10 +69,10 @@ def test_each_method_is_the_package_defaults_with_its_changes():
     assert (nbsvm.weighting, nbsvm.beta, nbsvm.epochs, nbsvm.seed) == ("nb", 1.0, 10, 3)
     # left unset: the two-class defaults (IMDB has two classes)
     assert (nbsvm.optimizer, nbsvm.loss, nbsvm.eta0, nbsvm.lam, nbsvm.min_df) == \
-        (None, None, None, 1e-4, None)
+        (None, None, None, None, None)
     nbsvm.classes_ = ["neg", "pos"]
-    assert tuple(nbsvm.setting(p) for p in ("optimizer", "loss", "eta0", "norm")) == \
-        ("adagrad", "log", 0.02, "none")
+    assert tuple(nbsvm.setting(p) for p in ("optimizer", "loss", "eta0", "norm", "lam")) == \
+        ("adagrad", "log", 0.02, "none", 1e-4)
     del nbsvm.classes_
     assert dict(sgd.get_params(), weighting="nb") == nbsvm.get_params()
     assert (mnb.beta, mnb.interpolate, mnb.epochs, mnb.ngrams) == (0.0, "scores", 1, 3)

@@ -203,21 +203,26 @@ def test_one_shape_end_to_end_quick(tmp_path, capsys):
     assert "No Chinese shape" in md
 
 
-def test_smoothing_pipeline_end_to_end_quick(tmp_path, capsys):
-    """`python pipelines/smoothing.py --quick` (the evidence for alpha's default): every
-    alpha's row per shape, alpha 1 always measured, the table of differences written."""
+def test_sweep_pipeline_end_to_end_quick(tmp_path, capsys):
+    """`python pipelines/sweep.py --quick` (the evidence for alpha's and lambda's defaults):
+    every value's row per shape, the reference always measured, other settings passed on,
+    the table of differences written."""
     need("blitzer", "subj")
-    import smoothing
+    import sweep
 
-    assert smoothing.parse_args(["--alphas", "0.5"]).alphas == [1.0, 0.5]
-    with pytest.raises(SystemExit):
-        smoothing.parse_args(["--shapes", "chinese"])
-    smoothing.main(["--shapes", "blitzer-domain,subj", "--alphas", "1,0.5", "--quick",
-                    "--out", str(tmp_path)])
-    frame = pd.read_csv(tmp_path / "smoothing.csv")
-    assert sorted(zip(frame["shape"], frame.alpha)) == [
-        ("blitzer-domain", 0.5), ("blitzer-domain", 1.0), ("subj", 0.5), ("subj", 1.0)]
-    assert (frame[frame.alpha == 1.0].vs_alpha_1 == 0).all()
+    args = sweep.parse_args(["--values", "0.5", "--reference", "1"])
+    assert (args.param, args.values, args.reference) == ("alpha", [1.0, 0.5], 1.0)
+    for bad in (["--shapes", "chinese"], ["--param", "beta"], ["--set", "loss"]):
+        with pytest.raises(SystemExit):
+            sweep.parse_args(bad)
+    sweep.main(["--shapes", "blitzer-domain,subj", "--param", "lam", "--values", "1e-4,1e-5",
+                "--set", "loss=softmax", "--set", "epochs=2", "--quick", "--name", "s",
+                "--out", str(tmp_path)])
+    frame = pd.read_csv(tmp_path / "s.csv")
+    assert sorted(zip(frame["shape"], frame.lam)) == [
+        ("blitzer-domain", 1e-5), ("blitzer-domain", 1e-4), ("subj", 1e-5), ("subj", 1e-4)]
+    assert (frame[frame.lam == 1e-4]["vs_lam_0.0001"] == 0).all()
     assert frame.classes.tolist() == [4, 4, 2, 2]
-    assert "Minus alpha 1, by shape" in (tmp_path / "smoothing.md").read_text()
-    assert "python pipelines/smoothing.py" in capsys.readouterr().out   # the command first
+    md = (tmp_path / "s.md").read_text()
+    assert "Minus lam 0.0001, by shape" in md and "loss='softmax', epochs=2" in md
+    assert "python pipelines/sweep.py" in capsys.readouterr().out   # the command first

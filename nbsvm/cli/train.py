@@ -42,7 +42,13 @@ from nbsvm.cli.options import (
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
-from nbsvm.config import DEFAULTS, HASHER_SETTINGS, MULTICLASS_DEFAULTS, MULTILABEL_DEFAULTS
+from nbsvm.config import (
+    DEFAULTS,
+    HASHER_SETTINGS,
+    MULTICLASS_DEFAULTS,
+    MULTILABEL_DEFAULTS,
+    SOFTMAX_LAM,
+)
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.registry import TEXT_LEARNERS
 
@@ -263,7 +269,12 @@ def train_command(
         help="Initial step size, or auto (Bottou's calibration "
         "on a 1,000-document sample) " + by_classes("eta0"),
     ),
-    lam: float = typer.Option(DEFAULTS["lam"], "--lambda", help="L2 regularization strength."),
+    lam: float | None = typer.Option(
+        None,
+        "--lambda",
+        help=f"L2 regularization strength (default: {DEFAULTS['lam']}; {SOFTMAX_LAM} for "
+        "the softmax loss over more than two classes).",
+    ),
     beta: float = typer.Option(
         DEFAULTS["beta"], "--beta", help="Weight of the linear model against NB, in [0, 1]."
     ),
@@ -686,7 +697,7 @@ def _report_training(clf, job: dict, history, *, plot_path, json_out, output, **
             plot_path,
             title=f"nbsvm train: {clf.setting('loss')} loss, "
             f"{clf.setting('optimizer')}, eta0 "
-            f"{clf.setting('eta0')}, lambda {clf.lam}, "
+            f"{clf.setting('eta0')}, lambda {clf.setting('lam')}, "
             f"{clf.n_docs_:,} documents",
         )
     if rep is not None:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS, data_default
+from nbsvm.config import DEFAULTS, SOFTMAX_LAM, data_default
 from nbsvm.data.batches import hash_batch, rows_of
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.cachestore import ReadyCache
@@ -125,7 +125,7 @@ def search_space(
     space = {
         "ngrams": [3, 2, 1],
         "alpha": [None, 0.1],
-        "lam": [1e-4, 1e-5],
+        "lam": [None, "flip"],
         "norm": [None, "flip"],
         "min_df": [None, "flip"],
     }
@@ -175,6 +175,7 @@ def _resolve(space: dict, defaults: dict) -> dict:
     """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two."""
     other: dict[str, dict[Any, Any]] = {
         "norm": {"l2": "none", "none": "l2"},
+        "lam": {DEFAULTS["lam"]: SOFTMAX_LAM, SOFTMAX_LAM: DEFAULTS["lam"]},
         "min_df": {1: 2, 2: 1},
         "split_scripts": {True: False, False: True},
         "char_ngrams": {0: CHAR_NGRAMS, CHAR_NGRAMS: 0},
@@ -197,14 +198,13 @@ def _defaults(estimator: type, base: dict, classes: list, corpus: dict, multilab
     model.classes_ = Labels(classes)
     out = {
         name: model.setting(name)
-        for name in ("alpha", "loss", "optimizer", "eta0", "epochs", "norm", "min_df")
+        for name in ("alpha", "lam", "loss", "optimizer", "eta0", "epochs", "norm", "min_df")
     }
     out.update(
         {
             k: getattr(model, k)
             for k in (
                 "ngrams",
-                "lam",
                 "beta",
                 "weighting",
                 "char_ngrams",

@@ -76,7 +76,7 @@ def new_linear(model: NBSVMClassifier, classes: list, n_columns: int) -> LinearS
         loss=model.setting("loss", classes),
         optimizer=model.setting("optimizer", classes),
         eta0=eta0 or 1.0,
-        lam=model.lam,
+        lam=model.setting("lam", classes),
         threads=model.threads,
         unit=model.setting("norm", classes) == "l2",
         values_only=model.backend_learner is not None,  # the backend keeps the weights
@@ -135,6 +135,6 @@ def new_backend(model: NBSVMClassifier) -> NBReduction:
         cast(str, model.backend_learner),
         model.linear_.n_outputs,
         model.linear_.n_features,
-        model.lam,
+        model.setting("lam"),
         model.seed,
     )

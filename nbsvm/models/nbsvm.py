@@ -102,8 +102,9 @@ class NBSVMClassifier(Params):
         for two classes with AdaGrad, from the data: ``0.02 (400 / m) ** 0.7`` within
         [0.02, 0.5], ``m`` the median distinct n-grams per training document (longer
         documents keep 0.02, IMDB's choice; short sentences get larger steps).
-    lam : float
-        L2 strength (``--lambda`` on the command line).
+    lam : float or None
+        L2 strength (``--lambda`` on the command line). None: 1e-4, and 1e-5 for the
+        softmax loss over more than two classes.
     beta : float
         Interpolation weight of the linear model against NB, in [0, 1].
     interpolate : {'scores', 'weights'}
@@ -260,7 +261,7 @@ class NBSVMClassifier(Params):
         loss: str | None
         optimizer: str | None
         eta0: float | str | None
-        lam: float
+        lam: float | None
         beta: float
         interpolate: str
         epochs: int | None
@@ -318,7 +319,7 @@ class NBSVMClassifier(Params):
         loss=None,
         optimizer=None,
         eta0=None,
-        lam=DEFAULTS["lam"],
+        lam=None,
         beta=DEFAULTS["beta"],
         interpolate=DEFAULTS["interpolate"],
         epochs=None,

@@ -13,6 +13,7 @@ from nbsvm.config import (
     HASHER_SETTINGS,
     MULTICLASS_DEFAULTS,
     MULTILABEL_DEFAULTS,
+    SOFTMAX_LAM,
     TASK_PARAMS,
     data_default,
 )
@@ -131,6 +132,10 @@ def setting(model: NBSVMClassifier, name: str, classes: list | None = None) -> A
         return data_default("min_df", corpus) if corpus and exact else DEFAULTS["min_df"]
     if classes is None:
         classes = model.__dict__.get("classes_")
+    if name == "lam" and value is None:
+        softmax = model.loss == "softmax" and classes is not None
+        softmax = softmax and n_outputs(model, classes) > 1
+        return SOFTMAX_LAM if softmax else DEFAULTS["lam"]
     if (
         name == "loss"
         and value in MULTICLASS_LOSSES
@@ -232,7 +237,7 @@ def _check_numbers(model: NBSVMClassifier) -> None:
     """The numbers: lambda, alpha, eta0, epochs, min_df, threads, seed."""
     for name in ("lam", "alpha"):
         v = getattr(model, name)
-        if name == "alpha" and v is None:  # by the number of classes
+        if v is None:  # by the task (the number of classes; lam: and the loss)
             continue
         if not (
             isinstance(v, (int, float))

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from nbsvm.models.run import FitRun
 
 #: settings a continued model takes from the saved one, resolved (data defaults included)
-RESOLVED = ("alpha", "min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
+RESOLVED = ("alpha", "lam", "min_df", "loss", "optimizer", "eta0", "epochs", "norm", "char_ngrams")
 
 
 def copy_lexicon(lexicon: NBLexicon) -> NBLexicon:
