@@ -28,18 +28,31 @@ from _report import start, write_results
 
 from nbsvm import NBSVMClassifier
 
-#: what each parameter's values are read as (a name not here is refused)
-PARAMS = {"alpha": float, "lam": float, "eta0": float, "epochs": int, "ngrams": int}
-
-
 def _value(text: str):
-    """``loss=softmax``'s right side: a number where it reads as one."""
+    """``loss=softmax``'s right side: a number where it reads as one, None for ``None``."""
     for kind in (int, float):
         try:
             return kind(text)
         except ValueError:
             pass
     return None if text == "None" else text
+
+
+def _shown(value) -> str:
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+#: what each parameter's values are read as (a name not here is refused)
+PARAMS = {
+    "alpha": float,
+    "lam": float,
+    "eta0": float,
+    "epochs": int,
+    "ngrams": int,
+    "learner": _value,
+    "loss": _value,
+    "norm": _value,
+}
 
 
 def parse_args(argv=None):
@@ -63,7 +76,7 @@ def parse_args(argv=None):
         args.values = [PARAMS[args.param](v) for v in args.values.split(",") if v]
         ref = args.values[0] if args.reference is None else PARAMS[args.param](args.reference)
     except (ValueError, IndexError):
-        ap.error(f"--values and --reference take {PARAMS[args.param].__name__}s")
+        ap.error(f"--values and --reference take {PARAMS[args.param].__name__} values")
     if ref not in args.values:
         args.values.insert(0, ref)  # the reference every other value is measured against
     args.reference = ref
@@ -90,25 +103,25 @@ def shape_rows(name: str, param: str, values: list, fixed: dict, seed: int, quic
                 "shape": name,
                 "kind": shape.kind,
                 "classes": len(set(folds[0][1])),
-                param: value,
+                param: _shown(value),  # as written: None (the default) is a value here
                 "accuracy": float(np.mean(accs)),
                 "folds": len(folds),
                 "seconds": time.perf_counter() - t0,
             }
         )
-        print(f"{name:16s} {param} {value:<7g} {rows[-1]['accuracy']:6.2f}", flush=True)
+        print(f"{name:16s} {param} {_shown(value):<7s} {rows[-1]['accuracy']:6.2f}", flush=True)
     return rows
 
 
 def differences(frame: pd.DataFrame, args) -> pd.DataFrame:
     """By shape: the reference's accuracy and each other value's minus it (points)."""
     param, ref = args.param, args.reference
-    base = frame[frame[param] == ref].set_index("shape").accuracy
-    frame[f"vs_{param}_{ref:g}"] = frame.accuracy - frame["shape"].map(base)
-    wide = frame.pivot(index="shape", columns=param, values=f"vs_{param}_{ref:g}")
-    wide = wide.loc[args.shapes, [v for v in args.values if v != ref]]
-    wide.columns = [f"{param} {v:g}" for v in wide.columns]
-    wide.insert(0, f"{param} {ref:g} accuracy", base.loc[args.shapes])
+    base = frame[frame[param] == _shown(ref)].set_index("shape").accuracy
+    frame[f"vs_{param}_{_shown(ref)}"] = frame.accuracy - frame["shape"].map(base)
+    wide = frame.pivot(index="shape", columns=param, values=f"vs_{param}_{_shown(ref)}")
+    wide = wide.loc[args.shapes, [_shown(v) for v in args.values if v != ref]]
+    wide.columns = [f"{param} {v}" for v in wide.columns]
+    wide.insert(0, f"{param} {_shown(ref)} accuracy", base.loc[args.shapes])
     by_shape = frame.groupby("shape")
     wide.insert(0, "classes", by_shape.classes.first().loc[args.shapes])
     wide.insert(0, "kind", by_shape.kind.first().loc[args.shapes])
@@ -131,7 +144,7 @@ def main(argv=None):
         ]
     )
     wide = differences(frame, args)
-    what = f"{args.param} {args.reference:g}"
+    what = f"{args.param} {_shown(args.reference)}"
     print(f"\naccuracy minus {what}'s (points)\n" + wide.round(2).to_string())
     fixed = "".join(f", {k}={v!r}" for k, v in args.set.items())
     write_results(

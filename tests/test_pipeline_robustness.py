@@ -212,6 +212,8 @@ def test_sweep_pipeline_end_to_end_quick(tmp_path, capsys):
 
     args = sweep.parse_args(["--values", "0.5", "--reference", "1"])
     assert (args.param, args.values, args.reference) == ("alpha", [1.0, 0.5], 1.0)
+    assert sweep.parse_args(["--param", "learner", "--values", "None,dcd"]).values == [
+        None, "dcd"]
     for bad in (["--shapes", "chinese"], ["--param", "beta"], ["--set", "loss"]):
         with pytest.raises(SystemExit):
             sweep.parse_args(bad)
