@@ -28,6 +28,7 @@ from _report import start, write_results
 
 from nbsvm import NBSVMClassifier
 
+
 def _value(text: str):
     """``loss=softmax``'s right side: a number where it reads as one, None for ``None``."""
     for kind in (int, float):
