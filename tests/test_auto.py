@@ -226,6 +226,8 @@ def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, 
     assert len(slept) > 0 and slowed.seconds >= sum(slept)
 
 
+@pytest.mark.slow  # make test-slow: a second real-data --auto run, spinning both cores for
+# seconds (it slows the other pytest worker too); the slowed search above checks the same
 def test_a_competing_process_does_not_change_the_choice(subj_files):
     """The same search with two processes spinning on the machine's cores beside it."""
     import subprocess
@@ -405,7 +407,7 @@ def test_auto_metric_ranks_the_trials_by_macro_f1(monkeypatch):
     flip = np.random.default_rng(4).random(1500) < 0.1
     docs = [d._replace(label={"pos": "neg", "neg": "pos"}[d.label]) if flip[i] else d
             for i, d in enumerate(order_task(1500, seed=4)) if d.label == "neg" or i % 8 == 0]
-    result = auto_search(NBSVMClassifier, docs, dict(BASE, auto_metric="macro_f1"), time_budget=120, seed=1)
+    result = auto_search(NBSVMClassifier, docs, dict(BASE, auto_metric="macro_f1"), time_budget=8, seed=1)
     assert result.metric == "macro_f1" and result.reason.startswith("macro_f1 ")
     first = result.table.iloc[0]                # rung 0, the defaults, beta 1: five folds
     sizes = np.array([r["n_docs"] for r in reports[:10:2]], float)     # two betas each
