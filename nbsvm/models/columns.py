@@ -1,16 +1,15 @@
-"""From hashed training data to a compact learner: what the trainer counts while it hashes,
-which buckets get a column, and their NB ratios in the learner's value field.
+"""From counts to a compact learner: which buckets get a column, and their NB ratios in the
+learner's value field.
 
-Two routes, both ending in :class:`Columns`:
+Two routes, both ending in :class:`Columns` (what :mod:`nbsvm.models.counting` counted
+decides which):
 
 - Two classes are counted per class and bucket in dense int32 rows, a prebuilt lexicon of
-  more classes per (bucket, class) pair seen (:meth:`ColumnBuilder.from_lexicon`). Counted in memory the trainer lends, one row then
-  becomes the bucket -> column map and the other goes back to the OS.
+  more classes per (bucket, class) pair seen (:meth:`ColumnBuilder.from_lexicon`). Counted
+  in memory the trainer lends, one row then becomes the bucket -> column map and the other
+  goes back to the OS.
 - From a third class on (and for label sets), the hashing pass counts only each bucket's
-  documents (one int32 row, ``df``); the kept buckets get columns and one pass over the
-  feature cache counts each class (label) by kept column (:meth:`ColumnBuilder.from_df`):
-  memory follows the kept buckets times the classes, never ``2**n_bits`` times the classes.
-  The ratios equal those of dense per-class counts bit for bit (:mod:`nbsvm.lexicon.nblexicon`).
+  documents (``df``); :mod:`nbsvm.models.kept_columns` builds the columns from it.
 
 Only buckets seen in at least ``min_df`` documents get a column: every other bucket has
 ratio 0 or is dropped, so it could never carry a feature value.
@@ -25,11 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm._parallel import run_parts, two_ranges
-from nbsvm.config import DEFAULTS
-from nbsvm.data.batches import Batch, hash_batches
-from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NBSVMError
-from nbsvm.io.labels import classes_of, label_lists
+from nbsvm.io.labels import classes_of
 from nbsvm.learners.sgd import LinearSGD
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon import _kernels as kernels
@@ -39,9 +35,6 @@ from nbsvm.memory import check_fit_memory, fit_bytes, row_width
 from nbsvm.models.learner_setup import new_linear, output_weights
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from nbsvm.io.document import Document
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -88,12 +81,6 @@ def _release(mm, row_len: int, row: int, start: int, end: int) -> None:
         mm.madvise(mmap.MADV_DONTNEED, lo, hi - lo)
 
 
-def _nonempty(cache: FeatureCache) -> FeatureCache:
-    if cache.n_docs == 0:
-        raise NBSVMError("no training documents", path=str(cache.folder))
-    return cache
-
-
 class ColumnBuilder:
     """Counts and builds :class:`Columns` for ``model``'s settings: ``alpha``, ``min_df``,
     ``weighting``, ``multilabel``, and the learner ``new_linear(model, classes, n_columns)``
@@ -104,69 +91,6 @@ class ColumnBuilder:
         self.hasher = hasher
         self.max_memory = max_memory
         self.notify = notify or (lambda event: None)
-
-    # -- counting ------------------------------------------------------------------------
-    def _per_class(self, n_labels: int) -> bool:
-        return n_labels <= 2 and not self.model.multilabel
-
-    def hashing_pass(
-        self, docs: Iterable[Document], writer: CacheWriter, store: np.ndarray, mm: mmap.mmap
-    ) -> tuple[NBLexicon | None, FeatureCache, np.ndarray | None]:
-        """Hash every document once, writing the cache and counting: per class while there
-        are two (a lexicon counting in ``store``, lent), then per bucket only (``df``).
-        Returns ``(lexicon or None, cache, df or None)``."""
-        # (the classes, and so the default alpha, are known once counted: the model's
-        # ratios are computed with model.setting("alpha"), never the lexicon's)
-        alpha = DEFAULTS["alpha"] if self.model.alpha is None else self.model.alpha
-        lexicon: NBLexicon | None = NBLexicon.counting_in(self.hasher, alpha, store, mm)
-        df = None
-        with writer:
-            n = 0
-            for batch in hash_batches(docs, self.hasher):
-                codes = writer.add(batch)
-                # a third class, or a weighted document: per bucket from here on (the
-                # classes are then counted by kept column, from the cache, with weights)
-                if df is None and (
-                    not self._per_class(len(writer.labels)) or batch.weights is not None
-                ):
-                    df, lexicon = _to_df(store, mm), None
-                if lexicon is not None:  # still counting per class (df is None)
-                    for label in writer.labels[lexicon.n_labels :]:
-                        lexicon.code_of(label)  # same first-appearance order as the cache
-                    lexicon.add_batch(batch.ids, batch.offsets, codes)
-                else:
-                    kernels.count_df(df, _weighed_ids(batch))
-                n += len(batch)
-                self.notify({"stage": "hash", "docs": n})
-            cache = writer.close()
-        return lexicon, _nonempty(cache), df
-
-    def count_cache(
-        self, cache: FeatureCache, store: np.ndarray, mm: mmap.mmap
-    ) -> tuple[NBLexicon | None, np.ndarray | None]:
-        """What :meth:`hashing_pass` counts, from a kept cache (its ids are each document's
-        distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
-        # weighted documents are counted by kept column, in float (from_df)
-        two = self._per_class(len(cache.labels)) and not cache.weighted
-        alpha = DEFAULTS["alpha"] if self.model.alpha is None else self.model.alpha  # (as above)
-        lexicon = NBLexicon.counting_in(self.hasher, alpha, store, mm) if two else None
-        df = None if two else store[0]
-        if lexicon is not None:  # two classes
-            for label in cache.labels:
-                lexicon.code_of(label)
-        n = 0
-        for batch in cache.batches(8192):
-            if lexicon is not None:
-                lexicon.add_batch(
-                    batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32)
-                )
-            else:
-                kernels.count_df(df, _weighed_ids(batch))
-            n += len(batch)
-            self.notify({"stage": "count", "docs": n, "total": cache.n_docs})
-        if n == 0:
-            raise NBSVMError("no training documents", path=str(cache.folder))
-        return lexicon, df
 
     # -- per class, from a lexicon ------------------------------------------------------------
     def from_lexicon(
@@ -229,7 +153,7 @@ class ColumnBuilder:
         ratios = (counts, rows, binary, alpha, n_seen, sums, int(model.setting("min_df")), df)
         target = (learner.S_, column_of if column_of is not None else counts[0], dense)
         _fill_ranges(ratios, target, bounds, int(parts[0][2]), spent, mm)
-        self._binary_values(learner)
+        binary_values(model, learner)
         if buckets is not None:
             # sparse counts are never counted in place, so never dense: column_of is an array
             assert column_of is not None
@@ -260,194 +184,10 @@ class ColumnBuilder:
             self.max_memory,
         )
         learner = new_linear(model, classes, len(buckets))
-        self._label_ratios(learner, counts, kept_df)
+        label_ratios(model, learner, counts, kept_df)
         column_of = np.full(1 << self.hasher.n_bits, -1, dtype=np.int32)
         column_of[buckets] = np.arange(len(buckets), dtype=np.int32)
         return Columns(classes, docs, n_seen, column_of, learner)
-
-    # -- by kept column ----------------------------------------------------------------------
-    def from_df(self, cache: FeatureCache, df: np.ndarray) -> Columns:
-        """Columns from the documents per bucket (``df``, which becomes the bucket ->
-        column map in place) and one pass over the cache counting each class (label) by
-        kept column."""
-        model = self.model
-        labels = list(cache.labels)  # the cache's codes: first-appearance order
-        classes, set_ptr, set_rows = _classes_of_codes(labels, model.multilabel, cache.folder)
-        min_df = max(int(model.setting("min_df")), 1)
-        bounds = two_ranges(df.shape[0])
-        parts: list[Any] = [None, None]
-
-        def stats(k):
-            parts[k] = kernels.df_stats(df, min_df, int(bounds[k]), int(bounds[k + 1]))
-
-        run_parts(stats, 2)
-        n_seen = int(parts[0][0] + parts[1][0])
-        n_kept = int(parts[0][1] + parts[1][1])
-        n_out = model.n_outputs(classes)
-        needed = fit_bytes(
-            self.hasher.n_bits,
-            n_out,
-            model.setting("optimizer", classes),
-            n_columns=n_kept,
-            n_classes=len(classes),
-            by_column=not cache.weighted,
-        )
-        if cache.weighted:  # sums of weights, float64, beside the learner (and kept_df)
-            needed += 8 * n_kept * (len(classes) + model.multilabel)
-        elif model.multilabel:  # kept_df
-            needed += 4 * n_kept
-        check_fit_memory(needed, self.max_memory)
-
-        def columns(k):
-            kernels.df_to_columns(
-                df, min_df, int(bounds[k]), int(bounds[k + 1]), 0 if k == 0 else int(parts[0][1])
-            )
-
-        run_parts(columns, 2)
-        learner = new_linear(model, classes, n_kept)
-        kept_df = np.zeros(
-            n_kept if model.multilabel else 0, dtype=np.float64 if cache.weighted else np.int32
-        )
-        n_rows = len(classes) if model.multilabel else len(labels)
-        counts, docs, id_totals = self._count_kept_columns(
-            cache, learner, df, set_ptr, set_rows, n_rows, kept_df
-        )
-        if model.multilabel:
-            self._label_ratios(learner, counts, kept_df)
-            return Columns(classes, docs, n_seen, df, learner)  # docs: per label, in order
-        rows = np.asarray([labels.index(c) for c in classes], dtype=np.int64)
-        self._class_ratios(learner, counts, rows, id_totals, n_seen, classes)
-        return Columns(classes, docs[rows], n_seen, df, learner)
-
-    def _class_ratios(
-        self, learner: LinearSGD, counts, rows, id_totals, n_seen: int, classes: list
-    ) -> None:
-        """Each output's NB ratios from the classes' counts by kept column (``rows``: each
-        class's row of ``counts``) into the learner's value field."""
-        n_kept = learner.n_features
-        # the ratio kernel over columns: every column is kept, its own map is the identity
-        identity = np.empty(n_kept, dtype=np.int32)
-        cuts = two_ranges(n_kept)
-        sums = id_totals.astype(np.float64)  # each class's counts over seen buckets
-        binary = learner.n_outputs == 1
-        n_norm = n_seen
-        if not binary:
-            # One-vs-rest ratios take their norms over the kept buckets (the vocabulary
-            # min_df leaves): over every seen bucket, the rare ones the rest holds shift
-            # each class's ratios by a constant that, once documents are scaled to unit
-            # norm, costs 1.7 points on 20 Newsgroups (85.6% -> 87.3% with the same SGD).
-            sums = counts.sum(axis=1, dtype=np.float64)  # integers: exact
-            n_norm = n_kept
-        alpha = float(self.model.setting("alpha", classes))
-        no_df = np.zeros(0, dtype=np.int32)
-
-        def fill(k):
-            lo, hi = int(cuts[k]), int(cuts[k + 1])
-            # min_df 0: every column is kept already (a column whose documents all weigh
-            # less than 1 has counts below 1)
-            kernels.compact_ratios(
-                counts,
-                rows,
-                binary,
-                alpha,
-                n_norm,
-                sums,
-                0,
-                no_df,
-                learner.S_,
-                identity,
-                lo,
-                hi,
-                lo,
-            )
-
-        run_parts(fill, 2)
-        if counts.base is learner.S_:
-            learner.S_[:, :, 1] = 0.0
-        self._binary_values(learner)
-
-    def _label_ratios(self, learner: LinearSGD, counts, kept_df) -> None:
-        """Multi-label NB ratios from the counts by kept column into the learner's value
-        field (:func:`fill_label_ratios`)."""
-        fill_label_ratios(learner.S_, counts, kept_df, float(self.model.setting("alpha")))
-        if counts.base is learner.S_:
-            learner.S_[:, :, 1] = 0.0
-        self._binary_values(learner)
-
-    def _binary_values(self, learner: LinearSGD) -> None:
-        if self.model.weighting == "binary":  # every kept column: value 1 instead of r
-            learner.S_[:, :, 0] = 1.0
-
-    def _count_kept_columns(
-        self, cache: FeatureCache, learner: LinearSGD, column_of, set_ptr, set_rows, n_rows, kept_df
-    ):
-        """One pass over the cache: each row's documents per kept column, its documents,
-        and its total of distinct buckets (rows: the cache's codes in their order, or the
-        labels with ``set_rows``; see :func:`~nbsvm.lexicon._kernels.count_columns`)."""
-        n_kept = learner.n_features
-        if (
-            cache.n_docs < 1 << 24
-            and n_rows == learner.n_outputs
-            and not learner.values_only
-            and not cache.weighted
-        ):
-            # counted in the weights' field, as float32 (exact below 2**24 documents); the
-            # caller zeroes it once the ratios are computed: no memory of their own (a
-            # backend learner's values-only state has no such field: counts of their own,
-            # freed before its weights are allocated)
-            counts = learner.S_[:, :, 1]
-        else:  # weighted documents sum their weights in float64
-            counts = np.zeros((n_rows, n_kept), dtype=np.float64 if cache.weighted else np.int32)
-        docs = np.zeros(n_rows, dtype=np.float64 if cache.weighted else np.int64)
-        id_totals = np.zeros(n_rows)
-        n = 0
-        for batch in cache.batches(8192):
-            kernels.count_columns(
-                counts,
-                docs,
-                id_totals,
-                kept_df,
-                batch.ids,
-                batch.offsets,
-                np.asarray(batch.labels, dtype=np.int32),
-                np.zeros(0) if batch.weights is None else batch.weights,
-                set_ptr,
-                set_rows,
-                column_of,
-            )
-            n += len(batch)
-            self.notify({"stage": "count classes", "docs": n, "total": cache.n_docs})
-        return counts, docs, id_totals
-
-
-def _weighed_ids(batch: Batch) -> np.ndarray:
-    """The ids of the batch's documents that weigh more than 0 (a document of weight 0 is
-    read but counts nowhere: its buckets are not seen, as if it were left out)."""
-    if batch.weights is None or batch.weights.all():
-        return batch.ids
-    return batch.ids[np.repeat(batch.weights > 0, np.diff(batch.offsets))]
-
-
-def _classes_of_codes(labels: list, multilabel: bool, folder) -> tuple[list, Any, Any]:
-    """The classes of a cache's label codes (``labels``, in first-appearance order), and
-    each code's rows among them (``set_ptr``, ``set_rows``: a label set's labels, or the
-    code itself)."""
-    if multilabel:  # codes are label sets: one output per label
-        classes = classes_of(labels)
-        if not classes:
-            raise NBSVMError(
-                "no labels to train on: multi-label fields are 'a,b' lists "
-                "and every document's was empty",
-                path=str(folder),
-            )
-        set_ptr, set_rows = label_lists(classes, labels)
-        return classes, set_ptr, set_rows
-    classes = sorted(labels)
-    if len(classes) < 2:
-        raise NBSVMError(f"need at least two classes to train, found {classes}")
-    set_ptr = np.arange(len(labels) + 1, dtype=np.int64)
-    set_rows = np.arange(len(labels), dtype=np.int32)
-    return classes, set_ptr, set_rows
 
 
 def _class_counts(lexicon: NBLexicon) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
@@ -501,15 +241,21 @@ def _fill_ranges(ratios: tuple, target: tuple, bounds, first_kept: int, spent, m
     run_parts(fill, 2)
 
 
-def _to_df(store, mm) -> np.ndarray:
-    """The two classes' count rows summed into the first (documents per bucket); the
-    second row's pages go back to the OS."""
-    df = store[0]
-    np.add(df, store[1], out=df)
-    row_bytes = store.shape[1] * 4
-    if row_bytes % mmap.PAGESIZE == 0:
-        mm.madvise(mmap.MADV_DONTNEED, row_bytes, row_bytes)
-    return df
+def label_ratios(
+    model: NBSVMClassifier, learner: LinearSGD, counts: np.ndarray, kept_df: np.ndarray
+) -> None:
+    """Multi-label NB ratios from the counts by kept column into the learner's value
+    field (:func:`fill_label_ratios`)."""
+    fill_label_ratios(learner.S_, counts, kept_df, float(model.setting("alpha")))
+    if counts.base is not None and counts.base is learner.S_:  # counted in the weights
+        learner.S_[:, :, 1] = 0.0
+    binary_values(model, learner)
+
+
+def binary_values(model: NBSVMClassifier, learner: LinearSGD) -> None:
+    """``weighting='binary'``: every kept column's value is 1 instead of its ratio."""
+    if model.weighting == "binary":
+        learner.S_[:, :, 0] = 1.0
 
 
 def start_from_lexicon(model: NBSVMClassifier, lexicon: NBLexicon) -> None:

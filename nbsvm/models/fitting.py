@@ -34,7 +34,9 @@ from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
 from nbsvm.learners.kernels.table import _mean_abs_weight
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, hashing_bytes, releasable_int32
-from nbsvm.models.columns import ColumnBuilder, _nonempty, adopt
+from nbsvm.models.columns import ColumnBuilder, adopt
+from nbsvm.models.counting import Counting, nonempty
+from nbsvm.models.kept_columns import KeptColumns
 from nbsvm.models.learner_setup import (
     codes_for,
     epochs_for,
@@ -109,6 +111,7 @@ class Fit:
         model.forget()
         self.saved = self.checkpoint.load(model) if self.checkpoint is not None else None
         self.builder = ColumnBuilder(model, hasher, self.max_memory, notify)
+        self.counting = Counting(model, hasher, notify)
         self.t0 = time.perf_counter()
         if model.cache_dir is not None:
             Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
@@ -232,14 +235,15 @@ class Fit:
         # them, from a third on the documents per bucket (nbsvm.models.columns)
         mm, store = releasable_int32((2, 1 << hasher.n_bits))
         if cache is None:
-            lexicon, cache, df = builder.hashing_pass(docs, writer, store, mm)
+            lexicon, cache, df = self.counting.hashing_pass(docs, writer, store, mm)
         else:
-            lexicon, df = builder.count_cache(cache, store, mm)
+            lexicon, df = self.counting.count_cache(cache, store, mm)
         model.corpus_ = corpus_stats(cache)  # for the data-dependent defaults
         if lexicon is not None:
             adopt(model, builder.from_lexicon(lexicon, mm if lexicon.counts_in(store) else None))
         else:
-            adopt(model, builder.from_df(cache, df))
+            kept = KeptColumns(model, hasher, self.max_memory, self.notify)
+            adopt(model, kept.build(cache, df))
         self.notify(
             {
                 "stage": "data defaults",
@@ -260,7 +264,7 @@ class Fit:
                 n += len(batch)
                 self.notify({"stage": "hash", "docs": n})
             cache = writer.close()
-        return _nonempty(cache)
+        return nonempty(cache)
 
     def _prepare_learner(self, cache: FeatureCache, positive, translate: bool) -> None:
         """The backend learners (``learner``), or Bottou's eta0 for ``eta0='auto'``."""
