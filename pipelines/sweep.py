@@ -30,7 +30,10 @@ from nbsvm import NBSVMClassifier
 
 
 def _value(text: str):
-    """``loss=softmax``'s right side: a number where it reads as one, None for ``None``."""
+    """``loss=softmax``'s right side: a number where it reads as one, None for ``None``,
+    True and False for themselves."""
+    if text in ("True", "False"):
+        return text == "True"
     for kind in (int, float):
         try:
             return kind(text)
@@ -44,9 +47,14 @@ def _shown(value) -> str:
 
 
 #: what each parameter's values are read as (a name not here is refused)
+def _number(text: str):
+    """A number, or None (the default: alpha and lambda follow the task)."""
+    return None if text == "None" else float(text)
+
+
 PARAMS = {
-    "alpha": float,
-    "lam": float,
+    "alpha": _number,
+    "lam": _number,
     "eta0": float,
     "epochs": int,
     "ngrams": int,
@@ -78,12 +86,19 @@ def parse_args(argv=None):
         ref = args.values[0] if args.reference is None else PARAMS[args.param](args.reference)
     except (ValueError, IndexError):
         ap.error(f"--values and --reference take {PARAMS[args.param].__name__} values")
+    args.values = list(dict.fromkeys(args.values))  # 1e-4 and 0.0001 are one value
     if ref not in args.values:
         args.values.insert(0, ref)  # the reference every other value is measured against
     args.reference = ref
     if any("=" not in s for s in args.set):
         ap.error(f"--set takes NAME=VALUE, got {args.set}")
     args.set = {k: _value(v) for k, v in (s.split("=", 1) for s in args.set)}
+    mine = {"seed", "calibrate", args.param} & set(args.set)
+    if mine:
+        ap.error(
+            f"--set cannot give {', '.join(sorted(mine))}: --seed, calibrate=None and "
+            "--param are the script's own"
+        )
     args.name = args.name or f"sweep_{args.param}"
     return args
 

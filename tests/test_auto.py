@@ -519,3 +519,13 @@ def test_t_quantile_matches_scipy_and_closed_forms(df):
         assert t_quantile(p, 2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)))
     with pytest.raises(ValueError):
         t_quantile(1.0, df)
+
+
+@pytest.mark.parametrize("fixed", [{"lam": 3e-5}, {"lam": 0.0}, {"min_df": 3}])
+def test_a_fixed_value_the_search_would_flip_stays_fixed(fixed):
+    """lambda and min_df are searched as the default and the other of two values; one the
+    user fixed outside those two stays as given (it raised a KeyError)."""
+    result = auto_search(NBSVMClassifier, order_task(300), dict(BASE, **fixed),
+                         time_budget=2, seed=0)
+    name, value = next(iter(fixed.items()))
+    assert result.chosen[name] == value and name not in result.changed

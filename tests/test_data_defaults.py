@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_datasets
-from nbsvm import NBSVMClassifier
+from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
 from nbsvm.config import SMALL_CORPUS_NGRAMS, data_default
 from nbsvm.data.batches import Batch
@@ -273,3 +273,26 @@ def test_cli_lambda_default_is_shown_and_a_negative_one_refused(tmp_path):
     r = runner.invoke(app, ["train", str(three), "--lambda", "-1", "-o",
                             str(tmp_path / "n.npz"), "-q"])
     assert r.exit_code != 0 and "lambda must be a non-negative number" in r.output
+
+
+def test_tune_and_a_checkpoint_resolve_the_lambda_default_as_training_does(tmp_path):
+    """nbsvm tune's reference candidate is the lambda an untuned model trains with; a
+    checkpoint written when lambda left unset was recorded as 1e-4 resumes."""
+    from nbsvm.models.checkpoint import Checkpoint
+    from nbsvm.workflows.tune import reference_of
+
+    grid = {"lam": [1e-4, 1e-5]}
+    assert reference_of(grid, {"loss": "softmax"}, ["a", "b", "c"]) == {"lam": 1e-5}
+    assert reference_of(grid, {"loss": "softmax"}, ["a", "b"]) == {"lam": 1e-4}
+    assert reference_of(grid, {}, ["a", "b", "c"]) == {"lam": 1e-4}
+    path = tmp_path / "m.checkpoint.npz"
+    for loss, resumes in ((None, True), ("softmax", False)):
+        written = dict(NBSVMClassifier(loss=loss).get_params(), lam=1e-4)
+        Checkpoint(path, every=1).write(written, 1, np.random.default_rng(0), {},
+                                        {"x": np.zeros(1)})
+        now = NBSVMClassifier(loss=loss).get_params()
+        if resumes:
+            assert Checkpoint(path, resume=True).read(now, 10) is not None
+        else:   # softmax's unset lambda may be 1e-5 now: another setting
+            with pytest.raises(NBSVMError, match="lam differ"):
+                Checkpoint(path, resume=True).read(now, 10)

@@ -214,9 +214,14 @@ def test_sweep_pipeline_end_to_end_quick(tmp_path, capsys):
     assert (args.param, args.values, args.reference) == ("alpha", [1.0, 0.5], 1.0)
     assert sweep.parse_args(["--param", "learner", "--values", "None,dcd"]).values == [
         None, "dcd"]
-    for bad in (["--shapes", "chinese"], ["--param", "beta"], ["--set", "loss"]):
+    for bad in (["--shapes", "chinese"], ["--param", "beta"], ["--set", "loss"],
+                ["--set", "seed=1"], ["--set", "calibrate=sigmoid"], ["--set", "alpha=1"]):
         with pytest.raises(SystemExit):
             sweep.parse_args(bad)
+    args = sweep.parse_args(["--param", "lam", "--values", "None,1e-4,0.0001,1e-5",
+                             "--set", "early_stopping=True", "--set", "loss=softmax"])
+    assert args.values == [None, 1e-4, 1e-5] and args.reference is None
+    assert args.set == {"early_stopping": True, "loss": "softmax"}
     sweep.main(["--shapes", "blitzer-domain,subj", "--param", "lam", "--values", "1e-4,1e-5",
                 "--set", "loss=softmax", "--set", "epochs=2", "--quick", "--name", "s",
                 "--out", str(tmp_path)])

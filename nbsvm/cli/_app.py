@@ -53,8 +53,8 @@ def _words_for_types():
     make_metavar = getattr(core.TyperOption, "make_metavar", None)
     if make_metavar is not None and not getattr(make_metavar, "_nbsvm", False):
 
-        def metavar(self, ctx, _made=make_metavar):
-            made = _made(self, ctx)
+        def metavar(self, *args, _made=make_metavar, **kwargs):  # click < 8.2: no ctx
+            made = _made(self, *args, **kwargs)
             return made if self.metavar else _word_for(made)
 
         metavar._nbsvm = True

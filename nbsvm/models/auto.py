@@ -172,7 +172,8 @@ class AutoResult:
 
 
 def _resolve(space: dict, defaults: dict) -> dict:
-    """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two."""
+    """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two (none where
+    the default is neither: a value the user fixed, such as lambda 3e-5 or min_df 3)."""
     other: dict[str, dict[Any, Any]] = {
         "norm": {"l2": "none", "none": "l2"},
         "lam": {DEFAULTS["lam"]: SOFTMAX_LAM, SOFTMAX_LAM: DEFAULTS["lam"]},
@@ -184,6 +185,8 @@ def _resolve(space: dict, defaults: dict) -> dict:
     for name, values in space.items():
         vals = []
         for v in values:
+            if v == "flip" and defaults[name] not in other[name]:
+                continue
             v = defaults[name] if v is None else other[name][defaults[name]] if v == "flip" else v
             if v not in vals:
                 vals.append(v)
@@ -431,7 +434,9 @@ class _Search:
             self.estimator, dict(base, char_ngrams=tried["chars0"]), classes, corpus, multilabel
         )
         n_out = len(classes) if multi else 1
+        # the exact solver needs some L2 (lambda 0 given: an unbounded dual)
         exact = corpus["ngrams"] * n_out < EXACT_BELOW and not self.weighted
+        exact = exact and defaults["lam"] > 0
         space = search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"], exact)
         self.space = _resolve(space, defaults)
         self.betas = (

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nbsvm.config import FORMER_TOKENIZER
+from nbsvm.config import DEFAULTS, FORMER_TOKENIZER
 from nbsvm.data.cachestore import input_identity
 from nbsvm.errors import NBSVMError
 from nbsvm.io.npzfile import load_npz, save_npz
@@ -144,6 +144,7 @@ class Checkpoint:
                     **theirs["params"],
                 },
             )
+            theirs = _lam_default_as_written(mine, theirs)
         if not isinstance(theirs, dict) or theirs.get("params") != mine["params"]:
             saved = theirs.get("params", {}) if isinstance(theirs, dict) else {}
             diff = sorted(
@@ -285,3 +286,15 @@ class Checkpoint:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _lam_default_as_written(mine: dict, theirs: dict) -> dict:
+    """A checkpoint written before lambda's default followed the loss recorded it as 1e-4;
+    that is what lambda left unset is now, except for softmax (1e-5 with more classes)."""
+    if (
+        mine["params"].get("lam", 0) is None
+        and theirs["params"].get("lam") == DEFAULTS["lam"]
+        and mine["params"].get("loss") != "softmax"
+    ):
+        return dict(theirs, params=dict(theirs["params"], lam=None))
+    return theirs

@@ -94,7 +94,7 @@ def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | 
         if base.get(k) is not None
         else (
             model.setting(k, classes)
-            if k in TASK_PARAMS and classes is not None
+            if (k in TASK_PARAMS and classes is not None) or k == "lam"
             else DEFAULTS.get(k)
         )
         for k in grid
