@@ -24,7 +24,7 @@ from nbsvm.cli.options import (
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv
-from nbsvm.config import DEFAULTS, default_alpha
+from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 
 
@@ -53,23 +53,19 @@ def lexicon_command(
         settings = hashing.settings(allow_auto=False)  # char_ngrams an int: 'auto' refused
         hasher = Hasher(ngrams=ngrams, seed=settings.pop("hash_seed"), **settings)
         t0 = time.perf_counter()
-        # None: set by the number of classes once they are counted (a placeholder till then)
-        counting_alpha = DEFAULTS["alpha"] if alpha is None else alpha
         if dask and weight_col:
             raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
-            lex = _count_on_dask(inputs, hasher, counting_alpha, reading.reader(), dask)
+            lex = _count_on_dask(inputs, hasher, alpha, reading.reader(), dask)
             docs = None
         else:
             docs = reading.documents(inputs, weight_col=weight_col)
             with ProgressReporter(quiet or json_out) as progress:
-                lex = build_lexicon(docs, hasher, counting_alpha, callback=progress)
-        if alpha is None:  # by the number of classes, known now
-            lex.alpha = default_alpha(len(lex.classes_))
+                lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0
         lex.save(output)
         if json_out:
-            summary = _json_summary(lex, hasher, lex.alpha, docs, elapsed, output)
+            summary = _json_summary(lex, hasher, lex.smoothing(), docs, elapsed, output)
             typer.echo(json.dumps(summary, indent=2))
             return
         echo_kv(
@@ -84,7 +80,7 @@ def lexicon_command(
         )
 
 
-def _count_on_dask(inputs, hasher, alpha: float, reader: dict, dask):
+def _count_on_dask(inputs, hasher, alpha: float | None, reader: dict, dask):
     """``--scheduler / --dask-local``: the lexicon, counted by the workers' shards."""
     from nbsvm.workflows import distributed
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def build_lexicon(
     docs: Iterable[Document],
     hasher: Hasher,
-    alpha: float = 1.0,
+    alpha: float | None = 1.0,
     callback: Callable[[dict], None] | None = None,
     lexicon: NBLexicon | None = None,
     corpus: dict | None = None,

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE
+from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE, default_alpha
 from nbsvm.errors import NBSVMError
 from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.lexicon import _kernels as kernels
@@ -59,8 +59,9 @@ class NBLexicon:
     ----------
     hasher : Hasher
         How texts become bucket ids (its settings travel with the lexicon).
-    alpha : float
-        Additive smoothing of the ratios.
+    alpha : float or None
+        Additive smoothing of the ratios. None: by the number of classes counted
+        (:func:`nbsvm.config.default_alpha`: 1 with two, 0.5 with more), as a model's.
 
     Examples
     --------
@@ -72,7 +73,7 @@ class NBLexicon:
     True
     """
 
-    def __init__(self, hasher: Hasher | None = None, alpha: float = 1.0):
+    def __init__(self, hasher: Hasher | None = None, alpha: float | None = 1.0):
         self.hasher = hasher or Hasher()
         self.alpha = alpha
 
@@ -82,7 +83,9 @@ class NBLexicon:
         the first two classes in, so that a trainer can lend memory it will reuse; ``mm``:
         the anonymous mapping it lives in. Without it, counts are sparse pairs."""
         if not hasattr(self, "_labels"):
-            if not (isinstance(self.alpha, (int, float)) and self.alpha > 0):
+            if not (
+                self.alpha is None or (isinstance(self.alpha, (int, float)) and self.alpha > 0)
+            ):
                 raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
             self._labels: list[str] = []  # first-appearance order
             self._mm, self._store = mm, store
@@ -93,7 +96,7 @@ class NBLexicon:
 
     @classmethod
     def counting_in(
-        cls, hasher: Hasher, alpha: float, store: np.ndarray, mm: mmap.mmap | None
+        cls, hasher: Hasher, alpha: float | None, store: np.ndarray, mm: mmap.mmap | None
     ) -> NBLexicon:
         """An empty lexicon that counts its first two classes in ``store`` (lent by a
         trainer that reuses the memory; see :meth:`_init_state`)."""
@@ -105,7 +108,7 @@ class NBLexicon:
     def from_label_counts(
         cls,
         hasher: Hasher,
-        alpha: float,
+        alpha: float | None,
         by_label: dict,
         df: tuple[np.ndarray, np.ndarray] | None = None,
         n_docs: int = 0,
@@ -337,7 +340,7 @@ class NBLexicon:
         their NB log-count ratios, shape ``(1, n)`` for two classes (``classes_[1]``
         against ``classes_[0]``, norms over every seen bucket), else ``(K, n)`` (each class
         against the rest, norms over the kept buckets, as the model's columns)."""
-        alpha = self.alpha if alpha is None else alpha
+        alpha = self.smoothing() if alpha is None else alpha
         classes = self.classes_
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes, found only {classes}")
@@ -375,11 +378,16 @@ class NBLexicon:
         pairs = self._pairs if self._pairs is not None else PairCounts.from_dense(self._counts)
         return pairs.n_buckets()
 
+    def smoothing(self) -> float:
+        """The alpha the ratios take: the one given, else the default for the classes
+        counted so far (what a file records)."""
+        return default_alpha(len(self.classes_)) if self.alpha is None else float(self.alpha)
+
     # -- files ----------------------------------------------------------------------------
     def header(self) -> dict:
         return dict(
             hasher=self.hasher.settings(),
-            alpha=self.alpha,
+            alpha=self.smoothing(),
             classes=self.classes_,
             class_counts=self.class_counts_.tolist(),
             **({"weighted": True, "n_docs": self.n_docs_} if self.weighted else {}),

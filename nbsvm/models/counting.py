@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS
 from nbsvm.data.batches import Batch, hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NBSVMError
@@ -48,9 +47,8 @@ class Counting:
         """Hash every document once, writing the cache and counting: per class while there
         are two (a lexicon counting in ``store``, lent), then per bucket only (``df``).
         Returns ``(lexicon or None, cache, df or None)``."""
-        # (the classes, and so the default alpha, are known once counted: the model's
-        # ratios are computed with model.setting("alpha"), never the lexicon's)
-        alpha = DEFAULTS["alpha"] if self.model.alpha is None else self.model.alpha
+        # (the model's ratios are computed with model.setting("alpha"), never the lexicon's)
+        alpha = self.model.alpha
         lexicon: NBLexicon | None = NBLexicon.counting_in(self.hasher, alpha, store, mm)
         df = None
         with writer:
@@ -81,7 +79,7 @@ class Counting:
         distinct buckets): ``(lexicon, None)`` for two classes, else ``(None, df)``."""
         # weighted documents are counted by kept column, in float (from_df)
         two = self._per_class(len(cache.labels)) and not cache.weighted
-        alpha = DEFAULTS["alpha"] if self.model.alpha is None else self.model.alpha  # (as above)
+        alpha = self.model.alpha  # (as above)
         lexicon = NBLexicon.counting_in(self.hasher, alpha, store, mm) if two else None
         df = None if two else store[0]
         if lexicon is not None:  # two classes

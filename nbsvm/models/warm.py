@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import rereadable
 from nbsvm.io.labels import label_set
@@ -54,8 +53,7 @@ def fit_keeping_counts(model: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     reread = rereadable(docs)
     corpus: dict = {}
     # the lexicon's alpha is set to the model's once its classes are known (Fit.run)
-    alpha = DEFAULTS["alpha"] if model.alpha is None else model.alpha
-    lexicon = build_lexicon(reread(), model.validate(), alpha, run.callback, corpus=corpus)
+    lexicon = build_lexicon(reread(), model.validate(), model.alpha, run.callback, corpus=corpus)
     warm = {"corpus": corpus, "keep": True}
     Fit(model, lexicon, run.callback, run.max_memory, warm=warm).run(reread())
 

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.models.columns import start_from_lexicon
 from nbsvm.models.learner_setup import new_backend
@@ -140,7 +139,7 @@ def lexicon(
     client: Client,
     shards: list[str],
     hasher: Hasher,
-    alpha: float = 1.0,
+    alpha: float | None = 1.0,
     reader: dict | None = None,
 ) -> NBLexicon:
     """The NB lexicon of ``shards``, counted on the workers (see the module docstring)."""
@@ -188,9 +187,8 @@ def fit(
     if clf.multilabel:  # the shards' lexicons count label sets; an empty one is none
         reader["empty_label"] = True
     t0 = time.perf_counter()
-    if lexicon_ is None:  # (its alpha a placeholder: the ratios take clf.setting("alpha"))
-        alpha = DEFAULTS["alpha"] if clf.alpha is None else clf.alpha
-        lexicon_ = lexicon(client, shards, hasher, alpha, reader)
+    if lexicon_ is None:  # (the ratios take clf.setting("alpha"), not the lexicon's)
+        lexicon_ = lexicon(client, shards, hasher, clf.alpha, reader)
     lex = lexicon_
     if lex.hasher != hasher:
         raise NBSVMError(
