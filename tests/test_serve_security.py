@@ -254,12 +254,14 @@ def test_idle_and_half_sent_connections_do_not_starve_the_server(model_file, tmp
         r = httpx.post(server.url + "/predict", json={"text": "great"}, timeout=1.0)
         assert r.status_code == 200
         time.sleep(0.3)
-        still_open = sum(_closed_by_server(s) is None for s in flood)
+        # what a socket got is read once: on a slow machine the 408s may be here already
+        answers = [_closed_by_server(s) for s in flood]
+        still_open = sum(a is None for a in answers)
         assert still_open <= 50, still_open             # the limit holds
         fds = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
         assert fds < 120, fds
         time.sleep(1.5)                                  # past --timeout-read
-        answers = [_closed_by_server(s) for s in flood]
+        answers = [_closed_by_server(s) if a is None else a for s, a in zip(flood, answers)]
         assert all(a is not None for a in answers), "a connection outlived --timeout-read"
         slow = [a for a in answers if a]
         assert slow and all(a.startswith(b"HTTP/1.1 408 ") for a in slow)
