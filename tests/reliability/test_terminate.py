@@ -28,6 +28,15 @@ def corpus(tmp_path_factory):
     return d
 
 
+def _size(path) -> int:
+    """A file's size; 0 once it is gone (the command's own probe and temporary files come
+    and go between listing the folder and reading their size)."""
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except FileNotFoundError:
+        return 0
+
+
 def _signal_when(proc, ready, signum, seconds=60):
     """Send ``signum`` once ``ready()`` holds (the command is in the middle of its work)."""
     deadline = time.monotonic() + seconds
@@ -53,7 +62,7 @@ def test_predict_removes_its_partial_output(corpus, tmp_path, signum):
                             text=True)
 
     def partial_written():
-        return any(p.name != out.name and p.stat().st_size > 0 for p in tmp_path.iterdir()
+        return any(p.name != out.name and _size(p) > 0 for p in tmp_path.iterdir()
                    if p.name.startswith(".predictions.csv."))
     code, _, err = _signal_when(proc, partial_written, signum)
     assert code == 128 + signum, (code, err)
@@ -70,7 +79,7 @@ def test_train_removes_its_cache_from_the_temporary_folder(corpus, tmp_path):
                              str(tmp_path / "m.npz"), "--n-bits", "18", "--epochs", "5000"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     code, out, err = _signal_when(proc, lambda: any(tmp.rglob("*")) and
-                                  sum(p.stat().st_size for p in tmp.rglob("*") if p.is_file())
+                                  sum(_size(p) for p in tmp.rglob("*"))
                                   > 1 << 20, signal.SIGTERM)
     assert code == 128 + signal.SIGTERM, (code, err)
     assert "Traceback" not in err
