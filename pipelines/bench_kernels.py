@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from nbsvm.learners.kernels.table import _adagrad_epoch
-from nbsvm.learners.losses import loss_dloss as _loss_dloss
+from nbsvm.learners.kernels.losses import loss_dloss as _loss_dloss
 
 
 @njit(cache=True, nogil=True)

@@ -459,8 +459,11 @@ def test_cli_skips_numbas_blas_probe_and_scipy_still_imports():
             "from nbsvm.cli import _SkipNumbaBlasProbe\n"
             "sys.meta_path.insert(0, _SkipNumbaBlasProbe())\n"
             "assert 'scipy.linalg' not in sys.modules\n"
+            "from nbsvm import _small_jobs\n"
+            "_small_jobs.PLAIN_BYTES = 0\n"                # the compiled hasher, not mmh3
             "from nbsvm.text.hashing import Hasher\n"
             "assert Hasher(ngrams=2, n_bits=8).buckets('a b').tolist()\n"
+            "assert 'numba' in sys.modules\n"
             "import numba.np.arraymath\n"              # where numba probes for BLAS
             "assert 'scipy.linalg' not in sys.modules\n"
             "assert 'scipy.linalg.cython_blas' not in sys.modules\n"

@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 from conftest import synthetic
 from nbsvm import NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
-from nbsvm.evaluation.bucket_names import TextSample, decode_map, encode_map, ngram_map
+from nbsvm.evaluation.bucket_names import TextSample, ngram_map
+from nbsvm.evaluation.ngram_map import decode_map, encode_map
 from nbsvm.evaluation.contributions import contributions
 from nbsvm.evaluation.explain import explain_text, top_features
 from nbsvm.text.hashing import bucket_of

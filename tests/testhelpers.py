@@ -8,7 +8,7 @@ import pytest
 from numba import njit
 
 from nbsvm import datasets
-from nbsvm.learners.losses import loss_dloss
+from nbsvm.learners.kernels.losses import loss_dloss
 
 
 def write_long_corpus(path: Path, n_docs=3000, words=300, seed=0, signal=True):

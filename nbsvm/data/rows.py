@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from numba import njit
 
 from nbsvm.compat import InputError
 
@@ -172,6 +171,8 @@ def as_rows(X: Any, n_features: int | None = None) -> SparseRows:
         or len(out.values) != len(out.indices)
     ):
         raise InputError("malformed sparse rows: offsets must start at 0 and end at nnz")
+    from nbsvm.data._rows_kernels import _check_rows  # compiled: rows for a backend learner
+
     bad_index, finite = _check_rows(out.indices, out.values, width)
     if bad_index >= 0:
         raise InputError(
@@ -182,20 +183,6 @@ def as_rows(X: Any, n_features: int | None = None) -> SparseRows:
         what = "NaN" if np.isnan(out.values).any() else "infinity"
         raise InputError(f"Input X contains {what}: feature values must be finite")
     return out
-
-
-@njit(cache=True, nogil=True)
-def _check_rows(indices, values, width):
-    """One pass over the non-zeros: the position of the first index outside
-    ``[0, width)`` (-1 if none) and whether every value is finite. The kernels do not check
-    bounds, so every input is checked here once per call."""
-    for j in range(indices.shape[0]):
-        if indices[j] < 0 or indices[j] >= width:
-            return j, True
-    for j in range(values.shape[0]):
-        if not np.isfinite(values[j]):
-            return -1, False
-    return -1, True
 
 
 def csr_dot(

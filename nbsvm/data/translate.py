@@ -1,5 +1,6 @@
-"""Bucket ids -> model columns: the compiled map every reader of hashed rows goes through
-(unknown buckets dropped), and the one-pass range check of ids read from outside."""
+"""Bucket ids -> model columns: the map every reader of hashed rows goes through (unknown
+buckets dropped), and the one-pass range check of ids read from outside. Compiled
+(:mod:`._translate_kernels`), or numpy for a small job (:mod:`nbsvm._small_jobs`)."""
 
 from __future__ import annotations
 
@@ -7,41 +8,12 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
-from numba import njit
 
-from nbsvm._prefetch import prefetch_row
+from nbsvm import _small_jobs
 from nbsvm.errors import NBSVMError
 
 if TYPE_CHECKING:
     from nbsvm.data.batches import Batch
-
-
-@njit(cache=True, nogil=True)
-def _translate(ids, offsets, remap):
-    """Map bucket ids to columns through ``remap``, dropping buckets mapped to -1.
-
-    The ids must be in ``[0, len(remap))``: not checked here (the hasher makes them so;
-    :func:`translate` and the cache readers check other sources)."""
-    if offsets[0] < 0 or offsets[offsets.shape[0] - 1] > ids.shape[0]:
-        raise ValueError("offsets point outside the id array")
-    out = np.empty(ids.shape[0], np.int32)
-    new_offsets = np.empty(offsets.shape[0], np.int64)
-    new_offsets[0] = 0
-    pos = 0
-    for d in range(offsets.shape[0] - 1):
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        if hi < lo or hi > ids.shape[0]:
-            raise ValueError("offsets go backwards or point outside the id array")
-        for j in range(lo, hi):
-            if j + 32 < hi:  # the map is larger than the caches
-                prefetch_row(remap, ids[j + 32])
-            c = remap[ids[j]]
-            if c >= 0:
-                out[pos] = c
-                pos += 1
-        new_offsets[d + 1] = pos
-    return out[:pos], new_offsets
 
 
 def translate(batch: Batch, remap: np.ndarray | None) -> Batch:
@@ -60,18 +32,19 @@ def translate_rows(
     if bad >= 0:
         raise NBSVMError(f"bad batch: bucket id {int(ids[bad])} outside [0, {remap.shape[0]})")
     try:
-        return _translate(ids, offsets, remap)
+        return translate_in_range(ids, offsets, remap)
     except ValueError as e:
         raise NBSVMError(f"bad batch: {e}") from None
 
 
-@njit(cache=True, nogil=True)
-def check_ids(ids, limit):
+def check_ids(ids: np.ndarray, limit: int) -> int:
     """Position of the first id outside ``[0, limit)``, or -1 (one pass)."""
-    for i in range(ids.shape[0]):
-        if ids[i] < 0 or ids[i] >= limit:
-            return i
-    return -1
+    if _small_jobs.plain(ids.nbytes):
+        bad = np.flatnonzero((ids < 0) | (ids >= limit))
+        return int(bad[0]) if bad.size else -1
+    from nbsvm.data._translate_kernels import check_ids as kernel
+
+    return int(kernel(ids, limit))
 
 
 def translate_in_range(
@@ -79,4 +52,23 @@ def translate_in_range(
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`translate_rows` for ids known to be in ``[0, len(remap))`` (the hasher's, or a
     cache block's once checked): no range pass. ValueError if the offsets do not fit."""
+    if _small_jobs.plain(ids.nbytes):
+        return _plain_translate(ids, offsets, remap)
+    from nbsvm.data._translate_kernels import _translate
+
     return _translate(ids, offsets, remap)
+
+
+def _plain_translate(
+    ids: np.ndarray, offsets: np.ndarray, remap: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~._translate_kernels._translate` in numpy, with its checks."""
+    if offsets[0] < 0 or offsets[-1] > ids.shape[0]:
+        raise ValueError("offsets point outside the id array")
+    if np.any(np.diff(offsets) < 0):
+        raise ValueError("offsets go backwards or point outside the id array")
+    columns = remap[ids[offsets[0] : offsets[-1]]]
+    kept = columns >= 0
+    before = np.zeros(columns.shape[0] + 1, dtype=np.int64)  # kept ids before each position
+    np.cumsum(kept, out=before[1:])
+    return columns[kept].astype(np.int32), before[offsets - offsets[0]]

@@ -14,7 +14,7 @@ from nbsvm.data.rows import csr_dot
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.kernels import linear as K
-from nbsvm.learners.losses import _mean_loss
+from nbsvm.learners.kernels.losses import _mean_loss
 from nbsvm.learners.registry import resolve
 from nbsvm.learners.regularizers import L1_METHODS
 

@@ -22,15 +22,17 @@ epoch's shuffled order.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.data.rows import SparseRows
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
 from nbsvm.learners.base import OnlineLearner
-from nbsvm.learners.multiclass import OneVsRest
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, make_learner
+
+if TYPE_CHECKING:
+    from nbsvm.data.rows import SparseRows
 
 # --learner name -> the backend parameter that takes NBSVM's lambda (lam), if any; which
 # share one feature vector for all outputs; which pick one class per document (the registry)
@@ -82,6 +84,8 @@ def nb_rows(
         row = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
         norms = np.sqrt(np.bincount(row, weights=values * values, minlength=offsets.shape[0] - 1))
         values /= np.where(norms > 0, norms, 1.0)[row]
+    from nbsvm.data.rows import SparseRows  # compiled: a backend learner at work
+
     return SparseRows(indices, values, offsets, int(n_features))
 
 
@@ -102,6 +106,8 @@ class NBReduction:
         if self.shared:
             self._shared = [make_learner(name, seed=seed, **params)]
         else:  # one-vs-rest: the backend's reduction, each class on its own rows
+            from nbsvm.learners.multiclass import OneVsRest
+
             self.ovr = OneVsRest(name, estimator_params=params, seed=seed)
             self.ovr.start_outputs(n_outputs)
 
@@ -234,6 +240,8 @@ class NBReduction:
         if obj.shared:
             obj._shared = loaded
         else:
+            from nbsvm.learners.multiclass import OneVsRest
+
             obj.ovr = OneVsRest(obj.name)
             obj.ovr.start_outputs(n_outputs, loaded)
         return obj

@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nbsvm import _small_jobs
 from nbsvm._parallel import run_parts
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
-from nbsvm.learners.kernels import table
+from nbsvm.learners.kernels import table_plain
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 
 if TYPE_CHECKING:
@@ -22,6 +23,14 @@ if TYPE_CHECKING:
 
 OPTIMIZERS = ("sgd", "adagrad")
 STATE_DTYPE = np.float32
+
+
+def _table():
+    """The compiled table kernels, loaded on first use: a small job scores without them
+    (:mod:`nbsvm._small_jobs`, :mod:`.kernels.table_plain`)."""
+    from nbsvm.learners.kernels import table
+
+    return table
 
 
 class LinearSGD:
@@ -229,7 +238,7 @@ class LinearSGD:
         if self.class_weight is not None:  # each document's class weight, times its own
             by_class = self.class_weight[np.maximum(target, 0), 0]
             weight = by_class if weights is None else by_class * weights
-        total = table._multiclass_epoch(
+        total = _table()._multiclass_epoch(
             ids,
             offsets,
             target,
@@ -278,8 +287,8 @@ class LinearSGD:
             self._loss.code,
         )
         if self.optimizer == "sgd":
-            return table._sgd_epoch(*args, bool(self.unit))
-        return table._adagrad_epoch(*args, float(self.eps), bool(self.unit))
+            return _table()._sgd_epoch(*args, bool(self.unit))
+        return _table()._adagrad_epoch(*args, float(self.eps), bool(self.unit))
 
     def _hogwild(self, ids, offsets, codes, positive, order, k, weights=None) -> float:
         """AdaGrad over ``order`` split across threads sharing ``S_[k]`` without locks.
@@ -331,7 +340,7 @@ class LinearSGD:
         if self.values_only:
             return np.zeros(self.n_outputs)
         self.coef()
-        return np.array([table._mean_abs_weight(self.S_[k]) for k in range(self.n_outputs)])
+        return np.array([_table()._mean_abs_weight(self.S_[k]) for k in range(self.n_outputs)])
 
     def used_features(self, lo: int = 0, hi: int | None = None) -> np.ndarray:
         """Indices of features (among ``lo..hi-1``) with a non-zero value or weight in any
@@ -340,7 +349,7 @@ class LinearSGD:
         if self.values_only:
             return np.flatnonzero((self.S_[:, lo:hi, 0] != 0).any(axis=0)).astype(np.int32) + lo
         self.coef()
-        return table._used_features(self.S_[:, lo:hi]) + np.int32(lo)
+        return _table()._used_features(self.S_[:, lo:hi]) + np.int32(lo)
 
     def decision(self, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """``w.x + b`` for CSR rows, shape ``(n_rows, n_outputs)``."""
@@ -349,8 +358,14 @@ class LinearSGD:
         out = np.empty((n, self.n_outputs))
         tmp = np.empty(n)
         b = self.intercept()
+        plain = _small_jobs.plain(ids.nbytes)
         for k in range(self.n_outputs):
-            table._scores(ids, offsets, self.S_[k], self.scale_of(k), tmp, bool(self.unit))
+            if plain:
+                tmp = table_plain.scores(
+                    ids, offsets, self.S_[k], self.scale_of(k), bool(self.unit)
+                )
+            else:
+                _table()._scores(ids, offsets, self.S_[k], self.scale_of(k), tmp, bool(self.unit))
             out[:, k] = tmp + b[k]
         return out
 
@@ -360,7 +375,11 @@ class LinearSGD:
         n = len(offsets) - 1
         out = np.empty((n, self.n_outputs))
         tmp = np.empty(n)
+        plain = _small_jobs.plain(ids.nbytes)
         for k in range(self.n_outputs):
-            table._table_sums(ids, offsets, self.S_[k], tmp, bool(unit))
+            if plain:
+                tmp = table_plain.table_sums(ids, offsets, self.S_[k], bool(unit))
+            else:
+                _table()._table_sums(ids, offsets, self.S_[k], tmp, bool(unit))
             out[:, k] = tmp
         return out

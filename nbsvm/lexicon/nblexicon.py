@@ -12,16 +12,25 @@ from __future__ import annotations
 import mmap
 import os
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE, default_alpha
 from nbsvm.errors import NBSVMError
 from nbsvm.io.npzfile import load_npz, save_npz
-from nbsvm.lexicon import _kernels as kernels
-from nbsvm.lexicon.paircounts import PairCounts
 from nbsvm.text.hashing import Hasher
+
+if TYPE_CHECKING:
+    from nbsvm.lexicon.paircounts import PairCounts
+
+
+def _pair_counts() -> type[PairCounts]:
+    """The sparse counts' class, and with it the compiled kernels, on first use: loading a
+    model for prediction never counts (:mod:`nbsvm._small_jobs`)."""
+    from nbsvm.lexicon.paircounts import PairCounts
+
+    return PairCounts
 
 
 def _weighted_docs(header: dict, df: np.ndarray | None) -> int:
@@ -39,7 +48,9 @@ def nb_ratios(
     """Log-count ratio over the buckets seen in either count vector (float32, dense)."""
     if out is None:
         out = np.empty(pos_counts.shape[0], dtype=RATIO_DTYPE)
-    kernels.two_class_ratios(pos_counts, neg_counts, float(alpha), out)
+    from nbsvm.lexicon._kernels import two_class_ratios
+
+    two_class_ratios(pos_counts, neg_counts, float(alpha), out)
     return out
 
 
@@ -89,7 +100,7 @@ class NBLexicon:
                 raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
             self._labels: list[str] = []  # first-appearance order
             self._mm, self._store = mm, store
-            self._pairs: PairCounts | None = PairCounts() if store is None else None
+            self._pairs: PairCounts | None = _pair_counts()() if store is None else None
             self._docs_store = np.zeros(2, dtype=np.int64)
             self._df: PairCounts | None = None  # weighted: documents per bucket
             self._weighted_docs = 0  # weighted: documents of weight > 0 (else class totals)
@@ -121,14 +132,14 @@ class NBLexicon:
         if df is not None:
             lexicon._pairs.to_weighted()  # type: ignore[union-attr]
             lexicon._docs_store = lexicon._docs_store.astype(np.float64)
-            lexicon._df = PairCounts()
+            lexicon._df = _pair_counts()()
             lexicon._df.add_counts(df[0], 0, df[1])
             lexicon._weighted_docs = int(n_docs)
         for label in sorted(by_label):
             k = lexicon.code_of(label)
             n, idx, cnt = by_label[label]
             # _init_state() without a store counts in pairs: never None here
-            cast(PairCounts, lexicon._pairs).add_counts(idx, k, cnt)
+            cast("PairCounts", lexicon._pairs).add_counts(idx, k, cnt)
             lexicon._docs_store[k] = n
         return lexicon
 
@@ -183,7 +194,7 @@ class NBLexicon:
     def _to_pairs(self) -> None:
         """Move the dense counts to sparse (bucket, class) pairs; the rows go back to their
         lender."""
-        self._pairs = PairCounts.from_dense(self._counts)
+        self._pairs = _pair_counts().from_dense(self._counts)
         self._mm, self._store = None, None
 
     @property
@@ -211,7 +222,9 @@ class NBLexicon:
         if self._df is not None:
             self._add_weighted(ids, offsets, codes, weights)
         elif self._pairs is None:
-            kernels.count_buckets(self._counts, self._docs, ids, offsets, codes)
+            from nbsvm.lexicon._kernels import count_buckets
+
+            count_buckets(self._counts, self._docs, ids, offsets, codes)
         else:
             self._pairs.add(ids, offsets, codes)
             np.add.at(self._docs_store, codes, 1)
@@ -221,7 +234,7 @@ class NBLexicon:
         (so far every document weighed 1: the class counts summed)."""
         if self._pairs is None:
             self._to_pairs()
-        pairs = cast(PairCounts, self._pairs)
+        pairs = cast("PairCounts", self._pairs)
         self._df = pairs.bucket_sums()
         self._weighted_docs = int(self._docs_store.sum())
         pairs.to_weighted()
@@ -236,8 +249,8 @@ class NBLexicon:
             ids = ids[np.repeat(keep, lengths)]
             offsets = np.r_[0, np.cumsum(lengths[keep])].astype(np.int64)
             codes, weights = codes[keep], weights[keep]
-        cast(PairCounts, self._pairs).add(ids, offsets, codes, weights)
-        cast(PairCounts, self._df).add(ids, offsets, np.zeros(len(codes), dtype=np.int32))
+        cast("PairCounts", self._pairs).add(ids, offsets, codes, weights)
+        cast("PairCounts", self._df).add(ids, offsets, np.zeros(len(codes), dtype=np.int32))
         np.add.at(self._docs_store, codes, weights)
         self._weighted_docs += len(codes)
 
@@ -293,7 +306,7 @@ class NBLexicon:
         binarized counts over them, shape ``(n_classes, len(buckets))``, rows in
         ``classes_`` order. Memory: classes x buckets seen."""
         self._check_fitted()
-        pairs = self._pairs if self._pairs is not None else PairCounts.from_dense(self._counts)
+        pairs = self._pairs if self._pairs is not None else _pair_counts().from_dense(self._counts)
         return pairs.rows(np.asarray(self._order()))
 
     def label_counts(self) -> dict:
@@ -375,7 +388,7 @@ class NBLexicon:
     def n_seen_(self) -> int:
         """Buckets seen in training (any class)."""
         self._check_fitted()
-        pairs = self._pairs if self._pairs is not None else PairCounts.from_dense(self._counts)
+        pairs = self._pairs if self._pairs is not None else _pair_counts().from_dense(self._counts)
         return pairs.n_buckets()
 
     def smoothing(self) -> float:

@@ -20,7 +20,7 @@ import numpy as np
 from nbsvm._version import __version__
 from nbsvm.config import BUCKET_DTYPE, FORMER_TOKENIZER
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.bucket_names import decode_map, encode_map
+from nbsvm.evaluation.ngram_map import decode_map, encode_map
 from nbsvm.io.npzfile import Chunked, load_npz, save_npz
 from nbsvm.learners.calibrator import Calibrator
 from nbsvm.learners.persistence import label_values, read_label_values

@@ -48,13 +48,7 @@ from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
 from nbsvm.models import prediction as _prediction
 from nbsvm.models import settings as _settings
-from nbsvm.models.calibrate import auto_calibrate
-from nbsvm.models.fitting import Fit
 from nbsvm.models.modelfile import load_model, save_model
-from nbsvm.models.modes import mode_of, run_mode
-from nbsvm.models.partial import partial_fit
-from nbsvm.models.run import FitRun
-from nbsvm.models.thresholds import tune_thresholds
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -427,6 +421,14 @@ class NBSVMClassifier(Params):
         the state every few epochs and resumes from it. ``docs`` may also be a callable
         returning the stream (``auto`` reads it twice).
         """
+        # training's modules (and with them numba) load when a model trains: a command
+        # that only loads one and predicts a few documents never imports them
+        from nbsvm.models.calibrate import auto_calibrate
+        from nbsvm.models.fitting import Fit
+        from nbsvm.models.modes import mode_of, run_mode
+        from nbsvm.models.run import FitRun
+        from nbsvm.models.thresholds import tune_thresholds
+
         docs = self.read_text_defaults(docs, lexicon, kept)
         mode = mode_of(self)  # calibrate, early_stopping, keep_counts, auto
         reread = rereadable_or_none(docs)
@@ -539,6 +541,7 @@ class NBSVMClassifier(Params):
     ) -> NBSVMClassifier:
         """:meth:`continue_fit` on a stream of documents (a callable or a list: it is read
         twice)."""
+        from nbsvm.models.run import FitRun
         from nbsvm.models.warm import continue_training
 
         new = continue_training(self, docs, FitRun(callback, max_memory))
@@ -584,6 +587,8 @@ class NBSVMClassifier(Params):
         :mod:`nbsvm.models.partial`. ``sample_weight`` as in :meth:`fit` (on the counts
         while they grow; on the built-in learner's steps).
         """
+        from nbsvm.models.partial import partial_fit
+
         before = int(getattr(self, "n_docs_", 0))
         partial_fit(self, X, y, classes, sample_weight)
         history.record(self, "partial_fit", self.n_docs_ - before)

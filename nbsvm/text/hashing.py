@@ -14,11 +14,11 @@ from dataclasses import asdict, dataclass
 import mmh3
 import numpy as np
 
+from nbsvm import _small_jobs
 from nbsvm.config import BUCKET_DTYPE, LONG_WORD_CHARS, MAX_BITS, MIN_BITS
 from nbsvm.errors import NBSVMError
-from nbsvm.text._ngram_ids import _hash_docs
 from nbsvm.text.scripts import NO_SCRIPTS, SCRIPT_ARRAYS
-from nbsvm.text.tokenize import char_ngrams, tokenize, word_ngrams
+from nbsvm.text.tokenize import char_ngrams, split_normalized, tokenize, word_ngrams
 
 
 def _encode(text: str) -> bytes:
@@ -133,7 +133,9 @@ class Hasher:
 
     def keys(self, text: str) -> tuple[list[str], list[str]]:
         """The word and character n-gram keys of ``text`` (with repeats)."""
-        tokens = tokenize(text, self.lowercase, self.split_scripts, self.nfkc)
+        return self._keys_of(tokenize(text, self.lowercase, self.split_scripts, self.nfkc))
+
+    def _keys_of(self, tokens: list[str]) -> tuple[list[str], list[str]]:
         chars = [key for n in self.char_lengths for key in char_ngrams(tokens, n)]
         if not self.char_ngrams and self.long_words:
             chars = char_ngrams([t for t in tokens if len(t) > self.long_words], LONG_WORD_CHARS)
@@ -144,8 +146,11 @@ class Hasher:
 
         Slow; :meth:`buckets` and :meth:`batch` must return exactly the same ids.
         """
+        return self._reference_of(self.keys(text))
+
+    def _reference_of(self, keys: tuple[list[str], list[str]]) -> np.ndarray:
         mask = (1 << self.n_bits) - 1
-        words, chars = self.keys(text)
+        words, chars = keys
         h = mmh3.hash
         seed = self.seed
         enc = _encode
@@ -177,7 +182,12 @@ class Hasher:
         return buf, starts
 
     def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The compiled half of :meth:`batch` (releases the GIL)."""
+        """The compiled half of :meth:`batch` (releases the GIL); for a small job, the
+        reference definition instead (:mod:`nbsvm._small_jobs`)."""
+        if _small_jobs.plain(buf.nbytes):
+            return self._reference_prepared(buf, starts)
+        from nbsvm.text._ngram_ids import _hash_docs
+
         if buf.flags.writeable:  # the kernel is compiled for read-only text, as prepare's
             buf = buf.view()
             buf.flags.writeable = False
@@ -195,6 +205,27 @@ class Hasher:
             int(self.long_words),
             LONG_WORD_CHARS,
         )
+
+    def _reference_prepared(
+        self, buf: np.ndarray, starts: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`hash_prepared` by :meth:`reference_buckets`, on the normalized bytes."""
+        data = buf.tobytes()
+        rows = [
+            self._reference_of(
+                self._keys_of(
+                    split_normalized(
+                        data[starts[d] : starts[d + 1]].decode("utf-8", "surrogatepass"),
+                        self.split_scripts,
+                    )
+                )
+            )
+            for d in range(len(starts) - 1)
+        ]
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(r) for r in rows], out=offsets[1:])
+        ids = np.concatenate(rows) if rows else np.zeros(0, dtype=BUCKET_DTYPE)
+        return ids.astype(BUCKET_DTYPE, copy=False), offsets
 
     def batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Distinct bucket ids of many texts as CSR ``(ids int32, offsets int64)``.

@@ -48,7 +48,12 @@ def tokenize(
     >>> tokenize("这部电影很好看！Great film", split_scripts=True)
     ['这', '部', '电', '影', '很', '好', '看', '！', 'great', 'film']
     """
-    text = normalize(text, lowercase, nfkc)
+    return split_normalized(normalize(text, lowercase, nfkc), split_scripts)
+
+
+def split_normalized(text: str, split_scripts: bool = False) -> list[str]:
+    """The tokens of a text :func:`normalize` has made (the second half of
+    :func:`tokenize`; normalizing twice is not always normalizing once: ``<br<br />/>``)."""
     if not split_scripts:
         return _PUNCT_RE.sub(r" \1 ", text).split()
     return BREAK_RE.sub(" ", _SCRIPTS_RE.sub(r" \1 ", text)).split()

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from nbsvm._prefetch import prefetch_row
+from nbsvm.learners.kernels.losses import loss_dloss as _loss_dloss
 from nbsvm.learners.kernels.prefetch import TABLE_PREFETCH, _prefetch_example, _prefetch_next_rows
 from nbsvm.learners.kernels.weight_tricks import (  # noqa: F401
     AVG_A,
@@ -40,7 +41,6 @@ from nbsvm.learners.kernels.weight_tricks import (  # noqa: F401
     _shrink,
     _soft,
 )
-from nbsvm.learners.losses import loss_dloss as _loss_dloss
 from nbsvm.learners.schedules import rate
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nbsvm.learners.losses import pa_step
+from nbsvm.learners.kernels.losses import pa_step
 from nbsvm.learners.schedules import CONSTANT, INVSQRT, OPTIMAL, PEGASOS, rate
 
 # when ``scale`` leaves [SCALE_MIN, SCALE_MAX], fold it into ``W`` (O(K n_features), rare)

@@ -25,9 +25,9 @@ from numba import njit
 
 from nbsvm._prefetch import prefetch_row
 from nbsvm.learners.kernels.linear import _adagrad_row, _adagrad_steps, _sgd_steps
+from nbsvm.learners.kernels.losses import multiclass_loss_grad
 from nbsvm.learners.kernels.prefetch import TABLE_PREFETCH
 from nbsvm.learners.kernels.weight_tricks import BIAS, FOLD_HIGH, FOLD_LOW, SCALE, STATE_SIZE, T
-from nbsvm.learners.losses import multiclass_loss_grad
 from nbsvm.learners.schedules import OPTIMAL, rate
 
 # Rows are prefetched this many non-zeros ahead: on the IMDB epoch 24-48 were equally good

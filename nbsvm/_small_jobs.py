@@ -1,0 +1,32 @@
+"""Small jobs without the compiled kernels.
+
+Importing numba and loading the first cached kernel costs 0.4-0.6 s per process, more than
+the rest of ``nbsvm predict`` on ten documents. So the kernels load on first use, and until
+they are loaded a process hashes, translates and scores its first :data:`PLAIN_BYTES` in
+plain Python and numpy instead: the same ids (``mmh3``, the definition the kernels match)
+and the same scores, bit for bit (sums in the kernels' order). Past that budget, or once
+anything has loaded numba, the kernels run.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+#: work (bytes of text, or of bucket ids) a process does without the kernels, in all: about
+#: 200 IMDB reviews, the break-even with numba's start-up
+PLAIN_BYTES = 1 << 18
+
+_spent = 0
+_lock = threading.Lock()
+
+
+def plain(n_bytes: int) -> bool:
+    """Whether to do ``n_bytes`` of work in plain Python (counted against the budget):
+    numba is not loaded yet and the work so far stays within :data:`PLAIN_BYTES`."""
+    global _spent
+    with _lock:
+        if "numba" in sys.modules or _spent + n_bytes > PLAIN_BYTES:
+            return False
+        _spent += n_bytes
+        return True

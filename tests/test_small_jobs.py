@@ -1,0 +1,166 @@
+"""Small jobs without numba (nbsvm/_small_jobs.py): the plain paths give the kernels' ids,
+columns and scores bit for bit, and `nbsvm predict` of a few documents never imports numba."""
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier, _small_jobs
+from nbsvm.data import _translate_kernels
+from nbsvm.data.translate import _plain_translate
+from nbsvm.learners.kernels import table, table_plain
+from nbsvm.text.hashing import Hasher
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Equal values with equal signs of zero (a printed -0.0 is not 0.0)."""
+    return a.shape == b.shape and np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
+
+
+def _table_rows(rng, n_docs=40, n_features=60):
+    S = rng.normal(size=(n_features, 3)).astype(np.float32)
+    S[::7, 0] = 0.0                     # values of 0: products of -0.0 with negative weights
+    S[::5, 1] = -np.abs(S[::5, 1])
+    sizes = rng.integers(0, 12, size=n_docs)
+    sizes[:3] = 0                       # empty rows
+    offsets = np.zeros(n_docs + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    ids = rng.integers(0, n_features, size=int(offsets[-1])).astype(np.int32)
+    ids[offsets[3]:offsets[4]] = 0      # a row of zero values only
+    return ids, offsets, S
+
+
+@pytest.mark.parametrize("unit", [False, True])
+def test_plain_scores_and_table_sums_equal_the_kernels_bit_for_bit(unit):
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        ids, offsets, S = _table_rows(rng)
+        n = len(offsets) - 1
+        want = np.empty(n)
+        table._scores(ids, offsets, S, 0.7, want, unit)
+        assert _same_bits(table_plain.scores(ids, offsets, S, 0.7, unit), want)
+        table._table_sums(ids, offsets, S, want, unit)
+        assert _same_bits(table_plain.table_sums(ids, offsets, S, unit), want)
+
+
+def test_plain_translate_equals_the_kernel():
+    rng = np.random.default_rng(5)
+    remap = np.full(200, -1, dtype=np.int32)
+    kept = rng.choice(200, size=80, replace=False)
+    remap[kept] = np.arange(80, dtype=np.int32)
+    ids = rng.integers(0, 200, size=300).astype(np.int32)
+    for offsets in (np.array([0, 10, 10, 150, 300]), np.array([20, 40, 40, 41]),
+                    np.array([0]), np.array([5, 5])):
+        offsets = offsets.astype(np.int64)
+        got, want = _plain_translate(ids, offsets, remap), _translate_kernels._translate(
+            ids, offsets, remap)
+        assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype
+        assert np.array_equal(got[1], want[1]) and got[1].dtype == want[1].dtype
+    for bad in (np.array([0, 400]), np.array([-1, 3]), np.array([0, 50, 20])):
+        with pytest.raises(ValueError):
+            _translate_kernels._translate(ids, bad.astype(np.int64), remap)
+        with pytest.raises(ValueError):
+            _plain_translate(ids, bad.astype(np.int64), remap)
+
+
+TEXTS = [
+    "Great film!<br />Loved it, really.",
+    "<br<br />/> twice normalized is not once",   # the replace must not run twice
+    "",
+    "这部电影很好看！Great film ... (ok)",
+    "Ｇｒｅａｔ ﾌｨﾙﾑ… İstanbul ΣΊΣΥΦΟΣ",
+    "averyveryverylongwordwithoutanyspacesatallreally and short",
+    "tab\tand\u00a0nbsp\u2003em space\nnewline",
+    "lone surrogate \ud800 kept",
+]
+
+
+@pytest.mark.parametrize("settings", [
+    {},
+    dict(split_scripts=True, nfkc=True, long_words=20),
+    dict(ngrams=2, char_ngrams=4, char_min=2, lowercase=False),
+    dict(ngrams=1, n_bits=12, seed=7, split_scripts=True),
+])
+def test_reference_hashing_of_prepared_bytes_equals_the_compiled_hasher(settings):
+    hasher = Hasher(**settings)
+    buf, starts = hasher.prepare(TEXTS)
+    ids, offsets = hasher._reference_prepared(buf, starts)
+    from nbsvm.text._ngram_ids import _hash_docs  # noqa: F401  (the compiled path below)
+    assert "numba" in sys.modules                 # so hash_prepared takes the kernel
+    want_ids, want_offsets = hasher.hash_prepared(buf, starts)
+    assert np.array_equal(offsets, want_offsets) and np.array_equal(ids, want_ids)
+    assert ids.dtype == want_ids.dtype and offsets.dtype == want_offsets.dtype
+
+
+def test_the_budget_is_spent_once_and_numba_ends_it():
+    assert not _small_jobs.plain(1)                # numba is loaded in this process
+    code = ("import sys\n"
+            "from nbsvm import _small_jobs as s\n"
+            "assert s.plain(s.PLAIN_BYTES - 10) and s.plain(10) and not s.plain(1)\n"
+            "import numba\n"
+            "s._spent = 0\n"
+            "assert not s.plain(1)\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def _rows(path: Path, n: int) -> list[list[str]]:
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(fh))
+    return [row[1:] for row in rows[: n + 1]]       # the source column names the input file
+
+
+def _predict(model: Path, text: Path, out: Path) -> str:
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "nbsvm", "predict", "-q",
+                        "-m", str(model), str(text), "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stderr
+
+
+@pytest.fixture(scope="module")
+def imdb_lines(imdb_slice, tmp_path_factory):
+    """Training texts and labels, and 600 test reviews as one line each."""
+    def read(folder):
+        return [p.read_text(encoding="utf-8").replace("\n", " ")
+                for p in sorted(folder.iterdir())[:300]]
+    texts = read(imdb_slice / "train" / "pos") + read(imdb_slice / "train" / "neg")
+    labels = ["pos"] * 300 + ["neg"] * 300
+    test = read(imdb_slice / "test" / "pos") + read(imdb_slice / "test" / "neg")
+    return texts, labels, test
+
+
+@pytest.mark.parametrize("kind", ["binary", "binary-weights", "multiclass", "multilabel"])
+def test_predict_of_a_few_documents_never_imports_numba_and_writes_the_same_rows(
+        kind, imdb_lines, tmp_path):
+    """Ten documents: no numba in the process; the same ten in front of 590 more (past the
+    budget: the kernels from the first batch): the same rows, byte for byte."""
+    if kind.startswith("binary"):
+        texts, labels, test = imdb_lines
+        extra = dict(beta=0.5, interpolate="weights", norm="l2") if kind.endswith("s") else {}
+        clf = NBSVMClassifier(n_bits=18, epochs=2, **extra).fit(texts, labels)
+    else:
+        name = "topics.txt" if kind == "multiclass" else "tags.txt"
+        pairs = [line.split("\t", 1) for line in (DATA / name).read_text().splitlines()]
+        texts = [t for _, t in pairs]
+        labels = [lab if kind == "multiclass" else lab.split(",") for lab, _ in pairs]
+        clf = NBSVMClassifier(n_bits=16, beta=0.8, multilabel=kind == "multilabel")
+        clf.fit(texts, labels)
+        test = texts[:5] + imdb_lines[2]
+    clf.save(tmp_path / "m.npz")
+    few, many = tmp_path / "few.txt", tmp_path / "many.txt"
+    few.write_text("\n".join(test[:10]) + "\n", encoding="utf-8")
+    many.write_text("\n".join(test) + "\n", encoding="utf-8")
+    assert many.stat().st_size > _small_jobs.PLAIN_BYTES
+    imported = _predict(tmp_path / "m.npz", few, tmp_path / "few.csv")
+    assert "numba" not in imported
+    assert "numba" in _predict(tmp_path / "m.npz", many, tmp_path / "many.csv")
+    assert _rows(tmp_path / "few.csv", 10) == _rows(tmp_path / "many.csv", 10)
