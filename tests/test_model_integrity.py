@@ -552,3 +552,47 @@ def test_dev_zero_through_the_cli(cli_files, tmp_path, command):
 def test_a_missing_file_is_still_no_such_file(tmp_path):
     with pytest.raises(NBSVMError, match="no such file"):
         NBSVMClassifier.load(tmp_path / "missing.npz")
+
+
+# ---- set_params after fitting -------------------------------------------------------------
+
+def _reviews():
+    pairs = [line.split("\t", 1) for line in
+             (Path(__file__).resolve().parents[1] / "data" / "reviews.txt").read_text().splitlines()]
+    return [t for _, t in pairs], [lab for lab, _ in pairs]
+
+
+@pytest.mark.parametrize("change", [dict(n_bits=18), dict(ngrams=2), dict(lowercase=False),
+                                    dict(hash_seed=3), dict(char_ngrams=3),
+                                    dict(multilabel=True), dict(learner="pa")])
+def test_set_params_that_changes_the_arrays_meaning_is_refused_before_any_write(change,
+                                                                               tmp_path):
+    """Saving over a good model used to write a file that could not load (the hasher of
+    the parameters against the fitted arrays): now save, predict and partial_fit say what
+    changed, the good file stays, and setting the value back works."""
+    X, y = _reviews()
+    clf = NBSVMClassifier(n_bits=16).fit(X, y)
+    path = tmp_path / "good.npz"
+    clf.save(path)
+    before, want = path.read_bytes(), clf.predict_proba(X)
+    old = {k: clf.get_params()[k] for k in change}
+    clf.set_params(**change)
+    for act in (lambda: clf.save(path), lambda: clf.predict(X),
+                lambda: clf.partial_fit(X[:4], y[:4])):
+        with pytest.raises(NBSVMError, match=f"set_params changed {next(iter(change))} "):
+            act()
+    assert path.read_bytes() == before
+    assert np.array_equal(NBSVMClassifier.load(path).predict_proba(X), want)
+    clf.set_params(**old)
+    clf.save(tmp_path / "again.npz")
+    assert np.array_equal(NBSVMClassifier.load(tmp_path / "again.npz").predict_proba(X), want)
+
+
+def test_set_params_of_training_settings_still_continues_a_fitted_model():
+    """A step size or penalty may change between partial_fit calls (as scikit-learn's
+    partial_fit allows): the arrays mean the same."""
+    X, y = _reviews()
+    clf = NBSVMClassifier(n_bits=16).fit(X, y)
+    clf.set_params(lam=1e-3, eta0=0.05)
+    clf.partial_fit(X[:4], y[:4])
+    assert clf.predict(X[:2]).shape == (2,)

@@ -70,6 +70,8 @@ def new_linear(model: NBSVMClassifier, classes: list, n_columns: int) -> LinearS
     (feature values and weights zero); with a backend learner, the feature values alone."""
     eta0 = model.setting("eta0", classes)
     eta0 = getattr(model, "eta0_", None) if eta0 == "auto" else eta0
+    # the task the arrays are for (prediction.check_fitted refuses set_params changing it)
+    model.fitted_multilabel_ = bool(model.multilabel)
     return LinearSGD(
         n_columns,
         n_outputs=model.n_outputs(classes),

@@ -567,6 +567,7 @@ class NBSVMClassifier(Params):
             "validation_",
             "history_",
             "_peeked",
+            "fitted_multilabel_",
         ):
             self.__dict__.pop(attr, None)
 

@@ -68,6 +68,8 @@ def partial_fit(
         )
     if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
+    else:
+        model.check_fitted()  # set_params has not changed what the arrays are for
     texts, values = texts_and_labels(X, y, "text", "label")
     if values is None:
         raise NBSVMError("partial_fit needs labels y")

@@ -83,8 +83,35 @@ def intercept_(model: NBSVMClassifier) -> np.ndarray:
 
 
 def check_fitted(model: NBSVMClassifier) -> None:
+    """Raise unless the model is fitted, with the parameters its arrays were fitted with:
+    ``set_params`` changing the hashing, the task or the learner of a fitted model would
+    predict from arrays of another shape, and save a file that cannot load."""
     if "linear_" not in model.__dict__:
         raise not_fitted(model)
+    changed = changed_since_fit(model)
+    if changed:
+        raise NBSVMError(
+            f"set_params changed {', '.join(changed)} of a fitted model, whose arrays were "
+            "fitted with the former values: set them back, or fit again"
+        )
+
+
+def changed_since_fit(model: NBSVMClassifier) -> list[str]:
+    """The parameters that no longer match what the fitted arrays are for."""
+    changed = []
+    fitted = model.__dict__.get("hasher_")
+    if fitted is not None:
+        now = model.validate()
+        names = {"seed": "hash_seed"}
+        changed += [
+            names.get(f, f) for f in fitted.settings() if getattr(now, f) != getattr(fitted, f)
+        ]
+    if bool(model.multilabel) != model.__dict__.get("fitted_multilabel_", bool(model.multilabel)):
+        changed.append("multilabel")
+    backend = model.__dict__.get("backend_")
+    if model.backend_learner != (None if backend is None else backend.name):
+        changed.append("learner")
+    return changed
 
 
 def decision_batch(model: NBSVMClassifier, batch: Batch, columns: bool = False) -> np.ndarray:
