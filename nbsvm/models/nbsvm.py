@@ -299,6 +299,7 @@ class NBSVMClassifier(Params):
         eta0_: float
         lexicon_: NBLexicon
         quantized_: dict
+        fitted_multilabel_: bool
         auto_: dict
         auto_table_: pd.DataFrame
 
