@@ -130,8 +130,12 @@ def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
     assert_ok(run("lexicon", train, "-o", lex_path, "--n-bits", "11", "--ngrams", "1",
                   "--alpha", "0.5", "-q"))
     out = tmp / "m.npz"
-    # --n-bits / --ngrams given here are overridden by the lexicon's settings
+    # --ngrams is the lexicon's; a hashing option with another value than the lexicon's
+    # is refused (it used to be dropped without a word), the lexicon's own value is fine
     r = run("train", train, "-o", out, "--lexicon", lex_path, *TRAIN_OPTS)
+    assert r.exit_code != 0 and "--n-bits" in r.output and not out.exists()
+    r = run("train", train, "-o", out, "--lexicon", lex_path, "--n-bits", "11", "--ngrams",
+            "3", "--epochs", "5", "-q")
     assert_ok(r)
     clf = NBSVMClassifier.load(out)
     lex = NBLexicon.load(lex_path)
@@ -141,6 +145,31 @@ def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
     df = lex.counts().sum(axis=0)
     assert np.array_equal(clf.ratios_, np.where(df >= 2, lex.ratios(min_df=2), 0))
     assert clf.predict([t for _, t in TRAIN]).tolist() == [l for l, _ in TRAIN]
+
+
+@pytest.mark.parametrize("learner, given, refused", [
+    ("pa", ["--loss", "log", "--eta0", "5"], "--loss, --eta0"),
+    ("mira", ["--lambda", "10"], "--lambda"),
+    ("pegasos", ["--optimizer", "sgd"], "--optimizer"),
+    ("dcd", ["--epochs", "50"], "--epochs"),
+])
+def test_a_backend_learner_refuses_the_options_it_would_drop(files, learner, given, refused):
+    """They were accepted and ignored (the same model, byte for byte); the error names
+    them and what the learner takes, before anything is read."""
+    tmp, train, _ = files
+    out = tmp / "m.npz"
+    r = run("train", train, "-o", out, "--learner", learner, *SMALL, *given, "-q")
+    assert r.exit_code != 0 and not out.exists()
+    assert f"--learner {learner} does not take {refused} " in " ".join(r.output.split())
+    assert "it takes" in r.output
+
+
+def test_a_backend_learner_takes_its_own_options(files):
+    tmp, train, _ = files
+    for learner, given in (("pegasos", ["--lambda", "1e-3", "--epochs", "3"]),
+                           ("dcd", ["--lambda", "1e-3"]), ("pa", ["--epochs", "2"])):
+        assert_ok(run("train", train, "-o", tmp / "m.npz", "--learner", learner, *SMALL,
+                      *given, "-q"))
 
 
 def test_eval_prints_accuracy(files, model):

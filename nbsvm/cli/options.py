@@ -231,19 +231,25 @@ def hashing_options(char_ngrams: Any = CHAR_NGRAMS) -> Callable[[Command], Comma
     ``--keep-case``, ``--split-scripts``, ``--nfkc``, ``--long-words``, ``--hash-seed``),
     handed to it as one :class:`~nbsvm.cli.common.Hashing`, ``hashing``. ``char_ngrams``:
     the ``--char-ngrams`` option of a command that says it differently."""
-    return option_group(
-        "hashing",
-        Hashing,
-        {
-            "n_bits": (int, N_BITS),
-            "char_ngrams": (str, char_ngrams),
-            "keep_case": (bool, KEEP_CASE),
-            "split_scripts": (bool, SPLIT_SCRIPTS),
-            "nfkc": (bool, NFKC),
-            "long_words": (int, LONG_WORDS),
-            "hash_seed": (int, HASH_SEED),
-        },
-    )
+    return option_group("hashing", Hashing, hashing_spec(char_ngrams))
+
+
+def hashing_spec(char_ngrams: Any = CHAR_NGRAMS) -> dict[str, tuple[type, Any]]:
+    """Each :class:`~nbsvm.cli.common.Hashing` field: its type and its option."""
+    return {
+        "n_bits": (int, N_BITS),
+        "char_ngrams": (str, char_ngrams),
+        "keep_case": (bool, KEEP_CASE),
+        "split_scripts": (bool, SPLIT_SCRIPTS),
+        "nfkc": (bool, NFKC),
+        "long_words": (int, LONG_WORDS),
+        "hash_seed": (int, HASH_SEED),
+    }
+
+
+def default_hashing(char_ngrams: Any = CHAR_NGRAMS) -> Hashing:
+    """The :class:`~nbsvm.cli.common.Hashing` of a command line that gives none of them."""
+    return Hashing(**{k: option.default for k, (_, option) in hashing_spec(char_ngrams).items()})
 
 
 def dask_options() -> Callable[[Command], Command]:

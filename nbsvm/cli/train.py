@@ -37,6 +37,7 @@ from nbsvm.cli.options import (
     SKIP_BAD,
     WEIGHT_COL,
     dask_options,
+    default_hashing,
     hashing_options,
     reading_options,
 )
@@ -50,7 +51,7 @@ from nbsvm.config import (
     SOFTMAX_LAM,
 )
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.registry import TEXT_LEARNERS
+from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS
 
 if TYPE_CHECKING:  # the library is imported when the command runs
     from nbsvm.lexicon.nblexicon import NBLexicon
@@ -230,7 +231,8 @@ def train_command(
         None,
         "--lexicon",
         help="Lexicon from `nbsvm lexicon` (default: build it "
-        "from the training data in the same run).",
+        "from the training data in the same run); the model hashes as "
+        "it was counted (a hashing option with another value is an error).",
     ),
     ngrams: int = typer.Option(
         DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N (ignored with --lexicon)."
@@ -533,10 +535,71 @@ def _hashing(*, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None,
     if lexicon is not None:
         lex = NBLexicon.load(lexicon)
         h = lex.hasher
+        _refuse_other_hashing(hashing, h, lexicon)
         settings.update({name: getattr(h, name) for name in HASHER_SETTINGS}, hash_seed=h.seed)
         if alpha is None:
             settings["alpha"] = lex.alpha
     return lex, settings
+
+
+#: each hashing setting's option (the flag named in errors), as the options give them
+_HASHING_FLAGS = {
+    "n_bits": "--n-bits",
+    "char_ngrams": "--char-ngrams",
+    "char_min": "--char-ngrams",
+    "lowercase": "--keep-case",
+    "split_scripts": "--split-scripts/--no-split-scripts",
+    "nfkc": "--nfkc",
+    "long_words": "--long-words",
+    "hash_seed": "--hash-seed",
+}
+
+
+def _refuse_other_hashing(hashing: Hashing, lexicon_hasher, path: str) -> None:
+    """A --lexicon hashes as it was counted: a hashing option given (not at its default)
+    with another value than the lexicon's is an error, not silently dropped."""
+    default = default_hashing(CHAR_NGRAMS_TRAIN).settings()
+    mine = hashing.settings()
+    theirs = {**lexicon_hasher.settings(), "hash_seed": lexicon_hasher.seed}
+    flags = dict.fromkeys(
+        _HASHING_FLAGS[k] for k in _HASHING_FLAGS if mine[k] != default[k] and mine[k] != theirs[k]
+    )
+    if flags:
+        raise NBSVMError(
+            f"--lexicon {path} was counted with other hashing settings than "
+            f"{', '.join(flags)} give: leave {'it' if len(flags) == 1 else 'them'} out (the "
+            "lexicon's apply), or count a lexicon with them"
+        )
+
+
+def _refuse_unused_by_backend(clf: NBSVMClassifier, o: dict) -> None:
+    """A backend --learner trains with its own rule: the built-in learner's options, an L2
+    strength it has none of, or epochs for a solver that runs to its tolerance, would be
+    dropped without a word."""
+    name = clf.backend_learner
+    if name is None:
+        return
+    algorithm = ALGORITHMS[name]
+    unused = [
+        flag
+        for flag, key in (("--loss", "loss"), ("--optimizer", "optimizer"), ("--eta0", "eta0"))
+        if o[key] is not None
+    ]
+    if o["lam"] is not None and algorithm.lam is None:
+        unused.append("--lambda")
+    if o["epochs"] is not None and algorithm.batch:
+        unused.append("--epochs")
+    if unused:
+        takes = [
+            *([] if algorithm.batch else ["--epochs"]),
+            *(["--lambda"] if algorithm.lam else []),
+            "--seed",
+        ]
+        raise NBSVMError(
+            f"--learner {name} does not take {', '.join(unused)} (it steps by its own rule"
+            f"{'; it solves to a tolerance in one pass' if algorithm.batch else ''}); it "
+            f"takes {', '.join(takes)}"
+        )
 
 
 # the options that are NBSVMClassifier parameters of the same name and value
@@ -566,6 +629,7 @@ def _classifier(**options) -> tuple[NBSVMClassifier, NBLexicon | None]:
         time_budget=parse_seconds(o["time_budget"]),
     )
     clf.validate()
+    _refuse_unused_by_backend(clf, o)
     return clf, lex
 
 
