@@ -192,3 +192,20 @@ def test_the_calibrator_maps_an_empty_batch(method):
         for empty in ([], np.zeros((0, k))):
             out = cal.probabilities(empty)
             assert out.shape == (0, one.shape[1]) and out.dtype == one.dtype
+
+
+@pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel", "keep_counts"])
+def test_min_df_above_every_bucket_is_an_error_not_a_prior_only_model(task, tmp_path):
+    """It used to save a model of 0 buckets that predicted the prior whatever the text."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    name = {"multiclass": "topics.txt", "multilabel": "tags.txt"}.get(task, "reviews.txt")
+    pairs = [line.split("\t", 1) for line in (data / name).read_text().splitlines()]
+    X = [t for _, t in pairs]
+    y = [lab.split(",") if task == "multilabel" else lab for lab, _ in pairs]
+    clf = NBSVMClassifier(n_bits=16, min_df=1000, multilabel=task == "multilabel",
+                          keep_counts=task == "keep_counts")
+    with pytest.raises(NBSVMError, match=r"no n-gram is kept: min_df=1000 .* buckets seen"):
+        clf.fit(X, y)
+    assert NBSVMClassifier(n_bits=16, min_df=2, multilabel=task == "multilabel").fit(X, y)

@@ -118,6 +118,7 @@ class ColumnBuilder:
         sums = parts[0][1] + parts[1][1]
         n_kept = parts[0][2] + parts[1][2]
         n_seen_buckets = int(n_seen)
+        refuse_none_kept(int(n_kept), n_seen_buckets, model.setting("min_df"))
         binary = len(classes) == 2
         if not binary:  # one-vs-rest ratios: norms over the kept buckets
             n_seen, sums = n_kept, parts[0][3] + parts[1][3]
@@ -173,6 +174,7 @@ class ColumnBuilder:
         buckets, counts, kept_df, docs, n_seen = label_set_counts(
             lexicon, classes, model.setting("min_df")
         )
+        refuse_none_kept(len(buckets), int(n_seen), model.setting("min_df"))
         check_fit_memory(
             fit_bytes(
                 self.hasher.n_bits,
@@ -188,6 +190,16 @@ class ColumnBuilder:
         column_of = np.full(1 << self.hasher.n_bits, -1, dtype=np.int32)
         column_of[buckets] = np.arange(len(buckets), dtype=np.int32)
         return Columns(classes, docs, n_seen, column_of, learner)
+
+
+def refuse_none_kept(n_kept: int, n_seen: int, min_df: int) -> None:
+    """A model without a column predicts the class prior whatever the text: when ``min_df``
+    leaves none of the buckets seen, say so instead of saving one."""
+    if n_kept == 0 and n_seen > 0:
+        raise NBSVMError(
+            f"no n-gram is kept: min_df={min_df} is above the documents of every one of "
+            f"the {n_seen:,} buckets seen (lower --min-df)"
+        )
 
 
 def _class_counts(lexicon: NBLexicon) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:

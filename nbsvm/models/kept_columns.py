@@ -19,7 +19,7 @@ from nbsvm.io.labels import classes_of, label_lists
 from nbsvm.learners.sgd import LinearSGD
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.memory import check_fit_memory, fit_bytes
-from nbsvm.models.columns import Columns, binary_values, label_ratios
+from nbsvm.models.columns import Columns, binary_values, label_ratios, refuse_none_kept
 from nbsvm.models.learner_setup import new_linear
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ class KeptColumns:
         run_parts(stats, 2)
         n_seen = int(parts[0][0] + parts[1][0])
         n_kept = int(parts[0][1] + parts[1][1])
+        refuse_none_kept(n_kept, n_seen, min_df)
         n_out = model.n_outputs(classes)
         needed = fit_bytes(
             self.hasher.n_bits,
