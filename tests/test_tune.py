@@ -189,3 +189,32 @@ def test_tune_command_on_real_sentences(tmp_path):
     assert len(table) == 4 and max(row["accuracy"] for row in table) == table[0]["accuracy"]
     assert table[0]["accuracy"] > 0.85, table
     assert out["command"].startswith(f"nbsvm train {train}")
+
+
+def test_the_printed_command_reads_the_data_as_tune_did(tmp_path):
+    """tune's nbsvm train command left the reading options out: with the text and label in
+    other columns it failed ("missing column(s)"); with another encoding it would have read
+    other text. Run as printed, it trains."""
+    import csv
+    import shlex
+
+    from pathlib import Path
+
+    pairs = [line.split("\t", 1) for line in
+             (Path(__file__).resolve().parents[1] / "data" / "reviews.txt").read_text().splitlines()]
+    data = tmp_path / "rev.csv"
+    with open(data, "w", newline="") as fh:
+        csv.writer(fh).writerows([("body", "sentiment")] + [(t, lab) for lab, t in pairs])
+    r = runner.invoke(app, ["tune", str(data), "--text-col", "body", "--label-col", "sentiment",
+                            "--encoding", "latin-1", "--grid", "lambda=1e-4,1e-3",
+                            "--n-bits", "14"])
+    assert r.exit_code == 0, r.output
+    line = next(x for x in r.output.splitlines() if x.startswith("command: "))
+    args = shlex.split(line[len("command: "):])
+    assert args[:3] == ["nbsvm", "train", str(data)]
+    for flag in ("--text-col body", "--label-col sentiment", "--encoding latin-1", "--n-bits 14"):
+        assert flag in " ".join(args)
+    args[args.index("-o") + 1] = str(tmp_path / "m.npz")
+    r = runner.invoke(app, args[1:] + ["-q"])
+    assert r.exit_code == 0, r.output
+    assert NBSVMClassifier.load(tmp_path / "m.npz").n_docs_ == len(pairs)

@@ -226,6 +226,67 @@ def reading_options(label_col: Any = LABEL_COL) -> Callable[[Command], Command]:
     )
 
 
+def reading_flags(reading: Reading, label_col: Any = LABEL_COL) -> list[str]:
+    """The options that read as ``reading`` does (as given, before
+    :func:`~nbsvm.cli.common.prepare_reading`), those at their defaults left out: what a
+    printed command needs to read the same documents."""
+    flags = {
+        "fmt": "--format",
+        "text_col": "--text-col",
+        "label_col": "--label-col",
+        "strict": "--strict",
+        "encoding": "--encoding",
+        "label_sep": "--label-sep",
+    }
+    defaults = {
+        "fmt": FORMAT,
+        "text_col": TEXT_COL,
+        "label_col": label_col,
+        "strict": STRICT,
+        "encoding": ENCODING,
+        "label_sep": LABEL_SEP,
+    }
+    out: list[str] = []
+    for name, flag in flags.items():
+        value = getattr(reading, name)
+        if value == defaults[name].default or value is None:
+            continue
+        if value is True:
+            out.append(flag)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                out += [flag, str(v)]
+        else:
+            out += [flag, str(value)]
+    return out
+
+
+#: NBSVMClassifier parameters whose option is not --NAME-WITH-DASHES
+_PARAM_FLAGS = {"lam": "--lambda"}
+
+
+def train_flags(params: dict[str, Any]) -> list[str]:
+    """``nbsvm train`` options that give ``params`` (NBSVMClassifier parameters; ``char_min``
+    goes with ``char_ngrams``, ``lowercase`` False is --keep-case)."""
+    out: list[str] = []
+    for k, v in params.items():
+        flag = _PARAM_FLAGS.get(k, "--" + k.replace("_", "-"))
+        if k == "char_min" or (k == "lowercase" and v):
+            continue
+        if k == "lowercase":
+            out.append("--keep-case")
+        elif k == "char_ngrams" and params.get("char_min"):
+            out += [flag, f"{params['char_min']}-{v}"]
+        elif v is True:
+            out.append(flag)
+        elif v is False:
+            if k == "split_scripts":  # the one on-by-default switch
+                out.append("--no-split-scripts")
+        else:
+            out += [flag, f"{v:g}" if isinstance(v, float) else str(v)]
+    return out
+
+
 def hashing_options(char_ngrams: Any = CHAR_NGRAMS) -> Callable[[Command], Command]:
     """The options that say how a command hashes text (``--n-bits``, ``--char-ngrams``,
     ``--keep-case``, ``--split-scripts``, ``--nfkc``, ``--long-words``, ``--hash-seed``),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import time
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,7 @@ from nbsvm.cli.options import (
     default_hashing,
     hashing_options,
     reading_options,
+    train_flags,
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
@@ -954,26 +956,9 @@ def _json_summary(clf, job: dict, output: str) -> dict:
 
 
 def reproduce_command(clf: NBSVMClassifier) -> str:
-    """The ``nbsvm train`` options that train this --auto model without the search."""
-    flags = {"lam": "--lambda", "min_df": "--min-df", "char_ngrams": "--char-ngrams"}
+    """The ``nbsvm train`` options that train this --auto model without the search (``...``:
+    the inputs and reading options as given)."""
     plain = type(clf)()
-    parts = []
-    for k, v in clf.get_params().items():
-        if k in ("auto", "time_budget", "auto_metric", "cache_dir", "char_min") or v == getattr(
-            plain, k
-        ):
-            continue
-        if k == "lowercase":
-            parts.append("--keep-case")
-            continue
-        if k == "split_scripts":
-            parts.append("--split-scripts" if v else "--no-split-scripts")
-            continue
-        if k == "char_ngrams" and clf.char_min:
-            parts.append(f"--char-ngrams {clf.char_min}-{v}")
-            continue
-        flag = flags.get(k, "--" + k.replace("_", "-"))
-        parts.append(
-            flag if v is True else f"{flag} {v:g}" if isinstance(v, float) else f"{flag} {v}"
-        )
-    return "nbsvm train ... " + " ".join(parts)
+    skip = ("auto", "time_budget", "auto_metric", "cache_dir")
+    params = {k: v for k, v in clf.get_params().items() if k not in skip and v != getattr(plain, k)}
+    return "nbsvm train ... " + shlex.join(train_flags(params))

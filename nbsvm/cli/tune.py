@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import typer
 from rich.console import Console
@@ -14,16 +14,22 @@ from rich.table import Table
 
 from nbsvm.cli._app import app
 from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading
-from nbsvm.cli.options import HASHING, INPUTS, QUIET, READING, hashing_options, reading_options
+from nbsvm.cli.options import (
+    HASHING,
+    INPUTS,
+    QUIET,
+    READING,
+    hashing_options,
+    reading_flags,
+    reading_options,
+    train_flags,
+)
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.config import DEFAULT_GRID, DEFAULTS
 from nbsvm.errors import NBSVMError
 
 #: grid names as on the command line (``lambda``) -> parameter names (``lam``)
 ALIASES = {"lambda": "lam"}
-FLAGS = {"lam": "--lambda", "min_df": "--min-df"}
-
-
 HEADERS = {
     "lam": "lambda",
     "accuracy": "accuracy %",
@@ -72,23 +78,12 @@ def parse_grid(specs: list[str]) -> dict:
     return grid
 
 
-def command_line(inputs: Iterable[str], params: dict) -> str:
-    """The ``nbsvm train`` command that trains the chosen settings on all the data."""
-    parts = ["nbsvm", "train", *inputs]
-    for k, v in params.items():
-        if k == "char_min" or (k == "lowercase" and v):
-            continue
-        if k == "lowercase":
-            parts.append("--keep-case")
-        elif k in ("split_scripts", "nfkc"):  # on/off flags
-            flag = "--" + k.replace("_", "-")
-            if v != DEFAULTS[k]:
-                parts.append(flag if v else "--no-" + flag[2:])
-        elif k == "char_ngrams" and params.get("char_min"):
-            parts += ["--char-ngrams", f"{params['char_min']}-{v}"]
-        else:
-            parts += [FLAGS.get(k, "--" + k.replace("_", "-")), str(v)]
-    return shlex.join(parts + ["-o", "model.npz"])
+def command_line(inputs: Iterable[str], params: dict, reading: Sequence[str] = ()) -> str:
+    """The ``nbsvm train`` command that trains the chosen settings on all the data, reading
+    it as ``reading`` (:func:`~nbsvm.cli.options.reading_flags`) says."""
+    return shlex.join(
+        ["nbsvm", "train", *inputs, *reading, *train_flags(params), "-o", "model.npz"]
+    )
 
 
 @app.command("tune")
@@ -142,6 +137,7 @@ def tune_command(
     from nbsvm.io.npzfile import atomic_path
 
     with cli_errors():
+        read_as = reading_flags(reading)  # as given: the printed command reads the same
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
@@ -163,7 +159,7 @@ def tune_command(
         fixed = {
             k: v for k, v in base.items() if k != "seed" and v is not None and v != DEFAULTS.get(k)
         }
-        cmd = command_line(inputs, dict(fixed, **chosen, seed=seed))
+        cmd = command_line(inputs, dict(fixed, **chosen, seed=seed), read_as)
         if json_out:
             typer.echo(json.dumps(_json_result(result, best, chosen, cmd), indent=2))
             return
