@@ -596,3 +596,23 @@ def test_set_params_of_training_settings_still_continues_a_fitted_model():
     clf.set_params(lam=1e-3, eta0=0.05)
     clf.partial_fit(X[:4], y[:4])
     assert clf.predict(X[:2]).shape == (2,)
+
+
+@pytest.mark.parametrize("y, message", [
+    (["pos", float("nan"), "pos", "neg", "neg"], r"y\[1\] is nan: every document needs a label"),
+    (["pos", None, "pos", "neg", "neg"], r"y\[1\] is (None|nan):"),
+    ([1, "1", 0, 0, 1], r"y holds 1 and '1' \(y\[1\]\), one class once written as text"),
+])
+def test_a_missing_label_or_two_labels_of_one_text_are_refused(y, message):
+    """A NaN label became a class named 'nan'; None was predicted as None, then as 'None'
+    after save and load; 1 and '1' were merged into one class predicted as 1."""
+    import pandas as pd
+
+    X = ["good film", "bad film", "great", "awful", "fine"]
+    for given in (y, pd.DataFrame({"text": X, "label": y})):
+        with pytest.raises(NBSVMError, match=message):
+            NBSVMClassifier(n_bits=12).fit(X, y) if given is y else NBSVMClassifier(
+                n_bits=12).fit(given)
+    grown = NBSVMClassifier(n_bits=12)
+    with pytest.raises(NBSVMError, match=message):
+        grown.partial_fit(X, y, classes=["neg", "pos"])

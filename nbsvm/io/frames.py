@@ -65,7 +65,37 @@ def texts_and_labels(
     labels = y.tolist() if hasattr(y, "tolist") else list(y)
     if len(labels) != len(texts):
         raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
+    check_labels(labels)
     return texts, labels
+
+
+def _missing(value: Any) -> bool:
+    """None, NaN, or pandas' NA / NaT: no label (a DataFrame's empty cell)."""
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):
+        return True
+    return isinstance(value, (float, np.floating)) and bool(np.isnan(value))
+
+
+def check_labels(labels: list) -> None:
+    """Refuse a missing label (it would become a class named 'nan' or 'None', as the command
+    line refuses an empty one) and two labels that are one class once written as text, as
+    models keep them (``1`` and ``'1'``: one class, predicted as either)."""
+    seen: dict[str, Any] = {}
+    for i, value in enumerate(labels):
+        if isinstance(value, (list, tuple, set, frozenset)):
+            continue  # a label set (multi-label)
+        if _missing(value):
+            raise NBSVMError(
+                f"y[{i}] is {value!r}: every document needs a label (drop the document, or "
+                "give it one)"
+            )
+        text = str(value)
+        first = seen.setdefault(text, value)
+        if first is not value and (type(first) is not type(value) or first != value):
+            raise NBSVMError(
+                f"y holds {first!r} and {value!r} (y[{i}]), one class once written as text: "
+                "give the labels one type"
+            )
 
 
 def first_bad_weight(weights: np.ndarray) -> int | None:
