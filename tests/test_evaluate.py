@@ -196,3 +196,13 @@ def test_a_calibrated_fit_keeps_the_history_of_its_last_fit_only(tmp_path):
     assert history.test_accuracy[epochs] == rep["accuracy"] == evaluate_documents(
         b, iter(test))["accuracy"] > 0.8
     assert all(v > 0.8 for v in history.test_accuracy.values())   # never at chance
+
+
+def test_a_cache_dir_that_is_a_file_is_named_as_such(tmp_path):
+    """It was FileExistsError: [Errno 17] File exists (whose file, and why, unsaid)."""
+    not_a_folder = tmp_path / "reviews.txt"
+    not_a_folder.write_text("pos\tfine\n")
+    clf = NBSVMClassifier(cache_dir=str(not_a_folder), **SETTINGS)
+    with pytest.raises(NBSVMError, match=r"cache_dir .*reviews.txt is not a folder"):
+        clf.fit(["good", "bad"], ["pos", "neg"])
+    assert not_a_folder.read_text() == "pos\tfine\n"

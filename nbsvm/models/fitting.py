@@ -114,6 +114,11 @@ class Fit:
         self.counting = Counting(model, hasher, notify)
         self.t0 = time.perf_counter()
         if model.cache_dir is not None:
+            if Path(model.cache_dir).exists() and not Path(model.cache_dir).is_dir():
+                raise NBSVMError(
+                    f"cache_dir {model.cache_dir} is not a folder: it names the folder the "
+                    "feature caches are written in"
+                )
             Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="nbsvm-cache-", dir=model.cache_dir))
         try:
