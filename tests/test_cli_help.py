@@ -112,3 +112,16 @@ def test_a_command_imports_its_own_module_alone():
                        timeout=120)
     from nbsvm.cli import COMMANDS
     assert all(f"  {name} " in r.stdout for name in COMMANDS), r.stdout
+
+
+def test_info_imports_no_rich(tmp_path):
+    """rich (0.05 s) loads when a command prints progress or an error, not for info's
+    plain lines (issue 37: nbsvm info under 0.15 s)."""
+    from nbsvm import NBSVMClassifier
+    model = tmp_path / "m.npz"
+    NBSVMClassifier(n_bits=8, epochs=1).fit(["good", "bad", "fine", "awful"],
+                                           ["pos", "neg", "pos", "neg"]).save(model)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "nbsvm", "info", str(model)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "buckets stored" in r.stdout, r.stderr
+    assert " rich" not in r.stderr

@@ -15,7 +15,7 @@ from nbsvm.cli.reports import print_confusion
 def test_progress_lines_fit_the_terminal(monkeypatch, width):
     out = io.StringIO()
     console = Console(file=out, width=width, force_terminal=True, color_system=None)
-    monkeypatch.setattr(progress, "err_console", console)
+    monkeypatch.setattr(progress, "stderr_console", lambda: console)
     with progress.ProgressReporter() as bars:
         for epoch in (1, 2):
             for n in (5_000, 12_500):

@@ -17,15 +17,44 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from nbsvm.errors import NBSVMError
 
 if TYPE_CHECKING:  # the readers are imported when a command reads
+    from rich.console import Console
+
     from nbsvm.io.decoding import ReadStats
 
-err_console = Console(stderr=True)
+
+_console: list[Console] = []
+
+
+def stderr_console() -> Console:
+    """rich's Console on standard error, made on first use: a command that prints neither
+    an error nor progress never imports rich (0.05 s of nbsvm info's start)."""
+    if not _console:
+        from rich.console import Console
+
+        _console.append(Console(stderr=True))
+    return _console[0]
+
+
+class _ErrConsole:
+    """:func:`stderr_console` by attribute (``err_console.print``), made when first used;
+    what takes a Console itself (rich's Progress) gets :func:`stderr_console`."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(stderr_console(), name)
+
+
+err_console = cast("Console", _ErrConsole())
+
+
+def escape(text: str) -> str:
+    """rich's markup escape (rich imported on first use)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 class DocumentStream:

@@ -7,7 +7,12 @@ import sys
 import time
 from typing import Any
 
-from nbsvm.cli.common import DocumentStream, check_interrupt, command_streams, err_console
+from nbsvm.cli.common import (
+    DocumentStream,
+    check_interrupt,
+    command_streams,
+    stderr_console,
+)
 
 #: Stages whose events come while documents are read from the inputs: their bars take
 #: bytes from a document stream of the command (an epoch reads them when it has no total:
@@ -105,7 +110,7 @@ class ProgressReporter:
         # off the line: a short bar, and the ETA alone
         # off the line: a short bar, the figures in one column (each column is as wide as
         # its widest row), and the ETA alone
-        narrow = err_console.width < 120
+        narrow = stderr_console().width < 120
         if narrow:
             columns = [
                 TextColumn("{task.description}"),
@@ -124,7 +129,7 @@ class ProgressReporter:
                 TimeRemainingColumn(),
             ]
         self.progress = Progress(
-            *columns, console=err_console, disable=quiet, redirect_stdout=redirect_stdout
+            *columns, console=stderr_console(), disable=quiet, redirect_stdout=redirect_stdout
         )
         self.streams = streams
         self.bars: dict[tuple, _Bar] = {}  # (stage, epoch) -> bar
