@@ -35,6 +35,14 @@ class NBSVMError(Exception):
         return where + self.message
 
 
+class NoDocuments(NBSVMError):
+    """Nothing to train on once the documents were read (each empty, unlabeled or held
+    out): said without the temporary cache's path, which names nothing of the user's."""
+
+    def __init__(self, message: str = "no training documents"):
+        super().__init__(message)
+
+
 class NotFittedError(NBSVMError, ValueError, AttributeError):
     """A model or learner used before it was fitted: the one not-fitted error of every
     estimator. Like ``sklearn.exceptions.NotFittedError`` it is a ``ValueError`` and an

@@ -209,3 +209,13 @@ def test_min_df_above_every_bucket_is_an_error_not_a_prior_only_model(task, tmp_
     with pytest.raises(NBSVMError, match=r"no n-gram is kept: min_df=1000 .* buckets seen"):
         clf.fit(X, y)
     assert NBSVMClassifier(n_bits=16, min_df=2, multilabel=task == "multilabel").fit(X, y)
+
+
+def test_holding_out_every_document_says_so_not_a_temporary_folder():
+    """It said '/tmp/nbsvm-cache-XXXX/train: no training documents'."""
+    X = [f"doc {i} good" if i % 2 else f"doc {i} bad" for i in range(40)]
+    y = ["pos" if i % 2 else "neg" for i in range(40)]
+    clf = NBSVMClassifier(n_bits=12, early_stopping=True, validation_fraction=0.99)
+    with pytest.raises(NBSVMError) as e:
+        clf.fit(X, y)
+    assert str(e.value).startswith("no training documents: validation_fraction 0.99")

@@ -19,7 +19,7 @@ import numpy as np
 
 from nbsvm.data.cache import FeatureCache
 from nbsvm.data.translate import translate
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, NoDocuments
 
 if TYPE_CHECKING:
     from nbsvm.data.batches import Batch
@@ -153,7 +153,7 @@ class Epochs:
                 self._report(1, n, None, loss_sum)
             cache = writer.close()
         if cache.n_docs == 0:
-            raise NBSVMError("no training documents", path=str(cache.folder))
+            raise NoDocuments()
         return cache
 
     def _backend_pass(self, ids, offsets, codes, order, positive) -> float:

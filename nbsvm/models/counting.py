@@ -18,7 +18,7 @@ import numpy as np
 
 from nbsvm.data.batches import Batch, hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NoDocuments
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.nblexicon import NBLexicon
 
@@ -96,13 +96,13 @@ class Counting:
             n += len(batch)
             self.notify({"stage": "count", "docs": n, "total": cache.n_docs})
         if n == 0:
-            raise NBSVMError("no training documents", path=str(cache.folder))
+            raise NoDocuments()
         return lexicon, df
 
 
 def nonempty(cache: FeatureCache) -> FeatureCache:
     if cache.n_docs == 0:
-        raise NBSVMError("no training documents", path=str(cache.folder))
+        raise NoDocuments()
     return cache
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, NoDocuments
 from nbsvm.evaluation.heldout import accuracy_now
 from nbsvm.io.document import rereadable
 from nbsvm.models.calibrate import check_seen, split
@@ -142,6 +142,11 @@ def fit_early_stopping(model: NBSVMClassifier, docs: Documents, run: FitRun) -> 
             split(reread(), seed, False, fraction)
         )
         model.validation_ = stopper.finish()
+    except NoDocuments:
+        raise NoDocuments(
+            f"no training documents: validation_fraction {fraction:g} (--valid) held out "
+            "every one; hold out less"
+        ) from None
     finally:
         stopper.close()
     return model.validation_
