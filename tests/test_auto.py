@@ -14,7 +14,8 @@ from nbsvm import NBSVMClassifier
 from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
-from nbsvm.models.auto import auto_search, rung_sizes
+from nbsvm.models.auto import auto_search
+from nbsvm.models.auto_space import rung_sizes
 from nbsvm.models.selection import one_se_choice
 from nbsvm.workflows.job import train_job
 
@@ -141,7 +142,7 @@ def test_one_standard_error_rule_by_hand():
 
 
 def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeypatch):
-    import nbsvm.models.auto as auto
+    import nbsvm.models.auto_space as auto_space
     rng = np.random.default_rng(0)
     # 60 documents of 60 distinct-ish words: about 177 n-grams each (orders 1-3)
     docs = [Document("pos" if i % 2 else "neg", " ".join(rng.choice([f"w{j}" for j in range(500)], 60)),
@@ -154,8 +155,8 @@ def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeyp
         return plans[0]["space"]
 
     assert "char_ngrams" in space(docs)                     # small: the whole corpus peeked
-    monkeypatch.setattr(auto, "SMALL_CORPUS_NGRAMS", 10_000)
-    monkeypatch.setattr(auto, "CHUNK", 16)
+    monkeypatch.setattr(auto_space, "SMALL_CORPUS_NGRAMS", 10_000)
+    monkeypatch.setattr(auto_space, "CHUNK", 16)
     assert "char_ngrams" not in space(docs)                 # long and not small
     assert "char_ngrams" in space(docs[:4] + [Document("pos", "x y", "<short>", i)
                                               for i in range(200)])   # short: median 3
@@ -341,7 +342,7 @@ def test_cli_refuses_auto_with_a_lexicon_or_a_bad_budget(tmp_path, subj_files):
 def test_folding_buckets_equals_hashing_with_fewer_bits():
     from nbsvm.text.hashing import Hasher
     from nbsvm.data.samples import fold_buckets
-    from nbsvm.models.auto import search_bits
+    from nbsvm.models.auto_space import search_bits
     texts = [d.text for d in order_task(50)] + ["", "one", "a b c d e f g h"]
     wide, narrow = Hasher(ngrams=3, n_bits=20), Hasher(ngrams=3, n_bits=9)
     ids, offsets = wide.batch(texts)

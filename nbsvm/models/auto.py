@@ -46,21 +46,29 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.config import DEFAULTS, SOFTMAX_LAM, data_default
-from nbsvm.data.batches import hash_batch, rows_of
-from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
+from nbsvm.config import DEFAULTS, data_default
+from nbsvm.data.cache import FeatureCache, corpus_stats
 from nbsvm.data.cachestore import ReadyCache
-from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.samples import join_caches, split_blocks
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document, rereadable
 from nbsvm.io.labels import classes_of
-from nbsvm.learners.targets import Labels
+from nbsvm.models.auto_space import (
+    CHAR_NGRAMS,
+    candidates,
+    defaults_on,
+    hash_parts,
+    peek,
+    resolve_space,
+    rung_sizes,
+    search_bits,
+    search_space,
+)
 from nbsvm.models.fitting import Fit
 from nbsvm.models.selection import VALIDATION_GROUPS, one_se_choice, t_quantile
 from nbsvm.text.scripts import SPLIT_CHAR_RE
@@ -72,18 +80,14 @@ if TYPE_CHECKING:
     from nbsvm.models.nbsvm import NBSVMClassifier
     from nbsvm.models.run import FitRun
 
-CHUNK = 512  # documents read and hashed at a time
-N_PARTS = 10  # seeded parts; a fold validates two of them
 FOLDS_BELOW_NGRAMS = 5_000_000  # smaller corpora are cross-validated (5 folds)
-RUNG_FRACTIONS = (1 / 9, 1 / 3, 1.0)
 KEEP = 3  # each rung keeps the best third
 N_CANDIDATES = 27  # rung 0's candidates when the budget allows
-MIN_RUNG_DOCS = 500  # a rung sample never smaller than this (or all)
 SCRIPT_PEEK_DOCS = 2_000  # the first documents' characters tell the script ...
 SCRIPT_SHARE = 0.05  # ... a share above which both tokenizers are tried
-SHORT_DOCUMENTS = 100  # median n-grams below which character n-grams are tried
-SMALL_CORPUS_NGRAMS = 2_000_000  # ... and word n-grams below which they are tried anyway
-CHAR_NGRAMS = 4
+SHORT_DOCUMENTS = (
+    100  # median n-grams below which (or in a small corpus) character n-grams are tried
+)
 BETAS = (1.0, 0.5)  # two classes: scored on each trained model
 # the exact solver (--learner dcd) keeps its rows: tried where n-gram occurrences x outputs
 # stay below this (about 120 MB of rows while it solves)
@@ -114,36 +118,6 @@ HASH_S = 1.6e-7
 OVERRUN = 3.0  # the wall clock stops a search only past 3x its budget
 
 
-def search_space(
-    multi: bool, multilabel: bool, chars: bool, scripts: bool = False, exact: bool = False
-) -> dict:
-    """What the search varies, each list starting with the value the defaults use (None:
-    the data-dependent default). Chosen on the Wang & Manning corpora (the README's table):
-    the n-gram order, NB smoothing (``alpha`` 0.1: 20NG +1 point, MPQA +0.5), L2 strength,
-    the loss, unit rows, ``min_df``, plain binarized features (two classes) and
-    ``beta``; ``exact``: the exact solver too (a corpus whose rows fit in memory)."""
-    space = {
-        "ngrams": [3, 2, 1],
-        "alpha": [None, 0.1],
-        "lam": [None, "flip"],
-        "norm": [None, "flip"],
-        "min_df": [None, "flip"],
-    }
-    if multi or multilabel:
-        space["loss"] = [None, "hinge"]
-        space["epochs"] = [None, 10]
-    else:
-        space["loss"] = [None, "modified_huber"]
-        space["weighting"] = ["nb", "binary"]
-    if chars:
-        space["char_ngrams"] = [None, "flip"]
-    if scripts:
-        space["split_scripts"] = [None, "flip"]
-    if exact and not multilabel:
-        space["learner"] = [None, "dcd"]
-    return space
-
-
 @dataclass
 class AutoResult:
     chosen: dict  # the settings to train with (parameter -> value)
@@ -169,142 +143,6 @@ class AutoResult:
             "trainings": self.n_trainings,
             "stopped_by_budget": self.stopped_by_budget,
         }
-
-
-def _resolve(space: dict, defaults: dict) -> dict:
-    """Concrete values: ``None`` -> the default, ``"flip"`` -> the other of two (none where
-    the default is neither: a value the user fixed, such as lambda 3e-5 or min_df 3)."""
-    other: dict[str, dict[Any, Any]] = {
-        "norm": {"l2": "none", "none": "l2"},
-        "lam": {DEFAULTS["lam"]: SOFTMAX_LAM, SOFTMAX_LAM: DEFAULTS["lam"]},
-        "min_df": {1: 2, 2: 1},
-        "split_scripts": {True: False, False: True},
-        "char_ngrams": {0: CHAR_NGRAMS, CHAR_NGRAMS: 0},
-    }
-    out = {}
-    for name, values in space.items():
-        vals = []
-        for v in values:
-            if v == "flip" and defaults[name] not in other[name]:
-                continue
-            v = defaults[name] if v is None else other[name][defaults[name]] if v == "flip" else v
-            if v not in vals:
-                vals.append(v)
-        out[name] = vals
-    return out
-
-
-def _defaults(estimator: type, base: dict, classes: list, corpus: dict, multilabel: bool) -> dict:
-    """What ``base`` resolves to on this data (the task's defaults, the data's defaults)."""
-    model = estimator(**base)
-    model.corpus_ = corpus
-    model.classes_ = Labels(classes)
-    out = {
-        name: model.setting(name)
-        for name in ("alpha", "lam", "loss", "optimizer", "eta0", "epochs", "norm", "min_df")
-    }
-    out.update(
-        {
-            k: getattr(model, k)
-            for k in (
-                "ngrams",
-                "beta",
-                "weighting",
-                "char_ngrams",
-                "split_scripts",
-                "learner",
-            )
-        }
-    )
-    return out
-
-
-def _candidates(space: dict, defaults: dict, fixed: set, n: int, seed: int) -> list[dict]:
-    """The defaults, then a seeded sample of the other combinations (``fixed`` names stay
-    at their default)."""
-    keys = [k for k in space if k not in fixed]
-    combos = [dict(zip(keys, vals)) for vals in itertools.product(*(space[k] for k in keys))]
-    default = {k: defaults[k] for k in keys}
-    combos = [
-        c
-        for c in combos
-        if c != default
-        and not (
-            c.get("weighting") == "binary"
-            and c.get("alpha", defaults["alpha"]) != defaults["alpha"]
-        )
-        # the exact solver has its own loss and stopping rule: these would repeat it
-        and not (
-            c.get("learner") == "dcd"
-            and any(c.get(k, defaults[k]) != defaults[k] for k in ("loss", "epochs"))
-        )
-    ]
-    order = np.random.default_rng(seed).permutation(len(combos))
-    return [default] + [combos[i] for i in order[: max(0, n - 1)]]
-
-
-def _hash_parts(docs: Iterable[Document], hashers: dict, root: Path, seed: int, notify):
-    """One pass: each document to a seeded part, hashed once per hasher. Returns
-    ``{key: [FeatureCache per part]}``."""
-    writers = {
-        key: [CacheWriter(root / f"{key}" / f"part{p}", h) for p in range(N_PARTS)]
-        for key, h in hashers.items()
-    }
-    rng = np.random.default_rng(seed)
-    seen = 0
-    try:
-        for chunk in doc_chunks(docs, CHUNK):
-            part = rng.integers(0, N_PARTS, size=len(chunk))
-            for key, h in hashers.items():
-                batch = hash_batch(chunk, h)
-                for p in range(N_PARTS):
-                    mask = part == p
-                    if mask.any():
-                        writers[key][p].add(rows_of(batch, mask))
-            seen += len(chunk)
-            notify({"stage": "hash", "docs": seen})
-        if seen < 2 * N_PARTS:
-            raise NBSVMError(f"--auto needs at least {2 * N_PARTS} training documents, got {seen}")
-        return {key: [w.close() for w in ws] for key, ws in writers.items()}
-    except BaseException:
-        for ws in writers.values():
-            for w in ws:
-                w.abort()  # a published part is left alone; the rest is dropped
-        raise
-
-
-def search_bits(n_ids: int, n_bits: int) -> int:
-    """Buckets for the search's trials: at least 8 per n-gram occurrence (so at least 8
-    per distinct n-gram: few collisions), at most the model's. Each training scans every
-    bucket twice; on small corpora that, not the epochs, was most of a trial's time."""
-    return int(min(n_bits, max(16, math.ceil(math.log2(max(n_ids, 1))) + 3)))
-
-
-def rung_sizes(n: int) -> list[int]:
-    """Training documents of each rung's sample, of ``n`` in a fold: a ninth, a third, all,
-    none under :data:`MIN_RUNG_DOCS` (rungs that would be as large merge: a small corpus
-    has fewer rungs)."""
-    sizes = [min(n, max(MIN_RUNG_DOCS, math.ceil(f * n))) for f in RUNG_FRACTIONS[:-1]]
-    return sorted(set(sizes) - {n}) + [n]
-
-
-def _peek(docs, probe) -> tuple[list[Document], Iterable[Document], float, bool]:
-    """The first documents, read until :data:`SMALL_CORPUS_NGRAMS` n-gram occurrences
-    (``probe`` hashes them): ``(head, the rest, the first chunk's median n-grams, whether
-    the corpus ended within them)``. Short documents or a small corpus also try character
-    n-grams (XGraph +1 point, long posts)."""
-    head: list[Document] = []
-    n_grams, median, ended = 0, 0.0, False
-    while n_grams < SMALL_CORPUS_NGRAMS:
-        chunk = list(itertools.islice(docs, CHUNK))
-        if not chunk:
-            ended = True
-            break
-        lengths = np.diff(hash_batch(chunk, probe).offsets)
-        median = median if head else float(np.median(lengths))
-        head += chunk
-        n_grams += int(lengths.sum())
-    return head, docs, median, ended
 
 
 def auto_search(
@@ -370,7 +208,7 @@ class _Search:
         corpus statistics, the defaults they give, the space and the candidates."""
         base = self.base
         self.root = root
-        head, docs, median, ended = _peek(iter(docs), self.model.validate())
+        head, docs, median, ended = peek(iter(docs), self.model.validate())
         tried = self._tried(head, median, ended)
         hashers = {
             (n, c, s): self.estimator(
@@ -380,7 +218,7 @@ class _Search:
             for c in tried["chars"]
             for s in tried["scripts"]
         }
-        self.parts = _hash_parts(itertools.chain(head, docs), hashers, root, self.seed, self.notify)
+        self.parts = hash_parts(itertools.chain(head, docs), hashers, root, self.seed, self.notify)
         self.key0 = key0 = (tried["orders"][0], tried["chars"][0], tried["scripts"][0])
         multilabel = bool(base.get("multilabel"))
         labels = sorted({label for p in self.parts[key0] for label in p.labels})
@@ -430,7 +268,7 @@ class _Search:
         the pass took; announced as the ``auto plan`` event."""
         base, fixed = self.base, self.fixed
         multi = multilabel or len(classes) > 2
-        self.defaults = defaults = _defaults(
+        self.defaults = defaults = defaults_on(
             self.estimator, dict(base, char_ngrams=tried["chars0"]), classes, corpus, multilabel
         )
         n_out = len(classes) if multi else 1
@@ -438,7 +276,7 @@ class _Search:
         exact = corpus["ngrams"] * n_out < EXACT_BELOW and not self.weighted
         exact = exact and defaults["lam"] > 0
         space = search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"], exact)
-        self.space = _resolve(space, defaults)
+        self.space = resolve_space(space, defaults)
         self.betas = (
             [defaults["beta"]]
             if multi or "beta" in fixed
@@ -447,7 +285,7 @@ class _Search:
         # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)
         self.folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
         self.split = "5-fold" if self.folds == 5 else "hold-out 20%"
-        self.cands = _candidates(self.space, defaults, fixed, N_CANDIDATES, self.seed)
+        self.cands = candidates(self.space, defaults, fixed, N_CANDIDATES, self.seed)
         # pinned in every trial: what the defaults resolve to on all the data
         self.pinned = {
             k: defaults[k]
