@@ -51,6 +51,9 @@ def test_svmlight_vw_namespace_and_gzip(tmp_path):
     ("3:1 4:1\n", "expected a label first"),
     ("1 0:1\n", "below the 1-based minimum"),
     (", 1:1\n", "empty label"),
+    ("1 1_0:1\n", "not an integer"),        # Python's int() reads 1_0 as 10
+    ("1 3:1_000\n", "bad feature value"),    # ... and float() 1_000 as 1000
+    ("1 \uff13:1\n", "not an integer"),      # a fullwidth digit 3
 ])
 def test_svmlight_malformed_lines_name_file_and_line(tmp_path, line, message):
     path = tmp_path / "bad.svm"

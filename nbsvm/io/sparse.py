@@ -52,8 +52,16 @@ def _lines(
             yield text, name, lineno
 
 
+def _plain_number(text: str) -> bool:
+    """ASCII without ``_``: Python's int() and float() also read ``1_000`` and other
+    scripts' digits, which no svmlight writer means."""
+    return text.isascii() and "_" not in text
+
+
 def _value(text: str, name: str, lineno: int, token: str) -> float:
     try:
+        if not _plain_number(text):
+            raise ValueError(text)
         v = float(text)
     except ValueError:
         raise NBSVMError(f"bad feature value in {token!r}", path=name, line=lineno) from None
@@ -126,6 +134,8 @@ def read_svmlight(
             if key == "qid":
                 continue
             try:
+                if not _plain_number(key):
+                    raise ValueError(key)
                 index = int(key)
             except ValueError:
                 raise NBSVMError(
