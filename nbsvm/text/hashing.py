@@ -184,7 +184,7 @@ class Hasher:
     def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The compiled half of :meth:`batch` (releases the GIL); for a small job, the
         reference definition instead (:mod:`nbsvm._small_jobs`)."""
-        if _small_jobs.plain(buf.nbytes):
+        if _small_jobs.plain(self.plain_cost(buf.nbytes)):
             return self._reference_prepared(buf, starts)
         from nbsvm.text._ngram_ids import _hash_docs
 
@@ -205,6 +205,15 @@ class Hasher:
             int(self.long_words),
             LONG_WORD_CHARS,
         )
+
+    def plain_cost(self, n_bytes: int) -> int:
+        """``n_bytes`` of text as the budget of :mod:`nbsvm._small_jobs` counts them: scaled
+        by the n-gram keys these settings make per byte (about ``ngrams`` per five bytes of
+        words, one per character for each character n-gram length) against the defaults'
+        (3 per five bytes), so that a model of 16-grams and character 1-32-grams does not
+        spend seconds and a GB in plain Python where the kernels take a fraction of it."""
+        keys_per_byte = self.ngrams / 5 + len(self.char_lengths)
+        return int(n_bytes * max(1.0, keys_per_byte / 0.6))
 
     def _reference_prepared(
         self, buf: np.ndarray, starts: np.ndarray
