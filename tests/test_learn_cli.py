@@ -474,3 +474,29 @@ def test_one_vs_rest_refuses_what_its_binary_learner_fixes():
         make_learner_from_options("ovr", {"--estimator": "adagrad", "--schedule": "optimal"})
     m = make_learner_from_options("ovr", {"--estimator": "adagrad", "--eta0": 0.5})
     assert m.estimator_params == {"eta0": 0.5}
+
+
+@pytest.mark.parametrize("algorithm, lines", [
+    ("sgd-regressor", [f"{2 * x:.3f} 1:{x:.3f} 2:{1000 - x:.3f}" for x in range(1, 400, 2)]),
+    ("adagrad", ["1 1:1e200", "-1 2:1e200", "1 1:3e200"]),
+    ("ogd", ["1 1:1e200", "-1 2:1e200", "1 1:3e200"]),
+])
+def test_a_diverged_run_stops_with_an_error_and_saves_nothing(tmp_path, algorithm, lines):
+    """Steps that blew up (features in the hundreds, or 1e200) used to be saved: 'mean
+    loss nan' for every epoch, then a file every loader refused as corrupted."""
+    data = tmp_path / "x.svm"
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "m.npz"
+    r = run("learn", data, "-a", algorithm, "-o", out, "-q")
+    assert r.exit_code != 0 and not out.exists()
+    assert "training diverged in epoch 1" in r.output, r.output
+
+
+def test_a_learner_with_non_finite_state_is_never_saved(tmp_path):
+    from nbsvm.learners.linear import SGDRegressor
+    reg = SGDRegressor().fit(np.array([[1.0], [2.0]]), np.array([1.0, 2.0]))
+    name, state = next((k, a) for k, a in reg.state_arrays().items() if a.dtype.kind == "f")
+    state.flat[0] = np.nan
+    with pytest.raises(NBSVMError, match="SGDRegressor diverged: .* not finite"):
+        reg.save(tmp_path / "r.npz")
+    assert not (tmp_path / "r.npz").exists()

@@ -45,6 +45,14 @@ class PersistenceMixin:
             and v.dtype != object
         }
 
+    def diverged(self) -> str | None:
+        """The first learned array holding NaN or infinity (a run whose steps blew up),
+        or None: such a learner is never saved, since no loader would take it back."""
+        for name, a in self.state_arrays().items():
+            if a.dtype.kind == "f" and not np.isfinite(a).all():
+                return name
+        return None
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
         import json
@@ -96,6 +104,12 @@ class PersistenceMixin:
         """``(header, arrays)`` of a saved learner: the JSON part (its class, task,
         parameters and scalar state) and the learned arrays; :meth:`from_parts` inverts it
         (a model file that holds learners inside it uses the pair)."""
+        bad = self.diverged()
+        if bad is not None:
+            raise NBSVMError(
+                f"{type(self).__name__} diverged: {bad} holds values that are not finite, so "
+                "it is not saved (scale the feature values down, or lower eta0)"
+            )
         return (
             dict(
                 learner=type(self).__name__,

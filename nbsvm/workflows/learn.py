@@ -189,6 +189,13 @@ def _run_epochs(run: tuple, groups, history: list, rng, settings, checkpoint, ca
         history.append(_epoch(learner, groups(), classes, epoch, epochs, n_rows, source))
         if callback:
             callback(dict(history[-1]))
+        bad = learner.diverged()
+        if bad is not None:  # NaN or infinity from here on: stop before anything is saved
+            raise NBSVMError(
+                f"training diverged in epoch {epoch}: the learned state ({bad}) is no longer "
+                f"finite (mean loss {history[-1].get('loss', float('nan')):g}); scale the "
+                "feature values down, or lower --eta0"
+            )
         if learner._converged():
             break
         if checkpoint is not None and checkpoint.due(epoch, epochs):
