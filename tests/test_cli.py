@@ -172,6 +172,15 @@ def test_a_backend_learner_takes_its_own_options(files):
                       *given, "-q"))
 
 
+def test_patience_without_valid_is_refused_not_dropped(files):
+    tmp, train, _ = files
+    out = tmp / "m.npz"
+    r = run("train", train, "-o", out, *SMALL, "--patience", "3", "-q")
+    assert_clean_error(r, "--patience", "--valid")
+    assert not out.exists()
+    assert_ok(run("train", train, "-o", out, *SMALL, "--patience", "3", "--valid", "0.3", "-q"))
+
+
 def test_eval_prints_accuracy(files, model):
     _, _, test = files
     r = run("eval", test, "-m", model, "-q")

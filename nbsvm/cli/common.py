@@ -50,6 +50,16 @@ class _ErrConsole:
 err_console = cast("Console", _ErrConsole())
 
 
+def given_options(ctx: typer.Context) -> set[str]:
+    """The options given on the command line, not left at their defaults (the sources of
+    typer's own click, compared by name)."""
+    return {
+        name
+        for name in ctx.params
+        if getattr(ctx.get_parameter_source(name), "name", None) == "COMMANDLINE"
+    }
+
+
 def escape(text: str) -> str:
     """rich's markup escape (rich imported on first use)."""
     from rich.markup import escape as rich_escape

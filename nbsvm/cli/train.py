@@ -19,6 +19,7 @@ from nbsvm.cli.common import (
     checkpoint_note,
     cli_errors,
     err_console,
+    given_options,
     parse_class_weight,
     parse_eta0,
     parse_seconds,
@@ -201,10 +202,7 @@ def _refuse_init_conflicts(ctx: typer.Context, asked, model, init: str) -> None:
     from nbsvm.models.warm import resolved_params
 
     saved, raw, wanted = resolved_params(model), model.get_params(), asked.get_params()
-    for option in ctx.params:
-        source = ctx.get_parameter_source(option)  # typer's own click: compare names
-        if getattr(source, "name", None) != "COMMANDLINE":
-            continue
+    for option in sorted(given_options(ctx)):
         for param in _OPTION_PARAMS.get(option, (option,)):
             if (
                 param in saved
@@ -477,6 +475,11 @@ def train_command(
 
     with cli_errors():
         reading = _check_files(**locals())  # every file this run writes, before reading
+        if "patience" in given_options(ctx) and valid is None:
+            raise NBSVMError(
+                "--patience counts the epochs of early stopping, which --valid turns on: "
+                "add --valid 0.1, or leave --patience out"
+            )
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         history = EpochHistory() if plot_path is not None else None  # kept with --plot
         clf, lex = _classifier(**options)
