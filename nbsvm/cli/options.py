@@ -308,11 +308,6 @@ def hashing_spec(char_ngrams: Any = CHAR_NGRAMS) -> dict[str, tuple[type, Any]]:
     }
 
 
-def default_hashing(char_ngrams: Any = CHAR_NGRAMS) -> Hashing:
-    """The :class:`~nbsvm.cli.common.Hashing` of a command line that gives none of them."""
-    return Hashing(**{k: option.default for k, (_, option) in hashing_spec(char_ngrams).items()})
-
-
 def dask_options() -> Callable[[Command], Command]:
     """``--scheduler`` and ``--dask-local``, handed to a command as one
     :class:`~nbsvm.cli.common.Dask`, ``dask``."""

@@ -39,7 +39,6 @@ from nbsvm.cli.options import (
     SKIP_BAD,
     WEIGHT_COL,
     dask_options,
-    default_hashing,
     hashing_options,
     reading_options,
     train_flags,
@@ -530,7 +529,7 @@ def _check_files(
     return reading
 
 
-def _hashing(*, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None, dict]:
+def _hashing(*, ctx, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None, dict]:
     """The --lexicon (None without one) and the hashing settings and smoothing: the
     options', or with --lexicon the lexicon's (its alpha unless --alpha is given)."""
     from nbsvm.lexicon.nblexicon import NBLexicon
@@ -540,35 +539,35 @@ def _hashing(*, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None,
     if lexicon is not None:
         lex = NBLexicon.load(lexicon)
         h = lex.hasher
-        _refuse_other_hashing(hashing, h, lexicon)
+        _refuse_other_hashing(given_options(ctx), hashing, h, lexicon)
         settings.update({name: getattr(h, name) for name in HASHER_SETTINGS}, hash_seed=h.seed)
         if alpha is None:
             settings["alpha"] = lex.alpha
     return lex, settings
 
 
-#: each hashing setting's option (the flag named in errors), as the options give them
-_HASHING_FLAGS = {
-    "n_bits": "--n-bits",
-    "char_ngrams": "--char-ngrams",
-    "char_min": "--char-ngrams",
-    "lowercase": "--keep-case",
-    "split_scripts": "--split-scripts/--no-split-scripts",
-    "nfkc": "--nfkc",
-    "long_words": "--long-words",
-    "hash_seed": "--hash-seed",
+#: each hashing option -> the settings it gives (Hasher's names) and its flag
+_HASHING_OPTIONS = {
+    "n_bits": (("n_bits",), "--n-bits"),
+    "char_ngrams": (("char_min", "char_ngrams"), "--char-ngrams"),
+    "keep_case": (("lowercase",), "--keep-case"),
+    "split_scripts": (("split_scripts",), "--split-scripts/--no-split-scripts"),
+    "nfkc": (("nfkc",), "--nfkc"),
+    "long_words": (("long_words",), "--long-words"),
+    "hash_seed": (("hash_seed",), "--hash-seed"),
 }
 
 
-def _refuse_other_hashing(hashing: Hashing, lexicon_hasher, path: str) -> None:
-    """A --lexicon hashes as it was counted: a hashing option given (not at its default)
+def _refuse_other_hashing(given: set[str], hashing: Hashing, lexicon_hasher, path: str) -> None:
+    """A --lexicon hashes as it was counted: a hashing option given on the command line
     with another value than the lexicon's is an error, not silently dropped."""
-    default = default_hashing(CHAR_NGRAMS_TRAIN).settings()
     mine = hashing.settings()
     theirs = {**lexicon_hasher.settings(), "hash_seed": lexicon_hasher.seed}
-    flags = dict.fromkeys(
-        _HASHING_FLAGS[k] for k in _HASHING_FLAGS if mine[k] != default[k] and mine[k] != theirs[k]
-    )
+    flags = [
+        flag
+        for option, (settings, flag) in _HASHING_OPTIONS.items()
+        if option in given and any(mine[k] != theirs[k] for k in settings)
+    ]
     if flags:
         raise NBSVMError(
             f"--lexicon {path} was counted with other hashing settings than "
