@@ -158,10 +158,10 @@ def test_rcv1_pegasos_learn_eval_predict(rcv1, tmp_path):
     out = tmp_path / "p.csv"
     assert_ok(run("predict", test, "--model", model, "--output", out))
     df = pd.read_csv(out, dtype={"true_label": str, "label": str})
-    assert list(df.columns) == ["source", "line", "true_label", "label", "score"]
+    assert list(df.columns) == ["source", "line", "true_label", "label", "score_1"]
     assert len(df) == 500 and (df["label"] == df["true_label"]).mean() == pytest.approx(
         rep["accuracy"])
-    assert ((df["score"] > 0) == (df["label"] == "1")).all()
+    assert ((df["score_1"] > 0) == (df["label"] == "1")).all()
 
 
 def test_rcv1_sgd_with_bottous_eta0_calibration(rcv1, tmp_path):
@@ -209,7 +209,8 @@ def test_blitzer_books_slice(blitzer, tmp_path):
     out = tmp_path / "p.csv"
     assert_ok(run("predict", bare, "--model", model, "-o", out))
     df = pd.read_csv(out)
-    assert list(df.columns) == ["source", "line", "label", "score"] and len(df) == 5
+    assert list(df.columns) == ["source", "line", "label", f"score_{m.classes_[1]}"]
+    assert len(df) == 5
     assert_clean_error(run("eval", bare, "--model", model), f"{bare}:1:", "no '#label#")
 
 
@@ -500,3 +501,17 @@ def test_a_learner_with_non_finite_state_is_never_saved(tmp_path):
     with pytest.raises(NBSVMError, match="SGDRegressor diverged: .* not finite"):
         reg.save(tmp_path / "r.npz")
     assert not (tmp_path / "r.npz").exists()
+
+
+def test_a_binary_models_score_column_names_its_class(tmp_path):
+    """With +1/-1 labels the positive class (classes_[1], string order) is -1: the column
+    'score' gave +1's documents negative scores without saying whose score it was."""
+    data = tmp_path / "p.svm"
+    data.write_text("+1 1:1\n-1 2:1\n+1 1:2\n-1 2:3\n")
+    assert_ok(run("learn", data, "-o", tmp_path / "p.npz", "-q"))
+    out = tmp_path / "p.csv"
+    assert_ok(run("predict", data, "--model", tmp_path / "p.npz", "-o", out))
+    df = pd.read_csv(out, dtype={"true_label": str, "label": str})
+    assert list(df.columns) == ["source", "line", "true_label", "label", "score_-1"]
+    assert ((df["score_-1"] > 0) == (df["label"] == "-1")).all()
+    assert (df["label"] == df["true_label"]).all()

@@ -179,9 +179,12 @@ def predict_sparse(
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
 ) -> Iterator[pd.DataFrame]:
-    """One table per batch: ``source, line, [true_label,] label, score`` (classification;
-    several labels joined by ``,``; ``score`` is the decision value of the predicted class,
-    the only one for binary models, none for multi-label), or ``prediction`` for regression.
+    """One table per batch: ``source, line, [true_label,] label`` and a score
+    (classification; several labels joined by ``,``): two classes, ``score_<c>``, the
+    decision value of the positive class ``c = classes_[1]`` whatever the predicted label
+    (as ``nbsvm predict`` names it: with ``+1``/``-1`` labels, ``classes_[1]`` is ``-1``);
+    more, ``score``, the predicted class's; none for multi-label. ``prediction`` for
+    regression.
     Input labels, when the first batch has them, are copied to ``true_label`` (empty for
     examples without one)."""
     import pandas as pd
@@ -203,7 +206,7 @@ def predict_sparse(
             frame["label"] = [",".join(classes[np.flatnonzero(s > 0)]) for s in scores]
         elif model.task == "binary" or scores.ndim == 1:  # two classes: one score
             frame["label"] = classes[(scores > 0).astype(np.int64)]
-            frame["score"] = scores
+            frame[f"score_{classes[1]}"] = scores
         else:
             best = np.argmax(scores, axis=1)
             frame["label"] = classes[best]
