@@ -212,44 +212,29 @@ def reading_options(label_col: Any = LABEL_COL) -> Callable[[Command], Command]:
     :class:`~nbsvm.cli.common.Reading`, ``reading`` (``text_col`` as given: resolve it
     with :func:`~nbsvm.cli.common.prepare_reading`). ``label_col``: the ``--label-col``
     option of a command that says it differently."""
-    return option_group(
-        "reading",
-        Reading,
-        {
-            "fmt": (str, FORMAT),
-            "text_col": (list[str], TEXT_COL),
-            "label_col": (str | None, label_col),
-            "strict": (bool, STRICT),
-            "encoding": (str, ENCODING),
-            "label_sep": (str, LABEL_SEP),
-        },
-    )
+    return option_group("reading", Reading, reading_spec(label_col))
+
+
+def reading_spec(label_col: Any = LABEL_COL) -> dict[str, tuple[Any, Any]]:
+    """Each :class:`~nbsvm.cli.common.Reading` field: its type and its option."""
+    return {
+        "fmt": (str, FORMAT),
+        "text_col": (list[str], TEXT_COL),
+        "label_col": (str | None, label_col),
+        "strict": (bool, STRICT),
+        "encoding": (str, ENCODING),
+        "label_sep": (str, LABEL_SEP),
+    }
 
 
 def reading_flags(reading: Reading, label_col: Any = LABEL_COL) -> list[str]:
     """The options that read as ``reading`` does (as given, before
     :func:`~nbsvm.cli.common.prepare_reading`), those at their defaults left out: what a
     printed command needs to read the same documents."""
-    flags = {
-        "fmt": "--format",
-        "text_col": "--text-col",
-        "label_col": "--label-col",
-        "strict": "--strict",
-        "encoding": "--encoding",
-        "label_sep": "--label-sep",
-    }
-    defaults = {
-        "fmt": FORMAT,
-        "text_col": TEXT_COL,
-        "label_col": label_col,
-        "strict": STRICT,
-        "encoding": ENCODING,
-        "label_sep": LABEL_SEP,
-    }
     out: list[str] = []
-    for name, flag in flags.items():
-        value = getattr(reading, name)
-        if value == defaults[name].default or value is None:
+    for name, (_, option) in reading_spec(label_col).items():
+        value, flag = getattr(reading, name), option.param_decls[0]
+        if value == option.default or value is None:
             continue
         if value is True:
             out.append(flag)
