@@ -48,10 +48,7 @@ class PersistenceMixin:
     def diverged(self) -> str | None:
         """The first learned array holding NaN or infinity (a run whose steps blew up),
         or None: such a learner is never saved, since no loader would take it back."""
-        for name, a in self.state_arrays().items():
-            if a.dtype.kind == "f" and not np.isfinite(a).all():
-                return name
-        return None
+        return next((k for k, a in self.state_arrays().items() if _not_finite(a)), None)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Write the learner to ``path`` (``.npz`` arrays + JSON header, atomically)."""
@@ -173,6 +170,11 @@ MAX_FEATURES = 1 << 40  # a loaded n_features_in_ above this is taken as corrupt
 LABEL_TYPES = {"bool": bool, "int": int, "float": float}
 
 
+def _not_finite(a: np.ndarray) -> bool:
+    """Whether a float array holds NaN or infinity: never saved, never loaded."""
+    return a.dtype.kind == "f" and not np.isfinite(a).all()
+
+
 def label_type(value: object) -> str | None:
     """The name files record a class label's type by: ``"bool"``, ``"int"`` or ``"float"``
     (numpy scalars too; floats finite); None for a string or any other value, which a file
@@ -289,7 +291,7 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
     for name, a in arrays.items():
         if not name.endswith("_") or name.startswith("_") or hasattr(cls, name):
             raise NBSVMError(f"unexpected array {prefix}{name!r}")
-        if a.dtype.kind == "f" and not np.isfinite(a).all():
+        if _not_finite(a):
             raise NBSVMError(f"non-finite values in {prefix}{name}")
     sub = _check_estimators(obj, fresh, state, arrays, n_features)
     _check_shapes(fresh, expected, arrays, sub, prefix, n_features, len(classes))
