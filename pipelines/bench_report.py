@@ -41,17 +41,23 @@ def systems_lines(runs: int, table, results: dict) -> list[str]:
 
 
 def stage_lines(table, results: dict, cold: list[dict]) -> list[str]:
-    """nbsvm beside VW round by round, its stages, and its first run against warm runs."""
-    vw_name = next(n for n in results if n.startswith("Vowpal"))
-    paired = [a["seconds"] / b["seconds"] for a, b in zip(results[BASELINE], results[vw_name])]
+    """nbsvm beside VW and fastText round by round, its stages, and its first run against
+    warm runs."""
     warm = results[BASELINE]
-    return [
-        "",
-        "Paired by round (the runs alternate between systems), nbsvm (threads 1) / "
-        "VW time: "
-        + ", ".join(f"{x:.2f}" for x in paired)
-        + f" (median {statistics.median(paired):.2f}).",
-        "",
+    lines = [""]
+    for peer in ("Vowpal", "fastText"):
+        name = next((n for n in results if n.startswith(peer)), None)
+        if name is None:
+            continue
+        paired = [a["seconds"] / b["seconds"] for a, b in zip(warm, results[name])]
+        lines.append(
+            f"Paired by round (the runs alternate between systems), nbsvm (threads 1) / "
+            f"{peer.replace('Vowpal', 'VW')} time: "
+            + ", ".join(f"{x:.2f}" for x in paired)
+            + f" (median {statistics.median(paired):.2f})."
+        )
+        lines.append("")
+    return lines + [
         "nbsvm stages (median seconds): "
         + ", ".join(
             f"{k} {table.iloc[0][k]:.2f}"

@@ -95,3 +95,17 @@ def test_serve_bench_loads_fuzzes_and_learns_on_a_small_imdb_model(imdb_slice, t
     notes = (tmp_path / "out" / "serve_bench.md").read_text()
     assert "5xx or dropped: 0" in notes and "alive after: True" in notes
     assert "Learned" in notes and "failed 0" in notes
+
+
+def test_bench_report_pairs_nbsvm_with_each_peer_round_by_round():
+    import bench_report
+    import pandas as pd
+    results = {
+        bench_report.BASELINE: [{"seconds": 2.0}, {"seconds": 3.0}, {"seconds": 2.0}],
+        "Vowpal Wabbit (...)": [{"seconds": 8.0}, {"seconds": 6.0}, {"seconds": 5.0}],
+        "fastText (...)": [{"seconds": 4.0}, {"seconds": 4.0}, {"seconds": 5.0}],
+    }
+    table = pd.DataFrame([{"system": bench_report.BASELINE, "training_s": 1.0}])
+    lines = "\n".join(bench_report.stage_lines(table, results, [{"seconds": 9.0}]))
+    assert "nbsvm (threads 1) / VW time: 0.25, 0.50, 0.40 (median 0.40)." in lines
+    assert "nbsvm (threads 1) / fastText time: 0.50, 0.75, 0.40 (median 0.50)." in lines
