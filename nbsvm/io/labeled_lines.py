@@ -86,6 +86,37 @@ def _columns(text_col) -> list[str]:
     return [text_col] if isinstance(text_col, str) else list(text_col)
 
 
+def named_columns(label_col: str | None, text_col: str | Sequence[str]) -> list[str]:
+    """The column options given other values than their defaults (``--label-col label``,
+    ``--text-col text``), as the user wrote them: ``["--text-col 3"]``."""
+    named = [] if label_col in (None, "label") else [f"--label-col {label_col}"]
+    texts = _columns(text_col)
+    return named + ([] if texts == ["text"] else [f"--text-col {c}" for c in texts])
+
+
+def refuse_named_columns(named: list[str], read_as: str, name: str, line: int = 0) -> None:
+    """Column options on input that has no columns would be ignored, and the model trained
+    on other text than the user asked for (``--text-col 3`` on ``label<TAB>id<TAB>text``
+    lines: the id became a word): an error saying how to read the file as a table."""
+    if named:
+        raise NBSVMError(
+            f"{' '.join(named)} {'chooses' if len(named) == 1 else 'choose'} columns of "
+            f"CSV/TSV, JSON lines or Parquet input, but this file is read as {read_as}: "
+            "the option would be ignored. Read the file as a table with --format tsv (or "
+            "csv), or leave the option out",
+            path=name,
+            line=line or None,
+        )
+
+
+def _header_names_them(fields: list[str], label_col, text_col) -> bool:
+    """Whether a skipped ``label<TAB>text`` header names the columns given by name."""
+    label_ok = label_col in (None, "label") or fields[0].casefold() == label_col.casefold()
+    texts = _columns(text_col)
+    text_ok = texts == ["text"] or [c.casefold() for c in texts] == [fields[1].casefold()]
+    return label_ok and text_ok
+
+
 def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) -> bool:
     """Whether the first line ``line`` is a header to skip; a header of other columns than
     ``label<TAB>text`` is an error saying how to read the file as a table."""
@@ -94,6 +125,13 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
         return False
     labels = LABEL_HEADERS | ({label_col.casefold()} if label_col else set())
     if len(fields) == 2 and fields[0].casefold() in labels:
+        if not _header_names_them(fields, label_col, text_col):
+            refuse_named_columns(
+                named_columns(label_col, text_col),
+                f"labeled lines whose header names the columns {fields[0]!r} and {fields[1]!r}",
+                name,
+                1,
+            )
         stats.note(
             f"{name}:1: skipped a header line ({' / '.join(fields)}: column names, not a document)"
         )
@@ -125,7 +163,9 @@ def read_lines(
     a lone ``\\r`` in it, which becomes a space. Line ends, the BOM and invalid UTF-8
     (``strict``, ``stats``) as in :func:`iter_lines` (the same loop, inlined for speed).
     A first line of column names (``label<TAB>text``, see :func:`header_columns`) is
-    skipped and noted in ``stats``. A line without a TAB or with an empty label is
+    skipped and noted in ``stats``; a ``label_col`` or ``text_col`` other than the default
+    must be named by that header, else it is an error (:func:`refuse_named_columns`: the
+    option would be ignored). A line without a TAB or with an empty label is
     malformed: an error naming file and line, or skipped and counted when
     ``stats.skip_bad``.
 
@@ -178,6 +218,15 @@ def read_lines(
                     and _skip_header(line, name, label_col, text_col, stats)
                 ):
                     continue
+                # no header naming them: the column options would be ignored
+                refuse_named_columns(
+                    named_columns(label_col, text_col),
+                    "labeled lines (label<TAB>text) with no header row naming its columns"
+                    if split
+                    else "plain lines (one document per line), which have no columns",
+                    name,
+                    lineno,
+                )
             if not split:
                 yield Document(None, line, name, lineno)
                 continue

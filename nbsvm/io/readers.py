@@ -39,7 +39,13 @@ from nbsvm.io.decoding import ReadStats, check_encoding
 from nbsvm.io.document import STDIN, Document, _name
 from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.folders import read_aclimdb
-from nbsvm.io.labeled_lines import _columns, read_lines, read_text_lines
+from nbsvm.io.labeled_lines import (
+    _columns,
+    named_columns,
+    read_lines,
+    read_text_lines,
+    refuse_named_columns,
+)
 from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.tables import read_table
 
@@ -243,6 +249,12 @@ def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:
                 f"--weight-col names a column of CSV/TSV, JSON lines or Parquet input; "
                 f"{kind} input has none (write the weights into a column of a table)",
                 path=_name(src),
+            )
+        if kind != "labeled-lines":  # which checks them against its header
+            refuse_named_columns(
+                named_columns(s.label_col, s.text_col),
+                f"{kind} input, which has no columns",
+                _name(src),
             )
         yield from _line_reader(src, kind, fmt, s)
     else:
