@@ -145,6 +145,32 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
     )
 
 
+def _first_line_is_header(
+    line: str, lineno: int, name: str, columns: tuple, stats: ReadStats
+) -> bool:
+    """Whether the first non-blank line is a ``label<TAB>text`` header to skip.
+    ``columns``: ``(label_col, text_col, label_sep)``, the separator None when the lines
+    are not split into label and text. Column options that no header names are refused:
+    they would be ignored."""
+    label_col, text_col, label_sep = columns
+    if (
+        label_sep == "\t"
+        and lineno == 1
+        and "\t" in line
+        and _skip_header(line, name, label_col, text_col, stats)
+    ):
+        return True
+    refuse_named_columns(
+        named_columns(label_col, text_col),
+        "labeled lines (label<TAB>text) with no header row naming its columns"
+        if label_sep is not None
+        else "plain lines (one document per line), which have no columns",
+        name,
+        lineno,
+    )
+    return False
+
+
 def read_lines(
     path_or_file: PathOrFile,
     labeled: bool = True,
@@ -210,23 +236,9 @@ def read_lines(
                 continue
             if first:
                 first = False
-                if (
-                    split
-                    and lineno == 1
-                    and label_sep == "\t"
-                    and "\t" in line
-                    and _skip_header(line, name, label_col, text_col, stats)
-                ):
+                columns = (label_col, text_col, label_sep if split else None)
+                if _first_line_is_header(line, lineno, name, columns, stats):
                     continue
-                # no header naming them: the column options would be ignored
-                refuse_named_columns(
-                    named_columns(label_col, text_col),
-                    "labeled lines (label<TAB>text) with no header row naming its columns"
-                    if split
-                    else "plain lines (one document per line), which have no columns",
-                    name,
-                    lineno,
-                )
             if not split:
                 yield Document(None, line, name, lineno)
                 continue
