@@ -35,6 +35,7 @@ from nbsvm.memory import check_fit_memory, fit_bytes, row_width
 from nbsvm.models.learner_setup import new_linear, output_weights
 
 if TYPE_CHECKING:
+    from nbsvm.data.cache import FeatureCache
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -54,6 +55,9 @@ class Columns:
 
 #: Buckets filled between two releases of the counts' pages (4 MB of each int32 row).
 FILL_CHUNK = 1 << 20
+#: a cache whose n-gram occurrences are under 1/FEW_SEEN of the buckets: the counts are
+#: read over its buckets (:func:`seen_buckets`)
+FEW_SEEN = 64
 
 
 def dense_columns(n_buckets: int, n_kept: int, n_outputs: int, optimizer: str) -> bool:
@@ -94,12 +98,17 @@ class ColumnBuilder:
 
     # -- per class, from a lexicon ------------------------------------------------------------
     def from_lexicon(
-        self, lexicon: NBLexicon, mm: mmap.mmap | None = None, alpha: float | None = None
+        self,
+        lexicon: NBLexicon,
+        mm: mmap.mmap | None = None,
+        alpha: float | None = None,
+        seen: np.ndarray | None = None,
     ) -> Columns:
         """Columns from a lexicon's per-class counts: its dense rows (two classes), or its
         counts over the buckets seen (sparse, more classes). With ``mm`` (the releasable
         memory two classes were counted in), the positive class's row is overwritten by
-        the map and the other row is released."""
+        the map and the other row is released. ``seen``: the buckets the dense rows
+        counted, sorted (:func:`seen_buckets`): the rows are read over these only."""
         model = self.model
         if model.multilabel:
             return self._from_label_sets(lexicon)
@@ -107,7 +116,7 @@ class ColumnBuilder:
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
         alpha = float(model.setting("alpha", classes) if alpha is None else alpha)
-        buckets, counts, rows = _class_counts(lexicon)
+        buckets, counts, rows = _class_counts(lexicon, seen)
         # weighted counts keep their documents per bucket apart (min_df counts those)
         df = lexicon.document_counts() if lexicon.weighted else np.zeros(0, np.int32)
         # two passes over the count columns, each split over two threads: first counts per
@@ -202,10 +211,28 @@ def refuse_none_kept(n_kept: int, n_seen: int, min_df: int) -> None:
         )
 
 
-def _class_counts(lexicon: NBLexicon) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
+def seen_buckets(cache: FeatureCache, n_bits: int) -> np.ndarray | None:
+    """The buckets a cache's documents hold, sorted, when they are few: under 1 /
+    :data:`FEW_SEEN` of the ``2**n_bits`` (else None). Building columns from dense count
+    rows scans every bucket twice (0.2 s at 2**24, most of a small fit); sorting a small
+    corpus's ids costs milliseconds."""
+    if cache.n_ids * FEW_SEEN >= 1 << n_bits:
+        return None
+    ids = [batch.ids for batch in cache.batches(1 << 16)]
+    return np.unique(np.concatenate(ids)).astype(np.int32) if ids else np.zeros(0, np.int32)
+
+
+def _class_counts(
+    lexicon: NBLexicon, seen: np.ndarray | None = None
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
     """``(buckets, counts, rows)``: a dense lexicon's rows by bucket (``buckets`` None), or
-    a sparse one's counts over the buckets it saw (columns to map back to ``buckets``);
-    ``rows``: each class's row of ``counts``."""
+    a sparse one's counts over the buckets it saw (columns to map back to ``buckets``),
+    or a dense one's over the buckets ``seen`` (every bucket it counted: the rows are
+    zero elsewhere); ``rows``: each class's row of ``counts``."""
+    if lexicon.dense and seen is not None:
+        codes, order = lexicon.code_counts()
+        counts = np.stack([codes[row][seen] for row in order])
+        return seen, counts, np.arange(len(order), dtype=np.int64)
     if lexicon.dense:
         counts, rows = lexicon.code_counts()
         return None, counts, rows

@@ -34,7 +34,7 @@ from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
 from nbsvm.learners.kernels.table import _mean_abs_weight
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, hashing_bytes, releasable_int32
-from nbsvm.models.columns import ColumnBuilder, adopt
+from nbsvm.models.columns import ColumnBuilder, adopt, seen_buckets
 from nbsvm.models.counting import Counting, nonempty
 from nbsvm.models.kept_columns import KeptColumns
 from nbsvm.models.learner_setup import (
@@ -245,7 +245,9 @@ class Fit:
             lexicon, df = self.counting.count_cache(cache, store, mm)
         model.corpus_ = corpus_stats(cache)  # for the data-dependent defaults
         if lexicon is not None:
-            adopt(model, builder.from_lexicon(lexicon, mm if lexicon.counts_in(store) else None))
+            in_store = mm if lexicon.counts_in(store) else None
+            seen = seen_buckets(cache, hasher.n_bits)
+            adopt(model, builder.from_lexicon(lexicon, in_store, seen=seen))
         else:
             kept = KeptColumns(model, hasher, self.max_memory, self.notify)
             adopt(model, kept.build(cache, df))
