@@ -86,6 +86,28 @@ def test_partial_fit_after_load_updates_the_counts(parts, tmp_path):
     assert np.array_equal(plain.ratios_, before)
 
 
+@pytest.mark.parametrize("first", ["pos", "neg", "sports"])
+def test_partial_fit_right_after_fit_counts_each_class_as_its_own(first):
+    """The lexicon of a fit numbers its classes as the data first met them; partial_fit
+    counted each document under its class's index in the sorted classes_ instead, so with
+    the first label other than classes_[0] the classes' counts were swapped (the model
+    inverted after two calls)."""
+    texts = ["a great film", "great fun", "an awful film", "dull and boring", "the match", "a goal"]
+    labels = ["pos", "pos", "neg", "neg", "sports", "sports"]
+    if first != "sports":           # two classes
+        texts, labels = texts[:4], labels[:4]
+    order = sorted(range(len(texts)), key=lambda i: labels[i] != first)
+    X, y = [texts[i] for i in order], [labels[i] for i in order]
+    model = NBSVMClassifier(ngrams=1, n_bits=16, min_df=1, keep_counts=True).fit(X, y)
+    assert model.lexicon_.code_labels()[0] == first
+    model.partial_fit(X, y)
+    ref = NBLexicon(model.hasher_, alpha=model.lexicon_.alpha).fit(X + X, y + y)
+    assert model.class_counts_.tolist() == ref.class_counts_.tolist() == [2 * y.count(c) for c in sorted(set(y))]
+    got, want = model.lexicon_.compact(), ref.compact()
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    assert list(model.predict(X)) == y
+
+
 def test_continuing_says_what_it_needs(parts, tmp_path):
     (XA, yA), (XB, yB), _ = parts
     plain = NBSVMClassifier(ngrams=1, n_bits=14).fit(XA, yA)

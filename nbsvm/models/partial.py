@@ -93,7 +93,9 @@ def partial_fit(
         to_bucket_columns(model)
     codes, positive = _targets(model, labels, batch, lexicon)
     if lexicon is not None:
-        lexicon.add_batch(batch.ids, batch.offsets, codes, batch.weights)
+        lexicon.add_batch(
+            batch.ids, batch.offsets, _lexicon_codes(model, lexicon, codes), batch.weights
+        )
         _refresh_values(model, lexicon)
     batch = translate(batch, model.column_of_)
     if len(docs):
@@ -165,6 +167,17 @@ def _targets(model, labels, batch, lexicon):
         index = {key: c for c, key in enumerate(keys)}
         codes = np.asarray([index[key] for key in labels], dtype=np.int32)
     return codes, membership(model.classes_, keys)
+
+
+def _lexicon_codes(model, lexicon, codes: np.ndarray) -> np.ndarray:
+    """The lexicon's codes of the batch's classes. ``codes`` index ``classes_`` (sorted);
+    a lexicon numbers its classes in the order it first met them, which after ``fit``
+    (``keep_counts``) is the data's: counted under ``codes`` themselves, the documents of
+    one class went to another (multi-label codes are the lexicon's already)."""
+    if model.multilabel:
+        return codes
+    to_lexicon = np.asarray([lexicon.code_of(c) for c in model.classes_], dtype=np.int32)
+    return to_lexicon[codes]
 
 
 def _refresh_values(model, lexicon) -> None:
