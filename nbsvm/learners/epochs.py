@@ -99,19 +99,20 @@ class Epochs:
         rng: np.random.Generator,
         epoch: int,
         groups: Generator[tuple, Any, Any] | None = None,
-    ) -> None:
+    ) -> float:
         """One epoch over ``cache`` in shuffled groups (``groups``: another source of
         ``(ids, offsets, codes, order, weights)``, e.g. the first epoch's translation of
-        buckets)."""
+        buckets). Returns the epoch's mean loss (NaN or infinite: the steps blew up)."""
         if groups is None:
             check_cache_fits(cache, self.linear.n_features)
-        run_epoch(
+        sums = run_epoch(
             groups or cache.shuffled_groups(rng),
             lambda ids, offsets, codes, order, weights: self._steps(
                 ids, offsets, codes, order, positive, weights
             ),
             lambda sums: self._report(epoch, sums["n"], cache.n_docs, sums["loss"]),
         )
+        return sums["loss"] / sums["n"] if sums.get("n") else 0.0
 
     def _steps(self, ids, offsets, codes, order, positive, weights=None):
         """The learner over one group: the backend in one call, the built-in learner in

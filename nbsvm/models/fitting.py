@@ -15,6 +15,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
+import math
 import shutil
 import tempfile
 import time
@@ -49,6 +50,16 @@ if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache, ReadyCache
     from nbsvm.models.checkpoint import Checkpoint
     from nbsvm.models.nbsvm import NBSVMClassifier
+
+
+def refuse_diverged(model: NBSVMClassifier, epoch: int, mean_loss: float) -> None:
+    """Stop at the first epoch whose loss is NaN or infinite: its weights are too, a model
+    no loader takes back (saved, it would replace a good file with one no command reads)."""
+    if not math.isfinite(mean_loss):
+        raise NBSVMError(
+            f"training diverged in epoch {epoch} (mean loss {mean_loss}): the weights are no "
+            f"longer finite. Lower --eta0 (eta0 {model.setting('eta0')}) or raise --lambda"
+        )
 
 
 def read_sample(cache: FeatureCache) -> list[str]:
@@ -327,7 +338,7 @@ class Fit:
                 groups = cache.translated_groups(
                     model.column_of_, None if ordered else rng, rewrite=epoch < epochs, into=into
                 )
-            run.replay(cache, positive, rng, epoch, groups)
+            refuse_diverged(model, epoch, run.replay(cache, positive, rng, epoch, groups))
             if checkpoint is not None and checkpoint.due(epoch, epochs):
                 checkpoint.save(model, epoch, rng)
                 notify(

@@ -33,6 +33,7 @@ from nbsvm.models.learner_setup import new_linear, output_weights
 from nbsvm.text.hashing import Hasher
 
 if TYPE_CHECKING:
+    from nbsvm.learners.sgd import LinearSGD
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 #: parameters saved under an older name -> their name now
@@ -134,6 +135,7 @@ def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
     """Write ``clf`` (a fitted :class:`~nbsvm.NBSVMClassifier`) to ``path`` atomically: seen
     buckets only, as .npz with a JSON header."""
     clf.check_fitted()
+    _refuse_not_finite(clf.linear_)
     arrays = _state_arrays(clf)
     arrays.update(encode_map(getattr(clf, "ngram_map_", None) or {}))
     backend = None
@@ -156,6 +158,21 @@ def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
         header["backend"] = backend
     _add_records(clf, header, arrays)
     save_npz(path, "model", header, arrays)
+
+
+def _refuse_not_finite(learner: LinearSGD, chunk: int = 1 << 20) -> None:
+    """A learner whose steps blew up (NaN or infinite weights) is never written: no loader
+    takes it back, and written over a good file it would lose that one. Checked a chunk of
+    columns at a time (no temporary the size of the state)."""
+    S = learner.S_
+    finite = np.isfinite(learner.state_).all() and all(
+        np.isfinite(S[:, lo : lo + chunk]).all() for lo in range(0, S.shape[1], chunk)
+    )
+    if not finite:
+        raise NBSVMError(
+            "the model's weights are not finite (its training diverged): nothing was saved. "
+            "Train it again with a lower eta0 or a larger lambda"
+        )
 
 
 def _state_arrays(clf) -> dict:

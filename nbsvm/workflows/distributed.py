@@ -36,6 +36,7 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.models.columns import start_from_lexicon
+from nbsvm.models.fitting import refuse_diverged
 from nbsvm.models.learner_setup import new_backend
 from nbsvm.models.modes import mode_of_named
 from nbsvm.workflows import dask_worker as worker
@@ -215,6 +216,7 @@ def fit(
                 "loss": loss_sum / n,
             }
         )
+        refuse_diverged(clf, epoch, loss_sum / n if n else 0.0)
     clf.n_docs_, clf.weight_sum_ = n, float(n)  # every document weighs 1 on Dask
     clf.mean_abs_coef_ = clf.linear_.mean_abs_coef()
     clf.ngram_map_ = {}

@@ -1,0 +1,51 @@
+"""Training whose steps blow up (``--eta0 1e30``) stops with an error at the first epoch
+whose loss is not finite, and nothing is written: before, ``nbsvm train`` saved the NaN
+weights over ``-o`` with exit 0, and every later command refused the file as corrupted."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+REVIEWS = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
+
+
+def _data():
+    lines = REVIEWS.read_text(encoding="utf-8").splitlines()
+    return [l.split("\t", 1)[1] for l in lines], [l.split("\t", 1)[0] for l in lines]
+
+
+def test_the_cli_keeps_the_good_model_when_training_diverges(tmp_path):
+    model = tmp_path / "prod.npz"
+    common = [str(NBSVM), "train", str(REVIEWS), "--n-bits", "16", "--min-df", "1", "-o", str(model), "-q"]
+    subprocess.run(common, check=True, capture_output=True)
+    good = model.read_bytes()
+    out = subprocess.run(common + ["--eta0", "1e30"], capture_output=True, text=True)
+    assert out.returncode != 0, out.stderr
+    assert "training diverged in epoch 1" in out.stderr and "--eta0" in out.stderr
+    assert model.read_bytes() == good
+
+
+@pytest.mark.parametrize("kw", [dict(eta0=1e30), dict(optimizer="sgd", loss="hinge", eta0=3e38, lam=0.0)])
+def test_fit_raises_at_the_diverged_epoch(kw):
+    X, y = _data()
+    with pytest.raises(NBSVMError, match="training diverged in epoch 1"):
+        NBSVMClassifier(n_bits=16, min_df=1, **kw).fit(X, y)
+    NBSVMClassifier(n_bits=16, min_df=1).fit(X, y)    # the same data at the default eta0
+
+
+def test_save_refuses_weights_that_are_not_finite(tmp_path):
+    X, y = _data()
+    model = NBSVMClassifier(n_bits=16, min_df=1).fit(X, y)
+    path = tmp_path / "m.npz"
+    model.save(path)
+    good = path.read_bytes()
+    model.linear_.S_[0, 5, 1] = np.inf                 # e.g. a partial_fit step that blew up
+    with pytest.raises(NBSVMError, match="not finite .* nothing was saved"):
+        model.save(path)
+    assert path.read_bytes() == good
