@@ -82,7 +82,7 @@ def test_tune_command(tmp_path):
     assert r.exit_code == 0, r.output
     assert "4 candidates, validation 20%" in r.output and "trainings: 2 for 4" in r.output
     cmd = r.output.split("command: ")[1].strip()
-    assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --lambda ")
+    assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --char-ngrams 0 --lambda ")
     assert "best on validation: {" in r.output and "chosen: {" in r.output
     assert (tmp_path / "t.csv").read_text().startswith("rank,lam,beta,accuracy")
     r = runner.invoke(app, args + ["--json"])
@@ -212,9 +212,15 @@ def test_the_printed_command_reads_the_data_as_tune_did(tmp_path):
     line = next(x for x in r.output.splitlines() if x.startswith("command: "))
     args = shlex.split(line[len("command: "):])
     assert args[:3] == ["nbsvm", "train", str(data)]
-    for flag in ("--text-col body", "--label-col sentiment", "--encoding latin-1", "--n-bits 14"):
+    # train's --char-ngrams defaults to auto (4 on these short reviews), tune's to 0: the
+    # command says the value the candidates were hashed with
+    for flag in ("--text-col body", "--label-col sentiment", "--encoding latin-1", "--n-bits 14",
+                 "--char-ngrams 0"):
         assert flag in " ".join(args)
     args[args.index("-o") + 1] = str(tmp_path / "m.npz")
     r = runner.invoke(app, args[1:] + ["-q"])
     assert r.exit_code == 0, r.output
-    assert NBSVMClassifier.load(tmp_path / "m.npz").n_docs_ == len(pairs)
+    model = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert model.n_docs_ == len(pairs) and model.hasher_.char_ngrams == 0
+    r = runner.invoke(app, args[1:args.index("--char-ngrams")] + args[args.index("--char-ngrams") + 2:] + ["-q"])
+    assert r.exit_code == 0 and NBSVMClassifier.load(tmp_path / "m.npz").hasher_.char_ngrams == 4

@@ -159,6 +159,8 @@ def tune_command(
         fixed = {
             k: v for k, v in base.items() if k != "seed" and v is not None and v != DEFAULTS.get(k)
         }
+        # train's --char-ngrams defaults to auto (4 on short texts): say what was hashed
+        fixed.setdefault("char_ngrams", base["char_ngrams"])
         cmd = command_line(inputs, dict(fixed, **chosen, seed=seed), read_as)
         if json_out:
             typer.echo(json.dumps(_json_result(result, best, chosen, cmd), indent=2))
