@@ -84,6 +84,17 @@ def test_keep_drops_the_smallest_contributions(saved, reviews):
     assert clf.score(Xt, yt) > original.score(Xt, yt) - 0.05
 
 
+def test_a_cutoff_above_every_contribution_is_refused(saved):
+    """Every bucket dropped, the model predicted the class prior whatever the text."""
+    clf = NBSVMClassifier.load(saved)
+    top = float(np.abs(clf.ratios_ * clf.coef_).max())
+    before = clf.column_of_.copy()
+    with pytest.raises(NBSVMError, match="above the largest contribution of every bucket"):
+        quantize(clf, "int8", cutoff=top * 1.01)
+    assert np.array_equal(clf.column_of_, before) and "quantized_" not in clf.__dict__
+    assert quantize(clf, "int8", cutoff=top * 0.99)["buckets_kept"] >= 1
+
+
 def test_quantized_models_do_not_train_or_quantize_again(saved, reviews, tmp_path):
     (X, y), _ = reviews
     clf = NBSVMClassifier.load(saved)

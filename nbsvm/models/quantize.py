@@ -68,6 +68,12 @@ def quantize(
         outside = np.ones(columns.size, dtype=bool)
         outside[order[:n_keep]] = False
         dropped |= outside
+    if columns.size and dropped.all():
+        raise NBSVMError(
+            f"cutoff {cutoff:g} is above the largest contribution of every bucket "
+            f"({float(size.max()):.4g}): none would be kept, and the model would predict the "
+            "class prior whatever the text. Lower --cutoff"
+        )
     if dtype == "float16" and columns.size:
         top = float(np.abs(clf.linear_.S_[:, columns[~dropped], :2]).max(initial=0.0))
         largest = float(np.finfo(np.float16).max)
