@@ -262,7 +262,9 @@ def test_every_table_format_reads_its_weight_column(tmp_path):
 def test_bad_weights_name_the_file_and_line(tmp_path):
     for value, says in (("-1", "-1.0: weights are numbers from 0 to 1e9"), ("", "no weight"),
                         ("heavy", "'heavy', not a number"), ("inf", "inf"),
-                        ("1e308", "1e+308: weights are numbers from 0 to 1e9")):
+                        ("1e308", "1e+308: weights are numbers from 0 to 1e9"),
+                        # float() reads these as 10 and 1: no data file means them so
+                        ("1_0", "'1_0', not a number"), ("\uff11", "'\uff11', not a number")):
         (tmp_path / "a.csv").write_text(f"label,text,w\npos,good,1\nneg,bad,{value}\n")
         with pytest.raises(NBSVMError, match=re.escape(says)) as e:
             _read(tmp_path / "a.csv")

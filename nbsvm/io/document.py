@@ -45,16 +45,24 @@ MAX_WEIGHT = 1e9
 WEIGHTS_ARE = "weights are numbers from 0 to 1e9"
 
 
+def plain_number(text: str) -> bool:
+    """ASCII without ``_``: Python's int() and float() also read ``1_000`` as 1000 and
+    other scripts' digits (fullwidth ``１``) as numbers, which no data file means."""
+    return text.isascii() and "_" not in text
+
+
 def weight_of(value: object) -> tuple[float, str | None]:
     """``(weight, problem)`` of a weight field (``--weight-col``): a number or a number's
     text, from 0 to :data:`MAX_WEIGHT`; ``problem`` a sentence when it is not one (weight 1 then).
 
-    >>> weight_of("2.5"), weight_of(0), weight_of("-1")[1]
-    ((2.5, None), (0.0, None), 'the weight is -1.0: weights are numbers from 0 to 1e9')
+    >>> weight_of("2.5"), weight_of(0), weight_of("-1")[1], weight_of("1_0")[1]
+    ((2.5, None), (0.0, None), 'the weight is -1.0: weights are numbers from 0 to 1e9', "the weight is '1_0', not a number")
     """
     if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
         return 1.0, f"no weight ({WEIGHTS_ARE})"
     try:
+        if isinstance(value, str) and not plain_number(value):
+            raise ValueError(value)
         weight = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."

@@ -18,6 +18,7 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import ReadStats, iter_lines
+from nbsvm.io.document import plain_number
 
 if TYPE_CHECKING:
     import os
@@ -52,15 +53,9 @@ def _lines(
             yield text, name, lineno
 
 
-def _plain_number(text: str) -> bool:
-    """ASCII without ``_``: Python's int() and float() also read ``1_000`` and other
-    scripts' digits, which no svmlight writer means."""
-    return text.isascii() and "_" not in text
-
-
 def _value(text: str, name: str, lineno: int, token: str) -> float:
     try:
-        if not _plain_number(text):
+        if not plain_number(text):
             raise ValueError(text)
         v = float(text)
     except ValueError:
@@ -134,7 +129,7 @@ def read_svmlight(
             if key == "qid":
                 continue
             try:
-                if not _plain_number(key):
+                if not plain_number(key):
                     raise ValueError(key)
                 index = int(key)
             except ValueError:
