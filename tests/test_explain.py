@@ -61,7 +61,7 @@ def test_contributions_of_several_classes():
 def test_the_map_names_buckets_with_their_ngrams_and_counts():
     """Small n_bits: many collisions. Every name hashes to its bucket; the counts equal a
     plain-Python count of the sample's n-grams; the most frequent come first."""
-    clf = NBSVMClassifier(ngrams=2, n_bits=9, epochs=2, min_df=1).fit(TEXTS, LABELS)
+    clf = NBSVMClassifier(ngrams=2, n_bits=9, epochs=2, min_df=1, char_ngrams=0).fit(TEXTS, LABELS)
     mapping = ngram_map(clf, TEXTS, top=40, per_bucket=3)
     h = clf.hasher_
     naive = {}
@@ -81,6 +81,37 @@ def test_the_map_names_buckets_with_their_ngrams_and_counts():
             assert bucket_of(s, h.n_bits, h.seed) == b and naive[b][s] == n
         assert names[0][1] == max(naive[b].values())
     assert decode_map(encode_map(mapping), h.n_bits) == mapping
+
+
+def test_character_ngrams_name_their_buckets_too():
+    """With character n-grams the strongest buckets are mostly theirs: they were listed as
+    <bucket N>. Words are named from every text, characters from the first CHAR_MAP_DOCS,
+    each name hashed as the model hashes it (the second seed for characters)."""
+    from nbsvm.evaluation.bucket_names import CHAR_MAP_DOCS
+
+    clf = NBSVMClassifier(ngrams=1, char_ngrams=3, n_bits=12, epochs=2, min_df=1).fit(TEXTS, LABELS)
+    mapping = ngram_map(clf, TEXTS, top=60, per_bucket=3)
+    h = clf.hasher_
+    seed2 = h.seed + 1
+    naive = {}
+    for i, t in enumerate(TEXTS):
+        words, chars = h.keys(t)
+        keyed = [(k, h.seed) for k in words] + [(k, seed2) for k in chars if i < CHAR_MAP_DOCS]
+        for key, seed in keyed:
+            naive.setdefault(bucket_of(key, h.n_bits, seed), Counter())[key] += 1
+    C, _ = contributions(clf, np.float32)
+    buckets = clf.column_buckets()
+    order = np.sort(C[0])
+    strongest = set(buckets[(C[0] >= order[-60]) & (C[0] > 0)]) | \
+        set(buckets[(C[0] <= order[59]) & (C[0] < 0)])
+    assert set(mapping) == strongest & set(naive)
+    assert len(mapping) > 0.9 * len(strongest)             # words alone named few of them
+    chars_named = 0
+    for b, names in mapping.items():
+        for name, n in names:
+            assert naive[b][name] == n
+            chars_named += bucket_of(name, h.n_bits, seed2) == b
+    assert chars_named >= 10
 
 
 def test_training_keeps_a_bounded_sample_and_saves_the_map(tmp_path):

@@ -36,6 +36,7 @@ SAMPLE_CHARS = 2048  # characters kept of each
 MAP_BATCH = 512  # texts hashed at a time to name buckets (about 11 MB of hits)
 MAP_TOP = 2000  # strongest buckets of each sign (per output) that get names
 PER_BUCKET = 4  # strings kept per bucket (the most frequent in the sample)
+CHAR_MAP_DOCS = 256  # sample documents whose character n-grams name buckets (plain Python)
 
 
 class TextSample:
@@ -150,7 +151,8 @@ def ngram_map(
     clf: NBSVMClassifier, texts: list[str], top: int = MAP_TOP, per_bucket: int = PER_BUCKET
 ) -> dict[int, list[tuple[str, int]]]:
     """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
-    ``top`` strongest buckets of each sign (word n-grams only)."""
+    ``top`` strongest buckets of each sign (word n-grams from every text, character
+    n-grams from the first :data:`CHAR_MAP_DOCS`)."""
     return ngram_map_of(strongest_columns(clf, top), clf.column_of_, clf.hasher_, texts, per_bucket)
 
 
@@ -192,7 +194,28 @@ def ngram_map_of(
         data = raw.tobytes()
         for u, j, n in zip((uniq >> np.uint64(32)).tolist(), first.tolist(), count.tolist()):
             found.setdefault(u, Counter())[data[offsets[j] : offsets[j + 1]]] += n
+    _char_hits(hasher, texts[:CHAR_MAP_DOCS], wanted, found)
     return {
         b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
         for b, c in found.items()
     }
+
+
+def _char_hits(hasher: Hasher, texts: list[str], wanted: np.ndarray, found: dict) -> None:
+    """Count the character n-grams of ``texts`` that fall in the ``wanted`` buckets into
+    ``found`` (bucket -> Counter of their UTF-8 bytes), hashed as the model hashes them
+    (``mmh3`` with the second seed). Plain Python, so on a subsample
+    (:data:`CHAR_MAP_DOCS`): the strongest buckets are frequent ones. Without it, a model
+    with character n-grams listed most of its strongest buckets unnamed."""
+    from nbsvm.text.hashing import _encode, bucket_of
+
+    seed2 = (hasher.seed + 1) & 0xFFFFFFFF
+    keys = [_encode(key) for text in texts for key in hasher.keys(text)[1]]
+    if not keys:
+        return
+    buckets = np.fromiter(
+        (bucket_of(key, hasher.n_bits, seed2) for key in keys), dtype=np.int64, count=len(keys)
+    )
+    hit = (wanted[buckets >> 6] >> (buckets & 63).astype(np.uint64)) & np.uint64(1)
+    for j in np.flatnonzero(hit).tolist():
+        found.setdefault(int(buckets[j]), Counter())[keys[j]] += 1
