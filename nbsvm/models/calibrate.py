@@ -111,8 +111,10 @@ def held_out_scores(
     scores = np.concatenate(parts) if parts else np.zeros((0, 1))
     if len(scores) < 2:
         raise NBSVMError(
-            f"calibration and thresholds hold out a tenth of the training documents and got "
-            f"{len(scores)}: at least 2 are needed (about 20 documents or more)"
+            f"calibration and thresholds hold out each training document with probability "
+            f"1/10 (a seeded draw) and held out {len(scores)}: at least 2 are needed, which "
+            "a corpus of fewer than about 50 documents may not give; train without "
+            "calibration (--calibrate none) or on more documents"
         )
     return scores, np.concatenate(truth)
 
