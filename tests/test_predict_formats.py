@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from nbsvm.cli import app
 from nbsvm.cli import predict as predict_cli
+from nbsvm.errors import NBSVMError
 
 runner = CliRunner()
 
@@ -111,9 +112,17 @@ def test_standard_output_as_csv_and_jsonl(model, texts):
     ("p.parquet", None, "parquet"), ("p.PARQUET", None, "parquet"), ("p.jsonl", None, "jsonl"),
     ("p.csv", None, "csv"), ("p.txt", None, "csv"), ("p", None, "csv"), (None, None, "csv"),
     ("p.csv", "jsonl", "jsonl"), ("p.parquet", "csv", "csv"), ("p.txt", "Parquet", "parquet"),
+    ("p.ndjson", None, "jsonl"), ("p.csv.gz", "csv", "csv"), ("p.tsv", "csv", "csv"),
 ])
 def test_the_suffix_rule(name, requested, expected):
     assert predict_cli.choose_output_format(requested, name) == expected
+
+
+@pytest.mark.parametrize("name", ["p.csv.gz", "p.tsv", "p.json", "p.ZIP"])
+def test_a_suffix_of_a_format_predict_does_not_write_is_refused(name):
+    """Written as plain CSV, p.csv.gz was no gzip file: a reader that trusts the name fails."""
+    with pytest.raises(NBSVMError, match="would not be what its name says"):
+        predict_cli.choose_output_format(None, name)
 
 
 def test_output_format_overrides_the_suffix(model, texts, tmp_path):

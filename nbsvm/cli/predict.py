@@ -17,14 +17,25 @@ from nbsvm.errors import NBSVMError
 
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
 OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
-SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl"}
+SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+#: suffixes of formats predict does not write: refused unless --output-format is given
+OTHER_FORMATS = {
+    ".gz": "a gzip file (pipe the CSV through gzip: -o - | gzip)",
+    ".bz2": "a bzip2 file",
+    ".xz": "an xz file",
+    ".zip": "a zip archive",
+    ".tsv": "TAB-separated values",
+    ".json": "one JSON document (JSON lines are .jsonl)",
+    ".xlsx": "a spreadsheet",
+}
 #: rows per Parquet row group: predictions come in batches of 512, far too small a group
 ROW_GROUP_ROWS = 65536
 
 
 def choose_output_format(requested: str | None, output: str | None) -> str:
     """The output format: ``requested``, or from the suffix of ``output`` (``.parquet``,
-    ``.jsonl``; anything else, and standard output, is CSV)."""
+    ``.jsonl`` / ``.ndjson``; a suffix of a format predict does not write is refused,
+    :data:`OTHER_FORMATS`; anything else, and standard output, is CSV)."""
     if requested is not None:
         fmt = requested.strip().lower()
         if fmt not in OUTPUT_FORMATS:
@@ -34,7 +45,14 @@ def choose_output_format(requested: str | None, output: str | None) -> str:
         return fmt
     if output is None:
         return "csv"
-    return SUFFIXES.get(Path(output).suffix.lower(), "csv")
+    suffix = Path(output).suffix.lower()
+    if suffix in OTHER_FORMATS:
+        raise NBSVMError(
+            f"{output}: predict writes CSV, Parquet or JSON lines, and {suffix} names "
+            f"{OTHER_FORMATS[suffix]}: the file would not be what its name says. Name it "
+            ".csv, .parquet or .jsonl, or give --output-format"
+        )
+    return SUFFIXES.get(suffix, "csv")
 
 
 def _pyarrow():
@@ -253,7 +271,8 @@ def predict_command(
         None,
         "--output-format",
         help=f"One of {', '.join(OUTPUT_FORMATS)} (default: from the --output suffix: "
-        ".parquet, .jsonl, else csv). Parquet needs pyarrow "
+        ".parquet, .jsonl or .ndjson, else csv; a suffix of another format, such as .gz, "
+        ".tsv or .json, is refused). Parquet needs pyarrow "
         "(pip install 'nbsvm[parquet]').",
     ),
     reading: Reading = READING,
