@@ -54,12 +54,19 @@ if TYPE_CHECKING:
 
 def refuse_diverged(model: NBSVMClassifier, epoch: int, mean_loss: float) -> None:
     """Stop at the first epoch whose loss is NaN or infinite: its weights are too, a model
-    no loader takes back (saved, it would replace a good file with one no command reads)."""
-    if not math.isfinite(mean_loss):
-        raise NBSVMError(
-            f"training diverged in epoch {epoch} (mean loss {mean_loss}): the weights are no "
-            f"longer finite. Lower --eta0 (eta0 {model.setting('eta0')}) or raise --lambda"
-        )
+    no loader takes back (saved, it would replace a good file with one no command reads).
+    A backend learner that reports no loss (the exact solver: NaN) is judged by its
+    arrays."""
+    if math.isfinite(mean_loss):
+        return
+    backend = getattr(model, "backend_", None) if model.backend_learner else None
+    if backend is not None and math.isnan(mean_loss):
+        if not any(learner.diverged() for learner in backend.learners):
+            return
+    raise NBSVMError(
+        f"training diverged in epoch {epoch} (mean loss {mean_loss}): the weights are no "
+        f"longer finite. Lower --eta0 (eta0 {model.setting('eta0')}) or raise --lambda"
+    )
 
 
 def read_sample(cache: FeatureCache) -> list[str]:

@@ -56,16 +56,7 @@ def partial_fit(
     """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring;
     ``sample_weight``: each document's weight, on its counts and its steps)."""
     hasher = model.validate()
-    if getattr(model, "quantized_", None):
-        raise NBSVMError(
-            "a quantized model does not train further (its AdaGrad sums and "
-            "small weights are gone): continue from the original model file"
-        )
-    if "thresholds_" in model.__dict__:
-        raise NBSVMError(
-            "a model with tuned thresholds (threshold='auto') does not train further: they "
-            "were tuned to the old weights. Continue a model trained without them"
-        )
+    _refuse_frozen(model)
     if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
     else:
@@ -116,6 +107,21 @@ def partial_fit(
     model.weight_sum_ += float(sum(weights))
     model.mean_abs_coef_ = model.linear_.mean_abs_coef()
     return model
+
+
+def _refuse_frozen(model) -> None:
+    """Models whose state no longer trains: quantized, or with thresholds tuned to the
+    weights they have."""
+    if getattr(model, "quantized_", None):
+        raise NBSVMError(
+            "a quantized model does not train further (its AdaGrad sums and "
+            "small weights are gone): continue from the original model file"
+        )
+    if "thresholds_" in model.__dict__:
+        raise NBSVMError(
+            "a model with tuned thresholds (threshold='auto') does not train further: they "
+            "were tuned to the old weights. Continue a model trained without them"
+        )
 
 
 def _start(model, hasher, classes) -> None:
