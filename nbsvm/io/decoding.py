@@ -16,10 +16,12 @@ the line loop the other line formats share.
 
 from __future__ import annotations
 
+import bz2
 import codecs
 import gzip
 import io
 import itertools
+import lzma
 import sys
 import threading
 import zlib
@@ -35,7 +37,21 @@ if TYPE_CHECKING:
 
 #: What reading a damaged file raises below the readers (a corrupt or truncated ``.gz``, an
 #: unreadable file or folder); the readers turn these into :class:`NBSVMError`.
-READ_ERRORS = (OSError, EOFError, zlib.error)
+READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
+#: Compressed files read by their suffix.
+DECOMPRESS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+#: The first bytes of files that are not text (or are compressed under another name): such
+#: a file is refused, saying what it is, instead of read as lines of invalid UTF-8.
+NOT_TEXT = (
+    (b"\x1f\x8b", "gzip-compressed data: name it .gz"),
+    (b"BZh", "bzip2-compressed data: name it .bz2"),
+    (b"\xfd7zXZ\x00", "xz-compressed data: name it .xz"),
+    (b"PK\x03\x04", "a zip archive (a .npz model is one): unzip it first"),
+    (b"\x28\xb5\x2f\xfd", "zstd-compressed data: decompress it first (zstd -d)"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-zip archive: extract it first"),
+    (b"\x89PNG\r\n", "a PNG image"),
+    (b"%PDF-", "a PDF document: extract its text first"),
+)
 #: Malformed lines named in the report of a run with ``--skip-bad-lines``.
 BAD_EXAMPLES = 5
 #: Bytes buffered when reading line files.
@@ -185,8 +201,9 @@ def invalid_utf8_error(
 
 
 def _open_binary(path_or_file) -> tuple[IO, str, bool]:
-    """(file, its name, whether we opened it): ``"-"`` is standard input, ``.gz`` files are
-    decompressed; an open file (text or binary) is used as it is."""
+    """(file, its name, whether we opened it): ``"-"`` is standard input, ``.gz``, ``.bz2``
+    and ``.xz`` files are decompressed, other files that are not text refused
+    (:func:`refuse_not_text`); an open file (text or binary) is used as it is."""
     if hasattr(path_or_file, "read"):
         return path_or_file, str(getattr(path_or_file, "name", "<stream>")), False
     if isinstance(path_or_file, str) and path_or_file == STDIN:
@@ -198,11 +215,24 @@ def _open_binary(path_or_file) -> tuple[IO, str, bool]:
         raise NBSVMError("is a folder, expected a file", path=str(path))
     try:
         # lines are read from a 1 MB buffer: twice as fast as the default 8 KB on reviews
-        if path.suffix == ".gz":
-            return io.BufferedReader(gzip.open(path, "rb"), READ_BUFFER), str(path), True
+        opener = DECOMPRESS.get(path.suffix.lower())
+        if opener is not None:
+            return io.BufferedReader(opener(path, "rb"), READ_BUFFER), str(path), True
+        refuse_not_text(path)
         return open(path, "rb", buffering=READ_BUFFER), str(path), True
     except OSError as e:
         raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
+
+
+def refuse_not_text(path: Path) -> None:
+    """Refuse a file whose first bytes say it is compressed (under a name without its
+    suffix) or not text at all (:data:`NOT_TEXT`): read as lines, its bytes became
+    documents of replaced characters, and a model or predictions of nothing."""
+    with open(path, "rb") as fh:
+        head = fh.read(8)
+    for magic, what in NOT_TEXT:
+        if head.startswith(magic) and (magic != b"BZh" or head[3:4].isdigit()):
+            raise NBSVMError(f"not a text file: {what}", path=str(path))
 
 
 def wide_encoding(head: bytes, name: str) -> str | None:
@@ -312,8 +342,8 @@ def _wide_lines(fh, codec: str) -> Iterator[bytes]:
 
 
 def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
-    """(text file, its name, whether we opened it); ``.gz`` files are decompressed and
-    invalid UTF-8 is replaced (uncounted: the readers use :func:`iter_lines`)."""
+    """(text file, its name, whether we opened it); compressed files (:data:`DECOMPRESS`)
+    are decompressed, files that are not text refused, and invalid UTF-8 is replaced (uncounted: the readers use :func:`iter_lines`)."""
     if hasattr(path_or_file, "read"):
         return path_or_file, getattr(path_or_file, "name", "<stream>"), False
     path = Path(path_or_file)
@@ -321,8 +351,10 @@ def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
         raise NBSVMError("no such file", path=str(path))
     if path.is_dir():
         raise NBSVMError("is a folder, expected a file", path=str(path))
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace"), str(path), True
+    opener = DECOMPRESS.get(path.suffix.lower())
+    if opener is not None:
+        return opener(path, "rt", encoding="utf-8", errors="replace"), str(path), True
+    refuse_not_text(path)
     return open(path, encoding="utf-8", errors="replace", newline=None), str(path), True
 
 

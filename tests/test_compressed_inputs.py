@@ -1,0 +1,61 @@
+"""Compressed inputs are read by their suffix (.gz, .bz2, .xz), and a file whose first bytes
+say it is compressed under another name, an archive or not text is refused: read as lines,
+an .xz file trained a model whose classes were bytes of compressed data, with exit 0."""
+import bz2
+import gzip
+import lzma
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbsvm.errors import NBSVMError
+from nbsvm.io import read_inputs
+
+NBSVM = Path(sys.executable).parent / "nbsvm"
+REVIEWS = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
+
+
+def _docs(path, **kw):
+    return [(d.label, d.text) for d in read_inputs([str(path)], **kw)]
+
+
+@pytest.mark.parametrize("suffix, compress", [(".gz", gzip.compress), (".bz2", bz2.compress),
+                                              (".xz", lzma.compress), (".XZ", lzma.compress)])
+def test_compressed_files_read_as_their_text(tmp_path, suffix, compress):
+    path = tmp_path / f"reviews.txt{suffix}"
+    path.write_bytes(compress(REVIEWS.read_bytes()))
+    assert _docs(path) == _docs(REVIEWS)
+    assert _docs(path, labeled=False, fmt="plain-lines") == _docs(REVIEWS, labeled=False, fmt="plain-lines")
+
+
+@pytest.mark.parametrize("head, says", [
+    (gzip.compress(b"pos\tgood\n"), "gzip-compressed data: name it .gz"),
+    (bz2.compress(b"pos\tgood\n"), "bzip2-compressed data: name it .bz2"),
+    (lzma.compress(b"pos\tgood\n"), "xz-compressed data: name it .xz"),
+    (b"PK\x03\x04\x14\x00\x00\x00", "a zip archive"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", "a PNG image"),
+])
+def test_files_that_are_not_text_are_refused_saying_what_they_are(tmp_path, head, says):
+    path = tmp_path / "data.txt"
+    path.write_bytes(head)
+    with pytest.raises(NBSVMError, match=f"data.txt: not a text file: {says}"):
+        _docs(path)
+
+
+def test_text_that_starts_like_a_signature_is_still_text(tmp_path):
+    path = tmp_path / "bzh.txt"
+    path.write_text("BZh\tthe label is BZh\nPKx\tand this one PKx\n")
+    assert _docs(path) == [("BZh", "the label is BZh"), ("PKx", "and this one PKx")]
+
+
+def test_a_model_given_as_input_is_refused(tmp_path):
+    model = tmp_path / "m.npz"
+    subprocess.run([str(NBSVM), "train", str(REVIEWS), "--n-bits", "16", "-o", str(model), "-q"],
+                   check=True, capture_output=True)
+    copy = tmp_path / "test.txt"
+    copy.write_bytes(model.read_bytes())
+    out = subprocess.run([str(NBSVM), "eval", str(copy), "-m", str(model)], capture_output=True,
+                         text=True)
+    assert out.returncode != 0 and "not a text file: a zip archive" in out.stderr, out.stderr
