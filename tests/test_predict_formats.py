@@ -125,6 +125,13 @@ def test_a_suffix_of_a_format_predict_does_not_write_is_refused(name):
         predict_cli.choose_output_format(None, name)
 
 
+def test_eval_refuses_a_report_named_as_another_format(model, tmp_path):
+    r = run("eval", model.parent / "train.txt", "-m", model, "-o", tmp_path / "rep.csv.gz")
+    assert r.exit_code != 0 and "would not be what its name says" in r.output, r.output
+    assert not (tmp_path / "rep.csv.gz").exists()
+    ok(run("eval", model.parent / "train.txt", "-m", model, "-o", tmp_path / "rep.csv"))
+
+
 def test_output_format_overrides_the_suffix(model, texts, tmp_path):
     out = tmp_path / "predictions.txt"
     ok(run("predict", texts, "-m", model, "-o", out, "--format", "text",

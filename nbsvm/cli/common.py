@@ -112,7 +112,8 @@ def input_bytes(inputs: Iterable[str | os.PathLike[str] | IO[Any]]) -> int | Non
     """The summed size of ``inputs`` from the file system: a file's size, or for an aclImdb
     folder the sizes of its reviews (``.txt`` files in its label folders but ``unsup``, one
     ``os.scandir`` per folder). None when any input's text size is not known: standard
-    input, open files, compressed (``.gz``) files, anything unreadable."""
+    input, open files, compressed (``.gz``, ``.bz2``, ``.xz``) files, anything unreadable."""
+    from nbsvm.io.decoding import DECOMPRESS
     from nbsvm.io.document import STDIN
     from nbsvm.io.folders import is_document
 
@@ -128,7 +129,7 @@ def input_bytes(inputs: Iterable[str | os.PathLike[str] | IO[Any]]) -> int | Non
                         continue
                     with os.scandir(folder.path) as entries:
                         total += sum(e.stat().st_size for e in entries if is_document(e))
-            elif path.suffix == ".gz" or not path.is_file():
+            elif path.suffix.lower() in DECOMPRESS or not path.is_file():
                 return None
             else:
                 total += path.stat().st_size
@@ -627,3 +628,29 @@ def checkpoint_note(event: dict, silent: bool) -> bool:
     else:
         err_console.print(f"resuming after epoch {event['epoch']}", highlight=False)
     return True
+
+
+#: suffixes of formats no command writes: an output so named is refused (refuse_other_format)
+OTHER_FORMATS = {
+    ".gz": "a gzip file (gzip the file once written)",
+    ".bz2": "a bzip2 file",
+    ".xz": "an xz file",
+    ".zip": "a zip archive",
+    ".tsv": "TAB-separated values",
+    ".json": "one JSON document (JSON lines are .jsonl)",
+    ".xlsx": "a spreadsheet",
+}
+
+
+def refuse_other_format(output: str, writes: str, name_it: str) -> None:
+    """Refuse an output whose suffix names a format the command does not write
+    (:data:`OTHER_FORMATS`): ``p.csv.gz`` written as plain CSV is no gzip file, and a
+    reader that trusts the name fails. ``writes``: what the command writes; ``name_it``:
+    the suffixes it does."""
+    suffix = Path(output).suffix.lower()
+    if suffix in OTHER_FORMATS:
+        raise NBSVMError(
+            f"{output}: this command writes {writes}, and {suffix} names "
+            f"{OTHER_FORMATS[suffix]}: the file would not be what its name says. Name it "
+            f"{name_it}"
+        )

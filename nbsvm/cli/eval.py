@@ -9,7 +9,15 @@ from pathlib import Path
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import Dask, Reading, check_interrupt, cli_errors, prepare_reading, read_stats
+from nbsvm.cli.common import (
+    Dask,
+    Reading,
+    check_interrupt,
+    cli_errors,
+    prepare_reading,
+    read_stats,
+    refuse_other_format,
+)
 from nbsvm.cli.options import (
     DASK,
     INPUTS,
@@ -67,6 +75,8 @@ def eval_command(
         reading = prepare_reading(
             reading, {"an input": inputs, "the model": model}, output=output, plot=plot_path
         )
+        if output:
+            refuse_other_format(output, "its report as CSV", ".csv")
         learner = _check_modes(model, plot_path, skip_bad, bool(dask))
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         scores: list | None = [] if plot_path is not None else None

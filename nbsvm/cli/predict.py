@@ -10,7 +10,15 @@ from pathlib import Path
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import Dask, Reading, cli_errors, err_console, prepare_reading, read_stats
+from nbsvm.cli.common import (
+    Dask,
+    Reading,
+    cli_errors,
+    err_console,
+    prepare_reading,
+    read_stats,
+    refuse_other_format,
+)
 from nbsvm.cli.options import DASK, INPUTS, READING, SKIP_BAD, dask_options, reading_options
 from nbsvm.cli.progress import ProgressReporter, isatty
 from nbsvm.errors import NBSVMError
@@ -18,16 +26,6 @@ from nbsvm.errors import NBSVMError
 #: ``--output-format`` values; without it, the suffix of ``--output`` decides (csv otherwise)
 OUTPUT_FORMATS = ("csv", "parquet", "jsonl")
 SUFFIXES = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-#: suffixes of formats predict does not write: refused unless --output-format is given
-OTHER_FORMATS = {
-    ".gz": "a gzip file (pipe the CSV through gzip: -o - | gzip)",
-    ".bz2": "a bzip2 file",
-    ".xz": "an xz file",
-    ".zip": "a zip archive",
-    ".tsv": "TAB-separated values",
-    ".json": "one JSON document (JSON lines are .jsonl)",
-    ".xlsx": "a spreadsheet",
-}
 #: rows per Parquet row group: predictions come in batches of 512, far too small a group
 ROW_GROUP_ROWS = 65536
 
@@ -35,7 +33,7 @@ ROW_GROUP_ROWS = 65536
 def choose_output_format(requested: str | None, output: str | None) -> str:
     """The output format: ``requested``, or from the suffix of ``output`` (``.parquet``,
     ``.jsonl`` / ``.ndjson``; a suffix of a format predict does not write is refused,
-    :data:`OTHER_FORMATS`; anything else, and standard output, is CSV)."""
+    :func:`~nbsvm.cli.common.refuse_other_format`; anything else, and standard output, is CSV)."""
     if requested is not None:
         fmt = requested.strip().lower()
         if fmt not in OUTPUT_FORMATS:
@@ -45,14 +43,10 @@ def choose_output_format(requested: str | None, output: str | None) -> str:
         return fmt
     if output is None:
         return "csv"
-    suffix = Path(output).suffix.lower()
-    if suffix in OTHER_FORMATS:
-        raise NBSVMError(
-            f"{output}: predict writes CSV, Parquet or JSON lines, and {suffix} names "
-            f"{OTHER_FORMATS[suffix]}: the file would not be what its name says. Name it "
-            ".csv, .parquet or .jsonl, or give --output-format"
-        )
-    return SUFFIXES.get(suffix, "csv")
+    refuse_other_format(
+        output, "CSV, Parquet or JSON lines", ".csv, .parquet or .jsonl, or give --output-format"
+    )
+    return SUFFIXES.get(Path(output).suffix.lower(), "csv")
 
 
 def _pyarrow():

@@ -25,9 +25,9 @@ import lzma
 import sys
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import STDIN
@@ -39,7 +39,12 @@ if TYPE_CHECKING:
 #: unreadable file or folder); the readers turn these into :class:`NBSVMError`.
 READ_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError)
 #: Compressed files read by their suffix.
-DECOMPRESS = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".lzma": lzma.open}
+DECOMPRESS: dict[str, Callable[..., Any]] = {
+    ".gz": gzip.open,
+    ".bz2": bz2.open,
+    ".xz": lzma.open,
+    ".lzma": lzma.open,
+}
 #: The first bytes of files that are not text (or are compressed under another name): such
 #: a file is refused, saying what it is, instead of read as lines of invalid UTF-8.
 NOT_TEXT = (
