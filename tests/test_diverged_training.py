@@ -49,3 +49,4 @@ def test_save_refuses_weights_that_are_not_finite(tmp_path):
     with pytest.raises(NBSVMError, match="not finite .* nothing was saved"):
         model.save(path)
     assert path.read_bytes() == good
+
