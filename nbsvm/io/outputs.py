@@ -132,22 +132,29 @@ def _inside(path: Path, folder: Path) -> bool:
 def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict) -> None:
     """Refuse an output that is a file the command reads: same device and inode as an
     input, model, lexicon or checkpoint (links followed, so a link to an input is caught),
-    or a file inside an input folder. ``reads``: ``what -> path or list of paths`` (None and
-    ``-`` are skipped). Called before anything is read, so nothing is lost."""
+    or a file inside an input folder; a new output, a read of the same name (it would read
+    what the command wrote: ``learn -o m.npz --test m.npz``). ``reads``: ``what -> path or
+    list of paths`` (None and ``-`` are skipped). Called before anything is read, so
+    nothing is lost."""
     if path is None or str(path) in ("", "-"):
         return
     out = _identity(path)
-    if out is None or not os.path.isfile(path):
-        return  # a new file replaces nothing; a device is written through
+    new = out is None  # a new file: only a read of the same name would read it
+    if not new and not os.path.isfile(path):
+        return  # a device is written through
     for what, paths in reads.items():
         for read in [paths] if isinstance(paths, (str, os.PathLike)) else paths or ():
             if read is None or str(read) in ("", "-"):
                 continue
-            if _identity(read) == out or (os.path.isdir(read) and _inside(Path(path), Path(read))):
+            if new:
+                same = os.path.realpath(read) == os.path.realpath(path)
+            else:
+                same = _identity(read) == out
+            if same or (os.path.isdir(read) and _inside(Path(path), Path(read))):
+                harm = "it would then be read" if new else "writing it would replace what is read"
                 raise NBSVMError(
-                    f"{option} is {what} ({str(read)!r}) of this command: "
-                    "writing it would replace what is read; choose another "
-                    "file",
+                    f"{option} is {what} ({str(read)!r}) of this command: {harm}; "
+                    "choose another file",
                     path=str(path),
                 )
 

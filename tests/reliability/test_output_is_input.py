@@ -109,3 +109,16 @@ def test_the_same_column_for_text_and_label_is_refused_before_the_model_loads(d)
         assert r.returncode == 2, (args, r.stderr)
         assert "--text-col and --label-col both name column '2'" in r.stderr
         assert "Traceback" not in r.stderr and "missing.npz" not in r.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["learn", "{repo}/data/tiny.svm", "-o", "{out}", "--test", "{out}"],
+    ["train", "{repo}/data/reviews.txt", "-o", "{out}", "--test", "{out}", "--n-bits", "16"],
+])
+def test_a_new_output_named_as_a_file_the_command_reads_is_refused(tmp_path, command):
+    """The output did not exist yet: learn trained, saved the model, then read it back as
+    its --test file ('expected a label first, found feature PK...')."""
+    out = tmp_path / "m.npz"
+    r = run(*[a.format(repo=REPO, out=out) for a in command])
+    assert r.returncode == 2 and "it would then be read" in r.stderr, r.stderr
+    assert not out.exists()
