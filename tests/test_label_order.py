@@ -1,10 +1,14 @@
-"""Labels given to fit as numbers keep their text order in classes_ (see the warning's
-test); scikit-learn's metrics order them by value."""
+"""Classes that are numbers order by value, as scikit-learn orders labels: ordered as text
+('10' before '2'), classes_[1] and the score columns were not the ones scikit-learn's
+metrics and scorers read, so a ROC AUC came out as 1 - AUC, without an error."""
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.io.labels import class_order
 
 REVIEWS = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
 
@@ -14,17 +18,50 @@ def _data():
     return [l.split("\t", 1)[1] for l in lines], [l.split("\t", 1)[0] for l in lines]
 
 
-def test_numeric_labels_that_order_otherwise_as_text_are_warned_about():
-    """classes_ follow the labels' text order ('10' before '2'); scikit-learn's metrics
-    order them by value and read the score columns as the other class's (a ROC AUC of
-    1 - AUC): until the order follows the values, fit says so."""
+@pytest.mark.parametrize("names, order", [
+    (["10", "2", "1"], ["1", "2", "10"]), (["-1", "1"], ["-1", "1"]),
+    (["2.5", "10.0", "-0.5"], ["-0.5", "2.5", "10.0"]), (["1e-05", "0.001"], ["1e-05", "0.001"]),
+    # names: as text
+    (["+1", "-1"], ["+1", "-1"]), (["01", "2", "10"], ["01", "10", "2"]), (["10", "b"], ["10", "b"]),
+    (["True", "False"], ["False", "True"]), (["nan", "1"], ["1", "nan"]), (["1", "1.0"], ["1", "1.0"]),
+])
+def test_class_order(names, order):
+    assert class_order(names) == order
+
+
+@pytest.mark.parametrize("pos, neg", [(10, 2), (2, 10), (3, 12)])
+def test_numbers_as_labels_score_as_scikit_learn_expects(pos, neg):
+    from sklearn.metrics import log_loss, roc_auc_score
+    from sklearn.model_selection import cross_val_score
+
+    X, y = _data()
+    numbers = np.array([pos if label == "pos" else neg for label in y])
+    model = NBSVMClassifier(n_bits=16).fit(X, numbers)
+    assert list(model.classes_) == [str(v) for v in np.unique(numbers)]
+    by_name = NBSVMClassifier(n_bits=16).fit(X, y)
+    auc = roc_auc_score(numbers, model.decision_function(X))
+    assert auc > 0.99 and auc == pytest.approx(roc_auc_score(np.array(y) == "pos",
+                                                             by_name.decision_function(X)))
+    assert log_loss(numbers, model.predict_proba(X)) < 0.1
+    scores = cross_val_score(NBSVMClassifier(n_bits=16), np.array(X, dtype=object), numbers,
+                             cv=2, scoring="roc_auc")
+    assert scores.min() > 0.5, scores             # 1 - AUC when the columns were swapped
+    logs = cross_val_score(NBSVMClassifier(n_bits=16), np.array(X, dtype=object), numbers,
+                           cv=2, scoring="neg_log_loss")   # found its column by classes_ ==
+    assert np.all(np.isfinite(logs))
+
+
+def test_a_model_that_ordered_numbers_as_text_does_not_continue_with_swapped_weights(tmp_path):
     X, y = _data()
     numbers = [10 if label == "pos" else 2 for label in y]
-    with pytest.warns(UserWarning, match=r"ordered as text in classes_ \(10, 2\)"):
-        model = NBSVMClassifier(n_bits=16).fit(X, numbers)
-    assert list(model.classes_) == ["10", "2"] and model.predict(X[:1]).tolist() == [numbers[0]]
-    import warnings
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        NBSVMClassifier(n_bits=16).fit(X, [1 if label == "pos" else -1 for label in y])
-        NBSVMClassifier(n_bits=16).fit(X, y)
+    old = NBSVMClassifier(n_bits=16, keep_counts=True).fit(X, numbers)
+    old.save(tmp_path / "old.npz")
+    # as a model file of the former order holds them: classes '10', '2'
+    from nbsvm.io import npzfile
+    header, arrays = npzfile.load_npz(tmp_path / "old.npz", "model")
+    assert header["classes"] == ["2", "10"]
+    with pytest.raises(NBSVMError, match="orders its classes 10, 2, the new training 2, 10"):
+        from nbsvm.models.fitting import transfer_state
+        swapped = NBSVMClassifier.load(tmp_path / "old.npz")
+        swapped.classes_ = type(swapped.classes_)(["10", "2"])
+        transfer_state(swapped, old)

@@ -9,6 +9,7 @@ written from ``"pos,books"`` and one from ``"books,pos"`` train the same model.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -51,6 +52,37 @@ def key_of(labels: str | Iterable[Any]) -> str:
     if bad:
         raise NBSVMError(f"labels of a multi-label target cannot contain {SEPARATOR!r}: {bad[0]!r}")
     return SEPARATOR.join(sorted(set(parts) - {""}))
+
+
+def class_order(names: Iterable[str]) -> list[str]:
+    """The distinct class names in a model's order: by value when every one is a number
+    as Python writes one (``str(10)``, ``str(-0.5)``: labels given as numbers), as
+    scikit-learn orders labels, so that ``classes_[1]`` and the score columns are the ones
+    its metrics expect; else by text (``+1`` or ``01`` are names, not numbers).
+
+    >>> class_order(["10", "2", "10"]), class_order(["b", "a"]), class_order(["+1", "-1"])
+    (['2', '10'], ['a', 'b'], ['+1', '-1'])
+    """
+    distinct = sorted(set(names))
+    values = [_number(name) for name in distinct]
+    if distinct and None not in values and len(set(values)) == len(values):
+        return [name for _, name in sorted(zip(values, distinct))]
+    return distinct
+
+
+def _number(name: str) -> float | None:
+    """The value of a name that is a number exactly as ``str()`` writes an int or a finite
+    float, else None."""
+    try:
+        if str(int(name)) == name:
+            return int(name)
+    except ValueError:
+        pass
+    try:
+        value = float(name)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and repr(value) == name else None
 
 
 def classes_of(keys: Iterable[str]) -> list[str]:

@@ -29,8 +29,8 @@ class Labels(list):
     Examples
     --------
     >>> c = Labels([-1, 1])
-    >>> c == [-1, 1], c[np.array([1, 1, 0])].tolist(), np.asarray(c).dtype.kind
-    (True, [1, 1, -1], 'i')
+    >>> c == [-1, 1], c[np.array([1, 1, 0])].tolist(), np.asarray(c).dtype.kind, c == 1
+    (True, [1, 1, -1], 'i', array([False,  True]))
     """
 
     def values(self) -> np.ndarray:
@@ -48,6 +48,25 @@ class Labels(list):
     def __array__(self, dtype=None, copy=None):
         a = self.values()
         return a if dtype is None else a.astype(dtype)
+
+    def tolist(self) -> list:
+        """The classes as a plain list (as an array's ``tolist``)."""
+        return list(self)
+
+    # Against a list or tuple, equality is a list's (one bool); against a scalar or an
+    # array it is element by element, as numpy's: scikit-learn finds a class's column with
+    # ``np.flatnonzero(classes_ == label)``.
+    def __eq__(self, other):
+        if isinstance(other, (list, tuple)):
+            return list.__eq__(self, list(other))
+        return self.values() == other
+
+    def __ne__(self, other):
+        if isinstance(other, (list, tuple)):
+            return list.__ne__(self, list(other))
+        return self.values() != other
+
+    __hash__ = None
 
 
 def unique_labels(values: ArrayLike) -> Labels:

@@ -18,6 +18,7 @@ import numpy as np
 
 from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE, default_alpha
 from nbsvm.errors import NBSVMError
+from nbsvm.io.labels import class_order
 from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.text.hashing import Hasher
 
@@ -284,7 +285,7 @@ class NBLexicon:
     @property
     def classes_(self) -> list[str]:
         self._check_fitted()
-        return sorted(self._labels)
+        return class_order(self._labels)
 
     @property
     def class_counts_(self) -> np.ndarray:

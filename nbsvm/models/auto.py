@@ -57,7 +57,7 @@ from nbsvm.data.samples import join_caches, split_blocks
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document, rereadable
-from nbsvm.io.labels import classes_of
+from nbsvm.io.labels import class_order, classes_of
 from nbsvm.models.auto_space import (
     CHAR_NGRAMS,
     candidates,
@@ -221,7 +221,7 @@ class _Search:
         self.parts = hash_parts(itertools.chain(head, docs), hashers, root, self.seed, self.notify)
         self.key0 = key0 = (tried["orders"][0], tried["chars"][0], tried["scripts"][0])
         multilabel = bool(base.get("multilabel"))
-        labels = sorted({label for p in self.parts[key0] for label in p.labels})
+        labels = class_order({label for p in self.parts[key0] for label in p.labels})
         classes = classes_of(labels) if multilabel else labels
         if not multilabel and len(classes) < 2:
             raise NBSVMError(f"--auto needs at least two classes, got {classes}")

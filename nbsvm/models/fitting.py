@@ -383,6 +383,13 @@ def transfer_state(source: NBSVMClassifier, model: NBSVMClassifier) -> int:
     buckets both have: weight, AdaGrad sum; and the scalars (bias, step counter, bias sum).
     Returns how many buckets were carried over."""
     src, dst = source.linear_, model.linear_
+    if list(source.classes_) != list(model.classes_):  # outputs are copied by position
+        raise NBSVMError(
+            f"the saved model orders its classes {', '.join(source.classes_)}, the new "
+            f"training {', '.join(model.classes_)} (classes that are numbers now order by "
+            "value; it ordered them as text): its weights would go to other classes; train "
+            "a new model"
+        )
     if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
         raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")
     src.coef()  # SGD: the scale folded in, so state_ holds s = 1

@@ -15,7 +15,7 @@ import numpy as np
 from nbsvm._parallel import run_parts, two_ranges
 from nbsvm.data.cache import FeatureCache
 from nbsvm.errors import NBSVMError
-from nbsvm.io.labels import classes_of, label_lists
+from nbsvm.io.labels import class_order, classes_of, label_lists
 from nbsvm.learners.sgd import LinearSGD
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.memory import check_fit_memory, fit_bytes
@@ -193,7 +193,7 @@ def _classes_of_codes(labels: list, multilabel: bool, folder) -> tuple[list, Any
             )
         set_ptr, set_rows = label_lists(classes, labels)
         return classes, set_ptr, set_rows
-    classes = sorted(labels)
+    classes = class_order(labels)
     if len(classes) < 2:
         raise NBSVMError(f"need at least two classes to train, found {classes}")
     set_ptr = np.arange(len(labels) + 1, dtype=np.int64)

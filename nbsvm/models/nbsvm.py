@@ -372,7 +372,9 @@ class NBSVMClassifier(Params):
         ``X`` is any sequence of strings (list, numpy array, pandas Series, a one-column
         2-D array or DataFrame) or a DataFrame with columns ``text_col`` and, when ``y`` is
         None, ``label_col``. Labels may be any values: the model's ``classes_`` are their
-        strings and :meth:`predict` returns the original values (ints stay ints).
+        strings, ordered by value when they are numbers (as scikit-learn orders labels;
+        :func:`~nbsvm.io.labels.class_order`), and :meth:`predict` returns the original
+        values (ints stay ints).
         ``sample_weight``: each document's weight (finite, >= 0), multiplying its NB counts
         and its learner steps (built-in learner only).
         """
@@ -391,7 +393,6 @@ class NBSVMClassifier(Params):
             self._label_values: dict | None = None
         else:
             self._remember_label_values(labels)
-            _warn_text_order(self._label_values)
         return self
 
     def _remember_label_values(self, labels, update=False) -> None:
@@ -784,27 +785,3 @@ class NBSVMClassifier(Params):
         itself in Jupyter; ``.frame()``, ``.per_class()``, ``.confusion()`` are DataFrames).
         Labels the model does not know count as errors."""
         return _prediction.evaluate(self, X, y, text_col=text_col, label_col=label_col)
-
-
-def _warn_text_order(values: dict | None) -> None:
-    """Warn when labels given as numbers order differently as text: ``classes_`` (and the
-    columns of ``decision_function`` and ``predict_proba``) follow the text order (``'10'``
-    before ``'2'``), and scikit-learn's metrics and scorers, which order labels by value,
-    would read the columns as other classes' (a ROC AUC of 1 - AUC)."""
-    import warnings
-
-    if not values or not all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values()
-    ):
-        return
-    by_text = sorted(values)
-    if by_text != sorted(values, key=values.__getitem__):
-        warnings.warn(
-            f"labels given as numbers are ordered as text in classes_ ({', '.join(by_text[:4])}"
-            f"{', ...' if len(by_text) > 4 else ''}), which scikit-learn's metrics and scorers "
-            "do not expect: they would read the decision_function and predict_proba columns "
-            "as other classes'. Give the labels as strings (y.astype(str), in metrics too) or "
-            "as numbers that order alike as text (0-9, or zero-padded)",
-            UserWarning,
-            stacklevel=3,
-        )

@@ -26,7 +26,7 @@ from nbsvm.data.translate import translate
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.io.frames import sample_weights, texts_and_labels
-from nbsvm.io.labels import classes_of, key_of, label_set, membership
+from nbsvm.io.labels import class_order, classes_of, key_of, label_set, membership
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
@@ -135,7 +135,7 @@ def _start(model, hasher, classes) -> None:
             raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
     else:
         model._remember_label_values(list(classes))
-        classes = sorted({str(c) for c in classes})
+        classes = class_order(str(c) for c in classes)
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes, got {classes}")
     model.lexicon_ = NBLexicon(hasher, alpha=model.setting("alpha", classes))

@@ -43,7 +43,7 @@ from nbsvm.data.samples import split_blocks
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document
-from nbsvm.io.labels import classes_of
+from nbsvm.io.labels import class_order, classes_of
 from nbsvm.models.nbsvm import NBSVMClassifier
 from nbsvm.models.selection import VALIDATION_GROUPS, beyond_error, paired_gain
 
@@ -223,7 +223,7 @@ def tune(
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
         groups_of = _validation_groups(caches, folds, root)
         labels = caches[orders[0]][0][0].labels
-        classes = classes_of(labels) if given.get("multilabel") else sorted(labels)
+        classes = classes_of(labels) if given.get("multilabel") else class_order(labels)
         reference = reference_of(grid, given, classes)  # the settings used without tuning
         rows, n_trainings = _train_candidates(cands, base, caches, groups_of, root, notify)
         table, best, groups = _ranked(rows, grid)
