@@ -91,6 +91,25 @@ def test_parameter_mixing_matches_local_training(client, shards):
     assert np.array_equal(dist.ratios_, local.ratios_)        # the same lexicon and columns
 
 
+def test_data_defaults_on_dask_are_one_machines(client, shards, tmp_path):
+    """Dask trained with the fixed defaults (min_df 2, no character n-grams) where one
+    machine reads them from the data: the same command gave another model."""
+    from pathlib import Path
+    lines = (Path(__file__).resolve().parents[1] / "data" / "reviews.txt").read_text().splitlines()
+    short = [tmp_path / "a.txt", tmp_path / "b.txt"]     # sentences: character 4-grams on
+    short[0].write_text("\n".join(lines[:20]) + "\n")
+    short[1].write_text("\n".join(lines[20:]) + "\n")
+    parts, everything, _ = shards                         # reviews: words only, min_df 1
+    for dask_parts, whole in ((parts, [everything]), ([str(p) for p in short], short)):
+        dist = D.fit(client, dask_parts, NBSVMClassifier(n_bits=18, epochs=2))
+        local = NBSVMClassifier(n_bits=18, epochs=2).fit_documents(read_inputs(whole))
+        assert dist.corpus_ == local.corpus_
+        for name in ("min_df", "char_ngrams", "eta0", "norm"):
+            assert dist.setting(name) == local.setting(name), name
+        assert np.array_equal(dist.ratios_, local.ratios_)
+    assert local.setting("char_ngrams") == 4
+
+
 def test_a_weighted_lexicon_on_dask_counts_documents_not_weights(client, shards):
     """--lexicon from `nbsvm lexicon --weight-col`: its class totals are sums of weights,
     the model's documents are the documents the workers read."""

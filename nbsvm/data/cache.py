@@ -446,9 +446,21 @@ def corpus_stats(cache: FeatureCache, chunk: int = 1 << 20) -> dict:
     documents, the distinct n-gram buckets they hold in all, and the median per document.
     One pass over the offsets in chunks; a histogram of lengths (capped at 65,535) keeps
     memory flat."""
+    return corpus_of(length_histogram(cache, chunk), int(cache.n_ids))
+
+
+def length_histogram(cache: FeatureCache, chunk: int = 1 << 20) -> np.ndarray:
+    """How many documents hold each number of distinct buckets (capped at 65,535): what
+    :func:`corpus_of` reads, summed over caches (Dask's shards) as it is."""
     counts = np.zeros(1 << 16, dtype=np.int64)
     for start in range(0, cache.n_docs, chunk):
         lengths = np.diff(cache.offsets_range(start, min(start + chunk, cache.n_docs)))
         counts += np.bincount(np.minimum(lengths, (1 << 16) - 1), minlength=1 << 16)
-    median = int(np.searchsorted(np.cumsum(counts), (cache.n_docs + 1) // 2)) if cache.n_docs else 0
-    return {"documents": int(cache.n_docs), "ngrams": int(cache.n_ids), "median_ngrams": median}
+    return counts
+
+
+def corpus_of(histogram: np.ndarray, n_ids: int) -> dict:
+    """:func:`corpus_stats` from a :func:`length_histogram` and the n-gram occurrences."""
+    n_docs = int(histogram.sum())
+    median = int(np.searchsorted(np.cumsum(histogram), (n_docs + 1) // 2)) if n_docs else 0
+    return {"documents": n_docs, "ngrams": int(n_ids), "median_ngrams": median}

@@ -302,6 +302,7 @@ class NBSVMClassifier(Params):
         fitted_multilabel_: bool
         auto_: dict
         auto_table_: pd.DataFrame
+        corpus_: dict
 
     def __init__(
         self,

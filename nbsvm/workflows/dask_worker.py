@@ -102,6 +102,16 @@ def count_shard(shard: str, reader: dict, hasher_settings: dict) -> dict:
     return lex.label_counts() if cache.n_docs else {}
 
 
+def shard_lengths(shard: str, reader: dict, hasher_settings: dict) -> tuple[np.ndarray, int]:
+    """The shard's :func:`~nbsvm.data.cache.length_histogram` and n-gram occurrences (its
+    cache is kept from the counting pass): summed, the corpus the data defaults read."""
+    from nbsvm.data.cache import length_histogram
+    from nbsvm.text.hashing import Hasher
+
+    cache = shard_cache(shard, reader, Hasher(**hasher_settings))
+    return length_histogram(cache), int(cache.n_ids)
+
+
 def merge_counts(a: dict, b: dict) -> dict:
     """Sum two sparse count dicts (a node of the tree reduction)."""
     out = dict(a)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from distributed import Client
 
+    from nbsvm.io.document import Document
     from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.models.nbsvm import NBSVMClassifier
     from nbsvm.text.hashing import Hasher
@@ -176,17 +178,13 @@ def fit(
     spread over the workers."""
     notify = callback or (lambda event: None)
     reader = dict(reader or {})
-    hasher = clf.validate()
-    # (calibrate='auto' is not asked for: a model trained on Dask stays uncalibrated)
-    asked = [
-        name
-        for name in ("auto", "calibrate", "keep_counts", "early_stopping")
-        if mode_of_named(clf, name)
-    ]
-    if asked:  # each reads or holds out the data on one machine
-        raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
+    clf.validate()  # the settings, before anything is read
+    _refuse_one_machine_modes(clf)
     if clf.multilabel:  # the shards' lexicons count label sets; an empty one is none
         reader["empty_label"] = True
+    # char_ngrams left to the data: the first documents decide, as on one machine
+    clf.read_text_defaults(_first_documents(shards, reader), lexicon_)
+    hasher = clf.validate()
     t0 = time.perf_counter()
     if lexicon_ is None:  # (the ratios take clf.setting("alpha"), not the lexicon's)
         lexicon_ = lexicon(client, shards, hasher, clf.alpha, reader)
@@ -197,7 +195,16 @@ def fit(
             f"asks for {hasher.settings()}"
         )
     clf.forget()
+    clf.corpus_ = _corpus(client, shards, reader, hasher)  # min_df, eta0, norm as one machine's
     start_from_lexicon(clf, lex)
+    notify(
+        {
+            "stage": "data defaults",
+            "docs": 0,
+            "corpus": dict(clf.corpus_),
+            "chosen": {k: clf.setting(k) for k in clf.data_defaulted()},
+        }
+    )
     notify({"stage": "lexicon done", "docs": lex.n_docs_})
     timings = {"lexicon_s": time.perf_counter() - t0}
     _start_learner(client, shards, clf, reader, notify)
@@ -223,6 +230,42 @@ def fit(
     timings["train_s"] = time.perf_counter() - t0 - timings["lexicon_s"]
     clf.timings_ = timings
     return clf
+
+
+def _refuse_one_machine_modes(clf: NBSVMClassifier) -> None:
+    """Settings that read or hold out the data on one machine are refused (calibrate='auto'
+    is not asked for: a model trained on Dask stays uncalibrated)."""
+    asked = [
+        name
+        for name in ("auto", "calibrate", "keep_counts", "early_stopping")
+        if mode_of_named(clf, name)
+    ]
+    if asked:
+        raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
+
+
+def _first_documents(shards: list[str], reader: dict) -> list[Document]:
+    """The corpus's first :data:`~nbsvm.config.PEEK_DOCS` documents, read here from the
+    shards in order (what the peek of one machine's run reads)."""
+    from nbsvm.config import PEEK_DOCS
+
+    head: list[Document] = []
+    for shard in shards:
+        head += itertools.islice(worker.reader_docs(shard, reader), PEEK_DOCS - len(head))
+        if len(head) >= PEEK_DOCS:
+            break
+    return head
+
+
+def _corpus(client, shards: list[str], reader: dict, hasher: Hasher) -> dict:
+    """The corpus statistics the data defaults read (:func:`~nbsvm.data.cache.corpus_of`),
+    summed over the shards' cached rows."""
+    from nbsvm.data.cache import corpus_of
+
+    parts = _map_shards(
+        client, worker.shard_lengths, shards, reader, hasher.settings(), what="corpus statistics"
+    )
+    return corpus_of(sum(h for h, _ in parts), sum(n for _, n in parts))
 
 
 def _shard_rows(clf, reader: dict) -> dict:
