@@ -515,3 +515,22 @@ def test_a_binary_models_score_column_names_its_class(tmp_path):
     assert list(df.columns) == ["source", "line", "true_label", "label", "score_-1"]
     assert ((df["score_-1"] > 0) == (df["label"] == "-1")).all()
     assert (df["label"] == df["true_label"]).all()
+
+
+@pytest.mark.parametrize("options, refused", [
+    (["-a", "sgd", "--l1", "0.5"], "with penalty 'l2' does not use --l1"),
+    (["-a", "multiclass-hinge", "--eta0", "9"], "with schedule 'pegasos' does not use --eta0"),
+    (["-a", "sgd", "--schedule", "pegasos", "--eta0", "1"], "does not use --eta0"),
+    (["-a", "ovr", "--estimator", "sgd", "--l1", "0.3"], "ovr --estimator sgd with penalty 'l2'"),
+])
+def test_options_a_setting_makes_idle_are_refused(tmp_path, options, refused):
+    """Accepted, they trained the default model: the same weights as without them."""
+    from nbsvm.learners.options import make_learner_from_options
+    from nbsvm.errors import NBSVMError
+    flags = dict(zip(options[2::2], options[3::2]))
+    with pytest.raises(NBSVMError, match=re.escape(refused)):
+        make_learner_from_options(options[1], {k: (float(v) if k != "--schedule" and k != "--estimator" else v) for k, v in flags.items()})
+    # where they act, they are taken
+    make_learner_from_options("sgd", {"--l1": 0.5, "--penalty": "elasticnet"})
+    make_learner_from_options("multiclass-hinge", {"--eta0": 9.0, "--schedule": "constant"})
+    make_learner_from_options("adagrad", {"--eta0": 0.1})

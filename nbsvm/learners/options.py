@@ -22,6 +22,17 @@ OPTION_PARAMS = {
 }
 # run by the epoch loop here; passed on too when the learner has them (for the record)
 LOOP_PARAMS = {"--epochs": "epochs", "--seed": "seed"}
+# options a learner takes but that act only with some values of another of its parameters:
+# option -> (that parameter, the values where the option acts, what the option is)
+ACTS_ONLY_WITH = {
+    "--l1": ("penalty", ("elasticnet",), "the share of lambda on L1 of --penalty elasticnet"),
+    "--eta0": (
+        "schedule",
+        ("optimal", "constant", "invsqrt", "adagrad"),
+        "the step size of --schedule optimal, constant, invsqrt or adagrad (pegasos steps "
+        "1/(lambda t))",
+    ),
+}
 
 
 def learner_class_for(algorithm: str) -> tuple[type[OnlineLearner], dict]:
@@ -94,6 +105,13 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
         passed = {inner[o]: v for o, v in given.items() if o in inner}
         if passed:
             params["estimator_params"] = passed
+        _refuse_inactive(
+            f"{algorithm} --estimator {estimator}",
+            inner_cls,
+            inner_fixed,
+            passed,
+            {o: inner[o] for o in given if o in inner},
+        )
     refused = [o for o in given if o not in option_of and o not in inner and o not in LOOP_PARAMS]
     if refused:
         allowed = list(option_of) + list(inner) or ["(no options)"]
@@ -101,4 +119,25 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
             f"--algorithm {algorithm} does not take {', '.join(refused)}; it "
             f"takes: {', '.join(allowed)}"
         )
+    _refuse_inactive(
+        algorithm, cls, fixed, params, {o: option_of[o] for o in given if o in option_of}
+    )
     return make_learner(algorithm, **params)
+
+
+def _refuse_inactive(algorithm: str, cls, fixed: dict, params: dict, given: dict) -> None:
+    """Refuse an option given where it would be ignored (:data:`ACTS_ONLY_WITH`): ``-a
+    sgd --l1 0.5`` trained the default L2 model, the same weights. ``given``: option ->
+    the parameter it set."""
+    import inspect
+
+    defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()}
+    for option, (other, acting, what) in ACTS_ONLY_WITH.items():
+        if option not in given:
+            continue
+        value = params.get(other, fixed.get(other, defaults.get(other)))
+        if value is not None and value not in acting:
+            raise NBSVMError(
+                f"--algorithm {algorithm} with {other} {value!r} does not use {option}: it is "
+                f"{what}"
+            )
