@@ -157,9 +157,8 @@ class Checkpoint:
             )
         if theirs.get("data") != mine["data"]:
             raise NBSVMError(
-                "the checkpoint was written for other training data (the inputs' "
-                "paths, sizes or modification times differ); remove it to start "
-                "over",
+                f"the checkpoint was written for other training data ({_data_diff(theirs, mine)}"
+                "); use the same data and reading options, or remove it to start over",
                 path=str(self.path),
             )
         epoch = header.get("epoch")
@@ -298,3 +297,18 @@ def _lam_default_as_written(mine: dict, theirs: dict) -> dict:
     ):
         return dict(theirs, params=dict(theirs["params"], lam=None))
     return theirs
+
+
+def _data_diff(theirs: dict, mine: dict) -> str:
+    """What differs between two checkpoints' training data: the reading options by name,
+    else the inputs or the lexicon."""
+    saved, now = theirs.get("data") or {}, mine["data"]
+    saved_reader, reader = saved.get("reader") or {}, now.get("reader") or {}
+    options = sorted(
+        k for k in set(saved_reader) | set(reader) if saved_reader.get(k) != reader.get(k)
+    )
+    if options:
+        return f"reading options {', '.join(options)} differ"
+    if saved.get("lexicon") != now.get("lexicon"):
+        return "the lexicon file differs"
+    return "the inputs' paths, sizes or modification times differ"

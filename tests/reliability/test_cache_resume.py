@@ -293,10 +293,12 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path):
     assert "other settings (eta0 differ)" in out.output
     out = _run(*base, "--epochs", "2", "--resume", code=2)
     assert "nothing to do" in out.output
+    out = _run(*base, "--epochs", "4", "--label-sep", " ", "--resume", code=2)
+    assert "other training data (reading options label_sep differ)" in out.output
     with open(train, "a") as fh:
         fh.write("pos\tone more review\n")
     out = _run(*base, "--epochs", "4", "--resume", code=2)
-    assert "other training data" in out.output
+    assert "other training data (the inputs' paths, sizes or modification times" in out.output
     assert ck.read_bytes() == saved           # a refused resume leaves the checkpoint alone
     ck.write_bytes(saved[: len(saved) // 2])
     out = _run(*base, "--epochs", "4", "--resume", code=2)
