@@ -65,3 +65,30 @@ def test_a_model_that_ordered_numbers_as_text_does_not_continue_with_swapped_wei
         swapped = NBSVMClassifier.load(tmp_path / "old.npz")
         swapped.classes_ = type(swapped.classes_)(["10", "2"])
         transfer_state(swapped, old)
+
+
+@pytest.mark.parametrize("labels", [("10", "2"), ("1", "2", "9", "10")])
+def test_partial_fit_of_a_model_that_ordered_numbers_as_text(monkeypatch, labels):
+    """Such a model's lexicon now orders the classes by value: its count rows and ratios
+    are taken by class name. Taken by position, one partial_fit of five right labels
+    inverted the two-class model (training accuracy 1.0 -> 0.0), and serve --learn saved it."""
+    import nbsvm.lexicon.nblexicon as nblexicon
+
+    X, y = _data()
+    numbers = [labels[i % len(labels) // 2 * 2 + (label == "pos")] if len(labels) > 2
+               else labels[label == "pos"] for i, label in enumerate(y)]
+    monkeypatch.setattr(nblexicon, "class_order", lambda names: sorted(set(names)))
+    old = NBSVMClassifier(n_bits=16, keep_counts=True, min_df=1).fit(X, numbers)
+    monkeypatch.undo()
+    assert list(old.classes_) == sorted(set(numbers)) != old.lexicon_.classes_
+    fresh = NBSVMClassifier(n_bits=16, keep_counts=True, min_df=1).fit(X, numbers)
+    for model in (old, fresh):
+        model.partial_fit(X[:5], numbers[:5])
+        assert np.mean(model.predict(X).astype(str) == np.array(numbers)) == 1.0
+    # the same counts and, class by class, the same ratios as the model in value order
+    order = [list(old.classes_).index(c) for c in fresh.classes_]
+    assert old.class_counts_[order].tolist() == fresh.class_counts_.tolist()
+    if len(labels) == 2:
+        np.testing.assert_allclose(old.ratios_, -fresh.ratios_, rtol=1e-6, atol=1e-6)
+    else:
+        np.testing.assert_allclose(old.ratios_[order], fresh.ratios_, rtol=1e-6, atol=1e-6)

@@ -200,10 +200,27 @@ def _refresh_values(model, lexicon) -> None:
         model.class_counts_ = docs
         model.n_seen_buckets_ = n_seen
     else:
-        model.class_counts_ = lexicon.class_counts_  # classes_ order == codes
-        if model.class_counts_.min() == 0:  # ratios need every class seen
+        found, ratios = _in_model_order(model, lexicon)
+        if found is None:  # ratios need every class seen
             return
-        buckets, ratios = lexicon.kept_ratios(min_df=model.setting("min_df"))
+        buckets = found
         model.n_seen_buckets_ = lexicon.n_seen_
     tables[:] = 0.0
     tables[:, buckets] = 1.0 if model.weighting == "binary" else ratios
+
+
+def _in_model_order(model, lexicon) -> tuple[np.ndarray | None, np.ndarray]:
+    """The lexicon's class counts (into ``model.class_counts_``) and kept ratios, in the
+    order of ``model.classes_``: a model saved when classes that are numbers ordered as
+    text ('10' before '2') has them the other way round from its lexicon, and its rows
+    taken as they come inverted it on the first call (two classes: the one ratio of
+    ``classes_[1]`` against ``classes_[0]`` changes sign). ``(None, ...)`` until every
+    class has a document."""
+    order = [lexicon.classes_.index(c) for c in model.classes_]
+    model.class_counts_ = lexicon.class_counts_[order]
+    if model.class_counts_.min() == 0:
+        return None, np.zeros(0)
+    buckets, ratios = lexicon.kept_ratios(min_df=model.setting("min_df"))
+    if ratios.shape[0] == 1:
+        return buckets, -ratios if order == [1, 0] else ratios
+    return buckets, ratios[order]
