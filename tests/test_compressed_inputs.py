@@ -44,10 +44,32 @@ def test_files_that_are_not_text_are_refused_saying_what_they_are(tmp_path, head
         _docs(path)
 
 
-def test_text_that_starts_like_a_signature_is_still_text(tmp_path):
-    path = tmp_path / "bzh.txt"
-    path.write_text("BZh\tthe label is BZh\nPKx\tand this one PKx\n")
-    assert _docs(path) == [("BZh", "the label is BZh"), ("PKx", "and this one PKx")]
+@pytest.mark.parametrize("text", ["BZh\tthe label is BZh\nPKx\tand this one PKx\n",
+                                  "%PDF-1.7\tfiles are great\nBZh9\tis a nice header\n",
+                                  "BZh9\tis a nice header, caf\u00e9\n"])
+def test_text_that_starts_like_a_signature_is_still_text(tmp_path, text):
+    path = tmp_path / "sig.txt"
+    path.write_text(text, encoding="utf-8")
+    assert _docs(path) == [tuple(line.split("\t")) for line in text.splitlines()]
+
+
+def test_pipes_are_read_whole_and_compressed_standard_input_is_refused(tmp_path):
+    """The check read a pipe's first block from a second open and the reader lost it:
+    predict on <(cat file) dropped documents, with exit 0."""
+    model = tmp_path / "m.npz"
+    subprocess.run([str(NBSVM), "train", str(REVIEWS), "--n-bits", "16", "-o", str(model), "-q"],
+                   check=True, capture_output=True)
+    big = tmp_path / "big.txt"
+    big.write_bytes(REVIEWS.read_bytes() * 50)      # 2,000 documents, several pipe buffers
+    for command in (f"{NBSVM} predict -m {model} - < {big}",
+                    f"cat {big} | {NBSVM} predict -m {model} /dev/stdin",
+                    f"{NBSVM} predict -m {model} <(cat {big})"):
+        out = subprocess.run(["bash", "-c", command], capture_output=True, text=True)
+        assert out.returncode == 0, (command, out.stderr)
+        assert len(out.stdout.splitlines()) == 2001, command
+    out = subprocess.run(["bash", "-c", f"gzip -c {REVIEWS} | {NBSVM} predict -m {model} -"],
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and "<stdin>: not a text file: gzip" in out.stderr, out.stderr
 
 
 def test_a_model_given_as_input_is_refused(tmp_path):

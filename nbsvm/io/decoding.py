@@ -45,6 +45,8 @@ DECOMPRESS: dict[str, Callable[..., Any]] = {
     ".xz": lzma.open,
     ".lzma": lzma.open,
 }
+#: Bytes read to tell text from what is not (:func:`not_text`).
+SNIFF_BYTES = 4096
 #: The first bytes of files that are not text (or are compressed under another name): such
 #: a file is refused, saying what it is, instead of read as lines of invalid UTF-8.
 NOT_TEXT = (
@@ -212,7 +214,14 @@ def _open_binary(path_or_file) -> tuple[IO, str, bool]:
     if hasattr(path_or_file, "read"):
         return path_or_file, str(getattr(path_or_file, "name", "<stream>")), False
     if isinstance(path_or_file, str) and path_or_file == STDIN:
-        return sys.stdin.buffer, "<stdin>", False
+        stdin = sys.stdin.buffer
+        peek = getattr(stdin, "peek", None)  # looks without taking the bytes
+        what = not_text(peek(SNIFF_BYTES)[:SNIFF_BYTES]) if peek is not None else None
+        if what:
+            raise NBSVMError(
+                f"not a text file: {what} (decompress it into the pipe)", path="<stdin>"
+            )
+        return stdin, "<stdin>", False
     path = Path(path_or_file)
     if not path.exists():
         raise NBSVMError("no such file", path=str(path))
@@ -230,14 +239,31 @@ def _open_binary(path_or_file) -> tuple[IO, str, bool]:
 
 
 def refuse_not_text(path: Path) -> None:
-    """Refuse a file whose first bytes say it is compressed (under a name without its
-    suffix) or not text at all (:data:`NOT_TEXT`): read as lines, its bytes became
-    documents of replaced characters, and a model or predictions of nothing."""
+    """Refuse a regular file that is not text (:func:`not_text`), read as lines, its bytes
+    became documents of replaced characters, and a model or predictions of nothing. A pipe
+    or a device is left alone: reading its head here would take those bytes from the
+    reader."""
+    if not path.is_file():
+        return
     with open(path, "rb") as fh:
-        head = fh.read(8)
-    for magic, what in NOT_TEXT:
-        if head.startswith(magic) and (magic != b"BZh" or head[3:4].isdigit()):
-            raise NBSVMError(f"not a text file: {what}", path=str(path))
+        what = not_text(fh.read(SNIFF_BYTES))
+    if what:
+        raise NBSVMError(f"not a text file: {what}", path=str(path))
+
+
+def not_text(head: bytes) -> str | None:
+    """What ``head`` (a file's first bytes) is when it starts with the signature of a
+    compressed file, an archive or an image (:data:`NOT_TEXT`) and is not text (a NUL
+    byte, or invalid UTF-8): a line of text that happens to start with ``%PDF-`` or
+    ``BZh9`` is text."""
+    what = next((w for magic, w in NOT_TEXT if head.startswith(magic)), None)
+    if what is None:
+        return None
+    try:  # a multi-byte character cut at the end of the head is not an error
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return what
+    return what if b"\x00" in head else None
 
 
 def wide_encoding(head: bytes, name: str) -> str | None:
