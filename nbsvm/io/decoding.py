@@ -209,19 +209,13 @@ def invalid_utf8_error(
 
 def _open_binary(path_or_file) -> tuple[IO, str, bool]:
     """(file, its name, whether we opened it): ``"-"`` is standard input, ``.gz``, ``.bz2``
-    and ``.xz`` files are decompressed, other files that are not text refused
-    (:func:`refuse_not_text`); an open file (text or binary) is used as it is."""
+    and ``.xz`` files are decompressed, other input that is not text refused
+    (:func:`_refuse_not_text`); an open file (text or binary) is used as it is."""
     if hasattr(path_or_file, "read"):
         return path_or_file, str(getattr(path_or_file, "name", "<stream>")), False
     if isinstance(path_or_file, str) and path_or_file == STDIN:
-        stdin = sys.stdin.buffer
-        peek = getattr(stdin, "peek", None)  # looks without taking the bytes
-        what = not_text(peek(SNIFF_BYTES)[:SNIFF_BYTES]) if peek is not None else None
-        if what:
-            raise NBSVMError(
-                f"not a text file: {what} (decompress it into the pipe)", path="<stdin>"
-            )
-        return stdin, "<stdin>", False
+        _refuse_not_text(sys.stdin.buffer, "<stdin>")
+        return sys.stdin.buffer, "<stdin>", False
     path = Path(path_or_file)
     if not path.exists():
         raise NBSVMError("no such file", path=str(path))
@@ -232,23 +226,25 @@ def _open_binary(path_or_file) -> tuple[IO, str, bool]:
         opener = DECOMPRESS.get(path.suffix.lower())
         if opener is not None:
             return io.BufferedReader(opener(path, "rb"), READ_BUFFER), str(path), True
-        refuse_not_text(path)
-        return open(path, "rb", buffering=READ_BUFFER), str(path), True
+        fh = open(path, "rb", buffering=READ_BUFFER)
     except OSError as e:
         raise NBSVMError(f"cannot read: {e.strerror or e}", path=str(path)) from None
+    try:
+        _refuse_not_text(fh, str(path))
+    except BaseException:
+        fh.close()
+        raise
+    return fh, str(path), True
 
 
-def refuse_not_text(path: Path) -> None:
-    """Refuse a regular file that is not text (:func:`not_text`), read as lines, its bytes
-    became documents of replaced characters, and a model or predictions of nothing. A pipe
-    or a device is left alone: reading its head here would take those bytes from the
-    reader."""
-    if not path.is_file():
-        return
-    with open(path, "rb") as fh:
-        what = not_text(fh.read(SNIFF_BYTES))
+def _refuse_not_text(fh: IO[bytes], name: str) -> None:
+    """Refuse input that is not text (:func:`not_text`), seen through the reader's own
+    buffer (``peek`` takes no bytes: a pipe loses none): read as lines, its bytes became
+    documents of replaced characters, and a model or predictions of nothing."""
+    peek = getattr(fh, "peek", None)
+    what = not_text(peek(SNIFF_BYTES)[:SNIFF_BYTES]) if peek is not None else None
     if what:
-        raise NBSVMError(f"not a text file: {what}", path=str(path))
+        raise NBSVMError(f"not a text file: {what}", path=name)
 
 
 def not_text(head: bytes) -> str | None:
@@ -370,23 +366,6 @@ def _wide_lines(fh, codec: str) -> Iterator[bytes]:
     finally:
         if not fh.closed:  # else closed by its reader already
             text.detach()
-
-
-def _open_text(path_or_file) -> tuple[IO[str], str, bool]:
-    """(text file, its name, whether we opened it); compressed files (:data:`DECOMPRESS`)
-    are decompressed, files that are not text refused, and invalid UTF-8 is replaced (uncounted: the readers use :func:`iter_lines`)."""
-    if hasattr(path_or_file, "read"):
-        return path_or_file, getattr(path_or_file, "name", "<stream>"), False
-    path = Path(path_or_file)
-    if not path.exists():
-        raise NBSVMError("no such file", path=str(path))
-    if path.is_dir():
-        raise NBSVMError("is a folder, expected a file", path=str(path))
-    opener = DECOMPRESS.get(path.suffix.lower())
-    if opener is not None:
-        return opener(path, "rt", encoding="utf-8", errors="replace"), str(path), True
-    refuse_not_text(path)
-    return open(path, encoding="utf-8", errors="replace", newline=None), str(path), True
 
 
 def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[Iterator[bytes], str]:
