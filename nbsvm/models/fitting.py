@@ -69,6 +69,17 @@ def refuse_diverged(model: NBSVMClassifier, epoch: int, mean_loss: float) -> Non
     )
 
 
+def data_defaults_event(model: NBSVMClassifier) -> dict:
+    """The progress event that says what the data-dependent defaults became (after the
+    first pass: ``model.corpus_`` is known)."""
+    return {
+        "stage": "data defaults",
+        "docs": 0,
+        "corpus": dict(model.corpus_),
+        "chosen": {k: model.setting(k) for k in model.data_defaulted()},
+    }
+
+
 def read_sample(cache: FeatureCache) -> list[str]:
     """The text sample kept with a cache (empty if missing or unreadable: it only names
     buckets in explanations)."""
@@ -269,14 +280,7 @@ class Fit:
         else:
             kept = KeptColumns(model, hasher, self.max_memory, self.notify)
             adopt(model, kept.build(cache, df))
-        self.notify(
-            {
-                "stage": "data defaults",
-                "docs": 0,
-                "corpus": dict(model.corpus_),
-                "chosen": {k: model.setting(k) for k in model.data_defaulted()},
-            }
-        )
+        self.notify(data_defaults_event(model))
         # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
         return cache, sample, 1, model.column_of_ is not None, False
 

@@ -176,8 +176,8 @@ def _targets(model, labels, batch, lexicon):
 
 
 def _lexicon_codes(model, lexicon, codes: np.ndarray) -> np.ndarray:
-    """The lexicon's codes of the batch's classes. ``codes`` index ``classes_`` (sorted);
-    a lexicon numbers its classes in the order it first met them, which after ``fit``
+    """The lexicon's codes of the batch's classes. ``codes`` index ``classes_``; a
+    lexicon numbers its classes in the order it first met them, which after ``fit``
     (``keep_counts``) is the data's: counted under ``codes`` themselves, the documents of
     one class went to another (multi-label codes are the lexicon's already)."""
     if model.multilabel:

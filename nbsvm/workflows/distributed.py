@@ -37,7 +37,7 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.models.columns import start_from_lexicon
-from nbsvm.models.fitting import refuse_diverged
+from nbsvm.models.fitting import data_defaults_event, refuse_diverged
 from nbsvm.models.learner_setup import new_backend
 from nbsvm.models.modes import mode_of_named
 from nbsvm.workflows import dask_worker as worker
@@ -197,14 +197,7 @@ def fit(
     clf.forget()
     clf.corpus_ = _corpus(client, shards, reader, hasher)  # min_df, eta0, norm as one machine's
     start_from_lexicon(clf, lex)
-    notify(
-        {
-            "stage": "data defaults",
-            "docs": 0,
-            "corpus": dict(clf.corpus_),
-            "chosen": {k: clf.setting(k) for k in clf.data_defaulted()},
-        }
-    )
+    notify(data_defaults_event(clf))
     notify({"stage": "lexicon done", "docs": lex.n_docs_})
     timings = {"lexicon_s": time.perf_counter() - t0}
     _start_learner(client, shards, clf, reader, notify)
