@@ -145,3 +145,23 @@ def output_targets(
     if isinstance(positive, np.ndarray) and positive.ndim == 2:
         return positive[k].astype(np.int32)[codes], 1
     return codes, int(positive[k])
+
+
+def output_order(source: list, target: list, n_outputs: int) -> tuple[list[int], float]:
+    """For each of ``target``'s outputs, the ``source`` output holding the same class, and
+    the sign its scores take. A model saved when classes that are numbers ordered as text
+    ('10' before '2') has them the other way round from the model continuing it: with two
+    classes the one output scores ``classes_[1]`` against ``classes_[0]`` and changes sign;
+    with more, outputs are permuted.
+
+    >>> output_order(["10", "2"], ["2", "10"], 1), output_order(["a", "b", "c"], ["c", "a", "b"], 3)
+    (([0], -1.0), ([2, 0, 1], 1.0))
+    """
+    if sorted(source) != sorted(target):
+        raise NBSVMError(
+            f"the saved model's classes ({', '.join(source)}) differ from the new "
+            f"training's ({', '.join(target)}): train a new model"
+        )
+    if n_outputs == 1:
+        return [0], 1.0 if source == target else -1.0
+    return [source.index(c) for c in target], 1.0

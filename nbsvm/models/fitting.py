@@ -30,6 +30,7 @@ from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
 from nbsvm.io.document import Document
+from nbsvm.io.labels import output_order
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
 from nbsvm.learners.kernels.table import _mean_abs_weight
@@ -385,24 +386,24 @@ class Fit:
 def transfer_state(source: NBSVMClassifier, model: NBSVMClassifier) -> int:
     """Start ``model``'s columns from ``source``'s (a fitted model with a column map) for the
     buckets both have: weight, AdaGrad sum; and the scalars (bias, step counter, bias sum).
-    Returns how many buckets were carried over."""
+    Outputs are matched by class name (:func:`~nbsvm.io.labels.output_order`). Returns how many buckets were
+    carried over."""
     src, dst = source.linear_, model.linear_
-    if list(source.classes_) != list(model.classes_):  # outputs are copied by position
-        raise NBSVMError(
-            f"the saved model orders its classes {', '.join(source.classes_)}, the new "
-            f"training {', '.join(model.classes_)} (classes that are numbers now order by "
-            "value; it ordered them as text): its weights would go to other classes; train "
-            "a new model"
-        )
     if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
         raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")
+    order, sign = output_order(list(source.classes_), list(model.classes_), dst.n_outputs)
     src.coef()  # SGD: the scale folded in, so state_ holds s = 1
     d = 1 << model.hasher_.n_bits
     src_of = source.column_of_ if source.column_of_ is not None else np.arange(d, dtype=np.int32)
     dst_of = model.column_of_ if model.column_of_ is not None else np.arange(d, dtype=np.int32)
     both = np.flatnonzero((src_of >= 0) & (dst_of >= 0))
+    src_cols, dst_cols = src_of[both], dst_of[both]
     fields = [1, 2] if dst.optimizer == "adagrad" else [1]
-    for f in fields:
-        dst.S_[:, dst_of[both], f] = src.S_[:, src_of[both], f]
-    dst.state_[:] = src.state_
+    for k, j in enumerate(order):  # one output at a time: no copy of the whole state
+        for f in fields:
+            dst.S_[k, dst_cols, f] = src.S_[j, src_cols, f]
+        dst.state_[k] = src.state_[j]
+    # two classes the other way round: the ratios (feature values) change sign with the
+    # scores, so the weights stay as they are and only the bias changes sign
+    dst.state_[:, 1 if dst.optimizer == "sgd" else 0] *= sign
     return int(both.size)

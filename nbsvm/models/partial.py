@@ -26,7 +26,7 @@ from nbsvm.data.translate import translate
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.io.frames import sample_weights, texts_and_labels
-from nbsvm.io.labels import class_order, classes_of, key_of, label_set, membership
+from nbsvm.io.labels import class_order, classes_of, key_of, label_set, membership, output_order
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
@@ -221,6 +221,7 @@ def _in_model_order(model, lexicon) -> tuple[np.ndarray | None, np.ndarray]:
     if model.class_counts_.min() == 0:
         return None, np.zeros(0)
     buckets, ratios = lexicon.kept_ratios(min_df=model.setting("min_df"))
-    if ratios.shape[0] == 1:
-        return buckets, -ratios if order == [1, 0] else ratios
-    return buckets, ratios[order]
+    rows, sign = output_order(lexicon.classes_, list(model.classes_), ratios.shape[0])
+    if sign > 0 and rows == list(range(len(rows))):
+        return buckets, ratios
+    return buckets, sign * ratios[rows]
