@@ -37,7 +37,15 @@ def test_numbers_as_labels_score_as_scikit_learn_expects(pos, neg):
     X, y = _data()
     numbers = np.array([pos if label == "pos" else neg for label in y])
     model = NBSVMClassifier(n_bits=16).fit(X, numbers)
-    assert list(model.classes_) == [str(v) for v in np.unique(numbers)]
+    # classes_ as y gave them (scikit-learn's scorers look pos_label up in it), in value
+    # order; class_names_ as text, what model files and the CLI use
+    assert list(model.classes_) == np.unique(numbers).tolist()
+    assert list(model.class_names_) == [str(v) for v in np.unique(numbers)]
+    for scoring in ("f1", "precision", "average_precision"):  # pos_label=1 was not found
+        f1 = cross_val_score(NBSVMClassifier(n_bits=16), np.array(X, dtype=object),
+                             (numbers == pos).astype(int), cv=2, scoring=scoring,
+                             error_score="raise")
+        assert f1.min() > 0.5, (scoring, f1)
     by_name = NBSVMClassifier(n_bits=16).fit(X, y)
     auc = roc_auc_score(numbers, model.decision_function(X))
     assert auc > 0.99 and auc == pytest.approx(roc_auc_score(np.array(y) == "pos",
@@ -105,3 +113,12 @@ def test_partial_fit_of_a_model_that_ordered_numbers_as_text(monkeypatch, labels
         np.testing.assert_allclose(old.ratios_, -fresh.ratios_, rtol=1e-6, atol=1e-6)
     else:
         np.testing.assert_allclose(old.ratios_[order], fresh.ratios_, rtol=1e-6, atol=1e-6)
+
+
+def test_classes_keep_their_type_through_a_model_file(tmp_path):
+    X, y = _data()
+    model = NBSVMClassifier(n_bits=16).fit(X, [label == "pos" for label in y])
+    model.save(tmp_path / "m.npz")
+    loaded = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert list(loaded.classes_) == [False, True] and list(loaded.class_names_) == ["False", "True"]
+    assert loaded.classes_[1] is True and loaded.predict(X[:2]).dtype == bool

@@ -183,9 +183,11 @@ def _plot(rep: dict, scores: list, clf, plot_path: str, title: str) -> None:
     plot.roc_pr_confusion(
         truth,
         np.concatenate([s for _, s in scores]),
-        clf.classes_,
+        clf.class_names_,
         plot_path,
-        confusion=np.asarray(rep["confusion_matrix"])[: len(clf.classes_), : len(clf.classes_)],
+        confusion=np.asarray(rep["confusion_matrix"])[
+            : len(clf.class_names_), : len(clf.class_names_)
+        ],
         title=title,
         reliability=dict(rep["reliability"], ece=rep["ece"]) if "reliability" in rep else None,
     )

@@ -166,18 +166,18 @@ def _print_top(
             "text sample): buckets are shown by number[/]"
         )
     if every:  # one table per class: what points to it
-        for c in clf.classes_:
+        for c in clf.class_names_:
             _top_table(console, frame[frame["class"] == c], c)
         return
-    positive = cls or clf.classes_[-1]
+    positive = cls or clf.class_names_[-1]
     for direction in ("positive", "negative"):
         part = frame[frame.direction == direction]
         toward = (
             positive
             if direction == "positive"
             else (
-                clf.classes_[0]
-                if clf.n_outputs() == 1 and positive == clf.classes_[-1]
+                clf.class_names_[0]
+                if clf.n_outputs() == 1 and positive == clf.class_names_[-1]
                 else f"not {positive}"
             )
         )

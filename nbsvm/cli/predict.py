@@ -400,7 +400,7 @@ def _predict_text(*, inputs, model, reading, skip_bad, top_k, threshold, **_):
             inputs,
             labeled=False,
             skip_bad=skip_bad,
-            known_labels=known_labels(clf.classes_, clf.multilabel),
+            known_labels=known_labels(clf.class_names_, clf.multilabel),
         ),
         top_k,
         threshold,

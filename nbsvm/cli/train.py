@@ -157,7 +157,7 @@ def _train_on_dask(
     summary = {
         "workers": n_workers,
         "documents": int(clf.n_docs_),
-        "classes": list(clf.classes_),
+        "classes": list(clf.class_names_),
         "lexicon_s": clf.timings_["lexicon_s"],
         "train_s": clf.timings_["train_s"],
         "total_s": t1 - t0,
@@ -175,7 +175,7 @@ def _train_on_dask(
         {
             "workers": n_workers,
             "documents": clf.n_docs_,
-            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_)),
+            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.class_names_, clf.class_counts_)),
             "lexicon seconds": f"{clf.timings_['lexicon_s']:.2f}",
             "training seconds (parameter mixing)": f"{clf.timings_['train_s']:.2f}",
             "total seconds": f"{t1 - t0:.2f}",
@@ -865,7 +865,7 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
     stats.update(
         {
             "documents": clf.n_docs_,
-            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.classes_, clf.class_counts_)),
+            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.class_names_, clf.class_counts_)),
         }
     )
     if "lexicon_s" in clf.timings_:
@@ -935,7 +935,7 @@ def _json_summary(clf, job: dict, output: str) -> dict:
     """``--json`` without a test set: the training summary."""
     out = {
         "documents": int(clf.n_docs_),
-        "classes": list(clf.classes_),
+        "classes": list(clf.class_names_),
         "class_counts": [n.item() for n in clf.class_counts_],
         "timings": dict(clf.timings_, total_s=job["total_s"], save_s=job["save_s"]),
         "saved": output,

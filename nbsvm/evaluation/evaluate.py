@@ -98,7 +98,10 @@ def evaluate_cache(
         return sets.report()
     # a label the model does not know is an error of every document that has it
     to_class = np.array(
-        [model.classes_.index(label) if label in model.classes_ else -1 for label in cache.labels]
+        [
+            model.class_names_.index(label) if label in model.class_names_ else -1
+            for label in cache.labels
+        ]
         or [0],
         dtype=np.int32,
     )

@@ -48,9 +48,9 @@ def _output_of(clf, cls) -> int:
     class ``classes_[1]``; asking for ``classes_[0]`` flips the sign)."""
     if cls is None:
         return 0
-    if str(cls) not in clf.classes_:
-        raise NBSVMError(f"unknown class {cls!r}; the model has {clf.classes_}")
-    k = clf.classes_.index(str(cls))
+    if str(cls) not in clf.class_names_:
+        raise NBSVMError(f"unknown class {cls!r}; the model has {clf.class_names_}")
+    k = clf.class_names_.index(str(cls))
     return 0 if clf.n_outputs() == 1 else k
 
 
@@ -67,7 +67,7 @@ def top_features_by_class(clf: NBSVMClassifier, top: int = 30) -> pd.DataFrame:
     ``positive``, class by class."""
     import pandas as pd
 
-    frames = [top_features(clf, top, c) for c in clf.classes_]
+    frames = [top_features(clf, top, c) for c in clf.class_names_]
     frames = [f[f.direction == "positive"] for f in frames]
     return pd.concat(frames, ignore_index=True)
 
@@ -82,11 +82,13 @@ def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None)
         raise NBSVMError(f"top must be an integer >= 1, got {top!r}")
     k = _output_of(clf, cls)
     sign = (
-        -1.0 if (clf.n_outputs() == 1 and cls is not None and str(cls) == clf.classes_[0]) else 1.0
+        -1.0
+        if (clf.n_outputs() == 1 and cls is not None and str(cls) == clf.class_names_[0])
+        else 1.0
     )
     C, _ = contributions(clf)
     row = sign * C[k]
-    toward = str(cls) if cls is not None else clf.classes_[-1 if clf.n_outputs() == 1 else 0]
+    toward = str(cls) if cls is not None else clf.class_names_[-1 if clf.n_outputs() == 1 else 0]
     learner = clf.linear_
     backend_w = (
         clf.backend_.output_weights(k, learner.tables)[1]
@@ -142,11 +144,11 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
     clf.check_fitted()
     scores = np.atleast_1d(clf.decision_function([text])[0])
     if cls is None and clf.multilabel:  # the label with the highest score
-        cls = clf.classes_[int(np.argmax(scores))]
+        cls = clf.class_names_[int(np.argmax(scores))]
     elif cls is None:
         cls = clf.labels_of(clf.decision_function([text]))[0]
     k = _output_of(clf, cls)
-    sign = -1.0 if clf.n_outputs() == 1 and str(cls) == clf.classes_[0] else 1.0
+    sign = -1.0 if clf.n_outputs() == 1 and str(cls) == clf.class_names_[0] else 1.0
     C, const = contributions(clf)
     hasher = clf.hasher_
     words, chars = hasher.keys(text)

@@ -55,7 +55,7 @@ def prediction_columns(
     Probabilities are written only where the loss gives them.
     """
     has_proba = model.has_proba()
-    classes = np.asarray(model.classes_, dtype=object)
+    classes = np.asarray(model.class_names_, dtype=object)
     ranked = top_k is not None or threshold is not None
     if ranked:  # a bad k or threshold: an error before any row
         model.top_k_of(np.zeros((0, model.n_outputs())), top_k, threshold)
@@ -68,15 +68,15 @@ def prediction_columns(
         frame["label"] = labels
         if model.multilabel:  # every label's own score or probability
             values = model.proba_of(scores) if has_proba else scores
-            for k, c in enumerate(model.classes_):
+            for k, c in enumerate(model.class_names_):
                 frame[f"{'probability' if has_proba else 'score'}_{c}"] = values[:, k]
         elif scores.shape[1] == 1:
-            positive = model.classes_[1]
+            positive = model.class_names_[1]
             frame[f"score_{positive}"] = scores[:, 0]
             if has_proba:
                 frame[f"probability_{positive}"] = model.proba_of(scores)[:, 1]
         else:  # the predicted label's own score and probability
-            index = {c: k for k, c in enumerate(model.classes_)}
+            index = {c: k for k, c in enumerate(model.class_names_)}
             best = np.fromiter(
                 (index[label] for label in labels), dtype=np.int64, count=len(labels)
             )

@@ -48,8 +48,8 @@ class _Scorer:
         self.model = model
         self.scores_out = scores_out  # (true codes, scores) per batch, if a list
         self.correct_out = correct_out  # whether each document was right, per batch
-        k = len(model.classes_)
-        self.index = {c: i for i, c in enumerate(model.classes_)}
+        k = len(model.class_names_)
+        self.index = {c: i for i, c in enumerate(model.class_names_)}
         self.cm = np.zeros((k, k), dtype=np.int64)
         self.unseen: dict = {}  # label -> predictions per model class
         self.has_proba = model.has_proba()
@@ -95,13 +95,13 @@ class _Scorer:
         if self.correct_out is not None:  # in document order; an unseen label is an error
             self.correct_out.append(known & (pred == np.where(known, truth, -1)))
         if not known.all():
-            k = len(self.model.classes_)
+            k = len(self.model.class_names_)
             for i in np.flatnonzero(~known):
                 label = batch.labels[i] if names is None else names[batch.labels[i]]
                 row = self.unseen.setdefault(label, np.zeros(k, dtype=np.int64))
                 row[pred[i]] += 1
             truth, pred, scores = truth[known], pred[known], scores[known]
-        self.cm += confusion_matrix(truth, pred, len(self.model.classes_))
+        self.cm += confusion_matrix(truth, pred, len(self.model.class_names_))
         self.auc.add(scores, truth, binary=self.model.n_outputs() == 1)
         if self.scores_out is not None:
             self.scores_out.append((np.asarray(truth, dtype=np.int32), scores))
@@ -117,7 +117,7 @@ class _Scorer:
     def report(self) -> dict:
         if self.n == 0:
             raise NBSVMError("no documents to evaluate")
-        classes, cm = list(self.model.classes_), self.cm
+        classes, cm = list(self.model.class_names_), self.cm
         if self.unseen:
             k, u = len(classes), len(self.unseen)
             cm = np.zeros((k + u, k + u), dtype=np.int64)
@@ -135,7 +135,7 @@ class _Scorer:
             if areas[0] is not None:
                 rep["roc_auc"] = areas[0]
         else:  # one against the rest, for each class that has both sides
-            for c, a in zip(self.model.classes_, areas):
+            for c, a in zip(self.model.class_names_, areas):
                 if a is not None:
                     rep["per_class"][c]["roc_auc"] = a
             known = [a for a in areas if a is not None]
@@ -156,7 +156,7 @@ class _LabelSetScorer:
 
     def __init__(self, model: NBSVMClassifier):
         self.model = model
-        self.index = {c: i for i, c in enumerate(model.classes_)}
+        self.index = {c: i for i, c in enumerate(model.class_names_)}
         self.sums: dict | None = None
         self.unseen: dict = {}  # label -> documents holding it
         self.parsed: dict = {}  # key -> (known label indices, unknown labels)
@@ -210,7 +210,7 @@ class _LabelSetScorer:
         if self.n == 0:
             raise NBSVMError("no documents to evaluate")
         assert self.sums is not None  # every batch (n > 0: one at least) added its sums
-        sums, classes = dict(self.sums), list(self.model.classes_)
+        sums, classes = dict(self.sums), list(self.model.class_names_)
         if self.unseen:
             u = len(self.unseen)
             sums["tp"] = np.concatenate([sums["tp"], np.zeros(u, dtype=np.int64)])

@@ -90,7 +90,7 @@ def defaults_on(estimator: type, base: dict, classes: list, corpus: dict, multil
     """What ``base`` resolves to on this data (the task's defaults, the data's defaults)."""
     model = estimator(**base)
     model.corpus_ = corpus
-    model.classes_ = Labels(classes)
+    model.class_names_ = Labels(classes)
     out = {
         name: model.setting(name)
         for name in ("alpha", "lam", "loss", "optimizer", "eta0", "epochs", "norm", "min_df")

@@ -70,7 +70,7 @@ def check_seen(model: NBSVMClassifier, label: str, flag: str, **where: Any) -> N
     of it fell in the held-out part): the held-out measure would not cover the model's
     outputs, or the model would silently lack the class."""
     values = label_set(label) if model.multilabel else [label]
-    missing = [v for v in values if v not in model.classes_]
+    missing = [v for v in values if v not in model.class_names_]
     if missing:
         raise NBSVMError(
             f"{flag}: every document of class {missing[0]!r} fell in the "
@@ -83,7 +83,7 @@ def check_seen(model: NBSVMClassifier, label: str, flag: str, **where: Any) -> N
 def _truth(model, labels) -> np.ndarray:
     """``(n, n_outputs)`` 0/1: which outputs are each held-out document's (a class the
     model trained without: :func:`check_seen`)."""
-    classes = {c: i for i, c in enumerate(model.classes_)}
+    classes = {c: i for i, c in enumerate(model.class_names_)}
     n_out = model.n_outputs()
     truth = np.zeros((len(labels), n_out if n_out > 1 else 1), dtype=bool)
     for row, label in enumerate(labels):
@@ -92,7 +92,7 @@ def _truth(model, labels) -> np.ndarray:
             for v in label_set(label):
                 truth[row, classes[v]] = True
         elif n_out == 1:
-            truth[row, 0] = label == model.classes_[1]
+            truth[row, 0] = label == model.class_names_[1]
         else:
             truth[row, classes[label]] = True
     return truth
@@ -205,8 +205,8 @@ def needs_calibration(model: NBSVMClassifier) -> str | None:
         return f"--auto chose learner {model.backend_learner}" if "learner" in chosen else None
     if model.n_docs_ < AUTO_MIN_DOCS:
         return None
-    if len(model.classes_) > 2:
-        return f"{len(model.classes_)} classes"
+    if len(model.class_names_) > 2:
+        return f"{len(model.class_names_)} classes"
     if model.beta < 1 and model.interpolate == "scores" and model.weighting == "nb":
         # the NB part sums log-count ratios, which are not log-odds: on Subj beta 0.5
         # gained 0.1 point of accuracy and took the log loss from 0.20 to 0.67

@@ -209,7 +209,7 @@ class Checkpoint:
 
     def save(self, clf: NBSVMClassifier, epoch: int, rng: np.random.Generator) -> None:
         learner = clf.linear_
-        header = {"classes": list(clf.classes_), "n_docs": int(clf.n_docs_)}
+        header = {"classes": list(clf.class_names_), "n_docs": int(clf.n_docs_)}
         arrays = {"S": learner.S_, "state": learner.state_}
         if clf.backend_learner is not None:  # the backend learners' whole state as well
             header["backend"], own = clf.backend_.parts()
@@ -253,14 +253,14 @@ class Checkpoint:
         learner = clf.linear_
         S, state = saved["S"], saved["state"]
         if (
-            saved["classes"] != list(clf.classes_)
+            saved["classes"] != list(clf.class_names_)
             or S.shape != learner.S_.shape
             or S.dtype != learner.S_.dtype
             or state.shape != learner.state_.shape
         ):
             raise NBSVMError(
                 f"the checkpoint does not fit this data (classes "
-                f"{saved['classes']} vs {clf.classes_}, state {S.shape} vs "
+                f"{saved['classes']} vs {clf.class_names_}, state {S.shape} vs "
                 f"{learner.S_.shape})",
                 path=str(self.path),
             )

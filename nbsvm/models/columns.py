@@ -316,7 +316,7 @@ def adopt(model: NBSVMClassifier, columns: Columns) -> None:
             f"class {empty[0]!r} has only documents of weight 0 (--weight-col, "
             "sample_weight): every class needs a document of weight > 0"
         )
-    model.classes_, model.class_counts_ = Labels(columns.classes), columns.class_counts
+    model.class_names_, model.class_counts_ = Labels(columns.classes), columns.class_counts
     model.n_seen_buckets_ = columns.n_seen_buckets
     model.column_of_, model.linear_ = columns.column_of, columns.linear
     model.hasher_ = model._hasher()

@@ -391,7 +391,7 @@ def transfer_state(source: NBSVMClassifier, model: NBSVMClassifier) -> int:
     src, dst = source.linear_, model.linear_
     if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
         raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")
-    order, sign = output_order(list(source.classes_), list(model.classes_), dst.n_outputs)
+    order, sign = output_order(list(source.class_names_), list(model.class_names_), dst.n_outputs)
     src.coef()  # SGD: the scale folded in, so state_ holds s = 1
     d = 1 << model.hasher_.n_bits
     src_of = source.column_of_ if source.column_of_ is not None else np.arange(d, dtype=np.int32)

@@ -29,7 +29,7 @@ def class_weights(model: NBSVMClassifier) -> np.ndarray | None:
     cw = model.class_weight
     if cw is None:
         return None
-    classes = list(model.classes_)
+    classes = list(model.class_names_)
     if isinstance(cw, str):  # "balanced" (validate allows nothing else)
         counts = np.asarray(model.class_counts_, dtype=np.float64)
         # counts are sums of weights, which may be below 1: only an empty class (no
@@ -62,7 +62,7 @@ def output_weights(model: NBSVMClassifier) -> np.ndarray | None:
 
 
 def positive_codes(model: NBSVMClassifier) -> list[int]:
-    return [1] if model.n_outputs() == 1 else list(range(len(model.classes_)))
+    return [1] if model.n_outputs() == 1 else list(range(len(model.class_names_)))
 
 
 def new_linear(model: NBSVMClassifier, classes: list, n_columns: int) -> LinearSGD:
@@ -87,7 +87,7 @@ def new_linear(model: NBSVMClassifier, classes: list, n_columns: int) -> LinearS
 
 def codes_for(model: NBSVMClassifier, labels: list, batch: Batch | None = None) -> np.ndarray:
     """Map label strings to class indices, naming the first document with an unknown one."""
-    index = {c: i for i, c in enumerate(model.classes_)}
+    index = {c: i for i, c in enumerate(model.class_names_)}
     out = np.empty(len(labels), dtype=np.int32)
     for i, label in enumerate(labels):
         code = index.get(label)
@@ -95,7 +95,9 @@ def codes_for(model: NBSVMClassifier, labels: list, batch: Batch | None = None) 
             where = batch.where(i) if batch is not None else {}
             if label is None:
                 raise NBSVMError("document has no label", **where)
-            raise NBSVMError(f"unknown label {label!r}; the model knows {model.classes_}", **where)
+            raise NBSVMError(
+                f"unknown label {label!r}; the model knows {model.class_names_}", **where
+            )
         out[i] = code
     return out
 
@@ -103,9 +105,9 @@ def codes_for(model: NBSVMClassifier, labels: list, batch: Batch | None = None) 
 def check_labels(model: NBSVMClassifier, labels: list, first_seen: list) -> None:
     """Raise, naming where it was first seen, if a label is not one of ``classes_``."""
     for label, where in zip(labels, first_seen):
-        if label not in model.classes_:
+        if label not in model.class_names_:
             raise NBSVMError(
-                f"unknown label {label!r}; the model knows {model.classes_}", **(where or {})
+                f"unknown label {label!r}; the model knows {model.class_names_}", **(where or {})
             )
 
 
@@ -114,10 +116,10 @@ def targets_in(model: NBSVMClassifier, cache: FeatureCache) -> np.ndarray | list
     if model.multilabel:  # codes are label sets: a membership matrix
         for key, where in zip(cache.labels, cache.first_seen):
             check_labels(model, list(label_set(key)), [where] * len(label_set(key)))
-        return membership(model.classes_, list(cache.labels))
+        return membership(model.class_names_, list(cache.labels))
     check_labels(model, cache.labels, cache.first_seen)
     code = {label: i for i, label in enumerate(cache.labels)}
-    return [code.get(model.classes_[k], -1) for k in positive_codes(model)]
+    return [code.get(model.class_names_[k], -1) for k in positive_codes(model)]
 
 
 def epochs_for(model: NBSVMClassifier, notify: Callable[[dict], None]) -> Epochs:

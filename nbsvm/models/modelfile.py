@@ -49,8 +49,8 @@ def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
 
     if buckets.size > 1 and np.any(np.diff(buckets) <= 0):
         bad("buckets not strictly increasing (unsorted or repeated)")
-    if len(set(clf.classes_)) != len(clf.classes_):
-        bad(f"repeated class names {clf.classes_}")
+    if len(set(clf.class_names_)) != len(clf.class_names_):
+        bad(f"repeated class names {clf.class_names_}")
     if (
         clf.n_docs_ < 0
         or not 0 <= clf.weight_sum_ < float("inf")
@@ -75,7 +75,7 @@ def _check_classes_fit_arrays(clf, arrays: dict, path) -> None:
     """The header's classes against the arrays' outputs, checked before any setting that
     follows the number of classes (loss, optimizer, eta0) is read from them: a header that
     lists classes the arrays were not trained for is named as such."""
-    classes, counts = clf.classes_, clf.class_counts_
+    classes, counts = clf.class_names_, clf.class_counts_
     if len(classes) < (1 if clf.multilabel else 2):
         raise NBSVMError(
             f"corrupted model file: the header lists {len(classes)} class(es)", path=str(path)
@@ -146,7 +146,7 @@ def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
         package_version=__version__,
         params={p: v for p, v in clf.get_params().items() if p != "cache_dir"},
         hasher=clf.hasher_.settings(),
-        classes=list(clf.classes_),
+        classes=list(clf.class_names_),
         # documents per class, or their summed weights when trained with weights
         class_counts=[c.item() for c in np.asarray(clf.class_counts_)],
         n_docs=int(clf.n_docs_),
@@ -269,7 +269,7 @@ def _label_values(clf) -> list | None:
     values = getattr(clf, "_label_values", None)
     if not values or clf.multilabel:
         return None
-    typed = label_values([values.get(c) for c in clf.classes_])
+    typed = label_values([values.get(c) for c in clf.class_names_])
     return typed if any(v is not None for v in typed) else None
 
 
@@ -280,8 +280,8 @@ def _load_label_values(clf, header: dict) -> None:
         return
     if clf.multilabel:
         raise NBSVMError("label_values in a multi-label model (its labels are names)")
-    typed = read_label_values(header["label_values"], len(clf.classes_))
-    clf._label_values = {c: v for c, v in zip(clf.classes_, typed) if v is not None} or None
+    typed = read_label_values(header["label_values"], len(clf.class_names_))
+    clf._label_values = {c: v for c, v in zip(clf.class_names_, typed) if v is not None} or None
 
 
 CORPUS_KEYS = ("documents", "ngrams", "median_ngrams")
@@ -402,7 +402,7 @@ def _model_from_header(cls, header: dict, arrays: dict, path):
             isinstance(c, str) for c in header["classes"]
         ):
             raise TypeError("classes must be a list of strings")
-        clf.classes_ = Labels(header["classes"])
+        clf.class_names_ = Labels(header["classes"])
         _load_label_values(clf, header)
         counts = header["class_counts"]
         weighted = isinstance(counts, list) and any(isinstance(c, float) for c in counts)
@@ -464,8 +464,8 @@ def _check_arrays_match(clf, header: dict, buckets, ratios, coef, state, sq, pat
     n_out = clf.n_outputs()
     d = 1 << clf.hasher_.n_bits
     ok = (
-        len(clf.classes_) >= (1 if clf.multilabel else 2)
-        and len(clf.class_counts_) == len(clf.classes_)
+        len(clf.class_names_) >= (1 if clf.multilabel else 2)
+        and len(clf.class_counts_) == len(clf.class_names_)
         and clf.hasher_.n_bits == clf.n_bits
         and buckets.ndim == 1
         and buckets.dtype == BUCKET_DTYPE
@@ -491,7 +491,7 @@ def _check_arrays_match(clf, header: dict, buckets, ratios, coef, state, sq, pat
 def _set_learner(clf, buckets, ratios, coef, state, sq, path) -> None:
     """The model's learner filled with the checked arrays, and its bucket -> column map."""
     try:
-        learner = new_linear(clf, clf.classes_, buckets.size)
+        learner = new_linear(clf, clf.class_names_, buckets.size)
     except NBSVMError as e:  # settings the learner refuses: a crafted header
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
     learner.S_[:, :, 0] = ratios

@@ -214,7 +214,11 @@ class NBSVMClassifier(Params):
 
     Attributes
     ----------
-    classes_ : list of str
+    classes_ : Labels
+        The classes as ``y`` gave them (ints stay ints, as scikit-learn's scorers expect);
+        classes that are numbers in value order, others in text order.
+    class_names_ : Labels
+        The same classes as text: what model files, the CLI and the lexicon name them by.
     class_counts_ : int array
         Training documents per class (per label).
     hasher_ : Hasher
@@ -281,7 +285,7 @@ class NBSVMClassifier(Params):
         split_scripts: bool
         nfkc: bool
         long_words: int
-        classes_: Labels
+        class_names_: Labels
         class_counts_: np.ndarray
         n_docs_: int
         weight_sum_: float
@@ -372,10 +376,11 @@ class NBSVMClassifier(Params):
 
         ``X`` is any sequence of strings (list, numpy array, pandas Series, a one-column
         2-D array or DataFrame) or a DataFrame with columns ``text_col`` and, when ``y`` is
-        None, ``label_col``. Labels may be any values: the model's ``classes_`` are their
-        strings, ordered by value when they are numbers (as scikit-learn orders labels;
-        :func:`~nbsvm.io.labels.class_order`), and :meth:`predict` returns the original
-        values (ints stay ints).
+        None, ``label_col``. Labels may be any values: the model's ``classes_`` are the
+        values (ints stay ints, as scikit-learn's scorers look ``pos_label`` up in them),
+        ordered by value when they are numbers (:func:`~nbsvm.io.labels.class_order`), and
+        :meth:`predict` returns them; ``class_names_`` are their strings (the model file's
+        names, the CLI's).
         ``sample_weight``: each document's weight (finite, >= 0), multiplying its NB counts
         and its learner steps (built-in learner only).
         """
@@ -560,7 +565,7 @@ class NBSVMClassifier(Params):
             "lexicon_",
             "column_of_",
             "_label_values",
-            "classes_",
+            "class_names_",
             "backend_",
             "corpus_",
             "auto_",
@@ -690,6 +695,28 @@ class NBSVMClassifier(Params):
         return _prediction.decision_function(self, X, text_col=text_col)
 
     @property
+    def classes_(self) -> Labels:
+        """The classes as ``fit``'s ``y`` gave them (see the class docstring); a model
+        trained from files, or on strings, has its :attr:`class_names_`."""
+        from nbsvm.learners.targets import Labels
+
+        names = self.__dict__.get("class_names_")
+        if names is None:
+            raise AttributeError("classes_: the model is not fitted")
+        values = self.__dict__.get("_label_values")
+        return Labels([values.get(c, c) for c in names]) if values else names
+
+    @classes_.setter
+    def classes_(self, value: Iterable) -> None:
+        from nbsvm.learners.targets import Labels
+
+        self.class_names_ = Labels(str(c) for c in value)
+
+    @classes_.deleter
+    def classes_(self) -> None:
+        self.__dict__.pop("class_names_", None)
+
+    @property
     def calibrator_(self) -> Calibrator | None:
         """The :class:`~nbsvm.learners.calibrator.Calibrator` fitted with ``calibrate``, or
         None."""
@@ -737,7 +764,7 @@ class NBSVMClassifier(Params):
 
     def predict_top_k(
         self, X: Texts, k: int = 1, threshold: float | None = None, *, text_col: str = "text"
-    ) -> list[list[tuple[str, float]]]:
+    ) -> list[list[tuple[Any, float]]]:
         """Each document's ``k`` best classes, best first, with their probabilities (scores
         for losses without probabilities), as fastText's ``predict(text, k, threshold)``:
         ``[[(label, probability), ...], ...]``; with ``threshold``, only the classes at or

@@ -142,7 +142,7 @@ def _start(model, hasher, classes) -> None:
     if not model.multilabel:
         for c in classes:  # codes in classes_ order
             model.lexicon_.code_of(c)
-    model.classes_, model.hasher_, model.n_docs_ = Labels(classes), hasher, 0
+    model.class_names_, model.hasher_, model.n_docs_ = Labels(classes), hasher, 0
     model.weight_sum_ = 0.0
     model.class_counts_ = np.zeros(len(classes), dtype=np.int64)
     model.n_seen_buckets_ = 0
@@ -172,7 +172,7 @@ def _targets(model, labels, batch, lexicon):
         keys = sorted(set(labels))
         index = {key: c for c, key in enumerate(keys)}
         codes = np.asarray([index[key] for key in labels], dtype=np.int32)
-    return codes, membership(model.classes_, keys)
+    return codes, membership(model.class_names_, keys)
 
 
 def _lexicon_codes(model, lexicon, codes: np.ndarray) -> np.ndarray:
@@ -182,7 +182,7 @@ def _lexicon_codes(model, lexicon, codes: np.ndarray) -> np.ndarray:
     one class went to another (multi-label codes are the lexicon's already)."""
     if model.multilabel:
         return codes
-    to_lexicon = np.asarray([lexicon.code_of(c) for c in model.classes_], dtype=np.int32)
+    to_lexicon = np.asarray([lexicon.code_of(c) for c in model.class_names_], dtype=np.int32)
     return to_lexicon[codes]
 
 
@@ -192,9 +192,9 @@ def _refresh_values(model, lexicon) -> None:
     tables = model.linear_.tables
     if model.multilabel:
         buckets, counts, kept_df, docs, n_seen = label_set_counts(
-            lexicon, model.classes_, model.setting("min_df")
+            lexicon, model.class_names_, model.setting("min_df")
         )
-        ratios = np.zeros((len(model.classes_), len(buckets), 1), dtype=tables.dtype)
+        ratios = np.zeros((len(model.class_names_), len(buckets), 1), dtype=tables.dtype)
         fill_label_ratios(ratios, counts, kept_df, float(model.setting("alpha")))
         ratios = ratios[:, :, 0]
         model.class_counts_ = docs
@@ -211,17 +211,17 @@ def _refresh_values(model, lexicon) -> None:
 
 def _in_model_order(model, lexicon) -> tuple[np.ndarray | None, np.ndarray]:
     """The lexicon's class counts (into ``model.class_counts_``) and kept ratios, in the
-    order of ``model.classes_``: a model saved when classes that are numbers ordered as
+    order of ``model.class_names_``: a model saved when classes that are numbers ordered as
     text ('10' before '2') has them the other way round from its lexicon, and its rows
     taken as they come inverted it on the first call (two classes: the one ratio of
     ``classes_[1]`` against ``classes_[0]`` changes sign). ``(None, ...)`` until every
     class has a document."""
-    order = [lexicon.classes_.index(c) for c in model.classes_]
+    order = [lexicon.classes_.index(c) for c in model.class_names_]
     model.class_counts_ = lexicon.class_counts_[order]
     if model.class_counts_.min() == 0:
         return None, np.zeros(0)
     buckets, ratios = lexicon.kept_ratios(min_df=model.setting("min_df"))
-    rows, sign = output_order(lexicon.classes_, list(model.classes_), ratios.shape[0])
+    rows, sign = output_order(lexicon.classes_, list(model.class_names_), ratios.shape[0])
     if sign > 0 and rows == list(range(len(rows))):
         return buckets, ratios
     return buckets, sign * ratios[rows]

@@ -5,7 +5,7 @@ batches so that memory does not grow with the input."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -212,7 +212,7 @@ def label_mask(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
 
 def labels_of(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
     """The body of :meth:`~nbsvm.NBSVMClassifier.labels_of`."""
-    classes = np.asarray(model.classes_, dtype=object)
+    classes = np.asarray(model.class_names_, dtype=object)
     if model.multilabel:
         return np.asarray(
             [SEPARATOR.join(classes[row]) for row in label_mask(model, scores)], dtype=object
@@ -240,7 +240,7 @@ def proba_of(model: NBSVMClassifier, scores: np.ndarray, own: bool = False) -> n
     """The body of :meth:`~nbsvm.NBSVMClassifier.proba_of`."""
     if len(scores) == 0:  # an empty batch: no rows, one column per class
         _check_proba(model, own)
-        return np.zeros((0, len(model.classes_)))
+        return np.zeros((0, len(model.class_names_)))
     if model.calibrator_ is not None and not own:
         return model.calibrator_.probabilities(scores)
     _check_proba(model, own)
@@ -315,12 +315,12 @@ def predict_top_k(
     threshold: float | None = None,
     *,
     text_col: str = "text",
-) -> list[list[tuple[str, float]]]:
+) -> list[list[tuple[Any, float]]]:
     """The body of :meth:`~nbsvm.NBSVMClassifier.predict_top_k`."""
     positions, values, _ = top_k_of(
         model, decision_function(model, X, text_col=text_col), k, threshold
     )
-    classes = model.classes_
+    classes = list(model.classes_)  # the label values, as predict returns them
     return [
         [(classes[j], float(v)) for j, v in zip(row, vals) if j >= 0]
         for row, vals in zip(positions, values)

@@ -131,7 +131,7 @@ def setting(model: NBSVMClassifier, name: str, classes: list | None = None) -> A
         exact = model.backend_learner is None or ALGORITHMS[model.backend_learner].batch
         return data_default("min_df", corpus) if corpus and exact else DEFAULTS["min_df"]
     if classes is None:
-        classes = model.__dict__.get("classes_")
+        classes = model.__dict__.get("class_names_")
     if name == "lam" and value is None:
         softmax = model.loss == "softmax" and classes is not None
         softmax = softmax and n_outputs(model, classes) > 1
@@ -180,7 +180,7 @@ def data_defaulted(model: NBSVMClassifier) -> list[str]:
 
 def n_outputs(model: NBSVMClassifier, classes: list | None = None) -> int:
     """The body of :meth:`~nbsvm.NBSVMClassifier.n_outputs`."""
-    k = len(model.classes_ if classes is None else classes)
+    k = len(model.class_names_ if classes is None else classes)
     return k if model.multilabel or k > 2 else 1
 
 

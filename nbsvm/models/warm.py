@@ -107,14 +107,16 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
         corpus=corpus,
     )
     if source.multilabel:  # the lexicon's classes are label sets: "a,b"
-        new = sorted({v for key in lexicon.classes_ for v in label_set(key)} - set(source.classes_))
+        new = sorted(
+            {v for key in lexicon.classes_ for v in label_set(key)} - set(source.class_names_)
+        )
     else:
         new = sorted(set(lexicon.classes_) - known)
     if new:
         raise NBSVMError(
             f"the new documents have classes the model does not know: "
             f"{', '.join(new)} (the model's are "
-            f"{', '.join(source.classes_)}); train a new model"
+            f"{', '.join(source.class_names_)}); train a new model"
         )
     model = type(source)(**resolved_params(source))
     warm = {"source": source, "keep": True}
@@ -137,7 +139,7 @@ def to_bucket_columns(model: NBSVMClassifier) -> None:
         return
     old = model.linear_
     old.coef()
-    new = new_linear(model, model.classes_, 1 << model.hasher_.n_bits)
+    new = new_linear(model, model.class_names_, 1 << model.hasher_.n_bits)
     buckets = np.flatnonzero(model.column_of_ >= 0)
     new.S_[:, buckets, :] = old.S_[:, model.column_of_[buckets], :]
     new.state_[:] = old.state_

@@ -333,7 +333,7 @@ def check_labels(model: NBSVMClassifier, labels: list[Any]) -> None:
     if not model.multilabel and not all(isinstance(y, str) for y in labels):
         raise NBSVMError("this model takes one label per text, a string: not a list")
     flat = [v for y in labels for v in ([y] if isinstance(y, str) else y)]
-    known = {str(c) for c in model.classes_}
+    known = {str(c) for c in model.class_names_}
     unknown = sorted(set(flat) - known)
     if unknown:
         raise NBSVMError(

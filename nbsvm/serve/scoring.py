@@ -42,7 +42,7 @@ def predictions(
     if not texts:
         model.top_k_of(np.zeros((0, model.n_outputs())), top_k, threshold)  # checks both
         return []
-    classes = list(model.classes_)
+    classes = list(model.class_names_)
     raw = np.asarray(model.decision_function(texts)).reshape(len(texts), -1)
     values, kind = model.class_values(raw)  # probabilities, or one score per class
     scores = _scores_per_class(model, raw)
@@ -108,7 +108,7 @@ def strongest_ngrams(model: NBSVMClassifier, top: int = 10) -> dict:
     (two classes: the positive direction of each)."""
     from nbsvm.evaluation.explain import top_features
 
-    classes = list(model.classes_)
+    classes = list(model.class_names_)
     out = {}
     if model.n_outputs() == 1:
         frame = top_features(model, top, classes[1])
@@ -141,7 +141,7 @@ def describe(served: Served) -> dict:
         "name": served.name,
         "version": served.version,
         "loaded_at": served.loaded_at,
-        "classes": list(model.classes_),
+        "classes": list(model.class_names_),
         "multilabel": bool(model.multilabel),
         "probabilities": bool(model.has_proba()),
         "ngrams": model.ngrams,

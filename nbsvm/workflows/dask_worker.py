@@ -220,7 +220,7 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> d
         text_col=reader.get("text_col", "text"),
         label_col=reader.get("label_col", "label"),
         strict=reader.get("strict", False),
-        known_labels=known_labels(clf.classes_, clf.multilabel),
+        known_labels=known_labels(clf.class_names_, clf.multilabel),
         encoding=reader.get("encoding", "utf-8"),
         label_sep=reader.get("label_sep", "\t"),
     )

@@ -266,7 +266,7 @@ def _shard_rows(clf, reader: dict) -> dict:
     return {
         "reader": reader,
         "hasher": clf.hasher_.settings(),
-        "classes": list(clf.classes_),
+        "classes": list(clf.class_names_),
         "multilabel": clf.multilabel,
     }
 
