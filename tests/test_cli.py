@@ -130,20 +130,22 @@ def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
     assert_ok(run("lexicon", train, "-o", lex_path, "--n-bits", "11", "--ngrams", "1",
                   "--alpha", "0.5", "-q"))
     out = tmp / "m.npz"
-    # --ngrams is the lexicon's; a hashing option with another value than the lexicon's
-    # is refused (it used to be dropped without a word), the lexicon's own value is fine
+    # a hashing option (--ngrams too) with another value than the lexicon's is refused
+    # (it used to be dropped without a word), the lexicon's own value is fine
     r = run("train", train, "-o", out, "--lexicon", lex_path, *TRAIN_OPTS)
     assert r.exit_code != 0 and "--n-bits" in r.output and not out.exists()
+    r = run("train", train, "-o", out, "--lexicon", lex_path, "--ngrams", "3", "-q")
+    assert r.exit_code != 0 and "--ngrams" in r.output and not out.exists()
     r = run("train", train, "-o", out, "--lexicon", lex_path, "--n-bits", "11", "--ngrams",
-            "3", "--epochs", "5", "-q")
+            "1", "--epochs", "5", "-q")
     assert_ok(r)
     clf = NBSVMClassifier.load(out)
     lex = NBLexicon.load(lex_path)
     assert clf.hasher_ == lex.hasher == Hasher(ngrams=1, n_bits=11, **NEW_TOKENIZER)
-    # with a lexicon the training data is not hashed first: the fixed default min_df 2
-    assert clf.alpha == 0.5 and clf.min_df is None and clf.setting("min_df") == 2
+    # the data-dependent min_df of the corpus the lexicon counted: 1 for a few documents
+    assert clf.alpha == 0.5 and clf.min_df is None and clf.setting("min_df") == 1
     df = lex.counts().sum(axis=0)
-    assert np.array_equal(clf.ratios_, np.where(df >= 2, lex.ratios(min_df=2), 0))
+    assert np.array_equal(clf.ratios_, np.where(df >= 1, lex.ratios(min_df=1), 0))
     assert clf.predict([t for _, t in TRAIN]).tolist() == [l for l, _ in TRAIN]
 
 

@@ -19,7 +19,7 @@ from nbsvm.cli.common import (
 #: the first epoch with ``--lexicon`` trains while streaming).
 READING_STAGES = {"hash", "lexicon", "eval", "hash test", "predict", "read"}
 #: Events that say something once instead of counting (the commands print them or not).
-NOT_PROGRESS = {"lexicon done", "data defaults", "columns"}
+NOT_PROGRESS = {"lexicon done", "data defaults", "lexicon without corpus", "columns"}
 #: What the ``docs`` of a stage count, when not documents.
 STAGE_UNITS = {"tune": "trainings"}
 

@@ -234,7 +234,9 @@ def train_command(
         "it was counted (a hashing option with another value is an error).",
     ),
     ngrams: int = typer.Option(
-        DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N (ignored with --lexicon)."
+        DEFAULTS["ngrams"],
+        "--ngrams",
+        help="Word n-grams of orders 1..N (with --lexicon: the lexicon's).",
     ),
     hashing: Hashing = HASHING,
     alpha: float | None = typer.Option(
@@ -539,7 +541,7 @@ def _hashing(*, ctx, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | 
     if lexicon is not None:
         lex = NBLexicon.load(lexicon)
         h = lex.hasher
-        _refuse_other_hashing(given_options(ctx), hashing, h, lexicon)
+        _refuse_other_hashing(given_options(ctx), hashing, h, lexicon, ngrams)
         settings.update({name: getattr(h, name) for name in HASHER_SETTINGS}, hash_seed=h.seed)
         if alpha is None:
             settings["alpha"] = lex.alpha
@@ -548,6 +550,7 @@ def _hashing(*, ctx, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | 
 
 #: each hashing option -> the settings it gives (Hasher's names) and its flag
 _HASHING_OPTIONS = {
+    "ngrams": (("ngrams",), "--ngrams"),
     "n_bits": (("n_bits",), "--n-bits"),
     "char_ngrams": (("char_min", "char_ngrams"), "--char-ngrams"),
     "keep_case": (("lowercase",), "--keep-case"),
@@ -558,10 +561,12 @@ _HASHING_OPTIONS = {
 }
 
 
-def _refuse_other_hashing(given: set[str], hashing: Hashing, lexicon_hasher, path: str) -> None:
+def _refuse_other_hashing(
+    given: set[str], hashing: Hashing, lexicon_hasher, path: str, ngrams: int
+) -> None:
     """A --lexicon hashes as it was counted: a hashing option given on the command line
     with another value than the lexicon's is an error, not silently dropped."""
-    mine = hashing.settings()
+    mine = {**hashing.settings(), "ngrams": ngrams}
     theirs = {**lexicon_hasher.settings(), "hash_seed": lexicon_hasher.seed}
     flags = [
         flag
@@ -803,6 +808,11 @@ def _refuse_with_auto(flag: str, *options) -> None:
 # the one-line notes on stderr, by event stage (None: nothing to say)
 _NOTES = {
     "data defaults": lambda e: data_defaults_line(e) if e["chosen"] else None,
+    "lexicon without corpus": lambda e: (
+        "note: the --lexicon file does not record the data it counted (an earlier version "
+        "wrote it): min_df, eta0 and norm take the package defaults, not the data's; count "
+        "the lexicon again for those"
+    ),
     "validation": lambda e: (
         f"epoch {e['epoch']}: validation accuracy {100 * e['accuracy']:.2f}% (best: epoch "
         f"{e['best_epoch']})" + (": stopping" if e["stop"] else "")

@@ -28,10 +28,12 @@ def build_lexicon(
     ``callback`` receives ``{"stage": "lexicon", "docs": n}`` after each batch.
     ``lexicon``: add to this one's counts (more data for a lexicon counted before).
     ``corpus``: a dict that receives what the data-dependent defaults read (as
-    :func:`nbsvm.data.cache.corpus_stats`: documents, n-grams, median n-grams per document).
+    :func:`nbsvm.data.cache.corpus_stats`: documents, n-grams, median n-grams per document);
+    a new lexicon keeps them too (``corpus_``, saved in its file).
     """
     from nbsvm.data.batches import hash_batches
 
+    fresh = lexicon is None
     if lexicon is None:
         lexicon = NBLexicon(hasher, alpha=alpha)
     lexicon._init_state()
@@ -52,10 +54,14 @@ def build_lexicon(
             callback({"stage": "lexicon", "docs": n})
     if n == 0:
         raise NBSVMError("no labeled documents in the input")
+    stats = dict(
+        documents=n,
+        ngrams=n_ids,
+        median_ngrams=int(np.searchsorted(np.cumsum(lengths), (n + 1) // 2)),
+    )
     if corpus is not None:
-        corpus.update(
-            documents=n,
-            ngrams=n_ids,
-            median_ngrams=int(np.searchsorted(np.cumsum(lengths), (n + 1) // 2)),
-        )
+        corpus.update(stats)
+    # what train --lexicon reads its data-dependent defaults from (counts added to an
+    # earlier lexicon: these documents only, so none)
+    lexicon.corpus_ = stats if fresh else None
     return lexicon

@@ -88,6 +88,9 @@ class NBLexicon:
     def __init__(self, hasher: Hasher | None = None, alpha: float | None = 1.0):
         self.hasher = hasher or Hasher()
         self.alpha = alpha
+        #: documents, n-grams and median n-grams per document of the data counted
+        #: (:func:`~nbsvm.lexicon.build.build_lexicon`): train --lexicon's data defaults
+        self.corpus_: dict | None = None
 
     # -- counting -------------------------------------------------------------------------
     def _init_state(self, store: np.ndarray | None = None, mm: mmap.mmap | None = None):
@@ -405,6 +408,7 @@ class NBLexicon:
             classes=self.classes_,
             class_counts=self.class_counts_.tolist(),
             **({"weighted": True, "n_docs": self.n_docs_} if self.weighted else {}),
+            **({"corpus": self.corpus_} if self.corpus_ else {}),
         )
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -495,4 +499,29 @@ class NBLexicon:
             raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
         by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
         df_pair = (buckets, df) if weighted and df is not None else None
-        return cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)
+        lexicon = cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)
+        if header.get("corpus") is not None:  # absent in files of earlier versions
+            try:
+                lexicon.corpus_ = checked_corpus(header["corpus"])
+            except TypeError as e:
+                raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
+        return lexicon
+
+
+#: what the data-dependent defaults read of a corpus (a lexicon's or a model's file keeps it)
+CORPUS_KEYS = ("documents", "ngrams", "median_ngrams")
+
+
+def checked_corpus(corpus: Any) -> dict:
+    """A file's ``corpus`` header, checked (TypeError: not three counts)."""
+    if not (
+        isinstance(corpus, dict)
+        and all(
+            isinstance(corpus.get(k), int)
+            and not isinstance(corpus.get(k), bool)
+            and corpus[k] >= 0
+            for k in CORPUS_KEYS
+        )
+    ):
+        raise TypeError("corpus must hold three counts")
+    return {k: corpus[k] for k in CORPUS_KEYS}

@@ -199,7 +199,14 @@ class Fit:
             return self._count_columns(docs, hasher, cache, writer, sample)
         if "corpus" in self.warm:
             model.corpus_ = self.warm["corpus"]
+        elif lexicon.corpus_:  # a prebuilt lexicon: the data it counted gives the defaults
+            model.corpus_ = dict(lexicon.corpus_)
+        elif None in (model.min_df, model.eta0, model.norm):
+            # a lexicon file of an earlier version: the package's defaults, said so
+            notify({"stage": "lexicon without corpus", "docs": 0})
         adopt(model, builder.from_lexicon(lexicon, None))
+        if "corpus" not in self.warm and lexicon.corpus_:
+            notify(data_defaults_event(model))
         if self.warm.get("keep"):
             model.lexicon_ = lexicon  # counts for a later train --init (left intact)
             lexicon.alpha = float(model.setting("alpha"))  # its ratios are the model's

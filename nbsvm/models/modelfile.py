@@ -27,7 +27,7 @@ from nbsvm.learners.persistence import label_values, read_label_values
 from nbsvm.learners.reduction import NBReduction
 from nbsvm.learners.sgd import STATE_DTYPE
 from nbsvm.learners.targets import Labels
-from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.lexicon.nblexicon import NBLexicon, checked_corpus
 from nbsvm.models import history, quantize
 from nbsvm.models.learner_setup import new_linear, output_weights
 from nbsvm.text.hashing import Hasher
@@ -284,24 +284,6 @@ def _load_label_values(clf, header: dict) -> None:
     clf._label_values = {c: v for c, v in zip(clf.class_names_, typed) if v is not None} or None
 
 
-CORPUS_KEYS = ("documents", "ngrams", "median_ngrams")
-
-
-def _corpus(corpus) -> dict:
-    """The header's ``corpus`` (what the data-dependent defaults were read from), checked."""
-    if not (
-        isinstance(corpus, dict)
-        and all(
-            isinstance(corpus.get(k), int)
-            and not isinstance(corpus.get(k), bool)
-            and corpus[k] >= 0
-            for k in CORPUS_KEYS
-        )
-    ):
-        raise TypeError("corpus must hold three counts")
-    return {k: corpus[k] for k in CORPUS_KEYS}
-
-
 def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> None:
     """What a model keeps beside its weights, checked: the lexicon's counts
     (``keep_counts``), the calibration (``calibrate``) and the labels' thresholds
@@ -433,7 +415,7 @@ def _load_records(clf, header: dict) -> None:
     """What the header records of the training: the corpus statistics, the held-out
     validation, the auto search."""
     if "corpus" in header:
-        clf.corpus_ = _corpus(header["corpus"])
+        clf.corpus_ = checked_corpus(header["corpus"])
     if isinstance(header.get("validation"), dict):
         clf.validation_ = header["validation"]
     if "auto" in header:
