@@ -602,6 +602,9 @@ def test_set_params_of_training_settings_still_continues_a_fitted_model():
     (["pos", float("nan"), "pos", "neg", "neg"], r"y\[1\] is nan: every document needs a label"),
     (["pos", None, "pos", "neg", "neg"], r"y\[1\] is (None|nan):"),
     ([1, "1", 0, 0, 1], r"y holds 1 and '1' \(y\[1\]\), one class once written as text"),
+    # equal numbers written apart were two classes, '1' and '1.0' ('1' and 'True')
+    ([1, 1.0, 0, 0, 1], r"y holds 1 and 1.0 \(y\[1\]\), equal values that are two classes"),
+    ([1, True, 0, 0, 1], r"y holds 1 and True \(y\[1\]\), equal values"),
 ])
 def test_a_missing_label_or_two_labels_of_one_text_are_refused(y, message):
     """A NaN label became a class named 'nan'; None was predicted as None, then as 'None'
@@ -610,9 +613,28 @@ def test_a_missing_label_or_two_labels_of_one_text_are_refused(y, message):
 
     X = ["good film", "bad film", "great", "awful", "fine"]
     for given in (y, pd.DataFrame({"text": X, "label": y})):
+        if given is not y and given["label"].dtype.kind == "f":
+            continue  # pandas made 1 and 1.0 one float column: one class, rightly
         with pytest.raises(NBSVMError, match=message):
             NBSVMClassifier(n_bits=12).fit(X, y) if given is y else NBSVMClassifier(
                 n_bits=12).fit(given)
     grown = NBSVMClassifier(n_bits=12)
     with pytest.raises(NBSVMError, match=message):
         grown.partial_fit(X, y, classes=["neg", "pos"])
+
+
+def test_a_column_of_labels_is_read_as_scikit_learn_reads_it_and_label_lists_are_refused():
+    """y of shape (n, 1) became classes "['neg']" and "['pos']" and predict gave (n, 1)
+    rows; now it is read as its column, with a warning. Label lists without multilabel=True
+    name it instead of making one class per list."""
+    X = ["good film", "bad film", "great", "awful", "fine"]
+    y = ["pos", "neg", "pos", "neg", "pos"]
+    with pytest.warns(UserWarning, match=r"shape \(n, 1\)"):
+        clf = NBSVMClassifier(n_bits=12).fit(X, np.array(y).reshape(-1, 1))
+    assert clf.classes_ == ["neg", "pos"] and clf.predict(X).shape == (5,)
+    with pytest.warns(UserWarning, match=r"shape \(n, 1\)"):
+        assert NBSVMClassifier(n_bits=12).fit(X, [[v] for v in y]).classes_ == ["neg", "pos"]
+    with pytest.raises(NBSVMError, match=r"y\[0\] is a list of labels: .*multilabel=True"):
+        NBSVMClassifier(n_bits=12).fit(X, [[v, "x"] for v in y])
+    with pytest.raises(NBSVMError, match="multilabel=True"):
+        NBSVMClassifier(n_bits=12).partial_fit(X, [[v, "x"] for v in y], classes=["neg", "pos"])

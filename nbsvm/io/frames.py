@@ -81,6 +81,7 @@ def check_labels(labels: list) -> None:
     line refuses an empty one) and two labels that are one class once written as text, as
     models keep them (``1`` and ``'1'``: one class, predicted as either)."""
     seen: dict[str, Any] = {}
+    numbers: dict[float, Any] = {}  # equal numbers written apart: 1, 1.0 and True
     for i, value in enumerate(labels):
         if isinstance(value, (list, tuple, set, frozenset)):
             continue  # a label set (multi-label)
@@ -96,6 +97,36 @@ def check_labels(labels: list) -> None:
                 f"y holds {first!r} and {value!r} (y[{i}]), one class once written as text: "
                 "give the labels one type"
             )
+        if isinstance(value, (int, float, np.number)):
+            first = numbers.setdefault(float(value), value)
+            if str(first) != text:
+                raise NBSVMError(
+                    f"y holds {first!r} and {value!r} (y[{i}]), equal values that are two "
+                    "classes once written as text: give the labels one type"
+                )
+
+
+def one_label_each(labels: list) -> list:
+    """The labels of a task with one label per document: ``y`` of shape ``(n, 1)`` (or a
+    list of one-label lists) is read as its column, as scikit-learn reads it, with a
+    warning; a list of several labels per document is refused (multi-label needs
+    ``multilabel=True``), where it became a class named ``"['a', 'b']"``."""
+    import warnings
+
+    lists = [isinstance(v, (list, tuple, set, frozenset, np.ndarray)) for v in labels]
+    if not any(lists):
+        return labels
+    if all(lists) and all(len(v) == 1 for v in labels):
+        warnings.warn(
+            "y holds one label per row in a column (shape (n, 1)): read as a 1-D y",
+            stacklevel=3,
+        )
+        return [next(iter(v)) for v in labels]
+    i = lists.index(True)
+    raise NBSVMError(
+        f"y[{i}] is a {type(labels[i]).__name__} of labels: several labels per document are "
+        "a multi-label task (NBSVMClassifier(multilabel=True))"
+    )
 
 
 def first_bad_weight(weights: np.ndarray) -> int | None:

@@ -28,6 +28,7 @@ line and both spellings.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,8 +113,8 @@ def read_inputs(
     ``plain-lines`` reads every line whole. ``"-"`` reads standard
     input. Invalid UTF-8 is replaced and counted in ``stats``, or refused with ``strict``.
     Labels are stripped of surrounding white space and kept in their case; with ``labeled``
-    a label that differs only in case from one seen earlier is an error (it would be a
-    class of its own), naming the file, the line and both spellings. ``label_sep``: what
+    a label that differs only in case or Unicode normalization from one seen earlier is an
+    error (it would be a class of its own), naming the file, the line and both spellings. ``label_sep``: what
     ends a line's label in line files (TAB; ``" "`` for ``label text`` lines). The
     settings are checked when it is called, before any input is opened: an unknown format
     or encoding, a label column that is also a text column (:func:`check_columns`).
@@ -221,22 +222,29 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
 
 
 def _check_case(doc: Document, known: set, folded: dict):
-    """A new label: refuse it when another label differs from it only in case."""
+    """A new label: refuse it when another label differs from it only in case or in its
+    Unicode normalization ('ö' as one code point or as 'o' and a combining mark: the same
+    text on screen)."""
     known.add(doc.label)
     if doc.label is None:
         return
-    key = doc.label.casefold()
-    first = folded.get(key)
+    nfc = unicodedata.normalize("NFC", doc.label)
+    first = folded.get(nfc.casefold())
     if first is not None:
         label, source, line = first
+        how = (
+            "is the same text as {!r} in another Unicode normalization (NFC / NFD)"
+            if unicodedata.normalize("NFC", label) == nfc
+            else "differs only in case from {!r}"
+        )
         raise NBSVMError(
-            f"label {doc.label!r} differs only in case from {label!r} (first seen "
-            f"at {source}:{line}); labels are case-sensitive, so it would be a "
-            "class of its own: spell it the same way everywhere",
+            f"label {doc.label!r} {how.format(label)} (first seen at {source}:{line}); "
+            "labels are compared as written, so it would be a class of its own: write it "
+            "the same way everywhere",
             path=doc.source,
             line=doc.line,
         )
-    folded[key] = (doc.label, doc.source, doc.line)
+    folded[nfc.casefold()] = (doc.label, doc.source, doc.line)
 
 
 def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:

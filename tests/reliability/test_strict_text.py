@@ -324,6 +324,20 @@ def test_label_differing_only_in_case_is_an_error(tmp_path, kind):
     assert not (tmp_path / "m.npz").exists()
 
 
+def test_a_label_in_another_unicode_normalization_is_refused(tmp_path):
+    """'bön' written as one code point (NFC) and as 'o' with a combining diaeresis (NFD)
+    look the same: they made two classes, 'bön (1), bön (1)', without a word."""
+    import unicodedata as u
+    p = tmp_path / "l.txt"
+    p.write_text(f"{u.normalize('NFC', 'bön')}\tgood\n{u.normalize('NFD', 'bön')}\tgood nice\n"
+                 "bad\tawful\nbad\tdull\n", encoding="utf-8")
+    r = runner.invoke(app, ["train", str(p), "-o", str(tmp_path / "m.npz"), "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert (f"error: {p}:2: label {u.normalize('NFD', 'bön')!r} is the same text as "
+            f"{u.normalize('NFC', 'bön')!r} in another Unicode normalization") in r.stderr
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_case_is_not_checked_where_labels_are_only_copied(tmp_path, model):
     """predict reads labels only to copy them to true_label: no error there (a line file's
     leading field is a label only when it is one of the model's classes, so "POS<TAB>..."
