@@ -43,6 +43,13 @@ def serve_command(
     max_text_chars: int = typer.Option(
         100_000, "--max-text-chars", min=1, help="Longest text in characters (longer: 413)."
     ),
+    max_explain_chars: int = typer.Option(
+        20_000,
+        "--max-explain-chars",
+        min=1,
+        help="Longest text /explain takes (longer: 413): its answer holds about 100 bytes "
+        "per character.",
+    ),
     max_body_mb: float = typer.Option(
         8.0, "--max-body-mb", min=0.001, help="Largest request body in MB (larger: 413)."
     ),
@@ -148,6 +155,7 @@ def serve_command(
             watch=watch or workers > 1,
             max_batch=max_batch,
             max_text_chars=max_text_chars,
+            max_explain_chars=max_explain_chars,
             max_body_bytes=int(max_body_mb * 2**20),
             allowed_hosts=hosts,
             allow_reload=allow_reload,
