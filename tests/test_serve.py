@@ -331,7 +331,7 @@ def test_a_bad_file_on_reload_keeps_the_old_model(served, tmp_path):
     try:
         path.write_bytes(b"PK\x03\x04 not a model")
         r = httpx.post(server.url + "/models/pol/reload")
-        assert r.status_code == 422, r.text
+        assert r.status_code == 409, r.text  # the server's file, not the request
         assert httpx.get(server.url + "/health").json()["models"]["pol"] == before
         X = models["pol"][1][:3]
         r = httpx.post(server.url + "/predict", json={"texts": X, "model": "pol"})
@@ -453,3 +453,40 @@ def test_answers_are_sent_at_once_tcp_nodelay():
         loop.close()
         client.close()
         sock.close()
+
+
+def test_a_watched_file_that_does_not_load_is_named_once_and_not_loaded_again(
+        tmp_path, two_class, monkeypatch, caplog):
+    """--watch kept serving the old model without a word (/health said ok, nothing was
+    logged), and loaded the bad file again every second. Now the failure is logged once
+    per version of the file and named in /health; a good file replacing it is served."""
+    import logging
+
+    import nbsvm.serve.registry as registry_module
+    from starlette.testclient import TestClient
+
+    from nbsvm.serve.app import create_app
+    clf, _ = two_class
+    path = tmp_path / "m.npz"
+    clf.save(path)
+    good = path.read_bytes()
+    monkeypatch.setattr(registry_module, "WATCH_INTERVAL", 0.0)
+    app = create_app({"m": str(path)}, watch=True, allowed_hosts=["testserver"])
+    loads = []
+    real = registry_module.load_served
+    monkeypatch.setattr(registry_module, "load_served",
+                        lambda *a: loads.append(a) or real(*a))
+    (tmp_path / "new").write_bytes(good[: len(good) // 2])      # a truncated model
+    os.replace(tmp_path / "new", path)
+    with TestClient(app) as client, caplog.at_level(logging.WARNING, "uvicorn.error"):
+        for _ in range(3):
+            health = client.get("/health").json()
+        assert health["models"] == {"m": 1} and len(loads) == 1
+        assert health["not_reloaded"]["m"].startswith("model 'm' was not reloaded")
+        assert str(tmp_path) not in health["not_reloaded"]["m"]
+        assert sum("was not reloaded" in r.getMessage() for r in caplog.records) == 1
+        (tmp_path / "new").write_bytes(good)
+        os.replace(tmp_path / "new", path)
+        os.utime(path, ns=(time.time_ns() + 10**9,) * 2)           # another stamp for sure
+        health = client.get("/health").json()
+        assert health["models"] == {"m": 2} and "not_reloaded" not in health

@@ -172,9 +172,10 @@ def test_reload_with_allow_reload_and_no_body(reloading_server):
 
 
 @pytest.mark.parametrize("replace_with", ["folder", "/dev/zero", "missing", "garbage"])
-def test_reload_of_a_file_that_is_no_model_is_422_without_the_path(reloading_server,
+def test_reload_of_a_file_that_is_no_model_is_409_without_the_path(reloading_server,
                                                                    replace_with):
-    """A model file replaced by a folder or a device is a 422 saying what it is (the
+    """A model file replaced by a folder or a device is a 409 (the server's file, not the
+    request, is at fault) saying what it is (the
     loader's words, 'not a regular file' or 'folder'), never 'no such file', and shows
     no path; the loaded model keeps serving."""
     server, path = reloading_server
@@ -189,7 +190,7 @@ def test_reload_of_a_file_that_is_no_model_is_422_without_the_path(reloading_ser
         elif replace_with == "garbage":
             path.write_bytes(b"PK\x03\x04 not a model")
         r = httpx.post(server.url + "/models/m/reload", timeout=30)
-        assert r.status_code == 422, r.text
+        assert r.status_code == 409, r.text
         detail = r.json()["detail"]
         assert str(path.parent) not in detail and "m.npz" not in detail
         assert detail.startswith("model 'm' was not reloaded")

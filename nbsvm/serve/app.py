@@ -17,7 +17,6 @@ path. Every answer and error is declared in the OpenAPI schema (schemathesis che
 from __future__ import annotations
 
 import math
-import os
 import time
 from collections.abc import Iterable
 from importlib import resources
@@ -44,7 +43,7 @@ from nbsvm.serve.limits import (
     RequestGuard,
     json_error,
 )
-from nbsvm.serve.registry import ModelRegistry
+from nbsvm.serve.registry import ModelRegistry, reload_failure
 from nbsvm.serve.scoring import describe, explanation, predictions, valid_unicode
 
 if TYPE_CHECKING:
@@ -177,6 +176,8 @@ class ModelDetail(ModelInfo):
 class Health(BaseModel):
     status: str
     models: dict[str, int]
+    # a changed file --watch could not load (the loaded model still serves): why
+    not_reloaded: dict[str, str] | None = None
 
 
 class Reloaded(BaseModel):
@@ -233,21 +234,6 @@ def _check_texts(texts: list[str], max_batch: int, max_chars: int) -> None:
     for i, t in enumerate(texts):
         if len(t) > max_chars:
             raise HTTPException(413, f"text {i} has {len(t):,} characters; at most {max_chars:,}")
-
-
-def reload_failure(name: str, path: str, exc: Exception) -> str:
-    """Why ``name``'s file did not load, as the loader says it, without the file's path
-    (an answer over HTTP must not show where the server's files are)."""
-    why = (
-        exc.message
-        if isinstance(exc, NBSVMError)
-        else (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
-    )
-    for shown in sorted(
-        {str(path), os.path.abspath(path), os.path.realpath(path)}, key=len, reverse=True
-    ):
-        why = why.replace(shown, f"{name}'s file")
-    return f"model {name!r} was not reloaded (the loaded one still serves): {why}"
 
 
 def create_app(
@@ -354,10 +340,13 @@ def _add_model_routes(app: FastAPI, registry: ModelRegistry, served, online: dic
     async def index():
         return HTMLResponse(page)
 
-    @app.get("/health", response_model=Health)
+    @app.get("/health", response_model=Health, response_model_exclude_none=True)
     async def health():
-        """Liveness: the models served and their versions."""
-        return {"status": "ok", "models": {s.name: s.version for s in registry.all()}}
+        """Liveness: the models served and their versions, and (``not_reloaded``) each
+        changed file ``--watch`` could not load, the loaded model still serving."""
+        models = {s.name: s.version for s in registry.all()}
+        failed = {name: why for name, (_, why) in registry.failed.items()}
+        return {"status": "ok", "models": models, **({"not_reloaded": failed} if failed else {})}
 
     @app.get("/models", response_model=list[ModelInfo])
     async def list_models():
@@ -466,13 +455,14 @@ def _add_admin_routes(
             **POST_ERRORS,
             **_errors(
                 e403="reloading over HTTP is off (--allow-reload), or a cross-origin request",
-                e422="the file does not load; the loaded model still serves",
+                e409="the file on the server does not load; the loaded model still serves",
             ),
         },
     )
     def reload(name: str):
         """Read the model's file again and swap it in atomically: requests in flight
-        finish on the old model. A file that does not load leaves the old one serving (422).
+        finish on the old model. A file that does not load leaves the old one serving (409:
+        the server's file, not the request, is at fault).
         Off (403) unless the server was started with ``--allow-reload``."""
         if not allow_reload:
             raise HTTPException(
@@ -485,7 +475,7 @@ def _add_admin_routes(
         try:
             s = registry.reload(name)
         except (NBSVMError, OSError) as e:  # not a model, missing, unreadable, not a file
-            raise HTTPException(422, reload_failure(name, registry.paths[name], e)) from None
+            raise HTTPException(409, reload_failure(name, registry.paths[name], e)) from None
         return {
             "model": s.name,
             "version": s.version,

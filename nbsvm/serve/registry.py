@@ -13,6 +13,7 @@ picks up a new file by itself.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -72,6 +73,21 @@ def _stamp(path: str) -> tuple:
     return (st.st_mtime_ns, st.st_size)
 
 
+def reload_failure(name: str, path: str, exc: Exception) -> str:
+    """Why ``name``'s file did not load, as the loader says it, without the file's path
+    (an answer over HTTP must not show where the server's files are)."""
+    why = (
+        exc.message
+        if isinstance(exc, NBSVMError)
+        else (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
+    )
+    for shown in sorted(
+        {str(path), os.path.abspath(path), os.path.realpath(path)}, key=len, reverse=True
+    ):
+        why = why.replace(shown, f"{name}'s file")
+    return f"model {name!r} was not reloaded (the loaded one still serves): {why}"
+
+
 def load_served(name: str, path: str, version: int, top: int) -> Served:
     """Load and check ``path`` and precompute what the page shows (the strongest n-grams
     of each class), so that requests only read."""
@@ -93,6 +109,10 @@ class ModelRegistry:
         self._lock = threading.Lock()
         self._served = {name: load_served(name, path, 1, top) for name, path in models.items()}
         self._looked = {name: time.monotonic() for name in models}
+        #: name -> (the file's stamp, why it did not load): a file --watch could not load
+        #: is tried again only once it changes (a bad model was loaded every second), and
+        #: /health names it
+        self.failed: dict[str, tuple[tuple, str]] = {}
 
     @property
     def names(self) -> list[str]:
@@ -111,15 +131,21 @@ class ModelRegistry:
         if self.watch and time.monotonic() - self._looked[name] >= WATCH_INTERVAL:
             self._looked[name] = time.monotonic()
             try:
-                changed = _stamp(served.path) != served.stamp
+                stamp = _stamp(served.path)
             except OSError:  # the file is being replaced: keep serving
-                changed = False
-            if changed:
+                stamp = served.stamp
+            if stamp != served.stamp and self.failed.get(name, ((),))[0] != stamp:
                 try:
                     return self.reload(name)
-                except (NBSVMError, OSError):  # a half-written or bad file: keep the old
-                    pass
+                except (NBSVMError, OSError) as e:  # a half-written or bad file: keep the old
+                    self._failed(name, stamp, e)
         return served
+
+    def _failed(self, name: str, stamp: tuple, error: Exception) -> None:
+        """Remember and log (once per version of the file) a file --watch could not load."""
+        why = reload_failure(name, self.paths[name], error)
+        self.failed[name] = (stamp, why)
+        logging.getLogger("uvicorn.error").warning("%s", why)
 
     def reload(self, name: str) -> Served:
         """Load ``name``'s file again and swap it in; raises (the old model stays) if the
@@ -140,6 +166,7 @@ class ModelRegistry:
                 new.strongest,
             )
             self._served[name] = new
+            self.failed.pop(name, None)
         return new
 
     def swap(self, name: str, model: NBSVMClassifier) -> Served:
