@@ -60,7 +60,7 @@ def read_table(
     ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
     reads as unlabeled too (``predict`` keeps true labels when there are some). Labels are
     stripped of surrounding white space. Row numbers in errors count the header as line 1
-    (exact for files without quoted multi-line fields). Invalid UTF-8 is replaced and
+    and are the file's lines (a quoted field's line breaks counted). Invalid UTF-8 is replaced and
     counted in ``stats`` (the rows whose text or label then holds U+FFFD are the documents
     counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
 
@@ -99,8 +99,12 @@ def read_table(
         chunks = _read_csv(pd, source, sep, chunksize, encoding, strict, stats, skipped)
         row = 0 if positional else 1
         names = None
+        carry = 0  # line breaks inside the quoted fields of the record before
         for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
+            breaks = _line_breaks(chunk)
             if not positional:
+                if names is None:  # the header row's own
+                    carry, breaks = breaks[0], breaks[1:]
                 chunk, names = _named_columns(chunk, names)
             if (
                 row <= 1
@@ -112,8 +116,9 @@ def read_table(
             texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
             weights = _weights(chunk, weight_col, positional, name, len(texts))
             before = _count_replaced(before, texts, labels, stats)
-            for text, label, weight in zip(texts, labels, weights):
-                row += 1
+            for text, label, weight, extra in zip(texts, labels, weights, breaks):
+                row += 1 + carry  # the record's first line
+                carry = extra
                 while row in skipped:
                     row += 1
                 if label is not None:
@@ -224,6 +229,18 @@ def _read_csv(
         header=None,
         skiprows=sorted(i - 1 for i in skipped) or None,
     )
+
+
+def _line_breaks(chunk) -> list[int]:
+    """Per row of a chunk (every field a string), the line breaks inside its quoted fields:
+    what a row spans beyond its first line, so that a row's line is the file's."""
+    total = None
+    for col in chunk.columns:
+        field = chunk[col]
+        if field.str.contains("\n", regex=False).any():  # LF ends a line, as wc -l counts
+            count = field.str.count("\n")
+            total = count if total is None else total + count
+    return [0] * len(chunk) if total is None else total.tolist()
 
 
 def _named_columns(chunk, names: list[str] | None) -> tuple[Any, list[str]]:

@@ -162,6 +162,19 @@ def test_skip_bad_lines_counts_and_names_them(tmp_path):
         assert "skipped 3 malformed lines" in r.stderr
 
 
+def test_rows_after_a_quoted_multi_line_field_are_named_by_their_line(tmp_path):
+    """A quoted field's line breaks count: the row after a 4-line field was called line 3
+    (its record number), not line 6; predict's line column counted the same way."""
+    from nbsvm.io.tables import read_table
+
+    data = tmp_path / "t.csv"
+    data.write_text('label,text\npos,"a\nb\nc\nd"\n,good\n"ne\ng","fine\nday"\npos,"x"\n')
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
+    assert r.returncode == 2 and f"{data}:6: empty label in column 'label'" in r.stderr, r.stderr
+    data.write_text('label,text\npos,"a\nb\nc\nd"\nneg,good\n"ne\ng","fine\nday"\npos,x\n')
+    assert [d.line for d in read_table(data)] == [2, 6, 7, 10]
+
+
 def test_skip_bad_rows_of_a_csv(tmp_path):
     data = tmp_path / "t.csv"
     data.write_text("label,text\npos,great fun\nneg,awful,extra field\n,no label\n"
