@@ -558,3 +558,20 @@ def test_train_json_without_a_test_set(tmp_path):
     out = json.loads(r.output)
     assert out["documents"] == 40 and out["classes"] == ["neg", "pos"]
     assert out["class_counts"] == [20, 20] and out["timings"]["train_s"] >= 0
+
+
+def test_a_lexicon_of_one_class_is_refused_when_counted_and_when_given(files):
+    """nbsvm lexicon saved one-class data; train --lexicon then said 'need at least two
+    classes, found ['a']' of training data that had two."""
+    from nbsvm.lexicon.build import build_lexicon
+    from nbsvm.io.document import Document
+
+    tmp, train, _ = files
+    one = tmp / "one.txt"
+    one.write_text("a\tgood film\na\tfine day\n")
+    r = run("lexicon", one, "-o", tmp / "one.npz", "-q")
+    assert r.exit_code == 2 and "the documents hold one class (a)" in r.output
+    assert not (tmp / "one.npz").exists()
+    build_lexicon([Document("a", "good film", "x", 1)], Hasher(n_bits=10)).save(tmp / "old.npz")
+    r = run("train", train, "--lexicon", tmp / "old.npz", "-o", tmp / "m.npz", "-q")
+    assert r.exit_code == 2 and "the lexicon counted one class (a)" in r.output

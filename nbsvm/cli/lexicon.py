@@ -63,6 +63,11 @@ def lexicon_command(
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(docs, hasher, alpha, callback=progress)
         elapsed = time.perf_counter() - t0
+        if len(lex.classes_) < 2:  # a train --lexicon of it could only fail, later
+            raise NBSVMError(
+                f"the documents hold one class ({', '.join(lex.classes_)}): NB ratios compare "
+                "classes; count the lexicon on data with two or more"
+            )
         lex.save(output)
         if json_out:
             summary = _json_summary(lex, hasher, lex.smoothing(), docs, elapsed, output)

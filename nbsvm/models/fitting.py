@@ -197,6 +197,11 @@ class Fit:
         cache, writer, sample, docs = self._open_cache(docs, hasher, tmp)
         if lexicon is None:
             return self._count_columns(docs, hasher, cache, writer, sample)
+        if len(lexicon.classes_) < 2 and not model.multilabel:
+            raise NBSVMError(
+                f"the lexicon counted one class ({', '.join(lexicon.classes_)}): a model "
+                "needs two; count it again on data with every class"
+            )
         if "corpus" in self.warm:
             model.corpus_ = self.warm["corpus"]
         elif lexicon.corpus_:  # a prebuilt lexicon: the data it counted gives the defaults
