@@ -92,6 +92,39 @@ def hashing_bytes(n_bits: int) -> int:
     return FIXED_BYTES + 2 * (1 << int(n_bits)) * 4
 
 
+#: Scratch bytes hashing one document takes per byte of its UTF-8 text (its n-gram ids,
+#: the set that keeps them distinct, the normalized copy; the text itself is held as a str
+#: and as bytes): 18 measured on one 6 MB line with character 4-grams, whole process.
+SCRATCH_PER_BYTE = 20
+#: Documents below this are not checked (a batch of them fits the fixed bytes).
+CHECKED_DOCUMENT_BYTES = 1 << 20
+
+
+def check_document_bytes(n_bytes: int, max_memory: int | str | None = None) -> str | None:
+    """Why one document of ``n_bytes`` (UTF-8) cannot be hashed within ``max_memory``
+    (beside :data:`FIXED_BYTES`), or the memory available; None if it can. Memory grows
+    with the longest document, not the corpus: a 54 MB line took 870 MB."""
+    if n_bytes < CHECKED_DOCUMENT_BYTES:
+        return None
+    needed = SCRATCH_PER_BYTE * n_bytes
+    if max_memory is not None:
+        limit = parse_size(max_memory)
+        if needed > limit - FIXED_BYTES:
+            over = f"--max-memory {human(limit)}"
+            return _too_long(n_bytes, needed, over)
+    available = available_bytes()
+    if available is not None and needed > available:
+        return _too_long(n_bytes, needed, "the memory available")
+    return None
+
+
+def _too_long(n_bytes: int, needed: int, over: str) -> str:
+    return (
+        f"a document of {human(n_bytes)}: hashing it needs about {human(needed)} "
+        f"({SCRATCH_PER_BYTE} bytes a byte), over {over}: split it into documents"
+    )
+
+
 def row_width(optimizer: str) -> int:
     """Bytes of learner state per column and output: value, weight and (AdaGrad) the
     squared-gradient sum, float32 each."""

@@ -20,6 +20,7 @@ from nbsvm.data.translate import translate_in_range
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import WEIGHTS_ARE, Document
 from nbsvm.io.frames import first_bad_weight
+from nbsvm.memory import check_document_bytes
 from nbsvm.text.hashing import Hasher
 
 
@@ -90,8 +91,9 @@ class Failure:
         self.exc = exc
 
 
-def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
-    """Thread body: read documents, group them, prepare the UTF-8 buffers."""
+def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event, max_memory=None):
+    """Thread body: read documents, group them, prepare the UTF-8 buffers (refusing a
+    document too long to hash within ``max_memory``: :func:`check_document_bytes`)."""
 
     def put(item):
         return put_until_stopped(out, item, stop)
@@ -100,12 +102,18 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event):
     try:
 
         def prepared(pending):  # the texts are dropped once encoded
+            buf, starts = hasher.prepare([d.text for d in pending])
+            sizes = np.diff(starts)
+            longest = int(sizes.argmax()) if len(sizes) else 0
+            if len(sizes) and (why := check_document_bytes(int(sizes[longest]), max_memory)):
+                doc = pending[longest]
+                raise NBSVMError(why, path=doc.source, line=doc.line)
             return (
                 [d.label for d in pending],
                 [d.source for d in pending],
                 [d.line for d in pending],
                 weights_of(pending),
-                hasher.prepare([d.text for d in pending]),
+                (buf, starts),
             )
 
         pending: list[Document] = []
@@ -202,6 +210,7 @@ def hash_batches(
     prefetch: int = 2,
     remap: np.ndarray | None = None,
     hashers: int = HASHERS,
+    max_memory: int | str | None = None,
 ) -> Iterator[Batch]:
     """Hashed CSR batches of ``batch_docs`` documents, produced by a two-stage pipeline.
 
@@ -212,7 +221,8 @@ def hash_batches(
     time the reader leaves of its core. Bounded queues of ``prefetch`` batches keep memory
     flat. Batches come out in input order. With ``remap``, bucket ids are translated to
     model columns (unknown buckets dropped). Errors raised while reading surface here, in
-    the caller's thread.
+    the caller's thread; a document too long to hash within ``max_memory`` (or the memory
+    available) is one, naming its file and line.
     """
     prepared: queue.Queue = queue.Queue(maxsize=prefetch)
     hashed: queue.Queue = queue.Queue(maxsize=prefetch + hashers)
@@ -221,7 +231,7 @@ def hash_batches(
     threads = [
         threading.Thread(
             target=_reader,
-            args=(iter(docs), hasher, batch_docs, prepared, stop),
+            args=(iter(docs), hasher, batch_docs, prepared, stop, max_memory),
             daemon=True,
             name="nbsvm-reader",
         ),

@@ -33,10 +33,11 @@ class Counting:
     """Counts ``model``'s training documents hashed by ``hasher``; ``notify`` receives
     progress events."""
 
-    def __init__(self, model: NBSVMClassifier, hasher, notify=None):
+    def __init__(self, model: NBSVMClassifier, hasher, notify=None, max_memory=None):
         self.model = model
         self.hasher = hasher
         self.notify = notify or (lambda event: None)
+        self.max_memory = max_memory  # a document too long to hash within it is refused
 
     def _per_class(self, n_labels: int) -> bool:
         return n_labels <= 2 and not self.model.multilabel
@@ -53,7 +54,7 @@ class Counting:
         df = None
         with writer:
             n = 0
-            for batch in hash_batches(docs, self.hasher):
+            for batch in hash_batches(docs, self.hasher, max_memory=self.max_memory):
                 codes = writer.add(batch)
                 # a third class, or a weighted document: per bucket from here on (the
                 # classes are then counted by kept column, from the cache, with weights)

@@ -141,7 +141,7 @@ class Fit:
         model.forget()
         self.saved = self.checkpoint.load(model) if self.checkpoint is not None else None
         self.builder = ColumnBuilder(model, hasher, self.max_memory, notify)
-        self.counting = Counting(model, hasher, notify)
+        self.counting = Counting(model, hasher, notify, self.max_memory)
         self.t0 = time.perf_counter()
         if model.cache_dir is not None:
             if Path(model.cache_dir).exists() and not Path(model.cache_dir).is_dir():
@@ -229,7 +229,7 @@ class Fit:
         ):
             notify({"stage": "lexicon done", "docs": 0})
             cache = epochs_for(model, notify).stream_first(
-                hash_batches(docs, model.hasher_),
+                hash_batches(docs, model.hasher_, max_memory=self.max_memory),
                 writer,
                 model.column_of_,
                 lambda batch: codes_for(model, batch.labels, batch),
@@ -301,7 +301,7 @@ class Fit:
         """Hash every document into a bucket cache, without counting or training."""
         with writer:
             n = 0
-            for batch in hash_batches(docs, self.model.hasher_):
+            for batch in hash_batches(docs, self.model.hasher_, max_memory=self.max_memory):
                 writer.add(batch)
                 n += len(batch)
                 self.notify({"stage": "hash", "docs": n})

@@ -508,7 +508,10 @@ class NBSVMClassifier(Params):
             head = list(itertools.islice(stream, PEEK_DOCS))
             docs = itertools.chain(head, stream)
         words = self._hasher(words_only=True)
-        lengths = np.diff(words.batch([d.text for d in head])[1]) if head else np.zeros(1)
+        # the first million characters of each: a median of "long" is decided by then, and
+        # a line of many MB would otherwise take its hashing scratch here, unchecked
+        texts = [d.text[: 1 << 20] for d in head]
+        lengths = np.diff(words.batch(texts)[1]) if head else np.zeros(1)
         self.char_ngrams_ = data_default(
             "char_ngrams", {"median_ngrams": float(np.median(lengths))}
         )

@@ -79,3 +79,24 @@ def test_a_run_within_the_limit_stays_under_it(newsgroups_train, tmp_path):
     assert peak <= limit, peak
     # and the estimate is not far above what was used (the bound is useful, not lavish)
     assert peak > 0.7 * limit, peak
+
+
+def test_one_long_document_is_refused_before_its_hashing_scratch(tmp_path):
+    """Hashing a document takes scratch about 20 times its bytes: a 54 MB line peaked at
+    870 MB under --max-memory 400M. It is refused, naming its line, before that scratch
+    exists; within the limit it trains and the peak stays under it."""
+    import random
+
+    rng = random.Random(0)
+    words = ["".join(rng.choice("abcdefghij") for _ in range(rng.randint(2, 8)))
+             for _ in range(20_000)]
+    long_text = " ".join(rng.choice(words) for _ in range(1_500_000))   # 8 MB
+    data = tmp_path / "long.txt"
+    data.write_text(f"pos\tgood film\nneg\t{long_text}\nneg\tbad film\npos\tfine\n")
+    args = ["train", data, "-o", tmp_path / "m.npz", "--n-bits", "16", "-q"]
+    code, err, peak = peak_run([*args, "--max-memory", "300M"], tmp_path)
+    assert code == 2 and f"{data}:2: a document of 8." in err and "over --max-memory 300.0 MB" \
+        in err, err
+    assert peak < 300 * 2**20 and not (tmp_path / "m.npz").exists()
+    code, err, peak = peak_run([*args, "--max-memory", "500M"], tmp_path)
+    assert code == 0 and peak < 500 * 2**20, (err, peak)
