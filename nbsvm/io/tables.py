@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -97,30 +98,21 @@ def read_table(
     try:
         before = _replaced_so_far()
         chunks = _read_csv(pd, source, sep, chunksize, encoding, strict, stats, skipped)
-        row = 0 if positional else 1
+        lines = _Lines(0 if positional else 1, skipped)
         names = None
-        carry = 0  # line breaks inside the quoted fields of the record before
         for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
             breaks = _line_breaks(chunk)
             if not positional:
                 if names is None:  # the header row's own
-                    carry, breaks = breaks[0], breaks[1:]
+                    lines.carry, breaks = breaks[0], breaks[1:]
                 chunk, names = _named_columns(chunk, names)
-            if (
-                row <= 1
-                and label_optional
-                and label_col is not None
-                and label_col not in chunk.columns
-            ):
+            if lines.row <= 1 and label_optional and label_col not in chunk.columns:
                 label_col = None
             texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
             weights = _weights(chunk, weight_col, positional, name, len(texts))
             before = _count_replaced(before, texts, labels, stats)
             for text, label, weight, extra in zip(texts, labels, weights, breaks):
-                row += 1 + carry  # the record's first line
-                carry = extra
-                while row in skipped:
-                    row += 1
+                row = lines.next(extra)
                 if label is not None:
                     label = label.strip()
                     if not label and not empty_label:
@@ -229,6 +221,25 @@ def _read_csv(
         header=None,
         skiprows=sorted(i - 1 for i in skipped) or None,
     )
+
+
+@dataclass
+class _Lines:
+    """The file line of each row of a table: a row starts one line after the last line of
+    the row before (``carry``: the line breaks inside that row's quoted fields); the lines
+    pandas skipped are stepped over."""
+
+    row: int
+    skipped: set[int]
+    carry: int = 0
+
+    def next(self, extra: int) -> int:
+        """The next row's first line; ``extra``: its own quoted line breaks."""
+        self.row += 1 + self.carry
+        self.carry = extra
+        while self.row in self.skipped:
+            self.row += 1
+        return self.row
 
 
 def _line_breaks(chunk) -> list[int]:

@@ -500,12 +500,18 @@ class NBLexicon:
         by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
         df_pair = (buckets, df) if weighted and df is not None else None
         lexicon = cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)
-        if header.get("corpus") is not None:  # absent in files of earlier versions
-            try:
-                lexicon.corpus_ = checked_corpus(header["corpus"])
-            except TypeError as e:
-                raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
+        lexicon.corpus_ = _file_corpus(header, path)
         return lexicon
+
+
+def _file_corpus(header: dict, path: str | os.PathLike[str]) -> dict | None:
+    """A lexicon file's ``corpus``, checked (None in files of earlier versions)."""
+    if header.get("corpus") is None:
+        return None
+    try:
+        return checked_corpus(header["corpus"])
+    except TypeError as e:
+        raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
 
 
 #: what the data-dependent defaults read of a corpus (a lexicon's or a model's file keeps it)
