@@ -205,7 +205,7 @@ def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, 
     """The plan is sized in reference seconds from the work of each trial, not timed: a
     machine three times slower (every scoring call slowed) runs the same trials, scores
     them the same and chooses the same settings, on a budget that cuts the plan."""
-    import nbsvm.models.auto as auto
+    import nbsvm.models.auto_trials as auto
     quick = auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=4, seed=3)
     real_eval = auto.evaluate_cache
 
@@ -395,7 +395,7 @@ def test_join_caches_takes_a_block_across_batches_and_parts(tmp_path):
 def test_auto_metric_ranks_the_trials_by_macro_f1(monkeypatch):
     """``auto_metric="macro_f1"``: every trial's score is the macro F1 of its held-out
     groups (pooled by documents), not their accuracy; the choice records the metric."""
-    import nbsvm.models.auto as auto
+    import nbsvm.models.auto_trials as auto
     reports = []
 
     def recording(model, cache, **kw):

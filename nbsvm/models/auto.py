@@ -7,7 +7,7 @@ gets 5 folds of two parts (every document held out once), a large one a 20% hold
 
 Successive halving (Jamieson & Talwalkar 2016, the inner loop of Hyperband) spends the
 budget, counted in seconds of a reference machine predicted from each trial's work
-(:data:`TRAINING_S`: n-gram occurrences x epochs x outputs), so that the plan and the
+(:data:`~nbsvm.models.auto_trials.TRAINING_S`: n-gram occurrences x epochs x outputs), so that the plan and the
 choice do not depend on how fast or busy the machine is: rung 0 trains the candidates (the defaults first, then a seeded sample of
 :func:`search_space`) on a ninth of each fold's training documents, the best third go on to
 a third of them, and the best third of those to all of them (no sample under 500
@@ -51,11 +51,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbsvm.config import DEFAULTS, data_default
-from nbsvm.data.cache import FeatureCache, corpus_stats
-from nbsvm.data.cachestore import ReadyCache
-from nbsvm.data.samples import join_caches, split_blocks
+from nbsvm.data.cache import corpus_stats
+from nbsvm.data.samples import join_caches
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document, rereadable
 from nbsvm.io.labels import class_order, classes_of
 from nbsvm.models.auto_space import (
@@ -69,6 +67,7 @@ from nbsvm.models.auto_space import (
     search_bits,
     search_space,
 )
+from nbsvm.models.auto_trials import HASH_S, FoldRunner
 from nbsvm.models.fitting import Fit
 from nbsvm.models.selection import VALIDATION_GROUPS, one_se_choice, t_quantile
 from nbsvm.text.scripts import SPLIT_CHAR_RE
@@ -92,7 +91,6 @@ BETAS = (1.0, 0.5)  # two classes: scored on each trained model
 # the exact solver (--learner dcd) keeps its rows: tried where n-gram occurrences x outputs
 # stay below this (about 120 MB of rows while it solves)
 EXACT_BELOW = 10_000_000
-DCD_PASSES = 100  # passes an exact solve is counted as (14-118 on RT-2k, Subj, MPQA)
 # a change must gain more standard errors over the defaults than the Bonferroni bound for
 # the m changes scored on the held-out documents asks: Student's t quantile at
 # 1 - FALSE_CHOICE / m, with the units less one degrees of freedom. The units are the
@@ -102,19 +100,7 @@ DCD_PASSES = 100  # passes an exact solve is counted as (14-118 on RT-2k, Subj, 
 # t with 4 degrees of freedom asks 4.73 errors for m = 11, and --auto kept the defaults on
 # XGraph where a change gained 1.2 points on the test part.
 FALSE_CHOICE = 0.05
-SAFETY = 0.85  # share of the budget the plan may fill
-# The plan is sized in seconds of the reference machine (2 cores, where results/
-# robustness.md is measured), predicted from the work each trial does, not timed on the
-# fly: a busy or slow machine runs the same trials and chooses the same settings. A
-# training costs TRAINING_S (set-up, bucket scans) plus UPDATE_S per n-gram occurrence,
-# output and epoch, plus SCORE_S per held-out n-gram occurrence, output and beta; the
-# reading pass HASH_S per n-gram occurrence and feature setting. Fitted (non-negative least
-# squares) on 396 trials of RT-2k, MPQA, Blitzer domain and 20NG subject lines: within a
-# factor of 1.5 of the time measured.
-TRAINING_S = 0.05
-UPDATE_S = 8e-9
-SCORE_S = 5e-8
-HASH_S = 1.6e-7
+SAFETY = 0.85  # share of the budget the plan may fill (reference seconds: auto_trials)
 OVERRUN = 3.0  # the wall clock stops a search only past 3x its budget
 
 
@@ -195,7 +181,6 @@ class _Search:
         self.model.validate()
         if self.model.backend_learner is not None:
             self.fixed |= {"loss", "weighting", "epochs"}
-        self.samples: dict = {}
         self.paired: dict = {}  # candidate -> its last trial's right/wrong per document
         self.trials: list = []
         self.n_trainings, self.stopped = 0, False
@@ -207,7 +192,6 @@ class _Search:
         """The pass (every document hashed once per feature setting, into parts), the
         corpus statistics, the defaults they give, the space and the candidates."""
         base = self.base
-        self.root = root
         head, docs, median, ended = peek(iter(docs), self.model.validate())
         tried = self._tried(head, median, ended)
         hashers = {
@@ -218,22 +202,29 @@ class _Search:
             for c in tried["chars"]
             for s in tried["scripts"]
         }
-        self.parts = hash_parts(itertools.chain(head, docs), hashers, root, self.seed, self.notify)
-        self.key0 = key0 = (tried["orders"][0], tried["chars"][0], tried["scripts"][0])
+        parts = hash_parts(itertools.chain(head, docs), hashers, root, self.seed, self.notify)
+        key0 = (tried["orders"][0], tried["chars"][0], tried["scripts"][0])
         multilabel = bool(base.get("multilabel"))
-        labels = class_order({label for p in self.parts[key0] for label in p.labels})
+        labels = class_order({label for p in parts[key0] for label in p.labels})
         classes = classes_of(labels) if multilabel else labels
-        if not multilabel and len(classes) < 2:
-            raise NBSVMError(f"--auto needs at least two classes, got {classes}")
-        self.bits = {
+        bits = {
             key: search_bits(sum(p.n_ids for p in ps), hashers[key].n_bits)
-            for key, ps in self.parts.items()
+            for key, ps in parts.items()
         }
-        full = join_caches(self.parts[key0], root / "stats")
+        full = join_caches(parts[key0], root / "stats")
         corpus = corpus_stats(full)
         self.weighted = full.weighted  # document weights: no backend learner takes them
         full.close()
         shutil.rmtree(root / "stats", ignore_errors=True)
+        # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)
+        n_folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
+        self.sizes = rung_sizes(sum(p.n_docs for p in parts[key0][2:]))  # fold 0's
+        self.runner = FoldRunner(
+            self.estimator, parts, bits, key0, root, n_folds, self.sizes, [], self.metric,
+            multilabel,
+        )  # fmt: skip
+        if not multilabel and len(classes) < 2:
+            raise NBSVMError(f"--auto needs at least two classes, got {classes}")
         self._plan(corpus, classes, multilabel, tried)
 
     def _tried(self, head: list[Document], median: float, ended: bool) -> dict:
@@ -277,14 +268,13 @@ class _Search:
         exact = exact and defaults["lam"] > 0
         space = search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"], exact)
         self.space = resolve_space(space, defaults)
-        self.betas = (
+        self.betas = self.runner.betas
+        self.betas[:] = (
             [defaults["beta"]]
             if multi or "beta" in fixed
             else [defaults["beta"]] + [b for b in BETAS if b != defaults["beta"]]
         )
-        # fold k validates parts 2k and 2k + 1 (the hold-out: parts 0 and 1)
-        self.folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
-        self.split = "5-fold" if self.folds == 5 else "hold-out 20%"
+        self.split = "5-fold" if self.runner.n_folds == 5 else "hold-out 20%"
         self.cands = candidates(self.space, defaults, fixed, N_CANDIDATES, self.seed)
         # pinned in every trial: what the defaults resolve to on all the data
         self.pinned = {
@@ -292,9 +282,9 @@ class _Search:
             for k in ("min_df", "eta0", "norm")
             if k not in fixed and defaults[k] != "auto"
         }
-        self.sizes = rung_sizes(sum(p.n_docs for p in self.parts[self.key0][2:]))  # fold 0's
         self.n_outputs = len(classes) if multi else 1
-        self.pass_units = HASH_S * sum(p.n_ids for ps in self.parts.values() for p in ps)
+        parts = self.runner.parts
+        self.pass_units = HASH_S * sum(p.n_ids for ps in parts.values() for p in ps)
         self.trial_units = 0.0
         self.notify(
             {
@@ -309,93 +299,20 @@ class _Search:
             }
         )
 
-    def sample(self, key, fold: int, rung: int) -> tuple[FeatureCache, list[FeatureCache]]:
-        """Fold ``fold``'s training sample for ``rung`` and its validation groups: the
-        held-out parts (a fold is a group), or five blocks of them (the hold-out)."""
-        if (key, fold, rung) not in self.samples:
-            held = [self.parts[key][i] for i in (2 * fold, 2 * fold + 1)]
-            train = [p for i, p in enumerate(self.parts[key]) if i not in (2 * fold, 2 * fold + 1)]
-            total = sum(p.n_docs for p in train)
-            limit = total if rung == len(self.sizes) - 1 else min(total, self.sizes[rung])
-            folder = self.root / "samples" / f"{key}-{fold}-{rung}"
-            groups = self.root / "samples" / f"{key}-{fold}-valid"
-            if not groups.exists():  # the held-out documents: shared by the rungs
-                n_blocks = 1 if self.folds > 1 else VALIDATION_GROUPS
-                for block in split_blocks(held, groups, n_blocks, self.bits[key]):
-                    block.close()
-            valid = [FeatureCache(block) for block in sorted(groups.iterdir())]
-            self.samples[(key, fold, rung)] = (
-                join_caches(train, folder, limit, self.bits[key]),
-                valid,
-            )
-        return self.samples[(key, fold, rung)]
-
     def trial(self, i: int, rung: int) -> tuple[np.ndarray, np.ndarray, float, float]:
-        """Candidate ``i`` trained on each fold's sample for ``rung``: its score on each
-        validation group at each beta (-inf where beta does not apply; a row per group),
-        the held-out documents of each group, the seconds (beyond joining the samples, done
-        once per rung), the seconds of the epochs. With accuracy as the metric, also
-        ``self.paired[i]``: whether each held-out document was right (a row per document,
-        in the same order for every candidate; a column per beta)."""
+        """Candidate ``i`` trained and scored on every fold at ``rung``
+        (:meth:`~nbsvm.models.auto_trials.FoldRunner.trial`); with accuracy as the metric,
+        also ``self.paired[i]``: whether each held-out document was right."""
         params = {**self.base, **self.pinned, **self.cands[i]}
-        key = self.key_of(params)
-        groups, sizes, right = [], [], []
-        train_s, t1 = 0.0, time.perf_counter()
-        for fold in range(self.folds):  # the samples first: joined once per rung
-            self.sample(key, fold, rung)
-        joined = time.perf_counter() - t1
-        by_doc = self.metric == "accuracy" and not self.base.get("multilabel")
-        for fold in range(self.folds):
-            train, valid = self.sample(key, fold, rung)
-            clf = self.estimator(
-                **dict(params, beta=1.0, cache_dir=str(self.root), n_bits=train.hasher.n_bits)
-            )
-            clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
-            train_s += clf.timings_["train_s"]
-            self.n_trainings += 1
-            for cache in valid:
-                row = np.full(len(self.betas), -np.inf)
-                docs = np.zeros((cache.n_docs if by_doc else 0, len(self.betas)), dtype=bool)
-                for j, b in enumerate(self.betas if clf.weighting == "nb" else self.betas[:1]):
-                    clf.beta = b
-                    correct: list | None = [] if by_doc else None
-                    rep = evaluate_cache(clf, cache, correct_out=correct)
-                    row[j] = rep[self.metric]
-                    if correct:
-                        docs[:, j] = np.concatenate(correct)
-                groups.append(row)
-                sizes.append(rep["n_docs"])
-                right.append(docs)
-        self.paired[i] = np.concatenate(right) if by_doc else None
-        return np.array(groups), np.array(sizes), time.perf_counter() - t1 - joined, train_s
-
-    def key_of(self, params: dict) -> tuple:
-        """Which parts (hashing settings) ``params`` train on."""
-        return tuple(
-            v if params.get(k) is None else params[k]
-            for k, v in zip(("ngrams", "char_ngrams", "split_scripts"), self.key0)
-        )
+        groups, sizes, took, train_s, self.paired[i] = self.runner.trial(params, rung)
+        self.n_trainings += self.runner.n_folds
+        return groups, sizes, took, train_s
 
     def units(self, i: int, rung: int) -> float:
         """Reference seconds of candidate ``i`` at ``rung``, every fold (see
-        :data:`TRAINING_S`): the same on any machine."""
-        return sum(self.work(i, rung).values())
-
-    def work(self, i: int, rung: int) -> dict:
-        """The parts of :meth:`units`: trainings, updates, scoring."""
+        :data:`~nbsvm.models.auto_trials.TRAINING_S`): the same on any machine."""
         params = {**self.defaults, **self.cands[i]}
-        key = self.key_of(params)
-        train = self.parts[key][2:]
-        share = self.sizes[rung] / max(1, sum(p.n_docs for p in train))
-        train_ids = share * sum(p.n_ids for p in train)
-        valid_ids = sum(p.n_ids for p in self.parts[key][:2])
-        outputs = self.n_outputs
-        passes = DCD_PASSES if params.get("learner") == "dcd" else params["epochs"]
-        return {
-            "trainings": self.folds * TRAINING_S,
-            "updates": self.folds * outputs * passes * train_ids * UPDATE_S,
-            "scoring": self.folds * outputs * len(self.betas) * valid_ids * SCORE_S,
-        }
+        return sum(self.runner.work(params, rung, self.n_outputs).values())
 
     def spent(self) -> float:
         """Reference seconds spent: the reading pass, then every trial run."""
@@ -445,12 +362,7 @@ class _Search:
             # budget cut short weighs what it trained against them on the same sample
             if scores:
                 self.last_scores, self.last_rung = scores, rung
-            for key in [k for k in self.samples if k[2] == rung]:  # free the rung's samples
-                train, valid = self.samples.pop(key)
-                train.close()
-                for cache in valid:
-                    cache.close()
-                shutil.rmtree(train.folder, ignore_errors=True)
+            self.runner.free_rung(rung)
             if self.stopped or rung == len(self.sizes) - 1:
                 break
             ranked = sorted(scores, key=lambda i: (-scores[i][0].max(), i))
@@ -486,7 +398,7 @@ class _Search:
                 "score": float(per_beta[best]),
                 "metric": self.metric,
                 "documents": docs,
-                "folds": self.folds,
+                "folds": self.runner.n_folds,
                 "seconds": took,
                 "reference_s": units,
             }
@@ -556,13 +468,8 @@ class _Search:
         )
 
     def close(self) -> None:
-        for train, valid in self.samples.values():
-            train.close()
-            for cache in valid:
-                cache.close()
-        for caches in getattr(self, "parts", {}).values():
-            for cache in caches:
-                cache.close()
+        if hasattr(self, "runner"):
+            self.runner.close()
 
 
 def _changed(settings: dict, defaults: dict) -> dict:
