@@ -110,7 +110,7 @@ def check_document_bytes(n_bytes: int, max_memory: int | str | None = None) -> s
     if max_memory is not None:
         limit = parse_size(max_memory)
         if needed > limit - FIXED_BYTES:
-            over = f"--max-memory {human(limit)}"
+            over = f"--max-memory {human(limit)} beside the {human(FIXED_BYTES)} a run holds"
             return _too_long(n_bytes, needed, over)
     available = available_bytes()
     if available is not None and needed > available:

@@ -605,6 +605,8 @@ def test_set_params_of_training_settings_still_continues_a_fitted_model():
     # equal numbers written apart were two classes, '1' and '1.0' ('1' and 'True')
     ([1, 1.0, 0, 0, 1], r"y holds 1 and 1.0 \(y\[1\]\), equal values that are two classes"),
     ([1, True, 0, 0, 1], r"y holds 1 and True \(y\[1\]\), equal values"),
+    # 'bön' in NFC and NFD: two classes that look the same (the CLI refused them already)
+    (["b\u00f6n", "bo\u0308n", "x", "x", "x"], r"the same text in another Unicode normalization"),
 ])
 def test_a_missing_label_or_two_labels_of_one_text_are_refused(y, message):
     """A NaN label became a class named 'nan'; None was predicted as None, then as 'None'
@@ -634,6 +636,11 @@ def test_a_column_of_labels_is_read_as_scikit_learn_reads_it_and_label_lists_are
     assert clf.classes_ == ["neg", "pos"] and clf.predict(X).shape == (5,)
     with pytest.warns(UserWarning, match=r"shape \(n, 1\)"):
         assert NBSVMClassifier(n_bits=12).fit(X, [[v] for v in y]).classes_ == ["neg", "pos"]
+    fitted = NBSVMClassifier(n_bits=12).fit(X, y)   # score and evaluate read y the same way
+    with pytest.warns(UserWarning, match=r"shape \(n, 1\)"):
+        assert fitted.score(X, np.array(y).reshape(-1, 1)) == fitted.score(X, y) == 1.0
+    with pytest.warns(UserWarning, match=r"shape \(n, 1\)"):
+        assert fitted.evaluate(X, np.array(y).reshape(-1, 1))["accuracy"] == 1.0
     with pytest.raises(NBSVMError, match=r"y\[0\] is a list of labels: .*multilabel=True"):
         NBSVMClassifier(n_bits=12).fit(X, [[v, "x"] for v in y])
     with pytest.raises(NBSVMError, match="multilabel=True"):

@@ -3,6 +3,7 @@ Series, one-column 2-D arrays, or a DataFrame with named columns."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,11 +15,12 @@ from nbsvm.io.formats import COLUMN_SEPARATOR
 
 
 def texts_and_labels(
-    X: Any, y: Any, text_col: str | Sequence[str], label_col: str | None
+    X: Any, y: Any, text_col: str | Sequence[str], label_col: str | None, multilabel: bool = False
 ) -> tuple[list[str], Any]:
     """(texts, labels) from sequences, arrays, Series or a DataFrame with named columns.
 
-    ``y`` may be a sequence of labels or, with a DataFrame ``X``, a column name."""
+    ``y`` may be a sequence of labels or, with a DataFrame ``X``, a column name; without
+    ``multilabel``, one label each (:func:`one_label_each`: a column y is read as 1-D)."""
     if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
         if isinstance(y, str):
             label_col, y = y, None
@@ -65,6 +67,8 @@ def texts_and_labels(
     labels = y.tolist() if hasattr(y, "tolist") else list(y)
     if len(labels) != len(texts):
         raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
+    if not multilabel:
+        labels = one_label_each(labels)
     check_labels(labels)
     return texts, labels
 
@@ -82,6 +86,7 @@ def check_labels(labels: list) -> None:
     models keep them (``1`` and ``'1'``: one class, predicted as either)."""
     seen: dict[str, Any] = {}
     numbers: dict[float, Any] = {}  # equal numbers written apart: 1, 1.0 and True
+    shapes: dict[str, str] = {}  # 'ö' as one code point or as 'o' and a combining mark
     for i, value in enumerate(labels):
         if isinstance(value, (list, tuple, set, frozenset)):
             continue  # a label set (multi-label)
@@ -97,6 +102,13 @@ def check_labels(labels: list) -> None:
                 f"y holds {first!r} and {value!r} (y[{i}]), one class once written as text: "
                 "give the labels one type"
             )
+        if isinstance(value, str) and not value.isascii():  # the same text on screen
+            first = shapes.setdefault(unicodedata.normalize("NFC", value), value)
+            if first != value:
+                raise NBSVMError(
+                    f"y holds {first!r} and {value!r} (y[{i}]), the same text in another "
+                    "Unicode normalization (NFC / NFD): write the labels the same way"
+                )
         if isinstance(value, (int, float, np.number)):
             first = numbers.setdefault(float(value), value)
             if str(first) != text:

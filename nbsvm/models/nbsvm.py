@@ -42,7 +42,7 @@ from nbsvm._params import Params, store_params
 from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
-from nbsvm.io.frames import one_label_each, sample_weights, texts_and_labels
+from nbsvm.io.frames import sample_weights, texts_and_labels
 from nbsvm.io.labels import key_of
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
@@ -384,11 +384,9 @@ class NBSVMClassifier(Params):
         ``sample_weight``: each document's weight (finite, >= 0), multiplying its NB counts
         and its learner steps (built-in learner only).
         """
-        texts, labels = texts_and_labels(X, y, text_col, label_col)
+        texts, labels = texts_and_labels(X, y, text_col, label_col, self.multilabel)
         if labels is None:
             raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")
-        if not self.multilabel:
-            labels = one_label_each(labels)
         weights = sample_weights(sample_weight, len(texts))
         key = key_of if self.multilabel else str  # label sets: lists, or 'a,b' strings
         self.fit_documents(
@@ -534,11 +532,9 @@ class NBSVMClassifier(Params):
         continue from this model's (``train --init``; :mod:`nbsvm.models.warm` says what
         equals one training on all the data). The model must have been fitted with
         ``keep_counts``."""
-        texts, labels = texts_and_labels(X, y, text_col, label_col)
+        texts, labels = texts_and_labels(X, y, text_col, label_col, self.multilabel)
         if labels is None:
             raise NBSVMError("continue_fit needs labels: y, or a DataFrame with a label column")
-        if not self.multilabel:
-            labels = one_label_each(labels)
         keys = [key_of(v) for v in labels] if self.multilabel else [str(v) for v in labels]
         weights = sample_weights(sample_weight, len(texts))
         return self.continue_documents(

@@ -25,7 +25,7 @@ from nbsvm.data.batches import hash_batch
 from nbsvm.data.translate import translate
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
-from nbsvm.io.frames import one_label_each, sample_weights, texts_and_labels
+from nbsvm.io.frames import sample_weights, texts_and_labels
 from nbsvm.io.labels import class_order, classes_of, key_of, label_set, membership, output_order
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.targets import Labels
@@ -61,13 +61,12 @@ def partial_fit(
         _start(model, hasher, classes)
     else:
         model.check_fitted()  # set_params has not changed what the arrays are for
-    texts, values = texts_and_labels(X, y, "text", "label")
+    texts, values = texts_and_labels(X, y, "text", "label", model.multilabel)
     if values is None:
         raise NBSVMError("partial_fit needs labels y")
     if model.multilabel:
         labels = [key_of(v) for v in values]
     else:
-        values = one_label_each(values)
         model._remember_label_values(values, update=True)
         labels = [str(v) for v in values]
     weights = sample_weights(sample_weight, len(texts))

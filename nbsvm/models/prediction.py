@@ -366,7 +366,7 @@ def score(
     label_col: str = "label",
 ) -> float:
     """The body of :meth:`~nbsvm.NBSVMClassifier.score`."""
-    texts, labels = texts_and_labels(X, y, text_col, label_col)
+    texts, labels = texts_and_labels(X, y, text_col, label_col, model.multilabel)
     predicted = labels_of(model, decision_function(model, texts))
     if model.multilabel:
         return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
@@ -385,7 +385,7 @@ def evaluate(
     from nbsvm.evaluation.evaluate import evaluate_documents
     from nbsvm.io.labels import key_of
 
-    texts, labels = texts_and_labels(X, y, text_col, label_col)
+    texts, labels = texts_and_labels(X, y, text_col, label_col, model.multilabel)
     if model.multilabel:
         labels = [key_of(v) if not isinstance(v, str) else v for v in labels]
     docs = (
