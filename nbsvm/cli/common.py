@@ -139,9 +139,27 @@ def input_bytes(inputs: Iterable[str | os.PathLike[str] | IO[Any]]) -> int | Non
 
 
 # The ReadStats of the running command; cli_errors() reports them when the command ends.
-_command_stats: list[ReadStats] = []
+_command_stats: list[ReadStats | _FullestRead] = []
 # The document streams of the running command, which progress bars take their bytes from.
 command_streams: list[DocumentStream] = []
+
+
+class _FullestRead:
+    """What reading counted (as :class:`~nbsvm.io.decoding.ReadStats` reports it) in the
+    first of several reads of the same inputs that read them to the end (else the first)."""
+
+    def __init__(self) -> None:
+        self.streams: list[DocumentStream] = []
+
+    def _stats(self) -> ReadStats:
+        done = [s for s in self.streams if s.done]
+        return (done or self.streams)[0].stats
+
+    replaced_bytes = property(lambda self: self._stats().replaced_bytes)
+    replaced_docs = property(lambda self: self._stats().replaced_docs)
+    bad_lines = property(lambda self: self._stats().bad_lines)
+    bad_examples = property(lambda self: self._stats().bad_examples)
+    notes = property(lambda self: self._stats().notes)
 
 
 def read_stats(skip_bad: bool = False) -> ReadStats:
@@ -159,19 +177,27 @@ def rereadable(
     flag: str,
 ) -> Callable[[], DocumentStream]:
     """``read(inputs, report)`` as a callable giving the documents afresh on each call, for
-    the modes that read the inputs more than once; only the first read's counts are
-    reported (every read meets the same bad lines). Standard input cannot be read twice:
-    refused, naming ``flag``."""
+    the modes that read the inputs more than once; one read's counts are reported, the
+    first that read every document (every read meets the same bad lines, but a first read
+    can stop early: a calibration's held-out part, 15 of 90 replaced documents counted).
+    Standard input cannot be read twice: refused, naming ``flag``."""
     if any(str(i) == "-" for i in inputs):
         raise NBSVMError(
             f"{flag} reads the inputs more than once: standard input cannot be; "
             "save it to a file first"
         )
     calls = [0]
+    reads = _FullestRead()
 
     def again():
         calls[0] += 1
-        return read(inputs, calls[0] == 1)
+        stream = read(inputs, calls[0] == 1)
+        if calls[0] == 1:  # reported through the fullest read, not the first
+            for i, stats in enumerate(_command_stats):
+                if stats is stream.stats:
+                    _command_stats[i] = reads
+        reads.streams.append(stream)
+        return stream
 
     def peek(n: int) -> list:
         """The first ``n`` documents, from a read that neither reports its counts nor shows
