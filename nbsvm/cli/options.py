@@ -97,12 +97,13 @@ CHECKPOINT_EVERY = typer.Option(
     "--checkpoint-every",
     min=0,
     help="Save the training state every N epochs next to the model "
-    "(MODEL.checkpoint.npz; 0: never).",
+    "(-o m.npz: m.checkpoint.npz; 0: never).",
 )
 RESUME = typer.Option(
     False,
     "--resume",
-    help="Continue from MODEL.checkpoint.npz if it exists (same data and "
+    help="Continue from the checkpoint next to the model if it exists (-o m.npz: "
+    "m.checkpoint.npz; same data and "
     "settings; --epochs may grow).",
 )
 CHAR_NGRAMS = typer.Option(

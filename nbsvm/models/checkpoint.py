@@ -150,9 +150,12 @@ class Checkpoint:
             diff = sorted(
                 k for k in set(saved) | set(mine["params"]) if saved.get(k) != mine["params"].get(k)
             )
+            names = {"lam": "lambda"}  # as the options name them
+            shown = ", ".join(names.get(k, k) for k in diff)
             raise NBSVMError(
-                f"the checkpoint was written with other settings ({', '.join(diff)} "
-                f"differ); use the same settings or remove it to start over",
+                f"the checkpoint was written with other settings ({shown} "
+                f"{'differs' if len(diff) == 1 else 'differ'}); use the same settings or "
+                "remove it to start over",
                 path=str(self.path),
             )
         if theirs.get("data") != mine["data"]:
@@ -308,6 +311,8 @@ def _data_diff(theirs: dict, mine: dict) -> str:
         k for k in set(saved_reader) | set(reader) if saved_reader.get(k) != reader.get(k)
     )
     if options:
+        if len(options) == 1:
+            return f"reading option {options[0]} differs"
         return f"reading options {', '.join(options)} differ"
     if saved.get("lexicon") != now.get("lexicon"):
         return "the lexicon file differs"

@@ -290,11 +290,11 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path):
                                             checkpoint=Checkpoint(ck, 2, identity=identity))
     saved = ck.read_bytes()
     out = _run(*base, "--epochs", "4", "--eta0", "0.5", "--resume", code=2)
-    assert "other settings (eta0 differ)" in out.output
+    assert "other settings (eta0 differs)" in out.output
     out = _run(*base, "--epochs", "2", "--resume", code=2)
     assert "nothing to do" in out.output
     out = _run(*base, "--epochs", "4", "--label-sep", " ", "--resume", code=2)
-    assert "other training data (reading options label_sep differ)" in out.output
+    assert "other training data (reading option label_sep differs)" in out.output
     with open(train, "a") as fh:
         fh.write("pos\tone more review\n")
     out = _run(*base, "--epochs", "4", "--resume", code=2)
