@@ -224,3 +224,15 @@ def test_the_printed_command_reads_the_data_as_tune_did(tmp_path):
     assert model.n_docs_ == len(pairs) and model.hasher_.char_ngrams == 0
     r = runner.invoke(app, args[1:args.index("--char-ngrams")] + args[args.index("--char-ngrams") + 2:] + ["-q"])
     assert r.exit_code == 0 and NBSVMClassifier.load(tmp_path / "m.npz").hasher_.char_ngrams == 4
+
+
+def test_a_split_or_a_grid_value_that_cannot_train_is_named(tmp_path):
+    """--valid 0.99 left one class to train on and said 'need at least two classes to
+    train, found [food]' of data with two; a grid value keeping no n-gram said 'lower
+    --min-df', an option tune does not have."""
+    data = tmp_path / "t.txt"
+    data.write_text("food\tpizza pasta\nsport\tball goal\nfood\tbread\nsport\tmatch win\n" * 10)
+    r = runner.invoke(app, ["tune", str(data), "--valid", "0.99", "--grid", "ngrams=1", "-q"])
+    assert r.exit_code == 2 and "the split left 1 training document(s), all of class" in r.output
+    r = runner.invoke(app, ["tune", str(data), "--grid", "min_df=1,100", "-q"])
+    assert r.exit_code == 2 and "the grid's min_df=100 cannot train: no n-gram is kept" in r.output

@@ -113,8 +113,8 @@ def held_out_scores(
         raise NBSVMError(
             f"calibration and thresholds hold out each training document with probability "
             f"1/10 (a seeded draw) and held out {len(scores)}: at least 2 are needed, which "
-            "a corpus of fewer than about 50 documents may not give; train without "
-            "calibration (--calibrate none) or on more documents"
+            "a corpus of fewer than about 50 documents may not give; train on more "
+            "documents, or without them (--calibrate none; --threshold other than auto)"
         )
     return scores, np.concatenate(truth)
 

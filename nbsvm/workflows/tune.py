@@ -221,6 +221,8 @@ def tune(
     root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
+        if not given.get("multilabel"):
+            _refuse_one_class_parts(caches[orders[0]])
         groups_of = _validation_groups(caches, folds, root)
         labels = caches[orders[0]][0][0].labels
         classes = classes_of(labels) if given.get("multilabel") else class_order(labels)
@@ -234,6 +236,18 @@ def tune(
     return TuneResult(
         table, best, time.perf_counter() - t0, n_trainings, split, chosen, reason, se, groups
     )
+
+
+def _refuse_one_class_parts(pairs: list) -> None:
+    """A training part of one class trains nothing: say it is the split's doing (it was
+    'need at least two classes to train, found [food]' of data with two)."""
+    for train, _ in pairs:
+        if len(train.labels) < 2:
+            raise NBSVMError(
+                f"the split left {train.n_docs} training document(s), all of class "
+                f"{', '.join(map(str, train.labels))}: use a smaller --valid fraction, fewer "
+                "folds or more data"
+            )
 
 
 def _validation_groups(caches: dict, folds: int, root: Path) -> dict:
@@ -264,7 +278,13 @@ def _train_candidates(cands, base, caches, groups_of, root: Path, notify) -> tup
         for s, (train, _) in enumerate(caches[n]):
             t1 = time.perf_counter()
             clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
-            clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
+            try:
+                clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
+            except NBSVMError as e:  # the grid's value, not an option of tune, is at fault
+                shown = ", ".join(f"{k}={v}" for k, v in key)
+                raise NBSVMError(
+                    f"the grid's {shown or 'defaults'} cannot train: {e.message}"
+                ) from None
             n_trainings += 1
             train_s = time.perf_counter() - t1
             for c in group:
