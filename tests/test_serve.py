@@ -485,6 +485,10 @@ def test_a_watched_file_that_does_not_load_is_named_once_and_not_loaded_again(
         assert health["not_reloaded"]["m"].startswith("model 'm' was not reloaded")
         assert str(tmp_path) not in health["not_reloaded"]["m"]
         assert sum("was not reloaded" in r.getMessage() for r in caplog.records) == 1
+        path.unlink()                                               # a deleted file too
+        health = client.get("/health").json()
+        assert health["models"] == {"m": 1} and "No such file" in health["not_reloaded"]["m"]
+        assert sum("was not reloaded" in r.getMessage() for r in caplog.records) == 2
         (tmp_path / "new").write_bytes(good)
         os.replace(tmp_path / "new", path)
         os.utime(path, ns=(time.time_ns() + 10**9,) * 2)           # another stamp for sure

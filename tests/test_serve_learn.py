@@ -471,3 +471,22 @@ def test_learn_refuses_reload_workers_and_watch(model_file):
         r = subprocess.run([str(NBSVM), "serve", str(model_file), "--learn", *extra],
                            capture_output=True, text=True, timeout=60)
         assert r.returncode == 2 and "--learn needs one worker" in r.stderr, r.stderr
+
+
+def test_a_model_of_int_labels_learns_them_as_json_numbers(tmp_path):
+    """A model fitted in Python on 0 / 1 answers 0 and 1, but /learn took only "0" and
+    "1" (a JSON 0 was 422 'Input should be a valid string'). Numbers are read as the
+    class's name; the journal holds names, so "1" and 1 from two clients never clash."""
+    texts, labels = corpus(400)
+    path = tmp_path / "m.npz"
+    numbers = [int(label == "pos") for label in labels]
+    NBSVMClassifier(n_bits=14, ngrams=2, keep_counts=True, seed=0).fit(texts, numbers).save(path)
+    with app_client(path) as client:
+        assert post(client, {"text": PHRASE, "label": 3}).status_code == 422   # no class 3
+        assert post(client, {"texts": [PHRASE] * 30, "labels": [0] * 30}).status_code == 202
+        assert post(client, {"texts": [PHRASE] * 30, "labels": ["0"] * 30}).status_code == 202
+        wait_in_process(client, 1)
+        r = client.post("/predict", json={"text": PHRASE})
+        assert r.json()["predictions"][0]["label"] == "0", r.text
+    requests, _ = read_journal(journal_path(str(path)))
+    assert requests[0]["labels"] == ["0"] * 30 == requests[1]["labels"]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, Header, HTTPException
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from nbsvm.io.document import MAX_WEIGHT
 from nbsvm.serve.learning import LearnSettings, OnlineModel
@@ -20,6 +20,17 @@ if TYPE_CHECKING:
 Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False)]
 
 
+#: A label as JSON gives it: a string, or a number or true / false for a model whose classes
+#: are numbers or bools (fitted in Python on them); read as its name, ``str(value)``.
+Label = str | StrictBool | int | float
+
+
+def _named(label: Any) -> Any:
+    """A JSON label as the model names its classes (``0`` -> ``"0"``, ``true`` ->
+    ``"True"``); a string or a list of them as it is."""
+    return label if isinstance(label, (str, list)) else str(label)
+
+
 class LearnRequest(BaseModel):
     """One labelled ``text`` (``label``, optional ``weight``) or a batch of ``texts``
     (``labels``, one each, optional ``weights``; a multi-label model takes a list of
@@ -27,10 +38,10 @@ class LearnRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     text: str | None = None
-    label: str | list[str] | None = None
+    label: Label | list[str] | None = None
     weight: Weight | None = None
     texts: list[str] | None = None
-    labels: list[str | list[str]] | None = None
+    labels: list[Label | list[str]] | None = None
     weights: list[Weight] | None = None
 
     @model_validator(mode="after")
@@ -47,6 +58,8 @@ class LearnRequest(BaseModel):
             raise ValueError("'weight' goes with 'text' ('weights' with 'texts')")
         if self.weights is not None and len(self.weights) != len(self.texts or []):
             raise ValueError("as many 'weights' as 'texts'")
+        self.label = _named(self.label) if self.label is not None else None
+        self.labels = [_named(y) for y in self.labels] if self.labels is not None else None
         return self
 
 

@@ -132,8 +132,10 @@ class ModelRegistry:
             self._looked[name] = time.monotonic()
             try:
                 stamp = _stamp(served.path)
-            except OSError:  # the file is being replaced: keep serving
-                stamp = served.stamp
+            except OSError as e:  # gone (a rename never is): named, the loaded one serves
+                if self.failed.get(name, ((),))[0] != ("missing",):
+                    self._failed(name, ("missing",), e)
+                return served
             if stamp != served.stamp and self.failed.get(name, ((),))[0] != stamp:
                 try:
                     return self.reload(name)
