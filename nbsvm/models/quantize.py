@@ -83,6 +83,9 @@ def quantize(
                 f"{largest:g}): use --dtype int8"
             )
     clf.column_of_[buckets[dropped]] = -1
+    names = clf.__dict__.get("ngram_map_")
+    if names:  # the names of dropped buckets would only take room: 1 of 1,568 kept was 66%
+        clf.ngram_map_ = {b: v for b, v in names.items() if clf.column_of_[b] >= 0}
     clf.__dict__.pop("lexicon_", None)  # kept counts serve further training: none here
     clf.quantized_ = {
         "dtype": dtype,
