@@ -113,6 +113,7 @@ def test_lexicon(files):
     assert info["training"]["n_docs"] == 9
     assert info["training"]["seen_buckets"] == info["arrays"]["buckets"]["shape"][0] > 0
     assert info["settings"] == {"alpha": 1.0} and info["hasher"]["n_bits"] == 12
+    assert info["corpus"]["documents"] == 9 and info["corpus"]["ngrams"] > 0  # train --lexicon's
     assert info["package_version"] is None        # lexicon headers do not record it
     assert "(not recorded in this kind of file)" in ok(run("info", files["lexicon"])).stdout
 

@@ -201,6 +201,8 @@ def _describe_lexicon(info: dict, header: dict, arrays: dict) -> None:
     classes = header.get("classes")
     n_bits = sizes.get("n_bits")
     info["settings"] = {"alpha": header.get("alpha")}
+    if isinstance(header.get("corpus"), dict):  # train --lexicon's data-dependent defaults
+        info["corpus"] = header["corpus"]
     stored = _shape(arrays, "buckets", 0)
     sizes["stored_buckets"] = stored
     info["training"] = {"n_docs": None, "seen_buckets": stored}
