@@ -60,8 +60,8 @@ def read_table(
 
     ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
     reads as unlabeled too (``predict`` keeps true labels when there are some). Labels are
-    stripped of surrounding white space. Row numbers in errors are the file's lines (blank
-    lines and a quoted field's line breaks counted). Invalid UTF-8 is replaced and
+    stripped of surrounding white space. Row numbers in errors count the header as line 1
+    and are the file's lines (a quoted field's line breaks counted). Invalid UTF-8 is replaced and
     counted in ``stats`` (the rows whose text or label then holds U+FFFD are the documents
     counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
 
@@ -95,28 +95,24 @@ def read_table(
     encoding = wide or encoding
     if positional and _skip_long_first_row(head, whole, wide, sep, stats, name):
         skipped.add(1)
-    skipped.update(leading := _leading_blank_lines(head, wide))  # pandas finds no columns
     try:
         before = _replaced_so_far()
         chunks = _read_csv(pd, source, sep, chunksize, encoding, strict, stats, skipped)
-        lines = _Lines(0 if positional else 1 + len(leading), skipped)  # the header's
-        names, first = None, True
+        lines = _Lines(0 if positional else 1, skipped)
+        names = None
         for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
-            breaks, blank = _line_breaks(chunk), _blank_rows(chunk)
+            breaks = _line_breaks(chunk)
             if not positional:
-                if names is None:  # the header row's own line breaks
-                    lines.carry, breaks, blank = breaks[0], breaks[1:], blank[1:]
+                if names is None:  # the header row's own
+                    lines.carry, breaks = breaks[0], breaks[1:]
                 chunk, names = _named_columns(chunk, names)
-            if first and label_optional and label_col not in chunk.columns:
+            if lines.row <= 1 and label_optional and label_col not in chunk.columns:
                 label_col = None
-            first = False
             texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
             weights = _weights(chunk, weight_col, positional, name, len(texts))
             before = _count_replaced(before, texts, labels, stats)
-            for text, label, weight, extra, empty in zip(texts, labels, weights, breaks, blank):
+            for text, label, weight, extra in zip(texts, labels, weights, breaks):
                 row = lines.next(extra)
-                if empty:  # a blank line (pandas keeps them, so that lines are counted)
-                    continue
                 if label is not None:
                     label = label.strip()
                     if not label and not empty_label:
@@ -224,7 +220,6 @@ def _read_csv(
         on_bad_lines="warn" if stats.skip_bad else "error",
         header=None,
         skiprows=sorted(i - 1 for i in skipped) or None,
-        skip_blank_lines=False,  # rows of empty fields, so that lines are counted
     )
 
 
@@ -245,23 +240,6 @@ class _Lines:
         while self.row in self.skipped:
             self.row += 1
         return self.row
-
-
-def _blank_rows(chunk) -> list[bool]:
-    """Per row of a chunk, whether every field is empty: a blank line of the file."""
-    return (chunk == "").all(axis=1).tolist()
-
-
-def _leading_blank_lines(head: bytes, wide: str | None) -> list[int]:
-    """The line numbers of the empty lines a table starts with (read from its first bytes;
-    none in UTF-16/32, where they are rare)."""
-    if wide:
-        return []
-    lines = head.split(b"\n")
-    n = 0
-    while n < len(lines) - 1 and lines[n].strip(b"\r") == b"":
-        n += 1
-    return list(range(1, n + 1))
 
 
 def _line_breaks(chunk) -> list[int]:

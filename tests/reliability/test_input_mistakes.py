@@ -173,14 +173,6 @@ def test_rows_after_a_quoted_multi_line_field_are_named_by_their_line(tmp_path):
     assert r.returncode == 2 and f"{data}:6: empty label in column 'label'" in r.stderr, r.stderr
     data.write_text('label,text\npos,"a\nb\nc\nd"\nneg,good\n"ne\ng","fine\nday"\npos,x\n')
     assert [d.line for d in read_table(data)] == [2, 6, 7, 10]
-    # blank lines count too (pandas skipped them without a word), before the header as well
-    data.write_text('\n\nlabel,text\npos,good\n\n\nneg,"b\nad"\n\npos,fine\n')
-    assert [(d.label, d.line) for d in read_table(data)] == [("pos", 4), ("neg", 7), ("pos", 10)]
-    data.write_text("label,text\npos,good\n\n\nneg,bad\n,oops\n")
-    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
-    assert r.returncode == 2 and f"{data}:6: empty label in column 'label'" in r.stderr, r.stderr
-    data.write_text("\npos,good\n\nneg,bad\n")                    # no header: columns by number
-    assert [d.line for d in read_table(data, text_col="2", label_col="1")] == [2, 4]
 
 
 def test_skip_bad_rows_of_a_csv(tmp_path):
