@@ -61,7 +61,9 @@ def read_table(
     ``label_col=None`` reads unlabeled text; with ``label_optional`` a missing label column
     reads as unlabeled too (``predict`` keeps true labels when there are some). Labels are
     stripped of surrounding white space. Row numbers in errors count the header as line 1
-    and are the file's lines (a quoted field's line breaks counted). Invalid UTF-8 is replaced and
+    and a quoted field's line breaks; blank lines, which pandas skips unseen, are not
+    counted (kept as rows, they could not be told from rows of empty fields, which are
+    reported, and spaces-only lines would become rows). Invalid UTF-8 is replaced and
     counted in ``stats`` (the rows whose text or label then holds U+FFFD are the documents
     counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
 

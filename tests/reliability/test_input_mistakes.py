@@ -173,6 +173,13 @@ def test_rows_after_a_quoted_multi_line_field_are_named_by_their_line(tmp_path):
     assert r.returncode == 2 and f"{data}:6: empty label in column 'label'" in r.stderr, r.stderr
     data.write_text('label,text\npos,"a\nb\nc\nd"\nneg,good\n"ne\ng","fine\nday"\npos,x\n')
     assert [d.line for d in read_table(data)] == [2, 6, 7, 10]
+    # a row of empty fields is a row (reported), a blank or spaces-only line is skipped as
+    # pandas skips it (counting blank lines dropped such rows without a word)
+    data.write_text('text,label\ngreat,pos\n\n   \n,\n"",""\nawful,neg\n')
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q", "--skip-bad-lines")
+    assert r.returncode == 0 and "skipped 2 malformed lines" in r.stderr, r.stderr
+    data.write_text('text\ngreat movie\n\n""\nawful film\n')
+    assert [d.text for d in read_table(data, label_col=None)] == ["great movie", "", "awful film"]
 
 
 def test_skip_bad_rows_of_a_csv(tmp_path):
