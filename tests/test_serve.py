@@ -469,7 +469,7 @@ def test_a_watched_file_that_does_not_load_is_named_once_and_not_loaded_again(
     clf, _ = two_class
     path = tmp_path / "m.npz"
     clf.save(path)
-    good = path.read_bytes()
+    good, served_stat = path.read_bytes(), os.stat(path)
     monkeypatch.setattr(registry_module, "WATCH_INTERVAL", 0.0)
     app = create_app({"m": str(path)}, watch=True, allowed_hosts=["testserver"])
     loads = []
@@ -485,10 +485,15 @@ def test_a_watched_file_that_does_not_load_is_named_once_and_not_loaded_again(
         assert health["not_reloaded"]["m"].startswith("model 'm' was not reloaded")
         assert str(tmp_path) not in health["not_reloaded"]["m"]
         assert sum("was not reloaded" in r.getMessage() for r in caplog.records) == 1
-        path.unlink()                                               # a deleted file too
+        os.replace(path, tmp_path / "away")                         # a deleted file too
         health = client.get("/health").json()
         assert health["models"] == {"m": 1} and "No such file" in health["not_reloaded"]["m"]
         assert sum("was not reloaded" in r.getMessage() for r in caplog.records) == 2
+        path.write_bytes(good)                    # the served file back as it was (cp -p)
+        os.utime(path, ns=(served_stat.st_atime_ns, served_stat.st_mtime_ns))
+        health = client.get("/health").json()
+        assert health["models"] == {"m": 1} and "not_reloaded" not in health
+        os.replace(tmp_path / "away", path)
         (tmp_path / "new").write_bytes(good)
         os.replace(tmp_path / "new", path)
         os.utime(path, ns=(time.time_ns() + 10**9,) * 2)           # another stamp for sure

@@ -136,7 +136,9 @@ class ModelRegistry:
                 if self.failed.get(name, ((),))[0] != ("missing",):
                     self._failed(name, ("missing",), e)
                 return served
-            if stamp != served.stamp and self.failed.get(name, ((),))[0] != stamp:
+            if stamp == served.stamp:  # the served file is back as it was (mv, cp -p)
+                self.failed.pop(name, None)
+            elif self.failed.get(name, ((),))[0] != stamp:
                 try:
                     return self.reload(name)
                 except (NBSVMError, OSError) as e:  # a half-written or bad file: keep the old
