@@ -645,3 +645,21 @@ def test_a_column_of_labels_is_read_as_scikit_learn_reads_it_and_label_lists_are
         NBSVMClassifier(n_bits=12).fit(X, [[v, "x"] for v in y])
     with pytest.raises(NBSVMError, match="multilabel=True"):
         NBSVMClassifier(n_bits=12).partial_fit(X, [[v, "x"] for v in y], classes=["neg", "pos"])
+
+
+def test_equal_numbers_of_another_type_score_as_their_class():
+    """score() compared '1.0' with the class '1' of a model fitted on ints: 0.0 on the
+    training data, and partial_fit said 'unknown label 1.0'. A value equal to a class's
+    finds it; partial_fit's classes= are checked as fit's y is."""
+    X = ["good film", "bad film", "great", "awful", "fine"]
+    y = [1, 0, 1, 0, 1]
+    clf = NBSVMClassifier(n_bits=12).fit(X, y)
+    assert clf.score(X, y) == clf.score(X, [float(v) for v in y]) == 1.0
+    assert clf.score(X, [bool(v) for v in y]) == 1.0
+    assert clf.evaluate(X, [float(v) for v in y])["accuracy"] == 1.0
+    grown = NBSVMClassifier(n_bits=12, keep_counts=True).fit(X, y)
+    grown.partial_fit(X[:2], [1.0, 0.0])
+    assert list(grown.classes_) == [0, 1] and grown.predict(X[:1]).tolist() == [1]
+    for classes in ([1, 1.0, 0], ["\u00f6", "o\u0308", "x"]):
+        with pytest.raises(NBSVMError, match="y holds"):
+            NBSVMClassifier(n_bits=12).partial_fit(X, ["x"] * 5, classes=classes)

@@ -165,3 +165,27 @@ def output_order(source: list, target: list, n_outputs: int) -> tuple[list[int],
     if n_outputs == 1:
         return [0], 1.0 if source == target else -1.0
     return [source.index(c) for c in target], 1.0
+
+
+def names_by_value(labels: Iterable, label_values: dict | None) -> list[str]:
+    """Each label as a model names its class: a value equal to a class's typed value
+    (``label_values``: name -> value, what ``fit`` was given) takes that class's name, so
+    1.0 and True find the class of 1 (scoring floats against a model fitted on ints gave
+    0.0); any other value its text.
+
+    >>> names_by_value([1.0, True, 0, "x", 7], {"1": 1, "0": 0})
+    ['1', '1', '0', 'x', '7']
+    """
+    by_value = {v: name for name, v in (label_values or {}).items()}
+    return [
+        y if isinstance(y, str) else by_value.get(y, str(y)) if _hashable(y) else str(y)
+        for y in labels
+    ]
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True

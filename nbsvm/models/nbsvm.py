@@ -43,7 +43,7 @@ from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import sample_weights, texts_and_labels
-from nbsvm.io.labels import key_of
+from nbsvm.io.labels import key_of, names_by_value
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
 from nbsvm.models import prediction as _prediction
@@ -535,7 +535,11 @@ class NBSVMClassifier(Params):
         texts, labels = texts_and_labels(X, y, text_col, label_col, self.multilabel)
         if labels is None:
             raise NBSVMError("continue_fit needs labels: y, or a DataFrame with a label column")
-        keys = [key_of(v) for v in labels] if self.multilabel else [str(v) for v in labels]
+        keys = (
+            [key_of(v) for v in labels]
+            if self.multilabel
+            else names_by_value(labels, getattr(self, "_label_values", None))
+        )
         weights = sample_weights(sample_weight, len(texts))
         return self.continue_documents(
             lambda: (

@@ -25,8 +25,17 @@ from nbsvm.data.batches import hash_batch
 from nbsvm.data.translate import translate
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
+from nbsvm.io.frames import check_labels as check_label_values
 from nbsvm.io.frames import sample_weights, texts_and_labels
-from nbsvm.io.labels import class_order, classes_of, key_of, label_set, membership, output_order
+from nbsvm.io.labels import (
+    class_order,
+    classes_of,
+    key_of,
+    label_set,
+    membership,
+    names_by_value,
+    output_order,
+)
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.targets import Labels
 from nbsvm.lexicon.label_sets import fill_label_ratios, label_set_counts
@@ -67,8 +76,9 @@ def partial_fit(
     if model.multilabel:
         labels = [key_of(v) for v in values]
     else:
-        model._remember_label_values(values, update=True)
-        labels = [str(v) for v in values]
+        labels = names_by_value(values, getattr(model, "_label_values", None))
+        # values of a class known by another type (1.0 for 1) are not new values of it
+        model._remember_label_values([v for v, n in zip(values, labels) if str(v) == n], True)
     weights = sample_weights(sample_weight, len(texts))
     docs = [
         Document(lab, t, "<partial_fit>", i + 1, w)
@@ -134,6 +144,7 @@ def _start(model, hasher, classes) -> None:
         if not classes:
             raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
     else:
+        check_label_values(list(classes))  # 1 and 1.0, 'ö' in NFC and NFD: one class each
         model._remember_label_values(list(classes))
         classes = class_order(str(c) for c in classes)
         if len(classes) < 2:
