@@ -534,3 +534,18 @@ def test_options_a_setting_makes_idle_are_refused(tmp_path, options, refused):
     make_learner_from_options("sgd", {"--l1": 0.5, "--penalty": "elasticnet"})
     make_learner_from_options("multiclass-hinge", {"--eta0": 9.0, "--schedule": "constant"})
     make_learner_from_options("adagrad", {"--eta0": 0.1})
+
+
+def test_a_number_label_written_two_ways_is_refused(tmp_path):
+    """'+1' and '1' were two classes (a multi-class learner trained them apart without a
+    word): refused, naming both and where each was first seen."""
+    from nbsvm.io.sparse import read_svmlight
+
+    data = tmp_path / "m.svm"
+    data.write_text("+1 1:1 2:1\n-1 3:1\n1 1:1\n")
+    with pytest.raises(NBSVMError, match=r"m.svm:3: label '1' is the number '\+1' \(first seen "
+                                         r"at .*m.svm:1\) written another way"):
+        list(read_svmlight(str(data)))
+    data.write_text("+1 1:1\n-1 3:1\n+1 2:1\nnan 1:1\nfoo 2:1\n")    # one spelling each: read
+    assert [r.labels for r in read_svmlight(str(data))] == [("+1",), ("-1",), ("+1",),
+                                                             ("nan",), ("foo",)]

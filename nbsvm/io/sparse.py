@@ -86,6 +86,27 @@ def detect_index_base(path: PathOrFile) -> int:
     return 1
 
 
+def _check_spelling(label: str, spellings: dict, name: str, lineno: int) -> None:
+    """Refuse a label that is a number seen before under another spelling (``+1`` and
+    ``1``, ``1`` and ``1.0``): labels are kept as written, so it would be a class of its own
+    (a multi-class learner trained '+1' and '1' apart without a word)."""
+    try:
+        value = float(label)
+    except ValueError:
+        return
+    if value != value:  # NaN: no number to compare
+        return
+    first = spellings.setdefault(value, (label, name, lineno))
+    if first[0] != label:
+        raise NBSVMError(
+            f"label {label!r} is the number {first[0]!r} (first seen at {first[1]}:{first[2]}) "
+            "written another way: it would be a class of its own; write it the same way "
+            "everywhere",
+            path=name,
+            line=lineno,
+        )
+
+
 def read_svmlight(
     path_or_file: PathOrFile,
     index_base: int | str = "auto",
@@ -116,9 +137,12 @@ def read_svmlight(
         )
     if index_base not in (0, 1):
         raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
+    spellings: dict[float, tuple] = {}  # a number's first label: '+1' beside '1' is refused
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
+        for label in labels:
+            _check_spelling(label, spellings, name, lineno)
         keys, values = [], []
         for token in tokens:
             if token.startswith("|"):
