@@ -663,3 +663,15 @@ def test_equal_numbers_of_another_type_score_as_their_class():
     for classes in ([1, 1.0, 0], ["\u00f6", "o\u0308", "x"]):
         with pytest.raises(NBSVMError, match="y holds"):
             NBSVMClassifier(n_bits=12).partial_fit(X, ["x"] * 5, classes=classes)
+
+
+def test_the_first_call_decides_what_type_predict_gives():
+    """A model of string classes given int y by a later partial_fit switched predict from
+    '1' to 1 partway through; the first call's types stay, as scikit-learn's classes_ do."""
+    X = ["good film", "bad film", "great", "awful", "fine"]
+    clf = NBSVMClassifier(n_bits=12).partial_fit(X, ["1", "0", "1", "0", "1"], classes=["0", "1"])
+    clf.partial_fit(X, [1, 0, 1, 0, 1])
+    assert clf.predict(X[:1]).tolist() == ["1"] and list(clf.classes_) == ["0", "1"]
+    ints = NBSVMClassifier(n_bits=12).partial_fit(X, [1, 0, 1, 0, 1], classes=[0, 1])
+    ints.partial_fit(X, ["1", "0", "1", "0", "1"])
+    assert ints.predict(X[:1]).tolist() == [1] and list(ints.classes_) == [0, 1]

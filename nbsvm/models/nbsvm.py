@@ -401,9 +401,9 @@ class NBSVMClassifier(Params):
             self._remember_label_values(labels)
         return self
 
-    def _remember_label_values(self, labels, update=False) -> None:
+    def _remember_label_values(self, labels) -> None:
         """Keep the original label values (ints, bools, ...) for :meth:`predict`."""
-        values = {} if not update else dict(getattr(self, "_label_values", None) or {})
+        values: dict = {}
         for v in labels:
             if not isinstance(v, str):
                 values.setdefault(str(v), v.item() if isinstance(v, np.generic) else v)

@@ -76,9 +76,9 @@ def partial_fit(
     if model.multilabel:
         labels = [key_of(v) for v in values]
     else:
+        # the classes' types are those of the first call (fit's y, or classes=), as
+        # scikit-learn's classes_ are: later labels are names of them
         labels = names_by_value(values, getattr(model, "_label_values", None))
-        # values of a class known by another type (1.0 for 1) are not new values of it
-        model._remember_label_values([v for v, n in zip(values, labels) if str(v) == n], True)
     weights = sample_weights(sample_weight, len(texts))
     docs = [
         Document(lab, t, "<partial_fit>", i + 1, w)
