@@ -672,6 +672,27 @@ def test_the_first_call_decides_what_type_predict_gives():
     clf = NBSVMClassifier(n_bits=12).partial_fit(X, ["1", "0", "1", "0", "1"], classes=["0", "1"])
     clf.partial_fit(X, [1, 0, 1, 0, 1])
     assert clf.predict(X[:1]).tolist() == ["1"] and list(clf.classes_) == ["0", "1"]
-    ints = NBSVMClassifier(n_bits=12).partial_fit(X, [1, 0, 1, 0, 1], classes=[0, 1])
+    ints = NBSVMClassifier(n_bits=12).partial_fit(X, [1, 0, 1, 0, 1], classes=iter([0, 1]))
     ints.partial_fit(X, ["1", "0", "1", "0", "1"])
     assert ints.predict(X[:1]).tolist() == [1] and list(ints.classes_) == [0, 1]
+
+
+def test_labels_that_cannot_be_hashed_still_score():
+    """names_by_value looked stored values up in a dict: a label type without a hash
+    raised TypeError in score()."""
+    class Tag:
+        __hash__ = None
+
+        def __init__(self, name):
+            self.name = name
+
+        def __eq__(self, other):
+            return isinstance(other, Tag) and other.name == self.name
+
+        def __str__(self):
+            return self.name
+
+    X = ["good film", "bad film", "great", "awful", "fine"]
+    tags = [Tag(n) for n in ("p", "n", "p", "n", "p")]
+    clf = NBSVMClassifier(n_bits=12).fit(X, tags)
+    assert clf.score(X, tags) == 1.0

@@ -176,7 +176,7 @@ def names_by_value(labels: Iterable, label_values: dict | None) -> list[str]:
     >>> names_by_value([1.0, True, 0, "x", 7], {"1": 1, "0": 0})
     ['1', '1', '0', 'x', '7']
     """
-    by_value = {v: name for name, v in (label_values or {}).items()}
+    by_value = {v: name for name, v in (label_values or {}).items() if _hashable(v)}
     return [
         y if isinstance(y, str) else by_value.get(y, str(y)) if _hashable(y) else str(y)
         for y in labels

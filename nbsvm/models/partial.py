@@ -26,7 +26,7 @@ from nbsvm.data.translate import translate
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.io.frames import check_labels as check_label_values
-from nbsvm.io.frames import sample_weights, texts_and_labels
+from nbsvm.io.frames import one_label_each, sample_weights, texts_and_labels
 from nbsvm.io.labels import (
     class_order,
     classes_of,
@@ -139,12 +139,14 @@ def _start(model, hasher, classes) -> None:
     over every bucket."""
     if classes is None:
         raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
+    classes = list(classes)  # read once: a generator is read to its end here
     if model.multilabel:
         classes = classes_of(key_of([c]) for c in classes)
         if not classes:
             raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
     else:
-        check_label_values(list(classes))  # 1 and 1.0, 'ö' in NFC and NFD: one class each
+        classes = one_label_each(classes)  # a column of classes, as y is read
+        check_label_values(classes)  # 1 and 1.0, 'ö' in NFC and NFD: one class each
         model._remember_label_values(list(classes))
         classes = class_order(str(c) for c in classes)
         if len(classes) < 2:
