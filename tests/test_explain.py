@@ -69,11 +69,7 @@ def test_the_map_names_buckets_with_their_ngrams_and_counts():
         for key in h.keys(t)[0]:
             naive.setdefault(bucket_of(key, h.n_bits, h.seed), Counter())[key] += 1
     assert mapping and any(len(v) > 1 for v in mapping.values())      # collisions shown
-    C, _ = contributions(clf, np.float32)
-    buckets = clf.column_buckets()
-    order = np.sort(C[0])
-    strongest = set(buckets[(C[0] >= order[-40]) & (C[0] > 0)]) | \
-        set(buckets[(C[0] <= order[39]) & (C[0] < 0)])
+    strongest = _strongest_buckets(clf, 40)
     assert set(mapping) == strongest & set(naive)
     for b, names in mapping.items():
         assert [n for _, n in names] == sorted((n for _, n in names), reverse=True)
@@ -81,6 +77,15 @@ def test_the_map_names_buckets_with_their_ngrams_and_counts():
             assert bucket_of(s, h.n_bits, h.seed) == b and naive[b][s] == n
         assert names[0][1] == max(naive[b].values())
     assert decode_map(encode_map(mapping), h.n_bits) == mapping
+
+
+def _strongest_buckets(clf, top):
+    """The buckets of the ``top`` largest positive and negative contributions, by hand."""
+    C, _ = contributions(clf, np.float32)
+    buckets = clf.column_buckets()
+    order = np.sort(C[0])
+    return set(buckets[(C[0] >= order[-top]) & (C[0] > 0)]) | \
+        set(buckets[(C[0] <= order[top - 1]) & (C[0] < 0)])
 
 
 def test_character_ngrams_name_their_buckets_too():
@@ -99,11 +104,7 @@ def test_character_ngrams_name_their_buckets_too():
         keyed = [(k, h.seed) for k in words] + [(k, seed2) for k in chars if i < CHAR_MAP_DOCS]
         for key, seed in keyed:
             naive.setdefault(bucket_of(key, h.n_bits, seed), Counter())[key] += 1
-    C, _ = contributions(clf, np.float32)
-    buckets = clf.column_buckets()
-    order = np.sort(C[0])
-    strongest = set(buckets[(C[0] >= order[-60]) & (C[0] > 0)]) | \
-        set(buckets[(C[0] <= order[59]) & (C[0] < 0)])
+    strongest = _strongest_buckets(clf, 60)
     assert set(mapping) == strongest & set(naive)
     assert len(mapping) > 0.9 * len(strongest)             # words alone named few of them
     chars_named = 0

@@ -20,7 +20,7 @@ from nbsvm.data.translate import translate_in_range
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import WEIGHTS_ARE, Document
 from nbsvm.io.frames import first_bad_weight
-from nbsvm.memory import check_document_bytes
+from nbsvm.memory import CHECKED_DOCUMENT_BYTES, check_document_bytes
 from nbsvm.text.hashing import Hasher
 
 
@@ -103,11 +103,12 @@ def _reader(docs, hasher, batch_docs, out: queue.Queue, stop: threading.Event, m
 
         def prepared(pending):  # the texts are dropped once encoded
             buf, starts = hasher.prepare([d.text for d in pending])
-            sizes = np.diff(starts)
-            longest = int(sizes.argmax()) if len(sizes) else 0
-            if len(sizes) and (why := check_document_bytes(int(sizes[longest]), max_memory)):
-                doc = pending[longest]
-                raise NBSVMError(why, path=doc.source, line=doc.line)
+            if starts[-1] >= CHECKED_DOCUMENT_BYTES:  # else no document can be that long
+                longest = int(np.diff(starts).argmax())
+                why = check_document_bytes(int(starts[longest + 1] - starts[longest]), max_memory)
+                if why:
+                    doc = pending[longest]
+                    raise NBSVMError(why, path=doc.source, line=doc.line)
             return (
                 [d.label for d in pending],
                 [d.source for d in pending],

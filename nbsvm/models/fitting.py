@@ -398,8 +398,8 @@ class Fit:
 def transfer_state(source: NBSVMClassifier, model: NBSVMClassifier) -> int:
     """Start ``model``'s columns from ``source``'s (a fitted model with a column map) for the
     buckets both have: weight, AdaGrad sum; and the scalars (bias, step counter, bias sum).
-    Outputs are matched by class name (:func:`~nbsvm.io.labels.output_order`). Returns how many buckets were
-    carried over."""
+    Outputs are matched by class name (:func:`~nbsvm.io.labels.output_order`). Returns how
+    many buckets were carried over."""
     src, dst = source.linear_, model.linear_
     if (src.n_outputs, src.optimizer) != (dst.n_outputs, dst.optimizer):
         raise NBSVMError("the saved model's outputs or optimizer differ from the new one's")

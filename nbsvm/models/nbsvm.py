@@ -535,11 +535,7 @@ class NBSVMClassifier(Params):
         texts, labels = texts_and_labels(X, y, text_col, label_col, self.multilabel)
         if labels is None:
             raise NBSVMError("continue_fit needs labels: y, or a DataFrame with a label column")
-        keys = (
-            [key_of(v) for v in labels]
-            if self.multilabel
-            else names_by_value(labels, getattr(self, "_label_values", None))
-        )
+        keys = [key_of(v) for v in labels] if self.multilabel else self.names_of(labels)
         weights = sample_weights(sample_weight, len(texts))
         return self.continue_documents(
             lambda: (
@@ -722,6 +718,11 @@ class NBSVMClassifier(Params):
     @classes_.deleter
     def classes_(self) -> None:
         self.__dict__.pop("class_names_", None)
+
+    def names_of(self, labels: Iterable) -> list[str]:
+        """Labels as the model names its classes: a value equal to a class's (1.0 or True
+        for a model fitted on 1) takes its name (:func:`~nbsvm.io.labels.names_by_value`)."""
+        return names_by_value(labels, self.__dict__.get("_label_values"))
 
     @property
     def calibrator_(self) -> Calibrator | None:

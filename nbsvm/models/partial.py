@@ -33,7 +33,6 @@ from nbsvm.io.labels import (
     key_of,
     label_set,
     membership,
-    names_by_value,
     output_order,
 )
 from nbsvm.learners.epochs import NO_WEIGHTS
@@ -78,7 +77,7 @@ def partial_fit(
     else:
         # the classes' types are those of the first call (fit's y, or classes=), as
         # scikit-learn's classes_ are: later labels are names of them
-        labels = names_by_value(values, getattr(model, "_label_values", None))
+        labels = model.names_of(values)
     weights = sample_weights(sample_weight, len(texts))
     docs = [
         Document(lab, t, "<partial_fit>", i + 1, w)

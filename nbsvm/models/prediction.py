@@ -15,7 +15,7 @@ from nbsvm.data.translate import check_ids, translate
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.document import Document
 from nbsvm.io.frames import texts_and_labels
-from nbsvm.io.labels import SEPARATOR, key_of, label_set, names_by_value
+from nbsvm.io.labels import SEPARATOR, key_of, label_set
 from nbsvm.learners.calibrator import Calibrator, sigmoid, softmax
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
@@ -370,7 +370,7 @@ def score(
     predicted = labels_of(model, decision_function(model, texts))
     if model.multilabel:
         return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
-    names = names_by_value(labels, getattr(model, "_label_values", None))
+    names = model.names_of(labels)
     return float(np.mean(predicted == np.asarray(names, dtype=object)))
 
 
@@ -390,7 +390,7 @@ def evaluate(
     if model.multilabel:
         labels = [key_of(v) if not isinstance(v, str) else v for v in labels]
     else:
-        labels = names_by_value(labels, getattr(model, "_label_values", None))
+        labels = model.names_of(labels)
     docs = (
         Document(str(label), text, "<input>", i + 1)
         for i, (text, label) in enumerate(zip(texts, labels))
