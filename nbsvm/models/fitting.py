@@ -81,6 +81,33 @@ def data_defaults_event(model: NBSVMClassifier) -> dict:
     }
 
 
+def corpus_from_lexicon(
+    model: NBSVMClassifier,
+    lexicon: NBLexicon,
+    corpus: dict | None,
+    notify: Callable[[dict], object],
+) -> bool:
+    """Before a given lexicon's columns are built: refuse a lexicon of one class, and set
+    the corpus the data-dependent defaults read: ``corpus`` (continued training), else the
+    one the lexicon counted (``nbsvm lexicon`` records it; a file of an earlier version
+    does not, and a note says the package's defaults apply). Returns whether the defaults
+    were read from the lexicon's (to be announced once the classes are known)."""
+    if len(lexicon.classes_) < 2 and not model.multilabel:
+        raise NBSVMError(
+            f"the lexicon counted one class ({', '.join(lexicon.classes_)}): a model "
+            "needs two; count it again on data with every class"
+        )
+    if corpus is not None:
+        model.corpus_ = corpus
+        return False
+    if lexicon.corpus_:
+        model.corpus_ = dict(lexicon.corpus_)
+        return True
+    if None in (model.min_df, model.eta0, model.norm):
+        notify({"stage": "lexicon without corpus", "docs": 0})
+    return False
+
+
 def read_sample(cache: FeatureCache) -> list[str]:
     """The text sample kept with a cache (empty if missing or unreadable: it only names
     buckets in explanations)."""
@@ -197,20 +224,9 @@ class Fit:
         cache, writer, sample, docs = self._open_cache(docs, hasher, tmp)
         if lexicon is None:
             return self._count_columns(docs, hasher, cache, writer, sample)
-        if len(lexicon.classes_) < 2 and not model.multilabel:
-            raise NBSVMError(
-                f"the lexicon counted one class ({', '.join(lexicon.classes_)}): a model "
-                "needs two; count it again on data with every class"
-            )
-        if "corpus" in self.warm:
-            model.corpus_ = self.warm["corpus"]
-        elif lexicon.corpus_:  # a prebuilt lexicon: the data it counted gives the defaults
-            model.corpus_ = dict(lexicon.corpus_)
-        elif None in (model.min_df, model.eta0, model.norm):
-            # a lexicon file of an earlier version: the package's defaults, said so
-            notify({"stage": "lexicon without corpus", "docs": 0})
+        announce = corpus_from_lexicon(model, lexicon, self.warm.get("corpus"), notify)
         adopt(model, builder.from_lexicon(lexicon, None))
-        if "corpus" not in self.warm and lexicon.corpus_:
+        if announce:
             notify(data_defaults_event(model))
         if self.warm.get("keep"):
             model.lexicon_ = lexicon  # counts for a later train --init (left intact)
