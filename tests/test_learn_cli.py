@@ -295,6 +295,13 @@ def test_unknown_algorithm(regression_files, tmp_path):
     assert_clean_error(r, "unknown algorithm 'svm9000'", "allowed:", "ogd")
 
 
+def test_an_unknown_format_is_the_only_line(regression_files, tmp_path):
+    """learn printed 'learner: SGDClassifier()' before the --format error."""
+    r = run("learn", regression_files[0], "--format", "vw", "-o", tmp_path / "m.npz")
+    assert_clean_error(r, "unknown sparse format 'vw'", "allowed: auto, svmlight")
+    assert "learner:" not in r.output and not (tmp_path / "m.npz").exists()
+
+
 def test_option_the_algorithm_does_not_take(regression_files, tmp_path):
     r = run("learn", regression_files[0], "--algorithm", "ogd", "--lambda", "0.1", "--C", "2",
             "-o", tmp_path / "m.npz")

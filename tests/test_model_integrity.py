@@ -141,15 +141,22 @@ def test_model_label_types_in_the_header(tmp_path):
 
 
 def test_multilabel_round_trip_is_unchanged(tmp_path):
-    """Multi-label models name their labels (label sets of any values become names):
-    predictions are the same after a round trip, and no label types are stored."""
+    """Multi-label models keep the values in the label lists, as MultiLabelBinarizer's
+    classes_ do: classes_ and scores of equal values (1.0 for 1) are the same after a
+    round trip; label sets of strings store no label types."""
     sets = [[1], [1, 2], [2], [1], [2]] * 2
     clf = NBSVMClassifier(char_ngrams=0, multilabel=True, **SMALL).fit(TEXTS2, sets)
     clf.save(tmp_path / "ml.npz")
     back = NBSVMClassifier.load(tmp_path / "ml.npz")
     assert np.array_equal(back.predict(TEXTS2), clf.predict(TEXTS2))
     assert back.predict_label_sets(TEXTS2) == clf.predict_label_sets(TEXTS2)
-    assert "label_values" not in npzfile.load_npz(tmp_path / "ml.npz", "model")[0]
+    assert list(back.classes_) == list(clf.classes_) == [1, 2]
+    floats = [[float(v) for v in s] for s in sets]
+    assert back.score(TEXTS2, floats) == clf.score(TEXTS2, sets) > 0
+    assert npzfile.load_npz(tmp_path / "ml.npz", "model")[0]["label_values"] == [1, 2]
+    words = [[str(v) for v in s] for s in sets]
+    NBSVMClassifier(char_ngrams=0, multilabel=True, **SMALL).fit(TEXTS2, words).save(tmp_path / "w.npz")
+    assert "label_values" not in npzfile.load_npz(tmp_path / "w.npz", "model")[0]
 
 
 def test_partial_fit_and_continue_fit_keep_label_types_after_load(tmp_path):
@@ -661,8 +668,29 @@ def test_equal_numbers_of_another_type_score_as_their_class():
     grown.partial_fit(X[:2], [1.0, 0.0])
     assert list(grown.classes_) == [0, 1] and grown.predict(X[:1]).tolist() == [1]
     for classes in ([1, 1.0, 0], ["\u00f6", "o\u0308", "x"]):
-        with pytest.raises(NBSVMError, match="y holds"):
+        with pytest.raises(NBSVMError, match=r"classes holds .* \(classes\[\d\]\)"):
             NBSVMClassifier(n_bits=12).partial_fit(X, ["x"] * 5, classes=classes)
+
+
+def test_multilabel_label_lists_of_equal_numbers_are_one_class():
+    """A multi-label model fitted on int label lists scored float lists 0.0 on its own
+    training data, and [1] and [1.0] became two classes; now as for one label each."""
+    X = ["good film", "bad film", "great", "awful", "fine"] * 2
+    y = [[1, 2], [3], [1], [3, 2], [1]] * 2
+    floats = [[float(v) for v in s] for s in y]
+    clf = NBSVMClassifier(n_bits=12, multilabel=True, keep_counts=True).fit(X, y)
+    assert list(clf.classes_) == [1, 2, 3]
+    assert clf.score(X, floats) == clf.score(X, y) > 0.5
+    assert clf.evaluate(X, floats)["subset_accuracy"] == clf.evaluate(X, y)["subset_accuracy"]
+    clf.continue_fit(X[:2], floats[:2])  # names the classes of 1 and 2, makes no new ones
+    clf.partial_fit(X[:2], floats[:2])
+    assert list(clf.classes_) == [1, 2, 3]
+    with pytest.raises(NBSVMError, match=r"y holds 1 and 1.0 \(y\[1\]\[0\]\), equal values"):
+        NBSVMClassifier(n_bits=12, multilabel=True).fit(X, [[1], [1.0]] + y[2:])
+    grown = NBSVMClassifier(n_bits=12, multilabel=True).partial_fit(X, y, classes=[1, 2, 3])
+    assert list(grown.classes_) == [1, 2, 3] and grown.score(X, floats) == grown.score(X, y)
+    with pytest.raises(NBSVMError, match=r"classes holds 1 and 1.0 \(classes\[1\]\)"):
+        NBSVMClassifier(n_bits=12, multilabel=True).partial_fit(X, y, classes=[1, 1.0, 2])
 
 
 def test_the_first_call_decides_what_type_predict_gives():

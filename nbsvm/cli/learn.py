@@ -98,6 +98,7 @@ def learn_command(
     encoding: str = ENCODING,
 ) -> None:
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
+    from nbsvm.data.rowencoder import check_sparse_format
     from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 
     with cli_errors():
@@ -106,6 +107,7 @@ def learn_command(
             output=output,
             checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
         )
+        check_sparse_format(fmt)  # before the learner is named: an argument error only
         options = dict(locals())  # every option by name, for the steps below
         learner = _learner(**options)
         base = _index_base(index_base)

@@ -34,14 +34,19 @@ def is_hashed(fmt: str) -> bool:
     return fmt in ("blitzer", "named")
 
 
+def check_sparse_format(fmt: str) -> str:
+    """``fmt``, when it names a sparse format or ``"auto"``; else an error naming them."""
+    if fmt != "auto" and fmt not in SPARSE_FORMATS:
+        raise NBSVMError(
+            f"unknown sparse format {fmt!r}; allowed: auto, {', '.join(SPARSE_FORMATS)}"
+        )
+    return fmt
+
+
 def file_format(path: str | os.PathLike[str], fmt: str = "auto", default: str | None = None) -> str:
     """``fmt`` unless ``"auto"``: then ``blitzer`` for ``*.review``, else ``default`` (a
     model's own format) or ``svmlight``."""
-    if fmt != "auto":
-        if fmt not in SPARSE_FORMATS:
-            raise NBSVMError(
-                f"unknown sparse format {fmt!r}; allowed: auto, {', '.join(SPARSE_FORMATS)}"
-            )
+    if check_sparse_format(fmt) != "auto":
         return fmt
     detected = detect_sparse_format(path)
     return detected if detected == "blitzer" or default is None else default

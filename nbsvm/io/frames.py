@@ -4,7 +4,7 @@ Series, one-column 2-D arrays, or a DataFrame with named columns."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,45 +80,54 @@ def _missing(value: Any) -> bool:
     return isinstance(value, (float, np.floating)) and bool(np.isnan(value))
 
 
-def check_labels(labels: list) -> None:
+def check_labels(labels: list, name: str = "y") -> None:
     """Refuse a missing label (it would become a class named 'nan' or 'None', as the command
     line refuses an empty one) and two labels that are one class once written as text, as
-    models keep them (``1`` and ``'1'``: one class, predicted as either)."""
+    models keep them (``1`` and ``'1'``: one class, predicted as either). ``name``: what
+    the messages call the labels (``partial_fit``'s ``classes``)."""
     seen: dict[str, Any] = {}
     numbers: dict[float, Any] = {}  # equal numbers written apart: 1, 1.0 and True
     shapes: dict[str, str] = {}  # 'ö' as one code point or as 'o' and a combining mark
-    for i, value in enumerate(labels):
-        if isinstance(value, (list, tuple, set, frozenset)):
-            continue  # a label set (multi-label)
+    for where, value in _each_label(labels):
         if _missing(value):
             raise NBSVMError(
-                f"y[{i}] is {value!r}: every document needs a label (drop the document, or "
+                f"{name}{where} is {value!r}: every document needs a label (drop the document, or "
                 "give it one)"
             )
         text = str(value)
         first = seen.setdefault(text, value)
         if first is not value and (type(first) is not type(value) or first != value):
             raise NBSVMError(
-                f"y holds {first!r} and {value!r} (y[{i}]), one class once written as text: "
+                f"{name} holds {first!r} and {value!r} ({name}{where}), one class once written as text: "
                 "give the labels one type"
             )
         if isinstance(value, str) and not value.isascii():  # the same text on screen
             first = shapes.setdefault(unicodedata.normalize("NFC", value), value)
             if first != value:
                 raise NBSVMError(
-                    f"y holds {first!r} and {value!r} (y[{i}]), the same text in another "
+                    f"{name} holds {first!r} and {value!r} ({name}{where}), the same text in another "
                     "Unicode normalization (NFC / NFD): write the labels the same way"
                 )
         if isinstance(value, (int, float, np.number)):
             first = numbers.setdefault(float(value), value)
             if str(first) != text:
                 raise NBSVMError(
-                    f"y holds {first!r} and {value!r} (y[{i}]), equal values that are two "
+                    f"{name} holds {first!r} and {value!r} ({name}{where}), equal values that are two "
                     "classes once written as text: give the labels one type"
                 )
 
 
-def one_label_each(labels: list) -> list:
+def _each_label(labels: list) -> Iterator[tuple[str, Any]]:
+    """``(where, label)`` for every label, those in label sets (multi-label) one by one:
+    ``[1]`` and ``[1.0]`` would be two classes as ``1`` and ``1.0`` are."""
+    for i, value in enumerate(labels):
+        if isinstance(value, (list, tuple, set, frozenset, np.ndarray)):
+            yield from ((f"[{i}][{j}]", v) for j, v in enumerate(value))
+        else:
+            yield f"[{i}]", value
+
+
+def one_label_each(labels: list, name: str = "y") -> list:
     """The labels of a task with one label per document: ``y`` of shape ``(n, 1)`` (or a
     list of one-label lists) is read as its column, as scikit-learn reads it, with a
     warning; a list of several labels per document is refused (multi-label needs
@@ -130,13 +139,13 @@ def one_label_each(labels: list) -> list:
         return labels
     if all(lists) and all(len(v) == 1 for v in labels):
         warnings.warn(
-            "y holds one label per row in a column (shape (n, 1)): read as a 1-D y",
+            f"{name} holds one label per row in a column (shape (n, 1)): read as a 1-D {name}",
             stacklevel=3,
         )
         return [next(iter(v)) for v in labels]
     i = lists.index(True)
     raise NBSVMError(
-        f"y[{i}] is a {type(labels[i]).__name__} of labels: several labels per document are "
+        f"{name}[{i}] is a {type(labels[i]).__name__} of labels: several labels per document are "
         "a multi-label task (NBSVMClassifier(multilabel=True))"
     )
 

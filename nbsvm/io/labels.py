@@ -183,6 +183,29 @@ def names_by_value(labels: Iterable, label_values: dict | None) -> list[str]:
     ]
 
 
+def keys_by_value(targets: Iterable, label_values: dict | None) -> list[str]:
+    """Each multi-label target (a list of labels, or an ``'a,b'`` key) as its key, each
+    label named as :func:`names_by_value` names it: ``[1.0, 2.0]`` finds the classes of a
+    model fitted on ``[1, 2]``.
+
+    >>> keys_by_value([[2.0, 1], "b,a", []], {"1": 1, "2": 2})
+    ['1,2', 'a,b', '']
+    """
+    return [
+        key_of(t) if isinstance(t, str) else key_of(names_by_value(_members(t), label_values))
+        for t in targets
+    ]
+
+
+def _members(target: Any) -> list:
+    try:
+        return list(target)
+    except TypeError:
+        raise NBSVMError(
+            f"a multi-label target must be a list of labels or an 'a,b' string, got {target!r}"
+        ) from None
+
+
 def _hashable(value: Any) -> bool:
     try:
         hash(value)

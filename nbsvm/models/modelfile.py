@@ -264,10 +264,11 @@ def _add_records(clf, header: dict, arrays: dict) -> None:
 
 def _label_values(clf) -> list | None:
     """The header's ``label_values``: per class the label value fit was given when it was
-    not a string (bool, int, float), so that ``predict`` after ``load`` returns what it
-    returned before (``1``, not ``'1'``); None when every label was a string."""
+    not a string (bool, int, float; multi-label: in the label lists), so that ``predict``
+    and ``classes_`` after ``load`` return what they returned before (``1``, not ``'1'``);
+    None when every label was a string."""
     values = getattr(clf, "_label_values", None)
-    if not values or clf.multilabel:
+    if not values:
         return None
     typed = label_values([values.get(c) for c in clf.class_names_])
     return typed if any(v is not None for v in typed) else None
@@ -278,8 +279,6 @@ def _load_label_values(clf, header: dict) -> None:
     before format 2, and when every label was a string: predict returns the names)."""
     if "label_values" not in header:
         return
-    if clf.multilabel:
-        raise NBSVMError("label_values in a multi-label model (its labels are names)")
     typed = read_label_values(header["label_values"], len(clf.class_names_))
     clf._label_values = {c: v for c, v in zip(clf.class_names_, typed) if v is not None} or None
 

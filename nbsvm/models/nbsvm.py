@@ -43,7 +43,7 @@ from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import sample_weights, texts_and_labels
-from nbsvm.io.labels import key_of, names_by_value
+from nbsvm.io.labels import key_of, keys_by_value, names_by_value
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
 from nbsvm.models import prediction as _prediction
@@ -395,19 +395,19 @@ class NBSVMClassifier(Params):
                 for i, (text, label, w) in enumerate(zip(texts, labels, weights))
             )
         )
-        if self.multilabel:
-            self._label_values: dict | None = None
-        else:
-            self._remember_label_values(labels)
+        self._remember_label_values(labels)
         return self
 
     def _remember_label_values(self, labels) -> None:
-        """Keep the original label values (ints, bools, ...) for :meth:`predict`."""
+        """Keep the original label values (ints, bools, ...) for :meth:`predict` and
+        ``classes_`` (multi-label: the values in the label lists)."""
+        if self.multilabel:
+            labels = [v for t in labels if not isinstance(t, str) for v in t]
         values: dict = {}
         for v in labels:
             if not isinstance(v, str):
                 values.setdefault(str(v), v.item() if isinstance(v, np.generic) else v)
-        self._label_values = values or None
+        self._label_values: dict | None = values or None
 
     def fit_documents(
         self,
@@ -535,7 +535,7 @@ class NBSVMClassifier(Params):
         texts, labels = texts_and_labels(X, y, text_col, label_col, self.multilabel)
         if labels is None:
             raise NBSVMError("continue_fit needs labels: y, or a DataFrame with a label column")
-        keys = [key_of(v) for v in labels] if self.multilabel else self.names_of(labels)
+        keys = self.names_of(labels)
         weights = sample_weights(sample_weight, len(texts))
         return self.continue_documents(
             lambda: (
@@ -721,8 +721,13 @@ class NBSVMClassifier(Params):
 
     def names_of(self, labels: Iterable) -> list[str]:
         """Labels as the model names its classes: a value equal to a class's (1.0 or True
-        for a model fitted on 1) takes its name (:func:`~nbsvm.io.labels.names_by_value`)."""
-        return names_by_value(labels, self.__dict__.get("_label_values"))
+        for a model fitted on 1) takes its name (:func:`~nbsvm.io.labels.names_by_value`).
+        Multi-label: each label set (a list, or an ``'a,b'`` string) as its key, its labels
+        named so (:func:`~nbsvm.io.labels.keys_by_value`)."""
+        values = self.__dict__.get("_label_values")
+        if self.multilabel:
+            return keys_by_value(labels, values)
+        return names_by_value(labels, values)
 
     @property
     def calibrator_(self) -> Calibrator | None:

@@ -72,12 +72,9 @@ def partial_fit(
     texts, values = texts_and_labels(X, y, "text", "label", model.multilabel)
     if values is None:
         raise NBSVMError("partial_fit needs labels y")
-    if model.multilabel:
-        labels = [key_of(v) for v in values]
-    else:
-        # the classes' types are those of the first call (fit's y, or classes=), as
-        # scikit-learn's classes_ are: later labels are names of them
-        labels = model.names_of(values)
+    # the classes' types are those of the first call (fit's y, or classes=), as
+    # scikit-learn's classes_ are: later labels are names of them
+    labels = model.names_of(values)
     weights = sample_weights(sample_weight, len(texts))
     docs = [
         Document(lab, t, "<partial_fit>", i + 1, w)
@@ -140,12 +137,14 @@ def _start(model, hasher, classes) -> None:
         raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
     classes = list(classes)  # read once: a generator is read to its end here
     if model.multilabel:
+        check_label_values(classes, "classes")
+        model._remember_label_values([classes])
         classes = classes_of(key_of([c]) for c in classes)
         if not classes:
             raise NBSVMError("the first partial_fit call needs classes=[...] (all labels)")
     else:
-        classes = one_label_each(classes)  # a column of classes, as y is read
-        check_label_values(classes)  # 1 and 1.0, 'ö' in NFC and NFD: one class each
+        classes = one_label_each(classes, "classes")  # a column of classes, as y is read
+        check_label_values(classes, "classes")  # 1 and 1.0, 'ö' in NFC and NFD: one class each
         model._remember_label_values(list(classes))
         classes = class_order(str(c) for c in classes)
         if len(classes) < 2:

@@ -15,7 +15,7 @@ from nbsvm.data.translate import check_ids, translate
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.document import Document
 from nbsvm.io.frames import texts_and_labels
-from nbsvm.io.labels import SEPARATOR, key_of, label_set
+from nbsvm.io.labels import SEPARATOR, label_set
 from nbsvm.learners.calibrator import Calibrator, sigmoid, softmax
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
@@ -368,8 +368,6 @@ def score(
     """The body of :meth:`~nbsvm.NBSVMClassifier.score`."""
     texts, labels = texts_and_labels(X, y, text_col, label_col, model.multilabel)
     predicted = labels_of(model, decision_function(model, texts))
-    if model.multilabel:
-        return float(np.mean([p == key_of(t) for p, t in zip(predicted, labels)]))
     names = model.names_of(labels)
     return float(np.mean(predicted == np.asarray(names, dtype=object)))
 
@@ -384,13 +382,9 @@ def evaluate(
 ) -> dict:
     """The body of :meth:`~nbsvm.NBSVMClassifier.evaluate`."""
     from nbsvm.evaluation.evaluate import evaluate_documents
-    from nbsvm.io.labels import key_of
 
     texts, labels = texts_and_labels(X, y, text_col, label_col, model.multilabel)
-    if model.multilabel:
-        labels = [key_of(v) if not isinstance(v, str) else v for v in labels]
-    else:
-        labels = model.names_of(labels)
+    labels = model.names_of(labels)
     docs = (
         Document(str(label), text, "<input>", i + 1)
         for i, (text, label) in enumerate(zip(texts, labels))
