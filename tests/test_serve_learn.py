@@ -485,8 +485,26 @@ def test_a_model_of_int_labels_learns_them_as_json_numbers(tmp_path):
         assert post(client, {"text": PHRASE, "label": 3}).status_code == 422   # no class 3
         assert post(client, {"texts": [PHRASE] * 30, "labels": [0] * 30}).status_code == 202
         assert post(client, {"texts": [PHRASE] * 30, "labels": ["0"] * 30}).status_code == 202
-        wait_in_process(client, 1)
+        # 1.0 and 0.0 are the classes of 1 and 0 (they were 422 'unknown label 1.0')
+        assert post(client, {"texts": [PHRASE] * 2, "labels": [0.0, 1.0]}).status_code == 202
+        wait_in_process(client, 2)
         r = client.post("/predict", json={"text": PHRASE})
         assert r.json()["predictions"][0]["label"] == "0", r.text
     requests, _ = read_journal(journal_path(str(path)))
     assert requests[0]["labels"] == ["0"] * 30 == requests[1]["labels"]
+    assert requests[2]["labels"] == ["0", "1"]
+
+
+def test_a_multilabel_model_of_int_labels_learns_json_number_lists(tmp_path):
+    """Label lists were list[str]: [1, 2] for a model fitted on int lists was 422."""
+    texts, labels = corpus(200)
+    path = tmp_path / "m.npz"
+    sets = [[1, 2] if label == "pos" else [3] for label in labels]
+    NBSVMClassifier(n_bits=14, multilabel=True, keep_counts=True, seed=0).fit(texts, sets).save(path)
+    with app_client(path) as client:
+        assert post(client, {"texts": [PHRASE] * 2, "labels": [[1.0, 2], ["3"]]}).status_code == 202
+        assert post(client, {"text": PHRASE, "label": [4]}).status_code == 422  # no class 4
+        assert post(client, {"text": PHRASE, "label": 3}).status_code == 202  # one label
+        wait_in_process(client, 1)
+    requests, _ = read_journal(journal_path(str(path)))
+    assert requests[0]["labels"] == [["1", "2"], ["3"]] and requests[1]["labels"] == [["3"]]

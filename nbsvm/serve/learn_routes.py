@@ -21,14 +21,9 @@ Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False)]
 
 
 #: A label as JSON gives it: a string, or a number or true / false for a model whose classes
-#: are numbers or bools (fitted in Python on them); read as its name, ``str(value)``.
+#: are numbers or bools (fitted in Python on them); the model names it
+#: (:meth:`~nbsvm.NBSVMClassifier.names_of`: ``1.0`` is the class of ``1``).
 Label = str | StrictBool | int | float
-
-
-def _named(label: Any) -> Any:
-    """A JSON label as the model names its classes (``0`` -> ``"0"``, ``true`` ->
-    ``"True"``); a string or a list of them as it is."""
-    return label if isinstance(label, (str, list)) else str(label)
 
 
 class LearnRequest(BaseModel):
@@ -38,10 +33,10 @@ class LearnRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     text: str | None = None
-    label: Label | list[str] | None = None
+    label: Label | list[Label] | None = None
     weight: Weight | None = None
     texts: list[str] | None = None
-    labels: list[Label | list[str]] | None = None
+    labels: list[Label | list[Label]] | None = None
     weights: list[Weight] | None = None
 
     @model_validator(mode="after")
@@ -58,8 +53,6 @@ class LearnRequest(BaseModel):
             raise ValueError("'weight' goes with 'text' ('weights' with 'texts')")
         if self.weights is not None and len(self.weights) != len(self.texts or []):
             raise ValueError("as many 'weights' as 'texts'")
-        self.label = _named(self.label) if self.label is not None else None
-        self.labels = [_named(y) for y in self.labels] if self.labels is not None else None
         return self
 
 

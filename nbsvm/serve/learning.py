@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.labels import label_set
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.models import history
 from nbsvm.models.partial import partial_fit
@@ -170,7 +171,7 @@ class OnlineModel:
         Labels the model could not learn are refused (422) before anything is written.
         ``weights``: each text's (None: 1 each), as ``partial_fit``'s ``sample_weight``."""
         model = self.registry.get(self.name).model
-        check_labels(model, labels)
+        labels = learnable_labels(model, labels)
         if weights is not None and model.backend_learner is not None:
             # refused before it is journalled: the writer, and every replay, would fail on it
             raise NBSVMError(NO_WEIGHTS)
@@ -327,12 +328,21 @@ def _parts(seqs: list[int], requests: dict[int, dict], most: int) -> list[list[i
     return parts
 
 
-def check_labels(model: NBSVMClassifier, labels: list[Any]) -> None:
-    """Refuse labels ``partial_fit`` would not take: a list for a single-label model (one
-    string per text), a class the model does not know."""
-    if not model.multilabel and not all(isinstance(y, str) for y in labels):
-        raise NBSVMError("this model takes one label per text, a string: not a list")
-    flat = [v for y in labels for v in ([y] if isinstance(y, str) else y)]
+def learnable_labels(model: NBSVMClassifier, labels: list[Any]) -> list[Any]:
+    """The labels as the model names them (JSON numbers and bools: ``1.0`` is the class of
+    ``1``; multi-label: a list of names per text), for the journal; refused as
+    ``partial_fit`` would refuse them: a list for a single-label model, a class the model
+    does not know."""
+    if not model.multilabel and any(isinstance(y, list) for y in labels):
+        raise NBSVMError("this model takes one label per text, not a list")
+    if model.multilabel:
+        labels = [
+            label_set(key)
+            for key in model.names_of(y if isinstance(y, list) else [y] for y in labels)
+        ]
+        flat = [v for y in labels for v in y]
+    else:
+        labels = flat = model.names_of(labels)
     known = {str(c) for c in model.class_names_}
     unknown = sorted(set(flat) - known)
     if unknown:
@@ -340,3 +350,4 @@ def check_labels(model: NBSVMClassifier, labels: list[Any]) -> None:
             f"unknown label(s) {', '.join(map(repr, unknown))}; the model's classes: "
             f"{', '.join(sorted(known))} (a served model learns no new class)"
         )
+    return labels
