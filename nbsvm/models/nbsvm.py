@@ -31,7 +31,6 @@ bucket-to-column map and the other is returned to the OS, so the peak is about
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, overload
@@ -39,7 +38,7 @@ from typing import TYPE_CHECKING, Any, overload
 import numpy as np
 
 from nbsvm._params import Params, store_params
-from nbsvm.config import DEFAULTS, PEEK_DOCS, data_default
+from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import sample_weights, texts_and_labels
@@ -286,6 +285,7 @@ class NBSVMClassifier(Params):
         nfkc: bool
         long_words: int
         class_names_: Labels
+        char_ngrams_: int
         class_counts_: np.ndarray
         n_docs_: int
         weight_sum_: float
@@ -485,36 +485,7 @@ class NBSVMClassifier(Params):
         rest. A callable with a ``peek(n)`` method (the CLI's inputs) is peeked through it,
         so that the peek is not counted as a read; the same callable or list is peeked once
         per fit (``nbsvm train`` hands it on from the job to the fit)."""
-        if self.char_ngrams is not None:
-            return docs
-        source = lexicon if lexicon is not None else kept  # neither defines __len__ or __bool__
-        if source is not None:
-            self.char_ngrams_ = source.hasher.char_ngrams
-            return docs
-        if "char_ngrams_" in self.__dict__ and self.__dict__.get("_peeked") is docs:
-            return docs
-        if callable(docs) and hasattr(docs, "peek"):
-            head = docs.peek(PEEK_DOCS)
-        elif callable(docs):
-            stream = docs()
-            head = list(itertools.islice(stream, PEEK_DOCS))
-            getattr(stream, "close", lambda: None)()
-        elif isinstance(docs, (list, tuple)):
-            head = list(docs[:PEEK_DOCS])
-        else:  # an iterator, or an iterable that may be read only once
-            stream = iter(docs)
-            head = list(itertools.islice(stream, PEEK_DOCS))
-            docs = itertools.chain(head, stream)
-        words = self._hasher(words_only=True)
-        # the first million characters of each: a median of "long" is decided by then, and
-        # a line of many MB would otherwise take its hashing scratch here, unchecked
-        texts = [d.text[: 1 << 20] for d in head]
-        lengths = np.diff(words.batch(texts)[1]) if head else np.zeros(1)
-        self.char_ngrams_ = data_default(
-            "char_ngrams", {"median_ngrams": float(np.median(lengths))}
-        )
-        self.__dict__["_peeked"] = docs
-        return docs
+        return _settings.read_text_defaults(self, docs, lexicon, kept)
 
     def continue_fit(
         self,

@@ -4,6 +4,7 @@ and the checks that say which values are allowed."""
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from nbsvm.config import (
     HASHER_SETTINGS,
     MULTICLASS_DEFAULTS,
     MULTILABEL_DEFAULTS,
+    PEEK_DOCS,
     SOFTMAX_LAM,
     TASK_PARAMS,
     data_default,
@@ -26,6 +28,9 @@ from nbsvm.learners.sgd import OPTIMIZERS
 from nbsvm.text.hashing import Hasher
 
 if TYPE_CHECKING:
+    from nbsvm.data.cachestore import KeptCache, ReadyCache
+    from nbsvm.lexicon.nblexicon import NBLexicon
+    from nbsvm.models._types import Documents
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 INTERPOLATIONS = ("scores", "weights")
@@ -331,3 +336,41 @@ def _check_modes(model: NBSVMClassifier) -> None:
 def unit_rows(model: NBSVMClassifier) -> bool:
     """The body of :meth:`~nbsvm.NBSVMClassifier.unit_rows`."""
     return setting(model, "norm") == "l2"
+
+
+def read_text_defaults(
+    model: NBSVMClassifier,
+    docs: Documents,
+    lexicon: NBLexicon | None = None,
+    kept: KeptCache | ReadyCache | None = None,
+) -> Documents:
+    """The body of :meth:`~nbsvm.NBSVMClassifier.read_text_defaults`."""
+    if model.char_ngrams is not None:
+        return docs
+    source = lexicon if lexicon is not None else kept  # neither defines __len__ or __bool__
+    if source is not None:
+        model.char_ngrams_ = source.hasher.char_ngrams
+        return docs
+    if "char_ngrams_" in model.__dict__ and model.__dict__.get("_peeked") is docs:
+        return docs
+    if callable(docs) and hasattr(docs, "peek"):
+        head = docs.peek(PEEK_DOCS)
+    elif callable(docs):
+        stream = docs()
+        head = list(itertools.islice(stream, PEEK_DOCS))
+        getattr(stream, "close", lambda: None)()
+    elif isinstance(docs, (list, tuple)):
+        head = list(docs[:PEEK_DOCS])
+    else:  # an iterator, or an iterable that may be read only once
+        stream = iter(docs)
+        head = list(itertools.islice(stream, PEEK_DOCS))
+        docs = itertools.chain(head, stream)
+    words = _hasher(model, words_only=True)
+    # the first million characters of each: a median of "long" is decided by then, and
+    # a line of many MB would otherwise take its hashing scratch here, unchecked
+    texts = [d.text[: 1 << 20] for d in head]
+    lengths = np.diff(words.batch(texts)[1]) if head else np.zeros(1)
+    median = {"median_ngrams": float(np.median(lengths))}
+    model.char_ngrams_ = int(data_default("char_ngrams", median))
+    model.__dict__["_peeked"] = docs
+    return docs
