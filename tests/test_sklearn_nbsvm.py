@@ -58,6 +58,23 @@ def test_grid_search_over_a_pipeline_keeps_integer_labels():
     assert search.score(TEXTS[600:], y[600:]) > 0.75
 
 
+def test_cross_val_predict_and_stacking_read_classes_shape():
+    """classes_ had no .shape: cross_val_predict(method='predict_proba') and
+    StackingClassifier raised AttributeError inside scikit-learn."""
+    from sklearn.ensemble import StackingClassifier
+    from sklearn.model_selection import cross_val_predict
+
+    X, y = TEXTS[:300], np.array(LABELS[:300])
+    est = NBSVMClassifier(n_bits=14, epochs=2)
+    proba = cross_val_predict(est, X, y, cv=3, method="predict_proba")
+    assert proba.shape == (300, 2) and np.allclose(proba.sum(axis=1), 1)
+    scores = cross_val_predict(est, X, y, cv=3, method="decision_function")
+    assert scores.shape == (300,) and np.mean((scores > 0) == (y == "pos")) > 0.75
+    stack = StackingClassifier([("a", est), ("b", NBSVMClassifier(n_bits=14, ngrams=1))],
+                               final_estimator=LogisticRegression(), cv=3).fit(X, y)
+    assert stack.score(TEXTS[300:600], LABELS[300:600]) > 0.75
+
+
 def test_dataframe_series_and_column_names():
     df = pd.DataFrame({"review": TEXTS, "sentiment": LABELS})
     a = NBSVMClassifier(n_bits=14, epochs=2).fit(df, "sentiment", text_col="review")

@@ -31,6 +31,8 @@ class Labels(list):
     >>> c = Labels([-1, 1])
     >>> c == [-1, 1], c[np.array([1, 1, 0])].tolist(), np.asarray(c).dtype.kind, c == 1
     (True, [1, 1, -1], 'i', array([False,  True]))
+    >>> c.shape, c.ndim, c.dtype.kind
+    ((2,), 1, 'i')
     """
 
     def values(self) -> np.ndarray:
@@ -52,6 +54,24 @@ class Labels(list):
     def tolist(self) -> list:
         """The classes as a plain list (as an array's ``tolist``)."""
         return list(self)
+
+    # what scikit-learn reads of an array of classes (cross_val_predict's method=
+    # "predict_proba", StackingClassifier read classes_.shape)
+    @property
+    def shape(self) -> tuple[int]:
+        return (len(self),)
+
+    @property
+    def ndim(self) -> int:
+        return 1
+
+    @property
+    def size(self) -> int:
+        return len(self)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.values().dtype
 
     # Against a list or tuple, equality is a list's (one bool); against a scalar or an
     # array it is element by element, as numpy's: scikit-learn finds a class's column with
