@@ -176,3 +176,12 @@ def test_forms_save_load_and_do_not_mix(tmp_path):
     m.partial_fit(X, np.where(on[:, 1], "x", "y"))
     with pytest.raises(ValueError, match="unknown label 'z'"):
         m.partial_fit(X, np.full(len(on), "z"))
+
+
+def test_number_labels_are_ordered_by_value():
+    """Label sets of numbers gave classes '1', '10', '2', '3': the columns of predict's
+    indicator matrix did not line up with MultiLabelBinarizer's 1, 2, 3, 10."""
+    _, X, on = _planted(3, 120)
+    names = [1, 2, 3, 10]
+    m = _fit([[names[k] for k in np.flatnonzero(row)] for row in on], X)
+    assert m.classes_ == ["1", "2", "3", "10"]

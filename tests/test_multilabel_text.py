@@ -33,6 +33,7 @@ def test_label_sets_and_keys():
     assert key_of(["pos", "books", "pos"]) == key_of("pos , books") == "books,pos"
     assert key_of(np.array(["b", "a"])) == "a,b"
     assert classes_of(["b,a", "c", ""]) == ["a", "b", "c"]
+    assert classes_of(["1,10", "2", "3"]) == ["1", "2", "3", "10"]  # by value, not 1, 10, 2
     with pytest.raises(NBSVMError, match="cannot contain ','"):
         key_of(["a,b"])
     with pytest.raises(NBSVMError, match="list of labels"):
@@ -164,6 +165,36 @@ def test_python_api_predicts_label_sets_and_round_trips(tmp_path):
     clf.save(tmp_path / "m.npz")
     again = NBSVMClassifier.load(tmp_path / "m.npz")
     assert again.multilabel and np.array_equal(again.predict([d.text for d in test]), Y)
+
+
+def test_an_indicator_matrix_is_read_as_multilabelbinarizer_gives_it():
+    """fit read each 0/1 row of MultiLabelBinarizer's matrix as the labels 0 and 1: a
+    two-class model, and score(X, predict(X)) was 0.0 for a perfect model. Number labels
+    were ordered 1, 10, 2 against the binarizer's 1, 2, 10; label sets came back as names."""
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    train = _tagged(600, seed=1)
+    X = [d.text for d in train]
+    numbers = {"neg": 1, "mid": 2, "pos": 10, "x": 3}
+    sets = [[numbers[v] for v in d.label.split(",")] for d in train]
+    mlb = MultiLabelBinarizer()
+    Y = mlb.fit_transform(sets)
+    assert list(mlb.classes_) == [1, 2, 3, 10]
+    by_lists = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=14, multilabel=True).fit(X, sets)
+    assert list(by_lists.classes_) == [1, 2, 3, 10]  # the binarizer's columns
+    P = by_lists.predict(X)
+    assert by_lists.score(X, P) == by_lists.score(X, sets) > 0.7
+    assert by_lists.score(X, Y) == by_lists.score(X, sets)
+    assert by_lists.predict_label_sets(X[:50]) == [tuple(mlb.classes_[row > 0]) for row in P[:50]]
+    by_matrix = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=14, multilabel=True).fit(X, Y)
+    assert list(by_matrix.classes_) == [0, 1, 2, 3]  # columns: the classes 0 .. K-1
+    assert np.array_equal(by_matrix.predict(X), P)
+    assert by_matrix.evaluate(X, Y)["micro_f1"] == by_lists.evaluate(X, sets)["micro_f1"]
+    with pytest.raises(NBSVMError, match="indicator matrix of 3 columns; the model has 4"):
+        by_matrix.score(X, Y[:, :3])
+    Y[:, 2] = 0
+    with pytest.raises(NBSVMError, match="column 2 of the indicator matrix y labels no document"):
+        NBSVMClassifier(n_bits=12, multilabel=True).fit(X, Y)
 
 
 @pytest.mark.parametrize("min_df", [1, 2])

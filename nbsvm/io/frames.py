@@ -15,12 +15,19 @@ from nbsvm.io.formats import COLUMN_SEPARATOR
 
 
 def texts_and_labels(
-    X: Any, y: Any, text_col: str | Sequence[str], label_col: str | None, multilabel: bool = False
+    X: Any,
+    y: Any,
+    text_col: str | Sequence[str],
+    label_col: str | None,
+    multilabel: bool = False,
+    columns: Sequence | None = None,
 ) -> tuple[list[str], Any]:
     """(texts, labels) from sequences, arrays, Series or a DataFrame with named columns.
 
     ``y`` may be a sequence of labels or, with a DataFrame ``X``, a column name; without
-    ``multilabel``, one label each (:func:`one_label_each`: a column y is read as 1-D)."""
+    ``multilabel``, one label each (:func:`one_label_each`: a column y is read as 1-D);
+    with it, label lists, or an indicator matrix whose columns are ``columns``
+    (:func:`indicator_sets`)."""
     if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
         if isinstance(y, str):
             label_col, y = y, None
@@ -64,6 +71,8 @@ def texts_and_labels(
             raise NBSVMError(f"X[{i}] is {type(t).__name__}, not a text")
     if y is None:
         return texts, None
+    if multilabel:
+        y = indicator_sets(y, columns) or y
     labels = y.tolist() if hasattr(y, "tolist") else list(y)
     if len(labels) != len(texts):
         raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
@@ -71,6 +80,42 @@ def texts_and_labels(
         labels = one_label_each(labels)
     check_labels(labels)
     return texts, labels
+
+
+def indicator_sets(y: Any, columns: Sequence | None = None) -> list[list] | None:
+    """Label lists from an indicator matrix ``y`` (2-D, of 0 / 1: what
+    MultiLabelBinarizer and a multi-label ``predict`` give): row ``i`` holds ``columns[k]``
+    where ``y[i, k]`` is 1 (``columns``: a model's ``classes_``; None, for ``fit``:
+    ``0 .. K-1``, each of which must label a document). None when ``y`` is not one (a list
+    of label lists is read as one, as scikit-learn reads it, only as an array).
+
+    >>> indicator_sets(np.array([[1, 0, 1], [0, 1, 0]]))
+    [[0, 2], [1]]
+    >>> indicator_sets(np.array([[1, 0], [0, 0]]), ["a", "b"]), indicator_sets([[1, 0]])
+    ([['a'], []], None)
+    """
+    if hasattr(y, "toarray"):  # a scipy sparse matrix
+        y = y.toarray()
+    if len(getattr(y, "shape", ())) != 2:
+        return None
+    a = np.asarray(y)
+    if a.dtype.kind not in "biuf" or not np.isin(a, (0, 1)).all():
+        return None  # an array of label lists of one length
+    if columns is None:
+        empty = np.flatnonzero(a.sum(axis=0) == 0)
+        if empty.size:
+            raise NBSVMError(
+                f"column {int(empty[0])} of the indicator matrix y labels no document: "
+                "every label needs one (drop the column, or give label lists)"
+            )
+        columns = range(a.shape[1])
+    if a.shape[1] != len(columns):
+        raise NBSVMError(
+            f"y is an indicator matrix of {a.shape[1]} columns; the model has "
+            f"{len(columns)} classes"
+        )
+    names = list(columns)
+    return [[names[k] for k in np.flatnonzero(row)] for row in a]
 
 
 def _missing(value: Any) -> bool:

@@ -86,11 +86,16 @@ def _number(name: str) -> float | None:
 
 
 def classes_of(keys: Iterable[str]) -> list[str]:
-    """Every label the keys hold, sorted (the model's ``classes_``)."""
+    """Every label the keys hold, in :func:`class_order` (the model's ``classes_``: labels
+    given as numbers by value, as MultiLabelBinarizer's columns, not ``1, 10, 2``).
+
+    >>> classes_of(["1,10", "2", ""]), classes_of(["b,a"])
+    (['1', '2', '10'], ['a', 'b'])
+    """
     out: set[str] = set()
     for key in keys:
         out.update(label_set(key))
-    return sorted(out)
+    return class_order(out)
 
 
 def membership(classes: list[str], keys: list[str]) -> np.ndarray:

@@ -15,6 +15,7 @@ import numpy as np
 
 from nbsvm.compat import DataConversionWarning, InputError
 from nbsvm.compat import interop as _interop
+from nbsvm.io.labels import class_order
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -189,7 +190,8 @@ class TargetsMixin:
             return
         if self.task == "multilabel":
             seen = set(classes) if classes is not None else {str(lab) for ys in y for lab in ys}
-            self.classes_ = Labels(sorted(str(c) for c in seen))
+            # numbers by value, as MultiLabelBinarizer orders its columns (not 1, 10, 2)
+            self.classes_ = Labels(class_order(str(c) for c in seen))
         else:
             self.classes_ = unique_labels(classes if classes is not None else y)
         n, shown = len(self.classes_), ", ".join(map(str, self.classes_[:5]))

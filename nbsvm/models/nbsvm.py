@@ -380,7 +380,10 @@ class NBSVMClassifier(Params):
         values (ints stay ints, as scikit-learn's scorers look ``pos_label`` up in them),
         ordered by value when they are numbers (:func:`~nbsvm.io.labels.class_order`), and
         :meth:`predict` returns them; ``class_names_`` are their strings (the model file's
-        names, the CLI's).
+        names, the CLI's). Multi-label (``multilabel=True``): ``y`` holds a list of labels
+        per document (or an ``'a,b'`` string), or is an indicator matrix ``(n, K)`` of 0 / 1
+        whose columns become the classes ``0 .. K-1`` (what MultiLabelBinarizer gives;
+        :func:`~nbsvm.io.frames.indicator_sets`).
         ``sample_weight``: each document's weight (finite, >= 0), multiplying its NB counts
         and its learner steps (built-in learner only).
         """
@@ -503,7 +506,9 @@ class NBSVMClassifier(Params):
         continue from this model's (``train --init``; :mod:`nbsvm.models.warm` says what
         equals one training on all the data). The model must have been fitted with
         ``keep_counts``."""
-        texts, labels = texts_and_labels(X, y, text_col, label_col, self.multilabel)
+        texts, labels = texts_and_labels(
+            X, y, text_col, label_col, self.multilabel, columns=self.classes_
+        )
         if labels is None:
             raise NBSVMError("continue_fit needs labels: y, or a DataFrame with a label column")
         keys = self.names_of(labels)
@@ -762,8 +767,9 @@ class NBSVMClassifier(Params):
         form; :meth:`predict_label_sets` gives the label tuples)."""
         return _prediction.predict(self, X, text_col=text_col)
 
-    def predict_label_sets(self, X: Texts, *, text_col: str = "text") -> list[tuple[str, ...]]:
-        """Multi-label: each document's predicted labels, as a sorted tuple."""
+    def predict_label_sets(self, X: Texts, *, text_col: str = "text") -> list[tuple[Any, ...]]:
+        """Multi-label: each document's predicted labels (values of ``classes_``, in its
+        order), as a tuple."""
         return _prediction.predict_label_sets(self, X, text_col=text_col)
 
     def predict_proba(self, X: Texts, *, text_col: str = "text") -> np.ndarray:

@@ -69,7 +69,9 @@ def partial_fit(
         _start(model, hasher, classes)
     else:
         model.check_fitted()  # set_params has not changed what the arrays are for
-    texts, values = texts_and_labels(X, y, "text", "label", model.multilabel)
+    texts, values = texts_and_labels(
+        X, y, "text", "label", model.multilabel, columns=model.classes_
+    )
     if values is None:
         raise NBSVMError("partial_fit needs labels y")
     # the classes' types are those of the first call (fit's y, or classes=), as

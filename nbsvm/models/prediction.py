@@ -15,7 +15,7 @@ from nbsvm.data.translate import check_ids, translate
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.document import Document
 from nbsvm.io.frames import texts_and_labels
-from nbsvm.io.labels import SEPARATOR, label_set
+from nbsvm.io.labels import SEPARATOR
 from nbsvm.learners.calibrator import Calibrator, sigmoid, softmax
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
 from nbsvm.learners.sgd import STATE_DTYPE
@@ -215,7 +215,8 @@ def labels_of(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
     classes = np.asarray(model.class_names_, dtype=object)
     if model.multilabel:
         return np.asarray(
-            [SEPARATOR.join(classes[row]) for row in label_mask(model, scores)], dtype=object
+            [SEPARATOR.join(sorted(classes[row])) for row in label_mask(model, scores)],
+            dtype=object,  # a key: its labels sorted as text (label_set), whatever classes_' order
         )
     if model.calibrator_ is not None:  # the class of the highest calibrated probability
         return classes[np.argmax(proba_of(model, scores), axis=1)]
@@ -343,13 +344,13 @@ def predict(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.n
 
 def predict_label_sets(
     model: NBSVMClassifier, X: Texts, *, text_col: str = "text"
-) -> list[tuple[str, ...]]:
+) -> list[tuple[Any, ...]]:
     """The body of :meth:`~nbsvm.NBSVMClassifier.predict_label_sets`."""
     if not model.multilabel:
         raise NBSVMError("predict_label_sets is for multi-label models; use predict")
-    return [
-        label_set(key) for key in labels_of(model, decision_function(model, X, text_col=text_col))
-    ]
+    classes = list(model.classes_)  # the values fit was given, in their order
+    scores = score_rows(model, decision_function(model, X, text_col=text_col))
+    return [tuple(classes[k] for k in np.flatnonzero(row)) for row in label_mask(model, scores)]
 
 
 def predict_proba(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.ndarray:
@@ -366,7 +367,9 @@ def score(
     label_col: str = "label",
 ) -> float:
     """The body of :meth:`~nbsvm.NBSVMClassifier.score`."""
-    texts, labels = texts_and_labels(X, y, text_col, label_col, model.multilabel)
+    texts, labels = texts_and_labels(
+        X, y, text_col, label_col, model.multilabel, columns=getattr(model, "classes_", None)
+    )
     predicted = labels_of(model, decision_function(model, texts))
     names = model.names_of(labels)
     return float(np.mean(predicted == np.asarray(names, dtype=object)))
@@ -383,7 +386,9 @@ def evaluate(
     """The body of :meth:`~nbsvm.NBSVMClassifier.evaluate`."""
     from nbsvm.evaluation.evaluate import evaluate_documents
 
-    texts, labels = texts_and_labels(X, y, text_col, label_col, model.multilabel)
+    texts, labels = texts_and_labels(
+        X, y, text_col, label_col, model.multilabel, columns=getattr(model, "classes_", None)
+    )
     labels = model.names_of(labels)
     docs = (
         Document(str(label), text, "<input>", i + 1)
