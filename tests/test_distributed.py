@@ -284,6 +284,22 @@ def test_cli_on_a_local_cluster(shards, tmp_path):
     assert r.exit_code == 2 and "no input matches" in r.output
 
 
+@pytest.mark.parametrize("command", ["train", "lexicon", "predict", "eval"])
+def test_an_output_matched_by_an_input_glob_is_refused_before_any_read(tmp_path, command):
+    """`train 'in*.tsv' -o in.tsv --dask-local 1` replaced the training data with the
+    model: the check compared the output with the unexpanded pattern. A file:// URL of
+    the output is refused as its path is."""
+    data = "pos\tgood fun\nneg\tbad dull\n" * 5
+    (tmp_path / "in.tsv").write_text(data)
+    (tmp_path / "in2.tsv").write_text(data)
+    out = tmp_path / "in2.tsv"  # eval's -o is a report: here it is an input all the same
+    model = ["-m", str(tmp_path / "m.npz")] if command in ("predict", "eval") else []
+    for given in (str(tmp_path / "in*.tsv"), "file://" + str(out)):
+        r = runner.invoke(app, [command, given, *model, "--dask-local", "1", "-o", str(out)])
+        assert r.exit_code == 2 and "--output is an input" in r.output, r.output
+        assert out.read_text() == data
+
+
 def test_url_shards_are_fetched_by_the_workers(client, shards, tmp_path):
     """fsspec URLs (file:// here; s3://, gs://, ... with their fsspec packages): each worker
     copies its shard once into its local folder; the lexicon equals the local one."""

@@ -16,10 +16,11 @@ file keeps its mode. No folder is ever created: a missing one is the user's typo
 from __future__ import annotations
 
 import errno
+import glob
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -143,9 +144,7 @@ def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict
     if not new and not os.path.isfile(path):
         return  # a device is written through
     for what, paths in reads.items():
-        for read in [paths] if isinstance(paths, (str, os.PathLike)) else paths or ():
-            if read is None or str(read) in ("", "-"):
-                continue
+        for read in _expanded([paths] if isinstance(paths, (str, os.PathLike)) else paths or ()):
             if new:
                 same = os.path.realpath(read) == os.path.realpath(path)
             else:
@@ -157,6 +156,22 @@ def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict
                     "choose another file",
                     path=str(path),
                 )
+
+
+def _expanded(reads: Iterable) -> list:
+    """The paths read: each given one, and the files a glob pattern matches (Dask's
+    inputs, expanded later by the workflow: ``-o in.tsv`` of ``'in*.tsv'`` replaced an
+    input); ``file://`` URLs as their paths; None, ``-`` and other URLs left out."""
+    out = []
+    for read in reads:
+        if isinstance(read, str) and read.startswith("file://"):
+            read = read[len("file://") :]  # a local file all the same
+        if read is None or str(read) in ("", "-") or "://" in str(read):
+            continue
+        out.append(read)
+        if any(c in str(read) for c in "*?[") and not os.path.exists(read):
+            out.extend(sorted(glob.glob(str(read))))
+    return out
 
 
 def _temporary_beside(path: Path, suffix: str, option: str | None = None):
