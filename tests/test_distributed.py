@@ -126,10 +126,22 @@ def test_distributed_eval_and_predict_equal_local(client, shards, tmp_path):
     parts, everything, test = shards
     clf = NBSVMClassifier(**SETTINGS).fit_documents(read_inputs([everything]))
     clf.save(tmp_path / "m.npz")
-    rep = D.evaluate(client, [test, everything], str(tmp_path / "m.npz"))
-    local = evaluate_documents(clf, read_inputs([test, everything]))
+    # labels the model does not know, in another order in each shard: the shards' matrices
+    # were summed by position (yyy counted as zzz, or a broadcast error), and the report
+    # lost unseen_labels, ROC AUC and ECE, and weighed the log loss by every document
+    lines = open(test, encoding="utf-8").read().splitlines()
+    unknown = [tmp_path / "u1.txt", tmp_path / "u2.txt"]
+    unknown[0].write_text("\n".join(lines[:50] + ["zzz\tsome text", "yyy\tmore"]) + "\n")
+    unknown[1].write_text("\n".join(["yyy\tother", "yyy\tagain"] + lines[50:90]) + "\n")
+    files = [test, everything] + [str(p) for p in unknown]
+    rep = D.evaluate(client, files, str(tmp_path / "m.npz"))
+    local = evaluate_documents(clf, read_inputs(files))
+    assert rep["classes"] == local["classes"] and rep["classes"][2:] == ["zzz", "yyy"]
     assert rep["confusion_matrix"] == local["confusion_matrix"]
-    assert rep["log_loss"] == pytest.approx(local["log_loss"], rel=1e-12)
+    assert rep["unseen_labels"] == local["unseen_labels"] == {"zzz": 1, "yyy": 3}
+    assert rep["log_loss"] == local["log_loss"]  # exact sums: equal whatever the shards
+    assert rep["roc_auc"] == local["roc_auc"] and rep["ece"] == local["ece"]
+    assert rep["macro_f1"] == local["macro_f1"]
     frames = D.predict(client, [test, everything], str(tmp_path / "m.npz"))
     got = pd.concat(frames, ignore_index=True)
     want = pd.concat(list(predict_documents(clf, read_inputs([test, everything], labeled=False))),

@@ -20,18 +20,19 @@ if TYPE_CHECKING:  # the estimator is above: it is only passed in
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
-def label_set_parts(model: NBSVMClassifier, docs: Iterable[Document]) -> dict:
-    """A multi-label model's evaluation sums over ``docs``, to be merged with others'
-    (:func:`label_set_report`): how Dask evaluates shards."""
-    scorer = _LabelSetScorer(model)
+def evaluation_parts(model: NBSVMClassifier, docs: Iterable[Document]) -> dict:
+    """The evaluation of ``docs``, as parts to be merged with other shards'
+    (:func:`report_of_parts`): how Dask evaluates shards."""
+    scorer = _LabelSetScorer(model) if model.multilabel else _Scorer(model)
     for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
-        scorer.add(batch, batch.labels, columns=True)
+        scorer.add_labelled(batch, columns=True)
     return scorer.parts()
 
 
-def label_set_report(model: NBSVMClassifier, parts: list) -> dict:
-    """The report of :func:`evaluate_documents` from :func:`label_set_parts` of shards."""
-    scorer = _LabelSetScorer(model)
+def report_of_parts(model: NBSVMClassifier, parts: list) -> dict:
+    """The report of :func:`evaluate_documents` over every shard's
+    :func:`evaluation_parts` (equal to one evaluation of all their documents)."""
+    scorer = _LabelSetScorer(model) if model.multilabel else _Scorer(model)
     for part in parts:
         scorer.merge(part)
     return scorer.report()
@@ -51,19 +52,12 @@ def evaluate_documents(
     for the documents of known labels (for ROC and precision-recall curves: 8 bytes per
     document and output are kept).
     """
-    if model.multilabel:
-        if scores_out is not None:
-            raise NBSVMError("ROC and precision-recall plots are drawn for single-label models")
-        sets = _LabelSetScorer(model)
-        for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
-            sets.add(batch, batch.labels, columns=True)
-            if callback:
-                callback({"stage": "eval", "docs": sets.n})
-        return sets.report()
-    scorer = _Scorer(model, scores_out)
+    if model.multilabel and scores_out is not None:
+        raise NBSVMError("ROC and precision-recall plots are drawn for single-label models")
+    scorer = _LabelSetScorer(model) if model.multilabel else _Scorer(model, scores_out)
     # the hasher thread also maps buckets to model columns
     for batch in hash_batches(docs, model.hasher_, remap=model.column_of_):
-        scorer.add(batch, scorer.codes(batch), columns=True)
+        scorer.add_labelled(batch, columns=True)
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
     return scorer.report()

@@ -86,6 +86,10 @@ class _Scorer:
             out[i] = code
         return out
 
+    def add_labelled(self, batch: Batch, columns: bool = False) -> None:
+        """Score ``batch`` against its own labels (class names)."""
+        self.add(batch, self.codes(batch), columns)
+
     def add(self, batch: Batch, truth: np.ndarray, columns: bool = False, names=None):
         """Score ``batch`` against ``truth`` (class indices, -1: a label the model does not
         know); ``names``: the label of each of ``batch.labels`` when they are codes."""
@@ -113,6 +117,33 @@ class _Scorer:
                 self._add(term)
         self.n += len(batch)
         self.n_known += len(truth)
+
+    def parts(self) -> dict:
+        """What the report is made of, to be summed with other shards' (:meth:`merge`):
+        counts, histograms and the exact partial sums of the log loss."""
+        return {
+            "cm": self.cm,
+            "unseen": dict(self.unseen),
+            "partials": list(self._partials),
+            "auc": (self.auc.pos, self.auc.neg),
+            "reliability": self.reliability.arrays(),
+            "n": self.n,
+            "n_known": self.n_known,
+        }
+
+    def merge(self, parts: dict) -> None:
+        """Add another scorer's :meth:`parts` (documents of another shard): the unseen
+        labels by name, so that each shard's order of them does not matter."""
+        self.cm += parts["cm"]
+        for label, row in parts["unseen"].items():
+            self.unseen[label] = self.unseen.get(label, 0) + row
+        for x in parts["partials"]:
+            self._add(x)
+        self.auc.pos += parts["auc"][0]
+        self.auc.neg += parts["auc"][1]
+        self.reliability.merge(parts["reliability"])
+        self.n += parts["n"]
+        self.n_known += parts["n_known"]
 
     def report(self) -> dict:
         if self.n == 0:
@@ -174,6 +205,10 @@ class _LabelSetScorer:
             )
             self.parsed[key] = found
         return found
+
+    def add_labelled(self, batch: Batch, columns: bool = False) -> None:
+        """Score ``batch`` against its own labels (label-set keys)."""
+        self.add(batch, batch.labels, columns)
 
     def add(self, batch: Batch, keys: list, columns: bool = False):
         """Score ``batch`` against ``keys``, each document's label field (``"a,b"``)."""

@@ -298,6 +298,16 @@ class ReliabilityHistogram:
         """Summed confidence per bin."""
         return self.confidence_units / self.UNIT
 
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The counts per bin, to be merged into another histogram (:meth:`merge`)."""
+        return self.count, self.confidence_units, self.right
+
+    def merge(self, arrays: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        """Add another histogram's :meth:`arrays` (of the same bins)."""
+        self.count += arrays[0]
+        self.confidence_units += arrays[1]
+        self.right += arrays[2]
+
     def add(self, confidence: np.ndarray, right: np.ndarray) -> None:
         confidence = np.clip(np.asarray(confidence, dtype=np.float64).ravel(), 0.0, 1.0)
         b = np.minimum((confidence * self.n_bins).astype(np.int64), self.n_bins - 1)

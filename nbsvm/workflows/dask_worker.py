@@ -201,16 +201,15 @@ def calibrate_on_shard(
 
 
 def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> dict | pd.DataFrame:
-    from nbsvm.evaluation.evaluate import evaluate_documents, label_set_parts
+    from nbsvm.evaluation.evaluate import evaluation_parts
     from nbsvm.evaluation.predict import predict_documents
     from nbsvm.io.labels import known_labels
     from nbsvm.io.readers import read_inputs
 
     clf = cached_model(model_path)
-    if labeled and clf.multilabel:  # sums, merged on the driver
-        return label_set_parts(clf, reader_docs(shard, dict(reader, empty_label=True)))
-    if labeled:
-        return evaluate_documents(clf, reader_docs(shard, reader))
+    if labeled:  # counts and sums, merged on the driver
+        read = dict(reader, empty_label=True) if clf.multilabel else reader
+        return evaluation_parts(clf, reader_docs(shard, read))
     import pandas as pd
 
     docs = read_inputs(

@@ -31,7 +31,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -391,16 +391,9 @@ def _predict_shards(
 def evaluate(
     client: Client, shards: list[str], model_path: str, reader: dict | None = None
 ) -> dict:
-    """Metrics over all shards (confusion matrices summed, log loss averaged by documents)."""
-    from nbsvm.evaluation.evaluate import label_set_report
-    from nbsvm.evaluation.metrics import report
+    """The report of one machine's ``eval`` over all shards: each shard's counts,
+    histograms and exact sums merged (unseen labels by name)."""
+    from nbsvm.evaluation.evaluate import report_of_parts
 
-    reps = _predict_shards(client, shards, model_path, reader, report=True)
-    if "sums" in reps[0]:  # a multi-label model's sums
-        return label_set_report(worker.cached_model(str(model_path)), reps)
-    # reps holds a report per shard, one at least: the sum is an array, never the start 0
-    cm = cast(np.ndarray, sum(np.asarray(r["confusion_matrix"], dtype=np.int64) for r in reps))
-    log_loss_sum = None
-    if all("log_loss" in r for r in reps):
-        log_loss_sum = sum(r["log_loss"] * r["n_docs"] for r in reps)
-    return report(cm, reps[0]["classes"], log_loss_sum)
+    parts = _predict_shards(client, shards, model_path, reader, report=True)
+    return report_of_parts(worker.cached_model(str(model_path)), parts)
