@@ -72,6 +72,9 @@ def test_distributed_lexicon_equals_the_local_one(client, shards):
     for partition in (parts, [everything], parts[::-1]):
         lex = D.lexicon(client, partition, hasher)
         assert lex.classes_ == local.classes_
+        # recorded as one machine's lexicon records it: train --lexicon took the package
+        # defaults for a Dask lexicon ("an earlier version wrote it"), another model
+        assert lex.corpus_ == local.corpus_ is not None
         assert np.array_equal(lex.class_counts_, local.class_counts_)
         assert np.array_equal(lex.counts(), local.counts())          # bucket for bucket
         assert np.array_equal(lex.ratios(), local.ratios())
@@ -89,6 +92,10 @@ def test_parameter_mixing_matches_local_training(client, shards):
     assert a_dist >= a_local - 0.005
     assert dist.n_docs_ == local.n_docs_ == 2000
     assert np.array_equal(dist.ratios_, local.ratios_)        # the same lexicon and columns
+    assert [(h["event"], h["documents"]) for h in dist.history_] == [("fit", 2000)]
+    # threshold='auto' tunes on held-out training documents: it was silently skipped
+    with pytest.raises(NBSVMError, match=r"threshold='auto' cannot run on Dask"):
+        D.fit(client, parts, NBSVMClassifier(multilabel=True, threshold="auto", **SETTINGS))
 
 
 def test_data_defaults_on_dask_are_one_machines(client, shards, tmp_path):

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+from nbsvm.models import history
 from nbsvm.models.columns import start_from_lexicon
 from nbsvm.models.fitting import data_defaults_event, refuse_diverged
 from nbsvm.models.learner_setup import new_backend
@@ -156,7 +157,10 @@ def lexicon(
         futures.append(f)
     _gather(client, futures, "counting")
     merged = _tree_reduce(client, futures, worker.merge_counts).result()
-    return NBLexicon.from_label_counts(hasher, alpha, merged)
+    lex = NBLexicon.from_label_counts(hasher, alpha, merged)
+    # what train --lexicon reads its data defaults from, as one machine's lexicon records
+    lex.corpus_ = _corpus(client, shards, reader, hasher)
+    return lex
 
 
 def fit(
@@ -195,7 +199,8 @@ def fit(
             f"asks for {hasher.settings()}"
         )
     clf.forget()
-    clf.corpus_ = _corpus(client, shards, reader, hasher)  # min_df, eta0, norm as one machine's
+    # min_df, eta0, norm as one machine's (counted with the lexicon, else now)
+    clf.corpus_ = lex.corpus_ or _corpus(client, shards, reader, hasher)
     start_from_lexicon(clf, lex)
     notify(data_defaults_event(clf))
     notify({"stage": "lexicon done", "docs": lex.n_docs_})
@@ -222,6 +227,7 @@ def fit(
     clf.ngram_map_ = {}
     timings["train_s"] = time.perf_counter() - t0 - timings["lexicon_s"]
     clf.timings_ = timings
+    history.record(clf, "fit", n)  # as one machine's fit: the model file's history
     return clf
 
 
@@ -233,6 +239,8 @@ def _refuse_one_machine_modes(clf: NBSVMClassifier) -> None:
         for name in ("auto", "calibrate", "keep_counts", "early_stopping")
         if mode_of_named(clf, name)
     ]
+    if clf.threshold == "auto":  # tuned on held-out training documents, read again
+        asked.append("threshold='auto'")
     if asked:
         raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
 
