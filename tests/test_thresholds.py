@@ -180,6 +180,12 @@ def test_too_few_documents_keep_the_default_thresholds_and_say_why(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "note: the default thresholds are kept" in run.stderr
+    # standard input cannot be read twice: refused before training (was after every epoch)
+    run = subprocess.run([str(NBSVM), "train", "-", "--multilabel", "--threshold", "auto",
+                          "-o", str(tmp_path / "s.npz")], input=open(fixture("tags.txt")).read(),
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "epoch" not in run.stderr + run.stdout
+    assert "--threshold auto reads the inputs more than once" in run.stderr
 
 
 def test_a_model_with_tuned_thresholds_is_not_continued_with_stale_ones():

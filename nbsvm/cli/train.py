@@ -655,6 +655,7 @@ def _check_extra_passes(
     keep_cache,
     checkpoint_every,
     resume,
+    threshold,
     **_,
 ) -> tuple[str, bool]:
     """The option that reads the inputs more than once (named in errors), and whether one
@@ -673,6 +674,8 @@ def _check_extra_passes(
         else "--valid"
     )
     twice = bool(auto or chosen or keep_counts or init or valid is not None)
+    if threshold == "auto" and not dask:  # tuned on the training documents, read again
+        rereadable(inputs, None, "--threshold auto")  # refused before training, not after
     if twice:
         rereadable(inputs, None, flag)  # standard input: refused before reading
         _refuse_with_auto(
