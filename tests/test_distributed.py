@@ -328,3 +328,12 @@ def test_url_shards_are_fetched_by_the_workers(client, shards, tmp_path):
     lex = D.lexicon(client, D.shards_of(urls), hasher)
     local = build_lexicon(read_inputs([everything]), hasher)
     assert np.array_equal(lex.counts(), local.counts())
+    # training peeked at the first documents on the driver, which has no worker to fetch
+    # URLs: ValueError 'No worker found'; predictions named the worker's download
+    settings = dict(SETTINGS, char_ngrams=None)
+    model = D.fit(client, urls, NBSVMClassifier(**settings))
+    assert model.setting("char_ngrams") == NBSVMClassifier(**settings).fit_documents(
+        read_inputs([everything])).setting("char_ngrams")
+    model.save(tmp_path / "m.npz")
+    frame = pd.concat(D.predict(client, urls[:1], str(tmp_path / "m.npz")))
+    assert set(frame["source"]) == {urls[0]}

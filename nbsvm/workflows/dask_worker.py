@@ -67,6 +67,21 @@ def reader_docs(shard: str, reader: dict) -> Iterator[Document]:
     )
 
 
+def first_documents(shards: list[str], reader: dict) -> list[Document]:
+    """The corpus's first :data:`~nbsvm.config.PEEK_DOCS` documents, from the shards in
+    order (what the peek of one machine's run reads); on a worker, which fetches URLs."""
+    import itertools
+
+    from nbsvm.config import PEEK_DOCS
+
+    head: list[Document] = []
+    for shard in shards:
+        head += itertools.islice(reader_docs(shard, reader), PEEK_DOCS - len(head))
+        if len(head) >= PEEK_DOCS:
+            break
+    return head
+
+
 def shard_cache(shard: str, reader: dict, hasher: Hasher) -> FeatureCache:
     """The shard's hashed cache on this worker: kept in the worker's local folder, keyed by
     the shard's identity and the settings; built from the shard when missing."""
@@ -212,8 +227,9 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> d
         return evaluation_parts(clf, reader_docs(shard, read))
     import pandas as pd
 
+    local = local_copy(shard)
     docs = read_inputs(
-        [local_copy(shard)],
+        [local],
         fmt=reader.get("format", "auto"),
         labeled=False,
         text_col=reader.get("text_col", "text"),
@@ -224,7 +240,10 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> d
         label_sep=reader.get("label_sep", "\t"),
     )
     frames = list(predict_documents(clf, docs, reader.get("top_k"), reader.get("threshold")))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if local != shard and "source" in out:  # the URL, not this worker's download
+        out["source"] = out["source"].replace(local, shard)
+    return out
 
 
 MODELS: dict = {}

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from distributed import Client
 
-    from nbsvm.io.document import Document
     from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.models.nbsvm import NBSVMClassifier
     from nbsvm.text.hashing import Hasher
@@ -187,7 +185,10 @@ def fit(
     if clf.multilabel:  # the shards' lexicons count label sets; an empty one is none
         reader["empty_label"] = True
     # char_ngrams left to the data: the first documents decide, as on one machine
-    clf.read_text_defaults(_first_documents(shards, reader), lexicon_)
+    head = []
+    if clf.char_ngrams is None and lexicon_ is None:  # read on a worker: URL shards there
+        head = client.submit(worker.first_documents, shards, reader, pure=False).result()
+    clf.read_text_defaults(head, lexicon_)
     hasher = clf.validate()
     t0 = time.perf_counter()
     if lexicon_ is None:  # (the ratios take clf.setting("alpha"), not the lexicon's)
@@ -243,19 +244,6 @@ def _refuse_one_machine_modes(clf: NBSVMClassifier) -> None:
         asked.append("threshold='auto'")
     if asked:
         raise NBSVMError(f"{', '.join(asked)} cannot run on Dask: train on one machine")
-
-
-def _first_documents(shards: list[str], reader: dict) -> list[Document]:
-    """The corpus's first :data:`~nbsvm.config.PEEK_DOCS` documents, read here from the
-    shards in order (what the peek of one machine's run reads)."""
-    from nbsvm.config import PEEK_DOCS
-
-    head: list[Document] = []
-    for shard in shards:
-        head += itertools.islice(worker.reader_docs(shard, reader), PEEK_DOCS - len(head))
-        if len(head) >= PEEK_DOCS:
-            break
-    return head
 
 
 def _corpus(client, shards: list[str], reader: dict, hasher: Hasher) -> dict:
