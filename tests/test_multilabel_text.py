@@ -32,6 +32,7 @@ def test_label_sets_and_keys():
     assert label_set("") == ()
     assert key_of(["pos", "books", "pos"]) == key_of("pos , books") == "books,pos"
     assert key_of(np.array(["b", "a"])) == "a,b"
+    assert key_of(["pos", " books "]) == key_of("pos, books ") == "books,pos"  # as fit strips
     assert classes_of(["b,a", "c", ""]) == ["a", "b", "c"]
     assert classes_of(["1,10", "2", "3"]) == ["1", "2", "3", "10"]  # by value, not 1, 10, 2
     with pytest.raises(NBSVMError, match="cannot contain ','"):
@@ -165,6 +166,16 @@ def test_python_api_predicts_label_sets_and_round_trips(tmp_path):
     clf.save(tmp_path / "m.npz")
     again = NBSVMClassifier.load(tmp_path / "m.npz")
     assert again.multilabel and np.array_equal(again.predict([d.text for d in test]), Y)
+
+
+def test_score_strips_labels_as_fit_and_evaluate_do():
+    """Lists from "comedy, drama".split(","): fit and evaluate stripped ' drama', score
+    compared ' drama' with 'drama' (0.75 against a subset accuracy of 1.0)."""
+    X = ["funny laughs", "sad tears", "funny sad tears laughs", "plain"] * 10
+    Y = [["comedy"], ["drama"], ["comedy", " drama"], []] * 10
+    clf = NBSVMClassifier(ngrams=1, n_bits=10, epochs=3, multilabel=True).fit(X, Y)
+    assert clf.classes_ == ["comedy", "drama"]
+    assert clf.score(X, Y) == clf.evaluate(X, Y)["subset_accuracy"] == 1.0
 
 
 def test_an_indicator_matrix_is_read_as_multilabelbinarizer_gives_it():

@@ -37,13 +37,14 @@ def label_set(key: str | None) -> tuple[str, ...]:
 def key_of(labels: str | Iterable[Any]) -> str:
     """The canonical key of a label set given as a key string or an iterable of labels.
 
-    >>> key_of(["pos", "books"]), key_of("pos,books")
-    ('books,pos', 'books,pos')
+    >>> key_of(["pos", "books"]), key_of("pos,books"), key_of(["pos", " books "])
+    ('books,pos', 'books,pos', 'books,pos')
     """
     if isinstance(labels, str):
         return SEPARATOR.join(label_set(labels))
     try:
-        parts = [str(v.item() if isinstance(v, np.generic) else v) for v in labels]
+        # stripped as label_set strips a key's labels: ["a", " b"] is the key of "a, b"
+        parts = [str(v.item() if isinstance(v, np.generic) else v).strip() for v in labels]
     except TypeError:
         raise NBSVMError(
             f"a multi-label target must be a list of labels or an 'a,b' string, got {labels!r}"
