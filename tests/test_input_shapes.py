@@ -166,6 +166,24 @@ def test_a_lone_cr_inside_lf_lines_is_still_a_space(tmp_path):
                                                                 ("pos", "fun")]
 
 
+@pytest.mark.parametrize("sep", [",", "\t"])
+def test_a_lone_cr_in_a_table_is_a_space_and_crlf_still_ends_rows(tmp_path, sep):
+    """DataFrame.to_csv leaves a CR inside a text unquoted; pandas ended a row there:
+    'dull\rthe end' became the text 'dull' and a third document labelled 'the end' (a class
+    of its own). A CRLF file, quoted fields and their line breaks read as before."""
+    p = tmp_path / ("t.csv" if sep == "," else "t.tsv")
+    pd.DataFrame([("pos", "good film"), ("neg", "dull\rthe end")],
+                 columns=["label", "text"]).to_csv(p, index=False, sep=sep)
+    fmt = "csv" if sep == "," else "tsv"
+    assert [(d.label, d.text, d.line) for d in read_inputs([p], fmt=fmt)] == [
+        ("pos", "good film", 2), ("neg", "dull\rthe end", 3)]
+    crlf = tmp_path / ("w.csv" if sep == "," else "w.tsv")
+    crlf.write_bytes(f'label{sep}text\r\npos{sep}"good\r\nfilm"\r\nneg{sep}"last"\r\n'
+                     f'neg{sep}dull\r\n'.encode())
+    assert [(d.label, d.text, d.line) for d in read_inputs([crlf], fmt=fmt)] == [
+        ("pos", "good\r\nfilm", 2), ("neg", "last", 4), ("neg", "dull", 5)]
+
+
 # ---- item 12 d: UTF-16 and UTF-32 ------------------------------------------------------
 
 ENCODINGS = {"utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE,

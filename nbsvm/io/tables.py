@@ -20,6 +20,7 @@ from nbsvm.io.decoding import (
     COUNT_ERRORS,
     READ_ERRORS,
     ReadStats,
+    _cr_only,
     _open_binary,
     _peek,
     _replaced_so_far,
@@ -99,10 +100,12 @@ def read_table(
         skipped.add(1)
     try:
         before = _replaced_so_far()
-        chunks = _read_csv(pd, source, sep, chunksize, encoding, strict, stats, skipped)
+        end = "\r" if _cr_only(head) else "\n"  # classic Mac OS line ends, else LF
+        chunks = _read_csv(pd, source, sep, chunksize, encoding, strict, stats, skipped, end)
         lines = _Lines(0 if positional else 1, skipped)
         names = None
         for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
+            chunk = _without_cr(chunk)
             breaks = _line_breaks(chunk)
             if not positional:
                 if names is None:  # the header row's own
@@ -206,7 +209,15 @@ def _weights(chunk, col, positional: bool, name: str, n: int) -> list:
 
 
 def _read_csv(
-    pd, source, sep: str, chunksize: int, encoding: str, strict: bool, stats: ReadStats, skipped
+    pd,
+    source,
+    sep: str,
+    chunksize: int,
+    encoding: str,
+    strict: bool,
+    stats: ReadStats,
+    skipped,
+    end: str = "\n",
 ):
     """pandas' chunked reader of a table, every field a string. The header row is read as a
     row (``header=None``): pandas then checks every row, the first too, against its fields
@@ -222,7 +233,22 @@ def _read_csv(
         on_bad_lines="warn" if stats.skip_bad else "error",
         header=None,
         skiprows=sorted(i - 1 for i in skipped) or None,
+        # LF alone ends a row (``end``; CR in a file of CR-only line ends): pandas' default
+        # also ended one at a lone CR, which DataFrame.to_csv leaves unquoted inside a text
+        # ('dull\rthe end' became a row 'dull' and a document labelled 'the end'); the CR
+        # of CRLF is dropped after (_without_cr)
+        lineterminator=end,
     )
+
+
+def _without_cr(chunk):
+    """The chunk with the CR of each row's CRLF line end dropped (it ends the last
+    field)."""
+    last = chunk.columns[-1]
+    if chunk[last].str.endswith("\r").any():
+        chunk = chunk.copy()
+        chunk[last] = chunk[last].str.removesuffix("\r")
+    return chunk
 
 
 @dataclass
