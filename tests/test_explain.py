@@ -182,3 +182,41 @@ def test_explain_stdin_lines_keep_their_numbers(tmp_path):
     r = runner.invoke(app, ["explain", "-m", str(model), "--text", "-", "--json"],
                       input="great film\n\nawful waste\n")
     assert [json.loads(x)["line"] for x in r.output.splitlines()] == [1, 3]
+
+
+def test_explain_decodes_its_text_as_predict_does(tmp_path):
+    """explain read standard input through the locale's decoding: invalid bytes became
+    surrogates that hashed into buckets (a score other than predict's for the same line),
+    a traceback under a strict locale, and --html failed to write them."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    nbsvm = str(Path(sys.executable).parent / "nbsvm")
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{l}\t{t}\n" for t, l in zip(TEXTS, LABELS)))
+    model = tmp_path / "m.npz"
+    assert runner.invoke(app, ["train", str(train), "-o", str(model), "--n-bits", "14",
+                               "-q"]).exit_code == 0
+    line = b"great \xff\xfe film\n"
+    env = dict(os.environ, PYTHONIOENCODING="utf-8:strict")
+    predicted = subprocess.run([nbsvm, "predict", "-", "-m", str(model), "-q",
+                                "--output-format", "jsonl"],
+                               input=line, capture_output=True, env=env, timeout=120)
+    explained = subprocess.run([nbsvm, "explain", "-m", str(model), "--text", "-", "--json",
+                                "--html", str(tmp_path / "e.html")],
+                               input=line, capture_output=True, env=env, timeout=120)
+    assert explained.returncode == 0, explained.stderr.decode()
+    result, row = json.loads(explained.stdout.decode().splitlines()[0]), json.loads(predicted.stdout)
+    score = result["score"]  # toward the explained class, the predicted one
+    assert result["class"] == row["label"]
+    assert score == pytest.approx(row["score_pos"] * (1 if row["label"] == "pos" else -1), abs=1e-12)
+    assert b"replaced 2 invalid UTF-8 bytes in 1 document" in explained.stderr
+    assert "\ufffd" in (tmp_path / "e.html").read_text(encoding="utf-8")
+    strict = subprocess.run([nbsvm, "explain", "-m", str(model), "--text", "-", "--strict"],
+                            input=line, capture_output=True, env=env, timeout=120)
+    assert strict.returncode == 2 and b"<stdin>:1: invalid UTF-8" in strict.stderr
+    argument = subprocess.run([nbsvm, "explain", "-m", str(model), "--json", "--text",
+                               os.fsdecode(line.strip())], capture_output=True, env=env, timeout=120)
+    assert json.loads(argument.stdout)["score"] == pytest.approx(score, abs=1e-12)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,7 +14,8 @@ from rich.table import Table
 from rich.text import Text
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import check_outputs, cli_errors
+from nbsvm.cli.common import check_outputs, cli_errors, report_reading
+from nbsvm.cli.options import ENCODING, STRICT
 from nbsvm.errors import NBSVMError
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ def explain_command(
         None, "--html", help="With --text: also write an HTML page with each word shaded."
     ),
     json_out: bool = typer.Option(False, "--json", help="Print JSON instead of tables."),
+    strict: bool = STRICT,
+    encoding: str = ENCODING,
 ) -> None:
     """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
     split one text's score into its n-grams' contributions."""
@@ -60,11 +63,7 @@ def explain_command(
                 raise NBSVMError("--html needs --text (it shades the words of a document)")
             _print_top(console, clf, top, cls, json_out)
             return
-        numbered = (
-            [(1, text)]
-            if text != "-"
-            else [(i, line.rstrip("\r\n")) for i, line in enumerate(sys.stdin, 1) if line.strip()]
-        )
+        numbered = _texts(text, strict, encoding)
         results = [explain_text(clf, t, cls) for _, t in numbered]
         if html:
             with atomic_path(html) as tmp:
@@ -84,6 +83,35 @@ def explain_command(
             _print_explanation(console, result, top)
         if html:
             console.print(f"written: {escape(html)}", highlight=False)
+
+
+def _texts(text: str, strict: bool, encoding: str) -> list[tuple[int, str]]:
+    """``(line, text)`` of ``--text``: the argument, or each non-blank line of standard
+    input, decoded as ``predict`` decodes its inputs (invalid bytes replaced and reported,
+    or refused with ``strict``), whatever the locale: so that explain scores what predict
+    scores."""
+    from nbsvm.io.decoding import ReadStats, check_encoding, decode_counting, iter_lines
+
+    encoding = check_encoding(encoding)
+    stats = ReadStats()
+    if text == "-":
+        lines = iter_lines("-", strict, stats, encoding=encoding)
+        numbered = [(i, line) for line, _, i in lines if line.strip()]
+    else:  # the shell's bytes, as Python kept them (undecodable ones as surrogates)
+        raw = os.fsencode(text)
+        if strict:
+            try:
+                raw.decode(encoding)
+            except UnicodeDecodeError as e:
+                raise NBSVMError(
+                    f"--text is not valid {encoding.upper()} (0x{raw[e.start : e.end].hex()}); "
+                    "without --strict invalid bytes are replaced by U+FFFD and counted"
+                ) from None
+        decoded, n_bad = decode_counting(raw, encoding)
+        stats.add(n_bad)
+        numbered = [(1, decoded)]
+    report_reading(stats)
+    return numbered
 
 
 def _top_table(console, part, toward: str) -> None:
