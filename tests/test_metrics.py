@@ -42,6 +42,7 @@ def test_report_class_never_predicted():
 from nbsvm.evaluation.metrics import (add_sums, hamming_loss, mean_absolute_error,  # noqa: E402
                            mean_squared_error, multilabel_counts, multilabel_f1,
                            multilabel_report, r2_score, regression_report, regression_sums,
+                           add_regression_sums,
                            subset_accuracy)
 
 # 4 documents x 3 labels; rows true / predicted
@@ -85,9 +86,27 @@ def test_regression_hand_values():
     assert mean_squared_error(y, p) == pytest.approx(5 / 3)
     assert mean_absolute_error(y, p) == pytest.approx(1.0)
     assert r2_score(y, p) == pytest.approx(1 - 5 / (14 / 3))
-    total = add_sums(regression_sums(y[:1], p[:1]), regression_sums(y[1:], p[1:]))
+    total = add_regression_sums(regression_sums(y[:1], p[:1]), regression_sums(y[1:], p[1:]))
     r = regression_report(total)
     assert r["n_docs"] == 3 and r["mse"] == pytest.approx(5 / 3) and r["task"] == "regression"
+    assert r["r2"] == pytest.approx(1 - 5 / (14 / 3))
     assert np.isnan(r2_score([2.0, 2.0], [1.0, 3.0]))              # constant target
     t = report_table(r)
     assert t.loc[t.metric == "mae", "value"].item() == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e6, 1e8])
+def test_r2_of_targets_far_from_zero_matches_sklearn_in_any_batching(offset):
+    """R^2 was nan for targets 1e6 +- 1: the total sum of squares was taken as
+    sum(y^2) - sum(y)^2 / n, which loses every digit there."""
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(0)
+    y = offset + rng.normal(size=1000)
+    p = y + 0.5 * rng.normal(size=1000)
+    want = sklearn_metrics.r2_score(y, p)
+    assert r2_score(y, p) == pytest.approx(want, rel=1e-9)
+    total = None
+    for i in range(0, 1000, 37):
+        total = add_regression_sums(total, regression_sums(y[i:i + 37], p[i:i + 37]))
+    assert regression_report(total)["r2"] == pytest.approx(want, rel=1e-6)
+    assert np.isnan(r2_score([offset] * 4, [offset, offset, offset, offset + 1]))

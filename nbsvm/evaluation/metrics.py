@@ -82,9 +82,9 @@ def report_table(rep: dict) -> pd.DataFrame:
 
 
 # ---- multi-label and regression (the backend learners' tasks) ---------------------------
-# Both come as sums that add up over batches (``*_counts`` / ``regression_sums``, merged with
-# :func:`add_sums`), and a report computed from the sums, so streaming evaluation needs no
-# more memory than one batch.
+# Both come as sums that add up over batches (``*_counts`` merged with :func:`add_sums`;
+# ``regression_sums`` with :func:`add_regression_sums`), and a report computed from the
+# sums, so streaming evaluation needs no more memory than one batch.
 
 
 def _task_table(rep: dict, pd) -> pd.DataFrame:
@@ -206,15 +206,43 @@ def multilabel_f1(Y_true: ArrayLike, Y_pred: ArrayLike) -> tuple[float, float]:
 
 
 def regression_sums(y_true: ArrayLike, y_pred: ArrayLike) -> dict:
-    """Sums for :func:`regression_report` (they add up over batches)."""
+    """Sums for :func:`regression_report`, merged over batches by
+    :func:`add_regression_sums`: the targets' mean and sum of squared deviations (``m2``)
+    rather than their sum of squares, whose difference lost every digit when the mean is
+    many times the spread (R^2 of targets 1e6 +- 1 came out nan)."""
     y = np.asarray(y_true, dtype=np.float64)
     e = np.asarray(y_pred, dtype=np.float64) - y
+    mean = float(y.mean()) if y.size else 0.0
     return dict(
         n_docs=int(y.size),
         sse=float(e @ e),
         sae=float(np.abs(e).sum()),
-        sum_y=float(y.sum()),
-        sum_y2=float(y @ y),
+        mean_y=mean,
+        m2_y=float(((y - mean) ** 2).sum()),
+    )
+
+
+def add_regression_sums(total: dict | None, part: dict) -> dict:
+    """Two batches' :func:`regression_sums` as one's (Chan, Golub and LeVeque's pairwise
+    update of the mean and ``m2``); ``total`` may be None.
+
+    >>> a, b = regression_sums([1.0, 2.0], [1.0, 2.0]), regression_sums([3.0], [3.0])
+    >>> add_regression_sums(a, b) == regression_sums([1.0, 2.0, 3.0], [1.0, 2.0, 3.0])
+    True
+    """
+    if total is None or not total["n_docs"]:
+        return dict(part)
+    if not part["n_docs"]:
+        return dict(total)
+    n_a, n_b = total["n_docs"], part["n_docs"]
+    n = n_a + n_b
+    delta = part["mean_y"] - total["mean_y"]
+    return dict(
+        n_docs=n,
+        sse=total["sse"] + part["sse"],
+        sae=total["sae"] + part["sae"],
+        mean_y=total["mean_y"] + delta * n_b / n,
+        m2_y=total["m2_y"] + part["m2_y"] + delta * delta * n_a * n_b / n,
     )
 
 
@@ -230,13 +258,15 @@ def regression_report(sums: dict) -> dict:
     n = sums["n_docs"]
     if not n:
         return dict(task="regression", n_docs=0, mse=0.0, mae=0.0, r2=float("nan"))
-    sst = sums["sum_y2"] - sums["sum_y"] ** 2 / n
+    sst = sums["m2_y"]
+    # constant targets: deviations no larger than the rounding of their mean
+    tiny = n * (1e-12 * max(1.0, abs(sums["mean_y"]))) ** 2
     return dict(
         task="regression",
         n_docs=n,
         mse=sums["sse"] / n,
         mae=sums["sae"] / n,
-        r2=1.0 - sums["sse"] / sst if sst > 1e-12 * max(1.0, sums["sum_y2"]) else float("nan"),
+        r2=1.0 - sums["sse"] / sst if sst > tiny else float("nan"),
     )
 
 

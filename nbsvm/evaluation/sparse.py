@@ -25,6 +25,7 @@ from nbsvm.data.rowencoder import (
 from nbsvm.data.rows import SparseRows
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.metrics import (
+    add_regression_sums,
     add_sums,
     confusion_matrix,
     multilabel_counts,
@@ -143,7 +144,7 @@ def evaluate_sparse(
 
     for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats, encoding):
         if task == "regression":
-            sums = add_sums(
+            sums = add_regression_sums(
                 sums, regression_sums([regression_target(r) for r in records], model.predict(rows))
             )
         elif task == "multilabel":
