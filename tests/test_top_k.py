@@ -25,11 +25,13 @@ def _fit(n_classes, **params):
     return clf, [d.text for d in docs[:50]]
 
 
-def _reference(clf, values, k, threshold):
-    """The plain recomputation: sort each row, best first, ties by class order."""
+def _reference(clf, values, k, threshold, scores=None):
+    """The plain recomputation: sort each row, best first, ties by score (``scores``, one
+    per class), then by class order."""
     out = []
-    for row in values:
-        order = sorted(range(len(row)), key=lambda j: (-row[j], j))[:k]
+    for i, row in enumerate(values):
+        tie = scores[i] if scores is not None else np.zeros(len(row))
+        order = sorted(range(len(row)), key=lambda j: (-row[j], -tie[j], j))[:k]
         out.append([(clf.classes_[j], float(row[j])) for j in order
                     if threshold is None or row[j] >= threshold])
     return out
@@ -91,7 +93,7 @@ def test_multilabel_top_k_ranks_each_labels_own_probability():
     y = [[d.label, "any"] if i % 3 else [d.label] for i, d in enumerate(docs)]
     clf = NBSVMClassifier(n_bits=14, seed=0, multilabel=True).fit(X, y)
     got = clf.predict_top_k(X[:40], 3, threshold=0.5)
-    want = _reference(clf, clf.predict_proba(X[:40]), 3, 0.5)
+    want = _reference(clf, clf.predict_proba(X[:40]), 3, 0.5, clf.decision_function(X[:40]))
     assert [[c for c, _ in r] for r in got] == [[c for c, _ in r] for r in want]
 
 
@@ -129,3 +131,16 @@ def test_cli_top_k_on_20_newsgroups(newsgroups_multilabel, tmp_path):  # noqa: F
     r = subprocess.run([str(NBSVM), "predict", str(test), "-m", str(model), "--threshold",
                         "2"], capture_output=True, text=True, timeout=600)
     assert r.returncode == 2 and "between 0 and 1" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_tied_probabilities_rank_by_score_as_predict_does():
+    """Modified Huber's probabilities are flat beyond a margin: top-1 took the first of the
+    tied classes ('A') where predict took the higher score ('B'), so one output row gave
+    two answers."""
+    clf = NBSVMClassifier(ngrams=1, n_bits=8, epochs=1, loss="modified_huber",
+                          calibrate=None).fit(["a x", "b y", "c z"] * 20, ["A", "B", "C"] * 20)
+    S = np.array([[-1.5, -1.2, -3.0], [1.5, 2.5, -1.0]])
+    values, _ = clf.class_values(S)
+    assert values[0, 0] == values[0, 1] and values[1, 0] == values[1, 1]  # ties, really
+    assert list(clf.labels_of(S)) == ["B", "B"]
+    assert clf.top_k_of(S, 3)[0].tolist() == [[1, 0, 2], [1, 0, 2]]

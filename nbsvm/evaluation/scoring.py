@@ -111,7 +111,7 @@ class _Scorer:
             self.scores_out.append((np.asarray(truth, dtype=np.int32), scores))
         if self.has_proba and len(truth):
             proba = self.model.proba_of(scores)
-            self.reliability.add_proba(proba, truth, multilabel=False)
+            self.reliability.add_proba(proba, truth, multilabel=False, predicted=pred)
             p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
             for term in (-np.log(p_true)).tolist():
                 self._add(term)

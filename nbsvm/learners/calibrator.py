@@ -319,12 +319,20 @@ class ReliabilityHistogram:
             self.confidence_units[k] += int(units[at].sum())
             self.right[k] += int(right[at].sum())
 
-    def add_proba(self, proba: np.ndarray, truth: np.ndarray, multilabel: bool) -> None:
-        """``proba`` ``(n, K)``; ``truth``: class indices, or ``(n, K)`` 0/1 (multi-label)."""
+    def add_proba(
+        self,
+        proba: np.ndarray,
+        truth: np.ndarray,
+        multilabel: bool,
+        predicted: np.ndarray | None = None,
+    ) -> None:
+        """``proba`` ``(n, K)``; ``truth``: class indices, or ``(n, K)`` 0/1 (multi-label).
+        ``predicted``: the predicted class indices (default: the most probable; where
+        probabilities tie, the model's own choice judges what it predicted)."""
         if multilabel:
             self.add(proba, truth)
             return
-        best = np.argmax(proba, axis=1)
+        best = np.argmax(proba, axis=1) if predicted is None else predicted
         self.add(proba[np.arange(len(best)), best], best == truth)
 
     def ece(self) -> float:

@@ -300,7 +300,12 @@ def top_k_of(
                 + f", got {threshold!r}"
             )
     k = values.shape[1] if k is None else min(int(k), values.shape[1])
-    positions = np.argsort(-values, axis=1, kind="stable")[:, :k]
+    # ties of value (probabilities flat beyond a margin: modified Huber) go to the higher
+    # score, as the predicted label does
+    raw = score_rows(model, scores)
+    if raw.shape[1] == 1 and values.shape[1] == 2:
+        raw = np.column_stack([-raw[:, 0], raw[:, 0]])
+    positions = np.lexsort((-raw, -values), axis=1)[:, :k]
     best = np.take_along_axis(values, positions, axis=1)
     if threshold is not None:
         below = best < threshold
