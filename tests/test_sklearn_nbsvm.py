@@ -92,6 +92,11 @@ def test_dataframe_series_and_column_names():
         NBSVMClassifier(n_bits=14).fit(df, text_col="review")
     with pytest.raises(NBSVMError, match="X has 900 documents but y has 3 labels"):
         NBSVMClassifier(n_bits=14).fit(TEXTS, LABELS[:3])
+    # several text columns with a missing cell: a TypeError (pandas 3), or the word 'nan'
+    # among the features (pandas 2)
+    two = pd.DataFrame({"title": ["a", None, "c"], "body": ["x", "y", "z"], "label": LABELS[:3]})
+    with pytest.raises(NBSVMError, match=r"X\[1\] has no text in column 'title'"):
+        NBSVMClassifier(n_bits=14).fit(two, text_col=["title", "body"])
 
 
 def test_nbfeatures_values_are_the_nb_ratios_of_each_present_bucket():

@@ -47,7 +47,9 @@ def texts_and_labels(
                     f"no text column(s) {missing} in the DataFrame; it has "
                     f"{list(X.columns)} (pass text_col=...)"
                 )
-            X = X[cols].astype(str).agg(COLUMN_SEPARATOR.join, axis=1)
+            X = X[cols]
+            _refuse_missing_cells(X)  # pandas 2's astype(str) wrote them as the word 'nan'
+            X = X.astype(str).agg(COLUMN_SEPARATOR.join, axis=1)
         elif cols[0] in X.columns:
             X = X[cols[0]]
         elif X.shape[1] == 1:
@@ -80,6 +82,17 @@ def texts_and_labels(
         labels = one_label_each(labels)
     check_labels(labels)
     return texts, labels
+
+
+def _refuse_missing_cells(frame: Any) -> None:
+    """A missing text cell (NaN, None) of several text columns, named by row and column."""
+    missing = frame.isna()
+    if missing.to_numpy().any():
+        i, j = (int(v[0]) for v in np.nonzero(missing.to_numpy()))
+        raise NBSVMError(
+            f"X[{i}] has no text in column {frame.columns[j]!r} (a missing cell): fill it "
+            "(with '' for none) or drop the row"
+        )
 
 
 def indicator_sets(y: Any, columns: Sequence | None = None) -> list[list] | None:
