@@ -556,3 +556,37 @@ def test_a_number_label_written_two_ways_is_refused(tmp_path):
     data.write_text("+1 1:1\n-1 3:1\n+1 2:1\nnan 1:1\nfoo 2:1\n")    # one spelling each: read
     assert [r.labels for r in read_svmlight(str(data))] == [("+1",), ("-1",), ("+1",),
                                                              ("nan",), ("foo",)]
+
+
+def test_eval_counts_labels_the_model_does_not_know_as_errors(tmp_path):
+    """eval of a learn model refused a label it did not know ('label 7 is not among the
+    model's classes'), where docs/cli.md says it counts as an error, as on text."""
+    from sklearn.metrics import accuracy_score, f1_score
+
+    train = tmp_path / "t.svm"
+    rows = [f"{'1' if i % 2 else '-1'} 1:{i % 2} 2:{1 - i % 2} 3:0.5" for i in range(40)]
+    train.write_text("\n".join(rows) + "\n")
+    model = tmp_path / "m.npz"
+    assert_ok(run("learn", train, "-o", model, "-q"))
+    test = tmp_path / "u.svm"
+    test.write_text("\n".join(rows[:10] + ["7 1:1 3:1", "8 2:1", "7 2:1"]) + "\n")
+    rep = evaluate_sparse(load_learner(model), test)
+    truth = [r.split()[0] for r in rows[:10]] + ["7", "8", "7"]
+    pred = pd.concat(predict_sparse(load_learner(model), test))["label"].astype(str).tolist()
+    labels = ["-1", "1", "7", "8"]
+    assert rep["classes"] == labels and rep["unseen_labels"] == {"7": 2, "8": 1}
+    assert rep["accuracy"] == accuracy_score(truth, pred)
+    assert rep["macro_f1"] == pytest.approx(
+        f1_score(truth, pred, labels=labels, average="macro", zero_division=0))
+    r = run("eval", test, "--model", model)
+    assert_ok(r)
+    assert "labels the model does not know, counted as errors: 7 (2), 8 (1)" in r.output
+    sets = tmp_path / "ml.svm"
+    sets.write_text("\n".join(["1,2 1:1", "2 2:1", "1 1:1 2:0.1"] * 10) + "\n")
+    ml = tmp_path / "ml.npz"
+    assert_ok(run("learn", sets, "-a", "multilabel", "-o", ml, "-q"))
+    unknown = tmp_path / "ml_u.svm"
+    unknown.write_text("1,4 1:1\n2 2:1\n")
+    rep = evaluate_sparse(load_learner(ml), unknown)
+    assert rep["unseen_labels"] == {"4": 1} and rep["per_class"]["4"]["recall"] == 0.0
+    assert rep["subset_accuracy"] == 0.5

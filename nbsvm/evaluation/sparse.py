@@ -128,47 +128,87 @@ def evaluate_sparse(
     multi-label: :func:`~nbsvm.evaluation.metrics.multilabel_report`; regression:
     :func:`~nbsvm.evaluation.metrics.regression_report`. Every report has ``task``.
     """
-    task, classes = model.task, list(getattr(model, "classes_", []))
-    index = {c: i for i, c in enumerate(classes)}
-    cm, sums, n = np.zeros((len(classes),) * 2, np.int64), None, 0
-
-    def code(record, label):
-        try:
-            return index[label]
-        except KeyError:
-            raise NBSVMError(
-                f"label {label!r} is not among the model's classes ({', '.join(classes[:10])})",
-                path=record.source,
-                line=record.line,
-            ) from None
-
+    tally = _Tally(model)
     for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats, encoding):
-        if task == "regression":
-            sums = add_regression_sums(
-                sums, regression_sums([regression_target(r) for r in records], model.predict(rows))
-            )
-        elif task == "multilabel":
-            truth = np.zeros((len(records), len(classes)), dtype=bool)
-            for d, r in enumerate(records):
-                for label in r.labels:
-                    truth[d, code(r, label)] = True
-            sums = add_sums(sums, multilabel_counts(truth, model.decision_function(rows) > 0))
-        else:
-            truth = np.array([code(r, one_label(r)) for r in records], np.int64)
-            pred = np.array([index[str(p)] for p in model.predict(rows)], np.int64)
-            cm += confusion_matrix(truth, pred, len(classes))
-        n += len(records)
+        tally.add(records, rows)
         if callback:
-            callback({"stage": "eval", "docs": n})
-    if n == 0:
-        raise NBSVMError("no examples to evaluate")
-    if task == "regression":
-        assert sums is not None  # every batch (n > 0: one at least) added its sums
-        return Report(regression_report(sums))
-    if task == "multilabel":
-        assert sums is not None  # every batch (n > 0: one at least) added its sums
-        return Report(multilabel_report(sums, classes))
-    return Report(report(cm, classes), task=task)
+            callback({"stage": "eval", "docs": tally.n})
+    return tally.report()
+
+
+class _Tally:
+    """What :func:`evaluate_sparse` sums batch by batch, by task. A true label the model
+    does not know counts as an error, as ``nbsvm eval`` counts it on text: a class of the
+    report that is never predicted (recall 0; multi-label: a missed label), listed in
+    ``unseen_labels``."""
+
+    def __init__(self, model: OnlineLearner):
+        self.model, self.task = model, model.task
+        self.classes = [str(c) for c in getattr(model, "classes_", [])]
+        self.index = {c: i for i, c in enumerate(self.classes)}
+        self.unseen: dict[str, int] = {}  # label -> examples holding it
+        self.cm = np.zeros((len(self.classes),) * 2, np.int64)
+        self.sums: dict | None = None
+        self.n = 0
+
+    def _code(self, label: str) -> int:
+        """A label's class index; past the model's classes for one it does not know."""
+        code = self.index.get(label)
+        if code is None:
+            self.unseen[label] = self.unseen.get(label, 0) + 1
+            code = len(self.classes) + list(self.unseen).index(label)
+        return code
+
+    def add(self, records: list, rows: SparseRows) -> None:
+        model, k = self.model, len(self.classes)
+        if self.task == "regression":
+            y = [regression_target(r) for r in records]
+            self.sums = add_regression_sums(self.sums, regression_sums(y, model.predict(rows)))
+        elif self.task == "multilabel":
+            truth = np.zeros((len(records), k), dtype=bool)
+            missed = np.zeros(len(records), dtype=np.int64)  # unknown true labels
+            for d, r in enumerate(records):
+                for code in map(self._code, r.labels):
+                    if code < k:
+                        truth[d, code] = True
+                    else:
+                        missed[d] += 1
+            predicted = model.decision_function(rows) > 0
+            part = multilabel_counts(truth, predicted)
+            part["wrong"] += int(missed.sum())
+            part["exact"] -= int(((truth == predicted).all(axis=1) & (missed > 0)).sum())
+            self.sums = add_sums(self.sums, part)
+        else:
+            truth = np.array([self._code(one_label(r)) for r in records], np.int64)
+            pred = np.array([self.index[str(p)] for p in model.predict(rows)], np.int64)
+            size = k + len(self.unseen)
+            if size > len(self.cm):
+                self.cm = np.pad(self.cm, (0, size - len(self.cm)))
+            self.cm += confusion_matrix(truth, pred, size)
+        self.n += len(records)
+
+    def report(self) -> Report:
+        if self.n == 0:
+            raise NBSVMError("no examples to evaluate")
+        if self.task == "regression":
+            assert self.sums is not None  # every batch (n > 0: one at least) added its sums
+            return Report(regression_report(self.sums))
+        classes = self.classes + list(self.unseen)
+        if self.task == "multilabel":
+            assert self.sums is not None
+            sums, u = dict(self.sums), len(self.unseen)
+            for name, extra in (
+                ("tp", [0] * u),
+                ("fp", [0] * u),
+                ("fn", list(self.unseen.values())),
+            ):
+                sums[name] = np.concatenate([sums[name], np.asarray(extra, dtype=np.int64)])
+            rep = multilabel_report(sums, classes)
+        else:
+            rep = report(self.cm, classes)
+        if self.unseen:
+            rep["unseen_labels"] = dict(self.unseen)
+        return Report(rep, task=self.task) if self.task != "multilabel" else Report(rep)
 
 
 def predict_sparse(
