@@ -116,6 +116,14 @@ def test_cli_on_the_fixtures_and_the_list(tmp_path):
                                      capture_output=True, text=True).stdout)
     assert sorted(r["name"] for r in rows) == sorted(datasets.CORPORA)
     assert all(r["citation"] and r["licence"] for r in rows)
+    # names and --data were accepted and ignored: every corpus was listed
+    rows = json.loads(subprocess.run([str(NBSVM), "datasets", "list", "subj", "iris", "--json"],
+                                     check=True, capture_output=True, text=True).stdout)
+    assert [r["name"] for r in rows] == ["iris", "subj"]
+    for extra in (["imbd"], ["--data", str(tmp_path)]):
+        bad = subprocess.run([str(NBSVM), "datasets", "list", *extra], capture_output=True,
+                             text=True)
+        assert bad.returncode == 2 and ("unknown corpus" in bad.stderr or "--data" in bad.stderr)
     if datasets.available("iris"):
         out = subprocess.run([str(NBSVM), "datasets", "get", "iris", "--data", str(tmp_path)],
                              check=True, capture_output=True, text=True).stdout

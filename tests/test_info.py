@@ -130,6 +130,7 @@ def test_learner(files):
     assert info["ngram_map"] is None
     text = ok(run("info", files["learner"])).stdout
     assert "online learner (learner)" in text and "examples:" in text
+    assert text.count("features:") == 1  # once, not under training and again under sizes
 
 
 def test_checkpoint(files):

@@ -24,7 +24,9 @@ def datasets_command(
         "corpora into --data (sha256 checked).",
     ),
     names: list[str] | None = typer.Argument(
-        None, metavar="NAME...", help="Corpora to get (all: every one)."
+        None,
+        metavar="NAME...",
+        help="Corpora to get (all: every one), or to list (default: every one).",
     ),
     data: str | None = typer.Option(
         None,
@@ -38,7 +40,11 @@ def datasets_command(
     archive's sha256 checked against its README; IMDB can also be downloaded)."""
     with cli_errors():
         if action == "list":
-            rows = [datasets.describe(n) for n in sorted(datasets.CORPORA)]
+            if data is not None:
+                raise NBSVMError("--data is where get unpacks corpora; list takes no folder")
+            for name in names or ():
+                datasets.corpus(name)  # an unknown name: say so
+            rows = [datasets.describe(n) for n in sorted(names or datasets.CORPORA)]
             if json_out:
                 typer.echo(json.dumps(rows, indent=2))
                 return

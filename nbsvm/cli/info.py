@@ -241,7 +241,6 @@ def _describe_learner(info: dict, header: dict, arrays: dict) -> None:
     if _int(state.get("n_bits_")):
         sizes["n_bits"] = state["n_bits_"]
         sizes["buckets"] = 1 << state["n_bits_"]
-    sizes["features"] = state.get("n_features_in_")
     sizes["memory_to_load"] = info["array_bytes"]
 
 
