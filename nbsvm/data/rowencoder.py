@@ -54,15 +54,25 @@ def file_format(path: str | os.PathLike[str], fmt: str = "auto", default: str | 
 
 def has_labels(path: PathOrFile, fmt: str) -> bool:
     """Whether to read the file as labeled: its first line starts with a label (a token
-    without ``:``)."""
+    without ``:``); standard input's first line is looked at in its buffer."""
     if fmt == "blitzer":
         return False  # #label# is optional then, and kept when present
-    if path == "-":
-        raise NBSVMError(
-            "cannot tell from standard input whether its lines start with a "
-            "label (it cannot be read twice); give a file",
-            path="<stdin>",
-        )
+    if path == "-":  # its first line, looked at in the buffer without consuming it
+        import sys
+
+        from nbsvm.io.decoding import _peek
+
+        head = _peek(sys.stdin.buffer, 1 << 16)
+        first = next((line for line in head.splitlines() if line.strip()), None)
+        if first is None:
+            return False  # nothing to read: no examples either way
+        if b"\n" not in head and len(head) == 1 << 16:
+            raise NBSVMError(
+                "cannot tell from standard input whether its lines start with a "
+                "label (no whole line in its first 64 KB); give a file",
+                path="<stdin>",
+            )
+        return b":" not in first.split()[0]
     from nbsvm.io.sparse import _lines
 
     for text, _, _ in _lines(path):
