@@ -302,6 +302,16 @@ def test_an_unknown_format_is_the_only_line(regression_files, tmp_path):
     assert "learner:" not in r.output and not (tmp_path / "m.npz").exists()
 
 
+@pytest.mark.parametrize("estimator", ["mira", "multilabel", "ovr", "ogd"])
+def test_a_one_vs_rest_estimator_that_is_not_binary_is_refused_before_reading(
+        regression_files, tmp_path, estimator):
+    """The error came after the data was read, and named the input file."""
+    r = run("learn", regression_files[0], "-a", "ovr", "--estimator", estimator,
+            "-o", tmp_path / "m.npz")
+    assert_clean_error(r, f"--algorithm ovr needs a binary --estimator; {estimator!r} is")
+    assert str(regression_files[0]) not in r.output and "read" not in r.output.split("error")[0]
+
+
 def test_option_the_algorithm_does_not_take(regression_files, tmp_path):
     r = run("learn", regression_files[0], "--algorithm", "ogd", "--lambda", "0.1", "--C", "2",
             "-o", tmp_path / "m.npz")

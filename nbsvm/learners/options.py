@@ -100,6 +100,11 @@ def make_learner_from_options(algorithm: str, options: dict) -> OnlineLearner:
             estimator = inspect.signature(cls.__init__).parameters["estimator"].default
         # the binary learner's fixed settings (adagrad's schedule) cannot be set either
         inner_cls, inner_fixed = learner_class_for(estimator)
+        if inner_cls.task != "binary":  # refused here, before any file is read
+            raise NBSVMError(
+                f"--algorithm {algorithm} needs a binary --estimator; {estimator!r} is "
+                f"{inner_cls.task}"
+            )
         inner = _option_map(inner_cls, inner_fixed, loop=False)
         inner = {o: p for o, p in inner.items() if o not in option_of}
         passed = {inner[o]: v for o, v in given.items() if o in inner}
