@@ -337,3 +337,20 @@ def test_url_shards_are_fetched_by_the_workers(client, shards, tmp_path):
     model.save(tmp_path / "m.npz")
     frame = pd.concat(D.predict(client, urls[:1], str(tmp_path / "m.npz")))
     assert set(frame["source"]) == {urls[0]}
+
+
+def test_a_failing_shard_is_one_line_without_the_workers_traceback(tmp_path):
+    """An empty shard printed the workers' 'Compute Failed ... Traceback' log before the
+    one-line error."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "empty.tsv").write_text("")
+    (tmp_path / "a.tsv").write_text("pos\tgood fun\nneg\tbad dull\n" * 5)
+    r = subprocess.run([str(Path(sys.executable).parent / "nbsvm"), "train",
+                        str(tmp_path / "empty.tsv"), str(tmp_path / "a.tsv"), "--dask-local", "1",
+                        "-o", str(tmp_path / "m.npz"), "-q"], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2 and "no documents found" in r.stderr
+    assert "Traceback" not in r.stderr and "Compute Failed" not in r.stderr, r.stderr

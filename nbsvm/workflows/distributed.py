@@ -80,7 +80,9 @@ def client_for(scheduler: str | None = None, local_workers: int | None = None) -
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
-            silence_logs=logging.ERROR,
+            # a shard's error reaches the driver, which names it in one line (_gather): the
+            # workers' "Compute Failed" log with its traceback would come first otherwise
+            silence_logs=logging.CRITICAL,
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
