@@ -197,10 +197,14 @@ def check_fit_memory(
     if max_memory is not None:
         limit = parse_size(max_memory)
         if needed > limit:
+            advice = (
+                "lower --n-bits (one bit less halves the hashed state) or raise the limit"
+                if limit > FIXED_BYTES
+                else f"raise the limit: any run takes about {human(FIXED_BYTES)} for the "
+                "interpreter and the compiled kernels"
+            )
             raise NBSVMError(
-                f"{what} needs about {human(needed)}, over --max-memory "
-                f"{human(limit)}: lower --n-bits (one bit less halves the "
-                "hashed state) or raise the limit"
+                f"{what} needs about {human(needed)}, over --max-memory {human(limit)}: {advice}"
             )
     more = needed if more is None else more
     available = available_bytes()
