@@ -90,6 +90,11 @@ def test_tune_command(tmp_path):
     assert set(out["best"]) == set(out["chosen"]) == {"lam", "beta"} and len(out["table"]) == 4
     r = runner.invoke(app, ["tune", str(train), "--grid", "lambda"])
     assert r.exit_code == 2 and "expected NAME=V1,V2" in r.output
+    # a second --grid of one setting replaced the first; --folds replaced --valid: silently
+    r = runner.invoke(app, ["tune", str(train), "--grid", "lambda=1e-4", "--grid", "lam=1e-5"])
+    assert r.exit_code == 2 and "--grid gives 'lambda' twice" in r.output
+    r = runner.invoke(app, ["tune", str(train), "--folds", "3", "--valid", "0.3"])
+    assert r.exit_code == 2 and "give --valid (a held-out split) or --folds" in r.output
 
 
 def test_eta0_auto_is_bottous_calibration():

@@ -57,6 +57,10 @@ def _value(text: str):
     return text
 
 
+#: The share of the documents ``tune`` holds out without --valid or --folds.
+VALID_FRACTION = 0.2
+
+
 def parse_grid(specs: list[str]) -> dict:
     """``["lambda=1e-4,1e-5", "beta=1,0.9"]`` -> ``{"lam": [1e-4, 1e-5], "beta": [1, 0.9]}``."""
     from nbsvm.workflows.tune import TUNABLE
@@ -73,6 +77,11 @@ def parse_grid(specs: list[str]) -> dict:
             raise NBSVMError(
                 f"cannot tune {name!r}; tunable: "
                 f"{', '.join('lambda' if t == 'lam' else t for t in TUNABLE)}"
+            )
+        if name in grid:  # the second replaced the first without a word
+            said = "lambda" if name == "lam" else name
+            raise NBSVMError(
+                f"--grid gives {said!r} twice: give its values once ({said}=V1,V2,...)"
             )
         grid[name] = [_value(v.strip()) for v in values.split(",") if v.strip()]
     return grid
@@ -103,8 +112,10 @@ def tune_command(
         )
         + ".",
     ),
-    valid: float = typer.Option(
-        0.2, "--valid", help="Fraction of the documents held out for validation (seeded)."
+    valid: float | None = typer.Option(
+        None,
+        "--valid",
+        help="Fraction of the documents held out for validation (seeded; default 0.2).",
     ),
     folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
     hashing: Hashing = HASHING,
@@ -137,6 +148,9 @@ def tune_command(
     from nbsvm.io.npzfile import atomic_path
 
     with cli_errors():
+        if folds and valid is not None:  # --folds replaced the split without a word
+            raise NBSVMError("give --valid (a held-out split) or --folds (k folds), not both")
+        valid = VALID_FRACTION if valid is None else valid
         read_as = reading_flags(reading)  # as given: the printed command reads the same
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         options = dict(locals())  # every option by name (--text-col resolved), for the steps

@@ -93,6 +93,11 @@ def shards_of(inputs: Iterable[str]) -> list[str]:
     """Expand globs (local paths; URLs with a scheme are passed on for the workers' fsspec)."""
     out = []
     for pattern in inputs:
+        if pattern == "-":
+            raise NBSVMError(
+                "standard input cannot be read on Dask: the workers read shards, give files "
+                "(or URLs) every worker sees"
+            )
         if "://" in pattern:
             out.append(pattern)
             continue
