@@ -354,3 +354,8 @@ def test_a_failing_shard_is_one_line_without_the_workers_traceback(tmp_path):
                        timeout=120)
     assert r.returncode == 2 and "no documents found" in r.stderr
     assert "Traceback" not in r.stderr and "Compute Failed" not in r.stderr, r.stderr
+
+
+def test_standard_input_on_dask_is_named():
+    r = runner.invoke(app, ["train", "-", "--dask-local", "1", "-o", "m.npz"], input="pos\tx\n")
+    assert r.exit_code == 2 and "standard input cannot be read on Dask" in r.output, r.output
