@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("fastapi")
 httpx = pytest.importorskip("httpx")
 
-from nbsvm import NBSVMClassifier  # noqa: E402
+from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.serve.journal import initial_path, journal_path, read_journal  # noqa: E402
 from nbsvm.serve.scoring import predictions  # noqa: E402
 
@@ -508,3 +508,17 @@ def test_a_multilabel_model_of_int_labels_learns_json_number_lists(tmp_path):
         wait_in_process(client, 1)
     requests, _ = read_journal(journal_path(str(path)))
     assert requests[0]["labels"] == [["1", "2"], ["3"]] and requests[1]["labels"] == [["3"]]
+
+
+def test_create_app_refuses_learning_with_watch_or_reload(model_file):
+    """The CLI refused --learn with --watch and --allow-reload; create_app took them: a
+    reload could put a checkpoint back over what the server had learned."""
+    from nbsvm.serve.app import create_app
+    from nbsvm.serve.learning import LearnSettings
+    from nbsvm.serve.registry import ModelRegistry
+
+    for kw in (dict(watch=True), dict(allow_reload=True)):
+        with pytest.raises(NBSVMError, match="learn goes without watch and allow_reload"):
+            create_app({"m": str(model_file)}, learn=LearnSettings(TOKEN), **kw)
+    with pytest.raises(NBSVMError, match="learn goes without watch"):
+        create_app(ModelRegistry({"m": str(model_file)}, watch=True), learn=LearnSettings(TOKEN))

@@ -253,7 +253,13 @@ def create_app(
     ``allowed_hosts``: the ``Host`` names answered (:class:`~nbsvm.serve.limits.AllowedHosts`);
     ``allow_reload``: whether ``POST /models/NAME/reload`` works (403 otherwise);
     ``learn``: whether and how ``POST /models/NAME/learn`` works (:mod:`.learning`; 403
-    without)."""
+    without; not with ``watch`` or ``allow_reload``, as ``nbsvm serve --learn`` refuses
+    them: a reload would put back a checkpoint over what was learned)."""
+    if learn is not None and (watch or allow_reload or getattr(models, "watch", False)):
+        raise NBSVMError(
+            "learn goes without watch and allow_reload: a reload would put back a "
+            "checkpoint over what was learned"
+        )
     registry = models if isinstance(models, ModelRegistry) else ModelRegistry(models, watch=watch)
     app = FastAPI(
         title="nbsvm",
