@@ -25,6 +25,18 @@ def script_parser(doc: str, seed: bool = False) -> argparse.ArgumentParser:
     return ap
 
 
+def positive(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--runs 0`` took the median of
+    nothing, ``--shuffles 0`` an IndexError)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
+
+
 def settle_shared_libraries() -> int:
     """Drop the page-cache copies of the environment's shared libraries (every package's,
     the peers' included). A library pip has just written sits in the page cache in large
@@ -131,7 +143,7 @@ def archive_args(doc: str, archive: Path, name: str, argv=None):
 
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--archive", default=str(archive))
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=positive, default=3)
     ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / name))
     return ap.parse_args(argv)
 

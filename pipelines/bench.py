@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 sys.path.insert(0, str(ROOT))
-from _harness import PY, accuracy_of, run_measured, spread, stage  # noqa: E402
+from _harness import PY, accuracy_of, positive, run_measured, spread, stage  # noqa: E402
 from _peers import nbsvm_train, prepare  # noqa: E402
 from _settled import SETTLED  # noqa: E402  (settles the shared libraries first)
 from bench_report import command_lines, report_lines  # noqa: E402
@@ -51,7 +51,7 @@ STAGES = (
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=positive, default=3)
     ap.add_argument("--mesnil", action="store_true")
     ap.add_argument("--no-scaling", action="store_true")
     ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "bench"))

@@ -20,6 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from pipelines._harness import positive  # noqa: E402
 from pipelines._report import ROOT, start, write_results  # noqa: E402
 
 BENCH = ROOT / "results" / "tmp" / "bench"
@@ -48,8 +49,8 @@ def run(args: list) -> tuple[float, float]:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--shards", type=int, default=2)
+    ap.add_argument("--runs", type=positive, default=3)
+    ap.add_argument("--shards", type=positive, default=2)
     args = ap.parse_args(argv)
     config = start("bench_dask", vars(args), [__file__, *(argv or sys.argv[1:])])
     train, test = BENCH / "train.txt", BENCH / "test.txt"

@@ -23,10 +23,11 @@ import sys
 import time
 
 import numpy as np
+from _harness import positive
 from numba import njit
 
-from nbsvm.learners.kernels.table import _adagrad_epoch
 from nbsvm.learners.kernels.losses import loss_dloss as _loss_dloss
+from nbsvm.learners.kernels.table import _adagrad_epoch
 
 
 @njit(cache=True, nogil=True)
@@ -101,7 +102,7 @@ def time_epochs(kernel, ids, offsets, codes, S, order, runs):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=positive, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument(
         "--scale", type=float, default=1.0, help="fraction of the shapes' documents and columns"

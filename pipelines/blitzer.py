@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from _harness import script_parser
+from _harness import positive, script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, markdown_table, shared_datasets, start, write_results  # noqa: E402
@@ -81,8 +81,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     ap.add_argument("--n-bits", type=int, default=20, help="hash buckets 2**n_bits")
     ap.add_argument("--ngrams", type=int, default=2, help="word n-grams 1..n (raw route)")
-    ap.add_argument("--epochs", type=int, default=10, help="passes of every learner")
-    ap.add_argument("--folds", type=int, default=5, help="cross-validation folds")
+    ap.add_argument("--epochs", type=positive, default=10, help="passes of every learner")
+    ap.add_argument("--folds", type=positive, default=5, help="cross-validation folds")
     ap.add_argument(
         "--train-per-class",
         type=int,

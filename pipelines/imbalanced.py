@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from _harness import script_parser
+from _harness import positive, script_parser
 from _report import ROOT, start, write_results
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
@@ -140,7 +140,7 @@ def run_sklearn(folder: Path, seed: int) -> list[tuple[str, dict]]:
 
 def main(argv=None):
     ap = script_parser(__doc__, seed=True)
-    ap.add_argument("--ratio", type=int, default=9, help="negatives per positive")
+    ap.add_argument("--ratio", type=positive, default=9, help="negatives per positive")
     args = ap.parse_args(argv)
     imdb = ROOT / "data" / "aclImdb"
     if not (imdb / "train" / "pos").is_dir():

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
-from _harness import script_parser
+from _harness import positive, script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import RESULTS, ROOT, markdown_table, start, write_results  # noqa: E402
@@ -238,7 +238,7 @@ def parse_args(argv=None):
     ap.add_argument("--n-bits", type=int, default=DEFAULTS["n_bits"], help="2**N hash buckets")
     ap.add_argument(
         "--epochs",
-        type=int,
+        type=positive,
         default=DEFAULTS["epochs"],
         help="epochs of nbsvm and sgd (mnb trains one: its linear part is unused)",
     )

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from _harness import script_parser
+from _harness import positive, script_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -101,7 +101,7 @@ def parse_args(argv=None):
     ap = script_parser(__doc__)
     ap.add_argument("--data", type=Path, default=default_data(), help="iris.data(.gz)")
     ap.add_argument("--seed", type=int, default=0, help="first shuffle seed")
-    ap.add_argument("--shuffles", type=int, default=20, help="shuffles to take the median of")
+    ap.add_argument("--shuffles", type=positive, default=20, help="shuffles to take the median of")
     ap.add_argument("--out", type=Path, default=ROOT / "results", help="output folder")
     args = ap.parse_args(argv)
     return args

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _harness import script_parser
+from _harness import positive, script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, start, write_results  # noqa: E402
@@ -263,8 +263,8 @@ def save_rows(clf: NBSVMClassifier, work: Path, runs: int) -> list[dict]:
 def main(argv=None):
     ap = script_parser(__doc__)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
-    ap.add_argument("--docs", type=int, default=25_000)
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--docs", type=positive, default=25_000)
+    ap.add_argument("--runs", type=positive, default=3)
     ap.add_argument("--out", default=None, help="results folder (default results/)")
     args = ap.parse_args(argv)
     config = start("limits", vars(args), [__file__, *(argv if argv is not None else sys.argv[1:])])

@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from _harness import script_parser
+from _harness import positive, script_parser
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -72,8 +72,8 @@ from nbsvm.text.tokenize import tokenize  # noqa: E402
 
 def parse_args(argv=None):
     ap = script_parser(__doc__, seed=True)
-    ap.add_argument("--docs", type=int, default=1_000_000, help="training documents")
-    ap.add_argument("--test-docs", type=int, default=25_000)
+    ap.add_argument("--docs", type=positive, default=1_000_000, help="training documents")
+    ap.add_argument("--test-docs", type=positive, default=25_000)
     ap.add_argument("--out", default=str(ROOT / "results" / "tmp" / "scale"))
     ap.add_argument("--gzip", action="store_true", help="write train.txt.gz, test.txt.gz")
     ap.add_argument(

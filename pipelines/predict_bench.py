@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import NBSVM, ROOT, interleaved_runs, run_measured, script_parser, spread  # noqa: E402
+from _harness import NBSVM, ROOT, interleaved_runs, positive, run_measured, script_parser, spread  # noqa: E402
 from _peers import peer_script, prepare, vw_accuracy, vw_commands  # noqa: E402
 
 
@@ -100,7 +100,7 @@ def table(todo: list[dict], results: dict, n_docs: int) -> str:
 def main(argv=None) -> None:
     ap = script_parser(__doc__)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=positive, default=3)
     ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "predict_bench"))
     ap.add_argument("--out", default=str(ROOT / "results"))
     args = ap.parse_args(argv)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from _harness import run_script, script_parser
+from _harness import positive, run_script, script_parser
 from _report import RESULTS, shared_datasets, start, write_results
 from rcv1_data import N_FEATURES, load_small
 from rcv1_pegasos import pegasos_table
@@ -45,7 +45,7 @@ def parse_args(argv=None):
         default=shared_datasets() / "rcv1",
         help="folder with train2000.dat.gz and vw_rcv1_small.tar.gz",
     )
-    ap.add_argument("--epochs", type=int, default=1000, help="passes of the long runs")
+    ap.add_argument("--epochs", type=positive, default=1000, help="passes of the long runs")
     ap.add_argument("--log-every", type=int, default=100)
     ap.add_argument(
         "--replay-rows",

@@ -47,7 +47,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _settled  # noqa: E402, F401  (settles the shared libraries first)
-from _harness import script_parser, stage  # noqa: E402
+from _harness import positive, script_parser, stage  # noqa: E402
 from _peers import nbsvm_train  # noqa: E402
 from _report import ROOT, start, write_results  # noqa: E402
 from scale_capped import capped  # noqa: E402
@@ -153,7 +153,7 @@ def run_all(args, sizes, data, work, config) -> None:
 def main(argv=None):
     ap = script_parser(__doc__, seed=True)
     ap.add_argument("--sizes", default="1000000,4000000", help="training documents")
-    ap.add_argument("--test-docs", type=int, default=25_000)
+    ap.add_argument("--test-docs", type=positive, default=25_000)
     ap.add_argument(
         "--threads", type=int, default=2, help="nbsvm's threads (fastText's: 2; the capped run: 1)"
     )

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _harness import script_parser
+from _harness import positive, script_parser
 from _report import ROOT, start, write_results
 from serve_fuzz import malformed_requests
 from serve_learning import BATCH, bodies_of, learning_note, learning_rows
@@ -64,7 +64,7 @@ async def fuzz(url: str, requests) -> dict:
 def parse_args(argv=None):
     ap = script_parser(__doc__, seed=True)
     ap.add_argument("--model", default=str(ROOT / "models" / "imdb-3gram-24b.npz"))
-    ap.add_argument("--texts", type=int, default=2000, help="IMDB test reviews sent")
+    ap.add_argument("--texts", type=positive, default=2000, help="IMDB test reviews sent")
     ap.add_argument(
         "--predict-texts",
         type=int,
@@ -72,12 +72,12 @@ def parse_args(argv=None):
         help="IMDB test reviews scored by nbsvm predict (many: its start-up "
         "is not what is compared)",
     )
-    ap.add_argument("--seconds", type=int, default=8, help="per setting")
+    ap.add_argument("--seconds", type=positive, default=8, help="per setting")
     ap.add_argument("--fuzz", type=int, default=10_000, help="malformed requests (0: none)")
     ap.add_argument("--name", default="serve_bench")
     ap.add_argument("--out", default=None, help="results folder (default results/)")
     ap.add_argument("--clients", default="1,8,64", help="concurrent clients (8 among them)")
-    ap.add_argument("--predict-runs", type=int, default=3, help="nbsvm predict runs (median)")
+    ap.add_argument("--predict-runs", type=positive, default=3, help="nbsvm predict runs (median)")
     ap.add_argument(
         "--no-learn",
         dest="learn",

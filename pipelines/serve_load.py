@@ -163,7 +163,7 @@ class Corrector:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> "Corrector":
+    def __enter__(self) -> Corrector:
         self._thread.start()
         return self
 

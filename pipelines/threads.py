@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
-from _harness import PY, run_measured, script_parser
+from _harness import PY, positive, run_measured, script_parser
 from _report import ROOT, start, write_results
 
 
@@ -31,7 +31,7 @@ def parse_args(argv=None):
     ap.add_argument("--train", default=str(ROOT / "data" / "aclImdb" / "train"))
     ap.add_argument("--test", default=str(ROOT / "data" / "aclImdb" / "test"))
     ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
-    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--runs", type=positive, default=3)
     ap.add_argument("--work", default=str(ROOT / "results" / "tmp" / "threads"))
     ap.add_argument("--out", default=None, help="results folder (default results/)")
     ap.add_argument("--name", default="threads")

@@ -22,6 +22,8 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from _harness import positive  # noqa: E402
+
 from nbsvm import NBSVMClassifier  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
@@ -33,9 +35,9 @@ def parse_args(argv=None):
     ap.add_argument("--ngrams", type=int, default=3)
     ap.add_argument("--n-bits", type=int, default=24)
     ap.add_argument("--min-df", type=int, default=2)
-    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument("--epochs", type=positive, default=10)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--n-val", type=int, default=5000)
+    ap.add_argument("--n-val", type=positive, default=5000)
     ap.add_argument("--losses", default="log,hinge")
     ap.add_argument("--optimizers", default="sgd,adagrad")
     ap.add_argument("--eta0s", default="0.01,0.05,0.2")

@@ -109,3 +109,15 @@ def test_bench_report_pairs_nbsvm_with_each_peer_round_by_round():
     lines = "\n".join(bench_report.stage_lines(table, results, [{"seconds": 9.0}]))
     assert "nbsvm (threads 1) / VW time: 0.25, 0.50, 0.40 (median 0.40)." in lines
     assert "nbsvm (threads 1) / fastText time: 0.50, 0.75, 0.40 (median 0.50)." in lines
+
+
+@pytest.mark.parametrize("name, flag", [("iris_ogd", "--shuffles"), ("bench_dask", "--runs"),
+                                        ("bench_dask", "--shards"), ("bench", "--runs")])
+def test_counts_below_one_are_argument_errors(name, flag, capsys):
+    """--shuffles 0 ended in an IndexError traceback, --runs 0 took the median of nothing."""
+    import _harness
+    module = importlib.import_module(name)
+    with pytest.raises(SystemExit) as stop:
+        module.main([flag, "0"])
+    assert stop.value.code == 2 and "expected at least 1, got 0" in capsys.readouterr().err
+    assert _harness.positive("3") == 3
