@@ -177,6 +177,20 @@ def test_parquet_streams_row_groups(model, texts, tmp_path, monkeypatch):
     assert sizes == [512, 512, 276], sizes        # flushed as each batch filled a group
 
 
+def test_true_labels_first_met_after_the_first_batch_are_named_in_a_note(model, tmp_path):
+    """An unlabeled file of more than one batch, then a labeled one: the first table had
+    no true_label, and the true labels were dropped without a word."""
+    plain = tmp_path / "a.txt"
+    plain.write_text("dull plot\nloved it\n" * 300, encoding="utf-8")
+    labeled = tmp_path / "b.txt"
+    labeled.write_text("pos\tgreat fun\nneg\tawful\n" * 3, encoding="utf-8")
+    for out in (tmp_path / "p.csv", tmp_path / "p.jsonl", None):
+        r = ok(run("predict", plain, labeled, "-m", model, *(["-o", out] if out else [])))
+        assert "note: left out true_label of 6 rows" in r.stderr, r.stderr
+    r = ok(run("predict", labeled, plain, "-m", model, "-o", tmp_path / "q.csv"))
+    assert "left out" not in r.stderr
+
+
 def test_a_later_batch_without_true_labels_keeps_the_columns(model, tmp_path):
     """The first table decides the columns: a label<TAB>text file of exactly one batch
     (512 rows), then a CSV without a label column (a second table without true_label)

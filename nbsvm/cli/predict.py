@@ -97,7 +97,8 @@ def _n_rows(frame) -> int:
 class _Sink:
     """Writes prediction tables one after another under the columns of the first: a later
     table lacking one of them gets it empty, columns only a later table has are dropped
-    (the first batch decides, e.g. whether there is a ``true_label``)."""
+    (the first batch decides, e.g. whether there is a ``true_label``), and counted in
+    ``dropped`` (column -> rows) for the note :func:`_write_predictions` prints."""
 
     columns: list | None = None
 
@@ -107,13 +108,29 @@ class _Sink:
         table = _columns(frame)
         if self.columns is None:
             self.columns = list(table)
+            self.dropped: dict[str, int] = {}
         elif list(table) != self.columns:
             n = len(next(iter(table.values()))) if table else 0
+            for c in table.keys() - set(self.columns):  # the rows that had a value
+                kept = sum(v is not None and v == v and v != "" for v in table[c])
+                if kept:
+                    self.dropped[c] = self.dropped.get(c, 0) + kept
             table = {c: table.get(c, np.full(n, None, dtype=object)) for c in self.columns}
         self._write(table)
 
     def close(self):
         pass
+
+    def note(self) -> str | None:
+        """What the columns of the first table left out, in one sentence (None: nothing)."""
+        if not getattr(self, "dropped", None):
+            return None
+        said = ", ".join(f"{c} of {n} rows" for c, n in sorted(self.dropped.items()))
+        return (
+            f"note: left out {said}: the output's columns are those of its first table (the "
+            "first batch of documents, or the first shard), which had none; predict such "
+            "inputs on their own"
+        )
 
 
 def _csv_values(column) -> list[str]:
@@ -301,7 +318,9 @@ def predict_command(
     regression), as CSV, JSON lines or Parquet; --top-k K adds the K best classes.
 
     Line files (--format auto): a line `label<TAB>text` whose label is one of the model's
-    classes keeps it as true_label; any other line is one document, TABs and all."""
+    classes keeps it as true_label; any other line is one document, TABs and all. The
+    first batch of documents decides the columns: true labels met only later are left out,
+    with a note saying how many."""
     from nbsvm.io.npzfile import model_file_kind
 
     with cli_errors():
@@ -424,6 +443,7 @@ def _write_predictions(frames, output: str | None, out_fmt: str, quiet: bool) ->
                 n += _n_rows(frame)
                 progress({"stage": "predict", "docs": n})
             sink.close()
+            _note(sink)
             return n
         with atomic_path(output) as tmp:
             if out_fmt == "parquet":
@@ -441,4 +461,11 @@ def _write_predictions(frames, output: str | None, out_fmt: str, quiet: bool) ->
             finally:
                 if fh is not None:
                     fh.close()
+    _note(sink)
     return n
+
+
+def _note(sink: _Sink) -> None:
+    note = sink.note()
+    if note:
+        typer.echo(note, err=True)
