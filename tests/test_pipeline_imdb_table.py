@@ -56,7 +56,7 @@ def test_options_are_parsed_and_checked(capsys):
                          (["--ngrams", "two"], "unknown value 'two'"),
                          (["--methods", "nbsvm,svm"], "unknown value 'svm'; allowed: nbsvm, "
                                                       "sgd, mnb"),
-                         (["--epochs", "0"], "--epochs >= 1")):
+                         (["--epochs", "0"], "argument --epochs: expected at least 1, got 0")):
         with pytest.raises(SystemExit) as exc:
             imdb_table.parse_args(bad)
         assert exc.value.code == 2 and message in capsys.readouterr().err

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.labels import class_order
 from nbsvm.learners.targets import Labels
 
 if TYPE_CHECKING:
@@ -320,7 +321,12 @@ def _checked_classes(obj: OnlineLearner, state: dict) -> list | None:
         if not isinstance(classes, list) or not all(isinstance(c, str) for c in classes):
             raise NBSVMError("classes_ must be a list of strings")
         classes = _typed_classes(state)
-        if classes != sorted(set(classes)) or len(set(classes)) != len(classes):
+        # a multi-label learner's names in class_order (numbers by value: 1, 2, 10), or by
+        # text as files written before that order kept them
+        orders = (sorted(set(classes)),) + (
+            (class_order(classes),) if obj.task == "multilabel" else ()
+        )
+        if classes not in orders or len(set(classes)) != len(classes):
             raise NBSVMError("classes_ must be sorted and distinct")
         n = len(classes)
         if (
