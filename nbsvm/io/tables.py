@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
+
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
     COUNT_ERRORS,
+    DECOMPRESS,
     READ_ERRORS,
     ReadStats,
     _cr_only,
@@ -242,13 +245,29 @@ def _read_csv(
 
 
 def _without_cr(chunk):
-    """The chunk with the CR of each row's CRLF line end dropped (it ends the last
-    field)."""
-    last = chunk.columns[-1]
-    if chunk[last].str.endswith("\r").any():
-        chunk = chunk.copy()
-        chunk[last] = chunk[last].str.removesuffix("\r")
-    return chunk
+    """The chunk with the CR of each row's CRLF line end dropped, and the rows of blank
+    lines dropped as pandas drops them in LF files (their CR made them rows).
+
+    The CR ends the last field the line has: the last column's, or in a line with fewer
+    fields than the header an earlier one (the later ones are empty). A line of fewer
+    fields holding only white space is a blank line (a row of empty fields, ``,``, has
+    them all and stays: its empty label is reported)."""
+    ends = {c: chunk[c].str.endswith("\r") for c in chunk.columns}
+    if not any(e.any() for e in ends.values()):
+        return chunk
+    out = chunk.copy()
+    later_empty = np.ones(len(chunk), dtype=bool)  # every later field of the row is empty
+    short = np.zeros(len(chunk), dtype=bool)  # the CR sat before the last column
+    for i, c in enumerate(reversed(chunk.columns)):
+        cut = ends[c].to_numpy() & later_empty
+        out.loc[cut, c] = chunk.loc[cut, c].str[:-1]
+        if i:
+            short |= cut
+        later_empty &= (chunk[c] == "").to_numpy()
+    if len(chunk.columns) == 1:
+        short = ends[chunk.columns[0]].to_numpy()  # one column: a blank line is a row of it
+    blank = short & np.all([(out[c].str.strip() == "").to_numpy() for c in out.columns], axis=0)
+    return out[~blank] if blank.any() else out
 
 
 @dataclass
@@ -360,12 +379,13 @@ def _strict_decode_error(e: UnicodeDecodeError, source, name: str, wide: str | N
 
 def _head(source, name: str) -> tuple[bytes, bool]:
     """``(first bytes, whether they are the whole table)``: up to :data:`HEAD_BYTES` of a
-    file (``.gz`` decompressed; none for other compressions pandas reads), or what one
+    file (``.gz``, ``.bz2``, ``.xz`` decompressed; none for other compressions pandas
+    reads), or what one
     look at standard input or an open binary file gives without consuming it (none for
     other streams: they are read as they are)."""
     if source is name:
-        if name.lower().endswith(OTHER_COMPRESSION):
-            return b"", False
+        if name.lower().endswith(OTHER_COMPRESSION) and Path(name).suffix.lower() not in DECOMPRESS:
+            return b"", False  # .zip, .zst, .tar: pandas' own (bz2 and xz are read here)
         fh, _, _ = _open_binary(name)
         try:
             head = fh.read(HEAD_BYTES)
