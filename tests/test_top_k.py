@@ -144,3 +144,15 @@ def test_tied_probabilities_rank_by_score_as_predict_does():
     assert values[0, 0] == values[0, 1] and values[1, 0] == values[1, 1]  # ties, really
     assert list(clf.labels_of(S)) == ["B", "B"]
     assert clf.top_k_of(S, 3)[0].tolist() == [[1, 0, 2], [1, 0, 2]]
+
+
+def test_tied_calibrated_probabilities_name_one_class_everywhere():
+    """An isotonic calibration is a step function: predict took the first tied class, top-1
+    the higher score."""
+    from nbsvm.datasets import fixture
+    rows = [line.rstrip("\n").split("\t", 1) for line in open(fixture("topics.txt"))] * 5
+    clf = NBSVMClassifier(calibrate="isotonic").fit([t for _, t in rows], [c for c, _ in rows])
+    S = np.array([[50.0, 100.0, -50.0]])
+    proba = clf.proba_of(S)
+    assert proba[0, 0] == proba[0, 1]  # tied, really
+    assert clf.labels_of(S)[0] == clf.classes_[clf.top_k_of(S, 1)[0][0, 0]] == "sports"

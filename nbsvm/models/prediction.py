@@ -219,7 +219,7 @@ def labels_of(model: NBSVMClassifier, scores: np.ndarray) -> np.ndarray:
             dtype=object,  # a key: its labels sorted as text (label_set), whatever classes_' order
         )
     if model.calibrator_ is not None:  # the class of the highest calibrated probability
-        return classes[np.argmax(proba_of(model, scores), axis=1)]
+        return classes[_best_first(model, scores, proba_of(model, scores))[:, 0]]
     if scores.ndim == 2 and scores.shape[1] == 1:
         scores = scores[:, 0]
     if scores.ndim == 1:
@@ -285,6 +285,17 @@ def class_values(model: NBSVMClassifier, scores: np.ndarray) -> tuple[np.ndarray
     return scores, "score"
 
 
+def _best_first(model: NBSVMClassifier, scores: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each row's class positions, best first: by ``values`` (one column per class), ties
+    by score, then by class order. Probabilities tie (flat beyond a margin for modified
+    Huber, steps of an isotonic calibration): predict, top-k and the calibration figures
+    then all name the class of the higher score."""
+    raw = score_rows(model, scores)
+    if raw.shape[1] == 1 and values.shape[1] == 2:
+        raw = np.column_stack([-raw[:, 0], raw[:, 0]])
+    return np.lexsort((-raw, -values), axis=1)
+
+
 def top_k_of(
     model: NBSVMClassifier, scores: np.ndarray, k: int | None = None, threshold: float | None = None
 ) -> tuple[np.ndarray, np.ndarray, str]:
@@ -300,12 +311,7 @@ def top_k_of(
                 + f", got {threshold!r}"
             )
     k = values.shape[1] if k is None else min(int(k), values.shape[1])
-    # ties of value (probabilities flat beyond a margin: modified Huber) go to the higher
-    # score, as the predicted label does
-    raw = score_rows(model, scores)
-    if raw.shape[1] == 1 and values.shape[1] == 2:
-        raw = np.column_stack([-raw[:, 0], raw[:, 0]])
-    positions = np.lexsort((-raw, -values), axis=1)[:, :k]
+    positions = _best_first(model, scores, values)[:, :k]
     best = np.take_along_axis(values, positions, axis=1)
     if threshold is not None:
         below = best < threshold
