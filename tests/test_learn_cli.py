@@ -628,3 +628,9 @@ def test_predict_and_eval_of_a_learn_model_read_standard_input(tmp_path):
     ev = subprocess.run([nbsvm, "eval", "-", "-m", str(model), "--json"], input=train.read_text(),
                         capture_output=True, text=True, timeout=60)
     assert json.loads(ev.stdout)["n_docs"] == 20
+    # comment lines are skipped as in a file: the first example decides
+    commented = "# features only\n\n" + "".join(r.split(" ", 1)[1] + "\n" for r in rows)
+    r = subprocess.run([nbsvm, "predict", "-", "-m", str(model), "-q"], input=commented,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "true_label" not in r.stdout, r.stderr
+    assert len(r.stdout.splitlines()) == 21

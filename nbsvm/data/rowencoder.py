@@ -57,23 +57,24 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
     without ``:``); standard input's first line is looked at in its buffer."""
     if fmt == "blitzer":
         return False  # #label# is optional then, and kept when present
-    if path == "-":  # its first line, looked at in the buffer without consuming it
+    from nbsvm.io.sparse import _lines
+
+    if path == "-":  # its first lines, looked at in the buffer without consuming it
+        import io
         import sys
 
         from nbsvm.io.decoding import _peek
 
-        head = _peek(sys.stdin.buffer, 1 << 16)
-        first = next((line for line in head.splitlines() if line.strip()), None)
-        if first is None:
-            return False  # nothing to read: no examples either way
-        if b"\n" not in head and len(head) == 1 << 16:
+        head = _peek(sys.stdin.buffer)  # one buffer: the first lines, the last maybe cut
+        for text, _, _ in _lines(io.BytesIO(head)):
+            return ":" not in text.split()[0]  # the first line that is not a comment
+        if head.strip():
             raise NBSVMError(
-                "cannot tell from standard input whether its lines start with a "
-                "label (no whole line in its first 64 KB); give a file",
+                "cannot tell from standard input whether its lines start with a label (no "
+                f"example in its first {len(head):,} bytes); give a file",
                 path="<stdin>",
             )
-        return b":" not in first.split()[0]
-    from nbsvm.io.sparse import _lines
+        return False  # nothing to read: no examples either way
 
     for text, _, _ in _lines(path):
         return ":" not in text.split()[0]
