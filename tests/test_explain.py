@@ -220,3 +220,18 @@ def test_explain_decodes_its_text_as_predict_does(tmp_path):
     argument = subprocess.run([nbsvm, "explain", "-m", str(model), "--json", "--text",
                                os.fsdecode(line.strip())], capture_output=True, env=env, timeout=120)
     assert json.loads(argument.stdout)["score"] == pytest.approx(score, abs=1e-12)
+
+
+def test_explain_text_argument_is_read_in_the_terminals_encoding(tmp_path):
+    """--encoding latin-1 (the inputs' encoding) turned an argument typed as UTF-8 into
+    'cafã©'."""
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{l}\t{t}\n" for t, l in zip(TEXTS, LABELS)))
+    model = tmp_path / "m.npz"
+    assert runner.invoke(app, ["train", str(train), "-o", str(model), "--n-bits", "14",
+                               "-q"]).exit_code == 0
+    r = runner.invoke(app, ["explain", "-m", str(model), "--text", "café film", "--json",
+                            "--encoding", "latin-1"])
+    plain = runner.invoke(app, ["explain", "-m", str(model), "--text", "café film", "--json"])
+    assert r.exit_code == 0 and json.loads(r.output) == json.loads(plain.output)
+    assert "caf\u00e3" not in r.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,17 +98,18 @@ def _texts(text: str, strict: bool, encoding: str) -> list[tuple[int, str]]:
     if text == "-":
         lines = iter_lines("-", strict, stats, encoding=encoding)
         numbered = [(i, line) for line, _, i in lines if line.strip()]
-    else:  # the shell's bytes, as Python kept them (undecodable ones as surrogates)
-        raw = os.fsencode(text)
+    else:  # the shell's bytes, as Python kept them (undecodable ones as surrogates), in
+        # the terminal's encoding: --encoding is the files' and standard input's
+        raw, typed = os.fsencode(text), sys.getfilesystemencoding()
         if strict:
             try:
-                raw.decode(encoding)
+                raw.decode(typed)
             except UnicodeDecodeError as e:
                 raise NBSVMError(
-                    f"--text is not valid {encoding.upper()} (0x{raw[e.start : e.end].hex()}); "
+                    f"--text is not valid {typed.upper()} (0x{raw[e.start : e.end].hex()}); "
                     "without --strict invalid bytes are replaced by U+FFFD and counted"
                 ) from None
-        decoded, n_bad = decode_counting(raw, encoding)
+        decoded, n_bad = decode_counting(raw, typed)
         stats.add(n_bad)
         numbered = [(1, decoded)]
     report_reading(stats)
