@@ -120,6 +120,10 @@ def test_cli_on_the_fixtures_and_the_list(tmp_path):
     rows = json.loads(subprocess.run([str(NBSVM), "datasets", "list", "subj", "iris", "--json"],
                                      check=True, capture_output=True, text=True).stdout)
     assert [r["name"] for r in rows] == ["iris", "subj"]
+    for given, n in ((["all"], len(datasets.CORPORA)), (["iris", "iris"], 1)):
+        rows = json.loads(subprocess.run([str(NBSVM), "datasets", "list", *given, "--json"],
+                                         check=True, capture_output=True, text=True).stdout)
+        assert len(rows) == n, given
     for extra in (["imbd"], ["--data", str(tmp_path)]):
         bad = subprocess.run([str(NBSVM), "datasets", "list", *extra], capture_output=True,
                              text=True)

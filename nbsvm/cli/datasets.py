@@ -42,9 +42,10 @@ def datasets_command(
         if action == "list":
             if data is not None:
                 raise NBSVMError("--data is where get unpacks corpora; list takes no folder")
-            for name in names or ():
+            wanted = sorted(datasets.CORPORA) if not names or names == ["all"] else names
+            for name in wanted:
                 datasets.corpus(name)  # an unknown name: say so
-            rows = [datasets.describe(n) for n in sorted(names or datasets.CORPORA)]
+            rows = [datasets.describe(n) for n in sorted(set(wanted))]
             if json_out:
                 typer.echo(json.dumps(rows, indent=2))
                 return
@@ -71,7 +72,7 @@ def datasets_command(
                 "get needs corpus names (or all); the corpora are "
                 + ", ".join(sorted(datasets.CORPORA))
             )
-        wanted = sorted(datasets.CORPORA) if names == ["all"] else names
+        wanted = sorted(datasets.CORPORA) if names == ["all"] else list(dict.fromkeys(names))
         for name in wanted:
             datasets.corpus(name)  # an unknown name: say so first
         out = {}

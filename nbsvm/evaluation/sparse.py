@@ -147,6 +147,7 @@ class _Tally:
         self.classes = [str(c) for c in getattr(model, "classes_", [])]
         self.index = {c: i for i, c in enumerate(self.classes)}
         self.unseen: dict[str, int] = {}  # label -> examples holding it
+        self.unseen_code: dict[str, int] = {}  # label -> its code, past the classes
         self.cm = np.zeros((len(self.classes),) * 2, np.int64)
         self.sums: dict | None = None
         self.n = 0
@@ -155,8 +156,11 @@ class _Tally:
         """A label's class index; past the model's classes for one it does not know."""
         code = self.index.get(label)
         if code is None:
-            self.unseen[label] = self.unseen.get(label, 0) + 1
-            code = len(self.classes) + list(self.unseen).index(label)
+            n = self.unseen.get(label, 0)
+            self.unseen[label] = n + 1
+            if not n:  # a new one: the next code past the classes (dicts keep their order)
+                self.unseen_code[label] = len(self.classes) + len(self.unseen_code)
+            code = self.unseen_code[label]
         return code
 
     def add(self, records: list, rows: SparseRows) -> None:
