@@ -46,3 +46,29 @@ def test_settings_that_agree_or_are_left_out_train(model, tmp_path):
         assert r.returncode == 0, r.stderr
         assert out.exists()
         out.unlink()
+
+
+def test_keep_counts_with_a_backend_learner_or_a_calibration_is_refused(tmp_path, monkeypatch):
+    """keep_counts saved a larger file that nothing could continue: --init and partial_fit
+    refused it, or (partial_fit of a backend learner) broke the model in memory and saved
+    a file that would not load; --init of a multi-class one raised AttributeError eta0_."""
+    from nbsvm import NBSVMClassifier, NBSVMError
+    from nbsvm.models import modes
+
+    for extra in (["--learner", "pa"], ["--calibrate", "sigmoid"]):
+        r = run("train", REVIEWS, "--keep-counts", *extra, "-q", "-o", tmp_path / "x.npz")
+        assert r.returncode == 2 and "keep_counts" in r.stderr and "Traceback" not in r.stderr
+    # a file of an earlier version that allowed it: refused cleanly, the model unchanged
+    rows = [line.rstrip("\n").split("\t", 1) for line in open(REVIEWS)]
+    X, y = [t for _, t in rows], [c for c, _ in rows]
+    topics = [["a", "b", "c"][i % 3] for i in range(len(X))]
+    monkeypatch.setattr(modes, "check_modes", lambda model: None)
+    for labels in (y, topics):
+        old = NBSVMClassifier(learner="pa", keep_counts=True, n_bits=14).fit(X, labels)
+        before = old.decision_function(X)
+        with pytest.raises(NBSVMError, match="keeps its own state"):
+            old.partial_fit(X, labels)
+        assert (old.decision_function(X) == before).all()
+        old.save(tmp_path / "old.npz")
+        r = run("train", REVIEWS, "--init", tmp_path / "old.npz", "-q", "-o", tmp_path / "c.npz")
+        assert r.returncode == 2 and "learner 'pa' keeps its own state" in r.stderr, r.stderr

@@ -198,8 +198,9 @@ def _refuse_init_conflicts(ctx: typer.Context, asked, model, init: str) -> None:
     """``--init`` continues a model with the settings it was trained with: an option given
     on the command line that says otherwise (``--ngrams 2`` for a trigram model) is
     refused, naming both values, instead of silently ignored."""
-    from nbsvm.models.warm import resolved_params
+    from nbsvm.models.warm import check_continuable, resolved_params
 
+    check_continuable(model)  # a backend learner's model has no eta0_ to resolve
     saved, raw, wanted = resolved_params(model), model.get_params(), asked.get_params()
     for option in sorted(given_options(ctx)):
         for param in _OPTION_PARAMS.get(option, (option,)):

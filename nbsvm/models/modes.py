@@ -37,6 +37,10 @@ EXCLUSIVE = {
     ("early_stopping", "auto"): "train with the settings auto chose",
     ("early_stopping", "keep_counts"): "continue training without a held-out part",
     ("auto", "keep_counts"): "train with the settings auto chose and keep_counts=True",
+    # the counts are kept to continue training, which a calibration fitted to the old
+    # weights forbids
+    ("calibrate", "keep_counts"): "a calibrated model cannot be continued; calibrate the "
+    "continued model instead",
 }
 
 
@@ -53,10 +57,16 @@ def mode_of_named(model: NBSVMClassifier, name: str) -> bool:
 
 
 def check_modes(model: NBSVMClassifier) -> None:
-    """Refuse modes that cannot go together."""
+    """Refuse modes that cannot go together, and keep_counts for a backend learner (the
+    counts are kept to continue training, which is the built-in learner's)."""
     for (a, b), instead in EXCLUSIVE.items():
         if mode_of_named(model, a) and mode_of_named(model, b):
             raise NBSVMError(f"{b} is not available with {a}: {instead}")
+    if model.keep_counts and model.backend_learner is not None:
+        raise NBSVMError(
+            "keep_counts keeps the counts to continue training (--init, partial_fit), which "
+            f"is for the built-in learner: learner {model.learner!r} keeps its own state"
+        )
 
 
 def run_mode(

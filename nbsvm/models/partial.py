@@ -125,6 +125,16 @@ def _refuse_frozen(model) -> None:
             "a quantized model does not train further (its AdaGrad sums and "
             "small weights are gone): continue from the original model file"
         )
+    if (
+        model.backend_learner is not None
+        and model.__dict__.get("lexicon_") is not None
+        and model.column_of_ is not None
+    ):  # its counts would grow over every bucket, and the backend's state cannot follow
+        raise NBSVMError(
+            f"learner {model.learner!r} keeps its own state over the model's columns: a "
+            "model saved with keep_counts does not train further with it. Train it without "
+            "keep_counts to go on with partial_fit"
+        )
     if "thresholds_" in model.__dict__:
         raise NBSVMError(
             "a model with tuned thresholds (threshold='auto') does not train further: they "

@@ -71,9 +71,9 @@ def resolved_params(source: NBSVMClassifier) -> dict[str, Any]:
     return params
 
 
-def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> NBSVMClassifier:
-    """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
-    the module docstring says. ``source`` is left as it is."""
+def check_continuable(source: NBSVMClassifier) -> None:
+    """Refuse a model that cannot train further (before anything reads its settings):
+    quantized, without lexicon counts, of a backend learner, or calibrated."""
     source.check_fitted()
     if getattr(source, "quantized_", None):
         raise NBSVMError(
@@ -94,6 +94,12 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
             "a calibrated model cannot be continued: its calibration was fitted "
             "to the old weights. Continue a model trained without --calibrate"
         )
+
+
+def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> NBSVMClassifier:
+    """A new model: ``source`` (fitted with ``keep_counts``) trained further on ``docs``, as
+    the module docstring says. ``source`` is left as it is."""
+    check_continuable(source)
     reread = rereadable(docs)
     lexicon = copy_lexicon(source.lexicon_)
     known = set(lexicon.classes_)
