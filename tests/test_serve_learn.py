@@ -522,3 +522,17 @@ def test_create_app_refuses_learning_with_watch_or_reload(model_file):
             create_app({"m": str(model_file)}, learn=LearnSettings(TOKEN), **kw)
     with pytest.raises(NBSVMError, match="learn goes without watch"):
         create_app(ModelRegistry({"m": str(model_file)}, watch=True), learn=LearnSettings(TOKEN))
+
+
+def test_a_model_that_cannot_learn_is_refused_when_the_server_starts(model_file, tmp_path):
+    """A quantized model (or one with tuned thresholds) was served with --learn: the first
+    POST was acknowledged and journalled, then the learning thread died on it (503 for
+    every later one)."""
+    from nbsvm.models.quantize import quantize
+
+    quantized = tmp_path / "q.npz"
+    model = NBSVMClassifier.load(model_file)
+    quantize(model)
+    model.save(quantized)
+    with pytest.raises(NBSVMError, match="a quantized model does not train further"):
+        app_client(quantized)

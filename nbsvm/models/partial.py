@@ -64,7 +64,7 @@ def partial_fit(
     """One pass of ``model`` over the batch ``(X, y)`` (see the module docstring;
     ``sample_weight``: each document's weight, on its counts and its steps)."""
     hasher = model.validate()
-    _refuse_frozen(model)
+    check_learnable(model)
     if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
     else:
@@ -117,9 +117,10 @@ def partial_fit(
     return model
 
 
-def _refuse_frozen(model) -> None:
-    """Models whose state no longer trains: quantized, or with thresholds tuned to the
-    weights they have."""
+def check_learnable(model: NBSVMClassifier) -> None:
+    """Refuse a model whose state no longer trains (what ``serve --learn`` checks before
+    taking any request): quantized, with thresholds tuned to the weights it has, or of a
+    backend learner saved with its counts."""
     if getattr(model, "quantized_", None):
         raise NBSVMError(
             "a quantized model does not train further (its AdaGrad sums and "

@@ -32,7 +32,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import label_set
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.models import history
-from nbsvm.models.partial import partial_fit
+from nbsvm.models.partial import check_learnable, partial_fit
 from nbsvm.serve.journal import Journal, file_sha256, initial_path, journal_path
 from nbsvm.serve.scoring import valid_unicode
 
@@ -124,6 +124,7 @@ class OnlineModel:
     def __init__(self, registry: ModelRegistry, name: str, settings: LearnSettings):
         self.registry, self.name, self.settings = registry, name, settings
         self.path = registry.paths[name]
+        check_learnable(registry.get(name).model)  # at start, not in the thread's first step
         self._queue: queue.Queue = queue.Queue()
         self._lock = threading.Lock()  # sequence numbers and journal order
         self._stop = threading.Event()
