@@ -142,18 +142,23 @@ class DualCD(OnlineLearner):
 
     def _dual_start(self, rows, y, C, kind, bias):
         """The dual variables (kept ones from the last solution; new rows at 0, or at
-        C/1000 on both sides for the log loss), the diagonal ``qd`` and ``y alpha``."""
+        C/1000 on both sides for the log loss), the diagonal ``qd`` and ``y alpha``.
+
+        ``C = 1/(lam n)`` shrinks as rows are added: the kept variables are scaled to the
+        new bound (the log loss's pairs must sum to C, the hinge's stay within it), or the
+        solver, which moves each pair along its sum, converged to another optimum."""
         n = len(y)
         sq = rows.sq_norms() + bias * bias
         old = len(self._alpha) // (2 if kind == dual.LOG else 1)
         if kind == dual.LOG:
             alpha = np.empty(2 * n)
-            alpha[: 2 * old] = self._alpha
+            pairs = self._alpha.reshape(old, 2)
+            alpha[: 2 * old] = (pairs * (C / pairs.sum(axis=1, keepdims=True))).ravel()
             alpha[2 * old :: 2] = min(1e-3 * C, 1e-8)
             alpha[2 * old + 1 :: 2] = C - alpha[2 * old :: 2]
             return alpha, sq, alpha[::2] * y
         alpha = np.zeros(n)
-        alpha[:old] = self._alpha
+        alpha[:old] = self._alpha * (C / self._C if kind == dual.HINGE and old else 1.0)
         return alpha, sq + (0.5 / C if kind == dual.SQUARED_HINGE else 0.0), alpha * y
 
     def _solve(self, callback: Callable[[int, dict], object] | None = None) -> None:
@@ -191,7 +196,7 @@ class DualCD(OnlineLearner):
             if gap < self.tol:
                 self.converged_ = True
                 break
-        self._alpha, self.w_, self._pending = alpha, w, False
+        self._alpha, self._C, self.w_, self._pending = alpha, C, w, False
         self.last_stats_ = {"n": n, "passes": self.n_iter_, "converged": self.converged_}
 
     def _ready(self) -> None:
