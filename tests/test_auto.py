@@ -201,6 +201,14 @@ def test_the_budget_stops_the_search():
     assert r.chosen["ngrams"] in (1, 2, 3)
 
 
+def test_a_budget_no_trial_fits_keeps_the_defaults_and_says_why():
+    """The reading pass took the whole budget: max() of an empty sequence, a traceback
+    and no model."""
+    r = auto_search(NBSVMClassifier, order_task(2000), {}, time_budget=0.001, seed=0)
+    assert r.changed == {} and "no trial finished within the budget" in r.reason
+    assert r.n_trainings == 0
+
+
 def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, order_result):
     """The plan is sized in reference seconds from the work of each trial, not timed: a
     machine three times slower (every scoring call slowed) runs the same trials, scores

@@ -69,7 +69,7 @@ from nbsvm.models.auto_space import (
 )
 from nbsvm.models.auto_trials import HASH_S, FoldRunner
 from nbsvm.models.fitting import Fit
-from nbsvm.models.selection import VALIDATION_GROUPS, one_se_choice, t_quantile
+from nbsvm.models.selection import one_se_choice, t_quantile
 from nbsvm.text.scripts import SPLIT_CHAR_RE
 
 if TYPE_CHECKING:
@@ -406,7 +406,6 @@ class _Search:
 
     def choose(self) -> AutoResult:
         """The one-standard-error rule over the last rung's (candidate, beta) scores."""
-        import pandas as pd
 
         last = sorted(self.last_scores.items())
         # the test's units: the held-out documents, paired candidate by candidate (the
@@ -430,7 +429,13 @@ class _Search:
         # defaults on the test part; all 54 compared ask 3.12)
         compared = {tuple(sorted(t["changed"].items())) for t in self.trials if t["changed"]}
         changes = max(len(compared), sum(1 for p in pool if _changed(p["settings"], self.defaults)))
-        n_units = len(pool[0]["groups"]) if pool else VALIDATION_GROUPS
+        if not pool:  # the reading pass and the first trial took the whole budget
+            return self._result(
+                dict(self.defaults),
+                "no trial finished within the budget: the defaults are kept (a larger "
+                "--time-budget lets the search run)",
+            )
+        n_units = len(pool[0]["groups"])
         # t beyond 1,000 degrees of freedom is the normal's within 0.3%: capped (larger)
         n_se = t_quantile(1 - FALSE_CHOICE / max(1, changes), min(1000, max(1, n_units - 1)))
         unit = "validation documents" if by_doc else "validation groups"
@@ -444,13 +449,18 @@ class _Search:
                 "on all the training data: the defaults are kept (a larger --time-budget "
                 "lets the search finish)"
             )
-        settings = pool[pick]["settings"]
         reason = f"{self.metric} {100 * pool[pick]['score']:.2f}% on {self.split}: {why}"
         if self.stopped and self.last_rung == len(self.sizes) - 1:
             reason += (
                 " (the budget ran out: chosen among the candidates of the last rung "
                 "reached, the defaults among them)"
             )
+        return self._result(pool[pick]["settings"], reason)
+
+    def _result(self, settings: dict, reason: str) -> AutoResult:
+        """The search's result: ``settings`` chosen, for ``reason``."""
+        import pandas as pd
+
         chosen = {**self.base, **self.pinned, **settings}
         if chosen.get("char_ngrams") is None:  # what the data gave, as searched
             chosen["char_ngrams"] = self.defaults.get("char_ngrams", 0)
