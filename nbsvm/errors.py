@@ -43,6 +43,13 @@ class NoDocuments(NBSVMError):
         super().__init__(message)
 
 
+class TestSetError(NBSVMError):
+    """The test set could not be read or scored, once training had finished: the model is
+    trained (``nbsvm train`` saves it before saying so)."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+
 class NotFittedError(NBSVMError, ValueError, AttributeError):
     """A model or learner used before it was fitted: the one not-fitted error of every
     estimator. Like ``sklearn.exceptions.NotFittedError`` it is a ``ValueError`` and an

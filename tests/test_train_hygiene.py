@@ -150,3 +150,22 @@ def test_reading_reports_once_when_the_inputs_are_read_twice(imdb_slice, tmp_pat
                        capture_output=True, text=True, check=True)
     assert "skipped 1 malformed line" in r.stderr
     assert "replaced 2 invalid UTF-8 bytes in 1 document" in r.stderr
+
+
+@pytest.mark.parametrize("extra", [[], ["--auto", "--time-budget", "2"]], ids=["plain", "auto"])
+def test_a_test_set_error_keeps_the_trained_model(tmp_path, extra):
+    """A missing --test file was named after every epoch had run, and a malformed line of
+    it threw the trained model away (no -o written)."""
+    from nbsvm.datasets import fixture
+    train, model = str(fixture("reviews.txt")), tmp_path / "m.npz"
+    r = subprocess.run([str(NBSVM), "train", train, "--test", str(tmp_path / "none.txt"),
+                        "-o", str(model), "-q"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "none.txt: no such file or folder (--test)" in r.stderr
+    assert not model.exists() and "saved" not in r.stdout  # refused before training
+    bad = tmp_path / "bad.txt"
+    bad.write_text("pos\tgood fun\nno tab here\n")
+    r = subprocess.run([str(NBSVM), "train", train, "--test", str(bad), "-o", str(model),
+                        "-q", *extra], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and f"{bad}:2: expected 'label<TAB>text'" in r.stderr
+    assert f"the model is trained and saved to {model}" in r.stderr
+    assert NBSVMClassifier.load(model).predict(["good fun"]).shape == (1,)

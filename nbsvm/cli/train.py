@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -529,6 +530,10 @@ def _check_files(
     )
     if plot_path is not None:
         plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
+    for path in test or ():  # read after training: a missing one is named before it
+        if path != "-" and "://" not in path and not any(c in path for c in "*?["):
+            if not Path(path).exists():
+                raise NBSVMError("no such file or folder (--test)", path=path)
     return reading
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.errors import NBSVMError, TestSetError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.evaluation.scoring import headline
 from nbsvm.io.document import Document
@@ -303,9 +304,12 @@ def fit_and_evaluate(
         )
         test.start(columns=False)
         t1 = time.perf_counter()
-        cache = test.wait()
-        t2 = time.perf_counter()
-        rep = evaluate_cache(model, cache, callback, columns=test.columns())
+        try:
+            cache = test.wait()
+            t2 = time.perf_counter()
+            rep = evaluate_cache(model, cache, callback, columns=test.columns())
+        except NBSVMError as e:  # the model is trained all the same: the caller keeps it
+            raise TestSetError(e.message, e.path, e.line) from e
         t3 = time.perf_counter()
     finally:
         test.close()

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, cast
 
 from nbsvm.data.cachestore import KeptCache, default_root
+from nbsvm.errors import NBSVMError, TestSetError
 from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.evaluation.heldout import EpochHistory, fit_and_evaluate
 from nbsvm.io.document import Document
@@ -69,21 +70,32 @@ def train_job(
     # how both plain fits run (the lexicon is not among them: see holder)
     fitting = {"callback": events, "max_memory": max_memory, "kept": kept, "checkpoint": checkpoint}
     t0 = time.perf_counter()
-    if clf.auto or init:
-        report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
-    elif test_docs is not None:
-        report = fit_and_evaluate(
-            # (it reads a callable's documents too, as fit_documents does)
-            clf,
-            cast("Iterable[Document]", docs),
-            test_docs,
-            lexicon=holder.pop(),
-            history=history,
-            **fitting,
-        )
-    else:
-        report = None
-        clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
+    try:
+        if clf.auto or init:
+            report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
+        elif test_docs is not None:
+            report = fit_and_evaluate(
+                # (it reads a callable's documents too, as fit_documents does)
+                clf,
+                cast("Iterable[Document]", docs),
+                test_docs,
+                lexicon=holder.pop(),
+                history=history,
+                **fitting,
+            )
+        else:
+            report = None
+            clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
+    except TestSetError as e:  # trained: the model is kept, the test set named
+        clf.save(output)
+        if checkpoint is not None:
+            checkpoint.remove()
+        raise NBSVMError(
+            f"{e.message} (the model is trained and saved to {output}; the test set was "
+            "not scored)",
+            e.path,
+            e.line,
+        ) from e
     t1 = time.perf_counter()
     if clf.__dict__.get("history_"):  # what this fit or continuation read
         clf.history_[-1]["inputs"] = [str(p) for p in inputs]
@@ -129,7 +141,10 @@ def _fit_then_evaluate(clf, docs, test_docs, init: bool, events, callback, max_m
     if test_docs is None:
         return None
     t1 = time.perf_counter()
-    report = evaluate_documents(clf, test_docs, callback)
+    try:
+        report = evaluate_documents(clf, test_docs, callback)
+    except NBSVMError as e:  # trained all the same: train_job keeps the model
+        raise TestSetError(e.message, e.path, e.line) from e
     report["timings"] = dict(
         clf.timings_, fit_s=t1 - t0, wait_test_hash_s=0.0, eval_s=time.perf_counter() - t1
     )
