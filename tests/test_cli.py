@@ -439,8 +439,8 @@ def test_train_with_bad_test_file(files):
     bad = tmp / "badtest.txt"
     bad.write_text("pos\tgreat\nno tab on this line\n")
     assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--test", bad),
-                       f"{bad}:2:", "TAB")
-    assert not (tmp / "x.npz").exists()
+                       f"{bad}:2:", "TAB", "the model is trained and saved to")
+    assert (tmp / "x.npz").exists()  # trained: kept, the test set named
     assert not list(tmp.rglob("*.nbsvm-tmp*"))
     # a label of the test set that training never saw counts as an error, and is named
     unk = write_lines(tmp / "unk.txt", [("pos", "great"), ("meh", "so so")])
