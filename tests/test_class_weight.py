@@ -145,6 +145,9 @@ def test_cli_balanced_raises_minority_recall(imbalanced, tmp_path):
                           str(tmp_path / "x.npz"), "--class-weight", "pos:5"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "name=weight pairs" in bad.stderr
+    from nbsvm.cli.common import parse_class_weight  # a name twice: the last one won
+    with pytest.raises(NBSVMError, match="gives 'pos' twice"):
+        parse_class_weight("pos=3,neg=1,pos=4")
 
 
 def test_numpy_weights_and_dask_refusals():

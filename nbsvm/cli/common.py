@@ -618,6 +618,8 @@ def parse_class_weight(text: str | None) -> str | dict[str, float] | None:
                 f"--class-weight must be 'balanced' or name=weight pairs such as "
                 f"pos=5,neg=1 (positive weights), got {text!r}"
             )
+        if name.strip() in out:  # the last one won without a word
+            raise NBSVMError(f"--class-weight gives {name.strip()!r} twice, in {text!r}")
         out[name.strip()] = w
     return out
 
