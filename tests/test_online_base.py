@@ -78,3 +78,12 @@ def test_labels_keep_their_values_and_unknown_ones_refused():
     assert mc._encode(["c", "a", "b"]).tolist() == [2, 0, 1]
     with pytest.raises(NBSVMError, match="unknown label 'zz'"):
         mc._encode(["a", "zz"])
+
+
+@pytest.mark.parametrize("name", ["mira", "sgd", "pa"])
+def test_a_missing_label_is_refused_not_made_a_class(name):
+    """MIRA().fit(X, [None, ..., 'a', ...]) made a class named 'None'."""
+    from nbsvm.compat import InputError
+    X = np.random.default_rng(0).random((8, 3))
+    with pytest.raises(InputError, match="missing label"):
+        make_learner(name).fit(X, [None] * 4 + ["a"] * 4)

@@ -107,6 +107,8 @@ def unique_labels(values: ArrayLike) -> Labels:
     items = a.ravel().tolist()
     if all(isinstance(v, str) for v in items):
         return Labels(sorted(set(items)))
+    if any(v is None or (isinstance(v, float) and v != v) for v in items):
+        raise InputError("y holds a missing label (None or NaN): every example needs a label")
     numeric = [isinstance(v, numbers.Real) for v in items]
     if all(numeric):
         return Labels(np.unique(np.array(items)).tolist())
