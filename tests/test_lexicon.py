@@ -167,3 +167,30 @@ def test_single_class_and_unfitted_errors():
         lex.ratios()
     with pytest.raises(NBSVMError, match="alpha"):
         NBLexicon(Hasher(n_bits=6), alpha=0).fit(["a"], ["x"])
+
+
+def test_fit_checks_its_input_before_counting_and_forgets_the_old_corpus():
+    """A missing label became a class 'None'; a length mismatch registered its extra
+    label before failing, so the next call counted a phantom third class; a single string
+    was read as one document per character; alpha inf wrote a file nothing could load;
+    a refit lexicon kept the corpus of the data it counted first (train --lexicon's
+    defaults then came from that data)."""
+    texts, labels = ["good fun", "bad dull", "great film", "awful plot"] * 3, ["pos", "neg"] * 6
+    with pytest.raises(NBSVMError, match=r"y\[0\] is None"):
+        NBLexicon(Hasher(n_bits=10)).fit(texts, [None] + labels[1:])
+    grown = NBLexicon(Hasher(ngrams=1, n_bits=10), alpha=None)
+    with pytest.raises(NBSVMError, match="X has 12 documents but y has 13 labels"):
+        grown.partial_fit(texts, labels + ["oops"])
+    assert grown.partial_fit(texts, labels).classes_ == ["neg", "pos"]
+    assert grown.smoothing() == 1.0  # two classes' alpha, not three's
+    with pytest.raises(NBSVMError, match="not a single string"):
+        NBLexicon(Hasher(n_bits=10)).fit("good bad", "pnpnpnpn")
+    for alpha in (float("inf"), True):
+        with pytest.raises(NBSVMError, match="positive finite number"):
+            NBLexicon(Hasher(n_bits=10), alpha=alpha).fit(texts, labels)
+    assert NBLexicon(Hasher(n_bits=10), alpha=np.float32(0.5)).fit(texts, labels).classes_
+    counted = build_lexicon([Document(y, t, "x", i) for i, (t, y) in enumerate(zip(texts, labels))],
+                            Hasher(n_bits=10))
+    assert counted.corpus_ is not None and counted.corpus_["documents"] == 12
+    counted.fit(texts[:4], labels[:4])
+    assert counted.corpus_ is None

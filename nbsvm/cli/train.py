@@ -818,9 +818,9 @@ def _refuse_with_auto(flag: str, *options) -> None:
 _NOTES = {
     "data defaults": lambda e: data_defaults_line(e) if e["chosen"] else None,
     "lexicon without corpus": lambda e: (
-        "note: the --lexicon file does not record the data it counted (an earlier version "
-        "wrote it): min_df, eta0 and norm take the package defaults, not the data's; count "
-        "the lexicon again for those"
+        "note: the --lexicon file does not record the data it counted (written by an "
+        "earlier version, or grown in Python with partial_fit): min_df, eta0 and norm take "
+        "the package defaults, not the data's; count it with `nbsvm lexicon` for those"
     ),
     "validation": lambda e: (
         f"epoch {e['epoch']}: validation accuracy {100 * e['accuracy']:.2f}% (best: epoch "

@@ -10,6 +10,7 @@ against ``classes_[0]``); with more, one per class against the rest.
 from __future__ import annotations
 
 import mmap
+import numbers
 import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
@@ -18,6 +19,7 @@ import numpy as np
 
 from nbsvm.config import BUCKET_DTYPE, RATIO_DTYPE, default_alpha
 from nbsvm.errors import NBSVMError
+from nbsvm.io.frames import texts_and_labels
 from nbsvm.io.labels import class_order
 from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.text.hashing import Hasher
@@ -98,10 +100,16 @@ class NBLexicon:
         the first two classes in, so that a trainer can lend memory it will reuse; ``mm``:
         the anonymous mapping it lives in. Without it, counts are sparse pairs."""
         if not hasattr(self, "_labels"):
+            a = self.alpha
             if not (
-                self.alpha is None or (isinstance(self.alpha, (int, float)) and self.alpha > 0)
-            ):
-                raise NBSVMError(f"alpha must be a positive number, got {self.alpha!r}")
+                a is None
+                or (
+                    isinstance(a, numbers.Real)
+                    and not isinstance(a, (bool, np.bool_))
+                    and 0 < a < float("inf")
+                )
+            ):  # inf made NaN ratios, in a file that would not load
+                raise NBSVMError(f"alpha must be a positive finite number, got {a!r}")
             self._labels: list[str] = []  # first-appearance order
             self._mm, self._store = mm, store
             self._pairs: PairCounts | None = _pair_counts()() if store is None else None
@@ -266,18 +274,25 @@ class NBLexicon:
         return self._df.rows(np.zeros(1, dtype=np.int64))[1][0]
 
     def partial_fit(self, texts: Iterable[str], labels: Iterable[Any]) -> NBLexicon:
-        texts = list(texts)
+        """Count ``texts`` of classes ``labels``, read and checked as
+        :meth:`NBSVMClassifier.fit <nbsvm.NBSVMClassifier.fit>` reads them (a missing
+        label, a length mismatch, a text that is not one: refused before anything is
+        counted). The counts grow past the data ``corpus_`` described: it is dropped."""
+        texts, labels = texts_and_labels(texts, labels, "text", "label")
+        if labels is None:
+            raise NBSVMError("the lexicon counts labelled documents: give labels")
         codes = np.asarray([self.code_of(str(label)) for label in labels], dtype=np.int32)
-        if len(codes) != len(texts):
-            raise NBSVMError(f"{len(texts)} texts but {len(codes)} labels")
         if len(codes):
             ids, offsets = self.hasher.batch(texts)
             self.add_batch(ids, offsets, codes)
+            self.corpus_ = None
         return self
 
     def fit(self, texts: Iterable[str], labels: Iterable[Any]) -> NBLexicon:
+        """Count ``texts`` afresh (:meth:`partial_fit` of an empty lexicon)."""
         for attr in ("_labels", "_store", "_mm", "_pairs", "_docs_store"):
             self.__dict__.pop(attr, None)
+        self.corpus_ = None
         return self.partial_fit(texts, labels)
 
     # -- results --------------------------------------------------------------------------

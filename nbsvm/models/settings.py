@@ -5,6 +5,7 @@ and the checks that say which values are allowed."""
 from __future__ import annotations
 
 import itertools
+import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -238,31 +239,26 @@ def _check_choices(model: NBSVMClassifier) -> None:
         )
 
 
+def _real(v: object) -> bool:
+    """A real number, numpy's too (``np.float32(0.5)``, ``np.int64(1)``: what a grid of
+    ``np.arange`` holds), not a bool."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
 def _check_numbers(model: NBSVMClassifier) -> None:
     """The numbers: lambda, alpha, eta0, epochs, min_df, threads, seed."""
     for name in ("lam", "alpha"):
         v = getattr(model, name)
         if v is None:  # by the task (the number of classes; lam: and the loss)
             continue
-        if not (
-            isinstance(v, (int, float))
-            and not isinstance(v, bool)
-            and np.isfinite(v)
-            and (v > 0 if name == "alpha" else v >= 0)
-        ):
+        if not (_real(v) and np.isfinite(v) and (v > 0 if name == "alpha" else v >= 0)):
             raise NBSVMError(
                 f"{'lambda' if name == 'lam' else name} must be a "
                 f"{'positive' if name == 'alpha' else 'non-negative'} number, "
                 f"got {v!r}"
             )
-    if not (
-        model.eta0 in (None, "auto")
-        or (
-            isinstance(model.eta0, (int, float))
-            and not isinstance(model.eta0, bool)
-            and model.eta0 > 0
-        )
-    ):
+    eta0: Any = model.eta0
+    if not (eta0 in (None, "auto") or (_real(eta0) and np.isfinite(eta0) and eta0 > 0)):
         raise NBSVMError(f"eta0 must be a positive number or 'auto', got {model.eta0!r}")
     if not (
         model.epochs is None
