@@ -91,8 +91,6 @@ def eval_command(
             rep = _evaluate_text(clf, scores, **options)
         seconds = time.perf_counter() - t0
         rep["eval_seconds"] = seconds
-        if plot_path is not None and scores is not None:  # scores: kept with --plot
-            _plot(rep, scores, clf, plot_path, _plot_title(inputs, model))
         if output:
             with atomic_path(output) as tmp:
                 report_table(rep).to_csv(tmp, index=False)
@@ -100,7 +98,9 @@ def eval_command(
             typer.echo(json.dumps(rep, indent=2))
         else:
             print_report(rep, seconds)
-            if plot_path is not None:
+        if plot_path is not None and scores is not None:  # last: a plot that fails loses
+            _plot(rep, scores, clf, plot_path, _plot_title(inputs, model))  # no report
+            if not json_out:
                 typer.echo(f"plot: {plot_path}")
 
 
@@ -185,9 +185,9 @@ def _plot(rep: dict, scores: list, clf, plot_path: str, title: str) -> None:
         np.concatenate([s for _, s in scores]),
         clf.class_names_,
         plot_path,
-        confusion=np.asarray(rep["confusion_matrix"])[
-            : len(clf.class_names_), : len(clf.class_names_)
-        ],
+        # the report's whole matrix: true labels the model does not know are its rows too
+        confusion=np.asarray(rep["confusion_matrix"]),
+        confusion_classes=rep["classes"],
         title=title,
         reliability=dict(rep["reliability"], ece=rep["ece"]) if "reliability" in rep else None,
     )

@@ -170,6 +170,7 @@ def roc_pr_confusion(
     threshold: float = 0.0,
     title: str | None = None,
     reliability: dict | None = None,
+    confusion_classes: Sequence[str] | None = None,
 ) -> Path:
     """ROC, precision-recall and confusion matrix of a classifier's scores.
 
@@ -181,6 +182,9 @@ def roc_pr_confusion(
     ``confusion``: the matrix to show (default: predictions ``score > threshold`` for two
     classes, the highest score for more). ``reliability``: a reliability diagram beside them,
     from :meth:`~nbsvm.learners.calibrator.ReliabilityHistogram.table` (with its ``ece``).
+    ``confusion_classes``: the names of ``confusion``'s rows and columns when it has more
+    than ``classes`` (true labels the model does not know: an evaluation's report); the
+    title's accuracy is the matrix's.
     """
     _format(path)
     classes = [str(c) for c in classes]
@@ -213,7 +217,7 @@ def roc_pr_confusion(
         _pr_panel(axes[1], pos, s[:, 0], classes[1])
     else:
         _roc_panel(axes[0], [(c, y == i, s[:, i]) for i, c in enumerate(classes)], one_vs_rest=True)
-    _confusion_panel(axes[-1], cm, classes)
+    _confusion_panel(axes[-1], cm, [str(c) for c in confusion_classes or classes])
     accuracy = np.trace(cm) / max(cm.sum(), 1)
     head = f"{title}: " if title else ""
     fig.suptitle(
