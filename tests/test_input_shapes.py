@@ -181,7 +181,7 @@ def test_a_lone_cr_in_a_table_is_a_space_and_crlf_still_ends_rows(tmp_path, sep)
     crlf.write_bytes(f'label{sep}text\r\npos{sep}"good\r\nfilm"\r\nneg{sep}"last"\r\n'
                      f'neg{sep}dull\r\n'.encode())
     assert [(d.label, d.text, d.line) for d in read_inputs([crlf], fmt=fmt)] == [
-        ("pos", "good\r\nfilm", 2), ("neg", "last", 4), ("neg", "dull", 5)]
+        ("pos", "good\nfilm", 2), ("neg", "last", 4), ("neg", "dull", 5)]  # CRLF as LF
     # blank and white-space lines are skipped as in an LF file, a row of empty fields is
     # not: each CR had made a blank line a row (an empty label, an extra prediction)
     body = f"label{sep}text|pos{sep}great fun||  |neg{sep}dull|{sep}||"
@@ -193,24 +193,36 @@ def test_a_lone_cr_in_a_table_is_a_space_and_crlf_still_ends_rows(tmp_path, sep)
             == [("pos", "great fun", 2), ("neg", "dull", 3)], end
         assert stats.bad_lines == 1, end  # the row of empty fields: its empty label
         one = tmp_path / f"one{len(end)}.{fmt}"
-        one.write_bytes("text|great fun||  |dull|".replace("|", end).encode())
-        assert [d.text for d in read_inputs([one], fmt=fmt, labeled=False)] == ["great fun", "dull"]
+        one.write_bytes('text|great fun||  |""|dull|'.replace("|", end).encode())
+        # a quoted empty field is a document (an empty text), as in an LF file
+        assert [(d.text, d.line) for d in read_inputs([one], fmt=fmt, labeled=False)] == [
+            ("great fun", 2), ("", 3), ("dull", 4)]
 
 
 @pytest.mark.parametrize("suffix", [".bz2", ".xz"])
 def test_a_compressed_table_of_cr_line_ends_or_utf16_reads_as_a_plain_one(tmp_path, suffix):
     """pandas decompresses .bz2 and .xz itself, so their first bytes went unread: a CR-only
-    table was one row, a UTF-16 one garbled column names."""
+    table was one row, a UTF-16 one garbled column names. A table in a tar archive is
+    still pandas' to open (its first bytes are the archive's header, not text)."""
     import bz2
     import lzma
+    import tarfile
     pack = bz2.compress if suffix == ".bz2" else lzma.compress
     want = [("pos", "good", 2), ("neg", "bad", 3)]
     for name, raw in (("cr", b"label,text\rpos,good\rneg,bad\r"),
+                      ("crlf", b"label,text\r\npos,good\r\n\r\nneg,bad\r\n"),
                       ("u16", codecs.BOM_UTF16_LE
                        + "label,text\r\npos,good\r\nneg,bad\r\n".encode("utf-16-le"))):
         path = tmp_path / f"{name}.csv{suffix}"
         path.write_bytes(pack(raw))
         assert [(d.label, d.text, d.line) for d in read_inputs([path], fmt="csv")] == want
+    plain = tmp_path / "data.csv"
+    plain.write_bytes(b"label,text\npos,good\nneg,bad\n")
+    for mode in ("w:gz", f"w:{suffix[1:]}"):
+        archive = tmp_path / f"d.csv.tar.{mode[2:]}"
+        with tarfile.open(archive, mode) as tar:
+            tar.add(plain, arcname="data.csv")
+        assert [(d.label, d.text, d.line) for d in read_inputs([archive], fmt="csv")] == want
 
 
 # ---- item 12 d: UTF-16 and UTF-32 ------------------------------------------------------

@@ -8,9 +8,11 @@ and the label column of each row; pandas' parser errors and skipped rows are tur
 
 from __future__ import annotations
 
+import io
 import re
 import sys
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -21,6 +23,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
     COUNT_ERRORS,
     DECOMPRESS,
+    READ_BUFFER,
     READ_ERRORS,
     ReadStats,
     _cr_only,
@@ -102,35 +105,35 @@ def read_table(
     if positional and _skip_long_first_row(head, whole, wide, sep, stats, name):
         skipped.add(1)
     try:
-        before = _replaced_so_far()
-        end = "\r" if _cr_only(head) else "\n"  # classic Mac OS line ends, else LF
-        chunks = _read_csv(pd, source, sep, chunksize, encoding, strict, stats, skipped, end)
-        lines = _Lines(0 if positional else 1, skipped)
-        names = None
-        for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
-            chunk = _without_cr(chunk)
-            breaks = _line_breaks(chunk)
-            if not positional:
-                if names is None:  # the header row's own
-                    lines.carry, breaks = breaks[0], breaks[1:]
-                chunk, names = _named_columns(chunk, names)
-            if lines.row <= 1 and label_optional and label_col not in chunk.columns:
-                label_col = None
-            texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
-            weights = _weights(chunk, weight_col, positional, name, len(texts))
-            before = _count_replaced(before, texts, labels, stats)
-            for text, label, weight, extra in zip(texts, labels, weights, breaks):
-                row = lines.next(extra)
-                if label is not None:
-                    label = label.strip()
-                    if not label and not empty_label:
-                        stats.bad(_empty_label(label_col, positional), name, row)
+        with _lf_source(source, name, head, wide) as lf:  # CRLF read as LF
+            before = _replaced_so_far()
+            chunks = _read_csv(pd, lf, sep, chunksize, encoding, strict, stats, skipped, head)
+            lines = _Lines(0 if positional else 1, skipped)
+            names = None
+            for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
+                chunk = _without_cr(chunk)
+                breaks = _line_breaks(chunk)
+                if not positional:
+                    if names is None:  # the header row's own
+                        lines.carry, breaks = breaks[0], breaks[1:]
+                    chunk, names = _named_columns(chunk, names)
+                if lines.row <= 1 and label_optional and label_col not in chunk.columns:
+                    label_col = None
+                texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
+                weights = _weights(chunk, weight_col, positional, name, len(texts))
+                before = _count_replaced(before, texts, labels, stats)
+                for text, label, weight, extra in zip(texts, labels, weights, breaks):
+                    row = lines.next(extra)
+                    if label is not None:
+                        label = label.strip()
+                        if not label and not empty_label:
+                            stats.bad(_empty_label(label_col, positional), name, row)
+                            continue
+                    w, problem = (1.0, None) if weight_col is None else weight_of(weight)
+                    if problem is not None:
+                        stats.bad(f"{_named(weight_col, positional)}: {problem}", name, row)
                         continue
-                w, problem = (1.0, None) if weight_col is None else weight_of(weight)
-                if problem is not None:
-                    stats.bad(f"{_named(weight_col, positional)}: {problem}", name, row)
-                    continue
-                yield Document(label, text, name, row, w)
+                    yield Document(label, text, name, row, w)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -139,6 +142,50 @@ def read_table(
         raise _strict_decode_error(e, source, name, wide) from None
     except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+class _LfOnly(io.RawIOBase):
+    """A binary stream read with each CRLF as LF, so that pandas, told that LF alone ends a
+    row, reads CRLF rows as LF ones: blank lines skipped, a quoted empty field kept, and a
+    lone CR left inside its field (a CRLF cut between two reads stays one line end)."""
+
+    def __init__(self, raw: Any):
+        self.raw, self.held, self.out = raw, b"", b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf: Any) -> int:
+        while not self.out:
+            data = self.raw.read(max(len(buf), 1 << 16))
+            if not data:  # the end: a last lone CR as it is
+                self.out, self.held = self.held, b""
+                break
+            data = self.held + data
+            self.held = b"\r" if data.endswith(b"\r") else b""
+            self.out = (data[:-1] if self.held else data).replace(b"\r\n", b"\n")
+        n = min(len(buf), len(self.out))
+        buf[:n], self.out = self.out[:n], self.out[n:]
+        return n
+
+
+@contextmanager
+def _lf_source(source: Any, name: str, head: bytes, wide: str | None) -> Iterator[Any]:
+    """What pandas reads: ``source``, or when its first bytes end lines with CRLF, a stream
+    of it with LF line ends (:class:`_LfOnly`). Left to pandas as they are: UTF-16/32 text
+    (its CR and LF are two bytes) and what pandas decompresses itself; a CR that then ends
+    a field is dropped after (:func:`_without_cr`)."""
+    if wide or b"\r\n" not in head:
+        yield source
+        return
+    fh, close = source, False
+    if source is name:
+        fh, _, close = _open_binary(name)
+    try:
+        yield io.BufferedReader(_LfOnly(fh), READ_BUFFER)
+    finally:
+        if close:
+            fh.close()
 
 
 def _source(path) -> tuple[Any, str]:
@@ -220,7 +267,7 @@ def _read_csv(
     strict: bool,
     stats: ReadStats,
     skipped,
-    end: str = "\n",
+    head: bytes = b"",
 ):
     """pandas' chunked reader of a table, every field a string. The header row is read as a
     row (``header=None``): pandas then checks every row, the first too, against its fields
@@ -236,22 +283,28 @@ def _read_csv(
         on_bad_lines="warn" if stats.skip_bad else "error",
         header=None,
         skiprows=sorted(i - 1 for i in skipped) or None,
-        # LF alone ends a row (``end``; CR in a file of CR-only line ends): pandas' default
+        # LF alone ends a row (CR in a file of CR-only line ends, by its ``head``): pandas' default
         # also ended one at a lone CR, which DataFrame.to_csv leaves unquoted inside a text
         # ('dull\rthe end' became a row 'dull' and a document labelled 'the end'); the CR
         # of CRLF is dropped after (_without_cr)
-        lineterminator=end,
+        lineterminator="\r" if _cr_only(head) else "\n",
     )
 
 
 def _without_cr(chunk):
     """The chunk with the CR of each row's CRLF line end dropped, and the rows of blank
-    lines dropped as pandas drops them in LF files (their CR made them rows).
+    lines dropped as pandas drops them in LF files (their CR made them rows): for the
+    CRLF that reach pandas (:func:`_lf_source` passes UTF-16/32 and what pandas
+    decompresses as they are), where a blank line and a quoted empty field of one column
+    are the same row.
 
     The CR ends the last field the line has: the last column's, or in a line with fewer
     fields than the header an earlier one (the later ones are empty). A line of fewer
     fields holding only white space is a blank line (a row of empty fields, ``,``, has
     them all and stays: its empty label is reported)."""
+    last = chunk[chunk.columns[-1]]
+    if not last.str.endswith("\r").any() and (len(chunk.columns) == 1 or not (last == "").any()):
+        return chunk  # no CR ends a last field, and no row is short: nothing to do
     ends = {c: chunk[c].str.endswith("\r") for c in chunk.columns}
     if not any(e.any() for e in ends.values()):
         return chunk
@@ -384,8 +437,11 @@ def _head(source, name: str) -> tuple[bytes, bool]:
     look at standard input or an open binary file gives without consuming it (none for
     other streams: they are read as they are)."""
     if source is name:
-        if name.lower().endswith(OTHER_COMPRESSION) and Path(name).suffix.lower() not in DECOMPRESS:
-            return b"", False  # .zip, .zst, .tar: pandas' own (bz2 and xz are read here)
+        suffixes = [x.lower() for x in Path(name).suffixes]
+        if ".tar" in suffixes or (
+            name.lower().endswith(OTHER_COMPRESSION) and suffixes[-1] not in DECOMPRESS
+        ):  # .zip, .zst, .tar(.gz, .bz2, .xz): pandas' own (bz2 and xz are read here)
+            return b"", False
         fh, _, _ = _open_binary(name)
         try:
             head = fh.read(HEAD_BYTES)
