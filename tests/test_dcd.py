@@ -123,3 +123,18 @@ def test_impossible_settings_say_what_is_allowed(params, message):
     X, y = _random_rows(20, 5)
     with pytest.raises(NBSVMError, match=message):
         DualCD(**params).fit(X, y)
+
+
+def test_a_solver_pickled_before_it_kept_its_bound_continues():
+    """_C (the last solve's bound) is new: a hinge model pickled without it raised
+    AttributeError in partial_fit."""
+    import pickle
+    X, y = _random_rows()
+    whole = DualCD(lam=0.01, tol=1e-6, loss="hinge").fit(X, y)
+    parts = DualCD(lam=0.01, tol=1e-6, loss="hinge")
+    parts.partial_fit(X[:150], y[:150], classes=["neg", "pos"])
+    parts.coef_  # solved on the first half
+    del parts.__dict__["_C"]
+    parts = pickle.loads(pickle.dumps(parts))
+    parts.partial_fit(X[150:], y[150:])
+    assert parts.objective(X, y) == pytest.approx(whole.objective(X, y), rel=1e-5)

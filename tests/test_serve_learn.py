@@ -536,3 +536,11 @@ def test_a_model_that_cannot_learn_is_refused_when_the_server_starts(model_file,
     model.save(quantized)
     with pytest.raises(NBSVMError, match="a quantized model does not train further"):
         app_client(quantized)
+    # the exact solver keeps its training rows, which its file does not hold
+    texts, labels = corpus(100)
+    dcd = tmp_path / "dcd.npz"
+    NBSVMClassifier(n_bits=14, learner="dcd").fit(texts, labels).save(dcd)
+    with pytest.raises(NBSVMError, match="learner 'dcd' loaded from a file does not train"):
+        app_client(dcd)
+    with pytest.raises(NBSVMError, match="does not train further"):
+        NBSVMClassifier.load(dcd).partial_fit(texts[:4], labels[:4])

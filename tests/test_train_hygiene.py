@@ -168,4 +168,6 @@ def test_a_test_set_error_keeps_the_trained_model(tmp_path, extra):
                         "-q", *extra], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and f"{bad}:2: expected 'label<TAB>text'" in r.stderr
     assert f"the model is trained and saved to {model}" in r.stderr
-    assert NBSVMClassifier.load(model).predict(["good fun"]).shape == (1,)
+    kept = NBSVMClassifier.load(model)
+    assert kept.predict(["good fun"]).shape == (1,)
+    assert kept.history_[-1]["inputs"] == [train]  # what it read, as a model saved in full

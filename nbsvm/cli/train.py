@@ -366,7 +366,9 @@ def train_command(
         help="Keep the lexicon's counts in the model file (4 "
         "bytes per class and bucket seen) so that a later "
         "train --init can add new documents to them; reads "
-        "the inputs twice.",
+        "the inputs twice. For the built-in learner, without "
+        "--calibrate (a backend learner or a calibration cannot "
+        "be continued: refused).",
     ),
     class_weight: str | None = typer.Option(
         None,

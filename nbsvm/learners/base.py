@@ -155,6 +155,11 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self.last_stats_ = self._pass(rows, codes, order)
         self.t_ += len(order)
 
+    def can_continue(self) -> bool:
+        """Whether :meth:`partial_fit` can go on from this state (a learner that keeps
+        what a file does not hold says no once loaded)."""
+        return True
+
     def partial_fit(
         self,
         X: Any,

@@ -108,6 +108,10 @@ class DualCD(OnlineLearner):
         self.history_ = [dict(self.last_stats_)]
         return self
 
+    def can_continue(self) -> bool:
+        """A loaded model holds no training rows to solve again with new ones."""
+        return hasattr(self, "_kept")
+
     def _pass(self, rows: SparseRows, y: np.ndarray, order: np.ndarray) -> dict:
         """Keep the rows in ``order`` (solved when the weights are next needed)."""
         if not hasattr(self, "_kept"):
@@ -158,7 +162,9 @@ class DualCD(OnlineLearner):
             alpha[2 * old + 1 :: 2] = C - alpha[2 * old :: 2]
             return alpha, sq, alpha[::2] * y
         alpha = np.zeros(n)
-        alpha[:old] = self._alpha * (C / self._C if kind == dual.HINGE and old else 1.0)
+        # (_C: the bound of the last solve; a model pickled before it was kept: the old n's)
+        last_C = getattr(self, "_C", 1.0 / (float(self.lam) * max(old, 1)))
+        alpha[:old] = self._alpha * (C / last_C if kind == dual.HINGE and old else 1.0)
         return alpha, sq + (0.5 / C if kind == dual.SQUARED_HINGE else 0.0), alpha * y
 
     def _solve(self, callback: Callable[[int, dict], object] | None = None) -> None:

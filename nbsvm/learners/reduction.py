@@ -131,6 +131,10 @@ class NBReduction:
         rows.class_table, rows.class_unit = tables, unit
         return rows
 
+    def can_continue(self) -> bool:
+        """Whether every learner can go on training (:meth:`OnlineLearner.can_continue`)."""
+        return all(learner.can_continue() for learner in self.learners)
+
     def partial_fit(
         self,
         tables: np.ndarray,

@@ -136,6 +136,12 @@ def check_learnable(model: NBSVMClassifier) -> None:
             "model saved with keep_counts does not train further with it. Train it without "
             "keep_counts to go on with partial_fit"
         )
+    backend = model.__dict__.get("backend_")
+    if backend is not None and not backend.can_continue():
+        raise NBSVMError(
+            f"learner {model.learner!r} loaded from a file does not train further: it keeps "
+            "rows a model file does not hold (train it again on all the data)"
+        )
     if "thresholds_" in model.__dict__:
         raise NBSVMError(
             "a model with tuned thresholds (threshold='auto') does not train further: they "

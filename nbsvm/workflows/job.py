@@ -87,6 +87,7 @@ def train_job(
             report = None
             clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
     except TestSetError as e:  # trained: the model is kept, the test set named
+        _record_inputs(clf, inputs)
         clf.save(output)
         if checkpoint is not None:
             checkpoint.remove()
@@ -97,8 +98,7 @@ def train_job(
             e.line,
         ) from e
     t1 = time.perf_counter()
-    if clf.__dict__.get("history_"):  # what this fit or continuation read
-        clf.history_[-1]["inputs"] = [str(p) for p in inputs]
+    _record_inputs(clf, inputs)
     clf.save(output)
     t2 = time.perf_counter()
     if checkpoint is not None:
@@ -112,6 +112,12 @@ def train_job(
         else {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
         "resumed_after_epoch": None if checkpoint is None else checkpoint.resumed_from,
     }
+
+
+def _record_inputs(clf: NBSVMClassifier, inputs: Iterable) -> None:
+    """What this fit or continuation read, in the model's history."""
+    if clf.__dict__.get("history_"):
+        clf.history_[-1]["inputs"] = [str(p) for p in inputs]
 
 
 def _events(callback, history: EpochHistory | None, cache_event: dict):
