@@ -116,6 +116,10 @@ def test_lexicon(files):
     assert info["corpus"]["documents"] == 9 and info["corpus"]["ngrams"] > 0  # train --lexicon's
     assert info["package_version"] is None        # lexicon headers do not record it
     assert "(not recorded in this kind of file)" in ok(run("info", files["lexicon"])).stdout
+    # the counts load as sparse pairs: no dense table of 2**n_bits (a 7 KB lexicon of
+    # 2**31 buckets was said to take 16 GB)
+    stored = info["training"]["seen_buckets"]
+    assert info["sizes"]["memory_to_load"] == info["array_bytes"] + 8 * 2 * stored
 
 
 def test_learner(files):
