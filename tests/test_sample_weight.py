@@ -366,6 +366,11 @@ def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
     (wb, wc), (cb, cc) = weighted.compact(), copies.compact()
     assert np.array_equal(wb, cb) and np.array_equal(wc, cc.astype(np.float64))
     assert np.array_equal(weighted.ratios(), copies.ratios())
+    # train --lexicon takes the file's counts: weights given then reach the learner only,
+    # which it did without a word
+    done = nbsvm(["train", tmp_path / "w.jsonl", "--weight-col", "w", "--lexicon",
+                  tmp_path / "rep.npz", "-o", tmp_path / "m.npz", "-q"])
+    assert "note: --weight-col weighs the learner's steps; the NB counts are those" in done.stderr
 
 
 def test_auto_calibrate_and_early_stopping_take_weights():

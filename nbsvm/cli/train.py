@@ -539,7 +539,9 @@ def _check_files(
     return reading
 
 
-def _hashing(*, ctx, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | None, dict]:
+def _hashing(
+    *, ctx, lexicon, ngrams, hashing, alpha, weight_col, **_
+) -> tuple[NBLexicon | None, dict]:
     """The --lexicon (None without one) and the hashing settings and smoothing: the
     options', or with --lexicon the lexicon's (its alpha unless --alpha is given)."""
     from nbsvm.lexicon.nblexicon import NBLexicon
@@ -547,6 +549,12 @@ def _hashing(*, ctx, lexicon, ngrams, hashing, alpha, **_) -> tuple[NBLexicon | 
     lex = None
     settings = dict(ngrams=ngrams, **hashing.settings(), alpha=alpha)
     if lexicon is not None:
+        if weight_col:  # the counts are the file's: the weights reach the learner only
+            typer.echo(
+                "note: --weight-col weighs the learner's steps; the NB counts are those of "
+                "the --lexicon file (count it with --weight-col to weigh them)",
+                err=True,
+            )
         lex = NBLexicon.load(lexicon)
         h = lex.hasher
         _refuse_other_hashing(given_options(ctx), hashing, h, lexicon, ngrams)
