@@ -101,10 +101,20 @@ def test_lexicon_command(files):
     lex = NBLexicon.load(out)
     ref = NBLexicon(Hasher(ngrams=2, n_bits=12, **NEW_TOKENIZER), alpha=0.5).fit(
         [t for _, t in TRAIN], [l for l, _ in TRAIN])
+    # --char-ngrams auto, as train decides it: character 4-grams on these short texts
+    ref = NBLexicon(Hasher(ngrams=2, n_bits=12, char_ngrams=4, **NEW_TOKENIZER), alpha=0.5).fit(
+        [t for _, t in TRAIN], [l for l, _ in TRAIN])
     assert lex.hasher == ref.hasher and lex.alpha == 0.5
+    assert lex.hasher == NBSVMClassifier.load(_trained(tmp, train)).hasher_  # as train hashes
     assert np.array_equal(lex.counts(), ref.counts())
     assert np.array_equal(lex.ratios(), ref.ratios())
     assert f"buckets seen: {ref.n_seen_:,} of 4,096" in r.output
+
+
+def _trained(tmp, train):
+    out = tmp / "plain.npz"
+    assert_ok(run("train", train, "-o", out, *SMALL, "-q"))
+    return out
 
 
 def test_train_without_lexicon_equals_library_fit(files):
@@ -128,7 +138,7 @@ def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
     tmp, train, _ = files
     lex_path = tmp / "lex.npz"
     assert_ok(run("lexicon", train, "-o", lex_path, "--n-bits", "11", "--ngrams", "1",
-                  "--alpha", "0.5", "-q"))
+                  "--alpha", "0.5", "--char-ngrams", "0", "-q"))
     out = tmp / "m.npz"
     # a hashing option (--ngrams too) with another value than the lexicon's is refused
     # (it used to be dropped without a word), the lexicon's own value is fine

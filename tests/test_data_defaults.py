@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import shared_datasets
-from nbsvm import NBSVMClassifier, NBSVMError
+from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
 from nbsvm.config import SMALL_CORPUS_NGRAMS, data_default
 from nbsvm.data.batches import Batch
@@ -169,15 +169,22 @@ def test_the_peek_is_not_a_read_the_cli_reports(tmp_path):
     assert "skipped 2 malformed lines" in out.output, out.output
 
 
-def test_lexicon_refuses_char_ngrams_auto_by_name(tmp_path):
-    """auto is read from training documents: nbsvm lexicon says so (it once passed None to
-    the hasher, whose message named None instead of auto)."""
+def test_lexicon_reads_char_ngrams_auto_as_train_does(tmp_path):
+    """nbsvm lexicon refused auto and counted words only, so lexicon + train --lexicon
+    trained another model than train on short texts (train adds character 4-grams)."""
     reviews = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
-    result = CliRunner().invoke(app, ["lexicon", str(reviews), "-o", str(tmp_path / "l.npz"),
-                                      "--char-ngrams", "auto"])
-    assert result.exit_code == 2
-    assert "--char-ngrams auto is read from training documents" in result.output
-    assert "None" not in result.output and not (tmp_path / "l.npz").exists()
+    for extra in ([], ["--char-ngrams", "auto"]):
+        result = CliRunner().invoke(app, ["lexicon", str(reviews), "-o", str(tmp_path / "l.npz"),
+                                          "--n-bits", "14", *extra])
+        assert result.exit_code == 0, result.output
+        assert NBLexicon.load(tmp_path / "l.npz").hasher.char_ngrams == 4
+    result = CliRunner().invoke(app, ["train", str(reviews), "-o", str(tmp_path / "m.npz"),
+                                      "--n-bits", "14", "-q"])
+    lex_model = CliRunner().invoke(app, ["train", str(reviews), "-o", str(tmp_path / "l.m.npz"),
+                                         "--lexicon", str(tmp_path / "l.npz"), "-q"])
+    a, b = NBSVMClassifier.load(tmp_path / "m.npz"), NBSVMClassifier.load(tmp_path / "l.m.npz")
+    assert result.exit_code == lex_model.exit_code == 0
+    assert a.hasher_ == b.hasher_ and np.array_equal(a.ratios_, b.ratios_)
 
 
 # ---- alpha: 1 with two classes, 0.5 with more and multi-label (results/smoothing.md) ----

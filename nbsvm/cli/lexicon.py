@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -11,6 +12,7 @@ from nbsvm.cli._app import app
 from nbsvm.cli.common import Dask, Hashing, Reading, cli_errors, prepare_reading
 from nbsvm.cli.options import (
     ALPHA_HELP,
+    CHAR_NGRAMS_TRAIN,
     DASK,
     HASHING,
     INPUTS,
@@ -27,10 +29,13 @@ from nbsvm.cli.reports import echo_kv
 from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 
+if TYPE_CHECKING:
+    from nbsvm.text.hashing import Hasher
+
 
 @app.command("lexicon")
 @reading_options()
-@hashing_options()
+@hashing_options(CHAR_NGRAMS_TRAIN)
 @dask_options()
 def lexicon_command(
     inputs: list[str] = INPUTS,
@@ -46,22 +51,22 @@ def lexicon_command(
 ) -> None:
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     from nbsvm.lexicon.build import build_lexicon
-    from nbsvm.text.hashing import Hasher
 
     with cli_errors():
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
-        settings = hashing.settings(allow_auto=False)  # char_ngrams an int: 'auto' refused
-        hasher = Hasher(ngrams=ngrams, seed=settings.pop("hash_seed"), **settings)
+        settings = dict(hashing.settings(), ngrams=ngrams)  # char_ngrams None: auto
         t0 = time.perf_counter()
         if dask and weight_col:
             raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
-            lex = _count_on_dask(inputs, hasher, alpha, reading.reader(), dask)
+            lex = _count_on_dask(inputs, settings, alpha, reading.reader(), dask)
             docs = None
         else:
-            docs = reading.documents(inputs, weight_col=weight_col)
+            docs = reading.documents(inputs, weight_col=weight_col)  # its counts: --json
+            hasher, peeked = _hasher(settings, docs)  # the peeked documents, then the rest
             with ProgressReporter(quiet or json_out) as progress:
-                lex = build_lexicon(docs, hasher, alpha, callback=progress)
+                lex = build_lexicon(peeked, hasher, alpha, callback=progress)
+        hasher = lex.hasher
         elapsed = time.perf_counter() - t0
         if len(lex.classes_) < 2:  # a train --lexicon of it could only fail, later
             raise NBSVMError(
@@ -85,12 +90,27 @@ def lexicon_command(
         )
 
 
-def _count_on_dask(inputs, hasher, alpha: float | None, reader: dict, dask):
-    """``--scheduler / --dask-local``: the lexicon, counted by the workers' shards."""
+def _hasher(settings: dict, docs: Any) -> tuple[Hasher, Any]:
+    """The hasher of the settings, and the documents to read on; ``char_ngrams`` None
+    (auto) decided as ``nbsvm train`` decides it, from the first documents
+    (:meth:`NBSVMClassifier.read_text_defaults <nbsvm.NBSVMClassifier.read_text_defaults>`):
+    then ``train --lexicon`` hashes as ``train`` would (short texts: character 4-grams)."""
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
+    probe = NBSVMClassifier(**settings)
+    docs = probe.read_text_defaults(docs)
+    return probe.validate(), docs
+
+
+def _count_on_dask(inputs, settings: dict, alpha: float | None, reader: dict, dask):
+    """``--scheduler / --dask-local``: the lexicon, counted by the workers' shards (auto
+    character n-grams read from the first documents, on a worker)."""
     from nbsvm.workflows import distributed
 
     with dask.client() as client:
-        return distributed.lexicon(client, distributed.shards_of(inputs), hasher, alpha, reader)
+        shards = distributed.shards_of(inputs)
+        head = distributed.first_documents(client, shards, reader)
+        return distributed.lexicon(client, shards, _hasher(settings, head)[0], alpha, reader)
 
 
 def _json_summary(lex, hasher, alpha: float, docs, elapsed: float, output: str) -> dict:

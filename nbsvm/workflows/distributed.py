@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from distributed import Client
 
+    from nbsvm.io.document import Document
     from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.models.nbsvm import NBSVMClassifier
     from nbsvm.text.hashing import Hasher
@@ -144,6 +145,12 @@ def _tree_reduce(client, futures, merge):
     return futures[0]
 
 
+def first_documents(client: Client, shards: list[str], reader: dict) -> list[Document]:
+    """The corpus's first documents (what one machine's peek reads), read on a worker:
+    URL shards are fetched there."""
+    return client.submit(worker.first_documents, shards, reader, pure=False).result()
+
+
 def lexicon(
     client: Client,
     shards: list[str],
@@ -193,8 +200,8 @@ def fit(
         reader["empty_label"] = True
     # char_ngrams left to the data: the first documents decide, as on one machine
     head = []
-    if clf.char_ngrams is None and lexicon_ is None:  # read on a worker: URL shards there
-        head = client.submit(worker.first_documents, shards, reader, pure=False).result()
+    if clf.char_ngrams is None and lexicon_ is None:
+        head = first_documents(client, shards, reader)
     clf.read_text_defaults(head, lexicon_)
     hasher = clf.validate()
     t0 = time.perf_counter()
