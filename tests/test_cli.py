@@ -98,9 +98,8 @@ def test_lexicon_command(files):
     assert_ok(r)
     assert "documents: 11" in r.output
     assert "classes: neg (5), pos (6)" in r.output
+    assert "char_ngrams (from the data): 4" in r.output
     lex = NBLexicon.load(out)
-    ref = NBLexicon(Hasher(ngrams=2, n_bits=12, **NEW_TOKENIZER), alpha=0.5).fit(
-        [t for _, t in TRAIN], [l for l, _ in TRAIN])
     # --char-ngrams auto, as train decides it: character 4-grams on these short texts
     ref = NBLexicon(Hasher(ngrams=2, n_bits=12, char_ngrams=4, **NEW_TOKENIZER), alpha=0.5).fit(
         [t for _, t in TRAIN], [l for l, _ in TRAIN])

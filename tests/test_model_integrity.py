@@ -724,3 +724,19 @@ def test_labels_that_cannot_be_hashed_still_score():
     tags = [Tag(n) for n in ("p", "n", "p", "n", "p")]
     clf = NBSVMClassifier(n_bits=12).fit(X, tags)
     assert clf.score(X, tags) == 1.0
+
+
+def test_numpy_numbers_as_parameters_fit_save_and_load(tmp_path):
+    """np.int64(1) or np.float32(0.5) (a grid of np.arange) were refused; accepted, the
+    model must also save (json refused numpy numbers after the whole fit)."""
+    X = ["good great fine", "bad awful poor", "good nice", "bad dull"] * 10
+    y = ["pos", "neg", "pos", "neg"] * 10
+    clf = NBSVMClassifier(n_bits=12, alpha=np.int64(1), lam=np.float32(1e-4),
+                          eta0=np.float32(0.1), calibrate=None).fit(X, y)
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert (back.alpha, back.eta0) == (1, float(np.float32(0.1)))
+    assert np.array_equal(back.decision_function(X), clf.decision_function(X))
+    from fractions import Fraction
+    with pytest.raises(NBSVMError, match="alpha must be a positive number"):
+        NBSVMClassifier(alpha=Fraction(1, 2)).fit(X, y)

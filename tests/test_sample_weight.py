@@ -369,8 +369,12 @@ def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
     # train --lexicon takes the file's counts: weights given then reach the learner only,
     # which it did without a word
     done = nbsvm(["train", tmp_path / "w.jsonl", "--weight-col", "w", "--lexicon",
-                  tmp_path / "rep.npz", "-o", tmp_path / "m.npz", "-q"])
+                  tmp_path / "rep.npz", "-o", tmp_path / "m.npz"])
     assert "note: --weight-col weighs the learner's steps; the NB counts are those" in done.stderr
+    for lexicon, quiet in ((tmp_path / "w.npz", []), (tmp_path / "rep.npz", ["-q"])):
+        done = nbsvm(["train", tmp_path / "w.jsonl", "--weight-col", "w", "--lexicon",
+                      lexicon, "-o", tmp_path / "m.npz", *quiet])  # weighted, or quiet
+        assert "--weight-col weighs" not in done.stderr
 
 
 def test_auto_calibrate_and_early_stopping_take_weights():

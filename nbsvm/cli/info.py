@@ -212,9 +212,11 @@ def _describe_lexicon(info: dict, header: dict, arrays: dict) -> None:
     elif isinstance(counts, list):
         info["training"]["n_docs"] = sum(c for c in counts if _int(c) is not None)
     if n_bits is not None and isinstance(classes, list) and stored is not None:
-        # load keeps the counts as sparse pairs (a bucket and a count per class and stored
-        # bucket), never a dense table of 2**n_bits: 16.0 GB was said of a 7 KB file
-        sizes["memory_to_load"] = info["array_bytes"] + 8 * len(classes) * stored
+        # load keeps the counts as sparse pairs (an int64 key and an int32 count, float64
+        # when weighted, per class and stored bucket), never a dense table of 2**n_bits:
+        # 16.0 GB was said of a 7 KB file
+        pair = 16 if header.get("weighted") is True else 12
+        sizes["memory_to_load"] = info["array_bytes"] + pair * len(classes) * stored
 
 
 def _describe_learner(info: dict, header: dict, arrays: dict) -> None:

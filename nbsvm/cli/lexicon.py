@@ -84,6 +84,11 @@ def lexicon_command(
                 **({"weight": f"{lex.class_counts_.sum():g}"} if lex.weighted else {}),
                 "classes": ", ".join(f"{c} ({n})" for c, n in zip(lex.classes_, lex.class_counts_)),
                 "buckets seen": f"{lex.n_seen_:,} of {1 << hasher.n_bits:,}",
+                **(
+                    {"char_ngrams (from the data)": hasher.char_ngrams}
+                    if settings["char_ngrams"] is None
+                    else {}
+                ),
                 "lexicon seconds": f"{elapsed:.2f}",
                 "saved": output,
             }
@@ -109,7 +114,8 @@ def _count_on_dask(inputs, settings: dict, alpha: float | None, reader: dict, da
 
     with dask.client() as client:
         shards = distributed.shards_of(inputs)
-        head = distributed.first_documents(client, shards, reader)
+        auto = settings["char_ngrams"] is None
+        head = distributed.first_documents(client, shards, reader) if auto else []
         return distributed.lexicon(client, shards, _hasher(settings, head)[0], alpha, reader)
 
 

@@ -540,7 +540,7 @@ def _check_files(
 
 
 def _hashing(
-    *, ctx, lexicon, ngrams, hashing, alpha, weight_col, **_
+    *, ctx, lexicon, ngrams, hashing, alpha, weight_col, quiet, **_
 ) -> tuple[NBLexicon | None, dict]:
     """The --lexicon (None without one) and the hashing settings and smoothing: the
     options', or with --lexicon the lexicon's (its alpha unless --alpha is given)."""
@@ -549,13 +549,14 @@ def _hashing(
     lex = None
     settings = dict(ngrams=ngrams, **hashing.settings(), alpha=alpha)
     if lexicon is not None:
-        if weight_col:  # the counts are the file's: the weights reach the learner only
-            typer.echo(
+        lex = NBLexicon.load(lexicon)
+        if weight_col and not lex.weighted and not quiet:  # the file's counts are used:
+            typer.echo(  # the weights reach the learner only
                 "note: --weight-col weighs the learner's steps; the NB counts are those of "
-                "the --lexicon file (count it with --weight-col to weigh them)",
+                "the --lexicon file, counted without weights (count it with --weight-col "
+                "to weigh them)",
                 err=True,
             )
-        lex = NBLexicon.load(lexicon)
         h = lex.hasher
         _refuse_other_hashing(given_options(ctx), hashing, h, lexicon, ngrams)
         settings.update({name: getattr(h, name) for name in HASHER_SETTINGS}, hash_seed=h.seed)

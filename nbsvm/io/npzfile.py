@@ -82,6 +82,14 @@ class _Stream:
         self.write, self.flush = fh.write, fh.flush
 
 
+def _plain(value: object) -> object:
+    """A numpy number as the Python number JSON writes (a parameter given as
+    ``np.float32(0.5)``); anything else: not JSON, refused as json refuses it."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def _header_blob(header: dict, kind: str, digest) -> np.ndarray:
     """The ``__header__`` array: ``header`` with the kind, the format version and the
     checksum (``digest`` holds the arrays' part; the header's is added here). The header is
@@ -89,7 +97,7 @@ def _header_blob(header: dict, kind: str, digest) -> np.ndarray:
     become lists, number keys strings)."""
     full = dict(header, kind=kind, format_version=FORMAT_VERSION)
     full.pop("checksum", None)
-    full = json.loads(json.dumps(full, sort_keys=True))
+    full = json.loads(json.dumps(full, sort_keys=True, default=_plain))
     digest.update(b"|" + HEADER_KEY.encode() + b"|" + canonical_header(full))
     full["checksum"] = digest.hexdigest()
     return np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)

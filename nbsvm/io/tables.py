@@ -42,10 +42,13 @@ if TYPE_CHECKING:
     from nbsvm.io.document import PathOrFile
 
 #: Bytes of a table's start looked at before pandas reads it (a UTF-16/32 BOM, the fields
-#: of the first rows of a file without a header row).
+#: of the first rows of a file without a header row, whether lines end with CR only or
+#: with CRLF: :func:`_lf_source`).
 HEAD_BYTES = 1 << 16
 #: Suffixes pandas decompresses by itself: their first bytes are not text, so not looked at.
 OTHER_COMPRESSION = (".bz2", ".zip", ".xz", ".zst", ".tar")
+#: Archives pandas opens: their first bytes are the archive's header, not the table's.
+TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
 
 
 def read_table(
@@ -70,7 +73,9 @@ def read_table(
     stripped of surrounding white space. Row numbers in errors count the header as line 1
     and a quoted field's line breaks; blank lines, which pandas skips unseen, are not
     counted (kept as rows, they could not be told from rows of empty fields, which are
-    reported, and spaces-only lines would become rows). Invalid UTF-8 is replaced and
+    reported, and spaces-only lines would become rows). CRLF line ends read as LF (inside a
+    quoted field too: ``"a\r\nb"`` is ``a\nb``, the same white space to the tokenizer); a
+    lone CR stays in its field. Invalid UTF-8 is replaced and
     counted in ``stats`` (the rows whose text or label then holds U+FFFD are the documents
     counted), or with ``strict`` raises :class:`NBSVMError` naming the file and the line.
 
@@ -285,8 +290,9 @@ def _read_csv(
         skiprows=sorted(i - 1 for i in skipped) or None,
         # LF alone ends a row (CR in a file of CR-only line ends, by its ``head``): pandas' default
         # also ended one at a lone CR, which DataFrame.to_csv leaves unquoted inside a text
-        # ('dull\rthe end' became a row 'dull' and a document labelled 'the end'); the CR
-        # of CRLF is dropped after (_without_cr)
+        # ('dull\rthe end' became a row 'dull' and a document labelled 'the end'); CRLF
+        # reaches pandas as LF (_lf_source), or where it cannot, its CR is dropped after
+        # (_without_cr)
         lineterminator="\r" if _cr_only(head) else "\n",
     )
 
@@ -294,9 +300,9 @@ def _read_csv(
 def _without_cr(chunk):
     """The chunk with the CR of each row's CRLF line end dropped, and the rows of blank
     lines dropped as pandas drops them in LF files (their CR made them rows): for the
-    CRLF that reach pandas (:func:`_lf_source` passes UTF-16/32 and what pandas
-    decompresses as they are), where a blank line and a quoted empty field of one column
-    are the same row.
+    CRLF that reach pandas (:func:`_lf_source` passes UTF-16/32, what pandas decompresses
+    and a file whose first :data:`HEAD_BYTES` hold no CRLF as they are), where a blank line
+    and a quoted empty field of one column are the same row.
 
     The CR ends the last field the line has: the last column's, or in a line with fewer
     fields than the header an earlier one (the later ones are empty). A line of fewer
@@ -437,9 +443,9 @@ def _head(source, name: str) -> tuple[bytes, bool]:
     look at standard input or an open binary file gives without consuming it (none for
     other streams: they are read as they are)."""
     if source is name:
-        suffixes = [x.lower() for x in Path(name).suffixes]
-        if ".tar" in suffixes or (
-            name.lower().endswith(OTHER_COMPRESSION) and suffixes[-1] not in DECOMPRESS
+        lower = name.lower()
+        if lower.endswith(TAR_SUFFIXES) or (
+            lower.endswith(OTHER_COMPRESSION) and Path(lower).suffix not in DECOMPRESS
         ):  # .zip, .zst, .tar(.gz, .bz2, .xz): pandas' own (bz2 and xz are read here)
             return b"", False
         fh, _, _ = _open_binary(name)

@@ -10,7 +10,6 @@ against ``classes_[0]``); with more, one per class against the rest.
 from __future__ import annotations
 
 import mmap
-import numbers
 import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, cast
@@ -104,8 +103,8 @@ class NBLexicon:
             if not (
                 a is None
                 or (
-                    isinstance(a, numbers.Real)
-                    and not isinstance(a, (bool, np.bool_))
+                    isinstance(a, (int, float, np.integer, np.floating))
+                    and not isinstance(a, bool)
                     and 0 < a < float("inf")
                 )
             ):  # inf made NaN ratios, in a file that would not load
@@ -289,7 +288,9 @@ class NBLexicon:
         return self
 
     def fit(self, texts: Iterable[str], labels: Iterable[Any]) -> NBLexicon:
-        """Count ``texts`` afresh (:meth:`partial_fit` of an empty lexicon)."""
+        """Count ``texts`` afresh (:meth:`partial_fit` of an empty lexicon; input refused
+        leaves the counts as they were)."""
+        texts, labels = texts_and_labels(texts, labels, "text", "label")
         for attr in ("_labels", "_store", "_mm", "_pairs", "_docs_store"):
             self.__dict__.pop(attr, None)
         self.corpus_ = None

@@ -5,7 +5,6 @@ and the checks that say which values are allowed."""
 from __future__ import annotations
 
 import itertools
-import numbers
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -240,9 +239,9 @@ def _check_choices(model: NBSVMClassifier) -> None:
 
 
 def _real(v: object) -> bool:
-    """A real number, numpy's too (``np.float32(0.5)``, ``np.int64(1)``: what a grid of
-    ``np.arange`` holds), not a bool."""
-    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+    """A number, numpy's too (``np.float32(0.5)``, ``np.int64(1)``: what a grid of
+    ``np.arange`` holds; the model file writes them as Python numbers), not a bool."""
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
 def _check_numbers(model: NBSVMClassifier) -> None:
