@@ -341,3 +341,22 @@ def test_train_with_a_lexicon_reads_the_data_defaults_from_the_data_it_counted(t
     npzfile.save_npz(tmp_path / "bad.npz", "lexicon", header, arrays)
     with pytest.raises(NBSVMError, match="corrupted lexicon file: corpus must hold three counts"):
         NBLexicon.load(tmp_path / "bad.npz")
+
+
+def test_a_lexicons_default_alpha_is_resolved_by_the_model_that_trains_on_it(tmp_path):
+    """The file recorded the alpha of its classes as counted: label-set keys for
+    multi-label (two keys: 1.0), so train --multilabel --lexicon took 1.0 where train alone
+    takes the multi-label 0.5; a given --alpha is kept."""
+    data = tmp_path / "ml.txt"
+    data.write_text("food\tapple pie\nfood,health\tsalad greens\nfood\tcake sugar\n"
+                    "food,health\tkale juice\nfood\tbread butter\nfood,health\toats berries\n")
+    run = CliRunner().invoke
+    for alpha, want in (([], 0.5), (["--alpha", "0.25"], 0.25)):
+        assert run(app, ["lexicon", str(data), "-o", str(tmp_path / "l.npz"), "--n-bits", "12",
+                         *alpha]).exit_code == 0
+        assert run(app, ["train", str(data), "--multilabel", "--lexicon", str(tmp_path / "l.npz"),
+                         "-o", str(tmp_path / "b.npz"), "-q"]).exit_code == 0
+        assert NBSVMClassifier.load(tmp_path / "b.npz").setting("alpha") == want
+    assert run(app, ["train", str(data), "--multilabel", "--n-bits", "12",
+                     "-o", str(tmp_path / "c.npz"), "-q"]).exit_code == 0
+    assert NBSVMClassifier.load(tmp_path / "c.npz").setting("alpha") == 0.5

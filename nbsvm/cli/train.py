@@ -560,8 +560,8 @@ def _hashing(
         h = lex.hasher
         _refuse_other_hashing(given_options(ctx), hashing, h, lexicon, ngrams)
         settings.update({name: getattr(h, name) for name in HASHER_SETTINGS}, hash_seed=h.seed)
-        if alpha is None:
-            settings["alpha"] = lex.alpha
+        if alpha is None and not lex.alpha_default_:
+            settings["alpha"] = lex.alpha  # given when it was counted: kept
     return lex, settings
 
 

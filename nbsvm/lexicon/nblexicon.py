@@ -92,6 +92,8 @@ class NBLexicon:
         #: documents, n-grams and median n-grams per document of the data counted
         #: (:func:`~nbsvm.lexicon.build.build_lexicon`): train --lexicon's data defaults
         self.corpus_: dict | None = None
+        #: a loaded file's alpha was the default of its classes, not a given one
+        self.alpha_default_ = False
 
     # -- counting -------------------------------------------------------------------------
     def _init_state(self, store: np.ndarray | None = None, mm: mmap.mmap | None = None):
@@ -421,6 +423,9 @@ class NBLexicon:
         return dict(
             hasher=self.hasher.settings(),
             alpha=self.smoothing(),
+            # whether alpha was given or is the default of the classes counted (keys of
+            # label sets, for multi-label): a model trained on the lexicon resolves its own
+            alpha_given=self.alpha is not None and not self.alpha_default_,
             classes=self.classes_,
             class_counts=self.class_counts_.tolist(),
             **({"weighted": True, "n_docs": self.n_docs_} if self.weighted else {}),
@@ -517,6 +522,8 @@ class NBLexicon:
         df_pair = (buckets, df) if weighted and df is not None else None
         lexicon = cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)
         lexicon.corpus_ = _file_corpus(header, path)
+        # files of earlier versions: as given (the alpha they were trained with)
+        lexicon.alpha_default_ = header.get("alpha_given", True) is False
         return lexicon
 
 
