@@ -334,3 +334,39 @@ def test_the_index_limit_counts_from_the_files_base(tmp_path):
             "1,048,575 (svmlight indices must fit 2**n_bits columns, counting from 0)") \
         in r.stderr
     assert learn(zero, "--n-bits", "21").returncode == 0
+
+
+def test_reader_defects_found_by_a_review(tmp_path):
+    """Each of these read silently wrong, or ended in a traceback."""
+    import gzip
+    good = "".join(f"{lab}\t{text}\n" for lab, text in rows(4))
+    # a .csv.gz / .jsonl.gz was read as label<TAB>text lines (predict scored the raw CSV)
+    (tmp_path / "t.csv.gz").write_bytes(gzip.compress(b"label,text\npos,good fun\nneg,bad\n"))
+    (tmp_path / "t.jsonl.gz").write_bytes(gzip.compress(b'{"label": "pos", "text": "good"}\n'))
+    assert [(d.label, d.text) for d in read_inputs([tmp_path / "t.csv.gz"])] == [
+        ("pos", "good fun"), ("neg", "bad")]
+    assert [(d.label, d.text) for d in read_inputs([tmp_path / "t.jsonl.gz"])] == [("pos", "good")]
+    # train --format plain-lines: TypeError from the class order of None
+    (tmp_path / "l.txt").write_text(good)
+    r = run("train", tmp_path / "l.txt", "--format", "plain-lines", "-o", tmp_path / "p.npz")
+    assert r.returncode == 2 and "a document has no label" in r.stderr, r.stderr
+    # a label<TAB>text header after a blank line became a document of class 'label'
+    (tmp_path / "h.txt").write_text("\nlabel\ttext\n" + good)
+    stats = ReadStats()
+    assert {d.label for d in read_inputs([tmp_path / "h.txt"], stats=stats)} == {"pos", "neg"}
+    assert any("h.txt:2: skipped a header line" in n for n in stats.notes)
+    # a UTF-8 BOM read as latin-1 made a class 'ï»¿pos'
+    (tmp_path / "b.txt").write_bytes(b"\xef\xbb\xbf" + good.encode())
+    assert {d.label for d in read_inputs([tmp_path / "b.txt"], encoding="latin-1")} == {
+        "pos", "neg"}
+    # a TSV review opening with a quote swallowed the next row, label and all
+    (tmp_path / "q.tsv").write_text('text\tlabel\n"Wow a film\tpos\nawful, "so" bad\tneg\n'
+                                    "nice\tpos\nterrible\tneg\n")
+    with pytest.raises(NBSVMError, match=r"q.tsv:2: a field holds a TAB"):
+        list(read_inputs([tmp_path / "q.tsv"], fmt="tsv"))
+    # predict of a CSV whose label column is empty on some rows: those are unlabelled
+    model = train(tmp_path / "l.txt", tmp_path / "m.npz")
+    (tmp_path / "pl.csv").write_text("label,text\npos,great fun 1\n,loved every minute 2\n")
+    r = run("predict", tmp_path / "pl.csv", "-m", model, "-q")
+    assert r.returncode == 0, r.stderr
+    assert predictions(r.stdout)["true_label"].tolist() == ["pos", ""]

@@ -436,6 +436,8 @@ def iter_lines(
         lines, encoding = _byte_lines(fh, name, encoding)
         for raw in lines:
             lineno += 1
+            if lineno == 1:  # a UTF-8 BOM, whatever ``encoding`` says (latin-1: 'ï»¿pos')
+                raw = raw.removeprefix(codecs.BOM_UTF8)
             try:
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:

@@ -8,6 +8,7 @@ and invalid bytes are handled as in :func:`nbsvm.io.decoding.iter_lines`.
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -117,7 +118,9 @@ def _header_names_them(fields: list[str], label_col, text_col) -> bool:
     return label_ok and text_ok
 
 
-def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) -> bool:
+def _skip_header(
+    line: str, name: str, label_col, text_col, stats: ReadStats, lineno: int = 1
+) -> bool:
     """Whether the first line ``line`` is a header to skip; a header of other columns than
     ``label<TAB>text`` is an error saying how to read the file as a table."""
     fields = header_columns(line, label_col, text_col)
@@ -130,10 +133,10 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
                 named_columns(label_col, text_col),
                 f"labeled lines whose header names the columns {fields[0]!r} and {fields[1]!r}",
                 name,
-                1,
+                lineno,
             )
         stats.note(
-            f"{name}:1: skipped a header line ({' / '.join(fields)}: column names, not a document)"
+            f"{name}:{lineno}: skipped a header line ({' / '.join(fields)}: column names, not a document)"
         )
         return True
     raise NBSVMError(
@@ -141,7 +144,7 @@ def _skip_header(line: str, name: str, label_col, text_col, stats: ReadStats) ->
         "read the file as a table with --format tsv (--label-col and --text-col "
         "choose the columns)",
         path=name,
-        line=1,
+        line=lineno,
     )
 
 
@@ -153,11 +156,10 @@ def _first_line_is_header(
     are not split into label and text. Column options that no header names are refused:
     they would be ignored."""
     label_col, text_col, label_sep = columns
-    if (
+    if (  # (after blank lines too: it was trained as a document of class 'label')
         label_sep == "\t"
-        and lineno == 1
         and "\t" in line
-        and _skip_header(line, name, label_col, text_col, stats)
+        and _skip_header(line, name, label_col, text_col, stats, lineno)
     ):
         return True
     refuse_named_columns(
@@ -224,6 +226,8 @@ def read_lines(
     try:
         lines, encoding = _byte_lines(fh, name, encoding)
         for lineno, raw in enumerate(lines, 1):
+            if lineno == 1:  # a UTF-8 BOM, whatever --encoding says (latin-1: 'ï»¿pos')
+                raw = raw.removeprefix(codecs.BOM_UTF8)
             try:
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:

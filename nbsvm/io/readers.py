@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.blitzer import has_reviews, read_review_inputs
-from nbsvm.io.decoding import ReadStats, check_encoding
+from nbsvm.io.decoding import DECOMPRESS, ReadStats, check_encoding
 from nbsvm.io.document import STDIN, Document, _name
 from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.folders import read_aclimdb
@@ -72,13 +72,16 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     """``blitzer`` for ``.review`` files and folders holding them, ``folders`` for another
     folder, ``csv`` for ``.csv``, ``jsonl`` for ``.jsonl`` and
     ``.ndjson``, ``parquet`` for ``.parquet``, else ``labeled-lines``
-    (label<TAB>text; also for ``"-"``, standard input)."""
+    (label<TAB>text; also for ``"-"``, standard input); the suffix under a compression's
+    (``.csv.gz`` is ``csv``)."""
     if isinstance(path, str) and path == STDIN:
         return "labeled-lines"
     p = Path(path)
     if p.is_dir():
         return "blitzer" if has_reviews(p) else "folders"
     suffix = p.suffix.lower()
+    if suffix in DECOMPRESS:  # reviews.csv.gz: the format under the compression
+        suffix = Path(p.stem).suffix.lower()
     if suffix == ".review":
         return "blitzer"
     if suffix == ".csv":

@@ -130,13 +130,13 @@ def read_table(
                 for text, label, weight, extra in zip(texts, labels, weights, breaks):
                     row = lines.next(extra)
                     if label is not None:
-                        label = label.strip()
-                        if not label and not empty_label:
+                        label = label.strip() or (None if label_optional else "")
+                        if label == "" and not empty_label:  # predict: unlabelled (None)
                             stats.bad(_empty_label(label_col, positional), name, row)
                             continue
-                    w, problem = (1.0, None) if weight_col is None else weight_of(weight)
+                    w, problem = _row_problem(text, label, weight, weight_col, positional, sep)
                     if problem is not None:
-                        stats.bad(f"{_named(weight_col, positional)}: {problem}", name, row)
+                        stats.bad(problem, name, row)
                         continue
                     yield Document(label, text, name, row, w)
     except pd.errors.EmptyDataError:
@@ -415,6 +415,24 @@ def _count_replaced(before: int, texts: list[str], labels: list, stats: ReadStat
                 ),
             )
     return before
+
+
+def _row_problem(
+    text: str, label: str | None, weight, weight_col, positional: bool, sep: str
+) -> tuple[float, str | None]:
+    """``(the row's weight, what is wrong with it or None)``: a weight that is not a
+    finite number >= 0; in a TSV table, a TAB inside a field, which only a quote opened
+    in one field and closed in a later one puts there (TSV has no quoting: a review
+    starting with '"' swallowed the rows after it, labels and all, without a word)."""
+    if sep == "\t" and ("\t" in text or (label is not None and "\t" in label)):
+        return 1.0, (
+            'a field holds a TAB: a quote (") opened a field and closed in a later one. '
+            "TSV has no quoting: write the texts without an opening quote, or as CSV"
+        )
+    if weight_col is None:
+        return 1.0, None
+    w, problem = weight_of(weight)
+    return w, None if problem is None else f"{_named(weight_col, positional)}: {problem}"
 
 
 def _empty_label(label_col, positional: bool) -> str:

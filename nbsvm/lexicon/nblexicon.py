@@ -194,6 +194,11 @@ class NBLexicon:
         try:
             return self._labels.index(label)
         except ValueError:
+            if label is None:  # an unlabelled document (plain lines) reached the counting
+                raise NBSVMError(
+                    "a document has no label: training reads labelled documents "
+                    "(--format plain-lines reads text only, for predict)"
+                ) from None
             k = len(self._labels)
             if k == 2 and self._pairs is None:
                 self._to_pairs()
@@ -521,10 +526,15 @@ class NBLexicon:
         by_label = {c: (n, buckets, row) for c, n, row in zip(classes, docs, counts)}
         df_pair = (buckets, df) if weighted and df is not None else None
         lexicon = cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)
-        lexicon.corpus_ = _file_corpus(header, path)
-        # files of earlier versions: as given (the alpha they were trained with)
-        lexicon.alpha_default_ = header.get("alpha_given", True) is False
-        return lexicon
+        return _with_records(lexicon, header, path)
+
+
+def _with_records(lexicon: NBLexicon, header: dict, path: str | os.PathLike[str]) -> NBLexicon:
+    """``lexicon`` with what its file records beside the counts: the corpus counted, and
+    whether its alpha was given (files of earlier versions: as given)."""
+    lexicon.corpus_ = _file_corpus(header, path)
+    lexicon.alpha_default_ = header.get("alpha_given", True) is False
+    return lexicon
 
 
 def _file_corpus(header: dict, path: str | os.PathLike[str]) -> dict | None:

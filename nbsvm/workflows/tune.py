@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -214,10 +214,7 @@ def tune(
     for c in cands:  # refuse impossible settings before reading anything
         NBSVMClassifier(**dict(base, **c)).validate()
     orders = sorted({c.get("ngrams", base.get("ngrams", DEFAULTS["ngrams"])) for c in cands})
-    docs = (
-        d if isinstance(d, Document) else Document(str(d[1]), d[0], "<tune>", i + 1)
-        for i, d in enumerate(docs)
-    )
+    docs = (_labelled(d, i) for i, d in enumerate(docs))
     root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
@@ -236,6 +233,20 @@ def tune(
     return TuneResult(
         table, best, time.perf_counter() - t0, n_trainings, split, chosen, reason, se, groups
     )
+
+
+def _labelled(d: Any, i: int) -> Document:
+    """A document to tune on, refused without a label (plain lines: it became class
+    None)."""
+    doc = d if isinstance(d, Document) else Document(str(d[1]), d[0], "<tune>", i + 1)
+    if doc.label is None:
+        raise NBSVMError(
+            "document has no label: tune reads labelled documents (--format plain-lines "
+            "reads text only, for predict)",
+            path=doc.source,
+            line=doc.line,
+        )
+    return doc
 
 
 def _refuse_one_class_parts(pairs: list) -> None:
