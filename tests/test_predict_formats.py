@@ -191,6 +191,22 @@ def test_true_labels_first_met_after_the_first_batch_are_named_in_a_note(model, 
     assert "left out" not in r.stderr
 
 
+def test_parquet_types_a_column_the_first_group_leaves_empty(model, tmp_path, monkeypatch):
+    """--top-k 1 --threshold T left top1_label empty in the whole first row group: pyarrow
+    typed it null and the next group raised 'Unsupported cast from large_string to null';
+    the whole output was lost."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    monkeypatch.setattr(predict_cli, "ROW_GROUP_ROWS", 512)
+    texts = tmp_path / "t.txt"
+    texts.write_text("zzz\n" * 600 + "great fun loved\n" * 30, encoding="utf-8")
+    out = tmp_path / "p.parquet"
+    ok(run("predict", texts, "-m", model, "-o", out, "--top-k", "1", "--threshold", "0.9",
+           "--format", "plain-lines", "-q"))
+    back = pq.read_table(out).to_pandas()
+    assert len(back) == 630 and back["top1_label"].iloc[:512].isna().all()
+    assert back["top1_label"].iloc[-1] == "pos"
+
+
 def test_a_later_batch_without_true_labels_keeps_the_columns(model, tmp_path):
     """The first table decides the columns: a label<TAB>text file of exactly one batch
     (512 rows), then a CSV without a label column (a second table without true_label)

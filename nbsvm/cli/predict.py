@@ -242,6 +242,13 @@ class _ParquetSink(_Sink):
         self.pending, self.n_pending = [], 0
         if self.writer is None:
             table = self.pa.Table.from_pandas(frame, preserve_index=False)
+            # a column empty in the first group (a top-k label below --threshold, a true
+            # label) has no type yet: text, or every later group failed to cast to it
+            pa = self.pa
+            schema = pa.schema(
+                [f.with_type(pa.string()) if pa.types.is_null(f.type) else f for f in table.schema]
+            )
+            table = table.cast(schema)
             self.writer = self.pa.parquet.ParquetWriter(str(self.path), table.schema)
         else:
             table = self.pa.Table.from_pandas(
