@@ -499,3 +499,21 @@ def test_a_watched_file_that_does_not_load_is_named_once_and_not_loaded_again(
         os.utime(path, ns=(time.time_ns() + 10**9,) * 2)           # another stamp for sure
         health = client.get("/health").json()
         assert health["models"] == {"m": 2} and "not_reloaded" not in health
+
+
+def test_a_multilabel_tie_names_the_best_label_as_top_k_does(monkeypatch):
+    """Probabilities flat beyond a margin tie: the answer's score and probability described
+    the first tied label while its top-1 (and /explain) named the higher-scored one."""
+    from nbsvm import NBSVMClassifier
+    from nbsvm.datasets import fixture
+    from nbsvm.serve.scoring import predictions
+    rows = [line.rstrip("\n").split("\t", 1) for line in open(fixture("tags.txt"))]
+    model = NBSVMClassifier(multilabel=True, n_bits=12).fit(
+        [t for _, t in rows], [c.split(",") for c, _ in rows])
+    raw = np.array([[1.467, -2.369, 1.506, -3.0]])
+    monkeypatch.setattr(model, "decision_function", lambda texts: raw)
+    values, kind = model.class_values(raw)
+    assert kind == "probability" and values[0, 0] == values[0, 2] == 1.0  # a tie, really
+    row = predictions(model, ["x"], top_k=1)[0]
+    assert row["top"][0]["label"] == model.class_names_[2]
+    assert row["score"] == pytest.approx(1.506)

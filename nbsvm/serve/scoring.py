@@ -10,7 +10,7 @@ probabilities), ``probabilities`` (every class's) and, with ``top_k`` or ``thres
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -53,6 +53,9 @@ def predictions(
     code_of = {c: k for k, c in enumerate(classes)}
     labels = model.labels_of(raw) if not model.multilabel else None
     mask = model.label_mask(raw) if model.multilabel else None
+    # multi-label: the best label as top-k and explain name it (a tie of probabilities goes
+    # to the higher score, not to the first class)
+    firsts = model.top_k_of(raw, 1)[0][:, 0] if model.multilabel else None
     out = []
     for i in range(len(texts)):
         row: dict[str, Any]
@@ -63,7 +66,7 @@ def predictions(
                 else [k for k in range(len(classes)) if mask[i, k]]
             )
             row = {"label": [classes[k] for k in chosen]}
-            best = int(np.argmax(values[i] if kind == "probability" else scores[i]))
+            best = int(cast("np.ndarray", firsts)[i])
         else:
             assert labels is not None  # one label per document: labels_of gave them
             row = {"label": labels[i]}
