@@ -517,3 +517,26 @@ def test_a_multilabel_tie_names_the_best_label_as_top_k_does(monkeypatch):
     row = predictions(model, ["x"], top_k=1)[0]
     assert row["top"][0]["label"] == model.class_names_[2]
     assert row["score"] == pytest.approx(1.506)
+
+
+def test_a_lone_surrogate_scores_the_same_through_every_path(tmp_path):
+    """The server read "\\ud800" as U+FFFD, the Python API and a JSON lines file kept the
+    surrogate, which hashed into other buckets: three paths, two scores. A label holding
+    one broke every output file (UnicodeEncodeError)."""
+    from starlette.testclient import TestClient
+
+    from nbsvm import NBSVMClassifier
+    from nbsvm.io.readers import read_inputs
+    from nbsvm.serve.app import create_app
+    X = ["bad \ud800 film", "good fun", "awful plot", "great cast"] * 3
+    model = NBSVMClassifier(n_bits=12).fit(X, ["s\ud800", "pos", "s\ud800", "pos"] * 3)
+    assert model.classes_ == ["pos", "s\ufffd"]
+    model.save(tmp_path / "m.npz")
+    (tmp_path / "t.jsonl").write_text('{"text": "bad \\ud800 film"}\n')
+    [doc] = read_inputs([tmp_path / "t.jsonl"], labeled=False)
+    api = model.decision_function(["bad \ud800 film"])[0]
+    assert doc.text == "bad \ufffd film" and model.decision_function([doc.text])[0] == api
+    client = TestClient(create_app({"m": str(tmp_path / "m.npz")}, allowed_hosts=["testserver"]))
+    answer = client.post("/predict", content=b'{"text": "bad \\ud800 film"}',
+                         headers={"content-type": "application/json"}).json()
+    assert answer["predictions"][0]["score"] == pytest.approx(abs(api), abs=1e-12)

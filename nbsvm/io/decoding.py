@@ -459,3 +459,15 @@ def iter_lines(
     finally:
         if close:
             fh.close()
+
+
+def valid_unicode(text: str) -> str:
+    """JSON (and a Python string) may hold lone surrogates (``"\\ud800"``) that no UTF-8
+    text holds: they become U+FFFD, as undecodable bytes do where files are read, so that
+    a text scores the same through the server, a JSON lines file and the Python API (and a
+    label never breaks an output file)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.decoding import valid_unicode
 from nbsvm.io.document import MAX_WEIGHT, WEIGHTS_ARE
 from nbsvm.io.formats import COLUMN_SEPARATOR
 
@@ -71,6 +72,7 @@ def texts_and_labels(
     for i, t in enumerate(texts):
         if not isinstance(t, str):
             raise NBSVMError(f"X[{i}] is {type(t).__name__}, not a text")
+    texts = [valid_unicode(t) for t in texts]  # lone surrogates: U+FFFD, as the server
     if y is None:
         return texts, None
     if multilabel:
@@ -80,6 +82,7 @@ def texts_and_labels(
         raise NBSVMError(f"X has {len(texts)} documents but y has {len(labels)} labels")
     if not multilabel:
         labels = one_label_each(labels)
+    labels = [valid_unicode(v) if isinstance(v, str) else v for v in labels]
     check_labels(labels)
     return texts, labels
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import ReadStats
+from nbsvm.io.decoding import ReadStats, valid_unicode
 from nbsvm.io.document import Document, weight_of
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns, read_text_lines
@@ -180,8 +180,12 @@ def read_jsonl(
             )
             continue
         found = fields.document(record, doc.source, doc.line)
-        if found is not None:
-            yield found
+        if found is not None:  # JSON's lone surrogates ("\ud800"): U+FFFD, as the server
+            label = found.label
+            yield found._replace(
+                text=valid_unicode(found.text),
+                label=valid_unicode(label) if isinstance(label, str) else label,
+            )
 
 
 def read_parquet(

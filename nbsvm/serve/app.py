@@ -32,6 +32,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
+from nbsvm.io.decoding import valid_unicode
 from nbsvm.serve.learn_routes import LearnState, add_learn_routes, start_learning
 from nbsvm.serve.limits import (
     BODY_KEY,
@@ -44,7 +45,7 @@ from nbsvm.serve.limits import (
     json_error,
 )
 from nbsvm.serve.registry import ModelRegistry, reload_failure
-from nbsvm.serve.scoring import describe, explanation, predictions, valid_unicode
+from nbsvm.serve.scoring import describe, explanation, predictions
 
 if TYPE_CHECKING:
     from starlette.routing import Route

@@ -29,12 +29,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.decoding import valid_unicode
 from nbsvm.io.labels import label_set
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.models import history
 from nbsvm.models.partial import check_learnable, partial_fit
 from nbsvm.serve.journal import Journal, file_sha256, initial_path, journal_path
-from nbsvm.serve.scoring import valid_unicode
 
 if TYPE_CHECKING:
     from nbsvm.models.nbsvm import NBSVMClassifier

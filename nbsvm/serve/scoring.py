@@ -19,16 +19,6 @@ if TYPE_CHECKING:
     from nbsvm.serve.registry import Served
 
 
-def valid_unicode(text: str) -> str:
-    """JSON may spell lone surrogates (``"\\ud800"``) that no UTF-8 text holds: they become
-    U+FFFD, as undecodable bytes do where the CLI reads files."""
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
 def predictions(
     model: NBSVMClassifier,
     texts: list[str],
