@@ -229,3 +229,17 @@ def test_a_later_batch_without_true_labels_keeps_the_columns(model, tmp_path):
         # CSV rows are numbered by their line in the file (the header is line 1)
         assert tail["source"].tolist() == [str(plain)] * 2 and tail["line"].tolist() == [2, 3]
         assert set(tail["label"]) <= {"pos", "neg"}
+
+
+def test_a_file_name_that_is_not_utf8_is_written_escaped(model, tmp_path):
+    """predict -o of a file named with a byte 0xff raised UnicodeEncodeError (no output);
+    to standard output it wrote the raw byte, not UTF-8."""
+    import os
+    name = os.fsdecode(b"bad\xffname.txt")
+    path = tmp_path / name
+    path.write_text("great fun\nawful plot\n", encoding="utf-8")
+    for fmt in ("csv", "jsonl"):
+        out = tmp_path / f"p.{fmt}"
+        ok(run("predict", path, "-m", model, "-o", out, "-q"))
+        text = out.read_bytes().decode("utf-8")  # valid UTF-8 throughout
+        assert "bad\\xffname.txt" in text and text.count("bad") == 2

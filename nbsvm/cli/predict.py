@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from json.encoder import encode_basestring
 from pathlib import Path
@@ -84,6 +85,27 @@ def _columns(frame) -> dict:
                 column = np.empty(len(values), dtype=object)
                 column[:] = values
             out[name] = column
+    if "source" in out:  # a file name of bytes not UTF-8 (kept by Python as surrogates)
+        out["source"] = _printable(out["source"])
+    return out
+
+
+def _printable(sources):
+    """File names as text an output file can hold: a name whose bytes are not UTF-8 shows
+    them escaped (``bad\\xffname.txt``), where writing it raised UnicodeEncodeError."""
+    import numpy as np
+
+    names = {}
+    for name in dict.fromkeys(sources.tolist()):  # a few distinct names per table
+        try:
+            name.encode("utf-8")
+            names[name] = name
+        except (UnicodeEncodeError, AttributeError):
+            names[name] = os.fsencode(name).decode("utf-8", "backslashreplace")
+    if all(k is v for k, v in names.items()):
+        return sources
+    out = np.empty(len(sources), dtype=object)
+    out[:] = [names[s] for s in sources.tolist()]
     return out
 
 
