@@ -540,3 +540,22 @@ def test_a_lone_surrogate_scores_the_same_through_every_path(tmp_path):
     answer = client.post("/predict", content=b'{"text": "bad \\ud800 film"}',
                          headers={"content-type": "application/json"}).json()
     assert answer["predictions"][0]["score"] == pytest.approx(abs(api), abs=1e-12)
+
+
+def test_a_path_and_a_body_naming_two_models_is_422(tmp_path):
+    """POST /models/a/predict with "model": "b" answered with a, silently."""
+    from starlette.testclient import TestClient
+
+    from nbsvm import NBSVMClassifier
+    from nbsvm.serve.app import create_app
+    X, y = ["good fun", "bad dull"] * 4, ["pos", "neg"] * 4
+    NBSVMClassifier(n_bits=10).fit(X, y).save(tmp_path / "a.npz")
+    NBSVMClassifier(n_bits=10).fit(X, y).save(tmp_path / "b.npz")
+    client = TestClient(create_app({"a": str(tmp_path / "a.npz"), "b": str(tmp_path / "b.npz")},
+                                   allowed_hosts=["testserver"]))
+    r = client.post("/models/a/predict", json={"text": "good", "model": "b"})
+    assert r.status_code == 422 and "names model 'a' and the body 'b'" in r.text
+    assert client.post("/models/a/predict", json={"text": "good", "model": "a"}).status_code == 200
+    from nbsvm import NBSVMError
+    with pytest.raises(NBSVMError, match="no documents to score"):  # was nan and a warning
+        NBSVMClassifier.load(tmp_path / "a.npz").score([], [])

@@ -391,6 +391,8 @@ def score(
     texts, labels = texts_and_labels(
         X, y, text_col, label_col, model.multilabel, columns=getattr(model, "classes_", None)
     )
+    if not texts:  # the mean of nothing: nan and a numpy warning, where evaluate refuses
+        raise NBSVMError("no documents to score")
     predicted = labels_of(model, decision_function(model, texts))
     names = model.names_of(labels)
     return float(np.mean(predicted == np.asarray(names, dtype=object)))

@@ -380,6 +380,10 @@ def _add_scoring_routes(
     """``POST /predict`` and ``/models/{name}/predict``."""
 
     async def predict_with(name, req: PredictRequest):
+        if name is not None and req.model is not None and req.model != name:
+            raise HTTPException(  # one was used, the other ignored, without a word
+                422, f"the path names model {name!r} and the body {req.model!r}: name one"
+            )
         s = served(name if name is not None else req.model)
         texts = [req.text] if req.text is not None else req.texts
         assert texts is not None  # PredictRequest's validator asks for text or texts
