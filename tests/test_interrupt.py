@@ -16,7 +16,9 @@ NBSVM = Path(sys.executable).parent / "nbsvm"
 
 
 @pytest.mark.skipif(not NBSVM.exists(), reason=f"console script not found at {NBSVM}")
-@pytest.mark.parametrize("with_lexicon", [False, True], ids=["one-pass", "lexicon"])
+@pytest.mark.parametrize("with_lexicon", [
+    False, pytest.param(True, marks=pytest.mark.slow)],  # make test-slow: the same handler
+    ids=["one-pass", "lexicon"])
 def test_sigint_during_training_keeps_previous_model(tmp_path, with_lexicon):
     data = tmp_path / "big.txt"
     write_long_corpus(data)

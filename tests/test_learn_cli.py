@@ -604,33 +604,27 @@ def test_eval_counts_labels_the_model_does_not_know_as_errors(tmp_path):
 
 def test_predict_and_eval_of_a_learn_model_read_standard_input(tmp_path):
     """predict - and eval - of a learn model said 'cannot tell from standard input whether
-    its lines start with a label'; its first line is looked at in the buffer."""
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    nbsvm = str(Path(sys.executable).parent / "nbsvm")
+    its lines start with a label'; its first line is looked at in the buffer (in process:
+    the runner's standard input is a file in memory)."""
     train = tmp_path / "t.svm"
     rows = [f"{'1' if i % 2 else '-1'} 1:{i % 2} 2:{1 - i % 2}" for i in range(20)]
     train.write_text("\n".join(rows) + "\n")
     model = tmp_path / "m.npz"
     assert_ok(run("learn", train, "-o", model, "-q"))
-    want = subprocess.run([nbsvm, "predict", str(train), "-m", str(model), "-q"],
-                          capture_output=True, text=True, timeout=60).stdout
-    got = subprocess.run([nbsvm, "predict", "-", "-m", str(model), "-q"], input=train.read_text(),
-                         capture_output=True, text=True, timeout=60)
-    assert got.returncode == 0, got.stderr
-    assert got.stdout == want.replace(str(train), "<stdin>") and "true_label" in got.stdout
-    bare = subprocess.run([nbsvm, "predict", "-", "-m", str(model), "-q"],
-                          input="".join(r.split(" ", 1)[1] + "\n" for r in rows),
-                          capture_output=True, text=True, timeout=60)
-    assert bare.returncode == 0 and "true_label" not in bare.stdout, bare.stderr
-    ev = subprocess.run([nbsvm, "eval", "-", "-m", str(model), "--json"], input=train.read_text(),
-                        capture_output=True, text=True, timeout=60)
-    assert json.loads(ev.stdout)["n_docs"] == 20
+
+    def piped(args, text):
+        r = runner.invoke(app, [str(a) for a in args], input=text.encode())
+        assert r.exit_code == 0, r.output
+        return r.stdout
+
+    want = piped(["predict", train, "-m", model, "-q"], "")
+    got = piped(["predict", "-", "-m", model, "-q"], train.read_text())
+    assert got == want.replace(str(train), "<stdin>") and "true_label" in got
+    bare = piped(["predict", "-", "-m", model, "-q"],
+                 "".join(r.split(" ", 1)[1] + "\n" for r in rows))
+    assert "true_label" not in bare
+    assert json.loads(piped(["eval", "-", "-m", model, "--json"], train.read_text()))["n_docs"] == 20
     # comment lines are skipped as in a file: the first example decides
     commented = "# features only\n\n" + "".join(r.split(" ", 1)[1] + "\n" for r in rows)
-    r = subprocess.run([nbsvm, "predict", "-", "-m", str(model), "-q"], input=commented,
-                       capture_output=True, text=True, timeout=60)
-    assert r.returncode == 0 and "true_label" not in r.stdout, r.stderr
-    assert len(r.stdout.splitlines()) == 21
+    out = piped(["predict", "-", "-m", model, "-q"], commented)
+    assert "true_label" not in out and len(out.splitlines()) == 21

@@ -188,6 +188,7 @@ def average_vs_last(make, noise=0.2, seeds=(0, 1, 2)):
     return np.array(results)
 
 
+@pytest.mark.slow  # make test-slow: MIRA's averaging is checked against the slow reference
 def test_mira_average_beats_last_iterate_on_noisy_blitzer():
     clean = average_vs_last(lambda seed: MIRA(epochs=3, seed=seed), noise=0.0)
     noisy = average_vs_last(lambda seed: MIRA(epochs=3, seed=seed), noise=0.2)

@@ -368,13 +368,16 @@ def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
     assert np.array_equal(weighted.ratios(), copies.ratios())
     # train --lexicon takes the file's counts: weights given then reach the learner only,
     # which it did without a word
-    done = nbsvm(["train", tmp_path / "w.jsonl", "--weight-col", "w", "--lexicon",
-                  tmp_path / "rep.npz", "-o", tmp_path / "m.npz"])
-    assert "note: --weight-col weighs the learner's steps; the NB counts are those" in done.stderr
-    for lexicon, quiet in ((tmp_path / "w.npz", []), (tmp_path / "rep.npz", ["-q"])):
-        done = nbsvm(["train", tmp_path / "w.jsonl", "--weight-col", "w", "--lexicon",
-                      lexicon, "-o", tmp_path / "m.npz", *quiet])  # weighted, or quiet
-        assert "--weight-col weighs" not in done.stderr
+    from typer.testing import CliRunner
+    from nbsvm.cli import app
+    for lexicon, quiet, said in ((tmp_path / "rep.npz", [], True), (tmp_path / "w.npz", [], False),
+                                 (tmp_path / "rep.npz", ["-q"], False)):  # weighted, or quiet
+        done = CliRunner().invoke(app, [str(a) for a in ["train", tmp_path / "w.jsonl",
+                                  "--weight-col", "w", "--lexicon", lexicon, "-o",
+                                  tmp_path / "m.npz", "--epochs", "1", *quiet]])
+        assert done.exit_code == 0, done.output
+        assert ("note: --weight-col weighs the learner's steps; the NB counts" in done.output) \
+            == said
 
 
 def test_auto_calibrate_and_early_stopping_take_weights():

@@ -156,18 +156,20 @@ def test_reading_reports_once_when_the_inputs_are_read_twice(imdb_slice, tmp_pat
 def test_a_test_set_error_keeps_the_trained_model(tmp_path, extra):
     """A missing --test file was named after every epoch had run, and a malformed line of
     it threw the trained model away (no -o written)."""
+    from typer.testing import CliRunner
+
+    from nbsvm.cli import app
     from nbsvm.datasets import fixture
     train, model = str(fixture("reviews.txt")), tmp_path / "m.npz"
-    r = subprocess.run([str(NBSVM), "train", train, "--test", str(tmp_path / "none.txt"),
-                        "-o", str(model), "-q"], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and "none.txt: no such file or folder (--test)" in r.stderr
-    assert not model.exists() and "saved" not in r.stdout  # refused before training
+    run = lambda *args: CliRunner().invoke(app, [str(a) for a in args])  # noqa: E731
+    r = run("train", train, "--test", tmp_path / "none.txt", "-o", model, "-q")
+    assert r.exit_code == 2 and "none.txt: no such file or folder (--test)" in r.output
+    assert not model.exists() and "saved" not in r.output  # refused before training
     bad = tmp_path / "bad.txt"
     bad.write_text("pos\tgood fun\nno tab here\n")
-    r = subprocess.run([str(NBSVM), "train", train, "--test", str(bad), "-o", str(model),
-                        "-q", *extra], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2 and f"{bad}:2: expected 'label<TAB>text'" in r.stderr
-    assert f"the model is trained and saved to {model}" in r.stderr
+    r = run("train", train, "--test", bad, "-o", model, "-q", *extra)
+    assert r.exit_code == 2 and f"{bad}:2: expected 'label<TAB>text'" in r.output
+    assert f"the model is trained and saved to {model}" in r.output
     kept = NBSVMClassifier.load(model)
     assert kept.predict(["good fun"]).shape == (1,)
     assert kept.history_[-1]["inputs"] == [train]  # what it read, as a model saved in full
