@@ -57,6 +57,7 @@ def test_multiclass_report_per_class_and_macro():
         np.mean([rep["per_class"][c]["roc_auc"] for c in clf.classes_]), rel=1e-12)
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers eval (test_e2e_imdb)
 def test_eval_prints_and_reports_roc_auc_on_imdb(imdb_slice, tmp_path):
     """The real command on the IMDB slice: the text report prints ROC AUC and macro F1, the
     JSON report holds them, and the area equals scikit-learn's on the model's scores."""

@@ -66,6 +66,7 @@ def test_only_bigrams_carry_the_label_so_unigrams_are_not_chosen(order_result):
     assert clf.ngrams >= 2 and clf.auto_["changed"] == r.changed
 
 
+@pytest.mark.slow  # make test-slow: the slowed search below runs the same trials again
 def test_the_search_is_deterministic_for_a_seed(order_result):
     again = auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=120, seed=3)
     assert again.chosen == order_result.chosen

@@ -29,6 +29,7 @@ def test_trec_lines_split_at_the_first_space():
         list(read_inputs([io.StringIO("a fine\n")], label_sep=""))
 
 
+@pytest.mark.slow  # make test-slow: the reader is checked above; another real-data run covers train
 def test_cli_reads_space_separated_lines_like_tab_separated(imdb_slice, tmp_path):
     docs = list(read_inputs([str(imdb_slice / "train")]))
     tab, space = tmp_path / "train.tsv", tmp_path / "train.txt"

@@ -137,6 +137,7 @@ def test_sentence_shapes_and_rt2k_folds():
                for _, _, te, y in rt)
 
 
+@pytest.mark.slow  # make test-slow: builds every shape of every corpus once more
 def test_training_parts_are_shuffled():
     """The archives group documents by class; a learner that reads in order (fastText)
     must not see one class after the other."""
