@@ -61,3 +61,13 @@ def test_the_cli_trains_the_same_model_from_fasttext_lines(imdb_slice, tmp_path)
     a, b = (NBSVMClassifier.load(models[k]) for k in ("tab", "ft"))
     np.testing.assert_array_equal(a.decision_function(test), b.decision_function(test))
     assert a.score(test, [d.label for d in read_inputs([str(imdb_slice / "test")])][:300]) > 0.8
+
+
+def test_a_fasttext_file_read_as_labeled_lines_names_its_format(tmp_path):
+    """The error said 'found no TAB ... --format plain-lines', never --format fasttext."""
+    from nbsvm import NBSVMError
+    path = tmp_path / "g.ft"
+    path.write_text("__label__pos good fun\n__label__neg bad\n")
+    with pytest.raises(NBSVMError, match=r"g.ft:1: .*found a fastText line .*--format fasttext"):
+        list(read_inputs([path]))
+    assert [d.label for d in read_inputs([path], fmt="fasttext")] == ["pos", "neg"]

@@ -256,7 +256,7 @@ def read_lines(
                     yield Document(None, line, name, lineno)
                 continue
             if not sep:
-                stats.bad(_no_separator(sep_name), name, lineno)
+                stats.bad(_no_separator(sep_name, line), name, lineno)
                 continue
             if not label and not empty_label:
                 stats.bad(f"empty label before the {sep_name}", name, lineno)
@@ -278,8 +278,14 @@ def _frozen(known_labels) -> frozenset | None:
     return frozenset(known_labels)
 
 
-def _no_separator(sep_name: str) -> str:
-    """The malformed-line message of a labeled line without the label separator."""
+def _no_separator(sep_name: str, line: str = "") -> str:
+    """The malformed-line message of a labeled line without the label separator (a
+    fastText line, ``__label__pos text``, names the format that reads it)."""
+    if line.startswith("__label__"):
+        return (
+            f"expected 'label<{sep_name}>text', found a fastText line (__label__...): read "
+            "the file with --format fasttext"
+        )
     return (
         f"expected 'label<{sep_name}>text', found no {sep_name} (a file of "
         "unlabeled documents, one per line, is read with --format "
