@@ -87,10 +87,7 @@ def train_job(
             report = None
             clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
     except TestSetError as e:  # trained: the model is kept, the test set named
-        _record_inputs(clf, inputs)
-        clf.save(output)
-        if checkpoint is not None:
-            checkpoint.remove()
+        _keep(clf, inputs, output, checkpoint)
         raise NBSVMError(
             f"{e.message} (the model is trained and saved to {output}; the test set was "
             "not scored)",
@@ -98,11 +95,8 @@ def train_job(
             e.line,
         ) from e
     t1 = time.perf_counter()
-    _record_inputs(clf, inputs)
-    clf.save(output)
+    _keep(clf, inputs, output, checkpoint)
     t2 = time.perf_counter()
-    if checkpoint is not None:
-        checkpoint.remove()  # the model is safely written: nothing to resume
     return {
         "report": report,
         "total_s": t1 - t0,
@@ -114,10 +108,14 @@ def train_job(
     }
 
 
-def _record_inputs(clf: NBSVMClassifier, inputs: Iterable) -> None:
-    """What this fit or continuation read, in the model's history."""
+def _keep(clf: NBSVMClassifier, inputs: Iterable, output, checkpoint) -> None:
+    """Save the trained model, what it read recorded in its history; the checkpoint goes
+    once the model is safely written (nothing to resume)."""
     if clf.__dict__.get("history_"):
         clf.history_[-1]["inputs"] = [str(p) for p in inputs]
+    clf.save(output)
+    if checkpoint is not None:
+        checkpoint.remove()
 
 
 def _events(callback, history: EpochHistory | None, cache_event: dict):
