@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,6 +37,7 @@ from nbsvm.io.decoding import (
 from nbsvm.io.document import STDIN, Document, weight_of
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns
+from nbsvm.io.short_rows import FieldCounts
 
 if TYPE_CHECKING:
     from nbsvm.io.document import PathOrFile
@@ -85,7 +86,8 @@ def read_table(
     empty label, or with more fields than the header (the first data row too: pandas
     would take its first field for an index and shift the others, :func:`_header_names`),
     or in a file without a header a first row with more fields than the rows after it
-    (:func:`_long_first_row`), is malformed: an error naming the line, or skipped and
+    (:func:`_long_first_row`), or with fewer fields than the first row (a file read again:
+    :class:`~nbsvm.io.short_rows.FieldCounts`), is malformed: an error naming the line, or skipped and
     counted when ``stats.skip_bad``. A file with a UTF-16 or UTF-32 BOM is decoded as
     such (NUL-filled text without one is refused: :func:`~nbsvm.io.decoding.wide_encoding`).
     """
@@ -114,6 +116,10 @@ def read_table(
             before = _replaced_so_far()
             chunks = _read_csv(pd, lf, sep, chunksize, encoding, strict, stats, skipped, head)
             lines = _Lines(0 if positional else 1, skipped)
+            counts = FieldCounts(
+                name if source is name else "-", sep, encoding, lf is not source,
+                _cr_only(head), 1 in skipped,
+            )  # fmt: skip
             names = None
             for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
                 chunk = _without_cr(chunk)
@@ -127,18 +133,10 @@ def read_table(
                 texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
                 weights = _weights(chunk, weight_col, positional, name, len(texts))
                 before = _count_replaced(before, texts, labels, stats)
-                for text, label, weight, extra in zip(texts, labels, weights, breaks):
-                    row = lines.next(extra)
-                    if label is not None:
-                        label = label.strip() or (None if label_optional else "")
-                        if label == "" and not empty_label:  # predict: unlabelled (None)
-                            stats.bad(_empty_label(label_col, positional), name, row)
-                            continue
-                    w, problem = _row_problem(text, label, weight, weight_col, positional, sep)
-                    if problem is not None:
-                        stats.bad(problem, name, row)
-                        continue
-                    yield Document(label, text, name, row, w)
+                rows = _Rows(stats, name, lines, label_col, positional, label_optional, sep)
+                rows.empty_label, rows.weight_col = empty_label, weight_col
+                rows.short = _short_rows(chunk, counts, positional)
+                yield from rows.documents(texts, labels, weights, breaks)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -147,6 +145,61 @@ def read_table(
         raise _strict_decode_error(e, source, name, wide) from None
     except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+@dataclass
+class _Rows:
+    """The documents of a chunk's rows, each malformed one counted in ``stats`` (or an
+    error) instead."""
+
+    stats: ReadStats
+    name: str
+    lines: _Lines
+    label_col: Any
+    positional: bool
+    label_optional: bool
+    sep: str
+    empty_label: bool = False
+    weight_col: Any = None
+    short: dict[int, str] = field(default_factory=dict)  # row of the chunk: its problem
+
+    def documents(self, texts: list[str], labels: list, weights: list, breaks: list[int]):
+        stats, name, lines, short = self.stats, self.name, self.lines, self.short
+        optional, empty_label, sep = self.label_optional, self.empty_label, self.sep
+        for i, (text, label, weight, extra) in enumerate(zip(texts, labels, weights, breaks)):
+            row = lines.next(extra)
+            if short and i in short:
+                stats.bad(short[i], name, row)
+                continue
+            if label is not None:
+                label = label.strip() or (None if optional else "")
+                if label == "" and not empty_label:  # predict: unlabelled (None)
+                    stats.bad(_empty_label(self.label_col, self.positional), name, row)
+                    continue
+            w, problem = _row_problem(text, label, weight, self.weight_col, self.positional, sep)
+            if problem is not None:
+                stats.bad(problem, name, row)
+                continue
+            yield Document(label, text, name, row, w)
+
+
+def _short_rows(chunk, counts: FieldCounts, positional: bool) -> dict[int, str]:
+    """``{row of the chunk: its problem}`` for the rows with fewer fields than the first
+    row: among those pandas ends with an empty field, the ones ``counts`` finds short."""
+    if len(chunk.columns) < 2 or counts.lost:
+        return {}
+    empty = np.flatnonzero((chunk.iloc[:, -1] == "").to_numpy())
+    if not len(empty):
+        return {}
+    index = chunk.index.to_numpy()[empty].tolist()
+    firsts = chunk.iloc[:, 0].to_numpy()[empty].tolist()
+    first = "the first row" if positional else "the header"
+    return {
+        i: f"too few fields ({n}; {first} has {counts.expected}): a line break outside "
+        "quotes splits a text? Quote texts that hold line breaks"
+        for i, n in zip(empty.tolist(), counts.short_rows(index, firsts))
+        if n is not None
+    }
 
 
 class _LfOnly(io.RawIOBase):

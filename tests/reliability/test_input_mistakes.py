@@ -195,6 +195,65 @@ def test_skip_bad_rows_of_a_csv(tmp_path):
     assert f"{data}:4: empty label in column 'label'" in r.stderr
 
 
+SHORT = ("label,text\npos,great fun\nneg,awful at first\nand dull to the end\n"
+         "pos,\n\"neg\",\"quoted\nbreak\"\n")
+
+
+@pytest.mark.parametrize("shape", ["lf", "crlf", "cr", "gz", "utf16", "tsv-no-header"])
+def test_a_row_with_too_few_fields_is_malformed(tmp_path, shape):
+    """pandas pads a short row with empty fields: a review broken by an unquoted line
+    break trained as a document of class 'and dull to the end' with no text. Read again by
+    the csv module, the row is named as malformed; an empty field (``pos,``) and a quoted
+    line break are not, in every line-end, compression and encoding the reader takes."""
+    import gzip
+
+    from nbsvm.io.decoding import ReadStats
+    from nbsvm.io.tables import read_table
+
+    text, name, kw = SHORT, "t.csv", {}
+    if shape == "tsv-no-header":
+        text, name = text.replace(",", "\t").split("\n", 1)[1], "t.tsv"
+        kw = {"sep": "\t", "text_col": "2", "label_col": "1"}
+    raw = text.encode()
+    if shape == "crlf":
+        raw = raw.replace(b"\n", b"\r\n")
+    elif shape == "cr":
+        raw = raw.replace(b'"quoted\nbreak"', b'"quoted break"').replace(b"\n", b"\r")
+    elif shape == "utf16":
+        raw = text.encode("utf-16")
+    elif shape == "gz":
+        raw, name = gzip.compress(raw), name + ".gz"
+    data = tmp_path / name
+    data.write_bytes(raw)
+    line = 3 if shape == "tsv-no-header" else 4
+    first = "the first row" if shape == "tsv-no-header" else "the header"
+    with pytest.raises(Exception, match=rf"{name}:{line}: too few fields \(1; {first} has 2\)"):
+        list(read_table(data, **kw))
+    stats = ReadStats(skip_bad=True)
+    docs = [(d.label, d.text) for d in read_table(data, stats=stats, **kw)]
+    broken = "quoted break" if shape == "cr" else "quoted\nbreak"
+    assert docs == [("pos", "great fun"), ("neg", "awful at first"), ("pos", ""), ("neg", broken)]
+    assert stats.bad_lines == 1
+
+
+def test_too_few_fields_through_the_cli_and_where_they_cannot_be_told(tmp_path):
+    data = tmp_path / "t.csv"
+    data.write_text(SHORT)
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q")
+    assert r.returncode == 2 and f"{data}:4: too few fields" in r.stderr, r.stderr
+    r = run("train", data, "-o", tmp_path / "m.npz", "--n-bits", "10", "-q", "--skip-bad-lines")
+    assert r.returncode == 0 and "skipped 1 malformed line" in r.stderr, r.stderr
+    assert NBSVMClassifier.load(tmp_path / "m.npz").classes_.tolist() == ["neg", "pos"]
+    # a row the two parsers read otherwise (a quoted white-space line pandas keeps and the
+    # re-reading takes for blank) stops the counting: 'fine,' is not called short in the
+    # place of the row after it (the re-read row must start as pandas' row does)
+    from nbsvm.io.tables import read_table
+
+    data.write_text('text,label\ngood,pos\n" "\nfine,\nbroken\nbad,neg\n')
+    assert [(d.text, d.label) for d in read_table(data, label_optional=True, empty_label=True)] \
+        == [("good", "pos"), (" ", None), ("fine", None), ("broken", None), ("bad", "neg")]
+
+
 def test_eval_counts_unknown_labels_as_errors(tmp_path, model):
     data = tmp_path / "test.txt"
     docs = [("pos", "great fun film"), ("neg", "awful dull film"), ("meh", "great but dull"),
