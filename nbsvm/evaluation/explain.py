@@ -15,6 +15,7 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _unit_row, contributions
+from nbsvm.io.decoding import valid_unicode
 from nbsvm.text.hashing import _encode, bucket_of
 from nbsvm.text.scripts import SPLIT_RE
 
@@ -142,6 +143,7 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
     first n-gram carries the contribution, repeats and other n-grams in the same bucket add
     0 (``note`` says which); ``constant + sum(contribution) == score``."""
     clf.check_fitted()
+    text = valid_unicode(text)  # lone surrogates as U+FFFD, as decision_function reads them
     scores = np.atleast_1d(clf.decision_function([text])[0])
     if cls is None and clf.multilabel:  # the label with the highest score
         cls = clf.class_names_[int(np.argmax(scores))]
