@@ -102,9 +102,9 @@ def test_dataframe_series_and_column_names():
 def test_nbfeatures_values_are_the_nb_ratios_of_each_present_bucket():
     nb = NBFeatures(ngrams=2, n_bits=16, min_df=1)
     F = nb.fit_transform(TEXTS, LABELS)
-    # NBFeatures tokenizes as Hasher() does: without split_scripts
-    clf = NBSVMClassifier(ngrams=2, n_bits=16, min_df=1, epochs=1,
-                          split_scripts=False, long_words=0, char_ngrams=0).fit(TEXTS, LABELS)
+    # the classifier's tokenizer and its character n-gram rule: the same features
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, min_df=1, epochs=1).fit(TEXTS, LABELS)
+    assert nb.hasher_ == clf.hasher_ and nb.char_ngrams_ == clf.char_ngrams_ == 4
     assert np.array_equal(nb.ratios_[0], clf.ratios_[0, nb.buckets_].astype(np.float64))
     for i in range(0, 900, 97):                     # against the reference hasher
         cols = nb.column_of_[nb.hasher_.reference_buckets(TEXTS[i])]
@@ -117,6 +117,21 @@ def test_nbfeatures_values_are_the_nb_ratios_of_each_present_bucket():
     assert nb2.buckets_.size < nb.buckets_.size
     assert set(np.unique(nb2.transform(TEXTS[:50]).data)) == {1.0}
     assert len(nb.get_feature_names_out()) == F.shape[1]
+
+
+def test_nbfeatures_of_text_without_spaces_are_the_classifiers():
+    """NBFeatures tokenized as Hasher() does, without split_scripts: a Chinese review was
+    one token, seen once, so transform gave documents no feature and a scikit-learn model
+    on them 50% (the classifier 95%)."""
+    from nbsvm.io.readers import read_inputs
+
+    docs = list(read_inputs(["data/zh_reviews.txt"]))
+    texts, labels = [d.text for d in docs], [d.label for d in docs]
+    nb = NBFeatures(ngrams=2, n_bits=16).fit(texts, labels)
+    clf = NBSVMClassifier(ngrams=2, n_bits=16, min_df=1, epochs=1).fit(texts, labels)
+    assert nb.hasher_ == clf.hasher_ and nb.hasher_.split_scripts
+    assert np.array_equal(nb.ratios_[0], clf.ratios_[0, nb.buckets_].astype(np.float64))
+    assert nb.transform(["这部电影很好看", "服务太差了"]).getnnz(axis=1).min() > 3
 
 
 def test_nbfeatures_with_a_scikit_learn_classifier_and_several_classes():

@@ -360,12 +360,19 @@ def read_text_defaults(
         stream = iter(docs)
         head = list(itertools.islice(stream, PEEK_DOCS))
         docs = itertools.chain(head, stream)
-    words = _hasher(model, words_only=True)
-    # the first million characters of each: a median of "long" is decided by then, and
-    # a line of many MB would otherwise take its hashing scratch here, unchecked
-    texts = [d.text[: 1 << 20] for d in head]
-    lengths = np.diff(words.batch(texts)[1]) if head else np.zeros(1)
-    median = {"median_ngrams": float(np.median(lengths))}
-    model.char_ngrams_ = int(data_default("char_ngrams", median))
+    model.char_ngrams_ = char_ngrams_default(
+        _hasher(model, words_only=True), [d.text for d in head]
+    )
     model.__dict__["_peeked"] = docs
     return docs
+
+
+def char_ngrams_default(words: Hasher, texts: list[str]) -> int:
+    """``char_ngrams`` left at None: character 4-grams where the median of the first
+    :data:`~nbsvm.config.PEEK_DOCS` texts holds few distinct word n-grams (``words``: the
+    hasher without character n-grams; :func:`~nbsvm.config.data_default`)."""
+    # the first million characters of each: a median of "long" is decided by then, and
+    # a line of many MB would otherwise take its hashing scratch here, unchecked
+    head = [t[: 1 << 20] for t in texts[:PEEK_DOCS]]
+    lengths = np.diff(words.batch(head)[1]) if head else np.zeros(1)
+    return int(data_default("char_ngrams", {"median_ngrams": float(np.median(lengths))}))

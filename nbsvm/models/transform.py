@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbsvm._params import Params, store_params
-from nbsvm.config import DEFAULTS
+from nbsvm.config import DEFAULTS, HASHER_SETTINGS
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.models.settings import char_ngrams_default
 from nbsvm.text.hashing import Hasher
 
 if TYPE_CHECKING:
@@ -44,8 +45,13 @@ class NBFeatures(Params):
 
     Parameters
     ----------
-    ngrams, n_bits, char_ngrams, hash_seed, min_df
-        As in :class:`~nbsvm.NBSVMClassifier`.
+    ngrams, n_bits, char_ngrams, char_min, hash_seed, min_df
+        As in :class:`~nbsvm.NBSVMClassifier` (``char_ngrams=None``: character 4-grams
+        where the first documents are short, the classifier's rule; ``char_ngrams_``).
+    lowercase, split_scripts, nfkc, long_words
+        The classifier's tokenizer and defaults (a token per character of Chinese,
+        Japanese, Thai...; character 4-grams of tokens over 20 characters), so that text
+        without spaces gets features.
     alpha : float
         NB smoothing, 1 by default for any number of classes (the classifier's default
         is 0.5 with more than two: pass ``alpha=0.5`` to match it).
@@ -56,7 +62,12 @@ class NBFeatures(Params):
     if TYPE_CHECKING:  # the parameters' types (store_params sets them)
         ngrams: int
         n_bits: int
-        char_ngrams: int
+        char_ngrams: int | None
+        char_min: int
+        lowercase: bool
+        split_scripts: bool
+        nfkc: bool
+        long_words: int
         hash_seed: int
         alpha: float
         min_df: int
@@ -66,11 +77,16 @@ class NBFeatures(Params):
         self,
         ngrams=DEFAULTS["ngrams"],
         n_bits=20,
-        char_ngrams=0,
+        char_ngrams=None,
         hash_seed=DEFAULTS["hash_seed"],
         alpha=DEFAULTS["alpha"],
         min_df=1,
         binary_values=False,
+        char_min=0,
+        lowercase=True,
+        split_scripts=DEFAULTS["split_scripts"],
+        nfkc=DEFAULTS["nfkc"],
+        long_words=DEFAULTS["long_words"],
     ):
         store_params(self, locals())
 
@@ -101,12 +117,12 @@ class NBFeatures(Params):
             raise NBSVMError("NBFeatures.fit needs labels y (the ratios are per class)")
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
             raise NBSVMError(f"min_df must be an integer >= 1, got {self.min_df!r}")
-        hasher = Hasher(
-            ngrams=self.ngrams,
-            n_bits=self.n_bits,
-            char_ngrams=self.char_ngrams,
-            seed=self.hash_seed,
-        )
+        settings = {name: getattr(self, name) for name in HASHER_SETTINGS}
+        if self.char_ngrams is None:
+            words = Hasher(seed=self.hash_seed, **dict(settings, char_ngrams=0))
+            settings["char_ngrams"] = char_ngrams_default(words, texts)
+        self.char_ngrams_ = settings["char_ngrams"]
+        hasher = Hasher(seed=self.hash_seed, **settings)
         lexicon = NBLexicon(hasher, alpha=self.alpha)
         for start in range(0, len(texts), CHUNK):
             part = texts[start : start + CHUNK]
