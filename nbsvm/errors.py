@@ -43,6 +43,11 @@ class NoDocuments(NBSVMError):
         super().__init__(message)
 
 
+class NoneKept(NBSVMError):
+    """``min_df`` keeps none of the buckets seen: a model would predict the class prior
+    whatever the text (``--auto`` drops such a candidate and goes on)."""
+
+
 class TestSetError(NBSVMError):
     """The test set could not be read or scored, once training had finished: the model is
     trained (``nbsvm train`` saves it before saying so)."""

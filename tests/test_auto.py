@@ -182,6 +182,18 @@ def test_the_tokenizer_of_scripts_without_spaces_is_searched_on_such_text():
     assert "split_scripts" not in next(e for e in events if e["stage"] == "auto plan")["space"]
 
 
+def test_a_candidate_that_keeps_no_ngram_is_dropped_not_fatal():
+    """Chinese reviews read without split_scripts are one token each, seen once: min_df=2
+    kept no n-gram, and that one candidate's error ended the whole search (no model)."""
+    from nbsvm.io.readers import read_inputs
+
+    docs = list(read_inputs(["data/zh_reviews.txt"]))
+    clf = NBSVMClassifier(auto=True, time_budget=5, seed=0, n_bits=16).fit(
+        [d.text for d in docs], [d.label for d in docs])
+    assert clf.auto_["trainings"] > 0 and len(clf.auto_table_)
+    assert clf.score([d.text for d in docs], [d.label for d in docs]) > 0.9
+
+
 def _trials(result):
     """(candidate, rung, reference seconds, score at each beta) of every trial."""
     t = result.table

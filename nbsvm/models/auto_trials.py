@@ -14,6 +14,7 @@ import numpy as np
 from nbsvm.data.cache import FeatureCache
 from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.samples import join_caches, split_blocks
+from nbsvm.errors import NoneKept
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.models.selection import VALIDATION_GROUPS
 
@@ -96,8 +97,11 @@ class FoldRunner:
             clf = self.estimator(
                 **dict(params, beta=1.0, cache_dir=str(self.root), n_bits=train.hasher.n_bits)
             )
-            clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
-            train_s += clf.timings_["train_s"]
+            try:
+                clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
+            except NoneKept:  # e.g. text without spaces read as one token per document
+                clf = None
+            train_s += clf.timings_["train_s"] if clf is not None else 0.0
             for cache in valid:
                 row, docs, n_docs = self._score(clf, cache, by_doc)
                 groups.append(row)
@@ -112,6 +116,8 @@ class FoldRunner:
         ``by_doc``) and its size."""
         row = np.full(len(self.betas), -np.inf)
         docs = np.zeros((cache.n_docs if by_doc else 0, len(self.betas)), dtype=bool)
+        if clf is None:  # a candidate that kept no n-gram: the lowest score, nothing right
+            return row, docs, cache.n_docs
         rep: dict = {}
         for j, b in enumerate(self.betas if clf.weighting == "nb" else self.betas[:1]):
             clf.beta = b

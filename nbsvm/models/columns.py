@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm._parallel import run_parts, two_ranges
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, NoneKept
 from nbsvm.io.labels import classes_of
 from nbsvm.learners.sgd import LinearSGD
 from nbsvm.learners.targets import Labels
@@ -205,7 +205,7 @@ def refuse_none_kept(n_kept: int, n_seen: int, min_df: int) -> None:
     """A model without a column predicts the class prior whatever the text: when ``min_df``
     leaves none of the buckets seen, say so instead of saving one."""
     if n_kept == 0 and n_seen > 0:
-        raise NBSVMError(
+        raise NoneKept(
             f"no n-gram is kept: min_df={min_df} is above the documents of every one of "
             f"the {n_seen:,} buckets seen (lower --min-df)"
         )
