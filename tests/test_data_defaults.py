@@ -93,6 +93,22 @@ def test_without_a_first_pass_the_fixed_defaults_apply():
     assert clf.setting("norm") == "none"
 
 
+def test_partial_fit_reads_char_ngrams_from_its_first_batch_as_fit_reads_its_first_documents():
+    """partial_fit kept char_ngrams at 0 where fit, on the same short texts, added
+    character 4-grams: one model's settings, two feature spaces."""
+    short = [t.split()[0] + " " + t.split()[-1] for t in TEXTS]   # a few words each
+    for texts, chars in ((short, 4), (TEXTS, None)):
+        fitted = NBSVMClassifier(ngrams=2, n_bits=12).fit(texts, LABELS)
+        grown = NBSVMClassifier(ngrams=2, n_bits=12)
+        grown.partial_fit(texts, LABELS, classes=sorted(set(LABELS)))
+        assert grown.char_ngrams_ == fitted.char_ngrams_ == (chars or fitted.char_ngrams_)
+        assert grown.hasher_ == fitted.hasher_ == grown.lexicon_.hasher
+        grown.partial_fit(texts[:10], LABELS[:10])      # later batches keep it
+        assert grown.hasher_ == fitted.hasher_
+    given = NBSVMClassifier(ngrams=2, n_bits=12, char_ngrams=0)
+    assert given.partial_fit(short, LABELS, classes=sorted(set(LABELS))).hasher_.char_ngrams == 0
+
+
 def test_saved_models_keep_what_the_defaults_were_read_from(tmp_path):
     clf = NBSVMClassifier(ngrams=2, n_bits=12, epochs=2).fit(TEXTS, LABELS)
     clf.save(tmp_path / "m.npz")

@@ -76,7 +76,7 @@ class NBSVMClassifier(Params):
         Length of character n-grams (0: none). None (the default): 4 when the first
         2,000 training documents' median is under 100 distinct word n-grams (sentences,
         titles, phrases), else 0, read before the hashing pass (``char_ngrams_``;
-        :func:`nbsvm.config.data_default`); 0 for :meth:`partial_fit` and Dask.
+        :func:`nbsvm.config.data_default`); :meth:`partial_fit` reads its first batch.
     hash_seed : int
         MurmurHash3 seed.
     alpha : float or None

@@ -47,7 +47,7 @@ from nbsvm.models.learner_setup import (
     output_weights,
     positive_codes,
 )
-from nbsvm.models.settings import unit_rows
+from nbsvm.models.settings import char_ngrams_default, unit_rows
 
 if TYPE_CHECKING:
     from nbsvm.models._types import LabelValues, Texts
@@ -65,13 +65,17 @@ def partial_fit(
     ``sample_weight``: each document's weight, on its counts and its steps)."""
     hasher = model.validate()
     check_learnable(model)
-    if not hasattr(model, "linear_"):
+    first = not hasattr(model, "linear_")
+    if first:
         _start(model, hasher, classes)
     else:
         model.check_fitted()  # set_params has not changed what the arrays are for
     texts, values = texts_and_labels(
         X, y, "text", "label", model.multilabel, columns=model.classes_
     )
+    if first and model.char_ngrams is None:  # fit's rule, on the first batch
+        model.char_ngrams_ = char_ngrams_default(model._hasher(words_only=True), texts)
+        model.hasher_ = model.lexicon_.hasher = model.validate()
     if values is None:
         raise NBSVMError("partial_fit needs labels y")
     # the classes' types are those of the first call (fit's y, or classes=), as
