@@ -151,8 +151,8 @@ def test_cli_train_calibrates_subject_lines_by_default(subject_lines, tmp_path):
     assert auto["accuracy"] == raw["accuracy"] > 0.6
     assert auto["log_loss"] < 1.0 < raw["log_loss"], (auto["log_loss"], raw["log_loss"])
     # from standard input: trained, not calibrated, and said so
-    r = runner.invoke(app, ["train", "-", "-o", str(tmp_path / "stdin.npz"), "--n-bits", "18"],
-                      input=train.read_text(encoding="utf-8"))
+    r = runner.invoke(app, ["train", "-", "-o", str(tmp_path / "stdin.npz"), "--n-bits", "18",
+                            "-q"], input=train.read_text(encoding="utf-8"))  # said with -q too
     assert r.exit_code == 0, r.output
     assert "probabilities not calibrated (5 classes)" in r.output
 

@@ -555,6 +555,22 @@ def test_cli_reports_output_it_could_not_write(tmp_path):
     failed = subprocess.run([sys.executable, "-c", code.replace("_exit_now(0)", "_exit_now(2)")],
                             capture_output=True, text=True, timeout=120)
     assert failed.returncode == 2
+    # a command whose output fills the buffer fails while it runs: said as such, status
+    # 120 (it was "error: OSError: [Errno 28] No space left on device", naming nothing,
+    # status 2); the same error from elsewhere, standard output writable, keeps status 2
+    running = ("import sys, typer\nfrom nbsvm.cli.common import cli_errors\ntry:\n"
+               "    with cli_errors():\n        BODY\nexcept typer.Exit as e:\n"
+               "    sys.exit(e.exit_code)\n")
+    with open("/dev/full", "w") as full:
+        out = subprocess.run(
+            [sys.executable, "-c", running.replace("BODY", "print('x' * 100_000, flush=True)")],
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert out.returncode == 120, out.stderr
+    assert out.stderr.count("could not write the output (standard output)") == 1
+    out = subprocess.run(
+        [sys.executable, "-c", running.replace("BODY", "raise OSError(28, 'No space left')")],
+        capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "error: OSError: [Errno 28] No space left" in out.stderr
 
 
 def test_train_json_without_a_test_set(tmp_path):

@@ -175,8 +175,9 @@ def test_too_few_documents_keep_the_default_thresholds_and_say_why(tmp_path):
     assert "thresholds_" not in clf.__dict__
     skipped = [e for e in events if e["stage"] == "thresholds skipped"]
     assert skipped and "hold out each training document with probability 1/10" in skipped[0]["why"]
+    # a warning: even with -q (which hid it), so that a script learns it
     run = subprocess.run([str(NBSVM), "train", str(fixture("tags.txt")), "--multilabel",
-                          "--threshold", "auto", "-o", str(tmp_path / "m.npz")],
+                          "--threshold", "auto", "-o", str(tmp_path / "m.npz"), "-q"],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "note: the default thresholds are kept" in run.stderr

@@ -4,6 +4,7 @@ the project's errors turned into one line and an exit status."""
 
 from __future__ import annotations
 
+import errno
 import itertools
 import os
 import signal
@@ -543,6 +544,14 @@ def cli_errors() -> Iterator[None]:
         err_console.print("[bold red]interrupted[/]: nothing was written over existing files")
         raise typer.Exit(130) from None
     except (OSError, MemoryError) as e:
+        if isinstance(e, OSError) and _standard_output_failed(e):
+            err_console.print(
+                f"[bold red]error:[/] could not write the output (standard output): "
+                f"{escape(e.strerror or str(e))}",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(120) from None  # as CPython exits when its last flush fails
         err_console.print(
             f"[bold red]error:[/] {type(e).__name__}: {escape(str(e))}",
             highlight=False,
@@ -555,6 +564,26 @@ def cli_errors() -> Iterator[None]:
             signal.setitimer(signal.ITIMER_REAL, 0)
             for signum, handler in previous.items():
                 signal.signal(signum, handler)
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
+def _standard_output_failed(e: OSError) -> bool:
+    """Whether ``e``, an error that names no file, came from standard output (a full disk
+    under ``> out.csv``; nbsvm's own files name their path in their errors). A failed
+    write drops what it held, so one more line end is written to see (standard output
+    that does not fail gets it: an error's output ends there anyway); standard output is
+    then closed, so that the exit does not report the same failure again."""
+    if e.filename is not None or e.errno not in _FULL:
+        return False
+    try:
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the process is ending)
+        return True
+    return False
 
 
 def parse_eta0(text: str | None) -> float | str | None:

@@ -78,7 +78,9 @@ SCHEDULER = typer.Option(
 DASK_LOCAL = typer.Option(
     None, "--dask-local", min=1, help="Run on a local Dask cluster of N worker processes."
 )
-QUIET = typer.Option(False, "--quiet", "-q", help="No progress bars.")
+QUIET = typer.Option(
+    False, "--quiet", "-q", help="No progress bars or progress notes (warnings still print)."
+)
 ALPHA_HELP = "NB smoothing (default: 1 with two classes, 0.5 with more and multi-label)."
 JSON = typer.Option(False, "--json", help="Print the report as JSON only (no progress bars).")
 MAX_MEMORY = typer.Option(

@@ -851,6 +851,10 @@ _NOTES = {
     ),
 }
 
+# notes on what was not done as asked or as a default would: even with -q (a script that
+# asks for calibrated probabilities must learn that it has none)
+_WARNINGS = {"lexicon without corpus", "thresholds skipped", "calibration skipped"}
+
 
 def _training_events(progress, silent: bool):
     """The callback of a single-machine fit: progress bars, and the one-line notes (kept
@@ -861,7 +865,7 @@ def _training_events(progress, silent: bool):
         if stage == "count":
             return progress(dict(event, stage="lexicon from kept cache"))
         if stage in _NOTES:
-            line = None if silent else _NOTES[stage](event)
+            line = None if silent and stage not in _WARNINGS else _NOTES[stage](event)
             if line:
                 err_console.print(line, highlight=False)
             return
