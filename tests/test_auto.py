@@ -194,6 +194,29 @@ def test_a_candidate_that_keeps_no_ngram_is_dropped_not_fatal():
     assert clf.score([d.text for d in docs], [d.label for d in docs]) > 0.9
 
 
+def test_fitting_again_searches_again_what_the_search_set():
+    """fit sets the chosen values as parameters; a second fit took them for the user's and
+    searched neither them nor the data's defaults again (character n-grams, min_df, eta0
+    pinned from the first data). What the user sets in between is kept."""
+    from nbsvm.models.auto import _same
+    docs = order_task(600)
+    clf = NBSVMClassifier(auto=True, time_budget=1.5, seed=0, n_bits=14)
+    plans = []
+    for _ in range(2):
+        events = []
+        clf.fit_documents(lambda: iter(docs), callback=events.append)
+        plans.append(next(e for e in events if e["stage"] == "auto plan")["space"])
+        assert clf.auto_["set"] and all(_same(getattr(clf, k), v)
+                                        for k, v in clf.auto_["set"].items())
+    assert plans[0] == plans[1] and "char_ngrams" in plans[1]
+    clf.set_params(char_ngrams=0)
+    events = []
+    clf.fit_documents(lambda: iter(docs), callback=events.append)
+    assert "char_ngrams" not in next(e for e in events if e["stage"] == "auto plan")["space"]
+    assert clf.char_ngrams == 0
+    assert _same(1, 1.0) and not _same(1, True) and _same((1, 2), [1, 2])
+
+
 def _trials(result):
     """(candidate, rung, reference seconds, score at each beta) of every trial."""
     t = result.table

@@ -508,7 +508,9 @@ def auto_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> AutoResult
     )
     names = set(model.get_params())
     base = {
-        k: v for k, v in model.get_params().items() if k not in ("auto", "time_budget", "cache_dir")
+        k: v
+        for k, v in _given_params(model).items()
+        if k not in ("auto", "time_budget", "cache_dir")
     }
     result = auto_search(
         type(model),
@@ -533,6 +535,34 @@ def auto_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> AutoResult
     )
     t0 = time.perf_counter()
     Fit(model, None, run.callback, run.max_memory).run(reread())
-    model.auto_ = dict(result.header(), final_training_s=round(time.perf_counter() - t0, 3))
+    model.auto_ = dict(
+        result.header(),
+        final_training_s=round(time.perf_counter() - t0, 3),
+        set={k: v for k, v in model.get_params().items() if k in base and not _same(v, base[k])},
+    )
     model.auto_table_ = result.table
     return result
+
+
+def _given_params(model: NBSVMClassifier) -> dict:
+    """The model's parameters as the user gave them: those an earlier search set (the
+    ``"set"`` of ``auto_``) and that still hold its value are the defaults again, so that
+    fitting again searches them again on the new data (they were taken as given, and
+    nothing was searched)."""
+    params = model.get_params()
+    earlier = (model.__dict__.get("auto_") or {}).get("set") or {}
+    plain = type(model)().get_params()
+    for k, v in earlier.items():
+        if k in params and _same(params[k], v):
+            params[k] = plain[k]
+    return params
+
+
+def _same(a: object, b: object) -> bool:
+    """Whether two parameter values are the same (``1`` is not ``True``; a list read from
+    a model file is the tuple given)."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    return bool(a == b)

@@ -129,8 +129,10 @@ class NBSVMClassifier(Params):
         Search the settings on held-out parts of the training data within ``time_budget``
         seconds (:mod:`nbsvm.models.auto`: successive halving, the one-standard-error
         rule), set the chosen ones on this estimator and train on all the data with them.
-        ``auto_`` records what changed and why (saved in the model file). Parameters set
-        to other values than their defaults stay as given. Needs data that can be read
+        ``auto_`` records what changed and why (saved in the model file), and in ``"set"``
+        the parameters the search set: a later ``fit`` searches those again unless they
+        were changed since. Parameters set to other values than their defaults stay as
+        given. Needs data that can be read
         twice (``fit``'s lists, a list or a callable for ``fit_documents``).
     time_budget : float
         Seconds the ``auto`` search may take (its reading pass included; the final
