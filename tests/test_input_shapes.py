@@ -50,8 +50,7 @@ def test_an_extra_field_in_the_first_row_is_a_malformed_row(tmp_path, sep, fmt):
     clean.write_text("\n".join([f"label{sep}text", *body]) + "\n")
     r = run("train", bad, "--format", fmt, "-o", tmp_path / "m.npz", *TRAIN)
     assert r.returncode == 2
-    assert f"{bad}:2: cannot parse as {fmt.upper()}" in r.stderr
-    assert "Expected 2 fields in line 2, saw 3" in r.stderr
+    assert f"{bad}:2: malformed row (expected 2 fields, saw 3) (--skip-bad-lines" in r.stderr
     assert not (tmp_path / "m.npz").exists()
     model = train(bad, tmp_path / "m.npz", "--format", fmt, "--skip-bad-lines")
     r = run("train", bad, "--format", fmt, "-o", model, *TRAIN, "--skip-bad-lines")

@@ -140,7 +140,13 @@ def read_table(
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
-        raise NBSVMError(f"cannot parse as {kind}: {e}", path=name, line=_parser_line(e)) from None
+        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
+        if found:  # a row with too many fields, said as --skip-bad-lines says it
+            expected, line, saw = map(int, found.groups())
+            stats.bad(f"malformed row (expected {expected} fields, saw {saw})", name, line)
+        raise NBSVMError(
+            f"cannot parse as {kind}: {str(e).strip()}", path=name, line=_parser_line(e)
+        ) from None
     except UnicodeDecodeError as e:  # strict: find the line again (only files can be re-read)
         raise _strict_decode_error(e, source, name, wide) from None
     except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz

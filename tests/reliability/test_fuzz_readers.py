@@ -208,9 +208,13 @@ def test_table_corrupt_gz_is_an_error(tmp_path):
 
 def test_table_parser_error_names_the_line(tmp_path):
     p = _one(tmp_path, "x.csv", b"text,label\ngood,pos\nbad,neg,extra\n")
-    with pytest.raises(NBSVMError, match="cannot parse as CSV") as e:
+    with pytest.raises(NBSVMError, match=r"malformed row \(expected 2 fields, saw 3\) "
+                       r"\(--skip-bad-lines skips") as e:   # as skipping it says it
         list(read_table(p))
     assert (e.value.path, e.value.line) == (str(p), 3)
+    p = _one(tmp_path, "q.csv", b'text,label\n"open quote,pos\n')   # other parser errors
+    with pytest.raises(NBSVMError, match="cannot parse as CSV: Error tokenizing"):
+        list(read_table(p))
 
 
 def test_aclimdb_folder_named_like_a_review_is_not_a_document(tmp_path):
