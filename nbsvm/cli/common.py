@@ -425,6 +425,11 @@ def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | N
         if path is None:
             continue
         flag = "--" + option.replace("_", "-")
+        if str(path) == "-":  # a file of that name would be written, and a read of "-" is stdin
+            raise NBSVMError(
+                f"{flag} -: this output is a file, not standard output; name one "
+                "(./- for a file named '-')"
+            )
         check_output(path, flag)
         check_not_read(path, flag, reads or {})
         for other, earlier in written.items():

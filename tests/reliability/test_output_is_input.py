@@ -81,6 +81,26 @@ def test_an_output_inside_an_input_folder_is_refused(tmp_path):
     assert target.read_text() == "pos review number 0"
 
 
+@pytest.mark.parametrize("command", ["train", "lexicon"])
+def test_an_output_named_dash_is_refused_not_written_over_a_file_named_dash(tmp_path, command):
+    """'-' is standard input when read and was a file named '-' when written (predict's
+    -o - alone is standard output): `train ./- -o -` replaced the training data by the
+    model. Refused, the file left as it was; ./- names such a file, checked as any."""
+    data = tmp_path / "-"
+    data.write_bytes((REPO / "data" / "reviews.txt").read_bytes())
+    before = data.read_bytes()
+    r = subprocess.run([str(NBSVM), command, "./-", "-o", "-", "-q"], capture_output=True,
+                       text=True, timeout=120, cwd=tmp_path)
+    assert r.returncode == 2 and "--output -: this output is a file, not standard output" \
+        in r.stderr, r.stderr
+    assert data.read_bytes() == before
+    if command == "train":
+        r = subprocess.run([str(NBSVM), command, "./-", "-o", "./-", "-q"],
+                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert r.returncode == 2 and "is an input" in r.stderr, r.stderr
+    assert data.read_bytes() == before
+
+
 def test_two_outputs_naming_one_file_are_refused(d):
     r = run("eval", d / "in.txt", "-m", d / "m.npz", "-o", d / "r.png", "--plot", d / "r.png")
     assert r.returncode == 2 and "name the same file" in r.stderr, r.stderr
