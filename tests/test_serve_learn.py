@@ -435,6 +435,45 @@ def test_a_journal_of_another_model_is_refused(model_file, tmp_path):
         app_client(other).__enter__()
 
 
+def test_a_lost_journal_keeps_the_initial_model_and_a_new_one_starts_from_the_file(
+        model_file):
+    """The journal of a model that learned was deleted: the next start replaced
+    m.npz.initial.npz (the model before it learned) by the learned file, then refused to
+    start, leaving a new journal that blocked every later start."""
+    from nbsvm.errors import NBSVMError
+    initial = initial_path(str(model_file))
+    with app_client(model_file, checkpoint_every=1) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    kept, learned = initial.read_bytes(), model_file.read_bytes()
+    assert kept != learned
+    journal_path(str(model_file)).unlink()
+    for _ in range(2):  # refused, and nothing written: the same again
+        with pytest.raises(NBSVMError, match="is the model a former journal started from"):
+            app_client(model_file).__enter__()
+        assert initial.read_bytes() == kept and model_file.read_bytes() == learned
+        assert not journal_path(str(model_file)).exists()
+    initial.rename(initial.with_name("before.npz"))  # as the message says: a new journal
+    with app_client(model_file, checkpoint_every=1) as client:
+        assert post(client, {"text": PHRASE, "label": "pos"}).status_code == 202
+        wait_in_process(client, 0)
+    assert initial.read_bytes() == learned
+
+
+def test_two_names_for_one_file_are_refused_with_learn(model_file, tmp_path):
+    """Both names learned into one file and one journal, numbering requests 0, 0, 1, 1:
+    acknowledged examples lost from the model."""
+    from nbsvm.errors import NBSVMError
+    from nbsvm.serve.app import create_app
+    from nbsvm.serve.learning import LearnSettings
+    link = tmp_path / "link.npz"
+    link.symlink_to(model_file)
+    for other in (str(model_file).replace("/m.npz", "/./m.npz"), str(link)):
+        with pytest.raises(NBSVMError, match="'a' and 'b' are one file"):
+            create_app({"a": str(model_file), "b": other}, learn=LearnSettings(TOKEN))
+    assert not journal_path(str(model_file)).exists()
+
+
 def test_a_failing_checkpoint_stops_learning_with_503(model_file, monkeypatch):
     with app_client(model_file, checkpoint_every=1) as client:
         def full_disk(self, path):

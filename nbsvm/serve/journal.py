@@ -62,10 +62,12 @@ class Journal:
 
     def __init__(self, model_path: str):
         self.path = journal_path(model_path)
-        if self.path.exists():
+        self.created = not self.path.exists()  # a new journal starts from the file as it is
+        if not self.created:
             _cut_torn_tail(self.path)
             self.header = self._header()
         else:
+            _refuse_other_initial(model_path)
             _keep_initial(model_path)
             self.header = {
                 "journal": uuid.uuid4().hex,
@@ -135,6 +137,20 @@ def read_journal(path: Path) -> tuple[dict[int, dict], list[tuple[int, int]]]:
             else:
                 requests[int(record["seq"])] = record
     return requests, applied
+
+
+def _refuse_other_initial(path: str) -> None:
+    """A kept initial model that is not the file, with no journal beside them: the model
+    another journal started from (that journal moved or deleted). Keeping this file in its
+    place would lose the model as it was before it learned."""
+    target = initial_path(path)
+    if target.exists() and file_sha256(target) != file_sha256(path):
+        raise NBSVMError(
+            f"{target.name} is the model a former journal started from, and that journal "
+            f"({journal_path(path).name}) is not there: move {target.name} away (the model "
+            f"before it learned) to start a new journal from {Path(path).name}",
+            path=str(target),
+        )
 
 
 def _keep_initial(path: str) -> None:

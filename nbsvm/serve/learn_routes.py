@@ -3,12 +3,14 @@ learns (:mod:`nbsvm.serve.learning`): the HTTP side, its schemas and its answers
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, Header, HTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
+from nbsvm.errors import NBSVMError
 from nbsvm.io.document import MAX_WEIGHT
 from nbsvm.serve.learning import LearnSettings, OnlineModel
 
@@ -82,11 +84,16 @@ def start_learning(
 ) -> dict[str, OnlineModel]:
     """Replay each model's journal and start its writer (none without ``settings``); the
     app's shutdown writes what each learned."""
-    online = (
-        {}
-        if settings is None
-        else {name: OnlineModel(registry, name, settings) for name in registry.names}
-    )
+    online: dict[str, OnlineModel] = {}
+    if settings is not None:
+        _refuse_one_file_twice(registry)
+        try:
+            for name in registry.names:
+                online[name] = OnlineModel(registry, name, settings)
+        except BaseException:  # one could not start: the ones started stop
+            for learner in online.values():
+                learner.close()
+            raise
 
     def close() -> None:
         for learner in online.values():
@@ -94,6 +101,23 @@ def start_learning(
 
     app.router.on_shutdown.append(close)
     return online
+
+
+def _refuse_one_file_twice(registry: ModelRegistry) -> None:
+    """Two names for one model file (``a=m.npz b=./m.npz``, a link): both would learn into
+    one file and one journal, numbering requests twice, and each checkpoint would drop what
+    the other learned."""
+    seen: dict = {}
+    for name in registry.names:
+        path = registry.paths[name]
+        st = os.stat(path)
+        for key in (os.path.realpath(path), (st.st_dev, st.st_ino)):
+            if key in seen:
+                raise NBSVMError(
+                    f"models {seen[key]!r} and {name!r} are one file ({path}): with --learn "
+                    "each model learns into its own file; serve it under one name"
+                )
+            seen[key] = name
 
 
 def add_learn_routes(
