@@ -15,8 +15,10 @@ header too: a header edited by hand fails it).
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -140,7 +142,7 @@ def _describe_hashing(info: dict, header: dict) -> None:
         ]
     if hasher:
         info["hasher"] = hasher
-    if n_bits is not None:
+    if n_bits is not None and 0 <= n_bits <= 64:  # else not a size: shown as the header has it
         info["sizes"]["n_bits"] = n_bits
         info["sizes"]["buckets"] = 1 << n_bits
 
@@ -241,7 +243,7 @@ def _describe_learner(info: dict, header: dict, arrays: dict) -> None:
         "n_examples": state.get("n_train_"),
         "n_features": state.get("n_features_in_"),
     }
-    if _int(state.get("n_bits_")):
+    if _int(state.get("n_bits_")) and 0 <= state["n_bits_"] <= 64:
         sizes["n_bits"] = state["n_bits_"]
         sizes["buckets"] = 1 << state["n_bits_"]
     sizes["memory_to_load"] = info["array_bytes"]
@@ -457,6 +459,18 @@ def _storage_lines(info: dict) -> list[tuple[str, str]]:
     return lines
 
 
+def _json_safe(value: Any) -> Any:
+    """``value`` with NaN and infinities as null: JSON has no such numbers (``NaN`` is not
+    JSON that a strict reader takes)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 @app.command("info")
 def info_command(
     path: str = typer.Argument(
@@ -476,8 +490,17 @@ def info_command(
     sizes, training data, format and nbsvm version, and whether it names n-grams for
     `nbsvm explain`."""
     with cli_errors():
-        info = describe(path, verify=verify)
-        if json_out:
-            typer.echo(json.dumps(info, indent=2))
-        else:
-            print_info(info)
+        try:
+            info = describe(path, verify=verify)
+            text = json.dumps(_json_safe(info), indent=2) if json_out else None
+            if not json_out:
+                print_info(info)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+            # a header edited by hand (info reads it without the checksum): not a traceback
+            raise NBSVMError(
+                f"corrupted header ({type(e).__name__}: {e}); `nbsvm info --verify` checks "
+                "the file against its checksum",
+                path=str(path),
+            ) from None
+        if text is not None:
+            typer.echo(text)

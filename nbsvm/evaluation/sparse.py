@@ -56,6 +56,7 @@ def load_learner(path: str | os.PathLike[str]) -> OnlineLearner:
         or any(isinstance(v, bool) or not isinstance(v, int) for v in (n_bits, base, seed))
         or base not in (0, 1)
         or not 0 <= seed < 2**32
+        or not (n_bits == 0 or MIN_BITS <= n_bits <= MAX_BITS)  # 0: never hashed
         or (
             hashed
             and not (

@@ -351,6 +351,52 @@ def test_crafted_learner(tmp_path, case):
     assert e.value.path == str(path) and "corrupted learner file" in str(e.value)
 
 
+INFO_EDITS = {
+    "history not records": lambda h: h.update(history=[1, 2]),
+    "corpus without its counts": lambda h: h.update(corpus={"documents": 1}),
+    "thresholds of text": lambda h: h.update(thresholds=["x", "y"]),
+    "auto changes a list": lambda h: h.update(auto={"changed": [1, 2]}),
+    "calibration report a list": lambda h: h.update(calibration={"method": "x", "report": [1]}),
+    "negative n_bits": lambda h: h["hasher"].update(n_bits=-1),
+    "huge n_bits": lambda h: h["hasher"].update(n_bits=20_000),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INFO_EDITS))
+def test_info_of_a_header_edited_by_hand_is_an_error_or_a_description(tmp_path, model_parts,
+                                                                      case):
+    """info reads the header without the checksum: edited values raised AttributeError,
+    KeyError, 'negative shift count' or the int-to-string limit, with a traceback."""
+    path = crafted_model(tmp_path, model_parts, lambda h, a: INFO_EDITS[case](h))
+    for extra in ([], ["--json"]):
+        r = runner.invoke(app, ["info", str(path), *extra])
+        assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
+        assert r.exit_code == 0 or (r.exit_code == 2 and "corrupted header" in r.output), r.output
+        if r.exit_code == 0 and extra:
+            json.loads(r.output)
+
+
+def test_info_json_is_json_whatever_the_header_holds(tmp_path, model_parts):
+    path = crafted_model(tmp_path, model_parts, lambda h, a: h["params"].update(eta0=float("nan")))
+    r = runner.invoke(app, ["info", str(path), "--json"])
+    assert r.exit_code == 0 and "NaN" not in r.output, r.output
+    json.loads(r.output, parse_constant=lambda c: pytest.fail(f"not JSON: {c}"))
+
+
+@pytest.mark.parametrize("n_bits", [-3, 50_000])
+def test_learner_bits_out_of_range_are_refused_for_any_format(tmp_path, n_bits):
+    """n_bits_ was checked for hashed formats only, then passed to the row encoder all the
+    same: 'ValueError: negative shift count' from predict and eval."""
+    path = _rewrite(_learner_file(tmp_path, "sgd"),
+                    lambda h, a: h["state"].update(n_bits_=n_bits))
+    test = tmp_path / "t.svm"
+    test.write_text("1 1:0.5 3:1\n0 2:1\n")
+    for cmd in (["predict", str(test), "-m", str(path)], ["eval", str(test), "-m", str(path)]):
+        r = runner.invoke(app, cmd)
+        assert r.exit_code == 2 and "corrupted learner file" in r.output, r.output
+        assert f"n_bits_={n_bits}" in r.output
+
+
 @pytest.mark.parametrize("name", ["sgd", "sgd-regressor", "adagrad", "pegasos", "pa", "mira",
                                   "multiclass-hinge", "ovr", "multilabel", "ogd"])
 def test_learners_round_trip(tmp_path, name):
