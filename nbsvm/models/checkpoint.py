@@ -146,7 +146,8 @@ class Checkpoint:
             )
             theirs = _lam_default_as_written(mine, theirs)
         if not isinstance(theirs, dict) or theirs.get("params") != mine["params"]:
-            saved = theirs.get("params", {}) if isinstance(theirs, dict) else {}
+            saved = theirs.get("params") if isinstance(theirs, dict) else None
+            saved = saved if isinstance(saved, dict) else {}  # an edited file: all differ
             diff = sorted(
                 k for k in set(saved) | set(mine["params"]) if saved.get(k) != mine["params"].get(k)
             )
@@ -302,11 +303,17 @@ def _lam_default_as_written(mine: dict, theirs: dict) -> dict:
     return theirs
 
 
+def _dict(value: object) -> dict:
+    """A header's value where a dict is expected, or an empty one (a file edited by hand
+    differs in every field)."""
+    return value if isinstance(value, dict) else {}
+
+
 def _data_diff(theirs: dict, mine: dict) -> str:
     """What differs between two checkpoints' training data: the reading options by name,
     else the inputs or the lexicon."""
-    saved, now = theirs.get("data") or {}, mine["data"]
-    saved_reader, reader = saved.get("reader") or {}, now.get("reader") or {}
+    saved, now = _dict(theirs.get("data")), mine["data"]
+    saved_reader, reader = _dict(saved.get("reader")), now.get("reader") or {}
     options = sorted(
         k for k in set(saved_reader) | set(reader) if saved_reader.get(k) != reader.get(k)
     )

@@ -300,6 +300,14 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path):
     out = _run(*base, "--epochs", "4", "--resume", code=2)
     assert "other training data (the inputs' paths, sizes or modification times" in out.output
     assert ck.read_bytes() == saved           # a refused resume leaves the checkpoint alone
+    # a fingerprint edited (checksum made right): refused, not an AttributeError
+    from nbsvm.io.npzfile import load_npz, save_npz
+    header, arrays = load_npz(ck, "checkpoint")
+    for edit, said in ((dict(header["fingerprint"], data=[1]), "other training data"),
+                       (dict(header["fingerprint"], params="x"), "other settings")):
+        save_npz(ck, "checkpoint", dict(header, fingerprint=edit), arrays)
+        out = _run(*base, "--epochs", "4", "--resume", code=2)
+        assert said in out.output, out.output
     ck.write_bytes(saved[: len(saved) // 2])
     out = _run(*base, "--epochs", "4", "--resume", code=2)
     assert "checkpoint" in out.output and "corrupted or truncated" in out.output
