@@ -311,6 +311,7 @@ def test_tune_and_a_checkpoint_resolve_the_lambda_default_as_training_does(tmp_p
     path = tmp_path / "m.checkpoint.npz"
     for loss, resumes in ((None, True), ("softmax", False)):
         written = dict(NBSVMClassifier(loss=loss).get_params(), lam=1e-4)
+        path.unlink(missing_ok=True)  # an earlier run's checkpoint is refused without resume
         Checkpoint(path, every=1).write(written, 1, np.random.default_rng(0), {},
                                         {"x": np.zeros(1)})
         now = NBSVMClassifier(loss=loss).get_params()

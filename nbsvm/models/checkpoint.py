@@ -59,7 +59,8 @@ class Checkpoint:
     every : int
         Save after every ``every``-th epoch (0: never save; ``resume`` still reads).
     resume : bool
-        Continue from the checkpoint at ``path`` when it exists.
+        Continue from the checkpoint at ``path`` when it exists (without it, a checkpoint
+        there is refused when ``every`` would write over it: an earlier run's progress).
     identity : dict
         What identifies the training data (input paths, sizes, mtimes, reader settings);
         a checkpoint of other data is refused.
@@ -73,6 +74,13 @@ class Checkpoint:
         self.resume = resume
         self.identity = identity or {}
         self.resumed_from: int | None = None  # the epoch a resumed fit started after
+        if every and not resume and self.path.exists():
+            # a run started again without --resume overwrote it, then removed it at the end
+            raise NBSVMError(
+                "a checkpoint of an earlier run is there: --resume continues that run; "
+                "remove the file to start over",
+                path=str(self.path),
+            )
 
     @classmethod
     def for_run(

@@ -313,6 +313,29 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path):
     assert "checkpoint" in out.output and "corrupted or truncated" in out.output
 
 
+def test_a_run_started_again_without_resume_keeps_the_earlier_checkpoint(tmp_path):
+    """Started again with --checkpoint-every but without --resume, a run wrote over the
+    earlier run's checkpoint and removed it at its end: that run's progress lost."""
+    train = _corpus(tmp_path / "train.txt", n=400)
+    model = tmp_path / "m.npz"
+    ck = checkpoint_path(model)
+    identity = {"inputs": [input_identity(train)],
+                "reader": {"format": "auto", "text_col": "text", "label_col": "label",
+                           "strict": False},
+                "lexicon": None}
+    with pytest.raises(Stop):
+        NBSVMClassifier(n_bits=16, seed=2, epochs=4).fit_documents(
+            read_inputs([train]), callback=stop_at(3),
+            checkpoint=Checkpoint(ck, 2, identity=identity))
+    saved = ck.read_bytes()
+    base = ["train", train, "-o", model, "--n-bits", "16", "--seed", "2", "--epochs", "4", "-q"]
+    out = _run(*base, "--checkpoint-every", "2", code=2)
+    assert "a checkpoint of an earlier run is there: --resume continues" in out.output
+    assert ck.read_bytes() == saved and not model.exists()
+    out = _run(*base, "--checkpoint-every", "2", "--resume")
+    assert "resumed after epoch: 2" in out.output and not ck.exists()
+
+
 def test_resume_without_a_checkpoint_starts_over_and_more_epochs_continue(tmp_path):
     train = _corpus(tmp_path / "train.txt", n=400)
     common = ["--n-bits", "16", "--seed", "2", "-q"]
