@@ -140,6 +140,10 @@ def test_cli_quantize_then_every_command(imdb_slice, tmp_path):
     bad = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "x.npz"),
                           "--keep", "2"], capture_output=True, text=True)
     assert bad.returncode == 2 and "keep must be a share" in bad.stderr
+    both = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "x.npz"),
+                           "--keep", "0.5", "--cutoff", "0.1"], capture_output=True, text=True)
+    assert both.returncode == 2 and "give one" in both.stderr     # both applied, unsaid
+    assert not (tmp_path / "x.npz").exists()
 
 
 def test_quantize_refuses_to_replace_its_source_and_float16_overflow(saved, tmp_path):

@@ -43,11 +43,13 @@ def quantize(
     from nbsvm.workflows.quantize import quantize_file
 
     with cli_errors():
+        from nbsvm.errors import NBSVMError
+
         check_outputs(reads={"the model": model}, output=output)
         if dtype not in DTYPES:
-            from nbsvm.errors import NBSVMError
-
             raise NBSVMError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+        if keep is not None and cutoff:  # both applied, without a word
+            raise NBSVMError("--keep and --cutoff each choose the buckets kept: give one")
         done = quantize_file(model, output, dtype, cutoff, keep)
         echo_kv(
             {
