@@ -3,6 +3,7 @@ say it is compressed under another name, an archive or not text is refused: read
 an .xz file trained a model whose classes were bytes of compressed data, with exit 0."""
 import bz2
 import gzip
+import re
 import lzma
 import subprocess
 import sys
@@ -41,6 +42,23 @@ def test_files_that_are_not_text_are_refused_saying_what_they_are(tmp_path, head
     path = tmp_path / "data.txt"
     path.write_bytes(head)
     with pytest.raises(NBSVMError, match=f"data.txt: not a text file: {says}"):
+        _docs(path)
+
+
+@pytest.mark.parametrize("suffix", [".tar", ".tar.gz"])
+def test_a_tar_archive_is_named_as_one(tmp_path, suffix):
+    """Blitzer's sorted_data_acl_labeled.tar.gz given without --format blitzer was 'looks
+    like UTF-16 or UTF-32 text without a byte order mark ... iconv'."""
+    import io
+    import tarfile
+    folder = tmp_path / "pos"
+    folder.mkdir()
+    (folder / "a.txt").write_text("a great film\n")
+    path = tmp_path / f"data{suffix}"
+    with tarfile.open(path, "w:gz" if suffix.endswith("gz") else "w") as tar:
+        tar.add(folder, arcname="pos")
+    with pytest.raises(NBSVMError, match=f"data{re.escape(suffix)}: not a text file: a tar "
+                                         "archive: extract it first .*--format blitzer"):
         _docs(path)
 
 

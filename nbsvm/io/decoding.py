@@ -253,6 +253,8 @@ def not_text(head: bytes) -> str | None:
     byte, or invalid UTF-8): a line of text that happens to start with ``%PDF-`` or
     ``BZh9`` is text."""
     what = next((w for magic, w in NOT_TEXT if head.startswith(magic)), None)
+    if what is None and head[257:262] == b"ustar":  # a tar header's magic, after the name
+        what = "a tar archive: extract it first (Blitzer's archive: --format blitzer reads it)"
     if what is None:
         return None
     try:  # a multi-byte character cut at the end of the head is not an error
@@ -281,6 +283,9 @@ def wide_encoding(head: bytes, name: str) -> str | None:
     sample = head[:NUL_SAMPLE]
     nul = sample.count(0)
     if nul >= 2 and 4 * nul >= len(sample):
+        what = not_text(head)  # an archive's header is mostly NUL too
+        if what:
+            raise NBSVMError(f"not a text file: {what}", path=name)
         raise NBSVMError(
             f"looks like UTF-16 or UTF-32 text without a byte order mark ({nul} "
             f"of its first {len(sample)} bytes are NUL): convert it to UTF-8 "
