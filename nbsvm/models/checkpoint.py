@@ -272,8 +272,9 @@ class Checkpoint:
         ):
             raise NBSVMError(
                 f"the checkpoint does not fit this data (classes "
-                f"{saved['classes']} vs {clf.class_names_}, state {S.shape} vs "
-                f"{learner.S_.shape})",
+                f"{saved['classes']} vs {list(clf.class_names_)}, state {S.dtype} {S.shape} "
+                f"vs {learner.S_.dtype} {learner.S_.shape}, learner state {state.shape} vs "
+                f"{learner.state_.shape})",
                 path=str(self.path),
             )
         if not np.array_equal(S[:, :, 0], learner.S_[:, :, 0]):
