@@ -206,6 +206,20 @@ def _write_error(e: OSError, path: Path, tmp=None) -> NBSVMError | None:
     return NBSVMError(f"cannot write: {e.strerror or e}", path=str(path))
 
 
+def _sync_folder(path: str | os.PathLike[str]) -> None:
+    """fsync the folder holding ``path`` (where the file system allows opening one)."""
+    try:
+        fd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems refuse to sync a folder: the rename stands all the same
+    finally:
+        os.close(fd)
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
     """Yield the path to write the output ``path`` to.
@@ -239,6 +253,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
+        _sync_folder(target)  # the rename itself survives a power loss
     except BaseException as e:
         try:
             os.unlink(tmp)

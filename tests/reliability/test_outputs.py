@@ -238,3 +238,20 @@ def test_predict_into_head_ends_quietly(files, tmp_path):
                        capture_output=True, text=True, timeout=120)
     assert r.stdout.splitlines() == [expected.splitlines()[0], "status 141"]
     assert "error" not in r.stderr.lower() and "BrokenPipe" not in r.stderr
+
+
+def test_an_output_is_synced_and_so_is_its_rename(tmp_path, monkeypatch):
+    """The file was fsynced before its rename, the folder not after: a power loss could
+    leave the old name."""
+    from nbsvm.io.outputs import atomic_path
+    synced = []
+    real = os.fsync
+
+    def fsync(fd):
+        synced.append(stat.S_ISDIR(os.fstat(fd).st_mode))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    with atomic_path(tmp_path / "out.csv") as tmp:
+        tmp.write_text("a,b\n")
+    assert synced == [False, True] and (tmp_path / "out.csv").read_text() == "a,b\n"
