@@ -293,8 +293,10 @@ def _unpack(path: Path, dest: Path) -> None:
                 shutil.copyfileobj(src, out)
         for item in tmp.iterdir():
             target = dest / item.name
-            if target.exists():
-                shutil.rmtree(target) if target.is_dir() else target.unlink()
+            if target.is_symlink() or target.is_file():  # a link: itself, not what it names
+                target.unlink()
+            elif target.exists():
+                shutil.rmtree(target)
             dest.mkdir(parents=True, exist_ok=True)
             item.rename(target)
     finally:

@@ -145,12 +145,20 @@ def test_get_unpacks_again_what_went_missing_or_changed(tmp_path):
     assert subprocess.run(get, capture_output=True, text=True).returncode == 0
     data = tmp_path / "iris" / "iris.data"
     whole = data.read_bytes()
-    for damage in (data.unlink, lambda: data.write_bytes(whole[:100])):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def linked():  # a link to a folder: replaced, the folder it names kept (was an OSError)
+        data.unlink()
+        data.symlink_to(elsewhere, target_is_directory=True)
+
+    for damage in (data.unlink, lambda: data.write_bytes(whole[:100]), linked):
         damage()
         r = subprocess.run(get, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         assert f"{data} is missing or changed: unpacking iris again" in r.stdout
         assert data.read_bytes() == whole
+    assert elsewhere.is_dir() and not data.is_symlink()
     r = subprocess.run(get, capture_output=True, text=True)
     assert r.returncode == 0 and "unpacking" not in r.stdout      # whole: left as it is
 
