@@ -628,3 +628,20 @@ def test_predict_and_eval_of_a_learn_model_read_standard_input(tmp_path):
     commented = "# features only\n\n" + "".join(r.split(" ", 1)[1] + "\n" for r in rows)
     out = piped(["predict", "-", "-m", model, "-q"], commented)
     assert "true_label" not in out and len(out.splitlines()) == 21
+
+
+def test_text_given_to_a_learn_model_says_what_the_model_reads(tmp_path):
+    """'reviews.txt:1: expected index:value, found 'A'' left a user who gave text to a
+    `nbsvm learn` model guessing."""
+    from pathlib import Path
+    from typer.testing import CliRunner
+    from nbsvm.cli import app
+    REPO = Path(__file__).resolve().parents[1]
+    model = tmp_path / "l.npz"
+    runner = CliRunner()
+    r = runner.invoke(app, ["learn", str(REPO / "data" / "tiny.svm"), "-a", "pegasos", "-o",
+                            str(model), "-q"])
+    assert r.exit_code == 0, r.output
+    for cmd in ("predict", "eval"):
+        r = runner.invoke(app, [cmd, str(REPO / "data" / "reviews.txt"), "-m", str(model)])
+        assert r.exit_code == 2 and "text documents go to a model of nbsvm train" in r.output

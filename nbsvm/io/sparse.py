@@ -149,7 +149,12 @@ def read_svmlight(
                 continue
             key, sep, val = token.partition(":")
             if not sep:
-                raise NBSVMError(f"expected index:value, found {token!r}", path=name, line=lineno)
+                raise NBSVMError(
+                    f"expected index:value, found {token!r} (svmlight rows: 'label "
+                    "index:value ...'; text documents go to a model of nbsvm train)",
+                    path=name,
+                    line=lineno,
+                )
             if key == "qid":
                 continue
             try:
