@@ -71,6 +71,14 @@ def contributions(
     return C, const
 
 
+def contribution_row(clf: NBSVMClassifier, k: int) -> tuple[np.ndarray, float]:
+    """Row ``k`` of :func:`contributions` and ``const[k]`` (float64), for one output: what
+    explaining one class needs (all of them cost outputs x columns per request)."""
+    clf.check_fitted()
+    row = np.empty(clf.linear_.n_features, dtype=np.float64)
+    return row, float(_contribution_row(clf, k, row))
+
+
 def _unit_row(clf, k: int, buckets: list[int]) -> np.ndarray:
     """Output ``k``'s contributions for one document whose rows are scaled to unit norm:
     the linear part (and with ``interpolate='weights'`` the NB part) divided by the norm of

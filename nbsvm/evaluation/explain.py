@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.contributions import _unit_row, contributions
+from nbsvm.evaluation.contributions import _unit_row, contribution_row
 from nbsvm.io.decoding import valid_unicode
 from nbsvm.text.hashing import _encode, bucket_of
 from nbsvm.text.scripts import SPLIT_RE
@@ -73,6 +73,21 @@ def top_features_by_class(clf: NBSVMClassifier, top: int = 30) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _extreme(row: np.ndarray, top: int, largest: bool) -> np.ndarray:
+    """The columns of the ``top`` largest (or smallest) values of ``row`` in order, as a
+    stable sort of the whole row orders them (largest: ties by falling column), found by a
+    partition: a model of many classes ranks each class's row."""
+    values = -row if largest else row
+    if top < values.size:
+        cut = np.partition(values, top - 1)[top - 1]
+        candidates = np.flatnonzero(values <= cut)  # every tie of the last one too
+    else:
+        candidates = np.arange(values.size)
+    if largest:
+        candidates = candidates[::-1]
+    return candidates[np.argsort(values[candidates], kind="stable")][:top]
+
+
 def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None) -> pd.DataFrame:
     """The ``top`` strongest buckets of each sign for class ``cls`` as a DataFrame:
     ``class, direction, rank, ngrams, bucket, ratio, weight, contribution`` (``class``: the
@@ -87,8 +102,7 @@ def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None)
         if (clf.n_outputs() == 1 and cls is not None and str(cls) == clf.class_names_[0])
         else 1.0
     )
-    C, _ = contributions(clf)
-    row = sign * C[k]
+    row = sign * contribution_row(clf, k)[0]
     toward = str(cls) if cls is not None else clf.class_names_[-1 if clf.n_outputs() == 1 else 0]
     learner = clf.linear_
     backend_w = (
@@ -99,8 +113,8 @@ def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None)
     buckets = clf.column_buckets()
     mapping = getattr(clf, "ngram_map_", None) or {}
     rows = []
-    order = np.argsort(row, kind="stable")
-    for direction, cols in (("positive", order[::-1][:top]), ("negative", order[:top])):
+    strongest = (("positive", _extreme(row, top, True)), ("negative", _extreme(row, top, False)))
+    for direction, cols in strongest:
         for rank, c in enumerate(cols, 1):
             if (row[c] > 0) != (direction == "positive"):
                 break  # no more features of this sign
@@ -151,7 +165,7 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
         cls = clf.labels_of(clf.decision_function([text]))[0]
     k = _output_of(clf, cls)
     sign = -1.0 if clf.n_outputs() == 1 and str(cls) == clf.class_names_[0] else 1.0
-    C, const = contributions(clf)
+    C_k, const_k = contribution_row(clf, k)
     hasher = clf.hasher_
     words, chars = hasher.keys(text)
     seed2 = (hasher.seed + 1) & 0xFFFFFFFF
@@ -159,7 +173,7 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
     keyed = [(w, "word", bucket_of(_encode(w), hasher.n_bits, hasher.seed)) for w in words] + [
         (c, "char", bucket_of(_encode(c), hasher.n_bits, seed2)) for c in chars
     ]
-    row = C[k]
+    row = C_k
     if clf.unit_rows():
         row = _unit_row(clf, k, [b for _, _, b in keyed])
     first: dict[int, str] = {}
@@ -182,7 +196,7 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
         {
             "class": str(cls),
             "score": float(sign * scores[k]),
-            "constant": float(sign * const[k]),
+            "constant": float(sign * const_k),
             "ngrams": rows,
         }
     )
