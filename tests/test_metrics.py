@@ -110,3 +110,35 @@ def test_r2_of_targets_far_from_zero_matches_sklearn_in_any_batching(offset):
         total = add_regression_sums(total, regression_sums(y[i:i + 37], p[i:i + 37]))
     assert regression_report(total)["r2"] == pytest.approx(want, rel=1e-6)
     assert np.isnan(r2_score([offset] * 4, [offset, offset, offset, offset + 1]))
+
+
+def test_labels_the_model_does_not_know_keep_exact_metrics_in_a_bounded_matrix(tmp_path):
+    """An ID column read as labels made every document a label the model does not know:
+    the report's square matrix grew as their number squared (15,000: over 3 GB). The
+    metrics stay scikit-learn's over every label; the matrix shows SHOWN_UNSEEN of them."""
+    from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
+    from nbsvm.evaluation.metrics import SHOWN_UNSEEN, report
+    rng = np.random.default_rng(0)
+    classes = ["a", "b", "c"]
+    truth = list(rng.choice(classes, 300)) + [f"id{i}" for i in range(120)]
+    pred = list(rng.choice(classes, len(truth)))
+    cm = np.zeros((3, 3), np.int64)
+    unseen = {}
+    for t, p in zip(truth, pred):
+        if t in classes:
+            cm[classes.index(t), classes.index(p)] += 1
+        else:
+            unseen.setdefault(t, np.zeros(3, np.int64))[classes.index(p)] += 1
+    r = report(cm, classes, unseen=unseen)
+    labels = classes + list(unseen)
+    assert r["accuracy"] == pytest.approx(accuracy_score(truth, pred))
+    for name, fn in (("f1", f1_score), ("precision", precision_score),
+                     ("recall", recall_score)):
+        assert r[f"macro_{name}"] == pytest.approx(
+            fn(truth, pred, labels=labels, average="macro", zero_division=0))
+    assert len(r["per_class"]) == 123
+    assert len(r["classes"]) == 3 + SHOWN_UNSEEN + 1 == len(r["confusion_matrix"])
+    assert r["classes"][-1] == f"({120 - SHOWN_UNSEEN} more labels the model does not know)"
+    assert sum(map(sum, r["confusion_matrix"])) == len(truth)
+    assert r["confusion_matrix"][-1][:3] == sum(
+        (unseen[k] for k in list(unseen)[SHOWN_UNSEEN:]), np.zeros(3, np.int64)).tolist()

@@ -148,15 +148,7 @@ class _Scorer:
     def report(self) -> dict:
         if self.n == 0:
             raise NBSVMError("no documents to evaluate")
-        classes, cm = list(self.model.class_names_), self.cm
-        if self.unseen:
-            k, u = len(classes), len(self.unseen)
-            cm = np.zeros((k + u, k + u), dtype=np.int64)
-            cm[:k, :k] = self.cm
-            for j, row in enumerate(self.unseen.values()):
-                cm[k + j, :k] = row
-            classes += list(self.unseen)
-        rep = report(cm, classes)
+        rep = report(self.cm, list(self.model.class_names_), unseen=self.unseen)
         if self.has_proba and self.n_known:
             rep["log_loss"] = float(math.fsum(self._partials) / self.n_known)
             rep["ece"] = self.reliability.ece()

@@ -150,6 +150,7 @@ class _Tally:
         self.unseen: dict[str, int] = {}  # label -> examples holding it
         self.unseen_code: dict[str, int] = {}  # label -> its code, past the classes
         self.cm = np.zeros((len(self.classes),) * 2, np.int64)
+        self.unseen_rows: dict[str, np.ndarray] = {}  # label -> its predictions per class
         self.sums: dict | None = None
         self.n = 0
 
@@ -186,10 +187,12 @@ class _Tally:
         else:
             truth = np.array([self._code(one_label(r)) for r in records], np.int64)
             pred = np.array([self.index[str(p)] for p in model.predict(rows)], np.int64)
-            size = k + len(self.unseen)
-            if size > len(self.cm):
-                self.cm = np.pad(self.cm, (0, size - len(self.cm)))
-            self.cm += confusion_matrix(truth, pred, size)
+            known = truth < k
+            self.cm += confusion_matrix(truth[known], pred[known], k)
+            labels = list(self.unseen_code)  # by code past the classes
+            for code, p in zip(truth[~known].tolist(), pred[~known].tolist()):
+                row = self.unseen_rows.setdefault(labels[code - k], np.zeros(k, np.int64))
+                row[p] += 1
         self.n += len(records)
 
     def report(self) -> Report:
@@ -210,7 +213,7 @@ class _Tally:
                 sums[name] = np.concatenate([sums[name], np.asarray(extra, dtype=np.int64)])
             rep = multilabel_report(sums, classes)
         else:
-            rep = report(self.cm, classes)
+            rep = report(self.cm, self.classes, unseen=self.unseen_rows)
         if self.unseen:
             rep["unseen_labels"] = dict(self.unseen)
         return Report(rep, task=self.task) if self.task != "multilabel" else Report(rep)
