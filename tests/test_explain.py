@@ -196,6 +196,28 @@ def test_explain_stdin_lines_keep_their_numbers(tmp_path):
     assert [json.loads(x)["line"] for x in r.output.splitlines()] == [1, 3]
 
 
+def test_explain_stdin_explains_each_line_as_it_is_read(tmp_path, monkeypatch):
+    """Every line was read, then every one explained, then printed: memory grew with the
+    input (20,000 short lines: 440 MB) and nothing came out until the end."""
+    import nbsvm.evaluation.explain as explain
+    import nbsvm.io.decoding as decoding
+    model = tmp_path / "m.npz"
+    NBSVMClassifier(ngrams=1, n_bits=12, epochs=1).fit(TEXTS, LABELS).save(model)
+    read, at = [], []
+
+    def lines(*_, **__):
+        for i in range(3):
+            read.append(i)
+            yield f"great film {i}", None, i + 1
+
+    real = explain.explain_text
+    monkeypatch.setattr(decoding, "iter_lines", lines)
+    monkeypatch.setattr(explain, "explain_text", lambda *a: at.append(len(read)) or real(*a))
+    r = runner.invoke(app, ["explain", "-m", str(model), "--text", "-", "--json"])
+    assert r.exit_code == 0, r.output
+    assert at == [1, 2, 3] and len(r.output.splitlines()) == 3
+
+
 def test_explain_decodes_its_text_as_predict_does(tmp_path):
     """explain read standard input through the locale's decoding: invalid bytes became
     surrogates that hashed into buckets (a score other than predict's for the same line),

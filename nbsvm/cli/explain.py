@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -64,40 +65,41 @@ def explain_command(
                 raise NBSVMError("--html needs --text (it shades the words of a document)")
             _print_top(console, clf, top, cls, json_out)
             return
-        numbered = _texts(text, strict, encoding)
-        results = [explain_text(clf, t, cls) for _, t in numbered]
-        if html:
-            with atomic_path(html) as tmp:
-                Path(tmp).write_text(
-                    to_html(results if text == "-" else results[0]), encoding="utf-8"
+        stdin = text == "-"
+        kept: list | None = [] if html else None  # the page needs them all; else streamed
+        for i, one in _texts(text, strict, encoding):
+            result = explain_text(clf, one, cls)
+            if kept is not None:
+                kept.append(result)
+            if json_out:  # standard input: JSON lines, each with its line
+                typer.echo(
+                    json.dumps(dict(result, line=i)) if stdin else json.dumps(result, indent=2)
                 )
-        if json_out:
-            if text == "-":  # JSON lines: one explanation per input line
-                for (i, _), result in zip(numbered, results):  # stdin's own line
-                    typer.echo(json.dumps(dict(result, line=i)))
             else:
-                typer.echo(json.dumps(results[0], indent=2))
-            return
-        for (i, _), result in zip(numbered, results):
-            if text == "-":
-                console.rule(f"line {i}")
-            _print_explanation(console, result, top)
-        if html:
-            console.print(f"written: {escape(html)}", highlight=False)
+                if stdin:
+                    console.rule(f"line {i}")
+                _print_explanation(console, result, top)
+        if html and kept is not None:
+            with atomic_path(html) as tmp:
+                Path(tmp).write_text(to_html(kept if stdin else kept[0]), encoding="utf-8")
+            if not json_out:
+                console.print(f"written: {escape(html)}", highlight=False)
 
 
-def _texts(text: str, strict: bool, encoding: str) -> list[tuple[int, str]]:
+def _texts(text: str, strict: bool, encoding: str) -> Iterator[tuple[int, str]]:
     """``(line, text)`` of ``--text``: the argument, or each non-blank line of standard
-    input, decoded as ``predict`` decodes its inputs (invalid bytes replaced and reported,
-    or refused with ``strict``), whatever the locale: so that explain scores what predict
-    scores."""
+    input as it is read (explained and printed one by one: memory does not grow with the
+    lines), decoded as ``predict`` decodes its inputs (invalid bytes replaced and reported
+    at the end, or refused with ``strict``), whatever the locale: so that explain scores
+    what predict scores."""
     from nbsvm.io.decoding import ReadStats, check_encoding, decode_counting, iter_lines
 
     encoding = check_encoding(encoding)
     stats = ReadStats()
     if text == "-":
-        lines = iter_lines("-", strict, stats, encoding=encoding)
-        numbered = [(i, line) for line, _, i in lines if line.strip()]
+        for line, _, i in iter_lines("-", strict, stats, encoding=encoding):
+            if line.strip():
+                yield i, line
     else:  # the shell's bytes, as Python kept them (undecodable ones as surrogates), in
         # the terminal's encoding: --encoding is the files' and standard input's
         raw, typed = os.fsencode(text), sys.getfilesystemencoding()
@@ -111,9 +113,8 @@ def _texts(text: str, strict: bool, encoding: str) -> list[tuple[int, str]]:
                 ) from None
         decoded, n_bad = decode_counting(raw, typed)
         stats.add(n_bad)
-        numbered = [(1, decoded)]
+        yield 1, decoded
     report_reading(stats)
-    return numbered
 
 
 def _top_table(console, part, toward: str) -> None:
