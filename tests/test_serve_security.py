@@ -336,3 +336,50 @@ def test_the_connection_limit_fits_the_open_file_limit():
     limit, backlog, note, soft = _descriptor_room(1024, 1024, 1000)
     assert limit + 2 * backlog + RESERVED_FDS <= soft == 1024 and 0 < limit < 1000
     assert "--max-connections lowered from 1,000" in note
+
+
+def test_the_bodies_held_at_once_are_bounded():
+    """Each client that sent most of a body and then waited held it (8 MB each; 1,000
+    connections: 8 GB). Past the shared budget a request gets 503 with Retry-After; a body
+    that finishes gives its share back."""
+    import asyncio
+
+    from nbsvm.serve.limits import BodyLimit
+
+    async def app(scope, receive, send):
+        message = await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": message["body"]})
+
+    limit = BodyLimit(app, max_bytes=100, max_held_bytes=150)
+    scope = {"type": "http", "headers": []}
+
+    async def request(chunks, gate=None):
+        sent = []
+        pending = list(chunks)
+
+        async def receive():
+            if len(pending) == 1 and gate is not None:
+                await gate.wait()
+            body = pending.pop(0)
+            return {"type": "http.request", "body": body, "more_body": bool(pending)}
+
+        async def send(message):
+            sent.append(message)
+
+        await limit(scope, receive, send)
+        return sent[0]["status"], dict(sent[0]["headers"])
+
+    async def scenario():
+        gate = asyncio.Event()
+        slow = asyncio.create_task(request([b"x" * 90, b"y"], gate))  # holds 90, waits
+        await asyncio.sleep(0.01)
+        status, headers = await request([b"z" * 70])  # 90 + 70 > 150
+        assert status == 503 and headers[b"retry-after"] == b"1"
+        assert (await request([b"z" * 50]))[0] == 200  # 90 + 50 fits
+        gate.set()
+        assert (await slow)[0] == 200
+        assert limit.held == 0  # every share given back
+        assert (await request([b"z" * 100]))[0] == 200
+
+    asyncio.run(scenario())

@@ -53,6 +53,13 @@ def serve_command(
     max_body_mb: float = typer.Option(
         8.0, "--max-body-mb", min=0.001, help="Largest request body in MB (larger: 413)."
     ),
+    max_bodies_mb: float = typer.Option(
+        256.0,
+        "--max-bodies-mb",
+        min=0.001,
+        help="Request bodies held at once, in MB, over all connections of a worker "
+        "(more: 503 with Retry-After).",
+    ),
     allowed_hosts: list[str] = typer.Option(
         [],
         "--allowed-host",
@@ -157,6 +164,7 @@ def serve_command(
             max_text_chars=max_text_chars,
             max_explain_chars=max_explain_chars,
             max_body_bytes=int(max_body_mb * 2**20),
+            max_held_bytes=int(max(max_bodies_mb, max_body_mb) * 2**20),
             allowed_hosts=hosts,
             allow_reload=allow_reload,
         )

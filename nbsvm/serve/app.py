@@ -242,6 +242,7 @@ def create_app(
     *,
     watch: bool = False,
     max_body_bytes: int = MAX_BODY_BYTES,
+    max_held_bytes: int | None = None,
     max_batch: int = MAX_BATCH,
     max_text_chars: int = MAX_TEXT_CHARS,
     max_explain_chars: int = MAX_EXPLAIN_CHARS,
@@ -252,6 +253,8 @@ def create_app(
     """The ASGI application serving ``models`` (``{name: path}``, loaded and checked now);
     ``app.state.registry`` holds them, ``app.state.metrics`` counts requests.
     ``allowed_hosts``: the ``Host`` names answered (:class:`~nbsvm.serve.limits.AllowedHosts`);
+    ``max_held_bytes``: the request bodies held at once (default 32 bodies of the
+    largest size; more: 503, :class:`~nbsvm.serve.limits.BodyLimit`);
     ``allow_reload``: whether ``POST /models/NAME/reload`` works (403 otherwise);
     ``learn``: whether and how ``POST /models/NAME/learn`` works (:mod:`.learning`; 403
     without; not with ``watch`` or ``allow_reload``, as ``nbsvm serve --learn`` refuses
@@ -290,7 +293,7 @@ def create_app(
     )
     # the routes with methods are starlette Routes (FastAPI's APIRoute among them)
     metrics.routes[:] = [cast("Route", r).path for r in app.routes if hasattr(r, "methods")]
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes, max_held_bytes=max_held_bytes)
     app.add_middleware(RequestGuard, hosts=AllowedHosts(allowed_hosts))  # before any read
     app.add_middleware(MetricsMiddleware, metrics=metrics)  # outermost: sees every answer
     return app

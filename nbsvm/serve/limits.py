@@ -33,7 +33,7 @@ def json_error(body: bytes) -> str:
     return "the body could not be read as JSON"
 
 
-async def _send_json(send, status: int, detail: str) -> None:
+async def _send_json(send, status: int, detail: str, headers: list | None = None) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send(
         {
@@ -42,6 +42,7 @@ async def _send_json(send, status: int, detail: str) -> None:
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *(headers or []),
             ],
         }
     )
@@ -67,13 +68,25 @@ class _HttpMiddleware:
 class BodyLimit(_HttpMiddleware):
     """Refuse request bodies over ``max_bytes`` with 413: at once when ``Content-Length``
     says so, else as soon as the streamed body passes the limit (the body is read up to the
-    limit and then handed to the application: memory per request stays bounded)."""
+    limit and then handed to the application: memory per request stays bounded). The
+    bodies held at once, read or being read, are bounded too: past ``max_held_bytes`` a
+    request gets 503 with ``Retry-After`` (clients that send most of a body and then wait
+    held 8 MB each, up to 8 GB at the default 1,000 connections)."""
 
-    def __init__(self, app, max_bytes: int):
+    def __init__(self, app, max_bytes: int, max_held_bytes: int | None = None):
         super().__init__(app)
         self.max_bytes = max_bytes
+        self.max_held = max_held_bytes if max_held_bytes is not None else 32 * max_bytes
+        self.held = 0  # bytes of the bodies of every request in this process
 
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        size = [0]
+        try:
+            await self._http(scope, receive, send, size)
+        finally:
+            self.held -= size[0]
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send, held: list) -> None:
         too_big = f"request body over {self.max_bytes:,} bytes"
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
@@ -92,6 +105,15 @@ class BodyLimit(_HttpMiddleware):
             size += len(chunk)
             if size > self.max_bytes:
                 return await _send_json(send, 413, too_big)
+            if self.held + len(chunk) > self.max_held:
+                return await _send_json(
+                    send,
+                    503,
+                    f"the server holds {self.max_held:,} bytes of request bodies; retry",
+                    [(b"retry-after", b"1")],
+                )
+            self.held += len(chunk)
+            held[0] += len(chunk)
             chunks.append(chunk)
             if not message.get("more_body", False):
                 break
