@@ -454,10 +454,20 @@ def test_a_lost_journal_keeps_the_initial_model_and_a_new_one_starts_from_the_fi
         assert initial.read_bytes() == kept and model_file.read_bytes() == learned
         assert not journal_path(str(model_file)).exists()
     initial.rename(initial.with_name("before.npz"))  # as the message says: a new journal
-    with app_client(model_file, checkpoint_every=1) as client:
-        assert post(client, {"text": PHRASE, "label": "pos"}).status_code == 202
-        wait_in_process(client, 0)
-    assert initial.read_bytes() == learned
+    with app_client(model_file):  # started, nothing learned: the file still names the
+        pass                      # journal it learned with
+    far = dict(checkpoint_every=1000, checkpoint_seconds=3600)
+    with app_client(model_file, **far) as client:   # started again: accepted (it was not)
+        r = post(client, {"text": PHRASE, "label": "pos"})
+        assert r.status_code == 202
+        seq = r.json()["sequence"]  # numbered on from what the file learned
+        wait_in_process(client, seq)
+        client.app.state.online["m"].close = lambda: None  # a crash: no checkpoint at exit
+    assert model_file.read_bytes() == learned
+    with app_client(model_file, **far) as client:   # the acknowledged request is replayed
+        state = client.get("/models/m").json()["learning"]
+        assert state["last_sequence"] == state["checkpointed_sequence"] == seq
+    assert initial.read_bytes() == learned and model_file.read_bytes() != learned
 
 
 def test_two_names_for_one_file_are_refused_with_learn(model_file, tmp_path):

@@ -62,8 +62,7 @@ class Journal:
 
     def __init__(self, model_path: str):
         self.path = journal_path(model_path)
-        self.created = not self.path.exists()  # a new journal starts from the file as it is
-        if not self.created:
+        if self.path.exists():
             _cut_torn_tail(self.path)
             self.header = self._header()
         else:

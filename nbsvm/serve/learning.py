@@ -106,8 +106,13 @@ def check_journal(model: NBSVMClassifier, path: str, journal: Journal, used: boo
     journal, or, where the model never learned and the journal holds requests (``used``),
     whose first model is not this file (trained again to the same path, say)."""
     entry = last_learned(model)
-    # a new journal starts from the file as it is, whatever it learned with a journal gone
-    if entry is not None and entry.get("journal") != journal.id and not journal.created:
+    # a journal that started from the file as it is now (a new one, after the journal the
+    # file learned with was lost) replays onto it, whatever journal the file names
+    if (
+        entry is not None
+        and entry.get("journal") != journal.id
+        and journal.header.get("initial_sha256") != file_sha256(path)
+    ):
         raise NBSVMError(
             f"{path} learned with journal {entry.get('journal')}, not with {journal.path} "
             f"({journal.id}): move that journal away, or serve the model it belongs to"
