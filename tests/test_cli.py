@@ -557,7 +557,7 @@ def test_cli_reports_output_it_could_not_write(tmp_path):
     assert failed.returncode == 2
     # a command whose output fills the buffer fails while it runs: said as such, status
     # 120 (it was "error: OSError: [Errno 28] No space left on device", naming nothing,
-    # status 2); the same error from elsewhere, standard output writable, keeps status 2
+    # status 2); an error naming its file (every file of nbsvm's own) keeps status 2
     running = ("import sys, typer\nfrom nbsvm.cli.common import cli_errors\ntry:\n"
                "    with cli_errors():\n        BODY\nexcept typer.Exit as e:\n"
                "    sys.exit(e.exit_code)\n")
@@ -568,9 +568,31 @@ def test_cli_reports_output_it_could_not_write(tmp_path):
     assert out.returncode == 120, out.stderr
     assert out.stderr.count("could not write the output (standard output)") == 1
     out = subprocess.run(
-        [sys.executable, "-c", running.replace("BODY", "raise OSError(28, 'No space left')")],
+        [sys.executable, "-c", running.replace("BODY", "raise OSError(28, 'No space', 'x')")],
         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 2 and "error: OSError: [Errno 28] No space left" in out.stderr
+    assert out.returncode == 2 and "error: OSError: [Errno 28] No space: 'x'" in out.stderr
+    assert out.stdout == ""
+
+
+def test_a_cache_that_cannot_be_written_names_itself(tmp_path, monkeypatch):
+    """A full disk (or a file size limit) under the feature cache raised an OSError that
+    named nothing: taken for standard output's, or an unexplained 'File too large'."""
+    from nbsvm.data.store import ArrayWriter
+    from nbsvm.errors import NBSVMError
+
+    writer = ArrayWriter(tmp_path / "cache", {"ids": "int32"})
+
+    class Full:
+        closed = False
+
+        def write(self, _):
+            raise OSError(27, "File too large")
+
+    writer._files["ids"].close()
+    writer._files["ids"] = Full()
+    with pytest.raises(NBSVMError, match="cannot write the cache: File too large") as e:
+        writer.write("ids", [1, 2, 3])
+    assert e.value.path == str(tmp_path / "cache")
 
 
 def test_train_json_without_a_test_set(tmp_path):

@@ -575,20 +575,14 @@ _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 
 def _standard_output_failed(e: OSError) -> bool:
-    """Whether ``e``, an error that names no file, came from standard output (a full disk
-    under ``> out.csv``; nbsvm's own files name their path in their errors). A failed
-    write drops what it held, so one more line end is written to see (standard output
-    that does not fail gets it: an error's output ends there anyway); standard output is
-    then closed, so that the exit does not report the same failure again."""
+    """Whether ``e`` is standard output's: a full disk (or file size limit) under ``>
+    out.csv``, an error that names no file (nbsvm's own files, outputs and caches name
+    theirs). Standard output is then set aside, so that the exit does not report the same
+    failure again."""
     if e.filename is not None or e.errno not in _FULL:
         return False
-    try:
-        sys.stdout.write("\n")
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the process is ending)
-        return True
-    return False
+    sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the process is ending)
+    return True
 
 
 def parse_eta0(text: str | None) -> float | str | None:

@@ -21,6 +21,8 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -72,19 +74,35 @@ class ArrayWriter:
 
     def write(self, name: str, array: ArrayLike) -> None:
         a = np.ascontiguousarray(array, dtype=self.dtypes[name])
-        self._files[name].write(a.data.cast("B"))  # a.data: memoryview(a)
+        with self._naming_errors():
+            self._files[name].write(a.data.cast("B"))  # a.data: memoryview(a)
 
     def close_files(self) -> None:
         """Sync and close the appended files (done by :meth:`publish` if not before)."""
-        for fh in self._files.values():
-            if not fh.closed:
-                _sync_close(fh)
+        with self._naming_errors():
+            for fh in self._files.values():
+                if not fh.closed:
+                    _sync_close(fh)
 
     def attach(self, name: str, data: bytes) -> None:
         """A whole extra file of the cache, written before it is published."""
-        with open(self.tmp / name, "wb") as fh:
+        with self._naming_errors(), open(self.tmp / name, "wb") as fh:
             fh.write(data)
             _sync_close(fh)
+
+    @contextmanager
+    def _naming_errors(self) -> Iterator[None]:
+        """A write that fails (a full disk, a file size limit) names the cache folder: the
+        error of a write to an open file names nothing, and was taken for one of standard
+        output's."""
+        try:
+            yield
+        except OSError as e:
+            raise NBSVMError(
+                f"cannot write the cache: {e.strerror or e} (--cache-dir chooses where "
+                "caches go)",
+                path=str(self.folder),
+            ) from None
 
     def publish(self, meta: dict) -> bool:
         """Write ``meta.json`` and rename the folder into place. False when another run
