@@ -50,7 +50,7 @@ ENCODING = typer.Option(
 SKIP_BAD = typer.Option(
     False,
     "--skip-bad-lines",
-    help="Skip malformed lines (no TAB, empty label, a row with too many "
+    help="Skip malformed lines (no TAB, empty label, a row with too many or too few "
     "fields) and report how many, naming the first few; default: "
     "stop at the first, naming file and line.",
 )

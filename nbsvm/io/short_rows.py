@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import sys
 from collections.abc import Iterator
 
@@ -93,7 +94,12 @@ class FieldCounts:
         try:
             end = "\r" if self.cr_only else "\n"
             text = io.TextIOWrapper(fh, self.encoding, errors="replace", newline=end)
-            yield from csv.reader((self._line(line) for line in text), delimiter=self.sep)
+            lines = (self._line(line) for line in text)
+            first = next(lines, "")
+            # a BOM starts no field: pandas drops it (any encoding), as the readers do
+            yield from csv.reader(
+                itertools.chain([first.removeprefix("\ufeff")], lines), delimiter=self.sep
+            )
         finally:
             if close:
                 fh.close()
@@ -122,5 +128,5 @@ def can_count(path: object) -> bool:
 
 def _blank(field: str, sep: str) -> bool:
     """Whether pandas takes a line of this one field for a blank line (spaces, and TABs
-    where TAB does not separate fields)."""
-    return not field.strip(" " if sep == "\t" else " \t")
+    where TAB does not separate fields; a quoted empty field, ``""``, is a row)."""
+    return field != "" and not field.strip(" " if sep == "\t" else " \t")

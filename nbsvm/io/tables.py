@@ -135,7 +135,9 @@ def read_table(
                 before = _count_replaced(before, texts, labels, stats)
                 rows = _Rows(stats, name, lines, label_col, positional, label_optional, sep)
                 rows.empty_label, rows.weight_col = empty_label, weight_col
-                rows.short = _short_rows(chunk, counts, positional)
+                # predict: a row that only leaves off a last label column is unlabelled
+                optional = label_optional and label_col == chunk.columns[-1]
+                rows.short = _short_rows(chunk, counts, positional, optional)
                 yield from rows.documents(texts, labels, weights, breaks)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
@@ -189,9 +191,12 @@ class _Rows:
             yield Document(label, text, name, row, w)
 
 
-def _short_rows(chunk, counts: FieldCounts, positional: bool) -> dict[int, str]:
+def _short_rows(
+    chunk, counts: FieldCounts, positional: bool, last_optional: bool = False
+) -> dict[int, str]:
     """``{row of the chunk: its problem}`` for the rows with fewer fields than the first
-    row: among those pandas ends with an empty field, the ones ``counts`` finds short."""
+    row: among those pandas ends with an empty field, the ones ``counts`` finds short
+    (``last_optional``: but for those that only leave off the last field)."""
     if len(chunk.columns) < 2 or counts.lost:
         return {}
     empty = np.flatnonzero((chunk.iloc[:, -1] == "").to_numpy())
@@ -199,12 +204,14 @@ def _short_rows(chunk, counts: FieldCounts, positional: bool) -> dict[int, str]:
         return {}
     index = chunk.index.to_numpy()[empty].tolist()
     firsts = chunk.iloc[:, 0].to_numpy()[empty].tolist()
-    first = "the first row" if positional else "the header"
+    found = counts.short_rows(index, firsts)  # reads the first row's fields too
+    first = "the rows have" if positional else "the header has"
+    least = (counts.expected or 0) - 1 if last_optional else None
     return {
-        i: f"too few fields ({n}; {first} has {counts.expected}): a line break outside "
+        i: f"too few fields ({n}; {first} {counts.expected}): a line break outside "
         "quotes splits a text? Quote texts that hold line breaks"
-        for i, n in zip(empty.tolist(), counts.short_rows(index, firsts))
-        if n is not None
+        for i, n in zip(empty.tolist(), found)
+        if n is not None and n != least
     }
 
 

@@ -226,8 +226,8 @@ def test_a_row_with_too_few_fields_is_malformed(tmp_path, shape):
     data = tmp_path / name
     data.write_bytes(raw)
     line = 3 if shape == "tsv-no-header" else 4
-    first = "the first row" if shape == "tsv-no-header" else "the header"
-    with pytest.raises(Exception, match=rf"{name}:{line}: too few fields \(1; {first} has 2\)"):
+    first = "the rows have" if shape == "tsv-no-header" else "the header has"
+    with pytest.raises(Exception, match=rf"{name}:{line}: too few fields \(1; {first} 2\)"):
         list(read_table(data, **kw))
     stats = ReadStats(skip_bad=True)
     docs = [(d.label, d.text) for d in read_table(data, stats=stats, **kw)]
@@ -249,9 +249,40 @@ def test_too_few_fields_through_the_cli_and_where_they_cannot_be_told(tmp_path):
     # place of the row after it (the re-read row must start as pandas' row does)
     from nbsvm.io.tables import read_table
 
-    data.write_text('text,label\ngood,pos\n" "\nfine,\nbroken\nbad,neg\n')
+    data.write_text('label,text\npos,good\n" "\n,fine\nbroken\npos,bad\n')
     assert [(d.text, d.label) for d in read_table(data, label_optional=True, empty_label=True)] \
-        == [("good", "pos"), (" ", None), ("fine", None), ("broken", None), ("bad", "neg")]
+        == [("good", "pos"), ("", None), ("fine", None), ("", "broken"), ("bad", "pos")]
+    # a quoted empty line is a row to both (it was taken for a blank line: the rows after
+    # it were counted one off, 'pos,' called short and 'pos' not)
+    from nbsvm.io.decoding import ReadStats
+    data.write_text('label,text\npos,good\n""\n,x\npos,\npos\n')
+    stats = ReadStats(skip_bad=True)
+    assert [(d.label, d.text, d.line) for d in read_table(data, stats=stats)] == \
+        [("pos", "good", 2), ("pos", "", 5)]
+    assert [e.split(": ", 1)[1][:14] for e in stats.bad_examples] == \
+        ["too few fields", "empty label in", "too few fields"]
+    # a BOM before a file without a header row: the first fields compare as pandas reads
+    data.write_bytes('\ufeffpos,\nneg,bad\npos\n'.encode())
+    with pytest.raises(Exception, match=r"t.csv:3: too few fields \(1; the rows have 2\)"):
+        list(read_table(data, text_col="2", label_col="1"))
+
+
+def test_predict_reads_a_row_without_its_last_label_field_as_unlabelled(tmp_path):
+    """Unlabelled rows of a text,label file that leave off the label field were read by
+    predict as unlabelled documents; the short-row check stopped them. A row short of
+    more than that last field is still malformed."""
+    from nbsvm.io.tables import read_table
+
+    data = tmp_path / "p.csv"
+    data.write_text("text,label\ngood fun film,pos\nawful dull mess\ngreat cast\n")
+    assert [(d.text, d.label) for d in read_table(data, label_optional=True,
+                                                  empty_label=True)] == \
+        [("good fun film", "pos"), ("awful dull mess", None), ("great cast", None)]
+    with pytest.raises(Exception, match="p.csv:3: too few fields"):
+        list(read_table(data))  # training: every row has its label
+    data.write_text("id,text,label\n1,good fun film,pos\n2\n")
+    with pytest.raises(Exception, match="p.csv:3: too few fields"):
+        list(read_table(data, label_optional=True, empty_label=True))
 
 
 def test_eval_counts_unknown_labels_as_errors(tmp_path, model):
