@@ -107,6 +107,15 @@ def test_partial_fit_reads_char_ngrams_from_its_first_batch_as_fit_reads_its_fir
         assert grown.hasher_ == fitted.hasher_
     given = NBSVMClassifier(ngrams=2, n_bits=12, char_ngrams=0)
     assert given.partial_fit(short, LABELS, classes=sorted(set(LABELS))).hasher_.char_ngrams == 0
+    # a first call that failed, or held no document, decides nothing: the first batch does
+    grown = NBSVMClassifier(ngrams=2, n_bits=12)
+    for bad in (([], []), (short, None)):
+        with pytest.raises(NBSVMError):
+            grown.partial_fit(*bad, classes=sorted(set(LABELS)))
+    long = [t + " " + " ".join(f"x{i}" for i in range(120)) for t in TEXTS]  # 0 by fit
+    grown.partial_fit(long, LABELS, classes=sorted(set(LABELS)))
+    fitted = NBSVMClassifier(ngrams=2, n_bits=12).fit(long, LABELS)
+    assert grown.hasher_ == fitted.hasher_ and fitted.char_ngrams_ == 0
 
 
 def test_saved_models_keep_what_the_defaults_were_read_from(tmp_path):

@@ -65,19 +65,20 @@ def partial_fit(
     ``sample_weight``: each document's weight, on its counts and its steps)."""
     hasher = model.validate()
     check_learnable(model)
-    first = not hasattr(model, "linear_")
-    if first:
+    if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
     else:
         model.check_fitted()  # set_params has not changed what the arrays are for
     texts, values = texts_and_labels(
         X, y, "text", "label", model.multilabel, columns=model.classes_
     )
-    if first and model.char_ngrams is None:  # fit's rule, on the first batch
-        model.char_ngrams_ = char_ngrams_default(model._hasher(words_only=True), texts)
-        model.hasher_ = model.lexicon_.hasher = model.validate()
     if values is None:
         raise NBSVMError("partial_fit needs labels y")
+    if model.char_ngrams is None and model.n_docs_ == 0 and texts:
+        # fit's rule, on the first batch of documents (nothing hashed yet: the hasher can
+        # still change; a first call that failed or held none decides nothing)
+        model.char_ngrams_ = char_ngrams_default(model._hasher(words_only=True), texts)
+        model.hasher_ = model.lexicon_.hasher = model.validate()
     # the classes' types are those of the first call (fit's y, or classes=), as
     # scikit-learn's classes_ are: later labels are names of them
     labels = model.names_of(values)
