@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -134,11 +134,8 @@ def read_table(
                 weights = _weights(chunk, weight_col, positional, name, len(texts))
                 before = _count_replaced(before, texts, labels, stats)
                 rows = _Rows(stats, name, lines, label_col, positional, label_optional, sep)
-                rows.empty_label, rows.weight_col = empty_label, weight_col
-                # predict: a row that only leaves off a last label column is unlabelled
-                optional = label_optional and label_col == chunk.columns[-1]
-                rows.short = _short_rows(chunk, counts, positional, optional)
-                yield from rows.documents(texts, labels, weights, breaks)
+                rows.empty_label, rows.weight_col, rows.counts = empty_label, weight_col, counts
+                yield from rows.documents(chunk, texts, labels, weights, breaks)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -169,10 +166,17 @@ class _Rows:
     sep: str
     empty_label: bool = False
     weight_col: Any = None
-    short: dict[int, str] = field(default_factory=dict)  # row of the chunk: its problem
+    counts: FieldCounts | None = None  # the fields of short rows, read again
 
-    def documents(self, texts: list[str], labels: list, weights: list, breaks: list[int]):
-        stats, name, lines, short = self.stats, self.name, self.lines, self.short
+    def documents(self, chunk, texts: list[str], labels: list, weights: list, breaks: list[int]):
+        stats, name, lines = self.stats, self.name, self.lines
+        short = (
+            {}
+            if self.counts is None
+            else _short_rows(
+                chunk, self.counts, self.positional, self.label_col if self.label_optional else None
+            )
+        )  # row of the chunk: its problem
         optional, empty_label, sep = self.label_optional, self.empty_label, self.sep
         for i, (text, label, weight, extra) in enumerate(zip(texts, labels, weights, breaks)):
             row = lines.next(extra)
@@ -191,14 +195,14 @@ class _Rows:
             yield Document(label, text, name, row, w)
 
 
-def _short_rows(
-    chunk, counts: FieldCounts, positional: bool, last_optional: bool = False
-) -> dict[int, str]:
+def _short_rows(chunk, counts: FieldCounts, positional: bool, optional_label=None) -> dict:
     """``{row of the chunk: its problem}`` for the rows with fewer fields than the first
-    row: among those pandas ends with an empty field, the ones ``counts`` finds short
-    (``last_optional``: but for those that only leave off the last field)."""
+    row: among those pandas ends with an empty field, the ones ``counts`` finds short.
+    ``optional_label``: predict's label column, if any; a row that only leaves it off, as
+    the last column, is unlabelled, not short."""
     if len(chunk.columns) < 2 or counts.lost:
         return {}
+    last_optional = optional_label is not None and optional_label == chunk.columns[-1]
     empty = np.flatnonzero((chunk.iloc[:, -1] == "").to_numpy())
     if not len(empty):
         return {}

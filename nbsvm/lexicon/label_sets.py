@@ -38,14 +38,30 @@ def label_set_counts(
     Integer sums: exact. A weighted lexicon's counts are sums of weights, and ``min_df``
     counts its documents of weight > 0."""
     keys = lexicon.classes_
-    buckets, key_counts = lexicon.compact()
-    df = key_counts.sum(axis=0, dtype=key_counts.dtype)
+    buckets, columns, rows, counts = lexicon.pairs()  # no row per key: keys are many
+    dtype = counts.dtype
+    df = np.bincount(columns, weights=counts, minlength=len(buckets)).astype(dtype)
     docs = lexicon.document_counts() if lexicon.weighted else df
-    kept = np.flatnonzero(docs >= max(int(min_df), 1))
+    kept = docs >= max(int(min_df), 1)
+    n_kept = int(kept.sum())
+    keep = kept[columns]
+    column = (np.cumsum(kept) - 1)[columns[keep]]
+    rows, counts = rows[keep], counts[keep]
     member = membership(classes, keys).astype(np.int64)
+    # each pair's count goes to every label of its key
+    per_key = member.sum(axis=0)
+    labels_of_key = np.flatnonzero(member.T.ravel()) % len(classes)  # key by key
+    start = np.r_[0, np.cumsum(per_key)][rows]
+    reps = per_key[rows]
+    pair = np.repeat(np.arange(len(rows)), reps)
+    within = np.arange(int(reps.sum())) - np.repeat(np.cumsum(reps) - reps, reps)
+    label = labels_of_key[start[pair] + within]
+    sums = np.bincount(
+        label * n_kept + column[pair], weights=counts[pair], minlength=len(classes) * n_kept
+    ).reshape(len(classes), n_kept)
     return (
         buckets[kept],
-        member @ key_counts[:, kept],
+        sums if lexicon.weighted else sums.astype(np.int64),
         df[kept],
         member @ lexicon.class_counts_,
         len(buckets),

@@ -328,13 +328,36 @@ class NBLexicon:
     def _order(self) -> list[int]:
         return [self._labels.index(c) for c in self.classes_]
 
-    def compact(self) -> tuple[np.ndarray, np.ndarray]:
+    def compact(self, buckets: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(buckets, counts)``: the buckets seen in training (sorted, int32) and the
         binarized counts over them, shape ``(n_classes, len(buckets))``, rows in
-        ``classes_`` order. Memory: classes x buckets seen."""
+        ``classes_`` order. Memory: classes x buckets seen; given ``buckets`` (sorted, each
+        seen: the kept ones), classes x those."""
         self._check_fitted()
-        pairs = self._pairs if self._pairs is not None else _pair_counts().from_dense(self._counts)
+        pairs = self._pair_view()
+        if buckets is not None:
+            return buckets, pairs.rows_over(np.asarray(self._order()), buckets)
         return pairs.rows(np.asarray(self._order()))
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(buckets, columns, rows, counts)``: the buckets seen and each non-zero count
+        with its bucket's place in ``buckets`` and its class's in ``classes_`` (by bucket,
+        then class): :meth:`compact` without its zeros."""
+        self._check_fitted()
+        return self._pair_view().pairs(np.asarray(self._order()))
+
+    def _pair_view(self) -> PairCounts:
+        return self._pairs if self._pairs is not None else _pair_counts().from_dense(self._counts)
+
+    def seen_document_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(buckets, documents)``: the buckets seen (sorted) and the documents holding
+        each (weighted: of weight > 0), without a row per class."""
+        self._check_fitted()
+        sums = self._pair_view().bucket_sums()
+        buckets = (sums.keys >> 32).astype(np.int32)
+        if self.weighted:
+            return buckets, self.document_counts()
+        return buckets, sums.counts.astype(np.int64)
 
     def label_counts(self) -> dict:
         """``{label: (documents, buckets, counts)}``, each label's non-zero counts."""
@@ -384,17 +407,18 @@ class NBLexicon:
         classes = self.classes_
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes, found only {classes}")
-        buckets, counts = self.compact()
-        total = counts.sum(axis=0, dtype=counts.dtype)
-        docs = self.document_counts() if self.weighted else total
-        kept = docs >= max(int(min_df), 1)
-        if len(classes) == 2:
+        if len(classes) == 2:  # norms over every seen bucket
+            buckets, counts = self.compact()
+            docs = self.document_counts() if self.weighted else counts.sum(axis=0)
+            kept = docs >= max(int(min_df), 1)
             ratios = nb_ratios(counts[1], counts[0], alpha)[None, :]
-        else:
-            counts = np.where(kept, counts, 0)
-            total = np.where(kept, total, 0)
-            ratios = np.stack([nb_ratios(row, total - row, alpha) for row in counts])
-        return buckets[kept], ratios[:, kept]
+            return buckets[kept], ratios[:, kept]
+        # one-vs-rest: norms over the kept buckets, so only their rows are built (classes
+        # x kept, not classes x seen)
+        seen, docs = self.seen_document_counts()
+        buckets, counts = self.compact(seen[docs >= max(int(min_df), 1)])
+        total = counts.sum(axis=0, dtype=counts.dtype)
+        return buckets, np.stack([nb_ratios(row, total - row, alpha) for row in counts])
 
     def ratios(self, alpha: float | None = None, min_df: int = 1) -> np.ndarray:
         """NB log-count ratios, dense: shape ``(1, 2**n_bits)`` for two classes, else
@@ -439,9 +463,19 @@ class NBLexicon:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """What :meth:`save` writes beside the header: the seen buckets, the counts over
-        them and, weighted, the documents per bucket."""
-        seen, rows = self.compact()
-        out = {"buckets": seen, "counts": rows}
+        them (a row per class, or where most are zero, as many classes give, the non-zero
+        ones as pairs: ``pair_columns``, ``pair_rows``, ``pair_counts``, ordered by column
+        then row) and, weighted, the documents per bucket."""
+        pairs = self._pair_view()
+        pairs.flush()
+        order = np.asarray(self._order())
+        size = pairs.counts.itemsize
+        if len(pairs.keys) * (8 + size) < len(order) * pairs.n_buckets() * size:
+            seen, columns, rows, counts = pairs.pairs(order)
+            out = {"buckets": seen, "pair_columns": columns, "pair_rows": rows}
+            out["pair_counts"] = counts
+        else:
+            out = dict(zip(("buckets", "counts"), self.compact()))
         if self.weighted:
             out["df"] = self.document_counts()
         return out
@@ -454,7 +488,7 @@ class NBLexicon:
     def load(cls, path: str | os.PathLike[str]) -> NBLexicon:
         header, arrays = load_npz(path, "lexicon")
         return cls.from_parts(
-            header, arrays.get("buckets"), arrays.get("counts"), path, arrays.get("df")
+            header, arrays.get("buckets"), arrays.get("counts"), path, arrays.get("df"), arrays
         )
 
     @classmethod
@@ -465,9 +499,17 @@ class NBLexicon:
         counts: np.ndarray | None,
         path: str | os.PathLike[str],
         df: np.ndarray | None = None,
+        arrays: dict | None = None,
+        prefix: str = "",
     ) -> NBLexicon:
         """A lexicon from what :meth:`save` writes (a lexicon file, or the part of a model
-        file that keeps its counts), every value checked."""
+        file that keeps its counts: ``arrays`` with each name after ``prefix``), every
+        value checked."""
+        pairs = [(arrays or {}).get(prefix + n) for n in ("pair_columns", "pair_rows")]
+        if counts is None and arrays is not None and (prefix + "pair_counts") in arrays:
+            return _from_pair_arrays(cls, header, buckets, df, arrays, prefix, path)
+        if any(p is not None for p in pairs):
+            raise NBSVMError("corrupted lexicon file: pair arrays beside counts", path=str(path))
         try:
             hasher = Hasher(**header["hasher"])
             classes = [str(c) for c in header["classes"]]
@@ -510,16 +552,7 @@ class NBLexicon:
             or (df is not None and df.size and df.min() < 0)
             else "counts that are not finite"
             if not (np.isfinite(counts).all() and np.isfinite(docs).all())
-            else f"repeated class names {classes}"
-            if len(set(classes)) != len(classes)
-            else "classes must be a list of strings"
-            if not all(isinstance(c, str) for c in header["classes"])
-            else f"bad alpha {alpha!r}"
-            if isinstance(alpha, bool)
-            or not isinstance(alpha, (int, float))
-            or not np.isfinite(alpha)
-            or alpha <= 0
-            else None
+            else _names_or_alpha_problem(header, classes, alpha)
         )
         if problem:
             raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
@@ -527,6 +560,89 @@ class NBLexicon:
         df_pair = (buckets, df) if weighted and df is not None else None
         lexicon = cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)
         return _with_records(lexicon, header, path)
+
+
+def _from_pair_arrays(
+    cls: type[NBLexicon], header: Any, buckets, df, arrays: dict, prefix: str, path
+) -> NBLexicon:
+    """:meth:`NBLexicon.from_parts` of counts written as pairs, checked: each pair's column
+    and row in range, ordered by column then row without a repeat, every column with one
+    pair at least, counts above 0 and finite; the pairs become the lexicon's own."""
+    columns, rows, counts = (
+        arrays[prefix + n] for n in ("pair_columns", "pair_rows", "pair_counts")
+    )
+    try:
+        hasher = Hasher(**header["hasher"])
+        classes = [str(c) for c in header["classes"]]
+        weighted = header.get("weighted", False) is True
+        docs = np.asarray(header["class_counts"], dtype=np.float64 if weighted else np.int64)
+        n_docs = _weighted_docs(header, df) if weighted else 0
+        alpha = header.get("alpha")
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
+        raise NBSVMError(f"corrupted lexicon file: {e}", path=str(path)) from None
+    except NBSVMError as e:
+        raise NBSVMError(f"corrupted lexicon file: {e.message}", path=str(path)) from None
+    n, k = (0 if buckets is None else len(buckets)), len(classes)
+    keys = columns.astype(np.int64) * max(k, 1) + rows if columns.shape == rows.shape else None
+    problem = (
+        "pair arrays of other shapes or types"
+        if buckets is None
+        or buckets.ndim != 1
+        or buckets.dtype != BUCKET_DTYPE
+        or not (columns.ndim == rows.ndim == counts.ndim == 1)
+        or not (len(columns) == len(rows) == len(counts))
+        or columns.dtype != np.int32
+        or rows.dtype != np.int32
+        or counts.dtype != (np.float64 if weighted else np.int32)
+        or docs.shape != (k,)
+        or (weighted and (df is None or df.shape != buckets.shape or df.dtype != np.int32))
+        else "buckets not strictly increasing, or out of range"
+        if (n > 1 and np.any(np.diff(buckets) <= 0))
+        or (n and not (buckets[0] >= 0 and buckets[-1] < (1 << hasher.n_bits)))
+        else "pairs out of range or order"
+        if keys is None
+        or (len(keys) and not (rows.min() >= 0 and rows.max() < k))
+        or (len(keys) > 1 and np.any(np.diff(keys) <= 0))
+        or not np.array_equal(np.unique(columns), np.arange(n))
+        else "counts that are not above 0 and finite"
+        if len(counts) and not (np.isfinite(counts).all() and counts.min() > 0)
+        else "negative or non-finite class counts"
+        if not (np.isfinite(docs).all() and (docs >= 0).all())
+        else _names_or_alpha_problem(header, classes, alpha)
+    )
+    if problem:
+        raise NBSVMError(f"corrupted lexicon file: {problem}", path=str(path))
+    lexicon = cls(hasher, alpha=float(alpha))
+    lexicon._init_state()
+    for c in classes:  # codes in classes order: a pair's row is its code
+        lexicon.code_of(c)
+    pc = cast("PairCounts", lexicon._pairs)
+    if weighted:
+        pc.to_weighted()
+        lexicon._docs_store = lexicon._docs_store.astype(np.float64)
+        lexicon._df = _pair_counts()()
+        lexicon._df.add_counts(buckets, 0, df)
+        lexicon._weighted_docs = int(n_docs)
+    pc.keys = (buckets[columns].astype(np.int64) << 32) | rows.astype(np.int64)
+    pc.counts = counts.copy()
+    lexicon._docs_store[:k] = docs
+    return _with_records(lexicon, header, path)
+
+
+def _names_or_alpha_problem(header: dict, classes: list[str], alpha: Any) -> str | None:
+    """What is wrong with a lexicon file's class names or alpha, if anything."""
+    if len(set(classes)) != len(classes):
+        return f"repeated class names {classes}"
+    if not all(isinstance(c, str) for c in header["classes"]):
+        return "classes must be a list of strings"
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float))
+        or not np.isfinite(alpha)
+        or alpha <= 0
+    ):
+        return f"bad alpha {alpha!r}"
+    return None
 
 
 def _with_records(lexicon: NBLexicon, header: dict, path: str | os.PathLike[str]) -> NBLexicon:

@@ -233,6 +233,43 @@ class PairCounts:
         row_of_code[codes] = np.arange(len(codes))
         return _to_rows(self.keys, self.counts, row_of_code, len(codes))
 
+    def rows_over(self, codes: np.ndarray, buckets: np.ndarray) -> np.ndarray:
+        """:meth:`rows` over the given ``buckets`` only (sorted, each seen): the counts
+        ``(len(codes), len(buckets))``, never a column for the others."""
+        self.flush()
+        keep = np.isin(self.keys >> 32, np.asarray(buckets, dtype=np.int64))
+        codes = np.asarray(codes, dtype=np.int64)
+        row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+        row_of_code[codes] = np.arange(len(codes))
+        seen, out = _to_rows(self.keys[keep], self.counts[keep], row_of_code, len(codes))
+        if len(seen) != len(buckets):
+            raise ValueError("rows_over: a bucket that was never seen")
+        return out
+
+    def pairs(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(buckets, columns, rows, counts)``: the buckets seen (sorted, int32) and, for
+        each (bucket, code) pair of a listed code, the bucket's place in ``buckets``, the
+        code's row (its place in ``codes``) and the count, ordered by bucket then row: the
+        counts without a zero, what :meth:`rows` spreads over ``len(codes)`` rows."""
+        self.flush()
+        codes = np.asarray(codes, dtype=np.int64)
+        row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+        row_of_code[codes] = np.arange(len(codes))
+        code = self.keys & 0xFFFFFFFF
+        listed = code < len(row_of_code)
+        listed[listed] = row_of_code[code[listed]] >= 0
+        bucket = self.keys[listed] >> 32
+        rows = row_of_code[code[listed]]
+        order = np.argsort((bucket << 32) | rows, kind="stable")  # rows may reorder codes
+        bucket, rows, counts = bucket[order], rows[order], self.counts[listed][order]
+        buckets, columns = np.unique(bucket, return_inverse=True)
+        return (
+            buckets.astype(np.int32),
+            columns.astype(np.int32),
+            rows.astype(np.int32),
+            counts,
+        )
+
     def n_buckets(self) -> int:
         """Distinct buckets seen (by any code), without building the rows."""
         self.flush()

@@ -116,17 +116,16 @@ class ColumnBuilder:
         if len(classes) < 2:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
         alpha = float(model.setting("alpha", classes) if alpha is None else alpha)
-        buckets, counts, rows = _class_counts(lexicon, seen)
-        # weighted counts keep their documents per bucket apart (min_df counts those)
-        df = lexicon.document_counts() if lexicon.weighted else np.zeros(0, np.int32)
+        min_df = int(model.setting("min_df"))
+        buckets, counts, rows, df, all_seen = _class_counts(lexicon, seen, min_df)
         # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
         bounds = two_ranges(counts.shape[1])
-        parts = _seen_sums(counts, df, int(model.setting("min_df")), bounds)
+        parts = _seen_sums(counts, df, min_df, bounds)
         n_seen = parts[0][0] + parts[1][0]
         sums = parts[0][1] + parts[1][1]
         n_kept = parts[0][2] + parts[1][2]
-        n_seen_buckets = int(n_seen)
+        n_seen_buckets = int(n_seen) if all_seen is None else all_seen
         refuse_none_kept(int(n_kept), n_seen_buckets, model.setting("min_df"))
         binary = len(classes) == 2
         if not binary:  # one-vs-rest ratios: norms over the kept buckets
@@ -223,21 +222,35 @@ def seen_buckets(cache: FeatureCache, n_bits: int) -> np.ndarray | None:
 
 
 def _class_counts(
-    lexicon: NBLexicon, seen: np.ndarray | None = None
-) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
-    """``(buckets, counts, rows)``: a dense lexicon's rows by bucket (``buckets`` None), or
-    a sparse one's counts over the buckets it saw (columns to map back to ``buckets``),
-    or a dense one's over the buckets ``seen`` (every bucket it counted: the rows are
-    zero elsewhere); ``rows``: each class's row of ``counts``."""
+    lexicon: NBLexicon, seen: np.ndarray | None = None, min_df: int = 1
+) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, int | None]:
+    """``(buckets, counts, rows, df, all_seen)``: a dense lexicon's rows by bucket
+    (``buckets`` None), or a sparse one's counts over the buckets it saw (columns to map
+    back to ``buckets``; with more than two classes over those ``min_df`` keeps only,
+    ``all_seen`` then counting every bucket seen: classes x kept, not classes x seen), or a
+    dense one's over the buckets ``seen`` (every bucket it counted: the rows are zero
+    elsewhere); ``rows``: each class's row of ``counts``; ``df``: a weighted lexicon's
+    documents per column (min_df counts those), else empty."""
+    weighted = lexicon.weighted
     if lexicon.dense and seen is not None:
         codes, order = lexicon.code_counts()
         counts = np.stack([codes[row][seen] for row in order])
-        return seen, counts, np.arange(len(order), dtype=np.int64)
+        df = lexicon.document_counts() if weighted else np.zeros(0, np.int32)
+        return seen, counts, np.arange(len(order), dtype=np.int64), df, None
     if lexicon.dense:
         counts, rows = lexicon.code_counts()
-        return None, counts, rows
+        df = lexicon.document_counts() if weighted else np.zeros(0, np.int32)
+        return None, counts, rows, df, None
+    rows = np.arange(len(lexicon.classes_), dtype=np.int64)
+    if len(rows) > 2:  # one-vs-rest: only the kept buckets' counts matter
+        all_buckets, docs = lexicon.seen_document_counts()
+        kept = docs >= max(min_df, 1)
+        buckets, counts = lexicon.compact(all_buckets[kept])
+        df = docs[kept].astype(np.int32) if weighted else np.zeros(0, np.int32)
+        return buckets, counts, rows, df, len(all_buckets)
     buckets, counts = lexicon.compact()
-    return buckets, counts, np.arange(len(lexicon.classes_), dtype=np.int64)
+    df = lexicon.document_counts() if weighted else np.zeros(0, np.int32)
+    return buckets, counts, rows, df, None
 
 
 def _by_bucket(buckets: np.ndarray, column_of: np.ndarray, n_bits: int) -> np.ndarray:

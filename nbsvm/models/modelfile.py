@@ -301,13 +301,15 @@ def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> 
                 path=path,
             )
         clf.thresholds_ = np.array(t, dtype=np.float64)
-    if "lexicon" in header or "lexicon_counts" in arrays:
+    if "lexicon" in header or "lexicon_counts" in arrays or "lexicon_pair_counts" in arrays:
         clf.lexicon_ = NBLexicon.from_parts(
             header.get("lexicon"),
             arrays.get("lexicon_buckets"),
             arrays.get("lexicon_counts"),
             path,
             arrays.get("lexicon_df"),
+            arrays,
+            "lexicon_",
         )
         if clf.lexicon_.hasher != clf.hasher_:
             raise NBSVMError(

@@ -287,6 +287,56 @@ def test_crafted_lexicon(tmp_path, lexicon_parts, case):
     assert e.value.path == str(path)
 
 
+@pytest.fixture
+def pair_lexicon_parts(tmp_path):
+    """A lexicon of 12 classes, most of whose counts are 0: written as pairs."""
+    from nbsvm.io.document import Document
+    from nbsvm.lexicon.build import build_lexicon
+    rng = np.random.default_rng(0)
+    docs = [Document(f"c{i % 12}", " ".join(rng.choice([f"w{j}" for j in range(400)], 6)),
+                     "x", i + 1) for i in range(240)]
+    path = tmp_path / "lex.npz"
+    build_lexicon(docs, Hasher(ngrams=1, n_bits=12)).save(path)
+    header, arrays = load_npz(path, "lexicon")
+    assert "pair_counts" in arrays and "counts" not in arrays
+    return header, arrays
+
+
+def _swap_two(a):
+    a = a.copy()
+    a[[0, 1]] = a[[1, 0]]
+    return a
+
+
+PAIR_CASES = {
+    "row_out_of_range": (_set("pair_rows", lambda r: np.where(r == r.max(), 12, r).astype(
+        np.int32)), "out of range or order"),
+    "column_out_of_range": (_set("pair_columns", lambda c: c + 1), "out of range or order"),
+    "pairs_unordered": (lambda h, a: (a.update(pair_columns=_swap_two(a["pair_columns"])),
+                                      a.update(pair_rows=_swap_two(a["pair_rows"]))),
+                        "out of range or order"),
+    "count_zero": (_set("pair_counts", lambda c: c * 0), "above 0"),
+    "counts_short": (_set("pair_counts", lambda c: c[:-1].copy()), "shapes or types"),
+    "rows_float": (_set("pair_rows", lambda r: r.astype(np.float64)), "shapes or types"),
+    "class_counts_short": (lambda h, a: h.update(class_counts=h["class_counts"][:-1]),
+                           "shapes or types"),
+    "pairs_and_counts": (lambda h, a: a.update(counts=np.zeros((12, 3), np.int32)),
+                         "pair arrays beside counts"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PAIR_CASES))
+def test_crafted_pair_lexicon(tmp_path, pair_lexicon_parts, case):
+    edit, needle = PAIR_CASES[case]
+    header, arrays = pair_lexicon_parts
+    header, arrays = json.loads(json.dumps(header)), dict(arrays)
+    edit(header, arrays)
+    path = write_raw(tmp_path / "bad.npz", header, arrays)
+    with pytest.raises(NBSVMError, match=needle) as e:
+        NBLexicon.load(path)
+    assert e.value.path == str(path)
+
+
 # -- online learner files ----------------------------------------------------------------------
 
 def _learner_file(tmp_path, name, **params):
