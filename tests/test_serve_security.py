@@ -383,3 +383,51 @@ def test_the_bodies_held_at_once_are_bounded():
         assert (await request([b"z" * 100]))[0] == 200
 
     asyncio.run(scenario())
+
+
+def test_a_client_that_went_away_is_not_counted_as_a_server_error():
+    """/metrics counted every read timeout and early disconnect as a 500 that no client
+    received (false server-error alerts under a slow or impatient client); an application
+    failure is still a 500."""
+    import asyncio
+
+    from nbsvm.serve.limits import CLIENT_GONE, BodyLimit, Metrics, MetricsMiddleware
+
+    async def app(scope, receive, send):
+        message = await receive()
+        if scope["path"] == "/fail":
+            raise RuntimeError("a bug")
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": message.get("body", b"")})
+
+    metrics = Metrics(["/predict", "/fail"])
+    stack = MetricsMiddleware(BodyLimit(app, max_bytes=100), metrics)
+
+    async def request(path, first):
+        async def receive():
+            return first
+
+        async def send(message):
+            pass
+
+        scope = {"type": "http", "method": "POST", "path": path, "headers": []}
+        try:
+            await stack(scope, receive, send)
+        except RuntimeError:
+            pass
+
+    async def scenario():
+        await request("/predict", {"type": "http.disconnect"})
+        await request("/predict", {"type": "http.request", "body": b"{}", "more_body": False})
+        await request("/fail", {"type": "http.request", "body": b"{}", "more_body": False})
+
+    asyncio.run(scenario())
+    value = metrics.registry.get_sample_value
+    assert value("nbsvm_requests_total", {"method": "POST", "path": "/predict",
+                                          "status": str(CLIENT_GONE)}) == 1
+    assert value("nbsvm_requests_total", {"method": "POST", "path": "/predict",
+                                          "status": "200"}) == 1
+    assert value("nbsvm_requests_total", {"method": "POST", "path": "/fail",
+                                          "status": "500"}) == 1
+    assert value("nbsvm_requests_total", {"method": "POST", "path": "/predict",
+                                          "status": "500"}) is None

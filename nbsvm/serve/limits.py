@@ -301,8 +301,14 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
+#: The status a request is counted under when its client went away before an answer (a
+#: read timeout, a disconnect): nginx's "client closed request", not a server error.
+CLIENT_GONE = 499
+
+
 class MetricsMiddleware(_HttpMiddleware):
-    """Times every request and counts it in :class:`Metrics` by method, route and status."""
+    """Times every request and counts it in :class:`Metrics` by method, route and status
+    (:data:`CLIENT_GONE` when nothing was answered; 500 when the application failed)."""
 
     def __init__(self, app, metrics: Metrics):
         super().__init__(app)
@@ -311,15 +317,18 @@ class MetricsMiddleware(_HttpMiddleware):
     async def http(self, scope: Scope, receive: Receive, send: Send) -> None:
         start = time.perf_counter()
         status = 500  # what the server's error handler answers
+        answered = False
 
         async def sending(message):
-            nonlocal status
+            nonlocal status, answered
             if message["type"] == "http.response.start":
-                status = message["status"]
+                status, answered = message["status"], True
             await send(message)
 
         try:
             await self.app(scope, receive, sending)
+            if not answered:  # the client went away (or timed out) before an answer
+                status = CLIENT_GONE
         finally:
             m = self.metrics
             path = m.route_of(scope.get("path", ""))
