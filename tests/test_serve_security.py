@@ -431,3 +431,33 @@ def test_a_client_that_went_away_is_not_counted_as_a_server_error():
                                           "status": "500"}) == 1
     assert value("nbsvm_requests_total", {"method": "POST", "path": "/predict",
                                           "status": "500"}) is None
+
+
+def test_oversized_batches_are_refused_before_their_texts_are_cleaned(tmp_path, monkeypatch):
+    """Lone surrogates were replaced in every text while the request was validated, on the
+    event loop, before the batch and length limits: a body of 920,000 one-surrogate texts
+    held every other client for 1.6 s and then got 413."""
+    from starlette.testclient import TestClient
+
+    import nbsvm.serve.app as serve_app
+    from nbsvm.serve.app import create_app
+
+    path = tmp_path / "m.npz"
+    docs = synthetic(200, seed=1)
+    NBSVMClassifier(n_bits=12, epochs=1).fit([d.text for d in docs],
+                                             [d.label for d in docs]).save(path)
+    cleaned = []
+    real = serve_app.valid_unicode
+    monkeypatch.setattr(serve_app, "valid_unicode", lambda t: cleaned.append(t) or real(t))
+    client = TestClient(create_app({"m": str(path)}, allowed_hosts=["testserver"],
+                                   max_batch=10))
+    def post(body):  # escaped: a lone surrogate is no UTF-8
+        return client.post("/predict", content=json.dumps(body),
+                           headers={"content-type": "application/json"})
+
+    r = post({"texts": ["\ud800 great"] * 11})
+    assert r.status_code == 413 and cleaned == []
+    r = post({"texts": ["\ud800 great", "fine"]})
+    assert r.status_code == 200 and len(cleaned) == 2
+    one = client.post("/predict", json={"text": "\ufffd great"}).json()["predictions"][0]
+    assert r.json()["predictions"][0]["score"] == one["score"]  # read as U+FFFD
