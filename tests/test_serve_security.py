@@ -228,6 +228,53 @@ def _health_seconds(url: str) -> float:
     return time.monotonic() - start
 
 
+def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_file, tmp_path):
+    """Clients that send many requests and never read the answers held every connection
+    (busy: never evicted) with no time limit: every other /predict got 503 for as long as
+    they stayed. Not reading counts as waiting on the client: the limit makes room, and
+    past --timeout-read the connection is dropped with its answer."""
+    server = Server(model_file, "--max-connections", "6", "--timeout-read", "2",
+                    log=tmp_path / "server.log")
+    stalled = []
+    try:
+        request = b"GET /openapi.json HTTP/1.1\r\nHost: localhost\r\n\r\n" * 300
+        for _ in range(6):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", server.port))
+            s.setblocking(False)
+            try:
+                s.sendall(request)
+            except BlockingIOError:
+                pass
+            stalled.append(s)
+        time.sleep(0.5)  # their answers fill the sockets
+        for _ in range(3):
+            r = httpx.post(server.url + "/predict", json={"text": "great"}, timeout=3.0)
+            assert r.status_code == 200, r.text
+        time.sleep(2.5)  # past --timeout-read: every stalled one is dropped
+        assert all(_reset(s) for s in stalled)
+    finally:
+        for s in stalled:
+            s.close()
+        log = server.stop()
+    assert "Traceback" not in log
+
+
+def _reset(s: socket.socket) -> bool:
+    """Whether the server dropped the socket (a reset, or end of file after what it held)."""
+    s.setblocking(True)
+    s.settimeout(2)
+    try:
+        while s.recv(65536):
+            pass
+        return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
 def test_idle_and_half_sent_connections_do_not_starve_the_server(model_file, tmp_path):
     """200 silent sockets, 20 with half a request line and 5 with half a body, against a
     server holding at most 50 connections: /health and /predict answer within a second,

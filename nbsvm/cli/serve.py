@@ -124,7 +124,8 @@ def serve_command(
         min=0.1,
         help="Seconds a client has to send a whole request "
         "(headers and body), from connecting or from its "
-        "previous answer; slower: 408 and closed.",
+        "previous answer; slower: 408 and closed. Also how long a client may stop "
+        "reading an answer before it is dropped.",
     ),
     timeout_keep_alive: int = typer.Option(
         5,

@@ -12,7 +12,9 @@ and these never make one.
 
 - a read deadline: the whole request (headers and body) must arrive within
   ``timeout_read`` seconds of the connection's opening or of its previous answer. Past it,
-  a partial request is answered 408 and closed, a silent connection is just closed;
+  a partial request is answered 408 and closed, a silent connection is just closed; a
+  client that stops reading an answer has as long to start again, else its connection is
+  dropped with the answer;
 - a connection limit: at ``max_connections``, a new connection closes the one that has
   waited longest on its client (silent, sending a request, or idle between requests; as
   nginx drains its reusable connections), so a flood of idle sockets cannot lock anyone
@@ -133,6 +135,8 @@ class GuardedH11Protocol(H11Protocol):
         # insertion-ordered: the first is the one waiting longest (found in O(1) at the limit)
         self.waiting_list = _waiting_by_server.setdefault(server_state, {})
         self.read_deadline: asyncio.TimerHandle | None = None
+        self.write_deadline: asyncio.TimerHandle | None = None
+        self.write_paused = False  # the client does not read what the server sends
         self.refused = False
 
     # -- the connection limit -------------------------------------------------------------
@@ -157,8 +161,11 @@ class GuardedH11Protocol(H11Protocol):
 
     def waiting(self) -> bool:
         """Whether the server waits on this client (nothing sent, a request not whole yet,
-        or idle after an answer): closing it loses no work of the server's."""
-        return not self.transport.is_closing() and self.conn.their_state in WAITING
+        idle after an answer, or not reading an answer): closing it loses no work of the
+        server's."""
+        return not self.transport.is_closing() and (
+            self.write_paused or self.conn.their_state in WAITING
+        )
 
     def _make_room(self) -> bool:
         """Close the connection that has waited longest on its client; False if every one
@@ -174,6 +181,7 @@ class GuardedH11Protocol(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
+        self._stop_write_deadline()
         if self.refused:  # never started: nothing of uvicorn's to undo
             return
         super().connection_lost(exc)
@@ -220,10 +228,43 @@ class GuardedH11Protocol(H11Protocol):
             self.transport.write(TOO_SLOW)
         self._drop()
 
+    # -- the write deadline ---------------------------------------------------------------
+    def pause_writing(self) -> None:
+        """The client stopped reading (its socket and ours are full): it may take up to
+        the read deadline to start again, and meanwhile counts as waited on, so that the
+        limit can close it for a newcomer (clients that send requests and never read the
+        answers held every connection, and their answers' memory, for ever)."""
+        super().pause_writing()
+        self.write_paused = True
+        self.waiting_list[self] = None
+        if self.timeout_read is not None and self.write_deadline is None:
+            self.write_deadline = self.loop.call_later(self.timeout_read, self._not_reading)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self.write_paused = False
+        self._stop_write_deadline()
+        if self.conn.their_state not in WAITING:
+            self.waiting_list.pop(self, None)
+
+    def _stop_write_deadline(self) -> None:
+        if self.write_deadline is not None:
+            self.write_deadline.cancel()
+            self.write_deadline = None
+
+    def _not_reading(self) -> None:
+        self.write_deadline = None
+        if self.write_paused:
+            self._drop()
+
     def _drop(self) -> None:
-        """Close now; a request being read ends for the application as a disconnect."""
+        """Close now; a request being read ends for the application as a disconnect. An
+        answer the client does not read is thrown away (``close`` would wait to send it)."""
         self._stop_waiting()
-        self.transport.close()
+        if self.write_paused:
+            self.transport.abort()
+        else:
+            self.transport.close()
 
 
 def _no_delay(transport: asyncio.Transport) -> None:
