@@ -140,6 +140,7 @@ def fit_bytes(
     cache_bytes: int = 0,
     column_map: bool = True,
     by_column: bool = True,
+    best_copy: bool = False,
 ) -> int:
     """Peak bytes of training once the hashing pass is done, plus :data:`FIXED_BYTES`:
     the int32 bucket -> column map (``column_map``; none when every bucket is its own
@@ -149,7 +150,8 @@ def fit_bytes(
     from a cache and held while the ratios are filled in; with more classes they are
     counted in the learner's weight field; counts by bucket are the caller's to add) and
     the bitmap and float32 parts that name the strongest n-grams for explanations (beside
-    the last epoch).
+    the last epoch); with ``best_copy`` (early stopping), the best epoch's weights kept
+    beside the learner's.
 
     Examples
     --------
@@ -169,6 +171,7 @@ def fit_bytes(
         FIXED_BYTES
         + buckets * 4 * bool(column_map)
         + int(n_outputs) * columns * width
+        + (int(n_outputs) * columns * (width - 4) if best_copy else 0)  # all but the ratio
         + int(cache_bytes)
         + max(counts, contributions)
     )

@@ -147,6 +147,7 @@ class ColumnBuilder:
             optimizer,
             n_columns=n_columns,
             n_classes=len(classes),
+            best_copy=bool(model.early_stopping),
             column_map=not dense,
             by_column=False,
         )
@@ -190,6 +191,7 @@ class ColumnBuilder:
                 model.setting("optimizer", classes),
                 n_columns=len(buckets),
                 n_classes=len(classes),
+                best_copy=bool(model.early_stopping),
             ),
             self.max_memory,
         )

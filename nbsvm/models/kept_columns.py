@@ -61,6 +61,7 @@ class KeptColumns:
             model.setting("optimizer", classes),
             n_columns=n_kept,
             n_classes=len(classes),
+            best_copy=bool(model.early_stopping),
             by_column=not cache.weighted,
         )
         if cache.weighted:  # sums of weights, float64, beside the learner (and kept_df)

@@ -1,6 +1,7 @@
 """Resource limits (issue 6, item 6): n_bits in [1, 31], and training refuses to start when
 the memory it needs (estimated from the settings before allocating) is over --max-memory
 or over what the machine has available."""
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -142,3 +143,31 @@ def test_learn_checks_the_dense_weights(tmp_path, monkeypatch):
     monkeypatch.setattr(memory, "available_bytes", lambda: 256 << 20)
     r = runner.invoke(app, args)
     assert r.exit_code == 2 and "is available" in r.output
+
+
+def test_early_stopping_counts_the_best_epochs_copy(tmp_path):
+    """--valid keeps the best epoch's weights beside the learner's; the estimate left
+    them out, so 500 classes ran to 644 MB under --max-memory 500M. Counted: all of a
+    learner's row but the ratio, per output and column."""
+    from nbsvm import NBSVMClassifier
+    from nbsvm.errors import NBSVMError
+    from nbsvm.memory import fit_bytes, row_width
+
+    for optimizer in ("adagrad", "sgd"):
+        plain = fit_bytes(20, 7, optimizer, n_columns=50_000, n_classes=7)
+        kept = fit_bytes(20, 7, optimizer, n_columns=50_000, n_classes=7, best_copy=True)
+        assert kept - plain == 7 * 50_000 * (row_width(optimizer) - 4)
+    rng = np.random.default_rng(0)
+    vocab = [f"w{j}" for j in range(4000)]
+    texts = [" ".join(rng.choice(vocab, 10)) for _ in range(2000)]
+    labels = [f"c{i % 50}" for i in range(2000)]
+    common = dict(n_bits=16, epochs=1, calibrate=None, eta0=0.25, min_df=1)
+    plain = NBSVMClassifier(**common).fit(texts, labels)
+    assert plain.n_docs_ == 2000
+    need = fit_bytes(16, 50, "sgd", n_columns=plain.linear_.n_features, n_classes=50)
+    limit = need + 50 * plain.linear_.n_features * (row_width("sgd") - 4) // 2
+    from nbsvm.io.document import Document
+    docs = [Document(lab, t, "m", i + 1) for i, (t, lab) in enumerate(zip(texts, labels))]
+    NBSVMClassifier(**common).fit_documents(docs, max_memory=limit)   # fits without a copy
+    with pytest.raises(NBSVMError, match="over --max-memory"):
+        NBSVMClassifier(**common, early_stopping=True).fit_documents(docs, max_memory=limit)
