@@ -42,6 +42,13 @@ class _LinearSGD(OnlineLearner):
     _losses: tuple = ()
 
     # ---- settings ----------------------------------------------------------------------
+    def state_copies(self) -> int:
+        """The weights, and as their size: the average (``average``), AdaGrad's sums of
+        squared gradients (a per-coordinate schedule) and the L1 penalty's record."""
+        self._check()
+        average = bool(getattr(self, "average", False))  # a parameter of each subclass
+        return 1 + average + bool(self._schedule.per_coordinate) + (self._lam1 > 0)
+
     def _check(self):
         """Validate the parameters; set the resolved parts and ``(lam1, lam2)``."""
         if self.loss not in self._losses:

@@ -155,6 +155,11 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self.last_stats_ = self._pass(rows, codes, order)
         self.t_ += len(order)
 
+    def state_copies(self) -> int:
+        """How many float64 arrays of the weights' size training holds (the weights, and
+        their average where it is kept), for ``--max-memory``."""
+        return 2 if getattr(self, "average", False) else 1
+
     def can_continue(self) -> bool:
         """Whether :meth:`partial_fit` can go on from this state (a learner that keeps
         what a file does not hold says no once loaded)."""

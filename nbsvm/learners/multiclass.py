@@ -316,6 +316,9 @@ class OneVsRest(OnlineLearner):
             )
         return learner
 
+    def state_copies(self) -> int:
+        return self._make_binary().state_copies()  # each output's binary learner's
+
     def _init_state(self, n_features, n_outputs):
         self._binary = [self._make_binary() for _ in range(n_outputs)]
 

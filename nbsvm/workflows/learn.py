@@ -171,7 +171,7 @@ def _classes_fitting(learner, cache, width: int, max_memory) -> list | None:
     classes = None if learner.task == "regression" else sorted(cache.names)
     # classes is None for regression only
     n_outputs = 1 if learner.task in ("binary", "regression") else len(cast(list, classes))
-    copies = 2 if getattr(learner, "average", False) else 1
+    copies = learner.state_copies()  # weights, average, AdaGrad's sums...
     check_fit_memory(
         FIXED_BYTES + n_outputs * (width + 1) * 8 * copies,
         max_memory,
