@@ -99,8 +99,7 @@ class ArrayWriter:
             yield
         except OSError as e:
             raise NBSVMError(
-                f"cannot write the cache: {e.strerror or e} (--cache-dir chooses where "
-                "caches go)",
+                f"cannot write the cache: {e.strerror or e} (--cache-dir chooses where caches go)",
                 path=str(self.folder),
             ) from None
 
