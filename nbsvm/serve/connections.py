@@ -13,8 +13,8 @@ and these never make one.
 - a read deadline: the whole request (headers and body) must arrive within
   ``timeout_read`` seconds of the connection's opening or of its previous answer. Past it,
   a partial request is answered 408 and closed, a silent connection is just closed; a
-  client that stops reading an answer has as long to start again, else its connection is
-  dropped with the answer;
+  client that reads nothing of an answer for as long is dropped with it (reading slowly
+  is progress: the clock starts again);
 - a connection limit: at ``max_connections``, a new connection closes the one that has
   waited longest on its client (silent, sending a request, or idle between requests; as
   nginx drains its reusable connections), so a flood of idle sockets cannot lock anyone
@@ -37,6 +37,7 @@ import json
 import logging
 import math
 import socket
+import struct
 import time
 import weakref
 from collections.abc import Callable
@@ -51,6 +52,14 @@ BACKLOG = 2048  # uvicorn's: connections the kernel queues, and accept() takes p
 MIN_BACKLOG = 32  # where the open-file limit is short
 RESERVED_FDS = 64  # the process's own descriptors (Python, logs, model files, pipes)
 WAITING = (h11.IDLE, h11.SEND_BODY)  # the client's side while the server waits on it
+WRITE_CHECK = 1.0  # seconds between looks at an answer the client reads slower than sent
+try:  # the bytes in a socket's send queue (Linux, macOS); elsewhere the buffer alone
+    import fcntl
+    import termios
+
+    _OUTQ: int | None = termios.TIOCOUTQ
+except (ImportError, AttributeError):  # pragma: no cover (Windows)
+    _OUTQ = None
 RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 logger = logging.getLogger("uvicorn.error")
@@ -136,7 +145,9 @@ class GuardedH11Protocol(H11Protocol):
         self.waiting_list = _waiting_by_server.setdefault(server_state, {})
         self.read_deadline: asyncio.TimerHandle | None = None
         self.write_deadline: asyncio.TimerHandle | None = None
-        self.write_paused = False  # the client does not read what the server sends
+        self.write_paused = False  # the client reads slower than the server sends
+        self.write_stalled = False  # ... and read nothing for WRITE_CHECK seconds
+        self.unsent, self.progress_at = 0, 0.0
         self.refused = False
 
     # -- the connection limit -------------------------------------------------------------
@@ -164,7 +175,7 @@ class GuardedH11Protocol(H11Protocol):
         idle after an answer, or not reading an answer): closing it loses no work of the
         server's."""
         return not self.transport.is_closing() and (
-            self.write_paused or self.conn.their_state in WAITING
+            self.write_stalled or self.conn.their_state in WAITING
         )
 
     def _make_room(self) -> bool:
@@ -216,6 +227,9 @@ class GuardedH11Protocol(H11Protocol):
     def _too_slow(self) -> None:
         """The deadline passed: a partial request gets 408, a silent connection is closed."""
         self.read_deadline = None
+        if self.write_paused and not self.write_stalled:  # still sending an answer it reads:
+            self._start_waiting()  # the wait for its next request starts again
+            return
         if not self.waiting():
             return
         partial = self.conn.their_state is h11.SEND_BODY or bool(self.conn.trailing_data[0])
@@ -230,19 +244,22 @@ class GuardedH11Protocol(H11Protocol):
 
     # -- the write deadline ---------------------------------------------------------------
     def pause_writing(self) -> None:
-        """The client stopped reading (its socket and ours are full): it may take up to
-        the read deadline to start again, and meanwhile counts as waited on, so that the
-        limit can close it for a newcomer (clients that send requests and never read the
-        answers held every connection, and their answers' memory, for ever)."""
+        """The client reads slower than the server sends (its socket and ours are full).
+        Checked every :data:`WRITE_CHECK` seconds: a client that read nothing since the
+        last check is stalled (waited on: the limit may close it for a newcomer), and one
+        that read nothing for ``timeout_read`` seconds is dropped with its answer; any
+        progress starts the clock again, so a slow reader of a large answer gets it whole.
+        Clients that sent requests and never read the answers held every connection (busy:
+        never evicted), and their answers' memory, for ever."""
         super().pause_writing()
         self.write_paused = True
-        self.waiting_list[self] = None
-        if self.timeout_read is not None and self.write_deadline is None:
-            self.write_deadline = self.loop.call_later(self.timeout_read, self._not_reading)
+        self.unsent, self.progress_at = self._unsent(), self.loop.time()
+        if self.write_deadline is None:
+            self.write_deadline = self.loop.call_later(WRITE_CHECK, self._check_writing)
 
     def resume_writing(self) -> None:
         super().resume_writing()
-        self.write_paused = False
+        self.write_paused = self.write_stalled = False
         self._stop_write_deadline()
         if self.conn.their_state not in WAITING:
             self.waiting_list.pop(self, None)
@@ -252,16 +269,41 @@ class GuardedH11Protocol(H11Protocol):
             self.write_deadline.cancel()
             self.write_deadline = None
 
-    def _not_reading(self) -> None:
+    def _unsent(self) -> int:
+        """Bytes of answers not yet taken by the client: the transport's buffer and the
+        kernel's send queue (the larger part on a fast link: the buffer alone stays still
+        for seconds while the kernel drains its megabytes to a slow reader)."""
+        queued = 0
+        sock = self.transport.get_extra_info("socket")
+        if sock is not None and _OUTQ is not None:
+            try:
+                queued = struct.unpack("i", fcntl.ioctl(sock.fileno(), _OUTQ, b"\0" * 4))[0]
+            except OSError:
+                queued = 0
+        return self.transport.get_write_buffer_size() + queued
+
+    def _check_writing(self) -> None:
         self.write_deadline = None
-        if self.write_paused:
-            self._drop()
+        if not self.write_paused or self.transport.is_closing():
+            return
+        unsent, now = self._unsent(), self.loop.time()
+        if unsent < self.unsent:  # the client read some (the answer is not added to meanwhile)
+            self.unsent, self.progress_at, self.write_stalled = unsent, now, False
+            if self.conn.their_state not in WAITING:
+                self.waiting_list.pop(self, None)
+        else:
+            self.write_stalled = True
+            self.waiting_list[self] = None
+            if self.timeout_read is not None and now - self.progress_at >= self.timeout_read:
+                self._drop()
+                return
+        self.write_deadline = self.loop.call_later(WRITE_CHECK, self._check_writing)
 
     def _drop(self) -> None:
         """Close now; a request being read ends for the application as a disconnect. An
         answer the client does not read is thrown away (``close`` would wait to send it)."""
         self._stop_waiting()
-        if self.write_paused:
+        if self.write_stalled:
             self.transport.abort()
         else:
             self.transport.close()
