@@ -281,6 +281,12 @@ class FeatureCache:
                 if item is DONE:
                     break
                 if isinstance(item, Failure):
+                    if isinstance(item.exc, OSError):  # a full disk: name the cache
+                        raise NBSVMError(
+                            f"cannot write the cache: {item.exc.strerror or item.exc} "
+                            "(--cache-dir chooses where caches go)",
+                            path=str(target),
+                        ) from None
                     raise item.exc
                 yield item
             worker.join()

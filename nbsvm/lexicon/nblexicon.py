@@ -277,7 +277,15 @@ class NBLexicon:
         buckets of :meth:`compact`."""
         if self._df is None:
             raise NBSVMError("an unweighted lexicon's counts are its documents per bucket")
-        return self._df.rows(np.zeros(1, dtype=np.int64))[1][0]
+        buckets, rows = self._df.rows(np.zeros(1, dtype=np.int64))
+        pairs = self._pair_view()
+        if len(buckets) == pairs.n_buckets():
+            return rows[0]
+        # a bucket of no document of weight > 0 has no entry: 0, in its place
+        seen = np.unique(pairs.keys >> 32)
+        out = np.zeros(len(seen), dtype=rows.dtype)
+        out[np.searchsorted(seen, buckets)] = rows[0]
+        return out
 
     def partial_fit(self, texts: Iterable[str], labels: Iterable[Any]) -> NBLexicon:
         """Count ``texts`` of classes ``labels``, read and checked as
@@ -606,8 +614,10 @@ def _from_pair_arrays(
         or not np.array_equal(np.unique(columns), np.arange(n))
         else "counts that are not above 0 and finite"
         if len(counts) and not (np.isfinite(counts).all() and counts.min() > 0)
-        else "negative or non-finite class counts"
+        else "negative or non-finite counts"
         if not (np.isfinite(docs).all() and (docs >= 0).all())
+        or n_docs < 0
+        or (weighted and df is not None and df.size and df.min() < 0)
         else _names_or_alpha_problem(header, classes, alpha)
     )
     if problem:
