@@ -74,7 +74,7 @@ def files(tmp_path_factory):
 def test_model(files):
     info = info_json(files["model"])
     assert info["kind"] == "model" and info["description"] == "NBSVM model"
-    assert info["format_version"] == npzfile.FORMAT_VERSION == 2 and info["readable"]
+    assert info["format_version"] == npzfile.PLAIN_FORMAT == 2 and info["readable"]
     assert info["package_version"] == nbsvm.__version__
     assert info["classes"] == [{"name": "neg", "count": 4}, {"name": "pos", "count": 5}]
     assert info["training"]["n_docs"] == 9 and info["training"]["seen_buckets"] > 0

@@ -211,8 +211,13 @@ def test_a_lexicon_of_many_classes_is_written_as_pairs_and_reads_back_the_same(t
     lex = NBLexicon(Hasher(ngrams=2, n_bits=16)).fit(texts, labels)
     path = tmp_path / "lex.npz"
     lex.save(path)
-    _, arrays = load_npz(path, "lexicon")
+    header, arrays = load_npz(path, "lexicon")
     assert "pair_counts" in arrays and "counts" not in arrays
+    # format 3, so that an older nbsvm says "written by a newer nbsvm", not "corrupted"
+    assert header["format_version"] == 3
+    NBLexicon(Hasher(ngrams=1, n_bits=12)).fit(["a b", "c d"], ["x", "y"]).save(
+        tmp_path / "two.npz")
+    assert load_npz(tmp_path / "two.npz", "lexicon")[0]["format_version"] == 2
     buckets, dense = lex.compact()
     assert arrays["pair_counts"].size == np.count_nonzero(dense)
     back = NBLexicon.load(path)

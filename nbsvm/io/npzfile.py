@@ -29,9 +29,13 @@ HEADER_KEY = "__header__"
 MAX_MEMBERS = 4096
 MAX_HEADER_BYTES = 1 << 20
 
-#: The file format written. 2: the checksum covers the header as well as the arrays, and a
-#: model keeps its labels' types (``label_values``). 1: the checksum covers the arrays only.
-FORMAT_VERSION = 2
+#: The newest file format read. 3: lexicon counts may be (bucket, class) pairs (arrays
+#: ``*pair_counts``; written as 3 only then, so that older versions read the rest). 2: the
+#: checksum covers the header as well as the arrays, and a model keeps its labels' types
+#: (``label_values``). 1: the checksum covers the arrays only.
+FORMAT_VERSION = 3
+#: The format of files without pair counts.
+PLAIN_FORMAT = 2
 #: The first format whose checksum covers the header.
 HEADER_CHECKSUM_FORMAT = 2
 
@@ -90,12 +94,12 @@ def _plain(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-def _header_blob(header: dict, kind: str, digest) -> np.ndarray:
+def _header_blob(header: dict, kind: str, digest, version: int = PLAIN_FORMAT) -> np.ndarray:
     """The ``__header__`` array: ``header`` with the kind, the format version and the
     checksum (``digest`` holds the arrays' part; the header's is added here). The header is
     taken through JSON first, so the checksum is over exactly what a loader parses (tuples
     become lists, number keys strings)."""
-    full = dict(header, kind=kind, format_version=FORMAT_VERSION)
+    full = dict(header, kind=kind, format_version=version)
     full.pop("checksum", None)
     full = json.loads(json.dumps(full, sort_keys=True, default=_plain))
     digest.update(b"|" + HEADER_KEY.encode() + b"|" + canonical_header(full))
@@ -155,7 +159,8 @@ def save_npz(path: str | os.PathLike[str], kind: str, header: dict, arrays: dict
                     raise ValueError(
                         f"array {name!r}: wrote {written} items, expected shape {spec.shape}"
                     )
-        blob = _header_blob(header, kind, digest)
+        pairs = any(name.endswith("pair_counts") for name in arrays)
+        blob = _header_blob(header, kind, digest, FORMAT_VERSION if pairs else PLAIN_FORMAT)
         with zf.open(HEADER_KEY + ".npy", "w") as fh:
             np.lib.format.write_array(fh, blob, allow_pickle=False)
 
