@@ -138,6 +138,30 @@ def _nonzero_keys(rows):
     return keys, counts
 
 
+#: Keys :meth:`PairCounts.pairs` orders at a time.
+PAIRS_PART = 1 << 20
+
+
+def _pairs_part(keys: np.ndarray, counts: np.ndarray, row_of_code: np.ndarray) -> tuple:
+    """:meth:`PairCounts.pairs` of a run of whole buckets (columns from 0)."""
+    code = keys & 0xFFFFFFFF
+    listed = code < len(row_of_code)
+    listed[listed] = row_of_code[code[listed]] >= 0
+    bucket = keys[listed] >> 32
+    rows = row_of_code[code[listed]]
+    order = np.argsort((bucket << 32) | rows, kind="stable")  # rows may reorder codes
+    bucket, rows, part_counts = bucket[order], rows[order], counts[listed][order]
+    new = np.ones(len(bucket), dtype=bool)
+    new[1:] = bucket[1:] != bucket[:-1]
+    columns = np.cumsum(new) - 1
+    return (
+        bucket[new].astype(np.int32),
+        columns.astype(np.int32),
+        rows.astype(np.int32),
+        part_counts,
+    )
+
+
 class PairCounts:
     """Counts of (bucket, code) pairs, sparse.
 
@@ -250,25 +274,28 @@ class PairCounts:
         """``(buckets, columns, rows, counts)``: the buckets seen (sorted, int32) and, for
         each (bucket, code) pair of a listed code, the bucket's place in ``buckets``, the
         code's row (its place in ``codes``) and the count, ordered by bucket then row: the
-        counts without a zero, what :meth:`rows` spreads over ``len(codes)`` rows."""
+        counts without a zero, what :meth:`rows` spreads over ``len(codes)`` rows. Done
+        :data:`PAIRS_PART` keys at a time (whole buckets), so that the temporaries stay a
+        few times that size, never the pairs' own."""
         self.flush()
         codes = np.asarray(codes, dtype=np.int64)
         row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
         row_of_code[codes] = np.arange(len(codes))
-        code = self.keys & 0xFFFFFFFF
-        listed = code < len(row_of_code)
-        listed[listed] = row_of_code[code[listed]] >= 0
-        bucket = self.keys[listed] >> 32
-        rows = row_of_code[code[listed]]
-        order = np.argsort((bucket << 32) | rows, kind="stable")  # rows may reorder codes
-        bucket, rows, counts = bucket[order], rows[order], self.counts[listed][order]
-        buckets, columns = np.unique(bucket, return_inverse=True)
-        return (
-            buckets.astype(np.int32),
-            columns.astype(np.int32),
-            rows.astype(np.int32),
-            counts,
-        )
+        parts: list[tuple] = []
+        start, n, first_column = 0, len(self.keys), 0
+        while start < n:
+            end = min(start + PAIRS_PART, n)
+            if end < n:  # to the end of the last bucket begun
+                next_bucket = ((self.keys[end - 1] >> 32) + 1) << 32
+                end = int(np.searchsorted(self.keys, next_bucket, side="left"))
+            part = _pairs_part(self.keys[start:end], self.counts[start:end], row_of_code)
+            parts.append((part[0], part[1] + first_column, part[2], part[3]))
+            first_column += len(part[0])
+            start = end
+        if not parts:
+            empty = np.zeros(0, dtype=np.int32)
+            return empty, empty, empty, self.counts[:0].copy()
+        return tuple(np.concatenate(a) for a in zip(*parts))  # type: ignore[return-value]
 
     def n_buckets(self) -> int:
         """Distinct buckets seen (by any code), without building the rows."""
