@@ -136,8 +136,9 @@ LEARNERS = {
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.slow) if n == "MIRA" else n  # make test-slow: 10
-    for n in LEARNERS])  # epochs; MIRA is checked against the slow reference in test_mira
+    pytest.param(n, marks=pytest.mark.slow) if n in ("MIRA", "MulticlassHinge") else n
+    for n in LEARNERS])  # make test-slow: 10 epochs each; both checked against slow
+    # references (test_mira; test_crammer_singer_kernel_equals_naive), the others here
 def test_four_blitzer_domains(name):
     """Predict the domain (books, dvd, electronics, kitchen) of a review: seeded 75/25."""
     if name == "OneVsRest(pegasos)" and not _pegasos_on_the_contract():

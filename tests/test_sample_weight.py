@@ -380,6 +380,7 @@ def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
             == said
 
 
+@pytest.mark.slow  # make test-slow: weights are checked through fit, the lexicon and the CLI in the default suite
 def test_auto_calibrate_and_early_stopping_take_weights():
     """The modes that read the data again (the search's caches, a held-out part) keep the
     weights: no backend learner is searched, and the chosen model counts weighted."""

@@ -340,6 +340,7 @@ def test_a_bad_file_on_reload_keeps_the_old_model(served, tmp_path):
         path.write_bytes(good)
 
 
+@pytest.mark.slow  # make test-slow: reloads are checked under concurrent requests in the default suite
 def test_workers_watch_the_file_and_each_reloads_it(tmp_path, three_class):
     """``--workers 2`` watches the files: a model replaced on disk (write, rename) is served
     by every worker within a few seconds, with the new model's answers."""

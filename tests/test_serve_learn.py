@@ -135,6 +135,7 @@ def test_learn_is_off_without_the_flag_and_needs_the_token(model_file, tmp_path)
         assert "Traceback" not in server.stop()
 
 
+@pytest.mark.slow  # make test-slow: learning while serving is checked in the default suite by the kill -9 test
 def test_corrections_while_four_clients_predict(model_file, tmp_path):
     held_out = tmp_path / "valid.tsv"
     held_out.write_text(f"neg\t{PHRASE}\nneg\tthe {PHRASE}\npos\tgreat fun loved it\n")
@@ -236,6 +237,7 @@ def test_kill_9_loses_no_acknowledged_correction(model_file, tmp_path):
     assert served.history_[-1]["through"] == acknowledged
 
 
+@pytest.mark.slow  # make test-slow: a Chromium page; the /learn route is checked over HTTP in the default suite
 def test_the_page_sends_a_correction_in_a_headless_browser(model_file, tmp_path):
     """Debian's Chromium driven by Playwright: classify, pick the right label, send it with
     the token; the server journals and learns it."""

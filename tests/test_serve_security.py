@@ -233,7 +233,7 @@ def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_fi
     (busy: never evicted) with no time limit: every other /predict got 503 for as long as
     they stayed. Not reading counts as waiting on the client: the limit makes room, and
     past --timeout-read the connection is dropped with its answer."""
-    server = Server(model_file, "--max-connections", "6", "--timeout-read", "2",
+    server = Server(model_file, "--max-connections", "6", "--timeout-read", "1.5",
                     log=tmp_path / "server.log")
     stalled = []
     try:
@@ -255,7 +255,7 @@ def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_fi
             answered += r.status_code == 200
             time.sleep(0.2)
         assert answered == 3
-        time.sleep(3)  # past --timeout-read without reading: every stalled one is dropped
+        time.sleep(2.5)  # past --timeout-read without reading: every stalled one is dropped
         assert all(_reset(s) for s in stalled)
         # a client that reads a large answer slowly but steadily gets all of it
         texts = [f"great fun film number {i}" for i in range(1000)]
@@ -271,8 +271,8 @@ def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_fi
             chunk = s.recv(512)
             assert chunk, f"cut off after {len(answer)} bytes"
             answer += chunk
-            time.sleep(0.02)  # under 25 KB/s: twice --timeout-read in all
-        assert answer.startswith(b"HTTP/1.1 200 ") and time.monotonic() - start > 3
+            time.sleep(0.015)  # about 33 KB/s: twice --timeout-read in all
+        assert answer.startswith(b"HTTP/1.1 200 ") and time.monotonic() - start > 2
         assert len(json.loads(answer.split(b"\r\n\r\n", 1)[1])["predictions"]) == 1000
         s.close()
     finally:
