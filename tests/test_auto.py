@@ -310,6 +310,7 @@ def test_no_test_document_is_read_before_the_choice(tmp_path):
     assert job["report"]["accuracy"] > 0.9
 
 
+@pytest.mark.slow  # make test-slow: auto through the CLI is checked in the default suite by the budget and CJK tests
 def test_saved_model_keeps_the_choice_and_why(tmp_path):
     clf = NBSVMClassifier(auto=True, time_budget=60, n_bits=16).fit(
         [d.text for d in order_task()], [d.label for d in order_task()])

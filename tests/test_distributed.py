@@ -213,6 +213,7 @@ def test_backend_learners_on_dask_are_passed_from_shard_to_shard(client, shards,
     assert np.array_equal(back.decision_function(texts), dist.decision_function(texts))
 
 
+@pytest.mark.slow  # make test-slow: Dask training is checked end to end in the default suite
 def test_default_multiclass_settings_calibrate_eta0_on_dask(client, shards, tmp_path):
     """With more than two classes eta0 defaults to 'auto': Bottou's calibration runs on a
     sample of the first shard, as a single machine runs it on its cache."""

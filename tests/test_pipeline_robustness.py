@@ -175,6 +175,7 @@ def test_log_loss_and_scores():
     assert s["accuracy"] == pytest.approx(200 / 3) and 0 < s["macro_f1"] < 100
 
 
+@pytest.mark.slow  # make test-slow: the shapes are built and checked one by one in the default suite
 def test_one_shape_end_to_end_quick(tmp_path, capsys):
     need("mpqa")
     pytest.importorskip("sklearn")

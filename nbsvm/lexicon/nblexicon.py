@@ -626,17 +626,22 @@ def _from_pair_arrays(
     lexicon._init_state()
     for c in classes:  # codes in classes order: a pair's row is its code
         lexicon.code_of(c)
-    pc = cast("PairCounts", lexicon._pairs)
     if weighted:
-        pc.to_weighted()
-        lexicon._docs_store = lexicon._docs_store.astype(np.float64)
-        lexicon._df = _pair_counts()()
-        lexicon._df.add_counts(buckets, 0, df)
-        lexicon._weighted_docs = int(n_docs)
+        _weigh(lexicon, buckets, df, n_docs)
+    pc = cast("PairCounts", lexicon._pairs)
     pc.keys = (buckets[columns].astype(np.int64) << 32) | rows.astype(np.int64)
     pc.counts = counts.copy()
     lexicon._docs_store[:k] = docs
     return _with_records(lexicon, header, path)
+
+
+def _weigh(lexicon: NBLexicon, buckets: np.ndarray, df: np.ndarray, n_docs: int) -> None:
+    """A new lexicon's counts made sums of weights, with its documents per bucket."""
+    cast("PairCounts", lexicon._pairs).to_weighted()
+    lexicon._docs_store = lexicon._docs_store.astype(np.float64)
+    lexicon._df = _pair_counts()()
+    lexicon._df.add_counts(buckets, 0, df)
+    lexicon._weighted_docs = int(n_docs)
 
 
 def _names_or_alpha_problem(header: dict, classes: list[str], alpha: Any) -> str | None:
