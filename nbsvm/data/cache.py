@@ -31,7 +31,7 @@ from nbsvm.config import (
 )
 from nbsvm.data.batches import DONE, Batch, Failure, check_weights, put_until_stopped
 from nbsvm.data.shuffle import block_groups, group_order
-from nbsvm.data.store import ArrayReader, ArrayWriter
+from nbsvm.data.store import ArrayReader, ArrayWriter, cache_write_error
 from nbsvm.data.translate import check_ids, translate_in_range
 from nbsvm.errors import NBSVMError
 from nbsvm.text.hashing import Hasher
@@ -282,11 +282,7 @@ class FeatureCache:
                     break
                 if isinstance(item, Failure):
                     if isinstance(item.exc, OSError):  # a full disk: name the cache
-                        raise NBSVMError(
-                            f"cannot write the cache: {item.exc.strerror or item.exc} "
-                            "(--cache-dir chooses where caches go)",
-                            path=str(target),
-                        ) from None
+                        raise cache_write_error(item.exc, target) from None
                     raise item.exc
                 yield item
             worker.join()

@@ -51,6 +51,15 @@ def _sync_close(fh) -> None:
     fh.close()
 
 
+def cache_write_error(e: OSError, folder: Path | str) -> NBSVMError:
+    """The error of a cache that could not be written (a full disk, a file size limit),
+    naming its folder: the error of a write to an open file names nothing."""
+    return NBSVMError(
+        f"cannot write the cache: {e.strerror or e} (--cache-dir chooses where caches go)",
+        path=str(folder),
+    )
+
+
 class ArrayWriter:
     """Append named arrays (``{file name: dtype}``) to a new cache folder.
 
@@ -98,10 +107,7 @@ class ArrayWriter:
         try:
             yield
         except OSError as e:
-            raise NBSVMError(
-                f"cannot write the cache: {e.strerror or e} (--cache-dir chooses where caches go)",
-                path=str(self.folder),
-            ) from None
+            raise cache_write_error(e, self.folder) from None
 
     def publish(self, meta: dict) -> bool:
         """Write ``meta.json`` and rename the folder into place. False when another run

@@ -138,6 +138,13 @@ def _nonzero_keys(rows):
     return keys, counts
 
 
+def _row_of_code(codes: np.ndarray) -> np.ndarray:
+    """Code ``codes[r]``'s row ``r``, indexed by code (-1: a code not listed)."""
+    row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
+    row_of_code[codes] = np.arange(len(codes))
+    return row_of_code
+
+
 #: Keys :meth:`PairCounts.pairs` orders at a time.
 PAIRS_PART = 1 << 20
 
@@ -253,8 +260,7 @@ class PairCounts:
         not listed are left out of the rows)."""
         self.flush()
         codes = np.asarray(codes, dtype=np.int64)
-        row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
-        row_of_code[codes] = np.arange(len(codes))
+        row_of_code = _row_of_code(codes)
         return _to_rows(self.keys, self.counts, row_of_code, len(codes))
 
     def rows_over(self, codes: np.ndarray, buckets: np.ndarray) -> np.ndarray:
@@ -263,8 +269,7 @@ class PairCounts:
         self.flush()
         keep = np.isin(self.keys >> 32, np.asarray(buckets, dtype=np.int64))
         codes = np.asarray(codes, dtype=np.int64)
-        row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
-        row_of_code[codes] = np.arange(len(codes))
+        row_of_code = _row_of_code(codes)
         seen, out = _to_rows(self.keys[keep], self.counts[keep], row_of_code, len(codes))
         if len(seen) != len(buckets):
             raise ValueError("rows_over: a bucket that was never seen")
@@ -279,8 +284,7 @@ class PairCounts:
         few times that size, never the pairs' own."""
         self.flush()
         codes = np.asarray(codes, dtype=np.int64)
-        row_of_code = np.full(int(codes.max(initial=0)) + 1, -1, dtype=np.int64)
-        row_of_code[codes] = np.arange(len(codes))
+        row_of_code = _row_of_code(codes)
         parts: list[tuple] = []
         start, n, first_column = 0, len(self.keys), 0
         while start < n:
