@@ -9,9 +9,16 @@ NBSVM := $(VENV)/bin/nbsvm
 
 all: test
 
-$(VENV)/.installed: pyproject.toml
+# the run-time dependencies first (make test compiles the kernels with them while the test
+# tools install), then nbsvm itself with the test tools
+$(VENV)/.installed-core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > $(VENV)/core-requirements.txt
+	$(PY) -m pip install --quiet -r $(VENV)/core-requirements.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-core
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 
@@ -133,13 +140,15 @@ docs: $(VENV)/.installed-docs
 # two pytest-xdist workers (the 2-core machines), one test file each at a time (module
 # fixtures built once)
 TEST_WORKERS ?= 2
-# the kernels compile once into numba's cache while lint runs (tests/warm_kernels.py), not
-# once per worker; nbsvm's own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE
-# is set (CI's environment) every CLI process of the tests would compile them from source
-test: install
+# the kernels compile once into numba's cache (tests/warm_kernels.py, from the source tree)
+# while the test tools install and lint runs, not once per worker; nbsvm's own modules are
+# byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (CI's environment) every CLI
+# process of the tests would compile them from source
+test: $(VENV)/.installed-core
 	@$(PY) -m compileall -q nbsvm pipelines tests > /dev/null
-	@$(PY) tests/warm_kernels.py & warm=$$!; \
-	$(MAKE) --no-print-directory lint || { kill $$warm; exit 1; }; wait $$warm
+	@PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
+	{ $(MAKE) --no-print-directory install && $(MAKE) --no-print-directory lint; } \
+		|| { kill $$warm; exit 1; }; wait $$warm
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them),

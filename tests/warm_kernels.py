@@ -11,6 +11,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -42,8 +43,8 @@ def main() -> None:
     of the text learners would compile the hashing and training kernels twice."""
     t0 = time.perf_counter()
     if sys.argv[1:] == ["--arrays"]:
-        arrays()
         weighted()
+        arrays()
         return
     child = subprocess.Popen([sys.executable, __file__, "--arrays"])
     learners_on_text()
@@ -108,24 +109,36 @@ def weighted() -> None:
 
 def arrays() -> None:
     """The backend learners on dense and sparse arrays (``nbsvm learn``, the Python API)."""
-    from scipy import sparse
-
     rng = np.random.default_rng(0)
     X = rng.random((300, 20))
+    on_arrays(X)
+    # make test starts this while the test tools install (scipy among them, with
+    # scikit-learn): their marker file says when they are all in place
+    installed = Path(sys.prefix) / ".installed"
+    waited = time.perf_counter()
+    while not installed.exists() and time.perf_counter() - waited < 600:
+        time.sleep(0.5)
+    from scipy import sparse
+
+    on_arrays(X, sparse.csr_matrix(X))
+
+
+def on_arrays(X: np.ndarray, X_: object = None) -> None:
+    """Each backend learner on ``X_`` (``X`` itself by default), labels drawn from ``X``."""
+    X_ = X if X_ is None else X_
     y = np.where(X[:, 0] > 0.5, "pos", "neg")
     three = np.array(["a", "b", "c"])[(X[:, 1] * 3).astype(int)]
-    for X_ in (X, sparse.csr_matrix(X)):
-        for schedule in ("optimal", "adagrad"):
-            SGDClassifier(schedule=schedule, epochs=2).fit(X_, y).predict(X_)
-        SGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
-        Pegasos(epochs=2).fit(X_, y).predict(X_)
-        PassiveAggressive(epochs=2).fit(X_, y).predict(X_)
-        MIRA(epochs=2).fit(X_, three).predict(X_)
-        MulticlassHinge(epochs=2).fit(X_, three).predict(X_)
-        MultilabelHinge(epochs=2).fit(X_, [[c] for c in three]).predict(X_)
-        for loss in ("squared_hinge", "log"):
-            DualCD(loss=loss).fit(X_, y).predict(X_)
-        OGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
+    for schedule in ("optimal", "adagrad"):
+        SGDClassifier(schedule=schedule, epochs=2).fit(X_, y).predict(X_)
+    SGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
+    Pegasos(epochs=2).fit(X_, y).predict(X_)
+    PassiveAggressive(epochs=2).fit(X_, y).predict(X_)
+    MIRA(epochs=2).fit(X_, three).predict(X_)
+    MulticlassHinge(epochs=2).fit(X_, three).predict(X_)
+    MultilabelHinge(epochs=2).fit(X_, [[c] for c in three]).predict(X_)
+    for loss in ("squared_hinge", "log"):
+        DualCD(loss=loss).fit(X_, y).predict(X_)
+    OGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
 
 
 if __name__ == "__main__":
