@@ -141,15 +141,19 @@ docs: $(VENV)/.installed-docs
 # fixtures built once)
 TEST_WORKERS ?= 2
 # the kernels compile once into numba's cache (tests/warm_kernels.py, from the source tree)
-# while the test tools install and lint runs, not once per worker; nbsvm's own modules are
-# byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (CI's environment) every CLI
-# process of the tests would compile them from source
+# while the test tools install, not once per worker; make lint (one core, mostly mypy) runs
+# beside the tests, its report printed after theirs, and fails make test as they do. nbsvm's
+# own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (CI's
+# environment) every CLI process of the tests would compile them from source
 test: $(VENV)/.installed-core
 	@$(PY) -m compileall -q nbsvm pipelines tests > /dev/null
 	@PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
-	{ $(MAKE) --no-print-directory install && $(MAKE) --no-print-directory lint; } \
-		|| { kill $$warm; exit 1; }; wait $$warm
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(MAKE) --no-print-directory install || { kill $$warm; exit 1; }; \
+	$(MAKE) --no-print-directory lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
+	wait $$warm || { kill $$lint; exit 1; }; \
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
+	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
+	if [ $$linted -ne 0 ]; then echo "make lint failed (above)"; exit 1; fi; exit $$tests
 
 # the layer contracts of pyproject.toml ([tool.importlinter]; docs/design.md draws them),
 # ruff's lint and formatting ([tool.ruff]), mypy's types ([tool.mypy])
