@@ -13,7 +13,6 @@ all: test
 # tools install), then nbsvm itself with the test tools
 $(VENV)/.installed-core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > $(VENV)/core-requirements.txt
 	$(PY) -m pip install --quiet -r $(VENV)/core-requirements.txt
 	touch $@

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -90,6 +91,9 @@ def tokenizers_and_the_rest() -> None:
     grown.partial_fit(texts[:300], labels[:300], classes=sorted(set(labels)))
     grown.partial_fit(texts[300:], labels[300:])
     explain_text(clf, texts[0])
+    # NB scores beside the learner's (beta < 1); a model whose columns are its buckets saved
+    NBSVMClassifier(n_bits=12, epochs=1, beta=0.5).fit(texts, labels).predict(texts)
+    grown.save(Path(tempfile.mkdtemp(prefix="nbsvm-warm-")) / "grown.npz")
 
 
 def weighted() -> None:
@@ -129,7 +133,7 @@ def on_arrays(X: np.ndarray, X_: object = None) -> None:
     y = np.where(X[:, 0] > 0.5, "pos", "neg")
     three = np.array(["a", "b", "c"])[(X[:, 1] * 3).astype(int)]
     for schedule in ("optimal", "adagrad"):
-        SGDClassifier(schedule=schedule, epochs=2).fit(X_, y).predict(X_)
+        SGDClassifier(schedule=schedule, epochs=2).fit(X_, y).objective(X_, y)
     SGDRegressor(epochs=2).fit(X_, X[:, 0]).predict(X_)
     Pegasos(epochs=2).fit(X_, y).predict(X_)
     PassiveAggressive(epochs=2).fit(X_, y).predict(X_)
