@@ -41,6 +41,7 @@ class FieldCounts:
         self._records: Iterator[list[str]] | None = None
         self._index = -1  # pandas' row of the last record read
         self._record: list[str] = []
+        self._line_read = ""  # the last line the csv module read
         self.lost = not can_count(path)
 
     def short_rows(self, rows: list[int], first_fields: list[str]) -> list[int | None]:
@@ -75,8 +76,10 @@ class FieldCounts:
             self._records = self._read()
         while True:
             record = next(self._records)
-            if not record or (len(record) == 1 and _blank(record[0], self.sep)):
-                continue  # pandas skips blank and white-space-only lines unseen
+            if not record or (
+                len(record) == 1 and _blank(record[0], self.sep) and '"' not in self._line_read
+            ):
+                continue  # pandas skips blank and white-space-only lines unseen (not `" "`)
             if self.expected is None:
                 if self.skip_first:
                     self.skip_first = False
@@ -94,7 +97,7 @@ class FieldCounts:
         try:
             end = "\r" if self.cr_only else "\n"
             text = io.TextIOWrapper(fh, self.encoding, errors="replace", newline=end)
-            lines = (self._line(line) for line in text)
+            lines = map(self._line, text)
             first = next(lines, "")
             # a BOM starts no field: pandas drops it (any encoding), as the readers do
             yield from csv.reader(
@@ -105,7 +108,9 @@ class FieldCounts:
                 fh.close()
 
     def _line(self, line: str) -> str:
-        """A line as pandas sees it, with the CRs it keeps in fields hidden from csv."""
+        """A line as pandas sees it, with the CRs it keeps in fields hidden from csv (the
+        last one read kept: a quoted white-space line is a row, an unquoted one is not)."""
+        self._line_read = line
         if self.cr_only:
             body = line[:-1] if line.endswith("\r") else line
             return body.replace("\n", _CR).replace("\r", _CR) + "\n"
