@@ -42,7 +42,15 @@ class FieldCounts:
         self._index = -1  # pandas' row of the last record read
         self._record: list[str] = []
         self._line_read = ""  # the last line the csv module read
-        self.lost = not can_count(path)
+        self.lost = self.read_once = not can_count(path)
+        self._first_unchecked: int | None = None
+
+    def first_unchecked(self, line: int) -> int:
+        """The line of the first row ending in an empty field in a table read once
+        (``line``: this one's)."""
+        if self._first_unchecked is None:
+            self._first_unchecked = line
+        return self._first_unchecked
 
     def short_rows(self, rows: list[int], first_fields: list[str]) -> list[int | None]:
         """For each of pandas' rows ``rows`` (increasing; 0: the first row it keeps), its

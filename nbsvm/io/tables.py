@@ -181,8 +181,15 @@ class _Rows:
         for i, (text, label, weight, extra) in enumerate(zip(texts, labels, weights, breaks)):
             row = lines.next(extra)
             if short and i in short:
-                stats.bad(short[i], name, row)
-                continue
+                if short[i] != UNCHECKED:
+                    stats.bad(short[i], name, row)
+                    continue
+                stats.note(
+                    f"{name} is read once (standard input or an archive): its rows that end "
+                    "in an empty field (the first: line "
+                    f"{self.counts.first_unchecked(row)}) could be texts cut short by a line "
+                    "break outside quotes, which only a file given by name is checked for"
+                )
             if label is not None:
                 label = label.strip() or (None if optional else "")
                 if label == "" and not empty_label:  # predict: unlabelled (None)
@@ -200,10 +207,12 @@ def _short_rows(chunk, counts: FieldCounts, positional: bool, optional_label=Non
     row: among those pandas ends with an empty field, the ones ``counts`` finds short.
     ``optional_label``: predict's label column, if any; a row that only leaves it off, as
     the last column, is unlabelled, not short."""
-    if len(chunk.columns) < 2 or counts.lost:
-        return {}
     last_optional = optional_label is not None and optional_label == chunk.columns[-1]
-    empty = np.flatnonzero((chunk.iloc[:, -1] == "").to_numpy())
+    if len(chunk.columns) < 2 or last_optional and counts.read_once:
+        return {}
+    if counts.lost:
+        return {i: UNCHECKED for i in _ends_empty(chunk)} if counts.read_once else {}
+    empty = _ends_empty(chunk)
     if not len(empty):
         return {}
     index = chunk.index.to_numpy()[empty].tolist()
@@ -217,6 +226,15 @@ def _short_rows(chunk, counts: FieldCounts, positional: bool, optional_label=Non
         for i, n in zip(empty.tolist(), found)
         if n is not None and n != least
     }
+
+
+#: What :func:`_short_rows` says of a row ending in an empty field in a table read once.
+UNCHECKED = ""
+
+
+def _ends_empty(chunk) -> np.ndarray:
+    """The rows of ``chunk`` whose last field is empty (a short row's is)."""
+    return np.flatnonzero((chunk.iloc[:, -1] == "").to_numpy())
 
 
 class _LfOnly(io.RawIOBase):

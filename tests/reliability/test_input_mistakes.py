@@ -315,3 +315,25 @@ def test_eval_counts_unknown_labels_as_errors(tmp_path, model):
     assert rep["log_loss"] == pytest.approx(expected, rel=1e-6)
     text = run("eval", data, "-m", model)
     assert "labels the model does not know, counted as errors: meh (2)" in text.stdout
+
+
+def test_a_table_read_once_says_its_short_rows_could_not_be_checked(tmp_path):
+    """Standard input cannot be read again to count a row's fields: a text cut by an
+    unquoted line break trained as a class of its own without a word. Now a note (printed
+    with -q too) names the first row that ends in an empty field; a file given by name is
+    checked, and a trailing label column left empty by predict is no such row."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    nbsvm = Path(sys.executable).parent / "nbsvm"
+    text = SHORT.replace('"neg","quoted\nbreak"', "neg,fine")
+    r = subprocess.run([str(nbsvm), "train", "-", "--format", "csv", "-o", tmp_path / "m.npz",
+                        "--n-bits", "10", "-q"], input=text, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "note: <stdin> is read once" in r.stderr and "(the first: line 4)" in r.stderr
+    assert r.stderr.count("note:") == 1
+    r = subprocess.run([str(nbsvm), "predict", "--model", tmp_path / "m.npz", "-", "--format",
+                        "csv", "-q"], input="text,label\ngreat fun,pos\nno label,\n",
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "note:" not in r.stderr, r.stderr
