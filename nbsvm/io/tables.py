@@ -184,12 +184,7 @@ class _Rows:
                 if short[i] != UNCHECKED:
                     stats.bad(short[i], name, row)
                     continue
-                stats.note(
-                    f"{name} is read once (standard input or an archive): its rows that end "
-                    "in an empty field (the first: line "
-                    f"{self.counts.first_unchecked(row)}) could be texts cut short by a line "
-                    "break outside quotes, which only a file given by name is checked for"
-                )
+                self._note_unchecked(row)
             if label is not None:
                 label = label.strip() or (None if optional else "")
                 if label == "" and not empty_label:  # predict: unlabelled (None)
@@ -200,6 +195,15 @@ class _Rows:
                 stats.bad(problem, name, row)
                 continue
             yield Document(label, text, name, row, w)
+
+    def _note_unchecked(self, row: int) -> None:
+        """A row ending in an empty field of a table read once (``self.counts``'s)."""
+        first = self.counts.first_unchecked(row) if self.counts is not None else row
+        self.stats.note(
+            f"{self.name} is read once (standard input or an archive): its rows that end in "
+            f"an empty field (the first: line {first}) could be texts cut short by a line "
+            "break outside quotes, which only a file given by name is checked for"
+        )
 
 
 def _short_rows(chunk, counts: FieldCounts, positional: bool, optional_label=None) -> dict:
