@@ -26,6 +26,15 @@ def test_as_rows_accepts_dense_tuple_and_scipy_alike():
         as_rows(dense, n_features=2)
     with pytest.raises(NBSVMError, match="finite"):
         as_rows(np.array([[np.nan]]))
+    # a row past nnz (a segmentation fault in fit) or ending before it starts (overlapping
+    # rows trained on, then a numpy error in predict)
+    values = np.ones(3)
+    for offsets in ([0, 1000, 3], [0, 2, 1, 3], [0, -1, 3]):
+        with pytest.raises(NBSVMError, match="never decrease"):
+            as_rows((np.array([0, 2, 1]), values, np.array(offsets)), 3)
+    from nbsvm.learners import SGDClassifier
+    with pytest.raises(NBSVMError, match="never decrease"):
+        SGDClassifier(epochs=1).fit((np.array([0, 2, 1]), values, np.array([0, 1000, 3])), [0, 1])
 
 
 def test_empty_arrays_and_numpy_scalars_are_saved(tmp_path):

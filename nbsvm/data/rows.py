@@ -169,8 +169,12 @@ def as_rows(X: Any, n_features: int | None = None) -> SparseRows:
         or out.offsets[0] != 0
         or out.offsets[-1] != len(out.indices)
         or len(out.values) != len(out.indices)
+        # a row ending before it starts, or past nnz, made the kernels read out of bounds
+        or (len(out.offsets) > 1 and bool((np.diff(out.offsets) < 0).any()))
     ):
-        raise InputError("malformed sparse rows: offsets must start at 0 and end at nnz")
+        raise InputError(
+            "malformed sparse rows: offsets must start at 0, never decrease and end at nnz"
+        )
     from nbsvm.data._rows_kernels import _check_rows  # compiled: rows for a backend learner
 
     bad_index, finite = _check_rows(out.indices, out.values, width)
