@@ -122,3 +122,13 @@ def test_classes_keep_their_type_through_a_model_file(tmp_path):
     loaded = NBSVMClassifier.load(tmp_path / "m.npz")
     assert list(loaded.classes_) == [False, True] and list(loaded.class_names_) == ["False", "True"]
     assert loaded.classes_[1] is True and loaded.predict(X[:2]).dtype == bool
+
+
+@pytest.mark.parametrize("labels", [[1, 1, "neg", "neg"], [["a", 1], ["a"], ["b"], ["b"]]])
+def test_labels_that_mix_strings_and_numbers_are_refused(labels):
+    """[1, 'neg'] trained as classes [1, 'neg'], predicted as an object array of both
+    kinds; scikit-learn and the backend learners refuse the mix."""
+    texts = ["a great film", "great fun", "an awful film", "dull"]
+    with pytest.raises(NBSVMError, match=r"labels mix strings and numbers \((1 and 'neg'|'a' and 1)"):
+        NBSVMClassifier(ngrams=1, n_bits=12, min_df=1, multilabel=isinstance(labels[0], list)
+                        ).fit(texts, labels)

@@ -168,6 +168,7 @@ def check_labels(labels: list, name: str = "y") -> None:
     seen: dict[str, Any] = {}
     numbers: dict[float, Any] = {}  # equal numbers written apart: 1, 1.0 and True
     shapes: dict[str, str] = {}  # 'ö' as one code point or as 'o' and a combining mark
+    kinds: dict[bool, Any] = {}  # the first string label and the first other one
     for where, value in _each_label(labels):
         if _missing(value):
             raise NBSVMError(
@@ -195,6 +196,20 @@ def check_labels(labels: list, name: str = "y") -> None:
                     f"{name} holds {first!r} and {value!r} ({name}{where}), equal values that are two "
                     "classes once written as text: give the labels one type"
                 )
+        _refuse_mixed_kinds(kinds, value, name + where)
+
+
+def _refuse_mixed_kinds(kinds: dict[bool, Any], value: Any, where: str) -> None:
+    """Strings beside numbers (``[1, 'neg']``): classes of two kinds, whose order and
+    predictions scikit-learn refuses to mix (as the backend learners do). ``kinds``:
+    the first label of each kind seen so far (is it a string?)."""
+    first = kinds.setdefault(isinstance(value, str), value)
+    if len(kinds) > 1:
+        other = kinds[not isinstance(value, str)]
+        raise NBSVMError(
+            f"labels mix strings and numbers ({other!r} and {first!r}, {where}): give the "
+            "labels one type"
+        )
 
 
 def _each_label(labels: list) -> Iterator[tuple[str, Any]]:
