@@ -452,6 +452,29 @@ def test_hinge_has_no_probabilities():
         clf.predict_proba(["great"])
 
 
+def test_partial_fit_refuses_other_classes_and_says_when_the_lexicon_is_frozen(tmp_path):
+    """A later call's classes=[...] with a class added was ignored (scikit-learn refuses
+    it); a model loaded without its counts learned no new n-gram from partial_fit, without
+    a word (now a warning; a model with keep_counts grows its lexicon, silently)."""
+    import warnings
+
+    X, y = ["great film", "loved it", "awful film", "hated it"], ["pos", "pos", "neg", "neg"]
+    grown = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=12, min_df=1)
+    grown.partial_fit(X, y, classes=["pos", "neg"]).partial_fit(X, y, classes=["neg", "pos"])
+    with pytest.raises(NBSVMError, match=r"classes=\['neg', 'neutral', 'pos'\] is not the same"):
+        grown.partial_fit(X, y, classes=["pos", "neg", "neutral"])
+    grown.save(tmp_path / "m.npz")
+    for model, warned in ((grown, False), (NBSVMClassifier.load(tmp_path / "m.npz"), True),
+                          (NBSVMClassifier(char_ngrams=0, n_bits=12, keep_counts=True).fit(X, y),
+                           False)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            model.partial_fit(X, y)
+        assert [str(w.message)[:34] for w in caught] == \
+            ["this model's NB lexicon is frozen "] * warned
+        assert not warned or caught[0].filename == __file__  # the caller's line
+
+
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])
 def test_partial_fit_after_load_continues_exactly(tmp_path, optimizer):
     """The learner state (SGD scale/bias/t, AdaGrad accumulators) travels with the model."""

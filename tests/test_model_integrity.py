@@ -101,12 +101,12 @@ def _labels(kind, n_classes):
         "str list": [("neg", "pos", "mid")[c] for c in codes],
         "float list": [c + 0.5 for c in codes],
         "float32 array": (np.array(codes) / 10 + 0.1).astype(np.float32),
-        "mixed str and int": [("neg", 1, "mid")[c] for c in codes],
     }[kind]
 
 
+# (labels that mix strings and numbers are refused at fit, as scikit-learn refuses them)
 KINDS = ["int list", "int64 array", "negative ints", "bool list", "bool_ array", "str list",
-         "float list", "float32 array", "mixed str and int"]
+         "float list", "float32 array"]
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -133,9 +133,9 @@ def test_model_labels_keep_their_type(tmp_path, kind, n_classes):
 
 def test_model_label_types_in_the_header(tmp_path):
     """The header keeps each class's label value beside its name (null for a string)."""
-    NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS3, _labels("mixed str and int", 3)).save(tmp_path / "m.npz")
+    NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS3, _labels("negative ints", 3)).save(tmp_path / "m.npz")
     header, _ = npzfile.load_npz(tmp_path / "m.npz", "model")
-    assert header["classes"] == ["1", "mid", "neg"] and header["label_values"] == [1, None, None]
+    assert header["classes"] == ["-2", "-1", "0"] and header["label_values"] == [-2, -1, 0]
     NBSVMClassifier(char_ngrams=0, **SMALL).fit(TEXTS2, _labels("str list", 2)).save(tmp_path / "s.npz")
     assert "label_values" not in npzfile.load_npz(tmp_path / "s.npz", "model")[0]
 
