@@ -12,6 +12,7 @@ all: test
 # the run-time dependencies first (make test compiles the kernels with them while the test
 # tools install), then nbsvm itself with the test tools
 $(VENV)/.installed-core: pyproject.toml
+	rm -f $(VENV)/.installed
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > $(VENV)/core-requirements.txt
 	$(PY) -m pip install --quiet -r $(VENV)/core-requirements.txt
@@ -144,11 +145,13 @@ TEST_WORKERS ?= 2
 # beside the tests, its report printed after theirs, and fails make test as they do. nbsvm's
 # own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (CI's
 # environment) every CLI process of the tests would compile them from source
+# (through a variable: a recipe line naming $(MAKE) runs even under make -n)
+SUBMAKE = $(MAKE) --no-print-directory
 test: $(VENV)/.installed-core
 	@$(PY) -m compileall -q nbsvm pipelines tests > /dev/null
 	@PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
-	$(MAKE) --no-print-directory install || { kill $$warm; exit 1; }; \
-	$(MAKE) --no-print-directory lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
+	$(SUBMAKE) install || { kill $$warm; exit 1; }; \
+	$(SUBMAKE) lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
 	wait $$warm || { kill $$lint; exit 1; }; \
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
 	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \

@@ -1,5 +1,5 @@
 """Compile the kernels most tests use, once, into numba's cache (``make test`` runs this
-beside ``make lint``, before the pytest-xdist workers start).
+from the source tree while the test tools install, before the pytest-xdist workers start).
 
 Without it every worker compiles the same kernels on a fresh clone: both cores spend the
 first half-minute of the suite compiling twice. Tests compile what this leaves out on
@@ -8,6 +8,7 @@ demand, as before; nothing here is checked.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,7 @@ def corpus(n_docs: int, n_classes: int, seed: int = 0) -> tuple[list[str], list[
 
 def main() -> None:
     """The learners on arrays in a child process beside those on text: both cores compile
-    (``make lint`` beside them takes a few seconds). The two share few kernels; two halves
+    (pip installing the test tools beside them takes one). The two share few kernels; two halves
     of the text learners would compile the hashing and training kernels twice."""
     t0 = time.perf_counter()
     if sys.argv[1:] == ["--arrays"]:
@@ -93,12 +94,13 @@ def tokenizers_and_the_rest() -> None:
     explain_text(clf, texts[0])
     # NB scores beside the learner's (beta < 1); a model whose columns are its buckets saved
     NBSVMClassifier(n_bits=12, epochs=1, beta=0.5).fit(texts, labels).predict(texts)
-    grown.save(Path(tempfile.mkdtemp(prefix="nbsvm-warm-")) / "grown.npz")
+    with tempfile.TemporaryDirectory(prefix="nbsvm-warm-") as folder:
+        grown.save(Path(folder) / "grown.npz")
 
 
 def weighted() -> None:
     """Document weights (float counts by kept column; a weighted counting lexicon): in the
-    child, which has time to spare beside make lint."""
+    child, which waits for the test tools (scipy) anyway."""
     two, many = corpus(400, 2), corpus(400, 4)
     w = np.linspace(0.0, 2.0, 400)
     for texts, labels in (two, many):
@@ -118,9 +120,10 @@ def arrays() -> None:
     on_arrays(X)
     # make test starts this while the test tools install (scipy among them, with
     # scikit-learn): their marker file says when they are all in place
-    installed = Path(sys.prefix) / ".installed"
-    waited = time.perf_counter()
-    while not installed.exists() and time.perf_counter() - waited < 600:
+    installed, parent = Path(sys.prefix) / ".installed", os.getppid()
+    while not installed.exists():
+        if os.getppid() != parent:  # make test stopped (a failed install killed it)
+            return
         time.sleep(0.5)
     from scipy import sparse
 

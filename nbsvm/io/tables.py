@@ -200,10 +200,15 @@ class _Rows:
         """A row ending in an empty field of a table read once (``self.counts``'s)."""
         first = self.counts.first_unchecked(row) if self.counts is not None else row
         self.stats.note(
-            f"{self.name} is read once (standard input or an archive): its rows that end in "
-            f"an empty field (the first: line {first}) could be texts cut short by a line "
-            "break outside quotes, which only a file given by name is checked for"
+            f"{self.name} cannot be read again (standard input, a stream or an archive): "
+            f"its rows that end in an empty field (the first: line {first}) could be texts "
+            "cut short by a line break outside quotes, which only a file given by name is "
+            "checked for"
         )
+
+
+#: What :func:`_short_rows` says of a row ending in an empty field in a table read once.
+UNCHECKED = ""
 
 
 def _short_rows(chunk, counts: FieldCounts, positional: bool, optional_label=None) -> dict:
@@ -230,10 +235,6 @@ def _short_rows(chunk, counts: FieldCounts, positional: bool, optional_label=Non
         for i, n in zip(empty.tolist(), found)
         if n is not None and n != least
     }
-
-
-#: What :func:`_short_rows` says of a row ending in an empty field in a table read once.
-UNCHECKED = ""
 
 
 def _ends_empty(chunk) -> np.ndarray:

@@ -331,7 +331,7 @@ def test_a_table_read_once_says_its_short_rows_could_not_be_checked(tmp_path):
     r = subprocess.run([str(nbsvm), "train", "-", "--format", "csv", "-o", tmp_path / "m.npz",
                         "--n-bits", "10", "-q"], input=text, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert "note: <stdin> is read once" in r.stderr and "(the first: line 4)" in r.stderr
+    assert "note: <stdin> cannot be read again" in r.stderr and "(the first: line 4)" in r.stderr
     assert r.stderr.count("note:") == 1
     r = subprocess.run([str(nbsvm), "predict", "--model", tmp_path / "m.npz", "-", "--format",
                         "csv", "-q"], input="text,label\ngreat fun,pos\nno label,\n",
