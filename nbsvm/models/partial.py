@@ -68,19 +68,7 @@ def partial_fit(
     if not hasattr(model, "linear_"):
         _start(model, hasher, classes)
     else:
-        model.check_fitted()  # set_params has not changed what the arrays are for
-        _check_same_classes(model, classes)
-        if getattr(model, "lexicon_", None) is None:
-            import warnings
-
-            warnings.warn(
-                "this model's NB lexicon is frozen (fitted or loaded without keep_counts): "
-                "partial_fit trains the weights of the n-grams it has, and n-grams new to "
-                "it get none. keep_counts=True keeps the counts, so that partial_fit grows "
-                "the lexicon",
-                UserWarning,
-                stacklevel=3,
-            )
+        _check_continued(model, classes)
     texts, values = texts_and_labels(
         X, y, "text", "label", model.multilabel, columns=model.classes_
     )
@@ -166,17 +154,28 @@ def check_learnable(model: NBSVMClassifier) -> None:
         )
 
 
-def _check_same_classes(model: NBSVMClassifier, classes: Iterable[Any] | None) -> None:
-    """``classes`` of a later call, if given, must be the model's (scikit-learn's rule):
-    a class added there was ignored without a word."""
-    if classes is None:
-        return
-    given = {str(c) for c in classes}
-    if given != set(model.class_names_):
+def _check_continued(model: NBSVMClassifier, classes: Iterable[Any] | None) -> None:
+    """A call after the first: the model as fitted (set_params has not changed what the
+    arrays are for), ``classes`` if given the model's (scikit-learn's rule: a class added
+    there was ignored without a word), and a warning where the lexicon is frozen."""
+    model.check_fitted()
+    given = None if classes is None else {str(c) for c in classes}
+    if given is not None and given != set(model.class_names_):
         raise NBSVMError(
             f"classes={sorted(given)} is not the same as the model's classes "
             f"{list(model.class_names_)} (from the first partial_fit call or fit): a model "
             "keeps the classes it started with"
+        )
+    if getattr(model, "lexicon_", None) is None:
+        import warnings
+
+        warnings.warn(
+            "this model's NB lexicon is frozen (fitted or loaded without keep_counts): "
+            "partial_fit trains the weights of the n-grams it has, and n-grams new to it "
+            "get none. keep_counts=True keeps the counts, so that partial_fit grows the "
+            "lexicon",
+            UserWarning,
+            stacklevel=4,
         )
 
 
