@@ -295,6 +295,25 @@ def test_unknown_algorithm(regression_files, tmp_path):
     assert_clean_error(r, "unknown algorithm 'svm9000'", "allowed:", "ogd")
 
 
+@pytest.mark.parametrize("option, value, message", [
+    ("--hash-seed", "-1", "hash seed must be an integer in [0, 2**32), got -1"),
+    ("--hash-seed", "5000000000", "hash seed must be an integer in [0, 2**32)"),
+    ("--seed", "-1", "seed must be an integer >= 0, got -1"),
+])
+@pytest.mark.parametrize("fmt", ["svmlight", "named"])
+def test_impossible_seeds_are_refused_and_the_model_kept(tmp_path, option, value, message, fmt):
+    """--hash-seed -1 on svmlight input wrote a model every command then called
+    corrupted, over the good one; on named input, and --seed -1, a traceback."""
+    data = tmp_path / "d.txt"
+    data.write_text("1 1:1\n-1 2:1\n" if fmt == "svmlight" else "pos great:1\nneg bad:1\n")
+    model = tmp_path / "m.npz"
+    assert_ok(run("learn", data, "--format", fmt, "-o", model, "-q"))
+    before = model.read_bytes()
+    r = run("learn", data, "--format", fmt, "-o", model, "-q", option, value)
+    assert_clean_error(r, message)
+    assert model.read_bytes() == before
+
+
 def test_an_unknown_format_is_the_only_line(regression_files, tmp_path):
     """learn printed 'learner: SGDClassifier()' before the --format error."""
     r = run("learn", regression_files[0], "--format", "vw", "-o", tmp_path / "m.npz")

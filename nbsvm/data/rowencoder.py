@@ -122,6 +122,8 @@ class RowEncoder:
         self.hashed = is_hashed(fmt)
         if self.hashed and not (MIN_BITS <= int(n_bits) <= MAX_BITS):
             raise NBSVMError(f"n_bits must be in {MIN_BITS}..{MAX_BITS}, got {n_bits}")
+        if not 0 <= int(hash_seed) < 1 << 32:  # svmlight's too: its model file would not load
+            raise NBSVMError(f"hash seed must be an integer in [0, 2**32), got {hash_seed!r}")
         self.n_bits, self.hash_seed = int(n_bits), int(hash_seed)
         self.mask = (1 << self.n_bits) - 1
         self.n_features = (1 << self.n_bits) if self.hashed else n_features
