@@ -664,3 +664,31 @@ def test_text_given_to_a_learn_model_says_what_the_model_reads(tmp_path):
     for cmd in ("predict", "eval"):
         r = runner.invoke(app, [cmd, str(REPO / "data" / "reviews.txt"), "-m", str(model)])
         assert r.exit_code == 2 and "text documents go to a model of nbsvm train" in r.output
+
+
+def test_sparse_lines_are_read_as_written(tmp_path):
+    """Silent misreadings of sparse lines: a named feature or label starting with '#' cut
+    the rest of its line off as a comment (a line vanished from predict's output); a second
+    VW namespace added its index 1 to the first's, and a namespace weight was ignored; '+1'
+    in one file and '1' in another trained as two classes; regression targets 1 and 1.0
+    were refused as two classes."""
+    named = tmp_path / "n.txt"
+    named.write_text("pos great:1\nneg bad:1\npos #fun:1 great:1\n#general bad:1\n")
+    rows = list(read_named(str(named)))
+    assert [(r.labels, r.keys) for r in rows[2:]] == [
+        (("pos",), ["#fun", "great"]), (("#general",), ["bad"])]
+    svm = tmp_path / "s.svm"
+    svm.write_text("1 # a comment\n-1 2:1 # and another\n")
+    assert [r.keys.tolist() for r in read_svmlight(str(svm), index_base=1)] == [[], [1]]
+    for line in ("1 |a 1:1 |b 1:1\n", "1 |a:100 1:1\n"):
+        (tmp_path / "v.vw").write_text(line)
+        r = run("learn", tmp_path / "v.vw", "-o", tmp_path / "v.npz", "-q")
+        assert_clean_error(r, "v.vw:1: Vowpal Wabbit namespaces are not kept")
+    (tmp_path / "a.svm").write_text("+1 1:1\n-1 2:1\n")
+    (tmp_path / "b.svm").write_text("1 1:1\n-1 2:1\n")
+    r = run("learn", tmp_path / "a.svm", tmp_path / "b.svm", "-a", "mira", "-o",
+            tmp_path / "ab.npz", "-q")
+    assert_clean_error(r, "b.svm:1: label '1' is the number '+1' (first seen at")
+    (tmp_path / "r.svm").write_text("1.0 1:1\n1 2:1\n2.5 1:1 2:1\n")
+    assert_ok(run("learn", tmp_path / "r.svm", "-a", "sgd-regressor", "-o", tmp_path / "r.npz",
+                  "-q"))

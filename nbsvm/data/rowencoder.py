@@ -89,10 +89,12 @@ def read_rows(
     strict: bool = False,
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
+    spellings: dict | None = None,
 ) -> Iterator[SparseRow]:
     """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid bytes, ``stats`` (a
     :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced; ``encoding``: an
-    ASCII-compatible codec for the feature names."""
+    ASCII-compatible codec for the feature names; ``spellings``: svmlight's number labels
+    as first written (:func:`~nbsvm.io.sparse.read_svmlight`)."""
     if fmt == "svmlight":
         return read_svmlight(
             path,
@@ -101,6 +103,7 @@ def read_rows(
             strict=strict,
             stats=stats,
             encoding=encoding,
+            spellings=spellings,
         )
     if fmt == "blitzer":
         return read_blitzer(path, labeled=labeled, strict=strict, stats=stats, encoding=encoding)

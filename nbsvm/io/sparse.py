@@ -42,13 +42,19 @@ class SparseRow(NamedTuple):
 
 
 def _lines(
-    path_or_file, strict: bool = False, stats: ReadStats | None = None, encoding: str = "utf-8"
+    path_or_file,
+    strict: bool = False,
+    stats: ReadStats | None = None,
+    encoding: str = "utf-8",
+    comments: bool = True,
 ) -> Iterator[tuple[str, str, int]]:
-    """(text without comment and line end, source name, 1-based line), blank lines skipped."""
+    """(text without comment and line end, source name, 1-based line), blank lines skipped.
+    ``comments``: svmlight's ``#`` to the line end; named features have none (``#fun:1``
+    or a label ``#general`` is data: the rest of such a line was dropped without a word)."""
     for raw, name, lineno in iter_lines(
         path_or_file, strict, stats, lone_cr="newline", encoding=encoding
     ):
-        text = raw.split("#", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
+        text = raw.split("#", 1)[0].strip() if comments else raw.strip()
         if text:
             yield text, name, lineno
 
@@ -74,6 +80,18 @@ def _take_labels(tokens: list, name: str, lineno: int, multi: bool) -> tuple:
     if not labels:
         raise NBSVMError("empty label", path=name, line=lineno)
     return labels
+
+
+def _check_namespace(token: str, seen: int, name: str, lineno: int) -> None:
+    """A Vowpal Wabbit namespace marker is skipped, not kept: a second one (its index 1
+    would add to the first one's) or a weight (``|a:100``, ignored) is refused."""
+    if ":" in token or seen > 1:
+        raise NBSVMError(
+            f"Vowpal Wabbit namespaces are not kept ({token!r}): one '|name' marker per line, "
+            "without a weight (features of two namespaces would share their indices)",
+            path=name,
+            line=lineno,
+        )
 
 
 def detect_index_base(path: PathOrFile) -> int:
@@ -114,8 +132,14 @@ def read_svmlight(
     strict: bool = False,
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
+    spellings: dict | None = None,
 ) -> Iterator[SparseRow]:
     """Read svmlight/libsvm lines ``label[,label...] [qid:n] index:value ...``.
+
+    ``spellings``: each number label's first spelling, shared by the files of one
+    training set (``+1`` in one, ``1`` in another: refused); None: this file's own table;
+    ``{"targets": True}``: none kept (regression targets, where ``1`` and ``1.0`` are one
+    value).
 
     Labels are kept as strings (``1,3,7`` is a multi-label example); ``qid`` is ignored, as
     are Vowpal Wabbit namespace markers (``|f``) so that VW files in svmlight layout read
@@ -137,15 +161,20 @@ def read_svmlight(
         )
     if index_base not in (0, 1):
         raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
-    spellings: dict[float, tuple] = {}  # a number's first label: '+1' beside '1' is refused
+    if spellings is None:
+        spellings = {}  # a number's first label: '+1' beside '1' is refused
+    targets = spellings.get("targets") is True
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
-        for label in labels:
+        for label in labels if not targets else ():
             _check_spelling(label, spellings, name, lineno)
         keys, values = [], []
+        namespaces = 0
         for token in tokens:
             if token.startswith("|"):
+                namespaces += 1
+                _check_namespace(token, namespaces, name, lineno)
                 continue
             key, sep, val = token.partition(":")
             if not sep:
@@ -254,7 +283,7 @@ def read_named(
     >>> row.labels, row.keys
     (('sports',), ['goal', 'team'])
     """
-    for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
+    for text, name, lineno in _lines(path_or_file, strict, stats, encoding, comments=False):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=False) if labeled else ()
         keys, values = _named_pairs(tokens, name, lineno)

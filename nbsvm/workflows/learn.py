@@ -251,6 +251,9 @@ def _read_into_cache(
     index beyond the limit, not after it was all read."""
     inputs, formats, encoder, index_base, strict, stats, encoding, limit = source
     widest = None
+    # one table of number labels' spellings for all the files ('+1' in one, '1' in
+    # another: two classes); regression targets keep none (1 and 1.0: one value)
+    spellings: dict = {"targets": True} if task == "regression" else {}
     with RowWriter(folder, task) as writer:
         for path, f in zip(inputs, formats):
             # auto index base: read as 0-based, shift later if no index 0 was seen
@@ -262,6 +265,7 @@ def _read_into_cache(
                 strict=strict,
                 stats=stats,
                 encoding=encoding,
+                spellings=spellings,
             )
             for batch in batches(reader):
                 indices, values, offsets = encoder.encode(batch)
