@@ -692,3 +692,12 @@ def test_sparse_lines_are_read_as_written(tmp_path):
     (tmp_path / "r.svm").write_text("1.0 1:1\n1 2:1\n2.5 1:1 2:1\n")
     assert_ok(run("learn", tmp_path / "r.svm", "-a", "sgd-regressor", "-o", tmp_path / "r.npz",
                   "-q"))
+
+
+def test_a_missing_cache_dir_is_made_as_train_makes_it(tmp_path):
+    """learn --cache-dir of a folder not made yet: 'error: FileNotFoundError: ...'."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n-1 2:1\n")
+    assert_ok(run("learn", data, "-o", tmp_path / "m.npz", "-q", "--cache-dir",
+                  tmp_path / "not" / "yet"))
+    assert (tmp_path / "not" / "yet").is_dir() and not list((tmp_path / "not" / "yet").iterdir())

@@ -153,6 +153,9 @@ def test_quantize_refuses_to_replace_its_source_and_float16_overflow(saved, tmp_
     shutil.copy(saved, copy)
     with pytest.raises(NBSVMError, match="would replace the original"):
         quantize_file(copy, copy)
+    # a missing model beside an existing output: 'FileNotFoundError' from the check above
+    with pytest.raises(NBSVMError, match="missing.npz: no such file"):
+        quantize_file(tmp_path / "missing.npz", copy)
     clf = NBSVMClassifier.load(saved)
     clf.linear_.S_[0, :3, 1] = 1e5                   # beyond float16's 65504
     with pytest.raises(NBSVMError, match="does not fit float16"):

@@ -133,6 +133,8 @@ def learn_sparse(
         "buffer_bytes": buffer_bytes,
         "block_bytes": block_bytes,
     }
+    if cache_dir is not None:  # made when missing, as nbsvm train makes it
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="nbsvm-learn-", dir=cache_dir))
     cache = None
     try:

@@ -19,7 +19,7 @@ def quantize_file(
 ) -> dict:
     """Read the model file ``src``, quantize it (:func:`quantize`) and write ``dst``
     (atomically); returns what was done with both files' sizes in bytes."""
-    if os.path.exists(dst) and os.path.samefile(src, dst):
+    if os.path.exists(src) and os.path.exists(dst) and os.path.samefile(src, dst):
         raise NBSVMError(
             "the quantized model would replace the original: write it to another file",
             path=str(dst),
