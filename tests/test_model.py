@@ -711,3 +711,22 @@ def test_models_saved_before_the_norm_option_load_without_it(tmp_path):
     old = NBSVMClassifier.load(tmp_path / "old.npz")
     assert old.norm == "none" and not old.unit_rows()
     assert np.array_equal(old.decision_function(NEW), clf.decision_function(NEW))
+
+
+def test_misuses_get_a_message_not_an_error_from_inside():
+    """evaluate before fit: AttributeError 'class_names_'; explain_text of a list or None:
+    'no attribute encode'; fit(texts, 'label') with a list X: 'X has 4 documents but y has 5
+    labels' (the name read a label per character)."""
+    from sklearn.exceptions import NotFittedError
+
+    from nbsvm.evaluation.explain import explain_text
+
+    clf = NBSVMClassifier(char_ngrams=0, n_bits=10, min_df=1)
+    with pytest.raises(NotFittedError):
+        clf.evaluate(TEXTS, LABELS)
+    with pytest.raises(NBSVMError, match="y='label' names a column only when X is a DataFrame"):
+        clf.fit(TEXTS, "label")
+    clf.fit(TEXTS, LABELS)
+    for text in (None, ["great"]):
+        with pytest.raises(TypeError, match="explains one text"):
+            explain_text(clf, text)

@@ -157,6 +157,8 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
     first n-gram carries the contribution, repeats and other n-grams in the same bucket add
     0 (``note`` says which); ``constant + sum(contribution) == score``."""
     clf.check_fitted()
+    if not isinstance(text, str):  # (a list of texts, None: 'no attribute encode')
+        raise TypeError(f"explain_text explains one text (a str), got {type(text).__name__}")
     text = valid_unicode(text)  # lone surrogates as U+FFFD, as decision_function reads them
     scores = np.atleast_1d(clf.decision_function([text])[0])
     if cls is None and clf.multilabel:  # the label with the highest score

@@ -63,6 +63,10 @@ def texts_and_labels(
             )
     elif isinstance(X, str):
         raise NBSVMError("X must be a sequence of texts, not a single string")
+    elif isinstance(y, str):  # a label column's name: it was read as a label per character
+        raise NBSVMError(
+            f"y={y!r} names a column only when X is a DataFrame; give a label per text"
+        )
     else:
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2:

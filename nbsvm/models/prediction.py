@@ -409,6 +409,7 @@ def evaluate(
     """The body of :meth:`~nbsvm.NBSVMClassifier.evaluate`."""
     from nbsvm.evaluation.evaluate import evaluate_documents
 
+    model.check_fitted()  # (an AttributeError from deep inside, before)
     texts, labels = texts_and_labels(
         X, y, text_col, label_col, model.multilabel, columns=getattr(model, "classes_", None)
     )
