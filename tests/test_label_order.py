@@ -132,3 +132,19 @@ def test_labels_that_mix_strings_and_numbers_are_refused(labels):
     with pytest.raises(NBSVMError, match=r"labels mix strings and numbers \((1 and 'neg'|'a' and 1)"):
         NBSVMClassifier(ngrams=1, n_bits=12, min_df=1, multilabel=isinstance(labels[0], list)
                         ).fit(texts, labels)
+
+
+def test_strings_that_read_as_numbers_warn_that_scikit_learn_orders_them_as_text():
+    """['10', '9'] as strings: classes_ ['9', '10'] (by value, as files are read), while
+    scikit-learn's metrics take np.unique's ['10', '9']: ROC AUC 0.0 for a perfect model,
+    without a word. Now a warning says so; numbers, and strings that order alike, give none."""
+    import warnings
+
+    texts = ["a great film", "great fun", "an awful film", "dull"] * 2
+    for labels, warned in ((["10", "10", "9", "9"] * 2, True), ([10, 10, 9, 9] * 2, False),
+                           (["1", "1", "2", "2"] * 2, False), (["pos", "pos", "neg", "neg"] * 2, False)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            NBSVMClassifier(ngrams=1, n_bits=10, min_df=1).fit(texts, labels)
+        assert [str(w.message)[:50] for w in caught if "read as numbers" in str(w.message)] == \
+            ["y's labels are strings that read as numbers: class"] * warned

@@ -125,6 +125,51 @@ def _check_spelling(label: str, spellings: dict, name: str, lineno: int) -> None
         )
 
 
+def _index_pairs(tokens: list, index_base: int, name: str, lineno: int) -> tuple[list, list]:
+    """The 0-based indices and values of an svmlight line's ``index:value`` tokens (``qid``
+    and one Vowpal Wabbit namespace marker skipped)."""
+    keys, values = [], []
+    namespaces = 0
+    for token in tokens:
+        if token.startswith("|"):
+            namespaces += 1
+            _check_namespace(token, namespaces, name, lineno)
+            continue
+        key, sep, val = token.partition(":")
+        if not sep:
+            raise NBSVMError(
+                f"expected index:value, found {token!r} (svmlight rows: 'label "
+                "index:value ...'; text documents go to a model of nbsvm train)",
+                path=name,
+                line=lineno,
+            )
+        if key == "qid":
+            continue
+        try:
+            if not plain_number(key):
+                raise ValueError(key)
+            index = int(key)
+        except ValueError:
+            raise NBSVMError(
+                f"feature index is not an integer in {token!r}", path=name, line=lineno
+            ) from None
+        if index < index_base:
+            raise NBSVMError(
+                f"feature index {index} below the {index_base}-based minimum",
+                path=name,
+                line=lineno,
+            )
+        if index - index_base > MAX_INDEX:
+            raise NBSVMError(
+                f"feature index too large in {token[:40]!r} (at most {MAX_INDEX + index_base})",
+                path=name,
+                line=lineno,
+            )
+        keys.append(index - index_base)
+        values.append(_value(val, name, lineno, token))
+    return keys, values
+
+
 def read_svmlight(
     path_or_file: PathOrFile,
     index_base: int | str = "auto",
@@ -169,45 +214,7 @@ def read_svmlight(
         labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
         for label in labels if not targets else ():
             _check_spelling(label, spellings, name, lineno)
-        keys, values = [], []
-        namespaces = 0
-        for token in tokens:
-            if token.startswith("|"):
-                namespaces += 1
-                _check_namespace(token, namespaces, name, lineno)
-                continue
-            key, sep, val = token.partition(":")
-            if not sep:
-                raise NBSVMError(
-                    f"expected index:value, found {token!r} (svmlight rows: 'label "
-                    "index:value ...'; text documents go to a model of nbsvm train)",
-                    path=name,
-                    line=lineno,
-                )
-            if key == "qid":
-                continue
-            try:
-                if not plain_number(key):
-                    raise ValueError(key)
-                index = int(key)
-            except ValueError:
-                raise NBSVMError(
-                    f"feature index is not an integer in {token!r}", path=name, line=lineno
-                ) from None
-            if index < index_base:
-                raise NBSVMError(
-                    f"feature index {index} below the {index_base}-based minimum",
-                    path=name,
-                    line=lineno,
-                )
-            if index - index_base > MAX_INDEX:
-                raise NBSVMError(
-                    f"feature index too large in {token[:40]!r} (at most {MAX_INDEX + index_base})",
-                    path=name,
-                    line=lineno,
-                )
-            keys.append(index - index_base)
-            values.append(_value(val, name, lineno, token))
+        keys, values = _index_pairs(tokens, index_base, name, lineno)
         yield SparseRow(
             labels,
             np.asarray(keys, dtype=np.int64),

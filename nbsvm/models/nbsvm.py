@@ -42,7 +42,7 @@ from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import sample_weights, texts_and_labels
-from nbsvm.io.labels import key_of, keys_by_value, names_by_value
+from nbsvm.io.labels import class_order, key_of, keys_by_value, names_by_value
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
 from nbsvm.models import prediction as _prediction
@@ -401,6 +401,7 @@ class NBSVMClassifier(Params):
             )
         )
         self._remember_label_values(labels)
+        _warn_number_strings(labels, self.multilabel)
         return self
 
     def _remember_label_values(self, labels) -> None:
@@ -805,3 +806,24 @@ class NBSVMClassifier(Params):
         itself in Jupyter; ``.frame()``, ``.per_class()``, ``.confusion()`` are DataFrames).
         Labels the model does not know count as errors."""
         return _prediction.evaluate(self, X, y, text_col=text_col, label_col=label_col)
+
+
+def _warn_number_strings(labels: list, multilabel: bool) -> None:
+    """Labels given as strings that read as numbers are ordered by value, as the command
+    line reads them from files (``'9'`` before ``'10'``), where scikit-learn orders strings
+    as text: its metrics would pair ``predict_proba``'s columns with other classes."""
+    if multilabel or not labels or not all(isinstance(v, str) for v in labels):
+        return
+    distinct = sorted(set(labels))
+    ordered = class_order(distinct)
+    if ordered != distinct:
+        import warnings
+
+        warnings.warn(
+            f"y's labels are strings that read as numbers: classes_ orders them by value "
+            f"({ordered[:3]}...), scikit-learn orders strings as text ({distinct[:3]}...), "
+            "so its metrics (roc_auc, log_loss) would pair the probability columns with "
+            "other classes: give the labels as numbers (y.astype(int))",
+            UserWarning,
+            stacklevel=3,
+        )
