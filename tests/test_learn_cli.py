@@ -555,7 +555,8 @@ def test_a_binary_models_score_column_names_its_class(tmp_path):
 
 @pytest.mark.parametrize("options, refused", [
     (["-a", "sgd", "--l1", "0.5"], "with penalty 'l2' does not use --l1"),
-    (["-a", "multiclass-hinge", "--eta0", "9"], "with schedule 'pegasos' does not use --eta0"),
+    (["-a", "multiclass-hinge", "--schedule", "pegasos", "--eta0", "9"],
+     "with schedule 'pegasos' does not use --eta0"),
     (["-a", "sgd", "--schedule", "pegasos", "--eta0", "1"], "does not use --eta0"),
     (["-a", "ovr", "--estimator", "sgd", "--l1", "0.3"], "ovr --estimator sgd with penalty 'l2'"),
 ])

@@ -70,7 +70,7 @@ def test_crammer_singer_rejects_bad_settings():
                                          "allowed: pegasos, invsqrt, optimal, constant"):
         MulticlassHinge(schedule="adagrad").fit(X, ys)
     with pytest.raises(NBSVMError, match="'pegasos'.*needs lam > 0"):
-        MulticlassHinge(lam=0.0).fit(X, ys)
+        MulticlassHinge(lam=0.0, schedule="pegasos").fit(X, ys)
     with pytest.raises(NBSVMError, match="lam must be a finite number >= 0"):
         MulticlassHinge(lam=-1.0).fit(X, ys)
     with pytest.raises(NBSVMError, match="eta0 must be a finite number > 0"):
@@ -165,3 +165,15 @@ def test_module_examples():
     # (this module is not in tests/test_doctests.py's list)
     result = doctest.testmod(multiclass_module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_default_schedule_learns_rows_that_are_not_unit_length():
+    """Pegasos' steps 1/(lam t) averaged from the first: iris 36% on its own training set
+    (the first huge iterates dominate the average); the 'optimal' schedule's 92.7% is the
+    default now (RCV1 69.0 -> 90.2%, Blitzer's domains 90.8 -> 91.7%, docs)."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    assert MulticlassHinge().schedule == "optimal"
+    assert MulticlassHinge().fit(X, y).score(X, y) > 0.9
+    assert MulticlassHinge(schedule="pegasos").fit(X, y).score(X, y) < 0.5

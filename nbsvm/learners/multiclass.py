@@ -232,9 +232,13 @@ class MulticlassHinge(HingeOutputs):
     ----------
     lam : float
         L2 strength.
-    schedule : {'pegasos', 'invsqrt', 'optimal', 'constant'}
-        Step size at step t (from 1): ``1/(lam t)``, ``eta0/sqrt(t)``,
-        ``eta0/(1 + lam eta0 (t - 1))`` or ``eta0`` (see :mod:`.schedules`).
+    schedule : {'optimal', 'pegasos', 'invsqrt', 'constant'}
+        Step size at step t (from 1): ``eta0/(1 + lam eta0 (t - 1))``, ``1/(lam t)``,
+        ``eta0/sqrt(t)`` or ``eta0`` (see :mod:`.schedules`). 'optimal' by default: the
+        average of Pegasos' iterates kept its first huge steps on rows that are not unit
+        length (iris 36.0% against 92.7%, RCV1 CCAT 69.0% against 90.2%, Blitzer's four
+        domains 90.8% against 91.7%; NB features on text keep 'pegasos', nbsvm.learners.
+        reduction.ON_TEXT).
     eta0 : float
         Base step of the schedules other than 'pegasos'.
     fit_intercept : bool
@@ -257,6 +261,19 @@ class MulticlassHinge(HingeOutputs):
     """
 
     task = "multiclass"
+
+    def __init__(
+        self,
+        lam=1e-4,
+        schedule="optimal",
+        eta0=1.0,
+        fit_intercept=True,
+        average=True,
+        epochs=5,
+        seed=0,
+        dtype="float64",
+    ):
+        store_params(self, locals())
 
     def _pass(self, rows, y, order):
         lam, schedule, eta0 = self._sgd_settings()

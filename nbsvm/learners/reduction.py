@@ -52,7 +52,8 @@ ONE_CLASS = tuple(name for name in TEXT_LEARNERS if ALGORITHMS[name].one_class)
 ON_TEXT: dict[str, dict[str, object]] = {
     "mira": {"dtype": "float32"},
     "pa": {"dtype": "float32"},
-    "multiclass-hinge": {"fit_intercept": False, "dtype": "float32"},
+    # (Pegasos' steps, as measured above; on arrays it defaults to 'optimal')
+    "multiclass-hinge": {"fit_intercept": False, "dtype": "float32", "schedule": "pegasos"},
     "multilabel": {"fit_intercept": False, "dtype": "float32"},
 }
 # names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
