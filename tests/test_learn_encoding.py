@@ -35,3 +35,13 @@ def test_latin1_feature_names_are_their_utf8_selves(tmp_path):
                           "--format", "named", "--encoding", "latin-1", "--json"],
                          capture_output=True, text=True, check=True)
     assert '"accuracy": 1.0' in rep.stdout
+    # the model keeps its encoding: eval or predict in another one was read (a warning
+    # aside) into other columns: 48% on a model that scores 100%; now refused, named
+    for cmd in ("eval", "predict"):
+        r = subprocess.run([str(NBSVM), cmd, "-m", str(tmp_path / "l.npz"), str(latin1),
+                            "--format", "named", "-o", str(tmp_path / f"{cmd}.out")],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and "read its training inputs as iso8859-1: read these " \
+            "with --encoding iso8859-1 (given: utf-8)" in r.stderr, r.stderr
+    assert load_learner(tmp_path / "l.npz").encoding_ == "iso8859-1"
+    assert load_learner(tmp_path / "u.npz").encoding_ == "utf-8"

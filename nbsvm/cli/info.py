@@ -232,7 +232,7 @@ def _describe_learner(info: dict, header: dict, arrays: dict) -> None:
         "params": params,
         "input": {
             k.rstrip("_"): state[k]
-            for k in ("format_", "n_bits_", "hash_seed_", "index_base_")
+            for k in ("format_", "n_bits_", "hash_seed_", "index_base_", "encoding_")
             if k in state
         },
     }

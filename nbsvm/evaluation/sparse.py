@@ -4,6 +4,7 @@ evaluation and prediction on sparse-feature files with the settings they were tr
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -93,9 +94,24 @@ def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncode
     )
 
 
+def _codec(name: object) -> str:
+    """An encoding's canonical name (``latin-1`` is ``iso8859-1``)."""
+    try:
+        return codecs.lookup(str(name)).name
+    except LookupError:
+        return str(name)
+
+
 def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, encoding="utf-8"):
     """``(records, SparseRows)`` batches of every input, read with the model's settings."""
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
+    trained = getattr(model, "encoding_", "utf-8")  # (absent: utf-8, written before it was kept)
+    if _codec(trained) != _codec(encoding):
+        # named features read in another encoding hash to other columns
+        raise NBSVMError(
+            f"this model read its training inputs as {trained}: read these with "
+            f"--encoding {trained} (given: {encoding})"
+        )
     for path in inputs:
         f, encoder = _model_encoder(model, path, fmt)
         with_labels = labeled if labeled is not None else has_labels(path, f)

@@ -133,6 +133,8 @@ def learn_sparse(
         "buffer_bytes": buffer_bytes,
         "block_bytes": block_bytes,
     }
+    if encoding != "utf-8":  # (a checkpoint written before encodings were kept resumes)
+        settings["encoding"] = encoding  # other names, other columns: no resuming across
     if cache_dir is not None:  # made when missing, as nbsvm train makes it
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="nbsvm-learn-", dir=cache_dir))
@@ -163,6 +165,7 @@ def learn_sparse(
     trained.n_bits_ = encoder.n_bits if encoder.hashed else 0
     trained.hash_seed_ = encoder.hash_seed
     trained.index_base_ = int(base)
+    trained.encoding_ = encoding
     trained.n_train_ = int(cache.n_rows)
     return trained
 
