@@ -22,7 +22,8 @@ and the ``--n-bits`` that would allow it, raised while the inputs are read.
 
 The settings needed to read the same format again are kept on the learner as scalar
 attributes, which :meth:`~nbsvm.learners.base.OnlineLearner.save` writes to the model header:
-``format_``, ``n_bits_`` (0: integer indices), ``hash_seed_`` and ``index_base_``.
+``format_``, ``n_bits_`` (0: integer indices), ``hash_seed_``, ``index_base_`` and
+``encoding_``.
 No printing here: progress goes to a callback.
 """
 
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
         n_bits_: int
         hash_seed_: int
         index_base_: int
+        encoding_: str
         n_train_: int
 
 
