@@ -85,6 +85,10 @@ def test_tune_command(tmp_path):
     assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --char-ngrams 0 --lambda ")
     assert "best on validation: {" in r.output and "chosen: {" in r.output
     assert (tmp_path / "t.csv").read_text().startswith("rank,lam,beta,accuracy")
+    # a CSV table was written under any name, .parquet or .json too
+    r = runner.invoke(app, args + ["-o", str(tmp_path / "t.parquet")])
+    assert r.exit_code == 2 and "tune writes its table as CSV: name it .csv" in r.output
+    assert not (tmp_path / "t.parquet").exists()
     r = runner.invoke(app, args + ["--json"])
     out = json.loads(r.output)
     assert set(out["best"]) == set(out["chosen"]) == {"lam", "beta"} and len(out["table"]) == 4

@@ -6,6 +6,7 @@ import json
 import shlex
 import time
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -151,6 +152,9 @@ def tune_command(
         if folds and valid is not None:  # --folds replaced the split without a word
             raise NBSVMError("give --valid (a held-out split) or --folds (k folds), not both")
         valid = VALID_FRACTION if valid is None else valid
+        if output and Path(output).suffix.lower() not in ("", ".csv", ".txt"):
+            # (a CSV table was written under a .parquet or .json name)
+            raise NBSVMError(f"tune writes its table as CSV: name it .csv, not {output!r}")
         read_as = reading_flags(reading)  # as given: the printed command reads the same
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
