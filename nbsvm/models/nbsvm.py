@@ -581,6 +581,19 @@ class NBSVMClassifier(Params):
         """
         from nbsvm.models.partial import partial_fit
 
+        if hasattr(self, "linear_") and getattr(self, "lexicon_", None) is None:
+            import warnings
+
+            # (here, not in the library's partial_fit: serve --learn continues such
+            # models as its documentation says, batch after batch)
+            warnings.warn(
+                "this model's NB lexicon is frozen (fitted or loaded without keep_counts): "
+                "partial_fit trains the weights of the n-grams it has, and n-grams new to it "
+                "get none. keep_counts=True keeps the counts, so that partial_fit grows the "
+                "lexicon",
+                UserWarning,
+                stacklevel=2,
+            )
         before = int(getattr(self, "n_docs_", 0))
         partial_fit(self, X, y, classes, sample_weight)
         history.record(self, "partial_fit", self.n_docs_ - before)

@@ -157,7 +157,7 @@ def check_learnable(model: NBSVMClassifier) -> None:
 def _check_continued(model: NBSVMClassifier, classes: Iterable[Any] | None) -> None:
     """A call after the first: the model as fitted (set_params has not changed what the
     arrays are for), ``classes`` if given the model's (scikit-learn's rule: a class added
-    there was ignored without a word), and a warning where the lexicon is frozen."""
+    there was ignored without a word)."""
     model.check_fitted()
     given = None if classes is None else {str(c) for c in classes}
     if given is not None and given != set(model.class_names_):
@@ -165,17 +165,6 @@ def _check_continued(model: NBSVMClassifier, classes: Iterable[Any] | None) -> N
             f"classes={sorted(given)} is not the same as the model's classes "
             f"{list(model.class_names_)} (from the first partial_fit call or fit): a model "
             "keeps the classes it started with"
-        )
-    if getattr(model, "lexicon_", None) is None:
-        import warnings
-
-        warnings.warn(
-            "this model's NB lexicon is frozen (fitted or loaded without keep_counts): "
-            "partial_fit trains the weights of the n-grams it has, and n-grams new to it "
-            "get none. keep_counts=True keeps the counts, so that partial_fit grows the "
-            "lexicon",
-            UserWarning,
-            stacklevel=4,
         )
 
 
