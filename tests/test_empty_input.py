@@ -219,3 +219,17 @@ def test_holding_out_every_document_says_so_not_a_temporary_folder():
     with pytest.raises(NBSVMError) as e:
         clf.fit(X, y)
     assert str(e.value).startswith("no training documents: validation_fraction 0.99")
+
+
+def test_predict_of_a_learn_model_on_an_empty_file_is_refused_as_text_is(tmp_path):
+    """A learn model wrote a 0-byte file (no header) for an empty input, exit 0."""
+    from nbsvm.learners import SGDClassifier
+    from nbsvm.evaluation.sparse import predict_sparse
+    from nbsvm.errors import NBSVMError
+
+    model = SGDClassifier(epochs=1).fit(np.eye(3), [0, 1, 0])
+    model.format_, model.n_bits_, model.hash_seed_, model.index_base_ = "svmlight", 0, 0, 0
+    empty = tmp_path / "empty.svm"
+    empty.write_text("")
+    with pytest.raises(NBSVMError, match="empty.svm: no examples found"):
+        list(predict_sparse(model, empty, fmt="svmlight"))

@@ -277,3 +277,6 @@ def predict_sparse(
             frame["label"] = classes[best]
             frame["score"] = scores[np.arange(len(best)), best]
         yield pd.DataFrame(frame)
+    if with_truth is None:  # as nbsvm predict refuses text with no document (a 0-byte file)
+        names = inputs if isinstance(inputs, (str, Path)) else ", ".join(map(str, inputs))
+        raise NBSVMError("no examples found (empty input)", path=str(names))
