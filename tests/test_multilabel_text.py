@@ -201,12 +201,6 @@ def test_an_indicator_matrix_is_read_as_multilabelbinarizer_gives_it():
     assert list(by_matrix.classes_) == [0, 1, 2, 3]  # columns: the classes 0 .. K-1
     assert np.array_equal(by_matrix.predict(X), P)
     assert by_matrix.evaluate(X, Y)["micro_f1"] == by_lists.evaluate(X, sets)["micro_f1"]
-    # the same matrix as lists of 0 / 1 (Y.tolist()): the same model, as scikit-learn reads
-    # it (each row was the labels 0 and 1: every label predicted for every document)
-    by_rows = NBSVMClassifier(char_ngrams=0, ngrams=2, n_bits=14, multilabel=True).fit(
-        X, Y.tolist())
-    assert np.array_equal(by_rows.predict(X), P) and by_rows.score(X, Y.tolist()) == \
-        by_matrix.score(X, Y)
     with pytest.raises(NBSVMError, match="indicator matrix of 3 columns; the model has 4"):
         by_matrix.score(X, Y[:, :3])
     Y[:, 2] = 0

@@ -3,7 +3,6 @@ Series, one-column 2-D arrays, or a DataFrame with named columns."""
 
 from __future__ import annotations
 
-import numbers
 import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -107,22 +106,16 @@ def indicator_sets(y: Any, columns: Sequence | None = None) -> list[list] | None
     """Label lists from an indicator matrix ``y`` (2-D, of 0 / 1: what
     MultiLabelBinarizer and a multi-label ``predict`` give): row ``i`` holds ``columns[k]``
     where ``y[i, k]`` is 1 (``columns``: a model's ``classes_``; None, for ``fit``:
-    ``0 .. K-1``, each of which must label a document). None when ``y`` is not one. Lists
-    of numbers of one length read as the array they make (scikit-learn's
-    ``type_of_target`` reads both the same way: ``[[1, 0], [0, 1]]`` was two documents
-    labelled 0 and 1 each).
+    ``0 .. K-1``, each of which must label a document). None when ``y`` is not one (a list
+    of label lists is read as one, as scikit-learn reads it, only as an array).
 
     >>> indicator_sets(np.array([[1, 0, 1], [0, 1, 0]]))
     [[0, 2], [1]]
-    >>> indicator_sets(np.array([[1, 0], [0, 0]]), ["a", "b"]), indicator_sets([[1, 0], [0, 1]])
-    ([['a'], []], [[0], [1]])
-    >>> indicator_sets([["a", "b"], ["b", "a"]]), indicator_sets([[1, 0], [1]])
-    (None, None)
+    >>> indicator_sets(np.array([[1, 0], [0, 0]]), ["a", "b"]), indicator_sets([[1, 0]])
+    ([['a'], []], None)
     """
     if hasattr(y, "toarray"):  # a scipy sparse matrix
         y = y.toarray()
-    if _number_rows(y):
-        y = np.asarray(y)
     if len(getattr(y, "shape", ())) != 2:
         return None
     a = np.asarray(y)
@@ -143,18 +136,6 @@ def indicator_sets(y: Any, columns: Sequence | None = None) -> list[list] | None
         )
     names = list(columns)
     return [[names[k] for k in np.flatnonzero(row)] for row in a]
-
-
-def _number_rows(y: Any) -> bool:
-    """Whether ``y`` is a list (or tuple) of lists of numbers, all of one length of two
-    or more (``[[1], [0]]`` stays one label per document, as it was)."""
-    if not isinstance(y, (list, tuple)) or not y:
-        return False
-    if not all(isinstance(row, (list, tuple)) for row in y) or len({len(r) for r in y}) != 1:
-        return False
-    if len(y[0]) < 2:
-        return False
-    return all(isinstance(v, (numbers.Real, np.bool_)) for row in y for v in row)
 
 
 def _missing(value: Any) -> bool:
