@@ -45,3 +45,26 @@ def test_latin1_feature_names_are_their_utf8_selves(tmp_path):
             "with --encoding iso8859-1 (given: utf-8)" in r.stderr, r.stderr
     assert load_learner(tmp_path / "l.npz").encoding_ == "iso8859-1"
     assert load_learner(tmp_path / "u.npz").encoding_ == "utf-8"
+
+
+def test_models_without_a_kept_encoding_and_svmlight_models_read_in_any(tmp_path):
+    """A model written before encodings were kept was refused in its own encoding (taken
+    for UTF-8); svmlight's integer indices do not depend on it; regression targets 1 and
+    1.0 are one value in eval as in learn."""
+    latin1 = tmp_path / "l.txt"
+    latin1.write_text("\n".join(LINES) + "\n", encoding="latin-1")
+    model = tmp_path / "l.npz"
+    subprocess.run([str(NBSVM), "learn", str(latin1), "--format", "named", "-o", str(model),
+                    "--n-bits", "12", "--encoding", "latin-1", "-q"], check=True)
+    old = load_learner(model)
+    del old.encoding_
+    old.save(tmp_path / "old.npz")
+    svm = tmp_path / "s.svm"
+    svm.write_text("1 1:1 2:0.5\n1.0 1:1 3:0.5\n2 2:1 3:1\n0.5 1:0.2\n")
+    subprocess.run([str(NBSVM), "learn", str(svm), "-a", "sgd-regressor", "-o",
+                    str(tmp_path / "r.npz"), "-q"], check=True)
+    for args in ([str(latin1), "-m", str(tmp_path / "old.npz"), "--format", "named",
+                  "--encoding", "latin-1"],
+                 [str(svm), "-m", str(tmp_path / "r.npz"), "--encoding", "latin-1"]):
+        r = subprocess.run([str(NBSVM), "eval", *args, "-q"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr

@@ -105,13 +105,16 @@ def _codec(name: object) -> str:
 def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, encoding="utf-8"):
     """``(records, SparseRows)`` batches of every input, read with the model's settings."""
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
-    trained = getattr(model, "encoding_", "utf-8")  # (absent: utf-8, written before it was kept)
-    if _codec(trained) != _codec(encoding):
-        # named features read in another encoding hash to other columns
+    # named features read in another encoding hash to other columns (svmlight's integer
+    # indices do not depend on it; a model written before encodings were kept says nothing)
+    trained = getattr(model, "encoding_", None)
+    if trained is not None and getattr(model, "n_bits_", 0) and _codec(trained) != _codec(encoding):
         raise NBSVMError(
             f"this model read its training inputs as {trained}: read these with "
             f"--encoding {trained} (given: {encoding})"
         )
+    # regression targets 1 and 1.0 are one value (learn reads them so)
+    spellings = {"targets": True} if model.task == "regression" else None
     for path in inputs:
         f, encoder = _model_encoder(model, path, fmt)
         with_labels = labeled if labeled is not None else has_labels(path, f)
@@ -123,6 +126,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             strict=strict,
             stats=stats,
             encoding=encoding,
+            spellings=spellings,
         )
         for records in batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
