@@ -153,6 +153,11 @@ class Checkpoint:
                 },
             )
             theirs = _lam_default_as_written(mine, theirs)
+            if "encoding" in mine["params"] and "encoding" not in theirs["params"]:
+                # written before learn kept its encoding: the one given again is taken
+                theirs = dict(
+                    theirs, params=dict(theirs["params"], encoding=mine["params"]["encoding"])
+                )
         if not isinstance(theirs, dict) or theirs.get("params") != mine["params"]:
             saved = theirs.get("params") if isinstance(theirs, dict) else None
             saved = saved if isinstance(saved, dict) else {}  # an edited file: all differ
@@ -160,11 +165,14 @@ class Checkpoint:
                 k for k in set(saved) | set(mine["params"]) if saved.get(k) != mine["params"].get(k)
             )
             names = {"lam": "lambda"}  # as the options name them
-            shown = ", ".join(names.get(k, k) for k in diff)
+            # the checkpoint's values beside: a default changed since is then plain to see
+            shown = "; ".join(
+                f"{names.get(k, k)}: {saved.get(k)!r} there, {mine['params'].get(k)!r} now"
+                for k in diff
+            )
             raise NBSVMError(
-                f"the checkpoint was written with other settings ({shown} "
-                f"{'differs' if len(diff) == 1 else 'differ'}); use the same settings or "
-                "remove it to start over",
+                f"the checkpoint was written with other settings ({shown}); use the same "
+                "settings or remove it to start over",
                 path=str(self.path),
             )
         if theirs.get("data") != mine["data"]:
