@@ -674,10 +674,15 @@ def test_sparse_lines_are_read_as_written(tmp_path):
     in one file and '1' in another trained as two classes; regression targets 1 and 1.0
     were refused as two classes."""
     named = tmp_path / "n.txt"
-    named.write_text("pos great:1\nneg bad:1\npos #fun:1 great:1\n#general bad:1\n")
+    named.write_text("# a comment\npos great:1\nneg bad:1\n#-----\npos #fun:1 great:1\n"
+                     "#general bad:1\n")
     rows = list(read_named(str(named)))
-    assert [(r.labels, r.keys) for r in rows[2:]] == [
-        (("pos",), ["#fun", "great"]), (("#general",), ["bad"])]
+    assert [(r.labels, r.keys, r.line) for r in rows[2:]] == [
+        (("pos",), ["#fun", "great"], 5), (("#general",), ["bad"], 6)]  # comment lines: none
+    first = tmp_path / "f.named"
+    first.write_text("#general bad:1\n")  # a first line of data, labelled: predict keeps it
+    from nbsvm.data.rowencoder import has_labels
+    assert has_labels(str(first), "named")
     svm = tmp_path / "s.svm"
     svm.write_text("1 # a comment\n-1 2:1 # and another\n")
     assert [r.keys.tolist() for r in read_svmlight(str(svm), index_base=1)] == [[], [1]]
@@ -702,3 +707,12 @@ def test_a_missing_cache_dir_is_made_as_train_makes_it(tmp_path):
     assert_ok(run("learn", data, "-o", tmp_path / "m.npz", "-q", "--cache-dir",
                   tmp_path / "not" / "yet"))
     assert (tmp_path / "not" / "yet").is_dir() and not list((tmp_path / "not" / "yet").iterdir())
+
+
+def test_a_cache_dir_that_is_a_file_is_refused_by_name(tmp_path):
+    """learn --cache-dir naming a file: 'error: FileExistsError: ...' (train named it)."""
+    data, where = tmp_path / "d.svm", tmp_path / "a_file"
+    data.write_text("1 1:1\n-1 2:1\n")
+    where.write_text("")
+    r = run("learn", data, "-o", tmp_path / "m.npz", "-q", "--cache-dir", where)
+    assert_clean_error(r, f"cache_dir {where} is not a folder")

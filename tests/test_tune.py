@@ -89,6 +89,11 @@ def test_tune_command(tmp_path):
     r = runner.invoke(app, args + ["-o", str(tmp_path / "t.parquet")])
     assert r.exit_code == 2 and "tune writes its table as CSV: name it .csv" in r.output
     assert not (tmp_path / "t.parquet").exists()
+    r = runner.invoke(app, args + ["-o", str(tmp_path / "t.json")])
+    assert r.exit_code == 2 and "names one JSON document" in r.output
+    # a name with dots that names no format is a name (runs/2026.11.27, grid_C0.5)
+    r = runner.invoke(app, args + ["-o", str(tmp_path / "grid_C0.5")])
+    assert r.exit_code == 0 and (tmp_path / "grid_C0.5").read_text().startswith("rank,")
     r = runner.invoke(app, args + ["--json"])
     out = json.loads(r.output)
     assert set(out["best"]) == set(out["chosen"]) == {"lam", "beta"} and len(out["table"]) == 4

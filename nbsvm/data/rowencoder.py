@@ -66,7 +66,7 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
         from nbsvm.io.decoding import _peek
 
         head = _peek(sys.stdin.buffer)  # one buffer: the first lines, the last maybe cut
-        for text, _, _ in _lines(io.BytesIO(head)):
+        for text, _, _ in _lines(io.BytesIO(head), comments=fmt != "named"):
             return ":" not in text.split()[0]  # the first line that is not a comment
         if head.strip():
             raise NBSVMError(
@@ -76,7 +76,7 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
             )
         return False  # nothing to read: no examples either way
 
-    for text, _, _ in _lines(path):
+    for text, _, _ in _lines(path, comments=fmt != "named"):
         return ":" not in text.split()[0]
     return False
 

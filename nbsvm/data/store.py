@@ -51,6 +51,19 @@ def _sync_close(fh) -> None:
     fh.close()
 
 
+def cache_folder(cache_dir: str | os.PathLike[str] | None, prefix: str) -> Path:
+    """A new temporary folder in ``cache_dir`` (made when missing; a file there is
+    refused by name), or in the system's temporary folder when it is None."""
+    if cache_dir is not None:
+        if Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+            raise NBSVMError(
+                f"cache_dir {cache_dir} is not a folder: it names the folder the temporary "
+                "caches are written in"
+            )
+        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=cache_dir))
+
+
 def cache_write_error(e: OSError, folder: Path | str) -> NBSVMError:
     """The error of a cache that could not be written (a full disk, a file size limit),
     naming its folder: the error of a write to an open file names nothing."""

@@ -6,7 +6,6 @@ mean training loss and held-out accuracy per epoch).
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -17,6 +16,7 @@ import numpy as np
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError, TestSetError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.evaluation.scoring import headline
@@ -281,9 +281,7 @@ def fit_and_evaluate(
     # the test set is hashed beside the training: with what the training data gives
     train_docs = model.read_text_defaults(train_docs, lexicon, fit_kw.get("kept"))
     hasher = model.validate()
-    if model.cache_dir is not None:
-        Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix="nbsvm-test-", dir=model.cache_dir))
+    tmp = cache_folder(model.cache_dir, "nbsvm-test-")
     counted = None
     if history is not None:
         counted = _Counted(train_docs)

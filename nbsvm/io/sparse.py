@@ -49,12 +49,18 @@ def _lines(
     comments: bool = True,
 ) -> Iterator[tuple[str, str, int]]:
     """(text without comment and line end, source name, 1-based line), blank lines skipped.
-    ``comments``: svmlight's ``#`` to the line end; named features have none (``#fun:1``
-    or a label ``#general`` is data: the rest of such a line was dropped without a word)."""
+    ``comments``: svmlight's ``#`` to the line end; else (named features) a line is a
+    comment only when it starts with ``#`` and holds no ``name:value`` (``#fun:1`` or a
+    label ``#general`` is data: the rest of such a line was dropped without a word)."""
     for raw, name, lineno in iter_lines(
         path_or_file, strict, stats, lone_cr="newline", encoding=encoding
     ):
-        text = raw.split("#", 1)[0].strip() if comments else raw.strip()
+        if comments:
+            text = raw.split("#", 1)[0].strip()
+        else:
+            text = raw.strip()
+            if text.startswith("#") and not any(":" in t for t in text.split()[1:]):
+                text = ""  # a comment line ('# features follow', '#-----')
         if text:
             yield text, name, lineno
 

@@ -17,7 +17,6 @@ import contextlib
 import json
 import math
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -27,6 +26,7 @@ import numpy as np
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
+from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
 from nbsvm.io.document import Document
@@ -170,14 +170,7 @@ class Fit:
         self.builder = ColumnBuilder(model, hasher, self.max_memory, notify)
         self.counting = Counting(model, hasher, notify, self.max_memory)
         self.t0 = time.perf_counter()
-        if model.cache_dir is not None:
-            if Path(model.cache_dir).exists() and not Path(model.cache_dir).is_dir():
-                raise NBSVMError(
-                    f"cache_dir {model.cache_dir} is not a folder: it names the folder the "
-                    "feature caches are written in"
-                )
-            Path(model.cache_dir).mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix="nbsvm-cache-", dir=model.cache_dir))
+        tmp = cache_folder(model.cache_dir, "nbsvm-cache-")
         try:
             cache, sample, first_epoch, translate, ordered = self._columns(docs, hasher, tmp)
             if first_epoch == 1:

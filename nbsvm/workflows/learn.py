@@ -30,7 +30,6 @@ No printing here: progress goes to a callback.
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -53,6 +52,7 @@ from nbsvm.data.rowencoder import (
     is_hashed,
     read_rows,
 )
+from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.epochs import run_epoch
@@ -137,9 +137,7 @@ def learn_sparse(
     }
     if encoding != "utf-8":  # (a checkpoint written before encodings were kept resumes)
         settings["encoding"] = encoding  # other names, other columns: no resuming across
-    if cache_dir is not None:  # made when missing, as nbsvm train makes it
-        Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix="nbsvm-learn-", dir=cache_dir))
+    folder = cache_folder(cache_dir, "nbsvm-learn-")  # made when missing, as train makes it
     cache = None
     try:
         source = _Source(inputs, formats, encoder, index_base, strict, stats, encoding, limit)
