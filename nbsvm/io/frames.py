@@ -3,6 +3,7 @@ Series, one-column 2-D arrays, or a DataFrame with named columns."""
 
 from __future__ import annotations
 
+import numbers
 import unicodedata
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -191,8 +192,10 @@ def _refuse_mixed_kinds(kinds: dict[bool, Any], value: Any, where: str) -> None:
     first = kinds.setdefault(isinstance(value, str), value)
     if len(kinds) > 1:
         other = kinds[not isinstance(value, str)]
+        odd = kinds[False]  # the label that is not a string
+        what = "numbers" if isinstance(odd, (numbers.Real, np.number)) else type(odd).__name__
         raise NBSVMError(
-            f"labels mix strings and numbers ({other!r} and {first!r}, {where}): give the "
+            f"labels mix strings and {what} ({other!r} and {first!r}, {where}): give the "
             "labels one type"
         )
 

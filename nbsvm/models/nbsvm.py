@@ -581,7 +581,10 @@ class NBSVMClassifier(Params):
         """
         from nbsvm.models.partial import partial_fit
 
-        if hasattr(self, "linear_") and getattr(self, "lexicon_", None) is None:
+        frozen = hasattr(self, "linear_") and getattr(self, "lexicon_", None) is None
+        before = int(getattr(self, "n_docs_", 0))
+        partial_fit(self, X, y, classes, sample_weight)  # (a refusal first: no warning)
+        if frozen:
             import warnings
 
             # (here, not in the library's partial_fit: serve --learn continues such
@@ -594,8 +597,6 @@ class NBSVMClassifier(Params):
                 UserWarning,
                 stacklevel=2,
             )
-        before = int(getattr(self, "n_docs_", 0))
-        partial_fit(self, X, y, classes, sample_weight)
         history.record(self, "partial_fit", self.n_docs_ - before)
         return self
 
