@@ -327,7 +327,7 @@ def test_tune_and_a_checkpoint_resolve_the_lambda_default_as_training_does(tmp_p
         if resumes:
             assert Checkpoint(path, resume=True).read(now, 10) is not None
         else:   # softmax's unset lambda may be 1e-5 now: another setting
-            with pytest.raises(NBSVMError, match=r"other settings \(lambda: 0.0001 there, None now\)"):
+            with pytest.raises(NBSVMError, match=r"other settings \(lambda: 0.0001 there, default now\)"):
                 Checkpoint(path, resume=True).read(now, 10)
 
 

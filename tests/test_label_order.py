@@ -148,3 +148,10 @@ def test_strings_that_read_as_numbers_warn_that_scikit_learn_orders_them_as_text
             NBSVMClassifier(ngrams=1, n_bits=10, min_df=1).fit(texts, labels)
         assert [str(w.message)[:50] for w in caught if "read as numbers" in str(w.message)] == \
             ["y's labels are strings that read as numbers: class"] * warned
+
+
+def test_labels_of_strings_and_bytes_are_named_so():
+    """They were said to 'mix strings and numbers'."""
+    with pytest.raises(NBSVMError, match=r"labels mix strings and bytes \(b'a' and 'b'"):
+        NBSVMClassifier(ngrams=1, n_bits=12, min_df=1).fit(
+            ["a great film", "great fun", "an awful film", "dull"], [b"a", "b", b"a", "b"])

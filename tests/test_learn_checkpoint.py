@@ -100,3 +100,33 @@ def test_cli_resumes_a_killed_run_and_refuses_other_settings(tmp_path, books):
     assert all(np.array_equal(x, y) for x, y in zip(a.saved_parts()[1].values(),
                                                     b.saved_parts()[1].values()))
     assert not ck.exists()                      # removed once the model is written
+
+
+def test_a_checkpoint_keeps_its_encoding_and_one_written_before_resumes(tmp_path):
+    """A UTF-8 checkpoint resumed under --encoding latin-1 mixed two feature spaces (café
+    in epochs 1-2, cafÃ© after); one written before encodings were kept resumes with the
+    encoding given again (a latin-1 one was refused)."""
+    from nbsvm.io.npzfile import load_npz, save_npz
+
+    data = tmp_path / "d.named"
+    data.write_text("".join(f"{'pos' if i % 2 else 'neg'} café_{i % 7}:1 naïve_{i % 3}:1\n"
+                            for i in range(200)), encoding="utf-8")
+    model = tmp_path / "m.npz"
+    ck = checkpoint_path(model)
+    identity = {"inputs": [input_identity(str(data))], "reader": {"format": "named",
+                                                                    "strict": False},
+                "lexicon": None}
+    with pytest.raises(Stop):
+        learn_sparse(make_learner_from_options("pa", {"--epochs": 4, "--seed": 2}), [str(data)],
+                     fmt="named", seed=2, callback=stop_at(3),
+                     checkpoint=Checkpoint(ck, every=2, identity=identity))
+    args = ["learn", str(data), "--format", "named", "-a", "pa", "--epochs", "4", "--seed", "2",
+            "-q", "-o", str(model), "--resume"]
+    out = runner.invoke(app, args + ["--encoding", "latin-1"])
+    assert_clean_error(out, "other settings (encoding: 'utf-8' there, 'iso8859-1' now)")
+    header, arrays = load_npz(ck, "checkpoint")            # as written before: no encoding
+    del header["fingerprint"]["params"]["encoding"]
+    save_npz(ck, "checkpoint", header, arrays)
+    out = runner.invoke(app, args)
+    assert_ok(out)
+    assert "resumed after epoch: 2" in out.output

@@ -674,11 +674,14 @@ def test_sparse_lines_are_read_as_written(tmp_path):
     in one file and '1' in another trained as two classes; regression targets 1 and 1.0
     were refused as two classes."""
     named = tmp_path / "n.txt"
-    named.write_text("# a comment\npos great:1\nneg bad:1\n#-----\npos #fun:1 great:1\n"
-                     "#general bad:1\n")
+    named.write_text("# a comment: with a colon\npos great:1\nneg bad:1\n#-----\n"
+                     "pos #fun:1 great:1\n#general bad:1\n#\n#general\n")
     rows = list(read_named(str(named)))
-    assert [(r.labels, r.keys, r.line) for r in rows[2:]] == [
-        (("pos",), ["#fun", "great"], 5), (("#general",), ["bad"], 6)]  # comment lines: none
+    assert [(r.labels, r.keys, r.line) for r in rows[2:]] == [  # comment lines: none
+        (("pos",), ["#fun", "great"], 5), (("#general",), ["bad"], 6), (("#general",), [], 8)]
+    unlabelled = tmp_path / "u.named"
+    unlabelled.write_text("good:1\n#great:1\n")
+    assert [r.keys for r in read_named(str(unlabelled), labeled=False)] == [["good"], ["#great"]]
     first = tmp_path / "f.named"
     first.write_text("#general bad:1\n")  # a first line of data, labelled: predict keeps it
     from nbsvm.data.rowencoder import has_labels

@@ -473,6 +473,11 @@ def test_partial_fit_refuses_other_classes_and_says_when_the_lexicon_is_frozen(t
         assert [str(w.message)[:34] for w in caught] == \
             ["this model's NB lexicon is frozen "] * warned
         assert not warned or caught[0].filename == __file__  # the caller's line
+    with warnings.catch_warnings(record=True) as caught:  # a refused call: no warning first
+        warnings.simplefilter("always")
+        with pytest.raises(NBSVMError, match="is not the same"):
+            NBSVMClassifier.load(tmp_path / "m.npz").partial_fit(X, y, classes=["a", "b", "c"])
+    assert caught == []
 
 
 @pytest.mark.parametrize("optimizer", ["sgd", "adagrad"])

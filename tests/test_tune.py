@@ -89,8 +89,12 @@ def test_tune_command(tmp_path):
     r = runner.invoke(app, args + ["-o", str(tmp_path / "t.parquet")])
     assert r.exit_code == 2 and "tune writes its table as CSV: name it .csv" in r.output
     assert not (tmp_path / "t.parquet").exists()
-    r = runner.invoke(app, args + ["-o", str(tmp_path / "t.json")])
-    assert r.exit_code == 2 and "names one JSON document" in r.output
+    model = tmp_path / "best.npz"
+    model.write_bytes(b"a model")
+    for name in ("t.json", "best.npz"):  # best.npz: a model replaced by the table
+        r = runner.invoke(app, args + ["-o", str(tmp_path / name)])
+        assert r.exit_code == 2 and "tune writes its table as CSV: name it .csv" in r.output
+    assert model.read_bytes() == b"a model"
     # a name with dots that names no format is a name (runs/2026.11.27, grid_C0.5)
     r = runner.invoke(app, args + ["-o", str(tmp_path / "grid_C0.5")])
     assert r.exit_code == 0 and (tmp_path / "grid_C0.5").read_text().startswith("rank,")

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading, refuse_other_format
+from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading
 from nbsvm.cli.options import (
     HASHING,
     INPUTS,
@@ -152,10 +152,11 @@ def tune_command(
         if folds and valid is not None:  # --folds replaced the split without a word
             raise NBSVMError("give --valid (a held-out split) or --folds (k folds), not both")
         valid = VALID_FRACTION if valid is None else valid
-        if output:  # (a CSV table was written under a .parquet or .json name)
-            refuse_other_format(output, "a CSV table", ".csv")
-            if Path(output).suffix.lower() in (".parquet", ".jsonl", ".ndjson"):
-                raise NBSVMError(f"tune writes its table as CSV: name it .csv, not {output!r}")
+        suffix = Path(output).suffix.lower() if output else ""
+        if suffix[1:].isalpha() and suffix not in (".csv", ".txt"):
+            # a CSV table was written under any name (.parquet, .json; best.npz over a
+            # model); a dot in a name (grid_C0.5, runs/2026.11.27) names no format
+            raise NBSVMError(f"tune writes its table as CSV: name it .csv, not {output!r}")
         read_as = reading_flags(reading)  # as given: the printed command reads the same
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         options = dict(locals())  # every option by name (--text-col resolved), for the steps

@@ -50,8 +50,9 @@ def _lines(
 ) -> Iterator[tuple[str, str, int]]:
     """(text without comment and line end, source name, 1-based line), blank lines skipped.
     ``comments``: svmlight's ``#`` to the line end; else (named features) a line is a
-    comment only when it starts with ``#`` and holds no ``name:value`` (``#fun:1`` or a
-    label ``#general`` is data: the rest of such a line was dropped without a word)."""
+    comment only when it is ``#`` then white space or nothing, or a rule of ``#``, ``-``
+    and ``=`` (``#fun:1`` or a label ``#general`` is data: the rest of such a line was
+    dropped without a word)."""
     for raw, name, lineno in iter_lines(
         path_or_file, strict, stats, lone_cr="newline", encoding=encoding
     ):
@@ -59,10 +60,16 @@ def _lines(
             text = raw.split("#", 1)[0].strip()
         else:
             text = raw.strip()
-            if text.startswith("#") and not any(":" in t for t in text.split()[1:]):
-                text = ""  # a comment line ('# features follow', '#-----')
+            if _comment_line(text):
+                text = ""  # ('# features follow', '#-----')
         if text:
             yield text, name, lineno
+
+
+def _comment_line(text: str) -> bool:
+    """A named-feature line that is a comment: ``#`` alone or before white space, or a
+    rule of ``#``, ``-`` and ``=`` (stripped ``text``)."""
+    return text.startswith("#") and (len(text) == 1 or text[1].isspace() or not text.strip("#-="))
 
 
 def _value(text: str, name: str, lineno: int, token: str) -> float:

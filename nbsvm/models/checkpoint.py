@@ -167,7 +167,8 @@ class Checkpoint:
             names = {"lam": "lambda"}  # as the options name them
             # the checkpoint's values beside: a default changed since is then plain to see
             shown = "; ".join(
-                f"{names.get(k, k)}: {saved.get(k)!r} there, {mine['params'].get(k)!r} now"
+                f"{names.get(k, k)}: {_brief(saved.get(k))} there, "
+                f"{_brief(mine['params'].get(k))} now"
                 for k in diff
             )
             raise NBSVMError(
@@ -318,6 +319,15 @@ def _lam_default_as_written(mine: dict, theirs: dict) -> dict:
     ):
         return dict(theirs, params=dict(theirs["params"], lam=None))
     return theirs
+
+
+def _brief(value: object) -> str:
+    """A setting's value in a message: ``default`` for one left unset, else its repr cut
+    to 60 characters (a class_weight of 300 classes)."""
+    if value is None:
+        return "default"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _dict(value: object) -> dict:

@@ -135,8 +135,7 @@ def learn_sparse(
         "buffer_bytes": buffer_bytes,
         "block_bytes": block_bytes,
     }
-    if encoding != "utf-8":  # (a checkpoint written before encodings were kept resumes)
-        settings["encoding"] = encoding  # other names, other columns: no resuming across
+    settings["encoding"] = encoding  # other names, other columns: no resuming across
     folder = cache_folder(cache_dir, "nbsvm-learn-")  # made when missing, as train makes it
     cache = None
     try:

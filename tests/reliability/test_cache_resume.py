@@ -291,7 +291,7 @@ def test_a_checkpoint_of_other_settings_or_data_is_refused(tmp_path):
                                             checkpoint=Checkpoint(ck, 2, identity=identity))
     saved = ck.read_bytes()
     out = _run(*base, "--epochs", "4", "--eta0", "0.5", "--resume", code=2)
-    assert "other settings (eta0: None there, 0.5 now)" in out.output
+    assert "other settings (eta0: default there, 0.5 now)" in out.output
     out = _run(*base, "--epochs", "2", "--resume", code=2)
     assert "nothing to do" in out.output
     out = _run(*base, "--epochs", "4", "--label-sep", " ", "--resume", code=2)
