@@ -90,11 +90,13 @@ def read_rows(
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
     spellings: dict | None = None,
+    targets: bool = False,
 ) -> Iterator[SparseRow]:
     """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid bytes, ``stats`` (a
     :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced; ``encoding``: an
-    ASCII-compatible codec for the feature names; ``spellings``: svmlight's number labels
-    as first written (:func:`~nbsvm.io.sparse.read_svmlight`)."""
+    ASCII-compatible codec for the feature names; ``spellings``, ``targets``: svmlight's
+    number labels as first written, or regression targets
+    (:func:`~nbsvm.io.sparse.read_svmlight`)."""
     if fmt == "svmlight":
         return read_svmlight(
             path,
@@ -104,6 +106,7 @@ def read_rows(
             stats=stats,
             encoding=encoding,
             spellings=spellings,
+            targets=targets,
         )
     if fmt == "blitzer":
         return read_blitzer(path, labeled=labeled, strict=strict, stats=stats, encoding=encoding)

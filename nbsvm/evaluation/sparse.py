@@ -4,7 +4,6 @@ evaluation and prediction on sparse-feature files with the settings they were tr
 
 from __future__ import annotations
 
-import codecs
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -36,6 +35,7 @@ from nbsvm.evaluation.metrics import (
     report,
 )
 from nbsvm.evaluation.results import Report
+from nbsvm.io.decoding import check_encoding
 from nbsvm.io.sparse import SPARSE_FORMATS
 from nbsvm.learners.base import OnlineLearner
 
@@ -94,27 +94,18 @@ def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncode
     )
 
 
-def _codec(name: object) -> str:
-    """An encoding's canonical name (``latin-1`` is ``iso8859-1``)."""
-    try:
-        return codecs.lookup(str(name)).name
-    except LookupError:
-        return str(name)
-
-
 def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, encoding="utf-8"):
     """``(records, SparseRows)`` batches of every input, read with the model's settings."""
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     # named features read in another encoding hash to other columns (svmlight's integer
     # indices do not depend on it; a model written before encodings were kept says nothing)
     trained = getattr(model, "encoding_", None)
-    if trained is not None and getattr(model, "n_bits_", 0) and _codec(trained) != _codec(encoding):
+    encoding = check_encoding(encoding)  # its canonical name, as learn recorded it
+    if trained is not None and getattr(model, "n_bits_", 0) and trained != encoding:
         raise NBSVMError(
             f"this model read its training inputs as {trained}: read these with "
             f"--encoding {trained} (given: {encoding})"
         )
-    # regression targets 1 and 1.0 are one value (learn reads them so)
-    spellings = {"targets": True} if model.task == "regression" else None
     for path in inputs:
         f, encoder = _model_encoder(model, path, fmt)
         with_labels = labeled if labeled is not None else has_labels(path, f)
@@ -126,7 +117,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             strict=strict,
             stats=stats,
             encoding=encoding,
-            spellings=spellings,
+            targets=model.task == "regression",  # 1 and 1.0: one value, as learn reads
         )
         for records in batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)

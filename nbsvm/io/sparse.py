@@ -191,13 +191,13 @@ def read_svmlight(
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
     spellings: dict | None = None,
+    targets: bool = False,
 ) -> Iterator[SparseRow]:
     """Read svmlight/libsvm lines ``label[,label...] [qid:n] index:value ...``.
 
     ``spellings``: each number label's first spelling, shared by the files of one
-    training set (``+1`` in one, ``1`` in another: refused); None: this file's own table;
-    ``{"targets": True}``: none kept (regression targets, where ``1`` and ``1.0`` are one
-    value).
+    training set (``+1`` in one, ``1`` in another: refused); None: this file's own table.
+    ``targets``: the labels are regression targets, where ``1`` and ``1.0`` are one value.
 
     Labels are kept as strings (``1,3,7`` is a multi-label example); ``qid`` is ignored, as
     are Vowpal Wabbit namespace markers (``|f``) so that VW files in svmlight layout read
@@ -221,7 +221,6 @@ def read_svmlight(
         raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
     if spellings is None:
         spellings = {}  # a number's first label: '+1' beside '1' is refused
-    targets = spellings.get("targets") is True
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
         tokens = text.split()
         labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()

@@ -54,6 +54,7 @@ from nbsvm.data.rowencoder import (
 )
 from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
+from nbsvm.io.decoding import check_encoding
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.epochs import run_epoch
 from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
@@ -124,7 +125,8 @@ def learn_sparse(
     formats, epochs = _check_settings(learner, inputs, fmt, index_base, epochs, seed)
     encoder = RowEncoder(formats[0], n_bits, hash_seed)
     limit = None if encoder.hashed else _index_limit(n_bits, n_features)
-    settings = {
+    encoding = check_encoding(encoding)  # its canonical name, kept in the model
+    settings = {  # what a checkpoint must match to be resumed
         "learner": type(learner).__name__,
         **learner.get_params(),
         "format": formats,
@@ -134,8 +136,8 @@ def learn_sparse(
         "n_features": n_features,
         "buffer_bytes": buffer_bytes,
         "block_bytes": block_bytes,
+        "encoding": encoding,  # other names, other columns: no resuming across
     }
-    settings["encoding"] = encoding  # other names, other columns: no resuming across
     folder = cache_folder(cache_dir, "nbsvm-learn-")  # made when missing, as train makes it
     cache = None
     try:
@@ -257,7 +259,7 @@ def _read_into_cache(
     widest = None
     # one table of number labels' spellings for all the files ('+1' in one, '1' in
     # another: two classes); regression targets keep none (1 and 1.0: one value)
-    spellings: dict = {"targets": True} if task == "regression" else {}
+    spellings: dict = {}
     with RowWriter(folder, task) as writer:
         for path, f in zip(inputs, formats):
             # auto index base: read as 0-based, shift later if no index 0 was seen
@@ -270,6 +272,7 @@ def _read_into_cache(
                 stats=stats,
                 encoding=encoding,
                 spellings=spellings,
+                targets=task == "regression",
             )
             for batch in batches(reader):
                 indices, values, offsets = encoder.encode(batch)
