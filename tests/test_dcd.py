@@ -116,7 +116,7 @@ def test_saved_and_loaded_predicts_the_same_and_refuses_to_continue(tmp_path):
 
 @pytest.mark.parametrize("params, message", [
     (dict(loss="huber"), "unknown loss 'huber'; allowed: squared_hinge, hinge, log"),
-    (dict(lam=0), "lam must be a finite number > 0"),
+    (dict(lam=0), r"lambda \(lam\) must be a finite number > 0"),
     (dict(tol=-1), "tol must be a finite number > 0"),
     (dict(max_iter=0), "max_iter must be an integer >= 1")])
 def test_impossible_settings_say_what_is_allowed(params, message):

@@ -331,6 +331,25 @@ def test_a_one_vs_rest_estimator_that_is_not_binary_is_refused_before_reading(
     assert str(regression_files[0]) not in r.output and "read" not in r.output.split("error")[0]
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["-a", "sgd", "--lambda", "-1"], "lambda (lam) must be a non-negative number, got -1.0"),
+    (["-a", "pegasos", "--lambda", "0"], "lambda (lam) must be > 0 for Pegasos, got 0.0"),
+    (["-a", "ovr", "--estimator", "pegasos", "--lambda", "0"], "lambda (lam) must be > 0"),
+    (["-a", "dcd", "--lambda", "0"], "lambda (lam) must be a finite number > 0"),
+    (["-a", "mira", "--C", "0"], "C must be a finite number > 0, got 0.0"),
+    (["-a", "ogd", "--radius", "-2"], "radius must be a number > 0, got -2.0"),
+])
+def test_a_parameter_the_learner_cannot_take_is_refused_before_reading(tmp_path, argv, message):
+    """Each was refused only once the whole input had been read (into the cache), and
+    ``--lambda`` was named ``lam``. The input here is malformed on its second line: a
+    refusal that names it read the file first."""
+    data = tmp_path / "d.svm"
+    data.write_text("1 1:1\n1 x\n", encoding="utf-8")
+    r = run("learn", data, *argv, "-o", tmp_path / "m.npz")
+    assert_clean_error(r, message)
+    assert "d.svm" not in r.output and not (tmp_path / "m.npz").exists()
+
+
 def test_option_the_algorithm_does_not_take(regression_files, tmp_path):
     r = run("learn", regression_files[0], "--algorithm", "ogd", "--lambda", "0.1", "--C", "2",
             "-o", tmp_path / "m.npz")

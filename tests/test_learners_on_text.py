@@ -1,6 +1,7 @@
 """``nbsvm train --learner NAME``: the shared backend's learners on NBSVM's text features
 (nbsvm/learners/reduction.py). Each is checked against the same backend learner trained by hand on
 explicit NB-valued rows, and through the real CLI on IMDB and 20 Newsgroups folders."""
+import re
 import subprocess
 import sys
 import tarfile
@@ -172,6 +173,25 @@ def test_backend_learner_mistakes_are_refused():
         NBSVMClassifier(learner="ovr", loss="softmax").fit(THREE_TEXTS, THREE_LABELS)
     with pytest.raises(NBSVMError, match="needs multi-label data"):
         NBSVMClassifier(learner="multilabel").fit(THREE_TEXTS, THREE_LABELS)
+
+
+@pytest.mark.parametrize("name, message", [
+    ("pegasos", r"lambda \(lam\) must be > 0 for Pegasos"),
+    ("dcd", r"lambda \(lam\) must be a finite number > 0"),
+    ("multiclass-hinge", r"schedule 'pegasos' \(1 / \(lam t\)\) needs lam > 0"),
+])
+def test_a_lambda_the_backend_learner_cannot_take_is_refused_before_reading(
+        tmp_path, name, message):
+    """It was refused once every document had been read and hashed (``nbsvm train`` shows
+    its progress: no hashing line before the error now)."""
+    with pytest.raises(NBSVMError, match=message):
+        NBSVMClassifier(learner=name, lam=0.0).validate()
+    NBSVMClassifier(learner=name, lam=1e-4).validate()  # an allowed one passes
+    r = subprocess.run([sys.executable, "-m", "nbsvm", "train", str(Path("data/reviews.txt")),
+                        "--learner", name, "--lambda", "0", "-o", str(tmp_path / "m.npz")],
+                       capture_output=True, text=True, cwd=Path(__file__).parent.parent)
+    assert r.returncode == 2 and "hash" not in r.stderr + r.stdout
+    assert re.search(message, r.stderr) and not (tmp_path / "m.npz").exists()
 
 
 @pytest.mark.parametrize("name, same_as", [("sgd", dict(optimizer="sgd")),

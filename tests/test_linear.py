@@ -321,7 +321,7 @@ def test_objective():
     (dict(loss="nope"), "takes loss in"),
     (dict(schedule="fast"), "unknown schedule 'fast'; allowed: constant"),
     (dict(penalty="l3"), "unknown penalty 'l3'; allowed: l2, l1"),
-    (dict(lam=-1.0), "lam must be a non-negative number"),
+    (dict(lam=-1.0), r"lambda \(lam\) must be a non-negative number"),
     (dict(l1_ratio=1.5), r"l1_ratio must be in \[0, 1\]"),
     (dict(l1_method="lazy"), "unknown l1_method 'lazy'; allowed: cumulative, truncated"),
     (dict(eta0=0.0), "eta0 must be a positive number"),

@@ -71,7 +71,7 @@ def test_crammer_singer_rejects_bad_settings():
         MulticlassHinge(schedule="adagrad").fit(X, ys)
     with pytest.raises(NBSVMError, match="'pegasos'.*needs lam > 0"):
         MulticlassHinge(lam=0.0, schedule="pegasos").fit(X, ys)
-    with pytest.raises(NBSVMError, match="lam must be a finite number >= 0"):
+    with pytest.raises(NBSVMError, match=r"lambda \(lam\) must be a finite number >= 0"):
         MulticlassHinge(lam=-1.0).fit(X, ys)
     with pytest.raises(NBSVMError, match="eta0 must be a finite number > 0"):
         MulticlassHinge(schedule="invsqrt", eta0=0).fit(X, ys)

@@ -94,8 +94,8 @@ def test_pegasos_labels_and_prediction():
 
 
 @pytest.mark.parametrize("params, match", [
-    (dict(lam=0), "lambda must be > 0"),
-    (dict(lam=float("nan")), "lambda must be > 0"),
+    (dict(lam=0), r"lambda \(lam\) must be > 0"),
+    (dict(lam=float("nan")), r"lambda \(lam\) must be > 0"),
     (dict(k=0), "mini-batch size k must be an integer >= 1"),
     (dict(epochs=0), "epochs must be an integer >= 1"),
 ])

@@ -38,6 +38,18 @@ class _LinearSGD(OnlineLearner):
     # parameters of each subclass, stored by store_params (declared for mypy)
     loss: str
     eta0: float | str  # 'auto': calibrated
+    schedule: str
+    penalty: str
+    lam: float
+    l1_ratio: float
+    l1_method: str
+    eps: float
+    bias_rate: float
+    epochs: int
+    average: bool | int  # or the update from which to average
+    radius: float | None
+    _lam1: float  # resolved by check_params
+    _lam2: float
 
     _losses: tuple = ()
 
@@ -45,11 +57,11 @@ class _LinearSGD(OnlineLearner):
     def state_copies(self) -> int:
         """The weights, and as their size: the average (``average``), AdaGrad's sums of
         squared gradients (a per-coordinate schedule) and the L1 penalty's record."""
-        self._check()
+        self.check_params()
         average = bool(getattr(self, "average", False))  # a parameter of each subclass
         return 1 + average + bool(self._schedule.per_coordinate) + (self._lam1 > 0)
 
-    def _check(self):
+    def check_params(self) -> None:
         """Validate the parameters; set the resolved parts and ``(lam1, lam2)``."""
         if self.loss not in self._losses:
             raise NBSVMError(
@@ -58,7 +70,7 @@ class _LinearSGD(OnlineLearner):
         self._loss = resolve("loss", self.loss)
         self._schedule = resolve("schedule", self.schedule)
         penalty = resolve("penalty", self.penalty)
-        _positive("lam", self.lam, allow_zero=True)
+        _positive("lambda (lam)", self.lam, allow_zero=True)
         if not (isinstance(self.l1_ratio, numbers.Real) and 0.0 <= self.l1_ratio <= 1.0):
             raise NBSVMError(f"l1_ratio must be in [0, 1], got {self.l1_ratio!r}")
         if self.l1_method not in L1_METHODS:
@@ -108,7 +120,7 @@ class _LinearSGD(OnlineLearner):
         return float(self.eta0)
 
     def fit(self, X, y, callback=None) -> _LinearSGD:
-        self._check()
+        self.check_params()
         return super().fit(X, y, callback)
 
     def _start(self, rows, y, classes):
@@ -119,7 +131,7 @@ class _LinearSGD(OnlineLearner):
             self.eta0_ = calibrate_learner_eta0(self, rows, y, seed=int(self.seed), classes=classes)
 
     def __getstate__(self):
-        # the resolved loss and schedule hold lambdas; _check() sets them again before use
+        # the resolved loss and schedule hold lambdas; check_params() sets them again before use
         state = self.__dict__.copy()
         state.pop("_loss", None)
         state.pop("_schedule", None)
@@ -127,7 +139,7 @@ class _LinearSGD(OnlineLearner):
 
     # ---- state -------------------------------------------------------------------------
     def _init_state(self, n_features, n_outputs):
-        self._check()
+        self.check_params()
         self.v_ = np.zeros(n_features)
         self.state_ = np.zeros(K.STATE_SIZE)
         self.state_[K.SCALE] = 1.0
@@ -144,7 +156,7 @@ class _LinearSGD(OnlineLearner):
         return a
 
     def _pass(self, rows, y, order):
-        self._check()
+        self.check_params()
         q = self._sized("l1_q_", self._lam1 > 0)
         avg_u = self._sized("avg_u_", bool(self.average))
         y = np.ascontiguousarray(y, dtype=np.float64)
@@ -226,7 +238,7 @@ class _LinearSGD(OnlineLearner):
     def objective(self, X, y) -> float:
         """``lam2/2 ||w||^2 + lam1 ||w||_1 + mean loss`` of the prediction weights on
         ``(X, y)``."""
-        self._check()
+        self.check_params()
         p = self._decision(X)
         codes = np.ascontiguousarray(self._encode(y), dtype=np.float64)
         w = self.coef_

@@ -155,6 +155,10 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self.last_stats_ = self._pass(rows, codes, order)
         self.t_ += len(order)
 
+    def check_params(self) -> None:
+        """Refuse a parameter value the learner cannot train with (an error naming it and
+        what is allowed); run before any data is read, and again before training."""
+
     def state_copies(self) -> int:
         """How many float64 arrays of the weights' size training holds (the weights, and
         their average where it is kept), for ``--max-memory``."""

@@ -82,16 +82,16 @@ class DualCD(OnlineLearner):
         store_params(self, locals())
 
     # -- parameters ------------------------------------------------------------------------
-    def _check(self) -> None:
+    def check_params(self) -> None:
         choose("loss", self.loss, LOSSES)
-        check_positive("lam", self.lam)
+        check_positive("lambda (lam)", self.lam)
         check_positive("tol", self.tol)
         if not (isinstance(self.max_iter, numbers.Integral) and self.max_iter >= 1):
             raise NBSVMError(f"max_iter must be an integer >= 1, got {self.max_iter!r}")
 
     # -- training --------------------------------------------------------------------------
     def _init_state(self, n_features: int, n_outputs: int) -> None:
-        self._check()
+        self.check_params()
         self.w_ = np.zeros(n_features + 1)  # w_[n_features]: the bias weight
         self.n_iter_ = 0
         self.converged_ = False
@@ -170,7 +170,7 @@ class DualCD(OnlineLearner):
     def _solve(self, callback: Callable[[int, dict], object] | None = None) -> None:
         """Dual coordinate descent over every row kept, from the last solution, until the
         gap is below ``tol`` or ``max_iter`` passes."""
-        self._check()
+        self.check_params()
         rows, y = self._stacked()
         indices, values, offsets = rows.indices, rows.values, rows.offsets
         n = len(y)

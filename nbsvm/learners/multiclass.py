@@ -87,11 +87,11 @@ class LinearOutputs(OnlineLearner):
     average: bool  # a parameter of each subclass
     dtype: str  # a parameter of each subclass
 
-    def _validate(self) -> None:
+    def check_params(self) -> None:
         """Check the parameters (called before every pass)."""
 
     def _init_state(self, n_features, n_outputs):
-        self._validate()
+        self.check_params()
         dtype = choose("dtype", self.dtype, WEIGHT_DTYPES)
         self.weights_ = np.zeros((n_outputs, n_features + 1), dtype=dtype)
         if self.average:
@@ -205,12 +205,12 @@ class HingeOutputs(LinearOutputs):
     ):
         store_params(self, locals())
 
-    def _validate(self):
+    def check_params(self) -> None:
         self._sgd_settings()
 
     def _sgd_settings(self):
         """``(lam, schedule code, eta0)`` after checking them."""
-        lam = check_positive("lam", self.lam, allow_zero=True)
+        lam = check_positive("lambda (lam)", self.lam, allow_zero=True)
         name = resolve("schedule", self.schedule).name  # the shared names, or an error
         schedule = choose("schedule for this learner", name, SCHEDULES)
         eta0 = check_positive("eta0", self.eta0)
@@ -332,6 +332,9 @@ class OneVsRest(OnlineLearner):
                 f"OneVsRest needs a binary estimator; {self.estimator!r} is {learner.task}"
             )
         return learner
+
+    def check_params(self) -> None:
+        self._make_binary().check_params()
 
     def state_copies(self) -> int:
         return self._make_binary().state_copies()  # each output's binary learner's

@@ -56,7 +56,7 @@ class OGDRegressor(OnlineLearner):
         self.v_ = np.zeros(n_features)  # w = s * v (projection rescales s)
         self.state_ = np.array([1.0, 0.0, 0.0])  # s, ||v||^2, t
 
-    def _check_params(self):
+    def check_params(self) -> None:
         for name in ("eta", "radius"):
             value = getattr(self, name)
             try:
@@ -67,7 +67,7 @@ class OGDRegressor(OnlineLearner):
                 raise NBSVMError(f"{name} must be a number > 0, got {value!r}")
 
     def _pass(self, rows: SparseRows, y, order) -> dict:
-        self._check_params()
+        self.check_params()
         self.before_ = np.empty(len(order))
         self.after_ = np.empty(len(order))
         projected._ogd_epoch(

@@ -62,6 +62,8 @@ class PassiveAggressive(LinearOutputs):
     ['pos', 'neg', 'pos']
     """
 
+    variant: str  # parameters (stored by store_params, declared for mypy)
+    C: float
     task = "binary"
 
     def __init__(
@@ -76,12 +78,12 @@ class PassiveAggressive(LinearOutputs):
     ):
         store_params(self, locals())
 
-    def _validate(self):
+    def check_params(self) -> None:
         choose("variant", self.variant, VARIANTS)
         check_positive("C", self.C)
 
     def _pass(self, rows, y, order):
-        self._validate()
+        self.check_params()
         Y = np.where(y > 0, 1, -1).astype(np.int8).reshape(-1, 1)
         return self._epoch(
             K._per_label_epoch,
@@ -135,6 +137,9 @@ class MIRA(LinearOutputs):
     (['a', 'b', 'c'], True)
     """
 
+    variant: str  # parameters (stored by store_params, declared for mypy)
+    update: str
+    C: float
     task = "multiclass"
     label_loss: Any  # a parameter (set by store_params)
 
@@ -152,7 +157,7 @@ class MIRA(LinearOutputs):
     ):
         store_params(self, locals())
 
-    def _validate(self):
+    def check_params(self) -> None:
         choose("variant", self.variant, VARIANTS)
         choose("update", self.update, UPDATES)
         check_positive("C", self.C)
@@ -162,7 +167,7 @@ class MIRA(LinearOutputs):
         self.cost_ = cost_matrix(self.label_loss, self.classes_)
 
     def _pass(self, rows, y, order):
-        self._validate()
+        self.check_params()
         return self._epoch(
             K._mira_epoch,
             rows,

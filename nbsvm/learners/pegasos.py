@@ -61,26 +61,26 @@ class Pegasos(OnlineLearner):
     def __init__(self, lam=1e-4, epochs=10, k=1, fit_intercept=False, seed=0):
         store_params(self, locals())
 
-    def _check(self):
+    def check_params(self) -> None:
         if not (isinstance(self.lam, numbers.Real) and np.isfinite(self.lam) and self.lam > 0):
-            raise NBSVMError(f"lambda must be > 0 for Pegasos, got {self.lam!r}")
+            raise NBSVMError(f"lambda (lam) must be > 0 for Pegasos, got {self.lam!r}")
         if not (isinstance(self.k, numbers.Integral) and self.k >= 1):
             raise NBSVMError(f"the mini-batch size k must be an integer >= 1, got {self.k!r}")
         if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
 
     def fit(self, X: Any, y: Any, callback: Callable[[int, dict], object] | None = None) -> Pegasos:
-        self._check()
+        self.check_params()
         return super().fit(X, y, callback)
 
     def _init_state(self, n_features, n_outputs):
-        self._check()
+        self.check_params()
         # w = s * v; v[n_features] is the bias weight when fit_intercept
         self.v_ = np.zeros(n_features + (1 if self.fit_intercept else 0))
         self.state_ = np.array([1.0, 0.0, 0.0, 0.0])  # s, ||v||^2, t, violations
 
     def _pass(self, rows, y, order):
-        self._check()
+        self.check_params()
         with_bias = self.v_.shape[0] > self.n_features_in_
         before = self.state_[3]
         total = projected._pegasos_batch_pass(

@@ -90,6 +90,22 @@ def nb_rows(
     return SparseRows(indices, values, offsets, int(n_features))
 
 
+def _params(name: str, lam: float) -> dict:
+    """The parameters NBSVM gives backend learner ``name`` (NBSVM's L2 strength ``lam``
+    under the name the learner takes it by)."""
+    params: dict[str, object] = dict(ON_TEXT.get(name, {}))
+    lam_param = LEARNERS[name]
+    if lam_param is not None:
+        params[lam_param] = lam
+    return params
+
+
+def check_backend(name: str, lam: float) -> None:
+    """Refuse a setting backend learner ``name`` cannot train with, before any text is
+    read (``lam`` 0 for a learner whose steps divide by it)."""
+    make_learner(name, **_params(name, lam)).check_params()
+
+
 class NBReduction:
     """Backend learner(s) for an NBSVM model with ``n_outputs`` outputs (1 for two classes,
     else one per class) over ``n_features`` model columns."""
@@ -98,10 +114,7 @@ class NBReduction:
         if name not in LEARNERS:
             raise NBSVMError(f"unknown backend learner {name!r}; allowed: {', '.join(LEARNERS)}")
         self.name, self.n_outputs, self.n_features = name, n_outputs, n_features
-        params: dict[str, object] = dict(ON_TEXT.get(name, {}))
-        lam_param = LEARNERS[name]
-        if lam_param is not None:
-            params[lam_param] = lam
+        params = _params(name, lam)
         self.shared = name in SHARED or n_outputs == 1
         self.joint = True  # several outputs: each class sees the document by its own ratios
         if self.shared:

@@ -22,7 +22,7 @@ from nbsvm.config import (
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.calibrator import METHODS
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
-from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_learner
+from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_backend, check_learner
 from nbsvm.learners.registry import ALGORITHMS
 from nbsvm.learners.sgd import OPTIMIZERS
 from nbsvm.text.hashing import Hasher
@@ -193,6 +193,8 @@ def validate(model: NBSVMClassifier) -> Hasher:
     """The body of :meth:`~nbsvm.NBSVMClassifier.validate`."""
     _check_choices(model)
     _check_numbers(model)
+    if model.backend_learner is not None and model.lam is not None:  # (the defaults are > 0)
+        check_backend(model.backend_learner, model.lam)
     _check_modes(model)
     return _hasher(model)
 

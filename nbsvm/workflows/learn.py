@@ -232,6 +232,7 @@ def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[lis
     for name, value in (("epochs", int(epochs)), ("seed", int(seed))):
         if name in learner._param_names():
             setattr(learner, name, value)
+    learner.check_params()  # before the inputs are read, not after
     return formats, int(epochs)
 
 
