@@ -669,6 +669,26 @@ def test_predict_and_eval_of_a_learn_model_read_standard_input(tmp_path):
     assert "true_label" not in out and len(out.splitlines()) == 21
 
 
+@pytest.mark.parametrize("command", ["eval", "predict"])
+@pytest.mark.parametrize("options, named", [
+    (["--text-col", "2"], "--text-col"),
+    (["--label-col", "3", "--text-col", "1"], "--text-col, --label-col"),
+    (["--label-sep", " "], "--label-sep"),
+])
+def test_text_reading_options_for_a_learn_model_are_refused(tmp_path, command, options, named):
+    """They were ignored (every prediction as without them, exit 0): a user who meant
+    another column got the default one's scores."""
+    train = tmp_path / "t.svm"
+    train.write_text("".join(f"{'1' if i % 2 else '-1'} 1:{i % 2} 2:{1 - i % 2}\n"
+                             for i in range(10)))
+    model = tmp_path / "m.npz"
+    assert_ok(run("learn", train, "-o", model, "-q"))
+    r = run(command, train, "-m", model, *options, "-o", tmp_path / "out.csv")
+    assert_clean_error(r, f"{named}: options for reading text, for models of `nbsvm train`")
+    assert not (tmp_path / "out.csv").exists()
+    assert_ok(run(command, train, "-m", model, "-o", tmp_path / "out.csv"))  # without: fine
+
+
 def test_text_given_to_a_learn_model_says_what_the_model_reads(tmp_path):
     """'reviews.txt:1: expected index:value, found 'A'' left a user who gave text to a
     `nbsvm learn` model guessing."""

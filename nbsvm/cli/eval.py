@@ -25,7 +25,9 @@ from nbsvm.cli.options import (
     READING,
     SKIP_BAD,
     dask_options,
+    reading_flags,
     reading_options,
+    refuse_text_reading,
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import print_report
@@ -72,6 +74,7 @@ def eval_command(
     from nbsvm.models.nbsvm import NBSVMClassifier
 
     with cli_errors():
+        given = reading_flags(reading)  # as given, for a learn model
         reading = prepare_reading(
             reading, {"an input": inputs, "the model": model}, output=output, plot=plot_path
         )
@@ -131,11 +134,13 @@ def _check_modes(model: str, plot_path: str | None, skip_bad: bool, dask: bool) 
     return learner
 
 
-def _evaluate_learned(*, inputs, model, reading, **_) -> dict:
+def _evaluate_learned(*, inputs, model, reading, given, **_) -> dict:
     """The report of an `nbsvm learn` model on sparse-feature files, read as the model
     was trained (--format auto)."""
     from nbsvm.evaluation.sparse import evaluate_sparse, load_learner
     from nbsvm.io.decoding import check_encoding
+
+    refuse_text_reading(given, model)
 
     return evaluate_sparse(
         load_learner(model),

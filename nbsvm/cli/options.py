@@ -12,6 +12,7 @@ import typer
 
 from nbsvm.cli.common import Dask, Hashing, Reading
 from nbsvm.config import DEFAULTS
+from nbsvm.errors import NBSVMError
 from nbsvm.io.formats import COLUMN_SEPARATOR, FORMAT_HELP
 
 INPUTS = typer.Argument(
@@ -247,6 +248,23 @@ def reading_flags(reading: Reading, label_col: Any = LABEL_COL) -> list[str]:
         else:
             out += [flag, str(value)]
     return out
+
+
+# the reading options of text alone (tables and labelled lines): sparse features have none
+TEXT_READING = ("--text-col", "--label-col", "--label-sep")
+
+
+def refuse_text_reading(given: list[str], model: str) -> None:
+    """Refuse the text-reading options among ``given`` (:func:`reading_flags` of the
+    command, before :func:`~nbsvm.cli.common.prepare_reading`) for an `nbsvm learn`
+    ``model``, which reads sparse features: they were ignored."""
+    text = [flag for flag in dict.fromkeys(given) if flag in TEXT_READING]
+    if text:
+        raise NBSVMError(
+            f"{', '.join(text)}: options for reading text, for models of `nbsvm train`; "
+            "this is an `nbsvm learn` model, which reads sparse features",
+            path=model,
+        )
 
 
 #: NBSVMClassifier parameters whose option is not --NAME-WITH-DASHES

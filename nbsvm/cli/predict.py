@@ -20,7 +20,16 @@ from nbsvm.cli.common import (
     read_stats,
     refuse_other_format,
 )
-from nbsvm.cli.options import DASK, INPUTS, READING, SKIP_BAD, dask_options, reading_options
+from nbsvm.cli.options import (
+    DASK,
+    INPUTS,
+    READING,
+    SKIP_BAD,
+    dask_options,
+    reading_flags,
+    reading_options,
+    refuse_text_reading,
+)
 from nbsvm.cli.progress import ProgressReporter, isatty
 from nbsvm.errors import NBSVMError
 
@@ -355,6 +364,7 @@ def predict_command(
     with cli_errors():
         if output == "-":
             output = None
+        given = reading_flags(reading, PREDICT_LABEL_COL)  # as given, for a learn model
         reading = prepare_reading(reading, {"an input": inputs, "the model": model}, output=output)
         out_fmt = _output_format(output_format, output)
         options = dict(locals())  # every option by name, resolved: for the steps below
@@ -408,10 +418,12 @@ def _predict_on_dask(*, inputs, model, reading, skip_bad, top_k, threshold, dask
         return iter(distributed.predict(client, distributed.shards_of(inputs), model, reader))
 
 
-def _predict_learned(*, inputs, model, reading, skip_bad, top_k, threshold, **_):
+def _predict_learned(*, inputs, model, reading, given, skip_bad, top_k, threshold, **_):
     """The predictions of an `nbsvm learn` model (sparse feature input)."""
     from nbsvm.evaluation.sparse import load_learner, predict_sparse
     from nbsvm.io.decoding import check_encoding
+
+    refuse_text_reading(given, model)
 
     if skip_bad:
         raise NBSVMError(
