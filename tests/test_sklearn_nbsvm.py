@@ -148,6 +148,22 @@ def test_nbfeatures_with_a_scikit_learn_classifier_and_several_classes():
         NBFeatures().transform(["x"])
 
 
+def test_nbfeatures_refuses_a_parameter_changed_since_fit():
+    """set_params(ngrams=1) after fit left the fitted bigram hasher and ratios in place:
+    transform gave the old features, silently. binary_values acts in transform: allowed."""
+    nb = NBFeatures(ngrams=2, n_bits=12).fit(TEXTS[:200], LABELS[:200])
+    before = nb.transform(TEXTS[:5])
+    nb.set_params(binary_values=True)
+    assert np.array_equal(nb.transform(TEXTS[:5]).toarray(), before.toarray() != 0)
+    for change in (dict(ngrams=1), dict(n_bits=14), dict(min_df=2), dict(alpha=0.5)):
+        moved = clone(nb).fit(TEXTS[:200], LABELS[:200]).set_params(**change)
+        (name, value), = change.items()
+        with pytest.raises(NBSVMError, match=f"changed since fit: {name} \\(.* at fit, "
+                                             f"{value!r} now\\); fit again"):
+            moved.transform(TEXTS[:5])
+        assert moved.fit(TEXTS[:200], LABELS[:200]).transform(TEXTS[:5]).shape[0] == 5
+
+
 def test_importing_and_fitting_does_not_import_sklearn():
     code = ("import sys\nfrom nbsvm import NBSVMClassifier\nfrom nbsvm.models.transform import NBFeatures\n"
             "NBSVMClassifier(n_bits=10, epochs=1).fit(['good', 'bad'], ['p', 'n'])\n"

@@ -139,12 +139,31 @@ class NBFeatures(Params):
         self.column_of_ = np.full(1 << hasher.n_bits, -1, dtype=np.int32)
         self.column_of_[self.buckets_] = np.arange(self.buckets_.size, dtype=np.int32)
         self.n_features_out_ = self.ratios_.shape[0] * self.buckets_.size
+        # what the columns and ratios were made with (binary_values acts in transform)
+        self.fit_params_ = {k: v for k, v in self.get_params().items() if k != "binary_values"}
         return self
+
+    def _check_params_unchanged(self) -> None:
+        """Refuse a parameter changed since fit (``set_params(ngrams=3)``): the columns
+        and ratios are the fitted ones, and a transform would silently ignore it."""
+        fitted = getattr(self, "fit_params_", None)
+        if fitted is None:  # fitted before the parameters were recorded
+            return
+        changed = [
+            f"{k} ({fitted[k]!r} at fit, {getattr(self, k)!r} now)"
+            for k in fitted
+            if getattr(self, k) != fitted[k]
+        ]
+        if changed:
+            raise NBSVMError(
+                f"NBFeatures parameters changed since fit: {', '.join(changed)}; fit again"
+            )
 
     def transform(self, X: Texts, *, text_col: str = "text") -> csr_matrix:
         """CSR matrix ``(n_docs, n_blocks * len(buckets_))`` of NB-weighted features."""
         if not hasattr(self, "ratios_"):
             raise not_fitted(self)
+        self._check_params_unchanged()
         try:
             from scipy import sparse
         except ImportError:
