@@ -138,3 +138,22 @@ def test_pegasos_on_rcv1_train2000():
     acc = np.mean(m10.predict(part(test)) == y[test])
     majority = max(np.mean(y[test] == "1"), np.mean(y[test] == "-1"))
     assert acc > 0.85 and acc > majority + 0.3, (acc, majority)
+
+
+def test_a_learner_class_loads_its_own_files_only(tmp_path):
+    """SGDClassifier.load of a Pegasos file returned a Pegasos: code that then read
+    SGDClassifier's attributes failed far from the cause."""
+    from nbsvm.learners.base import OnlineLearner
+    from nbsvm.learners.linear import SGDClassifier
+
+    X, y = np.eye(4), [0, 1, 0, 1]
+    Pegasos(epochs=2).fit(X, y).save(tmp_path / "p.npz")
+    SGDClassifier(epochs=2).fit(X, y).save(tmp_path / "s.npz")
+    assert type(OnlineLearner.load(tmp_path / "p.npz")) is Pegasos
+    assert type(Pegasos.load(tmp_path / "p.npz")) is Pegasos
+    assert type(SGDClassifier.load(tmp_path / "s.npz")) is SGDClassifier
+    with pytest.raises(NBSVMError, match="holds a learner of class Pegasos, not SGDClassifier: "
+                                         "load it with Pegasos.load or OnlineLearner.load"):
+        SGDClassifier.load(tmp_path / "p.npz")
+    with pytest.raises(NBSVMError, match="class SGDClassifier, not Pegasos"):
+        Pegasos.load(tmp_path / "s.npz")

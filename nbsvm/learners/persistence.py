@@ -157,12 +157,23 @@ class PersistenceMixin:
             ) from None
         return obj
 
-    @staticmethod
-    def load(path: str | os.PathLike[str]) -> OnlineLearner:
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> OnlineLearner:
+        """The learner saved in ``path``, of the class it was saved from: any learner
+        through ``OnlineLearner.load``, one of this class (or a subclass) through
+        ``Pegasos.load`` and the like; a file of another class is refused."""
         from nbsvm.io.npzfile import load_npz
 
         header, arrays = load_npz(path, "learner")
-        return PersistenceMixin.from_parts(header, arrays, path)
+        learner = PersistenceMixin.from_parts(header, arrays, path)
+        if not isinstance(learner, cls):
+            raise NBSVMError(
+                f"this file holds a learner of class {type(learner).__name__}, not "
+                f"{cls.__name__}: load it with {type(learner).__name__}.load or "
+                "OnlineLearner.load",
+                path=str(path),
+            )
+        return learner
 
 
 MAX_FEATURES = 1 << 40  # a loaded n_features_in_ above this is taken as corruption
