@@ -632,6 +632,21 @@ def test_a_missing_label_or_two_labels_of_one_text_are_refused(y, message):
         grown.partial_fit(X, y, classes=["neg", "pos"])
 
 
+@pytest.mark.parametrize("big", [2**53, 10**17, np.int64(2**62)])
+def test_integer_labels_beyond_a_float_are_two_classes_kept_exactly(tmp_path, big):
+    """2**53 and 2**53 + 1 (ids as labels) were refused as 'equal values': they were
+    compared as floats. scikit-learn keeps both; so does a saved model."""
+    X = ["a great film", "loved it", "wonderful cast", "awful film", "dull plot", "boring"] * 4
+    y = [big + 1] * 3 + [big] * 3
+    clf = NBSVMClassifier(n_bits=12, min_df=1).fit(X, y * 4)
+    assert list(clf.classes_) == [int(big), int(big) + 1]
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert back.predict(X[:6]).tolist() == clf.predict(X[:6]).tolist() == [int(v) for v in y]
+    with pytest.raises(NBSVMError, match="equal values"):  # equal ones still refused
+        NBSVMClassifier(n_bits=12).fit(X[:4], [big, float(big), 1, 1])
+
+
 def test_a_column_of_labels_is_read_as_scikit_learn_reads_it_and_label_lists_are_refused():
     """y of shape (n, 1) became classes "['neg']" and "['pos']" and predict gave (n, 1)
     rows; now it is read as its column, with a warning. Label lists without multilabel=True

@@ -152,7 +152,9 @@ def check_labels(labels: list, name: str = "y") -> None:
     models keep them (``1`` and ``'1'``: one class, predicted as either). ``name``: what
     the messages call the labels (``partial_fit``'s ``classes``)."""
     seen: dict[str, Any] = {}
-    numbers: dict[float, Any] = {}  # equal numbers written apart: 1, 1.0 and True
+    # equal numbers written apart: 1, 1.0 and True (keyed by the exact value: Python
+    # compares ints and floats exactly, where float() made 2**53 + 1 equal to 2**53)
+    numbers: dict[int | float, Any] = {}
     shapes: dict[str, str] = {}  # 'ö' as one code point or as 'o' and a combining mark
     kinds: dict[bool, Any] = {}  # the first string label and the first other one
     for where, value in _each_label(labels):
@@ -176,7 +178,9 @@ def check_labels(labels: list, name: str = "y") -> None:
                     "Unicode normalization (NFC / NFD): write the labels the same way"
                 )
         if isinstance(value, (int, float, np.number)):
-            first = numbers.setdefault(float(value), value)
+            first = numbers.setdefault(
+                value.item() if isinstance(value, np.generic) else value, value
+            )
             if str(first) != text:
                 raise NBSVMError(
                     f"{name} holds {first!r} and {value!r} ({name}{where}), equal values that are two "
