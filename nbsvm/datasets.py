@@ -277,9 +277,9 @@ def available(name: str) -> bool:
     return all((shared_root() / c.folder / f).is_file() for f in c.files)
 
 
-def _unpack(path: Path, dest: Path) -> None:
+def _unpack(path: Path, dest: Path) -> list[Path]:
     """Unpack a ``.tar.gz`` (or copy a ``.gz`` file unpacked) into ``dest``, through a
-    temporary folder renamed at the end: an interrupted run leaves nothing half done."""
+    temporary folder; returns the files placed (relative to ``dest``)."""
     import gzip
 
     dest.parent.mkdir(parents=True, exist_ok=True)
@@ -291,16 +291,38 @@ def _unpack(path: Path, dest: Path) -> None:
         else:
             with gzip.open(path, "rb") as src, open(tmp / path.name[:-3], "wb") as out:
                 shutil.copyfileobj(src, out)
-        for item in tmp.iterdir():
-            target = dest / item.name
-            if target.is_symlink() or target.is_file():  # a link: itself, not what it names
-                target.unlink()
-            elif target.exists():
-                shutil.rmtree(target)
-            dest.mkdir(parents=True, exist_ok=True)
-            item.rename(target)
+        return _move_into(tmp, dest)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _move_into(src: Path, dest: Path) -> list[Path]:
+    """Move every file under ``src`` to the same place under ``dest``, replacing a file (or
+    a link: itself, not what it names) of the same name; returns their paths relative to
+    ``dest``. Nothing else under ``dest`` is touched: a file of the user's beside the
+    corpus's stays (whole folders were replaced, and what they held with them). A folder
+    where a file goes, or the reverse, is refused."""
+    placed = []
+    for item in sorted(src.rglob("*")):
+        rel = item.relative_to(src)
+        target = dest / rel
+        is_folder = item.is_dir() and not item.is_symlink()
+        if target.is_symlink() or not target.exists() or target.is_dir() == is_folder:
+            if is_folder:
+                if target.is_symlink():
+                    target.unlink()
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(item, target)
+                placed.append(rel)
+            continue
+        raise NBSVMError(
+            f"is in the way of the corpus's {'folder' if is_folder else 'file'} of that name: "
+            "move it away (nothing of it was changed)",
+            path=str(target),
+        )
+    return placed
 
 
 def prepare(
@@ -332,30 +354,41 @@ def prepare(
         return root
     if missing:
         say(f"{root / missing} is missing or changed: unpacking {name} again")
+    _refuse_foreign(root, marker)
+    placed: list[Path] = []
     if name == "imdb" and not available("imdb") and download and c.url:
         say(f"downloading {c.url}")
-        _download_imdb(c.url, data)
+        placed = _download_imdb(c.url, data)
     else:
         for file in c.files:
             path = archive(name, file)
             say(f"unpacking {path} (sha256 checked)")
-            _unpack(path, dest)
+            placed += _unpack(path, dest)
     root.mkdir(parents=True, exist_ok=True)
-    _write_marker(marker, stamp)
+    under_root = [q.relative_to(root) for q in (dest / p for p in placed) if q.is_relative_to(root)]
+    _write_marker(marker, stamp, under_root)
     return root
 
 
-def _write_marker(marker: Path, stamp: str) -> None:
+def _refuse_foreign(root: Path, marker: Path) -> None:
+    """Refuse to unpack into a folder nbsvm did not make (no marker) that holds a file:
+    the user's own copy of the corpus is never replaced (empty folders are filled)."""
+    if root.is_symlink() or (root.exists() and not root.is_dir()):
+        raise NBSVMError("is in the way of the corpus's folder: move it away", path=str(root))
+    if root.is_dir() and not marker.exists() and any(not p.is_dir() for p in root.rglob("*")):
+        raise NBSVMError(
+            "exists and was not unpacked by nbsvm (it has no .nbsvm-prepared marker): move "
+            "it away or give another --data; nothing of it was changed",
+            path=str(root),
+        )
+
+
+def _write_marker(marker: Path, stamp: str, files: list[Path]) -> None:
     """The marker of a prepared corpus: its archives' stamp, then one line per unpacked
-    file (``size path``, relative to the corpus folder), so that a later ``get`` sees a
-    file deleted or cut short. Written last, under a temporary name, then renamed."""
+    file (``size path``, ``files`` relative to the corpus folder), so that a later ``get``
+    sees a file deleted or cut short. Written last, under a temporary name, then renamed."""
     root = marker.parent
-    files = sorted(
-        p
-        for p in root.rglob("*")
-        if p.is_file() and p != marker and not p.name.startswith(".nbsvm-")
-    )
-    lines = [f"{p.stat().st_size} {p.relative_to(root).as_posix()}" for p in files]
+    lines = [f"{(root / p).stat().st_size} {p.as_posix()}" for p in sorted(files)]
     tmp = marker.with_name(marker.name + ".tmp")
     tmp.write_text(stamp + "\n--\n" + "\n".join(lines) + "\n", encoding="utf-8")
     tmp.replace(marker)
@@ -383,7 +416,7 @@ def _missing_files(marker: Path, stamp: str) -> str | None:
     return None
 
 
-def _download_imdb(url: str, data: Path) -> None:
+def _download_imdb(url: str, data: Path) -> list[Path]:
     """The official IMDB archive, without its unlabeled reviews and .feat files, unpacked
     into a temporary folder and renamed into place (its sha256 is not the shared archive's:
     the README's figures are for the labeled repackaging; the 50,000 labeled files are
@@ -403,9 +436,7 @@ def _download_imdb(url: str, data: Path) -> None:
         n = sum(1 for _ in (work / "aclImdb").glob("t*/*/*.txt"))
         if n != 50_000:
             raise NBSVMError(f"the download holds {n:,} labeled reviews, not 50,000", path=url)
-        if (data / "aclImdb").exists():
-            shutil.rmtree(data / "aclImdb")
-        (work / "aclImdb").rename(data / "aclImdb")
+        return [Path("aclImdb") / p for p in _move_into(work / "aclImdb", data / "aclImdb")]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

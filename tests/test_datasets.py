@@ -173,3 +173,40 @@ def test_get_into_a_file_is_a_clear_error(tmp_path):
     assert f"{afile}: is not a folder: --data needs a folder" in r.stderr
     assert "Errno" not in r.stderr and "Traceback" not in r.stderr
     assert afile.read_text() == "mine"
+
+
+def test_get_never_deletes_what_nbsvm_did_not_unpack(tmp_path):
+    """A folder of the corpus's name that nbsvm did not make (no marker) was deleted and
+    replaced, the user's own files in it with it (exit 0); unpacking again replaced whole
+    folders, a file the user had put beside the corpus's went too."""
+    if not datasets.available("rt_polarity_2k"):
+        pytest.skip("no shared rt_polarity_2k")
+    nbsvm = Path(sys.executable).parent / "nbsvm"
+    get = [str(nbsvm), "datasets", "get", "rt_polarity_2k", "--data", str(tmp_path)]
+    mine = tmp_path / "rt_polarity_2k" / "txt_sentoken" / "unsup" / "r1.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my review")
+    r = subprocess.run(get, capture_output=True, text=True)
+    assert r.returncode == 2 and "was not unpacked by nbsvm" in r.stderr, r.stderr
+    assert "move it away or give another --data" in r.stderr
+    assert mine.read_text() == "my review" and sorted(mine.parent.parent.iterdir()) == [mine.parent]
+    mine.unlink()
+    mine.parent.rmdir()
+    assert subprocess.run(get, capture_output=True, text=True).returncode == 0
+    corpus = tmp_path / "rt_polarity_2k" / "txt_sentoken"
+    notes = corpus / "NOTES.md"
+    notes.write_text("mine")
+    review = next((corpus / "pos").iterdir())
+    whole = review.read_bytes()
+    review.write_bytes(whole[:10])  # damaged: unpacked again, the notes kept
+    r = subprocess.run(get, capture_output=True, text=True)
+    assert r.returncode == 0 and "unpacking rt_polarity_2k again" in r.stdout, r.stderr
+    assert review.read_bytes() == whole and notes.read_text() == "mine"
+    assert "NOTES.md" not in (tmp_path / "rt_polarity_2k" / ".nbsvm-prepared").read_text()
+    r = subprocess.run(get, capture_output=True, text=True)
+    assert r.returncode == 0 and "unpacking" not in r.stdout
+    (corpus / "pos").rename(tmp_path / "pos")  # a file in the way of a corpus folder: refused
+    (corpus / "pos").write_text("in the way")
+    r = subprocess.run(get, capture_output=True, text=True)
+    assert r.returncode == 2 and "is in the way of the corpus's folder" in r.stderr
+    assert (corpus / "pos").read_text() == "in the way"
