@@ -132,6 +132,27 @@ def test_eval_refuses_a_report_named_as_another_format(model, tmp_path):
     ok(run("eval", model.parent / "train.txt", "-m", model, "-o", tmp_path / "rep.csv"))
 
 
+def test_no_table_or_page_is_written_over_a_model(model, tmp_path):
+    """predict -o, eval -o and explain --html named .npz replaced a model file with CSV or
+    HTML (exit 0; a typo of the model's name): refused, --output-format or not; tune -o
+    t.bz2 or model.h5 wrote CSV under a name of another format."""
+    other = tmp_path / "other.npz"
+    other.write_bytes(model.read_bytes())
+    data = model.parent / "train.txt"
+    for args in (["predict", data, "-m", model, "-o", other],
+                 ["predict", data, "-m", model, "-o", other, "--output-format", "csv"],
+                 ["eval", data, "-m", model, "-o", other],
+                 ["explain", "-m", model, "--text", "great fun", "--html", other]):
+        r = run(*args)
+        assert r.exit_code == 2 and ".npz names an nbsvm model or lexicon" in r.output, r.output
+    assert other.read_bytes() == model.read_bytes()
+    for name in ("t.bz2", "model.h5", "best.NPZ"):
+        r = run("tune", data, "-o", tmp_path / name, "--grid", "lambda=1e-4", "-q")
+        assert r.exit_code == 2 and "tune writes its table as CSV" in r.output
+        assert not (tmp_path / name).exists()
+    # (a name with a dot and no format, grid_C0.5, is written: test_tune.py)
+
+
 def test_output_format_overrides_the_suffix(model, texts, tmp_path):
     out = tmp_path / "predictions.txt"
     ok(run("predict", texts, "-m", model, "-o", out, "--format", "text",

@@ -686,8 +686,11 @@ def checkpoint_note(event: dict, silent: bool) -> bool:
     return True
 
 
-#: suffixes of formats no command writes: an output so named is refused (refuse_other_format)
+#: suffixes of formats no table or page is written in: an output of predict, eval, tune or
+#: explain --html so named is refused (refuse_other_format); .npz: a model or a lexicon, which
+#: a typo replaced with CSV
 OTHER_FORMATS = {
+    ".npz": "an nbsvm model or lexicon (numpy's .npz)",
     ".gz": "a gzip file (gzip the file once written)",
     ".bz2": "a bzip2 file",
     ".xz": "an xz file",

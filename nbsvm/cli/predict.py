@@ -44,6 +44,8 @@ def choose_output_format(requested: str | None, output: str | None) -> str:
     """The output format: ``requested``, or from the suffix of ``output`` (``.parquet``,
     ``.jsonl`` / ``.ndjson``; a suffix of a format predict does not write is refused,
     :func:`~nbsvm.cli.common.refuse_other_format`; anything else, and standard output, is CSV)."""
+    if output is not None and Path(output).suffix.lower() == ".npz":  # a model, whatever asked
+        refuse_other_format(output, "CSV, Parquet or JSON lines", ".csv, .parquet or .jsonl")
     if requested is not None:
         fmt = requested.strip().lower()
         if fmt not in OUTPUT_FORMATS:
