@@ -24,7 +24,7 @@ from nbsvm.config import DEFAULT_GRID  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
 from nbsvm.io.labeled_lines import read_lines  # noqa: E402
-from nbsvm.workflows.tune import candidates, reference_of, tune  # noqa: E402
+from nbsvm.workflows.tune import candidates, model_params, reference_of, tune  # noqa: E402
 from pipelines._report import ROOT, start, write_results  # noqa: E402
 
 
@@ -33,7 +33,7 @@ def naive(train_file: Path, valid_file: Path, grid: dict, seed: int) -> tuple[fl
     t0 = time.perf_counter()
     accs = []
     for c in candidates(grid):
-        clf = NBSVMClassifier(**dict(c, seed=seed)).fit_documents(read_lines(train_file))
+        clf = NBSVMClassifier(**dict(model_params(c), seed=seed)).fit_documents(read_lines(train_file))
         accs.append(evaluate_documents(clf, read_lines(valid_file))["accuracy"])
     return time.perf_counter() - t0, accs
 
@@ -63,7 +63,7 @@ def test_rows(result, data: Path, seed: int) -> list[dict]:
             else "defaults"
         )
         if key not in scored:
-            clf = NBSVMClassifier(**dict(params, seed=seed)).fit_documents(
+            clf = NBSVMClassifier(**dict(model_params(params), seed=seed)).fit_documents(
                 read_aclimdb(data / "train")
             )
             scored[key] = evaluate_documents(clf, read_aclimdb(data / "test"))["accuracy"]

@@ -235,3 +235,19 @@ def test_sweep_pipeline_end_to_end_quick(tmp_path, capsys):
     md = (tmp_path / "s.md").read_text()
     assert "Minus lam 0.0001, by shape" in md and "loss='softmax', epochs=2" in md
     assert "python pipelines/sweep.py" in capsys.readouterr().out   # the command first
+
+
+def test_tune_shapes_compares_the_choice_with_the_defaults_quick(tmp_path):
+    """pipelines/tune_shapes.py (results/tune_shapes.md), tiny folds: the row of each shape
+    holds both test accuracies and their difference; a choice of the defaults is their
+    accuracy."""
+    need("mpqa")
+    import tune_shapes
+
+    table = tune_shapes.main(["--quick", "--shapes", "mpqa", "--seed", "1", "--out", str(tmp_path)])
+    row = table.iloc[0]
+    assert row["shape"] == "mpqa" and 50 <= row["defaults %"] <= 100
+    assert row["difference"] == pytest.approx(row["tune's choice %"] - row["defaults %"], abs=0.011)
+    if row["why"] == "the defaults":
+        assert row["difference"] == 0
+    assert "Largest loss against the defaults" in (tmp_path / "tune_shapes.md").read_text()

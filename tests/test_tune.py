@@ -25,9 +25,10 @@ DOCS = synthetic(1500, seed=7)
 BASE = {"n_bits": 14, "epochs": 3, "seed": 2}
 
 
-def _naive(params, train, valid):
-    clf = NBSVMClassifier(char_ngrams=0, **dict(BASE, **params)).fit([d.text for d in train],
-                                                      [d.label for d in train])
+def _naive(params, train, valid, char_ngrams=4):
+    """(tune reads char_ngrams as fit does, from the first documents: 4 on these)"""
+    clf = NBSVMClassifier(char_ngrams=char_ngrams, **dict(BASE, **params)).fit(
+        [d.text for d in train], [d.label for d in train])
     return clf.score([d.text for d in valid], [d.label for d in valid])
 
 
@@ -82,7 +83,8 @@ def test_tune_command(tmp_path):
     assert r.exit_code == 0, r.output
     assert "4 candidates, validation 20%" in r.output and "trainings: 2 for 4" in r.output
     cmd = r.output.split("command: ")[1].strip()
-    assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --char-ngrams 0 --lambda ")
+    # char_ngrams left to train's auto, which reads it from the same first documents
+    assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --lambda ")
     assert "best on validation: {" in r.output and "chosen: {" in r.output
     assert (tmp_path / "t.csv").read_text().startswith("rank,lam,beta,accuracy")
     # a CSV table was written under any name, .parquet or .json too
@@ -101,6 +103,10 @@ def test_tune_command(tmp_path):
     r = runner.invoke(app, args + ["--json"])
     out = json.loads(r.output)
     assert set(out["best"]) == set(out["chosen"]) == {"lam", "beta"} and len(out["table"]) == 4
+    trained = tmp_path / "cmd.npz"
+    r = runner.invoke(app, out["command"].split()[1:-2] + ["-o", str(trained), "-q"])
+    assert r.exit_code == 0, r.output
+    assert NBSVMClassifier.load(trained).char_ngrams_ == out["settings"]["char_ngrams"] == 4
     r = runner.invoke(app, ["tune", str(train), "--grid", "lambda"])
     assert r.exit_code == 2 and "expected NAME=V1,V2" in r.output
     # a second --grid of one setting replaced the first; --folds replaced --valid: silently
@@ -230,18 +236,19 @@ def test_the_printed_command_reads_the_data_as_tune_did(tmp_path):
     line = next(x for x in r.output.splitlines() if x.startswith("command: "))
     args = shlex.split(line[len("command: "):])
     assert args[:3] == ["nbsvm", "train", str(data)]
-    # train's --char-ngrams defaults to auto (4 on these short reviews), tune's to 0: the
-    # command says the value the candidates were hashed with
-    for flag in ("--text-col body", "--label-col sentiment", "--encoding latin-1", "--n-bits 14",
-                 "--char-ngrams 0"):
+    # --char-ngrams: auto in both (tune's was 0, train's auto: the command said 0); an
+    # explicit one is passed on
+    assert "--char-ngrams" not in args
+    for flag in ("--text-col body", "--label-col sentiment", "--encoding latin-1", "--n-bits 14"):
         assert flag in " ".join(args)
     args[args.index("-o") + 1] = str(tmp_path / "m.npz")
     r = runner.invoke(app, args[1:] + ["-q"])
     assert r.exit_code == 0, r.output
     model = NBSVMClassifier.load(tmp_path / "m.npz")
-    assert model.n_docs_ == len(pairs) and model.hasher_.char_ngrams == 0
-    r = runner.invoke(app, args[1:args.index("--char-ngrams")] + args[args.index("--char-ngrams") + 2:] + ["-q"])
-    assert r.exit_code == 0 and NBSVMClassifier.load(tmp_path / "m.npz").hasher_.char_ngrams == 4
+    assert model.n_docs_ == len(pairs) and model.hasher_.char_ngrams == 4
+    r = runner.invoke(app, ["tune", str(data), "--text-col", "body", "--label-col", "sentiment",
+                            "--grid", "lambda=1e-4,1e-3", "--n-bits", "14", "--char-ngrams", "0"])
+    assert r.exit_code == 0 and "--char-ngrams 0 --lambda" in r.output
 
 
 def test_a_split_or_a_grid_value_that_cannot_train_is_named(tmp_path):
@@ -254,3 +261,61 @@ def test_a_split_or_a_grid_value_that_cannot_train_is_named(tmp_path):
     assert r.exit_code == 2 and "the split left 1 training document(s), all of class" in r.output
     r = runner.invoke(app, ["tune", str(data), "--grid", "min_df=1,100", "-q"])
     assert r.exit_code == 2 and "the grid's min_df=100 cannot train: no n-gram is kept" in r.output
+
+
+def test_the_reference_is_what_train_uses_on_this_data():
+    """The 1-SE rule's reference took DEFAULTS' fixed min_df 2 and eta0 0.02 where train
+    reads 1 and a larger step from the data (a small corpus, short documents): it kept a
+    setting train never uses over the better one, and called it the defaults."""
+    from nbsvm.config import SMALL_CORPUS_NGRAMS, data_default
+    from nbsvm.workflows.tune import reference_of
+
+    short = {"documents": 300, "ngrams": SMALL_CORPUS_NGRAMS // 2, "median_ngrams": 12}
+    eta0 = data_default("eta0", short)
+    assert eta0 > 0.05
+    grid = {"min_df": [1, 2], "eta0": [0.02, eta0]}
+    assert reference_of(grid, {}, ["neg", "pos"], short) == {"min_df": 1, "eta0": eta0}
+    assert reference_of(grid, {}, ["neg", "pos"]) == {"min_df": 2, "eta0": 0.02}  # no corpus
+    # 'default' stands for it: the reference whatever the data
+    grid = {"min_df": ["default", 5], "loss": ["default", "hinge"]}
+    assert reference_of(grid, {}, ["a", "b", "c"], short) == {"min_df": "default", "loss": "default"}
+    assert reference_of(grid, {"loss": "hinge"}, ["a", "b"], short) == {
+        "min_df": "default", "loss": "hinge"}
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_default_grid_holds_the_defaults_and_default_trains_them(n_classes):
+    """The default grid's fixed eta0 0.02 / 0.05 and loss log / hinge were never the defaults
+    on short texts or with more than two classes: tune chose settings below them (MPQA
+    -0.75, 20NG subject lines -1.75 points on test). Each value 'default' trains as the
+    parameter left unset does."""
+    from nbsvm.config import DEFAULT_GRID
+    from nbsvm.workflows.tune import model_params, reference_of
+
+    docs = synthetic(600, n_classes=n_classes, seed=5)
+    result = tune(docs, None, BASE, seed=1)
+    reference = reference_of(DEFAULT_GRID, {}, sorted({d.label for d in docs}))
+    assert reference == {"ngrams": 3, "loss": "default", "lam": "default", "beta": 1.0}
+    assert len(result.table) == 16 and result.n_trainings == 8
+    row = result.table[(result.table.loss == "default") & (result.table.lam == "default")
+                       & (result.table.ngrams == 3) & (result.table.beta == 1.0)]
+    held_out = np.random.default_rng(1).random(len(docs)) < 0.2
+    train = [d for d, h in zip(docs, held_out) if not h]
+    valid = [d for d, h in zip(docs, held_out) if h]
+    assert model_params(reference) == {"ngrams": 3, "loss": None, "lam": None, "beta": 1.0}
+    plain = _naive({}, train, valid, char_ngrams=result.settings["char_ngrams"])
+    assert float(row.accuracy.iloc[0]) == pytest.approx(plain, abs=1e-12)
+
+
+def test_a_validation_split_too_small_for_its_blocks_says_so(tmp_path):
+    """--valid 0.01 of 300 documents held out 4, split into 5 blocks: 'no documents to
+    evaluate', naming neither the split nor the blocks."""
+    data = tmp_path / "t.txt"
+    data.write_text("".join(f"{d.label}\t{d.text}\n" for d in DOCS[:300]))
+    r = runner.invoke(app, ["tune", str(data), "--grid", "lambda=1e-4,1e-5", "--valid", "0.01",
+                            "--n-bits", "12", "-q"])
+    assert r.exit_code == 2 and "the validation split holds 4 document(s), fewer than the 5 " \
+        "blocks" in r.output and "use a larger --valid fraction, --folds" in r.output
+    r = runner.invoke(app, ["tune", str(data), "--grid", "lambda=1e-4,1e-5", "--valid", "0.05",
+                            "--n-bits", "12", "-q"])
+    assert r.exit_code == 0, r.output

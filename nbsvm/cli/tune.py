@@ -16,6 +16,7 @@ from rich.table import Table
 from nbsvm.cli._app import app
 from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading
 from nbsvm.cli.options import (
+    CHAR_NGRAMS_TRAIN,
     HASHING,
     INPUTS,
     QUIET,
@@ -98,7 +99,7 @@ def command_line(inputs: Iterable[str], params: dict, reading: Sequence[str] = (
 
 @app.command("tune")
 @reading_options()
-@hashing_options()
+@hashing_options(char_ngrams=CHAR_NGRAMS_TRAIN)  # train's default: the same features
 def tune_command(
     inputs: list[str] = INPUTS,
     grid: list[str] | None = typer.Option(
@@ -106,7 +107,8 @@ def tune_command(
         "--grid",
         help="NAME=V1,V2,... to search (repeat; names: ngrams, loss, optimizer, "
         "lambda, eta0 (numbers or auto), alpha, min_df, epochs, beta, "
-        "interpolate). Default: "
+        "interpolate; the value 'default' is what train uses without the option, for "
+        "the task and the data). Default: "
         + "; ".join(
             f"{'lambda' if k == 'lam' else k}={','.join(map(str, v))}"
             for k, v in DEFAULT_GRID.items()
@@ -153,9 +155,10 @@ def tune_command(
             raise NBSVMError("give --valid (a held-out split) or --folds (k folds), not both")
         valid = VALID_FRACTION if valid is None else valid
         suffix = Path(output).suffix.lower() if output else ""
-        if suffix[1:].isalpha() and suffix not in (".csv", ".txt"):
-            # a CSV table was written under any name (.parquet, .json; best.npz over a
-            # model); a dot in a name (grid_C0.5, runs/2026.11.27) names no format
+        named = suffix[1:].isalnum() and not suffix[1:].isdigit()
+        if named and suffix not in (".csv", ".txt"):
+            # a CSV table was written under any name (.parquet, .json, .bz2; best.npz over
+            # a model); a dot in a name (grid_C0.5, runs/2026.11.27) names no format
             raise NBSVMError(f"tune writes its table as CSV: name it .csv, not {output!r}")
         read_as = reading_flags(reading)  # as given: the printed command reads the same
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
@@ -179,9 +182,12 @@ def tune_command(
         fixed = {
             k: v for k, v in base.items() if k != "seed" and v is not None and v != DEFAULTS.get(k)
         }
-        # train's --char-ngrams defaults to auto (4 on short texts): say what was hashed
-        fixed.setdefault("char_ngrams", base["char_ngrams"])
-        cmd = command_line(inputs, dict(fixed, **chosen, seed=seed), read_as)
+        if base["char_ngrams"] is not None:  # train's default is auto, not DEFAULTS' 0
+            fixed["char_ngrams"] = base["char_ngrams"]
+        from nbsvm.workflows.tune import model_params
+
+        settings = {k: v for k, v in model_params(chosen).items() if v is not None}
+        cmd = command_line(inputs, dict(fixed, **settings, seed=seed), read_as)
         if json_out:
             typer.echo(json.dumps(_json_result(result, best, chosen, cmd), indent=2))
             return
@@ -244,6 +250,7 @@ def _json_result(result, best: dict, chosen: dict, cmd: str) -> dict:
         "seconds": result.seconds,
         "trainings": result.n_trainings,
         "split": result.split,
+        "settings": result.settings,  # as hashed: char_ngrams read from the data
         "table": json.loads(result.table.to_json(orient="records")),
     }
 

@@ -36,7 +36,7 @@ import numpy as np
 
 from nbsvm.config import DEFAULT_GRID, DEFAULTS, TASK_PARAMS
 from nbsvm.data.batches import hash_batch, rows_of
-from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.samples import split_blocks
@@ -67,6 +67,20 @@ TUNABLE = (
 )
 PREDICTION_ONLY = ("beta", "interpolate")
 CHUNK = 512
+#: a grid value that stands for the setting ``nbsvm train`` uses without the option: the
+#: default for the task, or read from the data (loss, lambda, eta0, min_df...)
+DEFAULT = "default"
+
+
+def model_params(candidate: dict) -> dict:
+    """A candidate's grid values as :class:`~nbsvm.NBSVMClassifier` parameters:
+    :data:`DEFAULT` as None where None is the parameter's default, else as its value in
+    :data:`~nbsvm.config.DEFAULTS`."""
+    defaults = NBSVMClassifier().get_params()
+    return {
+        k: (defaults.get(k) if defaults.get(k) is None else DEFAULTS[k]) if v == DEFAULT else v
+        for k, v in candidate.items()
+    }
 
 
 @dataclass
@@ -80,21 +94,30 @@ class TuneResult:
     reason: str = ""  # why ``chosen``
     standard_error: float = 0.0  # of the best's gain over the reference (0: none)
     groups: pd.DataFrame | None = None  # each row's accuracy on each validation group
+    # the settings every candidate shared, as hashed (char_ngrams read from the data)
+    settings: dict | None = None
 
 
-def reference_of(grid: dict, base: dict, classes: list | None = None) -> dict | None:
+def reference_of(
+    grid: dict, base: dict, classes: list | None = None, corpus: dict | None = None
+) -> dict | None:
     """The candidate with the default settings (``base``, else the defaults, which for
     :data:`~nbsvm.config.TASK_PARAMS` follow ``classes``: two, more, or label sets with
-    ``base["multilabel"]``) if the grid has it."""
+    ``base["multilabel"]``; and ``min_df``, AdaGrad's ``eta0`` and ``norm`` the training
+    data described by ``corpus``, as fit reads them) if the grid has it."""
     model = NBSVMClassifier(
         **{k: v for k, v in base.items() if k in NBSVMClassifier._param_names()}
     )
+    if corpus is not None:
+        model.corpus_ = corpus  # what fit learns in its first pass, for the data defaults
     ref = {
         k: base[k]
         if base.get(k) is not None
+        else DEFAULT
+        if DEFAULT in grid[k]
         else (
             model.setting(k, classes)
-            if (k in TASK_PARAMS and classes is not None) or k == "lam"
+            if (k in TASK_PARAMS and classes is not None) or k in ("lam", "min_df")
             else DEFAULTS.get(k)
         )
         for k in grid
@@ -212,9 +235,13 @@ def tune(
         raise NBSVMError(f"the validation fraction must be in (0, 1), got {valid_fraction}")
     cands = candidates(grid)
     for c in cands:  # refuse impossible settings before reading anything
-        NBSVMClassifier(**dict(base, **c)).validate()
+        NBSVMClassifier(**dict(base, **model_params(c))).validate()
     orders = sorted({c.get("ngrams", base.get("ngrams", DEFAULTS["ngrams"])) for c in cands})
     docs = (_labelled(d, i) for i, d in enumerate(docs))
+    if base.get("char_ngrams") is None:  # as fit decides it: from a peek at the documents
+        peeker = NBSVMClassifier(**base)
+        docs = peeker.read_text_defaults(docs)
+        base["char_ngrams"] = given["char_ngrams"] = peeker.setting("char_ngrams")
     root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
@@ -223,16 +250,18 @@ def tune(
         groups_of = _validation_groups(caches, folds, root)
         labels = caches[orders[0]][0][0].labels
         classes = classes_of(labels) if given.get("multilabel") else class_order(labels)
-        reference = reference_of(grid, given, classes)  # the settings used without tuning
+        # the settings used without tuning: the defaults the training part gives
+        ngrams = given.get("ngrams") or DEFAULTS["ngrams"]
+        corpus = corpus_stats(caches[ngrams][0][0]) if ngrams in caches else None
+        reference = reference_of(grid, given, classes, corpus)
         rows, n_trainings = _train_candidates(cands, base, caches, groups_of, root, notify)
         table, best, groups = _ranked(rows, grid)
         chosen, reason, se = _choose(table, groups, best, reference, select)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
-    return TuneResult(
-        table, best, time.perf_counter() - t0, n_trainings, split, chosen, reason, se, groups
-    )
+    seconds = time.perf_counter() - t0
+    return TuneResult(table, best, seconds, n_trainings, split, chosen, reason, se, groups, base)
 
 
 def _labelled(d: Any, i: int) -> Document:
@@ -264,6 +293,13 @@ def _refuse_one_class_parts(pairs: list) -> None:
 def _validation_groups(caches: dict, folds: int, root: Path) -> dict:
     """The validation groups of each order's splits, over which the one-standard-error rule
     pairs a gain: the folds, or equal blocks of the validation split."""
+    held = min(valid.n_docs for pairs in caches.values() for _, valid in pairs)
+    if not folds and held < VALIDATION_GROUPS:  # a block would be empty ("no documents")
+        raise NBSVMError(
+            f"the validation split holds {held} document(s), fewer than the "
+            f"{VALIDATION_GROUPS} blocks the choice compares candidates over: use a larger "
+            "--valid fraction, --folds, or more data"
+        )
     return {
         n: [
             [valid] if folds else split_blocks([valid], root / str(n) / "blocks", VALIDATION_GROUPS)
@@ -283,7 +319,7 @@ def _train_candidates(cands, base, caches, groups_of, root: Path, notify) -> tup
         trained.setdefault(key, []).append(c)
     rows, n_trainings = [], 0
     for key, group in trained.items():
-        params = dict(base, **dict(key))
+        params = dict(base, **model_params(dict(key)))
         n = params.get("ngrams", DEFAULTS["ngrams"])
         scores: dict[int, list[tuple]] = {id(c): [] for c in group}
         for s, (train, _) in enumerate(caches[n]):
@@ -330,6 +366,7 @@ def _score_split(clf, c: dict, base: dict, groups: list) -> tuple:
     """Candidate ``c``'s prediction-time settings on ``clf`` (trained on one split), scored
     on that split's validation groups: accuracy and log loss over all of them, and the
     accuracy of each."""
+    c = model_params(c)
     clf.beta = c.get("beta", base.get("beta", DEFAULTS["beta"]))
     clf.interpolate = c.get("interpolate", base.get("interpolate", DEFAULTS["interpolate"]))
     clf.validate()
