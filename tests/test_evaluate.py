@@ -206,3 +206,18 @@ def test_a_cache_dir_that_is_a_file_is_named_as_such(tmp_path):
     with pytest.raises(NBSVMError, match=r"cache_dir .*reviews.txt is not a folder"):
         clf.fit(["good", "bad"], ["pos", "neg"])
     assert not_a_folder.read_text() == "pos\tfine\n"
+    # nbsvm train: refused before any document is read (it was after the whole hashing
+    # pass; a FIFO's writer waited for it), and tune makes or refuses its folder as train
+    from nbsvm.workflows.job import train_job
+    from nbsvm.workflows.tune import tune
+
+    def never_read():
+        raise AssertionError("a document was read")
+
+    with pytest.raises(NBSVMError, match=r"cache_dir .*reviews.txt is not a folder"):
+        train_job(clf, [not_a_folder], never_read, tmp_path / "m.npz", {})
+    pairs = [("good fun", "pos"), ("bad film", "neg")] * 20
+    with pytest.raises(NBSVMError, match=r"cache_dir .*reviews.txt is not a folder"):
+        tune(pairs, {"lam": [1e-4]}, SETTINGS, workdir=not_a_folder)
+    tune(pairs, {"lam": [1e-4]}, SETTINGS, folds=2, workdir=tmp_path / "made" / "here")
+    assert (tmp_path / "made" / "here").is_dir()

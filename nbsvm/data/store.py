@@ -51,15 +51,20 @@ def _sync_close(fh) -> None:
     fh.close()
 
 
+def check_cache_dir(cache_dir: str | os.PathLike[str] | None) -> None:
+    """Refuse a ``cache_dir`` that names a file, before any input is read."""
+    if cache_dir is not None and Path(cache_dir).exists() and not Path(cache_dir).is_dir():
+        raise NBSVMError(
+            f"cache_dir {cache_dir} is not a folder: it names the folder the temporary "
+            "caches are written in"
+        )
+
+
 def cache_folder(cache_dir: str | os.PathLike[str] | None, prefix: str) -> Path:
     """A new temporary folder in ``cache_dir`` (made when missing; a file there is
     refused by name), or in the system's temporary folder when it is None."""
     if cache_dir is not None:
-        if Path(cache_dir).exists() and not Path(cache_dir).is_dir():
-            raise NBSVMError(
-                f"cache_dir {cache_dir} is not a folder: it names the folder the temporary "
-                "caches are written in"
-            )
+        check_cache_dir(cache_dir)
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=cache_dir))
 

@@ -19,6 +19,7 @@ from nbsvm.config import (
     TASK_PARAMS,
     data_default,
 )
+from nbsvm.data.store import check_cache_dir
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.calibrator import METHODS
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
@@ -193,6 +194,7 @@ def validate(model: NBSVMClassifier) -> Hasher:
     """The body of :meth:`~nbsvm.NBSVMClassifier.validate`."""
     _check_choices(model)
     _check_numbers(model)
+    check_cache_dir(model.cache_dir)  # a file: refused before the hashing pass, not after
     if model.backend_learner is not None and model.lam is not None:  # (the defaults are > 0)
         check_backend(model.backend_learner, model.lam)
     _check_modes(model)

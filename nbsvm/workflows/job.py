@@ -52,6 +52,7 @@ def train_job(
     a saved model (with ``keep_counts``) that ``docs`` train further
     (:meth:`~nbsvm.NBSVMClassifier.continue_documents`).
     """
+    clf.validate()  # every setting checked before the peek below reads any document
     if not init:  # char_ngrams read from the data key the kept cache too
         docs = clf.read_text_defaults(docs)
     hasher = clf.validate()

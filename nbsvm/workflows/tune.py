@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.rowencoder import batches as doc_chunks
 from nbsvm.data.samples import split_blocks
+from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
 from nbsvm.io.document import Document
@@ -242,7 +242,7 @@ def tune(
         peeker = NBSVMClassifier(**base)
         docs = peeker.read_text_defaults(docs)
         base["char_ngrams"] = given["char_ngrams"] = peeker.setting("char_ngrams")
-    root = Path(tempfile.mkdtemp(prefix="nbsvm-tune-", dir=workdir))
+    root = cache_folder(workdir, "nbsvm-tune-")  # made when missing, as train makes it
     try:
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
         if not given.get("multilabel"):
