@@ -464,7 +464,8 @@ def test_a_lost_journal_keeps_the_initial_model_and_a_new_one_starts_from_the_fi
         assert r.status_code == 202
         seq = r.json()["sequence"]  # numbered on from what the file learned
         wait_in_process(client, seq)
-        client.app.state.online["m"].close = lambda: None  # a crash: no checkpoint at exit
+        online = client.app.state.online["m"]  # a crash: no checkpoint at exit (the
+        online.close = online.journal.close     # journal's lock goes with the process)
     assert model_file.read_bytes() == learned
     with app_client(model_file, **far) as client:   # the acknowledged request is replayed
         state = client.get("/models/m").json()["learning"]
@@ -595,3 +596,35 @@ def test_a_model_that_cannot_learn_is_refused_when_the_server_starts(model_file,
         app_client(dcd)
     with pytest.raises(NBSVMError, match="does not train further"):
         NBSVMClassifier.load(dcd).partial_fit(texts[:4], labels[:4])
+
+
+def test_one_process_at_a_time_learns_into_a_model_file(model_file, tmp_path):
+    """Two `serve --learn` on one file (another port) both acknowledged corrections from the
+    same sequence numbers and wrote over each other's checkpoints: after a restart half of
+    the acknowledged ones were gone. The second is refused while the first runs; the lock
+    goes with the process."""
+    import subprocess
+    import sys
+
+    from nbsvm.serve.journal import Journal, lock_path
+
+    first = Journal(str(model_file))
+    with pytest.raises(NBSVMError, match=rf"another process \(pid {os.getpid()}\) is learning "
+                                         "into this model"):
+        Journal(str(model_file))
+    first.close()
+    again = Journal(str(model_file))  # released: taken again
+    again.close()
+    assert not journal_path(model_file).with_name(journal_path(model_file).name + ".tmp").exists()
+    server = learning_server(model_file, tmp_path)
+    try:
+        env = dict(os.environ, NBSVM_LEARN_TOKEN=TOKEN)
+        r = subprocess.run([sys.executable, "-m", "nbsvm", "serve", str(model_file), "--learn",
+                            "--port", str(server.port + 1)], capture_output=True, text=True,
+                           env=env, timeout=60)
+        assert r.returncode == 2, r.stderr
+        assert "is learning into this model: one server learns into a file at a time" in r.stderr
+        assert lock_path(model_file).read_text().strip() == str(server.proc.pid)
+    finally:
+        server.stop()
+    Journal(str(model_file)).close()  # the stopped server's lock went with it

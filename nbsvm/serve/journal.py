@@ -56,12 +56,53 @@ def _cut_torn_tail(path: Path) -> None:
             os.fsync(f.fileno())
 
 
+def lock_path(model_path: str) -> Path:
+    return Path(f"{model_path}.journal.lock")
+
+
+def _lock(model_path: str):
+    """An exclusive lock on learning into the model at ``model_path``, held while the
+    returned file is open: two servers learning into one file numbered their requests
+    from the same sequence and wrote over each other's checkpoints (acknowledged
+    corrections lost). Where the system has no ``flock``, None."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX
+        return None
+    path = lock_path(model_path)
+    f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held open: the lock)
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        holder = f.read().strip() or "unknown"
+        f.close()
+        raise NBSVMError(
+            f"another process (pid {holder}) is learning into this model: one server "
+            "learns into a file at a time (stop it, or serve a copy)",
+            path=model_path,
+        ) from None
+    f.truncate(0)
+    f.write(str(os.getpid()))
+    f.flush()
+    return f
+
+
 class Journal:
     """The journal of the model at ``model_path``, opened for appending (created, with its
-    first line and the initial model kept beside it, when there is none)."""
+    first line and the initial model kept beside it, when there is none). One process at
+    a time: a second is refused while the first holds ``MODEL.npz.journal.lock``."""
 
     def __init__(self, model_path: str):
         self.path = journal_path(model_path)
+        self._lock = _lock(model_path)
+        try:
+            self._open(model_path)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, model_path: str) -> None:
         if self.path.exists():
             _cut_torn_tail(self.path)
             self.header = self._header()
@@ -73,10 +114,14 @@ class Journal:
                 "model": Path(model_path).name,
                 "initial_sha256": file_sha256(model_path),
             }
-            with open(self.path, "x", encoding="utf-8") as f:
+            # its first line written whole under another name, then linked in place: a
+            # crash never leaves a journal without it (which refused every later start)
+            temporary = self.path.with_name(self.path.name + ".tmp")
+            with open(temporary, "w", encoding="utf-8") as f:
                 f.write(json.dumps(self.header) + "\n")
                 f.flush()
                 os.fsync(f.fileno())
+            os.replace(temporary, self.path)
             _fsync_folder(self.path)
         self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (held open)
 
@@ -109,7 +154,11 @@ class Journal:
             raise
 
     def close(self) -> None:
-        self._file.close()
+        if "_file" in vars(self):
+            self._file.close()
+        if self._lock is not None:
+            self._lock.close()  # the lock goes with it
+            self._lock = None
 
     def read(self) -> tuple[dict[int, dict], list[tuple[int, int]]]:
         """The requests by sequence number, and the applied batches in order."""
