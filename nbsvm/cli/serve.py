@@ -47,8 +47,8 @@ def serve_command(
         20_000,
         "--max-explain-chars",
         min=1,
-        help="Longest text /explain takes (longer: 413): its answer holds about 100 bytes "
-        "per character.",
+        help="Longest text /explain takes (longer: 413): its answer holds about 200 bytes "
+        "per character of English, up to 450 where each character is a token (Chinese).",
     ),
     max_body_mb: float = typer.Option(
         8.0, "--max-body-mb", min=0.001, help="Largest request body in MB (larger: 413)."

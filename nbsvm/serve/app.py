@@ -17,6 +17,7 @@ path. Every answer and error is declared in the OpenAPI schema (schemathesis che
 from __future__ import annotations
 
 import math
+import threading
 import time
 from collections.abc import Iterable
 from importlib import resources
@@ -55,10 +56,10 @@ if TYPE_CHECKING:
 MAX_BODY_BYTES = 8 << 20  # a batch of 1,000 long reviews fits
 MAX_BATCH = 1000
 MAX_TEXT_CHARS = 100_000  # about 40 IMDB reviews' worth in one text
-# /explain answers about 100 bytes per character (every n-gram's contribution and the
-# shaded HTML), and costs about 50 times predict's CPU per character: a 100,000-character
-# text took 0.9 s and answered 10 MB. 20,000 characters (longer than any IMDB review)
-# answer about 2 MB.
+# /explain answers every n-gram's contribution and the shaded HTML: about 200 bytes per
+# character of English (20,000 characters of 'a ': 4.1 MB), up to 450 where every
+# character is a word or a token of its own (Chinese, punctuation: 9 MB), and costs about
+# 50 times predict's CPU per character. 20,000 characters is longer than any IMDB review.
 MAX_EXPLAIN_CHARS = 20_000
 INLINE_CHARS = 20_000  # requests with fewer characters are scored on the event loop
 
@@ -427,6 +428,10 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
     """``POST /explain`` and ``/models/{name}/explain`` (texts up to ``max_chars``: see
     :data:`MAX_EXPLAIN_CHARS`)."""
 
+    # one explanation at a time per worker: each holds the GIL for most of its time, and
+    # four at once starved the event loop (a /predict beside them waited up to 0.9 s)
+    one_at_a_time = threading.Lock()
+
     def explain_with(name, req: ExplainRequest):
         s = served(name if name is not None else req.model)
         if len(req.text) > max_chars:
@@ -435,9 +440,14 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
                 f"the text has {len(req.text):,} characters; /explain takes at most "
                 f"{max_chars:,} (--max-explain-chars): explain a part of it",
             )
-        found = explanation(s.model, valid_unicode(req.text), req.class_)  # in a thread
+        with one_at_a_time:  # in a thread of the pool: waiting here holds no GIL
+            found = explanation(s.model, valid_unicode(req.text), req.class_)
+            # the schema's shape already: its bytes made here, in the thread, not
+            # validated and encoded again on the event loop (megabytes for a long text:
+            # every request waited on them)
+            answer = JSONResponse(dict(found, model=s.name, version=s.version))
         metrics.documents.labels(s.name).inc()
-        return dict(found, model=s.name, version=s.version)
+        return answer
 
     @app.post(
         "/explain",
