@@ -479,7 +479,15 @@ def test_a_watched_file_that_does_not_load_is_named_once_and_not_loaded_again(
                         lambda *a: loads.append(a) or real(*a))
     (tmp_path / "new").write_bytes(good[: len(good) // 2])      # a truncated model
     os.replace(tmp_path / "new", path)
+    def health_when(client, done):  # a changed file is loaded in a thread of its own
+        deadline = time.monotonic() + 30
+        while not done(health := client.get("/health").json()):
+            assert time.monotonic() < deadline, health
+            time.sleep(0.01)
+        return health
+
     with TestClient(app) as client, caplog.at_level(logging.WARNING, "uvicorn.error"):
+        health_when(client, lambda h: "not_reloaded" in h)
         for _ in range(3):
             health = client.get("/health").json()
         assert health["models"] == {"m": 1} and len(loads) == 1
@@ -498,7 +506,7 @@ def test_a_watched_file_that_does_not_load_is_named_once_and_not_loaded_again(
         (tmp_path / "new").write_bytes(good)
         os.replace(tmp_path / "new", path)
         os.utime(path, ns=(time.time_ns() + 10**9,) * 2)           # another stamp for sure
-        health = client.get("/health").json()
+        health = health_when(client, lambda h: h["models"] != {"m": 1})
         assert health["models"] == {"m": 2} and "not_reloaded" not in health
 
 
@@ -560,3 +568,36 @@ def test_a_path_and_a_body_naming_two_models_is_422(tmp_path):
     from nbsvm import NBSVMError
     with pytest.raises(NBSVMError, match="no documents to score"):  # was nan and a warning
         NBSVMClassifier.load(tmp_path / "a.npz").score([], [])
+
+
+def test_a_watched_file_is_loaded_apart_while_the_old_model_serves(tmp_path, two_class,
+                                                                   monkeypatch):
+    """--watch loaded a changed file inside the request that noticed it, on the event loop:
+    every request waited for the load (0.4-0.5 s for a 22 MB model). The load here blocks
+    until released: requests are answered by the old model meanwhile."""
+    import threading
+
+    import nbsvm.serve.registry as registry_module
+    from starlette.testclient import TestClient
+
+    from nbsvm.serve.app import create_app
+    clf, _ = two_class
+    path = tmp_path / "m.npz"
+    clf.save(path)
+    monkeypatch.setattr(registry_module, "WATCH_INTERVAL", 0.0)
+    app = create_app({"m": str(path)}, watch=True, allowed_hosts=["testserver"])
+    release, real = threading.Event(), registry_module.load_served
+    monkeypatch.setattr(registry_module, "load_served",
+                        lambda *a: release.wait(30) and real(*a))
+    clf.save(tmp_path / "new.npz")
+    os.replace(tmp_path / "new.npz", path)
+    os.utime(path, ns=(time.time_ns() + 10**9,) * 2)
+    with TestClient(app) as client:
+        for _ in range(5):  # the load waits; the requests do not
+            r = client.post("/predict", json={"text": "a great film"})
+            assert r.status_code == 200 and r.json()["version"] == 1
+        release.set()
+        deadline = time.monotonic() + 30
+        while client.post("/predict", json={"text": "a great film"}).json()["version"] != 2:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
