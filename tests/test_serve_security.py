@@ -282,6 +282,42 @@ def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_fi
     assert "Traceback" not in log
 
 
+def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
+    """Reading an answer a few bytes at a time is progress, never timed out: each such
+    client kept its answer (4 MB of /explain) in the server, and a dropped one left its
+    megabytes queued in the kernel (FIN-WAIT-1) until read. The answers of every slow
+    reader stay under --max-bodies-mb (12 MB here: one 9 MB answer at a time); the
+    connections holding the most are reset; the rest of the server answers."""
+    server = Server(model_file, "--max-bodies-mb", "12", "--timeout-read", "60",
+                    log=tmp_path / "server.log")
+    # 20,000 Chinese characters: about 9 MB back, more than the kernel's send queue takes
+    body = json.dumps({"text": "好" * 20000}).encode()
+    request = (b"POST /explain HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
+               b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    slow = []
+    try:
+        for _ in range(3):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.connect(("127.0.0.1", server.port))
+            s.sendall(request)
+            slow.append(s)
+        deadline = time.monotonic() + 30
+        while "over the budget" not in server.log.read_text():
+            assert time.monotonic() < deadline, server.log.read_text()
+            time.sleep(0.1)
+        reset: set = set()  # the explanations run one at a time: the last come later
+        while len(reset) < 2:  # at most one 9 MB answer held
+            assert time.monotonic() < deadline + 30, len(reset)
+            reset |= {i for i, s in enumerate(slow) if i not in reset and _reset(s)}
+        assert _health_seconds(server.url) < 1.0
+    finally:
+        for s in slow:
+            s.close()
+        log = server.stop()
+    assert "Traceback" not in log and log.count("over the budget") == 1
+
+
 def _reset(s: socket.socket) -> bool:
     """Whether the server dropped the socket (a reset, or end of file after what it held)."""
     s.setblocking(True)

@@ -197,6 +197,8 @@ def serve_command(
                     backlog=backlog,
                     max_connections=max_connections,
                     timeout_read=timeout_read,
+                    # answers waiting on slow readers: the budget of the bodies held
+                    max_unsent_bytes=config["max_held_bytes"],
                 ),
             )
         finally:

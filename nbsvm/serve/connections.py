@@ -102,6 +102,7 @@ class Throttled:
 
 _refusals = Throttled()
 _out_of_descriptors = Throttled()
+_slow_readers = Throttled()
 
 
 class ThrottledMalformed(logging.Filter):
@@ -131,6 +132,8 @@ class ThrottledMalformed(logging.Filter):
 
 # per server (uvicorn's ServerState): the connections waiting on their clients, longest first
 _waiting_by_server: weakref.WeakKeyDictionary[object, dict] = weakref.WeakKeyDictionary()
+# per server: the connections whose answers wait on a client reading slower than sent
+_paused_by_server: weakref.WeakKeyDictionary[object, set] = weakref.WeakKeyDictionary()
 
 
 class GuardedH11Protocol(H11Protocol):
@@ -141,6 +144,9 @@ class GuardedH11Protocol(H11Protocol):
         super().__init__(config, server_state, app_state, _loop)
         self.max_connections = getattr(config, "max_connections", None)
         self.timeout_read = getattr(config, "timeout_read", None)
+        self.max_unsent = getattr(config, "max_unsent_bytes", None)
+        # the connections whose answers wait on a slow reader (their buffers: the budget)
+        self.paused = _paused_by_server.setdefault(server_state, set())
         # insertion-ordered: the first is the one waiting longest (found in O(1) at the limit)
         self.waiting_list = _waiting_by_server.setdefault(server_state, {})
         self.read_deadline: asyncio.TimerHandle | None = None
@@ -193,6 +199,7 @@ class GuardedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
         self._stop_write_deadline()
+        self.paused.discard(self)
         if self.refused:  # never started: nothing of uvicorn's to undo
             return
         super().connection_lost(exc)
@@ -256,9 +263,32 @@ class GuardedH11Protocol(H11Protocol):
         self.unsent, self.progress_at = self._unsent(), self.loop.time()
         if self.write_deadline is None:
             self.write_deadline = self.loop.call_later(WRITE_CHECK, self._check_writing)
+        self.paused.add(self)
+        self._keep_answers_in_budget()
+
+    def _keep_answers_in_budget(self) -> None:
+        """Drop the connections holding the most unsent answer bytes until those of every
+        slow reader of this worker fit ``max_unsent``: a client reading 64 bytes every half
+        second is progress, never timed out, and 24 such connections held 105 MB of
+        /explain answers (1,000 would hold gigabytes)."""
+        if self.max_unsent is None:
+            return
+        held = {c: c._unsent() for c in self.paused}  # ours and the kernel's send queue
+        total = sum(held.values())
+        while total > self.max_unsent and held:
+            biggest = max(held, key=held.__getitem__)
+            total -= held.pop(biggest)
+            self.paused.discard(biggest)
+            biggest.write_stalled = True  # dropped with its answer, not sent out first
+            biggest._drop()
+            _slow_readers.warn(
+                "answers waiting on slow readers over the budget (--max-bodies-mb): "
+                "dropping the connections holding the most"
+            )
 
     def resume_writing(self) -> None:
         super().resume_writing()
+        self.paused.discard(self)
         self.write_paused = self.write_stalled = False
         self._stop_write_deadline()
         if self.conn.their_state not in WAITING:
@@ -304,6 +334,14 @@ class GuardedH11Protocol(H11Protocol):
         answer the client does not read is thrown away (``close`` would wait to send it)."""
         self._stop_waiting()
         if self.write_stalled:
+            # a reset: closed plainly, the kernel kept the megabytes queued for the client
+            # (FIN-WAIT-1) until it read them, however slowly
+            sock = self.transport.get_extra_info("socket")
+            if sock is not None:
+                try:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                except OSError:
+                    pass
             self.transport.abort()
         else:
             self.transport.close()
@@ -335,10 +373,19 @@ class ServeConfig(Config):
     """uvicorn's Config with :class:`GuardedH11Protocol` and its two settings, and loops
     that log with :func:`quiet_loop_errors`. Picklable: worker processes get a copy."""
 
-    def __init__(self, app, *, max_connections: int | None, timeout_read: float | None, **kwargs):
+    def __init__(
+        self,
+        app,
+        *,
+        max_connections: int | None,
+        timeout_read: float | None,
+        max_unsent_bytes: int | None = None,
+        **kwargs,
+    ):
         super().__init__(app, http=GuardedH11Protocol, **kwargs)
         self.max_connections = max_connections
         self.timeout_read = timeout_read
+        self.max_unsent_bytes = max_unsent_bytes
 
     def configure_logging(self) -> None:
         super().configure_logging()  # in the main process and in every worker
