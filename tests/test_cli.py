@@ -622,3 +622,24 @@ def test_a_lexicon_of_one_class_is_refused_when_counted_and_when_given(files):
     build_lexicon([Document("a", "good film", "x", 1)], Hasher(n_bits=10)).save(tmp / "old.npz")
     r = run("train", train, "--lexicon", tmp / "old.npz", "-o", tmp / "m.npz", "-q")
     assert r.exit_code == 2 and "the lexicon counted one class (a)" in r.output
+
+
+@pytest.mark.parametrize("args, named", [
+    (["train", "-", "-", "-o", "{tmp}/m.npz"], "(an input)"),
+    (["train", "-", "--test", "-", "-o", "{tmp}/m.npz"], "(an input and a --test file)"),
+    (["predict", "-", "-", "-m", "{model}"], "(an input)"),
+    (["eval", "-", "-", "-m", "{model}"], "(an input)"),
+    (["tune", "-", "-"], "(an input)"),
+    (["learn", "-", "--test", "-", "-o", "{tmp}/l.npz"], "(an input and a --test file)"),
+])
+def test_standard_input_named_twice_is_refused(tmp_path, args, named):
+    """The first read took it all: the second found it empty ('no documents found'), and
+    train - --test - wrote the model before it failed on the empty test set."""
+    model = tmp_path / "given.npz"
+    rows = [("pos", "good fun"), ("neg", "bad film")] * 10
+    assert run("train", write_lines(tmp_path / "t.txt", rows), "-o", model, "-q").exit_code == 0
+    argv = [a.format(tmp=tmp_path, model=model) for a in args]
+    r = runner.invoke(app, argv, input="pos\tgood fun\nneg\tbad film\n")
+    assert r.exit_code == 2, r.output
+    assert f"standard input (-) is given 2 times {named}: it can be read once" in r.output
+    assert not (tmp_path / "m.npz").exists() and not (tmp_path / "l.npz").exists()

@@ -7,6 +7,7 @@ import json
 import math
 import re
 import tarfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -667,6 +668,19 @@ def test_predict_and_eval_of_a_learn_model_read_standard_input(tmp_path):
     commented = "# features only\n\n" + "".join(r.split(" ", 1)[1] + "\n" for r in rows)
     out = piped(["predict", "-", "-m", model, "-q"], commented)
     assert "true_label" not in out and len(out.splitlines()) == 21
+
+
+def test_a_bad_test_file_says_the_model_was_saved(tmp_path):
+    """learn --test with a malformed test file wrote the model and said only the test
+    file's error: a script took the model for unchanged. Now it says so, as train does."""
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:1\n-1 2:nan\n")
+    model = tmp_path / "l.npz"
+    r = run("learn", Path(__file__).resolve().parents[1] / "data" / "tiny.svm", "--test", bad,
+            "-o", model, "-q")
+    assert_clean_error(r, "bad.svm:2: feature value is not finite in '2:nan' (the model is "
+                          f"trained and saved to {model}; the test set was not scored)")
+    assert OnlineLearner.load(model).n_train_ == 20
 
 
 @pytest.mark.parametrize("command", ["eval", "predict"])

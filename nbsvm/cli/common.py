@@ -420,6 +420,7 @@ def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | N
     :func:`nbsvm.io.outputs.check_not_read`), and no two are the same file."""
     from nbsvm.io.outputs import check_not_read, check_output
 
+    _refuse_stdin_twice(reads or {})
     written: dict[str, Any] = {}
     for option, path in paths.items():
         if path is None:
@@ -438,6 +439,24 @@ def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | N
                     f"{flag} and {other} name the same file: give each its own", path=str(path)
                 )
         written[flag] = path
+
+
+def _refuse_stdin_twice(reads: dict) -> None:
+    """Standard input (``-``) named twice among what a command reads: the first read took
+    it all, the second found it empty ('no documents found'; a --test set scored empty
+    after the model was written)."""
+    stdin = [
+        what
+        for what, given in reads.items()
+        for path in (given if isinstance(given, (list, tuple)) else [given])
+        if path is not None and str(path) == "-"
+    ]
+    if len(stdin) > 1:
+        named = " and ".join(dict.fromkeys(stdin))
+        raise NBSVMError(
+            f"standard input (-) is given {len(stdin)} times ({named}): it can be read "
+            "once; save it to a file to read it twice"
+        )
 
 
 _interrupted = threading.Event()

@@ -13,6 +13,7 @@ from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, MAX_MEMORY, QUIET, RES
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.config import DEFAULT_N_BITS
+from nbsvm.errors import NBSVMError
 from nbsvm.learners.registry import names
 
 SPARSE_FORMAT = typer.Option(
@@ -127,7 +128,15 @@ def learn_command(
             checkpoint.remove()  # the model is safely written: nothing to resume
         summary, stats = _learn_summary(learner, checkpoint, seconds, output)
         if test:
-            rep = _evaluate(learner, talk, **options)
+            try:
+                rep = _evaluate(learner, talk, **options)
+            except NBSVMError as e:  # as train says it: the model is kept, the test named
+                raise NBSVMError(
+                    f"{e.message} (the model is trained and saved to {output}; the test "
+                    "set was not scored)",
+                    e.path,
+                    e.line,
+                ) from e
             if json_out:
                 typer.echo(json.dumps(dict(rep, training=summary), indent=2))
                 return
