@@ -96,6 +96,10 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
         return
     if str(path) == "":
         raise NBSVMError(f"{option} needs a file name")
+    if str(path).endswith(("/", os.sep)):  # Path() drops the slash: 'models/' made a file
+        raise NBSVMError(
+            f"ends with '/', a folder; give {option} a file name inside it", path=str(path)
+        )
     path = Path(path)
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
@@ -186,13 +190,25 @@ def _temporary_beside(path: Path, suffix: str, option: str | None = None):
             f"{what}: the folder {str(folder)!r} does not exist (nbsvm creates no folders)",
             path=str(path),
         )
+    # the name cut so that the temporary one fits the longest name the folder takes (a
+    # legal name of 234-255 bytes was refused as 'File name too long')
+    room = _name_max(folder) - len(suffix.encode()) - 8 - 2  # mkstemp's 8 random letters
+    prefix = "." + target.name.encode()[: max(room, 1)].decode(errors="ignore") + "."
     try:
-        fd, name = tempfile.mkstemp(prefix="." + target.name + ".", suffix=suffix, dir=folder)
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
     except OSError as e:
         raise NBSVMError(
             f"{what}: no file can be created in {str(folder)!r} ({e.strerror or e})", path=str(path)
         ) from None
     return fd, name, target
+
+
+def _name_max(folder: Path) -> int:
+    """The longest file name (bytes) ``folder`` takes: 255 where the system cannot say."""
+    try:
+        return int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (AttributeError, OSError, ValueError):
+        return 255
 
 
 def _write_error(e: OSError, path: Path, tmp=None) -> NBSVMError | None:

@@ -185,7 +185,8 @@ def test_a_bad_output_fails_before_the_input_is_opened(unreadable_input):
 
 
 @pytest.mark.parametrize("case", ["proc", "folder", "missing folder", "plot", "checkpoint",
-                                  "predict", "eval report", "eval plot", "lexicon"])
+                                  "predict", "eval report", "eval plot", "lexicon",
+                                  "trailing slash"])
 def test_outputs_are_checked_before_reading(files, tmp_path, monkeypatch, case):
     # the typer app in this process, with every reader replaced by one that fails the test
     import nbsvm.io.readers as readers
@@ -216,6 +217,9 @@ def test_outputs_are_checked_before_reading(files, tmp_path, monkeypatch, case):
         "eval plot": (["eval", src, "-m", d / "m.npz", "--plot", missing / "x.png"],
                       "cannot write (--plot)"),
         "lexicon": (["lexicon", src, "-o", missing / "lex.npz"], "cannot write (--output)"),
+        # Path() dropped the slash: a file named 'models' was written
+        "trailing slash": (["train", src, "-o", f"{tmp_path / 'models'}/"],
+                           "models/: ends with '/', a folder; give --output a file name"),
     }
     (tmp_path / "m.checkpoint.npz").mkdir()     # where the checkpoints would go
     args, message = cases[case]
@@ -225,6 +229,18 @@ def test_outputs_are_checked_before_reading(files, tmp_path, monkeypatch, case):
     assert r.stderr.count("\n") == 1, r.stderr           # one line
     assert "nbsvm-tmp" not in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "nonexistent").exists()        # no folder was created
+
+
+def test_the_longest_legal_names_are_written(files, tmp_path):
+    """A name of 234-255 bytes is legal, but the temporary name beside it was longer than
+    the folder takes: 'no file can be created (File name too long)'."""
+    d, _ = files
+    for name in ("a" * 251 + ".npz", "好" * 83 + ".npz"):  # 255 and 253 bytes
+        r = run("train", d / "train.txt", "-o", tmp_path / name, "--n-bits", "12", "-q")
+        assert r.returncode == 0, r.stderr
+        assert NBSVMClassifier.load(tmp_path / name).n_docs_ == 40
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["a" * 251 + ".npz", "好" * 83 + ".npz"])  # no temporary left
 
 
 # ---- item 4: a closed pipe is a normal end ----------------------------------------------
