@@ -124,6 +124,9 @@ def test_cli_quantize_then_every_command(imdb_slice, tmp_path):
     out = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(small), "--keep",
                           "0.5"], check=True, capture_output=True, text=True).stdout
     assert "stored as: int8" in out and small.stat().st_size < model.stat().st_size / 4
+    # -q as every command that writes a file takes it (it was "No such option: -q")
+    subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "q2.npz"), "-q"],
+                   check=True, capture_output=True)
     accuracy = [json.loads(subprocess.run([str(NBSVM), "eval", "-m", str(m),
                                            str(imdb_slice / "test"), "--json"], check=True,
                                           capture_output=True, text=True).stdout)["accuracy"]

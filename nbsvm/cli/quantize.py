@@ -6,6 +6,7 @@ import typer
 
 from nbsvm.cli._app import app
 from nbsvm.cli.common import check_outputs, cli_errors
+from nbsvm.cli.options import QUIET
 from nbsvm.cli.reports import echo_kv
 
 
@@ -35,6 +36,7 @@ def quantize(
         metavar="SHARE",
         help="Keep only this share (0-1] of the buckets, those of the largest contributions.",
     ),
+    quiet: bool = QUIET,  # as every command takes it (it shows no progress to leave out)
 ) -> None:
     """Write a smaller model: drop the buckets that add least, store ratios and weights as
     int8 or float16 (fastText's quantize). Every command loads it; it does not train
