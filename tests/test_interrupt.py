@@ -70,3 +70,14 @@ def test_sigint_during_training_keeps_previous_model(tmp_path, with_lexicon):
     assert sorted(p.name for p in models.iterdir()) == ["model.npz"]
     assert not list(tmp_path.rglob("*.nbsvm-tmp*"))
     assert list(cache.iterdir()) == []            # the feature cache was removed too
+
+
+def test_an_interrupt_before_the_command_runs_ends_without_a_traceback():
+    """Ctrl-C in the first 60 ms (while the command's modules import, before it handles
+    signals) printed a traceback through importlib; it ends as a command's own does."""
+    code = ("import sys, nbsvm.cli as cli\n"
+            "def register(*a):\n    raise KeyboardInterrupt\n"
+            "cli.register = register\nsys.argv = ['nbsvm', 'info', 'x.npz']\ncli.main()\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 130
+    assert r.stderr == "interrupted: nothing was written over existing files\n"

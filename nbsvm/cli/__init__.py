@@ -170,4 +170,8 @@ def main() -> None:
         from nbsvm.cli.common import end_on_closed_pipe
 
         end_on_closed_pipe()
+    except KeyboardInterrupt as e:  # before a command handles it (while modules import):
+        # the default action's ending, as a command's own, not a traceback through importlib
+        sys.stderr.write("interrupted: nothing was written over existing files\n")
+        _exit_now(128 + getattr(e, "signum", 2))
     _exit_now(0)
