@@ -81,3 +81,20 @@ def test_an_interrupt_before_the_command_runs_ends_without_a_traceback():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 130
     assert r.stderr == "interrupted: nothing was written over existing files\n"
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_after_the_last_safe_point_still_sets_the_exit_status(signum, code):
+    """SIGTERM (or Ctrl-C) that arrived after the command's last safe point, the command
+    then finishing, exited 0: a supervisor could not tell it had been asked to stop."""
+    import typer
+
+    from nbsvm.cli import common
+
+    with pytest.raises(typer.Exit) as ended:
+        with common.cli_errors():
+            (common._on_terminate if signum == signal.SIGTERM else common._on_sigint)(
+                signum, None)  # noted, to be raised at the next safe point: there is none
+    assert ended.value.exit_code == code
+    with common.cli_errors():  # a plain run ends plainly after it
+        pass

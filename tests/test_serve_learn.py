@@ -626,5 +626,7 @@ def test_one_process_at_a_time_learns_into_a_model_file(model_file, tmp_path):
         assert "is learning into this model: one server learns into a file at a time" in r.stderr
         assert lock_path(model_file).read_text().strip() == str(server.proc.pid)
     finally:
-        server.stop()
+        log = server.stop()
+    # SIGTERM is a server's normal end: exit 0, no 'terminated' (a command's late signal)
+    assert server.proc.returncode == 0 and "terminated" not in log, log
     Journal(str(model_file)).close()  # the stopped server's lock went with it

@@ -533,9 +533,25 @@ def check_interrupt() -> None:
         raise KeyboardInterrupt
 
 
+def _end_if_signalled() -> None:
+    """A Ctrl-C or SIGTERM noted after the command's last safe point, the command done:
+    its outputs are whole, and it exits as the signal asks (it exited 0)."""
+    if not _interrupted.is_set():
+        return
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signum = _terminating[0] or signal.SIGINT
+    err_console.print(
+        f"[bold red]{'terminated' if _terminating[0] else 'interrupted'}[/] "
+        f"({signal.Signals(signum).name}) as the command ended: its outputs are written whole"
+    )
+    raise typer.Exit(128 + signum)
+
+
 @contextmanager
-def cli_errors() -> Iterator[None]:
+def cli_errors(runs_until_stopped: bool = False) -> Iterator[None]:
     """Turn the project's errors into one line on stderr and a non-zero exit, no traceback.
+    A Ctrl-C or SIGTERM that came too late to stop the work still ends with its exit
+    status, but for a command that ``runs_until_stopped`` (serve), whose normal end it is.
 
     When the command ends without an error, says how many invalid UTF-8 bytes the inputs it
     read through :func:`documents` (or :func:`read_stats`) had replaced, if any.
@@ -552,6 +568,8 @@ def cli_errors() -> Iterator[None]:
     try:
         yield
         report_reading()
+        if not runs_until_stopped:
+            _end_if_signalled()
     except BrokenPipeError:
         end_on_closed_pipe()
     except NBSVMError as e:

@@ -146,7 +146,7 @@ def serve_command(
     POST bodies are JSON, sent as such: curl -H 'Content-Type: application/json' -d
     '{"text": "..."}'. Only the Host names served are answered (localhost by default;
     --allowed-host adds more)."""
-    with cli_errors():
+    with cli_errors(runs_until_stopped=True):  # Ctrl-C or SIGTERM: its normal end, exit 0
         try:
             import uvicorn  # noqa: F401
 
