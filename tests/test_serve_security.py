@@ -296,7 +296,7 @@ def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
                b"\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     slow = []
     try:
-        for _ in range(3):
+        for _ in range(2):
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.connect(("127.0.0.1", server.port))
@@ -307,9 +307,9 @@ def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
             assert time.monotonic() < deadline, server.log.read_text()
             time.sleep(0.1)
         reset: set = set()  # the explanations run one at a time: the last come later
-        while len(reset) < 2:  # at most one 9 MB answer held
+        while len(reset) < 1:  # at most one 9 MB answer held
             assert time.monotonic() < deadline + 30, len(reset)
-            reset |= {i for i, s in enumerate(slow) if i not in reset and _reset(s)}
+            reset |= {i for i, s in enumerate(slow) if i not in reset and _reset(s, 0.2)}
         assert _health_seconds(server.url) < 1.0
     finally:
         for s in slow:
@@ -318,10 +318,11 @@ def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
     assert "Traceback" not in log and log.count("over the budget") == 1
 
 
-def _reset(s: socket.socket) -> bool:
-    """Whether the server dropped the socket (a reset, or end of file after what it held)."""
+def _reset(s: socket.socket, wait: float = 2.0) -> bool:
+    """Whether the server dropped the socket (a reset, or end of file after what it held),
+    waiting at most ``wait`` seconds for more."""
     s.setblocking(True)
-    s.settimeout(2)
+    s.settimeout(wait)
     try:
         while s.recv(65536):
             pass
