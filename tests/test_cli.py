@@ -643,3 +643,18 @@ def test_standard_input_named_twice_is_refused(tmp_path, args, named):
     assert r.exit_code == 2, r.output
     assert f"standard input (-) is given 2 times {named}: it can be read once" in r.output
     assert not (tmp_path / "m.npz").exists() and not (tmp_path / "l.npz").exists()
+
+
+def test_a_file_read_twice_is_warned_of(tmp_path):
+    """An input given twice (under two spellings) trained twice, and a --test file that is
+    a training input scored documents the model saw, both without a word (allowed: said)."""
+    data = write_lines(tmp_path / "t.txt", [("pos", "good fun"), ("neg", "bad film")] * 10)
+    r = run("train", data, tmp_path / "." / "t.txt", "-o", tmp_path / "m.npz", "-q")
+    assert r.exit_code == 0
+    assert stderr_of(r).count(f"warning: {data} is given twice: its documents train twice") == 1
+    r = run("train", data, "--test", data, "-o", tmp_path / "m.npz", "-q")
+    assert r.exit_code == 0 and "is also a training input: its accuracy measures the fit" in (
+        stderr_of(r))
+    other = write_lines(tmp_path / "u.txt", [("pos", "great"), ("neg", "awful")] * 5)
+    r = run("train", data, "--test", other, "-o", tmp_path / "m.npz", "-q")
+    assert r.exit_code == 0 and "warning" not in stderr_of(r)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import time
 from pathlib import Path
@@ -536,7 +537,42 @@ def _check_files(
         if path != "-" and "://" not in path and not any(c in path for c in "*?["):
             if not Path(path).exists():
                 raise NBSVMError("no such file or folder (--test)", path=path)
+    _warn_repeated(inputs, test or [])
     return reading
+
+
+def _warn_repeated(inputs: list[str], test: list[str]) -> None:
+    """Warn (even with -q) of a file read twice: an input given twice trains on its
+    documents twice; a --test file that is an input scores documents the model saw, so its
+    accuracy says how well the model fits, not how it does on new text. Both are allowed."""
+    seen: dict[tuple, str] = {}  # each file's identity -> what it was first given as
+    for kind, paths in (("input", inputs), ("test", test)):
+        for path in paths:
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):  # standard input, a URL, a pattern: not a file
+                continue
+            key = (st.st_dev, st.st_ino)
+            first = seen.setdefault(key, kind)
+            if (first, kind) == ("input", "input") and ("twice", key) not in seen:
+                seen[("twice", key)] = kind  # said once per file
+                if sum(_same(p, st) for p in inputs) > 1:
+                    say = f"{escape(path)} is given twice: its documents train twice"
+                    err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
+            elif (first, kind) == ("input", "test"):
+                say = (
+                    f"--test {escape(path)} is also a training input: its accuracy measures "
+                    "the fit to documents the model saw, not new text"
+                )
+                err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
+
+
+def _same(path: str, st: os.stat_result) -> bool:
+    try:
+        other = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
 
 
 def _hashing(
