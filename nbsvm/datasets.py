@@ -309,7 +309,7 @@ def _move_into(src: Path, dest: Path) -> list[Path]:
         is_folder = item.is_dir() and not item.is_symlink()
         if target.is_symlink() or not target.exists() or target.is_dir() == is_folder:
             if is_folder:
-                if target.is_symlink():
+                if target.is_symlink() and not target.is_dir():  # a link to a folder: kept
                     target.unlink()
                 target.mkdir(parents=True, exist_ok=True)
             else:
@@ -355,6 +355,9 @@ def prepare(
     if missing:
         say(f"{root / missing} is missing or changed: unpacking {name} again")
     _refuse_foreign(root, marker)
+    if not marker.exists():  # ours from now on: an unpack cut short is taken up again
+        root.mkdir(parents=True, exist_ok=True)
+        marker.write_text("unpacking\n", encoding="utf-8")
     placed: list[Path] = []
     if name == "imdb" and not available("imdb") and download and c.url:
         say(f"downloading {c.url}")
@@ -373,7 +376,8 @@ def prepare(
 def _refuse_foreign(root: Path, marker: Path) -> None:
     """Refuse to unpack into a folder nbsvm did not make (no marker) that holds a file:
     the user's own copy of the corpus is never replaced (empty folders are filled)."""
-    if root.is_symlink() or (root.exists() and not root.is_dir()):
+    if root.exists() and not root.is_dir() or root.is_symlink() and not root.exists():
+        # a file, or a link to nothing (a link to a folder elsewhere is followed)
         raise NBSVMError("is in the way of the corpus's folder: move it away", path=str(root))
     if root.is_dir() and not marker.exists() and any(not p.is_dir() for p in root.rglob("*")):
         raise NBSVMError(

@@ -210,3 +210,31 @@ def test_get_never_deletes_what_nbsvm_did_not_unpack(tmp_path):
     r = subprocess.run(get, capture_output=True, text=True)
     assert r.returncode == 2 and "is in the way of the corpus's folder" in r.stderr
     assert (corpus / "pos").read_text() == "in the way"
+
+
+def test_an_unpack_cut_short_is_taken_up_and_a_linked_folder_is_followed(tmp_path, monkeypatch):
+    """An unpack that stopped half way (a missing archive, a full disk, SIGTERM) left a
+    folder without nbsvm's marker, refused by every later get as not nbsvm's; a corpus
+    folder that is a link to another disk was refused too (it was unpacked through)."""
+    if not datasets.available("iris"):
+        pytest.skip("no shared iris")
+    real = datasets._unpack
+
+    def fails(path, dest):
+        real(path, dest)
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(datasets, "_unpack", fails)
+    with pytest.raises(OSError):
+        datasets.prepare("iris", tmp_path / "d")
+    monkeypatch.setattr(datasets, "_unpack", real)
+    root = datasets.prepare("iris", tmp_path / "d")  # taken up again
+    assert (root / "iris.data").stat().st_size > 0
+    assert "unpacking" not in (root / ".nbsvm-prepared").read_text()
+    elsewhere = tmp_path / "bigdisk" / "iris"
+    elsewhere.mkdir(parents=True)
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "iris").symlink_to(elsewhere, target_is_directory=True)
+    root = datasets.prepare("iris", tmp_path / "e")
+    assert (root / "iris.data").is_file() and (elsewhere / "iris.data").is_file()
+    assert (tmp_path / "e" / "iris").is_symlink()
