@@ -279,8 +279,12 @@ def test_the_reference_is_what_train_uses_on_this_data():
     # 'default' stands for it: the reference whatever the data
     grid = {"min_df": ["default", 5], "loss": ["default", "hinge"]}
     assert reference_of(grid, {}, ["a", "b", "c"], short) == {"min_df": "default", "loss": "default"}
+    # the grid's 'default' is the reference even where the base fixes the setting (the
+    # grid's values replace the base's in every candidate)
     assert reference_of(grid, {"loss": "hinge"}, ["a", "b"], short) == {
-        "min_df": "default", "loss": "hinge"}
+        "min_df": "default", "loss": "default"}
+    assert reference_of({"loss": ["log", "hinge"]}, {"loss": "hinge"}, ["a", "b"], short) == {
+        "loss": "hinge"}
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
@@ -319,3 +323,31 @@ def test_a_validation_split_too_small_for_its_blocks_says_so(tmp_path):
     r = runner.invoke(app, ["tune", str(data), "--grid", "lambda=1e-4,1e-5", "--valid", "0.05",
                             "--n-bits", "12", "-q"])
     assert r.exit_code == 0, r.output
+
+
+def test_default_for_every_grid_name_and_a_fixed_setting_also_in_the_grid(tmp_path):
+    """--grid ngrams=default,3 crashed (str < int among the n-gram orders); --epochs 3 with
+    --grid epochs=default,5 printed --epochs 3 for the 'default' candidate, trained with
+    train's own epochs; a --cache-dir naming a file was refused after 2,000 documents of
+    a stream had been read."""
+    result = tune(DOCS[:300], {"ngrams": ["default", 2]}, BASE, folds=2)
+    assert set(result.table.ngrams) == {"default", 2}
+    data = tmp_path / "t.txt"
+    data.write_text("".join(f"{d.label}\t{d.text}\n" for d in DOCS[:300]))
+    r = runner.invoke(app, ["tune", str(data), "--epochs", "3", "--grid", "epochs=default,5",
+                            "--n-bits", "12", "--folds", "2", "--json"])
+    out = json.loads(r.output)
+    expected = {"default": "", 5: "--epochs 5"}[out["chosen"]["epochs"]]
+    assert "--epochs 3" not in out["command"] and expected in out["command"]
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    read = []
+
+    def stream():
+        for d in DOCS:
+            read.append(d)
+            yield d
+
+    with pytest.raises(NBSVMError, match="is not a folder"):
+        tune(stream(), {"lam": [1e-4]}, BASE, workdir=afile)
+    assert read == []

@@ -179,8 +179,11 @@ def tune_command(
                 result.table.to_csv(tmp, index=False)
         assert result.chosen is not None  # tune() always chooses (the best, or the reference)
         best, chosen = dict(result.best), dict(result.chosen)
-        fixed = {
-            k: v for k, v in base.items() if k != "seed" and v is not None and v != DEFAULTS.get(k)
+        fixed = {  # (a setting also in the grid is the choice's: --epochs 3 beside
+            # --grid epochs=default,5 printed --epochs 3 for a 'default' that trained 10)
+            k: v
+            for k, v in base.items()
+            if k != "seed" and k not in search and v is not None and v != DEFAULTS.get(k)
         }
         if base["char_ngrams"] is not None:  # train's default is auto, not DEFAULTS' 0
             fixed["char_ngrams"] = base["char_ngrams"]

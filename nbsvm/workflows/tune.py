@@ -111,10 +111,10 @@ def reference_of(
     if corpus is not None:
         model.corpus_ = corpus  # what fit learns in its first pass, for the data defaults
     ref = {
-        k: base[k]
+        k: DEFAULT
+        if DEFAULT in grid[k]  # the grid's own 'default', whatever else was given
+        else base[k]
         if base.get(k) is not None
-        else DEFAULT
-        if DEFAULT in grid[k]
         else (
             model.setting(k, classes)
             if (k in TASK_PARAMS and classes is not None) or k in ("lam", "min_df")
@@ -236,14 +236,16 @@ def tune(
     cands = candidates(grid)
     for c in cands:  # refuse impossible settings before reading anything
         NBSVMClassifier(**dict(base, **model_params(c))).validate()
-    orders = sorted({c.get("ngrams", base.get("ngrams", DEFAULTS["ngrams"])) for c in cands})
+    orders = sorted(
+        {model_params(c).get("ngrams", base.get("ngrams", DEFAULTS["ngrams"])) for c in cands}
+    )
     docs = (_labelled(d, i) for i, d in enumerate(docs))
-    if base.get("char_ngrams") is None:  # as fit decides it: from a peek at the documents
-        peeker = NBSVMClassifier(**base)
-        docs = peeker.read_text_defaults(docs)
-        base["char_ngrams"] = given["char_ngrams"] = peeker.setting("char_ngrams")
-    root = cache_folder(workdir, "nbsvm-tune-")  # made when missing, as train makes it
+    root = cache_folder(workdir, "nbsvm-tune-")  # made or refused before any document
     try:
+        if base.get("char_ngrams") is None:  # as fit decides it: from a peek at the documents
+            peeker = NBSVMClassifier(**base)
+            docs = peeker.read_text_defaults(docs)
+            base["char_ngrams"] = given["char_ngrams"] = peeker.setting("char_ngrams")
         caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
         if not given.get("multilabel"):
             _refuse_one_class_parts(caches[orders[0]])
