@@ -630,3 +630,18 @@ def test_one_process_at_a_time_learns_into_a_model_file(model_file, tmp_path):
     # SIGTERM is a server's normal end: exit 0, no 'terminated' (a command's late signal)
     assert server.proc.returncode == 0 and "terminated" not in log, log
     Journal(str(model_file)).close()  # the stopped server's lock went with it
+
+
+def test_a_link_to_the_model_file_takes_the_same_lock(model_file, tmp_path):
+    """Served as m.npz and as link.npz (a symbolic link to it), two servers learned into
+    one file: the lock was named after the path given, not the file."""
+    from nbsvm.serve.journal import Journal
+
+    link = tmp_path / "link.npz"
+    link.symlink_to(model_file)
+    first = Journal(str(model_file))
+    try:
+        with pytest.raises(NBSVMError, match="is learning into this model"):
+            Journal(str(link))
+    finally:
+        first.close()

@@ -286,10 +286,10 @@ def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
     """Reading an answer a few bytes at a time is progress, never timed out: each such
     client kept its answer (4 MB of /explain) in the server, and a dropped one left its
     megabytes queued in the kernel (FIN-WAIT-1) until read. The answers of every slow
-    reader stay under --max-bodies-mb (12 MB here: one 9 MB answer at a time); the
+    reader stay under --max-bodies-mb (5 MB here: one 8 MB answer at a time); the
     connections holding the most are reset; the rest of the server answers."""
-    server = Server(model_file, "--max-bodies-mb", "12", "--timeout-read", "60",
-                    log=tmp_path / "server.log")
+    server = Server(model_file, "--max-bodies-mb", "5", "--max-body-mb", "1",
+                    "--timeout-read", "60", log=tmp_path / "server.log")
     # 20,000 Chinese characters: about 9 MB back, more than the kernel's send queue takes
     body = json.dumps({"text": "好" * 20000}).encode()
     request = (b"POST /explain HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
@@ -307,10 +307,28 @@ def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
             assert time.monotonic() < deadline, server.log.read_text()
             time.sleep(0.1)
         reset: set = set()  # the explanations run one at a time: the last come later
-        while len(reset) < 1:  # at most one 9 MB answer held
+        while len(reset) < 1:  # at most one 8 MB answer held
             assert time.monotonic() < deadline + 30, len(reset)
             reset |= {i for i, s in enumerate(slow) if i not in reset and _reset(s, 0.2)}
         assert _health_seconds(server.url) < 1.0
+        for s in slow:
+            s.close()
+        # one slow reader alone gets its answer, larger than the budget as it is
+        alone = socket.socket()
+        alone.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        alone.connect(("127.0.0.1", server.port))
+        alone.sendall(request)
+        time.sleep(2)  # paused, its 8 MB held: over the budget, alone
+        alone.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)  # now read it fast
+        alone.settimeout(10)
+        answer = b""
+        while b"\r\n\r\n" not in answer or len(answer) < answer.index(b"\r\n\r\n") + 4 + int(
+                answer.split(b"content-length: ")[1].split(b"\r\n")[0]):
+            chunk = alone.recv(1 << 20)
+            assert chunk, f"cut off after {len(answer)} bytes"
+            answer += chunk
+        alone.close()
+        assert answer.startswith(b"HTTP/1.1 200 ") and len(answer) > 8_000_000  # over 5 MB
     finally:
         for s in slow:
             s.close()

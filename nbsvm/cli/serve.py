@@ -58,7 +58,9 @@ def serve_command(
         "--max-bodies-mb",
         min=0.001,
         help="Request bodies held at once, in MB, over all connections of a worker "
-        "(more: 503 with Retry-After).",
+        "(more: 503 with Retry-After); and the answers held for clients reading slower "
+        "than sent (more: the connections holding the most are reset, one is always "
+        "served).",
     ),
     allowed_hosts: list[str] = typer.Option(
         [],

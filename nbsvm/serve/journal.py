@@ -69,7 +69,8 @@ def _lock(model_path: str):
         import fcntl
     except ImportError:  # not POSIX
         return None
-    path = lock_path(model_path)
+    # beside the file itself: a link to it (another name, the same file) takes this lock
+    path = lock_path(os.path.realpath(model_path))
     f = open(path, "a+", encoding="utf-8")  # noqa: SIM115 (held open: the lock)
     try:
         fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
