@@ -631,6 +631,8 @@ def test_a_lexicon_of_one_class_is_refused_when_counted_and_when_given(files):
     (["eval", "-", "-", "-m", "{model}"], "(an input)"),
     (["tune", "-", "-"], "(an input)"),
     (["learn", "-", "--test", "-", "-o", "{tmp}/l.npz"], "(an input and a --test file)"),
+    (["train", "-", "--test", "/dev/stdin", "-o", "{tmp}/m.npz"],
+     "(an input and a --test file)"),
 ])
 def test_standard_input_named_twice_is_refused(tmp_path, args, named):
     """The first read took it all: the second found it empty ('no documents found'), and
@@ -641,7 +643,8 @@ def test_standard_input_named_twice_is_refused(tmp_path, args, named):
     argv = [a.format(tmp=tmp_path, model=model) for a in args]
     r = runner.invoke(app, argv, input="pos\tgood fun\nneg\tbad film\n")
     assert r.exit_code == 2, r.output
-    assert f"standard input (-) is given 2 times {named}: it can be read once" in r.output
+    assert f"standard input (- or /dev/stdin) is given 2 times {named}: it can be read " \
+        "once" in r.output
     assert not (tmp_path / "m.npz").exists() and not (tmp_path / "l.npz").exists()
 
 

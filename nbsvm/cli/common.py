@@ -441,6 +441,10 @@ def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | N
         written[flag] = path
 
 
+#: the names of standard input a command may be given
+STDIN_NAMES = ("-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0")
+
+
 def _refuse_stdin_twice(reads: dict) -> None:
     """Standard input (``-``) named twice among what a command reads: the first read took
     it all, the second found it empty ('no documents found'; a --test set scored empty
@@ -449,12 +453,12 @@ def _refuse_stdin_twice(reads: dict) -> None:
         what
         for what, given in reads.items()
         for path in (given if isinstance(given, (list, tuple)) else [given])
-        if path is not None and str(path) == "-"
+        if path is not None and str(path) in STDIN_NAMES
     ]
     if len(stdin) > 1:
         named = " and ".join(dict.fromkeys(stdin))
         raise NBSVMError(
-            f"standard input (-) is given {len(stdin)} times ({named}): it can be read "
+            f"standard input (- or /dev/stdin) is given {len(stdin)} times ({named}): it can be read "
             "once; save it to a file to read it twice"
         )
 

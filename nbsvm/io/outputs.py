@@ -96,10 +96,7 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
         return
     if str(path) == "":
         raise NBSVMError(f"{option} needs a file name")
-    if str(path).endswith(("/", os.sep)):  # Path() drops the slash: 'models/' made a file
-        raise NBSVMError(
-            f"ends with '/', a folder; give {option} a file name inside it", path=str(path)
-        )
+    _refuse_folder_name(path, f" {option}")
     path = Path(path)
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
@@ -111,6 +108,14 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     fd, probe, _ = _temporary_beside(path, ".nbsvm-probe", option)
     os.close(fd)
     os.unlink(probe)
+
+
+def _refuse_folder_name(path: str | os.PathLike[str], option: str = "") -> None:
+    """Refuse a name that says it is a folder (``models/``, ``models/.``): Path() drops the
+    slash and the dot, and a file named ``models`` was written."""
+    text = str(path)
+    if text.endswith(("/", os.sep)) or os.path.basename(text) in (".", ".."):
+        raise NBSVMError(f"names a folder; give{option} a file name inside it", path=text)
 
 
 def _identity(path):
@@ -247,6 +252,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     ``path`` itself, written through. Errors of writing raise :class:`NBSVMError` naming
     ``path`` (never the temporary name).
     """
+    _refuse_folder_name(path)  # (the Python API's save('models/') too)
     path = Path(path)
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):

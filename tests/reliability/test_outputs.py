@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from nbsvm import NBSVMClassifier
+from nbsvm import NBSVMClassifier, NBSVMError
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 TRAIN = "".join(f"{'pos' if i % 2 else 'neg'}\t{'great fun' if i % 2 else 'awful dull'} "
@@ -219,7 +219,7 @@ def test_outputs_are_checked_before_reading(files, tmp_path, monkeypatch, case):
         "lexicon": (["lexicon", src, "-o", missing / "lex.npz"], "cannot write (--output)"),
         # Path() dropped the slash: a file named 'models' was written
         "trailing slash": (["train", src, "-o", f"{tmp_path / 'models'}/"],
-                           "models/: ends with '/', a folder; give --output a file name"),
+                           "models/: names a folder; give --output a file name"),
     }
     (tmp_path / "m.checkpoint.npz").mkdir()     # where the checkpoints would go
     args, message = cases[case]
@@ -229,6 +229,19 @@ def test_outputs_are_checked_before_reading(files, tmp_path, monkeypatch, case):
     assert r.stderr.count("\n") == 1, r.stderr           # one line
     assert "nbsvm-tmp" not in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "nonexistent").exists()        # no folder was created
+
+
+def test_a_name_that_says_folder_is_never_a_file(files, tmp_path):
+    """-o nd/. wrote a file named nd; the Python API's save('newmodels/') a file named
+    newmodels (Path() drops the slash and the dot)."""
+    d, _ = files
+    r = run("train", d / "train.txt", "-o", f"{tmp_path / 'nd'}/.", "--n-bits", "12", "-q")
+    assert r.returncode == 2 and "nd/.: names a folder; give --output a file name" in r.stderr
+    model = NBSVMClassifier.load(d / "m.npz")
+    for name in (f"{tmp_path / 'newmodels'}/", f"{tmp_path / 'newmodels'}/."):
+        with pytest.raises(NBSVMError, match="names a folder; give a file name inside it"):
+            model.save(name)
+    assert sorted(tmp_path.iterdir()) == []
 
 
 def test_the_longest_legal_names_are_written(files, tmp_path):
