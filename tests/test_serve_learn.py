@@ -18,7 +18,7 @@ from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.serve.journal import initial_path, journal_path, read_journal  # noqa: E402
 from nbsvm.serve.scoring import predictions  # noqa: E402
 
-from test_serve import JSON, Server  # noqa: E402
+from test_serve import JSON, Server, _free_port  # noqa: E402
 
 TOKEN = "s3cret-token"
 AUTH = {**JSON, "authorization": f"Bearer {TOKEN}"}
@@ -620,7 +620,7 @@ def test_one_process_at_a_time_learns_into_a_model_file(model_file, tmp_path):
     try:
         env = dict(os.environ, NBSVM_LEARN_TOKEN=TOKEN)
         r = subprocess.run([sys.executable, "-m", "nbsvm", "serve", str(model_file), "--learn",
-                            "--port", str(server.port + 1)], capture_output=True, text=True,
+                            "--port", str(_free_port())], capture_output=True, text=True,
                            env=env, timeout=60)
         assert r.returncode == 2, r.stderr
         assert "is learning into this model: one server learns into a file at a time" in r.stderr
