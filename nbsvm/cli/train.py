@@ -544,8 +544,9 @@ def _check_files(
 def _warn_repeated(inputs: list[str], test: list[str]) -> None:
     """Warn (even with -q) of a file read twice: an input given twice trains on its
     documents twice; a --test file that is an input scores documents the model saw, so its
-    accuracy says how well the model fits, not how it does on new text. Both are allowed."""
-    seen: dict[tuple, str] = {}  # each file's identity -> what it was first given as
+    accuracy says how well the model fits, not how it does on new text. Both are allowed.
+    One ``stat`` per path (a shell pattern may give thousands)."""
+    given: dict[tuple, str] = {}  # each input file's identity -> the first name it had
     for kind, paths in (("input", inputs), ("test", test)):
         for path in paths:
             try:
@@ -553,26 +554,18 @@ def _warn_repeated(inputs: list[str], test: list[str]) -> None:
             except (OSError, ValueError):  # standard input, a URL, a pattern: not a file
                 continue
             key = (st.st_dev, st.st_ino)
-            first = seen.setdefault(key, kind)
-            if (first, kind) == ("input", "input") and ("twice", key) not in seen:
-                seen[("twice", key)] = kind  # said once per file
-                if sum(_same(p, st) for p in inputs) > 1:
-                    say = f"{escape(path)} is given twice: its documents train twice"
-                    err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
-            elif (first, kind) == ("input", "test"):
+            if key not in given:
+                if kind == "input":
+                    given[key] = path
+                continue
+            if kind == "input":
+                say = f"{escape(given[key])} is given twice: its documents train twice"
+            else:
                 say = (
                     f"--test {escape(path)} is also a training input: its accuracy measures "
                     "the fit to documents the model saw, not new text"
                 )
-                err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
-
-
-def _same(path: str, st: os.stat_result) -> bool:
-    try:
-        other = os.stat(path)
-    except (OSError, ValueError):
-        return False
-    return (other.st_dev, other.st_ino) == (st.st_dev, st.st_ino)
+            err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
 
 
 def _hashing(
