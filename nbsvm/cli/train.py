@@ -735,9 +735,12 @@ def _check_extra_passes(
     return flag, twice
 
 
-def _reader(*, reading, skip_bad, weight_col, **_) -> dict:
-    """How the inputs are read, as the model file and the feature cache record it."""
-    extra = {"weight_col": weight_col} if weight_col else {}
+def _reader(*, reading, skip_bad, weight_col, multilabel, **_) -> dict:
+    """How the inputs are read, as the model file and the feature cache record it (a
+    multi-label run reads an empty label as the empty set: another cache's documents)."""
+    extra: dict = {"weight_col": weight_col} if weight_col else {}
+    if multilabel:
+        extra["empty_label"] = True
     return reading.reader(skip_bad=True, **extra) if skip_bad else reading.reader(**extra)
 
 

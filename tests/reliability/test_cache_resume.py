@@ -374,3 +374,19 @@ def test_train_with_a_test_set_keeps_the_cache_too(tmp_path):
     # --strict is part of the key: a strict run never reuses a cache of replaced bytes
     third = _run(*args, "--strict", "-o", tmp_path / "c.npz")
     assert "feature cache: kept in" in third.output and len(_kept(caches)) == 2
+
+
+def test_a_multilabel_runs_cache_is_not_reused_by_a_single_label_run(tmp_path):
+    # --multilabel reads an unlabeled line as the empty label set; a single-label run
+    # refuses that line: it must not train the cache's "" class
+    train, caches = _corpus(tmp_path / "train.txt"), tmp_path / "caches"
+    with open(train, "a") as fh:
+        fh.write("\tno label on this line\n")
+    # (fixed character n-grams: left to the data, the peek at the first lines refuses it)
+    args = ["train", train, "--keep-cache", "--cache-dir", caches, "--char-ngrams", "0", *SMALL]
+    _run(*args, "--multilabel", "-o", tmp_path / "ml.npz")
+    out = _run(*args, "-o", tmp_path / "one.npz", code=2)
+    assert "feature cache: reused" not in out.output and "empty label" in out.output
+    assert not (tmp_path / "one.npz").exists()
+    _run(*args, "--multilabel", "-o", tmp_path / "ml2.npz")
+    assert len(_kept(caches)) == 1  # the multi-label run's cache, found again
