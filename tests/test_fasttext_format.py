@@ -1,6 +1,7 @@
 """fastText's ``__label__NAME text`` lines as an input format (issue 18, item 8): parsed as
 fastText reads them, and a corpus in that format trains the same model as the same corpus
 in ``label<TAB>text`` lines."""
+import functools
 import io
 import subprocess
 import sys
@@ -71,3 +72,30 @@ def test_a_fasttext_file_read_as_labeled_lines_names_its_format(tmp_path):
     with pytest.raises(NBSVMError, match=r"g.ft:1: .*found a fastText line .*--format fasttext"):
         list(read_inputs([path]))
     assert [d.label for d in read_inputs([path], fmt="fasttext")] == ["pos", "neg"]
+
+
+def test_several_labels_in_a_single_label_task_are_malformed(tmp_path):
+    # the CLI of a single-label task refuses them, as NBSVMClassifier.fit refuses label
+    # lists; they trained a class named "neg,pos" (and with --multilabel they are a set)
+    text = "__label__pos __label__neg great but awful\n__label__x __label__x dup\n"
+    single = functools.partial(read_fasttext, several_labels=False)
+    check_bad_line(single, "__label__x __label__x dup\n", "__label__pos __label__neg great",
+                   r"several labels \(__label__pos __label__neg\): a multi-label document")
+    assert [d.label for d in read_fasttext(io.StringIO(text))] == ["neg,pos", "x"]
+    src = tmp_path / "ft.txt"
+    src.write_text(text + "__label__pos great film\n__label__neg awful movie\n")
+    records = tmp_path / "l.jsonl"
+    records.write_text('{"text": "great but awful", "label": ["pos", "neg"]}\n'
+                       '{"text": "great film", "label": "pos"}\n'
+                       '{"text": "awful movie", "label": ["neg"]}\n')
+    for path, fmt in ((src, "fasttext"), (records, "jsonl")):
+        model = tmp_path / f"{fmt}.npz"
+        args = [NBSVM, "train", path, "--format", fmt, "-o", model, "--n-bits", "12"]
+        out = subprocess.run([*map(str, args)], capture_output=True, text=True)
+        assert out.returncode == 2 and f"{path.name}:1:" in out.stderr, out.stderr
+        assert "several labels" in out.stderr and not model.exists()
+        multi = subprocess.run([*map(str, args), "--multilabel"], capture_output=True, text=True)
+        assert multi.returncode == 0, multi.stderr
+    # predict keeps such a line's labels as its true label set
+    docs = list(read_inputs([src], fmt="fasttext", labeled=False, several_labels=False))
+    assert docs[0].label == "neg,pos"

@@ -250,6 +250,8 @@ def documents(
             empty_label=empty_label,
             label_sep=label_sep,
             weight_col=weight_col,
+            # the commands read labels for a multi-label task exactly when empty_label
+            several_labels=empty_label or not labeled,
         ),
         stats,
         inputs,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import Document
 from nbsvm.io.labeled_lines import read_text_lines
-from nbsvm.io.labels import key_of
+from nbsvm.io.labels import SEVERAL_LABELS, key_of
 
 if TYPE_CHECKING:
     from nbsvm.io.document import PathOrFile
@@ -30,9 +30,12 @@ def read_fasttext(
     strict: bool = False,
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
+    several_labels: bool = True,
 ) -> Iterator[Document]:
     """Documents of a fastText file. ``labeled=False`` (predict): a line without a label is
     an unlabeled document, and a labelled one keeps its label as the true label.
+    ``several_labels=False`` (a single-label task): a labeled line with several labels is
+    malformed.
 
     Examples
     --------
@@ -62,6 +65,11 @@ def read_fasttext(
                 )
                 continue
             yield doc
+            continue
+        if len(set(labels)) > 1 and labeled and not several_labels:
+            stats.bad(
+                f"several labels ({' '.join(words[:n])}): {SEVERAL_LABELS}", doc.source, doc.line
+            )
             continue
         label = labels[0] if len(labels) == 1 else key_of(labels)
         yield Document(label, " ".join(words[n:]), doc.source, doc.line)

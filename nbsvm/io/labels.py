@@ -20,6 +20,9 @@ from nbsvm.errors import NBSVMError
 #: Separates the labels of a multi-label field (``a,b<TAB>text``).
 SEPARATOR = ","
 
+#: Why a single-label task's reader refuses a document of several labels.
+SEVERAL_LABELS = "a multi-label document, for a multi-label task (nbsvm train --multilabel)"
+
 
 def label_set(key: str | None) -> tuple[str, ...]:
     """The labels of a key: split on commas, stripped, unique, sorted; ``""`` is no label.

@@ -106,6 +106,7 @@ def read_inputs(
     empty_label: bool = False,
     label_sep: str = "\t",
     weight_col: str | None = None,
+    several_labels: bool = True,
 ) -> Iterator[Document]:
     """Chain the documents of several inputs, choosing each reader by ``fmt`` (a name of
     :data:`FORMATS` or an old alias).
@@ -123,6 +124,9 @@ def read_inputs(
     or encoding, a label column that is also a text column (:func:`check_columns`).
     ``weight_col``: the column (field) of each document's weight in CSV/TSV, JSON lines
     and Parquet (:attr:`Document.weight`); other formats have no columns to name.
+    ``several_labels=False`` (a single-label task): a labeled fastText line or record
+    with several labels is malformed, as :meth:`NBSVMClassifier.fit` refuses label
+    lists (else they are one label set, ``a,b``).
 
     Examples
     --------
@@ -149,6 +153,7 @@ def read_inputs(
         empty_label,
         label_sep,
         weight_col,
+        several_labels,
     )
     return _read_inputs(inputs, fmt, settings)
 
@@ -195,6 +200,7 @@ class _Settings:
     empty_label: bool
     label_sep: str
     weight_col: str | None = None
+    several_labels: bool = True
 
 
 def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
@@ -295,7 +301,7 @@ def _line_reader(src, kind, fmt, s: _Settings) -> Iterator[Document]:
         return read_review_inputs(src, labeled=s.labeled, **common)
     if kind == "plain-lines":
         return read_text_lines(src, **common)
-    return read_fasttext(src, labeled=s.labeled, **common)
+    return read_fasttext(src, labeled=s.labeled, several_labels=s.several_labels, **common)
 
 
 def _column_reader(src, kind, s: _Settings) -> Iterator[Document]:
@@ -310,9 +316,10 @@ def _column_reader(src, kind, s: _Settings) -> Iterator[Document]:
         "weight_col": s.weight_col,
     }
     if kind == "jsonl":
+        fields["several_labels"] = s.several_labels
         return read_jsonl(src, labeled=s.labeled, strict=s.strict, encoding=s.encoding, **fields)
     if kind == "parquet":  # decoded by pyarrow: no strict, no encoding
-        return read_parquet(src, labeled=s.labeled, **fields)
+        return read_parquet(src, labeled=s.labeled, several_labels=s.several_labels, **fields)
     # unlabeled: keep true labels when the column is there, for predict's output
     sep = "," if kind == "csv" else "\t"
     return read_table(src, sep=sep, strict=s.strict, encoding=s.encoding, **fields)

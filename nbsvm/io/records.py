@@ -27,7 +27,7 @@ from nbsvm.io.decoding import ReadStats, valid_unicode
 from nbsvm.io.document import Document, weight_of
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns, read_text_lines
-from nbsvm.io.labels import SEPARATOR, key_of
+from nbsvm.io.labels import SEPARATOR, SEVERAL_LABELS, key_of
 
 if TYPE_CHECKING:
     import os
@@ -93,6 +93,7 @@ class _Fields:
     empty_label: bool
     stats: ReadStats
     weight_col: str | None = None
+    several_labels: bool = True  # else a list of several is malformed (single-label)
 
     def document(self, record: dict, name, line):
         """The Document of one record, or None (malformed and skipped)."""
@@ -116,6 +117,10 @@ class _Fields:
         label, problem = (
             _label_of(record.get(label_col), self.empty_label) if label_col else (None, None)
         )
+        if problem is None and not self.several_labels and label and SEPARATOR in label:
+            value = record.get(label_col)
+            if isinstance(value, (list, tuple)):
+                problem = f"several labels {list(value)!r}: {SEVERAL_LABELS}"
         if problem is not None:
             stats.bad(f"field {label_col!r}: {problem}", name, line)
             return None
@@ -142,9 +147,11 @@ def read_jsonl(
     encoding: str = "utf-8",
     empty_label: bool = False,
     weight_col: str | None = None,
+    several_labels: bool = True,
 ) -> Iterator[Document]:
     """Documents of a JSON lines file: one object per line, blank lines skipped
-    (``weight_col``: the field holding each document's weight).
+    (``weight_col``: the field holding each document's weight; ``several_labels=False``:
+    a labeled record's list of several labels is malformed, a single-label task's).
 
     Examples
     --------
@@ -162,6 +169,7 @@ def read_jsonl(
         empty_label,
         stats,
         weight_col,
+        several_labels or not labeled,
     )
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
         try:
@@ -197,6 +205,7 @@ def read_parquet(
     stats: ReadStats | None = None,
     empty_label: bool = False,
     weight_col: str | None = None,
+    several_labels: bool = True,
 ) -> Iterator[Document]:
     """Documents of a Parquet file, one record batch at a time (``line``: the row, from 1;
     ``weight_col``: the column of each document's weight). Needs pyarrow (``pip install 'nbsvm[parquet]'``)."""
@@ -223,7 +232,13 @@ def read_parquet(
             path=name,
         )
     fields = _Fields(
-        text_cols, label_col, labeled and not label_optional, empty_label, stats, weight_col
+        text_cols,
+        label_col,
+        labeled and not label_optional,
+        empty_label,
+        stats,
+        weight_col,
+        several_labels or not labeled,
     )
     wanted = list(text_cols)
     if weight_col and weight_col not in present:
