@@ -29,6 +29,23 @@ def test_trec_lines_split_at_the_first_space():
         list(read_inputs([io.StringIO("a fine\n")], label_sep=""))
 
 
+@pytest.mark.parametrize("sep", [" ", "|"])
+def test_a_header_row_of_other_separators_is_skipped_as_a_tab_ones(sep):
+    # it trained as a document of class 'label' (a third class, and the multi-class defaults)
+    from nbsvm.io.decoding import ReadStats
+    stats = ReadStats()
+    text = f"Label{sep}Text\npos{sep}great film\nneg{sep}label text\n"
+    docs = list(read_inputs([io.StringIO(text)], label_sep=sep, stats=stats))
+    assert [(d.label, d.line) for d in docs] == [("pos", 2), ("neg", 3)]
+    assert any("skipped a header line" in n for n in stats.notes)
+    # a document's first line is never taken for one, nor is a header of other columns
+    for first in (f"label{sep}great film", f"label{sep}text{sep}more"):
+        docs = list(read_inputs([io.StringIO(f"{first}\npos{sep}fine\n")], label_sep=sep))
+        assert [d.label for d in docs] == ["label", "pos"]
+    with pytest.raises(NBSVMError, match="--text-col body"):
+        list(read_inputs([io.StringIO(text)], label_sep=sep, text_col="body"))
+
+
 @pytest.mark.slow  # make test-slow: the reader is checked above; another real-data run covers train
 def test_cli_reads_space_separated_lines_like_tab_separated(imdb_slice, tmp_path):
     docs = list(read_inputs([str(imdb_slice / "train")]))

@@ -118,6 +118,26 @@ def _header_names_them(fields: list[str], label_col, text_col) -> bool:
     return label_ok and text_ok
 
 
+def _names_two_columns(line: str, label_sep: str, label_col, text_col) -> bool:
+    """Whether ``line`` is exactly a label column's name and a text column's name split by
+    ``label_sep`` (``label text`` with ``--label-sep ' '``): a header, not a document of
+    class 'label'.
+
+    >>> _names_two_columns("label text", " ", "label", "text")
+    True
+    >>> _names_two_columns("label great film", " ", "label", "text")
+    False
+    """
+    fields = [f.strip() for f in line.split(label_sep)]
+    if len(fields) != 2:
+        return False
+    labels = LABEL_HEADERS | ({label_col.casefold()} if label_col else set())
+    texts = TEXT_HEADERS | {c.casefold() for c in _columns(text_col)}
+    named = fields[0].casefold() in labels and fields[1].casefold() in texts
+    # column options the header does not name are refused by the caller
+    return named and _header_names_them(fields, label_col, text_col)
+
+
 def _skip_header(
     line: str, name: str, label_col, text_col, stats: ReadStats, lineno: int = 1
 ) -> bool:
@@ -161,6 +181,12 @@ def _first_line_is_header(
         and "\t" in line
         and _skip_header(line, name, label_col, text_col, stats, lineno)
     ):
+        return True
+    if label_sep not in (None, "\t") and _names_two_columns(line, label_sep, label_col, text_col):
+        stats.note(
+            f"{name}:{lineno}: skipped a header line ({line.strip()!r}: column names, not a "
+            "document)"
+        )
         return True
     refuse_named_columns(
         named_columns(label_col, text_col),
