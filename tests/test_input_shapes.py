@@ -369,3 +369,21 @@ def test_reader_defects_found_by_a_review(tmp_path):
     r = run("predict", tmp_path / "pl.csv", "-m", model, "-q")
     assert r.returncode == 0, r.stderr
     assert predictions(r.stdout)["true_label"].tolist() == ["pos", ""]
+
+
+@pytest.mark.parametrize("fmt, line", [("labeled-lines", "pos\tgreat film"),
+                                       ("fasttext", "__label__pos great film"),
+                                       ("jsonl", '{"text": "great film", "label": "pos"}')])
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_files_joined_with_their_boms_read_as_the_files_one_by_one(tmp_path, fmt, line, encoding):
+    # `cat a.txt b.txt`: the second file's BOM starts a line in the middle ('\ufeffpos'
+    # was a class that printed as 'pos', and the first word of a text another word)
+    one = codecs.BOM_UTF8 + (line + "\n").encode()
+    (tmp_path / "a").write_bytes(one)
+    (tmp_path / "joined").write_bytes(one + one)
+    kw = dict(fmt=fmt, encoding=encoding)
+    want = [(d.label, d.text) for d in read_inputs([tmp_path / "a"], **kw)]
+    assert want == [("pos", "great film")]
+    assert [(d.label, d.text) for d in read_inputs([tmp_path / "joined"], **kw)] == want * 2
+    plain = read_inputs([tmp_path / "joined"], fmt="plain-lines", labeled=False, encoding=encoding)
+    assert [d.text for d in plain] == [line, line]

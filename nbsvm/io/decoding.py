@@ -426,7 +426,7 @@ def iter_lines(
 
     Bytes are split on ``\\n`` (on any line end in a file whose lines end with a lone
     ``\\r``; a UTF-16/32 file with a BOM is decoded: :func:`_byte_lines`); the line end
-    (``\\n``, ``\\r\\n``) is removed and a BOM on the first line dropped. A lone ``\\r``
+    (``\\n``, ``\\r\\n``) is removed and a UTF-8 BOM starting any line dropped. A lone ``\\r``
     left inside a line becomes a space (``lone_cr="space"``: it never splits a document)
     or, with ``lone_cr="newline"``, ends a line as in Python's universal newlines (the
     numeric formats, one example per line). Invalid UTF-8 is replaced and counted in
@@ -441,8 +441,9 @@ def iter_lines(
         lines, encoding = _byte_lines(fh, name, encoding)
         for raw in lines:
             lineno += 1
-            if lineno == 1:  # a UTF-8 BOM, whatever ``encoding`` says (latin-1: 'ï»¿pos')
-                raw = raw.removeprefix(codecs.BOM_UTF8)
+            # a UTF-8 BOM, whatever ``encoding`` says (latin-1: 'ï»¿pos'), on any line: the
+            # files that `cat a.txt b.txt` joins bring theirs ('\ufeffpos' became a class)
+            raw = raw.removeprefix(codecs.BOM_UTF8)
             try:
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:

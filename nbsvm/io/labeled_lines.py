@@ -252,8 +252,9 @@ def read_lines(
     try:
         lines, encoding = _byte_lines(fh, name, encoding)
         for lineno, raw in enumerate(lines, 1):
-            if lineno == 1:  # a UTF-8 BOM, whatever --encoding says (latin-1: 'ï»¿pos')
-                raw = raw.removeprefix(codecs.BOM_UTF8)
+            # a UTF-8 BOM, whatever --encoding says (latin-1: 'ï»¿pos'), on any line: the
+            # files that `cat a.txt b.txt` joins bring theirs ('\ufeffpos' became a class)
+            raw = raw.removeprefix(codecs.BOM_UTF8)
             try:
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
