@@ -155,3 +155,22 @@ def test_labels_of_strings_and_bytes_are_named_so():
     with pytest.raises(NBSVMError, match=r"labels mix strings and bytes \(b'a' and 'b'"):
         NBSVMClassifier(ngrams=1, n_bits=12, min_df=1).fit(
             ["a great film", "great fun", "an awful film", "dull"], [b"a", "b", b"a", "b"])
+
+
+def test_a_model_trained_from_a_file_scores_numbers_of_any_type(tmp_path):
+    # a file's classes are names: y of floats (a pandas column with a NaN somewhere) or
+    # bools scored 0.0 against '1' / '0', where a model fitted on ints scores them right
+    texts, labels = _data()
+    numbers = ["1" if label == "pos" else "0" for label in labels]
+    src = tmp_path / "num.txt"
+    src.write_text("".join(f"{y}\t{x}\n" for x, y in zip(texts, numbers)), encoding="utf-8")
+    from testhelpers import run_cli
+    assert run_cli("train", src, "-o", tmp_path / "m.npz", "--n-bits", "14", "-q").returncode == 0
+    clf = NBSVMClassifier.load(tmp_path / "m.npz")
+    fitted = NBSVMClassifier(n_bits=14).fit(texts, [int(y) for y in numbers])
+    want = clf.score(texts, numbers)
+    assert want > 0.9
+    for y in ([int(v) for v in numbers], np.array(numbers, dtype=float),
+              [v == "1" for v in numbers]):
+        assert clf.score(texts, y) == want
+        assert fitted.score(texts, y) == fitted.score(texts, [int(v) for v in numbers])

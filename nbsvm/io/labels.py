@@ -192,6 +192,19 @@ def names_by_value(labels: Iterable, label_values: dict | None) -> list[str]:
     ]
 
 
+def values_of_names(names: Iterable[str]) -> dict:
+    """``{name: number}`` for the class names that are numbers as Python writes them
+    (:func:`class_order`'s): the ``label_values`` of a model trained from files, which
+    keep names only, so that 1.0 or True finds the class '1' as it finds a model's fitted
+    on 1.
+
+    >>> values_of_names(["0", "1", "+1", "x", "2.5", "01"])
+    {'0': 0, '1': 1, '2.5': 2.5}
+    """
+    values = {name: _number(name) for name in names}
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def keys_by_value(targets: Iterable, label_values: dict | None) -> list[str]:
     """Each multi-label target (a list of labels, or an ``'a,b'`` key) as its key, each
     label named as :func:`names_by_value` names it: ``[1.0, 2.0]`` finds the classes of a

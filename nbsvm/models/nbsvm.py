@@ -42,7 +42,7 @@ from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document, rereadable_or_none
 from nbsvm.io.frames import sample_weights, texts_and_labels
-from nbsvm.io.labels import class_order, key_of, keys_by_value, names_by_value
+from nbsvm.io.labels import class_order, key_of, keys_by_value, names_by_value, values_of_names
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
 from nbsvm.models import prediction as _prediction
@@ -717,7 +717,8 @@ class NBSVMClassifier(Params):
         for a model fitted on 1) takes its name (:func:`~nbsvm.io.labels.names_by_value`).
         Multi-label: each label set (a list, or an ``'a,b'`` string) as its key, its labels
         named so (:func:`~nbsvm.io.labels.keys_by_value`)."""
-        values = self.__dict__.get("_label_values")
+        # a model trained from files keeps names only: its numbers are read from them
+        values = self.__dict__.get("_label_values") or values_of_names(self.class_names_)
         if self.multilabel:
             return keys_by_value(labels, values)
         return names_by_value(labels, values)
