@@ -363,6 +363,18 @@ def test_reader_defects_found_by_a_review(tmp_path):
                                     "nice\tpos\nterrible\tneg\n")
     with pytest.raises(NBSVMError, match=r"q.tsv:2: a field holds a TAB"):
         list(read_inputs([tmp_path / "q.tsv"], fmt="tsv"))
+    # in a one-column TSV (predict's) it swallows the lines up to the next quote
+    (tmp_path / "one.tsv").write_text('text\n"The best film ever, great\nawful boring movie\n'
+                                      'terrible "acting\ngreat fun\n')
+    # (a quoted text may hold line breaks, as pandas writes them: the reader says so)
+    stats = ReadStats()
+    docs = read_inputs([tmp_path / "one.tsv"], fmt="tsv", labeled=False, label_col=None,
+                       stats=stats)
+    assert [d.line for d in docs] == [2, 5]
+    assert stats.notes == [
+        f"{tmp_path / 'one.tsv'}: 1 row(s) hold line breaks inside quotes (the first: line 2, "
+        '3 lines); a text that opens with a quote (") by accident takes in the lines up to '
+        "the next quote"]
     # predict of a CSV whose label column is empty on some rows: those are unlabelled
     model = train(tmp_path / "l.txt", tmp_path / "m.npz")
     (tmp_path / "pl.csv").write_text("label,text\npos,great fun 1\n,loved every minute 2\n")

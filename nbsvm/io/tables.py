@@ -136,6 +136,7 @@ def read_table(
                 rows = _Rows(stats, name, lines, label_col, positional, label_optional, sep)
                 rows.empty_label, rows.weight_col, rows.counts = empty_label, weight_col, counts
                 yield from rows.documents(chunk, texts, labels, weights, breaks)
+        lines.note_spanning(stats, name)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -431,6 +432,8 @@ class _Lines:
     row: int
     skipped: set[int]
     carry: int = 0
+    spanning: int = 0  # rows with quoted line breaks
+    first_spanning: tuple[int, int] = (0, 0)  # the first one's line and lines
 
     def next(self, extra: int) -> int:
         """The next row's first line; ``extra``: its own quoted line breaks."""
@@ -438,7 +441,24 @@ class _Lines:
         self.carry = extra
         while self.row in self.skipped:
             self.row += 1
+        if extra:
+            self.spanning += 1
+            if self.spanning == 1:
+                self.first_spanning = (self.row, extra + 1)
         return self.row
+
+    def note_spanning(self, stats: ReadStats, name: str) -> None:
+        """Say how many rows took in several lines through a quoted field: a text that
+        opens with a quote by accident takes in the lines, rows and labels up to the next
+        quote, which only this note shows (a one-column table has no field count to
+        check)."""
+        if self.spanning:
+            line, lines = self.first_spanning
+            stats.note(
+                f"{name}: {self.spanning} row(s) hold line breaks inside quotes (the first: "
+                f"line {line}, {lines} lines); a text that opens with a quote (\") by accident "
+                "takes in the lines up to the next quote"
+            )
 
 
 def _line_breaks(chunk) -> list[int]:
