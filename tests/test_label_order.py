@@ -174,3 +174,19 @@ def test_a_model_trained_from_a_file_scores_numbers_of_any_type(tmp_path):
               [v == "1" for v in numbers]):
         assert clf.score(texts, y) == want
         assert fitted.score(texts, y) == fitted.score(texts, [int(v) for v in numbers])
+
+
+@pytest.mark.parametrize("labels", [
+    [np.str_("pos"), "neg", "pos", np.str_("neg")],     # drawn with rng.choice beside literals
+    [np.int64(1), 0, 1, np.int64(0)], [np.float32(1.0), 0.0, 1.0, np.float64(0.0)],
+    [np.bool_(True), False, True, np.False_]])
+def test_numpy_scalars_are_their_python_values(labels):
+    # scikit-learn takes them: they were refused as "give the labels one type"
+    texts, polarity = _data()
+    # each class as a NumPy scalar and as a Python value, in turn (labels[0] / [2]: one
+    # class, labels[1] / [3] the other)
+    y = [labels[2 * (i % 2) + (p != "pos")] for i, p in enumerate(polarity)]
+    clf = NBSVMClassifier(n_bits=14).fit(texts, y)
+    assert len(clf.classes_) == 2
+    plain = [v.item() if isinstance(v, np.generic) else v for v in y]
+    assert clf.score(texts, y) == clf.score(texts, plain) > 0.9

@@ -164,8 +164,11 @@ def check_labels(labels: list, name: str = "y") -> None:
                 "give it one)"
             )
         text = str(value)
-        first = seen.setdefault(text, value)
-        if first is not value and (type(first) is not type(value) or first != value):
+        # a NumPy scalar is its Python value: np.str_('x') and 'x' (labels drawn with
+        # rng.choice beside literals), np.int64(0) and 0 are one class each
+        plain = value.item() if isinstance(value, np.generic) else value
+        first = seen.setdefault(text, plain)
+        if first is not plain and (type(first) is not type(plain) or first != plain):
             raise NBSVMError(
                 f"{name} holds {first!r} and {value!r} ({name}{where}), one class once written as text: "
                 "give the labels one type"
