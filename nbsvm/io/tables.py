@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +38,7 @@ from nbsvm.io.document import STDIN, Document, weight_of
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns
 from nbsvm.io.short_rows import FieldCounts
+from nbsvm.io.table_lines import RowLines, RowScanner, Scanned
 
 if TYPE_CHECKING:
     from nbsvm.io.document import PathOrFile
@@ -111,46 +112,70 @@ def read_table(
     encoding = wide or encoding
     if positional and _skip_long_first_row(head, whole, wide, sep, stats, name):
         skipped.add(1)
+    lines: Any = None
     try:
-        with _lf_source(source, name, head, wide) as lf:  # CRLF read as LF
+        with _lf_source(source, name, head, wide, sep) as (lf, scanner):  # CRLF read as LF
+            lines = _row_lines(scanner, positional, skipped, stats, name)
             before = _replaced_so_far()
             chunks = _read_csv(pd, lf, sep, chunksize, encoding, strict, stats, skipped, head)
-            lines = _Lines(0 if positional else 1, skipped)
             counts = FieldCounts(
                 name if source is name else "-", sep, encoding, lf is not source,
                 _cr_only(head), 1 in skipped,
             )  # fmt: skip
             names = None
-            for chunk in _chunks_noting_bad_rows(chunks, stats, name, pd, skipped):
+            first = True
+            spans = _Spans()
+            for chunk in _chunks_noting_bad_rows(chunks, lines, pd):
                 chunk = _without_cr(chunk)
                 breaks = _line_breaks(chunk)
                 if not positional:
                     if names is None:  # the header row's own
-                        lines.carry, breaks = breaks[0], breaks[1:]
+                        lines.header(breaks[0])
+                        breaks = breaks[1:]
                     chunk, names = _named_columns(chunk, names)
-                if lines.row <= 1 and label_optional and label_col not in chunk.columns:
+                if first and label_optional and label_col not in chunk.columns:
                     label_col = None
+                first = False
                 texts, labels = _texts_and_labels(chunk, text_cols, label_col, positional, name)
                 weights = _weights(chunk, weight_col, positional, name, len(texts))
                 before = _count_replaced(before, texts, labels, stats)
-                rows = _Rows(stats, name, lines, label_col, positional, label_optional, sep)
+                rows = _Rows(stats, name, lines, label_col, positional, label_optional, sep, spans)
                 rows.empty_label, rows.weight_col, rows.counts = empty_label, weight_col, counts
                 yield from rows.documents(chunk, texts, labels, weights, breaks)
-        lines.note_spanning(stats, name)
+            lines.finish()
+        spans.note(stats, name)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
-        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
-        if found:  # a row with too many fields, said as --skip-bad-lines says it
-            expected, line, saw = map(int, found.groups())
-            stats.bad(f"malformed row (expected {expected} fields, saw {saw})", name, line)
-        raise NBSVMError(
-            f"cannot parse as {kind}: {str(e).strip()}", path=name, line=_parser_line(e)
-        ) from None
+        raise _parser_error(e, lines, stats, name, kind) from None
     except UnicodeDecodeError as e:  # strict: find the line again (only files can be re-read)
         raise _strict_decode_error(e, source, name, wide) from None
     except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+
+
+def _row_lines(scanner, positional: bool, skipped: set[int], stats: ReadStats, name: str) -> Any:
+    """What numbers the rows: :class:`~nbsvm.io.table_lines.RowLines` beside ``scanner``,
+    or without one (a table pandas alone reads) :class:`_Lines`."""
+
+    def report(why: str, line: int) -> None:
+        stats.bad(why, name, line)
+
+    if scanner is not None:
+        return RowLines(scanner, skipped, report)
+    return _Lines(0 if positional else 1, skipped, report=report)
+
+
+def _parser_error(error, lines, stats: ReadStats, name: str, kind: str) -> NBSVMError:
+    """pandas' parser error as nbsvm says it, at the row's line (a row with too many
+    fields said as --skip-bad-lines says it, and counted)."""
+    found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(error))
+    line = _parser_line(error)
+    if found:
+        expected, number, saw = map(int, found.groups())
+        line = number if lines is None else lines.line_of(number)
+        stats.bad(f"malformed row (expected {expected} fields, saw {saw})", name, line)
+    return NBSVMError(f"cannot parse as {kind}: {str(error).strip()}", path=name, line=line)
 
 
 @dataclass
@@ -160,11 +185,12 @@ class _Rows:
 
     stats: ReadStats
     name: str
-    lines: _Lines
+    lines: Any  # _Lines or RowLines
     label_col: Any
     positional: bool
     label_optional: bool
     sep: str
+    spans: _Spans
     empty_label: bool = False
     weight_col: Any = None
     counts: FieldCounts | None = None  # the fields of short rows, read again
@@ -181,6 +207,7 @@ class _Rows:
         optional, empty_label, sep = self.label_optional, self.empty_label, self.sep
         for i, (text, label, weight, extra) in enumerate(zip(texts, labels, weights, breaks)):
             row = lines.next(extra)
+            self.spans.add(row, extra)
             if short and i in short:
                 if short[i] != UNCHECKED:
                     stats.bad(short[i], name, row)
@@ -269,22 +296,48 @@ class _LfOnly(io.RawIOBase):
 
 
 @contextmanager
-def _lf_source(source: Any, name: str, head: bytes, wide: str | None) -> Iterator[Any]:
-    """What pandas reads: ``source``, or when its first bytes end lines with CRLF, a stream
-    of it with LF line ends (:class:`_LfOnly`). Left to pandas as they are: UTF-16/32 text
-    (its CR and LF are two bytes) and what pandas decompresses itself; a CR that then ends
-    a field is dropped after (:func:`_without_cr`)."""
-    if wide or b"\r\n" not in head:
-        yield source
+def _lf_source(
+    source: Any, name: str, head: bytes, wide: str | None, sep: str
+) -> Iterator[tuple[Any, RowScanner | None]]:
+    """``(what pandas reads, the scanner reading it too)``: the bytes of ``source`` (a
+    ``.gz``, ``.bz2`` or ``.xz`` file decompressed), with LF line ends when its first bytes
+    end lines with CRLF (:class:`_LfOnly`), through a
+    :class:`~nbsvm.io.table_lines.RowScanner` that finds each row's line. Left to pandas
+    as they are, without a scanner: UTF-16/32 text (its CR and LF are two bytes), what
+    pandas decompresses itself and text streams; a CR that then ends a field is dropped
+    after (:func:`_without_cr`)."""
+    if wide or (source is name and _pandas_decompresses(name)) or not _is_binary(source):
+        yield source, None
         return
     fh, close = source, False
     if source is name:
         fh, _, close = _open_binary(name)
     try:
-        yield io.BufferedReader(_LfOnly(fh), READ_BUFFER)
+        if b"\r\n" in head:
+            fh = io.BufferedReader(_LfOnly(fh), READ_BUFFER)
+        scanner = RowScanner(sep.encode(), b"\r" if _cr_only(head) else b"\n")
+        yield io.BufferedReader(Scanned(fh, scanner), READ_BUFFER), scanner
     finally:
         if close:
             fh.close()
+
+
+def _pandas_decompresses(name: str) -> bool:
+    """Whether a file is one only pandas opens: ``.zip``, ``.zst``, ``.tar(.gz, ...)``."""
+    lower = name.lower()
+    return lower.endswith(TAR_SUFFIXES) or (
+        lower.endswith(OTHER_COMPRESSION) and Path(lower).suffix not in DECOMPRESS
+    )
+
+
+def _is_binary(source: Any) -> bool:
+    """A path, or a stream of bytes (standard input's buffer, a file opened ``rb``)."""
+    if isinstance(source, str):
+        return True
+    try:
+        return isinstance(source.read(0), bytes)
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _source(path) -> tuple[Any, str]:
@@ -425,37 +478,67 @@ def _without_cr(chunk):
 
 @dataclass
 class _Lines:
-    """The file line of each row of a table: a row starts one line after the last line of
-    the row before (``carry``: the line breaks inside that row's quoted fields); the lines
-    pandas skipped are stepped over."""
+    """The line of each row of a table pandas reads itself (compressions it alone opens,
+    UTF-16/32, text streams), where :class:`~nbsvm.io.table_lines.RowLines` cannot read
+    beside it: a row starts one line after the last line of the row before (``carry``: the
+    line breaks inside that row's quoted fields); the lines pandas skipped are stepped
+    over, blank lines are not counted."""
 
     row: int
     skipped: set[int]
     carry: int = 0
-    spanning: int = 0  # rows with quoted line breaks
-    first_spanning: tuple[int, int] = (0, 0)  # the first one's line and lines
+    report: Callable[[str, int], Any] | None = None
 
-    def next(self, extra: int) -> int:
+    def skip(self, number: int, why: str) -> None:
+        """pandas skipped its row ``number``: reported now, by that number."""
+        self.skipped.add(number)
+        if self.report is not None:
+            self.report(why, number)
+
+    def header(self, extra: int) -> int:
+        """The header row (line 1): the next row starts after its quoted line breaks."""
+        self.carry = extra
+        return self.row
+
+    def finish(self) -> None:
+        """Nothing left to report."""
+
+    def line_of(self, number: int) -> int:
+        """pandas' number of a row, as this count has it."""
+        return number
+
+    def next(self, extra: int = 0) -> int:
         """The next row's first line; ``extra``: its own quoted line breaks."""
         self.row += 1 + self.carry
         self.carry = extra
         while self.row in self.skipped:
             self.row += 1
-        if extra:
-            self.spanning += 1
-            if self.spanning == 1:
-                self.first_spanning = (self.row, extra + 1)
         return self.row
 
-    def note_spanning(self, stats: ReadStats, name: str) -> None:
+
+@dataclass
+class _Spans:
+    """The rows that took in several lines through a quoted field."""
+
+    count: int = 0
+    first: tuple[int, int] = (0, 0)  # the first one's line and lines
+
+    def add(self, row: int, extra: int) -> None:
+        """Row ``row`` holds ``extra`` quoted line breaks."""
+        if extra:
+            self.count += 1
+            if self.count == 1:
+                self.first = (row, extra + 1)
+
+    def note(self, stats: ReadStats, name: str) -> None:
         """Say how many rows took in several lines through a quoted field: a text that
         opens with a quote by accident takes in the lines, rows and labels up to the next
         quote, which only this note shows (a one-column table has no field count to
         check)."""
-        if self.spanning:
-            line, lines = self.first_spanning
+        if self.count:
+            line, lines = self.first
             stats.note(
-                f"{name}: {self.spanning} row(s) hold line breaks inside quotes (the first: "
+                f"{name}: {self.count} row(s) hold line breaks inside quotes (the first: "
                 f"line {line}, {lines} lines); a text that opens with a quote (\") by accident "
                 "takes in the lines up to the next quote"
             )
@@ -574,10 +657,7 @@ def _head(source, name: str) -> tuple[bytes, bool]:
     look at standard input or an open binary file gives without consuming it (none for
     other streams: they are read as they are)."""
     if source is name:
-        lower = name.lower()
-        if lower.endswith(TAR_SUFFIXES) or (
-            lower.endswith(OTHER_COMPRESSION) and Path(lower).suffix not in DECOMPRESS
-        ):  # .zip, .zst, .tar(.gz, .bz2, .xz): pandas' own (bz2 and xz are read here)
+        if _pandas_decompresses(name):  # .zip, .zst, .tar(.gz, .bz2, .xz): pandas' own
             return b"", False
         fh, _, _ = _open_binary(name)
         try:
@@ -668,11 +748,11 @@ def _is_number(column) -> bool:
     return isinstance(column, int) or (isinstance(column, str) and column.isdigit())
 
 
-def _chunks_noting_bad_rows(chunks, stats: ReadStats, name: str, pd, skipped: set) -> Iterator:
-    """The chunks of a pandas reader; with ``stats.skip_bad`` the rows pandas skipped (its
-    ``on_bad_lines="warn"`` warnings: ``Skipping line N: expected 2 fields, saw 3``) are
-    counted and named in ``stats`` and their line numbers added to ``skipped``. Warnings
-    are caught only while a chunk is parsed."""
+def _chunks_noting_bad_rows(chunks, lines, pd) -> Iterator:
+    """The chunks of a pandas reader; with ``--skip-bad-lines`` the rows pandas skipped
+    (its ``on_bad_lines="warn"`` warnings: ``Skipping line N: expected 2 fields, saw 3``)
+    are handed to ``lines`` (:meth:`_Lines.skip`), which reports them by their line.
+    Warnings are caught only while a chunk is parsed."""
     import warnings
 
     it = iter(chunks)
@@ -689,8 +769,7 @@ def _chunks_noting_bad_rows(chunks, stats: ReadStats, name: str, pd, skipped: se
             if not found:
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             for line, why in found:
-                skipped.add(int(line))
-                stats.bad(f"malformed row ({why})", name, int(line))
+                lines.skip(int(line), f"malformed row ({why})")
         yield chunk
 
 
