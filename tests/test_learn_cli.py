@@ -751,6 +751,13 @@ def test_sparse_lines_are_read_as_written(tmp_path):
     r = run("learn", tmp_path / "a.svm", tmp_path / "b.svm", "-a", "mira", "-o",
             tmp_path / "ab.npz", "-q")
     assert_clean_error(r, "b.svm:1: label '1' is the number '+1' (first seen at")
+    # eval refuses it against the model's classes too (it counted '+1' as a class the
+    # model does not know, every example an error); predict keeps it as the true label
+    assert_ok(run("learn", tmp_path / "b.svm", "-a", "mira", "-o", tmp_path / "b.npz", "-q"))
+    r = run("eval", tmp_path / "a.svm", "-m", tmp_path / "b.npz", "-q")
+    assert_clean_error(r, "a.svm:1: label '+1' is the number '1' (a class of the model)")
+    assert_ok(run("eval", tmp_path / "b.svm", "-m", tmp_path / "b.npz", "-q"))
+    assert_ok(run("predict", tmp_path / "a.svm", "-m", tmp_path / "b.npz", "-q"))
     (tmp_path / "r.svm").write_text("1.0 1:1\n1 2:1\n2.5 1:1 2:1\n")
     assert_ok(run("learn", tmp_path / "r.svm", "-a", "sgd-regressor", "-o", tmp_path / "r.npz",
                   "-q"))

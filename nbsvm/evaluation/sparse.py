@@ -95,7 +95,9 @@ def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncode
 
 
 def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, encoding="utf-8"):
-    """``(records, SparseRows)`` batches of every input, read with the model's settings."""
+    """``(records, SparseRows)`` batches of every input, read with the model's settings;
+    labeled (eval): a number label spelled otherwise than the model's class of that number
+    (``+1`` for ``1``) is refused, as learn refuses it between its files."""
     inputs = [inputs] if isinstance(inputs, (str, Path)) else list(inputs)
     # named features read in another encoding hash to other columns (svmlight's integer
     # indices do not depend on it; a model written before encodings were kept says nothing)
@@ -106,6 +108,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             f"this model read its training inputs as {trained}: read these with "
             f"--encoding {trained} (given: {encoding})"
         )
+    spellings = _class_spellings(model) if labeled else None
     for path in inputs:
         f, encoder = _model_encoder(model, path, fmt)
         with_labels = labeled if labeled is not None else has_labels(path, f)
@@ -118,10 +121,27 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             stats=stats,
             encoding=encoding,
             targets=model.task == "regression",  # 1 and 1.0: one value, as learn reads
+            spellings=spellings,
         )
         for records in batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
             yield records, SparseRows(indices, values, offsets, model.n_features_in_)
+
+
+def _class_spellings(model: OnlineLearner) -> dict | None:
+    """The model's number classes as :func:`~nbsvm.io.sparse.read_svmlight`'s table of
+    first spellings (``{1.0: ('1', ...)}``); None for regression."""
+    if model.task == "regression":
+        return None
+    spellings: dict[float, tuple[str, str, int]] = {}
+    for name in (str(c) for c in getattr(model, "classes_", [])):
+        try:
+            value = float(name)
+        except ValueError:
+            continue
+        if value == value:
+            spellings.setdefault(value, (name, "the model's classes", 0))
+    return spellings
 
 
 def evaluate_sparse(

@@ -129,10 +129,10 @@ def _check_spelling(label: str, spellings: dict, name: str, lineno: int) -> None
         return
     first = spellings.setdefault(value, (label, name, lineno))
     if first[0] != label:
+        seen = f"first seen at {first[1]}:{first[2]}" if first[2] else "a class of the model"
         raise NBSVMError(
-            f"label {label!r} is the number {first[0]!r} (first seen at {first[1]}:{first[2]}) "
-            "written another way: it would be a class of its own; write it the same way "
-            "everywhere",
+            f"label {label!r} is the number {first[0]!r} ({seen}) written another way: it "
+            "would be a class of its own; write it the same way everywhere",
             path=name,
             line=lineno,
         )
