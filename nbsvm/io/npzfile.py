@@ -222,12 +222,28 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) ->
                 path=str(path),
             )
         out = np.empty(shape, dtype=dtype)
-        got = cast(zipfile.ZipExtFile, fh).readinto(out.reshape(-1).data.cast("B")) if nbytes else 0
+        got = _read_into(cast(zipfile.ZipExtFile, fh), out.reshape(-1).data.cast("B"))
         if got != nbytes:
             raise NBSVMError(
                 f"corrupted or truncated {kind} file: array {name!r} is short", path=str(path)
             )
         return out
+
+
+#: The piece a member is read in: ZipExtFile.readinto reads all it is asked for into a
+#: bytes object and copies it, which held every array twice while a model loaded.
+READ_PIECE = 1 << 24
+
+
+def _read_into(fh: zipfile.ZipExtFile, view: memoryview) -> int:
+    """Fill ``view`` from ``fh`` piece by piece; the bytes read (fewer at its end)."""
+    got = 0
+    while got < len(view):
+        n = fh.readinto(view[got : got + READ_PIECE])
+        if not n:
+            break
+        got += n
+    return got
 
 
 def _array_spec(zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path) -> tuple:

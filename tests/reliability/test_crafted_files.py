@@ -619,3 +619,18 @@ def test_crafted_row_cache(tmp_path, case):
         with pytest.raises(NBSVMError, match=needle) as e:
             list(cache.shuffled_blocks(rng, 10, **kw))
         assert str(tmp_path) in str(e.value)
+
+
+@pytest.mark.parametrize("piece", [1, 7, 1 << 24])
+def test_arrays_are_read_in_pieces_whole_and_short_ones_refused(tmp_path, monkeypatch, piece):
+    # a member is read piece by piece into its array (ZipExtFile.readinto copied the whole
+    # of it through a bytes object: a model held each array twice while it loaded)
+    from nbsvm.io import npzfile
+    monkeypatch.setattr(npzfile, "READ_PIECE", piece)
+    arrays = {"w": np.arange(1001, dtype=np.float32) / 3, "ids": np.arange(10, dtype=np.int64),
+              "empty": np.zeros(0)}
+    npzfile.save_npz(tmp_path / "m.npz", "model", {"x": 1}, arrays)
+    header, loaded = npzfile.load_npz(tmp_path / "m.npz", "model")
+    assert header["x"] == 1
+    for name, want in arrays.items():
+        assert loaded[name].dtype == want.dtype and np.array_equal(loaded[name], want)
