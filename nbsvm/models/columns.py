@@ -117,6 +117,8 @@ class ColumnBuilder:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
         alpha = float(model.setting("alpha", classes) if alpha is None else alpha)
         min_df = int(model.setting("min_df"))
+        if len(classes) > 2 and not lexicon.dense:  # the int32 counts by kept bucket
+            self._check_counts_fit(lexicon, classes, cell_bytes=4)
         buckets, counts, rows, df, all_seen = _class_counts(lexicon, seen, min_df)
         # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
@@ -170,6 +172,24 @@ class ColumnBuilder:
             column_of = _by_bucket(buckets, column_of, lexicon.hasher.n_bits)
         return Columns(classes, lexicon.class_counts_, n_seen_buckets, column_of, learner)
 
+    def _check_counts_fit(self, lexicon: NBLexicon, classes: list, cell_bytes: int) -> None:
+        """Before the counts of a lexicon of many classes are laid out, one row of
+        ``cell_bytes`` per class over the kept buckets: refuse when they and the learner
+        would not fit (they were allocated first: a lexicon of 2,000 labels took 2 GB
+        before --max-memory 1G refused it)."""
+        model = self.model
+        _, docs = lexicon.seen_document_counts()
+        n_kept = int(np.count_nonzero(docs >= max(int(model.setting("min_df")), 1)))
+        needed = fit_bytes(
+            self.hasher.n_bits,
+            model.n_outputs(classes),
+            model.setting("optimizer", classes),
+            n_columns=n_kept,
+            n_classes=len(classes),
+            best_copy=bool(model.early_stopping),
+        )
+        check_fit_memory(needed + len(classes) * n_kept * cell_bytes, self.max_memory)
+
     def _from_label_sets(self, lexicon: NBLexicon) -> Columns:
         """Multi-label columns from a lexicon whose classes are label-set keys (``a,b``;
         see :func:`label_set_counts`): the ratios equal :meth:`from_df`'s bit for bit."""
@@ -180,6 +200,8 @@ class ColumnBuilder:
                 "no labels to train on: multi-label fields are 'a,b' lists and "
                 "every document's was empty"
             )
+        # the per-label counts (float64 sums, then int64) are built over the kept buckets
+        self._check_counts_fit(lexicon, classes, cell_bytes=16)
         buckets, counts, kept_df, docs, n_seen = label_set_counts(
             lexicon, classes, model.setting("min_df")
         )

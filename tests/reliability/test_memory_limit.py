@@ -100,3 +100,26 @@ def test_one_long_document_is_refused_before_its_hashing_scratch(tmp_path):
     assert peak < 300 * 2**20 and not (tmp_path / "m.npz").exists()
     code, err, peak = peak_run([*args, "--max-memory", "500M"], tmp_path)
     assert code == 0 and peak < 500 * 2**20, (err, peak)
+
+
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_a_lexicon_of_many_classes_is_refused_before_its_counts_are_laid_out(
+        tmp_path, monkeypatch, multilabel):
+    # with --lexicon the counts of every class over the kept buckets were built first
+    # (2,000 labels: 2 GB, or a MemoryError) and --max-memory refused after them
+    from nbsvm.lexicon.nblexicon import NBLexicon
+    from nbsvm.models import columns
+    from testhelpers import run_cli
+    rows = [f"{f'L{i % 40},L{(i + 7) % 40}' if multilabel else f'c{i % 40}'}\tw{i} w{i * 7} w{i % 13}"
+            for i in range(400)]
+    src = tmp_path / "d.txt"
+    src.write_text("\n".join(rows) + "\n")
+    assert run_cli("lexicon", src, "-o", tmp_path / "lex.npz", "-q").returncode == 0
+    calls = []
+    monkeypatch.setattr(NBLexicon, "compact", lambda *a, **k: calls.append("compact"))
+    monkeypatch.setattr(columns, "label_set_counts", lambda *a, **k: calls.append("sets"))
+    args = ["train", src, "--lexicon", tmp_path / "lex.npz", "-o", tmp_path / "m.npz", "-q",
+            "--max-memory", "150M", *(["--multilabel"] if multilabel else [])]
+    r = run_cli(*args)
+    assert r.returncode == 2 and "over --max-memory 150.0 MB" in r.stderr, r.stderr
+    assert calls == [] and not (tmp_path / "m.npz").exists()
