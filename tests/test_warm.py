@@ -165,3 +165,21 @@ def test_a_backend_learner_with_every_bucket_a_column_reloads(parts, tmp_path):
     clf.save(tmp_path / "pa.npz")
     back = NBSVMClassifier.load(tmp_path / "pa.npz")
     assert np.array_equal(back.decision_function(Xt[:40]), clf.decision_function(Xt[:40]))
+
+
+def test_learning_into_a_keep_counts_model_is_refused_beyond_the_memory_available(monkeypatch):
+    # its first batch gives it a column per bucket (2**n_bits x outputs: 1.5 GB for 10
+    # classes at 24 bits), which grew without a check, a server's memory with it
+    from conftest import synthetic
+    from nbsvm import memory
+    docs = synthetic(300, n_classes=3, seed=2)
+    texts, labels = [d.text for d in docs], [d.label for d in docs]
+    model = NBSVMClassifier(n_bits=16, keep_counts=True, calibrate=None).fit(texts, labels)
+    before = model.decision_function(texts[:5]).copy()
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100 << 20)
+    with pytest.raises(NBSVMError, match="learning into a model loaded with keep_counts needs"):
+        model.partial_fit(texts[:3], labels[:3])
+    assert np.array_equal(model.decision_function(texts[:5]), before)
+    monkeypatch.setattr(memory, "available_bytes", lambda: None)
+    model.partial_fit(texts[:3], labels[:3])  # (one column per bucket now)
+    assert model.column_of_ is None

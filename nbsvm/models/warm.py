@@ -143,6 +143,18 @@ def to_bucket_columns(model: NBSVMClassifier) -> None:
     ``2**n_bits`` columns per output."""
     if model.column_of_ is None:
         return
+    from nbsvm.memory import check_fit_memory, fit_bytes
+
+    classes = list(model.class_names_)
+    grown = fit_bytes(
+        model.hasher_.n_bits,
+        model.n_outputs(classes),
+        model.setting("optimizer", classes),
+        column_map=False,
+        by_column=False,
+    )
+    # its size follows 2**n_bits, not the kept columns: said before it is taken
+    check_fit_memory(grown, None, "learning into a model loaded with keep_counts")
     old = model.linear_
     old.coef()
     new = new_linear(model, model.class_names_, 1 << model.hasher_.n_bits)
