@@ -62,11 +62,29 @@ def check_cache_dir(cache_dir: str | os.PathLike[str] | None) -> None:
 
 def cache_folder(cache_dir: str | os.PathLike[str] | None, prefix: str) -> Path:
     """A new temporary folder in ``cache_dir`` (made when missing; a file there is
-    refused by name), or in the system's temporary folder when it is None."""
+    refused by name), or in the system's temporary folder when it is None, named
+    ``<prefix><pid>-<random>``. The folders of that prefix whose process is gone (killed:
+    SIGKILL, the OOM killer, a power cut) are removed first: nothing else ever would."""
     if cache_dir is not None:
         check_cache_dir(cache_dir)
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=prefix, dir=cache_dir))
+    where = Path(cache_dir if cache_dir is not None else tempfile.gettempdir())
+    for old in where.glob(f"{prefix}*-*"):
+        pid = old.name[len(prefix) :].split("-", 1)[0]
+        if pid.isdigit() and old.is_dir() and not _process_runs(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=cache_dir))
+
+
+def _process_runs(pid: int) -> bool:
+    """Whether process ``pid`` runs (another user's too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):  # someone else's live process; not a pid
+        return True
+    return True
 
 
 def cache_write_error(e: OSError, folder: Path | str) -> NBSVMError:

@@ -390,3 +390,30 @@ def test_a_multilabel_runs_cache_is_not_reused_by_a_single_label_run(tmp_path):
     assert not (tmp_path / "one.npz").exists()
     _run(*args, "--multilabel", "-o", tmp_path / "ml2.npz")
     assert len(_kept(caches)) == 1  # the multi-label run's cache, found again
+
+
+def test_a_killed_runs_temporary_cache_is_removed_by_the_next_run(tmp_path):
+    # a SIGKILL (or the OOM killer) left nbsvm-cache-* behind for ever: 144 MB a run
+    from nbsvm.data.store import cache_folder
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    dead = tmp_path / f"nbsvm-cache-{gone}-x1"
+    alive = tmp_path / f"nbsvm-cache-{os.getppid()}-x2"
+    other = tmp_path / "nbsvm-cache-olderformat"
+    for folder in (dead, alive, other):
+        (folder / "ids").mkdir(parents=True)
+    new = cache_folder(tmp_path, "nbsvm-cache-")
+    assert new.name.startswith(f"nbsvm-cache-{os.getpid()}-") and new.is_dir()
+    assert not dead.exists() and alive.exists() and other.exists()
+    # a whole run killed while it trains: the next run of the command removes its folder
+    train, caches = _corpus(tmp_path / "train.txt", n=3000), tmp_path / "caches"
+    proc = subprocess.Popen([str(NBSVM), "train", str(train), "-o", str(tmp_path / "m.npz"),
+                             "--cache-dir", str(caches), "--epochs", "200", "-q"])
+    deadline = time.time() + 60
+    while not list(caches.glob("nbsvm-cache-*/*")) and time.time() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait()
+    assert list(caches.glob("nbsvm-cache-*"))
+    _run("train", train, "-o", tmp_path / "m.npz", "--cache-dir", caches, *SMALL)
+    assert list(caches.iterdir()) == []
