@@ -116,3 +116,17 @@ def test_the_scanner_counts_as_pandas_on_any_bytes():
             assert notes.get(number, 0) == sum(str(f).count("\n") for f in row), data
         compared += 1
     assert compared > 2000
+
+
+def test_a_short_row_after_crlf_that_starts_late_is_still_found(tmp_path):
+    # CRLF only after the first bytes read: the rows' fields, read again to find short
+    # ones, were read as if pandas had seen LF, and the counts drifted apart unseen
+    from nbsvm.io.tables import HEAD_BYTES
+    lf = "pos,a good film that I liked\nneg,a bad film that I hated\n"
+    rows = ("label,text\n" + lf * (HEAD_BYTES // len(lf) + 1)).encode()
+    first = rows.count(b"\n") + 1
+    rows += b"\r\nneg,bad plot\r\npos,the film was great\r\nbut too long\r\nneg,ok\r\n"
+    path = tmp_path / "late.csv"
+    path.write_bytes(rows)
+    with pytest.raises(NBSVMError, match=rf"late.csv:{first + 3}: too few fields"):
+        list(read_table(path))

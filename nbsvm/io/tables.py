@@ -119,7 +119,7 @@ def read_table(
             before = _replaced_so_far()
             chunks = _read_csv(pd, lf, sep, chunksize, encoding, strict, stats, skipped, head)
             counts = FieldCounts(
-                name if source is name else "-", sep, encoding, lf is not source,
+                name if source is name else "-", sep, encoding, _crlf_as_lf(head, wide),
                 _cr_only(head), 1 in skipped,
             )  # fmt: skip
             names = None
@@ -143,7 +143,8 @@ def read_table(
                 rows.empty_label, rows.weight_col, rows.counts = empty_label, weight_col, counts
                 yield from rows.documents(chunk, texts, labels, weights, breaks)
             lines.finish()
-        spans.note(stats, name)
+        if sep == "\t":  # (a CSV's quoted texts of several lines are what CSV is for)
+            spans.note(stats, name)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -313,13 +314,18 @@ def _lf_source(
     if source is name:
         fh, _, close = _open_binary(name)
     try:
-        if b"\r\n" in head:
-            fh = io.BufferedReader(_LfOnly(fh), READ_BUFFER)
+        raw = io.BufferedReader(_LfOnly(fh), READ_BUFFER) if _crlf_as_lf(head, wide) else fh
         scanner = RowScanner(sep.encode(), b"\r" if _cr_only(head) else b"\n")
-        yield io.BufferedReader(Scanned(fh, scanner), READ_BUFFER), scanner
+        yield io.BufferedReader(Scanned(raw, scanner), READ_BUFFER), scanner
     finally:
         if close:
             fh.close()
+
+
+def _crlf_as_lf(head: bytes, wide: str | None) -> bool:
+    """Whether pandas reads the table through :class:`_LfOnly` (its first bytes end lines
+    with CRLF); :class:`~nbsvm.io.short_rows.FieldCounts` reads it again the same way."""
+    return not wide and b"\r\n" in head
 
 
 def _pandas_decompresses(name: str) -> bool:
