@@ -96,6 +96,15 @@ def test_several_labels_in_a_single_label_task_are_malformed(tmp_path):
         assert "several labels" in out.stderr and not model.exists()
         multi = subprocess.run([*map(str, args), "--multilabel"], capture_output=True, text=True)
         assert multi.returncode == 0, multi.stderr
+    # nbsvm lexicon counts the label sets, for train --multilabel --lexicon
+    lexicon = tmp_path / "lex.npz"
+    out = subprocess.run([str(NBSVM), "lexicon", str(src), "--format", "fasttext", "-o",
+                          str(lexicon), "--n-bits", "12", "-q"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    out = subprocess.run([str(NBSVM), "train", str(src), "--format", "fasttext", "--multilabel",
+                          "--lexicon", str(lexicon), "-o", str(tmp_path / "ml.npz"), "-q"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
     # predict keeps such a line's labels as its true label set
     docs = list(read_inputs([src], fmt="fasttext", labeled=False, several_labels=False))
     assert docs[0].label == "neg,pos"

@@ -227,6 +227,7 @@ def documents(
     label_sep: str = "\t",
     report: bool = True,
     weight_col: str | None = None,
+    several_labels: bool | None = None,
 ) -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
@@ -250,8 +251,10 @@ def documents(
             empty_label=empty_label,
             label_sep=label_sep,
             weight_col=weight_col,
-            # the commands read labels for a multi-label task exactly when empty_label
-            several_labels=empty_label or not labeled,
+            # a multi-label task's reading is empty_label's; lexicon counts label sets
+            several_labels=(empty_label or not labeled)
+            if several_labels is None
+            else several_labels,
         ),
         stats,
         inputs,

@@ -59,10 +59,12 @@ def lexicon_command(
         if dask and weight_col:
             raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
-            lex = _count_on_dask(inputs, settings, alpha, reading.reader(), dask)
+            # (a multi-label corpus's lexicon counts its label sets: several labels stay)
+            lex = _count_on_dask(inputs, settings, alpha, reading.reader(several_labels=True), dask)
             docs = None
         else:
-            docs = reading.documents(inputs, weight_col=weight_col)  # its counts: --json
+            # its counts: --json; label sets counted as they are, for train --multilabel
+            docs = reading.documents(inputs, weight_col=weight_col, several_labels=True)
             hasher, peeked = _hasher(settings, docs)  # the peeked documents, then the rest
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(peeked, hasher, alpha, callback=progress)

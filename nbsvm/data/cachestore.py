@@ -43,7 +43,9 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.folders import is_document
 from nbsvm.text.hashing import Hasher
 
-CACHE_FORMAT = 1
+#: 2: the readers drop a BOM on any line, refuse several labels in a single-label task
+#: and record a multi-label run's empty labels (a cache of format 1 read otherwise)
+CACHE_FORMAT = 2
 SKIPPED_FOLDERS = ("unsup",)  # aclImdb folders the reader skips
 
 

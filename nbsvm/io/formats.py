@@ -31,7 +31,7 @@ FORMAT_HELP = (
     "folders (one sub-folder per class), labeled-lines (label<TAB>text per line), "
     "plain-lines (one unlabeled document per line), csv / tsv (a table with a "
     "header row), fasttext (__label__NAME text per line; several labels: a "
-    "multi-label document), jsonl (a JSON object per line; .jsonl, .ndjson), "
+    "multi-label document, for --multilabel), jsonl (a JSON object per line; .jsonl, .ndjson), "
     "parquet (.parquet; needs pyarrow), both with --text-col and --label-col; "
     "blitzer (Blitzer et al.'s raw .review files: a file, a domain folder, the "
     "sorted_data_acl folder or its .tar.gz); "

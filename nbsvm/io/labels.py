@@ -198,11 +198,20 @@ def values_of_names(names: Iterable[str]) -> dict:
     keep names only, so that 1.0 or True finds the class '1' as it finds a model's fitted
     on 1.
 
+    A number two names write (``1`` and ``1.0``: two classes) names neither.
+
     >>> values_of_names(["0", "1", "+1", "x", "2.5", "01"])
     {'0': 0, '1': 1, '2.5': 2.5}
+    >>> values_of_names(["1", "1.0", "2"])
+    {'2': 2}
     """
+    from collections import Counter
+
     values = {name: _number(name) for name in names}
-    return {name: value for name, value in values.items() if value is not None}
+    numbers = Counter(v for v in values.values() if v is not None)
+    return {
+        name: value for name, value in values.items() if value is not None and numbers[value] == 1
+    }
 
 
 def keys_by_value(targets: Iterable, label_values: dict | None) -> list[str]:

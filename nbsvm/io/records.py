@@ -117,7 +117,8 @@ class _Fields:
         label, problem = (
             _label_of(record.get(label_col), self.empty_label) if label_col else (None, None)
         )
-        if problem is None and not self.several_labels and label and SEPARATOR in label:
+        several = problem is None and self.needs_label and label and SEPARATOR in label
+        if several and not self.several_labels:
             value = record.get(label_col)
             if isinstance(value, (list, tuple)):
                 problem = f"several labels {list(value)!r}: {SEVERAL_LABELS}"
@@ -169,7 +170,7 @@ def read_jsonl(
         empty_label,
         stats,
         weight_col,
-        several_labels or not labeled,
+        several_labels,
     )
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
         try:
@@ -233,14 +234,9 @@ def read_parquet(
             "(--text-col names the text)",
             path=name,
         )
+    needs_label = labeled and not label_optional
     fields = _Fields(
-        text_cols,
-        label_col,
-        labeled and not label_optional,
-        empty_label,
-        stats,
-        weight_col,
-        several_labels or not labeled,
+        text_cols, label_col, needs_label, empty_label, stats, weight_col, several_labels
     )
     wanted = list(text_cols)
     if weight_col and weight_col not in present:

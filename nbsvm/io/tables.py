@@ -143,8 +143,7 @@ def read_table(
                 rows.empty_label, rows.weight_col, rows.counts = empty_label, weight_col, counts
                 yield from rows.documents(chunk, texts, labels, weights, breaks)
             lines.finish()
-        if sep == "\t":  # (a CSV's quoted texts of several lines are what CSV is for)
-            spans.note(stats, name)
+        spans.note(stats, name, sep)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -536,12 +535,12 @@ class _Spans:
             if self.count == 1:
                 self.first = (row, extra + 1)
 
-    def note(self, stats: ReadStats, name: str) -> None:
+    def note(self, stats: ReadStats, name: str, sep: str) -> None:
         """Say how many rows took in several lines through a quoted field: a text that
         opens with a quote by accident takes in the lines, rows and labels up to the next
         quote, which only this note shows (a one-column table has no field count to
         check)."""
-        if self.count:
+        if self.count and sep == "\t":  # (a CSV's multi-line quoted texts are CSV's own)
             line, lines = self.first
             stats.note(
                 f"{name}: {self.count} row(s) hold line breaks inside quotes (the first: "

@@ -102,7 +102,9 @@ class Checkpoint:
         )
         identity = {
             "inputs": identities,
-            "reader": reader,
+            # (empty_label follows --multilabel, a setting checked with the others: a
+            # checkpoint written before the reader recorded it still resumes)
+            "reader": {k: v for k, v in reader.items() if k != "empty_label"},
             "lexicon": input_identity(lexicon) if lexicon else None,
         }
         return cls(checkpoint_path(output), every=every, resume=resume, identity=identity)

@@ -117,9 +117,7 @@ class ColumnBuilder:
             raise NBSVMError(f"need at least two classes to train, found {classes}")
         alpha = float(model.setting("alpha", classes) if alpha is None else alpha)
         min_df = int(model.setting("min_df"))
-        if len(classes) > 2 and not lexicon.dense:  # the int32 counts by kept bucket
-            self._check_counts_fit(lexicon, classes, cell_bytes=4)
-        buckets, counts, rows, df, all_seen = _class_counts(lexicon, seen, min_df)
+        buckets, counts, rows, df, all_seen = self._class_counts(lexicon, classes, seen, min_df)
         # two passes over the count columns, each split over two threads: first counts per
         # range, then columns from each range's start
         bounds = two_ranges(counts.shape[1])
@@ -171,6 +169,12 @@ class ColumnBuilder:
             assert column_of is not None
             column_of = _by_bucket(buckets, column_of, lexicon.hasher.n_bits)
         return Columns(classes, lexicon.class_counts_, n_seen_buckets, column_of, learner)
+
+    def _class_counts(self, lexicon: NBLexicon, classes: list, seen, min_df: int) -> tuple:
+        """:func:`_class_counts`, checked first where they are laid out by kept bucket."""
+        if len(classes) > 2 and not lexicon.dense:  # int32 counts by kept bucket
+            self._check_counts_fit(lexicon, classes, cell_bytes=4)
+        return _class_counts(lexicon, seen, min_df)
 
     def _check_counts_fit(self, lexicon: NBLexicon, classes: list, cell_bytes: int) -> None:
         """Before the counts of a lexicon of many classes are laid out, one row of

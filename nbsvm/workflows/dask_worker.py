@@ -64,7 +64,8 @@ def reader_docs(shard: str, reader: dict) -> Iterator[Document]:
         encoding=reader.get("encoding", "utf-8"),
         empty_label=reader.get("empty_label", False),
         label_sep=reader.get("label_sep", "\t"),
-        several_labels=reader.get("empty_label", False),  # set for multi-label tasks
+        # set for multi-label tasks (empty_label) and lexicons (several_labels)
+        several_labels=reader.get("several_labels", reader.get("empty_label", False)),
     )
 
 
