@@ -58,6 +58,11 @@ class RowScanner:
         field = b'(?>"[^"]*+(?:""[^"]*+)*+"' + other + b"*+|" + other[:2] + b'"' + other[2:]
         field += other + b"*+)?"
         self._record = re.compile(field + b"(?:" + re.escape(sep) + field + b")*" + re.escape(end))
+        # a blank line among lines without quotes (the fast path's one exception)
+        white, e = b"[" + re.escape(self._blanks) + b"]*", re.escape(end)
+        cr = b"" if end == b"\r" else b"\r?"
+        self._blank_first = re.compile(white + cr + e)  # (matched at the first line)
+        self._blank_later = re.compile(e + white + cr + e)
         self.mode = _START_RECORD
         self.record = 1  # pandas' number of the record (or blank line) being read
         self.breaks = 0  # line breaks inside its quotes so far
@@ -80,7 +85,26 @@ class RowScanner:
             _QUOTE_IN_QUOTED: self._quote_in_quoted,
         }
         while i < n:
+            if self.mode == _START_RECORD:
+                i = self._plain_lines(data, i)
+                if i == n:
+                    break
             i = steps[self.mode](data, i, n)
+
+    def _plain_lines(self, data: bytes, i: int) -> int:
+        """At a record's start: skip the whole lines before the next quote at once when
+        none of them is blank (each is one record of no quoted line break); returns where
+        the byte by byte reading goes on."""
+        quote = data.find(b'"', i)
+        cut = data.rfind(self.end, i, len(data) if quote < 0 else quote) + 1
+        if (
+            cut <= i
+            or self._blank_first.match(data, i, cut) is not None
+            or self._blank_later.search(data, i, cut) is not None
+        ):
+            return i
+        self.record += data.count(self.end, i, cut)
+        return cut
 
     def close(self) -> None:
         """At the end of the table: a last record without a line end ends there."""
