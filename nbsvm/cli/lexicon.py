@@ -25,7 +25,7 @@ from nbsvm.cli.options import (
     reading_options,
 )
 from nbsvm.cli.progress import ProgressReporter
-from nbsvm.cli.reports import echo_kv
+from nbsvm.cli.reports import class_counts_line, echo_kv
 from nbsvm.config import DEFAULTS
 from nbsvm.errors import NBSVMError
 
@@ -84,7 +84,7 @@ def lexicon_command(
             {
                 "documents": f"{lex.n_docs_:,}",
                 **({"weight": f"{lex.class_counts_.sum():g}"} if lex.weighted else {}),
-                "classes": ", ".join(f"{c} ({n})" for c, n in zip(lex.classes_, lex.class_counts_)),
+                "classes": class_counts_line(lex.classes_, lex.class_counts_),
                 "buckets seen": f"{lex.n_seen_:,} of {1 << hasher.n_bits:,}",
                 **(
                     {"char_ngrams (from the data)": hasher.char_ngrams}

@@ -26,6 +26,24 @@ _OPTIONAL_SCORES = (
 )
 
 
+#: Classes named on the summary's line; the others are counted (--json lists them all).
+SHOWN_CLASSES = 30
+
+
+def class_counts_line(names: Sequence, counts: Sequence) -> str:
+    """``"neg (12), pos (13)"``: the documents of each class, the first
+    :data:`SHOWN_CLASSES` of them (2,000 labels filled a screen per line).
+
+    >>> class_counts_line(["a", "b"], [3, 4])
+    'a (3), b (4)'
+    >>> class_counts_line([f"c{i}" for i in range(32)], range(32))[-50:]
+    ', c29 (29), and 2 more classes (--json lists them)'
+    """
+    shown = ", ".join(f"{c} ({n})" for c, n in zip(names[:SHOWN_CLASSES], counts[:SHOWN_CLASSES]))
+    more = len(names) - SHOWN_CLASSES
+    return shown if more <= 0 else f"{shown}, and {more:,} more classes (--json lists them)"
+
+
 def print_report(rep: dict, seconds: float) -> None:
     """A model's report: accuracy, per-class table and confusion matrix; for multi-label,
     regression (``rep["task"]``) the metrics of that task."""

@@ -46,7 +46,7 @@ from nbsvm.cli.options import (
     train_flags,
 )
 from nbsvm.cli.progress import ProgressReporter
-from nbsvm.cli.reports import echo_kv, print_report
+from nbsvm.cli.reports import class_counts_line, echo_kv, print_report
 from nbsvm.config import (
     DEFAULTS,
     HASHER_SETTINGS,
@@ -177,7 +177,7 @@ def _train_on_dask(
         {
             "workers": n_workers,
             "documents": clf.n_docs_,
-            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.class_names_, clf.class_counts_)),
+            "classes": class_counts_line(clf.class_names_, clf.class_counts_),
             "lexicon seconds": f"{clf.timings_['lexicon_s']:.2f}",
             "training seconds (parameter mixing)": f"{clf.timings_['train_s']:.2f}",
             "total seconds": f"{t1 - t0:.2f}",
@@ -931,7 +931,7 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
     stats.update(
         {
             "documents": clf.n_docs_,
-            "classes": ", ".join(f"{c} ({n})" for c, n in zip(clf.class_names_, clf.class_counts_)),
+            "classes": class_counts_line(clf.class_names_, clf.class_counts_),
         }
     )
     if "lexicon_s" in clf.timings_:
