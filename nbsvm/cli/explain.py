@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
+from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 import typer
@@ -52,7 +52,7 @@ def explain_command(
 ) -> None:
     """List a model's strongest n-grams (NB ratio, weight, contribution to the score), or
     split one text's score into its n-grams' contributions."""
-    from nbsvm.evaluation.explain import explain_text, to_html
+    from nbsvm.evaluation.explain import HTML_HEAD, HTML_TAIL, explain_text, shaded_html
     from nbsvm.io.npzfile import atomic_path
     from nbsvm.models.nbsvm import NBSVMClassifier
 
@@ -68,24 +68,28 @@ def explain_command(
             _print_top(console, clf, top, cls, json_out)
             return
         stdin = text == "-"
-        kept: list | None = [] if html else None  # the page needs them all; else streamed
-        for i, one in _texts(text, strict, encoding):
-            result = explain_text(clf, one, cls)
-            if kept is not None:
-                kept.append(result)
-            if json_out:  # standard input: JSON lines, each with its line
-                typer.echo(
-                    json.dumps(dict(result, line=i)) if stdin else json.dumps(result, indent=2)
-                )
-            else:
-                if stdin:
-                    console.rule(f"line {i}")
-                _print_explanation(console, result, top)
-        if html and kept is not None:
-            with atomic_path(html) as tmp:
-                Path(tmp).write_text(to_html(kept if stdin else kept[0]), encoding="utf-8")
-            if not json_out:
-                console.print(f"written: {escape(html)}", highlight=False)
+        with ExitStack() as stack:
+            page = None  # written section by section: memory does not grow with the lines
+            if html:
+                tmp = stack.enter_context(atomic_path(html))
+                page = stack.enter_context(open(tmp, "w", encoding="utf-8"))
+                page.write(HTML_HEAD)
+            for n, (i, one) in enumerate(_texts(text, strict, encoding)):
+                result = explain_text(clf, one, cls)
+                if page is not None:
+                    page.write(("<hr>" if n else "") + shaded_html(result))
+                if json_out:  # standard input: JSON lines, each with its line
+                    typer.echo(
+                        json.dumps(dict(result, line=i)) if stdin else json.dumps(result, indent=2)
+                    )
+                else:
+                    if stdin:
+                        console.rule(f"line {i}")
+                    _print_explanation(console, result, top)
+            if page is not None:
+                page.write(HTML_TAIL)
+        if html and not json_out:
+            console.print(f"written: {escape(html)}", highlight=False)
 
 
 def _texts(text: str, strict: bool, encoding: str) -> Iterator[tuple[int, str]]:

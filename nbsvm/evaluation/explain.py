@@ -254,16 +254,16 @@ def shaded_html(explanation: dict) -> str:
     )
 
 
+#: The page around :func:`shaded_html` sections (``<hr>`` between them), for a page
+#: written section by section.
+HTML_HEAD = (
+    "<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title></head><body>"
+)
+HTML_TAIL = "</body></html>"
+
+
 def to_html(explanation: dict | list[Explanation] | list[dict]) -> str:
     """An explanation (or a list of them, one section each) as a standalone HTML page
     (:func:`shaded_html`)."""
-    if isinstance(explanation, list):
-        body = "<hr>".join(shaded_html(e) for e in explanation)
-        return (
-            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain"
-            f"</title></head><body>{body}</body></html>"
-        )
-    return (
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>nbsvm explain</title>"
-        f"</head><body>{shaded_html(explanation)}</body></html>"
-    )
+    items = explanation if isinstance(explanation, list) else [explanation]
+    return HTML_HEAD + "<hr>".join(shaded_html(e) for e in items) + HTML_TAIL
