@@ -305,7 +305,7 @@ def test_line_without_label_in_eval(files, model):
     assert_clean_error(run("eval", bad, "-m", model, "-q"), f"{bad}:3:")
 
 
-def test_unknown_label_in_eval(files, model):
+def test_unknown_label_in_eval(files, model, monkeypatch):
     tmp, _, _ = files
     unk = write_lines(tmp / "unk.txt", [("pos", "great"), ("meh", "so so")])
     r = run("eval", unk, "-m", model, "-q", "--json")
@@ -313,6 +313,13 @@ def test_unknown_label_in_eval(files, model):
     rep = json.loads(r.stdout)
     assert rep["unseen_labels"] == {"meh": 1} and rep["per_class"]["meh"]["support"] == 1
     assert rep["accuracy"] <= 0.5                      # "meh" is wrong whatever is predicted
+    # past MAX_UNSEEN labels the model does not know, the others are counted together
+    # (a column of ids read as labels made a class of each: 1.7 GB for a million)
+    from nbsvm.evaluation import metrics
+    many = write_lines(tmp / "many.txt", [("pos", "great")] + [(f"id{i}", "so") for i in range(9)])
+    monkeypatch.setattr(metrics, "MAX_UNSEEN", 3)
+    rep = json.loads(run("eval", many, "-m", model, "-q", "--json").stdout)
+    assert rep["unseen_labels"] == {"id0": 1, "id1": 1, "id2": 1, metrics.OTHER_UNSEEN: 6}
     # a document without a label is still an error naming it
     none = tmp / "none.csv"
     none.write_text("text,label\ngreat,pos\n")

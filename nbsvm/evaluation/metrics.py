@@ -11,6 +11,23 @@ if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
 
+#: Labels the model does not know, tracked one by one (each is a class of the report);
+#: the others are counted together as :data:`OTHER_UNSEEN` (a column of ids read as labels
+#: made a million classes: 1.7 GB).
+MAX_UNSEEN = 1000
+OTHER_UNSEEN = "(other labels the model does not know)"
+
+
+def unseen_key(label: str, unseen: dict) -> str:
+    """Where a label the model does not know is counted in ``unseen``: its own entry, or
+    past :data:`MAX_UNSEEN` of them, :data:`OTHER_UNSEEN`.
+
+    >>> unseen_key("x", {}), unseen_key("y", dict.fromkeys(map(str, range(MAX_UNSEEN))))
+    ('x', '(other labels the model does not know)')
+    """
+    return label if label in unseen or len(unseen) < MAX_UNSEEN else OTHER_UNSEEN
+
+
 def confusion_matrix(true_codes: np.ndarray, pred_codes: np.ndarray, n_classes: int) -> np.ndarray:
     """``cm[i, j]`` = documents of class i predicted as class j."""
     cm = np.zeros((n_classes, n_classes), dtype=np.int64)

@@ -22,6 +22,7 @@ from nbsvm.evaluation.metrics import (
     multilabel_counts,
     multilabel_report,
     report,
+    unseen_key,
 )
 from nbsvm.evaluation.results import Report
 from nbsvm.io.labels import label_set
@@ -102,6 +103,7 @@ class _Scorer:
             k = len(self.model.class_names_)
             for i in np.flatnonzero(~known):
                 label = batch.labels[i] if names is None else names[batch.labels[i]]
+                label = unseen_key(label, self.unseen)
                 row = self.unseen.setdefault(label, np.zeros(k, dtype=np.int64))
                 row[pred[i]] += 1
             truth, pred, scores = truth[known], pred[known], scores[known]
@@ -214,6 +216,7 @@ class _LabelSetScorer:
             truth[i, known] = True
             missing[i] = len(unknown)
             for label in unknown:
+                label = unseen_key(label, self.unseen)
                 self.unseen[label] = self.unseen.get(label, 0) + 1
         predicted = self.model.label_mask(scores)
         part = multilabel_counts(truth, predicted)

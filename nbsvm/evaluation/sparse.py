@@ -33,6 +33,7 @@ from nbsvm.evaluation.metrics import (
     regression_report,
     regression_sums,
     report,
+    unseen_key,
 )
 from nbsvm.evaluation.results import Report
 from nbsvm.io.decoding import check_encoding
@@ -189,6 +190,7 @@ class _Tally:
         """A label's class index; past the model's classes for one it does not know."""
         code = self.index.get(label)
         if code is None:
+            label = unseen_key(label, self.unseen)
             n = self.unseen.get(label, 0)
             self.unseen[label] = n + 1
             if not n:  # a new one: the next code past the classes (dicts keep their order)
