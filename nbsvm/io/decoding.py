@@ -312,9 +312,17 @@ def _peek(fh, size: int = READ_BUFFER) -> bytes:
 
 def _cr_only(head: bytes) -> bool:
     """Whether a file starting with ``head`` ends its lines with a lone CR (classic Mac OS):
-    a CR and no LF in its first bytes (a megabyte for files). Elsewhere a lone CR inside a
-    line is a space, so that a stray one never splits a document."""
-    return b"\r" in head and b"\n" not in head
+    no LF in its first bytes (a megabyte for files), and CRs that end lines: at least two,
+    or one at its end. One CR inside a single line of text (``printf 'great\\rfilm' |``)
+    is a space, as a lone CR inside a line is anywhere, so that it never splits a document.
+
+    >>> _cr_only(b"pos\\tgood\\rneg\\tbad\\r"), _cr_only(b"great\\rbut dull"), _cr_only(b"a\\r\\n")
+    (True, False, False)
+    """
+    if b"\n" in head:
+        return False
+    crs = head.count(b"\r")
+    return crs > 1 or (crs == 1 and head.endswith(b"\r"))
 
 
 def _universal_lines(fh) -> Iterator[bytes]:

@@ -6,7 +6,7 @@ documents (--strict refuses them)`` on stderr; the N printed by the real CLI mus
 bytes planted in the input, counted independently here (what ``errors="ignore"`` drops).
 With ``--strict`` the first invalid byte is an error naming the file, the line and the
 byte in the line. A lone CR inside a line is white space, never a line end, but in a file
-whose lines all end with one (classic Mac OS: a CR and no LF). Labels are
+whose lines all end with one (classic Mac OS: no LF, and two CRs or one at the end). Labels are
 stripped of surrounding spaces; a label differing only in case from another is an error.
 """
 import codecs
@@ -209,11 +209,13 @@ PIECES = st.sampled_from([b"\n", b"\r\n", b"\r", b"\t", b" ", b"ok", b"\xef\xbb\
 
 def reference_lines(data: bytes) -> list[bytes] | None:
     """The lines the line readers see in ``data``, by their documented rules: split on LF,
-    or on any line end when the file has a CR and no LF (classic Mac OS line ends); None
+    or on any line end when the file has no LF and two CRs or one at its end (classic Mac
+    OS line ends); None
     for what they refuse (a quarter or more NUL bytes: UTF-16 without a BOM)."""
     if data.count(0) >= 2 and 4 * data.count(0) >= len(data):
         return None
-    if b"\r" in data and b"\n" not in data:
+    # CR line ends: no LF, and two CRs or one at the end (one inside a line is a space)
+    if b"\n" not in data and (data.count(b"\r") > 1 or data.endswith(b"\r")):
         return data.splitlines()
     return data.split(b"\n")
 
@@ -278,6 +280,13 @@ def test_lone_cr_in_text_format_and_numeric_formats(tmp_path):
     p = tmp_path / "t.txt"
     p.write_bytes(b"one\rdocument\ntwo\n")
     assert [d.text for d in read_inputs([p], fmt="text")] == ["one document", "two"]
+    # one line with a CR and no line end (printf 'great\rbut dull' | nbsvm predict -):
+    # one document, as a CR inside a line is anywhere (it was split as a Mac file's lines)
+    one = tmp_path / "one.txt"
+    one.write_bytes(b"a great film\rbut awful boring ending")
+    assert [d.text for d in read_inputs([one], fmt="text")] == ["a great film but awful boring ending"]
+    one.write_bytes(b"a great film\rbut awful\r")  # two lines of CR line ends
+    assert [d.text for d in read_inputs([one], fmt="text")] == ["a great film", "but awful"]
     from nbsvm.io import read_svmlight
     s = tmp_path / "old_mac.svm"                  # svmlight: a lone CR still ends a line
     s.write_bytes(b"1 1:1\r0 2:1\r1 3:1\r")
