@@ -192,11 +192,12 @@ def check_fit_memory(
     max_memory: int | str | None = None,
     what: str = "training",
     more: int | None = None,
+    advice: str = "lower --n-bits (one bit less halves the hashed state)",
 ) -> None:
-    """Refuse, saying what to change, when ``needed`` bytes (the process's peak) exceed
-    ``max_memory`` (bytes or a size string), or when the bytes about to be allocated
-    (``more``; default ``needed``: nothing is held yet) exceed the memory available on this
-    machine."""
+    """Refuse, saying what to change (``advice``), when ``needed`` bytes (the process's
+    peak) exceed ``max_memory`` (bytes or a size string), or when the bytes about to be
+    allocated (``more``; default ``needed``: nothing is held yet) exceed the memory
+    available on this machine."""
     if max_memory is not None:
         limit = parse_size(max_memory)
         if needed > limit:
@@ -215,7 +216,7 @@ def check_fit_memory(
         extra = " more" if more != needed else ""
         raise NBSVMError(
             f"{what} needs about {human(more)}{extra} but only {human(available)} "
-            "is available: lower --n-bits (one bit less halves the hashed state)"
+            f"is available: {advice}"
         )
 
 

@@ -308,3 +308,16 @@ def test_ranking_a_class_computes_its_row_only_and_ranks_as_a_full_sort():
         order = np.argsort(row, kind="stable")
         assert np.array_equal(_extreme(row, top, True), order[::-1][:top])
         assert np.array_equal(_extreme(row, top, False), order[:top])
+
+
+def test_a_text_too_long_to_explain_in_the_memory_available_is_refused(monkeypatch):
+    # an explanation takes hundreds of bytes per character (a 2.4 MB line: 1.7 GB)
+    from nbsvm import memory
+    from nbsvm.evaluation.explain import EXPLAIN_BYTES_PER_CHAR, explain_text
+    clf = NBSVMClassifier(n_bits=12).fit(TEXTS, LABELS)
+    text = "great film " * 1000
+    monkeypatch.setattr(memory, "available_bytes", lambda: len(text) * EXPLAIN_BYTES_PER_CHAR - 1)
+    with pytest.raises(NBSVMError, match="explaining a text of 11,000 characters needs about"):
+        explain_text(clf, text)
+    monkeypatch.setattr(memory, "available_bytes", lambda: len(text) * EXPLAIN_BYTES_PER_CHAR)
+    assert explain_text(clf, text)["ngrams"]

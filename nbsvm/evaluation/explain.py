@@ -16,6 +16,7 @@ import numpy as np
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.contributions import _unit_row, contribution_row
 from nbsvm.io.decoding import valid_unicode
+from nbsvm.memory import check_fit_memory
 from nbsvm.text.hashing import _encode, bucket_of
 from nbsvm.text.scripts import SPLIT_RE
 
@@ -150,6 +151,11 @@ def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None)
     )
 
 
+#: Memory an explanation takes per character of its text, its printing included (measured:
+#: 440 bytes in a table, 720 as JSON, for lines of random words).
+EXPLAIN_BYTES_PER_CHAR = 800
+
+
 def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> Explanation:
     """Split ``text``'s score for class ``cls`` (default: the predicted class) n-gram by
     n-gram: ``{"class", "score", "constant", "ngrams": [{"ngram", "kind", "bucket",
@@ -159,6 +165,12 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
     clf.check_fitted()
     if not isinstance(text, str):  # (a list of texts, None: 'no attribute encode')
         raise TypeError(f"explain_text explains one text (a str), got {type(text).__name__}")
+    # one record per n-gram: a 2.4 MB line took 1.7 GB; refused beyond what is available
+    check_fit_memory(
+        len(text) * EXPLAIN_BYTES_PER_CHAR,
+        what=f"explaining a text of {len(text):,} characters",
+        advice="explain a part of it",
+    )
     text = valid_unicode(text)  # lone surrogates as U+FFFD, as decision_function reads them
     scores = np.atleast_1d(clf.decision_function([text])[0])
     if cls is None and clf.multilabel:  # the label with the highest score
