@@ -177,3 +177,21 @@ def test_the_names_of_dropped_buckets_leave_the_file(saved, tmp_path):
     clf.save(tmp_path / "q.npz")
     assert (tmp_path / "q.npz").stat().st_size < 0.2 * saved.stat().st_size
     assert NBSVMClassifier.load(tmp_path / "q.npz").ngram_map_ == clf.ngram_map_
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.8])
+def test_contributions_are_ranked_chunk_by_chunk_as_at_once(monkeypatch, beta):
+    # the whole (outputs, columns) product and its absolute value held a 462 MB model's
+    # memory twice over (1.12 GB): they are taken a chunk of columns at a time
+    from conftest import synthetic
+    from nbsvm.models import quantize as q
+    docs = synthetic(300, n_classes=3, seed=4)
+    clf = NBSVMClassifier(n_bits=14, beta=beta, calibrate=None).fit(
+        [d.text for d in docs], [d.label for d in docs])
+    columns = np.flatnonzero(np.ones(clf.linear_.S_.shape[1], bool))[::-1].copy()
+    learner = clf.linear_
+    w, r = learner.coef(), learner.S_[:, :, 0]
+    rest = np.ones(learner.n_outputs) if clf.interpolate == "scores" else clf.mean_abs_coef_
+    full = np.abs(r * (beta * w + (1 - beta) * rest[:, None]) if beta != 1 else r * w)
+    monkeypatch.setattr(q, "CHUNK_VALUES", 7)
+    assert np.array_equal(q.largest_contributions(clf, columns), full[:, columns].max(axis=0))

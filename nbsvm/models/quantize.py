@@ -27,16 +27,29 @@ if TYPE_CHECKING:
 DTYPES = {"float16": np.float16, "int8": np.int8, "float32": np.float32}
 
 
-def contributions(clf: NBSVMClassifier) -> np.ndarray:
-    """``(n_outputs, n_columns)``: each column's largest ``|c|`` is what :func:`quantize`
-    ranks by (see the module docstring)."""
+#: Contributions taken at once (outputs x columns: 16 MB of float32; a full ``(n_outputs,
+#: n_columns)`` product and its absolute value held a 462 MB model's memory twice over).
+CHUNK_VALUES = 1 << 22
+
+
+def largest_contributions(clf: NBSVMClassifier, columns: np.ndarray) -> np.ndarray:
+    """Each of ``columns``' largest ``|c|`` over the outputs, what :func:`quantize` ranks
+    by (see the module docstring), taken a chunk of columns at a time."""
     learner = clf.linear_
     w = learner.coef()
     r = learner.S_[:, :, 0]
-    if clf.beta == 1.0:
-        return np.abs(r * w)
-    rest = np.ones(learner.n_outputs) if clf.interpolate == "scores" else clf.mean_abs_coef_
-    return np.abs(r * (clf.beta * w + (1.0 - clf.beta) * rest[:, None]))
+    rest = None
+    if clf.beta != 1.0:
+        rest = np.ones(learner.n_outputs) if clf.interpolate == "scores" else clf.mean_abs_coef_
+    out = np.empty(columns.size, dtype=np.float64)
+    step = max(1, CHUNK_VALUES // learner.n_outputs)
+    for start in range(0, columns.size, step):
+        part = columns[start : start + step]
+        wc = w[:, part]
+        if rest is not None:
+            wc = clf.beta * wc + (1.0 - clf.beta) * rest[:, None]
+        out[start : start + part.size] = np.abs(r[:, part] * wc).max(axis=0)
+    return out
 
 
 def quantize(
@@ -60,7 +73,7 @@ def quantize(
         raise NBSVMError("quantize needs a saved model (load it from its file)")
     buckets = np.flatnonzero(clf.column_of_ >= 0)
     columns = clf.column_of_[buckets]
-    size = contributions(clf)[:, columns].max(axis=0) if columns.size else np.zeros(0)
+    size = largest_contributions(clf, columns)
     dropped = size < cutoff
     if keep is not None and columns.size:
         n_keep = int(np.ceil(keep * columns.size))
