@@ -51,3 +51,15 @@ def test_the_cli_trains_the_same_model_with_or_without_a_header(imdb_slice, tmp_
     test = [d.text for d in read_inputs([str(imdb_slice / "test")])][:300]
     a, b = (NBSVMClassifier.load(tmp_path / f"{k}.npz") for k in runs)
     np.testing.assert_array_equal(a.decision_function(test), b.decision_function(test))
+
+
+def test_a_long_first_row_after_blank_lines_is_the_row_skipped(tmp_path):
+    # pandas skips lines by a count with the blank ones: skipping line 1 dropped a blank
+    # line, and the long row, reported as skipped, was read (its extra field dropped)
+    from nbsvm.io.decoding import ReadStats
+    path = tmp_path / "p.csv"
+    path.write_text("\n  \n1,title,desc,extra\n2,t2,d2\n1,t3,d3\n")
+    stats = ReadStats(skip_bad=True)
+    docs = read_inputs([path], text_col=["2", "3"], label_col="1", stats=stats)
+    assert [(d.label, d.text, d.line) for d in docs] == [("2", "t2 | d2", 4), ("1", "t3 | d3", 5)]
+    assert stats.bad_examples == [f"{path}:3: malformed row (expected 3 fields, saw 4)"]

@@ -106,12 +106,11 @@ def read_table(
         text_cols, label_col, label_optional, name
     )
     weight_col = _weight_column(weight_col, positional, name)
-    skipped: set[int] = set()  # lines pandas dropped: the row count steps over them
     head, whole = _head(source, name)
     wide = wide_encoding(head, name)
     encoding = wide or encoding
-    if positional and _skip_long_first_row(head, whole, wide, sep, stats, name):
-        skipped.add(1)
+    first = _skip_long_first_row(head, whole, wide, sep, stats, name) if positional else 0
+    skipped: set[int] = {first} - {0}  # lines pandas drops: the row count steps over them
     lines: Any = None
     try:
         with _lf_source(source, name, head, wide, sep) as (lf, scanner):  # CRLF read as LF
@@ -120,7 +119,7 @@ def read_table(
             chunks = _read_csv(pd, lf, sep, chunksize, encoding, strict, stats, skipped, head)
             counts = FieldCounts(
                 name if source is name else "-", sep, encoding, _crlf_as_lf(head, wide),
-                _cr_only(head), 1 in skipped,
+                _cr_only(head), bool(first),
             )  # fmt: skip
             names = None
             first = True
@@ -708,17 +707,25 @@ def _header_names(row: list) -> list[str]:
 
 def _skip_long_first_row(
     head: bytes, whole: bool, wide: str | None, sep: str, stats: ReadStats, name: str
-) -> bool:
-    """Whether to skip line 1 of a table without a header row: a first row with more
-    fields than the rows after it (:func:`_long_first_row`) is malformed, an error unless
-    ``stats.skip_bad``. pandas takes the first row's fields for every row's, so it would
-    pad the others and read on without a word."""
+) -> int:
+    """The line of the first row of a table without a header row, to skip (0: none): a
+    first row with more fields than the rows after it (:func:`_long_first_row`) is
+    malformed, an error unless ``stats.skip_bad``. pandas takes the first row's fields for
+    every row's, so it would pad the others and read on without a word. The blank lines
+    before it count (pandas skips lines by that count: with line 1 skipped, a blank line
+    went and the long row was read, after it was reported as skipped)."""
     found = _long_first_row(head, whole, wide, sep)
     if found is None:
-        return False
+        return 0
     saw, expected = found
-    stats.bad(f"malformed row (expected {expected} fields, saw {saw})", name, 1)
-    return True
+    text = head.decode(wide or "utf-8", "replace")
+    blank = 0
+    for line in text.split("\r" if _cr_only(head) else "\n"):
+        if line.strip(" \t\r".replace(sep, "")):
+            break
+        blank += 1
+    stats.bad(f"malformed row (expected {expected} fields, saw {saw})", name, blank + 1)
+    return blank + 1
 
 
 def _long_first_row(head: bytes, whole: bool, wide: str | None, sep: str) -> tuple[int, int] | None:
@@ -738,7 +745,12 @@ def _long_first_row(head: bytes, whole: bool, wide: str | None, sep: str) -> tup
 
     text = head.decode(wide or "utf-8", "replace")
     try:
-        rows = [r for r in islice(csv.reader(io.StringIO(text), delimiter=sep), 22) if r]
+        # (a line of white space only is blank to pandas, as an empty one is)
+        rows = [
+            r
+            for r in islice(csv.reader(io.StringIO(text), delimiter=sep), 22)
+            if r and not (len(r) == 1 and not r[0].strip(" \t"))
+        ]
     except csv.Error:  # an open quote, a huge field: pandas will say
         return None
     if not whole:
