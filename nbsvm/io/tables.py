@@ -109,8 +109,8 @@ def read_table(
     head, whole = _head(source, name)
     wide = wide_encoding(head, name)
     encoding = wide or encoding
-    first = _skip_long_first_row(head, whole, wide, sep, stats, name) if positional else 0
-    skipped: set[int] = {first} - {0}  # lines pandas drops: the row count steps over them
+    long_row = _skip_long_first_row(head, whole, wide, sep, stats, name) if positional else 0
+    skipped: set[int] = {long_row} - {0}  # lines pandas drops: the row count steps over them
     lines: Any = None
     try:
         with _lf_source(source, name, head, wide, sep) as (lf, scanner):  # CRLF read as LF
@@ -119,7 +119,7 @@ def read_table(
             chunks = _read_csv(pd, lf, sep, chunksize, encoding, strict, stats, skipped, head)
             counts = FieldCounts(
                 name if source is name else "-", sep, encoding, _crlf_as_lf(head, wide),
-                _cr_only(head), bool(first),
+                _cr_only(head), bool(long_row),
             )  # fmt: skip
             names = None
             first = True
