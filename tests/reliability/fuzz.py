@@ -92,10 +92,12 @@ def t_lines(data: bytes):
 
 def _nonblank_lines(data: bytes) -> list[tuple[int, str]]:
     """(line number, text) of the lines the line readers see as non-blank: split on LF, or
-    on any line end in a file with a CR and no LF (classic Mac OS line ends)."""
+    on any line end in a file with no LF and two CRs or one at its end (classic Mac OS
+    line ends); a UTF-8 BOM starting any line dropped."""
     out = []
-    cr_only = b"\r" in data and b"\n" not in data
+    cr_only = b"\n" not in data and (data.count(b"\r") > 1 or data.endswith(b"\r"))
     for i, raw in enumerate(data.splitlines() if cr_only else data.split(b"\n"), 1):
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
         text = raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", " ")
         if i == 1:
             text = text.lstrip("\ufeff")
