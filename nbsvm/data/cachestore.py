@@ -39,6 +39,7 @@ from pathlib import Path
 
 from nbsvm._version import __version__
 from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.store import process_runs
 from nbsvm.errors import NBSVMError
 from nbsvm.io.folders import is_document
 from nbsvm.text.hashing import Hasher
@@ -105,14 +106,9 @@ def _writer_alive(name: str) -> bool:
     """Whether the process that owns a ``.<cache>.<pid>.<random>.nbsvm-tmp`` folder runs."""
     try:
         pid = int(name.split(".")[2])
-        os.kill(pid, 0)
     except (IndexError, ValueError):
         return False
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's live process
-        return True
-    return True
+    return process_runs(pid)
 
 
 class KeptCache:

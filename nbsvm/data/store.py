@@ -71,13 +71,14 @@ def cache_folder(cache_dir: str | os.PathLike[str] | None, prefix: str) -> Path:
     where = Path(cache_dir if cache_dir is not None else tempfile.gettempdir())
     for old in where.glob(f"{prefix}*-*"):
         pid = old.name[len(prefix) :].split("-", 1)[0]
-        if pid.isdigit() and old.is_dir() and not _process_runs(int(pid)):
+        if pid.isdigit() and old.is_dir() and not process_runs(int(pid)):
             shutil.rmtree(old, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=cache_dir))
 
 
-def _process_runs(pid: int) -> bool:
-    """Whether process ``pid`` runs (another user's too)."""
+def process_runs(pid: int) -> bool:
+    """Whether process ``pid`` runs (another user's too): the owner of a temporary
+    folder named after it."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

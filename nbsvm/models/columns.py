@@ -172,17 +172,18 @@ class ColumnBuilder:
 
     def _class_counts(self, lexicon: NBLexicon, classes: list, seen, min_df: int) -> tuple:
         """:func:`_class_counts`, checked first where they are laid out by kept bucket."""
+        seen_docs = None
         if len(classes) > 2 and not lexicon.dense:  # int32 counts by kept bucket
-            self._check_counts_fit(lexicon, classes, cell_bytes=4)
-        return _class_counts(lexicon, seen, min_df)
+            seen_docs = lexicon.seen_document_counts()  # (read once: the counts use it too)
+            self._check_counts_fit(seen_docs[1], classes, cell_bytes=4)
+        return _class_counts(lexicon, seen, min_df, seen_docs)
 
-    def _check_counts_fit(self, lexicon: NBLexicon, classes: list, cell_bytes: int) -> None:
+    def _check_counts_fit(self, docs: np.ndarray, classes: list, cell_bytes: int) -> None:
         """Before the counts of a lexicon of many classes are laid out, one row of
-        ``cell_bytes`` per class over the kept buckets: refuse when they and the learner
-        would not fit (they were allocated first: a lexicon of 2,000 labels took 2 GB
-        before --max-memory 1G refused it)."""
+        ``cell_bytes`` per class over the kept buckets (``docs``: each seen bucket's
+        documents): refuse when they and the learner would not fit (they were allocated
+        first: a lexicon of 2,000 labels took 2 GB before --max-memory 1G refused it)."""
         model = self.model
-        _, docs = lexicon.seen_document_counts()
         n_kept = int(np.count_nonzero(docs >= max(int(model.setting("min_df")), 1)))
         needed = fit_bytes(
             self.hasher.n_bits,
@@ -205,7 +206,7 @@ class ColumnBuilder:
                 "every document's was empty"
             )
         # the per-label counts (float64 sums, then int64) are built over the kept buckets
-        self._check_counts_fit(lexicon, classes, cell_bytes=16)
+        self._check_counts_fit(lexicon.seen_document_counts()[1], classes, cell_bytes=16)
         buckets, counts, kept_df, docs, n_seen = label_set_counts(
             lexicon, classes, model.setting("min_df")
         )
@@ -250,7 +251,7 @@ def seen_buckets(cache: FeatureCache, n_bits: int) -> np.ndarray | None:
 
 
 def _class_counts(
-    lexicon: NBLexicon, seen: np.ndarray | None = None, min_df: int = 1
+    lexicon: NBLexicon, seen: np.ndarray | None = None, min_df: int = 1, seen_docs=None
 ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray, np.ndarray, int | None]:
     """``(buckets, counts, rows, df, all_seen)``: a dense lexicon's rows by bucket
     (``buckets`` None), or a sparse one's counts over the buckets it saw (columns to map
@@ -258,7 +259,8 @@ def _class_counts(
     ``all_seen`` then counting every bucket seen: classes x kept, not classes x seen), or a
     dense one's over the buckets ``seen`` (every bucket it counted: the rows are zero
     elsewhere); ``rows``: each class's row of ``counts``; ``df``: a weighted lexicon's
-    documents per column (min_df counts those), else empty."""
+    documents per column (min_df counts those), else empty. ``seen_docs``: the lexicon's
+    :meth:`~nbsvm.lexicon.nblexicon.NBLexicon.seen_document_counts`, when read already."""
     weighted = lexicon.weighted
     if lexicon.dense and seen is not None:
         codes, order = lexicon.code_counts()
@@ -271,7 +273,7 @@ def _class_counts(
         return None, counts, rows, df, None
     rows = np.arange(len(lexicon.classes_), dtype=np.int64)
     if len(rows) > 2:  # one-vs-rest: only the kept buckets' counts matter
-        all_buckets, docs = lexicon.seen_document_counts()
+        all_buckets, docs = seen_docs or lexicon.seen_document_counts()
         kept = docs >= max(min_df, 1)
         buckets, counts = lexicon.compact(all_buckets[kept])
         df = docs[kept].astype(np.int32) if weighted else np.zeros(0, np.int32)
