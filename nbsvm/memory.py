@@ -69,8 +69,22 @@ def human(n: int) -> str:
     return f"{n} B"
 
 
+#: where the kernel mounts the cgroup hierarchies, and where it names this process's groups
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+PROC_CGROUP = Path("/proc/self/cgroup")
+# a cgroup v1 limit at or above this is the kernel's "no limit" (2**63 - 1, page-rounded)
+_NO_LIMIT = 1 << 62
+
+
 def available_bytes() -> int | None:
-    """``MemAvailable`` of ``/proc/meminfo`` (Linux); None where it cannot be read."""
+    """The memory this process may still take: ``MemAvailable`` of ``/proc/meminfo`` (Linux),
+    or less where a memory cgroup leaves less (:func:`cgroup_headroom`); None where neither
+    can be read."""
+    figures = [x for x in (_meminfo_available(), cgroup_headroom()) if x is not None]
+    return min(figures) if figures else None
+
+
+def _meminfo_available() -> int | None:
     try:
         with open("/proc/meminfo") as fh:
             for line in fh:
@@ -79,6 +93,73 @@ def available_bytes() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def cgroup_headroom(root: Path | None = None, proc_cgroup: Path | None = None) -> int | None:
+    """Bytes left under the tightest memory limit of this process's cgroups and their
+    ancestors (a container's ``--memory``, a systemd slice's ``MemoryMax``): the limit less
+    what the group holds beyond the page cache it can drop (``inactive_file``), cgroup v2
+    and v1 alike; None where no limit is set or none can be read. ``/proc/meminfo`` knows
+    nothing of these limits: without them a run the machine could hold is killed by the
+    kernel without a word. ``root`` and ``proc_cgroup`` default to :data:`CGROUP_ROOT` and
+    :data:`PROC_CGROUP`."""
+    root = CGROUP_ROOT if root is None else Path(root)
+    try:
+        lines = Path(PROC_CGROUP if proc_cgroup is None else proc_cgroup).read_text().splitlines()
+    except OSError:
+        return None
+    figures = []
+    for line in lines:
+        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+        if number == "0" and not controllers:  # v2: alone, or beside v1 as "unified"
+            mount = root if (root / "cgroup.controllers").exists() else root / "unified"
+            figures.append(_least_headroom(mount, path, V2_FILES))
+        elif "memory" in controllers.split(","):
+            figures.append(_least_headroom(root / "memory", path, V1_FILES))
+    kept = [x for x in figures if x is not None]
+    return min(kept) if kept else None
+
+
+# a group's limit, usage and the memory.stat key of its page cache that can be dropped
+V2_FILES = ("memory.max", "memory.current", "inactive_file")
+V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
+
+
+def _least_headroom(mount: Path, path: str, files: tuple[str, str, str]) -> int | None:
+    """The least headroom of the group at ``mount``/``path`` and its ancestors up to
+    ``mount``. A path the mount does not hold (a container sees its own group as the
+    mount's root, named by the host's path) is the mount's root."""
+    group = mount / path.strip("/")
+    if not group.is_dir():
+        group = mount
+    least = None
+    while True:
+        headroom = _group_headroom(group, *files)
+        if headroom is not None:
+            least = headroom if least is None else min(least, headroom)
+        if group == mount or group.parent == group:
+            return least
+        group = group.parent
+
+
+def _group_headroom(group: Path, limit_file: str, usage_file: str, cache_key: str) -> int | None:
+    try:
+        limit = (group / limit_file).read_text().strip()
+        if limit == "max" or int(limit) >= _NO_LIMIT:
+            return None
+        usage = int((group / usage_file).read_text())
+    except (OSError, ValueError):
+        return None
+    dropped = 0
+    try:
+        for line in (group / "memory.stat").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == cache_key:
+                dropped = int(value)
+                break
+    except (OSError, ValueError):
+        pass
+    return max(int(limit) - max(usage - dropped, 0), 0)
 
 
 def hashing_bytes(n_bits: int) -> int:

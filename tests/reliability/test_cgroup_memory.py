@@ -1,0 +1,129 @@
+"""The memory a container or a systemd slice allows is the memory available: a run that
+``/proc/meminfo`` says fits but the process's memory cgroup does not is refused with the
+advice, not killed by the kernel without a word. Checked on written cgroup trees (v2, v1,
+both, a container's view) and, where this process may make one, in a real v1 group."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nbsvm import memory
+from testhelpers import run_cli
+
+MB = 1 << 20
+
+
+def group(folder: Path, limit, usage: int, cache: int = 0, version: int = 2) -> Path:
+    """A cgroup folder as the kernel shows it: its limit ("max" or bytes), usage and the
+    page cache it can drop."""
+    folder.mkdir(parents=True, exist_ok=True)
+    limit_file, usage_file, key = memory.V2_FILES if version == 2 else memory.V1_FILES
+    (folder / limit_file).write_text(f"{limit}\n")
+    (folder / usage_file).write_text(f"{usage}\n")
+    (folder / "memory.stat").write_text(f"anon {usage - cache}\n{key} {cache}\nactive 7\n")
+    return folder
+
+
+def test_v2_the_limit_less_what_the_group_holds_beyond_its_droppable_cache(tmp_path):
+    root = tmp_path / "cgroup"
+    group(root / "user.slice" / "job.scope", 1000 * MB, 700 * MB, cache=100 * MB)
+    (root / "cgroup.controllers").write_text("cpu memory\n")
+    proc = tmp_path / "proc_cgroup"
+    proc.write_text("0::/user.slice/job.scope\n")
+    assert memory.cgroup_headroom(root, proc) == 400 * MB          # 1000 - (700 - 100)
+    # an ancestor's tighter limit rules; "max" is no limit
+    group(root / "user.slice", 900 * MB, 800 * MB)
+    assert memory.cgroup_headroom(root, proc) == 100 * MB
+    group(root / "user.slice", "max", 800 * MB)
+    group(root / "user.slice" / "job.scope", "max", 700 * MB)
+    assert memory.cgroup_headroom(root, proc) is None
+    # a group over its limit leaves nothing, never a negative figure
+    group(root / "user.slice" / "job.scope", 500 * MB, 700 * MB)
+    assert memory.cgroup_headroom(root, proc) == 0
+
+
+def test_v1_hybrid_and_a_containers_view(tmp_path):
+    root = tmp_path / "cgroup"
+    proc = tmp_path / "proc_cgroup"
+    # v1 memory beside a v2 "unified" mount without the memory controller (this machine's
+    # shape); the kernel's "no limit" is 2**63 - 1 rounded to a page
+    group(root / "memory" / "docker" / "abc", 2048 * MB, 1024 * MB, cache=24 * MB, version=1)
+    group(root / "memory", 9223372036854771712, 5000 * MB, version=1)
+    (root / "unified").mkdir(parents=True)
+    proc.write_text("12:pids:/docker/abc\n4:memory:/docker/abc\n0::/docker/abc\n")
+    assert memory.cgroup_headroom(root, proc) == 1048 * MB
+    # inside a container the mount's root is the container's own group, named by the
+    # host's path that the mount does not hold
+    root2 = tmp_path / "container"
+    group(root2 / "memory", 512 * MB, 112 * MB, version=1)
+    proc.write_text("4:cpu,memory:/docker/abc\n")
+    assert memory.cgroup_headroom(root2, proc) == 400 * MB
+    # nothing to read: no figure
+    assert memory.cgroup_headroom(tmp_path / "none", tmp_path / "missing") is None
+
+
+def test_available_is_the_least_of_the_machine_and_the_group(tmp_path, monkeypatch):
+    root = tmp_path / "cgroup"
+    group(root, 300 * MB, 100 * MB)
+    (root / "cgroup.controllers").write_text("memory\n")
+    (tmp_path / "proc").write_text("0::/\n")
+    monkeypatch.setattr(memory, "CGROUP_ROOT", root)
+    monkeypatch.setattr(memory, "PROC_CGROUP", tmp_path / "proc")
+    assert memory.available_bytes() == min(200 * MB, memory._meminfo_available())
+    # the CLI refuses, saying what to change, before it allocates the hashing pass
+    train = tmp_path / "train.txt"
+    train.write_text("pos\tgood film\nneg\tbad film\n")
+    r = run_cli("train", train, "-o", tmp_path / "m.npz", "--n-bits", "24", "-q")
+    assert r.returncode == 2, r.stderr
+    assert "but only 200.0 MB is available: lower --n-bits" in r.stderr
+    assert not (tmp_path / "m.npz").exists()
+
+
+def writable_v1_group() -> Path | None:
+    """This process's v1 memory group, where a child group can be made (root, no namespace
+    hiding it); None elsewhere."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            folder = Path("/sys/fs/cgroup/memory") / path.strip("/")
+            if folder.is_dir() and os.access(folder, os.W_OK):
+                return folder
+    return None
+
+
+def test_a_real_memory_group_refuses_what_the_machine_would_hold(tmp_path):
+    parent = writable_v1_group()
+    if parent is None:
+        pytest.skip("no writable cgroup v1 memory group here")
+    child = parent / f"nbsvm-test-{os.getpid()}"
+    try:
+        child.mkdir()
+        (child / "memory.limit_in_bytes").write_text(str(600 * MB))
+    except OSError as err:
+        pytest.skip(f"cannot make a memory group: {err}")
+    try:
+        train = tmp_path / "train.txt"
+        train.write_text("pos\tgood film\nneg\tbad film\n" * 50)
+        # the hashing pass at 28 bits takes 2.3 GB: the machine may hold it, the group not
+        procs = str(child / "cgroup.procs")
+
+        def enter() -> None:
+            with open(procs, "w") as fh:
+                fh.write(str(os.getpid()))
+
+        r = subprocess.run(
+            [sys.executable, "-m", "nbsvm", "train", str(train), "-o", str(tmp_path / "m.npz"),
+             "--n-bits", "28", "-q"],
+            capture_output=True, text=True, preexec_fn=enter, timeout=120,
+        )
+        assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
+        assert "the hashing pass needs about 2.2 GB but only" in r.stderr
+        assert "is available: lower --n-bits" in r.stderr and "Traceback" not in r.stderr
+    finally:
+        child.rmdir()
