@@ -174,6 +174,22 @@ def ngram_map_of(
         wanted = np.zeros(words, dtype=np.uint64)
         _bitmap_of_columns(remap, chosen, wanted)
     found: dict[int, Counter] = {}  # bucket -> Counter of n-gram bytes
+    pairs, counts = _counted_pairs(hasher, texts, wanted)
+    kept = _most_frequent(pairs, counts, per_bucket)  # indices into pairs
+    names = _names_of_pairs(hasher, texts, wanted, pairs[kept])
+    for pair, n in zip(pairs[kept].tolist(), counts[kept].tolist()):
+        found.setdefault(pair >> 32, Counter())[names[pair]] += n
+    _char_hits(hasher, texts[:CHAR_MAP_DOCS], wanted, found)
+    return {
+        b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
+        for b, c in found.items()
+    }
+
+
+def _hit_pairs(hasher: Hasher, texts: list[str], wanted: np.ndarray) -> Iterator[tuple]:
+    """Per :data:`MAP_BATCH` texts, the word n-grams that fall in the ``wanted`` buckets as
+    uint64 pairs (bucket << 32 | second hash), with their bytes (``raw`` cut at
+    ``offsets``)."""
     for start in range(0, len(texts), MAP_BATCH):
         buf, starts = hasher.prepare(texts[start : start + MAP_BATCH])
         hit, keys, offsets, raw = _ngram_hits(
@@ -186,19 +202,106 @@ def ngram_map_of(
             bool(hasher.split_scripts),
             hasher.scripts,
         )
-        if not hit.size:
-            continue
-        # count equal n-grams by (bucket, second hash) in numpy; decode one string of each
-        pair = (hit.astype(np.uint64) << np.uint64(32)) | keys.astype(np.uint64)
-        uniq, first, count = np.unique(pair, return_index=True, return_counts=True)
+        if hit.size:
+            yield (hit.astype(np.uint64) << np.uint64(32)) | keys.astype(np.uint64), offsets, raw
+
+
+def _counted_pairs(
+    hasher: Hasher, texts: list[str], wanted: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs of :func:`_hit_pairs`, sorted, and their counts: each batch's
+    pairs sorted in place and counted by runs, merged into the running counts. 16 bytes a
+    distinct n-gram, where a ``Counter`` of their strings took about 120 (the map of a
+    sample of 5-grams at 12 bits: 2.5 million of them, 315 MB)."""
+    pairs, counts = np.zeros(0, np.uint64), np.zeros(0, np.int64)
+    for pair, _, _ in _hit_pairs(hasher, texts, wanted):
+        pair.sort()
+        pairs, counts = _merge_counts(pairs, counts, *_runs(pair))
+    return pairs, counts
+
+
+@njit(cache=True, nogil=True)
+def _runs(ordered):
+    """The distinct values of the sorted ``ordered`` and how often each occurs."""
+    n = 0
+    for i in range(ordered.shape[0]):
+        n += i == 0 or ordered[i] != ordered[i - 1]
+    values = np.empty(n, dtype=ordered.dtype)
+    counts = np.zeros(n, dtype=np.int64)
+    k = -1
+    for i in range(ordered.shape[0]):
+        if i == 0 or ordered[i] != ordered[i - 1]:
+            k += 1
+            values[k] = ordered[i]
+        counts[k] += 1
+    return values, counts
+
+
+@njit(cache=True, nogil=True)
+def _merge_counts(a, a_counts, b, b_counts):
+    """Two sorted sets of distinct values with counts merged into one, counts summed."""
+    values = np.empty(a.shape[0] + b.shape[0], dtype=a.dtype)
+    counts = np.empty(a.shape[0] + b.shape[0], dtype=np.int64)
+    i = j = k = 0
+    while i < a.shape[0] or j < b.shape[0]:
+        if j == b.shape[0] or (i < a.shape[0] and a[i] < b[j]):
+            values[k], counts[k] = a[i], a_counts[i]
+            i += 1
+        elif i == a.shape[0] or b[j] < a[i]:
+            values[k], counts[k] = b[j], b_counts[j]
+            j += 1
+        else:
+            values[k], counts[k] = a[i], a_counts[i] + b_counts[j]
+            i += 1
+            j += 1
+        k += 1
+    return values[:k], counts[:k]  # views: the spare room goes with the next merge
+
+
+@njit(cache=True, nogil=True)
+def _most_frequent(pairs, counts, per_bucket):
+    """Indices of the ``per_bucket`` most frequent of each bucket's ``pairs`` (sorted, so
+    a bucket's pairs are together), bucket by bucket, most frequent first; equal counts in
+    the pairs' order."""
+    out = np.empty(pairs.shape[0], dtype=np.int64)
+    n = 0
+    start = 0
+    while start < pairs.shape[0]:
+        end = start
+        while end < pairs.shape[0] and pairs[end] >> 32 == pairs[start] >> 32:
+            end += 1
+        taken = n
+        for _ in range(min(per_bucket, end - start)):
+            best = -1
+            for i in range(start, end):
+                fresh = True
+                for t in range(taken, n):
+                    fresh &= out[t] != i
+                if fresh and (best < 0 or counts[i] > counts[best]):
+                    best = i
+            out[n] = best
+            n += 1
+        start = end
+    return out[:n].copy()
+
+
+def _names_of_pairs(
+    hasher: Hasher, texts: list[str], wanted: np.ndarray, chosen: np.ndarray
+) -> dict[int, bytes]:
+    """The bytes of the n-gram first met of each ``chosen`` pair (a second pass over the
+    texts: the first keeps no strings)."""
+    names: dict[int, bytes] = {}
+    want = np.sort(chosen)
+    if not want.size:
+        return names
+    for pair, offsets, raw in _hit_pairs(hasher, texts, wanted):
+        hit = np.flatnonzero(want[np.minimum(np.searchsorted(want, pair), want.size - 1)] == pair)
+        uniq, first = np.unique(pair[hit], return_index=True)
         data = raw.tobytes()
-        for u, j, n in zip((uniq >> np.uint64(32)).tolist(), first.tolist(), count.tolist()):
-            found.setdefault(u, Counter())[data[offsets[j] : offsets[j + 1]]] += n
-    _char_hits(hasher, texts[:CHAR_MAP_DOCS], wanted, found)
-    return {
-        b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
-        for b, c in found.items()
-    }
+        for u, j in zip(uniq.tolist(), hit[first].tolist()):
+            if u not in names:
+                names[u] = data[offsets[j] : offsets[j + 1]]
+    return names
 
 
 def _char_hits(hasher: Hasher, texts: list[str], wanted: np.ndarray, found: dict) -> None:
