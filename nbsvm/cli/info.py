@@ -246,7 +246,22 @@ def _describe_learner(info: dict, header: dict, arrays: dict) -> None:
     if _int(state.get("n_bits_")) and 0 <= state["n_bits_"] <= 64:
         sizes["n_bits"] = state["n_bits_"]
         sizes["buckets"] = 1 << state["n_bits_"]
-    sizes["memory_to_load"] = info["array_bytes"]
+    sizes["memory_to_load"] = info["array_bytes"] + _dense_bytes(header.get("sparse"), arrays)
+
+
+def _dense_bytes(sparse: object, arrays: dict) -> int:
+    """Bytes of the learned arrays a learner file keeps by their nonzero entries, once
+    loaded dense (:func:`nbsvm.learners.persistence.sparse_parts`)."""
+    import numpy as np
+
+    from nbsvm.learners.persistence import VALUES_SUFFIX
+
+    total = 0
+    for name, shape in (sparse if isinstance(sparse, dict) else {}).items():
+        values = arrays.get(name + VALUES_SUFFIX)
+        if values is not None and isinstance(shape, list) and all(_int(n) for n in shape):
+            total += math.prod(shape) * np.dtype(values["dtype"]).itemsize
+    return total
 
 
 def _describe_checkpoint(info: dict, header: dict, arrays: dict) -> None:

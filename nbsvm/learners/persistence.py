@@ -108,15 +108,16 @@ class PersistenceMixin:
                 f"{type(self).__name__} diverged: {bad} holds values that are not finite, so "
                 "it is not saved (scale the feature values down, or lower eta0)"
             )
-        return (
-            dict(
-                learner=type(self).__name__,
-                task=self.task,
-                params=self.get_params(),
-                state=self.state_scalars(),
-            ),
-            self.state_arrays(),
+        header = dict(
+            learner=type(self).__name__,
+            task=self.task,
+            params=self.get_params(),
+            state=self.state_scalars(),
         )
+        arrays, sparse = sparse_parts(self.state_arrays())
+        if sparse:
+            header["sparse"] = sparse
+        return header, arrays
 
     @staticmethod
     def from_parts(
@@ -134,6 +135,7 @@ class PersistenceMixin:
             )
         cls = learner_class(name, path=None if path is None else str(path))
         params, state = header.get("params", {}), header.get("state", {})
+        arrays = dense_parts(header.get("sparse"), arrays, path)
         try:
             if not isinstance(params, dict) or not isinstance(state, dict):
                 raise NBSVMError("params and state must be objects")
@@ -174,6 +176,77 @@ class PersistenceMixin:
                 path=str(path),
             )
         return learner
+
+
+#: A learned array of at least this many bytes is saved as its nonzero entries (flat
+#: indices and values) when they take less than half its bytes: named features hashed into
+#: 2**n_bits columns leave most of them zero (6 features at --n-bits 27 wrote 1 GB).
+SPARSE_MIN_BYTES = 1 << 20
+INDEX_SUFFIX, VALUES_SUFFIX = ".nonzero_index", ".nonzero_values"
+
+
+def sparse_parts(arrays: dict) -> tuple[dict, dict]:
+    """``arrays`` as a file keeps them, and the shapes of those kept by their nonzero
+    entries (``name + INDEX_SUFFIX``: int64 flat indices, increasing; ``name +
+    VALUES_SUFFIX``: their values); :func:`dense_parts` inverts it."""
+    kept, sparse = {}, {}
+    for name, a in arrays.items():
+        if a.nbytes >= SPARSE_MIN_BYTES:
+            index = np.flatnonzero(a)
+            if index.size * (8 + a.itemsize) < a.nbytes // 2:
+                kept[name + INDEX_SUFFIX] = index.astype(np.int64)
+                kept[name + VALUES_SUFFIX] = a.reshape(-1)[index]
+                sparse[name] = list(a.shape)
+                continue
+        kept[name] = a
+    return kept, sparse
+
+
+def dense_parts(sparse: object, arrays: dict, path: str | os.PathLike[str] | None = None) -> dict:
+    """The arrays :func:`sparse_parts` kept by their nonzero entries, dense again, each
+    part checked (a file may be crafted) and the dense size checked against the memory
+    available before it is allocated."""
+    from nbsvm import memory
+
+    if sparse is None:
+        return arrays
+    where = None if path is None else str(path)
+
+    def bad(why: str) -> NBSVMError:
+        return NBSVMError(f"corrupted learner file: {why}", path=where)
+
+    if not isinstance(sparse, dict):
+        raise bad("sparse must map array names to shapes")
+    out = dict(arrays)
+    for name, shape in sparse.items():
+        index, values = out.pop(name + INDEX_SUFFIX, None), out.pop(name + VALUES_SUFFIX, None)
+        if not (
+            isinstance(shape, list)
+            and all(type(n) is int and 0 <= n <= MAX_FEATURES for n in shape)
+            and isinstance(index, np.ndarray)
+            and isinstance(values, np.ndarray)
+        ):
+            raise bad(f"array {name!r} kept by its nonzero entries has a bad shape or parts")
+        size = math.prod(shape)
+        if not (
+            index.dtype == np.int64
+            and index.ndim == values.ndim == 1
+            and index.size == values.size
+            and values.dtype.kind == "f"
+            and size <= MAX_FEATURES
+        ):
+            raise bad(f"array {name!r}: bad nonzero entries")
+        if index.size and (index[0] < 0 or index[-1] >= size or np.any(np.diff(index) <= 0)):
+            raise bad(f"array {name!r}: nonzero indices out of order or beyond its shape")
+        memory.check_fit_memory(
+            size * values.dtype.itemsize,
+            what=f"loading the learner's {name}",
+            advice="load it on a machine with more memory",
+        )
+        dense = np.zeros(size, dtype=values.dtype)
+        dense[index] = values
+        out[name] = dense.reshape(shape)
+    return out
 
 
 MAX_FEATURES = 1 << 40  # a loaded n_features_in_ above this is taken as corruption
