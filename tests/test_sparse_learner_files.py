@@ -39,6 +39,9 @@ def test_learn_of_named_features_writes_what_it_learned(tmp_path, monkeypatch):
     assert dense.stat().st_size > 32 << 20
     assert run_cli("predict", "-m", dense, data, "-o", tmp_path / "dense.csv").returncode == 0
     assert (tmp_path / "dense.csv").read_text() == (tmp_path / "sparse.csv").read_text()
+    # format 4 only where nonzero entries are kept: older versions say to upgrade
+    assert load_npz(tmp_path / "sparse.npz", "learner")[0]["format_version"] == 4
+    assert load_npz(dense, "learner")[0]["format_version"] == 2
     r = run_cli("info", tmp_path / "sparse.npz")
     assert "memory to load: about 32.0 MB" in r.stdout.replace("  ", " ").replace("  ", " ")
 

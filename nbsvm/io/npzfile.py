@@ -29,11 +29,15 @@ HEADER_KEY = "__header__"
 MAX_MEMBERS = 4096
 MAX_HEADER_BYTES = 1 << 20
 
-#: The newest file format read. 3: lexicon counts may be (bucket, class) pairs (arrays
-#: ``*pair_counts``; written as 3 only then, so that older versions read the rest). 2: the
+#: The newest file format read. 4: a learner's mostly-zero arrays may be kept as their
+#: nonzero entries (arrays ``*.nonzero_index``; written as 4 only then). 3: lexicon counts
+#: may be (bucket, class) pairs (arrays ``*pair_counts``; written as 3 only then, so that
+#: older versions read the rest). 2: the
 #: checksum covers the header as well as the arrays, and a model keeps its labels' types
 #: (``label_values``). 1: the checksum covers the arrays only.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
+#: The format of files with pair counts and no nonzero entries.
+PAIRS_FORMAT = 3
 #: The format of files without pair counts.
 PLAIN_FORMAT = 2
 #: The first format whose checksum covers the header.
@@ -159,8 +163,14 @@ def save_npz(path: str | os.PathLike[str], kind: str, header: dict, arrays: dict
                     raise ValueError(
                         f"array {name!r}: wrote {written} items, expected shape {spec.shape}"
                     )
-        pairs = any(name.endswith("pair_counts") for name in arrays)
-        blob = _header_blob(header, kind, digest, FORMAT_VERSION if pairs else PLAIN_FORMAT)
+        version = (
+            FORMAT_VERSION
+            if any(name.endswith(".nonzero_index") for name in arrays)
+            else PAIRS_FORMAT
+            if any(name.endswith("pair_counts") for name in arrays)
+            else PLAIN_FORMAT
+        )
+        blob = _header_blob(header, kind, digest, version)
         with zf.open(HEADER_KEY + ".npy", "w") as fh:
             np.lib.format.write_array(fh, blob, allow_pickle=False)
 
