@@ -19,6 +19,7 @@ of ``tests/reliability/test_fuzz_*.py``.
 from __future__ import annotations
 
 import argparse
+import atexit
 import io
 import json
 import os
@@ -45,6 +46,8 @@ def scratch() -> Path:
     global _SCRATCH
     if _SCRATCH is None:
         _SCRATCH = Path(tempfile.mkdtemp(prefix="nbsvm-fuzz-"))
+        # removed when the process ends: every test run left one (617 in this /tmp)
+        atexit.register(shutil.rmtree, _SCRATCH, True)
     return _SCRATCH
 
 
@@ -307,6 +310,7 @@ def valid_files() -> dict[str, Path]:
     from nbsvm.text.hashing import Hasher
 
     folder = Path(tempfile.mkdtemp(prefix="nbsvm-fuzz-valid-"))
+    atexit.register(shutil.rmtree, folder, True)
     docs = [Document(label, text, "mem", i + 1) for i, (label, text) in enumerate(tiny_docs())]
     clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=1, seed=0)
     clf.fit([d.text for d in docs], [d.label for d in docs])
