@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import functools
 import gzip
 import io
 import itertools
@@ -29,6 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from nbsvm import memory
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import STDIN
 
@@ -381,6 +383,33 @@ def _wide_lines(fh, codec: str) -> Iterator[bytes]:
             text.detach()
 
 
+def longest_line() -> int | None:
+    """The longest line read: one whose document could be hashed in the memory available
+    (:data:`nbsvm.memory.SCRATCH_PER_BYTE` bytes a byte), at least
+    :data:`nbsvm.memory.CHECKED_DOCUMENT_BYTES`; None where the memory available is not
+    known."""
+    available = memory.available_bytes()
+    if available is None:
+        return None
+    return max(available // memory.SCRATCH_PER_BYTE, memory.CHECKED_DOCUMENT_BYTES)
+
+
+def _capped_lines(fh, name: str, limit: int) -> Iterator[bytes]:
+    """The lines of a binary file, each read only up to ``limit`` bytes: a longer one is
+    refused, naming it, before it is held whole (a 192 MB line took 744 MB to read,
+    decode and strip before the document check refused it)."""
+    for lineno, raw in enumerate(iter(functools.partial(fh.readline, limit + 1), b""), 1):
+        if len(raw) > limit:
+            raise NBSVMError(
+                f"a line of more than {memory.human(limit)}: hashing a document takes about "
+                f"{memory.SCRATCH_PER_BYTE} times its bytes, over the memory available: "
+                "split it into documents",
+                path=name,
+                line=lineno,
+            )
+        yield raw
+
+
 def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[Iterator[bytes], str]:
     """The lines of ``fh`` as bytes, and the codec that decodes them (``encoding``, or
     UTF-8 for lines decoded here). A binary file's first bytes are looked at once: a UTF-16
@@ -392,7 +421,10 @@ def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[It
         wide = wide_encoding(head, name)
         if wide is not None:
             return _wide_lines(fh, wide), "utf-8"
-        return (_universal_lines(fh) if _cr_only(head) else fh), encoding
+        if _cr_only(head):
+            return _universal_lines(fh), encoding
+        limit = longest_line()
+        return (fh if limit is None else _capped_lines(fh, name, limit)), encoding
     byte_lines = getattr(fh, "byte_lines", None)  # a tar member (nbsvm.io.blitzer)
     if byte_lines is not None:
         return byte_lines(), encoding

@@ -127,3 +127,68 @@ def test_a_real_memory_group_refuses_what_the_machine_would_hold(tmp_path):
         assert "is available: lower --n-bits" in r.stderr and "Traceback" not in r.stderr
     finally:
         child.rmdir()
+
+
+def test_a_line_too_long_to_hash_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
+    """A line is read up to the longest document the memory available could hash (20
+    bytes a byte): a longer one is refused naming its line, in every line format, before
+    it is held; one within reads as before."""
+    monkeypatch.setattr(memory, "available_bytes", lambda: 40 * MB)     # lines up to 2 MB
+    text = tmp_path / "text.txt"
+    text.write_text("pos\tgood film\nneg\t" + "bad " * (MB // 2) + "\npos\tfine\n")   # 2 MB
+    r = run_cli("train", text, "-o", tmp_path / "m.npz", "--n-bits", "12", "-q")
+    assert r.returncode == 2 and "m.npz" not in r.stdout
+    assert f"{text}:2: a line of more than 2.0 MB: hashing a document takes about 20 " \
+        "times its bytes, over the memory available: split it into documents" in r.stderr
+    svm = tmp_path / "rows.svm"
+    svm.write_text("1 1:1\n-1 " + " ".join(f"{i}:1" for i in range(2, 300_000)) + "\n")
+    r = run_cli("learn", svm, "-o", tmp_path / "l.npz", "--n-bits", "20")
+    assert r.returncode == 2 and f"{svm}:2: a line of more than 2.0 MB" in r.stderr
+    # the same cap, with the memory to train: a line under it reads as before
+    from nbsvm.io import decoding
+
+    monkeypatch.undo()
+    monkeypatch.setattr(decoding, "longest_line", lambda: 2 * MB)
+    text.write_text("pos\tgood film\nneg\t" + "bad " * (MB // 3) + "\npos\tfine\n")   # 1.3 MB
+    r = run_cli("train", text, "-o", tmp_path / "m.npz", "--n-bits", "12", "--min-df", "1", "-q")
+    assert r.returncode == 0, r.stderr
+
+
+_PEAK = ("import os, subprocess, sys\n"
+         "open(sys.argv[1], 'w').write(str(os.getpid()))\n"   # this helper joins the group
+         "p = subprocess.Popen(sys.argv[3:], stdout=subprocess.DEVNULL, "
+         "stderr=open(sys.argv[2], 'w'))\n"
+         "_, status, usage = os.wait4(p.pid, 0)\n"
+         "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024)\n")
+
+
+def test_in_a_real_group_a_long_line_is_refused_after_reading_a_part(tmp_path):
+    """In a 1.5 GB group a 192 MB line took 745 MB to read, decode and strip before the
+    document check refused it (hashing it needs 3.8 GB); it is refused having read 74 MB
+    (peak 193 MB)."""
+    parent = writable_v1_group()
+    if parent is None:
+        pytest.skip("no writable cgroup v1 memory group here")
+    child = parent / f"nbsvm-line-{os.getpid()}"
+    try:
+        child.mkdir()
+        (child / "memory.limit_in_bytes").write_text(str(1500 * MB))
+    except OSError as err:
+        pytest.skip(f"cannot make a memory group: {err}")
+    try:
+        data = tmp_path / "long.txt"
+        with open(data, "w") as fh:
+            fh.write("pos\tgood film\nneg\t")
+            for _ in range(48):
+                fh.write("bad " * MB)
+            fh.write("\npos\tfine\n")
+        err = tmp_path / "stderr.txt"
+        out = subprocess.run(
+            [sys.executable, "-c", _PEAK, str(child / "cgroup.procs"), str(err), sys.executable,
+             "-m", "nbsvm", "train", str(data), "-o", str(tmp_path / "m.npz"), "-q"],
+            capture_output=True, text=True, check=True, timeout=300)
+        code, peak = map(int, out.stdout.split())
+        assert code == 2 and f"{data}:2: a line of more than " in err.read_text(), err.read_text()
+        assert peak < 400 * MB, peak >> 20
+    finally:
+        child.rmdir()
