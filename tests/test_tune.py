@@ -58,6 +58,67 @@ def test_k_folds_score_the_mean_of_plain_fits():
     assert result.table.accuracy_std[0] == pytest.approx(np.std(accs, ddof=1), abs=1e-12)
 
 
+def test_k_folds_keep_each_document_once_on_disk(tmp_path):
+    """Each fold is stored once and a split's training part is made when its turn comes
+    (and removed after): the workdir holds the corpus about twice at any time, where a
+    training cache written per split held it k times (10 folds: 215 -> 52 MB)."""
+    from nbsvm.data.samples import Splits
+
+    sizes, made = [], []
+    train = Splits.train
+
+    def spy(self, s):
+        cache = train(self, s)
+        made.append(s)
+        sizes.append(sum(f.stat().st_size for f in tmp_path.rglob("*") if f.is_file()))
+        return cache
+
+    import nbsvm.data.samples as samples
+    original = samples.Splits.train
+    samples.Splits.train = spy
+    try:
+        result = tune(DOCS, {"lam": [1e-4, 1e-6]}, BASE, folds=6, seed=5, workdir=tmp_path)
+    finally:
+        samples.Splits.train = original
+    assert result.n_trainings == 12 and made == [0, 1, 2, 3, 4, 5]  # one join a split
+    writer = CacheWriter(tmp_path / "once", NBSVMClassifier(**BASE, char_ngrams=4).validate())
+    writer.add(hash_batch(DOCS, writer.hasher))
+    corpus = sum(f.stat().st_size for f in writer.close().folder.rglob("*") if f.is_file())
+    assert max(sizes) < 2.2 * corpus, (max(sizes), corpus)
+
+
+def test_a_split_joins_its_folds_in_reading_order(tmp_path):
+    """The training part of split s: the documents of the other folds in the order they
+    were read, with their labels and weights, as a cache of them written directly."""
+    from nbsvm.data.batches import rows_of
+    from nbsvm.data.samples import JOIN_CHUNK, join_in_order
+    import nbsvm.data.samples as samples
+
+    hasher = NBSVMClassifier(**BASE, char_ngrams=0).validate()
+    docs = DOCS[:700]
+    batch = hash_batch(docs, hasher)
+    batch.weights = np.arange(1, len(docs) + 1, dtype=float)
+    folds = np.random.default_rng(1).integers(0, 3, len(docs))
+    parts = []
+    for k in range(3):
+        w = CacheWriter(tmp_path / f"part{k}", hasher)
+        w.add(rows_of(batch, folds == k))
+        parts.append(w.close())
+    samples.JOIN_CHUNK, chunk = 64, JOIN_CHUNK  # many chunks, each across the folds
+    try:
+        joined = join_in_order(parts, folds.astype(np.int32), 1, tmp_path / "joined")
+    finally:
+        samples.JOIN_CHUNK = chunk
+    w = CacheWriter(tmp_path / "direct", hasher)
+    w.add(rows_of(batch, folds != 1))
+    direct = w.close()
+    a, b = joined.rows(0, joined.n_docs), direct.rows(0, direct.n_docs)
+    assert joined.n_docs == direct.n_docs == int((folds != 1).sum())
+    assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+    assert [joined.labels[c] for c in a[2]] == [direct.labels[c] for c in b[2]]
+    assert np.array_equal(joined.weights(0, joined.n_docs), direct.weights(0, direct.n_docs))
+
+
 @pytest.mark.parametrize("grid, kw, message", [
     ({"gamma": [1]}, {}, "cannot tune 'gamma'"),
     ({"beta": []}, {}, "non-empty list"),

@@ -5,12 +5,14 @@ gain's standard error is paired)."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from nbsvm.data.batches import Batch
-from nbsvm.data.cache import CacheWriter, FeatureCache
+from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_of, length_histogram
 from nbsvm.text.hashing import Hasher
 
 
@@ -74,3 +76,114 @@ def split_blocks(
         join_caches(parts, Path(folder) / f"block{k}", b - a, n_bits, skip=a)
         for k, (a, b) in enumerate(zip(edges, edges[1:]))
     ]
+
+
+class Splits:
+    """The (training, validation) splits of one corpus, each document stored once: one
+    training and one validation part, or ``k`` folds, where split ``s`` validates on fold
+    ``s`` and trains on the other folds joined, a cache made when split ``s`` is first
+    asked for and removed when another split's is (disk: the corpus about twice, where a
+    training cache written per split took ``k`` times it: 10 GB for 10 folds of 1 GB)."""
+
+    def __init__(
+        self, parts: list[FeatureCache], folder: Path, assignment: Path | None = None
+    ) -> None:
+        """``assignment``: with folds, a file of int32, each document's fold in reading
+        order (a split's training documents are joined in that order, as training on them
+        by hand reads them); None: ``parts`` are a training and a validation part."""
+        self.parts, self.folder, self.assignment = parts, Path(folder), assignment
+        self.folds = assignment is not None
+        self._built: tuple[int, FeatureCache] | None = None
+
+    def __len__(self) -> int:
+        return len(self.parts) if self.folds else 1
+
+    def valid(self, s: int) -> FeatureCache:
+        return self.parts[s] if self.folds else self.parts[1]
+
+    def train_parts(self, s: int) -> list[FeatureCache]:
+        return [p for i, p in enumerate(self.parts) if i != s] if self.folds else self.parts[:1]
+
+    def train(self, s: int) -> FeatureCache:
+        """Split ``s``'s training documents as one cache (the last one made is kept)."""
+        if not self.folds:
+            return self.parts[0]
+        if self._built is not None and self._built[0] == s:
+            return self._built[1]
+        self.release()
+        assignment = np.fromfile(cast(Path, self.assignment), dtype=np.int32)
+        cache = join_in_order(self.parts, assignment, s, self.folder / f"train{s}")
+        self._built = (s, cache)
+        return cache
+
+    def release(self) -> None:
+        """Remove the training cache made last (the parts stay)."""
+        if self._built is not None:
+            s, cache = self._built
+            self._built = None
+            cache.close()
+            shutil.rmtree(self.folder / f"train{s}", ignore_errors=True)
+
+    def train_labels(self, s: int) -> list:
+        """The labels split ``s`` trains on, without making its cache."""
+        return sorted({label for p in self.train_parts(s) for label in p.labels})
+
+    def train_docs(self, s: int) -> int:
+        return sum(p.n_docs for p in self.train_parts(s))
+
+    def train_corpus(self, s: int) -> dict:
+        """:func:`~nbsvm.data.cache.corpus_stats` of split ``s``'s training documents,
+        without making its cache."""
+        parts = self.train_parts(s)
+        histogram = np.sum([length_histogram(p) for p in parts], axis=0)
+        return corpus_of(histogram, sum(p.n_ids for p in parts))
+
+
+#: Documents a join in reading order takes at a time.
+JOIN_CHUNK = 8192
+
+
+def join_in_order(
+    parts: list[FeatureCache], assignment: np.ndarray, leave_out: int, folder: Path
+) -> FeatureCache:
+    """The documents of every part but ``leave_out`` as one cache, in reading order:
+    ``assignment[i]`` is the part that holds the ``i``-th document read, each part its
+    documents in that order."""
+    writer = CacheWriter(folder, parts[0].hasher)
+    taken = [0] * len(parts)
+    with writer:
+        for start in range(0, assignment.size, JOIN_CHUNK):
+            where = assignment[start : start + JOIN_CHUNK]
+            pieces = []
+            for k, part in enumerate(parts):
+                at = np.flatnonzero(where == k)
+                if k == leave_out or not at.size:
+                    continue
+                ids, offsets, codes = part.rows(taken[k], taken[k] + at.size)
+                weights = part.weights(taken[k], taken[k] + at.size)
+                taken[k] += at.size
+                pieces.append((at, ids, offsets, [part.labels[c] for c in codes], weights))
+            if pieces:
+                writer.add(_interleaved(pieces))
+        return writer.close()
+
+
+def _interleaved(pieces: list) -> Batch:
+    """One batch of the pieces' rows, each row at its position (``at``)."""
+    at = np.concatenate([p[0] for p in pieces])
+    order = np.argsort(at, kind="stable")
+    lengths = np.concatenate([np.diff(p[2]) for p in pieces])
+    starts = np.concatenate([p[2][:-1] for p in pieces]) + np.repeat(
+        np.cumsum([0] + [p[2][-1] for p in pieces[:-1]]), [p[2].size - 1 for p in pieces]
+    )
+    ids = np.concatenate([p[1] for p in pieces])
+    offsets = np.concatenate([[0], np.cumsum(lengths[order])]).astype(np.int64)
+    gather = np.repeat(starts[order] - offsets[:-1], lengths[order]) + np.arange(offsets[-1])
+    labels = [label for p in pieces for label in p[3]]
+    weighted = any(p[4] is not None for p in pieces)
+    weights = (
+        np.concatenate([np.ones(p[0].size) if p[4] is None else p[4] for p in pieces])[order]
+        if weighted
+        else None
+    )
+    return Batch(ids[gather], offsets, [labels[j] for j in order], weights=weights)

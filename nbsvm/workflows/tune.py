@@ -35,10 +35,10 @@ import numpy as np
 
 from nbsvm.config import DEFAULT_GRID, DEFAULTS, TASK_PARAMS
 from nbsvm.data.batches import hash_batch, rows_of
-from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
+from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.rowencoder import batches as doc_chunks
-from nbsvm.data.samples import split_blocks
+from nbsvm.data.samples import Splits, split_blocks
 from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
@@ -147,53 +147,47 @@ def _split_and_hash(
     notify,
 ) -> dict:
     """One pass: part of each document (fold), hashed once per n-gram order into caches
-    ``root/<order>/<split>/{train,valid}``. Returns ``{order: [(train, valid), ...]}``."""
+    ``root/<order>/part<k>`` (the folds, or the training and validation parts), each
+    document in one of them. Returns ``{order: Splits}``."""
     hashers = {n: NBSVMClassifier(**dict(base, ngrams=n)).validate() for n in orders}
-    n_splits = max(folds, 1)
+    n_parts = max(folds, 2)
     writers = {
-        n: [
-            (
-                CacheWriter(root / str(n) / str(s) / "train", h),
-                CacheWriter(root / str(n) / str(s) / "valid", h),
-            )
-            for s in range(n_splits)
-        ]
+        n: [CacheWriter(root / str(n) / f"part{k}", h) for k in range(n_parts)]
         for n, h in hashers.items()
     }
     rng = np.random.default_rng(seed)
     seen = 0
+    assignment = root / "folds.i32"  # each document's fold, in reading order
     try:
         for chunk in doc_chunks(docs, CHUNK):
             if folds:
                 part = rng.integers(0, folds, size=len(chunk))
-            else:
+                with open(assignment, "ab") as fh:
+                    part.astype(np.int32).tofile(fh)
+            else:  # part 1 validates
                 part = (rng.random(len(chunk)) < valid_fraction).astype(np.int64)
             for n, h in hashers.items():
                 batch = hash_batch(chunk, h)  # once; parts keep the reading order
-                for s in range(n_splits):
-                    held = part == (s if folds else 1)  # fold s validates split s
-                    for which, mask in ((0, ~held), (1, held)):
-                        if mask.any():
-                            writers[n][s][which].add(rows_of(batch, mask))
+                for k in range(n_parts):
+                    if (part == k).any():
+                        writers[n][k].add(rows_of(batch, part == k))
             seen += len(chunk)
             notify({"stage": "hash", "docs": seen})
-        out: dict[int, list[tuple[FeatureCache, FeatureCache]]] = {}
-        for n in orders:
-            out[n] = []
-            for train, valid in writers[n]:
-                if train.n_docs == 0 or valid.n_docs == 0:
-                    raise NBSVMError(
-                        f"the split left no {'training' if train.n_docs == 0 else 'validation'} "
-                        f"documents ({seen} documents in all): use more data, "
-                        f"another --valid fraction or fewer folds"
-                    )
-                out[n].append((train.close(), valid.close()))
-        return out
+        empty = [k for k, w in enumerate(writers[orders[0]]) if w.n_docs == 0]
+        if empty:
+            what = "validation" if folds or empty == [1] else "training"
+            raise NBSVMError(
+                f"the split left no {what} documents ({seen} documents in all): use more "
+                "data, another --valid fraction or fewer folds"
+            )
+        return {
+            n: Splits([w.close() for w in parts], root / str(n), assignment if folds else None)
+            for n, parts in writers.items()
+        }
     except BaseException:
-        for pair in writers.values():
-            for train, valid in pair:
-                train.abort()  # a published cache is left alone; the rest is dropped
-                valid.abort()
+        for parts in writers.values():
+            for w in parts:
+                w.abort()  # a published cache is left alone; the rest is dropped
         raise
 
 
@@ -246,17 +240,17 @@ def tune(
             peeker = NBSVMClassifier(**base)
             docs = peeker.read_text_defaults(docs)
             base["char_ngrams"] = given["char_ngrams"] = peeker.setting("char_ngrams")
-        caches = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
+        splits = _split_and_hash(docs, orders, base, folds, valid_fraction, seed, root, notify)
         if not given.get("multilabel"):
-            _refuse_one_class_parts(caches[orders[0]])
-        groups_of = _validation_groups(caches, folds, root)
-        labels = caches[orders[0]][0][0].labels
+            _refuse_one_class_parts(splits[orders[0]])
+        groups_of = _validation_groups(splits, folds, root)
+        labels = splits[orders[0]].train_labels(0)
         classes = classes_of(labels) if given.get("multilabel") else class_order(labels)
         # the settings used without tuning: the defaults the training part gives
         ngrams = given.get("ngrams") or DEFAULTS["ngrams"]
-        corpus = corpus_stats(caches[ngrams][0][0]) if ngrams in caches else None
+        corpus = splits[ngrams].train_corpus(0) if ngrams in splits else None
         reference = reference_of(grid, given, classes, corpus)
-        rows, n_trainings = _train_candidates(cands, base, caches, groups_of, root, notify)
+        rows, n_trainings = _train_candidates(cands, base, splits, groups_of, root, notify)
         table, best, groups = _ranked(rows, grid)
         chosen, reason, se = _choose(table, groups, best, reference, select)
     finally:
@@ -280,22 +274,23 @@ def _labelled(d: Any, i: int) -> Document:
     return doc
 
 
-def _refuse_one_class_parts(pairs: list) -> None:
+def _refuse_one_class_parts(splits: Splits) -> None:
     """A training part of one class trains nothing: say it is the split's doing (it was
     'need at least two classes to train, found [food]' of data with two)."""
-    for train, _ in pairs:
-        if len(train.labels) < 2:
+    for s in range(len(splits)):
+        labels = splits.train_labels(s)
+        if len(labels) < 2:
             raise NBSVMError(
-                f"the split left {train.n_docs} training document(s), all of class "
-                f"{', '.join(map(str, train.labels))}: use a smaller --valid fraction, fewer "
+                f"the split left {splits.train_docs(s)} training document(s), all of class "
+                f"{', '.join(map(str, labels))}: use a smaller --valid fraction, fewer "
                 "folds or more data"
             )
 
 
-def _validation_groups(caches: dict, folds: int, root: Path) -> dict:
+def _validation_groups(splits_of: dict, folds: int, root: Path) -> dict:
     """The validation groups of each order's splits, over which the one-standard-error rule
     pairs a gain: the folds, or equal blocks of the validation split."""
-    held = min(valid.n_docs for pairs in caches.values() for _, valid in pairs)
+    held = min(sp.valid(s).n_docs for sp in splits_of.values() for s in range(len(sp)))
     if not folds and held < VALIDATION_GROUPS:  # a block would be empty ("no documents")
         raise NBSVMError(
             f"the validation split holds {held} document(s), fewer than the "
@@ -304,44 +299,59 @@ def _validation_groups(caches: dict, folds: int, root: Path) -> dict:
         )
     return {
         n: [
-            [valid] if folds else split_blocks([valid], root / str(n) / "blocks", VALIDATION_GROUPS)
-            for _, valid in pairs
+            [sp.valid(s)]
+            if folds
+            else split_blocks([sp.valid(s)], root / str(n) / "blocks", VALIDATION_GROUPS)
+            for s in range(len(sp))
         ]
-        for n, pairs in caches.items()
+        for n, sp in splits_of.items()
     }
 
 
-def _train_candidates(cands, base, caches, groups_of, root: Path, notify) -> tuple[list, int]:
+def _train_candidates(cands, base, splits_of, groups_of, root: Path, notify) -> tuple[list, int]:
     """Every candidate trained on every split and scored on its groups: the table's rows
     and the number of trainings. Candidates that differ only in prediction-time settings
-    share one trained model."""
+    share one trained model; the splits are the outer loop, so that each split's training
+    cache is made once."""
     trained: dict = {}
     for c in cands:
         key = tuple(sorted((k, v) for k, v in c.items() if k not in PREDICTION_ONLY))
         trained.setdefault(key, []).append(c)
-    rows, n_trainings = [], 0
-    for key, group in trained.items():
-        params = dict(base, **model_params(dict(key)))
-        n = params.get("ngrams", DEFAULTS["ngrams"])
-        scores: dict[int, list[tuple]] = {id(c): [] for c in group}
-        for s, (train, _) in enumerate(caches[n]):
-            t1 = time.perf_counter()
-            clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
-            try:
-                clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
-            except NBSVMError as e:  # the grid's value, not an option of tune, is at fault
-                shown = ", ".join(f"{k}={v}" for k, v in key)
-                raise NBSVMError(
-                    f"the grid's {shown or 'defaults'} cannot train: {e.message}"
-                ) from None
-            n_trainings += 1
-            train_s = time.perf_counter() - t1
-            for c in group:
-                scored = _score_split(clf, c, base, groups_of[n][s])
-                scores[id(c)].append((*scored, train_s, getattr(clf, "eta0_", None)))
-            notify({"stage": "tune", "docs": n_trainings, "total": len(trained) * len(caches[n])})
-        rows += [_row(c, scores[id(c)], base) for c in group]
+    keys_of: dict[int, list] = {}
+    for key in trained:
+        keys_of.setdefault(
+            dict(base, **model_params(dict(key))).get("ngrams", DEFAULTS["ngrams"]), []
+        ).append(key)
+    total = sum(len(splits_of[n]) * len(keys) for n, keys in keys_of.items())
+    scores: dict[int, list[tuple]] = {id(c): [] for c in cands}
+    n_trainings = 0
+    for n, keys in keys_of.items():
+        for s in range(len(splits_of[n])):
+            train = splits_of[n].train(s)
+            for key in keys:
+                t1 = time.perf_counter()
+                clf = _fit_split(dict(base, **model_params(dict(key))), key, train, root)
+                n_trainings += 1
+                train_s = time.perf_counter() - t1
+                for c in trained[key]:
+                    scored = _score_split(clf, c, base, groups_of[n][s])
+                    scores[id(c)].append((*scored, train_s, getattr(clf, "eta0_", None)))
+                notify({"stage": "tune", "docs": n_trainings, "total": total})
+        splits_of[n].release()
+    rows = [_row(c, scores[id(c)], base) for group in trained.values() for c in group]
     return rows, n_trainings
+
+
+def _fit_split(params: dict, key: tuple, train: FeatureCache, root: Path) -> NBSVMClassifier:
+    """A model of ``params`` trained on one split's training cache (NB interpolation is a
+    prediction-time setting, applied when scoring)."""
+    clf = NBSVMClassifier(**dict(params, beta=1.0, cache_dir=str(root)))
+    try:
+        clf.fit_documents(iter(()), kept=ReadyCache(train.folder, train.hasher))
+    except NBSVMError as e:  # the grid's value, not an option of tune, is at fault
+        shown = ", ".join(f"{k}={v}" for k, v in key)
+        raise NBSVMError(f"the grid's {shown or 'defaults'} cannot train: {e.message}") from None
+    return clf
 
 
 def _ranked(rows: list, grid: dict):
