@@ -27,6 +27,7 @@ from nbsvm.cli import app  # noqa: E402
 from nbsvm.evaluation.evaluate import evaluate_documents  # noqa: E402
 from nbsvm.evaluation.predict import predict_documents  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
+from nbsvm.io.decoding import ReadStats  # noqa: E402
 from nbsvm.io.readers import read_inputs  # noqa: E402
 from nbsvm.lexicon.build import build_lexicon  # noqa: E402
 from nbsvm.lexicon.nblexicon import NBLexicon  # noqa: E402
@@ -139,20 +140,32 @@ def test_distributed_eval_and_predict_equal_local(client, shards, tmp_path):
     lines = open(test, encoding="utf-8").read().splitlines()
     unknown = [tmp_path / "u1.txt", tmp_path / "u2.txt"]
     unknown[0].write_text("\n".join(lines[:50] + ["zzz\tsome text", "yyy\tmore"]) + "\n")
-    unknown[1].write_text("\n".join(["yyy\tother", "yyy\tagain"] + lines[50:90]) + "\n")
+    # invalid UTF-8 in a shard: counted and noted as one machine counts it (the workers'
+    # counts were dropped)
+    unknown[1].write_bytes(("\n".join(["yyy\tother", "yyy\tagain"] + lines[50:90]) + "\n")
+                           .encode().replace(b"other", b"oth\xff\xfer"))
     files = [test, everything] + [str(p) for p in unknown]
-    rep = D.evaluate(client, files, str(tmp_path / "m.npz"))
-    local = evaluate_documents(clf, read_inputs(files))
+    read_on_dask, read_here = ReadStats(), ReadStats()
+    rep = D.evaluate(client, files, str(tmp_path / "m.npz"), stats=read_on_dask)
+    local = evaluate_documents(clf, read_inputs(files, stats=read_here))
+    assert (read_on_dask.replaced_bytes, read_on_dask.replaced_docs) == \
+        (read_here.replaced_bytes, read_here.replaced_docs)
+    assert read_here.replaced_docs >= 1 and read_on_dask.notes == read_here.notes
     assert rep["classes"] == local["classes"] and rep["classes"][2:] == ["zzz", "yyy"]
     assert rep["confusion_matrix"] == local["confusion_matrix"]
     assert rep["unseen_labels"] == local["unseen_labels"] == {"zzz": 1, "yyy": 3}
     assert rep["log_loss"] == local["log_loss"]  # exact sums: equal whatever the shards
     assert rep["roc_auc"] == local["roc_auc"] and rep["ece"] == local["ece"]
     assert rep["macro_f1"] == local["macro_f1"]
-    frames = D.predict(client, [test, everything], str(tmp_path / "m.npz"))
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"pos\tgood fi\xffm\nneg\tbad \xfe\xfe plot\n")
+    read_on_dask, read_here = ReadStats(), ReadStats()
+    frames = D.predict(client, [test, everything, str(bad)], str(tmp_path / "m.npz"),
+                       stats=read_on_dask)
     got = pd.concat(frames, ignore_index=True)
-    want = pd.concat(list(predict_documents(clf, read_inputs([test, everything], labeled=False))),
-                     ignore_index=True)
+    want = pd.concat(list(predict_documents(clf, read_inputs(
+        [test, everything, str(bad)], labeled=False, stats=read_here))), ignore_index=True)
+    assert read_on_dask.replaced_bytes == read_here.replaced_bytes >= 3
     assert got["label"].tolist() == want["label"].tolist()
     assert list(got.filter(like="score").columns) == list(want.filter(like="score").columns)
     assert np.array_equal(got.filter(like="score").to_numpy(), want.filter(like="score").to_numpy())

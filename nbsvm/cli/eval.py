@@ -160,7 +160,8 @@ def _evaluate_on_dask(*, inputs, model, reading, dask, **_) -> dict:
 
     NBSVMClassifier.load(model)  # a bad model file: say so before starting workers
     with dask.client() as client:
-        return distributed.evaluate(client, distributed.shards_of(inputs), model, reading.reader())
+        shards = distributed.shards_of(inputs)
+        return distributed.evaluate(client, shards, model, reading.reader(), read_stats())
 
 
 def _evaluate_text(

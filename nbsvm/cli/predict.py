@@ -417,7 +417,8 @@ def _predict_on_dask(*, inputs, model, reading, skip_bad, top_k, threshold, dask
     reader = reading.reader(top_k=top_k, threshold=threshold)
     # one table per shard, gathered in shard order and written as one file
     with dask.client() as client:
-        return iter(distributed.predict(client, distributed.shards_of(inputs), model, reader))
+        shards = distributed.shards_of(inputs)
+        return iter(distributed.predict(client, shards, model, reader, read_stats()))
 
 
 def _predict_learned(*, inputs, model, reading, given, skip_bad, top_k, threshold, **_):

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from nbsvm.data.cache import FeatureCache
+    from nbsvm.io.decoding import ReadStats
     from nbsvm.io.document import Document
     from nbsvm.learners.reduction import NBReduction
     from nbsvm.learners.sgd import LinearSGD
@@ -51,12 +52,13 @@ def local_copy(shard: str) -> str:
     return str(local)
 
 
-def reader_docs(shard: str, reader: dict) -> Iterator[Document]:
+def reader_docs(shard: str, reader: dict, stats: ReadStats | None = None) -> Iterator[Document]:
     from nbsvm.io.readers import read_inputs
 
     shard = local_copy(shard)
     return read_inputs(
         [shard],
+        stats=stats,
         fmt=reader.get("format", "auto"),
         text_col=reader.get("text_col", "text"),
         label_col=reader.get("label_col", "label"),
@@ -217,7 +219,30 @@ def calibrate_on_shard(
     return calibrate_eta0(linear, calibration_sample(cache, positive, remap, seed))
 
 
-def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> dict | pd.DataFrame:
+def predict_shard(
+    shard: str, reader: dict, model_path: str, labeled: bool
+) -> tuple[dict | pd.DataFrame, dict]:
+    """The shard's predictions (or, ``labeled``, the counts and sums of its report) and
+    what reading it met (:func:`reading_notes`), for the driver to report as one machine's
+    run does."""
+    from nbsvm.io.decoding import ReadStats
+
+    stats = ReadStats()
+    return _predict_shard(shard, reader, model_path, labeled, stats), reading_notes(stats)
+
+
+def reading_notes(stats: ReadStats) -> dict:
+    """A shard's reading counts and notes, as plain values sent to the driver."""
+    return {
+        "replaced_bytes": stats.replaced_bytes,
+        "replaced_docs": stats.replaced_docs,
+        "notes": list(stats.notes),
+    }
+
+
+def _predict_shard(
+    shard: str, reader: dict, model_path: str, labeled: bool, stats: ReadStats
+) -> dict | pd.DataFrame:
     from nbsvm.evaluation.evaluate import evaluation_parts
     from nbsvm.evaluation.predict import predict_documents
     from nbsvm.io.labels import known_labels
@@ -226,7 +251,7 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> d
     clf = cached_model(model_path)
     if labeled:  # counts and sums, merged on the driver
         read = dict(reader, empty_label=True) if clf.multilabel else reader
-        return evaluation_parts(clf, reader_docs(shard, read))
+        return evaluation_parts(clf, reader_docs(shard, read, stats))
     import pandas as pd
 
     local = local_copy(shard)
@@ -240,6 +265,7 @@ def predict_shard(shard: str, reader: dict, model_path: str, labeled: bool) -> d
         known_labels=known_labels(clf.class_names_, clf.multilabel),
         encoding=reader.get("encoding", "utf-8"),
         label_sep=reader.get("label_sep", "\t"),
+        stats=stats,
     )
     frames = list(predict_documents(clf, docs, reader.get("top_k"), reader.get("threshold")))
     out = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from distributed import Client
 
+    from nbsvm.io.decoding import ReadStats
     from nbsvm.io.document import Document
     from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.models.nbsvm import NBSVMClassifier
@@ -382,28 +383,49 @@ def _map_shards(client, fn, shards: list[str], *args, what: str):
 
 
 def predict(
-    client: Client, shards: list[str], model_path: str, reader: dict | None = None
+    client: Client,
+    shards: list[str],
+    model_path: str,
+    reader: dict | None = None,
+    stats: ReadStats | None = None,
 ) -> list[pd.DataFrame]:
-    """One DataFrame of predictions per shard, in shard order."""
-    return _predict_shards(client, shards, model_path, reader, report=False)
+    """One DataFrame of predictions per shard, in shard order; what reading met (invalid
+    bytes replaced, notes) added to ``stats`` as one machine's run counts it."""
+    return _predict_shards(client, shards, model_path, reader, False, stats)
 
 
 def _predict_shards(
-    client: Client, shards: list[str], model_path: str, reader: dict | None, report: bool
+    client: Client,
+    shards: list[str],
+    model_path: str,
+    reader: dict | None,
+    report: bool,
+    stats: ReadStats | None,
 ) -> list:
     """``worker.predict_shard`` on every shard: predictions, or (``report``) the sums a
-    report is made of."""
+    report is made of; each shard's reading counts and notes go to ``stats``."""
     what = "evaluating" if report else "predicting"
     args = (dict(reader or {}), str(model_path), report)
-    return _map_shards(client, worker.predict_shard, shards, *args, what=what)
+    results = _map_shards(client, worker.predict_shard, shards, *args, what=what)
+    for _, read in results:
+        if stats is not None:
+            stats.add(read["replaced_bytes"], read["replaced_docs"])
+            for sentence in read["notes"]:
+                stats.note(sentence)
+    return [part for part, _ in results]
 
 
 def evaluate(
-    client: Client, shards: list[str], model_path: str, reader: dict | None = None
+    client: Client,
+    shards: list[str],
+    model_path: str,
+    reader: dict | None = None,
+    stats: ReadStats | None = None,
 ) -> dict:
     """The report of one machine's ``eval`` over all shards: each shard's counts,
-    histograms and exact sums merged (unseen labels by name)."""
+    histograms and exact sums merged (unseen labels by name); reading counts and notes
+    added to ``stats``."""
     from nbsvm.evaluation.evaluate import report_of_parts
 
-    parts = _predict_shards(client, shards, model_path, reader, report=True)
+    parts = _predict_shards(client, shards, model_path, reader, True, stats)
     return report_of_parts(worker.cached_model(str(model_path)), parts)
