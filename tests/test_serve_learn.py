@@ -501,6 +501,50 @@ def test_a_failing_checkpoint_stops_learning_with_503(model_file, monkeypatch):
         monkeypatch.undo()
 
 
+def test_a_model_file_replaced_while_served_is_never_written_over(model_file, tmp_path):
+    """Training another model to the served path (or copying one over it) while the server
+    learns: its checkpoint wrote the old model back over the new one without a word. It
+    refuses, learning stops (503), the corrections stay in the journal; at shutdown too."""
+    other = tmp_path / "other.npz"
+    NBSVMClassifier(n_bits=12, seed=0).fit(["apple pie", "goal scored", "fresh bread",
+                                            "final whistle"], ["food", "sports"] * 2).save(other)
+    # at a checkpoint, in the writer thread
+    with app_client(model_file, checkpoint_every=2) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+        os.replace(other, model_file)                     # trained again to the same path
+        replaced = model_file.read_bytes()
+        deadline = time.monotonic() + 30
+        while (r := post(client, {"text": PHRASE, "label": "neg"})).status_code == 202:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert r.status_code == 503 and "was replaced on disk" in r.text
+    assert model_file.read_bytes() == replaced
+    requests, _ = read_journal(journal_path(str(model_file)))
+    assert len(requests) >= 2                               # every acknowledged one kept
+    # at shutdown, a copy over the file (same inode, new contents)
+    served = tmp_path / "served.npz"
+    texts, labels = corpus(400)
+    NBSVMClassifier(n_bits=14, ngrams=2, keep_counts=True, seed=0).fit(texts, labels).save(served)
+    with app_client(served) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+        served.write_bytes(replaced)
+    assert served.read_bytes() == replaced
+    # a file only this server wrote is written as before
+    with app_client(model_file_copy(tmp_path)) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    assert NBSVMClassifier.load(tmp_path / "copy.npz").history_[-1]["event"] == "learn"
+
+
+def model_file_copy(tmp_path):
+    texts, labels = corpus(400)
+    path = tmp_path / "copy.npz"
+    NBSVMClassifier(n_bits=14, ngrams=2, keep_counts=True, seed=0).fit(texts, labels).save(path)
+    return path
+
+
 def test_pending_text_is_bounded_in_characters(model_file):
     with app_client(model_file, max_pending_chars=1000) as client:
         r = post(client, {"texts": ["x" * 600, "y" * 600], "labels": ["neg", "pos"]})

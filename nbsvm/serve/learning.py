@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import copy
 import hmac
+import logging
+import os
 import queue
 import threading
 import time
@@ -139,6 +141,7 @@ class OnlineModel:
         self.failure: str | None = None
         self.validation: dict | None = None
         self.journal = Journal(self.path)
+        self._written = file_identity(self.path)  # the file as served: none else is written over
         try:
             requests, applied = self.journal.read()  # once: it holds every text ever posted
             check_journal(registry.get(name).model, self.path, self.journal, bool(requests))
@@ -308,17 +311,42 @@ class OnlineModel:
         self._since_checkpoint, self._checkpoint_at = 0, time.monotonic()
 
     def _save(self, model: NBSVMClassifier) -> None:
+        """Write ``model`` over the file, unless the file is no longer the one served or
+        last written here (trained again, copied over): that is refused, and learning
+        stops, the acknowledged requests kept in the journal."""
+        if file_identity(self.path) != self._written:
+            raise NBSVMError(
+                f"{self.path} was replaced on disk since it was served or last written: it "
+                f"is not written over; what was learned is kept in {self.journal.path} "
+                "(serve the model it belongs to, or move it away to learn afresh)"
+            )
         model.save(self.path)
+        self._written = file_identity(self.path)
         if self.registry.get(self.name).model is not model:  # the replay's: serve it
             self.registry.swap(self.name, model)
 
     def close(self) -> None:
-        """Stop the writer after the batch in hand; write what it learned."""
+        """Stop the writer after the batch in hand; write what it learned (unless the file
+        was replaced: then said in the server's log, and nothing is written)."""
         self._stop.set()
         self._thread.join()
         if self.failure is None:
-            self.checkpoint()
+            try:
+                self.checkpoint()
+            except NBSVMError as e:
+                self.failure = f"learning stopped: {e}"
+                logging.getLogger("uvicorn.error").error("%s", self.failure)  # the server's log
         self.journal.close()
+
+
+def file_identity(path: str) -> tuple[int, ...] | None:
+    """What tells one file at ``path`` from another written there (an atomic rename makes a
+    new inode; a copy over it changes its size or modification time); None when missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _parts(seqs: list[int], requests: dict[int, dict], most: int) -> list[list[int]]:
