@@ -124,8 +124,8 @@ def partial_fit(
 
 def check_learnable(model: NBSVMClassifier) -> None:
     """Refuse a model whose state no longer trains (what ``serve --learn`` checks before
-    taking any request): quantized, with thresholds tuned to the weights it has, or of a
-    backend learner saved with its counts."""
+    taking any request): quantized, with thresholds or a calibration fitted to the
+    weights it has, or of a backend learner saved with its counts."""
     if getattr(model, "quantized_", None):
         raise NBSVMError(
             "a quantized model does not train further (its AdaGrad sums and "
@@ -151,6 +151,15 @@ def check_learnable(model: NBSVMClassifier) -> None:
         raise NBSVMError(
             "a model with tuned thresholds (threshold='auto') does not train further: they "
             "were tuned to the old weights. Continue a model trained without them"
+        )
+    if model.__dict__.get("calibrator_") is not None:
+        # its probabilities (and a binary model's labels, read from them) would stay those
+        # of the old weights while the scores moved
+        raise NBSVMError(
+            f"a calibrated model ({model.calibrator_.method}) does not train further: its "
+            "calibration was fitted to the old weights. Continue a model trained with "
+            "calibrate='none' (--calibrate none), or with keep_counts, which is never "
+            "calibrated by default"
         )
 
 
