@@ -109,13 +109,16 @@ def cgroup_headroom(root: Path | None = None, proc_cgroup: Path | None = None) -
     except OSError:
         return None
     figures = []
-    for line in lines:
-        number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
-        if number == "0" and not controllers:  # v2: alone, or beside v1 as "unified"
-            mount = root if (root / "cgroup.controllers").exists() else root / "unified"
-            figures.append(_least_headroom(mount, path, V2_FILES))
-        elif "memory" in controllers.split(","):
-            figures.append(_least_headroom(root / "memory", path, V1_FILES))
+    try:
+        for line in lines:
+            number, controllers, path = (line.split(":", 2) + ["", ""])[:3]
+            if number == "0" and not controllers:  # v2: alone, or beside v1 as "unified"
+                mount = root if (root / "cgroup.controllers").exists() else root / "unified"
+                figures.append(_least_headroom(mount, path, V2_FILES))
+            elif "memory" in controllers.split(","):
+                figures.append(_least_headroom(root / "memory", path, V1_FILES))
+    except OSError:  # a folder it may not look into, a name too long: no figure from it
+        pass
     kept = [x for x in figures if x is not None]
     return min(kept) if kept else None
 

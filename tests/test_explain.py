@@ -132,6 +132,30 @@ def test_the_maps_memory_is_arrays_of_the_distinct_ngrams():
     assert len(names) > 200 and peak < 110 << 20, peak >> 20
 
 
+def test_a_string_seen_as_a_word_and_as_characters_is_one_name():
+    """Few buckets, character 4-grams: a string that is a word and a character n-gram of
+    one bucket is counted once with both counts ('from' 2 + 2 = 4 outranks words seen 3
+    times); the words cut to the most frequent before the characters joined lost it."""
+    from nbsvm.evaluation.bucket_names import ngram_map_of
+    from nbsvm.text.hashing import Hasher
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(80)]
+    texts = [" ".join(rng.choice(words, 6)) + (" from" if i % 20 == 0 else "") for i in range(60)]
+    h = Hasher(ngrams=1, n_bits=4, char_ngrams=4)
+    mapping = ngram_map_of(np.full(1, np.uint64(0xFFFF)), None, h, texts, per_bucket=3)
+    naive = {}
+    for i, t in enumerate(texts):
+        for key in h.keys(t)[0]:
+            naive.setdefault(bucket_of(key, 4, h.seed), Counter())[key] += 1
+        for key in h.keys(t)[1]:
+            naive.setdefault(bucket_of(key, 4, h.seed + 1), Counter())[key] += 1
+    assert set(mapping) == set(naive)
+    for b, names in mapping.items():
+        assert [n for _, n in names] == sorted(naive[b].values(), reverse=True)[:3], b
+        assert all(naive[b][s] == n for s, n in names)
+
+
 def test_the_counting_kernels_against_numpy():
     from nbsvm.evaluation.bucket_names import _merge_counts, _most_frequent, _runs
 
@@ -181,6 +205,9 @@ def test_character_ngrams_name_their_buckets_too():
     assert len(mapping) > 0.9 * len(strongest)             # words alone named few of them
     chars_named = 0
     for b, names in mapping.items():
+        # the most frequent of the bucket, a string seen as a word and as characters
+        # counted once: the words cut to three before the characters joined lost them
+        assert [n for _, n in names] == sorted(naive[b].values(), reverse=True)[:3]
         for name, n in names:
             assert naive[b][name] == n
             chars_named += bucket_of(name, h.n_bits, seed2) == b

@@ -105,6 +105,7 @@ def crafted(tmp_path, change) -> str:
     (lambda h, a: a.pop("v_.nonzero_values"), "has a bad shape or parts"),
     (lambda h, a: h.update({"sparse": {"v_": [-1]}}), "has a bad shape or parts"),
     (lambda h, a: h.update({"sparse": ["v_"]}), "sparse must map array names to shapes"),
+    (lambda h, a: a.update({"v_": np.full(500_000, 7.0)}), "kept both whole and by its nonzero"),
 ])
 def test_crafted_sparse_parts_are_refused(tmp_path, change, message):
     path = crafted(tmp_path, change)
@@ -117,5 +118,21 @@ def test_a_dense_size_beyond_the_memory_available_is_refused_before_it_is_alloca
     path = crafted(tmp_path, lambda h, a: h.update({"sparse": {"v_": [1 << 36]}}))
     monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 30)
     with pytest.raises(NBSVMError, match="loading the learner's v_ needs about 512.0 GB but "
-                                         "only 1.0 GB is available"):
+                                         "only 1.0 GB is available") as caught:
         OnlineLearner.load(path)
+    assert caught.value.path == str(path)
+
+
+def test_a_mostly_nonzero_array_is_saved_whole_without_an_index_of_it():
+    """The nonzero entries are counted before any index is made: a dense 32 MB array took
+    a 32 MB index (8 bytes a nonzero) only to be saved whole."""
+    import tracemalloc
+
+    dense = np.random.default_rng(0).random(1 << 22)
+    tracemalloc.start()
+    try:
+        kept, sparse = persistence.sparse_parts({"v_": dense})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sparse == {} and kept["v_"] is dense and peak < 1 << 20, peak

@@ -259,7 +259,7 @@ def _dense_bytes(sparse: object, arrays: dict) -> int:
     total = 0
     for name, shape in (sparse if isinstance(sparse, dict) else {}).items():
         values = arrays.get(name + VALUES_SUFFIX)
-        if values is not None and isinstance(shape, list) and all(_int(n) for n in shape):
+        if values is not None and isinstance(shape, list) and all(_int(n) and n > 0 for n in shape):
             total += math.prod(shape) * np.dtype(values["dtype"]).itemsize
     return total
 

@@ -13,7 +13,6 @@ and ``zyx`` is listed as ``great | zyx``.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
@@ -173,17 +172,17 @@ def ngram_map_of(
     else:
         wanted = np.zeros(words, dtype=np.uint64)
         _bitmap_of_columns(remap, chosen, wanted)
-    found: dict[int, Counter] = {}  # bucket -> Counter of n-gram bytes
     pairs, counts = _counted_pairs(hasher, texts, wanted)
+    # character n-grams counted into the same pairs: a string seen as a word and as
+    # characters in one bucket is one name, its counts summed
+    char_pairs, char_counts, names = _char_pairs(hasher, texts[:CHAR_MAP_DOCS], wanted)
+    pairs, counts = _merge_counts(pairs, counts, char_pairs, char_counts)
     kept = _most_frequent(pairs, counts, per_bucket)  # indices into pairs
-    names = _names_of_pairs(hasher, texts, wanted, pairs[kept])
+    names.update(_names_of_pairs(hasher, texts, wanted, pairs[kept], set(names)))
+    found: dict[int, list[tuple[str, int]]] = {}
     for pair, n in zip(pairs[kept].tolist(), counts[kept].tolist()):
-        found.setdefault(pair >> 32, Counter())[names[pair]] += n
-    _char_hits(hasher, texts[:CHAR_MAP_DOCS], wanted, found)
-    return {
-        b: [(k.decode("utf-8", "replace"), n) for k, n in c.most_common(per_bucket)]
-        for b, c in found.items()
-    }
+        found.setdefault(pair >> 32, []).append((names[pair].decode("utf-8", "replace"), n))
+    return found
 
 
 def _hit_pairs(hasher: Hasher, texts: list[str], wanted: np.ndarray) -> Iterator[tuple]:
@@ -286,12 +285,12 @@ def _most_frequent(pairs, counts, per_bucket):
 
 
 def _names_of_pairs(
-    hasher: Hasher, texts: list[str], wanted: np.ndarray, chosen: np.ndarray
+    hasher: Hasher, texts: list[str], wanted: np.ndarray, chosen: np.ndarray, known: set
 ) -> dict[int, bytes]:
-    """The bytes of the n-gram first met of each ``chosen`` pair (a second pass over the
-    texts: the first keeps no strings)."""
+    """The bytes of the word n-gram first met of each ``chosen`` pair not ``known`` (a
+    second pass over the texts: the first keeps no strings)."""
     names: dict[int, bytes] = {}
-    want = np.sort(chosen)
+    want = np.sort(np.array([p for p in chosen.tolist() if p not in known], dtype=np.uint64))
     if not want.size:
         return names
     for pair, offsets, raw in _hit_pairs(hasher, texts, wanted):
@@ -304,21 +303,32 @@ def _names_of_pairs(
     return names
 
 
-def _char_hits(hasher: Hasher, texts: list[str], wanted: np.ndarray, found: dict) -> None:
-    """Count the character n-grams of ``texts`` that fall in the ``wanted`` buckets into
-    ``found`` (bucket -> Counter of their UTF-8 bytes), hashed as the model hashes them
-    (``mmh3`` with the second seed). Plain Python, so on a subsample
-    (:data:`CHAR_MAP_DOCS`): the strongest buckets are frequent ones. Without it, a model
-    with character n-grams listed most of its strongest buckets unnamed."""
+def _char_pairs(
+    hasher: Hasher, texts: list[str], wanted: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, dict[int, bytes]]:
+    """The character n-grams of ``texts`` that fall in the ``wanted`` buckets, hashed as
+    the model hashes them (``mmh3`` with the second seed), as the word n-grams' pairs
+    (bucket << 32 | the second hash of their bytes), sorted, with their counts and bytes.
+    Plain Python, so on a subsample (:data:`CHAR_MAP_DOCS`): the strongest buckets are
+    frequent ones. Without them, a model with character n-grams listed most of its
+    strongest buckets unnamed."""
+    import mmh3
+
     from nbsvm.text.hashing import _encode, bucket_of
 
     seed2 = (hasher.seed + 1) & 0xFFFFFFFF
+    seed_key = (hasher.seed ^ 0x5BD1E995) & 0xFFFFFFFF  # _ngram_hits' second hash
     keys = [_encode(key) for text in texts for key in hasher.keys(text)[1]]
-    if not keys:
-        return
     buckets = np.fromiter(
         (bucket_of(key, hasher.n_bits, seed2) for key in keys), dtype=np.int64, count=len(keys)
     )
-    hit = (wanted[buckets >> 6] >> (buckets & 63).astype(np.uint64)) & np.uint64(1)
-    for j in np.flatnonzero(hit).tolist():
-        found.setdefault(int(buckets[j]), Counter())[keys[j]] += 1
+    hit = np.flatnonzero((wanted[buckets >> 6] >> (buckets & 63).astype(np.uint64)) & np.uint64(1))
+    names: dict[int, bytes] = {}
+    pair = np.empty(hit.size, dtype=np.uint64)
+    for i, j in enumerate(hit.tolist()):
+        p = (int(buckets[j]) << 32) | mmh3.hash(keys[j], seed_key, signed=False)
+        pair[i] = p
+        names.setdefault(p, keys[j])
+    pair.sort()
+    values, counts = _runs(pair)
+    return values, counts, names

@@ -394,19 +394,28 @@ def longest_line() -> int | None:
     return max(available // memory.SCRATCH_PER_BYTE, memory.CHECKED_DOCUMENT_BYTES)
 
 
+class LineTooLong(NBSVMError):
+    """A line over the longest read (:func:`longest_line`); its reader names the line as it
+    counts lines (a lone CR ends one in the numeric formats)."""
+
+    def __init__(self, limit: int, path: str, line: int):
+        super().__init__(
+            f"a line of more than {memory.human(limit)}, a twentieth of the memory available "
+            f"(hashing a document takes about {memory.SCRATCH_PER_BYTE} times its bytes): "
+            "split it into documents or rows",
+            path=path,
+            line=line,
+        )
+        self.limit = limit
+
+
 def _capped_lines(fh, name: str, limit: int) -> Iterator[bytes]:
     """The lines of a binary file, each read only up to ``limit`` bytes: a longer one is
     refused, naming it, before it is held whole (a 192 MB line took 744 MB to read,
     decode and strip before the document check refused it)."""
     for lineno, raw in enumerate(iter(functools.partial(fh.readline, limit + 1), b""), 1):
         if len(raw) > limit:
-            raise NBSVMError(
-                f"a line of more than {memory.human(limit)}: hashing a document takes about "
-                f"{memory.SCRATCH_PER_BYTE} times its bytes, over the memory available: "
-                "split it into documents",
-                path=name,
-                line=lineno,
-            )
+            raise LineTooLong(limit, name, lineno)
         yield raw
 
 
@@ -415,7 +424,8 @@ def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[It
     UTF-8 for lines decoded here). A binary file's first bytes are looked at once: a UTF-16
     or UTF-32 BOM decodes it (:func:`wide_encoding`; NUL-filled text without one is
     refused), and lines ending with a lone CR split on it (:func:`_cr_only`). Every other
-    file is iterated as it is, at full speed. An open text file's lines are encoded back."""
+    file is read line by line, each line up to :func:`longest_line` bytes (UTF-16/32 and
+    CR-only files are not capped). An open text file's lines are encoded back."""
     if isinstance(fh, (io.BufferedIOBase, io.RawIOBase)):
         head = _peek(fh)
         wide = wide_encoding(head, name)
@@ -502,6 +512,8 @@ def iter_lines(
             yield line, name, lineno
     except READ_ERRORS as e:  # e.g. a truncated or corrupt .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
+    except LineTooLong as e:  # named by this loop's count (CR pieces are lines here)
+        raise LineTooLong(e.limit, name, lineno + 1) from None
     finally:
         if close:
             fh.close()

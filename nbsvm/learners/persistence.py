@@ -191,13 +191,13 @@ def sparse_parts(arrays: dict) -> tuple[dict, dict]:
     VALUES_SUFFIX``: their values); :func:`dense_parts` inverts it."""
     kept, sparse = {}, {}
     for name, a in arrays.items():
-        if a.nbytes >= SPARSE_MIN_BYTES:
+        # counted before the index is made: a dense array takes no index of its size
+        if a.nbytes >= SPARSE_MIN_BYTES and np.count_nonzero(a) * (8 + a.itemsize) < a.nbytes // 2:
             index = np.flatnonzero(a)
-            if index.size * (8 + a.itemsize) < a.nbytes // 2:
-                kept[name + INDEX_SUFFIX] = index.astype(np.int64)
-                kept[name + VALUES_SUFFIX] = a.reshape(-1)[index]
-                sparse[name] = list(a.shape)
-                continue
+            kept[name + INDEX_SUFFIX] = index.astype(np.int64)
+            kept[name + VALUES_SUFFIX] = a.reshape(-1)[index]
+            sparse[name] = list(a.shape)
+            continue
         kept[name] = a
     return kept, sparse
 
@@ -219,6 +219,8 @@ def dense_parts(sparse: object, arrays: dict, path: str | os.PathLike[str] | Non
         raise bad("sparse must map array names to shapes")
     out = dict(arrays)
     for name, shape in sparse.items():
+        if name in out:
+            raise bad(f"array {name!r} is kept both whole and by its nonzero entries")
         index, values = out.pop(name + INDEX_SUFFIX, None), out.pop(name + VALUES_SUFFIX, None)
         if not (
             isinstance(shape, list)
@@ -238,11 +240,14 @@ def dense_parts(sparse: object, arrays: dict, path: str | os.PathLike[str] | Non
             raise bad(f"array {name!r}: bad nonzero entries")
         if index.size and (index[0] < 0 or index[-1] >= size or np.any(np.diff(index) <= 0)):
             raise bad(f"array {name!r}: nonzero indices out of order or beyond its shape")
-        memory.check_fit_memory(
-            size * values.dtype.itemsize,
-            what=f"loading the learner's {name}",
-            advice="load it on a machine with more memory",
-        )
+        try:
+            memory.check_fit_memory(
+                size * values.dtype.itemsize,
+                what=f"loading the learner's {name}",
+                advice="load it on a machine with more memory",
+            )
+        except NBSVMError as e:
+            raise NBSVMError(e.message, path=where) from None
         dense = np.zeros(size, dtype=values.dtype)
         dense[index] = values
         out[name] = dense.reshape(shape)

@@ -45,10 +45,24 @@ def scratch() -> Path:
     """A private folder for this process's inputs (one per process, reused by every input)."""
     global _SCRATCH
     if _SCRATCH is None:
-        _SCRATCH = Path(tempfile.mkdtemp(prefix="nbsvm-fuzz-"))
-        # removed when the process ends: every test run left one (617 in this /tmp)
-        atexit.register(shutil.rmtree, _SCRATCH, True)
+        _SCRATCH = _own_folder("nbsvm-fuzz-")
     return _SCRATCH
+
+
+def _own_folder(prefix: str) -> Path:
+    """A temporary folder named after this process, removed when it ends; the folders of
+    the prefix whose process is gone are removed first (libFuzzer ends its process with
+    C's exit, past Python's atexit: every run of the suite or of make fuzz left one, 617
+    in one /tmp)."""
+    from nbsvm.data.store import process_runs
+
+    for old in Path(tempfile.gettempdir()).glob(f"{prefix}*-*"):
+        pid = old.name[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and old.is_dir() and not process_runs(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 def fresh(name: str) -> Path:
@@ -309,8 +323,7 @@ def valid_files() -> dict[str, Path]:
     from nbsvm.learners.registry import make_learner
     from nbsvm.text.hashing import Hasher
 
-    folder = Path(tempfile.mkdtemp(prefix="nbsvm-fuzz-valid-"))
-    atexit.register(shutil.rmtree, folder, True)
+    folder = _own_folder("nbsvm-fuzz-valid-")
     docs = [Document(label, text, "mem", i + 1) for i, (label, text) in enumerate(tiny_docs())]
     clf = NBSVMClassifier(ngrams=2, n_bits=8, epochs=1, seed=0)
     clf.fit([d.text for d in docs], [d.label for d in docs])

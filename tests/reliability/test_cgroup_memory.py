@@ -60,8 +60,11 @@ def test_v1_hybrid_and_a_containers_view(tmp_path):
     group(root2 / "memory", 512 * MB, 112 * MB, version=1)
     proc.write_text("4:cpu,memory:/docker/abc\n")
     assert memory.cgroup_headroom(root2, proc) == 400 * MB
-    # nothing to read: no figure
+    # nothing to read: no figure; nor where a group's path cannot be looked at (a name
+    # too long: is_dir raised ENAMETOOLONG through every memory check)
     assert memory.cgroup_headroom(tmp_path / "none", tmp_path / "missing") is None
+    proc.write_text(f"4:memory:/{'x' * 300}/abc\n")
+    assert memory.cgroup_headroom(root, proc) is None
 
 
 def test_available_is_the_least_of_the_machine_and_the_group(tmp_path, monkeypatch):
@@ -138,12 +141,15 @@ def test_a_line_too_long_to_hash_is_refused_before_it_is_read_whole(tmp_path, mo
     text.write_text("pos\tgood film\nneg\t" + "bad " * (MB // 2) + "\npos\tfine\n")   # 2 MB
     r = run_cli("train", text, "-o", tmp_path / "m.npz", "--n-bits", "12", "-q")
     assert r.returncode == 2 and "m.npz" not in r.stdout
-    assert f"{text}:2: a line of more than 2.0 MB: hashing a document takes about 20 " \
-        "times its bytes, over the memory available: split it into documents" in r.stderr
+    assert f"{text}:2: a line of more than 2.0 MB, a twentieth of the memory available " \
+        "(hashing a document takes about 20 times its bytes): split it into documents or " \
+        "rows" in r.stderr
+    # svmlight rows: a lone CR ends a row there, and the row is named as its parser names it
     svm = tmp_path / "rows.svm"
-    svm.write_text("1 1:1\n-1 " + " ".join(f"{i}:1" for i in range(2, 300_000)) + "\n")
+    svm.write_bytes(b"1 1:1\r-1 2:1\n-1 " + " ".join(f"{i}:1" for i in range(2, 300_000)).encode()
+                    + b"\n")
     r = run_cli("learn", svm, "-o", tmp_path / "l.npz", "--n-bits", "20")
-    assert r.returncode == 2 and f"{svm}:2: a line of more than 2.0 MB" in r.stderr
+    assert r.returncode == 2 and f"{svm}:3: a line of more than 2.0 MB" in r.stderr, r.stderr
     # the same cap, with the memory to train: a line under it reads as before
     from nbsvm.io import decoding
 
