@@ -196,3 +196,20 @@ def test_a_model_with_tuned_thresholds_is_not_continued_with_stale_ones():
     assert "thresholds_" in clf.__dict__
     with pytest.raises(NBSVMError, match="tuned to the old weights"):
         clf.partial_fit([d.text for d in docs[:5]], [d.label.split(",") for d in docs[:5]])
+
+
+def test_train_init_refuses_a_model_with_tuned_thresholds(tmp_path):
+    """`train --init` carried the tuned thresholds over unchanged while the weights moved
+    (the same three cuts after training on 600 more documents)."""
+    from testhelpers import run_cli
+
+    docs = _tagged(1200)
+    data = tmp_path / "tags.txt"
+    data.write_text("".join(f"{d.label}\t{d.text}\n" for d in docs))
+    model = tmp_path / "m.npz"
+    r = run_cli("train", data, "--multilabel", "--keep-counts", "--threshold", "auto",
+                "--calibrate", "none", "--n-bits", "12", "-o", model, "-q")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("train", data, "--init", model, "-o", tmp_path / "m2.npz", "-q")
+    assert r.returncode == 2 and "tuned to the old weights" in r.stderr, r.stderr
+    assert not (tmp_path / "m2.npz").exists()

@@ -73,7 +73,8 @@ def resolved_params(source: NBSVMClassifier) -> dict[str, Any]:
 
 def check_continuable(source: NBSVMClassifier) -> None:
     """Refuse a model that cannot train further (before anything reads its settings):
-    quantized, without lexicon counts, of a backend learner, or calibrated."""
+    quantized, without lexicon counts, of a backend learner, calibrated, or with tuned
+    thresholds."""
     source.check_fitted()
     if getattr(source, "quantized_", None):
         raise NBSVMError(
@@ -93,6 +94,11 @@ def check_continuable(source: NBSVMClassifier) -> None:
         raise NBSVMError(
             "a calibrated model cannot be continued: its calibration was fitted "
             "to the old weights. Continue a model trained without --calibrate"
+        )
+    if "thresholds_" in source.__dict__:  # they were carried over unchanged, the weights not
+        raise NBSVMError(
+            "a model with tuned thresholds (--threshold auto) cannot be continued: they were "
+            "tuned to the old weights. Continue a model trained without them"
         )
 
 
