@@ -538,6 +538,21 @@ def test_a_model_file_replaced_while_served_is_never_written_over(model_file, tm
     assert NBSVMClassifier.load(tmp_path / "copy.npz").history_[-1]["event"] == "learn"
 
 
+def test_the_kept_initial_model_is_its_own_file(model_file):
+    """The model before it learned is kept beside it to rebuild it from the journal: as a
+    hard link it shared the file's inode, so a copy written over the model file in place
+    (`cp`, `cat >`) replaced it too."""
+    original = model_file.read_bytes()
+    with app_client(model_file) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+        initial = initial_path(str(model_file))
+        assert os.stat(initial).st_ino != os.stat(model_file).st_ino
+        with open(model_file, "r+b") as fh:                     # written over in place
+            fh.write(b"\0" * 64)
+        assert initial.read_bytes() == original
+
+
 def model_file_copy(tmp_path):
     texts, labels = corpus(400)
     path = tmp_path / "copy.npz"

@@ -203,15 +203,15 @@ def _refuse_other_initial(path: str) -> None:
 
 
 def _keep_initial(path: str) -> None:
-    """Keep the model file as it is beside it (a hard link where the file system allows:
-    checkpoints replace the file by rename, so the link keeps this content)."""
+    """Keep the model file as it is beside it: a copy, synced, then renamed (a hard link
+    shared the file's inode, so a copy written over the model file in place, `cp` or
+    `cat >`, replaced the kept model too, and the journal could no longer rebuild it)."""
+    import shutil
+
     target = initial_path(path)
     temporary = target.with_name(target.name + ".tmp")
     temporary.unlink(missing_ok=True)
-    try:
-        os.link(path, temporary)
-    except OSError:
-        import shutil
-
-        shutil.copyfile(path, temporary)
+    shutil.copyfile(path, temporary)
+    with open(temporary, "rb+") as fh:
+        os.fsync(fh.fileno())
     os.replace(temporary, target)
