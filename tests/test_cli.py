@@ -463,6 +463,8 @@ def test_train_with_bad_test_file(files):
     r = run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--test", unk)
     assert r.exit_code == 0, r.output
     assert "labels the model does not know, counted as errors: meh (1)" in r.stdout
+    # the scores of probabilities are over the known labels' documents, and say so
+    assert "meh (1) (log loss, ECE leave their documents out)" in r.stdout
 
 
 @pytest.mark.parametrize("value", ["0", "65", "-2"])

@@ -57,7 +57,11 @@ def print_report(rep: dict, seconds: float) -> None:
             console.print(f"{title}: {rep[key]:.4f}", highlight=False)
     console.print(f"macro F1: {rep['macro_f1']:.4f}", highlight=False)
     console.print(f"documents: {rep['n_docs']}   eval seconds: {seconds:.2f}", highlight=False)
-    table = _per_class_table(console, rep, "class", "errors")
+    # the scores of probabilities have no value for a class the model lacks
+    short = {"log_loss": "log loss", "ece": "ECE", "roc_auc": "ROC AUC", "macro_roc_auc": "ROC AUC"}
+    scored = list(dict.fromkeys(short[key] for key, _ in _OPTIONAL_SCORES if key in rep))
+    left_out = f" ({', '.join(scored)} leave their documents out)" if scored else ""
+    table = _per_class_table(console, rep, "class", "errors", left_out)
     table.add_row(
         "macro",
         f"{rep['macro_precision']:.4f}",
@@ -132,14 +136,16 @@ def _print_task_report(rep: dict, seconds: float):
     console.print(_per_class_table(console, rep, "label", "missed"))
 
 
-def _per_class_table(console, rep: dict, what: str, counted_as: str) -> Table:
-    """Print the labels the model does not know; return the per-class P/R/F1 table."""
+def _per_class_table(console, rep: dict, what: str, counted_as: str, left_out: str = "") -> Table:
+    """Print the labels the model does not know (and the scores that ``left_out`` says
+    leave their documents out); return the per-class P/R/F1 table."""
     if rep.get("unseen_labels"):
         shown = ", ".join(f"{label} ({n})" for label, n in rep["unseen_labels"].items())
         console.print(
-            f"labels the model does not know, counted as {counted_as}: {shown}",
+            f"labels the model does not know, counted as {counted_as}: {shown}{left_out}",
             highlight=False,
             markup=False,
+            soft_wrap=True,
         )
     table = Table(what, "precision", "recall", "F1", "support")
     for c, m in rep["per_class"].items():  # class names are user data, not markup
