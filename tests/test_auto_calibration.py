@@ -92,6 +92,30 @@ def test_skipped_where_it_cannot_or_should_not():
     assert NBSVMClassifier(**KW).fit_documents(docs[:400]).calibrator_ is None   # < 500
 
 
+def test_a_held_out_tenth_without_a_class_calibrates_nothing():
+    """2 positives in 802 documents, neither held out: the temperature fitted without them
+    (6.1) pushed the probabilities to the extremes (test log loss 0.81 -> 3.17). Skipped,
+    saying why; --calibrate given by hand is refused the same way."""
+    from nbsvm import NBSVMError
+    from nbsvm.io.document import Document
+
+    rng = np.random.default_rng(1)
+    neg, pos = "dull boring awful bad mess lifeless".split(), "great superb wonderful".split()
+    docs = [Document("neg", " ".join(rng.choice(neg + ["the", "film"], 10)), "m", i + 1)
+            for i in range(800)]
+    docs += [Document("pos", " ".join(rng.choice(pos + ["the", "film"], 10)), "m", 801 + i)
+             for i in range(2)]
+    held = [d for d in split(iter(docs), 0, held=True)]
+    assert not any(d.label == "pos" for d in held)              # the seeded draw of seed 0
+    seen, callback = _events()
+    clf = NBSVMClassifier(**KW).fit_documents(docs, callback=callback)
+    assert clf.calibrator_ is None
+    skipped = [e for e in seen if e["stage"] == "calibration skipped"]
+    assert len(skipped) == 1 and "holds no document of class 'pos'" in skipped[0]["why"]
+    with pytest.raises(NBSVMError, match="holds no document of class 'pos'"):
+        NBSVMClassifier(**KW, calibrate="sigmoid").fit_documents(docs)
+
+
 def test_a_saved_auto_calibrated_model_loads_with_it(tmp_path):
     docs = synthetic(900, n_classes=3, seed=7)
     clf = NBSVMClassifier(**KW).fit_documents(docs)

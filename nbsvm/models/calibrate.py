@@ -119,6 +119,27 @@ def held_out_scores(
     return scores, np.concatenate(truth)
 
 
+def check_every_class_held_out(model: NBSVMClassifier, truth: np.ndarray) -> None:
+    """Refuse to calibrate on a held-out part without a document of every class (one
+    label per document): a temperature or sigmoid fitted without a class pushes its
+    probabilities to the extremes (2 positives in 802 documents: none held out, a
+    temperature of 6.1, the test log loss 0.81 -> 3.17)."""
+    if model.multilabel:
+        return
+    present = np.asarray(
+        truth.any(axis=0) if truth.shape[1] > 1 else [not truth.all(), truth.any()], dtype=bool
+    )
+    missing = [c for c, seen in zip(model.class_names_, present) if not seen]
+    if missing:
+        counts = dict(zip(model.class_names_, np.asarray(model.class_counts_).tolist()))
+        shown = ", ".join(f"{c!r} ({counts.get(c, 0):g} documents in all)" for c in missing[:5])
+        raise NBSVMError(
+            f"the held-out tenth ({len(truth)} documents) holds no document of class "
+            f"{shown}: a calibration fitted without it would push its probabilities to the "
+            "extremes; train on more documents of it, or without calibration (--calibrate none)"
+        )
+
+
 def reliability(
     model: NBSVMClassifier, calibrator: Calibrator, scores: np.ndarray, truth: np.ndarray
 ) -> dict:
@@ -172,6 +193,7 @@ def calibrated_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict
             max_memory=run.max_memory,
         )
         scores, truth = held_out_scores(model, split(reread(), seed, held=True))
+        check_every_class_held_out(model, truth)
         calibrator = Calibrator(cast(str, method), model.multilabel).fit(scores, truth)
         rep = reliability(model, calibrator, scores, truth)
         rep["seconds"] = round(time.perf_counter() - t0, 3)  # the extra training and fit
@@ -272,6 +294,7 @@ def auto_calibrate(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -
     t0 = time.perf_counter()
 
     def fit_calibrator(copy, scores, truth):
+        check_every_class_held_out(copy, truth)
         calibrator = Calibrator(AUTO_METHOD, model.multilabel).fit(scores, truth)
         return calibrator, reliability(copy, calibrator, scores, truth)
 
