@@ -881,11 +881,39 @@ _NOTES = {
     "calibration skipped": lambda e: (
         f"note: probabilities not calibrated ({e['reason']}): {e['why']}"
     ),
+    "lone classes": lambda e: lone_classes_line(e),
+    "lone classes, most": lambda e: lone_classes_line(e),
 }
 
 # notes on what was not done as asked or as a default would: even with -q (a script that
 # asks for calibrated probabilities must learn that it has none)
-_WARNINGS = {"lexicon without corpus", "thresholds skipped", "calibration skipped"}
+_WARNINGS = {
+    "lexicon without corpus",
+    "thresholds skipped",
+    "calibration skipped",
+    "lone classes, most",
+}
+
+
+def lone_classes_line(event: dict) -> str:
+    """``note: 1 of 3 classes holds one document: 'rating' (hdr.txt line 1) ...``, with what
+    to check: a header line, or (most documents alone) the label and text swapped."""
+    shown = ", ".join(
+        repr(c) + (f" ({w['path']} line {w['line']})" if w.get("path") and w.get("line") else "")
+        for c, w in event["shown"]
+    )
+    more = f" and {event['alone'] - len(event['shown'])} more" if event["alone"] > 3 else ""
+    holds = "holds one document" if event["alone"] == 1 else "hold one document each"
+    line = f"note: {event['alone']} of {event['classes']} classes {holds}: {shown}{more}"
+    if event["stage"] == "lone classes, most":
+        return line + (
+            ": is the text where the label should be? Lines are label<TAB>text (--label-col"
+            " and --text-col name a table's columns)"
+        )
+    return line + (
+        ": a header line (--label-col and --text-col naming its columns skip it), or a "
+        "label to check?"
+    )
 
 
 def _training_events(progress, silent: bool):

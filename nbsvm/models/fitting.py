@@ -81,6 +81,30 @@ def data_defaults_event(model: NBSVMClassifier) -> dict:
     }
 
 
+def lone_classes_event(model: NBSVMClassifier, cache: FeatureCache) -> dict | None:
+    """The event naming classes that hold one training document (None: none do, or the
+    counts are weights or label sets): a header line read as a document ('rating' (1)
+    beside 'pos' (30)), or text and label swapped (a class per document) trained
+    without a word. Up to three are named with the line they came from."""
+    counts = np.asarray(model.class_counts_)
+    if model.multilabel or counts.dtype.kind not in "iu":
+        return None
+    alone = [c for c, n in zip(model.class_names_, counts.tolist()) if n == 1]
+    if not alone:
+        return None
+    where = dict(zip(cache.labels, cache.first_seen))
+    shown = [(c, where.get(c) or {}) for c in alone[:3]]
+    stage = "lone classes, most" if 2 * len(alone) >= counts.sum() else "lone classes"
+    return {
+        "stage": stage,
+        "docs": 0,
+        "alone": len(alone),
+        "classes": int(counts.size),
+        "documents": int(counts.sum()),
+        "shown": shown,
+    }
+
+
 def corpus_from_lexicon(
     model: NBSVMClassifier,
     lexicon: NBLexicon,
@@ -303,6 +327,9 @@ class Fit:
             kept = KeptColumns(model, hasher, self.max_memory, self.notify)
             adopt(model, kept.build(cache, df))
         self.notify(data_defaults_event(model))
+        lone = lone_classes_event(model, cache)
+        if lone is not None:
+            self.notify(lone)
         # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
         return cache, sample, 1, model.column_of_ is not None, False
 

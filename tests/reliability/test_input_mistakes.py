@@ -54,6 +54,31 @@ def test_header_row_is_skipped_and_said(tmp_path):
     assert model_content(tmp_path / "p.npz") == model_content(tmp_path / "m.npz")
 
 
+def test_classes_of_one_document_are_named_with_their_line(tmp_path):
+    """A header of names nbsvm does not know ('rating<TAB>review') trained as a third class
+    of one document, and text<TAB>label lines as a class per document, without a word:
+    each is named with the line it came from (the swap even with -q)."""
+    header = tmp_path / "header.txt"
+    header.write_text("rating\treview\n" + "".join(
+        f"pos\tgreat film {i}\nneg\tawful film {i}\n" for i in range(30)))
+    r = run("train", header, "-o", tmp_path / "h.npz", "--n-bits", "12")
+    assert r.returncode == 0, r.stderr
+    assert f"note: 1 of 3 classes holds one document: 'rating' ({header} line 1): a header " \
+        "line (--label-col and --text-col naming its columns skip it), or a label to check?" \
+        in " ".join(r.stderr.split())
+    swapped = tmp_path / "swapped.txt"
+    swapped.write_text("".join(f"great film {i}\tpos\nawful film {i}\tneg\n" for i in range(30)))
+    r = run("train", swapped, "-o", tmp_path / "s.npz", "--n-bits", "12", "-q")
+    text = " ".join(r.stderr.split())
+    assert r.returncode == 0 and "note: 60 of 60 classes hold one document each: 'awful film 0' (" \
+        in text and "and 57 more: is the text where the label should be?" in text, text
+    # a corpus without such classes says nothing of them
+    r = run("train", header, "-o", tmp_path / "h2.npz", "--n-bits", "12", "--label-col", "rating",
+            "--text-col", "review")
+    assert r.returncode == 0 and "skipped a header line" in r.stderr
+    assert "hold one document" not in r.stderr and "holds one document" not in r.stderr
+
+
 def test_header_of_other_columns_is_refused_with_the_way_to_read_it(tmp_path):
     data = tmp_path / "h3.tsv"
     data.write_text("id\tlabel\ttext\n1\tpos\tgood\n2\tneg\tbad\n")
