@@ -28,6 +28,7 @@ line and both spellings.
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -238,12 +239,17 @@ def _check_case(doc: Document, known: set, folded: dict):
     if doc.label is None:
         return
     nfc = unicodedata.normalize("NFC", doc.label)
+    number = _number_of(doc.label)
     first = folded.get(nfc.casefold())
+    if first is None and number is not None:
+        first = folded.get(number)
     if first is not None:
         label, source, line = first
         how = (
             "is the same text as {!r} in another Unicode normalization (NFC / NFD)"
             if unicodedata.normalize("NFC", label) == nfc
+            else "is the number of {!r}, written another way"
+            if number is not None and _number_of(label) == number
             else "differs only in case from {!r}"
         )
         raise NBSVMError(
@@ -254,6 +260,18 @@ def _check_case(doc: Document, known: set, folded: dict):
             line=doc.line,
         )
     folded[nfc.casefold()] = (doc.label, doc.source, doc.line)
+    if number is not None:
+        folded[number] = (doc.label, doc.source, doc.line)
+
+
+def _number_of(label: str) -> tuple[str, float] | None:
+    """The key of a label that is a finite number (``0`` and ``0.0`` from one column that
+    pandas wrote with and without a missing value; ``+1`` and ``1``), else None."""
+    try:
+        value = float(label)
+    except ValueError:
+        return None
+    return ("number", value) if math.isfinite(value) else None
 
 
 def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:

@@ -63,15 +63,16 @@ def test_classes_of_one_document_are_named_with_their_line(tmp_path):
         f"pos\tgreat film {i}\nneg\tawful film {i}\n" for i in range(30)))
     r = run("train", header, "-o", tmp_path / "h.npz", "--n-bits", "12")
     assert r.returncode == 0, r.stderr
-    assert f"note: 1 of 3 classes holds one document: 'rating' ({header} line 1): a header " \
-        "line (--label-col and --text-col naming its columns skip it), or a label to check?" \
-        in " ".join(r.stderr.split())
+    squeezed = "".join(r.stderr.split())  # rich folds long paths anywhere
+    assert "".join((f"note: 1 of 3 classes holds one document: 'rating' ({header} line 1): a "
+                    "header line (--label-col and --text-col naming its columns skip it), or a "
+                    "label to check?").split()) in squeezed
     swapped = tmp_path / "swapped.txt"
     swapped.write_text("".join(f"great film {i}\tpos\nawful film {i}\tneg\n" for i in range(30)))
     r = run("train", swapped, "-o", tmp_path / "s.npz", "--n-bits", "12", "-q")
-    text = " ".join(r.stderr.split())
-    assert r.returncode == 0 and "note: 60 of 60 classes hold one document each: 'awful film 0' (" \
-        in text and "and 57 more: is the text where the label should be?" in text, text
+    text = "".join(r.stderr.split())
+    assert r.returncode == 0 and "note:60of60classesholdonedocumenteach:'awfulfilm0'(" in text
+    assert "and57more:isthetextwherethelabelshouldbe?" in text, text
     # a corpus without such classes says nothing of them
     r = run("train", header, "-o", tmp_path / "h2.npz", "--n-bits", "12", "--label-col", "rating",
             "--text-col", "review")

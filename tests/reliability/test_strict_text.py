@@ -396,3 +396,21 @@ def test_a_mode_that_reads_twice_reports_the_read_that_went_to_the_end(tmp_path)
     assert r.exit_code == 0, r.output
     n = sum(planted)
     assert f"replaced {n} invalid UTF-8 bytes in {n} documents" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("first, other", [("0", "0.0"), ("1", "+1"), ("1.0", "1")])
+def test_a_number_written_another_way_is_refused(tmp_path, first, other):
+    """A column pandas wrote with a missing value somewhere holds 0.0 where another file
+    holds 0: they were two classes, '0 (1), 0.0 (1)', without a word."""
+    p = tmp_path / "l.csv"
+    p.write_text(f"text,label\ngood film,{first}\nbad film,2\ngreat,{other}\n")
+    r = runner.invoke(app, ["train", str(p), "-o", str(tmp_path / "m.npz"), "--n-bits", "12",
+                            "--min-df", "1", "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert f"error: {p}:4: label {other!r} is the number of {first!r}, written another way" \
+        in r.stderr, r.stderr
+    # numbers written alike, and names that only look numeric, train
+    p.write_text("text,label\ngood film,1\nbad film,2\ngreat,1\nfun,one\n")
+    r = runner.invoke(app, ["train", str(p), "-o", str(tmp_path / "m.npz"), "--n-bits", "12",
+                            "--min-df", "1", "--quiet"])
+    assert r.exit_code == 0, r.output
