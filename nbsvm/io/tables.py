@@ -585,9 +585,19 @@ def _texts_and_labels(
             line=1,
         )
     if missing:
+        fields = [str(c) for c in chunk.columns]
+        other = next(
+            (sep for sep in (";", "|", "\t", ",") if len(fields) == 1 and sep in fields[0]), None
+        )
+        hint = (
+            f"(its header is one field holding {other!r}: a file separated by {other!r} is "
+            "read as one column; nbsvm reads commas (.csv) and TABs (.tsv, --format tsv), so "
+            "convert it)"
+            if other is not None
+            else "(choose with --text-col / --label-col)"
+        )
         raise NBSVMError(
-            f"missing column(s) {missing}; the file has {list(chunk.columns)} "
-            "(choose with --text-col / --label-col)",
+            f"missing column(s) {missing}; the file has {list(chunk.columns)} {hint}",
             path=name,
             line=1,
         )

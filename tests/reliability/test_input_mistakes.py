@@ -363,3 +363,14 @@ def test_a_table_read_once_says_its_short_rows_could_not_be_checked(tmp_path):
                         "csv", "-q"], input="text,label\ngreat fun,pos\nno label,\n",
                        capture_output=True, text=True)
     assert r.returncode == 0 and "note:" not in r.stderr, r.stderr
+
+
+def test_a_table_of_another_separator_says_so(tmp_path):
+    """Excel in a European locale writes ';': the header was one column 'text;label' and
+    the error said to choose columns with --text-col / --label-col, which no choice fixes."""
+    p = tmp_path / "semi.csv"
+    p.write_text("text;label\ngood film;pos\nbad film;neg\n")
+    r = run("train", p, "-o", tmp_path / "m.npz")
+    assert r.returncode == 2
+    assert "its header is one field holding ';': a file separated by ';' is read as one " \
+        "column" in " ".join(r.stderr.split())
