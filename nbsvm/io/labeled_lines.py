@@ -196,6 +196,24 @@ def _first_line_is_header(
         name,
         lineno,
     )
+    if "\t" not in line and _names_text_column(line):
+        # a table piped in: its header, its quoted rows and label cells were documents
+        stats.note(
+            f"{name}:{lineno}: {line.strip()[:60]!r} looks like a table's header: these lines "
+            "are read as documents (label<TAB>text); give --format csv (or tsv) for a table"
+        )
+    return False
+
+
+def _names_text_column(line: str) -> bool:
+    """Whether ``line`` is a comma- or semicolon-separated header naming a text column:
+    names without spaces, one of them a text column's (``text,label``; not a document
+    that starts ``text, and more``)."""
+    for sep in (",", ";"):
+        fields = [f.strip().strip('"') for f in line.split(sep)]
+        if len(fields) > 1 and all(f and " " not in f and len(f) <= 40 for f in fields):
+            if any(f.lower() in TEXT_HEADERS for f in fields):
+                return True
     return False
 
 

@@ -374,3 +374,21 @@ def test_a_table_of_another_separator_says_so(tmp_path):
     assert r.returncode == 2
     assert "its header is one field holding ';': a file separated by ';' is read as one " \
         "column" in " ".join(r.stderr.split())
+
+
+def test_a_table_piped_as_lines_is_said(tmp_path, model):
+    """`cat data.csv | nbsvm predict -m m.npz -` read the header, the quoted rows and the
+    label cells as documents without a word; a note says what to give."""
+    from typer.testing import CliRunner
+
+    from nbsvm.cli import app
+
+    def piped(text):
+        return CliRunner().invoke(app, ["predict", "-m", str(model), "-"], input=text)
+
+    r = piped('text,label\n"great film, really",1\n')
+    assert r.exit_code == 0, r.output
+    assert "'text,label' looks like a table's header: these lines are read as documents" \
+        in " ".join(r.stderr.split())
+    r = piped("text, and more of it\nanother line\n")
+    assert r.exit_code == 0 and "looks like a table's header" not in r.stderr
