@@ -28,7 +28,7 @@ line and both spellings.
 
 from __future__ import annotations
 
-import math
+import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -264,14 +264,25 @@ def _check_case(doc: Document, known: set, folded: dict):
         folded[number] = (doc.label, doc.source, doc.line)
 
 
-def _number_of(label: str) -> tuple[str, float] | None:
-    """The key of a label that is a finite number (``0`` and ``0.0`` from one column that
-    pandas wrote with and without a missing value; ``+1`` and ``1``), else None."""
-    try:
-        value = float(label)
-    except ValueError:
+_DECIMAL = re.compile(r"([+-]?)(0|[1-9][0-9]*)(?:\.([0-9]*))?")
+
+
+def _number_of(label: str) -> tuple[str, str] | None:
+    """The key of a label that is a decimal number as people write one (``0`` and ``0.0``
+    from one column that pandas wrote with and without a missing value; ``+1`` and ``1``;
+    ``1.50`` and ``1.5``), else None: ``01``, ``1e3``, ``1_000``, other scripts' digits and
+    long ids are names, compared as written.
+
+    >>> _number_of("+1.50"), _number_of("1.5"), _number_of("01"), _number_of("-0.0")
+    (('number', '1.5'), ('number', '1.5'), None, ('number', '0'))
+    """
+    m = _DECIMAL.fullmatch(label)
+    if m is None:
         return None
-    return ("number", value) if math.isfinite(value) else None
+    sign, whole, fraction = m.groups()
+    fraction = (fraction or "").rstrip("0")
+    text = whole + ("." + fraction if fraction else "")
+    return ("number", "-" + text if sign == "-" and text != "0" else text)
 
 
 def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:

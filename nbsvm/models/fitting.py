@@ -94,7 +94,8 @@ def lone_classes_event(model: NBSVMClassifier, cache: FeatureCache) -> dict | No
         return None
     where = dict(zip(cache.labels, cache.first_seen))
     shown = [(c, where.get(c) or {}) for c in alone[:3]]
-    stage = "lone classes, most" if 2 * len(alone) >= counts.sum() else "lone classes"
+    # nearly every document alone: text and label swapped, not a few-shot corpus
+    stage = "lone classes, most" if 10 * len(alone) >= 9 * counts.sum() else "lone classes"
     return {
         "stage": stage,
         "docs": 0,

@@ -398,7 +398,7 @@ def test_a_mode_that_reads_twice_reports_the_read_that_went_to_the_end(tmp_path)
     assert f"replaced {n} invalid UTF-8 bytes in {n} documents" in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("first, other", [("0", "0.0"), ("1", "+1"), ("1.0", "1")])
+@pytest.mark.parametrize("first, other", [("0", "0.0"), ("1", "+1"), ("1.0", "1"), ("2.50", "2.5")])
 def test_a_number_written_another_way_is_refused(tmp_path, first, other):
     """A column pandas wrote with a missing value somewhere holds 0.0 where another file
     holds 0: they were two classes, '0 (1), 0.0 (1)', without a word."""
@@ -409,8 +409,11 @@ def test_a_number_written_another_way_is_refused(tmp_path, first, other):
     assert r.exit_code == 2, r.output
     assert f"error: {p}:4: label {other!r} is the number of {first!r}, written another way" \
         in r.stderr, r.stderr
-    # numbers written alike, and names that only look numeric, train
-    p.write_text("text,label\ngood film,1\nbad film,2\ngreat,1\nfun,one\n")
-    r = runner.invoke(app, ["train", str(p), "-o", str(tmp_path / "m.npz"), "--n-bits", "12",
-                            "--min-df", "1", "--quiet"])
-    assert r.exit_code == 0, r.output
+    # names that only look numeric (codes with leading zeros,
+    # long ids a float cannot tell apart, other scripts' digits, exponents), train
+    for a, b in (("01", "1"), ("007", "7"), ("12345678901234567890",
+                 "12345678901234567891"), ("\u0663", "3"), ("1e3", "1000"), ("1_000", "1000")):
+        p.write_text(f"text,label\ngood film,{a}\nbad film,{b}\ngreat,{a}\nfun,{b}\n")
+        r = runner.invoke(app, ["train", str(p), "-o", str(tmp_path / "m.npz"), "--n-bits",
+                                "12", "--min-df", "1", "--quiet"])
+        assert r.exit_code == 0, (a, b, r.output)
