@@ -2,6 +2,7 @@
 ``/proc/meminfo`` says fits but the process's memory cgroup does not is refused with the
 advice, not killed by the kernel without a word. Checked on written cgroup trees (v2, v1,
 both, a container's view) and, where this process may make one, in a real v1 group."""
+import contextlib
 import os
 import subprocess
 import sys
@@ -100,17 +101,27 @@ def writable_v1_group() -> Path | None:
     return None
 
 
-def test_a_real_memory_group_refuses_what_the_machine_would_hold(tmp_path):
+@contextlib.contextmanager
+def memory_group(limit: int, name: str):
+    """A new v1 memory group of ``limit`` bytes under this process's own (the test is
+    skipped where none can be made), removed afterwards."""
     parent = writable_v1_group()
     if parent is None:
         pytest.skip("no writable cgroup v1 memory group here")
-    child = parent / f"nbsvm-test-{os.getpid()}"
+    child = parent / f"nbsvm-{name}-{os.getpid()}"
     try:
         child.mkdir()
-        (child / "memory.limit_in_bytes").write_text(str(600 * MB))
+        (child / "memory.limit_in_bytes").write_text(str(limit))
     except OSError as err:
         pytest.skip(f"cannot make a memory group: {err}")
     try:
+        yield child
+    finally:
+        child.rmdir()
+
+
+def test_a_real_memory_group_refuses_what_the_machine_would_hold(tmp_path):
+    with memory_group(600 * MB, "test") as child:
         train = tmp_path / "train.txt"
         train.write_text("pos\tgood film\nneg\tbad film\n" * 50)
         # the hashing pass at 28 bits takes 2.3 GB: the machine may hold it, the group not
@@ -128,8 +139,6 @@ def test_a_real_memory_group_refuses_what_the_machine_would_hold(tmp_path):
         assert r.returncode == 2, (r.returncode, r.stderr[-2000:])
         assert "the hashing pass needs about 2.2 GB but only" in r.stderr
         assert "is available: lower --n-bits" in r.stderr and "Traceback" not in r.stderr
-    finally:
-        child.rmdir()
 
 
 def test_a_line_too_long_to_hash_is_refused_before_it_is_read_whole(tmp_path, monkeypatch):
@@ -172,16 +181,7 @@ def test_in_a_real_group_a_long_line_is_refused_after_reading_a_part(tmp_path):
     """In a 1.5 GB group a 192 MB line took 745 MB to read, decode and strip before the
     document check refused it (hashing it needs 3.8 GB); it is refused having read 74 MB
     (peak 193 MB)."""
-    parent = writable_v1_group()
-    if parent is None:
-        pytest.skip("no writable cgroup v1 memory group here")
-    child = parent / f"nbsvm-line-{os.getpid()}"
-    try:
-        child.mkdir()
-        (child / "memory.limit_in_bytes").write_text(str(1500 * MB))
-    except OSError as err:
-        pytest.skip(f"cannot make a memory group: {err}")
-    try:
+    with memory_group(1500 * MB, "line") as child:
         data = tmp_path / "long.txt"
         with open(data, "w") as fh:
             fh.write("pos\tgood film\nneg\t")
@@ -196,5 +196,3 @@ def test_in_a_real_group_a_long_line_is_refused_after_reading_a_part(tmp_path):
         code, peak = map(int, out.stdout.split())
         assert code == 2 and f"{data}:2: a line of more than " in err.read_text(), err.read_text()
         assert peak < 400 * MB, peak >> 20
-    finally:
-        child.rmdir()
