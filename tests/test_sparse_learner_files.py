@@ -136,3 +136,20 @@ def test_a_mostly_nonzero_array_is_saved_whole_without_an_index_of_it():
     finally:
         tracemalloc.stop()
     assert sparse == {} and kept["v_"] is dense and peak < 1 << 20, peak
+
+
+def test_the_dense_arrays_are_checked_together(tmp_path, monkeypatch):
+    """Two arrays of 4 MB each fit 6 MB one at a time, not both: refused before either is
+    allocated (each was checked alone)."""
+    from nbsvm.learners.pa import PassiveAggressive
+    from scipy import sparse
+
+    X = sparse.csr_matrix(([1.0, 1.0], [3, 400_000], [0, 1, 2]), shape=(2, 500_000))
+    PassiveAggressive().fit(X, [0, 1]).save(tmp_path / "pa.npz")
+    header, _ = load_npz(tmp_path / "pa.npz", "learner")
+    assert sorted(header["sparse"]) == ["accum_", "weights_"]
+    monkeypatch.setattr(memory, "available_bytes", lambda: 6 << 20)
+    with pytest.raises(NBSVMError, match="loading the learner's .*weights_.* needs about 7.6 MB"):
+        OnlineLearner.load(tmp_path / "pa.npz")
+    monkeypatch.setattr(memory, "available_bytes", lambda: 9 << 20)
+    assert OnlineLearner.load(tmp_path / "pa.npz").weights_.shape == (1, 500_001)

@@ -204,8 +204,8 @@ def sparse_parts(arrays: dict) -> tuple[dict, dict]:
 
 def dense_parts(sparse: object, arrays: dict, path: str | os.PathLike[str] | None = None) -> dict:
     """The arrays :func:`sparse_parts` kept by their nonzero entries, dense again, each
-    part checked (a file may be crafted) and the dense size checked against the memory
-    available before it is allocated."""
+    part checked (a file may be crafted) and their dense sizes together checked against
+    the memory available before any is allocated."""
     from nbsvm import memory
 
     if sparse is None:
@@ -217,7 +217,7 @@ def dense_parts(sparse: object, arrays: dict, path: str | os.PathLike[str] | Non
 
     if not isinstance(sparse, dict):
         raise bad("sparse must map array names to shapes")
-    out = dict(arrays)
+    out, parts = dict(arrays), []
     for name, shape in sparse.items():
         if name in out:
             raise bad(f"array {name!r} is kept both whole and by its nonzero entries")
@@ -240,15 +240,17 @@ def dense_parts(sparse: object, arrays: dict, path: str | os.PathLike[str] | Non
             raise bad(f"array {name!r}: bad nonzero entries")
         if index.size and (index[0] < 0 or index[-1] >= size or np.any(np.diff(index) <= 0)):
             raise bad(f"array {name!r}: nonzero indices out of order or beyond its shape")
-        try:
-            memory.check_fit_memory(
-                size * values.dtype.itemsize,
-                what=f"loading the learner's {name}",
-                advice="load it on a machine with more memory",
-            )
-        except NBSVMError as e:
-            raise NBSVMError(e.message, path=where) from None
-        dense = np.zeros(size, dtype=values.dtype)
+        parts.append((name, shape, index, values))
+    try:  # all of them together, before the first is allocated
+        memory.check_fit_memory(
+            sum(math.prod(shape) * values.dtype.itemsize for _, shape, _, values in parts),
+            what=f"loading the learner's {', '.join(name for name, *_ in parts)}",
+            advice="load it on a machine with more memory",
+        )
+    except NBSVMError as e:
+        raise NBSVMError(e.message, path=where) from None
+    for name, shape, index, values in parts:
+        dense = np.zeros(math.prod(shape), dtype=values.dtype)
         dense[index] = values
         out[name] = dense.reshape(shape)
     return out
