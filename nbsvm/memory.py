@@ -98,8 +98,8 @@ def _meminfo_available() -> int | None:
 def cgroup_headroom(root: Path | None = None, proc_cgroup: Path | None = None) -> int | None:
     """Bytes left under the tightest memory limit of this process's cgroups and their
     ancestors (a container's ``--memory``, a systemd slice's ``MemoryMax``): the limit less
-    what the group holds beyond the page cache it can drop (``inactive_file``), cgroup v2
-    and v1 alike; None where no limit is set or none can be read. ``/proc/meminfo`` knows
+    what the group holds beyond the page cache the kernel can drop (its file cache less
+    shared memory and dirty pages), cgroup v2 and v1 alike; None where no limit is set or none can be read. ``/proc/meminfo`` knows
     nothing of these limits: without them a run the machine could hold is killed by the
     kernel without a word. ``root`` and ``proc_cgroup`` default to :data:`CGROUP_ROOT` and
     :data:`PROC_CGROUP`."""
@@ -123,12 +123,18 @@ def cgroup_headroom(root: Path | None = None, proc_cgroup: Path | None = None) -
     return min(kept) if kept else None
 
 
-# a group's limit, usage and the memory.stat key of its page cache that can be dropped
-V2_FILES = ("memory.max", "memory.current", "inactive_file")
-V1_FILES = ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
+# a group's limit, usage, and the memory.stat keys of its page cache, of the shared memory
+# and of the dirty pages in it: the cache less those two is what the kernel drops before
+# it kills (a corpus just read sits there: counting its inactive part only refused runs)
+V2_FILES = ("memory.max", "memory.current", ("file", "shmem", "file_dirty"))
+V1_FILES = (
+    "memory.limit_in_bytes",
+    "memory.usage_in_bytes",
+    ("total_cache", "total_shmem", "total_dirty"),
+)
 
 
-def _least_headroom(mount: Path, path: str, files: tuple[str, str, str]) -> int | None:
+def _least_headroom(mount: Path, path: str, files: tuple) -> int | None:
     """The least headroom of the group at ``mount``/``path`` and its ancestors up to
     ``mount``. A path the mount does not hold (a container sees its own group as the
     mount's root, named by the host's path) is the mount's root."""
@@ -145,7 +151,9 @@ def _least_headroom(mount: Path, path: str, files: tuple[str, str, str]) -> int 
         group = group.parent
 
 
-def _group_headroom(group: Path, limit_file: str, usage_file: str, cache_key: str) -> int | None:
+def _group_headroom(
+    group: Path, limit_file: str, usage_file: str, cache_keys: tuple[str, str, str]
+) -> int | None:
     try:
         limit = (group / limit_file).read_text().strip()
         if limit == "max" or int(limit) >= _NO_LIMIT:
@@ -153,15 +161,16 @@ def _group_headroom(group: Path, limit_file: str, usage_file: str, cache_key: st
         usage = int((group / usage_file).read_text())
     except (OSError, ValueError):
         return None
-    dropped = 0
+    stat: dict[str, int] = {}
     try:
         for line in (group / "memory.stat").read_text().splitlines():
             key, _, value = line.partition(" ")
-            if key == cache_key:
-                dropped = int(value)
-                break
+            if key in cache_keys:
+                stat[key] = int(value)
     except (OSError, ValueError):
-        pass
+        stat = {}
+    cache, shared, dirty = (stat.get(k, 0) for k in cache_keys)
+    dropped = max(cache - shared - dirty, 0)
     return max(int(limit) - max(usage - dropped, 0), 0)
 
 

@@ -16,14 +16,18 @@ from testhelpers import run_cli
 MB = 1 << 20
 
 
-def group(folder: Path, limit, usage: int, cache: int = 0, version: int = 2) -> Path:
-    """A cgroup folder as the kernel shows it: its limit ("max" or bytes), usage and the
-    page cache it can drop."""
+def group(folder: Path, limit, usage: int, cache: int = 0, version: int = 2, shared: int = 0,
+          dirty: int = 0) -> Path:
+    """A cgroup folder as the kernel shows it: its limit ("max" or bytes), usage, and the
+    page cache (with its shared memory and dirty pages)."""
     folder.mkdir(parents=True, exist_ok=True)
-    limit_file, usage_file, key = memory.V2_FILES if version == 2 else memory.V1_FILES
+    limit_file, usage_file, (file_key, shared_key, dirty_key) = (
+        memory.V2_FILES if version == 2 else memory.V1_FILES)
     (folder / limit_file).write_text(f"{limit}\n")
     (folder / usage_file).write_text(f"{usage}\n")
-    (folder / "memory.stat").write_text(f"anon {usage - cache}\n{key} {cache}\nactive 7\n")
+    (folder / "memory.stat").write_text(
+        f"anon {usage - cache}\n{file_key} {cache}\n{shared_key} {shared}\n{dirty_key} {dirty}\n"
+        f"inactive_file {cache // 3}\nactive 7\n")
     return folder
 
 
@@ -43,6 +47,27 @@ def test_v2_the_limit_less_what_the_group_holds_beyond_its_droppable_cache(tmp_p
     # a group over its limit leaves nothing, never a negative figure
     group(root / "user.slice" / "job.scope", 500 * MB, 700 * MB)
     assert memory.cgroup_headroom(root, proc) == 0
+
+
+def test_the_cache_the_kernel_can_drop_is_room(tmp_path):
+    """A corpus just read sits in the group's page cache, active and inactive: the kernel
+    drops it before it kills, so it is room; shared memory (tmpfs) and dirty pages are not
+    (counting the inactive part only refused runs the group holds)."""
+    root = tmp_path / "cgroup"
+    (root / "cgroup.controllers").parent.mkdir(parents=True)
+    (root / "cgroup.controllers").write_text("memory\n")
+    proc = tmp_path / "proc_cgroup"
+    proc.write_text("0::/\n")
+    group(root, 2000 * MB, 1800 * MB, cache=1500 * MB)
+    assert memory.cgroup_headroom(root, proc) == 1700 * MB      # 2000 - (1800 - 1500)
+    group(root, 2000 * MB, 1800 * MB, cache=1500 * MB, shared=400 * MB, dirty=100 * MB)
+    assert memory.cgroup_headroom(root, proc) == 1200 * MB      # 1500 - 400 - 100 dropped
+    group(root, 2000 * MB, 1800 * MB, cache=1500 * MB, version=1)
+    (root / "memory").mkdir()
+    for name in ("memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat"):
+        (root / "memory" / name).write_text((root / name).read_text())
+    proc.write_text("4:memory:/\n")
+    assert memory.cgroup_headroom(root, proc) == 1700 * MB
 
 
 def test_v1_hybrid_and_a_containers_view(tmp_path):
