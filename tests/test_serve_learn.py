@@ -553,6 +553,20 @@ def test_the_kept_initial_model_is_its_own_file(model_file):
         assert initial.read_bytes() == original
 
 
+def test_a_file_replaced_between_its_load_and_the_learners_start_is_refused(model_file, tmp_path):
+    """The file's identity was taken when learning started, not when it was loaded: one
+    replaced in between would have been taken as the one served."""
+    from nbsvm.serve.learning import LearnSettings, OnlineModel
+    from nbsvm.serve.registry import ModelRegistry
+
+    registry = ModelRegistry({"m": str(model_file)})
+    texts, labels = corpus(40, seed=3)
+    NBSVMClassifier(n_bits=12, keep_counts=True, seed=0).fit(texts, labels).save(model_file)
+    with pytest.raises(NBSVMError, match="changed since it was loaded to be served"):
+        OnlineModel(registry, "m", LearnSettings(TOKEN))
+    assert not journal_path(str(model_file)).exists()
+
+
 def model_file_copy(tmp_path):
     texts, labels = corpus(400)
     path = tmp_path / "copy.npz"

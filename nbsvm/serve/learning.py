@@ -140,8 +140,14 @@ class OnlineModel:
         self.pending_chars = 0
         self.failure: str | None = None
         self.validation: dict | None = None
-        self.journal = Journal(self.path)
+        served = registry.get(name)
         self._written = file_identity(self.path)  # the file as served: none else is written over
+        if self._written is None or (self._written[3], self._written[2]) != served.stamp:
+            raise NBSVMError(
+                f"{self.path} changed since it was loaded to be served: serve it again to "
+                "learn into it"
+            )
+        self.journal = Journal(self.path)
         try:
             requests, applied = self.journal.read()  # once: it holds every text ever posted
             check_journal(registry.get(name).model, self.path, self.journal, bool(requests))
