@@ -56,6 +56,12 @@ def document_names(folder: str | os.PathLike[str]) -> list[str]:
         return sorted(e.name for e in entries if is_document(e))
 
 
+def sub_folders(folder: str | os.PathLike[str]) -> list[str]:
+    """The folders inside a class folder, but hidden ones, in name order (never read)."""
+    with os.scandir(folder) as entries:
+        return sorted(e.name for e in entries if e.is_dir() and not e.name.startswith("."))
+
+
 def label_folders(root: Path) -> list[Path]:
     """The class folders of a ``folders`` input: every sub-folder but ``unsup`` (aclImdb's
     unlabeled reviews) and hidden ones, in name order."""
@@ -107,6 +113,13 @@ def read_aclimdb(
         listings = []
         for folder in folders:
             listings.append((folder.name, folder, document_names(folder)))
+            inner = sub_folders(folder)
+            if inner and stats is not None:  # a nested layout was read as empty, no word
+                stats.note(
+                    f"{folder}: skipped {len(inner)} sub-folder(s) ({', '.join(inner[:3])}"
+                    f"{', ...' if len(inner) > 3 else ''}): a class folder's documents are "
+                    "its own files"
+                )
     except OSError as e:  # e.g. a folder that cannot be listed
         raise NBSVMError(f"cannot read: {e.strerror or e}", path=e.filename or str(root)) from None
     longest = max(len(names) for _, _, names in listings)

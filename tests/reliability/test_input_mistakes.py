@@ -392,3 +392,18 @@ def test_a_table_piped_as_lines_is_said(tmp_path, model):
         in " ".join(r.stderr.split())
     r = piped("text, and more of it\nanother line\n")
     assert r.exit_code == 0 and "looks like a table's header" not in r.stderr
+
+
+def test_sub_folders_of_a_class_folder_are_said_to_be_skipped(tmp_path):
+    """A class folder's documents are its own files: a nested layout (pos/2019/*.txt) was
+    read as an empty or smaller class without a word (scikit-learn's load_files raises)."""
+    for label, nested in (("pos", True), ("neg", False)):
+        folder = tmp_path / "data" / label / ("2019" if nested else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        for i in range(3):
+            (folder / f"{i}.txt").write_text(f"{label} words {i}")
+        (tmp_path / "data" / label / "top.txt").write_text(f"{label} top")
+    r = run("train", tmp_path / "data", "-o", tmp_path / "m.npz", "--min-df", "1", "-q")
+    assert r.returncode == 0, r.stderr
+    assert "skipped 1 sub-folder(s) (2019): a class folder's documents are its own files" \
+        in " ".join(r.stderr.split())
