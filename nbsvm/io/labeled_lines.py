@@ -9,6 +9,7 @@ and invalid bytes are handled as in :func:`nbsvm.io.decoding.iter_lines`.
 from __future__ import annotations
 
 import codecs
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -266,6 +267,7 @@ def read_lines(
     known = _frozen(known_labels)
     tab_unknown = 0
     first = True
+    vw_unsaid = label_sep != "\t"  # a TAB file never splits such a line
     fh, name, close = _open_binary(path_or_file)
     try:
         lines, encoding = _byte_lines(fh, name, encoding)
@@ -306,6 +308,13 @@ def read_lines(
             if not label and not empty_label:
                 stats.bad(f"empty label before the {sep_name}", name, lineno)
                 continue
+            if vw_unsaid and _VW_LINE.match(line):  # '1 |f text' read with --label-sep ' '
+                vw_unsaid = False
+                stats.note(
+                    f"{name}:{lineno}: a Vowpal Wabbit line: its namespace marks (|...) and "
+                    "importance weights are read as words of the text (docs/coming-from/"
+                    "vowpal-wabbit.md writes such files as label<TAB>text)"
+                )
             yield Document(label, text, name, lineno)
     except READ_ERRORS as e:  # e.g. a truncated or corrupt .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
@@ -323,6 +332,10 @@ def _frozen(known_labels) -> frozenset | None:
     return frozenset(known_labels)
 
 
+#: ``label [importance] |namespace ...``: a Vowpal Wabbit example line
+_VW_LINE = re.compile(r"^[^\s|]+(?: [^\s|]+)? *\|")
+
+
 def _no_separator(sep_name: str, line: str = "") -> str:
     """The malformed-line message of a labeled line without the label separator (a
     fastText line, ``__label__pos text``, names the format that reads it)."""
@@ -330,6 +343,12 @@ def _no_separator(sep_name: str, line: str = "") -> str:
         return (
             f"expected 'label<{sep_name}>text', found a fastText line (__label__...): read "
             "the file with --format fasttext"
+        )
+    if _VW_LINE.match(line):
+        return (
+            f"expected 'label<{sep_name}>text', found a Vowpal Wabbit line (label |namespace "
+            "...): write it as label<TAB>text (`sed -E 's/^([^ |]+)[^|]*\\|[^ ]* /\\1\\t/'`, "
+            "docs/coming-from/vowpal-wabbit.md), or read numeric features with nbsvm learn"
         )
     return (
         f"expected 'label<{sep_name}>text', found no {sep_name} (a file of "

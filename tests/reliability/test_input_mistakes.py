@@ -407,3 +407,20 @@ def test_sub_folders_of_a_class_folder_are_said_to_be_skipped(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "skipped 1 sub-folder(s) (2019): a class folder's documents are its own files" \
         in " ".join(r.stderr.split())
+
+
+def test_vowpal_wabbit_lines_are_named(tmp_path):
+    """A VW file ('1 |f great film') was refused as a line without a TAB, or read with
+    --label-sep ' ' with its namespace marks as words, without naming the format."""
+    p = tmp_path / "data.vw"
+    p.write_text("1 |f great film\n-1 |f awful dull\n1 2.0 |f superb\n-1 |f bad plot\n")
+    r = run("train", p, "-o", tmp_path / "m.npz", "--min-df", "1", "-q")
+    assert r.returncode == 2
+    assert f"{p}:1: expected 'label<TAB>text', found a Vowpal Wabbit line" in r.stderr
+    r = run("train", p, "-o", tmp_path / "m.npz", "--min-df", "1", "-q", "--label-sep", " ")
+    assert r.returncode == 0 and f"{p}:1: a Vowpal Wabbit line: its namespace marks" \
+        in " ".join(r.stderr.split()), r.stderr
+    # space-separated lines of another kind say nothing of it
+    p.write_text("DESC:manner How did serfdom develop ?\nHUM:ind Who wrote it ?\n")
+    r = run("train", p, "-o", tmp_path / "m.npz", "--min-df", "1", "-q", "--label-sep", " ")
+    assert "Vowpal Wabbit" not in r.stderr
