@@ -279,8 +279,7 @@ def read_lines(
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
                 line = _decode_invalid(raw, e, strict, stats, name, lineno, encoding).rstrip("\r\n")
-            if "\r" in line:
-                line = line.replace("\r", " ")
+            line = line.replace("\r", " ")  # a lone CR is a space: it never splits a document
             if lineno == 1:
                 line = line.lstrip("\ufeff")
             if not line.strip():
@@ -309,12 +308,7 @@ def read_lines(
                 stats.bad(f"empty label before the {sep_name}", name, lineno)
                 continue
             if vw_unsaid and _VW_LINE.match(line):  # '1 |f text' read with --label-sep ' '
-                vw_unsaid = False
-                stats.note(
-                    f"{name}:{lineno}: a Vowpal Wabbit line: its namespace marks (|...) and "
-                    "importance weights are read as words of the text (docs/coming-from/"
-                    "vowpal-wabbit.md writes such files as label<TAB>text)"
-                )
+                vw_unsaid = _note_vw_line(stats, name, lineno)
             yield Document(label, text, name, lineno)
     except READ_ERRORS as e:  # e.g. a truncated or corrupt .gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
@@ -323,6 +317,16 @@ def read_lines(
             fh.close()
     if tab_unknown and known is not None:  # counted only against known classes
         _note_read_whole(stats, name, tab_unknown, known)
+
+
+def _note_vw_line(stats: ReadStats, name: str, lineno: int) -> bool:
+    """Say once that VW lines are read as text; False (said)."""
+    stats.note(
+        f"{name}:{lineno}: a Vowpal Wabbit line: its namespace marks (|...) and importance "
+        "weights are read as words of the text (docs/coming-from/vowpal-wabbit.md writes "
+        "such files as label<TAB>text)"
+    )
+    return False
 
 
 def _frozen(known_labels) -> frozenset | None:
