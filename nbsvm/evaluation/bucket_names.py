@@ -21,7 +21,7 @@ from numba import njit
 
 from nbsvm import memory
 from nbsvm.evaluation.contributions import _contribution_row
-from nbsvm.text._ngram_hits import _ngram_hits
+from nbsvm.text._ngram_hits import _ngram_hits, key_seed
 
 if TYPE_CHECKING:
     from nbsvm.io.document import Document
@@ -317,7 +317,7 @@ def _char_pairs(
     from nbsvm.text.hashing import _encode, bucket_of
 
     seed2 = (hasher.seed + 1) & 0xFFFFFFFF
-    seed_key = (hasher.seed ^ 0x5BD1E995) & 0xFFFFFFFF  # _ngram_hits' second hash
+    seed_key = key_seed(hasher.seed)  # _ngram_hits' second hash
     keys = [_encode(key) for text in texts for key in hasher.keys(text)[1]]
     buckets = np.fromiter(
         (bucket_of(key, hasher.n_bits, seed2) for key in keys), dtype=np.int64, count=len(keys)

@@ -12,6 +12,13 @@ from nbsvm.text._ngram_ids import _grown, _word_ngram_ids
 from nbsvm.text._tokenizer import _tokenize
 
 
+@njit(cache=True)
+def key_seed(seed: int) -> int:
+    """The seed of the second hash that tells equal n-grams of one bucket apart (the names
+    of character n-grams are hashed with it in plain Python: one definition for both)."""
+    return (seed ^ 0x5BD1E995) & 0xFFFFFFFF
+
+
 @njit(cache=True, nogil=True)
 def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted, split, scripts):
     """Every word n-gram occurrence whose bucket is set in the bitmap ``wanted`` (uint64
@@ -36,7 +43,7 @@ def _ngram_hits(buf, doc_starts, ngrams, mask, seed, wanted, split, scripts):
     hit_buckets = np.empty(1024, np.int32)
     hit_keys = np.empty(1024, np.uint32)
     hit_offsets = np.empty(1025, np.int64)
-    seed_key = (seed ^ 0x5BD1E995) & 0xFFFFFFFF
+    seed_key = key_seed(seed)
     text = np.empty(16384, np.uint8)
     n_hits = 0
     n_bytes = 0
