@@ -40,13 +40,16 @@ if TYPE_CHECKING:
 RENAMED = {"l2": "lam"}
 
 
-def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
-    """Value checks of a loaded model's arrays (their dtypes and shapes are checked already):
-    what the compiled kernels index with must be in range, what they add must be finite."""
+def _check_model_values(clf, learner, buckets, state, path, chunk: int = 1 << 20) -> None:
+    """Value checks of a loaded model (its arrays' dtypes and shapes are checked already):
+    what the compiled kernels index with must be in range, what they add must be finite
+    (the learner's state a chunk of columns at a time: no temporary of its size)."""
 
     def bad(what):
         raise NBSVMError(f"corrupted model file: {what}", path=str(path))
 
+    if buckets.size and (buckets.min() < 0 or buckets.max() >= 1 << clf.hasher_.n_bits):
+        bad(f"buckets outside the {clf.hasher_.n_bits}-bit range")
     if buckets.size > 1 and np.any(np.diff(buckets) <= 0):
         bad("buckets not strictly increasing (unsorted or repeated)")
     if len(set(clf.class_names_)) != len(clf.class_names_):
@@ -58,20 +61,22 @@ def _check_model_values(clf, buckets, ratios, coef, state, sq, path) -> None:
         or not 0 <= clf.n_seen_buckets_ <= (1 << clf.hasher_.n_bits)
     ):
         bad("negative or impossible counts")
-    for name, a in (
-        ("ratios", ratios),
-        ("coef", coef),
-        ("learner_state", state),
-        ("mean_abs_coef", clf.mean_abs_coef_),
-        ("adagrad_sq", sq),
-    ):
-        if a is not None and not np.isfinite(a).all():
+    S = learner.S_
+    for c, name in enumerate(("ratios", "coef", "adagrad_sq")[: S.shape[2]]):
+        if not all(
+            np.isfinite(S[:, lo : lo + chunk, c]).all() for lo in range(0, S.shape[1], chunk)
+        ):
             bad(f"non-finite values in {name}")
-    if sq is not None and np.any(sq < 0):
+    if S.shape[2] > 2 and any(
+        (S[:, lo : lo + chunk, 2] < 0).any() for lo in range(0, S.shape[1], chunk)
+    ):
         bad("negative values in adagrad_sq")
+    for name, a in (("learner_state", state), ("mean_abs_coef", clf.mean_abs_coef_)):
+        if not np.isfinite(a).all():
+            bad(f"non-finite values in {name}")
 
 
-def _check_classes_fit_arrays(clf, arrays: dict, path) -> None:
+def _check_classes_fit_arrays(clf, shapes: dict, path) -> None:
     """The header's classes against the arrays' outputs, checked before any setting that
     follows the number of classes (loss, optimizer, eta0) is read from them: a header that
     lists classes the arrays were not trained for is named as such."""
@@ -87,7 +92,7 @@ def _check_classes_fit_arrays(clf, arrays: dict, path) -> None:
             path=str(path),
         )
     n_out = clf.n_outputs()
-    rows = {name: a.shape[0] if a.ndim else None for name, a in arrays.items()}
+    rows = {name: shape[0] if shape else None for name, shape in shapes.items()}
     wrong = sorted({n for n in rows.values() if n != n_out}, key=str)
     if wrong:
         shown = ", ".join(map(str, classes[:5])) + (", ..." if len(classes) > 5 else "")
@@ -330,27 +335,24 @@ def _load_kept_parts(clf, header: dict, arrays: dict, n_out: int, path: str) -> 
 
 def load_model(cls: type[NBSVMClassifier], path: str | os.PathLike[str]) -> NBSVMClassifier:
     """A model of class ``cls`` read from ``path``, every array checked against the header
-    (a corrupted or crafted file is an error naming it, never a crash in a kernel)."""
-    header, arrays = load_npz(path, "model")
-    clf, (buckets, ratios, coef, state) = _model_from_header(cls, header, arrays, path)
-    _check_classes_fit_arrays(
-        clf,
-        {
-            "ratios": ratios,
-            "coef": coef,
-            "learner_state": state,
-            "mean_abs_coef": clf.mean_abs_coef_,
-        },
-        path,
-    )
-    _load_eta0(clf, header, path)
-    n_out = clf.n_outputs()
-    sq = arrays.get("adagrad_sq")
-    _check_arrays_match(clf, header, buckets, ratios, coef, state, sq, path)
-    _check_model_values(clf, buckets, ratios, coef, state, sq, path)
+    (a corrupted or crafted file is an error naming it, never a crash in a kernel). Its
+    ratios, weights and AdaGrad sums are read straight into the learner's state: loading
+    holds them once, not once for the file and once for the learner."""
+    reading = _StateReading(cls, path)
+    header, arrays = load_npz(path, "model", into=reading.into)
+    if reading.error is not None:  # the header's, named once the checksum passed
+        raise reading.error
+    clf, learner = reading.clf, reading.learner
+    state = arrays["learner_state"]
+    if "quantized" in header:
+        for c, name in ((0, "ratios_scale"), (1, "coef_scale")):
+            if c == 0 or not learner.values_only:
+                quantize.scale_in_place(learner.S_[:, :, c], clf.quantized_, arrays.get(name), path)
+    buckets = arrays["buckets"]
+    _check_model_values(clf, learner, buckets, state, path)
     clf.ngram_map_ = decode_map(arrays, clf.hasher_.n_bits, path) if "map_buckets" in arrays else {}
-    _set_learner(clf, buckets, ratios, coef, state, sq, path)
-    _load_kept_parts(clf, header, arrays, n_out, str(path))
+    _set_learner(clf, learner, buckets, state, path)
+    _load_kept_parts(clf, header, arrays, clf.n_outputs(), str(path))
     if clf.backend_learner is not None:
         clf.backend_ = NBReduction.from_parts(
             header.get("backend"),
@@ -362,9 +364,60 @@ def load_model(cls: type[NBSVMClassifier], path: str | os.PathLike[str]) -> NBSV
     return clf
 
 
-def _model_from_header(cls, header: dict, arrays: dict, path):
-    """The model's parameters, hasher, classes and counts from the header, and its
-    ``(buckets, ratios, coef, learner_state)`` arrays (quantized ones decoded)."""
+class _StateReading:
+    """A model file's header read into a model and an empty learner before any array data
+    (:func:`~nbsvm.io.npzfile.load_npz`'s ``into``): the stored ratios, weights and AdaGrad
+    sums then go straight into the learner's state. A header that fails its checks is
+    kept in ``error`` and every array read as usual, so that an edited file is named by
+    its checksum first, as before any array is used."""
+
+    def __init__(self, cls: type[NBSVMClassifier], path: str | os.PathLike[str]) -> None:
+        self.cls, self.path = cls, path
+        self.error: NBSVMError | None = None
+
+    def into(self, header: dict, specs: dict) -> dict:
+        try:
+            self.clf = clf = _model_from_header(self.cls, header, self.path)
+            shapes = {name: spec[0] for name, spec in specs.items()}
+            missing = [n for n in ("buckets", "ratios", "coef", "learner_state") if n not in specs]
+            if missing:
+                raise NBSVMError(f"corrupted model file: array {missing[0]!r} missing")
+            _check_classes_fit_arrays(
+                clf,
+                {n: shapes.get(n) for n in ("ratios", "coef", "learner_state")}
+                | {"mean_abs_coef": clf.mean_abs_coef_.shape},
+                self.path,
+            )
+            _load_eta0(clf, header, self.path)
+            _check_arrays_match(clf, header, specs, self.path)
+            self.learner = learner = new_linear(clf, clf.class_names_, shapes["buckets"][0])
+        except NBSVMError as e:
+            self.error = (
+                e
+                if e.path is not None
+                else NBSVMError(f"corrupted model file: {e.message}", path=str(self.path))
+            )
+            return {}
+        flat = learner.S_.reshape(-1, learner.S_.shape[2])  # (outputs x columns, fields)
+
+        def field(c):
+            def sink(piece, start):
+                flat[start : start + piece.size, c] = piece
+
+            return sink
+
+        sinks = {"ratios": field(0)}
+        if not learner.values_only:  # a backend learner's file holds zeros there
+            sinks["coef"] = field(1)
+            if "adagrad_sq" in specs and clf.setting("optimizer") == "adagrad":
+                sinks["adagrad_sq"] = field(2)
+        else:
+            sinks["coef"] = lambda piece, start: None
+        return sinks
+
+
+def _model_from_header(cls, header: dict, path):
+    """The model's parameters, hasher, classes, counts and records from the header."""
     try:
         if not isinstance(header["params"], dict) or not isinstance(header["hasher"], dict):
             raise TypeError("params and hasher must be objects")
@@ -396,20 +449,16 @@ def _model_from_header(cls, header: dict, arrays: dict, path):
         clf.n_seen_buckets_ = int(header["n_seen_buckets"])
         clf.mean_abs_coef_ = np.asarray(header["mean_abs_coef"], dtype=np.float64)
         _load_records(clf, header)
-        buckets, ratios, coef = arrays["buckets"], arrays["ratios"], arrays["coef"]
-        state = arrays["learner_state"]
-        if "quantized" in header:  # float16 / int8 with scales: the float32 state
-            q = header["quantized"]
-            ratios = quantize.decode(ratios, q, arrays.get("ratios_scale"), path)
-            coef = quantize.decode(coef, q, arrays.get("coef_scale"), path)
-            clf.quantized_ = q
+        if "quantized" in header:  # float16 / int8 with scales, read into the float32 state
+            quantize.stored_dtype(header["quantized"], path)
+            clf.quantized_ = header["quantized"]
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as e:
         raise NBSVMError(f"corrupted model file: {type(e).__name__}: {e}", path=str(path)) from None
     except NBSVMError as e:
         if e.path is not None:
             raise
         raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-    return clf, (buckets, ratios, coef, state)
+    return clf
 
 
 def _load_records(clf, header: dict) -> None:
@@ -442,46 +491,41 @@ def _load_eta0(clf, header: dict, path) -> None:
         clf.eta0_ = float(eta0_)
 
 
-def _check_arrays_match(clf, header: dict, buckets, ratios, coef, state, sq, path) -> None:
-    """The arrays' shapes, dtypes and bucket range against the header's classes and bits."""
+def _check_arrays_match(clf, header: dict, specs: dict, path) -> None:
+    """The arrays' shapes and dtypes (``specs``: each one's ``(shape, dtype, nbytes)``,
+    read before its data) against the header's classes, bits and quantization."""
     n_out = clf.n_outputs()
-    d = 1 << clf.hasher_.n_bits
+    shape = {name: spec[0] for name, spec in specs.items()}
+    dtype = {name: spec[1] for name, spec in specs.items()}
+    stored = (
+        quantize.stored_dtype(clf.quantized_, path)
+        if "quantized" in header
+        else np.dtype(STATE_DTYPE)
+    )
+    n = shape["buckets"][0] if len(shape.get("buckets", ())) == 1 else -1
     ok = (
         len(clf.class_names_) >= (1 if clf.multilabel else 2)
         and len(clf.class_counts_) == len(clf.class_names_)
         and clf.hasher_.n_bits == clf.n_bits
-        and buckets.ndim == 1
-        and buckets.dtype == BUCKET_DTYPE
-        and ratios.shape == (n_out, buckets.size)
-        and ratios.dtype == STATE_DTYPE
-        and coef.shape == (n_out, buckets.size)
-        and coef.dtype == STATE_DTYPE
-        and state.shape == (n_out, 3)
-        and state.dtype == np.float64
+        and n >= 0
+        and dtype["buckets"] == BUCKET_DTYPE
+        and all(shape.get(a) == (n_out, n) and dtype[a] == stored for a in ("ratios", "coef"))
+        and shape.get("learner_state") == (n_out, 3)
+        and dtype["learner_state"] == np.float64
         and clf.mean_abs_coef_.shape == (n_out,)
         and (
             clf.setting("optimizer") != "adagrad"
             or "quantized" in header
             or clf.backend_learner is not None  # the built-in learner's sums: none
-            or (sq is not None and sq.shape == coef.shape and sq.dtype == STATE_DTYPE)
+            or (shape.get("adagrad_sq") == (n_out, n) and dtype["adagrad_sq"] == STATE_DTYPE)
         )
-        and (buckets.size == 0 or (buckets.min() >= 0 and buckets.max() < d))
     )
     if not ok:
         raise NBSVMError("corrupted model file: arrays do not match the header", path=str(path))
 
 
-def _set_learner(clf, buckets, ratios, coef, state, sq, path) -> None:
-    """The model's learner filled with the checked arrays, and its bucket -> column map."""
-    try:
-        learner = new_linear(clf, clf.class_names_, buckets.size)
-    except NBSVMError as e:  # settings the learner refuses: a crafted header
-        raise NBSVMError(f"corrupted model file: {e.message}", path=str(path)) from None
-    learner.S_[:, :, 0] = ratios
-    if not learner.values_only:  # a backend learner's file holds zeros there
-        learner.S_[:, :, 1] = coef
-    if sq is not None and clf.setting("optimizer") == "adagrad" and not learner.values_only:
-        learner.S_[:, :, 2] = sq
+def _set_learner(clf, learner, buckets, state, path) -> None:
+    """The model's learner, its state filled, and its bucket -> column map."""
     learner.state_[:] = state
     try:  # partial_fit on the loaded model keeps weighing the steps
         learner.set_class_weight(output_weights(clf))

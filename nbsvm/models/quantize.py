@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, cast
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.learners.sgd import STATE_DTYPE
 
 if TYPE_CHECKING:
     from nbsvm.models.nbsvm import NBSVMClassifier
@@ -88,7 +87,8 @@ def quantize(
             "class prior whatever the text. Lower --cutoff"
         )
     if dtype == "float16" and columns.size:
-        top = float(np.abs(clf.linear_.S_[:, columns[~dropped], :2]).max(initial=0.0))
+        kept = columns[~dropped]
+        top = max(float(largest_abs(clf, kept, c).max(initial=0.0)) for c in (0, 1))
         largest = float(np.finfo(np.float16).max)
         if top > largest:
             raise NBSVMError(
@@ -118,8 +118,20 @@ def scales(clf: NBSVMClassifier, field: int) -> np.ndarray:
     columns = column_of[column_of >= 0]
     if columns.size == 0:
         return np.ones(learner.n_outputs)
-    top = np.abs(learner.S_[:, columns, field]).max(axis=1).astype(np.float64)
+    top = largest_abs(clf, columns, field)
     return np.where(top > 0, top / 127.0, 1.0)
+
+
+def largest_abs(clf: NBSVMClassifier, columns: np.ndarray, field: int) -> np.ndarray:
+    """Per output, the largest ``|x|`` of field ``field`` over ``columns``, a chunk of
+    columns at a time (a copy of the field held the model's memory twice over)."""
+    S = clf.linear_.S_
+    top = np.zeros(S.shape[0])
+    step = max(1, CHUNK_VALUES // S.shape[0])
+    for start in range(0, columns.size, step):
+        part = np.abs(S[:, columns[start : start + step], field])
+        top = np.maximum(top, part.max(axis=1, initial=0.0))
+    return top
 
 
 def encode(piece: np.ndarray, dtype: str, scale: float) -> np.ndarray:
@@ -129,18 +141,27 @@ def encode(piece: np.ndarray, dtype: str, scale: float) -> np.ndarray:
     return piece.astype(DTYPES[dtype])
 
 
-def decode(
-    stored: np.ndarray, header: dict, scale: np.ndarray | None, path: str | os.PathLike[str]
-) -> np.ndarray:
-    """Stored ratios or weights, ``(n_outputs, n)``, as the float32 state (checked)."""
+def stored_dtype(header: object, path: str | os.PathLike[str]) -> np.dtype:
+    """The dtype a model file quantized as its header says stores ratios and weights in
+    (read straight into the float32 state, see :func:`scale_in_place`)."""
     dtype = header.get("dtype") if isinstance(header, dict) else None
-    if dtype not in DTYPES or stored.dtype != DTYPES[dtype]:
+    if dtype not in DTYPES:
         raise NBSVMError(
             "corrupted model file: quantized arrays do not match the header", path=str(path)
         )
-    if dtype != "int8":
-        return stored.astype(STATE_DTYPE)
+    return np.dtype(DTYPES[dtype])
+
+
+def scale_in_place(
+    column: np.ndarray, header: dict, scale: np.ndarray | None, path: str | os.PathLike[str]
+) -> None:
+    """Stored ratios or weights read into the state, ``column`` (``(n_outputs, n)``, a
+    view of it), decoded there: int8 steps times their output's scale, in float64 as they
+    were encoded (float16 needs nothing more than the copy into float32)."""
+    if header.get("dtype") != "int8":
+        return
     scale = np.asarray(scale, dtype=np.float64)
-    if scale.shape != (stored.shape[0],) or not (np.isfinite(scale).all() and (scale > 0).all()):
+    if scale.shape != (column.shape[0],) or not (np.isfinite(scale).all() and (scale > 0).all()):
         raise NBSVMError("corrupted model file: bad int8 scales", path=str(path))
-    return (stored.astype(np.float64) * scale[:, None]).astype(STATE_DTYPE)
+    for k in range(column.shape[0]):  # a row at a time: no float64 copy of the state
+        column[k] = column[k].astype(np.float64) * scale[k]

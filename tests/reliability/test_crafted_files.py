@@ -112,9 +112,9 @@ def _bucket(i, value):
 
 
 MODEL_CASES = {
-    "bucket_too_large": (_set("buckets", _bucket(-1, 1 << 10)), "do not match the header"),
-    "bucket_huge": (_set("buckets", _bucket(-1, 2**31 - 1)), "do not match the header"),
-    "bucket_negative": (_set("buckets", _bucket(0, -5)), "do not match the header"),
+    "bucket_too_large": (_set("buckets", _bucket(-1, 1 << 10)), "outside the 10-bit range"),
+    "bucket_huge": (_set("buckets", _bucket(-1, 2**31 - 1)), "outside the 10-bit range"),
+    "bucket_negative": (_set("buckets", _bucket(0, -5)), "outside the 10-bit range"),
     "buckets_unsorted": (_set("buckets", lambda b: b[::-1].copy()), "not strictly increasing"),
     "buckets_repeated": (_set("buckets", lambda b: np.concatenate([b[:1], b[:-1]])),
                          "not strictly increasing"),
