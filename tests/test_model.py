@@ -12,7 +12,7 @@ from nbsvm.io.document import Document
 from nbsvm.text.hashing import Hasher
 
 from naive import (model_file_arrays, naive_adagrad_epoch, naive_buckets, naive_doc_freq,
-                   naive_ratios, naive_sgd_epoch, rel_gap)
+                   naive_ratio_vector, naive_ratios, naive_sgd_epoch, rel_gap)
 
 TOL = 1e-5          # float32 state against the float64 references (see test_online.py)
 
@@ -643,6 +643,24 @@ def test_partial_fit_respects_min_df():
     assert df[rare] == 1
     assert grown.ratios_[0, rare] == 0
     assert np.array_equal(grown.ratios_, np.where(df >= 2, lex.ratios(min_df=2), 0))
+
+
+def test_partial_fit_learns_before_every_declared_class_has_a_document():
+    """classes=[...] naming a class with no document yet left every ratio 0 until it came:
+    the learner saw empty rows and predicted one class (scikit-learn's SGDClassifier
+    learns). The absent class has the smoothing's uniform counts, the others their ratios
+    against the rest, as counted by hand."""
+    clf = NBSVMClassifier(char_ngrams=0, ngrams=1, n_bits=12, alpha=1.0, epochs=1)
+    for _ in range(5):
+        clf.partial_fit(TEXTS, LABELS, classes=["neg", "pos", "rare"])
+    docs = [_x(t, clf) for t in TEXTS]
+    for k, c in enumerate(["neg", "pos", "rare"]):
+        mine = [d for d, lab in zip(docs, LABELS) if lab == c] * 5  # counted at each call
+        rest = [d for d, lab in zip(docs, LABELS) if lab != c] * 5
+        ref = naive_ratio_vector(mine, rest, 1 << 12, kept_norms=True)
+        np.testing.assert_allclose(clf.ratios_[k], ref, rtol=1e-5, atol=1e-6)
+    assert list(clf.predict(TEXTS)) == LABELS
+    assert list(clf.class_counts_) == [5 * len(NEG), 5 * len(POS), 0]
 
 
 class _Payload:

@@ -259,26 +259,23 @@ def _refresh_values(model, lexicon) -> None:
         model.class_counts_ = docs
         model.n_seen_buckets_ = n_seen
     else:
-        found, ratios = _in_model_order(model, lexicon)
-        if found is None:  # ratios need every class seen
-            return
-        buckets = found
+        buckets, ratios = _in_model_order(model, lexicon)
         model.n_seen_buckets_ = lexicon.n_seen_
     tables[:] = 0.0
     tables[:, buckets] = 1.0 if model.weighting == "binary" else ratios
 
 
-def _in_model_order(model, lexicon) -> tuple[np.ndarray | None, np.ndarray]:
+def _in_model_order(model, lexicon) -> tuple[np.ndarray, np.ndarray]:
     """The lexicon's class counts (into ``model.class_counts_``) and kept ratios, in the
     order of ``model.class_names_``: a model saved when classes that are numbers ordered as
     text ('10' before '2') has them the other way round from its lexicon, and its rows
     taken as they come inverted it on the first call (two classes: the one ratio of
-    ``classes_[1]`` against ``classes_[0]`` changes sign). ``(None, ...)`` until every
-    class has a document."""
+    ``classes_[1]`` against ``classes_[0]`` changes sign). A class declared (``classes=``)
+    without a document yet has the smoothing's uniform counts, and the other classes their
+    ratios (all stayed 0 until every class had a document: the learner saw empty rows and
+    predicted one class)."""
     order = [lexicon.classes_.index(c) for c in model.class_names_]
     model.class_counts_ = lexicon.class_counts_[order]
-    if model.class_counts_.min() == 0:
-        return None, np.zeros(0)
     buckets, ratios = lexicon.kept_ratios(min_df=model.setting("min_df"))
     rows, sign = output_order(lexicon.classes_, list(model.class_names_), ratios.shape[0])
     if sign > 0 and rows == list(range(len(rows))):
