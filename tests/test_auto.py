@@ -217,6 +217,22 @@ def test_fitting_again_searches_again_what_the_search_set():
     assert _same(1, 1.0) and not _same(1, True) and _same((1, 2), [1, 2])
 
 
+def test_a_clone_of_a_fitted_auto_model_searches_again():
+    """auto writes the chosen values into the parameters; scikit-learn's clone dropped
+    auto_ and kept them, so cross_val_score of a fitted auto model used on every fold the
+    settings chosen with its test folds among the data (a hunter: char_ngrams=4 and eta0
+    0.043 from one corpus taken as given on another). A clone is the model as the user
+    gave it; a model without auto clones its parameters as they are."""
+    clone = pytest.importorskip("sklearn.base").clone
+    given = NBSVMClassifier(auto=True, time_budget=1.5, seed=0, n_bits=14, lam=3e-5)
+    clf = clone(given).fit_documents(lambda: iter(order_task(600)))
+    assert clf.auto_["set"] and clf.get_params() != given.get_params()
+    again = clone(clf)
+    assert again.get_params() == given.get_params() and not hasattr(again, "linear_")
+    plain = NBSVMClassifier(n_bits=14, eta0=0.3).fit(["good film", "bad film"], ["p", "n"])
+    assert clone(plain).get_params() == plain.get_params()
+
+
 def _trials(result):
     """(candidate, rung, reference seconds, score at each beta) of every trial."""
     t = result.table

@@ -408,3 +408,32 @@ def test_a_text_too_long_to_explain_in_the_memory_available_is_refused(monkeypat
         explain_text(clf, text)
     monkeypatch.setattr(memory, "available_bytes", lambda: len(text) * EXPLAIN_BYTES_PER_CHAR)
     assert explain_text(clf, text)["ngrams"]
+
+
+def test_a_calibrated_multi_label_model_explains_the_label_it_predicts_best():
+    """explain named the label of the highest score while predict's top-k, serve's
+    prediction and its probability named the most probable one: with a calibration per
+    label they differ (104 of 420 20 Newsgroups documents), and /explain shaded one
+    label's n-grams under another's probability. Both follow top_k_of now."""
+    from nbsvm.serve.scoring import predictions
+    rng = np.random.default_rng(0)
+    vocab = [f"w{i}" for i in range(200)]
+    tags = {"a": range(0, 30), "b": range(30, 60), "c": range(60, 90)}
+    texts, sets = [], []
+    for _ in range(900):
+        chosen = [t for t, p in zip(tags, (0.6, 0.3, 0.1)) if rng.random() < p] or ["a"]
+        words = list(rng.choice(vocab, 20)) + [f"w{j}" for t in chosen
+                                               for j in rng.choice(list(tags[t]), 2)]
+        texts.append(" ".join(words))
+        sets.append(chosen)
+    clf = NBSVMClassifier(ngrams=1, n_bits=12, multilabel=True, calibrate="sigmoid").fit(
+        texts, sets)
+    scores = clf.decision_function(texts)
+    best = clf.top_k_of(scores, 1)[0][:, 0]
+    differ = np.flatnonzero(best != scores.argmax(axis=1))
+    assert differ.size  # the case at hand exists
+    served = predictions(clf, [texts[i] for i in differ[:20]])
+    for i, row in zip(differ[:20], served):
+        found = explain_text(clf, texts[i])
+        assert found["class"] == clf.class_names_[best[i]]
+        assert found["score"] == pytest.approx(row["score"], abs=1e-9)

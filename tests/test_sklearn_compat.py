@@ -427,3 +427,22 @@ def test_saved_label_types_are_checked_on_load(tmp_path, edit, needle):
     save_npz(tmp_path / "bad.npz", "learner", header, arrays)
     with pytest.raises(NBSVMError, match=needle):
         OnlineLearner.load(tmp_path / "bad.npz")
+
+
+def test_nbsvm_score_takes_sample_weight_as_scikit_learn_does():
+    """ClassifierMixin.score(X, y, sample_weight); NBSVMClassifier.score raised TypeError
+    on it (GridSearchCV routes it there). Weighted accuracy as accuracy_score's."""
+    from sklearn.metrics import accuracy_score
+    from nbsvm import NBSVMClassifier
+    texts = ["good fun film", "a great cast", "dull and bad", "awful plot", "good plot",
+             "bad fun", "great and dull", "awful cast"]
+    labels = ["p", "p", "n", "n", "p", "n", "p", "n"]
+    clf = NBSVMClassifier(n_bits=10, ngrams=1).fit(texts[:4], labels[:4])
+    w = np.array([1, 2, 0, 3, 0.5, 4, 1, 2])
+    predicted = clf.predict(texts)
+    assert 0 < accuracy_score(labels, predicted, sample_weight=w) < 1  # weights matter here
+    assert clf.score(texts, labels, sample_weight=w) == pytest.approx(
+        accuracy_score(labels, predicted, sample_weight=w), abs=1e-12)
+    assert clf.score(texts, labels) == accuracy_score(labels, predicted)
+    with pytest.raises(NBSVMError, match="0 for every document"):
+        clf.score(texts, labels, sample_weight=np.zeros(8))

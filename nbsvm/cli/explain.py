@@ -41,7 +41,7 @@ def explain_command(
         help="Class to explain (default: the positive class; "
         "every class of a multi-class or multi-label "
         "model; with --text the predicted class, "
-        "multi-label: the label with the highest score).",
+        "multi-label: the most probable label, as predict --top-k 1 names it).",
     ),
     html: str | None = typer.Option(
         None, "--html", help="With --text: also write an HTML page with each word shaded."

@@ -1022,7 +1022,7 @@ def calibration_line(event: dict) -> str:
         f"{event['method']} calibration on {event['held_out']:,} held-out documents: "
         f"expected calibration error {event['ece_before']:.4f} before, {after}, "
         f"{event['seconds']:.2f} s"
-    )
+    ) + (f"\nnote: {event['note']}" if event.get("note") else "")
 
 
 def _json_summary(clf, job: dict, output: str) -> dict:

@@ -173,8 +173,11 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
     )
     text = valid_unicode(text)  # lone surrogates as U+FFFD, as decision_function reads them
     scores = np.atleast_1d(clf.decision_function([text])[0])
-    if cls is None and clf.multilabel:  # the label with the highest score
-        cls = clf.class_names_[int(np.argmax(scores))]
+    if cls is None and clf.multilabel:  # the best label, as predict's top-k and serve name it
+        # (the most probable, ties to the higher score: each label's own calibration can
+        # rank them otherwise than their scores, and the highest score was explained
+        # beside another label's probability)
+        cls = clf.class_names_[int(clf.top_k_of(scores[None, :], 1)[0][0, 0])]
     elif cls is None:
         cls = clf.labels_of(clf.decision_function([text]))[0]
     k = _output_of(clf, cls)

@@ -509,7 +509,7 @@ def auto_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> AutoResult
     names = set(model.get_params())
     base = {
         k: v
-        for k, v in _given_params(model).items()
+        for k, v in given_params(model).items()
         if k not in ("auto", "time_budget", "cache_dir")
     }
     result = auto_search(
@@ -544,7 +544,7 @@ def auto_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> AutoResult
     return result
 
 
-def _given_params(model: NBSVMClassifier) -> dict:
+def given_params(model: NBSVMClassifier) -> dict:
     """The model's parameters as the user gave them: those an earlier search set (the
     ``"set"`` of ``auto_``) and that still hold its value are the defaults again, so that
     fitting again searches them again on the new data (they were taken as given, and

@@ -63,6 +63,10 @@ if TYPE_CHECKING:
     from nbsvm.text.hashing import Hasher
 
 
+#: What a model keeps beside its learned attributes (named with a trailing ``_``).
+PRIVATE_STATE = ("_label_values", "_calibrator", "_peeked")
+
+
 class NBSVMClassifier(Params):
     """NBSVM (Wang & Manning 2012) scaled out as in NBSVM-XL, in scikit-learn's style.
 
@@ -364,6 +368,18 @@ class NBSVMClassifier(Params):
     def __sklearn_is_fitted__(self) -> bool:
         return hasattr(self, "linear_")
 
+    def __sklearn_clone__(self) -> NBSVMClassifier:
+        """An unfitted copy with the parameters as given: those ``auto=True`` chose (it
+        writes them into the parameters) are searched again, not taken as the user's (a
+        clone of a fitted auto model cross-validated with the settings it chose on every
+        fold, the test folds among them)."""
+        import copy
+
+        from nbsvm.models.auto import given_params
+
+        params = given_params(self) if "auto_" in self.__dict__ else self.get_params()
+        return type(self)(**copy.deepcopy(params))
+
     # -- training -------------------------------------------------------------------------
     def fit(
         self,
@@ -402,6 +418,11 @@ class NBSVMClassifier(Params):
         )
         self._remember_label_values(labels)
         _warn_number_strings(labels, self.multilabel)
+        note = (self.__dict__.get("calibration_report_") or {}).get("note")
+        if note:  # (the CLI prints it with the calibration's line)
+            import warnings
+
+            warnings.warn(note, UserWarning, stacklevel=2)
         return self
 
     def _remember_label_values(self, labels) -> None:
@@ -541,26 +562,19 @@ class NBSVMClassifier(Params):
         return self
 
     def forget(self) -> None:
-        """Drop every learned attribute (a new fit starts from nothing)."""
-        for attr in (
-            "linear_",
-            "lexicon_",
-            "column_of_",
-            "_label_values",
-            "class_names_",
-            "backend_",
-            "corpus_",
-            "auto_",
-            "auto_table_",
-            "_calibrator",
-            "calibration_report_",
-            "quantized_",
-            "validation_",
-            "history_",
-            "_peeked",
-            "fitted_multilabel_",
-        ):
-            self.__dict__.pop(attr, None)
+        """Drop every learned attribute (a new fit starts from nothing): each one whose
+        name ends in ``_`` but ``char_ngrams_`` (this fit read it from its data before it
+        runs), and the private state the model keeps. A list of the attributes to drop
+        missed ``thresholds_`` and ``eta0_``: a refit kept the thresholds tuned for the
+        labels before. What others set (scikit-learn's ``_metadata_request``, callback
+        contexts) stays."""
+        for attr in [
+            a
+            for a in vars(self)
+            if (a.endswith("_") and not a.startswith("__") and a != "char_ngrams_")
+            or a in PRIVATE_STATE
+        ]:
+            del self.__dict__[attr]
 
     def partial_fit(
         self,
@@ -802,10 +816,14 @@ class NBSVMClassifier(Params):
         *,
         text_col: str = "text",
         label_col: str = "label",
+        sample_weight: Any = None,
     ) -> float:
         """Accuracy on ``X``, ``y`` (labels compared as strings; multi-label: the share
-        of documents whose whole label set is right, scikit-learn's subset accuracy)."""
-        return _prediction.score(self, X, y, text_col=text_col, label_col=label_col)
+        of documents whose whole label set is right, scikit-learn's subset accuracy);
+        ``sample_weight``: each document's weight in it, as scikit-learn's ``score``."""
+        return _prediction.score(
+            self, X, y, text_col=text_col, label_col=label_col, sample_weight=sample_weight
+        )
 
     def evaluate(
         self,

@@ -14,7 +14,7 @@ from nbsvm.data.batches import Batch, hash_batch
 from nbsvm.data.translate import check_ids, translate
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.document import Document
-from nbsvm.io.frames import texts_and_labels
+from nbsvm.io.frames import sample_weights, texts_and_labels
 from nbsvm.io.labels import SEPARATOR
 from nbsvm.learners.calibrator import Calibrator, sigmoid, softmax
 from nbsvm.learners.losses import MULTICLASS_LOSSES, resolve_loss
@@ -386,6 +386,7 @@ def score(
     *,
     text_col: str = "text",
     label_col: str = "label",
+    sample_weight: Any = None,
 ) -> float:
     """The body of :meth:`~nbsvm.NBSVMClassifier.score`."""
     texts, labels = texts_and_labels(
@@ -393,9 +394,13 @@ def score(
     )
     if not texts:  # the mean of nothing: nan and a numpy warning, where evaluate refuses
         raise NBSVMError("no documents to score")
+    weights = np.asarray(sample_weights(sample_weight, len(texts)))
+    if not weights.sum() > 0:
+        raise NBSVMError("sample_weight is 0 for every document: no accuracy to take")
     predicted = labels_of(model, decision_function(model, texts))
     names = model.names_of(labels)
-    return float(np.mean(predicted == np.asarray(names, dtype=object)))
+    right = predicted == np.asarray(names, dtype=object)
+    return float(np.average(right, weights=weights))
 
 
 def evaluate(
