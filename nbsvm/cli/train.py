@@ -883,6 +883,12 @@ _NOTES = {
     ),
     "lone classes": lambda e: lone_classes_line(e),
     "lone classes, most": lambda e: lone_classes_line(e),
+    "label sets as classes": lambda e: (
+        f"note: {e['sets']} of {e['classes']} classes read as label sets ("
+        + ", ".join(map(repr, e["shown"]))
+        + (", ..." if e["sets"] > len(e["shown"]) else "")
+        + "): each is a class of its own; --multilabel learns each label"
+    ),
 }
 
 # notes on what was not done as asked or as a default would: even with -q (a script that
@@ -892,6 +898,7 @@ _WARNINGS = {
     "thresholds skipped",
     "calibration skipped",
     "lone classes, most",
+    "label sets as classes",
 }
 
 

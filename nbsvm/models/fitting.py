@@ -30,7 +30,7 @@ from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
 from nbsvm.io.document import Document
-from nbsvm.io.labels import output_order
+from nbsvm.io.labels import SEPARATOR, output_order
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
 from nbsvm.learners.kernels.table import _mean_abs_weight
@@ -103,6 +103,32 @@ def lone_classes_event(model: NBSVMClassifier, cache: FeatureCache) -> dict | No
         "classes": int(counts.size),
         "documents": int(counts.sum()),
         "shown": shown,
+    }
+
+
+def label_set_classes_event(model: NBSVMClassifier) -> dict | None:
+    """The event naming classes of a single-label model that read as label sets ('pos,neg'
+    beside 'pos', or 'a,b' and 'a,c'): a multi-label file trained without ``--multilabel``
+    learns each combination as a class of its own, without a word (fastText refuses such
+    labels). None when no part of a class name holding ``,`` recurs among the classes
+    (``'New York, NY'`` is a name)."""
+    if model.multilabel:
+        return None
+    classes = list(model.class_names_)
+    parts = {c: [p.strip() for p in c.split(SEPARATOR)] for c in classes if SEPARATOR in c}
+    seen: dict[str, set] = {}
+    for c in classes:
+        for p in parts.get(c, [c]):
+            seen.setdefault(p, set()).add(c)
+    sets = [c for c, ps in parts.items() if any(len(seen[p]) > 1 for p in ps)]
+    if not sets:
+        return None
+    return {
+        "stage": "label sets as classes",
+        "docs": 0,
+        "sets": len(sets),
+        "classes": len(classes),
+        "shown": sets[:3],
     }
 
 
@@ -328,9 +354,9 @@ class Fit:
             kept = KeptColumns(model, hasher, self.max_memory, self.notify)
             adopt(model, kept.build(cache, df))
         self.notify(data_defaults_event(model))
-        lone = lone_classes_event(model, cache)
-        if lone is not None:
-            self.notify(lone)
+        for event in (lone_classes_event(model, cache), label_set_classes_event(model)):
+            if event is not None:
+                self.notify(event)
         # columns that are buckets read the cache as it is (dropped buckets: ratio 0)
         return cache, sample, 1, model.column_of_ is not None, False
 

@@ -424,3 +424,27 @@ def test_vowpal_wabbit_lines_are_named(tmp_path):
     p.write_text("DESC:manner How did serfdom develop ?\nHUM:ind Who wrote it ?\n")
     r = run("train", p, "-o", tmp_path / "m.npz", "--min-df", "1", "-q", "--label-sep", " ")
     assert "Vowpal Wabbit" not in r.stderr
+
+
+def test_label_sets_trained_as_classes_are_said(tmp_path):
+    """A multi-label file trained without --multilabel learned 'pos,neg' as a class of its
+    own beside 'pos' and 'neg', without a word (fastText refuses such labels): a note names
+    them, even with -q; a name holding a comma whose parts recur nowhere is not one, and
+    --multilabel learns each label."""
+    from types import SimpleNamespace
+    from nbsvm.models.fitting import label_set_classes_event
+    sets = tmp_path / "sets.txt"
+    sets.write_text(labeled_lines(10) + "".join(f"pos,neg\tgreat cast, awful plot {i}\n"
+                                                for i in range(5)))
+    r = run("train", sets, "-o", tmp_path / "m.npz", "--n-bits", "12", "-q")
+    assert r.returncode == 0, r.stderr
+    assert ("note: 1 of 3 classes read as label sets ('pos,neg'): each is a class of its own; "
+            "--multilabel learns each label") in " ".join(r.stderr.split())
+    r = run("train", sets, "-o", tmp_path / "ml.npz", "--n-bits", "12", "--multilabel", "-q")
+    assert r.returncode == 0 and "label sets" not in r.stderr, r.stderr
+
+    def event(*classes):
+        return label_set_classes_event(SimpleNamespace(multilabel=False, class_names_=classes))
+    assert event("a,b", "a,c", "b,c")["shown"] == ["a,b", "a,c", "b,c"]
+    assert event("x", "y, x")["sets"] == 1
+    assert event("New York, NY", "Boston, MA") is None and event("pos", "neg") is None
