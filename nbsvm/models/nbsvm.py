@@ -418,11 +418,7 @@ class NBSVMClassifier(Params):
         )
         self._remember_label_values(labels)
         _warn_number_strings(labels, self.multilabel)
-        note = (self.__dict__.get("calibration_report_") or {}).get("note")
-        if note:  # (the CLI prints it with the calibration's line)
-            import warnings
-
-            warnings.warn(note, UserWarning, stacklevel=2)
+        _warn_of_notes(self)
         return self
 
     def _remember_label_values(self, labels) -> None:
@@ -839,6 +835,27 @@ class NBSVMClassifier(Params):
         itself in Jupyter; ``.frame()``, ``.per_class()``, ``.confusion()`` are DataFrames).
         Labels the model does not know count as errors."""
         return _prediction.evaluate(self, X, y, text_col=text_col, label_col=label_col)
+
+
+def _warn_of_notes(model: NBSVMClassifier) -> None:
+    """What ``nbsvm train`` notes of a fit, as warnings of :meth:`NBSVMClassifier.fit`:
+    isotonic on too few held-out documents, label sets taken as classes."""
+    import warnings
+
+    from nbsvm.models.fitting import label_set_classes_event
+
+    note = (model.__dict__.get("calibration_report_") or {}).get("note")
+    if note:
+        warnings.warn(note, UserWarning, stacklevel=3)
+    sets = label_set_classes_event(model)
+    if sets is not None:
+        warnings.warn(
+            f"{sets['sets']} of {sets['classes']} classes read as label sets "
+            f"({', '.join(map(repr, sets['shown']))}): each is a class of its own; "
+            "multilabel=True learns each label (y as lists, or 'a,b' strings)",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _warn_number_strings(labels: list, multilabel: bool) -> None:

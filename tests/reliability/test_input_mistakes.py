@@ -448,3 +448,7 @@ def test_label_sets_trained_as_classes_are_said(tmp_path):
     assert event("a,b", "a,c", "b,c")["shown"] == ["a,b", "a,c", "b,c"]
     assert event("x", "y, x")["sets"] == 1
     assert event("New York, NY", "Boston, MA") is None and event("pos", "neg") is None
+    # fit says it too, as a warning
+    with pytest.warns(UserWarning, match=r"1 of 3 classes read as label sets \('pos,neg'\)"):
+        NBSVMClassifier(n_bits=10).fit(GOOD + BAD + ["great, awful"], ["pos"] * 4 + ["neg"] * 4
+                                       + ["pos,neg"])
