@@ -39,7 +39,7 @@ from pathlib import Path
 
 from nbsvm._version import __version__
 from nbsvm.data.cache import CacheWriter, FeatureCache
-from nbsvm.data.store import process_runs
+from nbsvm.data.store import owner_gone
 from nbsvm.errors import NBSVMError
 from nbsvm.io.folders import is_document
 from nbsvm.text.hashing import Hasher
@@ -102,13 +102,11 @@ def input_identity(path: str | os.PathLike[str]) -> dict:
     return {"path": str(p), "files": n_files, "size": size, "listing": digest.hexdigest()}
 
 
-def _writer_alive(name: str) -> bool:
-    """Whether the process that owns a ``.<cache>.<pid>.<random>.nbsvm-tmp`` folder runs."""
-    try:
-        pid = int(name.split(".")[2])
-    except (IndexError, ValueError):
-        return False
-    return process_runs(pid)
+def _writer_gone(name: str) -> bool:
+    """Whether the writer of a ``.<cache>.<owner tag>.<random>.nbsvm-tmp`` folder is gone
+    (:func:`~nbsvm.data.store.owner_gone`: only one of this machine can be)."""
+    parts = name.split(".")
+    return len(parts) > 2 and owner_gone(parts[2])
 
 
 class KeptCache:
@@ -146,7 +144,7 @@ class KeptCache:
         removed = []
         if self.root.is_dir():
             for p in self.root.glob(".train-*.nbsvm-tmp"):
-                if not _writer_alive(p.name):
+                if _writer_gone(p.name):
                     shutil.rmtree(p, ignore_errors=True)
                     removed.append(p)
         return removed

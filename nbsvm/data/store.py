@@ -1,8 +1,9 @@
 """The storage both training caches share: a folder of raw arrays appended while streaming,
 published by one atomic rename, and read back in blocks with positioned reads.
 
-Writing happens in a hidden temporary folder beside the target (its name carries the pid,
-so a later run can tell a dead writer's leftovers from a live one); :meth:`ArrayWriter.publish`
+Writing happens in a hidden temporary folder beside the target (its name carries the pid and
+the machine, so a later run can tell a dead writer's leftovers from a live one, and never
+takes another machine's for dead); :meth:`ArrayWriter.publish`
 syncs every file and ``meta.json``, renames the folder into place and syncs the parent, so a
 partial cache is never mistaken for a finished one, even after a power cut.
 
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import socket
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -63,17 +66,43 @@ def check_cache_dir(cache_dir: str | os.PathLike[str] | None) -> None:
 def cache_folder(cache_dir: str | os.PathLike[str] | None, prefix: str) -> Path:
     """A new temporary folder in ``cache_dir`` (made when missing; a file there is
     refused by name), or in the system's temporary folder when it is None, named
-    ``<prefix><pid>-<random>``. The folders of that prefix whose process is gone (killed:
-    SIGKILL, the OOM killer, a power cut) are removed first: nothing else ever would."""
+    ``<prefix><owner tag>-<random>`` (:func:`owner_tag`). The folders of that prefix whose
+    writer is gone (killed: SIGKILL, the OOM killer, a power cut) are removed first:
+    nothing else ever would. Only a writer of this machine can be known to be gone."""
     if cache_dir is not None:
         check_cache_dir(cache_dir)
         Path(cache_dir).mkdir(parents=True, exist_ok=True)
     where = Path(cache_dir if cache_dir is not None else tempfile.gettempdir())
     for old in where.glob(f"{prefix}*-*"):
-        pid = old.name[len(prefix) :].split("-", 1)[0]
-        if pid.isdigit() and old.is_dir() and not process_runs(int(pid)):
+        if old.is_dir() and owner_gone(old.name[len(prefix) :].rsplit("-", 1)[0]):
             shutil.rmtree(old, ignore_errors=True)
-    return Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-", dir=cache_dir))
+    return Path(tempfile.mkdtemp(prefix=f"{prefix}{owner_tag()}-", dir=cache_dir))
+
+
+def _machine() -> str:
+    """This process's machine as a folder name carries it: the host name and, on Linux,
+    the PID namespace (two containers of one host), in letters, digits and ``_``."""
+    name = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
+    try:
+        name += f"_{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        pass
+    return name
+
+
+def owner_tag() -> str:
+    """``<pid>@<machine>``: the writer a temporary folder's name carries (no ``-`` or
+    ``.``), so that a later run knows whether it is gone."""
+    return f"{os.getpid()}@{_machine()}"
+
+
+def owner_gone(tag: str) -> bool:
+    """Whether the writer of an :func:`owner_tag` is gone: a process of this machine that
+    no longer runs. A tag of another machine (a cache folder shared over NFS, a volume of
+    several containers) or of no machine (written by an nbsvm before tags, or not by
+    nbsvm) is never taken as gone: its folder may be another run's, in use."""
+    pid, at, machine = tag.partition("@")
+    return bool(at) and machine == _machine() and pid.isdigit() and not process_runs(int(pid))
 
 
 def process_runs(pid: int) -> bool:
@@ -109,7 +138,7 @@ class ArrayWriter:
         self.folder.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(
             tempfile.mkdtemp(
-                prefix=f".{self.folder.name}.{os.getpid()}.",
+                prefix=f".{self.folder.name}.{owner_tag()}.",
                 suffix=".nbsvm-tmp",
                 dir=self.folder.parent,
             )

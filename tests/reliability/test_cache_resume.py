@@ -25,6 +25,7 @@ from typer.testing import CliRunner
 from conftest import synthetic
 from testhelpers import Stop, stop_at, write_class_folders
 from nbsvm import NBSVMClassifier, NBSVMError
+from nbsvm.data.store import _machine, owner_tag
 from nbsvm.data.cachestore import KeptCache, input_identity
 from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 from nbsvm.cli import app
@@ -132,10 +133,10 @@ def test_a_half_written_cache_is_never_used(tmp_path):
                                        "label_col": "label", "strict": False}, hasher)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = caches / f".{kept.folder.name}.{dead.pid}.x1.nbsvm-tmp"
+    stale = caches / f".{kept.folder.name}.{dead.pid}@{_machine()}.x1.nbsvm-tmp"
     stale.mkdir(parents=True)
     (stale / "ids.i32").write_bytes(b"\xff" * 64)              # garbage, no meta.json
-    live = caches / f".{kept.folder.name}.{os.getpid()}.x2.nbsvm-tmp"
+    live = caches / f".{kept.folder.name}.{owner_tag()}.x2.nbsvm-tmp"
     live.mkdir()                                               # a writer still running
     out = _run("train", train, "-o", tmp_path / "a.npz", "--keep-cache", "--cache-dir", caches,
                *SMALL)
@@ -397,14 +398,19 @@ def test_a_killed_runs_temporary_cache_is_removed_by_the_next_run(tmp_path):
     from nbsvm.data.store import cache_folder
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    dead = tmp_path / f"nbsvm-cache-{gone}-x1"
-    alive = tmp_path / f"nbsvm-cache-{os.getppid()}-x2"
+    dead = tmp_path / f"nbsvm-cache-{gone}@{_machine()}-x1"
+    alive = tmp_path / f"nbsvm-cache-{os.getppid()}@{_machine()}-x2"
     other = tmp_path / "nbsvm-cache-olderformat"
-    for folder in (dead, alive, other):
+    # a pid that is gone here, of another machine sharing the folder (NFS, a container's
+    # volume): the cleanup removed that machine's live cache (a hunter's finding)
+    elsewhere = tmp_path / f"nbsvm-cache-{gone}@otherhost_4026531836-x3"
+    untagged = tmp_path / f"nbsvm-cache-{gone}-x4"  # before tags: whose, is not known
+    for folder in (dead, alive, other, elsewhere, untagged):
         (folder / "ids").mkdir(parents=True)
     new = cache_folder(tmp_path, "nbsvm-cache-")
-    assert new.name.startswith(f"nbsvm-cache-{os.getpid()}-") and new.is_dir()
+    assert new.name.startswith(f"nbsvm-cache-{owner_tag()}-") and new.is_dir()
     assert not dead.exists() and alive.exists() and other.exists()
+    assert elsewhere.exists() and untagged.exists()
     # a whole run killed while it trains: the next run of the command removes its folder
     train, caches = _corpus(tmp_path / "train.txt", n=3000), tmp_path / "caches"
     proc = subprocess.Popen([str(NBSVM), "train", str(train), "-o", str(tmp_path / "m.npz"),
