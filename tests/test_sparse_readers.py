@@ -43,6 +43,32 @@ def test_svmlight_vw_namespace_and_gzip(tmp_path):
     assert row.keys.tolist() == [9, 19] and row.values.tolist() == [0.25, 0.5]
 
 
+def test_a_vw_line_without_a_label_is_not_a_class(tmp_path):
+    """'|f 1:1 3:1' is VW's line without a label: its marker was read as the label, so
+    multi-class learners trained a class '|f', predict filled true_label with it and eval
+    counted every such line wrong (a hunter's finding). Training and eval refuse it naming
+    the line; predict reads a file that starts with one as unlabeled."""
+    import subprocess
+    import sys
+    train, test = tmp_path / "mc.vw", tmp_path / "test.vw"
+    train.write_text("1 |f 1:1 2:1\n2 |f 3:1\n3 |f 4:1\n|f 1:1 3:1\n")
+    with pytest.raises(NBSVMError, match="no label: a Vowpal Wabbit line") as e:
+        list(read_svmlight(train))
+    assert e.value.line == 4
+    train.write_text("1 |f 1:1 2:1\n2 |f 3:1\n3 |f 4:1\n")
+    test.write_text("|f 1:1 3:1\n|f 3:1\n")
+
+    def nbsvm(*args):
+        return subprocess.run([sys.executable, "-m", "nbsvm", *map(str, args)],
+                              capture_output=True, text=True, cwd=tmp_path)
+    assert nbsvm("learn", train, "-a", "mira", "-o", tmp_path / "m.npz", "-q").returncode == 0
+    out = nbsvm("predict", test, "-m", tmp_path / "m.npz", "-q")
+    assert out.returncode == 0 and out.stdout.splitlines()[0] == "source,line,label,score"
+    assert "|f" not in out.stdout and len(out.stdout.splitlines()) == 3
+    bad = nbsvm("eval", test, "-m", tmp_path / "m.npz")
+    assert bad.returncode != 0 and "test.vw:1: no label" in bad.stderr
+
+
 @pytest.mark.parametrize("line, message", [
     ("1 3:1 4\n", "expected index:value"),
     ("1 x:1\n", "not an integer"),

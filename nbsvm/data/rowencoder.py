@@ -52,9 +52,15 @@ def file_format(path: str | os.PathLike[str], fmt: str = "auto", default: str | 
     return detected if detected == "blitzer" or default is None else default
 
 
+def _starts_with_label(text: str) -> bool:
+    first = text.split()[0]
+    return ":" not in first and not first.startswith("|")
+
+
 def has_labels(path: PathOrFile, fmt: str) -> bool:
     """Whether to read the file as labeled: its first line starts with a label (a token
-    without ``:``); standard input's first line is looked at in its buffer."""
+    without ``:``, not a Vowpal Wabbit ``|f`` marker); standard input's first line is
+    looked at in its buffer."""
     if fmt == "blitzer":
         return False  # #label# is optional then, and kept when present
     from nbsvm.io.sparse import _lines
@@ -67,7 +73,7 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
 
         head = _peek(sys.stdin.buffer)  # one buffer: the first lines, the last maybe cut
         for text, _, _ in _lines(io.BytesIO(head), comments=fmt != "named"):
-            return ":" not in text.split()[0]  # the first line that is not a comment
+            return _starts_with_label(text)  # the first line that is not a comment
         if head.strip():
             raise NBSVMError(
                 "cannot tell from standard input whether its lines start with a label (no "
@@ -77,7 +83,7 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
         return False  # nothing to read: no examples either way
 
     for text, _, _ in _lines(path, comments=fmt != "named"):
-        return ":" not in text.split()[0]
+        return _starts_with_label(text)
     return False
 
 

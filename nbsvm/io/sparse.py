@@ -85,7 +85,16 @@ def _value(text: str, name: str, lineno: int, token: str) -> float:
 
 
 def _take_labels(tokens: list, name: str, lineno: int, multi: bool) -> tuple:
-    """Pop the leading label field (comma-separated labels when ``multi``)."""
+    """Pop the leading label field (comma-separated labels when ``multi``). A Vowpal
+    Wabbit line without one (``|f 3:1``) is refused: its marker was a class '|f'."""
+    if tokens and tokens[0].startswith("|"):
+        raise NBSVMError(
+            f"no label: a Vowpal Wabbit line without one ({tokens[0]!r} first); training "
+            "and eval need a label on every line (predict reads a file whose first line "
+            "has none as unlabeled)",
+            path=name,
+            line=lineno,
+        )
     first = tokens.pop(0)
     if ":" in first:
         raise NBSVMError(f"expected a label first, found feature {first!r}", path=name, line=lineno)
