@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -157,7 +158,19 @@ def runs_kernels(argv: list[str]) -> bool:
     return len(argv) >= 2 and argv[1] in KERNEL_COMMANDS and not {"-h", "--help"} & set(argv)
 
 
+_SHOW_WARNING = warnings.showwarning  # Python's, for the warnings of other packages
+
+
+def _warning_as_note(message, category, filename, lineno, file=None, line=None) -> None:
+    """nbsvm's own warnings as the command's notes (``note: ...``), not as Python prints
+    them (a path, a line number and the warning's class)."""
+    if not str(filename).startswith(os.path.dirname(os.path.dirname(__file__))):
+        return _SHOW_WARNING(message, category, filename, lineno, file, line)
+    sys.stderr.write(f"note: {message}\n")
+
+
 def main() -> None:
+    warnings.showwarning = _warning_as_note
     _return_freed_memory()
     if runs_kernels(sys.argv):
         sys.meta_path.insert(0, _SkipNumbaBlasProbe())

@@ -204,6 +204,16 @@ class DualCD(OnlineLearner):
                 break
         self._alpha, self._C, self.w_, self._pending = alpha, C, w, False
         self.last_stats_ = {"n": n, "passes": self.n_iter_, "converged": self.converged_}
+        if not self.converged_:  # as liblinear and scikit-learn say it: not exact
+            import warnings
+
+            warnings.warn(
+                f"dcd stopped after {self.n_iter_} passes with its duality gap {gap:.3g} "
+                f"above tol {self.tol:g}: the solution is not the exact one (raise max_iter "
+                "or tol; a larger lambda converges sooner)",
+                UserWarning,
+                stacklevel=2,
+            )
 
     def _ready(self) -> None:
         if getattr(self, "_pending", False):
