@@ -74,6 +74,7 @@ def test_a_vw_line_without_a_label_is_not_a_class(tmp_path):
     ("1 x:1\n", "not an integer"),
     ("1 3:abc\n", "bad feature value"),
     ("1 3:nan\n", "not finite"),
+    ("1 3:-1e160\n", "feature value too large"),  # PA learned nothing of it, SGD gave inf
     ("3:1 4:1\n", "expected a label first"),
     ("1 0:1\n", "below the 1-based minimum"),
     (", 1:1\n", "empty label"),

@@ -72,6 +72,11 @@ def _comment_line(text: str) -> bool:
     return text.startswith("#") and (len(text) == 1 or text[1].isspace() or not text.strip("#-="))
 
 
+#: The largest feature value read: squared (a row's norm, PA's and MIRA's steps) it stays
+#: finite. Beyond, PA and MIRA learned nothing and SGD saved infinite scores, without a word.
+MAX_VALUE = 1e150
+
+
 def _value(text: str, name: str, lineno: int, token: str) -> float:
     try:
         if not plain_number(text):
@@ -81,6 +86,13 @@ def _value(text: str, name: str, lineno: int, token: str) -> float:
         raise NBSVMError(f"bad feature value in {token!r}", path=name, line=lineno) from None
     if not np.isfinite(v):
         raise NBSVMError(f"feature value is not finite in {token!r}", path=name, line=lineno)
+    if abs(v) > MAX_VALUE:
+        raise NBSVMError(
+            f"feature value too large in {token!r}: at most {MAX_VALUE:g} in absolute value "
+            "(a row's squared norm overflows beyond; scale the features down)",
+            path=name,
+            line=lineno,
+        )
     return v
 
 
