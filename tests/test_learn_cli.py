@@ -779,3 +779,22 @@ def test_a_cache_dir_that_is_a_file_is_refused_by_name(tmp_path):
     where.write_text("")
     r = run("learn", data, "-o", tmp_path / "m.npz", "-q", "--cache-dir", where)
     assert_clean_error(r, f"cache_dir {where} is not a folder")
+
+
+def test_one_vs_rest_epoch_lines_say_their_figures_are_summed(tmp_path):
+    """ovr's epoch line printed 'mistakes 451' of 300 examples: the binary learners' own,
+    summed. It says so; a multi-class learner's line (multi-class errors) does not."""
+    rng = np.random.default_rng(1)
+    data = tmp_path / "r.svm"
+    data.write_text("".join(
+        f"{rng.integers(10)} " + " ".join(f"{j}:{rng.random():.3f}"
+                                          for j in sorted(rng.choice(50, 5, replace=False) + 1))
+        + "\n" for _ in range(300)))
+    r = run("learn", data, "-a", "ovr", "-o", tmp_path / "o.npz", "--epochs", "1")
+    assert_ok(r)
+    mistakes = int(re.search(r"mistakes (\d+)  \(summed over the 10 one-vs-rest learners\)",
+                             r.output).group(1))
+    assert mistakes > 0
+    r = run("learn", data, "-a", "mira", "-o", tmp_path / "m.npz", "--epochs", "1")
+    assert_ok(r)
+    assert re.search(r"mistakes (\d+)  \d", r.output) and "summed over" not in r.output

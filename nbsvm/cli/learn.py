@@ -299,6 +299,8 @@ def _learning_events(bars, talk: bool):
             parts.append(f"mean loss {event['loss']:.6f}")
         if "mistakes" in event:
             parts.append(f"mistakes {event['mistakes']:,}")
+        if "summed_over" in event:  # not multi-class errors: 451 'mistakes' of 300 examples
+            parts.append(f"(summed over the {event['summed_over']} one-vs-rest learners)")
         parts.append(f"{event['seconds']:.2f}s")
         # one bar over the epochs (the learners report at the end of each)
         bars(

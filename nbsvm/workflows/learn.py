@@ -412,4 +412,6 @@ def _epoch(learner, groups, classes, epoch: int, epochs: int, n_rows: int, sourc
         stats["loss"] = float(sums["loss"]) / max(1, stats["examples"])
     if "mistakes" in sums:
         stats["mistakes"] = int(sums["mistakes"])
+    if hasattr(learner, "fit_outputs"):  # one-vs-rest: each binary learner's, summed
+        stats["summed_over"] = len(learner.estimators_)
     return stats
