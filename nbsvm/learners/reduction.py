@@ -54,7 +54,7 @@ ON_TEXT: dict[str, dict[str, object]] = {
     "pa": {"dtype": "float32"},
     # (Pegasos' steps, as measured above; on arrays it defaults to 'optimal')
     "multiclass-hinge": {"fit_intercept": False, "dtype": "float32", "schedule": "pegasos"},
-    "multilabel": {"fit_intercept": False, "dtype": "float32"},
+    "multilabel": {"fit_intercept": False, "dtype": "float32", "schedule": "pegasos"},
 }
 # names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
 BUILT_IN = ("adagrad", "sgd", "ovr")
