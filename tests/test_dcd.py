@@ -161,3 +161,16 @@ def test_stopping_at_max_iter_is_said_as_liblinear_says_it(tmp_path):
                         str(tmp_path / "d.npz"), "-q"], capture_output=True, text=True)
     assert r.returncode == 0 and "note: dcd stopped after 1000 passes" in r.stderr, r.stderr
     assert "UserWarning" not in r.stderr
+
+
+def test_learn_refuses_epochs_for_dcd(tmp_path):
+    """learn -a dcd --epochs 3 kept every row three times (the same solution, three times
+    the memory): refused, as the docs say dcd takes no epochs."""
+    import subprocess
+    import sys
+    data = tmp_path / "a.svm"
+    data.write_text("1 1:1\n-1 2:1\n1 1:2\n-1 2:3\n")
+    r = subprocess.run([sys.executable, "-m", "nbsvm", "learn", str(data), "-a", "dcd", "--epochs",
+                        "3", "-o", str(tmp_path / "d.npz")], capture_output=True, text=True)
+    assert r.returncode == 2 and "DualCD takes no epochs" in r.stderr, r.stderr
+    assert not (tmp_path / "d.npz").exists()

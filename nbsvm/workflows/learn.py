@@ -227,6 +227,12 @@ def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[lis
         epochs = int(getattr(learner, "epochs", 1) or 1)
     if int(epochs) < 1:
         raise NBSVMError(f"epochs must be >= 1, got {epochs}")
+    if int(epochs) > 1 and "epochs" not in learner._param_names():
+        # (dcd kept its rows once more each epoch: the same solution, N times the memory)
+        raise NBSVMError(
+            f"{type(learner).__name__} takes no epochs: it solves to its tolerance on the "
+            f"rows it keeps (got epochs {epochs})"
+        )
     if int(seed) < 0:  # numpy's generator refused it with a traceback
         raise NBSVMError(f"seed must be an integer >= 0, got {seed!r}")
     for name, value in (("epochs", int(epochs)), ("seed", int(seed))):
