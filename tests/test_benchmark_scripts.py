@@ -46,6 +46,7 @@ def test_make_limits_measures_every_stage_on_a_slice_of_imdb(imdb_slice, tmp_pat
     assert all(line.count(",,") == 0 for line in table.splitlines()[1:] if "tokenize" not in line)
 
 
+@pytest.mark.slow  # a second run of a bench script (make test-slow; make_limits' stays)
 def test_predict_bench_runs_every_system_on_a_slice_of_imdb(imdb_slice, tmp_path):
     # the peers are the bench extra (make bench installs them); a plain make test skips
     pytest.importorskip("fasttext")
@@ -60,6 +61,7 @@ def test_predict_bench_runs_every_system_on_a_slice_of_imdb(imdb_slice, tmp_path
         assert 60 < accuracy <= 100, row             # 1000 test reviews, trained on 2000
 
 
+@pytest.mark.slow  # a second run of a bench script (make test-slow; make_limits' stays)
 def test_thread_scaling_script_trains_at_every_thread_count(imdb_slice, tmp_path):
     import threads
     threads.main(["--train", str(imdb_slice / "train"), "--test", str(imdb_slice / "test"),
@@ -71,6 +73,7 @@ def test_thread_scaling_script_trains_at_every_thread_count(imdb_slice, tmp_path
     assert all(60 < float(r.split(",")[-1]) <= 100 for r in rows[1:])  # accuracy, 2000 reviews
 
 
+@pytest.mark.slow  # a second run of a bench script (make test-slow; make_limits' stays)
 def test_serve_bench_loads_fuzzes_and_learns_on_a_small_imdb_model(imdb_slice, tmp_path):
     # the load comes from wrk (.ci/run installs it; make serve-bench says how otherwise)
     import shutil
