@@ -663,6 +663,22 @@ def test_partial_fit_learns_before_every_declared_class_has_a_document():
     assert list(clf.class_counts_) == [5 * len(NEG), 5 * len(POS), 0]
 
 
+def test_partial_fit_says_when_classes_are_strings_and_y_numbers():
+    """partial_fit(X, [0, 1], classes=["0", "1"]) gave string classes_ and predictions,
+    which accuracy_score refuses beside y ('Mix of label input types'); scikit-learn's
+    SGDClassifier refuses the call. The first call's types stay (documented): said."""
+    import warnings
+    with pytest.warns(UserWarning, match=r"classes= are strings \('0', '1'\) and y numbers"):
+        clf = NBSVMClassifier(n_bits=10).partial_fit(TEXTS, np.array([i % 2 for i in range(
+            len(TEXTS))]), classes=["0", "1"])
+    assert list(clf.classes_) == ["0", "1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        NBSVMClassifier(n_bits=10).partial_fit(TEXTS, [i % 2 for i in range(len(TEXTS))],
+                                               classes=[0, 1])
+        NBSVMClassifier(n_bits=10).partial_fit(TEXTS, LABELS, classes=["neg", "pos"])
+
+
 class _Payload:
     """Unpickling this would create a file: proof that loading executed code."""
 

@@ -593,7 +593,10 @@ class NBSVMClassifier(Params):
 
         frozen = hasattr(self, "linear_") and getattr(self, "lexicon_", None) is None
         before = int(getattr(self, "n_docs_", 0))
+        first = not hasattr(self, "linear_")
         partial_fit(self, X, y, classes, sample_weight)  # (a refusal first: no warning)
+        if first and not self.multilabel:
+            _warn_of_class_types(classes, y)
         if frozen:
             import warnings
 
@@ -835,6 +838,33 @@ class NBSVMClassifier(Params):
         itself in Jupyter; ``.frame()``, ``.per_class()``, ``.confusion()`` are DataFrames).
         Labels the model does not know count as errors."""
         return _prediction.evaluate(self, X, y, text_col=text_col, label_col=label_col)
+
+
+def _warn_of_class_types(classes: Any, y: Any) -> None:
+    """partial_fit's first call: ``classes`` given as strings and ``y`` as numbers made
+    ``classes_`` and ``predict`` strings, which scikit-learn's metrics refuse beside y
+    ('Mix of label input types'); its SGDClassifier refuses the call. Said, not refused:
+    the classes' types are those of the first call, as documented."""
+    try:
+        given = np.asarray(list(classes) if classes is not None else [], dtype=object)
+        labels = np.asarray(y)
+    except (TypeError, ValueError):
+        return
+    if (
+        given.size
+        and all(isinstance(c, str) for c in given)
+        and labels.dtype.kind in "biuf"
+        and labels.size
+    ):
+        import warnings
+
+        warnings.warn(
+            f"classes= are strings ({', '.join(map(repr, given[:3]))}) and y numbers: "
+            "classes_ and predict give the strings, which scikit-learn's metrics refuse "
+            "beside numbers; give classes= as numbers to predict numbers",
+            UserWarning,
+            stacklevel=3,
+        )
 
 
 def _warn_of_notes(model: NBSVMClassifier) -> None:
