@@ -145,7 +145,7 @@ def test_tune_command(tmp_path):
     assert "4 candidates, validation 20%" in r.output and "trainings: 2 for 4" in r.output
     cmd = r.output.split("command: ")[1].strip()
     # char_ngrams left to train's auto, which reads it from the same first documents
-    assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --lambda ")
+    assert cmd.startswith(f"nbsvm train {train} --n-bits 14 --epochs 2 --char-ngrams 4 --lambda ")
     assert "best on validation: {" in r.output and "chosen: {" in r.output
     assert (tmp_path / "t.csv").read_text().startswith("rank,lam,beta,accuracy")
     # a CSV table was written under any name, .parquet or .json too
@@ -167,7 +167,7 @@ def test_tune_command(tmp_path):
     trained = tmp_path / "cmd.npz"
     r = runner.invoke(app, out["command"].split()[1:-2] + ["-o", str(trained), "-q"])
     assert r.exit_code == 0, r.output
-    assert NBSVMClassifier.load(trained).char_ngrams_ == out["settings"]["char_ngrams"] == 4
+    assert NBSVMClassifier.load(trained).hasher_.char_ngrams == out["settings"]["char_ngrams"] == 4
     r = runner.invoke(app, ["tune", str(train), "--grid", "lambda"])
     assert r.exit_code == 2 and "expected NAME=V1,V2" in r.output
     # a second --grid of one setting replaced the first; --folds replaced --valid: silently
@@ -297,9 +297,9 @@ def test_the_printed_command_reads_the_data_as_tune_did(tmp_path):
     line = next(x for x in r.output.splitlines() if x.startswith("command: "))
     args = shlex.split(line[len("command: "):])
     assert args[:3] == ["nbsvm", "train", str(data)]
-    # --char-ngrams: auto in both (tune's was 0, train's auto: the command said 0); an
-    # explicit one is passed on
-    assert "--char-ngrams" not in args
+    # --char-ngrams: the ones tune hashed with (auto, read from the data: 4 here), which
+    # train's auto would decide again from its own --ngrams; an explicit one is passed on
+    assert "--char-ngrams 4" in " ".join(args)
     for flag in ("--text-col body", "--label-col sentiment", "--encoding latin-1", "--n-bits 14"):
         assert flag in " ".join(args)
     args[args.index("-o") + 1] = str(tmp_path / "m.npz")
@@ -412,3 +412,37 @@ def test_default_for_every_grid_name_and_a_fixed_setting_also_in_the_grid(tmp_pa
     with pytest.raises(NBSVMError, match="is not a folder"):
         tune(stream(), {"lam": [1e-4]}, BASE, workdir=afile)
     assert read == []
+
+
+def test_the_printed_command_trains_the_epochs_and_character_ngrams_tune_scored(tmp_path):
+    """Two commands that trained another model than tune scored (a hunter's findings):
+    --epochs 10 (DEFAULTS' value) was left out, and train's default on three classes is 5;
+    the character n-grams tune decided for the grid's trigrams (none: documents of 40
+    words hold 100+ distinct 1..3-grams) were left to train's auto, which decided 4 from
+    --ngrams 1 alone (40 distinct words)."""
+    import shlex
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(400)]
+    data = tmp_path / "three.txt"
+    data.write_text("".join(f"{c}\t{' '.join(rng.choice(words, 40))} {c}x\n"
+                            for c in ("a", "b", "c") * 40))
+    r = runner.invoke(app, ["tune", str(data), "--n-bits", "12", "--epochs", "10", "--grid",
+                            "ngrams=1", "--json", "-q"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["settings"]["char_ngrams"] == 0
+    args = shlex.split(out["command"])
+    assert "--epochs 10" in out["command"] and "--char-ngrams 0" in out["command"], args
+    args[args.index("-o") + 1] = str(tmp_path / "m.npz")
+    r = runner.invoke(app, args[1:] + ["-q"])
+    assert r.exit_code == 0, r.output
+    model = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert model.hasher_.char_ngrams == 0 and model.setting("epochs") == 10
+
+
+def test_multilabel_is_refused_before_any_training():
+    """tune(multilabel=True) trained every candidate, then failed with KeyError:
+    'accuracy' (a multi-label report has none)."""
+    docs = [("a great film", "pos,film"), ("dull and awful", "neg")] * 50
+    with pytest.raises(NBSVMError, match="does not tune multilabel=True models"):
+        tune(docs, {"lam": [1e-4, 1e-5]}, {"n_bits": 12, "multilabel": True}, folds=2)

@@ -183,10 +183,19 @@ def tune_command(
             # --grid epochs=default,5 printed --epochs 3 for a 'default' that trained 10)
             k: v
             for k, v in base.items()
-            if k != "seed" and k not in search and v is not None and v != DEFAULTS.get(k)
+            if k != "seed"
+            and k not in search
+            and v is not None
+            # --epochs as given: train's default follows the classes (10 with two, 5 with
+            # more), so --epochs 10 left out trained 5 on three classes
+            and (k == "epochs" or v != DEFAULTS.get(k))
         }
-        if base["char_ngrams"] is not None:  # train's default is auto, not DEFAULTS' 0
-            fixed["char_ngrams"] = base["char_ngrams"]
+        # the character n-grams every candidate was hashed with: train's default (auto)
+        # decides them again, from its own --ngrams (1..1 word n-grams gave 4 where tune,
+        # deciding for the grid's trigrams, hashed none)
+        hashed = (result.settings or {}).get("char_ngrams", base["char_ngrams"])
+        if hashed is not None:
+            fixed["char_ngrams"] = hashed
         from nbsvm.workflows.tune import model_params
 
         settings = {k: v for k, v in model_params(chosen).items() if v is not None}

@@ -217,6 +217,12 @@ def tune(
     """
     if select not in ("1se", "best"):
         raise NBSVMError(f"unknown selection {select!r}; allowed: 1se, best")
+    if (base or {}).get("multilabel") or (grid or {}).get("multilabel"):
+        # (it failed with KeyError: 'accuracy' once every candidate had trained)
+        raise NBSVMError(
+            "tune ranks candidates by the accuracy of one label per document: it does not "
+            "tune multilabel=True models (threshold='auto' tunes their labels' thresholds)"
+        )
 
     t0 = time.perf_counter()
     notify = callback or (lambda event: None)
