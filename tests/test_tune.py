@@ -446,3 +446,27 @@ def test_multilabel_is_refused_before_any_training():
     docs = [("a great film", "pos,film"), ("dull and awful", "neg")] * 50
     with pytest.raises(NBSVMError, match="does not tune multilabel=True models"):
         tune(docs, {"lam": [1e-4, 1e-5]}, {"n_bits": 12, "multilabel": True}, folds=2)
+
+
+def test_a_fold_that_trains_without_a_class_is_said():
+    """A rare class held out whole in one fold made that fold's candidates models of the
+    other classes, mixed into the row's mean and spread without a word (a hunter's
+    finding): said. Folds that train every class say nothing."""
+    import warnings
+    docs = [(d.text, d.label) for d in synthetic(120, seed=3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tune(docs, {"lam": ["default"]}, {"n_bits": 12, "epochs": 1}, folds=2)
+    with pytest.warns(UserWarning, match=r"fold \d trains without class\(es\) 'rare'"):
+        tune(docs + [("a zebra, rarely seen", "rare")], {"lam": ["default"]},
+             {"n_bits": 12, "epochs": 1}, folds=2)
+
+
+def test_label_sets_ranked_as_classes_are_said():
+    """tune ranked a file of label sets ('pos,film' beside 'pos') as single classes without
+    the note train prints (a hunter's finding)."""
+    docs = [("a great film", "pos,film"), ("dull and awful", "neg"), ("great fun", "pos"),
+            ("awful film", "neg,film")] * 30
+    with pytest.warns(UserWarning, match=r"2 of 4 classes read as label sets \('neg,film', "
+                                         r"'pos,film'\): .*train --multilabel learns each"):
+        tune(docs, {"lam": ["default"]}, {"n_bits": 12, "epochs": 1}, folds=2)

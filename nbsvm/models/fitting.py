@@ -112,9 +112,11 @@ def label_set_classes_event(model: NBSVMClassifier) -> dict | None:
     learns each combination as a class of its own, without a word (fastText refuses such
     labels). None when no part of a class name holding ``,`` recurs among the classes
     (``'New York, NY'`` is a name)."""
-    if model.multilabel:
-        return None
-    classes = list(model.class_names_)
+    return None if model.multilabel else label_sets_among(list(model.class_names_))
+
+
+def label_sets_among(classes: list) -> dict | None:
+    """:func:`label_set_classes_event` of single-label ``classes``."""
     parts = {c: [p.strip() for p in c.split(SEPARATOR)] for c in classes if SEPARATOR in c}
     seen: dict[str, set] = {}
     for c in classes:
@@ -130,6 +132,16 @@ def label_set_classes_event(model: NBSVMClassifier) -> dict | None:
         "classes": len(classes),
         "shown": sets[:3],
     }
+
+
+def label_sets_message(event: dict, flag: str) -> str:
+    """An API's words for :func:`label_set_classes_event` (``flag``: what learns each
+    label there)."""
+    return (
+        f"{event['sets']} of {event['classes']} classes read as label sets "
+        f"({', '.join(map(repr, event['shown']))}): each is a class of its own; "
+        f"{flag} learns each label"
+    )
 
 
 def corpus_from_lexicon(

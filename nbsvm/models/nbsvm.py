@@ -872,20 +872,15 @@ def _warn_of_notes(model: NBSVMClassifier) -> None:
     isotonic on too few held-out documents, label sets taken as classes."""
     import warnings
 
-    from nbsvm.models.fitting import label_set_classes_event
+    from nbsvm.models.fitting import label_set_classes_event, label_sets_message
 
     note = (model.__dict__.get("calibration_report_") or {}).get("note")
     if note:
         warnings.warn(note, UserWarning, stacklevel=3)
     sets = label_set_classes_event(model)
     if sets is not None:
-        warnings.warn(
-            f"{sets['sets']} of {sets['classes']} classes read as label sets "
-            f"({', '.join(map(repr, sets['shown']))}): each is a class of its own; "
-            "multilabel=True learns each label (y as lists, or 'a,b' strings)",
-            UserWarning,
-            stacklevel=3,
-        )
+        flag = "multilabel=True (y as lists, or 'a,b' strings)"
+        warnings.warn(label_sets_message(sets, flag), UserWarning, stacklevel=3)
 
 
 def _warn_number_strings(labels: list, multilabel: bool) -> None:

@@ -252,6 +252,7 @@ def tune(
         groups_of = _validation_groups(splits, folds, root)
         labels = splits[orders[0]].train_labels(0)
         classes = classes_of(labels) if given.get("multilabel") else class_order(labels)
+        _warn_of_label_sets(classes)
         # the settings used without tuning: the defaults the training part gives
         ngrams = given.get("ngrams") or DEFAULTS["ngrams"]
         corpus = splits[ngrams].train_corpus(0) if ngrams in splits else None
@@ -280,9 +281,27 @@ def _labelled(d: Any, i: int) -> Document:
     return doc
 
 
+def _warn_of_label_sets(classes: list) -> None:
+    """Classes that read as label sets, as train says them (tune ranked them silently)."""
+    from nbsvm.models.fitting import label_sets_among, label_sets_message
+
+    sets = label_sets_among(classes)
+    if sets is not None:
+        import warnings
+
+        said = label_sets_message(sets, "train --multilabel")
+        warnings.warn(f"{said} (tune does not tune multi-label tasks)", UserWarning, stacklevel=4)
+
+
 def _refuse_one_class_parts(splits: Splits) -> None:
     """A training part of one class trains nothing: say it is the split's doing (it was
-    'need at least two classes to train, found [food]' of data with two)."""
+    'need at least two classes to train, found [food]' of data with two). A part without
+    some of the classes trains a model of the others: said (a rare class's two documents
+    in one fold made that fold's candidates two-class models, and its row's mean and
+    spread mixed them with the other folds' three-class ones, without a word)."""
+    every = set()
+    for s in range(len(splits)):
+        every |= set(splits.train_labels(s)) | set(splits.valid(s).labels)
     for s in range(len(splits)):
         labels = splits.train_labels(s)
         if len(labels) < 2:
@@ -290,6 +309,19 @@ def _refuse_one_class_parts(splits: Splits) -> None:
                 f"the split left {splits.train_docs(s)} training document(s), all of class "
                 f"{', '.join(map(str, labels))}: use a smaller --valid fraction, fewer "
                 "folds or more data"
+            )
+        missing = sorted(every - set(labels))
+        if missing:
+            import warnings
+
+            warnings.warn(
+                f"{'fold' if len(splits) > 1 else 'the split'}"
+                f"{f' {s + 1}' if len(splits) > 1 else ''} trains without class(es) "
+                f"{', '.join(map(repr, missing[:3]))} (every document of it is held out): "
+                "its candidates are models of the other classes, and the table mixes them; "
+                "fewer folds or more data of the class keep it",
+                UserWarning,
+                stacklevel=3,
             )
 
 
