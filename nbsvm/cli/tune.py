@@ -179,27 +179,7 @@ def tune_command(
                 result.table.to_csv(tmp, index=False)
         assert result.chosen is not None  # tune() always chooses (the best, or the reference)
         best, chosen = dict(result.best), dict(result.chosen)
-        fixed = {  # (a setting also in the grid is the choice's: --epochs 3 beside
-            # --grid epochs=default,5 printed --epochs 3 for a 'default' that trained 10)
-            k: v
-            for k, v in base.items()
-            if k != "seed"
-            and k not in search
-            and v is not None
-            # --epochs as given: train's default follows the classes (10 with two, 5 with
-            # more), so --epochs 10 left out trained 5 on three classes
-            and (k == "epochs" or v != DEFAULTS.get(k))
-        }
-        # the character n-grams every candidate was hashed with: train's default (auto)
-        # decides them again, from its own --ngrams (1..1 word n-grams gave 4 where tune,
-        # deciding for the grid's trigrams, hashed none)
-        hashed = (result.settings or {}).get("char_ngrams", base["char_ngrams"])
-        if hashed is not None:
-            fixed["char_ngrams"] = hashed
-        from nbsvm.workflows.tune import model_params
-
-        settings = {k: v for k, v in model_params(chosen).items() if v is not None}
-        cmd = command_line(inputs, dict(fixed, **settings, seed=seed), read_as)
+        cmd = _train_command(inputs, base, search, result, chosen, read_as)
         if json_out:
             typer.echo(json.dumps(_json_result(result, best, chosen, cmd), indent=2))
             return
@@ -212,6 +192,31 @@ def tune_command(
         typer.echo(f"best on validation: {json.dumps(best)}")
         typer.echo(f"chosen: {json.dumps(chosen)} ({result.reason})")
         typer.echo(f"command: {cmd}")
+
+
+def _train_command(inputs, base: dict, search: dict, result, chosen: dict, read_as) -> str:
+    """The ``nbsvm train`` command that trains what tune scored for ``chosen``."""
+    from nbsvm.workflows.tune import model_params
+
+    fixed = {  # (a setting also in the grid is the choice's: --epochs 3 beside
+        # --grid epochs=default,5 printed --epochs 3 for a 'default' that trained 10)
+        k: v
+        for k, v in base.items()
+        if k != "seed"
+        and k not in search
+        and v is not None
+        # --epochs as given: train's default follows the classes (10 with two, 5 with
+        # more), so --epochs 10 left out trained 5 on three classes
+        and (k == "epochs" or v != DEFAULTS.get(k))
+    }
+    # the character n-grams every candidate was hashed with: train's default (auto)
+    # decides them again, from its own --ngrams (1..1 word n-grams gave 4 where tune,
+    # deciding for the grid's trigrams, hashed none)
+    hashed = (result.settings or {}).get("char_ngrams", base["char_ngrams"])
+    if hashed is not None:
+        fixed["char_ngrams"] = hashed
+    settings = {k: v for k, v in model_params(chosen).items() if v is not None}
+    return command_line(inputs, dict(fixed, **settings, seed=base["seed"]), read_as)
 
 
 def _base_settings(*, hashing, epochs, seed, **_) -> dict:
