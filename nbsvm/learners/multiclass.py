@@ -195,7 +195,7 @@ class HingeOutputs(LinearOutputs):
     def __init__(
         self,
         lam=1e-4,
-        schedule="pegasos",
+        schedule="optimal",
         eta0=1.0,
         fit_intercept=True,
         average=True,
@@ -261,19 +261,6 @@ class MulticlassHinge(HingeOutputs):
     """
 
     task = "multiclass"
-
-    def __init__(
-        self,
-        lam=1e-4,
-        schedule="optimal",
-        eta0=1.0,
-        fit_intercept=True,
-        average=True,
-        epochs=5,
-        seed=0,
-        dtype="float64",
-    ):
-        store_params(self, locals())
 
     def _pass(self, rows, y, order):
         lam, schedule, eta0 = self._sgd_settings()

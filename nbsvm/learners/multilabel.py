@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from nbsvm._params import store_params
 from nbsvm.compat import InputError
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.kernels import multi as K
@@ -124,19 +123,6 @@ class MultilabelHinge(HingeOutputs):
     """
 
     task = "multilabel"
-
-    def __init__(
-        self,
-        lam=1e-4,
-        schedule="optimal",
-        eta0=1.0,
-        fit_intercept=True,
-        average=True,
-        epochs=5,
-        seed=0,
-        dtype="float64",
-    ):
-        store_params(self, locals())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
