@@ -597,3 +597,13 @@ def test_a_fixed_value_the_search_would_flip_stays_fixed(fixed):
                          time_budget=2, seed=0)
     name, value = next(iter(fixed.items()))
     assert result.chosen[name] == value and name not in result.changed
+
+
+def test_a_clone_with_auto_turned_off_keeps_what_the_search_chose():
+    """set_params(auto=False) after an auto fit keeps the chosen settings as the model's:
+    its clone took them back to the defaults (a reviewer's finding)."""
+    clone = pytest.importorskip("sklearn.base").clone
+    clf = NBSVMClassifier(auto=True, time_budget=1.5, seed=0, n_bits=14).fit_documents(
+        lambda: iter(order_task(600)))
+    clf.set_params(auto=False)
+    assert clone(clf).get_params() == clf.get_params()

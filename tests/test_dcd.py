@@ -174,3 +174,19 @@ def test_learn_refuses_epochs_for_dcd(tmp_path):
                         "3", "-o", str(tmp_path / "d.npz")], capture_output=True, text=True)
     assert r.returncode == 2 and "DualCD takes no epochs" in r.stderr, r.stderr
     assert not (tmp_path / "d.npz").exists()
+
+
+def test_only_nbsvms_own_user_warnings_become_notes(capsys, monkeypatch):
+    """The CLI prints nbsvm's warnings as notes; numpy's RuntimeWarnings raised through
+    nbsvm's lines, and other packages' warnings, keep Python's words (a reviewer's
+    finding: 'note: overflow encountered in exp')."""
+    import os
+    import nbsvm.cli as cli
+    inside = os.path.join(os.path.dirname(cli.__file__), "..", "learners", "dcd.py")
+    shown = []
+    monkeypatch.setattr(cli, "_SHOW_WARNING", lambda m, c, *a: shown.append(f"{c.__name__}: {m}"))
+    cli._warning_as_note(UserWarning("dcd stopped"), UserWarning, inside, 1)
+    cli._warning_as_note(RuntimeWarning("overflow encountered in exp"), RuntimeWarning, inside, 1)
+    cli._warning_as_note(UserWarning("theirs"), UserWarning, "/elsewhere/nbsvm_contrib/x.py", 1)
+    assert capsys.readouterr().err == "note: dcd stopped\n"
+    assert shown == ["RuntimeWarning: overflow encountered in exp", "UserWarning: theirs"]

@@ -164,7 +164,10 @@ _SHOW_WARNING = warnings.showwarning  # Python's, for the warnings of other pack
 def _warning_as_note(message, category, filename, lineno, file=None, line=None) -> None:
     """nbsvm's own warnings as the command's notes (``note: ...``), not as Python prints
     them (a path, a line number and the warning's class)."""
-    if not str(filename).startswith(os.path.dirname(os.path.dirname(__file__))):
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    ours = os.path.abspath(str(filename)).startswith(package)
+    if not (ours and issubclass(category, UserWarning)) or file is not None:
+        # (numpy's RuntimeWarnings and other packages' warnings keep their own words)
         return _SHOW_WARNING(message, category, filename, lineno, file, line)
     sys.stderr.write(f"note: {message}\n")
 

@@ -18,6 +18,7 @@ this storage; both are replayed through :mod:`nbsvm.data.shuffle`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -82,7 +83,11 @@ def cache_folder(cache_dir: str | os.PathLike[str] | None, prefix: str) -> Path:
 def _machine() -> str:
     """This process's machine as a folder name carries it: the host name and, on Linux,
     the PID namespace (two containers of one host), in letters, digits and ``_``."""
-    name = re.sub(r"[^A-Za-z0-9]", "_", socket.gethostname())[:40] or "host"
+    host = socket.gethostname()
+    # the whole name's digest: cluster names alike in their first 40 characters
+    # (...-node-0001, ...-node-0002) are two machines
+    digest = hashlib.sha256(host.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    name = f"{re.sub(r'[^A-Za-z0-9]', '_', host)[:24]}_{digest}"
     try:
         name += f"_{os.stat('/proc/self/ns/pid').st_ino}"
     except OSError:

@@ -108,21 +108,19 @@ def lone_classes_event(model: NBSVMClassifier, cache: FeatureCache) -> dict | No
 
 def label_set_classes_event(model: NBSVMClassifier) -> dict | None:
     """The event naming classes of a single-label model that read as label sets ('pos,neg'
-    beside 'pos', or 'a,b' and 'a,c'): a multi-label file trained without ``--multilabel``
-    learns each combination as a class of its own, without a word (fastText refuses such
-    labels). None when no part of a class name holding ``,`` recurs among the classes
-    (``'New York, NY'`` is a name)."""
+    beside 'pos'): a multi-label file trained without ``--multilabel`` learns each
+    combination as a class of its own, without a word (fastText refuses such labels). None
+    when no part of a class name holding ``,`` is a class of its own (``'Portland, OR'``
+    beside ``'Portland, ME'`` are names)."""
     return None if model.multilabel else label_sets_among(list(model.class_names_))
 
 
 def label_sets_among(classes: list) -> dict | None:
     """:func:`label_set_classes_event` of single-label ``classes``."""
-    parts = {c: [p.strip() for p in c.split(SEPARATOR)] for c in classes if SEPARATOR in c}
-    seen: dict[str, set] = {}
-    for c in classes:
-        for p in parts.get(c, [c]):
-            seen.setdefault(p, set()).add(c)
-    sets = [c for c, ps in parts.items() if any(len(seen[p]) > 1 for p in ps)]
+    names = set(classes)
+    sets = [
+        c for c in classes if SEPARATOR in c and any(p.strip() in names for p in c.split(SEPARATOR))
+    ]
     if not sets:
         return None
     return {

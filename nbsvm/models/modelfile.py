@@ -342,8 +342,8 @@ def load_model(cls: type[NBSVMClassifier], path: str | os.PathLike[str]) -> NBSV
     header, arrays = load_npz(path, "model", into=reading.into)
     if reading.error is not None:  # the header's, named once the checksum passed
         raise reading.error
-    clf, learner = reading.clf, reading.learner
-    state = arrays["learner_state"]
+    clf, state = reading.clf, arrays["learner_state"]
+    learner = reading.quantized_learner(arrays) if "quantized" in header else reading.learner
     if "quantized" in header:
         for c, name in ((0, "ratios_scale"), (1, "coef_scale")):
             if c == 0 or not learner.values_only:
@@ -374,6 +374,7 @@ class _StateReading:
     def __init__(self, cls: type[NBSVMClassifier], path: str | os.PathLike[str]) -> None:
         self.cls, self.path = cls, path
         self.error: NBSVMError | None = None
+        self.n_columns = 0
 
     def into(self, header: dict, specs: dict) -> dict:
         try:
@@ -390,7 +391,12 @@ class _StateReading:
             )
             _load_eta0(clf, header, self.path)
             _check_arrays_match(clf, header, specs, self.path)
-            self.learner = learner = new_linear(clf, clf.class_names_, shapes["buckets"][0])
+            self.n_columns = shapes["buckets"][0]
+            if "quantized" in header:
+                # 1 or 2 bytes a value in the file, 4 in the state: read whole and copied
+                # once the checksum passed (nothing before it larger than the file)
+                return {}
+            self.learner = learner = new_linear(clf, clf.class_names_, self.n_columns)
         except NBSVMError as e:
             self.error = (
                 e
@@ -410,10 +416,22 @@ class _StateReading:
         if not learner.values_only:  # a backend learner's file holds zeros there
             sinks["coef"] = field(1)
             if "adagrad_sq" in specs and clf.setting("optimizer") == "adagrad":
-                sinks["adagrad_sq"] = field(2)
+                sinks["adagrad_sq"] = field(2)  # (shape and dtype checked with the others)
         else:
             sinks["coef"] = lambda piece, start: None
         return sinks
+
+    def quantized_learner(self, arrays: dict) -> LinearSGD:
+        """A quantized file's learner, its stored ratios and weights copied in (decoded by
+        :func:`~nbsvm.models.quantize.scale_in_place`); read once the checksum passed."""
+        try:
+            learner = new_linear(self.clf, self.clf.class_names_, self.n_columns)
+        except NBSVMError as e:  # settings the learner refuses: a crafted header
+            raise NBSVMError(f"corrupted model file: {e.message}", path=str(self.path)) from None
+        learner.S_[:, :, 0] = arrays["ratios"]
+        if not learner.values_only:
+            learner.S_[:, :, 1] = arrays["coef"]
+        return learner
 
 
 def _model_from_header(cls, header: dict, path):

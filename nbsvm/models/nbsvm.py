@@ -377,7 +377,9 @@ class NBSVMClassifier(Params):
 
         from nbsvm.models.auto import given_params
 
-        params = given_params(self) if "auto_" in self.__dict__ else self.get_params()
+        # (auto turned off after the fit keeps what the search chose, as given)
+        auto = "auto_" in self.__dict__ and self.auto
+        params = given_params(self) if auto else self.get_params()
         return type(self)(**copy.deepcopy(params))
 
     # -- training -------------------------------------------------------------------------

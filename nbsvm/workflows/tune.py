@@ -217,7 +217,7 @@ def tune(
     """
     if select not in ("1se", "best"):
         raise NBSVMError(f"unknown selection {select!r}; allowed: 1se, best")
-    if (base or {}).get("multilabel") or (grid or {}).get("multilabel"):
+    if (base or {}).get("multilabel") or any((grid or {}).get("multilabel") or ()):
         # (it failed with KeyError: 'accuracy' once every candidate had trained)
         raise NBSVMError(
             "tune ranks candidates by the accuracy of one label per document: it does not "

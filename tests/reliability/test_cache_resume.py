@@ -423,3 +423,17 @@ def test_a_killed_runs_temporary_cache_is_removed_by_the_next_run(tmp_path):
     assert list(caches.glob("nbsvm-cache-*"))
     _run("train", train, "-o", tmp_path / "m.npz", "--cache-dir", caches, *SMALL)
     assert list(caches.iterdir()) == []
+
+
+def test_machines_alike_in_their_first_characters_are_two(monkeypatch):
+    """The tag kept the host name's first 40 characters: cluster nodes ...-node-0001 and
+    ...-node-0002 were one machine, and removed each other's live folders (a reviewer's
+    finding)."""
+    import socket
+    from nbsvm.data import store
+    tags = []
+    for host in ("train-pool-nightly-europe-west4-a-node-0001.internal",
+                 "train-pool-nightly-europe-west4-a-node-0002.internal"):
+        monkeypatch.setattr(socket, "gethostname", lambda host=host: host)
+        tags.append(store._machine())
+    assert tags[0] != tags[1] and all("-" not in t and "." not in t for t in tags)

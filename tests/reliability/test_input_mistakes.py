@@ -445,9 +445,10 @@ def test_label_sets_trained_as_classes_are_said(tmp_path):
 
     def event(*classes):
         return label_set_classes_event(SimpleNamespace(multilabel=False, class_names_=classes))
-    assert event("a,b", "a,c", "b,c")["shown"] == ["a,b", "a,c", "b,c"]
-    assert event("x", "y, x")["sets"] == 1
+    assert event("x", "y, x")["sets"] == 1 and event("a", "b", "a,b", "c,d")["shown"] == ["a,b"]
+    # names: no part of them a class of its own (a reviewer's cases)
     assert event("New York, NY", "Boston, MA") is None and event("pos", "neg") is None
+    assert event("Portland, OR", "Portland, ME") is None and event("Smith, John", "Smith, Jane") is None
     # fit says it too, as a warning
     with pytest.warns(UserWarning, match=r"1 of 3 classes read as label sets \('pos,neg'\)"):
         NBSVMClassifier(n_bits=10).fit(GOOD + BAD + ["great, awful"], ["pos"] * 4 + ["neg"] * 4
