@@ -375,10 +375,12 @@ def _stream_member(
     zf: zipfile.ZipFile, info: zipfile.ZipInfo, kind: str, path, sink: Sink, digest
 ) -> None:
     """A member's data given to ``sink`` piece by piece (one piece of :data:`READ_PIECE`
-    bytes held, never the array), each piece added to ``digest`` as it is read."""
+    bytes held, never the array): its name, dtype and shape, then each piece as it is read,
+    added to ``digest``."""
     name = info.filename[:-4]
     with zf.open(info) as fh:
-        _, dtype, nbytes = member_spec(fh, info, kind, path)
+        shape, dtype, nbytes = member_spec(fh, info, kind, path)
+        _array_parts(digest, name, dtype, shape)
         total, start = nbytes // dtype.itemsize, 0
         buffer = np.empty(max(1, min(total, READ_PIECE // dtype.itemsize)), dtype=dtype)
         view = buffer.data.cast("B")
@@ -399,7 +401,8 @@ def _stream_member(
 def _read_arrays(zf, members: dict, header: dict, label: str, path, into, digest) -> dict:
     """The arrays of the archive's members, in name order (the checksum's): each one's
     name, dtype and shape, then its data, added to ``digest``; the members ``into`` gives
-    a sink for go to it piece by piece and are left out of what is returned."""
+    a sink for go to that sink piece by piece and are left out of what is returned (their
+    ``.npy`` headers are read once for ``into``'s specs, once for their data)."""
     infos = {n[:-4]: i for n, i in members.items() if n != HEADER_KEY + ".npy"}
     sinks: dict[str, Sink] = {}
     if into is not None:
@@ -408,8 +411,6 @@ def _read_arrays(zf, members: dict, header: dict, label: str, path, into, digest
     arrays = {}
     for name in sorted(infos):
         if name in sinks:
-            shape, dtype, _ = _array_spec(zf, infos[name], label, path)
-            _array_parts(digest, name, dtype, shape)
             _stream_member(zf, infos[name], label, path, sinks[name], digest)
             continue
         a = _read_member(zf, infos[name], label, path)
