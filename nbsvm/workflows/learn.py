@@ -160,14 +160,19 @@ def learn_sparse(
             cache.close()
         shutil.rmtree(folder, ignore_errors=True)
     learner.history_ = history
-    # what eval / predict need to read the same format again (saved in the header)
+    return _with_format(learner, formats[0], encoder, base, encoding, cache.n_rows)
+
+
+def _with_format(learner, fmt: str, encoder, base, encoding: str, n_rows: int) -> SparseLearner:
+    """``learner`` with what eval and predict need to read its format again (saved in the
+    header)."""
     trained = cast("SparseLearner", learner)
-    trained.format_ = formats[0]
+    trained.format_ = fmt
     trained.n_bits_ = encoder.n_bits if encoder.hashed else 0
     trained.hash_seed_ = encoder.hash_seed
     trained.index_base_ = int(base)
     trained.encoding_ = encoding
-    trained.n_train_ = int(cache.n_rows)
+    trained.n_train_ = int(n_rows)
     return trained
 
 
