@@ -135,7 +135,10 @@ def calibrate_learner_eta0(
     from nbsvm.errors import NBSVMError
 
     rng = np.random.default_rng(seed + 1)  # the epochs' shuffles are untouched
-    picks = np.sort(rng.choice(len(rows), size=min(n_sample, len(rows)), replace=False))
+    # in the drawn order, as calibration_sample: a file stored class by class, passed in
+    # its own order, showed the trial the classes in blocks (20 Newsgroups' two groups:
+    # eta0 128 where 1 is best, 66.8% where the fixed default gave 86.2%)
+    picks = rng.choice(len(rows), size=min(n_sample, len(rows)), replace=False)
     part = rows.take(picks)
     targets = [y[i] for i in picks] if isinstance(y, list) else np.asarray(y)[picks]
 
