@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, cast
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import valid_unicode
+from nbsvm.serve.bodies import batch_limit, bounded, error_list, field_names
 from nbsvm.serve.learn_routes import LearnState, add_learn_routes, start_learning
 from nbsvm.serve.limits import (
     BODY_KEY,
@@ -87,6 +88,11 @@ class PredictRequest(BaseModel):
         "multi-label model it also decides the labels",
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data):
+        return bounded(data, field_names(cls), ("texts",))
+
     @model_validator(mode="after")
     def _one_of(self):
         if (self.text is None) == (self.texts is None):
@@ -103,6 +109,11 @@ class ExplainRequest(BaseModel):
     class_: str | None = Field(
         None, alias="class", description="The class to explain (default: the predicted one)"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data):
+        return bounded(data, field_names(cls), ())
 
     @model_validator(mode="after")
     def _unicode(self):
@@ -278,6 +289,7 @@ def create_app(
         responses=HOST_ERROR,
         description="Hashed NBSVM text classification: predict, explain, reload. "
         "POST bodies are JSON (Content-Type: application/json).",
+        dependencies=[Depends(batch_limit(max_batch))],  # before any body is validated
     )
     app.state.registry = registry
     metrics = app.state.metrics = Metrics([])
@@ -336,15 +348,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def _invalid(request: Request, exc: RequestValidationError):
         # FastAPI's own answer echoes the input, which may hold what JSON cannot say back
         # (NaN, lone surrogates): where and what only
-        errors = [
-            {
-                "loc": [valid_unicode(str(part)) for part in e.get("loc", ())],
-                "msg": valid_unicode(str(e.get("msg", ""))),
-                "type": str(e.get("type", "")),
-            }
-            for e in exc.errors()
-        ]
-        return JSONResponse({"detail": errors}, status_code=422)
+        return JSONResponse({"detail": error_list(exc.errors())}, status_code=422)
 
 
 def _add_model_routes(app: FastAPI, registry: ModelRegistry, served, online: dict) -> None:

@@ -7,11 +7,12 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
-from fastapi import FastAPI, Header, HTTPException
+from fastapi import Depends, FastAPI, Header, HTTPException
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, model_validator
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import MAX_WEIGHT
+from nbsvm.serve.bodies import bounded, field_names
 from nbsvm.serve.learning import LearnSettings, OnlineModel
 
 if TYPE_CHECKING:
@@ -40,6 +41,11 @@ class LearnRequest(BaseModel):
     texts: list[str] | None = None
     labels: list[Label | list[Label]] | None = None
     weights: list[Weight] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data):
+        return bounded(data, field_names(cls), ("texts", "labels", "weights"))
 
     @model_validator(mode="after")
     def _pairs(self):
@@ -130,22 +136,27 @@ def add_learn_routes(
 ) -> None:
     """``POST /models/{name}/learn`` (403 unless the server learns)."""
 
-    @app.post(
-        "/models/{name}/learn",
-        response_model=Learned,
-        status_code=202,
-        responses=errors,
-    )
-    def learn(name: str, req: LearnRequest, authorization: str | None = Header(None)):
-        """Queue labelled texts for the model to learn; 202 once they are in the journal
-        (a crash loses nothing acknowledged). Needs ``Authorization: Bearer TOKEN``; off
-        (403) unless the server was started with ``--learn``."""
+    def allowed(name: str, authorization: str | None = Header(None)) -> OnlineModel:
+        # a dependency: solved before the body is validated, so that a client without the
+        # token learns nothing of what the server would make of its body
         served(name)
         learner = online.get(name)
         if learner is None:
             raise HTTPException(403, "learning over HTTP is off: start nbsvm serve with --learn")
         if not learner.settings.authorized(authorization):
             raise HTTPException(401, "learning needs Authorization: Bearer <the --learn token>")
+        return learner
+
+    @app.post(
+        "/models/{name}/learn",
+        response_model=Learned,
+        status_code=202,
+        responses=errors,
+    )
+    def learn(name: str, req: LearnRequest, learner: OnlineModel = Depends(allowed)):
+        """Queue labelled texts for the model to learn; 202 once they are in the journal
+        (a crash loses nothing acknowledged). Needs ``Authorization: Bearer TOKEN``; off
+        (403) unless the server was started with ``--learn``."""
         texts = [req.text] if req.text is not None else req.texts or []
         labels = [req.label] if req.text is not None else list(req.labels or [])
         weights = [req.weight] if req.weight is not None else req.weights
