@@ -761,3 +761,34 @@ def test_learn_asks_for_the_token_before_it_reads_the_body(model_file):
             r = client.post("/models/m/learn", json=body)
             assert r.status_code == 401
         assert client.post("/models/nope/learn", json={}).status_code == 404
+
+
+def test_explains_waiting_their_turn_hold_no_thread_of_the_pool(model_file, monkeypatch):
+    """/explain runs one at a time; the others wait on the event loop, not in the thread
+    pool's 40 threads: with 45 explains queued behind one that has not finished, a long
+    /predict (scored in the pool) and /learn (a plain def) are still answered (they had
+    waited 17 s behind a hundred explains)."""
+    import concurrent.futures
+
+    import nbsvm.serve.app as app_module
+
+    release = threading.Event()
+    original = app_module.explanation
+
+    def slow(*args, **kwargs):
+        release.wait(30)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(app_module, "explanation", slow)
+    with app_client(model_file) as client, concurrent.futures.ThreadPoolExecutor(46) as pool:
+        explains = [pool.submit(client.post, "/explain", json={"text": PHRASE})
+                    for _ in range(45)]
+        time.sleep(1.0)
+        long_text = ("good " * 5000)[:20_001]
+        predicted = pool.submit(client.post, "/predict", json={"text": long_text})
+        try:
+            assert predicted.result(timeout=20).status_code == 200
+            assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        finally:
+            release.set()
+        assert all(f.result(timeout=60).status_code == 200 for f in explains)

@@ -17,12 +17,12 @@ path. Every answer and error is declared in the OpenAPI schema (schemathesis che
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Iterable
 from importlib import resources
 from typing import TYPE_CHECKING, cast
 
+import anyio
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
@@ -433,10 +433,19 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
     :data:`MAX_EXPLAIN_CHARS`)."""
 
     # one explanation at a time per worker: each holds the GIL for most of its time, and
-    # four at once starved the event loop (a /predict beside them waited up to 0.9 s)
-    one_at_a_time = threading.Lock()
+    # four at once starved the event loop (a /predict beside them waited up to 0.9 s). The
+    # queue waits on the event loop, not in the thread pool: a hundred waiting explains
+    # held the pool's 40 threads, and a long /predict, a reload or /learn waited 17 s
+    one_at_a_time = anyio.Lock()
 
-    def explain_with(name, req: ExplainRequest):
+    def explained(s, req: ExplainRequest) -> JSONResponse:
+        found = explanation(s.model, valid_unicode(req.text), req.class_)
+        # the schema's shape already: its bytes made here, in the thread, not validated
+        # and encoded again on the event loop (megabytes for a long text: every request
+        # waited on them)
+        return JSONResponse(dict(found, model=s.name, version=s.version))
+
+    async def explain_with(name, req: ExplainRequest):
         s = served(name if name is not None else req.model)
         if len(req.text) > max_chars:
             raise HTTPException(
@@ -444,12 +453,8 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
                 f"the text has {len(req.text):,} characters; /explain takes at most "
                 f"{max_chars:,} (--max-explain-chars): explain a part of it",
             )
-        with one_at_a_time:  # in a thread of the pool: waiting here holds no GIL
-            found = explanation(s.model, valid_unicode(req.text), req.class_)
-            # the schema's shape already: its bytes made here, in the thread, not
-            # validated and encoded again on the event loop (megabytes for a long text:
-            # every request waited on them)
-            answer = JSONResponse(dict(found, model=s.name, version=s.version))
+        async with one_at_a_time:
+            answer = await run_in_threadpool(explained, s, req)
         metrics.documents.labels(s.name).inc()
         return answer
 
@@ -459,10 +464,10 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
         response_model_exclude_none=True,
         responses=POST_ERRORS,
     )
-    def explain(req: ExplainRequest):
+    async def explain(req: ExplainRequest):
         """Each n-gram's contribution to a text's score (``constant + sum == score``, as
         ``nbsvm explain --text``), the prediction, and the text shaded as HTML."""
-        return explain_with(None, req)
+        return await explain_with(None, req)
 
     @app.post(
         "/models/{name}/explain",
@@ -470,9 +475,9 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
         response_model_exclude_none=True,
         responses=POST_ERRORS,
     )
-    def explain_model(name: str, req: ExplainRequest):
+    async def explain_model(name: str, req: ExplainRequest):
         """:func:`explain` with the model named in the path."""
-        return explain_with(name, req)
+        return await explain_with(name, req)
 
 
 def _add_admin_routes(
