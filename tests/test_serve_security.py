@@ -584,3 +584,14 @@ def test_oversized_batches_are_refused_before_their_texts_are_cleaned(tmp_path, 
     assert r.status_code == 200 and len(cleaned) == 2
     one = client.post("/predict", json={"text": "\ufffd great"}).json()["predictions"][0]
     assert r.json()["predictions"][0]["score"] == one["score"]  # read as U+FFFD
+
+
+@pytest.mark.parametrize("option", ["--max-body-mb", "--max-bodies-mb", "--timeout-read",
+                                    "--checkpoint-seconds"])
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_serve_refuses_limits_that_are_no_numbers(model_file, option, value):
+    """typer's min= lets nan through (and inf past a minimum): --max-body-mb nan was a
+    traceback, --timeout-read nan timed every connection out at once."""
+    from testhelpers import run_cli
+    r = run_cli("serve", model_file, option, value)
+    assert r.returncode == 2 and f"{option} must be a finite number, got {value}" in r.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import Any
 
@@ -159,6 +160,14 @@ def serve_command(
         except ImportError as e:
             raise NBSVMError(f"nbsvm serve needs {e.name}: pip install 'nbsvm[serve]'") from None
         _check_log_level(log_level)
+        _check_finite(
+            {
+                "--max-body-mb": max_body_mb,
+                "--max-bodies-mb": max_bodies_mb,
+                "--checkpoint-seconds": checkpoint_seconds,
+                "--timeout-read": timeout_read,
+            }
+        )
         named = parse_models(models)
         hosts = [*LOCAL_HOSTS, *([host] if host not in ANY_ADDRESS else []), *allowed_hosts]
         config: dict[str, Any] = dict(
@@ -238,6 +247,15 @@ def _learn_settings(
         scored = ([d.text for d in docs], [str(d.label) for d in docs])
     batch, every, seconds = sizes
     return LearnSettings(token, batch, every, seconds, validation=scored)
+
+
+def _check_finite(options: dict[str, float]) -> None:
+    """Refuse nan and inf, which typer's ``min=`` lets through (nan is never below it):
+    ``--max-body-mb nan`` was a traceback, ``--timeout-read nan`` timed every connection
+    out at once."""
+    for name, value in options.items():
+        if not math.isfinite(value):
+            raise NBSVMError(f"{name} must be a finite number, got {value}")
 
 
 def _check_log_level(log_level: str) -> None:
