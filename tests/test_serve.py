@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -351,22 +352,41 @@ def test_workers_watch_the_file_and_each_reloads_it(tmp_path, three_class):
     clf.save(path)
     other.save(tmp_path / "other.npz")
     expected = predictions(NBSVMClassifier.load(tmp_path / "other.npz"), X[:8])
+    before = set(Path(tempfile.gettempdir()).glob("nbsvm-metrics-*"))
     server = Server(f"m={path}", "--workers", "2", log=tmp_path / "server.log")
     try:
         assert httpx.get(server.url + "/health").json()["models"]["m"] == 1
         os.replace(tmp_path / "other.npz", path)
-        deadline, got = time.monotonic() + 30, []
+        deadline, got, seen = time.monotonic() + 30, [], []
         while time.monotonic() < deadline:
             got = [httpx.post(server.url + "/predict", json={"texts": X[:8]}).json()
                    for _ in range(8)]           # new connections: both workers answer
+            seen.append(got)
             if all(g["version"] == 2 for g in got):
                 break
             time.sleep(0.3)
         assert all(g["version"] == 2 for g in got), [g["version"] for g in got]
         assert all(g["predictions"] == json.loads(json.dumps(expected)) for g in got)
+        # /metrics sums the workers' counters (it had shown the one that answered: 11, 9,
+        # 11, 9 for 20 requests)
+        for _ in range(20):
+            httpx.post(server.url + "/predict", json={"texts": X[:3]})
+        sent = 20 + 8 * len(seen)
+        for _ in range(6):
+            text = httpx.get(server.url + "/metrics").text
+            assert _sample(text, 'nbsvm_requests_total{method="POST",path="/predict",'
+                                 'status="200"}') == sent
+            assert _sample(text, 'nbsvm_documents_scored_total{model="m"}') == 60 + 64 * len(seen)
     finally:
         log = server.stop()
     assert "Traceback" not in log, log
+    assert set(Path(tempfile.gettempdir()).glob("nbsvm-metrics-*")) <= before  # removed
+
+
+def _sample(text: str, series: str) -> float:
+    """The value of one series in Prometheus's text format."""
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith(series + " "))
 
 
 def test_serve_refuses_a_bad_model_file_before_listening(tmp_path):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
+import tempfile
 from typing import Any
 
 import typer
@@ -192,6 +194,12 @@ def serve_command(
                 target = create_app(named, **config, learn=learn_settings)
             else:
                 create_app(named, **config)  # checked once before the workers
+                # the workers' metrics, summed by /metrics: the folder is named before
+                # they start (prometheus_client reads it when it is imported)
+                metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(
+                    prefix="nbsvm-metrics-"
+                )
+                config["metrics_dir"] = metrics_dir
                 os.environ["NBSVM_SERVE"] = json.dumps(dict(config, models=named))
                 target = "nbsvm.serve.app:app_from_environment"
             max_connections, backlog, note = descriptor_room(max_connections)
@@ -214,6 +222,8 @@ def serve_command(
             )
         finally:
             sock.close()
+            if "metrics_dir" in config:
+                shutil.rmtree(config["metrics_dir"], ignore_errors=True)
 
 
 def _learn_settings(

@@ -265,6 +265,7 @@ def create_app(
     allowed_hosts: Iterable[str] = LOCAL_HOSTS,
     allow_reload: bool = False,
     learn: LearnSettings | None = None,
+    metrics_dir: str | None = None,
 ) -> FastAPI:
     """The ASGI application serving ``models`` (``{name: path}``, loaded and checked now);
     ``app.state.registry`` holds them, ``app.state.metrics`` counts requests.
@@ -274,7 +275,9 @@ def create_app(
     ``allow_reload``: whether ``POST /models/NAME/reload`` works (403 otherwise);
     ``learn``: whether and how ``POST /models/NAME/learn`` works (:mod:`.learning`; 403
     without; not with ``watch`` or ``allow_reload``, as ``nbsvm serve --learn`` refuses
-    them: a reload would put back a checkpoint over what was learned)."""
+    them: a reload would put back a checkpoint over what was learned); ``metrics_dir``:
+    the folder the workers of one server share their metrics in
+    (:class:`~nbsvm.serve.limits.Metrics`)."""
     if learn is not None and (watch or allow_reload or getattr(models, "watch", False)):
         raise NBSVMError(
             "learn goes without watch and allow_reload: a reload would put back a "
@@ -292,7 +295,7 @@ def create_app(
         dependencies=[Depends(batch_limit(max_batch))],  # before any body is validated
     )
     app.state.registry = registry
-    metrics = app.state.metrics = Metrics([])
+    metrics = app.state.metrics = Metrics([], shared=metrics_dir)
     served = _lookup(registry)
     _add_error_handlers(app)
     online = app.state.online = start_learning(app, registry, learn)

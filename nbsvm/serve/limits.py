@@ -258,12 +258,18 @@ class Metrics:
     """Requests by route and status, their latency and the texts scored, in a Prometheus
     registry of their own (``GET /metrics`` renders it; several apps in one process never
     share counters). Paths are labelled by route template (``/models/{name}/reload``),
-    unknown ones as ``other``: labels stay few whatever clients send."""
+    unknown ones as ``other``: labels stay few whatever clients send.
 
-    def __init__(self, routes: list[str]):
+    ``shared``: the folder where the worker processes of one server keep their values
+    (prometheus_client's multiprocess mode, ``PROMETHEUS_MULTIPROC_DIR`` set before the
+    workers start): ``/metrics`` then sums every worker's, where it had shown the one
+    worker that answered (counters going up and down from one scrape to the next)."""
+
+    def __init__(self, routes: list[str], shared: str | None = None):
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
         self.routes = routes
+        self.shared = shared
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "nbsvm_requests",
@@ -296,9 +302,15 @@ class Metrics:
         return "other"
 
     def render(self) -> tuple[bytes, str]:
-        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+        from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-        return generate_latest(self.registry), CONTENT_TYPE_LATEST
+        registry = self.registry
+        if self.shared is not None:
+            from prometheus_client.multiprocess import MultiProcessCollector
+
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry, path=self.shared)
+        return generate_latest(registry), CONTENT_TYPE_LATEST
 
 
 #: The status a request is counted under when its client went away before an answer (a
