@@ -595,3 +595,20 @@ def test_serve_refuses_limits_that_are_no_numbers(model_file, option, value):
     from testhelpers import run_cli
     r = run_cli("serve", model_file, option, value)
     assert r.returncode == 2 and f"{option} must be a finite number, got {value}" in r.stderr
+
+
+def test_a_query_string_on_a_post_is_refused_and_health_answers_head(model_file):
+    """POST /predict?model=b&top_k=3 was answered by the default model without top
+    classes, the query silently not read: 422 naming where parameters go. A load
+    balancer's HEAD /health was 405: 200 with no body."""
+    from starlette.testclient import TestClient
+
+    from nbsvm.serve.app import create_app
+    client = TestClient(create_app({"a": str(model_file), "b": str(model_file)},
+                                   allowed_hosts=["testserver"]))
+    r = client.post("/predict?model=b&top_k=3", json={"text": "good"})
+    assert r.status_code == 422 and "query parameters are not read" in r.text
+    assert client.post("/predict", json={"text": "good", "model": "b"}).json()["model"] == "b"
+    head = client.head("/health")
+    assert head.status_code == 200 and head.content == b""
+    assert client.get("/models?x=1").status_code == 200       # a GET's query is harmless

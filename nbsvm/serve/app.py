@@ -370,6 +370,9 @@ def _add_model_routes(app: FastAPI, registry: ModelRegistry, served, online: dic
         failed = {name: why for name, (_, why) in registry.failed.items()}
         return {"status": "ok", "models": models, **({"not_reloaded": failed} if failed else {})}
 
+    # load balancers ask with HEAD (it had been 405); the headers of GET, no body
+    app.add_api_route("/health", health, methods=["HEAD"], include_in_schema=False)
+
     @app.get("/models", response_model=list[ModelInfo])
     async def list_models():
         """Every served model by name: classes, settings, version (never its file's path)."""

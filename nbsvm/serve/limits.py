@@ -244,6 +244,13 @@ class RequestGuard(_HttpMiddleware):
                 f"cross-origin request from {_shown(origin)} refused: pages of other "
                 "sites may not call this server (--allowed-host adds a host)"
             )
+        if scope.get("query_string"):
+            # nothing here reads one: POST /predict?model=b&top_k=3 had been answered by
+            # the default model without the top classes, as if the query were not there
+            return 422, (
+                "query parameters are not read: give them in the JSON body "
+                '(e.g. {"text": ..., "model": ..., "top_k": 3})'
+            )
         kind = _header(scope, b"content-type")
         if (kind is not None and not _is_json(kind)) or (kind is None and _has_body(scope)):
             return 415, (
