@@ -327,6 +327,24 @@ def _cr_only(head: bytes) -> bool:
     return crs > 1 or (crs == 1 and head.endswith(b"\r"))
 
 
+def _cr_ends(head: bytes) -> bool:
+    """Whether lines of a file starting with ``head`` end with lone CRs: CR-only files
+    (:func:`_cr_only`), and those that mix them with LFs (a header or a last line written
+    elsewhere, files joined), told by at least two lone CRs and as many as LFs. Any LF had
+    made the whole file LF-ended: 40 reviews with CR ends and a final CRLF were one
+    document, a header's LF and CR rows two. A CR before a CRLF (``\\r\\r\\n``) is no end.
+
+    >>> _cr_ends(b"a\\rb\\rc\\r\\n"), _cr_ends(b"h\\na\\rb\\rc"), _cr_ends(b"a\\r\\r\\nb\\r\\r\\n")
+    (True, True, False)
+    >>> _cr_ends(b"one\\rtext\\nand\\nanother\\n")
+    False
+    """
+    if _cr_only(head):
+        return True
+    lone = head.count(b"\r") - head.count(b"\r\n") - head.count(b"\r\r\n")
+    return lone >= 2 and lone >= head.count(b"\n")
+
+
 def _universal_lines(fh) -> Iterator[bytes]:
     """The lines of a binary file ending with CR, CRLF or LF (Python's universal newlines),
     each with its end; a CRLF cut between two reads stays one line end."""
@@ -423,7 +441,7 @@ def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[It
     """The lines of ``fh`` as bytes, and the codec that decodes them (``encoding``, or
     UTF-8 for lines decoded here). A binary file's first bytes are looked at once: a UTF-16
     or UTF-32 BOM decodes it (:func:`wide_encoding`; NUL-filled text without one is
-    refused), and lines ending with a lone CR split on it (:func:`_cr_only`). Every other
+    refused), and lines ending with a lone CR split on it (:func:`_cr_ends`). Every other
     file is read line by line, each line up to :func:`longest_line` bytes (UTF-16/32 and
     CR-only files are not capped). An open text file's lines are encoded back."""
     if isinstance(fh, (io.BufferedIOBase, io.RawIOBase)):
@@ -431,7 +449,7 @@ def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[It
         wide = wide_encoding(head, name)
         if wide is not None:
             return _wide_lines(fh, wide), "utf-8"
-        if _cr_only(head):
+        if _cr_ends(head):
             return _universal_lines(fh), encoding
         limit = longest_line()
         return (fh if limit is None else _capped_lines(fh, name, limit)), encoding
