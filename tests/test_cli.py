@@ -670,3 +670,49 @@ def test_a_file_read_twice_is_warned_of(tmp_path):
     other = write_lines(tmp_path / "u.txt", [("pos", "great"), ("neg", "awful")] * 5)
     r = run("train", data, "--test", other, "-o", tmp_path / "m.npz", "-q")
     assert r.exit_code == 0 and "warning" not in stderr_of(r)
+
+
+def _nbsvm_process(*args, **kwargs):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "nbsvm", *map(str, args)], **kwargs)
+
+
+def test_output_to_dev_stdout_appends_to_the_file_the_shell_opened(files, model):
+    """`nbsvm predict ... -o /dev/stdout >> log`: the log keeps its lines and gets the
+    predictions after them (the output was renamed over the log, losing what it held);
+    `-o /dev/stderr 2>> log` for a model the same."""
+    tmp, train, test = files
+    log = tmp / "log.txt"
+    log.write_text("line of an existing log\n")
+    with open(log, "a") as out:
+        r = _nbsvm_process("predict", "-m", model, test, "-q", "-o", "/dev/stdout", stdout=out)
+    assert r.returncode == 0
+    lines = log.read_text().splitlines()
+    assert lines[0] == "line of an existing log"
+    assert lines[1].startswith("source,line,") and len(lines) == 2 + len(TEST)
+    with open(log, "a") as out:                     # after it, what the shell writes
+        out.write("footer\n")
+    assert log.read_text().splitlines()[-1] == "footer"
+    err = tmp / "err.bin"
+    err.write_bytes(b"old\n")
+    with open(err, "ab") as out:
+        r = _nbsvm_process("train", train, *TRAIN_OPTS, "-q", "-o", "/dev/fd/2", stderr=out)
+    assert r.returncode == 0 and err.read_bytes()[:6] == b"old\nPK"
+    assert not list(tmp.glob(".*nbsvm*")) and not list(tmp.glob(".*.nbsvm-tmp*"))
+
+
+def test_standard_input_redirected_from_the_output_is_refused(files, model):
+    """`predict - -o in.txt < in.txt` replaced the input with the predictions (the
+    /dev/stdin spelling was refused already)."""
+    tmp, train, _ = files
+    before = train.read_bytes()
+    for command in (["predict", "-m", model, "-", "-q", "-o", train],
+                    ["train", "-", *TRAIN_OPTS, "-q", "-o", train]):
+        with open(train, "rb") as stdin:
+            r = _nbsvm_process(*command, stdin=stdin, capture_output=True, text=True)
+        assert r.returncode == 2 and "standard input redirected from it" in r.stderr
+        assert train.read_bytes() == before
+    with open(train, "rb") as stdin:                 # another output: fine
+        r = _nbsvm_process("predict", "-m", model, "-", "-q", "-o", tmp / "p.csv", stdin=stdin)
+    assert r.returncode == 0 and (tmp / "p.csv").read_text().count("\n") == 1 + len(TRAIN)

@@ -6,8 +6,11 @@ folder of the file and renamed over it when complete, so a failed or interrupted
 leaves half a file. That protects *files* only: a character device (``/dev/null``,
 ``/dev/full``), a FIFO with a reader, or ``/dev/stdout`` (a link to ``/proc/self/fd/1``) is
 opened and written through, never replaced, and a write error there (``ENOSPC`` on
-``/dev/full``) fails the command. A symbolic link to a regular file keeps being a link: the
-file it points to is the one replaced.
+``/dev/full``) fails the command; where ``/dev/stdout`` (``/dev/fd/N``) is a regular file
+(``> log``, ``>> log``) the output is written through the descriptor once complete, never
+renamed over that file. A symbolic link to a regular file keeps being a link: the file it
+points to is the one replaced. An output that standard input is redirected from (``- <
+out``) is refused, as every output that is an input is.
 
 New files get the mode the umask gives (``0o666 & ~umask``, as ``open`` would); a replaced
 file keeps its mode. No folder is ever created: a missing one is the user's typo.
@@ -18,7 +21,10 @@ from __future__ import annotations
 import errno
 import glob
 import os
+import re
+import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -78,6 +84,28 @@ def _is_special(st) -> bool:
     return st is not None and not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode)
 
 
+#: The paths of this process's own descriptors: /dev/fd/N, /proc/self/fd/N, /proc/PID/fd/N.
+_DESCRIPTOR_PATH = re.compile(r"/(?:dev|proc/(self|thread-self|\d+))/fd/(\d+)")
+
+
+def _descriptor(path: str | os.PathLike[str]) -> int | None:
+    """The descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/stderr``,
+    ``/dev/fd/N``, ``/proc/self/fd/N``), or None."""
+    text = os.path.normpath(os.path.abspath(path))
+    if text in ("/dev/stdout", "/dev/stderr"):
+        return 1 if text == "/dev/stdout" else 2
+    match = _DESCRIPTOR_PATH.fullmatch(text)
+    if match is None or match.group(1) not in (None, "self", "thread-self", str(os.getpid())):
+        return None
+    return int(match.group(2))
+
+
+def _through_descriptor(st) -> bool:
+    """Whether an output whose path names one of this process's descriptors is written
+    through it: always, unless the descriptor is a folder."""
+    return st is not None and not stat.S_ISDIR(st.st_mode)
+
+
 def _file_to_replace(path: Path) -> Path:
     """The regular file a write to ``path`` replaces: ``path``, or what a link points to."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -101,7 +129,7 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise NBSVMError(f"is a folder; give {option} a file name inside it", path=str(path))
-    if _is_special(st):
+    if _is_special(st) or (_descriptor(path) is not None and _through_descriptor(st)):
         if not os.access(path, os.W_OK):
             raise NBSVMError(f"cannot write ({option}): permission denied", path=str(path))
         return
@@ -153,7 +181,15 @@ def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict
     if not new and not os.path.isfile(path):
         return  # a device is written through
     for what, paths in reads.items():
-        for read in _expanded([paths] if isinstance(paths, (str, os.PathLike)) else paths or ()):
+        listed = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths or ())
+        if not new and any(str(p) == "-" for p in listed) and _identity("/dev/stdin") == out:
+            # '-' read from the output itself (< in.txt): writing it destroys the input
+            raise NBSVMError(
+                f"{option} is {what} ('-', standard input redirected from it) of this "
+                "command: writing it would replace what is read; choose another file",
+                path=str(path),
+            )
+        for read in _expanded(listed):
             if new:
                 same = os.path.realpath(read) == os.path.realpath(path)
             else:
@@ -257,6 +293,11 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise NBSVMError("is a folder; give a file name inside it", path=str(path))
+    descriptor = _descriptor(path)
+    if descriptor is not None and not _is_special(st) and _through_descriptor(st):
+        with _written_through(descriptor, path, suffix) as tmp:
+            yield tmp
+        return
     if _is_special(st):
         try:
             yield path
@@ -286,3 +327,27 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
             if err is not None:
                 raise err from None
         raise
+
+
+@contextmanager
+def _written_through(descriptor: int, path: Path, suffix: str) -> Iterator[Path]:
+    """``-o /dev/stdout`` (or ``/dev/fd/N``) where the descriptor is a regular file (``>
+    log``, ``>> log``): the output is made in a temporary file and then written through the
+    descriptor, at its offset and with its flags (appended after ``>>``, after what the
+    shell wrote before). Renamed over the file, as a path of its own would be, it had
+    replaced the log: what was appended before and what the shell wrote after were lost."""
+    fd, tmp = tempfile.mkstemp(prefix=".nbsvm-through.", suffix=suffix)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()  # what was printed before comes first
+        with open(tmp, "rb") as src, os.fdopen(os.dup(descriptor), "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    except OSError as e:
+        err = _write_error(e, path, tmp)
+        if err is None:
+            raise
+        raise err from None
+    finally:
+        os.unlink(tmp)
