@@ -707,12 +707,33 @@ def test_standard_input_redirected_from_the_output_is_refused(files, model):
     /dev/stdin spelling was refused already)."""
     tmp, train, _ = files
     before = train.read_bytes()
-    for command in (["predict", "-m", model, "-", "-q", "-o", train],
-                    ["train", "-", *TRAIN_OPTS, "-q", "-o", train]):
-        with open(train, "rb") as stdin:
+    plain = tmp / "documents"                       # a name a model may take
+    plain.write_bytes(before)
+    for command, read in ((["predict", "-m", model, "-", "-q", "-o", train], train),
+                          (["train", "-", *TRAIN_OPTS, "-q", "-o", plain], plain)):
+        with open(read, "rb") as stdin:
             r = _nbsvm_process(*command, stdin=stdin, capture_output=True, text=True)
         assert r.returncode == 2 and "standard input redirected from it" in r.stderr
-        assert train.read_bytes() == before
+        assert read.read_bytes() == before
     with open(train, "rb") as stdin:                 # another output: fine
         r = _nbsvm_process("predict", "-m", model, "-", "-q", "-o", tmp / "p.csv", stdin=stdin)
     assert r.returncode == 0 and (tmp / "p.csv").read_text().count("\n") == 1 + len(TRAIN)
+
+
+@pytest.mark.parametrize("command", ["train", "lexicon", "learn", "quantize", "eval"])
+def test_an_output_named_as_another_kind_of_file_is_refused(files, model, command):
+    """`train data.txt -o test.csv` replaced the user's CSV with a zip, without a word (and
+    `eval -o r.parquet` wrote CSV): a model or lexicon output named as data, a table or a
+    page is refused before anything is read, naming the suffix to use; the file stays."""
+    tmp, train, test = files
+    table = tmp / "kept.csv"
+    table.write_text("label,text\n")
+    args = {"train": ["train", train, *TRAIN_OPTS, "-o", table],
+            "lexicon": ["lexicon", train, "-o", table],
+            "learn": ["learn", tmp / "x.svm", "-o", table],
+            "quantize": ["quantize", model, "-o", table],
+            "eval": ["eval", "-m", model, test, "-o", tmp / "r.parquet"]}[command]
+    (tmp / "x.svm").write_text("1 1:1\n0 2:1\n")
+    r = run(*args)
+    assert_clean_error(r, "Name it .csv" if command == "eval" else "Name it .npz")
+    assert table.read_text() == "label,text\n"

@@ -747,15 +747,46 @@ OTHER_FORMATS = {
 }
 
 
-def refuse_other_format(output: str, writes: str, name_it: str) -> None:
+#: suffixes of data, tables and pages: a model or lexicon saved under one replaced a user's
+#: file of that kind with a zip, without a word (``train data.txt -o test.csv``)
+NOT_A_MODEL = {
+    **{k: v for k, v in OTHER_FORMATS.items() if k != ".npz"},
+    ".csv": "comma-separated values",
+    ".txt": "text",
+    ".jsonl": "JSON lines",
+    ".parquet": "Parquet",
+    ".html": "a web page",
+    ".md": "Markdown",
+    ".png": "an image",
+    ".pdf": "a PDF document",
+    ".svm": "svmlight rows",
+    ".dat": "data rows",
+    ".review": "Blitzer reviews",
+}
+
+
+def refuse_model_name(output: str | None, writes: str = "a model") -> None:
+    """Refuse a model (or lexicon) output named as data, a table or a page
+    (:data:`NOT_A_MODEL`): a file of that kind the user keeps would be replaced by a zip."""
+    suffix = Path(output).suffix.lower() if output else ""
+    if suffix in NOT_A_MODEL:
+        raise NBSVMError(
+            f"{output}: this command writes {writes} (numpy's .npz), and {suffix} names "
+            f"{NOT_A_MODEL[suffix]}: a file of that name would be replaced by it. "
+            "Name it .npz"
+        )
+
+
+def refuse_other_format(output: str, writes: str, name_it: str, also: dict | None = None) -> None:
     """Refuse an output whose suffix names a format the command does not write
-    (:data:`OTHER_FORMATS`): ``p.csv.gz`` written as plain CSV is no gzip file, and a
-    reader that trusts the name fails. ``writes``: what the command writes; ``name_it``:
-    the suffixes it does."""
+    (:data:`OTHER_FORMATS`, and ``also``): ``p.csv.gz`` written as plain CSV is no gzip
+    file, and a reader that trusts the name fails. ``writes``: what the command writes;
+    ``name_it``: the suffixes it does."""
+    others = {**OTHER_FORMATS, **(also or {})}
     suffix = Path(output).suffix.lower()
-    if suffix in OTHER_FORMATS:
+    if suffix in others:
         raise NBSVMError(
             f"{output}: this command writes {writes}, and {suffix} names "
-            f"{OTHER_FORMATS[suffix]}: the file would not be what its name says. Name it "
+            f"{others[suffix]}: the file would not be what its name says. Name it "
             f"{name_it}"
         )

@@ -33,6 +33,16 @@ from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import print_report
 from nbsvm.errors import NBSVMError
 
+#: eval -o writes CSV only: under these names (predict's other formats, pages, images) the
+#: report was CSV all the same
+REPORT_NOT = {
+    ".parquet": "Parquet",
+    ".jsonl": "JSON lines",
+    ".html": "a web page",
+    ".png": "an image",
+    ".pdf": "a PDF document",
+}
+
 
 def _plot_title(inputs: list[str], model: str) -> str:
     shown = " ".join(inputs) if len(inputs) <= 2 else f"{inputs[0]} and {len(inputs) - 1} more"
@@ -79,7 +89,7 @@ def eval_command(
             reading, {"an input": inputs, "the model": model}, output=output, plot=plot_path
         )
         if output:
-            refuse_other_format(output, "its report as CSV", ".csv")
+            refuse_other_format(output, "its report as CSV", ".csv", also=REPORT_NOT)
         learner = _check_modes(model, plot_path, skip_bad, bool(dask))
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         scores: list | None = [] if plot_path is not None else None

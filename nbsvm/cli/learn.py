@@ -8,7 +8,14 @@ import time
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import check_outputs, checkpoint_note, cli_errors, parse_eta0, read_stats
+from nbsvm.cli.common import (
+    check_outputs,
+    checkpoint_note,
+    cli_errors,
+    parse_eta0,
+    read_stats,
+    refuse_model_name,
+)
 from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, MAX_MEMORY, QUIET, RESUME, STRICT
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
@@ -53,7 +60,8 @@ def learn_command(
     eta0: str | None = typer.Option(
         None,
         "--eta0",
-        help="Step size (OGD: eta), or auto (SGD learners: Bottou's calibration on a sample).",
+        help="Step size (OGD: eta), or auto: Bottou's calibration on a sample (the default of "
+        "sgd, adagrad and ovr's sgd).",
     ),
     C: float | None = typer.Option(None, "--C", help="Aggressiveness of PA-I / PA-II."),
     radius: float | None = typer.Option(None, "--radius", help="L2 ball radius (OGD)."),
@@ -103,6 +111,7 @@ def learn_command(
     from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 
     with cli_errors():
+        refuse_model_name(output)
         check_outputs(
             reads={"an input": inputs, "a --test file": test},
             output=output,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import Dask, Hashing, Reading, cli_errors, prepare_reading
+from nbsvm.cli.common import Dask, Hashing, Reading, cli_errors, prepare_reading, refuse_model_name
 from nbsvm.cli.options import (
     ALPHA_HELP,
     CHAR_NGRAMS_TRAIN,
@@ -53,6 +53,7 @@ def lexicon_command(
     from nbsvm.lexicon.build import build_lexicon
 
     with cli_errors():
+        refuse_model_name(output, "a lexicon")
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         settings = dict(hashing.settings(), ngrams=ngrams)  # char_ngrams None: auto
         t0 = time.perf_counter()

@@ -26,6 +26,7 @@ from nbsvm.cli.common import (
     parse_eta0,
     parse_seconds,
     prepare_reading,
+    refuse_model_name,
     rereadable,
 )
 from nbsvm.cli.options import (
@@ -519,6 +520,7 @@ def _check_files(
     from nbsvm.evaluation import plot
     from nbsvm.models.checkpoint import checkpoint_path
 
+    refuse_model_name(output)
     reading = prepare_reading(
         reading,
         {
