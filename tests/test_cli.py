@@ -737,3 +737,27 @@ def test_an_output_named_as_another_kind_of_file_is_refused(files, model, comman
     r = run(*args)
     assert_clean_error(r, "Name it .csv" if command == "eval" else "Name it .npz")
     assert table.read_text() == "label,text\n"
+
+
+def test_a_class_folder_named_in_no_utf8_is_a_label_every_output_takes(files, model):
+    """A class folder whose name is not UTF-8 (b'bad\\xff'): predict -o and eval -o had
+    crashed encoding its lone surrogate; its label is the name as it prints, as training
+    already saved it."""
+    import os
+    tmp, _, _ = files
+    root = tmp / "folders"
+    for name, texts in ((b"pos", ["a great film", "loved it"]),
+                        (b"bad\xff", ["awful film", "hated it"])):
+        folder = os.path.join(os.fsencode(root), name)
+        os.makedirs(folder)
+        for i, text in enumerate(texts):
+            with open(os.path.join(folder, b"%d.txt" % i), "w") as f:
+                f.write(text)
+    for out in ("p.csv", "p.jsonl", "p.parquet"):
+        assert_ok(run("predict", "-m", model, root, "-q", "-o", tmp / out))
+    import pandas as pd
+    assert sorted(set(pd.read_csv(tmp / "p.csv").true_label)) == ["bad\ufffd", "pos"]
+    assert_ok(run("eval", "-m", model, root, "-q", "-o", tmp / "r.csv"))
+    assert_ok(run("train", root, *TRAIN_OPTS, "-o", tmp / "f.npz"))
+    from nbsvm import NBSVMClassifier
+    assert NBSVMClassifier.load(tmp / "f.npz").classes_ == ["bad\ufffd", "pos"]

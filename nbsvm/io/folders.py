@@ -17,6 +17,7 @@ from nbsvm.io.decoding import (
     check_encoding,
     decode_counting,
     invalid_utf8_error,
+    valid_unicode,
     wide_encoding,
 )
 from nbsvm.io.document import Document
@@ -112,7 +113,9 @@ def read_aclimdb(
         folders = label_folders(root)
         listings = []
         for folder in folders:
-            listings.append((folder.name, folder, document_names(folder)))
+            # a name that is not UTF-8 holds lone surrogates (os.fsdecode), which no output
+            # can encode: the label is the name as it prints (predict -o had crashed)
+            listings.append((valid_unicode(folder.name), folder, document_names(folder)))
             inner = sub_folders(folder)
             if inner and stats is not None:  # a nested layout was read as empty, no word
                 stats.note(
