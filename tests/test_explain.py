@@ -437,3 +437,16 @@ def test_a_calibrated_multi_label_model_explains_the_label_it_predicts_best():
         found = explain_text(clf, texts[i])
         assert found["class"] == clf.class_names_[best[i]]
         assert found["score"] == pytest.approx(row["score"], abs=1e-9)
+
+
+@pytest.mark.parametrize("name", ["[/pos]", "[red]pos[/red]"])
+def test_class_names_that_look_like_markup_are_printed_as_they_are(tmp_path, name):
+    """`explain -m MODEL` titled its table through rich's markup: a class '[/pos]' crashed
+    it (MarkupError) and '[red]pos[/red]' printed as 'pos'."""
+    docs = synthetic(200, n_classes=2, seed=4)
+    labels = [name if d.label == docs[0].label else d.label for d in docs]
+    path = tmp_path / "m.npz"
+    NBSVMClassifier(n_bits=12, ngrams=1).fit([d.text for d in docs], labels).save(path)
+    r = CliRunner().invoke(app, ["explain", "-m", str(path), "--top", "2"])
+    assert r.exit_code == 0, r.output
+    assert f"strongest n-grams toward {name}" in r.output

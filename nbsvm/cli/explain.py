@@ -124,7 +124,7 @@ def _texts(text: str, strict: bool, encoding: str) -> Iterator[tuple[int, str]]:
 
 
 def _top_table(console, part, toward: str) -> None:
-    table = Table(title=f"strongest n-grams toward {toward}", title_justify="left")
+    table = Table(title=f"strongest n-grams toward {escape(toward)}", title_justify="left")
     for col in (
         "rank",
         "n-grams (collisions: a | b)",
