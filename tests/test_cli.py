@@ -761,3 +761,14 @@ def test_a_class_folder_named_in_no_utf8_is_a_label_every_output_takes(files, mo
     assert_ok(run("train", root, *TRAIN_OPTS, "-o", tmp / "f.npz"))
     from nbsvm import NBSVMClassifier
     assert NBSVMClassifier.load(tmp / "f.npz").classes_ == ["bad\ufffd", "pos"]
+
+
+def test_a_codec_that_replaces_nothing_is_refused_as_an_encoding(files, model):
+    """--encoding idna passed the check (ASCII-compatible) and then a CSV input ended in a
+    traceback from pandas: idna takes no error handler, and invalid bytes are replaced."""
+    tmp, _, _ = files
+    table = tmp / "t.csv"
+    table.write_text("label,text\npos,great film\n")
+    assert_clean_error(run("predict", "-m", model, table, "-q", "--encoding", "idna"),
+                       "unusable --encoding 'idna'")
+    assert_ok(run("predict", "-m", model, table, "-q", "--encoding", "cp1252"))

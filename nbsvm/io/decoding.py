@@ -178,6 +178,9 @@ def check_encoding(encoding: str) -> str:
     try:
         name = codecs.lookup(encoding).name
         ok = "\n\t a,".encode(name) == b"\n\t a,"
+        # a codec that takes no error handler (idna) fails every reader that replaces
+        # invalid bytes: refused here, not a traceback from pandas
+        b"\n\t a,\xff".decode(name, "replace")
     except (LookupError, TypeError, UnicodeError):
         ok = False
     if not ok:
