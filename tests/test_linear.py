@@ -423,3 +423,18 @@ def test_sgd_eta0_auto_trials_see_the_sample_in_drawn_order(monkeypatch):
     for order in seen:
         changes = int((order[1:] != order[:-1]).sum())
         assert changes > 100  # blocks: 1 change; drawn order: about 300
+
+
+def test_sgd_classifier_calibrates_its_step_size_by_default():
+    """eta0 left unset is 'auto' wherever the schedule takes a step size (the evidence:
+    results/learn_defaults.md), and nothing with 'pegasos', which takes none."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 6))
+    y = np.where(X[:, 0] + X[:, 1] > 0, "a", "b")
+    for schedule in ("optimal", "constant", "invsqrt", "adagrad"):
+        m = SGDClassifier(schedule=schedule, epochs=2).fit(X, y)
+        auto = SGDClassifier(schedule=schedule, epochs=2, eta0="auto").fit(X, y)
+        assert m.get_params()["eta0"] is None and m.eta0_ == auto.eta0_
+        np.testing.assert_array_equal(m.decision_function(X), auto.decision_function(X))
+    m = SGDClassifier(schedule="pegasos", epochs=2).fit(X, y)
+    assert not hasattr(m, "eta0_") and (m.predict(X) == y).mean() > 0.8

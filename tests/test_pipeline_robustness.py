@@ -251,3 +251,24 @@ def test_tune_shapes_compares_the_choice_with_the_defaults_quick(tmp_path):
     if row["why"] == "the defaults":
         assert row["difference"] == 0
     assert "Largest loss against the defaults" in (tmp_path / "tune_shapes.md").read_text()
+
+
+def test_learn_defaults_runs_the_real_cli_beside_scikit_learn_quick(tmp_path):
+    """pipelines/learn_defaults.py (results/learn_defaults.md), iris only: every variant's
+    row runs `nbsvm learn`, the reference's difference is 0 and the other's is its accuracy
+    minus the reference's; scikit-learn's rows are on the same files."""
+    need("iris")
+    import learn_defaults
+
+    frame = learn_defaults.main(["--shapes", "iris", "--algorithms", "sgd", "--out", str(tmp_path)])
+    learned = frame[frame["variant"] != ""]
+    assert len(learned) == 4 and set(learned["variant"]) == {"--eta0 0.1", "--eta0 auto"}
+    for loss in ("hinge", "log"):
+        rows = learned[learned["loss"] == loss].set_index("variant")
+        assert rows.loc["--eta0 0.1", "vs_reference"] == 0
+        assert rows.loc["--eta0 auto", "vs_reference"] == pytest.approx(
+            rows.loc["--eta0 auto", "accuracy"] - rows.loc["--eta0 0.1", "accuracy"], abs=0.011)
+    assert frame["accuracy"].between(0, 100).all()
+    svc = frame[frame["algorithm"] == "scikit-learn LinearSVC"]["accuracy"].item()
+    assert svc >= 80                                       # iris is nearly separable
+    assert "`--eta0 auto` minus `--eta0 0.1`" in (tmp_path / "learn_defaults.md").read_text()

@@ -77,7 +77,7 @@ class _LinearSGD(OnlineLearner):
             raise NBSVMError(
                 f"unknown l1_method {self.l1_method!r}; allowed: {', '.join(L1_METHODS)}"
             )
-        if self.eta0 != "auto":
+        if self.eta0 not in (None, "auto"):
             _positive("eta0", self.eta0)
         if self.eta0 == "auto" and not self._schedule.uses_eta0:
             raise NBSVMError(
@@ -112,10 +112,15 @@ class _LinearSGD(OnlineLearner):
                 "first L2 step would set the weights to zero"
             )
 
+    def _calibrates(self) -> bool:
+        """Whether the step size is Bottou's calibration: ``'auto'``, or left unset (None)
+        with a schedule that takes one."""
+        return self.eta0 == "auto" or (self.eta0 is None and self._schedule.uses_eta0)
+
     def _eta0(self) -> float:
-        """The step size trained with: ``eta0``, or once calibrated ``eta0_`` (``'auto'``;
-        1 until then, for the checks)."""
-        if self.eta0 == "auto":
+        """The step size trained with: ``eta0``, or once calibrated ``eta0_`` (1 until
+        then, for the checks; 1 for 'pegasos', which takes none)."""
+        if self.eta0 is None or self.eta0 == "auto":
             return float(getattr(self, "eta0_", 1.0))
         return float(self.eta0)
 
@@ -125,7 +130,7 @@ class _LinearSGD(OnlineLearner):
 
     def _start(self, rows, y, classes):
         super()._start(rows, y, classes)
-        if self.eta0 == "auto":  # Bottou's calibration on a sample of the first data
+        if self._calibrates():  # Bottou's calibration on a sample of the first data
             from nbsvm.learners.eta0 import calibrate_learner_eta0
 
             self.eta0_ = calibrate_learner_eta0(self, rows, y, seed=int(self.seed), classes=classes)
