@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness imbalanced quantize scale serve-bench limits predict-bench rcv1 iris reproduce data bench docs clean
+.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness learn-defaults imbalanced quantize scale serve-bench limits predict-bench rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -85,6 +85,11 @@ wang-manning: install-bench
 # Unicode-heavy (results/robustness.md; about 25 minutes on 2 cores)
 robustness: install-bench
 	$(PY) pipelines/robustness.py
+
+# nbsvm learn's step-size settings on 14 shapes of data as features (the robustness shapes,
+# RCV1, iris) beside scikit-learn (results/learn_defaults.md; about 20 minutes)
+learn-defaults: install-bench
+	$(PY) pipelines/learn_defaults.py
 
 # 1M and 4M generated reviews: nbsvm beside Vowpal Wabbit and fastText, a memory-capped
 # run (results/scale.md; about 40 GB of disk under results/tmp/scale while it runs)
