@@ -155,7 +155,7 @@ def serve_command(
         try:
             import uvicorn  # noqa: F401
 
-            from nbsvm.serve.app import create_app
+            from nbsvm.serve.app import create_app  # noqa: F401 (fastapi missing: said below)
             from nbsvm.serve.connections import ServeConfig, bind_socket, descriptor_room, serve_on
             from nbsvm.serve.limits import LOCAL_HOSTS
             from nbsvm.serve.registry import parse_models
@@ -187,21 +187,8 @@ def serve_command(
             learn, learn_token, sizes, learn_validation, (workers, watch, allow_reload)
         )
         sock = bind_socket(host, port)  # a busy port fails now, before models load
-        target: Any  # the app itself, or with workers the factory's import string
         try:
-            if workers == 1:
-                # a bad model file fails here; a learning model replays its journal
-                target = create_app(named, **config, learn=learn_settings)
-            else:
-                create_app(named, **config)  # checked once before the workers
-                # the workers' metrics, summed by /metrics: the folder is named before
-                # they start (prometheus_client reads it when it is imported)
-                metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(
-                    prefix="nbsvm-metrics-"
-                )
-                config["metrics_dir"] = metrics_dir
-                os.environ["NBSVM_SERVE"] = json.dumps(dict(config, models=named))
-                target = "nbsvm.serve.app:app_from_environment"
+            target = _application(named, config, learn_settings, workers)
             max_connections, backlog, note = descriptor_room(max_connections)
             _announce(note, named, host, port, workers, allowed_hosts)
             serve_on(
@@ -224,6 +211,23 @@ def serve_command(
             sock.close()
             if "metrics_dir" in config:
                 shutil.rmtree(config["metrics_dir"], ignore_errors=True)
+
+
+def _application(named: dict, config: dict, learn_settings, workers: int) -> Any:
+    """What uvicorn serves: the app itself (a bad model file fails here; a learning model
+    replays its journal), or with workers the factory's import string, the models checked
+    once first and the settings handed over in ``NBSVM_SERVE``."""
+    from nbsvm.serve.app import create_app
+
+    if workers == 1:
+        return create_app(named, **config, learn=learn_settings)
+    create_app(named, **config)
+    # the workers' metrics, summed by /metrics: the folder is named before they start
+    # (prometheus_client reads it when it is imported); removed when the server stops
+    metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="nbsvm-metrics-")
+    config["metrics_dir"] = metrics_dir
+    os.environ["NBSVM_SERVE"] = json.dumps(dict(config, models=named))
+    return "nbsvm.serve.app:app_from_environment"
 
 
 def _learn_settings(

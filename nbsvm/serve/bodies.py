@@ -11,7 +11,7 @@ gives at most :data:`MAX_ERRORS` errors in an answer (:func:`error_list`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -26,7 +26,7 @@ MAX_ERRORS = 20  # errors listed in one 422 answer; the rest counted
 LABEL_SCALARS = (str, bool, int, float)
 
 
-def batch_limit(most: int):
+def batch_limit(most: int) -> Callable[[], Coroutine[Any, Any, None]]:
     """A FastAPI dependency setting :data:`BATCH_LIMIT` to ``most`` for the request (the
     dependencies are solved before the body is validated)."""
 
