@@ -438,3 +438,21 @@ def test_sgd_classifier_calibrates_its_step_size_by_default():
         np.testing.assert_array_equal(m.decision_function(X), auto.decision_function(X))
     m = SGDClassifier(schedule="pegasos", epochs=2).fit(X, y)
     assert not hasattr(m, "eta0_") and (m.predict(X) == y).mean() > 0.8
+
+
+def test_a_calibrated_step_keeps_below_one_over_lambda():
+    """With lambda 1 every step from 1 up is refused (eta0 * lambda >= 1): the search went
+    no lower and returned 1, which the training refused ('eta0 * lam2 must be < 1'), and
+    the check refused eta0='auto' before the calibration ran."""
+    from nbsvm.learners.eta0 import bottou_search
+    # as svmsgd: the last halving past the lowest cost (0.25) is the one taken
+    assert bottou_search(lambda e: np.inf if e >= 1 else (e - 0.3) ** 2) == 0.125
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 5))
+    y = np.where(X[:, 0] > 0, "a", "b")
+    for lam in (1.0, 10.0):
+        for eta0 in (None, "auto"):
+            m = SGDClassifier(lam=lam, eta0=eta0).fit(X, y)
+            assert m.eta0_ * lam < 1 and (m.predict(X) == y).mean() > 0.9
+    with pytest.raises(NBSVMError, match="eta0 \\* lam2 must be < 1"):
+        SGDClassifier(lam=1.0, eta0=1.0).fit(X, y)           # a step given: refused

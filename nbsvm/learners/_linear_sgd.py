@@ -105,6 +105,8 @@ class _LinearSGD(OnlineLearner):
         if (
             not self._schedule.per_coordinate
             and self.schedule != "pegasos"
+            # a calibration to come keeps to the bound itself (its trials are checked)
+            and not (self._calibrates() and "eta0_" not in self.__dict__)
             and self._eta0() * self._lam2 >= 1.0
         ):
             raise NBSVMError(

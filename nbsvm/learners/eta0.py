@@ -100,6 +100,12 @@ def bottou_search(cost: Callable[[float], float]) -> float:
     factor = 2.0
     lo_eta, hi_eta = 1.0, factor
     lo_cost, hi_cost = cost(lo_eta), cost(hi_eta)
+    # both refused or diverged (eta0 * lambda >= 1 with lambda 1): smaller until one is not,
+    # where 1 had been returned, a step the training then refused or diverged with
+    while not np.isfinite(lo_cost) and lo_eta > 1e-8:
+        hi_eta, hi_cost = lo_eta, lo_cost
+        lo_eta /= factor
+        lo_cost = cost(lo_eta)
     if lo_cost < hi_cost:
         while lo_cost < hi_cost and lo_eta > 1e-8:
             hi_eta, hi_cost = lo_eta, lo_cost
