@@ -332,20 +332,22 @@ def _cr_only(head: bytes) -> bool:
 
 def _cr_ends(head: bytes) -> bool:
     """Whether lines of a file starting with ``head`` end with lone CRs: CR-only files
-    (:func:`_cr_only`), and those that mix them with LFs (a header or a last line written
-    elsewhere, files joined), told by at least two lone CRs and as many as LFs. Any LF had
-    made the whole file LF-ended: 40 reviews with CR ends and a final CRLF were one
-    document, a header's LF and CR rows two. A CR before a CRLF (``\\r\\r\\n``) is no end.
+    (:func:`_cr_only`), and those with at most two LFs (a header's, a last line's) and
+    more than twice as many lone CRs. Any LF had made the whole file LF-ended: 40 reviews
+    with CR ends and a final CRLF were one document, a header's LF and CR rows two. A lone
+    CR inside LF lines stays a space (one in each line of a two-line file as well), and a
+    CR before a CRLF (``\\r\\r\\n``) ends nothing.
 
-    >>> _cr_ends(b"a\\rb\\rc\\r\\n"), _cr_ends(b"h\\na\\rb\\rc"), _cr_ends(b"a\\r\\r\\nb\\r\\r\\n")
+    >>> _cr_ends(b"a\\rb\\rc\\rd\\r\\n"), _cr_ends(b"h\\na\\rb\\rc\\r"), _cr_ends(b"a\\r\\r\\nb\\r\\r\\n")
     (True, True, False)
-    >>> _cr_ends(b"one\\rtext\\nand\\nanother\\n")
+    >>> _cr_ends(b"pos\\tgreat\\rfun\\nneg\\tawful\\rdull\\n")
     False
     """
     if _cr_only(head):
         return True
     lone = head.count(b"\r") - head.count(b"\r\n") - head.count(b"\r\r\n")
-    return lone >= 2 and lone >= head.count(b"\n")
+    lfs = head.count(b"\n")
+    return lfs <= 2 and lone >= 2 and lone > 2 * lfs
 
 
 def _universal_lines(fh) -> Iterator[bytes]:
