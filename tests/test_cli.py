@@ -772,3 +772,24 @@ def test_a_codec_that_replaces_nothing_is_refused_as_an_encoding(files, model):
     assert_clean_error(run("predict", "-m", model, table, "-q", "--encoding", "idna"),
                        "unusable --encoding 'idna'")
     assert_ok(run("predict", "-m", model, table, "-q", "--encoding", "cp1252"))
+
+
+def test_a_model_or_report_to_dev_stdout_is_the_whole_of_standard_output(files, model):
+    """`train -o /dev/stdout > m.npz` had 'saved: /dev/stdout' and the other summary lines
+    after the zip (no model), `eval -o /dev/stdout > r.csv` the printed report after the
+    CSV: with standard output carrying the file, the command's words go to stderr."""
+    import subprocess
+    tmp, train, test = files
+    for command, out in ((["train", train, *TRAIN_OPTS], tmp / "m_out.npz"),
+                         (["eval", "-m", model, test], tmp / "r.csv")):
+        with open(out, "wb") as stdout:
+            r = _nbsvm_process(*command, "-o", "/dev/stdout", stdout=stdout,
+                               stderr=subprocess.PIPE, text=True)
+        assert r.returncode == 0, r.stderr
+        if command[0] == "train":
+            assert "saved: /dev/stdout" in r.stderr
+            from nbsvm import NBSVMClassifier
+            NBSVMClassifier.load(out)                     # a whole, checksummed model
+        else:
+            lines = out.read_text().splitlines()
+            assert lines[0] == "metric,class,value" and "accuracy:" not in out.read_text()

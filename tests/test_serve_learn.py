@@ -792,3 +792,21 @@ def test_explains_waiting_their_turn_hold_no_thread_of_the_pool(model_file, monk
         finally:
             release.set()
         assert all(f.result(timeout=60).status_code == 200 for f in explains)
+
+
+def test_the_batch_limit_checked_before_validation_is_the_apps_own(model_file):
+    """The limit the request models check before validating items is the app's
+    --max-batch (set per request), not the default 1,000: 1,500 texts pass a server that
+    takes 2,000, 2,001 are 413 naming 2,000; a server of 10 refuses 11."""
+    from starlette.testclient import TestClient
+
+    from nbsvm.serve.app import create_app
+    wide = TestClient(create_app({"m": str(model_file)}, allowed_hosts=["testserver"],
+                                 max_batch=2000))
+    assert wide.post("/predict", json={"texts": ["good"] * 1500}).status_code == 200
+    r = wide.post("/predict", json={"texts": [1] * 2001})
+    assert r.status_code == 413 and "at most 2,000" in r.text
+    narrow = TestClient(create_app({"m": str(model_file)}, allowed_hosts=["testserver"],
+                                   max_batch=10))
+    r = narrow.post("/predict", json={"texts": [1] * 11})   # wrong items: 413 all the same
+    assert r.status_code == 413 and "at most 10" in r.text

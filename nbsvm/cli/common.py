@@ -423,7 +423,7 @@ def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | N
     (:func:`nbsvm.io.outputs.check_output`), none is a file the command reads (``reads``:
     ``what -> path or paths``, e.g. ``{"the input": inputs, "the model": model}``;
     :func:`nbsvm.io.outputs.check_not_read`), and no two are the same file."""
-    from nbsvm.io.outputs import check_not_read, check_output
+    from nbsvm.io.outputs import check_not_read, check_output, descriptor_of
 
     _refuse_stdin_twice(reads or {})
     written: dict[str, Any] = {}
@@ -444,6 +444,10 @@ def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | N
                     f"{flag} and {other} name the same file: give each its own", path=str(path)
                 )
         written[flag] = path
+    if any(descriptor_of(p) == 1 for p in written.values()):
+        # -o /dev/stdout: standard output carries the file, and the command's words go to
+        # stderr (a model written there was followed by 'saved: /dev/stdout', no .npz)
+        sys.stdout = sys.stderr
 
 
 #: the names of standard input a command may be given
@@ -750,7 +754,7 @@ OTHER_FORMATS = {
 #: suffixes of data, tables and pages: a model or lexicon saved under one replaced a user's
 #: file of that kind with a zip, without a word (``train data.txt -o test.csv``)
 NOT_A_MODEL = {
-    **{k: v for k, v in OTHER_FORMATS.items() if k != ".npz"},
+    **{k: v for k, v in OTHER_FORMATS.items() if k not in (".npz", ".zip")},  # .npz is a zip
     ".csv": "comma-separated values",
     ".txt": "text",
     ".jsonl": "JSON lines",

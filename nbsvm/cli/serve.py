@@ -209,8 +209,10 @@ def serve_command(
             )
         finally:
             sock.close()
-            if "metrics_dir" in config:
+            if "metrics_dir" in config:  # the folder, and what named it to the workers
                 shutil.rmtree(config["metrics_dir"], ignore_errors=True)
+                os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+                os.environ.pop("NBSVM_SERVE", None)
 
 
 def _application(named: dict, config: dict, learn_settings, workers: int) -> Any:

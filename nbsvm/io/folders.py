@@ -107,6 +107,10 @@ def read_aclimdb(
     """
     root = Path(root)
     if not root.is_dir():
+        if str(root) == "-":
+            raise NBSVMError(
+                "a folder of documents is not read from standard input: give the folder"
+            )
         raise NBSVMError("no such folder", path=str(root))
     encoding = check_encoding(encoding)
     try:

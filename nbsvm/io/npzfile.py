@@ -272,6 +272,8 @@ def open_regular(path: str | os.PathLike[str], what: str) -> IO[bytes]:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
+        if str(path) == "-":
+            raise NBSVMError(f"a {what} is not read from standard input: give the file") from None
         raise NBSVMError("no such file", path=str(path)) from None
     except IsADirectoryError:
         raise NBSVMError(f"is a folder, expected a {what}", path=str(path)) from None

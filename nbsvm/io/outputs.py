@@ -48,6 +48,7 @@ WRITE_ERRNOS = {
     errno.EISDIR,
     errno.EINVAL,
     errno.ETXTBSY,
+    errno.EBADF,  # -o /dev/fd/3 of a descriptor opened for reading
 }
 
 
@@ -88,7 +89,7 @@ def _is_special(st) -> bool:
 _DESCRIPTOR_PATH = re.compile(r"/(?:dev|proc/(self|thread-self|\d+))/fd/(\d+)")
 
 
-def _descriptor(path: str | os.PathLike[str]) -> int | None:
+def descriptor_of(path: str | os.PathLike[str]) -> int | None:
     """The descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/stderr``,
     ``/dev/fd/N``, ``/proc/self/fd/N``), or None."""
     text = os.path.normpath(os.path.abspath(path))
@@ -129,7 +130,7 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise NBSVMError(f"is a folder; give {option} a file name inside it", path=str(path))
-    if _is_special(st) or (_descriptor(path) is not None and _through_descriptor(st)):
+    if _is_special(st) or (descriptor_of(path) is not None and _through_descriptor(st)):
         if not os.access(path, os.W_OK):
             raise NBSVMError(f"cannot write ({option}): permission denied", path=str(path))
         return
@@ -293,7 +294,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise NBSVMError("is a folder; give a file name inside it", path=str(path))
-    descriptor = _descriptor(path)
+    descriptor = descriptor_of(path)
     if descriptor is not None and not _is_special(st) and _through_descriptor(st):
         with _written_through(descriptor, path, suffix) as tmp:
             yield tmp
@@ -340,8 +341,9 @@ def _written_through(descriptor: int, path: Path, suffix: str) -> Iterator[Path]
     os.close(fd)
     try:
         yield Path(tmp)
-        for stream in (sys.stdout, sys.stderr):
-            stream.flush()  # what was printed before comes first
+        for stream in (sys.__stdout__, sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()  # what was printed before comes first
         with open(tmp, "rb") as src, os.fdopen(os.dup(descriptor), "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
     except OSError as e:

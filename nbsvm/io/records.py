@@ -217,6 +217,10 @@ def read_parquet(
     if stats is None:
         stats = ReadStats()
     name = str(path)
+    if name == "-":
+        raise NBSVMError(
+            "Parquet is not read from standard input (its index is at its end): give the file"
+        )
     if not Path(name).is_file():
         raise NBSVMError("no such file", path=name)
     try:

@@ -29,6 +29,8 @@ def json_error(body: bytes) -> str:
     except RecursionError:
         return "the body's JSON is nested too deeply"
     except ValueError as e:
+        if "integer string conversion" in str(e):  # Python's advice to its programmer: not
+            return "the body's JSON has a number of more digits than a number takes here"
         return f"the body is not JSON: {e}"
     return "the body could not be read as JSON"
 
