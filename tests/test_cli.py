@@ -793,3 +793,17 @@ def test_a_model_or_report_to_dev_stdout_is_the_whole_of_standard_output(files, 
         else:
             lines = out.read_text().splitlines()
             assert lines[0] == "metric,class,value" and "accuracy:" not in out.read_text()
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--format", "parquet", "-"], "Parquet is not read from standard input"),
+    (["--format", "folders", "-"], "a folder of documents is not read from standard input"),
+])
+def test_standard_input_where_a_file_or_folder_is_needed_is_said(files, model, args, said):
+    """`-` where only a file or a folder will do had been '-: no such file'."""
+    assert_clean_error(run("predict", "-m", model, *args), said)
+
+
+def test_a_model_from_standard_input_is_said(files):
+    tmp, train, _ = files
+    assert_clean_error(run("eval", "-m", "-", train), "is not read from standard input")

@@ -323,11 +323,12 @@ def test_an_output_matched_by_an_input_glob_is_refused_before_any_read(tmp_path,
     model: the check compared the output with the unexpanded pattern. A file:// URL of
     the output is refused as its path is."""
     data = "pos\tgood fun\nneg\tbad dull\n" * 5
-    (tmp_path / "in.tsv").write_text(data)
-    (tmp_path / "in2.tsv").write_text(data)
-    out = tmp_path / "in2.tsv"  # eval's -o is a report: here it is an input all the same
+    # no suffix: a model named .tsv is refused by its name before this check is reached
+    (tmp_path / "in").write_text(data)
+    (tmp_path / "in2").write_text(data)
+    out = tmp_path / "in2"  # eval's -o is a report: here it is an input all the same
     model = ["-m", str(tmp_path / "m.npz")] if command in ("predict", "eval") else []
-    for given in (str(tmp_path / "in*.tsv"), "file://" + str(out)):
+    for given in (str(tmp_path / "in*"), "file://" + str(out)):
         r = runner.invoke(app, [command, given, *model, "--dask-local", "1", "-o", str(out)])
         assert r.exit_code == 2 and "--output is an input" in r.output, r.output
         assert out.read_text() == data

@@ -612,3 +612,16 @@ def test_a_query_string_on_a_post_is_refused_and_health_answers_head(model_file)
     head = client.head("/health")
     assert head.status_code == 200 and head.content == b""
     assert client.get("/models?x=1").status_code == 200       # a GET's query is harmless
+
+
+def test_a_number_of_thousands_of_digits_is_said_without_the_servers_advice(model_file):
+    """A 5,000-digit top_k got Python's "use sys.set_int_max_str_digits() to increase the
+    limit": advice for the server's code, not for the client."""
+    from starlette.testclient import TestClient
+
+    from nbsvm.serve.app import create_app
+    client = TestClient(create_app({"m": str(model_file)}, allowed_hosts=["testserver"]))
+    r = client.post("/predict", content='{"text": "good", "top_k": ' + "9" * 5000 + "}",
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "more digits than a number takes" in r.text
+    assert "set_int_max_str_digits" not in r.text
