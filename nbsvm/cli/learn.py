@@ -111,12 +111,12 @@ def learn_command(
     from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 
     with cli_errors():
-        refuse_model_name(output)
         check_outputs(
             reads={"an input": inputs, "a --test file": test},
             output=output,
             checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
         )
+        refuse_model_name(output)  # (after: an input named as the output is said as such)
         check_sparse_format(fmt)  # before the learner is named: an argument error only
         options = dict(locals())  # every option by name, for the steps below
         learner = _learner(**options)

@@ -53,8 +53,8 @@ def lexicon_command(
     from nbsvm.lexicon.build import build_lexicon
 
     with cli_errors():
-        refuse_model_name(output, "a lexicon")
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
+        refuse_model_name(output, "a lexicon")
         settings = dict(hashing.settings(), ngrams=ngrams)  # char_ngrams None: auto
         t0 = time.perf_counter()
         if dask and weight_col:

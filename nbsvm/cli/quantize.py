@@ -47,8 +47,8 @@ def quantize(
     with cli_errors():
         from nbsvm.errors import NBSVMError
 
-        refuse_model_name(output)
         check_outputs(reads={"the model": model}, output=output)
+        refuse_model_name(output)
         if dtype not in DTYPES:
             raise NBSVMError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
         if keep is not None and cutoff:  # both applied, without a word

@@ -209,10 +209,7 @@ def serve_command(
             )
         finally:
             sock.close()
-            if "metrics_dir" in config:  # the folder, and what named it to the workers
-                shutil.rmtree(config["metrics_dir"], ignore_errors=True)
-                os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
-                os.environ.pop("NBSVM_SERVE", None)
+            _forget_workers(config)
 
 
 def _application(named: dict, config: dict, learn_settings, workers: int) -> Any:
@@ -230,6 +227,15 @@ def _application(named: dict, config: dict, learn_settings, workers: int) -> Any
     config["metrics_dir"] = metrics_dir
     os.environ["NBSVM_SERVE"] = json.dumps(dict(config, models=named))
     return "nbsvm.serve.app:app_from_environment"
+
+
+def _forget_workers(config: dict) -> None:
+    """After a server of workers: the metrics folder removed, and the variables that named
+    it and the settings to the workers."""
+    if "metrics_dir" in config:
+        shutil.rmtree(config["metrics_dir"], ignore_errors=True)
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        os.environ.pop("NBSVM_SERVE", None)
 
 
 def _learn_settings(

@@ -520,7 +520,6 @@ def _check_files(
     from nbsvm.evaluation import plot
     from nbsvm.models.checkpoint import checkpoint_path
 
-    refuse_model_name(output)
     reading = prepare_reading(
         reading,
         {
@@ -533,6 +532,7 @@ def _check_files(
         plot=plot_path,
         checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
     )
+    refuse_model_name(output)  # (after: an input named as the output is said as such)
     if plot_path is not None:
         plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
     for path in test or ():  # read after training: a missing one is named before it
