@@ -101,12 +101,6 @@ def descriptor_of(path: str | os.PathLike[str]) -> int | None:
     return int(match.group(2))
 
 
-def _through_descriptor(st) -> bool:
-    """Whether an output whose path names one of this process's descriptors is written
-    through it: always, unless the descriptor is a folder."""
-    return st is not None and not stat.S_ISDIR(st.st_mode)
-
-
 def _file_to_replace(path: Path) -> Path:
     """The regular file a write to ``path`` replaces: ``path``, or what a link points to."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
@@ -130,7 +124,8 @@ def check_output(path: str | os.PathLike[str] | None, option: str = "--output") 
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise NBSVMError(f"is a folder; give {option} a file name inside it", path=str(path))
-    if _is_special(st) or (descriptor_of(path) is not None and _through_descriptor(st)):
+    # (a folder was refused above: a descriptor that exists is written through)
+    if _is_special(st) or (descriptor_of(path) is not None and st is not None):
         if not os.access(path, os.W_OK):
             raise NBSVMError(f"cannot write ({option}): permission denied", path=str(path))
         return
@@ -295,7 +290,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise NBSVMError("is a folder; give a file name inside it", path=str(path))
     descriptor = descriptor_of(path)
-    if descriptor is not None and not _is_special(st) and _through_descriptor(st):
+    if descriptor is not None and st is not None and not _is_special(st):
         with _written_through(descriptor, path, suffix) as tmp:
             yield tmp
         return
