@@ -407,6 +407,22 @@ def test_reader_defects_found_by_a_review(tmp_path):
         f"{tmp_path / 'one.tsv'}: 1 row(s) hold line breaks inside quotes (the first: line 2, "
         '3 lines); a text that opens with a quote (") by accident takes in the lines up to '
         "the next quote"]
+    # in a CSV a multi-line quoted text is CSV's own; one whose lines are the file's rows
+    # (a stray quote took them in, up to the next quote) is named
+    (tmp_path / "q.csv").write_text('label,text\npos,"great\nfun, truly"\nneg,"awful film\n'
+                                    'pos,great fun\nneg,boring "acting"\nneg,bad\n'
+                                    'text,pos\n')
+    stats = ReadStats()
+    docs = read_inputs([tmp_path / "q.csv"], fmt="csv", stats=stats)
+    assert [d.line for d in docs] == [2, 4, 7, 8]
+    assert stats.notes == [
+        f"{tmp_path / 'q.csv'}: 1 row(s) hold lines that look like rows (a label and a comma) "
+        'inside quotes (the first: line 4, 3 lines); a text that opens with a quote (") by '
+        "accident takes in the lines up to the next quote"]
+    (tmp_path / "ok.csv").write_text('label,text\npos,"great\nfun, truly"\nneg,"a\nb"\n')
+    stats = ReadStats()
+    assert len(list(read_inputs([tmp_path / "ok.csv"], fmt="csv", stats=stats))) == 2
+    assert stats.notes == []
     # predict of a CSV whose label column is empty on some rows: those are unlabelled
     model = train(tmp_path / "l.txt", tmp_path / "m.npz")
     (tmp_path / "pl.csv").write_text("label,text\npos,great fun 1\n,loved every minute 2\n")

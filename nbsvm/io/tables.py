@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -123,7 +123,7 @@ def read_table(
             )  # fmt: skip
             names = None
             first = True
-            spans = _Spans()
+            spans = _Spans(sep)
             for chunk in _chunks_noting_bad_rows(chunks, lines, pd):
                 chunk = _without_cr(chunk)
                 breaks = _line_breaks(chunk)
@@ -142,7 +142,7 @@ def read_table(
                 rows.empty_label, rows.weight_col, rows.counts = empty_label, weight_col, counts
                 yield from rows.documents(chunk, texts, labels, weights, breaks)
             lines.finish()
-        spans.note(stats, name, sep)
+        spans.note(stats, name)
     except pd.errors.EmptyDataError:
         raise NBSVMError("empty file (expected a header row)", path=name) from None
     except pd.errors.ParserError as e:
@@ -204,9 +204,12 @@ class _Rows:
             )
         )  # row of the chunk: its problem
         optional, empty_label, sep = self.label_optional, self.empty_label, self.sep
+        if any(breaks):  # rows taken into a quoted field are looked for only there
+            self.spans.labels.update(str(y).strip() for y in labels if y is not None)
+        self.spans.labels.discard("")
         for i, (text, label, weight, extra) in enumerate(zip(texts, labels, weights, breaks)):
             row = lines.next(extra)
-            self.spans.add(row, extra)
+            self.spans.add(row, extra, text)
             if short and i in short:
                 if short[i] != UNCHECKED:
                     stats.bad(short[i], name, row)
@@ -522,30 +525,59 @@ class _Lines:
 
 @dataclass
 class _Spans:
-    """The rows that took in several lines through a quoted field."""
+    """The rows that took in several lines through a quoted field, and those of them whose
+    lines look like the file's rows (a label of the file and the separator)."""
 
+    sep: str
     count: int = 0
     first: tuple[int, int] = (0, 0)  # the first one's line and lines
+    rowlike: int = 0
+    first_rowlike: tuple[int, int] = (0, 0)
+    labels: set[str] = field(default_factory=set)  # seen in chunks with such rows
 
-    def add(self, row: int, extra: int) -> None:
-        """Row ``row`` holds ``extra`` quoted line breaks."""
-        if extra:
-            self.count += 1
-            if self.count == 1:
-                self.first = (row, extra + 1)
+    def add(self, row: int, extra: int, text: str = "") -> None:
+        """Row ``row`` holds ``extra`` quoted line breaks, in ``text``."""
+        if not extra:
+            return
+        self.count += 1
+        if self.count == 1:
+            self.first = (row, extra + 1)
+        if _holds_rows(text, self.labels, self.sep):
+            self.rowlike += 1
+            if self.rowlike == 1:
+                self.first_rowlike = (row, extra + 1)
 
-    def note(self, stats: ReadStats, name: str, sep: str) -> None:
+    def note(self, stats: ReadStats, name: str) -> None:
         """Say how many rows took in several lines through a quoted field: a text that
         opens with a quote by accident takes in the lines, rows and labels up to the next
         quote, which only this note shows (a one-column table has no field count to
-        check)."""
-        if self.count and sep == "\t":  # (a CSV's multi-line quoted texts are CSV's own)
-            line, lines = self.first
-            stats.note(
-                f"{name}: {self.count} row(s) hold line breaks inside quotes (the first: "
-                f"line {line}, {lines} lines); a text that opens with a quote (\") by accident "
-                "takes in the lines up to the next quote"
-            )
+        check). In a CSV, whose quoted texts may hold line breaks, only the rows whose
+        lines look like rows of the file are named (66 rows read as one, no word)."""
+        tsv = self.sep == "\t"
+        count, (line, lines) = (
+            (self.count, self.first) if tsv else (self.rowlike, self.first_rowlike)
+        )
+        if not count:
+            return
+        what = "line breaks" if tsv else "lines that look like rows (a label and a comma)"
+        stats.note(
+            f"{name}: {count} row(s) hold {what} inside quotes (the first: line {line}, "
+            f"{lines} lines); a text that opens with a quote (\") by accident takes in the "
+            "lines up to the next quote"
+        )
+
+
+def _holds_rows(text: str, labels: set[str], sep: str) -> bool:
+    """Whether a line of ``text`` after its first starts with one of ``labels`` and ``sep``
+    or ends with ``sep`` and one of them: a row of the file taken into a quoted field."""
+    if not labels:
+        return False
+    for line in text.split("\n")[1:]:
+        if sep in line:
+            head, tail = line.split(sep, 1)[0], line.rsplit(sep, 1)[1]
+            if head.strip() in labels or tail.strip() in labels:
+                return True
+    return False
 
 
 def _line_breaks(chunk) -> list[int]:
