@@ -23,7 +23,6 @@ import os
 import shutil
 import tarfile
 import tempfile
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -425,6 +424,8 @@ def _download_imdb(url: str, data: Path) -> list[Path]:
     into a temporary folder and renamed into place (its sha256 is not the shared archive's:
     the README's figures are for the labeled repackaging; the 50,000 labeled files are
     counted instead)."""
+    import urllib.request  # 45 ms of every command's start-up, for this function alone
+
     data.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".nbsvm-download-", dir=data))
     try:
