@@ -807,3 +807,17 @@ def test_standard_input_where_a_file_or_folder_is_needed_is_said(files, model, a
 def test_a_model_from_standard_input_is_said(files):
     tmp, train, _ = files
     assert_clean_error(run("eval", "-m", "-", train), "is not read from standard input")
+
+
+def test_bytes_replaced_are_said_invalid_in_the_encoding_read(files, model):
+    """Under --encoding cp1252 an undefined byte (0x81) was reported as 'invalid UTF-8'."""
+    tmp, _, _ = files
+    path = tmp / "cp.txt"
+    path.write_bytes(b"good \x81 film\nbad film\n")
+    r = run("predict", "-m", model, path, "-q", "--encoding", "cp1252")
+    assert_ok(r)
+    assert "replaced 1 invalid cp1252 byte in 1 document" in r.stderr
+    path.write_bytes(b"good \xff film\nbad film\n")
+    r = run("predict", "-m", model, path, "-q", "--encoding", "utf8")
+    assert_ok(r)
+    assert "replaced 1 invalid UTF-8 byte in 1 document" in r.stderr

@@ -161,6 +161,7 @@ class _FullestRead:
     bad_lines = property(lambda self: self._stats().bad_lines)
     bad_examples = property(lambda self: self._stats().bad_examples)
     notes = property(lambda self: self._stats().notes)
+    encoding = property(lambda self: self._stats().encoding)
 
 
 def read_stats(skip_bad: bool = False) -> ReadStats:
@@ -237,6 +238,7 @@ def documents(
     from nbsvm.io.readers import read_inputs
 
     stats = read_stats(skip_bad) if report else ReadStats(skip_bad=skip_bad)
+    stats.encoding = encoding
     stream = DocumentStream(
         read_inputs(
             inputs,
@@ -277,8 +279,9 @@ def report_reading(*sources: Any) -> None:
     n_bytes = sum(s.replaced_bytes for s in stats)
     if n_bytes:
         n_docs = sum(s.replaced_docs for s in stats)
+        kinds = sorted({_encoding_name(s.encoding) for s in stats if s.replaced_bytes})
         _say(
-            f"replaced {n_bytes} invalid UTF-8 byte{'s' * (n_bytes != 1)} in "
+            f"replaced {n_bytes} invalid {' or '.join(kinds)} byte{'s' * (n_bytes != 1)} in "
             f"{n_docs} document{'s' * (n_docs != 1)} (--strict refuses them)"
         )
     n_bad = sum(s.bad_lines for s in stats)
@@ -291,6 +294,14 @@ def report_reading(*sources: Any) -> None:
         )
     for note in dict.fromkeys(n for s in stats for n in s.notes):
         _say(f"note: {note}")
+
+
+def _encoding_name(encoding: str) -> str:
+    """``UTF-8`` for any spelling of it; another encoding as given (``cp1252``)."""
+    import codecs
+
+    name = codecs.lookup(encoding).name
+    return "UTF-8" if name.startswith("utf-8") else encoding
 
 
 def _say(text: str) -> None:

@@ -80,7 +80,8 @@ NUL_SAMPLE = 4096
 class ReadStats:
     """What reading replaced, skipped and noticed, filled in while documents are read.
 
-    ``replaced_bytes``: invalid UTF-8 bytes replaced by U+FFFD; ``replaced_docs``: the
+    ``replaced_bytes``: bytes invalid in ``encoding`` (UTF-8 unless the reader was told
+    otherwise) replaced by U+FFFD; ``replaced_docs``: the
     documents (lines of line formats, rows of tables, files of aclImdb) that had any.
     ``skip_bad``: skip malformed lines (counted in ``bad_lines``, the first
     :data:`BAD_EXAMPLES` described in ``bad_examples``) instead of stopping at the first.
@@ -95,9 +96,11 @@ class ReadStats:
         "bad_lines",
         "bad_examples",
         "notes",
+        "encoding",
     )
 
-    def __init__(self, skip_bad: bool = False):
+    def __init__(self, skip_bad: bool = False, encoding: str = "utf-8"):
+        self.encoding = encoding  # what replaced bytes were invalid as
         self.replaced_bytes = 0
         self.replaced_docs = 0
         self.skip_bad = skip_bad
