@@ -821,3 +821,18 @@ def test_bytes_replaced_are_said_invalid_in_the_encoding_read(files, model):
     r = run("predict", "-m", model, path, "-q", "--encoding", "utf8")
     assert_ok(r)
     assert "replaced 1 invalid UTF-8 byte in 1 document" in r.stderr
+
+
+def test_a_symbolic_link_that_loops_or_dangles_is_said_as_such(files, model):
+    """A loop of symbolic links was 'no such file or folder', which the user could see
+    was there."""
+    tmp, _, _ = files
+    (tmp / "loop_a").symlink_to(tmp / "loop_b")
+    (tmp / "loop_b").symlink_to(tmp / "loop_a")
+    (tmp / "dangling").symlink_to(tmp / "gone.txt")
+    assert_clean_error(run("predict", "-m", model, tmp / "loop_a", "-q"),
+                       "loop_a: a loop of symbolic links")
+    assert_clean_error(run("predict", "-m", model, tmp / "dangling", "-q"),
+                       f"dangling: a symbolic link to '{tmp / 'gone.txt'}', which does not exist")
+    assert_clean_error(run("predict", "-m", model, tmp / "nothere.txt", "-q"),
+                       "nothere.txt: no such file or folder")

@@ -56,6 +56,7 @@ from nbsvm.config import (
     SOFTMAX_LAM,
 )
 from nbsvm.errors import NBSVMError
+from nbsvm.io.document import missing_input
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS
 
 if TYPE_CHECKING:  # the library is imported when the command runs
@@ -538,7 +539,7 @@ def _check_files(
     for path in test or ():  # read after training: a missing one is named before it
         if path != "-" and "://" not in path and not any(c in path for c in "*?["):
             if not Path(path).exists():
-                raise NBSVMError("no such file or folder (--test)", path=path)
+                raise missing_input(path, " (--test)")
     _warn_repeated(inputs, test or [])
     return reading
 

@@ -104,3 +104,24 @@ def rereadable(
             f"{why}: pass a list or a callable returning the documents, not a one-shot iterator"
         )
     return lambda: iter(docs)
+
+
+def missing_input(path: str, where: str = "") -> NBSVMError:
+    """The error for an input ``path`` that does not exist: a symbolic link that loops or
+    whose target is gone is said as such (a loop read as 'no such file'). ``where``: the
+    option that named it (`` (--test)``)."""
+    import errno
+    import os
+
+    why = "no such file or folder"
+    if os.path.islink(path):
+        try:
+            os.stat(path)
+        except OSError as e:
+            target = os.readlink(path)
+            why = (
+                "a loop of symbolic links"
+                if e.errno == errno.ELOOP
+                else f"a symbolic link to {target!r}, which does not exist"
+            )
+    return NBSVMError(why + where, path=path)

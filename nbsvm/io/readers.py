@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from nbsvm.errors import NBSVMError
 from nbsvm.io.blitzer import has_reviews, read_review_inputs
 from nbsvm.io.decoding import DECOMPRESS, ReadStats, check_encoding
-from nbsvm.io.document import STDIN, Document, _name
+from nbsvm.io.document import STDIN, Document, _name, missing_input
 from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.folders import read_aclimdb
 from nbsvm.io.labeled_lines import (
@@ -214,7 +214,7 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
             and not (isinstance(src, str) and src == STDIN)
             and not Path(src).exists()
         ):
-            raise NBSVMError("no such file or folder", path=str(src))
+            raise missing_input(str(src))
         n = 0
         bad_before = s.stats.bad_lines
         for doc in _read_one(src, fmt, s):

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.document import missing_input
 from nbsvm.models import history
 from nbsvm.models.columns import start_from_lexicon
 from nbsvm.models.fitting import data_defaults_event, refuse_diverged
@@ -109,7 +110,7 @@ def shards_of(inputs: Iterable[str]) -> list[str]:
         out.extend(found)
     for p in out:
         if "://" not in p and not Path(p).exists():
-            raise NBSVMError("no such file or folder", path=p)
+            raise missing_input(p)
     return out
 
 
