@@ -625,3 +625,27 @@ def test_a_number_of_thousands_of_digits_is_said_without_the_servers_advice(mode
                     headers={"content-type": "application/json"})
     assert r.status_code == 422 and "more digits than a number takes" in r.text
     assert "set_int_max_str_digits" not in r.text
+
+
+def test_stopping_answers_uploads_under_way_at_once(model_file, tmp_path):
+    """SIGTERM with clients mid-upload waited uvicorn's 10 s of graceful shutdown and then
+    logged a traceback per client (their requests cancelled): each now gets a 503 to send
+    again, and the server stops at once; a request already whole is still answered."""
+    server = Server(model_file, log=tmp_path / "server.log")
+    uploads = []
+    for _ in range(3):
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(b"POST /predict HTTP/1.1\r\nHost: localhost\r\nContent-Type: "
+                  b"application/json\r\nContent-Length: 1000\r\n\r\n{\"texts\": [")
+        uploads.append(s)
+    time.sleep(0.5)
+    start = time.monotonic()
+    log = server.stop()
+    assert time.monotonic() - start < 5
+    for s in uploads:
+        s.settimeout(2)
+        answer = s.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 503 "), answer
+        assert b"retry-after: 1" in answer and b"the server is stopping" in answer
+        s.close()
+    assert "Traceback" not in log and "CancelledError" not in log

@@ -79,6 +79,9 @@ TOO_MANY = _raw_answer(
     503, "Service Unavailable", "too many connections, all busy with requests; try again"
 )
 TOO_SLOW = _raw_answer(408, "Request Timeout", "the request did not arrive in time")
+STOPPING = _raw_answer(
+    503, "Service Unavailable", "the server is stopping; send the request again"
+).replace(b"connection: close", b"retry-after: 1\r\nconnection: close")
 
 
 class Throttled:
@@ -248,6 +251,23 @@ class GuardedH11Protocol(H11Protocol):
         if partial and not started:
             self.transport.write(TOO_SLOW)
         self._drop()
+
+    def shutdown(self) -> None:
+        """The server stops: a request whose body is still arriving is answered 503 and
+        closed now (no work of the server's is lost; the client may send it again). uvicorn
+        waited ``timeout_graceful_shutdown`` (10 s) on such a client and then cancelled its
+        request with a traceback in the log; answers under way finish as uvicorn has it."""
+        cycle = self.cycle
+        if (
+            cycle is not None
+            and not cycle.response_started
+            and not cycle.response_complete
+            and self.conn.their_state is h11.SEND_BODY
+        ):
+            self.transport.write(STOPPING)
+            self._drop()
+            return
+        super().shutdown()
 
     # -- the write deadline ---------------------------------------------------------------
     def pause_writing(self) -> None:
