@@ -649,3 +649,34 @@ def test_stopping_answers_uploads_under_way_at_once(model_file, tmp_path):
         assert b"retry-after: 1" in answer and b"the server is stopping" in answer
         s.close()
     assert "Traceback" not in log and "CancelledError" not in log
+
+
+def test_a_client_that_closes_its_sending_side_gets_its_answer(model_file, tmp_path):
+    """A client that sends a whole request and then shuts down its sending side (nc -N,
+    some HTTP/1.0 clients) got no answer from a route answered in the thread pool (an
+    explanation): uvicorn closed the connection at the EOF. It is answered, then closed."""
+    server = Server(model_file, log=tmp_path / "server.log")
+    try:
+        body = json.dumps({"text": "great fun"}).encode()
+        for path in ("/explain", "/predict"):
+            s = socket.create_connection(("127.0.0.1", server.port))
+            s.sendall(b"POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
+                      b"\r\nContent-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
+            s.shutdown(socket.SHUT_WR)
+            s.settimeout(10)
+            answer = b""
+            while chunk := s.recv(65536):  # to the server's close: no keep-alive wait
+                answer += chunk
+            s.close()
+            assert answer.startswith(b"HTTP/1.1 200 "), (path, answer[:200])
+            assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["model"] == "pol"
+        # a request cut short by the EOF is closed without an answer
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(b"POST /predict HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
+                  b"\r\nContent-Length: 50\r\n\r\n{")
+        s.shutdown(socket.SHUT_WR)
+        s.settimeout(10)
+        assert s.recv(4096) == b""
+        s.close()
+    finally:
+        server.stop()

@@ -227,6 +227,17 @@ class GuardedH11Protocol(H11Protocol):
         if self.conn.their_state not in WAITING:  # the request is whole (or refused)
             self._stop_waiting()
 
+    def eof_received(self) -> bool | None:
+        """The client closed its sending side (``shutdown(SHUT_WR)``, ``nc -N``, some
+        HTTP/1.0 clients) after a whole request: the connection stays open for the answer
+        and closes after it (uvicorn closed it at once, and an answer computed in the
+        thread pool, an explanation, went nowhere). Any other EOF closes it."""
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete and self.conn.their_state is h11.DONE:
+            cycle.keep_alive = False
+            return True
+        return None
+
     def on_response_complete(self) -> None:
         super().on_response_complete()
         # the next request (uvicorn's keep-alive timeout closes the connection first if
