@@ -227,7 +227,7 @@ class GuardedH11Protocol(H11Protocol):
         if self.conn.their_state not in WAITING:  # the request is whole (or refused)
             self._stop_waiting()
 
-    def eof_received(self) -> bool | None:
+    def eof_received(self) -> bool | None:  # type: ignore[override]
         """The client closed its sending side (``shutdown(SHUT_WR)``, ``nc -N``, some
         HTTP/1.0 clients) after a whole request: the connection stays open for the answer
         and closes after it (uvicorn closed it at once, and an answer computed in the
