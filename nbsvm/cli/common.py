@@ -422,18 +422,20 @@ def prepare_reading(
 ) -> Reading:
     """What a command that reads text does before anything else: ``reading`` with its
     ``--text-col`` resolved (a label column that is also a text column refused), and the
-    outputs checked (:func:`check_outputs` of ``reads`` and ``outputs``)."""
+    outputs checked and claimed (:func:`claim_outputs` of ``reads`` and ``outputs``)."""
     resolved = replace(reading, text_col=text_columns(reading.text_col, reading.label_col))
-    check_outputs(reads, **outputs)
+    claim_outputs(reads, **outputs)
     return resolved
 
 
-def check_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | None) -> None:
+def claim_outputs(reads: dict | None = None, **paths: str | os.PathLike[str] | None) -> None:
     """Check every output a command will write (``option name -> path``, None: not
     written) before it reads anything: each can be written
     (:func:`nbsvm.io.outputs.check_output`), none is a file the command reads (``reads``:
     ``what -> path or paths``, e.g. ``{"the input": inputs, "the model": model}``;
-    :func:`nbsvm.io.outputs.check_not_read`), and no two are the same file."""
+    :func:`nbsvm.io.outputs.check_not_read`), and no two are the same file; then claim
+    them: when one is standard output (``-o /dev/stdout``), the command's words go to
+    stderr from here on."""
     from nbsvm.io.outputs import check_not_read, check_output, descriptor_of
 
     _refuse_stdin_twice(reads or {})

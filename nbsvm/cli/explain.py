@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import check_outputs, cli_errors, refuse_other_format, report_reading
+from nbsvm.cli.common import claim_outputs, cli_errors, refuse_other_format, report_reading
 from nbsvm.cli.options import ENCODING, STRICT
 from nbsvm.errors import NBSVMError
 
@@ -57,7 +57,7 @@ def explain_command(
     from nbsvm.models.nbsvm import NBSVMClassifier
 
     with cli_errors():
-        check_outputs(reads={"the model": model}, html=html)
+        claim_outputs(reads={"the model": model}, html=html)
         if html:
             refuse_other_format(html, "an HTML page", ".html")
         clf = NBSVMClassifier.load(model)

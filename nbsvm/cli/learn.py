@@ -9,8 +9,8 @@ import typer
 
 from nbsvm.cli._app import app
 from nbsvm.cli.common import (
-    check_outputs,
     checkpoint_note,
+    claim_outputs,
     cli_errors,
     parse_eta0,
     read_stats,
@@ -111,7 +111,7 @@ def learn_command(
     from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 
     with cli_errors():
-        check_outputs(
+        claim_outputs(
             reads={"an input": inputs, "a --test file": test},
             output=output,
             checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,

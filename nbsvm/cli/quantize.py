@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import check_outputs, cli_errors, refuse_model_name
+from nbsvm.cli.common import claim_outputs, cli_errors, refuse_model_name
 from nbsvm.cli.options import QUIET
 from nbsvm.cli.reports import echo_kv
 
@@ -47,7 +47,7 @@ def quantize(
     with cli_errors():
         from nbsvm.errors import NBSVMError
 
-        check_outputs(reads={"the model": model}, output=output)
+        claim_outputs(reads={"the model": model}, output=output)
         refuse_model_name(output)
         if dtype not in DTYPES:
             raise NBSVMError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
