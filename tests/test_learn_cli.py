@@ -798,3 +798,17 @@ def test_one_vs_rest_epoch_lines_say_their_figures_are_summed(tmp_path):
     r = run("learn", data, "-a", "mira", "-o", tmp_path / "m.npz", "--epochs", "1")
     assert_ok(r)
     assert re.search(r"mistakes (\d+)  \d", r.output) and "summed over" not in r.output
+
+
+def test_a_nan_label_is_refused_not_a_class(tmp_path):
+    """svmlight rows labelled nan trained a class named 'nan' (the positive one of a
+    binary model), where regression and the Python API refuse NaN."""
+    import io
+
+    from nbsvm.io.sparse import read_svmlight
+    with pytest.raises(NBSVMError, match=r"label 'nan' is not a number \(NaN\)"):
+        list(read_svmlight(io.StringIO("1 3:1\nnan 2:1\n"), index_base=1))
+    path = tmp_path / "n.svm"
+    path.write_text("nan 2:1\n1 3:1\nnan 2:1\n1 3:1 2:0.1\n")
+    r = run("learn", path, "-o", tmp_path / "n.npz", "-q")
+    assert r.exit_code != 0 and "n.svm:1: label 'nan' is not a number" in r.output

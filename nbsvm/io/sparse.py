@@ -141,13 +141,19 @@ def detect_index_base(path: PathOrFile) -> int:
 def _check_spelling(label: str, spellings: dict, name: str, lineno: int) -> None:
     """Refuse a label that is a number seen before under another spelling (``+1`` and
     ``1``, ``1`` and ``1.0``): labels are kept as written, so it would be a class of its own
-    (a multi-class learner trained '+1' and '1' apart without a word)."""
+    (a multi-class learner trained '+1' and '1' apart without a word); and NaN, which
+    became a class named 'nan'."""
     try:
         value = float(label)
     except ValueError:
         return
-    if value != value:  # NaN: no number to compare
-        return
+    if value != value:  # NaN: a class named 'nan' (the Python API and regression refuse it)
+        raise NBSVMError(
+            f"label {label!r} is not a number (NaN): a row's label is its class; "
+            "give each row a class",
+            path=name,
+            line=lineno,
+        )
     first = spellings.setdefault(value, (label, name, lineno))
     if first[0] != label:
         seen = f"first seen at {first[1]}:{first[2]}" if first[2] else "a class of the model"
