@@ -17,6 +17,7 @@ from nbsvm.learners.eta0 import calibration_sample, eta0_cost
 from nbsvm.models.learner_setup import targets_in
 from nbsvm.cli import app
 from nbsvm.data.cache import CacheWriter
+from nbsvm.io.document import Document
 from nbsvm.data.batches import hash_batch
 from nbsvm.workflows.tune import tune
 
@@ -50,12 +51,34 @@ def test_validation_split_scores_equal_plain_fits():
 
 def test_k_folds_score_the_mean_of_plain_fits():
     result = tune(DOCS, {"lam": [1e-4]}, BASE, folds=3, seed=5)
-    fold = np.random.default_rng(5).integers(0, 3, size=len(DOCS))
+    rng, turns, fold = np.random.default_rng(5), {}, []
+    for d in DOCS:  # each class deals its documents to the folds in seeded turns
+        if not turns.get(d.label):
+            turns[d.label] = list(rng.permutation(3))
+        fold.append(turns[d.label].pop())
     accs = [_naive({"lam": 1e-4}, [d for d, f in zip(DOCS, fold) if f != k],
                    [d for d, f in zip(DOCS, fold) if f == k]) for k in range(3)]
     assert result.n_trainings == 3 and result.split == "3-fold"
     assert result.table.accuracy[0] == pytest.approx(np.mean(accs), abs=1e-12)
     assert result.table.accuracy_std[0] == pytest.approx(np.std(accs, ddof=1), abs=1e-12)
+
+
+def test_folds_hold_each_class_evenly():
+    """Folds were drawn at random: 40 documents in 20 folds left a fold empty in almost
+    every seed ('the split left no validation documents'), and a class could fall in one
+    fold. Each class now spreads over the folds to within one document."""
+    from nbsvm.workflows.tune import fold_parts
+    labels = ["a"] * 23 + ["b"] * 17
+    for seed in range(20):
+        parts = fold_parts(labels, 20, np.random.default_rng(seed), {})
+        for label in "ab":
+            counts = np.bincount(parts[np.array(labels) == label], minlength=20)
+            assert counts.max() - counts.min() <= 1
+        assert np.bincount(parts, minlength=20).min() >= 1
+    docs = [Document(lab, f"{lab}{i} good" if lab == "a" else f"{lab}{i} bad", "<t>", i + 1)
+            for i, lab in enumerate(labels)]
+    result = tune(docs, {"lam": [1e-4]}, BASE, folds=20, seed=1)
+    assert result.n_trainings == 20
 
 
 def test_k_folds_keep_each_document_once_on_disk(tmp_path):

@@ -156,12 +156,13 @@ def _split_and_hash(
         for n, h in hashers.items()
     }
     rng = np.random.default_rng(seed)
+    queues: dict = {}  # per class, the folds its next documents go to
     seen = 0
     assignment = root / "folds.i32"  # each document's fold, in reading order
     try:
         for chunk in doc_chunks(docs, CHUNK):
             if folds:
-                part = rng.integers(0, folds, size=len(chunk))
+                part = fold_parts([d.label for d in chunk], folds, rng, queues)
                 with open(assignment, "ab") as fh:
                     part.astype(np.int32).tofile(fh)
             else:  # part 1 validates
@@ -265,6 +266,21 @@ def tune(
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
     seconds = time.perf_counter() - t0
     return TuneResult(table, best, seconds, n_trainings, split, chosen, reason, se, groups, base)
+
+
+def fold_parts(labels: list, folds: int, rng: np.random.Generator, queues: dict) -> np.ndarray:
+    """The fold of each document, read in order: each class deals its documents to the folds
+    in turns, each turn a fresh seeded permutation of them (``queues`` holds what is left of
+    each class's turn), so that every fold holds a class's documents to within one and the
+    folds' sizes differ by at most the number of classes. Drawn at random, 40 documents in
+    20 folds left one empty in almost every seed, and a class could fall in one fold."""
+    out = np.empty(len(labels), dtype=np.int64)
+    for i, label in enumerate(labels):
+        left = queues.get(label)
+        if not left:
+            left = queues[label] = rng.permutation(folds).tolist()
+        out[i] = left.pop()
+    return out
 
 
 def _labelled(d: Any, i: int) -> Document:
