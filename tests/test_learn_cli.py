@@ -812,3 +812,19 @@ def test_a_nan_label_is_refused_not_a_class(tmp_path):
     path.write_text("nan 2:1\n1 3:1\nnan 2:1\n1 3:1 2:0.1\n")
     r = run("learn", path, "-o", tmp_path / "n.npz", "-q")
     assert r.exit_code != 0 and "n.svm:1: label 'nan' is not a number" in r.output
+
+
+def test_features_past_the_models_are_noted_at_prediction(tmp_path):
+    """Indices past the last one learn saw were dropped without a word (weight 0, as an
+    unseen feature): predict and eval say how many, in how many rows."""
+    train, far = tmp_path / "w.svm", tmp_path / "far.svm"
+    train.write_text("1 1:1 2:0.5\n-1 3:1 4:2\n1 1:0.7 5:1\n-1 3:0.2 4:1\n")
+    far.write_text("1 1:1 100:5\n-1 3:1 2000000:1\n-1 4:1\n")
+    assert run("learn", train, "-o", tmp_path / "w.npz", "-q").exit_code == 0
+    for command in ("predict", "eval"):
+        r = run(command, far, "--model", tmp_path / "w.npz", "-q")
+        assert r.exit_code == 0, r.output
+        assert (f"{far}: 2 feature value(s) in 2 row(s) have indices past the model's last "
+                "(5)") in " ".join(r.output.split())
+    r = run("predict", train, "--model", tmp_path / "w.npz", "-q")
+    assert "past the model's last" not in r.output

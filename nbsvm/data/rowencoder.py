@@ -139,6 +139,8 @@ class RowEncoder:
         self.n_bits, self.hash_seed = int(n_bits), int(hash_seed)
         self.mask = (1 << self.n_bits) - 1
         self.n_features = (1 << self.n_bits) if self.hashed else n_features
+        self.dropped = 0  # feature values past n_features (prediction), and their rows
+        self.dropped_rows = 0
 
     def encode(self, records: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(indices, values, offsets)`` of ``records``, columns sorted within each row."""
@@ -166,6 +168,8 @@ class RowEncoder:
         if not self.hashed and self.n_features is not None:  # unseen in training: weight 0
             keep = indices < self.n_features
             if not keep.all():
+                self.dropped += int((~keep).sum())
+                self.dropped_rows += len(np.unique(rows[~keep]))
                 rows, indices, values = rows[keep], indices[keep], values[keep]
         order = np.lexsort((indices, rows))
         rows, indices, values = rows[order], indices[order], values[order]

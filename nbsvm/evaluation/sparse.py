@@ -127,6 +127,13 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
         for records in batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
             yield records, SparseRows(indices, values, offsets, model.n_features_in_)
+        if encoder.dropped and stats is not None:
+            base = getattr(model, "index_base_", 0)
+            stats.note(
+                f"{path}: {encoder.dropped:,} feature value(s) in {encoder.dropped_rows:,} "
+                f"row(s) have indices past the model's last ({model.n_features_in_ - 1 + base}):"
+                " weighed 0, as features unseen in training are"
+            )
 
 
 def _class_spellings(model: OnlineLearner) -> dict | None:
