@@ -603,9 +603,9 @@ def test_a_number_label_written_two_ways_is_refused(tmp_path):
     with pytest.raises(NBSVMError, match=r"m.svm:3: label '1' is the number '\+1' \(first seen "
                                          r"at .*m.svm:1\) written another way"):
         list(read_svmlight(str(data)))
-    data.write_text("+1 1:1\n-1 3:1\n+1 2:1\nnan 1:1\nfoo 2:1\n")    # one spelling each: read
+    data.write_text("+1 1:1\n-1 3:1\n+1 2:1\nfoo 2:1\n")    # one spelling each: read
     assert [r.labels for r in read_svmlight(str(data))] == [("+1",), ("-1",), ("+1",),
-                                                             ("nan",), ("foo",)]
+                                                             ("foo",)]  # (nan: refused)
 
 
 def test_eval_counts_labels_the_model_does_not_know_as_errors(tmp_path):
