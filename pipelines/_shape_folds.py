@@ -20,6 +20,8 @@ SALT = {
     "imdb-1000": 10,
     "imdb-no-spaces": 11,
     "subj-unicode": 3,
+    "20ng-few": 12,
+    "blitzer-few": 13,
 }  # the Unicode shape reuses Subj's folds
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from _shape_corpora import blitzer_bodies, corpus, rt2k
+from _shape_few import blitzer_few, ng_few
 from _shape_folds import Fold, cross_validated, pick, rng_for, sample, split, stratified_folds
 from _shape_text import first_sentence, subject_line, unicode_heavy, without_spaces
 
@@ -239,6 +240,19 @@ SHAPES = {
             "few documents",
             "IMDB, 1,000 training reviews (500 per class), 3 seeded draws, 5,000 test reviews",
             imdb_1000,
+        ),
+        Shape(
+            "20ng-few",
+            "few documents, many classes",
+            "20 Newsgroups whole messages, 30 per group (600), 3 seeded draws, 3,000 test messages",
+            ng_few,
+        ),
+        Shape(
+            "blitzer-few",
+            "few documents, many classes",
+            "Blitzer domain from review bodies, 30 per domain (120), 3 seeded draws, 600 "
+            "test reviews",
+            blitzer_few,
         ),
         Shape(
             "imdb-no-spaces",
