@@ -360,3 +360,14 @@ def test_documents_without_labels_are_negatives_of_every_label(tmp_path):
                         "-o", str(tmp_path / "s.npz")], capture_output=True, text=True,
                        timeout=300)
     assert r.returncode != 0 and "empty label" in r.stderr
+
+
+def test_no_labels_at_all_is_said_without_an_inner_folder():
+    """Every label set empty named a temporary cache folder ('/tmp/nbsvm-cache-.../train:
+    no labels to train on'), a path the user never gave."""
+    from nbsvm import NBSVMClassifier, NBSVMError
+    texts = [f"good film {i}" for i in range(20)]
+    with pytest.raises(NBSVMError) as e:
+        NBSVMClassifier(multilabel=True, n_bits=12, min_df=1).fit(texts, [[] for _ in texts])
+    assert str(e.value).startswith("no labels to train on: multi-label fields")
+    assert "nbsvm-cache" not in str(e.value)

@@ -42,7 +42,7 @@ class KeptColumns:
         kept column."""
         model = self.model
         labels = list(cache.labels)  # the cache's codes: first-appearance order
-        classes, set_ptr, set_rows = _classes_of_codes(labels, model.multilabel, cache.folder)
+        classes, set_ptr, set_rows = _classes_of_codes(labels, model.multilabel)
         min_df = max(int(model.setting("min_df")), 1)
         bounds = two_ranges(df.shape[0])
         parts: list[Any] = [None, None]
@@ -180,17 +180,16 @@ class KeptColumns:
         return counts, docs, id_totals
 
 
-def _classes_of_codes(labels: list, multilabel: bool, folder) -> tuple[list, Any, Any]:
+def _classes_of_codes(labels: list, multilabel: bool) -> tuple[list, Any, Any]:
     """The classes of a cache's label codes (``labels``, in first-appearance order), and
     each code's rows among them (``set_ptr``, ``set_rows``: a label set's labels, or the
     code itself)."""
     if multilabel:  # codes are label sets: one output per label
         classes = classes_of(labels)
         if not classes:
-            raise NBSVMError(
+            raise NBSVMError(  # (not the cache's path: an inner folder the user never named)
                 "no labels to train on: multi-label fields are 'a,b' lists "
-                "and every document's was empty",
-                path=str(folder),
+                "and every document's was empty"
             )
         set_ptr, set_rows = label_lists(classes, labels)
         return classes, set_ptr, set_rows
