@@ -190,3 +190,17 @@ def test_numpy_scalars_are_their_python_values(labels):
     assert len(clf.classes_) == 2
     plain = [v.item() if isinstance(v, np.generic) else v for v in y]
     assert clf.score(texts, y) == clf.score(texts, plain) > 0.9
+
+
+def test_a_number_written_two_ways_among_string_labels_is_refused_as_on_the_command_line():
+    """fit took '1' and '1.0' (or '+1' and '1') as two classes, where the command line
+    refuses them in a file: a model trained in Python could not be evaluated on its own
+    data. '01' stays a name, as on the command line."""
+    import re
+    texts = [f"good film {i}" for i in range(20)]
+    for a, b in (("1", "1.0"), ("+1", "1"), ("-0", "0")):
+        said = f"y holds '{a}' and '{b}' (y[1]), the same number written two ways"
+        with pytest.raises(NBSVMError, match=re.escape(said)):
+            NBSVMClassifier(n_bits=12).fit(texts, [a, b] * 10)
+    model = NBSVMClassifier(n_bits=12).fit(texts, ["1", "01"] * 10)
+    assert list(model.classes_) == ["01", "1"]

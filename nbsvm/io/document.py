@@ -8,6 +8,7 @@ documents and errors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -125,3 +126,24 @@ def missing_input(path: str, where: str = "") -> NBSVMError:
                 else f"a symbolic link to {target!r}, which does not exist"
             )
     return NBSVMError(why + where, path=path)
+
+
+DECIMAL = re.compile(r"([+-]?)(0|[1-9][0-9]*)(?:\.([0-9]*))?")
+
+
+def number_key(label: str) -> tuple[str, str] | None:
+    """The key of a label that is a decimal number as people write one (``0`` and ``0.0``
+    from one column that pandas wrote with and without a missing value; ``+1`` and ``1``;
+    ``1.50`` and ``1.5``), else None: ``01``, ``1e3``, ``1_000``, other scripts' digits and
+    long ids are names, compared as written.
+
+    >>> number_key("+1.50"), number_key("1.5"), number_key("01"), number_key("-0.0")
+    (('number', '1.5'), ('number', '1.5'), None, ('number', '0'))
+    """
+    m = DECIMAL.fullmatch(label)
+    if m is None:
+        return None
+    sign, whole, fraction = m.groups()
+    fraction = (fraction or "").rstrip("0")
+    text = whole + ("." + fraction if fraction else "")
+    return ("number", "-" + text if sign == "-" and text != "0" else text)

@@ -12,7 +12,7 @@ import numpy as np
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import valid_unicode
-from nbsvm.io.document import MAX_WEIGHT, WEIGHTS_ARE
+from nbsvm.io.document import MAX_WEIGHT, WEIGHTS_ARE, number_key
 from nbsvm.io.formats import COLUMN_SEPARATOR
 
 
@@ -157,6 +157,7 @@ def check_labels(labels: list, name: str = "y") -> None:
     numbers: dict[int | float, Any] = {}
     shapes: dict[str, str] = {}  # 'ö' as one code point or as 'o' and a combining mark
     kinds: dict[bool, Any] = {}  # the first string label and the first other one
+    spelled: dict[tuple, str] = {}  # a decimal number's first spelling among string labels
     for where, value in _each_label(labels):
         if _missing(value):
             raise NBSVMError(
@@ -173,6 +174,15 @@ def check_labels(labels: list, name: str = "y") -> None:
                 f"{name} holds {first!r} and {value!r} ({name}{where}), one class once written as text: "
                 "give the labels one type"
             )
+        key = number_key(value) if isinstance(value, str) else None
+        if key is not None:  # '1' and '1.0', '+1' and '1': refused as the CLI refuses them
+            first = spelled.setdefault(key, value)
+            if first != value:
+                raise NBSVMError(
+                    f"{name} holds {first!r} and {value!r} ({name}{where}), the same number "
+                    "written two ways: labels are compared as written, so it would be a class "
+                    "of its own: write it the same way everywhere"
+                )
         if isinstance(value, str) and not value.isascii():  # the same text on screen
             first = shapes.setdefault(unicodedata.normalize("NFC", value), value)
             if first != value:

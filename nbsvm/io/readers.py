@@ -28,7 +28,6 @@ line and both spellings.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from nbsvm.errors import NBSVMError
 from nbsvm.io.blitzer import has_reviews, read_review_inputs
 from nbsvm.io.decoding import DECOMPRESS, ReadStats, check_encoding
-from nbsvm.io.document import STDIN, Document, _name, missing_input
+from nbsvm.io.document import STDIN, Document, _name, missing_input, number_key
 from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.folders import read_aclimdb
 from nbsvm.io.labeled_lines import (
@@ -239,7 +238,7 @@ def _check_case(doc: Document, known: set, folded: dict):
     if doc.label is None:
         return
     nfc = unicodedata.normalize("NFC", doc.label)
-    number = _number_of(doc.label)
+    number = number_key(doc.label)
     first = folded.get(nfc.casefold())
     if first is None and number is not None:
         first = folded.get(number)
@@ -249,7 +248,7 @@ def _check_case(doc: Document, known: set, folded: dict):
             "is the same text as {!r} in another Unicode normalization (NFC / NFD)"
             if unicodedata.normalize("NFC", label) == nfc
             else "is the number of {!r}, written another way"
-            if number is not None and _number_of(label) == number
+            if number is not None and number_key(label) == number
             else "differs only in case from {!r}"
         )
         raise NBSVMError(
@@ -262,27 +261,6 @@ def _check_case(doc: Document, known: set, folded: dict):
     folded[nfc.casefold()] = (doc.label, doc.source, doc.line)
     if number is not None:
         folded[number] = (doc.label, doc.source, doc.line)
-
-
-_DECIMAL = re.compile(r"([+-]?)(0|[1-9][0-9]*)(?:\.([0-9]*))?")
-
-
-def _number_of(label: str) -> tuple[str, str] | None:
-    """The key of a label that is a decimal number as people write one (``0`` and ``0.0``
-    from one column that pandas wrote with and without a missing value; ``+1`` and ``1``;
-    ``1.50`` and ``1.5``), else None: ``01``, ``1e3``, ``1_000``, other scripts' digits and
-    long ids are names, compared as written.
-
-    >>> _number_of("+1.50"), _number_of("1.5"), _number_of("01"), _number_of("-0.0")
-    (('number', '1.5'), ('number', '1.5'), None, ('number', '0'))
-    """
-    m = _DECIMAL.fullmatch(label)
-    if m is None:
-        return None
-    sign, whole, fraction = m.groups()
-    fraction = (fraction or "").rstrip("0")
-    text = whole + ("." + fraction if fraction else "")
-    return ("number", "-" + text if sign == "-" and text != "0" else text)
 
 
 def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:
