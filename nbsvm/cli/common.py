@@ -164,11 +164,11 @@ class _FullestRead:
     encoding = property(lambda self: self._stats().encoding)
 
 
-def read_stats(skip_bad: bool = False) -> ReadStats:
+def read_stats(skip_bad: bool = False, encoding: str = "utf-8") -> ReadStats:
     """A fresh ReadStats, reported by :func:`cli_errors` when the command ends well."""
     from nbsvm.io.decoding import ReadStats
 
-    stats = ReadStats(skip_bad=skip_bad)
+    stats = ReadStats(skip_bad, encoding)
     _command_stats.append(stats)
     return stats
 
@@ -237,8 +237,7 @@ def documents(
     from nbsvm.io.decoding import ReadStats
     from nbsvm.io.readers import read_inputs
 
-    stats = read_stats(skip_bad) if report else ReadStats(skip_bad=skip_bad)
-    stats.encoding = encoding
+    stats = read_stats(skip_bad, encoding) if report else ReadStats(skip_bad, encoding)
     stream = DocumentStream(
         read_inputs(
             inputs,

@@ -65,13 +65,14 @@ RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 logger = logging.getLogger("uvicorn.error")
 
 
-def _raw_answer(status: int, reason: str, detail: str) -> bytes:
+def _raw_answer(status: int, reason: str, detail: str, headers: str = "") -> bytes:
     """A whole HTTP/1.1 answer that closes the connection, written without h11: for a
-    connection that is dropped right after (refused, or too slow to send its request)."""
+    connection that is dropped right after (refused, too slow to send its request, or
+    still sending it when the server stops). ``headers``: more, each ending in CRLF."""
     body = json.dumps({"detail": detail}).encode()
     return (
         f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\n"
-        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        f"content-length: {len(body)}\r\n{headers}connection: close\r\n\r\n"
     ).encode() + body
 
 
@@ -80,8 +81,9 @@ TOO_MANY = _raw_answer(
 )
 TOO_SLOW = _raw_answer(408, "Request Timeout", "the request did not arrive in time")
 STOPPING = _raw_answer(
-    503, "Service Unavailable", "the server is stopping; send the request again"
-).replace(b"connection: close", b"retry-after: 1\r\nconnection: close")
+    503, "Service Unavailable", "the server is stopping; send the request again",
+    headers="retry-after: 1\r\n",
+)  # fmt: skip
 
 
 class Throttled:
