@@ -117,11 +117,15 @@ def test_expected_calibration_error_against_plain_recomputation():
 
 
 def test_held_out_split_is_seeded_and_mixes_interleaved_classes():
-    docs = [("pos" if i % 2 else "neg", i) for i in range(2000)]
+    from nbsvm.io.document import Document
+    docs = [Document("pos" if i % 2 else "neg", str(i), "m", i + 1) for i in range(2000)]
     held = list(_split(docs, 7, held=True))
     rest = list(_split(docs, 7, held=False))
-    assert sorted(held + rest) == sorted(docs) and held == list(_split(docs, 7, held=True))
-    assert 150 < len(held) < 250 and 0.4 < np.mean([d[0] == "pos" for d in held]) < 0.6
+    assert sorted(d.line for d in held + rest) == list(range(1, 2001))
+    assert held == list(_split(docs, 7, held=True))
+    # a tenth of each class's 1,000: floor(999 / 10 + phase)
+    assert [sum(d.label == c for d in held) for c in ("pos", "neg")] in ([99, 99], [99, 100],
+                                                                       [100, 99], [100, 100])
     assert held != list(_split(docs, 8, held=True))
 
 
@@ -229,9 +233,11 @@ def test_cli_train_calibrate_and_eval_report_ece(imdb_slice, tmp_path):
 def test_a_class_held_out_whole_or_too_few_documents_are_said():
     texts = ["only c here"] + [f"alpha {i} a" if i % 2 else f"beta {i} b" for i in range(300)]
     labels = ["c"] + ["a" if i % 2 else "b" for i in range(300)]
-    held = list(_split(list(zip(texts, labels)), 31, True))
-    assert ("only c here", "c") in held            # seed 31 holds the one "c" document out
-    with pytest.raises(NBSVMError, match="every document of class 'c' fell in the held-out"):
+    from nbsvm.io.document import Document
+    docs = [Document(lab, t, "m", i + 1) for i, (t, lab) in enumerate(zip(texts, labels))]
+    for seed in range(40):  # a class's first document always trains (seed 31 held it out)
+        assert not [d for d in _split(docs, seed, True) if d.label == "c"]
+    with pytest.raises(NBSVMError, match="the held-out tenth .* holds no document of class 'c'"):
         NBSVMClassifier(n_bits=14, calibrate="sigmoid", seed=31, epochs=3).fit(texts, labels)
     few = ["good fun", "bad dull"] * 4
     for seed in range(12):

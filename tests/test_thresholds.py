@@ -197,7 +197,7 @@ def test_too_few_documents_keep_the_default_thresholds_and_say_why(tmp_path):
         lambda: iter(docs), callback=events.append)
     assert "thresholds_" not in clf.__dict__
     skipped = [e for e in events if e["stage"] == "thresholds skipped"]
-    assert skipped and "hold out each training document with probability 1/10" in skipped[0]["why"]
+    assert skipped and "hold out a tenth of each class's training documents" in skipped[0]["why"]
     # a warning: even with -q (which hid it), so that a script learns it
     run = subprocess.run([str(NBSVM), "train", str(fixture("tags.txt")), "--multilabel",
                           "--threshold", "auto", "-o", str(tmp_path / "m.npz"), "-q"],

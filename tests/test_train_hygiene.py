@@ -53,6 +53,11 @@ def reviews(imdb_slice):
     return read("train", 1000), read("test", 500)
 
 
+def _docs(texts, labels):
+    from nbsvm.io.document import Document
+    return [Document(lab, t, "<fit>", i + 1) for i, (t, lab) in enumerate(zip(texts, labels))]
+
+
 def test_early_stopping_keeps_the_best_epoch(reviews):
     (X, y), (Xt, yt) = reviews
     kw = dict(ngrams=2, n_bits=18, epochs=12, loss="hinge", optimizer="sgd",
@@ -68,10 +73,10 @@ def test_early_stopping_keeps_the_best_epoch(reviews):
     # (a later epoch may tie the best: not an improvement, so the first one is kept)
     assert all(a <= best for e, a in history.items() if e > v["best_epoch"])
     # the held-out part was not trained on, and the kept weights score the best accuracy
-    held = list(split([(t, lab) for t, lab in zip(X, y)], clf.seed, True, 0.2))
+    held = list(split(_docs(X, y), clf.seed, True, 0.2))
     assert v["held_out"] == len(held) and clf.n_docs_ == len(X) - len(held)
     assert sum(clf.class_counts_) == len(X) - len(held)
-    texts, labels = [t for t, _ in held], [lab for _, lab in held]
+    texts, labels = [d.text for d in held], [d.label for d in held]
     assert clf.score(texts, labels) == pytest.approx(best)
     # the strongest buckets are named from the kept weights, after the restore
     from nbsvm.evaluation.explain import top_features
@@ -115,20 +120,26 @@ def test_early_stopping_restores_a_backend_learners_best_epoch(reviews):
     (X, y), _ = reviews
     clf = NBSVMClassifier(ngrams=2, n_bits=18, epochs=8, learner="pa", early_stopping=True,
                           validation_fraction=0.2, n_iter_no_change=1).fit(X, y)
-    held = list(split([(t, lab) for t, lab in zip(X, y)], clf.seed, True, 0.2))
-    assert clf.score([t for t, _ in held], [lab for _, lab in held]) == \
+    held = list(split(_docs(X, y), clf.seed, True, 0.2))
+    assert clf.score([d.text for d in held], [d.label for d in held]) == \
         pytest.approx(clf.validation_["accuracy"])
 
 
-def test_a_class_left_only_in_the_held_out_part_is_said():
+def test_a_class_of_one_document_is_never_held_out_whole():
+    """The validation part was a random draw per document: a class's only document could
+    fall in it (refused: 'class ... fell in the held-out part'). A class's first document
+    now always trains."""
     texts = [f"w{i} common words" for i in range(200)]
     labels = ["a" if i % 2 else "b" for i in range(200)]
-    held = [i for i, _ in enumerate(split(list(range(200)), 0, True, 0.1))]
-    first_held = next(split(list(range(200)), 0, True, 0.1))
-    labels[first_held] = "rare"                     # its only document is held out
-    with pytest.raises(NBSVMError, match="class 'rare' fell in the held-out part"):
-        NBSVMClassifier(n_bits=12, epochs=2, early_stopping=True).fit(texts, labels)
-    assert held
+    for rare_at in (0, 57, 199):
+        labels_ = list(labels)
+        labels_[rare_at] = "rare"
+        for seed in range(10):
+            held = list(split(_docs(texts, labels_), seed, True, 0.5))
+            assert held and "rare" not in {d.label for d in held}
+    clf = NBSVMClassifier(n_bits=12, epochs=2, early_stopping=True).fit(texts, labels_)
+    held = list(split(_docs(texts, labels_), clf.seed, True, 0.1))
+    assert "rare" in clf.classes_ and clf.validation_["held_out"] == len(held) in (18, 19, 20)
 
 
 def test_modes_that_read_twice_refuse_standard_input(tmp_path):

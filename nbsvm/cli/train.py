@@ -392,7 +392,7 @@ def train_command(
         help="auto (the default): one temperature fitted on a "
         "held-out tenth where the probabilities need it "
         "(more than two classes, a class under a quarter "
-        "of the documents, or --beta under 1; 500 documents or more; not from "
+        "of the documents or --beta under 1 from 500 documents on; not from "
         "standard input), about twice the training time "
         "there. none: never. sigmoid (Platt scaling), "
         "isotonic (for 1,000+ held-out documents) or "

@@ -1,5 +1,5 @@
 """Training with a validation part and early stopping (``early_stopping``, ``train --valid``),
-as scikit-learn's SGDClassifier spells it: a seeded random ``validation_fraction`` of the
+as scikit-learn's SGDClassifier spells it: a seeded, stratified ``validation_fraction`` of the
 training documents (at most :data:`~nbsvm.models.calibrate.MAX_HELD_OUT`) is held out, the
 model trains on the rest, and after each epoch its accuracy on the held-out part is measured;
 training stops when it has not improved for ``n_iter_no_change`` epochs, and the weights of

@@ -196,8 +196,9 @@ class NBSVMClassifier(Params):
         ``'auto'`` (the default): after training, one temperature fitted on the scores of a
         copy trained without a tenth of the documents, where the learner's probabilities
         are known to be off: more than two classes, two of which one holds under a
-        quarter of the documents, or scores interpolated with NB (``beta`` under 1) (built-in learner, 500 documents or more, one label per
-        document, without ``keep_counts``); the labels stay those of the model trained on
+        quarter of the documents, or scores interpolated with NB (``beta`` under 1), the
+        last two from 500 documents on (built-in learner, one label per document, without
+        ``keep_counts``); the labels stay those of the model trained on
         all. Skipped, with a ``"calibration skipped"`` event, when the documents cannot be
         read twice. None: never. Otherwise fit a probability calibration (:mod:`nbsvm.models.calibrate`): train without a
         tenth of the documents, fit Platt scaling (``sigmoid``), isotonic regression (for a
