@@ -15,7 +15,7 @@ from nbsvm.cli import app
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.models.auto import auto_search
-from nbsvm.models.auto_space import rung_sizes
+from nbsvm.models.auto_space import N_PARTS, hash_parts, rung_sizes
 from nbsvm.models.selection import one_se_choice
 from nbsvm.workflows.job import train_job
 
@@ -100,6 +100,28 @@ def test_rung_samples():
 
 def _entry(settings, groups):
     return {"settings": settings, "score": float(np.mean(groups)), "groups": np.asarray(groups)}
+
+
+def test_the_parts_hold_each_class_evenly(tmp_path):
+    """The ten parts the search validates on hold each class to within one document, in a
+    stream sorted by class as folders read: drawn at random per document, 30 documents of a
+    class fell 0 to 8 in a part, and 120 documents of four classes gave validation folds of
+    a few documents per class whose noise hid a 6.7-point gain (Blitzer domains)."""
+    from nbsvm.text.hashing import Hasher
+
+    labels = ["a"] * 30 + ["b"] * 23 + ["c"] * 47
+    docs = [Document(lab, f"{lab} word{i}", "<t>", i + 1) for i, lab in enumerate(labels)]
+    for seed in range(5):
+        parts = hash_parts(iter(docs), {"w": Hasher(ngrams=1, n_bits=12)},
+                           tmp_path / str(seed), seed, lambda e: None)["w"]
+        assert len(parts) == N_PARTS and sum(p.n_docs for p in parts) == len(docs)
+        counts = {lab: [] for lab in "abc"}
+        for part in parts:
+            held = [part.labels[c] for b in part.batches() for c in b.labels]
+            for lab in "abc":
+                counts[lab].append(held.count(lab))
+        for lab, per_part in counts.items():
+            assert max(per_part) - min(per_part) <= 1, (seed, lab, per_part)
 
 
 def test_one_standard_error_rule_by_hand():

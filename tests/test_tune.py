@@ -67,10 +67,10 @@ def test_folds_hold_each_class_evenly():
     """Folds were drawn at random: 40 documents in 20 folds left a fold empty in almost
     every seed ('the split left no validation documents'), and a class could fall in one
     fold. Each class now spreads over the folds to within one document."""
-    from nbsvm.workflows.tune import fold_parts
+    from nbsvm.data.samples import deal_parts
     labels = ["a"] * 23 + ["b"] * 17
     for seed in range(20):
-        parts = fold_parts(labels, 20, np.random.default_rng(seed), {})
+        parts = deal_parts(labels, 20, np.random.default_rng(seed), {})
         for label in "ab":
             counts = np.bincount(parts[np.array(labels) == label], minlength=20)
             assert counts.max() - counts.min() <= 1

@@ -53,6 +53,22 @@ def join_caches(
         return writer.close()
 
 
+def deal_parts(labels: list, parts: int, rng: np.random.Generator, queues: dict) -> np.ndarray:
+    """The part (of ``parts``: tune's folds, ``--auto``'s parts) of each document, read in
+    order: each class deals its documents to the parts in turns, each turn a fresh seeded
+    permutation of them (``queues`` holds what is left of each class's turn, from one call
+    to the next), so that every part holds a class's documents to within one and the parts'
+    sizes differ by at most the number of classes. Drawn at random, 40 documents in 20 folds
+    left one empty in almost every seed, and a class could fall in one fold."""
+    out = np.empty(len(labels), dtype=np.int64)
+    for i, label in enumerate(labels):
+        left = queues.get(label)
+        if not left:
+            left = queues[label] = rng.permutation(parts).tolist()
+        out[i] = left.pop()
+    return out
+
+
 def fold_buckets(
     ids: np.ndarray, offsets: np.ndarray, n_bits: int
 ) -> tuple[np.ndarray, np.ndarray]:

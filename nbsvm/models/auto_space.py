@@ -18,6 +18,7 @@ from nbsvm.config import DEFAULTS, SOFTMAX_LAM
 from nbsvm.data.batches import hash_batch, rows_of
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.rowencoder import batches as doc_chunks
+from nbsvm.data.samples import deal_parts
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import Document
 from nbsvm.learners.targets import Labels
@@ -142,17 +143,19 @@ def hash_parts(
     seed: int,
     notify: Callable[[dict], None],
 ) -> dict[Any, list[FeatureCache]]:
-    """One pass: each document to a seeded part, hashed once per hasher. Returns
+    """One pass: each document to a part (each class dealt to the parts in seeded turns:
+    :func:`~nbsvm.data.samples.deal_parts`), hashed once per hasher. Returns
     ``{key: [FeatureCache per part]}``."""
     writers = {
         key: [CacheWriter(root / f"{key}" / f"part{p}", h) for p in range(N_PARTS)]
         for key, h in hashers.items()
     }
     rng = np.random.default_rng(seed)
+    queues: dict[Any, list] = {}  # each class's turn left (deal_parts)
     seen = 0
     try:
         for chunk in doc_chunks(docs, CHUNK):
-            part = rng.integers(0, N_PARTS, size=len(chunk))
+            part = deal_parts([d.label for d in chunk], N_PARTS, rng, queues)
             for key, h in hashers.items():
                 batch = hash_batch(chunk, h)
                 for p in range(N_PARTS):

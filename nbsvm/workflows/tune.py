@@ -38,7 +38,7 @@ from nbsvm.data.batches import hash_batch, rows_of
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.cachestore import ReadyCache
 from nbsvm.data.rowencoder import batches as doc_chunks
-from nbsvm.data.samples import Splits, split_blocks
+from nbsvm.data.samples import Splits, deal_parts, split_blocks
 from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.evaluate import evaluate_cache
@@ -162,7 +162,7 @@ def _split_and_hash(
     try:
         for chunk in doc_chunks(docs, CHUNK):
             if folds:
-                part = fold_parts([d.label for d in chunk], folds, rng, queues)
+                part = deal_parts([d.label for d in chunk], folds, rng, queues)
                 with open(assignment, "ab") as fh:
                     part.astype(np.int32).tofile(fh)
             else:  # part 1 validates
@@ -266,21 +266,6 @@ def tune(
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
     seconds = time.perf_counter() - t0
     return TuneResult(table, best, seconds, n_trainings, split, chosen, reason, se, groups, base)
-
-
-def fold_parts(labels: list, folds: int, rng: np.random.Generator, queues: dict) -> np.ndarray:
-    """The fold of each document, read in order: each class deals its documents to the folds
-    in turns, each turn a fresh seeded permutation of them (``queues`` holds what is left of
-    each class's turn), so that every fold holds a class's documents to within one and the
-    folds' sizes differ by at most the number of classes. Drawn at random, 40 documents in
-    20 folds left one empty in almost every seed, and a class could fall in one fold."""
-    out = np.empty(len(labels), dtype=np.int64)
-    for i, label in enumerate(labels):
-        left = queues.get(label)
-        if not left:
-            left = queues[label] = rng.permutation(folds).tolist()
-        out[i] = left.pop()
-    return out
 
 
 def _labelled(d: Any, i: int) -> Document:
