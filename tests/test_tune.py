@@ -237,6 +237,23 @@ def test_eta0_auto_is_bottous_calibration():
         NBSVMClassifier(char_ngrams=0, eta0="fast").fit(texts, labels)
 
 
+def test_a_paired_gain_weighs_each_group_by_its_documents():
+    """7 held-out documents in blocks of 1, 2, 1, 2, 1, the reference wrong on the first:
+    the gain is 1 in 7 documents (14.29 points), not the mean of the blocks' (20.00; the
+    message said +10.00 for a 14.29-point gap in another such draw)."""
+    from nbsvm.models.selection import paired_gain
+    gain, se = paired_gain([1, 1, 1, 1, 1], [0, 1, 1, 1, 1], [1, 2, 1, 2, 1])
+    assert gain == pytest.approx(1 / 7)
+    by_hand = np.sqrt(5 / 4 * ((6 / 7) ** 2 + 2 * (1 / 7) ** 2 + 2 * 4 * (1 / 7) ** 2)) / 7
+    assert se == pytest.approx(by_hand)
+    gains = np.array([0.1, -0.05, 0.2, 0.0])  # equal sizes: the plain mean and error
+    for sizes in (None, [3, 3, 3, 3]):
+        gain, se = paired_gain(gains, np.zeros(4), sizes)
+        assert gain == pytest.approx(gains.mean())
+        assert se == pytest.approx(gains.std(ddof=1) / 2)
+    assert paired_gain([0.5], [0.25], [9]) == (0.25, 0.0)
+
+
 def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():
     # lambda barely matters here: the defaults (1e-4) are within one SE of the best and stay
     r = tune(DOCS, {"lam": [1e-6, 1e-4, 1e-5]}, BASE, seed=3)
@@ -246,10 +263,12 @@ def test_the_one_standard_error_rule_keeps_defaults_only_within_noise():
     sizes = np.diff([round(k * n_valid / 5) for k in range(6)])
     assert r.groups.shape == (3, 5)
     assert np.allclose(r.groups.to_numpy() @ sizes / n_valid, r.table.accuracy)
-    # the error: the spread of the best's gains block by block over sqrt(5)
+    # the error: the spread of the best's gains block by block (weighed by their sizes)
     at = int(np.flatnonzero(r.table.lam == 1e-4)[0])
     gains = r.groups.loc[0].to_numpy() - r.groups.loc[at].to_numpy()
-    assert r.standard_error == pytest.approx(np.std(gains, ddof=1) / np.sqrt(5))
+    g = sizes @ gains / n_valid
+    assert r.standard_error == pytest.approx(
+        np.sqrt(5 / 4 * np.sum(sizes**2 * (gains - g) ** 2)) / n_valid)
     assert top - ref <= r.standard_error and r.chosen == {"lam": 1e-4}
     assert r.reason.startswith("the defaults: the best")
     assert tune(DOCS, {"lam": [1e-6, 1e-4, 1e-5]}, BASE, seed=3, select="best").chosen == r.best

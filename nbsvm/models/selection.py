@@ -14,13 +14,24 @@ if TYPE_CHECKING:
 VALIDATION_GROUPS = 5  # a single validation set is cut into this many blocks
 
 
-def paired_gain(scores: ArrayLike, reference: ArrayLike) -> tuple[float, float]:
+def paired_gain(
+    scores: ArrayLike, reference: ArrayLike, sizes: ArrayLike | None = None
+) -> tuple[float, float]:
     """The mean gain of ``scores`` over ``reference`` (a score per validation group each,
     the same groups) and its standard error: the spread of the gains group by group over
-    the square root of their number (0 with one group)."""
+    the square root of their number (0 with one group). With ``sizes`` (documents per
+    group) the mean is weighted by them, so that it is the gain over all the documents, and
+    the error is the ratio estimator's, ``sqrt(n / (n - 1) * sum(w_i^2 (g_i - g)^2)) /
+    sum(w_i)``, which equal sizes reduce to the plain one (7 held-out documents in blocks of
+    1, 2, 1, 2, 1 said +10.00 points for a gap of 14.29)."""
     gains = np.asarray(scores, float) - np.asarray(reference, float)
-    se = float(gains.std(ddof=1) / math.sqrt(len(gains))) if len(gains) > 1 else 0.0
-    return float(gains.mean()), se
+    n = len(gains)
+    w = np.ones(n) if sizes is None else np.asarray(sizes, float)
+    gain = float(w @ gains / w.sum())
+    if n < 2:
+        return gain, 0.0
+    se = math.sqrt(n / (n - 1) * float(w**2 @ (gains - gain) ** 2)) / float(w.sum())
+    return gain, se
 
 
 def t_quantile(p: float, df: int) -> float:

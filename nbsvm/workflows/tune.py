@@ -260,7 +260,8 @@ def tune(
         reference = reference_of(grid, given, classes, corpus)
         rows, n_trainings = _train_candidates(cands, base, splits, groups_of, root, notify)
         table, best, groups = _ranked(rows, grid)
-        chosen, reason, se = _choose(table, groups, best, reference, select)
+        sizes = [g.n_docs for gs in groups_of[orders[0]] for g in gs]  # as every order's
+        chosen, reason, se = _choose(table, groups, best, reference, select, sizes)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     split = f"{folds}-fold" if folds else f"validation {valid_fraction:.0%}"
@@ -445,17 +446,18 @@ def _row(c: dict, scores: list, base: dict) -> dict:
     return row
 
 
-def _choose(table, groups, best: dict, reference: dict | None, select: str):
+def _choose(table, groups, best: dict, reference: dict | None, select: str, sizes: list):
     """``(chosen, reason, standard error)``: the best (the table's first row), or with
     ``select="1se"`` the reference when the best's gain over it, paired over the
-    validation groups, is not more than one standard error (:mod:`nbsvm.models.selection`)."""
+    validation groups (of ``sizes`` documents: the gain is over all of them), is not more
+    than one standard error (:mod:`nbsvm.models.selection`)."""
     if reference is None or reference == best:
         return best, "the best validation accuracy", 0.0
     at = int(
         np.flatnonzero(np.logical_and.reduce([table[k] == v for k, v in reference.items()]))[0]
     )
     a, ref_acc = float(table.loc[0, "accuracy"]), float(table.loc[at, "accuracy"])
-    gain, se = paired_gain(groups.loc[0], groups.loc[at])
+    gain, se = paired_gain(groups.loc[0], groups.loc[at], sizes)
     where = (
         f"{100 * gain:.2f} points over the defaults ({100 * ref_acc:.2f}%), one standard "
         f"error {100 * se:.2f} over {groups.shape[1]} validation groups"
