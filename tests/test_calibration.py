@@ -12,7 +12,7 @@ from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
 from nbsvm.io import npzfile
 from nbsvm.learners.calibrator import (Calibrator, ReliabilityHistogram, fit_isotonic,
-                                     fit_sigmoid)
+                                     fit_sigmoid, fit_temperature)
 from nbsvm.models.calibrate import split as _split
 
 sklearn = pytest.importorskip("sklearn")
@@ -93,8 +93,40 @@ def test_temperature_matches_calibrated_classifier_cv(k):
     ours = Calibrator("temperature").fit(scores, truth)
     test = svc.decision_function(X[2000:]).reshape(1000, -1)
     p = ours.probabilities(test)
-    assert np.abs(p - ref.predict_proba(X[2000:])).max() < 1e-6
     assert np.array_equal(p.argmax(axis=1), svc.predict(X[2000:]))
+    # the targets as given: scikit-learn's fit
+    plain = fit_temperature(scores, truth, k > 2, smooth=False)
+    ours.knots_ = [np.array([plain, 0.0])] * len(ours.knots_)
+    assert np.abs(ours.probabilities(test) - ref.predict_proba(X[2000:])).max() < 1e-6
+    # smoothed (the default): the minimum of the cross entropy against those targets
+    from scipy.optimize import minimize_scalar
+    n = len(scores)
+    if k > 2:
+        q = np.where(truth, (n + 1) / (n + 2), 1 / ((n + 2) * (k - 1)))
+        def loss(b):
+            z = b * scores
+            return -np.sum(q * (z - np.logaddexp.reduce(z, axis=1, keepdims=True)))
+    else:
+        n_pos = truth.sum()
+        q = np.where(truth, (n_pos + 1) / (n_pos + 2), 1 / (n - n_pos + 2))
+        def loss(b):
+            return np.sum(np.logaddexp(0, b * scores) - q * b * scores)
+    best = minimize_scalar(loss, bounds=(1e-6, 100), method="bounded",
+                           options={"xatol": 1e-10}).x
+    assert fit_temperature(scores, truth, k > 2) == pytest.approx(best, rel=1e-5)
+
+
+def test_a_temperature_fitted_on_a_few_documents_all_right_stays_finite():
+    """3 held-out documents, each scored highest for its class: the plain fit runs to a huge
+    beta (147 on a 30-document corpus: probabilities of exactly 0 and 1 for any text); the
+    smoothed targets keep it finite."""
+    scores = np.array([[2.0, -1.0, -1.0], [-1.0, 1.5, -0.5], [-0.5, -1.0, 1.0]])
+    truth = np.eye(3, dtype=bool)
+    assert fit_temperature(scores, truth, True, smooth=False) > 100  # (the slope underflows)
+    beta = fit_temperature(scores, truth, True)
+    assert 0.5 < beta < 5
+    p = Calibrator("temperature").fit(scores, truth).probabilities(scores)
+    assert abs(p.diagonal().mean() - 4 / 5) < 0.05 and (p > 0.05).all()
 
 
 def test_expected_calibration_error_against_plain_recomputation():

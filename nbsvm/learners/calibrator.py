@@ -112,21 +112,38 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_temperature(scores: ArrayLike, truth: ArrayLike, exclusive: bool) -> float:
-    """The inverse temperature ``beta`` minimizing the log loss of ``softmax(beta s)`` (one
-    class per row: ``truth`` one-hot) or of ``sigmoid(beta s)`` for every output (two
-    classes, labels). The loss is convex in ``beta``: bisection on its derivative."""
+def fit_temperature(
+    scores: ArrayLike, truth: ArrayLike, exclusive: bool, smooth: bool = True
+) -> float:
+    """The inverse temperature ``beta`` minimizing the cross entropy of ``softmax(beta s)``
+    (one class per row: ``truth`` one-hot) or of ``sigmoid(beta s)`` for every output (two
+    classes, labels) against smoothed targets, as Platt's: of ``n`` held-out documents each
+    has its class at ``(n + 1) / (n + 2)`` and the rest spread over the other classes (a
+    sigmoid: Platt's own, ``(n+ + 1) / (n+ + 2)`` for a positive, ``1 / (n- + 2)`` for a
+    negative). They keep a separable held-out set finite: 3 held-out documents, all right,
+    gave ``beta`` 147 and probabilities of exactly 0 and 1 to any text (now 2.8); Platt's
+    per-class counts in the softmax smoothed too much (30 documents per class, 3 held out:
+    log loss 1.50 -> 1.65), the total does not (1.50 -> 1.50; 0.604 -> 0.559 at 3 per
+    class of four). ``smooth=False``: the targets as given (scikit-learn's
+    ``method='temperature'``). The loss is convex in ``beta``: bisection on its derivative."""
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(truth, dtype=bool)
     if exclusive:
         keep = t.any(axis=1)  # a label the model does not know: no term
         s, t = s[keep], t[keep]
+        right = (len(t) + 1.0) / (len(t) + 2.0) if smooth else 1.0
+        q = np.where(t, right, (1 - right) / max(1, s.shape[1] - 1))
+    else:
+        n_pos = t.sum(axis=0)
+        q = np.where(t, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (len(t) - n_pos + 2.0))
+        if not smooth:
+            q = t.astype(np.float64)
 
     def slope(beta):  # d loss / d beta
         if exclusive:
             p = softmax(beta * s)
-            return float(np.sum(p * s) - np.sum(s[t]))
-        return float(np.sum((sigmoid(beta * s) - t) * s))
+            return float(np.sum((p - q) * s))
+        return float(np.sum((sigmoid(beta * s) - q) * s))
 
     lo, hi = 0.0, 1.0
     if slope(0.0) >= 0:  # scores that tell nothing: the flattest there is

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from nbsvm.models.nbsvm import NBSVMClassifier
     from nbsvm.models.run import FitRun
 
-HELD_OUT_EVERY = 10
 MAX_HELD_OUT = 50_000
 AUTO_METHOD = "temperature"  # one number: stable on a few hundred held-out documents
 #: Two classes below it keep the log loss's own probabilities (a tenth is too few to fit
