@@ -133,11 +133,11 @@ def fit_temperature(
         s, t = s[keep], t[keep]
         right = (len(t) + 1.0) / (len(t) + 2.0) if smooth else 1.0
         q = np.where(t, right, (1 - right) / max(1, s.shape[1] - 1))
-    else:
+    elif smooth:
         n_pos = t.sum(axis=0)
         q = np.where(t, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (len(t) - n_pos + 2.0))
-        if not smooth:
-            q = t.astype(np.float64)
+    else:
+        q = t.astype(np.float64)
 
     def slope(beta):  # d loss / d beta
         if exclusive:
