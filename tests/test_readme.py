@@ -14,7 +14,9 @@
       are not compared.
   ``<!-- requires: imdb -->``
       the same, skipped when ``data/aclImdb`` is missing (paths such as
-      ``data/aclImdb/train`` then work as in the repository).
+      ``data/aclImdb/train`` then work as in the repository), and marked ``slow``: a
+      whole-IMDB job is a second real-data run of ``train`` (``tests/test_e2e_imdb.py``
+      runs it in ``make test``), so ``make test-slow`` runs these blocks.
 
   Each block runs in a temporary folder of its own, as its working directory (with a link
   ``data`` to the repository's ``data`` folder), so files it writes vanish afterwards.
@@ -83,8 +85,8 @@ def runnable_blocks():
             if not markers or lang not in ("python", "console") or (lang, code) in seen:
                 continue
             seen.add((lang, code))
-            marks = [pytest.mark.skipif(not IMDB.is_dir(), reason="needs data/aclImdb")] \
-                if "requires:imdb" in markers else []
+            marks = [pytest.mark.skipif(not IMDB.is_dir(), reason="needs data/aclImdb"),
+                     pytest.mark.slow] if "requires:imdb" in markers else []
             name = doc.relative_to(REPO).as_posix()
             params.append(pytest.param(lang, code, id=f"{name}:{line}:{lang}", marks=marks))
     return params
