@@ -20,16 +20,22 @@ def shared_datasets() -> Path:
     return datasets.shared_root()
 
 
+SYNTHETIC_VOCAB = np.array([f"w{i}" for i in range(800)]
+                           + ["great", "awful", "fine", "Café", "東京", "!", ","])
+
+
 def synthetic(n_docs, n_classes=2, seed=0, words=30, unique=False):
     """Labeled documents with a learnable signal; labels in a scrambled first-seen order."""
     rng = np.random.default_rng(seed)
-    vocab = [f"w{i}" for i in range(800)] + ["great", "awful", "fine", "Café", "東京", "!", ","]
+    # one array of the words (drawing from a list converted it to an array on every call:
+    # most of this function's time), the same draws
+    vocab = SYNTHETIC_VOCAB
     names = ["pos", "neg", "mid", "other"][:n_classes]
     docs = []
     for i in range(n_docs):
         c = int(rng.integers(0, n_classes))
-        toks = list(rng.choice(vocab, size=words))
-        toks[:4] = rng.choice(vocab[c * 50:c * 50 + 60], size=4)     # class-dependent words
+        toks = rng.choice(vocab, size=words).tolist()
+        toks[:4] = rng.choice(vocab[c * 50:c * 50 + 60], size=4).tolist()  # class-dependent words
         if unique:
             toks.append(f"doc{i}")
         docs.append(Document(names[c], " ".join(toks), "mem.txt", i + 1))
