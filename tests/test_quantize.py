@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testhelpers import run_cli
 
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
@@ -118,6 +119,9 @@ def test_quantized_models_do_not_train_or_quantize_again(saved, reviews, tmp_pat
 
 
 def test_cli_quantize_then_every_command(imdb_slice, tmp_path):
+    """Real IMDB reviews through the installed command (train, quantize, eval of both); the
+    quantized model then through every other command and the refusals in this process
+    (typer's runner: no interpreter start each)."""
     model, small = tmp_path / "m.npz", tmp_path / "m.q.npz"
     subprocess.run([str(NBSVM), "train", str(imdb_slice / "train"), "-o", str(model), "-q",
                     "--n-bits", "20"], check=True, capture_output=True)
@@ -125,26 +129,22 @@ def test_cli_quantize_then_every_command(imdb_slice, tmp_path):
                           "0.5"], check=True, capture_output=True, text=True).stdout
     assert "stored as: int8" in out and small.stat().st_size < model.stat().st_size / 4
     # -q as every command that writes a file takes it (it was "No such option: -q")
-    subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "q2.npz"), "-q"],
-                   check=True, capture_output=True)
+    assert run_cli("quantize", model, "-o", tmp_path / "q2.npz", "-q").returncode == 0
     accuracy = [json.loads(subprocess.run([str(NBSVM), "eval", "-m", str(m),
                                            str(imdb_slice / "test"), "--json"], check=True,
                                           capture_output=True, text=True).stdout)["accuracy"]
                 for m in (model, small)]
     assert accuracy[1] > accuracy[0] - 0.01
-    subprocess.run([str(NBSVM), "predict", str(imdb_slice / "test"), "-m", str(small), "-o",
-                    str(tmp_path / "p.csv")], check=True, capture_output=True)
-    explained = subprocess.run([str(NBSVM), "explain", "-m", str(small), "--text",
-                                "a great film"], check=True, capture_output=True, text=True)
-    assert explained.stdout
-    info = subprocess.run([str(NBSVM), "info", str(small)], check=True, capture_output=True,
-                          text=True).stdout
-    assert "int8" in info
-    bad = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "x.npz"),
-                          "--keep", "2"], capture_output=True, text=True)
+    predicted = run_cli("predict", imdb_slice / "test", "-m", small, "-o", tmp_path / "p.csv")
+    assert predicted.returncode == 0, predicted.stderr
+    assert len((tmp_path / "p.csv").read_text().splitlines()) > 2000
+    explained = run_cli("explain", "-m", small, "--text", "a great film")
+    assert explained.returncode == 0 and explained.stdout
+    info = run_cli("info", small)
+    assert info.returncode == 0 and "int8" in info.stdout
+    bad = run_cli("quantize", model, "-o", tmp_path / "x.npz", "--keep", "2")
     assert bad.returncode == 2 and "keep must be a share" in bad.stderr
-    both = subprocess.run([str(NBSVM), "quantize", str(model), "-o", str(tmp_path / "x.npz"),
-                           "--keep", "0.5", "--cutoff", "0.1"], capture_output=True, text=True)
+    both = run_cli("quantize", model, "-o", tmp_path / "x.npz", "--keep", "0.5", "--cutoff", "0.1")
     assert both.returncode == 2 and "give one" in both.stderr     # both applied, unsaid
     assert not (tmp_path / "x.npz").exists()
 
