@@ -1,6 +1,7 @@
 """The k best classes of a document (``predict_top_k``, ``nbsvm predict --top-k / --threshold``)
 against a plain ranking of ``predict_proba`` (or of the scores, for losses without
 probabilities), and ``classes_`` indexed by an array of positions as scikit-learn's is."""
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -19,9 +20,16 @@ NBSVM = Path(sys.executable).parent / "nbsvm"
 
 
 def _fit(n_classes, **params):
+    """A model of 600 synthetic documents and 50 of them to rank; fitted once per setting
+    in this module (the tests only read it)."""
+    return _fitted(n_classes, tuple(sorted(params.items())))
+
+
+@functools.cache
+def _fitted(n_classes, params):
     docs = synthetic(600, n_classes=n_classes, seed=3)
-    clf = NBSVMClassifier(n_bits=14, seed=0, **params).fit([d.text for d in docs],
-                                                           [d.label for d in docs])
+    clf = NBSVMClassifier(n_bits=14, seed=0, **dict(params)).fit([d.text for d in docs],
+                                                                 [d.label for d in docs])
     return clf, [d.text for d in docs[:50]]
 
 
