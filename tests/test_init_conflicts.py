@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from testhelpers import run_cli
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 REVIEWS = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
@@ -31,8 +32,10 @@ def model(tmp_path_factory):
     (["--hash-seed", "7"], "hash_seed=7", "0"), (["--lambda", "0.1"], "lam=0.1", "0.0001"),
     (["--epochs", "3"], "epochs=3", "10")])
 def test_a_conflicting_setting_is_refused(model, tmp_path, option, asked, has):
+    # in this process (the refusal comes before any training; the model is the installed
+    # command's, and test_settings_that_agree_or_are_left_out_train runs it again)
     out = tmp_path / "next.npz"
-    r = run("train", REVIEWS, "--init", model, *option, "-q", "-o", out)
+    r = run_cli("train", REVIEWS, "--init", model, *option, "-q", "-o", out)
     assert r.returncode == 2, r.stdout + r.stderr
     assert f"--init continues {model} with its own settings: {option[0]} asks for {asked}, " \
            f"the model has {has}" in r.stderr.replace("\n", " ")
