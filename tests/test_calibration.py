@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from testhelpers import run_cli
 
 from nbsvm import NBSVMClassifier
 from nbsvm.errors import NBSVMError
@@ -256,9 +257,7 @@ def test_cli_train_calibrate_and_eval_report_ece(imdb_slice, tmp_path):
                                      str(imdb_slice / "test"), "--json"], capture_output=True,
                                     text=True, check=True).stdout)
     assert rep["accuracy"] > 0.8 and rep["ece"] < 0.08 and "reliability" in rep
-    bad = subprocess.run([sys.executable, "-m", "nbsvm", "train", str(imdb_slice / "train"),
-                          "-o", str(model), "--calibrate", "platt"], capture_output=True,
-                         text=True)
+    bad = run_cli("train", imdb_slice / "train", "-o", model, "--calibrate", "platt")
     assert bad.returncode != 0 and "calibrate must be" in bad.stderr
 
 
