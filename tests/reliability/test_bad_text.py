@@ -60,11 +60,18 @@ def bad_file(path, long_bytes: int = 2 * 2**20):
 REPLACED = "replaced 9 invalid UTF-8 bytes in 1 document (--strict refuses them)"
 
 
+@pytest.fixture(scope="module")
+def bad(tmp_path_factory):
+    """:func:`bad_file` written once for the module (only read): its path and number of
+    lines."""
+    data = tmp_path_factory.mktemp("bad_text") / "bad.txt"
+    return data, bad_file(data)
+
+
 @pytest.mark.parametrize("opts", [["--ngrams", "3"], ["--ngrams", "2", "--char-ngrams", "4"]],
                          ids=["trigrams", "chars"])
-def test_bad_text_trains_and_predicts(tmp_path, opts):
-    data = tmp_path / "bad.txt"
-    n = bad_file(data)
+def test_bad_text_trains_and_predicts(bad, tmp_path, opts):
+    data, n = bad
     model, pred = tmp_path / "m.npz", tmp_path / "pred.csv"
     r = runner.invoke(app, ["train", str(data), "-o", str(model), "--n-bits", "16",
                             "--epochs", "2", "--min-df", "1", "--quiet", *opts])
@@ -107,7 +114,7 @@ SCRATCH = textwrap.dedent("""
     rng = random.Random(0)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(1, 10)))
              for _ in range(50_000)]
-    text = " ".join(rng.choice(words) for _ in range(int(sys.argv[1]) // 6))
+    text = " ".join(rng.choices(words, k=int(sys.argv[1]) // 6))
     prepared = h.prepare([text])
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     ids, offsets = h.hash_prepared(*prepared)

@@ -18,25 +18,38 @@ import numpy as np
 import pytest
 
 from nbsvm import NBSVMClassifier
-from testhelpers import write_long_corpus
+from testhelpers import run_cli, write_long_corpus
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 PROBE = ["w1 w2 w3", "w4000 w17"]
 pytestmark = pytest.mark.skipif(not NBSVM.exists(), reason=f"no console script at {NBSVM}")
 
 
-@pytest.fixture
-def setup(tmp_path):
-    data = tmp_path / "train.txt"
+@pytest.fixture(scope="module")
+def earlier(tmp_path_factory):
+    """The corpus and the earlier model trained from it, made once for the module: the
+    corpus is only read, and each test gets its own copy of the model (:func:`setup`)."""
+    d = tmp_path_factory.mktemp("kill")
+    data = d / "train.txt"
     write_long_corpus(data)
-    model = tmp_path / "models" / "model.npz"
-    model.parent.mkdir()
-    cache = tmp_path / "cache"
-    cache.mkdir()
+    model = d / "earlier.npz"
     r = subprocess.run([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "16",
                         "--epochs", "1", "-q"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    return data, model, cache, model.read_bytes(), NBSVMClassifier.load(model).decision_function(PROBE)
+    return data, model.read_bytes(), NBSVMClassifier.load(model).decision_function(PROBE)
+
+
+@pytest.fixture
+def setup(earlier, tmp_path):
+    """The earlier model at this test's own path (a killed run and the next one write
+    there), an empty cache folder, the model's bytes and its scores on :data:`PROBE`."""
+    data, before, scores = earlier
+    model = tmp_path / "models" / "model.npz"
+    model.parent.mkdir()
+    model.write_bytes(before)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    return data, model, cache, before, scores
 
 
 def _intact(model, before, scores):
@@ -60,16 +73,30 @@ def _sigkill(proc, ready, why):
 
 
 def _next_run_works(data, model, cache):
-    """The next run at the same paths succeeds, whatever the killed one left behind."""
-    r = subprocess.run([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "16",
-                        "--epochs", "2", "--cache-dir", str(cache), "-q"],
-                       capture_output=True, text=True, timeout=180)
+    """The next run at the same paths succeeds, whatever the killed one left behind (the
+    CLI in this process: the killed one is gone either way)."""
+    r = run_cli("train", data, "-o", model, "--n-bits", "16", "--epochs", "2",
+                "--cache-dir", cache, "-q")
     assert r.returncode == 0, r.stderr
     assert NBSVMClassifier.load(model).score(["w1 w2"], ["neg"]) in (0.0, 1.0)
 
 
-@pytest.mark.parametrize("when, delay", [("lexicon pass", 0.2), ("mid-epoch", 2.5)])
-def test_sigkill_during_training(setup, when, delay):
+def _wait_for(found, proc, seconds=60):
+    """Poll until ``found()`` holds (a file of the stage to kill in has appeared); the
+    caller checks that ``proc`` is still running then."""
+    deadline = time.monotonic() + seconds
+    while not found() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+#: what the killed run has written when it is in each stage: the hashing (lexicon) pass
+#: writes its cache in a hidden temporary folder; the epochs run once it is published
+HASHING = "nbsvm-cache-*/.train.*.nbsvm-tmp"
+EPOCHS = "nbsvm-cache-*/train/meta.json"
+
+
+@pytest.mark.parametrize("when", ["lexicon pass", "mid-epoch"])
+def test_sigkill_during_training(setup, when):
     data, model, cache, before, scores = setup
     proc = subprocess.Popen([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "20",
                              "--epochs", "200", "--cache-dir", str(cache)],
@@ -78,9 +105,17 @@ def test_sigkill_during_training(setup, when, delay):
 
     def ready():
         assert proc.stdout.readline().startswith("settings: ")   # fitting starts now
-        time.sleep(delay)
+        if when == "lexicon pass":          # the hashing pass is writing its cache
+            _wait_for(lambda: list(cache.glob(HASHING)), proc)
+        else:                               # the cache is published: the epochs run
+            _wait_for(lambda: list(cache.glob(EPOCHS)), proc)
+            time.sleep(0.3)                 # into the epochs (200 of them: seconds)
 
     _sigkill(proc, ready, lambda: f"training ended before the kill ({when})")
+    if when == "lexicon pass":              # the kill landed in that pass
+        assert list(cache.glob(HASHING)) and not list(cache.glob(EPOCHS))
+    else:
+        assert list(cache.glob(EPOCHS))
     _intact(model, before, scores)
     leftovers = [p.name for p in cache.iterdir()]
     assert all(name.startswith("nbsvm-") for name in leftovers), leftovers
@@ -92,14 +127,18 @@ def test_sigkill_during_training(setup, when, delay):
 
 def test_sigkill_while_saving(setup, tmp_path):
     # a child trains, then writes the model slowly (each array piece waits), and is killed
-    # half way through the write
+    # half way through the write; what it saves is trained on the corpus's first 300
+    # documents (the write is slowed down, whatever the model)
     data, model, cache, before, scores = setup
+    head = tmp_path / "head.txt"
+    with open(data, encoding="utf-8") as fh:
+        head.write_text("".join(line for _, line in zip(range(300), fh)), encoding="utf-8")
     child = textwrap.dedent(f"""
         import sys, time
         import nbsvm.io.npzfile as persist
         from nbsvm import NBSVMClassifier
         from nbsvm.io import read_inputs
-        clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(read_inputs([{str(data)!r}]))
+        clf = NBSVMClassifier(n_bits=16, epochs=1).fit_documents(read_inputs([{str(head)!r}]))
         real = persist.np.ascontiguousarray
         def slow(a, *args, **kw):
             print("writing", flush=True)

@@ -1,23 +1,18 @@
 """An output never replaces an input (issue 33, item 1), through the real CLI: every command
 refuses an output that is the same file (device and inode, links followed) as an input, the
 model, a --test file, the --init model or the lexicon it reads, or a file inside an input
-folder, before it reads anything; the files it names are left byte for byte."""
+folder, before it reads anything; the files it names are left byte for byte.
+
+The CLI runs in this process (:func:`testhelpers.run_cli`, the typer app the console script
+runs): each refusal is an exit status and a message, nothing a child process would change."""
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from testhelpers import write_class_folders
+from testhelpers import run_cli as run, write_class_folders
 
-NBSVM = Path(sys.executable).parent / "nbsvm"
 REPO = Path(__file__).resolve().parents[2]
-
-
-def run(*args, timeout=120):
-    return subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,
-                          timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -82,21 +77,21 @@ def test_an_output_inside_an_input_folder_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["train", "lexicon"])
-def test_an_output_named_dash_is_refused_not_written_over_a_file_named_dash(tmp_path, command):
+def test_an_output_named_dash_is_refused_not_written_over_a_file_named_dash(tmp_path, command,
+                                                                            monkeypatch):
     """'-' is standard input when read and was a file named '-' when written (predict's
     -o - alone is standard output): `train ./- -o -` replaced the training data by the
     model. Refused, the file left as it was; ./- names such a file, checked as any."""
     data = tmp_path / "-"
     data.write_bytes((REPO / "data" / "reviews.txt").read_bytes())
     before = data.read_bytes()
-    r = subprocess.run([str(NBSVM), command, "./-", "-o", "-", "-q"], capture_output=True,
-                       text=True, timeout=120, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    r = run(command, "./-", "-o", "-", "-q")
     assert r.returncode == 2 and "--output -: this output is a file, not standard output" \
         in r.stderr, r.stderr
     assert data.read_bytes() == before
     if command == "train":
-        r = subprocess.run([str(NBSVM), command, "./-", "-o", "./-", "-q"],
-                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        r = run(command, "./-", "-o", "./-", "-q")
         assert r.returncode == 2 and "is an input" in r.stderr, r.stderr
     assert data.read_bytes() == before
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from nbsvm import NBSVMClassifier, NBSVMError
+from testhelpers import run_cli
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 TRAIN = "".join(f"{'pos' if i % 2 else 'neg'}\t{'great fun' if i % 2 else 'awful dull'} "
@@ -20,6 +21,9 @@ TEXTS = "a great film\nawful and dull\nneither here nor there\n"
 
 
 def run(*args, umask=None, timeout=120, **kw):
+    """The installed command in a child process: for what needs one (the child's umask,
+    its own standard output, a pipe into head); the rest runs the CLI in this process
+    (:func:`testhelpers.run_cli`)."""
     pre = (lambda: os.umask(umask)) if umask is not None else None
     return subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True,
                           timeout=timeout, preexec_fn=pre, **kw)
@@ -49,7 +53,7 @@ def test_dev_full_fails_and_stays_a_device(files):
     for args in (["predict", d / "texts.txt", "-m", d / "m.npz", "-o", "/dev/full"],
                  ["train", d / "train.txt", "-o", "/dev/full", "--n-bits", "12"],
                  ["eval", d / "train.txt", "-m", d / "m.npz", "-o", "/dev/full"]):
-        r = run(*args, "-q")
+        r = run_cli(*args, "-q")                # the CLI in this process: a file it writes
         assert r.returncode == 2, (args, r.stderr)
         assert "/dev/full: cannot write: No space left on device" in r.stderr
         assert "nbsvm-tmp" not in r.stderr and "Traceback" not in r.stderr
@@ -63,10 +67,10 @@ def test_a_device_made_with_mknod_is_written_through(files):
         os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))      # /dev/null's numbers
     except PermissionError:
         pytest.skip("mknod needs root")
-    r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", node)
+    r = run_cli("predict", d / "texts.txt", "-m", d / "m.npz", "-o", node)
     assert r.returncode == 0, r.stderr
     assert _char_device(node) and os.stat(node).st_rdev == os.makedev(1, 3)
-    r = run("train", d / "train.txt", "-o", node, "--n-bits", "12", "-q")
+    r = run_cli("train", d / "train.txt", "-o", node, "--n-bits", "12", "-q")
     assert r.returncode == 0, r.stderr
     assert _char_device(node)
 
@@ -81,9 +85,9 @@ def test_fifo_with_a_reader_gets_the_output(files):
     fifo = d / "predictions.fifo"
     os.mkfifo(fifo)
     got = []
-    reader = threading.Thread(target=_read_fifo, args=(fifo, got))
+    reader = threading.Thread(target=_read_fifo, args=(fifo, got), daemon=True)
     reader.start()
-    r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", fifo, "-q")
+    r = run_cli("predict", d / "texts.txt", "-m", d / "m.npz", "-o", fifo, "-q")
     reader.join(timeout=60)
     assert r.returncode == 0, r.stderr
     assert got and got[0].decode() == expected
@@ -91,9 +95,9 @@ def test_fifo_with_a_reader_gets_the_output(files):
 
     # a model through a FIFO: a complete .npz that loads and predicts as the file does
     got.clear()
-    reader = threading.Thread(target=_read_fifo, args=(fifo, got))
+    reader = threading.Thread(target=_read_fifo, args=(fifo, got), daemon=True)
     reader.start()
-    r = run("train", d / "train.txt", "-o", fifo, "--n-bits", "12", "--epochs", "2", "-q")
+    r = run_cli("train", d / "train.txt", "-o", fifo, "--n-bits", "12", "--epochs", "2", "-q")
     reader.join(timeout=60)
     assert r.returncode == 0, r.stderr
     copy = d / "from-fifo.npz"
@@ -111,7 +115,7 @@ def test_symlink_to_a_file_stays_a_link(files):
     os.chmod(target, 0o640)
     link = d / "link.csv"
     link.symlink_to(target.name)
-    r = run("predict", d / "texts.txt", "-m", d / "m.npz", "-o", link, "-q")
+    r = run_cli("predict", d / "texts.txt", "-m", d / "m.npz", "-o", link, "-q")
     assert r.returncode == 0, r.stderr
     assert link.is_symlink() and os.readlink(link) == target.name
     assert target.read_text() == expected
@@ -235,7 +239,7 @@ def test_a_name_that_says_folder_is_never_a_file(files, tmp_path):
     """-o nd/. wrote a file named nd; the Python API's save('newmodels/') a file named
     newmodels (Path() drops the slash and the dot)."""
     d, _ = files
-    r = run("train", d / "train.txt", "-o", f"{tmp_path / 'nd'}/.", "--n-bits", "12", "-q")
+    r = run_cli("train", d / "train.txt", "-o", f"{tmp_path / 'nd'}/.", "--n-bits", "12", "-q")
     assert r.returncode == 2 and "nd/.: names a folder; give --output a file name" in r.stderr
     model = NBSVMClassifier.load(d / "m.npz")
     for name in (f"{tmp_path / 'newmodels'}/", f"{tmp_path / 'newmodels'}/."):
@@ -249,7 +253,7 @@ def test_the_longest_legal_names_are_written(files, tmp_path):
     the folder takes: 'no file can be created (File name too long)'."""
     d, _ = files
     for name in ("a" * 251 + ".npz", "好" * 83 + ".npz"):  # 255 and 253 bytes
-        r = run("train", d / "train.txt", "-o", tmp_path / name, "--n-bits", "12", "-q")
+        r = run_cli("train", d / "train.txt", "-o", tmp_path / name, "--n-bits", "12", "-q")
         assert r.returncode == 0, r.stderr
         assert NBSVMClassifier.load(tmp_path / name).n_docs_ == 40
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(

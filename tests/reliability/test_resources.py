@@ -158,7 +158,9 @@ def test_early_stopping_counts_the_best_epochs_copy(tmp_path):
         kept = fit_bytes(20, 7, optimizer, n_columns=50_000, n_classes=7, best_copy=True)
         assert kept - plain == 7 * 50_000 * (row_width(optimizer) - 4)
     rng = np.random.default_rng(0)
-    vocab = [f"w{j}" for j in range(4000)]
+    # an array: choice converted a list to one on every call (most of the test's time);
+    # the same draws
+    vocab = np.array([f"w{j}" for j in range(4000)])
     texts = [" ".join(rng.choice(vocab, 10)) for _ in range(2000)]
     labels = [f"c{i % 50}" for i in range(2000)]
     common = dict(n_bits=16, epochs=1, calibrate=None, eta0=0.25, min_df=1)
