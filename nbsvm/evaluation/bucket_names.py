@@ -300,6 +300,8 @@ def _names_of_pairs(
         for u, j in zip(uniq.tolist(), hit[first].tolist()):
             if u not in names:
                 names[u] = data[offsets[j] : offsets[j + 1]]
+        if len(names) == want.size:  # every name met (the frequent ones come early):
+            break  # the later texts are not searched again
     return names
 
 
@@ -318,7 +320,7 @@ def _char_pairs(
 
     seed2 = (hasher.seed + 1) & 0xFFFFFFFF
     seed_key = key_seed(hasher.seed)  # _ngram_hits' second hash
-    keys = [_encode(key) for text in texts for key in hasher.keys(text)[1]]
+    keys = [_encode(key) for text in texts for key in hasher.char_keys(text)]
     buckets = np.fromiter(
         (bucket_of(key, hasher.n_bits, seed2) for key in keys), dtype=np.int64, count=len(keys)
     )

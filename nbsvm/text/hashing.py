@@ -135,11 +135,20 @@ class Hasher:
         """The word and character n-gram keys of ``text`` (with repeats)."""
         return self._keys_of(tokenize(text, self.lowercase, self.split_scripts, self.nfkc))
 
+    def char_keys(self, text: str) -> list[str]:
+        """The character n-gram keys of ``text`` alone (with repeats; none without character
+        n-grams or long words): :meth:`keys`' second list, without its word n-grams."""
+        if not (self.char_ngrams or self.long_words):
+            return []
+        return self._char_keys_of(tokenize(text, self.lowercase, self.split_scripts, self.nfkc))
+
     def _keys_of(self, tokens: list[str]) -> tuple[list[str], list[str]]:
-        chars = [key for n in self.char_lengths for key in char_ngrams(tokens, n)]
+        return word_ngrams(tokens, self.ngrams), self._char_keys_of(tokens)
+
+    def _char_keys_of(self, tokens: list[str]) -> list[str]:
         if not self.char_ngrams and self.long_words:
-            chars = char_ngrams([t for t in tokens if len(t) > self.long_words], LONG_WORD_CHARS)
-        return word_ngrams(tokens, self.ngrams), chars
+            return char_ngrams([t for t in tokens if len(t) > self.long_words], LONG_WORD_CHARS)
+        return [key for n in self.char_lengths for key in char_ngrams(tokens, n)]
 
     def reference_buckets(self, text: str) -> np.ndarray:
         """The definition, in plain Python: ``mmh3`` on each n-gram key's UTF-8 bytes.
