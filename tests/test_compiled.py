@@ -171,9 +171,9 @@ def test_imdb_sample_is_varied(imdb_texts):
 ])
 def test_imdb_compiled_equals_reference(imdb_texts, ngrams, n_bits, char_ngrams, seed):
     h = Hasher(ngrams=ngrams, n_bits=n_bits, char_ngrams=char_ngrams, seed=seed)
-    # the slow reference on every other review (each half under three of the settings:
+    # the slow reference on every third review (each third under two of the six settings:
     # the suite's time), the compiled hasher on all of them
-    assert_same_as_reference(h, imdb_texts[(ngrams + char_ngrams) % 2 :: 2], naive=False)
+    assert_same_as_reference(h, imdb_texts[(ngrams + char_ngrams + seed) % 3 :: 3], naive=False)
     ids, offsets = h.batch(imdb_texts)
     # the same ids whatever the batching (the per-document de-duplication starts afresh)
     docs = [Document("x", t, "imdb", i + 1) for i, t in enumerate(imdb_texts)]
