@@ -139,24 +139,24 @@ def server(models, tmp_path_factory):
                          ids=["plain", "top_k", "threshold", "top_k+threshold"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_empty_batch_over_http(models, server, kind, extra):
-    import httpx
+    from test_serve import http  # one client: httpx.post() builds a TLS context each time
 
     if "threshold" in extra:
         extra = dict(extra, threshold=_threshold(models[kind]))
     for path, body in (("/predict", {"model": kind}), (f"/models/{kind}/predict", {})):
-        r = httpx.post(server.url + path, json=dict(body, texts=[], **extra), timeout=30)
+        r = http.post(server.url + path, json=dict(body, texts=[], **extra), timeout=30)
         assert r.status_code == 200, r.text
         assert r.json() == {"model": kind, "version": 1, "predictions": []}
-        one = httpx.post(server.url + path, json=dict(body, texts=["good food"], **extra),
-                         timeout=30)
+        one = http.post(server.url + path, json=dict(body, texts=["good food"], **extra),
+                        timeout=30)
         assert one.status_code == 200 and len(one.json()["predictions"]) == 1
 
 
 def test_empty_batch_still_checks_the_threshold_over_http(server):
     """An empty batch is no way around the checks: a probability threshold of 7 is 422."""
-    import httpx
+    from test_serve import http
 
-    r = httpx.post(server.url + "/predict", json={"texts": [], "model": "binary",
+    r = http.post(server.url + "/predict", json={"texts": [], "model": "binary",
                                                    "threshold": 7}, timeout=30)
     assert r.status_code == 422 and "between 0 and 1" in r.text
 

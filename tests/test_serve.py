@@ -27,6 +27,10 @@ from conftest import synthetic  # noqa: E402
 
 NBSVM = Path(sys.executable).parent / "nbsvm"
 JSON = {"content-type": "application/json"}
+# the tests' plain requests: httpx.get() and httpx.post() build a client, and with it a TLS
+# context, for every request (0.1 s of CPU each: most of these tests' time). One client
+# without keep-alive sends each request on a connection of its own, as they did.
+http = httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
 
 
 def _texts_labels(docs):
@@ -102,26 +106,32 @@ def _free_port() -> int:
 
 
 class Server:
-    """``nbsvm serve`` in a subprocess on a free loopback port, ready when /health answers."""
+    """``nbsvm serve`` in a subprocess on a free loopback port, ready when /health answers.
+    ``wait=False``: started, and :meth:`ready` waits for it (servers started together)."""
 
-    def __init__(self, *args, log: Path):
+    def __init__(self, *args, log: Path, wait: bool = True):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log
         with open(log, "w") as err:     # a file, not a pipe nobody reads
             self.proc = subprocess.Popen([str(NBSVM), "serve", *map(str, args), "--port",
                                           str(self.port)], stdout=err, stderr=err)
+        if wait:
+            self.ready()
+
+    def ready(self) -> "Server":
+        """Wait until /health answers (a minute at most); this server."""
         deadline = time.monotonic() + 60
         while True:
             if self.proc.poll() is not None:
-                raise AssertionError(log.read_text())
+                raise AssertionError(self.log.read_text())
             try:
-                if httpx.get(self.url + "/health", timeout=1).status_code == 200:
-                    break
+                if http.get(self.url + "/health", timeout=1).status_code == 200:
+                    return self
             except httpx.HTTPError:
                 pass
             assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
+            time.sleep(0.05)
 
     def stop(self) -> str:
         self.proc.terminate()
@@ -148,20 +158,20 @@ def served(tmp_path_factory, three_class, two_class):
 def test_predict_one_and_batch_over_http(served):
     server, models, _ = served
     clf, X = models["topics"]
-    r = httpx.post(server.url + "/predict", json={"texts": X, "top_k": 2})
+    r = http.post(server.url + "/predict", json={"texts": X, "top_k": 2})
     assert r.status_code == 200, r.text
     body = r.json()
     assert body["model"] == "topics" and body["version"] == 1
     assert body["predictions"] == json.loads(json.dumps(predictions(clf, X, top_k=2)))
     # curl -d sends application/x-www-form-urlencoded, a type any page may send to any site:
     # refused, saying what to send (tests/test_serve_security.py has the rest)
-    form = httpx.post(server.url + "/predict", content=json.dumps({"texts": X[:2], "top_k": 2}),
-                      headers={"content-type": "application/x-www-form-urlencoded"})
+    form = http.post(server.url + "/predict", content=json.dumps({"texts": X[:2], "top_k": 2}),
+                     headers={"content-type": "application/x-www-form-urlencoded"})
     assert form.status_code == 415 and "-H 'Content-Type: application/json'" in form.text
-    typed = httpx.post(server.url + "/predict", content=json.dumps({"texts": X[:2], "top_k": 2}),
-                       headers={"content-type": "application/json; charset=utf-8"})
+    typed = http.post(server.url + "/predict", content=json.dumps({"texts": X[:2], "top_k": 2}),
+                      headers={"content-type": "application/json; charset=utf-8"})
     assert typed.status_code == 200 and typed.json()["predictions"] == body["predictions"][:2]
-    one = httpx.post(server.url + "/models/pol/predict", json={"text": models["pol"][1][0]}).json()
+    one = http.post(server.url + "/models/pol/predict", json={"text": models["pol"][1][0]}).json()
     assert one["model"] == "pol"
     assert one["predictions"][0]["label"] == models["pol"][0].predict([models["pol"][1][0]])[0]
 
@@ -169,7 +179,7 @@ def test_predict_one_and_batch_over_http(served):
 def test_explain_over_http_sums_to_the_score(served):
     server, models, _ = served
     clf, X = models["pol"]
-    r = httpx.post(server.url + "/explain", json={"text": X[3], "model": "pol"})
+    r = http.post(server.url + "/explain", json={"text": X[3], "model": "pol"})
     assert r.status_code == 200, r.text
     e = r.json()
     local = explain_text(clf, X[3])
@@ -180,22 +190,22 @@ def test_explain_over_http_sums_to_the_score(served):
 
 def test_models_health_metrics_schema_and_page(served):
     server, models, _ = served
-    listed = httpx.get(server.url + "/models").json()
+    listed = http.get(server.url + "/models").json()
     assert [m["name"] for m in listed] == ["topics", "pol"]
     assert "path" not in listed[0] and str(server.log.parent) not in json.dumps(listed)
     assert listed[0]["classes"] == models["topics"][0].classes_
-    info = httpx.get(server.url + "/models/pol").json()
+    info = http.get(server.url + "/models/pol").json()
     assert set(info["strongest"]) == set(models["pol"][0].classes_)
-    assert httpx.get(server.url + "/health").json()["status"] == "ok"
-    schema = httpx.get(server.url + "/openapi.json").json()
+    assert http.get(server.url + "/health").json()["status"] == "ok"
+    schema = http.get(server.url + "/openapi.json").json()
     assert {"/predict", "/explain", "/models", "/health", "/metrics",
             "/models/{name}/reload"} <= set(schema["paths"])
-    page = httpx.get(server.url + "/")
+    page = http.get(server.url + "/")
     assert page.status_code == 200 and "<textarea" in page.text
     assert "http" not in page.text.replace("http-equiv", "")     # no external resources
     X = models["topics"][1][:3]
-    assert httpx.post(server.url + "/predict", json={"texts": X}).status_code == 200
-    metrics = httpx.get(server.url + "/metrics").text
+    assert http.post(server.url + "/predict", json={"texts": X}).status_code == 200
+    metrics = http.get(server.url + "/metrics").text
     assert 'nbsvm_requests_total{method="POST",path="/predict",status="200"}' in metrics
     assert "nbsvm_request_seconds_bucket" in metrics
     assert 'nbsvm_documents_scored_total{model="topics"}' in metrics
@@ -224,8 +234,8 @@ def test_models_health_metrics_schema_and_page(served):
 ])
 def test_bad_requests_get_a_4xx_with_a_message(served, request_args, status, says):
     server, _, _ = served
-    r = httpx.post(server.url + "/predict", headers={"content-type": "application/json"},
-                   **request_args)
+    r = http.post(server.url + "/predict", headers={"content-type": "application/json"},
+                  **request_args)
     assert r.status_code == status, r.text
     assert says in r.text
 
@@ -235,11 +245,11 @@ def test_explain_answers_are_bounded_by_the_text_it_takes(served):
     0.9 s): it takes texts up to --max-explain-chars (20,000 by default), 413 beyond."""
     server, _, _ = served
     text = "great film with a fine cast "
-    ok = httpx.post(server.url + "/explain", json={"text": (text * 800)[:20_000]}, timeout=60)
+    ok = http.post(server.url + "/explain", json={"text": (text * 800)[:20_000]}, timeout=60)
     assert ok.status_code == 200 and len(ok.content) < 4 * 2**20, len(ok.content)
-    r = httpx.post(server.url + "/explain", json={"text": (text * 800)[:20_001]})
+    r = http.post(server.url + "/explain", json={"text": (text * 800)[:20_001]})
     assert r.status_code == 413 and "/explain takes at most 20,000" in r.text, r.text
-    assert httpx.post(server.url + "/predict", json={"text": text * 800}).status_code == 200
+    assert http.post(server.url + "/predict", json={"text": text * 800}).status_code == 200
 
 
 def test_odd_but_valid_input_is_scored(served):
@@ -247,24 +257,24 @@ def test_odd_but_valid_input_is_scored(served):
     no predictions; explain handles both too."""
     server, models, _ = served
     clf, X = models["topics"]
-    r = httpx.post(server.url + "/predict", content=b'{"texts": ["a \\ud800 b", "a \\ufffd b"]}',
-                   headers=JSON)
+    r = http.post(server.url + "/predict", content=b'{"texts": ["a \\ud800 b", "a \\ufffd b"]}',
+                  headers=JSON)
     assert r.status_code == 200, r.text
     one, two = r.json()["predictions"]
     assert one == two
-    r = httpx.post(server.url + "/predict", json={"texts": []})
+    r = http.post(server.url + "/predict", json={"texts": []})
     assert r.status_code == 200 and r.json()["predictions"] == []
-    r = httpx.post(server.url + "/explain", content=b'{"text": "\\ud800 x"}', headers=JSON)
+    r = http.post(server.url + "/explain", content=b'{"text": "\\ud800 x"}', headers=JSON)
     assert r.status_code == 200 and "\ufffd" in r.json()["html"]
 
 
 def test_unknown_paths_models_and_classes(served):
     server, _, _ = served
-    assert httpx.get(server.url + "/nowhere").status_code == 404
-    assert httpx.post(server.url + "/models/nope/reload").status_code == 404
-    r = httpx.post(server.url + "/explain", json={"text": "x", "class": "nope"})
+    assert http.get(server.url + "/nowhere").status_code == 404
+    assert http.post(server.url + "/models/nope/reload").status_code == 404
+    r = http.post(server.url + "/explain", json={"text": "x", "class": "nope"})
     assert r.status_code == 422 and "unknown class" in r.text
-    assert httpx.get(server.url + "/predict").status_code == 405
+    assert http.get(server.url + "/predict").status_code == 405
 
 
 def test_reload_under_concurrent_requests(served, tmp_path):
@@ -302,10 +312,16 @@ def test_reload_under_concurrent_requests(served, tmp_path):
             tmp = folder / "topics.npz.tmp"
             tmp.write_bytes(files[which].read_bytes())
             os.replace(tmp, target)
-            r = httpx.post(server.url + "/models/topics/reload", timeout=60)
+            answered = len(answers)
+            r = http.post(server.url + "/models/topics/reload", timeout=60)
             assert r.status_code == 200, r.text
-            by_version[r.json()["version"]] = which
-            time.sleep(0.2)
+            version = r.json()["version"]
+            by_version[version] = which
+            # until the clients are answered by the new version (it had slept 0.2 s)
+            deadline = time.monotonic() + 30
+            while not any(a["version"] == version for a in answers[answered:]):
+                assert time.monotonic() < deadline and not failures, failures[:3]
+                time.sleep(0.01)
     finally:
         stop.set()
         for t in threads:
@@ -321,21 +337,21 @@ def test_reload_under_concurrent_requests(served, tmp_path):
     tmp = folder / "topics.npz.tmp"         # leave the module's model as it was
     tmp.write_bytes(files["a"].read_bytes())
     os.replace(tmp, target)
-    assert httpx.post(server.url + "/models/topics/reload", timeout=60).status_code == 200
+    assert http.post(server.url + "/models/topics/reload", timeout=60).status_code == 200
 
 
 def test_a_bad_file_on_reload_keeps_the_old_model(served, tmp_path):
     server, models, folder = served
     path = folder / "polarity.npz"
     good = path.read_bytes()
-    before = httpx.get(server.url + "/health").json()["models"]["pol"]
+    before = http.get(server.url + "/health").json()["models"]["pol"]
     try:
         path.write_bytes(b"PK\x03\x04 not a model")
-        r = httpx.post(server.url + "/models/pol/reload")
+        r = http.post(server.url + "/models/pol/reload")
         assert r.status_code == 409, r.text  # the server's file, not the request
-        assert httpx.get(server.url + "/health").json()["models"]["pol"] == before
+        assert http.get(server.url + "/health").json()["models"]["pol"] == before
         X = models["pol"][1][:3]
-        r = httpx.post(server.url + "/predict", json={"texts": X, "model": "pol"})
+        r = http.post(server.url + "/predict", json={"texts": X, "model": "pol"})
         assert [p["label"] for p in r.json()["predictions"]] == list(models["pol"][0].predict(X))
     finally:
         path.write_bytes(good)
@@ -355,11 +371,11 @@ def test_workers_watch_the_file_and_each_reloads_it(tmp_path, three_class):
     before = set(Path(tempfile.gettempdir()).glob("nbsvm-metrics-*"))
     server = Server(f"m={path}", "--workers", "2", log=tmp_path / "server.log")
     try:
-        assert httpx.get(server.url + "/health").json()["models"]["m"] == 1
+        assert http.get(server.url + "/health").json()["models"]["m"] == 1
         os.replace(tmp_path / "other.npz", path)
         deadline, got, seen = time.monotonic() + 30, [], []
         while time.monotonic() < deadline:
-            got = [httpx.post(server.url + "/predict", json={"texts": X[:8]}).json()
+            got = [http.post(server.url + "/predict", json={"texts": X[:8]}).json()
                    for _ in range(8)]           # new connections: both workers answer
             seen.append(got)
             if all(g["version"] == 2 for g in got):
@@ -370,10 +386,10 @@ def test_workers_watch_the_file_and_each_reloads_it(tmp_path, three_class):
         # /metrics sums the workers' counters (it had shown the one that answered: 11, 9,
         # 11, 9 for 20 requests)
         for _ in range(20):
-            httpx.post(server.url + "/predict", json={"texts": X[:3]})
+            http.post(server.url + "/predict", json={"texts": X[:3]})
         sent = 20 + 8 * len(seen)
         for _ in range(6):
-            text = httpx.get(server.url + "/metrics").text
+            text = http.get(server.url + "/metrics").text
             assert _sample(text, 'nbsvm_requests_total{method="POST",path="/predict",'
                                  'status="200"}') == sent
             assert _sample(text, 'nbsvm_documents_scored_total{model="m"}') == 60 + 64 * len(seen)
@@ -401,9 +417,11 @@ def test_serve_refuses_a_bad_model_file_before_listening(tmp_path):
 
 @pytest.fixture(scope="module")
 def imdb_served(imdb_slice, tmp_path_factory):
+    from testhelpers import run_cli
+
     model = tmp_path_factory.mktemp("serve_imdb") / "imdb.npz"
-    r = subprocess.run([str(NBSVM), "train", str(imdb_slice / "train"), "-o", str(model),
-                        "--n-bits", "20", "-q"], capture_output=True, text=True, timeout=600)
+    # the CLI in this process: no interpreter to start (the server is the subprocess here)
+    r = run_cli("train", imdb_slice / "train", "-o", model, "--n-bits", "20", "-q")
     assert r.returncode == 0, r.stderr
     server = Server(model, log=model.parent / "server.log")
     yield server, model
@@ -418,12 +436,13 @@ def test_imdb_served_answers_equal_nbsvm_predict(imdb_served, imdb_slice, tmp_pa
     lines = tmp_path / "texts.txt"
     lines.write_text("".join(t + "\n" for t in texts), encoding="utf-8")
     out = tmp_path / "pred.csv"
-    r = subprocess.run([str(NBSVM), "predict", str(lines), "-m", str(model), "--format",
-                        "plain-lines", "-o", str(out), "-q"], capture_output=True, text=True)
+    from testhelpers import run_cli
+
+    r = run_cli("predict", lines, "-m", model, "--format", "plain-lines", "-o", out, "-q")
     assert r.returncode == 0, r.stderr
     import pandas as pd
     expected = pd.read_csv(out)
-    got = httpx.post(server.url + "/predict", json={"texts": texts}, timeout=60).json()
+    got = http.post(server.url + "/predict", json={"texts": texts}, timeout=60).json()
     assert [p["label"] for p in got["predictions"]] == list(expected["label"])
     P1 = [p["probabilities"]["pos"] for p in got["predictions"]]
     assert P1 == pytest.approx(list(expected["probability_pos"]), abs=1e-6)

@@ -18,7 +18,7 @@ from nbsvm import NBSVMClassifier, NBSVMError  # noqa: E402
 from nbsvm.serve.journal import initial_path, journal_path, read_journal  # noqa: E402
 from nbsvm.serve.scoring import predictions  # noqa: E402
 
-from test_serve import JSON, Server, _free_port  # noqa: E402
+from test_serve import JSON, Server, _free_port, http  # noqa: E402
 
 TOKEN = "s3cret-token"
 AUTH = {**JSON, "authorization": f"Bearer {TOKEN}"}
@@ -50,12 +50,12 @@ def model_file(tmp_path):
     return path
 
 
-def learning_server(path, tmp_path, *extra):
+def learning_server(path, tmp_path, *extra, wait: bool = True):
     env_token = os.environ.get("NBSVM_LEARN_TOKEN")
     os.environ["NBSVM_LEARN_TOKEN"] = TOKEN            # never on the command line
     try:
         return Server(path, "--learn", "--learn-batch", "200", "--checkpoint-every", "500",
-                      *extra, log=tmp_path / f"server-{time.monotonic_ns()}.log")
+                      *extra, log=tmp_path / f"server-{time.monotonic_ns()}.log", wait=wait)
     finally:
         if env_token is None:
             del os.environ["NBSVM_LEARN_TOKEN"]
@@ -64,7 +64,7 @@ def learning_server(path, tmp_path, *extra):
 
 
 def state(server) -> dict:
-    return httpx.get(f"{server.url}/models/m", timeout=10).json()["learning"]
+    return http.get(f"{server.url}/models/m", timeout=10).json()["learning"]
 
 
 def wait_learned(server, through: int, checkpointed: bool = False) -> dict:
@@ -109,27 +109,33 @@ def assert_same_model(a: NBSVMClassifier, b: NBSVMClassifier, tmp_path: Path) ->
 
 
 def test_learn_is_off_without_the_flag_and_needs_the_token(model_file, tmp_path):
-    plain = Server(model_file, log=tmp_path / "plain.log")
+    # both started at once, the plain one on a copy (the learning one journals beside its file)
+    plain_file = tmp_path / "plain" / "m.npz"
+    plain_file.parent.mkdir()
+    plain_file.write_bytes(model_file.read_bytes())
+    plain = Server(plain_file, log=tmp_path / "plain.log", wait=False)
+    server = learning_server(model_file, tmp_path, wait=False)
     try:
-        r = httpx.post(f"{plain.url}/models/m/learn", headers=AUTH,
-                       json={"text": PHRASE, "label": "neg"})
-        assert r.status_code == 403 and "--learn" in r.json()["detail"]
-    finally:
-        plain.stop()
-    server = learning_server(model_file, tmp_path)
-    try:
+        try:
+            plain.ready()
+            r = http.post(f"{plain.url}/models/m/learn", headers=AUTH,
+                          json={"text": PHRASE, "label": "neg"})
+            assert r.status_code == 403 and "--learn" in r.json()["detail"]
+        finally:
+            plain.stop()
+        server.ready()
         url = f"{server.url}/models/m/learn"
         for headers in (JSON, {**JSON, "authorization": "Bearer wrong"}):
-            r = httpx.post(url, headers=headers, json={"text": PHRASE, "label": "neg"})
+            r = http.post(url, headers=headers, json={"text": PHRASE, "label": "neg"})
             assert r.status_code == 401, r.text
         bad = [({"text": PHRASE, "label": "neutral"}, 422, "unknown label"),
                ({"texts": [PHRASE, "x"], "labels": ["neg"]}, 422, "as many"),
                ({"text": PHRASE}, 422, "label")]
         for body, status, says in bad:
-            r = httpx.post(url, headers=AUTH, json=body)
+            r = http.post(url, headers=AUTH, json=body)
             assert r.status_code == status and says in r.text, r.text
-        assert httpx.post(f"{server.url}/models/nope/learn", headers=AUTH,
-                          json={"text": PHRASE, "label": "neg"}).status_code == 404
+        assert http.post(f"{server.url}/models/nope/learn", headers=AUTH,
+                         json={"text": PHRASE, "label": "neg"}).status_code == 404
         assert state(server)["last_sequence"] == -1        # nothing refused was journalled
     finally:
         assert "Traceback" not in server.stop()
@@ -166,8 +172,8 @@ def test_corrections_while_four_clients_predict(model_file, tmp_path):
                                for t, p in zip(PROBES, body["predictions"]))
 
     try:
-        before = httpx.post(f"{server.url}/models/m/predict", headers=JSON,
-                            json={"text": PHRASE}).json()["predictions"][0]["label"]
+        before = http.post(f"{server.url}/models/m/predict", headers=JSON,
+                           json={"text": PHRASE}).json()["predictions"][0]["label"]
         assert before == "pos"
         threads = [threading.Thread(target=predictor) for _ in range(4)]
         for t in threads:
@@ -184,8 +190,8 @@ def test_corrections_while_four_clients_predict(model_file, tmp_path):
         done.set()
         for t in threads:
             t.join()
-        after = httpx.post(f"{server.url}/models/m/predict", headers=JSON,
-                           json={"text": PHRASE}).json()["predictions"][0]["label"]
+        after = http.post(f"{server.url}/models/m/predict", headers=JSON,
+                          json={"text": PHRASE}).json()["predictions"][0]["label"]
         assert after == "neg"
         learned = state(server)["learned"]
     finally:
@@ -590,12 +596,18 @@ def test_the_token_goes_with_the_bearer_scheme(header, ok):
 
 
 def test_learn_refuses_reload_workers_and_watch(model_file):
-    import subprocess
-    from test_serve import NBSVM
-    for extra in (["--allow-reload"], ["--workers", "2"], ["--watch"]):
-        r = subprocess.run([str(NBSVM), "serve", str(model_file), "--learn", *extra],
-                           capture_output=True, text=True, timeout=60)
-        assert r.returncode == 2 and "--learn needs one worker" in r.stderr, r.stderr
+    import socket
+
+    from testhelpers import run_cli
+    # the CLI in this process (no interpreter to start for each); on a busy port, so that a
+    # server that did not refuse fails to listen instead of serving on
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        for extra in (["--allow-reload"], ["--workers", "2"], ["--watch"]):
+            r = run_cli("serve", model_file, "--learn", *extra, "--port", port)
+            assert r.returncode == 2 and "--learn needs one worker" in r.stderr, r.stderr
 
 
 def test_a_model_of_int_labels_learns_them_as_json_numbers(tmp_path):

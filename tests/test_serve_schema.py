@@ -39,7 +39,7 @@ KINDS = {"binary": ("reviews.txt", {}), "multiclass": ("topics.txt", {}),
          "multilabel": ("tags.txt", {"multilabel": True}),
          "hinge": ("reviews.txt", {"loss": "hinge"}),
          "backend": ("topics.txt", {"learner": "pa"})}
-EXAMPLES = {"positive": 30, "negative": 15}      # per operation
+EXAMPLES = {"positive": 25, "negative": 15}      # per operation
 CHECK_NAMES = "not_a_server_error,status_code_conformance,content_type_conformance," \
               "response_schema_conformance,negative_data_rejection"
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,

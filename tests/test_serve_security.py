@@ -13,6 +13,7 @@ real server over HTTP on a loopback port:
 """
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from nbsvm import NBSVMClassifier  # noqa: E402
 from nbsvm.serve.limits import AllowedHosts, host_of  # noqa: E402
 
 from conftest import synthetic  # noqa: E402
-from test_serve import NBSVM, Server  # noqa: E402
+from test_serve import NBSVM, Server, http  # noqa: E402
 
 JSON = {"content-type": "application/json"}
 FOREIGN = "evil.example"
@@ -80,25 +81,25 @@ def test_host_names_parsed_and_matched():
                                           ("GET", "/openapi.json"), ("GET", "/nowhere"),
                                           ("POST", "/predict")])
 def test_a_foreign_host_gets_400_on_every_path(default_server, method, path):
-    r = httpx.request(method, default_server.url + path, headers={"host": FOREIGN, **JSON},
-                      content=b'{"text": "x"}' if method == "POST" else None)
+    r = http.request(method, default_server.url + path, headers={"host": FOREIGN, **JSON},
+                     content=b'{"text": "x"}' if method == "POST" else None)
     assert r.status_code == 400, r.text
     assert "--allowed-host" in r.json()["detail"] and "pol" not in r.text
 
 
 @pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]", "LOCALHOST"])
 def test_local_host_names_are_answered(default_server, host):
-    r = httpx.get(default_server.url + "/health",
-                  headers={"host": f"{host}:{default_server.port}"})
+    r = http.get(default_server.url + "/health",
+                 headers={"host": f"{host}:{default_server.port}"})
     assert r.status_code == 200, r.text
 
 
 def test_allowed_host_adds_a_name(reloading_server):
     server, _ = reloading_server
-    assert httpx.get(server.url + "/health", headers={"host": "example.org"}).status_code == 200
-    assert httpx.get(server.url + "/health", headers={"host": FOREIGN}).status_code == 400
-    r = httpx.post(server.url + "/predict", json={"text": "x"},
-                   headers={"host": "example.org", "origin": "https://example.org"})
+    assert http.get(server.url + "/health", headers={"host": "example.org"}).status_code == 200
+    assert http.get(server.url + "/health", headers={"host": FOREIGN}).status_code == 400
+    r = http.post(server.url + "/predict", json={"text": "x"},
+                  headers={"host": "example.org", "origin": "https://example.org"})
     assert r.status_code == 200, r.text
 
 
@@ -110,15 +111,15 @@ def test_post_bodies_must_be_sent_as_json(default_server, content_type):
     """The types a page may send to another site without a CORS preflight are refused,
     saying what to send."""
     headers = {"content-type": content_type} if content_type else {}
-    r = httpx.post(default_server.url + "/predict", content=b'{"text": "great"}',
-                   headers=headers)
+    r = http.post(default_server.url + "/predict", content=b'{"text": "great"}',
+                  headers=headers)
     assert r.status_code == 415, r.text
     assert "-H 'Content-Type: application/json'" in r.json()["detail"]
 
 
 def test_json_with_parameters_is_json(default_server):
-    r = httpx.post(default_server.url + "/predict", content=b'{"text": "great"}',
-                   headers={"content-type": "Application/JSON; charset=utf-8"})
+    r = http.post(default_server.url + "/predict", content=b'{"text": "great"}',
+                  headers={"content-type": "Application/JSON; charset=utf-8"})
     assert r.status_code == 200, r.text
 
 
@@ -126,8 +127,8 @@ def test_json_with_parameters_is_json(default_server):
                                     "http://[::1", "http://127.0.0.1.evil.example"])
 @pytest.mark.parametrize("path", ["/predict", "/explain", "/models/pol/reload"])
 def test_a_foreign_origin_cannot_post(default_server, origin, path):
-    r = httpx.post(default_server.url + path, json={"text": "great"},
-                   headers={"origin": origin})
+    r = http.post(default_server.url + path, json={"text": "great"},
+                  headers={"origin": origin})
     assert r.status_code == 403, r.text
     assert "cross-origin" in r.json()["detail"]
     assert "access-control-allow-origin" not in r.headers
@@ -135,8 +136,8 @@ def test_a_foreign_origin_cannot_post(default_server, origin, path):
 
 def test_the_same_origin_can_post(default_server):
     for origin in (default_server.url, f"http://localhost:{default_server.port}"):
-        r = httpx.post(default_server.url + "/predict", json={"text": "great"},
-                       headers={"origin": origin})
+        r = http.post(default_server.url + "/predict", json={"text": "great"},
+                      headers={"origin": origin})
         assert r.status_code == 200, r.text
 
 
@@ -150,16 +151,16 @@ def test_the_page_posts_json():
 # ---- reload and paths ------------------------------------------------------------------------
 
 def test_reload_is_off_by_default(default_server, model_file):
-    r = httpx.post(default_server.url + "/models/pol/reload")
+    r = http.post(default_server.url + "/models/pol/reload")
     assert r.status_code == 403 and "--allow-reload" in r.json()["detail"]
-    assert httpx.get(default_server.url + "/health").json()["models"]["pol"] == 1
+    assert http.get(default_server.url + "/health").json()["models"]["pol"] == 1
 
 
 def test_no_answer_shows_a_path(default_server, model_file):
     folder = str(model_file.parent)
-    listed = httpx.get(default_server.url + "/models")
-    one = httpx.get(default_server.url + "/models/pol")
-    schema = httpx.get(default_server.url + "/openapi.json")
+    listed = http.get(default_server.url + "/models")
+    one = http.get(default_server.url + "/models/pol")
+    schema = http.get(default_server.url + "/openapi.json")
     for r in (listed, one, schema):
         assert r.status_code == 200 and folder not in r.text and "pol.npz" not in r.text
     assert listed.json()[0]["name"] == "pol" and "path" not in listed.json()[0]
@@ -167,7 +168,7 @@ def test_no_answer_shows_a_path(default_server, model_file):
 
 def test_reload_with_allow_reload_and_no_body(reloading_server):
     server, _ = reloading_server
-    r = httpx.post(server.url + "/models/m/reload")          # curl -X POST: no type, no body
+    r = http.post(server.url + "/models/m/reload")          # curl -X POST: no type, no body
     assert r.status_code == 200, r.text
 
 
@@ -180,7 +181,7 @@ def test_reload_of_a_file_that_is_no_model_is_409_without_the_path(reloading_ser
     no path; the loaded model keeps serving."""
     server, path = reloading_server
     good = path.read_bytes()
-    before = httpx.get(server.url + "/health").json()["models"]["m"]
+    before = http.get(server.url + "/health").json()["models"]["m"]
     path.unlink()
     try:
         if replace_with == "folder":
@@ -189,15 +190,15 @@ def test_reload_of_a_file_that_is_no_model_is_409_without_the_path(reloading_ser
             path.symlink_to("/dev/zero")
         elif replace_with == "garbage":
             path.write_bytes(b"PK\x03\x04 not a model")
-        r = httpx.post(server.url + "/models/m/reload", timeout=30)
+        r = http.post(server.url + "/models/m/reload", timeout=30)
         assert r.status_code == 409, r.text
         detail = r.json()["detail"]
         assert str(path.parent) not in detail and "m.npz" not in detail
         assert detail.startswith("model 'm' was not reloaded")
         if replace_with != "missing":
             assert "no such file" not in detail
-        assert httpx.get(server.url + "/health").json()["models"]["m"] == before
-        ok = httpx.post(server.url + "/predict", json={"text": "great"})
+        assert http.get(server.url + "/health").json()["models"]["m"] == before
+        ok = http.post(server.url + "/predict", json={"text": "great"})
         assert ok.status_code == 200 and ok.json()["version"] == before
     finally:
         if path.is_dir() and not path.is_symlink():
@@ -221,9 +222,29 @@ def _closed_by_server(sock: socket.socket) -> bytes | None:
     return data if data else b""
 
 
+def _dropped_by_server(sock: socket.socket) -> bool | None:
+    """Whether the server closed or reset the socket, from the kernel's TCP state: nothing
+    is read (reading an answer is progress to the server). None where the state is not
+    told (no ``TCP_INFO``: Linux has it)."""
+    if not hasattr(socket, "TCP_INFO"):
+        return None
+    state = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
+    return state in (7, 8)  # TCP_CLOSE (a reset), TCP_CLOSE_WAIT (its end of file)
+
+
+def _wait_dropped(socks: list, seconds: float) -> None:
+    """Wait ``seconds``, or less once the server dropped every one of ``socks`` (a fixed
+    wait where the kernel does not tell)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if all(_dropped_by_server(s) for s in socks):
+            return
+        time.sleep(0.05)
+
+
 def _health_seconds(url: str) -> float:
     start = time.monotonic()
-    r = httpx.get(url + "/health", timeout=1.0)
+    r = http.get(url + "/health", timeout=1.0)
     assert r.status_code == 200
     return time.monotonic() - start
 
@@ -251,11 +272,13 @@ def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_fi
         # once they have read nothing for a second they are waited on: room is made
         deadline, answered = time.monotonic() + 10, 0
         while answered < 3 and time.monotonic() < deadline:
-            r = httpx.post(server.url + "/predict", json={"text": "great"}, timeout=3.0)
+            r = http.post(server.url + "/predict", json={"text": "great"}, timeout=3.0)
             answered += r.status_code == 200
             time.sleep(0.2)
         assert answered == 3
-        time.sleep(2.5)  # past --timeout-read without reading: every stalled one is dropped
+        # past --timeout-read without reading: every stalled one is dropped (waited for as
+        # long as 2.5 s, the wait's end seen without reading: that would be progress)
+        _wait_dropped(stalled, 2.5)
         assert all(_reset(s) for s in stalled)
         # a client that reads a large answer slowly but steadily gets all of it
         texts = [f"great fun film number {i}" for i in range(1000)]
@@ -318,7 +341,10 @@ def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
         alone.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         alone.connect(("127.0.0.1", server.port))
         alone.sendall(request)
-        time.sleep(1.2)  # explained (0.6 s) and paused, its 8 MB held: over the budget, alone
+        # explained (0.6 s) and paused, its 8 MB held: over the budget, alone (its first
+        # bytes came, and a moment for the rest to be queued; it had slept 1.2 s in all)
+        assert select.select([alone], [], [], 30)[0], "no answer"
+        time.sleep(0.2)
         alone.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)  # now read it fast
         alone.settimeout(10)
         answer = b""
@@ -375,7 +401,7 @@ def test_idle_and_half_sent_connections_do_not_starve_the_server(model_file, tmp
         flood += half_line
         for _ in range(3):
             assert _health_seconds(server.url) < 1.0
-        r = httpx.post(server.url + "/predict", json={"text": "great"}, timeout=1.0)
+        r = http.post(server.url + "/predict", json={"text": "great"}, timeout=1.0)
         assert r.status_code == 200
         time.sleep(0.3)
         # what a socket got is read once: on a slow machine the 408s may be here already
@@ -384,7 +410,8 @@ def test_idle_and_half_sent_connections_do_not_starve_the_server(model_file, tmp
         assert still_open <= 50, still_open             # the limit holds
         fds = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
         assert fds < 120, fds
-        time.sleep(1.5)                                  # past --timeout-read
+        # past --timeout-read (waited for as long as 1.5 s)
+        _wait_dropped([s for s, a in zip(flood, answers) if a is None], 1.5)
         answers = [_closed_by_server(s) if a is None else a for s, a in zip(flood, answers)]
         assert all(a is not None for a in answers), "a connection outlived --timeout-read"
         slow = [a for a in answers if a]
@@ -397,7 +424,7 @@ def test_idle_and_half_sent_connections_do_not_starve_the_server(model_file, tmp
         while not answer.endswith(b"}}"):                # the whole answer, body and all
             answer += s.recv(4096)
         assert answer.startswith(b"HTTP/1.1 200 ")
-        time.sleep(1.5)
+        _wait_dropped([s], 1.5)
         assert _closed_by_server(s) == b""
         flood.append(s)
     finally:
@@ -651,32 +678,29 @@ def test_stopping_answers_uploads_under_way_at_once(model_file, tmp_path):
     assert "Traceback" not in log and "CancelledError" not in log
 
 
-def test_a_client_that_closes_its_sending_side_gets_its_answer(model_file, tmp_path):
+def test_a_client_that_closes_its_sending_side_gets_its_answer(default_server):
     """A client that sends a whole request and then shuts down its sending side (nc -N,
     some HTTP/1.0 clients) got no answer from a route answered in the thread pool (an
     explanation): uvicorn closed the connection at the EOF. It is answered, then closed."""
-    server = Server(model_file, log=tmp_path / "server.log")
-    try:
-        body = json.dumps({"text": "great fun"}).encode()
-        for path in ("/explain", "/predict"):
-            s = socket.create_connection(("127.0.0.1", server.port))
-            s.sendall(b"POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
-                      b"\r\nContent-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
-            s.shutdown(socket.SHUT_WR)
-            s.settimeout(10)
-            answer = b""
-            while chunk := s.recv(65536):  # to the server's close: no keep-alive wait
-                answer += chunk
-            s.close()
-            assert answer.startswith(b"HTTP/1.1 200 "), (path, answer[:200])
-            assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["model"] == "pol"
-        # a request cut short by the EOF is closed without an answer
+    server = default_server  # the defaults: its log is checked when the module ends
+    body = json.dumps({"text": "great fun"}).encode()
+    for path in ("/explain", "/predict"):
         s = socket.create_connection(("127.0.0.1", server.port))
-        s.sendall(b"POST /predict HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
-                  b"\r\nContent-Length: 50\r\n\r\n{")
+        s.sendall(b"POST %s HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
+                  b"\r\nContent-Length: %d\r\n\r\n" % (path.encode(), len(body)) + body)
         s.shutdown(socket.SHUT_WR)
         s.settimeout(10)
-        assert s.recv(4096) == b""
+        answer = b""
+        while chunk := s.recv(65536):  # to the server's close: no keep-alive wait
+            answer += chunk
         s.close()
-    finally:
-        server.stop()
+        assert answer.startswith(b"HTTP/1.1 200 "), (path, answer[:200])
+        assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["model"] == "pol"
+    # a request cut short by the EOF is closed without an answer
+    s = socket.create_connection(("127.0.0.1", server.port))
+    s.sendall(b"POST /predict HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json"
+              b"\r\nContent-Length: 50\r\n\r\n{")
+    s.shutdown(socket.SHUT_WR)
+    s.settimeout(10)
+    assert s.recv(4096) == b""
+    s.close()
