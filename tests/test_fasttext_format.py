@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from testhelpers import run_cli
 
 from nbsvm import NBSVMClassifier
 from nbsvm.io import read_inputs
@@ -88,22 +89,22 @@ def test_several_labels_in_a_single_label_task_are_malformed(tmp_path):
     records.write_text('{"text": "great but awful", "label": ["pos", "neg"]}\n'
                        '{"text": "great film", "label": "pos"}\n'
                        '{"text": "awful movie", "label": ["neg"]}\n')
-    for path, fmt in ((src, "fasttext"), (records, "jsonl")):
+    # the installed command once, the rest in this process (no interpreter start each)
+    for i, (path, fmt) in enumerate(((src, "fasttext"), (records, "jsonl"))):
         model = tmp_path / f"{fmt}.npz"
-        args = [NBSVM, "train", path, "--format", fmt, "-o", model, "--n-bits", "12"]
-        out = subprocess.run([*map(str, args)], capture_output=True, text=True)
+        args = ["train", path, "--format", fmt, "-o", model, "--n-bits", "12"]
+        out = subprocess.run([str(NBSVM), *map(str, args)], capture_output=True, text=True) \
+            if i == 0 else run_cli(*args)
         assert out.returncode == 2 and f"{path.name}:1:" in out.stderr, out.stderr
         assert "several labels" in out.stderr and not model.exists()
-        multi = subprocess.run([*map(str, args), "--multilabel"], capture_output=True, text=True)
+        multi = run_cli(*args, "--multilabel")
         assert multi.returncode == 0, multi.stderr
     # nbsvm lexicon counts the label sets, for train --multilabel --lexicon
     lexicon = tmp_path / "lex.npz"
-    out = subprocess.run([str(NBSVM), "lexicon", str(src), "--format", "fasttext", "-o",
-                          str(lexicon), "--n-bits", "12", "-q"], capture_output=True, text=True)
+    out = run_cli("lexicon", src, "--format", "fasttext", "-o", lexicon, "--n-bits", "12", "-q")
     assert out.returncode == 0, out.stderr
-    out = subprocess.run([str(NBSVM), "train", str(src), "--format", "fasttext", "--multilabel",
-                          "--lexicon", str(lexicon), "-o", str(tmp_path / "ml.npz"), "-q"],
-                         capture_output=True, text=True)
+    out = run_cli("train", src, "--format", "fasttext", "--multilabel", "--lexicon", lexicon,
+                  "-o", tmp_path / "ml.npz", "-q")
     assert out.returncode == 0, out.stderr
     # predict keeps such a line's labels as its true label set
     docs = list(read_inputs([src], fmt="fasttext", labeled=False, several_labels=False))
