@@ -9,36 +9,49 @@ NBSVM := $(VENV)/bin/nbsvm
 
 all: test
 
+# Packages install with uv (from PyPI, into the venv, itself installed there by pip): it
+# resolves, downloads and unpacks in parallel where pip works one package at a time (the
+# test tools on a fresh clone: 9 s, or 40 s byte-compiled, against pip's 144 s; the same
+# versions). --compile-bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set, every
+# process would otherwise compile numpy, numba... from source at each start.
+UV := $(VENV)/bin/uv
+INSTALL := $(UV) pip install --quiet --compile-bytecode --python $(PY)
+
 # the run-time dependencies first (make test compiles the kernels with them while the test
 # tools install), then nbsvm itself with the test tools
 $(VENV)/.installed-core: pyproject.toml
 	rm -f $(VENV)/.installed
 	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet uv
 	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies'], sep='\n')" > $(VENV)/core-requirements.txt
-	$(PY) -m pip install --quiet -r $(VENV)/core-requirements.txt
+	$(INSTALL) -r $(VENV)/core-requirements.txt
 	touch $@
 
-$(VENV)/.installed: $(VENV)/.installed-core
-	$(PY) -m pip install --quiet -e '.[test]'
+# a venv made before the installs went through uv gets it at its next install
+$(UV): | $(VENV)/.installed-core
+	$(PY) -m pip install --quiet uv
+
+$(VENV)/.installed: $(VENV)/.installed-core | $(UV)
+	$(INSTALL) -e '.[test]'
 	touch $@
 
 install: $(VENV)/.installed
 
-$(VENV)/.installed-bench: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test,bench]'
+$(VENV)/.installed-bench: $(VENV)/.installed | $(UV)
+	$(INSTALL) -e '.[test,bench]'
 	touch $@
 
 install-bench: $(VENV)/.installed-bench
 
 # matplotlib for the PNG plots of the reproductions (never a runtime dependency)
-$(VENV)/.installed-plot: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test,plot]'
+$(VENV)/.installed-plot: $(VENV)/.installed | $(UV)
+	$(INSTALL) -e '.[test,plot]'
 	touch $@
 
 install-plot: $(VENV)/.installed-plot
 
-$(VENV)/.installed-fuzz: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test,fuzz]'
+$(VENV)/.installed-fuzz: $(VENV)/.installed | $(UV)
+	$(INSTALL) -e '.[test,fuzz]'
 	touch $@
 
 install-fuzz: $(VENV)/.installed-fuzz
@@ -135,8 +148,8 @@ bench: install-bench data-imdb
 
 # the documentation site (mkdocs.yml, docs/): MkDocs + Material + mkdocstrings, the docs extra
 # (never a runtime dependency), built with --strict into site/
-$(VENV)/.installed-docs: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[docs]'
+$(VENV)/.installed-docs: $(VENV)/.installed | $(UV)
+	$(INSTALL) -e '.[docs]'
 	touch $@
 
 docs: $(VENV)/.installed-docs
