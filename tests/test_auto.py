@@ -159,6 +159,7 @@ def test_one_standard_error_rule_by_hand():
         (0, "the best score (89.00%)")
 
 
+@pytest.mark.slow  # make test-slow: a further search
 def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeypatch):
     import nbsvm.models.auto_space as auto_space
     rng = np.random.default_rng(0)
@@ -180,6 +181,7 @@ def test_character_ngrams_are_tried_on_short_documents_or_a_small_corpus(monkeyp
                                               for i in range(200)])   # short: median 3
 
 
+@pytest.mark.slow  # make test-slow: a further search
 def test_the_tokenizer_of_scripts_without_spaces_is_searched_on_such_text():
     from pathlib import Path
     rows = [line.split("\t") for line in
@@ -199,6 +201,7 @@ def test_the_tokenizer_of_scripts_without_spaces_is_searched_on_such_text():
     assert "split_scripts" not in next(e for e in events if e["stage"] == "auto plan")["space"]
 
 
+@pytest.mark.slow  # make test-slow: a further search
 def test_a_candidate_that_keeps_no_ngram_is_dropped_not_fatal():
     """Chinese reviews read without split_scripts are one token each, seen once: min_df=2
     kept no n-gram, and that one candidate's error ended the whole search (no model)."""
@@ -211,6 +214,7 @@ def test_a_candidate_that_keeps_no_ngram_is_dropped_not_fatal():
     assert clf.score([d.text for d in docs], [d.label for d in docs]) > 0.9
 
 
+@pytest.mark.slow  # make test-slow: two more searches
 def test_fitting_again_searches_again_what_the_search_set():
     """fit sets the chosen values as parameters; a second fit took them for the user's and
     searched neither them nor the data's defaults again (character n-grams, min_df, eta0
@@ -234,6 +238,7 @@ def test_fitting_again_searches_again_what_the_search_set():
     assert _same(1, 1.0) and not _same(1, True) and _same((1, 2), [1, 2])
 
 
+@pytest.mark.slow  # make test-slow: a further search
 def test_a_clone_of_a_fitted_auto_model_searches_again():
     """auto writes the chosen values into the parameters; scikit-learn's clone dropped
     auto_ and kept them, so cross_val_score of a fitted auto model used on every fold the
@@ -278,6 +283,8 @@ def test_a_budget_no_trial_fits_keeps_the_defaults_and_says_why():
     assert r.n_trainings == 0
 
 
+@pytest.mark.slow  # make test-slow: two more searches; a plan sized in reference seconds
+# is checked in the default suite (test_the_budget_stops_the_search)
 def test_a_slowed_search_runs_the_same_trials_and_chooses_the_same(monkeypatch, order_result):
     """The plan is sized in reference seconds from the work of each trial, not timed: a
     machine three times slower (every scoring call slowed) runs the same trials, scores
@@ -324,6 +331,7 @@ def test_a_competing_process_does_not_change_the_choice(subj_files):
     assert _trials(busy) == _trials(quiet)
 
 
+@pytest.mark.slow  # make test-slow: a second search on the shared task
 def test_no_test_document_is_read_before_the_choice(tmp_path, order_result):
     """``--auto`` through the CLI's job: the test documents are read once the choice is
     made, and the final model, trained with it, separates them."""
@@ -474,6 +482,7 @@ def test_join_caches_takes_a_block_across_batches_and_parts(tmp_path):
         cache.close()
 
 
+@pytest.mark.slow  # make test-slow: a further search (the metric's bound is checked by hand below)
 def test_auto_metric_ranks_the_trials_by_macro_f1(monkeypatch):
     """``auto_metric="macro_f1"``: every trial's score is the macro F1 of its held-out
     groups (pooled by documents), not their accuracy; the choice records the metric."""
@@ -611,6 +620,7 @@ def test_t_quantile_matches_scipy_and_closed_forms(df):
 
 
 @pytest.mark.parametrize("fixed", [{"lam": 3e-5}, {"lam": 0.0}, {"min_df": 3}])
+@pytest.mark.slow  # make test-slow: three further searches
 def test_a_fixed_value_the_search_would_flip_stays_fixed(fixed):
     """lambda and min_df are searched as the default and the other of two values; one the
     user fixed outside those two stays as given (it raised a KeyError)."""
@@ -620,6 +630,7 @@ def test_a_fixed_value_the_search_would_flip_stays_fixed(fixed):
     assert result.chosen[name] == value and name not in result.changed
 
 
+@pytest.mark.slow  # make test-slow: a further search
 def test_a_clone_with_auto_turned_off_keeps_what_the_search_chose():
     """set_params(auto=False) after an auto fit keeps the chosen settings as the model's:
     its clone took them back to the defaults (a reviewer's finding)."""

@@ -242,6 +242,7 @@ def test_calibrated_multilabel_and_multiclass_models(tmp_path):
     assert np.array_equal(NBSVMClassifier.load(tmp_path / "ml.npz").predict_proba(texts), p)
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers train and eval; calibration is checked in process
 def test_cli_train_calibrate_and_eval_report_ece(imdb_slice, tmp_path):
     model = tmp_path / "m.npz"
     out = subprocess.run([sys.executable, "-m", "nbsvm", "train", str(imdb_slice / "train"),

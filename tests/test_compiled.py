@@ -161,12 +161,17 @@ def test_imdb_sample_is_varied(imdb_texts):
     assert max(len(t) for t in imdb_texts) > 5000
 
 
+# make test-slow: three of the six settings (the default suite keeps 1-4 and 5 bits of
+# character n-grams, 0 and 12345 as seeds)
+SLOW = pytest.mark.slow
+
+
 @pytest.mark.parametrize("ngrams, n_bits, char_ngrams, seed", [
     (1, 4, 0, 0),
-    (2, 18, 3, 1),
+    pytest.param(2, 18, 3, 1, marks=SLOW),
     (3, 24, 0, 12345),
-    (3, 31, 5, 2**32 - 1),
-    (1, 31, 3, 7),
+    pytest.param(3, 31, 5, 2**32 - 1, marks=SLOW),
+    pytest.param(1, 31, 3, 7, marks=SLOW),
     (2, 24, 5, 0),
 ])
 def test_imdb_compiled_equals_reference(imdb_texts, ngrams, n_bits, char_ngrams, seed):
@@ -186,15 +191,15 @@ def test_imdb_compiled_equals_reference(imdb_texts, ngrams, n_bits, char_ngrams,
         assert np.array_equal(h.buckets(imdb_texts[j]), ids[offsets[j]:offsets[j + 1]])
 
 
-@pytest.mark.parametrize("kw", [dict(ngrams=3, n_bits=24), dict(ngrams=2, n_bits=20,
-                                                                 char_ngrams=4, nfkc=True)])
+@pytest.mark.parametrize("kw", [dict(ngrams=3, n_bits=24), pytest.param(
+    dict(ngrams=2, n_bits=20, char_ngrams=4, nfkc=True), marks=SLOW)])  # NFKC: edge cases below
 def test_imdb_with_split_scripts_compiled_equals_reference(imdb_texts, kw):
     # English with its curly quotes, dashes and ellipses: split off as punctuation
     h = Hasher(split_scripts=True, **kw)
     assert_same_as_reference(h, imdb_texts[:1500], naive=False)
 
 
-@pytest.mark.parametrize("long_words", [20, 6])
+@pytest.mark.parametrize("long_words", [20, pytest.param(6, marks=SLOW)])
 def test_imdb_without_spaces_long_words_compiled_equals_reference(imdb_texts, long_words):
     # the default tokenizer of new models on IMDB as written and with its spaces removed
     # (a token of more than long_words code points also gives its character 4-grams)

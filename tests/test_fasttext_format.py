@@ -43,6 +43,7 @@ def test_unlabeled_lines_are_documents_when_predicting():
     assert [(d.label, d.text) for d in docs] == [("a", "one"), (None, "two three")]
 
 
+@pytest.mark.slow  # make test-slow: the reader of fastText lines is checked in process
 def test_the_cli_trains_the_same_model_from_fasttext_lines(imdb_slice, tmp_path):
     """The IMDB slice written both ways: the two models score the test reviews the same."""
     tab, ft = tmp_path / "train.tsv", tmp_path / "train.ft"

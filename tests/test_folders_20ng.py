@@ -95,6 +95,7 @@ def test_bydate_folders_train_and_eval_directly(bydate, tmp_path):
     assert [json.loads(x)["line"] for x in out] == [1, 2]
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers train; replacing invalid bytes is checked in test_strict_text
 def test_default_utf8_counts_what_it_replaces(bydate, tmp_path):
     # five groups of the training folder (links to them), among them the ones with the
     # most 8-bit bytes

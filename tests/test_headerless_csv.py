@@ -31,6 +31,7 @@ def test_columns_by_number_read_rows_without_a_header(tmp_path):
         list(read_inputs([str(path)], text_col="0", label_col="1"))
 
 
+@pytest.mark.slow  # make test-slow: the header's detection is checked in process
 def test_the_cli_trains_the_same_model_with_or_without_a_header(imdb_slice, tmp_path):
     docs = list(read_inputs([str(imdb_slice / "train")]))
     rows = [(d.label, d.text.split(".")[0][:60], d.text) for d in docs]

@@ -136,9 +136,10 @@ LEARNERS = {
 
 
 @pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.slow) if n in ("MIRA", "MulticlassHinge") else n
-    for n in LEARNERS])  # make test-slow: 10 epochs each; both checked against slow
-    # references (test_mira; test_crammer_singer_kernel_equals_naive), the others here
+    pytest.param(n, marks=pytest.mark.slow) for n in LEARNERS])
+# make test-slow: a real-data run each; MIRA and Crammer-Singer are checked against slow
+# references (test_mira; test_crammer_singer_kernel_equals_naive), one-vs-rest on synthetic
+# data (test_learners_on_text)
 def test_four_blitzer_domains(name):
     """Predict the domain (books, dvd, electronics, kitchen) of a review: seeded 75/25."""
     if name == "OneVsRest(pegasos)" and not _pegasos_on_the_contract():

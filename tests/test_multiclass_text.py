@@ -56,6 +56,7 @@ def test_multiclass_hinge_calibrates_eta0_and_has_no_probabilities():
         NBSVMClassifier(loss="softmax", multilabel=True).fit(["a"], [["x"]])
 
 
+@pytest.mark.slow  # make test-slow: another real-data run covers train; softmax is checked in process
 def test_cli_softmax_on_20_newsgroups(newsgroups_multilabel, tmp_path):  # noqa: F811
     # the four groups' single labels: the second field of 'top,group'
     for part in ("train", "test"):

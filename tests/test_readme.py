@@ -88,6 +88,10 @@ def runnable_blocks():
             marks = [pytest.mark.skipif(not IMDB.is_dir(), reason="needs data/aclImdb"),
                      pytest.mark.slow] if "requires:imdb" in markers else []
             name = doc.relative_to(REPO).as_posix()
+            if lang == "console" and name != "README.md" and not marks:
+                # make test-slow: the guides' shell sessions (3-6 s each); the README's and
+                # every Python block stay in the default suite
+                marks = [pytest.mark.slow]
             params.append(pytest.param(lang, code, id=f"{name}:{line}:{lang}", marks=marks))
     return params
 

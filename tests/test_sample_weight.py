@@ -190,6 +190,7 @@ def _imdb_rows(root, split="train"):
     return rows
 
 
+@pytest.mark.slow  # make test-slow: weights are checked through fit and the CLI refusals in the default suite
 def test_train_weight_col_counts_like_repeated_rows_on_imdb(imdb_slice, tmp_path):
     """nbsvm train --weight-col on real reviews (weights 0-3) keeps the same buckets and
     the same NB ratios, bit for bit, as training on each row repeated that many times."""
@@ -348,6 +349,7 @@ def test_min_df_counts_documents_of_weight_above_zero_once():
         assert m.n_seen_buckets_ == 5           # good yak zebra bad wolf: not xenon
 
 
+@pytest.mark.slow  # make test-slow: weights are checked through fit and the CLI refusals in the default suite
 def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
     texts, labels, weights = _corpus(n=200, seed=10)
     rows = list(zip(labels, texts, weights))

@@ -450,6 +450,7 @@ def test_imdb_served_answers_equal_nbsvm_predict(imdb_served, imdb_slice, tmp_pa
     assert right >= 160            # 80%+ on 200 test reviews: a working model
 
 
+@pytest.mark.slow  # make test-slow: a Chromium page; the page's routes are checked over HTTP in the default suite
 def test_page_in_a_headless_browser(imdb_served, tmp_path):
     """Debian's Chromium driven by Playwright: type a review, see the label and the shading."""
     pytest.importorskip("playwright")

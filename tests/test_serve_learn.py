@@ -683,6 +683,7 @@ def test_a_model_that_cannot_learn_is_refused_when_the_server_starts(model_file,
         NBSVMClassifier.load(dcd).partial_fit(texts[:4], labels[:4])
 
 
+@pytest.mark.slow  # make test-slow: a second server; kill -9 and the token are checked in the default suite
 def test_one_process_at_a_time_learns_into_a_model_file(model_file, tmp_path):
     """Two `serve --learn` on one file (another port) both acknowledged corrections from the
     same sequence numbers and wrote over each other's checkpoints: after a restart half of

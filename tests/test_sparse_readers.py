@@ -43,6 +43,7 @@ def test_svmlight_vw_namespace_and_gzip(tmp_path):
     assert row.keys.tolist() == [9, 19] and row.values.tolist() == [0.25, 0.5]
 
 
+@pytest.mark.slow  # make test-slow: the VW reader is checked in process
 def test_a_vw_line_without_a_label_is_not_a_class(tmp_path):
     """'|f 1:1 3:1' is VW's line without a label: its marker was read as the label, so
     multi-class learners trained a class '|f', predict filled true_label with it and eval

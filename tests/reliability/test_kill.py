@@ -95,7 +95,10 @@ HASHING = "nbsvm-cache-*/.train.*.nbsvm-tmp"
 EPOCHS = "nbsvm-cache-*/train/meta.json"
 
 
-@pytest.mark.parametrize("when", ["lexicon pass", "mid-epoch"])
+@pytest.mark.parametrize("when", [
+    # make test-slow: the kill mid-epoch and while saving stay, SIGKILL while hashing in
+    # test_cache_resume
+    pytest.param("lexicon pass", marks=pytest.mark.slow), "mid-epoch"])
 def test_sigkill_during_training(setup, when):
     data, model, cache, before, scores = setup
     proc = subprocess.Popen([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "20",
