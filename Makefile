@@ -187,7 +187,8 @@ lint: install
 soak: install
 	$(PY) -m pytest -q -m soak
 
-# the further real-data end-to-end runs left out of make test (tests marked slow)
+# the tests make test leaves out (marked slow: over 1.5 s, further real-data runs, the
+# guides' shell sessions); .ci/run runs them after make test
 test-slow: install
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m slow
 

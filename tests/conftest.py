@@ -67,11 +67,27 @@ PER_FOLDER = 1000
 
 
 @pytest.fixture(scope="session")
-def imdb_slice(tmp_path_factory):
-    """aclImdb-style folder with the first 1000 reviews of train/{pos,neg} and test/{pos,neg}."""
+def imdb_slice(tmp_path_factory, worker_id):
+    """aclImdb-style folder with the first 1000 reviews of train/{pos,neg} and test/{pos,neg}
+    (read-only: shared by every test, and by the pytest-xdist workers of one run, the first
+    of which reads the archive while the others wait: 5-9 s each)."""
+    import fcntl
+
     if not IMDB_ARCHIVE.is_file():
         pytest.skip(f"IMDB archive not found at {IMDB_ARCHIVE}")
-    root = tmp_path_factory.mktemp("imdb") / "aclImdb"
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if worker_id != "master" else base
+    root = shared / "imdb_slice" / "aclImdb"
+    with open(shared / "imdb_slice.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not root.is_dir():
+            partial = shared / f"imdb_slice.{worker_id}.partial"
+            _extract_imdb_slice(partial / "aclImdb")
+            partial.rename(root.parent)
+    return root
+
+
+def _extract_imdb_slice(root: Path) -> None:
     wanted = {f"{s}/{l}": 0 for s in ("train", "test") for l in ("pos", "neg")}
     for key in wanted:
         (root / key).mkdir(parents=True)
@@ -87,4 +103,3 @@ def imdb_slice(tmp_path_factory):
             if all(n >= PER_FOLDER for n in wanted.values()):
                 break
     assert all(n == PER_FOLDER for n in wanted.values()), wanted
-    return root

@@ -47,6 +47,7 @@ def order_result():
     return auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=120, seed=3)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_only_bigrams_carry_the_label_so_unigrams_are_not_chosen(order_result):
     r = order_result
     assert r.chosen["ngrams"] >= 2 and r.chosen["n_bits"] == 16
@@ -70,6 +71,7 @@ def test_the_search_is_deterministic_for_a_seed(order_result):
     assert list(again.table["changed"]) == list(order_result.table["changed"])
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_successive_halving_keeps_a_third_on_growing_samples(order_result):
     t = order_result.table
     per_rung = t.groupby("rung")["candidate"].nunique().tolist()
@@ -275,6 +277,7 @@ def test_the_budget_stops_the_search():
     assert r.chosen["ngrams"] in (1, 2, 3)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_budget_no_trial_fits_keeps_the_defaults_and_says_why():
     """The reading pass took the whole budget: max() of an empty sequence, a traceback
     and no model."""

@@ -30,6 +30,7 @@ def _xy(docs):
     return [d.text for d in docs], [d.label for d in docs]
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_more_than_two_classes_get_the_temperature_fitted_by_hand():
     docs = synthetic(900, n_classes=4, seed=1)
     seen, callback = _events()
@@ -65,6 +66,7 @@ def test_calibrated_log_loss_beats_the_raw_probabilities():
 
 
 @pytest.mark.parametrize("share, calibrated", [(0.5, False), (0.3, False), (0.15, True)])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_two_classes_only_when_one_is_rare(share, calibrated):
     rng = np.random.default_rng(0)
     docs = synthetic(3000, seed=5)
@@ -79,6 +81,7 @@ def test_two_classes_only_when_one_is_rare(share, calibrated):
         assert clf.calibration_report_["method"].startswith("temperature (auto: a class of 15")
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_skipped_where_it_cannot_or_should_not():
     docs = synthetic(900, n_classes=3, seed=6)
     seen, callback = _events()

@@ -173,6 +173,7 @@ def reviews(imdb_slice):
     return read("train"), read("test")
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_calibrated_hinge_model_gives_trusted_probabilities(reviews, tmp_path):
     (X, y), (Xt, yt) = reviews
     plain = NBSVMClassifier(ngrams=2, n_bits=18, loss="hinge").fit(X, y)
@@ -222,6 +223,7 @@ def test_calibrate_is_checked():
         NBSVMClassifier(calibrate="platt").fit(["a b", "c d"], ["x", "y"])
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_calibrated_multilabel_and_multiclass_models(tmp_path):
     """Labels predicted where the calibrated probability is above 0.5; temperature keeps a
     multi-class model's labels."""
@@ -320,6 +322,7 @@ def test_multiclass_predict_gives_the_predicted_labels_probability():
     assert np.allclose(frame["probability"], proba.max(axis=1))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_isotonic_on_too_few_held_out_documents_is_said(reviews):
     """isotonic on 320 held-out Subj sentences gave 574 of 1,000 test probabilities of
     exactly 0 or 1 (log loss 0.50, sigmoid 0.22) without a word, though --calibrate's help

@@ -491,6 +491,7 @@ def test_train_min_df_option(files):
     assert not (tmp / "x.npz").exists()
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_nbsvm_train_never_imports_scipy_linalg(tmp_path):
     # the real command line: a training run loads the kernels, where numba probes for BLAS
     # by importing scipy.linalg (0.15 s and 14 MB of peak memory on IMDB); the CLI skips it
@@ -507,6 +508,7 @@ def test_nbsvm_train_never_imports_scipy_linalg(tmp_path):
     assert "numba.np.arraymath" in imported and "scipy.linalg" not in imported
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_cli_skips_numbas_blas_probe_and_scipy_still_imports():
     # the CLI keeps numba from importing scipy.linalg at its first kernel (0.15 s per run);
     # the block acts only while numba's module loads
@@ -678,6 +680,7 @@ def _nbsvm_process(*args, **kwargs):
     return subprocess.run([sys.executable, "-m", "nbsvm", *map(str, args)], **kwargs)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_output_to_dev_stdout_appends_to_the_file_the_shell_opened(files, model):
     """`nbsvm predict ... -o /dev/stdout >> log`: the log keeps its lines and gets the
     predictions after them (the output was renamed over the log, losing what it held);
@@ -702,6 +705,7 @@ def test_output_to_dev_stdout_appends_to_the_file_the_shell_opened(files, model)
     assert not list(tmp.glob(".*nbsvm*")) and not list(tmp.glob(".*.nbsvm-tmp*"))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_standard_input_redirected_from_the_output_is_refused(files, model):
     """`predict - -o in.txt < in.txt` replaced the input with the predictions (the
     /dev/stdin spelling was refused already)."""
@@ -774,6 +778,7 @@ def test_a_codec_that_replaces_nothing_is_refused_as_an_encoding(files, model):
     assert_ok(run("predict", "-m", model, table, "-q", "--encoding", "cp1252"))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_model_or_report_to_dev_stdout_is_the_whole_of_standard_output(files, model):
     """`train -o /dev/stdout > m.npz` had 'saved: /dev/stdout' and the other summary lines
     after the zip (no model), `eval -o /dev/stdout > r.csv` the printed report after the

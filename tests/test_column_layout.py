@@ -41,6 +41,7 @@ def test_the_rule_picks_the_smaller_layout():
 
 @pytest.mark.parametrize("kw", [dict(), dict(optimizer="sgd", loss="hinge"), dict(norm="l2")],
                          ids=["adagrad", "sgd", "l2"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_buckets_as_columns_train_the_same_model(monkeypatch, kw):
     compact = _fit(monkeypatch, False, **kw)
     dense = _fit(monkeypatch, True, **kw)
@@ -126,6 +127,7 @@ def test_release_hands_back_only_whole_pages_inside_the_range():
 
 @pytest.mark.parametrize("kw", [dict(min_df=1), dict(min_df=3, alpha=0.1), dict(weighting="binary"),
                                 dict(norm="l2", beta=0.5)], ids=["min_df1", "min_df3", "binary", "l2"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_small_corpus_read_over_its_seen_buckets_trains_the_same_model(monkeypatch, kw):
     """Columns built from the seen buckets only (a few milliseconds) equal those built by
     scanning every bucket of the dense count rows (0.2 s at 2**24), bit for bit."""

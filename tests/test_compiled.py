@@ -193,6 +193,7 @@ def test_imdb_compiled_equals_reference(imdb_texts, ngrams, n_bits, char_ngrams,
 
 @pytest.mark.parametrize("kw", [dict(ngrams=3, n_bits=24), pytest.param(
     dict(ngrams=2, n_bits=20, char_ngrams=4, nfkc=True), marks=SLOW)])  # NFKC: edge cases below
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_imdb_with_split_scripts_compiled_equals_reference(imdb_texts, kw):
     # English with its curly quotes, dashes and ellipses: split off as punctuation
     h = Hasher(split_scripts=True, **kw)
@@ -200,6 +201,7 @@ def test_imdb_with_split_scripts_compiled_equals_reference(imdb_texts, kw):
 
 
 @pytest.mark.parametrize("long_words", [20, pytest.param(6, marks=SLOW)])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_imdb_without_spaces_long_words_compiled_equals_reference(imdb_texts, long_words):
     # the default tokenizer of new models on IMDB as written and with its spaces removed
     # (a token of more than long_words code points also gives its character 4-grams)
@@ -223,6 +225,7 @@ def test_long_words_hand_answers():
         Hasher(long_words=-1)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_imdb_sample_equals_naive_reference(imdb_texts):
     # naive.py's tokenizer (character loop, no regex) on the non-ASCII reviews
     h = Hasher(ngrams=2, n_bits=22, char_ngrams=4, seed=3)
@@ -356,6 +359,7 @@ def test_single_very_long_token():
         list(dict.fromkeys(_hand([plain]) + _hand(["<ab", "aba", "bab", "ab>"], seed=1)))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_long_document_of_a_million_characters():
     rng = np.random.default_rng(2)
     vocab = ["film", "great", "awful", "Café", "naïve", "東京", "a", "the", "(really)", "wow!",

@@ -91,6 +91,7 @@ def test_pipes_are_read_whole_and_compressed_standard_input_is_refused(tmp_path)
     assert out.returncode != 0 and "<stdin>: not a text file: gzip" in out.stderr, out.stderr
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_model_given_as_input_is_refused(tmp_path):
     model = tmp_path / "m.npz"
     subprocess.run([str(NBSVM), "train", str(REVIEWS), "--n-bits", "16", "-o", str(model), "-q"],

@@ -144,6 +144,7 @@ def subj_tsv(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_cli_prints_and_reports_the_data_defaults(tmp_path, subj_tsv):
     out = runner.invoke(app, ["train", str(subj_tsv), "-o", str(tmp_path / "m.npz")])
     assert out.exit_code == 0, out.output

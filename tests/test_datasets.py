@@ -177,6 +177,7 @@ def test_get_into_a_file_is_a_clear_error(tmp_path):
     assert afile.read_text() == "mine"
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_get_never_deletes_what_nbsvm_did_not_unpack(tmp_path):
     """A folder of the corpus's name that nbsvm did not make (no marker) was deleted and
     replaced, the user's own files in it with it (exit 0); unpacking again replaced whole

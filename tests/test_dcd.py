@@ -140,6 +140,7 @@ def test_a_solver_pickled_before_it_kept_its_bound_continues():
     assert parts.objective(X, y) == pytest.approx(whole.objective(X, y), rel=1e-5)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_stopping_at_max_iter_is_said_as_liblinear_says_it(tmp_path):
     """dcd stopped at max_iter without a word, its solution far from exact (objective 1.01
     where LinearSVC reaches 0.40, a hunter found): a warning names the passes, the gap and

@@ -82,6 +82,7 @@ def test_distributed_lexicon_equals_the_local_one(client, shards):
         assert np.array_equal(lex.ratios(), local.ratios())
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_parameter_mixing_matches_local_training(client, shards):
     parts, everything, test = shards
     dist = D.fit(client, parts, NBSVMClassifier(**SETTINGS))

@@ -20,6 +20,7 @@ def _data():
     return [l.split("\t", 1)[1] for l in lines], [l.split("\t", 1)[0] for l in lines]
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_the_cli_keeps_the_good_model_when_training_diverges(tmp_path):
     model = tmp_path / "prod.npz"
     common = [str(NBSVM), "train", str(REVIEWS), "--n-bits", "16", "--min-df", "1", "-o", str(model), "-q"]

@@ -165,6 +165,7 @@ def test_empty_batch_still_checks_the_threshold_over_http(server):
 
 @pytest.mark.parametrize("kind, options", [("binary", []), ("multilabel", ["--top-k", "2"]),
                                            ("backend", ["--top-k", "2"])])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_predict_cli_on_an_empty_file_is_one_clean_line(models, tmp_path, kind, options):
     """``nbsvm predict`` on an empty file says so in one line (exit 2), no traceback, for
     the kinds whose Python API failed on empty input."""

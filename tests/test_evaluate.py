@@ -77,6 +77,7 @@ def test_fit_and_evaluate_equals_fit_then_evaluate(tmp_path, kw, n_classes, with
     assert not [t for t in threading.enumerate() if t.name.startswith("nbsvm-") and t.is_alive()]
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_log_loss_independent_of_batching(tmp_path):
     """`nbsvm eval` (evaluate_documents) and `nbsvm train --test` (fit_and_evaluate, which
     scores a cache with evaluate_cache) must print the same log loss for the same model and
@@ -181,6 +182,7 @@ def test_correct_out_is_predict_against_the_label_document_by_document(tmp_path)
     assert right.mean() == rep["accuracy"]
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_calibrated_fit_keeps_the_history_of_its_last_fit_only(tmp_path):
     """calibrate='temperature' trains on nine tenths, then on all: the epoch history and
     the per-epoch test scores are the last fit's, scored in its own columns."""

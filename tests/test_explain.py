@@ -112,6 +112,7 @@ def test_the_map_counts_batch_by_batch_as_it_counts_at_once(monkeypatch):
         assert all(naive[b][s] == n for s, n in names)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_the_maps_memory_is_arrays_of_the_distinct_ngrams():
     """A sample of 5-grams at 8 bits (every bucket wanted): 1.2 million distinct n-grams,
     whose Counter of strings peaked at 143 MB traced; arrays of 16 bytes each, merged
@@ -315,6 +316,7 @@ def test_explain_stdin_explains_each_line_as_it_is_read(tmp_path, monkeypatch):
     assert at == [1, 2, 3] and len(r.output.splitlines()) == 3
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_explain_decodes_its_text_as_predict_does(tmp_path):
     """explain read standard input through the locale's decoding: invalid bytes became
     surrogates that hashed into buckets (a score other than predict's for the same line),

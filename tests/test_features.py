@@ -350,7 +350,8 @@ def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, lam, epochs, seed, shuffl
 @pytest.mark.parametrize("optimizer, loss, n_classes, min_df", [
     ("sgd", "hinge", 2, 2), ("adagrad", "log", 2, 1), ("sgd", "log", 3, 1),
     ("adagrad", "modified_huber", 3, 3)])
-@pytest.mark.parametrize("groups", ["one", "many"])
+# make test-slow: many groups per batch (one group stays in make test; CI runs both)
+@pytest.mark.parametrize("groups", ["one", pytest.param("many", marks=pytest.mark.slow)])
 def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, optimizer, loss,
                                                      n_classes, min_df, groups):
     docs = synthetic(5000, n_classes=n_classes, seed=n_classes)

@@ -42,6 +42,7 @@ def test_a_conflicting_setting_is_refused(model, tmp_path, option, asked, has):
     assert not out.exists()
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_settings_that_agree_or_are_left_out_train(model, tmp_path):
     for extra in ([], ["--ngrams", "3", "--n-bits", "16", "--min-df", "1", "--loss", "log"]):
         out = tmp_path / "next.npz"

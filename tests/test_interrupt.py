@@ -19,6 +19,7 @@ NBSVM = Path(sys.executable).parent / "nbsvm"
 @pytest.mark.parametrize("with_lexicon", [
     False, pytest.param(True, marks=pytest.mark.slow)],  # make test-slow: the same handler
     ids=["one-pass", "lexicon"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_sigint_during_training_keeps_previous_model(tmp_path, with_lexicon):
     data = tmp_path / "big.txt"
     write_long_corpus(data)

@@ -30,6 +30,7 @@ def test_class_order(names, order):
 
 
 @pytest.mark.parametrize("pos, neg", [(10, 2), (2, 10), (3, 12)])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_numbers_as_labels_score_as_scikit_learn_expects(pos, neg):
     from sklearn.metrics import log_loss, roc_auc_score
     from sklearn.model_selection import cross_val_score

@@ -76,6 +76,7 @@ def books(tmp_path_factory):
     return paths
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_cli_resumes_a_killed_run_and_refuses_other_settings(tmp_path, books):
     args = ["learn", *map(str, books), "-a", "pa", "--epochs", "4", "--seed", "2", "-q"]
     assert_ok(runner.invoke(app, args + ["-o", str(tmp_path / "full.npz")]))

@@ -15,6 +15,7 @@ LINES = ["1 café:1 good:2 naïve:1", "-1 bad:1 café:1 dull:1", "1 good:1 fine:
          "-1 bad:2 naïve:1"] * 10
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_latin1_feature_names_are_their_utf8_selves(tmp_path):
     utf8, latin1 = tmp_path / "u.txt", tmp_path / "l.txt"
     utf8.write_text("\n".join(LINES) + "\n", encoding="utf-8")

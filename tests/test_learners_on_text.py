@@ -54,6 +54,7 @@ def _first_epoch_order(seed, n):
     ("pa", THREE_TEXTS, THREE_LABELS, "l2"), ("mira", THREE_TEXTS, THREE_LABELS, "l2"),
     ("multiclass-hinge", THREE_TEXTS, THREE_LABELS, "none"), ("mira", TEXTS, LABELS, "none"),
     ("dcd", TEXTS, LABELS, "l2"), ("dcd", THREE_TEXTS, THREE_LABELS, "none")])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_backend_learner_on_nb_rows_equals_it_trained_by_hand(name, texts, labels, norm):
     clf = NBSVMClassifier(ngrams=2, n_bits=10, min_df=1, epochs=1, seed=4, learner=name,
                           norm=norm, lam=1e-3).fit(texts, labels)
@@ -180,6 +181,7 @@ def test_backend_learner_mistakes_are_refused():
     ("dcd", r"lambda \(lam\) must be a finite number > 0"),
     ("multiclass-hinge", r"schedule 'pegasos' \(1 / \(lam t\)\) needs lam > 0"),
 ])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_lambda_the_backend_learner_cannot_take_is_refused_before_reading(
         tmp_path, name, message):
     """It was refused once every document had been read and hashed (``nbsvm train`` shows
@@ -289,6 +291,7 @@ def test_explanations_of_backend_learners_add_up_to_their_scores(name, n_classes
 
 
 @pytest.mark.parametrize("name", ["pa", "pegasos", "mira", "multiclass-hinge"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_backend_learners_resume_from_a_checkpoint_bit_for_bit(tmp_path, name):
     from nbsvm.models.checkpoint import Checkpoint
 

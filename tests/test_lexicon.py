@@ -196,6 +196,7 @@ def test_fit_checks_its_input_before_counting_and_forgets_the_old_corpus():
     assert counted.corpus_ is None
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_lexicon_of_many_classes_is_written_as_pairs_and_reads_back_the_same(tmp_path):
     """A lexicon was written as a dense row of counts per class over every bucket seen:
     500 classes of short texts took 1.35 GB for 22 MB of non-zero counts (and `nbsvm

@@ -56,6 +56,7 @@ def _objective(w, X, ys):
     return LAM / 2 * float(w @ w) + float(np.maximum(0.0, 1.0 - ys * (_csr(X) @ w)).mean())
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_pegasos_and_sgd_hinge_reach_the_svm_optimum(rcv1):
     from sklearn.svm import LinearSVC
 

@@ -116,6 +116,7 @@ def test_vocabulary_follows_the_fitted_heaps_curve(model):
     assert len(words) == gen.distinct_words
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_the_label_is_learnable(model):
     gen = corpus_generator.Generator(model, seed=0)
     train = [line.split("\t") for line in lines(gen, 4000)]
@@ -152,6 +153,7 @@ def test_the_multi_domain_variant_is_fitted_per_domain(blitzer_models):
 
 
 @pytest.mark.parametrize("labels", corpus_generator.MixedGenerator.LABELS)
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_multi_domain_generation_is_seeded_and_labelled(blitzer_models, labels):
     _, models = blitzer_models
     a = lines(corpus_generator.MixedGenerator(models, seed=3, labels=labels), 5000)

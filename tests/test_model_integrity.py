@@ -414,6 +414,7 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) * 1024)
 
 
 @pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_compressed_member_is_refused_before_anything_is_allocated(bombs, version):
     """A 5 MB file declaring a 1 GiB array: before, load peaked at 2.28 GB for 10-12 s
     before "checksum mismatch"; now the zip directory refuses it in milliseconds."""
@@ -431,6 +432,7 @@ def test_a_compressed_member_is_refused_before_anything_is_allocated(bombs, vers
 
 
 @pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_compressed_member_through_the_cli(bombs, cli_files, version):
     path = bombs[version]
     for args in (["info", path, "--verify"], ["info", path],
@@ -542,6 +544,7 @@ def _address_space_cap():
 
 @pytest.mark.parametrize("command", [
     "info", "info --verify", "predict", "eval"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_dev_zero_through_the_cli(cli_files, tmp_path, command):
     """A link to /dev/zero: one error line, read no further (bounded memory)."""
     path = _not_regular(tmp_path, "link to /dev/zero")

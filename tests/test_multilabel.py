@@ -70,6 +70,7 @@ def test_multilabel_on_per_label_features_equals_naive(unit):
     _check_against(m, model, stats)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_multilabel_recovers_a_planted_rule_over_150_labels():
     _, X, on = _planted(1, 4000, d=300, n_labels=150, sizes=(10, 30), rate=0.2)
     train, test = np.arange(3000), np.arange(3000, 4000)

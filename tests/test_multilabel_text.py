@@ -336,6 +336,7 @@ def test_read_inputs_keeps_a_label_set_field_for_predict(tmp_path):
     assert docs[1].text == "c\tsecond\tdoc"
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_documents_without_labels_are_negatives_of_every_label(tmp_path):
     train, test = _tagged(400, seed=1), _tagged(100, seed=2)
     for name, docs in (("train", train), ("test", test)):

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from typer.testing import CliRunner
 
 from nbsvm.cli import app
@@ -33,6 +35,7 @@ def _accuracy(train: Path, test: Path, out: Path, *options: str) -> float:
     return json.loads(r.output)["accuracy"]
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_reviews_without_spaces_are_learned_from_their_character_ngrams(imdb_slice, tmp_path):
     train = _joined(imdb_slice / "train", tmp_path / "train.tsv")
     test = _joined(imdb_slice / "test", tmp_path / "test.tsv")

@@ -73,6 +73,7 @@ def test_many_class_lexicon_is_sparse_and_exact():
     assert after[2].sum() == len(set(h.buckets("w1 w2")))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_twenty_class_lexicon_memory_follows_pairs_not_classes(tmp_path):
     """20 classes at 2**26 buckets: dense rows would take 20 x 256 MB = 5 GB; the pairs
     seen take a few MB (the process peaks near the interpreter's own size)."""

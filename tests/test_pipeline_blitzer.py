@@ -255,6 +255,7 @@ def test_a_missing_archive_is_a_clear_error(tmp_path, capsys):
     assert code == 2 and "nope.tar.gz: no such archive" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_tables_and_results_files_on_tiny_archives(tmp_path, capsys):
     """The whole flow on 12 reviews per domain (seconds, not the benchmark): every table is
     built, the published figures sit beside ours, and the tidy CSV has the agreed columns."""

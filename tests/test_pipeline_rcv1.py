@@ -151,6 +151,7 @@ def test_blog_replay_reproduces_the_published_table_on_train2000():
 
 # ---- synthetic RCV1-shaped corpus ----------------------------------------------------------------
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_synthetic_corpus_has_the_requested_shape():
     d = rcv1_synthetic.synthetic_rcv1(3000, 500, seed=1, n_features=5000, mean_nnz=40.0)
     X = d["X"]

@@ -208,6 +208,7 @@ def test_one_shape_end_to_end_quick(tmp_path, capsys):
     assert "No Chinese shape" in md
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_sweep_pipeline_end_to_end_quick(tmp_path, capsys):
     """`python pipelines/sweep.py --quick` (the evidence for alpha's and lambda's defaults):
     every value's row per shape, the reference always measured, other settings passed on,
@@ -256,6 +257,7 @@ def test_tune_shapes_compares_the_choice_with_the_defaults_quick(tmp_path):
     assert "Largest loss against the defaults" in (tmp_path / "tune_shapes.md").read_text()
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_learn_defaults_runs_the_real_cli_beside_scikit_learn_quick(tmp_path):
     """pipelines/learn_defaults.py (results/learn_defaults.md), iris only: every variant's
     row runs `nbsvm learn`, the reference's difference is 0 and the other's is its accuracy

@@ -86,6 +86,7 @@ def assert_png(path, min_bytes=10_000):
     assert len(data) > min_bytes, (path, len(data))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_plot_functions_write_png_svg_pdf_atomically(tmp_path):
     history = {"epoch": [1, 2, 3], "loss": [0.5, 0.3, 0.25], "test_accuracy": [0.8, None, 0.9]}
     assert_png(plot.training_curve(history, tmp_path / "c.png"))
@@ -162,6 +163,7 @@ def train_json(tmp_path, train, test, epochs, *extra):
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_train_plot_without_test(tmp_path, corpus):
     train, _ = corpus
     r = runner.invoke(app, ["train", str(train), "--epochs", "3", "--output",

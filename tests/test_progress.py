@@ -51,6 +51,7 @@ def test_the_stream_counts_utf8_bytes_of_the_text():
     assert s.bytes_read == sum(len(t.encode("utf-8")) for t in texts)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_counting_costs_little_beside_hashing():
     # measured against the work the stream feeds, in the same run (a ratio, not a time, so
     # that a loaded machine does not fail it): counting the bytes of a document costs under

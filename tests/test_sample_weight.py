@@ -33,6 +33,7 @@ SETTINGS = dict(n_bits=12, ngrams=2, min_df=1, epochs=2, seed=1)
 
 
 @pytest.mark.parametrize("task", ["binary", "one-vs-rest", "softmax", "multilabel"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_weight_k_counts_as_the_document_k_times(task):
     classes = ("neg", "pos") if task == "binary" else ("a", "b", "c")
     texts, labels, weights = _corpus(classes=classes)
@@ -285,6 +286,7 @@ def test_bad_weights_name_the_file_and_line(tmp_path):
         read_inputs([tmp_path / "a.csv"], weight_col="label")
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_cli_refuses_weights_where_they_would_be_ignored(tmp_path):
     (tmp_path / "a.csv").write_text("label,text,w\n" + "pos,good fun,2\nneg,bad dull,1\n" * 20)
     done = nbsvm(["train", tmp_path / "a.csv", "-o", tmp_path / "m.npz", "--weight-col", "w",

@@ -189,6 +189,7 @@ ALPHABET = (list("abcXYZ019 .,!?\"();:'-") + list("好看电影東京的很棒�
 @given(parts=st.lists(st.sampled_from(ALPHABET), max_size=40),
        split=st.booleans(), nfkc=st.booleans(), lowercase=st.booleans(),
        ngrams=st.integers(1, 3), chars=st.sampled_from([(), (3,), (1, 2, 3), (2,)]))
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_compiled_equals_reference_on_random_text(parts, split, nfkc, lowercase, ngrams, chars):
     text = "".join(parts)
     h = Hasher(ngrams=ngrams, n_bits=18, seed=5, char_ngrams=max(chars, default=0),
@@ -204,6 +205,7 @@ def test_compiled_equals_reference_on_random_text(parts, split, nfkc, lowercase,
         ref_buckets(text[::-1], ngrams, 18, 5, chars, lowercase, split, nfkc)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_long_document_of_split_characters():
     rng = np.random.default_rng(3)
     alphabet = list("好看电影东京的很棒，。ภาษาไทยที่ﾞ\u0301 ab") + ["。\n", "“", "་"]

@@ -155,6 +155,7 @@ def served(tmp_path_factory, three_class, two_class):
     assert "Traceback" not in err, err
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_predict_one_and_batch_over_http(served):
     server, models, _ = served
     clf, X = models["topics"]
@@ -277,6 +278,7 @@ def test_unknown_paths_models_and_classes(served):
     assert http.get(server.url + "/predict").status_code == 405
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_reload_under_concurrent_requests(served, tmp_path):
     """Clients score the same texts while the file is replaced (write, rename) and reloaded,
     alternating two different models: every answer is complete, and equals what the model of
@@ -405,6 +407,7 @@ def _sample(text: str, series: str) -> float:
                if line.startswith(series + " "))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_serve_refuses_a_bad_model_file_before_listening(tmp_path):
     bad = tmp_path / "bad.npz"
     bad.write_bytes(b"not a model")

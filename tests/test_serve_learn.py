@@ -108,6 +108,7 @@ def assert_same_model(a: NBSVMClassifier, b: NBSVMClassifier, tmp_path: Path) ->
     assert a.n_docs_ == b.n_docs_
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_learn_is_off_without_the_flag_and_needs_the_token(model_file, tmp_path):
     # both started at once, the plain one on a copy (the learning one journals beside its file)
     plain_file = tmp_path / "plain" / "m.npz"
@@ -211,6 +212,7 @@ def test_corrections_while_four_clients_predict(model_file, tmp_path):
     assert start_version >= 1
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_kill_9_loses_no_acknowledged_correction(model_file, tmp_path):
     server = learning_server(model_file, tmp_path)
     acknowledged = 0
@@ -776,6 +778,7 @@ def test_learn_asks_for_the_token_before_it_reads_the_body(model_file):
         assert client.post("/models/nope/learn", json={}).status_code == 404
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_explains_waiting_their_turn_hold_no_thread_of_the_pool(model_file, monkeypatch):
     """/explain runs one at a time; the others wait on the event loop, not in the thread
     pool's 40 threads: with 45 explains queued behind one that has not finished, a long

@@ -76,6 +76,7 @@ def _served_names(case, names: list[str], i: int) -> None:
 
 
 @pytest.mark.parametrize("mode", ["positive", "negative"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_schema_fuzzing_finds_no_5xx_and_no_undeclared_answer(server, mode):
     from schemathesis import GenerationMode
 

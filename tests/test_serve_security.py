@@ -80,6 +80,7 @@ def test_host_names_parsed_and_matched():
 @pytest.mark.parametrize("method, path", [("GET", "/models"), ("GET", "/health"),
                                           ("GET", "/openapi.json"), ("GET", "/nowhere"),
                                           ("POST", "/predict")])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_foreign_host_gets_400_on_every_path(default_server, method, path):
     r = http.request(method, default_server.url + path, headers={"host": FOREIGN, **JSON},
                      content=b'{"text": "x"}' if method == "POST" else None)
@@ -94,6 +95,7 @@ def test_local_host_names_are_answered(default_server, host):
     assert r.status_code == 200, r.text
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_allowed_host_adds_a_name(reloading_server):
     server, _ = reloading_server
     assert http.get(server.url + "/health", headers={"host": "example.org"}).status_code == 200
@@ -249,6 +251,7 @@ def _health_seconds(url: str) -> float:
     return time.monotonic() - start
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_file, tmp_path):
     """Clients that send many requests and never read the answers held every connection
     (busy: never evicted) with no time limit: every other /predict got 503 for as long as
@@ -436,6 +439,7 @@ def test_idle_and_half_sent_connections_do_not_starve_the_server(model_file, tmp
     assert len(log.strip().splitlines()) <= 5, log
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_serve_on_a_busy_port_is_one_line_of_error(model_file):
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
@@ -655,6 +659,7 @@ def test_a_number_of_thousands_of_digits_is_said_without_the_servers_advice(mode
     assert "set_int_max_str_digits" not in r.text
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_stopping_answers_uploads_under_way_at_once(model_file, tmp_path):
     """SIGTERM with clients mid-upload waited uvicorn's 10 s of graceful shutdown and then
     logged a traceback per client (their requests cancelled): each now gets a 503 to send

@@ -344,6 +344,7 @@ def test_grid_search_over_a_pipeline_with_sparse_input():
 
 # ---- scikit-learn stays a test-only dependency --------------------------------------------
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_nbsvm_never_imports_sklearn():
     code = """
 import sys, warnings

@@ -42,6 +42,7 @@ def test_clone_and_params_round_trip(est):
         est.set_params(bogus=1)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_grid_search_over_a_pipeline_keeps_integer_labels():
     y = np.array([1 if label == "pos" else 0 for label in LABELS])
     pipe = Pipeline([("lower", FunctionTransformer(_lower)),
@@ -58,6 +59,7 @@ def test_grid_search_over_a_pipeline_keeps_integer_labels():
     assert search.score(TEXTS[600:], y[600:]) > 0.75
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_cross_val_predict_and_stacking_read_classes_shape():
     """classes_ had no .shape: cross_val_predict(method='predict_proba') and
     StackingClassifier raised AttributeError inside scikit-learn."""
@@ -164,6 +166,7 @@ def test_nbfeatures_refuses_a_parameter_changed_since_fit():
         assert moved.fit(TEXTS[:200], LABELS[:200]).transform(TEXTS[:5]).shape[0] == 5
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_importing_and_fitting_does_not_import_sklearn():
     code = ("import sys\nfrom nbsvm import NBSVMClassifier\nfrom nbsvm.models.transform import NBFeatures\n"
             "NBSVMClassifier(n_bits=10, epochs=1).fit(['good', 'bad'], ['p', 'n'])\n"

@@ -139,6 +139,7 @@ def imdb_lines(imdb_slice, tmp_path_factory):
 
 
 @pytest.mark.parametrize("kind", ["binary", "binary-weights", "multiclass", "multilabel"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_predict_of_a_few_documents_never_imports_numba_and_writes_the_same_rows(
         kind, imdb_lines, tmp_path):
     """Ten documents: no numba in the process; the same ten in front of 590 more (past the

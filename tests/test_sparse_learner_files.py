@@ -20,6 +20,7 @@ NAMED = "".join(
 )
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_learn_of_named_features_writes_what_it_learned(tmp_path, monkeypatch):
     data = tmp_path / "named.txt"
     data.write_text(NAMED)

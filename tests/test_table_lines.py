@@ -52,6 +52,7 @@ def _table(rnd: random.Random, sep: str, end: str):
 
 @pytest.mark.parametrize("sep", [",", "\t"])
 @pytest.mark.parametrize("end", ["\n", "\r\n"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_every_row_is_named_by_its_own_line(tmp_path, sep, end):
     rnd = random.Random(f"{sep}{end}")
     suffix = "csv" if sep == "," else "tsv"
@@ -77,6 +78,7 @@ def test_every_row_is_named_by_its_own_line(tmp_path, sep, end):
                 list(read_table(path, sep=sep))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_the_scanner_counts_as_pandas_on_any_bytes():
     # random tables of quotes, separators, blank and white-space lines, fed in random
     # pieces: the records pandas yields are the scanner's (its numbers of blank lines and

@@ -124,6 +124,7 @@ def test_thresholds_are_saved_checked_and_only_for_label_sets(tmp_path):
         NBSVMClassifier(threshold=0.3, multilabel=True).validate()
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_refit_keeps_nothing_of_the_fit_before():
     """forget() listed the attributes to drop and missed thresholds_ (and eta0_): a refit
     with threshold=None kept the tuned thresholds (46 label cells differed from a fresh
@@ -222,6 +223,7 @@ def test_a_model_with_tuned_thresholds_is_not_continued_with_stale_ones():
         clf.partial_fit([d.text for d in docs[:5]], [d.label.split(",") for d in docs[:5]])
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_train_init_refuses_a_model_with_tuned_thresholds(tmp_path):
     """`train --init` carried the tuned thresholds over unchanged while the weights moved
     (the same three cuts after training on 600 more documents)."""

@@ -58,6 +58,7 @@ def _docs(texts, labels):
     return [Document(lab, t, "<fit>", i + 1) for i, (t, lab) in enumerate(zip(texts, labels))]
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_early_stopping_keeps_the_best_epoch(reviews):
     (X, y), (Xt, yt) = reviews
     kw = dict(ngrams=2, n_bits=18, epochs=12, loss="hinge", optimizer="sgd",
@@ -142,6 +143,7 @@ def test_a_class_of_one_document_is_never_held_out_whole():
     assert "rare" in clf.classes_ and clf.validation_["held_out"] == len(held) in (18, 19, 20)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_modes_that_read_twice_refuse_standard_input(tmp_path):
     for flag in (["--valid", "0.1"], ["--calibrate", "sigmoid"], ["--keep-counts"]):
         r = subprocess.run([str(NBSVM), "train", "-", "-o", str(tmp_path / "m.npz"), *flag],
@@ -149,6 +151,7 @@ def test_modes_that_read_twice_refuse_standard_input(tmp_path):
         assert r.returncode == 2 and "standard input cannot be" in r.stderr
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_reading_reports_once_when_the_inputs_are_read_twice(imdb_slice, tmp_path):
     lines = []
     for label in ("pos", "neg"):
@@ -164,6 +167,7 @@ def test_reading_reports_once_when_the_inputs_are_read_twice(imdb_slice, tmp_pat
 
 
 @pytest.mark.parametrize("extra", [[], ["--auto", "--time-budget", "2"]], ids=["plain", "auto"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_test_set_error_keeps_the_trained_model(tmp_path, extra):
     """A missing --test file was named after every epoch had run, and a malformed line of
     it threw the trained model away (no -o written)."""

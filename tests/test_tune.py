@@ -33,6 +33,7 @@ def _naive(params, train, valid, char_ngrams=4):
     return clf.score([d.text for d in valid], [d.label for d in valid])
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_validation_split_scores_equal_plain_fits():
     grid = {"ngrams": [1, 2], "lam": [1e-4, 1e-6], "beta": [1.0, 0.7]}
     result = tune(DOCS, grid, BASE, valid_fraction=0.25, seed=3)
@@ -158,6 +159,7 @@ def test_impossible_grids_are_refused_before_reading(grid, kw, message):
         tune(untouchable(), grid, BASE, **kw)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_tune_command(tmp_path):
     train = tmp_path / "train.txt"
     train.write_text("".join(f"{d.label}\t{d.text}\n" for d in DOCS))
@@ -200,6 +202,7 @@ def test_tune_command(tmp_path):
     assert r.exit_code == 2 and "give --valid (a held-out split) or --folds" in r.output
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_eta0_auto_is_bottous_calibration():
     texts, labels = [d.text for d in DOCS], [d.label for d in DOCS]
     for optimizer, loss in (("sgd", "hinge"), ("adagrad", "log")):

@@ -30,6 +30,7 @@ def parts(imdb_slice):
     return read("train", 0, 250), read("train", 250, 500), read("test", 0, 300)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_counts_and_ratios_equal_one_training_on_all(parts, tmp_path):
     (XA, yA), (XB, yB), (Xt, yt) = parts
     kw = dict(ngrams=2, n_bits=18, min_df=2, epochs=3)
@@ -50,6 +51,7 @@ def test_counts_and_ratios_equal_one_training_on_all(parts, tmp_path):
 
 
 @pytest.mark.parametrize("optimizer", ["adagrad", "sgd"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_binary_features_one_ordered_epoch_equal_one_training(parts, optimizer):
     """Features that do not depend on the counts, the first epoch in order, one thread:
     A then B trains the very weights of one run over A then B (AdaGrad bit for bit; SGD

@@ -71,6 +71,7 @@ def _binary_model(min_df=2, optimizer="adagrad", **kw):
 @pytest.mark.parametrize("with_lexicon, optimizer, n_classes, min_df", [
     (False, "adagrad", 2, 2), (False, "sgd", 2, 1), (True, "adagrad", 2, 3),
     (True, "sgd", 3, 2)])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_binary_weighting_equals_a_learner_over_ones(tmp_path, with_lexicon, optimizer,
                                                      n_classes, min_df):
     docs = synthetic(1500, n_classes=n_classes, seed=9)

@@ -70,6 +70,7 @@ def bad(tmp_path_factory):
 
 @pytest.mark.parametrize("opts", [["--ngrams", "3"], ["--ngrams", "2", "--char-ngrams", "4"]],
                          ids=["trigrams", "chars"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_bad_text_trains_and_predicts(bad, tmp_path, opts):
     data, n = bad
     model, pred = tmp_path / "m.npz", tmp_path / "pred.csv"
@@ -91,6 +92,7 @@ def test_bad_text_trains_and_predicts(bad, tmp_path, opts):
     assert f"{data}:6: invalid UTF-8 at byte 10 of the line (0xff)" in r.stderr, r.stderr
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_long_and_odd_documents_hash_like_the_reference():
     """The scratch arrays grow inside one batch (more tokens, more n-grams, a longer token,
     a bigger dedup set) and shrink back to a small set for short documents after a long one;
@@ -122,6 +124,7 @@ SCRATCH = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_scratch_memory_of_one_long_document_is_bounded(tmp_path):
     """Hashing one 5 MB single-line review of random words with trigrams raises peak memory
     by about 85 MB (the output, the normalized text, token starts, n-grams and a dedup set

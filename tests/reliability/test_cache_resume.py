@@ -145,6 +145,7 @@ def test_a_half_written_cache_is_never_used(tmp_path):
     assert filecmp.cmp(tmp_path / "plain.npz", tmp_path / "a.npz", shallow=False)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_sigkill_while_hashing_leaves_nothing_the_next_run_uses(tmp_path):
     if not NBSVM.exists():
         pytest.skip(f"no console script at {NBSVM}")
@@ -175,6 +176,7 @@ def test_sigkill_while_hashing_leaves_nothing_the_next_run_uses(tmp_path):
 
 
 @pytest.mark.parametrize("damage", ["truncate", "meta", "ids"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_damaged_kept_cache_is_removed_and_rebuilt(tmp_path, damage):
     train, caches = _corpus(tmp_path / "train.txt"), tmp_path / "caches"
     args = ["train", train, "-o", tmp_path / "a.npz", "--keep-cache", "--cache-dir", caches, *SMALL]
@@ -225,6 +227,7 @@ def test_an_input_changed_while_read_is_not_kept(tmp_path):
 # -- checkpoints --------------------------------------------------------------------------
 @pytest.mark.parametrize("optimizer", ["adagrad", "sgd"])
 @pytest.mark.parametrize("with_lexicon", [False, True], ids=["lexicon-pass", "given-lexicon"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_resume_gives_the_uninterrupted_model(tmp_path, optimizer, with_lexicon):
     train = _corpus(tmp_path / "train.txt", n=600)
     kw = dict(n_bits=16, epochs=6, optimizer=optimizer, seed=3)
@@ -394,6 +397,7 @@ def test_a_multilabel_runs_cache_is_not_reused_by_a_single_label_run(tmp_path):
     assert len(_kept(caches)) == 1  # the multi-label run's cache, found again
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_killed_runs_temporary_cache_is_removed_by_the_next_run(tmp_path):
     # a SIGKILL (or the OOM killer) left nbsvm-cache-* behind for ever: 144 MB a run
     from nbsvm.data.store import cache_folder

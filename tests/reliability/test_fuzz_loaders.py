@@ -74,6 +74,7 @@ def header_edits(draw, header: dict):
 
 
 @pytest.mark.parametrize("kind", ["model", "lexicon", "checkpoint"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_npz_header(kind):
     header, _ = fuzz.npz_parts(fuzz.valid_files()[kind])
 
@@ -107,6 +108,7 @@ def zip_edits(draw):
         + draw(st.binary(max_size=12))
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_model_zip():
     """The model loader's zip handling: compressed members, declared shapes, dtypes and
     sizes, names; loads or NBSVMError naming the file, in bounded time and memory (the
@@ -173,6 +175,7 @@ print("survived")
 """
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_cache_ids_out_of_range_does_not_crash():
     # found by the driver: ids 1 and 0x67000002 with n_bits=8, one document, label code 0
     data = bytes.fromhex("0100000002000067" "7c7c7c" "0000000000000000" "0200000000000000"

@@ -149,6 +149,7 @@ LINE_READERS = {
 @pytest.mark.parametrize("name", list(LINE_READERS))
 @FAST
 @given(data=st.data())
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_line_readers(name, data):
     check, line, header = LINE_READERS[name]
     check(data.draw(inputs(line, header)))

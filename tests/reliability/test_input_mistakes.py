@@ -343,6 +343,7 @@ def test_eval_counts_unknown_labels_as_errors(tmp_path, model):
     assert "labels the model does not know, counted as errors: meh (2)" in text.stdout
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_table_read_once_says_its_short_rows_could_not_be_checked(tmp_path):
     """Standard input cannot be read again to count a row's fields: a text cut by an
     unquoted line break trained as a class of its own without a word. Now a note (printed

@@ -99,6 +99,7 @@ EPOCHS = "nbsvm-cache-*/train/meta.json"
     # make test-slow: the kill mid-epoch and while saving stay, SIGKILL while hashing in
     # test_cache_resume
     pytest.param("lexicon pass", marks=pytest.mark.slow), "mid-epoch"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_sigkill_during_training(setup, when):
     data, model, cache, before, scores = setup
     proc = subprocess.Popen([str(NBSVM), "train", str(data), "-o", str(model), "--n-bits", "20",
@@ -128,6 +129,7 @@ def test_sigkill_during_training(setup, when):
     assert not set(leftovers) & {p.name for p in cache.iterdir()}
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_sigkill_while_saving(setup, tmp_path):
     # a child trains, then writes the model slowly (each array piece waits), and is killed
     # half way through the write; what it saves is trained on the corpus's first 300

@@ -84,6 +84,7 @@ def test_a_run_within_the_limit_stays_under_it(newsgroups_train, tmp_path):
     assert peak > 0.7 * limit, peak
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_one_long_document_is_refused_before_its_hashing_scratch(tmp_path):
     """Hashing a document takes scratch about 20 times its bytes: a 54 MB line peaked at
     870 MB under --max-memory 400M. It is refused, naming its line, before that scratch

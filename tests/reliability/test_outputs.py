@@ -48,6 +48,7 @@ def _char_device(path: Path) -> bool:
 
 # ---- item 1: devices, FIFOs and links are written through, never replaced --------------
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_dev_full_fails_and_stays_a_device(files):
     d, _ = files
     for args in (["predict", d / "texts.txt", "-m", d / "m.npz", "-o", "/dev/full"],
@@ -122,6 +123,7 @@ def test_symlink_to_a_file_stays_a_link(files):
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o640
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_symlink_to_stdout_and_dev_stdout_write_to_stdout(files):
     d, expected = files
     link = d / "out-link"
@@ -160,6 +162,7 @@ def test_new_outputs_follow_the_umask(files, tmp_path):
         assert stat.S_IMODE(os.stat(out).st_mode) == mode, oct(os.stat(out).st_mode)
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_replaced_file_keeps_its_mode(files, tmp_path):
     d, _ = files
     model = tmp_path / "m.npz"

@@ -227,6 +227,7 @@ WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")            # UTF-16's (and UTF-32's): dec
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.one_of(PIECES, st.binary(max_size=4)), max_size=30).map(b"".join)
        .filter(lambda data: not data.startswith(WIDE_BOMS) and not_text(data) is None))
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_any_bytes_count_equals_pythons_and_strict_refuses_iff_invalid(tmp_path, data):
     """For any bytes (one document per line; not those of another format, such as gzip's
     first bytes, which are refused as not text): the count is what errors="ignore" drops, the
@@ -399,6 +400,7 @@ def test_a_mode_that_reads_twice_reports_the_read_that_went_to_the_end(tmp_path)
 
 
 @pytest.mark.parametrize("first, other", [("0", "0.0"), ("1", "+1"), ("1.0", "1"), ("2.50", "2.5")])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_a_number_written_another_way_is_refused(tmp_path, first, other):
     """A column pandas wrote with a missing value somewhere holds 0.0 where another file
     holds 0: they were two classes, '0 (1), 0.0 (1)', without a word."""

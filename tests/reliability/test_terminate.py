@@ -56,6 +56,7 @@ def _signal_when(proc, ready, signum, seconds=60):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_predict_removes_its_partial_output(corpus, tmp_path, signum):
     out = tmp_path / "predictions.csv"
     out.write_text("earlier predictions\n")
@@ -77,6 +78,7 @@ def test_predict_removes_its_partial_output(corpus, tmp_path, signum):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt", "predictions.csv"]
 
 
+@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_train_removes_its_cache_from_the_temporary_folder(corpus, tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
