@@ -149,7 +149,7 @@ def chosen_systems(args) -> list[str]:
             import fasttext  # noqa: F401
         except ImportError:
             sys.exit(
-                "fastText is not installed: .venv/bin/pip install -e '.[bench]' "
+                "fastText is not installed: make install-bench "
                 "(or run with --no-fasttext)"
             )
     return systems

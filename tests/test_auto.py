@@ -358,7 +358,7 @@ def test_no_test_document_is_read_before_the_choice(tmp_path, order_result):
     assert clf.ngrams >= 2 and clf.auto_["changed"] == order_result.changed
 
 
-@pytest.mark.slow  # make test-slow: auto through the CLI is checked in the default suite by the budget and CJK tests
+@pytest.mark.slow  # make test-slow: auto through the CLI is checked elsewhere by the budget and CJK tests
 def test_saved_model_keeps_the_choice_and_why(tmp_path):
     clf = NBSVMClassifier(auto=True, time_budget=60, n_bits=16).fit(
         [d.text for d in order_task()], [d.label for d in order_task()])

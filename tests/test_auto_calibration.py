@@ -272,7 +272,7 @@ def test_the_full_model_waits_on_disk_while_the_copy_trains():
     assert state.view.base is state.shared
 
 
-@pytest.mark.slow  # make test-slow: calibration is checked on synthetic data in the default suite
+@pytest.mark.slow  # make test-slow: calibration is checked on synthetic data elsewhere
 def test_nb_interpolated_scores_are_calibrated_on_real_sentences():
     """beta < 1 adds the NB part's summed log-count ratios to the scores: not log-odds, so
     calibrate='auto' fits a temperature (--auto chose beta 0.5 on a Subj fold and its log

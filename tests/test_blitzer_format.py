@@ -57,7 +57,7 @@ def test_train_on_a_domain_eval_on_another(sorted_data, tmp_path):
     assert (tmp_path / "p.csv").read_text().count("\n") == 1001
 
 
-@pytest.mark.slow  # make test-slow: the reader is checked on folders and files in the default suite
+@pytest.mark.slow  # make test-slow: the reader is checked on folders and files elsewhere
 def test_the_archive_itself_with_format_blitzer(tmp_path):
     if not ARCHIVE.is_file():
         pytest.skip("no Blitzer archive")

@@ -71,7 +71,7 @@ def test_text_that_starts_like_a_signature_is_still_text(tmp_path, text):
     assert _docs(path) == [tuple(line.split("\t")) for line in text.splitlines()]
 
 
-@pytest.mark.slow  # make test-slow: compressed files are read in the default suite
+@pytest.mark.slow  # make test-slow: compressed files are read elsewhere
 def test_pipes_are_read_whole_and_compressed_standard_input_is_refused(tmp_path):
     """The check read a pipe's first block from a second open and the reader lost it:
     predict on <(cat file) dropped documents, with exit 0."""

@@ -73,7 +73,7 @@ def test_prepare_unpacks_once(tmp_path):
     ("blitzer", "kitchen_&_housewares", 2000, {"positive": 1000, "negative": 1000}),
     ("20newsgroups", "test", 7532, None),
 ])
-@pytest.mark.slow  # make test-slow: the archives' readers on every corpus; datasets get runs in the default suite
+@pytest.mark.slow  # make test-slow: the archives' readers on every corpus; datasets get runs elsewhere
 def test_documents_from_the_archives(name, part, n, classes):
     if not datasets.available(name):
         pytest.skip(f"no shared {name}")

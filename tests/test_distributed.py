@@ -66,7 +66,7 @@ def client():
         yield c
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_distributed_lexicon_equals_the_local_one(client, shards):
     parts, everything, _ = shards
     hasher = NBSVMClassifier(**SETTINGS).validate()
@@ -82,7 +82,7 @@ def test_distributed_lexicon_equals_the_local_one(client, shards):
         assert np.array_equal(lex.ratios(), local.ratios())
 
 
-@pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_parameter_mixing_matches_local_training(client, shards):
     parts, everything, test = shards
     dist = D.fit(client, parts, NBSVMClassifier(**SETTINGS))
@@ -101,7 +101,7 @@ def test_parameter_mixing_matches_local_training(client, shards):
         D.fit(client, parts, NBSVMClassifier(multilabel=True, threshold="auto", **SETTINGS))
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_data_defaults_on_dask_are_one_machines(client, shards, tmp_path):
     """Dask trained with the fixed defaults (min_df 2, no character n-grams) where one
     machine reads them from the data: the same command gave another model."""
@@ -121,6 +121,8 @@ def test_data_defaults_on_dask_are_one_machines(client, shards, tmp_path):
     assert local.setting("char_ngrams") == 4
 
 
+# (every test of a LocalCluster: its two worker processes start in 5-6 s)
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_a_weighted_lexicon_on_dask_counts_documents_not_weights(client, shards):
     """--lexicon from `nbsvm lexicon --weight-col`: its class totals are sums of weights,
     the model's documents are the documents the workers read."""
@@ -133,7 +135,7 @@ def test_a_weighted_lexicon_on_dask_counts_documents_not_weights(client, shards)
     assert dist.n_docs_ == 2000 and dist.weight_sum_ == 2000.0
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_distributed_eval_and_predict_equal_local(client, shards, tmp_path):
     parts, everything, test = shards
     clf = NBSVMClassifier(**SETTINGS).fit_documents(read_inputs([everything]))
@@ -187,7 +189,7 @@ def _label_sets(path, out):
     return str(out)
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_multilabel_on_dask_counts_label_sets_and_mixes(client, shards, tmp_path):
     """--multilabel on Dask: the shards count label-set keys, the driver sums them into
     per-label counts (the ratios equal local training's bit for bit); parameter mixing
@@ -211,7 +213,7 @@ def test_multilabel_on_dask_counts_label_sets_and_mixes(client, shards, tmp_path
     assert rep == evaluate_documents(dist, read_inputs([test], empty_label=True))
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_backend_learners_on_dask_are_passed_from_shard_to_shard(client, shards, tmp_path):
     """--learner on Dask: the backend learner visits the shards in order on their workers
     (exact sequential training; its parts cannot be averaged). It learns as local training
@@ -232,7 +234,7 @@ def test_backend_learners_on_dask_are_passed_from_shard_to_shard(client, shards,
     assert np.array_equal(back.decision_function(texts), dist.decision_function(texts))
 
 
-@pytest.mark.slow  # make test-slow: Dask training is checked end to end in the default suite
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_default_multiclass_settings_calibrate_eta0_on_dask(client, shards, tmp_path):
     """With more than two classes eta0 defaults to 'auto': Bottou's calibration runs on a
     sample of the first shard, as a single machine runs it on its cache."""
@@ -259,7 +261,7 @@ def test_default_multiclass_settings_calibrate_eta0_on_dask(client, shards, tmp_
     assert a_dist >= a_local - 0.01
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_a_worker_killed_mid_epoch_never_leaves_a_half_averaged_model(client, shards):
     parts, everything, test = shards
     pids = list(client.run(os.getpid).values())
@@ -341,7 +343,7 @@ def test_an_output_matched_by_an_input_glob_is_refused_before_any_read(tmp_path,
         assert out.read_text() == data
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run (training on Dask equals local training in the default suite)
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_url_shards_are_fetched_by_the_workers(client, shards, tmp_path):
     """fsspec URLs (file:// here; s3://, gs://, ... with their fsspec packages): each worker
     copies its shard once into its local folder; the lexicon equals the local one."""
@@ -362,7 +364,7 @@ def test_url_shards_are_fetched_by_the_workers(client, shards, tmp_path):
     assert set(frame["source"]) == {urls[0]}
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_a_failing_shard_is_one_line_without_the_workers_traceback(tmp_path):
     """An empty shard printed the workers' 'Compute Failed ... Traceback' log before the
     one-line error."""
@@ -380,7 +382,7 @@ def test_a_failing_shard_is_one_line_without_the_workers_traceback(tmp_path):
     assert "Traceback" not in r.stderr and "Compute Failed" not in r.stderr, r.stderr
 
 
-@pytest.mark.slow  # make test-slow: a further Dask run
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
 def test_standard_input_on_dask_is_named():
     r = runner.invoke(app, ["train", "-", "--dask-local", "1", "-o", "m.npz"], input="pos\tx\n")
     assert r.exit_code == 2 and "standard input cannot be read on Dask" in r.output, r.output

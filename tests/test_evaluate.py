@@ -44,7 +44,7 @@ def _hand_report(clf, docs):
     # columns and scored the last one at chance (20NG: 4.97% against 87.56%)
     (dict(calibrate="temperature", min_df=2), 3, False),
 ])
-@pytest.mark.slow  # make test-slow: four more trainings; log loss by batches stays
+@pytest.mark.slow  # make test-slow: four more trainings; log loss by batches is another test
 def test_fit_and_evaluate_equals_fit_then_evaluate(tmp_path, kw, n_classes, with_lexicon):
     train = synthetic(3000, n_classes=n_classes, seed=10)
     test = synthetic(2600, n_classes=n_classes, seed=11)       # several scoring batches

@@ -165,7 +165,7 @@ def test_rcv1_pegasos_learn_eval_predict(rcv1, tmp_path):
     assert ((df["score_1"] > 0) == (df["label"] == "1")).all()
 
 
-@pytest.mark.slow  # make test-slow: learn runs on RCV1 in the default suite
+@pytest.mark.slow  # make test-slow: learn runs on RCV1 elsewhere
 def test_rcv1_sgd_with_bottous_eta0_calibration(rcv1, tmp_path):
     """`nbsvm learn --eta0 auto`: the backend's SGD runs the search NBSVM's own learner
     runs (nbsvm/learners/eta0.py), on a seeded sample of its first data (the choice itself
@@ -187,7 +187,7 @@ def test_rcv1_sgd_with_bottous_eta0_calibration(rcv1, tmp_path):
     assert r.exit_code != 0 and "--eta0 must be a positive number or auto" in r.output
 
 
-@pytest.mark.slow  # make test-slow: learn runs on RCV1 in the default suite
+@pytest.mark.slow  # make test-slow: learn runs on RCV1 elsewhere
 def test_blitzer_books_slice(blitzer, tmp_path):
     need("sgd")
     train, test = blitzer

@@ -49,7 +49,7 @@ def test_latin1_feature_names_are_their_utf8_selves(tmp_path):
     assert load_learner(tmp_path / "u.npz").encoding_ == "utf-8"
 
 
-@pytest.mark.slow  # make test-slow: learn --encoding is checked on latin-1 names in the default suite
+@pytest.mark.slow  # make test-slow: learn --encoding is checked on latin-1 names elsewhere
 def test_models_without_a_kept_encoding_and_svmlight_models_read_in_any(tmp_path):
     """A model written before encodings were kept was refused in its own encoding (taken
     for UTF-8); svmlight's integer indices do not depend on it; regression targets 1 and

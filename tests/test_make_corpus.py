@@ -84,7 +84,7 @@ def test_the_model_counts_the_bigrams_of_each_class():
     assert sorted(m.lengths.tolist()) == [2, 3, 3]
 
 
-@pytest.mark.slow  # make test-slow: the generator is checked on one shape in the default suite
+@pytest.mark.slow  # make test-slow: the generator is checked on one shape elsewhere
 def test_generation_is_seeded(model):
     a = lines(corpus_generator.Generator(model, seed=1), 300)
     b = lines(corpus_generator.Generator(model, seed=1), 300)
@@ -97,7 +97,7 @@ def test_generation_is_seeded(model):
     assert all(corpus_model.tokenize(line.split("\t")[1]) == line.split("\t")[1].split(" ") for line in a)
 
 
-@pytest.mark.slow  # make test-slow: the generator is checked on one shape in the default suite
+@pytest.mark.slow  # make test-slow: the generator is checked on one shape elsewhere
 def test_vocabulary_follows_the_fitted_heaps_curve(model):
     gen = corpus_generator.Generator(model, seed=0)
     checks = []
@@ -141,7 +141,7 @@ def blitzer_models():
     return by_domain, {d: corpus_model.fit(docs, seed=0) for d, docs in by_domain.items()}
 
 
-@pytest.mark.slow  # make test-slow: the generator is checked on one shape in the default suite
+@pytest.mark.slow  # make test-slow: the generator is checked on one shape elsewhere
 def test_the_multi_domain_variant_is_fitted_per_domain(blitzer_models):
     by_domain, models = blitzer_models
     assert sorted(by_domain) == ["books", "dvd", "electronics", "kitchen"]
@@ -175,7 +175,7 @@ def test_multi_domain_generation_is_seeded_and_labelled(blitzer_models, labels):
         corpus_generator.MixedGenerator(models, labels="stars")
 
 
-@pytest.mark.slow  # make test-slow: the generator is checked on one shape in the default suite
+@pytest.mark.slow  # make test-slow: the generator is checked on one shape elsewhere
 def test_the_domain_is_learnable(blitzer_models):
     """Each document speaks its domain's words: nbsvm tells the four domains apart."""
     _, models = blitzer_models

@@ -760,7 +760,7 @@ def test_numpy_numbers_as_parameters_fit_save_and_load(tmp_path):
         NBSVMClassifier(alpha=Fraction(1, 2)).fit(X, y)
 
 
-@pytest.mark.slow  # make test-slow: a memory measurement of a large model; loading is checked in the default suite
+@pytest.mark.slow  # make test-slow: a memory measurement of a large model; loading is checked elsewhere
 def test_loading_reads_the_weights_into_the_learners_state_without_a_second_copy(tmp_path):
     """The stored ratios, weights and AdaGrad sums are read straight into the learner's
     state: a 20 Newsgroups model (183 MB) peaked at 485 MB to load, the file's arrays held

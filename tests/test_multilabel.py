@@ -225,7 +225,7 @@ def test_label_set_counts_from_pairs_equal_the_dense_sums(tmp_path):
         assert np.array_equal(got[3], member @ lexicon.class_counts_) and got[4] == len(buckets)
 
 
-@pytest.mark.slow  # make test-slow: the multi-label learner on synthetic data stays
+@pytest.mark.slow  # make test-slow: the multi-label learner on synthetic data is another test
 def test_the_default_schedule_does_not_keep_pegasos_first_steps_on_rcv1(tmp_path):
     """learn -a multilabel on RCV1 (CCAT as the one label) reached subset accuracy 0.748
     where Pegasos reaches 0.892 on the same binary problem: the average of Pegasos'

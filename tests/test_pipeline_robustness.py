@@ -70,7 +70,7 @@ def test_unicode_heavy_is_deterministic_and_keeps_the_words_apart():
 
 # ---- the shapes at full size ------------------------------------------------------------------
 
-@pytest.mark.slow  # make test-slow: a shape built from real data; the pipelines' quick runs stay
+@pytest.mark.slow  # make test-slow: a shape built from real data; the pipelines' quick runs are other tests
 def test_subject_shape_is_one_line_per_message_twenty_groups():
     need("20newsgroups")
     [(tr, ytr, te, yte)] = S.ng_subjects(0, False)
@@ -85,7 +85,7 @@ def test_subject_shape_is_one_line_per_message_twenty_groups():
                for m in full_tr)                                      # headers kept
 
 
-@pytest.mark.slow  # make test-slow: a shape built from real data; the pipelines' quick runs stay
+@pytest.mark.slow  # make test-slow: a shape built from real data; the pipelines' quick runs are other tests
 def test_blitzer_domain_shape_is_balanced_first_sentences():
     need("blitzer")
     folds = S.blitzer_domain(0, False)
@@ -97,7 +97,7 @@ def test_blitzer_domain_shape_is_balanced_first_sentences():
     assert sum(len(f[2]) for f in folds) == 4000
 
 
-@pytest.mark.slow  # make test-slow: a shape built from real data; the pipelines' quick runs stay
+@pytest.mark.slow  # make test-slow: a shape built from real data; the pipelines' quick runs are other tests
 def test_subj_and_its_unicode_copy_share_the_folds():
     need("subj")
     plain, heavy = S.subj(0, False), S.subj_unicode(0, False)
@@ -178,7 +178,7 @@ def test_log_loss_and_scores():
     assert s["accuracy"] == pytest.approx(200 / 3) and 0 < s["macro_f1"] < 100
 
 
-@pytest.mark.slow  # make test-slow: the shapes are built and checked one by one in the default suite
+@pytest.mark.slow  # make test-slow: the shapes are built and checked one by one elsewhere
 def test_one_shape_end_to_end_quick(tmp_path, capsys):
     need("mpqa")
     pytest.importorskip("sklearn")

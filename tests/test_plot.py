@@ -179,7 +179,7 @@ def test_train_plot_without_test(tmp_path, corpus):
 
 
 @pytest.mark.parametrize("lexicon", [False, True])
-@pytest.mark.slow  # make test-slow: the plot functions are checked in the default suite
+@pytest.mark.slow  # make test-slow: the plot functions are checked elsewhere
 def test_train_plot_with_test_scores_every_epoch(tmp_path, corpus, lexicon):
     """One held-out accuracy per epoch; the last is the one --test reports, and each earlier
     one is what a run of that many epochs reports (so it was measured right at the end of
@@ -218,7 +218,7 @@ def test_train_plot_refuses_a_bad_suffix_before_training(tmp_path, corpus):
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.slow  # make test-slow: the plot functions are checked in the default suite
+@pytest.mark.slow  # make test-slow: the plot functions are checked elsewhere
 def test_eval_plot(tmp_path, n_classes):
     train = write(tmp_path / "train.txt", synthetic(1500, n_classes=n_classes, seed=1))
     test = write(tmp_path / "test.txt", synthetic(500, n_classes=n_classes, seed=2))

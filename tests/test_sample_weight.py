@@ -191,7 +191,7 @@ def _imdb_rows(root, split="train"):
     return rows
 
 
-@pytest.mark.slow  # make test-slow: weights are checked through fit and the CLI refusals in the default suite
+@pytest.mark.slow  # make test-slow: weights are checked through fit and the CLI refusals elsewhere
 def test_train_weight_col_counts_like_repeated_rows_on_imdb(imdb_slice, tmp_path):
     """nbsvm train --weight-col on real reviews (weights 0-3) keeps the same buckets and
     the same NB ratios, bit for bit, as training on each row repeated that many times."""
@@ -351,7 +351,7 @@ def test_min_df_counts_documents_of_weight_above_zero_once():
         assert m.n_seen_buckets_ == 5           # good yak zebra bad wolf: not xenon
 
 
-@pytest.mark.slow  # make test-slow: weights are checked through fit and the CLI refusals in the default suite
+@pytest.mark.slow  # make test-slow: weights are checked through fit and the CLI refusals elsewhere
 def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
     texts, labels, weights = _corpus(n=200, seed=10)
     rows = list(zip(labels, texts, weights))
@@ -384,7 +384,7 @@ def test_nbsvm_lexicon_weight_col_counts_as_copies(tmp_path):
             == said
 
 
-@pytest.mark.slow  # make test-slow: weights are checked through fit, the lexicon and the CLI in the default suite
+@pytest.mark.slow  # make test-slow: weights are checked through fit, the lexicon and the CLI elsewhere
 def test_auto_calibrate_and_early_stopping_take_weights():
     """The modes that read the data again (the search's caches, a held-out part) keep the
     weights: no backend learner is searched, and the chosen model counts weighted."""

@@ -359,7 +359,7 @@ def test_a_bad_file_on_reload_keeps_the_old_model(served, tmp_path):
         path.write_bytes(good)
 
 
-@pytest.mark.slow  # make test-slow: reloads are checked under concurrent requests in the default suite
+@pytest.mark.slow  # make test-slow: reloads are checked under concurrent requests elsewhere
 def test_workers_watch_the_file_and_each_reloads_it(tmp_path, three_class):
     """``--workers 2`` watches the files: a model replaced on disk (write, rename) is served
     by every worker within a few seconds, with the new model's answers."""
@@ -453,7 +453,7 @@ def test_imdb_served_answers_equal_nbsvm_predict(imdb_served, imdb_slice, tmp_pa
     assert right >= 160            # 80%+ on 200 test reviews: a working model
 
 
-@pytest.mark.slow  # make test-slow: a Chromium page; the page's routes are checked over HTTP in the default suite
+@pytest.mark.slow  # make test-slow: a Chromium page; the page's routes are checked over HTTP elsewhere
 def test_page_in_a_headless_browser(imdb_served, tmp_path):
     """Debian's Chromium driven by Playwright: type a review, see the label and the shading."""
     pytest.importorskip("playwright")

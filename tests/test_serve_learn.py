@@ -142,7 +142,7 @@ def test_learn_is_off_without_the_flag_and_needs_the_token(model_file, tmp_path)
         assert "Traceback" not in server.stop()
 
 
-@pytest.mark.slow  # make test-slow: learning while serving is checked in the default suite by the kill -9 test
+@pytest.mark.slow  # make test-slow: learning while serving is checked elsewhere by the kill -9 test
 def test_corrections_while_four_clients_predict(model_file, tmp_path):
     held_out = tmp_path / "valid.tsv"
     held_out.write_text(f"neg\t{PHRASE}\nneg\tthe {PHRASE}\npos\tgreat fun loved it\n")
@@ -245,7 +245,7 @@ def test_kill_9_loses_no_acknowledged_correction(model_file, tmp_path):
     assert served.history_[-1]["through"] == acknowledged
 
 
-@pytest.mark.slow  # make test-slow: a Chromium page; the /learn route is checked over HTTP in the default suite
+@pytest.mark.slow  # make test-slow: a Chromium page; the /learn route is checked over HTTP elsewhere
 def test_the_page_sends_a_correction_in_a_headless_browser(model_file, tmp_path):
     """Debian's Chromium driven by Playwright: classify, pick the right label, send it with
     the token; the server journals and learns it."""
@@ -685,7 +685,7 @@ def test_a_model_that_cannot_learn_is_refused_when_the_server_starts(model_file,
         NBSVMClassifier.load(dcd).partial_fit(texts[:4], labels[:4])
 
 
-@pytest.mark.slow  # make test-slow: a second server; kill -9 and the token are checked in the default suite
+@pytest.mark.slow  # make test-slow: a second server; kill -9 and the token are checked elsewhere
 def test_one_process_at_a_time_learns_into_a_model_file(model_file, tmp_path):
     """Two `serve --learn` on one file (another port) both acknowledged corrections from the
     same sequence numbers and wrote over each other's checkpoints: after a restart half of

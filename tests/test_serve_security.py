@@ -308,7 +308,7 @@ def test_clients_that_never_read_their_answers_do_not_starve_the_server(model_fi
     assert "Traceback" not in log
 
 
-@pytest.mark.slow  # make test-slow: clients that never read and idle connections are checked in the default suite
+@pytest.mark.slow  # make test-slow: clients that never read and idle connections are checked elsewhere
 def test_answers_held_for_slow_readers_stay_in_the_budget(model_file, tmp_path):
     """Reading an answer a few bytes at a time is progress, never timed out: each such
     client kept its answer (4 MB of /explain) in the server, and a dropped one left its

@@ -378,7 +378,7 @@ print("ok")
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
-@pytest.mark.slow  # make test-slow: an interpreter with SciPy's array API; check_estimator runs in the default suite
+@pytest.mark.slow  # make test-slow: an interpreter with SciPy's array API; check_estimator runs elsewhere
 def test_array_api_check_in_a_scipy_array_api_interpreter():
     """check_array_api_input skips itself above unless SCIPY_ARRAY_API=1 was set before
     scipy was imported; it is run here in a fresh interpreter that has it."""

@@ -189,7 +189,7 @@ def test_train_threshold_auto_on_20_newsgroups_label_sets_through_the_cli(tmp_pa
     assert micro["tuned"] >= micro["plain"] - 0.005, micro
 
 
-@pytest.mark.slow  # make test-slow: threshold tuning is checked in process in the default suite
+@pytest.mark.slow  # make test-slow: threshold tuning is checked in process elsewhere
 def test_too_few_documents_keep_the_default_thresholds_and_say_why(tmp_path):
     from nbsvm.datasets import fixture
     lines = [line.rstrip("\n").split("\t", 1) for line in open(fixture("tags.txt"))]

@@ -394,7 +394,7 @@ def test_the_reference_is_what_train_uses_on_this_data():
 
 
 @pytest.mark.parametrize("n_classes", [2, 3])
-@pytest.mark.slow  # make test-slow: tune runs on real sentences in the default suite
+@pytest.mark.slow  # make test-slow: tune runs on real sentences elsewhere
 def test_the_default_grid_holds_the_defaults_and_default_trains_them(n_classes):
     """The default grid's fixed eta0 0.02 / 0.05 and loss log / hinge were never the defaults
     on short texts or with more than two classes: tune chose settings below them (MPQA

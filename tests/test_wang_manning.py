@@ -42,7 +42,7 @@ def test_sentence_corpora_have_ten_seeded_folds(name, n, counts):
     assert [t[1][0][:3] for t in other] != [t[1][0][:3] for t in folds]
 
 
-@pytest.mark.slow  # make test-slow: the pipeline's loaders on real data; its quick run stays
+@pytest.mark.slow  # make test-slow: the pipeline's loaders on real data; its quick run is another test
 def test_newsgroup_pairs_follow_the_authors_halves_without_headers():
     """sidaw/nbsvm master.m: the pair's messages, headers stripped, two random halves."""
     _need("20newsgroups", "20news-bydate.tar.gz")

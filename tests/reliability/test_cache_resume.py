@@ -250,7 +250,7 @@ def test_resume_gives_the_uninterrupted_model(tmp_path, optimizer, with_lexicon)
     assert filecmp.cmp(tmp_path / "full.npz", tmp_path / "resumed.npz", shallow=False)
 
 
-@pytest.mark.slow  # make test-slow: resuming is checked through the CLI in the default suite, SIGKILL in test_kill
+@pytest.mark.slow  # make test-slow: resuming is checked through the CLI elsewhere, SIGKILL in test_kill
 def test_resume_from_the_cli_after_sigkill(tmp_path):
     if not NBSVM.exists():
         pytest.skip(f"no console script at {NBSVM}")

@@ -96,7 +96,7 @@ EPOCHS = "nbsvm-cache-*/train/meta.json"
 
 
 @pytest.mark.parametrize("when", [
-    # make test-slow: the kill mid-epoch and while saving stay, SIGKILL while hashing in
+    # make test-slow: the kill mid-epoch and while saving are other tests, SIGKILL while hashing in
     # test_cache_resume
     pytest.param("lexicon pass", marks=pytest.mark.slow), "mid-epoch"])
 @pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)

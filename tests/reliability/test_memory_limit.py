@@ -62,7 +62,7 @@ def peak_run(args, tmp_path) -> tuple[int, str, int]:
     # its weights) do not fit; refused before either is allocated
     (420, "training needs about 475.2 MB, over --max-memory 420.0 MB"),
 ])
-@pytest.mark.slow  # make test-slow: one long document refused under the limit stays
+@pytest.mark.slow  # make test-slow: one long document refused under the limit is another test
 def test_refused_under_the_limit(newsgroups_train, tmp_path, limit_mb, message):
     code, err, peak = peak_run(["train", newsgroups_train, "-o", tmp_path / "m.npz", "-q",
                                 "--max-memory", f"{limit_mb}M"], tmp_path)

@@ -137,7 +137,7 @@ def test_symlink_to_stdout_and_dev_stdout_write_to_stdout(files):
 
 # ---- item 2: modes --------------------------------------------------------------------
 
-@pytest.mark.slow  # make test-slow: each output's atomic write is checked in the default suite
+@pytest.mark.slow  # make test-slow: each output's atomic write is checked elsewhere
 def test_new_outputs_follow_the_umask(files, tmp_path):
     d, _ = files
     outs = {"model": tmp_path / "m.npz", "csv": tmp_path / "p.csv",
