@@ -13,13 +13,16 @@ all: test
 # resolves, downloads and unpacks in parallel where pip works one package at a time (the
 # test tools on a fresh clone: 9 s, or 40 s byte-compiled, against pip's 144 s; the same
 # versions). --compile-bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set, every
-# process would otherwise compile numpy, numba... from source at each start.
+# process would otherwise compile numpy, numba... from source at each start. The test tools
+# alone install as they are: make test writes the bytecode of what its processes import
+# (a part of the tools' files), once.
 UV := $(VENV)/bin/uv
 # uv into the venv by the interpreter's own pip (a venv with pip of its own takes 9 s to
 # make, one without 0.2 s; pip then comes from uv), else by the venv's pip
 GET_UV = $(PYTHON) -m pip --python $(PY) install --quiet uv 2>/dev/null \
 	|| { $(PYTHON) -m venv $(VENV) && $(PY) -m pip install --quiet uv; }
 INSTALL := $(UV) pip install --quiet --compile-bytecode --python $(PY)
+INSTALL_TEST_TOOLS := $(UV) pip install --quiet --python $(PY)
 
 # the run-time dependencies first (make test compiles the kernels with them while the test
 # tools install), then nbsvm itself with the test tools
@@ -37,7 +40,7 @@ $(UV): | $(VENV)/.installed-core
 	$(GET_UV)
 
 $(VENV)/.installed: $(VENV)/.installed-core | $(UV)
-	$(INSTALL) -e '.[test]'
+	$(INSTALL_TEST_TOOLS) -e '.[test]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -165,20 +168,21 @@ docs: $(VENV)/.installed-docs
 TEST_WORKERS ?= 2
 # the kernels compile once into numba's cache (tests/warm_kernels.py, from the source tree)
 # while the test tools install, not once per worker; make lint (one core, mostly mypy) runs
-# beside the tests, its report printed after theirs, and fails make test as they do. nbsvm's
-# own modules are byte-compiled first: where PYTHONDONTWRITEBYTECODE is set (CI's
-# environment) every CLI process of the tests would compile them from source
-# (through a variable: a recipe line naming $(MAKE) runs even under make -n). The test
-# modules' assertions are rewritten once, by a collection beside the kernels, into pytest's
-# cache next to them (allowed to write it where PYTHONDONTWRITEBYTECODE forbids), which both
-# workers then read: each rewrote all of them at its own collection, 15-19 s of its 30.
+# beside them and the tests, its report printed after theirs, and fails make test as they
+# do. Every process of make test writes the bytecode of the modules it imports, even where
+# PYTHONDONTWRITEBYTECODE is set (CI's environment), so that each module compiles once, not
+# at every process start: nbsvm's own before anything, the test modules' (their assertions
+# rewritten by pytest) by a collection beside the kernels, which the workers then read (each
+# rewrote all of them at its own collection, 15-19 s of its 30). (SUBMAKE: through a
+# variable, as a recipe line naming $(MAKE) runs even under make -n.)
 SUBMAKE = $(MAKE) --no-print-directory
 test: $(VENV)/.installed-core
-	@$(PY) -m compileall -q nbsvm pipelines tests > /dev/null
-	@PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
+	@export PYTHONDONTWRITEBYTECODE=; \
+	$(PY) -m compileall -q nbsvm pipelines tests > /dev/null; \
+	PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
 	$(SUBMAKE) install || { kill $$warm; exit 1; }; \
 	$(SUBMAKE) lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
-	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q --collect-only > /dev/null 2>&1; \
+	$(PY) -m pytest -q --collect-only > /dev/null 2>&1; \
 	wait $$warm || { kill $$lint; exit 1; }; \
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
 	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
