@@ -173,7 +173,8 @@ TEST_WORKERS ?= 2
 # PYTHONDONTWRITEBYTECODE is set (CI's environment), so that each module compiles once, not
 # at every process start: nbsvm's own before anything, the test modules' (their assertions
 # rewritten by pytest) by a collection beside the kernels, which the workers then read (each
-# rewrote all of them at its own collection, 15-19 s of its 30). (SUBMAKE: through a
+# rewrote all of them at its own collection, 15-19 s of its 30). Both run niced: the
+# kernels' compilation is one process, the longest path. (SUBMAKE: through a
 # variable, as a recipe line naming $(MAKE) runs even under make -n.)
 SUBMAKE = $(MAKE) --no-print-directory
 test: $(VENV)/.installed-core
@@ -181,8 +182,8 @@ test: $(VENV)/.installed-core
 	$(PY) -m compileall -q nbsvm pipelines tests > /dev/null; \
 	PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
 	$(SUBMAKE) install || { kill $$warm; exit 1; }; \
-	$(SUBMAKE) lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
-	$(PY) -m pytest -q --collect-only > /dev/null 2>&1; \
+	nice -n 10 $(SUBMAKE) lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
+	nice -n 10 $(PY) -m pytest -q --collect-only > /dev/null 2>&1; \
 	wait $$warm || { kill $$lint; exit 1; }; \
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
 	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
