@@ -174,7 +174,9 @@ TEST_WORKERS ?= 2
 # at every process start: nbsvm's own before anything, the test modules' (their assertions
 # rewritten by pytest) by a collection beside the kernels, which the workers then read (each
 # rewrote all of them at its own collection, 15-19 s of its 30). Both run niced: the
-# kernels' compilation is one process, the longest path. (SUBMAKE: through a
+# kernels' compilation is one process, the longest path, and the tests start when it ends
+# (the workers rewrite what the collection had not: pytest writes each file atomically).
+# (SUBMAKE: through a
 # variable, as a recipe line naming $(MAKE) runs even under make -n.)
 SUBMAKE = $(MAKE) --no-print-directory
 test: $(VENV)/.installed-core
@@ -183,8 +185,9 @@ test: $(VENV)/.installed-core
 	PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
 	$(SUBMAKE) install || { kill $$warm; exit 1; }; \
 	nice -n 10 $(SUBMAKE) lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
-	nice -n 10 $(PY) -m pytest -q --collect-only > /dev/null 2>&1; \
-	wait $$warm || { kill $$lint; exit 1; }; \
+	nice -n 10 $(PY) -m pytest -q --collect-only > /dev/null 2>&1 & collect=$$!; \
+	wait $$warm || { kill $$lint $$collect; exit 1; }; \
+	kill $$collect 2>/dev/null; \
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
 	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
 	if [ $$linted -ne 0 ]; then echo "make lint failed (above)"; exit 1; fi; exit $$tests
