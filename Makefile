@@ -169,15 +169,11 @@ TEST_WORKERS ?= 2
 # the kernels compile once into numba's cache (tests/warm_kernels.py, from the source tree)
 # while the test tools install, not once per worker; make lint (one core, mostly mypy) runs
 # beside them and the tests, its report printed after theirs, and fails make test as they
-# do. Every process of make test writes the bytecode of the modules it imports, even where
-# PYTHONDONTWRITEBYTECODE is set (CI's environment), so that each module compiles once, not
-# at every process start: nbsvm's own before anything, the test modules' (their assertions
-# rewritten by pytest) by a collection beside the kernels, which the workers then read (each
-# rewrote all of them at its own collection, 15-19 s of its 30). Both run niced: the
-# kernels' compilation is one process, the longest path, and the tests start when it ends
-# (the workers rewrite what the collection had not: pytest writes each file atomically).
-# (SUBMAKE: through a
-# variable, as a recipe line naming $(MAKE) runs even under make -n.)
+# do; it runs niced, as the kernels' compilation is one process and the longest path
+# (91 s against 134 s beside a lint of the same priority). Every process of make test
+# writes the bytecode of the modules it imports, even where PYTHONDONTWRITEBYTECODE is set
+# (CI's environment), so that each module compiles once, not at every process start.
+# (SUBMAKE: through a variable, as a recipe line naming $(MAKE) runs even under make -n.)
 SUBMAKE = $(MAKE) --no-print-directory
 test: $(VENV)/.installed-core
 	@export PYTHONDONTWRITEBYTECODE=; \
@@ -185,9 +181,7 @@ test: $(VENV)/.installed-core
 	PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
 	$(SUBMAKE) install || { kill $$warm; exit 1; }; \
 	nice -n 10 $(SUBMAKE) lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
-	nice -n 10 $(PY) -m pytest -q --collect-only > /dev/null 2>&1 & collect=$$!; \
-	wait $$warm || { kill $$lint $$collect; exit 1; }; \
-	kill $$collect 2>/dev/null; \
+	wait $$warm || { kill $$lint; exit 1; }; \
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadfile; tests=$$?; \
 	wait $$lint; linted=$$?; cat $(VENV)/lint.log; \
 	if [ $$linted -ne 0 ]; then echo "make lint failed (above)"; exit 1; fi; exit $$tests
