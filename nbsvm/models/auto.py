@@ -20,7 +20,7 @@ search stops when the budget's reference seconds are spent (then it chooses amon
 scores). The search is deterministic for a seed and a budget on any machine; the wall clock
 only stops one that has run :data:`OVERRUN` times over its budget (a machine far slower or
 busier than the reference), which then keeps the defaults unless its last rung was
-complete.
+complete, and says so in its reason.
 
 The standard-error rule then prefers the defaults: the best candidate of the last rung
 is taken only if its gain over them is more than Student's t quantile of standard errors of
@@ -183,7 +183,7 @@ class _Search:
             self.fixed |= {"loss", "weighting", "epochs"}
         self.paired: dict = {}  # candidate -> its last trial's right/wrong per document
         self.trials: list = []
-        self.n_trainings, self.stopped = 0, False
+        self.n_trainings, self.stopped, self.by_clock = 0, False, False
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.t0
@@ -350,7 +350,8 @@ class _Search:
             scores = {}
             for i in list(alive):
                 cost = self.units(i, rung)
-                if self.spent() + cost > self.budget or self.elapsed() > OVERRUN * self.budget:
+                self.by_clock = self.elapsed() > OVERRUN * self.budget
+                if self.spent() + cost > self.budget or self.by_clock:
                     self.stopped = True
                     break
                 groups, sizes, took, train_s = self.trial(i, rung)
@@ -462,6 +463,12 @@ class _Search:
         import pandas as pd
 
         chosen = {**self.base, **self.pinned, **settings}
+        if self.by_clock:  # not the plan's units: this machine ran past OVERRUN x the budget
+            reason += (
+                f" (stopped by the wall clock past {OVERRUN:g}x the budget, "
+                f"{OVERRUN * self.budget:g} s: this machine is slower or busier than the "
+                "reference)"
+            )
         if chosen.get("char_ngrams") is None:  # what the data gave, as searched
             chosen["char_ngrams"] = self.defaults.get("char_ngrams", 0)
         return AutoResult(
