@@ -356,7 +356,7 @@ def test_the_wall_clock_stops_a_search_past_overrun_times_its_budget(monkeypatch
         self.t0 -= auto.OVERRUN * self.budget  # the clock jumps past OVERRUN x the budget
         return out
     monkeypatch.setattr(auto._Search, "trial", trial)
-    r = auto_search(NBSVMClassifier, order_task(600), BASE, time_budget=60, seed=0)
+    r = auto_search(NBSVMClassifier, order_task(200), BASE, time_budget=60, seed=0)
     assert trials == [(0, 0)] and r.stopped_by_budget and r.changed == {}
     assert "stopped by the wall clock past 3x the budget, 180 s" in r.reason
     assert r.reason.startswith("accuracy") and r.seconds > 180
