@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import valid_unicode
-from nbsvm.serve.bodies import batch_limit, bounded, error_list, field_names
+from nbsvm.serve.bodies import batch_limit, bounded, bounded_bodies, error_list, field_names
 from nbsvm.serve.learn_routes import LearnState, add_learn_routes, start_learning
 from nbsvm.serve.limits import (
     BODY_KEY,
@@ -294,6 +294,7 @@ def create_app(
         "POST bodies are JSON (Content-Type: application/json).",
         dependencies=[Depends(batch_limit(max_batch))],  # before any body is validated
     )
+    bounded_bodies(app, max_batch)  # before any route is added
     app.state.registry = registry
     metrics = app.state.metrics = Metrics([], shared=metrics_dir)
     served = _lookup(registry)
