@@ -142,7 +142,7 @@ def imdb_lines(imdb_slice, tmp_path_factory):
 @pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_predict_of_a_few_documents_never_imports_numba_and_writes_the_same_rows(
         kind, imdb_lines, tmp_path):
-    """Ten documents: no numba in the process; the same ten in front of 590 more (past the
+    """Ten documents: no numba (nor, with -q, rich's progress bars) in the process; the same ten in front of 590 more (past the
     budget: the kernels from the first batch): the same rows, byte for byte."""
     if kind.startswith("binary"):
         texts, labels, test = imdb_lines
@@ -163,6 +163,7 @@ def test_predict_of_a_few_documents_never_imports_numba_and_writes_the_same_rows
     assert many.stat().st_size > _small_jobs.PLAIN_BYTES
     imported = _predict(tmp_path / "m.npz", few, tmp_path / "few.csv")
     assert "numba" not in imported
+    assert "rich.progress" not in imported  # -q: no bar drawn, none imported (0.06 s)
     assert "numba" in _predict(tmp_path / "m.npz", many, tmp_path / "many.csv")
     assert _rows(tmp_path / "few.csv", 10) == _rows(tmp_path / "many.csv", 10)
 
