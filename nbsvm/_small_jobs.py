@@ -13,9 +13,12 @@ from __future__ import annotations
 import sys
 import threading
 
-#: work (bytes of text, or of bucket ids) a process does without the kernels, in all: about
-#: 200 IMDB reviews, the break-even with numba's start-up
-PLAIN_BYTES = 1 << 18
+#: work (bytes of text scaled by the keys they make, and bytes of bucket ids translated and
+#: scored) a process does without the kernels, in all: about 115 IMDB reviews for a default
+#: model (8.8 KB of work each), 0.1 s; numba's start-up and the first kernel's load take
+#: 0.4-1.3 s. (256 KB, 30 reviews, sent ten long reviews to numba once character 4-grams
+#: doubled their keys: a model of a small corpus has them.)
+PLAIN_BYTES = 1 << 20
 
 _spent = 0
 _lock = threading.Lock()
