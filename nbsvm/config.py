@@ -129,12 +129,19 @@ SOFTMAX_LAM = 1e-5
 #   words alone do not (make robustness, one fold each: 20NG subject lines 71.00 -> 74.85,
 #   Blitzer domain from a first sentence 76.95 -> 80.30 over 5 folds, Subj 93.05 -> 94.10,
 #   MPQA 84.87 -> 86.38, Unicode-heavy Subj 82.40 -> 88.10; the median of each under 70).
-#   Reviews and messages (IMDB median 487, RT-2k about 1,500) keep words only: RT-2k loses
-#   0.75 with them, IMDB 0.07, in more time. Decided before the hashing pass, from a peek.
+#   Reviews and messages (IMDB median 487, RT-2k about 1,500) keep words only (IMDB -0.07
+#   with them, in more time), unless the corpus is small: fewer than FEW_DOCUMENTS
+#   documents (the peek holds them all), where the spellings make up for the words seen
+#   too few times, in every shape we can build (pipelines/_shapes.py, seed 0: blitzer-few,
+#   120 documents +6.22 points, 20ng-few 600 +4.24, imdb-200 +1.01, imdb-1000 -0.09,
+#   RT-2k 1,600 +0.10; make wang-manning's protocols, results/char4_small.md: RT-2k +0.05
+#   over 10 folds, AthR +0.35, XGraph +0.92, BbCrypt +0.05). Decided before the hashing
+#   pass, from a peek.
 SMALL_CORPUS_NGRAMS = 2_000_000
 ETA0_REFERENCE_NGRAMS, ETA0_POWER, ETA0_RANGE = 400, 0.7, (0.02, 0.5)
 SHORT_DOCUMENT_NGRAMS = 16
 SHORT_TEXT_NGRAMS, SHORT_TEXT_CHARS, PEEK_DOCS = 100, 4, 2_000
+FEW_DOCUMENTS = PEEK_DOCS  # a corpus the peek holds whole
 
 
 def default_alpha(n_classes: int) -> float:
@@ -145,9 +152,10 @@ def default_alpha(n_classes: int) -> float:
 
 
 def data_default(name: str, corpus: dict) -> int | float | str:
-    """The data-dependent default of ``min_df``, the two-class AdaGrad ``eta0`` or the
-    two-class ``norm`` for a training set described by ``corpus`` (``documents``,
-    ``ngrams``, ``median_ngrams``)."""
+    """The data-dependent default of ``min_df``, the two-class AdaGrad ``eta0``, the
+    two-class ``norm`` or ``char_ngrams`` for a training set described by ``corpus``
+    (``documents``, ``ngrams``, ``median_ngrams``; for ``char_ngrams`` the peek's median
+    and ``documents`` only when the peek held them all)."""
     if name == "min_df":
         return 1 if corpus["ngrams"] < SMALL_CORPUS_NGRAMS else DEFAULTS["min_df"]
     if name == "eta0":
@@ -156,8 +164,11 @@ def data_default(name: str, corpus: dict) -> int | float | str:
         return float(min(high, max(low, low * ratio**ETA0_POWER)))
     if name == "norm":
         return "l2" if corpus["median_ngrams"] < SHORT_DOCUMENT_NGRAMS else DEFAULTS["norm"]
-    if name == "char_ngrams":  # corpus: the peek's word n-grams (text_defaults)
-        return SHORT_TEXT_CHARS if corpus["median_ngrams"] < SHORT_TEXT_NGRAMS else 0
+    if name == "char_ngrams":  # corpus: the peek's word n-grams and, when it held the
+        # whole corpus, its documents (text_defaults)
+        documents = corpus.get("documents")
+        few = documents is not None and documents < FEW_DOCUMENTS
+        return SHORT_TEXT_CHARS if corpus["median_ngrams"] < SHORT_TEXT_NGRAMS or few else 0
     raise ValueError(f"no data-dependent default for {name!r}")
 
 

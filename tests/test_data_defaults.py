@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from conftest import shared_datasets
 from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
-from nbsvm.config import SMALL_CORPUS_NGRAMS, data_default
+from nbsvm.config import PEEK_DOCS, SMALL_CORPUS_NGRAMS, data_default
 from nbsvm.data.batches import Batch
 from nbsvm.data.cache import CacheWriter, corpus_stats
 from nbsvm.text.hashing import Hasher
@@ -93,6 +93,17 @@ def test_without_a_first_pass_the_fixed_defaults_apply():
     assert clf.setting("norm") == "none"
 
 
+def test_a_small_corpus_gets_character_4grams_whatever_its_length():
+    """Fewer documents than the peek holds (it read them all): character 4-grams beside the
+    words, long texts too (make robustness's few-documents shapes, config.py); a corpus
+    the peek did not hold whole, or a peek of a part of it, decides by the median alone."""
+    assert data_default("char_ngrams", {"median_ngrams": 500, "documents": PEEK_DOCS - 1}) == 4
+    assert data_default("char_ngrams", {"median_ngrams": 500, "documents": PEEK_DOCS}) == 0
+    assert data_default("char_ngrams", {"median_ngrams": 500, "documents": None}) == 0
+    assert data_default("char_ngrams", {"median_ngrams": 500}) == 0
+    assert data_default("char_ngrams", {"median_ngrams": 99, "documents": None}) == 4
+
+
 def test_partial_fit_reads_char_ngrams_from_its_first_batch_as_fit_reads_its_first_documents():
     """partial_fit kept char_ngrams at 0 where fit, on the same short texts, added
     character 4-grams: one model's settings, two feature spaces."""
@@ -112,10 +123,15 @@ def test_partial_fit_reads_char_ngrams_from_its_first_batch_as_fit_reads_its_fir
     for bad in (([], []), (short, None)):
         with pytest.raises(NBSVMError):
             grown.partial_fit(*bad, classes=sorted(set(LABELS)))
-    long = [t + " " + " ".join(f"x{i}" for i in range(120)) for t in TEXTS]  # 0 by fit
+    long = [t + " " + " ".join(f"x{i}" for i in range(120)) for t in TEXTS]
     grown.partial_fit(long, LABELS, classes=sorted(set(LABELS)))
-    fitted = NBSVMClassifier(ngrams=2, n_bits=12).fit(long, LABELS)
+    # fit on a corpus past the peek (not small): 0, as partial_fit's first batch gives
+    copies = PEEK_DOCS // len(long) + 1
+    fitted = NBSVMClassifier(ngrams=2, n_bits=12).fit(long * copies, LABELS * copies)
     assert grown.hasher_ == fitted.hasher_ and fitted.char_ngrams_ == 0
+    # fit reads a small corpus whole and adds character 4-grams (config.FEW_DOCUMENTS);
+    # partial_fit cannot know that its first batch is the whole corpus: the median decides
+    assert NBSVMClassifier(ngrams=2, n_bits=12).fit(long, LABELS).char_ngrams_ == 4
 
 
 def test_saved_models_keep_what_the_defaults_were_read_from(tmp_path):

@@ -476,14 +476,15 @@ def test_the_printed_command_trains_the_epochs_and_character_ngrams_tune_scored(
                             "ngrams=1", "--json", "-q"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.output)
-    assert out["settings"]["char_ngrams"] == 0
+    # 120 documents: a small corpus, character 4-grams whatever the n-grams (config.py)
+    assert out["settings"]["char_ngrams"] == 4
     args = shlex.split(out["command"])
-    assert "--epochs 10" in out["command"] and "--char-ngrams 0" in out["command"], args
+    assert "--epochs 10" in out["command"] and "--char-ngrams 4" in out["command"], args
     args[args.index("-o") + 1] = str(tmp_path / "m.npz")
     r = runner.invoke(app, args[1:] + ["-q"])
     assert r.exit_code == 0, r.output
     model = NBSVMClassifier.load(tmp_path / "m.npz")
-    assert model.hasher_.char_ngrams == 0 and model.setting("epochs") == 10
+    assert model.hasher_.char_ngrams == 4 and model.setting("epochs") == 10
 
 
 def test_multilabel_is_refused_before_any_training():

@@ -126,7 +126,8 @@ CHAR_NGRAMS_TRAIN = typer.Option(
     "fastText's -minn 2 -maxn 5); 0: none. auto: 4 when "
     "the first 2,000 training documents' median is under "
     "100 distinct word n-grams (sentences, titles, "
-    "phrases), else none.",
+    "phrases) or the corpus has fewer than 2,000 "
+    "documents, else none.",
 )
 KEEP_CASE = typer.Option(
     False,

@@ -237,7 +237,8 @@ class _Search:
         # texts), the other tried beside it
         chars0 = base.get("char_ngrams", 0)
         if chars0 is None:
-            chars0 = data_default("char_ngrams", {"median_ngrams": median})
+            corpus = {"median_ngrams": median, "documents": len(head) if ended else None}
+            chars0 = data_default("char_ngrams", corpus)
         # text in the scripts written without spaces (a share of its characters, not a
         # curly quote in English): their tokenizer is searched too
         text = "".join(d.text for d in head[:SCRIPT_PEEK_DOCS])

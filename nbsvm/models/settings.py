@@ -365,18 +365,23 @@ def read_text_defaults(
         head = list(itertools.islice(stream, PEEK_DOCS))
         docs = itertools.chain(head, stream)
     model.char_ngrams_ = char_ngrams_default(
-        _hasher(model, words_only=True), [d.text for d in head]
+        _hasher(model, words_only=True), [d.text for d in head], whole=len(head) < PEEK_DOCS
     )
     model.__dict__["_peeked"] = docs
     return docs
 
 
-def char_ngrams_default(words: Hasher, texts: list[str]) -> int:
+def char_ngrams_default(words: Hasher, texts: list[str], whole: bool = False) -> int:
     """``char_ngrams`` left at None: character 4-grams where the median of the first
-    :data:`~nbsvm.config.PEEK_DOCS` texts holds few distinct word n-grams (``words``: the
-    hasher without character n-grams; :func:`~nbsvm.config.data_default`)."""
+    :data:`~nbsvm.config.PEEK_DOCS` texts holds few distinct word n-grams, or where
+    ``texts`` are the ``whole`` training corpus and it is small (``words``: the hasher
+    without character n-grams; :func:`~nbsvm.config.data_default`)."""
     # the first million characters of each: a median of "long" is decided by then, and
     # a line of many MB would otherwise take its hashing scratch here, unchecked
     head = [t[: 1 << 20] for t in texts[:PEEK_DOCS]]
     lengths = np.diff(words.batch(head)[1]) if head else np.zeros(1)
-    return int(data_default("char_ngrams", {"median_ngrams": float(np.median(lengths))}))
+    corpus = {
+        "median_ngrams": float(np.median(lengths)),
+        "documents": len(texts) if whole else None,
+    }
+    return int(data_default("char_ngrams", corpus))

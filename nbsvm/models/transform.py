@@ -120,7 +120,7 @@ class NBFeatures(Params):
         settings = {name: getattr(self, name) for name in HASHER_SETTINGS}
         if self.char_ngrams is None:
             words = Hasher(seed=self.hash_seed, **dict(settings, char_ngrams=0))
-            settings["char_ngrams"] = char_ngrams_default(words, texts)
+            settings["char_ngrams"] = char_ngrams_default(words, texts, whole=True)
         self.char_ngrams_ = settings["char_ngrams"]
         hasher = Hasher(seed=self.hash_seed, **settings)
         lexicon = NBLexicon(hasher, alpha=self.alpha)
