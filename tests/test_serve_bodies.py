@@ -9,7 +9,13 @@ pytest.importorskip("fastapi")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from nbsvm.serve.bodies import TooManyValues, parse_bounded, values_bound  # noqa: E402
+from nbsvm.serve.bodies import (  # noqa: E402
+    MAX_INT_DIGITS,
+    TooManyValues,
+    json_error_of,
+    parse_bounded,
+    values_bound,
+)
 
 
 def naive_values(data) -> int:
@@ -55,11 +61,12 @@ def test_hand_counted_bodies():
     assert values_bound(rb'["\\\"[,", 1]', 0) == 3
     assert values_bound(rb'["\u0022,", 1]', 0) == 3  # a quote escaped as \u0022
     assert values_bound(b"[[], [], []]", 0) == 7  # each empty list counted twice
+    assert values_bound(b"\\", 0) == 1 and values_bound(b"", 0) == 1  # not JSON: no error
 
 
 def test_a_body_of_too_many_values_is_refused_before_it_is_parsed(monkeypatch):
     parsed = []
-    monkeypatch.setattr(json, "loads", lambda b: parsed.append(b))
+    monkeypatch.setattr(json, "loads", lambda b, **kw: parsed.append(b))
     body = b'{"texts": [' + b",".join([b"[[]]"] * 10_000) + b"]}"
     refused = parse_bounded(body, 20_000)
     assert isinstance(refused, TooManyValues) and parsed == []
@@ -69,3 +76,24 @@ def test_a_body_of_too_many_values_is_refused_before_it_is_parsed(monkeypatch):
     assert values_bound(texts, 0) == 1003  # the commas in the texts do not count
     parse_bounded(texts, 20_000)
     assert parsed == [texts]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-16", "utf-32-le", "utf-32",
+                                      "utf-8-sig"])
+def test_json_in_utf16_and_utf32_is_counted_as_its_characters(encoding):
+    """json.loads takes UTF-16 and UTF-32 too. Counted byte by byte, an escaped quote
+    (5C 00 22 00) ended its string and 1.3 million lists passed as 4 values (a reviewer's
+    find): such a body is counted as UTF-8, and parsed as json.loads parses it."""
+    attack = '{"texts": ["a\\"", ' + ",".join(["[]"] * 30_000) + "]}"
+    assert isinstance(parse_bounded(attack.encode(encoding), 20_000), TooManyValues)
+    fine = {"texts": ['café ∀ \\" "ok" \u2200'], "top_k": 2}
+    assert parse_bounded(json.dumps(fine, ensure_ascii=False).encode(encoding), 20_000) == fine
+
+
+def test_integers_of_many_digits_are_refused_at_the_first():
+    """1,900 integers of 4,300 digits are 2,000 values that held json.loads 0.4 s."""
+    body = ("[" + ",".join(["9" * 4300] * 1900) + "]").encode()
+    with pytest.raises(ValueError) as e:
+        parse_bounded(body, 20_000)
+    assert "at most 100" in json_error_of(e.value)
+    assert parse_bounded(("[" + "9" * MAX_INT_DIGITS + ", -1, 2.5e300]").encode(), 10)[1] == -1

@@ -739,13 +739,13 @@ def test_a_body_of_many_wrong_items_is_answered_at_once_and_in_a_few_lines(model
     """A body's size is bounded before its items are validated: a list longer than the
     batch is 413 whatever its items (a million numbers where texts belong had made a million
     errors, a 94 MB answer and a minute of a blocked event loop), and so, before it is
-    parsed, is a body of more JSON values than 20 a text of the batch; many unknown keys are
+    parsed, is a body of more JSON values than 50 a text of the batch; many unknown keys are
     one error, a wrong label one error, and an answer lists at most 20 errors and a
     count."""
     from nbsvm.serve.bodies import MAX_ERRORS
     with app_client(model_file) as client:
         r = client.post("/predict", json={"texts": [1] * 1_000_000})
-        assert r.status_code == 413 and "more than 20,000 JSON values" in r.text
+        assert r.status_code == 413 and "more than 50,000 JSON values" in r.text
         assert len(r.content) < 200
         r = client.post("/predict", json={"texts": ["a"] * 1001})
         assert r.status_code == 413 and "1,001 texts in one request; at most 1,000" in r.text

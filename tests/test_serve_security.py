@@ -716,9 +716,9 @@ def test_a_client_that_closes_its_sending_side_gets_its_answer(default_server):
 def test_bodies_of_millions_of_tiny_values_do_not_hold_the_event_loop(model_file, tmp_path):
     """8 MB of nested empty lists is 2.7 million Python lists: json.loads took 2.1 s and
     freeing them 0.4 s, on the event loop, while every other client waited. A large body
-    is parsed in the thread pool, one at a time, and one of more JSON values than any
-    request holds is refused there (413), where its objects are freed: /health answers
-    within a fraction of a second throughout."""
+    is counted in the thread pool and parsed there one at a time, and one of more JSON
+    values than any request holds is refused unparsed (413): /health answers within a
+    fraction of a second throughout."""
     import threading
     server = Server(model_file, log=tmp_path / "server.log")
     body = b'{"texts": [' + b",".join([b"[[]]"] * 1_599_999) + b"]}"
@@ -744,3 +744,22 @@ def test_bodies_of_millions_of_tiny_values_do_not_hold_the_event_loop(model_file
     assert "JSON values" in answers[0].json()["detail"]
     assert ok.status_code == 200 and len(ok.json()["predictions"]) == 1000
     assert len(slowest) > 5 and max(slowest) < 0.5, sorted(slowest)[-5:]
+
+
+def test_why_a_body_is_not_json_is_said_without_parsing_it_again(model_file, monkeypatch):
+    """A body FastAPI could not parse (nested too deeply, a number of too many digits) got
+    its 422 from a second json.loads on the event loop (a reviewer's find: /health waited
+    3 s behind a UTF-16 body of lists ending in a deep nest): the first parse says why."""
+    from starlette.testclient import TestClient
+
+    import nbsvm.serve.bodies as bodies
+    from nbsvm.serve.app import create_app
+    client = TestClient(create_app({"m": str(model_file)}, allowed_hosts=["testserver"]))
+    again = []
+    monkeypatch.setattr(bodies, "json_error", lambda body: again.append(body) or "again")
+    for body, said in (('{"text": ' + "[" * 5000 + "]" * 5000 + "}", "nested too deeply"),
+                       ('{"text": "a", "top_k": ' + "9" * 200 + "}", "at most 100")):
+        for encoding in ("utf-8", "utf-16"):
+            r = client.post("/predict", content=body.encode(encoding), headers=JSON)
+            assert r.status_code == 422 and said in r.text, r.text
+    assert again == []

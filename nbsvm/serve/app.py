@@ -34,7 +34,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from nbsvm._version import __version__
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import valid_unicode
-from nbsvm.serve.bodies import batch_limit, bounded, bounded_bodies, error_list, field_names
+from nbsvm.serve.bodies import (
+    JSON_ERROR_KEY,
+    batch_limit,
+    bounded,
+    bounded_bodies,
+    error_list,
+    field_names,
+    json_error,
+)
 from nbsvm.serve.learn_routes import LearnState, add_learn_routes, start_learning
 from nbsvm.serve.limits import (
     BODY_KEY,
@@ -44,7 +52,6 @@ from nbsvm.serve.limits import (
     Metrics,
     MetricsMiddleware,
     RequestGuard,
-    json_error,
 )
 from nbsvm.serve.registry import ModelRegistry, reload_failure
 from nbsvm.serve.scoring import describe, explanation, predictions
@@ -344,6 +351,8 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def _http_error(request: Request, exc: StarletteHTTPException):
         # FastAPI answers a body json.loads rejects (bad UTF-8, nesting too deep) with a bare
         # 400; it is malformed JSON like any other: 422, saying what is wrong
+        if exc.status_code == 400 and JSON_ERROR_KEY in request.scope:
+            return JSONResponse({"detail": request.scope[JSON_ERROR_KEY]}, status_code=422)
         if exc.status_code == 400 and BODY_KEY in request.scope:
             return JSONResponse({"detail": json_error(request.scope[BODY_KEY])}, status_code=422)
         return await http_exception_handler(request, exc)

@@ -36,11 +36,16 @@ from nbsvm.io.decoding import valid_unicode
 BATCH_LIMIT: ContextVar[int] = ContextVar("nbsvm_batch_limit", default=1000)
 MAX_ERRORS = 20  # errors listed in one 422 answer; the rest counted
 LABEL_SCALARS = (str, bool, int, float)
-#: JSON values a body may hold for each text of the batch it may carry (``--max-batch``):
-#: the text, its label (a list of them for a multi-label model), its weight, and room for
-#: the other fields; a value is a key, an item, a scalar or a container. 20,000 values (the
-#: default batch) of the slowest to parse (nested empty lists) take 16 ms
-VALUES_A_TEXT = 20
+#: JSON values a body may hold for each text of the batch it may carry (``--max-batch``),
+#: and at least :data:`MIN_VALUES`: the text, its labels (a multi-label model's dozens), its
+#: weight, and room for the other fields; a value is a key, an item, a scalar or a
+#: container. 50,000 values (the default batch) of nested empty lists parse in 40 ms
+VALUES_A_TEXT, MIN_VALUES = 50, 1000
+#: digits of an integer in a body: 1,900 integers of 4,300 digits are 2,000 values that
+#: took json.loads 0.4 s (a JSON integer here is a count or a label)
+MAX_INT_DIGITS = 100
+#: the scope key under which :class:`BoundedBodyRequest` leaves why a body is not JSON
+JSON_ERROR_KEY = "nbsvm.json_error"
 #: Bodies at least this large are counted and parsed in the thread pool: 64 KB of the
 #: slowest JSON to parse holds the event loop 17 ms
 OFF_LOOP_BYTES = 64 << 10
@@ -131,21 +136,75 @@ class TooManyValues:
         return HTTPException(
             413,
             f"the body holds more than {self.most:,} JSON values; a request holds at most "
-            f"{self.most:,} ({VALUES_A_TEXT} for each text of --max-batch)",
+            f"{self.most:,} ({VALUES_A_TEXT} for each text of --max-batch, at least "
+            f"{MIN_VALUES:,})",
         )
 
 
 def parse_bounded(body: bytes, most: int) -> Any:
     """``body`` parsed as JSON, or :class:`TooManyValues` without parsing it when it would
-    hold more than ``most`` JSON values (:func:`values_bound`). JSON that does not parse
-    raises as ``json.loads`` does (FastAPI answers it)."""
-    if values_bound(body, most) > most:
-        return TooManyValues(most)
-    return json.loads(body)
+    hold more than ``most`` JSON values (:func:`values_bound`, over its UTF-8 bytes). JSON
+    that does not parse raises as ``json.loads`` does (FastAPI answers it)."""
+    counted = counted_body(body, most)
+    return counted if isinstance(counted, TooManyValues) else loads(counted)
+
+
+def counted_body(body: bytes, most: int) -> bytes | TooManyValues:
+    """``body`` as UTF-8 when it holds at most ``most`` JSON values, else
+    :class:`TooManyValues`."""
+    encoding = json.detect_encoding(body)
+    if encoding not in ("utf-8", "utf-8-sig"):
+        # UTF-16 / UTF-32, which json.loads takes too: counted as UTF-8, where a byte under
+        # 0x80 is always its ASCII character (in UTF-16 an escaped quote is 5C 00 22 00, and
+        # a character's byte may be a quote's: counted as they are, the strings went wrong
+        # and 1.3 million lists passed as 4 values). Decoded as json.loads decodes them.
+        body = body.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
+    return TooManyValues(most) if values_bound(body, most) > most else body
+
+
+def loads(body: bytes) -> Any:
+    """``json.loads`` with integers of at most :data:`MAX_INT_DIGITS` digits."""
+    return json.loads(body, parse_int=_short_int)
+
+
+class LongNumber(ValueError):
+    """An integer of more than :data:`MAX_INT_DIGITS` digits in a body."""
+
+
+def _short_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+        raise LongNumber(f"{len(digits):,} digits")
+    return int(digits)
+
+
+def json_error_of(e: BaseException) -> str:
+    """Why a body is not JSON, in words, from what parsing it raised (FastAPI only says it
+    could not parse it)."""
+    if isinstance(e, UnicodeDecodeError):
+        return f"the body is not UTF-8 text ({e.reason} at byte {e.start})"
+    if isinstance(e, RecursionError):
+        return "the body's JSON is nested too deeply"
+    if isinstance(e, LongNumber) or "integer string conversion" in str(e):
+        return (
+            "the body's JSON has an integer of more digits than a number takes here "
+            f"(at most {MAX_INT_DIGITS})"
+        )
+    if isinstance(e, ValueError):
+        return f"the body is not JSON: {e}"
+    return "the body could not be read as JSON"
+
+
+def json_error(body: bytes) -> str:
+    """:func:`json_error_of` for ``body``, parsed again (where no request kept why)."""
+    try:
+        loads(body)
+    except Exception as e:  # noqa: BLE001 - every failure is said in words
+        return json_error_of(e)
+    return "the body could not be read as JSON"
 
 
 def values_bound(body: bytes, most: int) -> int:
-    """At least the number of JSON values in ``body`` (keys, items and containers; exact
+    """At least the number of JSON values in ``body``, UTF-8 (keys, items and containers; exact
     but for empty containers) if it is JSON: one for each ``,``, ``:``, ``[`` and ``{``
     outside strings, and the top value. Counted over the bytes, with no object made:
     ``json.loads`` holds the GIL while it makes them, in any thread. Bytes inside strings
@@ -157,8 +216,8 @@ def values_bound(body: bytes, most: int) -> int:
     a = np.frombuffer(body, dtype=np.uint8)
     quote = a == ord('"')
     backslash = a == ord("\\")
-    if backslash.any():  # a quote after an odd run of backslashes is escaped
-        quotes = np.flatnonzero(quote)
+    quotes = np.flatnonzero(quote)
+    if backslash.any() and quotes.size:  # a quote after an odd run of backslashes is escaped
         others = np.flatnonzero(~backslash)  # every quote among them
         before = others[np.maximum(np.searchsorted(others, quotes) - 1, 0)]
         run = np.where(quotes > others[0], quotes - before - 1, quotes)
@@ -177,12 +236,22 @@ class BoundedBodyRequest(Request):
         if not hasattr(self, "_json"):
             body = await self.body()
             state = self.app.state
-            most = VALUES_A_TEXT * state.max_batch
-            if len(body) < OFF_LOOP_BYTES:
-                self._json = parse_bounded(body, most)
-            else:
-                async with state.parse_lock:
-                    self._json = await run_in_threadpool(parse_bounded, body, most)
+            most = max(MIN_VALUES, VALUES_A_TEXT * state.max_batch)
+            try:
+                if len(body) < OFF_LOOP_BYTES:
+                    self._json = parse_bounded(body, most)
+                else:  # counted beside others (numpy lets go of the GIL), parsed alone
+                    counted = await run_in_threadpool(counted_body, body, most)
+                    if isinstance(counted, TooManyValues):
+                        self._json = counted
+                    else:
+                        async with state.parse_lock:
+                            self._json = await run_in_threadpool(loads, counted)
+            except json.JSONDecodeError:
+                raise  # FastAPI says where
+            except Exception as e:  # FastAPI's bare 400: why, said without parsing again
+                self.scope[JSON_ERROR_KEY] = json_error_of(e)
+                raise
         return self._json
 
 

@@ -20,21 +20,6 @@ METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 BODY_KEY = "nbsvm.body"  # the scope key under which BodyLimit leaves the body read
 
 
-def json_error(body: bytes) -> str:
-    """Why ``body`` is not JSON, in words (FastAPI only says it could not parse it)."""
-    try:
-        json.loads(body)
-    except UnicodeDecodeError as e:
-        return f"the body is not UTF-8 text ({e.reason} at byte {e.start})"
-    except RecursionError:
-        return "the body's JSON is nested too deeply"
-    except ValueError as e:
-        if "integer string conversion" in str(e):  # Python's advice to its programmer: not
-            return "the body's JSON has a number of more digits than a number takes here"
-        return f"the body is not JSON: {e}"
-    return "the body could not be read as JSON"
-
-
 async def _send_json(send, status: int, detail: str, headers: list | None = None) -> None:
     body = json.dumps({"detail": detail}).encode()
     await send(
