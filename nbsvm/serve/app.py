@@ -41,11 +41,9 @@ from nbsvm.serve.bodies import (
     bounded_bodies,
     error_list,
     field_names,
-    json_error,
 )
 from nbsvm.serve.learn_routes import LearnState, add_learn_routes, start_learning
 from nbsvm.serve.limits import (
-    BODY_KEY,
     LOCAL_HOSTS,
     AllowedHosts,
     BodyLimit,
@@ -351,10 +349,9 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def _http_error(request: Request, exc: StarletteHTTPException):
         # FastAPI answers a body json.loads rejects (bad UTF-8, nesting too deep) with a bare
         # 400; it is malformed JSON like any other: 422, saying what is wrong
+        # (the request kept why: BoundedBodyRequest, without parsing it again)
         if exc.status_code == 400 and JSON_ERROR_KEY in request.scope:
             return JSONResponse({"detail": request.scope[JSON_ERROR_KEY]}, status_code=422)
-        if exc.status_code == 400 and BODY_KEY in request.scope:
-            return JSONResponse({"detail": json_error(request.scope[BODY_KEY])}, status_code=422)
         return await http_exception_handler(request, exc)
 
     @app.exception_handler(RequestValidationError)

@@ -184,22 +184,13 @@ def json_error_of(e: BaseException) -> str:
         return f"the body is not UTF-8 text ({e.reason} at byte {e.start})"
     if isinstance(e, RecursionError):
         return "the body's JSON is nested too deeply"
-    if isinstance(e, LongNumber) or "integer string conversion" in str(e):
+    if isinstance(e, LongNumber):
         return (
             "the body's JSON has an integer of more digits than a number takes here "
             f"(at most {MAX_INT_DIGITS})"
         )
     if isinstance(e, ValueError):
         return f"the body is not JSON: {e}"
-    return "the body could not be read as JSON"
-
-
-def json_error(body: bytes) -> str:
-    """:func:`json_error_of` for ``body``, parsed again (where no request kept why)."""
-    try:
-        loads(body)
-    except Exception as e:  # noqa: BLE001 - every failure is said in words
-        return json_error_of(e)
     return "the body could not be read as JSON"
 
 
@@ -211,7 +202,7 @@ def values_bound(body: bytes, most: int) -> int:
     are only told apart (numpy, a few passes over the bytes) when counting every one of
     them gives more than ``most``."""
     marks = b",:[{"
-    if sum(body.count(m) for m in (bytes([c]) for c in marks)) + 1 <= most:
+    if sum(body.count(bytes([c])) for c in marks) + 1 <= most:
         return most  # within, strings and all
     a = np.frombuffer(body, dtype=np.uint8)
     quote = a == ord('"')

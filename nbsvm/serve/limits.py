@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
 METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
-BODY_KEY = "nbsvm.body"  # the scope key under which BodyLimit leaves the body read
 
 
 async def _send_json(send, status: int, detail: str, headers: list | None = None) -> None:
@@ -105,7 +104,6 @@ class BodyLimit(_HttpMiddleware):
             if not message.get("more_body", False):
                 break
         body = b"".join(chunks)
-        scope = dict(scope, **{BODY_KEY: body})  # for the message when it is not JSON
         sent = False
 
         async def replay():
