@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -285,6 +284,8 @@ def _unpack(path: Path, dest: Path) -> list[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=".nbsvm-unpack-", dir=dest.parent))
     try:
         if path.name.endswith((".tar.gz", ".tgz", ".tar")):
+            import tarfile  # 5 ms that only unpacking pays
+
             with tarfile.open(path) as tar:
                 tar.extractall(tmp, filter="data")
         else:
@@ -431,6 +432,8 @@ def _download_imdb(url: str, data: Path) -> list[Path]:
     try:
         with open(work / "aclImdb_v1.tar.gz", "wb") as out, urllib.request.urlopen(url) as response:  # noqa: S310 (https, fixed)
             shutil.copyfileobj(response, out)
+        import tarfile
+
         with tarfile.open(work / "aclImdb_v1.tar.gz") as tar:
             members = [
                 m
@@ -474,6 +477,8 @@ def documents(name: str, part: str | None = None, encoding: str = "utf-8") -> It
                 yield from read_reviews(fh, label=stem, source=member, encoding=encoding)
         return
     path = archive(name)
+    import tarfile
+
     with tarfile.open(path) as tar:
         for entry in tar:
             if not entry.isfile():

@@ -5,10 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from nbsvm import datasets
 from nbsvm.cli._app import app
 from nbsvm.cli.common import cli_errors
 from nbsvm.errors import NBSVMError
@@ -38,6 +35,8 @@ def datasets_command(
 ) -> None:
     """List the corpora nbsvm knows, or unpack them from the shared datasets folder (each
     archive's sha256 checked against its README; IMDB can also be downloaded)."""
+    from nbsvm import datasets  # 15 ms that `nbsvm --help` need not pay
+
     with cli_errors():
         if action == "list":
             if data is not None:
@@ -49,6 +48,9 @@ def datasets_command(
             if json_out:
                 typer.echo(json.dumps(rows, indent=2))
                 return
+            from rich.console import Console
+            from rich.table import Table
+
             table = Table(
                 title=f"corpora (shared folder: {datasets.shared_root()})", title_justify="left"
             )

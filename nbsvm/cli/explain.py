@@ -10,17 +10,21 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-from rich.text import Text
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import claim_outputs, cli_errors, refuse_other_format, report_reading
+from nbsvm.cli.common import (
+    claim_outputs,
+    cli_errors,
+    escape,
+    refuse_other_format,
+    report_reading,
+)
 from nbsvm.cli.options import ENCODING, STRICT
 from nbsvm.errors import NBSVMError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from nbsvm.models.nbsvm import NBSVMClassifier
 
 
@@ -61,6 +65,8 @@ def explain_command(
         if html:
             refuse_other_format(html, "an HTML page", ".html")
         clf = NBSVMClassifier.load(model)
+        from rich.console import Console  # rich is imported where it prints (--help: not)
+
         console = Console()
         if text is None:
             if html:
@@ -124,6 +130,8 @@ def _texts(text: str, strict: bool, encoding: str) -> Iterator[tuple[int, str]]:
 
 
 def _top_table(console, part, toward: str) -> None:
+    from rich.table import Table
+
     table = Table(title=f"strongest n-grams toward {escape(toward)}", title_justify="left")
     for col in (
         "rank",
@@ -148,6 +156,9 @@ def _top_table(console, part, toward: str) -> None:
 
 def _print_explanation(console, result, top: int) -> None:
     """One text's explanation: the score, the words shaded, the strongest n-grams."""
+    from rich.table import Table
+    from rich.text import Text
+
     console.print(
         f"class [bold]{escape(result['class'])}[/]: score "
         f"{result['score']:+.4f} = constant {result['constant']:+.4f} + the "

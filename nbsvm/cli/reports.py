@@ -5,11 +5,13 @@ confusion matrix)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+
+if TYPE_CHECKING:  # rich is imported where a report is printed (0.04-0.07 s of --help)
+    from rich.console import Console
+    from rich.table import Table
 
 
 def echo_kv(pairs: dict) -> None:
@@ -50,6 +52,8 @@ def print_report(rep: dict, seconds: float) -> None:
     if rep.get("task") in ("multilabel", "regression"):
         _print_task_report(rep, seconds)
         return
+    from rich.console import Console
+
     console = Console()
     console.print(f"accuracy: {100 * rep['accuracy']:.2f}%", highlight=False)
     for key, title in _OPTIONAL_SCORES:
@@ -88,7 +92,11 @@ def print_confusion(
             max(len(c), len(str(max(row[j] for row in matrix)))) + 3 for j, c in enumerate(classes)
         )
     )
+    from rich.markup import escape
+
     if width <= console.width:
+        from rich.table import Table
+
         cm = Table(title="confusion matrix (rows: true, columns: predicted)")
         cm.add_column("")
         for c in classes:
@@ -119,6 +127,8 @@ def print_confusion(
 def _print_task_report(rep: dict, seconds: float):
     """Hamming loss, micro / macro F1 and a per-label table (multi-label), or MSE / MAE /
     R^2 (regression)."""
+    from rich.console import Console
+
     console = Console()
     if rep["task"] == "regression":
         console.print(
@@ -139,6 +149,9 @@ def _print_task_report(rep: dict, seconds: float):
 def _per_class_table(console, rep: dict, what: str, counted_as: str, left_out: str = "") -> Table:
     """Print the labels the model does not know (and the scores that ``left_out`` says
     leave their documents out); return the per-class P/R/F1 table."""
+    from rich.markup import escape
+    from rich.table import Table
+
     if rep.get("unseen_labels"):
         shown = ", ".join(f"{label} ({n})" for label, n in rep["unseen_labels"].items())
         console.print(

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 
 from nbsvm.cli._app import app
 from nbsvm.cli.common import (
@@ -21,6 +20,7 @@ from nbsvm.cli.common import (
     checkpoint_note,
     cli_errors,
     err_console,
+    escape,
     given_options,
     parse_class_weight,
     parse_eta0,

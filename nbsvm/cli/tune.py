@@ -9,12 +9,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import Hashing, Reading, cli_errors, prepare_reading
+from nbsvm.cli.common import Hashing, Reading, cli_errors, escape, prepare_reading
 from nbsvm.cli.options import (
     CHAR_NGRAMS_TRAIN,
     HASHING,
@@ -274,6 +271,9 @@ def _json_result(result, best: dict, chosen: dict, cmd: str) -> dict:
 
 def _print_table(result, folds: int, top: int) -> None:
     """The ``top`` rows of the ranked table, without the columns that say nothing."""
+    from rich.console import Console
+    from rich.table import Table
+
     table = result.table
     console = Console()
     shown = Table(

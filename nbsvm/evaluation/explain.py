@@ -8,6 +8,7 @@ contributions.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -25,7 +26,11 @@ if TYPE_CHECKING:
 
     from nbsvm.models.nbsvm import NBSVMClassifier
 
-_SPLIT_TOKEN = re.compile(SPLIT_RE)
+
+@functools.cache
+def _split_token() -> re.Pattern[str]:
+    """One split character and its marks (compiled on first use: 10-30 ms)."""
+    return re.compile(SPLIT_RE)
 
 
 class Explanation(dict):
@@ -230,7 +235,8 @@ def word_gaps(words: list[str]) -> list[str]:
     >>> word_gaps(["great", "film", "很", "好", "看", "！", "ok"])
     ['', ' ', ' ', '', '', '', ' ']
     """
-    split = [_SPLIT_TOKEN.fullmatch(w) is not None for w in words]
+    token = _split_token()
+    split = [token.fullmatch(w) is not None for w in words]
     return ["" if i == 0 or (split[i - 1] and split[i]) else " " for i in range(len(words))]
 
 

@@ -70,7 +70,7 @@ from nbsvm.models.auto_space import (
 from nbsvm.models.auto_trials import HASH_S, FoldRunner
 from nbsvm.models.fitting import Fit
 from nbsvm.models.selection import one_se_choice, t_quantile
-from nbsvm.text.scripts import SPLIT_CHAR_RE
+from nbsvm.text.scripts import split_char_re
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -243,7 +243,7 @@ class _Search:
         # curly quote in English): their tokenizer is searched too
         text = "".join(d.text for d in head[:SCRIPT_PEEK_DOCS])
         try_scripts = "split_scripts" not in fixed and len(
-            SPLIT_CHAR_RE.findall(text)
+            split_char_re().findall(text)
         ) > SCRIPT_SHARE * max(1, len(text))
         split0 = base.get("split_scripts", DEFAULTS["split_scripts"])
         return {

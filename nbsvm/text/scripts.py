@@ -29,12 +29,13 @@ later one decides. Kinds:
 The table is fixed here, not read from :mod:`unicodedata`, so that a model tokenizes the same
 under every Python version. :func:`script_arrays` flattens it into sorted, disjoint ranges
 for the compiled tokenizer (:func:`nbsvm.text._tokenizer._tokenize`) and
-:data:`SPLIT_RE` / :data:`BREAK_RE` are the same table as regular expressions for the
+:data:`SPLIT_RE` / :func:`break_re` are the same table as regular expressions for the
 reference tokenizer (:func:`nbsvm.text.tokenize.tokenize`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -238,7 +239,17 @@ NO_SCRIPTS = np.zeros((3, 0), dtype=np.int64)
 NO_SCRIPTS.flags.writeable = False  # as SCRIPT_ARRAYS: one compiled signature for both
 #: A split character with the marks joined to it (the reference tokenizer's unit).
 SPLIT_RE = f"[{_char_class(SPLIT)}][{_char_class(JOIN)}]*"
-#: One character that ``split_scripts`` makes a token of its own.
-SPLIT_CHAR_RE = re.compile(f"[{_char_class(SPLIT)}]")
-#: Separators dropped like white space.
-BREAK_RE = re.compile(f"[{_char_class(BREAK)}]")
+
+
+# compiled on first use: their character classes take 10-30 ms to compile, which a
+# process that never splits scripts (nbsvm predict of an English model) need not pay
+@functools.cache
+def split_char_re() -> re.Pattern[str]:
+    """One character that ``split_scripts`` makes a token of its own."""
+    return re.compile(f"[{_char_class(SPLIT)}]")
+
+
+@functools.cache
+def break_re() -> re.Pattern[str]:
+    """Separators dropped like white space."""
+    return re.compile(f"[{_char_class(BREAK)}]")
