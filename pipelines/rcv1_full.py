@@ -62,8 +62,13 @@ def streamed_objective(
     from rcv1_data import rows_from_records
     from rcv1_objective import signs
 
+    from nbsvm.data.rowencoder import RowEncoder
+    from nbsvm.data.rows import SparseRows
     from nbsvm.io.sparse import read_svmlight
 
+    # a model that keeps the columns it trained on alone finds each index's among them
+    columns = getattr(model, "columns_", None)
+    encoder = RowEncoder("svmlight", n_features=n_features, columns=columns)
     total, n = 0.0, 0
     records = read_svmlight(path, index_base=1)
     while True:
@@ -71,6 +76,8 @@ def streamed_objective(
         if not chunk:
             break
         X, y = rows_from_records(chunk, n_features)
+        if columns is not None:
+            X = SparseRows(*encoder.encode(chunk), model.n_features_in_)
         z = signs(y) * model.decision_function(X)
         total += float(
             (np.maximum(0.0, 1.0 - z) if loss == "hinge" else np.logaddexp(0.0, -z)).sum()

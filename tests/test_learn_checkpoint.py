@@ -13,28 +13,14 @@ from nbsvm.workflows.learn import learn_sparse
 from nbsvm.evaluation.sparse import load_learner
 from nbsvm.learners.options import make_learner_from_options
 from test_cli import assert_clean_error, assert_ok
-from testhelpers import Stop, blitzer_books, stop_at
+from testhelpers import Stop, blitzer_books, stop_at, write_task_rows
 
 runner = CliRunner()
 SHUFFLE = dict(buffer_bytes=4000, block_bytes=500)      # several groups per epoch
 
 
 def _write(path, kind, n=400, seed=0):
-    rng = np.random.default_rng(seed)
-    lines = []
-    for _ in range(n):
-        idx = sorted(rng.choice(40, 6, replace=False))
-        x = rng.normal(size=6)
-        y = {"binary": "+1" if x[0] + x[1] > 0 else "-1",
-             "multi": str(int(abs(2 * x[0])) % 3),
-             "reg": f"{2 * x[0] + x[1]:.4f}",
-             "ml": ",".join(sorted({str(int(abs(2 * x[0])) % 3),
-                                    str(int(abs(2 * x[1])) % 3)}))}[kind]
-        if kind == "multi" and rng.random() < 0.2:      # noise: no learner converges early
-            y = str(rng.integers(3))
-        lines.append(y + " " + " ".join(f"{j}:{v:.3f}" for j, v in zip(idx, x)))
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_task_rows(path, kind, n, seed)
 
 
 KIND = {"sgd": "binary", "adagrad": "binary", "pegasos": "binary", "pa": "binary",

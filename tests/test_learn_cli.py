@@ -144,7 +144,7 @@ def test_rcv1_pegasos_learn_eval_predict(rcv1, tmp_path):
     assert_ok(r)
     epochs = re.findall(r"^epoch (\d+)/10  examples 2,000 .*\d+\.\d\ds$", r.output, re.M)
     assert epochs == [str(e) for e in range(1, 11)], r.output
-    assert "examples: 2000" in r.output and "features: 47,138" in r.output
+    assert "examples: 2000" in r.output and "features: 13,104 used of 47,138" in r.output
     r = run("eval", test, "--model", model)
     assert_ok(r)
     accuracy = printed(r.output, "accuracy")
@@ -201,7 +201,9 @@ def test_blitzer_books_slice(blitzer, tmp_path):
     assert accuracy >= 65.0
     assert "classes: negative, positive" in r.output
     m = load_learner(model)
-    assert (m.format_, m.n_bits_, m.hash_seed_, m.n_features_in_) == ("blitzer", 18, 0, 1 << 18)
+    assert (m.format_, m.n_bits_, m.hash_seed_) == ("blitzer", 18, 0)
+    # weights for the buckets the reviews use alone, each bucket's column in columns_
+    assert m.n_features_in_ == m.columns_.size < 1 << 18 and m.columns_[-1] < 1 << 18
     r = run("eval", *test, "--model", model, "-q")
     assert_ok(r)
     assert printed(r.output, "accuracy") == accuracy
@@ -262,8 +264,8 @@ def test_named_features_multiclass(tmp_path, algorithm):
     df = pd.read_csv(out)
     assert list(df.columns) == ["source", "line", "true_label", "label", "score"]
     rows = list(read_named(test))
-    X = RowEncoder("named", 12).encode(rows)
-    assert df["label"].tolist() == list(m.predict(SparseRows(*X, 1 << 12)))
+    X = RowEncoder("named", 12, columns=m.columns_).encode(rows)  # buckets -> weight columns
+    assert df["label"].tolist() == list(m.predict(SparseRows(*X, m.n_features_in_)))
 
 
 @pytest.mark.parametrize("algorithm, options", [
@@ -453,7 +455,8 @@ def test_index_base_and_unseen_indices(tmp_path):
         learn_sparse(make_learner_from_options("ogd", {}), train, index_base=2)
     (tmp_path / "one.svm").write_text("1.0 1:1 9:5\n")
     m1 = learn_sparse(make_learner_from_options("ogd", {}), tmp_path / "one.svm", index_base=1)
-    assert m1.index_base_ == 1 and m1.n_features_in_ == 9      # indices 1..9 -> 0..8
+    # indices 1..9 -> 0..8, of which two are used: their weights alone
+    assert m1.index_base_ == 1 and m1.n_features_in_ == 2 and m1.columns_.tolist() == [0, 8]
 
 
 def test_model_file_round_trip(regression_files, tmp_path):
@@ -515,8 +518,9 @@ def test_every_algorithm_round_trips(tmp_path, algorithm):
     ref = learn_sparse(make_learner_from_options(algorithm, {"--epochs": 3, "--seed": 2}),
                        train, fmt=fmt, n_bits=10, epochs=3, seed=2)
     records = list(read_named(train) if fmt == "named" else read_svmlight(train, 1))
-    X = SparseRows(*RowEncoder(fmt, 10, n_features=m.n_features_in_).encode(records),
-                   m.n_features_in_)
+    encoder = RowEncoder(fmt, 10, n_features=m.n_features_in_,
+                         columns=getattr(m, "columns_", None))
+    X = SparseRows(*encoder.encode(records), m.n_features_in_)
     score = "predict" if m.task == "regression" else "decision_function"   # regressors: none
     np.testing.assert_array_equal(getattr(m, score)(X), getattr(ref, score)(X))
     assert evaluate_sparse(m, train) == evaluate_sparse(ref, train)

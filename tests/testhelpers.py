@@ -29,6 +29,26 @@ class Stop(Exception):
     """What :func:`stop_at`'s callback raises."""
 
 
+def write_task_rows(path: Path, kind: str, n=400, seed=0, spread=1, first=0) -> Path:
+    """svmlight rows of a task (``binary``, ``multi`` with 20% label noise, ``reg``, ``ml``):
+    six of 40 features a row, feature j at index ``first + spread * j``."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        idx = sorted(rng.choice(40, 6, replace=False))
+        x = rng.normal(size=6)
+        y = {"binary": "+1" if x[0] + x[1] > 0 else "-1",
+             "multi": str(int(abs(2 * x[0])) % 3),
+             "reg": f"{2 * x[0] + x[1]:.4f}",
+             "ml": ",".join(sorted({str(int(abs(2 * x[0])) % 3),
+                                    str(int(abs(2 * x[1])) % 3)}))}[kind]
+        if kind == "multi" and rng.random() < 0.2:      # noise: no learner converges early
+            y = str(rng.integers(3))
+        lines.append(y + " " + " ".join(f"{first + spread * j}:{v:.3f}" for j, v in zip(idx, x)))
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def stop_at(epoch):
     """A callback that interrupts training when ``epoch`` is done (after its checkpoint)."""
     def callback(event):

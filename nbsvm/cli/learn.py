@@ -242,12 +242,16 @@ def _learn(
 
 def _learn_summary(learner, checkpoint, seconds: float, output: str) -> tuple[dict, dict]:
     """``(the --json summary, the key: value lines)`` of a training."""
+    from nbsvm.evaluation.sparse import feature_space
+
+    space, used = feature_space(learner), int(learner.n_features_in_)
     summary = {
         "learner": type(learner).__name__,
         "task": learner.task,
         "examples": int(learner.n_train_),
         "classes": [str(c) for c in learner.classes_] if learner.classes_ else None,
         "features": int(learner.n_features_in_),
+        "feature_space": space,
         "epochs": len(learner.history_),
         "history": learner.history_,
         "training_seconds": seconds,
@@ -264,7 +268,7 @@ def _learn_summary(learner, checkpoint, seconds: float, output: str) -> tuple[di
         summary["eta0_chosen"] = stats["eta0 (auto)"] = learner.eta0_
     stats.update(
         {
-            "features": f"{learner.n_features_in_:,}",
+            "features": f"{used:,} used of {space:,}" if used < space else f"{used:,}",
             "training seconds": f"{seconds:.2f}",
             "saved": output,
         }

@@ -2,14 +2,18 @@
 targets by task, on disk (:mod:`nbsvm.data.store`), replayed in block-shuffled groups
 (:mod:`nbsvm.data.shuffle`) exactly as the text cache is.
 
-The folder holds ``indices.i64``, ``values.f64``, ``offsets.i64`` and, by task,
-``codes.i32`` (class codes in order of first appearance), ``targets.f64`` (regression) or
-``label_offsets.i64`` + ``label_codes.i32`` (multi-label), plus ``meta.json``.
+The folder holds ``indices.i64``, ``values.f64``, ``offsets.i64``, ``columns.i64`` (the
+distinct indices, sorted) and, by task, ``codes.i32`` (class codes in order of first
+appearance), ``targets.f64`` (regression) or ``label_offsets.i64`` + ``label_codes.i32``
+(multi-label), plus ``meta.json``. :meth:`RowCache.compact` renumbers the indices as
+positions among the distinct ones, so that a learner holds weights for the columns its
+examples use alone (named features hashed into ``2**n_bits`` columns use a few of them).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +36,38 @@ TARGETS: dict[str, dict[str, type]] = {
     "multilabel": {"label_offsets.i64": np.int64, "label_codes.i32": np.int32},
 }
 CODES: dict[str, type] = {"codes.i32": np.int32}
+COLUMNS = "columns.i64"
+#: indices renumbered at a time by :meth:`RowCache.compact` (8 MB of them)
+COMPACT_CHUNK = 1 << 20
+
+
+class DistinctValues:
+    """The distinct values of the integer arrays added, sorted: each array's are set aside
+    and merged in once they outnumber those merged before (or a million), so that memory
+    stays about twice what is kept and the work about ``n log n`` over the values added."""
+
+    def __init__(self) -> None:
+        self._merged = np.zeros(0, np.int64)
+        self._parts: list[np.ndarray] = []
+        self._pending = 0
+
+    def add(self, values: np.ndarray) -> None:
+        if not values.size:
+            return
+        part = np.unique(values)
+        self._parts.append(part)
+        self._pending += part.size
+        if self._pending > max(COMPACT_CHUNK, self._merged.size):
+            self._merge()
+
+    def _merge(self) -> None:
+        if self._parts:
+            self._merged = np.unique(np.concatenate([self._merged, *self._parts]))
+            self._parts, self._pending = [], 0
+
+    def sorted(self) -> np.ndarray:
+        self._merge()
+        return self._merged
 
 
 def one_label(record: SparseRow) -> str:
@@ -68,13 +104,14 @@ class RowWriter:
 
     def __init__(self, folder, task: str):
         self.task = task
-        self._out = ArrayWriter(folder, {**ROWS, **TARGETS.get(task, CODES)})
+        self._out = ArrayWriter(folder, {**ROWS, **TARGETS.get(task, CODES), COLUMNS: np.int64})
         self.folder = self._out.folder
         self.names: list[str] = []  # class names in order of first appearance
         self._code: dict[str, int] = {}
         self.n_rows = self.nnz = self.n_labels = 0
         self.min_index: int | None = None
         self.max_index = -1
+        self._columns = DistinctValues()
         self._out.write("offsets.i64", np.zeros(1))
         if task == "multilabel":
             self._out.write("label_offsets.i64", np.zeros(1))
@@ -94,6 +131,7 @@ class RowWriter:
             lo, hi = int(indices.min()), int(indices.max())
             self.min_index = lo if self.min_index is None else min(self.min_index, lo)
             self.max_index = max(self.max_index, hi)
+            self._columns.add(indices)
         self._out.write("indices.i64", indices)
         self._out.write("values.f64", values)
         self._out.write("offsets.i64", offsets[1:] + self.nnz)
@@ -111,6 +149,8 @@ class RowWriter:
         self.nnz += int(offsets[-1])
 
     def close(self) -> RowCache:
+        columns = self._columns.sorted()
+        self._out.write(COLUMNS, columns)
         self._out.publish(
             {
                 "task": self.task,
@@ -120,6 +160,7 @@ class RowWriter:
                 "n_labels": self.n_labels,
                 "min_index": self.min_index,
                 "max_index": self.max_index,
+                "n_columns": int(columns.size),
             }
         )
         return RowCache(self.folder)
@@ -145,12 +186,14 @@ class RowCache:
             self.n_rows, self.nnz = int(meta["n_rows"]), int(meta["nnz"])
             self.n_labels = int(meta["n_labels"])
             self.min_index, self.max_index = meta["min_index"], int(meta["max_index"])
+            self.n_columns = int(meta["n_columns"])
         except (OSError, ValueError, KeyError, TypeError, RecursionError) as e:
             raise NBSVMError(f"unusable training cache ({e})", path=str(self.folder)) from None
         sizes: dict[str, tuple[type, int]] = {
             "indices.i64": (np.int64, self.nnz),
             "values.f64": (np.float64, self.nnz),
             "offsets.i64": (np.int64, self.n_rows + 1),
+            COLUMNS: (np.int64, self.n_columns),
         }
         if self.task == "regression":
             sizes["targets.f64"] = (np.float64, self.n_rows)
@@ -168,6 +211,36 @@ class RowCache:
 
     def close(self) -> None:
         self._files.close()
+
+    def columns(self) -> np.ndarray:
+        """The distinct indices stored, sorted."""
+        columns = self._files.read(COLUMNS, 0, self.n_columns)
+        if columns.size and (columns[0] < 0 or np.any(columns[1:] <= columns[:-1])):
+            raise self._files.corrupted("its distinct indices are not increasing")
+        return columns
+
+    def compact(self) -> np.ndarray:
+        """Renumber the stored indices as their positions in :meth:`columns`, in place
+        (one pass over them; their rows and values stay as they are); returns the columns,
+        whose position is now each feature's index. A stored index that is not among them
+        (a cache changed since it was written) is an error."""
+        columns = self.columns()
+        with open(self.folder / "indices.i64", "r+b") as fh:
+            fd = fh.fileno()
+            for start in range(0, self.nnz, COMPACT_CHUNK):
+                stored = self._files.read(
+                    "indices.i64", start, min(self.nnz, start + COMPACT_CHUNK)
+                )
+                at = np.searchsorted(columns, stored)
+                if np.any(at >= columns.size) or np.any(
+                    columns[np.minimum(at, columns.size - 1)] != stored
+                ):
+                    raise self._files.corrupted("an index that is not among its distinct ones")
+                os.pwrite(fd, at.astype(np.int64).data.cast("B"), start * 8)
+            os.fsync(fd)
+        self.min_index, self.max_index = 0, int(columns.size) - 1
+        self._checked.clear()
+        return columns
 
     def _check_codes(self, codes, name):
         if codes.size and (codes.min() < 0 or codes.max() >= len(self.names)):

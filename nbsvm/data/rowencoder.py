@@ -121,7 +121,9 @@ def read_rows(
 
 class RowEncoder:
     """Turns reader records into CSR arrays: hashes string keys, sums duplicate columns,
-    and (for prediction) drops integer indices the model has never seen."""
+    and (for prediction) drops integer indices the model has never seen; with ``columns``
+    (a model's ``columns_``: the sorted feature indices of its weights), each index becomes
+    its position among them, and one not among them is dropped (it weighs 0)."""
 
     def __init__(
         self,
@@ -129,6 +131,7 @@ class RowEncoder:
         n_bits: int = DEFAULT_N_BITS,
         hash_seed: int = 0,
         n_features: int | None = None,
+        columns: np.ndarray | None = None,
     ):
         self.fmt = fmt
         self.hashed = is_hashed(fmt)
@@ -139,6 +142,7 @@ class RowEncoder:
         self.n_bits, self.hash_seed = int(n_bits), int(hash_seed)
         self.mask = (1 << self.n_bits) - 1
         self.n_features = (1 << self.n_bits) if self.hashed else n_features
+        self.columns = columns
         self.dropped = 0  # feature values past n_features (prediction), and their rows
         self.dropped_rows = 0
 
@@ -171,6 +175,8 @@ class RowEncoder:
                 self.dropped += int((~keep).sum())
                 self.dropped_rows += len(np.unique(rows[~keep]))
                 rows, indices, values = rows[keep], indices[keep], values[keep]
+        if self.columns is not None:  # positions keep the order: sorting below is the same
+            rows, indices, values = _among(self.columns, rows, indices, values)
         order = np.lexsort((indices, rows))
         rows, indices, values = rows[order], indices[order], values[order]
         first = np.ones(len(rows), dtype=bool)
@@ -182,6 +188,17 @@ class RowEncoder:
         offsets = np.zeros(len(records) + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=len(records)), out=offsets[1:])
         return indices, values, offsets
+
+
+def _among(
+    columns: np.ndarray, rows: np.ndarray, indices: np.ndarray, values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The entries whose index is one of the sorted ``columns``, the index replaced by its
+    position there."""
+    at = np.searchsorted(columns, indices)
+    found = at < columns.size
+    found[found] = columns[at[found]] == indices[found]
+    return rows[found], at[found].astype(np.int64), values[found]
 
 
 def batches(records: Iterable, size: int = BATCH_ROWS) -> Iterator[list]:

@@ -53,6 +53,7 @@ def load_learner(path: str | os.PathLike[str]) -> OnlineLearner:
     fmt, n_bits = getattr(model, "format_", "svmlight"), getattr(model, "n_bits_", 0)
     base, seed = getattr(model, "index_base_", 0), getattr(model, "hash_seed_", 0)
     hashed = is_hashed(fmt) if isinstance(fmt, str) and fmt in SPARSE_FORMATS else None
+    columns = getattr(model, "columns_", None)  # checked when loaded: increasing, one a weight
     if (
         hashed is None
         or any(isinstance(v, bool) or not isinstance(v, int) for v in (n_bits, base, seed))
@@ -63,11 +64,16 @@ def load_learner(path: str | os.PathLike[str]) -> OnlineLearner:
             hashed
             and not (
                 MIN_BITS <= (n_bits or DEFAULT_N_BITS) <= MAX_BITS
-                and 1 << (n_bits or DEFAULT_N_BITS) <= model.n_features_in_
+                and (
+                    1 << (n_bits or DEFAULT_N_BITS) <= model.n_features_in_
+                    if columns is None  # every hashed index is a weight's
+                    else _width(model) <= 1 << (n_bits or DEFAULT_N_BITS)
+                )
             )
         )
     ):
-        # hashed indices are < 2**n_bits_ and index the weights: they must fit
+        # hashed indices are < 2**n_bits_ and index the weights (or find their column among
+        # columns_): they must fit
         raise NBSVMError(
             f"corrupted learner file: format_={fmt!r}, n_bits_={n_bits!r}, "
             f"index_base_={base!r}, hash_seed_={seed!r} do not fit "
@@ -75,6 +81,23 @@ def load_learner(path: str | os.PathLike[str]) -> OnlineLearner:
             path=str(path),
         )
     return model
+
+
+def _width(model: OnlineLearner) -> int:
+    """The feature indices a model's weights cover: below its last column's + 1 when it
+    keeps the columns its training data used (``columns_``), else its number of weights."""
+    columns = getattr(model, "columns_", None)
+    if columns is None:
+        return int(model.n_features_in_)
+    return int(columns[-1]) + 1 if columns.size else 0
+
+
+def feature_space(model: OnlineLearner) -> int:
+    """How many columns a model's inputs fall in: ``2**n_bits_`` for hashed names, else
+    the indices its weights cover (its last column's + 1: the largest index it trained on,
+    when it keeps the columns used)."""
+    n_bits = getattr(model, "n_bits_", 0)
+    return 1 << n_bits if n_bits else _width(model)
 
 
 def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncoder]:
@@ -91,7 +114,8 @@ def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncode
         f,
         getattr(model, "n_bits_", 0) or DEFAULT_N_BITS,
         getattr(model, "hash_seed_", 0),
-        n_features=model.n_features_in_,
+        n_features=_width(model),
+        columns=getattr(model, "columns_", None),
     )
 
 
@@ -131,7 +155,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             base = getattr(model, "index_base_", 0)
             stats.note(
                 f"{path}: {encoder.dropped:,} feature value(s) in {encoder.dropped_rows:,} "
-                f"row(s) have indices past the model's last ({model.n_features_in_ - 1 + base}):"
+                f"row(s) have indices past the model's last ({_width(model) - 1 + base}):"
                 " weighed 0, as features unseen in training are"
             )
 

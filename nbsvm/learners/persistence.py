@@ -375,6 +375,9 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
         or classes is None
     ):
         raise NBSVMError(f"bad n_features_in_ {n_features!r} (or no classes_)")
+    if "columns_" in arrays:  # each weight's feature index (nbsvm learn keeps the used ones)
+        _check_columns(arrays["columns_"], n_features, prefix)
+        arrays = {k: v for k, v in arrays.items() if k != "columns_"}
     fresh = cls(**obj.get_params())
     fresh.classes_ = classes
     fresh.n_features_in_ = n_features
@@ -390,6 +393,20 @@ def _check_state(obj: OnlineLearner, state: dict, arrays: dict, prefix: str = ""
     missing = sorted(set(expected) - set(arrays))
     if missing:
         raise NBSVMError(f"missing arrays {[prefix + m for m in missing]}")
+
+
+def _check_columns(columns: np.ndarray, n_features: int, prefix: str) -> None:
+    """``columns_``: one int64 feature index per weight column, increasing (prediction
+    finds a feature's column among them by binary search)."""
+    if not (
+        columns.dtype == np.int64
+        and columns.shape == (n_features,)
+        and (not columns.size or (columns[0] >= 0 and bool(np.all(columns[1:] > columns[:-1]))))
+    ):
+        raise NBSVMError(
+            f"array {prefix}columns_ must be {n_features} increasing int64 feature indices "
+            f"(got {columns.dtype} {columns.shape})"
+        )
 
 
 def _check_entries(cls: type[OnlineLearner], state: dict, prefix: str) -> None:

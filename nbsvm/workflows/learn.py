@@ -16,14 +16,19 @@ corpus.
 
 The feature space is never sized by an index the user did not allow: svmlight indices must
 fit ``n_features`` columns when it is given, else ``2**n_bits`` (``--n-bits``, default 20:
-1,048,576 features), and never more than 2**31 (the weights are dense). The model keeps the
-largest index + 1 columns; an index beyond the limit is an error naming its file and line
-and the ``--n-bits`` that would allow it, raised while the inputs are read.
+1,048,576 features), and never more than 2**31. An index beyond the limit is an error
+naming its file and line and the ``--n-bits`` that would allow it, raised while the inputs
+are read.
 
 The settings needed to read the same format again are kept on the learner as scalar
 attributes, which :meth:`~nbsvm.learners.base.OnlineLearner.save` writes to the model header:
 ``format_``, ``n_bits_`` (0: integer indices), ``hash_seed_``, ``index_base_`` and
 ``encoding_``.
+Weights are kept for the columns the examples use alone (:func:`_kept_columns`) whenever
+they use at most three quarters of the feature space: ``columns_`` (sorted) then maps each
+weight to its feature index, and features the training data never had weigh 0 in
+prediction, as they always did.
+
 No printing here: progress goes to a callback.
 """
 
@@ -57,7 +62,10 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import check_encoding
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.epochs import run_epoch
-from nbsvm.memory import FIXED_BYTES, check_fit_memory, human
+from nbsvm.memory import FIXED_BYTES, check_fit_memory
+
+#: the share of the feature space at or below which the examples' columns are kept alone
+COMPACT_SHARE = 0.75
 
 if TYPE_CHECKING:
     import os
@@ -75,6 +83,7 @@ if TYPE_CHECKING:
         index_base_: int
         encoding_: str
         n_train_: int
+        columns_: np.ndarray  # only when it keeps some columns: each weight's feature index
 
 
 def learn_sparse(
@@ -102,9 +111,10 @@ def learn_sparse(
 
     svmlight indices must fit ``n_features`` columns when it is given, else ``2**n_bits``
     (an error naming the file and line of the first index beyond, while reading); the
-    model has the largest index + 1 columns (``n_features`` when given).
+    model has the largest index + 1 columns (``n_features`` when given), or the columns
+    the examples use alone (``columns_``, :func:`_kept_columns`).
     Once the input has been read (the number of features and classes is then known), the
-    learner's dense weights (``n_outputs x n_features`` float64, twice with averaging) are
+    learner's weights (``n_outputs x columns`` float64, twice with averaging) are
     checked against ``max_memory`` and the memory available before they are allocated.
 
     ``callback`` receives ``{"stage": "cache", "examples": n}`` while the inputs are read and
@@ -144,9 +154,12 @@ def learn_sparse(
         source = _Source(inputs, formats, encoder, index_base, strict, stats, encoding, limit)
         cache, widest = _read_into_cache(folder / "rows", learner.task, source, callback)
         base, shift, width = _feature_width(cache, encoder, index_base, n_features, widest, limit)
+        columns, shift, width = _kept_columns(cache, shift, width)
         classes = _classes_fitting(learner, cache, width, max_memory)
         for name in [k for k in vars(learner) if k.endswith("_") and not k.startswith("__")]:
             delattr(learner, name)  # start afresh, as fit does
+        if columns is not None:  # before the first checkpoint: each holds it
+            cast("SparseLearner", learner).columns_ = columns
         rng = np.random.default_rng(seed)
         history = _resume(learner, checkpoint, settings, epochs, rng, callback)
 
@@ -161,6 +174,19 @@ def learn_sparse(
         shutil.rmtree(folder, ignore_errors=True)
     learner.history_ = history
     return _with_format(learner, formats[0], encoder, base, encoding, cache.n_rows)
+
+
+def _kept_columns(cache: RowCache, shift: int, width: int) -> tuple[np.ndarray | None, int, int]:
+    """``(columns, shift, width)`` the learner trains on: when the examples use at most
+    :data:`COMPACT_SHARE` of the ``width`` columns, the cache renumbered as positions among
+    those they use (``columns``: their 0-based indices, sorted; no shift), else all of
+    them (``columns`` None). Its weights are then sized by what the data uses, not by
+    ``2**n_bits``: 20 classes of named features at the default ``--n-bits`` 20 held 320 MB
+    of weights for a few thousand columns."""
+    # (a pass over the cache to save a few columns is not worth it; no column: nothing to do)
+    if not 0 < cache.n_columns <= COMPACT_SHARE * width:
+        return None, shift, width
+    return cache.compact() - shift, 0, cache.n_columns
 
 
 def _with_format(learner, fmt: str, encoder, base, encoding: str, n_rows: int) -> SparseLearner:
@@ -343,8 +369,7 @@ def _beyond_limit(widest: tuple, column: int, base: int, limit: tuple) -> NBSVME
     if bits > MAX_BITS:
         why = (
             f"is {allowed}, and over the largest any allows, {(1 << MAX_BITS) - 1 + base:,} "
-            f"(svmlight indices are columns of a dense weight vector, at most 2**{MAX_BITS}"
-            f"): renumber the features, or hash them into 2**n_bits columns with "
+            f"(svmlight indices are at most 2**{MAX_BITS}): renumber the features, or hash them into 2**n_bits columns with "
             "--format named"
         )
     elif n_bits is None:
@@ -352,8 +377,8 @@ def _beyond_limit(widest: tuple, column: int, base: int, limit: tuple) -> NBSVME
     else:
         why = (
             f"is {allowed} (svmlight indices must fit 2**n_bits columns, counting from "
-            f"{base}): pass --n-bits {bits} to train {column + 1:,} columns "
-            f"({human(8 * (column + 1))} of weights per output), or renumber the features"
+            f"{base}): pass --n-bits {bits} to allow {column + 1:,} columns (weights are "
+            "kept for those the examples use), or renumber the features"
         )
     return NBSVMError(f"feature index {column + base} {why}", path=source, line=line)
 

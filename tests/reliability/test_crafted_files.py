@@ -452,9 +452,20 @@ def test_learners_round_trip(tmp_path, name):
     OnlineLearner.load(path)
 
 
-def test_hashed_learner_bits_beyond_features(tmp_path):
+def test_hashed_learner_bits_beyond_features(tmp_path, monkeypatch):
     train = tmp_path / "t.review"
     train.write_text("good:1 film:2 #label#:positive\nbad:1 film:1 #label#:negative\n")
+    model = learn_sparse(make_learner("sgd"), [train], fmt="blitzer", n_bits=6, epochs=1)
+    # weights for the 3 buckets used: columns_ beyond 2**n_bits_ are refused
+    assert model.columns_.size == 3 and model.columns_[-1] >= 2
+    path = tmp_path / "c.npz"
+    model.save(path)
+    _rewrite(path, lambda h, a: h["state"].update(n_bits_=1))
+    with pytest.raises(NBSVMError, match="n_bits_=1"):
+        load_learner(path)
+    # weights for every bucket: 2**n_bits_ beyond them are refused
+    from nbsvm.workflows import learn
+    monkeypatch.setattr(learn, "COMPACT_SHARE", 0.0)
     model = learn_sparse(make_learner("sgd"), [train], fmt="blitzer", n_bits=6, epochs=1)
     path = tmp_path / "h.npz"
     model.save(path)

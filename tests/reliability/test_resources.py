@@ -127,17 +127,20 @@ def test_n_bits_outside_the_range_is_refused(train_file, tmp_path):
 
 
 def test_learn_checks_the_dense_weights(tmp_path, monkeypatch):
-    # 150 labels over 2**18 hashed features are 150 x 262,145 float64, twice with averaging
-    data = tmp_path / "tags.named"
-    data.write_text("".join(f"t{i % 150} w{i}:1 w{i + 1}:1\n" for i in range(300)))
-    args = ["learn", str(data), "--format", "named", "--algorithm", "mira", "--n-bits", "18",
+    # 150 labels over 30,000 features, every one used (the weights' columns), are
+    # 150 x 30,001 float64, twice with averaging: 72 MB beside 240 MB of fixed costs
+    data = tmp_path / "tags.svm"
+    data.write_text("".join(f"{i % 150} " + " ".join(f"{i * 100 + j + 1}:1" for j in range(100))
+                            + "\n" for i in range(300)))
+    args = ["learn", str(data), "--algorithm", "mira", "--n-bits", "18",
             "--epochs", "1", "-o", str(tmp_path / "m.npz"), "-q"]
     r = runner.invoke(app, args + ["--max-memory", "300M"])
     assert r.exit_code == 2, r.output
-    assert "MIRA with 150 output(s) x 262,144 features needs about" in r.output
+    assert "MIRA with 150 output(s) x 30,000 features needs about" in r.output
     assert "over --max-memory 300.0 MB" in r.output
     assert not (tmp_path / "m.npz").exists()
-    small = [a if a != "18" else "12" for a in args]       # 150 x 4,097 weights fit
+    (tmp_path / "few.svm").write_text("".join(f"{i % 150} {i + 1}:1\n" for i in range(300)))
+    small = [str(tmp_path / "few.svm") if a == str(data) else a for a in args]  # 150 x 301 fit
     ok = runner.invoke(app, small + ["--max-memory", "300M"])
     assert ok.exit_code == 0, ok.output
     monkeypatch.setattr(memory, "available_bytes", lambda: 256 << 20)
