@@ -107,12 +107,19 @@ SOFTMAX_LAM = 1e-5
 # Data-dependent defaults (min_df and the two-class AdaGrad eta0 left at None), decided from
 # the training cache after the first pass (nbsvm.data.cache.corpus_stats) and printed.
 # Measured with pipelines/wang_manning.py's corpora (3 folds each, trigrams, AdaGrad log):
-# - min_df 1 below SMALL_CORPUS_NGRAMS n-gram occurrences in all (memory is small either
-#   way, and in a small corpus the singletons carry the label: MPQA at eta0 0.5 84.13% with
-#   min_df 2, 86.11% with 1; Subj +0.1); from there on 2 (RT-2k, 3.1M occurrences: 88.95%
-#   with 2, 88.65% with 1 over 10 folds; IMDB: within 0.1 point of keeping every bucket, in
-#   less memory; pipelines/tune_min_df.py). With a backend --learner, always 2 (Pegasos on
-#   2,000 IMDB reviews: 71.95% with 1, over 75% with 2).
+# - min_df 1 below SMALL_CORPUS_NGRAMS n-gram occurrences in all when the median document
+#   holds under LONG_DOCUMENT_NGRAMS distinct n-grams (memory is small either way, and in a
+#   small corpus of short texts the singletons carry the label: MPQA at eta0 0.5 84.13%
+#   with min_df 2, 86.11% with 1; Subj +0.05, MPQA +0.21 over 10 folds with char 4-grams);
+#   else 2 (RT-2k, 3.1M occurrences: 88.95% with 2, 88.65% with 1 over 10 folds; IMDB:
+#   within 0.1 point of keeping every bucket, in less memory; pipelines/tune_min_df.py). A
+#   small corpus of long documents takes 2 too: its singletons are names, numbers and typos
+#   (pipelines/sweep.py --param min_df, seeds 0 [1]: 20ng-few, median 1,077, +5.72 [+6.55];
+#   imdb-200 +0.40 [0.00]; imdb-1000 +0.34 [+0.43]; blitzer-few, median 475, -0.39 [-0.78],
+#   still 3.5 [1.3] above the baseline; 20NG authors from 5 message bodies each, 360 of
+#   them, +7.40 [+6.19]; Wang & Manning's AthR -0.56, XGraph, BbCrypt and RT-2k already
+#   took 2; the short texts' medians are 15-149, the long ones' 475-1,077). With a backend
+#   --learner, always 2 (Pegasos on 2,000 IMDB reviews: 71.95% with 1, over 75% with 2).
 # - AdaGrad's eta0 grows as documents get shorter: each bucket is seen in few updates.
 #   eta0 = 0.02 (400 / median buckets per document) ** 0.7, within [0.02, 0.5]: IMDB (median
 #   487) and longer keep 0.02; Subj (64) 0.072 (0.02: 92.75%, 0.1: 93.01%); MPQA (3) 0.5
@@ -141,6 +148,7 @@ SMALL_CORPUS_NGRAMS = 2_000_000
 ETA0_REFERENCE_NGRAMS, ETA0_POWER, ETA0_RANGE = 400, 0.7, (0.02, 0.5)
 SHORT_DOCUMENT_NGRAMS = 16
 SHORT_TEXT_NGRAMS, SHORT_TEXT_CHARS, PEEK_DOCS = 100, 4, 2_000
+LONG_DOCUMENT_NGRAMS = 300
 FEW_DOCUMENTS = PEEK_DOCS  # a corpus the peek holds whole
 
 
@@ -157,7 +165,9 @@ def data_default(name: str, corpus: dict) -> int | float | str:
     (``documents``, ``ngrams``, ``median_ngrams``; for ``char_ngrams`` the peek's median
     and ``documents`` only when the peek held them all)."""
     if name == "min_df":
-        return 1 if corpus["ngrams"] < SMALL_CORPUS_NGRAMS else DEFAULTS["min_df"]
+        small = corpus["ngrams"] < SMALL_CORPUS_NGRAMS
+        short = corpus["median_ngrams"] < LONG_DOCUMENT_NGRAMS
+        return 1 if small and short else DEFAULTS["min_df"]
     if name == "eta0":
         low, high = ETA0_RANGE
         ratio = ETA0_REFERENCE_NGRAMS / max(1, corpus["median_ngrams"])

@@ -4,11 +4,14 @@ n-gram order read from the data (``nbsvm/config.py``) is measured."""
 
 from __future__ import annotations
 
+import re
+
 from _shape_corpora import blitzer_bodies, corpus
 from _shape_folds import Fold, pick, rng_for, sample
 
 FEW_DRAWS = 3
 FEW_PER_CLASS, FEW_TEST_PER_CLASS = 30, 150
+AUTHOR_TRAIN, AUTHOR_TEST = 5, 5  # messages of each author
 
 
 def _few_per_class(shape: str, train, test, seed: int, quick: bool) -> list[Fold]:
@@ -47,3 +50,29 @@ def blitzer_few(seed: int, quick: bool) -> list[Fold]:
     train = pick(texts, domains, order[:half])
     test = pick(texts, domains, order[half:])
     return _few_per_class("blitzer-few", train, test, seed, quick)
+
+
+def ng_authors(seed: int, quick: bool) -> list[Fold]:
+    """20 Newsgroups' authors (the ``From:`` line) from their message bodies alone,
+    headers dropped: 5 training messages of every author with at least 8 (bydate train and
+    test together), tested on up to 5 others of each; one seeded draw. Authorship, where
+    phrases that recur across an author's messages carry the class."""
+    by_author: dict[str, list[str]] = {}
+    texts = corpus("20newsgroups", "train")[0] + corpus("20newsgroups", "test")[0]
+    for text in texts:
+        head, _, body = text.partition("\n\n")
+        author = re.search(r"^From:\s*(.*)$", head, re.M)
+        if author and body.strip():
+            by_author.setdefault(author.group(1).strip().lower(), []).append(body)
+    authors = sorted(a for a, m in by_author.items() if len(m) >= AUTHOR_TRAIN + 3)
+    rng = rng_for("20ng-authors", seed, 0)
+    train: tuple[list, list] = ([], [])
+    test: tuple[list, list] = ([], [])
+    for author in authors[:20] if quick else authors:
+        messages = [by_author[author][i] for i in rng.permutation(len(by_author[author]))]
+        train[0].extend(messages[:AUTHOR_TRAIN])
+        train[1].extend([author] * AUTHOR_TRAIN)
+        test[0].extend(messages[AUTHOR_TRAIN : AUTHOR_TRAIN + AUTHOR_TEST])
+        test[1].extend([author] * len(messages[AUTHOR_TRAIN : AUTHOR_TRAIN + AUTHOR_TEST]))
+    # shuffled: a learner that reads in order must not see one author after the other
+    return [pick(*train, rng.permutation(len(train[0]))) + test]

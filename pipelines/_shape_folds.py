@@ -22,6 +22,7 @@ SALT = {
     "subj-unicode": 3,
     "20ng-few": 12,
     "blitzer-few": 13,
+    "20ng-authors": 14,
 }  # the Unicode shape reuses Subj's folds
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from _shape_corpora import blitzer_bodies, corpus, rt2k
-from _shape_few import blitzer_few, ng_few
+from _shape_few import blitzer_few, ng_authors, ng_few
 from _shape_folds import Fold, cross_validated, pick, rng_for, sample, split, stratified_folds
 from _shape_text import first_sentence, subject_line, unicode_heavy, without_spaces
 
@@ -253,6 +253,13 @@ SHAPES = {
             "Blitzer domain from review bodies, 30 per domain (120), 3 seeded draws, 600 "
             "test reviews",
             blitzer_few,
+        ),
+        Shape(
+            "20ng-authors",
+            "few documents, many classes",
+            "20 Newsgroups' authors from message bodies, 5 training messages each of the "
+            "360 with 8 or more, up to 5 test messages each",
+            ng_authors,
         ),
         Shape(
             "imdb-no-spaces",

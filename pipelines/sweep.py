@@ -58,6 +58,7 @@ PARAMS = {
     "eta0": float,
     "epochs": int,
     "ngrams": int,
+    "min_df": int,
     "learner": _value,
     "loss": _value,
     "norm": _value,

@@ -38,8 +38,13 @@ def test_corpus_stats_count_documents_buckets_and_the_median(tmp_path):
 
 
 def test_the_rules_by_hand():
-    assert data_default("min_df", {"ngrams": SMALL_CORPUS_NGRAMS - 1}) == 1
-    assert data_default("min_df", {"ngrams": SMALL_CORPUS_NGRAMS}) == 2
+    short, long_ = {"median_ngrams": 299}, {"median_ngrams": 300}
+    assert data_default("min_df", {"ngrams": SMALL_CORPUS_NGRAMS - 1, **short}) == 1
+    assert data_default("min_df", {"ngrams": SMALL_CORPUS_NGRAMS, **short}) == 2
+    # a small corpus of long documents: its singletons are names, numbers and typos
+    # (20ng-few, 600 messages of median 1,077 n-grams: 65.41 -> 71.13)
+    assert data_default("min_df", {"ngrams": SMALL_CORPUS_NGRAMS - 1, **long_}) == 2
+    assert data_default("min_df", {"ngrams": SMALL_CORPUS_NGRAMS, **long_}) == 2
     assert data_default("eta0", {"median_ngrams": 487}) == 0.02      # IMDB keeps its 0.02
     assert data_default("eta0", {"median_ngrams": 400}) == 0.02
     assert data_default("eta0", {"median_ngrams": 64}) == pytest.approx(0.02 * 6.25 ** 0.7)

@@ -253,8 +253,9 @@ def train_command(
         help="Keep buckets seen in at least this many "
         "training documents (default: 1 when the "
         "training set holds under 2 million n-gram "
-        "occurrences, else 2; printed after the first "
-        "pass).",
+        "occurrences and its median document under 300 "
+        "distinct n-grams, else 2; printed after the "
+        "first pass).",
     ),
     loss: str | None = typer.Option(
         None,

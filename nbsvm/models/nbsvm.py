@@ -88,8 +88,9 @@ class NBSVMClassifier(Params):
         multi-label models (:data:`nbsvm.config.MULTICLASS_DEFAULTS`).
     min_df : int or None
         Keep only buckets seen in at least this many training documents (1: all). None
-        (default): from the data after the first pass, 1 for a small training set (under
-        2 million n-gram occurrences in all), else 2 (:func:`nbsvm.config.data_default`;
+        (default): from the data after the first pass, 1 for a small training set of short
+        texts (under 2 million n-gram occurrences in all, the median document under 300
+        distinct n-grams), else 2 (:func:`nbsvm.config.data_default`;
         2 when the training data is not hashed by the fit: a given lexicon, partial_fit,
         Dask).
     loss : {'log', 'hinge', 'squared_hinge', 'modified_huber'} or None
