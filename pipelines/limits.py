@@ -176,7 +176,8 @@ def training_rows(
 ) -> tuple[list[dict], NBSVMClassifier]:
     """Epochs and scoring over the rows nbsvm's epochs stream: the hashed documents in the
     columns its lexicon keeps (the bound reads the same ids and the same state width)."""
-    clf, _ = training_epoch(docs, 1)
+    one_thread = training_epoch(docs, 1)
+    clf = one_thread[0]
     batches = list(hash_batches(iter(docs), clf.hasher_, remap=clf.column_of_))
     (whole,) = hash_batches(iter(docs), clf.hasher_, batch_docs=len(docs), remap=clf.column_of_)
     cols, offsets = whole.ids.astype(np.int32), whole.offsets
@@ -206,7 +207,7 @@ def training_rows(
             threads,
         )
         b = median_seconds(epoch, runs)
-        clf, per_epoch = training_epoch(docs, threads)
+        clf, per_epoch = one_thread if threads == 1 else training_epoch(docs, threads)
         per_epoch *= cols.size / clf.timings_["cache_ngrams"]  # per the same n-grams
         rows.append(
             {

@@ -483,9 +483,42 @@ def test_growing_buffers_keep_every_id_and_every_hit():
     buf, starts = hasher.prepare(texts)
     everything = np.full((1 << 20) // 64, np.iinfo(np.uint64).max, dtype=np.uint64)
     buckets, _, text_offsets, text = _ngram_hits(
-        buf, starts, 3, (1 << 20) - 1, 0, everything, True, hasher.scripts)
+        buf, starts, 3, (1 << 20) - 1, 0, everything, True, hasher.scripts, 0, 0, 0, 4, -1)
     keys = [k for t in texts for k in hasher.keys(t)[0]]
     assert len(keys) > 1024 and text_offsets[-1] > 16384
     assert [bytes(text[a:z]).decode() for a, z in zip(text_offsets, text_offsets[1:])] == keys
     assert buckets.tolist() == [mmh3.hash(k.encode(), 0, signed=False) & ((1 << 20) - 1)
                                 for k in keys]
+
+
+@pytest.mark.parametrize("kw", [dict(ngrams=2, char_ngrams=4, char_min=2),
+                                dict(ngrams=1, char_ngrams=0, long_words=3)],
+                         ids=["char2-4", "long-words"])
+def test_ngram_hits_of_characters_equal_the_plain_python_keys(kw):
+    """Every n-gram wanted: the hits are each text's word keys then its character keys
+    (shortest first), with their bucket (the second seed for characters), past the first
+    sizes of the arrays, and no character hits past ``char_docs``."""
+    from nbsvm.config import LONG_WORD_CHARS
+    from nbsvm.text._ngram_hits import _ngram_hits
+
+    rng = np.random.default_rng(1)
+    words = np.array(["a", "ok", "film", "naïve", "東京タワー", "extraordinarily"])
+    texts = [" ".join(rng.choice(words, 900)) for _ in range(3)]
+    hasher = Hasher(n_bits=20, **kw)
+    buf, starts = hasher.prepare(texts)
+    everything = np.full((1 << 20) // 64, np.iinfo(np.uint64).max, dtype=np.uint64)
+    mask = (1 << 20) - 1
+    for char_docs in (-1, 2):
+        buckets, _, offsets, text = _ngram_hits(
+            buf, starts, hasher.ngrams, mask, 0, everything, True, hasher.scripts,
+            hasher.char_min or hasher.char_ngrams, hasher.char_ngrams, hasher.long_words,
+            LONG_WORD_CHARS, char_docs)
+        expected = []
+        for d, t in enumerate(texts):
+            w, c = hasher.keys(t)
+            expected += [(k, 0) for k in w] + [(k, 1) for k in c if char_docs < 0 or d < char_docs]
+        assert len(expected) > 1024 and offsets[-1] > 16384
+        assert [bytes(text[a:z]).decode() for a, z in zip(offsets, offsets[1:])] == \
+            [k for k, _ in expected]
+        assert buckets.tolist() == [mmh3.hash(k.encode(), s, signed=False) & mask
+                                    for k, s in expected]

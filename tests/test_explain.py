@@ -185,18 +185,32 @@ def _strongest_buckets(clf, top):
         set(buckets[(C[0] <= order[top - 1]) & (C[0] < 0)])
 
 
-def test_character_ngrams_name_their_buckets_too():
+JAPANESE = ["東京の天気はとても良いです今日", "大阪の料理は本当に美味しかった", "この映画は退屈でつまらない作品"]
+
+
+@pytest.mark.parametrize("kw, texts", [
+    (dict(ngrams=1, char_ngrams=3), None),
+    (dict(ngrams=2, char_ngrams=4, char_min=2), None),        # every length 2-4, short tokens whole
+    (dict(ngrams=1, long_words=5), JAPANESE),                 # characters of long tokens only
+], ids=["char3", "char2-4", "long-words"])
+def test_character_ngrams_name_their_buckets_too(kw, texts):
     """With character n-grams the strongest buckets are mostly theirs: they were listed as
     <bucket N>. Words are named from every text, characters from the first CHAR_MAP_DOCS,
-    each name hashed as the model hashes it (the second seed for characters)."""
+    by the compiled search, each name hashed as the model hashes it (the second seed for
+    characters): the map equals counts by hand of the plain-Python keys."""
     from nbsvm.evaluation.bucket_names import CHAR_MAP_DOCS
 
-    clf = NBSVMClassifier(ngrams=1, char_ngrams=3, n_bits=12, epochs=2, min_df=1).fit(TEXTS, LABELS)
-    mapping = ngram_map(clf, TEXTS, top=60, per_bucket=3)
+    labels = LABELS
+    if texts:  # each Japanese text 4 times (the first positive) beside English ones
+        labels = ["pos"] * 4 + ["neg"] * 8 + LABELS[:30]
+        texts = [t for t in texts for _ in range(4)] + TEXTS[:30]
+    texts = texts or TEXTS
+    clf = NBSVMClassifier(n_bits=12, epochs=2, min_df=1, **kw).fit(texts, labels)
+    mapping = ngram_map(clf, texts, top=60, per_bucket=3)
     h = clf.hasher_
     seed2 = h.seed + 1
     naive = {}
-    for i, t in enumerate(TEXTS):
+    for i, t in enumerate(texts):
         words, chars = h.keys(t)
         keyed = [(k, h.seed) for k in words] + [(k, seed2) for k in chars if i < CHAR_MAP_DOCS]
         for key, seed in keyed:

@@ -20,8 +20,9 @@ import numpy as np
 from numba import njit
 
 from nbsvm import memory
+from nbsvm.config import LONG_WORD_CHARS
 from nbsvm.evaluation.contributions import _contribution_row
-from nbsvm.text._ngram_hits import _ngram_hits, key_seed
+from nbsvm.text._ngram_hits import _ngram_hits
 
 if TYPE_CHECKING:
     from nbsvm.io.document import Document
@@ -33,9 +34,9 @@ _D = TypeVar("_D", bound="str | Document")
 SAMPLE_DOCS = 4096  # documents kept to name buckets with (about 5 MB of IMDB)
 SAMPLE_CHARS = 2048  # characters kept of each
 MAP_BATCH = 512  # texts hashed at a time to name buckets (about 11 MB of hits)
+CHAR_MAP_DOCS = 256  # the first sample documents whose character n-grams name buckets
 MAP_TOP = 2000  # strongest buckets of each sign (per output) that get names
 PER_BUCKET = 4  # strings kept per bucket (the most frequent in the sample)
-CHAR_MAP_DOCS = 256  # sample documents whose character n-grams name buckets (plain Python)
 
 
 class TextSample:
@@ -151,7 +152,9 @@ def ngram_map(
 ) -> dict[int, list[tuple[str, int]]]:
     """Bucket -> its most frequent n-grams in ``texts`` with counts, for the model's
     ``top`` strongest buckets of each sign (word n-grams from every text, character
-    n-grams from the first :data:`CHAR_MAP_DOCS`)."""
+    n-grams from the first :data:`CHAR_MAP_DOCS`: the strongest buckets are frequent
+    ones; a string seen as a word and as characters in one bucket is one name, its counts
+    summed)."""
     return ngram_map_of(strongest_columns(clf, top), clf.column_of_, clf.hasher_, texts, per_bucket)
 
 
@@ -173,12 +176,8 @@ def ngram_map_of(
         wanted = np.zeros(words, dtype=np.uint64)
         _bitmap_of_columns(remap, chosen, wanted)
     pairs, counts = _counted_pairs(hasher, texts, wanted)
-    # character n-grams counted into the same pairs: a string seen as a word and as
-    # characters in one bucket is one name, its counts summed
-    char_pairs, char_counts, names = _char_pairs(hasher, texts[:CHAR_MAP_DOCS], wanted)
-    pairs, counts = _merge_counts(pairs, counts, char_pairs, char_counts)
     kept = _most_frequent(pairs, counts, per_bucket)  # indices into pairs
-    names.update(_names_of_pairs(hasher, texts, wanted, pairs[kept], set(names)))
+    names = _names_of_pairs(hasher, texts, wanted, pairs[kept])
     found: dict[int, list[tuple[str, int]]] = {}
     for pair, n in zip(pairs[kept].tolist(), counts[kept].tolist()):
         found.setdefault(pair >> 32, []).append((names[pair].decode("utf-8", "replace"), n))
@@ -186,7 +185,8 @@ def ngram_map_of(
 
 
 def _hit_pairs(hasher: Hasher, texts: list[str], wanted: np.ndarray) -> Iterator[tuple]:
-    """Per :data:`MAP_BATCH` texts, the word n-grams that fall in the ``wanted`` buckets as
+    """Per :data:`MAP_BATCH` texts, the word n-grams (and character n-grams of the first
+    :data:`CHAR_MAP_DOCS` texts) that fall in the ``wanted`` buckets as
     uint64 pairs (bucket << 32 | second hash), with their bytes (``raw`` cut at
     ``offsets``)."""
     for start in range(0, len(texts), MAP_BATCH):
@@ -200,6 +200,11 @@ def _hit_pairs(hasher: Hasher, texts: list[str], wanted: np.ndarray) -> Iterator
             wanted,
             bool(hasher.split_scripts),
             hasher.scripts,
+            hasher.char_min or hasher.char_ngrams,
+            hasher.char_ngrams,
+            int(hasher.long_words),
+            LONG_WORD_CHARS,
+            max(0, CHAR_MAP_DOCS - start),
         )
         if hit.size:
             yield (hit.astype(np.uint64) << np.uint64(32)) | keys.astype(np.uint64), offsets, raw
@@ -285,12 +290,12 @@ def _most_frequent(pairs, counts, per_bucket):
 
 
 def _names_of_pairs(
-    hasher: Hasher, texts: list[str], wanted: np.ndarray, chosen: np.ndarray, known: set
+    hasher: Hasher, texts: list[str], wanted: np.ndarray, chosen: np.ndarray
 ) -> dict[int, bytes]:
-    """The bytes of the word n-gram first met of each ``chosen`` pair not ``known`` (a
-    second pass over the texts: the first keeps no strings)."""
+    """The bytes of the n-gram first met of each ``chosen`` pair (a second pass over the
+    texts: the first keeps no strings)."""
     names: dict[int, bytes] = {}
-    want = np.sort(np.array([p for p in chosen.tolist() if p not in known], dtype=np.uint64))
+    want = np.unique(chosen.astype(np.uint64))
     if not want.size:
         return names
     for pair, offsets, raw in _hit_pairs(hasher, texts, wanted):
@@ -303,34 +308,3 @@ def _names_of_pairs(
         if len(names) == want.size:  # every name met (the frequent ones come early):
             break  # the later texts are not searched again
     return names
-
-
-def _char_pairs(
-    hasher: Hasher, texts: list[str], wanted: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, dict[int, bytes]]:
-    """The character n-grams of ``texts`` that fall in the ``wanted`` buckets, hashed as
-    the model hashes them (``mmh3`` with the second seed), as the word n-grams' pairs
-    (bucket << 32 | the second hash of their bytes), sorted, with their counts and bytes.
-    Plain Python, so on a subsample (:data:`CHAR_MAP_DOCS`): the strongest buckets are
-    frequent ones. Without them, a model with character n-grams listed most of its
-    strongest buckets unnamed."""
-    import mmh3
-
-    from nbsvm.text.hashing import _encode, bucket_of
-
-    seed2 = (hasher.seed + 1) & 0xFFFFFFFF
-    seed_key = key_seed(hasher.seed)  # _ngram_hits' second hash
-    keys = [_encode(key) for text in texts for key in hasher.char_keys(text)]
-    buckets = np.fromiter(
-        (bucket_of(key, hasher.n_bits, seed2) for key in keys), dtype=np.int64, count=len(keys)
-    )
-    hit = np.flatnonzero((wanted[buckets >> 6] >> (buckets & 63).astype(np.uint64)) & np.uint64(1))
-    names: dict[int, bytes] = {}
-    pair = np.empty(hit.size, dtype=np.uint64)
-    for i, j in enumerate(hit.tolist()):
-        p = (int(buckets[j]) << 32) | mmh3.hash(keys[j], seed_key, signed=False)
-        pair[i] = p
-        names.setdefault(p, keys[j])
-    pair.sort()
-    values, counts = _runs(pair)
-    return values, counts, names

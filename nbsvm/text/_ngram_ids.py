@@ -57,6 +57,27 @@ def _n_word_ngrams(t, ngrams):
 
 
 @njit(cache=True, nogil=True)
+def _token_frame(norm, a, z, frame, starts):
+    """``<token>`` for the token ``norm[a:z]`` into ``frame``, and the byte offsets of its
+    characters into ``starts`` (one more than characters: the end); returns the frame's
+    bytes and characters."""
+    frame[0] = 0x3C  # '<'
+    L = 1
+    for j in range(a, z):
+        frame[L] = norm[j]
+        L += 1
+    frame[L] = 0x3E  # '>'
+    L += 1
+    c = 0  # character starts within frame
+    for j in range(L):
+        if (frame[j] & 0xC0) != 0x80:
+            starts[c] = j
+            c += 1
+    starts[c] = L
+    return L, c
+
+
+@njit(cache=True, nogil=True)
 def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m, longer=0):
     """Hash character n-grams of each ``<token>`` (only of tokens of more than ``longer``
     code points, when it is not 0); append to ``ids`` from ``m``; return new m."""
@@ -65,19 +86,7 @@ def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m,
         z = tok[k + 1] - 1
         if longer > 0 and z - a <= longer:  # no more code points than bytes: short
             continue
-        frame[0] = 0x3C  # '<'
-        L = 1
-        for j in range(a, z):
-            frame[L] = norm[j]
-            L += 1
-        frame[L] = 0x3E  # '>'
-        L += 1
-        c = 0  # character starts within frame
-        for j in range(L):
-            if (frame[j] & 0xC0) != 0x80:
-                starts[c] = j
-                c += 1
-        starts[c] = L
+        L, c = _token_frame(norm, a, z, frame, starts)
         if longer > 0 and c - 2 <= longer:
             continue
         if c <= char_n:
