@@ -5,6 +5,7 @@ cases and undecodable files.
 Every comparison is ``np.array_equal`` on the ids in order (distinct, in order of first
 occurrence: unigrams, bigrams, ..., then character n-grams hashed with ``seed + 1``).
 """
+import functools
 import re
 import time
 import tarfile
@@ -102,13 +103,18 @@ def test_is_space_equals_str_isspace_on_all_of_unicode():
     assert int(want.sum()) == 29                        # Python 3.11's Unicode 14 table
 
 
-WHITESPACE = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+@functools.cache
+def whitespace() -> list[str]:
+    """Every Unicode whitespace character (built when a test asks: 1 s, where every
+    pytest-xdist worker collects this file)."""
+    return [chr(c) for c in range(0x110000) if chr(c).isspace()]
 
 
 @pytest.mark.parametrize("kw", [dict(ngrams=1, n_bits=31), dict(ngrams=3, n_bits=20, char_ngrams=3)])
 def test_every_unicode_whitespace_separates_tokens(kw):
     h = Hasher(**kw)
     # each separator alone, doubled, and mixed with the others
+    WHITESPACE = whitespace()
     text = "".join(f"w{i}{ws}" for i, ws in enumerate(WHITESPACE))
     text += "".join(f"v{i}{ws}{ws}" for i, ws in enumerate(WHITESPACE)) + "end"
     tokens = naive_tokens(text)
