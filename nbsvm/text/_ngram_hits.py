@@ -1,5 +1,6 @@
-"""Compiled n-gram search: the word and character n-grams of documents that fall in chosen buckets, with
-their text, to name the buckets a model explains with (:mod:`nbsvm.evaluation.bucket_names`).
+"""Compiled n-gram search: the word and character n-grams of documents that fall in chosen
+buckets, with their text, to name the buckets a model explains with
+(:mod:`nbsvm.evaluation.bucket_names`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ def _char_hits(
     char_n,
     mask,
     seed2,
+    seed_key,
     wanted,
     frame,
     starts,
@@ -60,7 +62,6 @@ def _char_hits(
     :func:`nbsvm.text._ngram_ids._char_ngram_ids` hashes them (only tokens of more than
     ``longer`` code points when it is not 0), recorded from hit ``n`` and byte
     ``n_bytes`` (:func:`_record`); returns the new ``n, n_bytes``."""
-    seed_key = key_seed(seed2 - 1)
     for k in range(t):
         a = tok[k]
         z = tok[k + 1] - 1
@@ -154,10 +155,12 @@ def _ngram_hits(
                         buckets, keys, offsets, text, n, n_bytes, b, key, norm, a, z
                     )
             base += max(0, t - o + 1)
-        for c in range(char_lo if char_n > 0 else long_n, (char_n if char_n > 0 else long_n) + 1):
-            if chars:
+        if chars:  # lengths char_lo..char_n, or long words' long_n
+            first, last = (char_lo, char_n) if char_n > 0 else (long_n, long_n)
+            longer = 0 if char_n > 0 else long_words
+            for c in range(first, last + 1):
                 n, n_bytes = _char_hits(
-                    norm, tok, t, c, mask, seed2, wanted, frame, starts,
-                    0 if char_n > 0 else long_words, buckets, keys, offsets, text, n, n_bytes,
+                    norm, tok, t, c, mask, seed2, seed_key, wanted, frame, starts, longer,
+                    buckets, keys, offsets, text, n, n_bytes,
                 )  # fmt: skip
     return buckets[:n].copy(), keys[:n].copy(), offsets[: n + 1].copy(), text[:n_bytes].copy()
