@@ -82,7 +82,7 @@ def seen_sums(counts, df, min_df, lo, hi):
 
 @njit(cache=True, nogil=True)
 def compact_ratios(
-    counts, rows, binary, alpha, n_seen, sums, min_df, df, S, remap, lo, hi, c0, dense=False
+    counts, rows, binary, alpha, n_seen, sums, min_df, df, S, remap, lo, hi, c0, dense
 ):
     """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1),
     for buckets ``lo..hi-1`` whose first kept one gets column ``c0`` (ranges can run in

@@ -131,6 +131,7 @@ class KeptColumns:
                 lo,
                 hi,
                 lo,
+                False,  # given, not defaulted: one compiled specialization with columns.py's
             )
 
         run_parts(fill, 2)

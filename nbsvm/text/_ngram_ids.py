@@ -78,7 +78,7 @@ def _token_frame(norm, a, z, frame, starts):
 
 
 @njit(cache=True, nogil=True)
-def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m, longer=0):
+def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m, longer):
     """Hash character n-grams of each ``<token>`` (only of tokens of more than ``longer``
     code points, when it is not 0); append to ``ids`` from ``m``; return new m."""
     for k in range(n_tok):
@@ -205,13 +205,12 @@ def _hash_docs(
         if need > raw.shape[0]:
             raw = np.empty(max(need, 2 * raw.shape[0]), np.int32)
         m = _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw)
-        if char_n > 0:
-            for n in range(char_lo, char_n + 1):
-                m = _char_ngram_ids(norm, tok, t, n, mask, seed2, frame, starts, raw, m)
-        elif long_words > 0:
-            m = _char_ngram_ids(
-                norm, tok, t, long_n, mask, seed2, frame, starts, raw, m, long_words
+        if chars:  # one call site: one compiled specialization of _char_ngram_ids
+            first, last, longer = (
+                (char_lo, char_n, 0) if char_n > 0 else (long_n, long_n, long_words)
             )
+            for n in range(first, last + 1):
+                m = _char_ngram_ids(norm, tok, t, n, mask, seed2, frame, starts, raw, m, longer)
         if pos + m > out_ids.shape[0]:  # grow geometrically (rare)
             out_ids = _grown(out_ids, pos, max(2 * out_ids.shape[0], pos + m))
         bits = 4  # this document's set: >= 2 slots per id
