@@ -342,6 +342,7 @@ def test_a_competing_process_does_not_change_the_choice(subj_files):
         assert ran == planned and busy.reason == quiet.reason
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_the_wall_clock_stops_a_search_past_overrun_times_its_budget(monkeypatch):
     """A machine far slower or busier than the reference: the search stops at the first
     trial due once its wall time passes OVERRUN x the budget and says so, naming the wall

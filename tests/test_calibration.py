@@ -196,6 +196,7 @@ def test_calibrated_hinge_model_gives_trusted_probabilities(reviews, tmp_path):
     assert back.calibrator_ is None and not back.has_proba()
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_corrupted_calibration_names_the_file(reviews, tmp_path):
     (X, y), _ = reviews
     clf = NBSVMClassifier(ngrams=1, n_bits=16, loss="hinge", calibrate="isotonic").fit(X, y)
@@ -285,6 +286,7 @@ def test_a_class_held_out_whole_or_too_few_documents_are_said():
             assert rep["held_out"] >= 2 and (rep["ece_after"] is None) == (rep["held_out"] < 4)
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_every_output_follows_the_calibrated_labels(reviews, tmp_path):
     """serve and predict name the calibrated label, with that label's probability."""
     from nbsvm.evaluation.predict import predict_documents

@@ -95,6 +95,7 @@ def _space_table(n):
     return out
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_is_space_equals_str_isspace_on_all_of_unicode():
     got = _space_table(0x110000)
     want = np.fromiter((chr(c).isspace() for c in range(0x110000)), dtype=bool, count=0x110000)
@@ -175,7 +176,7 @@ SLOW = pytest.mark.slow
 @pytest.mark.parametrize("ngrams, n_bits, char_ngrams, seed", [
     (1, 4, 0, 0),
     pytest.param(2, 18, 3, 1, marks=SLOW),
-    (3, 24, 0, 12345),
+    pytest.param(3, 24, 0, 12345, marks=SLOW),
     pytest.param(3, 31, 5, 2**32 - 1, marks=SLOW),
     pytest.param(1, 31, 3, 7, marks=SLOW),
     (2, 24, 5, 0),

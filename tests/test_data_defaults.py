@@ -200,6 +200,7 @@ def test_the_eta0_sample_is_visited_in_drawn_order_not_stored_order(tmp_path):
     assert codes.tolist() == (picks >= 200).astype(int).tolist()
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_the_peek_is_not_a_read_the_cli_reports(tmp_path):
     # the first 2,000 documents are peeked before the hashing pass (through the inputs' peek,
     # which reports nothing): the malformed lines and

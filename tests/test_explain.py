@@ -190,7 +190,8 @@ JAPANESE = ["東京の天気はとても良いです今日", "大阪の料理は
 
 @pytest.mark.parametrize("kw, texts", [
     (dict(ngrams=1, char_ngrams=3), None),
-    (dict(ngrams=2, char_ngrams=4, char_min=2), None),        # every length 2-4, short tokens whole
+    pytest.param(dict(ngrams=2, char_ngrams=4, char_min=2), None,  # lengths 2-4, short tokens
+                 marks=pytest.mark.slow),                      # whole (over 1.5 s: test-slow)
     (dict(ngrams=1, long_words=5), JAPANESE),                 # characters of long tokens only
 ], ids=["char3", "char2-4", "long-words"])
 def test_character_ngrams_name_their_buckets_too(kw, texts):

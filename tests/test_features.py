@@ -348,8 +348,10 @@ def _by_hand(docs, lex, tmp, *, optimizer, loss, eta0, lam, epochs, seed, shuffl
 
 
 @pytest.mark.parametrize("optimizer, loss, n_classes, min_df", [
-    ("sgd", "hinge", 2, 2), ("adagrad", "log", 2, 1), ("sgd", "log", 3, 1),
-    ("adagrad", "modified_huber", 3, 3)])
+    ("sgd", "hinge", 2, 2), ("adagrad", "log", 2, 1),
+    # three classes: over 1.5 s each (make test-slow)
+    pytest.param("sgd", "log", 3, 1, marks=pytest.mark.slow),
+    pytest.param("adagrad", "modified_huber", 3, 3, marks=pytest.mark.slow)])
 # make test-slow: many groups per batch (one group stays in make test; CI runs both)
 @pytest.mark.parametrize("groups", ["one", pytest.param("many", marks=pytest.mark.slow)])
 def test_training_from_cache_equals_training_by_hand(tmp_path, monkeypatch, optimizer, loss,

@@ -232,6 +232,7 @@ def test_eval_plot(tmp_path, n_classes):
     assert_png(tmp_path / "eval.png")
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_eval_plot_shows_the_reports_matrix_and_a_failed_plot_keeps_the_report(
         tmp_path, monkeypatch):
     """With labels the model does not know, the figure said 100% on 60 documents where the

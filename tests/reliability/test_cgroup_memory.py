@@ -202,6 +202,7 @@ _PEAK = ("import os, subprocess, sys\n"
          "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024)\n")
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_in_a_real_group_a_long_line_is_refused_after_reading_a_part(tmp_path):
     """In a 1.5 GB group a 192 MB line took 745 MB to read, decode and strip before the
     document check refused it (hashing it needs 3.8 GB); it is refused having read 74 MB

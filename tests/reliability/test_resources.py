@@ -148,6 +148,7 @@ def test_learn_checks_the_dense_weights(tmp_path, monkeypatch):
     assert r.exit_code == 2 and "is available" in r.output
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 def test_early_stopping_counts_the_best_epochs_copy(tmp_path):
     """--valid keeps the best epoch's weights beside the learner's; the estimate left
     them out, so 500 classes ran to 644 MB under --max-memory 500M. Counted: all of a

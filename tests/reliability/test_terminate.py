@@ -96,6 +96,7 @@ def test_train_removes_its_cache_from_the_temporary_folder(corpus, tmp_path):
     assert not list(tmp_path.glob(".m.npz*"))
 
 
+@pytest.mark.slow  # over 1.5 s (make test-slow; CI runs it after make test)
 @pytest.mark.skipif(not (shared_datasets() / "imdb").is_dir(), reason="no shared IMDB archive")
 def test_datasets_get_removes_its_unpacking_folder(tmp_path):
     # IMDB unpacks beside the --data folder (its archive holds aclImdb/); others inside it
