@@ -39,6 +39,25 @@ def _is_wanted(wanted, b):
 
 
 @njit(cache=True, nogil=True)
+def _word_hits(
+    norm, tok, t, ngrams, raw, seed_key, wanted, buckets, keys, offsets, text, n, n_bytes
+):
+    """:func:`_ngram_hits`' word n-grams, whose buckets :func:`_word_ngram_ids` wrote into
+    ``raw`` (all unigrams, then all bigrams, ...), recorded from hit ``n`` and byte
+    ``n_bytes`` (:func:`_record`); returns the new ``n, n_bytes``."""
+    base = 0
+    for o in range(1, ngrams + 1):
+        for k in range(t - o + 1):
+            b = raw[base + k]
+            if _is_wanted(wanted, b):
+                a, z = tok[k], tok[k + o] - 1
+                key = murmur3_32(norm, a, z - a, seed_key)
+                n, n_bytes = _record(buckets, keys, offsets, text, n, n_bytes, b, key, norm, a, z)
+        base += max(0, t - o + 1)
+    return n, n_bytes
+
+
+@njit(cache=True, nogil=True)
 def _char_hits(
     norm,
     tok,
@@ -144,17 +163,9 @@ def _ngram_hits(
         if n_bytes + most > text.shape[0]:
             text = _grown(text, n_bytes, max(2 * text.shape[0], n_bytes + most))
         _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw)
-        base = 0
-        for o in range(1, ngrams + 1):
-            for k in range(t - o + 1):
-                b = raw[base + k]
-                if _is_wanted(wanted, b):
-                    a, z = tok[k], tok[k + o] - 1
-                    key = murmur3_32(norm, a, z - a, seed_key)
-                    n, n_bytes = _record(
-                        buckets, keys, offsets, text, n, n_bytes, b, key, norm, a, z
-                    )
-            base += max(0, t - o + 1)
+        n, n_bytes = _word_hits(
+            norm, tok, t, ngrams, raw, seed_key, wanted, buckets, keys, offsets, text, n, n_bytes
+        )  # fmt: skip
         if chars:  # lengths char_lo..char_n, or long words' long_n
             first, last = (char_lo, char_n) if char_n > 0 else (long_n, long_n)
             longer = 0 if char_n > 0 else long_words
