@@ -119,7 +119,9 @@ def hash_rows(docs: list[Document], runs: int) -> list[dict]:
     for threads in (1, 2):
         tokens = halves(lambda lo, hi: _tokens_only(buf, starts[lo : hi + 1], scripts), n, threads)
         hashes = halves(
-            lambda lo, hi: _ngram_hashes_only(buf, starts[lo : hi + 1], scripts, 3, mask),
+            lambda lo, hi: _ngram_hashes_only(
+                buf, starts[lo : hi + 1], scripts, 3, mask, hasher.seed
+            ),
             n,
             threads,
         )
@@ -150,7 +152,11 @@ def hash_rows(docs: list[Document], runs: int) -> list[dict]:
             "hashing pass (reader + hasher threads)",
             size,
             halves(
-                lambda lo, hi: _ngram_hashes_only(buf, starts[lo : hi + 1], scripts, 3, mask), n, 2
+                lambda lo, hi: _ngram_hashes_only(
+                    buf, starts[lo : hi + 1], scripts, 3, mask, hasher.seed
+                ),
+                n,
+                2,
             ),
             pipeline,
             runs,

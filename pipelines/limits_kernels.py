@@ -26,20 +26,22 @@ def _tokens_only(buf, starts, scripts):
 
 
 @njit(cache=True, nogil=True)
-def _ngram_hashes_only(buf, starts, scripts, ngrams, mask):
+def _ngram_hashes_only(buf, starts, scripts, ngrams, mask, seed):
     """MurmurHash3 of every word n-gram of every document into scratch, summed so that
-    nothing is optimized away: no distinct ids, no counts, nothing written out."""
+    nothing is optimized away: no distinct ids, no counts, nothing written out. (``seed`` is
+    an argument and ``raw`` int32, as in nbsvm's hashing: a literal 0 or an int64 ``raw``
+    would compile a second copy of ``_word_ngram_ids``.)"""
     longest = 1
     for d in range(starts.shape[0] - 1):
         longest = max(longest, starts[d + 1] - starts[d])
     norm = np.empty(2 * longest + 1, np.uint8)
     tok = np.empty(longest + 1, np.int64)
-    raw = np.empty(ngrams * (longest + 1), np.int64)
+    raw = np.empty(ngrams * (longest + 1), np.int32)
     split = scripts.shape[1] > 0
     check = 0
     for d in range(starts.shape[0] - 1):
         t = _tokenize(buf, starts[d], starts[d + 1], norm, tok, split, scripts)
-        m = _word_ngram_ids(norm, tok, t, ngrams, mask, 0, raw)
+        m = _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw)
         for j in range(m):
             check += raw[j]
     return check

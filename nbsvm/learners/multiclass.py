@@ -126,7 +126,10 @@ class LinearOutputs(OnlineLearner):
         """The rows' class table, checked against the outputs (the kernels index it by
         class without bounds checks)."""
         table = rows.table()
-        if table.shape[0] and table.shape[0] != self.weights_.shape[0]:
+        if not table.size:  # no table: an empty one of the weights' dtype, so that the
+            # kernels compile once per weight dtype (not once more for float32 weights)
+            return np.zeros((0, 0), self.weights_.dtype)
+        if table.shape[0] != self.weights_.shape[0]:
             raise InputError(
                 f"a class table has {table.shape[0]} rows for {self.weights_.shape[0]} outputs"
             )

@@ -63,7 +63,7 @@ class Schedule:
         sum of the coordinate."""
         if self.code == ADAGRAD:
             return eta0 / math.sqrt(G + eps)
-        return rate(self.code, t, eta0, lam)
+        return rate(self.code, float(t), float(eta0), float(lam))  # one compiled signature
 
 
 SCHEDULES = {
