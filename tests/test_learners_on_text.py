@@ -38,8 +38,10 @@ def _bucket_rows(clf, texts, table_of, unit):
 
 def _joint_rows(rows, ratios, unit):
     """``rows`` (binarized) seen by each class through its own ratios: the joint feature
-    map of the native multi-class and multi-label learners, unit per class with ``unit``."""
-    rows.class_table, rows.class_unit = ratios, unit
+    map of the native multi-class and multi-label learners, unit per class with ``unit``.
+    The table is float32 as a model keeps it (the same values: the ratios are float32; a
+    float64 table would compile the kernels once more, for these tests alone)."""
+    rows.class_table, rows.class_unit = np.ascontiguousarray(ratios, dtype=np.float32), unit
     return rows
 
 
