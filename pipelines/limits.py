@@ -115,16 +115,14 @@ def hash_rows(docs: list[Document], runs: int) -> list[dict]:
     buf, starts = hasher.prepare([d.text for d in docs])
     size, n = int(starts[-1]), len(docs)
     scripts, mask = hasher.scripts, (1 << 24) - 1
+
+    def bound(lo, hi):  # tokenize + MurmurHash3 of every n-gram of documents lo..hi
+        return _ngram_hashes_only(buf, starts[lo : hi + 1], scripts, 3, mask, hasher.seed)
+
     rows = []
     for threads in (1, 2):
         tokens = halves(lambda lo, hi: _tokens_only(buf, starts[lo : hi + 1], scripts), n, threads)
-        hashes = halves(
-            lambda lo, hi: _ngram_hashes_only(
-                buf, starts[lo : hi + 1], scripts, 3, mask, hasher.seed
-            ),
-            n,
-            threads,
-        )
+        hashes = halves(bound, n, threads)
         compiled = halves(lambda lo, hi: hasher.hash_prepared(buf, starts[lo : hi + 1]), n, threads)
         rows.append(
             dict(
@@ -151,13 +149,7 @@ def hash_rows(docs: list[Document], runs: int) -> list[dict]:
             "tokenize + MurmurHash3 of every n-gram",
             "hashing pass (reader + hasher threads)",
             size,
-            halves(
-                lambda lo, hi: _ngram_hashes_only(
-                    buf, starts[lo : hi + 1], scripts, 3, mask, hasher.seed
-                ),
-                n,
-                2,
-            ),
+            halves(bound, n, 2),
             pipeline,
             runs,
             2,
