@@ -94,12 +94,25 @@ def _extreme(row: np.ndarray, top: int, largest: bool) -> np.ndarray:
     return candidates[np.argsort(values[candidates], kind="stable")][:top]
 
 
+#: the columns of :func:`top_features`, the keys of each of :func:`top_feature_rows`
+TOP_FEATURE_COLUMNS = [
+    "class", "direction", "rank", "ngrams", "bucket", "ratio", "weight", "contribution",
+]  # fmt: skip
+
+
 def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None) -> pd.DataFrame:
     """The ``top`` strongest buckets of each sign for class ``cls`` as a DataFrame:
     ``class, direction, rank, ngrams, bucket, ratio, weight, contribution`` (``class``: the
     class a positive contribution points to)."""
     import pandas as pd
 
+    return pd.DataFrame(top_feature_rows(clf, top, cls), columns=TOP_FEATURE_COLUMNS)
+
+
+def top_feature_rows(clf: NBSVMClassifier, top: int = 30, cls: object | None = None) -> list[dict]:
+    """The rows of :func:`top_features` as dicts, the positive direction's first (without
+    pandas: ``nbsvm serve`` names its models' strongest n-grams at every load, and pandas
+    alone took 0.6 s of its start)."""
     if not (isinstance(top, int) and top >= 1):
         raise NBSVMError(f"top must be an integer >= 1, got {top!r}")
     k = _output_of(clf, cls)
@@ -141,19 +154,7 @@ def top_features(clf: NBSVMClassifier, top: int = 30, cls: object | None = None)
                     "contribution": float(row[c]),
                 }
             )
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "class",
-            "direction",
-            "rank",
-            "ngrams",
-            "bucket",
-            "ratio",
-            "weight",
-            "contribution",
-        ],
-    )
+    return rows
 
 
 #: Memory an explanation takes per character of its text, its printing included (measured:

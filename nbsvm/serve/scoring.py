@@ -99,31 +99,30 @@ def explanation(model: NBSVMClassifier, text: str, cls: str | None = None) -> di
 def strongest_ngrams(model: NBSVMClassifier, top: int = 10) -> dict:
     """Each class's ``top`` strongest n-grams: ``{class: [{"ngrams", "contribution"}]}``
     (two classes: the positive direction of each)."""
-    from nbsvm.evaluation.explain import top_features
+    from nbsvm.evaluation.explain import top_feature_rows
 
     classes = list(model.class_names_)
-    out = {}
-    if model.n_outputs() == 1:
-        frame = top_features(model, top, classes[1])
-        parts = {
-            classes[1]: frame[frame.direction == "positive"],
-            classes[0]: frame[frame.direction == "negative"],
-        }
-        for c in classes:
-            part = parts[c]
-            sign = 1.0 if c == classes[1] else -1.0
-            out[c] = [
-                {"ngrams": n, "contribution": sign * float(v)}
-                for n, v in zip(part.ngrams, part.contribution)
+    if model.n_outputs() == 1:  # one output: its negative direction is classes[0]'s
+        rows = top_feature_rows(model, top, classes[1])
+        return {
+            c: [
+                {"ngrams": r["ngrams"], "contribution": sign * r["contribution"]}
+                for r in rows
+                if r["direction"] == direction
             ]
-        return out
-    for c in classes:
-        frame = top_features(model, top, c)
-        part = frame[frame.direction == "positive"]
-        out[c] = [
-            {"ngrams": n, "contribution": float(v)} for n, v in zip(part.ngrams, part.contribution)
+            for c, direction, sign in (
+                (classes[0], "negative", -1.0),
+                (classes[1], "positive", 1.0),
+            )
+        }
+    return {
+        c: [
+            {"ngrams": r["ngrams"], "contribution": r["contribution"]}
+            for r in top_feature_rows(model, top, c)
+            if r["direction"] == "positive"
         ]
-    return out
+        for c in classes
+    }
 
 
 def describe(served: Served) -> dict:
