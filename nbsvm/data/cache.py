@@ -53,10 +53,13 @@ class CacheWriter:
     ``before_publish`` (called once the rows are synced) and ``attachments`` (file name ->
     callable giving its bytes) let the kept-cache store check its inputs and add files;
     ``keep_existing``: a cache already published there wins (two runs filling one kept cache).
+    ``durable``: synced to the disk (a kept cache; :class:`~nbsvm.data.store.ArrayWriter`).
     """
 
-    def __init__(self, folder, hasher: Hasher, extra_meta: dict | None = None):
-        self._out = ArrayWriter(folder, FILES)
+    def __init__(
+        self, folder, hasher: Hasher, extra_meta: dict | None = None, durable: bool = False
+    ):
+        self._out = ArrayWriter(folder, FILES, durable)
         self.folder = self._out.folder
         self.hasher = hasher
         self.extra_meta = dict(extra_meta or {})

@@ -187,7 +187,9 @@ class KeptCache:
 
     def writer(self) -> CacheWriter:
         self.root.mkdir(parents=True, exist_ok=True)
-        w = CacheWriter(self.folder, self.hasher, extra_meta={"identity": self.identity})
+        w = CacheWriter(
+            self.folder, self.hasher, extra_meta={"identity": self.identity}, durable=True
+        )
         w.before_publish = self.check_unchanged
         w.keep_existing = True
         return w

@@ -49,9 +49,11 @@ def fsync_folder(folder: str | os.PathLike[str]) -> None:
         os.close(fd)
 
 
-def _sync_close(fh) -> None:
-    fh.flush()
-    os.fsync(fh.fileno())
+def _close(fh, durable: bool) -> None:
+    """Close ``fh``, its data on the disk first when ``durable``."""
+    if durable:
+        fh.flush()
+        os.fsync(fh.fileno())
     fh.close()
 
 
@@ -135,10 +137,14 @@ class ArrayWriter:
     """Append named arrays (``{file name: dtype}``) to a new cache folder.
 
     ``keep_existing``: a folder already published at the target wins over this one (two
-    runs filling the same kept cache); otherwise it is replaced.
+    runs filling the same kept cache); otherwise it is replaced. ``durable``: its files and
+    its renaming into place are synced to the disk, for a cache that outlives the process
+    (a kept cache, which a power cut must leave whole or absent). A temporary cache is
+    not: it is gone when its run ends, and a crash leaves it to be swept away (every file
+    synced, a search of ``--auto`` wrote 636 of them for 2,000 short documents).
     """
 
-    def __init__(self, folder, dtypes: dict):
+    def __init__(self, folder, dtypes: dict, durable: bool = False):
         self.folder = Path(folder)
         self.folder.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = Path(
@@ -150,6 +156,7 @@ class ArrayWriter:
         )
         self.dtypes = {name: np.dtype(d) for name, d in dtypes.items()}
         self.keep_existing = False
+        self.durable = durable
         self._files = {name: open(self.tmp / name, "wb") for name in self.dtypes}
 
     def write(self, name: str, array: ArrayLike) -> None:
@@ -162,13 +169,13 @@ class ArrayWriter:
         with self._naming_errors():
             for fh in self._files.values():
                 if not fh.closed:
-                    _sync_close(fh)
+                    _close(fh, self.durable)
 
     def attach(self, name: str, data: bytes) -> None:
         """A whole extra file of the cache, written before it is published."""
         with self._naming_errors(), open(self.tmp / name, "wb") as fh:
             fh.write(data)
-            _sync_close(fh)
+            _close(fh, self.durable)
 
     @contextmanager
     def _naming_errors(self) -> Iterator[None]:
@@ -186,7 +193,7 @@ class ArrayWriter:
         self.close_files()
         with open(self.tmp / META, "w") as fh:
             fh.write(json.dumps(meta))
-            _sync_close(fh)
+            _close(fh, self.durable)
         if self.folder.exists() and not self.keep_existing:
             shutil.rmtree(self.folder)
         try:
@@ -196,7 +203,8 @@ class ArrayWriter:
                 raise
             shutil.rmtree(self.tmp, ignore_errors=True)
             return False
-        fsync_folder(self.folder.parent)  # the rename itself survives a power cut
+        if self.durable:
+            fsync_folder(self.folder.parent)  # the rename itself survives a power cut
         return True
 
     def abort(self) -> None:

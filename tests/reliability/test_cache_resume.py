@@ -54,6 +54,24 @@ def _kept(caches: Path) -> list[Path]:
 
 
 # -- kept caches --------------------------------------------------------------------------
+def test_a_kept_cache_is_synced_to_the_disk_and_a_temporary_one_is_not(tmp_path, monkeypatch):
+    """A kept cache outlives the run: each of its files, and the folder it is renamed in,
+    reach the disk before it is published. A temporary one is gone when the run ends: no
+    fsync (``--auto`` wrote 636 files for 2,000 documents, each synced)."""
+    train = _corpus(tmp_path / "train.txt", n=200)
+    kw = dict(n_bits=14, epochs=1, seed=5)
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    NBSVMClassifier(**kw).fit_documents(read_inputs([train]))
+    assert synced == []                                 # the model was not saved: no output
+    kept = KeptCache(tmp_path / "caches", [train], {"format": "auto"},
+                     NBSVMClassifier(**kw)._hasher())
+    NBSVMClassifier(**kw).fit_documents(read_inputs([train]), kept=kept)
+    files = [p for p in _kept(tmp_path / "caches")[0].iterdir()]
+    assert len(synced) == len(files) + 1 and len(files) >= 5   # every file, and the folder
+
+
 def test_kept_cache_is_reused_and_gives_the_same_model(tmp_path):
     train, caches = _corpus(tmp_path / "train.txt"), tmp_path / "caches"
     _run("train", train, "-o", tmp_path / "plain.npz", *SMALL)
