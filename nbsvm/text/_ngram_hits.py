@@ -48,7 +48,7 @@ def _word_hits(
     base = 0
     for o in range(1, ngrams + 1):
         for k in range(t - o + 1):
-            b = raw[base + k]
+            b = np.int64(raw[base + k])  # int64 as _char_hits' (one _record, one _is_wanted)
             if _is_wanted(wanted, b):
                 a, z = tok[k], tok[k + o] - 1
                 key = murmur3_32(norm, a, z - a, seed_key)
@@ -148,7 +148,8 @@ def _ngram_hits(
     seed2 = (seed + 1) & 0xFFFFFFFF
     buckets, keys = np.empty(1024, np.int32), np.empty(1024, np.uint32)
     offsets, text = np.zeros(1025, np.int64), np.empty(16384, np.uint8)
-    n = n_bytes = 0
+    n = n_bytes = np.int64(0)  # not literal 0s: each callee compiles once (numba typed the
+    # first calls in the loop with literal 0s and compiled _word_hits and _record again)
     for d in range(doc_starts.shape[0] - 1):
         t = _tokenize(buf, doc_starts[d], doc_starts[d + 1], norm, tok, split, scripts)
         chars = (char_n > 0 or long_words > 0) and not 0 <= char_docs <= d

@@ -90,7 +90,7 @@ def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m,
         if longer > 0 and c - 2 <= longer:
             continue
         if c <= char_n:
-            ids[m] = murmur3_32(frame, 0, L, seed) & mask
+            ids[m] = murmur3_32(frame, np.int64(0), L, seed) & mask  # (a literal 0: a copy)
             m += 1
         else:
             for q in range(c - char_n + 1):
@@ -179,7 +179,7 @@ def _hash_docs(
     stamps = np.full(1 << 12, -1, np.int32)
     out_offsets = np.empty(n_docs + 1, np.int64)
     out_ids = np.empty(max(1024, buf.shape[0] // 2), np.int32)
-    pos = 0
+    pos = np.int64(0)  # not a literal 0: _grown and _add_distinct compile once
     out_offsets[0] = 0
     stamp = -1
     for d in range(n_docs):
