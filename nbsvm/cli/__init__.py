@@ -138,15 +138,16 @@ def kernels_cached() -> bool:
 
 
 def _note_first_compile(argv) -> None:
-    """On the first run the kernels compile for this machine (about 10 s): say so, so that
-    the wait does not look like a hang (not with -q or --json)."""
+    """On the first run the kernels compile for this machine (half a minute or more on two
+    cores: 35-41 s for a first ``nbsvm train`` of 10,000 sentences, 3-5 s later): say so,
+    so that the wait does not look like a hang (not with -q or --json)."""
     if not runs_kernels(argv) or {"-q", "--quiet", "--json"} & set(argv):
         return
     try:
         if not kernels_cached():
             sys.stderr.write(
                 "compiling nbsvm's kernels for this machine: the first run "
-                "only (about 10 s; later runs load them from numba's cache)\n"
+                "only (up to a minute; later runs load them from numba's cache)\n"
             )
     except OSError:
         pass
