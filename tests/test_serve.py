@@ -97,6 +97,25 @@ def test_parse_models_names():
         parse_models(["bad name=m.npz"])
 
 
+@pytest.mark.slow  # over 1.5 s (a process importing the server; make test-slow, run by CI)
+def test_a_model_loaded_to_serve_has_its_kernels_loaded_already(two_class, tmp_path):
+    """load_served predicts once: in a process of its own, with the server's modules
+    imported (numba among them, so requests run the kernels) and no kernel loaded yet, the
+    hashing kernel a request runs is loaded when the model is, not in the first request."""
+    two_class[0].save(tmp_path / "m.npz")
+    code = (
+        "import sys, nbsvm.serve.app\n"
+        "from nbsvm.text._ngram_ids import _hash_docs\n"
+        "assert 'numba' in sys.modules and not _hash_docs.signatures\n"
+        "from nbsvm.serve.registry import load_served\n"
+        f"load_served('m', {str(tmp_path / 'm.npz')!r}, 1, 5)\n"
+        "print(len(_hash_docs.signatures))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert int(out) >= 1
+
+
 # ---- the real server ------------------------------------------------------------------------
 
 def _free_port() -> int:
