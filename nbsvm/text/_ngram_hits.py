@@ -9,7 +9,13 @@ import numpy as np
 from numba import njit
 
 from nbsvm.text._murmur import murmur3_32
-from nbsvm.text._ngram_ids import _grown, _n_word_ngrams, _token_frame, _word_ngram_ids
+from nbsvm.text._ngram_ids import (
+    _char_pass,
+    _grown,
+    _n_word_ngrams,
+    _token_frame,
+    _word_ngram_ids,
+)
 from nbsvm.text._tokenizer import _tokenize
 
 
@@ -168,8 +174,7 @@ def _ngram_hits(
             norm, tok, t, ngrams, raw, seed_key, wanted, buckets, keys, offsets, text, n, n_bytes
         )  # fmt: skip
         if chars:  # lengths char_lo..char_n, or long words' long_n
-            first, last = (char_lo, char_n) if char_n > 0 else (long_n, long_n)
-            longer = 0 if char_n > 0 else long_words
+            first, last, longer = _char_pass(char_lo, char_n, long_n, long_words)
             for c in range(first, last + 1):
                 n, n_bytes = _char_hits(
                     norm, tok, t, c, mask, seed2, seed_key, wanted, frame, starts, longer,

@@ -78,6 +78,16 @@ def _token_frame(norm, a, z, frame, starts):
 
 
 @njit(cache=True, nogil=True)
+def _char_pass(char_lo, char_n, long_n, long_words):
+    """``(first, last, longer)`` of the character pass: lengths ``char_lo..char_n`` of
+    every token, or without character n-grams ``long_n``-grams of tokens longer than
+    ``long_words`` (one rule for hashing and for naming, :mod:`._ngram_hits`)."""
+    if char_n > 0:
+        return char_lo, char_n, 0
+    return long_n, long_n, long_words
+
+
+@njit(cache=True, nogil=True)
 def _char_ngram_ids(norm, tok, n_tok, char_n, mask, seed, frame, starts, ids, m, longer):
     """Hash character n-grams of each ``<token>`` (only of tokens of more than ``longer``
     code points, when it is not 0); append to ``ids`` from ``m``; return new m."""
@@ -206,9 +216,7 @@ def _hash_docs(
             raw = np.empty(max(need, 2 * raw.shape[0]), np.int32)
         m = _word_ngram_ids(norm, tok, t, ngrams, mask, seed, raw)
         if chars:  # one call site: one compiled specialization of _char_ngram_ids
-            first, last, longer = (
-                (char_lo, char_n, 0) if char_n > 0 else (long_n, long_n, long_words)
-            )
+            first, last, longer = _char_pass(char_lo, char_n, long_n, long_words)
             for n in range(first, last + 1):
                 m = _char_ngram_ids(norm, tok, t, n, mask, seed2, frame, starts, raw, m, longer)
         if pos + m > out_ids.shape[0]:  # grow geometrically (rare)
