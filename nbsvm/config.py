@@ -11,6 +11,12 @@ WEIGHT_DTYPE = "float64"  # document weights, as given
 RATIO_DTYPE = "float32"  # NB log-count ratios
 
 MIN_BITS, MAX_BITS = 1, 31
+# the other bounds of a setting, here (numpy-free) so that the library's checks and the
+# CLI's options (typer's min/max: an argument error before any import) say the same
+MAX_NGRAMS = 16  # word n-gram orders 1..MAX_NGRAMS
+MAX_CHAR_NGRAMS = 32
+MAX_HASH_SEED = 2**32 - 1  # MurmurHash3's seed is an unsigned 32-bit integer
+MAX_THREADS = 64
 
 # Defaults of the NBSVM pipeline, chosen on a 20k/5k validation split of IMDB train
 # (pipelines/tune_defaults.py; results/tune_defaults*.csv), never on the test set:

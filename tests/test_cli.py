@@ -51,6 +51,14 @@ def assert_ok(result):
     assert result.exception is None
 
 
+def assert_out_of_range(result, flag, value, bounds):
+    """Exit status 2 with typer's words for a value outside an option's range (checked while
+    the options are parsed, before the library loads), no traceback."""
+    out = result.output
+    assert result.exit_code == 2 and "Traceback" not in out, out
+    assert f"Invalid value for '{flag}': {value} is not in the range {bounds}" in out, out
+
+
 def assert_clean_error(result, *needles):
     """Non-zero exit, exactly one 'error: ...' line containing every needle, no traceback."""
     out = result.output
@@ -369,11 +377,13 @@ def test_lexicon_given_as_model(files):
 
 @pytest.mark.parametrize("bits", ["0", "40", "32", "-3"])
 def test_bad_n_bits(files, bits):
+    # refused while the options are parsed (typer's range, config.py's bounds); the
+    # library's own check of the same bound: tests/test_text.py
     tmp, train, _ = files
-    assert_clean_error(run("train", train, "-o", tmp / "x.npz", "--n-bits", bits, "-q"),
-                       "n_bits", bits)
-    assert_clean_error(run("lexicon", train, "-o", tmp / "x.npz", "--n-bits", bits, "-q"),
-                       "n_bits", bits)
+    for command in ("train", "lexicon"):
+        r = run(command, train, "-o", tmp / "x.npz", "--n-bits", bits, "-q")
+        assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+        assert f"Invalid value for '--n-bits': {bits} is not in the range 1<=x<=31" in r.output
     assert not (tmp / "x.npz").exists()
 
 
@@ -381,8 +391,6 @@ def test_bad_n_bits(files, bits):
     ("--loss", "foo", "unknown loss 'foo'"),
     ("--optimizer", "adam", "unknown optimizer 'adam'"),
     ("--interpolate", "both", "unknown interpolation 'both'"),
-    ("--beta", "1.5", "beta"),
-    ("--epochs", "0", "epochs"),
     ("--eta0", "-1", "eta0"),
     ("--format", "xml", "unknown format 'xml'"),
 ])
@@ -390,6 +398,20 @@ def test_bad_train_options(files, opt, value, needle):
     tmp, train, _ = files
     assert_clean_error(run("train", train, "-o", tmp / "x.npz", *SMALL, opt, value, "-q"),
                        needle)
+    assert not (tmp / "x.npz").exists()
+
+
+@pytest.mark.parametrize("opt, value, bounds", [
+    ("--beta", "1.5", "0.0<=x<=1.0"),
+    ("--epochs", "0", "x>=1"),
+    ("--ngrams", "17", "1<=x<=16"),
+    ("--lambda", "-1", "x>=0.0"),
+    ("--seed", "-1", "x>=0"),
+])
+def test_train_options_out_of_range(files, opt, value, bounds):
+    tmp, train, _ = files
+    r = run("train", train, "-o", tmp / "x.npz", *SMALL, opt, value, "-q")
+    assert_out_of_range(r, opt, value if opt != "--lambda" else "-1.0", bounds)
     assert not (tmp / "x.npz").exists()
 
 
@@ -470,8 +492,8 @@ def test_train_with_bad_test_file(files):
 @pytest.mark.parametrize("value", ["0", "65", "-2"])
 def test_bad_threads(files, value):
     tmp, train, _ = files
-    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--threads", value),
-                       "threads")
+    assert_out_of_range(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--threads", value),
+                        "--threads", value, "1<=x<=64")
     assert not (tmp / "x.npz").exists()
 
 
@@ -486,8 +508,8 @@ def test_train_min_df_option(files):
     lex = NBLexicon(Hasher(ngrams=2, n_bits=12, char_ngrams=4, **NEW_TOKENIZER)).fit(
         [t for _, t in TRAIN], [l for l, _ in TRAIN])
     assert np.array_equal(clf.ratios_, lex.ratios())
-    assert_clean_error(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--min-df", "0"),
-                       "min_df")
+    assert_out_of_range(run("train", train, "-o", tmp / "x.npz", *TRAIN_OPTS, "--min-df", "0"),
+                        "--min-df", "0", "x>=1")
     assert not (tmp / "x.npz").exists()
 
 

@@ -327,7 +327,10 @@ def test_cli_lambda_default_is_shown_and_a_negative_one_refused(tmp_path):
     assert NBSVMClassifier.load(model).setting("lam") == 1e-5
     r = runner.invoke(app, ["train", str(three), "--lambda", "-1", "-o",
                             str(tmp_path / "n.npz"), "-q"])
-    assert r.exit_code != 0 and "lambda must be a non-negative number" in r.output
+    # refused while parsing (typer's range), and by the library for its callers
+    assert r.exit_code == 2 and "'--lambda': -1.0 is not in the range x>=0.0" in r.output
+    with pytest.raises(NBSVMError, match="lambda must be a non-negative number"):
+        NBSVMClassifier(lam=-1.0).validate()
 
 
 def test_tune_and_a_checkpoint_resolve_the_lambda_default_as_training_does(tmp_path):

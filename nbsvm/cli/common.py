@@ -312,7 +312,7 @@ def text_columns(columns: list[str], label_col: str | None = None) -> Any:
     stays a string, so cache keys and checkpoints of one column are as before). A label
     column that is also a text column is refused here, before a model is loaded or a
     Dask worker reads anything."""
-    from nbsvm.io.readers import check_columns
+    from nbsvm.io.formats import check_columns
 
     check_columns(columns, label_col)
     return columns[0] if len(columns) == 1 else list(columns)

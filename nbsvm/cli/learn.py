@@ -16,10 +16,17 @@ from nbsvm.cli.common import (
     read_stats,
     refuse_model_name,
 )
-from nbsvm.cli.options import CHECKPOINT_EVERY, ENCODING, MAX_MEMORY, QUIET, RESUME, STRICT
+from nbsvm.cli.options import (
+    CHECKPOINT_EVERY,
+    ENCODING,
+    MAX_MEMORY,
+    QUIET,
+    RESUME,
+    STRICT,
+)
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
-from nbsvm.config import DEFAULT_N_BITS
+from nbsvm.config import DEFAULT_N_BITS, MAX_BITS, MAX_HASH_SEED, MIN_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.registry import names
 
@@ -56,7 +63,7 @@ def learn_command(
     schedule: str | None = typer.Option(None, "--schedule", help="Step-size schedule."),
     penalty: str | None = typer.Option(None, "--penalty", help="Regularizer."),
     l1: float | None = typer.Option(None, "--l1", help="L1 strength / mix."),
-    lam: float | None = typer.Option(None, "--lambda", help="Regularization strength."),
+    lam: float | None = typer.Option(None, "--lambda", min=0.0, help="Regularization strength."),
     eta0: str | None = typer.Option(
         None,
         "--eta0",
@@ -72,17 +79,21 @@ def learn_command(
         None, "--estimator", help="Binary learner of --algorithm ovr (the other options go to it)."
     ),
     epochs: int | None = typer.Option(
-        None, "--epochs", help="Passes over the data (default: the learner's own)."
+        None, "--epochs", min=1, help="Passes over the data (default: the learner's own)."
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed of the epoch shuffles."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the epoch shuffles."),
     n_bits: int = typer.Option(
         DEFAULT_N_BITS,
         "--n-bits",
-        help="Feature space of 2**N columns (1..31): named "
+        min=MIN_BITS,
+        max=MAX_BITS,
+        help="Feature space of 2**N columns: named "
         "features are hashed into it; svmlight indices must "
         "fit it (an index beyond is an error naming its line).",
     ),
-    hash_seed: int = typer.Option(0, "--hash-seed", help="MurmurHash3 seed of named features."),
+    hash_seed: int = typer.Option(
+        0, "--hash-seed", min=0, max=MAX_HASH_SEED, help="MurmurHash3 seed of named features."
+    ),
     fmt: str = SPARSE_FORMAT,
     index_base: str = typer.Option(
         "auto", "--index-base", help="svmlight indices start at 0 or 1 (auto: 0 if any index is 0)."

@@ -26,7 +26,7 @@ from nbsvm.cli.options import (
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import class_counts_line, echo_kv
-from nbsvm.config import DEFAULTS
+from nbsvm.config import DEFAULTS, MAX_NGRAMS
 from nbsvm.errors import NBSVMError
 
 if TYPE_CHECKING:
@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 def lexicon_command(
     inputs: list[str] = INPUTS,
     output: str = typer.Option(..., "--output", "-o", help="Lexicon file to write (.npz)."),
-    ngrams: int = typer.Option(DEFAULTS["ngrams"], "--ngrams", help="Word n-grams of orders 1..N."),
+    ngrams: int = typer.Option(
+        DEFAULTS["ngrams"], "--ngrams", min=1, max=MAX_NGRAMS, help="Word n-grams of orders 1..N."
+    ),
     hashing: Hashing = HASHING,
     alpha: float | None = typer.Option(None, "--alpha", help=ALPHA_HELP),
     reading: Reading = READING,

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import typer
 
 from nbsvm.cli.common import Dask, Hashing, Reading
-from nbsvm.config import DEFAULTS
+from nbsvm.config import DEFAULTS, MAX_BITS, MAX_HASH_SEED, MIN_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.formats import COLUMN_SEPARATOR, FORMAT_HELP
 
@@ -149,6 +149,7 @@ LONG_WORDS = typer.Option(
     DEFAULTS["long_words"],
     "--long-words",
     metavar="N",
+    min=0,
     help="A word of more than N characters also gives its character "
     "4-grams (without --char-ngrams): text written without spaces, "
     "where a word is a whole phrase. 0: off, as models saved "
@@ -163,8 +164,15 @@ NFKC = typer.Option(
 )
 
 
-N_BITS = typer.Option(DEFAULTS["n_bits"], "--n-bits", help="2**N hash buckets (1..31).")
-HASH_SEED = typer.Option(DEFAULTS["hash_seed"], "--hash-seed", help="MurmurHash3 seed.")
+# a bound given as typer's min/max is checked while parsing, before the library is imported
+# (an argument error in a tenth of a second); the library checks the same bound (config.py)
+N_BITS = typer.Option(
+    DEFAULTS["n_bits"], "--n-bits", min=MIN_BITS, max=MAX_BITS, help="2**N hash buckets."
+)
+HASH_SEED = typer.Option(
+    DEFAULTS["hash_seed"], "--hash-seed", min=0, max=MAX_HASH_SEED, help="MurmurHash3 seed."
+)
+
 
 #: the place of a group of options in a command's signature: ``reading: Reading = READING``,
 #: ``hashing: Hashing = HASHING``, ``dask: Dask = DASK`` (see :func:`option_group`)

@@ -51,13 +51,15 @@ from nbsvm.cli.reports import class_counts_line, echo_kv, print_report
 from nbsvm.config import (
     DEFAULTS,
     HASHER_SETTINGS,
+    MAX_NGRAMS,
+    MAX_THREADS,
     MULTICLASS_DEFAULTS,
     MULTILABEL_DEFAULTS,
     SOFTMAX_LAM,
 )
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import missing_input
-from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS
+from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, check_learner
 
 if TYPE_CHECKING:  # the library is imported when the command runs
     from nbsvm.lexicon.nblexicon import NBLexicon
@@ -241,6 +243,8 @@ def train_command(
     ngrams: int = typer.Option(
         DEFAULTS["ngrams"],
         "--ngrams",
+        min=1,
+        max=MAX_NGRAMS,
         help="Word n-grams of orders 1..N (with --lexicon: the lexicon's).",
     ),
     hashing: Hashing = HASHING,
@@ -250,6 +254,7 @@ def train_command(
     min_df: int | None = typer.Option(
         None,
         "--min-df",
+        min=1,
         help="Keep buckets seen in at least this many "
         "training documents (default: 1 when the "
         "training set holds under 2 million n-gram "
@@ -270,7 +275,7 @@ def train_command(
         None, "--optimizer", help="sgd or adagrad " + by_classes("optimizer")
     ),
     epochs: int | None = typer.Option(
-        None, "--epochs", help="Passes over the data " + by_classes("epochs")
+        None, "--epochs", min=1, help="Passes over the data " + by_classes("epochs") + "."
     ),
     eta0: str | None = typer.Option(
         None,
@@ -281,11 +286,12 @@ def train_command(
     lam: float | None = typer.Option(
         None,
         "--lambda",
+        min=0.0,
         help=f"L2 regularization strength (default: {DEFAULTS['lam']}; {SOFTMAX_LAM} for "
         "the softmax loss over more than two classes).",
     ),
     beta: float = typer.Option(
-        DEFAULTS["beta"], "--beta", help="Weight of the linear model against NB, in [0, 1]."
+        DEFAULTS["beta"], "--beta", min=0.0, max=1.0, help="Weight of the linear model against NB."
     ),
     interpolate: str = typer.Option(
         DEFAULTS["interpolate"],
@@ -429,10 +435,12 @@ def train_command(
         "classes l2 for phrases (median under 16 "
         "n-grams).",
     ),
-    seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seed of the epoch shuffles."),
+    seed: int = typer.Option(DEFAULTS["seed"], "--seed", min=0, help="Seed of the epoch shuffles."),
     threads: int = typer.Option(
         DEFAULTS["threads"],
         "--threads",
+        min=1,
+        max=MAX_THREADS,
         help="Hogwild! threads for AdaGrad epochs (1: reproducible bit "
         "for bit; 2+: faster, varies in the last digits).",
     ),
@@ -479,11 +487,12 @@ def train_command(
     dask: Dask = DASK,
 ) -> None:
     """Train an NB-weighted linear model out of core and save it."""
-    from nbsvm.evaluation.heldout import EpochHistory
-    from nbsvm.models.nbsvm import NBSVMClassifier
-
     with cli_errors():
-        reading = _check_files(**locals())  # every file this run writes, before reading
+        reading = _check_files(**locals())  # the files and the learner, before reading
+        # the library after the checks of what was asked: a wrong file is said at once
+        from nbsvm.evaluation.heldout import EpochHistory
+        from nbsvm.models.nbsvm import NBSVMClassifier
+
         if "patience" in given_options(ctx) and valid is None:
             raise NBSVMError(
                 "--patience counts the epochs of early stopping, which --valid turns on: "
@@ -514,14 +523,30 @@ def train_command(
 
 
 def _check_files(
-    *, reading, inputs, test, init, lexicon, output, plot_path, checkpoint_every, resume, **_
+    *,
+    reading,
+    inputs,
+    test,
+    init,
+    lexicon,
+    output,
+    plot_path,
+    checkpoint_every,
+    resume,
+    learner,
+    **_,
 ) -> Reading:
     """Every file this run writes, checked before anything is read: none may be one it
     reads; and a --plot that could not be drawn (no matplotlib or a bad suffix). The
-    reading options, their --text-col resolved."""
-    from nbsvm.evaluation import plot
-    from nbsvm.models.checkpoint import checkpoint_path
+    reading options, their --text-col resolved. Imports the library only where an option
+    needs it (--plot, a checkpoint), so that these errors come before numpy loads; and
+    the --learner's name, for the same reason."""
+    check_learner(learner)
+    checkpoint = None
+    if checkpoint_every or resume:
+        from nbsvm.models.checkpoint import checkpoint_path
 
+        checkpoint = checkpoint_path(output)
     reading = prepare_reading(
         reading,
         {
@@ -532,15 +557,19 @@ def _check_files(
         },
         output=output,
         plot=plot_path,
-        checkpoint_every=checkpoint_path(output) if checkpoint_every or resume else None,
+        checkpoint_every=checkpoint,
     )
     refuse_model_name(output)  # (after: an input named as the output is said as such)
     if plot_path is not None:
+        from nbsvm.evaluation import plot
+
         plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
-    for path in test or ():  # read after training: a missing one is named before it
+    # a missing input or --test file (read after training) is named before anything runs
+    named = [(path, "") for path in inputs] + [(path, " (--test)") for path in test or ()]
+    for path, where in named:
         if path != "-" and "://" not in path and not any(c in path for c in "*?["):
             if not Path(path).exists():
-                raise missing_input(path, " (--test)")
+                raise missing_input(path, where)
     _warn_repeated(inputs, test or [])
     return reading
 

@@ -120,9 +120,14 @@ def tune_command(
     folds: int = typer.Option(0, "--folds", help="k-fold cross-validation instead (k >= 2)."),
     hashing: Hashing = HASHING,
     epochs: int | None = typer.Option(
-        None, "--epochs", help="Passes over the data (default: 10 with two classes, 5 with more)."
+        None,
+        "--epochs",
+        min=1,
+        help="Passes over the data (default: 10 with two classes, 5 with more).",
     ),
-    seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Seeds the split and the epochs."),
+    seed: int = typer.Option(
+        DEFAULTS["seed"], "--seed", min=0, help="Seeds the split and the epochs."
+    ),
     cache_dir: str | None = typer.Option(
         None, "--cache-dir", help="Folder for the temporary caches."
     ),

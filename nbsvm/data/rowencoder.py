@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.config import DEFAULT_N_BITS, MAX_BITS, MIN_BITS
+from nbsvm.config import DEFAULT_N_BITS, MAX_BITS, MAX_HASH_SEED, MIN_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.sparse import (
     SPARSE_FORMATS,
@@ -137,7 +137,9 @@ class RowEncoder:
         self.hashed = is_hashed(fmt)
         if self.hashed and not (MIN_BITS <= int(n_bits) <= MAX_BITS):
             raise NBSVMError(f"n_bits must be in {MIN_BITS}..{MAX_BITS}, got {n_bits}")
-        if not 0 <= int(hash_seed) < 1 << 32:  # svmlight's too: its model file would not load
+        if (
+            not 0 <= int(hash_seed) <= MAX_HASH_SEED
+        ):  # svmlight's too: its model file would not load
             raise NBSVMError(f"hash seed must be an integer in [0, 2**32), got {hash_seed!r}")
         self.n_bits, self.hash_seed = int(n_bits), int(hash_seed)
         self.mask = (1 << self.n_bits) - 1

@@ -1,6 +1,12 @@
-"""The input formats' names, aliases and help text, and how several text columns are
-joined: what the command line's options declare, without importing the readers (numpy,
-pandas)."""
+"""The input formats' names, aliases and help text, how several text columns are joined,
+and which column options go together: what the command line's options declare and check,
+without importing the readers (numpy, pandas)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nbsvm.errors import NBSVMError
 
 #: Input formats of text documents. ``labeled-lines``: ``label<TAB>text`` per line;
 #: ``plain-lines``: one unlabeled document per line; ``csv`` / ``tsv``: a table whose first
@@ -41,3 +47,31 @@ FORMAT_HELP = (
 #: Several ``--text-col`` columns are joined with this: the tokenizer sees ``|`` as a token
 #: of its own, so no n-gram runs from the end of one column into the next.
 COLUMN_SEPARATOR = " | "
+
+
+def check_columns(
+    text_col: str | Sequence[str], label_col: str | int | None, weight_col: str | None = None
+) -> None:
+    """Refuse a label column that is also a text column (``--text-col 2 --label-col 2``):
+    every text would be its own label, one class per document. Called when the inputs are
+    opened, before anything is read.
+
+    >>> check_columns(["title", "body"], "body")
+    Traceback (most recent call last):
+    ...
+    nbsvm.errors.NBSVMError: --text-col and --label-col both name column 'body': ...
+    """
+    texts = {str(c) for c in ([text_col] if isinstance(text_col, str) else text_col)}
+    if weight_col is not None and (str(weight_col) in texts or str(weight_col) == str(label_col)):
+        raise NBSVMError(
+            f"--weight-col names column {weight_col!r}, which is also the text's or the "
+            "label's: give each its own column"
+        )
+    if label_col is None:
+        return
+    if str(label_col) in texts:
+        raise NBSVMError(
+            f"--text-col and --label-col both name column {label_col!r}: every "
+            "text would be its own label (one class per document); give the "
+            "label's column to --label-col and the text's to --text-col"
+        )

@@ -41,7 +41,6 @@ from nbsvm.io.document import STDIN, Document, _name, missing_input, number_key
 from nbsvm.io.fasttext import read_fasttext
 from nbsvm.io.folders import read_aclimdb
 from nbsvm.io.labeled_lines import (
-    _columns,
     named_columns,
     read_lines,
     read_text_lines,
@@ -53,7 +52,7 @@ from nbsvm.io.tables import read_table
 if TYPE_CHECKING:
     import os
 
-from nbsvm.io.formats import _LINE_FORMATS, FORMAT_ALIASES, FORMAT_HELP, FORMATS
+from nbsvm.io.formats import _LINE_FORMATS, FORMAT_ALIASES, FORMAT_HELP, FORMATS, check_columns
 
 
 def normalize_format(fmt: str) -> str:
@@ -156,34 +155,6 @@ def read_inputs(
         several_labels,
     )
     return _read_inputs(inputs, fmt, settings)
-
-
-def check_columns(
-    text_col: str | Sequence[str], label_col: str | int | None, weight_col: str | None = None
-) -> None:
-    """Refuse a label column that is also a text column (``--text-col 2 --label-col 2``):
-    every text would be its own label, one class per document. Called when the inputs are
-    opened, before anything is read.
-
-    >>> check_columns(["title", "body"], "body")
-    Traceback (most recent call last):
-    ...
-    nbsvm.errors.NBSVMError: --text-col and --label-col both name column 'body': ...
-    """
-    texts = {str(c) for c in _columns(text_col)}
-    if weight_col is not None and (str(weight_col) in texts or str(weight_col) == str(label_col)):
-        raise NBSVMError(
-            f"--weight-col names column {weight_col!r}, which is also the text's or the "
-            "label's: give each its own column"
-        )
-    if label_col is None:
-        return
-    if str(label_col) in texts:
-        raise NBSVMError(
-            f"--text-col and --label-col both name column {label_col!r}: every "
-            "text would be its own label (one class per document); give the "
-            "label's column to --label-col and the text's to --text-col"
-        )
 
 
 @dataclass(frozen=True)

@@ -56,16 +56,6 @@ ON_TEXT: dict[str, dict[str, object]] = {
     "multiclass-hinge": {"fit_intercept": False, "dtype": "float32", "schedule": "pegasos"},
     "multilabel": {"fit_intercept": False, "dtype": "float32", "schedule": "pegasos"},
 }
-# names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
-BUILT_IN = ("adagrad", "sgd", "ovr")
-
-
-def check_learner(name: str | None) -> None:
-    if name is not None and name not in LEARNERS and name not in BUILT_IN:
-        raise NBSVMError(
-            f"unknown learner {name!r}; allowed: {', '.join(BUILT_IN)} (the "
-            f"built-in NBSVM learner) or {', '.join(LEARNERS)} (the backend's)"
-        )
 
 
 def backend_name(name: str | None) -> str | None:

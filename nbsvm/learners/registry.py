@@ -72,6 +72,18 @@ ALGORITHMS = {
 
 # the names NBSVM's --learner takes for the backend's learners
 TEXT_LEARNERS = tuple(name for name, a in ALGORITHMS.items() if a.on_text)
+# names of the built-in learner: its optimizer, or its one-vs-rest outputs (the default shape)
+BUILT_IN = ("adagrad", "sgd", "ovr")
+
+
+def check_learner(name: str | None) -> None:
+    """Refuse a ``--learner`` that is neither the built-in learner nor a backend learner
+    on text (here, numpy-free: the command line says so before importing the library)."""
+    if name is not None and name not in TEXT_LEARNERS and name not in BUILT_IN:
+        raise NBSVMError(
+            f"unknown learner {name!r}; allowed: {', '.join(BUILT_IN)} (the "
+            f"built-in NBSVM learner) or {', '.join(TEXT_LEARNERS)} (the backend's)"
+        )
 
 
 def learner_modules() -> dict[str, str]:

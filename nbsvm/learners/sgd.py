@@ -13,6 +13,7 @@ import numpy as np
 
 from nbsvm import _small_jobs
 from nbsvm._parallel import run_parts
+from nbsvm.config import MAX_THREADS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
 from nbsvm.learners.kernels import table_plain
@@ -154,8 +155,10 @@ class LinearSGD:
                     f"weight pair per output, shape ({self.n_outputs}, 2)"
                 )
             self.class_weight = cw
-        if not (isinstance(self.threads, (int, np.integer)) and 1 <= self.threads <= 64):
-            raise NBSVMError(f"threads must be an integer in [1, 64], got {self.threads!r}")
+        if not (isinstance(self.threads, (int, np.integer)) and 1 <= self.threads <= MAX_THREADS):
+            raise NBSVMError(
+                f"threads must be an integer in [1, {MAX_THREADS}], got {self.threads!r}"
+            )
         if self.optimizer == "sgd" and self.lam * self.eta0 >= 1:
             raise NBSVMError(
                 f"lambda * eta0 must be < 1 for SGD (got {self.lam * self.eta0:g}): "

@@ -12,6 +12,7 @@ import numpy as np
 from nbsvm.config import (
     DEFAULTS,
     HASHER_SETTINGS,
+    MAX_THREADS,
     MULTICLASS_DEFAULTS,
     MULTILABEL_DEFAULTS,
     PEEK_DOCS,
@@ -23,8 +24,8 @@ from nbsvm.data.store import check_cache_dir
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.calibrator import METHODS
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
-from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_backend, check_learner
-from nbsvm.learners.registry import ALGORITHMS
+from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_backend
+from nbsvm.learners.registry import ALGORITHMS, check_learner
 from nbsvm.learners.sgd import OPTIMIZERS
 from nbsvm.text.hashing import Hasher
 
@@ -286,9 +287,9 @@ def _check_numbers(model: NBSVMClassifier) -> None:
     if not (
         isinstance(model.threads, int)
         and not isinstance(model.threads, bool)
-        and 1 <= model.threads <= 64
+        and 1 <= model.threads <= MAX_THREADS
     ):
-        raise NBSVMError(f"threads must be an integer in [1, 64], got {model.threads!r}")
+        raise NBSVMError(f"threads must be an integer in [1, {MAX_THREADS}], got {model.threads!r}")
     if not (isinstance(model.seed, int) and model.seed >= 0):
         raise NBSVMError(f"seed must be an integer >= 0, got {model.seed!r}")
 

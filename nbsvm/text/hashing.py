@@ -15,7 +15,15 @@ import mmh3
 import numpy as np
 
 from nbsvm import _small_jobs
-from nbsvm.config import BUCKET_DTYPE, LONG_WORD_CHARS, MAX_BITS, MIN_BITS
+from nbsvm.config import (
+    BUCKET_DTYPE,
+    LONG_WORD_CHARS,
+    MAX_BITS,
+    MAX_CHAR_NGRAMS,
+    MAX_HASH_SEED,
+    MAX_NGRAMS,
+    MIN_BITS,
+)
 from nbsvm.errors import NBSVMError
 from nbsvm.text.scripts import NO_SCRIPTS, SCRIPT_ARRAYS
 from nbsvm.text.tokenize import char_ngrams, split_normalized, tokenize, word_ngrams
@@ -97,11 +105,17 @@ class Hasher:
 
     def __post_init__(self):
         validate_n_bits(self.n_bits)
-        if not isinstance(self.ngrams, (int, np.integer)) or not 1 <= self.ngrams <= 16:
-            raise NBSVMError(f"ngrams must be an integer in [1, 16], got {self.ngrams!r}")
-        if not isinstance(self.char_ngrams, (int, np.integer)) or not 0 <= self.char_ngrams <= 32:
-            raise NBSVMError(f"char_ngrams must be an integer in [0, 32], got {self.char_ngrams!r}")
-        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed < 2**32:
+        if not isinstance(self.ngrams, (int, np.integer)) or not 1 <= self.ngrams <= MAX_NGRAMS:
+            raise NBSVMError(f"ngrams must be an integer in [1, {MAX_NGRAMS}], got {self.ngrams!r}")
+        if (
+            not isinstance(self.char_ngrams, (int, np.integer))
+            or not 0 <= self.char_ngrams <= MAX_CHAR_NGRAMS
+        ):
+            raise NBSVMError(
+                f"char_ngrams must be an integer in [0, {MAX_CHAR_NGRAMS}], "
+                f"got {self.char_ngrams!r}"
+            )
+        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed <= MAX_HASH_SEED:
             raise NBSVMError(f"hash seed must be an integer in [0, 2**32), got {self.seed!r}")
         if (
             not isinstance(self.char_min, (int, np.integer))

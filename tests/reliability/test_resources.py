@@ -123,7 +123,9 @@ def test_n_bits_outside_the_range_is_refused(train_file, tmp_path):
     for bits in ("0", "32"):
         r = runner.invoke(app, ["train", str(train_file), "-o", str(tmp_path / "m.npz"),
                                 "--n-bits", bits, "-q"])
-        assert r.exit_code == 2 and "n_bits must be an integer in [1, 31]" in r.output
+        assert r.exit_code == 2 and "is not in the range 1<=x<=31" in r.output, r.output
+    with pytest.raises(NBSVMError, match=r"n_bits must be an integer in \[1, 31\]"):
+        NBSVMClassifier(n_bits=32).validate()
 
 
 def test_learn_checks_the_dense_weights(tmp_path, monkeypatch):
