@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness learn-defaults imbalanced quantize scale serve-bench limits predict-bench rcv1 iris reproduce data bench docs clean
+.PHONY: startup lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness learn-defaults imbalanced quantize scale serve-bench limits predict-bench rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -136,6 +136,11 @@ iris: install-plot
 # all of the above, each timed (results/reproduce.md)
 reproduce: install-plot data-imdb
 	$(PY) pipelines/reproduce.py
+
+# the commands people run from the shell (help, info, an argument error, predict of 10
+# reviews, train and eval of 200) as whole processes, medians of 5 (results/startup.md; 1 min)
+startup: install data-imdb
+	$(PY) pipelines/startup.py
 
 # each stage of the IMDB job (read, hash, epoch, score, save) beside the bound a bare kernel
 # gives on this machine, one and two threads (results/limits.md; about 2 minutes)

@@ -124,3 +124,14 @@ def test_counts_below_one_are_argument_errors(name, flag, capsys):
         module.main([flag, "0"])
     assert stop.value.code == 2 and "expected at least 1, got 0" in capsys.readouterr().err
     assert _harness.positive("3") == 3
+
+
+def test_make_startup_times_each_small_command_as_a_whole_process(imdb_slice, tmp_path):
+    import startup
+    startup.main(["--data", str(imdb_slice), "--runs", "1", "--out", str(tmp_path)])
+    rows = (tmp_path / "startup.csv").read_text().splitlines()
+    assert rows[0] == "command,median s,min s,max s,target s,met", rows[0]
+    names = [r.split(",")[0] for r in rows[1:]]
+    assert names[2:] == ["help", "version", "info", "argument error", "predict 10 docs",
+                         "train 200 docs", "eval 200 docs"], names
+    assert all(0 < float(r.split(",")[1]) < 60 for r in rows[1:]), rows
