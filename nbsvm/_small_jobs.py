@@ -22,6 +22,22 @@ PLAIN_BYTES = 1 << 20
 
 _spent = 0
 _lock = threading.Lock()
+_hash_plain = False
+
+
+def hash_in_plain_python(on: bool = True) -> None:
+    """Hash every text in plain Python from here on, whatever its size and numba's state
+    (``on=False``: as the budget says). The process that compiles a first run's later
+    kernels ahead (:mod:`nbsvm.workflows.compile_ahead`) hashes so: it must not compile
+    the hashing kernel its parent is compiling at the same time."""
+    global _hash_plain
+    _hash_plain = on
+
+
+def plain_hashing(n_bytes: int) -> bool:
+    """Whether to hash ``n_bytes`` of work in plain Python: :func:`plain`, or
+    :func:`hash_in_plain_python` said so."""
+    return _hash_plain or plain(n_bytes)
 
 
 def plain(n_bytes: int) -> bool:

@@ -82,6 +82,26 @@ def run_measured(cmds: list[list[str]], env=None) -> dict:
     return dict(seconds=total, peak_mb=peak, output="\n".join(outputs))
 
 
+def wait_for_compile_ahead(timeout: float = 120.0) -> None:
+    """Wait until no process compiles nbsvm's kernels ahead (``nbsvm train`` on an empty
+    numba cache starts one, which outlives it by a few seconds at most): a measured run
+    after a cold one must not share the cores with it."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        running = False
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                    running = running or b"nbsvm.workflows.compile_ahead" in fh.read()
+            except OSError:
+                continue
+        if not running:
+            return
+        time.sleep(0.2)
+
+
 def accuracy_of(system, result) -> float:
     if "accuracy" in system:
         return system["accuracy"](result)

@@ -32,7 +32,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 sys.path.insert(0, str(ROOT))
-from _harness import PY, accuracy_of, positive, run_measured, spread, stage  # noqa: E402
+from _harness import (  # noqa: E402
+    PY,
+    accuracy_of,
+    positive,
+    run_measured,
+    spread,
+    stage,
+    wait_for_compile_ahead,
+)
 from _peers import nbsvm_train, prepare  # noqa: E402
 from _settled import SETTLED  # noqa: E402  (settles the shared libraries first)
 from bench_report import command_lines, report_lines  # noqa: E402
@@ -127,6 +135,7 @@ def cold_runs(files, work: Path, runs: int) -> list[dict]:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, NUMBA_CACHE_DIR=cache)
             cold.append(run_measured(systems(files, work, False)[0]["cmds"], env=env))
+            wait_for_compile_ahead()  # (it stops within a tiny model: its parent ended)
     return cold
 
 

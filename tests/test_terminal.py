@@ -48,7 +48,8 @@ def test_first_run_says_the_kernels_compile(monkeypatch, tmp_path, capsys):
     cli._note_first_compile(["nbsvm", "train", "x.txt", "-q"])
     cli._note_first_compile(["nbsvm", "info", "m.npz"])
     assert capsys.readouterr().err == ""
-    (tmp_path / "learners_abc").mkdir()
-    (tmp_path / "learners_abc" / "table._adagrad_epoch-82.py311.nbi").write_bytes(b"")
+    from nbsvm.workflows.compile_ahead import cache_folders
+    cache_folders()[0].mkdir()
+    (cache_folders()[0] / "table._adagrad_epoch-82.py311.nbi").write_bytes(b"")
     cli._note_first_compile(["nbsvm", "train", "x.txt"])
     assert capsys.readouterr().err == ""

@@ -124,25 +124,14 @@ def _exit_now(code) -> None:
 KERNEL_COMMANDS = {"train", "eval", "predict", "lexicon", "tune", "learn", "explain", "serve"}
 
 
-def kernels_cached() -> bool:
-    """Whether numba has this machine's compiled kernels on disk (the training kernel's
-    index in ``$NUMBA_CACHE_DIR`` or beside the package's sources)."""
-    from pathlib import Path
-
-    root = os.environ.get("NUMBA_CACHE_DIR")
-    pattern = "table._adagrad_epoch-*.nbi"
-    if root:
-        return any(Path(root).glob("*/" + pattern)) or any(Path(root).glob(pattern))
-    here = Path(__file__).resolve().parents[1] / "learners" / "kernels" / "__pycache__"
-    return any(here.glob(pattern))
-
-
 def _note_first_compile(argv) -> None:
     """On the first run the kernels compile for this machine (half a minute or more on two
     cores: 35-41 s for a first ``nbsvm train`` of 10,000 sentences, 3-5 s later): say so,
     so that the wait does not look like a hang (not with -q or --json)."""
     if not runs_kernels(argv) or {"-q", "--quiet", "--json"} & set(argv):
         return
+    from nbsvm.workflows.compile_ahead import kernels_cached
+
     try:
         if not kernels_cached():
             sys.stderr.write(

@@ -60,6 +60,7 @@ from nbsvm.config import (
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import missing_input
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, check_learner
+from nbsvm.workflows import compile_ahead
 
 if TYPE_CHECKING:  # the library is imported when the command runs
     from nbsvm.lexicon.nblexicon import NBLexicon
@@ -501,6 +502,8 @@ def train_command(
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         history = EpochHistory() if plot_path is not None else None  # kept with --plot
         clf, lex = _classifier(**options)
+        if not dask:  # a first run: the other core compiles the kernels needed after hashing
+            compile_ahead.start(clf.get_params())
         flag, twice = _check_extra_passes(**options)
         if init:
             asked = clf

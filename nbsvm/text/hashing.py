@@ -207,7 +207,7 @@ class Hasher:
     def hash_prepared(self, buf: np.ndarray, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The compiled half of :meth:`batch` (releases the GIL); for a small job, the
         reference definition instead (:mod:`nbsvm._small_jobs`)."""
-        if _small_jobs.plain(self.plain_cost(buf.nbytes)):
+        if _small_jobs.plain_hashing(self.plain_cost(buf.nbytes)):
             return self._reference_prepared(buf, starts)
         from nbsvm.text._ngram_ids import _hash_docs
 

@@ -1,0 +1,127 @@
+"""A first run's later kernels compiled ahead, by a second process.
+
+Where numba's cache is empty (a fresh install), ``nbsvm train`` compiles every kernel it
+runs, one after the other: the hashing kernel first (5 s on a 2-core AMD EPYC), then
+counting, the epochs, naming the strongest n-grams and scoring (9 s more), while the
+second core idles. :func:`start` runs this module beside it: a process that trains tiny
+models with the same settings through the same code, so that it compiles the later
+kernels with the types the real run gives them, into the cache both processes share,
+while the first process compiles the hashing kernel. The first then loads what it finds
+there (numba writes each cache file whole, under a temporary name). The tiny models hash
+in plain Python (:func:`nbsvm._small_jobs.hash_in_plain_python`): the second process
+never compiles the hashing kernel its parent is compiling. Nothing it does is needed: a
+kernel it has not compiled in time, the parent compiles itself, as before.
+``NBSVM_COMPILE_AHEAD=0`` turns it off.
+
+This module imports nothing heavy until its process runs (the command line imports it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+#: the cache index of the kernel every training runs, whose presence says the cache is warm
+_PROBE = "table._adagrad_epoch-*.nbi"
+_WORDS = "good fun film bad dull plot great acting awful mess".split()
+
+
+def cache_folders() -> list[Path]:
+    """Where numba keeps the training kernels' cache, found without importing numba:
+    ``$NUMBA_CACHE_DIR``'s folder for them, else beside the package's sources or, where
+    those are read-only, the user's cache folder (numba's own rule: the source folder's
+    name and the SHA-1 of its path)."""
+    source = Path(__file__).resolve().parents[1] / "learners" / "kernels"
+    hashed = f"{source.name}_{hashlib.sha1(str(source).encode()).hexdigest()}"
+    root = os.environ.get("NUMBA_CACHE_DIR")
+    if root:
+        return [Path(root) / hashed]
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "numba"
+    return [source / "__pycache__", user / hashed]
+
+
+def kernels_cached() -> bool:
+    """Whether numba has this machine's compiled kernels on disk (the training kernel's
+    index in one of :func:`cache_folders`)."""
+    return any(any(folder.glob(_PROBE)) for folder in cache_folders())
+
+
+def start(params: dict[str, Any]) -> subprocess.Popen | None:
+    """Start the second process for a training with ``params`` (NBSVMClassifier's) where
+    the kernels are not cached and ``NBSVM_COMPILE_AHEAD`` is not ``0``; None otherwise.
+    It is not waited for: what it compiles after its parent ends serves the next run."""
+    if os.environ.get("NBSVM_COMPILE_AHEAD", "1") == "0":
+        return None
+    try:
+        if kernels_cached():
+            return None
+        settings = json.dumps({k: v for k, v in params.items() if k != "cache_dir"})
+        return subprocess.Popen(
+            [sys.executable, "-m", "nbsvm.workflows.compile_ahead", settings],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except (OSError, TypeError, ValueError):  # settings that are not JSON; no process
+        return None
+
+
+def tiny_corpus(n_classes: int, multilabel: bool) -> tuple[list[str], list[Any]]:
+    """120 short texts whose label is their first word (label sets: and a second label on
+    every third)."""
+    texts, labels = [], []
+    for i in range(120):
+        label = f"c{i % n_classes}"
+        words = [_WORDS[(i * 7 + j * 3) % len(_WORDS)] for j in range(12)]
+        texts.append(" ".join([label, *words]))
+        labels.append([label, "extra"] if multilabel and i % 3 == 0 else label)
+    return texts, labels
+
+
+def compile_for(params: dict[str, Any], keep_going: Callable[[], bool] = lambda: True) -> list[int]:
+    """Train tiny models with ``params`` (one epoch, no search), hashing in plain Python,
+    and score with them: two classes, then three (the parent's number is not known yet; two
+    is the commonest), while ``keep_going()``. Returns the numbers of classes done."""
+    from nbsvm import _small_jobs
+    from nbsvm.models.nbsvm import NBSVMClassifier
+
+    settings = dict(params, epochs=1, auto=False)
+    multilabel = bool(settings.get("multilabel"))
+    done = []
+    _small_jobs.hash_in_plain_python()
+    try:
+        for n_classes in (2, 3):
+            if not keep_going():
+                break
+            texts, labels = tiny_corpus(n_classes, multilabel)
+            # counting, the epochs, naming, then scoring (eval, --test, predict)
+            NBSVMClassifier(**settings).fit(texts, labels).decision_function(texts)
+            done.append(n_classes)
+    finally:
+        _small_jobs.hash_in_plain_python(False)
+    return done
+
+
+def main(argv: list[str]) -> None:
+    """The second process: quiet, at a lower priority than its parent, never failing
+    loudly (its work is an optimization), and done once its parent is (it ends within the
+    tiny model it was training: a few seconds after the command at most)."""
+    parent = os.getppid()
+    try:
+        os.nice(5)
+    except OSError:
+        pass
+    try:
+        compile_for(json.loads(argv[0]) if argv else {}, lambda: os.getppid() == parent)
+    except Exception:  # a setting tiny data cannot take: the parent compiles the rest
+        pass
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,154 @@
+"""A first run's later kernels compiled ahead by a second process
+(nbsvm/workflows/compile_ahead.py): when it starts, what it runs, and (make test-slow) that
+what it compiles is what a real training then loads from numba's cache instead of compiling
+it again."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from nbsvm import NBSVMClassifier, _small_jobs
+from nbsvm.cli import app
+from nbsvm.datasets import fixture
+from nbsvm.text.hashing import Hasher
+from nbsvm.workflows import compile_ahead
+
+runner = CliRunner()
+
+
+class Spawned:
+    def __init__(self):
+        self.argv = None
+
+    def __call__(self, argv, **kw):
+        self.argv, self.kw = argv, kw
+        return "process"
+
+
+@pytest.fixture
+def cold(monkeypatch, tmp_path):
+    """An empty numba cache (NUMBA_CACHE_DIR), and subprocess.Popen recorded, not run."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    monkeypatch.delenv("NBSVM_COMPILE_AHEAD", raising=False)
+    spawned = Spawned()
+    monkeypatch.setattr(compile_ahead.subprocess, "Popen", spawned)
+    return spawned
+
+
+def test_a_cold_cache_starts_the_second_process_with_the_settings(cold):
+    params = NBSVMClassifier(n_bits=16, loss="hinge", cache_dir="/tmp/x").get_params()
+    assert compile_ahead.start(params) == "process"
+    assert cold.argv[:3] == [sys.executable, "-m", "nbsvm.workflows.compile_ahead"]
+    sent = json.loads(cold.argv[3])
+    assert sent["n_bits"] == 16 and sent["loss"] == "hinge" and "cache_dir" not in sent
+    # quiet: nothing of the second process reaches the command's output
+    assert cold.kw["stdout"] is subprocess.DEVNULL and cold.kw["stderr"] is subprocess.DEVNULL
+
+
+def test_a_warm_cache_or_the_switch_starts_nothing(cold, monkeypatch, tmp_path):
+    index = compile_ahead.cache_folders()[0] / "table._adagrad_epoch-82.py311.nbi"
+    index.parent.mkdir(parents=True)
+    index.write_bytes(b"")
+    assert compile_ahead.kernels_cached() and compile_ahead.start({}) is None
+    index.unlink()
+    monkeypatch.setenv("NBSVM_COMPILE_AHEAD", "0")
+    assert not compile_ahead.kernels_cached() and compile_ahead.start({}) is None
+    assert cold.argv is None
+    monkeypatch.delenv("NBSVM_COMPILE_AHEAD")
+    assert compile_ahead.start({"class_weight": {"a": object()}}) is None  # not JSON
+
+
+def test_nbsvm_train_hands_its_settings_to_the_second_process(monkeypatch, tmp_path):
+    asked = []
+    monkeypatch.setattr(compile_ahead, "start", lambda params: asked.append(params))
+    r = runner.invoke(app, ["train", str(fixture("reviews.txt")), "-o", str(tmp_path / "m.npz"),
+                            "--n-bits", "12", "--epochs", "2", "-q"])
+    assert r.exit_code == 0, r.output
+    assert len(asked) == 1 and asked[0]["n_bits"] == 12 and asked[0]["epochs"] == 2
+
+
+def test_the_second_process_trains_two_and_three_classes_without_the_hashing_kernel(
+        monkeypatch):
+    import nbsvm.text._ngram_ids as ids
+
+    def refused(*args):
+        raise AssertionError("the hashing kernel ran in the second process")
+
+    monkeypatch.setattr(ids, "_hash_docs", refused)
+    params = json.loads(json.dumps(NBSVMClassifier(n_bits=12).get_params()))
+    assert compile_ahead.compile_for(params) == [2, 3]
+    assert not _small_jobs._hash_plain                       # back to the budget after it
+    calls = iter([True, False])
+    assert compile_ahead.compile_for(params, lambda: next(calls)) == [2]  # parent gone
+
+
+def test_hashing_in_plain_python_gives_the_kernels_ids(monkeypatch):
+    h = Hasher(n_bits=16, ngrams=2, char_ngrams=3)
+    texts = ["a good film", "Un café à Paris", "東京の映画"]
+    monkeypatch.setattr(_small_jobs, "PLAIN_BYTES", 0)   # the budget spent: the kernel
+    compiled = h.batch(texts)
+    _small_jobs.hash_in_plain_python()
+    try:
+        plain = h.batch(texts)
+    finally:
+        _small_jobs.hash_in_plain_python(False)
+    assert all((a == b).all() for a, b in zip(compiled, plain))
+
+
+# the kernels a training runs after hashing: counting, translating, the epochs, naming the
+# strongest n-grams, scoring
+LATER = ["nbsvm.lexicon._kernels:count_buckets", "nbsvm.data._translate_kernels:_translate",
+         "nbsvm.learners.kernels.table:_adagrad_epoch", "nbsvm.text._ngram_hits:_ngram_hits",
+         "nbsvm.learners.kernels.table:_scores"]
+
+
+@pytest.mark.slow  # compiles every kernel from an empty cache (20 s here, about 50 s on CI)
+def test_what_the_second_process_compiles_a_training_loads_from_the_cache(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), NBSVM_COMPILE_AHEAD="0")
+    params = NBSVMClassifier(n_bits=16).get_params()
+    subprocess.run([sys.executable, "-m", "nbsvm.workflows.compile_ahead", json.dumps(params)],
+                   env=env, check=True, timeout=600)
+    # a training with the same settings, hashing with the kernel (no small-job budget), then
+    # each later kernel's cache hits and misses
+    code = (
+        "import importlib, sys\n"
+        "import nbsvm._small_jobs as s\n"
+        "s.PLAIN_BYTES = 0\n"
+        "from nbsvm.cli import app\n"
+        "try:\n"
+        f"    app(['train', {str(fixture('reviews.txt'))!r}, '-o', {str(tmp_path / 'm.npz')!r},"
+        f" '--n-bits', '16', '--test', {str(fixture('reviews.txt'))!r}, '-q'])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        f"for name in {LATER!r}:\n"
+        "    module, _, fn = name.partition(':')\n"
+        "    stats = getattr(importlib.import_module(module), fn).stats\n"
+        "    print(name, sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, r.stderr
+    counts = {line.split()[0]: line.split()[1:] for line in r.stdout.splitlines()}
+    for name in LATER:
+        hits, misses = map(int, counts[name])
+        assert hits >= 1 and misses == 0, (name, hits, misses)
+
+
+def test_the_user_cache_folder_numba_falls_back_to_counts_as_cached(monkeypatch, tmp_path):
+    # where the package's sources are read-only, numba caches in the user's cache folder,
+    # under the source folder's name and the SHA-1 of its path
+    import hashlib
+    from pathlib import Path
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    source = Path(compile_ahead.__file__).resolve().parents[1] / "learners" / "kernels"
+    folder = tmp_path / "numba" / f"kernels_{hashlib.sha1(str(source).encode()).hexdigest()}"
+    assert compile_ahead.cache_folders() == [source / "__pycache__", folder]
+    from numba.core.caching import UserWideCacheLocator   # numba's own rule agrees
+    assert UserWideCacheLocator.get_suitable_cache_subpath(str(source / "table.py")) == \
+        folder.name
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert compile_ahead.cache_folders() == [tmp_path / "elsewhere" / folder.name]
