@@ -70,6 +70,17 @@ def test_nbsvm_train_hands_its_settings_to_the_second_process(monkeypatch, tmp_p
     assert len(asked) == 1 and asked[0]["n_bits"] == 12 and asked[0]["epochs"] == 2
 
 
+def test_nbsvm_lexicon_starts_it_for_the_training_that_follows(monkeypatch, tmp_path):
+    # make imdb runs lexicon, train --lexicon, eval: the first compiles the hashing kernel
+    asked = []
+    monkeypatch.setattr(compile_ahead, "start", lambda params: asked.append(params))
+    r = runner.invoke(app, ["lexicon", str(fixture("reviews.txt")), "-o", str(tmp_path / "l.npz"),
+                            "--n-bits", "12", "--ngrams", "2", "-q"])
+    assert r.exit_code == 0, r.output
+    assert len(asked) == 1 and asked[0]["n_bits"] == 12 and asked[0]["ngrams"] == 2
+    NBSVMClassifier(**asked[0])                           # parameters a classifier takes
+
+
 def test_the_second_process_trains_two_and_three_classes_without_the_hashing_kernel(
         monkeypatch):
     import nbsvm.text._ngram_ids as ids

@@ -28,6 +28,7 @@ from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import class_counts_line, echo_kv
 from nbsvm.config import DEFAULTS, MAX_NGRAMS
 from nbsvm.errors import NBSVMError
+from nbsvm.workflows import compile_ahead
 
 if TYPE_CHECKING:
     from nbsvm.text.hashing import Hasher
@@ -66,6 +67,8 @@ def lexicon_command(
             lex = _count_on_dask(inputs, settings, alpha, reading.reader(several_labels=True), dask)
             docs = None
         else:
+            # a first run: the other core compiles the kernels of the training that follows
+            compile_ahead.start(dict(settings, alpha=alpha))
             # its counts: --json; label sets counted as they are, for train --multilabel
             docs = reading.documents(inputs, weight_col=weight_col, several_labels=True)
             hasher, peeked = _hasher(settings, docs)  # the peeked documents, then the rest

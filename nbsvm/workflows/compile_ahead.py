@@ -3,10 +3,11 @@
 Where numba's cache is empty (a fresh install), ``nbsvm train`` compiles every kernel it
 runs, one after the other: the hashing kernel first (5 s on a 2-core AMD EPYC), then
 counting, the epochs, naming the strongest n-grams and scoring (9 s more), while the
-second core idles. :func:`start` runs this module beside it: a process that trains tiny
-models with the same settings through the same code, so that it compiles the later
-kernels with the types the real run gives them, into the cache both processes share,
-while the first process compiles the hashing kernel. The first then loads what it finds
+second core idles. :func:`start` runs this module beside it (and beside ``nbsvm lexicon``,
+the first of ``make imdb``'s commands): a process that trains tiny models with the same
+settings through the same code, so that it compiles the later kernels with the types the
+real run gives them, into the cache both processes share, while the first process
+compiles the hashing kernel. The first then loads what it finds
 there (numba writes each cache file whole, under a temporary name). The tiny models hash
 in plain Python (:func:`nbsvm._small_jobs.hash_in_plain_python`): the second process
 never compiles the hashing kernel its parent is compiling. Nothing it does is needed: a
