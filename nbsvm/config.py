@@ -17,6 +17,7 @@ MAX_NGRAMS = 16  # word n-gram orders 1..MAX_NGRAMS
 MAX_CHAR_NGRAMS = 32
 MAX_HASH_SEED = 2**32 - 1  # MurmurHash3's seed is an unsigned 32-bit integer
 MAX_THREADS = 64
+MAX_LONG_WORDS = 1_000_000  # --long-words: characters a word may have before its 4-grams
 
 # Defaults of the NBSVM pipeline, chosen on a 20k/5k validation split of IMDB train
 # (pipelines/tune_defaults.py; results/tune_defaults*.csv), never on the test set:

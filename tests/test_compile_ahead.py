@@ -33,6 +33,8 @@ def cold(monkeypatch, tmp_path):
     """An empty numba cache (NUMBA_CACHE_DIR), and subprocess.Popen recorded, not run."""
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
     monkeypatch.delenv("NBSVM_COMPILE_AHEAD", raising=False)
+    monkeypatch.delenv("NUMBA_DISABLE_JIT", raising=False)
+    monkeypatch.setattr(compile_ahead.os, "sched_getaffinity", lambda pid: {0, 1})
     spawned = Spawned()
     monkeypatch.setattr(compile_ahead.subprocess, "Popen", spawned)
     return spawned
@@ -41,8 +43,9 @@ def cold(monkeypatch, tmp_path):
 def test_a_cold_cache_starts_the_second_process_with_the_settings(cold):
     params = NBSVMClassifier(n_bits=16, loss="hinge", cache_dir="/tmp/x").get_params()
     assert compile_ahead.start(params) == "process"
-    assert cold.argv[:3] == [sys.executable, "-m", "nbsvm.workflows.compile_ahead"]
-    sent = json.loads(cold.argv[3])
+    # -P: not the working folder's modules (a json.py there would run in it)
+    assert cold.argv[:4] == [sys.executable, "-P", "-m", "nbsvm.workflows.compile_ahead"]
+    sent = json.loads(cold.argv[4])
     assert sent["n_bits"] == 16 and sent["loss"] == "hinge" and "cache_dir" not in sent
     # quiet: nothing of the second process reaches the command's output
     assert cold.kw["stdout"] is subprocess.DEVNULL and cold.kw["stderr"] is subprocess.DEVNULL
@@ -57,8 +60,15 @@ def test_a_warm_cache_or_the_switch_starts_nothing(cold, monkeypatch, tmp_path):
     monkeypatch.setenv("NBSVM_COMPILE_AHEAD", "0")
     assert not compile_ahead.kernels_cached() and compile_ahead.start({}) is None
     assert cold.argv is None
+    monkeypatch.setenv("NBSVM_COMPILE_AHEAD", "Off")
+    assert compile_ahead.start({}) is None
     monkeypatch.delenv("NBSVM_COMPILE_AHEAD")
     assert compile_ahead.start({"class_weight": {"a": object()}}) is None  # not JSON
+    monkeypatch.setenv("NUMBA_DISABLE_JIT", "1")                    # nothing to compile
+    assert compile_ahead.start({}) is None
+    monkeypatch.delenv("NUMBA_DISABLE_JIT")
+    monkeypatch.setattr(compile_ahead.os, "sched_getaffinity", lambda pid: {0})  # one core
+    assert compile_ahead.start({}) is None
 
 
 def test_nbsvm_train_hands_its_settings_to_the_second_process(monkeypatch, tmp_path):
@@ -68,6 +78,18 @@ def test_nbsvm_train_hands_its_settings_to_the_second_process(monkeypatch, tmp_p
                             "--n-bits", "12", "--epochs", "2", "-q"])
     assert r.exit_code == 0, r.output
     assert len(asked) == 1 and asked[0]["n_bits"] == 12 and asked[0]["epochs"] == 2
+
+
+def test_a_command_that_fails_its_checks_starts_nothing(monkeypatch, tmp_path):
+    asked = []
+    monkeypatch.setattr(compile_ahead, "start", lambda params: asked.append(params))
+    reviews, out = str(fixture("reviews.txt")), str(tmp_path / "m.npz")
+    for argv in (["train", reviews, "-o", out, "--init", str(tmp_path / "none.npz")],
+                 ["train", "-", "-o", out, "--auto"],
+                 ["lexicon", str(tmp_path / "none.txt"), "-o", out]):
+        r = runner.invoke(app, argv, input="pos\tgood\n")
+        assert r.exit_code == 2, r.output
+    assert asked == []
 
 
 def test_nbsvm_lexicon_starts_it_for_the_training_that_follows(monkeypatch, tmp_path):
@@ -89,8 +111,20 @@ def test_the_second_process_trains_two_and_three_classes_without_the_hashing_ker
         raise AssertionError("the hashing kernel ran in the second process")
 
     monkeypatch.setattr(ids, "_hash_docs", refused)
-    params = json.loads(json.dumps(NBSVMClassifier(n_bits=12).get_params()))
+    import nbsvm.models.nbsvm as models
+    made = []
+
+    def recorded(**settings):
+        made.append(settings)
+        return NBSVMClassifier(**settings)
+
+    monkeypatch.setattr(models, "NBSVMClassifier", recorded)
+    params = json.loads(json.dumps(NBSVMClassifier(n_bits=31).get_params()))
+    params["class_weight"] = {"pos": 5.0, "neg": 1.0}      # the user's classes, not c0, c1
     assert compile_ahead.compile_for(params) == [2, 3]
+    # a tiny hash space (8.7 GB at 31 bits), balanced weights, one epoch, no search
+    assert all(s["n_bits"] == compile_ahead.TINY_BITS and s["class_weight"] == "balanced"
+               and s["epochs"] == 1 and s["auto"] is False for s in made), made
     assert not _small_jobs._hash_plain                       # back to the budget after it
     calls = iter([True, False])
     assert compile_ahead.compile_for(params, lambda: next(calls)) == [2]  # parent gone
@@ -119,7 +153,7 @@ LATER = ["nbsvm.lexicon._kernels:count_buckets", "nbsvm.data._translate_kernels:
 @pytest.mark.slow  # compiles every kernel from an empty cache (20 s here, about 50 s on CI)
 def test_what_the_second_process_compiles_a_training_loads_from_the_cache(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), NBSVM_COMPILE_AHEAD="0")
-    params = NBSVMClassifier(n_bits=16).get_params()
+    params = NBSVMClassifier().get_params()  # 2**24 buckets; the tiny models 2**16
     subprocess.run([sys.executable, "-m", "nbsvm.workflows.compile_ahead", json.dumps(params)],
                    env=env, check=True, timeout=600)
     # a training with the same settings, hashing with the kernel (no small-job budget), then
@@ -131,7 +165,7 @@ def test_what_the_second_process_compiles_a_training_loads_from_the_cache(tmp_pa
         "from nbsvm.cli import app\n"
         "try:\n"
         f"    app(['train', {str(fixture('reviews.txt'))!r}, '-o', {str(tmp_path / 'm.npz')!r},"
-        f" '--n-bits', '16', '--test', {str(fixture('reviews.txt'))!r}, '-q'])\n"
+        f" '--test', {str(fixture('reviews.txt'))!r}, '-q'])\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
         f"for name in {LATER!r}:\n"
@@ -151,15 +185,18 @@ def test_what_the_second_process_compiles_a_training_loads_from_the_cache(tmp_pa
 def test_the_user_cache_folder_numba_falls_back_to_counts_as_cached(monkeypatch, tmp_path):
     # where the package's sources are read-only, numba caches in the user's cache folder,
     # under the source folder's name and the SHA-1 of its path
-    import hashlib
     from pathlib import Path
     monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    source = Path(compile_ahead.__file__).resolve().parents[1] / "learners" / "kernels"
-    folder = tmp_path / "numba" / f"kernels_{hashlib.sha1(str(source).encode()).hexdigest()}"
+    import inspect
+
+    from numba.core.caching import UserWideCacheLocator
+
+    from nbsvm.learners.kernels import table
+    # numba's own rule, on the file as numba sees it (the path it was imported by)
+    kernel_file = inspect.getfile(table._adagrad_epoch.py_func)
+    folder = tmp_path / "numba" / UserWideCacheLocator.get_suitable_cache_subpath(kernel_file)
+    source = Path(os.path.abspath(kernel_file)).parent
     assert compile_ahead.cache_folders() == [source / "__pycache__", folder]
-    from numba.core.caching import UserWideCacheLocator   # numba's own rule agrees
-    assert UserWideCacheLocator.get_suitable_cache_subpath(str(source / "table.py")) == \
-        folder.name
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
     assert compile_ahead.cache_folders() == [tmp_path / "elsewhere" / folder.name]

@@ -307,6 +307,18 @@ def _say(text: str) -> None:
     err_console.print(text, highlight=False, soft_wrap=True, markup=False)
 
 
+def refuse_missing_inputs(paths: Iterable[str], where: str = "") -> None:
+    """Name an input file or folder that does not exist before anything is read or
+    imported (``where``: the option that named it, `` (--test)``); standard input, URLs
+    and glob patterns are the readers' to resolve."""
+    from nbsvm.io.document import missing_input
+
+    for path in paths:
+        if path != "-" and "://" not in path and not any(c in path for c in "*?["):
+            if not os.path.exists(path):  # (a broken link too: missing_input says which)
+                raise missing_input(path, where)
+
+
 def text_columns(columns: list[str], label_col: str | None = None) -> Any:
     """``--text-col`` as the readers take it: one name, or a list of several (one name
     stays a string, so cache keys and checkpoints of one column are as before). A label

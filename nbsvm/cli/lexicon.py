@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import Dask, Hashing, Reading, cli_errors, prepare_reading, refuse_model_name
+from nbsvm.cli.common import (
+    Dask,
+    Hashing,
+    Reading,
+    cli_errors,
+    prepare_reading,
+    refuse_missing_inputs,
+    refuse_model_name,
+)
 from nbsvm.cli.options import (
     ALPHA_HELP,
     CHAR_NGRAMS_TRAIN,
@@ -67,6 +75,7 @@ def lexicon_command(
             lex = _count_on_dask(inputs, settings, alpha, reading.reader(several_labels=True), dask)
             docs = None
         else:
+            refuse_missing_inputs(inputs)  # before the second process starts
             # a first run: the other core compiles the kernels of the training that follows
             compile_ahead.start(dict(settings, alpha=alpha))
             # its counts: --json; label sets counted as they are, for train --multilabel

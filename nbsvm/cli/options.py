@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 import typer
 
 from nbsvm.cli.common import Dask, Hashing, Reading
-from nbsvm.config import DEFAULTS, MAX_BITS, MAX_HASH_SEED, MIN_BITS
+from nbsvm.config import DEFAULTS, MAX_BITS, MAX_HASH_SEED, MAX_LONG_WORDS, MIN_BITS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.formats import COLUMN_SEPARATOR, FORMAT_HELP
 
@@ -150,6 +150,7 @@ LONG_WORDS = typer.Option(
     "--long-words",
     metavar="N",
     min=0,
+    max=MAX_LONG_WORDS,
     help="A word of more than N characters also gives its character "
     "4-grams (without --char-ngrams): text written without spaces, "
     "where a word is a whole phrase. 0: off, as models saved "

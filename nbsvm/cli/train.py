@@ -6,7 +6,6 @@ import json
 import os
 import shlex
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
@@ -26,6 +25,7 @@ from nbsvm.cli.common import (
     parse_eta0,
     parse_seconds,
     prepare_reading,
+    refuse_missing_inputs,
     refuse_model_name,
     rereadable,
 )
@@ -58,7 +58,6 @@ from nbsvm.config import (
     SOFTMAX_LAM,
 )
 from nbsvm.errors import NBSVMError
-from nbsvm.io.document import missing_input
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, check_learner
 from nbsvm.workflows import compile_ahead
 
@@ -502,13 +501,13 @@ def train_command(
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         history = EpochHistory() if plot_path is not None else None  # kept with --plot
         clf, lex = _classifier(**options)
-        if not dask:  # a first run: the other core compiles the kernels needed after hashing
-            compile_ahead.start(clf.get_params())
         flag, twice = _check_extra_passes(**options)
         if init:
             asked = clf
             clf = NBSVMClassifier.load(init)  # its settings; the counts it kept
             _refuse_init_conflicts(ctx, asked, clf, init)
+        if not dask:  # a first run: the other core compiles the kernels needed after hashing
+            compile_ahead.start(clf.get_params())
         if not (quiet or json_out):
             typer.echo(
                 "settings: "
@@ -568,11 +567,8 @@ def _check_files(
 
         plot.check(plot_path)  # no matplotlib or a bad suffix: say so before training
     # a missing input or --test file (read after training) is named before anything runs
-    named = [(path, "") for path in inputs] + [(path, " (--test)") for path in test or ()]
-    for path, where in named:
-        if path != "-" and "://" not in path and not any(c in path for c in "*?["):
-            if not Path(path).exists():
-                raise missing_input(path, where)
+    refuse_missing_inputs(inputs)
+    refuse_missing_inputs(test or (), " (--test)")
     _warn_repeated(inputs, test or [])
     return reading
 

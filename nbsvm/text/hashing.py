@@ -21,6 +21,7 @@ from nbsvm.config import (
     MAX_BITS,
     MAX_CHAR_NGRAMS,
     MAX_HASH_SEED,
+    MAX_LONG_WORDS,
     MAX_NGRAMS,
     MIN_BITS,
 )
@@ -129,10 +130,11 @@ class Hasher:
         if (
             not isinstance(self.long_words, (int, np.integer))
             or isinstance(self.long_words, bool)
-            or not 0 <= self.long_words <= 1_000_000
+            or not 0 <= self.long_words <= MAX_LONG_WORDS
         ):
             raise NBSVMError(
-                f"long_words must be an integer >= 0 (0: off), got {self.long_words!r}"
+                f"long_words must be an integer in [0, {MAX_LONG_WORDS}] (0: off), "
+                f"got {self.long_words!r}"
             )
         for name in ("lowercase", "split_scripts", "nfkc"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):

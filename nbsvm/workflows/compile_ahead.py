@@ -12,7 +12,7 @@ there (numba writes each cache file whole, under a temporary name). The tiny mod
 in plain Python (:func:`nbsvm._small_jobs.hash_in_plain_python`): the second process
 never compiles the hashing kernel its parent is compiling. Nothing it does is needed: a
 kernel it has not compiled in time, the parent compiles itself, as before.
-``NBSVM_COMPILE_AHEAD=0`` turns it off.
+``NBSVM_COMPILE_AHEAD=0`` turns it off; so do one core and ``NUMBA_DISABLE_JIT``.
 
 This module imports nothing heavy until its process runs (the command line imports it).
 """
@@ -31,6 +31,12 @@ from typing import Any
 #: the cache index of the kernel every training runs, whose presence says the cache is warm
 _PROBE = "table._adagrad_epoch-*.nbi"
 _WORDS = "good fun film bad dull plot great acting awful mess".split()
+#: the tiny models' hash space at most: the kernels' types do not depend on it, their memory
+#: does (a 2**31-bucket model would take 8.7 GB and a minute beside the real training)
+TINY_BITS = 16
+_OFF = {"0", "false", "no", "off"}
+#: the processes started (a Popen dropped while its process runs is a ResourceWarning)
+_started: list[subprocess.Popen] = []
 
 
 def cache_folders() -> list[Path]:
@@ -38,7 +44,8 @@ def cache_folders() -> list[Path]:
     ``$NUMBA_CACHE_DIR``'s folder for them, else beside the package's sources or, where
     those are read-only, the user's cache folder (numba's own rule: the source folder's
     name and the SHA-1 of its path)."""
-    source = Path(__file__).resolve().parents[1] / "learners" / "kernels"
+    # as numba names it: the path the module was imported by, made absolute, links kept
+    source = Path(os.path.abspath(__file__)).parents[1] / "learners" / "kernels"
     hashed = f"{source.name}_{hashlib.sha1(str(source).encode()).hexdigest()}"
     root = os.environ.get("NUMBA_CACHE_DIR")
     if root:
@@ -53,24 +60,35 @@ def kernels_cached() -> bool:
     return any(any(folder.glob(_PROBE)) for folder in cache_folders())
 
 
+def wanted() -> bool:
+    """Whether a second process could help: not turned off (``NBSVM_COMPILE_AHEAD`` 0,
+    false, no or off), numba compiles (no ``NUMBA_DISABLE_JIT``), a second core."""
+    if os.environ.get("NBSVM_COMPILE_AHEAD", "1").strip().lower() in _OFF:
+        return False
+    if os.environ.get("NUMBA_DISABLE_JIT", "0").strip() not in ("", "0"):
+        return False
+    return len(os.sched_getaffinity(0)) >= 2
+
+
 def start(params: dict[str, Any]) -> subprocess.Popen | None:
     """Start the second process for a training with ``params`` (NBSVMClassifier's) where
-    the kernels are not cached and ``NBSVM_COMPILE_AHEAD`` is not ``0``; None otherwise.
-    It is not waited for: what it compiles after its parent ends serves the next run."""
-    if os.environ.get("NBSVM_COMPILE_AHEAD", "1") == "0":
-        return None
+    it is :func:`wanted` and the kernels are not cached; None otherwise. It is not waited
+    for: it ends with its parent (see :func:`main`)."""
     try:
-        if kernels_cached():
+        if not wanted() or kernels_cached():
             return None
         settings = json.dumps({k: v for k, v in params.items() if k != "cache_dir"})
-        return subprocess.Popen(
-            [sys.executable, "-m", "nbsvm.workflows.compile_ahead", settings],
+        process = subprocess.Popen(
+            # -P: the working folder is not on its path (a json.py there would run)
+            [sys.executable, "-P", "-m", "nbsvm.workflows.compile_ahead", settings],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
     except (OSError, TypeError, ValueError):  # settings that are not JSON; no process
         return None
+    _started.append(process)
+    return process
 
 
 def tiny_corpus(n_classes: int, multilabel: bool) -> tuple[list[str], list[Any]]:
@@ -93,6 +111,9 @@ def compile_for(params: dict[str, Any], keep_going: Callable[[], bool] = lambda:
     from nbsvm.models.nbsvm import NBSVMClassifier
 
     settings = dict(params, epochs=1, auto=False)
+    settings["n_bits"] = min(int(settings.get("n_bits") or TINY_BITS), TINY_BITS)
+    if isinstance(settings.get("class_weight"), dict):  # its classes are not the tiny ones
+        settings["class_weight"] = "balanced"
     multilabel = bool(settings.get("multilabel"))
     done = []
     _small_jobs.hash_in_plain_python()
@@ -112,7 +133,7 @@ def compile_for(params: dict[str, Any], keep_going: Callable[[], bool] = lambda:
 def main(argv: list[str]) -> None:
     """The second process: quiet, at a lower priority than its parent, never failing
     loudly (its work is an optimization), and done once its parent is (it ends within the
-    tiny model it was training: a few seconds after the command at most)."""
+    tiny model it was training: 1-4 s after the command at most on this machine)."""
     parent = os.getppid()
     try:
         os.nice(5)
