@@ -86,15 +86,17 @@ def commands(data: Path, work: Path) -> list[tuple[str, list[str], int]]:
     ]
 
 
-def measure(todo: list[tuple[str, list[str], int]], runs: int) -> pd.DataFrame:
-    """One row a command: medians (min-max) of ``runs`` rounds after a warm-up round."""
+def measure(todo: list[tuple[str, list[str], int]], runs: int, warm_up: int = 1) -> pd.DataFrame:
+    """One row a command: medians (min-max) of ``runs`` rounds after ``warm_up`` rounds."""
     times: dict[str, list[float]] = {name: [] for name, _, _ in todo}
-    for rnd in range(runs + 1):
+    for rnd in range(warm_up + runs):
         for name, cmd, status in todo:
             seconds = timed(cmd, status)
-            if rnd:  # round 0 warms up: kernels loaded from the cache, files in memory
+            measured = rnd >= warm_up  # warm-up: kernels loaded from the cache, files read
+            if measured:
                 times[name].append(seconds)
-            print(f"{'warm-up' if not rnd else f'run {rnd}'}: {name}: {seconds:.3f} s")
+            label = f"run {rnd - warm_up + 1}" if measured else "warm-up"
+            print(f"{label}: {name}: {seconds:.3f} s")
     rows = []
     for name, _, _ in todo:
         secs = times[name]
@@ -127,13 +129,14 @@ def main(argv=None) -> None:
     ap = script_parser(__doc__)
     ap.add_argument("--data", default=str(ROOT / "data" / "aclImdb"))
     ap.add_argument("--runs", type=positive, default=5)
+    ap.add_argument("--warm-up", type=int, default=1, help="rounds before the measured ones")
     ap.add_argument("--out", default=None, help="results folder (default results/)")
     args = ap.parse_args(argv)
     machine = {"cpus": os.cpu_count(), "cpu": cpu_name(), "python": sys.version.split()[0]}
     argv = [__file__, *(argv if argv is not None else sys.argv[1:])]
     config = start("startup", {**vars(args), **machine}, argv)
     with tempfile.TemporaryDirectory(prefix="nbsvm-startup-") as tmp:
-        frame = measure(commands(Path(args.data), Path(tmp)), args.runs)
+        frame = measure(commands(Path(args.data), Path(tmp)), args.runs, args.warm_up)
     print(frame.to_string(index=False))
     write_results(
         "startup",
