@@ -18,6 +18,14 @@ MAX_CHAR_NGRAMS = 32
 MAX_HASH_SEED = 2**32 - 1  # MurmurHash3's seed is an unsigned 32-bit integer
 MAX_THREADS = 64
 MAX_LONG_WORDS = 1_000_000  # --long-words: characters a word may have before its 4-grams
+# the names a setting takes, likewise: the command line refuses another while parsing
+CLASSIFICATION_LOSSES = ("hinge", "log", "squared_hinge", "modified_huber")  # margin losses
+MULTICLASS_LOSS_NAMES = ("softmax", "multiclass_hinge")  # the classes trained together
+OPTIMIZERS = ("sgd", "adagrad")
+INTERPOLATIONS = ("scores", "weights")  # NB and the linear model: their scores, or weights
+WEIGHTINGS = ("nb", "binary")  # feature value of a kept bucket: its NB ratio, or 1
+NORMS = ("l2", "none")  # row scaling
+CALIBRATIONS = ("sigmoid", "isotonic", "temperature")
 
 # Defaults of the NBSVM pipeline, chosen on a 20k/5k validation split of IMDB train
 # (pipelines/tune_defaults.py; results/tune_defaults*.csv), never on the test set:

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from nbsvm.config import NEW_TOKENIZER
 import nbsvm
 
-from nbsvm import NBLexicon, NBSVMClassifier
+from nbsvm import NBLexicon, NBSVMClassifier, NBSVMError
 from nbsvm.cli import app
 from nbsvm.text.hashing import Hasher
 
@@ -388,9 +388,6 @@ def test_bad_n_bits(files, bits):
 
 
 @pytest.mark.parametrize("opt, value, needle", [
-    ("--loss", "foo", "unknown loss 'foo'"),
-    ("--optimizer", "adam", "unknown optimizer 'adam'"),
-    ("--interpolate", "both", "unknown interpolation 'both'"),
     ("--eta0", "-1", "eta0"),
     ("--format", "xml", "unknown format 'xml'"),
 ])
@@ -399,6 +396,45 @@ def test_bad_train_options(files, opt, value, needle):
     assert_clean_error(run("train", train, "-o", tmp / "x.npz", *SMALL, opt, value, "-q"),
                        needle)
     assert not (tmp / "x.npz").exists()
+
+
+@pytest.mark.parametrize("opt, value, needle", [
+    ("--loss", "foo", "unknown loss 'foo'; allowed: hinge, log, squared_hinge, modified_huber, "
+                      "softmax, multiclass_hinge"),
+    ("--optimizer", "adam", "unknown optimizer 'adam'; allowed: sgd, adagrad"),
+    ("--interpolate", "both", "unknown interpolation 'both'; allowed: scores, weights"),
+    ("--weighting", "tfidf", "unknown weighting 'tfidf'; allowed: nb, binary"),
+    ("--norm", "l1", "unknown norm 'l1'; allowed: l2, none"),
+    ("--calibrate", "platt", "unknown calibration 'platt'; allowed: auto, none, sigmoid, "
+                             "isotonic, temperature"),
+])
+def test_a_name_outside_the_choices_is_refused_while_parsing(files, opt, value, needle):
+    # (config.py's names, which the library checks too: the test below)
+    tmp, train, _ = files
+    r = run("train", train, "-o", tmp / "x.npz", *SMALL, opt, value, "-q")
+    assert r.exit_code == 2 and "Traceback" not in r.output, r.output
+    assert f"Invalid value for '{opt}': {needle}" in " ".join(r.output.split()), r.output
+    assert not (tmp / "x.npz").exists()
+
+
+def test_the_library_takes_the_names_the_command_line_takes():
+    from nbsvm.config import (CALIBRATIONS, CLASSIFICATION_LOSSES, INTERPOLATIONS,
+                              MULTICLASS_LOSS_NAMES, NORMS, OPTIMIZERS, WEIGHTINGS)
+    from nbsvm.learners.losses import LOSSES, MULTICLASS_LOSSES
+    assert set(CLASSIFICATION_LOSSES) <= set(LOSSES)
+    assert tuple(MULTICLASS_LOSSES) == MULTICLASS_LOSS_NAMES
+    accepted = [dict(loss=n) for n in (*CLASSIFICATION_LOSSES, *MULTICLASS_LOSS_NAMES)]
+    accepted += [dict(optimizer=n) for n in OPTIMIZERS]
+    accepted += [dict(interpolate=n) for n in INTERPOLATIONS]
+    accepted += [dict(weighting=n, beta=1.0) for n in WEIGHTINGS]
+    accepted += [dict(norm=n) for n in NORMS]
+    accepted += [dict(calibrate=n) for n in CALIBRATIONS]
+    for params in accepted:
+        NBSVMClassifier(**params).validate()
+    for params in (dict(loss="foo"), dict(optimizer="adam"), dict(interpolate="both"),
+                   dict(weighting="tfidf"), dict(norm="l1"), dict(calibrate="platt")):
+        with pytest.raises(NBSVMError):
+            NBSVMClassifier(**params).validate()
 
 
 @pytest.mark.parametrize("opt, value, bounds", [

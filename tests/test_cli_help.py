@@ -76,6 +76,8 @@ NO_KERNEL = [(["--help"], "numpy"), (["train", "--help"], "numpy"), (["train"], 
              (["train", "DATA", "-o", "OUT", "--beta", "1.5"], "numpy"),
              (["train", "NOWHERE", "-o", "OUT"], "numpy"),
              (["train", "DATA", "-o", "OUT", "--learner", "nope"], "numpy"),
+             (["train", "DATA", "-o", "OUT", "--loss", "nope"], "numpy"),
+             (["train", "DATA", "-o", "OUT", "--calibrate", "platt"], "numpy"),
              (["lexicon", "DATA", "-o", "OUT", "--hash-seed", "-1"], "numpy"),
              (["learn", "DATA", "-o", "OUT", "--epochs", "0"], "numpy"),
              (["tune", "DATA", "--seed", "-1"], "numpy")]

@@ -5,7 +5,7 @@ options that say how text is read and hashed and where a command runs come as gr
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import typer
@@ -163,6 +163,19 @@ NFKC = typer.Option(
     "and digits (Ｇｏｏｄ１) read as ASCII, halfwidth katakana as "
     "katakana, … as ...",
 )
+
+
+def one_of(what: str, names: Sequence[str]) -> Callable[[Any], Any]:
+    """A typer callback that refuses a value outside ``names`` (config.py's, which the
+    library checks too) while the options are parsed, before the library is imported: a
+    wrong name is an argument error in a tenth of a second."""
+
+    def check(value: Any) -> Any:
+        if value is not None and value not in names:
+            raise typer.BadParameter(f"unknown {what} {value!r}; allowed: {', '.join(names)}")
+        return value
+
+    return check
 
 
 # a bound given as typer's min/max is checked while parsing, before the library is imported

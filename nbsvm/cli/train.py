@@ -43,19 +43,27 @@ from nbsvm.cli.options import (
     WEIGHT_COL,
     dask_options,
     hashing_options,
+    one_of,
     reading_options,
     train_flags,
 )
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import class_counts_line, echo_kv, print_report
 from nbsvm.config import (
+    CALIBRATIONS,
+    CLASSIFICATION_LOSSES,
     DEFAULTS,
     HASHER_SETTINGS,
+    INTERPOLATIONS,
     MAX_NGRAMS,
     MAX_THREADS,
     MULTICLASS_DEFAULTS,
+    MULTICLASS_LOSS_NAMES,
     MULTILABEL_DEFAULTS,
+    NORMS,
+    OPTIMIZERS,
     SOFTMAX_LAM,
+    WEIGHTINGS,
 )
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, check_learner
@@ -265,6 +273,7 @@ def train_command(
     loss: str | None = typer.Option(
         None,
         "--loss",
+        callback=one_of("loss", (*CLASSIFICATION_LOSSES, *MULTICLASS_LOSS_NAMES)),
         help="log, hinge, squared_hinge or modified_huber "
         "(one output per class against the rest), or "
         "softmax or multiclass_hinge (all classes "
@@ -272,7 +281,10 @@ def train_command(
         "features) " + by_classes("loss"),
     ),
     optimizer: str | None = typer.Option(
-        None, "--optimizer", help="sgd or adagrad " + by_classes("optimizer")
+        None,
+        "--optimizer",
+        callback=one_of("optimizer", OPTIMIZERS),
+        help="sgd or adagrad " + by_classes("optimizer"),
     ),
     epochs: int | None = typer.Option(
         None, "--epochs", min=1, help="Passes over the data " + by_classes("epochs") + "."
@@ -296,6 +308,7 @@ def train_command(
     interpolate: str = typer.Option(
         DEFAULTS["interpolate"],
         "--interpolate",
+        callback=one_of("interpolation", INTERPOLATIONS),
         help="scores (NBSVM-XL) or weights (Wang & Manning).",
     ),
     learner: str | None = typer.Option(
@@ -312,6 +325,7 @@ def train_command(
     weighting: str = typer.Option(
         "nb",
         "--weighting",
+        callback=one_of("weighting", WEIGHTINGS),
         help="Feature value of a kept n-gram: its NB ratio (nb) or "
         "1 (binary: plain binarized features, needs --beta 1).",
     ),
@@ -396,6 +410,7 @@ def train_command(
         "auto",
         "--calibrate",
         metavar="METHOD",
+        callback=one_of("calibration", ("auto", "none", *CALIBRATIONS)),
         help="auto (the default): one temperature fitted on a "
         "held-out tenth where the probabilities need it "
         "(more than two classes, a class under a quarter "
@@ -430,6 +445,7 @@ def train_command(
     norm: str | None = typer.Option(
         None,
         "--norm",
+        callback=one_of("norm", NORMS),
         help="Scale each document to unit L2 norm (l2) or not "
         "(none) " + by_classes("norm") + "; with two "
         "classes l2 for phrases (median under 16 "

@@ -21,12 +21,13 @@ from typing import TYPE_CHECKING, NoReturn
 
 import numpy as np
 
+from nbsvm.config import CALIBRATIONS
 from nbsvm.errors import NBSVMError
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-METHODS = ("sigmoid", "isotonic", "temperature")
+METHODS = CALIBRATIONS  # (config.py: the command line's names too)
 
 
 def sigmoid(z: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nbsvm.config import CLASSIFICATION_LOSSES, MULTICLASS_LOSS_NAMES
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.kernels.loss_codes import (
     HINGE,
@@ -69,8 +70,8 @@ LOSSES = {
     "squared": Loss("squared", SQUARED, False),
 }
 
-# Losses for margins (binary labels) and for real targets (regression).
-CLASSIFICATION_LOSSES = ("hinge", "log", "squared_hinge", "modified_huber")
+# Losses for margins (binary labels: config.CLASSIFICATION_LOSSES, the names the command line
+# takes) and for real targets (regression).
 REGRESSION_LOSSES = ("squared",)
 
 
@@ -85,7 +86,7 @@ def resolve_loss(name: str) -> Loss:
 # together, not one against the rest. Softmax: the multinomial log loss
 # ``log sum_j exp(p_j) - p_y``; multiclass hinge (Crammer & Singer 2001):
 # ``max(0, 1 + max_{j != y} p_j - p_y)``.
-MULTICLASS_LOSSES = {"softmax": SOFTMAX, "multiclass_hinge": MULTICLASS_HINGE}
+MULTICLASS_LOSSES = dict(zip(MULTICLASS_LOSS_NAMES, (SOFTMAX, MULTICLASS_HINGE), strict=True))
 
 
 def multiclass_loss(name: str, scores: ArrayLike, target: ArrayLike) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 
 from nbsvm import _small_jobs
 from nbsvm._parallel import run_parts
-from nbsvm.config import MAX_THREADS
+from nbsvm.config import MAX_THREADS, OPTIMIZERS
 from nbsvm.errors import NBSVMError
 from nbsvm.io.labels import output_targets
 from nbsvm.learners.kernels import table_plain
@@ -22,7 +22,6 @@ from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss, resolve_loss
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-OPTIMIZERS = ("sgd", "adagrad")
 STATE_DTYPE = np.float32
 
 

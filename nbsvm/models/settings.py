@@ -12,12 +12,16 @@ import numpy as np
 from nbsvm.config import (
     DEFAULTS,
     HASHER_SETTINGS,
+    INTERPOLATIONS,
     MAX_THREADS,
     MULTICLASS_DEFAULTS,
     MULTILABEL_DEFAULTS,
+    NORMS,
+    OPTIMIZERS,
     PEEK_DOCS,
     SOFTMAX_LAM,
     TASK_PARAMS,
+    WEIGHTINGS,
     data_default,
 )
 from nbsvm.data.store import check_cache_dir
@@ -26,7 +30,6 @@ from nbsvm.learners.calibrator import METHODS
 from nbsvm.learners.losses import MULTICLASS_LOSSES, check_loss
 from nbsvm.learners.reduction import ONE_CLASS, backend_name, check_backend
 from nbsvm.learners.registry import ALGORITHMS, check_learner
-from nbsvm.learners.sgd import OPTIMIZERS
 from nbsvm.text.hashing import Hasher
 
 if TYPE_CHECKING:
@@ -34,10 +37,6 @@ if TYPE_CHECKING:
     from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.models._types import Documents
     from nbsvm.models.nbsvm import NBSVMClassifier
-
-INTERPOLATIONS = ("scores", "weights")
-WEIGHTINGS = ("nb", "binary")  # feature value of a kept bucket: its NB ratio, or 1
-NORMS = ("l2", "none")  # row scaling
 
 
 def check_class_weight(cw: object) -> None:
