@@ -63,8 +63,9 @@ PY = sys.executable
 NBSVM = str(Path(sys.executable).parent / "nbsvm")
 
 
-def run_measured(cmds: list[list[str]], env=None) -> dict:
-    """Run commands one after the other; wall time summed, peak RSS the largest."""
+def run_measured(cmds: list[list[str]], env=None, expect: int = 0) -> dict:
+    """Run commands one after the other; wall time summed, peak RSS the largest. Each must
+    exit with status ``expect`` (an argument error's 2, for one that times it)."""
     total, peak, outputs = 0.0, 0.0, []
     for cmd in cmds:
         t0 = time.perf_counter()
@@ -75,8 +76,8 @@ def run_measured(cmds: list[list[str]], env=None) -> dict:
         _, status, usage = os.wait4(proc.pid, 0)
         total += time.perf_counter() - t0
         code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            sys.exit(f"failed ({code}): {shlex.join(cmd)}\n{out[-3000:]}")
+        if code != expect:
+            sys.exit(f"exit {code}, expected {expect}: {shlex.join(cmd)}\n{out[-3000:]}")
         peak = max(peak, usage.ru_maxrss / 1024)
         outputs.append(out)
     return dict(seconds=total, peak_mb=peak, output="\n".join(outputs))

@@ -23,29 +23,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _harness import NBSVM, PY, positive, script_parser  # noqa: E402
+from _harness import NBSVM, PY, positive, run_measured, script_parser  # noqa: E402
 from _report import ROOT, start, write_results  # noqa: E402
 
 TARGETS = {"help": 0.15, "info": 0.15, "argument error": 0.15, "predict 10 docs": 0.5}
-
-
-def timed(cmd: list[str], status: int) -> float:
-    """Seconds from start to exit of ``cmd``, which must exit with ``status``. (No peak
-    memory: a child's peak counts the parent's pages before it executes, larger than
-    these small processes.)"""
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    seconds = time.perf_counter() - t0
-    if proc.returncode != status:
-        tail = proc.stdout[-2000:].decode(errors="replace")
-        sys.exit(f"exit {proc.returncode}, expected {status}: {' '.join(cmd)}\n{tail}")
-    return seconds
 
 
 def review_lines(folder: Path, n: int, labeled: bool) -> str:
@@ -91,7 +77,8 @@ def measure(todo: list[tuple[str, list[str], int]], runs: int, warm_up: int = 1)
     times: dict[str, list[float]] = {name: [] for name, _, _ in todo}
     for rnd in range(warm_up + runs):
         for name, cmd, status in todo:
-            seconds = timed(cmd, status)
+            # (no peak memory: a child's counts its parent's pages before it executes)
+            seconds = run_measured([cmd], expect=status)["seconds"]
             measured = rnd >= warm_up  # warm-up: kernels loaded from the cache, files read
             if measured:
                 times[name].append(seconds)

@@ -71,18 +71,22 @@ def test_a_warm_cache_or_the_switch_starts_nothing(cold, monkeypatch, tmp_path):
     assert compile_ahead.start({}) is None
 
 
-def test_nbsvm_train_hands_its_settings_to_the_second_process(monkeypatch, tmp_path):
-    asked = []
-    monkeypatch.setattr(compile_ahead, "start", lambda params: asked.append(params))
+@pytest.fixture
+def asked(monkeypatch):
+    """The settings each compile_ahead.start call was given (no process started)."""
+    calls = []
+    monkeypatch.setattr(compile_ahead, "start", lambda params: calls.append(params))
+    return calls
+
+
+def test_nbsvm_train_hands_its_settings_to_the_second_process(asked, tmp_path):
     r = runner.invoke(app, ["train", str(fixture("reviews.txt")), "-o", str(tmp_path / "m.npz"),
                             "--n-bits", "12", "--epochs", "2", "-q"])
     assert r.exit_code == 0, r.output
     assert len(asked) == 1 and asked[0]["n_bits"] == 12 and asked[0]["epochs"] == 2
 
 
-def test_a_command_that_fails_its_checks_starts_nothing(monkeypatch, tmp_path):
-    asked = []
-    monkeypatch.setattr(compile_ahead, "start", lambda params: asked.append(params))
+def test_a_command_that_fails_its_checks_starts_nothing(asked, tmp_path):
     reviews, out = str(fixture("reviews.txt")), str(tmp_path / "m.npz")
     for argv in (["train", reviews, "-o", out, "--init", str(tmp_path / "none.npz")],
                  ["train", "-", "-o", out, "--auto"],
@@ -92,10 +96,8 @@ def test_a_command_that_fails_its_checks_starts_nothing(monkeypatch, tmp_path):
     assert asked == []
 
 
-def test_nbsvm_lexicon_starts_it_for_the_training_that_follows(monkeypatch, tmp_path):
+def test_nbsvm_lexicon_starts_it_for_the_training_that_follows(asked, tmp_path):
     # make imdb runs lexicon, train --lexicon, eval: the first compiles the hashing kernel
-    asked = []
-    monkeypatch.setattr(compile_ahead, "start", lambda params: asked.append(params))
     r = runner.invoke(app, ["lexicon", str(fixture("reviews.txt")), "-o", str(tmp_path / "l.npz"),
                             "--n-bits", "12", "--ngrams", "2", "-q"])
     assert r.exit_code == 0, r.output
@@ -200,3 +202,10 @@ def test_the_user_cache_folder_numba_falls_back_to_counts_as_cached(monkeypatch,
     assert compile_ahead.cache_folders() == [source / "__pycache__", folder]
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
     assert compile_ahead.cache_folders() == [tmp_path / "elsewhere" / folder.name]
+
+
+def test_label_sets_with_weights_by_name_train_in_the_second_process_too():
+    # 'balanced' is for one class per document: label sets drop the user's weights there
+    params = dict(NBSVMClassifier(n_bits=12, multilabel=True).get_params(),
+                  class_weight={"pos": 2.0})
+    assert compile_ahead.compile_for(params) == [2, 3]

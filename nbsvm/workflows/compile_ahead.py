@@ -112,9 +112,9 @@ def compile_for(params: dict[str, Any], keep_going: Callable[[], bool] = lambda:
 
     settings = dict(params, epochs=1, auto=False)
     settings["n_bits"] = min(int(settings.get("n_bits") or TINY_BITS), TINY_BITS)
-    if isinstance(settings.get("class_weight"), dict):  # its classes are not the tiny ones
-        settings["class_weight"] = "balanced"
     multilabel = bool(settings.get("multilabel"))
+    if isinstance(settings.get("class_weight"), dict):  # its classes are not the tiny ones
+        settings["class_weight"] = None if multilabel else "balanced"  # (as weights go)
     done = []
     _small_jobs.hash_in_plain_python()
     try:
@@ -133,7 +133,7 @@ def compile_for(params: dict[str, Any], keep_going: Callable[[], bool] = lambda:
 def main(argv: list[str]) -> None:
     """The second process: quiet, at a lower priority than its parent, never failing
     loudly (its work is an optimization), and done once its parent is (it ends within the
-    tiny model it was training: 1-4 s after the command at most on this machine)."""
+    tiny model it was training: 0.4-0.5 s after `nbsvm train` of Subj on a 2-core EPYC)."""
     parent = os.getppid()
     try:
         os.nice(5)
