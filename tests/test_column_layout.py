@@ -12,6 +12,7 @@ import nbsvm.models.columns as columns
 import nbsvm.models.modelfile as modelfile
 from conftest import synthetic
 from nbsvm import NBSVMClassifier
+from nbsvm.data.translate import mapped_buckets
 from nbsvm.evaluation.bucket_names import _strongest, ngram_map_of, strongest_columns
 from nbsvm.evaluation.contributions import contributions
 from nbsvm.models.columns import _release, dense_columns
@@ -80,6 +81,56 @@ def test_a_compact_model_saved_in_parts_stores_every_mapped_bucket(monkeypatch, 
     z = np.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(z["buckets"], np.flatnonzero(compact.column_of_ >= 0))
     np.testing.assert_array_equal(z["ratios"][0], compact.linear_.S_[0, :, 0])
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(back.decision_function(PROBES),
+                                  compact.decision_function(PROBES))
+
+
+def _mapped_by_loop(remap):
+    """The slow reference: every bucket in order, kept where it maps to a column."""
+    pairs = [(b, int(c)) for b, c in enumerate(remap) if c >= 0]
+    buckets = np.array([b for b, _ in pairs], dtype=np.int32)
+    cols = np.array([c for _, c in pairs], dtype=np.int32)
+    return buckets, cols, cols.tolist() == list(range(len(cols)))
+
+
+@pytest.mark.parametrize("shape", ["in_order", "gaps", "shuffled", "empty", "odd_size"])
+def test_mapped_buckets_equal_a_loop_over_the_map(shape):
+    rng = np.random.default_rng(3)
+    n = 1001 if shape == "odd_size" else 1 << 12
+    kept = np.sort(rng.choice(n, size=0 if shape == "empty" else n // 7, replace=False))
+    remap = np.full(n, -1, dtype=np.int32)
+    remap[kept] = np.arange(kept.size, dtype=np.int32)
+    if shape == "gaps":  # quantize drops buckets: columns stay in order with holes
+        remap[kept[::5]] = -1
+    if shape == "shuffled":
+        remap[kept] = rng.permutation(kept.size).astype(np.int32)
+    got, want = mapped_buckets(remap), _mapped_by_loop(remap)
+    for g, w in zip(got[:2], want[:2]):
+        assert g.dtype == np.int32
+        np.testing.assert_array_equal(g, w)
+    assert got[2] == want[2] == (shape in ("in_order", "empty", "odd_size"))
+
+
+def test_a_model_whose_columns_are_not_in_bucket_order_saves_each_bucket_its_own_row(
+    monkeypatch, tmp_path
+):
+    # training and loading number columns in bucket order (saved as slices of the state);
+    # a map in any other order is gathered, and must give each bucket its own column's row
+    compact = _fit(monkeypatch, False)
+    kept = np.flatnonzero(compact.column_of_ >= 0)
+    order = np.random.default_rng(0).permutation(kept.size)
+    shuffled = NBSVMClassifier(ngrams=2, n_bits=14, epochs=3, min_df=3).fit(TEXTS, LABELS)
+    shuffled.column_of_[kept] = order.astype(np.int32)
+    shuffled.linear_.S_[:, order, :] = compact.linear_.S_[:, np.arange(kept.size), :]
+    np.testing.assert_array_equal(shuffled.decision_function(PROBES),
+                                  compact.decision_function(PROBES))
+    monkeypatch.setattr(modelfile, "SAVE_PART", 64)
+    shuffled.save(tmp_path / "m.npz")
+    z = np.load(tmp_path / "m.npz")
+    np.testing.assert_array_equal(z["buckets"], kept)
+    np.testing.assert_array_equal(z["ratios"][0], compact.linear_.S_[0, :, 0])
+    np.testing.assert_array_equal(z["adagrad_sq"][0], compact.linear_.S_[0, :, 2])
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(back.decision_function(PROBES),
                                   compact.decision_function(PROBES))

@@ -18,6 +18,7 @@ import os
 import stat
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, cast
 
@@ -123,6 +124,7 @@ def save_npz(path: str | os.PathLike[str], kind: str, header: dict, arrays: dict
     # the file is opened here, not by zipfile (which opens "w+b"): a FIFO or a device is
     # then written through as a stream
     with (
+        ThreadPoolExecutor(1, thread_name_prefix="nbsvm-checksum") as hasher,
         atomic_path(path) as tmp,
         open(tmp, "wb") as out,
         zipfile.ZipFile(
@@ -157,8 +159,11 @@ def save_npz(path: str | os.PathLike[str], kind: str, header: dict, arrays: dict
                     if piece.size == 0:
                         continue
                     view = piece.data.cast("B")  # memoryview(piece)
-                    digest.update(view)
+                    # the checksum on the second core while zipfile's CRC and the write
+                    # run here (each lets go of the GIL)
+                    hashed = hasher.submit(digest.update, view)
                     fh.write(view)
+                    hashed.result()
                     written += piece.size
                 if written != int(np.prod(spec.shape, dtype=np.int64)):
                     raise ValueError(

@@ -19,6 +19,7 @@ import numpy as np
 
 from nbsvm._version import __version__
 from nbsvm.config import BUCKET_DTYPE, FORMER_TOKENIZER
+from nbsvm.data.translate import mapped_buckets
 from nbsvm.errors import NBSVMError
 from nbsvm.evaluation.ngram_map import decode_map, encode_map
 from nbsvm.io.npzfile import Chunked, load_npz, save_npz
@@ -107,15 +108,17 @@ def _check_classes_fit_arrays(clf, shapes: dict, path) -> None:
         )
 
 
-#: Buckets looked at per part when saving (with a map, the stored buckets of every part are
-#: kept through the save; without one, only a part's).
+#: Buckets looked at per part when saving (with a map, the stored buckets are found once,
+#: sized by the kept columns, and written this many at a time; without one, only a part's).
 SAVE_PART = 1 << 20
 
 
 def _stored_parts(clf):
-    """The buckets a model file stores, in parts of :data:`SAVE_PART` buckets: ``(buckets,
-    columns)`` pairs, int32 and in bucket order. With a map every mapped bucket (each is a
-    seen one); columns that are buckets store the used ones (a value or weight not 0)."""
+    """The buckets a model file stores, in parts of at most :data:`SAVE_PART` buckets:
+    ``(buckets, columns)`` pairs in bucket order, buckets int32, columns int32 or, where
+    they are consecutive, a slice (the state is then read as a view, not gathered). With a
+    map every mapped bucket (each is a seen one); columns that are buckets store the used
+    ones (a value or weight not 0)."""
     learner = clf.linear_
     if clf.column_of_ is None:
         for lo in range(0, learner.n_features, SAVE_PART):
@@ -129,11 +132,11 @@ def _stored_parts(clf):
             )
             yield used, used
         return
-    column_of = clf.column_of_
-    for lo in range(0, column_of.size, SAVE_PART):
-        part = column_of[lo : lo + SAVE_PART]
-        at = np.flatnonzero(part >= 0)
-        yield (at + lo).astype(BUCKET_DTYPE), part[at]
+    # one scan of the map (compiled where numba is loaded), never one per part
+    buckets, columns, in_order = mapped_buckets(clf.column_of_)
+    for lo in range(0, buckets.size, SAVE_PART):
+        hi = min(lo + SAVE_PART, buckets.size)
+        yield buckets[lo:hi], slice(lo, hi) if in_order else columns[lo:hi]
 
 
 def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
@@ -186,9 +189,9 @@ def _state_arrays(clf) -> dict:
     if not learner.values_only:
         learner.coef()  # fold the SGD scale into the weights
     # every array is written part by part, never a copy of the state or a list of 2**n_bits
-    # buckets. With a map the stored buckets are found once (each search scans the whole
-    # map: half of an IMDB save) and their ids kept, sized by the kept columns; without
-    # one (every bucket a column, as at scale) each array finds its part's again
+    # buckets. With a map the stored buckets are found once (a scan of the whole map) and
+    # their ids kept, sized by the kept columns; without one (every bucket a column, as at
+    # scale) each array finds its part's again
     kept = list(_stored_parts(clf)) if clf.column_of_ is not None else None
 
     def stored():
@@ -206,9 +209,9 @@ def _state_arrays(clf) -> dict:
     def column(c):  # S_[:, columns, c] row by row
         def pieces():
             for k in range(n_out):
-                for _, cols in stored():
+                for part, cols in stored():
                     if learner.values_only and c > 0:  # no weights: the file's zeros
-                        yield np.zeros(len(cols), dtype=STATE_DTYPE)
+                        yield np.zeros(len(part), dtype=STATE_DTYPE)
                     elif quantized and c < 2:
                         yield quantize.encode(
                             learner.S_[k, cols, c],

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
+from nbsvm.data.translate import mapped_buckets
 from nbsvm.errors import NBSVMError
 
 if TYPE_CHECKING:
@@ -70,8 +71,7 @@ def quantize(
         )
     if clf.column_of_ is None:
         raise NBSVMError("quantize needs a saved model (load it from its file)")
-    buckets = np.flatnonzero(clf.column_of_ >= 0)
-    columns = clf.column_of_[buckets]
+    buckets, columns, _ = mapped_buckets(clf.column_of_)
     size = largest_contributions(clf, columns)
     dropped = size < cutoff
     if keep is not None and columns.size:

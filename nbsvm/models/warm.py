@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from nbsvm.data.translate import mapped_buckets
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import rereadable
 from nbsvm.io.labels import label_set
@@ -164,8 +163,8 @@ def to_bucket_columns(model: NBSVMClassifier) -> None:
     old = model.linear_
     old.coef()
     new = new_linear(model, model.class_names_, 1 << model.hasher_.n_bits)
-    buckets = np.flatnonzero(model.column_of_ >= 0)
-    new.S_[:, buckets, :] = old.S_[:, model.column_of_[buckets], :]
+    buckets, columns, _ = mapped_buckets(model.column_of_)
+    new.S_[:, buckets, :] = old.S_[:, columns, :]
     new.state_[:] = old.state_
     new.set_class_weight(output_weights(model))
     model.linear_, model.column_of_ = new, None
