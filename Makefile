@@ -39,17 +39,35 @@ $(VENV)/.installed-core: pyproject.toml
 $(UV): | $(VENV)/.installed-core
 	$(GET_UV)
 
+# The kernels of a first run with the default settings (lexicon, train, eval, predict)
+# compile into numba's cache from the install on, so that no first run compiles them
+# (nbsvm.workflows.compile_ahead --defaults: 12 s on 2 cores, where make imdb's first run
+# spent 7 s of its 17 compiling). They compile in the background, beside the test tools'
+# install and make data-*'s unpacking; make install and the commands that run nbsvm wait
+# for them (WAIT_KERNELS). make test compiles those and more itself (tests/warm_kernels.py)
+# and turns this off: COMPILE_KERNELS=0.
+COMPILE_KERNELS ?= 1
+KERNELS_PID := $(VENV)/.compiling-kernels
 $(VENV)/.installed: $(VENV)/.installed-core | $(UV)
+	@if [ "$(COMPILE_KERNELS)" != 0 ]; then \
+	    PYTHONPATH=$(CURDIR) $(PY) -m nbsvm.workflows.compile_ahead --defaults \
+	        > $(VENV)/compile-kernels.log 2>&1 & echo $$! > $(KERNELS_PID); fi
 	$(INSTALL_TEST_TOOLS) -e '.[test]'
 	touch $@
 
+WAIT_KERNELS = @if [ -f $(KERNELS_PID) ]; then \
+	    while kill -0 $$(cat $(KERNELS_PID)) 2>/dev/null; do sleep 0.2; done; \
+	    rm -f $(KERNELS_PID); cat $(VENV)/compile-kernels.log; fi
+
 install: $(VENV)/.installed
+	$(WAIT_KERNELS)
 
 $(VENV)/.installed-bench: $(VENV)/.installed | $(UV)
 	$(INSTALL) -e '.[test,bench]'
 	touch $@
 
 install-bench: $(VENV)/.installed-bench
+	$(WAIT_KERNELS)
 
 # matplotlib for the PNG plots of the reproductions (never a runtime dependency)
 $(VENV)/.installed-plot: $(VENV)/.installed | $(UV)
@@ -57,12 +75,14 @@ $(VENV)/.installed-plot: $(VENV)/.installed | $(UV)
 	touch $@
 
 install-plot: $(VENV)/.installed-plot
+	$(WAIT_KERNELS)
 
 $(VENV)/.installed-fuzz: $(VENV)/.installed | $(UV)
 	$(INSTALL) -e '.[test,fuzz]'
 	touch $@
 
 install-fuzz: $(VENV)/.installed-fuzz
+	$(WAIT_KERNELS)
 
 # coverage-guided fuzzing of every reader and loader (atheris); FUZZ_SECONDS per target
 FUZZ_SECONDS ?= 60
@@ -76,10 +96,12 @@ fuzz: install-fuzz
 data: install
 	$(PY) -m nbsvm datasets get all
 
-data-%: install
+# (the kernels compile beside the unpacking: make imdb waits for them after it)
+data-%: $(VENV)/.installed
 	$(PY) -m nbsvm datasets get $*
 
-imdb: install data-imdb
+imdb: $(VENV)/.installed data-imdb
+	$(WAIT_KERNELS)
 	$(PY) pipelines/imdb.py
 
 # Reproductions of published tables (results/<name>.md and .csv; README "Reproductions")
@@ -188,7 +210,7 @@ test: $(VENV)/.installed-core
 	@export PYTHONDONTWRITEBYTECODE=; \
 	$(PY) -m compileall -q nbsvm pipelines tests > /dev/null; \
 	PYTHONPATH=$(CURDIR) $(PY) tests/warm_kernels.py & warm=$$!; \
-	$(SUBMAKE) install || { kill $$warm; exit 1; }; \
+	$(SUBMAKE) install COMPILE_KERNELS=0 || { kill $$warm; exit 1; }; \
 	$(PY) -m pytest -q --collect-only -p no:cacheprovider > /dev/null 2>&1 & collect=$$!; \
 	nice -n 10 $(SUBMAKE) lint > $(VENV)/lint.log 2>&1 & lint=$$!; \
 	wait $$warm || { kill $$lint $$collect; exit 1; }; wait $$collect; \

@@ -150,27 +150,25 @@ def test_hashing_in_plain_python_gives_the_kernels_ids(monkeypatch):
 LATER = ["nbsvm.lexicon._kernels:count_buckets", "nbsvm.data._translate_kernels:_translate",
          "nbsvm.learners.kernels.table:_adagrad_epoch", "nbsvm.text._ngram_hits:_ngram_hits",
          "nbsvm.learners.kernels.table:_scores"]
+# and what make install's run (--defaults) compiles besides: hashing, nbsvm lexicon's counting
+FIRST = ["nbsvm.text._ngram_ids:_hash_docs", "nbsvm.lexicon.paircounts:_batch_keys",
+         "nbsvm.lexicon.paircounts:_runs", "nbsvm.lexicon.paircounts:_to_rows"]
 
 
-@pytest.mark.slow  # compiles every kernel from an empty cache (20 s here, about 50 s on CI)
-def test_what_the_second_process_compiles_a_training_loads_from_the_cache(tmp_path):
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), NBSVM_COMPILE_AHEAD="0")
-    params = NBSVMClassifier().get_params()  # 2**24 buckets; the tiny models 2**16
-    subprocess.run([sys.executable, "-m", "nbsvm.workflows.compile_ahead", json.dumps(params)],
-                   env=env, check=True, timeout=600)
-    # a training with the same settings, hashing with the kernel (no small-job budget), then
-    # each later kernel's cache hits and misses
+def _hits_and_misses(commands: list[list[str]], kernels: list[str], env: dict) -> dict:
+    """Each kernel's cache hits and misses in one process running ``commands`` (nbsvm's
+    command lines) with hashing by the kernel (no small-job budget)."""
     code = (
-        "import importlib, sys\n"
+        "import importlib\n"
         "import nbsvm._small_jobs as s\n"
         "s.PLAIN_BYTES = 0\n"
         "from nbsvm.cli import app\n"
-        "try:\n"
-        f"    app(['train', {str(fixture('reviews.txt'))!r}, '-o', {str(tmp_path / 'm.npz')!r},"
-        f" '--test', {str(fixture('reviews.txt'))!r}, '-q'])\n"
-        "except SystemExit as e:\n"
-        "    assert not e.code, e.code\n"
-        f"for name in {LATER!r}:\n"
+        f"for command in {commands!r}:\n"
+        "    try:\n"
+        "        app(command)\n"
+        "    except SystemExit as e:\n"
+        "        assert not e.code, e.code\n"
+        f"for name in {kernels!r}:\n"
         "    module, _, fn = name.partition(':')\n"
         "    stats = getattr(importlib.import_module(module), fn).stats\n"
         "    print(name, sum(stats.cache_hits.values()), sum(stats.cache_misses.values()))\n"
@@ -178,9 +176,24 @@ def test_what_the_second_process_compiles_a_training_loads_from_the_cache(tmp_pa
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stderr
-    counts = {line.split()[0]: line.split()[1:] for line in r.stdout.splitlines()}
-    for name in LATER:
-        hits, misses = map(int, counts[name])
+    lines = [line.split() for line in r.stdout.splitlines()]  # after the commands' output
+    return {w[0]: (int(w[1]), int(w[2])) for w in lines if len(w) == 3 and w[0] in kernels}
+
+
+@pytest.mark.slow  # compiles every kernel from an empty cache (20 s here, about 50 s on CI)
+def test_after_make_install_compiles_ahead_a_first_run_loads_every_kernel(tmp_path):
+    # make install runs --defaults: its second process is the one nbsvm train starts (tiny
+    # models with the settings it is given, hashing in plain Python); this one hashes and
+    # counts a lexicon
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), NBSVM_COMPILE_AHEAD="0")
+    subprocess.run([sys.executable, "-m", "nbsvm.workflows.compile_ahead", "--defaults"],
+                   env=env, check=True, timeout=600)
+    reviews = str(fixture("reviews.txt"))
+    commands = [["lexicon", reviews, "-o", str(tmp_path / "lex.npz"), "-q"],
+                ["train", reviews, "-o", str(tmp_path / "m.npz"), "--test", reviews, "-q"]]
+    counts = _hits_and_misses(commands, LATER + FIRST, env)
+    for name in LATER + FIRST:
+        hits, misses = counts[name]
         assert hits >= 1 and misses == 0, (name, hits, misses)
 
 
@@ -209,3 +222,14 @@ def test_label_sets_with_weights_by_name_train_in_the_second_process_too():
     params = dict(NBSVMClassifier(n_bits=12, multilabel=True).get_params(),
                   class_weight={"pos": 2.0})
     assert compile_ahead.compile_for(params) == [2, 3]
+
+
+def test_the_second_process_takes_the_numbers_of_classes_after_the_settings(monkeypatch):
+    # make install's --defaults gives its child two classes and trains three itself
+    calls = []
+    monkeypatch.setattr(compile_ahead.os, "nice", lambda n: 0)   # not this test's process
+    monkeypatch.setattr(compile_ahead, "compile_for",
+                        lambda params, keep_going, n_classes: calls.append((params, n_classes)))
+    compile_ahead.main(['{"ngrams": 2}', "2"])
+    compile_ahead.main(["{}"])
+    assert calls == [({"ngrams": 2}, [2]), ({}, [2, 3])]

@@ -14,6 +14,9 @@ never compiles the hashing kernel its parent is compiling. Nothing it does is ne
 kernel it has not compiled in time, the parent compiles itself, as before.
 ``NBSVM_COMPILE_AHEAD=0`` turns it off; so do one core and ``NUMBA_DISABLE_JIT``.
 
+``python -m nbsvm.workflows.compile_ahead --defaults`` (:func:`compile_defaults`, run by
+``make install``) compiles the default settings' kernels before any run.
+
 This module imports nothing heavy until its process runs (the command line imports it).
 """
 
@@ -24,7 +27,9 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+import tempfile
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +108,11 @@ def tiny_corpus(n_classes: int, multilabel: bool) -> tuple[list[str], list[Any]]
     return texts, labels
 
 
-def compile_for(params: dict[str, Any], keep_going: Callable[[], bool] = lambda: True) -> list[int]:
+def compile_for(
+    params: dict[str, Any],
+    keep_going: Callable[[], bool] = lambda: True,
+    n_classes: Sequence[int] = (2, 3),
+) -> list[int]:
     """Train tiny models with ``params`` (one epoch, no search), hashing in plain Python,
     and score with them: two classes, then three (the parent's number is not known yet; two
     is the commonest), while ``keep_going()``. Returns the numbers of classes done."""
@@ -118,32 +127,75 @@ def compile_for(params: dict[str, Any], keep_going: Callable[[], bool] = lambda:
     done = []
     _small_jobs.hash_in_plain_python()
     try:
-        for n_classes in (2, 3):
+        for n in n_classes:
             if not keep_going():
                 break
-            texts, labels = tiny_corpus(n_classes, multilabel)
+            texts, labels = tiny_corpus(n, multilabel)
             # counting, the epochs, naming, then scoring (eval, --test, predict)
             NBSVMClassifier(**settings).fit(texts, labels).decision_function(texts)
-            done.append(n_classes)
+            done.append(n)
     finally:
         _small_jobs.hash_in_plain_python(False)
     return done
 
 
+def compile_defaults() -> float:
+    """Compile the kernels of a first run with the default settings into numba's cache now
+    (``python -m nbsvm.workflows.compile_ahead --defaults``: ``make install`` runs it
+    beside the test tools' install; so can an image's build). A child process trains the
+    tiny models (:func:`compile_for`, two and three classes: counting, the epochs, naming,
+    scoring) while this one compiles the hashing kernel and ``nbsvm lexicon``'s counting.
+    Returns the seconds it took (15 s on a 2-core EPYC, after which ``nbsvm train`` of Subj
+    compiles nothing and takes 0.6 s)."""
+    start_time = time.perf_counter()
+    # two classes there (11.6 s: naming the strongest n-grams 5.5 of it), three here after
+    # the hashing (5.3 s) and the lexicon: both end about together, and a kernel both use
+    # is in the cache before the second needs it
+    child = subprocess.Popen(
+        [sys.executable, "-P", "-m", "nbsvm.workflows.compile_ahead", "{}", "2"],
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        import numba  # noqa: F401  (loaded: tiny texts run the kernels, not plain Python)
+
+        from nbsvm.io.document import Document
+        from nbsvm.lexicon.build import build_lexicon
+        from nbsvm.models.nbsvm import NBSVMClassifier
+
+        texts, labels = tiny_corpus(2, False)
+        docs = [
+            Document(y, text, "compile", i + 1) for i, (text, y) in enumerate(zip(texts, labels))
+        ]
+        lexicon = build_lexicon(docs, NBSVMClassifier().validate(), 1.0)  # hashing, counting
+        with tempfile.TemporaryDirectory(prefix="nbsvm-compile-") as folder:
+            lexicon.save(Path(folder) / "lexicon.npz")  # merging the counts into rows
+        compile_for({}, n_classes=(3,))
+    finally:
+        if child.wait() != 0:
+            raise RuntimeError(f"the tiny models' process failed (exit {child.returncode})")
+    return time.perf_counter() - start_time
+
+
 def main(argv: list[str]) -> None:
     """The second process: quiet, at a lower priority than its parent, never failing
     loudly (its work is an optimization), and done once its parent is (it ends within the
-    tiny model it was training: 0.4-0.5 s after `nbsvm train` of Subj on a 2-core EPYC)."""
+    tiny model it was training: 0.4-0.5 s after `nbsvm train` of Subj on a 2-core EPYC).
+    ``argv``: the settings as JSON, then the tiny models' numbers of classes (default 2 3)."""
     parent = os.getppid()
     try:
         os.nice(5)
     except OSError:
         pass
     try:
-        compile_for(json.loads(argv[0]) if argv else {}, lambda: os.getppid() == parent)
+        params = json.loads(argv[0]) if argv else {}
+        n_classes = [int(n) for n in argv[1:]] or [2, 3]
+        compile_for(params, lambda: os.getppid() == parent, n_classes)
     except Exception:  # a setting tiny data cannot take: the parent compiles the rest
         pass
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:] == ["--defaults"]:
+        print(f"nbsvm: kernels compiled into numba's cache in {compile_defaults():.1f} s")
+    else:
+        main(sys.argv[1:])
