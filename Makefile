@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 NBSVM := $(VENV)/bin/nbsvm
 
-.PHONY: startup lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness learn-defaults imbalanced quantize scale serve-bench limits predict-bench rcv1 iris reproduce data bench docs clean
+.PHONY: kernels startup lint soak test-slow all install install-bench install-plot install-fuzz fuzz test imdb imdb-table blitzer wang-manning robustness learn-defaults imbalanced quantize scale serve-bench limits predict-bench rcv1 iris reproduce data bench docs clean
 
 all: test
 
@@ -40,27 +40,32 @@ $(UV): | $(VENV)/.installed-core
 	$(GET_UV)
 
 # The kernels of a first run with the default settings (lexicon, train, eval, predict)
-# compile into numba's cache from the install on, so that no first run compiles them
+# compile into numba's cache when the venv is made, so that no first run compiles them
 # (nbsvm.workflows.compile_ahead --defaults: 12 s on 2 cores, where make imdb's first run
-# spent 7 s of its 17 compiling). They compile in the background, beside the test tools'
-# install and make data-*'s unpacking; make install and the commands that run nbsvm wait
-# for them (WAIT_KERNELS). make test compiles those and more itself (tests/warm_kernels.py)
-# and turns this off: COMPILE_KERNELS=0.
+# spent 7 s of its 17 compiling); `make kernels` compiles them again (after an upgrade of
+# numba, say). They compile in the background, beside the test tools' install and make
+# data-*'s unpacking, holding a lock on $(KERNELS).lock that the targets running nbsvm wait
+# for (WAIT_KERNELS; the system drops the lock however the compilation ends, and a second
+# one started meanwhile does nothing). make test compiles those and more itself
+# (tests/warm_kernels.py) and turns this off: COMPILE_KERNELS=0.
 COMPILE_KERNELS ?= 1
-KERNELS_PID := $(VENV)/.compiling-kernels
+KERNELS := $(VENV)/compile-kernels
+COMPILE_DEFAULTS = PYTHONPATH=$(CURDIR) $(PY) -m nbsvm.workflows.compile_ahead --defaults \
+	--lock $(KERNELS).lock
 $(VENV)/.installed: $(VENV)/.installed-core | $(UV)
-	@if [ "$(COMPILE_KERNELS)" != 0 ]; then \
-	    PYTHONPATH=$(CURDIR) $(PY) -m nbsvm.workflows.compile_ahead --defaults \
-	        > $(VENV)/compile-kernels.log 2>&1 & echo $$! > $(KERNELS_PID); fi
+	@if [ "$(COMPILE_KERNELS)" != 0 ]; then $(COMPILE_DEFAULTS) > $(KERNELS).log 2>&1 & fi
 	$(INSTALL_TEST_TOOLS) -e '.[test]'
 	touch $@
 
-WAIT_KERNELS = @if [ -f $(KERNELS_PID) ]; then \
-	    while kill -0 $$(cat $(KERNELS_PID)) 2>/dev/null; do sleep 0.2; done; \
-	    rm -f $(KERNELS_PID); cat $(VENV)/compile-kernels.log; fi
+# waits while a compilation holds the lock, then says how it went (once)
+WAIT_KERNELS = @$(PY) -c "import fcntl, sys; fcntl.flock(open(sys.argv[1], 'a'), fcntl.LOCK_EX)" \
+	$(KERNELS).lock; if [ -f $(KERNELS).log ]; then cat $(KERNELS).log; rm -f $(KERNELS).log; fi
 
 install: $(VENV)/.installed
 	$(WAIT_KERNELS)
+
+kernels: install
+	$(COMPILE_DEFAULTS)
 
 $(VENV)/.installed-bench: $(VENV)/.installed | $(UV)
 	$(INSTALL) -e '.[test,bench]'

@@ -224,12 +224,43 @@ def test_label_sets_with_weights_by_name_train_in_the_second_process_too():
     assert compile_ahead.compile_for(params) == [2, 3]
 
 
-def test_the_second_process_takes_the_numbers_of_classes_after_the_settings(monkeypatch):
-    # make install's --defaults gives its child two classes and trains three itself
+def test_the_commands_of_the_module(monkeypatch, tmp_path, capsys):
+    # --tiny N: the default settings at N classes (make install's child); a JSON: the second
+    # process of a run; --defaults: one line, and nothing while another holds the lock
     calls = []
-    monkeypatch.setattr(compile_ahead.os, "nice", lambda n: 0)   # not this test's process
     monkeypatch.setattr(compile_ahead, "compile_for",
-                        lambda params, keep_going, n_classes: calls.append((params, n_classes)))
-    compile_ahead.main(['{"ngrams": 2}', "2"])
-    compile_ahead.main(["{}"])
-    assert calls == [({"ngrams": 2}, [2]), ({}, [2, 3])]
+                        lambda params, *a, n_classes=(2, 3): calls.append((params, list(n_classes))))
+    monkeypatch.setattr(compile_ahead.os, "nice", lambda n: 0)   # not this test's process
+    monkeypatch.setattr(compile_ahead, "compile_defaults", lambda: 1.25)
+    assert compile_ahead.command(["--tiny", "2"]) == 0
+    assert compile_ahead.command(['{"ngrams": 2}']) == 0
+    assert calls == [({}, [2]), ({"ngrams": 2}, [2, 3])]
+    lock = str(tmp_path / "kernels.lock")
+    assert compile_ahead.command(["--defaults", "--lock", lock]) == 0
+    assert "compiled into numba's cache in 1.2 s" in capsys.readouterr().out
+    for fh in compile_ahead._locks:   # this process's lock, released (as at its end)
+        fh.close()
+    compile_ahead._locks.clear()
+    # another process holding the lock: this one compiles nothing
+    holder = subprocess.Popen([sys.executable, "-c",
+                               "import sys, fcntl, time; f = open(sys.argv[1], 'a'); "
+                               "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); "
+                               "time.sleep(30)", lock], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert compile_ahead.command(["--defaults", "--lock", lock]) == 0
+        assert "being compiled by another process" in capsys.readouterr().out
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_a_failed_compilation_is_one_line_and_exit_1(monkeypatch, capsys):
+    def fail():
+        raise RuntimeError("the two-class models' process failed (exit 1)")
+
+    monkeypatch.setattr(compile_ahead, "compile_defaults", fail)
+    assert compile_ahead.command(["--defaults"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("nbsvm: the kernels were not compiled ahead (RuntimeError") and \
+        out.count("\n") == 1

@@ -132,7 +132,7 @@ def _stored_parts(clf):
             )
             yield used, used
         return
-    # one scan of the map (compiled where numba is loaded), never one per part
+    # one scan of the map (two threads), never one per part
     buckets, columns, in_order = mapped_buckets(clf.column_of_)
     for lo in range(0, buckets.size, SAVE_PART):
         hi = min(lo + SAVE_PART, buckets.size)

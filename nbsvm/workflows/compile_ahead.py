@@ -141,18 +141,18 @@ def compile_for(
 
 def compile_defaults() -> float:
     """Compile the kernels of a first run with the default settings into numba's cache now
-    (``python -m nbsvm.workflows.compile_ahead --defaults``: ``make install`` runs it
-    beside the test tools' install; so can an image's build). A child process trains the
-    tiny models (:func:`compile_for`, two and three classes: counting, the epochs, naming,
-    scoring) while this one compiles the hashing kernel and ``nbsvm lexicon``'s counting.
-    Returns the seconds it took (15 s on a 2-core EPYC, after which ``nbsvm train`` of Subj
-    compiles nothing and takes 0.6 s)."""
+    (``python -m nbsvm.workflows.compile_ahead --defaults``; ``make install`` runs it
+    beside the test tools' install). A child process trains tiny two-class models
+    (:func:`compile_for`: counting, the epochs, naming, scoring) while this one compiles the
+    hashing kernel and ``nbsvm lexicon``'s counting, then trains the three-class ones.
+    Returns the seconds it took (12 s on a 2-core EPYC, after which ``nbsvm train`` of Subj
+    compiles nothing and takes 0.6 s). An error, or the child's, is raised."""
     start_time = time.perf_counter()
     # two classes there (11.6 s: naming the strongest n-grams 5.5 of it), three here after
     # the hashing (5.3 s) and the lexicon: both end about together, and a kernel both use
     # is in the cache before the second needs it
     child = subprocess.Popen(
-        [sys.executable, "-P", "-m", "nbsvm.workflows.compile_ahead", "{}", "2"],
+        [sys.executable, "-P", "-m", "nbsvm.workflows.compile_ahead", "--tiny", "2"],
         stdin=subprocess.DEVNULL,
     )
     try:
@@ -170,32 +170,75 @@ def compile_defaults() -> float:
         with tempfile.TemporaryDirectory(prefix="nbsvm-compile-") as folder:
             lexicon.save(Path(folder) / "lexicon.npz")  # merging the counts into rows
         compile_for({}, n_classes=(3,))
-    finally:
-        if child.wait() != 0:
-            raise RuntimeError(f"the tiny models' process failed (exit {child.returncode})")
+    except BaseException:  # (Ctrl-C too) the child goes with it
+        child.terminate()
+        child.wait()
+        raise
+    if child.wait() != 0:
+        raise RuntimeError(f"the two-class models' process failed (exit {child.returncode})")
     return time.perf_counter() - start_time
+
+
+def hold_lock(path: str) -> bool:
+    """Take an exclusive lock on the file ``path`` for the rest of this process (the system
+    drops it when the process ends, however it ends); False where another process holds
+    it. ``make install``'s compilation holds one, and the make targets that run nbsvm wait
+    for it (a pid file could name a process that ended, or another one since)."""
+    import fcntl
+
+    fh = open(path, "a")  # noqa: SIM115  (kept open: the lock lives as long as the file)
+    try:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        fh.close()
+        return False
+    _locks.append(fh)
+    return True
+
+
+_locks: list = []
+
+
+def command(argv: list[str]) -> int:
+    """``--defaults [--lock FILE]``: :func:`compile_defaults` (with FILE locked, nothing
+    when another compilation holds it), one line said, exit 1 on failure; ``--tiny N...``:
+    :func:`compile_for` the default settings at N classes, errors raised; else the second
+    process of a run (:func:`main`)."""
+    if argv[:1] == ["--tiny"]:
+        compile_for({}, n_classes=[int(n) for n in argv[1:]])
+        return 0
+    if argv[:1] != ["--defaults"]:
+        main(argv)
+        return 0
+    if argv[1:2] == ["--lock"] and not hold_lock(argv[2]):
+        print("nbsvm: the kernels are being compiled by another process")
+        return 0
+    try:
+        seconds = compile_defaults()
+    except Exception as e:  # the install goes on: a first run compiles what it needs
+        print(
+            f"nbsvm: the kernels were not compiled ahead ({type(e).__name__}: {e}); "
+            "a first run compiles them"
+        )
+        return 1
+    print(f"nbsvm: kernels compiled into numba's cache in {seconds:.1f} s")
+    return 0
 
 
 def main(argv: list[str]) -> None:
     """The second process: quiet, at a lower priority than its parent, never failing
     loudly (its work is an optimization), and done once its parent is (it ends within the
-    tiny model it was training: 0.4-0.5 s after `nbsvm train` of Subj on a 2-core EPYC).
-    ``argv``: the settings as JSON, then the tiny models' numbers of classes (default 2 3)."""
+    tiny model it was training: 0.4-0.5 s after `nbsvm train` of Subj on a 2-core EPYC)."""
     parent = os.getppid()
     try:
         os.nice(5)
     except OSError:
         pass
     try:
-        params = json.loads(argv[0]) if argv else {}
-        n_classes = [int(n) for n in argv[1:]] or [2, 3]
-        compile_for(params, lambda: os.getppid() == parent, n_classes)
+        compile_for(json.loads(argv[0]) if argv else {}, lambda: os.getppid() == parent)
     except Exception:  # a setting tiny data cannot take: the parent compiles the rest
         pass
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--defaults"]:
-        print(f"nbsvm: kernels compiled into numba's cache in {compile_defaults():.1f} s")
-    else:
-        main(sys.argv[1:])
+    sys.exit(command(sys.argv[1:]))
