@@ -25,6 +25,7 @@ from nbsvm.cli.common import (
     parse_eta0,
     parse_seconds,
     prepare_reading,
+    read_once,
     refuse_missing_inputs,
     refuse_model_name,
     rereadable,
@@ -824,8 +825,8 @@ def _fit_here(
             return _documents(paths, report=report, weighted=weighted, **options)
 
         # files are read again where the defaults need it (a peek at the first
-        # documents, calibration); standard input once
-        again = twice or "-" not in map(str, inputs)
+        # documents, calibration); standard input and pipes once
+        again = twice or not any(map(read_once, inputs))
         return train_job(
             clf,
             inputs,
