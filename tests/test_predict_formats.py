@@ -1,5 +1,6 @@
 """`nbsvm predict --output-format`: CSV, JSON lines and Parquet hold the same rows."""
 import json
+import subprocess
 import sys
 
 import numpy as np
@@ -264,3 +265,23 @@ def test_a_file_name_that_is_not_utf8_is_written_escaped(model, tmp_path):
         ok(run("predict", path, "-m", model, "-o", out, "-q"))
         back = read_back(out, fmt)  # valid UTF-8 throughout
         assert [s.endswith("bad\\xffname.txt") for s in back["source"]] == [True, True]
+
+
+def test_standard_output_appended_to_the_input_is_refused(model, texts):
+    """`nbsvm predict -m m.npz in.txt >> in.txt` read its own predictions back as documents
+    forever (413 MB in a minute); a link to the input counts too. The input is untouched."""
+    before = texts.read_bytes()
+    link = texts.parent / "link.txt"
+    link.symlink_to(texts)
+    for given in (texts, link):
+        with open(texts, "ab") as out:
+            r = subprocess.run([sys.executable, "-m", "nbsvm", "predict", "-m", str(model),
+                                str(given), "-q"], stdout=out, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        assert r.returncode == 2 and "standard output is an input" in r.stderr, r.stderr
+    assert texts.read_bytes() == before
+    # standard output elsewhere (a file that is not read) is written as before
+    with open(texts.parent / "p.csv", "wb") as out:
+        subprocess.run([sys.executable, "-m", "nbsvm", "predict", "-m", str(model), str(texts),
+                        "-q"], stdout=out, check=True, timeout=60)
+    assert len((texts.parent / "p.csv").read_text().splitlines()) == 1301

@@ -362,12 +362,16 @@ def predict_command(
     first batch of documents decides the columns: true labels met only later are left out,
     with a note saying how many."""
     from nbsvm.io.npzfile import model_file_kind
+    from nbsvm.io.outputs import check_not_read
 
     with cli_errors():
         if output == "-":
             output = None
         given = reading_flags(reading, PREDICT_LABEL_COL)  # as given, for a learn model
-        reading = prepare_reading(reading, {"an input": inputs, "the model": model}, output=output)
+        reads = {"an input": inputs, "the model": model}
+        reading = prepare_reading(reading, reads, output=output)
+        if output is None:  # `>> input.txt`: each prediction read back as a document, forever
+            check_not_read("/dev/stdout", "standard output", reads)
         out_fmt = _output_format(output_format, output)
         options = dict(locals())  # every option by name, resolved: for the steps below
         if dask:
