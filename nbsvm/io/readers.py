@@ -46,6 +46,7 @@ from nbsvm.io.labeled_lines import (
     read_text_lines,
     refuse_named_columns,
 )
+from nbsvm.io.labels import SEPARATOR, label_set
 from nbsvm.io.records import read_jsonl, read_parquet
 from nbsvm.io.tables import read_table
 
@@ -139,6 +140,12 @@ def read_inputs(
     fmt = normalize_format(fmt)
     encoding = check_encoding(encoding)
     check_columns(text_col, label_col, weight_col)
+    if empty_label and SEPARATOR in label_sep:  # (empty_label: a multi-label task's reading)
+        raise NBSVMError(
+            f"--label-sep {label_sep!r} with --multilabel: {SEPARATOR!r} separates the labels "
+            "of a set, so every line would keep its first label and read the others as text; "
+            "separate the labels from the text with a TAB or a space"
+        )
     if stats is None:
         stats = ReadStats()
     settings = _Settings(
@@ -191,6 +198,8 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
             n += 1
             if s.labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
+                if s.several_labels and doc.label and SEPARATOR in doc.label:
+                    _check_members(doc, known, folded)
             yield doc
         if n == 0:
             skipped = s.stats.bad_lines - bad_before
@@ -199,6 +208,15 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
                 + (f"(all {skipped} lines were malformed)" if skipped else "(empty input)"),
                 path=_name(src),
             )
+
+
+def _check_members(doc: Document, known: set, folded: dict):
+    """A new label set (``Food,sport``): each of its labels checked as a label of its own
+    (:func:`_check_case`), so that ``Food`` beside ``food`` in another set, or ``1.0``
+    beside ``1``, is refused as it is for single labels (each became a class)."""
+    for member in label_set(doc.label):
+        if member not in known:
+            _check_case(doc._replace(label=member), known, folded)
 
 
 def _check_case(doc: Document, known: set, folded: dict):
@@ -213,7 +231,7 @@ def _check_case(doc: Document, known: set, folded: dict):
     first = folded.get(nfc.casefold())
     if first is None and number is not None:
         first = folded.get(number)
-    if first is not None:
+    if first is not None and first[0] != doc.label:
         label, source, line = first
         how = (
             "is the same text as {!r} in another Unicode normalization (NFC / NFD)"

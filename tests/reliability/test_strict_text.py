@@ -339,6 +339,58 @@ def test_label_differing_only_in_case_is_an_error(tmp_path, kind):
     assert not (tmp_path / "m.npz").exists()
 
 
+@pytest.mark.parametrize("kind", ["lines", "fasttext", "jsonl", "number", "nfd"])
+def test_a_label_of_a_set_written_another_way_is_refused(tmp_path, kind):
+    """Only whole keys were compared: 'Food,sport' beside 'food' trained the classes Food
+    and food (one each), ["pos", "Pos"] two classes, '1,2' beside '1.0' the classes 1 and
+    1.0 (a helper's hunt). Each label of a set is now checked as a single label is."""
+    import unicodedata as u
+    nfd = u.normalize("NFD", "bön")
+    inputs = {
+        "lines": ("l.txt", "food,health\tkale beans\nFood,sport\trun ball\n", 2, "Food", "food"),
+        "fasttext": ("l.ft", "__label__food a b\n__label__Food __label__sport c d\n", 2,
+                     "Food", "food"),
+        "jsonl": ("l.jsonl", '{"text": "a b", "label": ["pos", "Pos"]}\n', 1, "pos", "Pos"),
+        "number": ("l.txt", "1,2\tkale beans\n1.0\trun ball\n", 2, "1.0", "1"),
+        "nfd": ("l.txt", f"bön,x\tkale beans\n{nfd},y\trun ball\n", 2, nfd, "bön"),
+    }
+    name, text, line, other, first = inputs[kind]
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    fmt = ["--format", "fasttext"] if kind == "fasttext" else []
+    r = runner.invoke(app, ["train", str(p), *fmt, "--multilabel", "-o", str(tmp_path / "m.npz"),
+                            "--n-bits", "12", "--min-df", "1", "--quiet"])
+    assert r.exit_code == 2, r.output
+    said = r.stderr.split("(first seen")[0]
+    assert said.startswith(f"error: {p}:{line}: label {other!r}") and repr(first) in said, \
+        r.stderr
+    assert not (tmp_path / "m.npz").exists()
+
+
+def test_sets_spelled_alike_train_as_before(tmp_path):
+    # the same labels in other orders and sets, with spaces: one class each, no refusal
+    p = tmp_path / "l.txt"
+    p.write_text("food,health\ta b\nhealth, food\tc d\nsport\te f\nfood ,sport\tg h\n")
+    r = runner.invoke(app, ["train", str(p), "--multilabel", "-o", str(tmp_path / "m.npz"),
+                            "--n-bits", "12", "--min-df", "1", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert "classes: food (3), health (2), sport (2)" in r.stdout
+
+
+def test_the_set_separator_as_the_label_separator_of_a_multilabel_task_is_refused(tmp_path):
+    """--multilabel --label-sep ',' kept each line's first label and read the others as
+    text (food 8 of 9 documents, health 6 of 10...) without a word."""
+    p = tmp_path / "l.txt"
+    p.write_text("food,health,kale beans\nsport,run ball\n")
+    r = runner.invoke(app, ["train", str(p), "--multilabel", "--label-sep", ",",
+                            "-o", str(tmp_path / "m.npz"), "--quiet"])
+    assert r.exit_code == 2 and "--label-sep ',' with --multilabel" in r.stderr, r.output
+    # a single-label task reads 'label,text' lines as before
+    r = runner.invoke(app, ["train", str(p), "--label-sep", ",", "-o", str(tmp_path / "m.npz"),
+                            "--n-bits", "12", "--min-df", "1", "--quiet"])
+    assert r.exit_code == 0, r.output
+
+
 def test_a_label_in_another_unicode_normalization_is_refused(tmp_path):
     """'bön' written as one code point (NFC) and as 'o' with a combining diaeresis (NFD)
     look the same: they made two classes, 'bön (1), bön (1)', without a word."""
