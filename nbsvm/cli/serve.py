@@ -18,6 +18,11 @@ from nbsvm.errors import NBSVMError
 ANY_ADDRESS = ("0.0.0.0", "::", "")  # --host values that are no Host name
 
 
+#: the largest --max-body-mb and --max-bodies-mb, 1 TB (1e308 MB, past any integer, was a
+#: traceback)
+MAX_MB = float(1 << 20)
+
+
 @app.command("serve")
 def serve_command(
     models: list[str] = typer.Argument(
@@ -54,12 +59,17 @@ def serve_command(
         "per character of English, up to 450 where each character is a token (Chinese).",
     ),
     max_body_mb: float = typer.Option(
-        8.0, "--max-body-mb", min=0.001, help="Largest request body in MB (larger: 413)."
+        8.0,
+        "--max-body-mb",
+        min=0.001,
+        max=MAX_MB,
+        help="Largest request body in MB (larger: 413).",
     ),
     max_bodies_mb: float = typer.Option(
         256.0,
         "--max-bodies-mb",
         min=0.001,
+        max=MAX_MB,
         help="Request bodies held at once, in MB, over all connections of a worker "
         "(more: 503 with Retry-After); and the answers held for clients reading slower "
         "than sent (more: the connections holding the most are reset, one is always "
