@@ -422,6 +422,48 @@ def test_a_torn_last_line_is_cut_before_the_next_request(model_file):
     assert sorted(requests) == [0, 1] and applied == [(0, 0), (1, 1)]
 
 
+@pytest.mark.parametrize("line, said", [
+    ('{"foo": 1}', "a request needs 'seq'"),
+    ('{"applied": 5}', "'applied' must be [first, last]"),
+    ('{"applied": [3, 1]}', "0 <= first <= last"),
+    ('{"seq": "x", "texts": [], "labels": []}', "a request needs 'seq'"),
+    ('{"seq": 1, "texts": ["a", "b"], "labels": ["neg"]}', "as long as its texts"),
+    ('{"seq": 1, "texts": "abc", "labels": ["neg"]}', "'texts', a list of strings"),
+    ('{"seq": 1, "texts": ["a"], "labels": ["neg"], "weights": [true]}', "'weights'"),
+    ("[1, 2]", "a JSON list, not an object"),
+])
+def test_a_damaged_journal_is_said_naming_its_line(model_file, line, said):
+    """An edited or damaged journal line was a KeyError, TypeError or ValueError at the
+    server's start (a helper's hunt): now an error naming the journal and the line."""
+    from nbsvm.errors import NBSVMError
+    with app_client(model_file) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    journal = journal_path(str(model_file))
+    with open(journal, "a") as f:
+        f.write(line + "\n")
+    with pytest.raises(NBSVMError, match="not a journal line") as e:
+        app_client(model_file).__enter__()
+    assert said in str(e.value) and e.value.path == str(journal) and e.value.line == 4
+
+
+def test_a_journal_whose_requests_cannot_be_learned_is_named(model_file):
+    from nbsvm.errors import NBSVMError
+    with app_client(model_file) as client:
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 0)
+    journal = journal_path(str(model_file))
+    with open(journal, "a") as f:
+        f.write('{"seq": 1, "texts": ["a b"], "labels": ["zzz"]}\n')
+    with pytest.raises(NBSVMError, match="requests 1-1 cannot be learned: .*'zzz'") as e:
+        app_client(model_file).__enter__()
+    assert e.value.path == str(journal)
+    with open(journal, "a") as f:
+        f.write('{"applied": [1, 2]}\n')
+    with pytest.raises(NBSVMError, match="applied batch 1-2 names request 2"):
+        app_client(model_file).__enter__()
+
+
 def test_a_journal_of_another_model_is_refused(model_file, tmp_path):
     from nbsvm.errors import NBSVMError
     with app_client(model_file) as client:

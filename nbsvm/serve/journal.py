@@ -180,12 +180,56 @@ def read_journal(path: Path) -> tuple[dict[int, dict], list[tuple[int, int]]]:
                 if line.endswith("\n"):  # not a torn last line: the journal is damaged
                     raise NBSVMError("not a JSON line", path=str(path), line=lineno) from None
                 break
+            why = _not_a_record(record)
+            if why:  # a damaged or edited journal: said, never replayed as far as it goes
+                raise NBSVMError(f"not a journal line: {why}", path=str(path), line=lineno)
             if "applied" in record:
                 first, last = record["applied"]
-                applied.append((int(first), int(last)))
+                applied.append((first, last))
             else:
-                requests[int(record["seq"])] = record
+                requests[record["seq"]] = record
+    held = set(requests)
+    for first, last in applied:
+        missing = next((s for s in range(first, last + 1) if s not in held), None)
+        if missing is not None:
+            raise NBSVMError(
+                f"the journal's applied batch {first}-{last} names request {missing}, which "
+                "it does not hold",
+                path=str(path),
+            )
     return requests, applied
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _not_a_record(record: object) -> str | None:
+    """What makes ``record`` neither a request (``seq``, ``texts``, ``labels`` and maybe
+    ``weights``, lists of one length) nor an applied batch (``[first, last]``); None when
+    it is one (a crafted line was a KeyError or a TypeError at the server's start)."""
+    if not isinstance(record, dict):
+        return f"a JSON {type(record).__name__}, not an object"
+    if "applied" in record:
+        batch = record["applied"]
+        if not (isinstance(batch, list) and len(batch) == 2 and all(map(_is_int, batch))):
+            return "'applied' must be [first, last], two whole numbers"
+        return None if 0 <= batch[0] <= batch[1] else "'applied' must have 0 <= first <= last"
+    if not (_is_int(record.get("seq")) and record["seq"] >= 0):
+        return "a request needs 'seq', a whole number >= 0"
+    texts, labels = record.get("texts"), record.get("labels")
+    if not (isinstance(texts, list) and all(isinstance(t, str) for t in texts)):
+        return "a request needs 'texts', a list of strings"
+    if not (isinstance(labels, list) and len(labels) == len(texts)):
+        return "a request needs 'labels', a list as long as its texts"
+    weights = record.get("weights")
+    if weights is not None and not (
+        isinstance(weights, list)
+        and len(weights) == len(texts)
+        and all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights)
+    ):
+        return "a request's 'weights' must be numbers, one per text"
+    return None
 
 
 def _refuse_other_initial(path: str) -> None:

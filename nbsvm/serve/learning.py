@@ -172,9 +172,9 @@ class OnlineModel:
         if not groups and not rest:
             return max(max(requests, default=-1), done)
         for first, last in groups:
-            model = self._learn(model, [requests[s] for s in range(first, last + 1)])
+            model = self._replayed(model, [requests[s] for s in range(first, last + 1)])
         for part in _parts(rest, requests, self.settings.batch):  # acknowledged, never applied
-            model = self._learn(model, [requests[s] for s in part])
+            model = self._replayed(model, [requests[s] for s in part])
             self.journal.append({"applied": [part[0], part[-1]]})
         self._save(model)
         return max(requests)
@@ -283,6 +283,18 @@ class OnlineModel:
             self.pending -= n
             self.pending_chars -= sum(c for _, c in batch)
         self._since_checkpoint += n
+
+    def _replayed(self, model: NBSVMClassifier, records: list[dict]) -> NBSVMClassifier:
+        """:meth:`_learn` of journalled records; what the model cannot learn (a label an
+        edited journal gave it) said naming the journal and the requests."""
+        try:
+            return self._learn(model, records)
+        except NBSVMError as e:
+            first, last = records[0]["seq"], records[-1]["seq"]
+            raise NBSVMError(
+                f"the journal's requests {first}-{last} cannot be learned: {e.message}",
+                path=str(self.journal.path),
+            ) from None
 
     def _learn(self, served: NBSVMClassifier, records: list[dict]) -> NBSVMClassifier:
         """A copy of ``served`` trained on the records' examples, in order, as one batch."""
