@@ -673,3 +673,13 @@ def test_a_clone_with_auto_turned_off_keeps_what_the_search_chose():
         lambda: iter(order_task(600)))
     clf.set_params(auto=False)
     assert clone(clf).get_params() == clf.get_params()
+
+
+def test_time_budget_without_auto_is_refused(tmp_path):
+    """--time-budget 10 without --auto was accepted and did nothing (a helper's hunt), while
+    --auto-metric without --auto was refused: both are now."""
+    from nbsvm.datasets import fixture
+    r = CliRunner().invoke(app, ["train", str(fixture("reviews.txt")), "-o",
+                                 str(tmp_path / "m.npz"), "--time-budget", "10"])
+    assert r.exit_code == 2 and "--time-budget bounds the search of --auto" in r.output, r.output
+    assert not (tmp_path / "m.npz").exists()

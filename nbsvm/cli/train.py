@@ -515,6 +515,10 @@ def train_command(
                 "--patience counts the epochs of early stopping, which --valid turns on: "
                 "add --valid 0.1, or leave --patience out"
             )
+        if "time_budget" in given_options(ctx) and not auto:  # it would be ignored
+            raise NBSVMError(
+                "--time-budget bounds the search of --auto: add --auto, or leave --time-budget out"
+            )
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         history = EpochHistory() if plot_path is not None else None  # kept with --plot
         clf, lex = _classifier(**options)

@@ -185,6 +185,14 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
     """The documents of :func:`read_inputs`, its arguments checked."""
     known: set = set()
     folded: dict = {}
+    inputs = list(inputs)
+    if s.label_sep != "\t" and inputs:
+        kinds = sorted({_kind_of(src, fmt) for src in inputs})
+        if "labeled-lines" not in kinds:  # (one such input of several takes it)
+            raise NBSVMError(
+                f"--label-sep ends the label of each line of labeled-lines input; "
+                f"{', '.join(kinds)} input has none, so it would be ignored: leave it out"
+            )
     for src in inputs:
         if (
             not hasattr(src, "read")
@@ -228,17 +236,22 @@ def _check_case(doc: Document, known: set, folded: dict):
         return
     nfc = unicodedata.normalize("NFC", doc.label)
     number = number_key(doc.label)
-    first = folded.get(nfc.casefold())
+    key = _shown(doc.label)
+    first = folded.get(key)
     if first is None and number is not None:
         first = folded.get(number)
     if first is not None and first[0] != doc.label:
         label, source, line = first
+        other = unicodedata.normalize("NFC", label)
         how = (
             "is the same text as {!r} in another Unicode normalization (NFC / NFD)"
-            if unicodedata.normalize("NFC", label) == nfc
+            if other == nfc
             else "is the number of {!r}, written another way"
             if number is not None and number_key(label) == number
             else "differs only in case from {!r}"
+            if other.casefold() == nfc.casefold()
+            else "differs from {!r} only in characters that do not show (zero-width, "
+            "control) or in their width (fullwidth letters, NFKC)"
         )
         raise NBSVMError(
             f"label {doc.label!r} {how.format(label)} (first seen at {source}:{line}); "
@@ -247,15 +260,27 @@ def _check_case(doc: Document, known: set, folded: dict):
             path=doc.source,
             line=doc.line,
         )
-    folded[nfc.casefold()] = (doc.label, doc.source, doc.line)
+    folded[key] = (doc.label, doc.source, doc.line)
     if number is not None:
         folded[number] = (doc.label, doc.source, doc.line)
 
 
-def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:
+def _kind_of(src, fmt: str) -> str:
+    """The format ``src`` is read in: ``fmt``, or for ``auto`` the one its path says."""
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
-    if kind == "auto":
-        kind = "labeled-lines"
+    return "labeled-lines" if kind == "auto" else kind
+
+
+def _shown(label: str) -> str:
+    """A label as it reads on screen: NFKC (fullwidth 'ｐｏｓ' is 'pos'), case folded, without
+    control and format characters ('\u200bneg' and 'pos\x00' each became a class beside
+    'neg' and 'pos', printed alike)."""
+    text = unicodedata.normalize("NFKC", label).casefold()
+    return "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+
+
+def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:
+    kind = _kind_of(src, fmt)
     if kind in _LINE_FORMATS:
         if s.weight_col is not None:
             raise NBSVMError(

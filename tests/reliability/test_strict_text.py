@@ -391,6 +391,34 @@ def test_the_set_separator_as_the_label_separator_of_a_multilabel_task_is_refuse
     assert r.exit_code == 0, r.output
 
 
+@pytest.mark.parametrize("other", ["\u200bneg", "neg\x00", "\uff4e\uff45\uff47", "ne\u00adg"],
+                         ids=["zero-width", "nul", "fullwidth", "soft-hyphen"])
+def test_a_label_that_differs_only_where_it_does_not_show_is_refused(tmp_path, other):
+    """'\u200bneg', 'neg\x00' and fullwidth 'ｎｅｇ' each trained a class of its own beside
+    'neg', printed alike (a helper's hunt)."""
+    p = tmp_path / "l.txt"
+    p.write_text(f"neg\tbad\npos\tgood\n{other}\tawful\n", encoding="utf-8")
+    r = runner.invoke(app, ["train", str(p), "-o", str(tmp_path / "m.npz"), "--n-bits", "12",
+                            "--min-df", "1", "--quiet"])
+    assert r.exit_code == 2, r.output
+    assert f"error: {p}:3: label {other!r} differs from 'neg' only in characters that do not " \
+        "show" in r.stderr, r.stderr
+
+
+def test_label_sep_with_no_line_input_is_refused(tmp_path):
+    """--label-sep ';' with a CSV (or JSON lines) input was accepted and did nothing."""
+    c = tmp_path / "t.csv"
+    c.write_text("text,label\ngood film,pos\nbad film,neg\n")
+    lines = tmp_path / "l.txt"
+    lines.write_text("pos good one\nneg bad one\n")
+    r = runner.invoke(app, ["train", str(c), "--label-sep", ";", "-o", str(tmp_path / "m.npz")])
+    assert r.exit_code == 2 and "csv input has none, so it would be ignored" in r.stderr
+    # beside a line file it applies to, it is taken
+    r = runner.invoke(app, ["train", str(c), str(lines), "--label-sep", " ", "-o",
+                            str(tmp_path / "m.npz"), "--n-bits", "12", "--min-df", "1", "-q"])
+    assert r.exit_code == 0, r.output
+
+
 def test_a_label_in_another_unicode_normalization_is_refused(tmp_path):
     """'bön' written as one code point (NFC) and as 'o' with a combining diaeresis (NFD)
     look the same: they made two classes, 'bön (1), bön (1)', without a word."""
