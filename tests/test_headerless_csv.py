@@ -64,3 +64,18 @@ def test_a_long_first_row_after_blank_lines_is_the_row_skipped(tmp_path):
     docs = read_inputs([path], text_col=["2", "3"], label_col="1", stats=stats)
     assert [(d.label, d.text, d.line) for d in docs] == [("2", "t2 | d2", 4), ("1", "t3 | d3", 5)]
     assert stats.bad_examples == [f"{path}:3: malformed row (expected 3 fields, saw 4)"]
+
+
+@pytest.mark.parametrize("header, col", [("label,text,label", "label"),
+                                         ("label,text,text", "text")])
+def test_a_column_named_twice_in_the_header_is_refused_when_read(tmp_path, header, col):
+    """'label,text,label' trained on the first label column without a word (pandas names
+    the second 'label.1'; a helper's hunt). A repeated name the command does not read
+    is left alone."""
+    p = tmp_path / "t.csv"
+    p.write_text(f"{header}\npos,good film,neg\nneg,bad film,pos\n")
+    with pytest.raises(NBSVMError, match=f"the header names column '{col}' 2 times") as e:
+        list(read_inputs([p]))
+    assert e.value.line == 1 and e.value.path == str(p)
+    p.write_text("label,text,other,other\npos,good film,x,z\nneg,bad film,y,z\n")
+    assert [d.label for d in read_inputs([p])] == ["pos", "neg"]

@@ -131,7 +131,8 @@ def read_table(
                     if names is None:  # the header row's own
                         lines.header(breaks[0])
                         breaks = breaks[1:]
-                    chunk, names = _named_columns(chunk, names)
+                    used = [*text_cols, label_col, weight_col]
+                    chunk, names = _named_columns(chunk, names, used, name)
                 if first and label_optional and label_col not in chunk.columns:
                     label_col = None
                 first = False
@@ -592,12 +593,26 @@ def _line_breaks(chunk) -> list[int]:
     return [0] * len(chunk) if total is None else total.tolist()
 
 
-def _named_columns(chunk, names: list[str] | None) -> tuple[Any, list[str]]:
+def _named_columns(
+    chunk, names: list[str] | None, used: list | None = None, name: str = ""
+) -> tuple[Any, list[str]]:
     """``(chunk, names)``: the chunk with its columns named by the header row, which the
-    first chunk (``names`` None) starts with and loses."""
+    first chunk (``names`` None) starts with and loses. A column the command reads
+    (``used``) that the header names twice is an error: pandas calls the second
+    ``label.1``, and the first was read without a word (``label,text,label``)."""
     if names is None:
-        names = _header_names(chunk.iloc[0].tolist())
+        row = chunk.iloc[0].tolist()
+        names = _header_names(row)
         chunk = chunk.iloc[1:]
+        for col in used or ():
+            at = [i + 1 for i, value in enumerate(row) if value == col]
+            if len(at) > 1:
+                raise NBSVMError(
+                    f"the header names column {col!r} {len(at)} times (fields "
+                    f"{', '.join(map(str, at))}): rename all but the one to read",
+                    path=name,
+                    line=1,
+                )
     chunk.columns = names
     return chunk, names
 
