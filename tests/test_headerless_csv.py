@@ -79,3 +79,19 @@ def test_a_column_named_twice_in_the_header_is_refused_when_read(tmp_path, heade
     assert e.value.line == 1 and e.value.path == str(p)
     p.write_text("label,text,other,other\npos,good film,x,z\nneg,bad film,y,z\n")
     assert [d.label for d in read_inputs([p])] == ["pos", "neg"]
+
+
+@pytest.mark.parametrize("rows, line", [
+    ("good film,pos\nbad film,neg\n\"unterminated film,pos\nfine,pos\n", 4),
+    ("\ngood film,pos\n\"multi\nline\",neg\n\"unterminated film,pos\nfine,pos\n", 6),
+    ("".join(f"row {i},pos\n" for i in range(3000)) + "\"unterminated,pos\nmore,neg\n", 3002),
+])
+def test_a_quote_never_closed_is_named_at_its_line(tmp_path, rows, line):
+    """pandas' 'EOF inside string starting at row 3' named no line, and its row was not
+    the file's (a helper's hunt): the line the quote opens on, blank lines and quoted line
+    breaks counted."""
+    p = tmp_path / "t.csv"
+    p.write_text("text,label\n" + rows)
+    with pytest.raises(NBSVMError, match="a quote opened in this row is never closed") as e:
+        list(read_inputs([p]))
+    assert e.value.line == line and e.value.path == str(p)

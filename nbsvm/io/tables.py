@@ -175,6 +175,16 @@ def _parser_error(error, lines, stats: ReadStats, name: str, kind: str) -> NBSVM
         expected, number, saw = map(int, found.groups())
         line = number if lines is None else lines.line_of(number)
         stats.bad(f"malformed row (expected {expected} fields, saw {saw})", name, line)
+    unclosed = re.search(r"EOF inside string starting at row (\d+)", str(error))
+    if unclosed:  # pandas counts records from 0 (the header's): the line it starts on
+        number = int(unclosed.group(1)) + 1
+        line = number if lines is None else lines.line_of(number)
+        return NBSVMError(
+            f"cannot parse as {kind}: a quote opened in this row is never closed (the rest "
+            "of the file would be one field)",
+            path=name,
+            line=line,
+        )
     return NBSVMError(f"cannot parse as {kind}: {str(error).strip()}", path=name, line=line)
 
 

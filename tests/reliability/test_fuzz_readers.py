@@ -213,9 +213,10 @@ def test_table_parser_error_names_the_line(tmp_path):
                        r"\(--skip-bad-lines skips") as e:   # as skipping it says it
         list(read_table(p))
     assert (e.value.path, e.value.line) == (str(p), 3)
-    p = _one(tmp_path, "q.csv", b'text,label\n"open quote,pos\n')   # other parser errors
-    with pytest.raises(NBSVMError, match="cannot parse as CSV: Error tokenizing"):
+    p = _one(tmp_path, "q.csv", b'text,label\n"open quote,pos\n')   # a quote never closed
+    with pytest.raises(NBSVMError, match="cannot parse as CSV: a quote opened in this row") as e:
         list(read_table(p))
+    assert e.value.line == 2
 
 
 def test_aclimdb_folder_named_like_a_review_is_not_a_document(tmp_path):
