@@ -609,14 +609,16 @@ def _named_columns(
     """``(chunk, names)``: the chunk with its columns named by the header row, which the
     first chunk (``names`` None) starts with and loses. A column the command reads
     (``used``) that the header names twice is an error: pandas calls the second
-    ``label.1``, and the first was read without a word (``label,text,label``)."""
+    ``label.1``, and the first was read without a word (``label,text,label``), unless
+    the command reads one of those names too."""
     if names is None:
         row = chunk.iloc[0].tolist()
         names = _header_names(row)
         chunk = chunk.iloc[1:]
         for col in used or ():
             at = [i + 1 for i, value in enumerate(row) if value == col]
-            if len(at) > 1:
+            # (reading 'text' and 'text.1', pandas' name of the second, is a choice made)
+            if len(at) > 1 and not any(f"{col}.{k}" in used for k in range(1, len(at))):
                 raise NBSVMError(
                     f"the header names column {col!r} {len(at)} times (fields "
                     f"{', '.join(map(str, at))}): rename all but the one to read",
