@@ -615,7 +615,8 @@ def _named_columns(
         row = chunk.iloc[0].tolist()
         names = _header_names(row)
         chunk = chunk.iloc[1:]
-        for col in used or ():
+        used = used or []
+        for col in used:
             at = [i + 1 for i, value in enumerate(row) if value == col]
             # (reading 'text' and 'text.1', pandas' name of the second, is a choice made)
             if len(at) > 1 and not any(f"{col}.{k}" in used for k in range(1, len(at))):

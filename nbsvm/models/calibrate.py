@@ -306,14 +306,17 @@ def with_held_out_copy(
     return result
 
 
-def auto_calibrate(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -> None:
+def auto_calibrate(
+    model: NBSVMClassifier, reread: Reread | None, run: FitRun, skip_why: str | None = None
+) -> None:
     """``calibrate='auto'`` after ``model`` was fitted on all the documents: where
     :func:`needs_calibration` says so, a copy with the same settings trains without the
     held-out tenth, and a temperature fitted on its scores of that tenth becomes
     ``model``'s calibrator. The documents must be readable again (``reread``): from a
     one-shot stream (standard input) the model stays uncalibrated and a
-    ``"calibration skipped"`` event says why; so it does when a class falls wholly in the
-    held-out part."""
+    ``"calibration skipped"`` event says why (``skip_why`` when the caller gives one: a
+    model trained from a lexicon); so it does when a class falls wholly in the held-out
+    part."""
     why = needs_calibration(model)
     if why is None:
         return
@@ -323,7 +326,11 @@ def auto_calibrate(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -
                 "stage": "calibration skipped",
                 "docs": 0,
                 "reason": why,
-                "why": "the training documents cannot be read twice (standard input)",
+                "why": (
+                    f"{skip_why}: its held-out copy would count a lexicon of its own"
+                    if skip_why
+                    else "the training documents cannot be read twice (standard input)"
+                ),
             }
         )
         return

@@ -465,9 +465,18 @@ class NBSVMClassifier(Params):
         from nbsvm.models.run import FitRun
         from nbsvm.models.thresholds import tune_thresholds
 
+        if lexicon is not None and self.threshold == "auto":
+            raise NBSVMError(
+                "threshold='auto' (--threshold auto) tunes on models trained on parts of the "
+                "data, which cannot share a lexicon counted on all of it: leave out the "
+                "lexicon (it is counted in the same pass) or the thresholds"
+            )
         docs = self.read_text_defaults(docs, lexicon, kept)
         mode = mode_of(self)  # calibrate, early_stopping, keep_counts, auto
-        reread = rereadable_or_none(docs)
+        # the held-out copy of auto calibration trains without the lexicon: its classes
+        # and counts were not this model's (a file that then could not be loaded)
+        reread = rereadable_or_none(docs) if lexicon is None else None
+        skip_why = None if lexicon is None else "a model trained from a --lexicon"
         if mode is not None:
             run_mode(self, mode, docs, lexicon, kept, checkpoint, callback, max_memory)
         else:
@@ -475,7 +484,7 @@ class NBSVMClassifier(Params):
             del lexicon  # the run holds the only reference: freed once adopted
             fit.run(docs() if callable(docs) else docs)
         if self.calibrate == "auto":
-            auto_calibrate(self, reread, FitRun(callback, max_memory))
+            auto_calibrate(self, reread, FitRun(callback, max_memory), skip_why)
         if self.threshold == "auto":
             tune_thresholds(self, reread, FitRun(callback, max_memory))
         self.history_: list[dict] = []  # a fit starts the model's history afresh
