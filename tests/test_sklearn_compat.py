@@ -448,3 +448,35 @@ def test_nbsvm_score_takes_sample_weight_as_scikit_learn_does():
     assert clf.score(texts, labels) == accuracy_score(labels, predicted)
     with pytest.raises(NBSVMError, match="0 for every document"):
         clf.score(texts, labels, sample_weight=np.zeros(8))
+
+
+def test_a_grid_of_numpy_numbers_searches_nbsvm_as_python_numbers_do(tmp_path):
+    """GridSearchCV over np.arange(1, 3) for ngrams (n_bits, char_ngrams, hash_seed) ended
+    in 'Object of type int64 is not JSON serializable' when the feature cache was written;
+    epochs, seed and threads as np.int64 and beta as np.float32 were refused as not
+    numbers (a helper's hunt). Each grid now finds what the same grid of Python numbers
+    finds, and a model of numpy settings saves and loads."""
+    from sklearn.model_selection import GridSearchCV
+
+    from nbsvm import NBSVMClassifier
+    rng = np.random.default_rng(0)
+    words = np.array(["good", "great", "fun", "bad", "awful", "dull", "film", "plot", "cast"])
+    y = ["pos" if i % 2 else "neg" for i in range(80)]
+    X = [" ".join([("good" if t == "pos" else "bad"), *rng.choice(words, 8)]) for t in y]
+    # (n_bits, char_ngrams, threads and min_df took the same paths: checked by hand)
+    grids = {"ngrams": [1, 2], "hash_seed": [0, 1], "epochs": [1, 2], "seed": [0, 1],
+             "beta": [0.5, 1.0]}
+    for name, values in grids.items():
+        as_numpy = np.array(values, dtype=np.float32 if name == "beta" else np.int64)
+        found = []
+        for grid in ({name: values}, {name: as_numpy}):
+            gs = GridSearchCV(NBSVMClassifier(n_bits=12, calibrate=None), grid, cv=2,
+                              error_score="raise").fit(X, y)
+            found.append((gs.best_score_, float(gs.best_params_[name])))
+        assert found[0] == found[1], (name, found)
+    clf = NBSVMClassifier(ngrams=np.int64(2), n_bits=np.int64(12), epochs=np.int64(2),
+                          seed=np.int64(3), beta=np.float32(0.5)).fit(X, y)
+    clf.save(tmp_path / "m.npz")
+    back = NBSVMClassifier.load(tmp_path / "m.npz")
+    assert back.get_params()["ngrams"] == 2 and type(back.get_params()["ngrams"]) is int
+    np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))

@@ -54,7 +54,7 @@ class TextSample:
         self.k, self.max_chars = k, max_chars
         self.texts: list[str] = []
         self.seen = 0
-        self._rng = random.Random(seed)
+        self._rng = random.Random(int(seed))  # (numpy's int64 too: a grid of np.arange)
 
     def add(self, text: str) -> None:
         self.seen += 1

@@ -72,7 +72,7 @@ def split(
     class of 30 documents out of the held-out tenth one time in 24 (20 such classes: most
     draws), and the calibration was skipped; its first document always trains, so no class
     is held out whole."""
-    draw, n_held = random.Random(seed).random, 0
+    draw, n_held = random.Random(int(seed)).random, 0
     phase: dict[str | None, float] = {}
     seen: dict[str | None, int] = {}
     for doc in docs:

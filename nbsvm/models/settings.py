@@ -211,7 +211,7 @@ def _check_choices(model: NBSVMClassifier) -> None:
         raise NBSVMError(
             f"unknown interpolation {model.interpolate!r}; allowed: {', '.join(INTERPOLATIONS)}"
         )
-    if not (isinstance(model.beta, (int, float)) and 0.0 <= model.beta <= 1.0):
+    if not (_real(model.beta) and 0.0 <= model.beta <= 1.0):
         raise NBSVMError(f"beta must be in [0, 1], got {model.beta!r}")
     if model.weighting not in WEIGHTINGS:
         raise NBSVMError(f"unknown weighting {model.weighting!r}; allowed: {', '.join(WEIGHTINGS)}")
@@ -248,6 +248,11 @@ def _real(v: object) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)
 
 
+def _whole(v: object) -> bool:
+    """An integer, numpy's too (a grid of ``np.arange(1, 4)``), not a bool."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def _check_numbers(model: NBSVMClassifier) -> None:
     """The numbers: lambda, alpha, eta0, epochs, min_df, threads, seed."""
     for name in ("lam", "alpha"):
@@ -263,14 +268,7 @@ def _check_numbers(model: NBSVMClassifier) -> None:
     eta0: Any = model.eta0
     if not (eta0 in (None, "auto") or (_real(eta0) and np.isfinite(eta0) and eta0 > 0)):
         raise NBSVMError(f"eta0 must be a positive number or 'auto', got {model.eta0!r}")
-    if not (
-        model.epochs is None
-        or (
-            isinstance(model.epochs, int)
-            and not isinstance(model.epochs, bool)
-            and model.epochs >= 1
-        )
-    ):
+    if not (model.epochs is None or (_whole(model.epochs) and model.epochs >= 1)):
         raise NBSVMError(f"epochs must be an integer >= 1, got {model.epochs!r}")
     if not (
         model.min_df is None
@@ -283,13 +281,9 @@ def _check_numbers(model: NBSVMClassifier) -> None:
         raise NBSVMError(
             f"min_df must be an integer >= 1 or None (from the data), got {model.min_df!r}"
         )
-    if not (
-        isinstance(model.threads, int)
-        and not isinstance(model.threads, bool)
-        and 1 <= model.threads <= MAX_THREADS
-    ):
+    if not (_whole(model.threads) and 1 <= model.threads <= MAX_THREADS):
         raise NBSVMError(f"threads must be an integer in [1, {MAX_THREADS}], got {model.threads!r}")
-    if not (isinstance(model.seed, int) and model.seed >= 0):
+    if not (_whole(model.seed) and model.seed >= 0):
         raise NBSVMError(f"seed must be an integer >= 0, got {model.seed!r}")
 
 

@@ -139,6 +139,12 @@ class Hasher:
         for name in ("lowercase", "split_scripts", "nfkc"):
             if not isinstance(getattr(self, name), (bool, np.bool_)):
                 raise NBSVMError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        # numpy's numbers (a grid of np.arange) as Python's: the settings are written as
+        # JSON (the feature cache's, the model's) and compared with those read back
+        for name in ("n_bits", "ngrams", "char_ngrams", "seed", "char_min", "long_words"):
+            object.__setattr__(self, name, int(getattr(self, name)))
+        for name in ("lowercase", "split_scripts", "nfkc"):
+            object.__setattr__(self, name, bool(getattr(self, name)))
 
     @property
     def char_lengths(self) -> range:
