@@ -584,6 +584,10 @@ def test_a_binary_models_score_column_names_its_class(tmp_path):
      "with schedule 'pegasos' does not use --eta0"),
     (["-a", "sgd", "--schedule", "pegasos", "--eta0", "1"], "does not use --eta0"),
     (["-a", "ovr", "--estimator", "sgd", "--l1", "0.3"], "ovr --estimator sgd with penalty 'l2'"),
+    # an unknown name is said as such, not as an idle option (it was "with schedule 'foo'
+    # does not use --eta0")
+    (["-a", "sgd", "--schedule", "foo", "--eta0", "1"], "unknown schedule 'foo'; allowed:"),
+    (["-a", "sgd", "--penalty", "nope", "--l1", "0.5"], "unknown penalty 'nope'; allowed:"),
 ])
 def test_options_a_setting_makes_idle_are_refused(tmp_path, options, refused):
     """Accepted, they trained the default model: the same weights as without them."""
@@ -591,7 +595,7 @@ def test_options_a_setting_makes_idle_are_refused(tmp_path, options, refused):
     from nbsvm.errors import NBSVMError
     flags = dict(zip(options[2::2], options[3::2]))
     with pytest.raises(NBSVMError, match=re.escape(refused)):
-        make_learner_from_options(options[1], {k: (float(v) if k != "--schedule" and k != "--estimator" else v) for k, v in flags.items()})
+        make_learner_from_options(options[1], {k: (float(v) if k not in ("--schedule", "--estimator", "--penalty") else v) for k, v in flags.items()})
     # where they act, they are taken
     make_learner_from_options("sgd", {"--l1": 0.5, "--penalty": "elasticnet"})
     make_learner_from_options("multiclass-hinge", {"--eta0": 9.0, "--schedule": "constant"})

@@ -480,3 +480,14 @@ def test_a_grid_of_numpy_numbers_searches_nbsvm_as_python_numbers_do(tmp_path):
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     assert back.get_params()["ngrams"] == 2 and type(back.get_params()["ngrams"]) is int
     np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))
+
+
+def test_score_and_evaluate_without_labels_say_where_they_go():
+    """clf.score(texts) was "TypeError: 'NoneType' object is not iterable" from deep inside
+    (a helper's hunt)."""
+    from nbsvm import NBSVMClassifier
+    from nbsvm.errors import NBSVMError
+    clf = NBSVMClassifier(n_bits=12).fit(["good film", "bad film"] * 5, ["pos", "neg"] * 5)
+    for method in (clf.score, clf.evaluate):
+        with pytest.raises(NBSVMError, match="compares predictions with the true labels: pass y"):
+            method(["good film"])

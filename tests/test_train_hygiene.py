@@ -4,6 +4,7 @@ the compiled hashing against the mmh3 reference, and the CLI on real IMDB review
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -236,3 +237,21 @@ def test_a_test_set_error_keeps_the_trained_model(tmp_path, extra):
     kept = NBSVMClassifier.load(model)
     assert kept.predict(["good fun"]).shape == (1,)
     assert kept.history_[-1]["inputs"] == [train]  # what it read, as a model saved in full
+
+
+def test_checkpoints_and_kept_caches_refuse_pipes_naming_what_needs_files(tmp_path):
+    """--checkpoint-every on standard input said 'a kept cache needs inputs that are files'
+    (none was asked for), and --keep-cache on a piped /dev/stdin was a FileNotFoundError
+    of '/proc/.../fd/pipe:[...]' (a helper's hunt)."""
+    from nbsvm.data.cachestore import input_identity
+    r, w = os.pipe()
+    try:
+        for path, use in (("-", "--checkpoint-every / --resume"), (f"/dev/fd/{r}", "a kept cache")):
+            with pytest.raises(NBSVMError, match=f"{re.escape(use)} needs inputs that are files"):
+                input_identity(path, use)
+    finally:
+        os.close(r)
+        os.close(w)
+    regular = tmp_path / "r.txt"
+    regular.write_text("pos\tgood\n")
+    assert input_identity(regular)["size"] == 9 and input_identity(tmp_path)["path"]

@@ -35,6 +35,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from nbsvm._version import __version__
@@ -58,22 +59,26 @@ def default_root() -> Path:
     return Path(base) / "nbsvm"
 
 
-def input_identity(path: str | os.PathLike[str]) -> dict:
+def input_identity(path: str | os.PathLike[str], use: str = "a kept cache") -> dict:
     """What identifies an input's content without reading it: path, size, mtime (ns).
 
     A folder of class folders is identified by every document file in them
     (:func:`nbsvm.io.readers.is_document`), in name order (about 30 ms for 25,000 reviews),
-    so editing one review changes it.
+    so editing one review changes it. Standard input, a pipe or a device has no such
+    identity: refused, naming ``use`` (what needs it).
     """
     p = Path(path)
-    if str(path) == "-" or not p.exists():
+    try:  # (os.stat follows /dev/stdin to its pipe; resolve() names a path that is not there)
+        st = None if str(path) == "-" else os.stat(path)
+    except (OSError, ValueError):
+        st = None
+    if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
         raise NBSVMError(
-            "a kept cache needs inputs that are files or folders (their size "
-            "and modification time key the cache)",
+            f"{use} needs inputs that are files or folders (their size and modification "
+            "time identify them): save standard input or a pipe to a file first",
             path=str(path),
         )
     p = p.resolve()
-    st = p.stat()
     if not p.is_dir():
         return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
     digest, n_files, size = hashlib.sha256(), 0, 0

@@ -136,11 +136,15 @@ def _refuse_inactive(algorithm: str, cls, fixed: dict, params: dict, given: dict
     the parameter it set."""
     import inspect
 
+    from nbsvm.learners.registry import resolve
+
     defaults = {name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()}
     for option, (other, acting, what) in ACTS_ONLY_WITH.items():
         if option not in given:
             continue
         value = params.get(other, fixed.get(other, defaults.get(other)))
+        if isinstance(value, str):
+            resolve(other, value)  # an unknown name is said as such, not as this option
         if value is not None and value not in acting:
             raise NBSVMError(
                 f"--algorithm {algorithm} with {other} {value!r} does not use {option}: it is "

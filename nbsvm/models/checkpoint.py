@@ -97,15 +97,18 @@ class Checkpoint:
         (paths, sizes, mtimes), the reader settings and the lexicon file, if any. ``kept``:
         the run's :class:`~nbsvm.data.cachestore.KeptCache`, which has stat'ed every input already
         (an aclImdb folder: 25k files)."""
+        use = "--checkpoint-every / --resume"
         identities = (
-            kept.identity["inputs"] if kept is not None else [input_identity(p) for p in inputs]
+            kept.identity["inputs"]
+            if kept is not None
+            else [input_identity(p, use) for p in inputs]
         )
         identity = {
             "inputs": identities,
             # (empty_label follows --multilabel, a setting checked with the others: a
             # checkpoint written before the reader recorded it still resumes)
             "reader": {k: v for k, v in reader.items() if k != "empty_label"},
-            "lexicon": input_identity(lexicon) if lexicon else None,
+            "lexicon": input_identity(lexicon, use) if lexicon else None,
         }
         return cls(checkpoint_path(output), every=every, resume=resume, identity=identity)
 

@@ -389,9 +389,7 @@ def score(
     sample_weight: Any = None,
 ) -> float:
     """The body of :meth:`~nbsvm.NBSVMClassifier.score`."""
-    texts, labels = texts_and_labels(
-        X, y, text_col, label_col, model.multilabel, columns=getattr(model, "classes_", None)
-    )
+    texts, labels = _labelled(model, X, y, text_col, label_col, "score")
     if not texts:  # the mean of nothing: nan and a numpy warning, where evaluate refuses
         raise NBSVMError("no documents to score")
     weights = np.asarray(sample_weights(sample_weight, len(texts)))
@@ -415,9 +413,7 @@ def evaluate(
     from nbsvm.evaluation.evaluate import evaluate_documents
 
     model.check_fitted()  # (an AttributeError from deep inside, before)
-    texts, labels = texts_and_labels(
-        X, y, text_col, label_col, model.multilabel, columns=getattr(model, "classes_", None)
-    )
+    texts, labels = _labelled(model, X, y, text_col, label_col, "evaluate")
     labels = model.names_of(labels)
     docs = (
         Document(str(label), text, "<input>", i + 1)
@@ -426,3 +422,17 @@ def evaluate(
     return evaluate_documents(cast("NBSVMClassifier", model), docs)
 
     # -- files ----------------------------------------------------------------------------
+
+
+def _labelled(model, X, y, text_col: str, label_col: str, what: str) -> tuple[list[str], list]:
+    """The texts and true labels ``score`` and ``evaluate`` compare the predictions with;
+    without labels an error saying where they go (a TypeError from deep inside, before)."""
+    texts, labels = texts_and_labels(
+        X, y, text_col, label_col, model.multilabel, columns=getattr(model, "classes_", None)
+    )
+    if labels is None:
+        raise NBSVMError(
+            f"{what} compares predictions with the true labels: pass y (or a DataFrame "
+            "holding label_col)"
+        )
+    return texts, labels
