@@ -40,6 +40,19 @@ def test_fit_raises_at_the_diverged_epoch(kw):
     NBSVMClassifier(n_bits=16, min_df=1).fit(X, y)    # the same data at the default eta0
 
 
+@pytest.mark.parametrize("kw, said", [
+    (dict(alpha=1e308), "--alpha 1e+308 is far above 1"),
+    (dict(class_weight={"pos": 1e300}), "--class-weight pos=1e+300 scales the steps"),
+])
+def test_a_divergence_names_the_extreme_setting_it_comes_from(kw, said):
+    """--alpha 1e308 and a class weight of 1e300 diverged with 'Lower --eta0 or raise
+    --lambda' alone (a helper's hunt): the setting far outside its range is named too."""
+    X, y = _data()
+    with pytest.raises(NBSVMError, match="training diverged") as e:
+        NBSVMClassifier(n_bits=16, min_df=1, **kw).fit(X, y)
+    assert said in str(e.value)
+
+
 def test_save_refuses_weights_that_are_not_finite(tmp_path):
     X, y = _data()
     model = NBSVMClassifier(n_bits=16, min_df=1).fit(X, y)

@@ -67,7 +67,26 @@ def refuse_diverged(model: NBSVMClassifier, epoch: int, mean_loss: float) -> Non
     raise NBSVMError(
         f"training diverged in epoch {epoch} (mean loss {mean_loss}): the weights are no "
         f"longer finite. Lower --eta0 (eta0 {model.setting('eta0')}) or raise --lambda"
+        + "".join(f"; {hint}" for hint in _extreme_settings(model))
     )
+
+
+def _extreme_settings(model: NBSVMClassifier) -> list[str]:
+    """Settings far outside what training steps take, which a divergence more likely
+    comes from than eta0 (--alpha 1e308, a class weight of 1e300)."""
+    hints = []
+    alpha = model.alpha
+    if isinstance(alpha, (int, float)) and alpha > 1e6:
+        hints.append(f"--alpha {alpha:g} is far above 1 (the default)")
+    weights = model.class_weight if isinstance(model.class_weight, dict) else {}
+    large = {c: w for c, w in weights.items() if isinstance(w, (int, float)) and w > 1e6}
+    if large:
+        hints.append(
+            "--class-weight "
+            + ", ".join(f"{c}={w:g}" for c, w in large.items())
+            + " scales the steps past what they take"
+        )
+    return hints
 
 
 def data_defaults_event(model: NBSVMClassifier) -> dict:
