@@ -352,3 +352,22 @@ def test_a_model_from_a_lexicon_is_not_auto_calibrated_and_loads(tmp_path):
     with pytest.raises(NBSVMError, match="threshold='auto'.*cannot share a lexicon"):
         NBSVMClassifier(multilabel=True, threshold="auto", n_bits=16).fit_documents(
             [], lexicon=NBLexicon.load(lex))
+
+
+def test_the_summary_says_the_class_counts_of_a_lexicon_are_its_own(tmp_path):
+    """With --lexicon the class counts (the NB prior, balanced weights) are the lexicon's:
+    'documents: 20' beside 'classes: food (10), sports (10), tech (10)' read as a
+    contradiction (a helper's hunt)."""
+    from nbsvm.datasets import fixture
+    runner = CliRunner()
+    lex = tmp_path / "lex.npz"
+    assert runner.invoke(app, ["lexicon", str(fixture("topics.txt")), "--n-bits", "16",
+                               "-o", str(lex)]).exit_code == 0
+    rows = fixture("topics.txt").read_text().splitlines()
+    part = tmp_path / "part.txt"
+    part.write_text("".join(r + "\n" for r in rows if not r.startswith("tech")))
+    r = runner.invoke(app, ["train", str(part), "--lexicon", str(lex), "-o",
+                            str(tmp_path / "m.npz"), "-q"])
+    assert r.exit_code == 0, r.output
+    assert "classes (the lexicon's counts): food (10), sports (10), tech (10)" in r.stdout
+    assert "documents: 20" in r.stdout

@@ -863,7 +863,9 @@ def _documents(paths, *, report, weighted, reading, skip_bad, multilabel, weight
     )
 
 
-def _report_training(clf, job: dict, history, *, plot_path, json_out, output, **_) -> None:
+def _report_training(
+    clf, job: dict, history, *, plot_path, json_out, output, lexicon=None, **_
+) -> None:
     """After training: the --plot, then the test report or the training summary (JSON
     with --json)."""
     from nbsvm.evaluation import plot
@@ -889,7 +891,7 @@ def _report_training(clf, job: dict, history, *, plot_path, json_out, output, **
     elif json_out:  # no test set: the training summary as JSON
         typer.echo(json.dumps(_json_summary(clf, job, output), indent=2))
         return
-    echo_kv(_summary(clf, job, output, plot_path))
+    echo_kv(_summary(clf, job, output, plot_path, from_lexicon=lexicon is not None))
 
 
 def _refuse_with_auto(flag: str, *options) -> None:
@@ -1008,8 +1010,10 @@ def _training_events(progress, silent: bool):
     return on_event
 
 
-def _summary(clf, job: dict, output: str, plot_path) -> dict:
-    """The ``key: value`` lines after training."""
+def _summary(clf, job: dict, output: str, plot_path, from_lexicon: bool = False) -> dict:
+    """The ``key: value`` lines after training (``from_lexicon``: the class counts are the
+    --lexicon's, whose documents may not be these: 'documents: 724' beside 'a (536), z
+    (664)' read as a contradiction)."""
     stats = {}
     cached, resumed, rep = job["feature_cache"], job["resumed_after_epoch"], job["report"]
     if cached is not None:
@@ -1019,7 +1023,9 @@ def _summary(clf, job: dict, output: str, plot_path) -> dict:
     stats.update(
         {
             "documents": clf.n_docs_,
-            "classes": class_counts_line(clf.class_names_, clf.class_counts_),
+            "classes (the lexicon's counts)" if from_lexicon else "classes": class_counts_line(
+                clf.class_names_, clf.class_counts_
+            ),
         }
     )
     if "lexicon_s" in clf.timings_:
