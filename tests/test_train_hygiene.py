@@ -255,3 +255,20 @@ def test_checkpoints_and_kept_caches_refuse_pipes_naming_what_needs_files(tmp_pa
     regular = tmp_path / "r.txt"
     regular.write_text("pos\tgood\n")
     assert input_identity(regular)["size"] == 9 and input_identity(tmp_path)["path"]
+
+
+def test_a_cache_folder_inside_an_input_folder_is_refused(tmp_path):
+    """--keep-cache --cache-dir inside a class-folder input: the next run read the cache as
+    a new class and failed on its files ('UTF-16 text'; a helper's hunt)."""
+    from typer.testing import CliRunner
+
+    from nbsvm.cli import app
+    split = tmp_path / "split"
+    for label, words in (("pos", "good great"), ("neg", "bad awful")):
+        (split / label).mkdir(parents=True)
+        for i in range(4):
+            (split / label / f"{i}.txt").write_text(f"{words} film {i}")
+    r = CliRunner().invoke(app, ["train", str(split), "-o", str(tmp_path / "m.npz"),
+                                 "--keep-cache", "--cache-dir", str(split / "cache")])
+    assert r.exit_code == 2 and "is inside the input folder" in r.output, r.output
+    assert sorted(p.name for p in split.iterdir()) == ["neg", "pos"]

@@ -557,6 +557,7 @@ def _check_files(
     checkpoint_every,
     resume,
     learner,
+    cache_dir=None,
     **_,
 ) -> Reading:
     """Every file this run writes, checked before anything is read: none may be one it
@@ -590,8 +591,26 @@ def _check_files(
     # a missing input or --test file (read after training) is named before anything runs
     refuse_missing_inputs(inputs)
     refuse_missing_inputs(test or (), " (--test)")
+    _refuse_cache_inside(cache_dir, [*inputs, *(test or [])])
     _warn_repeated(inputs, test or [])
     return reading
+
+
+def _refuse_cache_inside(cache_dir, inputs: list[str]) -> None:
+    """A --cache-dir inside an input folder: its files would be read as documents (a class
+    folder of them) by the next run, or the next --test."""
+    if cache_dir is None:
+        return
+    cache = os.path.realpath(cache_dir)
+    for path in inputs:
+        if str(path) == "-" or not os.path.isdir(path):
+            continue
+        folder = os.path.realpath(path)
+        if os.path.commonpath([cache, folder]) == folder:
+            raise NBSVMError(
+                f"--cache-dir {cache_dir} is inside the input folder {path}: the next run "
+                "would read its files as documents; choose a folder outside the inputs"
+            )
 
 
 def _warn_repeated(inputs: list[str], test: list[str]) -> None:
