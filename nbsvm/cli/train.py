@@ -1052,6 +1052,31 @@ def _summary(clf, job: dict, output: str, plot_path, from_lexicon: bool = False)
     if "cache_ngrams" in clf.timings_:  # the size of what the epochs stream from disk
         stats["feature cache n-grams"] = clf.timings_["cache_ngrams"]
         stats["feature cache MB"] = f"{clf.timings_['cache_bytes'] / 2**20:.1f}"
+    stats.update(_chosen_lines(clf))
+    stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
+    if rep is not None:
+        stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
+        stats["test eval seconds"] = f"{rep['timings']['eval_s']:.2f}"
+        if "epoch_eval_s" in rep["timings"]:
+            stats["test eval after each epoch seconds (in training)"] = (
+                f"{rep['timings']['epoch_eval_s']:.2f}"
+            )
+    stats.update(
+        {
+            "total seconds": f"{job['total_s']:.2f}",
+            "save seconds": f"{job['save_s']:.2f}",
+            "saved": output,
+        }
+    )
+    if plot_path is not None:
+        stats["plot"] = plot_path
+    return stats
+
+
+def _chosen_lines(clf) -> dict:
+    """The summary's lines of what the fit chose: eta0, the data's defaults, the search,
+    early stopping, the calibration."""
+    stats: dict = {}
     if hasattr(clf, "eta0_"):
         stats["eta0 (auto)"] = clf.eta0_
     for name in clf.data_defaulted():
@@ -1076,23 +1101,6 @@ def _summary(clf, job: dict, output: str, plot_path, from_lexicon: bool = False)
         stats["calibration"] = calibration_line(
             {"method": clf.calibrate, **clf.calibration_report_}
         )
-    stats["training seconds"] = f"{clf.timings_['train_s']:.2f}"
-    if rep is not None:
-        stats["waiting for test hashing seconds"] = f"{rep['timings']['wait_test_hash_s']:.2f}"
-        stats["test eval seconds"] = f"{rep['timings']['eval_s']:.2f}"
-        if "epoch_eval_s" in rep["timings"]:
-            stats["test eval after each epoch seconds (in training)"] = (
-                f"{rep['timings']['epoch_eval_s']:.2f}"
-            )
-    stats.update(
-        {
-            "total seconds": f"{job['total_s']:.2f}",
-            "save seconds": f"{job['save_s']:.2f}",
-            "saved": output,
-        }
-    )
-    if plot_path is not None:
-        stats["plot"] = plot_path
     return stats
 
 
