@@ -407,13 +407,19 @@ def test_a_lone_surrogate_is_learned_as_u_fffd(model_file):
     assert requests[0]["texts"] == ["bad \ufffd text"]
 
 
-def test_a_torn_last_line_is_cut_before_the_next_request(model_file):
+def journal_after_one_request(model_file, tail: str) -> Path:
+    """The journal of a server that learned one request, with ``tail`` appended."""
     with app_client(model_file) as client:
         assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
         wait_in_process(client, 0)
     journal = journal_path(str(model_file))
     with open(journal, "a") as f:
-        f.write('{"seq": 1, "texts": ["torn')                 # a crash mid-write
+        f.write(tail)
+    return journal
+
+
+def test_a_torn_last_line_is_cut_before_the_next_request(model_file):
+    journal = journal_after_one_request(model_file, '{"seq": 1, "texts": ["torn')  # a crash
     with app_client(model_file) as client:
         r = post(client, {"text": PHRASE, "label": "neg"})
         assert r.status_code == 202 and r.json()["sequence"] == 1
@@ -436,12 +442,7 @@ def test_a_damaged_journal_is_said_naming_its_line(model_file, line, said):
     """An edited or damaged journal line was a KeyError, TypeError or ValueError at the
     server's start (a helper's hunt): now an error naming the journal and the line."""
     from nbsvm.errors import NBSVMError
-    with app_client(model_file) as client:
-        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
-        wait_in_process(client, 0)
-    journal = journal_path(str(model_file))
-    with open(journal, "a") as f:
-        f.write(line + "\n")
+    journal = journal_after_one_request(model_file, line + "\n")
     with pytest.raises(NBSVMError, match="not a journal line") as e:
         app_client(model_file).__enter__()
     assert said in str(e.value) and e.value.path == str(journal) and e.value.line == 4
@@ -449,12 +450,9 @@ def test_a_damaged_journal_is_said_naming_its_line(model_file, line, said):
 
 def test_a_journal_whose_requests_cannot_be_learned_is_named(model_file):
     from nbsvm.errors import NBSVMError
-    with app_client(model_file) as client:
-        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
-        wait_in_process(client, 0)
-    journal = journal_path(str(model_file))
-    with open(journal, "a") as f:
-        f.write('{"seq": 1, "texts": ["a b"], "labels": ["zzz"]}\n')
+    journal = journal_after_one_request(
+        model_file, '{"seq": 1, "texts": ["a b"], "labels": ["zzz"]}\n'
+    )
     with pytest.raises(NBSVMError, match="requests 1-1 cannot be learned: .*'zzz'") as e:
         app_client(model_file).__enter__()
     assert e.value.path == str(journal)
