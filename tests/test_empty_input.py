@@ -212,6 +212,27 @@ def test_min_df_above_every_bucket_is_an_error_not_a_prior_only_model(task, tmp_
     assert NBSVMClassifier(n_bits=16, min_df=2, multilabel=task == "multilabel").fit(X, y)
 
 
+@pytest.mark.parametrize("task", ["binary", "multiclass", "multilabel"])
+def test_documents_that_are_all_empty_are_an_error_not_a_prior_only_model(task, tmp_path):
+    """Documents without a word (the text in another column, say) trained a model of the
+    class prior alone, saved without a word (a helper's hunt)."""
+    y = {"binary": ["pos", "neg"] * 3, "multiclass": ["a", "b", "c"] * 2,
+         "multilabel": [["a"], ["a", "b"], ["b"]] * 2}[task]
+    clf = NBSVMClassifier(n_bits=12, multilabel=task == "multilabel")
+    with pytest.raises(NBSVMError, match="every document is empty"):
+        clf.fit(["", " ", "\t", "", "  ", ""], y)
+    if task != "binary":
+        return
+    f = tmp_path / "e.txt"
+    f.write_text("pos\t \nneg\t\npos\t \nneg\t \n")
+    from typer.testing import CliRunner
+
+    from nbsvm.cli import app
+    r = CliRunner().invoke(app, ["train", str(f), "-o", str(tmp_path / "m.npz")])
+    assert r.exit_code == 2 and "every document is empty" in r.stderr, r.output
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_holding_out_almost_every_document_still_trains_each_class():
     """validation_fraction 0.99 held out every document ('/tmp/nbsvm-cache-XXXX/train: no
     training documents', then 'no training documents: validation_fraction 0.99'); each

@@ -237,6 +237,11 @@ def refuse_none_kept(n_kept: int, n_seen: int, min_df: int) -> None:
             f"no n-gram is kept: min_df={min_df} is above the documents of every one of "
             f"the {n_seen:,} buckets seen (lower --min-df)"
         )
+    if n_seen == 0:  # (it trained a model of the prior alone, without a word)
+        raise NoneKept(
+            "every document is empty: no word or character n-gram was read, so the model "
+            "could only predict the class prior (is the text in another column or field?)"
+        )
 
 
 def seen_buckets(cache: FeatureCache, n_bits: int) -> np.ndarray | None:
