@@ -412,3 +412,14 @@ def test_a_lexicons_default_alpha_is_resolved_by_the_model_that_trains_on_it(tmp
     assert run(app, ["train", str(data), "--multilabel", "--n-bits", "12",
                      "-o", str(tmp_path / "c.npz"), "-q"]).exit_code == 0
     assert NBSVMClassifier.load(tmp_path / "c.npz").setting("alpha") == 0.5
+
+
+def test_a_checkpoint_refused_for_a_calibration_turned_off_says_none(tmp_path):
+    """--calibrate none (None) beside the default 'auto' read "calibrate: 'auto' there,
+    default now", as if none were the default (a helper's hunt)."""
+    from nbsvm.models.checkpoint import Checkpoint
+    path = tmp_path / "m.checkpoint.npz"
+    Checkpoint(path, every=1).write(NBSVMClassifier().get_params(), 1,
+                                    np.random.default_rng(0), {}, {"x": np.zeros(1)})
+    with pytest.raises(NBSVMError, match=r"\(calibrate: 'auto' there, none now\)"):
+        Checkpoint(path, resume=True).read(NBSVMClassifier(calibrate=None).get_params(), 10)

@@ -172,8 +172,8 @@ class Checkpoint:
             names = {"lam": "lambda"}  # as the options name them
             # the checkpoint's values beside: a default changed since is then plain to see
             shown = "; ".join(
-                f"{names.get(k, k)}: {_brief(saved.get(k))} there, "
-                f"{_brief(mine['params'].get(k))} now"
+                f"{names.get(k, k)}: {_brief(saved.get(k), k)} there, "
+                f"{_brief(mine['params'].get(k), k)} now"
                 for k in diff
             )
             raise NBSVMError(
@@ -326,11 +326,16 @@ def _lam_default_as_written(mine: dict, theirs: dict) -> dict:
     return theirs
 
 
-def _brief(value: object) -> str:
-    """A setting's value in a message: ``default`` for one left unset, else its repr cut
-    to 60 characters (a class_weight of 300 classes)."""
+#: the settings whose None is not their default ('auto'): None says they are off
+_NONE_IS_OFF = {"calibrate": "none"}
+
+
+def _brief(value: object, name: str = "") -> str:
+    """A setting's value in a message: ``default`` for one left unset (``none`` for a
+    calibration turned off, whose default is 'auto'), else its repr cut to 60 characters
+    (a class_weight of 300 classes)."""
     if value is None:
-        return "default"
+        return _NONE_IS_OFF.get(name, "default")
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
