@@ -325,7 +325,7 @@ def test_a_backend_learner_that_auto_chose_is_calibrated_and_one_given_by_hand_i
     assert list(chosen.predict(texts)) == list(by_hand.predict(texts))
 
 
-def test_a_model_from_a_lexicon_is_not_auto_calibrated_and_loads(tmp_path):
+def test_a_model_from_a_lexicon_of_other_classes_is_not_auto_calibrated_and_loads(tmp_path):
     """Auto calibration's held-out copy trained without the --lexicon: from a lexicon of
     more classes than the training data, the saved model's calibration did not fit its
     outputs and the file could not be loaded ('calibration sizes do not match the
@@ -342,12 +342,16 @@ def test_a_model_from_a_lexicon_is_not_auto_calibrated_and_loads(tmp_path):
     part.write_text("".join(r + "\n" for r in rows if not r.startswith("tech")))
     r = runner.invoke(app, ["train", str(part), "--lexicon", str(lex), "-o", str(model)])
     assert r.exit_code == 0, r.output
-    assert "probabilities not calibrated (3 classes): a model trained from a --lexicon" in \
-        " ".join(r.stderr.split())
+    assert "probabilities not calibrated (3 classes): the training documents hold 2 of the " \
+        "model's 3 classes (those of its --lexicon)" in " ".join(r.stderr.split())
     back = NBSVMClassifier.load(model)                 # loads: was a corrupted-file error
     assert back.calibrator_ is None and len(back.classes_) == 3
     texts = [r.split("\t", 1)[1] for r in rows]
     np.testing.assert_allclose(back.predict_proba(texts).sum(axis=1), 1.0)
+    # the lexicon's own classes in the training data: calibrated as before
+    r = runner.invoke(app, ["train", str(fixture("topics.txt")), "--lexicon", str(lex), "-o",
+                            str(model), "-q"])
+    assert r.exit_code == 0 and NBSVMClassifier.load(model).calibrator_ is not None, r.output
     from nbsvm.lexicon.nblexicon import NBLexicon
     with pytest.raises(NBSVMError, match="threshold='auto'.*cannot share a lexicon"):
         NBSVMClassifier(multilabel=True, threshold="auto", n_bits=16).fit_documents(

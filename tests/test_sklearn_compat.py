@@ -476,6 +476,8 @@ def test_a_grid_of_numpy_numbers_searches_nbsvm_as_python_numbers_do(tmp_path):
         assert found[0] == found[1], (name, found)
     clf = NBSVMClassifier(ngrams=np.int64(2), n_bits=np.int64(12), epochs=np.int64(2),
                           seed=np.int64(3), beta=np.float32(0.5)).fit(X, y)
+    NBSVMClassifier(n_bits=12, early_stopping=True, n_iter_no_change=np.int64(2),
+                    validation_fraction=np.float32(0.2), time_budget=np.float32(5)).fit(X, y)
     clf.save(tmp_path / "m.npz")
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     assert back.get_params()["ngrams"] == 2 and type(back.get_params()["ngrams"]) is int

@@ -257,9 +257,11 @@ def test_checkpoints_and_kept_caches_refuse_pipes_naming_what_needs_files(tmp_pa
     assert input_identity(regular)["size"] == 9 and input_identity(tmp_path)["path"]
 
 
-def test_a_cache_folder_inside_an_input_folder_is_refused(tmp_path):
-    """--keep-cache --cache-dir inside a class-folder input: the next run read the cache as
-    a new class and failed on its files ('UTF-16 text'; a helper's hunt)."""
+def test_a_cache_folder_that_is_an_input_folder_is_refused(tmp_path):
+    """--keep-cache --cache-dir naming the class-folder input: the next run read the caches
+    as new classes and failed on their files ('UTF-16 text'; a helper's hunt). A folder
+    below it (a hidden one, or one inside a class folder) is skipped by the reader, and
+    stays allowed."""
     from typer.testing import CliRunner
 
     from nbsvm.cli import app
@@ -269,6 +271,11 @@ def test_a_cache_folder_inside_an_input_folder_is_refused(tmp_path):
         for i in range(4):
             (split / label / f"{i}.txt").write_text(f"{words} film {i}")
     r = CliRunner().invoke(app, ["train", str(split), "-o", str(tmp_path / "m.npz"),
-                                 "--keep-cache", "--cache-dir", str(split / "cache")])
-    assert r.exit_code == 2 and "is inside the input folder" in r.output, r.output
+                                 "--keep-cache", "--cache-dir", str(split)])
+    assert r.exit_code == 2 and "is the input folder" in r.output, r.output
     assert sorted(p.name for p in split.iterdir()) == ["neg", "pos"]
+    for _ in range(2):   # a hidden cache folder below it: kept, then reused
+        r = CliRunner().invoke(app, ["train", str(split), "-o", str(tmp_path / "m.npz"),
+                                     "--keep-cache", "--cache-dir", str(split / ".cache"),
+                                     "--n-bits", "12", "--min-df", "1", "-q"])
+        assert r.exit_code == 0, r.output

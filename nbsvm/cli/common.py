@@ -454,6 +454,11 @@ def prepare_reading(
     outputs checked and claimed (:func:`claim_outputs` of ``reads`` and ``outputs``)."""
     resolved = replace(reading, text_col=text_columns(reading.text_col, reading.label_col))
     claim_outputs(reads, **outputs)
+    if reading.label_sep != "\t":  # every text input of the command, --test files too
+        from nbsvm.io.readers import refuse_idle_label_sep
+
+        texts = [p for what in ("an input", "a --test file") for p in reads.get(what) or ()]
+        refuse_idle_label_sep(texts, reading.fmt, reading.label_sep)
     return resolved
 
 

@@ -597,19 +597,17 @@ def _check_files(
 
 
 def _refuse_cache_inside(cache_dir, inputs: list[str]) -> None:
-    """A --cache-dir inside an input folder: its files would be read as documents (a class
-    folder of them) by the next run, or the next --test."""
+    """A --cache-dir that is an input folder: its cache folders would be read as class
+    folders of documents by the next run (a folder below a class folder, or a hidden one,
+    is skipped by the reader: those are left alone)."""
     if cache_dir is None:
         return
     cache = os.path.realpath(cache_dir)
     for path in inputs:
-        if str(path) == "-" or not os.path.isdir(path):
-            continue
-        folder = os.path.realpath(path)
-        if os.path.commonpath([cache, folder]) == folder:
+        if str(path) != "-" and os.path.isdir(path) and os.path.realpath(path) == cache:
             raise NBSVMError(
-                f"--cache-dir {cache_dir} is inside the input folder {path}: the next run "
-                "would read its files as documents; choose a folder outside the inputs"
+                f"--cache-dir {cache_dir} is the input folder {path}: the next run would "
+                "read its caches as classes of documents; choose a folder outside the inputs"
             )
 
 

@@ -185,14 +185,6 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
     """The documents of :func:`read_inputs`, its arguments checked."""
     known: set = set()
     folded: dict = {}
-    inputs = list(inputs)
-    if s.label_sep != "\t" and inputs:
-        kinds = sorted({_kind_of(src, fmt) for src in inputs})
-        if "labeled-lines" not in kinds:  # (one such input of several takes it)
-            raise NBSVMError(
-                f"--label-sep ends the label of each line of labeled-lines input; "
-                f"{', '.join(kinds)} input has none, so it would be ignored: leave it out"
-            )
     for src in inputs:
         if (
             not hasattr(src, "read")
@@ -206,7 +198,8 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
             n += 1
             if s.labeled and doc[0] not in known:
                 _check_case(doc, known, folded)
-                if s.several_labels and doc.label and SEPARATOR in doc.label:
+                # (empty_label: a multi-label task; a lexicon's keys may be class names)
+                if s.empty_label and doc.label and SEPARATOR in doc.label:
                     _check_members(doc, known, folded)
             yield doc
         if n == 0:
@@ -251,7 +244,7 @@ def _check_case(doc: Document, known: set, folded: dict):
             else "differs only in case from {!r}"
             if other.casefold() == nfc.casefold()
             else "differs from {!r} only in characters that do not show (zero-width, "
-            "control) or in their width (fullwidth letters, NFKC)"
+            "control) or in their width (fullwidth letters)"
         )
         raise NBSVMError(
             f"label {doc.label!r} {how.format(label)} (first seen at {source}:{line}); "
@@ -265,18 +258,51 @@ def _check_case(doc: Document, known: set, folded: dict):
         folded[number] = (doc.label, doc.source, doc.line)
 
 
+def refuse_idle_label_sep(inputs: Iterable, fmt: str, label_sep: str) -> None:
+    """Refuse a ``label_sep`` that no input would use: it ends the label of labeled-lines
+    input only (``--label-sep ';'`` with a CSV did nothing, without a word). One such
+    input among those of a command (its --test files included) takes it."""
+    inputs = list(inputs)
+    if label_sep == "\t" or not inputs:
+        return
+    fmt = normalize_format(fmt)
+    kinds = sorted({_kind_of(src, fmt) for src in inputs})
+    if "labeled-lines" not in kinds:
+        raise NBSVMError(
+            f"--label-sep ends the label of each line of labeled-lines input; "
+            f"{', '.join(kinds)} input has none, so it would be ignored: leave it out"
+        )
+
+
 def _kind_of(src, fmt: str) -> str:
     """The format ``src`` is read in: ``fmt``, or for ``auto`` the one its path says."""
     kind = detect_format(src) if fmt == "auto" and not hasattr(src, "read") else fmt
     return "labeled-lines" if kind == "auto" else kind
 
 
+#: characters that do not show and join or shape nothing: zero-width space, word joiner,
+#: soft hyphen, BOM, the direction marks and embeddings (not the zero-width joiner, which
+#: makes 🧑‍🌾 of 🧑🌾, nor the tag characters of flags)
+_INVISIBLE = frozenset(
+    "\u200b\u2060\u00ad\ufeff\u200e\u200f\u061c"
+    + "".join(map(chr, range(0x202A, 0x202F)))
+    + "".join(map(chr, range(0x2066, 0x206A)))
+)
+
+
 def _shown(label: str) -> str:
-    """A label as it reads on screen: NFKC (fullwidth 'ｐｏｓ' is 'pos'), case folded, without
-    control and format characters ('\u200bneg' and 'pos\x00' each became a class beside
-    'neg' and 'pos', printed alike)."""
-    text = unicodedata.normalize("NFKC", label).casefold()
-    return "".join(c for c in text if unicodedata.category(c) not in ("Cc", "Cf"))
+    """A label as it reads on screen: case folded, fullwidth and halfwidth forms as their
+    plain letters ('ｐｏｓ' is 'pos'), without control characters and :data:`_INVISIBLE`
+    ones ('\u200bneg' and 'pos\x00' each became a class beside 'neg' and 'pos', printed
+    alike). Other compatibility forms stay apart ('m²' is not 'm2')."""
+    out = []
+    for c in unicodedata.normalize("NFC", label):
+        if c in _INVISIBLE or unicodedata.category(c) == "Cc":
+            continue
+        if unicodedata.decomposition(c).startswith(("<wide>", "<narrow>")):
+            c = unicodedata.normalize("NFKC", c)
+        out.append(c)
+    return "".join(out).casefold()
 
 
 def _read_one(src, fmt, s: _Settings) -> Iterator[Document]:

@@ -306,17 +306,15 @@ def with_held_out_copy(
     return result
 
 
-def auto_calibrate(
-    model: NBSVMClassifier, reread: Reread | None, run: FitRun, skip_why: str | None = None
-) -> None:
+def auto_calibrate(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -> None:
     """``calibrate='auto'`` after ``model`` was fitted on all the documents: where
     :func:`needs_calibration` says so, a copy with the same settings trains without the
     held-out tenth, and a temperature fitted on its scores of that tenth becomes
     ``model``'s calibrator. The documents must be readable again (``reread``): from a
     one-shot stream (standard input) the model stays uncalibrated and a
-    ``"calibration skipped"`` event says why (``skip_why`` when the caller gives one: a
-    model trained from a lexicon); so it does when a class falls wholly in the held-out
-    part."""
+    ``"calibration skipped"`` event says why; so it does when a class falls wholly in the
+    held-out part, or the copy's classes are not the model's (a model trained from a
+    lexicon of other classes: the copy counts its own)."""
     why = needs_calibration(model)
     if why is None:
         return
@@ -326,17 +324,20 @@ def auto_calibrate(
                 "stage": "calibration skipped",
                 "docs": 0,
                 "reason": why,
-                "why": (
-                    f"{skip_why}: its held-out copy would count a lexicon of its own"
-                    if skip_why
-                    else "the training documents cannot be read twice (standard input)"
-                ),
+                "why": "the training documents cannot be read twice (standard input)",
             }
         )
         return
     t0 = time.perf_counter()
 
     def fit_calibrator(copy, scores, truth):
+        if list(copy.class_names_) != list(model.class_names_):
+            # a --lexicon of other classes: a calibration of the copy's outputs would not
+            # fit the model's (a file no command could load)
+            raise NBSVMError(
+                f"the training documents hold {len(copy.class_names_)} of the model's "
+                f"{len(model.class_names_)} classes (those of its --lexicon)"
+            )
         check_every_class_held_out(copy, truth)
         calibrator = Calibrator(AUTO_METHOD, model.multilabel).fit(scores, truth)
         return calibrator, reliability(copy, calibrator, scores, truth)

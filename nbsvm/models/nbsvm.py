@@ -473,10 +473,7 @@ class NBSVMClassifier(Params):
             )
         docs = self.read_text_defaults(docs, lexicon, kept)
         mode = mode_of(self)  # calibrate, early_stopping, keep_counts, auto
-        # the held-out copy of auto calibration trains without the lexicon: its classes
-        # and counts were not this model's (a file that then could not be loaded)
-        reread = rereadable_or_none(docs) if lexicon is None else None
-        skip_why = None if lexicon is None else "a model trained from a --lexicon"
+        reread = rereadable_or_none(docs)
         if mode is not None:
             run_mode(self, mode, docs, lexicon, kept, checkpoint, callback, max_memory)
         else:
@@ -484,7 +481,7 @@ class NBSVMClassifier(Params):
             del lexicon  # the run holds the only reference: freed once adopted
             fit.run(docs() if callable(docs) else docs)
         if self.calibrate == "auto":
-            auto_calibrate(self, reread, FitRun(callback, max_memory), skip_why)
+            auto_calibrate(self, reread, FitRun(callback, max_memory))
         if self.threshold == "auto":
             tune_thresholds(self, reread, FitRun(callback, max_memory))
         self.history_: list[dict] = []  # a fit starts the model's history afresh

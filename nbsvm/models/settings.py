@@ -66,19 +66,11 @@ def check_training_options(model: NBSVMClassifier) -> None:
     check_class_weight(model.class_weight)
     if not isinstance(model.early_stopping, (bool, np.bool_)):
         raise NBSVMError(f"early_stopping must be True or False, got {model.early_stopping!r}")
-    if not (
-        isinstance(model.validation_fraction, (int, float))
-        and not isinstance(model.validation_fraction, bool)
-        and 0.0 < model.validation_fraction < 1.0
-    ):
+    if not (_real(model.validation_fraction) and 0.0 < model.validation_fraction < 1.0):
         raise NBSVMError(
             f"validation_fraction must be between 0 and 1, got {model.validation_fraction!r}"
         )
-    if not (
-        isinstance(model.n_iter_no_change, int)
-        and not isinstance(model.n_iter_no_change, bool)
-        and model.n_iter_no_change >= 1
-    ):
+    if not (_whole(model.n_iter_no_change) and model.n_iter_no_change >= 1):
         raise NBSVMError(
             f"n_iter_no_change must be an integer >= 1, got {model.n_iter_no_change!r}"
         )
@@ -291,11 +283,7 @@ def _check_modes(model: NBSVMClassifier) -> None:
     """auto and its budget and metric, the training modes, multi-label."""
     if not isinstance(model.auto, (bool, np.bool_)):
         raise NBSVMError(f"auto must be True or False, got {model.auto!r}")
-    if not (
-        isinstance(model.time_budget, (int, float))
-        and not isinstance(model.time_budget, bool)
-        and 0 < model.time_budget < float("inf")
-    ):
+    if not (_real(model.time_budget) and 0 < model.time_budget < float("inf")):
         raise NBSVMError(
             f"time_budget must be a positive number of seconds, got {model.time_budget!r}"
         )

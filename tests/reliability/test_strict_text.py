@@ -405,6 +405,43 @@ def test_a_label_that_differs_only_where_it_does_not_show_is_refused(tmp_path, o
         "show" in r.stderr, r.stderr
 
 
+def test_labels_that_look_different_stay_apart(tmp_path):
+    """The check of invisible characters and width must not merge labels that show
+    differently (a review found the flags of England and Scotland, tag characters apart,
+    and 'm²' beside 'm2' refused): each stays a class."""
+    england = "\U0001F3F4" + "".join(chr(0xE0000 + ord(c)) for c in "gbeng") + "\U000E007F"
+    scotland = "\U0001F3F4" + "".join(chr(0xE0000 + ord(c)) for c in "gbsct") + "\U000E007F"
+    farmer, apart = "\U0001F9D1\u200d\U0001F33E", "\U0001F9D1\U0001F33E"   # a ZWJ joins them
+    labels = [england, scotland, "m²", "m2", farmer, apart]
+    p = tmp_path / "l.txt"
+    p.write_text("".join(f"{lab}\tword{i} film\n" for i, lab in enumerate(labels)), encoding="utf-8")
+    assert [d.label for d in read_inputs([p])] == labels
+
+
+def test_a_lexicon_of_class_names_with_commas_is_not_read_as_label_sets(tmp_path):
+    """nbsvm lexicon reads label sets as they are: 'Health, Household' beside 'household'
+    in a single-label corpus is two classes, as train reads them (a review found the
+    member check refusing it in the lexicon alone)."""
+    p = tmp_path / "l.txt"
+    p.write_text("Health, Household\tsoap\nhousehold\tbroom\nfood\tbread\n")
+    for command in (["lexicon", str(p), "-o", str(tmp_path / "l.npz")],
+                    ["train", str(p), "-o", str(tmp_path / "m.npz"), "--n-bits", "12"]):
+        r = runner.invoke(app, [*command, "--quiet"])
+        assert r.exit_code == 0, r.output
+
+
+def test_label_sep_counts_the_test_files_too(tmp_path):
+    """train --label-sep ' ' of a line file with a --test CSV: the separator serves the
+    training file, and the test set is scored (a review found it refused once trained)."""
+    lines = tmp_path / "l.txt"
+    lines.write_text("pos good one\nneg bad one\npos great two\nneg awful two\n")
+    c = tmp_path / "t.csv"
+    c.write_text("text,label\ngood film,pos\nbad film,neg\n")
+    r = runner.invoke(app, ["train", str(lines), "--label-sep", " ", "--test", str(c), "-o",
+                            str(tmp_path / "m.npz"), "--n-bits", "12", "--min-df", "1", "-q"])
+    assert r.exit_code == 0 and "accuracy" in r.stdout, r.output
+
+
 def test_label_sep_with_no_line_input_is_refused(tmp_path):
     """--label-sep ';' with a CSV (or JSON lines) input was accepted and did nothing."""
     c = tmp_path / "t.csv"
