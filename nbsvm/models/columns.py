@@ -237,11 +237,6 @@ def refuse_none_kept(n_kept: int, n_seen: int, min_df: int) -> None:
             f"no n-gram is kept: min_df={min_df} is above the documents of every one of "
             f"the {n_seen:,} buckets seen (lower --min-df)"
         )
-    if n_seen == 0:  # (it trained a model of the prior alone, without a word)
-        raise NoneKept(
-            "every document is empty: no word or character n-gram was read, so the model "
-            "could only predict the class prior (is the text in another column or field?)"
-        )
 
 
 def seen_buckets(cache: FeatureCache, n_bits: int) -> np.ndarray | None:
@@ -363,6 +358,11 @@ def adopt(model: NBSVMClassifier, columns: Columns) -> None:
         raise NBSVMError(
             f"class {empty[0]!r} has only documents of weight 0 (--weight-col, "
             "sample_weight): every class needs a document of weight > 0"
+        )
+    if columns.n_seen_buckets == 0:  # (it trained a model of the prior alone, without a word)
+        raise NoneKept(
+            "every document is empty: no word or character n-gram was read, so the model "
+            "could only predict the class prior (is the text in another column or field?)"
         )
     model.class_names_, model.class_counts_ = Labels(columns.classes), columns.class_counts
     model.n_seen_buckets_ = columns.n_seen_buckets
