@@ -984,6 +984,11 @@ def lone_classes_line(event: dict) -> str:
     more = f" and {event['alone'] - len(event['shown'])} more" if event["alone"] > 3 else ""
     holds = "holds one document" if event["alone"] == 1 else "hold one document each"
     line = f"note: {event['alone']} of {event['classes']} classes {holds}: {shown}{more}"
+    if event.get("held_out"):
+        return line + (
+            f" in the part left for training after --valid {event['held_out']:g} held out "
+            "the rest: a smaller --valid leaves more to train on"
+        )
     if event["stage"] == "lone classes, most":
         return line + (
             ": is the text where the label should be? Lines are label<TAB>text (--label-col"

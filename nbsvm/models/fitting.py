@@ -122,6 +122,9 @@ def lone_classes_event(model: NBSVMClassifier, cache: FeatureCache) -> dict | No
         "classes": int(counts.size),
         "documents": int(counts.sum()),
         "shown": shown,
+        # early stopping counted the part left for training: the split, not the file, can
+        # leave a class one document (--valid 0.99 of a small file)
+        "held_out": float(model.validation_fraction) if model.early_stopping else None,
     }
 
 

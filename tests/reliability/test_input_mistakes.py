@@ -78,6 +78,13 @@ def test_classes_of_one_document_are_named_with_their_line(tmp_path):
             "--text-col", "review")
     assert r.returncode == 0 and "skipped a header line" in r.stderr
     assert "hold one document" not in r.stderr and "holds one document" not in r.stderr
+    # a class left one document by --valid's split is said as such, not as a header line
+    six = tmp_path / "six.txt"
+    six.write_text("pos\tgood\nneg\tbad\npos\tgreat\nneg\tawful\npos\tfine\nneg\tdull\n")
+    r = run("train", six, "-o", tmp_path / "v.npz", "--n-bits", "12", "--valid", "0.6")
+    squeezed = "".join(r.stderr.split())
+    assert "inthepartleftfortrainingafter--valid0.6heldouttherest" in squeezed, r.stderr
+    assert "headerline" not in squeezed
 
 
 def test_header_of_other_columns_is_refused_with_the_way_to_read_it(tmp_path):
