@@ -226,6 +226,10 @@ POST_ERRORS = _errors(
     e415="the body is not sent as application/json",
     e422="the body is not a valid request (what and where)",
 )
+EXPLAIN_ERRORS = {
+    **POST_ERRORS,
+    **_errors(e503="too many explanations waiting (Retry-After)"),
+}
 LEARN_ERRORS = _errors(
     e401="no or another token than --learn's (Authorization: Bearer TOKEN)",
     e403="learning over HTTP is off (--learn), or a cross-origin request",
@@ -441,6 +445,12 @@ def _add_scoring_routes(
         return await predict_with(name, req)
 
 
+#: explanations a worker holds waiting or running (more: 503 with Retry-After)
+MAX_EXPLAIN_QUEUE = 64
+#: the status of a request whose client left before it was served (nginx's 499)
+CLIENT_GONE = 499
+
+
 def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) -> None:
     """``POST /explain`` and ``/models/{name}/explain`` (texts up to ``max_chars``: see
     :data:`MAX_EXPLAIN_CHARS`)."""
@@ -450,6 +460,7 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
     # queue waits on the event loop, not in the thread pool: a hundred waiting explains
     # held the pool's 40 threads, and a long /predict, a reload or /learn waited 17 s
     one_at_a_time = anyio.Lock()
+    queued = [0]  # explanations waiting or running
 
     def explained(s, req: ExplainRequest) -> JSONResponse:
         found = explanation(s.model, valid_unicode(req.text), req.class_)
@@ -458,7 +469,7 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
         # waited on them)
         return JSONResponse(dict(found, model=s.name, version=s.version))
 
-    async def explain_with(name, req: ExplainRequest):
+    async def explain_with(name, req: ExplainRequest, request: Request):
         s = served(name if name is not None else req.model)
         if len(req.text) > max_chars:
             raise HTTPException(
@@ -466,8 +477,22 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
                 f"the text has {len(req.text):,} characters; /explain takes at most "
                 f"{max_chars:,} (--max-explain-chars): explain a part of it",
             )
-        async with one_at_a_time:
-            answer = await run_in_threadpool(explained, s, req)
+        if queued[0] >= MAX_EXPLAIN_QUEUE:  # each takes up to 0.1 s: a bounded wait
+            raise HTTPException(
+                503,
+                f"{queued[0]} explanations are waiting: try again shortly",
+                headers={"Retry-After": "1"},
+            )
+        queued[0] += 1
+        try:
+            async with one_at_a_time:
+                # a client gone while its request waited is not explained: 300 requests
+                # sent and dropped at once held every later /explain for 40 s
+                if await request.is_disconnected():
+                    return Response(status_code=CLIENT_GONE)
+                answer = await run_in_threadpool(explained, s, req)
+        finally:
+            queued[0] -= 1
         metrics.documents.labels(s.name).inc()
         return answer
 
@@ -475,22 +500,22 @@ def _add_explain_routes(app: FastAPI, served, metrics: Metrics, max_chars: int) 
         "/explain",
         response_model=ExplainResponse,
         response_model_exclude_none=True,
-        responses=POST_ERRORS,
+        responses=EXPLAIN_ERRORS,
     )
-    async def explain(req: ExplainRequest):
+    async def explain(req: ExplainRequest, request: Request):
         """Each n-gram's contribution to a text's score (``constant + sum == score``, as
         ``nbsvm explain --text``), the prediction, and the text shaded as HTML."""
-        return await explain_with(None, req)
+        return await explain_with(None, req, request)
 
     @app.post(
         "/models/{name}/explain",
         response_model=ExplainResponse,
         response_model_exclude_none=True,
-        responses=POST_ERRORS,
+        responses=EXPLAIN_ERRORS,
     )
-    async def explain_model(name: str, req: ExplainRequest):
+    async def explain_model(name: str, req: ExplainRequest, request: Request):
         """:func:`explain` with the model named in the path."""
-        return await explain_with(name, req)
+        return await explain_with(name, req, request)
 
 
 def _add_admin_routes(
