@@ -154,7 +154,7 @@ def test_modes_that_read_twice_refuse_standard_input(tmp_path):
 
 
 def test_read_once_knows_pipes_and_devices_by_any_name(tmp_path):
-    from nbsvm.cli.common import read_once
+    from nbsvm.io.document import read_once
 
     regular = tmp_path / "r.txt"
     regular.write_text("pos\tgood\n")
@@ -194,6 +194,12 @@ def test_a_pipe_by_name_trains_on_every_document(tmp_path):
         w.write(PIPED)
     assert train.wait(timeout=120) == 0, train.stderr.read()
     assert NBSVMClassifier.load(m).n_docs_ == 20_000
+    # a table by a pipe's name is read as standard input is (it was 'no such file'), its
+    # short rows not counted by a second read
+    table = "text,label\n" + "".join(f"film {i},{'pos' if i % 2 else 'neg'}\n" for i in range(50))
+    subprocess.run([str(NBSVM), "train", "/dev/stdin", "--format", "csv", *args], input=table,
+                   text=True, check=True, capture_output=True, timeout=120)
+    assert NBSVMClassifier.load(m).n_docs_ == 50
     # a mode that reads twice refuses a pipe by name, as it refuses '-'
     r = subprocess.run([str(NBSVM), "train", "/dev/stdin", *args, "--calibrate", "sigmoid"],
                        input=PIPED, text=True, capture_output=True, timeout=120)

@@ -8,7 +8,6 @@ import errno
 import itertools
 import os
 import signal
-import stat
 import sys
 import threading
 import time
@@ -21,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 import typer
 
 from nbsvm.errors import NBSVMError
+from nbsvm.io.document import read_once
 
 if TYPE_CHECKING:  # the readers are imported when a command reads
     from rich.console import Console
@@ -172,21 +172,6 @@ def read_stats(skip_bad: bool = False, encoding: str = "utf-8") -> ReadStats:
     stats = ReadStats(skip_bad, encoding)
     _command_stats.append(stats)
     return stats
-
-
-def read_once(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` gives its content once: standard input (``-``), or a pipe, FIFO,
-    socket or terminal by any name (``/dev/stdin`` piped, ``<(...)``'s ``/dev/fd/63``). A
-    second read finds what the first left (a peek at the first documents took 2,300 of
-    30,000 piped reviews and the model trained on the rest, silently) or waits forever
-    for a writer (a FIFO)."""
-    if str(path) == "-":
-        return True
-    try:
-        mode = os.stat(path).st_mode
-    except (OSError, ValueError):  # not there (said when it is read), or not a path
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
 
 
 def rereadable(

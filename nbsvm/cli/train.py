@@ -25,7 +25,6 @@ from nbsvm.cli.common import (
     parse_eta0,
     parse_seconds,
     prepare_reading,
-    read_once,
     refuse_missing_inputs,
     refuse_model_name,
     rereadable,
@@ -67,6 +66,7 @@ from nbsvm.config import (
     WEIGHTINGS,
 )
 from nbsvm.errors import NBSVMError
+from nbsvm.io.document import read_once
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, check_learner
 from nbsvm.workflows import compile_ahead
 

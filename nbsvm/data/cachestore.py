@@ -35,13 +35,13 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 from pathlib import Path
 
 from nbsvm._version import __version__
 from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.data.store import owner_gone
 from nbsvm.errors import NBSVMError
+from nbsvm.io.document import read_once
 from nbsvm.io.folders import is_document
 from nbsvm.text.hashing import Hasher
 
@@ -68,16 +68,13 @@ def input_identity(path: str | os.PathLike[str], use: str = "a kept cache") -> d
     identity: refused, naming ``use`` (what needs it).
     """
     p = Path(path)
-    try:  # (os.stat follows /dev/stdin to its pipe; resolve() names a path that is not there)
-        st = None if str(path) == "-" else os.stat(path)
-    except (OSError, ValueError):
-        st = None
-    if st is None or not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+    if read_once(path) or not p.exists():
         raise NBSVMError(
             f"{use} needs inputs that are files or folders (their size and modification "
             "time identify them): save standard input or a pipe to a file first",
             path=str(path),
         )
+    st = os.stat(p)  # (follows /dev/stdin redirected from a file to that file)
     p = p.resolve()
     if not p.is_dir():
         return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}

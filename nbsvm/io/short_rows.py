@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import DECOMPRESS, _open_binary
+from nbsvm.io.document import read_once
 
 #: Stands for a CR the csv module would take for a line end where pandas, told that LF
 #: alone ends a row, keeps it inside a field.
@@ -130,8 +131,8 @@ class FieldCounts:
 def can_count(path: object) -> bool:
     """Whether a table can be read again to count its fields: a file by name, plain or
     compressed as :func:`~nbsvm.io.decoding._open_binary` reads it (not standard input,
-    an open stream, or what pandas decompresses itself)."""
-    if not isinstance(path, str) or path == "-":
+    a pipe or device, an open stream, or what pandas decompresses itself)."""
+    if not isinstance(path, str) or read_once(path):  # '-', or a pipe by any name
         return False
     lower = path.lower()
     return not lower.endswith((".zip", ".zst", ".tar", ".tgz")) and not any(

@@ -34,7 +34,7 @@ from nbsvm.io.decoding import (
     invalid_utf8_error,
     wide_encoding,
 )
-from nbsvm.io.document import STDIN, Document, weight_of
+from nbsvm.io.document import STDIN, Document, read_once, weight_of
 from nbsvm.io.formats import COLUMN_SEPARATOR
 from nbsvm.io.labeled_lines import _columns
 from nbsvm.io.short_rows import FieldCounts
@@ -366,6 +366,8 @@ def _source(path) -> tuple[Any, str]:
     if isinstance(path, str) and path == STDIN:
         return sys.stdin.buffer, "<stdin>"
     source = name = str(path)
+    if read_once(path):  # a pipe by name (/dev/stdin, <(...)): read as standard input is
+        return open(path, "rb"), name  # noqa: SIM115  (pandas reads it to its end)
     if not Path(path).is_file():
         raise NBSVMError("no such file", path=name)
     return source, name

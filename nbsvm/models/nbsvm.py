@@ -463,14 +463,9 @@ class NBSVMClassifier(Params):
         from nbsvm.models.fitting import Fit
         from nbsvm.models.modes import mode_of, run_mode
         from nbsvm.models.run import FitRun
-        from nbsvm.models.thresholds import tune_thresholds
+        from nbsvm.models.thresholds import refuse_with_lexicon, tune_thresholds
 
-        if lexicon is not None and self.threshold == "auto":
-            raise NBSVMError(
-                "threshold='auto' (--threshold auto) tunes on models trained on parts of the "
-                "data, which cannot share a lexicon counted on all of it: leave out the "
-                "lexicon (it is counted in the same pass) or the thresholds"
-            )
+        refuse_with_lexicon(self, lexicon)
         docs = self.read_text_defaults(docs, lexicon, kept)
         mode = mode_of(self)  # calibrate, early_stopping, keep_counts, auto
         reread = rereadable_or_none(docs)

@@ -92,6 +92,17 @@ def micro_f1_thresholds(
     return thresholds
 
 
+def refuse_with_lexicon(model: NBSVMClassifier, lexicon: object) -> None:
+    """``threshold='auto'`` with a given lexicon: the held-out copies it tunes on count their
+    own, whose labels need not be the lexicon's (a file no command could load)."""
+    if lexicon is not None and model.threshold == "auto":
+        raise NBSVMError(
+            "threshold='auto' (--threshold auto) tunes on models trained on parts of the "
+            "data, which cannot share a lexicon counted on all of it: leave out the "
+            "lexicon (it is counted in the same pass) or the thresholds"
+        )
+
+
 def tune_thresholds(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -> None:
     """Set ``model.thresholds_`` (the module docstring) on a fitted multi-label model
     whose documents can be read again; where the held-out tenth cannot be had (too few
