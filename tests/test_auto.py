@@ -558,42 +558,54 @@ def test_a_search_cut_before_all_the_data_keeps_the_defaults(last_rung, stopped,
     """A candidate better on every fold replaces the defaults only once it was weighed
     against them on all the training data (the last rung); a budget that ran out before
     keeps the defaults and says so (issue 34, item 3)."""
-    import time as _time
-    from nbsvm.models.auto import _Search
-    s = object.__new__(_Search)
-    s.t0, s.budget, s.metric, s.split = _time.perf_counter(), 10.0, "accuracy", "5-fold"
-    s.defaults = {"ngrams": 3, "beta": 1.0}
-    s.cands, s.betas, s.base, s.pinned, s.trials = [{}, {"ngrams": 2}], [1.0], {}, {}, []
-    s.sizes, s.stopped, s.last_rung, s.n_trainings = [500, 1500, 4000], stopped, last_rung, 10
-    s.by_clock = False
+    from nbsvm.models.auto import rung_choice
     folds = np.array([0.80, 0.81, 0.79, 0.80, 0.82])
-    s.last_scores = {0: (np.array([folds.mean()]), folds[:, None], None),
-                     1: (np.array([folds.mean() + 0.05]), folds[:, None] + 0.05, None)}
-    r = s.choose()
+    last = {0: (np.array([folds.mean()]), folds[:, None], None),
+            1: (np.array([folds.mean() + 0.05]), folds[:, None] + 0.05, None)}
+    settings, reason = rung_choice(
+        last, [{}, {"ngrams": 2}], [1.0], {"ngrams": 3, "beta": 1.0}, [], stopped=stopped,
+        reached_last=last_rung == 2, metric="accuracy", split="5-fold")
+    r = _Chosen(settings, reason)
     assert r.changed == ({} if kept else {"ngrams": 2}), r.reason
     assert ("the defaults are kept" in r.reason) == kept
+
+
+def test_no_trial_within_the_budget_keeps_the_defaults():
+    """A budget that the reading pass spent whole (no rung scored anything, or only
+    scores that are not numbers): the defaults, and the reason says to give more time."""
+    from nbsvm.models.auto import rung_choice
+    defaults = {"ngrams": 3, "beta": 1.0}
+    nan = {0: (np.array([np.nan]), np.full((5, 1), np.nan), None)}
+    for last in ({}, nan):
+        settings, reason = rung_choice(last, [{}], [1.0], defaults, [], stopped=True,
+                                       reached_last=False, metric="accuracy", split="5-fold")
+        assert settings == defaults and "no trial finished within the budget" in reason
 
 
 def _search_over(right_default, right_change, trials=()):
     """A finished search whose last rung scored the defaults and one change (ngrams 2)
     with these right/wrong vectors over the same held-out documents (``trials``: what the
     earlier rungs scored)."""
-    import time as _time
-    from nbsvm.models.auto import _Search
-    s = object.__new__(_Search)
-    s.t0, s.budget, s.metric, s.split = _time.perf_counter(), 10.0, "accuracy", "5-fold"
-    s.defaults = {"ngrams": 3, "beta": 1.0}
-    s.cands, s.betas, s.base, s.pinned = [{}, {"ngrams": 2}], [1.0], {}, {}
-    s.trials = list(trials)
-    s.sizes, s.stopped, s.last_rung, s.n_trainings = [500, 1500, 4000], False, 2, 10
-    s.by_clock = False
-    s.paired = {}
-    s.last_scores = {
+    from nbsvm.models.auto import rung_choice
+    last = {
         i: (np.array([r.mean()]), np.array([[r[k::5].mean()] for k in range(5)]),
             r[:, None].astype(float))
         for i, r in enumerate((right_default, right_change))
     }
-    return s.choose()
+    settings, reason = rung_choice(
+        last, [{}, {"ngrams": 2}], [1.0], {"ngrams": 3, "beta": 1.0}, list(trials),
+        stopped=False, reached_last=True, metric="accuracy", split="5-fold")
+    return _Chosen(settings, reason)
+
+
+class _Chosen:
+    """What a test reads of a choice: the settings changed from the defaults (ngrams 3,
+    beta 1), and why."""
+
+    def __init__(self, settings, reason):
+        self.changed = {k: v for k, v in settings.items()
+                        if {"ngrams": 3, "beta": 1.0}.get(k) != v}
+        self.reason = reason
 
 
 @pytest.mark.parametrize("fixed, broken, z_hand", [(40, 10, 4.28), (30, 20, 1.42),
