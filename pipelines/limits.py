@@ -25,11 +25,8 @@ the data side by side, as Hogwild! does for the epoch). Medians of ``--runs``.
 from __future__ import annotations
 
 import os
-import statistics
 import sys
 import tempfile
-import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -38,33 +35,14 @@ from _harness import positive, script_parser
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import ROOT, start, write_results  # noqa: E402
-from limits_kernels import _dots, _ngram_hashes_only, _tokens_only  # noqa: E402
+from limits_kernels import _ngram_hashes_only, _tokens_only  # noqa: E402
+from limits_stages import halves, row, training_rows  # noqa: E402
 
 from nbsvm import Hasher, NBSVMClassifier  # noqa: E402
 from nbsvm.data.batches import hash_batches  # noqa: E402
 from nbsvm.io.document import Document  # noqa: E402
 from nbsvm.io.folders import read_aclimdb  # noqa: E402
 from nbsvm.io.readers import read_inputs  # noqa: E402
-from nbsvm.learners.kernels.table import _adagrad_epoch  # noqa: E402
-
-
-def median_seconds(fn, runs: int) -> float:
-    fn()  # warm-up: compile or load the kernels, fill the caches
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def halves(fn, n: int, threads: int):
-    """``fn(lo, hi)`` over ``threads`` contiguous parts of ``range(n)``, side by side."""
-    if threads == 1:
-        return lambda: fn(0, n)
-    cuts = np.linspace(0, n, threads + 1).astype(int)
-    pool = ThreadPoolExecutor(threads)
-    return lambda: list(pool.map(fn, cuts[:-1], cuts[1:]))
 
 
 def corpus(data: Path, n_docs: int, work: Path) -> tuple[list[Document], Path]:
@@ -97,19 +75,6 @@ def read_rows(lines: Path, runs: int) -> list[dict]:
     return [row("read", "os.read of the file", "nbsvm's reader", size, plain, nbsvm, runs, 1)]
 
 
-def row(stage, bound_name, nbsvm_name, size, bound, nbsvm, runs, threads) -> dict:
-    b, n = median_seconds(bound, runs), median_seconds(nbsvm, runs)
-    return {
-        "stage": stage,
-        "threads": threads,
-        "bound": bound_name,
-        "bound MB/s": size / 2**20 / b,
-        "nbsvm": nbsvm_name,
-        "nbsvm MB/s": size / 2**20 / n,
-        "fraction of bound": b / n,
-    }
-
-
 def hash_rows(docs: list[Document], runs: int) -> list[dict]:
     hasher = Hasher(ngrams=3, n_bits=24)
     buf, starts = hasher.prepare([d.text for d in docs])
@@ -127,7 +92,11 @@ def hash_rows(docs: list[Document], runs: int) -> list[dict]:
         rows.append(
             dict(
                 row("tokenize", "tokenizer only", "", size, tokens, lambda: None, runs, threads),
-                **{"nbsvm MB/s": float("nan"), "fraction of bound": float("nan")},
+                **{
+                    "nbsvm MB/s": float("nan"),
+                    "fraction of bound": float("nan"),
+                    "seconds": float("nan"),
+                },
             )
         )
         rows.append(
@@ -156,82 +125,6 @@ def hash_rows(docs: list[Document], runs: int) -> list[dict]:
         )
     )
     return rows
-
-
-def training_epoch(docs: list[Document], threads: int):
-    """The model of a 4-epoch fit and its seconds per epoch after the first: the training
-    seconds beyond those of a 1-epoch fit (whose epoch also translates the cache's buckets
-    to columns), over 3."""
-    times = {}
-    for epochs in (1, 4, 1, 4):  # each twice: the first of each warms kernels and caches
-        clf = NBSVMClassifier(threads=threads, epochs=epochs).fit_documents(iter(docs))
-        times[epochs] = clf.timings_["train_s"]
-    return clf, (times[4] - times[1]) / 3
-
-
-def training_rows(
-    docs: list[Document], work: Path, runs: int
-) -> tuple[list[dict], NBSVMClassifier]:
-    """Epochs and scoring over the rows nbsvm's epochs stream: the hashed documents in the
-    columns its lexicon keeps (the bound reads the same ids and the same state width)."""
-    one_thread = training_epoch(docs, 1)
-    clf = one_thread[0]
-    batches = list(hash_batches(iter(docs), clf.hasher_, remap=clf.column_of_))
-    (whole,) = hash_batches(iter(docs), clf.hasher_, batch_docs=len(docs), remap=clf.column_of_)
-    cols, offsets = whole.ids.astype(np.int32), whole.offsets
-    y = np.where(np.array([d.label for d in docs]) == "pos", 1.0, -1.0)
-    S = np.array(clf.linear_.S_[0], dtype=np.float32)  # ratios, weights, AdaGrad sums
-    order = np.random.default_rng(0).permutation(len(docs)).astype(np.int64)
-    nnz = cols.size * 4  # bytes of the column ids one epoch reads
-    rows = []
-    for threads in (1, 2):
-        epoch = halves(
-            lambda lo, hi: _adagrad_epoch(
-                cols,
-                offsets,
-                y,
-                np.zeros(0),
-                order[lo:hi],
-                S,
-                np.zeros(3),
-                0.02,
-                1e-4,
-                1.0,
-                1,
-                1e-8,
-                False,
-            ),  # fmt: skip
-            len(order),
-            threads,
-        )
-        b = median_seconds(epoch, runs)
-        clf, per_epoch = one_thread if threads == 1 else training_epoch(docs, threads)
-        per_epoch *= cols.size / clf.timings_["cache_ngrams"]  # per the same n-grams
-        rows.append(
-            {
-                "stage": "epoch",
-                "threads": threads,
-                "bound": "AdaGrad kernel over the kept columns in memory",
-                "bound MB/s": nnz / 2**20 / b,
-                "nbsvm": "training epoch after the first (cache reads, replay)",
-                "nbsvm MB/s": nnz / 2**20 / per_epoch,
-                "fraction of bound": b / per_epoch,
-            }
-        )
-    out = np.empty(len(docs))
-    rows.append(
-        row(
-            "score",
-            "dot products of the rows",
-            "decision of hashed batches",
-            nnz,
-            lambda: _dots(cols, offsets, S, out),
-            lambda: [clf.decision_batch(b, columns=True) for b in batches],
-            runs,
-            1,
-        )
-    )
-    return rows, clf
 
 
 def save_rows(clf: NBSVMClassifier, work: Path, runs: int) -> list[dict]:
@@ -275,6 +168,11 @@ def main(argv=None):
         rows += more + save_rows(clf, work, args.runs)
     frame = pd.DataFrame(rows)
     print(frame.to_string(index=False))
+    scaling = [
+        f"{stage}: {one / two:.2f}x"
+        for stage in ("epoch", "training")
+        for one, two in [tuple(frame.loc[frame.stage == stage].sort_values("threads").seconds)]
+    ]
     write_results(
         "limits",
         frame,
@@ -283,6 +181,7 @@ def main(argv=None):
             __doc__.split("\n\n")[1],
             "MB/s: bytes of the stage's input (text, or the int32 column ids "
             "an epoch reads). Fraction of bound: the bound's seconds over nbsvm's.",
+            "Two threads over one (nbsvm's seconds): " + "; ".join(scaling) + ".",
         ],
         config=config,
         out=Path(args.out) if args.out else None,
