@@ -42,6 +42,42 @@ def order_task(n=600, seed=0):
 BASE = {"n_bits": 16}       # small tables: quick trials (fixed: not searched)
 
 
+def _with_rare(n_rare, label="neg", n=600, seed=0):
+    """order_task's positives and ``n_rare`` of its negatives (relabelled ``label``)."""
+    docs = order_task(n, seed)
+    rare = [Document(label, d.text, d.source, d.line) for d in docs if d.label == "neg"][:n_rare]
+    return [d for d in docs if d.label == "pos"] + rare
+
+
+def test_a_class_held_out_of_a_fold_is_named(recwarn):
+    """A class of one or two documents can fall in one fold's held-out parts: with two
+    classes that fold trains on one (it was 'need at least two classes to train, found
+    [pos]' of data with two, a helper's hunt), refused naming the class, the fold and what
+    is needed; with more classes that fold's models lack it, which is said (as tune says)."""
+    with pytest.raises(NBSVMError, match=r"holds every document of class 'neg' out of fold "
+                       r"\d's training documents, which leaves only class 'pos': --auto needs "
+                       r"at least 3 documents of each class"):
+        auto_search(NBSVMClassifier, _with_rare(1), BASE, time_budget=2, seed=0)
+    docs = order_task(300) + [Document("odd", "one of its own", "<x>", 301)]
+    auto_search(NBSVMClassifier, docs, BASE, time_budget=1, seed=0)
+    said = [str(w.message) for w in recwarn if "--auto's 5-fold split" in str(w.message)]
+    assert len(said) == 1 and "class(es) 'odd' out of fold" in said[0], said
+
+
+@pytest.mark.slow  # make test-slow: a search on 1,506 documents
+def test_a_rung_sample_without_the_rare_class_takes_the_whole_fold():
+    """A rung's sample is the first documents of a fold's parts: those of a class of six
+    documents in 1,506 held none of it, and the sample trained on one class ('need at least
+    two classes to train', a helper's hunt). Such a sample is the fold's whole training
+    part, the same documents for every candidate; the search ends with a choice."""
+    from nbsvm.models.auto_space import rung_sizes
+    docs = _with_rare(6, n=3000)
+    assert len(rung_sizes(len(docs) * 8 // 10)) > 1  # rung 0 samples a part of each fold
+    # (seed 2 deals the six to parts that the first documents of a fold leave out)
+    result = auto_search(NBSVMClassifier, docs, BASE, time_budget=4, seed=2)
+    assert result.n_trainings > 0 and "accuracy" in result.reason, result.reason
+
+
 @pytest.fixture(scope="module")
 def order_result():
     return auto_search(NBSVMClassifier, order_task(3000), BASE, time_budget=120, seed=3)

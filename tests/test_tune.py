@@ -367,6 +367,12 @@ def test_a_split_or_a_grid_value_that_cannot_train_is_named(tmp_path):
     assert r.exit_code == 2 and "the split left 1 training document(s), all of class" in r.output
     r = runner.invoke(app, ["tune", str(data), "--grid", "min_df=1,100", "-q"])
     assert r.exit_code == 2 and "the grid's min_df=100 cannot train: no n-gram is kept" in r.output
+    # data of one class: no split can help, and that is said (it blamed the split)
+    one = tmp_path / "one.txt"
+    one.write_text("pos\tgood film\npos\tgreat film\npos\tfine plot\n" * 3)
+    for split in ([], ["--folds", "2"]):
+        r = runner.invoke(app, ["tune", str(one), "-q", *split])
+        assert r.exit_code == 2 and "need at least two classes to tune, found ['pos']" in r.output
 
 
 def test_the_reference_is_what_train_uses_on_this_data():

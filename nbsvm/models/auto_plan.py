@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,10 +102,44 @@ def plan_search(
     n_folds = 5 if corpus["ngrams"] < FOLDS_BELOW_NGRAMS else 1
     sizes = rung_sizes(sum(p.n_docs for p in parts[key0][2:]))  # fold 0's
     runner = FoldRunner(estimator, parts, bits, key0, root, n_folds, sizes, [], metric, multilabel)
-    if not multilabel and len(classes) < 2:
+    try:
+        if not multilabel and len(classes) < 2:
+            raise NBSVMError(f"--auto needs at least two classes, got {classes}")
+        if not multilabel:
+            _check_folds(parts[key0], n_folds)
+    except NBSVMError:
         runner.close()
-        raise NBSVMError(f"--auto needs at least two classes, got {classes}")
+        raise
     return _plan(estimator, base, fixed, runner, corpus, classes, tried, weighted, seed)
+
+
+def _check_folds(parts: list, n_folds: int) -> None:
+    """Each fold's training documents hold every class, or at least two: a class whose
+    every document is held out of a fold (one or two documents of it, in that fold's two
+    parts) leaves a two-class task nothing to train on there (refused: it was 'need at
+    least two classes to train, found [pos]' of data with two), and trains models of the
+    other classes in a task of more (said)."""
+    every = {label for p in parts for label in p.labels}
+    for fold in range(n_folds):
+        held = (2 * fold, 2 * fold + 1)
+        train = {label for i, p in enumerate(parts) if i not in held for label in p.labels}
+        missing = ", ".join(repr(c) for c in sorted(every - train, key=str)[:3])
+        where = f"fold {fold + 1}'s training documents" if n_folds > 1 else "the training part"
+        split = f"--auto's {n_folds}-fold split" if n_folds > 1 else "--auto's hold-out"
+        if len(train) < 2:
+            raise NBSVMError(
+                f"{split} holds every document of class {missing} out of {where}, "
+                f"which leaves only class {', '.join(map(repr, train))}: --auto needs at "
+                "least 3 documents of each class (give more of it, or train without --auto)"
+            )
+        if missing:
+            warnings.warn(
+                f"{split} holds every document of class(es) {missing} out of {where}: "
+                "that fold's candidates are models of the other classes (3 documents or "
+                "more of each class keep it in every fold)",
+                UserWarning,
+                stacklevel=4,
+            )
 
 
 def _tried(base: dict, fixed: set, head: list[Document], median: float, ended: bool) -> dict:

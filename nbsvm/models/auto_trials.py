@@ -73,10 +73,14 @@ class FoldRunner:
                 for block in split_blocks(held, groups, n_blocks, self.bits[key]):
                     block.close()
             valid = [FeatureCache(block) for block in sorted(groups.iterdir())]
-            self.samples[(key, fold, rung)] = (
-                join_caches(train, folder, limit, self.bits[key]),
-                valid,
-            )
+            sample = join_caches(train, folder, limit, self.bits[key])
+            if len(sample.labels) < 2 and limit < total and not self.multilabel:
+                # the first documents of a rare class's parts held none of it: the whole
+                # fold (the same documents for every candidate), not a sample of one class
+                sample.close()
+                shutil.rmtree(folder)
+                sample = join_caches(train, folder, total, self.bits[key])
+            self.samples[(key, fold, rung)] = (sample, valid)
         return self.samples[(key, fold, rung)]
 
     def trial(self, params: dict, rung: int) -> tuple:

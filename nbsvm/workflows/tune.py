@@ -304,6 +304,8 @@ def _refuse_one_class_parts(splits: Splits) -> None:
     every = set()
     for s in range(len(splits)):
         every |= set(splits.train_labels(s)) | set(splits.valid(s).labels)
+    if len(every) < 2:  # the data's own: no split can help
+        raise NBSVMError(f"need at least two classes to tune, found {sorted(every, key=str)}")
     for s in range(len(splits)):
         labels = splits.train_labels(s)
         if len(labels) < 2:
