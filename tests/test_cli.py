@@ -171,6 +171,7 @@ def test_train_with_lexicon_uses_its_hasher_and_alpha(files):
     ("mira", ["--lambda", "10"], "--lambda"),
     ("pegasos", ["--optimizer", "sgd"], "--optimizer"),
     ("dcd", ["--epochs", "50"], "--epochs"),
+    ("pa", ["--threads", "2"], "--threads"),  # the built-in learner's Hogwild! epochs
 ])
 def test_a_backend_learner_refuses_the_options_it_would_drop(files, learner, given, refused):
     """They were accepted and ignored (the same model, byte for byte); the error names

@@ -698,9 +698,9 @@ def _refuse_other_hashing(
 
 
 def _refuse_unused_by_backend(clf: NBSVMClassifier, o: dict) -> None:
-    """A backend --learner trains with its own rule: the built-in learner's options, an L2
-    strength it has none of, or epochs for a solver that runs to its tolerance, would be
-    dropped without a word."""
+    """A backend --learner trains with its own rule: the built-in learner's options (its
+    Hogwild! threads too), an L2 strength it has none of, or epochs for a solver that runs
+    to its tolerance, would be dropped without a word."""
     name = clf.backend_learner
     if name is None:
         return
@@ -714,6 +714,8 @@ def _refuse_unused_by_backend(clf: NBSVMClassifier, o: dict) -> None:
         unused.append("--lambda")
     if o["epochs"] is not None and algorithm.batch:
         unused.append("--epochs")
+    if o["threads"] != 1:  # Hogwild! threads of the built-in learner's AdaGrad epochs
+        unused.append("--threads")
     if unused:
         takes = [
             *([] if algorithm.batch else ["--epochs"]),
