@@ -290,6 +290,26 @@ def test_an_edited_header_fails_verify_and_predict(cli_files, tmp_path, edit):
               "checksum mismatch")
 
 
+@pytest.mark.parametrize("depth, refused", [(60, False), (70, True), (600, True)])
+def test_a_header_nesting_hundreds_of_levels_is_a_corrupted_file(cli_files, tmp_path, depth,
+                                                                  refused):
+    """A header value nested 600 lists deep, checksum fixed up, passed json.loads and then
+    overflowed the stack of info --json (a traceback, a helper's hunt): beyond 64 levels a
+    header is a corrupted file for every command; a few levels load as before."""
+    header, arrays = npz_parts(cli_files["model"])
+    deep: list = []
+    for _ in range(depth - 2):  # the header and auto's dict are two levels
+        deep = [deep]
+    header["auto"] = {"x": deep}
+    path = write_raw(tmp_path / "deep.npz", header, arrays)
+    for args in (["info", path, "--json"], ["predict", cli_files["test"], "--model", path]):
+        r = run(*args)
+        if refused:
+            one_error(r, str(path), "its header nests deeper than 64 levels")
+        else:
+            assert r.exit_code == 0, r.output
+
+
 def test_a_format_2_file_claiming_format_1_is_still_refused(cli_files, tmp_path):
     """Downgrading the version does not skip the header's check: the checksum left in
     the file is format 2's, which the arrays alone do not give."""

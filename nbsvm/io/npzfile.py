@@ -353,7 +353,31 @@ def _json_header(zf: zipfile.ZipFile, members: dict, label: str, what: str, path
     header = json.loads(raw.tobytes().decode("utf-8"))
     if not isinstance(header, dict):
         raise NBSVMError(f"corrupted {what}: bad header", path=str(path))
+    if _nesting(header) > MAX_HEADER_NESTING:
+        raise NBSVMError(
+            f"corrupted {what}: its header nests deeper than {MAX_HEADER_NESTING} levels",
+            path=str(path),
+        )
     return header
+
+
+#: A header nests a few levels (a search's settings, a history's inputs); one that nests
+#: hundreds (a hand-made file) passed json.loads and then overflowed the stack of whatever
+#: walked it (nbsvm info --json: a traceback).
+MAX_HEADER_NESTING = 64
+
+
+def _nesting(value: object) -> int:
+    """How deep lists and dicts nest in ``value`` (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
+    return deepest
 
 
 def _check_kind_and_version(header: dict, kind: str, path) -> None:
