@@ -102,7 +102,10 @@ def _exit_now(code) -> None:
     hold data; they are flushed first."""
     if code is None:
         code = 0
-    elif not isinstance(code, int):  # sys.exit("message"), as Python prints it
+    common = sys.modules.get("nbsvm.cli.common")
+    if code == 0 and common is not None and common.stdout_closed():
+        common.end_on_closed_pipe()  # its files written: ends as `cat` does (status 141)
+    if not isinstance(code, int):  # sys.exit("message"), as Python prints it
         sys.stderr.write(f"{code}\n")
         code = 1
     for stream in (sys.stdout, sys.stderr):

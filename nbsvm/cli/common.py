@@ -51,6 +51,34 @@ class _ErrConsole:
 
 err_console = cast("Console", _ErrConsole())
 
+_stdout_gone: list[bool] = []  # the reader of standard output went away mid-report
+
+
+def stdout_console() -> Console:
+    """rich's Console on standard output, for a command's report. When the reader goes away
+    (``nbsvm explain ... --html page.html | head -1``) rich's own console ends the process
+    with status 1 and no message, past nbsvm's handling of a closed pipe, and the command's
+    files were lost (the page, eval's plot): this one stops printing and lets the command
+    finish its files; it then ends as ``cat`` does (:func:`stdout_closed`)."""
+    from rich.console import Console
+
+    class _PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            _stdout_gone.append(True)
+            try:
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass
+
+    return _PipeConsole()
+
+
+def stdout_closed() -> bool:
+    """Whether a report's reader went away (:func:`stdout_console`): the command then ends by
+    :func:`end_on_closed_pipe` once its files are written."""
+    return bool(_stdout_gone)
+
 
 def given_options(ctx: typer.Context) -> set[str]:
     """The options given on the command line, not left at their defaults (the sources of

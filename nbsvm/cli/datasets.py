@@ -7,7 +7,7 @@ import json
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import cli_errors
+from nbsvm.cli.common import cli_errors, stdout_console
 from nbsvm.errors import NBSVMError
 
 
@@ -48,7 +48,6 @@ def datasets_command(
             if json_out:
                 typer.echo(json.dumps(rows, indent=2))
                 return
-            from rich.console import Console
             from rich.table import Table
 
             table = Table(
@@ -65,7 +64,7 @@ def datasets_command(
                     "yes" if r["available"] else "no",
                     r["citation"],
                 )
-            Console().print(table)
+            stdout_console().print(table)
             return
         if action != "get":
             raise NBSVMError(f"unknown action {action!r}; allowed: list, get")

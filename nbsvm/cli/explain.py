@@ -18,6 +18,7 @@ from nbsvm.cli.common import (
     escape,
     refuse_other_format,
     report_reading,
+    stdout_console,
 )
 from nbsvm.cli.options import ENCODING, STRICT
 from nbsvm.errors import NBSVMError
@@ -65,9 +66,7 @@ def explain_command(
         if html:
             refuse_other_format(html, "an HTML page", ".html")
         clf = NBSVMClassifier.load(model)
-        from rich.console import Console  # rich is imported where it prints (--help: not)
-
-        console = Console()
+        console = stdout_console()  # rich is imported where it prints (--help: not)
         if text is None:
             if html:
                 raise NBSVMError("--html needs --text (it shades the words of a document)")

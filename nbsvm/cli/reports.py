@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from nbsvm.cli.common import stdout_console
+
 if TYPE_CHECKING:  # rich is imported where a report is printed (0.04-0.07 s of --help)
     from rich.console import Console
     from rich.table import Table
@@ -52,9 +54,7 @@ def print_report(rep: dict, seconds: float) -> None:
     if rep.get("task") in ("multilabel", "regression"):
         _print_task_report(rep, seconds)
         return
-    from rich.console import Console
-
-    console = Console()
+    console = stdout_console()
     console.print(f"accuracy: {100 * rep['accuracy']:.2f}%", highlight=False)
     for key, title in _OPTIONAL_SCORES:
         if key in rep:
@@ -127,9 +127,7 @@ def print_confusion(
 def _print_task_report(rep: dict, seconds: float):
     """Hamming loss, micro / macro F1 and a per-label table (multi-label), or MSE / MAE /
     R^2 (regression)."""
-    from rich.console import Console
-
-    console = Console()
+    console = stdout_console()
     if rep["task"] == "regression":
         console.print(
             f"MSE: {rep['mse']:.6g}\nMAE: {rep['mae']:.6g}\nR^2: {rep['r2']:.4f}", highlight=False

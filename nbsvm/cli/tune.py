@@ -11,7 +11,14 @@ from pathlib import Path
 import typer
 
 from nbsvm.cli._app import app
-from nbsvm.cli.common import Hashing, Reading, cli_errors, escape, prepare_reading
+from nbsvm.cli.common import (
+    Hashing,
+    Reading,
+    cli_errors,
+    escape,
+    prepare_reading,
+    stdout_console,
+)
 from nbsvm.cli.options import (
     CHAR_NGRAMS_TRAIN,
     HASHING,
@@ -276,11 +283,10 @@ def _json_result(result, best: dict, chosen: dict, cmd: str) -> dict:
 
 def _print_table(result, folds: int, top: int) -> None:
     """The ``top`` rows of the ranked table, without the columns that say nothing."""
-    from rich.console import Console
     from rich.table import Table
 
     table = result.table
-    console = Console()
+    console = stdout_console()
     shown = Table(
         title=f"{len(table)} candidates, {result.split}, ranked by validation accuracy",
         title_justify="left",

@@ -277,6 +277,37 @@ def test_predict_into_head_ends_quietly(files, tmp_path):
     assert "error" not in r.stderr.lower() and "BrokenPipe" not in r.stderr
 
 
+def _closed_stdout(*args):
+    """The command with a standard output nobody reads (the reader closed before it starts:
+    every write fails, as after ``| head -1`` has ended)."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run([str(NBSVM), *map(str, args)], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+
+
+def test_a_report_into_a_closed_pipe_still_writes_its_files(files, tmp_path):
+    """explain's and eval's reports are printed by rich, whose console ended the process
+    with status 1 and no message when the reader went away, deleting the HTML page being
+    written and never making eval's plot (a helper's hunt): the files are written, and the
+    command ends as predict does, killed by SIGPIPE (141 in a shell)."""
+    d, _ = files
+    page = tmp_path / "w.html"
+    r = _closed_stdout("explain", "-m", d / "m.npz", "--text", "a great film", "--html", page)
+    assert r.returncode == -13 and r.stderr == "" and "great" in page.read_text()
+    r = _closed_stdout("explain", "-m", d / "m.npz", "--top", "50")
+    assert r.returncode == -13 and r.stderr == ""
+    pytest.importorskip("matplotlib")
+    plot, table = tmp_path / "ev.png", tmp_path / "ev.csv"
+    r = _closed_stdout("eval", "-m", d / "m.npz", d / "train.txt", "-q", "-o", table,
+                       "--plot", plot)
+    assert r.returncode == -13 and r.stderr == "", r.stderr
+    assert plot.stat().st_size > 0 and table.stat().st_size > 0
+
+
 def test_an_output_is_synced_and_so_is_its_rename(tmp_path, monkeypatch):
     """The file was fsynced before its rename, the folder not after: a power loss could
     leave the old name."""
