@@ -219,7 +219,10 @@ def _refuse_repeated(keys: list, name: str, lineno: int, index_base: int | None 
     if len(set(keys)) == len(keys):
         return
     seen: set = set()
-    first = next(k for k in keys if k in seen or seen.add(k))
+    for first in keys:
+        if first in seen:
+            break
+        seen.add(first)
     what = f"feature index {first + index_base}" if index_base is not None else f"feature {first!r}"
     raise NBSVMError(
         f"{what} appears twice on the line (each feature once; add the values if their sum "
