@@ -70,6 +70,58 @@ def test_plain_translate_equals_the_kernel():
             _plain_translate(ids, bad.astype(np.int64), remap)
 
 
+@pytest.mark.parametrize("n_bits", [6, 7, 12, 16])
+def test_a_rank_table_translates_as_the_map(n_bits, monkeypatch):
+    """The first epoch (and a long stream's hashers) look columns up in the map's rank
+    table: the same rows as the map, for kept shares from none to all, ids at the ends of
+    the table and of its 64-bucket words; numpy without bitwise_count (numpy 1) makes the
+    same table; a map whose columns are not its buckets in order has none."""
+    from nbsvm.data.translate import Translator, rank_map
+    rng = np.random.default_rng(n_bits)
+    n = 1 << n_bits
+    for share in (0.0, 0.05, 0.5, 1.0):
+        remap = np.full(n, -1, dtype=np.int32)
+        kept = rng.random(n) < share
+        remap[kept] = np.arange(kept.sum(), dtype=np.int32)
+        table = rank_map(remap)
+        with monkeypatch.context() as m:
+            m.delattr(np, "bitwise_count", raising=False)
+            assert np.array_equal(rank_map(remap), table)
+        offsets = np.r_[0, np.cumsum(rng.integers(0, 60, 30))].astype(np.int64)
+        ids = rng.integers(0, n, int(offsets[-1])).astype(np.int32)
+        ids[:4] = [0, n - 1, 63, 64 % n]
+        want = _translate_kernels._translate(ids, offsets, remap)
+        for got in (_translate_kernels._rank_translate(ids, offsets, table),
+                    Translator(remap, expected=n)(ids, offsets)):
+            assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype
+            assert np.array_equal(got[1], want[1]) and got[1].dtype == want[1].dtype
+    for bad in (np.array([0, ids.size + 1]), np.array([-1, 3]), np.array([0, 50, 20])):
+        with pytest.raises(ValueError):
+            _translate_kernels._rank_translate(ids, bad.astype(np.int64), table)
+    shuffled = np.full(n, -1, dtype=np.int32)
+    shuffled[[1, 5]] = [1, 0]  # columns in another order than their buckets
+    assert rank_map(shuffled) is None and rank_map(np.full(96, -1, np.int32)) is None
+
+
+def test_a_translator_takes_the_table_after_a_quarter_of_the_buckets(monkeypatch):
+    """A stream's translator makes the table (30 ms for 2**24 buckets) only once the ids
+    it translated reach a quarter of the buckets: a small job never pays it."""
+    from nbsvm.data import translate as tr
+    made = []
+    monkeypatch.setattr(tr, "rank_map", lambda remap: made.append(1) or None)
+    monkeypatch.setattr(_small_jobs, "PLAIN_BYTES", 0)
+    remap = np.arange(1024, dtype=np.int32)
+    translator = tr.Translator(remap)
+    ids, offsets = np.arange(100, dtype=np.int32), np.array([0, 100], dtype=np.int64)
+    translator(ids, offsets)
+    translator(ids, offsets)
+    assert made == []  # 200 ids of 1,024 buckets
+    translator(ids, offsets)  # 300: past a quarter
+    assert made == [1]
+    translator(ids, offsets)
+    assert made == [1]  # once
+
+
 TEXTS = [
     "Great film!<br />Loved it, really.",
     "<br<br />/> twice normalized is not once",   # the replace must not run twice

@@ -37,6 +37,47 @@ def _translate(ids, offsets, remap):
     return out[:pos], new_offsets
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _popcount(x):
+    """Set bits of a uint64 (the classic SWAR count; LLVM makes it one instruction where
+    the CPU has one)."""
+    x = x - ((x >> np.uint64(1)) & np.uint64(0x5555555555555555))
+    x = (x & np.uint64(0x3333333333333333)) + ((x >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    x = (x + (x >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    return (x * np.uint64(0x0101010101010101)) >> np.uint64(56)
+
+
+@njit(cache=True, nogil=True)
+def _rank_translate(ids, offsets, table):
+    """:func:`_translate` through a rank table (:func:`~nbsvm.data.translate.rank_map`):
+    bucket ``b`` is kept where bit ``b % 64`` of ``table[b // 64, 0]`` is set, and its
+    column is ``table[b // 64, 1]`` plus the kept buckets below it in that word. The ids
+    must be in ``[0, 64 * len(table))`` (not checked here, as in :func:`_translate`)."""
+    if offsets[0] < 0 or offsets[offsets.shape[0] - 1] > ids.shape[0]:
+        raise ValueError("offsets point outside the id array")
+    out = np.empty(ids.shape[0], np.int32)
+    new_offsets = np.empty(offsets.shape[0], np.int64)
+    new_offsets[0] = 0
+    pos = 0
+    one = np.uint64(1)
+    for d in range(offsets.shape[0] - 1):
+        lo = offsets[d]
+        hi = offsets[d + 1]
+        if hi < lo or hi > ids.shape[0]:
+            raise ValueError("offsets go backwards or point outside the id array")
+        for j in range(lo, hi):
+            if j + 16 < hi:  # 4 MB for 2**24 buckets: mostly in the caches, not all
+                prefetch_row(table, ids[j + 16] >> 6)
+            b = ids[j]
+            word = table[b >> 6, 0]
+            bit = one << np.uint64(b & 63)
+            if word & bit:
+                out[pos] = np.int32(table[b >> 6, 1] + _popcount(word & (bit - one)))
+                pos += 1
+        new_offsets[d + 1] = pos
+    return out[:pos], new_offsets
+
+
 @njit(cache=True, nogil=True)
 def check_ids(ids, limit):
     """Position of the first id outside ``[0, limit)``, or -1 (one pass)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nbsvm.config import BATCH_DOCS
-from nbsvm.data.translate import translate_in_range
+from nbsvm.data.translate import Translator
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import WEIGHTS_ARE, Document
 from nbsvm.io.frames import first_bad_weight
@@ -172,13 +172,13 @@ def _hasher_stage(
     source: queue.Queue,
     out: queue.Queue,
     hasher: Hasher,
-    remap,
+    translator: Translator | None,
     stop: threading.Event,
     window: _Window,
 ):
     """Thread body: compiled hashing (GIL released) of the reader's prepared batches, as
-    ``(number, batch)``, within ``window`` of the consumer; :data:`DONE` is handed on to
-    the other hashers and to ``out``."""
+    ``(number, batch)`` (buckets to columns by ``translator``), within ``window`` of the
+    consumer; :data:`DONE` is handed on to the other hashers and to ``out``."""
     while not stop.is_set():
         try:
             item = source.get(timeout=0.1)
@@ -195,8 +195,8 @@ def _hasher_stage(
         try:
             labels, sources, lines, weights, (buf, starts) = item[1]
             ids, offsets = hasher.hash_prepared(buf, starts)
-            if remap is not None:
-                ids, offsets = translate_in_range(ids, offsets, remap)
+            if translator is not None:
+                ids, offsets = translator(ids, offsets)
             item = (seq, Batch(ids, offsets, labels, sources, lines, weights))
         except BaseException as e:
             item = (seq, Failure(e))
@@ -229,6 +229,7 @@ def hash_batches(
     hashed: queue.Queue = queue.Queue(maxsize=prefetch + hashers)
     stop = threading.Event()
     window = _Window(prefetch + hashers)
+    translator = None if remap is None else Translator(remap)  # shared by the hashers
     threads = [
         threading.Thread(
             target=_reader,
@@ -239,7 +240,7 @@ def hash_batches(
         *(
             threading.Thread(
                 target=_hasher_stage,
-                args=(prepared, hashed, hasher, remap, stop, window),
+                args=(prepared, hashed, hasher, translator, stop, window),
                 daemon=True,
                 name=f"nbsvm-hasher-{k}",
             )

@@ -32,7 +32,7 @@ from nbsvm.config import (
 from nbsvm.data.batches import DONE, Batch, Failure, check_weights, put_until_stopped
 from nbsvm.data.shuffle import block_groups, group_order
 from nbsvm.data.store import ArrayReader, ArrayWriter, cache_write_error
-from nbsvm.data.translate import check_ids, translate_in_range
+from nbsvm.data.translate import Translator, check_ids
 from nbsvm.errors import NBSVMError
 from nbsvm.text.hashing import Hasher
 
@@ -320,11 +320,12 @@ class FeatureCache:
                     )
                     f_off.write(np.zeros(1, OFFSET_DTYPE).tobytes())
                 n_ids = 0
+                translator = Translator(remap, expected=self.n_ids)
                 for ids, offsets, codes, order, weights in self.shuffled_groups(rng, **shuffle_kw):
                     if stop.is_set():
                         return
                     try:
-                        ids, offsets = translate_in_range(ids, offsets, remap)  # new
+                        ids, offsets = translator(ids, offsets)  # new
                     except ValueError as e:
                         raise NBSVMError(
                             f"corrupted feature cache: {e}", path=str(self.folder)
