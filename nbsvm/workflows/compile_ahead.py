@@ -169,6 +169,7 @@ def compile_defaults() -> float:
         lexicon = build_lexicon(docs, NBSVMClassifier().validate(), 1.0)  # hashing, counting
         with tempfile.TemporaryDirectory(prefix="nbsvm-compile-") as folder:
             lexicon.save(Path(folder) / "lexicon.npz")  # merging the counts into rows
+        _rank_lookups()
         compile_for({}, n_classes=(3,))
     except BaseException:  # (Ctrl-C too) the child goes with it
         child.terminate()
@@ -177,6 +178,18 @@ def compile_defaults() -> float:
     if child.wait() != 0:
         raise RuntimeError(f"the two-class models' process failed (exit {child.returncode})")
     return time.perf_counter() - start_time
+
+
+def _rank_lookups() -> None:
+    """The rank table's lookups (:func:`~nbsvm.data.translate.rank_map`), which corpora
+    with more n-grams than a quarter of the buckets take and tiny models never do."""
+    import numpy as np
+
+    from nbsvm.data.translate import Translator
+
+    remap = np.where(np.arange(256) % 3 == 0, np.arange(256) // 3, -1).astype(np.int32)
+    ids = np.arange(256, dtype=np.int32)
+    Translator(remap, expected=remap.size)(ids, np.array([0, 100, 256], dtype=np.int64))
 
 
 def hold_lock(path: str) -> bool:
