@@ -219,10 +219,7 @@ def _refuse_repeated(keys: list, name: str, lineno: int, index_base: int | None 
     if len(set(keys)) == len(keys):
         return
     seen: set = set()
-    for first in keys:
-        if first in seen:
-            break
-        seen.add(first)
+    first = next(k for k in keys if k in seen or seen.add(k))
     what = f"feature index {first + index_base}" if index_base is not None else f"feature {first!r}"
     raise NBSVMError(
         f"{what} appears twice on the line (each feature once; add the values if their sum "
