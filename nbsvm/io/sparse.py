@@ -207,26 +207,7 @@ def _index_pairs(tokens: list, index_base: int, name: str, lineno: int) -> tuple
             )
         keys.append(index - index_base)
         values.append(_value(val, name, lineno, token))
-    _refuse_repeated(keys, name, lineno, index_base)
     return keys, values
-
-
-def _refuse_repeated(keys: list, name: str, lineno: int, index_base: int | None = None) -> None:
-    """A feature named twice on one line is refused, as scikit-learn's and liblinear's
-    readers refuse it: kept twice, it counted as the sum of its values in a dot product
-    but not in a row's norm or AdaGrad's squared gradients. ``index_base``: the keys are
-    svmlight indices shown as the file writes them (else names)."""
-    if len(set(keys)) == len(keys):
-        return
-    seen: set = set()
-    first = next(k for k in keys if k in seen or seen.add(k))
-    what = f"feature index {first + index_base}" if index_base is not None else f"feature {first!r}"
-    raise NBSVMError(
-        f"{what} appears twice on the line (each feature once; add the values if their sum "
-        "is meant)",
-        path=name,
-        line=lineno,
-    )
 
 
 def read_svmlight(
@@ -290,7 +271,6 @@ def _named_pairs(tokens, name, lineno):
             raise NBSVMError(f"expected name:value, found {token!r}", path=name, line=lineno)
         keys.append(key)
         values.append(_value(val, name, lineno, token))
-    _refuse_repeated(keys, name, lineno)
     return keys, np.asarray(values, dtype=np.float64)
 
 
