@@ -48,6 +48,28 @@ def _popcount(x):
 
 
 @njit(cache=True, nogil=True)
+def _fill_rank_table(remap, table):
+    """``remap``'s rank table into ``table`` (``len(remap) // 64`` rows) in one pass, with
+    nothing else allocated; False (the table unfinished) as soon as a kept bucket's column
+    is not the number of kept buckets before it."""
+    column = 0
+    for w in range(table.shape[0]):
+        table[w, 1] = column
+        word = np.uint64(0)
+        bad = False
+        for k in range(64):  # without branches: a third of the buckets kept at random
+            c = remap[w * 64 + k]
+            kept = c >= 0
+            bad |= kept & (c != column)
+            word |= np.uint64(kept) << np.uint64(k)
+            column += kept
+        if bad:
+            return False
+        table[w, 0] = word
+    return True
+
+
+@njit(cache=True, nogil=True)
 def _rank_translate(ids, offsets, table):
     """:func:`_translate` through a rank table (:func:`~nbsvm.data.translate.rank_map`):
     bucket ``b`` is kept where bit ``b % 64`` of ``table[b // 64, 0]`` is set, and its
