@@ -5,6 +5,7 @@ buckets dropped), and the one-pass range check of ids read from outside. Compile
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -81,6 +82,10 @@ def rank_map(remap: np.ndarray) -> np.ndarray | None:
     return table if _fill_rank_table(remap, table) else None
 
 
+#: Maps smaller than this (1 MB of int32) stay in the caches: no rank table for them.
+RANK_MIN_BUCKETS = 1 << 18
+
+
 class Translator:
     """Rows through ``remap`` (:func:`translate_in_range`), by its :func:`rank_map` once the
     ids translated reach a quarter of the buckets (or at once where ``expected`` ids will):
@@ -95,7 +100,9 @@ class Translator:
         self._lock = threading.Lock()
 
     def __call__(self, ids: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if not self._decided:
+        # (a map that fits the caches gains nothing; and a job still hashing without numba
+        # must not load it for the table: small jobs run in plain numpy, _small_jobs)
+        if not self._decided and self.remap.size >= RANK_MIN_BUCKETS and "numba" in sys.modules:
             with self._lock:
                 self._seen += ids.shape[0]
                 if not self._decided and self._seen >= self.remap.size // 4:

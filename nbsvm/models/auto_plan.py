@@ -107,10 +107,10 @@ def plan_search(
             raise NBSVMError(f"--auto needs at least two classes, got {classes}")
         if not multilabel:
             _check_folds(parts[key0], n_folds)
-    except NBSVMError:
+        return _plan(estimator, base, fixed, runner, corpus, classes, tried, weighted, seed)
+    except BaseException:  # (Ctrl-C too) the caller never gets the runner to close
         runner.close()
         raise
-    return _plan(estimator, base, fixed, runner, corpus, classes, tried, weighted, seed)
 
 
 def _check_folds(parts: list, n_folds: int) -> None:

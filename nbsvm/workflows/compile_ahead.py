@@ -185,11 +185,11 @@ def _rank_lookups() -> None:
     with more n-grams than a quarter of the buckets take and tiny models never do."""
     import numpy as np
 
-    from nbsvm.data.translate import Translator
+    from nbsvm.data.translate import rank_map, translate_in_range
 
     remap = np.where(np.arange(256) % 3 == 0, np.arange(256) // 3, -1).astype(np.int32)
     ids = np.arange(256, dtype=np.int32)
-    Translator(remap, expected=remap.size)(ids, np.array([0, 100, 256], dtype=np.int64))
+    translate_in_range(ids, np.array([0, 100, 256], dtype=np.int64), remap, rank_map(remap))
 
 
 def hold_lock(path: str) -> bool:
