@@ -80,6 +80,14 @@ class FoldRunner:
                 sample.close()
                 shutil.rmtree(folder)
                 sample = join_caches(train, folder, total, self.bits[key])
+                if key == self.key0:  # said once, not per hashing of the same documents
+                    warnings.warn(
+                        f"--auto's rung {rung + 1} sample of fold {fold + 1} held one class: "
+                        f"that fold trains on its whole training part ({total} documents, "
+                        f"not {limit}) at that rung",
+                        UserWarning,
+                        stacklevel=2,
+                    )
             self.samples[(key, fold, rung)] = (sample, valid)
         return self.samples[(key, fold, rung)]
 
