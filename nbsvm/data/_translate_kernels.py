@@ -15,26 +15,7 @@ def _translate(ids, offsets, remap):
 
     The ids must be in ``[0, len(remap))``: not checked here (the hasher makes them so;
     :func:`translate` and the cache readers check other sources)."""
-    if offsets[0] < 0 or offsets[offsets.shape[0] - 1] > ids.shape[0]:
-        raise ValueError("offsets point outside the id array")
-    out = np.empty(ids.shape[0], np.int32)
-    new_offsets = np.empty(offsets.shape[0], np.int64)
-    new_offsets[0] = 0
-    pos = 0
-    for d in range(offsets.shape[0] - 1):
-        lo = offsets[d]
-        hi = offsets[d + 1]
-        if hi < lo or hi > ids.shape[0]:
-            raise ValueError("offsets go backwards or point outside the id array")
-        for j in range(lo, hi):
-            if j + 32 < hi:  # the map is larger than the caches
-                prefetch_row(remap, ids[j + 32])
-            c = remap[ids[j]]
-            if c >= 0:
-                out[pos] = c
-                pos += 1
-        new_offsets[d + 1] = pos
-    return out[:pos], new_offsets
+    return _rows(ids, offsets, remap, np.zeros((1, 2), np.uint64), False)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -75,6 +56,14 @@ def _rank_translate(ids, offsets, table):
     bucket ``b`` is kept where bit ``b % 64`` of ``table[b // 64, 0]`` is set, and its
     column is ``table[b // 64, 1]`` plus the kept buckets below it in that word. The ids
     must be in ``[0, 64 * len(table))`` (not checked here, as in :func:`_translate`)."""
+    return _rows(ids, offsets, np.zeros(1, np.int32), table, True)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rows(ids, offsets, remap, table, ranked):
+    """The rows of :func:`_translate` (``ranked`` False: through ``remap``) or of
+    :func:`_rank_translate` (through ``table``); ``ranked`` is a constant of each, so each
+    compiles its own loop."""
     if offsets[0] < 0 or offsets[offsets.shape[0] - 1] > ids.shape[0]:
         raise ValueError("offsets point outside the id array")
     out = np.empty(ids.shape[0], np.int32)
@@ -88,13 +77,19 @@ def _rank_translate(ids, offsets, table):
         if hi < lo or hi > ids.shape[0]:
             raise ValueError("offsets go backwards or point outside the id array")
         for j in range(lo, hi):
-            if j + 16 < hi:  # 4 MB for 2**24 buckets: mostly in the caches, not all
-                prefetch_row(table, ids[j + 16] >> 6)
             b = ids[j]
-            word = table[b >> 6, 0]
-            bit = one << np.uint64(b & 63)
-            if word & bit:
-                out[pos] = np.int32(table[b >> 6, 1] + _popcount(word & (bit - one)))
+            if ranked:
+                if j + 16 < hi:  # 4 MB for 2**24 buckets: mostly in the caches, not all
+                    prefetch_row(table, ids[j + 16] >> 6)
+                word = table[b >> 6, 0]
+                bit = one << np.uint64(b & 63)
+                c = np.int32(table[b >> 6, 1] + _popcount(word & (bit - one))) if word & bit else -1
+            else:
+                if j + 32 < hi:  # the map is larger than the caches
+                    prefetch_row(remap, ids[j + 32])
+                c = remap[b]
+            if c >= 0:
+                out[pos] = c
                 pos += 1
         new_offsets[d + 1] = pos
     return out[:pos], new_offsets
