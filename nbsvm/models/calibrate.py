@@ -61,29 +61,42 @@ def split(
     held: bool,
     fraction: float = 0.1,
     limit: int = MAX_HELD_OUT,
+    multilabel: bool = False,
 ) -> Iterator[Document]:
     """The held-out documents (``held``: a ``fraction`` of each class, at most ``limit`` in
     all) or the others, the same ones on every read of the same stream.
 
-    Stratified, as scikit-learn's early stopping splits: the documents of each label (a
-    multi-label document's whole label set) are held out evenly spaced along the stream, from
-    a seeded phase per label, so that a label of ``n`` documents holds
-    ``floor((n - 1) * fraction + phase)`` of them out. A random draw per document left a
-    class of 30 documents out of the held-out tenth one time in 24 (20 such classes: most
-    draws), and the calibration was skipped; its first document always trains, so no class
-    is held out whole."""
+    Stratified, as scikit-learn's early stopping splits: the documents of each label are
+    held out evenly spaced along the stream, from a seeded phase per label, so that a label
+    of ``n`` documents holds ``floor((n - 1) * fraction + phase)`` of them out. A random
+    draw per document left a class of 30 documents out of the held-out tenth one time in 24
+    (20 such classes: most draws), and the calibration was skipped; its first document
+    always trains, so no class is held out whole. ``multilabel``: each label of a
+    document's set keeps its own count (the empty set is one more), and a document is held
+    out when the rarest of its labels so far is due and none is at its first document (a
+    document held out counts for all its labels); split by whole label sets, a label whose
+    every document had a set of its own was never held out, and its calibration, fitted
+    without a positive, never predicted it."""
     draw, n_held = random.Random(int(seed)).random, 0
     phase: dict[str | None, float] = {}
     seen: dict[str | None, int] = {}
+    taken: dict[str | None, int] = {}  # the label's documents held out so far
     for doc in docs:
-        key = doc.label
-        if key not in phase:
-            phase[key], seen[key] = draw(), 0
-        k = seen[key]  # the label's documents before this one
-        seen[key] = k + 1
-        start = (k - 1) * fraction + phase[key]
-        chosen = k > 0 and int(start + fraction) > int(start) and n_held < limit
-        n_held += chosen
+        keys = (label_set(doc.label) or ("",)) if multilabel and doc.label else (doc.label,)
+        for key in keys:
+            if key not in phase:
+                phase[key], seen[key], taken[key] = draw(), 0, 0
+        # the rarest label so far decides (of one label: that one)
+        rarest = min(keys, key=lambda key: (seen[key], str(key)))
+        first = any(seen[key] == 0 for key in keys)  # a label's first document trains
+        due = int(seen[rarest] * fraction + phase[rarest]) > taken[rarest]
+        for key in keys:
+            seen[key] += 1
+        chosen = due and not first and n_held < limit
+        if chosen:
+            n_held += 1
+            for key in keys:
+                taken[key] += 1
         if chosen == held:
             yield doc
 
@@ -144,21 +157,25 @@ def held_out_scores(
 
 
 def check_every_class_held_out(model: NBSVMClassifier, truth: np.ndarray) -> None:
-    """Refuse to calibrate on a held-out part without a document of every class (one
-    label per document): a temperature or sigmoid fitted without a class pushes its
+    """Refuse to calibrate on a held-out part without a document of every class (of every
+    label, multi-label): a temperature or sigmoid fitted without a class pushes its
     probabilities to the extremes (2 positives in 802 documents: none held out, a
-    temperature of 6.1, the test log loss 0.81 -> 3.17)."""
-    if model.multilabel:
-        return
-    present = np.asarray(
-        truth.any(axis=0) if truth.shape[1] > 1 else [not truth.all(), truth.any()], dtype=bool
-    )
+    temperature of 6.1, the test log loss 0.81 -> 3.17; a label's sigmoid fitted without a
+    positive never predicted it)."""
+    if model.multilabel:  # each label's calibration needs a held-out positive
+        present = truth.any(axis=0)
+    else:
+        present = np.asarray(
+            truth.any(axis=0) if truth.shape[1] > 1 else [not truth.all(), truth.any()],
+            dtype=bool,
+        )
     missing = [c for c, seen in zip(model.class_names_, present) if not seen]
     if missing:
         counts = dict(zip(model.class_names_, np.asarray(model.class_counts_).tolist()))
         shown = ", ".join(f"{c!r} ({counts.get(c, 0):g} documents in all)" for c in missing[:5])
+        kind = "label" if model.multilabel else "class"
         raise NBSVMError(
-            f"the held-out tenth ({len(truth)} documents) holds no document of class "
+            f"the held-out tenth ({len(truth)} documents) holds no document of {kind} "
             f"{shown}: a calibration fitted without it would push its probabilities to the "
             "extremes; train on more documents of it, or without calibration (--calibrate none)"
         )
@@ -217,11 +234,13 @@ def calibrated_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict
     t0 = time.perf_counter()
     try:
         model.fit_documents(
-            lambda: split(reread(), seed, held=False),
+            lambda: split(reread(), seed, held=False, multilabel=model.multilabel),
             callback=run.callback,
             max_memory=run.max_memory,
         )
-        scores, truth = held_out_scores(model, split(reread(), seed, held=True))
+        scores, truth = held_out_scores(
+            model, split(reread(), seed, held=True, multilabel=model.multilabel)
+        )
         check_every_class_held_out(model, truth)
         calibrator = Calibrator(cast(str, method), model.multilabel).fit(scores, truth)
         rep = reliability(model, calibrator, scores, truth)
@@ -299,8 +318,11 @@ def with_held_out_copy(
         if max_memory is not None:  # what stays in memory of the full model
             held = max(0, array_bytes(*state) - moved)
             max_memory = max(0, parse_size(max_memory) - held)
-        copy.fit_documents(lambda: split(reread(), seed, held=False), max_memory=max_memory)
-        scores, truth = held_out_scores(copy, split(reread(), seed, held=True))
+        ml = model.multilabel
+        copy.fit_documents(
+            lambda: split(reread(), seed, held=False, multilabel=ml), max_memory=max_memory
+        )
+        scores, truth = held_out_scores(copy, split(reread(), seed, held=True, multilabel=ml))
         result = use(copy, scores, truth)
         del copy  # before the full model's arrays come back
     return result

@@ -133,13 +133,13 @@ def fit_early_stopping(model: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     fraction, seed = float(model.validation_fraction), model.seed
     stopper = EarlyStopping(
         model,
-        lambda: split(reread(), seed, True, fraction),
+        lambda: split(reread(), seed, True, fraction, multilabel=model.multilabel),
         int(model.n_iter_no_change),
         run.notify,
     )
     try:
         Fit(model, None, run.callback, run.max_memory, warm={"after_epoch": stopper}).run(
-            split(reread(), seed, False, fraction)
+            split(reread(), seed, False, fraction, multilabel=model.multilabel)
         )
         model.validation_ = stopper.finish()
     except NoDocuments:

@@ -117,6 +117,12 @@ def tune_thresholds(model: NBSVMClassifier, reread: Reread | None, run: FitRun) 
     default = default_threshold(model)
 
     def tuned(copy, scores, truth):
+        if not (truth.sum(axis=0) >= MIN_POSITIVES).any():  # every label keeps its default
+            raise NBSVMError(
+                f"the held-out tenth ({len(truth)} documents) holds fewer than "
+                f"{MIN_POSITIVES} documents of every label, too few to place a threshold; "
+                "train on more documents, or without --threshold auto"
+            )
         copy.calibrator_ = model.calibrator_
         return micro_f1_thresholds(label_values(copy, scores), truth, default)
 
