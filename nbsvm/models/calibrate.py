@@ -163,7 +163,7 @@ def check_every_class_held_out(model: NBSVMClassifier, truth: np.ndarray) -> Non
     temperature of 6.1, the test log loss 0.81 -> 3.17; a label's sigmoid fitted without a
     positive never predicted it)."""
     if model.multilabel:  # each label's calibration needs a held-out positive
-        present = truth.any(axis=0)
+        present = np.asarray(truth.any(axis=0), dtype=bool)
     else:
         present = np.asarray(
             truth.any(axis=0) if truth.shape[1] > 1 else [not truth.all(), truth.any()],
