@@ -203,6 +203,11 @@ def test_an_indicator_matrix_is_read_as_multilabelbinarizer_gives_it():
     assert by_matrix.evaluate(X, Y)["micro_f1"] == by_lists.evaluate(X, sets)["micro_f1"]
     with pytest.raises(NBSVMError, match="indicator matrix of 3 columns; the model has 4"):
         by_matrix.score(X, Y[:, :3])
+    # a 2-D array of other numbers (2Y - 1, 2Y, Y / 2) trained the classes -1 and 1 for
+    # every document and scored 1.0 (a helper's hunt): refused, as the backend refuses it
+    for other, shown in ((2 * Y - 1, "-1"), (2 * Y, "2"), (Y / 2, "0.5")):
+        with pytest.raises(NBSVMError, match=f"indicator matrix of 0 and 1 .*holds {shown}"):
+            NBSVMClassifier(n_bits=12, multilabel=True).fit(X, other)
     Y[:, 2] = 0
     with pytest.raises(NBSVMError, match="column 2 of the indicator matrix y labels no document"):
         NBSVMClassifier(n_bits=12, multilabel=True).fit(X, Y)

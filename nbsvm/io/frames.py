@@ -120,8 +120,15 @@ def indicator_sets(y: Any, columns: Sequence | None = None) -> list[list] | None
     if len(getattr(y, "shape", ())) != 2:
         return None
     a = np.asarray(y)
-    if a.dtype.kind not in "biuf" or not np.isin(a, (0, 1)).all():
+    if a.dtype.kind not in "biuf":
         return None  # an array of label lists of one length
+    if not np.isin(a, (0, 1)).all():  # 2*Y-1 trained classes -1 and 1 for every document
+        other = a[~np.isin(a, (0, 1))].flat[0].item()
+        raise NBSVMError(
+            f"a 2-D y of numbers is read as an indicator matrix of 0 and 1 (scikit-learn's "
+            f"multi-label form), and this one holds {other!r}: give 0/1 columns, or a label "
+            "list per document"
+        )
     if columns is None:
         empty = np.flatnonzero(a.sum(axis=0) == 0)
         if empty.size:
