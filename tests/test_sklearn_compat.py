@@ -484,6 +484,19 @@ def test_a_grid_of_numpy_numbers_searches_nbsvm_as_python_numbers_do(tmp_path):
     np.testing.assert_array_equal(back.decision_function(X), clf.decision_function(X))
 
 
+@pytest.mark.parametrize("name", ["n_bits", "ngrams", "hash_seed", "char_ngrams", "epochs",
+                                  "min_df", "seed", "threads"])
+def test_a_bool_is_not_a_number_of_anything(name):
+    """n_bits=True hashed into 2 buckets (score 0.33, saved as n_bits=True), ngrams=True
+    trained unigrams (a helper's hunt): True is an int to Python, not a setting. Every
+    integer setting refuses True and False, as epochs and min_df did."""
+    from nbsvm import NBSVMClassifier
+    from nbsvm.errors import NBSVMError
+    for value in (True, False, np.True_):
+        with pytest.raises(NBSVMError, match="must be an integer"):
+            NBSVMClassifier(**{name: value}).validate()
+
+
 def test_score_and_evaluate_without_labels_say_where_they_go():
     """clf.score(texts) was "TypeError: 'NoneType' object is not iterable" from deep inside
     (a helper's hunt)."""

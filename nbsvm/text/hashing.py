@@ -36,8 +36,13 @@ def _encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
+def _whole(value: object) -> bool:
+    """An integer, not a bool (True is an int to Python: n_bits=True hashed into 2 buckets)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def validate_n_bits(n_bits: int) -> int:
-    if not isinstance(n_bits, (int, np.integer)) or not MIN_BITS <= int(n_bits) <= MAX_BITS:
+    if not _whole(n_bits) or not MIN_BITS <= int(n_bits) <= MAX_BITS:
         raise NBSVMError(f"n_bits must be an integer in [{MIN_BITS}, {MAX_BITS}], got {n_bits!r}")
     return int(n_bits)
 
@@ -106,17 +111,14 @@ class Hasher:
 
     def __post_init__(self):
         validate_n_bits(self.n_bits)
-        if not isinstance(self.ngrams, (int, np.integer)) or not 1 <= self.ngrams <= MAX_NGRAMS:
+        if not _whole(self.ngrams) or not 1 <= self.ngrams <= MAX_NGRAMS:
             raise NBSVMError(f"ngrams must be an integer in [1, {MAX_NGRAMS}], got {self.ngrams!r}")
-        if (
-            not isinstance(self.char_ngrams, (int, np.integer))
-            or not 0 <= self.char_ngrams <= MAX_CHAR_NGRAMS
-        ):
+        if not _whole(self.char_ngrams) or not 0 <= self.char_ngrams <= MAX_CHAR_NGRAMS:
             raise NBSVMError(
                 f"char_ngrams must be an integer in [0, {MAX_CHAR_NGRAMS}], "
                 f"got {self.char_ngrams!r}"
             )
-        if not isinstance(self.seed, (int, np.integer)) or not 0 <= self.seed <= MAX_HASH_SEED:
+        if not _whole(self.seed) or not 0 <= self.seed <= MAX_HASH_SEED:
             raise NBSVMError(f"hash seed must be an integer in [0, 2**32), got {self.seed!r}")
         if (
             not isinstance(self.char_min, (int, np.integer))
