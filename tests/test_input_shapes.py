@@ -38,6 +38,20 @@ def predictions(stdout: str) -> pd.DataFrame:
 
 # ---- item 2: a first row with one field too many --------------------------------------
 
+def test_a_malformed_line_names_skip_bad_lines_only_where_the_command_has_it(tmp_path):
+    """nbsvm lexicon and tune said '--skip-bad-lines skips such lines', an option neither
+    has ('No such option' when tried; a helper's hunt): they name the line only; train,
+    eval and predict name the option too."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text("pos\tgood film\nneg\tbad film\nnotab line\n")
+    for args in (["lexicon", bad, "-o", tmp_path / "l.npz"], ["tune", bad]):
+        r = run(*args)
+        assert r.returncode == 2 and f"{bad}:3: expected 'label<TAB>text'" in r.stderr
+        assert "--skip-bad-lines" not in r.stderr, r.stderr
+    r = run("train", bad, "-o", tmp_path / "m.npz")
+    assert r.returncode == 2 and "(--skip-bad-lines skips such lines" in r.stderr
+
+
 @pytest.mark.parametrize("sep, fmt", [(",", "csv"), ("\t", "tsv")])
 def test_an_extra_field_in_the_first_row_is_a_malformed_row(tmp_path, sep, fmt):
     """pandas took the first column for an index and shifted the rest: the texts became the

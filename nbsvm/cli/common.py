@@ -193,11 +193,12 @@ class _FullestRead:
     encoding = property(lambda self: self._stats().encoding)
 
 
-def read_stats(skip_bad: bool = False, encoding: str = "utf-8") -> ReadStats:
-    """A fresh ReadStats, reported by :func:`cli_errors` when the command ends well."""
+def read_stats(skip_bad: bool = False, encoding: str = "utf-8", hint: bool = True) -> ReadStats:
+    """A fresh ReadStats, reported by :func:`cli_errors` when the command ends well
+    (``hint``: the command has --skip-bad-lines)."""
     from nbsvm.io.decoding import ReadStats
 
-    stats = ReadStats(skip_bad, encoding)
+    stats = ReadStats(skip_bad, encoding, hint)
     _command_stats.append(stats)
     return stats
 
@@ -260,15 +261,17 @@ def documents(
     report: bool = True,
     weight_col: str | None = None,
     several_labels: bool | None = None,
+    hint: bool = True,
 ) -> DocumentStream:
     """The documents of ``inputs``; invalid UTF-8 is refused (``strict``) or replaced and
     counted, malformed lines skipped and counted (``skip_bad``), the counts and what the
     readers noted printed when the command ends (see :func:`report_reading`; not with
-    ``report`` False: a later read of the same inputs)."""
+    ``report`` False: a later read of the same inputs). ``hint``: a malformed line names
+    --skip-bad-lines (False for a command without it)."""
     from nbsvm.io.decoding import ReadStats
     from nbsvm.io.readers import read_inputs
 
-    stats = read_stats(skip_bad, encoding) if report else ReadStats(skip_bad, encoding)
+    stats = read_stats(skip_bad, encoding, hint) if report else ReadStats(skip_bad, encoding, hint)
     stream = DocumentStream(
         read_inputs(
             inputs,

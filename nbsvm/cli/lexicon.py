@@ -79,7 +79,7 @@ def lexicon_command(
             # a first run: the other core compiles the kernels of the training that follows
             compile_ahead.start(dict(settings, alpha=alpha))
             # its counts: --json; label sets counted as they are, for train --multilabel
-            docs = reading.documents(inputs, weight_col=weight_col, several_labels=True)
+            docs = reading.documents(inputs, weight_col=weight_col, several_labels=True, hint=False)
             hasher, peeked = _hasher(settings, docs)  # the peeked documents, then the rest
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(peeked, hasher, alpha, callback=progress)

@@ -253,7 +253,7 @@ def _search(
 
     with ProgressReporter(quiet or json_out) as progress:
         return tune(
-            reading.documents(inputs),
+            reading.documents(inputs, hint=False),  # (tune has no --skip-bad-lines)
             search,
             base,
             valid_fraction=valid,

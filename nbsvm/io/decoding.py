@@ -97,10 +97,12 @@ class ReadStats:
         "bad_examples",
         "notes",
         "encoding",
+        "hint",
     )
 
-    def __init__(self, skip_bad: bool = False, encoding: str = "utf-8"):
+    def __init__(self, skip_bad: bool = False, encoding: str = "utf-8", hint: bool = True):
         self.encoding = encoding  # what replaced bytes were invalid as
+        self.hint = hint  # the command has --skip-bad-lines: a malformed line says so
         self.replaced_bytes = 0
         self.replaced_docs = 0
         self.skip_bad = skip_bad
@@ -112,7 +114,7 @@ class ReadStats:
         """A malformed line: raise (naming file and line) unless bad lines are skipped."""
         if not self.skip_bad:
             raise NBSVMError(
-                message + " (--skip-bad-lines skips such lines and counts them)",
+                message + (" (--skip-bad-lines skips such lines and counts them)" * self.hint),
                 path=path,
                 line=line,
             )
