@@ -150,6 +150,31 @@ def test_cli_init_continues_a_saved_model(imdb_slice, tmp_path):
     assert bad.returncode == 2 and "--init" in bad.stderr
 
 
+def test_cli_init_of_a_multilabel_model_reads_its_data_as_label_sets(tmp_path):
+    """train --init of a multi-label model read the new file as one label a document unless
+    --multilabel was given again: a document of no label ('\\ttext') was 'empty label
+    before the TAB', and --skip-bad-lines, as the error advised, would have dropped the
+    documents that are negatives of every label (a helper's hunt). The model's task reads
+    the data; the result equals giving --multilabel."""
+    from testhelpers import run_cli
+    from nbsvm.datasets import fixture
+    lines = fixture("tags.txt").read_text(encoding="utf-8").splitlines()
+    first, more = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_text("\n".join(lines[:16]) + "\n")
+    more.write_text("\n".join(lines[16:]) + "\n\tbake bread\n")
+    base = tmp_path / "a.npz"
+    assert run_cli("train", first, "--multilabel", "--keep-counts", "-o", base, "-q",
+                   "--n-bits", "14").returncode == 0
+    outs = []
+    for extra in ([], ["--multilabel"]):
+        out = tmp_path / f"b{len(extra)}.npz"
+        r = run_cli("train", more, "--init", base, "-o", out, *extra)
+        assert r.returncode == 0 and f"documents: {len(lines) + 1}" in r.stdout, r.stderr
+        outs.append(NBSVMClassifier.load(out))
+    texts = ["bake bread", "a football match", "fresh fruit and running"]
+    assert np.array_equal(outs[0].decision_function(texts), outs[1].decision_function(texts))
+
+
 def test_keep_counts_refuses_a_lexicon_argument(parts):
     (XA, yA), _, _ = parts
     from nbsvm.io.document import Document

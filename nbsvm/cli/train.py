@@ -527,6 +527,8 @@ def train_command(
             asked = clf
             clf = NBSVMClassifier.load(init)  # its settings; the counts it kept
             _refuse_init_conflicts(ctx, asked, clf, init)
+            # its task reads the data: an empty label is a multi-label model's empty set
+            options["multilabel"] = bool(clf.multilabel)
         if not dask:  # a first run: the other core compiles the kernels needed after hashing
             compile_ahead.start(clf.get_params())
         if not (quiet or json_out):
