@@ -184,6 +184,17 @@ def test_a_backend_learner_refuses_the_options_it_would_drop(files, learner, giv
     assert "it takes" in r.output
 
 
+def test_a_backend_learner_refuses_a_weight_column_whatever_its_weights(tmp_path):
+    """--weight-col with --learner pa was refused only when some weight was not 1 (the data
+    decided; a helper's hunt): refused before anything is read, as the docs say."""
+    data = tmp_path / "w.csv"
+    data.write_text("label,text,w\npos,good film,1\nneg,bad film,1\n" * 5)
+    r = run("train", data, "--format", "csv", "--weight-col", "w", "--learner", "pa",
+            "-o", tmp_path / "m.npz")
+    assert r.exit_code != 0 and "the backend learners (--learner) do not take them" in r.output
+    assert not (tmp_path / "m.npz").exists()
+
+
 def test_a_backend_learner_takes_its_own_options(files):
     tmp, train, _ = files
     for learner, given in (("pegasos", ["--lambda", "1e-3", "--epochs", "3"]),

@@ -706,6 +706,10 @@ def _refuse_unused_by_backend(clf: NBSVMClassifier, o: dict) -> None:
     name = clf.backend_learner
     if name is None:
         return
+    if o["weight_col"]:  # (refused when a weight other than 1 came up: data decided)
+        from nbsvm.learners.epochs import NO_WEIGHTS
+
+        raise NBSVMError(f"--weight-col: {NO_WEIGHTS}")
     algorithm = ALGORITHMS[name]
     unused = [
         flag
