@@ -304,6 +304,9 @@ class Fit:
         adopt(model, builder.from_lexicon(lexicon, None))
         if announce:
             notify(data_defaults_event(model))
+        sets = label_set_classes_event(model)  # (the lexicon's classes: said as train says)
+        if sets is not None:
+            notify(sets)
         if self.warm.get("keep"):
             model.lexicon_ = lexicon  # counts for a later train --init (left intact)
             lexicon.alpha = float(model.setting("alpha"))  # its ratios are the model's
