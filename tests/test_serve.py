@@ -409,10 +409,16 @@ def test_workers_watch_the_file_and_each_reloads_it(tmp_path, three_class):
         for _ in range(20):
             http.post(server.url + "/predict", json={"texts": X[:3]})
         sent = 20 + 8 * len(seen)
-        for _ in range(6):
+        predicts = 'nbsvm_requests_total{method="POST",path="/predict",status="200"}'
+        # a worker counts a request once its answer is written: the last one may land just
+        # after the client has it (75 of 76 seen once in CI), so the sums are awaited first
+        deadline = time.monotonic() + 10
+        while (_sample(http.get(server.url + "/metrics").text, predicts) < sent
+               and time.monotonic() < deadline):
+            time.sleep(0.1)
+        for _ in range(6):  # then every read, whichever worker answers it, sums both
             text = http.get(server.url + "/metrics").text
-            assert _sample(text, 'nbsvm_requests_total{method="POST",path="/predict",'
-                                 'status="200"}') == sent
+            assert _sample(text, predicts) == sent
             assert _sample(text, 'nbsvm_documents_scored_total{model="m"}') == 60 + 64 * len(seen)
     finally:
         log = server.stop()
