@@ -49,7 +49,7 @@ def test_buckets_as_columns_train_the_same_model(monkeypatch, kw):
     assert dense.column_of_ is None and compact.column_of_ is not None
     kept = np.flatnonzero(compact.column_of_ >= 0)
     assert 0 < kept.size < dense.n_seen_buckets_       # min_df drops some seen buckets
-    S, T = dense.linear_.S_, compact.linear_.S_
+    S, T = dense.linear_.S_, compact.linear_.S_[:, compact.column_of_[kept]]  # by bucket
     # the same ratios, bit for bit; the dropped buckets' rows stay zero
     np.testing.assert_array_equal(S[0, kept, 0], T[0, :, 0])
     dropped = np.setdiff1d(np.arange(1 << 14), kept)
@@ -79,8 +79,9 @@ def test_a_compact_model_saved_in_parts_stores_every_mapped_bucket(monkeypatch, 
     monkeypatch.setattr(modelfile, "SAVE_PART", 64)
     compact.save(tmp_path / "m.npz")
     z = np.load(tmp_path / "m.npz")
-    np.testing.assert_array_equal(z["buckets"], np.flatnonzero(compact.column_of_ >= 0))
-    np.testing.assert_array_equal(z["ratios"][0], compact.linear_.S_[0, :, 0])
+    kept = np.flatnonzero(compact.column_of_ >= 0)
+    np.testing.assert_array_equal(z["buckets"], kept)
+    np.testing.assert_array_equal(z["ratios"][0], compact.linear_.S_[0, compact.column_of_[kept], 0])
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(back.decision_function(PROBES),
                                   compact.decision_function(PROBES))
@@ -115,22 +116,24 @@ def test_mapped_buckets_equal_a_loop_over_the_map(shape):
 def test_a_model_whose_columns_are_not_in_bucket_order_saves_each_bucket_its_own_row(
     monkeypatch, tmp_path
 ):
-    # training and loading number columns in bucket order (saved as slices of the state);
-    # a map in any other order is gathered, and must give each bucket its own column's row
+    # loading numbers columns in bucket order (saved as slices of the state); a map in any
+    # other order (training's, hottest first, or this one) is gathered, and must give
+    # each bucket its own column's row
     compact = _fit(monkeypatch, False)
     kept = np.flatnonzero(compact.column_of_ >= 0)
     order = np.random.default_rng(0).permutation(kept.size)
     shuffled = NBSVMClassifier(ngrams=2, n_bits=14, epochs=3, min_df=3).fit(TEXTS, LABELS)
     shuffled.column_of_[kept] = order.astype(np.int32)
-    shuffled.linear_.S_[:, order, :] = compact.linear_.S_[:, np.arange(kept.size), :]
+    shuffled.linear_.S_[:, order, :] = compact.linear_.S_[:, compact.column_of_[kept], :]
     np.testing.assert_array_equal(shuffled.decision_function(PROBES),
                                   compact.decision_function(PROBES))
     monkeypatch.setattr(modelfile, "SAVE_PART", 64)
     shuffled.save(tmp_path / "m.npz")
     z = np.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(z["buckets"], kept)
-    np.testing.assert_array_equal(z["ratios"][0], compact.linear_.S_[0, :, 0])
-    np.testing.assert_array_equal(z["adagrad_sq"][0], compact.linear_.S_[0, :, 2])
+    by_bucket = compact.linear_.S_[0, compact.column_of_[kept]]
+    np.testing.assert_array_equal(z["ratios"][0], by_bucket[:, 0])
+    np.testing.assert_array_equal(z["adagrad_sq"][0], by_bucket[:, 2])
     back = NBSVMClassifier.load(tmp_path / "m.npz")
     np.testing.assert_array_equal(back.decision_function(PROBES),
                                   compact.decision_function(PROBES))
@@ -212,3 +215,62 @@ def test_seen_buckets_only_for_a_corpus_far_smaller_than_the_buckets(tmp_path):
     assert few.n_ids == ids.size and ids.size * FEW_SEEN < 1 << 16 <= many.n_ids * FEW_SEEN
     np.testing.assert_array_equal(seen_buckets(few, 16), np.unique(ids))
     assert seen_buckets(many, 16) is None
+
+
+def _documents_per_bucket(clf, texts):
+    """How many of ``texts`` hold each bucket, by hashing each one (the slow reference)."""
+    df = np.zeros(1 << clf.hasher_.n_bits, dtype=np.int64)
+    for t in texts:
+        df[np.unique(clf.hasher_.buckets(t))] += 1
+    return df
+
+
+THREE = [("a", "b", "c")[i % 3] for i in range(len(TEXTS))]
+SETS = [["a", "b"][: 1 + i % 2] if i % 3 else ["c"] for i in range(len(TEXTS))]
+
+
+@pytest.mark.parametrize("labels", ["binary", "three", "label sets"])
+def test_training_lays_its_hot_columns_out_first(monkeypatch, labels):
+    """A fitted model's kept columns: first the hot ones, those held by the most documents
+    (by powers of two) that fit in HOT_COLUMNS, then the others, each part in bucket
+    order: checked against documents counted one by one. A model whose columns all fit
+    keeps bucket order."""
+    y = {"binary": LABELS, "three": THREE, "label sets": SETS}[labels]
+    kw = dict(ngrams=2, n_bits=14, epochs=1, min_df=2, char_ngrams=0,
+              multilabel=labels == "label sets")
+    assert mapped_buckets(NBSVMClassifier(**kw).fit(TEXTS, y).column_of_)[2]
+    monkeypatch.setattr(columns, "HOT_COLUMNS", 300)
+    clf = NBSVMClassifier(**kw).fit(TEXTS, y)
+    df = _documents_per_bucket(clf, TEXTS)
+    kept = np.flatnonzero(clf.column_of_ >= 0)
+    np.testing.assert_array_equal(kept, np.flatnonzero(df >= 2))
+    bits = np.array([int(d).bit_length() for d in df[kept]])
+    cut = min(b for b in range(64) if (bits >= b).sum() <= 300)
+    hot = bits >= cut
+    assert 100 < hot.sum() <= 300 < kept.size
+    want = np.r_[kept[hot], kept[~hot]]
+    np.testing.assert_array_equal(clf.column_of_[want], np.arange(kept.size))
+    np.testing.assert_array_equal(clf.column_buckets(), want)
+
+
+@pytest.mark.parametrize("labels", ["binary", "three", "label sets"])
+def test_the_layout_changes_nothing_a_model_computes(monkeypatch, tmp_path, labels):
+    """Hot columns first or every column in bucket order, the same arithmetic: the saved
+    files hold the same arrays bit for bit (each bucket's row) and the models score the
+    same."""
+    y = {"binary": LABELS, "three": THREE, "label sets": SETS}[labels]
+    kw = dict(ngrams=2, n_bits=14, epochs=3, min_df=2, multilabel=labels == "label sets")
+    monkeypatch.setattr(columns, "HOT_COLUMNS", 300)  # (else every column is hot here)
+    tiered = NBSVMClassifier(**kw).fit(TEXTS, y)
+    monkeypatch.setattr(columns, "HOT_COLUMNS", 1 << 20)
+    in_order = NBSVMClassifier(**kw).fit(TEXTS, y)
+    assert mapped_buckets(in_order.column_of_)[2] and not mapped_buckets(tiered.column_of_)[2]
+    np.testing.assert_array_equal(tiered.decision_function(PROBES),
+                                  in_order.decision_function(PROBES))
+    tiered.save(tmp_path / "tiered.npz")
+    in_order.save(tmp_path / "in_order.npz")
+    a, b = np.load(tmp_path / "tiered.npz"), np.load(tmp_path / "in_order.npz")
+    assert sorted(a.files) == sorted(b.files)
+    for name in a.files:
+        if name != "__header__":  # (it holds the timings)
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)

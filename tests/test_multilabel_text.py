@@ -228,7 +228,7 @@ def test_partial_fit_grows_a_multilabel_model(min_df):
     assert grown.column_of_ is None and grown.linear_.n_features == 1 << 10
     tables = grown.linear_.tables
     kept = fitted.column_buckets()
-    assert np.array_equal(tables[:, kept], fitted.ratios_)
+    assert np.array_equal(tables[:, kept], fitted.linear_.tables)
     assert not np.any(np.delete(tables, kept, axis=1))
     # the learner: LinearSGD over the batch in order, on bucket ids, membership targets
     ref = new_linear(grown, grown.classes_, 1 << 10)

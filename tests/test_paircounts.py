@@ -121,13 +121,17 @@ def test_training_from_a_many_class_lexicon_equals_training_without(min_df):
     assert from_lex.n_seen_buckets_ == plain.n_seen_buckets_
 
 
+@pytest.mark.parametrize("hot", [None, 20], ids=["in order", "hot first"])
 @pytest.mark.parametrize("min_df", [1, 2])
-def test_a_label_set_lexicon_gives_the_multilabel_columns_bit_for_bit(min_df):
+def test_a_label_set_lexicon_gives_the_multilabel_columns_bit_for_bit(monkeypatch, min_df, hot):
     """A lexicon whose classes are label-set keys (as `nbsvm lexicon` or Dask's shards
     count them) gives a multi-label model the ratios its own counting by kept column
-    gives: label k's counts are the sums over the keys that hold k."""
+    gives: label k's counts are the sums over the keys that hold k; the columns laid out
+    the same (``hot``: HOT_COLUMNS, which the 140 documents' columns all fit by default)."""
     from nbsvm import NBSVMClassifier
     from nbsvm.io.document import Document
+    if hot is not None:
+        monkeypatch.setattr("nbsvm.models.columns.HOT_COLUMNS", hot)
     keys = ["a", "a,b", "b", "b,c", "", "c,a", "c"]
     corpus = [(f"w{i % 7} w{i % 11} common t{i % 13} x{i % 5}", keys[i % 7]) for i in range(140)]
     docs = [Document(l, t, "mem", i + 1) for i, (t, l) in enumerate(corpus)]
@@ -138,5 +142,7 @@ def test_a_label_set_lexicon_gives_the_multilabel_columns_bit_for_bit(min_df):
     from_lex = NBSVMClassifier(char_ngrams=0, **kw).fit_documents(iter(docs), lexicon=lex)
     assert from_lex.classes_ == plain.classes_ == ["a", "b", "c"]
     assert np.array_equal(plain.column_of_, from_lex.column_of_)
+    kept = np.flatnonzero(plain.column_of_ >= 0)
+    assert (plain.column_of_[kept] == np.arange(kept.size)).all() == (hot is None)
     assert np.array_equal(plain.ratios_, from_lex.ratios_)
     assert from_lex.class_counts_.tolist() == plain.class_counts_.tolist() == [60, 60, 60]

@@ -74,20 +74,28 @@ def test_plain_translate_equals_the_kernel():
 def test_a_rank_table_translates_as_the_map(n_bits):
     """The first epoch (and a long stream's hashers) look columns up in the map's rank
     table: the same rows as the map, for kept shares from none to all, ids at the ends of
-    the table and of its 64-bucket words; the table is numpy's bits and counts of them; a
-    map whose columns are not its buckets in order has none."""
+    the table and of its 64-bucket words, columns in bucket order (a loaded model's) or in
+    two parts (a trained one's: the hot buckets', then the others'); the table is numpy's
+    bits and counts of them. A map in any other order has none."""
     from nbsvm.data.translate import Translator, rank_map
     rng = np.random.default_rng(n_bits)
     n = 1 << n_bits
-    for share in (0.0, 0.05, 0.5, 1.0):
+    for share, parts in [(s, p) for s in (0.0, 0.05, 0.5, 1.0) for p in (1, 2)]:
         remap = np.full(n, -1, dtype=np.int32)
         kept = rng.random(n) < share
-        remap[kept] = np.arange(kept.sum(), dtype=np.int32)
-        table = rank_map(remap)
-        words = np.packbits(remap >= 0, bitorder="little").view(np.uint64)  # by numpy
-        assert np.array_equal(table[:, 0], words)
-        assert np.array_equal(table[:, 1], np.r_[0, np.cumsum([bin(w).count("1") for w in
-                                                                words.tolist()])[:-1]])
+        hot = kept & ((rng.random(n) < 0.3) if parts == 2 else True)
+        cold = kept & ~hot
+        remap[hot] = np.arange(hot.sum(), dtype=np.int32)
+        remap[cold] = hot.sum() + np.arange(cold.sum(), dtype=np.int32)
+        if np.array_equal(remap[kept], np.arange(kept.sum())):
+            hot, cold = kept, kept & False  # (one part: every column reads as hot)
+        table, n_hot = rank_map(remap)
+        assert n_hot == hot.sum()
+        words = [np.packbits(m, bitorder="little").view(np.uint64) for m in (kept, hot, cold)]
+        assert np.array_equal(table[:, 0], words[0]) and np.array_equal(table[:, 1], words[1])
+        before = [np.r_[0, np.cumsum([bin(w).count("1") for w in ws.tolist()])[:-1]]
+                  for ws in words[1:]]
+        assert np.array_equal(table[:, 2], before[0] + (before[1] << 32))
         offsets = np.r_[0, np.cumsum(rng.integers(0, 60, 30))].astype(np.int64)
         ids = rng.integers(0, n, int(offsets[-1])).astype(np.int32)
         ids[:4] = [0, n - 1, 63, 64 % n]
@@ -95,15 +103,24 @@ def test_a_rank_table_translates_as_the_map(n_bits):
         with pytest.MonkeyPatch.context() as m:  # (maps this small go without a table)
             m.setattr("nbsvm.data.translate.RANK_MIN_BUCKETS", 64)
             through = Translator(remap, expected=n)(ids, offsets)
-        for got in (_translate_kernels._rank_translate(ids, offsets, table), through):
+        for got in (_translate_kernels._rank_translate(ids, offsets, table, n_hot), through):
             assert np.array_equal(got[0], want[0]) and got[0].dtype == want[0].dtype
             assert np.array_equal(got[1], want[1]) and got[1].dtype == want[1].dtype
     for bad in (np.array([0, ids.size + 1]), np.array([-1, 3]), np.array([0, 50, 20])):
         with pytest.raises(ValueError):
-            _translate_kernels._rank_translate(ids, bad.astype(np.int64), table)
-    shuffled = np.full(n, -1, dtype=np.int32)
-    shuffled[[1, 5]] = [1, 0]  # columns in another order than their buckets
-    assert rank_map(shuffled) is None and rank_map(np.full(96, -1, np.int32)) is None
+            _translate_kernels._rank_translate(ids, bad.astype(np.int64), table, n_hot)
+    def parts(columns):  # rank_map's count of hot columns, the map given bucket by bucket
+        remap = np.full(n, -1, dtype=np.int32)
+        remap[np.arange(len(columns)) * 5] = columns
+        ranks = rank_map(remap)
+        return None if ranks is None else ranks[1]
+
+    # in two increasing runs, the first from 0 and the second after it: hot and the others
+    assert [parts(c) for c in ([1, 0], [2, 0, 1], [0, 3, 1, 4, 2, 5], [0, 1, 2])] == [1, 2, 3, 3]
+    # out of order, or with gaps (quantize drops buckets): no table
+    for columns in ([0, 2], [1, 2], [2, 1, 0], [0, 3, 1, 2, 5, 4], [0, 2, 1, 4, 3]):
+        assert parts(columns) is None, columns
+    assert rank_map(np.full(96, -1, np.int32)) is None
 
 
 def test_a_translator_takes_the_table_after_a_quarter_of_the_buckets(monkeypatch):

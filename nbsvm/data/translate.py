@@ -51,35 +51,41 @@ def check_ids(ids: np.ndarray, limit: int) -> int:
 
 
 def translate_in_range(
-    ids: np.ndarray, offsets: np.ndarray, remap: np.ndarray, table: np.ndarray | None = None
+    ids: np.ndarray,
+    offsets: np.ndarray,
+    remap: np.ndarray,
+    ranks: tuple[np.ndarray, int] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`translate_rows` for ids known to be in ``[0, len(remap))`` (the hasher's, or a
     cache block's once checked): no range pass. ValueError if the offsets do not fit.
-    ``table``: ``remap``'s :func:`rank_map`, looked up in its place."""
+    ``ranks``: ``remap``'s :func:`rank_map`, looked up in its place."""
     if _small_jobs.plain(ids.nbytes):
         return _plain_translate(ids, offsets, remap)
     from nbsvm.data import _translate_kernels as kernels
 
-    if table is not None:
-        return kernels._rank_translate(ids, offsets, table)
+    if ranks is not None:
+        return kernels._rank_translate(ids, offsets, *ranks)
     return kernels._translate(ids, offsets, remap)
 
 
-def rank_map(remap: np.ndarray) -> np.ndarray | None:
-    """``remap`` as a rank table, where its columns are its kept buckets numbered in bucket
-    order (as training and loading number them); None otherwise. Per 64 buckets a pair of
-    uint64: which of them are kept (bit ``b % 64``), and the kept buckets before them. A
-    bucket's column is then one word and a bit count away, in 4 MB for 2**24 buckets where
-    the map takes 64 MB: most lookups stay in the caches, and IMDB's first epoch translates
-    its 16 million n-grams in 0.12 s instead of 0.29 (made in about 22 ms: for corpora
-    whose n-grams outnumber a quarter of the buckets, not per batch; one pass over the map
-    that allocates nothing but the table)."""
+def rank_map(remap: np.ndarray) -> tuple[np.ndarray, int] | None:
+    """``remap`` as a rank table and its hot columns' count, where its columns are laid
+    out as training and loading lay them (:func:`~nbsvm.models.columns.column_layout`:
+    the hot buckets' in bucket order, then the others'; a loaded model's are all hot);
+    None otherwise. Per 64 buckets three uint64: which of them are kept (bit ``b % 64``),
+    which are hot, and the hot and other kept buckets before them (32 bits each). A
+    bucket's column is then one row and a bit count away, in 6 MB for 2**24 buckets where
+    the map takes 64 MB: most lookups stay in the caches, and IMDB's first epoch
+    translates its 16 million n-grams in 0.12 s instead of 0.29 (made in about 30 ms: for
+    corpora whose n-grams outnumber a quarter of the buckets, not per batch; one pass over
+    the map that allocates nothing but the table)."""
     if remap.size % 64:
         return None
     from nbsvm.data._translate_kernels import _fill_rank_table
 
-    table = np.empty((remap.size // 64, 2), dtype=np.uint64)
-    return table if _fill_rank_table(remap, table) else None
+    table = np.empty((remap.size // 64, 3), dtype=np.uint64)
+    n_hot = int(_fill_rank_table(remap, table))
+    return (table, n_hot) if n_hot >= 0 else None
 
 
 #: Maps smaller than this (1 MB of int32) stay in the caches: no rank table for them.
@@ -95,7 +101,7 @@ class Translator:
     def __init__(self, remap: np.ndarray, expected: int = 0):
         self.remap = remap
         self._seen = expected
-        self._table: np.ndarray | None = None
+        self._ranks: tuple[np.ndarray, int] | None = None
         self._decided = False
         self._lock = threading.Lock()
 
@@ -106,15 +112,16 @@ class Translator:
             with self._lock:
                 self._seen += ids.shape[0]
                 if not self._decided and self._seen >= self.remap.size // 4:
-                    self._table = rank_map(self.remap)
+                    self._ranks = rank_map(self.remap)
                     self._decided = True
-        return translate_in_range(ids, offsets, self.remap, self._table)
+        return translate_in_range(ids, offsets, self.remap, self._ranks)
 
 
 def mapped_buckets(remap: np.ndarray) -> tuple[np.ndarray, np.ndarray, bool]:
     """The buckets ``remap`` maps to a column (int32, ascending), their columns (int32),
-    and whether those columns are 0, 1, ..., n-1 in that order (as training and loading
-    number them: a saver then slices the state instead of gathering it). numpy scans each
+    and whether those columns are 0, 1, ..., n-1 in that order (as loading numbers them,
+    and training where every kept column is hot: a saver then slices the state instead
+    of gathering it). numpy scans each
     half of the map in a thread of its own (IMDB's 2**24 buckets: 17 ms, one thread 25-30;
     a compiled scan was no faster than one numpy thread)."""
     bounds = two_ranges(remap.size)

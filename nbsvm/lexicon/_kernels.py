@@ -54,17 +54,34 @@ def two_class_ratios(pos, neg, alpha, out):
     return n_seen
 
 
+#: Histograms of the kept buckets by the bit length of their documents (0 to 63): they
+#: choose which columns are hot (:func:`nbsvm.models.columns.column_layout`).
+BIT_LENGTHS = 64
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bit_length(m):
+    """The bit length of ``int(m)`` (``m`` >= 0; a sum of weights below 1: 0)."""
+    v = np.int64(m)
+    h = 0
+    while v > 0:
+        v >>= 1
+        h += 1
+    return h
+
+
 @njit(cache=True, nogil=True)
 def seen_sums(counts, df, min_df, lo, hi):
     """Over buckets ``lo..hi-1``: how many were seen in any class, each class's count
     summed over them, how many were seen in at least ``min_df`` documents (the ones a
-    model keeps), and each class's count summed over those. ``df``: the documents per
-    bucket when the counts are weighted (empty: the counts summed are)."""
+    model keeps) per :func:`_bit_length` of their documents, and each class's count
+    summed over those. ``df``: the
+    documents per bucket when the counts are weighted (empty: the counts summed are)."""
     k_classes = counts.shape[0]
     sums = np.zeros(k_classes)
     kept_sums = np.zeros(k_classes)
+    kept = np.zeros(BIT_LENGTHS, np.int64)
     n_seen = 0
-    n_kept = 0
     for i in range(lo, hi):
         tot = 0
         for k in range(k_classes):
@@ -73,26 +90,42 @@ def seen_sums(counts, df, min_df, lo, hi):
             n_seen += 1
             for k in range(k_classes):
                 sums[k] += counts[k, i]
-            if (df[i] if df.shape[0] > 0 else tot) >= min_df:
-                n_kept += 1
+            m = df[i] if df.shape[0] > 0 else tot
+            if m >= min_df:
+                kept[_bit_length(m)] += 1
                 for k in range(k_classes):
                     kept_sums[k] += counts[k, i]
-    return n_seen, sums, n_kept, kept_sums
+    return n_seen, sums, kept, kept_sums
 
 
 @njit(cache=True, nogil=True)
 def compact_ratios(
-    counts, rows, binary, alpha, n_seen, sums, min_df, df, S, remap, lo, hi, c0, dense
+    counts,
+    rows,
+    binary,
+    alpha,
+    n_seen,
+    sums,
+    min_df,
+    df,
+    S,
+    remap,
+    lo,
+    hi,
+    cursors,
+    hot_bits,
+    dense,
 ):
     """NB ratios of the kept buckets into ``S[:, c, 0]`` and ``remap[bucket] = c`` (else -1),
-    for buckets ``lo..hi-1`` whose first kept one gets column ``c0`` (ranges can run in
-    parallel threads when each knows how many columns the ranges before it keep).
-    ``dense``: every bucket is its own column (``c = bucket``, ``remap`` untouched; the
-    others keep ratio 0). Returns the column the next kept bucket would get.
+    for buckets ``lo..hi-1``: a hot one (documents of :func:`_bit_length` ``hot_bits`` or
+    more) gets column ``cursors[0]``, another ``cursors[1]``, and that cursor moves on
+    (:func:`nbsvm.models.columns.column_layout`: ranges run in parallel threads when each
+    knows the columns the ranges before it take). ``dense``: every bucket is its own
+    column (``c = bucket``, ``remap`` untouched; the others keep ratio 0).
 
     Kept: seen in at least ``min_df`` documents (``df[i]`` when the counts are weighted,
     else their sum); the ratios' norms still run over every seen bucket, as in the
-    lexicon's definition. Columns follow bucket order. ``rows[j]`` is the counts row of class j (classes sorted);
+    lexicon's definition. ``rows[j]`` is the counts row of class j (classes sorted);
     ``binary``: one output, ``classes[1]`` against ``classes[0]``; else one per class against
     the rest. ``remap`` may share memory with a row of ``counts``: each bucket's counts are
     read before its entry is written.
@@ -104,17 +137,21 @@ def compact_ratios(
     shift = 0.0
     if binary:
         shift = math.log(sums[rows[0]] + alpha * n_seen) - math.log(sums[rows[1]] + alpha * n_seen)
-    c = c0
     for i in range(lo, hi):
-        if dense:
-            c = i
         tot = 0
         for k in range(k_classes):
             tot += counts[k, i]
-        if tot == 0 or (df[i] if df.shape[0] > 0 else tot) < min_df:
+        m = df[i] if df.shape[0] > 0 else tot
+        if tot == 0 or m < min_df:
             if not dense:
                 remap[i] = -1
             continue
+        if dense:
+            c = i
+        else:
+            t = 0 if _bit_length(m) >= hot_bits else 1
+            c = cursors[t]
+            cursors[t] += 1
         if binary:
             p = counts[rows[1], i] + alpha
             q = counts[rows[0], i] + alpha
@@ -129,8 +166,6 @@ def compact_ratios(
                 S[j, c, 0] = math.log(p) - math.log(q) + math.log(norm_q) - math.log(norm_p)
         if not dense:
             remap[i] = c
-            c += 1
-    return c
 
 
 # ---- counts by kept column (the trainer's path: memory by kept buckets x classes) --------
@@ -155,26 +190,27 @@ def count_df(df, ids):
 @njit(cache=True, nogil=True)
 def df_stats(df, min_df, lo, hi):
     """Over buckets ``lo..hi-1``: how many were seen, and how many are kept (seen in at
-    least ``min_df`` documents)."""
+    least ``min_df`` documents) per :func:`_bit_length` of their documents."""
     n_seen = 0
-    n_kept = 0
+    kept = np.zeros(BIT_LENGTHS, np.int64)
     for i in range(lo, hi):
         if df[i] > 0:
             n_seen += 1
             if df[i] >= min_df:
-                n_kept += 1
-    return n_seen, n_kept
+                kept[_bit_length(df[i])] += 1
+    return n_seen, kept
 
 
 @njit(cache=True, nogil=True)
-def df_to_columns(df, min_df, lo, hi, c0):
+def df_to_columns(df, min_df, lo, hi, cursors, hot_bits):
     """Turn ``df`` into the bucket -> column map in place over ``lo..hi-1``: kept buckets
-    get columns from ``c0`` in bucket order, the others -1."""
-    c = c0
+    get columns from ``cursors`` (hot ones, of :func:`_bit_length` ``hot_bits`` or more,
+    from ``cursors[0]``, as in :func:`compact_ratios`), the others -1."""
     for i in range(lo, hi):
         if df[i] > 0 and df[i] >= min_df:
-            df[i] = c
-            c += 1
+            t = 0 if _bit_length(df[i]) >= hot_bits else 1
+            df[i] = cursors[t]
+            cursors[t] += 1
         else:
             df[i] = -1
 

@@ -19,7 +19,13 @@ from nbsvm.io.labels import class_order, classes_of, label_lists
 from nbsvm.learners.sgd import LinearSGD
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.memory import check_fit_memory, fit_bytes
-from nbsvm.models.columns import Columns, binary_values, label_ratios, refuse_none_kept
+from nbsvm.models.columns import (
+    Columns,
+    binary_values,
+    column_layout,
+    label_ratios,
+    refuse_none_kept,
+)
 from nbsvm.models.learner_setup import new_linear
 
 if TYPE_CHECKING:
@@ -52,7 +58,7 @@ class KeptColumns:
 
         run_parts(stats, 2)
         n_seen = int(parts[0][0] + parts[1][0])
-        n_kept = int(parts[0][1] + parts[1][1])
+        n_kept = int(parts[0][1].sum() + parts[1][1].sum())
         refuse_none_kept(n_kept, n_seen, min_df)
         n_out = model.n_outputs(classes)
         needed = fit_bytes(
@@ -70,10 +76,10 @@ class KeptColumns:
             needed += 4 * n_kept
         check_fit_memory(needed, self.max_memory)
 
+        cursors, bits = column_layout([p[1] for p in parts], model.backend_learner is None)
+
         def columns(k):
-            kernels.df_to_columns(
-                df, min_df, int(bounds[k]), int(bounds[k + 1]), 0 if k == 0 else int(parts[0][1])
-            )
+            kernels.df_to_columns(df, min_df, int(bounds[k]), int(bounds[k + 1]), cursors[k], bits)
 
         run_parts(columns, 2)
         learner = new_linear(model, classes, n_kept)
@@ -130,7 +136,8 @@ class KeptColumns:
                 identity,
                 lo,
                 hi,
-                lo,
+                np.array([lo, lo], dtype=np.int64),  # every column hot: in order
+                0,
                 False,  # given, not defaulted: one compiled specialization with columns.py's
             )
 

@@ -669,7 +669,8 @@ class NBSVMClassifier(Params):
 
     # -- learned state and prediction (models/prediction.py) ------------------------------
     def column_buckets(self) -> np.ndarray:
-        """Bucket id of each learner column (sorted)."""
+        """Bucket id of each learner column (``[c]``: column ``c``'s). Ascending in a loaded
+        model; a fitted one lays its columns out by how many documents each is seen in."""
         return _prediction.column_buckets(self)
 
     @property

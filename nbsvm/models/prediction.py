@@ -11,7 +11,7 @@ import numpy as np
 
 from nbsvm.config import BUCKET_DTYPE
 from nbsvm.data.batches import Batch, hash_batch
-from nbsvm.data.translate import check_ids, translate
+from nbsvm.data.translate import check_ids, mapped_buckets, translate
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.document import Document
 from nbsvm.io.frames import sample_weights, texts_and_labels
@@ -41,7 +41,12 @@ def column_buckets(model: NBSVMClassifier) -> np.ndarray:
     """The body of :meth:`~nbsvm.NBSVMClassifier.column_buckets`."""
     if model.column_of_ is None:
         return np.arange(model.linear_.n_features, dtype=BUCKET_DTYPE)
-    return np.flatnonzero(model.column_of_ >= 0).astype(BUCKET_DTYPE)
+    buckets, columns, in_order = mapped_buckets(model.column_of_)
+    if in_order:
+        return buckets.astype(BUCKET_DTYPE)
+    of_column = np.empty(columns.size, dtype=BUCKET_DTYPE)
+    of_column[columns] = buckets  # training lays the columns out hottest first
+    return of_column
 
 
 def _dense(model: NBSVMClassifier, by_column: np.ndarray) -> np.ndarray:
