@@ -274,3 +274,53 @@ def test_the_layout_changes_nothing_a_model_computes(monkeypatch, tmp_path, labe
     for name in a.files:
         if name != "__header__":  # (it holds the timings)
             np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+
+def test_weighted_label_sets_from_counts_kept_lay_out_as_from_documents(monkeypatch):
+    """Multi-label with weights and kept counts (the lexicon's path) lays its columns out by
+    documents, as plain training does, not by the weights summed: sums below 1 crashed it
+    (frexp's exponent below 0), and other sums gave another layout."""
+    monkeypatch.setattr(columns, "HOT_COLUMNS", 300)
+    weights = np.random.default_rng(4).uniform(0.05, 3, len(TEXTS))
+    kw = dict(ngrams=2, n_bits=14, epochs=2, min_df=2, multilabel=True)
+    plain = NBSVMClassifier(**kw).fit(TEXTS, SETS, sample_weight=weights)
+    kept = NBSVMClassifier(keep_counts=True, **kw).fit(TEXTS, SETS, sample_weight=weights)
+    assert not mapped_buckets(plain.column_of_)[2]  # (hot first)
+    np.testing.assert_array_equal(plain.column_of_, kept.column_of_)
+    np.testing.assert_array_equal(plain.ratios_, kept.ratios_)
+    tiny = NBSVMClassifier(ngrams=1, n_bits=12, min_df=1, multilabel=True, keep_counts=True)
+    tiny.fit(["good movie", "bad movie", "rare word here", "good plot", "bad plot"],
+             [["a"], ["b"], ["a", "b"], ["a"], ["b"]], sample_weight=[1, 1, 0.25, 1, 1])
+
+
+@pytest.mark.parametrize("first_hot", [300, 1 << 20], ids=["hot first", "bucket order"])
+def test_a_checkpoint_resumes_a_hot_first_run_whatever_layout_wrote_it(
+    monkeypatch, tmp_path, first_hot
+):
+    """A checkpoint keeps the state in bucket order: stopped after epoch 2 and resumed,
+    training equals the uninterrupted run bit for bit, whether the interrupted run laid
+    its columns out hot first or in bucket order (as before the hot columns: such a
+    checkpoint put its weights in the wrong columns, which binary values, all 1, never
+    showed)."""
+    from nbsvm.models.checkpoint import Checkpoint
+
+    class Stop(Exception):
+        pass
+
+    def stop_in_epoch_3(event):
+        if event["stage"] == "epoch" and event["epoch"] == 3:
+            raise Stop
+
+    kw = dict(ngrams=2, n_bits=14, epochs=4, min_df=2, weighting="binary", seed=3)
+    monkeypatch.setattr(columns, "HOT_COLUMNS", 300)
+    full = NBSVMClassifier(**kw).fit(TEXTS, LABELS)
+    monkeypatch.setattr(columns, "HOT_COLUMNS", first_hot)
+    ck = Checkpoint(tmp_path / "ck.npz", every=1, identity={"data": 1})
+    with pytest.raises(Stop):
+        NBSVMClassifier(**kw).fit_documents(iter(DOCS), callback=stop_in_epoch_3, checkpoint=ck)
+    monkeypatch.setattr(columns, "HOT_COLUMNS", 300)
+    resumed = Checkpoint(tmp_path / "ck.npz", every=1, resume=True, identity={"data": 1})
+    clf = NBSVMClassifier(**kw).fit_documents(iter(DOCS), checkpoint=resumed)
+    assert resumed.resumed_from == 2 and not mapped_buckets(clf.column_of_)[2]
+    np.testing.assert_array_equal(clf.linear_.S_, full.linear_.S_)
+    np.testing.assert_array_equal(clf.decision_function(PROBES), full.decision_function(PROBES))

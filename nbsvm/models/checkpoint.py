@@ -29,6 +29,7 @@ import numpy as np
 
 from nbsvm.config import DEFAULTS, FORMER_TOKENIZER
 from nbsvm.data.cachestore import input_identity
+from nbsvm.data.translate import mapped_buckets
 from nbsvm.errors import NBSVMError
 from nbsvm.io.npzfile import load_npz, save_npz
 from nbsvm.learners.reduction import NBReduction
@@ -236,7 +237,9 @@ class Checkpoint:
     def save(self, clf: NBSVMClassifier, epoch: int, rng: np.random.Generator) -> None:
         learner = clf.linear_
         header = {"classes": list(clf.class_names_), "n_docs": int(clf.n_docs_)}
-        arrays = {"S": learner.S_, "state": learner.state_}
+        order = _bucket_order(clf)
+        S = learner.S_ if order is None else learner.S_[:, order]
+        arrays = {"S": S, "state": learner.state_}
         if clf.backend_learner is not None:  # the backend learners' whole state as well
             header["backend"], own = clf.backend_.parts()
             arrays.update(own)
@@ -278,6 +281,11 @@ class Checkpoint:
         self._check_epochs(saved["epoch"], clf.setting("epochs"))
         learner = clf.linear_
         S, state = saved["S"], saved["state"]
+        order = _bucket_order(clf)
+        if order is not None and S.shape == learner.S_.shape:
+            by_column = np.empty_like(S)
+            by_column[:, order] = S
+            S = by_column
         if (
             saved["classes"] != list(clf.class_names_)
             or S.shape != learner.S_.shape
@@ -312,6 +320,17 @@ class Checkpoint:
 
     def remove(self) -> None:
         self.path.unlink(missing_ok=True)
+
+
+def _bucket_order(clf: NBSVMClassifier) -> np.ndarray | None:
+    """The columns of ``clf``'s kept buckets in bucket order, where its columns are laid
+    out otherwise (hot first, :func:`~nbsvm.models.columns.column_layout`); None where
+    they follow bucket order. A checkpoint keeps the state in bucket order, whatever the
+    layout: one written before the hot columns came first resumes exactly."""
+    if clf.column_of_ is None:
+        return None
+    _, columns, in_order = mapped_buckets(clf.column_of_)
+    return None if in_order else columns
 
 
 def _lam_default_as_written(mine: dict, theirs: dict) -> dict:

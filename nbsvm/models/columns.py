@@ -214,13 +214,15 @@ class ColumnBuilder:
             )
         # the per-label counts (float64 sums, then int64, then laid out hottest first) are
         # built over the kept buckets
-        self._check_counts_fit(lexicon.seen_document_counts()[1], classes, cell_bytes=24)
+        seen, documents = lexicon.seen_document_counts()
+        self._check_counts_fit(documents, classes, cell_bytes=24)
         buckets, counts, kept_df, docs, n_seen = label_set_counts(
             lexicon, classes, model.setting("min_df")
         )
         refuse_none_kept(len(buckets), int(n_seen), model.setting("min_df"))
-        if model.backend_learner is None:  # laid out as column_layout lays the others
-            order = hottest_first(kept_df)
+        if model.backend_learner is None:  # laid out as column_layout lays the others:
+            # by documents (a weighted lexicon's kept_df sums their weights)
+            order = hottest_first(documents[np.searchsorted(seen, buckets)])
             buckets, counts, kept_df = buckets[order], counts[:, order], kept_df[order]
         check_fit_memory(
             fit_bytes(
@@ -364,7 +366,7 @@ def hottest_first(df: np.ndarray, budget: int | None = None) -> np.ndarray:
     >>> hottest_first(np.array([1, 5, 2, 7, 3, 0.5]), budget=3).tolist()
     [1, 3, 0, 2, 4, 5]
     """
-    bits = np.frexp(np.asarray(df, dtype=np.float64))[1]
+    bits = np.maximum(np.frexp(np.asarray(df, dtype=np.float64))[1], 0)  # (below 1: 0)
     cut = hot_bits(np.bincount(bits, minlength=64), budget)
     return np.argsort(bits < cut, kind="stable")
 
