@@ -5,6 +5,7 @@ the project's errors turned into one line and an exit status."""
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import os
 import signal
@@ -60,6 +61,13 @@ def stdout_console() -> Console:
     with status 1 and no message, past nbsvm's handling of a closed pipe, and the command's
     files were lost (the page, eval's plot): this one stops printing and lets the command
     finish its files; it then ends as ``cat`` does (:func:`stdout_closed`)."""
+    return _pipe_console_class()()
+
+
+@functools.cache
+def _pipe_console_class() -> type[Console]:
+    """The console class of :func:`stdout_console`, made once (rich is imported when a
+    report is printed, not at start-up)."""
     from rich.console import Console
 
     class _PipeConsole(Console):
@@ -71,7 +79,7 @@ def stdout_console() -> Console:
             except (OSError, ValueError):
                 pass
 
-    return _PipeConsole()
+    return _PipeConsole
 
 
 def stdout_closed() -> bool:
