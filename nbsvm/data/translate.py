@@ -95,7 +95,7 @@ RANK_MIN_BUCKETS = 1 << 18
 class Translator:
     """Rows through ``remap`` (:func:`translate_in_range`), by its :func:`rank_map` once the
     ids translated reach a quarter of the buckets (or at once where ``expected`` ids will):
-    the table takes about 22 ms to make for 2**24 buckets, which a small job never pays.
+    the table takes about 30 ms to make for 2**24 buckets, which a small job never pays.
     Safe to call from several threads (the hashers of one stream)."""
 
     def __init__(self, remap: np.ndarray, expected: int = 0):
