@@ -320,6 +320,43 @@ def _peek(fh, size: int = READ_BUFFER) -> bytes:
     return b""
 
 
+def _a_pipe(fh) -> bool:
+    """Whether ``fh`` is a stream whose first read can stop short (a pipe, not a terminal,
+    where waiting for more would stall a person typing)."""
+    try:
+        return not fh.seekable() and not fh.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+class _Replayed(io.RawIOBase):
+    """``head`` (bytes read from ``rest`` already), then the rest of ``rest``."""
+
+    def __init__(self, head: bytes, rest):
+        self._head = memoryview(head)
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        if len(self._head):
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        return self._rest.readinto(b)
+
+
+def _whole_head(fh) -> tuple[io.BufferedReader, bytes]:
+    """A pipe's first :data:`READ_BUFFER` bytes (or all it holds), read whole and given back
+    in front of the rest: whether its lines end with lone CRs is then decided on what a
+    file's would be, not on what the writer's first write held (a first line with CRs
+    inside, written alone, had split every line at its CRs)."""
+    head = fh.read(READ_BUFFER) or b""
+    return io.BufferedReader(_Replayed(head, fh), READ_BUFFER), head
+
+
 def _cr_only(head: bytes) -> bool:
     """Whether a file starting with ``head`` ends its lines with a lone CR (classic Mac OS):
     no LF in its first bytes (a megabyte for files), and CRs that end lines: at least two,
@@ -459,6 +496,8 @@ def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[It
         wide = wide_encoding(head, name)
         if wide is not None:
             return _wide_lines(fh, wide), "utf-8"
+        if _cr_ends(head) and len(head) < READ_BUFFER and _a_pipe(fh):
+            fh, head = _whole_head(fh)  # a pipe's first write alone: decide on more
         if _cr_ends(head):
             return _universal_lines(fh), encoding
         limit = longest_line()

@@ -66,8 +66,10 @@ def weight_of(value: object) -> tuple[float, str | None]:
         if isinstance(value, str) and not plain_number(value):
             raise ValueError(value)
         weight = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError) as e:  # (400 digits overflow a float)
         shown = repr(value) if len(repr(value)) <= 24 else repr(value)[:20] + "..."
+        if isinstance(e, OverflowError):
+            return 1.0, f"the weight is {shown}: {WEIGHTS_ARE}"
         return 1.0, f"the weight is {shown}, not a number"
     if not 0 <= weight <= MAX_WEIGHT:  # NaN fails both
         return 1.0, f"the weight is {weight!r}: {WEIGHTS_ARE}"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from nbsvm.io.decoding import ReadStats
 from nbsvm.io.document import Document
 from nbsvm.io.labeled_lines import read_text_lines
-from nbsvm.io.labels import SEVERAL_LABELS, key_of
+from nbsvm.io.labels import SEPARATOR, SEVERAL_LABELS, key_of
 
 if TYPE_CHECKING:
     from nbsvm.io.document import PathOrFile
@@ -65,6 +65,17 @@ def read_fasttext(
                 )
                 continue
             yield doc
+            continue
+        if any(SEPARATOR in label for label in labels) and (
+            len(labels) > 1 or (several_labels and labeled)
+        ):
+            # a set's key joins its labels with ',': in a set (or a multi-label task's line)
+            # 'Arts,_Crafts' would read as two; a single-label task's class keeps it
+            stats.bad(
+                f"a label holds {SEPARATOR!r}, which separates the labels of a set",
+                doc.source,
+                doc.line,
+            )
             continue
         if len(set(labels)) > 1 and labeled and not several_labels:
             stats.bad(

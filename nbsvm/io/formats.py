@@ -61,7 +61,10 @@ def check_columns(
     ...
     nbsvm.errors.NBSVMError: --text-col and --label-col both name column 'body': ...
     """
-    texts = {str(c) for c in ([text_col] if isinstance(text_col, str) else text_col)}
+    named = [str(c) for c in ([text_col] if isinstance(text_col, str) else text_col)]
+    if len(set(named)) != len(named):  # (each format: JSON lines read the text twice)
+        raise NBSVMError(f"--text-col names each column once; got {named}")
+    texts = set(named)
     if weight_col is not None and (str(weight_col) in texts or str(weight_col) == str(label_col)):
         raise NBSVMError(
             f"--weight-col names column {weight_col!r}, which is also the text's or the "

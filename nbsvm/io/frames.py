@@ -16,6 +16,24 @@ from nbsvm.io.document import MAX_WEIGHT, WEIGHTS_ARE, number_key
 from nbsvm.io.formats import COLUMN_SEPARATOR
 
 
+def _text_columns(X, text_col, label_col) -> list:
+    """``text_col`` as a list, where no column read (text or label) is one the DataFrame
+    ``X`` names twice and no text column is given twice: ``X[name]`` is then a DataFrame,
+    whose rows read as its column names (two 'documents' called 'text'), as the CSV
+    reader refuses such a header."""
+    cols = [text_col] if isinstance(text_col, str) else list(text_col)
+    if len(set(cols)) != len(cols):
+        raise NBSVMError(f"text_col names each column once; got {cols}")
+    counts = X.columns.value_counts()
+    twice = [c for c in [*cols, label_col] if c is not None and counts.get(c, 0) > 1]
+    if twice:
+        raise NBSVMError(
+            f"the DataFrame has {len(X.columns)} columns, {twice[0]!r} among them "
+            f"{int(counts[twice[0]])} times: name each column once"
+        )
+    return cols
+
+
 def texts_and_labels(
     X: Any,
     y: Any,
@@ -33,6 +51,7 @@ def texts_and_labels(
     if hasattr(X, "columns") and hasattr(X, "iloc"):  # a pandas DataFrame
         if isinstance(y, str):
             label_col, y = y, None
+        cols = _text_columns(X, text_col, label_col if y is None else None)
         if y is None and label_col is not None:
             if label_col not in X.columns:
                 raise NBSVMError(
@@ -40,7 +59,6 @@ def texts_and_labels(
                     f"{list(X.columns)} (pass y, or label_col=...)"
                 )
             y = X[label_col]
-        cols = [text_col] if isinstance(text_col, str) else list(text_col)
         if len(cols) > 1:
             # several text columns (a title and a body): joined as the readers join them
             missing = [c for c in cols if c not in X.columns]

@@ -188,6 +188,10 @@ def read_jsonl(
                 doc.line,
             )
             continue
+        twice = _read_twice(doc.text, fields)
+        if twice is not None:
+            stats.bad(f"the field {twice!r} appears twice in the object", doc.source, doc.line)
+            continue
         found = fields.document(record, doc.source, doc.line)
         if found is not None:  # JSON's lone surrogates ("\ud800"): U+FFFD, as the server
             label = found.label
@@ -195,6 +199,57 @@ def read_jsonl(
                 text=valid_unicode(found.text),
                 label=valid_unicode(label) if isinstance(label, str) else label,
             )
+
+
+def _read_twice(text: str, fields: _Fields) -> str | None:
+    """A field the reader takes that ``text`` (one JSON object) names twice (JSON keeps the
+    last, silently: ``{"label": "pos", "label": "neg"}`` would be a 'neg'), or None. The
+    object is parsed again, key by key, only where a name occurs twice in the line."""
+    read = [*fields.text_cols, fields.label_col, fields.weight_col]
+    names = [n for n in read if n is not None and text.count(json.dumps(n, ensure_ascii=False)) > 1]
+    if not names:
+        return None
+    found: list[str] = []
+
+    def pairs(items):
+        keys = [k for k, _ in items if k in names]
+        found.extend(k for k in set(keys) if keys.count(k) > 1)
+        return dict(items)
+
+    json.loads(text, object_pairs_hook=pairs)
+    return found[0] if found else None
+
+
+def _parquet_columns(names: list[str], fields: _Fields, name: str) -> list[str]:
+    """The columns of a Parquet schema (``names``) the reader takes: the texts', the
+    weight's, the label's where present; an absent one it needs, or one named twice in
+    the schema (pyarrow cannot select it: a KeyError), refused."""
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise NBSVMError(f"the column {twice[0]!r} appears twice in the schema", path=name)
+    listed = ", ".join(names)
+    wanted = list(fields.text_cols)
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise NBSVMError(
+            f"no column {missing[0]!r}; columns: {listed} (--text-col names the text)", path=name
+        )
+    weight_col, label_col = fields.weight_col, fields.label_col
+    if weight_col and weight_col not in names:
+        raise NBSVMError(
+            f"no weight column {weight_col!r}; columns: {listed} (--weight-col names it)",
+            path=name,
+        )
+    if weight_col:
+        wanted.append(weight_col)
+    if label_col and label_col in names:
+        wanted.append(label_col)
+    elif label_col and fields.needs_label:
+        raise NBSVMError(
+            f"no label column {label_col!r}; columns: {listed} (--label-col names it)",
+            path=name,
+        )
+    return wanted
 
 
 def read_parquet(
@@ -211,6 +266,7 @@ def read_parquet(
     """Documents of a Parquet file, one record batch at a time (``line``: the row, from 1;
     ``weight_col``: the column of each document's weight). Needs pyarrow (``pip install 'nbsvm[parquet]'``)."""
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise NBSVMError("Parquet input needs pyarrow: pip install 'nbsvm[parquet]'") from None
@@ -229,36 +285,16 @@ def read_parquet(
         pf = pq.ParquetFile(name, pre_buffer=False)
     except Exception as e:  # pyarrow's errors: not a Parquet file, truncated
         raise NBSVMError(f"cannot read as Parquet: {e}", path=name) from None
-    text_cols = _columns(text_col)
-    present = set(pf.schema_arrow.names)
-    missing = [c for c in text_cols if c not in present]
-    if missing:
-        raise NBSVMError(
-            f"no column {missing[0]!r}; columns: {', '.join(pf.schema_arrow.names)} "
-            "(--text-col names the text)",
-            path=name,
-        )
-    needs_label = labeled and not label_optional
     fields = _Fields(
-        text_cols, label_col, needs_label, empty_label, stats, weight_col, several_labels
+        _columns(text_col),
+        label_col,
+        labeled and not label_optional,
+        empty_label,
+        stats,
+        weight_col,
+        several_labels,
     )
-    wanted = list(text_cols)
-    if weight_col and weight_col not in present:
-        raise NBSVMError(
-            f"no weight column {weight_col!r}; columns: "
-            f"{', '.join(pf.schema_arrow.names)} (--weight-col names it)",
-            path=name,
-        )
-    if weight_col:
-        wanted.append(weight_col)
-    if label_col and label_col in present:
-        wanted.append(label_col)
-    elif label_col and fields.needs_label:
-        raise NBSVMError(
-            f"no label column {label_col!r}; columns: "
-            f"{', '.join(pf.schema_arrow.names)} (--label-col names it)",
-            path=name,
-        )
+    wanted = _parquet_columns(pf.schema_arrow.names, fields, name)
     row = 0
     try:
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=wanted):
@@ -268,5 +304,11 @@ def read_parquet(
                 found = fields.document({c: columns[c][i] for c in wanted}, name, row)
                 if found is not None:
                     yield found
-    except OSError as e:
+    except (OSError, pa.ArrowException) as e:  # a corrupt page: ArrowInvalid
         raise NBSVMError(f"cannot read as Parquet: {e}", path=name) from None
+    except UnicodeDecodeError as e:  # a string column of bytes that are not UTF-8
+        raise NBSVMError(
+            f"cannot read as Parquet: a string column holds bytes that are not UTF-8 "
+            f"(row group of row {row + 1}: {e.reason})",
+            path=name,
+        ) from None

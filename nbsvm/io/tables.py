@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import re
 import sys
+import tarfile
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -116,16 +118,16 @@ def read_table(
         with _lf_source(source, name, head, wide, sep) as (lf, scanner):  # CRLF read as LF
             lines = _row_lines(scanner, positional, skipped, stats, name)
             before = _replaced_so_far()
-            chunks = _read_csv(pd, lf, sep, chunksize, encoding, strict, stats, skipped, head)
+            chunks = _opened(pd, name, lf, sep, chunksize, encoding, strict, stats, skipped, head)
             counts = FieldCounts(
                 name if source is name else "-", sep, encoding, _crlf_as_lf(head, wide),
                 _cr_only(head), bool(long_row),
             )  # fmt: skip
-            names = None
-            first = True
-            spans = _Spans(sep)
+            names, first, spans = None, True, _Spans(sep)
             for chunk in _chunks_noting_bad_rows(chunks, lines, pd):
                 chunk = _without_cr(chunk)
+                if chunk.empty and names is None and not positional:
+                    continue  # blank rows only ('\r\r\n'): no header row yet
                 breaks = _line_breaks(chunk)
                 if not positional:
                     if names is None:  # the header row's own
@@ -150,7 +152,7 @@ def read_table(
         raise _parser_error(e, lines, stats, name, kind) from None
     except UnicodeDecodeError as e:  # strict: find the line again (only files can be re-read)
         raise _strict_decode_error(e, source, name, wide) from None
-    except READ_ERRORS as e:  # e.g. a truncated or corrupt .csv.gz
+    except (*READ_ERRORS, zipfile.BadZipFile, tarfile.TarError) as e:  # e.g. a corrupt .csv.gz
         raise NBSVMError(f"cannot read: {e}", path=name) from None
 
 
@@ -428,6 +430,18 @@ def _weights(chunk, col, positional: bool, name: str, n: int) -> list:
             line=1,
         )
     return chunk[col].tolist()
+
+
+def _opened(pd, name: str, *args):
+    """:func:`_read_csv` of ``args``, where pandas opening a .zip or .tar itself (one
+    member, else a ValueError of its own) or a .zst without zstandard (an ImportError)
+    fails: refused, naming the file."""
+    try:
+        return _read_csv(pd, *args)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError):
+        raise  # (ValueErrors too: read_table names them)
+    except (ValueError, ImportError) as e:
+        raise NBSVMError(f"cannot read: {e}", path=name) from None
 
 
 def _read_csv(

@@ -1,0 +1,131 @@
+"""Input a careless or unusual writer makes (a helper's hunt): each read gives the documents
+a file of the same bytes gives, or a one-line error naming the file (and line), never a
+traceback or a document read wrongly."""
+import io
+import os
+import threading
+import time
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from nbsvm import NBSVMClassifier
+from nbsvm.errors import NBSVMError
+from nbsvm.io.fasttext import read_fasttext
+from nbsvm.io.labeled_lines import read_lines
+from nbsvm.io.readers import read_inputs
+
+LINES = "".join(f"{'pos' if i % 2 else 'neg'}\t{'good fine' if i % 2 else 'bad dull'} {i}\n"
+                for i in range(40))
+
+
+def test_a_fasttext_label_with_a_comma_is_refused_where_it_would_read_as_two():
+    text = "__label__Arts,_Crafts glue paper\n__label__Sports ball goal\n"
+    # a multi-label task (or a set of labels) would split 'Arts,_Crafts' in two: refused
+    with pytest.raises(NBSVMError, match=r"<stream>:1: a label holds ','"):
+        list(read_fasttext(io.BytesIO(text.encode()), strict=True, several_labels=True))
+    with pytest.raises(NBSVMError, match=r":1: a label holds ','"):
+        list(read_fasttext(io.BytesIO(b"__label__a __label__b,c x\n"), labeled=False,
+                           strict=True))
+    # a single-label task's class keeps it whole, as predict's true labels do
+    one = [d.label for d in read_fasttext(io.BytesIO(text.encode()), several_labels=False)]
+    assert one == ["Arts,_Crafts", "Sports"]
+    true = [d.label for d in read_fasttext(io.BytesIO(text.encode()), labeled=False)]
+    assert true == ["Arts,_Crafts", "Sports"]
+
+
+def test_a_dataframe_column_named_twice_is_refused():
+    """X['text'] of a frame with two 'text' columns is a frame, whose rows read as the
+    column names: two documents called 'text' (and predict gave 2 answers for 4 rows)."""
+    X = pd.DataFrame([["great film", "a"], ["awful film", "b"]], columns=["text", "text"])
+    with pytest.raises(NBSVMError, match="'text' among them 2 times"):
+        NBSVMClassifier(n_bits=12).fit(X, ["pos", "neg"])
+    X = pd.DataFrame([["great", "pos", "neg"], ["awful", "neg", "pos"]],
+                     columns=["text", "label", "label"])
+    with pytest.raises(NBSVMError, match="'label' among them 2 times"):
+        NBSVMClassifier(n_bits=12).fit(X, "label")
+    ok = pd.DataFrame([["great", "x"], ["awful", "y"]], columns=["text", "note"])
+    NBSVMClassifier(n_bits=12).fit(pd.concat([ok, ok]), ["pos", "neg", "pos", "neg"])
+
+
+def test_json_lines_read_a_field_once(tmp_path):
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"text": "good", "label": "pos"}\n'
+                    '{"label": "pos", "text": "great", "label": "neg"}\n')
+    with pytest.raises(NBSVMError, match=r"d\.jsonl:2: the field 'label' appears twice"):
+        list(read_inputs([path], fmt="jsonl", strict=True))
+    with pytest.raises(NBSVMError, match="--text-col names each column once"):
+        list(read_inputs([path], fmt="jsonl", text_col=["text", "text"]))
+    # a name inside a text is not a second field
+    path.write_text('{"text": "the word \\"label\\" twice: \\"label\\"", "label": "pos"}\n')
+    assert [d.label for d in read_inputs([path], fmt="jsonl", strict=True)] == ["pos"]
+
+
+def test_a_weight_too_large_for_a_float_is_a_bad_line(tmp_path):
+    path = tmp_path / "w.jsonl"
+    path.write_text('{"text": "good", "label": "pos", "w": 1' + "0" * 400 + "}\n")
+    with pytest.raises(NBSVMError, match=r"w\.jsonl:1: .*weights are numbers from 0 to 1e9"):
+        list(read_inputs([path], fmt="jsonl", weight_col="w", strict=True))
+
+
+def test_parquet_that_pyarrow_cannot_read_is_named(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+    twice = tmp_path / "twice.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a"]), pa.array(["pos"]), pa.array(["x"])],
+                                        names=["text", "label", "label"]), twice)
+    with pytest.raises(NBSVMError, match="the column 'label' appears twice"):
+        list(read_inputs([twice]))
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(pa.table({"text": ["great good", "caf@ bad"], "label": ["pos", "neg"]}),
+                   bad, compression="none", use_dictionary=False)
+    bad.write_bytes(bad.read_bytes().replace(b"caf@", b"caf\xff"))
+    with pytest.raises(NBSVMError, match="bad.parquet: cannot read as Parquet: .*not UTF-8"):
+        list(read_inputs([bad]))
+
+
+def test_zip_and_tar_tables_pandas_cannot_open_are_named(tmp_path):
+    two = tmp_path / "two.csv.zip"
+    with zipfile.ZipFile(two, "w") as z:
+        z.writestr("a.csv", "label,text\npos,good\n")
+        z.writestr("b.csv", "label,text\nneg,bad\n")
+    empty = tmp_path / "empty.csv.zip"
+    zipfile.ZipFile(empty, "w").close()
+    broken = tmp_path / "broken.csv.zip"
+    broken.write_bytes(b"PK\x03\x04 not a zip at all")
+    for path in (two, empty, broken):
+        with pytest.raises(NBSVMError, match=f"{path.name}: cannot read"):
+            list(read_inputs([path], fmt="csv"))
+
+
+def test_a_csv_of_blank_crlf_lines_is_empty_not_a_crash(tmp_path):
+    path = tmp_path / "blank.csv"
+    path.write_bytes(b"\r\r\n")
+    with pytest.raises(NBSVMError, match="blank.csv: no documents found"):
+        list(read_inputs([path], fmt="csv"))
+
+
+def test_a_pipe_whose_first_write_is_one_line_reads_as_the_file(tmp_path):
+    """Whether lines end with lone CRs is decided on the first megabyte, as for a file:
+    through a pipe whose writer sent a line with CRs inside alone, every line was split
+    at its CRs (the next line 'found no TAB')."""
+    first = b"pos\tgreat\rfun\rreally\rgood\n"
+    path = tmp_path / "f.txt"
+    path.write_bytes(first + LINES.encode())
+    want = [(d.label, d.text) for d in read_lines(path)]
+    r, w = os.pipe()
+
+    def writer():
+        with open(w, "wb", buffering=0) as out:
+            out.write(first)
+            time.sleep(0.3)
+            out.write(LINES.encode())
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    with open(r, "rb") as fh:
+        got = [(d.label, d.text) for d in read_lines(fh)]
+    thread.join()
+    assert got == want and len(got) == 41 and got[0] == ("pos", "great fun really good")
