@@ -59,10 +59,14 @@ def explain_command(
     split one text's score into its n-grams' contributions."""
     from nbsvm.evaluation.explain import HTML_HEAD, HTML_TAIL, explain_text, shaded_html
     from nbsvm.io.npzfile import atomic_path
+    from nbsvm.io.outputs import check_not_read
     from nbsvm.models.nbsvm import NBSVMClassifier
 
     with cli_errors():
-        claim_outputs(reads={"the model": model}, html=html)
+        reads = {"the model": model, "the --text input": "-" if text == "-" else None}
+        claim_outputs(reads=reads, html=html)
+        if text == "-":  # `< t.txt >> t.txt`: each explanation read back as a text, forever
+            check_not_read("/dev/stdout", "standard output", reads)
         if html:
             refuse_other_format(html, "an HTML page", ".html")
         clf = NBSVMClassifier.load(model)

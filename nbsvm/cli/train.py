@@ -891,11 +891,23 @@ def _documents(paths, *, report, weighted, reading, skip_bad, multilabel, weight
 def _report_training(
     clf, job: dict, history, *, plot_path, json_out, output, lexicon=None, **_
 ) -> None:
-    """After training: the --plot, then the test report or the training summary (JSON
-    with --json)."""
+    """After training: the test report or the training summary (JSON with --json), then
+    the --plot (last, as eval draws its own: a plot that fails loses no report)."""
     from nbsvm.evaluation import plot
 
     rep = job["report"]
+    if rep is not None:
+        rep["timings"]["save_s"] = job["save_s"]
+        if history is not None:
+            rep["history"] = history.as_dict()
+    if json_out:  # without a test set, the training summary
+        typer.echo(
+            json.dumps(rep if rep is not None else _json_summary(clf, job, output), indent=2)
+        )
+    else:
+        if rep is not None:
+            print_report(rep, rep["timings"]["eval_s"])
+        echo_kv(_summary(clf, job, output, plot_path, from_lexicon=lexicon is not None))
     if plot_path is not None and history is not None:  # history: kept with --plot
         plot.training_curve(
             history.as_dict(),
@@ -905,18 +917,6 @@ def _report_training(
             f"{clf.setting('eta0')}, lambda {clf.setting('lam')}, "
             f"{clf.n_docs_:,} documents",
         )
-    if rep is not None:
-        rep["timings"]["save_s"] = job["save_s"]
-        if history is not None:
-            rep["history"] = history.as_dict()
-        if json_out:
-            typer.echo(json.dumps(rep, indent=2))
-            return
-        print_report(rep, rep["timings"]["eval_s"])
-    elif json_out:  # no test set: the training summary as JSON
-        typer.echo(json.dumps(_json_summary(clf, job, output), indent=2))
-        return
-    echo_kv(_summary(clf, job, output, plot_path, from_lexicon=lexicon is not None))
 
 
 def _refuse_with_auto(flag: str, *options) -> None:

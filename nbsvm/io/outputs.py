@@ -155,12 +155,16 @@ def _identity(path):
 
 
 def _inside(path: Path, folder: Path) -> bool:
-    """Whether the file ``path`` would replace (links followed) lies inside ``folder``."""
-    try:
-        Path(os.path.realpath(path)).relative_to(os.path.realpath(folder))
-        return True
-    except ValueError:
-        return False
+    """Whether the file ``path`` would replace lies inside ``folder``: links followed, or
+    as named (``corp/pos/0.txt`` where ``corp/pos`` links to a class folder elsewhere: the
+    folder reader follows it, so the file is a document it reads)."""
+    for resolve in (os.path.realpath, os.path.abspath):
+        try:
+            Path(resolve(path)).relative_to(resolve(folder))
+            return True
+        except ValueError:
+            pass
+    return False
 
 
 def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict) -> None:
@@ -229,8 +233,10 @@ def _temporary_beside(path: Path, suffix: str, option: str | None = None):
         )
     # the name cut so that the temporary one fits the longest name the folder takes (a
     # legal name of 234-255 bytes was refused as 'File name too long')
-    room = _name_max(folder) - len(suffix.encode()) - 8 - 2  # mkstemp's 8 random letters
-    prefix = "." + target.name.encode()[: max(room, 1)].decode(errors="ignore") + "."
+    # (as the file system's bytes: a name that is not UTF-8 holds surrogates, which
+    # str.encode refused with a traceback)
+    room = _name_max(folder) - len(os.fsencode(suffix)) - 8 - 2  # mkstemp's 8 random letters
+    prefix = "." + os.fsdecode(os.fsencode(target.name)[: max(room, 1)]) + "."
     try:
         fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
     except OSError as e:

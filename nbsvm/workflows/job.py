@@ -63,8 +63,10 @@ def train_job(
         else None
     )
     cache_event: dict = {}
-    # with a test set fit_and_evaluate records the history itself
-    events = _events(callback, history if test_docs is None else None, cache_event)
+    # with a test set fit_and_evaluate records the history itself (--auto and --init
+    # score their test set after training: their events record it)
+    recorded = test_docs is None or clf.auto or init
+    events = _events(callback, history if recorded else None, cache_event)
     # hand over the only reference, so that fit can free the counts once used
     holder = [lexicon]
     del lexicon

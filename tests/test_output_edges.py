@@ -1,0 +1,81 @@
+"""Outputs a careless user names (a helper's hunt): never an input replaced, never a
+traceback, never a report lost to a plot. Each runs the real CLI."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REVIEWS = ROOT / "data" / "reviews.txt"
+
+
+def nbsvm(*args, cwd, stdin=None, stdout=subprocess.PIPE):
+    return subprocess.run([sys.executable, "-m", "nbsvm", *map(str, args)], cwd=cwd,
+                          stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("m")
+    done = nbsvm("train", REVIEWS, "-o", folder / "m.npz", "--n-bits", "14", "-q", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    return folder / "m.npz"
+
+
+def test_an_output_through_a_linked_class_folder_is_refused(tmp_path, model):
+    """corp/pos links to a class folder kept elsewhere: the folder reader reads its files,
+    so -o corp/pos/0.txt replaced a training document (and a model written there was read
+    as one by the next run)."""
+    (tmp_path / "corp" / "neg").mkdir(parents=True)
+    (tmp_path / "store" / "pos").mkdir(parents=True)
+    (tmp_path / "store" / "pos" / "0.txt").write_text("a lovely film")
+    (tmp_path / "corp" / "neg" / "0.txt").write_text("a dull film")
+    (tmp_path / "corp" / "pos").symlink_to(tmp_path / "store" / "pos")
+    for command in (["predict", "corp", "-m", model, "-o", "corp/pos/0.txt"],
+                    ["train", "corp", "-o", "corp/pos/new.npz"]):
+        done = nbsvm(*command, "-q", cwd=tmp_path)
+        assert done.returncode == 2 and b"is an input ('corp')" in done.stderr, done.stderr
+    assert (tmp_path / "store" / "pos" / "0.txt").read_text() == "a lovely film"
+    assert not (tmp_path / "store" / "pos" / "new.npz").exists()
+
+
+def test_explain_of_standard_input_never_writes_what_it_reads(tmp_path, model):
+    texts = tmp_path / "texts.html"
+    texts.write_text("great film\nawful movie\n")
+    with open(texts, "rb") as fh:  # --html names the file standard input comes from
+        done = nbsvm("explain", "-m", model, "--text", "-", "--html", texts, cwd=tmp_path,
+                     stdin=fh)
+    assert done.returncode == 2 and b"standard input redirected from it" in done.stderr
+    assert texts.read_text() == "great film\nawful movie\n"
+    appended = tmp_path / "t.txt"
+    appended.write_text("great film\n")
+    with open(appended, "rb") as fh, open(appended, "ab") as out:  # `< t.txt >> t.txt`
+        done = nbsvm("explain", "-m", model, "--text", "-", cwd=tmp_path, stdin=fh, stdout=out)
+    assert done.returncode == 2 and b"standard output" in done.stderr
+    assert appended.read_text() == "great film\n"
+
+
+def test_an_output_name_that_is_not_utf8_is_written(tmp_path, model):
+    name = os.fsdecode(b"r\xe9sum\xe9.npz")  # (a Latin-1 name: surrogates in Python)
+    done = nbsvm("train", REVIEWS, "-o", name, "--n-bits", "12", "-q", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert os.path.exists(os.path.join(os.fsencode(tmp_path), b"r\xe9sum\xe9.npz"))
+
+
+@pytest.mark.parametrize("how", ["--init", "--auto"])
+def test_a_plot_with_a_test_set_after_init_or_auto_is_drawn_after_the_report(
+    tmp_path, model, how
+):
+    """--init/--auto with --test recorded no history: 'no training history to plot', exit
+    2, and the report (printed after the plot) was lost."""
+    pytest.importorskip("matplotlib")
+    base = tmp_path / "base.npz"
+    assert nbsvm("train", REVIEWS, "-o", base, "--n-bits", "14", "--keep-counts", "-q",
+                 cwd=tmp_path).returncode == 0
+    extra = ["--init", base] if how == "--init" else ["--auto", "--time-budget", "5"]
+    done = nbsvm("train", REVIEWS, "-o", tmp_path / "a.npz", *extra, "--test", REVIEWS,
+                 "--plot", tmp_path / "a.png", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert b"accuracy" in done.stdout and (tmp_path / "a.png").stat().st_size > 1000
