@@ -79,3 +79,37 @@ def test_a_plot_with_a_test_set_after_init_or_auto_is_drawn_after_the_report(
                  "--plot", tmp_path / "a.png", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert b"accuracy" in done.stdout and (tmp_path / "a.png").stat().st_size > 1000
+
+
+def test_a_cache_folder_that_cannot_be_made_is_named(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    done = nbsvm("train", REVIEWS, "-o", "m.npz", "--keep-cache", "--cache-dir", "afile/sub",
+                 "-q", cwd=tmp_path)
+    assert done.returncode == 2 and b"afile/sub: cannot make the cache folder" in done.stderr
+    assert b"Traceback" not in done.stderr and not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.parametrize("command", [
+    ["predict", REVIEWS, "-m", "{model}", "-o", "pic.png"],
+    ["eval", REVIEWS, "-m", "{model}", "-o", "fig.svg"],
+    ["explain", "-m", "{model}", "--text", "great", "--html", "notes.txt"],
+    ["train", REVIEWS, "-o", "data.ndjson"],
+], ids=["predict png", "eval svg", "explain txt", "train ndjson"])
+def test_an_output_named_as_another_kind_of_file_is_refused(tmp_path, model, command):
+    name = command[-1]
+    (tmp_path / name).write_text("the user's own file")
+    done = nbsvm(*[str(model) if c == "{model}" else c for c in command], cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert (tmp_path / name).read_text() == "the user's own file"
+
+
+def test_control_characters_of_labels_and_ngrams_never_reach_the_terminal(tmp_path):
+    data = tmp_path / "esc.txt"
+    data.write_text("".join(("p\x1b[31mos" if i % 2 else "neg") + "\tgood fine great\n"
+                            if i % 2 else "neg\tbad dull awful\n" for i in range(40)))
+    assert nbsvm("train", data, "-o", "m.npz", "--n-bits", "14", "-q", cwd=tmp_path).returncode == 0
+    for command in (["eval", data, "-m", "m.npz"],
+                    ["explain", "-m", "m.npz", "--text", "great \x1b[2Jfilm"]):
+        done = nbsvm(*command, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert b"\x1b" not in done.stdout and b"\\x1b" in done.stdout

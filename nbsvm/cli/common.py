@@ -8,6 +8,7 @@ import errno
 import functools
 import itertools
 import os
+import re
 import signal
 import sys
 import threading
@@ -98,11 +99,21 @@ def given_options(ctx: typer.Context) -> set[str]:
     }
 
 
+#: C0 and C1 control characters (TAB and LF kept): a label or n-gram holding ESC [ 2 J
+#: cleared the terminal of whoever read the report
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters shown as ``\\xNN`` escapes."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def escape(text: str) -> str:
-    """rich's markup escape (rich imported on first use)."""
+    """rich's markup escape (rich imported on first use) of :func:`visible` ``text``."""
     from rich.markup import escape as rich_escape
 
-    return rich_escape(text)
+    return rich_escape(visible(text))
 
 
 class DocumentStream:
@@ -819,6 +830,9 @@ OTHER_FORMATS = {
     ".tsv": "TAB-separated values",
     ".json": "one JSON document (JSON lines are .jsonl)",
     ".xlsx": "a spreadsheet",
+    ".png": "an image",
+    ".svg": "an image",
+    ".pdf": "a PDF document",
 }
 
 
@@ -829,11 +843,11 @@ NOT_A_MODEL = {
     ".csv": "comma-separated values",
     ".txt": "text",
     ".jsonl": "JSON lines",
+    ".ndjson": "JSON lines",
     ".parquet": "Parquet",
     ".html": "a web page",
+    ".htm": "a web page",
     ".md": "Markdown",
-    ".png": "an image",
-    ".pdf": "a PDF document",
     ".svm": "svmlight rows",
     ".dat": "data rows",
     ".review": "Blitzer reviews",

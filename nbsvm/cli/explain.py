@@ -13,12 +13,14 @@ import typer
 
 from nbsvm.cli._app import app
 from nbsvm.cli.common import (
+    NOT_A_MODEL,
     claim_outputs,
     cli_errors,
     escape,
     refuse_other_format,
     report_reading,
     stdout_console,
+    visible,
 )
 from nbsvm.cli.options import ENCODING, STRICT
 from nbsvm.errors import NBSVMError
@@ -68,7 +70,9 @@ def explain_command(
         if text == "-":  # `< t.txt >> t.txt`: each explanation read back as a text, forever
             check_not_read("/dev/stdout", "standard output", reads)
         if html:
-            refuse_other_format(html, "an HTML page", ".html")
+            pages = (".html", ".htm")  # (a user's notes.txt or data.csv was replaced)
+            others = {k: v for k, v in NOT_A_MODEL.items() if k not in pages}
+            refuse_other_format(html, "an HTML page", ".html", also=others)
         clf = NBSVMClassifier.load(model)
         console = stdout_console()  # rich is imported where it prints (--help: not)
         if text is None:
@@ -181,7 +185,7 @@ def _print_explanation(console, result, top: int) -> None:
             if strength > 0.5
             else ("green" if v > 0 else "red")
         )
-        line.append(r["ngram"], style=style)
+        line.append(visible(r["ngram"]), style=style)
         line.append(" ")
     console.print(line)
     table = Table(title="n-grams by |contribution|", title_justify="left")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from nbsvm.cli.common import stdout_console
+from nbsvm.cli.common import escape, stdout_console
 
 if TYPE_CHECKING:  # rich is imported where a report is printed (0.04-0.07 s of --help)
     from rich.console import Console
@@ -92,7 +92,6 @@ def print_confusion(
             max(len(c), len(str(max(row[j] for row in matrix)))) + 3 for j, c in enumerate(classes)
         )
     )
-    from rich.markup import escape
 
     if width <= console.width:
         from rich.table import Table
@@ -147,7 +146,6 @@ def _print_task_report(rep: dict, seconds: float):
 def _per_class_table(console, rep: dict, what: str, counted_as: str, left_out: str = "") -> Table:
     """Print the labels the model does not know (and the scores that ``left_out`` says
     leave their documents out); return the per-class P/R/F1 table."""
-    from rich.markup import escape
     from rich.table import Table
 
     if rep.get("unseen_labels"):

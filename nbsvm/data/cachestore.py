@@ -39,7 +39,7 @@ from pathlib import Path
 
 from nbsvm._version import __version__
 from nbsvm.data.cache import CacheWriter, FeatureCache
-from nbsvm.data.store import owner_gone
+from nbsvm.data.store import make_folder, owner_gone
 from nbsvm.errors import NBSVMError
 from nbsvm.io.document import read_once
 from nbsvm.io.folders import is_document
@@ -188,7 +188,7 @@ class KeptCache:
                 )
 
     def writer(self) -> CacheWriter:
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_folder(self.root)
         w = CacheWriter(
             self.folder, self.hasher, extra_meta={"identity": self.identity}, durable=True
         )

@@ -74,12 +74,26 @@ def cache_folder(cache_dir: str | os.PathLike[str] | None, prefix: str) -> Path:
     nothing else ever would. Only a writer of this machine can be known to be gone."""
     if cache_dir is not None:
         check_cache_dir(cache_dir)
-        Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        make_folder(cache_dir)
     where = Path(cache_dir if cache_dir is not None else tempfile.gettempdir())
     for old in where.glob(f"{prefix}*-*"):
         if old.is_dir() and owner_gone(old.name[len(prefix) :].rsplit("-", 1)[0]):
             shutil.rmtree(old, ignore_errors=True)
     return Path(tempfile.mkdtemp(prefix=f"{prefix}{owner_tag()}-", dir=cache_dir))
+
+
+def make_folder(folder: str | os.PathLike[str]) -> None:
+    """Make the cache folder ``folder`` (and those above it) when missing; an error naming
+    it where it cannot be (a file on its way: ``afile/sub``; a read-only place) instead of
+    an OSError's bare name."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise NBSVMError(
+            f"cannot make the cache folder ({e.strerror or e}): name a folder that can hold "
+            "caches (--cache-dir, NBSVM_CACHE_DIR)",
+            path=str(folder),
+        ) from None
 
 
 def _machine() -> str:
