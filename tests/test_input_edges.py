@@ -129,3 +129,22 @@ def test_a_pipe_whose_first_write_is_one_line_reads_as_the_file(tmp_path):
         got = [(d.label, d.text) for d in read_lines(fh)]
     thread.join()
     assert got == want and len(got) == 41 and got[0] == ("pos", "great fun really good")
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_learn_reads_a_compressed_blitzer_file_as_blitzer(tmp_path, suffix):
+    """`nbsvm learn books.review.bz2` was read as svmlight ('expected a label first'): only
+    .gz was taken off before the .review suffix was looked at."""
+    import bz2
+    import gzip
+    import lzma
+    import subprocess
+    import sys
+    rows = "".join(f"great:2 good_fun:1 #label#:positive\nbad:1 awful:2 #label#:negative\n"
+                   for _ in range(10)).encode()
+    path = tmp_path / f"books.review{suffix}"
+    path.write_bytes({".gz": gzip, ".bz2": bz2, ".xz": lzma}[suffix].compress(rows))
+    done = subprocess.run([sys.executable, "-m", "nbsvm", "learn", str(path), "-o",
+                           str(tmp_path / "m.npz"), "-q"], capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "m.npz").exists()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from nbsvm.errors import NBSVMError
-from nbsvm.io.decoding import ReadStats, iter_lines
+from nbsvm.io.decoding import DECOMPRESS, ReadStats, iter_lines
 from nbsvm.io.document import plain_number
 
 if TYPE_CHECKING:
@@ -337,6 +337,13 @@ def read_named(
 
 
 def detect_sparse_format(path: str | os.PathLike[str]) -> str:
-    """``blitzer`` for ``*.review``, else ``svmlight`` (``.svm``, ``.libsvm``, ``.dat``...)."""
-    name = str(path).lower().removesuffix(".gz")
+    """``blitzer`` for ``*.review`` (compressed too: ``.gz``, ``.bz2``, ``.xz``), else
+    ``svmlight`` (``.svm``, ``.libsvm``, ``.dat``...).
+
+    >>> detect_sparse_format("books.review.bz2"), detect_sparse_format("a.svm.xz")
+    ('blitzer', 'svmlight')
+    """
+    name = str(path).lower()
+    for suffix in DECOMPRESS:
+        name = name.removesuffix(suffix)
     return "blitzer" if name.endswith(".review") else "svmlight"
