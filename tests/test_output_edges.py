@@ -33,12 +33,20 @@ def test_an_output_through_a_linked_class_folder_is_refused(tmp_path, model):
     (tmp_path / "store" / "pos" / "0.txt").write_text("a lovely film")
     (tmp_path / "corp" / "neg" / "0.txt").write_text("a dull film")
     (tmp_path / "corp" / "pos").symlink_to(tmp_path / "store" / "pos")
+    (tmp_path / "store" / "doc.txt").write_text("a fine film")
+    (tmp_path / "corp" / "neg" / "zz.txt").symlink_to(tmp_path / "store" / "doc.txt")
     for command in (["predict", "corp", "-m", model, "-o", "corp/pos/0.txt"],
+                    ["predict", "corp", "-m", model, "-o", "store/pos/0.txt"],  # the target
+                    ["predict", "corp", "-m", model, "-o", "store/doc.txt"],  # a linked file
                     ["train", "corp", "-o", "corp/pos/new.npz"]):
         done = nbsvm(*command, "-q", cwd=tmp_path)
         assert done.returncode == 2 and b"is an input ('corp')" in done.stderr, done.stderr
     assert (tmp_path / "store" / "pos" / "0.txt").read_text() == "a lovely film"
+    assert (tmp_path / "store" / "doc.txt").read_text() == "a fine film"
     assert not (tmp_path / "store" / "pos" / "new.npz").exists()
+    # a file beside the linked ones, which nothing reads, is written
+    done = nbsvm("predict", "corp", "-m", model, "-o", "store/out.csv", "-q", cwd=tmp_path)
+    assert done.returncode == 0 and (tmp_path / "store" / "out.csv").exists(), done.stderr
 
 
 def test_explain_of_standard_input_never_writes_what_it_reads(tmp_path, model):

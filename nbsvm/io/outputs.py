@@ -167,6 +167,34 @@ def _inside(path: Path, folder: Path) -> bool:
     return False
 
 
+def _read_by_folder(path: Path, folder: Path) -> bool:
+    """Whether the file ``path`` is one the folder reader reads in ``folder``: inside it
+    (:func:`_inside`), or inside a folder linked within it, or a file linked within it
+    (``corp/pos -> ../store/pos``: ``-o store/pos/0.txt`` replaced a document read through
+    the link). The links are looked for where the reader goes: class folders, their files,
+    and one level more (aclImdb's ``train/pos``)."""
+    if _inside(path, folder):
+        return True
+    real = os.path.realpath(path)
+    level = [str(folder)]
+    for _ in range(3):
+        deeper = []
+        for where in level:
+            try:
+                entries = list(os.scandir(where))
+            except OSError:
+                continue
+            for entry in entries:
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if real == target or _inside(Path(real), Path(target)):
+                        return True
+                if entry.is_dir():
+                    deeper.append(entry.path)
+        level = deeper
+    return False
+
+
 def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict) -> None:
     """Refuse an output that is a file the command reads: same device and inode as an
     input, model, lexicon or checkpoint (links followed, so a link to an input is caught),
@@ -194,7 +222,7 @@ def check_not_read(path: str | os.PathLike[str] | None, option: str, reads: dict
                 same = os.path.realpath(read) == os.path.realpath(path)
             else:
                 same = _identity(read) == out
-            if same or (os.path.isdir(read) and _inside(Path(path), Path(read))):
+            if same or (os.path.isdir(read) and _read_by_folder(Path(path), Path(read))):
                 harm = "it would then be read" if new else "writing it would replace what is read"
                 raise NBSVMError(
                     f"{option} is {what} ({str(read)!r}) of this command: {harm}; "
