@@ -121,3 +121,22 @@ def test_control_characters_of_labels_and_ngrams_never_reach_the_terminal(tmp_pa
         done = nbsvm(*command, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert b"\x1b" not in done.stdout and b"\\x1b" in done.stdout
+
+
+def test_parquet_predictions_into_a_pipe_are_refused_before_any_work(tmp_path, model):
+    pytest.importorskip("pyarrow")
+    r, w = os.pipe()
+    with open(w, "wb") as out:  # standard output a pipe: Parquet seeks back to its index
+        done = nbsvm("predict", REVIEWS, "-m", model, "--output-format", "parquet", "-o",
+                     "/dev/stdout", cwd=tmp_path, stdout=out)
+    os.close(r)
+    assert done.returncode == 2 and b"a pipe or a device" in done.stderr, done.stderr
+
+
+def test_datasets_get_into_a_folder_it_cannot_make_is_named(tmp_path):
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "afile").write_text("x")
+    for data in ("dangling", "afile/sub"):
+        done = nbsvm("datasets", "get", "iris", "--data", data, cwd=tmp_path)
+        assert done.returncode == 2 and b"cannot make the corpus's folder" in done.stderr
+        assert b"Traceback" not in done.stderr and b"Error:" not in done.stderr

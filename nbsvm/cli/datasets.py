@@ -78,7 +78,15 @@ def datasets_command(
             datasets.corpus(name)  # an unknown name: say so first
         out = {}
         for name in wanted:
-            root = datasets.prepare(name, data, notify=None if json_out else typer.echo)
+            try:
+                root = datasets.prepare(name, data, notify=None if json_out else typer.echo)
+            except (FileExistsError, NotADirectoryError, PermissionError) as e:
+                # (--data naming a file, a dangling link, a folder on a file's path)
+                raise NBSVMError(
+                    f"cannot make the corpus's folder ({e.strerror}): --data names a folder "
+                    "nbsvm can write in",
+                    path=e.filename,
+                ) from None
             out[name] = str(root)
             if not json_out:
                 c = datasets.corpus(name)

@@ -395,11 +395,24 @@ def _output_format(output_format: str | None, output: str | None) -> str:
     out_fmt = choose_output_format(output_format, output)
     if out_fmt == "parquet":
         _pyarrow()  # before any work: say what to install
-        if output is None:
+        if output is None or not _seekable_target(output):
+            # (its index is written at its end: a pipe got an OSError's 'lseek failed')
             raise NBSVMError(
-                "Parquet output needs --output FILE (it is not written to standard output)"
+                "Parquet output needs --output FILE (it is not written to standard output, "
+                "a pipe or a device)"
             )
     return out_fmt
+
+
+def _seekable_target(output: str) -> bool:
+    """Whether ``output`` is (or will be) a regular file: a new name, or an existing one
+    that links to a regular file, not a pipe, FIFO or device (``-o /dev/stdout | cat``)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(output).st_mode)
+    except OSError:
+        return True  # a new file
 
 
 def _predict_on_dask(*, inputs, model, reading, skip_bad, top_k, threshold, dask, **_):
