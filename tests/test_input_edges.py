@@ -25,7 +25,7 @@ def test_a_fasttext_label_with_a_comma_is_refused_where_it_would_read_as_two():
     text = "__label__Arts,_Crafts glue paper\n__label__Sports ball goal\n"
     # a multi-label task (or a set of labels) would split 'Arts,_Crafts' in two: refused
     with pytest.raises(NBSVMError, match=r"<stream>:1: a label holds ','"):
-        list(read_fasttext(io.BytesIO(text.encode()), strict=True, several_labels=True))
+        list(read_fasttext(io.BytesIO(text.encode()), strict=True, label_sets=True))
     with pytest.raises(NBSVMError, match=r":1: a label holds ','"):
         list(read_fasttext(io.BytesIO(b"__label__a __label__b,c x\n"), labeled=False,
                            strict=True))
@@ -34,6 +34,9 @@ def test_a_fasttext_label_with_a_comma_is_refused_where_it_would_read_as_two():
     assert one == ["Arts,_Crafts", "Sports"]
     true = [d.label for d in read_fasttext(io.BytesIO(text.encode()), labeled=False)]
     assert true == ["Arts,_Crafts", "Sports"]
+    # a lexicon reads several labels a line, and its classes keep theirs whole too
+    keys = [d.label for d in read_fasttext(io.BytesIO(text.encode()), several_labels=True)]
+    assert keys == ["Arts,_Crafts", "Sports"]
 
 
 def test_a_dataframe_column_named_twice_is_refused():
@@ -46,8 +49,9 @@ def test_a_dataframe_column_named_twice_is_refused():
                      columns=["text", "label", "label"])
     with pytest.raises(NBSVMError, match="'label' among them 2 times"):
         NBSVMClassifier(n_bits=12).fit(X, "label")
-    ok = pd.DataFrame([["great", "x"], ["awful", "y"]], columns=["text", "note"])
-    NBSVMClassifier(n_bits=12).fit(pd.concat([ok, ok]), ["pos", "neg", "pos", "neg"])
+    # columns it does not read may repeat their names
+    ok = pd.DataFrame([["great", 1, 2], ["awful", 3, 4]], columns=["text", "id", "id"])
+    assert list(NBSVMClassifier(n_bits=12).fit(ok, ["pos", "neg"]).predict(ok)) == ["pos", "neg"]
 
 
 def test_json_lines_read_a_field_once(tmp_path):
@@ -58,9 +62,10 @@ def test_json_lines_read_a_field_once(tmp_path):
         list(read_inputs([path], fmt="jsonl", strict=True))
     with pytest.raises(NBSVMError, match="--text-col names each column once"):
         list(read_inputs([path], fmt="jsonl", text_col=["text", "text"]))
-    # a name inside a text is not a second field
-    path.write_text('{"text": "the word \\"label\\" twice: \\"label\\"", "label": "pos"}\n')
-    assert [d.label for d in read_inputs([path], fmt="jsonl", strict=True)] == ["pos"]
+    # a value "label", or a nested object's own 'label' keys, are not a second field
+    path.write_text('{"text": "label", "label": "pos", "meta": {"label": 1, "label": 2}}\n')
+    assert [(d.text, d.label) for d in read_inputs([path], fmt="jsonl", strict=True)] == [
+        ("label", "pos")]
 
 
 def test_a_weight_too_large_for_a_float_is_a_bad_line(tmp_path):
@@ -78,6 +83,11 @@ def test_parquet_that_pyarrow_cannot_read_is_named(tmp_path):
                                         names=["text", "label", "label"]), twice)
     with pytest.raises(NBSVMError, match="the column 'label' appears twice"):
         list(read_inputs([twice]))
+    other = tmp_path / "other.parquet"  # a column it does not read may repeat its name
+    pq.write_table(pa.Table.from_arrays([pa.array(["a"]), pa.array(["pos"]), pa.array([1]),
+                                         pa.array([2])], names=["text", "label", "id", "id"]),
+                   other)
+    assert [d.label for d in read_inputs([other])] == ["pos"]
     bad = tmp_path / "bad.parquet"
     pq.write_table(pa.table({"text": ["great good", "caf@ bad"], "label": ["pos", "neg"]}),
                    bad, compression="none", use_dictionary=False)
@@ -95,9 +105,20 @@ def test_zip_and_tar_tables_pandas_cannot_open_are_named(tmp_path):
     zipfile.ZipFile(empty, "w").close()
     broken = tmp_path / "broken.csv.zip"
     broken.write_bytes(b"PK\x03\x04 not a zip at all")
-    for path in (two, empty, broken):
+    import tarfile
+    tar = tmp_path / "two.csv.tar"
+    with tarfile.open(tar, "w") as t:
+        for member in ("a.csv", "b.csv"):
+            (tmp_path / member).write_text("label,text\npos,good\n")
+            t.add(tmp_path / member, arcname=member)
+    for path in (two, empty, broken, tar):
         with pytest.raises(NBSVMError, match=f"{path.name}: cannot read"):
             list(read_inputs([path], fmt="csv"))
+    # a strict decoding error is still read_table's, naming its line
+    cp = tmp_path / "cp.csv"
+    cp.write_bytes(b"label,text\npos,caf\x81 good\n")
+    with pytest.raises(NBSVMError, match=r"cp\.csv:2"):
+        list(read_inputs([cp], fmt="csv", encoding="cp1252", strict=True))
 
 
 def test_a_csv_of_blank_crlf_lines_is_empty_not_a_crash(tmp_path):

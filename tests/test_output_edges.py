@@ -44,9 +44,14 @@ def test_an_output_through_a_linked_class_folder_is_refused(tmp_path, model):
     assert (tmp_path / "store" / "pos" / "0.txt").read_text() == "a lovely film"
     assert (tmp_path / "store" / "doc.txt").read_text() == "a fine film"
     assert not (tmp_path / "store" / "pos" / "new.npz").exists()
-    # a file beside the linked ones, which nothing reads, is written
-    done = nbsvm("predict", "corp", "-m", model, "-o", "store/out.csv", "-q", cwd=tmp_path)
-    assert done.returncode == 0 and (tmp_path / "store" / "out.csv").exists(), done.stderr
+    # a file beside the linked ones, which nothing reads, is written; so are files under
+    # links the folder reader never follows (hidden, unsup), and a '..' out of a link
+    (tmp_path / "results").mkdir()
+    (tmp_path / "corp" / ".results").symlink_to(tmp_path / "results")
+    (tmp_path / "corp" / "unsup").symlink_to(tmp_path / "results")
+    for out in ("store/out.csv", "results/preds.csv", "corp/.results/../q.csv"):
+        done = nbsvm("predict", "corp", "-m", model, "-o", out, "-q", cwd=tmp_path)
+        assert done.returncode == 0 and (tmp_path / out).exists(), (out, done.stderr)
 
 
 def test_explain_of_standard_input_never_writes_what_it_reads(tmp_path, model):

@@ -31,6 +31,7 @@ def read_fasttext(
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
     several_labels: bool = True,
+    label_sets: bool = False,
 ) -> Iterator[Document]:
     """Documents of a fastText file. ``labeled=False`` (predict): a line without a label is
     an unlabeled document, and a labelled one keeps its label as the true label.
@@ -67,10 +68,11 @@ def read_fasttext(
             yield doc
             continue
         if any(SEPARATOR in label for label in labels) and (
-            len(labels) > 1 or (several_labels and labeled)
+            len(labels) > 1 or (label_sets and labeled)
         ):
-            # a set's key joins its labels with ',': in a set (or a multi-label task's line)
-            # 'Arts,_Crafts' would read as two; a single-label task's class keeps it
+            # a set's key joins its labels with ',': in a set (or a multi-label task's line,
+            # ``label_sets``) 'Arts,_Crafts' would read as two; a class (a single-label
+            # task's, a lexicon's) keeps it
             stats.bad(
                 f"a label holds {SEPARATOR!r}, which separates the labels of a set",
                 doc.source,

@@ -155,24 +155,21 @@ def _identity(path):
 
 
 def _inside(path: Path, folder: Path) -> bool:
-    """Whether the file ``path`` would replace lies inside ``folder``: links followed, or
-    as named (``corp/pos/0.txt`` where ``corp/pos`` links to a class folder elsewhere: the
-    folder reader follows it, so the file is a document it reads)."""
-    for resolve in (os.path.realpath, os.path.abspath):
-        try:
-            Path(resolve(path)).relative_to(resolve(folder))
-            return True
-        except ValueError:
-            pass
-    return False
+    """Whether the file ``path`` would replace (links followed) lies inside ``folder``."""
+    try:
+        Path(os.path.realpath(path)).relative_to(os.path.realpath(folder))
+        return True
+    except ValueError:
+        return False
 
 
 def _read_by_folder(path: Path, folder: Path) -> bool:
     """Whether the file ``path`` is one the folder reader reads in ``folder``: inside it
     (:func:`_inside`), or inside a folder linked within it, or a file linked within it
-    (``corp/pos -> ../store/pos``: ``-o store/pos/0.txt`` replaced a document read through
-    the link). The links are looked for where the reader goes: class folders, their files,
-    and one level more (aclImdb's ``train/pos``)."""
+    (``corp/pos -> ../store/pos``: ``-o corp/pos/0.txt`` or ``-o store/pos/0.txt`` replaced
+    a document read through the link). The links are looked for where the reader goes:
+    class folders, their files, and one level more (aclImdb's ``train/pos``), not hidden
+    entries or ``unsup``."""
     if _inside(path, folder):
         return True
     real = os.path.realpath(path)
@@ -185,6 +182,8 @@ def _read_by_folder(path: Path, folder: Path) -> bool:
             except OSError:
                 continue
             for entry in entries:
+                if entry.name.startswith(".") or entry.name == "unsup":
+                    continue  # (never read: hidden, aclImdb's unlabeled reviews)
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
                     if real == target or _inside(Path(real), Path(target)):

@@ -348,7 +348,13 @@ def _line_reader(src, kind, fmt, s: _Settings) -> Iterator[Document]:
         return read_review_inputs(src, labeled=s.labeled, **common)
     if kind == "plain-lines":
         return read_text_lines(src, **common)
-    return read_fasttext(src, labeled=s.labeled, several_labels=s.several_labels, **common)
+    return read_fasttext(
+        src,
+        labeled=s.labeled,
+        several_labels=s.several_labels,
+        label_sets=s.empty_label,  # (a multi-label task's reading)
+        **common,
+    )
 
 
 def _column_reader(src, kind, s: _Settings) -> Iterator[Document]:

@@ -438,8 +438,8 @@ def _opened(pd, name: str, *args):
     fails: refused, naming the file."""
     try:
         return _read_csv(pd, *args)
-    except (pd.errors.EmptyDataError, pd.errors.ParserError):
-        raise  # (ValueErrors too: read_table names them)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError):
+        raise  # (ValueErrors too: read_table names them, with their lines)
     except (ValueError, ImportError) as e:
         raise NBSVMError(f"cannot read: {e}", path=name) from None
 
