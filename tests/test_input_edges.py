@@ -169,3 +169,15 @@ def test_learn_reads_a_compressed_blitzer_file_as_blitzer(tmp_path, suffix):
                            str(tmp_path / "m.npz"), "-q"], capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "m.npz").exists()
+
+
+def test_a_compressed_file_in_a_class_folder_is_refused_not_read_as_text(tmp_path):
+    """fold/pos/1.txt.gz was read as a document of gzip bytes, with only a note of the
+    bytes replaced; the line readers refuse such a file: so does the folder reader."""
+    import gzip
+    for label in ("pos", "neg"):
+        (tmp_path / "fold" / label).mkdir(parents=True)
+        (tmp_path / "fold" / label / "0.txt").write_text(f"a {label} review")
+    (tmp_path / "fold" / "pos" / "1.txt.gz").write_bytes(gzip.compress(b"a great film " * 50))
+    with pytest.raises(NBSVMError, match=r"1\.txt\.gz: not a text file: .*gzip"):
+        list(read_inputs([tmp_path / "fold"]))

@@ -13,10 +13,12 @@ from pathlib import Path
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
+    SNIFF_BYTES,
     ReadStats,
     check_encoding,
     decode_counting,
     invalid_utf8_error,
+    not_text,
     valid_unicode,
     wide_encoding,
 )
@@ -143,6 +145,9 @@ def read_aclimdb(
                 try:
                     text = raw.decode(codec)
                 except UnicodeDecodeError as e:
+                    what = not_text(raw[:SNIFF_BYTES])  # (a .gz or an image among them)
+                    if what:
+                        raise NBSVMError(f"not a text file: {what}", path=path) from None
                     if strict:
                         start = raw.rfind(b"\n", 0, e.start) + 1
                         raise invalid_utf8_error(
