@@ -8,6 +8,7 @@ and the label column of each row; pandas' parser errors and skipped rows are tur
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 import sys
@@ -328,6 +329,10 @@ def _lf_source(
     if source is name:
         fh, _, close = _open_binary(name)
     try:
+        if head.startswith(codecs.BOM_UTF8):
+            # dropped, as the line readers drop it whatever the encoding: pandas drops it
+            # for UTF-8 alone ('--encoding latin-1' read it into the first header or label)
+            fh.read(len(codecs.BOM_UTF8))
         raw = io.BufferedReader(_LfOnly(fh), READ_BUFFER) if _crlf_as_lf(head, wide) else fh
         scanner = RowScanner(sep.encode(), b"\r" if _cr_only(head) else b"\n")
         yield io.BufferedReader(Scanned(raw, scanner), READ_BUFFER), scanner
