@@ -95,6 +95,31 @@ class _Fields:
     weight_col: str | None = None
     several_labels: bool = True  # else a list of several is malformed (single-label)
 
+    @classmethod
+    def of(
+        cls,
+        text_col,
+        label_col,
+        labeled,
+        label_optional,
+        empty_label,
+        stats,
+        weight_col,
+        several_labels,
+    ) -> _Fields:
+        """The fields of a reader's options (``label_optional``: a missing label is no
+        error)."""
+        needs_label = labeled and not label_optional
+        return cls(
+            _columns(text_col), label_col, needs_label, empty_label, stats, weight_col,
+            several_labels,
+        )  # fmt: skip
+
+    def names(self) -> list[str]:
+        """The fields read: the texts', the label's, the weight's."""
+        read = [*self.text_cols, self.label_col, self.weight_col]
+        return [n for n in read if n is not None]
+
     def document(self, record: dict, name, line):
         """The Document of one record, or None (malformed and skipped)."""
         stats, label_col = self.stats, self.label_col
@@ -163,18 +188,11 @@ def read_jsonl(
     """
     if stats is None:
         stats = ReadStats()
-    fields = _Fields(
-        _columns(text_col),
-        label_col,
-        labeled and not label_optional,
-        empty_label,
-        stats,
-        weight_col,
-        several_labels,
+    fields = _Fields.of(
+        text_col, label_col, labeled, label_optional, empty_label, stats, weight_col, several_labels
     )
     # each read field's name as JSON writes it: a line naming one twice is parsed again
-    read = [*fields.text_cols, fields.label_col, fields.weight_col]
-    quoted = {n: json.dumps(n, ensure_ascii=False) for n in read if n is not None}
+    quoted = {n: json.dumps(n, ensure_ascii=False) for n in fields.names()}
     needles = tuple(quoted.values())
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
         try:
@@ -294,14 +312,8 @@ def read_parquet(
         pf = pq.ParquetFile(name, pre_buffer=False)
     except Exception as e:  # pyarrow's errors: not a Parquet file, truncated
         raise NBSVMError(f"cannot read as Parquet: {e}", path=name) from None
-    fields = _Fields(
-        _columns(text_col),
-        label_col,
-        labeled and not label_optional,
-        empty_label,
-        stats,
-        weight_col,
-        several_labels,
+    fields = _Fields.of(
+        text_col, label_col, labeled, label_optional, empty_label, stats, weight_col, several_labels
     )
     wanted = _parquet_columns(pf.schema_arrow.names, fields, name)
     row = 0

@@ -75,8 +75,8 @@ def seen_sums(counts, df, min_df, lo, hi):
     """Over buckets ``lo..hi-1``: how many were seen in any class, each class's count
     summed over them, how many were seen in at least ``min_df`` documents (the ones a
     model keeps) per :func:`_bit_length` of their documents, and each class's count
-    summed over those. ``df``: the
-    documents per bucket when the counts are weighted (empty: the counts summed are)."""
+    summed over those. ``df``: the documents per bucket when the counts are weighted
+    (empty: the counts summed are)."""
     k_classes = counts.shape[0]
     sums = np.zeros(k_classes)
     kept_sums = np.zeros(k_classes)

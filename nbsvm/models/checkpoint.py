@@ -31,7 +31,7 @@ from nbsvm.config import DEFAULTS, FORMER_TOKENIZER
 from nbsvm.data.cachestore import input_identity
 from nbsvm.data.translate import mapped_buckets
 from nbsvm.errors import NBSVMError
-from nbsvm.io.npzfile import load_npz, save_npz
+from nbsvm.io.npzfile import Chunked, load_npz, save_npz
 from nbsvm.learners.reduction import NBReduction
 
 if TYPE_CHECKING:
@@ -238,8 +238,8 @@ class Checkpoint:
         learner = clf.linear_
         header = {"classes": list(clf.class_names_), "n_docs": int(clf.n_docs_)}
         order = _bucket_order(clf)
-        S = learner.S_ if order is None else learner.S_[:, order]
-        arrays = {"S": S, "state": learner.state_}
+        arrays = {"S": learner.S_ if order is None else _by_bucket(learner.S_, order),
+                  "state": learner.state_}  # fmt: skip
         if clf.backend_learner is not None:  # the backend learners' whole state as well
             header["backend"], own = clf.backend_.parts()
             arrays.update(own)
@@ -280,12 +280,8 @@ class Checkpoint:
         the checkpoint's exactly, or the data is not what it was trained on."""
         self._check_epochs(saved["epoch"], clf.setting("epochs"))
         learner = clf.linear_
-        S, state = saved["S"], saved["state"]
+        S, state = saved["S"], saved["state"]  # S: by bucket (_by_bucket)
         order = _bucket_order(clf)
-        if order is not None and S.shape == learner.S_.shape:
-            by_column = np.empty_like(S)
-            by_column[:, order] = S
-            S = by_column
         if (
             saved["classes"] != list(clf.class_names_)
             or S.shape != learner.S_.shape
@@ -299,7 +295,8 @@ class Checkpoint:
                 f"{learner.state_.shape})",
                 path=str(self.path),
             )
-        if not np.array_equal(S[:, :, 0], learner.S_[:, :, 0]):
+        ratios = learner.S_[:, :, 0] if order is None else learner.S_[:, order, 0]
+        if not np.array_equal(S[:, :, 0], ratios):
             raise NBSVMError(
                 "the data gives other NB ratios than the checkpoint's: the "
                 "training data changed; remove the checkpoint to start over",
@@ -308,7 +305,10 @@ class Checkpoint:
         if not (np.isfinite(S).all() and np.isfinite(state).all()):
             raise NBSVMError("corrupted checkpoint: non-finite values", path=str(self.path))
         self.restore_rng(saved, rng)
-        learner.S_[...] = S
+        if order is None:
+            learner.S_[...] = S
+        else:
+            learner.S_[:, order] = S
         learner.state_[...] = state
         if clf.backend_learner is not None:
             header, arrays = saved["backend"]
@@ -331,6 +331,17 @@ def _bucket_order(clf: NBSVMClassifier) -> np.ndarray | None:
         return None
     _, columns, in_order = mapped_buckets(clf.column_of_)
     return None if in_order else columns
+
+
+def _by_bucket(S: np.ndarray, order: np.ndarray, part: int = 1 << 20) -> Chunked:
+    """``S[:, order]`` written a part of the columns at a time: no copy of the state."""
+
+    def pieces():
+        for k in range(S.shape[0]):
+            for lo in range(0, order.size, part):
+                yield S[k, order[lo : lo + part]]
+
+    return Chunked(S.dtype, (S.shape[0], order.size, *S.shape[2:]), pieces)
 
 
 def _lam_default_as_written(mine: dict, theirs: dict) -> dict:

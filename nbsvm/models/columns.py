@@ -13,7 +13,8 @@ decides which):
 
 Only buckets seen in at least ``min_df`` documents get a column: every other bucket has
 ratio 0 or is dropped, so it could never carry a feature value. The kept columns are laid
-out hottest first (:func:`column_layout`), so that the epochs' updates share cache lines.
+out the hot ones first (:func:`column_layout`), so that the epochs' updates share cache
+lines.
 """
 
 from __future__ import annotations

@@ -76,19 +76,8 @@ def train_job(
     try:
         if clf.auto or init:
             report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
-        elif test_docs is not None:
-            report = fit_and_evaluate(
-                # (it reads a callable's documents too, as fit_documents does)
-                clf,
-                cast("Iterable[Document]", docs),
-                test_docs,
-                lexicon=holder.pop(),
-                history=history,
-                **fitting,
-            )
         else:
-            report = None
-            clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
+            report = _fit(clf, docs, test_docs, holder, history, fitting)
     except TestSetError as e:  # trained: the model is kept, the test set named
         _keep(clf, inputs, output, checkpoint)
         raise NBSVMError(
@@ -109,6 +98,24 @@ def train_job(
         else {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
         "resumed_after_epoch": None if checkpoint is None else checkpoint.resumed_from,
     }
+
+
+def _fit(clf, docs, test_docs, holder: list, history, fitting: dict) -> dict | None:
+    """The plain fit (with its test set hashed alongside, when there is one), taking the
+    lexicon from ``holder`` (the only reference: fit frees the counts once used). Returns
+    the test report, or None."""
+    if test_docs is None:
+        clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
+        return None
+    return fit_and_evaluate(
+        # (it reads a callable's documents too, as fit_documents does)
+        clf,
+        cast("Iterable[Document]", docs),
+        test_docs,
+        lexicon=holder.pop(),
+        history=history,
+        **fitting,
+    )
 
 
 def _keep(clf: NBSVMClassifier, inputs: Iterable, output, checkpoint) -> None:
