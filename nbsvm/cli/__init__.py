@@ -70,8 +70,9 @@ class _SkipNumbaBlasProbe:
     before anything imports numba, marks that module missing (``None`` in
     ``sys.modules``: the import fails before its package is imported) when
     ``numba.np.arraymath`` is about to load, and takes the mark away at the first import
-    after it has loaded; numba then only disables ``np.dot`` and friends in kernels, which
-    nbsvm does not use. A command that never runs a kernel never imports numba at all. Not
+    after it has loaded; numba then computes the inner products of ``np.correlate`` and
+    ``np.convolve`` with a loop of its own (the one thing that probe decides: ``np.dot``
+    looks for BLAS again when it compiles), and nbsvm uses neither. A command that never runs a kernel never imports numba at all. Not
     done on ``import nbsvm``, where other code in the same process may want numba's BLAS.
     """
 
