@@ -285,3 +285,73 @@ def test_a_cache_folder_that_is_an_input_folder_is_refused(tmp_path):
                                      "--keep-cache", "--cache-dir", str(split / ".cache"),
                                      "--n-bits", "12", "--min-df", "1", "-q"])
         assert r.exit_code == 0, r.output
+
+
+def _train_with_test(tmp_path, monkeypatch, save, evaluate):
+    """``nbsvm train reviews --test reviews`` in this process, the model's save and the
+    test set's scoring replaced by ``save(real, model, path)`` / ``evaluate(real, *args)``."""
+    from typer.testing import CliRunner
+
+    import nbsvm.evaluation.heldout as heldout
+    from nbsvm.cli import app
+    from nbsvm.datasets import fixture
+
+    monkeypatch.undo()  # the real ones, whatever an earlier call replaced them with
+    real_save, real_evaluate = NBSVMClassifier.save, heldout.evaluate_cache
+    monkeypatch.setattr(NBSVMClassifier, "save", lambda m, p: save(real_save, m, p))
+    monkeypatch.setattr(heldout, "evaluate_cache", lambda *a, **k: evaluate(real_evaluate, *a, **k))
+    reviews, model = str(fixture("reviews.txt")), tmp_path / "m.npz"
+    return CliRunner().invoke(app, ["train", reviews, "--test", reviews, "-o", str(model)]), model
+
+
+def test_the_model_is_saved_while_the_test_set_is_scored(tmp_path, monkeypatch):
+    """Saving (0.12 s on IMDB) and scoring the test set (0.16 s) only read the fitted model:
+    they run together. Each side here waits for the other to have started: run one after
+    the other, the first would time out."""
+    import threading
+
+    saving, scoring = threading.Event(), threading.Event()
+
+    def save(real, model, path):
+        saving.set()
+        assert scoring.wait(10), "the test set was not scored while the model was saved"
+        real(model, path)
+
+    def evaluate(real, *args, **kw):
+        scoring.set()
+        assert saving.wait(10), "the model was not saved while the test set was scored"
+        return real(*args, **kw)
+
+    r, model = _train_with_test(tmp_path, monkeypatch, save, evaluate)
+    assert r.exit_code == 0, r.output
+    assert re.search(r"^accuracy: \d+\.\d\d%$", r.output, re.M) and f"saved: {model}" in r.output
+    assert NBSVMClassifier.load(model).predict(["good fun"]).shape == (1,)
+
+
+def test_a_failed_save_beside_the_scoring_is_the_error_said(tmp_path, monkeypatch):
+    """The save's error is said after the scoring (its report is not printed: nothing was
+    saved), over an error of the scoring itself; a save that worked is not done twice when
+    the test set then fails."""
+    def failing_save(real, model, path):
+        raise NBSVMError("no space left on the device", path=str(path))
+
+    def bad_test_set(real, *args, **kw):
+        raise NBSVMError("a malformed test line", path="t.txt", line=3)
+
+    r, model = _train_with_test(
+        tmp_path, monkeypatch, failing_save, lambda real, *a, **k: real(*a, **k)
+    )
+    assert r.exit_code == 2 and "no space left on the device" in r.output
+    assert not re.search(r"^accuracy:", r.output, re.M) and not model.exists()
+    r, model = _train_with_test(tmp_path, monkeypatch, failing_save, bad_test_set)
+    assert r.exit_code == 2 and "no space left on the device" in r.output
+    assert "malformed" not in r.output
+    saves = []
+    r, model = _train_with_test(
+        tmp_path, monkeypatch, lambda real, m, p: (saves.append(p), real(m, p)), bad_test_set
+    )
+    assert (
+        r.exit_code == 2
+        and "t.txt:3: a malformed test line (the model is trained and saved to" in r.output
+    )
+    assert len(saves) == 1 and NBSVMClassifier.load(model).n_docs_ > 0

@@ -5,6 +5,7 @@ mean training loss and held-out accuracy per epoch).
 
 from __future__ import annotations
 
+import concurrent.futures
 import shutil
 import threading
 import time
@@ -256,6 +257,30 @@ class _HeldOutSet:
         self.worker.cache = None
 
 
+class _Beside:
+    """``with _Beside(work):`` runs ``work()`` (None: nothing) in a thread beside the block
+    and waits for it on the way out, raising its error (over the block's, which becomes its
+    context)."""
+
+    def __init__(self, work: Callable[[], object] | None):
+        self.work = work
+        self.pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def __enter__(self) -> _Beside:
+        if self.work is not None:
+            self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-beside")
+            self.future = self.pool.submit(self.work)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is None:
+            return
+        self.pool.shutdown(wait=True)
+        error = self.future.exception()
+        if error is not None:
+            raise error
+
+
 def fit_and_evaluate(
     model: NBSVMClassifier,
     train_docs: Iterable[Document],
@@ -264,10 +289,14 @@ def fit_and_evaluate(
     callback: Callable[[dict], None] | None = None,
     max_memory: int | str | None = None,
     history: EpochHistory | None = None,
+    beside_eval: Callable[[], object] | None = None,
     **fit_kw: Any,
 ) -> dict:
     """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run (``fit_kw``: more
     arguments of :meth:`~nbsvm.NBSVMClassifier.fit_documents`, e.g. ``kept``).
+    ``beside_eval``: called in a thread once the model is fitted, while the test set is
+    scored (saving the model: both only read it); its error is raised, before the
+    evaluation's.
 
     The test documents are read and hashed into a cache by a background thread while the
     training epochs run (the compiled kernels release the GIL, so both cores work), then
@@ -302,13 +331,14 @@ def fit_and_evaluate(
         )
         test.start(columns=False)
         t1 = time.perf_counter()
-        try:
-            cache = test.wait()
-            t2 = time.perf_counter()
-            rep = evaluate_cache(model, cache, callback, columns=test.columns())
-        except NBSVMError as e:  # the model is trained all the same: the caller keeps it
-            raise TestSetError(e.message, e.path, e.line) from e
-        t3 = time.perf_counter()
+        with _Beside(beside_eval):
+            try:
+                cache = test.wait()
+                t2 = time.perf_counter()
+                rep = evaluate_cache(model, cache, callback, columns=test.columns())
+            except NBSVMError as e:  # the model is trained all the same: the caller keeps it
+                raise TestSetError(e.message, e.path, e.line) from e
+            t3 = time.perf_counter()
     finally:
         test.close()
         shutil.rmtree(tmp, ignore_errors=True)

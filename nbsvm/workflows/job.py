@@ -45,7 +45,8 @@ def train_job(
     with the hashing settings key the kept cache and the checkpoint) and save it to
     ``output``; with ``test_docs``, evaluate it too.
 
-    Returns ``{"report": the test report or None, "total_s", "save_s", "feature_cache":
+    Returns ``{"report": the test report or None, "total_s" (with a test set, the model
+    is saved beside its scoring: counted in it), "save_s", "feature_cache":
     {"folder", "reused"} or None, "resumed_after_epoch": int or None}``. ``callback`` gets
     every training event (:meth:`NBSVMClassifier.fit_documents`); ``history`` records each
     epoch's loss (and, with a test set, its accuracy after each epoch). ``init``: ``clf`` is
@@ -72,14 +73,22 @@ def train_job(
     del lexicon
     # how both plain fits run (the lexicon is not among them: see holder)
     fitting = {"callback": events, "max_memory": max_memory, "kept": kept, "checkpoint": checkpoint}
+    saved: dict = {}
+
+    def keep() -> None:  # beside the scoring of the test set, when there is one
+        t = time.perf_counter()
+        _keep(clf, inputs, output, checkpoint)
+        saved["save_s"] = time.perf_counter() - t
+
     t0 = time.perf_counter()
     try:
         if clf.auto or init:
             report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
         else:
-            report = _fit(clf, docs, test_docs, holder, history, fitting)
+            report = _fit(clf, docs, test_docs, holder, history, fitting, keep)
     except TestSetError as e:  # trained: the model is kept, the test set named
-        _keep(clf, inputs, output, checkpoint)
+        if not saved:
+            keep()
         raise NBSVMError(
             f"{e.message} (the model is trained and saved to {output}; the test set was "
             "not scored)",
@@ -87,12 +96,12 @@ def train_job(
             e.line,
         ) from e
     t1 = time.perf_counter()
-    _keep(clf, inputs, output, checkpoint)
-    t2 = time.perf_counter()
+    if not saved:
+        keep()
     return {
         "report": report,
         "total_s": t1 - t0,
-        "save_s": t2 - t1,
+        "save_s": saved["save_s"],
         "feature_cache": None
         if kept is None
         else {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
@@ -100,10 +109,10 @@ def train_job(
     }
 
 
-def _fit(clf, docs, test_docs, holder: list, history, fitting: dict) -> dict | None:
-    """The plain fit (with its test set hashed alongside, when there is one), taking the
-    lexicon from ``holder`` (the only reference: fit frees the counts once used). Returns
-    the test report, or None."""
+def _fit(clf, docs, test_docs, holder: list, history, fitting: dict, keep) -> dict | None:
+    """The plain fit (with its test set hashed alongside, when there is one, and scored
+    while ``keep`` saves the model), taking the lexicon from ``holder`` (the only
+    reference: fit frees the counts once used). Returns the test report, or None."""
     if test_docs is None:
         clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
         return None
@@ -114,6 +123,7 @@ def _fit(clf, docs, test_docs, holder: list, history, fitting: dict) -> dict | N
         test_docs,
         lexicon=holder.pop(),
         history=history,
+        beside_eval=keep,
         **fitting,
     )
 
