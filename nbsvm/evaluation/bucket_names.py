@@ -3,7 +3,7 @@
 A hashed model only knows buckets. To name them, training keeps a bounded sample of its
 documents (:class:`TextSample`: a seeded reservoir of at most ``SAMPLE_DOCS`` documents, each
 cut to ``SAMPLE_CHARS`` characters, taken while the documents stream past for the lexicon
-pass), and after the last epoch the compiled tokenizer finds the n-grams of that sample that
+pass), and beside the last epochs the compiled tokenizer finds the n-grams of that sample that
 fall in the model's ``MAP_TOP`` strongest buckets of each sign (:func:`ngram_map`). The
 model file keeps up to ``PER_BUCKET`` strings per bucket with their counts
 (:mod:`nbsvm.evaluation.ngram_map`), so collisions show: a bucket shared by ``great``
@@ -103,7 +103,7 @@ def strongest_columns(
     ``c & 63`` of word ``c >> 6``), one output and :data:`STRONGEST_PART` columns at a
     time: the thresholds are the ``top``-th smallest and largest of every part's ``top``
     extremes (the row's own), then a second pass marks. Memory: a bit a column and one
-    part (the mapper runs beside the last epoch, whose model may have 2**24 columns)."""
+    part (the mapper runs beside the last epochs, whose model may have 2**24 columns)."""
     learner = clf.linear_
     n_cols = learner.n_features
     chosen = np.zeros(max(1, -(-n_cols // 64)), dtype=np.uint64)
@@ -167,7 +167,7 @@ def ngram_map_of(
 ) -> dict[int, list[tuple[str, int]]]:
     """:func:`ngram_map` from the bitmap of chosen model columns (:func:`strongest_columns`)
     and the bucket -> column ``remap`` (None: columns are buckets); runs without the model:
-    in a thread, while the last epoch trains."""
+    in a thread, while the last epochs train."""
     words = max(1, (1 << hasher.n_bits) >> 6)
     if remap is None:  # columns are buckets: the same bitmap
         wanted = np.zeros(words, dtype=np.uint64)

@@ -429,7 +429,7 @@ class Fit:
 
     def _train(self, cache, positive, sample, first_epoch, translate, ordered, into):
         """The epochs (after a checkpoint's, when resuming); returns the n-gram mapper
-        started beside the last epoch, if any."""
+        started beside the last epochs, if any."""
         model, checkpoint, notify = self.model, self.checkpoint, self.notify
         rng = np.random.default_rng(model.seed)
         if self.saved is not None:
