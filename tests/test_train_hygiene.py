@@ -289,16 +289,18 @@ def test_a_cache_folder_that_is_an_input_folder_is_refused(tmp_path):
 
 def _train_with_test(tmp_path, monkeypatch, save, evaluate):
     """``nbsvm train reviews --test reviews`` in this process, the model's save and the
-    test set's scoring replaced by ``save(real, model, path)`` / ``evaluate(real, *args)``."""
+    test set's scoring replaced by ``save(real, model, path, before_replace)`` and
+    ``evaluate(real, *args, **kw)``."""
     from typer.testing import CliRunner
 
     import nbsvm.evaluation.heldout as heldout
+    import nbsvm.workflows.job as job
     from nbsvm.cli import app
     from nbsvm.datasets import fixture
 
     monkeypatch.undo()  # the real ones, whatever an earlier call replaced them with
-    real_save, real_evaluate = NBSVMClassifier.save, heldout.evaluate_cache
-    monkeypatch.setattr(NBSVMClassifier, "save", lambda m, p: save(real_save, m, p))
+    real_save, real_evaluate = job.save_model, heldout.evaluate_cache
+    monkeypatch.setattr(job, "save_model", lambda m, p, gate=None: save(real_save, m, p, gate))
     monkeypatch.setattr(heldout, "evaluate_cache", lambda *a, **k: evaluate(real_evaluate, *a, **k))
     reviews, model = str(fixture("reviews.txt")), tmp_path / "m.npz"
     return CliRunner().invoke(app, ["train", reviews, "--test", reviews, "-o", str(model)]), model
@@ -312,10 +314,10 @@ def test_the_model_is_saved_while_the_test_set_is_scored(tmp_path, monkeypatch):
 
     saving, scoring = threading.Event(), threading.Event()
 
-    def save(real, model, path):
+    def save(real, model, path, gate):
         saving.set()
         assert scoring.wait(10), "the test set was not scored while the model was saved"
-        real(model, path)
+        real(model, path, gate)
 
     def evaluate(real, *args, **kw):
         scoring.set()
@@ -328,30 +330,59 @@ def test_the_model_is_saved_while_the_test_set_is_scored(tmp_path, monkeypatch):
     assert NBSVMClassifier.load(model).predict(["good fun"]).shape == (1,)
 
 
+def test_ctrl_c_while_the_test_set_is_scored_replaces_no_file(tmp_path, monkeypatch):
+    """The model saved beside the scoring is written, but replaces the output only once the
+    scoring is done: a Ctrl-C then ends as it says ('nothing was written over existing
+    files'), the file there before untouched and no temporary file left."""
+    import threading
+
+    written = threading.Event()
+    (tmp_path / "m.npz").write_bytes(b"the user's own file")
+
+    def save(real, model, path, gate):
+        def announced():
+            written.set()  # written and synced: only the rename is left
+            gate()
+
+        real(model, path, announced)
+
+    def interrupted(real, *args, **kw):
+        assert written.wait(10)
+        raise KeyboardInterrupt
+
+    r, model = _train_with_test(tmp_path, monkeypatch, save, interrupted)
+    assert r.exit_code == 130 and "nothing was written over existing files" in r.output
+    assert model.read_bytes() == b"the user's own file"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+
+
 def test_a_failed_save_beside_the_scoring_is_the_error_said(tmp_path, monkeypatch):
     """The save's error is said after the scoring (its report is not printed: nothing was
     saved), over an error of the scoring itself; a save that worked is not done twice when
     the test set then fails."""
-    def failing_save(real, model, path):
+
+    def failing_save(real, model, path, gate):
         raise NBSVMError("no space left on the device", path=str(path))
 
     def bad_test_set(real, *args, **kw):
         raise NBSVMError("a malformed test line", path="t.txt", line=3)
 
-    r, model = _train_with_test(
-        tmp_path, monkeypatch, failing_save, lambda real, *a, **k: real(*a, **k)
-    )
+    def scored(real, *args, **kw):
+        return real(*args, **kw)
+
+    r, model = _train_with_test(tmp_path, monkeypatch, failing_save, scored)
     assert r.exit_code == 2 and "no space left on the device" in r.output
     assert not re.search(r"^accuracy:", r.output, re.M) and not model.exists()
     r, model = _train_with_test(tmp_path, monkeypatch, failing_save, bad_test_set)
     assert r.exit_code == 2 and "no space left on the device" in r.output
     assert "malformed" not in r.output
     saves = []
-    r, model = _train_with_test(
-        tmp_path, monkeypatch, lambda real, m, p: (saves.append(p), real(m, p)), bad_test_set
-    )
-    assert (
-        r.exit_code == 2
-        and "t.txt:3: a malformed test line (the model is trained and saved to" in r.output
-    )
+
+    def counted(real, model, path, gate):
+        saves.append(path)
+        real(model, path, gate)
+
+    r, model = _train_with_test(tmp_path, monkeypatch, counted, bad_test_set)
+    said = "t.txt:3: a malformed test line (the model is trained and saved to"
+    assert r.exit_code == 2 and said in r.output
     assert len(saves) == 1 and NBSVMClassifier.load(model).n_docs_ > 0

@@ -257,27 +257,47 @@ class _HeldOutSet:
         self.worker.cache = None
 
 
-class _Beside:
-    """``with _Beside(work):`` runs ``work()`` (None: nothing) in a thread beside the block
-    and waits for it on the way out, raising its error (over the block's, which becomes its
-    context)."""
+class Abandoned(BaseException):
+    """Raised in the work beside the scoring (:class:`_Beside`) when the scoring ended in an
+    error (Ctrl-C, or another than the test set's): the model must not replace the output
+    (the message of an interrupted command says nothing was written over a file)."""
 
-    def __init__(self, work: Callable[[], object] | None):
+
+class _Beside:
+    """``with _Beside(work) as beside:`` runs ``work(proceed)`` (None: nothing) in a thread
+    beside the block; ``proceed()`` waits for the block to call :meth:`go_on` (and then
+    returns) or to end without it (and then raises :class:`Abandoned`). On the way out the
+    work is waited for, and its error raised (over the block's, which becomes its
+    context), :class:`Abandoned` aside."""
+
+    def __init__(self, work: Callable[[Callable[[], None]], object] | None):
         self.work = work
         self.pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._decided = threading.Event()
+        self._go_on = False
+
+    def proceed(self) -> None:
+        self._decided.wait()
+        if not self._go_on:
+            raise Abandoned()
+
+    def go_on(self) -> None:
+        self._go_on = True
+        self._decided.set()
 
     def __enter__(self) -> _Beside:
         if self.work is not None:
             self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-beside")
-            self.future = self.pool.submit(self.work)
+            self.future = self.pool.submit(self.work, self.proceed)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._decided.set()  # without go_on: abandoned
         if self.pool is None:
             return
         self.pool.shutdown(wait=True)
         error = self.future.exception()
-        if error is not None:
+        if error is not None and not isinstance(error, Abandoned):
             raise error
 
 
@@ -289,14 +309,16 @@ def fit_and_evaluate(
     callback: Callable[[dict], None] | None = None,
     max_memory: int | str | None = None,
     history: EpochHistory | None = None,
-    beside_eval: Callable[[], object] | None = None,
+    beside_eval: Callable[[Callable[[], None]], object] | None = None,
     **fit_kw: Any,
 ) -> dict:
     """Fit on ``train_docs`` and evaluate on ``test_docs`` in one run (``fit_kw``: more
     arguments of :meth:`~nbsvm.NBSVMClassifier.fit_documents`, e.g. ``kept``).
-    ``beside_eval``: called in a thread once the model is fitted, while the test set is
-    scored (saving the model: both only read it); its error is raised, before the
-    evaluation's.
+    ``beside_eval(proceed)``: called in a thread once the model is fitted, while the test
+    set is scored (saving the model: both only read it); ``proceed()`` returns once the
+    scoring is done or failed on the test set (the model is kept all the same), and
+    raises :class:`Abandoned` after any other end (Ctrl-C: nothing may replace a file).
+    The work's error is raised over the scoring's.
 
     The test documents are read and hashed into a cache by a background thread while the
     training epochs run (the compiled kernels release the GIL, so both cores work), then
@@ -331,13 +353,15 @@ def fit_and_evaluate(
         )
         test.start(columns=False)
         t1 = time.perf_counter()
-        with _Beside(beside_eval):
+        with _Beside(beside_eval) as beside:
             try:
                 cache = test.wait()
                 t2 = time.perf_counter()
                 rep = evaluate_cache(model, cache, callback, columns=test.columns())
             except NBSVMError as e:  # the model is trained all the same: the caller keeps it
+                beside.go_on()
                 raise TestSetError(e.message, e.path, e.line) from e
+            beside.go_on()
             t3 = time.perf_counter()
     finally:
         test.close()

@@ -113,8 +113,15 @@ def _header_blob(header: dict, kind: str, digest, version: int = PLAIN_FORMAT) -
     return np.frombuffer(json.dumps(full, sort_keys=True).encode(), dtype=np.uint8)
 
 
-def save_npz(path: str | os.PathLike[str], kind: str, header: dict, arrays: dict) -> None:
-    """Write ``arrays`` (ndarrays or :class:`Chunked`) and ``header`` to ``path`` atomically.
+def save_npz(
+    path: str | os.PathLike[str],
+    kind: str,
+    header: dict,
+    arrays: dict,
+    before_replace: Callable[[], None] | None = None,
+) -> None:
+    """Write ``arrays`` (ndarrays or :class:`Chunked`) and ``header`` to ``path`` atomically
+    (``before_replace``: :func:`~nbsvm.io.outputs.atomic_path`'s).
 
     The result is a plain uncompressed ``.npz`` that ``np.load(allow_pickle=False)`` reads.
     Arrays are streamed into the archive in name order while their checksum is computed;
@@ -125,7 +132,7 @@ def save_npz(path: str | os.PathLike[str], kind: str, header: dict, arrays: dict
     # then written through as a stream
     with (
         ThreadPoolExecutor(1, thread_name_prefix="nbsvm-checksum") as hasher,
-        atomic_path(path) as tmp,
+        atomic_path(path, before_replace=before_replace) as tmp,
         open(tmp, "wb") as out,
         zipfile.ZipFile(
             out if stat.S_ISREG(os.fstat(out.fileno()).st_mode) else cast(IO[bytes], _Stream(out)),

@@ -26,7 +26,7 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -307,7 +307,11 @@ def _sync_folder(path: str | os.PathLike[str]) -> None:
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path]:
+def atomic_path(
+    path: str | os.PathLike[str],
+    suffix: str = "",
+    before_replace: Callable[[], None] | None = None,
+) -> Iterator[Path]:
     """Yield the path to write the output ``path`` to.
 
     A regular file (or a new one): a temporary name in the same folder, synced, given the
@@ -315,19 +319,23 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
     exception (KeyboardInterrupt included) the temporary file is removed and ``path`` is
     left as it was. A device, FIFO or socket (also through a link, e.g. ``/dev/stdout``):
     ``path`` itself, written through. Errors of writing raise :class:`NBSVMError` naming
-    ``path`` (never the temporary name).
+    ``path`` (never the temporary name). ``before_replace``: called once the output is
+    written and synced, before it reaches ``path`` (before anything is written through a
+    device); what it raises leaves ``path`` as it was.
     """
     _refuse_folder_name(path)  # (the Python API's save('models/') too)
     path = Path(path)
     st = _stat(path)
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise NBSVMError("is a folder; give a file name inside it", path=str(path))
+    gate = before_replace or (lambda: None)
     descriptor = descriptor_of(path)
     if descriptor is not None and st is not None and not _is_special(st):
-        with _written_through(descriptor, path, suffix) as tmp:
+        with _written_through(descriptor, path, suffix, gate) as tmp:
             yield tmp
         return
     if _is_special(st):
+        gate()  # written through as it is made: nothing before the gate opens
         try:
             yield path
         except OSError as e:
@@ -343,6 +351,7 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
         yield Path(tmp)
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+        gate()
         os.chmod(tmp, mode)
         os.replace(tmp, target)
         _sync_folder(target)  # the rename itself survives a power loss
@@ -359,7 +368,9 @@ def atomic_path(path: str | os.PathLike[str], suffix: str = "") -> Iterator[Path
 
 
 @contextmanager
-def _written_through(descriptor: int, path: Path, suffix: str) -> Iterator[Path]:
+def _written_through(
+    descriptor: int, path: Path, suffix: str, gate: Callable[[], None]
+) -> Iterator[Path]:
     """``-o /dev/stdout`` (or ``/dev/fd/N``) where the descriptor is a regular file (``>
     log``, ``>> log``): the output is made in a temporary file and then written through the
     descriptor, at its offset and with its flags (appended after ``>>``, after what the
@@ -369,6 +380,7 @@ def _written_through(descriptor: int, path: Path, suffix: str) -> Iterator[Path]
     os.close(fd)
     try:
         yield Path(tmp)
+        gate()
         for stream in (sys.__stdout__, sys.stdout, sys.stderr):
             if stream is not None:
                 stream.flush()  # what was printed before comes first

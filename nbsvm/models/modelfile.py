@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -139,9 +140,14 @@ def _stored_parts(clf):
         yield buckets[lo:hi], slice(lo, hi) if in_order else columns[lo:hi]
 
 
-def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
+def save_model(
+    clf: NBSVMClassifier,
+    path: str | os.PathLike[str],
+    before_replace: Callable[[], None] | None = None,
+) -> None:
     """Write ``clf`` (a fitted :class:`~nbsvm.NBSVMClassifier`) to ``path`` atomically: seen
-    buckets only, as .npz with a JSON header."""
+    buckets only, as .npz with a JSON header (``before_replace``: called once it is
+    written, before it replaces ``path``; what it raises leaves ``path`` as it was)."""
     clf.check_fitted()
     _refuse_not_finite(clf.linear_)
     arrays = _state_arrays(clf)
@@ -165,7 +171,7 @@ def save_model(clf: NBSVMClassifier, path: str | os.PathLike[str]) -> None:
     if backend is not None:
         header["backend"] = backend
     _add_records(clf, header, arrays)
-    save_npz(path, "model", header, arrays)
+    save_npz(path, "model", header, arrays, before_replace)
 
 
 def _refuse_not_finite(learner: LinearSGD, chunk: int = 1 << 20) -> None:

@@ -15,6 +15,7 @@ from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.evaluation.heldout import EpochHistory, fit_and_evaluate
 from nbsvm.io.document import Document
 from nbsvm.models.checkpoint import Checkpoint
+from nbsvm.models.modelfile import save_model
 from nbsvm.models.nbsvm import NBSVMClassifier
 
 if TYPE_CHECKING:
@@ -75,10 +76,22 @@ def train_job(
     fitting = {"callback": events, "max_memory": max_memory, "kept": kept, "checkpoint": checkpoint}
     saved: dict = {}
 
-    def keep() -> None:  # beside the scoring of the test set, when there is one
+    def keep(proceed: Callable[[], None] | None = None) -> None:
+        """Save; beside the scoring of the test set, ``proceed`` waits for it before the
+        model replaces the output (its wait is not counted)."""
+        waited = [0.0]
+
+        def gate() -> None:
+            t = time.perf_counter()
+            try:
+                if proceed is not None:
+                    proceed()
+            finally:
+                waited[0] += time.perf_counter() - t
+
         t = time.perf_counter()
-        _keep(clf, inputs, output, checkpoint)
-        saved["save_s"] = time.perf_counter() - t
+        _keep(clf, inputs, output, checkpoint, gate)
+        saved["save_s"] = time.perf_counter() - t - waited[0]
 
     t0 = time.perf_counter()
     try:
@@ -128,12 +141,13 @@ def _fit(clf, docs, test_docs, holder: list, history, fitting: dict, keep) -> di
     )
 
 
-def _keep(clf: NBSVMClassifier, inputs: Iterable, output, checkpoint) -> None:
+def _keep(clf: NBSVMClassifier, inputs: Iterable, output, checkpoint, before_replace) -> None:
     """Save the trained model, what it read recorded in its history; the checkpoint goes
-    once the model is safely written (nothing to resume)."""
+    once the model is safely written (nothing to resume). ``before_replace``: as
+    :func:`~nbsvm.models.modelfile.save_model`'s."""
     if clf.__dict__.get("history_"):
         clf.history_[-1]["inputs"] = [str(p) for p in inputs]
-    clf.save(output)
+    save_model(clf, output, before_replace)
     if checkpoint is not None:
         checkpoint.remove()
 
