@@ -8,6 +8,31 @@ from typing import TypeVar
 _E = TypeVar("_E", bound=BaseException)
 
 
+#: characters of a value a message quotes (a name given by a client can be megabytes)
+SHOWN_CHARS = 80
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr`` of ``value`` for a message, cut to ``limit`` characters (``...`` after).
+
+    >>> shown("x" * 100, 5)
+    "'xxxxx'..."
+    """
+    text = value if isinstance(value, str) else str(value)
+    return repr(text if len(text) <= limit else text[:limit]) + ("..." if len(text) > limit else "")
+
+
+def shown_some(values: list, most: int = 3, limit: int = 40) -> str:
+    """The first ``most`` of ``values``, each :func:`shown` within ``limit``, and how many
+    more.
+
+    >>> shown_some(["a", "b", "c", "d", "e"], 2)
+    "'a', 'b' and 3 more"
+    """
+    head = ", ".join(shown(v, limit) for v in values[:most])
+    return head + (f" and {len(values) - most} more" if len(values) > most else "")
+
+
 class NBSVMError(Exception):
     """A problem with the user's input or settings.
 

@@ -355,7 +355,13 @@ def test_weighted_corrections_equal_partial_fit_with_sample_weight(model_file, t
                      {"texts": [PHRASE], "labels": ["neg"], "weight": 2},
                      {"text": PHRASE, "label": "neg", "weight": "heavy"},
                      {"text": PHRASE, "label": "neg", "weight": 1e300},
-                     {"texts": [PHRASE], "labels": ["neg"], "weights": [2e9]}):
+                     {"texts": [PHRASE], "labels": ["neg"], "weights": [2e9]},
+                     # JSON true and false, and numbers as strings, are no numbers: they
+                     # were learned (and journalled) as weights 1, 0 and 1e9
+                     {"text": PHRASE, "label": "neg", "weight": False},
+                     {"text": PHRASE, "label": "neg", "weight": True},
+                     {"texts": [PHRASE], "labels": ["neg"], "weights": ["1e9"]},
+                     {"text": PHRASE, "label": "neg", "weight": "1"}):
             assert post(client, body).status_code == 422, body
         r = client.post("/models/m/learn", headers=AUTH,
                         content=b'{"text": "x", "label": "neg", "weight": Infinity}')

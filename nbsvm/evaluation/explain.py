@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, shown
 from nbsvm.evaluation.contributions import _unit_row, contribution_row
 from nbsvm.io.decoding import valid_unicode
 from nbsvm.memory import check_fit_memory
@@ -56,7 +56,7 @@ def _output_of(clf, cls) -> int:
     if cls is None:
         return 0
     if str(cls) not in clf.class_names_:
-        raise NBSVMError(f"unknown class {cls!r}; the model has {clf.class_names_}")
+        raise NBSVMError(f"unknown class {shown(cls)}; the model has {clf.class_names_}")
     k = clf.class_names_.index(str(cls))
     return 0 if clf.n_outputs() == 1 else k
 

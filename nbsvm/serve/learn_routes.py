@@ -19,8 +19,9 @@ if TYPE_CHECKING:
     from nbsvm.serve.registry import ModelRegistry
 
 
-#: A document's weight: a number from 0 to MAX_WEIGHT (a weight of k counts as k copies).
-Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False)]
+#: A document's weight: a number from 0 to MAX_WEIGHT (a weight of k counts as k copies);
+#: strict: JSON true, false and "1e9" are no numbers (they were read as 1, 0 and 1e9).
+Weight = Annotated[float, Field(ge=0, le=MAX_WEIGHT, allow_inf_nan=False, strict=True)]
 
 
 #: A label as JSON gives it: a string, or a number or true / false for a model whose classes

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, shown_some
 from nbsvm.io.decoding import valid_unicode
 from nbsvm.io.labels import label_set
 from nbsvm.learners.epochs import NO_WEIGHTS
@@ -400,7 +400,7 @@ def learnable_labels(model: NBSVMClassifier, labels: list[Any]) -> list[Any]:
     unknown = sorted(set(flat) - known)
     if unknown:
         raise NBSVMError(
-            f"unknown label(s) {', '.join(map(repr, unknown))}; the model's classes: "
+            f"unknown label(s) {shown_some(unknown)}; the model's classes: "
             f"{', '.join(sorted(known))} (a served model learns no new class)"
         )
     return labels

@@ -103,6 +103,10 @@ def load_served(name: str, path: str, version: int, top: int) -> Served:
     return Served(name, str(path), model, version, time.time(), stamp, strongest)
 
 
+class ReloadUnderWay(Exception):
+    """A reload of the model was asked for while another one of it runs."""
+
+
 class ModelRegistry:
     """Models by name; :meth:`get` for requests, :meth:`reload` to swap one in."""
 
@@ -147,37 +151,62 @@ class ModelRegistry:
                 self._reload_apart(name, stamp)
         return served
 
+    def _claim(self, name: str) -> bool:
+        """Whether this caller may reload ``name`` now (no other reload of it under way:
+        each load holds a model's memory again, and forty reloads at once took 2.4 GB)."""
+        with self._lock:
+            if name in self._reloading:
+                return False
+            self._reloading.add(name)
+            return True
+
+    def _release(self, name: str) -> None:
+        with self._lock:
+            self._reloading.discard(name)
+
     def _reload_apart(self, name: str, stamp: tuple) -> None:
         """Reload ``name`` in a thread of its own (one at a time per model), the loaded
         model serving until the new one is swapped in: loaded inline, on the event loop, a
         22 MB model held every request for 0.4-0.5 s."""
-        with self._lock:
-            if name in self._reloading:
-                return
-            self._reloading.add(name)
+        if not self._claim(name):
+            return
 
         def load() -> None:
             try:
-                self.reload(name)
+                self._swap_in(name)
             except (NBSVMError, OSError) as e:  # a half-written or bad file: keep the old
                 self._failed(name, stamp, e)
             finally:
-                with self._lock:
-                    self._reloading.discard(name)
+                self._release(name)
 
         threading.Thread(target=load, name=f"nbsvm-reload-{name}", daemon=True).start()
 
     def _failed(self, name: str, stamp: tuple, error: Exception) -> None:
         """Remember and log (once per version of the file) a file --watch could not load."""
         why = reload_failure(name, self.paths[name], error)
-        self.failed[name] = (stamp, why)
+        with self._lock:
+            self.failed[name] = (stamp, why)
         logging.getLogger("uvicorn.error").warning("%s", why)
+
+    def not_reloaded(self) -> dict[str, str]:
+        """Why each model whose changed file did not load was not reloaded (a copy taken
+        under the lock: a reload thread changes them while /health reads)."""
+        with self._lock:
+            return {name: why for name, (_, why) in self.failed.items()}
 
     def reload(self, name: str) -> Served:
         """Load ``name``'s file again and swap it in; raises (the old model stays) if the
-        file does not load."""
+        file does not load, :class:`ReloadUnderWay` while another reload of it runs."""
         if name not in self.paths:
             raise KeyError(name)
+        if not self._claim(name):
+            raise ReloadUnderWay(f"a reload of model {name!r} is under way: try again shortly")
+        try:
+            return self._swap_in(name)
+        finally:
+            self._release(name)
+
+    def _swap_in(self, name: str) -> Served:
         old = self._served[name]
         new = load_served(name, self.paths[name], old.version + 1, self.top)
         with self._lock:  # one swap at a time; versions stay ordered
