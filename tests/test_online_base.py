@@ -96,3 +96,33 @@ def test_a_missing_label_is_refused_not_made_a_class(name):
     X = np.random.default_rng(0).random((8, 3))
     with pytest.raises(InputError, match="missing label"):
         make_learner(name).fit(X, [None] * 4 + ["a"] * 4)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "3", True])
+def test_a_seed_that_is_no_count_is_refused_by_every_learner(seed):
+    """SGDClassifier(seed=-1).fit raised numpy's 'expected non-negative integer' from
+    inside its generator (seed=1.5 a TypeError), as NBSVMClassifier and nbsvm learn say."""
+    from nbsvm.learners.registry import ALGORITHMS, make_learner
+
+    X = np.eye(4)
+    for name in ALGORITHMS:
+        learner = make_learner(name, seed=seed) if "seed" in make_learner(name).get_params() else None
+        if learner is None:
+            continue
+        y = [0.5, 1.5, 2.5, 3.5] if learner.task == "regression" else (
+            [["a"], ["b"], ["a"], ["b"]] if learner.task == "multilabel" else [0, 1, 0, 1])
+        with pytest.raises(NBSVMError, match=f"seed must be an integer >= 0, got {seed!r}"):
+            learner.fit(X, y)
+
+
+def test_labels_mixing_strings_and_numbers_in_a_list_are_refused():
+    """y = [1, 'b', ...] as a list became the strings '1' and 'b' (numpy's conversion), and
+    predict answered '1' for a 1 (an object array was refused already)."""
+    from nbsvm.compat import InputError
+    from nbsvm.learners.registry import make_learner
+
+    X = np.eye(4)
+    with pytest.raises(InputError, match=r"mixes strings and numbers \('b' and 1, y\[1\]\)"):
+        make_learner("sgd").fit(X, [1, "b", 1, "b"])
+    assert make_learner("sgd").fit(X, ["1", "b", "1", "b"]).classes_ == ["1", "b"]
+    assert make_learner("pa").fit(X, [1, 2, 1, 2]).predict(X).tolist()[0] in (1, 2)

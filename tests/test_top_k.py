@@ -164,3 +164,17 @@ def test_tied_calibrated_probabilities_name_one_class_everywhere():
     proba = clf.proba_of(S)
     assert proba[0, 0] == proba[0, 1]  # tied, really
     assert clf.labels_of(S)[0] == clf.classes_[clf.top_k_of(S, 1)[0][0, 0]] == "sports"
+
+
+@pytest.mark.parametrize("threshold", ["0.3", True, [0.3], None])
+def test_a_threshold_that_is_not_a_number_is_refused_by_name(threshold):
+    """predict_top_k(texts, threshold='0.3') raised numpy's "ufunc 'isfinite' not
+    supported" where a number out of range got 'threshold is a probability ...'."""
+    model, texts = _fitted(3, ())
+    if threshold is None:  # (no threshold: every class, best first)
+        model.predict_top_k(texts[:2], 3)
+        return
+    said = f"threshold is a probability for this model: between 0 and 1, got {threshold!r}"
+    with pytest.raises(NBSVMError) as e:
+        model.predict_top_k(texts[:2], 2, threshold=threshold)
+    assert e.value.message == said

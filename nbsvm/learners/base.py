@@ -31,6 +31,7 @@ scikit-learn only when scikit-learn itself asks for the tags.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Self
 
@@ -40,6 +41,7 @@ from nbsvm._params import Params
 from nbsvm.compat import InputError, NotFittedError
 from nbsvm.compat import interop as _interop
 from nbsvm.data.rows import SparseRows, _is_matrix, as_rows
+from nbsvm.errors import NBSVMError
 from nbsvm.learners.persistence import PersistenceMixin
 from nbsvm.learners.targets import TargetsMixin
 
@@ -142,6 +144,9 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
 
     # ---- training --------------------------------------------------------------------
     def _start(self, rows: SparseRows, y, classes):
+        seed = getattr(self, "seed", 0)  # (numpy's generator refused others with a traceback)
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+            raise NBSVMError(f"seed must be an integer >= 0, got {seed!r}")
         self._set_classes(y, classes)
         self.n_features_in_ = rows.n_features
         self.t_ = 0

@@ -117,6 +117,27 @@ def unique_labels(values: ArrayLike) -> Labels:
     return Labels(sorted({str(v) for v in items}))  # other objects: their names
 
 
+def _refuse_mixed_kinds(y) -> None:
+    """Labels of two kinds, strings beside numbers (``[1, 'b']``, not an array): numpy made
+    them all strings, and predict answered ``'1'`` for a ``1`` (as :func:`unique_labels`
+    refuses them in an object array, and scikit-learn and NBSVMClassifier do)."""
+    values = y.tolist() if hasattr(y, "tolist") else list(y)
+    first: dict[bool, tuple[int, object]] = {}
+    for i, value in enumerate(values):
+        if isinstance(value, list):  # a column vector's rows
+            value = value[0] if len(value) == 1 else value
+        number = isinstance(value, (numbers.Number, np.number)) and value == value
+        if not (number or isinstance(value, str)):
+            continue  # missing (None, NaN): refused as such below
+        first.setdefault(isinstance(value, str), (i, value))
+        if len(first) == 2:
+            text, other = first[True][1], first[False][1]
+            raise InputError(
+                f"Unknown label type: y mixes strings and numbers ({text!r} and {other!r}, "
+                f"y[{i}]); give one kind"
+            )
+
+
 class TargetsMixin:
     """``y`` for an :class:`~nbsvm.learners.base.OnlineLearner` (which sets ``task``):
     checking (:meth:`_targets`), the classes (:meth:`_set_classes`, ``classes_``,
@@ -162,6 +183,8 @@ class TargetsMixin:
             raise InputError(
                 f"{n_rows} rows but {len(a)} labels: X and y have inconsistent numbers of samples"
             )
+        if a.dtype.kind in "UO" and not (isinstance(y, np.ndarray) and y.dtype.kind == "U"):
+            _refuse_mixed_kinds(y)
         if self.task == "regression":
             try:
                 a = a.astype(np.float64)

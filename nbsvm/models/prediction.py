@@ -319,7 +319,13 @@ def top_k_of(
         raise NBSVMError(f"k must be a positive whole number, got {k!r}")
     values, kind = class_values(model, scores)
     if threshold is not None:
-        if not np.isfinite(threshold) or (kind == "probability" and not 0.0 <= threshold <= 1.0):
+        number = isinstance(threshold, (int, float, np.integer, np.floating))
+        if (
+            not number
+            or isinstance(threshold, bool)
+            or not np.isfinite(threshold)
+            or (kind == "probability" and not 0.0 <= threshold <= 1.0)
+        ):
             raise NBSVMError(
                 f"threshold is a {kind} for this model"
                 + (": between 0 and 1" if kind == "probability" else ": a finite number")
