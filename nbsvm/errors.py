@@ -15,11 +15,13 @@ SHOWN_CHARS = 80
 def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     """``repr`` of ``value`` for a message, cut to ``limit`` characters (``...`` after).
 
-    >>> shown("x" * 100, 5)
-    "'xxxxx'..."
+    >>> shown("x" * 100, 5), shown(1)
+    ("'xxxxx'...", '1')
     """
-    text = value if isinstance(value, str) else str(value)
-    return repr(text if len(text) <= limit else text[:limit]) + ("..." if len(text) > limit else "")
+    if not isinstance(value, str):  # a number or a bool as Python writes it: 1, not '1'
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit] + "..."
+    return repr(value[:limit]) + ("..." if len(value) > limit else "")
 
 
 def shown_some(values: list, most: int = 3, limit: int = 40) -> str:

@@ -776,3 +776,26 @@ def test_names_a_client_sends_are_quoted_cut_short(served):
         r = client.post("/explain", json={"text": "a film", "class": long})
         assert r.status_code == 422 and len(r.content) < 2000, r.text
     assert shown_some(["x" * 50, "b", "c", "d"]) == f"{'x' * 40!r}..., 'b', 'c' and 1 more"
+
+
+def test_a_reload_over_http_of_a_changed_watched_file_is_not_refused(tmp_path, two_class,
+                                                                      monkeypatch):
+    """With --watch and --allow-reload, POST /models/m/reload after the file changed looked
+    the model up first, which started --watch's reload of it, and then refused itself
+    (503: a reload under way): a deploy script's curl -f failed every time."""
+    import nbsvm.serve.registry as registry_module
+    from starlette.testclient import TestClient
+
+    from nbsvm.serve.app import create_app
+    clf, _ = two_class
+    path = tmp_path / "m.npz"
+    clf.save(path)
+    monkeypatch.setattr(registry_module, "WATCH_INTERVAL", 0.0)
+    app = create_app({"m": str(path)}, watch=True, allow_reload=True,
+                     allowed_hosts=["testserver"])
+    with TestClient(app) as client:
+        clf.save(tmp_path / "new.npz")
+        os.replace(tmp_path / "new.npz", path)
+        os.utime(path, ns=(time.time_ns() + 10**9,) * 2)
+        r = client.post("/models/m/reload")
+        assert r.status_code == 200 and r.json()["version"] == 2, r.text

@@ -386,3 +386,42 @@ def test_a_failed_save_beside_the_scoring_is_the_error_said(tmp_path, monkeypatc
     said = "t.txt:3: a malformed test line (the model is trained and saved to"
     assert r.exit_code == 2 and said in r.output
     assert len(saves) == 1 and NBSVMClassifier.load(model).n_docs_ > 0
+
+
+def test_an_interrupt_while_the_save_beside_still_writes_withdraws_it():
+    """SIGTERM's timer (or a second Ctrl-C) while the save beside the scoring still wrote:
+    the CLI then ended the process at once, its temporary file left (or the output
+    replaced after 'nothing was written over existing files'). The go-ahead is withdrawn
+    and the save waited for, then the interrupt raised."""
+    import signal
+    import threading
+    import time
+
+    from nbsvm.evaluation.heldout import Abandoned, _Beside
+
+    class Stop(BaseException):
+        pass
+
+    def stop(signum, frame):
+        raise Stop()
+
+    ended = []
+
+    def save(proceed):
+        time.sleep(0.5)  # still writing when the interrupt comes
+        try:
+            proceed()
+        except Abandoned:
+            ended.append("withdrawn")
+            raise
+        ended.append("replaced")
+
+    previous = signal.signal(signal.SIGUSR1, stop)
+    try:
+        with pytest.raises(Stop):
+            with _Beside(save) as beside:
+                beside.go_on()  # the scoring is done
+                threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert ended == ["withdrawn"]

@@ -268,21 +268,35 @@ class _Beside:
     beside the block; ``proceed()`` waits for the block to call :meth:`go_on` (and then
     returns) or to end without it (and then raises :class:`Abandoned`). On the way out the
     work is waited for, and its error raised (over the block's, which becomes its
-    context), :class:`Abandoned` aside."""
+    context), :class:`Abandoned` aside. Interrupted while it waits (a second Ctrl-C, or
+    SIGTERM's timer), the go-ahead is withdrawn unless the work is past ``proceed`` (a
+    rename under way), the work waited for all the same, then the interrupt raised: the
+    CLI ends the process at once, which killed the work mid-write (its temporary file was
+    left, or the output replaced after 'nothing was written')."""
 
     def __init__(self, work: Callable[[Callable[[], None]], object] | None):
         self.work = work
         self.pool: concurrent.futures.ThreadPoolExecutor | None = None
         self._decided = threading.Event()
-        self._go_on = False
+        self._lock = threading.Lock()
+        self._go_on = self._passed = False
 
     def proceed(self) -> None:
         self._decided.wait()
-        if not self._go_on:
-            raise Abandoned()
+        with self._lock:
+            if not self._go_on:
+                raise Abandoned()
+            self._passed = True
 
     def go_on(self) -> None:
-        self._go_on = True
+        with self._lock:
+            self._go_on = True
+        self._decided.set()
+
+    def _withdraw(self) -> None:
+        with self._lock:
+            if not self._passed:
+                self._go_on = False
         self._decided.set()
 
     def __enter__(self) -> _Beside:
@@ -295,7 +309,16 @@ class _Beside:
         self._decided.set()  # without go_on: abandoned
         if self.pool is None:
             return
+        interrupt: BaseException | None = None
+        while not self.future.done():
+            try:
+                concurrent.futures.wait([self.future])
+            except BaseException as e:  # raised below, once the work has ended
+                interrupt = e
+                self._withdraw()
         self.pool.shutdown(wait=True)
+        if interrupt is not None:
+            raise interrupt
         error = self.future.exception()
         if error is not None and not isinstance(error, Abandoned):
             raise error

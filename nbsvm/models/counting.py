@@ -21,6 +21,7 @@ from nbsvm.data.cache import CacheWriter, FeatureCache
 from nbsvm.errors import NoDocuments
 from nbsvm.lexicon import _kernels as kernels
 from nbsvm.lexicon.nblexicon import NBLexicon
+from nbsvm.memory import advise_huge_pages
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -55,6 +56,8 @@ class Counting:
         with writer:
             n = 0
             for batch in hash_batches(docs, self.hasher, max_memory=self.max_memory):
+                if n == 0:  # before the first count: a dense corpus counts on huge pages
+                    advise_huge_pages(mm, batch.ids.size, store.shape[1])
                 codes = writer.add(batch)
                 # a third class, or a weighted document: per bucket from here on (the
                 # classes are then counted by kept column, from the cache, with weights)
@@ -88,6 +91,8 @@ class Counting:
                 lexicon.code_of(label)
         n = 0
         for batch in cache.batches(8192):
+            if n == 0:  # (as hashing_pass)
+                advise_huge_pages(mm, batch.ids.size, store.shape[1])
             if lexicon is not None:
                 lexicon.add_batch(
                     batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32)

@@ -451,8 +451,11 @@ class Fit:
         for epoch in range(first_epoch, epochs + 1):
             # (with early stopping the kept weights are known only at the end: the map is
             # made from them afterwards)
+            # (from the weights after epoch mapper_epoch - 1, wherever the run resumed:
+            # a resumed run writes the uninterrupted run's model; resumed after it, the
+            # map is made from the last weights, after the epochs)
             if (
-                epoch == max(first_epoch + 1, epochs + 1 - MAPPER_EPOCHS)
+                epoch == max(2, epochs + 1 - MAPPER_EPOCHS)
                 and sample.texts
                 and model.backend_learner is None
                 and stopper is None

@@ -365,9 +365,9 @@ def create_app(
 def _lookup(registry: ModelRegistry):
     """``served(name)``: the served model of that name (None: the default one), else 404."""
 
-    def served(name: str | None):
+    def served(name: str | None, look: bool = True):
         try:
-            return registry.get(name)
+            return registry.get(name, look=look)
         except KeyError:
             raise HTTPException(
                 404, f"no model named {shown(name)}; served: {registry.names}"
@@ -592,7 +592,7 @@ def _add_admin_routes(
                 "reloading over HTTP is off: start nbsvm serve with "
                 "--allow-reload (or --watch to reload changed files)",
             )
-        served(name)
+        served(name, look=False)  # 404; not a --watch reload of its own, refusing this one
         start = time.perf_counter()
         try:
             s = registry.reload(name)

@@ -131,13 +131,14 @@ class ModelRegistry:
     def default(self) -> str:
         return next(iter(self.paths))
 
-    def get(self, name: str | None = None) -> Served:
-        """The model serving ``name`` now (``None``: the first one given)."""
+    def get(self, name: str | None = None, look: bool = True) -> Served:
+        """The model serving ``name`` now (``None``: the first one given); with ``watch``
+        and ``look``, its file looked at (a changed one reloaded apart)."""
         name = self.default if name is None else name
         served = self._served.get(name)
         if served is None:
             raise KeyError(name)
-        if self.watch and time.monotonic() - self._looked[name] >= WATCH_INTERVAL:
+        if look and self.watch and time.monotonic() - self._looked[name] >= WATCH_INTERVAL:
             self._looked[name] = time.monotonic()
             try:
                 stamp = _stamp(served.path)

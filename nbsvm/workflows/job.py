@@ -74,34 +74,15 @@ def train_job(
     del lexicon
     # how both plain fits run (the lexicon is not among them: see holder)
     fitting = {"callback": events, "max_memory": max_memory, "kept": kept, "checkpoint": checkpoint}
-    saved: dict = {}
-
-    def keep(proceed: Callable[[], None] | None = None) -> None:
-        """Save; beside the scoring of the test set, ``proceed`` waits for it before the
-        model replaces the output (its wait is not counted)."""
-        waited = [0.0]
-
-        def gate() -> None:
-            t = time.perf_counter()
-            try:
-                if proceed is not None:
-                    proceed()
-            finally:
-                waited[0] += time.perf_counter() - t
-
-        t = time.perf_counter()
-        _keep(clf, inputs, output, checkpoint, gate)
-        saved["save_s"] = time.perf_counter() - t - waited[0]
-
+    save = _Saver(clf, inputs, output, checkpoint)
     t0 = time.perf_counter()
     try:
         if clf.auto or init:
             report = _fit_then_evaluate(clf, docs, test_docs, init, events, callback, max_memory)
         else:
-            report = _fit(clf, docs, test_docs, holder, history, fitting, keep)
+            report = _fit(clf, docs, test_docs, holder, history, fitting, save)
     except TestSetError as e:  # trained: the model is kept, the test set named
-        if not saved:
-            keep()
+        save.once()
         raise NBSVMError(
             f"{e.message} (the model is trained and saved to {output}; the test set was "
             "not scored)",
@@ -109,12 +90,11 @@ def train_job(
             e.line,
         ) from e
     t1 = time.perf_counter()
-    if not saved:
-        keep()
+    save.once()
     return {
         "report": report,
         "total_s": t1 - t0,
-        "save_s": saved["save_s"],
+        "save_s": save.seconds,
         "feature_cache": None
         if kept is None
         else {"folder": str(kept.folder), "reused": bool(cache_event.get("reused"))},
@@ -122,9 +102,9 @@ def train_job(
     }
 
 
-def _fit(clf, docs, test_docs, holder: list, history, fitting: dict, keep) -> dict | None:
+def _fit(clf, docs, test_docs, holder: list, history, fitting: dict, save) -> dict | None:
     """The plain fit (with its test set hashed alongside, when there is one, and scored
-    while ``keep`` saves the model), taking the lexicon from ``holder`` (the only
+    while ``save`` saves the model), taking the lexicon from ``holder`` (the only
     reference: fit frees the counts once used). Returns the test report, or None."""
     if test_docs is None:
         clf.fit_documents(docs, lexicon=holder.pop(), **fitting)
@@ -136,9 +116,40 @@ def _fit(clf, docs, test_docs, holder: list, history, fitting: dict, keep) -> di
         test_docs,
         lexicon=holder.pop(),
         history=history,
-        beside_eval=keep,
+        beside_eval=save,
         **fitting,
     )
+
+
+class _Saver:
+    """Saves the trained model (:func:`_keep`) once. Called beside the scoring of the test
+    set, with ``proceed``: that waits for the scoring before the model replaces the output
+    (the wait is not counted in ``seconds``)."""
+
+    def __init__(self, clf: NBSVMClassifier, inputs: Iterable, output, checkpoint):
+        self.clf, self.inputs, self.output, self.checkpoint = clf, inputs, output, checkpoint
+        self.seconds: float | None = None  # None: not saved yet
+
+    def __call__(self, proceed: Callable[[], None] | None = None) -> None:
+        waited = 0.0
+
+        def gate() -> None:
+            nonlocal waited
+            t = time.perf_counter()
+            try:
+                if proceed is not None:
+                    proceed()
+            finally:
+                waited += time.perf_counter() - t
+
+        t = time.perf_counter()
+        _keep(self.clf, self.inputs, self.output, self.checkpoint, gate)
+        self.seconds = time.perf_counter() - t - waited
+
+    def once(self) -> None:
+        """Save, unless saved beside the scoring already."""
+        if self.seconds is None:
+            self()
 
 
 def _keep(clf: NBSVMClassifier, inputs: Iterable, output, checkpoint, before_replace) -> None:
