@@ -58,7 +58,7 @@ def stage_lines(table, results: dict, cold: list[dict]) -> list[str]:
         )
         lines.append("")
     return lines + [
-        "nbsvm stages (median seconds): "
+        "nbsvm stages (median seconds; the save runs beside the test eval): "
         + ", ".join(
             f"{k} {table.iloc[0][k]:.2f}"
             for k in ("lexicon+cache_s", "training_s", "test eval_s", "save_s")
