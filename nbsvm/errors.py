@@ -18,6 +18,8 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     >>> shown("x" * 100, 5), shown(1)
     ("'xxxxx'...", '1')
     """
+    if hasattr(value, "item") and getattr(value, "shape", None) == ():  # a NumPy scalar
+        value = value.item()
     if not isinstance(value, str):  # a number or a bool as Python writes it: 1, not '1'
         text = repr(value)
         return text if len(text) <= limit else text[:limit] + "..."

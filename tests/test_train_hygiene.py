@@ -425,3 +425,48 @@ def test_an_interrupt_while_the_save_beside_still_writes_withdraws_it():
     finally:
         signal.signal(signal.SIGUSR1, previous)
     assert ended == ["withdrawn"]
+
+
+def test_an_interrupt_once_the_save_beside_is_past_its_gate_is_raised_at_once():
+    """Written through a FIFO nobody reads (the gate is passed before a byte is written),
+    the save may never end: SIGTERM and repeated Ctrl-C waited for it forever (the tree
+    before the gate ended in a second). Past the gate, or interrupted a second time while
+    a withdrawn save still writes its temporary file, the interrupt is raised at once."""
+    import signal
+    import threading
+    import time
+
+    from nbsvm.evaluation.heldout import _Beside
+
+    class Stop(BaseException):
+        pass
+
+    def stop(signum, frame):
+        raise Stop()
+
+    release = threading.Event()
+
+    def through_a_pipe(proceed):
+        proceed()
+        release.wait(30)  # a reader that never drains
+
+    def writing_its_temporary_file(proceed):
+        release.wait(30)
+        proceed()
+
+    previous = signal.signal(signal.SIGUSR1, stop)
+    try:
+        for work, signals in ((through_a_pipe, 1), (writing_its_temporary_file, 2)):
+            release.clear()
+            start = time.monotonic()
+            with pytest.raises(Stop):
+                with _Beside(work) as beside:
+                    beside.go_on()
+                    for k in range(signals):
+                        threading.Timer(0.2 * (k + 1), os.kill,
+                                        (os.getpid(), signal.SIGUSR1)).start()
+            assert time.monotonic() - start < 5, work.__name__
+            release.set()
+    finally:
+        release.set()
+        signal.signal(signal.SIGUSR1, previous)

@@ -269,10 +269,12 @@ class _Beside:
     returns) or to end without it (and then raises :class:`Abandoned`). On the way out the
     work is waited for, and its error raised (over the block's, which becomes its
     context), :class:`Abandoned` aside. Interrupted while it waits (a second Ctrl-C, or
-    SIGTERM's timer), the go-ahead is withdrawn unless the work is past ``proceed`` (a
-    rename under way), the work waited for all the same, then the interrupt raised: the
-    CLI ends the process at once, which killed the work mid-write (its temporary file was
-    left, or the output replaced after 'nothing was written')."""
+    SIGTERM's timer) before the work is past ``proceed``, the go-ahead is withdrawn and
+    the work (writing its temporary file) waited for, then the interrupt raised: the CLI
+    ends the process at once, which killed the work mid-write (its temporary file left,
+    or the output replaced after 'nothing was written'). Past ``proceed`` (writing
+    through a pipe, which may never drain, or renaming), or interrupted again, the
+    interrupt is raised at once."""
 
     def __init__(self, work: Callable[[Callable[[], None]], object] | None):
         self.work = work
@@ -293,11 +295,13 @@ class _Beside:
             self._go_on = True
         self._decided.set()
 
-    def _withdraw(self) -> None:
+    def _withdraw(self) -> bool:
+        """Take the go-ahead back; whether in time (the work not past ``proceed``)."""
         with self._lock:
             if not self._passed:
                 self._go_on = False
         self._decided.set()
+        return not self._passed
 
     def __enter__(self) -> _Beside:
         if self.work is not None:
@@ -313,9 +317,11 @@ class _Beside:
         while not self.future.done():
             try:
                 concurrent.futures.wait([self.future])
-            except BaseException as e:  # raised below, once the work has ended
-                interrupt = e
-                self._withdraw()
+            except BaseException as e:
+                if interrupt is not None or not self._withdraw():
+                    self.pool.shutdown(wait=False)
+                    raise
+                interrupt = e  # raised below, once the withdrawn work has ended
         self.pool.shutdown(wait=True)
         if interrupt is not None:
             raise interrupt
