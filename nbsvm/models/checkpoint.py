@@ -234,7 +234,15 @@ class Checkpoint:
 
     # ---- NBSVM: the built-in learner's arrays (and a backend learner's state) ----
 
-    def save(self, clf: NBSVMClassifier, epoch: int, rng: np.random.Generator) -> None:
+    def save(
+        self,
+        clf: NBSVMClassifier,
+        epoch: int,
+        rng: np.random.Generator,
+        named: np.ndarray | None = None,
+    ) -> None:
+        """``named``: the columns the naming of the strongest buckets chose (a bitmap), once
+        chosen: a run resumed after that epoch names them as the uninterrupted run did."""
         learner = clf.linear_
         header = {"classes": list(clf.class_names_), "n_docs": int(clf.n_docs_)}
         order = _bucket_order(clf)
@@ -243,6 +251,8 @@ class Checkpoint:
         if clf.backend_learner is not None:  # the backend learners' whole state as well
             header["backend"], own = clf.backend_.parts()
             arrays.update(own)
+        if named is not None:
+            arrays["named"] = named
         self.write(clf.get_params(), epoch, rng, header, arrays)
 
     def load(self, clf: NBSVMClassifier) -> dict | None:
@@ -252,8 +262,11 @@ class Checkpoint:
             return None
         header, arrays = found
         backend = {k: a for k, a in arrays.items() if k.startswith("backend")}
-        if set(arrays) - set(backend) != {"S", "state"} or (clf.backend_learner is not None) != (
-            "backend" in header
+        named = arrays.get("named")
+        if (
+            set(arrays) - set(backend) - {"named"} != {"S", "state"}
+            or (clf.backend_learner is not None) != ("backend" in header)
+            or (named is not None and (named.dtype != np.uint64 or named.ndim != 1))
         ):
             raise NBSVMError("corrupted checkpoint", path=str(self.path))
         return {
@@ -263,6 +276,7 @@ class Checkpoint:
             "S": arrays["S"],
             "state": arrays["state"],
             "backend": (header.get("backend"), backend),
+            "named": named,
         }
 
     def _check_epochs(self, epoch: int, epochs: int) -> None:
@@ -295,6 +309,9 @@ class Checkpoint:
                 f"{learner.state_.shape})",
                 path=str(self.path),
             )
+        named = saved.get("named")
+        if named is not None and named.size != max(1, -(-learner.n_features // 64)):
+            raise NBSVMError("corrupted checkpoint (the named columns)", path=str(self.path))
         ratios = learner.S_[:, :, 0] if order is None else learner.S_[:, order, 0]
         if not np.array_equal(S[:, :, 0], ratios):
             raise NBSVMError(

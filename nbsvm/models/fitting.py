@@ -230,6 +230,7 @@ class Fit:
         self.kept = kept
         self.checkpoint = checkpoint
         self.timings: dict = {}
+        self.named: np.ndarray | None = None  # the columns the naming's snapshot chose
 
     def _check(self):
         """Refuse what cannot work before anything is read; return the hasher."""
@@ -442,6 +443,7 @@ class Fit:
                     for _ in groups:
                         notify({"stage": "resume", "docs": 0})
             first_epoch = checkpoint.restore(model, self.saved, rng) + 1
+            self.named = self.saved.get("named")  # the snapshot of the naming, if taken
             translate = False
             notify({"stage": "resumed", "epoch": first_epoch - 1})
         mapper = None
@@ -449,18 +451,8 @@ class Fit:
         run = epochs_for(model, notify)
         stopper = self.warm.get("after_epoch")  # early stopping on a held-out part
         for epoch in range(first_epoch, epochs + 1):
-            # (with early stopping the kept weights are known only at the end: the map is
-            # made from them afterwards)
-            # (from the weights after epoch mapper_epoch - 1, wherever the run resumed:
-            # a resumed run writes the uninterrupted run's model; resumed after it, the
-            # map is made from the last weights, after the epochs)
-            if (
-                epoch == max(2, epochs + 1 - MAPPER_EPOCHS)
-                and sample.texts
-                and model.backend_learner is None
-                and stopper is None
-            ):
-                mapper = self._start_mapper(sample.texts)  # beside the last epochs
+            if mapper is None and stopper is None:  # (early stopping: named afterwards)
+                mapper = self._mapper_at(epoch, first_epoch, epochs, sample.texts)
             groups = None
             if translate and epoch == first_epoch:
                 groups = cache.translated_groups(
@@ -468,7 +460,7 @@ class Fit:
                 )
             refuse_diverged(model, epoch, run.replay(cache, positive, rng, epoch, groups))
             if checkpoint is not None and checkpoint.due(epoch, epochs):
-                checkpoint.save(model, epoch, rng)
+                checkpoint.save(model, epoch, rng, named=self.named)
                 notify(
                     {"stage": "checkpoint", "epoch": epoch, "docs": 0, "path": str(checkpoint.path)}
                 )
@@ -478,12 +470,30 @@ class Fit:
             stopper.restore()  # the best epoch's weights, before the map
         return mapper
 
-    def _start_mapper(self, texts) -> concurrent.futures.Future:
-        """Name the strongest buckets (:func:`~nbsvm.evaluation.explain.ngram_map`) in a thread while
-        the last :data:`MAPPER_EPOCHS` epochs train (or as many as follow the first), ranking
-        them by the weights before them (a snapshot: the result does not depend on timing).
-        The compiled tokenizer releases the GIL."""
+    def _mapper_at(self, epoch, first_epoch, epochs, texts) -> concurrent.futures.Future | None:
+        """The naming of the strongest buckets, started beside the last :data:`MAPPER_EPOCHS`
+        epochs (from epoch 2 on) from the weights before them, whatever epoch the run began
+        at: resumed at that epoch, from the restored weights; resumed after it, from the
+        chosen columns its checkpoint kept (``self.named``). Else None (named after the
+        epochs, from the last weights: a checkpoint of the release before)."""
+        start = max(2, epochs + 1 - MAPPER_EPOCHS)
+        if not texts or self.model.backend_learner is not None:
+            return None
+        if epoch == start:
+            return self._start_mapper(texts)
+        if epoch == first_epoch > start and self.named is not None:
+            return self._start_mapper(texts, self.named)
+        return None
+
+    def _start_mapper(self, texts, chosen=None) -> concurrent.futures.Future:
+        """Name the strongest buckets (:func:`~nbsvm.evaluation.explain.ngram_map`) in a thread
+        beside the epochs, ranking them by the weights now (a snapshot: the result does not
+        depend on timing; kept in ``self.named`` for the checkpoints) or as ``chosen``. The
+        compiled tokenizer releases the GIL."""
         model = self.model
+        if chosen is not None:
+            self.named = chosen
+            return self._map_in_thread(texts, chosen)
         learner = model.linear_  # read only: folding the SGD scale would change training
         mean_abs = None
         if model.beta != 1.0 and model.interpolate == "weights":
@@ -493,7 +503,11 @@ class Fit:
                     for k in range(learner.n_outputs)
                 ]
             )
-        chosen = strongest_columns(model, mean_abs=mean_abs)  # the snapshot, row by row
+        self.named = strongest_columns(model, mean_abs=mean_abs)  # the snapshot, row by row
+        return self._map_in_thread(texts, self.named)
+
+    def _map_in_thread(self, texts, chosen: np.ndarray) -> concurrent.futures.Future:
+        model = self.model
         pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
         future = pool.submit(ngram_map_of, chosen, model.column_of_, model.hasher_, texts)
         pool.shutdown(wait=False)

@@ -460,3 +460,24 @@ def test_machines_alike_in_their_first_characters_are_two(monkeypatch):
         monkeypatch.setattr(socket, "gethostname", lambda host=host: host)
         tags.append(store._machine())
     assert tags[0] != tags[1] and all("-" not in t and "." not in t for t in tags)
+
+
+@pytest.mark.slow  # make test-slow (about 1 s a case)
+@pytest.mark.parametrize("epochs, killed_in", [(6, 6), (3, 3), (6, 5), (2, 2)])
+def test_a_run_resumed_at_any_epoch_gives_the_uninterrupted_model(tmp_path, epochs, killed_in):
+    """The strongest buckets are named from the weights before the last two epochs: a run
+    resumed from a checkpoint after that (killed in the last epoch, checkpoints every
+    epoch) named them from its last weights, and its file differed from the uninterrupted
+    run's (map_buckets, map_counts, map_text). The checkpoint keeps the chosen columns."""
+    train = _corpus(tmp_path / "train.txt", n=600)
+    kw = dict(n_bits=16, epochs=epochs, seed=3)
+    NBSVMClassifier(**kw).fit_documents(read_inputs([train])).save(tmp_path / "full.npz")
+    ck = Checkpoint(tmp_path / "ck.npz", every=1, identity={"data": 1})
+    with pytest.raises(Stop):
+        NBSVMClassifier(**kw).fit_documents(read_inputs([train]), callback=stop_at(killed_in),
+                                            checkpoint=ck)
+    resumed = Checkpoint(tmp_path / "ck.npz", every=1, resume=True, identity={"data": 1})
+    clf = NBSVMClassifier(**kw).fit_documents(read_inputs([train]), checkpoint=resumed)
+    assert resumed.resumed_from == killed_in - 1
+    clf.save(tmp_path / "resumed.npz")
+    assert filecmp.cmp(tmp_path / "full.npz", tmp_path / "resumed.npz", shallow=False)
