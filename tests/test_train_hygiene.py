@@ -470,3 +470,30 @@ def test_an_interrupt_once_the_save_beside_is_past_its_gate_is_raised_at_once():
     finally:
         release.set()
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_kept_cache_is_not_reused_for_an_input_rewritten_with_its_mtime_put_back(tmp_path):
+    """An input rewritten with the same size and its modification time put back (cp -p,
+    rsync -a, an archive of fixed times) kept its cache key: the second run said 'feature
+    cache: reused' and trained on the old labels (0% on its own training file). The key
+    holds the inode's change time and number too."""
+    from typer.testing import CliRunner
+
+    from nbsvm.cli import app
+    from nbsvm.datasets import fixture
+
+    lines = fixture("reviews.txt").read_text().splitlines(keepends=True)
+    flipped = [("neg" if ln.startswith("pos\t") else "pos") + ln[3:] for ln in lines]
+    train, model = tmp_path / "train.txt", tmp_path / "m.npz"
+    train.write_text("".join(lines))
+    stamp = (1_700_000_000_000_000_000,) * 2
+    os.utime(train, ns=stamp)
+    cache = ["--keep-cache", "--cache-dir", str(tmp_path / "caches"), "--n-bits", "16"]
+    run = lambda *args: CliRunner().invoke(app, [str(a) for a in args])  # noqa: E731
+    assert run("train", train, "-o", model, *cache).exit_code == 0
+    train.write_text("".join(flipped))  # the same size: pos and neg swapped
+    os.utime(train, ns=stamp)
+    r = run("train", train, "-o", model, *cache)
+    assert r.exit_code == 0 and "reused" not in r.output, r.output
+    r = run("eval", train, "-m", model, "--json")
+    assert json.loads(r.stdout)["accuracy"] > 0.9

@@ -59,8 +59,16 @@ def default_root() -> Path:
     return Path(base) / "nbsvm"
 
 
+def _stamp(s: os.stat_result) -> str:
+    """A file's size, mtime, change time and inode, as a folder's digest takes them."""
+    return f"{s.st_size}|{s.st_mtime_ns}|{s.st_ctime_ns}|{s.st_ino}"
+
+
 def input_identity(path: str | os.PathLike[str], use: str = "a kept cache") -> dict:
-    """What identifies an input's content without reading it: path, size, mtime (ns).
+    """What identifies an input's content without reading it: path, size, mtime, and the
+    inode's change time and number (ns): a file rewritten with its size and mtime put back
+    (``cp -p``, ``rsync -a``, an archive of fixed times) was taken for the same, and a kept
+    cache of the old content trained the model; no one can set the change time back.
 
     A folder of class folders is identified by every document file in them
     (:func:`nbsvm.io.readers.is_document`), in name order (about 30 ms for 25,000 reviews),
@@ -77,14 +85,20 @@ def input_identity(path: str | os.PathLike[str], use: str = "a kept cache") -> d
     st = os.stat(p)  # (follows /dev/stdin redirected from a file to that file)
     p = p.resolve()
     if not p.is_dir():
-        return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+        return {
+            "path": str(p),
+            "size": st.st_size,
+            "mtime_ns": st.st_mtime_ns,
+            "ctime_ns": st.st_ctime_ns,
+            "inode": st.st_ino,
+        }
     digest, n_files, size = hashlib.sha256(), 0, 0
     try:
         # the folder's own files too (a Blitzer domain folder holds its .review files)
         for entry in sorted(os.scandir(p), key=lambda e: e.name):
             if entry.is_file() and not entry.name.startswith("."):
                 s = entry.stat()
-                digest.update(f"{entry.name}|{s.st_size}|{s.st_mtime_ns}\n".encode())
+                digest.update(f"{entry.name}|{_stamp(s)}\n".encode())
                 n_files += 1
                 size += s.st_size
         subs = [
@@ -96,7 +110,7 @@ def input_identity(path: str | os.PathLike[str], use: str = "a kept cache") -> d
             for entry in sorted(os.scandir(sub.path), key=lambda e: e.name):
                 if is_document(entry):
                     s = entry.stat()
-                    digest.update(f"{sub.name}/{entry.name}|{s.st_size}|{s.st_mtime_ns}\n".encode())
+                    digest.update(f"{sub.name}/{entry.name}|{_stamp(s)}\n".encode())
                     n_files += 1
                     size += s.st_size
     except OSError as e:
