@@ -140,6 +140,16 @@ def _stored_parts(clf):
         yield buckets[lo:hi], slice(lo, hi) if in_order else columns[lo:hi]
 
 
+#: wall-clock times a fit records (its search's, its calibration's): said as it runs, never
+#: saved: the same data, settings and seed give the same file byte for byte (they made two
+#: runs' files differ wherever a calibration ran, as --calibrate auto does by default)
+TIMES = ("seconds", "final_training_s")
+
+
+def _without_times(record: dict | None) -> dict | None:
+    return None if record is None else {k: v for k, v in record.items() if k not in TIMES}
+
+
 def save_model(
     clf: NBSVMClassifier,
     path: str | os.PathLike[str],
@@ -262,8 +272,8 @@ def _add_records(clf, header: dict, arrays: dict) -> None:
         arrays.update({f"lexicon_{name}": a for name, a in lexicon.arrays().items()})
     if "corpus_" in clf.__dict__:  # what the data-dependent defaults were read from
         header["corpus"] = clf.corpus_
-    if "auto_" in clf.__dict__:  # what --auto changed, why, and in what time
-        header["auto"] = clf.auto_
+    if "auto_" in clf.__dict__:  # what --auto changed and why
+        header["auto"] = _without_times(clf.auto_)
     if clf.__dict__.get("history_"):  # what it was trained on and continued with
         header["history"] = clf.history_
     if clf.setting("eta0") == "auto" and clf.backend_learner is None:
@@ -272,7 +282,7 @@ def _add_records(clf, header: dict, arrays: dict) -> None:
         header["thresholds"] = [float(v) for v in clf.thresholds_]
     if clf.calibrator_ is not None:  # scores -> probabilities, fitted held out
         header["calibration"], own = clf.calibrator_.arrays()
-        header["calibration"]["report"] = getattr(clf, "calibration_report_", None)
+        header["calibration"]["report"] = _without_times(getattr(clf, "calibration_report_", None))
         arrays.update(own)
 
 
