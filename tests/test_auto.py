@@ -431,9 +431,12 @@ def test_saved_model_keeps_the_choice_and_why(tmp_path):
         [d.text for d in order_task()], [d.label for d in order_task()])
     clf.save(tmp_path / "m.npz")
     back = NBSVMClassifier.load(tmp_path / "m.npz")
-    assert back.auto_ == clf.auto_ and back.ngrams == clf.ngrams
-    assert set(back.auto_) >= {"changed", "reason", "seconds", "budget", "split", "trainings"}
-    assert back.auto_["seconds"] <= back.auto_["budget"]
+    # (wall-clock times are said, not saved: the same run gives the same file)
+    from nbsvm.models.modelfile import TIMES
+    assert back.auto_ == {k: v for k, v in clf.auto_.items() if k not in TIMES}
+    assert back.ngrams == clf.ngrams
+    assert set(back.auto_) >= {"changed", "reason", "budget", "split", "trainings"}
+    assert clf.auto_["seconds"] <= clf.auto_["budget"]
     texts = [d.text for d in order_task(50, seed=4)]
     assert np.array_equal(back.decision_function(texts), clf.decision_function(texts))
 
@@ -483,8 +486,9 @@ def test_cli_auto_on_real_sentences(tmp_path, subj_files):
     # the plan fits the budget in reference seconds; the wall clock only stops a search
     # at OVERRUN times it (a loaded machine takes longer: not a failure)
     from nbsvm.models.auto import OVERRUN
-    assert back.auto_["seconds"] <= OVERRUN * 20 + 5
-    assert back.auto_["budget"] == 20
+    took = float(text.split(" s of the 20 s budget")[0].rsplit(" ", 1)[1])
+    assert took <= OVERRUN * 20 + 5
+    assert back.auto_["budget"] == 20 and "seconds" not in back.auto_
     info = runner.invoke(app, ["info", str(tmp_path / "m.npz")])
     assert info.exit_code == 0 and "auto:" in info.output and "5-fold" in info.output
     assert "read from the data:" in info.output
