@@ -378,8 +378,8 @@ def _auto(a: dict) -> str:
 
     return (
         f"{describe(a.get('changed') or {})}: {a.get('reason')} "
-        f"({a.get('split')}, {a.get('trainings')} trainings, search "
-        f"{a.get('seconds')} s of {a.get('budget')} s)"
+        f"({a.get('split')}, {a.get('trainings')} trainings, a search budget of "
+        f"{a.get('budget')} s)"
     )
 
 
