@@ -737,3 +737,17 @@ def test_time_budget_without_auto_is_refused(tmp_path):
                                  str(tmp_path / "m.npz"), "--time-budget", "10"])
     assert r.exit_code == 2 and "--time-budget bounds the search of --auto" in r.output, r.output
     assert not (tmp_path / "m.npz").exists()
+
+
+@pytest.mark.slow  # make test-slow: two searches
+@pytest.mark.parametrize("kept", [{"class_weight": "balanced"}, {"interpolate": "weights"}])
+def test_auto_with_settings_the_exact_solver_cannot_take_leaves_it_out(kept):
+    """--auto --class-weight balanced (a recipe of the imbalanced guide) and --auto
+    --interpolate weights failed partway through the search: its space offered learner
+    'dcd', which takes neither ('class_weight weighs the built-in learner's steps')."""
+    from nbsvm.datasets import fixture
+
+    rows = [line.rstrip("\n").split("\t", 1) for line in open(fixture("reviews.txt"))]
+    clf = NBSVMClassifier(auto=True, time_budget=3, n_bits=14, **kept).fit(
+        [t for _, t in rows], [c for c, _ in rows])
+    assert clf.learner is None and all(clf.get_params()[k] == v for k, v in kept.items())

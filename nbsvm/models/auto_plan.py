@@ -189,8 +189,15 @@ def _plan(
         estimator, dict(base, char_ngrams=tried["chars0"]), classes, corpus, multilabel
     )
     n_out = len(classes) if multi else 1
-    # the exact solver needs some L2 (lambda 0 given: an unbounded dual)
-    exact = corpus["ngrams"] * n_out < EXACT_BELOW and not weighted and defaults["lam"] > 0
+    # the exact solver needs some L2 (lambda 0 given: an unbounded dual), and takes neither
+    # weights (of documents or classes) nor interpolate='weights' (the built-in learner's)
+    exact = (
+        corpus["ngrams"] * n_out < EXACT_BELOW
+        and not weighted
+        and defaults["lam"] > 0
+        and base.get("class_weight") is None
+        and base.get("interpolate") != "weights"
+    )
     space = resolve_space(
         search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"], exact),
         defaults,
