@@ -12,7 +12,6 @@ model's public learned state.
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
 import json
 import math
@@ -28,12 +27,11 @@ from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
-from nbsvm.evaluation.bucket_names import TextSample, ngram_map, ngram_map_of, strongest_columns
+from nbsvm.evaluation.bucket_names import TextSample, ngram_map
 from nbsvm.io.document import Document
 from nbsvm.io.labels import SEPARATOR, output_order
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.learners.eta0 import calibrate_eta0, calibration_sample
-from nbsvm.learners.kernels.table import _mean_abs_weight
 from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.memory import check_fit_memory, hashing_bytes, releasable_int32
 from nbsvm.models.columns import ColumnBuilder, adopt, seen_buckets
@@ -46,15 +44,12 @@ from nbsvm.models.learner_setup import (
     positive_codes,
     targets_in,
 )
+from nbsvm.models.naming import Naming
 
 if TYPE_CHECKING:
     from nbsvm.data.cachestore import KeptCache, ReadyCache
     from nbsvm.models.checkpoint import Checkpoint
     from nbsvm.models.nbsvm import NBSVMClassifier
-
-#: Epochs the naming of the strongest buckets runs beside, from the weights before them: on
-#: IMDB it takes 0.25 s, and beside the last epoch alone (0.15 s) training waited for it
-MAPPER_EPOCHS = 2
 
 
 def refuse_diverged(model: NBSVMClassifier, epoch: int, mean_loss: float) -> None:
@@ -230,7 +225,7 @@ class Fit:
         self.kept = kept
         self.checkpoint = checkpoint
         self.timings: dict = {}
-        self.named: np.ndarray | None = None  # the columns the naming's snapshot chose
+        self.naming = Naming(model)  # the strongest buckets named beside the last epochs
 
     def _check(self):
         """Refuse what cannot work before anything is read; return the hasher."""
@@ -443,7 +438,7 @@ class Fit:
                     for _ in groups:
                         notify({"stage": "resume", "docs": 0})
             first_epoch = checkpoint.restore(model, self.saved, rng) + 1
-            self.named = self.saved.get("named")  # the snapshot of the naming, if taken
+            self.naming.named = self.saved.get("named")  # the naming's snapshot, if taken
             translate = False
             notify({"stage": "resumed", "epoch": first_epoch - 1})
         mapper = None
@@ -452,7 +447,7 @@ class Fit:
         stopper = self.warm.get("after_epoch")  # early stopping on a held-out part
         for epoch in range(first_epoch, epochs + 1):
             if mapper is None and stopper is None:  # (early stopping: named afterwards)
-                mapper = self._mapper_at(epoch, first_epoch, epochs, sample.texts)
+                mapper = self.naming.start_at(epoch, first_epoch, epochs, sample.texts)
             groups = None
             if translate and epoch == first_epoch:
                 groups = cache.translated_groups(
@@ -460,7 +455,7 @@ class Fit:
                 )
             refuse_diverged(model, epoch, run.replay(cache, positive, rng, epoch, groups))
             if checkpoint is not None and checkpoint.due(epoch, epochs):
-                checkpoint.save(model, epoch, rng, named=self.named)
+                checkpoint.save(model, epoch, rng, named=self.naming.named)
                 notify(
                     {"stage": "checkpoint", "epoch": epoch, "docs": 0, "path": str(checkpoint.path)}
                 )
@@ -469,49 +464,6 @@ class Fit:
         if stopper is not None:
             stopper.restore()  # the best epoch's weights, before the map
         return mapper
-
-    def _mapper_at(self, epoch, first_epoch, epochs, texts) -> concurrent.futures.Future | None:
-        """The naming of the strongest buckets, started beside the last :data:`MAPPER_EPOCHS`
-        epochs (from epoch 2 on) from the weights before them, whatever epoch the run began
-        at: resumed at that epoch, from the restored weights; resumed after it, from the
-        chosen columns its checkpoint kept (``self.named``). Else None (named after the
-        epochs, from the last weights: a checkpoint of the release before)."""
-        start = max(2, epochs + 1 - MAPPER_EPOCHS)
-        if not texts or self.model.backend_learner is not None:
-            return None
-        if epoch == start:
-            return self._start_mapper(texts)
-        if epoch == first_epoch > start and self.named is not None:
-            return self._start_mapper(texts, self.named)
-        return None
-
-    def _start_mapper(self, texts, chosen=None) -> concurrent.futures.Future:
-        """Name the strongest buckets (:func:`~nbsvm.evaluation.explain.ngram_map`) in a thread
-        beside the epochs, ranking them by the weights now (a snapshot: the result does not
-        depend on timing; kept in ``self.named`` for the checkpoints) or as ``chosen``. The
-        compiled tokenizer releases the GIL."""
-        model = self.model
-        if chosen is not None:
-            self.named = chosen
-            return self._map_in_thread(texts, chosen)
-        learner = model.linear_  # read only: folding the SGD scale would change training
-        mean_abs = None
-        if model.beta != 1.0 and model.interpolate == "weights":
-            mean_abs = np.array(
-                [
-                    _mean_abs_weight(learner.S_[k]) * learner.scale_of(k)
-                    for k in range(learner.n_outputs)
-                ]
-            )
-        self.named = strongest_columns(model, mean_abs=mean_abs)  # the snapshot, row by row
-        return self._map_in_thread(texts, self.named)
-
-    def _map_in_thread(self, texts, chosen: np.ndarray) -> concurrent.futures.Future:
-        model = self.model
-        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="nbsvm-map")
-        future = pool.submit(ngram_map_of, chosen, model.column_of_, model.hasher_, texts)
-        pool.shutdown(wait=False)
-        return future
 
 
 def transfer_state(source: NBSVMClassifier, model: NBSVMClassifier) -> int:
