@@ -13,6 +13,8 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from nbsvm.errors import shown
+
 if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
@@ -162,11 +164,6 @@ def _header(scope, name: bytes) -> str | None:
     return None
 
 
-def _shown(value: str) -> str:
-    """A header's value quoted for a message, cut short."""
-    return repr(value if len(value) <= 80 else value[:80] + "...")
-
-
 def _origin_host(origin: str) -> str | None:
     """The host of an ``Origin`` header; None for ``null`` and for what is not a URL."""
     try:
@@ -217,7 +214,7 @@ class RequestGuard(_HttpMiddleware):
         host = _header(scope, b"host")
         if host_of(host or "") not in self.hosts:
             return 400, (
-                f"Host {_shown(host) if host is not None else '(none)'} is not one this "
+                f"Host {shown(host) if host is not None else '(none)'} is not one this "
                 "server answers to; start nbsvm serve with --allowed-host NAME for "
                 "each name clients use (or '*' for any)"
             )
@@ -226,7 +223,7 @@ class RequestGuard(_HttpMiddleware):
         origin = _header(scope, b"origin")
         if origin is not None and _origin_host(origin) not in self.hosts:
             return 403, (
-                f"cross-origin request from {_shown(origin)} refused: pages of other "
+                f"cross-origin request from {shown(origin)} refused: pages of other "
                 "sites may not call this server (--allowed-host adds a host)"
             )
         if scope.get("query_string"):
@@ -241,7 +238,7 @@ class RequestGuard(_HttpMiddleware):
             return 415, (
                 "send the body as JSON with the header Content-Type: application/json "
                 "(curl: -H 'Content-Type: application/json' -d '{\"text\": ...}'); got "
-                + (f"Content-Type {_shown(kind)}" if kind is not None else "none")
+                + (f"Content-Type {shown(kind)}" if kind is not None else "none")
             )
         return None
 
