@@ -408,6 +408,21 @@ def test_a_class_or_a_corpus_of_weight_zero_is_refused():
         NBSVMClassifier(n_bits=10).fit(texts, labels, sample_weight=np.zeros(60))
 
 
+def test_a_label_or_continued_documents_of_weight_zero_are_refused():
+    """As a fresh single-label fit refuses: a multi-label label whose documents all weigh
+    0 (it trained silently, an output of no data), and train --init / continue_fit on
+    new documents that all weigh 0 (it ran epochs of no data over the saved weights)."""
+    texts, labels, _ = _corpus(n=60, seed=12)
+    sets = [f"{lab},x" if i % 5 == 0 else lab for i, lab in enumerate(labels)]
+    x_zero = [0.0 if i % 5 == 0 else 1.0 for i in range(60)]
+    with pytest.raises(NBSVMError, match="label 'x' has only documents of weight 0"):
+        NBSVMClassifier(n_bits=10, min_df=1, multilabel=True).fit(texts, sets, sample_weight=x_zero)
+    m = NBSVMClassifier(n_bits=10, keep_counts=True).fit(texts, labels)
+    with pytest.raises(NBSVMError, match="every new document weighs 0"):
+        m.continue_fit(texts[:10], labels[:10], sample_weight=np.zeros(10))
+    m.continue_fit(texts[:10], labels[:10], sample_weight=[0.0] * 9 + [1.0])  # one counts
+
+
 def test_the_prior_of_a_class_not_seen_yet_is_finite():
     """partial_fit before a class's first document (or with weight 0 for it so far): the
     NB prior with interpolate='scores' counts it as half a document, not as log(0)."""

@@ -423,11 +423,12 @@ def adopt(model: NBSVMClassifier, columns: Columns) -> None:
     counts = np.asarray(columns.class_counts, dtype=np.float64)
     if not counts.sum() > 0:
         raise NBSVMError("every document weighs 0 (--weight-col, sample_weight): nothing to learn")
-    if not model.multilabel and counts.min() <= 0:
+    if counts.min() <= 0:  # (a label of label sets too: its output would learn nothing)
         empty = [c for c, n in zip(columns.classes, counts) if n <= 0]
+        kind = "label" if model.multilabel else "class"
         raise NBSVMError(
-            f"class {empty[0]!r} has only documents of weight 0 (--weight-col, "
-            "sample_weight): every class needs a document of weight > 0"
+            f"{kind} {empty[0]!r} has only documents of weight 0 (--weight-col, "
+            f"sample_weight): every {kind} needs a document of weight > 0"
         )
     if columns.n_seen_buckets == 0:  # (it trained a model of the prior alone, without a word)
         raise NoneKept(

@@ -107,7 +107,7 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     check_continuable(source)
     reread = rereadable(docs)
     lexicon = copy_lexicon(source.lexicon_)
-    known = set(lexicon.classes_)
+    known, counted = set(lexicon.classes_), lexicon.n_docs_
     corpus: dict = {}
     build_lexicon(
         reread(),
@@ -117,6 +117,11 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
         lexicon=lexicon,
         corpus=corpus,
     )
+    if corpus.get("documents") and lexicon.n_docs_ == counted:  # as a fresh fit refuses
+        raise NBSVMError(
+            "every new document weighs 0 (--weight-col, sample_weight): nothing to "
+            "continue training on"
+        )
     if source.multilabel:  # the lexicon's classes are label sets: "a,b"
         new = sorted(
             {v for key in lexicon.classes_ for v in label_set(key)} - set(source.class_names_)
