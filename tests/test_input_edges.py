@@ -198,3 +198,15 @@ def test_a_utf8_bom_is_dropped_from_a_table_whatever_the_encoding(tmp_path):
     assert got == [("pos", "great"), ("neg", "bad")]
     got = [d.label for d in read_inputs([named], fmt="csv")]  # UTF-8: as before
     assert got == ["pos", "neg"]
+
+
+def test_utf8_sig_is_read_as_utf8(tmp_path):
+    """--encoding utf-8-sig (Python's name for UTF-8 with a byte order mark, what Excel
+    writes) was refused as not ASCII-compatible: it is UTF-8, its BOM dropped."""
+    lines = tmp_path / "a.txt"
+    lines.write_bytes(b"\xef\xbb\xbfpos\tcaf\xc3\xa9 good\nneg\tbad\n")
+    table = tmp_path / "a.csv"
+    table.write_bytes(b"\xef\xbb\xbflabel,text\npos,caf\xc3\xa9 good\nneg,bad\n")
+    for path in (lines, table):
+        got = [(d.label, d.text) for d in read_inputs([path], encoding="utf-8-sig")]
+        assert got == [("pos", "caf\xe9 good"), ("neg", "bad")]

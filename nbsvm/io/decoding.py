@@ -177,11 +177,15 @@ def check_encoding(encoding: str) -> str:
     """The codec's canonical name; refused unless it is known and ASCII-compatible (files
     are split on the byte ``\\n``, so UTF-16 and the like cannot be read line by line).
 
-    >>> check_encoding("Latin-1"), check_encoding("utf8")
-    ('iso8859-1', 'utf-8')
+    ``utf-8-sig`` is UTF-8: every reader drops a UTF-8 byte order mark whatever the
+    encoding (Python's name for "UTF-8 with a BOM" was refused: its encoder writes one).
+
+    >>> check_encoding("Latin-1"), check_encoding("utf8"), check_encoding("UTF-8-SIG")
+    ('iso8859-1', 'utf-8', 'utf-8')
     """
     try:
         name = codecs.lookup(encoding).name
+        name = "utf-8" if name == "utf-8-sig" else name
         ok = "\n\t a,".encode(name) == b"\n\t a,"
         # a codec that takes no error handler (idna) fails every reader that replaces
         # invalid bytes: refused here, not a traceback from pandas
