@@ -177,6 +177,20 @@ def test_get_into_a_file_is_a_clear_error(tmp_path):
     assert afile.read_text() == "mine"
 
 
+def test_get_into_a_link_loop_is_a_clear_error(tmp_path):
+    """--data through a loop of links said the bare OSError ('error: OSError: [Errno 40]')."""
+    nbsvm = Path(sys.executable).parent / "nbsvm"
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    for data in (tmp_path / "a", tmp_path / "a" / "sub"):
+        r = subprocess.run([str(nbsvm), "datasets", "get", "iris", "--data", str(data)],
+                           capture_output=True, text=True)
+        assert r.returncode == 2, r.stderr
+        assert (f"{data / 'iris'}: cannot make the corpus's folder (Too many levels of symbolic "
+                "links): --data names a folder nbsvm can write in") in r.stderr
+        assert "Errno" not in r.stderr and "Traceback" not in r.stderr
+
+
 @pytest.mark.slow  # over 1.5 s (make test keeps the quick tests and a real-data run of each command; CI runs both)
 def test_get_never_deletes_what_nbsvm_did_not_unpack(tmp_path):
     """A folder of the corpus's name that nbsvm did not make (no marker) was deleted and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 
 import typer
@@ -80,16 +81,25 @@ def datasets_command(
         for name in wanted:
             try:
                 root = datasets.prepare(name, data, notify=None if json_out else typer.echo)
-            except (FileExistsError, NotADirectoryError, PermissionError) as e:
-                # (--data naming a file, a dangling link, a folder on a file's path)
-                raise NBSVMError(
-                    f"cannot make the corpus's folder ({e.strerror}): --data names a folder "
-                    "nbsvm can write in",
-                    path=e.filename,
-                ) from None
+            except OSError as e:
+                raise _unpack_error(name, e) from None
             out[name] = str(root)
             if not json_out:
                 c = datasets.corpus(name)
                 typer.echo(f"{name}: {root} ({c.documents}; {c.classes})\n  cite: {c.citation}")
         if json_out:
             typer.echo(json.dumps(out, indent=2))
+
+
+def _unpack_error(name: str, e: OSError) -> NBSVMError:
+    """What an OSError from unpacking ``name`` says: --data naming a file, a dangling link,
+    a link loop or a folder on a file's path; else the OS's own reason (a full disk)."""
+    if isinstance(e, (FileExistsError, NotADirectoryError, PermissionError)) or (
+        e.errno == errno.ELOOP
+    ):
+        return NBSVMError(
+            f"cannot make the corpus's folder ({e.strerror}): --data names a folder "
+            "nbsvm can write in",
+            path=e.filename,
+        )
+    return NBSVMError(f"cannot unpack {name} ({e.strerror or e})", path=e.filename)
