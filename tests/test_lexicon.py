@@ -242,3 +242,34 @@ def test_a_lexicon_of_many_classes_is_written_as_pairs_and_reads_back_the_same(t
     again = NBSVMClassifier.load(tmp_path / "m.npz")
     assert np.array_equal(again.lexicon_.compact()[1], clf.lexicon_.compact()[1])
     again.partial_fit(texts[:60], labels[:60])
+
+
+def test_lexicon_multilabel_counts_empty_label_sets_as_train_does(tmp_path):
+    """nbsvm lexicon refused a multi-label corpus's empty label sets ('<TAB>text': a
+    negative of every label for train --multilabel), so such a corpus had no lexicon; with
+    --multilabel it counts them, and train --multilabel --lexicon learns the NB ratios
+    that train --multilabel counts itself."""
+    from pathlib import Path
+
+    from testhelpers import run_cli
+
+    from nbsvm import NBSVMClassifier
+
+    tags = Path(__file__).parents[1] / "data" / "tags.txt"
+    src = tmp_path / "tags.txt"
+    src.write_text(tags.read_text() + "\tA quiet day with nothing to report.\n"
+                   "\tThe meeting was moved to Tuesday.\n")
+    lexicon, direct, via = (tmp_path / n for n in ("lex.npz", "direct.npz", "via.npz"))
+    out = run_cli("lexicon", src, "-o", lexicon, "--n-bits", "14", "-q")
+    assert out.returncode == 2 and "empty label" in out.stderr and not lexicon.exists()
+    out = run_cli("lexicon", src, "--multilabel", "-o", lexicon, "--n-bits", "14", "--json")
+    assert out.returncode == 0, out.stderr
+    import json
+
+    assert json.loads(out.stdout)["classes"][""] == 2  # the empty set's documents
+    for model, extra in ((direct, ()), (via, ("--lexicon", lexicon))):
+        out = run_cli("train", src, "--multilabel", "--n-bits", "14", "-o", model, "-q", *extra)
+        assert out.returncode == 0, out.stderr
+    a, b = NBSVMClassifier.load(direct), NBSVMClassifier.load(via)
+    assert a.class_names_ == b.class_names_ and np.array_equal(a.class_counts_, b.class_counts_)
+    assert np.array_equal(a.ratios_, b.ratios_) and np.isfinite(b.ratios_).all()

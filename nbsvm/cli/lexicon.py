@@ -59,6 +59,12 @@ def lexicon_command(
     json_out: bool = JSON,
     dask: Dask = DASK,
     weight_col: str | None = WEIGHT_COL,
+    multilabel: bool = typer.Option(
+        False,
+        "--multilabel",
+        help="Each document has a set of labels (a,b), as train --multilabel reads them: "
+        "an empty label is the empty set (a negative of every label), counted too.",
+    ),
 ) -> None:
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
     from nbsvm.lexicon.build import build_lexicon
@@ -72,14 +78,23 @@ def lexicon_command(
             raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
             # (a multi-label corpus's lexicon counts its label sets: several labels stay)
-            lex = _count_on_dask(inputs, settings, alpha, reading.reader(several_labels=True), dask)
+            reader = reading.reader(
+                several_labels=True, **({"empty_label": True} if multilabel else {})
+            )
+            lex = _count_on_dask(inputs, settings, alpha, reader, dask)
             docs = None
         else:
             refuse_missing_inputs(inputs)  # before the second process starts
             # a first run: the other core compiles the kernels of the training that follows
             compile_ahead.start(dict(settings, alpha=alpha))
             # its counts: --json; label sets counted as they are, for train --multilabel
-            docs = reading.documents(inputs, weight_col=weight_col, several_labels=True, hint=False)
+            docs = reading.documents(
+                inputs,
+                weight_col=weight_col,
+                several_labels=True,
+                empty_label=multilabel,
+                hint=False,
+            )
             hasher, peeked = _hasher(settings, docs)  # the peeked documents, then the rest
             with ProgressReporter(quiet or json_out) as progress:
                 lex = build_lexicon(peeked, hasher, alpha, callback=progress)
@@ -99,7 +114,9 @@ def lexicon_command(
             {
                 "documents": f"{lex.n_docs_:,}",
                 **({"weight": f"{lex.class_counts_.sum():g}"} if lex.weighted else {}),
-                "classes": class_counts_line(lex.classes_, lex.class_counts_),
+                "classes": class_counts_line(
+                    [c or "(no label)" for c in lex.classes_], lex.class_counts_
+                ),
                 "buckets seen": f"{lex.n_seen_:,} of {1 << hasher.n_bits:,}",
                 **(
                     {"char_ngrams (from the data)": hasher.char_ngrams}
