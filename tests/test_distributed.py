@@ -386,3 +386,68 @@ def test_a_failing_shard_is_one_line_without_the_workers_traceback(tmp_path):
 def test_standard_input_on_dask_is_named():
     r = runner.invoke(app, ["train", "-", "--dask-local", "1", "-o", "m.npz"], input="pos\tx\n")
     assert r.exit_code == 2 and "standard input cannot be read on Dask" in r.output, r.output
+
+
+def test_a_malformed_scheduler_address_is_one_line():
+    """--scheduler localhost (no port), a port that is no number, an unknown scheme: the
+    Client's ValueError went out as a traceback."""
+    for address in ("localhost", "tcp://host:abc", "foo://x:1"):
+        with pytest.raises(NBSVMError, match=f"--scheduler '{address}' is not a scheduler address"):
+            with D.client_for(scheduler=address):
+                pass
+
+
+def test_a_multilabel_shard_with_a_label_the_lexicon_lacks_is_refused():
+    """train --multilabel --lexicon on Dask dropped a label the lexicon lacks from its
+    documents' sets ('music,food' trained as 'food'); one machine refuses it."""
+    from types import SimpleNamespace
+
+    from nbsvm.workflows.dask_worker import shard_targets
+
+    cache = SimpleNamespace(labels=["food", "music,food", ""])
+    with pytest.raises(NBSVMError, match="label 'music' is not among the lexicon's classes"):
+        shard_targets(cache, ["food", "health"], True, "s.txt")
+    member = shard_targets(SimpleNamespace(labels=["food", "health,food", ""]),
+                           ["food", "health"], True, "s.txt")
+    assert member.tolist() == [[True, True, False], [False, True, False]]
+
+
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
+def test_dask_runs_say_what_one_machine_says(tmp_path):
+    """train and lexicon on Dask printed neither the invalid bytes they replaced nor the
+    classes read as label sets; a test set that failed did not say the model was saved;
+    a malformed line advised --skip-bad-lines, which Dask's runs refuse; a shard the
+    workers cannot open was a traceback when the first documents were read."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    nbsvm = str(Path(sys.executable).parent / "nbsvm")
+    data = tmp_path / "a.txt"
+    data.write_bytes(b"pos,neg\tgood and bad\n" + b"pos\tgood fun caf\xe9\n" * 5
+                     + b"neg\tbad dull\n" * 5)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("pos\tgood\nno tab here\n")
+    runs = {
+        "train": ["train", data, "--dask-local", "1", "-o", tmp_path / "m.npz", "-q"],
+        "lexicon": ["lexicon", data, "--dask-local", "1", "-o", tmp_path / "l.npz", "-q"],
+        "test": ["train", data, "--dask-local", "1", "-o", tmp_path / "t.npz", "-q",
+                 "--test", bad],
+        "url": ["train", "foo://bucket/x.txt", "--dask-local", "1", "-o", tmp_path / "u.npz"],
+    }
+    for name, args in runs.items():
+        r = subprocess.run([nbsvm, *map(str, args)], capture_output=True, text=True, timeout=180)
+        assert "Traceback" not in r.stderr and "Warning" not in r.stderr, r.stderr
+        if name == "url":  # the peek's failure (auto character n-grams) was a traceback
+            assert r.returncode == 2 and "failed on shard foo://bucket/x.txt" in r.stderr
+            continue
+        if name != "test":
+            assert r.returncode == 0, r.stderr
+            assert "replaced 5 invalid UTF-8 bytes in 5 documents" in r.stderr, r.stderr
+        if name == "train":
+            assert "note: 1 of 3 classes read as label sets ('pos,neg')" in r.stderr
+        if name == "test":  # (the reading is reported when a run ends well)
+            assert r.returncode == 2 and "bad.txt:2:" in r.stderr
+            assert "--skip-bad-lines" not in r.stderr
+            assert "(the model is trained and saved to" in r.stderr
+            assert (tmp_path / "t.npz").exists()

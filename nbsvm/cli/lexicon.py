@@ -15,6 +15,7 @@ from nbsvm.cli.common import (
     Reading,
     cli_errors,
     prepare_reading,
+    read_stats,
     refuse_missing_inputs,
     refuse_model_name,
 )
@@ -81,7 +82,14 @@ def lexicon_command(
             reader = reading.reader(
                 several_labels=True, **({"empty_label": True} if multilabel else {})
             )
-            lex = _count_on_dask(inputs, settings, alpha, reader, dask)
+            lex = _count_on_dask(
+                inputs,
+                settings,
+                alpha,
+                reader,
+                dask,
+                read_stats(encoding=reading.encoding, hint=False),
+            )
             docs = None
         else:
             refuse_missing_inputs(inputs)  # before the second process starts
@@ -141,16 +149,17 @@ def _hasher(settings: dict, docs: Any) -> tuple[Hasher, Any]:
     return probe.validate(), docs
 
 
-def _count_on_dask(inputs, settings: dict, alpha: float | None, reader: dict, dask):
+def _count_on_dask(inputs, settings: dict, alpha: float | None, reader: dict, dask, stats):
     """``--scheduler / --dask-local``: the lexicon, counted by the workers' shards (auto
-    character n-grams read from the first documents, on a worker)."""
+    character n-grams read from the first documents, on a worker); what reading met goes
+    to ``stats``."""
     from nbsvm.workflows import distributed
 
     with dask.client() as client:
         shards = distributed.shards_of(inputs)
         auto = settings["char_ngrams"] is None
         head = distributed.first_documents(client, shards, reader) if auto else []
-        return distributed.lexicon(client, shards, _hasher(settings, head)[0], alpha, reader)
+        return distributed.lexicon(client, shards, _hasher(settings, head)[0], alpha, reader, stats)
 
 
 def _json_summary(lex, hasher, alpha: float, docs, elapsed: float, output: str) -> dict:

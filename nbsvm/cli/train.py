@@ -25,6 +25,7 @@ from nbsvm.cli.common import (
     parse_eta0,
     parse_seconds,
     prepare_reading,
+    read_stats,
     refuse_missing_inputs,
     refuse_model_name,
     rereadable,
@@ -157,17 +158,20 @@ def _train_on_dask(
     with dask.client() as client:
         n_workers = len(client.scheduler_info()["workers"])
         with ProgressReporter(quiet or json_out) as progress:
+            # (the notes one machine's run prints: data defaults, label sets as classes)
             distributed.fit(
-                client, distributed.shards_of(inputs), clf, reader, lexicon_=lex, callback=progress
+                client,
+                distributed.shards_of(inputs),
+                clf,
+                reader,
+                lexicon_=lex,
+                callback=_training_events(progress, quiet or json_out),
+                stats=read_stats(encoding=reader.get("encoding", "utf-8"), hint=False),
             )
         t1 = time.perf_counter()
         clf.save(output)
         t2 = time.perf_counter()
-        rep = (
-            distributed.evaluate(client, distributed.shards_of(test), output, reader)
-            if test
-            else None
-        )
+        rep = _score_on_dask(client, distributed, test, output, reader) if test else None
         t3 = time.perf_counter()
     summary = {
         "workers": n_workers,
@@ -811,6 +815,26 @@ def _check_extra_passes(
             init and (auto or chosen or keep_counts),
         )
     return flag, twice
+
+
+def _score_on_dask(client, distributed, test: list[str], output: str, reader: dict) -> dict:
+    """The test set's report on Dask; a failure says the model is saved, as one machine's
+    run does."""
+    try:
+        return distributed.evaluate(
+            client,
+            distributed.shards_of(test),
+            output,
+            reader,
+            read_stats(encoding=reader.get("encoding", "utf-8"), hint=False),
+        )
+    except NBSVMError as e:
+        raise NBSVMError(
+            f"{e.message} (the model is trained and saved to {output}; the test set was "
+            "not scored)",
+            e.path,
+            e.line,
+        ) from e
 
 
 def _reader(*, reading, skip_bad, weight_col, multilabel, **_) -> dict:

@@ -53,8 +53,13 @@ def local_copy(shard: str) -> str:
 
 
 def reader_docs(shard: str, reader: dict, stats: ReadStats | None = None) -> Iterator[Document]:
+    """The shard's documents as ``reader`` says; what reading met goes to ``stats`` (a
+    malformed line's error names no --skip-bad-lines: Dask's runs have none)."""
+    from nbsvm.io.decoding import ReadStats
     from nbsvm.io.readers import read_inputs
 
+    if stats is None:
+        stats = ReadStats(encoding=reader.get("encoding", "utf-8"), hint=False)
     shard = local_copy(shard)
     return read_inputs(
         [shard],
@@ -86,9 +91,12 @@ def first_documents(shards: list[str], reader: dict) -> list[Document]:
     return head
 
 
-def shard_cache(shard: str, reader: dict, hasher: Hasher) -> FeatureCache:
+def shard_cache(
+    shard: str, reader: dict, hasher: Hasher, stats: ReadStats | None = None
+) -> FeatureCache:
     """The shard's hashed cache on this worker: kept in the worker's local folder, keyed by
-    the shard's identity and the settings; built from the shard when missing."""
+    the shard's identity and the settings; built from the shard when missing (what that
+    reading met goes to ``stats``)."""
     from distributed import get_worker
 
     from nbsvm.data.batches import hash_batches
@@ -100,25 +108,39 @@ def shard_cache(shard: str, reader: dict, hasher: Hasher) -> FeatureCache:
     if cache is None:
         writer = kept.writer()
         with writer:
-            for batch in hash_batches(reader_docs(shard, reader), hasher):
+            for batch in hash_batches(reader_docs(shard, reader, stats), hasher):
                 writer.add(batch)
             cache = writer.close()
     return cache
 
 
-def count_shard(shard: str, reader: dict, hasher_settings: dict) -> dict:
-    """Binarized bucket counts of one shard: ``{label: (docs, buckets, counts)}``."""
+def count_shard(shard: str, reader: dict, hasher_settings: dict) -> tuple[dict, dict]:
+    """Binarized bucket counts of one shard, ``{label: (docs, buckets, counts)}``, and what
+    reading it met (:func:`reading_notes`; nothing where its cache was kept from a run
+    before, which reported it)."""
+    from nbsvm.io.decoding import ReadStats
     from nbsvm.lexicon.nblexicon import NBLexicon
     from nbsvm.text.hashing import Hasher
 
     hasher = Hasher(**hasher_settings)
-    cache = shard_cache(shard, reader, hasher)
+    stats = ReadStats(encoding=reader.get("encoding", "utf-8"), hint=False)
+    cache = shard_cache(shard, reader, hasher, stats)
     lex = NBLexicon(hasher)
     for label in cache.labels:  # codes as the cache's (first appearance)
         lex.code_of(label)
     for batch in cache.batches(8192):
         lex.add_batch(batch.ids, batch.offsets, np.asarray(batch.labels, dtype=np.int32))
-    return lex.label_counts() if cache.n_docs else {}
+    return (lex.label_counts() if cache.n_docs else {}), reading_notes(stats)
+
+
+def counts_of(counted: tuple[dict, dict]) -> dict:
+    """:func:`count_shard`'s counts (what the tree reduction merges)."""
+    return counted[0]
+
+
+def notes_of(counted: tuple[dict, dict]) -> dict:
+    """:func:`count_shard`'s reading notes."""
+    return counted[1]
 
 
 def shard_lengths(shard: str, reader: dict, hasher_settings: dict) -> tuple[np.ndarray, int]:
@@ -151,15 +173,19 @@ def shard_targets(
 ) -> np.ndarray | list[int]:
     """Each output's positive class as a code of the shard's cache (a membership matrix
     of its label-set keys for multi-label models)."""
-    from nbsvm.io.labels import membership
+    from nbsvm.io.labels import label_set, membership
 
-    if multilabel:  # every label of the keys is in the lexicon's classes
-        return membership(classes, list(cache.labels))
-    unknown = [label for label in cache.labels if label not in classes]
+    if multilabel:  # a label the lexicon lacks was dropped from its documents' sets
+        labels = {label for key in cache.labels for label in label_set(key)}
+        unknown = sorted(labels - set(classes))
+    else:
+        unknown = [label for label in cache.labels if label not in classes]
     if unknown:
         raise NBSVMError(
             f"label {unknown[0]!r} is not among the lexicon's classes {classes}", path=shard
         )
+    if multilabel:
+        return membership(classes, list(cache.labels))
     code = {label: i for i, label in enumerate(cache.labels)}
     return [code.get(classes[k], -1) for k in ([1] if len(classes) == 2 else range(len(classes)))]
 
@@ -227,7 +253,7 @@ def predict_shard(
     run does."""
     from nbsvm.io.decoding import ReadStats
 
-    stats = ReadStats()
+    stats = ReadStats(encoding=reader.get("encoding", "utf-8"), hint=False)  # (no skipping)
     return _predict_shard(shard, reader, model_path, labeled, stats), reading_notes(stats)
 
 

@@ -38,7 +38,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.document import missing_input
 from nbsvm.models import history
 from nbsvm.models.columns import start_from_lexicon
-from nbsvm.models.fitting import data_defaults_event, refuse_diverged
+from nbsvm.models.fitting import data_defaults_event, label_set_classes_event, refuse_diverged
 from nbsvm.models.learner_setup import new_backend
 from nbsvm.models.modes import mode_of_named
 from nbsvm.workflows import dask_worker as worker
@@ -72,7 +72,14 @@ def client_for(scheduler: str | None = None, local_workers: int | None = None) -
     if scheduler and local_workers:
         raise NBSVMError("give either --scheduler or --dask-local, not both")
     if scheduler:
-        with distributed.Client(scheduler, timeout="30s") as client:
+        try:
+            client = distributed.Client(scheduler, timeout="30s")
+        except (ValueError, TypeError) as e:  # an address it cannot parse
+            raise NBSVMError(
+                f"--scheduler {scheduler!r} is not a scheduler address ({e}): give one such "
+                "as tcp://host:8786"
+            ) from None
+        with client:
             yield client
         return
     if not (isinstance(local_workers, int) and local_workers >= 1):
@@ -147,10 +154,17 @@ def _tree_reduce(client, futures, merge):
     return futures[0]
 
 
+def _one(client, what: str, shard: str, fn, *args):
+    """``fn(*args)`` on a worker; a failure names ``shard`` (:func:`_gather`)."""
+    f: Any = client.submit(fn, *args, pure=False)
+    f._nbsvm_shard = shard
+    return _gather(client, [f], what)[0]
+
+
 def first_documents(client: Client, shards: list[str], reader: dict) -> list[Document]:
     """The corpus's first documents (what one machine's peek reads), read on a worker:
     URL shards are fetched there."""
-    return client.submit(worker.first_documents, shards, reader, pure=False).result()
+    return _one(client, "reading", shards[0], worker.first_documents, shards, reader)
 
 
 def lexicon(
@@ -159,8 +173,10 @@ def lexicon(
     hasher: Hasher,
     alpha: float | None = 1.0,
     reader: dict | None = None,
+    stats: ReadStats | None = None,
 ) -> NBLexicon:
-    """The NB lexicon of ``shards``, counted on the workers (see the module docstring)."""
+    """The NB lexicon of ``shards``, counted on the workers (see the module docstring);
+    what reading the shards met is added to ``stats``."""
     from nbsvm.lexicon.nblexicon import NBLexicon
 
     reader = dict(reader or {})
@@ -170,7 +186,9 @@ def lexicon(
         f._nbsvm_shard = shard
         futures.append(f)
     _gather(client, futures, "counting")
-    merged = _tree_reduce(client, futures, worker.merge_counts).result()
+    _add_notes(stats, client.gather([client.submit(worker.notes_of, f) for f in futures]))
+    counts = [client.submit(worker.counts_of, f) for f in futures]
+    merged = _tree_reduce(client, counts, worker.merge_counts).result()
     lex = NBLexicon.from_label_counts(hasher, alpha, merged)
     # what train --lexicon reads its data defaults from, as one machine's lexicon records
     lex.corpus_ = _corpus(client, shards, reader, hasher)
@@ -184,9 +202,12 @@ def fit(
     reader: dict | None = None,
     lexicon_: NBLexicon | None = None,
     callback: Callable[[dict], None] | None = None,
+    stats: ReadStats | None = None,
 ) -> NBSVMClassifier:
     """Train ``clf`` (an unfitted :class:`~nbsvm.NBSVMClassifier`) on ``shards``; returns
-    ``clf`` fitted (no n-gram map for explanations).
+    ``clf`` fitted (no n-gram map for explanations). ``callback`` gets one machine's
+    events (progress, the data defaults, label sets read as classes); what reading the
+    shards met is added to ``stats``.
 
     The built-in learner trains by iterative parameter mixing (every shard's epoch in
     parallel, then averaged). A backend learner (``clf.backend_learner``) is passed from shard to
@@ -208,7 +229,7 @@ def fit(
     hasher = clf.validate()
     t0 = time.perf_counter()
     if lexicon_ is None:  # (the ratios take clf.setting("alpha"), not the lexicon's)
-        lexicon_ = lexicon(client, shards, hasher, clf.alpha, reader)
+        lexicon_ = lexicon(client, shards, hasher, clf.alpha, reader, stats)
     lex = lexicon_
     if lex.hasher != hasher:
         raise NBSVMError(
@@ -220,6 +241,9 @@ def fit(
     clf.corpus_ = lex.corpus_ or _corpus(client, shards, reader, hasher)
     start_from_lexicon(clf, lex)
     notify(data_defaults_event(clf))
+    sets = label_set_classes_event(clf)  # (as one machine's run says it)
+    if sets is not None:
+        notify(sets)
     notify({"stage": "lexicon done", "docs": lex.n_docs_})
     timings = {"lexicon_s": time.perf_counter() - t0}
     _start_learner(client, shards, clf, reader, notify)
@@ -289,15 +313,20 @@ def _start_learner(client, shards, clf, reader: dict, notify) -> None:
     if clf.backend_learner is not None:
         clf.backend_ = new_backend(clf)
     elif clf.setting("eta0") == "auto":  # Bottou's calibration on the first shard
-        clf.eta0_ = clf.linear_.eta0 = client.submit(
+        # the map and the learner scattered, not put in the task's graph (2**24 buckets'
+        # map: 64 MB, which distributed warned of, "Sending large graph")
+        remap, linear = (client.scatter(a, hash=False) for a in (clf.column_of_, clf.linear_))
+        clf.eta0_ = clf.linear_.eta0 = _one(
+            client,
+            "calibrating eta0",
+            shards[0],
             worker.calibrate_on_shard,
             shards[0],
             _shard_rows(clf, reader),
-            clf.column_of_,
-            clf.linear_,
+            remap,
+            linear,
             clf.seed,
-            pure=False,
-        ).result()
+        )
         notify({"stage": "eta0", "eta0": clf.eta0_, "docs": 0})
 
 
@@ -408,12 +437,19 @@ def _predict_shards(
     what = "evaluating" if report else "predicting"
     args = (dict(reader or {}), str(model_path), report)
     results = _map_shards(client, worker.predict_shard, shards, *args, what=what)
-    for _, read in results:
-        if stats is not None:
-            stats.add(read["replaced_bytes"], read["replaced_docs"])
-            for sentence in read["notes"]:
-                stats.note(sentence)
+    _add_notes(stats, [read for _, read in results])
     return [part for part, _ in results]
+
+
+def _add_notes(stats: ReadStats | None, reads: list[dict]) -> None:
+    """The shards' reading counts and notes (:func:`~nbsvm.workflows.dask_worker.
+    reading_notes`) added to ``stats``, as one machine's reading counts them."""
+    if stats is None:
+        return
+    for read in reads:
+        stats.add(read["replaced_bytes"], read["replaced_docs"])
+        for sentence in read["notes"]:
+            stats.note(sentence)
 
 
 def evaluate(
