@@ -68,8 +68,6 @@ def lexicon_command(
     ),
 ) -> None:
     """Count binarized hashed n-grams per class and save the NB log-count-ratio lexicon."""
-    from nbsvm.lexicon.build import build_lexicon
-
     with cli_errors():
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         refuse_model_name(output, "a lexicon")
@@ -82,19 +80,10 @@ def lexicon_command(
             reader = reading.reader(
                 several_labels=True, **({"empty_label": True} if multilabel else {})
             )
-            lex = _count_on_dask(
-                inputs,
-                settings,
-                alpha,
-                reader,
-                dask,
-                read_stats(encoding=reading.encoding, hint=False),
-            )
-            docs = None
+            stats = read_stats(encoding=reading.encoding, hint=False)
+            lex, docs = _count_on_dask(inputs, settings, alpha, reader, dask, stats), None
         else:
             refuse_missing_inputs(inputs)  # before the second process starts
-            # a first run: the other core compiles the kernels of the training that follows
-            compile_ahead.start(dict(settings, alpha=alpha))
             # its counts: --json; label sets counted as they are, for train --multilabel
             docs = reading.documents(
                 inputs,
@@ -103,10 +92,7 @@ def lexicon_command(
                 empty_label=multilabel,
                 hint=False,
             )
-            hasher, peeked = _hasher(settings, docs)  # the peeked documents, then the rest
-            with ProgressReporter(quiet or json_out) as progress:
-                lex = build_lexicon(peeked, hasher, alpha, callback=progress)
-        hasher = lex.hasher
+            lex = _count_here(settings, alpha, docs, quiet or json_out)
         elapsed = time.perf_counter() - t0
         if len(lex.classes_) < 2:  # a train --lexicon of it could only fail, later
             raise NBSVMError(
@@ -115,26 +101,39 @@ def lexicon_command(
             )
         lex.save(output)
         if json_out:
-            summary = _json_summary(lex, hasher, lex.smoothing(), docs, elapsed, output)
+            summary = _json_summary(lex, lex.hasher, lex.smoothing(), docs, elapsed, output)
             typer.echo(json.dumps(summary, indent=2))
             return
-        echo_kv(
-            {
-                "documents": f"{lex.n_docs_:,}",
-                **({"weight": f"{lex.class_counts_.sum():g}"} if lex.weighted else {}),
-                "classes": class_counts_line(
-                    [c or "(no label)" for c in lex.classes_], lex.class_counts_
-                ),
-                "buckets seen": f"{lex.n_seen_:,} of {1 << hasher.n_bits:,}",
-                **(
-                    {"char_ngrams (from the data)": hasher.char_ngrams}
-                    if settings["char_ngrams"] is None
-                    else {}
-                ),
-                "lexicon seconds": f"{elapsed:.2f}",
-                "saved": output,
-            }
-        )
+        _report(lex, settings["char_ngrams"] is None, elapsed, output)
+
+
+def _count_here(settings: dict, alpha: float | None, docs, silent: bool):
+    """The lexicon of ``docs``, counted on this machine."""
+    from nbsvm.lexicon.build import build_lexicon
+
+    # a first run: the other core compiles the kernels of the training that follows
+    compile_ahead.start(dict(settings, alpha=alpha))
+    hasher, peeked = _hasher(settings, docs)  # the peeked documents, then the rest
+    with ProgressReporter(silent) as progress:
+        return build_lexicon(peeked, hasher, alpha, callback=progress)
+
+
+def _report(lex, char_auto: bool, elapsed: float, output: str) -> None:
+    """What was counted and saved, one line each."""
+    hasher = lex.hasher
+    echo_kv(
+        {
+            "documents": f"{lex.n_docs_:,}",
+            **({"weight": f"{lex.class_counts_.sum():g}"} if lex.weighted else {}),
+            "classes": class_counts_line(
+                [c or "(no label)" for c in lex.classes_], lex.class_counts_
+            ),
+            "buckets seen": f"{lex.n_seen_:,} of {1 << hasher.n_bits:,}",
+            **({"char_ngrams (from the data)": hasher.char_ngrams} if char_auto else {}),
+            "lexicon seconds": f"{elapsed:.2f}",
+            "saved": output,
+        }
+    )
 
 
 def _hasher(settings: dict, docs: Any) -> tuple[Hasher, Any]:

@@ -126,6 +126,18 @@ def by_classes(name: str) -> str:
     )
 
 
+#: train's options of one machine's runs (refused with --scheduler / --dask-local)
+_ONE_MACHINE = {
+    "keep_cache": "--keep-cache",
+    "checkpoint_every": "--checkpoint-every",
+    "resume": "--resume",
+    "plot_path": "--plot",
+    "max_memory": "--max-memory",
+    "skip_bad": "--skip-bad-lines",
+    "weight_col": "--weight-col",
+}
+
+
 def _train_on_dask(
     clf,
     lex,
@@ -142,16 +154,7 @@ def _train_on_dask(
     """``nbsvm train --scheduler/--dask-local``: lexicon and parameter mixing on Dask."""
     from nbsvm.workflows import distributed
 
-    flags = {
-        "keep_cache": "--keep-cache",
-        "checkpoint_every": "--checkpoint-every",
-        "resume": "--resume",
-        "plot_path": "--plot",
-        "max_memory": "--max-memory",
-        "skip_bad": "--skip-bad-lines",
-        "weight_col": "--weight-col",
-    }
-    for key, flag in flags.items():  # the options given, of those above
+    for key, flag in _ONE_MACHINE.items():  # the options given, of those
         if options[key]:
             raise NBSVMError(f"{flag} is not available with --scheduler / --dask-local")
     t0 = time.perf_counter()
