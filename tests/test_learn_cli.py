@@ -554,6 +554,53 @@ def test_a_diverged_run_stops_with_an_error_and_saves_nothing(tmp_path, algorith
     assert "training diverged in epoch 1" in r.output, r.output
 
 
+def test_a_diverged_run_names_the_options_its_learner_takes(tmp_path):
+    """Pegasos diverging said 'lower --eta0', which pegasos refuses: each learner's hint is
+    of the options it takes."""
+    from nbsvm.learners.options import divergence_hints
+
+    data = tmp_path / "x.svm"
+    data.write_text("1 1:1 2:1\n-1 3:1\n1 1:0.5\n-1 3:1 2:0.1\n")
+    r = run("learn", data, "-a", "pegasos", "--lambda", "1e-300", "-o", tmp_path / "m.npz", "-q")
+    assert r.exit_code == 2 and "training diverged in epoch 1" in r.output, r.output
+    assert r.output.rstrip().endswith("scale the feature values down or raise --lambda")
+    hints = {a: divergence_hints(make_learner_from_options(a, {}))
+             for a in ("pegasos", "sgd", "pa", "ogd", "multiclass-hinge")}
+    assert hints == {"pegasos": ["raise --lambda"], "sgd": ["lower --eta0", "raise --lambda"],
+                     "pa": ["lower --C"], "ogd": ["lower --eta0"],
+                     "multiclass-hinge": ["lower --eta0", "raise --lambda"]}
+    assert divergence_hints(make_learner_from_options("ovr", {"--estimator": "sgd"})) == \
+        ["lower --eta0", "raise --lambda"]
+
+
+def test_a_test_file_the_model_cannot_read_is_refused_before_training(tmp_path):
+    """learn x.svm --test y.review trained and saved, then failed: the formats (integer
+    indices, hashed names) are known from the names before anything is read."""
+    data, test, out = tmp_path / "x.svm", tmp_path / "y.review", tmp_path / "m.npz"
+    data.write_text("1 1:1 2:1\n-1 3:1\n")
+    test.write_text("great:2 #label#:1\nbad:1 #label#:-1\n")
+    r = run("learn", data, "--test", test, "-o", out, "-q")
+    assert r.exit_code == 2 and not out.exists(), r.output
+    assert "y.review: the model was trained on svmlight files (integer indices); cannot " \
+           "read this file as blitzer" in r.output
+    assert "trained and saved" not in r.output
+
+
+def test_multilabel_learns_scikit_learns_empty_label_sets(tmp_path):
+    """dump_svmlight_file(multilabel=True) writes an example of no labels as ' 3:1': learn
+    -a multilabel refused the file; a single-label learner refuses such a line."""
+    data = tmp_path / "d.svm"
+    data.write_text("0 1:1 3:1\n1 2:1\n0,1 1:1 2:1\n 3:1\n")
+    r = run("learn", data, "-a", "multilabel", "-o", tmp_path / "m.npz", "--n-bits", "8", "-q")
+    assert r.exit_code == 0, r.output
+    r = run("eval", "-m", tmp_path / "m.npz", data, "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["n_docs"] == 4, r.output
+    data.write_text("0 1:1 3:1\n1 2:1\n 3:1\n")
+    r = run("learn", data, "-a", "pa", "-o", tmp_path / "p.npz", "-q")
+    assert r.exit_code == 2 and "d.svm:3: expected one label, found 0 (an empty label set)" \
+        in r.output, r.output
+
+
 def test_a_learner_with_non_finite_state_is_never_saved(tmp_path):
     from nbsvm.learners.linear import SGDRegressor
     reg = SGDRegressor().fit(np.array([[1.0], [2.0]]), np.array([1.0, 2.0]))

@@ -145,6 +145,16 @@ def test_cli_reference_is_current():
                                    "`python -m nbsvm.cli.reference > docs/cli.md`")
 
 
+def test_no_default_in_the_reference_is_white_space():
+    """--label-sep's default (a TAB, its help says so; show_default=False) was shown as a
+    blank between backticks: a space."""
+    from nbsvm.cli.reference import render
+
+    rows = [line for line in render().splitlines() if line.startswith("| `--")]
+    assert rows and not [r for r in rows if r.split(" | ")[2].strip() in ("` `", "`\t`")]
+    assert any(r.startswith("| `--label-sep` | TEXT |  |") for r in rows)
+
+
 def test_the_reference_module_prints_it():
     r = subprocess.run([sys.executable, "-m", "nbsvm.cli.reference"], capture_output=True,
                        text=True, timeout=300, cwd=REPO)

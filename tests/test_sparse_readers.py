@@ -148,3 +148,32 @@ def test_real_blitzer_books():
     assert len(rows) == 1000 and {r.labels for r in rows} == {("positive",)}
     assert all(len(r.keys) == len(r.values) > 0 for r in rows)
     assert all(v >= 1 and float(v).is_integer() for r in rows[:50] for v in r.values)
+
+
+def test_named_and_blitzer_labels_read_as_svmlight_reads_them(tmp_path):
+    """A helper's hunt: '+1' beside '1' (and a NaN label) were classes of their own in named
+    and Blitzer files, which svmlight refuses; a named 'a,b' was one label (svmlight: the
+    set {a, b}); a Blitzer line with two #label# kept the last one silently."""
+    for read, text in ((read_named, "1 x:1\n-1 z:1\n+1 y:1\n"),
+                       (read_blitzer, "great:2 #label#:1\nbad:1 #label#:-1\nfine:1 #label#:+1\n")):
+        with pytest.raises(NBSVMError, match=r":3: label '\+1' is the number '1' \(first seen"):
+            list(read(io.StringIO(text)))
+        assert len(list(read(io.StringIO(text), targets=True))) == 3  # regression: one value
+    with pytest.raises(NBSVMError, match=r":1: label 'nan' is not a number"):
+        list(read_named(io.StringIO("nan x:1\n")))
+    assert [r.labels for r in read_named(io.StringIO("a,b x:1 y:1\na x:1\n"))] == [("a", "b"),
+                                                                                  ("a",)]
+    with pytest.raises(NBSVMError, match=r":1: two labels on the line \('#label#:negative', "
+                                         r"'#label#:positive'\)"):
+        list(read_blitzer(io.StringIO("great:2 #label#:negative #label#:positive\n")))
+
+
+def test_an_svmlight_line_with_an_empty_first_field_is_the_empty_label_set():
+    """scikit-learn's dump_svmlight_file(multilabel=True) writes an example of no labels as
+    ' 3:1' (its reader gives ()): it was refused ('expected a label first'); a line without
+    the leading blank still is."""
+    rows = list(read_svmlight(io.StringIO("0,1 1:1\n 3:1\n\t2:1 # none\n"), index_base=1))
+    assert [r.labels for r in rows] == [("0", "1"), (), ()]
+    assert rows[1].keys.tolist() == [2] and rows[2].keys.tolist() == [1]
+    with pytest.raises(NBSVMError, match=":2: expected a label first"):
+        list(read_svmlight(io.StringIO("0 1:1\n3:1\n"), index_base=1))

@@ -118,7 +118,7 @@ def learn_command(
     encoding: str = ENCODING,
 ) -> None:
     """Train an online learner out of core (epochs over a shuffled binary cache) and save it."""
-    from nbsvm.data.rowencoder import check_sparse_format
+    from nbsvm.data.rowencoder import check_sparse_format, file_format, model_file_format
     from nbsvm.models.checkpoint import Checkpoint, checkpoint_path
 
     with cli_errors():
@@ -129,6 +129,8 @@ def learn_command(
         )
         refuse_model_name(output)  # (after: an input named as the output is said as such)
         check_sparse_format(fmt)  # before the learner is named: an argument error only
+        for path in test or ():  # a --test file the model could not read: before training
+            model_file_format(path, fmt, file_format(inputs[0], fmt) if inputs else "svmlight")
         options = dict(locals())  # every option by name, for the steps below
         learner = _learner(**options)
         base = _index_base(index_base)

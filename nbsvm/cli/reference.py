@@ -63,6 +63,10 @@ def _default(param, type_name: str) -> str:
         return ""
     if isinstance(default, bool):
         return (param.opts if default else param.secondary_opts)[0]
+    if param.show_default is False:  # (its help says it: a TAB was shown as a blank)
+        return ""
+    if isinstance(default, str) and default != default.strip():
+        return repr(default)  # white space shown as what it is
     return f"`{default}`"
 
 

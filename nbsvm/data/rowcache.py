@@ -73,10 +73,10 @@ class DistinctValues:
 def one_label(record: SparseRow) -> str:
     """The single label of a sparse record (a clear error naming its line otherwise)."""
     if len(record.labels) != 1:
+        found = ",".join(record.labels) or "an empty label set"
         raise NBSVMError(
-            f"expected one label, found {len(record.labels)} "
-            f"({','.join(record.labels)}); multi-label examples need "
-            f"--algorithm multilabel",
+            f"expected one label, found {len(record.labels)} ({found}); multi-label "
+            "examples need --algorithm multilabel",
             path=record.source,
             line=record.line,
         )

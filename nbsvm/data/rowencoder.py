@@ -52,6 +52,20 @@ def file_format(path: str | os.PathLike[str], fmt: str = "auto", default: str | 
     return detected if detected == "blitzer" or default is None else default
 
 
+def model_file_format(path: str | os.PathLike[str], fmt: str, trained: str) -> str:
+    """:func:`file_format` of ``path`` for a model trained on ``trained`` files; refused
+    where the one has integer indices and the other hashed names."""
+    f = file_format(path, fmt, default=trained)
+    if is_hashed(f) != is_hashed(trained):
+        raise NBSVMError(
+            f"the model was trained on {trained} files "
+            f"({'hashed names' if is_hashed(trained) else 'integer indices'}); "
+            f"cannot read this file as {f}",
+            path=str(path),
+        )
+    return f
+
+
 def _starts_with_label(text: str) -> bool:
     first = text.split()[0]
     return ":" not in first and not first.startswith("|")
@@ -114,9 +128,16 @@ def read_rows(
             spellings=spellings,
             targets=targets,
         )
-    if fmt == "blitzer":
-        return read_blitzer(path, labeled=labeled, strict=strict, stats=stats, encoding=encoding)
-    return read_named(path, labeled=labeled, strict=strict, stats=stats, encoding=encoding)
+    named = read_blitzer if fmt == "blitzer" else read_named
+    return named(
+        path,
+        labeled=labeled,
+        strict=strict,
+        stats=stats,
+        encoding=encoding,
+        spellings=spellings,
+        targets=targets,
+    )
 
 
 class RowEncoder:

@@ -17,9 +17,9 @@ from nbsvm.data.rowencoder import (
     BATCH_ROWS,
     RowEncoder,
     batches,
-    file_format,
     has_labels,
     is_hashed,
+    model_file_format,
     read_rows,
 )
 from nbsvm.data.rows import SparseRows
@@ -101,15 +101,7 @@ def feature_space(model: OnlineLearner) -> int:
 
 
 def _model_encoder(model: OnlineLearner, path, fmt: str) -> tuple[str, RowEncoder]:
-    trained = getattr(model, "format_", "svmlight")
-    f = file_format(path, fmt, default=trained)
-    if is_hashed(f) != is_hashed(trained):
-        raise NBSVMError(
-            f"the model was trained on {trained} files "
-            f"({'hashed names' if is_hashed(trained) else 'integer indices'}); "
-            f"cannot read this file as {f}",
-            path=str(path),
-        )
+    f = model_file_format(path, fmt, getattr(model, "format_", "svmlight"))
     return f, RowEncoder(
         f,
         getattr(model, "n_bits_", 0) or DEFAULT_N_BITS,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
+    DECOMPRESS,
     SNIFF_BYTES,
     ReadStats,
     check_encoding,
@@ -146,6 +147,11 @@ def read_aclimdb(
                     text = raw.decode(codec)
                 except UnicodeDecodeError as e:
                     what = not_text(raw[:SNIFF_BYTES])  # (a .gz or an image among them)
+                    if what and path.lower().endswith(tuple(DECOMPRESS)):
+                        what = (  # ('name it .gz' would not help: it is)
+                            "a compressed file: files in class folders are read as they are, "
+                            "not decompressed; decompress it or move it out"
+                        )
                     if what:
                         raise NBSVMError(f"not a text file: {what}", path=path) from None
                     if strict:

@@ -58,6 +58,8 @@ def _lines(
     ):
         if comments:
             text = raw.split("#", 1)[0].strip()
+            if text and raw[:1] in (" ", "\t"):  # (an empty first field: read_svmlight)
+                text = " " + text
         else:
             text = raw.strip()
             if _comment_line(text):
@@ -250,7 +252,10 @@ def read_svmlight(
         spellings = {}  # a number's first label: '+1' beside '1' is refused
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
         tokens = text.split()
-        labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
+        if labeled and text[0] == " " and ":" in tokens[0]:
+            labels: tuple = ()  # ' 3:1': the empty label set (scikit-learn writes it so)
+        else:
+            labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
         for label in labels if not targets else ():
             _check_spelling(label, spellings, name, lineno)
         keys, values = _index_pairs(tokens, index_base, name, lineno)
@@ -280,12 +285,15 @@ def read_blitzer(
     strict: bool = False,
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
+    spellings: dict | None = None,
+    targets: bool = False,
 ) -> Iterator[SparseRow]:
     """Read Blitzer et al.'s ``processed_acl`` lines: ``feature:count ... #label#:positive``.
 
     Feature names (unigrams, ``a_b`` bigrams) are split from their count on the last
     ``:``; the label is the value of the ``#label#`` pseudo-feature (optional when not
-    ``labeled``: lines without it get no label).
+    ``labeled``: lines without it get no label; two on a line are refused).
+    ``spellings``, ``targets``: as :func:`read_svmlight`'s (``+1`` beside ``1`` refused).
 
     Examples
     --------
@@ -294,6 +302,7 @@ def read_blitzer(
     >>> row.labels, row.keys, row.values.tolist()
     (('positive',), ['great', 'a_b'], [2.0, 1.0])
     """
+    spellings = {} if spellings is None else spellings
     for line, name, lineno in iter_lines(
         path_or_file, strict, stats, lone_cr="newline", encoding=encoding
     ):
@@ -303,12 +312,20 @@ def read_blitzer(
         label = None
         features = []
         for token in tokens:
-            if token.startswith("#label#:"):
-                label = token[len("#label#:") :]
-            else:
+            if not token.startswith("#label#:"):
                 features.append(token)
+            elif label is not None:  # (the last one silently won)
+                raise NBSVMError(
+                    f"two labels on the line ('#label#:{label}', {token!r}): one a line",
+                    path=name,
+                    line=lineno,
+                )
+            else:
+                label = token[len("#label#:") :]
         if not label and labeled:
             raise NBSVMError("no '#label#:<label>' on the line", path=name, line=lineno)
+        if label and not targets:
+            _check_spelling(label, spellings, name, lineno)
         keys, values = _named_pairs(features, name, lineno)
         yield SparseRow((label,) if label else (), keys, values, name, lineno)
 
@@ -319,8 +336,12 @@ def read_named(
     strict: bool = False,
     stats: ReadStats | None = None,
     encoding: str = "utf-8",
+    spellings: dict | None = None,
+    targets: bool = False,
 ) -> Iterator[SparseRow]:
-    """Read ``label name:value name:value ...`` lines (MIRA's format; names are strings).
+    """Read ``label[,label...] name:value name:value ...`` lines (MIRA's format; names are
+    strings; ``a,b`` is a multi-label example, as in :func:`read_svmlight`, whose
+    ``spellings`` and ``targets`` these are too).
 
     Examples
     --------
@@ -329,9 +350,12 @@ def read_named(
     >>> row.labels, row.keys
     (('sports',), ['goal', 'team'])
     """
+    spellings = {} if spellings is None else spellings
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding, comments=False):
         tokens = text.split()
-        labels = _take_labels(tokens, name, lineno, multi=False) if labeled else ()
+        labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
+        for label in labels if not targets else ():
+            _check_spelling(label, spellings, name, lineno)
         keys, values = _named_pairs(tokens, name, lineno)
         yield SparseRow(labels, keys, values, name, lineno)
 

@@ -150,3 +150,29 @@ def _refuse_inactive(algorithm: str, cls, fixed: dict, params: dict, given: dict
                 f"--algorithm {algorithm} with {other} {value!r} does not use {option}: it is "
                 f"{what}"
             )
+
+
+def divergence_hints(learner: OnlineLearner) -> list[str]:
+    """What a learner whose state blew up can be given instead, by the options it takes
+    (a one-vs-rest wrapper: its binary learner's): a smaller step (``--eta0`` where the
+    schedule uses it), more regularization (``--lambda``), a smaller ``--C`` (PA, MIRA).
+
+    >>> divergence_hints(make_learner_from_options("pegasos", {}))
+    ['raise --lambda']
+    """
+    params = learner.get_params() if hasattr(learner, "get_params") else {}
+    if "estimator_params" in params:  # one-vs-rest: its binary learner's options
+        learner = getattr(learner, "prototype_", None) or make_learner_from_options(
+            str(params["estimator"]), dict.fromkeys(OPTION_PARAMS)
+        )
+        params = learner.get_params()
+    takes = set(params)
+    hints = []
+    schedule = params.get("schedule")
+    if takes & {"eta0", "eta"} and (schedule is None or schedule in ACTS_ONLY_WITH["--eta0"][1]):
+        hints.append("lower --eta0")
+    if "lam" in takes:
+        hints.append("raise --lambda")
+    if "C" in takes:
+        hints.append("lower --C")
+    return hints

@@ -62,6 +62,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import check_encoding
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.epochs import run_epoch
+from nbsvm.learners.options import divergence_hints
 from nbsvm.memory import FIXED_BYTES, check_fit_memory
 
 #: the share of the feature space at or below which the examples' columns are kept alone
@@ -233,10 +234,11 @@ def _run_epochs(run: tuple, groups, history: list, rng, settings, checkpoint, ca
             callback(dict(history[-1]))
         bad = learner.diverged()
         if bad is not None:  # NaN or infinity from here on: stop before anything is saved
+            *first, last = ["scale the feature values down", *divergence_hints(learner)]
             raise NBSVMError(
                 f"training diverged in epoch {epoch}: the learned state ({bad}) is no longer "
-                f"finite (mean loss {history[-1].get('loss', float('nan')):g}); scale the "
-                "feature values down, or lower --eta0"
+                f"finite (mean loss {history[-1].get('loss', float('nan')):g}); "
+                + (f"{', '.join(first)} or {last}" if first else last)
             )
         if learner._converged():
             break
