@@ -467,3 +467,21 @@ def test_class_names_that_look_like_markup_are_printed_as_they_are(tmp_path, nam
     r = CliRunner().invoke(app, ["explain", "-m", str(path), "--top", "2"])
     assert r.exit_code == 0, r.output
     assert f"strongest n-grams toward {name}" in r.output
+
+
+def test_the_shaded_page_isolates_each_words_direction_and_shows_no_control_bytes():
+    """A right-to-left override in one word of the text turned every word after it around
+    on the page, and a NUL went into it as it was (a helper's hunt): each shaded word's
+    direction is isolated, the class name in a <bdi>, control characters shown as U+FFFD."""
+    import re
+
+    from nbsvm.evaluation.explain import shaded_html
+
+    clf = NBSVMClassifier(n_bits=12, min_df=1, seed=0).fit(
+        ["good fun film", "great fun", "bad dull film", "awful dull"] * 5,
+        ["pos", "pos", "neg", "neg"] * 5)
+    page = shaded_html(explain_text(clf, "good \u202efun\x00 dull film"))
+    spans = re.findall(r'<span title="[^"]*" style="([^"]*)">([^<]*)</span>', page)
+    assert [w for _, w in spans] == ["good", "\u202efun\ufffd", "dull", "film"]
+    assert all(style.startswith("unicode-bidi:isolate;") for style, _ in spans)
+    assert "\x00" not in page and re.search(r"class <b><bdi>(pos|neg)</bdi></b>", page)

@@ -245,8 +245,6 @@ def shaded_html(explanation: dict) -> str:
     """The body of :func:`to_html`: the score, the unigrams each shaded by its contribution
     (green raises the score, red lowers it; spaced as :func:`word_gaps` says) and a table of
     the strongest n-grams (an HTML fragment; every text escaped)."""
-    import html
-
     rows = explanation["ngrams"]
     words = [r for r in rows if r["kind"] == "word" and " " not in r["ngram"]]
     scale = max([abs(r["contribution"]) for r in rows] + [1e-12])
@@ -257,23 +255,36 @@ def shaded_html(explanation: dict) -> str:
         return f"rgba({color[0]},{color[1]},{color[2]},{a:.2f})"
 
     spans = "".join(
-        f'{gap}<span title="{r["contribution"]:+.4f}" style="background:'
-        f'{shade(r["contribution"])}">{html.escape(r["ngram"])}</span>'
+        # (each word's direction isolated: a right-to-left override in one word turned
+        # every word after it around; a table cell is a paragraph of its own already)
+        f'{gap}<span title="{r["contribution"]:+.4f}" style="unicode-bidi:isolate;background:'
+        f'{shade(r["contribution"])}">{_shown(r["ngram"])}</span>'
         for gap, r in zip(word_gaps([r["ngram"] for r in words]), words)
     )
     strongest = sorted(
         (r for r in rows if r["contribution"]), key=lambda r: -abs(r["contribution"])
     )
     table = "".join(
-        f"<tr><td>{html.escape(r['ngram'])}</td><td>{r['contribution']:+.4f}</td></tr>"
+        f"<tr><td>{_shown(r['ngram'])}</td><td>{r['contribution']:+.4f}</td></tr>"
         for r in strongest[:30]
     )
     return (
-        f"<p>class <b>{html.escape(explanation['class'])}</b>: score "
+        f"<p>class <b><bdi>{_shown(explanation['class'])}</bdi></b>: score "
         f"{explanation['score']:+.4f} = {explanation['constant']:+.4f} (constant) + "
         f"the n-grams' contributions</p><p class='shaded' style='line-height:1.8'>{spans}</p>"
         f"<table><tr><th>n-gram</th><th>contribution</th></tr>{table}</table>"
     )
+
+
+#: Control characters a page shows as U+FFFD (NUL and the like; tab and line ends aside).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _shown(text: str) -> str:
+    """``text`` escaped for the page, its control characters as U+FFFD."""
+    import html
+
+    return html.escape(_CONTROLS.sub(chr(0xFFFD), text))
 
 
 #: The page around :func:`shaded_html` sections (``<hr>`` between them), for a page
