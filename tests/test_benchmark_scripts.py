@@ -136,3 +136,13 @@ def test_make_startup_times_each_small_command_as_a_whole_process(imdb_slice, tm
     assert names[2:] == ["help", "version", "info", "argument error", "predict 10 docs",
                          "train 200 docs", "eval 200 docs"], names
     assert all(0 < float(r.split(",")[1]) < 60 for r in rows[1:]), rows
+
+
+def test_layout_bound_times_every_layout_on_a_small_table(tmp_path):
+    import layout_bound
+    corpus = Path(__file__).resolve().parents[1] / "data" / "reviews.txt"
+    layout_bound.main(["--corpus", str(corpus), "--docs", "40", "--n-bits", "14", "--runs", "1",
+                       "--out", str(tmp_path)])
+    table = (tmp_path / "layout_bound.csv").read_text()
+    for layout in ("bucket order", "hot first (2^16)", "sorted by documents"):
+        assert f"\n{layout}," in table, table
