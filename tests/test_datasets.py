@@ -255,3 +255,20 @@ def test_an_unpack_cut_short_is_taken_up_and_a_linked_folder_is_followed(tmp_pat
     root = datasets.prepare("iris", tmp_path / "e")
     assert (root / "iris.data").is_file() and (elsewhere / "iris.data").is_file()
     assert (tmp_path / "e" / "iris").is_symlink()
+
+
+def test_get_says_a_full_or_closed_standard_output_as_every_command_does(tmp_path):
+    """A review: the unpack's OSError handling took standard output's own errors ('cannot
+    unpack iris (No space left on device)' for > /dev/full, an error for a closed pipe)."""
+    nbsvm = Path(sys.executable).parent / "nbsvm"
+    get = [str(nbsvm), "datasets", "get", "iris", "--data"]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([*get, str(tmp_path / "a")], stdout=full, stderr=subprocess.PIPE,
+                           text=True)
+    assert r.returncode == 120, r.stderr
+    assert "could not write the output (standard output): No space left" in r.stderr
+    p = subprocess.Popen([*get, str(tmp_path / "b")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    p.stdout.close()  # nobody reads: the first line meets a closed pipe
+    # SIGPIPE, as the shell says 141 (`| head`), with nothing said
+    assert p.wait(timeout=60) in (-13, 141) and p.stderr.read() == ""

@@ -159,10 +159,15 @@ def test_named_and_blitzer_labels_read_as_svmlight_reads_them(tmp_path):
         with pytest.raises(NBSVMError, match=r":3: label '\+1' is the number '1' \(first seen"):
             list(read(io.StringIO(text)))
         assert len(list(read(io.StringIO(text), targets=True))) == 3  # regression: one value
-    with pytest.raises(NBSVMError, match=r":1: label 'nan' is not a number"):
-        list(read_named(io.StringIO("nan x:1\n")))
-    assert [r.labels for r in read_named(io.StringIO("a,b x:1 y:1\na x:1\n"))] == [("a", "b"),
+    # a label is a name, commas and all; a set only for a multi-label task (a review:
+    # 'NY,US' was a class of such files and models)
+    assert [r.labels for r in read_named(io.StringIO("a,b x:1 y:1\na x:1\n"))] == [("a,b",),
                                                                                   ("a",)]
+    assert [r.labels for r in read_named(io.StringIO("a,b x:1\na x:1\n"), label_sets=True)] \
+        == [("a", "b"), ("a",)]
+    # their labels are words: only digits are numbers ('Nan' is a town, 'inf' a name)
+    rows = read_named(io.StringIO("Nan x:1\nKrabi y:1\nInfinity z:1\ninf w:1\n"))
+    assert [r.labels for r in rows] == [("Nan",), ("Krabi",), ("Infinity",), ("inf",)]
     with pytest.raises(NBSVMError, match=r":1: two labels on the line \('#label#:negative', "
                                          r"'#label#:positive'\)"):
         list(read_blitzer(io.StringIO("great:2 #label#:negative #label#:positive\n")))
@@ -177,3 +182,19 @@ def test_an_svmlight_line_with_an_empty_first_field_is_the_empty_label_set():
     assert rows[1].keys.tolist() == [2] and rows[2].keys.tolist() == [1]
     with pytest.raises(NBSVMError, match=":2: expected a label first"):
         list(read_svmlight(io.StringIO("0 1:1\n3:1\n"), index_base=1))
+
+
+def test_an_empty_label_set_line_counts_for_the_index_base_and_the_labeled_guess(tmp_path):
+    """A review: the index-base guess skipped such a line's first feature (its only index
+    0: refused as below the 1-based minimum), and predict read a file starting with one as
+    unlabeled (the next line's '1,2' then a bad feature)."""
+    from nbsvm.data.rowencoder import has_labels
+
+    path = tmp_path / "ml.svm"
+    path.write_text("1,2 1:1 2:1\n 0:1 5:1\n2 3:1\n")
+    assert detect_index_base(path) == 0
+    assert [r.labels for r in read_svmlight(path)] == [("1", "2"), (), ("2",)]
+    path.write_text(" 3:1 4:1\n1,2 1:1\n")
+    assert has_labels(path, "svmlight") is True
+    path.write_text(" 3:1 4:1\n 1:1\n")  # every line indented, none with a label
+    assert has_labels(path, "svmlight") is False

@@ -80,7 +80,9 @@ def datasets_command(
         out = {}
         for name in wanted:
             try:
-                root = datasets.prepare(name, data, notify=None if json_out else typer.echo)
+                root = datasets.prepare(name, data, notify=None if json_out else _say)
+            except _Said as e:  # standard output's own error (a closed pipe, a full disk)
+                raise e.error from None
             except OSError as e:
                 raise _unpack_error(name, e) from None
             out[name] = str(root)
@@ -89,6 +91,22 @@ def datasets_command(
                 typer.echo(f"{name}: {root} ({c.documents}; {c.classes})\n  cite: {c.citation}")
         if json_out:
             typer.echo(json.dumps(out, indent=2))
+
+
+class _Said(Exception):
+    """An OSError of writing a progress line, carried past the unpack's own handling to
+    the CLI's handling of standard output."""
+
+    def __init__(self, error: OSError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _say(message: str) -> None:
+    try:
+        typer.echo(message)
+    except OSError as e:
+        raise _Said(e) from None
 
 
 def _unpack_error(name: str, e: OSError) -> NBSVMError:

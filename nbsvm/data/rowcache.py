@@ -72,11 +72,17 @@ class DistinctValues:
 
 def one_label(record: SparseRow) -> str:
     """The single label of a sparse record (a clear error naming its line otherwise)."""
-    if len(record.labels) != 1:
-        found = ",".join(record.labels) or "an empty label set"
+    if not record.labels:
         raise NBSVMError(
-            f"expected one label, found {len(record.labels)} ({found}); multi-label "
-            "examples need --algorithm multilabel",
+            "no label: the line starts with a blank, then a feature (a multi-label file's "
+            "empty label set, as scikit-learn writes it: --algorithm multilabel reads it)",
+            path=record.source,
+            line=record.line,
+        )
+    if len(record.labels) != 1:
+        raise NBSVMError(
+            f"expected one label, found {len(record.labels)} "
+            f"({','.join(record.labels)}); multi-label examples need --algorithm multilabel",
             path=record.source,
             line=record.line,
         )

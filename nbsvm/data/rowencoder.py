@@ -66,15 +66,29 @@ def model_file_format(path: str | os.PathLike[str], fmt: str, trained: str) -> s
     return f
 
 
-def _starts_with_label(text: str) -> bool:
+def _starts_with_label(text: str) -> bool | None:
+    """Whether a line starts with a label (a token without ``:``, not a Vowpal Wabbit
+    ``|f`` marker); None where it cannot tell: a blank, then a feature (svmlight's empty
+    label set as scikit-learn writes it, or an unlabeled line indented)."""
     first = text.split()[0]
+    if text[0] == " " and ":" in first:
+        return None
     return ":" not in first and not first.startswith("|")
 
 
+def _first_told(lines) -> bool | None:
+    """:func:`_starts_with_label` of the first line that tells; None if none does."""
+    for text, _, _ in lines:
+        told = _starts_with_label(text)
+        if told is not None:
+            return told
+    return None
+
+
 def has_labels(path: PathOrFile, fmt: str) -> bool:
-    """Whether to read the file as labeled: its first line starts with a label (a token
-    without ``:``, not a Vowpal Wabbit ``|f`` marker); standard input's first line is
-    looked at in its buffer."""
+    """Whether to read the file as labeled: its first line that tells starts with a label
+    (:func:`_starts_with_label`; lines that cannot tell, all of them: unlabeled);
+    standard input's first lines are looked at in its buffer."""
     if fmt == "blitzer":
         return False  # #label# is optional then, and kept when present
     from nbsvm.io.sparse import _lines
@@ -86,8 +100,9 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
         from nbsvm.io.decoding import _peek
 
         head = _peek(sys.stdin.buffer)  # one buffer: the first lines, the last maybe cut
-        for text, _, _ in _lines(io.BytesIO(head), comments=fmt != "named"):
-            return _starts_with_label(text)  # the first line that is not a comment
+        told = _first_told(_lines(io.BytesIO(head), comments=fmt != "named"))
+        if told is not None:
+            return told
         if head.strip():
             raise NBSVMError(
                 "cannot tell from standard input whether its lines start with a label (no "
@@ -96,9 +111,7 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
             )
         return False  # nothing to read: no examples either way
 
-    for text, _, _ in _lines(path, comments=fmt != "named"):
-        return _starts_with_label(text)
-    return False
+    return bool(_first_told(_lines(path, comments=fmt != "named")))
 
 
 def read_rows(
@@ -111,12 +124,14 @@ def read_rows(
     encoding: str = "utf-8",
     spellings: dict | None = None,
     targets: bool = False,
+    label_sets: bool = False,
 ) -> Iterator[SparseRow]:
     """The reader of ``fmt`` over ``path``; ``strict`` refuses invalid bytes, ``stats`` (a
     :class:`~nbsvm.io.readers.ReadStats`) counts what was replaced; ``encoding``: an
     ASCII-compatible codec for the feature names; ``spellings``, ``targets``: svmlight's
     number labels as first written, or regression targets
-    (:func:`~nbsvm.io.sparse.read_svmlight`)."""
+    (:func:`~nbsvm.io.sparse.read_svmlight`); ``label_sets``: a multi-label task (a named
+    file's ``a,b`` is then a set; svmlight's always is)."""
     if fmt == "svmlight":
         return read_svmlight(
             path,
@@ -128,16 +143,9 @@ def read_rows(
             spellings=spellings,
             targets=targets,
         )
-    named = read_blitzer if fmt == "blitzer" else read_named
-    return named(
-        path,
-        labeled=labeled,
-        strict=strict,
-        stats=stats,
-        encoding=encoding,
-        spellings=spellings,
-        targets=targets,
-    )
+    if fmt == "blitzer":
+        return read_blitzer(path, labeled, strict, stats, encoding, spellings, targets)
+    return read_named(path, labeled, strict, stats, encoding, spellings, targets, label_sets)
 
 
 class RowEncoder:

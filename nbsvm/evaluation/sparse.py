@@ -139,6 +139,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             encoding=encoding,
             targets=model.task == "regression",  # 1 and 1.0: one value, as learn reads
             spellings=spellings,
+            label_sets=model.task == "multilabel",
         )
         for records in batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)

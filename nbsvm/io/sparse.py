@@ -11,6 +11,7 @@ invalid UTF-8 (in labels or feature names) is replaced and counted in a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -133,18 +134,30 @@ def _check_namespace(token: str, seen: int, name: str, lineno: int) -> None:
 def detect_index_base(path: PathOrFile) -> int:
     """0 if any svmlight feature index is 0, else 1 (one streaming pass over the file)."""
     for text, name, lineno in _lines(path):
-        for token in text.split()[1:]:
+        tokens = text.split()
+        empty = text[0] == " " and ":" in tokens[0]  # no label: the empty label set
+        for token in tokens[0 if empty else 1 :]:
             key = token.partition(":")[0]
             if key == "0":
                 return 0
     return 1
 
 
-def _check_spelling(label: str, spellings: dict, name: str, lineno: int) -> None:
+#: A label that is a number written in digits (named and Blitzer files: their labels are
+#: words, and 'Nan', 'inf' or 'Infinity' are names there).
+NUMERAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _check_spelling(
+    label: str, spellings: dict, name: str, lineno: int, words: bool = False
+) -> None:
     """Refuse a label that is a number seen before under another spelling (``+1`` and
     ``1``, ``1`` and ``1.0``): labels are kept as written, so it would be a class of its own
     (a multi-class learner trained '+1' and '1' apart without a word); and NaN, which
-    became a class named 'nan'."""
+    became a class named 'nan'. ``words``: the format's labels are words (named, Blitzer):
+    only a label written in digits is a number."""
+    if words and not NUMERAL.fullmatch(label):
+        return
     try:
         value = float(label)
     except ValueError:
@@ -325,7 +338,7 @@ def read_blitzer(
         if not label and labeled:
             raise NBSVMError("no '#label#:<label>' on the line", path=name, line=lineno)
         if label and not targets:
-            _check_spelling(label, spellings, name, lineno)
+            _check_spelling(label, spellings, name, lineno, words=True)
         keys, values = _named_pairs(features, name, lineno)
         yield SparseRow((label,) if label else (), keys, values, name, lineno)
 
@@ -338,10 +351,11 @@ def read_named(
     encoding: str = "utf-8",
     spellings: dict | None = None,
     targets: bool = False,
+    label_sets: bool = False,
 ) -> Iterator[SparseRow]:
-    """Read ``label[,label...] name:value name:value ...`` lines (MIRA's format; names are
-    strings; ``a,b`` is a multi-label example, as in :func:`read_svmlight`, whose
-    ``spellings`` and ``targets`` these are too).
+    """Read ``label name:value name:value ...`` lines (MIRA's format; names are strings;
+    ``spellings`` and ``targets`` as :func:`read_svmlight`'s). A label is a name, commas
+    and all, unless ``label_sets`` (a multi-label task): then ``a,b`` is the set {a, b}.
 
     Examples
     --------
@@ -353,9 +367,9 @@ def read_named(
     spellings = {} if spellings is None else spellings
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding, comments=False):
         tokens = text.split()
-        labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
+        labels = _take_labels(tokens, name, lineno, multi=label_sets) if labeled else ()
         for label in labels if not targets else ():
-            _check_spelling(label, spellings, name, lineno)
+            _check_spelling(label, spellings, name, lineno, words=True)
         keys, values = _named_pairs(tokens, name, lineno)
         yield SparseRow(labels, keys, values, name, lineno)
 

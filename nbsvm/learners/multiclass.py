@@ -391,6 +391,15 @@ class OneVsRest(OnlineLearner):
     def _converged(self):
         return all(learner._converged() for learner in self._learners())
 
+    def diverged(self) -> str | None:
+        # its binary learners' arrays, as saved_parts names them (they are not this
+        # learner's own until it is saved: the epochs never saw a blown-up one)
+        for k, learner in enumerate(self._learners()):
+            bad = learner.diverged()
+            if bad is not None:
+                return f"est{k}_{bad}"
+        return None
+
     def _scores(self, rows):
         return np.stack([learner.decision_function(rows) for learner in self._learners()], axis=1)
 

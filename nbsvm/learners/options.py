@@ -152,27 +152,33 @@ def _refuse_inactive(algorithm: str, cls, fixed: dict, params: dict, given: dict
             )
 
 
-def divergence_hints(learner: OnlineLearner) -> list[str]:
+def divergence_hints(learner: OnlineLearner, cli: bool = True) -> list[str]:
     """What a learner whose state blew up can be given instead, by the options it takes
-    (a one-vs-rest wrapper: its binary learner's): a smaller step (``--eta0`` where the
-    schedule uses it), more regularization (``--lambda``), a smaller ``--C`` (PA, MIRA).
+    (a one-vs-rest wrapper: its binary learner's, with the parameters it passes on): a
+    smaller step (``--eta0`` where the schedule uses it), more regularization
+    (``--lambda``), a smaller ``--C`` (PA, MIRA); ``cli`` False: the Python parameters'
+    names (``eta0``, ``lam``, ``C``).
 
     >>> divergence_hints(make_learner_from_options("pegasos", {}))
     ['raise --lambda']
+    >>> divergence_hints(make_learner_from_options("ovr", {"--estimator": "sgd"}), cli=False)
+    ['lower eta0', 'raise lam']
     """
-    params = learner.get_params() if hasattr(learner, "get_params") else {}
+    from nbsvm.learners.registry import make_learner
+
+    params = learner.get_params()
     if "estimator_params" in params:  # one-vs-rest: its binary learner's options
-        learner = getattr(learner, "prototype_", None) or make_learner_from_options(
-            str(params["estimator"]), dict.fromkeys(OPTION_PARAMS)
-        )
-        params = learner.get_params()
-    takes = set(params)
+        inner = make_learner(str(params["estimator"]), **(params["estimator_params"] or {}))
+        params = inner.get_params()
+    names = ("--eta0", "--lambda", "--C") if cli else ("eta0", "lam", "C")
     hints = []
     schedule = params.get("schedule")
-    if takes & {"eta0", "eta"} and (schedule is None or schedule in ACTS_ONLY_WITH["--eta0"][1]):
-        hints.append("lower --eta0")
-    if "lam" in takes:
-        hints.append("raise --lambda")
-    if "C" in takes:
-        hints.append("lower --C")
+    if set(params) & {"eta0", "eta"} and (
+        schedule is None or schedule in ACTS_ONLY_WITH["--eta0"][1]
+    ):
+        hints.append(f"lower {names[0]}")
+    if "lam" in params:
+        hints.append(f"raise {names[1]}")
+    if "C" in params:
+        hints.append(f"lower {names[2]}")
     return hints

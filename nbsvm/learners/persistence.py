@@ -104,9 +104,13 @@ class PersistenceMixin:
         (a model file that holds learners inside it uses the pair)."""
         bad = self.diverged()
         if bad is not None:
+            from nbsvm.learners.options import divergence_hints
+
+            hints = divergence_hints(self, cli=False)  # type: ignore[arg-type]
+            *first, last = ["scale the feature values down", *hints]
             raise NBSVMError(
                 f"{type(self).__name__} diverged: {bad} holds values that are not finite, so "
-                "it is not saved (scale the feature values down, or lower eta0)"
+                f"it is not saved ({', '.join(first) + ' or ' if first else ''}{last})"
             )
         header = dict(
             learner=type(self).__name__,

@@ -318,6 +318,7 @@ def _read_into_cache(
                 encoding=encoding,
                 spellings=spellings,
                 targets=task == "regression",
+                label_sets=task == "multilabel",
             )
             for batch in batches(reader):
                 indices, values, offsets = encoder.encode(batch)
