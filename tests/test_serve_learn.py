@@ -454,6 +454,47 @@ def test_a_damaged_journal_is_said_naming_its_line(model_file, line, said):
     assert said in str(e.value) and e.value.path == str(journal) and e.value.line == 4
 
 
+@pytest.mark.parametrize("raw", [
+    b'{"seq": 1, "texts": ["caf\xe9"], "labels": ["neg"]}',   # invalid UTF-8 (a bit flipped)
+    b"[" * 100_000 + b"]" * 100_000,                          # nested past the recursion limit
+    b'{"seq": ' + b"1" * 5001 + b', "texts": [], "labels": []}',  # past int()'s digits
+])
+def test_damage_json_cannot_read_is_said_naming_its_line(model_file, raw):
+    """A helper's hunt: these were a UnicodeDecodeError, RecursionError or ValueError
+    traceback at the server's start."""
+    journal = journal_after_one_request(model_file, "")
+    with open(journal, "ab") as f:
+        f.write(raw + b"\n")
+    with pytest.raises(NBSVMError, match="not a JSON line of UTF-8") as e:
+        app_client(model_file).__enter__()
+    assert e.value.path == str(journal) and e.value.line == 4
+
+
+def test_a_request_a_full_disk_refused_is_never_in_the_journal(model_file, monkeypatch):
+    """A helper's hunt: a line the disk refused (503) stayed in the buffered file's buffer
+    and went to disk at the next flush or the close, to be learned at the next start (a
+    request the client was told failed; its sequence number given again)."""
+    from nbsvm.serve import journal as module
+
+    j = module.Journal(str(model_file))
+    j.append({"seq": 0, "texts": ["a"], "labels": ["neg"]})
+    real = os.write
+
+    def full(fd, data):  # half the line written, then the disk is full
+        if len(data) > 8:
+            real(fd, bytes(data[: len(data) // 2]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(module.os, "write", full)
+    with pytest.raises(OSError, match="No space left"):
+        j.append({"seq": 1, "texts": ["refused " * 50], "labels": ["pos"]})
+    monkeypatch.undo()
+    j.append({"seq": 1, "texts": ["b"], "labels": ["pos"]})  # the next one takes its number
+    j.close()
+    requests, _ = read_journal(journal_path(str(model_file)))
+    assert {k: r["texts"] for k, r in requests.items()} == {0: ["a"], 1: ["b"]}
+
+
 def test_a_journal_whose_requests_cannot_be_learned_is_named(model_file):
     from nbsvm.errors import NBSVMError
     journal = journal_after_one_request(

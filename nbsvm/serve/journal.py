@@ -124,18 +124,21 @@ class Journal:
                 os.fsync(f.fileno())
             os.replace(temporary, self.path)
             _fsync_folder(self.path)
-        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (held open)
+        # unbuffered bytes: a line a full disk refused is cut back on disk, never left in a
+        # buffer that a later flush or the close wrote out (a refused request learned at
+        # the next start)
+        self._file = open(self.path, "ab", buffering=0)  # noqa: SIM115 (held open)
 
     @property
     def id(self) -> str:
         return str(self.header["journal"])
 
     def _header(self) -> dict:
-        with open(self.path, encoding="utf-8") as f:
+        with open(self.path, "rb") as f:
             first = f.readline()
         try:
-            header = json.loads(first)
-        except json.JSONDecodeError:
+            header = _json_line(first)
+        except (ValueError, RecursionError):
             header = None
         if not isinstance(header, dict) or "journal" not in header:
             raise NBSVMError("not a journal of nbsvm serve --learn", path=str(self.path), line=1)
@@ -144,14 +147,18 @@ class Journal:
     def append(self, record: dict) -> None:
         """Write ``record`` as one line and fsync it; on failure (a full disk) the file is
         cut back to where it was and the error raised."""
-        line = json.dumps(record, ensure_ascii=False) + "\n"
-        end = self._file.tell()
+        data = memoryview((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
+        fd = self._file.fileno()
+        end = os.fstat(fd).st_size
         try:
-            self._file.write(line)
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            while data:  # (a write may take part of it)
+                data = data[os.write(fd, data) :]
+            os.fsync(fd)
         except OSError:
-            self._file.truncate(end)
+            try:
+                os.ftruncate(fd, end)
+            except OSError:  # (what was written is a torn line: cut at the next start)
+                pass
             raise
 
     def close(self) -> None:
@@ -166,19 +173,27 @@ class Journal:
         return read_journal(self.path)
 
 
+def _json_line(line: bytes):
+    """A journal line's JSON value; ValueError (UnicodeDecodeError, JSONDecodeError, an
+    integer of too many digits) or RecursionError where it is none."""
+    return json.loads(line.decode("utf-8"))
+
+
 def read_journal(path: Path) -> tuple[dict[int, dict], list[tuple[int, int]]]:
     """The requests of the journal at ``path`` by sequence number, and its applied batches
     in order (a torn last line left out)."""
     requests: dict[int, dict] = {}
     applied: list[tuple[int, int]] = []
-    with open(path, encoding="utf-8") as f:
+    with open(path, "rb") as f:
         f.readline()  # the journal's own line
         for lineno, line in enumerate(f, 2):
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                if line.endswith("\n"):  # not a torn last line: the journal is damaged
-                    raise NBSVMError("not a JSON line", path=str(path), line=lineno) from None
+                record = _json_line(line)
+            except (ValueError, RecursionError):  # (invalid UTF-8, nesting, huge numbers)
+                if line.endswith(b"\n"):  # not a torn last line: the journal is damaged
+                    raise NBSVMError(
+                        "not a JSON line of UTF-8", path=str(path), line=lineno
+                    ) from None
                 break
             why = _not_a_record(record)
             if why:  # a damaged or edited journal: said, never replayed as far as it goes
