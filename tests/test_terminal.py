@@ -39,6 +39,9 @@ def test_confusion_matrix_fits_or_lists_the_largest():
     wide = Console(file=io.StringIO(), width=200)
     print_confusion(wide, ["neg", "pos"], [[11459, 1041], [908, 11592]])
     assert "11459" in wide.file.getvalue() and "confusion matrix (rows" in wide.file.getvalue()
+    # its title on one line (as the table's title it wrapped to two classes' width:
+    # 'confusion matrix (rows:' / 'true, columns:' / 'predicted)')
+    assert "confusion matrix (rows: true, columns: predicted)\n" in wide.file.getvalue()
 
 
 def test_first_run_says_the_kernels_compile(monkeypatch, tmp_path, capsys):

@@ -96,7 +96,9 @@ def print_confusion(
     if width <= console.width:
         from rich.table import Table
 
-        cm = Table(title="confusion matrix (rows: true, columns: predicted)")
+        # (the title as a line of its own: as a table title it wrapped to the table's width)
+        console.print("confusion matrix (rows: true, columns: predicted)", highlight=False)
+        cm = Table()
         cm.add_column("")
         for c in classes:
             cm.add_column(escape(c))
