@@ -480,8 +480,8 @@ def test_the_shaded_page_isolates_each_words_direction_and_shows_no_control_byte
     clf = NBSVMClassifier(n_bits=12, min_df=1, seed=0).fit(
         ["good fun film", "great fun", "bad dull film", "awful dull"] * 5,
         ["pos", "pos", "neg", "neg"] * 5)
-    page = shaded_html(explain_text(clf, "good \u202efun\x00 dull film"))
+    page = shaded_html(explain_text(clf, "good \u202efun\x00 dull\x80 film"))
     spans = re.findall(r'<span title="[^"]*" style="([^"]*)">([^<]*)</span>', page)
-    assert [w for _, w in spans] == ["good", "\u202efun\ufffd", "dull", "film"]
+    assert [w for _, w in spans] == ["good", "\u202efun\ufffd", "dull\ufffd", "film"]  # C0, C1
     assert all(style.startswith("unicode-bidi:isolate;") for style, _ in spans)
     assert "\x00" not in page and re.search(r"class <b><bdi>(pos|neg)</bdi></b>", page)

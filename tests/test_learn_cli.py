@@ -910,3 +910,38 @@ def test_the_library_refuses_what_the_command_line_refuses_while_parsing(tmp_pat
         learn_sparse(make_learner("sgd"), [data], **kwargs)
     with pytest.raises(NBSVMError, match=r"lambda \(lam\) must be a non-negative number"):
         learn_sparse(make_learner("sgd", lam=-1.0), [data])
+
+
+@pytest.mark.parametrize("head, labeled", [
+    (b" 1:1 2:1\n 3:1\n", False),              # every line indented: unlabeled, as a file
+    (b" 3:1\n" * 1000 + b"34", False),          # the cut last line ('34' of '34:1') tells nothing
+    (b" 3:1\n 4:1\n1,2 1:1\n", True),           # scikit-learn's empty sets, then a label
+    (b"1 1:1 2:1", True),                       # one cut line whose first token is whole
+])
+def test_standard_input_is_labeled_by_its_first_whole_line_that_tells(monkeypatch, head,
+                                                                      labeled):
+    """A review: an unlabeled indented file on standard input was refused ('cannot tell'),
+    and the cut end of the peeked buffer decided (a '34' of '34:1' taken for a label)."""
+    import nbsvm.io.decoding as decoding
+    from nbsvm.data.rowencoder import has_labels
+
+    monkeypatch.setattr(decoding, "_peek", lambda fh: head)
+    assert has_labels("-", "svmlight") is labeled
+    monkeypatch.setattr(decoding, "_peek", lambda fh: b"3" * 5000)  # no whole token: refused
+    with pytest.raises(NBSVMError, match="cannot tell from standard input"):
+        has_labels("-", "svmlight")
+
+
+def test_eval_reads_a_named_models_classes_as_learn_did(tmp_path):
+    """A review: learn took the named label '1_0' for a name and '1e1' for a number; eval
+    then refused the model's own training file ('1e1' is '1_0' written another way)."""
+    data = tmp_path / "sp.named"
+    data.write_text("1_0 a:1 b:1\n1e1 c:1 d:1\n1_0 a:1\n1e1 d:1\n")
+    assert_ok(run("learn", data, "--format", "named", "-o", tmp_path / "m.npz", "-a", "pa", "-q"))
+    r = run("eval", data, "--format", "named", "-m", tmp_path / "m.npz", "--json")
+    assert r.exit_code == 0 and json.loads(r.output)["n_docs"] == 4, r.output
+
+
+def test_an_unfitted_one_vs_rest_has_not_diverged():
+    from nbsvm.learners.registry import make_learner
+    assert make_learner("ovr").diverged() is None  # (an AttributeError for a review)

@@ -5,6 +5,7 @@ signed=False) & (2**n_bits - 1)``, values of colliding names summed)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -76,13 +77,16 @@ def _starts_with_label(text: str) -> bool | None:
     return ":" not in first and not first.startswith("|")
 
 
-def _first_told(lines) -> bool | None:
-    """:func:`_starts_with_label` of the first line that tells; None if none does."""
+def _first_told(lines) -> tuple[bool | None, bool]:
+    """:func:`_starts_with_label` of the first line that tells (None if none does), and
+    whether there was a line at all (not a comment)."""
+    seen = False
     for text, _, _ in lines:
+        seen = True
         told = _starts_with_label(text)
         if told is not None:
-            return told
-    return None
+            return told, True
+    return None, seen
 
 
 def has_labels(path: PathOrFile, fmt: str) -> bool:
@@ -100,9 +104,16 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
         from nbsvm.io.decoding import _peek
 
         head = _peek(sys.stdin.buffer)  # one buffer: the first lines, the last maybe cut
-        told = _first_told(_lines(io.BytesIO(head), comments=fmt != "named"))
-        if told is not None:
-            return told
+        whole = head[: head.rfind(b"\n") + 1]  # its whole lines (a cut '34:1' is '34')
+        cut = head[len(whole) :]
+        if not re.match(rb"\s*\S+\s", cut):  # not even its first token whole
+            cut = b""
+        comments = fmt != "named"
+        told, seen = _first_told(_lines(io.BytesIO(whole), comments=comments))
+        if told is None and not seen:
+            told, seen = _first_told(_lines(io.BytesIO(cut + b"\n"), comments=comments))
+        if told is not None or seen:  # (lines that cannot tell, all of them: unlabeled)
+            return bool(told)
         if head.strip():
             raise NBSVMError(
                 "cannot tell from standard input whether its lines start with a label (no "
@@ -111,7 +122,7 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
             )
         return False  # nothing to read: no examples either way
 
-    return bool(_first_told(_lines(path, comments=fmt != "named")))
+    return bool(_first_told(_lines(path, comments=fmt != "named"))[0])
 
 
 def read_rows(

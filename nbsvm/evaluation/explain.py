@@ -276,8 +276,9 @@ def shaded_html(explanation: dict) -> str:
     )
 
 
-#: Control characters a page shows as U+FFFD (NUL and the like; tab and line ends aside).
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: Control characters a page shows as U+FFFD (C0 and C1, DEL: what HTML calls controls;
+#: tab and line ends aside).
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _shown(text: str) -> str:

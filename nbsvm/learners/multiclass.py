@@ -394,6 +394,8 @@ class OneVsRest(OnlineLearner):
     def diverged(self) -> str | None:
         # its binary learners' arrays, as saved_parts names them (they are not this
         # learner's own until it is saved: the epochs never saw a blown-up one)
+        if getattr(self, "_binary", None) is None and "estimator_state_" not in vars(self):
+            return None  # (not fitted: nothing learned)
         for k, learner in enumerate(self._learners()):
             bad = learner.diverged()
             if bad is not None:
