@@ -196,5 +196,7 @@ def test_an_empty_label_set_line_counts_for_the_index_base_and_the_labeled_guess
     assert [r.labels for r in read_svmlight(path)] == [("1", "2"), (), ("2",)]
     path.write_text(" 3:1 4:1\n1,2 1:1\n")
     assert has_labels(path, "svmlight") is True
+    path.write_text("0:1 3:1\n2:1\n")  # unlabeled: its first token is a feature too
+    assert [r.keys.tolist() for r in read_svmlight(path, labeled=False)] == [[0, 3], [2]]
     path.write_text(" 3:1 4:1\n 1:1\n")  # every line indented, none with a label
     assert has_labels(path, "svmlight") is False

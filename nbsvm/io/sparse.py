@@ -131,12 +131,13 @@ def _check_namespace(token: str, seen: int, name: str, lineno: int) -> None:
         )
 
 
-def detect_index_base(path: PathOrFile) -> int:
-    """0 if any svmlight feature index is 0, else 1 (one streaming pass over the file)."""
+def detect_index_base(path: PathOrFile, labeled: bool = True) -> int:
+    """0 if any svmlight feature index is 0, else 1 (one streaming pass over the file;
+    ``labeled``: each line's first token is its label)."""
     for text, name, lineno in _lines(path):
         tokens = text.split()
         empty = text[0] == " " and ":" in tokens[0]  # no label: the empty label set
-        for token in tokens[0 if empty else 1 :]:
+        for token in tokens[0 if empty or not labeled else 1 :]:
             key = token.partition(":")[0]
             if key == "0":
                 return 0
@@ -257,7 +258,7 @@ def read_svmlight(
         index_base = (
             1
             if hasattr(path_or_file, "read") or path_or_file == "-"
-            else detect_index_base(path_or_file)
+            else detect_index_base(path_or_file, labeled)
         )
     if index_base not in (0, 1):
         raise NBSVMError(f"index_base must be 0, 1 or 'auto', got {index_base!r}")
