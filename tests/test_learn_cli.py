@@ -916,7 +916,9 @@ def test_the_library_refuses_what_the_command_line_refuses_while_parsing(tmp_pat
     (b" 1:1 2:1\n 3:1\n", False),              # every line indented: unlabeled, as a file
     (b" 3:1\n" * 1000 + b"34", False),          # the cut last line ('34' of '34:1') tells nothing
     (b" 3:1\n 4:1\n1,2 1:1\n", True),           # scikit-learn's empty sets, then a label
-    (b"1 1:1 2:1", True),                       # one cut line whose first token is whole
+    (b"1 1:1 2:1", True),                       # one line without its end: as it is
+    (b"3:1", False),                            # (one token: refused for a while)
+    (b" 3:1\r" * 1000 + b"34", False),          # lone CRs end lines too
 ])
 def test_standard_input_is_labeled_by_its_first_whole_line_that_tells(monkeypatch, head,
                                                                       labeled):
@@ -927,7 +929,7 @@ def test_standard_input_is_labeled_by_its_first_whole_line_that_tells(monkeypatc
 
     monkeypatch.setattr(decoding, "_peek", lambda fh: head)
     assert has_labels("-", "svmlight") is labeled
-    monkeypatch.setattr(decoding, "_peek", lambda fh: b"3" * 5000)  # no whole token: refused
+    monkeypatch.setattr(decoding, "_peek", lambda fh: b"# only a comment\n")
     with pytest.raises(NBSVMError, match="cannot tell from standard input"):
         has_labels("-", "svmlight")
 

@@ -5,7 +5,6 @@ signed=False) & (2**n_bits - 1)``, values of colliding names summed)."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -104,14 +103,10 @@ def has_labels(path: PathOrFile, fmt: str) -> bool:
         from nbsvm.io.decoding import _peek
 
         head = _peek(sys.stdin.buffer)  # one buffer: the first lines, the last maybe cut
-        whole = head[: head.rfind(b"\n") + 1]  # its whole lines (a cut '34:1' is '34')
-        cut = head[len(whole) :]
-        if not re.match(rb"\s*\S+\s", cut):  # not even its first token whole
-            cut = b""
-        comments = fmt != "named"
-        told, seen = _first_told(_lines(io.BytesIO(whole), comments=comments))
-        if told is None and not seen:
-            told, seen = _first_told(_lines(io.BytesIO(cut + b"\n"), comments=comments))
+        # its whole lines decide (a cut '34:1' is '34'); where it holds none, its first
+        # line as it is (a stream of one line without its end, a line longer than it)
+        whole = head[: max(head.rfind(b"\n"), head.rfind(b"\r")) + 1] or head
+        told, seen = _first_told(_lines(io.BytesIO(whole), comments=fmt != "named"))
         if told is not None or seen:  # (lines that cannot tell, all of them: unlabeled)
             return bool(told)
         if head.strip():
