@@ -751,3 +751,20 @@ def test_auto_with_settings_the_exact_solver_cannot_take_leaves_it_out(kept):
     clf = NBSVMClassifier(auto=True, time_budget=3, n_bits=14, **kept).fit(
         [t for _, t in rows], [c for c, _ in rows])
     assert clf.learner is None and all(clf.get_params()[k] == v for k, v in kept.items())
+
+
+def test_the_scripts_check_counts_their_letters_not_curly_quotes_and_dashes():
+    """A hunt: English dialogue ('“Yes,” she said — “of course…”') had 22% of characters
+    the tokenizer splits, all punctuation, and --auto searched --split-scripts on it."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from nbsvm.models.auto_plan import _tried
+
+    english = [SimpleNamespace(text=t) for t in
+               ["“Yes,” she said — “of course…”", "“No,” he said — “never…”"] * 10]
+    assert _tried({}, set(), english, 10.0, True)["scripts"] == [True]
+    zh = [SimpleNamespace(text=line.split("\t")[1]) for line in
+          (Path(__file__).parents[1] / "data" / "zh_reviews.txt").read_text(
+              encoding="utf-8").splitlines()]
+    assert _tried({}, set(), zh, 10.0, True)["scripts"] == [True, False]
