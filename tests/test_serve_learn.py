@@ -495,6 +495,22 @@ def test_a_request_a_full_disk_refused_is_never_in_the_journal(model_file, monke
     assert {k: r["texts"] for k, r in requests.items()} == {0: ["a"], 1: ["b"]}
 
 
+def test_a_journal_cut_before_what_the_model_learned_with_it_is_refused(model_file):
+    """A hunt: a journal cut by hand at a line boundary before the requests the model file
+    learned through was accepted without a word (the initial model and the journal could
+    no longer rebuild the model, and new requests took the lost numbers' places)."""
+    with app_client(model_file, checkpoint_every=1) as client:
+        for _ in range(3):
+            assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 2)
+    journal = journal_path(str(model_file))
+    lines = journal.read_text(encoding="utf-8").splitlines(keepends=True)
+    journal.write_text(lines[0], encoding="utf-8")  # its own line alone: every request cut
+    with pytest.raises(NBSVMError, match=r"ends at request -1, but .* learned through "
+                                         r"request 2 with it: the journal lost requests"):
+        app_client(model_file).__enter__()
+
+
 def test_a_journal_whose_requests_cannot_be_learned_is_named(model_file):
     from nbsvm.errors import NBSVMError
     journal = journal_after_one_request(

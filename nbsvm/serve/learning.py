@@ -103,10 +103,18 @@ def learned_through(model: NBSVMClassifier) -> int:
     return -1 if entry is None else int(entry.get("through", -1))
 
 
-def check_journal(model: NBSVMClassifier, path: str, journal: Journal, used: bool) -> None:
+def check_journal(
+    model: NBSVMClassifier,
+    path: str,
+    journal: Journal,
+    requests: dict[int, dict],
+    applied: list[tuple[int, int]],
+) -> None:
     """Refuse a journal that is not this model's: one whose learned model names another
-    journal, or, where the model never learned and the journal holds requests (``used``),
-    whose first model is not this file (trained again to the same path, say)."""
+    journal, or, where the model never learned and the journal holds ``requests``, whose
+    first model is not this file (trained again to the same path, say); and this model's
+    journal when it ends before the requests the model learned with it."""
+    used = bool(requests)
     entry = last_learned(model)
     # a journal that started from the file as it is now (a new one, after the journal the
     # file learned with was lost) replays onto it, whatever journal the file names
@@ -119,6 +127,15 @@ def check_journal(model: NBSVMClassifier, path: str, journal: Journal, used: boo
             f"{path} learned with journal {entry.get('journal')}, not with {journal.path} "
             f"({journal.id}): move that journal away, or serve the model it belongs to"
         )
+    if entry is not None and entry.get("journal") == journal.id:
+        held = max(max(requests, default=-1), max((b for _, b in applied), default=-1))
+        if held < int(entry.get("through", -1)):  # (cut by hand, or restored from a backup)
+            raise NBSVMError(
+                f"{journal.path} ends at request {held}, but {path} learned through request "
+                f"{entry['through']} with it: the journal lost requests, and the model could "
+                f"not be rebuilt from {initial_path(path).name} and it; restore the journal, "
+                "or move both away to learn afresh"
+            )
     if entry is None and used and file_sha256(path) != journal.header.get("initial_sha256"):
         raise NBSVMError(
             f"{journal.path} started from another model than {path} (trained again?): move "
@@ -150,7 +167,7 @@ class OnlineModel:
         self.journal = Journal(self.path)
         try:
             requests, applied = self.journal.read()  # once: it holds every text ever posted
-            check_journal(registry.get(name).model, self.path, self.journal, bool(requests))
+            check_journal(registry.get(name).model, self.path, self.journal, requests, applied)
             self.seq = self._replay(requests, applied)
         except BaseException:
             self.journal.close()
