@@ -557,7 +557,7 @@ def test_a_diverged_run_stops_with_an_error_and_saves_nothing(tmp_path, algorith
 def test_a_diverged_run_names_the_options_its_learner_takes(tmp_path):
     """Pegasos diverging said 'lower --eta0', which pegasos refuses: each learner's hint is
     of the options it takes."""
-    from nbsvm.learners.options import divergence_hints
+    from nbsvm.learners.hints import divergence_hints
 
     data = tmp_path / "x.svm"
     data.write_text("1 1:1 2:1\n-1 3:1\n1 1:0.5\n-1 3:1 2:0.1\n")

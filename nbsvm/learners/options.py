@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from nbsvm.errors import NBSVMError
 from nbsvm.learners.base import OnlineLearner
+from nbsvm.learners.hints import ETA0_SCHEDULES
 
 # CLI option -> the learner parameter names it may stand for (the first one a class takes)
 OPTION_PARAMS = {
@@ -28,7 +29,7 @@ ACTS_ONLY_WITH = {
     "--l1": ("penalty", ("elasticnet",), "the share of lambda on L1 of --penalty elasticnet"),
     "--eta0": (
         "schedule",
-        ("optimal", "constant", "invsqrt", "adagrad"),
+        ETA0_SCHEDULES,
         "the step size of --schedule optimal, constant, invsqrt or adagrad (pegasos steps "
         "1/(lambda t))",
     ),
@@ -150,35 +151,3 @@ def _refuse_inactive(algorithm: str, cls, fixed: dict, params: dict, given: dict
                 f"--algorithm {algorithm} with {other} {value!r} does not use {option}: it is "
                 f"{what}"
             )
-
-
-def divergence_hints(learner: OnlineLearner, cli: bool = True) -> list[str]:
-    """What a learner whose state blew up can be given instead, by the options it takes
-    (a one-vs-rest wrapper: its binary learner's, with the parameters it passes on): a
-    smaller step (``--eta0`` where the schedule uses it), more regularization
-    (``--lambda``), a smaller ``--C`` (PA, MIRA); ``cli`` False: the Python parameters'
-    names (``eta0``, ``lam``, ``C``).
-
-    >>> divergence_hints(make_learner_from_options("pegasos", {}))
-    ['raise --lambda']
-    >>> divergence_hints(make_learner_from_options("ovr", {"--estimator": "sgd"}), cli=False)
-    ['lower eta0', 'raise lam']
-    """
-    from nbsvm.learners.registry import make_learner
-
-    params = learner.get_params()
-    if "estimator_params" in params:  # one-vs-rest: its binary learner's options
-        inner = make_learner(str(params["estimator"]), **(params["estimator_params"] or {}))
-        params = inner.get_params()
-    names = ("--eta0", "--lambda", "--C") if cli else ("eta0", "lam", "C")
-    hints = []
-    schedule = params.get("schedule")
-    if set(params) & {"eta0", "eta"} and (
-        schedule is None or schedule in ACTS_ONLY_WITH["--eta0"][1]
-    ):
-        hints.append(f"lower {names[0]}")
-    if "lam" in params:
-        hints.append(f"raise {names[1]}")
-    if "C" in params:
-        hints.append(f"lower {names[2]}")
-    return hints

@@ -104,7 +104,7 @@ class PersistenceMixin:
         (a model file that holds learners inside it uses the pair)."""
         bad = self.diverged()
         if bad is not None:
-            from nbsvm.learners.options import divergence_hints
+            from nbsvm.learners.hints import divergence_hints
 
             hints = divergence_hints(self, cli=False)  # type: ignore[arg-type]
             *first, last = ["scale the feature values down", *hints]

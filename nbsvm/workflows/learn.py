@@ -62,7 +62,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import check_encoding
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.epochs import run_epoch
-from nbsvm.learners.options import divergence_hints
+from nbsvm.learners.hints import divergence_hints
 from nbsvm.memory import FIXED_BYTES, check_fit_memory
 
 #: the share of the feature space at or below which the examples' columns are kept alone
