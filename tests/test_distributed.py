@@ -461,3 +461,25 @@ def test_dask_runs_say_what_one_machine_says(tmp_path):
             assert "--skip-bad-lines" not in r.stderr
             assert "(the model is trained and saved to" in r.stderr
             assert (tmp_path / "t.npz").exists()
+
+
+@pytest.mark.slow  # a Dask run: make test-slow (run by CI after make test)
+def test_a_local_cluster_says_nothing_when_the_dashboards_port_is_taken():
+    """--dask-local printed distributed's 'Port 8787 is already in use ... Hosting the HTTP
+    server on port N instead' whenever another cluster (a notebook's, this suite's) held
+    it: its HTTP server takes a free port."""
+    import socket
+    import warnings
+
+    held = socket.socket()
+    try:
+        held.bind(("", 8787))
+        held.listen()
+    except OSError:
+        pass  # taken already: the case itself
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with D.client_for(local_workers=1) as c:
+            assert c.scheduler_info()["workers"]
+    held.close()
+    assert not [w for w in caught if "already in use" in str(w.message)]

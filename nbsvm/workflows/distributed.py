@@ -89,7 +89,9 @@ def client_for(scheduler: str | None = None, local_workers: int | None = None) -
             n_workers=local_workers,
             threads_per_worker=1,
             processes=True,
-            dashboard_address=None,
+            # no dashboard wanted, but distributed starts its HTTP server anyway: on a free
+            # port (its default 8787 in use, by a notebook's cluster say, printed a warning)
+            dashboard_address=":0",
             # a shard's error reaches the driver, which names it in one line (_gather): the
             # workers' "Compute Failed" log with its traceback would come first otherwise
             silence_logs=logging.CRITICAL,
