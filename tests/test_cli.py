@@ -911,3 +911,25 @@ def test_a_symbolic_link_that_loops_or_dangles_is_said_as_such(files, model):
                        f"dangling: a symbolic link to '{tmp / 'gone.txt'}', which does not exist")
     assert_clean_error(run("predict", "-m", model, tmp / "nothere.txt", "-q"),
                        "nothere.txt: no such file or folder")
+
+
+def test_a_label_as_long_as_a_document_is_cut_in_notes_and_reports(tmp_path):
+    """A hunt: a 10 MB label (a text pasted into the label column) kept train printing
+    its calibration note for minutes (rich wrapping the whole name, about quadratic in
+    its length), and eval printed an unseen one whole, twice."""
+    long = "L" * 200_000
+    rows = [f"{'neg' if i % 2 else 'pos'}\tsome short text here number {i}" for i in range(20)]
+    train = tmp_path / "t.txt"
+    train.write_text("\n".join(rows + [f"{long}\tthe text of the long label {j}" for j in range(2)])
+                     + "\n")
+    r = run("train", train, "-o", tmp_path / "m.npz", "--n-bits", "12")
+    assert r.exit_code == 0, r.output[-2000:]
+    assert len(r.output) < 20_000 and "L" * 81 not in r.output and "LLLL" in r.output
+    small = tmp_path / "s.txt"
+    small.write_text("\n".join(rows) + "\n")
+    assert run("train", small, "-o", tmp_path / "s.npz", "--n-bits", "12", "-q").exit_code == 0
+    test = tmp_path / "e.txt"
+    test.write_text("\n".join(rows + [f"{long}\ttext"]) + "\n")
+    r = run("eval", test, "-m", tmp_path / "s.npz")
+    assert r.exit_code == 0 and len(r.output) < 20_000 and "L" * 81 not in r.output, \
+        r.output[-2000:]

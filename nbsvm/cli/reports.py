@@ -34,6 +34,21 @@ _OPTIONAL_SCORES = (
 SHOWN_CLASSES = 30
 
 
+#: A class name is shown up to this many characters in the reports (a label as long as a
+#: document, 10 MB, kept rich's line wrapping busy for minutes).
+NAME_CHARS = 80
+
+
+def cut(name: object) -> str:
+    """A class name for a report line or table: at most :data:`NAME_CHARS` characters.
+
+    >>> cut("pos"), cut("x" * 100)[-3:], len(cut("x" * 100))
+    ('pos', 'xx…', 81)
+    """
+    text = str(name)
+    return text if len(text) <= NAME_CHARS else text[:NAME_CHARS] + "…"
+
+
 def class_counts_line(names: Sequence, counts: Sequence) -> str:
     """``"neg (12), pos (13)"``: the documents of each class, the first
     :data:`SHOWN_CLASSES` of them (2,000 labels filled a screen per line).
@@ -43,7 +58,9 @@ def class_counts_line(names: Sequence, counts: Sequence) -> str:
     >>> class_counts_line([f"c{i}" for i in range(32)], range(32))[-50:]
     ', c29 (29), and 2 more classes (--json lists them)'
     """
-    shown = ", ".join(f"{c} ({n})" for c, n in zip(names[:SHOWN_CLASSES], counts[:SHOWN_CLASSES]))
+    shown = ", ".join(
+        f"{cut(c)} ({n})" for c, n in zip(names[:SHOWN_CLASSES], counts[:SHOWN_CLASSES])
+    )
     more = len(names) - SHOWN_CLASSES
     return shown if more <= 0 else f"{shown}, and {more:,} more classes (--json lists them)"
 
@@ -85,6 +102,7 @@ def print_confusion(
 ) -> None:
     """The confusion matrix as a table when it fits the terminal; else (20 classes at 80
     columns) the largest confusions, one per line, so that no count is cut."""
+    classes = [cut(c) for c in classes]
     width = (
         max(len(c) for c in classes)
         + 4
@@ -151,7 +169,7 @@ def _per_class_table(console, rep: dict, what: str, counted_as: str, left_out: s
     from rich.table import Table
 
     if rep.get("unseen_labels"):
-        shown = ", ".join(f"{label} ({n})" for label, n in rep["unseen_labels"].items())
+        shown = ", ".join(f"{cut(label)} ({n})" for label, n in rep["unseen_labels"].items())
         console.print(
             f"labels the model does not know, counted as {counted_as}: {shown}{left_out}",
             highlight=False,
@@ -161,7 +179,7 @@ def _per_class_table(console, rep: dict, what: str, counted_as: str, left_out: s
     table = Table(what, "precision", "recall", "F1", "support")
     for c, m in rep["per_class"].items():  # class names are user data, not markup
         table.add_row(
-            escape(c),
+            escape(cut(c)),
             f"{m['precision']:.4f}",
             f"{m['recall']:.4f}",
             f"{m['f1']:.4f}",

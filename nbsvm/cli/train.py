@@ -66,7 +66,7 @@ from nbsvm.config import (
     SOFTMAX_LAM,
     WEIGHTINGS,
 )
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, shown
 from nbsvm.io.document import read_once
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, check_learner
 from nbsvm.workflows import compile_ahead
@@ -992,7 +992,7 @@ _NOTES = {
     "lone classes, most": lambda e: lone_classes_line(e),
     "label sets as classes": lambda e: (
         f"note: {e['sets']} of {e['classes']} classes read as label sets ("
-        + ", ".join(map(repr, e["shown"]))
+        + ", ".join(map(shown, e["shown"]))
         + (", ..." if e["sets"] > len(e["shown"]) else "")
         + "): each is a class of its own; --multilabel learns each label"
     ),
@@ -1012,13 +1012,13 @@ _WARNINGS = {
 def lone_classes_line(event: dict) -> str:
     """``note: 1 of 3 classes holds one document: 'rating' (hdr.txt line 1) ...``, with what
     to check: a header line, or (most documents alone) the label and text swapped."""
-    shown = ", ".join(
-        repr(c) + (f" ({w['path']} line {w['line']})" if w.get("path") and w.get("line") else "")
+    said = ", ".join(
+        shown(c) + (f" ({w['path']} line {w['line']})" if w.get("path") and w.get("line") else "")
         for c, w in event["shown"]
     )
     more = f" and {event['alone'] - len(event['shown'])} more" if event["alone"] > 3 else ""
     holds = "holds one document" if event["alone"] == 1 else "hold one document each"
-    line = f"note: {event['alone']} of {event['classes']} classes {holds}: {shown}{more}"
+    line = f"note: {event['alone']} of {event['classes']} classes {holds}: {said}{more}"
     if event.get("held_out"):
         return line + (
             f" in the part left for training after --valid {event['held_out']:g} held out "

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from nbsvm.data.batches import hash_batches
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, shown
 from nbsvm.io.document import Document, rereadable
 from nbsvm.io.labels import label_set
 from nbsvm.learners.calibrator import Calibrator, ReliabilityHistogram
@@ -110,7 +110,7 @@ def check_seen(model: NBSVMClassifier, label: str, flag: str, **where: Any) -> N
     missing = [v for v in values if v not in model.class_names_]
     if missing:
         raise NBSVMError(
-            f"{flag}: every document of class {missing[0]!r} fell in the "
+            f"{flag}: every document of class {shown(missing[0])} fell in the "
             "held-out part, so the model never sees the class; give that class "
             "more documents",
             **where,
@@ -172,11 +172,12 @@ def check_every_class_held_out(model: NBSVMClassifier, truth: np.ndarray) -> Non
     missing = [c for c, seen in zip(model.class_names_, present) if not seen]
     if missing:
         counts = dict(zip(model.class_names_, np.asarray(model.class_counts_).tolist()))
-        shown = ", ".join(f"{c!r} ({counts.get(c, 0):g} documents in all)" for c in missing[:5])
+        # (a name as long as a document stalled the printing for minutes: cut)
+        said = ", ".join(f"{shown(c)} ({counts.get(c, 0):g} documents in all)" for c in missing[:5])
         kind = "label" if model.multilabel else "class"
         raise NBSVMError(
             f"the held-out tenth ({len(truth)} documents) holds no document of {kind} "
-            f"{shown}: a calibration fitted without it would push its probabilities to the "
+            f"{said}: a calibration fitted without it would push its probabilities to the "
             "extremes; train on more documents of it, or without calibration (--calibrate none)"
         )
 

@@ -26,7 +26,7 @@ import numpy as np
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.store import cache_folder
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, shown
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map
 from nbsvm.io.document import Document
 from nbsvm.io.labels import SEPARATOR, output_order
@@ -111,7 +111,7 @@ def lone_classes_event(model: NBSVMClassifier, cache: FeatureCache) -> dict | No
     if not alone:
         return None
     where = dict(zip(cache.labels, cache.first_seen))
-    shown = [(c, where.get(c) or {}) for c in alone[:3]]
+    named = [(c, where.get(c) or {}) for c in alone[:3]]
     # nearly every document alone: text and label swapped, not a few-shot corpus
     stage = "lone classes, most" if 10 * len(alone) >= 9 * counts.sum() else "lone classes"
     return {
@@ -120,7 +120,7 @@ def lone_classes_event(model: NBSVMClassifier, cache: FeatureCache) -> dict | No
         "alone": len(alone),
         "classes": int(counts.size),
         "documents": int(counts.sum()),
-        "shown": shown,
+        "shown": named,
         # early stopping counted the part left for training: the split, not the file, can
         # leave a class one document (--valid 0.99 of a small file)
         "held_out": float(model.validation_fraction) if model.early_stopping else None,
@@ -158,7 +158,7 @@ def label_sets_message(event: dict, flag: str) -> str:
     label there)."""
     return (
         f"{event['sets']} of {event['classes']} classes read as label sets "
-        f"({', '.join(map(repr, event['shown']))}): each is a class of its own; "
+        f"({', '.join(map(shown, event['shown']))}): each is a class of its own; "
         f"{flag} learns each label"
     )
 
