@@ -193,6 +193,33 @@ SCRATCH_PER_BYTE = 20
 CHECKED_DOCUMENT_BYTES = 1 << 20
 
 
+#: ``--max-memory`` of this run less :data:`FIXED_BYTES` (:func:`set_budget`): what the
+#: longest line read may take to hash (:func:`reading_bytes`); None: the memory available.
+_BUDGET: int | None = None
+
+
+def set_budget(max_memory: int | str | None) -> None:
+    """Bound the lines this process reads by ``--max-memory`` (None: by the memory
+    available alone): a line longer than it could be hashed in is refused as it is read,
+    not after it was held whole (a 300 MB line took 1.4 GB under --max-memory 600M)."""
+    global _BUDGET
+    _BUDGET = None if max_memory is None else max(0, parse_size(max_memory) - FIXED_BYTES)
+
+
+def reading_budget() -> int | None:
+    """The budget :func:`set_budget` set (None: none)."""
+    return _BUDGET
+
+
+def reading_bytes() -> int | None:
+    """What hashing the longest line read may take: the memory available, within the
+    budget of :func:`set_budget`; None where neither is known."""
+    available = available_bytes()
+    if _BUDGET is None or available is None:
+        return available if _BUDGET is None else _BUDGET
+    return min(available, _BUDGET)
+
+
 def check_document_bytes(n_bytes: int, max_memory: int | str | None = None) -> str | None:
     """Why one document of ``n_bytes`` (UTF-8) cannot be hashed within ``max_memory``
     (beside :data:`FIXED_BYTES`), or the memory available; None if it can. Memory grows

@@ -933,3 +933,20 @@ def test_a_label_as_long_as_a_document_is_cut_in_notes_and_reports(tmp_path):
     r = run("eval", test, "-m", tmp_path / "s.npz")
     assert r.exit_code == 0 and len(r.output) < 20_000 and "L" * 81 not in r.output, \
         r.output[-2000:]
+
+
+def test_max_memory_bounds_the_longest_line_read(tmp_path):
+    """A memory hunt: --max-memory 600M let a 300 MB line be read whole (1.4 GB peak) before
+    the document was refused; the lines read are bounded by it, as by the memory
+    available: (300 MB - 240 MB) / 20 = 3 MB here, a 4 MB line refused as it is read."""
+    from nbsvm import memory
+
+    data = tmp_path / "long.txt"
+    data.write_text("pos\t" + "lorem ipsum " * 350_000 + "\n" + "neg\tshort text\n" * 4)
+    r = run("train", data, "-o", tmp_path / "m.npz", "--max-memory", "300M", "-q")
+    assert r.exit_code == 2 and not (tmp_path / "m.npz").exists(), r.output
+    assert "long.txt:1: a line of more than 3.0 MB, a twentieth of --max-memory less the " \
+        "240.0 MB a run holds" in r.output
+    assert memory.reading_budget() is None  # the next command in this process: unbounded
+    r = run("train", data, "-o", tmp_path / "m.npz", "-q", "--n-bits", "12")
+    assert r.exit_code == 0, r.output

@@ -212,6 +212,14 @@ class _FullestRead:
     encoding = property(lambda self: self._stats().encoding)
 
 
+def bound_reading(max_memory: str | None) -> None:
+    """``--max-memory`` bounds the longest line read too (:func:`nbsvm.memory.set_budget`):
+    one too long to hash within it is refused as it is read, not once held whole."""
+    from nbsvm.memory import set_budget
+
+    set_budget(max_memory)
+
+
 def read_stats(skip_bad: bool = False, encoding: str = "utf-8", hint: bool = True) -> ReadStats:
     """A fresh ReadStats, reported by :func:`cli_errors` when the command ends well
     (``hint``: the command has --skip-bad-lines)."""
@@ -697,6 +705,8 @@ def cli_errors(runs_until_stopped: bool = False) -> Iterator[None]:
         raise typer.Exit(2) from None
     finally:
         command_streams.clear()  # a later command in this process must not see them
+        if "nbsvm.memory" in sys.modules:  # (nor this one's --max-memory: bound_reading)
+            sys.modules["nbsvm.memory"].set_budget(None)
         if previous:
             signal.setitimer(signal.ITIMER_REAL, 0)
             for signum, handler in previous.items():

@@ -9,6 +9,7 @@ import typer
 
 from nbsvm.cli._app import app
 from nbsvm.cli.common import (
+    bound_reading,
     checkpoint_note,
     claim_outputs,
     cli_errors,
@@ -129,6 +130,7 @@ def learn_command(
         )
         refuse_model_name(output)  # (after: an input named as the output is said as such)
         check_sparse_format(fmt)  # before the learner is named: an argument error only
+        bound_reading(max_memory)  # a line too long for it: refused as it is read
         for path in test or ():  # a --test file the model could not read: before training
             model_file_format(path, fmt, file_format(inputs[0], fmt) if inputs else "svmlight")
         options = dict(locals())  # every option by name, for the steps below

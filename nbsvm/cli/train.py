@@ -15,6 +15,7 @@ from nbsvm.cli.common import (
     Dask,
     Hashing,
     Reading,
+    bound_reading,
     check_interrupt,
     checkpoint_note,
     cli_errors,
@@ -513,6 +514,7 @@ def train_command(
     """Train an NB-weighted linear model out of core and save it."""
     with cli_errors():
         reading = _check_files(**locals())  # the files and the learner, before reading
+        bound_reading(max_memory)  # a line too long for it: refused as it is read
         # the library after the checks of what was asked: a wrong file is said at once
         from nbsvm.evaluation.heldout import EpochHistory
         from nbsvm.models.nbsvm import NBSVMClassifier

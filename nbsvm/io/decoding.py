@@ -453,11 +453,11 @@ def _wide_lines(fh, codec: str) -> Iterator[bytes]:
 
 
 def longest_line() -> int | None:
-    """The longest line read: one whose document could be hashed in the memory available
-    (:data:`nbsvm.memory.SCRATCH_PER_BYTE` bytes a byte), at least
-    :data:`nbsvm.memory.CHECKED_DOCUMENT_BYTES`; None where the memory available is not
-    known."""
-    available = memory.available_bytes()
+    """The longest line read: one whose document could be hashed in the memory available,
+    within the run's ``--max-memory`` (:func:`nbsvm.memory.reading_bytes`;
+    :data:`nbsvm.memory.SCRATCH_PER_BYTE` bytes a byte), at least
+    :data:`nbsvm.memory.CHECKED_DOCUMENT_BYTES`; None where neither is known."""
+    available = memory.reading_bytes()
     if available is None:
         return None
     return max(available // memory.SCRATCH_PER_BYTE, memory.CHECKED_DOCUMENT_BYTES)
@@ -468,8 +468,14 @@ class LineTooLong(NBSVMError):
     counts lines (a lone CR ends one in the numeric formats)."""
 
     def __init__(self, limit: int, path: str, line: int):
+        budget = memory.reading_budget()
+        of = (
+            f"--max-memory less the {memory.human(memory.FIXED_BYTES)} a run holds"
+            if budget is not None and limit * memory.SCRATCH_PER_BYTE >= budget
+            else "the memory available"
+        )
         super().__init__(
-            f"a line of more than {memory.human(limit)}, a twentieth of the memory available "
+            f"a line of more than {memory.human(limit)}, a twentieth of {of} "
             f"(hashing a document takes about {memory.SCRATCH_PER_BYTE} times its bytes): "
             "split it into documents or rows",
             path=path,
