@@ -64,6 +64,16 @@ class NBSVMError(Exception):
         return where + self.message
 
 
+def saved_untested(e: NBSVMError, output: object) -> NBSVMError:
+    """``e``, a test set's error after the model was saved to ``output``, saying so: a
+    script must not take the model for unchanged (train, learn and Dask's train alike)."""
+    return NBSVMError(
+        f"{e.message} (the model is trained and saved to {output}; the test set was not scored)",
+        e.path,
+        e.line,
+    )
+
+
 class NoDocuments(NBSVMError):
     """Nothing to train on once the documents were read (each empty, unlabeled or held
     out): said without the temporary cache's path, which names nothing of the user's."""

@@ -28,7 +28,7 @@ from nbsvm.cli.options import (
 from nbsvm.cli.progress import ProgressReporter
 from nbsvm.cli.reports import echo_kv, print_report
 from nbsvm.config import DEFAULT_N_BITS, MAX_BITS, MAX_HASH_SEED, MIN_BITS
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import NBSVMError, saved_untested
 from nbsvm.learners.registry import names
 
 SPARSE_FORMAT = typer.Option(
@@ -155,12 +155,7 @@ def learn_command(
             try:
                 rep = _evaluate(learner, talk, **options)
             except NBSVMError as e:  # as train says it: the model is kept, the test named
-                raise NBSVMError(
-                    f"{e.message} (the model is trained and saved to {output}; the test "
-                    "set was not scored)",
-                    e.path,
-                    e.line,
-                ) from e
+                raise saved_untested(e, output) from e
             if json_out:
                 typer.echo(json.dumps(dict(rep, training=summary), indent=2))
                 return

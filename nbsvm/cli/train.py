@@ -67,7 +67,7 @@ from nbsvm.config import (
     SOFTMAX_LAM,
     WEIGHTINGS,
 )
-from nbsvm.errors import NBSVMError, shown
+from nbsvm.errors import NBSVMError, saved_untested, shown
 from nbsvm.io.document import read_once
 from nbsvm.learners.registry import ALGORITHMS, TEXT_LEARNERS, check_learner
 from nbsvm.workflows import compile_ahead
@@ -834,12 +834,7 @@ def _score_on_dask(client, distributed, test: list[str], output: str, reader: di
             read_stats(encoding=reader.get("encoding", "utf-8"), hint=False),
         )
     except NBSVMError as e:
-        raise NBSVMError(
-            f"{e.message} (the model is trained and saved to {output}; the test set was "
-            "not scored)",
-            e.path,
-            e.line,
-        ) from e
+        raise saved_untested(e, output) from e
 
 
 def _reader(*, reading, skip_bad, weight_col, multilabel, **_) -> dict:

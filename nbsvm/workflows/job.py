@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, cast
 
 from nbsvm.data.cachestore import KeptCache, default_root
-from nbsvm.errors import NBSVMError, TestSetError
+from nbsvm.errors import NBSVMError, TestSetError, saved_untested
 from nbsvm.evaluation.evaluate import evaluate_documents
 from nbsvm.evaluation.heldout import EpochHistory, fit_and_evaluate
 from nbsvm.io.document import Document
@@ -83,12 +83,7 @@ def train_job(
             report = _fit(clf, docs, test_docs, holder, history, fitting, save)
     except TestSetError as e:  # trained: the model is kept, the test set named
         save.once()
-        raise NBSVMError(
-            f"{e.message} (the model is trained and saved to {output}; the test set was "
-            "not scored)",
-            e.path,
-            e.line,
-        ) from e
+        raise saved_untested(e, output) from e
     t1 = time.perf_counter()
     save.once()
     return {
