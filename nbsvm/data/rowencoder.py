@@ -15,6 +15,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.sparse import (
     SPARSE_FORMATS,
     detect_sparse_format,
+    empty_label_set,
     read_blitzer,
     read_named,
     read_svmlight,
@@ -70,9 +71,9 @@ def _starts_with_label(text: str) -> bool | None:
     """Whether a line starts with a label (a token without ``:``, not a Vowpal Wabbit
     ``|f`` marker); None where it cannot tell: a blank, then a feature (svmlight's empty
     label set as scikit-learn writes it, or an unlabeled line indented)."""
-    first = text.split()[0]
-    if text[0] == " " and ":" in first:
+    if empty_label_set(text):
         return None
+    first = text.split()[0]
     return ":" not in first and not first.startswith("|")
 
 

@@ -37,7 +37,7 @@ from nbsvm.evaluation.metrics import (
 )
 from nbsvm.evaluation.results import Report
 from nbsvm.io.decoding import check_encoding
-from nbsvm.io.sparse import NUMERAL, SPARSE_FORMATS
+from nbsvm.io.sparse import SPARSE_FORMATS, label_number
 from nbsvm.learners.base import OnlineLearner
 
 if TYPE_CHECKING:
@@ -161,13 +161,8 @@ def _class_spellings(model: OnlineLearner) -> dict | None:
     spellings: dict[float, tuple[str, str, int]] = {}
     words = getattr(model, "format_", "svmlight") != "svmlight"  # (as learn read them)
     for name in (str(c) for c in getattr(model, "classes_", [])):
-        if words and not NUMERAL.fullmatch(name):
-            continue
-        try:
-            value = float(name)
-        except ValueError:
-            continue
-        if value == value:
+        value = label_number(name, words)
+        if value is not None and value == value:
             spellings.setdefault(value, (name, "the model's classes", 0))
     return spellings
 

@@ -131,13 +131,22 @@ def _check_namespace(token: str, seen: int, name: str, lineno: int) -> None:
         )
 
 
+def empty_label_set(text: str) -> bool:
+    """Whether a line of :func:`_lines` starts with a blank, then a feature: svmlight's
+    empty label set as scikit-learn writes it (`` 3:1``), or an unlabeled line indented.
+
+    >>> empty_label_set(" 3:1 4:1"), empty_label_set("1 3:1"), empty_label_set(" 1 3:1")
+    (True, False, False)
+    """
+    return text[0] == " " and ":" in text.split(None, 1)[0]
+
+
 def detect_index_base(path: PathOrFile, labeled: bool = True) -> int:
     """0 if any svmlight feature index is 0, else 1 (one streaming pass over the file;
     ``labeled``: each line's first token is its label)."""
     for text, name, lineno in _lines(path):
         tokens = text.split()
-        empty = text[0] == " " and ":" in tokens[0]  # no label: the empty label set
-        for token in tokens[0 if empty or not labeled else 1 :]:
+        for token in tokens[0 if empty_label_set(text) or not labeled else 1 :]:
             key = token.partition(":")[0]
             if key == "0":
                 return 0
@@ -149,6 +158,21 @@ def detect_index_base(path: PathOrFile, labeled: bool = True) -> int:
 NUMERAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
+def label_number(label: str, words: bool = False) -> float | None:
+    """The number a label is (NaN included), or None; ``words``: the format's labels are
+    words (named, Blitzer), a number only where written in digits (:data:`NUMERAL`).
+
+    >>> label_number("+1"), label_number("inf", words=True), label_number("pos")
+    (1.0, None, None)
+    """
+    if words and not NUMERAL.fullmatch(label):
+        return None
+    try:
+        return float(label)
+    except ValueError:
+        return None
+
+
 def _check_spelling(
     label: str, spellings: dict, name: str, lineno: int, words: bool = False
 ) -> None:
@@ -157,11 +181,8 @@ def _check_spelling(
     (a multi-class learner trained '+1' and '1' apart without a word); and NaN, which
     became a class named 'nan'. ``words``: the format's labels are words (named, Blitzer):
     only a label written in digits is a number."""
-    if words and not NUMERAL.fullmatch(label):
-        return
-    try:
-        value = float(label)
-    except ValueError:
+    value = label_number(label, words)
+    if value is None:
         return
     if value != value:  # NaN: a class named 'nan' (the Python API and regression refuse it)
         raise NBSVMError(
@@ -266,7 +287,7 @@ def read_svmlight(
         spellings = {}  # a number's first label: '+1' beside '1' is refused
     for text, name, lineno in _lines(path_or_file, strict, stats, encoding):
         tokens = text.split()
-        if labeled and text[0] == " " and ":" in tokens[0]:
+        if labeled and empty_label_set(text):
             labels: tuple = ()  # ' 3:1': the empty label set (scikit-learn writes it so)
         else:
             labels = _take_labels(tokens, name, lineno, multi=True) if labeled else ()
