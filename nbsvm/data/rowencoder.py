@@ -5,8 +5,8 @@ signed=False) & (2**n_bits - 1)``, values of colliding names summed)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from nbsvm.io.sparse import SparseRow
 
 BATCH_ROWS = 4096  # examples per streaming batch (cache writes, eval, predict)
+#: feature values per streaming batch at most: wide rows cut a batch sooner (4,096 rows of
+#: 100,000 features each would hold 6.5 GB as read, twice that encoded)
+BATCH_ENTRIES = 1 << 20
 
 
 def is_hashed(fmt: str) -> bool:
@@ -239,12 +242,27 @@ def _among(
     return rows[found], at[found].astype(np.int64), values[found]
 
 
-def batches(records: Iterable, size: int = BATCH_ROWS) -> Iterator[list]:
-    batch = []
-    for r in records:
-        batch.append(r)
-        if len(batch) == size:
+def batches(items: Iterable, size: int = BATCH_ROWS) -> Iterator[list]:
+    """``items`` in lists of ``size``."""
+    return _cut(items, size, lambda item: 0, 1)
+
+
+def row_batches(
+    rows: Iterable[SparseRow], size: int = BATCH_ROWS, entries: int = BATCH_ENTRIES
+) -> Iterator[list]:
+    """Sparse ``rows`` in lists of ``size``, or fewer where they reach ``entries`` feature
+    values (a row wider than that is a list of its own)."""
+    return _cut(rows, size, lambda row: len(row.keys), entries)
+
+
+def _cut(items: Iterable, size: int, width: Callable[[Any], int], entries: int):
+    batch: list = []
+    held = 0
+    for item in items:
+        batch.append(item)
+        held += width(item)
+        if len(batch) == size or held >= entries:
             yield batch
-            batch = []
+            batch, held = [], 0
     if batch:
         yield batch

@@ -16,11 +16,11 @@ from nbsvm.data.rowcache import one_label, regression_target
 from nbsvm.data.rowencoder import (
     BATCH_ROWS,
     RowEncoder,
-    batches,
     has_labels,
     is_hashed,
     model_file_format,
     read_rows,
+    row_batches,
 )
 from nbsvm.data.rows import SparseRows
 from nbsvm.errors import NBSVMError
@@ -141,7 +141,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             spellings=spellings,
             label_sets=model.task == "multilabel",
         )
-        for records in batches(reader, batch_rows):
+        for records in row_batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
             yield records, SparseRows(indices, values, offsets, model.n_features_in_)
         if encoder.dropped and stats is not None:

@@ -52,10 +52,10 @@ from nbsvm.config import (
 from nbsvm.data.rowcache import RowCache, RowWriter
 from nbsvm.data.rowencoder import (
     RowEncoder,
-    batches,
     file_format,
     is_hashed,
     read_rows,
+    row_batches,
 )
 from nbsvm.data.store import cache_folder
 from nbsvm.errors import NBSVMError
@@ -320,7 +320,7 @@ def _read_into_cache(
                 targets=task == "regression",
                 label_sets=task == "multilabel",
             )
-            for batch in batches(reader):
+            for batch in row_batches(reader):
                 indices, values, offsets = encoder.encode(batch)
                 if limit is not None and indices.size:
                     widest = _widest(batch, indices, offsets, widest, limit, index_base)
