@@ -156,11 +156,17 @@ def _tree_reduce(client, futures, merge):
     return futures[0]
 
 
-def _one(client, what: str, shard: str, fn, *args):
-    """``fn(*args)`` on a worker; a failure names ``shard`` (:func:`_gather`)."""
+def _on_shard(client, shard: str, fn, *args) -> Any:
+    """The future of ``fn(*args)`` on a worker, tagged with ``shard``: a failure names it
+    (:func:`_gather`)."""
     f: Any = client.submit(fn, *args, pure=False)
     f._nbsvm_shard = shard
-    return _gather(client, [f], what)[0]
+    return f
+
+
+def _one(client, what: str, shard: str, fn, *args):
+    """``fn(*args)`` on a worker; a failure names ``shard`` (:func:`_gather`)."""
+    return _gather(client, [_on_shard(client, shard, fn, *args)], what)[0]
 
 
 def first_documents(client: Client, shards: list[str], reader: dict) -> list[Document]:
@@ -182,11 +188,8 @@ def lexicon(
     from nbsvm.lexicon.nblexicon import NBLexicon
 
     reader = dict(reader or {})
-    futures = []
-    for shard in shards:
-        f: Any = client.submit(worker.count_shard, shard, reader, hasher.settings(), pure=False)
-        f._nbsvm_shard = shard
-        futures.append(f)
+    settings = hasher.settings()
+    futures = [_on_shard(client, s, worker.count_shard, s, reader, settings) for s in shards]
     _gather(client, futures, "counting")
     _add_notes(stats, client.gather([client.submit(worker.notes_of, f) for f in futures]))
     counts = [client.submit(worker.counts_of, f) for f in futures]
@@ -362,13 +365,10 @@ def _epoch_with_retries(client, shards, clf, reader: dict, shared: dict, epoch: 
 def _mixing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:
     """Every shard's epoch in parallel from the same weights, then their average."""
     linear = client.scatter(clf.linear_, hash=False)
-    futures = []
-    for i, shard in enumerate(shards):
-        f = client.submit(
-            worker.epoch_on_shard, shard, i, *args, linear, None, clf.seed, epoch, pure=False
-        )
-        f._nbsvm_shard = shard
-        futures.append(f)
+    futures = [
+        _on_shard(client, s, worker.epoch_on_shard, s, i, *args, linear, None, clf.seed, epoch)
+        for i, s in enumerate(shards)
+    ]
     results = _gather(client, futures, f"epoch {epoch}")
     n = np.array([r[1] for r in results], dtype=np.float64)
     _mix(clf.linear_, [r[0] for r in results], n / n.sum())
@@ -380,10 +380,9 @@ def _passing_epoch(client, shards, clf, args, epoch) -> tuple[int, float]:
     linear = client.scatter(clf.linear_, hash=False)  # the values; not trained
     backend, n, loss_sum = clf.backend_, 0, 0.0
     for i, shard in enumerate(shards):
-        f = client.submit(
-            worker.epoch_on_shard, shard, i, *args, linear, backend, clf.seed, epoch, pure=False
+        f = _on_shard(
+            client, shard, worker.epoch_on_shard, shard, i, *args, linear, backend, clf.seed, epoch
         )
-        f._nbsvm_shard = shard
         backend, docs, loss = _gather(client, [f], f"epoch {epoch}")[0]
         n, loss_sum = n + docs, loss_sum + loss
     clf.backend_ = backend
@@ -406,12 +405,7 @@ def _mix(learner, results, w) -> None:
 
 def _map_shards(client, fn, shards: list[str], *args, what: str):
     """``fn(shard, *args)`` for every shard on the workers; results in shard order."""
-    futures = []
-    for shard in shards:
-        f = client.submit(fn, shard, *args, pure=False)
-        f._nbsvm_shard = shard
-        futures.append(f)
-    return _gather(client, futures, what)
+    return _gather(client, [_on_shard(client, s, fn, s, *args) for s in shards], what)
 
 
 def predict(
