@@ -60,19 +60,22 @@ class _Scorer:
         self.n = 0
         self.n_known = 0
 
-    def _add(self, x: float):
-        """Add ``x`` exactly, so the total does not depend on how documents were batched."""
-        i = 0
-        for y in self._partials:
-            if abs(x) < abs(y):
-                x, y = y, x
-            hi = x + y
-            lo = y - (hi - x)
-            if lo:
-                self._partials[i] = lo
-                i += 1
-            x = hi
-        self._partials[i:] = [x]
+    def _add(self, terms: list[float]) -> None:
+        """Add ``terms`` exactly (Shewchuk's partials, as :func:`math.fsum` keeps them), so
+        the total does not depend on how documents were batched."""
+        partials = self._partials
+        for x in terms:
+            i = 0
+            for y in partials:
+                if abs(x) < abs(y):
+                    x, y = y, x
+                hi = x + y
+                lo = y - (hi - x)
+                if lo:
+                    partials[i] = lo
+                    i += 1
+                x = hi
+            partials[i:] = [x]
 
     def codes(self, batch: Batch) -> np.ndarray:
         """The batch's true class indices; -1 for a label the model does not know (a
@@ -115,8 +118,7 @@ class _Scorer:
             proba = self.model.proba_of(scores)
             self.reliability.add_proba(proba, truth, multilabel=False, predicted=pred)
             p_true = np.clip(proba[np.arange(len(truth)), truth], 1e-15, 1.0)
-            for term in (-np.log(p_true)).tolist():
-                self._add(term)
+            self._add((-np.log(p_true)).tolist())
         self.n += len(batch)
         self.n_known += len(truth)
 
@@ -139,8 +141,7 @@ class _Scorer:
         self.cm += parts["cm"]
         for label, row in parts["unseen"].items():
             self.unseen[label] = self.unseen.get(label, 0) + row
-        for x in parts["partials"]:
-            self._add(x)
+        self._add(parts["partials"])
         self.auc.pos += parts["auc"][0]
         self.auc.neg += parts["auc"][1]
         self.reliability.merge(parts["reliability"])
