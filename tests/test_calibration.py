@@ -415,3 +415,25 @@ def test_isotonic_on_too_few_held_out_documents_is_said(reviews):
         rep = NBSVMClassifier(ngrams=1, n_bits=16, calibrate="sigmoid").fit(
             X, y).calibration_report_
     assert "note" not in rep and "note:" not in calibration_line(dict(rep, method="sigmoid"))
+
+
+@pytest.mark.parametrize("method", ["sigmoid", "isotonic", "temperature"])
+def test_partial_fit_refuses_a_calibrated_model(method, tmp_path):
+    """A calibration is fitted to the weights it saw: partial_fit moved the weights and kept
+    the old calibration (an API hunt: the check read the property's name from __dict__,
+    where it never is), in memory and from a file, as serve --learn loads one."""
+    from nbsvm.models.partial import check_learnable
+    texts = ["a great film", "great fun", "loved the cast", "a wonderful story", "great acting",
+             "an awful film", "dull fun", "hated the cast", "a boring story", "awful acting",
+             "a fine plot", "a poor plot"] * 6
+    y = ([1] * 5 + [0] * 5 + [2, 2]) * 6 if method == "temperature" else [1] * 5 + [0] * 7
+    y = y * (1 if method == "temperature" else 6)
+    clf = NBSVMClassifier(n_bits=12, min_df=1, calibrate=method).fit(texts, y)
+    assert clf.calibrator_ is not None
+    before = clf.decision_function(texts)
+    with pytest.raises(NBSVMError, match=r"calibrated model .* calibrate=None"):
+        clf.partial_fit(texts, y)
+    assert np.array_equal(clf.decision_function(texts), before)
+    clf.save(tmp_path / "m.npz")
+    with pytest.raises(NBSVMError, match="calibrated model"):
+        check_learnable(NBSVMClassifier.load(tmp_path / "m.npz"))

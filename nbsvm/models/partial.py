@@ -152,14 +152,14 @@ def check_learnable(model: NBSVMClassifier) -> None:
             "a model with tuned thresholds (threshold='auto') does not train further: they "
             "were tuned to the old weights. Continue a model trained without them"
         )
-    calibrator = model.__dict__.get("calibrator_")
+    calibrator = model.calibrator_
     if calibrator is not None:
         # its probabilities (and a binary model's labels, read from them) would stay those
         # of the old weights while the scores moved
         raise NBSVMError(
             f"a calibrated model ({calibrator.method}) does not train further: its "
             "calibration was fitted to the old weights. Continue a model trained with "
-            "calibrate='none' (--calibrate none), or with keep_counts, which is never "
+            "calibrate=None (--calibrate none), or with keep_counts, which is never "
             "calibrated by default"
         )
 
