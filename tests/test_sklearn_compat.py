@@ -506,3 +506,64 @@ def test_score_and_evaluate_without_labels_say_where_they_go():
     for method in (clf.score, clf.evaluate):
         with pytest.raises(NBSVMError, match="compares predictions with the true labels: pass y"):
             method(["good film"])
+
+
+from nbsvm import NBSVMClassifier  # noqa: E402
+
+_TEXTS = ["a great film", "great fun", "loved the cast", "a wonderful story", "great acting",
+          "an awful film", "dull fun", "hated the cast", "a boring story", "awful acting"] * 6
+_Y = ([1] * 5 + [0] * 5) * 6
+
+
+def test_a_fit_that_fails_leaves_no_model():
+    """An API hunt: a class_weight naming a class the data lacks raised after training had
+    begun and left a model that said it was fitted, of zero weights and string classes; a
+    refit whose calibration failed kept the half-done new model (5 documents, classes
+    turned to strings). Either way the model is unfitted now."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+    clf = NBSVMClassifier(n_bits=12, min_df=1, class_weight={"pos": 5.0})
+    with pytest.raises(NBSVMError, match="class_weight names 'pos'"):
+        clf.fit(_TEXTS, _Y)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(clf)
+    clf = NBSVMClassifier(n_bits=12, min_df=1).fit(_TEXTS, _Y)
+    with pytest.raises(NBSVMError):
+        clf.set_params(calibrate="isotonic").fit(_TEXTS[:6], _Y[:6])
+    with pytest.raises(NotFittedError):
+        clf.predict(["great cast"])
+    assert list(clf.set_params(calibrate=None).fit(_TEXTS, _Y).predict(["great cast"])) == [1]
+
+
+def test_a_first_partial_fit_that_fails_decides_nothing():
+    """A first partial_fit refused for a label outside ``classes`` kept those classes: the
+    model said it was fitted (zero weights) and refused the corrected call."""
+    from sklearn.exceptions import NotFittedError
+    clf = NBSVMClassifier(n_bits=10, min_df=1)
+    texts, labels = _TEXTS[:20], ["pos", "pos", "neg", "neg"] * 5
+    with pytest.raises(NBSVMError, match="unknown label 'pos'"):
+        clf.partial_fit(texts, labels, classes=["positive", "negative"])
+    with pytest.raises(NotFittedError):
+        clf.predict(["great film"])
+    clf.partial_fit(texts, labels, classes=["neg", "pos"])
+    assert list(clf.classes_) == ["neg", "pos"] and clf.n_docs_ == 20
+
+
+def test_set_params_class_weight_after_fit_is_refused_until_refit(tmp_path):
+    """The NB prior reads class_weight as the model predicts: set_params(class_weight=...)
+    changed a fitted model's scores (9.20 -> 6.90) and what save wrote, with no refit (an
+    API hunt). Refused now as other settings the arrays were fitted for; set back, the
+    model scores as before."""
+    clf = NBSVMClassifier(n_bits=12, min_df=1, beta=0.5).fit(_TEXTS, _Y)
+    before = clf.decision_function(["great cast", "awful story"])
+    clf.set_params(class_weight={1: 3.0})
+    with pytest.raises(NBSVMError, match="set_params changed class_weight"):
+        clf.decision_function(["great cast"])
+    with pytest.raises(NBSVMError, match="set_params changed class_weight"):
+        clf.save(tmp_path / "m.npz")
+    clf.set_params(class_weight=None)
+    assert np.array_equal(clf.decision_function(["great cast", "awful story"]), before)
+    weighted = NBSVMClassifier(n_bits=12, min_df=1, beta=0.5, class_weight={1: 3.0})
+    weighted.fit(_TEXTS, _Y).save(tmp_path / "w.npz")
+    loaded = NBSVMClassifier.load(tmp_path / "w.npz")
+    assert np.array_equal(loaded.decision_function(_TEXTS), weighted.decision_function(_TEXTS))

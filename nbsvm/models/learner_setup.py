@@ -72,6 +72,9 @@ def new_linear(model: NBSVMClassifier, classes: list, n_columns: int) -> LinearS
     eta0 = getattr(model, "eta0_", None) if eta0 == "auto" else eta0
     # the task the arrays are for (prediction.check_fitted refuses set_params changing it)
     model.fitted_multilabel_ = bool(model.multilabel)
+    # and the class weights its steps and its NB prior (read as it predicts) weighed by
+    cw = model.class_weight
+    model.fitted_class_weight_ = dict(cw) if isinstance(cw, dict) else cw
     return LinearSGD(
         n_columns,
         n_outputs=model.n_outputs(classes),

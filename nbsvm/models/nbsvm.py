@@ -312,6 +312,7 @@ class NBSVMClassifier(Params):
         lexicon_: NBLexicon
         quantized_: dict
         fitted_multilabel_: bool
+        fitted_class_weight_: dict | str | None
         auto_: dict
         auto_table_: pd.DataFrame
         corpus_: dict
@@ -465,20 +466,26 @@ class NBSVMClassifier(Params):
         from nbsvm.models.run import FitRun
         from nbsvm.models.thresholds import refuse_with_lexicon, tune_thresholds
 
-        refuse_with_lexicon(self, lexicon)
-        docs = self.read_text_defaults(docs, lexicon, kept)
-        mode = mode_of(self)  # calibrate, early_stopping, keep_counts, auto
-        reread = rereadable_or_none(docs)
-        if mode is not None:
-            run_mode(self, mode, docs, lexicon, kept, checkpoint, callback, max_memory)
-        else:
-            fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
-            del lexicon  # the run holds the only reference: freed once adopted
-            fit.run(docs() if callable(docs) else docs)
-        if self.calibrate == "auto":
-            auto_calibrate(self, reread, FitRun(callback, max_memory))
-        if self.threshold == "auto":
-            tune_thresholds(self, reread, FitRun(callback, max_memory))
+        try:
+            refuse_with_lexicon(self, lexicon)
+            docs = self.read_text_defaults(docs, lexicon, kept)
+            mode = mode_of(self)  # calibrate, early_stopping, keep_counts, auto
+            reread = rereadable_or_none(docs)
+            if mode is not None:
+                run_mode(self, mode, docs, lexicon, kept, checkpoint, callback, max_memory)
+            else:
+                fit = Fit(self, lexicon, callback, max_memory, kept, checkpoint)
+                del lexicon  # the run holds the only reference: freed once adopted
+                fit.run(docs() if callable(docs) else docs)
+            if self.calibrate == "auto":
+                auto_calibrate(self, reread, FitRun(callback, max_memory))
+            if self.threshold == "auto":
+                tune_thresholds(self, reread, FitRun(callback, max_memory))
+        except BaseException:
+            # a fit that fails leaves no model: not one half built (zero weights, or the
+            # weights of a refit whose calibration failed), which said it was fitted
+            self.forget()
+            raise
         self.history_: list[dict] = []  # a fit starts the model's history afresh
         history.record(self, "fit", self.n_docs_)
         return self
@@ -599,7 +606,12 @@ class NBSVMClassifier(Params):
         frozen = hasattr(self, "linear_") and getattr(self, "lexicon_", None) is None
         before = int(getattr(self, "n_docs_", 0))
         first = not hasattr(self, "linear_")
-        partial_fit(self, X, y, classes, sample_weight)  # (a refusal first: no warning)
+        try:
+            partial_fit(self, X, y, classes, sample_weight)  # (a refusal first: no warning)
+        except BaseException:
+            if first:  # a first call that fails decides nothing (its classes, say)
+                self.forget()
+            raise
         if first and not self.multilabel:
             _warn_of_class_types(classes, y)
         if frozen:

@@ -113,6 +113,8 @@ def changed_since_fit(model: NBSVMClassifier) -> list[str]:
         ]
     if bool(model.multilabel) != model.__dict__.get("fitted_multilabel_", bool(model.multilabel)):
         changed.append("multilabel")
+    if model.class_weight != model.__dict__.get("fitted_class_weight_", model.class_weight):
+        changed.append("class_weight")  # the NB prior reads it as the model predicts
     backend = model.__dict__.get("backend_")
     if model.backend_learner != (None if backend is None else backend.name):
         changed.append("learner")
