@@ -255,6 +255,10 @@ def test_refusals_name_what_is_allowed():
         NBSVMClassifier(char_ngrams=0, multilabel=True, learner="mira").fit_documents(iter(docs))
     with pytest.raises(NBSVMError, match="multilabel must be True or False"):
         NBSVMClassifier(char_ngrams=0, multilabel="yes").fit_documents(iter(docs))
+    # fit reads y by it: checked first (an API hunt: 'no' told of a multi-label target)
+    for flag in ("no", 0):
+        with pytest.raises(NBSVMError, match="multilabel must be True or False"):
+            NBSVMClassifier(multilabel=flag).fit(["a b", "c d"] * 5, [1, 0] * 5)
     with pytest.raises(NBSVMError, match="needs classes"):
         NBSVMClassifier(char_ngrams=0, multilabel=True).partial_fit(["a"], [["x"]])
     with pytest.raises(NBSVMError, match="unknown label 'z'"):

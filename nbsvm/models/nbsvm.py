@@ -410,6 +410,7 @@ class NBSVMClassifier(Params):
         ``sample_weight``: each document's weight (finite, >= 0), multiplying its NB counts
         and its learner steps (built-in learner only).
         """
+        _settings.check_multilabel(self.multilabel)  # before y is read by it
         texts, labels = texts_and_labels(X, y, text_col, label_col, self.multilabel)
         if labels is None:
             raise NBSVMError("fit needs labels: y, or a DataFrame with a label column")

@@ -100,6 +100,12 @@ def check_training_options(model: NBSVMClassifier) -> None:
         raise NBSVMError(f"keep_counts must be True or False, got {model.keep_counts!r}")
 
 
+def check_multilabel(value: Any) -> None:
+    """``multilabel`` is a bool (checked before ``y`` is read by it, too)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise NBSVMError(f"multilabel must be True or False, got {value!r}")
+
+
 def _hasher(model: NBSVMClassifier, words_only: bool = False) -> Hasher:
     """The body of :meth:`~nbsvm.NBSVMClassifier._hasher`."""
     settings = {name: getattr(model, name) for name in HASHER_SETTINGS}
@@ -297,8 +303,7 @@ def _check_modes(model: NBSVMClassifier) -> None:
     if model.auto_metric is not None and not model.auto:
         raise NBSVMError("auto_metric ranks the auto search's trials (--auto-metric needs --auto)")
     check_training_options(model)
-    if not isinstance(model.multilabel, (bool, np.bool_)):
-        raise NBSVMError(f"multilabel must be True or False, got {model.multilabel!r}")
+    check_multilabel(model.multilabel)
     if model.multilabel and model.loss in MULTICLASS_LOSSES:
         raise NBSVMError(
             f"loss {model.loss!r} picks one class per document; multi-label "
