@@ -567,3 +567,14 @@ def test_set_params_class_weight_after_fit_is_refused_until_refit(tmp_path):
     weighted.fit(_TEXTS, _Y).save(tmp_path / "w.npz")
     loaded = NBSVMClassifier.load(tmp_path / "w.npz")
     assert np.array_equal(loaded.decision_function(_TEXTS), weighted.decision_function(_TEXTS))
+
+
+def test_predict_of_no_documents_has_the_classes_type():
+    """predict([]) of an int-label model was float64 (numpy's type for []), int64 for one
+    document (an API hunt)."""
+    clf = NBSVMClassifier(n_bits=12, min_df=1).fit(_TEXTS, _Y)
+    assert clf.predict([]).dtype == clf.predict(["great cast"]).dtype == np.int64
+    assert clf.predict([]).shape == (0,)
+    named = NBSVMClassifier(n_bits=12, min_df=1).fit(_TEXTS, ["a" if v else "b" for v in _Y])
+    assert named.predict([]).shape == (0,)
+    assert named.predict([]).dtype == named.predict(["great cast"]).dtype

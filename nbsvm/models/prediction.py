@@ -371,6 +371,8 @@ def predict(model: NBSVMClassifier, X: Texts, *, text_col: str = "text") -> np.n
     values = getattr(model, "_label_values", None)
     if values:
         out = [values.get(v, v) for v in labels]
+        if not out:  # no documents: the classes' own type (not numpy's float64 for [])
+            return np.asarray(list(model.classes_))[:0]
         kinds = {type(v) for v in out}
         return np.asarray(out, dtype=object if len(kinds) > 1 else None)
     return labels
