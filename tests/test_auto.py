@@ -768,3 +768,22 @@ def test_the_scripts_check_counts_their_letters_not_curly_quotes_and_dashes():
           (Path(__file__).parents[1] / "data" / "zh_reviews.txt").read_text(
               encoding="utf-8").splitlines()]
     assert _tried({}, set(), zh, 10.0, True)["scripts"] == [True, False]
+
+
+def test_auto_metric_keeps_the_calibration(recwarn):
+    """A metrics hunt: ``--auto --auto-metric`` skipped the calibration with only a note
+    (the held-out copy kept auto_metric but not auto, which validate refuses: 'probabilities
+    not calibrated'); with an explicit calibrate it was an error after the search. A model
+    so searched is calibrated as plain auto's is; what a continued fit trains with
+    (warm.resolved_params) leaves the metric with the search."""
+    from nbsvm.models.warm import resolved_params
+    docs = order_task(400)
+    texts, labels = [d.text for d in docs], [d.label for d in docs]
+    clf = NBSVMClassifier(auto=True, auto_metric="macro_f1", time_budget=2, n_bits=14,
+                          calibrate="sigmoid", seed=0).fit(texts, labels)
+    assert not [w for w in recwarn if "not calibrated" in str(w.message)]
+    assert clf.calibrator_ is not None and clf.calibrator_.method == "sigmoid"
+    assert clf.auto_metric == "macro_f1" and clf.auto
+    params = resolved_params(clf)
+    assert params["auto"] is False and params["auto_metric"] is None
+    NBSVMClassifier(**params).validate()

@@ -36,6 +36,7 @@ from nbsvm.io.document import Document, rereadable
 from nbsvm.io.labels import label_set
 from nbsvm.learners.calibrator import Calibrator, ReliabilityHistogram
 from nbsvm.memory import array_bytes, parse_size, spilled
+from nbsvm.models.settings import NO_SEARCH
 
 if TYPE_CHECKING:
     from nbsvm.models._types import Documents, MemoryLimit, Reread
@@ -257,10 +258,10 @@ def calibrated_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict
         auto: dict[str, Any] = {
             k: model.__dict__[k] for k in ("auto_", "auto_table_") if k in model.__dict__
         }
-        chose_auto = model.auto
-        model.set_params(auto=False)  # the settings --auto chose are the model's now
+        searched = {name: getattr(model, name) for name in NO_SEARCH}
+        model.set_params(**NO_SEARCH)  # the settings --auto chose are the model's now
         model.fit_documents(reread, callback=run.callback, max_memory=run.max_memory)
-        model.set_params(auto=chose_auto)
+        model.set_params(**searched)
         model.__dict__.update(auto)
     finally:
         model.set_params(calibrate=method)
@@ -308,8 +309,8 @@ def with_held_out_copy(
     params = dict(
         model.get_params(),
         calibrate=None,
-        auto=False,
         threshold=None,
+        **NO_SEARCH,
         char_ngrams=model.hasher_.char_ngrams,
     )
     copy = type(model)(**params)

@@ -100,6 +100,11 @@ def check_training_options(model: NBSVMClassifier) -> None:
         raise NBSVMError(f"keep_counts must be True or False, got {model.keep_counts!r}")
 
 
+#: parameters of a model trained without the search (``auto``): its own ranking metric
+#: goes with it, or validate refuses the model (--auto-metric needs --auto)
+NO_SEARCH: dict[str, Any] = {"auto": False, "auto_metric": None}
+
+
 def check_multilabel(value: Any) -> None:
     """``multilabel`` is a bool (checked before ``y`` is read by it, too)."""
     if not isinstance(value, (bool, np.bool_)):

@@ -31,6 +31,7 @@ from nbsvm.lexicon.nblexicon import NBLexicon
 from nbsvm.models import history
 from nbsvm.models.fitting import Fit
 from nbsvm.models.learner_setup import new_linear, output_weights
+from nbsvm.models.settings import NO_SEARCH
 
 if TYPE_CHECKING:
     from nbsvm.models._types import Documents
@@ -66,7 +67,7 @@ def resolved_params(source: NBSVMClassifier) -> dict[str, Any]:
     if params["eta0"] == "auto":
         params["eta0"] = float(source.eta0_)
     # what chose or held out data the first time is not done again on the new documents
-    params.update(keep_counts=True, auto=False, calibrate=None, early_stopping=False)
+    params.update(keep_counts=True, calibrate=None, early_stopping=False, **NO_SEARCH)
     return params
 
 

@@ -118,8 +118,9 @@ def compile_for(
     is the commonest), while ``keep_going()``. Returns the numbers of classes done."""
     from nbsvm import _small_jobs
     from nbsvm.models.nbsvm import NBSVMClassifier
+    from nbsvm.models.settings import NO_SEARCH
 
-    settings = dict(params, epochs=1, auto=False)
+    settings = dict(params, epochs=1, **NO_SEARCH)
     settings["n_bits"] = min(int(settings.get("n_bits") or TINY_BITS), TINY_BITS)
     multilabel = bool(settings.get("multilabel"))
     if isinstance(settings.get("class_weight"), dict):  # its classes are not the tiny ones
