@@ -381,3 +381,16 @@ def test_no_labels_at_all_is_said_without_an_inner_folder():
         NBSVMClassifier(multilabel=True, n_bits=12, min_df=1).fit(texts, [[] for _ in texts])
     assert str(e.value).startswith("no labels to train on: multi-label fields")
     assert "nbsvm-cache" not in str(e.value)
+
+
+def test_auto_search_with_tuned_thresholds():
+    """A metrics hunt: multilabel=True, threshold='auto', auto=True always failed ('reads
+    the training documents twice: they cannot come from standard input', of a file): each
+    trial tried to tune thresholds. The search runs, then the final model's thresholds are
+    tuned, as threshold='auto' alone tunes them."""
+    docs = _tagged(400, seed=5)
+    texts, sets = [d.text for d in docs], [d.label for d in docs]
+    clf = NBSVMClassifier(multilabel=True, threshold="auto", auto=True, time_budget=2,
+                          n_bits=12, seed=0).fit(texts, sets)
+    assert clf.auto_ and clf.thresholds_.shape == (len(clf.classes_),)
+    assert clf.threshold == "auto"

@@ -431,10 +431,12 @@ def auto_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> AutoResult
         docs, "auto reads the training data twice (the search, then the final training)"
     )
     names = set(model.get_params())
+    # threshold='auto' tunes the final model's thresholds (fit_documents, after this): a
+    # trial trains from a cache it cannot read twice, and is judged at the plain ones
     base = {
         k: v
         for k, v in given_params(model).items()
-        if k not in ("auto", "time_budget", "cache_dir")
+        if k not in ("auto", "time_budget", "cache_dir", "threshold")
     }
     result = auto_search(
         type(model),
