@@ -224,3 +224,34 @@ def test_a_cache_dir_that_is_a_file_is_named_as_such(tmp_path):
         tune(pairs, {"lam": [1e-4]}, SETTINGS, workdir=not_a_folder)
     tune(pairs, {"lam": [1e-4]}, SETTINGS, folds=2, workdir=tmp_path / "made" / "here")
     assert (tmp_path / "made" / "here").is_dir()
+
+
+def test_a_test_label_spelled_as_a_model_class_is_refused(tmp_path):
+    """A metrics hunt: a test label that differs from a class of the model only in its
+    Unicode normalization, its case or a character that does not show was a label the
+    model does not know (every document of it an error: 60% accuracy where all were right),
+    printed like the model's own class; training refuses such pairs. Refused with the
+    file and line; a label the model truly does not know still counts as an error."""
+    import unicodedata
+    from testhelpers import run_cli
+    words = {"caf\u00e9": "coffee espresso latte", "tea": "green oolong chai"}
+    lines = [f"{lab}\t{words[lab]} w{i % 7}" for i in range(60) for lab in words]
+    (tmp_path / "train.txt").write_text("\n".join(lines) + "\n")
+    ran = run_cli("train", tmp_path / "train.txt", "-o", tmp_path / "m.npz", "-q",
+                  "--min-df", "1")
+    assert ran.returncode == 0, ran.stderr
+    spelled = {"nfd": unicodedata.normalize("NFD", "caf\u00e9"), "case": "Tea",
+               "hidden": "tea\u200b"}
+    for name, label in spelled.items():
+        test = tmp_path / f"{name}.txt"
+        other = "tea\tgreen chai" if name == "nfd" else "caf\u00e9\tcoffee latte"
+        test.write_text(f"{other}\n{label}\tcoffee latte green chai\n")
+        ran = run_cli("eval", test, "-m", tmp_path / "m.npz")
+        assert ran.returncode == 2, (name, ran.stdout)
+        assert f"{test.name}:2: label {label!r}" in ran.stderr and "a class of the model" in ran.stderr
+        ran = run_cli("train", tmp_path / "train.txt", "--test", test, "-o",
+                      tmp_path / f"{name}.npz", "-q", "--min-df", "1")
+        assert f"{test.name}:2: label {label!r}" in ran.stderr, ran.stderr
+    (tmp_path / "juice.txt").write_text("tea\tgreen chai\njuice\tcoffee latte\n")
+    ran = run_cli("eval", tmp_path / "juice.txt", "-m", tmp_path / "m.npz")
+    assert ran.returncode == 0 and "juice" in ran.stdout and "50.00%" in ran.stdout

@@ -101,9 +101,8 @@ def evaluate_cache(
     )
     scorer = _Scorer(model, scores_out, correct_out)
     for batch in cache.batches(2048):
-        scorer.add(
-            batch, to_class[np.asarray(batch.labels, dtype=np.int64)], columns, names=cache.labels
-        )
+        codes = to_class[np.asarray(batch.labels, dtype=np.int64)]
+        scorer.add(batch, codes, columns, names=cache.labels, places=cache.first_seen)
         if callback:
             callback({"stage": "eval", "docs": scorer.n})
     return scorer.report()

@@ -25,7 +25,9 @@ from nbsvm.evaluation.metrics import (
     unseen_key,
 )
 from nbsvm.evaluation.results import Report
+from nbsvm.io.document import Document
 from nbsvm.io.labels import label_set
+from nbsvm.io.readers import LabelSpellings
 from nbsvm.learners.calibrator import ReliabilityHistogram
 
 if TYPE_CHECKING:  # the estimator is above: it is only passed in
@@ -53,6 +55,8 @@ class _Scorer:
         self.index = {c: i for i, c in enumerate(model.class_names_)}
         self.cm = np.zeros((k, k), dtype=np.int64)
         self.unseen: dict = {}  # label -> predictions per model class
+        # an unknown label written as a class is (case, NFC/NFD, an invisible character)
+        self.spellings = LabelSpellings(model.class_names_)
         self.has_proba = model.has_proba()
         self.auc = AUCHistogram(model.n_outputs())  # ROC AUC, in bounded memory
         self.reliability = ReliabilityHistogram()  # expected calibration error
@@ -94,9 +98,10 @@ class _Scorer:
         """Score ``batch`` against its own labels (class names)."""
         self.add(batch, self.codes(batch), columns)
 
-    def add(self, batch: Batch, truth: np.ndarray, columns: bool = False, names=None):
+    def add(self, batch: Batch, truth: np.ndarray, columns: bool = False, names=None, places=None):
         """Score ``batch`` against ``truth`` (class indices, -1: a label the model does not
-        know); ``names``: the label of each of ``batch.labels`` when they are codes."""
+        know); ``names``: the label of each of ``batch.labels`` when they are codes,
+        ``places``: where each was first seen (a cache's ``first_seen``)."""
         scores = self.model.decision_batch(batch, columns=columns)
         pred = np.array([self.index[c] for c in self.model.labels_of(scores)], dtype=np.int32)
         known = truth >= 0
@@ -106,6 +111,9 @@ class _Scorer:
             k = len(self.model.class_names_)
             for i in np.flatnonzero(~known):
                 label = batch.labels[i] if names is None else names[batch.labels[i]]
+                if label not in self.spellings.known:
+                    place = batch.where(int(i)) if places is None else places[batch.labels[i]]
+                    self.spellings.add(Document(label, "", **_where(place)))
                 label = unseen_key(label, self.unseen)
                 row = self.unseen.setdefault(label, np.zeros(k, dtype=np.int64))
                 row[pred[i]] += 1
@@ -185,6 +193,7 @@ class _LabelSetScorer:
         self.index = {c: i for i, c in enumerate(model.class_names_)}
         self.sums: dict | None = None
         self.unseen: dict = {}  # label -> documents holding it
+        self.spellings = LabelSpellings(model.class_names_)  # as _Scorer's
         self.parsed: dict = {}  # key -> (known label indices, unknown labels)
         self.n = 0
 
@@ -217,6 +226,8 @@ class _LabelSetScorer:
             truth[i, known] = True
             missing[i] = len(unknown)
             for label in unknown:
+                if label not in self.spellings.known:
+                    self.spellings.add(Document(label, "", **_where(batch.where(i))))
                 label = unseen_key(label, self.unseen)
                 self.unseen[label] = self.unseen.get(label, 0) + 1
         predicted = self.model.label_mask(scores)
@@ -252,6 +263,11 @@ class _LabelSetScorer:
         if self.unseen:
             rep["unseen_labels"] = dict(self.unseen)
         return Report(rep)
+
+
+def _where(place: dict) -> dict:
+    """A document's ``{"path", "line"}`` as :class:`Document` names them."""
+    return {"source": place.get("path") or "<input>", "line": place.get("line") or 0}
 
 
 def headline(rep: dict) -> float:

@@ -183,8 +183,7 @@ class _Settings:
 
 def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
     """The documents of :func:`read_inputs`, its arguments checked."""
-    known: set = set()
-    folded: dict = {}
+    spellings = LabelSpellings()
     for src in inputs:
         if (
             not hasattr(src, "read")
@@ -196,11 +195,11 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
         bad_before = s.stats.bad_lines
         for doc in _read_one(src, fmt, s):
             n += 1
-            if s.labeled and doc[0] not in known:
-                _check_case(doc, known, folded)
+            if s.labeled and doc[0] not in spellings.known:
+                spellings.add(doc)
                 # (empty_label: a multi-label task; a lexicon's keys may be class names)
                 if s.empty_label and doc.label and SEPARATOR in doc.label:
-                    _check_members(doc, known, folded)
+                    spellings.add_members(doc)
             yield doc
         if n == 0:
             skipped = s.stats.bad_lines - bad_before
@@ -211,30 +210,51 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
             )
 
 
-def _check_members(doc: Document, known: set, folded: dict):
-    """A new label set (``Food,sport``): each of its labels checked as a label of its own
-    (:func:`_check_case`), so that ``Food`` beside ``food`` in another set, or ``1.0``
-    beside ``1``, is refused as it is for single labels (each became a class)."""
-    for member in label_set(doc.label):
-        if member not in known:
-            _check_case(doc._replace(label=member), known, folded)
+MODEL_CLASSES = "<the model's classes>"
 
 
-def _check_case(doc: Document, known: set, folded: dict):
-    """A new label: refuse it when another label differs from it only in case or in its
-    Unicode normalization ('ö' as one code point or as 'o' and a combining mark: the same
-    text on screen)."""
-    known.add(doc.label)
-    if doc.label is None:
-        return
-    nfc = unicodedata.normalize("NFC", doc.label)
-    number = number_key(doc.label)
-    key = _shown(doc.label)
-    first = folded.get(key)
-    if first is None and number is not None:
-        first = folded.get(number)
-    if first is not None and first[0] != doc.label:
-        label, source, line = first
+class LabelSpellings:
+    """The labels read so far, by how they read on screen (:func:`_shown`) and by the
+    number they are: a new label that differs from one of them only in case, in its
+    Unicode normalization ('ö' as one code point or as 'o' and a combining mark),
+    in characters that do not show or in a number's spelling is refused, naming both.
+    ``model``: a model's classes, which a test set's labels are checked against (else,
+    'café' written decomposed was a label the model did not know, every document an
+    error, printed as the model's own 'café')."""
+
+    def __init__(self, model: Iterable[str] = ()) -> None:
+        self.known: set = set()
+        self.folded: dict = {}
+        for name in model:
+            self.add(Document(name, "", MODEL_CLASSES, 0))
+
+    def add_members(self, doc: Document) -> None:
+        """A new label set (``Food,sport``): each of its labels checked as a label of its
+        own, so that ``Food`` beside ``food`` in another set, or ``1.0`` beside ``1``, is
+        refused as it is for single labels (each became a class)."""
+        for member in label_set(doc.label):
+            if member not in self.known:
+                self.add(doc._replace(label=member))
+
+    def add(self, doc: Document) -> None:
+        """A new label, refused when it is another's spelling."""
+        self.known.add(doc.label)
+        if doc.label is None:
+            return
+        number = number_key(doc.label)
+        key = _shown(doc.label)
+        first = self.folded.get(key)
+        if first is None and number is not None:
+            first = self.folded.get(number)
+        if first is not None and first[0] != doc.label:
+            self._refuse(doc, number, *first)
+        self.folded[key] = (doc.label, doc.source, doc.line)
+        if number is not None:
+            self.folded[number] = (doc.label, doc.source, doc.line)
+
+    def _refuse(self, doc: Document, number, label: str, source: str, line: int) -> None:
+        assert doc.label is not None
+        nfc = unicodedata.normalize("NFC", doc.label)
         other = unicodedata.normalize("NFC", label)
         how = (
             "is the same text as {!r} in another Unicode normalization (NFC / NFD)"
@@ -246,16 +266,18 @@ def _check_case(doc: Document, known: set, folded: dict):
             else "differs from {!r} only in characters that do not show (zero-width, "
             "control) or in their width (fullwidth letters)"
         )
+        if source == MODEL_CLASSES:
+            where = "a class of the model"
+            outcome = "the model would not know it: each of its documents would be an error"
+        else:
+            where = f"first seen at {source}:{line}" if line else f"first seen in {source}"
+            outcome = "it would be a class of its own"
         raise NBSVMError(
-            f"label {doc.label!r} {how.format(label)} (first seen at {source}:{line}); "
-            "labels are compared as written, so it would be a class of its own: write it "
-            "the same way everywhere",
+            f"label {doc.label!r} {how.format(label)} ({where}); labels are compared as "
+            f"written, so {outcome}: write it the same way everywhere",
             path=doc.source,
             line=doc.line,
         )
-    folded[key] = (doc.label, doc.source, doc.line)
-    if number is not None:
-        folded[number] = (doc.label, doc.source, doc.line)
 
 
 def refuse_idle_label_sep(inputs: Iterable, fmt: str, label_sep: str) -> None:
