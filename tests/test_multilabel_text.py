@@ -45,7 +45,9 @@ def test_label_sets_and_keys():
     ptr, rows = label_lists(["a", "b", "c"], ["b,a", "c", "", "a,z"])
     assert ptr.tolist() == [0, 2, 3, 3, 4] and rows.tolist() == [0, 1, 2, 0]
     known = KnownLabelSets(["a", "b"])
-    assert "a,b" in known and "b" in known and "a,z" not in known and "" not in known
+    assert "a,b" in known and "b" in known and "a,z" not in known and None not in known
+    assert "" in known  # the empty label set, as eval reads '<TAB>text'
+
 
 
 def test_output_targets_recode_label_sets():
@@ -335,6 +337,23 @@ def test_cli_train_eval_predict_explain_on_20_newsgroups(newsgroups_multilabel, 
     assert r.returncode == 0, r.stderr
     top = [row["ngrams"] for row in json.loads(r.stdout) if row["direction"] == "positive"]
     assert any("car" in names for names in top), top
+
+
+def test_predict_reads_an_empty_label_set_as_eval_does(tmp_path):
+    """A metrics hunt: eval read a multi-label test line '<TAB>text' as the empty label
+    set; predict --format labeled-lines refused it ('empty label before the TAB') and
+    predict's default read it whole, TAB and all, with a note."""
+    docs = _tagged(200, seed=4)
+    clf = NBSVMClassifier(multilabel=True, n_bits=12, char_ngrams=0).fit_documents(iter(docs))
+    clf.save(tmp_path / "m.npz")
+    (tmp_path / "t.txt").write_text(f"{docs[0].label}\t{docs[0].text}\n\t{docs[1].text}\n")
+    for fmt in ("labeled-lines", "auto"):
+        from testhelpers import run_cli
+        ran = run_cli("predict", tmp_path / "t.txt", "-m", tmp_path / "m.npz", "--format", fmt,
+                      "-o", tmp_path / f"{fmt}.csv")
+        assert ran.returncode == 0 and "read whole" not in ran.stderr, ran.stderr
+        rows = (tmp_path / f"{fmt}.csv").read_text().splitlines()
+        assert rows[2].startswith("t.txt,2,,") or rows[2].split(",")[2] == "", rows
 
 
 def test_read_inputs_keeps_a_label_set_field_for_predict(tmp_path):

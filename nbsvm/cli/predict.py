@@ -481,6 +481,7 @@ def _predict_text(*, inputs, model, reading, skip_bad, top_k, threshold, **_):
             labeled=False,
             skip_bad=skip_bad,
             known_labels=known_labels(clf.class_names_, clf.multilabel),
+            empty_label=clf.multilabel,  # '<TAB>text': an empty label set, as eval reads it
         ),
         top_k,
         threshold,

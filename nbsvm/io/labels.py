@@ -129,11 +129,13 @@ def label_lists(classes: list[str], keys: list[str]) -> tuple[np.ndarray, np.nda
 
 class KnownLabelSets(frozenset):
     """A multi-label model's labels, holding a field ``"a,b"`` when every label in it is
-    one of them (how ``predict`` tells a leading label field from text)."""
+    one of them (how ``predict`` tells a leading label field from text), and the empty
+    field: the empty label set, as ``eval`` reads ``<TAB>text``."""
 
     def __contains__(self, key) -> bool:
-        labels = label_set(key) if isinstance(key, str) else ()
-        return bool(labels) and all(frozenset.__contains__(self, v) for v in labels)
+        if not isinstance(key, str):
+            return False
+        return all(frozenset.__contains__(self, v) for v in label_set(key))
 
 
 def known_labels(classes: list[str], multilabel: bool) -> KnownLabelSets | list[str]:
