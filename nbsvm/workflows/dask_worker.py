@@ -289,6 +289,7 @@ def _predict_shard(
         label_col=reader.get("label_col", "label"),
         strict=reader.get("strict", False),
         known_labels=known_labels(clf.class_names_, clf.multilabel),
+        empty_label=clf.multilabel,  # '<TAB>text': an empty label set, as one machine reads it
         encoding=reader.get("encoding", "utf-8"),
         label_sep=reader.get("label_sep", "\t"),
         stats=stats,
