@@ -437,3 +437,28 @@ def test_partial_fit_refuses_a_calibrated_model(method, tmp_path):
     clf.save(tmp_path / "m.npz")
     with pytest.raises(NBSVMError, match="calibrated model"):
         check_learnable(NBSVMClassifier.load(tmp_path / "m.npz"))
+
+
+def test_a_failed_calibrated_refit_leaves_the_settings_as_given(monkeypatch):
+    """A review: calibrate's refit on all the documents switches the search off (auto,
+    auto_metric) and only calibrate was set back when it failed: the estimator then
+    skipped the search on its next fit."""
+    import nbsvm.models.calibrate as calibrate
+    from nbsvm.io.document import Document
+    from nbsvm.models.run import FitRun
+    texts = ["a great film", "great fun", "an awful film", "dull fun"] * 15
+    y = [1, 1, 0, 0] * 15
+    clf = NBSVMClassifier(n_bits=10, min_df=1, auto=True, auto_metric="macro_f1",
+                          time_budget=1, calibrate="sigmoid")
+    real = NBSVMClassifier.fit_documents
+    def failing(self, *a, **k):
+        if self is clf and not self.auto:  # the refit on all the documents
+            raise KeyboardInterrupt
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(NBSVMClassifier, "fit_documents", failing)
+    with pytest.raises(KeyboardInterrupt):
+        calibrate.calibrated_fit(clf, [Document(str(v), t, "<t>", i + 1)
+                                       for i, (t, v) in enumerate(zip(texts, y))], FitRun())
+    assert clf.get_params()["auto"] is True and clf.auto_metric == "macro_f1"
+    assert clf.calibrate == "sigmoid"

@@ -255,3 +255,32 @@ def test_a_test_label_spelled_as_a_model_class_is_refused(tmp_path):
     (tmp_path / "juice.txt").write_text("tea\tgreen chai\njuice\tcoffee latte\n")
     ran = run_cli("eval", tmp_path / "juice.txt", "-m", tmp_path / "m.npz")
     assert ran.returncode == 0 and "juice" in ran.stdout and "50.00%" in ran.stdout
+
+
+def test_a_model_of_classes_spelled_alike_still_evaluates():
+    """A review of the check above: the API takes classes 'A' and 'a' (and Dask's shards
+    each check their own); seeding the check with such a model's classes refused every
+    evaluation of it, early stopping's and auto's included. Only test labels the model
+    does not know are checked."""
+    texts = ["upper case words", "lower case words"] * 20
+    clf = NBSVMClassifier(n_bits=10, min_df=1, char_ngrams=0).fit(texts, ["A", "a"] * 20)
+    rep = clf.evaluate(texts, ["A", "a"] * 20)
+    assert rep["accuracy"] == 1.0
+    with pytest.raises(NBSVMError, match="in their width.*a class of the model"):
+        clf.evaluate(texts[:2], ["A", "\uff41"])  # a fullwidth 'a': spelled as a class is
+
+
+def test_a_test_set_error_between_epochs_keeps_the_trained_model():
+    """A review: with a history (train --plot), the test set is scored after each epoch,
+    inside the fit: its error (here a label spelled as a class) was raised there and the
+    trained model thrown away, not saved as without --plot. The epochs go on; the error
+    comes after the fit, as the test set's own."""
+    from nbsvm.errors import TestSetError
+    from nbsvm.evaluation.heldout import EpochHistory
+    train = [Document(("tea", "coffee")[i % 2], ("green chai", "dark roast")[i % 2], "t", i + 1)
+             for i in range(40)]
+    test = [Document("Tea", "green chai", "test.txt", 1)]
+    clf = NBSVMClassifier(n_bits=10, min_df=1, epochs=3, char_ngrams=0)
+    with pytest.raises(TestSetError, match="test.txt:1: label 'Tea' differs only in case"):
+        fit_and_evaluate(clf, iter(train), iter(test), history=EpochHistory())
+    assert list(clf.predict(["green chai", "dark roast"])) == ["tea", "coffee"]

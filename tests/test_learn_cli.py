@@ -947,3 +947,22 @@ def test_eval_reads_a_named_models_classes_as_learn_did(tmp_path):
 def test_an_unfitted_one_vs_rest_has_not_diverged():
     from nbsvm.learners.registry import make_learner
     assert make_learner("ovr").diverged() is None  # (an AttributeError for a review)
+
+
+def test_sparse_predict_keeps_true_labels_whose_first_rows_have_none(tmp_path):
+    """A review: the true_label column was decided by the first batch's rows, so a
+    multi-label file starting with empty label sets (' 3:1') lost it; batches are now cut
+    by their feature values too, so a few wide rows make that first batch. The column is
+    the file's: read as labeled."""
+    from testhelpers import run_cli
+    train = tmp_path / "train.svm"
+    train.write_text("".join(f"{1 + i % 2},{1 + (i // 2) % 2} {1 + i % 5}:1 {6 + i % 3}:1\n"
+                             for i in range(40)))
+    ran = run_cli("learn", train, "-o", tmp_path / "m.npz", "-a", "multilabel", "-q")
+    assert ran.returncode == 0, ran.stderr
+    test = tmp_path / "test.svm"
+    test.write_text(" 1:1 6:1\n 2:1\n1,2 1:1 7:1\n")
+    model = load_learner(tmp_path / "m.npz")
+    frames = list(predict_sparse(model, test, batch_rows=2))
+    assert all("true_label" in f for f in frames)
+    assert [lab for f in frames for lab in f["true_label"]] == ["", "", "1,2"]

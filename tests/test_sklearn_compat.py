@@ -578,3 +578,16 @@ def test_predict_of_no_documents_has_the_classes_type():
     named = NBSVMClassifier(n_bits=12, min_df=1).fit(_TEXTS, ["a" if v else "b" for v in _Y])
     assert named.predict([]).shape == (0,)
     assert named.predict([]).dtype == named.predict(["great cast"]).dtype
+
+
+def test_a_loaded_models_class_weight_set_as_fitted_is_not_a_change(tmp_path):
+    """A review: a loaded model's class_weight is {'1': 3.0}; setting the {1: 3} it was
+    fitted with was refused as a change."""
+    clf = NBSVMClassifier(n_bits=12, min_df=1, beta=0.5, class_weight={1: 3}).fit(_TEXTS, _Y)
+    clf.save(tmp_path / "m.npz")
+    loaded = NBSVMClassifier.load(tmp_path / "m.npz")
+    expected = loaded.decision_function(_TEXTS)
+    loaded.set_params(class_weight={1: 3.0})
+    assert np.array_equal(loaded.decision_function(_TEXTS), expected)
+    clf.set_params(class_weight={"1": 3.0})
+    assert np.array_equal(clf.decision_function(_TEXTS), expected)

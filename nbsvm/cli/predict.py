@@ -358,7 +358,8 @@ def predict_command(
     regression), as CSV, JSON lines or Parquet; --top-k K adds the K best classes.
 
     Line files (--format auto): a line `label<TAB>text` whose label is one of the model's
-    classes keeps it as true_label; any other line is one document, TABs and all. The
+    classes (a multi-label model's: a set of them, `a,b`, or none, `<TAB>text`) keeps it
+    as true_label; any other line is one document, TABs and all. The
     first batch of documents decides the columns: true labels met only later are left out,
     with a note saying how many."""
     from nbsvm.io.npzfile import model_file_kind

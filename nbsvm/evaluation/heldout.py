@@ -164,6 +164,7 @@ class _HeldOutSet:
         # set is hashed into buckets (mapped when scored) and the first fit's epoch scores
         # are dropped (the columns of the first fit scored the last one at chance)
         self.refits = model.calibrate not in (None, "auto")
+        self.failed = False  # the test set could not be scored between epochs
         self.waited = 0.0  # waiting for the test hashing between epochs
         self.eval_time = 0.0  # scoring the test set between epochs
 
@@ -195,21 +196,26 @@ class _HeldOutSet:
     def score_epoch(self, epoch: int, epochs: int) -> None:
         """Record the held-out accuracy after ``epoch`` (not the last one: the report, after
         fit, gives it)."""
-        if epoch in self.scored or epoch >= epochs:
+        if epoch in self.scored or epoch >= epochs or self.failed:
             return
         self.scored.add(epoch)
         t = time.perf_counter()
         self.start()
         self.worker.join()
         self.waited += time.perf_counter() - t
-        if self.worker.error is not None:
-            raise self.worker.error
-        # on_event scores epochs only with a history; the thread ended: a cache, or an error
-        assert self.history is not None and self.worker.cache is not None
         t = time.perf_counter()
-        self.history.test_accuracy[epoch] = accuracy_now(
-            self.model, self.worker.cache, columns=self.columns()
-        )
+        try:
+            if self.worker.error is not None:
+                raise self.worker.error
+            # on_event scores epochs only with a history; the thread ended: a cache
+            assert self.history is not None and self.worker.cache is not None
+            self.history.test_accuracy[epoch] = accuracy_now(
+                self.model, self.worker.cache, columns=self.columns()
+            )
+        except NBSVMError:
+            # the test set's own error: the training goes on and is saved; the scoring
+            # after it meets the error again and says so (it threw the model away here)
+            self.failed = True
         self.eval_time += time.perf_counter() - t
 
     def on_event(self, event: dict) -> None:

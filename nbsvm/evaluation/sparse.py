@@ -143,7 +143,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
         )
         for records in row_batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
-            yield records, SparseRows(indices, values, offsets, model.n_features_in_)
+            yield records, SparseRows(indices, values, offsets, model.n_features_in_), with_labels
         if encoder.dropped and stats is not None:
             base = getattr(model, "index_base_", 0)
             stats.note(
@@ -184,7 +184,7 @@ def evaluate_sparse(
     :func:`~nbsvm.evaluation.metrics.regression_report`. Every report has ``task``.
     """
     tally = _Tally(model)
-    for records, rows in _stream(model, inputs, fmt, True, batch_rows, strict, stats, encoding):
+    for records, rows, _ in _stream(model, inputs, fmt, True, batch_rows, strict, stats, encoding):
         tally.add(records, rows)
         if callback:
             callback({"stage": "eval", "docs": tally.n})
@@ -289,16 +289,17 @@ def predict_sparse(
     (as ``nbsvm predict`` names it: with ``+1``/``-1`` labels, ``classes_[1]`` is ``-1``);
     more, ``score``, the predicted class's; none for multi-label. ``prediction`` for
     regression.
-    Input labels, when the first batch has them, are copied to ``true_label`` (empty for
+    Input labels, when the first file has them, are copied to ``true_label`` (empty for
     examples without one)."""
     import pandas as pd
 
     classes = np.asarray(getattr(model, "classes_", []), dtype=object)
-    with_truth = None  # decided on the first batch: every table has one header
-    for records, rows in _stream(model, inputs, fmt, None, batch_rows, strict, stats, encoding):
+    with_truth = None  # decided by the first file: every table has one header
+    batches = _stream(model, inputs, fmt, None, batch_rows, strict, stats, encoding)
+    for records, rows, labeled in batches:
         frame = {"source": [r.source for r in records], "line": [r.line for r in records]}
-        if with_truth is None:
-            with_truth = any(r.labels for r in records)
+        if with_truth is None:  # (its first rows may be empty label sets, or few and wide)
+            with_truth = bool(labeled)
         if with_truth:
             frame["true_label"] = [",".join(r.labels) for r in records]
         scores = (

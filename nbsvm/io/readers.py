@@ -223,10 +223,11 @@ class LabelSpellings:
     error, printed as the model's own 'café')."""
 
     def __init__(self, model: Iterable[str] = ()) -> None:
-        self.known: set = set()
+        names = list(model)
+        self.known: set = set(names)
         self.folded: dict = {}
-        for name in model:
-            self.add(Document(name, "", MODEL_CLASSES, 0))
+        for name in names:  # not checked against each other: what the model is, it is
+            self._remember(name, MODEL_CLASSES, 0)
 
     def add_members(self, doc: Document) -> None:
         """A new label set (``Food,sport``): each of its labels checked as a label of its
@@ -248,9 +249,13 @@ class LabelSpellings:
             first = self.folded.get(number)
         if first is not None and first[0] != doc.label:
             self._refuse(doc, number, *first)
-        self.folded[key] = (doc.label, doc.source, doc.line)
+        self._remember(doc.label, doc.source, doc.line)
+
+    def _remember(self, label: str, source: str, line: int) -> None:
+        self.folded.setdefault(_shown(label), (label, source, line))
+        number = number_key(label)
         if number is not None:
-            self.folded[number] = (doc.label, doc.source, doc.line)
+            self.folded.setdefault(number, (label, source, line))
 
     def _refuse(self, doc: Document, number, label: str, source: str, line: int) -> None:
         assert doc.label is not None

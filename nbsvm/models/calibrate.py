@@ -232,6 +232,7 @@ def calibrated_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict
 
     reread = rereadable(docs)
     method, seed = model.calibrate, model.seed
+    searched = {name: getattr(model, name) for name in NO_SEARCH}
     model.set_params(calibrate=None)
     t0 = time.perf_counter()
     try:
@@ -258,13 +259,11 @@ def calibrated_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict
         auto: dict[str, Any] = {
             k: model.__dict__[k] for k in ("auto_", "auto_table_") if k in model.__dict__
         }
-        searched = {name: getattr(model, name) for name in NO_SEARCH}
         model.set_params(**NO_SEARCH)  # the settings --auto chose are the model's now
         model.fit_documents(reread, callback=run.callback, max_memory=run.max_memory)
-        model.set_params(**searched)
         model.__dict__.update(auto)
-    finally:
-        model.set_params(calibrate=method)
+    finally:  # (a refit that fails leaves the estimator's settings as they were given)
+        model.set_params(calibrate=method, **searched)
     model.calibrator_ = calibrator
     model.calibration_report_ = rep
     return rep

@@ -101,6 +101,14 @@ def check_fitted(model: NBSVMClassifier) -> None:
         )
 
 
+def weights_key(class_weight: Any) -> Any:
+    """``class_weight`` as compared: a dict by its classes' names and float weights (a
+    loaded model's ``{'1': 3.0}`` is the ``{1: 3}`` it was fitted with)."""
+    if isinstance(class_weight, dict):
+        return {str(k): float(v) for k, v in class_weight.items()}
+    return class_weight
+
+
 def changed_since_fit(model: NBSVMClassifier) -> list[str]:
     """The parameters that no longer match what the fitted arrays are for."""
     changed = []
@@ -113,7 +121,8 @@ def changed_since_fit(model: NBSVMClassifier) -> list[str]:
         ]
     if bool(model.multilabel) != model.__dict__.get("fitted_multilabel_", bool(model.multilabel)):
         changed.append("multilabel")
-    if model.class_weight != model.__dict__.get("fitted_class_weight_", model.class_weight):
+    fitted_weights = model.__dict__.get("fitted_class_weight_", model.class_weight)
+    if weights_key(model.class_weight) != weights_key(fitted_weights):
         changed.append("class_weight")  # the NB prior reads it as the model predicts
     backend = model.__dict__.get("backend_")
     if model.backend_learner != (None if backend is None else backend.name):
