@@ -55,6 +55,28 @@ def test_hash_batches_equal_hashing_in_the_calling_thread():
     assert wait_for_readers() == []
 
 
+def test_hash_batches_gate_holds_back_the_second_hasher():
+    """The test set hashed beside single-threaded epochs: one hasher until the gate opens
+    (someone waits for the cache), then both; the batches are those without a gate, in
+    order, and the stream ends only once every hasher has, so after the gate opens."""
+    docs = synthetic(1100, n_classes=3)
+    gate = threading.Event()
+    seen = []
+    stream = hash_batches(iter(docs), HASHER, batch_docs=100, hashers=2, gate=gate)
+    for batch in stream:
+        seen.append(batch)
+        assert threading.current_thread().name == "MainThread"
+        if len(seen) == 11:  # every batch came from the first hasher alone
+            assert not gate.is_set()
+            threading.Timer(0.2, gate.set).start()
+    assert gate.is_set()  # (the end waited for the second hasher)
+    plain = list(hash_batches(iter(docs), HASHER, batch_docs=100, hashers=2))
+    assert [b.lines for b in seen] == [b.lines for b in plain]
+    assert np.array_equal(np.concatenate([b.ids for b in seen]),
+                          np.concatenate([b.ids for b in plain]))
+    assert wait_for_readers() == []
+
+
 def test_hash_batches_translate_buckets_to_columns():
     # with a bucket -> column map, ids become columns in the same order, unmapped dropped
     docs = synthetic(700, seed=5)

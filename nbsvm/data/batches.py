@@ -175,10 +175,15 @@ def _hasher_stage(
     translator: Translator | None,
     stop: threading.Event,
     window: _Window,
+    gate: threading.Event | None = None,
 ):
     """Thread body: compiled hashing (GIL released) of the reader's prepared batches, as
     ``(number, batch)`` (buckets to columns by ``translator``), within ``window`` of the
-    consumer; :data:`DONE` is handed on to the other hashers and to ``out``."""
+    consumer; :data:`DONE` is handed on to the other hashers and to ``out``. With ``gate``,
+    it starts once the gate is open."""
+    while gate is not None and not gate.wait(timeout=0.1):
+        if stop.is_set():
+            return
     while not stop.is_set():
         try:
             item = source.get(timeout=0.1)
@@ -212,6 +217,7 @@ def hash_batches(
     remap: np.ndarray | None = None,
     hashers: int = HASHERS,
     max_memory: int | str | None = None,
+    gate: threading.Event | None = None,
 ) -> Iterator[Batch]:
     """Hashed CSR batches of ``batch_docs`` documents, produced by a two-stage pipeline.
 
@@ -223,7 +229,9 @@ def hash_batches(
     flat. Batches come out in input order. With ``remap``, bucket ids are translated to
     model columns (unknown buckets dropped). Errors raised while reading surface here, in
     the caller's thread; a document too long to hash within ``max_memory`` (or the memory
-    available) is one, naming its file and line.
+    available) is one, naming its file and line. ``gate``: the hashers but the first
+    start once it is open (work beside a thread that keeps a core: the test set hashed
+    beside single-threaded epochs, whose first four ran 1.6x slower beside two hashers).
     """
     prepared: queue.Queue = queue.Queue(maxsize=prefetch)
     hashed: queue.Queue = queue.Queue(maxsize=prefetch + hashers)
@@ -240,7 +248,7 @@ def hash_batches(
         *(
             threading.Thread(
                 target=_hasher_stage,
-                args=(prepared, hashed, hasher, translator, stop, window),
+                args=(prepared, hashed, hasher, translator, stop, window, gate if k else None),
                 daemon=True,
                 name=f"nbsvm-hasher-{k}",
             )

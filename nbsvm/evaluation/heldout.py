@@ -38,12 +38,16 @@ class _BackgroundCache(threading.Thread):
         self.cache: FeatureCache | None = None
         self.error: BaseException | None = None
         self.stop = threading.Event()
+        # the second hasher waits for this: until someone waits for the cache, the test
+        # set is hashed beside the epochs on what one core leaves (they keep the other)
+        self.needed = threading.Event()
 
     def run(self):
         try:
             with CacheWriter(self.folder, self.hasher) as writer:
                 n = 0
-                for batch in hash_batches(self.docs, self.hasher, remap=self.remap):
+                batches = hash_batches(self.docs, self.hasher, remap=self.remap, gate=self.needed)
+                for batch in batches:
                     if self.stop.is_set():
                         raise KeyboardInterrupt
                     writer.add(batch)
@@ -181,9 +185,14 @@ class _HeldOutSet:
                 self.worker.remap = self.model.column_of_  # store model columns, not buckets
             self.worker.start()
 
+    def _join(self) -> None:
+        """Wait for the hashing thread to end, every hasher at work."""
+        self.worker.needed.set()
+        self.worker.join()
+
     def wait(self) -> FeatureCache:
         """The test set's cache, once hashed (what the thread raised is raised here)."""
-        self.worker.join()
+        self._join()
         if self.worker.error is not None:
             raise self.worker.error
         assert self.worker.cache is not None  # the thread ended: a cache, or an error
@@ -201,7 +210,7 @@ class _HeldOutSet:
         self.scored.add(epoch)
         t = time.perf_counter()
         self.start()
-        self.worker.join()
+        self._join()
         self.waited += time.perf_counter() - t
         t = time.perf_counter()
         try:
@@ -232,7 +241,7 @@ class _HeldOutSet:
             # it now, while only the count rows are held (its buckets are the columns).
             t = time.perf_counter()
             self.start(columns=False)
-            self.worker.join()
+            self._join()
             self.waited += time.perf_counter() - t
         elif history is None:
             # hash the test set from the second epoch on: the lexicon pass and the first
