@@ -483,3 +483,38 @@ def test_a_local_cluster_says_nothing_when_the_dashboards_port_is_taken():
             assert c.scheduler_info()["workers"]
     held.close()
     assert not [w for w in caught if "already in use" in str(w.message)]
+
+
+def test_shards_go_to_the_workers_absolute_and_show_as_written(tmp_path, monkeypatch):
+    """A file-safety hunt: a relative path was sent as written, and a remote cluster's
+    worker opened the file of that name in its own folder (another train.txt: a model of
+    other classes, without a word). Local shards go absolute; the predictions' source
+    column keeps the name as written."""
+    import pickle
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs.txt").write_text("great film\n")
+    (shard,) = D.shards_of(["docs.txt"])
+    assert shard == str(tmp_path / "docs.txt") and shard.shown == "docs.txt"
+    sent = pickle.loads(pickle.dumps(shard))
+    assert type(sent) is str and sent == shard
+    assert D.shards_of(["s3://bucket/a.txt"]) == ["s3://bucket/a.txt"]
+    assert D.on_workers("m.npz") == str(tmp_path / "m.npz")
+
+
+def test_a_workers_model_is_loaded_again_when_replaced_with_the_same_size_and_mtime(tmp_path):
+    """A file-safety hunt: a worker kept each model by path, size and mtime, so a model
+    replaced as cp -p or rsync -a do (same size, mtime put back) kept predicting with the
+    old one. The inode's change time (and number) are part of the key."""
+    from nbsvm.workflows import dask_worker
+    texts = ["great film", "awful film", "superb", "dull"] * 10
+    first = NBSVMClassifier(n_bits=10, min_df=1, char_ngrams=0).fit(texts, [1, 0, 1, 0] * 10)
+    other = NBSVMClassifier(n_bits=10, min_df=1, char_ngrams=0).fit(texts, [0, 1, 0, 1] * 10)
+    path = tmp_path / "model.npz"
+    first.save(path)
+    st = os.stat(path)
+    assert dask_worker.cached_model(str(path)).predict(["great film"])[0] == 1
+    other.save(tmp_path / "new.npz")
+    os.replace(tmp_path / "new.npz", path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.path.getsize(path) == st.st_size  # (the same size: only the content moved)
+    assert dask_worker.cached_model(str(path)).predict(["great film"])[0] == 0

@@ -26,10 +26,26 @@ if TYPE_CHECKING:
     from nbsvm.text.hashing import Hasher
 
 
+#: what fsspec's stores tell of an object's content: size and times, the local store's
+#: change time and inode, S3's ETag, Google's generation and checksums
+IDENTITY_FIELDS = (
+    "size",
+    "mtime",
+    "created",
+    "ino",
+    "LastModified",
+    "ETag",
+    "etag",
+    "generation",
+    "md5Hash",
+    "crc32c",
+)
+
+
 def local_copy(shard: str) -> str:
     """A URL shard (``s3://``, ``gs://``, ``file://``, anything fsspec opens) copied once to
-    this worker's local folder, named by the URL and the remote size and modification time
-    (so a changed object is fetched again); local paths are returned as they are."""
+    this worker's local folder, named by the URL and what the store tells of its content
+    (:data:`IDENTITY_FIELDS`: a changed object is fetched again); local paths are returned as they are."""
     if "://" not in shard:
         return shard
     import hashlib
@@ -39,7 +55,9 @@ def local_copy(shard: str) -> str:
 
     fs, path = fsspec.core.url_to_fs(shard)
     info = fs.info(path)
-    stamp = f"{shard}|{info.get('size')}|{info.get('mtime') or info.get('LastModified') or info.get('ETag')}"
+    # every field of the object's identity the store gives: a time alone (S3's is to the
+    # second; a file:// rewritten with its mtime put back) kept serving the old download
+    stamp = "|".join([shard, *(f"{k}={info.get(k)}" for k in IDENTITY_FIELDS if k in info)])
     folder = Path(get_worker().local_directory) / "nbsvm-downloads"
     folder.mkdir(parents=True, exist_ok=True)
     local = folder / (
@@ -305,11 +323,13 @@ MODELS: dict = {}
 
 
 def cached_model(path: str) -> NBSVMClassifier:
-    """A worker loads each model file once (keyed by path, size and mtime)."""
+    """A worker loads each model file once (keyed by path, size, mtime, and the inode's
+    number and change time: a model replaced with its size and mtime put back, as cp -p
+    or rsync -a do, kept predicting with the old one)."""
     from nbsvm.models.nbsvm import NBSVMClassifier
 
     st = os.stat(path)
-    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     if key not in MODELS:
         MODELS.clear()
         MODELS[key] = NBSVMClassifier.load(path)

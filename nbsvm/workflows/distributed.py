@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -101,8 +102,26 @@ def client_for(scheduler: str | None = None, local_workers: int | None = None) -
         yield client
 
 
+class Shard(str):
+    """A shard's path as the workers open it, absolute (a worker's folder is not the
+    driver's: a relative path read the worker's file of that name, a wrong model without
+    a word); ``shown``: as the user wrote it, for the predictions' source column."""
+
+    shown: str
+
+    def __reduce__(self):  # to the workers as a plain path
+        return (str, (str(self),))
+
+
+def _shard(path: str) -> Shard:
+    shard = Shard(path if "://" in path else os.path.abspath(path))
+    shard.shown = path
+    return shard
+
+
 def shards_of(inputs: Iterable[str]) -> list[str]:
-    """Expand globs (local paths; URLs with a scheme are passed on for the workers' fsspec)."""
+    """Expand globs (local paths, made absolute: :class:`Shard`; URLs with a scheme are
+    passed on for the workers' fsspec)."""
     out = []
     for pattern in inputs:
         if pattern == "-":
@@ -120,7 +139,12 @@ def shards_of(inputs: Iterable[str]) -> list[str]:
     for p in out:
         if "://" not in p and not Path(p).exists():
             raise missing_input(p)
-    return out
+    return [_shard(p) for p in out]
+
+
+def on_workers(path: str) -> str:
+    """A local file (a model) as the workers open it: absolute, as :class:`Shard`."""
+    return str(path) if "://" in str(path) else os.path.abspath(path)
 
 
 # ----------------------------------------------------------------------------- on the driver
@@ -417,7 +441,12 @@ def predict(
 ) -> list[pd.DataFrame]:
     """One DataFrame of predictions per shard, in shard order; what reading met (invalid
     bytes replaced, notes) added to ``stats`` as one machine's run counts it."""
-    return _predict_shards(client, shards, model_path, reader, False, stats)
+    frames = _predict_shards(client, shards, model_path, reader, False, stats)
+    for shard, frame in zip(shards, frames):  # the source as the user named it
+        shown = getattr(shard, "shown", shard)
+        if shown != shard and "source" in frame:
+            frame["source"] = frame["source"].replace(str(shard), shown)
+    return frames
 
 
 def _predict_shards(
@@ -431,7 +460,7 @@ def _predict_shards(
     """``worker.predict_shard`` on every shard: predictions, or (``report``) the sums a
     report is made of; each shard's reading counts and notes go to ``stats``."""
     what = "evaluating" if report else "predicting"
-    args = (dict(reader or {}), str(model_path), report)
+    args = (dict(reader or {}), on_workers(model_path), report)
     results = _map_shards(client, worker.predict_shard, shards, *args, what=what)
     _add_notes(stats, [read for _, read in results])
     return [part for part, _ in results]
@@ -461,4 +490,4 @@ def evaluate(
     from nbsvm.evaluation.evaluate import report_of_parts
 
     parts = _predict_shards(client, shards, model_path, reader, True, stats)
-    return report_of_parts(worker.cached_model(str(model_path)), parts)
+    return report_of_parts(worker.cached_model(on_workers(model_path)), parts)
