@@ -99,3 +99,58 @@ def test_a_signal_after_the_last_safe_point_still_sets_the_exit_status(signum, c
     assert ended.value.exit_code == code
     with common.cli_errors():  # a plain run ends plainly after it
         pass
+
+
+def test_a_ctrl_c_with_no_safe_point_near_is_raised_where_the_work_is():
+    """A file-safety hunt: one Ctrl-C was only noted for the next safe point, and where
+    there was none (a Dask cluster whose local worker the Ctrl-C had killed, waited for
+    forever; `datasets get` unpacking an archive, 15 s) the command went on. As SIGTERM's,
+    it is raised where the work is after FORCE_AFTER seconds: exit 130, the usual line."""
+    import typer
+
+    from nbsvm.cli import common
+
+    t0 = time.perf_counter()
+    with pytest.raises(typer.Exit) as ended:
+        with common.cli_errors():
+            common._on_sigint(signal.SIGINT, None)
+            while time.perf_counter() - t0 < 10:  # no safe point: a wait without one
+                time.sleep(0.01)
+    assert ended.value.exit_code == 130
+    assert time.perf_counter() - t0 < common.FORCE_AFTER + 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # disarmed after
+    with common.cli_errors():  # a Ctrl-C raised at a safe point disarms the timer too
+        common._on_sigint(signal.SIGINT, None)
+        with pytest.raises(KeyboardInterrupt):
+            common.check_interrupt()
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        common._interrupted.clear()
+
+
+def test_a_ctrl_c_that_ends_the_local_cluster_is_the_interrupt(monkeypatch):
+    """The Ctrl-C reaches --dask-local's worker processes too: while the cluster started,
+    their end was a traceback ('RuntimeError: Nanny failed to start'), not the interrupt.
+    Without a Ctrl-C, the error stays the error."""
+    import contextlib
+
+    from nbsvm.cli import common
+    from nbsvm.workflows import distributed
+
+    @contextlib.contextmanager
+    def failing(scheduler, local_workers):
+        raise RuntimeError("Nanny failed to start.")
+        yield
+
+    monkeypatch.setattr(distributed, "client_for", failing)
+    dask = common.Dask(scheduler=None, dask_local=1)
+    with pytest.raises(RuntimeError):
+        with dask.client():
+            pass
+    common._interrupted.set()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with dask.client():
+                pass
+    finally:
+        common._interrupted.clear()
+        signal.setitimer(signal.ITIMER_REAL, 0)

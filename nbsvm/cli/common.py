@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
@@ -481,12 +481,20 @@ class Dask:
     def __bool__(self) -> bool:
         return bool(self.scheduler or self.dask_local)
 
-    def client(self) -> AbstractContextManager[Any]:
+    @contextmanager
+    def client(self) -> Iterator[Any]:
         """A client of that cluster, closed afterwards
-        (:func:`nbsvm.workflows.distributed.client_for`)."""
+        (:func:`nbsvm.workflows.distributed.client_for`). A Ctrl-C reaches the local
+        cluster's processes too: what their end raises here (a traceback of 'Nanny failed
+        to start' while it started) is the interrupt."""
         from nbsvm.workflows import distributed
 
-        return distributed.client_for(self.scheduler, self.dask_local)
+        try:
+            with distributed.client_for(self.scheduler, self.dask_local) as client:
+                yield client
+        except Exception:
+            check_interrupt()
+            raise
 
 
 def prepare_reading(
@@ -569,10 +577,13 @@ def _on_sigint(signum, frame):
     # Only note the first Ctrl-C: raising KeyboardInterrupt at an arbitrary point can land
     # inside numba's dispatcher (while it loads or compiles a kernel), which then loses or
     # garbles it. The progress callback raises it at the next safe point instead (every
-    # batch or chunk); a second Ctrl-C interrupts at once.
+    # batch or chunk); a second Ctrl-C interrupts at once. With no safe point near (an
+    # archive unpacking, a Dask cluster whose worker the Ctrl-C killed: waited for forever)
+    # the timer SIGTERM arms raises it where it is.
     if _interrupted.is_set():
         raise KeyboardInterrupt
     _interrupted.set()
+    signal.setitimer(signal.ITIMER_REAL, FORCE_AFTER, FORCE_AFTER)
 
 
 class Terminated(KeyboardInterrupt):
@@ -596,6 +607,9 @@ def _on_terminate(signum, frame):
     # A command with no safe point near (unpacking an archive, compiling a kernel) is
     # interrupted where it is by a timer, again every second until the exception is
     # through: a supervisor's SIGTERM never waits for the work to end, and nothing is left.
+    if signum == signal.SIGALRM and not _terminating[0]:  # the timer of a Ctrl-C
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        raise KeyboardInterrupt
     if _terminating[0] or signum == signal.SIGALRM:
         signal.setitimer(signal.ITIMER_REAL, 0)  # cleaning up must not be cut short
         raise Terminated(_terminating[0] or signum)
@@ -630,8 +644,8 @@ def check_interrupt() -> None:
     """Raise KeyboardInterrupt if Ctrl-C was pressed, :class:`Terminated` after SIGTERM or
     SIGHUP (call at safe points)."""
     if _interrupted.is_set():
+        signal.setitimer(signal.ITIMER_REAL, 0)  # raised here: the timer's work is done
         if _terminating[0]:
-            signal.setitimer(signal.ITIMER_REAL, 0)
             raise Terminated(_terminating[0])
         raise KeyboardInterrupt
 

@@ -19,7 +19,8 @@ def datasets_command(
         metavar="list|get",
         help="list: every corpus, its size, classes, whether the "
         "shared folder has it and its citation; get: unpack "
-        "corpora into --data (sha256 checked).",
+        "corpora into --data (each archive's sha256 checked; a corpus prepared "
+        "before is taken when its files have the sizes it was written with).",
     ),
     names: list[str] | None = typer.Argument(
         None,
