@@ -117,3 +117,24 @@ def test_a_checkpoint_keeps_its_encoding_and_one_written_before_resumes(tmp_path
     out = runner.invoke(app, args)
     assert_ok(out)
     assert "resumed after epoch: 2" in out.output
+
+
+def test_another_commands_checkpoint_is_named_as_such(tmp_path):
+    """A file-safety hunt: a learn checkpoint found by train at the same -o stem (or the
+    reverse) was refused with some 30 'differing settings'; it is named for what it is."""
+    data = tmp_path / "d.named"
+    data.write_text("".join(f"{'pos' if i % 2 else 'neg'} w_{i % 7}:1 v_{i % 3}:1\n"
+                            for i in range(200)), encoding="utf-8")
+    model = tmp_path / "m.npz"
+    identity = {"inputs": [input_identity(str(data))], "reader": {"format": "named",
+                                                                    "strict": False},
+                "lexicon": None}
+    with pytest.raises(Stop):
+        learn_sparse(make_learner_from_options("pa", {"--epochs": 4, "--seed": 2}), [str(data)],
+                     fmt="named", seed=2, callback=stop_at(3),
+                     checkpoint=Checkpoint(checkpoint_path(model), every=2, identity=identity))
+    text = tmp_path / "t.txt"
+    text.write_text("".join(f"{'pos' if i % 2 else 'neg'}\tword{i % 7} other{i % 3}\n"
+                            for i in range(200)))
+    out = runner.invoke(app, ["train", str(text), "-o", str(model), "--resume", "-q"])
+    assert_clean_error(out, "the checkpoint was written by nbsvm learn, not nbsvm train")

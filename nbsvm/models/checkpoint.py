@@ -142,12 +142,25 @@ class Checkpoint:
             arrays,
         )
 
-    def read(self, params: dict, epochs: int | None) -> tuple[dict, dict] | None:
+    def read(
+        self, params: dict, epochs: int | None, command: str = "train"
+    ) -> tuple[dict, dict] | None:
         """``(header, arrays)`` if resuming and a checkpoint exists; refuses another run's
-        (other settings or data) and one that leaves no epoch of ``epochs`` to do."""
+        (another ``command``'s, other settings or data) and one that leaves no epoch of
+        ``epochs`` to do."""
         if not (self.resume and self.path.exists()):
             return None
         header, arrays = load_npz(self.path, KIND)
+        written_by = "learn" if "learner" in header else "train" if "classes" in header else None
+        if written_by not in (
+            None,
+            command,
+        ):  # (its settings all differ: a list of 30 told nothing)
+            raise NBSVMError(
+                f"the checkpoint was written by nbsvm {written_by}, not nbsvm {command}: "
+                "give this run another -o, or remove it to start over",
+                path=str(self.path),
+            )
         mine, theirs = self.fingerprint(params), header.get("fingerprint")
         if isinstance(theirs, dict) and isinstance(theirs.get("params"), dict):
             # written before split_scripts and nfkc: it tokenized without them
@@ -221,7 +234,7 @@ class Checkpoint:
         """``(learner, epoch, header)`` from the checkpoint, or None (see :meth:`read`)."""
         from nbsvm.learners.base import OnlineLearner
 
-        found = self.read(settings, epochs)
+        found = self.read(settings, epochs, command="learn")
         if found is None:
             return None
         header, arrays = found
