@@ -89,6 +89,19 @@ def test_cli_resumes_a_killed_run_and_refuses_other_settings(tmp_path, books):
     assert not ck.exists()                      # removed once the model is written
 
 
+def _stopped_after_a_checkpoint(data, model):
+    """``learn -a pa`` of a named file stopped in epoch 3, its checkpoint of epoch 2 left."""
+    ck = checkpoint_path(model)
+    identity = {"inputs": [input_identity(str(data))], "reader": {"format": "named",
+                                                                    "strict": False},
+                "lexicon": None}
+    with pytest.raises(Stop):
+        learn_sparse(make_learner_from_options("pa", {"--epochs": 4, "--seed": 2}), [str(data)],
+                     fmt="named", seed=2, callback=stop_at(3),
+                     checkpoint=Checkpoint(ck, every=2, identity=identity))
+    return ck
+
+
 def test_a_checkpoint_keeps_its_encoding_and_one_written_before_resumes(tmp_path):
     """A UTF-8 checkpoint resumed under --encoding latin-1 mixed two feature spaces (café
     in epochs 1-2, cafÃ© after); one written before encodings were kept resumes with the
@@ -99,14 +112,7 @@ def test_a_checkpoint_keeps_its_encoding_and_one_written_before_resumes(tmp_path
     data.write_text("".join(f"{'pos' if i % 2 else 'neg'} café_{i % 7}:1 naïve_{i % 3}:1\n"
                             for i in range(200)), encoding="utf-8")
     model = tmp_path / "m.npz"
-    ck = checkpoint_path(model)
-    identity = {"inputs": [input_identity(str(data))], "reader": {"format": "named",
-                                                                    "strict": False},
-                "lexicon": None}
-    with pytest.raises(Stop):
-        learn_sparse(make_learner_from_options("pa", {"--epochs": 4, "--seed": 2}), [str(data)],
-                     fmt="named", seed=2, callback=stop_at(3),
-                     checkpoint=Checkpoint(ck, every=2, identity=identity))
+    ck = _stopped_after_a_checkpoint(data, model)
     args = ["learn", str(data), "--format", "named", "-a", "pa", "--epochs", "4", "--seed", "2",
             "-q", "-o", str(model), "--resume"]
     out = runner.invoke(app, args + ["--encoding", "latin-1"])
@@ -126,13 +132,7 @@ def test_another_commands_checkpoint_is_named_as_such(tmp_path):
     data.write_text("".join(f"{'pos' if i % 2 else 'neg'} w_{i % 7}:1 v_{i % 3}:1\n"
                             for i in range(200)), encoding="utf-8")
     model = tmp_path / "m.npz"
-    identity = {"inputs": [input_identity(str(data))], "reader": {"format": "named",
-                                                                    "strict": False},
-                "lexicon": None}
-    with pytest.raises(Stop):
-        learn_sparse(make_learner_from_options("pa", {"--epochs": 4, "--seed": 2}), [str(data)],
-                     fmt="named", seed=2, callback=stop_at(3),
-                     checkpoint=Checkpoint(checkpoint_path(model), every=2, identity=identity))
+    _stopped_after_a_checkpoint(data, model)
     text = tmp_path / "t.txt"
     text.write_text("".join(f"{'pos' if i % 2 else 'neg'}\tword{i % 7} other{i % 3}\n"
                             for i in range(200)))
