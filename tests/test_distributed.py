@@ -518,3 +518,17 @@ def test_a_workers_model_is_loaded_again_when_replaced_with_the_same_size_and_mt
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert os.path.getsize(path) == st.st_size  # (the same size: only the content moved)
     assert dask_worker.cached_model(str(path)).predict(["great film"])[0] == 0
+
+
+def test_notes_and_sources_name_the_shards_as_written(tmp_path, monkeypatch):
+    """A review: with shards sent absolute, a folder's documents (/abs/fold/neg/1.txt) and
+    the workers' reading notes named absolute paths where one machine names fold/neg/1.txt
+    and hdr.txt:1."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "fold").mkdir()
+    (tmp_path / "hdr.txt").write_text("x\n")
+    shards = D.shards_of(["fold", "hdr.txt"])
+    assert D.as_written(f"{tmp_path}/fold/neg/1.txt", shards) == "fold/neg/1.txt"
+    note = f"{tmp_path}/hdr.txt:1: skipped a header line"
+    assert D.as_written(note, shards) == "hdr.txt:1: skipped a header line"
+    assert D.as_written("s3://b/x.txt:3", ["s3://b/x.txt"]) == "s3://b/x.txt:3"

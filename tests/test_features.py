@@ -501,3 +501,30 @@ def test_one_epoch_does_not_rewrite_the_cache(tmp_path, monkeypatch):
     assert writes == [False, True]
     assert one.score([d.text for d in docs], [d.label for d in docs]) > 0.8
     assert two.score([d.text for d in docs], [d.label for d in docs]) > 0.8
+
+
+def test_training_stopped_while_the_test_set_is_hashed_ends_at_once():
+    """A review of the gate: the test set's first hasher done, the stream waited for the
+    second's end, held back by the gate, and close() (an error, Ctrl-C, SIGTERM during the
+    epochs of train --test) waited out its 10 s timeout and left both threads running.
+    close() opens the gate: the error comes through at once, no thread left."""
+    from nbsvm.evaluation.heldout import fit_and_evaluate
+
+    class Boom(Exception):
+        pass
+
+    def stop_at_epoch_4(event):
+        if event.get("stage") == "epoch" and event["epoch"] >= 4:
+            time.sleep(0.3)  # the first test hasher finishes the small test set
+            raise Boom
+
+    # (2**22 buckets: mapped columns, whose test set is hashed from epoch 2 on; a dense
+    # model hashes it before the epochs, every hasher at work)
+    train, test = synthetic(2000, n_classes=2, seed=1), synthetic(200, n_classes=2, seed=2)
+    t0 = time.perf_counter()
+    with pytest.raises(Boom):
+        fit_and_evaluate(NBSVMClassifier(n_bits=22, epochs=10, char_ngrams=0), iter(train),
+                         iter(test), callback=stop_at_epoch_4)
+    assert time.perf_counter() - t0 < 8
+    assert wait_for_readers() == []
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("nbsvm-test")]

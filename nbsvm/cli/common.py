@@ -581,6 +581,7 @@ def _on_sigint(signum, frame):
     # archive unpacking, a Dask cluster whose worker the Ctrl-C killed: waited for forever)
     # the timer SIGTERM arms raises it where it is.
     if _interrupted.is_set():
+        signal.setitimer(signal.ITIMER_REAL, 0)  # (or it raised again in the cleaning up)
         raise KeyboardInterrupt
     _interrupted.set()
     signal.setitimer(signal.ITIMER_REAL, FORCE_AFTER, FORCE_AFTER)

@@ -267,6 +267,7 @@ class _HeldOutSet:
     def close(self) -> None:
         """Stop the hashing thread (if it still runs) and drop the cache."""
         self.worker.stop.set()
+        self.worker.needed.set()  # a gated hasher sees the stop only once it starts
         if self.worker.is_alive():
             self.worker.join(timeout=10)
         self.worker.cache = None

@@ -215,7 +215,8 @@ def lexicon(
     settings = hasher.settings()
     futures = [_on_shard(client, s, worker.count_shard, s, reader, settings) for s in shards]
     _gather(client, futures, "counting")
-    _add_notes(stats, client.gather([client.submit(worker.notes_of, f) for f in futures]))
+    notes = client.gather([client.submit(worker.notes_of, f) for f in futures])
+    _add_notes(stats, notes, shards)
     counts = [client.submit(worker.counts_of, f) for f in futures]
     merged = _tree_reduce(client, counts, worker.merge_counts).result()
     lex = NBLexicon.from_label_counts(hasher, alpha, merged)
@@ -443,9 +444,8 @@ def predict(
     bytes replaced, notes) added to ``stats`` as one machine's run counts it."""
     frames = _predict_shards(client, shards, model_path, reader, False, stats)
     for shard, frame in zip(shards, frames):  # the source as the user named it
-        shown = getattr(shard, "shown", shard)
-        if shown != shard and "source" in frame:
-            frame["source"] = frame["source"].replace(str(shard), shown)
+        if getattr(shard, "shown", shard) != shard and "source" in frame:
+            frame["source"] = [as_written(s, [shard]) for s in frame["source"]]
     return frames
 
 
@@ -462,19 +462,31 @@ def _predict_shards(
     what = "evaluating" if report else "predicting"
     args = (dict(reader or {}), on_workers(model_path), report)
     results = _map_shards(client, worker.predict_shard, shards, *args, what=what)
-    _add_notes(stats, [read for _, read in results])
+    _add_notes(stats, [read for _, read in results], shards)
     return [part for part, _ in results]
 
 
-def _add_notes(stats: ReadStats | None, reads: list[dict]) -> None:
+def _add_notes(stats: ReadStats | None, reads: list[dict], shards: list[str]) -> None:
     """The shards' reading counts and notes (:func:`~nbsvm.workflows.dask_worker.
-    reading_notes`) added to ``stats``, as one machine's reading counts them."""
+    reading_notes`) added to ``stats``, as one machine's reading counts them (and names
+    the files: :func:`as_written`)."""
     if stats is None:
         return
     for read in reads:
         stats.add(read["replaced_bytes"], read["replaced_docs"])
         for sentence in read["notes"]:
-            stats.note(sentence)
+            stats.note(as_written(sentence, shards))
+
+
+def as_written(text: str, shards: list[str]) -> str:
+    """``text`` with each shard's absolute path (:class:`Shard`: what the workers open and
+    name) put back as the user wrote it: a file's own name, or a folder's at the start of
+    the paths of its documents."""
+    for shard in shards:
+        shown = getattr(shard, "shown", shard)
+        if shown != shard:
+            text = text.replace(str(shard), shown)
+    return text
 
 
 def evaluate(
