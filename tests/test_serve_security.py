@@ -125,6 +125,47 @@ def test_json_with_parameters_is_json(default_server):
     assert r.status_code == 200, r.text
 
 
+@pytest.mark.parametrize("headers, status, says", [
+    ({"content-type": "application/json; charset=latin-1"}, 415, "JSON bodies are UTF-8"),
+    ({"content-type": "application/json", "content-encoding": "gzip"}, 415,
+     "Content-Encoding 'gzip' is not taken"),
+    ({"content-type": "application/json", "content-encoding": "identity"}, 200, None),
+])
+def test_a_body_the_server_would_misread_is_refused(default_server, headers, status, says):
+    """A serve hunt: a plain body said to be gzip, or JSON said to be latin-1, was read as
+    UTF-8 JSON and answered 200 (a client really sending either got a garbled answer)."""
+    r = http.post(default_server.url + "/predict", content=b'{"text": "great"}',
+                  headers=headers)
+    assert r.status_code == status, r.text
+    assert says is None or says in r.json()["detail"]
+
+
+def test_a_key_given_twice_is_refused(default_server):
+    """A serve hunt: {"text": "a", "text": "b"} scored "b", where an unknown key is refused."""
+    r = http.post(default_server.url + "/predict", content=b'{"text": "a", "text": "b"}',
+                  headers=JSON)
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"] == "the body's JSON gives the key 'text' twice in one object"
+
+
+def test_transfer_encoding_and_content_length_together_are_refused(default_server):
+    """A serve hunt: a request with both (RFC 9112 6.3: a request smuggled past a proxy that
+    reads the other) was answered 200."""
+    with socket.create_connection(("127.0.0.1", default_server.port), timeout=10) as sock:
+        sock.sendall(f"POST /predict HTTP/1.1\r\nHost: 127.0.0.1:{default_server.port}\r\n"
+                     .encode()
+                     + b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+                     b"Content-Length: 12\r\n\r\nc\r\n{\"text\":\"a\"}\r\n0\r\n\r\n")
+        answer = b""
+        while b"Content-Length: send one" not in answer:
+            part = sock.recv(4096)
+            if not part:
+                break
+            answer += part
+    assert answer.startswith(b"HTTP/1.1 400"), answer
+    assert b"Transfer-Encoding and Content-Length" in answer
+
+
 @pytest.mark.parametrize("origin", [f"http://{FOREIGN}", f"https://{FOREIGN}:8000", "null",
                                     "http://[::1", "http://127.0.0.1.evil.example"])
 @pytest.mark.parametrize("path", ["/predict", "/explain", "/models/pol/reload"])

@@ -163,8 +163,23 @@ def counted_body(body: bytes, most: int) -> bytes | TooManyValues:
 
 
 def loads(body: bytes) -> Any:
-    """``json.loads`` with integers of at most :data:`MAX_INT_DIGITS` digits."""
-    return json.loads(body, parse_int=_short_int)
+    """``json.loads`` with integers of at most :data:`MAX_INT_DIGITS` digits and no key
+    given twice in an object (json.loads kept the last: ``{"text": "a", "text": "b"}``
+    scored "b", where an unknown field is refused)."""
+    return json.loads(body, parse_int=_short_int, object_pairs_hook=_one_each)
+
+
+class DuplicateKey(ValueError):
+    """A key given twice in one JSON object of a body."""
+
+
+def _one_each(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(key)
+        out[key] = value
+    return out
 
 
 class LongNumber(ValueError):
@@ -189,6 +204,8 @@ def json_error_of(e: BaseException) -> str:
             "the body's JSON has an integer of more digits than a number takes here "
             f"(at most {MAX_INT_DIGITS})"
         )
+    if isinstance(e, DuplicateKey):
+        return f"the body's JSON gives the key {str(e)[:80]!r} twice in one object"
     if isinstance(e, ValueError):
         return f"the body is not JSON: {e}"
     return "the body could not be read as JSON"

@@ -176,6 +176,15 @@ def _is_json(content_type: str) -> bool:
     return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` parameter of a Content-Type, lower case, or None."""
+    for param in content_type.split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"').lower()
+    return None
+
+
 def _has_body(scope) -> bool:
     length = _header(scope, b"content-length")
     return _header(scope, b"transfer-encoding") is not None or (
@@ -211,6 +220,10 @@ class RequestGuard(_HttpMiddleware):
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """``(status, message)`` for a request refused, None for one let through."""
+        if _header(scope, b"transfer-encoding") is not None and (
+            _header(scope, b"content-length") is not None
+        ):  # RFC 9112 6.3: read one way by this server, another by a proxy in front
+            return 400, "a request gives Transfer-Encoding and Content-Length: send one"
         host = _header(scope, b"host")
         if host_of(host or "") not in self.hosts:
             return 400, (
@@ -233,7 +246,16 @@ class RequestGuard(_HttpMiddleware):
                 "query parameters are not read: give them in the JSON body "
                 '(e.g. {"text": ..., "model": ..., "top_k": 3})'
             )
+        encoded = _header(scope, b"content-encoding")
+        if encoded is not None and encoded.strip().lower() not in ("", "identity"):
+            return 415, (
+                f"bodies are read as sent: Content-Encoding {shown(encoded)} is not "
+                "taken; send the JSON uncompressed"
+            )
         kind = _header(scope, b"content-type")
+        charset = _charset(kind) if kind is not None else None
+        if charset is not None and charset not in ("utf-8", "utf8"):
+            return 415, f"JSON bodies are UTF-8 (RFC 8259): charset {shown(charset)} is not taken"
         if (kind is not None and not _is_json(kind)) or (kind is None and _has_body(scope)):
             return 415, (
                 "send the body as JSON with the header Content-Type: application/json "
