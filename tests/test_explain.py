@@ -485,3 +485,16 @@ def test_the_shaded_page_isolates_each_words_direction_and_shows_no_control_byte
     assert [w for _, w in spans] == ["good", "\u202efun\ufffd", "dull\ufffd", "film"]  # C0, C1
     assert all(style.startswith("unicode-bidi:isolate;") for style, _ in spans)
     assert "\x00" not in page and re.search(r"class <b><bdi>(pos|neg)</bdi></b>", page)
+
+
+def test_a_top_past_the_weights_lists_no_zero_weight():
+    """A serve/explain hunt: explain --top 10000000 listed every bucket, the zero-weight
+    ones (190,439 rows) among the 'negative' ones. Each direction ends at its last
+    non-zero weight."""
+    from nbsvm.evaluation.explain import top_feature_rows
+    texts = ["good fine film", "bad poor film", "good plot", "bad plot"] * 10
+    clf = NBSVMClassifier(n_bits=10, min_df=1, char_ngrams=0).fit(texts, [1, 0, 1, 0] * 10)
+    rows = top_feature_rows(clf, 10_000_000)
+    assert rows and all(r["weight"] != 0 for r in rows)
+    assert {r["direction"] for r in rows} == {"positive", "negative"}
+    assert len(rows) == int(np.count_nonzero(clf.coef_))

@@ -135,8 +135,8 @@ def top_feature_rows(clf: NBSVMClassifier, top: int = 30, cls: object | None = N
     strongest = (("positive", _extreme(row, top, True)), ("negative", _extreme(row, top, False)))
     for direction, cols in strongest:
         for rank, c in enumerate(cols, 1):
-            if (row[c] > 0) != (direction == "positive"):
-                break  # no more features of this sign
+            if row[c] == 0 or (row[c] > 0) != (direction == "positive"):
+                break  # no more features of this sign (a zero one has none)
             b = int(buckets[c])
             rows.append(
                 {
