@@ -704,7 +704,8 @@ def naive_linear_sgd(rows, ys, order, st, loss, schedule, eta0, lam, lam1=0.0, l
     Step t: [truncated L1: catch-up ``w_i <- soft(w_i, u - q_i)``, ``q_i = u`` on x's
     features]; ``p = w.x + b``; ``eta = rate(t)``; ``w <- (1 - eta lam2) w`` (0 if that
     factor is <= 0); ``w -= eta g x``, ``b -= eta bias_rate g``; ``u += eta lam1`` and the
-    L1 rule on x's features; projection of w on the ball; t += 1; running average.
+    L1 rule on x's features; projection of w on the ball; t += 1; running average. After
+    the pass, truncated L1's catch-up on every weight.
     """
     total, mistakes = 0.0, 0
     w, q = st["w"], st["q"]
@@ -745,6 +746,11 @@ def naive_linear_sgd(rows, ys, order, st, loss, schedule, eta0, lam, lam1=0.0, l
                 w[:] = [wi * radius / norm for wi in w]
         st["t"] += 1
         _naive_average(st, avg_start)
+    if lam1 and l1_method == "truncated":  # the truncations owed, before output (the
+        # average of the iterates stays as it is)
+        for i in range(len(w)):
+            w[i] = _soft(w[i], st["u"] - q[i])
+            q[i] = st["u"]
     return total, mistakes
 
 

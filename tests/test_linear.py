@@ -456,3 +456,29 @@ def test_a_calibrated_step_keeps_below_one_over_lambda():
             assert m.eta0_ * lam < 1 and (m.predict(X) == y).mean() > 0.9
     with pytest.raises(NBSVMError, match="eta0 \\* lam2 must be < 1"):
         SGDClassifier(lam=1.0, eta0=1.0).fit(X, y)           # a step given: refused
+
+
+def test_truncated_l1_gives_every_weight_the_truncations_it_missed():
+    """A learners hunt: lazy truncated L1 shrinks a weight when its feature next appears,
+    and the weights left after a pass kept the truncations owed since (a rare feature's
+    weight up to its missed steps x eta lam too large; none exactly 0). Against the
+    truncated gradient written out: a soft threshold of eta lam on every weight at every
+    step (Langford, Li & Zhang 2009)."""
+    from nbsvm.learners import SGDClassifier
+    rng = np.random.default_rng(1)
+    n, d, eta, lam = 12, 5, 0.1, 0.3
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.4)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+
+    def soft(w, t):
+        return np.sign(w) * np.maximum(0.0, np.abs(w) - t)
+
+    w, b = np.zeros(d), 0.0
+    for i in range(n):
+        g = -y[i] if y[i] * (w @ X[i] + b) < 1 else 0.0  # hinge
+        w, b = soft(w - eta * g * X[i], eta * lam), b - eta * g
+    m = SGDClassifier(penalty="l1", l1_method="truncated", lam=lam, eta0=eta,
+                      schedule="constant", bias_rate=1.0)
+    m.partial_fit(X, np.where(y > 0, "pos", "neg"), classes=["neg", "pos"])
+    assert np.allclose(m.coef_.ravel(), w, atol=1e-12)
+    assert np.allclose(m.decision_function(X), X @ w + b, atol=1e-12)

@@ -210,6 +210,8 @@ class _LinearSGD(OnlineLearner):
                 float(self.radius or 0.0),
                 int(self.average),
             )
+            if self._lam1 > 0 and L1_METHODS[self.l1_method] == K.TRUNCATED:
+                K._owed_l1(self.v_, q, self.state_, avg_u)
         stats = {"n": len(order), "loss": float(total)}
         if self.task != "regression":
             stats["mistakes"] = int(mistakes)

@@ -19,7 +19,9 @@ part is applied without touching every weight at every step (the kernels live in
   - ``truncated``: truncated gradient (Langford, Li & Zhang, JMLR 2009, with
     ``theta = inf`` and ``K = 1``, i.e. a soft threshold of ``eta_t lam1`` at every step),
     applied lazily: ``q_i`` holds ``u`` when weight i was last shrunk, and the steps it
-    missed (``u - q_i``) are applied when the feature next appears, before the prediction.
+    missed (``u - q_i``) are applied when the feature next appears, before the prediction,
+    and to every weight at the end of a pass (the weights it leaves are the truncated
+    gradient's; soft thresholds in a row add up, so the path is the same).
 
   With AdaGrad the L1 part is the per-coordinate proximal step ``w_i <- sign(w_i)
   max(0, |w_i| - eta_i lam1)`` on the touched coordinates (Duchi et al. 2011), whatever

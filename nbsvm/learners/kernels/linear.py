@@ -36,6 +36,7 @@ from nbsvm.learners.kernels.weight_tricks import (  # noqa: F401
     T,
     _average,
     _l1_new,
+    _owed_l1,
     _renormalize,
     _set,
     _shrink,

@@ -62,6 +62,21 @@ def _l1_new(v, i, s, u, q, method):
     return new
 
 
+@njit(cache=True, nogil=True)
+def _owed_l1(v, q, state, avg_u):
+    """Give every weight the truncations it missed since its feature last appeared (lazy
+    truncated L1 shrinks a weight when its feature next appears): the weights a pass
+    leaves are then the truncated gradient's (Langford et al. apply the rest before
+    output; left owed, a rare feature kept a weight up to its missed steps x eta lam1 too
+    large, and none became exactly 0). The average of the iterates is left as it is."""
+    s = state[SCALE]
+    u = state[L1_U]
+    ratio = state[AVG_B] / state[AVG_A] if state[AVG_N] > 0.0 else 0.0
+    for i in range(v.shape[0]):
+        if q[i] != u:
+            _set(v, i, _l1_new(v, i, s, u, q, TRUNCATED), 0.0, avg_u, ratio)
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _materialize_average(state, avg_u, v):
     """``u <- A u + B v``, ``A = 1``, ``B = 0`` (O(n_features), rare): the average itself
