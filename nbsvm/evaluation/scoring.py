@@ -111,9 +111,8 @@ class _Scorer:
             k = len(self.model.class_names_)
             for i in np.flatnonzero(~known):
                 label = batch.labels[i] if names is None else names[batch.labels[i]]
-                if label not in self.spellings.known:
-                    place = batch.where(int(i)) if places is None else places[batch.labels[i]]
-                    self.spellings.add(Document(label, "", **_where(place)))
+                place = batch.where(int(i)) if places is None else places[batch.labels[i]]
+                self.spellings.see(Document(label, "", **_where(place)))
                 label = unseen_key(label, self.unseen)
                 row = self.unseen.setdefault(label, np.zeros(k, dtype=np.int64))
                 row[pred[i]] += 1
@@ -226,8 +225,7 @@ class _LabelSetScorer:
             truth[i, known] = True
             missing[i] = len(unknown)
             for label in unknown:
-                if label not in self.spellings.known:
-                    self.spellings.add(Document(label, "", **_where(batch.where(i))))
+                self.spellings.see(Document(label, "", **_where(batch.where(i))))
                 label = unseen_key(label, self.unseen)
                 self.unseen[label] = self.unseen.get(label, 0) + 1
         predicted = self.model.label_mask(scores)

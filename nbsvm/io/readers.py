@@ -195,7 +195,7 @@ def _read_inputs(inputs, fmt, s: _Settings) -> Iterator[Document]:
         bad_before = s.stats.bad_lines
         for doc in _read_one(src, fmt, s):
             n += 1
-            if s.labeled and doc[0] not in spellings.known:
+            if s.labeled and doc.label not in spellings.known:
                 spellings.add(doc)
                 # (empty_label: a multi-label task; a lexicon's keys may be class names)
                 if s.empty_label and doc.label and SEPARATOR in doc.label:
@@ -236,6 +236,11 @@ class LabelSpellings:
         for member in label_set(doc.label):
             if member not in self.known:
                 self.add(doc._replace(label=member))
+
+    def see(self, doc: Document) -> None:
+        """``doc``'s label, checked (:meth:`add`) unless seen before."""
+        if doc.label not in self.known:
+            self.add(doc)
 
     def add(self, doc: Document) -> None:
         """A new label, refused when it is another's spelling."""
