@@ -43,7 +43,7 @@ def test_more_than_two_classes_get_the_temperature_fitted_by_hand():
     # the same temperature as a copy trained without the held-out tenth, fitted by hand
     copy = NBSVMClassifier(**KW, calibrate=None).fit_documents(
         lambda: split(iter(docs), 0, held=False))
-    scores, truth = held_out_scores(copy, split(iter(docs), 0, held=True))
+    scores, truth, _ = held_out_scores(copy, split(iter(docs), 0, held=True))
     by_hand = Calibrator("temperature", False).fit(scores, truth)
     texts, _ = _xy(synthetic(300, n_classes=4, seed=2))
     s = plain.decision_function(texts)

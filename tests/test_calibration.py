@@ -462,3 +462,65 @@ def test_a_failed_calibrated_refit_leaves_the_settings_as_given(monkeypatch):
                                        for i, (t, v) in enumerate(zip(texts, y))], FitRun())
     assert clf.get_params()["auto"] is True and clf.auto_metric == "macro_f1"
     assert clf.calibrate == "sigmoid"
+
+
+def test_weighted_fits_match_scikit_learn_and_repeated_documents():
+    """sample_weight in the three calibrations: scikit-learn's weighted sigmoid and
+    isotonic fits, and an integer weight equal to the document repeated (a weight of 0:
+    the document left out), temperature's too."""
+    from sklearn.calibration import _SigmoidCalibration
+    from sklearn.isotonic import IsotonicRegression
+    s, y = _scores(800, 3)
+    w = np.random.default_rng(2).integers(0, 4, size=s.size).astype(float)
+    rep = np.repeat(np.arange(s.size), w.astype(int))
+    a, b = fit_sigmoid(s, y, sample_weight=w)
+    ref = _SigmoidCalibration().fit(s, y.astype(int), sample_weight=w)
+    t = np.linspace(-10, 10, 101)
+    assert np.abs(1 / (1 + np.exp(-(a * t + b))) - ref.predict(t)).max() < 1e-6
+    assert (a, b) == pytest.approx(fit_sigmoid(s[rep], y[rep]), rel=1e-9)
+    x, p = fit_isotonic(s, y, sample_weight=w)
+    iso = IsotonicRegression(out_of_bounds="clip").fit(s, y.astype(float), sample_weight=w)
+    inside = np.linspace(s[w > 0].min(), s[w > 0].max(), 500)
+    assert np.abs(np.interp(inside, x, p) - iso.predict(inside)).max() < 1e-12
+    xr, pr = fit_isotonic(s[rep], y[rep])
+    assert np.array_equal(x, xr) and np.allclose(p, pr, rtol=0, atol=1e-12)
+    scores = np.stack([s, -s, 0.5 * s], axis=1)
+    truth = np.eye(3, dtype=bool)[np.random.default_rng(4).integers(0, 3, size=s.size)]
+    for exclusive in (True, False):
+        weighted = fit_temperature(scores, truth, exclusive, sample_weight=w)
+        repeated = fit_temperature(scores[rep], truth[rep], exclusive)
+        assert weighted == pytest.approx(repeated, rel=1e-9)
+    with pytest.raises(NBSVMError, match="sample_weight"):
+        fit_sigmoid(s, y, sample_weight=-w)
+
+
+def _weighed_out(flip, multilabel=False):
+    """Texts and labels where every third document weighs 0; with ``flip`` those documents'
+    texts say the opposite of their labels."""
+    rng = np.random.default_rng(0)
+    pos, neg = "great fun wonderful loved superb".split(), "awful dull boring hated poor".split()
+    filler = "film cast story plot acting music".split()
+    texts, y = [], []
+    for i in range(400):
+        c = i % 2
+        words = pos if c != (flip and i % 3 == 0) else neg
+        texts.append(" ".join(rng.choice(words, 2).tolist() + rng.choice(filler, 3).tolist()))
+        y.append(c)
+    w = np.ones(len(y))
+    w[::3] = 0.0
+    return texts, y, w
+
+
+@pytest.mark.parametrize("method", ["sigmoid", "isotonic", "temperature"])
+def test_documents_of_weight_zero_count_nowhere_in_the_calibration(method):
+    """Two fits whose weight-0 documents say other things (SGD: the same weights) get the
+    same calibration: the held-out part scores and fits on weighed documents only."""
+    kw = dict(n_bits=12, min_df=1, char_ngrams=0, calibrate=method, epochs=3,
+              optimizer="sgd", norm="none", eta0=0.05)
+    fits = [NBSVMClassifier(**kw).fit(t, y, sample_weight=w)
+            for t, y, w in (_weighed_out(False), _weighed_out(True))]
+    assert np.array_equal(fits[0].coef_, fits[1].coef_)
+    for k0, k1 in zip(fits[0].calibrator_.knots_, fits[1].calibrator_.knots_):
+        assert np.array_equal(k0, k1)
+    reports = [{k: v for k, v in f.calibration_report_.items() if k != "seconds"} for f in fits]
+    assert reports[0] == reports[1]

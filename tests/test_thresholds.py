@@ -243,3 +243,40 @@ def test_train_init_refuses_a_model_with_tuned_thresholds(tmp_path):
     r = run_cli("train", data, "--init", model, "-o", tmp_path / "m2.npz", "-q")
     assert r.returncode == 2 and "tuned to the old weights" in r.stderr, r.stderr
     assert not (tmp_path / "m2.npz").exists()
+
+
+def test_weighted_thresholds_equal_repeated_documents():
+    """Documents counted by their weight: an integer weight is the document repeated, a
+    weight of 0 the document left out."""
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=(300, 3))
+    truth = (values + rng.normal(scale=1.0, size=values.shape)) > 0.8
+    w = rng.integers(0, 4, size=300).astype(float)
+    rep = np.repeat(np.arange(300), w.astype(int))
+    weighted = micro_f1_thresholds(values, truth, 0.0, weight=w)
+    assert np.array_equal(weighted, micro_f1_thresholds(values[rep], truth[rep], 0.0))
+    assert not np.array_equal(weighted, micro_f1_thresholds(values, truth, 0.0))
+
+
+def test_documents_of_weight_zero_count_nowhere_in_the_thresholds():
+    """threshold='auto' on two corpora that differ only in the texts of their weight-0
+    documents: the same thresholds (they were tuned on those documents too)."""
+    rng = np.random.default_rng(1)
+    words = "alpha beta gamma delta eps zeta eta theta iota kappa".split()
+    texts, sets = [], []
+    for _ in range(600):
+        labs = [lab for lab in "xyz" if rng.random() < 0.4]
+        texts.append(" ".join(list(rng.choice(words, 4))
+                              + [f"t{lab}" for lab in labs if rng.random() < 0.8]))
+        sets.append(labs)
+    w = np.ones(len(sets))
+    w[::2] = 0.0
+    other = [t if wi else " ".join(list(rng.choice(words, 4))
+                                   + [f"t{lab}" for lab in "xyz" if lab not in s])
+             for t, s, wi in zip(texts, sets, w)]
+    kw = dict(n_bits=12, min_df=1, char_ngrams=0, calibrate=None, multilabel=True,
+              threshold="auto", optimizer="sgd", norm="none", eta0=0.05)
+    a = NBSVMClassifier(**kw).fit(texts, sets, sample_weight=w)
+    b = NBSVMClassifier(**kw).fit(other, sets, sample_weight=w)
+    assert np.array_equal(a.coef_, b.coef_)
+    assert np.array_equal(a.thresholds_, b.thresholds_)

@@ -30,32 +30,51 @@ if TYPE_CHECKING:
 METHODS = CALIBRATIONS  # (config.py: the command line's names too)
 
 
+def _weights(sample_weight: ArrayLike | None, n: int) -> np.ndarray:
+    """``sample_weight`` as ``n`` float64s (None: ones), checked."""
+    if sample_weight is None:
+        return np.ones(n)
+    sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if sw.shape != (n,) or not np.all(np.isfinite(sw)) or np.any(sw < 0):
+        raise NBSVMError(f"sample_weight must be {n} finite numbers >= 0")
+    return sw
+
+
 def sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))  # overflow-free logistic
 
 
-def fit_sigmoid(scores: ArrayLike, y: ArrayLike, max_iter: int = 100) -> tuple[float, float]:
+def fit_sigmoid(
+    scores: ArrayLike,
+    y: ArrayLike,
+    max_iter: int = 100,
+    sample_weight: ArrayLike | None = None,
+) -> tuple[float, float]:
     """Platt's ``(a, b)`` for scores ``s`` and 0/1 outcomes ``y``: the minimum of the cross
     entropy between ``sigmoid(a s + b)`` and Platt's targets ``(n+ + 1) / (n+ + 2)`` for
-    positives and ``1 / (n- + 2)`` for negatives (which keep a separable set finite)."""
+    positives and ``1 / (n- + 2)`` for negatives (which keep a separable set finite), each
+    term times its ``sample_weight`` and the counts summed weights (as scikit-learn's: a
+    weight of 2 is the document twice)."""
     s = np.asarray(scores, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=bool).ravel()
-    n_pos = int(y.sum())
-    n_neg = y.size - n_pos
+    sw = _weights(sample_weight, s.size)
+    n_pos = float(sw[y].sum())  # (weighted counts, as scikit-learn's)
+    n_neg = float(sw.sum()) - n_pos
     t = np.where(y, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (n_neg + 2.0))
     a, b = 0.0, float(np.log((n_pos + 1.0) / (n_neg + 1.0)))
 
     def loss(a, b):
         z = a * s + b  # -t log p - (1-t) log(1-p), written stably
-        return float(np.sum(np.logaddexp(0.0, z) - t * z))
+        return float(np.sum(sw * (np.logaddexp(0.0, z) - t * z)))
 
     value = loss(a, b)
     for _ in range(max_iter):
         p = sigmoid(a * s + b)
-        g = np.array([np.dot(p - t, s), np.sum(p - t)])
+        r = sw * (p - t)
+        g = np.array([np.dot(r, s), np.sum(r)])
         if np.abs(g).max() < 1e-10 * max(1, s.size):
             break
-        w = p * (1 - p)
+        w = sw * p * (1 - p)
         h = np.array([[np.dot(w, s * s), np.dot(w, s)], [np.dot(w, s), w.sum()]])
         h += 1e-12 * np.eye(2)
         step = np.linalg.solve(h, g)
@@ -72,16 +91,21 @@ def fit_sigmoid(scores: ArrayLike, y: ArrayLike, max_iter: int = 100) -> tuple[f
     return float(a), float(b)
 
 
-def fit_isotonic(scores: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """The non-decreasing least-squares fit of 0/1 outcomes ``y`` on scores: its knots
-    ``(x, p)`` (both increasing; each step's first and last score), for linear interpolation."""
+def fit_isotonic(
+    scores: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The non-decreasing (``sample_weight``-weighted) least-squares fit of 0/1 outcomes
+    ``y`` on scores: its knots ``(x, p)`` (both increasing; each step's first and last
+    score), for linear interpolation."""
     s = np.asarray(scores, dtype=np.float64).ravel()
     y = np.asarray(y, dtype=np.float64).ravel()
+    sw = _weights(sample_weight, s.size)
+    s, y, sw = s[sw > 0], y[sw > 0], sw[sw > 0]  # (weight 0: no point, not a 0/0 mean)
     if s.size == 0:
         raise NBSVMError("isotonic calibration needs documents")
     x, first = np.unique(s, return_inverse=True)  # equal scores: one point, their mean
-    weight = np.bincount(first, minlength=x.size).astype(np.float64)
-    total = np.bincount(first, weights=y, minlength=x.size)
+    weight = np.bincount(first, weights=sw, minlength=x.size)
+    total = np.bincount(first, weights=y * sw, minlength=x.size)
     # pool adjacent violators over blocks (value, weight, first point)
     value: list[float] = []
     mass: list[float] = []
@@ -114,7 +138,11 @@ def softmax(z: np.ndarray) -> np.ndarray:
 
 
 def fit_temperature(
-    scores: ArrayLike, truth: ArrayLike, exclusive: bool, smooth: bool = True
+    scores: ArrayLike,
+    truth: ArrayLike,
+    exclusive: bool,
+    smooth: bool = True,
+    sample_weight: ArrayLike | None = None,
 ) -> float:
     """The inverse temperature ``beta`` minimizing the cross entropy of ``softmax(beta s)``
     (one class per row: ``truth`` one-hot) or of ``sigmoid(beta s)`` for every output (two
@@ -126,25 +154,29 @@ def fit_temperature(
     per-class counts in the softmax smoothed too much (30 documents per class, 3 held out:
     log loss 1.50 -> 1.65), the total does not (1.50 -> 1.50; 0.604 -> 0.559 at 3 per
     class of four). ``smooth=False``: the targets as given (scikit-learn's
-    ``method='temperature'``). The loss is convex in ``beta``: bisection on its derivative."""
+    ``method='temperature'``). Each document's term is times its ``sample_weight`` (and
+    the counts are summed weights: a weight of 2 is the document twice). The
+    loss is convex in ``beta``: bisection on its derivative."""
     s = np.asarray(scores, dtype=np.float64)
     t = np.asarray(truth, dtype=bool)
+    sw = _weights(sample_weight, len(s))[:, None]
     if exclusive:
         keep = t.any(axis=1)  # a label the model does not know: no term
-        s, t = s[keep], t[keep]
-        right = (len(t) + 1.0) / (len(t) + 2.0) if smooth else 1.0
+        s, t, sw = s[keep], t[keep], sw[keep]
+        n = float(sw.sum())
+        right = (n + 1.0) / (n + 2.0) if smooth else 1.0
         q = np.where(t, right, (1 - right) / max(1, s.shape[1] - 1))
     elif smooth:
-        n_pos = t.sum(axis=0)
-        q = np.where(t, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (len(t) - n_pos + 2.0))
+        n_pos = (sw * t).sum(axis=0)
+        q = np.where(t, (n_pos + 1.0) / (n_pos + 2.0), 1.0 / (sw.sum() - n_pos + 2.0))
     else:
         q = t.astype(np.float64)
 
     def slope(beta):  # d loss / d beta
         if exclusive:
             p = softmax(beta * s)
-            return float(np.sum((p - q) * s))
-        return float(np.sum((sigmoid(beta * s) - q) * s))
+            return float(np.sum(sw * (p - q) * s))
+        return float(np.sum(sw * (sigmoid(beta * s) - q) * s))
 
     lo, hi = 0.0, 1.0
     if slope(0.0) >= 0:  # scores that tell nothing: the flattest there is
@@ -175,23 +207,29 @@ class Calibrator:
         self.method = method
         self.multilabel = multilabel
 
-    def fit(self, scores: np.ndarray, truth: np.ndarray) -> Calibrator:
+    def fit(
+        self, scores: np.ndarray, truth: np.ndarray, sample_weight: ArrayLike | None = None
+    ) -> Calibrator:
         """``scores``: ``(n, n_outputs)``; ``truth``: ``(n, n_outputs)`` of 0 / 1 (the
-        output's class is the document's, or among its labels)."""
+        output's class is the document's, or among its labels); ``sample_weight``: each
+        document's weight in the fit (None: 1)."""
         scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
         truth = np.asarray(truth, dtype=bool).reshape(scores.shape)
+        sw = _weights(sample_weight, len(scores))
         if len(scores) < 2:
             raise NBSVMError("calibration needs at least two held-out documents")
         if self.method == "temperature":
-            beta = fit_temperature(scores, truth, scores.shape[1] > 1 and not self.multilabel)
+            exclusive = scores.shape[1] > 1 and not self.multilabel
+            beta = fit_temperature(scores, truth, exclusive, sample_weight=sw)
             self.knots_ = [np.array([beta, 0.0]) for _ in range(scores.shape[1])]
             return self
         self.knots_ = []
         for k in range(scores.shape[1]):
             if self.method == "sigmoid":
-                self.knots_.append(np.asarray(fit_sigmoid(scores[:, k], truth[:, k])))
+                knots = fit_sigmoid(scores[:, k], truth[:, k], sample_weight=sw)
+                self.knots_.append(np.asarray(knots))
             else:
-                self.knots_.append(np.stack(fit_isotonic(scores[:, k], truth[:, k])))
+                self.knots_.append(np.stack(fit_isotonic(scores[:, k], truth[:, k], sw)))
         return self
 
     def probabilities(self, scores: np.ndarray) -> np.ndarray:

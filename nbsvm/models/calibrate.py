@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -136,25 +136,38 @@ def _truth(model, labels) -> np.ndarray:
     return truth
 
 
-def held_out_scores(
-    model: NBSVMClassifier, docs: Iterable[Document]
-) -> tuple[np.ndarray, np.ndarray]:
-    """A fitted model's scores ``(n, n_outputs)`` of ``docs`` and their truth (as
-    :func:`_truth`)."""
+class HeldOut(NamedTuple):
+    """The held-out documents' ``scores`` ``(n, n_outputs)``, their ``truth`` (as
+    :func:`_truth`) and ``weight`` (``sample_weight``; documents of weight 0, which count
+    nowhere, are left out)."""
+
+    scores: np.ndarray
+    truth: np.ndarray
+    weight: np.ndarray
+
+
+def held_out_scores(model: NBSVMClassifier, docs: Iterable[Document]) -> HeldOut:
+    """A fitted model's :class:`HeldOut` scores of ``docs``."""
     parts: list[np.ndarray] = []
     truth: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
     for batch in hash_batches(docs, model.hasher_):
-        parts.append(np.asarray(model.decision_batch(batch)).reshape(len(batch), -1))
-        truth.append(_truth(model, batch.labels))
+        w = np.ones(len(batch)) if batch.weights is None else np.asarray(batch.weights, float)
+        keep = w > 0
+        scores = np.asarray(model.decision_batch(batch)).reshape(len(batch), -1)
+        parts.append(scores[keep])
+        truth.append(_truth(model, [label for label, k in zip(batch.labels, keep) if k]))
+        weights.append(w[keep])
     scores = np.concatenate(parts) if parts else np.zeros((0, 1))
     if len(scores) < 2:
         raise NBSVMError(
             f"calibration and thresholds hold out a tenth of each class's training documents "
-            f"(never a class's first) and held out {len(scores)}: at least 2 are needed, "
-            "which a corpus of fewer than about 20 documents may not give; train on more "
-            "documents, or without them (--calibrate none; --threshold other than auto)"
+            f"(never a class's first) and held out {len(scores)} (of weight above 0): at "
+            "least 2 are needed, which a corpus of fewer than about 20 documents may not "
+            "give; train on more documents, or without them (--calibrate none; --threshold "
+            "other than auto)"
         )
-    return scores, np.concatenate(truth)
+    return HeldOut(scores, np.concatenate(truth), np.concatenate(weights))
 
 
 def check_every_class_held_out(model: NBSVMClassifier, truth: np.ndarray) -> None:
@@ -183,12 +196,12 @@ def check_every_class_held_out(model: NBSVMClassifier, truth: np.ndarray) -> Non
         )
 
 
-def reliability(
-    model: NBSVMClassifier, calibrator: Calibrator, scores: np.ndarray, truth: np.ndarray
-) -> dict:
+def reliability(model: NBSVMClassifier, calibrator: Calibrator, held: HeldOut) -> dict:
     """Expected calibration error of the held-out scores before (the loss's probabilities;
     the logistic of the score for a loss without them) and after calibration (two-fold:
-    each half calibrated by a calibrator fitted on the other)."""
+    each half calibrated by a calibrator fitted on the other, with the documents' weights;
+    the error counts each held-out document once)."""
+    scores, truth, weight = held
 
     def ece(proba):
         h = ReliabilityHistogram()
@@ -220,7 +233,8 @@ def reliability(
         return {"ece_before": ece(before), "ece_after": None, "held_out": int(len(scores))}
     after = np.empty_like(before)
     for fit_on in (half, ~half):
-        part = Calibrator(calibrator.method, model.multilabel).fit(scores[fit_on], truth[fit_on])
+        part = Calibrator(calibrator.method, model.multilabel)
+        part.fit(scores[fit_on], truth[fit_on], weight[fit_on])
         after[~fit_on] = part.probabilities(scores[~fit_on])
     return {"ece_before": ece(before), "ece_after": ece(after), "held_out": int(len(scores))}
 
@@ -241,12 +255,10 @@ def calibrated_fit(model: NBSVMClassifier, docs: Documents, run: FitRun) -> dict
             callback=run.callback,
             max_memory=run.max_memory,
         )
-        scores, truth = held_out_scores(
-            model, split(reread(), seed, held=True, multilabel=model.multilabel)
-        )
-        check_every_class_held_out(model, truth)
-        calibrator = Calibrator(cast(str, method), model.multilabel).fit(scores, truth)
-        rep = reliability(model, calibrator, scores, truth)
+        held = held_out_scores(model, split(reread(), seed, held=True, multilabel=model.multilabel))
+        check_every_class_held_out(model, held.truth)
+        calibrator = Calibrator(cast(str, method), model.multilabel).fit(*held)
+        rep = reliability(model, calibrator, held)
         rep["seconds"] = round(time.perf_counter() - t0, 3)  # the extra training and fit
         if method == "isotonic" and rep["held_out"] < ISOTONIC_MIN_HELD_OUT:
             rep["note"] = (
@@ -297,12 +309,12 @@ def needs_calibration(model: NBSVMClassifier) -> str | None:
 def with_held_out_copy(
     model: NBSVMClassifier,
     reread: Callable[[], Iterable[Document]],
-    use: Callable[[NBSVMClassifier, np.ndarray, np.ndarray], Any],
+    use: Callable[[NBSVMClassifier, HeldOut], Any],
     max_memory: MemoryLimit | None = None,
 ) -> Any:
-    """``use(copy, scores, truth)``: a copy of the fitted ``model`` (its settings as read
-    from all the data) trained without the held-out tenth, its scores of that tenth and
-    their truth (as :func:`held_out_scores`). The full model's arrays wait on disk while the
+    """``use(copy, held)``: a copy of the fitted ``model`` (its settings as read from all
+    the data) trained without the held-out tenth, and its :class:`HeldOut` scores of that
+    tenth. The full model's arrays wait on disk while the
     copy trains and is used: the peak is one model, not two (20 Newsgroups: 244 MB of
     weights and bucket map)."""
     params = dict(
@@ -323,8 +335,7 @@ def with_held_out_copy(
         copy.fit_documents(
             lambda: split(reread(), seed, held=False, multilabel=ml), max_memory=max_memory
         )
-        scores, truth = held_out_scores(copy, split(reread(), seed, held=True, multilabel=ml))
-        result = use(copy, scores, truth)
+        result = use(copy, held_out_scores(copy, split(reread(), seed, held=True, multilabel=ml)))
         del copy  # before the full model's arrays come back
     return result
 
@@ -353,7 +364,7 @@ def auto_calibrate(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -
         return
     t0 = time.perf_counter()
 
-    def fit_calibrator(copy, scores, truth):
+    def fit_calibrator(copy, held):
         if list(copy.class_names_) != list(model.class_names_):
             # a --lexicon of other classes: a calibration of the copy's outputs would not
             # fit the model's (a file no command could load)
@@ -361,9 +372,9 @@ def auto_calibrate(model: NBSVMClassifier, reread: Reread | None, run: FitRun) -
                 f"the training documents hold {len(copy.class_names_)} of the model's "
                 f"{len(model.class_names_)} classes (those of its --lexicon)"
             )
-        check_every_class_held_out(copy, truth)
-        calibrator = Calibrator(AUTO_METHOD, model.multilabel).fit(scores, truth)
-        return calibrator, reliability(copy, calibrator, scores, truth)
+        check_every_class_held_out(copy, held.truth)
+        calibrator = Calibrator(AUTO_METHOD, model.multilabel).fit(*held)
+        return calibrator, reliability(copy, calibrator, held)
 
     try:
         calibrator, rep = with_held_out_copy(model, reread, fit_calibrator, run.max_memory)
