@@ -158,3 +158,40 @@ def test_numpy_weights_and_dask_refusals():
     for kw in (dict(calibrate="sigmoid"), dict(keep_counts=True), dict(early_stopping=True)):
         with pytest.raises(NBSVMError, match="cannot run on Dask"):
             distributed.fit(None, ["x.txt"], NBSVMClassifier(**kw))
+
+
+def test_a_key_equal_to_a_class_names_it():
+    """{1.0: 3} and {np.float64(1): 3} weigh the class fitted on 1, {1: 3} the class of
+    1.0, as scikit-learn's dict lookup finds them (they were refused as unknown classes);
+    the same model as the key written as the class is."""
+    texts = ["a great film", "great fun", "an awful film", "dull fun"] * 5
+    kw = dict(n_bits=10, min_df=1, char_ngrams=0, calibrate=None, epochs=2)
+    for y, as_fitted, other in [([1, 1, 0, 0] * 5, {1: 3}, {1.0: 3}),
+                                ([1, 1, 0, 0] * 5, {1: 3}, {np.float64(1.0): 3}),
+                                ([1.0, 1.0, 0.0, 0.0] * 5, {1.0: 3}, {1: 3})]:
+        a = NBSVMClassifier(class_weight=as_fitted, **kw).fit(texts, y)
+        b = NBSVMClassifier(class_weight=other, **kw).fit(texts, y)
+        assert np.array_equal(a.coef_, b.coef_) and a.log_prior(0) == b.log_prior(0)
+        assert not np.array_equal(a.coef_, NBSVMClassifier(**kw).fit(texts, y).coef_)
+        b.set_params(class_weight=as_fitted)  # the same weights: still the fitted model's
+        b.predict(texts)
+
+
+def test_multilabel_prior_weighed_as_one_against_the_rest():
+    """The same classes as single labels and as one-label sets train the same weights and
+    ratios; with class_weight their NB priors (beta < 1) are weighed alike (the label sets'
+    ignored it)."""
+    texts = ["a great film", "great fun", "loved the cast", "a wonderful story", "great acting",
+             "an awful film", "dull fun", "hated the cast", "a boring story", "awful acting"] * 4
+    y = (["a"] * 3 + ["b"] * 4 + ["c"] * 3) * 4
+    kw = dict(n_bits=10, min_df=1, char_ngrams=0, calibrate=None, epochs=3, optimizer="sgd",
+              loss="modified_huber", eta0=0.1, norm="l2", alpha=0.5, beta=0.5,
+              class_weight={"a": 5})
+    single = NBSVMClassifier(**kw).fit(texts, y)
+    sets = NBSVMClassifier(multilabel=True, **kw).fit(texts, [[v] for v in y])
+    assert np.allclose(single.coef_, sets.coef_)
+    assert [single.log_prior(k) for k in range(3)] == pytest.approx(
+        [sets.log_prior(k) for k in range(3)], abs=1e-12)
+    assert single.log_prior(0) > NBSVMClassifier(**dict(kw, class_weight=None)).fit(
+        texts, y).log_prior(0)
+    assert np.allclose(single.decision_function(texts), sets.decision_function(texts))

@@ -413,3 +413,17 @@ def test_auto_search_with_tuned_thresholds():
                           n_bits=12, seed=0).fit(texts, sets)
     assert clf.auto_ and clf.thresholds_.shape == (len(clf.classes_),)
     assert clf.threshold == "auto"
+
+
+def test_partial_fit_after_fit_keeps_the_label_priors():
+    """A multi-label model fitted without keep_counts (its counts frozen) keeps its NB
+    prior through partial_fit: the documents' total grew with each batch while the label
+    counts stayed, and every label's prior fell (0 -> -3.05 after one batch)."""
+    texts = ["a great film", "great fun", "an awful film", "dull fun"] * 5
+    sets = [["x"], ["x", "y"], ["y"], []] * 5
+    m = NBSVMClassifier(multilabel=True, n_bits=10, min_df=1, char_ngrams=0, calibrate=None,
+                        beta=0.5).fit(texts, sets)
+    before = [m.log_prior(k) for k in range(2)]
+    assert before == pytest.approx([0.0, 0.0])
+    m.partial_fit(texts * 10, sets * 10)
+    assert [m.log_prior(k) for k in range(2)] == before

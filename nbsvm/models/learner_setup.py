@@ -38,13 +38,15 @@ def class_weights(model: NBSVMClassifier) -> np.ndarray | None:
         seen = counts > 0
         weights[seen] = counts.sum() / (len(classes) * counts[seen])
         return weights
-    unknown = sorted(set(map(str, cw)) - set(classes))
+    # a key equal to a class's value names it (1.0 or np.float64(1) for a class fitted
+    # on 1), as scikit-learn's dict lookup does
+    named = dict(zip(model.class_names_of(list(cw)), map(float, cw.values())))
+    unknown = sorted(set(named) - set(classes))
     if unknown:
         raise NBSVMError(
             f"class_weight names {', '.join(map(repr, unknown))}, not a class "
             f"of the training data; the classes are {', '.join(classes)}"
         )
-    named = {str(k): float(v) for k, v in cw.items()}
     return np.array([named.get(c, 1.0) for c in classes])
 
 

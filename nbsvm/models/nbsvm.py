@@ -749,11 +749,18 @@ class NBSVMClassifier(Params):
         for a model fitted on 1) takes its name (:func:`~nbsvm.io.labels.names_by_value`).
         Multi-label: each label set (a list, or an ``'a,b'`` string) as its key, its labels
         named so (:func:`~nbsvm.io.labels.keys_by_value`)."""
-        # a model trained from files keeps names only: its numbers are read from them
-        values = self.__dict__.get("_label_values") or values_of_names(self.class_names_)
         if self.multilabel:
-            return keys_by_value(labels, values)
-        return names_by_value(labels, values)
+            return keys_by_value(labels, self._values_of_classes())
+        return self.class_names_of(labels)
+
+    def class_names_of(self, classes: Iterable) -> list[str]:
+        """Each of ``classes`` (one class or label each, as ``class_weight`` names them)
+        as the model names it: a value equal to a class's takes its name."""
+        return names_by_value(classes, self._values_of_classes())
+
+    def _values_of_classes(self) -> dict:
+        # a model trained from files keeps names only: its numbers are read from them
+        return self.__dict__.get("_label_values") or values_of_names(self.class_names_)
 
     @property
     def calibrator_(self) -> Calibrator | None:

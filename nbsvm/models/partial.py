@@ -117,7 +117,8 @@ def partial_fit(
         else:
             model.linear_.epoch(batch.ids, batch.offsets, codes, order, positive, batch.weights)
     model.n_docs_ += len(docs)
-    model.weight_sum_ += float(sum(weights))
+    if lexicon is not None:  # the documents under class_counts_ (the multi-label NB prior's)
+        model.weight_sum_ += float(sum(weights))
     model.mean_abs_coef_ = model.linear_.mean_abs_coef()
     return model
 

@@ -101,11 +101,12 @@ def check_fitted(model: NBSVMClassifier) -> None:
         )
 
 
-def weights_key(class_weight: Any) -> Any:
+def weights_key(model: NBSVMClassifier, class_weight: Any) -> Any:
     """``class_weight`` as compared: a dict by its classes' names and float weights (a
-    loaded model's ``{'1': 3.0}`` is the ``{1: 3}`` it was fitted with)."""
+    loaded model's ``{'1': 3.0}`` is the ``{1: 3}`` or ``{1.0: 3}`` it was fitted with)."""
     if isinstance(class_weight, dict):
-        return {str(k): float(v) for k, v in class_weight.items()}
+        names = model.class_names_of(list(class_weight))
+        return dict(zip(names, map(float, class_weight.values())))
     return class_weight
 
 
@@ -122,7 +123,7 @@ def changed_since_fit(model: NBSVMClassifier) -> list[str]:
     if bool(model.multilabel) != model.__dict__.get("fitted_multilabel_", bool(model.multilabel)):
         changed.append("multilabel")
     fitted_weights = model.__dict__.get("fitted_class_weight_", model.class_weight)
-    if weights_key(model.class_weight) != weights_key(fitted_weights):
+    if weights_key(model, model.class_weight) != weights_key(model, fitted_weights):
         changed.append("class_weight")  # the NB prior reads it as the model predicts
     backend = model.__dict__.get("backend_")
     if model.backend_learner != (None if backend is None else backend.name):
@@ -159,7 +160,7 @@ def decision_batch(model: NBSVMClassifier, batch: Batch, columns: bool = False) 
 def log_prior(model: NBSVMClassifier, k: int) -> float:
     """The body of :meth:`~nbsvm.NBSVMClassifier.log_prior`."""
     counts = model.class_counts_.astype(np.float64)
-    weights = class_weights(model) if not model.multilabel else None
+    weights = class_weights(model)  # (weighed as the learner weighs each output)
 
     def seen(n: float) -> float:  # a class not seen yet (partial_fit) counts half a document
         return n if n > 0 else 0.5
