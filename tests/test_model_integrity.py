@@ -594,7 +594,8 @@ def _reviews():
 
 @pytest.mark.parametrize("change", [dict(n_bits=18), dict(ngrams=2), dict(lowercase=False),
                                     dict(hash_seed=3), dict(char_ngrams=3),
-                                    dict(multilabel=True), dict(learner="pa")])
+                                    dict(multilabel=True), dict(learner="pa"),
+                                    dict(loss="modified_huber")])
 def test_set_params_that_changes_the_arrays_meaning_is_refused_before_any_write(change,
                                                                                tmp_path):
     """Saving over a good model used to write a file that could not load (the hasher of

@@ -128,6 +128,10 @@ def changed_since_fit(model: NBSVMClassifier) -> list[str]:
     backend = model.__dict__.get("backend_")
     if model.backend_learner != (None if backend is None else backend.name):
         changed.append("learner")
+    linear = model.__dict__.get("linear_")
+    task = "multilabel" in changed  # (which changes the loss a default resolves to)
+    if backend is None and linear is not None and not task and model.setting("loss") != linear.loss:
+        changed.append("loss")  # the probabilities are the fitted loss's
     return changed
 
 
