@@ -281,7 +281,8 @@ def naive_adagrad_epoch(docs, ys, order, table, w, G, b, Gb, eta0, lam, loss, bi
         ids, scale, value, g = _example(docs, ys, d, table, w, b, loss, unit, weights)
         total += value
         g_i = r(g * scale)
-        for i in ids:
+        weighed = weights is None or weights[d] != 0  # weight 0: its features take no step
+        for i in ids if weighed else ():
             gi = r(g_i * float(table[i]) + lam_i * w[i])
             if gi != 0.0:
                 G[i] = r(G[i] + gi * gi)
@@ -354,8 +355,10 @@ def naive_multiclass_epoch(docs, targets, order, tables, W, B, eta0, lam, kind, 
                     W[o][i] -= eta * g[o] * float(tables[o][i]) * scales[o]
                 B[o] -= eta * rate * g[o]
         else:
+            weighed = ((weights is None or weights[y] != 0)
+                       and (doc_weights is None or doc_weights[d] != 0))
             for o in range(K):
-                for i in ids:
+                for i in ids if weighed else ():
                     gi = g[o] * scales[o] * float(tables[o][i]) + lam * W[o][i]
                     if gi != 0.0:
                         G[o][i] += gi * gi

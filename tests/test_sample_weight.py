@@ -556,3 +556,40 @@ def test_nbsvm_lexicon_refuses_alpha_zero(tmp_path):
                  ok=False)
     assert "alpha must be a positive" in done.stderr
     assert not (tmp_path / "l.npz").exists()
+
+
+def test_early_stopping_refuses_a_held_out_part_of_weight_zero():
+    """Held-out documents that all weigh 0 gave every epoch accuracy 0.0, and training
+    stopped after n_iter_no_change epochs keeping the first: refused, saying why."""
+    pos = ["a great film", "great fun", "loved the cast", "a wonderful story", "great acting"]
+    neg = ["an awful film", "dull fun", "hated the cast", "a boring story", "awful acting"]
+    texts, y = (pos + neg) * 20, ([1] * 5 + [0] * 5) * 20
+    w = (np.arange(len(y)) % 2).astype(float)  # the held-out tenth falls on weight 0
+    m = NBSVMClassifier(n_bits=10, min_df=1, char_ngrams=0, calibrate=None, epochs=10,
+                        early_stopping=True)
+    with pytest.raises(NBSVMError, match="held out 20 documents, all of weight 0"):
+        m.fit(texts, y, sample_weight=w)
+    m.fit(texts, y, sample_weight=1.0 - w)  # those weigh, and score
+    assert m.validation_["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize("kw", [dict(optimizer="adagrad"), dict(optimizer="sgd"),
+                                dict(optimizer="adagrad", loss="softmax", three=True),
+                                dict(optimizer="adagrad", loss="hinge", three=True),
+                                dict(multilabel=True)])
+def test_the_text_of_a_document_of_weight_zero_changes_nothing(kw):
+    """A weight-0 document counts nowhere, in the learner too: AdaGrad gave its n-grams the
+    L2 part of a step (and their squared sums), so its text moved the weights (8.5e-4)."""
+    kw = dict(kw)
+    three = kw.pop("three", False)
+    texts = ["a great film", "great fun", "an awful film", "dull fun", "so so", "fine"] * 5
+    y = ([1, 1, 0, 0, 2, 2] if three else [1, 1, 0, 0, 1, 0]) * 5
+    if kw.get("multilabel"):
+        y = [[v] if v else [] for v in y]
+    extra = y[:1]
+    common = dict(n_bits=10, min_df=1, char_ngrams=0, calibrate=None, epochs=5, norm="none",
+                  lam=0.01, eta0=0.1, **kw)
+    w = [1.0] * len(y) + [0.0]
+    a = NBSVMClassifier(**common).fit(texts + ["great great great"], y + extra, sample_weight=w)
+    b = NBSVMClassifier(**common).fit(texts + ["something else"], y + extra, sample_weight=w)
+    assert np.array_equal(a.coef_, b.coef_) and np.array_equal(a.intercept_, b.intercept_)

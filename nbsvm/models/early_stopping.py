@@ -63,6 +63,14 @@ class EarlyStopping:
                 "early stopping held out no documents: the training data is too "
                 "small for the validation fraction"
             )
+        weights = cache.weights(0, cache.n_docs) if cache.weighted else None
+        if weights is not None and not model.multilabel and not weights.sum() > 0:
+            # (weighted accuracy counts weights: of none at all, every epoch scored 0)
+            raise NBSVMError(
+                f"early stopping held out {cache.n_docs} documents, all of weight 0, which "
+                "count nowhere: nothing to score the epochs by; hold out more "
+                "(validation_fraction, --valid) or give those documents weight"
+            )
         return cache
 
     def after_epoch(self, epoch: int, epochs: int) -> bool:

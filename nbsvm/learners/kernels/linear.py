@@ -305,26 +305,28 @@ def _adagrad_steps(
         if table:
             _prefetch_next_rows(indices, offsets, order, k + 1, W)
         typed[3] = g * inv
-        _adagrad_row(
-            table,
-            indices,
-            lo,
-            hi,
-            X,
-            W,
-            wf,
-            G,
-            gf,
-            typed[3],
-            lams,
-            eta0s,
-            epss,
-            lam1,
-            eta0,
-            eps,
-            avg_u,
-            ratio,
-        )
+        # a document of weight 0 counts nowhere: not even the L2 part of its features' steps
+        if weight.shape[0] == 0 or weight[d] != 0.0:
+            _adagrad_row(
+                table,
+                indices,
+                lo,
+                hi,
+                X,
+                W,
+                wf,
+                G,
+                gf,
+                typed[3],
+                lams,
+                eta0s,
+                epss,
+                lam1,
+                eta0,
+                eps,
+                avg_u,
+                ratio,
+            )
         if g != 0.0:
             gb += g * g
             b -= eta0 * bias_rate * g / math.sqrt(gb + eps)

@@ -189,7 +189,10 @@ def _multiclass_epoch(
                 g[o] *= weight[d]
         total += loss
         if adagrad:
+            weighed = weight.shape[0] == 0 or weight[d] != 0.0  # (else: no step at all)
             for o in range(K):
+                if not weighed:
+                    continue
                 _adagrad_row(
                     True,
                     ids,
