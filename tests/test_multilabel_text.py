@@ -427,3 +427,15 @@ def test_partial_fit_after_fit_keeps_the_label_priors():
     assert before == pytest.approx([0.0, 0.0])
     m.partial_fit(texts * 10, sets * 10)
     assert [m.log_prior(k) for k in range(2)] == before
+
+
+def test_one_label_scores_have_one_column():
+    """A multi-label model of one label: decision_function (n, 1), as predict,
+    predict_proba and the backend MultilabelHinge give (it was (n,))."""
+    texts = ["a great film", "great fun", "an awful film", "dull fun"] * 5
+    sets = [["x"], ["x"], [], []] * 5
+    m = NBSVMClassifier(n_bits=10, min_df=1, char_ngrams=0, calibrate=None,
+                        multilabel=True).fit(texts, sets)
+    assert m.decision_function(texts[:3]).shape == (3, 1)
+    assert m.predict(texts[:3]).shape == m.predict_proba(texts[:3]).shape == (3, 1)
+    assert np.array_equal(m.predict(texts[:3]), m.decision_function(texts[:3]) > 0)

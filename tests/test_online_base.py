@@ -126,3 +126,32 @@ def test_labels_mixing_strings_and_numbers_in_a_list_are_refused():
         make_learner("sgd").fit(X, [1, "b", 1, "b"])
     assert make_learner("sgd").fit(X, ["1", "b", "1", "b"]).classes_ == ["1", "b"]
     assert make_learner("pa").fit(X, [1, 2, 1, 2]).predict(X).tolist()[0] in (1, 2)
+
+
+def test_later_partial_fit_classes_must_be_the_first_calls():
+    """classes= on a later partial_fit naming other classes (or one more) was taken without
+    a word; scikit-learn refuses it, and so do the learners now (the same list is fine)."""
+    from nbsvm.compat import InputError
+    from nbsvm.learners import MulticlassHinge, SGDClassifier
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
+    y = ["n", "p", "n", "p"]
+    for cls in (SGDClassifier, MulticlassHinge):
+        m = cls().partial_fit(X, y, classes=["n", "p"])
+        m.partial_fit(X, y, classes=["p", "n"])
+        for other in (["n", "p", "z"], ["q", "r"]):
+            with pytest.raises(InputError):
+                m.partial_fit(X, y, classes=other)
+        assert list(m.classes_) == ["n", "p"]
+
+
+def test_fit_takes_no_weights_in_third_place():
+    """fit(X, y, w), scikit-learn's sample_weight place, trained an epoch and then failed
+    with "'list' object is not callable": the callback is keyword-only."""
+    from nbsvm.learners import Pegasos, SGDClassifier
+    X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.2], [0.1, 1.0]])
+    for cls in (SGDClassifier, Pegasos):
+        with pytest.raises(TypeError, match="positional"):
+            cls().fit(X, [0, 1, 0, 1], [1.0, 2.0, 1.0, 1.0])
+        seen = []
+        cls(epochs=2).fit(X, [0, 1, 0, 1], callback=lambda e, s: seen.append(e))
+        assert seen == [1, 2]

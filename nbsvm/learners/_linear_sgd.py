@@ -126,9 +126,9 @@ class _LinearSGD(OnlineLearner):
             return float(getattr(self, "eta0_", 1.0))
         return float(self.eta0)
 
-    def fit(self, X, y, callback=None) -> _LinearSGD:
+    def fit(self, X, y, *, callback=None) -> _LinearSGD:
         self.check_params()
-        return super().fit(X, y, callback)
+        return super().fit(X, y, callback=callback)
 
     def _start(self, rows, y, classes):
         super()._start(rows, y, classes)

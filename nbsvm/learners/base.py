@@ -189,13 +189,32 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         y = self._targets(y, len(rows))
         if first:
             self._start(rows, y, classes)
+        elif classes is not None:
+            self._check_same_classes(y, classes)
         self._step(rows, self._encode(y), order)
         return self
 
-    def fit(self, X: Any, y: Any, callback: Callable[[int, dict], object] | None = None) -> Self:
+    def _check_same_classes(self, y, classes) -> None:
+        """Refuse a later call's ``classes`` unless they are the first call's (as
+        scikit-learn's ``partial_fit``): the outputs were made for those."""
+        kept = {k: v for k, v in vars(self).items() if k in ("classes_", "y_form_")}
+        try:
+            self._set_classes(y, classes)
+            now = list(self.classes_)
+        finally:
+            self.__dict__.update(kept)
+        if now != list(kept["classes_"]):
+            raise InputError(
+                f"classes={now[:5]} is not the same as on the first partial_fit call: "
+                f"{list(kept['classes_'])[:5]}"
+            )
+
+    def fit(self, X: Any, y: Any, *, callback: Callable[[int, dict], object] | None = None) -> Self:
         """Start afresh and run ``self.epochs`` passes, each a new seeded permutation.
 
-        ``callback(epoch, stats)`` is called after every pass (progress lines)."""
+        ``callback(epoch, stats)`` is called after every pass (progress lines; keyword
+        only: scikit-learn's third argument is ``sample_weight``, which these learners do
+        not take)."""
         for name in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
             delattr(self, name)
         rows = self._rows(X, reset=True)

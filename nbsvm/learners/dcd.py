@@ -99,7 +99,9 @@ class DualCD(OnlineLearner):
         self._alpha = np.zeros(0)
         self._pending = False
 
-    def fit(self, X: Any, y: Any, callback: Callable[[int, dict], object] | None = None) -> DualCD:
+    def fit(
+        self, X: Any, y: Any, *, callback: Callable[[int, dict], object] | None = None
+    ) -> DualCD:
         """Solve on ``(X, y)`` from scratch (``callback(pass, stats)`` after every pass of
         the solver). The base class keeps the rows (one pass: this learner has no
         ``epochs``); then they are solved."""

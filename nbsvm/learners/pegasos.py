@@ -69,9 +69,11 @@ class Pegasos(OnlineLearner):
         if not (isinstance(self.epochs, numbers.Integral) and self.epochs >= 1):
             raise NBSVMError(f"epochs must be an integer >= 1, got {self.epochs!r}")
 
-    def fit(self, X: Any, y: Any, callback: Callable[[int, dict], object] | None = None) -> Pegasos:
+    def fit(
+        self, X: Any, y: Any, *, callback: Callable[[int, dict], object] | None = None
+    ) -> Pegasos:
         self.check_params()
-        return super().fit(X, y, callback)
+        return super().fit(X, y, callback=callback)
 
     def _init_state(self, n_features, n_outputs):
         self.check_params()

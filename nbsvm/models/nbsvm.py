@@ -719,7 +719,8 @@ class NBSVMClassifier(Params):
         return _prediction.log_prior(self, k)
 
     def decision_function(self, X: Texts, *, text_col: str = "text") -> np.ndarray:
-        """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``."""
+        """Scores: shape ``(n,)`` for two classes (positive = ``classes_[1]``), else ``(n, K)``
+        (multi-label: ``(n, K)`` for any number of labels)."""
         return _prediction.decision_function(self, X, text_col=text_col)
 
     @property

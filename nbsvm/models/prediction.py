@@ -193,7 +193,8 @@ def decision_function(model: NBSVMClassifier, X: Texts, *, text_col: str = "text
     parts = [decision_batch(model, b) for b in _batches(model, texts)]
     n_out = model.linear_.n_outputs
     scores = np.concatenate(parts) if parts else np.zeros((0, n_out))
-    return scores[:, 0] if scores.shape[1] == 1 else scores
+    # (a multi-label model of one label: (n, 1), as its predict and predict_proba)
+    return scores[:, 0] if scores.shape[1] == 1 and not model.multilabel else scores
 
 
 def calibrator_(model: NBSVMClassifier) -> Calibrator | None:
