@@ -744,6 +744,33 @@ def test_a_file_read_twice_is_warned_of(tmp_path):
     assert r.exit_code == 0 and "warning" not in stderr_of(r)
 
 
+def test_tune_refuses_and_lexicon_warns_of_a_file_given_twice(tmp_path):
+    """tune put copies of a file given twice on both sides of its splits (a hunt: 240 RT
+    reviews 0.714 once, 0.896 twice, without a word): refused. lexicon counted it twice
+    without a word: warned, as train is."""
+    data = write_lines(tmp_path / "t.txt", [("pos", "good fun"), ("neg", "bad film")] * 10)
+    again = tmp_path / "." / "t.txt"
+    r = run("tune", data, again, "--n-bits", "12", "--grid", "lambda=default", "-q")
+    assert r.exit_code == 2 and f"{data} is given twice: copies of its documents" in r.output
+    r = run("lexicon", data, again, "-o", tmp_path / "l.npz", "-q", "--n-bits", "12")
+    assert r.exit_code == 0
+    assert stderr_of(r).count(f"warning: {data} is given twice: its documents are counted") == 1
+
+
+def test_lexicon_refuses_a_class_of_weight_zero(tmp_path):
+    """A class whose documents all weigh 0 was counted and saved, a file train --lexicon
+    could only refuse: refused when counted (all weights 0: said so)."""
+    rows = [("pos", "good fun", 0), ("neg", "bad film", 1)] * 10
+    csv = tmp_path / "w.csv"
+    csv.write_text("label,text,w\n" + "".join(f"{a},{b},{c}\n" for a, b, c in rows))
+    r = run("lexicon", csv, "--weight-col", "w", "--n-bits", "12", "-o", tmp_path / "l.npz")
+    assert r.exit_code == 2 and "class 'pos' has only documents of weight 0" in r.output
+    csv.write_text("label,text,w\n" + "".join(f"{a},{b},0\n" for a, b, _ in rows))
+    r = run("lexicon", csv, "--weight-col", "w", "--n-bits", "12", "-o", tmp_path / "l.npz")
+    assert r.exit_code == 2 and "every document weighs 0" in r.output
+    assert not (tmp_path / "l.npz").exists()
+
+
 def _nbsvm_process(*args, **kwargs):
     import subprocess
     import sys

@@ -116,6 +116,29 @@ def escape(text: str) -> str:
     return rich_escape(visible(text))
 
 
+def files_given_again(
+    inputs: Iterable[str], test: Iterable[str] = ()
+) -> list[tuple[str, str, str]]:
+    """``(first name, later name, "input" or "test")`` of each file among ``inputs`` given
+    again among the inputs after it or in ``test`` (the same file under any name: device
+    and inode). One ``stat`` per path (a shell pattern may give thousands); standard
+    input, URLs and patterns are no files."""
+    first: dict[tuple, str] = {}
+    again = []
+    for kind, paths in (("input", inputs), ("test", test)):
+        for path in paths:
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in first:
+                again.append((first[key], path, kind))
+            elif kind == "input":
+                first[key] = path
+    return again
+
+
 class DocumentStream:
     """The documents of some inputs (iterate once) and, once read, what reading replaced
     (``stats``: a :class:`~nbsvm.io.readers.ReadStats`).

@@ -14,6 +14,9 @@ from nbsvm.cli.common import (
     Hashing,
     Reading,
     cli_errors,
+    err_console,
+    escape,
+    files_given_again,
     prepare_reading,
     read_stats,
     refuse_missing_inputs,
@@ -71,6 +74,9 @@ def lexicon_command(
     with cli_errors():
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
         refuse_model_name(output, "a lexicon")
+        for first, _, _ in files_given_again(inputs):
+            say = f"{escape(first)} is given twice: its documents are counted twice"
+            err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
         settings = dict(hashing.settings(), ngrams=ngrams)  # char_ngrams None: auto
         t0 = time.perf_counter()
         if dask and weight_col:
@@ -98,6 +104,13 @@ def lexicon_command(
             raise NBSVMError(
                 f"the documents hold one class ({', '.join(lex.classes_)}): NB ratios compare "
                 "classes; count the lexicon on data with two or more"
+            )
+        weightless = [c for c, n in zip(lex.classes_, lex.class_counts_) if not n > 0]
+        if weightless and not multilabel:  # (so could this: label sets add up in train)
+            raise NBSVMError(
+                f"class {weightless[0]!r} has only documents of weight 0 (--weight-col): a "
+                "train --lexicon of it could only fail; every class needs a document of "
+                "weight > 0"
             )
         lex.save(output)
         if json_out:

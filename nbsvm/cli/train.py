@@ -21,6 +21,7 @@ from nbsvm.cli.common import (
     cli_errors,
     err_console,
     escape,
+    files_given_again,
     given_options,
     parse_class_weight,
     parse_eta0,
@@ -626,27 +627,16 @@ def _warn_repeated(inputs: list[str], test: list[str]) -> None:
     """Warn (even with -q) of a file read twice: an input given twice trains on its
     documents twice; a --test file that is an input scores documents the model saw, so its
     accuracy says how well the model fits, not how it does on new text. Both are allowed.
-    One ``stat`` per path (a shell pattern may give thousands)."""
-    given: dict[tuple, str] = {}  # each input file's identity -> the first name it had
-    for kind, paths in (("input", inputs), ("test", test)):
-        for path in paths:
-            try:
-                st = os.stat(path)
-            except (OSError, ValueError):  # standard input, a URL, a pattern: not a file
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key not in given:
-                if kind == "input":
-                    given[key] = path
-                continue
-            if kind == "input":
-                say = f"{escape(given[key])} is given twice: its documents train twice"
-            else:
-                say = (
-                    f"--test {escape(path)} is also a training input: its accuracy measures "
-                    "the fit to documents the model saw, not new text"
-                )
-            err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
+    (:func:`files_given_again`)."""
+    for first, path, kind in files_given_again(inputs, test):
+        if kind == "input":
+            say = f"{escape(first)} is given twice: its documents train twice"
+        else:
+            say = (
+                f"--test {escape(path)} is also a training input: its accuracy measures "
+                "the fit to documents the model saw, not new text"
+            )
+        err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
 
 
 def _hashing(

@@ -16,6 +16,7 @@ from nbsvm.cli.common import (
     Reading,
     cli_errors,
     escape,
+    files_given_again,
     prepare_reading,
     stdout_console,
 )
@@ -171,6 +172,12 @@ def tune_command(
             raise NBSVMError(f"tune writes its table as CSV: name it .csv, not {output!r}")
         read_as = reading_flags(reading)  # as given: the printed command reads the same
         reading = prepare_reading(reading, {"an input": inputs}, output=output)
+        for first, _, _ in files_given_again(inputs)[:1]:
+            # its copies would fall on both sides of the splits: the scores flattered
+            raise NBSVMError(
+                f"{first} is given twice: copies of its documents would be trained on and "
+                "scored in the same split, and every score would be too high; give it once"
+            )
         options = dict(locals())  # every option by name (--text-col resolved), for the steps
         search = parse_grid(grid) if grid else dict(DEFAULT_GRID)
         base = _base_settings(**options)

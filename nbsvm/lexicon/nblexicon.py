@@ -316,8 +316,13 @@ class NBLexicon:
 
     # -- results --------------------------------------------------------------------------
     def _check_fitted(self):
-        if not getattr(self, "_labels", None) or float(self._docs.sum()) == 0:
+        if not getattr(self, "_labels", None):
             raise NBSVMError("the lexicon has seen no documents")
+        if float(self._docs.sum()) == 0:
+            raise NBSVMError(
+                "every document weighs 0 (--weight-col, sample_weight): the lexicon has "
+                "counted nothing"
+            )
 
     @property
     def classes_(self) -> list[str]:
