@@ -100,9 +100,13 @@ def test_several_labels_in_a_single_label_task_are_malformed(tmp_path):
         assert "several labels" in out.stderr and not model.exists()
         multi = run_cli(*args, "--multilabel")
         assert multi.returncode == 0, multi.stderr
-    # nbsvm lexicon counts the label sets, for train --multilabel --lexicon
+    # nbsvm lexicon reads them as train does: malformed, or with --multilabel label sets,
+    # for train --multilabel --lexicon (they were counted without a word, 'neg,pos' a class)
     lexicon = tmp_path / "lex.npz"
     out = run_cli("lexicon", src, "--format", "fasttext", "-o", lexicon, "--n-bits", "12", "-q")
+    assert out.returncode == 2 and "several labels" in out.stderr and not lexicon.exists()
+    out = run_cli("lexicon", src, "--format", "fasttext", "-o", lexicon, "--n-bits", "12", "-q",
+                  "--multilabel")
     assert out.returncode == 0, out.stderr
     out = run_cli("train", src, "--format", "fasttext", "--multilabel", "--lexicon", lexicon,
                   "-o", tmp_path / "ml.npz", "-q")

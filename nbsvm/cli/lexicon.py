@@ -82,19 +82,20 @@ def lexicon_command(
         if dask and weight_col:
             raise NBSVMError("--weight-col is not available with --scheduler / --dask-local")
         if dask:
-            # (a multi-label corpus's lexicon counts its label sets: several labels stay)
+            # (--multilabel: a corpus's label sets are counted as they are, for train
+            # --multilabel; without, several labels are a malformed line, as train reads)
             reader = reading.reader(
-                several_labels=True, **({"empty_label": True} if multilabel else {})
+                several_labels=multilabel, **({"empty_label": True} if multilabel else {})
             )
             stats = read_stats(encoding=reading.encoding, hint=False)
             lex, docs = _count_on_dask(inputs, settings, alpha, reader, dask, stats), None
         else:
             refuse_missing_inputs(inputs)  # before the second process starts
-            # its counts: --json; label sets counted as they are, for train --multilabel
+            # its counts: --json; label sets (--multilabel) as the reader above
             docs = reading.documents(
                 inputs,
                 weight_col=weight_col,
-                several_labels=True,
+                several_labels=multilabel,
                 empty_label=multilabel,
                 hint=False,
             )

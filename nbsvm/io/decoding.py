@@ -60,11 +60,18 @@ NOT_TEXT = (
     (b"7z\xbc\xaf\x27\x1c", "a 7-zip archive: extract it first"),
     (b"\x89PNG\r\n", "a PNG image"),
     (b"%PDF-", "a PDF document: extract its text first"),
+    (b"PK\x05\x06", "an empty zip archive"),
+    (b"\x7fELF", "an executable program (ELF)"),
 )
+#: the first bytes of :data:`NOT_TEXT`'s signatures: a head starting otherwise (and not a
+#: tar archive) is looked at no further (every document of a folder is)
+_SIGNATURE_STARTS = frozenset(magic[:1] for magic, _ in NOT_TEXT)
 #: Malformed lines named in the report of a run with ``--skip-bad-lines``.
 BAD_EXAMPLES = 5
 #: Bytes buffered when reading line files.
 READ_BUFFER = 1 << 20
+#: Bytes a file's line ends are decided on when its first buffer held no LF
+LONG_HEAD = 16 << 20
 #: Byte order marks of the Unicode encodings that are not ASCII-compatible, and the codec
 #: that reads each (UTF-32-LE's BOM starts with UTF-16-LE's, so it is looked for first).
 WIDE_BOMS = (
@@ -266,8 +273,11 @@ def not_text(head: bytes) -> str | None:
     compressed file, an archive or an image (:data:`NOT_TEXT`) and is not text (a NUL
     byte, or invalid UTF-8): a line of text that happens to start with ``%PDF-`` or
     ``BZh9`` is text."""
+    tar = head[257:262] == b"ustar"
+    if head[:1] not in _SIGNATURE_STARTS and not tar:
+        return None
     what = next((w for magic, w in NOT_TEXT if head.startswith(magic)), None)
-    if what is None and head[257:262] == b"ustar":  # a tar header's magic, after the name
+    if what is None and tar:  # a tar header's magic, after the name
         what = "a tar archive: extract it first (Blitzer's archive: --format blitzer reads it)"
     if what is None:
         return None
@@ -352,13 +362,27 @@ class _Replayed(io.RawIOBase):
         return self._rest.readinto(b)
 
 
-def _whole_head(fh) -> tuple[io.BufferedReader, bytes]:
-    """A pipe's first :data:`READ_BUFFER` bytes (or all it holds), read whole and given back
-    in front of the rest: whether its lines end with lone CRs is then decided on what a
-    file's would be, not on what the writer's first write held (a first line with CRs
-    inside, written alone, had split every line at its CRs)."""
-    head = fh.read(READ_BUFFER) or b""
+def _whole_head(fh, size: int = READ_BUFFER) -> tuple[io.BufferedReader, bytes]:
+    """A pipe's first ``size`` bytes (or all it holds), read whole and given back in front
+    of the rest: whether its lines end with lone CRs is then decided on what a file's would
+    be, not on what the writer's first write held (a first line with CRs inside, written
+    alone, had split every line at its CRs)."""
+    head = fh.read(size) or b""
     return io.BufferedReader(_Replayed(head, fh), READ_BUFFER), head
+
+
+def _longer_head(fh) -> tuple:
+    """``(fh, head)``: up to :data:`LONG_HEAD` first bytes of ``fh``, to decide on when the
+    first buffer held lone CRs and no LF (a first line longer than the buffer with CRs
+    inside had split at them: one document as three); a stream that cannot seek is given
+    back whole (:func:`_whole_head`)."""
+    if not getattr(fh, "seekable", lambda: False)():
+        return _whole_head(fh, LONG_HEAD)
+    start = fh.tell()
+    try:
+        return fh, fh.read(LONG_HEAD) or b""
+    finally:
+        fh.seek(start)
 
 
 def _cr_only(head: bytes) -> bool:
@@ -508,6 +532,8 @@ def _byte_lines(fh, name: str = "<stream>", encoding: str = "utf-8") -> tuple[It
             return _wide_lines(fh, wide), "utf-8"
         if _cr_ends(head) and len(head) < READ_BUFFER and _a_pipe(fh):
             fh, head = _whole_head(fh)  # a pipe's first write alone: decide on more
+        if _cr_ends(head) and len(head) >= READ_BUFFER and b"\n" not in head:
+            fh, head = _longer_head(fh)  # a first line longer than the buffer?
         if _cr_ends(head):
             return _universal_lines(fh), encoding
         limit = longest_line()

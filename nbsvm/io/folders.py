@@ -66,6 +66,17 @@ def sub_folders(folder: str | os.PathLike[str]) -> list[str]:
         return sorted(e.name for e in entries if e.is_dir() and not e.name.startswith("."))
 
 
+def not_files(folder: str | os.PathLike[str]) -> list[str]:
+    """The entries of a class folder that are neither documents nor folders (a link to
+    nothing, a FIFO, a socket), but hidden ones, in name order (never read)."""
+    with os.scandir(folder) as entries:
+        return sorted(
+            e.name
+            for e in entries
+            if not e.name.startswith(".") and not e.is_file() and not e.is_dir()
+        )
+
+
 def label_folders(root: Path) -> list[Path]:
     """The class folders of a ``folders`` input: every sub-folder but ``unsup`` (aclImdb's
     unlabeled reviews) and hidden ones, in name order."""
@@ -122,13 +133,22 @@ def read_aclimdb(
         for folder in folders:
             # a name that is not UTF-8 holds lone surrogates (os.fsdecode), which no output
             # can encode: the label is the name as it prints (predict -o had crashed)
-            listings.append((valid_unicode(folder.name), folder, document_names(folder)))
-            inner = sub_folders(folder)
+            # (stripped of surrounding spaces, as a line's label is)
+            label = valid_unicode(folder.name).strip()
+            listings.append((label, folder, document_names(folder)))
+            inner, others = sub_folders(folder), not_files(folder)
             if inner and stats is not None:  # a nested layout was read as empty, no word
                 stats.note(
                     f"{folder}: skipped {len(inner)} sub-folder(s) ({', '.join(inner[:3])}"
                     f"{', ...' if len(inner) > 3 else ''}): a class folder's documents are "
                     "its own files"
+                )
+            if others and stats is not None:
+                stats.note(
+                    f"{folder}: skipped {len(others)} entr{'y' if len(others) == 1 else 'ies'} "
+                    f"that {'is' if len(others) == 1 else 'are'} not a file ("
+                    f"{', '.join(map(valid_unicode, others[:3]))}"
+                    f"{', ...' if len(others) > 3 else ''}: a link to nothing, a FIFO...)"
                 )
     except OSError as e:  # e.g. a folder that cannot be listed
         raise NBSVMError(f"cannot read: {e.strerror or e}", path=e.filename or str(root)) from None
@@ -143,17 +163,19 @@ def read_aclimdb(
                 except OSError as e:  # e.g. a folder named like a review, no permission
                     raise NBSVMError(f"cannot read: {e.strerror or e}", path=path) from None
                 codec = wide_encoding(raw, path) or encoding  # a UTF-16/32 BOM
+                # (a .gz or an image among them; looked for before decoding: latin-1 maps
+                # every byte, and read them as text without a word)
+                what = not_text(raw[:SNIFF_BYTES])
+                if what and path.lower().endswith(tuple(DECOMPRESS)):
+                    what = (  # ('name it .gz' would not help: it is)
+                        "a compressed file: files in class folders are read as they are, "
+                        "not decompressed; decompress it or move it out"
+                    )
+                if what:
+                    raise NBSVMError(f"not a text file: {what}", path=path)
                 try:
                     text = raw.decode(codec)
                 except UnicodeDecodeError as e:
-                    what = not_text(raw[:SNIFF_BYTES])  # (a .gz or an image among them)
-                    if what and path.lower().endswith(tuple(DECOMPRESS)):
-                        what = (  # ('name it .gz' would not help: it is)
-                            "a compressed file: files in class folders are read as they are, "
-                            "not decompressed; decompress it or move it out"
-                        )
-                    if what:
-                        raise NBSVMError(f"not a text file: {what}", path=path) from None
                     if strict:
                         start = raw.rfind(b"\n", 0, e.start) + 1
                         raise invalid_utf8_error(

@@ -268,6 +268,7 @@ def read_lines(
     tab_unknown = 0
     first = True
     vw_unsaid = label_sep != "\t"  # a TAB file never splits such a line
+    cr_unsaid = True
     fh, name, close = _open_binary(path_or_file)
     try:
         lines, encoding = _byte_lines(fh, name, encoding)
@@ -279,7 +280,10 @@ def read_lines(
                 line = raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as e:
                 line = _decode_invalid(raw, e, strict, stats, name, lineno, encoding).rstrip("\r\n")
-            line = line.replace("\r", " ")  # a lone CR is a space: it never splits a document
+            if "\r" in line:  # a lone CR is a space: it never splits a document
+                if cr_unsaid and split:
+                    cr_unsaid = _note_cr_record(stats, name, lineno, line, label_sep)
+                line = line.replace("\r", " ")
             if lineno == 1:
                 line = line.lstrip("\ufeff")
             if not line.strip():
@@ -317,6 +321,23 @@ def read_lines(
             fh.close()
     if tab_unknown and known is not None:  # counted only against known classes
         _note_read_whole(stats, name, tab_unknown, known)
+
+
+def _note_cr_record(stats: ReadStats, name: str, lineno: int, line: str, sep: str) -> bool:
+    """Say once that a lone CR inside a line is followed by what looks like a label and
+    its separator (a file of CR line ends joined to one of LF ends: its records became
+    the text of one document); True while not said."""
+    found = re.search(r"\r([^\s\r]{1,40})" + re.escape(sep), line)
+    if found is None:
+        return True
+    stats.note(
+        f"{name}:{lineno}: a lone CR followed by {found.group(1)!r} and a "
+        f"{'TAB' if sep == chr(9) else repr(sep)} inside a line: a lone CR is read as a space "
+        "(only a file whose lines end so is split on them), so what follows it is this "
+        "line's text; if those are records of their own (a file with CR line ends joined "
+        "to one with LF ends), convert the CRs first: tr '\\r' '\\n'"
+    )
+    return False
 
 
 def _note_vw_line(stats: ReadStats, name: str, lineno: int) -> bool:
