@@ -87,6 +87,15 @@ class NoneKept(NBSVMError):
     whatever the text (``--auto`` drops such a candidate and goes on)."""
 
 
+class Diverged(NBSVMError):
+    """A learner's state holds NaN or infinity (its steps blew up): ``state`` names the
+    array (:meth:`~nbsvm.learners.persistence.PersistenceMixin.diverged`)."""
+
+    def __init__(self, message: str, state: str):
+        super().__init__(message)
+        self.state = state
+
+
 class TestSetError(NBSVMError):
     """The test set could not be read or scored, once training had finished: the model is
     trained (``nbsvm train`` saves it before saying so)."""

@@ -41,7 +41,7 @@ from nbsvm._params import Params
 from nbsvm.compat import InputError, NotFittedError
 from nbsvm.compat import interop as _interop
 from nbsvm.data.rows import SparseRows, _is_matrix, as_rows
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import Diverged, NBSVMError
 from nbsvm.learners.persistence import PersistenceMixin
 from nbsvm.learners.targets import TargetsMixin
 
@@ -192,7 +192,23 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         elif classes is not None:
             self._check_same_classes(y, classes)
         self._step(rows, self._encode(y), order)
+        self._refuse_diverged()
         return self
+
+    def _refuse_diverged(self) -> None:
+        """Raise :class:`~nbsvm.errors.Diverged` when the learned state is no longer finite
+        (as scikit-learn's SGD raises on an overflow): a fit that blew up returned NaN
+        scores and predicted one class without a word."""
+        bad = self.diverged()
+        if bad is not None:
+            from nbsvm.learners.hints import divergence_hints
+
+            *first, last = ["scale the feature values down", *divergence_hints(self, cli=False)]
+            raise Diverged(
+                f"training diverged: the learned state ({bad}) is no longer finite; "
+                + (f"{', '.join(first)} or {last}" if first else last),
+                bad,
+            )
 
     def _check_same_classes(self, y, classes) -> None:
         """Refuse a later call's ``classes`` unless they are the first call's (as
@@ -225,6 +241,7 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self.history_ = []
         for epoch in range(int(getattr(self, "epochs", 1))):
             self._step(rows, codes, rng.permutation(len(rows)))
+            self._refuse_diverged()
             self.history_.append(dict(self.last_stats_))
             if callback is not None:
                 callback(epoch + 1, self.last_stats_)

@@ -107,6 +107,7 @@ class DualCD(OnlineLearner):
         ``epochs``); then they are solved."""
         super().fit(X, y)
         self._solve(callback)
+        self._refuse_diverged()
         self.history_ = [dict(self.last_stats_)]
         return self
 

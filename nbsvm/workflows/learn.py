@@ -58,7 +58,7 @@ from nbsvm.data.rowencoder import (
     row_batches,
 )
 from nbsvm.data.store import cache_folder
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import Diverged, NBSVMError
 from nbsvm.io.decoding import check_encoding
 from nbsvm.learners.base import OnlineLearner
 from nbsvm.learners.epochs import run_epoch
@@ -229,23 +229,32 @@ def _run_epochs(run: tuple, groups, history: list, rng, settings, checkpoint, ca
     checkpoint saved when due; stopped early when the learner has converged."""
     learner, classes, epochs, n_rows, source = run
     for epoch in range(len(history) + 1, epochs + 1):
-        history.append(_epoch(learner, groups(), classes, epoch, epochs, n_rows, source))
+        try:
+            history.append(_epoch(learner, groups(), classes, epoch, epochs, n_rows, source))
+        except Diverged as e:  # (a block's partial_fit: said with the options' names)
+            raise _diverged(learner, epoch, learner.diverged() or e.state, "") from None
         if callback:
             callback(dict(history[-1]))
         bad = learner.diverged()
         if bad is not None:  # NaN or infinity from here on: stop before anything is saved
-            *first, last = ["scale the feature values down", *divergence_hints(learner)]
-            raise NBSVMError(
-                f"training diverged in epoch {epoch}: the learned state ({bad}) is no longer "
-                f"finite (mean loss {history[-1].get('loss', float('nan')):g}); "
-                + (f"{', '.join(first)} or {last}" if first else last)
-            )
+            loss = f" (mean loss {history[-1].get('loss', float('nan')):g})"
+            raise _diverged(learner, epoch, bad, loss)
         if learner._converged():
             break
         if checkpoint is not None and checkpoint.due(epoch, epochs):
             checkpoint.save_learner(learner, settings, epoch, rng, history)
             if callback:
                 callback({"stage": "checkpoint", "epoch": epoch, "path": str(checkpoint.path)})
+
+
+def _diverged(learner, epoch: int, bad: str, loss: str) -> NBSVMError:
+    """The error of a run whose state (``bad``) blew up in ``epoch``, with the options
+    that could help."""
+    *first, last = ["scale the feature values down", *divergence_hints(learner)]
+    return NBSVMError(
+        f"training diverged in epoch {epoch}: the learned state ({bad}) is no longer "
+        f"finite{loss}; " + (f"{', '.join(first)} or {last}" if first else last)
+    )
 
 
 def _check_settings(learner, inputs, fmt, index_base, epochs, seed) -> tuple[list, int]:
@@ -438,6 +447,8 @@ def _epoch(learner, groups, classes, epoch: int, epochs: int, n_rows: int, sourc
     def step(rows, labels, order):
         try:
             learner.partial_fit(rows, labels, classes=classes, order=order)
+        except Diverged:
+            raise  # (said by the epochs' loop, with the options' names)
         except NBSVMError as e:
             if e.path is None:
                 raise NBSVMError(e.message, path=str(source)) from None
