@@ -128,6 +128,7 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
     spellings = _class_spellings(model) if labeled else None
     for path in inputs:
         f, encoder = _model_encoder(model, path, fmt)
+        _refuse_unknown_base(model, f, path)
         with_labels = labeled if labeled is not None else has_labels(path, f)
         reader = read_rows(
             path,
@@ -143,7 +144,9 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
         )
         for records in row_batches(reader, batch_rows):
             indices, values, offsets = encoder.encode(records)
-            yield records, SparseRows(indices, values, offsets, model.n_features_in_), with_labels
+            # (Blitzer's records are read with their #label# when they have one)
+            truth = with_labels or (f == "blitzer" and any(r.labels for r in records))
+            yield records, SparseRows(indices, values, offsets, model.n_features_in_), truth
         if encoder.dropped and stats is not None:
             base = getattr(model, "index_base_", 0)
             stats.note(
@@ -153,6 +156,21 @@ def _stream(model, inputs, fmt, labeled, batch_rows, strict=False, stats=None, e
             )
 
 
+def _refuse_unknown_base(model: OnlineLearner, fmt: str, path) -> None:
+    """Refuse to read integer feature indices for a model that does not say where they
+    start (one trained in Python and saved): read from 0, a file of 1-based indices (the
+    svmlight standard) fell one column off every weight (56.67% where Python scored 100%)."""
+    if is_hashed(fmt) or "index_base_" in vars(model):
+        return
+    raise NBSVMError(
+        "this model does not say whether its feature indices start at 0 or 1 (it was not "
+        "trained by nbsvm learn): set index_base_ on the learner before saving it (1 when "
+        "scikit-learn's load_svmlight_file read its training file without an index 0, the "
+        "svmlight standard; 0 when the file had one)",
+        path=str(path),
+    )
+
+
 def _class_spellings(model: OnlineLearner) -> dict | None:
     """The model's number classes as :func:`~nbsvm.io.sparse.read_svmlight`'s table of
     first spellings (``{1.0: ('1', ...)}``); None for regression."""
@@ -160,7 +178,8 @@ def _class_spellings(model: OnlineLearner) -> dict | None:
         return None
     spellings: dict[float, tuple[str, str, int]] = {}
     words = getattr(model, "format_", "svmlight") != "svmlight"  # (as learn read them)
-    for name in (str(c) for c in getattr(model, "classes_", [])):
+    # (classes that are numbers, fitted in Python, have no spelling: found by value)
+    for name in (c for c in getattr(model, "classes_", []) if isinstance(c, str)):
         value = label_number(name, words)
         if value is not None and value == value:
             spellings.setdefault(value, (name, "the model's classes", 0))
@@ -201,6 +220,13 @@ class _Tally:
         self.model, self.task = model, model.task
         self.classes = [str(c) for c in getattr(model, "classes_", [])]
         self.index = {c: i for i, c in enumerate(self.classes)}
+        # classes that are numbers (fitted in Python: -1.0 from load_svmlight_file) take
+        # the labels equal to them ('-1'), which were all counted wrong
+        self.by_value = {
+            float(c): i
+            for i, c in enumerate(getattr(model, "classes_", []))
+            if isinstance(c, (int, float, np.number)) and not isinstance(c, bool)
+        }
         self.unseen: dict[str, int] = {}  # label -> examples holding it
         self.unseen_code: dict[str, int] = {}  # label -> its code, past the classes
         self.cm = np.zeros((len(self.classes),) * 2, np.int64)
@@ -211,6 +237,9 @@ class _Tally:
     def _code(self, label: str) -> int:
         """A label's class index; past the model's classes for one it does not know."""
         code = self.index.get(label)
+        if code is None and self.by_value:
+            value = label_number(label, False)
+            code = None if value is None else self.by_value.get(value)
         if code is None:
             label = unseen_key(label, self.unseen)
             n = self.unseen.get(label, 0)

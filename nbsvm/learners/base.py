@@ -51,6 +51,22 @@ if TYPE_CHECKING:
 TASKS = ("binary", "multiclass", "multilabel", "regression")
 
 
+def _kept(rows: SparseRows, columns: np.ndarray) -> SparseRows:
+    """``rows`` of a matrix as wide as the data ``nbsvm learn`` trained on, reduced to the
+    columns it kept (``columns_``: each weight's feature index; the others weigh 0, as
+    features unseen in training do). A matrix narrower than the last kept column is left
+    as it is (and refused)."""
+    if not columns.size or rows.n_features <= int(columns[-1]):
+        return rows
+    position = np.full(rows.n_features, -1, dtype=np.int64)
+    position[columns] = np.arange(columns.size)
+    at = position[rows.indices]
+    keep = at >= 0
+    kept_before = np.concatenate([[0], np.cumsum(keep)])  # kept entries before each position
+    offsets = kept_before[rows.offsets]
+    return SparseRows(at[keep], rows.values[keep], offsets, int(columns.size))
+
+
 class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
     """Base class of the backend learners, following scikit-learn's estimator conventions:
     ``__init__`` only stores parameters (read back from its signature, :class:`~nbsvm.
@@ -134,6 +150,9 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self._check_fitted()
         if _is_matrix(X):
             rows = as_rows(X)
+            columns = self.__dict__.get("columns_")
+            if columns is not None and rows.n_features != self.n_features_in_:
+                rows = _kept(rows, columns)  # the file's columns: those it kept, as the CLI
             if rows.n_features != self.n_features_in_:
                 raise InputError(
                     f"X has {rows.n_features} features, but {name} is expecting "
