@@ -272,7 +272,7 @@ def test_bad_weights_name_the_file_and_line(tmp_path):
             _read(tmp_path / "a.csv")
         assert e.value.line == 3 and e.value.path.endswith("a.csv")
     (tmp_path / "a.jsonl").write_text('{"label": "pos", "text": "good", "w": true}\n')
-    with pytest.raises(NBSVMError, match="field 'w': no weight") as e:
+    with pytest.raises(NBSVMError, match="field 'w': the weight is True, not a number") as e:
         _read(tmp_path / "a.jsonl")
     assert e.value.line == 1
     (tmp_path / "a.csv").write_text("label,text\npos,good\n")

@@ -60,7 +60,9 @@ def weight_of(value: object) -> tuple[float, str | None]:
     >>> weight_of("2.5"), weight_of(0), weight_of("-1")[1], weight_of("1_0")[1]
     ((2.5, None), (0.0, None), 'the weight is -1.0: weights are numbers from 0 to 1e9', "the weight is '1_0', not a number")
     """
-    if isinstance(value, bool) or value is None or (isinstance(value, str) and not value.strip()):
+    if isinstance(value, bool):  # (JSON's true: a weight of 1 by accident, not a number)
+        return 1.0, f"the weight is {value!r}, not a number ({WEIGHTS_ARE})"
+    if value is None or (isinstance(value, str) and not value.strip()):
         return 1.0, f"no weight ({WEIGHTS_ARE})"
     try:
         if isinstance(value, str) and not plain_number(value):
