@@ -273,3 +273,27 @@ def test_lexicon_multilabel_counts_empty_label_sets_as_train_does(tmp_path):
     a, b = NBSVMClassifier.load(direct), NBSVMClassifier.load(via)
     assert a.class_names_ == b.class_names_ and np.array_equal(a.class_counts_, b.class_counts_)
     assert np.array_equal(a.ratios_, b.ratios_) and np.isfinite(b.ratios_).all()
+
+
+def test_counts_above_their_class_documents_are_a_corrupted_file(tmp_path):
+    """A lexicon whose class counts were edited (checksum signed again) below its bucket
+    counts loaded, and training then failed with 'class has only documents of weight 0'
+    or 'every document is empty', naming nothing of the file: refused when read."""
+    import json
+    from nbsvm.io.npzfile import checksum
+    docs = [Document("pos", "good fun film", "<t>", 1), Document("neg", "bad dull film", "<t>", 2)]
+    lex = build_lexicon(docs * 5, Hasher(ngrams=1, n_bits=10), 1.0)
+    lex.save(tmp_path / "lex.npz")
+    assert NBLexicon.load(tmp_path / "lex.npz").class_counts_.tolist() == [5, 5]
+    z = np.load(tmp_path / "lex.npz", allow_pickle=False)
+    arrays = {k: z[k] for k in z.files if k != "__header__"}
+    header = json.loads(bytes(z["__header__"]).decode())
+    header["class_counts"] = [0, 5]
+    header.pop("checksum")
+    header["checksum"] = checksum(arrays, header if header.get("format_version", 1) >= 2 else None)
+    blob = np.frombuffer(json.dumps(header, sort_keys=True).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "edited.npz", __header__=blob, **arrays)
+    with pytest.raises(NBSVMError, match="corrupted lexicon file: a bucket counted in more "
+                                         "documents than its class has") as e:
+        NBLexicon.load(tmp_path / "edited.npz")
+    assert "edited.npz" in str(e.value)

@@ -568,6 +568,8 @@ class NBLexicon:
             or (df is not None and df.size and df.min() < 0)
             else "counts that are not finite"
             if not (np.isfinite(counts).all() and np.isfinite(docs).all())
+            else "a bucket counted in more documents than its class has"
+            if counts.size and _over_class(counts, docs)
             else _names_or_alpha_problem(header, classes, alpha)
         )
         if problem:
@@ -576,6 +578,15 @@ class NBLexicon:
         df_pair = (buckets, df) if weighted and df is not None else None
         lexicon = cls.from_label_counts(hasher, float(alpha), by_label, df_pair, n_docs)
         return _with_records(lexicon, header, path)
+
+
+def _over_class(counts: np.ndarray, docs: list) -> bool:
+    """Whether a bucket's count in a class exceeds the class's documents (or their summed
+    weights: a document counts a bucket once): counts edited by hand (an error said
+    later, of weight 0 or empty documents, named nothing of the file)."""
+    most = counts.max(axis=1).astype(np.float64)
+    limit = np.asarray(docs, dtype=np.float64)
+    return bool(np.any(most > limit + 1e-9 * np.maximum(limit, 1.0)))
 
 
 def _from_pair_arrays(
