@@ -127,64 +127,82 @@ def read_aclimdb(
             )
         raise NBSVMError("no such folder", path=str(root))
     encoding = check_encoding(encoding)
-    try:
-        folders = label_folders(root)
-        listings = []
-        for folder in folders:
-            # a name that is not UTF-8 holds lone surrogates (os.fsdecode), which no output
-            # can encode: the label is the name as it prints (predict -o had crashed)
-            # (stripped of surrounding spaces, as a line's label is)
-            label = valid_unicode(folder.name).strip()
-            listings.append((label, folder, document_names(folder)))
-            inner, others = sub_folders(folder), not_files(folder)
-            if inner and stats is not None:  # a nested layout was read as empty, no word
-                stats.note(
-                    f"{folder}: skipped {len(inner)} sub-folder(s) ({', '.join(inner[:3])}"
-                    f"{', ...' if len(inner) > 3 else ''}): a class folder's documents are "
-                    "its own files"
-                )
-            if others and stats is not None:
-                stats.note(
-                    f"{folder}: skipped {len(others)} entr{'y' if len(others) == 1 else 'ies'} "
-                    f"that {'is' if len(others) == 1 else 'are'} not a file ("
-                    f"{', '.join(map(valid_unicode, others[:3]))}"
-                    f"{', ...' if len(others) > 3 else ''}: a link to nothing, a FIFO...)"
-                )
-    except OSError as e:  # e.g. a folder that cannot be listed
-        raise NBSVMError(f"cannot read: {e.strerror or e}", path=e.filename or str(root)) from None
+    listings = _class_listings(root, stats)
     longest = max(len(names) for _, _, names in listings)
     folders_s = [(label, os.fspath(folder) + os.sep, names) for label, folder, names in listings]
     for i in range(longest):
         for label, folder_s, names in folders_s:
             if i < len(names):
                 path = folder_s + names[i]
-                try:
-                    raw = file_bytes(path)
-                except OSError as e:  # e.g. a folder named like a review, no permission
-                    raise NBSVMError(f"cannot read: {e.strerror or e}", path=path) from None
-                codec = wide_encoding(raw, path) or encoding  # a UTF-16/32 BOM
-                # (a .gz or an image among them; looked for before decoding: latin-1 maps
-                # every byte, and read them as text without a word)
-                what = not_text(raw[:SNIFF_BYTES])
-                if what and path.lower().endswith(tuple(DECOMPRESS)):
-                    what = (  # ('name it .gz' would not help: it is)
-                        "a compressed file: files in class folders are read as they are, "
-                        "not decompressed; decompress it or move it out"
-                    )
-                if what:
-                    raise NBSVMError(f"not a text file: {what}", path=path)
-                try:
-                    text = raw.decode(codec)
-                except UnicodeDecodeError as e:
-                    if strict:
-                        start = raw.rfind(b"\n", 0, e.start) + 1
-                        raise invalid_utf8_error(
-                            raw, e, path, raw.count(b"\n", 0, start) + 1, start, codec
-                        ) from None
-                    text, n_bad = decode_counting(raw, codec)
-                    if stats is not None:
-                        stats.add(n_bad)
-                if "\r" in text:  # universal newlines, as reading in text mode did
-                    text = text.replace("\r\n", "\n").replace("\r", "\n")
-                text = text.lstrip("\ufeff").rstrip("\n")
+                text = _document_text(path, encoding, strict, stats)
                 yield Document(label if labeled else None, text, path, 1)
+
+
+def _class_listings(root: Path, stats: ReadStats | None) -> list[tuple[str, Path, list[str]]]:
+    """``(label, folder, document names)`` of each class folder of ``root``; what a class
+    folder holds besides documents is noted in ``stats``."""
+    try:
+        listings = []
+        for folder in label_folders(root):
+            # a name that is not UTF-8 holds lone surrogates (os.fsdecode), which no output
+            # can encode: the label is the name as it prints (predict -o had crashed),
+            # stripped of surrounding spaces as a line's label is
+            label = valid_unicode(folder.name).strip()
+            listings.append((label, folder, document_names(folder)))
+            if stats is not None:
+                _note_skipped(folder, stats)
+    except OSError as e:  # e.g. a folder that cannot be listed
+        raise NBSVMError(f"cannot read: {e.strerror or e}", path=e.filename or str(root)) from None
+    return listings
+
+
+def _note_skipped(folder: Path, stats: ReadStats) -> None:
+    """Note the sub-folders of a class folder (a nested layout was read as empty, no word)
+    and its entries that are not files."""
+    inner, others = sub_folders(folder), not_files(folder)
+    if inner:
+        stats.note(
+            f"{folder}: skipped {len(inner)} sub-folder(s) ({', '.join(inner[:3])}"
+            f"{', ...' if len(inner) > 3 else ''}): a class folder's documents are "
+            "its own files"
+        )
+    if others:
+        stats.note(
+            f"{folder}: skipped {len(others)} entr{'y' if len(others) == 1 else 'ies'} "
+            f"that {'is' if len(others) == 1 else 'are'} not a file ("
+            f"{', '.join(map(valid_unicode, others[:3]))}"
+            f"{', ...' if len(others) > 3 else ''}: a link to nothing, a FIFO...)"
+        )
+
+
+def _document_text(path: str, encoding: str, strict: bool, stats: ReadStats | None) -> str:
+    """A document file's text, decoded as :func:`read_aclimdb` says."""
+    try:
+        raw = file_bytes(path)
+    except OSError as e:  # e.g. a folder named like a review, no permission
+        raise NBSVMError(f"cannot read: {e.strerror or e}", path=path) from None
+    codec = wide_encoding(raw, path) or encoding  # a UTF-16/32 BOM
+    # (a .gz or an image among them; looked for before decoding: latin-1 maps every byte,
+    # and read them as text without a word)
+    what = not_text(raw[:SNIFF_BYTES])
+    if what and path.lower().endswith(tuple(DECOMPRESS)):
+        what = (  # ('name it .gz' would not help: it is)
+            "a compressed file: files in class folders are read as they are, "
+            "not decompressed; decompress it or move it out"
+        )
+    if what:
+        raise NBSVMError(f"not a text file: {what}", path=path)
+    try:
+        text = raw.decode(codec)
+    except UnicodeDecodeError as e:
+        if strict:
+            start = raw.rfind(b"\n", 0, e.start) + 1
+            raise invalid_utf8_error(
+                raw, e, path, raw.count(b"\n", 0, start) + 1, start, codec
+            ) from None
+        text, n_bad = decode_counting(raw, codec)
+        if stats is not None:
+            stats.add(n_bad)
+    if "\r" in text:  # universal newlines, as reading in text mode did
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.lstrip("\ufeff").rstrip("\n")

@@ -260,15 +260,12 @@ def read_lines(
     if stats is None:
         stats = ReadStats()
     encoding = check_encoding(encoding)
-    if not label_sep:
-        raise NBSVMError("--label-sep must be at least one character")
-    sep_name = {"\t": "TAB", " ": "space"}.get(label_sep, repr(label_sep))
+    sep_name = _separator_name(label_sep)
     split = labeled or known_labels is not None
     known = _frozen(known_labels)
-    tab_unknown = 0
-    first = True
+    tab_unknown, first = 0, True
     vw_unsaid = label_sep != "\t"  # a TAB file never splits such a line
-    cr_unsaid = True
+    cr_unsaid = split  # (unlabeled lines have no records to lose)
     fh, name, close = _open_binary(path_or_file)
     try:
         lines, encoding = _byte_lines(fh, name, encoding)
@@ -281,8 +278,7 @@ def read_lines(
             except UnicodeDecodeError as e:
                 line = _decode_invalid(raw, e, strict, stats, name, lineno, encoding).rstrip("\r\n")
             if "\r" in line:  # a lone CR is a space: it never splits a document
-                if cr_unsaid and split:
-                    cr_unsaid = _note_cr_record(stats, name, lineno, line, label_sep)
+                cr_unsaid = cr_unsaid and _note_cr_record(stats, name, lineno, line, label_sep)
                 line = line.replace("\r", " ")
             if lineno == 1:
                 line = line.lstrip("\ufeff")
@@ -321,6 +317,13 @@ def read_lines(
             fh.close()
     if tab_unknown and known is not None:  # counted only against known classes
         _note_read_whole(stats, name, tab_unknown, known)
+
+
+def _separator_name(label_sep: str) -> str:
+    """How errors name ``label_sep`` (an empty one is refused)."""
+    if not label_sep:
+        raise NBSVMError("--label-sep must be at least one character")
+    return {"\t": "TAB", " ": "space"}.get(label_sep, repr(label_sep))
 
 
 def _note_cr_record(stats: ReadStats, name: str, lineno: int, line: str, sep: str) -> bool:
