@@ -189,3 +189,17 @@ def test_n_bits_accepted(good):
 def test_other_hasher_settings_validated(kw):
     with pytest.raises(NBSVMError):
         Hasher(**kw)
+
+def test_bucket_of_a_key_with_a_lone_surrogate_is_the_hashers_bucket():
+    """bucket_of, the reference definition, handed a str with a lone surrogate to mmh3,
+    which crashed the interpreter (SIGSEGV): the key is encoded as the hasher encodes it
+    (run in a child process, which the crash would kill)."""
+    import subprocess
+    import sys
+    code = ("from nbsvm.text import Hasher, bucket_of; "
+            "h = Hasher(ngrams=1, n_bits=20); "
+            "print(bucket_of('a\\ud800b', 20), h.buckets('a\\ud800b').tolist())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    one, listed = done.stdout.split(" ", 1)
+    assert [int(one)] == eval(listed)

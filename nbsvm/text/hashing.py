@@ -55,7 +55,10 @@ def bucket_of(key: str | bytes, n_bits: int, seed: int = 0) -> int:
     >>> bucket_of("great film", 20)
     590561
     """
-    return mmh3.hash(key, seed, signed=False) & ((1 << n_bits) - 1)
+    # a str as the hasher encodes it (mmh3 given a str with a lone surrogate crashed the
+    # interpreter: SIGSEGV)
+    data = _encode(key) if isinstance(key, str) else key
+    return mmh3.hash(data, seed, signed=False) & ((1 << n_bits) - 1)
 
 
 @dataclass(frozen=True)
