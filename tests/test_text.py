@@ -203,3 +203,18 @@ def test_bucket_of_a_key_with_a_lone_surrogate_is_the_hashers_bucket():
     assert done.returncode == 0, done.stderr[-500:]
     one, listed = done.stdout.split(" ", 1)
     assert [int(one)] == eval(listed)
+
+
+def test_char_min_without_char_ngrams_says_both_are_needed():
+    """char_min with char_ngrams left to the data was refused as 'between 1 and the
+    longest (0)', a 0 never given (a hashing hunt): said as it is; with both, it fits."""
+    import pytest
+    from nbsvm import NBSVMClassifier
+    from nbsvm.errors import NBSVMError
+    from nbsvm.models.transform import NBFeatures
+    X, y = ["good film", "bad film", "great movie", "awful movie"] * 5, ["p", "n"] * 10
+    for est in (NBSVMClassifier(min_df=1, char_min=2), NBFeatures(min_df=1, char_min=2)):
+        with pytest.raises(NBSVMError, match="char_min=2 .* needs char_ngrams"):
+            est.fit(X, y)
+    fitted = NBSVMClassifier(min_df=1, char_min=2, char_ngrams=4).fit(X, y)
+    assert list(fitted.hasher_.char_lengths) == [2, 3, 4]

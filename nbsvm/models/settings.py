@@ -114,8 +114,19 @@ def check_multilabel(value: Any) -> None:
 def _hasher(model: NBSVMClassifier, words_only: bool = False) -> Hasher:
     """The body of :meth:`~nbsvm.NBSVMClassifier._hasher`."""
     settings = {name: getattr(model, name) for name in HASHER_SETTINGS}
+    refuse_char_min_alone(model.char_ngrams, model.char_min)
     settings["char_ngrams"] = 0 if words_only else setting(model, "char_ngrams")
     return Hasher(seed=model.hash_seed, **settings)
+
+
+def refuse_char_min_alone(char_ngrams: object, char_min: object) -> None:
+    """``char_min`` with ``char_ngrams`` left to the data (None), which may choose none:
+    refused, saying so (it was 'between 1 and the longest (0)', of a 0 never given)."""
+    if char_ngrams is None and char_min:
+        raise NBSVMError(
+            f"char_min={char_min!r} (the shortest character n-grams) needs char_ngrams, the "
+            "longest: left to the data (None) it may choose none; give both"
+        )
 
 
 def backend_learner(model: NBSVMClassifier) -> str | None:

@@ -29,7 +29,7 @@ from nbsvm.config import DEFAULTS, HASHER_SETTINGS
 from nbsvm.errors import NBSVMError, not_fitted
 from nbsvm.io.frames import texts_and_labels
 from nbsvm.lexicon.nblexicon import NBLexicon
-from nbsvm.models.settings import char_ngrams_default
+from nbsvm.models.settings import char_ngrams_default, refuse_char_min_alone
 from nbsvm.text.hashing import Hasher
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ class NBFeatures(Params):
         if not (isinstance(self.min_df, (int, np.integer)) and self.min_df >= 1):
             raise NBSVMError(f"min_df must be an integer >= 1, got {self.min_df!r}")
         settings = {name: getattr(self, name) for name in HASHER_SETTINGS}
+        refuse_char_min_alone(self.char_ngrams, self.char_min)
         if self.char_ngrams is None:
             words = Hasher(seed=self.hash_seed, **dict(settings, char_ngrams=0))
             settings["char_ngrams"] = char_ngrams_default(words, texts, whole=True)
