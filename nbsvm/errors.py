@@ -91,9 +91,12 @@ class Diverged(NBSVMError):
     """A learner's state holds NaN or infinity (its steps blew up): ``state`` names the
     array (:meth:`~nbsvm.learners.persistence.PersistenceMixin.diverged`)."""
 
-    def __init__(self, message: str, state: str):
+    def __init__(self, message: str, state: str = ""):
         super().__init__(message)
         self.state = state
+
+    def __reduce__(self):  # (pickled by Dask from a worker; copied whole)
+        return (type(self), (self.message, self.state))
 
 
 class TestSetError(NBSVMError):

@@ -89,3 +89,42 @@ def test_the_online_learners_refuse_a_fit_whose_steps_blew_up():
             learner.fit(huge, target)
     scaled = X / 1000.0  # the same data scaled: learned, finite
     assert np.all(np.isfinite(SGDClassifier().fit(scaled, y).decision_function(scaled)))
+
+
+def test_dual_cd_solves_once_over_partial_fit_blocks(monkeypatch):
+    """The divergence check after each partial_fit made DualCD, which keeps its rows and
+    solves when the weights are needed, solve the whole problem after every block (40
+    blocks: 40 solves, 10x the time): rows not yet solved are checked by their solve."""
+    from nbsvm.learners import DualCD
+    from nbsvm.learners import dcd as dcd_module
+    solves = []
+    real = dcd_module.DualCD._solve
+    monkeypatch.setattr(dcd_module.DualCD, "_solve",
+                        lambda self, *a, **k: solves.append(1) or real(self, *a, **k))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 20))
+    y = np.where(X @ rng.normal(size=20) > 0, "p", "n")
+    m = DualCD()
+    for part in np.array_split(np.arange(400), 8):
+        m.partial_fit(X[part], y[part], classes=["n", "p"])
+    assert (m.predict(X) == y).mean() > 0.9 and len(solves) == 1
+    DualCD().fit(X, y)
+    assert len(solves) == 2  # fit: one solve (it was two)
+
+
+def test_a_backend_learner_diverging_in_train_is_said_with_the_options(tmp_path):
+    """nbsvm train --learner pegasos whose steps blew up said the Python API's words
+    ('raise lam', 'scale the feature values down', no epoch) once the learners raised
+    Diverged themselves: said as before, with the epoch and the options. Diverged
+    pickles (Dask sends it from a worker)."""
+    import copy
+    import pickle
+    from testhelpers import run_cli
+    from nbsvm.errors import Diverged
+    r = run_cli("train", REVIEWS, "--learner", "pegasos", "--lambda", "1e-320", "--n-bits", "14",
+                "-o", tmp_path / "m.npz", "-q")
+    assert r.returncode == 2 and "training diverged in epoch 1 (mean loss inf)" in r.stderr
+    assert "--lambda" in r.stderr and not (tmp_path / "m.npz").exists()
+    e = Diverged("training diverged: the learned state (v_) is no longer finite", "v_")
+    for back in (pickle.loads(pickle.dumps(e)), copy.deepcopy(e)):
+        assert type(back) is Diverged and back.state == "v_" and str(back) == str(e)

@@ -289,3 +289,27 @@ def test_a_lone_cr_before_a_label_and_tab_is_noted():
     quiet = ReadStats()
     list(read_lines(io.BytesIO(b"pos\tgreat\rfilm\n"), stats=quiet))
     assert not quiet.notes
+
+
+def test_a_class_folder_named_only_spaces_is_refused(tmp_path):
+    """Stripped, its label was '' (a class no output names, and predict's empty labels),
+    where a line's empty label is refused."""
+    for label in ("pos", "  "):
+        (tmp_path / label).mkdir()
+        (tmp_path / label / "1.txt").write_text("text")
+    with pytest.raises(NBSVMError, match="name is only spaces: a label cannot be empty"):
+        list(read_inputs([tmp_path]))
+
+
+@pytest.mark.parametrize("sep, quote", [("\t", ""), (",", '"')])
+def test_a_table_whose_first_row_outgrows_the_head_keeps_its_lone_crs(tmp_path, sep, quote):
+    """A headerless table whose first row is longer than the 64 KiB head, lone CRs
+    inside: the CSV was one document instead of three, the TSV a 'malformed row' at a
+    line no editor shows. Decided on up to 16 MB, as the line readers."""
+    from nbsvm.io import tables
+    text = "\r".join(["word " * (tables.HEAD_BYTES // 20)] * 8)
+    path = tmp_path / ("a.tsv" if sep == "\t" else "a.csv")
+    path.write_bytes(f"pos{sep}{quote}{text}{quote}\nneg{sep}bad film\npos{sep}good film\n"
+                     .encode())
+    docs = list(tables.read_table(path, sep=sep, text_col="2", label_col="1"))
+    assert [d.label for d in docs] == ["pos", "neg", "pos"] and len(docs[0].text) > 100_000

@@ -1056,3 +1056,15 @@ def test_float_classes_fitted_in_python_take_the_files_labels_by_value(tmp_path)
     r = run("eval", data, "-m", tmp_path / "m.npz", "--json")
     assert r.exit_code == 0, r.output
     assert json.loads(r.output)["accuracy"] == 1.0
+
+
+def test_learn_warns_of_a_file_given_twice_or_also_as_test(tmp_path):
+    """As train does: an input given twice trained twice, a --test file among the inputs
+    scored examples the model saw, both without a word."""
+    data = tmp_path / "t.svm"
+    data.write_text("".join(f"{1 if i % 2 else -1} {1 + i % 2}:1\n" for i in range(40)))
+    r = run("learn", data, tmp_path / "." / "t.svm", "--test", data, "-o", tmp_path / "m.npz",
+            "-q")
+    assert r.exit_code == 0
+    assert f"warning: {data} is given twice: its examples train twice" in r.output
+    assert f"warning: --test {data} is also a training input" in r.output

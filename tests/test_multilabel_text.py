@@ -439,3 +439,24 @@ def test_one_label_scores_have_one_column():
     assert m.decision_function(texts[:3]).shape == (3, 1)
     assert m.predict(texts[:3]).shape == m.predict_proba(texts[:3]).shape == (3, 1)
     assert np.array_equal(m.predict(texts[:3]), m.decision_function(texts[:3]) > 0)
+
+
+def test_a_multi_label_model_of_one_label_is_not_a_two_class_one():
+    """Three places took one output for two classes: beta < 1 and a class weight failed
+    with IndexError (the prior and the learner's weights read a second class), and
+    explain gave the label's score with its sign turned (-1.26 for +1.26)."""
+    from nbsvm.evaluation.explain import explain_text
+    texts = ["a great film", "great fun", "an awful film", "dull fun"] * 5
+    sets = [["x"], ["x"], [], []] * 5
+    kw = dict(n_bits=10, min_df=1, char_ngrams=0, calibrate=None, multilabel=True)
+    m = NBSVMClassifier(**kw).fit(texts, sets)
+    assert not m.binary_task()
+    score = float(m.decision_function(["a great film"])[0, 0])
+    e = explain_text(m, "a great film")
+    assert e["score"] == pytest.approx(score, abs=1e-12)
+    assert e["constant"] + sum(r["contribution"] for r in e["ngrams"]) == pytest.approx(score)
+    for extra in (dict(beta=0.5), dict(class_weight={"x": 3})):
+        weighed = NBSVMClassifier(**kw, **extra).fit(texts, sets)
+        assert np.all(np.isfinite(weighed.decision_function(texts)))
+    one = NBSVMClassifier(**kw, beta=0.5, class_weight={"x": 3}).fit(texts, sets)
+    assert one.log_prior(0) == pytest.approx(np.log(3 * 10 / 10))

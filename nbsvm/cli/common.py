@@ -139,6 +139,22 @@ def files_given_again(
     return again
 
 
+def warn_given_again(inputs: list[str], test: list[str], what: str = "documents") -> None:
+    """Warn (even with -q) of a file read twice: an input given twice trains on its
+    documents (``what``) twice; a --test file that is an input scores documents the model
+    saw, so its accuracy says how well the model fits, not how it does on new ones. Both
+    are allowed (:func:`files_given_again`)."""
+    for first, path, kind in files_given_again(inputs, test):
+        if kind == "input":
+            say = f"{escape(first)} is given twice: its {what} train twice"
+        else:
+            say = (
+                f"--test {escape(path)} is also a training input: its accuracy measures "
+                f"the fit to {what} the model saw, not to new ones"
+            )
+        err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
+
+
 class DocumentStream:
     """The documents of some inputs (iterate once) and, once read, what reading replaced
     (``stats``: a :class:`~nbsvm.io.readers.ReadStats`).

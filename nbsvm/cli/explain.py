@@ -232,7 +232,7 @@ def _print_top(
             if direction == "positive"
             else (
                 clf.class_names_[0]
-                if clf.n_outputs() == 1 and positive == clf.class_names_[-1]
+                if clf.binary_task() and positive == clf.class_names_[-1]
                 else f"not {positive}"
             )
         )

@@ -16,6 +16,7 @@ from nbsvm.cli.common import (
     parse_eta0,
     read_stats,
     refuse_model_name,
+    warn_given_again,
 )
 from nbsvm.cli.options import (
     CHECKPOINT_EVERY,
@@ -131,6 +132,7 @@ def learn_command(
         refuse_model_name(output)  # (after: an input named as the output is said as such)
         check_sparse_format(fmt)  # before the learner is named: an argument error only
         bound_reading(max_memory)  # a line too long for it: refused as it is read
+        warn_given_again(inputs, test or [], "examples")
         for path in test or ():  # a --test file the model could not read: before training
             model_file_format(path, fmt, file_format(inputs[0], fmt) if inputs else "svmlight")
         options = dict(locals())  # every option by name, for the steps below

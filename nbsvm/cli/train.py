@@ -21,7 +21,6 @@ from nbsvm.cli.common import (
     cli_errors,
     err_console,
     escape,
-    files_given_again,
     given_options,
     parse_class_weight,
     parse_eta0,
@@ -31,6 +30,7 @@ from nbsvm.cli.common import (
     refuse_missing_inputs,
     refuse_model_name,
     rereadable,
+    warn_given_again,
 )
 from nbsvm.cli.options import (
     CHAR_NGRAMS_TRAIN,
@@ -604,7 +604,7 @@ def _check_files(
     refuse_missing_inputs(inputs)
     refuse_missing_inputs(test or (), " (--test)")
     _refuse_cache_inside(cache_dir, [*inputs, *(test or [])])
-    _warn_repeated(inputs, test or [])
+    warn_given_again(inputs, test or [])
     return reading
 
 
@@ -621,22 +621,6 @@ def _refuse_cache_inside(cache_dir, inputs: list[str]) -> None:
                 f"--cache-dir {cache_dir} is the input folder {path}: the next run would "
                 "read its caches as classes of documents; choose a folder outside the inputs"
             )
-
-
-def _warn_repeated(inputs: list[str], test: list[str]) -> None:
-    """Warn (even with -q) of a file read twice: an input given twice trains on its
-    documents twice; a --test file that is an input scores documents the model saw, so its
-    accuracy says how well the model fits, not how it does on new text. Both are allowed.
-    (:func:`files_given_again`)."""
-    for first, path, kind in files_given_again(inputs, test):
-        if kind == "input":
-            say = f"{escape(first)} is given twice: its documents train twice"
-        else:
-            say = (
-                f"--test {escape(path)} is also a training input: its accuracy measures "
-                "the fit to documents the model saw, not new text"
-            )
-        err_console.print(f"warning: {say}", highlight=False, soft_wrap=True)
 
 
 def _hashing(

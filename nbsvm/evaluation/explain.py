@@ -117,12 +117,10 @@ def top_feature_rows(clf: NBSVMClassifier, top: int = 30, cls: object | None = N
         raise NBSVMError(f"top must be an integer >= 1, got {top!r}")
     k = _output_of(clf, cls)
     sign = (
-        -1.0
-        if (clf.n_outputs() == 1 and cls is not None and str(cls) == clf.class_names_[0])
-        else 1.0
+        -1.0 if (clf.binary_task() and cls is not None and str(cls) == clf.class_names_[0]) else 1.0
     )
     row = sign * contribution_row(clf, k)[0]
-    toward = str(cls) if cls is not None else clf.class_names_[-1 if clf.n_outputs() == 1 else 0]
+    toward = str(cls) if cls is not None else clf.class_names_[-1 if clf.binary_task() else 0]
     learner = clf.linear_
     backend_w = (
         clf.backend_.output_weights(k, learner.tables)[1]
@@ -187,7 +185,7 @@ def explain_text(clf: NBSVMClassifier, text: str, cls: object | None = None) -> 
     elif cls is None:
         cls = clf.labels_of(clf.decision_function([text]))[0]
     k = _output_of(clf, cls)
-    sign = -1.0 if clf.n_outputs() == 1 and str(cls) == clf.class_names_[0] else 1.0
+    sign = -1.0 if clf.binary_task() and str(cls) == clf.class_names_[0] else 1.0
     C_k, const_k = contribution_row(clf, k)
     hasher = clf.hasher_
     words, chars = hasher.keys(text)

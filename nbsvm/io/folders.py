@@ -148,6 +148,11 @@ def _class_listings(root: Path, stats: ReadStats | None) -> list[tuple[str, Path
             # can encode: the label is the name as it prints (predict -o had crashed),
             # stripped of surrounding spaces as a line's label is
             label = valid_unicode(folder.name).strip()
+            if not label:  # (as a line's empty label is refused)
+                raise NBSVMError(
+                    "a class folder whose name is only spaces: a label cannot be empty; rename it",
+                    path=str(folder),
+                )
             listings.append((label, folder, document_names(folder)))
             if stats is not None:
                 _note_skipped(folder, stats)

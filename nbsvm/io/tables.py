@@ -26,6 +26,7 @@ from nbsvm.errors import NBSVMError
 from nbsvm.io.decoding import (
     COUNT_ERRORS,
     DECOMPRESS,
+    LONG_HEAD,
     READ_BUFFER,
     READ_ERRORS,
     ReadStats,
@@ -756,12 +757,18 @@ def _head(source, name: str) -> tuple[bytes, bool]:
             return b"", False
         fh, _, _ = _open_binary(name)
         try:
-            head = fh.read(HEAD_BYTES)
+            head = asked = fh.read(HEAD_BYTES)
+            if len(head) == HEAD_BYTES and b"\n" not in head and _cr_only(head):
+                # a first row longer than the head with lone CRs inside (split at them: 3
+                # rows of 1, or a 'malformed row' at a line no editor shows), or CR ends?
+                more = fh.read(LONG_HEAD - HEAD_BYTES)
+                head += more
+                return head, len(more) < LONG_HEAD - HEAD_BYTES
         except READ_ERRORS as e:
             raise NBSVMError(f"cannot read: {e}", path=name) from None
         finally:
             fh.close()
-        return head, len(head) < HEAD_BYTES
+        return head, len(asked) < HEAD_BYTES
     try:
         head = _peek(source, HEAD_BYTES)
     except (OSError, ValueError):

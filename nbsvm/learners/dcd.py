@@ -107,7 +107,6 @@ class DualCD(OnlineLearner):
         ``epochs``); then they are solved."""
         super().fit(X, y)
         self._solve(callback)
-        self._refuse_diverged()
         self.history_ = [dict(self.last_stats_)]
         return self
 
@@ -207,6 +206,7 @@ class DualCD(OnlineLearner):
                 break
         self._alpha, self._C, self.w_, self._pending = alpha, C, w, False
         self.last_stats_ = {"n": n, "passes": self.n_iter_, "converged": self.converged_}
+        super()._refuse_diverged()
         if not self.converged_:  # as liblinear and scikit-learn say it: not exact
             import warnings
 
@@ -217,6 +217,12 @@ class DualCD(OnlineLearner):
                 UserWarning,
                 stacklevel=2,
             )
+
+    def _refuse_diverged(self) -> None:
+        # rows given and not yet solved have no weights to check: the solve checks them
+        # (checked here, each partial_fit block had solved the whole problem again)
+        if not getattr(self, "_pending", False):
+            super()._refuse_diverged()
 
     def _ready(self) -> None:
         if getattr(self, "_pending", False):

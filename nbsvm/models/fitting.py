@@ -26,7 +26,7 @@ import numpy as np
 from nbsvm.data.batches import hash_batches
 from nbsvm.data.cache import CacheWriter, FeatureCache, corpus_stats
 from nbsvm.data.store import cache_folder
-from nbsvm.errors import NBSVMError, shown
+from nbsvm.errors import Diverged, NBSVMError, shown
 from nbsvm.evaluation.bucket_names import TextSample, ngram_map
 from nbsvm.io.document import Document
 from nbsvm.io.labels import SEPARATOR, output_order
@@ -453,7 +453,11 @@ class Fit:
                 groups = cache.translated_groups(
                     model.column_of_, None if ordered else rng, rewrite=epoch < epochs, into=into
                 )
-            refuse_diverged(model, epoch, run.replay(cache, positive, rng, epoch, groups))
+            try:
+                loss = run.replay(cache, positive, rng, epoch, groups)
+            except Diverged:  # a backend learner's, said in the options' words below
+                loss = math.inf
+            refuse_diverged(model, epoch, loss)
             if checkpoint is not None and checkpoint.due(epoch, epochs):
                 checkpoint.save(model, epoch, rng, named=self.naming.named)
                 notify(

@@ -58,7 +58,7 @@ def output_weights(model: NBSVMClassifier) -> np.ndarray | None:
     w = class_weights(model)
     if w is None:
         return None
-    if model.n_outputs() == 1:
+    if model.binary_task():
         return np.array([[w[1], w[0]]])
     return np.column_stack([w, np.ones_like(w)])
 

@@ -671,6 +671,12 @@ class NBSVMClassifier(Params):
         ``multilabel``); for ``classes``, or the fitted ones."""
         return _settings.n_outputs(self, classes)
 
+    def binary_task(self) -> bool:
+        """Whether one output separates two classes (``classes_[1]`` its positive side):
+        two classes, not a multi-label model of one label (whose one output is that
+        label's)."""
+        return self.n_outputs() == 1 and not self.multilabel
+
     def validate(self) -> Hasher:
         """Check every parameter (an error says what is allowed); return the hasher they
         make."""

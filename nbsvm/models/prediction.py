@@ -169,7 +169,7 @@ def log_prior(model: NBSVMClassifier, k: int) -> float:
     def seen(n: float) -> float:  # a class not seen yet (partial_fit) counts half a document
         return n if n > 0 else 0.5
 
-    if model.n_outputs() == 1:  # both classes weighed, as the learner does
+    if model.binary_task():  # both classes weighed, as the learner does
         if weights is not None:
             counts = counts * weights
         return float(np.log(seen(counts[1]) / seen(counts[0])))

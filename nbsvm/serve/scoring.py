@@ -102,7 +102,7 @@ def strongest_ngrams(model: NBSVMClassifier, top: int = 10) -> dict:
     from nbsvm.evaluation.explain import top_feature_rows
 
     classes = list(model.class_names_)
-    if model.n_outputs() == 1:  # one output: its negative direction is classes[0]'s
+    if model.binary_task():  # one output: its negative direction is classes[0]'s
         rows = top_feature_rows(model, top, classes[1])
         return {
             c: [

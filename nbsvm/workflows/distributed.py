@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -35,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from nbsvm.errors import NBSVMError
+from nbsvm.errors import Diverged, NBSVMError
 from nbsvm.io.document import missing_input
 from nbsvm.models import history
 from nbsvm.models.columns import start_from_lexicon
@@ -281,7 +282,11 @@ def fit(
     shared: dict = {"remap": None}
     n = 0
     for epoch in range(1, epochs + 1):
-        n, loss_sum = _epoch_with_retries(client, shards, clf, reader, shared, epoch, notify)
+        try:
+            n, loss_sum = _epoch_with_retries(client, shards, clf, reader, shared, epoch, notify)
+        except Diverged:  # a backend learner's, on a worker: said as one machine says it
+            refuse_diverged(clf, epoch, math.inf)
+            raise
         notify(
             {
                 "stage": "epoch",
