@@ -1018,6 +1018,10 @@ def test_a_learn_model_that_kept_columns_takes_the_files_matrix_in_python(tmp_pa
     assert X.shape[1] == 41
     assert np.array_equal(m.decision_function(X), m.decision_function(X[:, m.columns_]))
     assert np.array_equal(m.decision_function(X.toarray()), m.decision_function(X[:, m.columns_]))
+    # narrower than the last kept column (a test file without feature 41): read as the CLI
+    narrow = X[:, :40]
+    reduced = np.column_stack([X[:, [2, 39]].toarray(), np.zeros(X.shape[0])])
+    assert np.array_equal(m.decision_function(narrow), m.decision_function(reduced))
     predicted = pd.read_csv(io.StringIO(run("predict", data, "-m", model, "-q", "-o", "-").output))
     assert predicted["label"].astype(str).tolist() == [str(v) for v in m.predict(X)]
 

@@ -52,13 +52,13 @@ TASKS = ("binary", "multiclass", "multilabel", "regression")
 
 
 def _kept(rows: SparseRows, columns: np.ndarray) -> SparseRows:
-    """``rows`` of a matrix as wide as the data ``nbsvm learn`` trained on, reduced to the
-    columns it kept (``columns_``: each weight's feature index; the others weigh 0, as
-    features unseen in training do). A matrix narrower than the last kept column is left
-    as it is (and refused)."""
-    if not columns.size or rows.n_features <= int(columns[-1]):
+    """``rows`` of a matrix of a file's own columns (any width but the kept ones'), reduced
+    to the columns ``nbsvm learn`` kept (``columns_``: each weight's feature index; the
+    others weigh 0, as features unseen in training do, and kept ones past the matrix's
+    width are 0 in every row, as the command line reads a narrower file)."""
+    if not columns.size:
         return rows
-    position = np.full(rows.n_features, -1, dtype=np.int64)
+    position = np.full(max(rows.n_features, int(columns[-1]) + 1), -1, dtype=np.int64)
     position[columns] = np.arange(columns.size)
     at = position[rows.indices]
     keep = at >= 0
