@@ -313,3 +313,13 @@ def test_a_table_whose_first_row_outgrows_the_head_keeps_its_lone_crs(tmp_path, 
                      .encode())
     docs = list(tables.read_table(path, sep=sep, text_col="2", label_col="1"))
     assert [d.label for d in docs] == ["pos", "neg", "pos"] and len(docs[0].text) > 100_000
+
+
+def test_a_utf16_first_line_longer_than_the_buffer_keeps_its_lone_crs(tmp_path):
+    """The UTF-16/32 reader decided CR line ends on one buffer too: a first line of 2.4 MB
+    with lone CRs inside was split, and reading stopped at a 'line 2' without a TAB."""
+    line = "\r".join(["word " * 60000] * 4)
+    path = tmp_path / "wide.txt"
+    path.write_bytes(("pos\t" + line + "\nneg\tbad film\npos\tgood film\n").encode("utf-16"))
+    docs = list(read_lines(path))
+    assert [d.label for d in docs] == ["pos", "neg", "pos"] and len(docs[0].text) == len(line)

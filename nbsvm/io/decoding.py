@@ -465,7 +465,10 @@ def _wide_lines(fh, codec: str) -> Iterator[bytes]:
     """The lines of a UTF-16/32 file (``codec`` reads its BOM) as UTF-8 bytes: split on
     ``\\n`` as other files are, or on any line end for one whose lines end with a lone CR.
     The file is detached from the decoder at the end (standard input stays open)."""
-    head = _peek(fh).decode(codec, "replace")
+    raw = _peek(fh)
+    if len(raw) >= READ_BUFFER and b"\r" in raw and "\n" not in raw.decode(codec, "replace"):
+        fh, raw = _longer_head(fh)  # a first line longer than the buffer, CRs inside?
+    head = raw.decode(codec, "replace")
     newline = None if "\r" in head and "\n" not in head else "\n"
     text = io.TextIOWrapper(fh, encoding=codec, errors="nbsvm-mark-invalid", newline=newline)
     try:

@@ -67,6 +67,21 @@ def _kept(rows: SparseRows, columns: np.ndarray) -> SparseRows:
     return SparseRows(at[keep], rows.values[keep], offsets, int(columns.size))
 
 
+def _warn_kept_width(columns: np.ndarray) -> None:
+    """A matrix as wide as the kept columns is read as those columns, which a file's own
+    matrix of that width is not: say how to make its width tell."""
+    import warnings
+
+    warnings.warn(
+        f"X has as many columns as the model kept ({columns.size}, of features up to "
+        f"{int(columns[-1])}): read as those kept columns (X[:, columns_]); a file's own "
+        f"matrix is read as one when it is {int(columns[-1]) + 1} wide "
+        f"(load_svmlight_file(..., n_features={int(columns[-1]) + 1}))",
+        UserWarning,
+        stacklevel=4,
+    )
+
+
 class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
     """Base class of the backend learners, following scikit-learn's estimator conventions:
     ``__init__`` only stores parameters (read back from its signature, :class:`~nbsvm.
@@ -153,6 +168,8 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
             columns = self.__dict__.get("columns_")
             if columns is not None and rows.n_features != self.n_features_in_:
                 rows = _kept(rows, columns)  # the file's columns: those it kept, as the CLI
+            elif columns is not None and int(columns[-1]) + 1 != columns.size:
+                _warn_kept_width(columns)
             if rows.n_features != self.n_features_in_:
                 raise InputError(
                     f"X has {rows.n_features} features, but {name} is expecting "
@@ -213,6 +230,12 @@ class OnlineLearner(TargetsMixin, PersistenceMixin, Params):
         self._step(rows, self._encode(y), order)
         self._refuse_diverged()
         return self
+
+    def settle(self) -> None:
+        """Do the work put off until the weights are needed (an exact solver solves the
+        rows given so far) and raise :class:`~nbsvm.errors.Diverged` when the state blew
+        up: what a trainer calls after an epoch."""
+        self._refuse_diverged()
 
     def _refuse_diverged(self) -> None:
         """Raise :class:`~nbsvm.errors.Diverged` when the learned state is no longer finite

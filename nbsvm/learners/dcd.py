@@ -206,7 +206,7 @@ class DualCD(OnlineLearner):
                 break
         self._alpha, self._C, self.w_, self._pending = alpha, C, w, False
         self.last_stats_ = {"n": n, "passes": self.n_iter_, "converged": self.converged_}
-        super()._refuse_diverged()
+        self._refuse_diverged()
         if not self.converged_:  # as liblinear and scikit-learn say it: not exact
             import warnings
 
@@ -218,11 +218,14 @@ class DualCD(OnlineLearner):
                 stacklevel=2,
             )
 
-    def _refuse_diverged(self) -> None:
-        # rows given and not yet solved have no weights to check: the solve checks them
-        # (checked here, each partial_fit block had solved the whole problem again)
-        if not getattr(self, "_pending", False):
-            super()._refuse_diverged()
+    def settle(self) -> None:
+        self._ready()  # (the solve checks what it solved)
+
+    def diverged(self) -> str | None:
+        # rows given and not yet solved have no weights to check: their solve checks them
+        # (asking for the weights here solved the whole problem again after each
+        # partial_fit block, and a one-vs-rest of it after each block and class)
+        return None if getattr(self, "_pending", False) else super().diverged()
 
     def _ready(self) -> None:
         if getattr(self, "_pending", False):

@@ -391,6 +391,10 @@ class OneVsRest(OnlineLearner):
     def _converged(self):
         return all(learner._converged() for learner in self._learners())
 
+    def settle(self) -> None:
+        for learner in self._learners():
+            learner.settle()
+
     def diverged(self) -> str | None:
         # its binary learners' arrays, as saved_parts names them (they are not this
         # learner's own until it is saved: the epochs never saw a blown-up one)

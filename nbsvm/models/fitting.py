@@ -61,8 +61,12 @@ def refuse_diverged(model: NBSVMClassifier, epoch: int, mean_loss: float) -> Non
         return
     backend = getattr(model, "backend_", None) if model.backend_learner else None
     if backend is not None and math.isnan(mean_loss):
-        if not any(learner.diverged() for learner in backend.learners):
+        try:
+            for learner in backend.learners:
+                learner.settle()  # (an exact solver solves now)
             return
+        except Diverged:
+            pass
     raise NBSVMError(
         f"training diverged in epoch {epoch} (mean loss {mean_loss}): the weights are no "
         f"longer finite. Lower --eta0 (eta0 {model.setting('eta0')}) or raise --lambda"

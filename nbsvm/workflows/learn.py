@@ -235,10 +235,11 @@ def _run_epochs(run: tuple, groups, history: list, rng, settings, checkpoint, ca
             raise _diverged(learner, epoch, learner.diverged() or e.state, "") from None
         if callback:
             callback(dict(history[-1]))
-        bad = learner.diverged()
-        if bad is not None:  # NaN or infinity from here on: stop before anything is saved
+        try:  # NaN or infinity from here on: stop before anything is saved
+            learner.settle()  # (an exact solver solves now)
+        except Diverged as e:
             loss = f" (mean loss {history[-1].get('loss', float('nan')):g})"
-            raise _diverged(learner, epoch, bad, loss)
+            raise _diverged(learner, epoch, learner.diverged() or e.state, loss) from None
         if learner._converged():
             break
         if checkpoint is not None and checkpoint.due(epoch, epochs):
