@@ -630,6 +630,9 @@ def test_a_model_file_replaced_while_served_is_never_written_over(model_file, tm
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert r.status_code == 503 and "was replaced on disk" in r.text
+        # (an answer shows no path of the server's: it named the file and the journal)
+        assert str(tmp_path) not in r.text and "m's file" in r.text and "its journal" in r.text
+        assert client.get("/models/m").json()["learning"]["stopped"]
     assert model_file.read_bytes() == replaced
     requests, _ = read_journal(journal_path(str(model_file)))
     assert len(requests) >= 2                               # every acknowledged one kept
@@ -933,3 +936,45 @@ def test_the_batch_limit_checked_before_validation_is_the_apps_own(model_file):
                                    max_batch=10))
     r = narrow.post("/predict", json={"texts": [1] * 11})   # wrong items: 413 all the same
     assert r.status_code == 413 and "at most 10" in r.text
+
+
+def test_a_batch_that_blows_the_weights_up_is_refused_and_replayed_alike(tmp_path):
+    """Weights of 1e9 (allowed) on a squared-hinge SGD model made the weights infinite:
+    every prediction was then a 500 ('Out of range float values'), /health said ok, and
+    a restart with --learn failed on the journal. The batch is not learned now: the
+    model stays served (200), `refused` counts it, the server goes on learning, and a
+    start replays the journal to the same model."""
+    texts, labels = corpus(200)
+    path = tmp_path / "sq.npz"
+    NBSVMClassifier(n_bits=12, loss="squared_hinge", optimizer="sgd", calibrate=None,
+                    seed=0).fit(texts, labels).save(path)
+    blow = {"texts": ["a wonderful film", "a dull film"], "labels": ["neg", "pos"],
+            "weights": [1e9, 1e9]}
+    with app_client(path) as client:
+        for through in range(4):
+            assert post(client, blow).status_code == 202
+            s = wait_in_process(client, through)
+        assert s["refused"] >= 2 and not s["stopped"]
+        r = client.post("/predict", json={"text": "a wonderful film"})
+        assert r.status_code == 200, r.text
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        s = wait_in_process(client, 4)
+        assert s["learned"] + s["refused"] == 9
+        served = client.post("/predict", json={"text": PHRASE}).json()
+    with app_client(path) as client:  # the journal replays: the same model, learning on
+        assert client.post("/predict", json={"text": PHRASE}).json()["predictions"] == \
+            served["predictions"]
+        assert post(client, {"text": PHRASE, "label": "neg"}).status_code == 202
+        wait_in_process(client, 5)
+
+
+def test_counts_too_large_to_grow_are_refused_at_start(model_file, monkeypatch):
+    """A keep_counts model whose learner of a column per bucket would not fit started,
+    acknowledged a request (202, journalled), then stopped learning for good, and a
+    restart was refused on that journal: refused at start now, nothing journalled."""
+    import nbsvm.memory as memory
+    monkeypatch.setattr(memory, "available_bytes", lambda: 1 << 20)
+    with pytest.raises(NBSVMError, match="learning into a model loaded with keep_counts"):
+        with app_client(model_file):
+            pass
+    assert not journal_path(str(model_file)).exists()

@@ -337,6 +337,14 @@ class LinearSGD:
     def intercept(self) -> np.ndarray:
         return self.state_[:, 1 if self.optimizer == "sgd" else 0].copy()
 
+    def finite(self, chunk: int = 1 << 20) -> bool:
+        """Whether the state holds no NaN or infinity (steps that blew up), checked a chunk
+        of columns at a time (no temporary the size of the state)."""
+        S = self.S_
+        return bool(np.isfinite(self.state_).all()) and all(
+            np.isfinite(S[:, lo : lo + chunk]).all() for lo in range(0, S.shape[1], chunk)
+        )
+
     def mean_abs_coef(self) -> np.ndarray:
         """Per output, mean |w_i| over the features with a non-zero value (seen features)."""
         if self.values_only:

@@ -184,15 +184,10 @@ def save_model(
     save_npz(path, "model", header, arrays, before_replace)
 
 
-def _refuse_not_finite(learner: LinearSGD, chunk: int = 1 << 20) -> None:
+def _refuse_not_finite(learner: LinearSGD) -> None:
     """A learner whose steps blew up (NaN or infinite weights) is never written: no loader
-    takes it back, and written over a good file it would lose that one. Checked a chunk of
-    columns at a time (no temporary the size of the state)."""
-    S = learner.S_
-    finite = np.isfinite(learner.state_).all() and all(
-        np.isfinite(S[:, lo : lo + chunk]).all() for lo in range(0, S.shape[1], chunk)
-    )
-    if not finite:
+    takes it back, and written over a good file it would lose that one."""
+    if not learner.finite():
         raise NBSVMError(
             "the model's weights are not finite (its training diverged): nothing was saved. "
             "Train it again with a lower eta0 or a larger lambda"

@@ -126,7 +126,8 @@ def partial_fit(
 def check_learnable(model: NBSVMClassifier) -> None:
     """Refuse a model whose state no longer trains (what ``serve --learn`` checks before
     taking any request): quantized, with thresholds or a calibration fitted to the
-    weights it has, or of a backend learner saved with its counts."""
+    weights it has, of a backend learner saved with its counts, or with counts whose
+    learner of a column per bucket would not fit in memory."""
     if getattr(model, "quantized_", None):
         raise NBSVMError(
             "a quantized model does not train further (its AdaGrad sums and "
@@ -163,6 +164,10 @@ def check_learnable(model: NBSVMClassifier) -> None:
             "calibrate=None (--calibrate none), or with keep_counts, which is never "
             "calibrated by default"
         )
+    if getattr(model, "lexicon_", None) is not None:  # (its first partial_fit grows it)
+        from nbsvm.models.warm import check_bucket_columns_fit
+
+        check_bucket_columns_fit(model)
 
 
 def _check_continued(model: NBSVMClassifier, classes: Iterable[Any] | None) -> None:

@@ -148,10 +148,11 @@ def continue_training(source: NBSVMClassifier, docs: Documents, run: FitRun) -> 
     return model
 
 
-def to_bucket_columns(model: NBSVMClassifier) -> None:
-    """Give a loaded model one learner column per bucket (``column_of_`` None), as a model
-    growing by ``partial_fit`` has, so that every bucket's ratio can follow its counts:
-    ``2**n_bits`` columns per output."""
+def check_bucket_columns_fit(model: NBSVMClassifier) -> None:
+    """Refuse, before anything is learned, a model loaded with keep_counts whose learner of
+    one column per bucket (:func:`to_bucket_columns`: what its first ``partial_fit``
+    makes) would not fit in the memory available (``serve --learn`` had acknowledged a
+    request, then stopped learning for good)."""
     if model.column_of_ is None:
         return
     from nbsvm.memory import check_fit_memory, fit_bytes
@@ -166,6 +167,15 @@ def to_bucket_columns(model: NBSVMClassifier) -> None:
     )
     # its size follows 2**n_bits, not the kept columns: said before it is taken
     check_fit_memory(grown, None, "learning into a model loaded with keep_counts")
+
+
+def to_bucket_columns(model: NBSVMClassifier) -> None:
+    """Give a loaded model one learner column per bucket (``column_of_`` None), as a model
+    growing by ``partial_fit`` has, so that every bucket's ratio can follow its counts:
+    ``2**n_bits`` columns per output."""
+    if model.column_of_ is None:
+        return
+    check_bucket_columns_fit(model)
     old = model.linear_
     old.coef()
     new = new_linear(model, model.class_names_, 1 << model.hasher_.n_bits)

@@ -83,6 +83,10 @@ class LearnState(BaseModel):
     pending: int
     last_sequence: int
     checkpointed_sequence: int
+    # examples whose batch made the weights not finite: not learned (the server's log says
+    # which requests), and learning stopped for good (503 to /learn; the log says why)
+    refused: int = 0
+    stopped: bool = False
     validation: Validation | None = None  # with --learn-validation, at each checkpoint
 
 

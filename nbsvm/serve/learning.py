@@ -30,13 +30,14 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from nbsvm.errors import NBSVMError, shown_some
+from nbsvm.errors import Diverged, NBSVMError, shown_some
 from nbsvm.io.decoding import valid_unicode
 from nbsvm.io.labels import label_set
 from nbsvm.learners.epochs import NO_WEIGHTS
 from nbsvm.models import history
 from nbsvm.models.partial import check_learnable, partial_fit
 from nbsvm.serve.journal import Journal, file_sha256, initial_path, journal_path
+from nbsvm.serve.registry import hide_paths
 
 if TYPE_CHECKING:
     from nbsvm.models.nbsvm import NBSVMClassifier
@@ -156,6 +157,7 @@ class OnlineModel:
         self.pending = 0  # examples acknowledged, not yet in the served model
         self.pending_chars = 0
         self.failure: str | None = None
+        self.refused = 0  # examples whose batch made the weights not finite (not learned)
         self.validation: dict | None = None
         served = registry.get(name)
         self._written = file_identity(self.path)  # the file as served: none else is written over
@@ -210,8 +212,13 @@ class OnlineModel:
             raise NBSVMError(NO_WEIGHTS)
         texts = [valid_unicode(t) for t in texts]  # lone surrogates: U+FFFD, as predict
         chars = sum(map(len, texts))
-        if self.failure is not None:
-            raise RuntimeError(self.failure)
+        if self.failure is not None:  # (answered without the server's paths)
+            raise RuntimeError(
+                hide_paths(
+                    self.failure,
+                    {self.path: f"{self.name}'s file", str(self.journal.path): "its journal"},
+                )
+            )
         with self._lock:
             if (
                 self.pending + len(texts) > self.settings.max_pending
@@ -252,6 +259,8 @@ class OnlineModel:
             "pending": self.pending,
             "last_sequence": self.seq,
             "checkpointed_sequence": self.checkpointed,
+            "refused": self.refused,
+            "stopped": self.failure is not None,
             "validation": self.validation,
         }
 
@@ -287,6 +296,7 @@ class OnlineModel:
                 self._checkpoint_if_due()
             except Exception as e:  # noqa: BLE001 (kept: the server answers 503 from now)
                 self.failure = f"learning stopped: {type(e).__name__}: {e}"
+                _log().error("model %s: %s", self.name, self.failure)  # the server's log
                 return
 
     def _apply(self, batch: list[tuple[dict, int]]) -> None:
@@ -319,7 +329,20 @@ class OnlineModel:
         labels = [y for r in records for y in r["labels"]]
         weights = [w for r in records for w in r.get("weights") or [1.0] * len(r["texts"])]
         model = learning_copy(served)
-        partial_fit(model, texts, labels, sample_weight=weights)
+        try:
+            partial_fit(model, texts, labels, sample_weight=weights)
+            blown = not model.linear_.finite()
+        except Diverged:  # (a backend learner's)
+            blown = True
+        if blown:  # refused, as its replay will refuse it: the served model stays
+            first, last = records[0]["seq"], records[-1]["seq"]
+            self.refused += len(texts)
+            _log().warning(
+                "model %s: requests %d-%d (%d examples) not learned: they made its weights "
+                "not finite (weights or values too large for its steps)",
+                self.name, first, last, len(texts),
+            )  # fmt: skip
+            return served
         history.record(
             model,
             "learn",
@@ -370,8 +393,12 @@ class OnlineModel:
                 self.checkpoint()
             except NBSVMError as e:
                 self.failure = f"learning stopped: {e}"
-                logging.getLogger("uvicorn.error").error("%s", self.failure)  # the server's log
+                _log().error("model %s: %s", self.name, self.failure)  # the server's log
         self.journal.close()
+
+
+def _log() -> logging.Logger:
+    return logging.getLogger("uvicorn.error")  # the server's log
 
 
 def file_identity(path: str) -> tuple[int, ...] | None:

@@ -81,11 +81,21 @@ def reload_failure(name: str, path: str, exc: Exception) -> str:
         if isinstance(exc, NBSVMError)
         else (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc))
     )
-    for shown in sorted(
-        {str(path), os.path.abspath(path), os.path.realpath(path)}, key=len, reverse=True
-    ):
-        why = why.replace(shown, f"{name}'s file")
+    why = hide_paths(why, {path: f"{name}'s file"})
     return f"model {name!r} was not reloaded (the loaded one still serves): {why}"
+
+
+def hide_paths(text: str, labels: dict[str, str]) -> str:
+    """``text`` with each path of ``labels`` (as given, absolute or resolved) replaced by
+    its label, the longest first (a journal's path begins with its model's)."""
+    spelled = {
+        shown: label
+        for path, label in labels.items()
+        for shown in (str(path), os.path.abspath(path), os.path.realpath(path))
+    }
+    for shown in sorted(spelled, key=len, reverse=True):
+        text = text.replace(shown, spelled[shown])
+    return text
 
 
 def load_served(name: str, path: str, version: int, top: int) -> Served:
