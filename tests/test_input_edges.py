@@ -323,3 +323,14 @@ def test_a_utf16_first_line_longer_than_the_buffer_keeps_its_lone_crs(tmp_path):
     path.write_bytes(("pos\t" + line + "\nneg\tbad film\npos\tgood film\n").encode("utf-16"))
     docs = list(read_lines(path))
     assert [d.label for d in docs] == ["pos", "neg", "pos"] and len(docs[0].text) == len(line)
+
+
+def test_a_column_the_header_names_is_that_column_beside_repeats(tmp_path):
+    """'text,label,text,text.1': --text-col text.1 read the second 'text' (renamed text.1
+    as older pandas did), not the column named text.1; the repeat is text.2 now, as pandas
+    3 names it."""
+    from nbsvm.io.tables import read_table
+    path = tmp_path / "d.csv"
+    path.write_text("text,label,text,text.1\ngood,pos,second,named one\n")
+    assert [d.text for d in read_table(path, text_col="text.1")] == ["named one"]
+    assert [d.text for d in read_table(path, text_col="text.2")] == ["second"]

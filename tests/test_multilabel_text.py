@@ -460,3 +460,23 @@ def test_a_multi_label_model_of_one_label_is_not_a_two_class_one():
         assert np.all(np.isfinite(weighed.decision_function(texts)))
     one = NBSVMClassifier(**kw, beta=0.5, class_weight={"x": 3}).fit(texts, sets)
     assert one.log_prior(0) == pytest.approx(np.log(3 * 10 / 10))
+
+
+def test_predict_writes_a_true_label_set_as_its_key_whatever_the_input_spelled(tmp_path):
+    """'sport , finance' in a CSV was written as it was spelled, where a JSON list gave
+    'finance,sport': formats disagreed, and true_label == label failed on a right set."""
+    import io as _io
+    import pandas as pd
+    from testhelpers import run_cli
+    train = tmp_path / "ml.jsonl"
+    rows = [(["sport"], "goal match team"), (["finance"], "bank money stock"),
+            (["sport", "finance"], "team money deal"), ([], "weather rain")] * 6
+    train.write_text("".join(json.dumps({"label": l, "text": t}) + "\n" for l, t in rows))
+    model = tmp_path / "m.npz"
+    assert run_cli("train", train, "--multilabel", "-o", model, "-q", "--n-bits", "12"
+                   ).returncode == 0
+    csv = tmp_path / "t.csv"
+    csv.write_text('label,text\n"sport , finance",team money\n"finance,sport,sport",bank\n')
+    out = run_cli("predict", csv, "-m", model, "-q")
+    frame = pd.read_csv(_io.StringIO(out.stdout), keep_default_na=False)
+    assert frame["true_label"].tolist() == ["finance,sport", "finance,sport"]

@@ -91,3 +91,16 @@ def test_the_cli_trains_the_same_model_from_jsonl_and_parquet(imdb_slice, tmp_pa
     assert r.returncode == 0, r.stderr
     out = pd.read_csv(io.StringIO(r.stdout))
     assert len(out) == len(docs) and (out.true_label == out.label).mean() > 0.9
+
+
+def test_a_field_named_twice_through_an_escape_is_refused(tmp_path):
+    """{"label": "007", "labe\\u006c": "NA"} read as 'NA' (JSON keeps the last) where a
+    plainly repeated "label" is refused: a line with a \\u escape is looked at key by key
+    (names written escaped, as json.dumps writes non-ASCII ones, are found too)."""
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"label": "007", "text": "good", "labe\\u006c": "NA"}\n'
+                    '{"label": "caf\\u00e9", "text": "fine \\u00e9t\\u00e9"}\n')
+    with pytest.raises(NBSVMError, match="the field 'label' appears twice"):
+        list(read_jsonl(path))
+    path.write_text('{"label": "caf\\u00e9", "text": "fine \\u00e9t\\u00e9"}\n')
+    assert [(d.label, d.text) for d in read_jsonl(path)] == [("café", "fine été")]

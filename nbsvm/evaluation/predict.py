@@ -13,6 +13,7 @@ import numpy as np
 
 from nbsvm.data.batches import hash_batches
 from nbsvm.io.document import Document
+from nbsvm.io.labels import key_of
 
 if TYPE_CHECKING:
     import pandas as pd  # the estimator is above: it is only passed in
@@ -64,7 +65,13 @@ def prediction_columns(
         labels = model.labels_of(scores)
         frame: dict[str, Any] = {"source": batch.sources, "line": batch.lines}
         if any(label is not None for label in batch.labels):
-            frame["true_label"] = batch.labels
+            # a label set as its key, whatever the input spelled ('sport , finance' and a
+            # list ['sport', 'finance'] alike: 'finance,sport', as the label column)
+            frame["true_label"] = (
+                [None if t is None else key_of(t) for t in batch.labels]
+                if model.multilabel
+                else batch.labels
+            )
         frame["label"] = labels
         if model.multilabel:  # every label's own score or probability
             values = model.proba_of(scores) if has_proba else scores

@@ -212,7 +212,9 @@ def read_jsonl(
             continue
         text = doc.text
         twice = None
-        for q in needles:  # (inline: a function call a line cost 16% of the reading)
+        if "\\u" in text:  # a name may be written escaped ("labe\u006c"): look at each
+            twice = _read_twice(text, quoted, escaped=True)
+        for q in needles if twice is None else ():  # (inline: a call a line cost 16%)
             if text.count(q) > 1:
                 twice = _read_twice(text, quoted)
                 break
@@ -228,12 +230,13 @@ def read_jsonl(
             )
 
 
-def _read_twice(text: str, quoted: dict[str, str]) -> str | None:
+def _read_twice(text: str, quoted: dict[str, str], escaped: bool = False) -> str | None:
     """A field the reader takes (``quoted``: name -> its JSON) that the object ``text``
     names twice at its top level (JSON keeps the last, silently: ``{"label": "pos",
     "label": "neg"}`` would be a 'neg'), or None. The object is parsed again, key by key,
-    only where a name occurs twice in the line; nested objects are not the reader's."""
-    names = [n for n, q in quoted.items() if text.count(q) > 1]
+    only where a name occurs twice in the line, or (``escaped``) where the line holds a
+    ``\\u`` escape, which may spell one; nested objects are not the reader's."""
+    names = [n for n, q in quoted.items() if escaped or text.count(q) > 1]
     if not names:
         return None
     last: list[list[str]] = [[]]

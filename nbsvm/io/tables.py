@@ -786,19 +786,30 @@ def _header_names(row: list) -> list[str]:
     row with one field too many is an error. Read as a row, the header sets the fields
     every row must have.
 
+    A repeated name takes the first ``name.k`` that the header does not hold itself (as
+    pandas 3 does): a column the header names ``text.1`` is that column, not the second
+    ``text`` (it was, and ``--text-col text.1`` read the wrong one without a word).
+
     >>> _header_names(["text", "", "text", "label"])
     ['text', 'Unnamed: 1', 'text.1', 'label']
+    >>> _header_names(["text", "label", "text", "text.1"])
+    ['text', 'label', 'text.2', 'text.1']
     """
+    given = [
+        value if isinstance(value, str) and value else f"Unnamed: {i}"
+        for i, value in enumerate(row)
+    ]
+    taken = set(given)
     names: list[str] = []
-    counts: dict = {}
-    for i, value in enumerate(row):
-        col = value if isinstance(value, str) and value else f"Unnamed: {i}"
-        n = counts.get(col, 0)
-        while n > 0:  # pandas' own renaming of repeated names
-            counts[col] = n + 1
-            col = f"{col}.{n}"
-            n = counts.get(col, 0)
-        counts[col] = n + 1
+    seen: set[str] = set()
+    for col in given:
+        if col in seen:  # a repeat: the first free name.k
+            k = 1
+            while f"{col}.{k}" in taken:
+                k += 1
+            col = f"{col}.{k}"
+            taken.add(col)
+        seen.add(col)
         names.append(col)
     return names
 
