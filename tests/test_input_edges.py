@@ -334,3 +334,13 @@ def test_a_column_the_header_names_is_that_column_beside_repeats(tmp_path):
     path.write_text("text,label,text,text.1\ngood,pos,second,named one\n")
     assert [d.text for d in read_table(path, text_col="text.1")] == ["named one"]
     assert [d.text for d in read_table(path, text_col="text.2")] == ["second"]
+
+
+def test_an_empty_header_name_beside_its_literal_unnamed_is_named_as_pandas_names_it(tmp_path):
+    """'a,,Unnamed: 1': the empty field is 'Unnamed: 1.1' and the column the header names
+    'Unnamed: 1' is that one (--text-col read the empty-named column instead)."""
+    from nbsvm.io.tables import read_table
+    path = tmp_path / "u.csv"
+    path.write_text("label,,Unnamed: 1\npos,empty named,literal\n")
+    assert [d.text for d in read_table(path, text_col="Unnamed: 1")] == ["literal"]
+    assert [d.text for d in read_table(path, text_col="Unnamed: 1.1")] == ["empty named"]

@@ -17,7 +17,8 @@ skipped and counted with ``--skip-bad-lines``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -194,9 +195,23 @@ def read_jsonl(
     # each read field's name as JSON writes it: a line naming one twice is parsed again
     quoted = {n: json.dumps(n, ensure_ascii=False) for n in fields.names()}
     needles = tuple(quoted.values())
+    spelled = _spellings(quoted)
+    ascii_names = all(name.isascii() for name in quoted)  # (escaped: \u0020-\u007f)
     for doc in read_text_lines(path_or_file, strict=strict, stats=stats, encoding=encoding):
+        text, twice = doc.text, None
         try:
-            record = json.loads(doc.text)
+            # a name may be written escaped ("labe\u006c"): such a line is parsed once, key
+            # by key (only where an escape may end in a key: json.dumps escapes all
+            # non-ASCII text, and every line parsed so had cost 1.4x)
+            escaped = (
+                "\\u" in text
+                and (not ascii_names or _PRINTABLE_ESCAPE.search(text) is not None)
+                and _spelled_escaped(spelled, text)
+            )
+            if escaped:
+                record, twice = _parse_checking(text, quoted)
+            else:
+                record = json.loads(text)
         except RecursionError:  # nesting past the parser's limit: no ValueError
             stats.bad("JSON nested too deeply to be read", doc.source, doc.line)
             continue
@@ -210,11 +225,7 @@ def read_jsonl(
                 doc.line,
             )
             continue
-        text = doc.text
-        twice = None
-        if "\\u" in text:  # a name may be written escaped ("labe\u006c"): look at each
-            twice = _read_twice(text, quoted, escaped=True)
-        for q in needles if twice is None else ():  # (inline: a call a line cost 16%)
+        for q in needles if not escaped else ():  # (inline: a call a line cost 16%)
             if text.count(q) > 1:
                 twice = _read_twice(text, quoted)
                 break
@@ -230,13 +241,45 @@ def read_jsonl(
             )
 
 
-def _read_twice(text: str, quoted: dict[str, str], escaped: bool = False) -> str | None:
+#: an escaped printable ASCII character, which an ASCII field name escaped holds (text
+#: json.dumps escapes is not ASCII, or a control character)
+_PRINTABLE_ESCAPE = re.compile(r"\\u00[2-7][0-9a-fA-F]")
+
+
+def _spellings(names: Iterable[str]) -> re.Pattern:
+    """A key naming one of ``names``, each character as itself or its ``\\uXXXX`` escape
+    (one pass over a line, no nested repeats)."""
+    spelled = [
+        "".join(f"(?:{re.escape(c)}|\\\\u(?i:{ord(c):04x}))" for c in name) for name in names
+    ]
+    return re.compile('"(?:' + "|".join(spelled) + ')"\\s*:')
+
+
+def _spelled_escaped(spelled: re.Pattern, text: str) -> bool:
+    """Whether ``text`` names a field of ``spelled`` with an escape in its name."""
+    return any("\\u" in m.group() for m in spelled.finditer(text))
+
+
+def _parse_checking(text: str, quoted: dict[str, str]) -> tuple[object, str | None]:
+    """``(the JSON value of text, a field the reader takes that its top level names
+    twice, or None)``: one parse, key by key."""
+    last: list[list[str]] = [[]]
+
+    def pairs(items):  # called for each object, the top level last
+        keys = [k for k, _ in items if k in quoted]
+        last[0] = [k for k in dict.fromkeys(keys) if keys.count(k) > 1]
+        return dict(items)
+
+    value = json.loads(text, object_pairs_hook=pairs)
+    return value, (last[0][0] if last[0] and isinstance(value, dict) else None)
+
+
+def _read_twice(text: str, quoted: dict[str, str]) -> str | None:
     """A field the reader takes (``quoted``: name -> its JSON) that the object ``text``
     names twice at its top level (JSON keeps the last, silently: ``{"label": "pos",
     "label": "neg"}`` would be a 'neg'), or None. The object is parsed again, key by key,
-    only where a name occurs twice in the line, or (``escaped``) where the line holds a
-    ``\\u`` escape, which may spell one; nested objects are not the reader's."""
-    names = [n for n, q in quoted.items() if escaped or text.count(q) > 1]
+    only where a name occurs twice in the line; nested objects are not the reader's."""
+    names = [n for n, q in quoted.items() if text.count(q) > 1]
     if not names:
         return None
     last: list[list[str]] = [[]]

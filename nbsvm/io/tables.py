@@ -794,23 +794,33 @@ def _header_names(row: list) -> list[str]:
     ['text', 'Unnamed: 1', 'text.1', 'label']
     >>> _header_names(["text", "label", "text", "text.1"])
     ['text', 'label', 'text.2', 'text.1']
+    >>> _header_names(["a", "", "Unnamed: 1"])
+    ['a', 'Unnamed: 1.1', 'Unnamed: 1']
+
+    The header's own names first, then its empty fields (``Unnamed: i``, itself given the
+    first free ``.k`` when the header holds that name), as pandas 3.1 names them.
     """
-    given = [
-        value if isinstance(value, str) and value else f"Unnamed: {i}"
-        for i, value in enumerate(row)
-    ]
-    taken = set(given)
-    names: list[str] = []
+    named = [v if isinstance(v, str) and v else None for v in row]
+    taken = {v for v in named if v is not None}
+    names: list[str] = [""] * len(row)
     seen: set[str] = set()
-    for col in given:
-        if col in seen:  # a repeat: the first free name.k
-            k = 1
-            while f"{col}.{k}" in taken:
-                k += 1
-            col = f"{col}.{k}"
-            taken.add(col)
-        seen.add(col)
-        names.append(col)
+
+    def free(col: str) -> str:  # the first name.k the header does not hold
+        k = 1
+        while f"{col}.{k}" in taken:
+            k += 1
+        taken.add(f"{col}.{k}")
+        return f"{col}.{k}"
+
+    for i, col in enumerate(named):
+        if col is not None:
+            names[i] = free(col) if col in seen else col
+            seen.add(col)
+    for i, col in enumerate(named):
+        if col is None:
+            unnamed = f"Unnamed: {i}"
+            names[i] = free(unnamed) if unnamed in taken else unnamed
+            taken.add(names[i])
     return names
 
 
