@@ -787,3 +787,37 @@ def test_auto_metric_keeps_the_calibration(recwarn):
     params = resolved_params(clf)
     assert params["auto"] is False and params["auto_metric"] is None
     NBSVMClassifier(**params).validate()
+
+
+def test_a_fixed_beta_other_than_1_is_never_tried_with_binary_features():
+    """--auto --beta 0.5 failed mid-search ('weighting=binary has no NB part to
+    interpolate with: beta must be 1'), an option the user never gave."""
+    from nbsvm.models.auto_space import candidates
+    space = {"weighting": ["nb", "binary"], "ngrams": [1, 2, 3]}
+    base = {"weighting": "nb", "ngrams": 3, "alpha": 1.0, "beta": 0.5, "loss": "log",
+            "epochs": 10}
+    tried = candidates(space, base, {"beta"}, 50, 0)
+    assert tried and all(c.get("weighting", "nb") == "nb" for c in tried)
+    assert any(c.get("weighting") == "binary"
+               for c in candidates(space, dict(base, beta=1.0), {"beta"}, 50, 0))
+
+
+
+def test_the_exact_solver_is_not_tried_against_the_built_in_learners_given_settings(
+        monkeypatch):
+    """--auto --loss hinge ranked trials of learner dcd, which ignores the loss (and a
+    model of it would have dropped it): the exact solver is left out of the space when
+    the built-in learner's settings are given."""
+    from nbsvm.models import auto_plan
+    spaces = []
+    real = auto_plan.candidates
+    monkeypatch.setattr(auto_plan, "candidates",
+                        lambda space, *a, **k: spaces.append(space) or real(space, *a, **k))
+    rng = np.random.default_rng(0)
+    pos, neg = "good great fine nice superb fun".split(), "bad awful poor dull boring ugly".split()
+    X = [" ".join(rng.choice(pos if i % 2 else neg, 4)) for i in range(400)]
+    y = ["p" if i % 2 else "n" for i in range(400)]
+    NBSVMClassifier(auto=True, time_budget=3, n_bits=12, calibrate=None).fit(X, y)
+    assert "dcd" in spaces[-1].get("learner", [])  # the control: tried when free
+    NBSVMClassifier(auto=True, time_budget=3, n_bits=12, calibrate=None, loss="hinge").fit(X, y)
+    assert "dcd" not in spaces[-1].get("learner", [])

@@ -524,3 +524,25 @@ def test_documents_of_weight_zero_count_nowhere_in_the_calibration(method):
         assert np.array_equal(k0, k1)
     reports = [{k: v for k, v in f.calibration_report_.items() if k != "seconds"} for f in fits]
     assert reports[0] == reports[1]
+
+
+
+def test_a_sigmoid_that_would_reverse_the_decisions_keeps_the_order_of_the_scores():
+    """A held-out tenth of 61 documents gave a Platt slope of -0.09: every prediction was
+    turned around (0.00% on the training data itself) while the report said the
+    calibration error improved. Such an output keeps the plain logistic of its scores,
+    and the report says so; a slope above 0, and temperature, are kept as fitted."""
+    from nbsvm.models.calibrate import keep_order
+    m = NBSVMClassifier(n_bits=10, min_df=1, calibrate=None).fit(
+        ["good fun", "bad dull"] * 10, ["pos", "neg"] * 10)
+    fitted = Calibrator("sigmoid")
+    fitted.knots_ = [np.array([-0.0908, 0.137])]
+    assert keep_order(m, fitted) == ["pos"]
+    assert fitted.knots_[0].tolist() == [1.0, 0.0]
+    s = np.array([-2.0, -0.5, 0.5, 2.0])
+    assert np.array_equal(np.argmax(fitted.probabilities(s), axis=1), (s > 0).astype(int))
+    fitted.knots_ = [np.array([0.5, 0.1])]
+    assert keep_order(m, fitted) == [] and fitted.knots_[0].tolist() == [0.5, 0.1]
+    flat = Calibrator("temperature")
+    flat.knots_ = [np.array([1e-12, 0.0])]
+    assert keep_order(m, flat) == []

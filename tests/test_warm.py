@@ -210,3 +210,16 @@ def test_learning_into_a_keep_counts_model_is_refused_beyond_the_memory_availabl
     monkeypatch.setattr(memory, "available_bytes", lambda: None)
     model.partial_fit(texts[:3], labels[:3])  # (one column per bucket now)
     assert model.column_of_ is None
+
+
+def test_keep_counts_with_tuned_thresholds_is_refused_before_reading():
+    """--keep-counts --threshold auto read the inputs twice and kept counts only --init
+    could use, which then refused the model (tuned thresholds): refused up front, as
+    --keep-counts --calibrate is; the refusals name the options too."""
+    with pytest.raises(NBSVMError, match=r"threshold='auto' \(--threshold auto\) is not "
+                                         r"available with keep_counts \(--keep-counts\)"):
+        NBSVMClassifier(multilabel=True, keep_counts=True, threshold="auto").fit(
+            ["a b", "c d"], [["x"], ["y"]])
+    with pytest.raises(NBSVMError, match=r"keep_counts \(--keep-counts\) is not available "
+                                         r"with early_stopping \(--valid\)"):
+        NBSVMClassifier(keep_counts=True, early_stopping=True).fit(["a b", "c d"], ["x", "y"])

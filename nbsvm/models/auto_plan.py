@@ -198,6 +198,9 @@ def _plan(
         and defaults["lam"] > 0
         and base.get("class_weight") is None
         and base.get("interpolate") != "weights"
+        # the built-in learner's settings the user gave: the exact solver takes none (its
+        # trials ignored them, and a model of it would drop them)
+        and not fixed & {"loss", "optimizer", "eta0", "epochs", "threads"}
     )
     space = resolve_space(
         search_space(multi, multilabel, tried["try_chars"], tried["try_scripts"], exact),
@@ -218,7 +221,9 @@ def _plan(
         pinned={
             k: defaults[k]
             for k in ("min_df", "eta0", "norm")
-            if k not in fixed and defaults[k] != "auto"
+            if k not in fixed
+            and defaults[k] != "auto"
+            and not (k == "eta0" and base.get("learner") not in (None, "sgd", "adagrad", "ovr"))
         },
         n_outputs=n_out,
         corpus=corpus,

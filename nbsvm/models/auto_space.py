@@ -126,6 +126,8 @@ def candidates(space: dict, defaults: dict, fixed: set, n: int, seed: int) -> li
             c.get("weighting") == "binary"
             and c.get("alpha", defaults["alpha"]) != defaults["alpha"]
         )
+        # binary features have no NB part: a beta the user fixed other than 1 refuses them
+        and not (c.get("weighting") == "binary" and "beta" in fixed and defaults["beta"] != 1)
         # the exact solver has its own loss and stopping rule: these would repeat it
         and not (
             c.get("learner") == "dcd"

@@ -44,6 +44,15 @@ EXCLUSIVE = {
 }
 
 
+#: each mode's parameter with the command line's option, as refusals say them
+_OPTIONS = {"early_stopping": "--valid", "keep_counts": "--keep-counts", "auto": "--auto"}
+
+
+def _said(name: str) -> str:
+    option = _OPTIONS.get(name, f"--{name.replace('_', '-')}")
+    return f"{name} ({option})"
+
+
 def mode_of(model: NBSVMClassifier) -> str | None:
     """The first mode ``model`` has set (in :data:`MODES` order), or None.
     ``calibrate='auto'`` is not one: it calibrates after an ordinary fit, where it can
@@ -61,7 +70,12 @@ def check_modes(model: NBSVMClassifier) -> None:
     counts are kept to continue training, which is the built-in learner's)."""
     for (a, b), instead in EXCLUSIVE.items():
         if mode_of_named(model, a) and mode_of_named(model, b):
-            raise NBSVMError(f"{b} is not available with {a}: {instead}")
+            raise NBSVMError(f"{_said(b)} is not available with {_said(a)}: {instead}")
+    if model.keep_counts and model.threshold == "auto":  # (as calibrate: see EXCLUSIVE)
+        raise NBSVMError(
+            f"threshold='auto' (--threshold auto) is not available with {_said('keep_counts')}: "
+            "a model with tuned thresholds cannot be continued; tune the continued model's"
+        )
     if model.keep_counts and model.backend_learner is not None:
         raise NBSVMError(
             "keep_counts keeps the counts to continue training (--init, partial_fit), which "
