@@ -91,16 +91,22 @@ def test_the_online_learners_refuse_a_fit_whose_steps_blew_up():
     assert np.all(np.isfinite(SGDClassifier().fit(scaled, y).decision_function(scaled)))
 
 
+def _counted_solves(monkeypatch) -> list:
+    """A list that gets an item at each DualCD solve (of the whole problem)."""
+    from nbsvm.learners import dcd as dcd_module
+    solves: list = []
+    real = dcd_module.DualCD._solve
+    monkeypatch.setattr(dcd_module.DualCD, "_solve",
+                        lambda self, *a, **k: solves.append(1) or real(self, *a, **k))
+    return solves
+
+
 def test_dual_cd_solves_once_over_partial_fit_blocks(monkeypatch):
     """The divergence check after each partial_fit made DualCD, which keeps its rows and
     solves when the weights are needed, solve the whole problem after every block (40
     blocks: 40 solves, 10x the time): rows not yet solved are checked by their solve."""
     from nbsvm.learners import DualCD
-    from nbsvm.learners import dcd as dcd_module
-    solves = []
-    real = dcd_module.DualCD._solve
-    monkeypatch.setattr(dcd_module.DualCD, "_solve",
-                        lambda self, *a, **k: solves.append(1) or real(self, *a, **k))
+    solves = _counted_solves(monkeypatch)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 20))
     y = np.where(X @ rng.normal(size=20) > 0, "p", "n")
@@ -134,11 +140,7 @@ def test_one_vs_rest_of_the_exact_solver_solves_once_a_class(monkeypatch):
     """Its divergence check asked each binary DualCD for its weights after every block:
     40 blocks, 3 classes, 120 solves (32 s against 1.7). Once a class now."""
     from nbsvm.learners import OneVsRest
-    from nbsvm.learners import dcd as dcd_module
-    solves = []
-    real = dcd_module.DualCD._solve
-    monkeypatch.setattr(dcd_module.DualCD, "_solve",
-                        lambda self, *a, **k: solves.append(1) or real(self, *a, **k))
+    solves = _counted_solves(monkeypatch)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 10))
     y = np.array(["a", "b", "c"])[np.argmax(X[:, :3], axis=1)]
