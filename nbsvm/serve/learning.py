@@ -364,8 +364,8 @@ class OnlineModel:
         """Write the served model to its file (atomically) and note what it holds."""
         model = self.registry.get(self.name).model
         self._save(model)
-        self.checkpointed = learned_through(model)
-        self._validate(model)
+        self._validate(model)  # (before the sequence says so: a reader of the state saw
+        self.checkpointed = learned_through(model)  # the new sequence, the old validation)
         self._since_checkpoint, self._checkpoint_at = 0, time.monotonic()
 
     def _save(self, model: NBSVMClassifier) -> None:
